@@ -1,0 +1,12 @@
+export * from './model/ruleset.js';
+export { parseRulesetXml, type ParseResult } from './parse/xml-ruleset.js';
+export { compileBundle, type CompileOptions } from './bundle/write.js';
+export { readBundleHeader, BundleError, type BundleHeader } from './bundle/read.js';
+export { FORMAT_VERSION } from './bundle/format.js';
+export { Engine, loadBundle, type EngineOptions, type RewriteOutcome } from './match/engine.js';
+export { formatExplanation, type Explanation, type ExplainStep } from './match/explain.js';
+export { createEngine } from './match/create-engine.js';
+export { literalPrefix, type LiteralPrefix } from './regex/literal-prefix.js';
+export { guardRegex, screenRegex, type GuardOptions, type GuardVerdict } from './regex/guard.js';
+export { guardRulesets, type GuardResult } from './regex/guard-rulesets.js';
+export { regexSyntaxError } from './regex/compile-check.js';

@@ -1,0 +1,1 @@
+export { defaultRulesetsDir, isBundle, listRulesetFiles, loadRulesets, type LoadedRulesets, type LoadOptions } from './load-rulesets.js';

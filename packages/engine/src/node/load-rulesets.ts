@@ -1,0 +1,105 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MAGIC } from '../bundle/format.js';
+import { Engine, type EngineOptions } from '../match/engine.js';
+import type { Diagnostic, Ruleset } from '../model/ruleset.js';
+import { parseRulesetXml } from '../parse/xml-ruleset.js';
+import { compileBundle } from '../bundle/write.js';
+import { guardRulesets } from '../regex/guard-rulesets.js';
+import type { GuardOptions } from '../regex/guard.js';
+
+export interface LoadOptions extends EngineOptions {
+  guard?: GuardOptions;
+  /** Recorded in the bundle header when the rulesets are compiled here. */
+  timestamp?: number;
+}
+
+export interface LoadedRulesets {
+  engine: Engine;
+  /** The compiled form the engine runs on (the file's bytes when a single bundle was given). */
+  bundle: Uint8Array;
+  /** Parsed rulesets that loaded (empty when the input was a single compiled bundle). */
+  rulesets: Ruleset[];
+  diagnostics: Diagnostic[];
+}
+
+/** Directory of the rulesets bundled with httpsify (packages/engine/rulesets). */
+export function defaultRulesetsDir(): string {
+  return resolve(dirname(fileURLToPath(import.meta.url)), '../../rulesets');
+}
+
+export function isBundle(bytes: Uint8Array): boolean {
+  if (bytes.length < MAGIC.length) return false;
+  for (let i = 0; i < MAGIC.length; i++) if (bytes[i] !== MAGIC.charCodeAt(i)) return false;
+  return true;
+}
+
+/** The `*.xml` files of a directory in the order the reference build used (NFC file name order). */
+export function listRulesetFiles(dir: string): string[] {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.xml'))
+    .map((f) => ({ f, key: f.normalize('NFC') }))
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    .map(({ f }) => join(dir, f));
+}
+
+function readXmlFile(file: string, rulesets: Ruleset[], diagnostics: Diagnostic[]): void {
+  let xml: string;
+  try {
+    xml = readFileSync(file, 'utf8');
+  } catch (err) {
+    diagnostics.push({ severity: 'error', code: 'read-error', message: `cannot read: ${(err as Error).message}`, file, line: 1, column: 1 });
+    return;
+  }
+  const parsed = parseRulesetXml(xml, file);
+  diagnostics.push(...parsed.diagnostics);
+  if (parsed.ruleset !== null) rulesets.push(parsed.ruleset);
+}
+
+/**
+ * Reads rulesets from directories of `*.xml`, single XML files and compiled bundles, in the
+ * order given. Broken files are reported in `diagnostics` and left out; the rest load.
+ * A single bundle is used as it is (zero-copy); anything else is parsed, guarded and compiled.
+ */
+export function loadRulesets(paths: readonly string[], options: LoadOptions = {}): LoadedRulesets {
+  const rulesets: Ruleset[] = [];
+  const diagnostics: Diagnostic[] = [];
+  const bundles: { file: string; bytes: Uint8Array }[] = [];
+  for (const path of paths) {
+    let isDir: boolean;
+    try {
+      isDir = statSync(path).isDirectory();
+    } catch (err) {
+      throw new Error(`cannot read rulesets from ${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (err as Error).message}`);
+    }
+    if (isDir) {
+      for (const file of listRulesetFiles(path)) readXmlFile(file, rulesets, diagnostics);
+      continue;
+    }
+    const bytes = readFileSync(path);
+    if (isBundle(bytes)) bundles.push({ file: path, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) });
+    else readXmlFile(path, rulesets, diagnostics);
+  }
+  if (bundles.length === 1 && rulesets.length === 0 && diagnostics.length === 0) {
+    const only = bundles[0] as { file: string; bytes: Uint8Array };
+    return { engine: openBundle(only.file, only.bytes, options), bundle: only.bytes, rulesets: [], diagnostics };
+  }
+  const guarded = guardRulesets(rulesets, options.guard);
+  diagnostics.push(...guarded.diagnostics);
+  const all = [...guarded.rulesets];
+  for (const { file, bytes } of bundles) {
+    const engine = openBundle(file, bytes, options);
+    for (let id = 0; id < engine.rulesetCount; id++) all.push(engine.ruleset(id));
+  }
+  const bundle = compileBundle(all, options.timestamp === undefined ? {} : { timestamp: options.timestamp });
+  return { engine: new Engine(bundle, options), bundle, rulesets: guarded.rulesets, diagnostics };
+}
+
+function openBundle(file: string, bytes: Uint8Array, options: EngineOptions): Engine {
+  try {
+    return new Engine(bytes, options);
+  } catch (err) {
+    throw new Error(`${basename(file)}: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,108 @@
+import { RegExpParser, visitRegExpAST, type AST } from '@eslint-community/regexpp';
+import { literalPrefix } from './literal-prefix.js';
+
+/**
+ * Guard against catastrophic backtracking in untrusted ruleset regexes.
+ *
+ * Policy (documented in docs/regex-guard.md):
+ * 1. Static screen: a regex is *suspicious* when an unbounded quantifier contains another
+ *    unbounded quantifier (star height 2, e.g. `(a+)+`), or contains an alternation
+ *    (e.g. `(a|ab)*`): the shapes that can backtrack super-linearly.
+ * 2. Measurement: suspicious regexes (every regex, with `measureAll`) are run against
+ *    adversarial inputs: the regex's own literal prefix (to get past `^http://…`) followed by a
+ *    pumped string and a character that forces failure, at growing sizes. Growth stops as soon
+ *    as one run exceeds the budget, so an exponential regex is caught at a small size instead
+ *    of hanging the guard itself.
+ * 3. A regex whose run exceeds `budgetMs` (default 10 ms) on an input of at most `maxInput`
+ *    characters (default 4096, longer than almost every real URL) is *refused*: the ruleset
+ *    holding it is reported as an error and not loaded.
+ */
+export interface GuardOptions {
+  measureAll?: boolean;
+  budgetMs?: number;
+  maxInput?: number;
+}
+
+export interface GuardVerdict {
+  suspicious: boolean;
+  refused: boolean;
+  /** Slowest measured run, in milliseconds, and the input length it took. */
+  worstMs: number;
+  worstLength: number;
+  reason?: string;
+}
+
+const parser = new RegExpParser({ ecmaVersion: 2025 });
+
+function isUnbounded(q: AST.Quantifier): boolean {
+  return q.max === Infinity || q.max > 16;
+}
+
+/** Static screen; also returns characters worth pumping (the literals inside quantified parts). */
+export function screenRegex(source: string): { suspicious: boolean; pumpChars: string[] } {
+  let pattern: AST.Pattern;
+  try {
+    pattern = parser.parsePattern(source, 0, source.length, { unicode: false });
+  } catch {
+    return { suspicious: false, pumpChars: [] };
+  }
+  let suspicious = false;
+  const pump = new Set<string>();
+  visitRegExpAST(pattern, {
+    onQuantifierEnter(q) {
+      if (!isUnbounded(q)) return;
+      visitRegExpAST(q.element, {
+        onQuantifierEnter(inner) {
+          if (inner !== q && isUnbounded(inner)) suspicious = true;
+        },
+        onAlternativeEnter(alt) {
+          if ('alternatives' in alt.parent && alt.parent.alternatives.length > 1) suspicious = true;
+        },
+        onCharacterEnter(ch) {
+          if (ch.value > 0x20 && ch.value < 0x7f) pump.add(String.fromCharCode(ch.value));
+        },
+      });
+    },
+  });
+  return { suspicious, pumpChars: [...pump] };
+}
+
+function timeTest(re: RegExp, input: string): number {
+  const start = performance.now();
+  re.test(input);
+  input.replace(re, '');
+  return performance.now() - start;
+}
+
+export function guardRegex(source: string, options: GuardOptions = {}): GuardVerdict {
+  const budget = options.budgetMs ?? 10;
+  const maxInput = options.maxInput ?? 4096;
+  const { suspicious, pumpChars } = screenRegex(source);
+  const verdict: GuardVerdict = { suspicious, refused: false, worstMs: 0, worstLength: 0 };
+  if (!suspicious && options.measureAll !== true) return verdict;
+  let re: RegExp;
+  try {
+    re = new RegExp(source);
+  } catch {
+    return verdict;
+  }
+  const prefix = literalPrefix(source)?.prefix ?? 'http://';
+  const pumps = new Set(['a', 'a.', 'a-', 'a/', '0', ...pumpChars, pumpChars.join('')]);
+  for (const pumpUnit of pumps) {
+    if (pumpUnit === '') continue;
+    for (let reps = 8; prefix.length + reps * pumpUnit.length <= maxInput; reps *= 2) {
+      const input = prefix + pumpUnit.repeat(reps) + '\u0001';
+      const ms = timeTest(re, input);
+      if (ms > verdict.worstMs) {
+        verdict.worstMs = ms;
+        verdict.worstLength = input.length;
+      }
+      if (ms > budget) {
+        verdict.refused = true;
+        verdict.reason = `took ${ms.toFixed(1)} ms on a ${input.length}-character input (pumping ${JSON.stringify(pumpUnit)}); budget ${budget} ms`;
+        return verdict;
+      }
+    }
+  }
+  return verdict;
+}

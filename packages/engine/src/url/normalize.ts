@@ -1,0 +1,168 @@
+/**
+ * URL normalisation with the reference semantics: WHATWG parsing, trailing dots stripped from
+ * the hostname, credentials set aside. Most URLs seen in practice are already in the form the
+ * WHATWG serializer would produce; for those a single scan proves it and no URL object is built.
+ */
+export interface NormalizedUrl {
+  /** The href rules are applied to (no credentials, no trailing dots). */
+  href: string;
+  /** Hostname used for the target lookup, as a range of `href`... */
+  hostStart: number;
+  hostEnd: number;
+  /** ...or, when the stripped hostname could not be written back into the href, the hostname itself. */
+  hostOverride: string | null;
+  /** Percent-encoded username and password of the input, to put back into the result. */
+  username: string;
+  password: string;
+}
+
+export function newNormalizedUrl(): NormalizedUrl {
+  return { href: '', hostStart: 0, hostEnd: 0, hostOverride: null, username: '', password: '' };
+}
+
+// Bytes allowed unchanged after the host in a serialized special URL. Conservative: anything the
+// serializer might percent-encode or rewrite (quotes, braces, backslash, backtick, ^, |, [ ]) is out.
+const SAFE_TAIL = new Uint8Array(128);
+for (let c = 0x21; c < 0x7f; c++) SAFE_TAIL[c] = 1;
+for (const ch of '"\'<>\\^`{|}[]') SAFE_TAIL[ch.charCodeAt(0)] = 0;
+
+const enum Ch {
+  Slash = 0x2f,
+  Dot = 0x2e,
+  Colon = 0x3a,
+  Question = 0x3f,
+  Hash = 0x23,
+  Percent = 0x25,
+  Zero = 0x30,
+  Nine = 0x39,
+}
+
+function isHostChar(c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || (c >= Ch.Zero && c <= Ch.Nine) || c === Ch.Dot || c === 0x2d || c === 0x5f;
+}
+
+/** Proves `url` is already canonical and fills `out`; false means "take the slow path". */
+function fastPath(url: string, out: NormalizedUrl): boolean {
+  let hostStart: number;
+  let defaultPort: number;
+  if (url.startsWith('http://')) {
+    hostStart = 7;
+    defaultPort = 80;
+  } else if (url.startsWith('https://')) {
+    hostStart = 8;
+    defaultPort = 443;
+  } else {
+    return false;
+  }
+  const len = url.length;
+  let i = hostStart;
+  let prev = Ch.Dot; // a leading dot counts as an empty label
+  let labelStart = i;
+  while (i < len) {
+    const c = url.charCodeAt(i);
+    if (!isHostChar(c)) break;
+    if (c === Ch.Dot) {
+      if (prev === Ch.Dot) return false; // empty label
+      labelStart = i + 1;
+    } else if (c === 0x2d && i === labelStart + 3 && url.charCodeAt(i - 1) === 0x2d) {
+      // "xn--" (or any "??--"): a possible punycode label that WHATWG would validate
+      return false;
+    }
+    prev = c;
+    i++;
+  }
+  const hostEnd = i;
+  if (hostEnd === hostStart || prev === Ch.Dot) return false;
+  // A last label starting with a digit may be an IPv4 address the parser would rewrite.
+  const last = url.charCodeAt(labelStart);
+  if (last >= Ch.Zero && last <= Ch.Nine) return false;
+  if (i < len && url.charCodeAt(i) === Ch.Colon) {
+    i++;
+    const portStart = i;
+    let port = 0;
+    while (i < len) {
+      const c = url.charCodeAt(i);
+      if (c < Ch.Zero || c > Ch.Nine) break;
+      port = port * 10 + (c - Ch.Zero);
+      if (port > 65535) return false;
+      i++;
+    }
+    const digits = i - portStart;
+    if (digits === 0 || (digits > 1 && url.charCodeAt(portStart) === Ch.Zero) || port === defaultPort) return false;
+  }
+  if (i >= len || url.charCodeAt(i) !== Ch.Slash) return false;
+  // Path, query and fragment: every byte must pass through the serializer unchanged, and the
+  // path must hold no dot segments (or encoded dots) that it would resolve.
+  let inPath = true;
+  for (; i < len; i++) {
+    const c = url.charCodeAt(i);
+    if (c >= 128 || SAFE_TAIL[c] === 0) return false;
+    if (!inPath) continue;
+    if (c === Ch.Question || c === Ch.Hash) {
+      inPath = false;
+    } else if (c === Ch.Slash && i + 1 < len && url.charCodeAt(i + 1) === Ch.Dot) {
+      const n = i + 2 < len ? url.charCodeAt(i + 2) : -1;
+      if (n === -1 || n === Ch.Slash || n === Ch.Dot || n === Ch.Question || n === Ch.Hash) return false;
+    } else if (c === Ch.Percent && i + 2 < len && url.charCodeAt(i + 1) === 0x32 && (url.charCodeAt(i + 2) | 0x20) === 0x65) {
+      return false; // %2e
+    }
+  }
+  out.href = url;
+  out.hostStart = hostStart;
+  out.hostEnd = hostEnd;
+  out.hostOverride = null;
+  out.username = '';
+  out.password = '';
+  return true;
+}
+
+/** Fills `out` for `url`; returns false when `url` is not a valid URL at all. */
+export function normalizeUrl(url: string, out: NormalizedUrl): boolean {
+  if (fastPath(url, out)) return true;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return false;
+  }
+  out.username = parsed.username;
+  out.password = parsed.password;
+  if (out.username !== '' || out.password !== '') {
+    parsed.username = '';
+    parsed.password = '';
+  }
+  let host = parsed.hostname;
+  let stripped = host;
+  while (stripped.endsWith('.')) stripped = stripped.slice(0, -1);
+  if (stripped !== host) {
+    // The setter ignores an empty host on special URLs; the lookup still uses the stripped name.
+    parsed.hostname = stripped;
+    host = parsed.hostname;
+  }
+  const href = parsed.href;
+  const hostStart = parsed.protocol.length + 2;
+  out.href = href;
+  if (host === stripped && stripped !== '' && href.startsWith(host, hostStart) && href.charCodeAt(hostStart - 1) === Ch.Slash) {
+    out.hostStart = hostStart;
+    out.hostEnd = hostStart + host.length;
+    out.hostOverride = null;
+  } else {
+    out.hostStart = 0;
+    out.hostEnd = 0;
+    out.hostOverride = stripped;
+  }
+  return true;
+}
+
+/** Puts the credentials set aside by normalizeUrl back into a rewritten URL. */
+export function restoreCredentials(result: string, from: NormalizedUrl): string {
+  if (from.username === '' && from.password === '') return result;
+  try {
+    const url = new URL(result);
+    url.username = from.username;
+    url.password = from.password;
+    return url.href;
+  } catch {
+    return result;
+  }
+}

@@ -1,0 +1,58 @@
+import { execFileSync } from 'node:child_process';
+import { createReadStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { createGunzip } from 'node:zlib';
+
+/** The repository root (this file is packages/engine/test/support/corpus.ts). */
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
+/** The shared corpus lives beside the repository, never inside it. */
+export const corpusDir = resolve(repoRoot, '../shared/corpus');
+export const corpusTarball = join(corpusDir, 'https-everywhere-rules-2018.tar.gz');
+export const oraclePath = join(corpusDir, 'oracle-public.jsonl.gz');
+
+/**
+ * Extracts the 2018 ruleset corpus once per machine into the temp directory and returns the
+ * directory holding the `*.xml` files. Extraction goes to a scratch folder renamed into place,
+ * so concurrent test workers never see a half-extracted tree.
+ */
+export function corpusRulesDir(): string {
+  const target = join(tmpdir(), 'httpsify-corpus-2018');
+  const rules = join(target, 'rules');
+  if (existsSync(rules)) return rules;
+  const scratch = `${target}.${process.pid}.${Date.now()}`;
+  mkdirSync(scratch, { recursive: true });
+  execFileSync('tar', ['xzf', corpusTarball, '-C', scratch]);
+  try {
+    renameSync(scratch, target);
+  } catch {
+    // Another worker won the race; its copy is complete.
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  return rules;
+}
+
+export function corpusXmlFiles(): string[] {
+  const dir = corpusRulesDir();
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.xml'))
+    .sort()
+    .map((f) => join(dir, f));
+}
+
+export interface OracleCase {
+  url: string;
+  expected: string | null;
+}
+
+export async function readOracle(path = oraclePath): Promise<OracleCase[]> {
+  const out: OracleCase[] = [];
+  const lines = createInterface({ input: createReadStream(path).pipe(createGunzip()), crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (line.trim() === '') continue;
+    out.push(JSON.parse(line) as OracleCase);
+  }
+  return out;
+}
