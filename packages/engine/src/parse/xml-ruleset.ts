@@ -50,9 +50,9 @@ export function parseRulesetXml(xml: string, file: string): ParseResult {
     error('xml-syntax', `malformed XML: ${message}`, parser.line, parser.column + 1);
   });
   parser.on('opentagstart', (tag) => {
-    // The parser stands just after "<name"; the tag starts name.length + 1 columns before.
+    // The parser stands one character past "<name" (it read the character ending the name).
     tagLine = parser.line;
-    tagColumn = Math.max(1, parser.column - tag.name.length);
+    tagColumn = Math.max(1, parser.column - tag.name.length - 1);
   });
   parser.on('opentag', (tag) => {
     if (fatal) return;
