@@ -10,3 +10,7 @@ export { literalPrefix, type LiteralPrefix } from './regex/literal-prefix.js';
 export { guardRegex, screenRegex, type GuardOptions, type GuardVerdict } from './regex/guard.js';
 export { guardRulesets, type GuardResult } from './regex/guard-rulesets.js';
 export { regexSyntaxError } from './regex/compile-check.js';
+export * from './lint/index.js';
+export { PSL_SNAPSHOT, publicSuffix, registrableDomain, bareSuffixSection, type PublicSuffixMatch, type SuffixSection } from './psl/public-suffix.js';
+export * from './channels/index.js';
+export * from './coverage/index.js';

@@ -101,3 +101,13 @@ describe('parser fuzzing with mutated corpus files', () => {
     expect(rejected).toBeGreaterThan(mutations / 4);
   });
 });
+
+describe('positions', () => {
+  it('points at the "<" of an element even when a newline follows its name', () => {
+    const xml = '<ruleset\n\tname="A">\n  <target\n    host="a.com"/>\n\t\t<rule from="^http:" to="https:"/>\n</ruleset>';
+    const { ruleset } = parseRulesetXml(xml, 'A.xml');
+    expect(ruleset?.loc).toMatchObject({ line: 1, column: 1 });
+    expect(ruleset?.targets[0]?.loc).toMatchObject({ line: 3, column: 3 });
+    expect(ruleset?.rules[0]?.loc).toMatchObject({ line: 5, column: 3 });
+  });
+});

@@ -1,9 +1,21 @@
 import type { Command } from 'commander';
+import { registerCheck } from './check.js';
+import { registerTest } from './test.js';
+import { registerNew } from './new.js';
 import { registerCompile } from './compile.js';
+import { registerKeygen } from './keygen.js';
+import { registerPublish } from './publish.js';
 import { registerRewrite } from './rewrite.js';
+import { registerUpdate } from './update.js';
 
 /** Every sub-command registers itself here; one module per command. */
 export function registerCommands(program: Command): void {
   registerRewrite(program);
   registerCompile(program);
+  registerCheck(program);
+  registerTest(program);
+  registerNew(program);
+  registerKeygen(program);
+  registerPublish(program);
+  registerUpdate(program);
 }

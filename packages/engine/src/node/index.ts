@@ -1,1 +1,2 @@
 export { defaultRulesetsDir, isBundle, listRulesetFiles, loadRulesets, type LoadedRulesets, type LoadOptions } from './load-rulesets.js';
+export { channelStateDir, defaultStateDir, fileChannelStorage, loadInstalledChannels, readChannelRecords, removeChannelState, type ChannelRecordsOnDisk } from './channel-store.js';

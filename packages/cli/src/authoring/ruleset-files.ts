@@ -1,0 +1,28 @@
+import { readFileSync, statSync } from 'node:fs';
+import { listRulesetFiles } from '@httpsify/engine/node';
+
+/** Expands command-line paths (directories of `*.xml` or single files) into files, in file-name order per directory. */
+export function expandRulesetPaths(paths: readonly string[]): string[] {
+  const files: string[] = [];
+  for (const path of paths) {
+    let isDir: boolean;
+    try {
+      isDir = statSync(path).isDirectory();
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new Error(`${path}: ${code === 'ENOENT' ? 'no such file or directory' : (err as Error).message}`);
+    }
+    if (isDir) files.push(...listRulesetFiles(path));
+    else files.push(path);
+  }
+  return files;
+}
+
+/** Reads a ruleset file as UTF-8 text; errors name the file. */
+export function readRulesetFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(`${file}: cannot read: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,47 @@
+import { randomBytes } from 'node:crypto';
+import { open, readFile, rename, rm } from 'node:fs/promises';
+
+/** Reads and parses a JSON file; errors name the file and what it was supposed to hold. */
+export async function readJsonFile(path: string, what: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new Error(`cannot read ${what} ${path}: ${code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new Error(`${path}: ${what} is not valid JSON (${(err as Error).message})`);
+  }
+}
+
+/** Writes via a temporary file, fsync and rename, so readers never see a partial file. */
+export async function writeFileAtomic(path: string, data: Uint8Array | string, mode = 0o644): Promise<void> {
+  const temp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const handle = await open(temp, 'wx', mode);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(temp, path);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw err;
+  }
+}
+
+/** Creates a new file, refusing to replace an existing one (keys must never be overwritten). */
+export async function writeNewFile(path: string, data: string, mode: number): Promise<void> {
+  const handle = await open(path, 'wx', mode);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

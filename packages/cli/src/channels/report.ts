@@ -1,0 +1,33 @@
+import { type ChannelCheckReport, type ChannelRecord, formatTimestamp } from '@httpsify/engine';
+
+const when = (ts: number): string => `${ts} (${formatTimestamp(ts)})`;
+
+/** One line per channel check, for people. */
+export function formatCheckReport(r: ChannelCheckReport): string {
+  switch (r.result) {
+    case 'updated':
+      return `${r.channel}: updated to ${when(r.installedTimestamp as number)}, ${r.rulesetCount} rulesets${r.previousTimestamp !== undefined ? ` (was ${r.previousTimestamp})` : ''}`;
+    case 'current':
+      return `${r.channel}: up to date at ${when(r.installedTimestamp as number)}`;
+    case 'failed': {
+      const kept = r.installedTimestamp !== undefined ? `keeping the installed ${when(r.installedTimestamp)}` : 'nothing installed';
+      return `${r.channel}: update failed [${r.error?.code}]: ${r.error?.message} (${kept}; retried next time)`;
+    }
+  }
+}
+
+/** What `httpsify update --status` prints for one installed channel. */
+export function formatRecord(record: ChannelRecord): string[] {
+  const { channel, installed, lastCheck } = record;
+  const lines = [
+    `${channel.name}  ${channel.urlPrefix}`,
+    `  scope: ${channel.scope === '' ? '(all URLs)' : channel.scope}${channel.replacesDefaults ? '; replaces the built-in rulesets' : ''}`,
+    installed ? `  installed: ${when(installed.timestamp)}, ${installed.rulesetCount} rulesets` : '  installed: nothing yet',
+  ];
+  if (lastCheck) {
+    const outcome = lastCheck.result === 'failed' ? `failed [${lastCheck.error?.code}]: ${lastCheck.error?.message}` : lastCheck.result;
+    lines.push(`  last check: ${formatTimestamp(lastCheck.at)} ${outcome}`);
+  }
+  if (record.lastSuccessAt !== undefined && lastCheck?.result === 'failed') lines.push(`  last successful check: ${formatTimestamp(record.lastSuccessAt)}`);
+  return lines;
+}

@@ -1,0 +1,53 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { formatDiagnostic, lintRulesetSource, parseRulesetXml, rulesetCoverage, targetKeysFor } from '@httpsify/engine';
+import { listRulesetFiles } from '@httpsify/engine/node';
+import { checkNewDomain, newRuleset } from '../authoring/new-ruleset.js';
+import { readRulesetFile } from '../authoring/ruleset-files.js';
+
+/** Rulesets in `dir` that already cover one of `hosts` (exactly or by a wildcard), as "file: target". */
+export function existingCoverage(dir: string, hosts: readonly string[]): string[] {
+  const found: string[] = [];
+  for (const file of listRulesetFiles(dir)) {
+    const { ruleset } = parseRulesetXml(readRulesetFile(file), file);
+    if (ruleset === null) continue;
+    const targets = new Set(ruleset.targets.map((t) => t.host));
+    for (const host of hosts) {
+      const key = targetKeysFor(host).find((k) => targets.has(k));
+      if (key !== undefined) found.push(`${file}: target ${key} covers ${host}`);
+    }
+  }
+  return found;
+}
+
+/** Writes the new ruleset after checking the domain, the file name and the other rulesets; returns its path. */
+export function runNew(domain: string, options: { www?: boolean; dir: string }): string {
+  const problem = checkNewDomain(domain);
+  if (problem !== null) throw new Error(problem);
+  const made = newRuleset(domain, options);
+  const path = join(options.dir, made.fileName);
+  if (existsSync(path)) throw new Error(`${path} already exists`);
+  const taken = existingCoverage(options.dir, made.targets);
+  if (taken.length > 0) throw new Error(`another ruleset already targets this site; edit it instead:\n  ${taken.join('\n  ')}`);
+  // The template must pass our own checks; anything else is a bug here, not the user's.
+  const lint = lintRulesetSource(made.xml, path);
+  const coverage = lint.ruleset === null ? [] : rulesetCoverage(lint.ruleset).diagnostics;
+  const findings = [...lint.diagnostics, ...coverage];
+  if (findings.length > 0) throw new Error(`internal error: the new ruleset does not pass its checks:\n${findings.map(formatDiagnostic).join('\n')}`);
+  writeFileSync(path, made.xml, { flag: 'wx' });
+  return path;
+}
+
+export function registerNew(program: Command): void {
+  program
+    .command('new')
+    .description('write a new trivial ruleset for a domain, unless another ruleset already targets it')
+    .argument('<domain>', 'the site, e.g. example.com')
+    .option('--www', 'also target www.<domain>')
+    .option('-d, --dir <dir>', 'rulesets directory to write into and search for existing targets', '.')
+    .action((domain: string, opts: { www?: boolean; dir: string }) => {
+      const path = runNew(domain, opts);
+      process.stdout.write(`wrote ${path}\n`);
+    });
+}

@@ -1,0 +1,74 @@
+import { Option, type Command } from 'commander';
+import { type ChannelCheckReport, type ChannelDefinition, checkChannel, fetchBytesWith } from '@httpsify/engine';
+import { defaultStateDir, fileChannelStorage, readChannelRecords, removeChannelState } from '@httpsify/engine/node';
+import { formatCheckReport, formatRecord } from '../channels/report.js';
+import { readChannelFile } from '../channels/signing-key.js';
+import { collect } from '../shared/rules-option.js';
+
+interface UpdateOptions {
+  channel?: string[];
+  stateDir?: string;
+  status?: boolean;
+  remove?: string[];
+  format: 'text' | 'json';
+}
+
+export function registerUpdate(program: Command): void {
+  program
+    .command('update')
+    .description('fetch, verify and install signed rulesets from update channels')
+    .option('--channel <file>', 'channel definition (JSON) to check and install from (repeatable)', collect)
+    .option('--state-dir <dir>', 'where installed channel rulesets are kept (default: $XDG_STATE_HOME/httpsify or ~/.local/state/httpsify)')
+    .option('--status', 'list installed channels and their last check (the default without --channel)')
+    .option('--remove <name>', "delete a channel's installed rulesets and state (repeatable)", collect)
+    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
+    .action(async (options: UpdateOptions) => {
+      const stateDir = options.stateDir ?? defaultStateDir();
+      for (const name of options.remove ?? []) {
+        const removed = await removeChannelState(stateDir, name);
+        process.stderr.write(removed ? `removed channel "${name}"\n` : `no installed channel named "${name}"\n`);
+        if (!removed) process.exitCode = 1;
+      }
+      const files = options.channel ?? [];
+      if (files.length > 0) await runChecks(files, stateDir, options.format);
+      if (options.status === true || (files.length === 0 && (options.remove ?? []).length === 0)) await printStatus(stateDir, options.format);
+    });
+}
+
+async function runChecks(files: string[], stateDir: string, format: 'text' | 'json'): Promise<void> {
+  // Read every definition first: a typo in one file should not leave the others half-done.
+  const channels: ChannelDefinition[] = [];
+  for (const file of files) {
+    const channel = await readChannelFile(file);
+    if (channels.some((c) => c.name === channel.name)) throw new Error(`${file}: another channel file also uses the name "${channel.name}"`);
+    channels.push(channel);
+  }
+  const fetchBytes = fetchBytesWith();
+  const reports: ChannelCheckReport[] = [];
+  // One channel at a time, each isolated: a failing channel never stops the others.
+  for (const channel of channels) {
+    const report = await checkChannel(channel, fileChannelStorage(stateDir, channel.name), { fetchBytes });
+    reports.push(report);
+    if (format === 'text') process.stdout.write(`${formatCheckReport(report)}\n`);
+  }
+  if (format === 'json') process.stdout.write(`${JSON.stringify(reports, null, 2)}\n`);
+  if (reports.some((r) => r.result === 'failed')) process.exitCode = 1;
+}
+
+async function printStatus(stateDir: string, format: 'text' | 'json'): Promise<void> {
+  const { records, problems } = await readChannelRecords(stateDir);
+  if (format === 'json') {
+    const summary = records.map(({ channel, installed, lastCheck, lastSuccessAt }) => ({
+      channel,
+      installed: installed && { timestamp: installed.timestamp, rulesetCount: installed.rulesetCount, installedAt: installed.installedAt },
+      lastCheck,
+      lastSuccessAt,
+    }));
+    process.stdout.write(`${JSON.stringify({ stateDir, channels: summary, problems }, null, 2)}\n`);
+  } else {
+    if (records.length === 0 && problems.length === 0) process.stdout.write(`no channels installed in ${stateDir}\n`);
+    for (const record of records) process.stdout.write(`${formatRecord(record).join('\n')}\n`);
+  }
+  for (const problem of problems) process.stderr.write(`httpsify: ${problem}\n`);
+  if (problems.length > 0 || records.some((r) => r.lastCheck?.result === 'failed')) process.exitCode = 1;
+}

@@ -1,0 +1,1 @@
+export { rulesetCoverage, WILDCARD_TESTS, type CollectionRewriter, type CoverageTest, type RulesetCoverage } from './coverage.js';

@@ -1,0 +1,40 @@
+import type { Diagnostic, Ruleset } from '../model/ruleset.js';
+import { parseRulesetXml } from '../parse/xml-ruleset.js';
+import { lintRulesAndPatterns } from './rules.js';
+import { lintStructure } from './structure.js';
+import { lintTargets } from './targets.js';
+
+export { lintCollection, type LintedFile } from './collection.js';
+export { branchCount, countCapturingGroups, parsePattern } from './regex-ast.js';
+export { dollarUses, type DollarUse } from './replacement.js';
+export { coveringTarget, targetKeysFor } from './target-match.js';
+
+/** Lint findings of one parsed ruleset (targets, rules, exclusions, secure cookies, tests). */
+export function lintRuleset(ruleset: Ruleset): Diagnostic[] {
+  return [...lintTargets(ruleset), ...lintRulesAndPatterns(ruleset)];
+}
+
+export interface LintResult {
+  /** The parsed ruleset, or null when the parser found errors. */
+  ruleset: Ruleset | null;
+  /** Parser errors plus lint findings, in source order. */
+  diagnostics: Diagnostic[];
+}
+
+export function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
+  return a.file < b.file ? -1 : a.file > b.file ? 1 : a.line - b.line || a.column - b.column || (a.code < b.code ? -1 : a.code > b.code ? 1 : 0);
+}
+
+/**
+ * Everything `httpsify check` says about one file: the parser's errors, the structure checks
+ * that need the raw XML, and, when the file parsed, the ruleset checks. Browser-safe, so the
+ * extension's editor can show the same messages as the command line.
+ */
+export function lintRulesetSource(xml: string, file: string): LintResult {
+  const parsed = parseRulesetXml(xml, file);
+  const diagnostics = [...parsed.diagnostics];
+  if (!parsed.diagnostics.some((d) => d.code === 'xml-syntax')) diagnostics.push(...lintStructure(xml, file));
+  if (parsed.ruleset !== null) diagnostics.push(...lintRuleset(parsed.ruleset));
+  diagnostics.sort(compareDiagnostics);
+  return { ruleset: parsed.ruleset, diagnostics };
+}

@@ -1,0 +1,109 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { compileBundle } from '../src/bundle/write.js';
+import { type ChannelRecord, generateSigningKeyPair } from '../src/channels/index.js';
+import { channelStateDir, defaultStateDir, fileChannelStorage, loadInstalledChannels, readChannelRecords, removeChannelState } from '../src/node/index.js';
+
+const key = await generateSigningKeyPair(2048);
+const bundleAt = (timestamp: number, host = 'example.com') =>
+  compileBundle([{ name: host, targets: [{ host }], rules: [{ from: '^http:', to: 'https:' }], exclusions: [], secureCookies: [], tests: [] }], { timestamp });
+
+function record(name: string, timestamp: number | undefined, extra: Partial<ChannelRecord['channel']> = {}): ChannelRecord {
+  const r: ChannelRecord = {
+    channel: { name, urlPrefix: 'https://rules.example/', publicKey: { kty: 'RSA', n: key.publicKey.n, e: key.publicKey.e }, scope: '', replacesDefaults: false, ...extra },
+    lastCheck: { at: 1_700_000_500, result: 'updated' },
+    lastSuccessAt: 1_700_000_500,
+  };
+  if (timestamp !== undefined) r.installed = { timestamp, bundle: bundleAt(timestamp), rulesetCount: 1, installedAt: 1_700_000_600 };
+  return r;
+}
+
+let stateDir: string;
+beforeEach(() => {
+  stateDir = mkdtempSync(join(tmpdir(), 'httpsify-state-'));
+});
+afterEach(() => rmSync(stateDir, { recursive: true, force: true }));
+
+describe('file channel storage', () => {
+  it('round-trips a record and keeps exactly one bundle file per channel', async () => {
+    const storage = fileChannelStorage(stateDir, 'EFF (Full)');
+    expect(await storage.load()).toBeUndefined();
+    const first = record('EFF (Full)', 1_700_000_000);
+    await storage.save(first);
+    expect(await storage.load()).toEqual(first);
+
+    const second = record('EFF (Full)', 1_700_086_400);
+    await storage.save(second);
+    expect(await storage.load()).toEqual(second);
+    const dir = channelStateDir(stateDir, 'EFF (Full)');
+    expect(readdirSync(dir).sort()).toEqual(['bundle.1700086400.bin', 'record.json']);
+
+    // A status-only save keeps the bundle.
+    await storage.save({ ...second, lastCheck: { at: 1_700_100_000, result: 'failed', error: { code: 'fetch-failed', message: 'HTTP 500' } } });
+    expect((await storage.load())?.installed).toEqual(second.installed);
+  });
+
+  it('keeps channels whose names differ only in unsafe characters apart', async () => {
+    await fileChannelStorage(stateDir, 'a/b').save(record('a/b', 1_700_000_000));
+    await fileChannelStorage(stateDir, 'a:b').save(record('a:b', 1_700_000_001));
+    expect(channelStateDir(stateDir, 'a/b')).not.toBe(channelStateDir(stateDir, 'a:b'));
+    expect((await fileChannelStorage(stateDir, 'a:b').load())?.installed?.timestamp).toBe(1_700_000_001);
+  });
+
+  it('reports a damaged bundle or record instead of using it', async () => {
+    const storage = fileChannelStorage(stateDir, 'chan');
+    await storage.save(record('chan', 1_700_000_000));
+    const dir = channelStateDir(stateDir, 'chan');
+    const file = join(dir, 'bundle.1700000000.bin');
+    const bytes = readFileSync(file);
+    bytes[bytes.length - 1] ^= 0xff;
+    writeFileSync(file, bytes);
+    await expect(storage.load()).rejects.toMatchObject({ code: 'storage-failed', message: expect.stringContaining('damaged') });
+
+    writeFileSync(join(dir, 'record.json'), '{"format": 1, "chan');
+    await expect(storage.load()).rejects.toMatchObject({ code: 'storage-failed', message: expect.stringContaining('not valid JSON') });
+    const { records, problems } = await readChannelRecords(stateDir);
+    expect(records).toEqual([]);
+    expect(problems).toHaveLength(1);
+  });
+});
+
+describe('loadInstalledChannels', () => {
+  it('is empty for a state directory that does not exist', async () => {
+    expect(await loadInstalledChannels(join(stateDir, 'missing'))).toEqual({ channels: [], useDefaults: true, problems: [] });
+  });
+
+  it('returns installed bundles with scope, sorted by name, skipping channels without a bundle', async () => {
+    await fileChannelStorage(stateDir, 'zeta').save(record('zeta', 1_700_000_000, { scope: '^https?://zeta\\.example/' }));
+    await fileChannelStorage(stateDir, 'alpha').save(record('alpha', 1_700_000_001, { replacesDefaults: true }));
+    await fileChannelStorage(stateDir, 'empty').save(record('empty', undefined));
+    const loaded = await loadInstalledChannels(stateDir);
+    expect(loaded.useDefaults).toBe(false);
+    expect(loaded.channels.map((c) => [c.name, c.timestamp, c.scope, c.replacesDefaults])).toEqual([
+      ['alpha', 1_700_000_001, '', true],
+      ['zeta', 1_700_000_000, '^https?://zeta\\.example/', false],
+    ]);
+    expect(loaded.channels[0]?.bundle).toEqual(bundleAt(1_700_000_001));
+    // Defaults newer than the replacing channel's bundle win again.
+    const newer = await loadInstalledChannels(stateDir, { defaultsTimestamp: 1_800_000_000 });
+    expect(newer.useDefaults).toBe(true);
+    expect(newer.channels.map((c) => c.name)).toEqual(['zeta']);
+  });
+
+  it('removes a channel', async () => {
+    await fileChannelStorage(stateDir, 'gone').save(record('gone', 1_700_000_000));
+    expect(await removeChannelState(stateDir, 'gone')).toBe(true);
+    expect(await removeChannelState(stateDir, 'gone')).toBe(false);
+    expect((await loadInstalledChannels(stateDir)).channels).toEqual([]);
+  });
+});
+
+describe('defaultStateDir', () => {
+  it('follows XDG_STATE_HOME when absolute, else ~/.local/state', () => {
+    expect(defaultStateDir({ XDG_STATE_HOME: '/var/tmp/state' })).toBe('/var/tmp/state/httpsify');
+    expect(defaultStateDir({ XDG_STATE_HOME: 'relative' })).toMatch(/\/\.local\/state\/httpsify$/);
+    expect(defaultStateDir({})).toMatch(/\/\.local\/state\/httpsify$/);
+  });
+});

@@ -1,0 +1,149 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { branchCount, dollarUses, lintCollection, lintRulesetSource, parsePattern, PSL_SNAPSHOT, publicSuffix, registrableDomain, type LintedFile } from '../src/index.js';
+import { corpusRulesDir } from './support/corpus.js';
+
+const codes = (xml: string): string[] => lintRulesetSource(xml, 'T.xml').diagnostics.map((d) => d.code);
+const wrap = (body: string, attrs = 'name="T"'): string => `<ruleset ${attrs}>\n${body}\n</ruleset>\n`;
+const trivial = '<rule from="^http:" to="https:" />';
+
+describe('structure', () => {
+  it('accepts a clean trivial ruleset without findings', () => {
+    expect(codes(wrap(`<target host="example.com" />\n<target host="www.example.com" />\n${trivial}`))).toEqual([]);
+  });
+  it('reports unknown attributes, text content and bad platform with positions', () => {
+    const xml = wrap(`<target host="example.com" port="80" />\n  stray text\n${trivial}`, 'name="T" platform="firefox"');
+    const d = lintRulesetSource(xml, 'T.xml').diagnostics;
+    expect(d.map((x) => [x.code, x.line, x.column])).toEqual([
+      ['platform-value', 1, 1],
+      ['unknown-attribute', 2, 1],
+      ['text-content', 3, 3],
+    ]);
+  });
+  it('keeps the parser errors (no target, no rule) and does not duplicate them', () => {
+    expect(codes(wrap(''))).toEqual(['no-rule', 'no-target']);
+  });
+});
+
+describe('targets', () => {
+  const t = (host: string): string[] => codes(wrap(`<target host="${host}" />\n${trivial}`));
+  it.each([
+    ['Example.com', 'target-case'],
+    ['example.com.', 'target-trailing-dot'],
+    ['example.com:8080', 'target-port'],
+    ['ex*.example.com', 'target-wildcard'],
+    ['*.*.example.com', 'target-wildcard'],
+    ['bücher.de', 'target-non-ascii'],
+    ['exa$mple.com', 'target-chars'],
+    ['co.uk', 'target-public-suffix'],
+    ['*.com', 'target-public-suffix'],
+    ['files.*.example.com', 'target-middle-wildcard'],
+  ])('%s -> %s', (host, code) => {
+    expect(t(host)).toEqual([code]);
+  });
+  it.each(['example.com', '*.example.com', 'www.google.*', 'xn--bcher-kva.de', 'a_b.example.com', 'github.io'])('%s is fine', (host) => {
+    expect(t(host)).toEqual([]);
+  });
+  it('uses a pinned list and knows its sections', () => {
+    expect(PSL_SNAPSHOT.source).toMatch(/psl@1\.15\.0/);
+    expect(publicSuffix('www.example.co.uk')).toEqual({ suffix: 'co.uk', section: 'icann' });
+    expect(publicSuffix('foo.github.io').section).toBe('private');
+    expect(registrableDomain('a.b.example.co.uk')).toBe('example.co.uk');
+    expect(registrableDomain('www.city.kawasaki.jp')).toBe('city.kawasaki.jp');
+  });
+});
+
+describe('rules', () => {
+  const r = (from: string, to: string, targets = '<target host="example.com" />\n<target host="*.example.com" />'): string[] =>
+    codes(wrap(`${targets}\n<rule from="${from}" to="${to}" />`));
+  it('checks from and to prefixes', () => {
+    expect(r('^https?://example\\.com/', 'https://example.com/')).toEqual(['from-prefix']);
+    expect(r('^http://example\\.com', 'https://example.com/')).toEqual(['from-prefix']);
+    expect(r('^http://example\\.com/', 'https:')).toEqual(['to-https-colon']);
+    expect(r('^http://example\\.com/', 'https://example.com')).toEqual(['to-prefix']);
+  });
+  it('checks $N against the groups of from, with JavaScript semantics', () => {
+    expect(r('^http://example\\.com/', 'https://example.com/$1')).toEqual(['to-missing-group']);
+    expect(r('^http://(www\\.)?example\\.com/', 'https://$1example.com/')).toEqual([]);
+    expect(r('^http://(www\\.)?example\\.com/', 'https://example.com/$u')).toEqual(['to-literal-dollar']);
+    expect(dollarUses('$12', 1)).toEqual([{ kind: 'group', group: 1, offset: 0, text: '$1' }]);
+    expect(dollarUses('$12', 12)[0]).toMatchObject({ kind: 'group', group: 12 });
+  });
+  it('finds unescaped host dots in from and in exclusions, not in the path or classes', () => {
+    expect(r('^http://www.example\\.com/', 'https://www.example.com/')).toEqual(['unescaped-dot']);
+    expect(r('^http://www\\.example\\.com/a.b', 'https://www.example.com/a.b')).toEqual([]);
+    expect(r('^http://[\\w.]+\\.example\\.com/', 'https://example.com/')).toEqual([]);
+    const xml = wrap(`<target host="*.example.com" />\n<exclusion pattern="^http://foo.example\\.com/" />\n${trivial}`);
+    expect(codes(xml)).toEqual(['unescaped-dot']);
+  });
+  it('finds rules and exclusions no target reaches', () => {
+    expect(r('^http://www\\.other\\.com/', 'https://www.other.com/')).toEqual(['unreachable-rule']);
+    expect(r('^http://(\\w+)\\.example\\.com/', 'https://$1.example.com/', '<target host="www.example.com" />')).toEqual([]);
+    expect(r('^http://(?:www\\.)?example\\.com/', 'https://example.com/', '<target host="example.com" />')).toEqual([]);
+  });
+  it('warns when to changes the registrable domain, naming the new one', () => {
+    const d = lintRulesetSource(wrap('<target host="example.com" />\n<rule from="^http://example\\.com/" to="https://example.cdn.net/" />'), 'T.xml').diagnostics;
+    expect(d.map((x) => x.code)).toEqual(['changes-domain']);
+    expect(d[0]?.message).toContain('to cdn.net');
+    expect(r('^http://example\\.com/', 'https://www.example.com/')).toEqual([]);
+  });
+  it('marks rules after a trivial rule as dead', () => {
+    const xml = wrap(`<target host="example.com" />\n${trivial}\n<rule from="^http://example\\.com/" to="https://www.example.com/" />`);
+    expect(codes(xml)).toEqual(['dead-rule']);
+  });
+  it('asks for .+ in secure cookies', () => {
+    expect(codes(wrap(`<target host="example.com" />\n${trivial}\n<securecookie host=".*" name="." />`))).toEqual(['securecookie-wildcard', 'securecookie-wildcard']);
+  });
+});
+
+describe('branch count', () => {
+  it.each([
+    ['^http:', 1],
+    ['^http://(www\\.)?example\\.com/', 2],
+    ['^http://(?:www\\.)?example\\.com/', 2],
+    ['^http://([\\w-]+\\.)?example\\.com/', 2],
+    ['^http://(foo|bar|baz)\\.example\\.com/', 3],
+    ['^http://example\\.com/(?!foo|bar)', 1],
+    ['^http://example\\.com/\\?a=b', 1],
+    ['^http://[\\w-]+\\.example\\.com/', 1],
+    ['^http://(a|b(c)?)\\.x\\.com/', 3],
+  ])('%s needs %i', (source, n) => {
+    const ast = parsePattern(source);
+    expect(ast).not.toBeNull();
+    expect(branchCount(ast!)).toBe(n);
+  });
+});
+
+describe('collection', () => {
+  it('reports hosts in two rulesets, duplicate names and bad file names', () => {
+    const parse = (file: string, xml: string): LintedFile => ({ file, ruleset: lintRulesetSource(xml, file).ruleset! });
+    const a = parse('rules/A.xml', wrap(`<target host="example.com" />\n${trivial}`, 'name="Same"'));
+    const b = parse('rules/B c.xml', wrap(`<target host="example.com" />\n${trivial}`, 'name="Same"'));
+    const found = lintCollection([a, b]).map((d) => `${d.file} ${d.code}`);
+    expect(found.sort()).toEqual(['rules/A.xml duplicate-name', 'rules/A.xml duplicate-target', 'rules/B c.xml duplicate-name', 'rules/B c.xml duplicate-target', 'rules/B c.xml file-name']);
+  });
+});
+
+describe('known findings in the 2018 corpus', () => {
+  const dir = corpusRulesDir();
+  const lint = (name: string) => lintRulesetSource(readFileSync(join(dir, name), 'utf8'), name).diagnostics;
+  it('Motorola.xml: the trivial rule is not last, so later rules are dead', () => {
+    expect(lint('Motorola.xml').filter((d) => d.code === 'dead-rule').length).toBeGreaterThan(0);
+  });
+  it('University_of_Mainz.xml: $u is literal', () => {
+    expect(lint('University_of_Mainz.xml').map((d) => d.code)).toContain('to-literal-dollar');
+  });
+  it('DEMO.xml: $1 without a group', () => {
+    expect(lint('DEMO.xml').map((d) => d.code)).toContain('to-missing-group');
+  });
+  it('SSSup.it.xml: the ^http;// typo', () => {
+    expect(lint('SSSup.it.xml').find((d) => d.code === 'from-prefix')?.message).toContain('^http;//');
+  });
+  it('General-Electric.xml: the one middle wildcard', () => {
+    expect(lint('General-Electric.xml').find((d) => d.code === 'target-middle-wildcard')?.message).toContain('files.*.geblogs.com');
+  });
+  it('Akamai.xml: an unescaped host dot in an exclusion that the old validator missed', () => {
+    expect(lint('Akamai.xml').some((d) => d.code === 'unescaped-dot' && d.message.includes('zynga'))).toBe(true);
+  });
+});
