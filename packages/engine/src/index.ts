@@ -1,7 +1,7 @@
 export * from './model/ruleset.js';
 export { parseRulesetXml, type ParseResult } from './parse/xml-ruleset.js';
 export { compileBundle, type CompileOptions } from './bundle/write.js';
-export { readBundleHeader, BundleError, type BundleHeader } from './bundle/read.js';
+export { readBundleHeader, BundleError, type BundleHeader, type BundleVerification } from './bundle/read.js';
 export { FORMAT_VERSION } from './bundle/format.js';
 export { Engine, loadBundle, type EngineOptions, type RewriteOutcome } from './match/engine.js';
 export { formatExplanation, type Explanation, type ExplainStep } from './match/explain.js';

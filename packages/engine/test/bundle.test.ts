@@ -19,7 +19,7 @@ describe('compiled bundle', () => {
     defaults.forEach((rs, id) => {
       const back = engine.ruleset(id);
       expect(back.name).toBe(rs.name);
-      expect(back.targets.map((t) => t.host)).toEqual(rs.targets.map((t) => t.host));
+      expect(back.targets.map((t) => t.host).sort()).toEqual([...new Set(rs.targets.map((t) => t.host))].sort());
       expect(back.rules.map((r) => [r.from, r.to])).toEqual(rs.rules.map((r) => [r.from, r.to]));
       expect(back.exclusions.map((e) => e.pattern)).toEqual(rs.exclusions.map((e) => e.pattern));
       expect(back.secureCookies.map((c) => [c.host, c.name])).toEqual(rs.secureCookies.map((c) => [c.host, c.name]));
@@ -34,7 +34,7 @@ describe('compiled bundle', () => {
     expect(() => loadBundle(longer)).toThrow(/unexpected bytes after the end/);
     const wrongVersion = bundle.slice();
     new DataView(wrongVersion.buffer).setUint32(8, FORMAT_VERSION + 1, true);
-    expect(() => loadBundle(wrongVersion)).toThrow(/format version 2 is not supported/);
+    expect(() => loadBundle(wrongVersion)).toThrow(new RegExp(`format version ${FORMAT_VERSION + 1} is not supported`));
     const badMagic = bundle.slice();
     badMagic[0] = 0x58;
     expect(() => loadBundle(badMagic)).toThrow(/bad magic/);
@@ -44,6 +44,17 @@ describe('compiled bundle', () => {
       corrupt[at] = (corrupt[at] as number) ^ 0x10;
       expect(() => loadBundle(corrupt)).toThrow(BundleError);
     }
+  });
+
+  it('trusted loading skips only the checksum and cross-reference scans', () => {
+    const trusted = loadBundle(bundle, { verify: 'trusted' });
+    const full = loadBundle(bundle);
+    for (const rs of defaults) for (const t of rs.tests) expect(trusted.rewrite(t.url)).toBe(full.rewrite(t.url));
+    const flipped = bundle.slice();
+    flipped[bundle.length - 100] = (flipped[bundle.length - 100] as number) ^ 1;
+    expect(() => loadBundle(flipped)).toThrow(/checksum/);
+    expect(() => loadBundle(flipped, { verify: 'trusted' })).not.toThrow();
+    expect(() => loadBundle(bundle.subarray(0, 100), { verify: 'trusted' })).toThrow(/truncated/);
   });
 
   it('loads from an unaligned copy of the bytes', () => {

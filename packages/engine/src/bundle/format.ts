@@ -8,18 +8,21 @@
  * right to left probing once per label, straight over the URL string.
  */
 export const MAGIC = 'HTTPSFY\0';
-export const FORMAT_VERSION = 1;
+export const FORMAT_VERSION = 2;
 export const HEADER_BYTES = 40;
+/** Header offset of the number of low bits of a slot that hold the node index. */
+export const NODE_BITS_OFFSET = 36;
 export const NONE = 0xffffffff;
 
 export const enum Section {
+  /** Strings, each a varint byte length then UTF-8; a string's id is its byte offset. */
   StrBytes,
-  StrOffsets,
+  /** Open-addressing table: node index in the low `nodeBits`, a hash tag above it; 0 = empty. */
   Slots,
   NodeParent,
+  /** Label string id, with NODE_STAR_BIT set when the node has a `*` child. */
   NodeLabel,
   NodeRef,
-  NodeFlags,
   RefList,
   RsFlags,
   RsName,
@@ -28,22 +31,18 @@ export const enum Section {
   RsRuleStart,
   RsExclStart,
   RsCookieStart,
-  RsTargetStart,
   RuleFrom,
   RuleTo,
   RuleKind,
-  RulePrefix,
   ExclPattern,
-  ExclPrefix,
   CookieHost,
   CookieName,
-  TargetNode,
   Count,
 }
 
 /** Element size of each section, in bytes (1: Uint8Array, 4: Uint32Array). */
 export const SECTION_ELEMENT_BYTES: readonly number[] = [
-  1, 4, 4, 4, 4, 4, 1, 4, 1, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1, 4, 4, 4, 4, 4, 4,
+  1, 4, 4, 4, 4, 4, 1, 4, 4, 4, 4, 4, 4, 4, 4, 1, 4, 4, 4,
 ];
 
 export const enum RulesetFlag {
@@ -63,26 +62,43 @@ export const enum RuleKind {
   Literal = 2,
 }
 
-export const enum NodeFlag {
-  HasStarChild = 1,
-}
+/** Set in NodeLabel when the node has a `*` child (labels ids stay below 2^31). */
+export const NODE_STAR_BIT = 0x80000000;
 
 /** Set in NodeRef when the value indexes RefList (count, then ids) instead of holding id + 1. */
 export const REF_LIST_BIT = 0x80000000;
 
-/** Mixes a parent node index into the hash seed of its children's labels. */
-export function hashSeed(parent: number): number {
-  return Math.imul(parent + 1, 0x9e3779b1);
-}
+/**
+ * Host-table hashing: a label's own hash (FNV-1a over its UTF-16 code units, so the matcher can
+ * hash labels straight from the URL string in the same pass that finds the dots), then mixed
+ * with the parent node index to place the (parent, label) pair.
+ */
+export const LABEL_HASH_SEED = 0x811c9dc5;
 
 export function hashStep(h: number, charCode: number): number {
   return Math.imul(h ^ charCode, 0x01000193);
 }
 
-export function hashFinish(h: number): number {
+export function slotHash(labelHash: number, parent: number): number {
+  let h = Math.imul(labelHash ^ Math.imul(parent + 1, 0x9e3779b1), 0x85ebca6b);
   h ^= h >>> 15;
   h = Math.imul(h, 0x2c1b3c6d);
-  return h ^ (h >>> 12);
+  return (h ^ (h >>> 12)) >>> 0;
+}
+
+/** Decodes the varint length at `at`; returns length * 8 + header size (1..4 bytes), no allocation. */
+export function readLength(bytes: Uint8Array, at: number): number {
+  let length = 0;
+  let shift = 0;
+  let size = 0;
+  for (;;) {
+    const b = bytes[at + size] as number;
+    length |= (b & 0x7f) << shift;
+    size++;
+    if (b < 0x80 || size === 4) break;
+    shift += 7;
+  }
+  return length * 8 + size;
 }
 
 /** Word-wise checksum of everything after the header, to reject corrupted bundles. */

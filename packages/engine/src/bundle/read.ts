@@ -1,4 +1,4 @@
-import { checksum, FORMAT_VERSION, HEADER_BYTES, MAGIC, Section, SECTION_ELEMENT_BYTES } from './format.js';
+import { checksum, FORMAT_VERSION, HEADER_BYTES, MAGIC, NODE_BITS_OFFSET, Section, SECTION_ELEMENT_BYTES } from './format.js';
 
 export class BundleError extends Error {
   override readonly name = 'BundleError';
@@ -14,6 +14,8 @@ export interface BundleHeader {
 
 export interface BundleSections {
   header: BundleHeader;
+  /** Low bits of a host-table slot that hold the node index (the rest is a hash tag). */
+  nodeBits: number;
   u8: Uint8Array[];
   u32: Uint32Array[];
 }
@@ -34,10 +36,18 @@ export function readBundleHeader(bytes: Uint8Array): BundleHeader {
 }
 
 /**
- * Validates the whole bundle (header, checksum, section bounds and cross-references that the
- * matcher relies on) and returns typed-array views over it: no copy of the sections is made.
+ * How much of a bundle to check before use. `full` (the default) verifies the checksum and every
+ * cross-reference: right for a file from disk. `trusted` checks the header and section bounds
+ * only, for bytes whose integrity is already established (shipped inside the extension package,
+ * or an update-channel bundle whose signature was verified), so loading stays O(1).
  */
-export function readBundleSections(input: Uint8Array): BundleSections {
+export type BundleVerification = 'full' | 'trusted';
+
+/**
+ * Validates the bundle (header and section bounds; with `full`, also checksum and the
+ * cross-references the matcher relies on) and returns typed-array views over it: no copy.
+ */
+export function readBundleSections(input: Uint8Array, verify: BundleVerification = 'full'): BundleSections {
   const header = readBundleHeader(input);
   // Typed views need 4-byte alignment; a Buffer slice from a pool may not have it.
   const bytes = input.byteOffset % 4 === 0 ? input : input.slice();
@@ -45,7 +55,7 @@ export function readBundleSections(input: Uint8Array): BundleSections {
   const sectionCount = view.getUint32(28, true);
   if (sectionCount !== Section.Count) throw new BundleError(`corrupt bundle: ${sectionCount} sections, expected ${Section.Count}`);
   if (HEADER_BYTES + sectionCount * 8 > bytes.length) throw new BundleError('truncated bundle: section directory cut off');
-  if (view.getUint32(32, true) !== checksum(bytes, HEADER_BYTES)) throw new BundleError('corrupt bundle: checksum mismatch');
+  if (verify === 'full' && view.getUint32(32, true) !== checksum(bytes, HEADER_BYTES)) throw new BundleError('corrupt bundle: checksum mismatch');
   const u8: Uint8Array[] = [];
   const u32: Uint32Array[] = [];
   for (let i = 0; i < sectionCount; i++) {
@@ -56,64 +66,62 @@ export function readBundleSections(input: Uint8Array): BundleSections {
     if (size === 1) u8[i] = new Uint8Array(bytes.buffer, bytes.byteOffset + offset, length);
     else u32[i] = new Uint32Array(bytes.buffer, bytes.byteOffset + offset, length / 4);
   }
-  checkCrossReferences(header.rulesetCount, u8, u32);
-  return { header, u8, u32 };
+  const nodeBits = view.getUint32(NODE_BITS_OFFSET, true);
+  if (nodeBits < 1 || nodeBits > 28) throw new BundleError(`corrupt bundle: host table node bits ${nodeBits}`);
+  if (verify === 'full') checkCrossReferences(header.rulesetCount, nodeBits, u8, u32);
+  return { header, nodeBits, u8, u32 };
 }
 
 function expectLength(name: string, actual: number, expected: number): void {
   if (actual !== expected) throw new BundleError(`corrupt bundle: ${name} has ${actual} entries, expected ${expected}`);
 }
 
-/** Bounds every index the matcher follows, so a crafted bundle cannot send it out of range. */
-function checkCrossReferences(n: number, u8: Uint8Array[], u32: Uint32Array[]): void {
-  const strCount = (u32[Section.StrOffsets] as Uint32Array).length - 1;
-  const strOffsets = u32[Section.StrOffsets] as Uint32Array;
-  if (strCount < 0) throw new BundleError('corrupt bundle: empty string table');
-  const strBytes = (u8[Section.StrBytes] as Uint8Array).length;
-  for (let i = 0; i < strCount; i++) {
-    if ((strOffsets[i] as number) > (strOffsets[i + 1] as number)) throw new BundleError('corrupt bundle: string table out of order');
-  }
-  if ((strOffsets[strCount] as number) > strBytes) throw new BundleError('corrupt bundle: string table exceeds its bytes');
+/**
+ * Bounds what the matcher follows, so even a crafted bundle with a valid checksum cannot make
+ * it loop forever or read a different structure: parents point backwards (host walks end),
+ * the host table has an empty slot (probes end), ranges are ordered, ids are in range.
+ * Out-of-range string reads cannot escape the typed arrays in JavaScript; they only garble text.
+ */
+function checkCrossReferences(n: number, nodeBits: number, u8: Uint8Array[], u32: Uint32Array[]): void {
   const nodes = (u32[Section.NodeParent] as Uint32Array).length;
+  if (nodes === 0 || nodes > 2 ** nodeBits) throw new BundleError('corrupt bundle: host index size');
   expectLength('node labels', (u32[Section.NodeLabel] as Uint32Array).length, nodes);
   expectLength('node refs', (u32[Section.NodeRef] as Uint32Array).length, nodes);
-  expectLength('node flags', (u8[Section.NodeFlags] as Uint8Array).length, nodes);
-  for (const s of [Section.RsFlags]) expectLength('ruleset flags', (u8[s] as Uint8Array).length, n);
+  expectLength('ruleset flags', (u8[Section.RsFlags] as Uint8Array).length, n);
   for (const s of [Section.RsName, Section.RsNote, Section.RsPlatform]) expectLength('ruleset strings', (u32[s] as Uint32Array).length, n);
   const ranges: [Section, Section][] = [
     [Section.RsRuleStart, Section.RuleFrom],
     [Section.RsExclStart, Section.ExclPattern],
     [Section.RsCookieStart, Section.CookieHost],
-    [Section.RsTargetStart, Section.TargetNode],
   ];
   for (const [startSection, itemSection] of ranges) {
     const starts = u32[startSection] as Uint32Array;
     expectLength('ruleset ranges', starts.length, n + 1);
-    const items = (u32[itemSection] as Uint32Array).length;
-    for (let i = 0; i < n; i++) {
-      if ((starts[i] as number) > (starts[i + 1] as number)) throw new BundleError('corrupt bundle: ruleset ranges out of order');
+    let previous = 0;
+    for (let i = 0; i <= n; i++) {
+      const v = starts[i] as number;
+      if (v < previous) throw new BundleError('corrupt bundle: ruleset ranges out of order');
+      previous = v;
     }
-    if ((starts[n] as number) !== items) throw new BundleError('corrupt bundle: ruleset ranges do not cover their items');
+    if (previous !== (u32[itemSection] as Uint32Array).length) throw new BundleError('corrupt bundle: ruleset ranges do not cover their items');
   }
   const rules = (u32[Section.RuleFrom] as Uint32Array).length;
   expectLength('rule targets', (u32[Section.RuleTo] as Uint32Array).length, rules);
   expectLength('rule kinds', (u8[Section.RuleKind] as Uint8Array).length, rules);
-  expectLength('rule prefixes', (u32[Section.RulePrefix] as Uint32Array).length, rules);
-  expectLength('exclusion prefixes', (u32[Section.ExclPrefix] as Uint32Array).length, (u32[Section.ExclPattern] as Uint32Array).length);
   expectLength('cookie names', (u32[Section.CookieName] as Uint32Array).length, (u32[Section.CookieHost] as Uint32Array).length);
-  const stringRefs = [Section.NodeLabel, Section.RsName, Section.RsNote, Section.RsPlatform, Section.RuleFrom, Section.RuleTo, Section.RulePrefix, Section.ExclPattern, Section.ExclPrefix, Section.CookieHost, Section.CookieName];
-  for (const s of stringRefs) {
-    const refs = u32[s] as Uint32Array;
-    for (let i = 0; i < refs.length; i++) {
-      const r = refs[i] as number;
-      if (r !== 0xffffffff && r >= strCount) throw new BundleError(`corrupt bundle: string reference ${r} out of range`);
-    }
-  }
   const parents = u32[Section.NodeParent] as Uint32Array;
   for (let i = 1; i < nodes; i++) if ((parents[i] as number) >= i) throw new BundleError('corrupt bundle: node parent out of order');
   const slots = u32[Section.Slots] as Uint32Array;
-  if (slots.length === 0 || (slots.length & (slots.length - 1)) !== 0 || slots.length < nodes) throw new BundleError('corrupt bundle: host table size');
-  for (let i = 0; i < slots.length; i++) if ((slots[i] as number) >= nodes) throw new BundleError('corrupt bundle: host table entry out of range');
+  if (slots.length === 0 || (slots.length & (slots.length - 1)) !== 0) throw new BundleError('corrupt bundle: host table size');
+  const nodeMask = nodeBits === 32 ? 0xffffffff : 2 ** nodeBits - 1;
+  let used = 0;
+  for (let i = 0; i < slots.length; i++) {
+    const v = slots[i] as number;
+    if (v === 0) continue;
+    used++;
+    if ((v & nodeMask) >= nodes) throw new BundleError('corrupt bundle: host table entry out of range');
+  }
+  if (used >= slots.length) throw new BundleError('corrupt bundle: host table has no empty slot');
   const refList = u32[Section.RefList] as Uint32Array;
   const refs = u32[Section.NodeRef] as Uint32Array;
   for (let i = 0; i < nodes; i++) {
@@ -128,6 +136,4 @@ function checkCrossReferences(n: number, u8: Uint8Array[], u32: Uint32Array[]): 
       throw new BundleError('corrupt bundle: ruleset id out of range');
     }
   }
-  const targets = u32[Section.TargetNode] as Uint32Array;
-  for (let i = 0; i < targets.length; i++) if ((targets[i] as number) >= nodes) throw new BundleError('corrupt bundle: target node out of range');
 }

@@ -1,20 +1,21 @@
 import { isTrivialRule, type Ruleset } from '../model/ruleset.js';
-import { literalPrefix, type LiteralPrefix } from '../regex/literal-prefix.js';
+import { literalPrefix } from '../regex/literal-prefix.js';
 import {
   checksum,
   FORMAT_VERSION,
   HEADER_BYTES,
-  hashFinish,
-  hashSeed,
   hashStep,
+  LABEL_HASH_SEED,
   MAGIC,
-  NodeFlag,
+  NODE_BITS_OFFSET,
+  NODE_STAR_BIT,
   NONE,
   REF_LIST_BIT,
   RuleKind,
   RulesetFlag,
   Section,
   SECTION_ELEMENT_BYTES,
+  slotHash,
 } from './format.js';
 
 export interface CompileOptions {
@@ -22,32 +23,43 @@ export interface CompileOptions {
   timestamp?: number;
 }
 
-/** Deduplicating string table; ids are assigned in first-use order, so output is deterministic. */
+/**
+ * Deduplicating string pool: each string is its varint byte length then its UTF-8 bytes, and a
+ * string's id is its byte offset, so no offsets table is needed. Strings are laid out in
+ * first-use order, so output is deterministic.
+ */
 class StringTable {
   private readonly ids = new Map<string, number>();
-  readonly strings: string[] = [];
+  private readonly parts: Uint8Array[] = [];
+  private size = 0;
+  private readonly encoder = new TextEncoder();
   id(s: string): number {
     let id = this.ids.get(s);
     if (id === undefined) {
-      id = this.strings.length;
+      id = this.size;
+      const bytes = this.encoder.encode(s);
+      const header: number[] = [];
+      let n = bytes.length;
+      while (n >= 0x80) {
+        header.push((n & 0x7f) | 0x80);
+        n >>>= 7;
+      }
+      header.push(n);
+      if (header.length > 4) throw new Error(`string of ${bytes.length} bytes is too long for a bundle`);
+      this.parts.push(Uint8Array.from(header), bytes);
+      this.size += header.length + bytes.length;
       this.ids.set(s, id);
-      this.strings.push(s);
     }
     return id;
   }
-  encode(): { bytes: Uint8Array; offsets: Uint32Array } {
-    const encoder = new TextEncoder();
-    const parts = this.strings.map((s) => encoder.encode(s));
-    const offsets = new Uint32Array(parts.length + 1);
-    let total = 0;
-    parts.forEach((p, i) => {
-      offsets[i] = total;
-      total += p.length;
-    });
-    offsets[parts.length] = total;
-    const bytes = new Uint8Array(total);
-    parts.forEach((p, i) => bytes.set(p, offsets[i] as number));
-    return { bytes, offsets };
+  encode(): Uint8Array {
+    const out = new Uint8Array(this.size);
+    let at = 0;
+    for (const p of this.parts) {
+      out.set(p, at);
+      at += p.length;
+    }
+    return out;
   }
 }
 
@@ -58,19 +70,16 @@ interface TrieNode {
   hasStarChild: boolean;
 }
 
-/** The matcher compares prefixes byte-for-char, so a prefix is cut before its first non-ASCII character. */
-function asciiPrefix(source: string): LiteralPrefix | null {
-  const lit = literalPrefix(source);
-  if (lit === null) return null;
-  const cut = lit.prefix.search(/[^\x00-\x7f]/);
-  if (cut === -1) return lit;
-  return cut === 0 ? null : { prefix: lit.prefix.slice(0, cut), whole: false };
+/** A rule is a plain prefix swap when its `from` is `^` + a literal and its `to` has no `$` pattern. */
+function isLiteralRule(from: string, to: string): boolean {
+  const lit = literalPrefix(from);
+  return lit !== null && lit.whole && !to.includes('$');
 }
 
 function labelHash(parent: number, label: string): number {
-  let h = hashSeed(parent);
+  let h = LABEL_HASH_SEED;
   for (let i = 0; i < label.length; i++) h = hashStep(h, label.charCodeAt(i));
-  return hashFinish(h);
+  return slotHash(h, parent);
 }
 
 /**
@@ -102,16 +111,12 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   const rsRuleStart = new Uint32Array(n + 1);
   const rsExclStart = new Uint32Array(n + 1);
   const rsCookieStart = new Uint32Array(n + 1);
-  const rsTargetStart = new Uint32Array(n + 1);
   const ruleFrom: number[] = [];
   const ruleTo: number[] = [];
   const ruleKind: number[] = [];
-  const rulePrefix: number[] = [];
   const exclPattern: number[] = [];
-  const exclPrefix: number[] = [];
   const cookieHost: number[] = [];
   const cookieName: number[] = [];
-  const targetNode: number[] = [];
 
   rulesets.forEach((rs, id) => {
     rsName[id] = strings.id(rs.name);
@@ -127,28 +132,17 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
     for (const rule of rs.rules) {
       ruleFrom.push(strings.id(rule.from));
       ruleTo.push(strings.id(rule.to));
-      const lit = asciiPrefix(rule.from);
-      if (isTrivialRule(rule)) {
-        ruleKind.push(RuleKind.Trivial);
-      } else if (lit !== null && lit.whole && !rule.to.includes('$')) {
-        ruleKind.push(RuleKind.Literal);
-      } else {
-        ruleKind.push(RuleKind.General);
-      }
-      rulePrefix.push(lit === null ? NONE : strings.id(lit.prefix));
+      ruleKind.push(isTrivialRule(rule) ? RuleKind.Trivial : isLiteralRule(rule.from, rule.to) ? RuleKind.Literal : RuleKind.General);
     }
     rsExclStart[id] = exclPattern.length;
     for (const exclusion of rs.exclusions) {
       exclPattern.push(strings.id(exclusion.pattern));
-      const lit = asciiPrefix(exclusion.pattern);
-      exclPrefix.push(lit === null ? NONE : strings.id(lit.prefix));
     }
     rsCookieStart[id] = cookieHost.length;
     for (const cookie of rs.secureCookies) {
       cookieHost.push(strings.id(cookie.host));
       cookieName.push(strings.id(cookie.name));
     }
-    rsTargetStart[id] = targetNode.length;
     for (const target of rs.targets) {
       // Reversed labels: www.example.com is com → example → www.
       const labels = target.host.split('.');
@@ -156,29 +150,30 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
       for (let i = labels.length - 1; i >= 0; i--) node = child(node, labels[i] as string);
       const list = (nodes[node] as TrieNode).rulesets;
       if (list[list.length - 1] !== id) list.push(id);
-      targetNode.push(node);
     }
   });
   rsRuleStart[n] = ruleFrom.length;
   rsExclStart[n] = exclPattern.length;
   rsCookieStart[n] = cookieHost.length;
-  rsTargetStart[n] = targetNode.length;
 
-  // Node arrays and the open-addressing table (load factor <= 0.5 keeps probe chains short).
+  // Node arrays and the open-addressing table. Load factor <= 0.7; each slot carries a hash tag
+  // above the node index, so most probes that miss are rejected without touching the nodes.
   const nodeCount = nodes.length;
   let slotCount = 16;
-  while (slotCount < nodeCount * 2) slotCount *= 2;
+  while (slotCount * 0.7 < nodeCount) slotCount *= 2;
   const mask = slotCount - 1;
+  let nodeBits = 1;
+  while (1 << nodeBits < nodeCount) nodeBits++;
+  if (nodeBits > 28) throw new Error(`${nodeCount} host index nodes do not fit a bundle`);
   const slots = new Uint32Array(slotCount);
   const nodeParent = new Uint32Array(nodeCount);
   const nodeLabel = new Uint32Array(nodeCount);
   const nodeRef = new Uint32Array(nodeCount);
-  const nodeFlags = new Uint8Array(nodeCount);
   const refList: number[] = [];
   nodes.forEach((node, id) => {
     nodeParent[id] = node.parent;
-    nodeLabel[id] = id === 0 ? NONE : strings.id(node.label);
-    if (node.hasStarChild) nodeFlags[id] = NodeFlag.HasStarChild;
+    nodeLabel[id] = id === 0 ? 0 : strings.id(node.label);
+    if (node.hasStarChild) nodeLabel[id] = ((nodeLabel[id] as number) | NODE_STAR_BIT) >>> 0;
     if (node.rulesets.length === 1) {
       nodeRef[id] = (node.rulesets[0] as number) + 1;
     } else if (node.rulesets.length > 1) {
@@ -186,20 +181,18 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
       refList.push(node.rulesets.length, ...node.rulesets);
     }
     if (id === 0) return;
-    let slot = labelHash(node.parent, node.label) & mask;
+    const h = labelHash(node.parent, node.label);
+    let slot = h & mask;
     while (slots[slot] !== 0) slot = (slot + 1) & mask;
-    slots[slot] = id;
+    slots[slot] = (((h >>> nodeBits) << nodeBits) | id) >>> 0;
   });
 
-  const { bytes: strBytes, offsets: strOffsets } = strings.encode();
   const sections: ArrayBufferView[] = [];
-  sections[Section.StrBytes] = strBytes;
-  sections[Section.StrOffsets] = strOffsets;
+  sections[Section.StrBytes] = strings.encode();
   sections[Section.Slots] = slots;
   sections[Section.NodeParent] = nodeParent;
   sections[Section.NodeLabel] = nodeLabel;
   sections[Section.NodeRef] = nodeRef;
-  sections[Section.NodeFlags] = nodeFlags;
   sections[Section.RefList] = Uint32Array.from(refList);
   sections[Section.RsFlags] = rsFlags;
   sections[Section.RsName] = rsName;
@@ -208,22 +201,18 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   sections[Section.RsRuleStart] = rsRuleStart;
   sections[Section.RsExclStart] = rsExclStart;
   sections[Section.RsCookieStart] = rsCookieStart;
-  sections[Section.RsTargetStart] = rsTargetStart;
   sections[Section.RuleFrom] = Uint32Array.from(ruleFrom);
   sections[Section.RuleTo] = Uint32Array.from(ruleTo);
   sections[Section.RuleKind] = Uint8Array.from(ruleKind);
-  sections[Section.RulePrefix] = Uint32Array.from(rulePrefix);
   sections[Section.ExclPattern] = Uint32Array.from(exclPattern);
-  sections[Section.ExclPrefix] = Uint32Array.from(exclPrefix);
   sections[Section.CookieHost] = Uint32Array.from(cookieHost);
   sections[Section.CookieName] = Uint32Array.from(cookieName);
-  sections[Section.TargetNode] = Uint32Array.from(targetNode);
-  return assemble(sections, options.timestamp ?? 0, n);
+  return assemble(sections, options.timestamp ?? 0, n, nodeBits);
 }
 
 const align4 = (x: number): number => (x + 3) & ~3;
 
-function assemble(sections: ArrayBufferView[], timestamp: number, rulesetCount: number): Uint8Array {
+function assemble(sections: ArrayBufferView[], timestamp: number, rulesetCount: number, nodeBits: number): Uint8Array {
   const directoryBytes = Section.Count * 8;
   let offset = HEADER_BYTES + directoryBytes;
   const placed = sections.map((s, i) => {
@@ -241,6 +230,7 @@ function assemble(sections: ArrayBufferView[], timestamp: number, rulesetCount: 
   view.setFloat64(16, timestamp, true);
   view.setUint32(24, rulesetCount, true);
   view.setUint32(28, Section.Count, true);
+  view.setUint32(NODE_BITS_OFFSET, nodeBits, true);
   sections.forEach((s, i) => {
     view.setUint32(HEADER_BYTES + i * 8, placed[i] as number, true);
     view.setUint32(HEADER_BYTES + i * 8 + 4, s.byteLength, true);

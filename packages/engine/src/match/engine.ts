@@ -1,11 +1,13 @@
 import type { Ruleset } from '../model/ruleset.js';
-import { hashFinish, hashSeed, hashStep, NodeFlag, NONE, REF_LIST_BIT, RuleKind, RulesetFlag, Section } from '../bundle/format.js';
-import { readBundleSections, type BundleHeader } from '../bundle/read.js';
+import { hashStep, LABEL_HASH_SEED, NODE_STAR_BIT, NONE, readLength, REF_LIST_BIT, RuleKind, RulesetFlag, Section, slotHash } from '../bundle/format.js';
+import { literalPrefix } from '../regex/literal-prefix.js';
+import { readBundleSections, type BundleHeader, type BundleVerification } from '../bundle/read.js';
 import { newNormalizedUrl, normalizeUrl, restoreCredentials, type NormalizedUrl } from '../url/normalize.js';
 import type { Explanation, ExplainStep } from './explain.js';
 
 const STAR = 0x2a;
 const DOT = 0x2e;
+const STAR_LABEL_HASH = hashStep(LABEL_HASH_SEED, STAR);
 /** 255 characters hold at most 128 labels. */
 const MAX_LABELS = 128;
 const MAX_HOST_LENGTH = 255;
@@ -24,6 +26,13 @@ export interface RewriteOutcome {
 export interface EngineOptions {
   /** Turn on `platform="mixedcontent"` rulesets. */
   mixedContent?: boolean;
+  /**
+   * Most compiled regexes kept at once (default 2048). Each costs V8 about 1.7 KB of heap; past
+   * the cap the oldest is dropped and recompiled if needed again (FIFO, as browsing has locality).
+   */
+  regexCacheSize?: number;
+  /** How much of the bundle to check at load; see BundleVerification. Default `full`. */
+  verify?: BundleVerification;
 }
 
 /**
@@ -36,13 +45,13 @@ export class Engine {
   readonly rulesetCount: number;
 
   private readonly strBytes: Uint8Array;
-  private readonly strOffsets: Uint32Array;
   private readonly slots: Uint32Array;
   private readonly mask: number;
+  private readonly nodeBits: number;
+  private readonly nodeMask: number;
   private readonly nodeParent: Uint32Array;
   private readonly nodeLabel: Uint32Array;
   private readonly nodeRef: Uint32Array;
-  private readonly nodeFlags: Uint8Array;
   private readonly refList: Uint32Array;
   private readonly rsFlags: Uint8Array;
   private readonly rsName: Uint32Array;
@@ -51,26 +60,26 @@ export class Engine {
   private readonly rsRuleStart: Uint32Array;
   private readonly rsExclStart: Uint32Array;
   private readonly rsCookieStart: Uint32Array;
-  private readonly rsTargetStart: Uint32Array;
   private readonly ruleFrom: Uint32Array;
   private readonly ruleTo: Uint32Array;
   private readonly ruleKind: Uint8Array;
-  private readonly rulePrefix: Uint32Array;
   private readonly exclPattern: Uint32Array;
-  private readonly exclPrefix: Uint32Array;
   private readonly cookieHost: Uint32Array;
   private readonly cookieName: Uint32Array;
-  private readonly targetNode: Uint32Array;
 
   /** 1 where the ruleset is active now (defaults, mixed-content switch and user overrides). */
   private readonly active: Uint8Array;
   private readonly overrides = new Map<string, boolean>();
   private mixedContent: boolean;
   private namesToIds: Map<string, number[]> | null = null;
+  private targetIndex: number[][] | null = null;
 
   // Decoded strings and compiled regexes, filled on first use only.
   private readonly strings = new Map<number, string>();
   private readonly regexes = new Map<number, RegExp | null>();
+  private readonly regexCacheSize: number;
+  /** Literal text a regex must start with (by regex string id), '' when none: a cheap pre-check. */
+  private readonly prefixes = new Map<number, string>();
   private readonly decoder = new TextDecoder();
   /** Regexes that failed to compile at run time (a bundle built by another tool), by pattern. */
   readonly regexErrors = new Map<string, string>();
@@ -80,21 +89,22 @@ export class Engine {
   private readonly labelStart = new Int32Array(MAX_LABELS);
   private readonly labelEnd = new Int32Array(MAX_LABELS);
   private readonly suffix = new Int32Array(MAX_LABELS + 1);
+  private readonly labelHash = new Int32Array(MAX_LABELS);
   private readonly candidates = new Int32Array(MAX_LABELS * 2 + 1);
   private lastRuleset = -1;
 
   constructor(bundle: Uint8Array, options: EngineOptions = {}) {
-    const { header, u8, u32 } = readBundleSections(bundle);
+    const { header, nodeBits, u8, u32 } = readBundleSections(bundle, options.verify);
     this.header = header;
     this.rulesetCount = header.rulesetCount;
     this.strBytes = u8[Section.StrBytes] as Uint8Array;
-    this.strOffsets = u32[Section.StrOffsets] as Uint32Array;
     this.slots = u32[Section.Slots] as Uint32Array;
     this.mask = this.slots.length - 1;
+    this.nodeBits = nodeBits;
+    this.nodeMask = 2 ** nodeBits - 1;
     this.nodeParent = u32[Section.NodeParent] as Uint32Array;
     this.nodeLabel = u32[Section.NodeLabel] as Uint32Array;
     this.nodeRef = u32[Section.NodeRef] as Uint32Array;
-    this.nodeFlags = u8[Section.NodeFlags] as Uint8Array;
     this.refList = u32[Section.RefList] as Uint32Array;
     this.rsFlags = u8[Section.RsFlags] as Uint8Array;
     this.rsName = u32[Section.RsName] as Uint32Array;
@@ -103,17 +113,14 @@ export class Engine {
     this.rsRuleStart = u32[Section.RsRuleStart] as Uint32Array;
     this.rsExclStart = u32[Section.RsExclStart] as Uint32Array;
     this.rsCookieStart = u32[Section.RsCookieStart] as Uint32Array;
-    this.rsTargetStart = u32[Section.RsTargetStart] as Uint32Array;
     this.ruleFrom = u32[Section.RuleFrom] as Uint32Array;
     this.ruleTo = u32[Section.RuleTo] as Uint32Array;
     this.ruleKind = u8[Section.RuleKind] as Uint8Array;
-    this.rulePrefix = u32[Section.RulePrefix] as Uint32Array;
     this.exclPattern = u32[Section.ExclPattern] as Uint32Array;
-    this.exclPrefix = u32[Section.ExclPrefix] as Uint32Array;
     this.cookieHost = u32[Section.CookieHost] as Uint32Array;
     this.cookieName = u32[Section.CookieName] as Uint32Array;
-    this.targetNode = u32[Section.TargetNode] as Uint32Array;
     this.mixedContent = options.mixedContent === true;
+    this.regexCacheSize = Math.max(1, options.regexCacheSize ?? 2048);
     this.active = new Uint8Array(this.rulesetCount);
     this.recomputeActive();
   }
@@ -230,11 +237,24 @@ export class Engine {
     if (note !== NONE) rs.defaultOff = this.str(note);
     const platform = this.rsPlatform[id] as number;
     if (platform !== NONE) rs.platform = this.str(platform);
-    for (let t = this.rsTargetStart[id] as number; t < (this.rsTargetStart[id + 1] as number); t++) rs.targets.push({ host: this.nodeHost(this.targetNode[t] as number) });
+    for (const host of this.targetsOf(id)) rs.targets.push({ host });
     for (let r = this.rsRuleStart[id] as number; r < (this.rsRuleStart[id + 1] as number); r++) rs.rules.push({ from: this.str(this.ruleFrom[r] as number), to: this.str(this.ruleTo[r] as number) });
     for (let e = this.rsExclStart[id] as number; e < (this.rsExclStart[id + 1] as number); e++) rs.exclusions.push({ pattern: this.str(this.exclPattern[e] as number) });
     for (let c = this.rsCookieStart[id] as number; c < (this.rsCookieStart[id + 1] as number); c++) rs.secureCookies.push({ host: this.str(this.cookieHost[c] as number), name: this.str(this.cookieName[c] as number) });
     return rs;
+  }
+
+  /**
+   * Target patterns of a ruleset, in host-index order (the bundle keeps no per-ruleset target
+   * list: it is derived from the trie in one pass, the first time any ruleset's targets are asked for).
+   */
+  targetsOf(id: number): string[] {
+    if (this.targetIndex === null) {
+      const index: number[][] = Array.from({ length: this.rulesetCount }, () => []);
+      for (let node = 1; node < this.nodeRef.length; node++) for (const r of this.nodeRulesets(node)) index[r]?.push(node);
+      this.targetIndex = index;
+    }
+    return (this.targetIndex[id] ?? []).map((node) => this.nodeHost(node));
   }
 
   /** Whether the ruleset's only rule is the trivial one with no exclusion. */
@@ -306,9 +326,9 @@ export class Engine {
   private applyRuleset(id: number, href: string): string | null {
     if (((this.rsFlags[id] as number) & RulesetFlag.TrivialOnly) !== 0) return upgradeHttp(href);
     for (let e = this.rsExclStart[id] as number; e < (this.rsExclStart[id + 1] as number); e++) {
-      const prefix = this.exclPrefix[e] as number;
-      if (prefix !== NONE && !this.startsWith(href, prefix)) continue;
-      const re = this.regex(this.exclPattern[e] as number);
+      const pattern = this.exclPattern[e] as number;
+      if (!href.startsWith(this.prefix(pattern))) continue;
+      const re = this.regex(pattern);
       if (re !== null && re.test(href)) return null;
     }
     for (let r = this.rsRuleStart[id] as number; r < (this.rsRuleStart[id + 1] as number); r++) {
@@ -322,13 +342,14 @@ export class Engine {
   private applyRule(r: number, href: string): string | null {
     const kind = this.ruleKind[r] as number;
     if (kind === RuleKind.Trivial) return upgradeHttp(href);
-    const prefix = this.rulePrefix[r] as number;
-    if (prefix !== NONE && !this.startsWith(href, prefix)) return null;
+    const from = this.ruleFrom[r] as number;
+    const prefix = this.prefix(from);
+    if (!href.startsWith(prefix)) return null;
     let out: string;
     if (kind === RuleKind.Literal) {
-      out = this.str(this.ruleTo[r] as number) + href.slice((this.strOffsets[prefix + 1] as number) - (this.strOffsets[prefix] as number));
+      out = this.str(this.ruleTo[r] as number) + href.slice(prefix.length);
     } else {
-      const re = this.regex(this.ruleFrom[r] as number);
+      const re = this.regex(from);
       if (re === null) return null;
       out = href.replace(re, this.str(this.ruleTo[r] as number));
     }
@@ -367,18 +388,28 @@ export class Engine {
     if (length === 0 || length > MAX_HOST_LENGTH) return 0;
     const ls = this.labelStart;
     const le = this.labelEnd;
+    const lh = this.labelHash;
+    // One pass over the hostname finds the labels and hashes each of them.
     let n = 0;
     let s = start;
+    let h = LABEL_HASH_SEED;
     for (let i = start; i < end; i++) {
-      if (src.charCodeAt(i) !== DOT) continue;
-      if (i > start && src.charCodeAt(i - 1) === DOT) return 0; // ".." matches nothing
+      const c = src.charCodeAt(i);
+      if (c !== DOT) {
+        h = hashStep(h, c);
+        continue;
+      }
+      if (i === s && i > start) return 0; // ".." matches nothing
       ls[n] = s;
       le[n] = i;
+      lh[n] = h;
       n++;
       s = i + 1;
+      h = LABEL_HASH_SEED;
     }
     ls[n] = s;
     le[n] = end;
+    lh[n] = h;
     n++;
 
     // suffix[i]: node of labels i..n-1, or -1; suffix[n] is the root.
@@ -386,70 +417,63 @@ export class Engine {
     suffix[n] = 0;
     let node = 0;
     for (let i = n - 1; i >= 0; i--) {
-      if (node >= 0) node = this.child(node, src, ls[i] as number, le[i] as number);
+      if (node >= 0) node = this.child(node, lh[i] as number, src, ls[i] as number, le[i] as number);
       suffix[i] = node;
     }
     const nodeRef = this.nodeRef;
-    const nodeFlags = this.nodeFlags;
+    const nodeLabel = this.nodeLabel;
     const out = this.candidates;
     let count = 0;
     const exact = suffix[0] as number;
     if (exact > 0 && nodeRef[exact] !== 0) out[count++] = exact;
     for (let k = 0; k < n; k++) {
       const base = suffix[k + 1] as number;
-      if (base < 0 || ((nodeFlags[base] as number) & NodeFlag.HasStarChild) === 0) continue;
+      if (base < 0 || ((nodeLabel[base] as number) & NODE_STAR_BIT) === 0) continue;
       let at = this.starChild(base);
-      for (let j = k - 1; j >= 0 && at >= 0; j--) at = this.child(at, src, ls[j] as number, le[j] as number);
+      for (let j = k - 1; j >= 0 && at >= 0; j--) at = this.child(at, lh[j] as number, src, ls[j] as number, le[j] as number);
       if (at > 0 && nodeRef[at] !== 0) out[count++] = at;
     }
     for (let i = 2; i <= n - 2; i++) {
       const base = suffix[i] as number;
-      if (base < 0 || ((nodeFlags[base] as number) & NodeFlag.HasStarChild) === 0) continue;
+      if (base < 0 || ((nodeLabel[base] as number) & NODE_STAR_BIT) === 0) continue;
       const at = this.starChild(base);
       if (at > 0 && nodeRef[at] !== 0) out[count++] = at;
     }
     return count;
   }
 
-  /** The child of `parent` labelled `src[start,end)`, or -1. */
-  private child(parent: number, src: string, start: number, end: number): number {
-    let h = hashSeed(parent);
-    for (let i = start; i < end; i++) h = hashStep(h, src.charCodeAt(i));
+  /** The child of `parent` labelled `src[start,end)` (whose label hash is `labelHash`), or -1. */
+  private child(parent: number, labelHash: number, src: string, start: number, end: number): number {
+    const h = slotHash(labelHash, parent);
     const slots = this.slots;
     const mask = this.mask;
-    let slot = hashFinish(h) & mask;
-    const length = end - start;
+    const bits = this.nodeBits;
+    let slot = h & mask;
     for (;;) {
-      const node = slots[slot] as number;
-      if (node === 0) return -1;
-      if (this.nodeParent[node] === parent) {
-        const label = this.nodeLabel[node] as number;
-        const from = this.strOffsets[label] as number;
-        if ((this.strOffsets[label + 1] as number) - from === length) {
-          const bytes = this.strBytes;
-          let i = 0;
-          while (i < length && bytes[from + i] === src.charCodeAt(start + i)) i++;
-          if (i === length) return node;
-        }
+      const v = slots[slot] as number;
+      if (v === 0) return -1;
+      // The tag (hash bits above the node index) rejects almost every other key outright.
+      if ((v ^ h) >>> bits === 0) {
+        const node = v & this.nodeMask;
+        if (this.nodeParent[node] === parent && this.labelEquals(node, src, start, end)) return node;
       }
       slot = (slot + 1) & mask;
     }
   }
 
+  private labelEquals(node: number, src: string, start: number, end: number): boolean {
+    const bytes = this.strBytes;
+    const at = ((this.nodeLabel[node] as number) & ~NODE_STAR_BIT) >>> 0;
+    const meta = readLength(bytes, at);
+    const length = end - start;
+    if (meta >>> 3 !== length) return false;
+    const from = at + (meta & 7);
+    for (let i = 0; i < length; i++) if (bytes[from + i] !== src.charCodeAt(start + i)) return false;
+    return true;
+  }
+
   private starChild(parent: number): number {
-    const slots = this.slots;
-    const mask = this.mask;
-    let slot = hashFinish(hashStep(hashSeed(parent), STAR)) & mask;
-    for (;;) {
-      const node = slots[slot] as number;
-      if (node === 0) return -1;
-      if (this.nodeParent[node] === parent) {
-        const label = this.nodeLabel[node] as number;
-        const from = this.strOffsets[label] as number;
-        if ((this.strOffsets[label + 1] as number) - from === 1 && this.strBytes[from] === STAR) return node;
-      }
-      slot = (slot + 1) & mask;
-    }
+    return this.child(parent, STAR_LABEL_HASH, '*', 0, 1);
   }
 
   private nodeRulesets(node: number): number[] {
@@ -463,7 +487,7 @@ export class Engine {
   /** The target pattern a trie node stands for, e.g. `*.example.com`. */
   private nodeHost(node: number): string {
     const labels: string[] = [];
-    for (let at = node; at > 0; at = this.nodeParent[at] as number) labels.push(this.str(this.nodeLabel[at] as number));
+    for (let at = node; at > 0; at = this.nodeParent[at] as number) labels.push(this.str(((this.nodeLabel[at] as number) & ~NODE_STAR_BIT) >>> 0));
     return labels.join('.');
   }
 
@@ -485,40 +509,49 @@ export class Engine {
 
   // ---- strings and regexes ----------------------------------------------------------------
 
+  /** Decoded string, cached: for strings used on every rewrite (replacements, names). */
   private str(id: number): string {
     let s = this.strings.get(id);
     if (s === undefined) {
-      s = this.decoder.decode(this.strBytes.subarray(this.strOffsets[id], this.strOffsets[id + 1]));
+      s = this.text(id);
       this.strings.set(id, s);
     }
     return s;
+  }
+
+  /** Decoded string, not cached: regex sources are needed once, to compile them. */
+  private text(id: number): string {
+    const meta = readLength(this.strBytes, id);
+    const from = id + (meta & 7);
+    return this.decoder.decode(this.strBytes.subarray(from, from + Math.floor(meta / 8)));
+  }
+
+  private prefix(regexId: number): string {
+    let p = this.prefixes.get(regexId);
+    if (p === undefined) {
+      p = literalPrefix(this.text(regexId))?.prefix ?? '';
+      this.prefixes.set(regexId, p);
+    }
+    return p;
   }
 
   /** Compiled on first use; a pattern that does not compile is remembered as failing, once. */
   private regex(id: number): RegExp | null {
     let re = this.regexes.get(id);
     if (re === undefined) {
-      const source = this.str(id);
+      const source = this.text(id);
       try {
         re = new RegExp(source);
       } catch (err) {
         re = null;
         this.regexErrors.set(source, err instanceof Error ? err.message : String(err));
       }
+      if (this.regexes.size >= this.regexCacheSize) this.regexes.delete(this.regexes.keys().next().value as number);
       this.regexes.set(id, re);
     }
     return re;
   }
 
-  /** `href.startsWith(string id)`, comparing the pool's ASCII bytes without decoding. */
-  private startsWith(href: string, id: number): boolean {
-    const from = this.strOffsets[id] as number;
-    const length = (this.strOffsets[id + 1] as number) - from;
-    if (href.length < length) return false;
-    const bytes = this.strBytes;
-    for (let i = 0; i < length; i++) if (bytes[from + i] !== href.charCodeAt(i)) return false;
-    return true;
-  }
 }
 
 /** `href.replace(/^http:/, 'https:')` when it changes anything, else null. */

@@ -1,0 +1,173 @@
+/**
+ * `npm run bench`: compile the full 2018 corpus, then measure load time, heap and per-URL rewrite
+ * cost in a fresh process (so parsing garbage does not pollute the heap figures), with the cost
+ * of `new URL()` on the same URLs as the yardstick. Prints one JSON object and a table.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { compileBundle, guardRulesets, loadBundle, parseRulesetXml, type Ruleset } from '../src/index.js';
+import { listRulesetFiles } from '../src/node/index.js';
+import { corpusRulesDir, readOracle } from '../test/support/corpus.js';
+
+interface Stats {
+  mean: number;
+  p50: number;
+  p99: number;
+  max: number;
+  count: number;
+}
+
+function stats(samples: Float64Array, mean: number): Stats {
+  const sorted = Float64Array.from(samples).sort();
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
+  return { mean, p50: at(0.5), p99: at(0.99), max: sorted[sorted.length - 1] as number, count: sorted.length };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+
+function heapMb(): number {
+  // Two collections: the first may only schedule finalisation of what the second frees.
+  (globalThis as { gc?: () => void }).gc?.();
+  (globalThis as { gc?: () => void }).gc?.();
+  return process.memoryUsage().heapUsed / 2 ** 20;
+}
+
+/** Mean µs per call over whole passes (no timer per call), best of `passes`. */
+function meanOf(urls: readonly string[], fn: (u: string) => unknown, passes = 5): number {
+  let best = Infinity;
+  let sink = 0;
+  for (let p = 0; p < passes; p++) {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < urls.length; i++) if (fn(urls[i] as string) !== null) sink++;
+    best = Math.min(best, Number(process.hrtime.bigint() - start) / 1000 / urls.length);
+  }
+  if (sink < 0) console.log(sink);
+  return best;
+}
+
+/** Per-call µs, timer overhead subtracted, for the percentiles. */
+function perCall(urls: readonly string[], fn: (u: string) => unknown): Float64Array {
+  const out = new Float64Array(urls.length);
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < 1000; i++) process.hrtime.bigint();
+  const overhead = Number(process.hrtime.bigint() - t0) / 1000 / 1001;
+  for (let i = 0; i < urls.length; i++) {
+    const s = process.hrtime.bigint();
+    fn(urls[i] as string);
+    out[i] = Math.max(0, Number(process.hrtime.bigint() - s) / 1000 - overhead);
+  }
+  return out;
+}
+
+async function measure(bundlePath: string): Promise<Record<string, unknown>> {
+  const oracle = await readOracle();
+  const urls = oracle.map((c) => c.url);
+  const heapBefore = heapMb();
+  const bytes = new Uint8Array(readFileSync(bundlePath));
+  const heapWithBytes = heapMb();
+  const loads: number[] = [];
+  let engine = loadBundle(bytes);
+  for (let i = 0; i < 20; i++) {
+    const start = performance.now();
+    engine = loadBundle(bytes);
+    loads.push(performance.now() - start);
+  }
+  const trustedLoads: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    const start = performance.now();
+    engine = loadBundle(bytes, { verify: 'trusted' });
+    trustedLoads.push(performance.now() - start);
+  }
+  const heapAfterLoad = heapMb();
+  // First pass: compiles the regexes the URLs need (lazily, once). Measured before the hit and
+  // miss lists below exist, so the heap figure is the engine's own.
+  let rewritten = 0;
+  for (const url of urls) if (engine.rewrite(url) !== null) rewritten++;
+  const heapAfterAll = heapMb();
+  const hits: string[] = [];
+  const misses: string[] = [];
+  for (const url of urls) (engine.rewrite(url) === null ? misses : hits).push(url);
+  if (hits.length !== rewritten) throw new Error('rewrite is not deterministic');
+  let parsed = 0;
+  const newUrl = (u: string) => {
+    parsed++;
+    return new URL(u);
+  };
+  const result = {
+    loadMsMedian: median(loads),
+    loadTrustedMsMedian: median(trustedLoads),
+    heapMb: { baseline: heapBefore, bundleBytesInHeap: heapWithBytes - heapBefore, afterLoad: heapAfterLoad - heapBefore, afterAllUrls: heapAfterAll - heapBefore, externalArrayBuffersMb: process.memoryUsage().arrayBuffers / 2 ** 20 },
+    urls: urls.length,
+    rewriteUs: {
+      all: stats(perCall(urls, (u) => engine.rewrite(u)), meanOf(urls, (u) => engine.rewrite(u))),
+      hits: stats(perCall(hits, (u) => engine.rewrite(u)), meanOf(hits, (u) => engine.rewrite(u))),
+      misses: stats(perCall(misses, (u) => engine.rewrite(u)), meanOf(misses, (u) => engine.rewrite(u))),
+    },
+    newUrlUs: stats(perCall(urls, newUrl), meanOf(urls, newUrl)),
+  };
+  if (parsed === 0) throw new Error('yardstick did not run');
+  return result;
+}
+
+async function main(): Promise<void> {
+  if (process.argv[2] === '--measure') {
+    process.stdout.write(JSON.stringify(await measure(process.argv[3] as string)));
+    return;
+  }
+  const files = listRulesetFiles(corpusRulesDir());
+  let t = performance.now();
+  const rulesets: Ruleset[] = [];
+  for (const file of files) {
+    const parsed = parseRulesetXml(readFileSync(file, 'utf8'), file);
+    if (parsed.ruleset !== null) rulesets.push(parsed.ruleset);
+  }
+  const parseMs = performance.now() - t;
+  t = performance.now();
+  const guarded = guardRulesets(rulesets);
+  const guardMs = performance.now() - t;
+  t = performance.now();
+  const bundle = compileBundle(guarded.rulesets);
+  const compileMs = performance.now() - t;
+  const dir = mkdtempSync(join(tmpdir(), 'httpsify-bench-'));
+  const bundlePath = join(dir, 'corpus.bundle');
+  writeFileSync(bundlePath, bundle);
+  const child = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--measure', bundlePath], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  if (child.status !== 0) throw new Error(`measuring process failed: ${child.stderr}`);
+  const measured = JSON.parse(child.stdout) as Record<string, any>;
+  const report = {
+    node: process.version,
+    cpu: execFileSync('sh', ['-c', "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], { encoding: 'utf8' }).trim(),
+    rulesets: guarded.rulesets.length,
+    refusedByGuard: rulesets.length - guarded.rulesets.length,
+    xmlParseMs: parseMs,
+    guardMs,
+    compileMs,
+    bundleBytes: bundle.length,
+    bundleGzipBytes: gzipSync(bundle, { level: 9 }).length,
+    ...measured,
+  };
+  console.log(JSON.stringify(report));
+  const r = measured.rewriteUs;
+  const u = measured.newUrlUs;
+  const row = (name: string, value: string, target = '') => console.log(`${name.padEnd(34)} ${value.padStart(14)}   ${target}`);
+  console.log('');
+  row('XML parse (24k files)', `${parseMs.toFixed(0)} ms`);
+  row('regex guard', `${guardMs.toFixed(0)} ms`);
+  row('compile to bundle', `${compileMs.toFixed(0)} ms`);
+  row('bundle size', `${(bundle.length / 2 ** 20).toFixed(2)} MB`, 'target <= 3 MB');
+  row('bundle size gzip', `${(report.bundleGzipBytes / 2 ** 20).toFixed(2)} MB`);
+  row('load, trusted bytes (median of 20)', `${measured.loadTrustedMsMedian.toFixed(3)} ms`, 'target <= 2 ms (packaged or signature-verified bundle)');
+  row('load, full verification (median)', `${measured.loadMsMedian.toFixed(2)} ms`, 'checksum + cross-references, for files from disk');
+  row('heap after load', `${measured.heapMb.afterLoad.toFixed(2)} MB`, 'target <= 4 MB');
+  row('heap after all oracle URLs', `${measured.heapMb.afterAllUrls.toFixed(2)} MB`, 'target <= 8 MB');
+  for (const [name, s] of [['rewrite, all', r.all], ['rewrite, hits', r.hits], ['rewrite, misses', r.misses], ['new URL() yardstick', u]] as const) {
+    row(`${name} (n=${s.count})`, `mean ${s.mean.toFixed(3)} µs`, `p50 ${s.p50.toFixed(2)}  p99 ${s.p99.toFixed(2)}  max ${s.max.toFixed(1)} µs`);
+  }
+  row('mean rewrite / mean new URL()', `${(r.all.mean / u.mean).toFixed(2)}x`, 'target <= 0.5x; p99 target <= 5 µs');
+}
+
+await main();
