@@ -8,7 +8,7 @@
  * right to left probing once per label, straight over the URL string.
  */
 export const MAGIC = 'HTTPSFY\0';
-export const FORMAT_VERSION = 2;
+export const FORMAT_VERSION = 3;
 export const HEADER_BYTES = 40;
 /** Header offset of the number of low bits of a slot that hold the node index. */
 export const NODE_BITS_OFFSET = 36;
@@ -19,10 +19,12 @@ export const enum Section {
   StrBytes,
   /** Open-addressing table: node index in the low `nodeBits`, a hash tag above it; 0 = empty. */
   Slots,
-  NodeParent,
-  /** Label string id, with NODE_STAR_BIT set when the node has a `*` child. */
-  NodeLabel,
-  NodeRef,
+  /**
+   * One record of NODE_STRIDE words per trie node, so a probe touches one cache line:
+   * parent index; label word (string id in the low 24 bits, label length in bits 24-30 when
+   * below 127, NODE_STAR_BIT when the node has a `*` child); ruleset ref.
+   */
+  Nodes,
   RefList,
   RsFlags,
   RsName,
@@ -42,7 +44,7 @@ export const enum Section {
 
 /** Element size of each section, in bytes (1: Uint8Array, 4: Uint32Array). */
 export const SECTION_ELEMENT_BYTES: readonly number[] = [
-  1, 4, 4, 4, 4, 4, 1, 4, 4, 4, 4, 4, 4, 4, 4, 1, 4, 4, 4,
+  1, 4, 4, 4, 1, 4, 4, 4, 4, 4, 4, 4, 4, 1, 4, 4, 4,
 ];
 
 export const enum RulesetFlag {
@@ -62,8 +64,16 @@ export const enum RuleKind {
   Literal = 2,
 }
 
-/** Set in NodeLabel when the node has a `*` child (labels ids stay below 2^31). */
+export const NODE_STRIDE = 3;
+export const NODE_PARENT = 0;
+export const NODE_LABEL = 1;
+export const NODE_REF = 2;
+/** Label word: the node has a `*` child. */
 export const NODE_STAR_BIT = 0x80000000;
+/** Label word: string id bits; the string pool must stay below 16 MiB. */
+export const NODE_LABEL_ID_MASK = 0x00ffffff;
+/** Label word: length field value meaning "127 or longer: read it from the pool". */
+export const NODE_LABEL_LONG = 127;
 
 /** Set in NodeRef when the value indexes RefList (count, then ids) instead of holding id + 1. */
 export const REF_LIST_BIT = 0x80000000;

@@ -1,4 +1,4 @@
-import { checksum, FORMAT_VERSION, HEADER_BYTES, MAGIC, NODE_BITS_OFFSET, Section, SECTION_ELEMENT_BYTES } from './format.js';
+import { checksum, FORMAT_VERSION, HEADER_BYTES, MAGIC, NODE_BITS_OFFSET, NODE_PARENT, NODE_REF, NODE_STRIDE, Section, SECTION_ELEMENT_BYTES } from './format.js';
 
 export class BundleError extends Error {
   override readonly name = 'BundleError';
@@ -83,10 +83,9 @@ function expectLength(name: string, actual: number, expected: number): void {
  * Out-of-range string reads cannot escape the typed arrays in JavaScript; they only garble text.
  */
 function checkCrossReferences(n: number, nodeBits: number, u8: Uint8Array[], u32: Uint32Array[]): void {
-  const nodes = (u32[Section.NodeParent] as Uint32Array).length;
-  if (nodes === 0 || nodes > 2 ** nodeBits) throw new BundleError('corrupt bundle: host index size');
-  expectLength('node labels', (u32[Section.NodeLabel] as Uint32Array).length, nodes);
-  expectLength('node refs', (u32[Section.NodeRef] as Uint32Array).length, nodes);
+  const records = u32[Section.Nodes] as Uint32Array;
+  const nodes = records.length / NODE_STRIDE;
+  if (nodes === 0 || !Number.isInteger(nodes) || nodes > 2 ** nodeBits) throw new BundleError('corrupt bundle: host index size');
   expectLength('ruleset flags', (u8[Section.RsFlags] as Uint8Array).length, n);
   for (const s of [Section.RsName, Section.RsNote, Section.RsPlatform]) expectLength('ruleset strings', (u32[s] as Uint32Array).length, n);
   const ranges: [Section, Section][] = [
@@ -109,8 +108,7 @@ function checkCrossReferences(n: number, nodeBits: number, u8: Uint8Array[], u32
   expectLength('rule targets', (u32[Section.RuleTo] as Uint32Array).length, rules);
   expectLength('rule kinds', (u8[Section.RuleKind] as Uint8Array).length, rules);
   expectLength('cookie names', (u32[Section.CookieName] as Uint32Array).length, (u32[Section.CookieHost] as Uint32Array).length);
-  const parents = u32[Section.NodeParent] as Uint32Array;
-  for (let i = 1; i < nodes; i++) if ((parents[i] as number) >= i) throw new BundleError('corrupt bundle: node parent out of order');
+  for (let i = 1; i < nodes; i++) if ((records[i * NODE_STRIDE + NODE_PARENT] as number) >= i) throw new BundleError('corrupt bundle: node parent out of order');
   const slots = u32[Section.Slots] as Uint32Array;
   if (slots.length === 0 || (slots.length & (slots.length - 1)) !== 0) throw new BundleError('corrupt bundle: host table size');
   const nodeMask = nodeBits === 32 ? 0xffffffff : 2 ** nodeBits - 1;
@@ -123,9 +121,8 @@ function checkCrossReferences(n: number, nodeBits: number, u8: Uint8Array[], u32
   }
   if (used >= slots.length) throw new BundleError('corrupt bundle: host table has no empty slot');
   const refList = u32[Section.RefList] as Uint32Array;
-  const refs = u32[Section.NodeRef] as Uint32Array;
   for (let i = 0; i < nodes; i++) {
-    const r = refs[i] as number;
+    const r = records[i * NODE_STRIDE + NODE_REF] as number;
     if (r === 0) continue;
     if (r & 0x80000000) {
       const at = r & 0x7fffffff;

@@ -8,7 +8,13 @@ import {
   LABEL_HASH_SEED,
   MAGIC,
   NODE_BITS_OFFSET,
+  NODE_LABEL,
+  NODE_LABEL_ID_MASK,
+  NODE_LABEL_LONG,
+  NODE_PARENT,
+  NODE_REF,
   NODE_STAR_BIT,
+  NODE_STRIDE,
   NONE,
   REF_LIST_BIT,
   RuleKind,
@@ -166,18 +172,26 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   while (1 << nodeBits < nodeCount) nodeBits++;
   if (nodeBits > 28) throw new Error(`${nodeCount} host index nodes do not fit a bundle`);
   const slots = new Uint32Array(slotCount);
-  const nodeParent = new Uint32Array(nodeCount);
-  const nodeLabel = new Uint32Array(nodeCount);
-  const nodeRef = new Uint32Array(nodeCount);
+  const records = new Uint32Array(nodeCount * NODE_STRIDE);
   const refList: number[] = [];
+  const encoder = new TextEncoder();
+  // Labels go first in the string pool, so their ids stay small.
+  for (const node of nodes) if (node.label !== '') strings.id(node.label);
   nodes.forEach((node, id) => {
-    nodeParent[id] = node.parent;
-    nodeLabel[id] = id === 0 ? 0 : strings.id(node.label);
-    if (node.hasStarChild) nodeLabel[id] = ((nodeLabel[id] as number) | NODE_STAR_BIT) >>> 0;
+    const at = id * NODE_STRIDE;
+    records[at + NODE_PARENT] = node.parent;
+    if (id > 0) {
+      const labelId = strings.id(node.label);
+      if (labelId > NODE_LABEL_ID_MASK) throw new Error('host labels exceed the 16 MiB a bundle can index');
+      const length = Math.min(encoder.encode(node.label).length, NODE_LABEL_LONG);
+      records[at + NODE_LABEL] = ((length << 24) | labelId | (node.hasStarChild ? NODE_STAR_BIT : 0)) >>> 0;
+    } else if (node.hasStarChild) {
+      records[at + NODE_LABEL] = NODE_STAR_BIT;
+    }
     if (node.rulesets.length === 1) {
-      nodeRef[id] = (node.rulesets[0] as number) + 1;
+      records[at + NODE_REF] = (node.rulesets[0] as number) + 1;
     } else if (node.rulesets.length > 1) {
-      nodeRef[id] = REF_LIST_BIT | refList.length;
+      records[at + NODE_REF] = (REF_LIST_BIT | refList.length) >>> 0;
       refList.push(node.rulesets.length, ...node.rulesets);
     }
     if (id === 0) return;
@@ -190,9 +204,7 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   const sections: ArrayBufferView[] = [];
   sections[Section.StrBytes] = strings.encode();
   sections[Section.Slots] = slots;
-  sections[Section.NodeParent] = nodeParent;
-  sections[Section.NodeLabel] = nodeLabel;
-  sections[Section.NodeRef] = nodeRef;
+  sections[Section.Nodes] = records;
   sections[Section.RefList] = Uint32Array.from(refList);
   sections[Section.RsFlags] = rsFlags;
   sections[Section.RsName] = rsName;

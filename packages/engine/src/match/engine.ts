@@ -1,5 +1,5 @@
 import type { Ruleset } from '../model/ruleset.js';
-import { hashStep, LABEL_HASH_SEED, NODE_STAR_BIT, NONE, readLength, REF_LIST_BIT, RuleKind, RulesetFlag, Section, slotHash } from '../bundle/format.js';
+import { hashStep, LABEL_HASH_SEED, NODE_LABEL, NODE_LABEL_ID_MASK, NODE_LABEL_LONG, NODE_PARENT, NODE_REF, NODE_STAR_BIT, NODE_STRIDE, NONE, readLength, REF_LIST_BIT, RuleKind, RulesetFlag, Section, slotHash } from '../bundle/format.js';
 import { literalPrefix } from '../regex/literal-prefix.js';
 import { readBundleSections, type BundleHeader, type BundleVerification } from '../bundle/read.js';
 import { newNormalizedUrl, normalizeUrl, restoreCredentials, type NormalizedUrl } from '../url/normalize.js';
@@ -49,9 +49,8 @@ export class Engine {
   private readonly mask: number;
   private readonly nodeBits: number;
   private readonly nodeMask: number;
-  private readonly nodeParent: Uint32Array;
-  private readonly nodeLabel: Uint32Array;
-  private readonly nodeRef: Uint32Array;
+  /** NODE_STRIDE words per trie node: parent, label word, ruleset ref. */
+  private readonly nodes: Uint32Array;
   private readonly refList: Uint32Array;
   private readonly rsFlags: Uint8Array;
   private readonly rsName: Uint32Array;
@@ -102,9 +101,7 @@ export class Engine {
     this.mask = this.slots.length - 1;
     this.nodeBits = nodeBits;
     this.nodeMask = 2 ** nodeBits - 1;
-    this.nodeParent = u32[Section.NodeParent] as Uint32Array;
-    this.nodeLabel = u32[Section.NodeLabel] as Uint32Array;
-    this.nodeRef = u32[Section.NodeRef] as Uint32Array;
+    this.nodes = u32[Section.Nodes] as Uint32Array;
     this.refList = u32[Section.RefList] as Uint32Array;
     this.rsFlags = u8[Section.RsFlags] as Uint8Array;
     this.rsName = u32[Section.RsName] as Uint32Array;
@@ -251,7 +248,7 @@ export class Engine {
   targetsOf(id: number): string[] {
     if (this.targetIndex === null) {
       const index: number[][] = Array.from({ length: this.rulesetCount }, () => []);
-      for (let node = 1; node < this.nodeRef.length; node++) for (const r of this.nodeRulesets(node)) index[r]?.push(node);
+      for (let node = 1; node < this.nodes.length / NODE_STRIDE; node++) for (const r of this.nodeRulesets(node)) index[r]?.push(node);
       this.targetIndex = index;
     }
     return (this.targetIndex[id] ?? []).map((node) => this.nodeHost(node));
@@ -290,10 +287,10 @@ export class Engine {
   private rewriteNormalized(href: string, norm: NormalizedUrl): string | null {
     const count = norm.hostOverride === null ? this.collect(href, norm.hostStart, norm.hostEnd) : this.collect(norm.hostOverride, 0, norm.hostOverride.length);
     const candidates = this.candidates;
-    const nodeRef = this.nodeRef;
+    const nodes = this.nodes;
     const active = this.active;
     for (let c = 0; c < count; c++) {
-      const ref = nodeRef[candidates[c] as number] as number;
+      const ref = nodes[(candidates[c] as number) * NODE_STRIDE + NODE_REF] as number;
       if ((ref & REF_LIST_BIT) === 0) {
         const id = ref - 1;
         if (active[id] === 1) {
@@ -420,24 +417,23 @@ export class Engine {
       if (node >= 0) node = this.child(node, lh[i] as number, src, ls[i] as number, le[i] as number);
       suffix[i] = node;
     }
-    const nodeRef = this.nodeRef;
-    const nodeLabel = this.nodeLabel;
+    const nodes = this.nodes;
     const out = this.candidates;
     let count = 0;
     const exact = suffix[0] as number;
-    if (exact > 0 && nodeRef[exact] !== 0) out[count++] = exact;
+    if (exact > 0 && nodes[exact * NODE_STRIDE + NODE_REF] !== 0) out[count++] = exact;
     for (let k = 0; k < n; k++) {
       const base = suffix[k + 1] as number;
-      if (base < 0 || ((nodeLabel[base] as number) & NODE_STAR_BIT) === 0) continue;
+      if (base < 0 || ((nodes[base * NODE_STRIDE + NODE_LABEL] as number) & NODE_STAR_BIT) === 0) continue;
       let at = this.starChild(base);
       for (let j = k - 1; j >= 0 && at >= 0; j--) at = this.child(at, lh[j] as number, src, ls[j] as number, le[j] as number);
-      if (at > 0 && nodeRef[at] !== 0) out[count++] = at;
+      if (at > 0 && nodes[at * NODE_STRIDE + NODE_REF] !== 0) out[count++] = at;
     }
     for (let i = 2; i <= n - 2; i++) {
       const base = suffix[i] as number;
-      if (base < 0 || ((nodeLabel[base] as number) & NODE_STAR_BIT) === 0) continue;
+      if (base < 0 || ((nodes[base * NODE_STRIDE + NODE_LABEL] as number) & NODE_STAR_BIT) === 0) continue;
       const at = this.starChild(base);
-      if (at > 0 && nodeRef[at] !== 0) out[count++] = at;
+      if (at > 0 && nodes[at * NODE_STRIDE + NODE_REF] !== 0) out[count++] = at;
     }
     return count;
   }
@@ -455,17 +451,21 @@ export class Engine {
       // The tag (hash bits above the node index) rejects almost every other key outright.
       if ((v ^ h) >>> bits === 0) {
         const node = v & this.nodeMask;
-        if (this.nodeParent[node] === parent && this.labelEquals(node, src, start, end)) return node;
+        if (this.nodes[node * NODE_STRIDE + NODE_PARENT] === parent && this.labelEquals(node, src, start, end)) return node;
       }
       slot = (slot + 1) & mask;
     }
   }
 
   private labelEquals(node: number, src: string, start: number, end: number): boolean {
-    const bytes = this.strBytes;
-    const at = ((this.nodeLabel[node] as number) & ~NODE_STAR_BIT) >>> 0;
-    const meta = readLength(bytes, at);
+    const word = this.nodes[node * NODE_STRIDE + NODE_LABEL] as number;
     const length = end - start;
+    // The length kept in the record rejects most mismatches without touching the string pool.
+    const recorded = (word >>> 24) & 0x7f;
+    if (recorded !== NODE_LABEL_LONG && recorded !== length) return false;
+    const bytes = this.strBytes;
+    const at = word & NODE_LABEL_ID_MASK;
+    const meta = readLength(bytes, at);
     if (meta >>> 3 !== length) return false;
     const from = at + (meta & 7);
     for (let i = 0; i < length; i++) if (bytes[from + i] !== src.charCodeAt(start + i)) return false;
@@ -477,7 +477,7 @@ export class Engine {
   }
 
   private nodeRulesets(node: number): number[] {
-    const ref = this.nodeRef[node] as number;
+    const ref = this.nodes[node * NODE_STRIDE + NODE_REF] as number;
     if (ref === 0) return [];
     if ((ref & REF_LIST_BIT) === 0) return [ref - 1];
     const at = ref & ~REF_LIST_BIT;
@@ -487,7 +487,7 @@ export class Engine {
   /** The target pattern a trie node stands for, e.g. `*.example.com`. */
   private nodeHost(node: number): string {
     const labels: string[] = [];
-    for (let at = node; at > 0; at = this.nodeParent[at] as number) labels.push(this.str(((this.nodeLabel[at] as number) & ~NODE_STAR_BIT) >>> 0));
+    for (let at = node; at > 0; at = this.nodes[at * NODE_STRIDE + NODE_PARENT] as number) labels.push(this.str((this.nodes[at * NODE_STRIDE + NODE_LABEL] as number) & NODE_LABEL_ID_MASK));
     return labels.join('.');
   }
 
