@@ -1,0 +1,128 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { corpusRulesDir, readOracle, type OracleCase } from '../../engine/test/support/corpus.js';
+
+const bin = resolve(__dirname, '../dist/bin.js');
+
+function run(args: string[], input = ''): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [bin, ...args], { input, encoding: 'utf8', maxBuffer: 1 << 28 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Runs the CLI with a large stdin, streaming it (spawnSync's input would buffer it twice). */
+function runStreaming(args: string[], input: string): Promise<{ status: number | null; stdout: string; stderr: string; ms: number }> {
+  const started = performance.now();
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [bin, ...args]);
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => err.push(b));
+    child.on('error', fail);
+    child.on('close', (status) => done({ status, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), ms: performance.now() - started }));
+    child.stdin.end(input);
+  });
+}
+
+let oracle: OracleCase[];
+beforeAll(async () => {
+  oracle = await readOracle();
+});
+
+describe('httpsify rewrite on the bundled defaults', () => {
+  it('rewrites a URL given as an argument', () => {
+    const r = run(['rewrite', 'http://en.wikipedia.org/wiki/Example']);
+    expect(r).toMatchObject({ status: 0, stdout: 'https://en.wikipedia.org/wiki/Example\n', stderr: '' });
+  });
+
+  it('prints an uncovered URL unchanged with exit code 0', () => {
+    expect(run(['rewrite', 'http://example.invalid/x'])).toMatchObject({ status: 0, stdout: 'http://example.invalid/x\n' });
+  });
+
+  it('keeps input order in batch mode and reports bad lines in jsonl without stopping', () => {
+    const input = ['http://www.eff.org/', 'not a url', '', 'http://example.invalid/', 'http://www.torproject.org/download/'].join('\n') + '\n';
+    const text = run(['rewrite'], input);
+    expect(text.stdout.split('\n').slice(0, 5)).toEqual(['https://www.eff.org/', 'not a url', '', 'http://example.invalid/', 'https://www.torproject.org/download/']);
+    const jsonl = run(['rewrite', '--format', 'jsonl'], input);
+    const records = jsonl.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(records).toHaveLength(5);
+    expect(records[0]).toEqual({ url: 'http://www.eff.org/', rewritten: 'https://www.eff.org/', ruleset: 'EFF' });
+    expect(records[1]).toMatchObject({ url: 'not a url', rewritten: null, ruleset: null });
+    expect(records[1]?.['error']).toMatch(/not a valid URL/);
+    expect(records[3]).toEqual({ url: 'http://example.invalid/', rewritten: null, ruleset: null });
+  });
+
+  it('--disable and --enable override rulesets by name, and unknown names are an error', () => {
+    expect(run(['rewrite', '--disable', 'EFF', 'http://www.eff.org/']).stdout).toBe('http://www.eff.org/\n');
+    const unknown = run(['rewrite', '--enable', 'No Such Ruleset', 'http://www.eff.org/']);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/no loaded ruleset has that name/);
+  });
+
+  it('--explain names the candidates, the deciding rule or exclusion, and why', () => {
+    const r = run(['rewrite', '--explain', 'http://www.eff.org/', 'http://example.invalid/']);
+    expect(r.stdout).toMatch(/1\. EFF \(target [^)]+\): active, rule \d+ from="[^"]+" to="[^"]+" rewrote it to https:\/\/www\.eff\.org\//);
+    expect(r.stdout).toContain('no ruleset targets this host');
+    const json = run(['rewrite', '--explain', '--format', 'jsonl', 'http://www.eff.org/']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ rewritten: 'https://www.eff.org/', ruleset: 'EFF', candidates: [{ ruleset: 'EFF', outcome: 'rewrote', active: true }] });
+  });
+});
+
+describe('httpsify rewrite with --rules', () => {
+  it('reports a broken ruleset with file and line on stderr and keeps using the others', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'httpsify-rules-'));
+    writeFileSync(join(dir, 'Good.xml'), '<ruleset name="Good">\n\t<target host="good.example" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n');
+    writeFileSync(join(dir, 'Bad.xml'), '<ruleset name="Bad">\n\t<target host="bad.example" />\n\t<rule from="^http://(bad" to="https://bad.example/" />\n</ruleset>\n');
+    writeFileSync(join(dir, 'Slow.xml'), '<ruleset name="Slow">\n\t<target host="slow.example" />\n\t<rule from="^http://slow\\.example/(a+)+$" to="https://slow.example/" />\n</ruleset>\n');
+    const r = run(['rewrite', '--rules', dir, 'http://good.example/', 'http://bad.example/', `http://slow.example/${'a'.repeat(40)}!`]);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(`https://good.example/\nhttp://bad.example/\nhttp://slow.example/${'a'.repeat(40)}!\n`);
+    expect(r.stderr).toContain(`${join(dir, 'Bad.xml')}:3:2: error invalid-regex`);
+    expect(r.stderr).toMatch(new RegExp(`${join(dir, 'Slow.xml').replace(/[.]/g, '\\.')}:3:2: error slow-regex: .*backtracks catastrophically`));
+  });
+
+  it('a missing --rules path is a clear error', () => {
+    const r = run(['rewrite', '--rules', '/nonexistent/rules', 'http://a.example/']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('/nonexistent/rules: no such file or directory');
+  });
+
+  it('agrees with every oracle URL through the CLI, XML corpus and compiled bundle, well inside 60 s', async () => {
+    const input = oracle.map((c) => c.url).join('\n') + '\n';
+    const fromXml = await runStreaming(['rewrite', '--rules', corpusRulesDir(), '--format', 'jsonl'], input);
+    expect(fromXml.status).toBe(0);
+    const records = fromXml.stdout.trim().split('\n').map((l) => JSON.parse(l) as { url: string; rewritten: string | null });
+    expect(records).toHaveLength(oracle.length);
+    const wrong = records.filter((r, i) => r.url !== oracle[i]?.url || r.rewritten !== oracle[i]?.expected);
+    expect(wrong.slice(0, 10)).toEqual([]);
+    expect(fromXml.ms).toBeLessThan(60_000);
+
+    const dir = mkdtempSync(join(tmpdir(), 'httpsify-bundle-'));
+    const bundle = join(dir, 'corpus.bundle');
+    const compiled = run(['compile', '--rules', corpusRulesDir(), '-o', bundle]);
+    expect(compiled.status).toBe(0);
+    expect(compiled.stderr).toMatch(/24264 rulesets, \d+ bytes/);
+    const fromBundle = await runStreaming(['rewrite', '--rules', bundle, '--format', 'jsonl'], input);
+    expect(fromBundle.stdout).toBe(fromXml.stdout);
+  });
+
+  it('compile is deterministic and rejects a corrupt bundle on load', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'httpsify-compile-'));
+    const a = join(dir, 'a.bundle');
+    const b = join(dir, 'b.bundle');
+    expect(run(['compile', '-o', a]).status).toBe(0);
+    expect(run(['compile', '-o', b]).status).toBe(0);
+    expect(readFileSync(a).equals(readFileSync(b))).toBe(true);
+    const corrupt = readFileSync(a);
+    corrupt[corrupt.length - 50] = (corrupt[corrupt.length - 50] as number) ^ 0xff;
+    writeFileSync(b, corrupt);
+    const r = run(['rewrite', '--rules', b, 'http://www.eff.org/']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/b\.bundle: corrupt bundle: checksum mismatch/);
+    writeFileSync(b, readFileSync(a).subarray(0, 1000));
+    expect(run(['rewrite', '--rules', b, 'http://www.eff.org/']).stderr).toMatch(/truncated bundle: 1000 of \d+ bytes/);
+  });
+});
