@@ -118,6 +118,20 @@ describe('httpsify update', () => {
     expect(loadBundle(channels[0]!.bundle).header.timestamp).toBe(T2);
   });
 
+  it('rewrite uses installed channel rulesets inside their scope, on top of the defaults', async () => {
+    const urls = ['http://example.org/', 'http://www.example.com/', 'http://www.eff.org/'];
+    const run = await httpsify(['rewrite', '--state-dir', stateDir, '--format', 'jsonl', ...urls]);
+    expect(run.code).toBe(0);
+    expect(run.stdout.trim().split('\n').map((l) => JSON.parse(l))).toEqual([
+      { url: 'http://example.org/', rewritten: 'https://example.org/', ruleset: 'Example Org', channel: 'Test' },
+      // www.example.com is a target of the channel, but outside its scope regex.
+      { url: 'http://www.example.com/', rewritten: null, ruleset: null },
+      { url: 'http://www.eff.org/', rewritten: 'https://www.eff.org/', ruleset: 'EFF' },
+    ]);
+    const without = await httpsify(['rewrite', '--state-dir', stateDir, '--no-channels', 'http://example.org/']);
+    expect(without.stdout).toBe('http://example.org/\n');
+  });
+
   it('explains a broken channel file and changes nothing', async () => {
     writeFiles(work, { 'bad.json': JSON.stringify({ name: 'Bad', urlPrefix: 'http://insecure.example/', publicKey: {} }) });
     const run = await httpsify(['update', '--channel', join(work, 'bad.json'), '--state-dir', stateDir], trust);

@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline';
 import { Option, type Command } from 'commander';
-import { formatExplanation, type Engine } from '@httpsify/engine';
+import { formatExplanation, scopedEngineFromChannels, type Engine, type ScopedEngine } from '@httpsify/engine';
+import { defaultRulesetsTimestamp, defaultStateDir, loadInstalledChannels } from '@httpsify/engine/node';
 import { collect, loadRulesOption } from '../shared/rules-option.js';
 import { BufferedOutput } from '../shared/output.js';
 
@@ -11,6 +12,8 @@ interface RewriteOptions {
   enable?: string[];
   disable?: string[];
   mixedContent?: boolean;
+  channels: boolean;
+  stateDir?: string;
 }
 
 export function registerRewrite(program: Command): void {
@@ -24,26 +27,34 @@ export function registerRewrite(program: Command): void {
     .option('--enable <name>', 'turn a ruleset on (repeatable)', collect)
     .option('--disable <name>', 'turn a ruleset off (repeatable)', collect)
     .option('--mixed-content', 'turn on platform="mixedcontent" rulesets')
+    .option('--no-channels', 'with the default rulesets, ignore rulesets installed by `httpsify update`')
+    .option('--state-dir <dir>', 'where `httpsify update` keeps installed channels (default: $XDG_STATE_HOME/httpsify)')
     .action(async (urls: string[], options: RewriteOptions) => {
-      const { engine } = loadRulesOption(options.rules, { mixedContent: options.mixedContent === true });
-      applyToggles(engine, options.enable ?? [], true);
-      applyToggles(engine, options.disable ?? [], false);
+      const layered = await loadLayers(options);
+      const engines = layered.layers.map((layer) => layer.engine);
+      applyToggles(engines, options.enable ?? [], true);
+      applyToggles(engines, options.disable ?? [], false);
+      const engine = engines[engines.length - 1] as Engine;
       const out = new BufferedOutput();
       const handle = async (url: string): Promise<void> => {
         if (options.explain === true) {
-          const explanation = engine.explain(url);
+          // Explain with the first layer in scope that rewrites, else the last one in scope.
+          const inScope = layered.layersFor(url);
+          const layer = inScope.find((l) => l.engine.rewrite(url) !== null) ?? inScope[inScope.length - 1];
+          const explanation = (layer?.engine ?? engine).explain(url);
           await out.line(options.format === 'jsonl' ? JSON.stringify(explanation) : formatExplanation(explanation));
           return;
         }
         if (options.format === 'jsonl') {
-          const r = engine.rewriteWithRuleset(url);
+          const r = layered.rewriteWithRuleset(url);
           const record: Record<string, unknown> = { url, rewritten: r.rewritten, ruleset: r.ruleset };
+          if (r.channel !== null) record['channel'] = r.channel;
           if (r.error !== undefined) record['error'] = r.error;
           await out.line(JSON.stringify(record));
           return;
         }
         // Text keeps one output line per input line; unparseable input passes through unchanged.
-        await out.line(engine.rewrite(url) ?? url);
+        await out.line(layered.rewrite(url) ?? url);
       };
       if (urls.length > 0) {
         for (const url of urls) await handle(url);
@@ -55,9 +66,24 @@ export function registerRewrite(program: Command): void {
     });
 }
 
-function applyToggles(engine: Engine, names: string[], on: boolean): void {
+/**
+ * The engines to rewrite with: the `--rules` given; or the bundled defaults under the rulesets
+ * that `httpsify update` installed from signed channels (each confined to its channel's scope).
+ */
+async function loadLayers(options: RewriteOptions): Promise<ScopedEngine> {
+  const { engine } = loadRulesOption(options.rules, { mixedContent: options.mixedContent === true });
+  const explicit = options.rules !== undefined && options.rules.length > 0;
+  if (explicit || !options.channels) return scopedEngineFromChannels({ channels: [], useDefaults: true }, engine);
+  const installed = await loadInstalledChannels(options.stateDir ?? defaultStateDir(), { defaultsTimestamp: defaultRulesetsTimestamp() });
+  for (const problem of installed.problems) process.stderr.write(`httpsify: ${problem}\n`);
+  // Installed bundles passed signature verification when they were installed.
+  return scopedEngineFromChannels(installed, engine, { mixedContent: options.mixedContent === true });
+}
+
+function applyToggles(engines: Engine[], names: string[], on: boolean): void {
   for (const name of names) {
-    if (engine.rulesetIdsByName(name).length === 0) throw new Error(`--${on ? 'enable' : 'disable'} ${JSON.stringify(name)}: no loaded ruleset has that name`);
-    engine.setActive(name, on);
+    const owners = engines.filter((e) => e.rulesetIdsByName(name).length > 0);
+    if (owners.length === 0) throw new Error(`--${on ? 'enable' : 'disable'} ${JSON.stringify(name)}: no loaded ruleset has that name`);
+    for (const e of owners) e.setActive(name, on);
   }
 }

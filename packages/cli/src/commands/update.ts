@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { type ChannelCheckReport, type ChannelDefinition, checkChannel, fetchBytesWith } from '@httpsify/engine';
-import { defaultStateDir, fileChannelStorage, readChannelRecords, removeChannelState } from '@httpsify/engine/node';
+import { defaultRulesetsTimestamp, defaultStateDir, fileChannelStorage, readChannelRecords, removeChannelState } from '@httpsify/engine/node';
 import { formatCheckReport, formatRecord } from '../channels/report.js';
 import { readChannelFile } from '../channels/signing-key.js';
 import { collect } from '../shared/rules-option.js';
@@ -47,7 +47,7 @@ async function runChecks(files: string[], stateDir: string, format: 'text' | 'js
   const reports: ChannelCheckReport[] = [];
   // One channel at a time, each isolated: a failing channel never stops the others.
   for (const channel of channels) {
-    const report = await checkChannel(channel, fileChannelStorage(stateDir, channel.name), { fetchBytes });
+    const report = await checkChannel(channel, fileChannelStorage(stateDir, channel.name), { fetchBytes, defaultsTimestamp: defaultRulesetsTimestamp() });
     reports.push(report);
     if (format === 'text') process.stdout.write(`${formatCheckReport(report)}\n`);
   }

@@ -29,6 +29,18 @@ export function defaultRulesetsDir(): string {
   return resolve(dirname(fileURLToPath(import.meta.url)), '../../rulesets');
 }
 
+/**
+ * Unix time of the bundled default rulesets (rulesets/TIMESTAMP, bumped whenever they change).
+ * An update channel that replaces the defaults must not install anything older.
+ */
+export function defaultRulesetsTimestamp(): number {
+  const file = join(defaultRulesetsDir(), 'TIMESTAMP');
+  const text = readFileSync(file, 'utf8').trim();
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value)) throw new Error(`${file}: expected unix seconds, found ${JSON.stringify(text)}`);
+  return value;
+}
+
 export function isBundle(bytes: Uint8Array): boolean {
   if (bytes.length < MAGIC.length) return false;
   for (let i = 0; i < MAGIC.length; i++) if (bytes[i] !== MAGIC.charCodeAt(i)) return false;
