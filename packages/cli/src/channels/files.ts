@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { open, readFile, rename, rm } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 
 /** Reads and parses a JSON file; errors name the file and what it was supposed to hold. */
 export async function readJsonFile(path: string, what: string): Promise<unknown> {
@@ -17,23 +16,7 @@ export async function readJsonFile(path: string, what: string): Promise<unknown>
   }
 }
 
-/** Writes via a temporary file, fsync and rename, so readers never see a partial file. */
-export async function writeFileAtomic(path: string, data: Uint8Array | string, mode = 0o644): Promise<void> {
-  const temp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const handle = await open(temp, 'wx', mode);
-  try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(temp, path);
-  } catch (err) {
-    await rm(temp, { force: true });
-    throw err;
-  }
-}
+export { writeFileAtomic } from '@httpsify/engine/node';
 
 /** Creates a new file, refusing to replace an existing one (keys must never be overwritten). */
 export async function writeNewFile(path: string, data: string, mode: number): Promise<void> {

@@ -1,7 +1,7 @@
-import { writeFileSync, renameSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import type { Command } from 'commander';
 import { compileBundle, readBundleHeader } from '@httpsify/engine';
+import { writeFileAtomic } from '@httpsify/engine/node';
 import { collect, loadRulesOption } from '../shared/rules-option.js';
 
 interface CompileCommandOptions {
@@ -19,17 +19,15 @@ export function registerCompile(program: Command): void {
     .requiredOption('-o, --output <file>', 'where to write the bundle')
     .option('--timestamp <seconds>', 'unix time recorded in the bundle header (default: 0, so output is reproducible)')
     .option('--measure-all', 'time every regex on adversarial input, not only the suspicious ones')
-    .action((options: CompileCommandOptions) => {
+    .action(async (options: CompileCommandOptions) => {
       const timestamp = options.timestamp === undefined ? 0 : Number(options.timestamp);
       if (!Number.isInteger(timestamp) || timestamp < 0) throw new Error(`--timestamp must be a whole number of seconds, got ${JSON.stringify(options.timestamp)}`);
       const loaded = loadRulesOption(options.rules, { guard: { measureAll: options.measureAll === true } });
       // Recompile from the loaded rulesets so the header carries this timestamp.
       const rulesets = loaded.rulesets.length > 0 ? loaded.rulesets : Array.from({ length: loaded.engine.rulesetCount }, (_, id) => loaded.engine.ruleset(id));
       const bundle = compileBundle(rulesets, { timestamp });
-      // Write beside the target and rename, so a failed run never leaves a half-written bundle.
-      const partial = `${options.output}.partial`;
-      writeFileSync(partial, bundle);
-      renameSync(partial, options.output);
+      // A failed run never leaves a half-written bundle behind.
+      await writeFileAtomic(options.output, bundle);
       const header = readBundleHeader(bundle);
       process.stderr.write(`${options.output}: ${header.rulesetCount} rulesets, ${bundle.length} bytes (${gzipSync(bundle).length} gzipped), format version ${header.formatVersion}\n`);
       if (loaded.diagnostics.some((d) => d.severity === 'error')) process.exitCode = 1;

@@ -1,11 +1,12 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseChannelDefinition } from '../channels/definition.js';
 import { ChannelError } from '../channels/errors.js';
 import { type ActiveChannels, selectActiveChannels } from '../channels/installed.js';
 import type { ChannelRecord, ChannelStorage, LastCheck } from '../channels/state.js';
+import { writeFileAtomic } from './write-file-atomic.js';
 
 /**
  * Installed channel state on disk:
@@ -49,24 +50,6 @@ interface RecordFile {
 
 function sha256Hex(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
-}
-
-/** Writes a file so that readers see either nothing new or all of it: temp file, fsync, rename. */
-async function writeFileAtomic(path: string, data: Uint8Array | string): Promise<void> {
-  const temp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const handle = await open(temp, 'w', 0o644);
-  try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(temp, path);
-  } catch (err) {
-    await rm(temp, { force: true });
-    throw err;
-  }
 }
 
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
