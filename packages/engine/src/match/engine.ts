@@ -2,7 +2,7 @@ import type { Ruleset } from '../model/ruleset.js';
 import { hashStep, LABEL_HASH_SEED, NODE_LABEL, NODE_LABEL_ID_MASK, NODE_LABEL_LONG, NODE_PARENT, NODE_REF, NODE_STAR_BIT, NODE_STRIDE, NONE, readLength, REF_LIST_BIT, RuleKind, RulesetFlag, Section, slotHash } from '../bundle/format.js';
 import { literalPrefix } from '../regex/literal-prefix.js';
 import { readBundleSections, type BundleHeader, type BundleVerification } from '../bundle/read.js';
-import { newNormalizedUrl, normalizeUrl, restoreCredentials, type NormalizedUrl } from '../url/normalize.js';
+import { canonicalAuthority, canonicalTail, newNormalizedUrl, normalizeUrl, normalizeWithParser, restoreCredentials, type NormalizedUrl } from '../url/normalize.js';
 import type { Explanation, ExplainStep } from './explain.js';
 
 const STAR = 0x2a;
@@ -127,8 +127,18 @@ export class Engine {
   /** The rewritten URL, or null when no active ruleset changes it. */
   rewrite(url: string): string | null {
     const norm = this.norm;
-    if (!normalizeUrl(url, norm)) return null;
-    const result = this.rewriteNormalized(norm.href, norm);
+    const pathStart = canonicalAuthority(url, norm);
+    if (pathStart >= 0) {
+      // Host and port are proven canonical: look the host up before reading the rest of the
+      // URL, so the common case (no ruleset covers the host) never scans the path.
+      const count = this.collect(url, norm.hostStart, norm.hostEnd);
+      if (count === 0) return null;
+      if (canonicalTail(url, pathStart)) return this.applyCandidates(url, count);
+    }
+    if (!normalizeWithParser(url, norm)) return null;
+    const href = norm.href;
+    const count = norm.hostOverride === null ? this.collect(href, norm.hostStart, norm.hostEnd) : this.collect(norm.hostOverride, 0, norm.hostOverride.length);
+    const result = this.applyCandidates(href, count);
     if (result === null) return null;
     return norm.username === '' && norm.password === '' ? result : restoreCredentials(result, norm);
   }
@@ -284,8 +294,8 @@ export class Engine {
 
   // ---- matching ---------------------------------------------------------------------------
 
-  private rewriteNormalized(href: string, norm: NormalizedUrl): string | null {
-    const count = norm.hostOverride === null ? this.collect(href, norm.hostStart, norm.hostEnd) : this.collect(norm.hostOverride, 0, norm.hostOverride.length);
+  /** Tries the `count` candidate nodes left in `candidates` by collect, in order. */
+  private applyCandidates(href: string, count: number): string | null {
     const candidates = this.candidates;
     const nodes = this.nodes;
     const active = this.active;

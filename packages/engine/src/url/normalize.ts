@@ -41,8 +41,12 @@ function isHostChar(c: number): boolean {
   return (c >= 0x61 && c <= 0x7a) || (c >= Ch.Zero && c <= Ch.Nine) || c === Ch.Dot || c === 0x2d || c === 0x5f;
 }
 
-/** Proves `url` is already canonical and fills `out`; false means "take the slow path". */
-function fastPath(url: string, out: NormalizedUrl): boolean {
+/**
+ * Proves the scheme, host and port of `url` are already in WHATWG form and sets out's host range
+ * (href = url). Returns the index of the "/" that starts the path, or -1 ("take the slow path").
+ * Once this holds, nothing later in the URL can change its host or make it invalid.
+ */
+export function canonicalAuthority(url: string, out: NormalizedUrl): number {
   let hostStart: number;
   let defaultPort: number;
   if (url.startsWith('http://')) {
@@ -52,7 +56,7 @@ function fastPath(url: string, out: NormalizedUrl): boolean {
     hostStart = 8;
     defaultPort = 443;
   } else {
-    return false;
+    return -1;
   }
   const len = url.length;
   let i = hostStart;
@@ -62,20 +66,20 @@ function fastPath(url: string, out: NormalizedUrl): boolean {
     const c = url.charCodeAt(i);
     if (!isHostChar(c)) break;
     if (c === Ch.Dot) {
-      if (prev === Ch.Dot) return false; // empty label
+      if (prev === Ch.Dot) return -1; // empty label
       labelStart = i + 1;
     } else if (c === 0x2d && i === labelStart + 3 && url.charCodeAt(i - 1) === 0x2d) {
       // "xn--" (or any "??--"): a possible punycode label that WHATWG would validate
-      return false;
+      return -1;
     }
     prev = c;
     i++;
   }
   const hostEnd = i;
-  if (hostEnd === hostStart || prev === Ch.Dot) return false;
+  if (hostEnd === hostStart || prev === Ch.Dot) return -1;
   // A last label starting with a digit may be an IPv4 address the parser would rewrite.
   const last = url.charCodeAt(labelStart);
-  if (last >= Ch.Zero && last <= Ch.Nine) return false;
+  if (last >= Ch.Zero && last <= Ch.Nine) return -1;
   if (i < len && url.charCodeAt(i) === Ch.Colon) {
     i++;
     const portStart = i;
@@ -84,15 +88,28 @@ function fastPath(url: string, out: NormalizedUrl): boolean {
       const c = url.charCodeAt(i);
       if (c < Ch.Zero || c > Ch.Nine) break;
       port = port * 10 + (c - Ch.Zero);
-      if (port > 65535) return false;
+      if (port > 65535) return -1;
       i++;
     }
     const digits = i - portStart;
-    if (digits === 0 || (digits > 1 && url.charCodeAt(portStart) === Ch.Zero) || port === defaultPort) return false;
+    if (digits === 0 || (digits > 1 && url.charCodeAt(portStart) === Ch.Zero) || port === defaultPort) return -1;
   }
-  if (i >= len || url.charCodeAt(i) !== Ch.Slash) return false;
-  // Path, query and fragment: every byte must pass through the serializer unchanged, and the
-  // path must hold no dot segments (or encoded dots) that it would resolve.
+  if (i >= len || url.charCodeAt(i) !== Ch.Slash) return -1;
+  out.href = url;
+  out.hostStart = hostStart;
+  out.hostEnd = hostEnd;
+  out.hostOverride = null;
+  out.username = '';
+  out.password = '';
+  return i;
+}
+
+/**
+ * Whether path, query and fragment from `i` pass through the serializer unchanged: no byte it
+ * would percent-encode or rewrite, no dot segment (or encoded dot) in the path it would resolve.
+ */
+export function canonicalTail(url: string, i: number): boolean {
+  const len = url.length;
   let inPath = true;
   for (; i < len; i++) {
     const c = url.charCodeAt(i);
@@ -107,18 +124,18 @@ function fastPath(url: string, out: NormalizedUrl): boolean {
       return false; // %2e
     }
   }
-  out.href = url;
-  out.hostStart = hostStart;
-  out.hostEnd = hostEnd;
-  out.hostOverride = null;
-  out.username = '';
-  out.password = '';
   return true;
 }
 
 /** Fills `out` for `url`; returns false when `url` is not a valid URL at all. */
 export function normalizeUrl(url: string, out: NormalizedUrl): boolean {
-  if (fastPath(url, out)) return true;
+  const pathStart = canonicalAuthority(url, out);
+  if (pathStart >= 0 && canonicalTail(url, pathStart)) return true;
+  return normalizeWithParser(url, out);
+}
+
+/** The general case: WHATWG parsing, trailing dots stripped, credentials set aside. */
+export function normalizeWithParser(url: string, out: NormalizedUrl): boolean {
   let parsed: URL;
   try {
     parsed = new URL(url);
