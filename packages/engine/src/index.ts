@@ -14,3 +14,4 @@ export * from './lint/index.js';
 export { PSL_SNAPSHOT, publicSuffix, registrableDomain, bareSuffixSection, type PublicSuffixMatch, type SuffixSection } from './psl/public-suffix.js';
 export * from './channels/index.js';
 export * from './coverage/index.js';
+export * from './dnr/index.js';

@@ -7,6 +7,7 @@ import { registerKeygen } from './keygen.js';
 import { registerPublish } from './publish.js';
 import { registerRewrite } from './rewrite.js';
 import { registerUpdate } from './update.js';
+import { registerDnr } from './dnr.js';
 
 /** Every sub-command registers itself here; one module per command. */
 export function registerCommands(program: Command): void {
@@ -18,4 +19,5 @@ export function registerCommands(program: Command): void {
   registerKeygen(program);
   registerPublish(program);
   registerUpdate(program);
+  registerDnr(program);
 }

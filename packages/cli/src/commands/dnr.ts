@@ -1,0 +1,90 @@
+import { createReadStream } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { createGunzip } from 'node:zlib';
+import { Option, type Command } from 'commander';
+import { compileDnr, measureDnrCoverage, type DnrCompileResult, type DnrCoverage, type Engine, type Ruleset } from '@httpsify/engine';
+import { collect, loadRulesOption } from '../shared/rules-option.js';
+
+interface DnrOptions {
+  rules?: string[];
+  out?: string;
+  report?: boolean;
+  format: 'text' | 'json';
+  oracle?: string;
+  regexLimit: string;
+}
+
+export function registerDnr(program: Command): void {
+  program
+    .command('dnr')
+    .description('compile the active rulesets to Chromium declarativeNetRequest rules; report what does not fit')
+    .option('--rules <path>', 'a directory of *.xml rulesets, one XML file or a compiled bundle (repeatable; default: the bundled rulesets)', collect)
+    .option('--out <file>', 'write the rules (a static ruleset JSON file) here')
+    .option('--report', 'print counts and every ruleset, rule or exclusion that was left out, and why')
+    .option('--oracle <file>', 'JSON lines {"url","expected"} (optionally .gz): measure how many expected rewrites the rules reproduce')
+    .option('--regex-limit <n>', 'regex rules allowed', '1000')
+    .addOption(new Option('--format <format>', 'report format').choices(['text', 'json']).default('text'))
+    .action(async (options: DnrOptions) => {
+      const loaded = loadRulesOption(options.rules);
+      const rulesets = rulesetsOf(loaded.engine, loaded.rulesets);
+      const regexLimit = Number(options.regexLimit);
+      if (!Number.isInteger(regexLimit) || regexLimit < 0) throw new Error(`--regex-limit ${options.regexLimit}: not a count`);
+      const compiled = compileDnr(rulesets, { regexLimit });
+      const rulesJson = JSON.stringify(compiled.rules);
+      if (options.out !== undefined) await writeFile(options.out, `${rulesJson}\n`);
+      const coverage = options.oracle !== undefined ? measureDnrCoverage(compiled.rules, await readOracle(options.oracle)) : undefined;
+      if (options.report === true || coverage !== undefined) {
+        process.stdout.write(options.format === 'json' ? `${JSON.stringify({ ...compiled.report, coverage })}\n` : formatReport(compiled, coverage, options.report === true));
+      } else if (options.out === undefined) {
+        process.stdout.write(`${rulesJson}\n`);
+      }
+      if (compiled.report.overLimits.length > 0) process.exitCode = 1;
+    });
+}
+
+/** The parsed rulesets (with file positions for the report), or decoded from a bundle. */
+function rulesetsOf(engine: Engine, parsed: Ruleset[]): Ruleset[] {
+  if (parsed.length === engine.rulesetCount) return parsed;
+  return Array.from({ length: engine.rulesetCount }, (_, id) => engine.ruleset(id));
+}
+
+async function readOracle(path: string): Promise<{ url: string; expected: string | null }[]> {
+  const input = path.endsWith('.gz') ? createReadStream(path).pipe(createGunzip()) : createReadStream(path);
+  const out: { url: string; expected: string | null }[] = [];
+  for await (const line of createInterface({ input, crlfDelay: Infinity })) {
+    if (line.trim() !== '') out.push(JSON.parse(line) as { url: string; expected: string | null });
+  }
+  return out;
+}
+
+function percent(n: number, d: number): string {
+  return d === 0 ? 'n/a' : `${((100 * n) / d).toFixed(2)}%`;
+}
+
+function formatReport({ report }: DnrCompileResult, coverage: DnrCoverage | undefined, details: boolean): string {
+  const lines: string[] = [];
+  const actions = Object.entries(report.byAction)
+    .map(([a, n]) => `${n} ${a}`)
+    .join(', ');
+  lines.push(`rules: ${report.ruleCount} (${actions})`);
+  lines.push(`regex rules: ${report.regexRuleCount} of ${report.regexLimit}`);
+  lines.push(
+    `rulesets: ${report.rulesetsConsidered} active; ${report.rulesetsComplete} complete, ${report.rulesetsPartial} partial, ${report.rulesetsSkipped} left out`,
+  );
+  for (const over of report.overLimits) lines.push(`OVER LIMIT: ${over}`);
+  if (coverage) {
+    lines.push(
+      `oracle: ${coverage.reproduced} of ${coverage.rewrites} rewrites reproduced (${percent(coverage.reproduced, coverage.rewrites)}); ` +
+        `${coverage.missed} missed, ${coverage.wrong} different, ${coverage.spurious} rewritten where the reference does not (${coverage.cases} URLs)`,
+    );
+  }
+  if (details) {
+    if (report.omissions.length > 0) lines.push('', 'not compiled:');
+    for (const o of report.omissions) {
+      const where = o.file !== undefined ? `${o.file}:${o.line ?? 0}: ` : '';
+      lines.push(`${where}${o.ruleset}: ${o.what}${o.what === 'ruleset' ? '' : ` #${o.index + 1}`} ${JSON.stringify(o.source)}: ${o.reason}`);
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}

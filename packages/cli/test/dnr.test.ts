@@ -1,0 +1,48 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DnrEmulator, type DnrRule } from '@httpsify/engine';
+import { corpusRulesDir, oraclePath } from '../../engine/test/support/corpus.js';
+
+const bin = resolve(__dirname, '../dist/bin.js');
+
+describe('httpsify dnr', () => {
+  it('writes rules the emulator applies and reports, with file:line, what was left out', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'httpsify-dnr-'));
+    writeFileSync(join(dir, 'A.xml'), '<ruleset name="A">\n\t<target host="a.example"/>\n\t<rule from="^http:" to="https:"/>\n</ruleset>\n');
+    writeFileSync(
+      join(dir, 'B.xml'),
+      '<ruleset name="B">\n\t<target host="b.example"/>\n\t<rule from="^http://b\\.example/(x)\\1" to="https://b.example/"/>\n</ruleset>\n',
+    );
+    const out = join(dir, 'rules.json');
+    const run = spawnSync('node', [bin, 'dnr', '--rules', dir, '--out', out, '--report'], { encoding: 'utf8' });
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('rulesets: 2 active; 1 complete, 0 partial, 1 left out');
+    expect(run.stdout).toContain(`${join(dir, 'B.xml')}:3: B: rule #1 "^http://b\\\\.example/(x)\\\\1": backreference (RE2 has none)`);
+    const rules = JSON.parse(readFileSync(out, 'utf8')) as DnrRule[];
+    expect(new DnrEmulator(rules).match({ url: 'http://a.example/p' }).redirectUrl).toBe('https://a.example/p');
+  });
+
+  it('measures the corpus against the oracle', () => {
+    const run = spawnSync('node', [bin, 'dnr', '--rules', corpusRulesDir(), '--oracle', oraclePath, '--format', 'json'], { encoding: 'utf8', maxBuffer: 1 << 28 });
+    expect(run.status).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report.regexRuleCount).toBeLessThanOrEqual(1000);
+    expect(report.coverage.reproduced / report.coverage.rewrites).toBeGreaterThan(0.93);
+    expect(report.omissions.length).toBeGreaterThan(0);
+  });
+
+  it('keeps to a smaller regex budget by leaving rules out, and flags a limit even the host groups exceed', () => {
+    const fits = spawnSync('node', [bin, 'dnr', '--rules', corpusRulesDir(), '--regex-limit', '200', '--report'], { encoding: 'utf8', maxBuffer: 1 << 28 });
+    expect(fits.status).toBe(0);
+    const used = Number(/regex rules: (\d+) of 200\n/.exec(fits.stdout)?.[1]);
+    expect(used).toBeGreaterThan(100);
+    expect(used).toBeLessThanOrEqual(200);
+    expect(fits.stdout).toContain('regex budget exhausted');
+    const over = spawnSync('node', [bin, 'dnr', '--rules', corpusRulesDir(), '--regex-limit', '5', '--report'], { encoding: 'utf8', maxBuffer: 1 << 28 });
+    expect(over.status).toBe(1);
+    expect(over.stdout).toMatch(/OVER LIMIT: \d+ regex rules > 5/);
+  });
+});

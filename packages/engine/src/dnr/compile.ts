@@ -1,0 +1,628 @@
+import { isDefaultActive, isTrivialRule, type Ruleset } from '../model/ruleset.js';
+import { classifyTarget, labelCountRegex, patternHostsRegex, splitHttpPrefix, targetCovers, type ClassifiedTarget } from './hosts.js';
+import { expandLiteralLanguage, literalPrefixes } from './literal.js';
+import { fallthroughAction, literalAction, urlFilterSafe } from './actions.js';
+import { analyzeLookaround, hasLookaround, type CarvedPrefix } from './lookaround.js';
+import type { AST } from '@eslint-community/regexpp';
+import { captureCount, parseJsPattern, translateRegex, translateReplacement } from './re2.js';
+import { ALL_RESOURCE_TYPES, DNR_LIMITS, type DnrAction, type DnrCondition, type DnrRule } from './types.js';
+
+export interface DnrCompileOptions {
+  /** Which rulesets to compile; default: the reference default (no `default_off`, no `platform`). */
+  isActive?: (ruleset: Ruleset) => boolean;
+  /** Regex rules allowed in the output (Chromium: 1,000 per static or dynamic+session set). */
+  regexLimit?: number;
+  /** Estimated RE2 instructions above which a regex is assumed over Chromium's 2 KB. */
+  maxRegexInstructions?: number;
+  /** First rule id (ids are consecutive). */
+  firstId?: number;
+}
+
+/** Something from a ruleset that the compiled rules do not carry, and why. */
+export interface DnrOmission {
+  ruleset: string;
+  file?: string;
+  line?: number;
+  what: 'ruleset' | 'rule' | 'exclusion' | 'target';
+  /** Position among the ruleset's rules / exclusions / targets (0-based). */
+  index: number;
+  source: string;
+  reason: string;
+}
+
+export interface DnrReport {
+  rulesetsConsidered: number;
+  rulesetsComplete: number;
+  rulesetsPartial: number;
+  rulesetsSkipped: number;
+  ruleCount: number;
+  regexRuleCount: number;
+  regexLimit: number;
+  byAction: Record<string, number>;
+  omissions: DnrOmission[];
+  /** Limits the output exceeds (empty when it fits). */
+  overLimits: string[];
+}
+
+export interface DnrCompileResult {
+  rules: DnrRule[];
+  report: DnrReport;
+}
+
+/**
+ * Calibrated against Chromium 156 `isRegexSupported` on the corpus: every translated regex the
+ * estimate accepts compiles within the 2 KB budget (see test/dnr-browser).
+ */
+export const DEFAULT_MAX_REGEX_INSTRUCTIONS = 120;
+
+/*
+ * Priorities reproduce the reference order with DNR's "highest priority wins":
+ * - a band per ruleset from its least specific target (exact > right/middle wildcard > left
+ *   wildcard, longer suffix first), as candidate rulesets are tried in that order;
+ * - inside a band, earlier rules rank higher (the first rule that changes the URL wins) and the
+ *   ruleset's exclusions (`allow`) rank above all of its rules.
+ */
+const BAND_WIDTH = 256;
+/** Plain exclusions; re-enabled carve-outs of negative-lookahead exclusions; those exclusions. */
+const ALLOW_PRIORITY = 255;
+const REENABLE_PRIORITY = 254;
+const LOOKAHEAD_ALLOW_PRIORITY = 253;
+const MAX_RULES_PER_RULESET = 120;
+const EXACT_BAND = 40;
+const PATTERN_BAND = 30;
+const LEFT_BAND = 10;
+
+function rulePriority(band: number, ruleIndex: number): number {
+  return band * BAND_WIDTH + 250 - 2 * ruleIndex;
+}
+
+type Planned = Omit<DnrRule, 'id'>;
+
+interface RulePlan {
+  /** Trivial rule: hosts go into the shared label-count groups. */
+  trivial: boolean;
+  /** A scheme-only regex rule reduced to exact hosts (path must follow the host directly). */
+  upgradeHosts?: string[];
+  rules: Planned[];
+  regexes: number;
+}
+
+interface RulesetPlan {
+  ruleset: Ruleset;
+  band: number;
+  targets: ClassifiedTarget[];
+  allows: Planned[];
+  /** Exclusions that need a regex but have a regex-free, wider stand-in. */
+  widenable: ExclusionPlan[];
+  rules: RulePlan[];
+  regexes: number;
+}
+
+const caseSensitive = { isUrlFilterCaseSensitive: true } as const;
+
+export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {}): DnrCompileResult {
+  const isActive = options.isActive ?? ((r: Ruleset) => isDefaultActive(r));
+  const regexLimit = options.regexLimit ?? DNR_LIMITS.regexRules;
+  const maxInstructions = options.maxRegexInstructions ?? DEFAULT_MAX_REGEX_INSTRUCTIONS;
+  const omissions: DnrOmission[] = [];
+  const omit = (ruleset: Ruleset, what: DnrOmission['what'], index: number, source: string, reason: string): void => {
+    const element = what === 'rule' ? ruleset.rules[index] : what === 'exclusion' ? ruleset.exclusions[index] : what === 'target' ? ruleset.targets[index] : undefined;
+    const loc = element?.loc ?? ruleset.loc;
+    omissions.push({ ruleset: ruleset.name, file: loc?.file, line: loc?.line, what, index, source, reason });
+  };
+
+  const plans: RulesetPlan[] = [];
+  let considered = 0;
+  let skipped = 0;
+  for (const ruleset of rulesets) {
+    if (!isActive(ruleset)) continue;
+    considered++;
+    const plan = planRuleset(ruleset, maxInstructions, omit);
+    if (plan) plans.push(plan);
+    else skipped++;
+  }
+
+  // The shared host-group regexes come first from the budget; the rest goes to rulesets,
+  // cheapest first, so as many rulesets as possible are reproduced completely.
+  const groupRegexes = trivialGroups(plans).length;
+  // (Rulesets that need no regex of their own always stay; if even the host groups do not fit,
+  // the report says the output is over the limit.)
+  let budget = Math.max(0, regexLimit - groupRegexes);
+  const order = plans.map((p, i) => i).sort((a, b) => plans[a]!.regexes - plans[b]!.regexes || a - b);
+  for (const i of order) {
+    let plan = plans[i]!;
+    if (plan.regexes <= budget) {
+      budget -= plan.regexes;
+      continue;
+    }
+    let allowRegexes = plan.allows.filter((r) => r.condition.regexFilter !== undefined).length;
+    if (allowRegexes > budget && allowRegexes - plan.widenable.length <= budget) {
+      // Out of regexes for the exclusions: their wider, regex-free stand-ins keep the rest.
+      const swap = new Set(plan.widenable.flatMap((w) => w.exact));
+      const allows = [...plan.allows.filter((r) => !swap.has(r)), ...plan.widenable.flatMap((w) => w.widened.rules)];
+      for (const w of plan.widenable) {
+        omit(plan.ruleset, 'exclusion', w.index, plan.ruleset.exclusions[w.index]!.pattern, `regex budget exhausted; widened to all URLs starting with ${w.widened.prefixes.join(', ')}`);
+      }
+      plans[i] = plan = { ...plan, allows, widenable: [] };
+      allowRegexes = allows.filter((r) => r.condition.regexFilter !== undefined).length;
+    }
+    if (allowRegexes > budget) {
+      omit(plan.ruleset, 'ruleset', 0, plan.ruleset.name, 'regex budget exhausted (its exclusions need regexes)');
+      plans[i] = { ...plan, allows: [], widenable: [], rules: [], regexes: 0 };
+      skipped++;
+      continue;
+    }
+    budget -= allowRegexes;
+    let kept = 0;
+    for (; kept < plan.rules.length; kept++) {
+      const r = plan.rules[kept]!;
+      if (r.regexes > budget) break;
+      budget -= r.regexes;
+    }
+    for (let j = kept; j < plan.rules.length; j++) {
+      omit(plan.ruleset, 'rule', j, plan.ruleset.rules[j]!.from, j === kept ? 'regex budget exhausted' : 'follows a rule that did not fit');
+    }
+    plans[i] = { ...plan, rules: plan.rules.slice(0, kept) };
+  }
+
+  const planned: Planned[] = [...trivialGroups(plans)];
+  for (const plan of plans) planned.push(...plan.allows, ...plan.rules.flatMap((r) => r.rules));
+  const firstId = options.firstId ?? 1;
+  const rules = planned.map((r, i) => ({ id: firstId + i, ...r }));
+
+  const skippedNames = new Set(omissions.filter((o) => o.what === 'ruleset').map((o) => o.ruleset));
+  const partialNames = new Set(omissions.filter((o) => o.what !== 'ruleset' && !skippedNames.has(o.ruleset)).map((o) => o.ruleset));
+  const byAction: Record<string, number> = {};
+  for (const r of rules) byAction[r.action.type] = (byAction[r.action.type] ?? 0) + 1;
+  const regexRuleCount = rules.filter((r) => r.condition.regexFilter !== undefined).length;
+  const overLimits: string[] = [];
+  if (regexRuleCount > regexLimit) overLimits.push(`${regexRuleCount} regex rules > ${regexLimit}`);
+  if (rules.length > DNR_LIMITS.guaranteedStaticRules) overLimits.push(`${rules.length} rules > ${DNR_LIMITS.guaranteedStaticRules} guaranteed static rules`);
+  const rulesetsPartial = partialNames.size;
+  return {
+    rules,
+    report: {
+      rulesetsConsidered: considered,
+      rulesetsComplete: considered - skipped - rulesetsPartial,
+      rulesetsPartial,
+      rulesetsSkipped: skipped,
+      ruleCount: rules.length,
+      regexRuleCount,
+      regexLimit,
+      byAction,
+      omissions,
+      overLimits,
+    },
+  };
+}
+
+function planRuleset(
+  ruleset: Ruleset,
+  maxInstructions: number,
+  omit: (r: Ruleset, what: DnrOmission['what'], index: number, source: string, reason: string) => void,
+): RulesetPlan | null {
+  const targets: ClassifiedTarget[] = [];
+  ruleset.targets.forEach((t, i) => {
+    const c = classifyTarget(t.host);
+    if (c) targets.push(c);
+    else omit(ruleset, 'target', i, t.host, 'not a host name DNR can match');
+  });
+  if (targets.length === 0) return null;
+  const band = bandOf(targets);
+  // Right/middle wildcards have no domain-list form; then only the rule regexes restrict hosts.
+  const domains = targets.some((t) => t.kind === 'pattern')
+    ? undefined
+    : [...new Set(targets.map((t) => (t.kind === 'exact' ? t.host : t.kind === 'left' ? t.suffix : '')))];
+  const ctx: PlanContext = {
+    ruleset,
+    exactTargets: targets.every((t) => t.kind === 'exact') ? targets.map((t) => (t as { host: string }).host) : null,
+    maxInstructions,
+    domainCondition: domains ? { requestDomains: domains } : {},
+    covered: (host: string) => targets.some((t) => targetCovers(t, host)),
+  };
+
+  const allows: Planned[] = [];
+  const widenable: ExclusionPlan[] = [];
+  const base = band * BAND_WIDTH;
+  const negativePrefixes: string[][] = [];
+  for (let i = 0; i < ruleset.exclusions.length; i++) {
+    const pattern = ruleset.exclusions[i]!.pattern;
+    const planned = hasLookaround(pattern) ? planLookaroundExclusion(ctx, pattern, base, negativePrefixes) : planExclusion(ctx, pattern, base);
+    const widened = widenExclusion(ctx, pattern, base);
+    if (typeof planned === 'string') {
+      // Without its exclusion the ruleset would rewrite URLs the reference leaves alone; a
+      // wider exclusion leaves some of them unrewritten instead, which is safe.
+      if (!widened) {
+        omit(ruleset, 'exclusion', i, pattern, planned);
+        omit(ruleset, 'ruleset', 0, ruleset.name, 'an exclusion cannot be expressed');
+        return null;
+      }
+      omit(ruleset, 'exclusion', i, pattern, `${planned}; widened to all URLs starting with ${widened.prefixes.join(', ')}`);
+      allows.push(...widened.rules);
+      continue;
+    }
+    if (widened && planned.some((r) => r.condition.regexFilter !== undefined)) widenable.push({ index: i, exact: planned, widened });
+    allows.push(...planned);
+  }
+  if (!prefixSetsIndependent(negativePrefixes)) {
+    omit(ruleset, 'ruleset', 0, ruleset.name, 'overlapping exclusions with negative lookahead');
+    return null;
+  }
+
+  const rules: RulePlan[] = [];
+  for (let j = 0; j < ruleset.rules.length; j++) {
+    const rule = ruleset.rules[j]!;
+    let planned: RulePlan | string;
+    if (j >= MAX_RULES_PER_RULESET) planned = `more than ${MAX_RULES_PER_RULESET} rules in one ruleset`;
+    else if (isTrivialRule(rule)) planned = { trivial: true, rules: [], regexes: 0 };
+    else if (hasLookaround(rule.from)) planned = planLookaroundRule(ctx, j, rulePriority(band, j));
+    else planned = planRule(ctx, j, rulePriority(band, j));
+    if (typeof planned === 'string') {
+      omit(ruleset, 'rule', j, rule.from, planned);
+      // Later rules would take over URLs this one should have rewritten: keep only earlier ones.
+      for (let k = j + 1; k < ruleset.rules.length; k++) omit(ruleset, 'rule', k, ruleset.rules[k]!.from, 'follows a rule that could not be translated');
+      break;
+    }
+    rules.push(planned);
+  }
+  if (rules.length === 0) {
+    if (ruleset.rules.length > 0) omit(ruleset, 'ruleset', 0, ruleset.name, 'no rule could be translated');
+    return null;
+  }
+  const regexes = allows.filter((a) => a.condition.regexFilter !== undefined).length + rules.reduce((s, r) => s + r.regexes, 0);
+  return { ruleset, band, targets, allows, widenable, rules, regexes };
+}
+
+interface ExclusionPlan {
+  index: number;
+  exact: Planned[];
+  widened: { prefixes: string[]; rules: Planned[] };
+}
+
+/**
+ * A safe stand-in for an exclusion DNR cannot express exactly: `allow` everything under the
+ * literal prefixes all its matches start with. More URLs stay unrewritten, none is rewritten
+ * that the reference leaves alone. Null when the prefixes do not reach into the host name.
+ */
+function widenExclusion(ctx: PlanContext, pattern: string, base: number): { prefixes: string[]; rules: Planned[] } | null {
+  const prefixes = literalPrefixes(pattern);
+  if (!prefixes || prefixes.length === 0) return null;
+  for (const p of prefixes) {
+    const parts = splitHttpPrefix(p);
+    if (!parts || !urlFilterSafe(p)) return null;
+  }
+  if (!ctx.domainCondition.requestDomains) return null;
+  return {
+    prefixes,
+    rules: prefixes.map((p) => ({
+      priority: base + ALLOW_PRIORITY,
+      action: { type: 'allow' },
+      condition: { urlFilter: `|${p}`, ...caseSensitive, ...ctx.domainCondition, ...ALL_TYPES() },
+    })),
+  };
+}
+
+function bandOf(targets: ClassifiedTarget[]): number {
+  return Math.min(...targets.map((t) => (t.kind === 'exact' ? EXACT_BAND : t.kind === 'pattern' ? PATTERN_BAND : LEFT_BAND + Math.min(t.labels, 9))));
+}
+
+/**
+ * The priority just above everything a ruleset's compiled rules use (its exclusions included):
+ * an `allow` there switches the ruleset off for its hosts without touching more specific ones.
+ */
+export function rulesetCeilingPriority(ruleset: Ruleset): number | null {
+  const targets = ruleset.targets.map((t) => classifyTarget(t.host)).filter((t): t is ClassifiedTarget => t !== null);
+  if (targets.length === 0) return null;
+  return bandOf(targets) * BAND_WIDTH + ALLOW_PRIORITY;
+}
+
+interface PlanContext {
+  ruleset: Ruleset;
+  /** The ruleset's exact target hosts, or null when it also has wildcard targets. */
+  exactTargets: string[] | null;
+  maxInstructions: number;
+  domainCondition: Partial<DnrCondition>;
+  covered: (host: string) => boolean;
+}
+
+const ALL_TYPES = (): { resourceTypes: DnrCondition['resourceTypes'] } => ({ resourceTypes: [...ALL_RESOURCE_TYPES] });
+
+function prefixFilter(text: string, exact: boolean): string {
+  return `|${text}${exact ? '|' : ''}`;
+}
+
+/** A regex condition, or the reason it cannot be one. */
+function regexCondition(ctx: PlanContext, source: string): { condition: DnrCondition; captures: number } | string {
+  const tr = translateRegex(source);
+  if (!tr.ok) return tr.reason;
+  if (tr.estimatedInstructions > ctx.maxInstructions) return 'regex over the 2 KB RE2 budget (estimated)';
+  return { condition: { regexFilter: tr.re2, ...caseSensitive, ...ctx.domainCondition, ...ALL_TYPES() }, captures: tr.captures };
+}
+
+function planExclusion(ctx: PlanContext, pattern: string, base: number): Planned[] | string {
+  const priority = base + ALLOW_PRIORITY;
+  const lit = expandLiteralLanguage(pattern);
+  if (lit && lit.expansions.every((e) => urlFilterSafe(e.text))) {
+    return lit.expansions.map((e) => ({
+      priority,
+      action: { type: 'allow' },
+      condition: { urlFilter: prefixFilter(e.text, e.exact === true), ...caseSensitive, ...ctx.domainCondition, ...ALL_TYPES() },
+    }));
+  }
+  const rc = regexCondition(ctx, pattern);
+  if (typeof rc === 'string') return rc;
+  return [{ priority, action: { type: 'allow' }, condition: rc.condition }];
+}
+
+/**
+ * `P(?!A)` excludes URLs under P except those under P+A: an `allow` for P below a re-enabling
+ * rule for P+A that does what the ruleset's rules do there. `P(?=A)` just excludes P+A.
+ */
+function planLookaroundExclusion(ctx: PlanContext, pattern: string, base: number, negativePrefixes: string[][]): Planned[] | string {
+  const shape = analyzeLookaround(pattern);
+  if (!shape) return 'lookaround that cannot be rewritten without it';
+  const out: Planned[] = [];
+  const allowAt = (priority: number, urlFilter: string): Planned => ({
+    priority,
+    action: { type: 'allow' },
+    condition: { urlFilter, ...caseSensitive, ...ctx.domainCondition, ...ALL_TYPES() },
+  });
+  if (shape.kind === 'trailing' && !shape.negate) {
+    if (!shape.prefix) {
+      const rc = regexCondition(ctx, shape.capturingSource!);
+      if (typeof rc === 'string') return rc;
+      return [{ priority: base + ALLOW_PRIORITY, action: { type: 'allow' }, condition: rc.condition }];
+    }
+    for (const c of shape.carved) {
+      if (!urlFilterSafe(c.prefix.text)) return 'lookahead text cannot be a URL filter';
+      out.push(allowAt(base + ALLOW_PRIORITY, prefixFilter(c.prefix.text, c.prefix.exact)));
+    }
+    return out;
+  }
+  let carved: CarvedPrefix[];
+  if (shape.kind === 'trailing') {
+    if (!shape.prefix) return 'negative lookahead after a prefix that needs a regex';
+    const prefixes = shape.prefix.expansions.map((e) => e.text);
+    if (!prefixes.every(urlFilterSafe)) return 'lookahead prefix cannot be a URL filter';
+    negativePrefixes.push(prefixes);
+    for (const p of prefixes) out.push(allowAt(base + LOOKAHEAD_ALLOW_PRIORITY, prefixFilter(p, false)));
+    carved = shape.carved.map((c) => c.prefix);
+  } else {
+    const rc = regexCondition(ctx, shape.restSource);
+    if (typeof rc === 'string') return rc;
+    negativePrefixes.push(['http://']);
+    out.push({ priority: base + LOOKAHEAD_ALLOW_PRIORITY, action: { type: 'allow' }, condition: rc.condition });
+    carved = shape.carved;
+  }
+  for (const c of carved) {
+    if (!urlFilterSafe(c.text)) return 'lookahead text cannot be a URL filter';
+    const action = fallthroughAction(ctx.ruleset.rules, 0, c.text, c.exact);
+    if (action === null) return 'the rules under a negative lookahead differ across its URLs';
+    if (action === 'none') continue;
+    out.push({
+      priority: base + REENABLE_PRIORITY,
+      action,
+      condition: { urlFilter: prefixFilter(c.text, c.exact), ...caseSensitive, ...ctx.domainCondition, ...ALL_TYPES() },
+    });
+  }
+  return out;
+}
+
+/** Two negative-lookahead exclusions whose prefixes nest would re-enable each other's URLs. */
+function prefixSetsIndependent(sets: string[][]): boolean {
+  for (let a = 0; a < sets.length; a++) {
+    for (let b = a + 1; b < sets.length; b++) {
+      for (const x of sets[a]!) for (const y of sets[b]!) if (x.startsWith(y) || y.startsWith(x)) return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * `^http://HOST/` rules whose replacement only changes the scheme (`(www\.)?example\.com/` →
+ * `https://$1example.com/`) are upgrades of the target hosts they match: as such they join the
+ * shared host groups instead of spending a regex. Only for rulesets with exact targets, where
+ * the hosts can be listed.
+ */
+function schemeOnlyHosts(from: string, to: string, exactTargets: string[] | null): string[] | null {
+  if (!exactTargets) return null;
+  let pattern: AST.Pattern;
+  try {
+    pattern = parseJsPattern(from);
+  } catch {
+    return null;
+  }
+  if (pattern.alternatives.length !== 1) return null;
+  const els = pattern.alternatives[0]!.elements;
+  const head = els.slice(0, 8).map((e) => e.raw).join('');
+  if (head.replace(/\\\//g, '/') !== '^http://' || els[els.length - 1]?.type !== 'Character' || els[els.length - 1]!.raw.replace('\\', '') !== '/') return null;
+  // The replacement must spell the match back: literal characters as they are, each capturing
+  // group (optional or not) as its `$n`.
+  let expected = 'https://';
+  let group = 0;
+  for (const el of els.slice(8)) {
+    if (el.type === 'Character') expected += String.fromCharCode(el.value);
+    else if (el.type === 'CapturingGroup' || (el.type === 'Quantifier' && el.min === 0 && el.max === 1 && el.element.type === 'CapturingGroup')) {
+      const g = el.type === 'CapturingGroup' ? el : (el.element as AST.CapturingGroup);
+      if (/\((?!\?)/.test(g.alternatives.map((a) => a.raw).join('|').replace(/\\./g, ''))) return null;
+      expected += `$${++group}`;
+    } else return null;
+  }
+  if (group > 9 || to !== expected || /\$/.test(expected.replace(/\$\d/g, '')) ) return null;
+  const re = new RegExp(from);
+  return exactTargets.filter((host) => re.test(`http://${host}/`));
+}
+
+function planRule(ctx: PlanContext, j: number, priority: number): RulePlan | string {
+  const rule = ctx.ruleset.rules[j]!;
+  const literal = literalRule(rule.from, rule.to, priority, ctx.covered);
+  if (literal) return { trivial: false, rules: literal, regexes: 0 };
+  const hosts = schemeOnlyHosts(rule.from, rule.to, ctx.exactTargets);
+  if (hosts) return { trivial: false, upgradeHosts: hosts, rules: [], regexes: 0 };
+  const rc = regexCondition(ctx, rule.from);
+  if (typeof rc === 'string') return rc;
+  const substitution = translateReplacement(rule.to, rc.captures);
+  if (substitution === null) return "replacement uses $`, $' or a group number RE2 cannot substitute";
+  return { trivial: false, regexes: 1, rules: [{ priority, action: { type: 'redirect', redirect: { regexSubstitution: substitution } }, condition: rc.condition }] };
+}
+
+/**
+ * Rules with a lookahead: the prefix before a trailing lookahead becomes filters (positive: only
+ * the carved URLs; negative: everything else, with the carved URLs handed one priority step up
+ * to whatever the following rules do); `^http://(?!A)rest` becomes a regex for `rest` plus
+ * carve-outs. A positive lookahead that needs a substitution is captured and put back (`\N`).
+ */
+function planLookaroundRule(ctx: PlanContext, j: number, priority: number): RulePlan | string {
+  const rule = ctx.ruleset.rules[j]!;
+  const shape = analyzeLookaround(rule.from);
+  if (!shape) return 'lookaround that cannot be rewritten without it';
+  const captures = captureCount(rule.from);
+  const filterRule = (p: number, action: DnrAction, text: string, exact: boolean, scoped: boolean): Planned => ({
+    priority: p,
+    action,
+    condition: { urlFilter: prefixFilter(text, exact), ...caseSensitive, ...(scoped ? ctx.domainCondition : {}), ...ALL_TYPES() },
+  });
+  const carveOuts = (carved: CarvedPrefix[], scoped: boolean): Planned[] | string => {
+    const out: Planned[] = [];
+    for (const c of carved) {
+      if (!urlFilterSafe(c.text)) return 'lookahead text cannot be a URL filter';
+      if (!scoped) {
+        const host = splitHttpPrefix(c.text)?.host;
+        if (host === undefined || !ctx.covered(host)) continue;
+      }
+      const action = fallthroughAction(ctx.ruleset.rules, j + 1, c.text, c.exact);
+      if (action === null) return 'the rules after a negative lookahead differ across its URLs';
+      // No later rule applies: the ruleset leaves these URLs alone.
+      out.push(filterRule(priority + 1, action === 'none' ? { type: 'allow' } : action, c.text, c.exact, scoped));
+    }
+    return out;
+  };
+
+  if (shape.kind === 'leading') {
+    const rc = regexCondition(ctx, shape.restSource);
+    if (typeof rc === 'string') return rc;
+    const substitution = translateReplacement(rule.to, rc.captures);
+    if (substitution === null) return "replacement uses $`, $' or a group number RE2 cannot substitute";
+    const carved = carveOuts(shape.carved, true);
+    if (typeof carved === 'string') return carved;
+    const main: Planned = { priority, action: { type: 'redirect', redirect: { regexSubstitution: substitution } }, condition: rc.condition };
+    return { trivial: false, regexes: 1, rules: [main, ...carved] };
+  }
+
+  const out: Planned[] = [];
+  if (!shape.negate) {
+    let literalOk = shape.prefix !== null;
+    for (const c of literalOk ? shape.carved : []) {
+      const e = shape.prefix!.expansions[c.prefixIndex]!;
+      const host = splitHttpPrefix(c.prefix.text)?.host;
+      const action = literalAction(e, false, rule.to, captures);
+      if (!action || !urlFilterSafe(c.prefix.text) || host === undefined) {
+        literalOk = false;
+        break;
+      }
+      if (ctx.covered(host)) out.push(filterRule(priority, action, c.prefix.text, c.prefix.exact, false));
+    }
+    if (literalOk) return { trivial: false, rules: out, regexes: 0 };
+    if (!shape.capturingSource) return 'lookahead cannot be captured';
+    const rc = regexCondition(ctx, shape.capturingSource);
+    if (typeof rc === 'string') return rc;
+    const substitution = translateReplacement(rule.to, captures);
+    if (substitution === null || captures + 1 > 9) return "replacement uses $`, $' or a group number RE2 cannot substitute";
+    return {
+      trivial: false,
+      regexes: 1,
+      rules: [{ priority, action: { type: 'redirect', redirect: { regexSubstitution: `${substitution}\\${captures + 1}` } }, condition: rc.condition }],
+    };
+  }
+
+  if (!shape.prefix) return 'negative lookahead after a prefix that needs a regex';
+  for (const e of shape.prefix.expansions) {
+    const parts = splitHttpPrefix(e.text);
+    const action = literalAction(e, false, rule.to, captures);
+    if (!parts || parts.rest === '' || !action || !urlFilterSafe(e.text)) return 'negative lookahead after a prefix that needs a regex';
+    if (ctx.covered(parts.host)) out.push(filterRule(priority, action, e.text, false, false));
+  }
+  const carved = carveOuts(
+    shape.carved.map((c) => c.prefix),
+    false,
+  );
+  if (typeof carved === 'string') return carved;
+  return { trivial: false, rules: [...out, ...carved], regexes: 0 };
+}
+
+/**
+ * A rule whose `from` is a finite set of URL prefixes becomes regex-free DNR rules (see
+ * `literalAction`). Null when any prefix needs a real substitution.
+ */
+function literalRule(from: string, to: string, priority: number, covered: (host: string) => boolean): Planned[] | null {
+  const lit = expandLiteralLanguage(from);
+  // `$&` would be the whole URL, which a filter does not know.
+  if (!lit || (lit.consumesRest && to.includes('$&'))) return null;
+  const captures = captureCount(from);
+  const out: Planned[] = [];
+  for (const e of lit.expansions) {
+    const parts = splitHttpPrefix(e.text);
+    if (!parts || !urlFilterSafe(e.text)) return null;
+    const exact = e.exact === true;
+    const action = literalAction(e, exact || lit.consumesRest, to, captures);
+    if (!action) return null;
+    // The reference only applies a ruleset to its targets; prefixes for other hosts never fire.
+    if (!covered(parts.host)) continue;
+    // A prefix ending inside the host name cannot be told apart from longer hosts by a filter;
+    // `^` pins it to exactly this host (a longer host is left unrewritten, never mis-rewritten).
+    const boundary = parts.rest === '' && !exact ? '^' : '';
+    out.push({ priority, action, condition: { urlFilter: `|${e.text}${boundary}${exact ? '|' : ''}`, ...caseSensitive, ...ALL_TYPES() } });
+  }
+  return out;
+}
+
+/** Trivial rules of all rulesets merged: one upgradeScheme rule per (priority, host shape). */
+function trivialGroups(plans: RulesetPlan[]): Planned[] {
+  const groups = new Map<string, { priority: number; regex: string; domains: Set<string> | null; patterns: string[] }>();
+  const add = (key: string, priority: number, regex: string, domain: string | null, pattern?: string): void => {
+    let g = groups.get(key);
+    if (!g) {
+      g = { priority, regex, domains: domain === null ? null : new Set(), patterns: [] };
+      groups.set(key, g);
+    }
+    if (domain !== null) g.domains!.add(domain);
+    if (pattern) g.patterns.push(pattern);
+  };
+  for (const plan of plans) {
+    plan.rules.forEach((r, j) => {
+      const priority = rulePriority(plan.band, j);
+      for (const host of r.upgradeHosts ?? []) {
+        const labels = host.split('.').length;
+        add(`${priority}|s${labels}`, priority, labelCountRegex(labels, false, '/'), host);
+      }
+      if (!r.trivial) return;
+      for (const t of plan.targets) {
+        if (t.kind === 'exact') add(`${priority}|e${t.labels}`, priority, labelCountRegex(t.labels, false), t.host);
+        // `*.x` with a one-label x covers exactly one more label; otherwise any depth.
+        else if (t.kind === 'left') add(`${priority}|l${t.labels}`, priority, labelCountRegex(t.labels + 1, t.labels >= 2), t.suffix);
+        else add(`${priority}|p`, priority, '', null, t.host);
+      }
+    });
+  }
+  const out: Planned[] = [];
+  for (const g of groups.values()) {
+    if (g.domains) {
+      out.push({
+        priority: g.priority,
+        action: { type: 'upgradeScheme' },
+        condition: { regexFilter: g.regex, requestDomains: [...g.domains].sort(), resourceTypes: [...ALL_RESOURCE_TYPES] },
+      });
+      continue;
+    }
+    // Right/middle wildcards: a few alternatives per regex keeps each one small.
+    const unique = [...new Set(g.patterns)].sort();
+    for (let i = 0; i < unique.length; i += 8) {
+      out.push({
+        priority: g.priority,
+        action: { type: 'upgradeScheme' },
+        condition: { regexFilter: patternHostsRegex(unique.slice(i, i + 8)), resourceTypes: [...ALL_RESOURCE_TYPES] },
+      });
+    }
+  }
+  return out;
+}

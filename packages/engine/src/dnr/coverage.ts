@@ -1,0 +1,55 @@
+import { DnrEmulator } from './emulate.js';
+import type { DnrRule } from './types.js';
+
+export interface DnrCoverage {
+  cases: number;
+  /** Cases where the reference rewrites the URL. */
+  rewrites: number;
+  /** ...and the DNR rules land on the same URL. */
+  reproduced: number;
+  /** ...but DNR leaves the request alone. */
+  missed: number;
+  /** ...but DNR sends it elsewhere. */
+  wrong: number;
+  /** Cases the reference leaves alone but DNR redirects. */
+  spurious: number;
+  /** A few differing cases, for reports. */
+  examples: { url: string; expected: string | null; actual: string | null }[];
+}
+
+function canonical(url: string | null): string | null {
+  if (url === null) return null;
+  try {
+    return new URL(url).href;
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * Runs reference cases (`{url, expected}`: the oracle) through the DNR emulator as main-frame
+ * requests. Both sides are compared in WHATWG-canonical form, as the browser would navigate.
+ */
+export function measureDnrCoverage(
+  rules: readonly DnrRule[],
+  cases: Iterable<{ url: string; expected: string | null }>,
+  maxExamples = 20,
+): DnrCoverage {
+  const emulator = new DnrEmulator(rules);
+  const out: DnrCoverage = { cases: 0, rewrites: 0, reproduced: 0, missed: 0, wrong: 0, spurious: 0, examples: [] };
+  for (const c of cases) {
+    out.cases++;
+    const actual = canonical(emulator.match({ url: c.url, type: 'main_frame' }).redirectUrl);
+    const expected = canonical(c.expected);
+    if (expected === null) {
+      if (actual !== null) out.spurious++;
+    } else {
+      out.rewrites++;
+      if (actual === expected) out.reproduced++;
+      else if (actual === null) out.missed++;
+      else out.wrong++;
+    }
+    if (actual !== expected && out.examples.length < maxExamples) out.examples.push({ url: c.url, expected: c.expected, actual });
+  }
+  return out;
+}

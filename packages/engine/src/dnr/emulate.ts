@@ -1,0 +1,206 @@
+import type { DnrResourceType, DnrRule } from './types.js';
+
+export interface DnrRequest {
+  url: string;
+  type?: DnrResourceType;
+}
+
+export interface DnrOutcome {
+  /** The winning rule, or null when no rule matched. */
+  rule: DnrRule | null;
+  /** Where the request goes: null when it proceeds unchanged (no match, `allow`, failed redirect). */
+  redirectUrl: string | null;
+}
+
+/** Chromium breaks priority ties by action: allow > allowAllRequests > block > upgradeScheme > redirect. */
+const ACTION_RANK: Record<string, number> = { allow: 5, allowAllRequests: 4, block: 3, upgradeScheme: 2, redirect: 1, modifyHeaders: 0 };
+
+interface CompiledRule {
+  rule: DnrRule;
+  urlFilter: RegExp | null;
+  regexFilter: RegExp | null;
+  domains: ReadonlySet<string> | null;
+  excludedDomains: ReadonlySet<string> | null;
+  types: ReadonlySet<string> | null;
+}
+
+/**
+ * Evaluates declarativeNetRequest rules the way Chromium does for one extension: every
+ * condition must hold (url/regex filter with the rule's case sensitivity, request domains
+ * including subdomains, resource types with main_frame excluded by default), the highest
+ * priority wins, ties go by action, then the action is applied (upgradeScheme, redirect by
+ * url / transform / RE2 substitution, allow). Used to measure compiled rules offline.
+ */
+export class DnrEmulator {
+  private readonly byHost = new Map<string, CompiledRule[]>();
+  private readonly unindexed: CompiledRule[] = [];
+
+  constructor(rules: readonly DnrRule[]) {
+    for (const rule of rules) {
+      const c = compileRule(rule);
+      const keys = rule.condition.requestDomains ?? hostOfUrlFilter(rule.condition.urlFilter);
+      if (!keys || keys.length === 0) {
+        this.unindexed.push(c);
+        continue;
+      }
+      for (const k of new Set(keys)) {
+        let list = this.byHost.get(k);
+        if (!list) this.byHost.set(k, (list = []));
+        list.push(c);
+      }
+    }
+  }
+
+  match(request: DnrRequest): DnrOutcome {
+    let parsed: URL;
+    try {
+      parsed = new URL(request.url);
+    } catch {
+      return { rule: null, redirectUrl: null };
+    }
+    // Requests carry no fragment; a navigation keeps it (even an empty `#`) across a redirect
+    // that sets none.
+    const hashAt = parsed.href.indexOf('#');
+    const fragment = hashAt < 0 ? '' : parsed.href.slice(hashAt);
+    parsed.hash = '';
+    const url = parsed.href;
+    const host = parsed.hostname;
+    const type = request.type ?? 'main_frame';
+    let best: CompiledRule | null = null;
+    const consider = (c: CompiledRule): void => {
+      if (best && !outranks(c.rule, best.rule)) return;
+      if (matches(c, url, host, type)) best = c;
+    };
+    const labels = host.split('.');
+    for (let i = 0; i < labels.length; i++) {
+      const list = this.byHost.get(labels.slice(i).join('.'));
+      if (list) for (const c of list) consider(c);
+    }
+    for (const c of this.unindexed) consider(c);
+    const winner = best as CompiledRule | null;
+    if (!winner) return { rule: null, redirectUrl: null };
+    const target = applyAction(winner, parsed, url);
+    if (target === null) return { rule: winner.rule, redirectUrl: null };
+    const withFragment = fragment && !target.includes('#') ? target + fragment : target;
+    return { rule: winner.rule, redirectUrl: withFragment };
+  }
+}
+
+function outranks(a: DnrRule, b: DnrRule): boolean {
+  if (a.priority !== b.priority) return a.priority > b.priority;
+  return (ACTION_RANK[a.action.type] ?? 0) > (ACTION_RANK[b.action.type] ?? 0);
+}
+
+function compileRule(rule: DnrRule): CompiledRule {
+  const c = rule.condition;
+  const flags = c.isUrlFilterCaseSensitive ? '' : 'i';
+  return {
+    rule,
+    urlFilter: c.urlFilter !== undefined ? urlFilterToRegExp(c.urlFilter, flags) : null,
+    regexFilter: c.regexFilter !== undefined ? new RegExp(c.regexFilter, flags) : null,
+    domains: c.requestDomains ? new Set(c.requestDomains) : null,
+    excludedDomains: c.excludedRequestDomains ? new Set(c.excludedRequestDomains) : null,
+    types: c.resourceTypes ? new Set(c.resourceTypes) : null,
+  };
+}
+
+/** `requestDomains` semantics: the host itself or any parent domain is listed. */
+function domainListed(host: string, domains: ReadonlySet<string>): boolean {
+  for (let at = -1; ; ) {
+    if (domains.has(host.slice(at + 1))) return true;
+    at = host.indexOf('.', at + 1);
+    if (at < 0) return false;
+  }
+}
+
+function matches(c: CompiledRule, url: string, host: string, type: DnrResourceType): boolean {
+  if (c.types ? !c.types.has(type) : type === 'main_frame') return false;
+  if (c.domains && !domainListed(host, c.domains)) return false;
+  if (c.excludedDomains && domainListed(host, c.excludedDomains)) return false;
+  if (c.urlFilter && !c.urlFilter.test(url)) return false;
+  if (c.regexFilter && !c.regexFilter.test(url)) return false;
+  return true;
+}
+
+/** urlFilter syntax: `||` domain anchor, `|` start/end anchors, `*` anything, `^` a separator. */
+export function urlFilterToRegExp(filter: string, flags: string): RegExp {
+  let f = filter;
+  let prefix = '';
+  let suffix = '';
+  if (f.startsWith('||')) {
+    prefix = '^[a-z][a-z0-9+.-]*:\\/\\/(?:[^/?#]*\\.)?';
+    f = f.slice(2);
+  } else if (f.startsWith('|')) {
+    prefix = '^';
+    f = f.slice(1);
+  }
+  if (f.endsWith('|')) {
+    suffix = '$';
+    f = f.slice(0, -1);
+  }
+  let body = '';
+  for (const ch of f) {
+    if (ch === '*') body += '.*';
+    else if (ch === '^') body += '(?:[^A-Za-z0-9_\\-.%]|$)';
+    else body += ch.replace(/[\\^$.|?*+()[\]{}/]/g, '\\$&');
+  }
+  return new RegExp(prefix + body + suffix, flags);
+}
+
+function hostOfUrlFilter(filter: string | undefined): string[] | null {
+  const m = filter ? /^\|https?:\/\/([a-z0-9.-]+)/i.exec(filter) : null;
+  return m ? [m[1]!.toLowerCase()] : null;
+}
+
+function applyAction(c: CompiledRule, parsed: URL, url: string): string | null {
+  const action = c.rule.action;
+  switch (action.type) {
+    case 'allow':
+    case 'allowAllRequests':
+      return null;
+    case 'upgradeScheme': {
+      if (parsed.protocol !== 'http:') return null;
+      return `https:${url.slice('http:'.length)}`;
+    }
+    case 'redirect': {
+      const r = action.redirect;
+      let target: string | null = null;
+      if (r.url !== undefined) target = r.url;
+      else if (r.transform) {
+        const next = new URL(url);
+        if (r.transform.host !== undefined) next.hostname = r.transform.host;
+        if (r.transform.scheme !== undefined) next.protocol = `${r.transform.scheme}:`;
+        target = next.href;
+      } else if (r.regexSubstitution !== undefined && c.regexFilter) {
+        const m = c.regexFilter.exec(url);
+        if (!m) return null;
+        const replacement = re2Substitute(r.regexSubstitution, m);
+        target = url.slice(0, m.index) + replacement + url.slice(m.index + m[0].length);
+      }
+      // Chromium silently drops a redirect to an invalid URL.
+      if (target === null) return null;
+      try {
+        return new URL(target).href;
+      } catch {
+        return null;
+      }
+    }
+  }
+}
+
+/** RE2::Rewrite: `\0`–`\9` are groups, `\\` is a backslash. */
+function re2Substitute(template: string, m: RegExpExecArray): string {
+  let out = '';
+  for (let i = 0; i < template.length; i++) {
+    const ch = template[i]!;
+    if (ch !== '\\') {
+      out += ch;
+      continue;
+    }
+    const next = template[i + 1];
+    if (next === '\\') out += '\\';
+    else if (next !== undefined && next >= '0' && next <= '9') out += m[Number(next)] ?? '';
+    i++;
+  }
+  return out;
+}

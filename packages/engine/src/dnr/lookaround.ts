@@ -1,0 +1,98 @@
+import type { AST } from '@eslint-community/regexpp';
+import { expandLiteralLanguage, type LiteralLanguage } from './literal.js';
+import { parseJsPattern } from './re2.js';
+
+/** A literal URL prefix a lookahead carves out, and whether it must be the whole URL. */
+export interface CarvedPrefix {
+  text: string;
+  exact: boolean;
+}
+
+/**
+ * The lookaround shapes that rulesets use and DNR can still express without lookaround:
+ * - `trailing`: a finite prefix followed by `(?!A|B)` or `(?=A|B)` with finite alternatives
+ *   (`^http://example\.com/+(?!css/|favicon\.ico)`), split into prefix filters;
+ * - `leading`: `^http://(?!A|B)rest`, a regex without the lookahead plus higher-priority
+ *   carve-outs for `http://A`, `http://B`.
+ */
+export type LookaroundShape =
+  | {
+      kind: 'trailing';
+      negate: boolean;
+      /** Null when the prefix is not a small finite language. */
+      prefix: LiteralLanguage | null;
+      /** Prefix + alternative, for every combination. */
+      carved: { prefixIndex: number; prefix: CarvedPrefix }[];
+      /** For positive lookaheads: the same match as a regex with the lookahead captured, or null. */
+      capturingSource: string | null;
+    }
+  | { kind: 'leading'; restSource: string; carved: CarvedPrefix[] };
+
+export function hasLookaround(source: string): boolean {
+  return /\(\?<?[=!]/.test(source);
+}
+
+export function analyzeLookaround(source: string): LookaroundShape | null {
+  let pattern: AST.Pattern;
+  try {
+    pattern = parseJsPattern(source);
+  } catch {
+    return null;
+  }
+  if (pattern.alternatives.length !== 1) return null;
+  const els = pattern.alternatives[0]!.elements;
+  const looks = els.filter((e) => e.type === 'Assertion' && (e.kind === 'lookahead' || e.kind === 'lookbehind'));
+  if (looks.length !== 1) return null;
+  const look = looks[0] as AST.LookaroundAssertion;
+  if (look.kind !== 'lookahead' || containsLookaroundOrCapture(look)) return null;
+  const at = els.indexOf(look);
+  const alternatives = lookaheadLanguage(look);
+  if (!alternatives) return null;
+
+  if (at === els.length - 1) {
+    let before = els.slice(0, at);
+    // `c+(?!A)` backtracks to a single `c` whenever no alternative starts with `c`: same as
+    // `c(?!A)`. (`c+(?=A)` has no such shortcut: it also matches `ccA`.)
+    const last = before[before.length - 1];
+    if (look.negate && last && last.type === 'Quantifier' && last.min === 1 && last.max === Infinity && last.element.type === 'Character') {
+      const c = String.fromCharCode(last.element.value);
+      if (alternatives.some((a) => a.text.startsWith(c))) return null;
+      before = [...before.slice(0, -1), last.element];
+    }
+    const prefix = expandLiteralLanguage(before.map((e) => e.raw).join(''));
+    if (prefix && (prefix.consumesRest || prefix.expansions.some((e) => e.exact))) return null;
+    if (!prefix && look.negate) return null;
+    const carved: { prefixIndex: number; prefix: CarvedPrefix }[] = [];
+    prefix?.expansions.forEach((p, prefixIndex) => {
+      for (const a of alternatives) carved.push({ prefixIndex, prefix: { text: p.text + a.text, exact: a.exact } });
+    });
+    const capturingSource = look.negate
+      ? null
+      : `${els.slice(0, at).map((e) => e.raw).join('')}(${look.alternatives.map((a) => a.raw).join('|')})`;
+    return { kind: 'trailing', negate: look.negate, prefix, carved, capturingSource };
+  }
+
+  const head = els.slice(0, at).map((e) => e.raw).join('');
+  if (look.negate && (head === '^http:\\/\\/' || head === '^http://')) {
+    const restSource = head + els.slice(at + 1).map((e) => e.raw).join('');
+    return { kind: 'leading', restSource, carved: alternatives.map((a) => ({ text: `http://${a.text}`, exact: a.exact })) };
+  }
+  return null;
+}
+
+function containsLookaroundOrCapture(look: AST.LookaroundAssertion): boolean {
+  const raw = look.alternatives.map((a) => a.raw).join('|');
+  return /\(\?<?[=!]/.test(raw) || /\((?!\?)/.test(raw.replace(/\\./g, ''));
+}
+
+/** Every string the lookahead's alternatives can start with, if that set is small and finite. */
+function lookaheadLanguage(look: AST.LookaroundAssertion): { text: string; exact: boolean }[] | null {
+  const out: { text: string; exact: boolean }[] = [];
+  for (const alt of look.alternatives) {
+    const lang = expandLiteralLanguage(`^${alt.raw}`);
+    if (!lang) return null;
+    if (lang.consumesRest) return null;
+    for (const e of lang.expansions) out.push({ text: e.text, exact: e.exact === true });
+  }
+  return out.length > 32 ? null : out;
+}

@@ -1,0 +1,203 @@
+import { describe, expect, it } from 'vitest';
+import { compileDnr, DnrEmulator, parseRulesetXml, type DnrCompileOptions, type DnrResourceType, type Ruleset } from '../src/index.js';
+
+function rulesets(...xml: string[]): Ruleset[] {
+  return xml.map((x, i) => {
+    const { ruleset, diagnostics } = parseRulesetXml(x, `t${i}.xml`);
+    if (!ruleset) throw new Error(diagnostics.map((d) => d.message).join('; '));
+    return ruleset;
+  });
+}
+
+function compiled(xml: string[], options?: DnrCompileOptions) {
+  const result = compileDnr(rulesets(...xml), options);
+  const emulator = new DnrEmulator(result.rules);
+  const go = (url: string, type: DnrResourceType = 'main_frame') => emulator.match({ url, type }).redirectUrl;
+  return { ...result, go };
+}
+
+const trivial = (name: string, hosts: string[], extra = '') =>
+  `<ruleset name="${name}">${hosts.map((h) => `<target host="${h}"/>`).join('')}${extra}<rule from="^http:" to="https:"/></ruleset>`;
+
+describe('DNR compiler: hosts', () => {
+  it('keeps an exact target exact although requestDomains covers subdomains', () => {
+    const { go } = compiled([trivial('A', ['example.com', 'www.example.com'])]);
+    expect(go('http://example.com/x?y=1')).toBe('https://example.com/x?y=1');
+    expect(go('http://www.example.com/')).toBe('https://www.example.com/');
+    expect(go('http://other.example.com/')).toBeNull();
+    expect(go('http://a.www.example.com/')).toBeNull();
+    // upgradeScheme keeps the port, as the reference's `^http:` rewrite does.
+    expect(go('http://example.com:8080/')).toBe('https://example.com:8080/');
+    expect(go('https://example.com/')).toBeNull();
+  });
+
+  it('maps a left wildcard to any depth, without the bare domain', () => {
+    const { go } = compiled([trivial('A', ['*.example.org'])]);
+    expect(go('http://a.example.org/')).toBe('https://a.example.org/');
+    expect(go('http://a.b.c.example.org/')).toBe('https://a.b.c.example.org/');
+    expect(go('http://example.org/')).toBeNull();
+  });
+
+  it('gives a wildcard over one label exactly one more label (reference candidate order)', () => {
+    const { go } = compiled([trivial('A', ['*.onion'])]);
+    expect(go('http://abc.onion/')).toBe('https://abc.onion/');
+    expect(go('http://x.abc.onion/')).toBeNull();
+  });
+
+  it('matches right and middle wildcards with one label', () => {
+    const { go, rules } = compiled([trivial('A', ['www.example.*', 'a.*.example.net'])]);
+    expect(go('http://www.example.de/')).toBe('https://www.example.de/');
+    expect(go('http://www.example.co.uk/')).toBeNull();
+    expect(go('http://a.b.example.net/')).toBe('https://a.b.example.net/');
+    expect(go('http://a.b.c.example.net/')).toBeNull();
+    expect(rules.every((r) => r.condition.regexFilter !== undefined)).toBe(true);
+  });
+
+  it('merges trivial rulesets into a few rules and lists main_frame and every other type', () => {
+    const { rules, go } = compiled([trivial('A', ['a.com', 'b.com']), trivial('B', ['c.com', 'x.y.com'])]);
+    expect(rules).toHaveLength(2);
+    for (const r of rules) expect(r.condition.resourceTypes).toContain('main_frame');
+    expect(go('http://c.com/s.js', 'script')).toBe('https://c.com/s.js');
+    expect(go('http://x.y.com/i.png', 'image')).toBe('https://x.y.com/i.png');
+  });
+
+  it('compiles only active rulesets', () => {
+    const { go } = compiled([
+      `<ruleset name="Off" default_off="broken"><target host="off.com"/><rule from="^http:" to="https:"/></ruleset>`,
+      `<ruleset name="Mixed" platform="mixedcontent"><target host="mixed.com"/><rule from="^http:" to="https:"/></ruleset>`,
+      trivial('On', ['on.com']),
+    ]);
+    expect(go('http://off.com/')).toBeNull();
+    expect(go('http://mixed.com/')).toBeNull();
+    expect(go('http://on.com/')).toBe('https://on.com/');
+  });
+});
+
+describe('DNR compiler: rules', () => {
+  it('turns a finite host rewrite into regex-free redirects', () => {
+    const { go, report } = compiled([
+      `<ruleset name="A"><target host="example.com"/><target host="www.example.com"/>
+        <rule from="^http://(?:www\\.)?example\\.com/" to="https://secure.example.net/"/></ruleset>`,
+    ]);
+    expect(report.regexRuleCount).toBe(0);
+    expect(go('http://example.com/p?q#f')).toBe('https://secure.example.net/p?q#f');
+    expect(go('http://www.example.com/')).toBe('https://secure.example.net/');
+  });
+
+  it('translates a capturing rule to regexSubstitution (`$1` → `\\1`)', () => {
+    const { go, rules } = compiled([
+      `<ruleset name="A"><target host="*.example.com"/>
+        <rule from="^http://(\\w+)\\.example\\.com/(.*)" to="https://example.net/$1/$2"/></ruleset>`,
+    ]);
+    expect(rules[0]!.action).toEqual({ type: 'redirect', redirect: { regexSubstitution: 'https://example.net/\\1/\\2' } });
+    expect(go('http://shop.example.com/a/b')).toBe('https://example.net/shop/a/b');
+  });
+
+  it('keeps rule order: the first rule that changes the URL wins', () => {
+    const { go } = compiled([
+      `<ruleset name="A"><target host="example.com"/>
+        <rule from="^http://example\\.com/old/" to="https://example.com/new/"/>
+        <rule from="^http:" to="https:"/></ruleset>`,
+    ]);
+    expect(go('http://example.com/old/x')).toBe('https://example.com/new/x');
+    expect(go('http://example.com/other')).toBe('https://example.com/other');
+  });
+
+  it('prefers an exact-target ruleset over a wildcard one for the same host', () => {
+    const { go } = compiled([
+      `<ruleset name="Wild"><target host="*.example.com"/><rule from="^http://([^/]+)/" to="https://$1/wild/"/></ruleset>`,
+      `<ruleset name="Exact"><target host="www.example.com"/><rule from="^http:" to="https:"/></ruleset>`,
+    ]);
+    expect(go('http://www.example.com/')).toBe('https://www.example.com/');
+    expect(go('http://cdn.example.com/')).toBe('https://cdn.example.com/wild/');
+  });
+
+  it('rewrites a trailing positive lookahead into filters on the carved prefixes', () => {
+    const { go, report } = compiled([
+      `<ruleset name="A"><target host="example.com"/>
+        <rule from="^http://example\\.com/(?=css/|img/)" to="https://cdn.example.com/"/></ruleset>`,
+    ]);
+    expect(report.omissions).toEqual([]);
+    expect(report.regexRuleCount).toBe(0);
+    expect(go('http://example.com/css/a.css')).toBe('https://cdn.example.com/css/a.css');
+    expect(go('http://example.com/page')).toBeNull();
+  });
+
+  it('rewrites a leading negative lookahead into a regex plus carve-outs for the following rules', () => {
+    const { go, report } = compiled([
+      `<ruleset name="A"><target host="*.example.com"/>
+        <rule from="^http://(?!www\\.)(\\w+)\\.example\\.com/" to="https://example.com/$1/"/>
+        <rule from="^http:" to="https:"/></ruleset>`,
+    ]);
+    expect(report.omissions).toEqual([]);
+    expect(go('http://shop.example.com/x')).toBe('https://example.com/shop/x');
+    expect(go('http://www.example.com/x')).toBe('https://www.example.com/x');
+  });
+
+  it('reports a rule RE2 cannot express and drops the rules after it', () => {
+    const { go, report } = compiled([
+      `<ruleset name="A"><target host="example.com"/>
+        <rule from="^http://example\\.com/(a)\\1" to="https://example.com/"/>
+        <rule from="^http:" to="https:"/></ruleset>`,
+    ]);
+    expect(report.omissions.map((o) => [o.what, o.index, o.reason])).toEqual([
+      ['rule', 0, 'backreference (RE2 has none)'],
+      ['rule', 1, 'follows a rule that could not be translated'],
+      ['ruleset', 0, 'no rule could be translated'],
+    ]);
+    expect(go('http://example.com/x')).toBeNull();
+  });
+
+  it('spends the regex budget on the cheapest rulesets and reports exactly what did not fit', () => {
+    const regexRuleset = (name: string, host: string, n: number) =>
+      `<ruleset name="${name}"><target host="*.${host}"/>${Array.from({ length: n }, (_, i) => `<rule from="^http://(\\w+)${i}\\.${host.replace(/\./g, '\\.')}/" to="https://$1.${host}/"/>`).join('')}</ruleset>`;
+    const { report, rules } = compiled([regexRuleset('Big', 'big.com', 3), regexRuleset('Small', 'small.com', 1)], { regexLimit: 2 });
+    expect(rules.filter((r) => r.condition.regexFilter)).toHaveLength(2);
+    expect(report.omissions.map((o) => [o.ruleset, o.what, o.index, o.reason])).toEqual([
+      ['Big', 'rule', 1, 'regex budget exhausted'],
+      ['Big', 'rule', 2, 'follows a rule that did not fit'],
+    ]);
+    expect(report).toMatchObject({ rulesetsComplete: 1, rulesetsPartial: 1, rulesetsSkipped: 0 });
+  });
+});
+
+describe('DNR compiler: exclusions', () => {
+  it('shadows only its own ruleset', () => {
+    const { go } = compiled([
+      trivial('A', ['a.com'], '<exclusion pattern="^http://a\\.com/private/"/>'),
+      trivial('B', ['b.com']),
+    ]);
+    expect(go('http://a.com/private/x')).toBeNull();
+    expect(go('http://a.com/public')).toBe('https://a.com/public');
+    expect(go('http://b.com/private/x')).toBe('https://b.com/private/x');
+  });
+
+  it('carves the kept paths out of a negative-lookahead exclusion', () => {
+    const { go, report } = compiled([trivial('A', ['a.com', 'www.a.com'], '<exclusion pattern="^http://(?:www\\.)?a\\.com/+(?!css/|favicon\\.ico|$)"/>')]);
+    expect(report.omissions).toEqual([]);
+    expect(go('http://a.com/page')).toBeNull();
+    expect(go('http://www.a.com/css/site.css')).toBe('https://www.a.com/css/site.css');
+    expect(go('http://a.com/favicon.ico')).toBe('https://a.com/favicon.ico');
+    expect(go('http://a.com/')).toBe('https://a.com/');
+    expect(go('http://a.com//page')).toBeNull();
+  });
+
+  it('widens an exclusion it cannot express to its literal prefix, rather than over-rewrite', () => {
+    const { go, report } = compiled([trivial('A', ['a.com', 'b.com'], '<exclusion pattern="^http://a\\.com/(?!.+\\.css)"/>')]);
+    expect(report.omissions.map((o) => [o.what, o.reason])).toEqual([
+      ['exclusion', 'lookaround that cannot be rewritten without it; widened to all URLs starting with http://a.com/'],
+    ]);
+    expect(report.rulesetsPartial).toBe(1);
+    expect(go('http://a.com/page')).toBeNull();
+    // The reference would upgrade this one; DNR leaves it alone (missed, never wrong).
+    expect(go('http://a.com/x.css')).toBeNull();
+    expect(go('http://b.com/page')).toBe('https://b.com/page');
+  });
+
+  it('leaves out a ruleset whose exclusion has neither an exact nor a wider form', () => {
+    const { go, report } = compiled([trivial('A', ['a.com'], '<exclusion pattern="(?&lt;!/x)\\.css$"/>')]);
+    expect(report.omissions.map((o) => o.what)).toEqual(['exclusion', 'ruleset']);
+    expect(report.rulesetsSkipped).toBe(1);
+    expect(go('http://a.com/page')).toBeNull();
+  });
+});

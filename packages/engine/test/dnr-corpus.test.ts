@@ -1,0 +1,67 @@
+import { readFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { compileDnr, DNR_LIMITS, measureDnrCoverage, parseRulesetXml, translateRegex, type DnrCompileResult, type Ruleset } from '../src/index.js';
+import { corpusXmlFiles, readOracle, type OracleCase } from './support/corpus.js';
+
+/**
+ * The whole 2018 HTTPS Everywhere corpus compiled to DNR rules, measured against the oracle:
+ * what fraction of the reference rewrites the compiled rules reproduce under DNR matching.
+ */
+describe('DNR rules compiled from the corpus', () => {
+  let rulesets: Ruleset[];
+  let result: DnrCompileResult;
+  let oracle: OracleCase[];
+
+  beforeAll(async () => {
+    rulesets = corpusXmlFiles().flatMap((file) => {
+      const { ruleset } = parseRulesetXml(readFileSync(file, 'utf8'), file);
+      return ruleset ? [ruleset] : [];
+    });
+    result = compileDnr(rulesets);
+    oracle = await readOracle();
+  });
+
+  it('fits Chromium limits and accounts for every left-out piece', () => {
+    const { report, rules } = result;
+    expect(report.regexRuleCount).toBeLessThanOrEqual(DNR_LIMITS.regexRules);
+    expect(rules.filter((r) => r.condition.regexFilter !== undefined)).toHaveLength(report.regexRuleCount);
+    expect(rules.length).toBeLessThanOrEqual(DNR_LIMITS.guaranteedStaticRules);
+    expect(report.overLimits).toEqual([]);
+    expect(new Set(rules.map((r) => r.id)).size).toBe(rules.length);
+    expect(report.rulesetsComplete + report.rulesetsPartial + report.rulesetsSkipped).toBe(report.rulesetsConsidered);
+    for (const o of report.omissions) expect(o.reason).not.toBe('');
+  });
+
+  it('reproduces the oracle rewrites under DNR matching', () => {
+    const coverage = measureDnrCoverage(result.rules, oracle);
+    const fraction = coverage.reproduced / coverage.rewrites;
+    console.log(
+      `DNR coverage: ${coverage.reproduced}/${coverage.rewrites} oracle rewrites reproduced (${(100 * fraction).toFixed(2)}%); ` +
+        `${coverage.missed} missed, ${coverage.wrong} different, ${coverage.spurious} spurious; ` +
+        `${result.report.ruleCount} rules, ${result.report.regexRuleCount} regex`,
+    );
+    expect(coverage.rewrites).toBe(oracle.filter((c) => c.expected !== null).length);
+    expect(fraction).toBeGreaterThan(0.93);
+    // Where DNR cannot follow the reference it must leave the URL alone, not send it elsewhere.
+    expect(coverage.wrong).toBeLessThanOrEqual(5);
+    expect(coverage.spurious).toBe(0);
+  });
+
+  it('translates corpus regexes without changing what they match', () => {
+    // Every translated `from` must agree with the original on the corpus's own test URLs.
+    let checked = 0;
+    for (const rs of rulesets) {
+      for (const rule of rs.rules) {
+        const tr = translateRegex(rule.from);
+        if (!tr.ok) continue;
+        const original = new RegExp(rule.from);
+        const translated = new RegExp(tr.re2);
+        for (const t of rs.tests) {
+          expect(translated.exec(t.url)?.slice(), `${rule.from} on ${t.url}`).toEqual(original.exec(t.url)?.slice());
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(10_000);
+  });
+});

@@ -1,0 +1,95 @@
+/**
+ * Chromium (Manifest V3) service worker. Upgrades themselves are declarativeNetRequest rules
+ * (static defaults compiled at build time, dynamic rules for user overrides, session rules for
+ * hosts in redirect loops); this worker only observes redirects, secures cookies and answers
+ * the extension's pages. Listeners are registered synchronously, as MV3 requires.
+ */
+import type { Engine } from '@httpsify/engine';
+import { ALL_URLS, ext } from './browser-api.js';
+import { createCookieHandler, type CookieLike, type CookieSetDetails } from './cookies.js';
+import { addLoopAllowRule, clearSessionRules, syncDynamicRules } from './dnr-runtime.js';
+import { DnrUpgradeCheck } from './dnr-upgrade-check.js';
+import { loadBundledEngine } from './engine-loader.js';
+import { LoopGuard } from './loop-guard.js';
+import { createMessageHandler, type BackgroundRequest } from './messages.js';
+import { restoreOverrides, saveOverrides } from './overrides-store.js';
+
+const LOOP_HOSTS_KEY = 'loopBlockedHosts';
+const guard = new LoopGuard();
+let engine: Engine | null = null;
+
+const ready: Promise<Engine> = (async () => {
+  const loaded = await loadBundledEngine();
+  await restoreOverrides(loaded);
+  const stored = (await ext.storage.session.get(LOOP_HOSTS_KEY))[LOOP_HOSTS_KEY] as string[] | undefined;
+  guard.restore(stored ?? []);
+  engine = loaded;
+  return loaded;
+})();
+
+ext.runtime.onInstalled.addListener(() => {
+  // Dynamic rules survive restarts; after an install or update they are rebuilt from storage.
+  void ready.then(syncDynamicRules).then(() => dnrCheck.invalidate());
+});
+
+async function stopUpgrading(host: string): Promise<void> {
+  await addLoopAllowRule(host);
+  await ext.storage.session.set({ [LOOP_HOSTS_KEY]: guard.blockedHosts() });
+}
+
+function httpVersion(url: string): string {
+  return url.replace(/^https:/, 'http:');
+}
+
+ext.webRequest.onBeforeRedirect.addListener(
+  (d) => {
+    const host = guard.noteRedirect(d.requestId, d.url, d.redirectUrl);
+    if (host) void stopUpgrading(host);
+  },
+  { urls: ALL_URLS },
+);
+ext.webRequest.onCompleted.addListener((d) => guard.finish(d.requestId), { urls: ALL_URLS });
+ext.webRequest.onErrorOccurred.addListener(
+  (d) => {
+    guard.finish(d.requestId);
+    // The browser may have given up on the loop before the allow rule landed: load it once
+    // more, now over HTTP. The allow rule is in place, so this cannot loop again.
+    if (d.type === 'main_frame' && d.error === 'net::ERR_TOO_MANY_REDIRECTS' && d.tabId >= 0 && guard.isUrlBlocked(d.url)) {
+      void ext.tabs.update(d.tabId, { url: httpVersion(d.url) });
+    }
+  },
+  { urls: ALL_URLS },
+);
+
+const dnrCheck = new DnrUpgradeCheck();
+const handleCookie = createCookieHandler({
+  // The engine decides as the reference does; the DNR rules must also really upgrade the host.
+  shouldSecure: async (cookie) =>
+    engine !== null && engine.shouldSecureCookie(cookie) && (await dnrCheck.upgrades(`http://${cookie.domain.replace(/^\.+/, '')}/`)),
+  isHostBlocked: (host) => guard.isHostBlocked(host),
+  set: (details: CookieSetDetails) => ext.cookies.set(details as chrome.cookies.SetDetails),
+});
+ext.cookies.onChanged.addListener((change) => {
+  void ready.then(() => handleCookie({ removed: change.removed, cookie: change.cookie as CookieLike }));
+});
+
+const handleMessage = createMessageHandler(async () => ({
+  engine: await ready,
+  guard,
+  overridesChanged: async () => {
+    const e = await ready;
+    await saveOverrides(e);
+    await syncDynamicRules(e);
+    dnrCheck.invalidate();
+  },
+  loopGuardCleared: async () => {
+    await clearSessionRules();
+    await ext.storage.session.set({ [LOOP_HOSTS_KEY]: [] });
+  },
+}));
+ext.runtime.onMessage.addListener((request: BackgroundRequest, _sender, sendResponse) => {
+  handleMessage(request).then(sendResponse, (err: unknown) => sendResponse({ error: String(err) }));
+  return true;
+});
+// The same entry point for tests and the DevTools console of the worker.
+(globalThis as { httpsify?: unknown }).httpsify = { handleMessage, ready };

@@ -1,0 +1,53 @@
+import { ALL_RESOURCE_TYPES, compileDnrOverrides, type DnrRule, type Engine, type Ruleset } from '@httpsify/engine';
+import { ext } from './browser-api.js';
+
+/** Above every compiled rule: a host given up on (redirect loop) is never upgraded again. */
+export const LOOP_ALLOW_PRIORITY = 1_000_000;
+
+/** The `allow` session rule for a host in a redirect loop: exact host, any port, http only. */
+export function loopAllowRule(id: number, host: string): DnrRule {
+  return {
+    id,
+    priority: LOOP_ALLOW_PRIORITY,
+    action: { type: 'allow' },
+    condition: { urlFilter: `|http://${host}^`, resourceTypes: [...ALL_RESOURCE_TYPES] },
+  };
+}
+
+export async function addLoopAllowRule(host: string): Promise<void> {
+  const existing = await ext.declarativeNetRequest.getSessionRules();
+  const id = existing.reduce((max, r) => Math.max(max, r.id), 0) + 1;
+  await ext.declarativeNetRequest.updateSessionRules({ addRules: [loopAllowRule(id, host) as chrome.declarativeNetRequest.Rule] });
+}
+
+export async function clearSessionRules(): Promise<void> {
+  const existing = await ext.declarativeNetRequest.getSessionRules();
+  await ext.declarativeNetRequest.updateSessionRules({ removeRuleIds: existing.map((r) => r.id) });
+}
+
+/** Dynamic rule ids below this are the ruleset overrides; the settings' own rules sit above. */
+export const OVERRIDE_RULE_ID_LIMIT = 5_000_000;
+
+/**
+ * The static ruleset holds the defaults; user overrides live in dynamic rules, recompiled
+ * whenever they change (rulesets switched on are compiled, rulesets switched off are shadowed).
+ */
+export async function syncDynamicRules(engine: Engine): Promise<{ ruleCount: number; omitted: number }> {
+  const enable: Ruleset[] = [];
+  const disable: Ruleset[] = [];
+  for (let id = 0; id < engine.rulesetCount; id++) {
+    const on = engine.isActive(id);
+    if (on === engine.isDefaultActive(id)) continue;
+    (on ? enable : disable).push(engine.ruleset(id));
+  }
+  const { rules, report } = compileDnrOverrides(enable, disable, { firstId: 1 });
+  if (rules.length >= OVERRIDE_RULE_ID_LIMIT) throw new Error('too many override rules');
+  // Refuse rather than half-apply: Chromium would reject the whole update anyway.
+  if (report.overLimits.length > 0) throw new Error(`the switched rulesets do not fit Chromium's dynamic rule limits: ${report.overLimits.join('; ')}`);
+  const existing = await ext.declarativeNetRequest.getDynamicRules();
+  await ext.declarativeNetRequest.updateDynamicRules({
+    removeRuleIds: existing.filter((r) => r.id < OVERRIDE_RULE_ID_LIMIT).map((r) => r.id),
+    addRules: rules as chrome.declarativeNetRequest.Rule[],
+  });
+  return { ruleCount: rules.length, omitted: report.omissions.length };
+}

@@ -1,0 +1,30 @@
+import { DnrEmulator, type DnrRule } from '@httpsify/engine';
+import { STATIC_RULES_PATH } from '../build/manifest.js';
+import { ext } from './browser-api.js';
+
+/**
+ * Whether the browser's DNR rules (static defaults plus dynamic overrides) upgrade a URL. The
+ * compiled rules cover less than the engine (what did not fit is left out), and a cookie made
+ * Secure on a host that stays on HTTP would stop being sent: cookie decisions ask this too.
+ */
+export class DnrUpgradeCheck {
+  private emulator: Promise<DnrEmulator> | null = null;
+
+  /** Call after the dynamic rules change. */
+  invalidate(): void {
+    this.emulator = null;
+  }
+
+  async upgrades(url: string): Promise<boolean> {
+    this.emulator ??= this.load();
+    const target = (await this.emulator).match({ url, type: 'main_frame' }).redirectUrl;
+    return target !== null && target.startsWith('https:');
+  }
+
+  private async load(): Promise<DnrEmulator> {
+    const response = await fetch(ext.runtime.getURL(STATIC_RULES_PATH));
+    const staticRules = (await response.json()) as DnrRule[];
+    const dynamicRules = (await ext.declarativeNetRequest.getDynamicRules()) as unknown as DnrRule[];
+    return new DnrEmulator([...staticRules, ...dynamicRules]);
+  }
+}

@@ -1,0 +1,11 @@
+import { loadBundle, type Engine } from '@httpsify/engine';
+import { ext } from './browser-api.js';
+
+/** Where the build puts the compiled default rulesets inside the extension. */
+export const BUNDLE_PATH = 'rules/default.bundle';
+
+export async function loadBundledEngine(): Promise<Engine> {
+  const response = await fetch(ext.runtime.getURL(BUNDLE_PATH));
+  if (!response.ok) throw new Error(`cannot read ${BUNDLE_PATH}: HTTP ${response.status}`);
+  return loadBundle(new Uint8Array(await response.arrayBuffer()));
+}

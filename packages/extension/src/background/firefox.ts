@@ -1,0 +1,58 @@
+/**
+ * Firefox (Manifest V3) background script. Firefox keeps blocking webRequest, so every http://
+ * request goes through the engine itself: exact reference semantics, no DNR approximation.
+ */
+import type { Engine } from '@httpsify/engine';
+import { ext } from './browser-api.js';
+import { createCookieHandler, type CookieLike, type CookieSetDetails } from './cookies.js';
+import { loadBundledEngine } from './engine-loader.js';
+import { LoopGuard } from './loop-guard.js';
+import { createMessageHandler, type BackgroundRequest } from './messages.js';
+import { restoreOverrides, saveOverrides } from './overrides-store.js';
+import { upgradeDecision } from './webrequest-upgrader.js';
+
+const guard = new LoopGuard();
+let engine: Engine | null = null;
+
+const ready: Promise<Engine> = (async () => {
+  const loaded = await loadBundledEngine();
+  await restoreOverrides(loaded);
+  engine = loaded;
+  return loaded;
+})();
+
+type Blocking = chrome.webRequest.BlockingResponse;
+
+const decide = (e: Engine, url: string): Blocking => upgradeDecision(e, guard, url);
+
+const onBeforeRequest = (d: chrome.webRequest.OnBeforeRequestDetails): Blocking | Promise<Blocking> =>
+  // Requests that arrive while the bundle is still loading wait for it (Firefox allows a promise).
+  engine ? decide(engine, d.url) : ready.then((e) => decide(e, d.url));
+ext.webRequest.onBeforeRequest.addListener(onBeforeRequest as (d: chrome.webRequest.OnBeforeRequestDetails) => Blocking | undefined, { urls: ['http://*/*'] }, [
+  'blocking',
+]);
+
+ext.webRequest.onBeforeRedirect.addListener((d) => void guard.noteRedirect(d.requestId, d.url, d.redirectUrl), { urls: ['<all_urls>'] });
+ext.webRequest.onCompleted.addListener((d) => guard.finish(d.requestId), { urls: ['<all_urls>'] });
+ext.webRequest.onErrorOccurred.addListener((d) => guard.finish(d.requestId), { urls: ['<all_urls>'] });
+
+const handleCookie = createCookieHandler({
+  shouldSecure: (cookie) => engine !== null && engine.shouldSecureCookie(cookie),
+  isHostBlocked: (host) => guard.isHostBlocked(host),
+  set: (details: CookieSetDetails) => ext.cookies.set(details as chrome.cookies.SetDetails),
+});
+ext.cookies.onChanged.addListener((change) => {
+  void ready.then(() => handleCookie({ removed: change.removed, cookie: change.cookie as CookieLike }));
+});
+
+const handleMessage = createMessageHandler(async () => ({
+  engine: await ready,
+  guard,
+  overridesChanged: async () => saveOverrides(await ready),
+  loopGuardCleared: async () => undefined,
+}));
+ext.runtime.onMessage.addListener((request: BackgroundRequest, _sender, sendResponse) => {
+  handleMessage(request).then(sendResponse, (err: unknown) => sendResponse({ error: String(err) }));
+  return true;
+});
+(globalThis as { httpsify?: unknown }).httpsify = { handleMessage, ready };

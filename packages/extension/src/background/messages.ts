@@ -1,0 +1,60 @@
+import type { Engine } from '@httpsify/engine';
+import type { LoopGuard } from './loop-guard.js';
+
+/**
+ * What pages of the extension (popup, options) may ask the background. Every request gets a
+ * response object; errors come back as `{ error }`.
+ */
+export type BackgroundRequest =
+  | { type: 'getState' }
+  | { type: 'rewrite'; url: string }
+  | { type: 'setRulesetActive'; name: string; active: boolean | null }
+  | { type: 'clearLoopGuard' };
+
+export interface BackgroundState {
+  rulesetCount: number;
+  overrides: Record<string, boolean>;
+  loopBlockedHosts: string[];
+}
+
+export interface BackgroundContext {
+  engine: Engine;
+  guard: LoopGuard;
+  /** Persist the engine's overrides and bring the browser's rules in line with them. */
+  overridesChanged(): Promise<void>;
+  /** The loop guard was reset: drop whatever kept those hosts on HTTP. */
+  loopGuardCleared(): Promise<void>;
+}
+
+export function createMessageHandler(context: () => Promise<BackgroundContext>): (request: BackgroundRequest) => Promise<unknown> {
+  return async (request) => {
+    const ctx = await context();
+    switch (request.type) {
+      case 'getState':
+        return state(ctx);
+      case 'rewrite': {
+        const outcome = ctx.engine.rewriteWithRuleset(request.url);
+        return { ...outcome, loopBlocked: ctx.guard.isUrlBlocked(request.url) };
+      }
+      case 'setRulesetActive':
+        if (ctx.engine.rulesetIdsByName(request.name).length === 0) return { error: `no ruleset named ${request.name}` };
+        ctx.engine.setActive(request.name, request.active ?? undefined);
+        await ctx.overridesChanged();
+        return state(ctx);
+      case 'clearLoopGuard':
+        ctx.guard.clear();
+        await ctx.loopGuardCleared();
+        return state(ctx);
+      default:
+        return { error: `unknown request ${(request as { type?: unknown }).type}` };
+    }
+  };
+}
+
+function state(ctx: BackgroundContext): BackgroundState {
+  return {
+    rulesetCount: ctx.engine.rulesetCount,
+    overrides: Object.fromEntries(ctx.engine.activeOverrides()),
+    loopBlockedHosts: ctx.guard.blockedHosts(),
+  };
+}

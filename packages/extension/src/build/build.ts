@@ -1,0 +1,77 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { compileDnr, type Diagnostic, type DnrReport, type DnrRule, type Ruleset } from '@httpsify/engine';
+import { defaultRulesetsDir, loadRulesets } from '@httpsify/engine/node';
+import { build as esbuild } from 'esbuild';
+import { manifestFor, STATIC_RULES_PATH, type Browser } from './manifest.js';
+import { zipDirectory } from './zip.js';
+
+const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface BuildOptions {
+  /** Ruleset directories, XML files or bundles; default: the engine's bundled rulesets. */
+  rulesets?: string[];
+  /** Output directory; default `packages/extension/build`. */
+  outDir?: string;
+  browsers?: Browser[];
+  zip?: boolean;
+  /** Chromium test builds: allow `testMatchOutcome` / `getMatchedRules`. */
+  feedback?: boolean;
+  version?: string;
+}
+
+export interface BuildResult {
+  dirs: Partial<Record<Browser, string>>;
+  zips: string[];
+  rulesetCount: number;
+  dnr: DnrReport;
+  rules: DnrRule[];
+  diagnostics: Diagnostic[];
+}
+
+const ENTRY: Record<Browser, string> = { chromium: 'src/background/chromium.ts', firefox: 'src/background/firefox.ts' };
+
+/**
+ * Writes an unpacked extension per browser: the background script bundled from TypeScript with
+ * the browser-safe engine, the rulesets as a compiled bundle, and for Chromium the default
+ * rulesets compiled to a static declarativeNetRequest ruleset.
+ */
+export async function buildExtension(options: BuildOptions = {}): Promise<BuildResult> {
+  const outDir = resolve(options.outDir ?? join(packageDir, 'build'));
+  const browsers = options.browsers ?? ['chromium', 'firefox'];
+  const version = options.version ?? '0.1.0';
+  const loaded = loadRulesets(options.rulesets ?? [defaultRulesetsDir()]);
+  // Parsed rulesets keep file positions for the report; a bundle given as input is decoded.
+  const rulesets: Ruleset[] =
+    loaded.rulesets.length === loaded.engine.rulesetCount ? loaded.rulesets : Array.from({ length: loaded.engine.rulesetCount }, (_, id) => loaded.engine.ruleset(id));
+  const { rules, report } = compileDnr(rulesets);
+
+  const result: BuildResult = { dirs: {}, zips: [], rulesetCount: rulesets.length, dnr: report, rules, diagnostics: loaded.diagnostics };
+  for (const browser of browsers) {
+    const dir = join(outDir, browser);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(join(dir, 'rules'), { recursive: true });
+    await esbuild({
+      entryPoints: [join(packageDir, ENTRY[browser])],
+      outfile: join(dir, 'background.js'),
+      bundle: true,
+      format: browser === 'chromium' ? 'esm' : 'iife',
+      platform: 'browser',
+      target: browser === 'chromium' ? 'chrome120' : 'firefox128',
+      minify: false,
+      sourcemap: false,
+      logLevel: 'silent',
+    });
+    writeFileSync(join(dir, 'rules/default.bundle'), loaded.bundle);
+    if (browser === 'chromium') writeFileSync(join(dir, STATIC_RULES_PATH), JSON.stringify(rules));
+    writeFileSync(join(dir, 'manifest.json'), `${JSON.stringify(manifestFor(browser, { version, feedback: options.feedback }), null, 2)}\n`);
+    result.dirs[browser] = dir;
+    if (options.zip ?? true) {
+      const zip = join(outDir, `httpsify-${browser}-${version}.zip`);
+      zipDirectory(dir, zip);
+      result.zips.push(zip);
+    }
+  }
+  return result;
+}

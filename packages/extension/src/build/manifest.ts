@@ -1,0 +1,33 @@
+/** Both browsers' manifests, generated in one place so they cannot drift apart. */
+export type Browser = 'chromium' | 'firefox';
+
+export const STATIC_RULESET_ID = 'default';
+export const STATIC_RULES_PATH = 'rules/dnr-default.json';
+
+export interface ManifestOptions {
+  version: string;
+  /** Chromium: `declarativeNetRequestFeedback`, which unpacked test builds use to query matches. */
+  feedback?: boolean;
+}
+
+const NAME = 'httpsify';
+const DESCRIPTION = 'Keeps web traffic on HTTPS with HTTPS Everywhere-format rulesets.';
+
+export function manifestFor(browser: Browser, options: ManifestOptions): Record<string, unknown> {
+  const common = { manifest_version: 3, name: NAME, description: DESCRIPTION, version: options.version, host_permissions: ['<all_urls>'] };
+  if (browser === 'chromium') {
+    return {
+      ...common,
+      minimum_chrome_version: '120',
+      background: { service_worker: 'background.js', type: 'module' },
+      permissions: ['declarativeNetRequest', ...(options.feedback ? ['declarativeNetRequestFeedback'] : []), 'webRequest', 'cookies', 'storage'],
+      declarative_net_request: { rule_resources: [{ id: STATIC_RULESET_ID, enabled: true, path: STATIC_RULES_PATH }] },
+    };
+  }
+  return {
+    ...common,
+    background: { scripts: ['background.js'] },
+    permissions: ['webRequest', 'webRequestBlocking', 'cookies', 'storage'],
+    browser_specific_settings: { gecko: { id: 'httpsify@httpsify.org', strict_min_version: '128.0' } },
+  };
+}

@@ -1,0 +1,51 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { unzipSync } from 'fflate';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { compileDnr, loadBundle } from '@httpsify/engine';
+import { defaultRulesetsDir, loadRulesets } from '@httpsify/engine/node';
+import { buildExtension, type BuildResult } from '../src/build/build.js';
+
+describe('extension build from the default rulesets', () => {
+  let built: BuildResult;
+  beforeAll(async () => {
+    built = await buildExtension({ outDir: mkdtempSync(join(tmpdir(), 'httpsify-build-')), version: '1.2.3' });
+  });
+
+  it('writes an MV3 Chromium package: service worker, static DNR ruleset, bundle', () => {
+    const dir = built.dirs.chromium!;
+    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
+    expect(manifest).toMatchObject({ manifest_version: 3, version: '1.2.3', background: { service_worker: 'background.js' } });
+    expect(manifest.permissions).toEqual(expect.arrayContaining(['declarativeNetRequest', 'webRequest', 'cookies']));
+    const [resource] = manifest.declarative_net_request.rule_resources;
+    const rules = JSON.parse(readFileSync(join(dir, resource.path), 'utf8'));
+    const { engine } = loadRulesets([defaultRulesetsDir()]);
+    const expected = compileDnr(Array.from({ length: engine.rulesetCount }, (_, id) => engine.ruleset(id))).rules;
+    expect(rules).toEqual(expected);
+    expect(rules.length).toBeGreaterThan(0);
+  });
+
+  it('writes an MV3 Firefox package with blocking webRequest', () => {
+    const manifest = JSON.parse(readFileSync(join(built.dirs.firefox!, 'manifest.json'), 'utf8'));
+    expect(manifest).toMatchObject({ manifest_version: 3, background: { scripts: ['background.js'] } });
+    expect(manifest.permissions).toEqual(expect.arrayContaining(['webRequest', 'webRequestBlocking', 'cookies']));
+    expect(manifest.browser_specific_settings.gecko.id).toBeTruthy();
+  });
+
+  it('bundles the default rulesets so the engine loads them', () => {
+    for (const dir of Object.values(built.dirs)) {
+      const engine = loadBundle(new Uint8Array(readFileSync(join(dir, 'rules/default.bundle'))));
+      expect(engine.rulesetCount).toBe(built.rulesetCount);
+    }
+  });
+
+  it('packs each unpacked directory into a zip', () => {
+    expect(built.zips.map((z) => z.replace(/.*\//, ''))).toEqual(['httpsify-chromium-1.2.3.zip', 'httpsify-firefox-1.2.3.zip']);
+    for (const [i, browser] of (['chromium', 'firefox'] as const).entries()) {
+      const files = unzipSync(new Uint8Array(readFileSync(built.zips[i]!)));
+      expect(Object.keys(files)).toEqual(expect.arrayContaining(['manifest.json', 'background.js', 'rules/default.bundle']));
+      expect(Buffer.from(files['manifest.json']!)).toEqual(readFileSync(join(built.dirs[browser]!, 'manifest.json')));
+    }
+  });
+});

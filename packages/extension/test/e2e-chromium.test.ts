@@ -1,0 +1,214 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OVERRIDE_RULE_ID_LIMIT } from '../src/background/dnr-runtime.js';
+import { buildExtension } from '../src/build/build.js';
+import { launchWithExtension, type LoadedExtension } from './support/browser.js';
+import { startDualServer, type DualServer } from './support/servers.js';
+
+/** Rulesets for hosts the browser resolves to the loopback server. */
+const TEST_RULESETS = `
+<ruleset name="Plain Example">
+  <target host="plain.example.test"/>
+  <exclusion pattern="^http://plain\\.example\\.test(?::\\d+)?/excluded/"/>
+  <rule from="^http:" to="https:"/>
+</ruleset>
+<ruleset name="Old to New">
+  <target host="old.example.test"/>
+  <rule from="^http://old\\.example\\.test:(\\d+)/(.*)" to="https://new.example.test:$1/moved/$2"/>
+</ruleset>
+<ruleset name="Swap Example">
+  <target host="swap.example.test"/>
+  <rule from="^http://swap\\.example\\.test(?=:)" to="https://new.example.test"/>
+</ruleset>
+<ruleset name="Off Example" default_off="for the override test">
+  <target host="off.example.test"/>
+  <rule from="^http:" to="https:"/>
+</ruleset>
+<ruleset name="Engine Only">
+  <target host="engineonly.example.test"/>
+  <securecookie host=".+" name=".+"/>
+  <rule from="^http://engineonly\\.example\\.test(?&lt;!x)(:\\d+)?/" to="https://engineonly.example.test$1/"/>
+</ruleset>
+<ruleset name="Loop Example">
+  <target host="loop.example.test"/>
+  <rule from="^http:" to="https:"/>
+</ruleset>
+<ruleset name="Cookie Example">
+  <target host="cookie.example.test"/>
+  <securecookie host=".+" name="^sid$"/>
+  <rule from="^http:" to="https:"/>
+</ruleset>`;
+
+function page(res: import('node:http').ServerResponse, body: string, headers: Record<string, string> = {}): void {
+  res.writeHead(200, { 'content-type': 'text/html', ...headers });
+  res.end(`<!doctype html><title>t</title><body>${body}</body>`);
+}
+
+describe('Chromium MV3 extension (DNR) in a real browser', () => {
+  let server: DualServer;
+  let ext: LoadedExtension;
+  let origin: (scheme: string, host: string) => string;
+
+  beforeAll(async () => {
+    const rulesDir = mkdtempSync(join(tmpdir(), 'httpsify-e2e-rules-'));
+    for (const [i, xml] of TEST_RULESETS.split('</ruleset>').filter((s) => s.trim()).entries()) {
+      writeFileSync(join(rulesDir, `r${i}.xml`), `${xml.trim()}\n</ruleset>\n`);
+    }
+    const built = await buildExtension({ rulesets: [rulesDir], outDir: mkdtempSync(join(tmpdir(), 'httpsify-e2e-ext-')), browsers: ['chromium'], zip: false });
+    // Only the lookbehind (RE2 has none) is left out: the engine would upgrade that host, DNR does not.
+    expect(built.dnr.omissions.map((o) => [o.ruleset, o.what])).toEqual([
+      ['Engine Only', 'rule'],
+      ['Engine Only', 'ruleset'],
+    ]);
+    server = await startDualServer((req, res, secure) => {
+      const host = (req.headers.host ?? '').replace(/:\d+$/, '');
+      const scheme = secure ? 'https' : 'http';
+      if (host === 'loop.example.test') {
+        // The HTTPS site sends everyone back to HTTP: an endless loop without protection.
+        if (secure) {
+          res.writeHead(302, { location: `http://${req.headers.host}${req.url}` });
+          res.end();
+        } else page(res, 'plain http page');
+        return;
+      }
+      if (host === 'cookie.example.test') return page(res, `cookie over ${scheme}`, { 'set-cookie': 'sid=abc; Path=/' });
+      if (host === 'engineonly.example.test') return page(res, `engine only over ${scheme}`, { 'set-cookie': 'eo=1; Path=/' });
+      if (host === 'page.uncovered.test' && req.url === '/sub') {
+        return page(res, `<script src="http://plain.example.test:${server.port}/s.js"></script>`, { 'set-cookie': 'other=1; Path=/' });
+      }
+      if (req.url === '/s.js') {
+        res.writeHead(200, { 'content-type': 'text/javascript' });
+        res.end(`document.body.dataset.loaded = ${JSON.stringify(scheme)};`);
+        return;
+      }
+      page(res, `${scheme} ${host} ${req.url}`);
+    });
+    origin = (scheme, host) => `${scheme}://${host}:${server.port}`;
+    ext = await launchWithExtension(built.dirs.chromium!, ['*.example.test', '*.uncovered.test']);
+  });
+
+  afterAll(async () => {
+    await ext?.close();
+    await server?.close();
+  });
+
+  it('loads the extension with its static rules', async () => {
+    const rules = await ext.worker.evaluate(async () => {
+      const ids = await chrome.declarativeNetRequest.getEnabledRulesets();
+      return ids;
+    });
+    expect(rules).toEqual(['default']);
+  });
+
+  it('leaves a host no ruleset covers on http:// (control)', async () => {
+    const tab = await ext.context.newPage();
+    await tab.goto(`${origin('http', 'page.uncovered.test')}/plain`);
+    expect(tab.url()).toBe(`${origin('http', 'page.uncovered.test')}/plain`);
+    await tab.close();
+  });
+
+  it('ends a navigation to a covered http:// site on https://', async () => {
+    const tab = await ext.context.newPage();
+    await tab.goto(`${origin('http', 'plain.example.test')}/hello?x=1`);
+    expect(tab.url()).toBe(`${origin('https', 'plain.example.test')}/hello?x=1`);
+    expect(await tab.textContent('body')).toContain('https plain.example.test /hello?x=1');
+    await tab.close();
+  });
+
+  it('upgrades a subresource of an http:// page', async () => {
+    const tab = await ext.context.newPage();
+    await tab.goto(`${origin('http', 'page.uncovered.test')}/sub`);
+    await tab.waitForFunction(() => document.body.dataset.loaded !== undefined);
+    expect(await tab.evaluate(() => document.body.dataset.loaded)).toBe('https');
+    const fetched = server.log.filter((r) => r.path === '/s.js');
+    expect(fetched.map((r) => r.secure)).toEqual([true]);
+    await tab.close();
+  });
+
+  it('respects an exclusion', async () => {
+    const tab = await ext.context.newPage();
+    await tab.goto(`${origin('http', 'plain.example.test')}/excluded/page`);
+    expect(tab.url()).toBe(`${origin('http', 'plain.example.test')}/excluded/page`);
+    expect(await tab.textContent('body')).toContain('http plain.example.test /excluded/page');
+    await tab.close();
+  });
+
+  it('lands a non-trivial host rewrite on the right URL', async () => {
+    const tab = await ext.context.newPage();
+    await tab.goto(`${origin('http', 'old.example.test')}/a/b?c=1`);
+    expect(tab.url()).toBe(`${origin('https', 'new.example.test')}/moved/a/b?c=1`);
+    expect(await tab.textContent('body')).toContain('https new.example.test /moved/a/b?c=1');
+    await tab.close();
+  });
+
+  it('swaps a host with a regex-free transform redirect (lookahead rewritten away)', async () => {
+    const tab = await ext.context.newPage();
+    await tab.goto(`${origin('http', 'swap.example.test')}/p?q=1`);
+    expect(tab.url()).toBe(`${origin('https', 'new.example.test')}/p?q=1`);
+    await tab.close();
+  });
+
+  it('follows ruleset switches at run time through dynamic rules', async () => {
+    const send = (request: unknown) =>
+      ext.worker.evaluate((r) => (globalThis as unknown as { httpsify: { handleMessage(r: unknown): Promise<unknown> } }).httpsify.handleMessage(r), request);
+    const tab = await ext.context.newPage();
+    const visit = async (host: string) => {
+      await tab.goto(`${origin('http', host)}/`);
+      return new URL(tab.url()).protocol;
+    };
+    expect(await visit('off.example.test')).toBe('http:');
+    await send({ type: 'setRulesetActive', name: 'Off Example', active: true });
+    await send({ type: 'setRulesetActive', name: 'Plain Example', active: false });
+    expect(await visit('off.example.test')).toBe('https:');
+    expect(await visit('plain.example.test')).toBe('http:');
+    expect(await send({ type: 'getState' })).toMatchObject({ overrides: { 'Off Example': true, 'Plain Example': false } });
+    await send({ type: 'setRulesetActive', name: 'Off Example', active: null });
+    await send({ type: 'setRulesetActive', name: 'Plain Example', active: null });
+    expect(await visit('off.example.test')).toBe('http:');
+    expect(await visit('plain.example.test')).toBe('https:');
+    const dynamic = await ext.worker.evaluate(() => chrome.declarativeNetRequest.getDynamicRules());
+    expect(dynamic.filter((r) => r.id < OVERRIDE_RULE_ID_LIMIT)).toEqual([]);
+    await tab.close();
+  });
+
+  it('stops an HTTPS→HTTP redirect loop on the HTTP page and keeps the host on HTTP', async () => {
+    const tab = await ext.context.newPage();
+    const url = `${origin('http', 'loop.example.test')}/`;
+    await tab.goto(url);
+    await tab.waitForFunction(() => document.body?.textContent?.includes('plain http page'), undefined, { timeout: 20_000 });
+    expect(tab.url()).toBe(url);
+    const secureHits = server.log.filter((r) => r.host === 'loop.example.test' && r.path === '/' && r.secure).length;
+    expect(secureHits).toBeGreaterThanOrEqual(3);
+    expect(secureHits).toBeLessThan(20);
+    const session = await ext.worker.evaluate(() => chrome.declarativeNetRequest.getSessionRules());
+    expect(session.map((r) => r.condition.urlFilter)).toEqual(['|http://loop.example.test^']);
+    // Later visits go straight to HTTP.
+    const before = server.log.length;
+    await tab.goto(url);
+    expect(tab.url()).toBe(url);
+    // (The browser may also ask for /favicon.ico; only the page request matters here.)
+    expect(server.log.slice(before).filter((r) => r.host === 'loop.example.test' && r.path === '/').map((r) => r.secure)).toEqual([false]);
+    await tab.close();
+  });
+
+  it('adds the Secure flag to a cookie of a covered host, and only there', async () => {
+    const tab = await ext.context.newPage();
+    // The engine would secure this cookie, but the DNR rules do not upgrade its host: a Secure
+    // cookie would no longer reach the HTTP site.
+    await tab.goto(`${origin('http', 'engineonly.example.test')}/`);
+    expect(tab.url()).toBe(`${origin('http', 'engineonly.example.test')}/`);
+    await tab.goto(`${origin('http', 'cookie.example.test')}/`);
+    expect(tab.url()).toBe(`${origin('https', 'cookie.example.test')}/`);
+    await tab.goto(`${origin('http', 'page.uncovered.test')}/sub`);
+    await expect
+      .poll(async () => (await ext.context.cookies()).find((c) => c.name === 'sid')?.secure, { timeout: 10_000 })
+      .toBe(true);
+    await tab.waitForTimeout(500);
+    const cookies = await ext.context.cookies();
+    expect(cookies.find((c) => c.name === 'other')?.secure).toBe(false);
+    expect(cookies.find((c) => c.name === 'eo')?.secure).toBe(false);
+    await tab.close();
+  });
+});

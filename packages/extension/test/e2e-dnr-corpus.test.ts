@@ -1,0 +1,80 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DnrEmulator } from '@httpsify/engine';
+import { corpusRulesDir, readOracle, type OracleCase } from '../../engine/test/support/corpus.js';
+import { buildExtension, type BuildResult } from '../src/build/build.js';
+import { launchWithExtension, type LoadedExtension } from './support/browser.js';
+
+/**
+ * The corpus compiled into the Chromium build and loaded into the real browser: Chromium must
+ * accept every regex, and its own matcher (testMatchOutcome, unpacked builds with the feedback
+ * permission) must pick the same rule as the emulator that produced the coverage figure.
+ */
+describe('corpus DNR rules in Chromium', () => {
+  let built: BuildResult;
+  let ext: LoadedExtension;
+  let oracle: OracleCase[];
+
+  beforeAll(async () => {
+    built = await buildExtension({
+      rulesets: [corpusRulesDir()],
+      outDir: mkdtempSync(join(tmpdir(), 'httpsify-corpus-ext-')),
+      browsers: ['chromium'],
+      zip: false,
+      feedback: true,
+    });
+    oracle = await readOracle();
+    ext = await launchWithExtension(built.dirs.chromium!, []);
+  });
+
+  afterAll(async () => {
+    await ext?.close();
+  });
+
+  it('has every compiled regex accepted by Chromium (RE2, 2 KB)', async () => {
+    const regexes = built.rules.filter((r) => r.condition.regexFilter !== undefined);
+    expect(regexes.length).toBeGreaterThan(500);
+    const verdicts = await ext.worker.evaluate(async (list) => {
+      const out: string[] = [];
+      for (const r of list) {
+        const v = await chrome.declarativeNetRequest.isRegexSupported({
+          regex: r.regex,
+          isCaseSensitive: r.caseSensitive,
+          requireCapturing: r.capturing,
+        });
+        out.push(v.isSupported ? 'ok' : `${r.regex}: ${v.reason}`);
+      }
+      return out;
+    }, regexes.map((r) => ({ regex: r.condition.regexFilter!, caseSensitive: r.condition.isUrlFilterCaseSensitive === true, capturing: r.action.type === 'redirect' })));
+    expect(verdicts.filter((v) => v !== 'ok')).toEqual([]);
+  });
+
+  it('matches a sample of oracle URLs with the same rule as the emulator', async () => {
+    const emulator = new DnrEmulator(built.rules);
+    const byId = new Map(built.rules.map((r) => [r.id, r]));
+    // Equal-priority rules with the same action are interchangeable: compare what would happen.
+    const outcome = (id: number | null) => {
+      const rule = id === null ? undefined : byId.get(id);
+      return rule ? `${rule.priority} ${JSON.stringify(rule.action)}` : null;
+    };
+    // Every 50th oracle URL: rewritten and untouched ones alike.
+    const sample = oracle.filter((c, i) => i % 50 === 0 && URL.canParse(c.url));
+    const expected = sample.map((c) => emulator.match({ url: c.url, type: 'main_frame' }).rule?.id ?? null);
+    const actual = await ext.worker.evaluate(async (urls) => {
+      const out: (number | null)[] = [];
+      for (const url of urls) {
+        const r = await chrome.declarativeNetRequest.testMatchOutcome({ url, type: 'main_frame' as chrome.declarativeNetRequest.ResourceType });
+        out.push(r.matchedRules[0]?.ruleId ?? null);
+      }
+      return out;
+    }, sample.map((c) => c.url));
+    const disagreements = sample
+      .map((c, i) => ({ url: c.url, emulator: outcome(expected[i]!), chromium: outcome(actual[i]!) }))
+      .filter((d) => d.emulator !== d.chromium);
+    expect(sample.length).toBeGreaterThan(3000);
+    expect(expected.filter((id) => id !== null).length).toBeGreaterThan(sample.length / 2);
+    expect(disagreements).toEqual([]);
+  });
+});

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { defaultRulesetsDir, loadRulesets } from '@httpsify/engine/node';
+import { upgradeDecision } from '../src/background/webrequest-upgrader.js';
+import { LoopGuard } from '../src/background/loop-guard.js';
+
+/** The Firefox build decides with the engine itself: exactly the engine's rewrite. */
+describe('Firefox blocking webRequest decision', () => {
+  const { engine, rulesets } = loadRulesets([defaultRulesetsDir()]);
+  const urls = rulesets.flatMap((rs) => rs.tests.map((t) => t.url));
+
+  it('redirects exactly where the engine rewrites, on the default rulesets', () => {
+    expect(urls.length).toBeGreaterThan(10);
+    let redirected = 0;
+    for (const url of urls) {
+      const rewritten = engine.rewrite(url);
+      const decision = upgradeDecision(engine, new LoopGuard(), url);
+      expect(decision).toEqual(rewritten !== null && rewritten !== url ? { redirectUrl: rewritten } : {});
+      if (decision.redirectUrl) redirected++;
+    }
+    expect(redirected).toBeGreaterThan(0);
+  });
+
+  it('stops upgrading a host in a redirect loop', () => {
+    const url = urls.find((u) => engine.rewrite(u) !== null)!;
+    const guard = new LoopGuard(1);
+    const host = new URL(url).hostname;
+    guard.noteRedirect('1', `https://${host}/`, `http://${host}/`);
+    expect(upgradeDecision(engine, guard, url)).toEqual({});
+  });
+});

@@ -1,0 +1,67 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createNetServer, type AddressInfo, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface LoggedRequest {
+  secure: boolean;
+  host: string;
+  path: string;
+}
+
+export type Handler = (req: IncomingMessage, res: ServerResponse, secure: boolean) => void;
+
+export interface DualServer {
+  port: number;
+  log: LoggedRequest[];
+  close(): Promise<void>;
+}
+
+/** A throwaway self-signed certificate (the browser runs with --ignore-certificate-errors). */
+function selfSignedCertificate(): { key: Buffer; cert: Buffer } {
+  const dir = mkdtempSync(join(tmpdir(), 'httpsify-cert-'));
+  execFileSync('openssl', [
+    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2',
+    '-subj', '/CN=example.test', '-addext', 'subjectAltName=DNS:*.example.test,DNS:*.uncovered.test',
+    '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
+  ], { stdio: 'ignore' });
+  return { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) };
+}
+
+/**
+ * Plain HTTP and TLS on one loopback port: a DNR `upgradeScheme` keeps the port, so the
+ * upgraded request must find TLS where the original found HTTP. The first byte decides
+ * (0x16 starts a TLS handshake).
+ */
+export async function startDualServer(handler: Handler): Promise<DualServer> {
+  const log: LoggedRequest[] = [];
+  const wrap = (secure: boolean) => (req: IncomingMessage, res: ServerResponse) => {
+    log.push({ secure, host: (req.headers.host ?? '').replace(/:\d+$/, ''), path: req.url ?? '' });
+    handler(req, res, secure);
+  };
+  const http = createHttpServer(wrap(false));
+  const https = createHttpsServer(selfSignedCertificate(), wrap(true));
+  const front: Server = createNetServer((socket) => {
+    socket.once('data', (chunk) => {
+      socket.pause();
+      socket.unshift(chunk);
+      (chunk[0] === 0x16 ? https : http).emit('connection', socket);
+      process.nextTick(() => socket.resume());
+    });
+  });
+  await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+  const port = (front.address() as AddressInfo).port;
+  return {
+    port,
+    log,
+    close: () =>
+      new Promise<void>((resolve) => {
+        http.closeAllConnections();
+        https.closeAllConnections();
+        front.close(() => resolve());
+      }),
+  };
+}
