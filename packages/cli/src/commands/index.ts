@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { registerCheck } from './check.js';
 import { registerTest } from './test.js';
+import { registerFetchTest } from './fetch-test.js';
 import { registerNew } from './new.js';
 import { registerCompile } from './compile.js';
 import { registerKeygen } from './keygen.js';
@@ -15,6 +16,7 @@ export function registerCommands(program: Command): void {
   registerCompile(program);
   registerCheck(program);
   registerTest(program);
+  registerFetchTest(program);
   registerNew(program);
   registerKeygen(program);
   registerPublish(program);

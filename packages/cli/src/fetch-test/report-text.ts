@@ -1,0 +1,37 @@
+import type { ChainOutcome } from './follow-redirects.js';
+import type { FetchTestReport } from './run-fetch-test.js';
+import type { UrlResult } from './url-result.js';
+
+function statusPart(chain: ChainOutcome | null): string {
+  if (chain === null) return '-';
+  const redirects = chain.hops.length - (chain.status === null ? 0 : 1);
+  const end = chain.status === null ? 'failed' : String(chain.status);
+  return redirects > 0 ? `${end} after ${redirects} redirect${redirects === 1 ? '' : 's'}` : end;
+}
+
+/** One report line per test URL, then one indented line per finding. */
+export function formatUrlResult(r: UrlResult): string {
+  const tag = r.verdict === 'ok' ? 'ok  ' : r.verdict === 'failed' ? 'FAIL' : 'skip';
+  const where = r.line !== null ? `${r.file}:${r.line}:${r.column ?? 1}` : r.file;
+  const arrow = r.rewritten !== null ? ` => ${r.rewritten}` : '';
+  const statuses = r.plain !== null ? ` (${statusPart(r.plain)} => ${statusPart(r.secure)}${r.similarity !== null ? `, structure ${r.similarity.toFixed(2)}` : ''})` : '';
+  const lines = [`${tag} ${r.ruleset}: ${r.url}${arrow}${statuses} [${where}]`];
+  for (const f of r.findings) lines.push(`     ${f.severity} ${f.code}: ${f.message}`);
+  return lines.join('\n');
+}
+
+export function formatSummary(report: FetchTestReport, disabled: readonly string[]): string {
+  const count = (v: UrlResult['verdict']): number => report.urls.filter((u) => u.verdict === v).length;
+  const lines: string[] = [];
+  for (const r of report.rulesets) if (r.verdict === 'failed') lines.push(`failed ruleset: ${r.name} (${r.file}): ${r.failed} of ${r.fetched} URLs`);
+  for (const file of disabled) lines.push(`disabled: ${file}`);
+  const extras = [
+    report.excludedTests > 0 ? `${report.excludedTests} excluded test URLs not fetched` : '',
+    report.skippedDefaultOff > 0 ? `${report.skippedDefaultOff} off-by-default rulesets skipped` : '',
+  ].filter((s) => s !== '');
+  lines.push(
+    `${report.rulesets.length} rulesets, ${report.urls.length} test URLs: ${count('ok')} ok, ${count('failed')} failed, ${count('skipped')} skipped; ` +
+      `${report.failedRulesets} ruleset${report.failedRulesets === 1 ? '' : 's'} failed${extras.length > 0 ? ` (${extras.join(', ')})` : ''}`,
+  );
+  return lines.join('\n');
+}
