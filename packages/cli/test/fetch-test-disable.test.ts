@@ -52,15 +52,15 @@ describe('fetch-test --disable-failing edit', () => {
     expect(commentSafe('x\ny\u0001')).toBe('x y\ufffd');
   });
 
-  it('rewrites the file in place, and refuses files it cannot edit safely', () => {
+  it('rewrites the file in place, and refuses files it cannot edit safely', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-disable-'));
     const file = join(dir, 'A.xml');
     writeFileSync(file, ORIGINAL);
-    disableRulesetFile(file, ['reason']);
+    await disableRulesetFile(file, ['reason']);
     expect(parseRulesetXml(readFileSync(file, 'utf8'), file).ruleset?.defaultOff).toBe('failed ruleset test');
     const bad = join(dir, 'B.xml');
     writeFileSync(bad, Buffer.from([0x3c, 0x72, 0xff, 0x3e]));
-    expect(() => disableRulesetFile(bad, ['r'])).toThrow(/not valid UTF-8/);
+    await expect(disableRulesetFile(bad, ['r'])).rejects.toThrow(/not valid UTF-8/);
     expect(readFileSync(bad)).toEqual(Buffer.from([0x3c, 0x72, 0xff, 0x3e]));
   });
 });

@@ -64,7 +64,7 @@ export function registerFetchTest(program: Command): void {
       });
       progress.bar?.clear();
       for (const d of report.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
-      const disabled = opts.disableFailing === true ? disableFailing(report) : [];
+      const disabled = opts.disableFailing === true ? await disableFailing(report) : [];
       process.stdout.write(`${formatSummary(report, disabled)}\n`);
       if (opts.json !== undefined) writeFileSync(opts.json, `${JSON.stringify({ ...report, disabled }, null, 2)}\n`);
       if (report.failedRulesets > 0 || report.diagnostics.some((d) => d.severity === 'error')) process.exitCode = 1;
@@ -72,12 +72,12 @@ export function registerFetchTest(program: Command): void {
 }
 
 /** Disables every failing ruleset file; a file that cannot be edited is reported and left alone. */
-function disableFailing(report: FetchTestReport): string[] {
+async function disableFailing(report: FetchTestReport): Promise<string[]> {
   const done: string[] = [];
   for (const r of report.rulesets) {
     if (r.verdict !== 'failed' || r.file === '') continue;
     try {
-      disableRulesetFile(r.file, r.reasons);
+      await disableRulesetFile(r.file, r.reasons);
       done.push(r.file);
     } catch (err) {
       process.stderr.write(`httpsify: cannot disable ${r.name}: ${(err as Error).message}\n`);

@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
 import { parseRulesetXml } from '@httpsify/engine';
+import { writeFileAtomic } from '@httpsify/engine/node';
 
 export const DISABLED_REASON = 'failed ruleset test';
 const COMMENT_HEADING = 'Disabled by httpsify fetch-test because:';
@@ -96,7 +95,7 @@ export function disableRulesetText(text: string, reasons: readonly string[]): Di
  * Applies `disableRulesetText` to a file, checks that the result still parses and is off by
  * default, and replaces the file atomically (temp file in the same directory, then rename).
  */
-export function disableRulesetFile(file: string, reasons: readonly string[]): DisableEdit {
+export async function disableRulesetFile(file: string, reasons: readonly string[]): Promise<DisableEdit> {
   const bytes = readFileSync(file);
   const text = bytes.toString('utf8');
   // Editing decoded text is only byte-preserving when the file is valid UTF-8.
@@ -106,17 +105,6 @@ export function disableRulesetFile(file: string, reasons: readonly string[]): Di
   if (check.ruleset === null || check.ruleset.defaultOff === undefined) {
     throw new Error(`${file}: the edited ruleset would not parse as disabled, left unchanged`);
   }
-  const temp = join(dirname(file), `.${basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
-  try {
-    writeFileSync(temp, edit.text, { mode: statSync(file).mode & 0o777 });
-    renameSync(temp, file);
-  } catch (err) {
-    try {
-      unlinkSync(temp);
-    } catch {
-      // already gone
-    }
-    throw err;
-  }
+  await writeFileAtomic(file, edit.text, statSync(file).mode & 0o777);
   return edit;
 }
