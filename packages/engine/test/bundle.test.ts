@@ -46,6 +46,69 @@ describe('compiled bundle', () => {
     }
   });
 
+  /** Directory entry of a section: [offset, byte length]. */
+  const sectionAt = (bytes: Uint8Array, section: number): [number, number] => {
+    const view = new DataView(bytes.buffer, bytes.byteOffset);
+    return [view.getUint32(40 + section * 8, true), view.getUint32(40 + section * 8 + 4, true)];
+  };
+
+  it('rejects host-index bit widths that cannot form a record, even for trusted bytes', () => {
+    const [layoutAt] = sectionAt(bundle, 0);
+    // Layout words: node count, slot bits, parent bits, ref bits, label bits, length bits, root star.
+    for (const [word, value] of [
+      [1, 40],
+      [2, 3],
+      [3, 0],
+      [4, 40],
+      [5, 9],
+      [6, 2],
+      [0, 1 << 30],
+    ] as const) {
+      const corrupt = bundle.slice();
+      new DataView(corrupt.buffer).setUint32(layoutAt + word * 4, value, true);
+      expect(() => loadBundle(corrupt, { verify: 'trusted' })).toThrow(BundleError);
+      expect(() => loadBundle(corrupt, { verify: 'trusted' })).toThrow(/host index layout|host index nodes|host table occupancy/);
+    }
+  });
+
+  it('full verification rejects bad occupancy ranks, node fields and dictionary codes behind a valid checksum', () => {
+    const reseal = (bytes: Uint8Array): Uint8Array => {
+      const words = new Uint32Array(bytes.buffer, bytes.byteOffset + 40, (bytes.length - 40) >>> 2);
+      let h = 0x811c9dc5;
+      for (let i = 0; i < words.length; i++) h = Math.imul(h ^ (words[i] as number), 0x01000193);
+      new DataView(bytes.buffer).setUint32(32, h >>> 0, true);
+      return bytes;
+    };
+    expect(() => loadBundle(reseal(bundle.slice()))).not.toThrow();
+    const [occupancyAt] = sectionAt(bundle, 2);
+    const badRank = bundle.slice();
+    new DataView(badRank.buffer).setUint32(occupancyAt + 8, 12345, true);
+    expect(() => loadBundle(reseal(badRank))).toThrow(/host table ranks/);
+    const [nodesAt] = sectionAt(bundle, 3);
+    const [layoutAt] = sectionAt(bundle, 0);
+    const layout = new DataView(bundle.buffer, bundle.byteOffset + layoutAt);
+    const parentBits = layout.getUint32(8, true);
+    const firstBits = new DataView(bundle.buffer, bundle.byteOffset + occupancyAt).getUint32(4, true);
+    expect(firstBits).not.toBe(0);
+    const firstSlot = Math.log2(firstBits & -firstBits);
+    // Record 0 sits in the first occupied slot: make it the child of a free slot.
+    const withParent = (parent: number): Uint8Array => {
+      const copy = bundle.slice();
+      const view = new DataView(copy.buffer);
+      const word = view.getUint32(nodesAt, true);
+      view.setUint32(nodesAt, (word - (word % 2 ** parentBits) + parent) >>> 0, true);
+      return reseal(copy);
+    };
+    expect(firstSlot).toBeGreaterThanOrEqual(0);
+    const freeSlot = Math.log2(~firstBits & (firstBits + 1));
+    expect(() => loadBundle(withParent(freeSlot))).toThrow(/node parent is not a node/);
+    const [dictionaryAt, dictionaryLength] = sectionAt(bundle, 5);
+    expect(dictionaryLength).toBeGreaterThan(0);
+    const badDictionary = bundle.slice();
+    badDictionary[dictionaryAt] = 0x7f; // first entry claims 127 bytes: runs past the section
+    expect(() => loadBundle(reseal(badDictionary))).toThrow(/string dictionary/);
+  });
+
   it('trusted loading skips only the checksum and cross-reference scans', () => {
     const trusted = loadBundle(bundle, { verify: 'trusted' });
     const full = loadBundle(bundle);

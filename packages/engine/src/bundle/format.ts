@@ -2,34 +2,43 @@
  * The compiled bundle: one little-endian buffer, a fixed header, a directory of sections and
  * the sections themselves (typed arrays, 4-byte aligned, so loading is views over the buffer).
  *
- * Host index: a reversed label trie. Node 0 is the root; every other node is one label under
- * its parent (`com` → `example` → `www`), a wildcard label is the literal `*`. Nodes are found
- * through one open-addressing table keyed by (parent, label), so a lookup walks the hostname
- * right to left probing once per label, straight over the URL string.
+ * Host index: a reversed label trie. Every node is one label under its parent (`com` → `example`
+ * → `www`), a wildcard label is the literal `*`; the root is implicit. Nodes live in an
+ * open-addressing table keyed by (parent, label), so a lookup walks the hostname right to left
+ * probing once per label, straight over the URL string. Only occupied slots have a record:
+ * an occupancy bitmap with per-block ranks maps a slot to its record, so empty slots cost 2 bits.
  */
 export const MAGIC = 'HTTPSFY\0';
-export const FORMAT_VERSION = 3;
+export const FORMAT_VERSION = 4;
 export const HEADER_BYTES = 40;
-/** Header offset of the number of low bits of a slot that hold the node index. */
-export const NODE_BITS_OFFSET = 36;
 export const NONE = 0xffffffff;
 
 export const enum Section {
-  /** Strings, each a varint byte length then UTF-8; a string's id is its byte offset. */
-  StrBytes,
-  /** Open-addressing table: node index in the low `nodeBits`, a hash tag above it; 0 = empty. */
-  Slots,
+  /** Per-bundle widths of the host index (LayoutField order), checked at every load. */
+  Layout,
+  /** Host labels, each a varint byte length then raw UTF-8 (compared byte-wise while matching). */
+  Labels,
+  /** Per 32 slots: the number of occupied slots before the block, then the occupancy bits. */
+  Occupancy,
   /**
-   * One record of NODE_STRIDE words per trie node, so a probe touches one cache line:
-   * parent index; label word (string id in the low 24 bits, label length in bits 24-30 when
-   * below 127, NODE_STAR_BIT when the node has a `*` child); ruleset ref.
+   * Two words per occupied slot, in slot order. Word 0: parent slot (root: ROOT_PARENT of the
+   * layout) in the low `parentBits`, ruleset ref low bits above. Word 1: ref high bits, label id,
+   * star bit (the node has a `*` child), label length (LONG: read it from the pool) on top.
    */
   Nodes,
   RefList,
+  /** Dictionary of the cold-string codes: each entry a varint byte length then its bytes. */
+  Dictionary,
+  /** Cold strings, each a varint encoded length then dictionary-coded bytes; id = byte offset. */
+  StrBytes,
   RsFlags,
   RsName,
-  RsNote,
-  RsPlatform,
+  /** Sparse: ruleset ids (ascending) that have a default_off note, and the notes. */
+  NoteOwner,
+  Note,
+  /** Sparse: ruleset ids (ascending) that have a platform, and the platforms. */
+  PlatformOwner,
+  Platform,
   RsRuleStart,
   RsExclStart,
   RsCookieStart,
@@ -44,8 +53,27 @@ export const enum Section {
 
 /** Element size of each section, in bytes (1: Uint8Array, 4: Uint32Array). */
 export const SECTION_ELEMENT_BYTES: readonly number[] = [
-  1, 4, 4, 4, 1, 4, 4, 4, 4, 4, 4, 4, 4, 1, 4, 4, 4,
+  4, 1, 4, 4, 4, 1, 1, 1, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1, 4, 4, 4,
 ];
+
+/** Words of the Layout section. */
+export const enum LayoutField {
+  /** Occupied slots = node records. */
+  NodeCount,
+  /** log2 of the host-table slot count. */
+  SlotBits,
+  /** Width of the parent field; its all-ones value stands for the root. */
+  ParentBits,
+  /** Width of the ruleset ref: 0 none, 1..n ruleset id + 1, above n: n + 1 + RefList index. */
+  RefBits,
+  /** Width of the label id (a byte offset into Labels). */
+  LabelBits,
+  /** Width of the label-length pre-check (its all-ones value: read the length from the pool). */
+  LengthBits,
+  /** 1 when the root has a `*` child (a `*` target or `*.tld`). */
+  RootStar,
+  Count,
+}
 
 export const enum RulesetFlag {
   /** No default_off and no platform. */
@@ -64,19 +92,84 @@ export const enum RuleKind {
   Literal = 2,
 }
 
-export const NODE_STRIDE = 3;
-export const NODE_PARENT = 0;
-export const NODE_LABEL = 1;
-export const NODE_REF = 2;
-/** Label word: the node has a `*` child. */
-export const NODE_STAR_BIT = 0x80000000;
-/** Label word: string id bits; the string pool must stay below 16 MiB. */
-export const NODE_LABEL_ID_MASK = 0x00ffffff;
-/** Label word: length field value meaning "127 or longer: read it from the pool". */
-export const NODE_LABEL_LONG = 127;
+export const NODE_STRIDE = 2;
+/** Longest label-length pre-check field: labels of 127 bytes or more read the pool. */
+export const MAX_LENGTH_BITS = 7;
 
-/** Set in NodeRef when the value indexes RefList (count, then ids) instead of holding id + 1. */
-export const REF_LIST_BIT = 0x80000000;
+/**
+ * Bit positions of the node fields, derived from the Layout widths. Word 0 holds the parent
+ * (compared on every probe) so it stays a single mask; the ref may straddle into word 1.
+ */
+export interface NodeLayout {
+  nodeCount: number;
+  slotBits: number;
+  parentBits: number;
+  refBits: number;
+  labelBits: number;
+  lengthBits: number;
+  rootStar: boolean;
+  /** Parent value meaning "the root". */
+  rootParent: number;
+  parentMask: number;
+  /** Ref bits kept in word 1 (below the label). */
+  refHighBits: number;
+  refHighMask: number;
+  labelShift: number;
+  labelMask: number;
+  starBit: number;
+  lengthShift: number;
+  lengthMask: number;
+}
+
+/** Derives field positions; returns an error message when the widths cannot form a record. */
+export function nodeLayout(fields: ArrayLike<number>): NodeLayout | string {
+  const [nodeCount, slotBits, parentBits, refBits, labelBits, lengthBits, rootStar] = Array.from(fields) as number[];
+  if ([nodeCount, slotBits, parentBits, refBits, labelBits, lengthBits, rootStar].some((v) => v === undefined)) return 'layout section cut short';
+  if ((slotBits as number) < 5 || (slotBits as number) > 30) return `host table of 2^${slotBits} slots`;
+  if ((nodeCount as number) >= 2 ** (slotBits as number)) return `${nodeCount} nodes in 2^${slotBits} slots`;
+  if ((parentBits as number) <= (slotBits as number) || (parentBits as number) > 31) return `parent field of ${parentBits} bits for 2^${slotBits} slots`;
+  if ((refBits as number) < 1 || (refBits as number) > 31) return `ruleset ref field of ${refBits} bits`;
+  const refHighBits = Math.max(0, (refBits as number) - (32 - (parentBits as number)));
+  if ((labelBits as number) < 1 || (lengthBits as number) > MAX_LENGTH_BITS || refHighBits + (labelBits as number) + 1 + (lengthBits as number) > 32) {
+    return `label fields of ${labelBits} + ${lengthBits} bits do not fit beside ${refHighBits} ref bits`;
+  }
+  if (rootStar !== 0 && rootStar !== 1) return `root star flag ${rootStar}`;
+  const labelShift = refHighBits;
+  return {
+    nodeCount: nodeCount as number,
+    slotBits: slotBits as number,
+    parentBits: parentBits as number,
+    refBits: refBits as number,
+    labelBits: labelBits as number,
+    lengthBits: lengthBits as number,
+    rootStar: rootStar === 1,
+    rootParent: 2 ** (parentBits as number) - 1,
+    parentMask: 2 ** (parentBits as number) - 1,
+    refHighBits,
+    refHighMask: 2 ** refHighBits - 1,
+    labelShift,
+    labelMask: 2 ** (labelBits as number) - 1,
+    starBit: 2 ** (labelShift + (labelBits as number)),
+    lengthShift: labelShift + (labelBits as number) + 1,
+    lengthMask: 2 ** (lengthBits as number) - 1,
+  };
+}
+
+/** Bits needed to hold values 0..max. */
+export function bitsFor(max: number): number {
+  let bits = 1;
+  while (2 ** bits <= max) bits++;
+  return bits;
+}
+
+/** Number of set bits in a 32-bit word. */
+export function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  x = (x + (x >>> 4)) & 0x0f0f0f0f;
+  return Math.imul(x, 0x01010101) >>> 24;
+}
+
 
 /**
  * Host-table hashing: a label's own hash (FNV-1a over its UTF-16 code units, so the matcher can

@@ -1,4 +1,5 @@
-import { checksum, FORMAT_VERSION, HEADER_BYTES, MAGIC, NODE_BITS_OFFSET, NODE_PARENT, NODE_REF, NODE_STRIDE, Section, SECTION_ELEMENT_BYTES } from './format.js';
+import { checksum, FORMAT_VERSION, HEADER_BYTES, MAGIC, NODE_STRIDE, nodeLayout, popcount, readLength, Section, SECTION_ELEMENT_BYTES, type NodeLayout } from './format.js';
+import { MAX_ENTRIES } from './string-dictionary.js';
 
 export class BundleError extends Error {
   override readonly name = 'BundleError';
@@ -14,8 +15,8 @@ export interface BundleHeader {
 
 export interface BundleSections {
   header: BundleHeader;
-  /** Low bits of a host-table slot that hold the node index (the rest is a hash tag). */
-  nodeBits: number;
+  /** Field widths and positions of the host index. */
+  layout: NodeLayout;
   u8: Uint8Array[];
   u32: Uint32Array[];
 }
@@ -66,10 +67,14 @@ export function readBundleSections(input: Uint8Array, verify: BundleVerification
     if (size === 1) u8[i] = new Uint8Array(bytes.buffer, bytes.byteOffset + offset, length);
     else u32[i] = new Uint32Array(bytes.buffer, bytes.byteOffset + offset, length / 4);
   }
-  const nodeBits = view.getUint32(NODE_BITS_OFFSET, true);
-  if (nodeBits < 1 || nodeBits > 28) throw new BundleError(`corrupt bundle: host table node bits ${nodeBits}`);
-  if (verify === 'full') checkCrossReferences(header.rulesetCount, nodeBits, u8, u32);
-  return { header, nodeBits, u8, u32 };
+  // Checked even for trusted bytes: O(1), and the matcher's masks come from these widths.
+  const layout = nodeLayout(u32[Section.Layout] as Uint32Array);
+  if (typeof layout === 'string') throw new BundleError(`corrupt bundle: host index layout: ${layout}`);
+  const slotBlocks = 2 ** layout.slotBits / 32;
+  expectLength('host table occupancy', (u32[Section.Occupancy] as Uint32Array).length, slotBlocks * 2);
+  expectLength('host index nodes', (u32[Section.Nodes] as Uint32Array).length, layout.nodeCount * NODE_STRIDE);
+  if (verify === 'full') checkCrossReferences(header.rulesetCount, layout, u8, u32);
+  return { header, layout, u8, u32 };
 }
 
 function expectLength(name: string, actual: number, expected: number): void {
@@ -78,16 +83,26 @@ function expectLength(name: string, actual: number, expected: number): void {
 
 /**
  * Bounds what the matcher follows, so even a crafted bundle with a valid checksum cannot make
- * it loop forever or read a different structure: parents point backwards (host walks end),
- * the host table has an empty slot (probes end), ranges are ordered, ids are in range.
+ * it loop forever or read a different structure: occupancy ranks are the running counts (a slot
+ * maps to its own record), parents are occupied slots, the host table has an empty slot (probes
+ * end), ranges are ordered, ids are in range. Parent chains are only walked to print targets,
+ * and that walk stops after MAX_LABELS steps, so a parent loop can only garble a target.
  * Out-of-range string reads cannot escape the typed arrays in JavaScript; they only garble text.
  */
-function checkCrossReferences(n: number, nodeBits: number, u8: Uint8Array[], u32: Uint32Array[]): void {
-  const records = u32[Section.Nodes] as Uint32Array;
-  const nodes = records.length / NODE_STRIDE;
-  if (nodes === 0 || !Number.isInteger(nodes) || nodes > 2 ** nodeBits) throw new BundleError('corrupt bundle: host index size');
+function checkCrossReferences(n: number, layout: NodeLayout, u8: Uint8Array[], u32: Uint32Array[]): void {
   expectLength('ruleset flags', (u8[Section.RsFlags] as Uint8Array).length, n);
-  for (const s of [Section.RsName, Section.RsNote, Section.RsPlatform]) expectLength('ruleset strings', (u32[s] as Uint32Array).length, n);
+  expectLength('ruleset names', (u32[Section.RsName] as Uint32Array).length, n);
+  for (const [owners, values] of [
+    [Section.NoteOwner, Section.Note],
+    [Section.PlatformOwner, Section.Platform],
+  ] as const) {
+    const ids = u32[owners] as Uint32Array;
+    expectLength('sparse ruleset strings', (u32[values] as Uint32Array).length, ids.length);
+    // Ascending and in range: the matcher binary-searches them.
+    for (let i = 0; i < ids.length; i++) {
+      if ((ids[i] as number) >= n || (i > 0 && (ids[i] as number) <= (ids[i - 1] as number))) throw new BundleError('corrupt bundle: sparse ruleset ids out of order');
+    }
+  }
   const ranges: [Section, Section][] = [
     [Section.RsRuleStart, Section.RuleFrom],
     [Section.RsExclStart, Section.ExclPattern],
@@ -108,29 +123,47 @@ function checkCrossReferences(n: number, nodeBits: number, u8: Uint8Array[], u32
   expectLength('rule targets', (u32[Section.RuleTo] as Uint32Array).length, rules);
   expectLength('rule kinds', (u8[Section.RuleKind] as Uint8Array).length, rules);
   expectLength('cookie names', (u32[Section.CookieName] as Uint32Array).length, (u32[Section.CookieHost] as Uint32Array).length);
-  for (let i = 1; i < nodes; i++) if ((records[i * NODE_STRIDE + NODE_PARENT] as number) >= i) throw new BundleError('corrupt bundle: node parent out of order');
-  const slots = u32[Section.Slots] as Uint32Array;
-  if (slots.length === 0 || (slots.length & (slots.length - 1)) !== 0) throw new BundleError('corrupt bundle: host table size');
-  const nodeMask = nodeBits === 32 ? 0xffffffff : 2 ** nodeBits - 1;
-  let used = 0;
-  for (let i = 0; i < slots.length; i++) {
-    const v = slots[i] as number;
-    if (v === 0) continue;
-    used++;
-    if ((v & nodeMask) >= nodes) throw new BundleError('corrupt bundle: host table entry out of range');
+  checkDictionary(u8[Section.Dictionary] as Uint8Array);
+
+  const occupancy = u32[Section.Occupancy] as Uint32Array;
+  const records = u32[Section.Nodes] as Uint32Array;
+  const slotCount = 2 ** layout.slotBits;
+  let rank = 0;
+  for (let b = 0; b < occupancy.length; b += 2) {
+    if (occupancy[b] !== rank) throw new BundleError('corrupt bundle: host table ranks');
+    rank += popcount(occupancy[b + 1] as number);
   }
-  if (used >= slots.length) throw new BundleError('corrupt bundle: host table has no empty slot');
+  if (rank !== layout.nodeCount) throw new BundleError('corrupt bundle: host table occupancy does not match the node count');
+  if (rank >= slotCount) throw new BundleError('corrupt bundle: host table has no empty slot');
+  const labels = u8[Section.Labels] as Uint8Array;
   const refList = u32[Section.RefList] as Uint32Array;
-  for (let i = 0; i < nodes; i++) {
-    const r = records[i * NODE_STRIDE + NODE_REF] as number;
-    if (r === 0) continue;
-    if (r & 0x80000000) {
-      const at = r & 0x7fffffff;
+  // Fields in locals: this loop runs once per node. Only sequential scans and the 64 KB-ish
+  // occupancy bitmap are touched, so full verification stays a few milliseconds.
+  const { nodeCount, parentMask, rootParent, labelShift, labelMask, parentBits, refHighMask } = layout;
+  const refHighScale = 2 ** (32 - parentBits);
+  for (let r = 0; r < nodeCount; r++) {
+    const lo = records[r * NODE_STRIDE] as number;
+    const hi = records[r * NODE_STRIDE + 1] as number;
+    const parent = lo & parentMask;
+    if (parent !== rootParent && (parent >= slotCount || (((occupancy[(parent >>> 5) * 2 + 1] as number) >>> (parent & 31)) & 1) === 0)) {
+      throw new BundleError('corrupt bundle: node parent is not a node');
+    }
+    if (((hi >>> labelShift) & labelMask) >= labels.length) throw new BundleError('corrupt bundle: node label out of range');
+    const ref = (lo >>> parentBits) + (hi & refHighMask) * refHighScale;
+    if (ref > n) {
+      const at = ref - n - 1;
       const count = refList[at];
       if (count === undefined || at + count >= refList.length) throw new BundleError('corrupt bundle: ruleset list out of range');
       for (let k = 1; k <= count; k++) if ((refList[at + k] as number) >= n) throw new BundleError('corrupt bundle: ruleset id out of range');
-    } else if (r - 1 >= n) {
-      throw new BundleError('corrupt bundle: ruleset id out of range');
     }
+  }
+}
+
+function checkDictionary(dictionary: Uint8Array): void {
+  let entries = 0;
+  for (let at = 0; at < dictionary.length; entries++) {
+    const meta = readLength(dictionary, at);
+    at += (meta & 7) + (meta >>> 3);
+    if (at > dictionary.length || entries >= MAX_ENTRIES) throw new BundleError('corrupt bundle: string dictionary');
   }
 }

@@ -1,71 +1,74 @@
 import { isTrivialRule, type Ruleset } from '../model/ruleset.js';
 import { literalPrefix } from '../regex/literal-prefix.js';
 import {
+  bitsFor,
   checksum,
   FORMAT_VERSION,
   HEADER_BYTES,
   hashStep,
   LABEL_HASH_SEED,
+  LayoutField,
   MAGIC,
-  NODE_BITS_OFFSET,
-  NODE_LABEL,
-  NODE_LABEL_ID_MASK,
-  NODE_LABEL_LONG,
-  NODE_PARENT,
-  NODE_REF,
-  NODE_STAR_BIT,
+  MAX_LENGTH_BITS,
   NODE_STRIDE,
-  NONE,
-  REF_LIST_BIT,
+  nodeLayout,
   RuleKind,
   RulesetFlag,
   Section,
   SECTION_ELEMENT_BYTES,
   slotHash,
 } from './format.js';
+import { codeStrings } from './string-dictionary.js';
 
 export interface CompileOptions {
   /** Unix seconds recorded in the header (update channels compare it); default 0. */
   timestamp?: number;
 }
 
+function varint(n: number): number[] {
+  const header: number[] = [];
+  while (n >= 0x80) {
+    header.push((n & 0x7f) | 0x80);
+    n >>>= 7;
+  }
+  header.push(n);
+  if (header.length > 4) throw new Error(`string of ${n} bytes is too long for a bundle`);
+  return header;
+}
+
+/** Lays out byte strings as varint length + bytes; returns the pool and each string's offset. */
+function pool(strings: readonly Uint8Array[]): { bytes: Uint8Array; offsets: number[] } {
+  const headers = strings.map((s) => varint(s.length));
+  let size = 0;
+  for (let i = 0; i < strings.length; i++) size += (headers[i] as number[]).length + (strings[i] as Uint8Array).length;
+  const bytes = new Uint8Array(size);
+  const offsets: number[] = [];
+  let at = 0;
+  strings.forEach((s, i) => {
+    offsets.push(at);
+    bytes.set(headers[i] as number[], at);
+    at += (headers[i] as number[]).length;
+    bytes.set(s, at);
+    at += s.length;
+  });
+  return { bytes, offsets };
+}
+
 /**
- * Deduplicating string pool: each string is its varint byte length then its UTF-8 bytes, and a
- * string's id is its byte offset, so no offsets table is needed. Strings are laid out in
- * first-use order, so output is deterministic.
+ * Deduplicating string table: hands out dense indexes in first-use order (so output is
+ * deterministic); the final ids are byte offsets, known once the whole pool is laid out.
  */
 class StringTable {
   private readonly ids = new Map<string, number>();
-  private readonly parts: Uint8Array[] = [];
-  private size = 0;
-  private readonly encoder = new TextEncoder();
+  readonly strings: string[] = [];
   id(s: string): number {
     let id = this.ids.get(s);
     if (id === undefined) {
-      id = this.size;
-      const bytes = this.encoder.encode(s);
-      const header: number[] = [];
-      let n = bytes.length;
-      while (n >= 0x80) {
-        header.push((n & 0x7f) | 0x80);
-        n >>>= 7;
-      }
-      header.push(n);
-      if (header.length > 4) throw new Error(`string of ${bytes.length} bytes is too long for a bundle`);
-      this.parts.push(Uint8Array.from(header), bytes);
-      this.size += header.length + bytes.length;
+      id = this.strings.length;
+      this.strings.push(s);
       this.ids.set(s, id);
     }
     return id;
-  }
-  encode(): Uint8Array {
-    const out = new Uint8Array(this.size);
-    let at = 0;
-    for (const p of this.parts) {
-      out.set(p, at);
-      at += p.length;
-    }
-    return out;
   }
 }
 
@@ -94,7 +97,8 @@ function labelHash(parent: number, label: string): number {
  */
 export function compileBundle(rulesets: readonly Ruleset[], options: CompileOptions = {}): Uint8Array {
   const strings = new StringTable();
-  const nodes: TrieNode[] = [{ parent: NONE, label: '', rulesets: [], hasStarChild: false }];
+  // Node 0 is the root while building; it gets no record in the bundle.
+  const nodes: TrieNode[] = [{ parent: -1, label: '', rulesets: [], hasStarChild: false }];
   const childIndex = new Map<string, number>();
 
   const child = (parent: number, label: string): number => {
@@ -112,8 +116,10 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   const n = rulesets.length;
   const rsFlags = new Uint8Array(n);
   const rsName = new Uint32Array(n);
-  const rsNote = new Uint32Array(n);
-  const rsPlatform = new Uint32Array(n);
+  const noteOwner: number[] = [];
+  const note: number[] = [];
+  const platformOwner: number[] = [];
+  const platform: number[] = [];
   const rsRuleStart = new Uint32Array(n + 1);
   const rsExclStart = new Uint32Array(n + 1);
   const rsCookieStart = new Uint32Array(n + 1);
@@ -126,8 +132,14 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
 
   rulesets.forEach((rs, id) => {
     rsName[id] = strings.id(rs.name);
-    rsNote[id] = rs.defaultOff === undefined ? NONE : strings.id(rs.defaultOff);
-    rsPlatform[id] = rs.platform === undefined ? NONE : strings.id(rs.platform);
+    if (rs.defaultOff !== undefined) {
+      noteOwner.push(id);
+      note.push(strings.id(rs.defaultOff));
+    }
+    if (rs.platform !== undefined) {
+      platformOwner.push(id);
+      platform.push(strings.id(rs.platform));
+    }
     let flags = 0;
     if (rs.defaultOff === undefined && rs.platform === undefined) flags |= RulesetFlag.DefaultOn;
     if (rs.defaultOff === undefined && rs.platform === 'mixedcontent') flags |= RulesetFlag.MixedContent;
@@ -162,69 +174,124 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   rsExclStart[n] = exclPattern.length;
   rsCookieStart[n] = cookieHost.length;
 
-  // Node arrays and the open-addressing table. Load factor <= 0.7; each slot carries a hash tag
-  // above the node index, so most probes that miss are rejected without touching the nodes.
-  const nodeCount = nodes.length;
-  let slotCount = 16;
-  while (slotCount * 0.7 < nodeCount) slotCount *= 2;
-  const mask = slotCount - 1;
-  let nodeBits = 1;
-  while (1 << nodeBits < nodeCount) nodeBits++;
-  if (nodeBits > 28) throw new Error(`${nodeCount} host index nodes do not fit a bundle`);
-  const slots = new Uint32Array(slotCount);
-  const records = new Uint32Array(nodeCount * NODE_STRIDE);
-  const refList: number[] = [];
+  // Cold strings: dictionary-coded; the dense indexes handed out above become byte offsets.
+  const coded = codeStrings(strings.strings);
+  const strPool = pool(coded.coded);
+  const dictionary = pool(coded.dictionary).bytes;
+  const toOffset = (ids: ArrayLike<number>): Uint32Array => Uint32Array.from(ids, (i) => strPool.offsets[i] as number);
+
+  // Host labels: raw, deduplicated, in first-use order.
   const encoder = new TextEncoder();
-  // Labels go first in the string pool, so their ids stay small.
-  for (const node of nodes) if (node.label !== '') strings.id(node.label);
-  nodes.forEach((node, id) => {
-    const at = id * NODE_STRIDE;
-    records[at + NODE_PARENT] = node.parent;
-    if (id > 0) {
-      const labelId = strings.id(node.label);
-      if (labelId > NODE_LABEL_ID_MASK) throw new Error('host labels exceed the 16 MiB a bundle can index');
-      const length = Math.min(encoder.encode(node.label).length, NODE_LABEL_LONG);
-      records[at + NODE_LABEL] = ((length << 24) | labelId | (node.hasStarChild ? NODE_STAR_BIT : 0)) >>> 0;
-    } else if (node.hasStarChild) {
-      records[at + NODE_LABEL] = NODE_STAR_BIT;
+  const labelIds = new Map<string, number>();
+  const labelBytes: Uint8Array[] = [];
+  for (let id = 1; id < nodes.length; id++) {
+    const label = (nodes[id] as TrieNode).label;
+    if (!labelIds.has(label)) {
+      labelIds.set(label, labelBytes.length);
+      labelBytes.push(encoder.encode(label));
     }
-    if (node.rulesets.length === 1) {
-      records[at + NODE_REF] = (node.rulesets[0] as number) + 1;
-    } else if (node.rulesets.length > 1) {
-      records[at + NODE_REF] = (REF_LIST_BIT | refList.length) >>> 0;
-      refList.push(node.rulesets.length, ...node.rulesets);
+  }
+  const labels = pool(labelBytes);
+
+  // Host table: linear probing at load <= 1/2 (an empty slot costs 2 bits, so short probe runs
+  // are cheap). A node is keyed by its parent's slot, known because parents are placed first.
+  const nodeCount = nodes.length - 1;
+  let slotBits = 5;
+  while (2 ** slotBits * 0.5 < nodeCount) slotBits++;
+  const slotCount = 2 ** slotBits;
+  const mask = slotCount - 1;
+  const parentBits = bitsFor(slotCount);
+  const rootParent = 2 ** parentBits - 1;
+  const slotOf = new Int32Array(nodes.length);
+  slotOf[0] = rootParent;
+  const occupant = new Int32Array(slotCount).fill(-1);
+  for (let id = 1; id < nodes.length; id++) {
+    const node = nodes[id] as TrieNode;
+    const parentSlot = slotOf[node.parent] as number;
+    let slot = labelHash(parentSlot, node.label) & mask;
+    while (occupant[slot] !== -1) slot = (slot + 1) & mask;
+    occupant[slot] = id;
+    slotOf[id] = slot;
+  }
+  const occupancy = new Uint32Array((slotCount / 32) * 2);
+  let rank = 0;
+  for (let block = 0; block < slotCount / 32; block++) {
+    occupancy[block * 2] = rank;
+    let bits = 0;
+    for (let i = 0; i < 32; i++) {
+      if (occupant[block * 32 + i] !== -1) {
+        bits |= 1 << i;
+        rank++;
+      }
     }
-    if (id === 0) return;
-    const h = labelHash(node.parent, node.label);
-    let slot = h & mask;
-    while (slots[slot] !== 0) slot = (slot + 1) & mask;
-    slots[slot] = (((h >>> nodeBits) << nodeBits) | id) >>> 0;
+    occupancy[block * 2 + 1] = bits >>> 0;
+  }
+
+  const refList: number[] = [];
+  const refOf = nodes.map((node) => {
+    if (node.rulesets.length === 0) return 0;
+    if (node.rulesets.length === 1) return (node.rulesets[0] as number) + 1;
+    const at = refList.length;
+    refList.push(node.rulesets.length, ...node.rulesets);
+    return n + 1 + at;
   });
+  const lengths = labelBytes.map((b) => b.length);
+  const layoutWords = [nodeCount, slotBits, parentBits, bitsFor(n + refList.length), bitsFor(Math.max(1, labels.bytes.length - 1)), 0, nodes[0]?.hasStarChild === true ? 1 : 0];
+  // The label-length pre-check gets whatever bits word 1 has left, up to MAX_LENGTH_BITS.
+  const probe = nodeLayout(layoutWords);
+  if (typeof probe === 'string') throw new Error(`host index does not fit a bundle: ${probe}`);
+  layoutWords[LayoutField.LengthBits] = Math.max(0, Math.min(MAX_LENGTH_BITS, 32 - probe.lengthShift, bitsFor(Math.max(...lengths, 1) + 1)));
+  const layout = nodeLayout(layoutWords);
+  if (typeof layout === 'string') throw new Error(`host index does not fit a bundle: ${layout}`);
+  const records = new Uint32Array(nodeCount * NODE_STRIDE);
+  const long = layout.lengthMask;
+  rank = 0;
+  for (let slot = 0; slot < slotCount; slot++) {
+    const id = occupant[slot] as number;
+    if (id === -1) continue;
+    const node = nodes[id] as TrieNode;
+    const ref = refOf[id] as number;
+    const labelIndex = labelIds.get(node.label) as number;
+    const length = Math.min(lengths[labelIndex] as number, long);
+    const at = rank * NODE_STRIDE;
+    records[at] = ((slotOf[node.parent] as number) + (ref % 2 ** (32 - parentBits)) * 2 ** parentBits) >>> 0;
+    records[at + 1] =
+      Math.floor(ref / 2 ** (32 - parentBits)) +
+      (labels.offsets[labelIndex] as number) * 2 ** layout.labelShift +
+      (node.hasStarChild ? layout.starBit : 0) +
+      length * 2 ** layout.lengthShift;
+    rank++;
+  }
 
   const sections: ArrayBufferView[] = [];
-  sections[Section.StrBytes] = strings.encode();
-  sections[Section.Slots] = slots;
+  sections[Section.Layout] = Uint32Array.from(layoutWords);
+  sections[Section.Labels] = labels.bytes;
+  sections[Section.Occupancy] = occupancy;
   sections[Section.Nodes] = records;
   sections[Section.RefList] = Uint32Array.from(refList);
+  sections[Section.Dictionary] = dictionary;
+  sections[Section.StrBytes] = strPool.bytes;
   sections[Section.RsFlags] = rsFlags;
-  sections[Section.RsName] = rsName;
-  sections[Section.RsNote] = rsNote;
-  sections[Section.RsPlatform] = rsPlatform;
+  sections[Section.RsName] = toOffset(rsName);
+  sections[Section.NoteOwner] = Uint32Array.from(noteOwner);
+  sections[Section.Note] = toOffset(note);
+  sections[Section.PlatformOwner] = Uint32Array.from(platformOwner);
+  sections[Section.Platform] = toOffset(platform);
   sections[Section.RsRuleStart] = rsRuleStart;
   sections[Section.RsExclStart] = rsExclStart;
   sections[Section.RsCookieStart] = rsCookieStart;
-  sections[Section.RuleFrom] = Uint32Array.from(ruleFrom);
-  sections[Section.RuleTo] = Uint32Array.from(ruleTo);
+  sections[Section.RuleFrom] = toOffset(ruleFrom);
+  sections[Section.RuleTo] = toOffset(ruleTo);
   sections[Section.RuleKind] = Uint8Array.from(ruleKind);
-  sections[Section.ExclPattern] = Uint32Array.from(exclPattern);
-  sections[Section.CookieHost] = Uint32Array.from(cookieHost);
-  sections[Section.CookieName] = Uint32Array.from(cookieName);
-  return assemble(sections, options.timestamp ?? 0, n, nodeBits);
+  sections[Section.ExclPattern] = toOffset(exclPattern);
+  sections[Section.CookieHost] = toOffset(cookieHost);
+  sections[Section.CookieName] = toOffset(cookieName);
+  return assemble(sections, options.timestamp ?? 0, n);
 }
 
 const align4 = (x: number): number => (x + 3) & ~3;
 
-function assemble(sections: ArrayBufferView[], timestamp: number, rulesetCount: number, nodeBits: number): Uint8Array {
+function assemble(sections: ArrayBufferView[], timestamp: number, rulesetCount: number): Uint8Array {
   const directoryBytes = Section.Count * 8;
   let offset = HEADER_BYTES + directoryBytes;
   const placed = sections.map((s, i) => {
@@ -242,7 +309,6 @@ function assemble(sections: ArrayBufferView[], timestamp: number, rulesetCount: 
   view.setFloat64(16, timestamp, true);
   view.setUint32(24, rulesetCount, true);
   view.setUint32(28, Section.Count, true);
-  view.setUint32(NODE_BITS_OFFSET, nodeBits, true);
   sections.forEach((s, i) => {
     view.setUint32(HEADER_BYTES + i * 8, placed[i] as number, true);
     view.setUint32(HEADER_BYTES + i * 8 + 4, s.byteLength, true);

@@ -1,5 +1,6 @@
 import type { Ruleset } from '../model/ruleset.js';
-import { hashStep, LABEL_HASH_SEED, NODE_LABEL, NODE_LABEL_ID_MASK, NODE_LABEL_LONG, NODE_PARENT, NODE_REF, NODE_STAR_BIT, NODE_STRIDE, NONE, readLength, REF_LIST_BIT, RuleKind, RulesetFlag, Section, slotHash } from '../bundle/format.js';
+import { hashStep, LABEL_HASH_SEED, NODE_STRIDE, NONE, popcount, readLength, RuleKind, RulesetFlag, Section, slotHash } from '../bundle/format.js';
+import { expand, expandedLength } from '../bundle/string-dictionary.js';
 import { literalPrefix } from '../regex/literal-prefix.js';
 import { readBundleSections, type BundleHeader, type BundleVerification } from '../bundle/read.js';
 import { canonicalAuthority, canonicalTail, newNormalizedUrl, normalizeUrl, normalizeWithParser, restoreCredentials, type NormalizedUrl } from '../url/normalize.js';
@@ -11,6 +12,8 @@ const STAR_LABEL_HASH = hashStep(LABEL_HASH_SEED, STAR);
 /** 255 characters hold at most 128 labels. */
 const MAX_LABELS = 128;
 const MAX_HOST_LENGTH = 255;
+/** Stands for the root in collect's suffix ranks (the root has no record). */
+const ROOT = -2;
 /** Path used to ask "would this ruleset upgrade the host at all?" for cookies. */
 const COOKIE_PROBE_PATH = '/httpsify-cookie-probe/';
 
@@ -45,17 +48,32 @@ export class Engine {
   readonly rulesetCount: number;
 
   private readonly strBytes: Uint8Array;
-  private readonly slots: Uint32Array;
-  private readonly mask: number;
-  private readonly nodeBits: number;
-  private readonly nodeMask: number;
-  /** NODE_STRIDE words per trie node: parent, label word, ruleset ref. */
+  private readonly dictionaryBytes: Uint8Array;
+  private readonly labels: Uint8Array;
+  /** Per 32 host-table slots: occupied slots before the block, occupancy bits. */
+  private readonly occupancy: Uint32Array;
+  private readonly slotMask: number;
+  /** NODE_STRIDE words per occupied slot, in slot order (see Section.Nodes). */
   private readonly nodes: Uint32Array;
+  private readonly nodeCount: number;
+  // Node field positions (see NodeLayout), copied to fields so the hot path reads no object.
+  private readonly rootParent: number;
+  private readonly rootStar: boolean;
+  private readonly parentMask: number;
+  private readonly parentBits: number;
+  private readonly refHighMask: number;
+  private readonly labelShift: number;
+  private readonly labelMask: number;
+  private readonly starBit: number;
+  private readonly lengthShift: number;
+  private readonly lengthMask: number;
   private readonly refList: Uint32Array;
   private readonly rsFlags: Uint8Array;
   private readonly rsName: Uint32Array;
-  private readonly rsNote: Uint32Array;
-  private readonly rsPlatform: Uint32Array;
+  private readonly noteOwner: Uint32Array;
+  private readonly note: Uint32Array;
+  private readonly platformOwner: Uint32Array;
+  private readonly platform: Uint32Array;
   private readonly rsRuleStart: Uint32Array;
   private readonly rsExclStart: Uint32Array;
   private readonly rsCookieStart: Uint32Array;
@@ -75,6 +93,10 @@ export class Engine {
 
   // Decoded strings and compiled regexes, filled on first use only.
   private readonly strings = new Map<number, string>();
+  private readonly labelStrings = new Map<number, string>();
+  /** Dictionary entries (views into the bundle) and a scratch buffer to expand strings into. */
+  private dictionary: Uint8Array[] | null = null;
+  private expanded = new Uint8Array(256);
   private readonly regexes = new Map<number, RegExp | null>();
   private readonly regexCacheSize: number;
   /** Literal text a regex must start with (by regex string id), '' when none: a cheap pre-check. */
@@ -87,26 +109,43 @@ export class Engine {
   private readonly norm: NormalizedUrl = newNormalizedUrl();
   private readonly labelStart = new Int32Array(MAX_LABELS);
   private readonly labelEnd = new Int32Array(MAX_LABELS);
+  /** Record rank and slot of the node for labels i..n-1 (-1: none, ROOT: the root). */
   private readonly suffix = new Int32Array(MAX_LABELS + 1);
+  private readonly suffixSlot = new Int32Array(MAX_LABELS + 1);
+  /** Slot of the node the last successful `child` call found. */
+  private foundSlot = 0;
   private readonly labelHash = new Int32Array(MAX_LABELS);
   private readonly candidates = new Int32Array(MAX_LABELS * 2 + 1);
   private lastRuleset = -1;
 
   constructor(bundle: Uint8Array, options: EngineOptions = {}) {
-    const { header, nodeBits, u8, u32 } = readBundleSections(bundle, options.verify);
+    const { header, layout, u8, u32 } = readBundleSections(bundle, options.verify);
     this.header = header;
     this.rulesetCount = header.rulesetCount;
     this.strBytes = u8[Section.StrBytes] as Uint8Array;
-    this.slots = u32[Section.Slots] as Uint32Array;
-    this.mask = this.slots.length - 1;
-    this.nodeBits = nodeBits;
-    this.nodeMask = 2 ** nodeBits - 1;
+    this.dictionaryBytes = u8[Section.Dictionary] as Uint8Array;
+    this.labels = u8[Section.Labels] as Uint8Array;
+    this.occupancy = u32[Section.Occupancy] as Uint32Array;
+    this.slotMask = 2 ** layout.slotBits - 1;
     this.nodes = u32[Section.Nodes] as Uint32Array;
+    this.nodeCount = layout.nodeCount;
+    this.rootParent = layout.rootParent;
+    this.rootStar = layout.rootStar;
+    this.parentMask = layout.parentMask;
+    this.parentBits = layout.parentBits;
+    this.refHighMask = layout.refHighMask;
+    this.labelShift = layout.labelShift;
+    this.labelMask = layout.labelMask;
+    this.starBit = layout.starBit;
+    this.lengthShift = layout.lengthShift;
+    this.lengthMask = layout.lengthMask;
     this.refList = u32[Section.RefList] as Uint32Array;
     this.rsFlags = u8[Section.RsFlags] as Uint8Array;
     this.rsName = u32[Section.RsName] as Uint32Array;
-    this.rsNote = u32[Section.RsNote] as Uint32Array;
-    this.rsPlatform = u32[Section.RsPlatform] as Uint32Array;
+    this.noteOwner = u32[Section.NoteOwner] as Uint32Array;
+    this.note = u32[Section.Note] as Uint32Array;
+    this.platformOwner = u32[Section.PlatformOwner] as Uint32Array;
+    this.platform = u32[Section.Platform] as Uint32Array;
     this.rsRuleStart = u32[Section.RsRuleStart] as Uint32Array;
     this.rsExclStart = u32[Section.RsExclStart] as Uint32Array;
     this.rsCookieStart = u32[Section.RsCookieStart] as Uint32Array;
@@ -240,9 +279,9 @@ export class Engine {
   /** Decodes one ruleset back into the model (tests are not stored in bundles). */
   ruleset(id: number): Ruleset {
     const rs: Ruleset = { name: this.rulesetName(id), targets: [], rules: [], exclusions: [], secureCookies: [], tests: [] };
-    const note = this.rsNote[id] as number;
+    const note = sparseLookup(this.noteOwner, this.note, id);
     if (note !== NONE) rs.defaultOff = this.str(note);
-    const platform = this.rsPlatform[id] as number;
+    const platform = sparseLookup(this.platformOwner, this.platform, id);
     if (platform !== NONE) rs.platform = this.str(platform);
     for (const host of this.targetsOf(id)) rs.targets.push({ host });
     for (let r = this.rsRuleStart[id] as number; r < (this.rsRuleStart[id + 1] as number); r++) rs.rules.push({ from: this.str(this.ruleFrom[r] as number), to: this.str(this.ruleTo[r] as number) });
@@ -258,7 +297,7 @@ export class Engine {
   targetsOf(id: number): string[] {
     if (this.targetIndex === null) {
       const index: number[][] = Array.from({ length: this.rulesetCount }, () => []);
-      for (let node = 1; node < this.nodes.length / NODE_STRIDE; node++) for (const r of this.nodeRulesets(node)) index[r]?.push(node);
+      for (let node = 0; node < this.nodeCount; node++) for (const r of this.nodeRulesets(node)) index[r]?.push(node);
       this.targetIndex = index;
     }
     return (this.targetIndex[id] ?? []).map((node) => this.nodeHost(node));
@@ -297,11 +336,11 @@ export class Engine {
   /** Tries the `count` candidate nodes left in `candidates` by collect, in order. */
   private applyCandidates(href: string, count: number): string | null {
     const candidates = this.candidates;
-    const nodes = this.nodes;
     const active = this.active;
+    const n = this.rulesetCount;
     for (let c = 0; c < count; c++) {
-      const ref = nodes[(candidates[c] as number) * NODE_STRIDE + NODE_REF] as number;
-      if ((ref & REF_LIST_BIT) === 0) {
+      const ref = this.ref(candidates[c] as number);
+      if (ref <= n) {
         const id = ref - 1;
         if (active[id] === 1) {
           const out = this.applyRuleset(id, href);
@@ -314,7 +353,7 @@ export class Engine {
       }
       // A ruleset may come up again through another pattern; applying it again gives the same
       // null, so repeats need no bookkeeping.
-      const at = ref & ~REF_LIST_BIT;
+      const at = ref - n - 1;
       const end = at + (this.refList[at] as number);
       for (let k = at + 1; k <= end; k++) {
         const id = this.refList[k] as number;
@@ -419,62 +458,81 @@ export class Engine {
     lh[n] = h;
     n++;
 
-    // suffix[i]: node of labels i..n-1, or -1; suffix[n] is the root.
+    // suffix[i]: record of labels i..n-1 (-1: none), suffixSlot[i] its slot; suffix[n] is the root.
     const suffix = this.suffix;
-    suffix[n] = 0;
-    let node = 0;
+    const suffixSlot = this.suffixSlot;
+    suffix[n] = ROOT;
+    suffixSlot[n] = this.rootParent;
+    let node = ROOT;
+    let slot = this.rootParent;
     for (let i = n - 1; i >= 0; i--) {
-      if (node >= 0) node = this.child(node, lh[i] as number, src, ls[i] as number, le[i] as number);
+      if (node !== -1) {
+        node = this.child(slot, lh[i] as number, src, ls[i] as number, le[i] as number);
+        slot = this.foundSlot;
+      }
       suffix[i] = node;
+      suffixSlot[i] = slot;
     }
-    const nodes = this.nodes;
     const out = this.candidates;
     let count = 0;
     const exact = suffix[0] as number;
-    if (exact > 0 && nodes[exact * NODE_STRIDE + NODE_REF] !== 0) out[count++] = exact;
+    if (exact >= 0 && this.ref(exact) !== 0) out[count++] = exact;
     for (let k = 0; k < n; k++) {
       const base = suffix[k + 1] as number;
-      if (base < 0 || ((nodes[base * NODE_STRIDE + NODE_LABEL] as number) & NODE_STAR_BIT) === 0) continue;
-      let at = this.starChild(base);
-      for (let j = k - 1; j >= 0 && at >= 0; j--) at = this.child(at, lh[j] as number, src, ls[j] as number, le[j] as number);
-      if (at > 0 && nodes[at * NODE_STRIDE + NODE_REF] !== 0) out[count++] = at;
+      if (base === -1 || !this.hasStarChild(base)) continue;
+      let at = this.child(suffixSlot[k + 1] as number, STAR_LABEL_HASH, '*', 0, 1);
+      for (let j = k - 1; j >= 0 && at >= 0; j--) at = this.child(this.foundSlot, lh[j] as number, src, ls[j] as number, le[j] as number);
+      if (at >= 0 && this.ref(at) !== 0) out[count++] = at;
     }
     for (let i = 2; i <= n - 2; i++) {
       const base = suffix[i] as number;
-      if (base < 0 || ((nodes[base * NODE_STRIDE + NODE_LABEL] as number) & NODE_STAR_BIT) === 0) continue;
-      const at = this.starChild(base);
-      if (at > 0 && nodes[at * NODE_STRIDE + NODE_REF] !== 0) out[count++] = at;
+      if (base === -1 || !this.hasStarChild(base)) continue;
+      const at = this.child(suffixSlot[i] as number, STAR_LABEL_HASH, '*', 0, 1);
+      if (at >= 0 && this.ref(at) !== 0) out[count++] = at;
     }
     return count;
   }
 
-  /** The child of `parent` labelled `src[start,end)` (whose label hash is `labelHash`), or -1. */
+  /**
+   * The record of the child of the node at slot `parent` labelled `src[start,end)` (whose label
+   * hash is `labelHash`), or -1; on success `foundSlot` is its slot.
+   */
   private child(parent: number, labelHash: number, src: string, start: number, end: number): number {
     const h = slotHash(labelHash, parent);
-    const slots = this.slots;
-    const mask = this.mask;
-    const bits = this.nodeBits;
+    const occupancy = this.occupancy;
+    const nodes = this.nodes;
+    const mask = this.slotMask;
+    const parentMask = this.parentMask;
     let slot = h & mask;
+    let bits = occupancy[(slot >>> 5) * 2 + 1] as number;
+    if (((bits >>> (slot & 31)) & 1) === 0) return -1;
+    // Records are in slot order: the rank of the first probed slot, then one more per step.
+    let rank = (occupancy[(slot >>> 5) * 2] as number) + popcount(bits & ~(-1 << (slot & 31)));
     for (;;) {
-      const v = slots[slot] as number;
-      if (v === 0) return -1;
-      // The tag (hash bits above the node index) rejects almost every other key outright.
-      if ((v ^ h) >>> bits === 0) {
-        const node = v & this.nodeMask;
-        if (this.nodes[node * NODE_STRIDE + NODE_PARENT] === parent && this.labelEquals(node, src, start, end)) return node;
+      const at = rank * NODE_STRIDE;
+      if (((nodes[at] as number) & parentMask) === parent && this.labelEquals(nodes[at + 1] as number, src, start, end)) {
+        this.foundSlot = slot;
+        return rank;
       }
       slot = (slot + 1) & mask;
+      if ((slot & 31) === 0) {
+        bits = occupancy[(slot >>> 5) * 2 + 1] as number;
+        rank = occupancy[(slot >>> 5) * 2] as number;
+      } else {
+        rank++;
+      }
+      if (((bits >>> (slot & 31)) & 1) === 0) return -1;
     }
   }
 
-  private labelEquals(node: number, src: string, start: number, end: number): boolean {
-    const word = this.nodes[node * NODE_STRIDE + NODE_LABEL] as number;
+  /** Whether the label in record word 1 `word` is `src[start,end)`. */
+  private labelEquals(word: number, src: string, start: number, end: number): boolean {
     const length = end - start;
-    // The length kept in the record rejects most mismatches without touching the string pool.
-    const recorded = (word >>> 24) & 0x7f;
-    if (recorded !== NODE_LABEL_LONG && recorded !== length) return false;
-    const bytes = this.strBytes;
-    const at = word & NODE_LABEL_ID_MASK;
+    // The length kept in the record rejects most mismatches without touching the label pool.
+    const recorded = (word >>> this.lengthShift) & this.lengthMask;
+    if (recorded !== this.lengthMask && recorded !== length) return false;
+    const bytes = this.labels;
+    const at = (word >>> this.labelShift) & this.labelMask;
     const meta = readLength(bytes, at);
     if (meta >>> 3 !== length) return false;
     const from = at + (meta & 7);
@@ -482,32 +540,49 @@ export class Engine {
     return true;
   }
 
-  private starChild(parent: number): number {
-    return this.child(parent, STAR_LABEL_HASH, '*', 0, 1);
+  /** The ruleset ref of a record: 0 none, 1..n id + 1, above n a RefList index + n + 1. */
+  private ref(rank: number): number {
+    const at = rank * NODE_STRIDE;
+    return ((this.nodes[at] as number) >>> this.parentBits) | (((this.nodes[at + 1] as number) & this.refHighMask) << (32 - this.parentBits));
+  }
+
+  private hasStarChild(rank: number): boolean {
+    return rank === ROOT ? this.rootStar : ((this.nodes[rank * NODE_STRIDE + 1] as number) & this.starBit) !== 0;
   }
 
   private nodeRulesets(node: number): number[] {
-    const ref = this.nodes[node * NODE_STRIDE + NODE_REF] as number;
+    const ref = this.ref(node);
     if (ref === 0) return [];
-    if ((ref & REF_LIST_BIT) === 0) return [ref - 1];
-    const at = ref & ~REF_LIST_BIT;
+    if (ref <= this.rulesetCount) return [ref - 1];
+    const at = ref - this.rulesetCount - 1;
     return Array.from(this.refList.subarray(at + 1, at + 1 + (this.refList[at] as number)));
   }
 
   /** The target pattern a trie node stands for, e.g. `*.example.com`. */
   private nodeHost(node: number): string {
     const labels: string[] = [];
-    for (let at = node; at > 0; at = this.nodes[at * NODE_STRIDE + NODE_PARENT] as number) labels.push(this.str((this.nodes[at * NODE_STRIDE + NODE_LABEL] as number) & NODE_LABEL_ID_MASK));
+    // A hostname has at most MAX_LABELS labels; the bound also stops a looping trusted bundle.
+    for (let at = node; at >= 0 && labels.length < MAX_LABELS; ) {
+      const word = this.nodes[at * NODE_STRIDE + 1] as number;
+      labels.push(this.label((word >>> this.labelShift) & this.labelMask));
+      const parent = (this.nodes[at * NODE_STRIDE] as number) & this.parentMask;
+      at = parent === this.rootParent ? -1 : this.rankOf(parent);
+    }
     return labels.join('.');
+  }
+
+  /** Record index of an occupied slot. */
+  private rankOf(slot: number): number {
+    return (this.occupancy[(slot >>> 5) * 2] as number) + popcount((this.occupancy[(slot >>> 5) * 2 + 1] as number) & ~(-1 << (slot & 31)));
   }
 
   private inactiveReason(id: number): string {
     const name = this.rulesetName(id);
     const override = this.overrides.get(name);
     if (override === false) return 'disabled by the user';
-    const note = this.rsNote[id] as number;
+    const note = sparseLookup(this.noteOwner, this.note, id);
     if (note !== NONE) return `default_off: ${this.str(note)}`;
-    const platform = this.rsPlatform[id] as number;
+    const platform = sparseLookup(this.platformOwner, this.platform, id);
     if (platform !== NONE) return `platform="${this.str(platform)}"${this.str(platform) === 'mixedcontent' ? ' (mixed-content rulesets are off)' : ''}`;
     return 'off';
   }
@@ -531,9 +606,40 @@ export class Engine {
 
   /** Decoded string, not cached: regex sources are needed once, to compile them. */
   private text(id: number): string {
-    const meta = readLength(this.strBytes, id);
+    const bytes = this.strBytes;
+    const meta = readLength(bytes, id);
     const from = id + (meta & 7);
-    return this.decoder.decode(this.strBytes.subarray(from, from + Math.floor(meta / 8)));
+    const to = Math.min(bytes.length, from + Math.floor(meta / 8));
+    const dictionary = this.dictionary ?? this.loadDictionary();
+    const needed = expandedLength(bytes, from, to, dictionary);
+    if (this.expanded.length < needed) this.expanded = new Uint8Array(Math.max(needed, this.expanded.length * 2));
+    const length = expand(bytes, from, to, dictionary, this.expanded);
+    return this.decoder.decode(this.expanded.subarray(0, length));
+  }
+
+  private loadDictionary(): Uint8Array[] {
+    const entries: Uint8Array[] = [];
+    const bytes = this.dictionaryBytes;
+    for (let at = 0; at < bytes.length; ) {
+      const meta = readLength(bytes, at);
+      const from = at + (meta & 7);
+      at = from + Math.floor(meta / 8);
+      entries.push(bytes.subarray(from, Math.min(at, bytes.length)));
+    }
+    this.dictionary = entries;
+    return entries;
+  }
+
+  /** A host label (raw UTF-8 in the label pool), cached. */
+  private label(id: number): string {
+    let s = this.labelStrings.get(id);
+    if (s === undefined) {
+      const meta = readLength(this.labels, id);
+      const from = id + (meta & 7);
+      s = this.decoder.decode(this.labels.subarray(from, from + Math.floor(meta / 8)));
+      this.labelStrings.set(id, s);
+    }
+    return s;
   }
 
   private prefix(regexId: number): string {
@@ -562,6 +668,20 @@ export class Engine {
     return re;
   }
 
+}
+
+/** The value paired with ruleset `id` in a sparse (ascending owners, values) section, or NONE. */
+function sparseLookup(owners: Uint32Array, values: Uint32Array, id: number): number {
+  let lo = 0;
+  let hi = owners.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const owner = owners[mid] as number;
+    if (owner === id) return values[mid] as number;
+    if (owner < id) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return NONE;
 }
 
 /** `href.replace(/^http:/, 'https:')` when it changes anything, else null. */
