@@ -13,6 +13,7 @@ import { loadBundledEngine } from './engine-loader.js';
 import { LoopGuard } from './loop-guard.js';
 import { createMessageHandler, type BackgroundRequest } from './messages.js';
 import { restoreOverrides, saveOverrides } from './overrides-store.js';
+import { installUi } from './ui-runtime.js';
 
 const LOOP_HOSTS_KEY = 'loopBlockedHosts';
 const guard = new LoopGuard();
@@ -93,3 +94,13 @@ ext.runtime.onMessage.addListener((request: BackgroundRequest, _sender, sendResp
 });
 // The same entry point for tests and the DevTools console of the worker.
 (globalThis as { httpsify?: unknown }).httpsify = { handleMessage, ready };
+
+// Popup, options page, HTTPS-first, icon and badge; settings changes recompile the overrides.
+installUi({
+  platform: 'chromium',
+  ready,
+  overridesApplied: async (e) => {
+    await syncDynamicRules(e);
+    dnrCheck.invalidate();
+  },
+});

@@ -9,6 +9,7 @@ import { loadBundledEngine } from './engine-loader.js';
 import { LoopGuard } from './loop-guard.js';
 import { createMessageHandler, type BackgroundRequest } from './messages.js';
 import { restoreOverrides, saveOverrides } from './overrides-store.js';
+import { installUi } from './ui-runtime.js';
 import { upgradeDecision } from './webrequest-upgrader.js';
 
 const guard = new LoopGuard();
@@ -23,11 +24,14 @@ const ready: Promise<Engine> = (async () => {
 
 type Blocking = chrome.webRequest.BlockingResponse;
 
-const decide = (e: Engine, url: string): Blocking => upgradeDecision(e, guard, url);
+// Settings first (global switch, disabled sites, user rules, HTTPS-first), then the engine.
+const ui = installUi({ platform: 'firefox', ready, overridesApplied: async () => undefined });
+const decide = (e: Engine, d: chrome.webRequest.OnBeforeRequestDetails): Blocking =>
+  guard.isUrlBlocked(d.url) ? {} : (ui.decide(d) ?? upgradeDecision(e, guard, d.url));
 
 const onBeforeRequest = (d: chrome.webRequest.OnBeforeRequestDetails): Blocking | Promise<Blocking> =>
   // Requests that arrive while the bundle is still loading wait for it (Firefox allows a promise).
-  engine ? decide(engine, d.url) : ready.then((e) => decide(e, d.url));
+  engine ? decide(engine, d) : ready.then((e) => decide(e, d));
 ext.webRequest.onBeforeRequest.addListener(onBeforeRequest as (d: chrome.webRequest.OnBeforeRequestDetails) => Blocking | undefined, { urls: ['http://*/*'] }, [
   'blocking',
 ]);

@@ -5,6 +5,7 @@ import { compileDnr, type Diagnostic, type DnrReport, type DnrRule, type Ruleset
 import { defaultRulesetsDir, loadRulesets } from '@httpsify/engine/node';
 import { build as esbuild } from 'esbuild';
 import { manifestFor, STATIC_RULES_PATH, type Browser } from './manifest.js';
+import { buildUiAssets, uiManifestEntries } from './ui-assets.js';
 import { zipDirectory } from './zip.js';
 
 const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -65,7 +66,10 @@ export async function buildExtension(options: BuildOptions = {}): Promise<BuildR
     });
     writeFileSync(join(dir, 'rules/default.bundle'), loaded.bundle);
     if (browser === 'chromium') writeFileSync(join(dir, STATIC_RULES_PATH), JSON.stringify(rules));
-    writeFileSync(join(dir, 'manifest.json'), `${JSON.stringify(manifestFor(browser, { version, feedback: options.feedback }), null, 2)}\n`);
+    // Popup, options and fallback pages with their _locales; the manifest gains their entries.
+    await buildUiAssets(dir, browser);
+    const manifest = { ...manifestFor(browser, { version, feedback: options.feedback }), ...uiManifestEntries(browser) };
+    writeFileSync(join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
     result.dirs[browser] = dir;
     if (options.zip ?? true) {
       const zip = join(outDir, `httpsify-${browser}-${version}.zip`);

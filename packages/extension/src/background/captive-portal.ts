@@ -1,0 +1,25 @@
+/**
+ * Captive-portal check. Behind a hotel or airport login page every HTTPS attempt fails and the
+ * HTTP page is the portal itself, so HTTPS-first must step aside until the network is open.
+ * The probe is a plain-HTTP URL with a known answer (204, or 200 with "success"); a portal
+ * answers with a redirect or its own page.
+ */
+export const DEFAULT_PORTAL_PROBE = 'http://detectportal.firefox.com/success.txt';
+
+export type PortalState = 'open' | 'captive' | 'offline';
+
+export async function probeCaptivePortal(probeUrl: string, fetchFn: typeof fetch = fetch, timeoutMs = 3000): Promise<PortalState> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  try {
+    const response = await fetchFn(probeUrl, { redirect: 'manual', cache: 'no-store', signal: controller.signal, credentials: 'omit' });
+    if (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400)) return 'captive';
+    if (response.status === 204) return 'open';
+    if (response.status === 200) return (await response.text()).trim() === 'success' ? 'open' : 'captive';
+    return 'captive';
+  } catch {
+    return 'offline';
+  } finally {
+    clearTimeout(timer);
+  }
+}

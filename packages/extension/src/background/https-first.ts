@@ -1,0 +1,135 @@
+import { isHttpsFirstExempt } from '../site-rules/exempt.js';
+
+/** How long an upgraded navigation may take to get a response before we fall back (as Firefox and Chrome do). */
+export const HTTPS_FIRST_TIMEOUT_MS = 3000;
+
+/**
+ * Network errors that mean "this host does not do HTTPS (properly)": TLS failures and refused
+ * or broken connections, in Chromium (`net::ERR_*`) and Firefox (`NS_ERROR_*`) spelling.
+ * `net::ERR_ABORTED` is not among them: it also ends requests the user or we cancelled.
+ */
+const FALLBACK_ERRORS = [
+  /^net::ERR_SSL_/,
+  /^net::ERR_CERT_/,
+  /^net::ERR_BAD_SSL_CLIENT_AUTH_CERT$/,
+  /^net::ERR_CONNECTION_(CLOSED|RESET|REFUSED|FAILED|TIMED_OUT)$/,
+  /^net::ERR_EMPTY_RESPONSE$/,
+  /^net::ERR_TIMED_OUT$/,
+  /^net::ERR_ADDRESS_UNREACHABLE$/,
+  /^net::ERR_TUNNEL_CONNECTION_FAILED$/,
+  /^NS_ERROR_CONNECTION_REFUSED$/,
+  /^NS_ERROR_NET_TIMEOUT$/,
+  /^NS_ERROR_NET_RESET$/,
+  /^NS_ERROR_NET_INTERRUPT$/,
+  /^NS_ERROR_NET_ON_TLS_HANDSHAKE_ENDED$/,
+  /^NS_ERROR_GENERATE_FAILURE\(NS_ERROR_MODULE_SECURITY/,
+  /^SEC_ERROR_/,
+  /^SSL_ERROR_/,
+  /^MOZILLA_PKIX_ERROR_/,
+];
+
+export function isFallbackError(error: string): boolean {
+  return FALLBACK_ERRORS.some((re) => re.test(error));
+}
+
+export interface HttpsFirstInputs {
+  enabled: boolean;
+  /** Site-level checks: the site is disabled, allowed on HTTP, or allowed once this session. */
+  siteAllowsHttp: (url: URL) => boolean;
+  /** A ruleset (or user rule) already decides this URL. */
+  rulesetRewrites: (url: string) => boolean;
+  /** The captive-portal check failed: the network is not the internet yet. */
+  captivePortal: boolean;
+}
+
+/** Whether HTTPS-first upgrades this top-level navigation itself (no ruleset does it). */
+export function httpsFirstApplies(url: string, inputs: HttpsFirstInputs): boolean {
+  if (!inputs.enabled || inputs.captivePortal) return false;
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  if (u.protocol !== 'http:') return false;
+  if (isHttpsFirstExempt(u.hostname)) return false;
+  if (inputs.siteAllowsHttp(u)) return false;
+  return !inputs.rulesetRewrites(url);
+}
+
+export function httpsVersion(url: string): string {
+  return url.replace(/^http:/i, 'https:');
+}
+
+export function httpVersion(url: string): string {
+  return url.replace(/^https:/i, 'http:');
+}
+
+export interface FallbackEvent {
+  tabId: number;
+  /** The http:// URL the user asked for. */
+  url: string;
+  reason: string;
+}
+
+interface Pending {
+  tabId: number;
+  url: string;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+/**
+ * Follows top-level navigations HTTPS-first upgraded, by request id, and reports the ones that
+ * failed (a fallback error, or no response within the timeout) so the tab can be sent to the
+ * interstitial. A navigation is reported at most once.
+ */
+export class HttpsFirstTracker {
+  private readonly pending = new Map<string, Pending>();
+
+  constructor(
+    private readonly onFallback: (event: FallbackEvent) => void,
+    private readonly timeoutMs = HTTPS_FIRST_TIMEOUT_MS,
+  ) {}
+
+  /** An http:// navigation HTTPS-first is upgrading. */
+  started(requestId: string, tabId: number, httpUrl: string): void {
+    this.clear(requestId);
+    const timer = setTimeout(() => this.fail(requestId, 'timeout'), this.timeoutMs);
+    this.pending.set(requestId, { tabId, url: httpUrl, timer });
+  }
+
+  /** Headers arrived (or the navigation finished): HTTPS works for it. */
+  responded(requestId: string): void {
+    this.clear(requestId);
+  }
+
+  /** The request failed; falls back when the error says HTTPS is not available. */
+  errored(requestId: string, error: string): void {
+    if (!this.pending.has(requestId)) return;
+    if (isFallbackError(error)) this.fail(requestId, error);
+    else this.clear(requestId);
+  }
+
+  isPending(requestId: string): boolean {
+    return this.pending.has(requestId);
+  }
+
+  private fail(requestId: string, reason: string): void {
+    const p = this.pending.get(requestId);
+    if (p === undefined) return;
+    this.clear(requestId);
+    this.onFallback({ tabId: p.tabId, url: p.url, reason });
+  }
+
+  private clear(requestId: string): void {
+    const p = this.pending.get(requestId);
+    if (p !== undefined) clearTimeout(p.timer);
+    this.pending.delete(requestId);
+  }
+}
+
+/** The interstitial page's address for a failed upgrade (URL-encoded: `&` and `#` survive). */
+export function interstitialUrl(base: string, httpUrl: string, reason: string): string {
+  const q = new URLSearchParams({ url: httpUrl, reason });
+  return `${base}?${q.toString()}`;
+}

@@ -1,0 +1,326 @@
+import { createEngine, type Engine, type Ruleset } from '@httpsify/engine';
+import { checkSetting } from '../settings/repair.js';
+import { EXPORTED_KEYS, SCHEMA_VERSION, type Settings } from '../settings/schema.js';
+import type { SettingsStore } from '../settings/store.js';
+import { exportUserRulesXml, splitRulesetXml, toUserRule, upsertUserRule } from '../settings/user-rules.js';
+import { addSite, removeSite, SiteList, siteOf } from '../site-rules/site-pattern.js';
+import type { TabActivity } from './tab-activity.js';
+import type { ImportResult, PopupState, RulesetIndex, RulesetRow, SaveResult, UiRequest } from './ui-protocol.js';
+
+export const EXPORT_FORMAT = 'httpsify-settings';
+
+/** What the controller needs from the platform (Chromium service worker or Firefox background). */
+export interface UiHooks {
+  /** The default engine's overrides or mixed-content flag changed (Chromium recompiles dynamic rules). */
+  overridesApplied(engine: Engine): Promise<void>;
+  /** Site lists, user rules, HTTPS-first or the global switch changed. */
+  policyChanged(controller: UiController): Promise<void>;
+}
+
+/**
+ * The background half of the UI: answers the pages, writes settings through the serialised
+ * store, and keeps the engines (default rulesets and user rules) in line with the settings.
+ */
+export class UiController {
+  settings!: Settings;
+  userEngine: Engine | null = null;
+  userRulesets: Ruleset[] = [];
+  disabled = new SiteList([]);
+  httpAllowed = new SiteList([]);
+  /** Hosts opened over HTTP once (this browser session). */
+  readonly httpOnce = new Set<string>();
+  captivePortal = false;
+  private appliedOverrides = '';
+  private appliedMixed: boolean | null = null;
+  private appliedUserRules = '';
+  private reconciling: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly engine: Engine,
+    readonly store: SettingsStore,
+    readonly activity: TabActivity,
+    private readonly hooks: UiHooks,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.reconcile(await this.store.load());
+  }
+
+  /** Brings engines and rules in line with `settings` (serialised: calls never interleave). */
+  reconcile(settings: Settings): Promise<void> {
+    const run = this.reconciling.then(() => this.apply(settings));
+    this.reconciling = run.catch(() => undefined);
+    return run;
+  }
+
+  private async apply(s: Settings): Promise<void> {
+    this.settings = s;
+    this.disabled = new SiteList(s.disabledSites);
+    this.httpAllowed = new SiteList(s.httpAllowedSites);
+    const userKey = JSON.stringify(s.userRules);
+    if (userKey !== this.appliedUserRules) {
+      this.appliedUserRules = userKey;
+      this.userRulesets = s.userRules.flatMap((r) => {
+        const checked = toUserRule(r.xml);
+        return 'rule' in checked ? [checked.ruleset] : [];
+      });
+      this.userEngine = this.userRulesets.length > 0 ? createEngine(this.userRulesets) : null;
+    }
+    if (this.userEngine !== null) {
+      for (const r of this.userRulesets) this.userEngine.setActive(r.name, s.rulesetOverrides[r.name]);
+    }
+    const overridesKey = JSON.stringify(s.rulesetOverrides);
+    if (overridesKey !== this.appliedOverrides || s.mixedContent !== this.appliedMixed) {
+      const first = this.appliedMixed === null;
+      const engineBefore = JSON.stringify([...this.engine.activeOverrides()].sort());
+      const previous = this.appliedOverrides === '' ? {} : (JSON.parse(this.appliedOverrides) as Record<string, boolean>);
+      for (const name of Object.keys(previous)) if (!(name in s.rulesetOverrides)) this.engine.setActive(name, undefined);
+      for (const [name, on] of Object.entries(s.rulesetOverrides)) this.engine.setActive(name, on);
+      this.engine.setMixedContent(s.mixedContent);
+      this.appliedOverrides = overridesKey;
+      this.appliedMixed = s.mixedContent;
+      // At startup the background has compiled what it found stored; recompile only if the
+      // settings differ from that (a migration, mixed content on).
+      const engineAfter = JSON.stringify([...this.engine.activeOverrides()].sort());
+      if (!first || s.mixedContent || engineAfter !== engineBefore) await this.hooks.overridesApplied(this.engine);
+    }
+    await this.hooks.policyChanged(this);
+  }
+
+  /** User rules first (they outrank defaults), then the default rulesets. */
+  rewrite(url: string): { rewritten: string | null; ruleset: string | null } {
+    const user = this.userEngine?.rewriteWithRuleset(url);
+    if (user?.rewritten) return { rewritten: user.rewritten, ruleset: user.ruleset };
+    const d = this.engine.rewriteWithRuleset(url);
+    return { rewritten: d.rewritten, ruleset: d.ruleset };
+  }
+
+  /** Ruleset names whose targets cover a host: user rules, then defaults (candidate order). */
+  rulesetNamesForHost(host: string): string[] {
+    const names: string[] = [];
+    const add = (e: Engine | null) => {
+      if (e === null) return;
+      for (const id of e.candidateRulesets(host)) {
+        const n = e.rulesetName(id);
+        if (!names.includes(n)) names.push(n);
+      }
+    };
+    add(this.userEngine);
+    add(this.engine);
+    return names;
+  }
+
+  /** The site entry that disables everything for this top-level URL, if any. */
+  siteDisabledBy(url: string): string | null {
+    return this.disabled.matchUrl(url);
+  }
+
+  siteAllowsHttp(url: URL): boolean {
+    const site = siteOf(url.href);
+    if (site === null) return false;
+    return this.disabled.matchHost(site.host, site.port) !== null || this.httpAllowed.matchHost(site.host, site.port) !== null || this.httpOnce.has(site.host);
+  }
+
+  rulesetRow(name: string): RulesetRow | null {
+    const user = this.userRulesets.find((r) => r.name === name);
+    if (user !== undefined && this.userEngine !== null) {
+      const id = this.userEngine.rulesetIdsByName(name)[0] as number;
+      return { name, active: this.userEngine.isActive(id), defaultActive: this.userEngine.isDefaultActive(id), note: user.defaultOff ?? null, user: true };
+    }
+    const id = this.engine.rulesetIdsByName(name)[0];
+    if (id === undefined) return null;
+    const rs = this.engine.ruleset(id);
+    const note = rs.defaultOff ?? (rs.platform !== undefined ? `platform: ${rs.platform}` : null);
+    return { name, active: this.engine.isActive(id), defaultActive: this.engine.isDefaultActive(id), note, user: false };
+  }
+
+  popupState(tabId: number, tabUrl: string | undefined): PopupState {
+    const s = this.settings;
+    const site = tabUrl === undefined ? null : siteOf(tabUrl);
+    const rec = this.activity.get(tabId);
+    return {
+      settings: { globalEnabled: s.globalEnabled, httpsFirst: s.httpsFirst },
+      site:
+        site === null || tabUrl === undefined
+          ? null
+          : {
+              url: tabUrl,
+              scheme: new URL(tabUrl).protocol.replace(':', ''),
+              hostWithPort: site.hostWithPort,
+              disabledBy: this.disabled.matchHost(site.host, site.port),
+              httpAllowedBy: this.httpAllowed.matchHost(site.host, site.port),
+            },
+      rulesets: this.activity
+        .orderedRulesets(tabId)
+        .map((n) => this.rulesetRow(n))
+        .filter((r): r is RulesetRow => r !== null),
+      upgraded: rec?.upgraded ?? 0,
+      httpsFirstPage: rec?.httpsFirst ?? false,
+    };
+  }
+
+  rulesetIndex(): RulesetIndex {
+    const index: RulesetIndex = { names: [], active: [], defaultActive: [], notes: [], user: [] };
+    const seen = new Set<string>();
+    const push = (row: RulesetRow) => {
+      if (seen.has(row.name)) return;
+      seen.add(row.name);
+      index.names.push(row.name);
+      index.active.push(row.active);
+      index.defaultActive.push(row.defaultActive);
+      index.notes.push(row.note);
+      index.user.push(row.user);
+    };
+    for (const r of this.userRulesets) {
+      const row = this.rulesetRow(r.name);
+      if (row) push(row);
+    }
+    for (let id = 0; id < this.engine.rulesetCount; id++) {
+      const name = this.engine.rulesetName(id);
+      if (seen.has(name)) continue;
+      const flagsNote = this.engine.isDefaultActive(id) ? null : noteOf(this.engine, id);
+      push({ name, active: this.engine.isActive(id), defaultActive: this.engine.isDefaultActive(id), note: flagsNote, user: false });
+    }
+    return index;
+  }
+
+  private async update(change: (s: Settings) => Partial<Settings> | void): Promise<Settings> {
+    const next = await this.store.update(change);
+    await this.reconcile(next);
+    return next;
+  }
+
+  async handle(req: UiRequest, tabUrl?: (tabId: number) => Promise<string | undefined>): Promise<unknown> {
+    switch (req.type) {
+      case 'settings':
+        return this.settings;
+      case 'popup':
+        return this.popupState(req.tabId, tabUrl ? await tabUrl(req.tabId) : this.activity.get(req.tabId)?.url);
+      case 'setFlag':
+        return this.update(() => ({ [req.flag]: req.value === true }));
+      case 'setRuleset': {
+        if (this.rulesetRow(req.name) === null) return { error: `no ruleset named ${req.name}` };
+        return this.update((s) => {
+          const overrides = { ...s.rulesetOverrides };
+          const row = this.rulesetRow(req.name) as RulesetRow;
+          // Only differences from the default are stored.
+          if (req.active === null || req.active === row.defaultActive) delete overrides[req.name];
+          else overrides[req.name] = req.active;
+          return { rulesetOverrides: overrides };
+        });
+      }
+      case 'resetRulesets':
+        return this.update((s) => {
+          if (req.names === undefined) return { rulesetOverrides: {} };
+          const overrides = { ...s.rulesetOverrides };
+          for (const n of req.names) delete overrides[n];
+          return { rulesetOverrides: overrides };
+        });
+      case 'rulesetIndex':
+        return this.rulesetIndex();
+      case 'rulesetsForHost':
+        return this.rulesetNamesForHost(req.host.trim().toLowerCase());
+      case 'siteAdd': {
+        if (addSite([], req.entry) === null) return { error: 'invalid-site' };
+        return this.update((s) => ({ [req.list]: addSite(s[req.list], req.entry) as string[] }));
+      }
+      case 'siteRemove':
+        return this.update((s) => ({ [req.list]: removeSite(s[req.list], req.entry) }));
+      case 'httpOnce': {
+        const site = siteOf(req.url);
+        if (site === null) return { error: 'invalid-url' };
+        this.httpOnce.add(site.host);
+        await this.reconcile(this.settings);
+        return { ok: true };
+      }
+      case 'userRuleSave':
+        return this.saveUserRule(req.xml, req.replacing);
+      case 'userRuleRemove':
+        return this.update((s) => {
+          const overrides = { ...s.rulesetOverrides };
+          delete overrides[req.name];
+          return { userRules: s.userRules.filter((r) => r.name !== req.name), rulesetOverrides: overrides };
+        });
+      case 'userRulesImport':
+        return this.importUserRules(req.xml);
+      case 'exportSettings':
+        return this.exportSettings();
+      case 'importSettings':
+        return this.importSettings(req.data);
+      case 'resetStats':
+        return this.update(() => ({ stats: { upgrades: 0, fallbacks: 0, httpHosts: [] } }));
+      case 'clearRepairs': {
+        const next = await this.store.clearRepairs();
+        await this.reconcile(next);
+        return next;
+      }
+      default:
+        return { error: `unknown request ${(req as { type?: unknown }).type}` };
+    }
+  }
+
+  async saveUserRule(xml: string, replacing?: string): Promise<SaveResult> {
+    const checked = toUserRule(xml);
+    if ('errors' in checked) return { ok: false, errors: checked.errors };
+    try {
+      // The engine must accept it too (its regex guard can refuse what the linter let through).
+      createEngine([checked.ruleset]);
+    } catch (e) {
+      return { ok: false, errors: [{ severity: 'error', code: 'engine', message: String(e), file: 'user-rule.xml', line: 1, column: 1 }] };
+    }
+    const clash = this.settings.userRules.some((r) => r.name === checked.rule.name && r.name !== replacing);
+    if (clash && replacing !== undefined) {
+      return { ok: false, errors: [{ severity: 'error', code: 'duplicate-name', message: `a user rule named "${checked.rule.name}" already exists`, file: 'user-rule.xml', line: 1, column: 1 }] };
+    }
+    const settings = await this.update((s) => ({ userRules: upsertUserRule(s.userRules, checked.rule, replacing) }));
+    return { ok: true, errors: [], settings };
+  }
+
+  async importUserRules(text: string): Promise<ImportResult> {
+    const problems: string[] = [];
+    const rules = splitRulesetXml(text).flatMap((xml, i) => {
+      const r = toUserRule(xml);
+      if ('errors' in r) {
+        problems.push(`ruleset ${i + 1}: ${r.errors.map((e) => `${e.line}:${e.column} ${e.message}`).join('; ')}`);
+        return [];
+      }
+      return [r.rule];
+    });
+    if (rules.length === 0) return { ok: false, problems: problems.length > 0 ? problems : ['no <ruleset> found'] };
+    const settings = await this.update((s) => ({ userRules: rules.reduce((list, r) => upsertUserRule(list, r), s.userRules) }));
+    return { ok: problems.length === 0, problems, added: rules.length, settings };
+  }
+
+  exportSettings(): Record<string, unknown> {
+    const settings: Record<string, unknown> = {};
+    for (const k of EXPORTED_KEYS) settings[k] = this.settings[k];
+    return { format: EXPORT_FORMAT, schemaVersion: SCHEMA_VERSION, exportedAt: new Date().toISOString(), settings };
+  }
+
+  exportUserRules(): string {
+    return exportUserRulesXml(this.settings.userRules);
+  }
+
+  async importSettings(data: unknown): Promise<ImportResult> {
+    const o = data as { format?: unknown; settings?: unknown } | null;
+    if (typeof o !== 'object' || o === null || o.format !== EXPORT_FORMAT || typeof o.settings !== 'object' || o.settings === null) {
+      return { ok: false, problems: ['not an httpsify settings file'] };
+    }
+    const incoming = o.settings as Record<string, unknown>;
+    const problems: string[] = [];
+    const patch: Partial<Settings> = {};
+    for (const key of EXPORTED_KEYS) {
+      if (!(key in incoming)) continue;
+      const checked = checkSetting(key, incoming[key]);
+      problems.push(...checked.problems.map((p) => `${key}: ${p}`));
+      (patch as Record<string, unknown>)[key] = checked.value;
+    }
+    const settings = await this.update(() => patch);
+    return { ok: problems.length === 0, problems, settings };
+  }
+}
+
+function noteOf(engine: Engine, id: number): string | null {
+  const rs = engine.ruleset(id);
+  return rs.defaultOff ?? (rs.platform !== undefined ? `platform: ${rs.platform}` : null);
+}

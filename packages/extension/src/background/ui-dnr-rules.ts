@@ -1,0 +1,106 @@
+import { ALL_RESOURCE_TYPES, compileDnr, type DnrRule, type Ruleset } from '@httpsify/engine';
+import { parseSitePattern } from '../site-rules/site-pattern.js';
+
+/**
+ * Dynamic rule ids from here up belong to the settings (global switch, site exceptions, user
+ * rules, HTTPS-first); the ruleset overrides below it are recompiled separately.
+ */
+export const UI_RULE_ID_BASE = 5_000_000;
+
+/*
+ * Priorities, highest first. Compiled rulesets use up to ~10,500; the loop guard's session
+ * allow sits at 1,000,000.
+ */
+/** Global switch off: nothing of ours fires. */
+export const GLOBAL_OFF_PRIORITY = 2_000_000;
+/** "Disable on this site": the whole frame tree stays as the site wrote it. */
+export const SITE_DISABLED_PRIORITY = 1_500_000;
+/** User rules outrank every default ruleset (the offset keeps their internal order). */
+export const USER_RULE_PRIORITY_OFFSET = 100_000;
+/** HTTPS-first's exemptions, just above its own upgrade. */
+export const HTTPS_FIRST_EXEMPT_PRIORITY = 3;
+/** HTTPS-first upgrades whatever no ruleset handles: the lowest priority. */
+export const HTTPS_FIRST_PRIORITY = 1;
+
+export interface UiRuleInputs {
+  globalEnabled: boolean;
+  disabledSites: readonly string[];
+  httpAllowedSites: readonly string[];
+  /** Hosts opened over HTTP "once" this session. */
+  httpOnceHosts: readonly string[];
+  userRulesets: readonly Ruleset[];
+  /** HTTPS-first on and not suspended by a captive portal. */
+  httpsFirst: boolean;
+}
+
+/** Our rules also use `allowAllRequests`, which the engine's compiler never emits. */
+export type UiDnrRule = Omit<DnrRule, 'action'> & { action: DnrRule['action'] | { type: 'allowAllRequests' } };
+type Planned = Omit<UiDnrRule, 'id'>;
+
+/** A urlFilter for one site entry (both schemes, the entry's port or any port). */
+export function siteUrlFilter(entry: string): { urlFilter: string; requestDomains?: string[] } | null {
+  const p = parseSitePattern(entry);
+  if (p === null) return null;
+  const port = p.port === null ? '^' : `:${p.port}^`;
+  if (p.wildcard) return { urlFilter: `|http*://*.${p.host}${port}`, requestDomains: [p.host] };
+  return { urlFilter: `|http*://${p.host}${port}` };
+}
+
+/**
+ * Private, loopback and link-local addresses, IPv6 literals of those kinds and single-label
+ * names. One pattern each: Chromium refuses a regex that compiles to more than 2 KB, and a
+ * combined one does.
+ */
+const PORT_END = '(:[0-9]+)?(/|$)';
+export const HTTPS_FIRST_EXEMPT_REGEXES = [
+  `^http://[^./:\\[]+${PORT_END}`,
+  `^http://(0|10|127)\\.[0-9]+\\.[0-9]+\\.[0-9]+${PORT_END}`,
+  `^http://100\\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\\.[0-9]+\\.[0-9]+${PORT_END}`,
+  `^http://169\\.254\\.[0-9]+\\.[0-9]+${PORT_END}`,
+  `^http://172\\.(1[6-9]|2[0-9]|3[01])\\.[0-9]+\\.[0-9]+${PORT_END}`,
+  `^http://192\\.168\\.[0-9]+\\.[0-9]+${PORT_END}`,
+  `^http://\\[(::1?|::ffff:[^\\]]*)\\]`,
+  `^http://\\[(f[cd]|fe[89ab])[0-9a-f]*:[^\\]]*\\]`,
+];
+
+/** Names that only exist locally (subdomains included, as requestDomains matches them). */
+export const HTTPS_FIRST_EXEMPT_DOMAINS = ['localhost', 'onion', 'local', 'internal', 'home.arpa'];
+
+export function uiDnrRules(inputs: UiRuleInputs): { rules: UiDnrRule[]; omitted: number } {
+  const planned: Planned[] = [];
+  const all = [...ALL_RESOURCE_TYPES];
+  if (!inputs.globalEnabled) {
+    planned.push({ priority: GLOBAL_OFF_PRIORITY, action: { type: 'allow' }, condition: { urlFilter: '|http://', resourceTypes: all } });
+    return { rules: number(planned), omitted: 0 };
+  }
+  for (const entry of inputs.disabledSites) {
+    const filter = siteUrlFilter(entry);
+    if (filter === null) continue;
+    planned.push({ priority: SITE_DISABLED_PRIORITY, action: { type: 'allowAllRequests' }, condition: { ...filter, resourceTypes: ['main_frame', 'sub_frame'] } });
+  }
+  let omitted = 0;
+  if (inputs.userRulesets.length > 0) {
+    const compiled = compileDnr([...inputs.userRulesets], { isActive: () => true });
+    omitted = compiled.report.omissions.length;
+    for (const r of compiled.rules) {
+      const { id: _id, ...rest } = r;
+      planned.push({ ...rest, priority: r.priority + USER_RULE_PRIORITY_OFFSET });
+    }
+  }
+  if (inputs.httpsFirst) {
+    planned.push({ priority: HTTPS_FIRST_PRIORITY, action: { type: 'upgradeScheme' }, condition: { urlFilter: '|http://', resourceTypes: ['main_frame'] } });
+    for (const regexFilter of HTTPS_FIRST_EXEMPT_REGEXES) {
+      planned.push({ priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allow' }, condition: { regexFilter, resourceTypes: ['main_frame'] } });
+    }
+    planned.push({ priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allow' }, condition: { requestDomains: HTTPS_FIRST_EXEMPT_DOMAINS, resourceTypes: ['main_frame'] } });
+    for (const entry of [...inputs.httpAllowedSites, ...inputs.httpOnceHosts]) {
+      const filter = siteUrlFilter(entry);
+      if (filter !== null) planned.push({ priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allow' }, condition: { ...filter, resourceTypes: ['main_frame'] } });
+    }
+  }
+  return { rules: number(planned), omitted };
+}
+
+function number(planned: Planned[]): UiDnrRule[] {
+  return planned.map((r, i) => ({ id: UI_RULE_ID_BASE + i, ...r }));
+}

@@ -1,0 +1,70 @@
+import type { Diagnostic } from '@httpsify/engine';
+import type { Settings } from '../settings/schema.js';
+
+/** The port extension pages open to the background for everything the UI shows and changes. */
+export const UI_PORT_NAME = 'httpsify-ui';
+
+export type SiteListName = 'disabledSites' | 'httpAllowedSites';
+
+export type UiRequest =
+  | { type: 'settings' }
+  | { type: 'popup'; tabId: number }
+  | { type: 'setFlag'; flag: 'globalEnabled' | 'httpsFirst' | 'mixedContent' | 'showBadge'; value: boolean }
+  | { type: 'setRuleset'; name: string; active: boolean | null }
+  | { type: 'resetRulesets'; names?: string[] }
+  | { type: 'rulesetIndex' }
+  | { type: 'rulesetsForHost'; host: string }
+  | { type: 'siteAdd'; list: SiteListName; entry: string }
+  | { type: 'siteRemove'; list: SiteListName; entry: string }
+  | { type: 'httpOnce'; url: string }
+  | { type: 'userRuleSave'; xml: string; replacing?: string }
+  | { type: 'userRuleRemove'; name: string }
+  | { type: 'userRulesImport'; xml: string }
+  | { type: 'exportSettings' }
+  | { type: 'importSettings'; data: unknown }
+  | { type: 'resetStats' }
+  | { type: 'clearRepairs' };
+
+export interface RulesetRow {
+  name: string;
+  active: boolean;
+  defaultActive: boolean;
+  /** The `default_off` reason or platform, shown as tooltip; null for stable rulesets. */
+  note: string | null;
+  user: boolean;
+}
+
+export interface PopupState {
+  settings: Pick<Settings, 'globalEnabled' | 'httpsFirst'>;
+  /** Null when the tab shows something other than an http(s) page. */
+  site: { url: string; scheme: string; hostWithPort: string; disabledBy: string | null; httpAllowedBy: string | null } | null;
+  rulesets: RulesetRow[];
+  upgraded: number;
+  httpsFirstPage: boolean;
+}
+
+/** Every ruleset, as parallel arrays (24k rows must cross the port cheaply). */
+export interface RulesetIndex {
+  names: string[];
+  active: boolean[];
+  defaultActive: boolean[];
+  notes: (string | null)[];
+  user: boolean[];
+}
+
+export interface SaveResult {
+  ok: boolean;
+  errors: Diagnostic[];
+  settings?: Settings;
+}
+
+export interface ImportResult {
+  ok: boolean;
+  problems: string[];
+  added?: number;
+  settings?: Settings;
+}
+
+export interface UiError {
+  error: string;
+}

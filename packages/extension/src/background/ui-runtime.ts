@@ -1,0 +1,291 @@
+/**
+ * Installs the UI half of the background in either browser: the port the pages talk through,
+ * per-tab activity, HTTPS-first with its fallback page, statistics, icon and badge. The
+ * platform entry (chromium.ts / firefox.ts) calls `installUi` once, synchronously, at startup.
+ */
+import type { Engine } from '@httpsify/engine';
+import { SETTING_KEYS, type Settings } from '../settings/schema.js';
+import { SettingsStore } from '../settings/store.js';
+import { siteOf } from '../site-rules/site-pattern.js';
+import { ext } from './browser-api.js';
+import { probeCaptivePortal } from './captive-portal.js';
+import { httpsFirstApplies, HttpsFirstTracker, httpsVersion, interstitialUrl, type FallbackEvent } from './https-first.js';
+import { badgeText, drawIcon, ICON_TITLE_MESSAGE, iconState } from './icon.js';
+import { TabActivity, type TabRecord } from './tab-activity.js';
+import { UiController } from './ui-controller.js';
+import { UI_RULE_ID_BASE, uiDnrRules } from './ui-dnr-rules.js';
+import { UI_PORT_NAME, type UiRequest } from './ui-protocol.js';
+
+export const INTERSTITIAL_PATH = 'ui/interstitial.html';
+const TABS_SESSION_KEY = 'uiTabActivity';
+const ONCE_SESSION_KEY = 'uiHttpOnce';
+const STATS_FLUSH_MS = 2000;
+
+export interface UiInstallOptions {
+  platform: 'chromium' | 'firefox';
+  ready: Promise<Engine>;
+  /** Chromium: recompile the dynamic override rules from the engine's state. */
+  overridesApplied(engine: Engine): Promise<void>;
+}
+
+export interface InstalledUi {
+  controller: Promise<UiController>;
+  /**
+   * Firefox's blocking listener asks this first: a response to return, or null to let the
+   * default engine decide. Synchronous once the controller is ready.
+   */
+  decide(details: { url: string; type: string; tabId: number }): { redirectUrl?: string; cancel?: boolean } | null;
+}
+
+export function installUi(options: UiInstallOptions): InstalledUi {
+  const store = new SettingsStore(ext.storage.local as unknown as ConstructorParameters<typeof SettingsStore>[0]);
+  const activity = new TabActivity();
+  let controller: UiController | null = null;
+  const topUrls = new Map<number, string>();
+  const pendingStats = { upgrades: 0, fallbacks: 0, httpHosts: [] as string[] };
+  let statsTimer: ReturnType<typeof setTimeout> | null = null;
+  let tabsTimer: ReturnType<typeof setTimeout> | null = null;
+
+  const ready: Promise<UiController> = (async () => {
+    const engine = await options.ready;
+    const c = new UiController(engine, store, activity, {
+      overridesApplied: options.overridesApplied,
+      policyChanged: async (ctl) => {
+        if (options.platform === 'chromium') await syncUiRules(ctl);
+        void refreshAllIcons();
+      },
+    });
+    const session = await ext.storage.session.get([TABS_SESSION_KEY, ONCE_SESSION_KEY]);
+    activity.restore((session[TABS_SESSION_KEY] as [number, TabRecord][] | undefined) ?? []);
+    for (const h of (session[ONCE_SESSION_KEY] as string[] | undefined) ?? []) c.httpOnce.add(h);
+    await c.start();
+    controller = c;
+    return c;
+  })();
+  ready.catch((e: unknown) => console.error('httpsify UI failed to start', e));
+  // For the worker's DevTools console and the browser tests.
+  (globalThis as { httpsifyUi?: unknown }).httpsifyUi = { controller: ready };
+
+  // ---- DNR (Chromium) --------------------------------------------------------------------
+  let appliedRules = '';
+  async function syncUiRules(c: UiController): Promise<void> {
+    const s = c.settings;
+    const { rules } = uiDnrRules({
+      globalEnabled: s.globalEnabled,
+      disabledSites: s.disabledSites,
+      httpAllowedSites: s.httpAllowedSites,
+      httpOnceHosts: [...c.httpOnce],
+      userRulesets: c.userRulesets.filter((r) => c.userEngine?.isActive(c.userEngine.rulesetIdsByName(r.name)[0] as number)),
+      httpsFirst: s.httpsFirst && !c.captivePortal,
+    });
+    const key = JSON.stringify(rules);
+    if (key === appliedRules) return;
+    const existing = await ext.declarativeNetRequest.getDynamicRules();
+    await ext.declarativeNetRequest.updateDynamicRules({
+      removeRuleIds: existing.filter((r) => r.id >= UI_RULE_ID_BASE).map((r) => r.id),
+      addRules: rules as chrome.declarativeNetRequest.Rule[],
+    });
+    appliedRules = key;
+  }
+
+  // ---- icon and badge ----------------------------------------------------------------------
+  const iconCache = new Map<string, Record<number, ImageData>>();
+  function iconImages(state: ReturnType<typeof iconState>): Record<number, ImageData> | null {
+    if (typeof OffscreenCanvas === 'undefined') return null;
+    let images = iconCache.get(state);
+    if (images === undefined) {
+      images = { 16: drawIcon(state, 16), 32: drawIcon(state, 32) };
+      iconCache.set(state, images);
+    }
+    return images;
+  }
+
+  async function refreshIcon(tabId: number, url: string | undefined): Promise<void> {
+    const c = controller;
+    if (c === null) return;
+    const s = c.settings;
+    const state = iconState({ globalEnabled: s.globalEnabled, httpsFirst: s.httpsFirst, siteDisabled: url !== undefined && c.siteDisabledBy(url) !== null });
+    const images = iconImages(state);
+    try {
+      if (images !== null) await ext.action.setIcon({ tabId, imageData: images } as unknown as chrome.action.TabIconDetails);
+      await ext.action.setTitle({ tabId, title: ext.i18n.getMessage(ICON_TITLE_MESSAGE[state]) || 'httpsify' });
+      await ext.action.setBadgeText({ tabId, text: s.globalEnabled ? badgeText(activity.get(tabId)?.upgraded ?? 0, s.showBadge) : '' });
+      await ext.action.setBadgeBackgroundColor({ tabId, color: '#444444' });
+    } catch {
+      // The tab closed in the meantime.
+    }
+  }
+
+  async function refreshAllIcons(): Promise<void> {
+    const c = controller ?? (await ready);
+    const s = c.settings;
+    const images = iconImages(iconState({ globalEnabled: s.globalEnabled, httpsFirst: s.httpsFirst, siteDisabled: false }));
+    if (images !== null) await ext.action.setIcon({ imageData: images } as unknown as chrome.action.TabIconDetails).catch(() => undefined);
+    for (const tab of await ext.tabs.query({})) if (tab.id !== undefined) await refreshIcon(tab.id, tab.url);
+  }
+
+  // ---- statistics and per-tab state (written in batches) ------------------------------------
+  function scheduleStats(): void {
+    if (statsTimer !== null) return;
+    statsTimer = setTimeout(() => {
+      statsTimer = null;
+      const batch = { upgrades: pendingStats.upgrades, fallbacks: pendingStats.fallbacks, httpHosts: pendingStats.httpHosts.splice(0) };
+      pendingStats.upgrades = 0;
+      pendingStats.fallbacks = 0;
+      void store.update((s) => ({
+        stats: {
+          upgrades: s.stats.upgrades + batch.upgrades,
+          fallbacks: s.stats.fallbacks + batch.fallbacks,
+          httpHosts: [...s.stats.httpHosts.filter((h) => !batch.httpHosts.includes(h)), ...batch.httpHosts],
+        },
+      }));
+    }, STATS_FLUSH_MS);
+  }
+
+  function scheduleTabsSave(): void {
+    if (tabsTimer !== null) return;
+    tabsTimer = setTimeout(() => {
+      tabsTimer = null;
+      void ext.storage.session.set({ [TABS_SESSION_KEY]: activity.snapshot() });
+    }, 300);
+  }
+
+  // ---- HTTPS-first fallback --------------------------------------------------------------
+  const tracker = new HttpsFirstTracker((event) => void fallBack(event));
+
+  async function fallBack(event: FallbackEvent): Promise<void> {
+    const c = controller ?? (await ready);
+    pendingStats.fallbacks++;
+    scheduleStats();
+    // Read afresh: a change may still be on its way to the controller.
+    const portal = await probeCaptivePortal((await store.load()).portalProbeUrl);
+    if (portal === 'captive') {
+      // Behind a portal every upgrade fails; step aside until the network is open again.
+      c.captivePortal = true;
+      await c.reconcile(c.settings);
+      await ext.tabs.update(event.tabId, { url: event.url });
+      return;
+    }
+    const page = ext.runtime.getURL(INTERSTITIAL_PATH);
+    await ext.tabs.update(event.tabId, { url: interstitialUrl(page, event.url, event.reason) });
+  }
+
+  function observe(d: chrome.webRequest.OnBeforeRequestDetails): undefined {
+    const c = controller;
+    if (c === null || d.tabId < 0) return undefined;
+    const url = d.url;
+    if (!url.startsWith('http:') && !url.startsWith('https:')) return undefined;
+    if (d.type === 'main_frame') topUrls.set(d.tabId, url);
+    const site = siteOf(url);
+    const names = site === null ? [] : c.rulesetNamesForHost(site.host);
+    let upgraded = false;
+    let first = false;
+    const s = c.settings;
+    const top = d.type === 'main_frame' ? url : (topUrls.get(d.tabId) ?? url);
+    if (url.startsWith('http:') && s.globalEnabled && c.siteDisabledBy(top) === null) {
+      const rewritten = c.rewrite(url).rewritten;
+      if (rewritten !== null && rewritten.startsWith('https:')) upgraded = true;
+      else if (d.type === 'main_frame' && httpsFirstApplies(url, httpsFirstInputs(c))) {
+        upgraded = true;
+        first = true;
+        tracker.started(d.requestId, d.tabId, url);
+      }
+    }
+    if (upgraded) {
+      pendingStats.upgrades++;
+      scheduleStats();
+    }
+    if (activity.note({ tabId: d.tabId, type: d.type, url, rulesets: names, upgraded, httpsFirst: first })) {
+      scheduleTabsSave();
+      if (upgraded || d.type === 'main_frame') void refreshIcon(d.tabId, top);
+    }
+    return undefined;
+  }
+
+  function httpsFirstInputs(c: UiController) {
+    return {
+      enabled: c.settings.httpsFirst && c.settings.globalEnabled,
+      captivePortal: c.captivePortal,
+      siteAllowsHttp: (u: URL) => c.siteAllowsHttp(u),
+      rulesetRewrites: (u: string) => c.rewrite(u).rewritten !== null,
+    };
+  }
+
+  const filter = { urls: ['http://*/*', 'https://*/*'] };
+  ext.webRequest.onBeforeRequest.addListener(observe, filter);
+  ext.webRequest.onResponseStarted.addListener((d) => tracker.responded(d.requestId), filter);
+  ext.webRequest.onCompleted.addListener((d) => {
+    tracker.responded(d.requestId);
+    if (d.type === 'main_frame' && d.url.startsWith('http:')) {
+      const site = siteOf(d.url);
+      if (site !== null) {
+        pendingStats.httpHosts.push(site.hostWithPort);
+        scheduleStats();
+      }
+    }
+  }, filter);
+  ext.webRequest.onErrorOccurred.addListener((d) => tracker.errored(d.requestId, d.error), filter);
+  ext.tabs.onRemoved.addListener((tabId) => {
+    activity.remove(tabId);
+    topUrls.delete(tabId);
+    scheduleTabsSave();
+  });
+  ext.tabs.onActivated.addListener(({ tabId }) => {
+    void ext.tabs.get(tabId).then((t) => refreshIcon(tabId, t.url), () => undefined);
+  });
+  ext.tabs.onUpdated.addListener((tabId, change, tab) => {
+    if (change.url !== undefined || change.status === 'complete') void refreshIcon(tabId, tab.url);
+  });
+  // A window or the other build changed settings: apply them (serialised in the controller).
+  ext.storage.onChanged.addListener((changes, area) => {
+    // Statistics and the repair log change nothing the engine or the rules depend on.
+    const relevant = Object.keys(changes).some((k) => (SETTING_KEYS as string[]).includes(k) && k !== 'stats' && k !== 'repairs');
+    if (area !== 'local' || !relevant) return;
+    void ready.then(async (c) => c.reconcile(await store.load()));
+  });
+  // Listening is enough: Chromium then starts the worker with the browser, so the session-only
+  // state above is rebuilt before the first page loads.
+  ext.runtime.onStartup.addListener(() => undefined);
+
+  // ---- the pages' port ---------------------------------------------------------------------
+  ext.runtime.onConnect.addListener((port) => {
+    if (port.name !== UI_PORT_NAME) return;
+    port.onMessage.addListener((msg: { id: number; request: UiRequest }) => {
+      void (async () => {
+        let response: unknown;
+        try {
+          const c = await ready;
+          response = await c.handle(msg.request, async (tabId) => (await ext.tabs.get(tabId).catch(() => undefined))?.url);
+          if (msg.request.type === 'httpOnce') await ext.storage.session.set({ [ONCE_SESSION_KEY]: [...c.httpOnce] });
+        } catch (e) {
+          response = { error: String(e) };
+        }
+        try {
+          port.postMessage({ id: msg.id, response });
+        } catch {
+          // The page closed before the answer.
+        }
+      })();
+    });
+  });
+
+  return {
+    controller: ready,
+    decide(details) {
+      const c = controller;
+      if (c === null) return null;
+      const s: Settings = c.settings;
+      if (!s.globalEnabled) return {};
+      if (details.type === 'main_frame') topUrls.set(details.tabId, details.url);
+      const top = details.type === 'main_frame' ? details.url : (topUrls.get(details.tabId) ?? details.url);
+      if (details.tabId >= 0 && c.siteDisabledBy(top) !== null) return {};
+      const user = c.userEngine?.rewrite(details.url) ?? null;
+      if (user !== null && user !== details.url) return { redirectUrl: user };
+      if (details.type === 'main_frame' && httpsFirstApplies(details.url, httpsFirstInputs(c))) {
+        const byRules = c.engine.rewrite(details.url);
+        return { redirectUrl: byRules ?? httpsVersion(details.url) };
+      }
+      return null;
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import { cpSync, mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build as esbuild } from 'esbuild';
+import { ICON_SIZES, writeIcons } from './icons.js';
+import type { Browser } from './manifest.js';
+
+const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** The UI pages: each is an HTML file, its stylesheet and one bundled script, all in `ui/`. */
+const PAGES = ['popup', 'options', 'interstitial'] as const;
+
+export const POPUP_PAGE = 'ui/popup.html';
+export const OPTIONS_PAGE = 'ui/options.html';
+export const INTERSTITIAL_PAGE = 'ui/interstitial.html';
+
+/** Writes the pages, the shared stylesheet and `_locales` into an unpacked extension directory. */
+export async function buildUiAssets(dir: string, browser: Browser): Promise<void> {
+  const ui = join(dir, 'ui');
+  mkdirSync(ui, { recursive: true });
+  await esbuild({
+    entryPoints: PAGES.map((p) => ({ in: join(packageDir, `src/ui/${p}/${p}.ts`), out: p })),
+    outdir: ui,
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: browser === 'chromium' ? 'chrome120' : 'firefox128',
+    minify: false,
+    sourcemap: false,
+    logLevel: 'silent',
+  });
+  for (const p of PAGES) {
+    cpSync(join(packageDir, `src/ui/${p}/${p}.html`), join(ui, `${p}.html`));
+    cpSync(join(packageDir, `src/ui/${p}/${p}.css`), join(ui, `${p}.css`));
+  }
+  cpSync(join(packageDir, 'src/ui/shared/theme.css'), join(ui, 'theme.css'));
+  cpSync(join(packageDir, 'static/_locales'), join(dir, '_locales'), { recursive: true });
+  writeIcons(dir);
+}
+
+/** Manifest keys the UI adds (merged over the background's manifest). */
+export function uiManifestEntries(browser: Browser): Record<string, unknown> {
+  const icons = Object.fromEntries(ICON_SIZES.map((s) => [String(s), `icons/icon-${s}.png`]));
+  return {
+    default_locale: 'en',
+    icons,
+    action: { default_popup: POPUP_PAGE, default_title: 'httpsify', default_icon: { '16': icons['16'], '32': icons['32'] } },
+    options_ui: { page: OPTIONS_PAGE, open_in_tab: true },
+    // The fallback page is opened by the background, but back/forward can reach it from a site.
+    web_accessible_resources: [
+      browser === 'chromium'
+        ? { resources: [INTERSTITIAL_PAGE, 'ui/interstitial.js', 'ui/interstitial.css', 'ui/theme.css'], matches: ['<all_urls>'], use_dynamic_url: true }
+        : { resources: [INTERSTITIAL_PAGE, 'ui/interstitial.js', 'ui/interstitial.css', 'ui/theme.css'], matches: ['<all_urls>'] },
+    ],
+  };
+}

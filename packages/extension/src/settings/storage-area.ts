@@ -1,0 +1,33 @@
+/** The part of `chrome.storage.local` the settings store needs (both browsers return promises). */
+export interface StorageAreaLike {
+  get(keys: string[] | null): Promise<Record<string, unknown>>;
+  set(items: Record<string, unknown>): Promise<void>;
+  remove(keys: string[]): Promise<void>;
+}
+
+/**
+ * An in-memory area with storage.local's semantics (values are structured-cloned on the way in
+ * and out, every call is asynchronous): used where no browser storage exists, e.g. Node tests.
+ */
+export class MemoryStorageArea implements StorageAreaLike {
+  readonly data = new Map<string, unknown>();
+  writes = 0;
+
+  async get(keys: string[] | null): Promise<Record<string, unknown>> {
+    await Promise.resolve();
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of this.data) if (keys === null || keys.includes(k)) out[k] = structuredClone(v);
+    return out;
+  }
+
+  async set(items: Record<string, unknown>): Promise<void> {
+    await Promise.resolve();
+    this.writes++;
+    for (const [k, v] of Object.entries(items)) this.data.set(k, structuredClone(v));
+  }
+
+  async remove(keys: string[]): Promise<void> {
+    await Promise.resolve();
+    for (const k of keys) this.data.delete(k);
+  }
+}

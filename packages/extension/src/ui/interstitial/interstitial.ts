@@ -1,0 +1,52 @@
+import { background } from '../shared/client.js';
+import { $, copyText } from '../shared/dom.js';
+import { localize, t } from '../shared/i18n.js';
+
+/**
+ * Shown when HTTPS-first could not reach a site over HTTPS (connection or certificate error, or
+ * no answer within 3 seconds). The address arrives URL-encoded in `?url=`, so `&` and `#` in it
+ * survive (HTTPS Everywhere's first cancel page broke on them).
+ */
+function init(): void {
+  localize();
+  const params = new URLSearchParams(location.search);
+  const raw = params.get('url') ?? '';
+  let target: URL | null = null;
+  try {
+    target = new URL(raw);
+  } catch {
+    target = null;
+  }
+  // Only http(s) pages may be opened from here.
+  if (target !== null && target.protocol !== 'http:' && target.protocol !== 'https:') target = null;
+  $('#target-url').textContent = target?.href ?? raw;
+  $('#reason').textContent = params.get('reason') === 'timeout' ? t('interstitialTimeout') : (params.get('reason') ?? '');
+  const http = target === null ? null : target.href.replace(/^https:/, 'http:');
+  for (const id of ['#http-once', '#http-always', '#copy-url']) ($(id) as HTMLButtonElement).disabled = http === null;
+
+  $('#go-back').addEventListener('click', () => {
+    // Two entries: the failed attempt replaced the page the user came from in some browsers.
+    if (history.length > 1) history.back();
+    else window.close();
+  });
+  $('#http-once').addEventListener('click', async () => {
+    if (http === null) return;
+    await background.request({ type: 'httpOnce', url: http });
+    location.replace(http);
+  });
+  $('#http-always').addEventListener('click', async () => {
+    if (http === null || target === null) return;
+    await background.request({ type: 'siteAdd', list: 'httpAllowedSites', entry: target.host });
+    location.replace(http);
+  });
+  $('#copy-url').addEventListener('click', async () => {
+    if (http === null) return;
+    await copyText(http);
+    $('#copied').textContent = t('interstitialCopied');
+    setTimeout(() => ($('#copied').textContent = ''), 1500);
+  });
+  $('#go-back').focus();
+  document.body.dataset.ready = 'true';
+}
+
+init();

@@ -1,0 +1,82 @@
+import type { ImportResult } from '../../background/ui-protocol.js';
+import type { Settings } from '../../settings/schema.js';
+import { background, isError } from '../shared/client.js';
+import { $, download, h } from '../shared/dom.js';
+import { localize, t } from '../shared/i18n.js';
+import { RulesetsView } from './rulesets-view.js';
+import { SitesView } from './sites-view.js';
+import { UserRulesView } from './user-rules-view.js';
+
+const FLAGS = ['globalEnabled', 'httpsFirst', 'mixedContent', 'showBadge'] as const;
+
+let rulesets: RulesetsView;
+let sites: SitesView;
+let userRules: UserRulesView;
+
+function render(s: Settings): void {
+  for (const f of FLAGS) $<HTMLInputElement>(`#opt-${f}`).checked = s[f];
+  sites.render(s);
+  userRules.render(s);
+  $('#stat-upgrades').textContent = String(s.stats.upgrades);
+  $('#stat-fallbacks').textContent = String(s.stats.fallbacks);
+  $('#stat-http-hosts').replaceChildren(...[...s.stats.httpHosts].reverse().map((host) => h('li', {}, host)));
+  $('#repairs').hidden = s.repairs.length === 0;
+  $('#repair-list').replaceChildren(...s.repairs.map((r) => h('li', {}, t('optionsRepairItem', [r.key, r.problem, r.original]))));
+}
+
+/** Settings changed: redraw, and reload the rulesets list when states may have moved. */
+function changed(s: Settings | { error: string }): void {
+  const error = $('#error');
+  error.hidden = !isError(s);
+  if (isError(s)) {
+    // Show what went wrong and what is actually in effect now.
+    error.textContent = s.error;
+    void background.request<Settings>({ type: 'settings' }).then(render);
+    return;
+  }
+  render(s);
+  void rulesets.load();
+}
+
+async function init(): Promise<void> {
+  localize();
+  rulesets = new RulesetsView();
+  sites = new SitesView(changed);
+  userRules = new UserRulesView(changed);
+  for (const f of FLAGS) {
+    $<HTMLInputElement>(`#opt-${f}`).addEventListener('change', async (e) => {
+      changed(await background.request<Settings>({ type: 'setFlag', flag: f, value: (e.target as HTMLInputElement).checked }));
+    });
+  }
+  $('#settings-export').addEventListener('click', async () => {
+    const data = await background.request<unknown>({ type: 'exportSettings' });
+    download('httpsify-settings.json', `${JSON.stringify(data, null, 2)}\n`, 'application/json');
+  });
+  $<HTMLInputElement>('#settings-import').addEventListener('change', async (e) => {
+    const input = e.target as HTMLInputElement;
+    const file = input.files?.[0];
+    if (file === undefined) return;
+    let data: unknown;
+    const out = $('#settings-import-result');
+    try {
+      data = JSON.parse(await file.text());
+    } catch {
+      out.className = 'error';
+      out.textContent = t('optionsImportNotJson');
+      return;
+    } finally {
+      input.value = '';
+    }
+    const result = await background.request<ImportResult>({ type: 'importSettings', data });
+    out.className = result.ok ? 'ok' : 'error';
+    out.textContent = result.ok ? t('optionsImportDone') : `${t('optionsImportProblems')} ${result.problems.join(' · ')}`;
+    if (result.settings) changed(result.settings);
+  });
+  $('#stats-reset').addEventListener('click', async () => render(await background.request<Settings>({ type: 'resetStats' })));
+  $('#repairs-dismiss').addEventListener('click', async () => render(await background.request<Settings>({ type: 'clearRepairs' })));
+  render(await background.request<Settings>({ type: 'settings' }));
+  await rulesets.load();
+  document.body.dataset.ready = 'true';
+}
+
+void init();

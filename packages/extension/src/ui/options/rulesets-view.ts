@@ -1,0 +1,105 @@
+import type { RulesetIndex } from '../../background/ui-protocol.js';
+import { background, isError } from '../shared/client.js';
+import { $, h } from '../shared/dom.js';
+import { t } from '../shared/i18n.js';
+import { VirtualList } from '../shared/virtual-list.js';
+
+export type RulesetFilter = 'all' | 'on' | 'off' | 'default-off' | 'changed';
+
+/** Row indexes of `index` that pass the filter and the search (name substring, or host match). */
+export function filterRulesets(index: RulesetIndex, lowerNames: string[], query: string, filter: RulesetFilter, hostMatches: Set<string> | null): number[] {
+  const q = query.trim().toLowerCase();
+  const out: number[] = [];
+  for (let i = 0; i < index.names.length; i++) {
+    const active = index.active[i] as boolean;
+    const def = index.defaultActive[i] as boolean;
+    if (filter === 'on' && !active) continue;
+    if (filter === 'off' && active) continue;
+    if (filter === 'default-off' && def) continue;
+    if (filter === 'changed' && active === def) continue;
+    if (q !== '' && !(lowerNames[i] as string).includes(q) && !(hostMatches?.has(index.names[i] as string) ?? false)) continue;
+    out.push(i);
+  }
+  return out;
+}
+
+/** The "All rulesets" list: every ruleset with its checkbox, searchable and filterable. */
+export class RulesetsView {
+  private index: RulesetIndex = { names: [], active: [], defaultActive: [], notes: [], user: [] };
+  private lower: string[] = [];
+  private shown: number[] = [];
+  private hostMatches: Set<string> | null = null;
+  private readonly list: VirtualList<number>;
+  private searchSeq = 0;
+
+  constructor() {
+    this.list = new VirtualList<number>({ container: $('#ruleset-list'), rowHeight: 30, render: (i, _n, row) => this.renderRow(i, row) });
+    $<HTMLInputElement>('#ruleset-search').addEventListener('input', () => void this.search());
+    $<HTMLSelectElement>('#ruleset-filter').addEventListener('change', () => this.apply());
+    $('#ruleset-reset-shown').addEventListener('click', () => void this.resetShown());
+  }
+
+  async load(): Promise<void> {
+    this.index = await background.request<RulesetIndex>({ type: 'rulesetIndex' });
+    this.lower = this.index.names.map((n) => n.toLowerCase());
+    this.apply();
+  }
+
+  private async search(): Promise<void> {
+    const q = $<HTMLInputElement>('#ruleset-search').value.trim().toLowerCase();
+    const seq = ++this.searchSeq;
+    // Anything that looks like a host name is also looked up through the engine's host index.
+    this.hostMatches = q.includes('.') && !/\s/.test(q) ? new Set(await background.request<string[]>({ type: 'rulesetsForHost', host: q })) : null;
+    if (seq === this.searchSeq) this.apply();
+  }
+
+  private apply(): void {
+    const q = $<HTMLInputElement>('#ruleset-search').value;
+    const filter = $<HTMLSelectElement>('#ruleset-filter').value as RulesetFilter;
+    this.shown = filterRulesets(this.index, this.lower, q, filter, this.hostMatches);
+    $('#ruleset-count').textContent = t('optionsRulesetCount', [String(this.shown.length), String(this.index.names.length)]);
+    this.list.setItems(this.shown);
+  }
+
+  private renderRow(i: number, row: HTMLElement): void {
+    const name = this.index.names[i] as string;
+    const active = this.index.active[i] as boolean;
+    const changed = active !== this.index.defaultActive[i];
+    const note = this.index.notes[i];
+    // The same ruleset in the same row: update in place, so a key press in progress on its
+    // checkbox is not lost to a redraw.
+    let box = row.dataset.name === name ? row.querySelector<HTMLInputElement>('input') : null;
+    if (box === null) {
+      const fresh = h('input', { type: 'checkbox', dataset: { name } });
+      fresh.addEventListener('change', () => void this.toggle(Number(row.dataset.item), fresh.checked));
+      row.replaceChildren(h('label', { title: note ?? '' }, fresh, h('span', {}, name)));
+      row.dataset.name = name;
+      box = fresh;
+    }
+    row.dataset.item = String(i);
+    box.checked = active;
+    const tags: HTMLElement[] = [];
+    if (this.index.user[i]) tags.push(h('span', { class: 'tag' }, t('popupUserRuleBadge')));
+    if (!this.index.defaultActive[i]) tags.push(h('span', { class: 'tag', title: note ?? '' }, t('optionsTagDefaultOff')));
+    if (changed) tags.push(h('span', { class: 'tag changed' }, t('optionsTagChanged')));
+    for (const old of Array.from(row.querySelectorAll('.tag'))) old.remove();
+    row.append(...tags);
+  }
+
+  private async toggle(i: number, active: boolean): Promise<void> {
+    // The row shows the new state at once; a refused change puts it back.
+    this.index.active[i] = active;
+    const result = await background.request<unknown>({ type: 'setRuleset', name: this.index.names[i] as string, active });
+    if (isError(result)) this.index.active[i] = !active;
+    this.list.refresh();
+  }
+
+  /** Bulk reset: the shown rulesets the user changed go back to their defaults. */
+  private async resetShown(): Promise<void> {
+    const names = this.shown.filter((i) => this.index.active[i] !== this.index.defaultActive[i]).map((i) => this.index.names[i] as string);
+    if (names.length === 0) return;
+    if (!confirm(t('optionsResetShownConfirm', String(names.length)))) return;
+    await background.request({ type: 'resetRulesets', names });
+    await this.load();
+  }
+}

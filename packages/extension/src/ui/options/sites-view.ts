@@ -1,0 +1,46 @@
+import type { SiteListName } from '../../background/ui-protocol.js';
+import type { Settings } from '../../settings/schema.js';
+import { background, isError } from '../shared/client.js';
+import { $, h } from '../shared/dom.js';
+import { t } from '../shared/i18n.js';
+
+/** Both per-site lists: add without visiting the site, remove, wildcard entries allowed. */
+export class SitesView {
+  constructor(private readonly onChange: (s: Settings) => void) {
+    for (const box of Array.from(document.querySelectorAll<HTMLElement>('[data-list]'))) {
+      const list = box.dataset.list as SiteListName;
+      const form = $<HTMLFormElement>('.site-add', box);
+      form.addEventListener('submit', async (e) => {
+        e.preventDefault();
+        const input = $<HTMLInputElement>('.site-input', box);
+        const result = await background.request<Settings | { error: string }>({ type: 'siteAdd', list, entry: input.value });
+        $('.site-error', box).hidden = !isError(result);
+        if (isError(result)) return;
+        input.value = '';
+        this.onChange(result);
+      });
+    }
+  }
+
+  render(s: Settings): void {
+    for (const box of Array.from(document.querySelectorAll<HTMLElement>('[data-list]'))) {
+      const list = box.dataset.list as SiteListName;
+      $('.site-list', box).replaceChildren(
+        ...s[list].map((entry) =>
+          h(
+            'li',
+            {},
+            h('span', {}, entry),
+            h('button', {
+              type: 'button',
+              class: 'danger',
+              'aria-label': t('commonRemoveNamed', entry),
+              textContent: t('commonRemove'),
+              onclick: async () => this.onChange(await background.request<Settings>({ type: 'siteRemove', list, entry })),
+            }),
+          ),
+        ),
+      );
+    }
+  }
+}

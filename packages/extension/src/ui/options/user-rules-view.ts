@@ -1,0 +1,107 @@
+import { lintRulesetSource } from '@httpsify/engine';
+import type { ImportResult, SaveResult } from '../../background/ui-protocol.js';
+import type { Settings } from '../../settings/schema.js';
+import { defaultSimpleRule, exportUserRulesXml, simpleRuleXml } from '../../settings/user-rules.js';
+import { background, isError } from '../shared/client.js';
+import { $, download, h } from '../shared/dom.js';
+import { t } from '../shared/i18n.js';
+
+/** User rules: list, edit in an XML editor checked live (`httpsify check` messages), import/export. */
+export class UserRulesView {
+  private editing: string | undefined;
+  private settings: Settings | null = null;
+  private lintTimer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(private readonly onChange: (s: Settings) => void) {
+    const editor = $<HTMLTextAreaElement>('#rule-editor');
+    editor.addEventListener('input', () => {
+      if (this.lintTimer !== null) clearTimeout(this.lintTimer);
+      this.lintTimer = setTimeout(() => this.lint(), 150);
+    });
+    $('#rule-save').addEventListener('click', () => void this.save());
+    $('#user-rule-new').addEventListener('click', () => this.edit(undefined, simpleRuleXml(defaultSimpleRule('example.com'))));
+    $('#user-rules-export').addEventListener('click', () => download('httpsify-user-rules.xml', exportUserRulesXml(this.settings?.userRules ?? []), 'text/xml'));
+    $<HTMLInputElement>('#user-rules-import').addEventListener('change', async (e) => {
+      const input = e.target as HTMLInputElement;
+      const file = input.files?.[0];
+      if (file === undefined) return;
+      const result = await background.request<ImportResult>({ type: 'userRulesImport', xml: await file.text() });
+      input.value = '';
+      const out = $('#user-rules-import-result');
+      out.className = result.ok ? 'ok' : 'error';
+      out.textContent = result.ok ? t('optionsImportedRules', String(result.added ?? 0)) : `${t('optionsImportProblems')} ${result.problems.join(' · ')}`;
+      if (result.settings) this.onChange(result.settings);
+    });
+  }
+
+  render(s: Settings): void {
+    this.settings = s;
+    $('#no-user-rules').hidden = s.userRules.length > 0;
+    $('#user-rule-list').replaceChildren(
+      ...s.userRules.map((r) =>
+        h(
+          'li',
+          {},
+          h('span', {}, r.name),
+          h('button', { type: 'button', textContent: t('commonEdit'), 'aria-label': t('commonEditNamed', r.name), onclick: () => this.edit(r.name, r.xml) }),
+          h('button', {
+            type: 'button',
+            class: 'danger',
+            textContent: t('commonRemove'),
+            'aria-label': t('commonRemoveNamed', r.name),
+            onclick: async () => this.onChange(await background.request<Settings>({ type: 'userRuleRemove', name: r.name })),
+          }),
+        ),
+      ),
+    );
+  }
+
+  private edit(name: string | undefined, xml: string): void {
+    this.editing = name;
+    const editor = $<HTMLTextAreaElement>('#rule-editor');
+    editor.value = xml;
+    $('#editor-title').textContent = name === undefined ? t('optionsEditor') : t('optionsEditorEditing', name);
+    $('#rule-save-status').textContent = '';
+    this.lint();
+    editor.focus();
+  }
+
+  /** Shows what `httpsify check` says about the editor's text. */
+  lint(): boolean {
+    const xml = $<HTMLTextAreaElement>('#rule-editor').value;
+    const list = $('#rule-diagnostics');
+    if (xml.trim() === '') {
+      list.replaceChildren();
+      return false;
+    }
+    const { diagnostics } = lintRulesetSource(xml, 'user-rule.xml');
+    list.replaceChildren(
+      ...(diagnostics.length === 0
+        ? [h('li', { class: 'ok' }, t('optionsEditorNoProblems'))]
+        : diagnostics.map((d) => h('li', { class: d.severity }, `${d.line}:${d.column} ${d.severity} ${d.code}: ${d.message}`))),
+    );
+    return !diagnostics.some((d) => d.severity === 'error');
+  }
+
+  private async save(): Promise<void> {
+    const status = $('#rule-save-status');
+    if (!this.lint()) {
+      status.className = 'error';
+      status.textContent = t('optionsEditorHasErrors');
+      return;
+    }
+    const result = await background.request<SaveResult>({ type: 'userRuleSave', xml: $<HTMLTextAreaElement>('#rule-editor').value, replacing: this.editing });
+    if (isError(result) || !result.ok) {
+      status.className = 'error';
+      status.textContent = isError(result) ? result.error : result.errors.map((e) => e.message).join('; ');
+      return;
+    }
+    status.className = 'ok';
+    status.textContent = t('optionsRuleSaved');
+    if (result.settings) {
+      const saved = result.settings.userRules.find((r) => r.xml === $<HTMLTextAreaElement>('#rule-editor').value);
+      this.editing = saved?.name;
+      this.onChange(result.settings);
+    }
+  }
+}

@@ -1,0 +1,21 @@
+/** UI text comes only from _locales (chrome.i18n); the key is shown if a message is missing. */
+const api = ((globalThis as { browser?: typeof chrome }).browser ?? globalThis.chrome) as typeof chrome;
+
+export function t(name: string, substitutions?: string | string[]): string {
+  const text = api?.i18n?.getMessage(name, substitutions);
+  return text === undefined || text === '' ? name : text;
+}
+
+/**
+ * Fills `data-i18n` (text), `data-i18n-title`, `data-i18n-placeholder` and
+ * `data-i18n-aria-label` attributes under `root`.
+ */
+export function localize(root: ParentNode = document): void {
+  const all = (attr: string) => Array.from(root.querySelectorAll<HTMLElement>(`[${attr}]`));
+  for (const el of all('data-i18n')) el.textContent = t(el.dataset.i18n as string);
+  for (const el of all('data-i18n-title')) el.title = t(el.dataset.i18nTitle as string);
+  for (const el of all('data-i18n-placeholder')) el.setAttribute('placeholder', t(el.dataset.i18nPlaceholder as string));
+  for (const el of all('data-i18n-aria-label')) el.setAttribute('aria-label', t(el.dataset.i18nAriaLabel as string));
+  document.documentElement.lang = t('@@ui_locale').replace('_', '-');
+  document.documentElement.dir = t('@@bidi_dir') === 'rtl' ? 'rtl' : 'ltr';
+}

@@ -1,0 +1,144 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer as createNetServer, type AddressInfo, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { launchWithExtension, type LoadedExtension } from './browser.js';
+import { startDualServer, type DualServer } from './servers.js';
+import { buildWithUi, screenshotStats } from './ui-extension.js';
+
+/** Browser tests wait for the background through storage; under load that takes more than a second. */
+export const POLL = { timeout: 10_000, interval: 100 };
+
+export const RULESETS = {
+  'site.xml': '<ruleset name="Site Rules"><target host="site.example.test"/><rule from="^http:" to="https:"/></ruleset>',
+  'cdn.xml': '<ruleset name="CDN Rules"><target host="cdn.example.test"/><rule from="^http:" to="https:"/></ruleset>',
+  'exp.xml': '<ruleset name="Experimental Rules" default_off="breaks video"><target host="exp.example.test"/><rule from="^http:" to="https:"/></ruleset>',
+};
+
+/** Screenshots land here (outside the tree) and are checked for real rendering. */
+const SHOTS = mkdtempSync(join(tmpdir(), 'httpsify-ui-shots-'));
+
+export async function shot(page: Page, name: string): Promise<void> {
+  const png = await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  const stats = screenshotStats(png);
+  expect(stats.width).toBeGreaterThan(100);
+  expect(stats.colours, `${name}: distinct colours`).toBeGreaterThan(20);
+  expect(stats.nonBackground, `${name}: share of non-background pixels`).toBeGreaterThan(0.01);
+}
+
+/** Plain HTTP only: a TLS handshake gets an HTTP error back, so HTTPS fails at once. */
+async function startHttpOnly(): Promise<{ server: HttpServer; port: number }> {
+  const server = createHttpServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(`<!doctype html><title>plain</title><body>plain http ${req.headers.host}${req.url}</body>`);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
+/** HTTP answers; a TLS handshake is left hanging (the 3-second fallback case). */
+async function startTlsHang(http: HttpServer): Promise<{ server: Server; port: number }> {
+  const server = createNetServer((socket) => {
+    socket.once('data', (chunk) => {
+      if (chunk[0] === 0x16) return; // never answer
+      socket.pause();
+      socket.unshift(chunk);
+      http.emit('connection', socket);
+      process.nextTick(() => socket.resume());
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
+export interface UiHarness {
+  server: DualServer;
+  /** Port of a plain-HTTP-only server (HTTPS attempts fail at once). */
+  plainPort: number;
+  /** Port where HTTP answers and TLS hangs. */
+  hangPort: number;
+  ext: LoadedExtension;
+  id: string;
+  url(host: string, path?: string): string;
+  stored(key: string): Promise<unknown>;
+  tabIdOf(p: Page): Promise<number>;
+  openPopup(target: Page): Promise<Page>;
+  openOptions(): Promise<Page>;
+  close(): Promise<void>;
+}
+
+/**
+ * A Chromium build of the test rulesets with the UI, loopback servers for the test hosts, and the
+ * browser. Hosts: site/cdn/exp.example.test (rulesets; exp is default-off and its page embeds
+ * http:// images from the other two), anything.uncovered.test (no ruleset).
+ */
+export async function startUiHarness(rulesets: string[] | null = null): Promise<UiHarness> {
+  let dirs = rulesets;
+  if (dirs === null) {
+    const rulesDir = mkdtempSync(join(tmpdir(), 'httpsify-ui-rules-'));
+    for (const [f, xml] of Object.entries(RULESETS)) writeFileSync(join(rulesDir, f), xml);
+    dirs = [rulesDir];
+  }
+  const built = await buildWithUi(dirs, mkdtempSync(join(tmpdir(), 'httpsify-ui-ext-')));
+  const server: DualServer = await startDualServer((req, res, secure) => {
+    const host = (req.headers.host ?? '').replace(/:\d+$/, '');
+    if (req.url === '/success.txt') {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      return void res.end('success\n');
+    }
+    if (req.url?.endsWith('.png')) {
+      res.writeHead(404);
+      return void res.end();
+    }
+    res.writeHead(200, { 'content-type': 'text/html' });
+    const p = server.port;
+    // The page stays on HTTP (its ruleset is off by default), so its http:// images are ours to
+    // upgrade: on an HTTPS page Chromium's mixed-content autoupgrade would get there first.
+    const body = host === 'exp.example.test' ? `<img src="http://site.example.test:${p}/a.png"><img src="http://cdn.example.test:${p}/b.png">` : '';
+    res.end(`<!doctype html><title>${host}</title><body>${secure ? 'https' : 'http'} ${host}${body}</body>`);
+  });
+  const plain = await startHttpOnly();
+  const hang = await startTlsHang(plain.server);
+  const ext = await launchWithExtension(built.dirs.chromium as string, ['*.example.test', '*.uncovered.test']);
+  const id = new URL(ext.worker.url()).host;
+  const url = (host: string, path = '/') => `http://${host}:${server.port}${path}`;
+  const stored = (key: string) => ext.worker.evaluate(async (k) => (await chrome.storage.local.get(k))[k], key);
+  const tabIdOf = (p: Page) => ext.worker.evaluate(async (u) => (await chrome.tabs.query({})).find((t) => t.url === u)?.id ?? -1, p.url());
+  // The UI half is ready once settings are stamped with their schema version.
+  for (let i = 0; i < 150 && (await stored('schemaVersion')) !== 1; i++) await new Promise((r) => setTimeout(r, 100));
+  await ext.worker.evaluate(async (probe) => chrome.storage.local.set({ portalProbeUrl: probe }), url('probe.uncovered.test', '/success.txt'));
+  return {
+    server,
+    plainPort: plain.port,
+    hangPort: hang.port,
+    ext,
+    id,
+    url,
+    stored,
+    tabIdOf,
+    async openPopup(target) {
+      const tabId = await tabIdOf(target);
+      const popup = await ext.context.newPage();
+      // The size Chromium gives a toolbar popup of this content.
+      await popup.setViewportSize({ width: 390, height: 560 });
+      await popup.goto(`chrome-extension://${id}/ui/popup.html?tabId=${tabId}`);
+      await popup.waitForSelector('body[data-ready="true"]');
+      return popup;
+    },
+    async openOptions() {
+      const page = await ext.context.newPage();
+      await page.goto(`chrome-extension://${id}/ui/options.html`);
+      await page.waitForSelector('body[data-ready="true"]');
+      return page;
+    },
+    async close() {
+      await ext.close();
+      await server.close();
+      plain.server.close();
+      hang.server.close();
+    },
+  };
+}

@@ -1,0 +1,118 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HTTPS_FIRST_EXEMPT_REGEXES } from '../src/background/ui-dnr-rules.js';
+import { POLL, shot, startUiHarness, type UiHarness } from './support/ui-harness.js';
+
+describe('HTTPS-first in Chromium: upgrade, fallback page, exemptions', () => {
+  let h: UiHarness;
+  let page: Page;
+  const plain = (host: string, path = '/') => `http://${host}:${h.plainPort}${path}`;
+  const title = async (p: Page) => h.ext.worker.evaluate(async (t) => chrome.action.getTitle({ tabId: t }), await h.tabIdOf(p));
+
+  /** Navigations that end on our fallback page abort in Playwright's eyes. */
+  async function visit(url: string): Promise<void> {
+    await page.goto(url).catch(() => undefined);
+  }
+
+  beforeAll(async () => {
+    h = await startUiHarness();
+    page = await h.ext.context.newPage();
+    const options = await h.openOptions();
+    await options.locator('#opt-httpsFirst').check();
+    for (let i = 0; i < 50 && (await h.stored('httpsFirst')) !== true; i++) await new Promise((r) => setTimeout(r, 100));
+    await options.close();
+  });
+
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('has every exemption regex accepted by Chromium', async () => {
+    const verdicts = await h.ext.worker.evaluate(async (list) => {
+      const out: string[] = [];
+      for (const regex of list) {
+        const v = await chrome.declarativeNetRequest.isRegexSupported({ regex });
+        out.push(v.isSupported ? 'ok' : `${regex}: ${v.reason}`);
+      }
+      return out;
+    }, HTTPS_FIRST_EXEMPT_REGEXES);
+    expect(verdicts.filter((v) => v !== 'ok')).toEqual([]);
+    const rules = await h.ext.worker.evaluate(() => chrome.declarativeNetRequest.getDynamicRules());
+    expect(rules.filter((r) => r.action.type === 'upgradeScheme' && r.priority === 1)).toHaveLength(1);
+  });
+
+  it('is off by default and upgrades sites without rulesets once on', async () => {
+    await page.goto(h.url('works.uncovered.test', '/a?b=1'));
+    expect(page.url()).toBe(`https://works.uncovered.test:${h.server.port}/a?b=1`);
+    expect(await title(page)).toBe('httpsify (HTTPS-first)');
+  });
+
+  it('sends a failed upgrade to the fallback page; "Open over HTTP this time" works for the session', async () => {
+    await visit(plain('nossl.uncovered.test', '/p?q=1&r=2#frag'));
+    await page.waitForURL(/interstitial\.html/);
+    await page.waitForSelector('body[data-ready="true"]');
+    expect(await page.locator('#target-url').textContent()).toBe(plain('nossl.uncovered.test', '/p?q=1&r=2#frag'));
+    expect(await page.locator('#reason').textContent()).toMatch(/^net::ERR_/);
+    // Keyboard: focus starts on "Go back".
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('go-back');
+    await shot(page, 'interstitial-light');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await shot(page, 'interstitial-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
+    // "Copy address" puts the http:// address on the clipboard.
+    await h.ext.context.grantPermissions(['clipboard-read', 'clipboard-write']);
+    await page.locator('#copy-url').click();
+    await expect.poll(() => page.locator('#copied').textContent(), POLL).toBe('Address copied.');
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(plain('nossl.uncovered.test', '/p?q=1&r=2#frag'));
+    await page.locator('#http-once').click();
+    await page.waitForURL(plain('nossl.uncovered.test', '/p?q=1&r=2#frag'));
+    expect(await page.locator('body').textContent()).toContain('plain http');
+    // Still allowed on the next visit, without being stored for good.
+    await page.goto(plain('nossl.uncovered.test', '/again'));
+    expect(page.url()).toBe(plain('nossl.uncovered.test', '/again'));
+    expect((await h.stored('httpAllowedSites')) ?? []).toEqual([]);
+    await expect.poll(async () => ((await h.stored('stats')) as { fallbacks: number } | undefined)?.fallbacks ?? 0, POLL).toBeGreaterThan(0);
+  });
+
+  it('"Always allow HTTP for this site" is stored with the port', async () => {
+    await visit(plain('always.uncovered.test', '/'));
+    await page.waitForURL(/interstitial\.html/);
+    await page.waitForSelector('body[data-ready="true"]');
+    await page.locator('#http-always').click();
+    await page.waitForURL(plain('always.uncovered.test', '/'));
+    expect(await h.stored('httpAllowedSites')).toEqual([`always.uncovered.test:${h.plainPort}`]);
+    await page.goto(plain('always.uncovered.test', '/two'));
+    expect(page.url()).toBe(plain('always.uncovered.test', '/two'));
+  });
+
+  it('falls back after 3 seconds without an answer; "Go back" returns', async () => {
+    await page.goto(h.url('start.uncovered.test', '/'));
+    const started = Date.now();
+    await visit(`http://slow.uncovered.test:${h.hangPort}/`);
+    await expect.poll(() => page.url(), { timeout: 15_000 }).toMatch(/interstitial\.html/);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2900);
+    await page.waitForSelector('body[data-ready="true"]');
+    expect(await page.locator('#reason').textContent()).toBe('no answer within 3 seconds');
+    await page.locator('#go-back').click();
+    await page.waitForURL(`https://start.uncovered.test:${h.server.port}/`);
+  });
+
+  it('never upgrades localhost, loopback addresses or single-label names', async () => {
+    for (const u of [`http://localhost:${h.plainPort}/`, `http://127.0.0.1:${h.plainPort}/`, `http://app.localhost:${h.plainPort}/`]) {
+      await page.goto(u);
+      expect(page.url()).toBe(u);
+      expect(await page.locator('body').textContent()).toContain('plain http');
+    }
+  });
+
+  it('steps aside behind a captive portal', async () => {
+    // The probe now answers like a portal login page.
+    await h.ext.worker.evaluate(async (probe) => chrome.storage.local.set({ portalProbeUrl: probe }), h.url('portal.uncovered.test', '/login'));
+    await visit(plain('hotel.uncovered.test', '/'));
+    await page.waitForURL(plain('hotel.uncovered.test', '/'));
+    expect(await page.locator('body').textContent()).toContain('plain http');
+    // While captive, no upgrade is tried at all.
+    await page.goto(plain('other.uncovered.test', '/'));
+    expect(page.url()).toBe(plain('other.uncovered.test', '/'));
+  });
+});

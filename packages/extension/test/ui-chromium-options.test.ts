@@ -1,0 +1,167 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { POLL, shot, startUiHarness, type UiHarness } from './support/ui-harness.js';
+
+const rowNames = (p: Page) => p.locator('#ruleset-list .vrow:not([hidden]) input').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).dataset.name));
+
+describe('options page in Chromium', () => {
+  let h: UiHarness;
+  let o: Page;
+  const files = mkdtempSync(join(tmpdir(), 'httpsify-ui-files-'));
+
+  beforeAll(async () => {
+    h = await startUiHarness();
+    // Some traffic for the statistics.
+    const page = await h.ext.context.newPage();
+    await page.goto(h.url('exp.example.test'));
+    await page.close();
+    o = await h.openOptions();
+  });
+
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('lists every ruleset with search by name or host and the filters', async () => {
+    expect(await o.locator('#ruleset-count').textContent()).toBe('3 of 3 rulesets');
+    expect(await rowNames(o)).toEqual(['CDN Rules', 'Experimental Rules', 'Site Rules']);
+    await o.locator('#ruleset-search').fill('cdn');
+    await expect.poll(() => rowNames(o), POLL).toEqual(['CDN Rules']);
+    // A host finds the rulesets that cover it even when the name does not mention it.
+    await o.locator('#ruleset-search').fill('exp.example.test');
+    await expect.poll(() => rowNames(o), POLL).toEqual(['Experimental Rules']);
+    await o.locator('#ruleset-search').fill('');
+    await o.locator('#ruleset-filter').selectOption('default-off');
+    await expect.poll(() => rowNames(o), POLL).toEqual(['Experimental Rules']);
+    await o.locator('#ruleset-filter').selectOption('on');
+    await expect.poll(() => rowNames(o), POLL).toEqual(['CDN Rules', 'Site Rules']);
+    await o.locator('#ruleset-filter').selectOption('all');
+  });
+
+  it('toggles rulesets, filters "changed by me" and resets them in bulk after confirming', async () => {
+    await o.locator('#ruleset-list input[data-name="Site Rules"]').uncheck();
+    await o.locator('#ruleset-list input[data-name="Experimental Rules"]').check();
+    await expect.poll(() => h.stored('rulesetOverrides'), POLL).toEqual({ 'Site Rules': false, 'Experimental Rules': true });
+    await o.locator('#ruleset-filter').selectOption('changed');
+    await expect.poll(() => rowNames(o), POLL).toEqual(['Experimental Rules', 'Site Rules']);
+    await shot(o, 'options-light');
+    o.once('dialog', (d) => void d.dismiss());
+    await o.locator('#ruleset-reset-shown').click();
+    expect(await h.stored('rulesetOverrides')).toEqual({ 'Site Rules': false, 'Experimental Rules': true });
+    o.once('dialog', (d) => void d.accept());
+    await o.locator('#ruleset-reset-shown').click();
+    await expect.poll(() => h.stored('rulesetOverrides'), POLL).toEqual({});
+    await expect.poll(() => rowNames(o), POLL).toEqual([]);
+    await o.locator('#ruleset-filter').selectOption('all');
+  });
+
+  it('is keyboard accessible: arrow keys move through the list, Space toggles', async () => {
+    await o.locator('#ruleset-list input[data-name="CDN Rules"]').focus();
+    await o.keyboard.press('ArrowDown');
+    expect(await o.evaluate(() => (document.activeElement as HTMLInputElement).dataset.name)).toBe('Experimental Rules');
+    await o.keyboard.press('Space');
+    await expect.poll(() => h.stored('rulesetOverrides'), POLL).toEqual({ 'Experimental Rules': true });
+    await o.keyboard.press('Space');
+    await expect.poll(() => h.stored('rulesetOverrides'), POLL).toEqual({});
+  });
+
+  it('manages per-site exceptions without visiting the sites', async () => {
+    const box = o.locator('[data-list="httpAllowedSites"]');
+    for (const entry of ['legacy.example.test:8080', '*.intranet.test']) {
+      await box.locator('.site-input').fill(entry);
+      await box.locator('.site-input').press('Enter');
+    }
+    await expect.poll(() => h.stored('httpAllowedSites'), POLL).toEqual(['*.intranet.test', 'legacy.example.test:8080']);
+    await expect.poll(() => box.locator('.site-list li span').allTextContents(), POLL).toEqual(['*.intranet.test', 'legacy.example.test:8080']);
+    await box.getByRole('button', { name: 'Remove legacy.example.test:8080' }).click();
+    await expect.poll(() => h.stored('httpAllowedSites'), POLL).toEqual(['*.intranet.test']);
+  });
+
+  it('edits user rules with live `httpsify check` messages, and imports/exports them as XML', async () => {
+    await o.locator('#user-rule-new').click();
+    const editor = o.locator('#rule-editor');
+    await editor.fill('<ruleset name="Mine"><target host="mine.example.test"/><rule from="^http://mine\\.example\\.test" to="https://mine.example.test/"/></ruleset>');
+    await expect.poll(() => o.locator('#rule-diagnostics').textContent(), POLL).toContain('from-prefix');
+    await o.locator('#rule-save').click();
+    expect(await o.locator('#rule-save-status').textContent()).toBe('Fix the errors before saving.');
+    await editor.fill('<ruleset name="Mine"><target host="mine.example.test"/><rule from="^http://mine\\.example\\.test/" to="https://mine.example.test/"/></ruleset>');
+    await expect.poll(() => o.locator('#rule-diagnostics').textContent(), POLL).toBe('No problems found.');
+    await o.locator('#rule-save').click();
+    await expect.poll(async () => (((await h.stored('userRules')) ?? []) as { name: string }[]).map((r) => r.name), POLL).toEqual(['Mine']);
+    await expect.poll(() => o.locator('#user-rule-list li span').allTextContents(), POLL).toEqual(['Mine']);
+    // Edit: renaming replaces the rule instead of adding a second one.
+    await o.getByRole('button', { name: 'Edit Mine' }).click();
+    await editor.fill((await editor.inputValue()).replace('name="Mine"', 'name="Mine Renamed"'));
+    await o.locator('#rule-save').click();
+    await expect.poll(async () => (((await h.stored('userRules')) ?? []) as { name: string }[]).map((r) => r.name), POLL).toEqual(['Mine Renamed']);
+    // It shows in the list of all rulesets too.
+    await expect.poll(() => rowNames(o), POLL).toContain('Mine Renamed');
+
+    const download = o.waitForEvent('download');
+    await o.locator('#user-rules-export').click();
+    const xml = readFileSync(await (await download).path(), 'utf8');
+    expect(xml).toContain('<rulesetlibrary>');
+    expect(xml).toContain('name="Mine Renamed"');
+
+    const importFile = join(files, 'rules.xml');
+    writeFileSync(importFile, xml.replace('Mine Renamed', 'Imported').replace(/mine\\?\.example/g, (m) => m.replace('mine', 'imp')));
+    await o.locator('#user-rules-import').setInputFiles(importFile);
+    await expect.poll(() => o.locator('#user-rules-import-result').textContent(), POLL).toBe('Imported 1 rules.');
+    await expect.poll(async () => (((await h.stored('userRules')) ?? []) as { name: string }[]).map((r) => r.name), POLL).toEqual(['Imported', 'Mine Renamed']);
+    await o.getByRole('button', { name: 'Remove Imported' }).click();
+    await expect.poll(async () => (((await h.stored('userRules')) ?? []) as { name: string }[]).map((r) => r.name), POLL).toEqual(['Mine Renamed']);
+  });
+
+  it('exports all settings as JSON and imports them back', async () => {
+    await o.locator('#opt-mixedContent').check();
+    await expect.poll(() => h.stored('mixedContent'), POLL).toBe(true);
+    const download = o.waitForEvent('download');
+    await o.locator('#settings-export').click();
+    const data = JSON.parse(readFileSync(await (await download).path(), 'utf8'));
+    expect(data.format).toBe('httpsify-settings');
+    expect(data.settings.mixedContent).toBe(true);
+    expect(data.settings.httpAllowedSites).toEqual(['*.intranet.test']);
+
+    data.settings.mixedContent = false;
+    data.settings.disabledSites = ['imported.example.test', 'not a site'];
+    const file = join(files, 'settings.json');
+    writeFileSync(file, JSON.stringify(data));
+    await o.locator('#settings-import').setInputFiles(file);
+    await expect.poll(() => o.locator('#settings-import-result').textContent(), POLL).toContain('disabledSites: not a host');
+    expect(await h.stored('disabledSites')).toEqual(['imported.example.test']);
+    expect(await h.stored('mixedContent')).toBe(false);
+    await expect.poll(() => o.locator('#opt-mixedContent').isChecked(), POLL).toBe(false);
+    writeFileSync(file, '{ not json');
+    await o.locator('#settings-import').setInputFiles(file);
+    await expect.poll(() => o.locator('#settings-import-result').textContent(), POLL).toBe('That file is not JSON.');
+  });
+
+  it('shows statistics and repaired storage, and renders in dark mode', async () => {
+    await o.reload();
+    await o.waitForSelector('body[data-ready="true"]');
+    expect(Number(await o.locator('#stat-upgrades').textContent())).toBeGreaterThanOrEqual(2);
+    expect(await o.locator('#stat-http-hosts li').allTextContents()).toContain(`exp.example.test:${h.server.port}`);
+    // Damage storage behind the extension's back: the next read repairs it and says so.
+    await h.ext.worker.evaluate(() => chrome.storage.local.set({ disabledSites: ['fine.example.test', 42], showBadge: 'maybe' }));
+    await o.reload();
+    await o.waitForSelector('body[data-ready="true"]');
+    await expect.poll(() => o.locator('#repairs').isVisible(), POLL).toBe(true);
+    const items = await o.locator('#repair-list li').allTextContents();
+    expect(items.some((t) => t.startsWith('disabledSites') && t.includes('42'))).toBe(true);
+    expect(await h.stored('disabledSites')).toEqual(['fine.example.test']);
+    expect(await h.stored('showBadge')).toBe(true);
+    // Every ruleset shows its real state after the round trips above.
+    expect(await h.stored('rulesetOverrides')).toEqual({});
+    expect(await o.locator('#ruleset-list .tag.changed').count()).toBe(0);
+    await o.emulateMedia({ colorScheme: 'dark' });
+    await shot(o, 'options-dark');
+    const bg = await o.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    expect(bg).toBe('rgb(27, 29, 33)');
+    await o.locator('#repairs-dismiss').click();
+    await expect.poll(() => o.locator('#repairs').isVisible(), POLL).toBe(false);
+  });
+});

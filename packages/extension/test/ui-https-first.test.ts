@@ -1,0 +1,104 @@
+import { describe, expect, it, vi } from 'vitest';
+import { probeCaptivePortal } from '../src/background/captive-portal.js';
+import { httpsFirstApplies, HttpsFirstTracker, interstitialUrl, isFallbackError, type FallbackEvent } from '../src/background/https-first.js';
+import { TabActivity } from '../src/background/tab-activity.js';
+import { badgeText, iconState } from '../src/background/icon.js';
+
+const inputs = { enabled: true, captivePortal: false, siteAllowsHttp: () => false, rulesetRewrites: () => false };
+
+describe('HTTPS-first decisions', () => {
+  it('upgrades plain http navigations only when on and nothing else decides', () => {
+    expect(httpsFirstApplies('http://example.com/', inputs)).toBe(true);
+    expect(httpsFirstApplies('http://example.com/', { ...inputs, enabled: false })).toBe(false);
+    expect(httpsFirstApplies('https://example.com/', inputs)).toBe(false);
+    expect(httpsFirstApplies('http://localhost:3000/', inputs)).toBe(false);
+    expect(httpsFirstApplies('http://192.168.0.1/', inputs)).toBe(false);
+    expect(httpsFirstApplies('http://intranet/', inputs)).toBe(false);
+    expect(httpsFirstApplies('http://example.com/', { ...inputs, captivePortal: true })).toBe(false);
+    expect(httpsFirstApplies('http://example.com/', { ...inputs, siteAllowsHttp: (u) => u.hostname === 'example.com' })).toBe(false);
+    expect(httpsFirstApplies('http://example.com/', { ...inputs, rulesetRewrites: () => true })).toBe(false);
+  });
+
+  it('falls back on TLS and connection errors, not on aborts', () => {
+    for (const e of ['net::ERR_SSL_PROTOCOL_ERROR', 'net::ERR_CERT_AUTHORITY_INVALID', 'net::ERR_CONNECTION_REFUSED', 'net::ERR_CONNECTION_RESET', 'NS_ERROR_CONNECTION_REFUSED', 'SSL_ERROR_BAD_CERT_DOMAIN']) {
+      expect(isFallbackError(e), e).toBe(true);
+    }
+    for (const e of ['net::ERR_ABORTED', 'net::ERR_BLOCKED_BY_CLIENT', 'NS_BINDING_ABORTED', '']) expect(isFallbackError(e), e).toBe(false);
+  });
+
+  it('reports a failed upgrade once, and a slow one after the timeout', () => {
+    vi.useFakeTimers();
+    try {
+      const events: FallbackEvent[] = [];
+      const tracker = new HttpsFirstTracker((e) => events.push(e), 3000);
+      tracker.started('1', 7, 'http://a.test/');
+      tracker.errored('1', 'net::ERR_CONNECTION_REFUSED');
+      tracker.errored('1', 'net::ERR_CONNECTION_REFUSED');
+      tracker.started('2', 8, 'http://slow.test/');
+      vi.advanceTimersByTime(2999);
+      expect(events).toHaveLength(1);
+      vi.advanceTimersByTime(1);
+      tracker.started('3', 9, 'http://fast.test/');
+      tracker.responded('3');
+      tracker.started('4', 9, 'http://gone.test/');
+      tracker.errored('4', 'net::ERR_ABORTED');
+      vi.advanceTimersByTime(10_000);
+      expect(events).toEqual([
+        { tabId: 7, url: 'http://a.test/', reason: 'net::ERR_CONNECTION_REFUSED' },
+        { tabId: 8, url: 'http://slow.test/', reason: 'timeout' },
+      ]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('encodes the original URL so & and # survive', () => {
+    const url = interstitialUrl('chrome-extension://x/ui/interstitial.html', 'http://a.test/?q=1&r=2#frag', 'timeout');
+    expect(new URL(url).searchParams.get('url')).toBe('http://a.test/?q=1&r=2#frag');
+  });
+});
+
+describe('captive portal probe', () => {
+  const respond = (body: string | null, init: ResponseInit) => (async () => new Response(body, init)) as unknown as typeof fetch;
+  it('tells open, captive and offline networks apart', async () => {
+    expect(await probeCaptivePortal('http://p/', respond('success\n', { status: 200 }))).toBe('open');
+    expect(await probeCaptivePortal('http://p/', respond(null, { status: 204 }))).toBe('open');
+    expect(await probeCaptivePortal('http://p/', respond('<html>Log in to Hotel WiFi</html>', { status: 200 }))).toBe('captive');
+    expect(await probeCaptivePortal('http://p/', respond(null, { status: 302, headers: { location: 'http://login/' } }))).toBe('captive');
+    const failing = (async () => {
+      throw new TypeError('Failed to fetch');
+    }) as unknown as typeof fetch;
+    expect(await probeCaptivePortal('http://p/', failing)).toBe('offline');
+  });
+});
+
+describe('per-tab activity', () => {
+  it('lists main-frame rulesets first, then the rest alphabetically, and counts upgrades', () => {
+    const a = new TabActivity();
+    a.note({ tabId: 1, type: 'main_frame', url: 'http://site.test/', rulesets: ['Site', 'Site CDN'], upgraded: true });
+    a.note({ tabId: 1, type: 'main_frame', url: 'https://site.test/', rulesets: ['Site', 'Site CDN'], upgraded: false });
+    a.note({ tabId: 1, type: 'script', url: 'http://zeta.test/a.js', rulesets: ['zeta'], upgraded: true });
+    a.note({ tabId: 1, type: 'image', url: 'http://alpha.test/a.png', rulesets: ['Alpha', 'Site'], upgraded: false });
+    expect(a.orderedRulesets(1)).toEqual(['Site', 'Site CDN', 'Alpha', 'zeta']);
+    expect(a.get(1)?.upgraded).toBe(2);
+    a.note({ tabId: 1, type: 'main_frame', url: 'http://other.test/', rulesets: [], upgraded: false });
+    expect(a.orderedRulesets(1)).toEqual([]);
+    expect(a.get(1)?.upgraded).toBe(0);
+    expect(a.note({ tabId: -1, type: 'main_frame', url: 'http://x/', rulesets: ['X'], upgraded: true })).toBe(false);
+  });
+});
+
+describe('icon and badge', () => {
+  it('picks the icon state by priority: off, site disabled, HTTPS-first, active', () => {
+    expect(iconState({ globalEnabled: false, httpsFirst: true, siteDisabled: true })).toBe('off');
+    expect(iconState({ globalEnabled: true, httpsFirst: true, siteDisabled: true })).toBe('site-disabled');
+    expect(iconState({ globalEnabled: true, httpsFirst: true, siteDisabled: false })).toBe('https-first');
+    expect(iconState({ globalEnabled: true, httpsFirst: false, siteDisabled: false })).toBe('active');
+  });
+  it('shows the count, blank for zero or when hidden', () => {
+    expect(badgeText(0, true)).toBe('');
+    expect(badgeText(12, true)).toBe('12');
+    expect(badgeText(12, false)).toBe('');
+    expect(badgeText(4321, true)).toBe('4k');
+  });
+});

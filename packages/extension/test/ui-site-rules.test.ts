@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { HTTPS_FIRST_EXEMPT_REGEXES, siteUrlFilter, uiDnrRules, UI_RULE_ID_BASE } from '../src/background/ui-dnr-rules.js';
+import { isHttpsFirstExempt } from '../src/site-rules/exempt.js';
+import { addSite, parseSitePattern, removeSite, SiteList } from '../src/site-rules/site-pattern.js';
+import { parseRulesetXml } from '@httpsify/engine';
+
+describe('site entries', () => {
+  it('normalises hosts, ports, wildcards and IDN', () => {
+    expect(parseSitePattern(' Example.COM. ')?.text).toBe('example.com');
+    expect(parseSitePattern('example.com:8080')?.text).toBe('example.com:8080');
+    expect(parseSitePattern('example.com:80')?.text).toBe('example.com:80');
+    expect(parseSitePattern('*.Example.com')?.text).toBe('*.example.com');
+    expect(parseSitePattern('bücher.de')?.text).toBe('xn--bcher-kva.de');
+    expect(parseSitePattern('[::1]:8443')?.text).toBe('[::1]:8443');
+    for (const bad of ['', 'a b', 'http://x.com/', 'x.com/path', '*.com', 'ex*ample.com', '*.*.example.com', 'user@x.com', '*.1.2.3.4']) {
+      expect(parseSitePattern(bad), bad).toBeNull();
+    }
+  });
+
+  it('matches exact hosts on any port, ports exactly, wildcards on subdomains only', () => {
+    const list = new SiteList(['example.com', 'app.test:8080', '*.wild.test']);
+    expect(list.matchUrl('http://example.com/')).toBe('example.com');
+    expect(list.matchUrl('https://example.com:444/x')).toBe('example.com');
+    expect(list.matchUrl('http://www.example.com/')).toBeNull();
+    expect(list.matchUrl('http://app.test:8080/')).toBe('app.test:8080');
+    expect(list.matchUrl('http://app.test:8081/')).toBeNull();
+    expect(list.matchUrl('http://app.test/')).toBeNull();
+    expect(list.matchUrl('http://a.b.wild.test/')).toBe('*.wild.test');
+    expect(list.matchUrl('http://wild.test/')).toBeNull();
+    expect(list.matchUrl('http://example.com./')).toBe('example.com');
+    expect(list.matchUrl('ftp://example.com/')).toBeNull();
+  });
+
+  it('adds without duplicates and removes by normalised text', () => {
+    const a = addSite([], 'B.test') as string[];
+    const b = addSite(a, 'a.test') as string[];
+    expect(addSite(b, 'b.test')).toEqual(['a.test', 'b.test']);
+    expect(addSite(b, 'not valid')).toBeNull();
+    expect(removeSite(b, 'A.TEST.')).toEqual(['b.test']);
+  });
+});
+
+describe('HTTPS-first exemptions', () => {
+  const exempt = [
+    'localhost', 'app.localhost', 'foo.onion', 'printer', 'nas.local', 'router.home.arpa',
+    '127.0.0.1', '127.8.9.10', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.10.10', '100.64.0.1', '100.127.255.255', '0.0.0.0',
+    '[::1]', '[fd00::1]', '[fe80::1]', '[::ffff:192.168.0.1]',
+  ];
+  const upgraded = ['example.com', '8.8.8.8', '172.32.0.1', '100.128.0.1', '192.169.0.1', '[2001:db8::1]', 'localhost.example.com', 'onion.example'];
+  it.each(exempt)('never upgrades %s', (h) => expect(isHttpsFirstExempt(h)).toBe(true));
+  it.each(upgraded)('upgrades %s', (h) => expect(isHttpsFirstExempt(h)).toBe(false));
+  it('reads hosts the way the URL parser writes them', () => {
+    for (const h of [...exempt, ...upgraded]) expect(isHttpsFirstExempt(new URL(`http://${h}/`).hostname), h).toBe(isHttpsFirstExempt(h));
+  });
+
+  it('the DNR exemption regexes agree with the function on IP literals and single labels', () => {
+    const res = HTTPS_FIRST_EXEMPT_REGEXES.map((r) => new RegExp(r));
+    const re = { test: (u: string) => res.some((r) => r.test(u)) };
+    for (const h of [...exempt, ...upgraded]) {
+      // Names ending in .localhost/.onion/.local/.home.arpa are exempted by requestDomains instead.
+      if (/[a-z]\.[a-z]/.test(h) && !/^\d/.test(h)) continue;
+      const host = new URL(`http://${h}/`).host;
+      expect(re.test(`http://${host}/x`), h).toBe(isHttpsFirstExempt(h));
+      expect(re.test(`http://${host}:8080/`), `${h}:8080`).toBe(isHttpsFirstExempt(h));
+    }
+  });
+});
+
+describe('settings as declarativeNetRequest rules', () => {
+  const base = { globalEnabled: true, disabledSites: [], httpAllowedSites: [], httpOnceHosts: [], userRulesets: [], httpsFirst: false };
+
+  it('global off is one allow rule above everything', () => {
+    const { rules } = uiDnrRules({ ...base, globalEnabled: false, disabledSites: ['a.test'], httpsFirst: true });
+    expect(rules).toEqual([{ id: UI_RULE_ID_BASE, priority: 2_000_000, action: { type: 'allow' }, condition: { urlFilter: '|http://', resourceTypes: expect.any(Array) } }]);
+  });
+
+  it('disabled sites allow their whole frame tree; wildcards need the domain', () => {
+    expect(siteUrlFilter('a.test:8080')).toEqual({ urlFilter: '|http*://a.test:8080^' });
+    expect(siteUrlFilter('*.w.test')).toEqual({ urlFilter: '|http*://*.w.test^', requestDomains: ['w.test'] });
+    const { rules } = uiDnrRules({ ...base, disabledSites: ['a.test', '*.w.test'] });
+    expect(rules.map((r) => r.action.type)).toEqual(['allowAllRequests', 'allowAllRequests']);
+    expect(rules.every((r) => r.priority > 1_000_000)).toBe(true);
+  });
+
+  it('HTTPS-first upgrades main frames at the lowest priority with exemptions above it', () => {
+    const { rules } = uiDnrRules({ ...base, httpsFirst: true, httpAllowedSites: ['plain.test'], httpOnceHosts: ['once.test'] });
+    const upgrade = rules.find((r) => r.action.type === 'upgradeScheme');
+    expect(upgrade?.priority).toBe(1);
+    expect(upgrade?.condition.resourceTypes).toEqual(['main_frame']);
+    const allows = rules.filter((r) => r.action.type === 'allow');
+    expect(allows.map((r) => r.condition.urlFilter ?? r.condition.regexFilter ?? r.condition.requestDomains?.join())).toContain('|http*://plain.test^');
+    expect(allows.map((r) => r.condition.urlFilter)).toContain('|http*://once.test^');
+    expect(allows.every((r) => r.priority === 3)).toBe(true);
+  });
+
+  it('user rules outrank the default rulesets', () => {
+    const { ruleset } = parseRulesetXml('<ruleset name="Mine"><target host="mine.test"/><rule from="^http://mine\\.test/" to="https://secure.mine.test/"/></ruleset>', 'm.xml');
+    const { rules, omitted } = uiDnrRules({ ...base, userRulesets: [ruleset!] });
+    expect(omitted).toBe(0);
+    expect(rules.length).toBeGreaterThan(0);
+    expect(rules.every((r) => r.priority > 100_000 && r.id >= UI_RULE_ID_BASE)).toBe(true);
+  });
+});
