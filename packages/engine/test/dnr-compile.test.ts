@@ -93,6 +93,16 @@ describe('DNR compiler: rules', () => {
     expect(go('http://shop.example.com/a/b')).toBe('https://example.net/shop/a/b');
   });
 
+  it('never drops a scheme-only rule that captures a port: it rewrites exactly what the engine does', () => {
+    const { go, rules, report } = compiled([
+      `<ruleset name="Port"><target host="port.example"/>
+        <rule from="^http://port\\.example:(\\d+)/" to="https://port.example:$1/"/></ruleset>`,
+    ]);
+    expect(rules.length + report.omissions.length).toBeGreaterThan(0);
+    expect(go('http://port.example:8080/a')).toBe('https://port.example:8080/a');
+    expect(go('http://port.example/a')).toBeNull();
+  });
+
   it('keeps rule order: the first rule that changes the URL wins', () => {
     const { go } = compiled([
       `<ruleset name="A"><target host="example.com"/>

@@ -449,8 +449,12 @@ function schemeOnlyHosts(from: string, to: string, exactTargets: string[] | null
     } else return null;
   }
   if (group > 9 || to !== expected || /\$/.test(expected.replace(/\$\d/g, '')) ) return null;
+  // The reduction holds only for port-less URLs: a ':' outside `(?:` lets the regex match a port,
+  // and a rule that matches no plain `http://target/` would otherwise vanish without a report.
+  if (/(?<!\(\?):/.test(from.slice('^http:'.length))) return null;
   const re = new RegExp(from);
-  return exactTargets.filter((host) => re.test(`http://${host}/`));
+  const hosts = exactTargets.filter((host) => re.test(`http://${host}/`));
+  return hosts.length > 0 ? hosts : null;
 }
 
 function planRule(ctx: PlanContext, j: number, priority: number): RulePlan | string {
