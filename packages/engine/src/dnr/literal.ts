@@ -1,4 +1,5 @@
 import type { AST } from '@eslint-community/regexpp';
+import { dollarUses } from '../regex/replacement.js';
 import { parseJsPattern } from './re2.js';
 
 /** One string of a finite regex language, with the capture values that produce it. */
@@ -173,36 +174,17 @@ function captureIndex(group: AST.CapturingGroup): number {
  */
 export function substituteReplacement(to: string, match: string, groups: (string | undefined)[], captures: number): string | null {
   let out = '';
-  for (let i = 0; i < to.length; i++) {
-    const ch = to[i]!;
-    if (ch !== '$' || i + 1 >= to.length) {
-      out += ch;
-      continue;
-    }
-    const next = to[i + 1]!;
-    if (next === '$') {
-      out += '$';
-      i++;
-    } else if (next === '&') {
+  let at = 0;
+  for (const use of dollarUses(to, captures)) {
+    out += to.slice(at, use.offset);
+    at = use.offset + use.text.length;
+    if (use.kind === 'group') out += groups[use.group] ?? '';
+    else if (use.kind === 'special') {
+      if (use.text !== '$&') return null;
       out += match;
-      i++;
-    } else if (next === '`' || next === "'") {
-      return null;
-    } else if (next >= '0' && next <= '9') {
-      const two = i + 2 < to.length && /[0-9]/.test(to[i + 2]!) ? Number(to.slice(i + 1, i + 3)) : NaN;
-      if (!Number.isNaN(two) && two >= 1 && two <= captures) {
-        out += groups[two] ?? '';
-        i += 2;
-        continue;
-      }
-      const one = Number(next);
-      if (one >= 1 && one <= captures) {
-        out += groups[one] ?? '';
-        i++;
-      } else out += '$';
-    } else out += '$';
+    } else out += use.text === '$$' ? '$' : use.text;
   }
-  return out;
+  return out + to.slice(at);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { RegExpParser, type AST } from '@eslint-community/regexpp';
+import { dollarUses } from '../regex/replacement.js';
 
 /**
  * Translates a ruleset regex (JavaScript syntax, no flags) into RE2 syntax as Chromium's
@@ -199,36 +200,19 @@ export function estimateInstructions(pattern: AST.Pattern): number {
  * uses something RE2 substitution cannot say (`` $` ``, `$'`, group numbers above 9).
  */
 export function translateReplacement(to: string, captures: number): string | null {
+  const literal = (text: string): string => text.replace(/\\/g, '\\\\');
   let out = '';
-  for (let i = 0; i < to.length; i++) {
-    const ch = to[i]!;
-    if (ch === '\\') {
-      out += '\\\\';
-      continue;
-    }
-    if (ch !== '$' || i + 1 >= to.length) {
-      out += ch;
-      continue;
-    }
-    const next = to[i + 1]!;
-    if (next === '$') {
-      out += '$';
-      i++;
-    } else if (next === '&') {
+  let at = 0;
+  for (const use of dollarUses(to, captures)) {
+    out += literal(to.slice(at, use.offset));
+    at = use.offset + use.text.length;
+    if (use.kind === 'group') {
+      if (use.group > 9) return null;
+      out += `\\${use.group}`;
+    } else if (use.kind === 'special') {
+      if (use.text !== '$&') return null;
       out += '\\0';
-      i++;
-    } else if (next === '`' || next === "'") {
-      return null;
-    } else if (next >= '0' && next <= '9') {
-      // JS reads two digits when that names an existing group, else one digit.
-      const two = i + 2 < to.length && /[0-9]/.test(to[i + 2]!) ? Number(to.slice(i + 1, i + 3)) : NaN;
-      if (!Number.isNaN(two) && two >= 1 && two <= captures) return null;
-      const one = Number(next);
-      if (one >= 1 && one <= captures) {
-        out += `\\${one}`;
-        i++;
-      } else out += '$';
-    } else out += '$';
+    } else out += use.text === '$$' ? '$' : literal(use.text);
   }
-  return out;
+  return out + literal(to.slice(at));
 }

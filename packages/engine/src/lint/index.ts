@@ -6,7 +6,7 @@ import { lintTargets } from './targets.js';
 
 export { lintCollection, type LintedFile } from './collection.js';
 export { branchCount, countCapturingGroups, parsePattern } from './regex-ast.js';
-export { dollarUses, type DollarUse } from './replacement.js';
+export { dollarUses, type DollarUse } from '../regex/replacement.js';
 export { coveringTarget, targetKeysFor } from './target-match.js';
 
 /** Lint findings of one parsed ruleset (targets, rules, exclusions, secure cookies, tests). */

@@ -3,7 +3,7 @@ import { isTrivialRule, TRIVIAL_FROM, type Diagnostic, type Rule, type Ruleset }
 import { registrableDomain } from '../psl/public-suffix.js';
 import { diagnosticAt } from './diagnostic.js';
 import { countCapturingGroups, hostPartOf, parsePattern, samplesOf, unescapedDots, type HostPart } from './regex-ast.js';
-import { dollarUses } from './replacement.js';
+import { dollarUses } from '../regex/replacement.js';
 import { coveringTarget } from './target-match.js';
 
 function compile(source: string): RegExp | null {
