@@ -4,7 +4,7 @@ import { expandLiteralLanguage, literalPrefixes } from './literal.js';
 import { fallthroughAction, literalAction, urlFilterSafe } from './actions.js';
 import { analyzeLookaround, hasLookaround, type CarvedPrefix } from './lookaround.js';
 import type { AST } from '@eslint-community/regexpp';
-import { captureCount, parseJsPattern, translateRegex, translateReplacement } from './re2.js';
+import { captureCount, topLevelElements, translateRegex, translateReplacement } from './re2.js';
 import { ALL_RESOURCE_TYPES, DNR_LIMITS, type DnrAction, type DnrCondition, type DnrRule } from './types.js';
 
 export interface DnrCompileOptions {
@@ -426,14 +426,8 @@ function prefixSetsIndependent(sets: string[][]): boolean {
  */
 function schemeOnlyHosts(from: string, to: string, exactTargets: string[] | null): string[] | null {
   if (!exactTargets) return null;
-  let pattern: AST.Pattern;
-  try {
-    pattern = parseJsPattern(from);
-  } catch {
-    return null;
-  }
-  if (pattern.alternatives.length !== 1) return null;
-  const els = pattern.alternatives[0]!.elements;
+  const els = topLevelElements(from);
+  if (!els) return null;
   const head = els.slice(0, 8).map((e) => e.raw).join('');
   if (head.replace(/\\\//g, '/') !== '^http://' || els[els.length - 1]?.type !== 'Character' || els[els.length - 1]!.raw.replace('\\', '') !== '/') return null;
   // The replacement must spell the match back: literal characters as they are, each capturing

@@ -1,6 +1,6 @@
 import type { AST } from '@eslint-community/regexpp';
 import { dollarUses } from '../regex/replacement.js';
-import { parseJsPattern } from './re2.js';
+import { anchoredElements } from './re2.js';
 
 /** One string of a finite regex language, with the capture values that produce it. */
 export interface LiteralExpansion {
@@ -32,17 +32,9 @@ class NotFinite extends Error {}
  * Returns null for anything else, or when there would be more than `limit` strings.
  */
 export function expandLiteralLanguage(source: string, limit = 32): LiteralLanguage | null {
-  let pattern: AST.Pattern;
-  try {
-    pattern = parseJsPattern(source);
-  } catch {
-    return null;
-  }
-  if (pattern.alternatives.length !== 1) return null;
-  const elements = pattern.alternatives[0]!.elements;
-  const first = elements[0];
-  if (!first || first.type !== 'Assertion' || first.kind !== 'start') return null;
-  let body = elements.slice(1);
+  const anchored = anchoredElements(source);
+  if (!anchored) return null;
+  let body = anchored;
   let consumesRest = false;
   const last = body[body.length - 1];
   if (last && last.type === 'Quantifier' && last.min === 0 && last.max === Infinity && last.element.type === 'CharacterSet' && last.element.kind === 'any') {
@@ -194,18 +186,10 @@ export function substituteReplacement(to: string, match: string, groups: (string
  * anchored or has alternatives at the top.
  */
 export function literalPrefixes(source: string, limit = 32): string[] | null {
-  let pattern: AST.Pattern;
-  try {
-    pattern = parseJsPattern(source);
-  } catch {
-    return null;
-  }
-  if (pattern.alternatives.length !== 1) return null;
-  const elements = pattern.alternatives[0]!.elements;
-  const first = elements[0];
-  if (!first || first.type !== 'Assertion' || first.kind !== 'start') return null;
+  const anchored = anchoredElements(source);
+  if (!anchored) return null;
   let acc: LiteralExpansion[] = [{ text: '', groups: [] }];
-  for (const el of elements.slice(1)) {
+  for (const el of anchored) {
     try {
       if (el.type === 'Quantifier' && el.min >= 1 && el.max === Infinity) {
         acc = concat(acc, options(el.element, limit), limit);

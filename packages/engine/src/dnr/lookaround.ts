@@ -1,6 +1,6 @@
 import type { AST } from '@eslint-community/regexpp';
 import { expandLiteralLanguage, type LiteralLanguage } from './literal.js';
-import { parseJsPattern } from './re2.js';
+import { topLevelElements } from './re2.js';
 
 /** A literal URL prefix a lookahead carves out, and whether it must be the whole URL. */
 export interface CarvedPrefix {
@@ -33,14 +33,8 @@ export function hasLookaround(source: string): boolean {
 }
 
 export function analyzeLookaround(source: string): LookaroundShape | null {
-  let pattern: AST.Pattern;
-  try {
-    pattern = parseJsPattern(source);
-  } catch {
-    return null;
-  }
-  if (pattern.alternatives.length !== 1) return null;
-  const els = pattern.alternatives[0]!.elements;
+  const els = topLevelElements(source);
+  if (!els) return null;
   const looks = els.filter((e) => e.type === 'Assertion' && (e.kind === 'lookahead' || e.kind === 'lookbehind'));
   if (looks.length !== 1) return null;
   const look = looks[0] as AST.LookaroundAssertion;

@@ -20,6 +20,25 @@ export function parseJsPattern(source: string): AST.Pattern {
   return parser.parsePattern(source, 0, source.length, { unicode: false });
 }
 
+/** The elements of a pattern with no top-level `|`; null when it has one or does not parse. */
+export function topLevelElements(source: string): AST.Element[] | null {
+  let pattern: AST.Pattern;
+  try {
+    pattern = parseJsPattern(source);
+  } catch {
+    return null;
+  }
+  return pattern.alternatives.length === 1 ? (pattern.alternatives[0] as AST.Alternative).elements : null;
+}
+
+/** Like topLevelElements, for a pattern that must also start with `^`: the elements after it. */
+export function anchoredElements(source: string): AST.Element[] | null {
+  const elements = topLevelElements(source);
+  const first = elements?.[0];
+  if (!elements || !first || first.type !== 'Assertion' || first.kind !== 'start') return null;
+  return elements.slice(1);
+}
+
 export function translateRegex(source: string): Re2Translation {
   let pattern: AST.Pattern;
   try {
