@@ -6,13 +6,12 @@
  */
 import type { Engine } from '@httpsify/engine';
 import { ALL_URLS, ext } from './browser-api.js';
-import { createCookieHandler, type CookieLike, type CookieSetDetails } from './cookies.js';
 import { addLoopAllowRule, clearSessionRules, syncDynamicRules } from './dnr-runtime.js';
 import { DnrUpgradeCheck } from './dnr-upgrade-check.js';
 import { loadBundledEngine } from './engine-loader.js';
 import { LoopGuard } from './loop-guard.js';
-import { createMessageHandler, type BackgroundRequest } from './messages.js';
 import { restoreOverrides, saveOverrides } from './overrides-store.js';
+import { listenForCookies, listenForMessages } from './shared-listeners.js';
 import { installUi } from './ui-runtime.js';
 
 const LOOP_HOSTS_KEY = 'loopBlockedHosts';
@@ -63,19 +62,14 @@ ext.webRequest.onErrorOccurred.addListener(
 );
 
 const dnrCheck = new DnrUpgradeCheck();
-const handleCookie = createCookieHandler({
+listenForCookies(ready, {
   // The engine decides as the reference does; the DNR rules must also really upgrade the host.
   shouldSecure: async (cookie) =>
     engine !== null && engine.shouldSecureCookie(cookie) && (await dnrCheck.upgrades(`http://${cookie.domain.replace(/^\.+/, '')}/`)),
   isHostBlocked: (host) => guard.isHostBlocked(host),
-  set: (details: CookieSetDetails) => ext.cookies.set(details as chrome.cookies.SetDetails),
-});
-ext.cookies.onChanged.addListener((change) => {
-  void ready.then(() => handleCookie({ removed: change.removed, cookie: change.cookie as CookieLike }));
 });
 
-const handleMessage = createMessageHandler(async () => ({
-  engine: await ready,
+listenForMessages(ready, {
   guard,
   overridesChanged: async () => {
     const e = await ready;
@@ -87,13 +81,7 @@ const handleMessage = createMessageHandler(async () => ({
     await clearSessionRules();
     await ext.storage.session.set({ [LOOP_HOSTS_KEY]: [] });
   },
-}));
-ext.runtime.onMessage.addListener((request: BackgroundRequest, _sender, sendResponse) => {
-  handleMessage(request).then(sendResponse, (err: unknown) => sendResponse({ error: String(err) }));
-  return true;
 });
-// The same entry point for tests and the DevTools console of the worker.
-(globalThis as { httpsify?: unknown }).httpsify = { handleMessage, ready };
 
 // Popup, options page, HTTPS-first, icon and badge; settings changes recompile the overrides.
 installUi({

@@ -4,11 +4,10 @@
  */
 import type { Engine } from '@httpsify/engine';
 import { ext } from './browser-api.js';
-import { createCookieHandler, type CookieLike, type CookieSetDetails } from './cookies.js';
 import { loadBundledEngine } from './engine-loader.js';
 import { LoopGuard } from './loop-guard.js';
-import { createMessageHandler, type BackgroundRequest } from './messages.js';
 import { restoreOverrides, saveOverrides } from './overrides-store.js';
+import { listenForCookies, listenForMessages } from './shared-listeners.js';
 import { installUi } from './ui-runtime.js';
 import { upgradeDecision } from './webrequest-upgrader.js';
 
@@ -40,23 +39,13 @@ ext.webRequest.onBeforeRedirect.addListener((d) => void guard.noteRedirect(d.req
 ext.webRequest.onCompleted.addListener((d) => guard.finish(d.requestId), { urls: ['<all_urls>'] });
 ext.webRequest.onErrorOccurred.addListener((d) => guard.finish(d.requestId), { urls: ['<all_urls>'] });
 
-const handleCookie = createCookieHandler({
+listenForCookies(ready, {
   shouldSecure: (cookie) => engine !== null && engine.shouldSecureCookie(cookie),
   isHostBlocked: (host) => guard.isHostBlocked(host),
-  set: (details: CookieSetDetails) => ext.cookies.set(details as chrome.cookies.SetDetails),
-});
-ext.cookies.onChanged.addListener((change) => {
-  void ready.then(() => handleCookie({ removed: change.removed, cookie: change.cookie as CookieLike }));
 });
 
-const handleMessage = createMessageHandler(async () => ({
-  engine: await ready,
+listenForMessages(ready, {
   guard,
   overridesChanged: async () => saveOverrides(await ready),
   loopGuardCleared: async () => undefined,
-}));
-ext.runtime.onMessage.addListener((request: BackgroundRequest, _sender, sendResponse) => {
-  handleMessage(request).then(sendResponse, (err: unknown) => sendResponse({ error: String(err) }));
-  return true;
 });
-(globalThis as { httpsify?: unknown }).httpsify = { handleMessage, ready };
