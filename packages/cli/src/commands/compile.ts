@@ -22,10 +22,13 @@ export function registerCompile(program: Command): void {
     .action(async (options: CompileCommandOptions) => {
       const timestamp = options.timestamp === undefined ? 0 : Number(options.timestamp);
       if (!Number.isInteger(timestamp) || timestamp < 0) throw new Error(`--timestamp must be a whole number of seconds, got ${JSON.stringify(options.timestamp)}`);
-      const loaded = loadRulesOption(options.rules, { guard: { measureAll: options.measureAll === true } });
-      // Recompile from the loaded rulesets so the header carries this timestamp.
-      const rulesets = loaded.rulesets.length > 0 ? loaded.rulesets : Array.from({ length: loaded.engine.rulesetCount }, (_, id) => loaded.engine.ruleset(id));
-      const bundle = compileBundle(rulesets, { timestamp });
+      const loaded = loadRulesOption(options.rules, { guard: { measureAll: options.measureAll === true }, timestamp });
+      // XML input was compiled with this timestamp already; a single bundle given as input is
+      // recompiled only when its own timestamp differs.
+      const bundle =
+        loaded.engine.header.timestamp === timestamp
+          ? loaded.bundle
+          : compileBundle(Array.from({ length: loaded.engine.rulesetCount }, (_, id) => loaded.engine.ruleset(id)), { timestamp });
       // A failed run never leaves a half-written bundle behind.
       await writeFileAtomic(options.output, bundle);
       const header = readBundleHeader(bundle);
