@@ -105,8 +105,76 @@ describe('compiled bundle', () => {
     const [dictionaryAt, dictionaryLength] = sectionAt(bundle, 5);
     expect(dictionaryLength).toBeGreaterThan(0);
     const badDictionary = bundle.slice();
-    badDictionary[dictionaryAt] = 0x7f; // first entry claims 127 bytes: runs past the section
-    expect(() => loadBundle(reseal(badDictionary))).toThrow(/string dictionary/);
+    badDictionary[dictionaryAt] = 0xff; // the escape byte cannot be a code
+    expect(() => loadBundle(reseal(badDictionary))).toThrow(/string dictionary: code 255/);
+    const [labelDictionaryAt, labelDictionaryLength] = sectionAt(bundle, 22);
+    expect(labelDictionaryLength).toBeGreaterThan(0);
+    const emptyEntry = bundle.slice();
+    emptyEntry[labelDictionaryAt + 1] = 0; // entries are never empty
+    expect(() => loadBundle(reseal(emptyEntry))).toThrow(/string dictionary: entry/);
+  });
+
+  /** Layout words of packed column `section`: [count, bits]. */
+  const columnAt = (bytes: Uint8Array, section: number): [number, number] => {
+    const [layoutAt] = sectionAt(bytes, 0);
+    const view = new DataView(bytes.buffer, bytes.byteOffset + layoutAt);
+    const word = 7 + 2 * (section - 7);
+    return [view.getUint32(word * 4, true), view.getUint32(word * 4 + 4, true)];
+  };
+  /** Writes field `index` of packed column `section` in place. */
+  const setField = (bytes: Uint8Array, section: number, index: number, value: number): Uint8Array => {
+    const [at] = sectionAt(bytes, section);
+    const [, bits] = columnAt(bytes, section);
+    for (let b = 0; b < bits; b++) {
+      const bit = index * bits + b;
+      const byte = at + (bit >>> 3);
+      bytes[byte] = ((bytes[byte] as number) & ~(1 << (bit & 7))) | (((value >>> b) & 1) << (bit & 7));
+    }
+    return bytes;
+  };
+  const reseal = (bytes: Uint8Array): Uint8Array => {
+    const words = new Uint32Array(bytes.buffer, bytes.byteOffset + 40, (bytes.length - 40) >>> 2);
+    let h = 0x811c9dc5;
+    for (let i = 0; i < words.length; i++) h = Math.imul(h ^ (words[i] as number), 0x01000193);
+    new DataView(bytes.buffer).setUint32(32, h >>> 0, true);
+    return bytes;
+  };
+
+  it('rejects packed-column widths and counts that do not fit their sections, even for trusted bytes', () => {
+    const [layoutAt] = sectionAt(bundle, 0);
+    const RsName = 8;
+    const RuleFrom = 16;
+    const word = (section: number, field: 0 | 1) => layoutAt + (7 + 2 * (section - 7) + field) * 4;
+    const [, nameBits] = columnAt(bundle, RsName);
+    for (const [at, value, message] of [
+      [word(RsName, 1), 0, /column layout: column 8 of/],
+      [word(RsName, 1), 32, /column layout: column 8 of/],
+      [word(RsName, 1), nameBits + 3, /column 8 has/],
+      [word(RsName, 0), defaults.length + 1, /ruleset columns do not match/],
+      [word(RuleFrom, 0), 1, /rule columns of different lengths/],
+      [word(RuleFrom, 1), 0x7fffffff, /column layout/],
+    ] as const) {
+      const corrupt = bundle.slice();
+      new DataView(corrupt.buffer).setUint32(at, value, true);
+      expect(() => loadBundle(corrupt, { verify: 'trusted' })).toThrow(message);
+    }
+    // A layout cut short of its column table.
+    const short = bundle.slice();
+    new DataView(short.buffer).setUint32(40 + 4, sectionAt(bundle, 0)[1] - 8, true);
+    expect(() => loadBundle(short, { verify: 'trusted' })).toThrow(/layout of \d+ words/);
+  });
+
+  it('full verification rejects out-of-order packed ranges and sparse ids behind a valid checksum', () => {
+    const first = defaults[0] as Ruleset;
+    const withNotes = compileBundle([{ ...first, defaultOff: 'a' }, { ...first, name: 'Second', defaultOff: 'b' }, ...defaults.slice(1)]);
+    expect(() => loadBundle(reseal(withNotes.slice()))).not.toThrow();
+    const NoteOwner = 9;
+    expect(columnAt(withNotes, NoteOwner)[0]).toBe(2);
+    expect(() => loadBundle(reseal(setField(withNotes.slice(), NoteOwner, 1, 0)))).toThrow(/sparse ruleset ids out of order/);
+    const RsRuleStart = 13;
+    const highest = 2 ** columnAt(bundle, RsRuleStart)[1] - 1; // above every later start
+    expect(() => loadBundle(reseal(setField(bundle.slice(), RsRuleStart, 0, highest)))).toThrow(/ruleset ranges out of order/);
+    expect(() => loadBundle(reseal(setField(bundle.slice(), RsRuleStart, defaults.length, 0)))).toThrow(/ruleset ranges/);
   });
 
   it('trusted loading skips only the checksum and cross-reference scans', () => {
@@ -118,6 +186,19 @@ describe('compiled bundle', () => {
     expect(() => loadBundle(flipped)).toThrow(/checksum/);
     expect(() => loadBundle(flipped, { verify: 'trusted' })).not.toThrow();
     expect(() => loadBundle(bundle.subarray(0, 100), { verify: 'trusted' })).toThrow(/truncated/);
+  });
+
+  it('matches labels too long for the record length field through their pool header', () => {
+    const long = 'a'.repeat(130);
+    const make = (name: string, host: string): Ruleset => ({ name, targets: [{ host }], rules: [{ from: '^http:', to: 'https:' }], exclusions: [], secureCookies: [], tests: [] });
+    const engine = loadBundle(compileBundle([make('Long', `${long}.example.com`), make('Longer', `${long}b.example.com`), make('Short', 'a.example.com'), make('Wild', `${long}.*.example.org`)]));
+    expect(engine.rewriteWithRuleset(`http://${long}.example.com/`).ruleset).toBe('Long');
+    expect(engine.rewriteWithRuleset(`http://${long}b.example.com/`).ruleset).toBe('Longer');
+    expect(engine.rewrite(`http://${long}c.example.com/`)).toBeNull();
+    expect(engine.rewrite(`http://${long.slice(1)}.example.com/`)).toBeNull();
+    expect(engine.rewriteWithRuleset(`http://${long}.x.example.org/`).ruleset).toBe('Wild');
+    expect(engine.ruleset(1).targets).toEqual([{ host: `${long}b.example.com` }]);
+    expect(engine.ruleset(3).targets).toEqual([{ host: `${long}.*.example.org` }]);
   });
 
   it('loads from an unaligned copy of the bytes', () => {

@@ -8,22 +8,30 @@
  * probing once per label, straight over the URL string. Only occupied slots have a record:
  * an occupancy bitmap with per-block ranks maps a slot to its record, so empty slots cost 2 bits.
  */
+import { MAX_PACKED_BITS } from './packed-array.js';
+
 export const MAGIC = 'HTTPSFY\0';
-export const FORMAT_VERSION = 4;
+export const FORMAT_VERSION = 5;
 export const HEADER_BYTES = 40;
 export const NONE = 0xffffffff;
 
 export const enum Section {
-  /** Per-bundle widths of the host index (LayoutField order), checked at every load. */
+  /**
+   * Per-bundle widths, checked at every load: the host index (LayoutField order), then a
+   * (count, bits) pair for each packed column, RsFlags through CookieName in section order.
+   */
   Layout,
-  /** Host labels, each a varint byte length then raw UTF-8 (compared byte-wise while matching). */
+  /**
+   * Host labels, each a varint byte length then its UTF-8 coded with LabelDictionary (see
+   * string-dictionary.ts); compared while expanding, so a lookup allocates nothing.
+   */
   Labels,
   /** Per 32 slots: the number of occupied slots before the block, then the occupancy bits. */
   Occupancy,
   /**
    * Two words per occupied slot, in slot order. Word 0: parent slot (root: ROOT_PARENT of the
    * layout) in the low `parentBits`, ruleset ref low bits above. Word 1: ref high bits, label id,
-   * star bit (the node has a `*` child), label length (LONG: read it from the pool) on top.
+   * star bit (the node has a `*` child), expanded label length (all-ones: long, see Labels) on top.
    */
   Nodes,
   RefList,
@@ -31,7 +39,9 @@ export const enum Section {
   Dictionary,
   /** Cold strings, each a varint encoded length then dictionary-coded bytes; id = byte offset. */
   StrBytes,
+  /** From here to CookieName every section is a packed column (see packed-array.ts). */
   RsFlags,
+  /** Cold-string ids (StrBytes offsets), as are Note, Platform, RuleFrom, RuleTo, ExclPattern, Cookie*. */
   RsName,
   /** Sparse: ruleset ids (ascending) that have a default_off note, and the notes. */
   NoteOwner,
@@ -39,6 +49,7 @@ export const enum Section {
   /** Sparse: ruleset ids (ascending) that have a platform, and the platforms. */
   PlatformOwner,
   Platform,
+  /** Per ruleset (n + 1 entries): first rule, exclusion and cookie; ruleset i owns [s[i], s[i+1]). */
   RsRuleStart,
   RsExclStart,
   RsCookieStart,
@@ -48,13 +59,51 @@ export const enum Section {
   ExclPattern,
   CookieHost,
   CookieName,
+  /** Dictionary of the host-label codes, laid out as Dictionary. */
+  LabelDictionary,
   Count,
 }
 
 /** Element size of each section, in bytes (1: Uint8Array, 4: Uint32Array). */
 export const SECTION_ELEMENT_BYTES: readonly number[] = [
-  4, 1, 4, 4, 4, 1, 1, 1, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1, 4, 4, 4,
+  4, 1, 4, 4, 4, 1, 1, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1,
 ];
+
+export const FIRST_PACKED = Section.RsFlags;
+export const PACKED_COUNT = Section.CookieName - Section.RsFlags + 1;
+
+/** Element count and field width of one packed column. */
+export interface PackedColumn {
+  count: number;
+  bits: number;
+}
+
+/**
+ * Reads the packed-column table of the Layout section and checks that the counts agree with
+ * each other and with the ruleset count (all O(1), so even trusted bytes get it: the matcher
+ * indexes one column by another's positions). Returns an error message when they do not.
+ */
+export function packedColumns(layout: ArrayLike<number>, rulesetCount: number): PackedColumn[] | string {
+  if (layout.length !== LayoutField.Count + 2 * PACKED_COUNT) return `layout of ${layout.length} words`;
+  const columns: PackedColumn[] = [];
+  for (let k = 0; k < PACKED_COUNT; k++) {
+    const count = layout[LayoutField.Count + 2 * k] as number;
+    const bits = layout[LayoutField.Count + 2 * k + 1] as number;
+    // Field positions are computed with 32-bit shifts, so the bit stream stays below 2^32.
+    if (bits < 1 || bits > MAX_PACKED_BITS || count * bits >= 2 ** 32) return `column ${FIRST_PACKED + k} of ${count} fields of ${bits} bits`;
+    columns.push({ count, bits });
+  }
+  const count = (s: Section): number => (columns[s - FIRST_PACKED] as PackedColumn).count;
+  const n = rulesetCount;
+  if (count(Section.RsFlags) !== n || count(Section.RsName) !== n) return 'ruleset columns do not match the ruleset count';
+  if (count(Section.RsRuleStart) !== n + 1 || count(Section.RsExclStart) !== n + 1 || count(Section.RsCookieStart) !== n + 1) return 'ruleset ranges do not match the ruleset count';
+  if (count(Section.Note) !== count(Section.NoteOwner) || count(Section.Platform) !== count(Section.PlatformOwner) || count(Section.NoteOwner) > n || count(Section.PlatformOwner) > n) {
+    return 'sparse ruleset columns of different lengths';
+  }
+  if (count(Section.RuleTo) !== count(Section.RuleFrom) || count(Section.RuleKind) !== count(Section.RuleFrom)) return 'rule columns of different lengths';
+  if (count(Section.CookieName) !== count(Section.CookieHost)) return 'cookie columns of different lengths';
+  return columns;
+}
 
 /** Words of the Layout section. */
 export const enum LayoutField {
@@ -68,7 +117,10 @@ export const enum LayoutField {
   RefBits,
   /** Width of the label id (a byte offset into Labels). */
   LabelBits,
-  /** Width of the label-length pre-check (its all-ones value: read the length from the pool). */
+  /**
+   * Width of the label's expanded (UTF-8) length, a pre-check before expanding it; its all-ones
+   * value means "longer: compare to the end of the expansion".
+   */
   LengthBits,
   /** 1 when the root has a `*` child (a `*` target or `*.tld`). */
   RootStar,
@@ -93,7 +145,7 @@ export const enum RuleKind {
 }
 
 export const NODE_STRIDE = 2;
-/** Longest label-length pre-check field: labels of 127 bytes or more read the pool. */
+/** Widest label-length field: labels of 127 bytes or more carry a header in the pool. */
 export const MAX_LENGTH_BITS = 7;
 
 /**

@@ -1,5 +1,6 @@
-import { checksum, FORMAT_VERSION, HEADER_BYTES, MAGIC, NODE_STRIDE, nodeLayout, popcount, readLength, Section, SECTION_ELEMENT_BYTES, type NodeLayout } from './format.js';
-import { MAX_ENTRIES } from './string-dictionary.js';
+import { checksum, FIRST_PACKED, FORMAT_VERSION, HEADER_BYTES, MAGIC, NODE_STRIDE, nodeLayout, PACKED_COUNT, packedColumns, popcount, readLength, Section, SECTION_ELEMENT_BYTES, type NodeLayout } from './format.js';
+import { PackedArray, packedWords } from './packed-array.js';
+import { readDictionary } from './string-dictionary.js';
 
 export class BundleError extends Error {
   override readonly name = 'BundleError';
@@ -19,6 +20,8 @@ export interface BundleSections {
   layout: NodeLayout;
   u8: Uint8Array[];
   u32: Uint32Array[];
+  /** The packed columns (RsFlags through CookieName), indexed by Section. */
+  packed: PackedArray[];
 }
 
 /** Reads and checks the fixed header; throws BundleError for anything that is not a whole bundle. */
@@ -73,8 +76,18 @@ export function readBundleSections(input: Uint8Array, verify: BundleVerification
   const slotBlocks = 2 ** layout.slotBits / 32;
   expectLength('host table occupancy', (u32[Section.Occupancy] as Uint32Array).length, slotBlocks * 2);
   expectLength('host index nodes', (u32[Section.Nodes] as Uint32Array).length, layout.nodeCount * NODE_STRIDE);
-  if (verify === 'full') checkCrossReferences(header.rulesetCount, layout, u8, u32);
-  return { header, layout, u8, u32 };
+  const columns = packedColumns(u32[Section.Layout] as Uint32Array, header.rulesetCount);
+  if (typeof columns === 'string') throw new BundleError(`corrupt bundle: column layout: ${columns}`);
+  const packed: PackedArray[] = [];
+  for (let k = 0; k < PACKED_COUNT; k++) {
+    const { count, bits } = columns[k] as { count: number; bits: number };
+    const words = u32[FIRST_PACKED + k] as Uint32Array;
+    // Every index below the count then reads inside the section.
+    expectLength(`column ${FIRST_PACKED + k}`, words.length, packedWords(count, bits));
+    packed[FIRST_PACKED + k] = new PackedArray(words, bits, count);
+  }
+  if (verify === 'full') checkCrossReferences(header.rulesetCount, layout, u8, u32, packed);
+  return { header, layout, u8, u32, packed };
 }
 
 function expectLength(name: string, actual: number, expected: number): void {
@@ -89,18 +102,15 @@ function expectLength(name: string, actual: number, expected: number): void {
  * and that walk stops after MAX_LABELS steps, so a parent loop can only garble a target.
  * Out-of-range string reads cannot escape the typed arrays in JavaScript; they only garble text.
  */
-function checkCrossReferences(n: number, layout: NodeLayout, u8: Uint8Array[], u32: Uint32Array[]): void {
-  expectLength('ruleset flags', (u8[Section.RsFlags] as Uint8Array).length, n);
-  expectLength('ruleset names', (u32[Section.RsName] as Uint32Array).length, n);
-  for (const [owners, values] of [
-    [Section.NoteOwner, Section.Note],
-    [Section.PlatformOwner, Section.Platform],
-  ] as const) {
-    const ids = u32[owners] as Uint32Array;
-    expectLength('sparse ruleset strings', (u32[values] as Uint32Array).length, ids.length);
+function checkCrossReferences(n: number, layout: NodeLayout, u8: Uint8Array[], u32: Uint32Array[], packed: PackedArray[]): void {
+  // Column lengths agree already (packedColumns); here the values the matcher follows.
+  for (const owners of [Section.NoteOwner, Section.PlatformOwner]) {
+    const ids = packed[owners] as PackedArray;
     // Ascending and in range: the matcher binary-searches them.
-    for (let i = 0; i < ids.length; i++) {
-      if ((ids[i] as number) >= n || (i > 0 && (ids[i] as number) <= (ids[i - 1] as number))) throw new BundleError('corrupt bundle: sparse ruleset ids out of order');
+    for (let i = 0, previous = -1; i < ids.length; i++) {
+      const id = ids.get(i);
+      if (id >= n || id <= previous) throw new BundleError('corrupt bundle: sparse ruleset ids out of order');
+      previous = id;
     }
   }
   const ranges: [Section, Section][] = [
@@ -109,21 +119,17 @@ function checkCrossReferences(n: number, layout: NodeLayout, u8: Uint8Array[], u
     [Section.RsCookieStart, Section.CookieHost],
   ];
   for (const [startSection, itemSection] of ranges) {
-    const starts = u32[startSection] as Uint32Array;
-    expectLength('ruleset ranges', starts.length, n + 1);
+    const starts = packed[startSection] as PackedArray;
     let previous = 0;
     for (let i = 0; i <= n; i++) {
-      const v = starts[i] as number;
+      const v = starts.get(i);
       if (v < previous) throw new BundleError('corrupt bundle: ruleset ranges out of order');
       previous = v;
     }
-    if (previous !== (u32[itemSection] as Uint32Array).length) throw new BundleError('corrupt bundle: ruleset ranges do not cover their items');
+    if (previous !== (packed[itemSection] as PackedArray).length) throw new BundleError('corrupt bundle: ruleset ranges do not cover their items');
   }
-  const rules = (u32[Section.RuleFrom] as Uint32Array).length;
-  expectLength('rule targets', (u32[Section.RuleTo] as Uint32Array).length, rules);
-  expectLength('rule kinds', (u8[Section.RuleKind] as Uint8Array).length, rules);
-  expectLength('cookie names', (u32[Section.CookieName] as Uint32Array).length, (u32[Section.CookieHost] as Uint32Array).length);
   checkDictionary(u8[Section.Dictionary] as Uint8Array);
+  checkDictionary(u8[Section.LabelDictionary] as Uint8Array);
 
   const occupancy = u32[Section.Occupancy] as Uint32Array;
   const records = u32[Section.Nodes] as Uint32Array;
@@ -148,7 +154,8 @@ function checkCrossReferences(n: number, layout: NodeLayout, u8: Uint8Array[], u
     if (parent !== rootParent && (parent >= slotCount || (((occupancy[(parent >>> 5) * 2 + 1] as number) >>> (parent & 31)) & 1) === 0)) {
       throw new BundleError('corrupt bundle: node parent is not a node');
     }
-    if (((hi >>> labelShift) & labelMask) >= labels.length) throw new BundleError('corrupt bundle: node label out of range');
+    // An empty label may sit at the very end of the pool.
+    if (((hi >>> labelShift) & labelMask) > labels.length) throw new BundleError('corrupt bundle: node label out of range');
     const ref = (lo >>> parentBits) + (hi & refHighMask) * refHighScale;
     if (ref > n) {
       const at = ref - n - 1;
@@ -159,11 +166,7 @@ function checkCrossReferences(n: number, layout: NodeLayout, u8: Uint8Array[], u
   }
 }
 
-function checkDictionary(dictionary: Uint8Array): void {
-  let entries = 0;
-  for (let at = 0; at < dictionary.length; entries++) {
-    const meta = readLength(dictionary, at);
-    at += (meta & 7) + (meta >>> 3);
-    if (at > dictionary.length || entries >= MAX_ENTRIES) throw new BundleError('corrupt bundle: string dictionary');
-  }
+function checkDictionary(section: Uint8Array): void {
+  const table = readDictionary(section);
+  if (typeof table === 'string') throw new BundleError(`corrupt bundle: string dictionary: ${table}`);
 }

@@ -7,17 +7,20 @@ import {
   HEADER_BYTES,
   hashStep,
   LABEL_HASH_SEED,
-  LayoutField,
   MAGIC,
   MAX_LENGTH_BITS,
   NODE_STRIDE,
   nodeLayout,
+  type NodeLayout,
   RuleKind,
   RulesetFlag,
   Section,
   SECTION_ELEMENT_BYTES,
   slotHash,
+  FIRST_PACKED,
+  PACKED_COUNT,
 } from './format.js';
+import { pack } from './packed-array.js';
 import { codeStrings } from './string-dictionary.js';
 
 export interface CompileOptions {
@@ -36,9 +39,12 @@ function varint(n: number): number[] {
   return header;
 }
 
-/** Lays out byte strings as varint length + bytes; returns the pool and each string's offset. */
-function pool(strings: readonly Uint8Array[]): { bytes: Uint8Array; offsets: number[] } {
-  const headers = strings.map((s) => varint(s.length));
+/**
+ * Lays out byte strings as varint length + bytes (only those with `headed(i)`, by default all);
+ * returns the pool and each string's offset.
+ */
+function pool(strings: readonly Uint8Array[], headed: (i: number) => boolean = () => true): { bytes: Uint8Array; offsets: number[] } {
+  const headers = strings.map((s, i) => (headed(i) ? varint(s.length) : []));
   let size = 0;
   for (let i = 0; i < strings.length; i++) size += (headers[i] as number[]).length + (strings[i] as Uint8Array).length;
   const bytes = new Uint8Array(size);
@@ -130,6 +136,24 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   const cookieHost: number[] = [];
   const cookieName: number[] = [];
 
+  // Cold strings are laid out in first-use order and every column is as wide as its largest
+  // offset, so intern the columns with few distinct strings first (narrow offsets for them);
+  // the ruleset names, one per ruleset, come last.
+  for (const rs of rulesets) if (rs.platform !== undefined) strings.id(rs.platform);
+  for (const rs of rulesets) if (rs.defaultOff !== undefined) strings.id(rs.defaultOff);
+  for (const rs of rulesets) {
+    for (const cookie of rs.secureCookies) {
+      strings.id(cookie.host);
+      strings.id(cookie.name);
+    }
+  }
+  for (const rs of rulesets) for (const exclusion of rs.exclusions) strings.id(exclusion.pattern);
+  for (const rs of rulesets) {
+    for (const rule of rs.rules) {
+      strings.id(rule.from);
+      strings.id(rule.to);
+    }
+  }
   rulesets.forEach((rs, id) => {
     rsName[id] = strings.id(rs.name);
     if (rs.defaultOff !== undefined) {
@@ -177,21 +201,23 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   // Cold strings: dictionary-coded; the dense indexes handed out above become byte offsets.
   const coded = codeStrings(strings.strings);
   const strPool = pool(coded.coded);
-  const dictionary = pool(coded.dictionary).bytes;
   const toOffset = (ids: ArrayLike<number>): Uint32Array => Uint32Array.from(ids, (i) => strPool.offsets[i] as number);
 
-  // Host labels: raw, deduplicated, in first-use order.
+  // Host labels: deduplicated, in first-use order, coded with a dictionary of their own (label
+  // text has other repeats than regexes); the matcher compares them while expanding.
   const encoder = new TextEncoder();
   const labelIds = new Map<string, number>();
+  const labelStrings: string[] = [];
   const labelBytes: Uint8Array[] = [];
   for (let id = 1; id < nodes.length; id++) {
     const label = (nodes[id] as TrieNode).label;
     if (!labelIds.has(label)) {
       labelIds.set(label, labelBytes.length);
+      labelStrings.push(label);
       labelBytes.push(encoder.encode(label));
     }
   }
-  const labels = pool(labelBytes);
+  const codedLabels = codeStrings(labelStrings);
 
   // Host table: linear probing at load <= 1/2 (an empty slot costs 2 bits, so short probe runs
   // are cheap). A node is keyed by its parent's slot, known because parents are placed first.
@@ -235,14 +261,25 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
     refList.push(node.rulesets.length, ...node.rulesets);
     return n + 1 + at;
   });
+  // A record keeps its label's expanded length, which also says where the coded label ends, so
+  // only labels too long for the field (all-ones: "long") carry a varint header in the pool. The
+  // field takes what word 1 has left, up to MAX_LENGTH_BITS; fewer bits mean more headers, a
+  // longer pool and maybe a wider label id, so narrow it until the record fits.
   const lengths = labelBytes.map((b) => b.length);
-  const layoutWords = [nodeCount, slotBits, parentBits, bitsFor(n + refList.length), bitsFor(Math.max(1, labels.bytes.length - 1)), 0, nodes[0]?.hasStarChild === true ? 1 : 0];
-  // The label-length pre-check gets whatever bits word 1 has left, up to MAX_LENGTH_BITS.
-  const probe = nodeLayout(layoutWords);
-  if (typeof probe === 'string') throw new Error(`host index does not fit a bundle: ${probe}`);
-  layoutWords[LayoutField.LengthBits] = Math.max(0, Math.min(MAX_LENGTH_BITS, 32 - probe.lengthShift, bitsFor(Math.max(...lengths, 1) + 1)));
-  const layout = nodeLayout(layoutWords);
-  if (typeof layout === 'string') throw new Error(`host index does not fit a bundle: ${layout}`);
+  let lengthBits = Math.min(MAX_LENGTH_BITS, bitsFor(Math.max(...lengths, 1) + 1));
+  let labels: { bytes: Uint8Array; offsets: number[] };
+  let layoutWords: number[];
+  let layout: NodeLayout | string;
+  for (;;) {
+    const long = 2 ** lengthBits - 1;
+    labels = pool(codedLabels.coded, (i) => (lengths[i] as number) >= long);
+    // Ids go up to the pool length: an empty label may sit at its very end.
+    layoutWords = [nodeCount, slotBits, parentBits, bitsFor(n + refList.length), bitsFor(Math.max(1, labels.bytes.length)), lengthBits, nodes[0]?.hasStarChild === true ? 1 : 0];
+    layout = nodeLayout(layoutWords);
+    if (typeof layout !== 'string') break;
+    if (lengthBits === 0) throw new Error(`host index does not fit a bundle: ${layout}`);
+    lengthBits--;
+  }
   const records = new Uint32Array(nodeCount * NODE_STRIDE);
   const long = layout.lengthMask;
   rank = 0;
@@ -263,29 +300,41 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
     rank++;
   }
 
+  // Columns: each packed at the width its largest value needs; (count, bits) go in the Layout.
+  const columns: ArrayLike<number>[] = [];
+  columns[Section.RsFlags] = rsFlags;
+  columns[Section.RsName] = toOffset(rsName);
+  columns[Section.NoteOwner] = noteOwner;
+  columns[Section.Note] = toOffset(note);
+  columns[Section.PlatformOwner] = platformOwner;
+  columns[Section.Platform] = toOffset(platform);
+  columns[Section.RsRuleStart] = rsRuleStart;
+  columns[Section.RsExclStart] = rsExclStart;
+  columns[Section.RsCookieStart] = rsCookieStart;
+  columns[Section.RuleFrom] = toOffset(ruleFrom);
+  columns[Section.RuleTo] = toOffset(ruleTo);
+  columns[Section.RuleKind] = ruleKind;
+  columns[Section.ExclPattern] = toOffset(exclPattern);
+  columns[Section.CookieHost] = toOffset(cookieHost);
+  columns[Section.CookieName] = toOffset(cookieName);
+
   const sections: ArrayBufferView[] = [];
+  for (let k = 0; k < PACKED_COUNT; k++) {
+    const values = columns[FIRST_PACKED + k] as ArrayLike<number>;
+    let max = 0;
+    for (let i = 0; i < values.length; i++) max = Math.max(max, values[i] as number);
+    const bits = bitsFor(max);
+    layoutWords.push(values.length, bits);
+    sections[FIRST_PACKED + k] = pack(values, bits);
+  }
   sections[Section.Layout] = Uint32Array.from(layoutWords);
   sections[Section.Labels] = labels.bytes;
+  sections[Section.LabelDictionary] = codedLabels.dictionary;
   sections[Section.Occupancy] = occupancy;
   sections[Section.Nodes] = records;
   sections[Section.RefList] = Uint32Array.from(refList);
-  sections[Section.Dictionary] = dictionary;
+  sections[Section.Dictionary] = coded.dictionary;
   sections[Section.StrBytes] = strPool.bytes;
-  sections[Section.RsFlags] = rsFlags;
-  sections[Section.RsName] = toOffset(rsName);
-  sections[Section.NoteOwner] = Uint32Array.from(noteOwner);
-  sections[Section.Note] = toOffset(note);
-  sections[Section.PlatformOwner] = Uint32Array.from(platformOwner);
-  sections[Section.Platform] = toOffset(platform);
-  sections[Section.RsRuleStart] = rsRuleStart;
-  sections[Section.RsExclStart] = rsExclStart;
-  sections[Section.RsCookieStart] = rsCookieStart;
-  sections[Section.RuleFrom] = toOffset(ruleFrom);
-  sections[Section.RuleTo] = toOffset(ruleTo);
-  sections[Section.RuleKind] = Uint8Array.from(ruleKind);
-  sections[Section.ExclPattern] = toOffset(exclPattern);
-  sections[Section.CookieHost] = toOffset(cookieHost);
-  sections[Section.CookieName] = toOffset(cookieName);
   return assemble(sections, options.timestamp ?? 0, n);
 }
 

@@ -1,6 +1,7 @@
 import type { Ruleset } from '../model/ruleset.js';
 import { hashStep, LABEL_HASH_SEED, NODE_STRIDE, NONE, popcount, readLength, RuleKind, RulesetFlag, Section, slotHash } from '../bundle/format.js';
-import { expand, expandedLength } from '../bundle/string-dictionary.js';
+import type { PackedArray } from '../bundle/packed-array.js';
+import { ESCAPE, expand, expandedLength, readDictionary } from '../bundle/string-dictionary.js';
 import { literalPrefix } from '../regex/literal-prefix.js';
 import { readBundleSections, type BundleHeader, type BundleVerification } from '../bundle/read.js';
 import { canonicalAuthority, canonicalTail, newNormalizedUrl, normalizeUrl, normalizeWithParser, restoreCredentials, type NormalizedUrl } from '../url/normalize.js';
@@ -50,6 +51,11 @@ export class Engine {
   private readonly strBytes: Uint8Array;
   private readonly dictionaryBytes: Uint8Array;
   private readonly labels: Uint8Array;
+  /** The label dictionary section, and where each byte's entry lies in it (length 0: a literal). */
+  private readonly labelDictionary: Uint8Array;
+  /** Per byte: its entry's offset << 8 | its length (1..255); 0 for a literal byte. */
+  private readonly labelEntry = new Int32Array(256);
+  private readonly labelEntries: (Uint8Array | undefined)[];
   /** Per 32 host-table slots: occupied slots before the block, occupancy bits. */
   private readonly occupancy: Uint32Array;
   private readonly slotMask: number;
@@ -68,24 +74,26 @@ export class Engine {
   private readonly lengthShift: number;
   private readonly lengthMask: number;
   private readonly refList: Uint32Array;
-  private readonly rsFlags: Uint8Array;
-  private readonly rsName: Uint32Array;
-  private readonly noteOwner: Uint32Array;
-  private readonly note: Uint32Array;
-  private readonly platformOwner: Uint32Array;
-  private readonly platform: Uint32Array;
-  private readonly rsRuleStart: Uint32Array;
-  private readonly rsExclStart: Uint32Array;
-  private readonly rsCookieStart: Uint32Array;
-  private readonly ruleFrom: Uint32Array;
-  private readonly ruleTo: Uint32Array;
-  private readonly ruleKind: Uint8Array;
-  private readonly exclPattern: Uint32Array;
-  private readonly cookieHost: Uint32Array;
-  private readonly cookieName: Uint32Array;
+  private readonly rsFlags: PackedArray;
+  private readonly rsName: PackedArray;
+  private readonly noteOwner: PackedArray;
+  private readonly note: PackedArray;
+  private readonly platformOwner: PackedArray;
+  private readonly platform: PackedArray;
+  private readonly rsRuleStart: PackedArray;
+  private readonly rsExclStart: PackedArray;
+  private readonly rsCookieStart: PackedArray;
+  private readonly ruleFrom: PackedArray;
+  private readonly ruleTo: PackedArray;
+  private readonly ruleKind: PackedArray;
+  private readonly exclPattern: PackedArray;
+  private readonly cookieHost: PackedArray;
+  private readonly cookieName: PackedArray;
 
   /** 1 where the ruleset is active now (defaults, mixed-content switch and user overrides). */
   private readonly active: Uint8Array;
+  /** 1 where RulesetFlag.TrivialOnly is set. */
+  private readonly trivialOnly: Uint8Array;
   private readonly overrides = new Map<string, boolean>();
   private mixedContent: boolean;
   private namesToIds: Map<string, number[]> | null = null;
@@ -95,7 +103,7 @@ export class Engine {
   private readonly strings = new Map<number, string>();
   private readonly labelStrings = new Map<number, string>();
   /** Dictionary entries (views into the bundle) and a scratch buffer to expand strings into. */
-  private dictionary: Uint8Array[] | null = null;
+  private dictionary: (Uint8Array | undefined)[] | null = null;
   private expanded = new Uint8Array(256);
   private readonly regexes = new Map<number, RegExp | null>();
   private readonly regexCacheSize: number;
@@ -119,12 +127,19 @@ export class Engine {
   private lastRuleset = -1;
 
   constructor(bundle: Uint8Array, options: EngineOptions = {}) {
-    const { header, layout, u8, u32 } = readBundleSections(bundle, options.verify);
+    const { header, layout, u8, u32, packed } = readBundleSections(bundle, options.verify);
     this.header = header;
     this.rulesetCount = header.rulesetCount;
     this.strBytes = u8[Section.StrBytes] as Uint8Array;
     this.dictionaryBytes = u8[Section.Dictionary] as Uint8Array;
     this.labels = u8[Section.Labels] as Uint8Array;
+    this.labelDictionary = u8[Section.LabelDictionary] as Uint8Array;
+    // At most 255 entries: O(1) even for trusted loads.
+    this.labelEntries = dictionaryTable(this.labelDictionary);
+    this.labelEntries.forEach((entry, b) => {
+      if (entry === undefined) return;
+      this.labelEntry[b] = ((entry.byteOffset - this.labelDictionary.byteOffset) << 8) | entry.length;
+    });
     this.occupancy = u32[Section.Occupancy] as Uint32Array;
     this.slotMask = 2 ** layout.slotBits - 1;
     this.nodes = u32[Section.Nodes] as Uint32Array;
@@ -140,24 +155,25 @@ export class Engine {
     this.lengthShift = layout.lengthShift;
     this.lengthMask = layout.lengthMask;
     this.refList = u32[Section.RefList] as Uint32Array;
-    this.rsFlags = u8[Section.RsFlags] as Uint8Array;
-    this.rsName = u32[Section.RsName] as Uint32Array;
-    this.noteOwner = u32[Section.NoteOwner] as Uint32Array;
-    this.note = u32[Section.Note] as Uint32Array;
-    this.platformOwner = u32[Section.PlatformOwner] as Uint32Array;
-    this.platform = u32[Section.Platform] as Uint32Array;
-    this.rsRuleStart = u32[Section.RsRuleStart] as Uint32Array;
-    this.rsExclStart = u32[Section.RsExclStart] as Uint32Array;
-    this.rsCookieStart = u32[Section.RsCookieStart] as Uint32Array;
-    this.ruleFrom = u32[Section.RuleFrom] as Uint32Array;
-    this.ruleTo = u32[Section.RuleTo] as Uint32Array;
-    this.ruleKind = u8[Section.RuleKind] as Uint8Array;
-    this.exclPattern = u32[Section.ExclPattern] as Uint32Array;
-    this.cookieHost = u32[Section.CookieHost] as Uint32Array;
-    this.cookieName = u32[Section.CookieName] as Uint32Array;
+    this.rsFlags = packed[Section.RsFlags] as PackedArray;
+    this.rsName = packed[Section.RsName] as PackedArray;
+    this.noteOwner = packed[Section.NoteOwner] as PackedArray;
+    this.note = packed[Section.Note] as PackedArray;
+    this.platformOwner = packed[Section.PlatformOwner] as PackedArray;
+    this.platform = packed[Section.Platform] as PackedArray;
+    this.rsRuleStart = packed[Section.RsRuleStart] as PackedArray;
+    this.rsExclStart = packed[Section.RsExclStart] as PackedArray;
+    this.rsCookieStart = packed[Section.RsCookieStart] as PackedArray;
+    this.ruleFrom = packed[Section.RuleFrom] as PackedArray;
+    this.ruleTo = packed[Section.RuleTo] as PackedArray;
+    this.ruleKind = packed[Section.RuleKind] as PackedArray;
+    this.exclPattern = packed[Section.ExclPattern] as PackedArray;
+    this.cookieHost = packed[Section.CookieHost] as PackedArray;
+    this.cookieName = packed[Section.CookieName] as PackedArray;
     this.mixedContent = options.mixedContent === true;
     this.regexCacheSize = Math.max(1, options.regexCacheSize ?? 2048);
     this.active = new Uint8Array(this.rulesetCount);
+    this.trivialOnly = new Uint8Array(this.rulesetCount);
     this.recomputeActive();
   }
 
@@ -233,7 +249,7 @@ export class Engine {
   }
 
   rulesetName(id: number): string {
-    return this.str(this.rsName[id] as number);
+    return this.str(this.rsName.get(id));
   }
 
   rulesetIdsByName(name: string): number[] {
@@ -255,7 +271,7 @@ export class Engine {
 
   /** Whether the ruleset is on before any user override. */
   isDefaultActive(id: number): boolean {
-    const flags = this.rsFlags[id] as number;
+    const flags = this.rsFlags.get(id);
     return (flags & RulesetFlag.DefaultOn) !== 0 || (this.mixedContent && (flags & RulesetFlag.MixedContent) !== 0);
   }
 
@@ -284,9 +300,9 @@ export class Engine {
     const platform = sparseLookup(this.platformOwner, this.platform, id);
     if (platform !== NONE) rs.platform = this.str(platform);
     for (const host of this.targetsOf(id)) rs.targets.push({ host });
-    for (let r = this.rsRuleStart[id] as number; r < (this.rsRuleStart[id + 1] as number); r++) rs.rules.push({ from: this.str(this.ruleFrom[r] as number), to: this.str(this.ruleTo[r] as number) });
-    for (let e = this.rsExclStart[id] as number; e < (this.rsExclStart[id + 1] as number); e++) rs.exclusions.push({ pattern: this.str(this.exclPattern[e] as number) });
-    for (let c = this.rsCookieStart[id] as number; c < (this.rsCookieStart[id + 1] as number); c++) rs.secureCookies.push({ host: this.str(this.cookieHost[c] as number), name: this.str(this.cookieName[c] as number) });
+    for (let r = this.rsRuleStart.get(id); r < this.rsRuleStart.get(id + 1); r++) rs.rules.push({ from: this.str(this.ruleFrom.get(r)), to: this.str(this.ruleTo.get(r)) });
+    for (let e = this.rsExclStart.get(id); e < this.rsExclStart.get(id + 1); e++) rs.exclusions.push({ pattern: this.str(this.exclPattern.get(e)) });
+    for (let c = this.rsCookieStart.get(id); c < this.rsCookieStart.get(id + 1); c++) rs.secureCookies.push({ host: this.str(this.cookieHost.get(c)), name: this.str(this.cookieName.get(c)) });
     return rs;
   }
 
@@ -305,7 +321,7 @@ export class Engine {
 
   /** Whether the ruleset's only rule is the trivial one with no exclusion. */
   isTrivialOnly(id: number): boolean {
-    return ((this.rsFlags[id] as number) & RulesetFlag.TrivialOnly) !== 0;
+    return (this.rsFlags.get(id) & RulesetFlag.TrivialOnly) !== 0;
   }
 
   /**
@@ -322,9 +338,9 @@ export class Engine {
     if (!normalizeUrl(`http://${host}${COOKIE_PROBE_PATH}`, probe)) return false;
     if (!ids.some((id) => this.applyRuleset(id, probe.href) !== null)) return false;
     for (const id of ids) {
-      for (let c = this.rsCookieStart[id] as number; c < (this.rsCookieStart[id + 1] as number); c++) {
-        const hostRe = this.regex(this.cookieHost[c] as number);
-        const nameRe = this.regex(this.cookieName[c] as number);
+      for (let c = this.rsCookieStart.get(id); c < this.rsCookieStart.get(id + 1); c++) {
+        const hostRe = this.regex(this.cookieHost.get(c));
+        const nameRe = this.regex(this.cookieName.get(c));
         if (hostRe !== null && nameRe !== null && hostRe.test(cookie.domain) && nameRe.test(cookie.name)) return true;
       }
     }
@@ -370,14 +386,14 @@ export class Engine {
 
   /** One ruleset's `apply`: exclusions veto, then the first rule that changes the URL wins. */
   private applyRuleset(id: number, href: string): string | null {
-    if (((this.rsFlags[id] as number) & RulesetFlag.TrivialOnly) !== 0) return upgradeHttp(href);
-    for (let e = this.rsExclStart[id] as number; e < (this.rsExclStart[id + 1] as number); e++) {
-      const pattern = this.exclPattern[e] as number;
+    if (this.trivialOnly[id] === 1) return upgradeHttp(href);
+    for (let e = this.rsExclStart.get(id), end = this.rsExclStart.get(id + 1); e < end; e++) {
+      const pattern = this.exclPattern.get(e);
       if (!href.startsWith(this.prefix(pattern))) continue;
       const re = this.regex(pattern);
       if (re !== null && re.test(href)) return null;
     }
-    for (let r = this.rsRuleStart[id] as number; r < (this.rsRuleStart[id + 1] as number); r++) {
+    for (let r = this.rsRuleStart.get(id), end = this.rsRuleStart.get(id + 1); r < end; r++) {
       const out = this.applyRule(r, href);
       if (out !== null) return out;
     }
@@ -386,37 +402,37 @@ export class Engine {
 
   /** A rule's result when it changes `href`, else null. */
   private applyRule(r: number, href: string): string | null {
-    const kind = this.ruleKind[r] as number;
+    const kind = this.ruleKind.get(r);
     if (kind === RuleKind.Trivial) return upgradeHttp(href);
-    const from = this.ruleFrom[r] as number;
+    const from = this.ruleFrom.get(r);
     const prefix = this.prefix(from);
     if (!href.startsWith(prefix)) return null;
     let out: string;
     if (kind === RuleKind.Literal) {
-      out = this.str(this.ruleTo[r] as number) + href.slice(prefix.length);
+      out = this.str(this.ruleTo.get(r)) + href.slice(prefix.length);
     } else {
       const re = this.regex(from);
       if (re === null) return null;
-      out = href.replace(re, this.str(this.ruleTo[r] as number));
+      out = href.replace(re, this.str(this.ruleTo.get(r)));
     }
     return out === href ? null : out;
   }
 
   private describeApply(id: number, href: string, step: ExplainStep): void {
-    for (let e = this.rsExclStart[id] as number; e < (this.rsExclStart[id + 1] as number); e++) {
-      const re = this.regex(this.exclPattern[e] as number);
+    for (let e = this.rsExclStart.get(id); e < this.rsExclStart.get(id + 1); e++) {
+      const re = this.regex(this.exclPattern.get(e));
       if (re !== null && re.test(href)) {
         step.outcome = 'excluded';
-        step.exclusion = this.str(this.exclPattern[e] as number);
+        step.exclusion = this.str(this.exclPattern.get(e));
         return;
       }
     }
-    const start = this.rsRuleStart[id] as number;
-    for (let r = start; r < (this.rsRuleStart[id + 1] as number); r++) {
+    const start = this.rsRuleStart.get(id);
+    for (let r = start; r < this.rsRuleStart.get(id + 1); r++) {
       const out = this.applyRule(r, href);
       if (out !== null) {
         step.outcome = 'rewrote';
-        step.rule = { index: r - start, from: this.str(this.ruleFrom[r] as number), to: this.str(this.ruleTo[r] as number) };
+        step.rule = { index: r - start, from: this.str(this.ruleFrom.get(r)), to: this.str(this.ruleTo.get(r)) };
         step.result = out;
         return;
       }
@@ -527,17 +543,38 @@ export class Engine {
 
   /** Whether the label in record word 1 `word` is `src[start,end)`. */
   private labelEquals(word: number, src: string, start: number, end: number): boolean {
-    const length = end - start;
     // The length kept in the record rejects most mismatches without touching the label pool.
     const recorded = (word >>> this.lengthShift) & this.lengthMask;
-    if (recorded !== this.lengthMask && recorded !== length) return false;
+    const long = recorded === this.lengthMask;
+    if (!long && recorded !== end - start) return false;
     const bytes = this.labels;
-    const at = (word >>> this.labelShift) & this.labelMask;
-    const meta = readLength(bytes, at);
-    if (meta >>> 3 !== length) return false;
-    const from = at + (meta & 7);
-    for (let i = 0; i < length; i++) if (bytes[from + i] !== src.charCodeAt(start + i)) return false;
-    return true;
+    let i = (word >>> this.labelShift) & this.labelMask;
+    let stop = 0;
+    if (long) {
+      const meta = readLength(bytes, i);
+      i += meta & 7;
+      stop = i + (meta >>> 3);
+    }
+    // Expand the coded label while comparing, until the host label is used up: a short label
+    // expands to exactly the recorded length, a long one must also end where its header says.
+    const entries = this.labelEntry;
+    const dictionary = this.labelDictionary;
+    let p = start;
+    while (p < end) {
+      let b = bytes[i++] as number;
+      const entry = entries[b] as number;
+      if (entry === 0) {
+        if (b === ESCAPE) b = bytes[i++] as number;
+        if (b !== src.charCodeAt(p)) return false;
+        p++;
+        continue;
+      }
+      // Also false past the pool (undefined byte), so a corrupt trusted bundle cannot loop.
+      const length = entry & 0xff;
+      if (!(p + length <= end)) return false;
+      for (let k = entry >>> 8, last = k + length; k < last; k++, p++) if (dictionary[k] !== src.charCodeAt(p)) return false;
+    }
+    return !long || i === stop;
   }
 
   /** The ruleset ref of a record: 0 none, 1..n id + 1, above n a RefList index + n + 1. */
@@ -564,7 +601,7 @@ export class Engine {
     // A hostname has at most MAX_LABELS labels; the bound also stops a looping trusted bundle.
     for (let at = node; at >= 0 && labels.length < MAX_LABELS; ) {
       const word = this.nodes[at * NODE_STRIDE + 1] as number;
-      labels.push(this.label((word >>> this.labelShift) & this.labelMask));
+      labels.push(this.label(word));
       const parent = (this.nodes[at * NODE_STRIDE] as number) & this.parentMask;
       at = parent === this.rootParent ? -1 : this.rankOf(parent);
     }
@@ -588,7 +625,11 @@ export class Engine {
   }
 
   private recomputeActive(): void {
-    for (let id = 0; id < this.rulesetCount; id++) this.active[id] = this.isDefaultActive(id) ? 1 : 0;
+    for (let id = 0; id < this.rulesetCount; id++) {
+      this.active[id] = this.isDefaultActive(id) ? 1 : 0;
+      // Unpacked in the pass that reads the flags anyway: the hot path tests it per candidate.
+      this.trivialOnly[id] = (this.rsFlags.get(id) & RulesetFlag.TrivialOnly) !== 0 ? 1 : 0;
+    }
     for (const [name, on] of this.overrides) for (const id of this.rulesetIdsByName(name)) this.active[id] = on ? 1 : 0;
   }
 
@@ -617,26 +658,38 @@ export class Engine {
     return this.decoder.decode(this.expanded.subarray(0, length));
   }
 
-  private loadDictionary(): Uint8Array[] {
-    const entries: Uint8Array[] = [];
-    const bytes = this.dictionaryBytes;
-    for (let at = 0; at < bytes.length; ) {
-      const meta = readLength(bytes, at);
-      const from = at + (meta & 7);
-      at = from + Math.floor(meta / 8);
-      entries.push(bytes.subarray(from, Math.min(at, bytes.length)));
-    }
-    this.dictionary = entries;
-    return entries;
+  private loadDictionary(): (Uint8Array | undefined)[] {
+    this.dictionary = dictionaryTable(this.dictionaryBytes);
+    return this.dictionary;
   }
 
-  /** A host label (raw UTF-8 in the label pool), cached. */
-  private label(id: number): string {
+  /** The host label of record word 1 `word`, cached by label id. */
+  private label(word: number): string {
+    const id = (word >>> this.labelShift) & this.labelMask;
     let s = this.labelStrings.get(id);
     if (s === undefined) {
-      const meta = readLength(this.labels, id);
-      const from = id + (meta & 7);
-      s = this.decoder.decode(this.labels.subarray(from, from + Math.floor(meta / 8)));
+      const bytes = this.labels;
+      const recorded = (word >>> this.lengthShift) & this.lengthMask;
+      let i = id;
+      let stop = Infinity;
+      if (recorded === this.lengthMask) {
+        const meta = readLength(bytes, i);
+        i += meta & 7;
+        stop = i + (meta >>> 3);
+      }
+      const out: number[] = [];
+      // Short labels end after `recorded` expanded bytes, long ones at their header's end.
+      while (i < Math.min(stop, bytes.length) && (stop !== Infinity || out.length < recorded)) {
+        let b = bytes[i++] as number;
+        const entry = this.labelEntries[b];
+        if (entry !== undefined) {
+          for (const e of entry) out.push(e);
+          continue;
+        }
+        if (b === ESCAPE) b = bytes[i++] ?? 0;
+        out.push(b);
+      }
+      s = this.decoder.decode(Uint8Array.from(out));
       this.labelStrings.set(id, s);
     }
     return s;
@@ -670,14 +723,20 @@ export class Engine {
 
 }
 
+/** The code table of a dictionary section; a malformed (trusted) one codes nothing. */
+function dictionaryTable(section: Uint8Array): (Uint8Array | undefined)[] {
+  const table = readDictionary(section);
+  return typeof table === 'string' ? [] : table;
+}
+
 /** The value paired with ruleset `id` in a sparse (ascending owners, values) section, or NONE. */
-function sparseLookup(owners: Uint32Array, values: Uint32Array, id: number): number {
+function sparseLookup(owners: PackedArray, values: PackedArray, id: number): number {
   let lo = 0;
   let hi = owners.length - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1;
-    const owner = owners[mid] as number;
-    if (owner === id) return values[mid] as number;
+    const owner = owners.get(mid);
+    if (owner === id) return values.get(mid);
     if (owner < id) lo = mid + 1;
     else hi = mid - 1;
   }
