@@ -126,4 +126,14 @@ describe('UI controller', () => {
     expect(partlyBad.ok).toBe(false);
     expect(two.c.settings.disabledSites).toEqual(['ok.test']);
   });
+
+  it('lets cookies be secured only while httpsify is on and the site is not disabled', async () => {
+    const { c } = await setup();
+    expect(c.cookiesMaySecure('stable.test')).toBe(true);
+    await c.handle({ type: 'siteAdd', list: 'disabledSites', entry: '*.stable.test' });
+    expect(c.cookiesMaySecure('www.stable.test')).toBe(false);
+    expect(c.cookiesMaySecure('stable.test')).toBe(true);
+    await c.handle({ type: 'setFlag', flag: 'globalEnabled', value: false });
+    expect(c.cookiesMaySecure('stable.test')).toBe(false);
+  });
 });

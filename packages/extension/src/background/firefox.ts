@@ -40,7 +40,8 @@ ext.webRequest.onCompleted.addListener((d) => guard.finish(d.requestId), { urls:
 ext.webRequest.onErrorOccurred.addListener((d) => guard.finish(d.requestId), { urls: ['<all_urls>'] });
 
 listenForCookies(ready, {
-  shouldSecure: (cookie) => engine !== null && engine.shouldSecureCookie(cookie),
+  shouldSecure: async (cookie) =>
+    (await ui.controller).cookiesMaySecure(cookie.domain.replace(/^\.+/, '')) && engine !== null && engine.shouldSecureCookie(cookie),
   isHostBlocked: (host) => guard.isHostBlocked(host),
 });
 

@@ -115,6 +115,14 @@ export class UiController {
     return this.disabled.matchUrl(url);
   }
 
+  /**
+   * Whether the user's switches let httpsify touch this host's cookies: not when httpsify is off
+   * or the site is disabled (Chromium gets the same answer from its DNR rules).
+   */
+  cookiesMaySecure(host: string): boolean {
+    return this.settings.globalEnabled && this.siteDisabledBy(`http://${host}/`) === null;
+  }
+
   siteAllowsHttp(url: URL): boolean {
     const site = siteOf(url.href);
     if (site === null) return false;
