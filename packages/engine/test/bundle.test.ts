@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BundleError, compileBundle, FORMAT_VERSION, loadBundle, parseRulesetXml, readBundleHeader, type Ruleset } from '../src/index.js';
+import { checksum, HEADER_BYTES } from '../src/bundle/format.js';
 import { defaultRulesetsDir, listRulesetFiles, loadRulesets } from '../src/node/index.js';
+
+/** Rewrites the header checksum after a deliberate edit, so only the deeper checks can object. */
+function reseal(bytes: Uint8Array): Uint8Array {
+  new DataView(bytes.buffer, bytes.byteOffset).setUint32(32, checksum(bytes, HEADER_BYTES), true);
+  return bytes;
+}
 
 const defaults: Ruleset[] = loadRulesets([defaultRulesetsDir()]).rulesets;
 
@@ -72,13 +79,6 @@ describe('compiled bundle', () => {
   });
 
   it('full verification rejects bad occupancy ranks, node fields and dictionary codes behind a valid checksum', () => {
-    const reseal = (bytes: Uint8Array): Uint8Array => {
-      const words = new Uint32Array(bytes.buffer, bytes.byteOffset + 40, (bytes.length - 40) >>> 2);
-      let h = 0x811c9dc5;
-      for (let i = 0; i < words.length; i++) h = Math.imul(h ^ (words[i] as number), 0x01000193);
-      new DataView(bytes.buffer).setUint32(32, h >>> 0, true);
-      return bytes;
-    };
     expect(() => loadBundle(reseal(bundle.slice()))).not.toThrow();
     const [occupancyAt] = sectionAt(bundle, 2);
     const badRank = bundle.slice();
@@ -130,13 +130,6 @@ describe('compiled bundle', () => {
       const byte = at + (bit >>> 3);
       bytes[byte] = ((bytes[byte] as number) & ~(1 << (bit & 7))) | (((value >>> b) & 1) << (bit & 7));
     }
-    return bytes;
-  };
-  const reseal = (bytes: Uint8Array): Uint8Array => {
-    const words = new Uint32Array(bytes.buffer, bytes.byteOffset + 40, (bytes.length - 40) >>> 2);
-    let h = 0x811c9dc5;
-    for (let i = 0; i < words.length; i++) h = Math.imul(h ^ (words[i] as number), 0x01000193);
-    new DataView(bytes.buffer).setUint32(32, h >>> 0, true);
     return bytes;
   };
 
