@@ -1,7 +1,7 @@
 import { isTrivialRule, type Rule } from '../model/ruleset.js';
 import { splitHttpPrefix } from './hosts.js';
-import { expandLiteralLanguage, substituteReplacement, type LiteralExpansion } from './literal.js';
-import { captureCount } from './re2.js';
+import { expandLiteralLanguage, substituteReplacement, type LiteralExpansion } from '../regex/literal-language.js';
+import { captureCount } from '../regex/pattern-ast.js';
 import type { DnrAction } from './types.js';
 
 /** urlFilter reserves `*`, `^` and `|`; non-ASCII never appears in a request URL. */

@@ -1,10 +1,11 @@
 import { isDefaultActive, isTrivialRule, type Ruleset } from '../model/ruleset.js';
 import { classifyTarget, labelCountRegex, patternHostsRegex, splitHttpPrefix, targetCovers, type ClassifiedTarget } from './hosts.js';
-import { expandLiteralLanguage, literalPrefixes } from './literal.js';
+import { expandLiteralLanguage, literalPrefixes } from '../regex/literal-language.js';
 import { fallthroughAction, literalAction, urlFilterSafe } from './actions.js';
 import { analyzeLookaround, hasLookaround, type CarvedPrefix } from './lookaround.js';
 import type { AST } from '@eslint-community/regexpp';
-import { captureCount, topLevelElements, translateRegex, translateReplacement } from './re2.js';
+import { captureCount, topLevelElements } from '../regex/pattern-ast.js';
+import { translateRegex, translateReplacement } from './re2.js';
 import { ALL_RESOURCE_TYPES, DNR_LIMITS, type DnrAction, type DnrCondition, type DnrRule } from './types.js';
 
 export interface DnrCompileOptions {

@@ -1,7 +1,7 @@
 export { compileDnr, rulesetCeilingPriority, DEFAULT_MAX_REGEX_INSTRUCTIONS, type DnrCompileOptions, type DnrCompileResult, type DnrOmission, type DnrReport } from './compile.js';
 export { DnrEmulator, urlFilterToRegExp, type DnrOutcome, type DnrRequest } from './emulate.js';
 export { translateRegex, translateReplacement, type Re2Translation } from './re2.js';
-export { expandLiteralLanguage, type LiteralExpansion, type LiteralLanguage } from './literal.js';
+export { expandLiteralLanguage, type LiteralExpansion, type LiteralLanguage } from '../regex/literal-language.js';
 export { ALL_RESOURCE_TYPES, DNR_LIMITS, type DnrAction, type DnrCondition, type DnrRedirect, type DnrResourceType, type DnrRule } from './types.js';
 export { compileDnrOverrides, type DnrOverrides } from './overrides.js';
 export { measureDnrCoverage, type DnrCoverage } from './coverage.js';

@@ -1,6 +1,6 @@
 import type { AST } from '@eslint-community/regexpp';
-import { expandLiteralLanguage, type LiteralLanguage } from './literal.js';
-import { topLevelElements } from './re2.js';
+import { expandLiteralLanguage, type LiteralLanguage } from '../regex/literal-language.js';
+import { topLevelElements } from '../regex/pattern-ast.js';
 
 /** A literal URL prefix a lookahead carves out, and whether it must be the whole URL. */
 export interface CarvedPrefix {

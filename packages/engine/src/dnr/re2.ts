@@ -1,4 +1,5 @@
-import { RegExpParser, type AST } from '@eslint-community/regexpp';
+import type { AST } from '@eslint-community/regexpp';
+import { countCapturingGroups, parsePatternOrThrow } from '../regex/pattern-ast.js';
 import { dollarUses } from '../regex/replacement.js';
 
 /**
@@ -14,71 +15,20 @@ export type Re2Translation =
 
 class Untranslatable extends Error {}
 
-const parser = new RegExpParser({ ecmaVersion: 2025 });
-
-export function parseJsPattern(source: string): AST.Pattern {
-  return parser.parsePattern(source, 0, source.length, { unicode: false });
-}
-
-/** The elements of a pattern with no top-level `|`; null when it has one or does not parse. */
-export function topLevelElements(source: string): AST.Element[] | null {
-  let pattern: AST.Pattern;
-  try {
-    pattern = parseJsPattern(source);
-  } catch {
-    return null;
-  }
-  return pattern.alternatives.length === 1 ? (pattern.alternatives[0] as AST.Alternative).elements : null;
-}
-
-/** Like topLevelElements, for a pattern that must also start with `^`: the elements after it. */
-export function anchoredElements(source: string): AST.Element[] | null {
-  const elements = topLevelElements(source);
-  const first = elements?.[0];
-  if (!elements || !first || first.type !== 'Assertion' || first.kind !== 'start') return null;
-  return elements.slice(1);
-}
-
 export function translateRegex(source: string): Re2Translation {
   let pattern: AST.Pattern;
   try {
-    pattern = parseJsPattern(source);
+    pattern = parsePatternOrThrow(source);
   } catch (err) {
     return { ok: false, reason: `invalid JavaScript regex: ${(err as Error).message}` };
   }
   try {
     const re2 = emitAlternatives(pattern.alternatives);
-    return { ok: true, re2, captures: countCaptures(pattern), estimatedInstructions: estimateInstructions(pattern) };
+    return { ok: true, re2, captures: countCapturingGroups(pattern), estimatedInstructions: estimateInstructions(pattern) };
   } catch (err) {
     if (err instanceof Untranslatable) return { ok: false, reason: err.message };
     throw err;
   }
-}
-
-/** Number of capturing groups of a JavaScript pattern (0 if it does not parse). */
-export function captureCount(source: string): number {
-  try {
-    return countCaptures(parseJsPattern(source));
-  } catch {
-    return 0;
-  }
-}
-
-function countCaptures(node: AST.Pattern): number {
-  let n = 0;
-  const walk = (alts: AST.Alternative[]): void => {
-    for (const alt of alts) for (const el of alt.elements) walkEl(el);
-  };
-  const walkEl = (el: AST.Element): void => {
-    if (el.type === 'CapturingGroup') {
-      n++;
-      walk(el.alternatives);
-    } else if (el.type === 'Group' || (el.type === 'Assertion' && (el.kind === 'lookahead' || el.kind === 'lookbehind'))) {
-      walk(el.alternatives);
-    } else if (el.type === 'Quantifier') walkEl(el.element);
-  };
-  walk(node.alternatives);
-  return n;
 }
 
 function emitAlternatives(alts: AST.Alternative[]): string {

@@ -1,43 +1,7 @@
-import { RegExpParser, type AST } from '@eslint-community/regexpp';
+import type { AST } from '@eslint-community/regexpp';
+import { childrenOf } from '../regex/pattern-ast.js';
+export { countCapturingGroups, parsePattern } from '../regex/pattern-ast.js';
 
-const parser = new RegExpParser({ ecmaVersion: 2025 });
-
-/** Parses a flag-less JavaScript pattern (as rulesets use them), or null when it does not parse. */
-export function parsePattern(source: string): AST.Pattern | null {
-  try {
-    return parser.parsePattern(source, 0, source.length, { unicode: false });
-  } catch {
-    return null;
-  }
-}
-
-/** Number of capturing groups, which bounds the `$N` a `to` may use. */
-export function countCapturingGroups(pattern: AST.Pattern): number {
-  let count = 0;
-  const visit = (node: AST.Node): void => {
-    if (node.type === 'CapturingGroup') count++;
-    for (const child of childrenOf(node)) visit(child);
-  };
-  visit(pattern);
-  return count;
-}
-
-function childrenOf(node: AST.Node): AST.Node[] {
-  switch (node.type) {
-    case 'Pattern':
-    case 'Group':
-    case 'CapturingGroup':
-      return node.alternatives;
-    case 'Assertion':
-      return node.kind === 'lookahead' || node.kind === 'lookbehind' ? node.alternatives : [];
-    case 'Alternative':
-      return node.elements;
-    case 'Quantifier':
-      return [node.element];
-    default:
-      return [];
-  }
-}
 
 /**
  * Branch count of a pattern, which sets how many tests a rule or exclusion needs:

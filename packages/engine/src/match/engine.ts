@@ -3,6 +3,7 @@ import { hashStep, LABEL_HASH_SEED, NODE_STRIDE, NONE, popcount, readLength, Rul
 import type { PackedArray } from '../bundle/packed-array.js';
 import { ESCAPE, expand, expandedLength, readDictionary } from '../bundle/string-dictionary.js';
 import { literalPrefix } from '../regex/literal-prefix.js';
+import { casesMatch, Form, type PreparedPattern, prepareLiteralRule, prepareRule, prepareTest, rewriteLiteral } from './prepared-pattern.js';
 import { readBundleSections, type BundleHeader, type BundleVerification } from '../bundle/read.js';
 import { canonicalAuthority, canonicalTail, newNormalizedUrl, normalizeUrl, normalizeWithParser, restoreCredentials, type NormalizedUrl } from '../url/normalize.js';
 import type { Explanation, ExplainStep } from './explain.js';
@@ -105,10 +106,13 @@ export class Engine {
   /** Dictionary entries (views into the bundle) and a scratch buffer to expand strings into. */
   private dictionary: (Uint8Array | undefined)[] | null = null;
   private expanded = new Uint8Array(256);
-  private readonly regexes = new Map<number, RegExp | null>();
-  private readonly regexCacheSize: number;
-  /** Literal text a regex must start with (by regex string id), '' when none: a cheap pre-check. */
-  private readonly prefixes = new Map<number, string>();
+  /** Rules, exclusions and cookie patterns as they run, by their index in their column; built on first use. */
+  private rulePatterns: (PreparedPattern | undefined)[] | null = null;
+  private exclusionPatterns: (PreparedPattern | undefined)[] | null = null;
+  private cookiePatterns: (PreparedPattern | undefined)[] | null = null;
+  /** Patterns holding a compiled regex, oldest first at `regexNext` once the ring is full. */
+  private readonly regexRing: (PreparedPattern | undefined)[];
+  private regexNext = 0;
   private readonly decoder = new TextDecoder();
   /** Regexes that failed to compile at run time (a bundle built by another tool), by pattern. */
   readonly regexErrors = new Map<string, string>();
@@ -171,7 +175,7 @@ export class Engine {
     this.cookieHost = packed[Section.CookieHost] as PackedArray;
     this.cookieName = packed[Section.CookieName] as PackedArray;
     this.mixedContent = options.mixedContent === true;
-    this.regexCacheSize = Math.max(1, options.regexCacheSize ?? 2048);
+    this.regexRing = new Array<PreparedPattern | undefined>(Math.max(1, options.regexCacheSize ?? 2048)).fill(undefined);
     this.active = new Uint8Array(this.rulesetCount);
     this.trivialOnly = new Uint8Array(this.rulesetCount);
     this.recomputeActive();
@@ -339,9 +343,8 @@ export class Engine {
     if (!ids.some((id) => this.applyRuleset(id, probe.href) !== null)) return false;
     for (const id of ids) {
       for (let c = this.rsCookieStart.get(id); c < this.rsCookieStart.get(id + 1); c++) {
-        const hostRe = this.regex(this.cookieHost.get(c));
-        const nameRe = this.regex(this.cookieName.get(c));
-        if (hostRe !== null && nameRe !== null && hostRe.test(cookie.domain) && nameRe.test(cookie.name)) return true;
+        // Host and name patterns share one lazily built array: hosts at 2c, names at 2c + 1.
+        if (this.testCookie(2 * c, this.cookieHost.get(c), cookie.domain) && this.testCookie(2 * c + 1, this.cookieName.get(c), cookie.name)) return true;
       }
     }
     return false;
@@ -387,12 +390,7 @@ export class Engine {
   /** One ruleset's `apply`: exclusions veto, then the first rule that changes the URL wins. */
   private applyRuleset(id: number, href: string): string | null {
     if (this.trivialOnly[id] === 1) return upgradeHttp(href);
-    for (let e = this.rsExclStart.get(id), end = this.rsExclStart.get(id + 1); e < end; e++) {
-      const pattern = this.exclPattern.get(e);
-      if (!href.startsWith(this.prefix(pattern))) continue;
-      const re = this.regex(pattern);
-      if (re !== null && re.test(href)) return null;
-    }
+    for (let e = this.rsExclStart.get(id), end = this.rsExclStart.get(id + 1); e < end; e++) if (this.excludes(e, href)) return null;
     for (let r = this.rsRuleStart.get(id), end = this.rsRuleStart.get(id + 1); r < end; r++) {
       const out = this.applyRule(r, href);
       if (out !== null) return out;
@@ -402,26 +400,48 @@ export class Engine {
 
   /** A rule's result when it changes `href`, else null. */
   private applyRule(r: number, href: string): string | null {
-    const kind = this.ruleKind.get(r);
-    if (kind === RuleKind.Trivial) return upgradeHttp(href);
-    const from = this.ruleFrom.get(r);
-    const prefix = this.prefix(from);
-    if (!href.startsWith(prefix)) return null;
-    let out: string;
-    if (kind === RuleKind.Literal) {
-      out = this.str(this.ruleTo.get(r)) + href.slice(prefix.length);
-    } else {
-      const re = this.regex(from);
-      if (re === null) return null;
-      out = href.replace(re, this.str(this.ruleTo.get(r)));
+    const patterns = this.rulePatterns ?? (this.rulePatterns = new Array<PreparedPattern | undefined>(this.ruleKind.length).fill(undefined));
+    let p = patterns[r];
+    if (p === undefined) {
+      const kind = this.ruleKind.get(r);
+      if (kind === RuleKind.Trivial) return upgradeHttp(href);
+      const from = this.text(this.ruleFrom.get(r));
+      const to = this.text(this.ruleTo.get(r));
+      p = kind === RuleKind.Literal ? prepareLiteralRule(literalPrefix(from)?.prefix ?? '', to) : prepareRule(from, to);
+      patterns[r] = p;
     }
+    if (!href.startsWith(p.prefix)) return null;
+    if (p.form !== Form.Regex) return rewriteLiteral(p, href);
+    const re = p.regex !== undefined ? p.regex : this.compile(p, this.ruleFrom.get(r));
+    if (re === null) return null;
+    const out = href.replace(re, p.to);
     return out === href ? null : out;
+  }
+
+  /** Whether exclusion `e` matches `href`. */
+  private excludes(e: number, href: string): boolean {
+    const patterns = this.exclusionPatterns ?? (this.exclusionPatterns = new Array<PreparedPattern | undefined>(this.exclPattern.length).fill(undefined));
+    const source = this.exclPattern.get(e);
+    return this.matches(patterns[e] ?? (patterns[e] = prepareTest(this.text(source))), source, href);
+  }
+
+  /** Whether securecookie pattern `k` (2c: host, 2c + 1: name of cookie c), string `source`, matches `input`. */
+  private testCookie(k: number, source: number, input: string): boolean {
+    const patterns = this.cookiePatterns ?? (this.cookiePatterns = new Array<PreparedPattern | undefined>(2 * this.cookieHost.length).fill(undefined));
+    return this.matches(patterns[k] ?? (patterns[k] = prepareTest(this.text(source))), source, input);
+  }
+
+  /** Whether a test pattern (exclusion or securecookie) of string `source` matches `input`. */
+  private matches(p: PreparedPattern, source: number, input: string): boolean {
+    if (!input.startsWith(p.prefix)) return false;
+    if (p.form === Form.Cases) return casesMatch(p, input);
+    const re = p.regex !== undefined ? p.regex : this.compile(p, source);
+    return re !== null && re.test(input);
   }
 
   private describeApply(id: number, href: string, step: ExplainStep): void {
     for (let e = this.rsExclStart.get(id); e < this.rsExclStart.get(id + 1); e++) {
-      const re = this.regex(this.exclPattern.get(e));
-      if (re !== null && re.test(href)) {
+      if (this.excludes(e, href)) {
         step.outcome = 'excluded';
         step.exclusion = this.str(this.exclPattern.get(e));
         return;
@@ -695,29 +715,26 @@ export class Engine {
     return s;
   }
 
-  private prefix(regexId: number): string {
-    let p = this.prefixes.get(regexId);
-    if (p === undefined) {
-      p = literalPrefix(this.text(regexId))?.prefix ?? '';
-      this.prefixes.set(regexId, p);
+  /**
+   * Compiles the regex of `pattern` (string `source`); a pattern that does not compile is
+   * remembered as failing, once. Past the cache size the oldest compiled regex is dropped (FIFO:
+   * browsing has locality) and compiled again if needed.
+   */
+  private compile(pattern: PreparedPattern, source: number): RegExp | null {
+    const text = this.text(source);
+    let re: RegExp | null;
+    try {
+      re = new RegExp(text);
+    } catch (err) {
+      re = null;
+      this.regexErrors.set(text, err instanceof Error ? err.message : String(err));
     }
-    return p;
-  }
-
-  /** Compiled on first use; a pattern that does not compile is remembered as failing, once. */
-  private regex(id: number): RegExp | null {
-    let re = this.regexes.get(id);
-    if (re === undefined) {
-      const source = this.text(id);
-      try {
-        re = new RegExp(source);
-      } catch (err) {
-        re = null;
-        this.regexErrors.set(source, err instanceof Error ? err.message : String(err));
-      }
-      if (this.regexes.size >= this.regexCacheSize) this.regexes.delete(this.regexes.keys().next().value as number);
-      this.regexes.set(id, re);
-    }
+    pattern.regex = re;
+    const ring = this.regexRing;
+    const evicted = ring[this.regexNext];
+    if (evicted !== undefined) evicted.regex = undefined;
+    ring[this.regexNext] = pattern;
+    this.regexNext = (this.regexNext + 1) % ring.length;
     return re;
   }
 

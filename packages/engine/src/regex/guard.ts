@@ -1,5 +1,6 @@
-import { RegExpParser, visitRegExpAST, type AST } from '@eslint-community/regexpp';
+import { visitRegExpAST, type AST } from '@eslint-community/regexpp';
 import { literalPrefix } from './literal-prefix.js';
+import { parsePatternOrThrow } from './pattern-ast.js';
 
 /**
  * Guard against catastrophic backtracking in untrusted ruleset regexes.
@@ -38,8 +39,6 @@ export interface GuardVerdict {
   reason?: string;
 }
 
-const parser = new RegExpParser({ ecmaVersion: 2025 });
-
 function isUnbounded(q: AST.Quantifier): boolean {
   return q.max === Infinity || q.max > 16;
 }
@@ -48,7 +47,7 @@ function isUnbounded(q: AST.Quantifier): boolean {
 export function screenRegex(source: string): { suspicious: boolean; pumpChars: string[] } {
   let pattern: AST.Pattern;
   try {
-    pattern = parser.parsePattern(source, 0, source.length, { unicode: false });
+    pattern = parsePatternOrThrow(source);
   } catch {
     return { suspicious: false, pumpChars: [] };
   }

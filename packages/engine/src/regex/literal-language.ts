@@ -1,6 +1,6 @@
 import type { AST } from '@eslint-community/regexpp';
-import { dollarUses } from '../regex/replacement.js';
-import { anchoredElements } from './re2.js';
+import { dollarUses } from './replacement.js';
+import { anchoredElements } from './pattern-ast.js';
 
 /** One string of a finite regex language, with the capture values that produce it. */
 export interface LiteralExpansion {

@@ -1,0 +1,196 @@
+import type { AST } from '@eslint-community/regexpp';
+import { expandLiteralLanguage, type LiteralExpansion, substituteReplacement } from '../regex/literal-language.js';
+import { literalPrefix } from '../regex/literal-prefix.js';
+import { captureCount, topLevelElements } from '../regex/pattern-ast.js';
+
+/**
+ * Most ruleset regexes match a small finite set of strings (`^http://(www\.)?example\.com/`),
+ * often followed by a lookahead over another such set (`(?!favicon\.ico|images/)`). Those run
+ * as a binary search and a few compares instead of a regex: faster, and compiled regexes cost
+ * V8 about 1.7 KB each, so the regex cache keeps its room for the patterns that need one.
+ */
+const MAX_CASES = 64;
+
+export interface Lookahead {
+  negate: boolean;
+  texts: string[];
+  /** True where the alternative ends with `$`: the rest of the input must equal it; null: none does. */
+  exact: boolean[] | null;
+}
+
+export const enum Form {
+  /** `^literal` → a `to` without `$`: the prefix is swapped for `to`. */
+  Swap,
+  /** A finite language: see `texts`. */
+  Cases,
+  /** Anything else: the regex. */
+  Regex,
+}
+
+/**
+ * A rule `from`, exclusion or securecookie pattern as the matcher runs it, built on first use.
+ * One flat object per pattern (thousands stay alive): the fields of other forms are null.
+ */
+export interface PreparedPattern {
+  readonly form: Form;
+  /** Text every match starts with ('' when none is known): one compare rejects most inputs. */
+  readonly prefix: string;
+  /** A rule's `to` ('' for other patterns). */
+  readonly to: string;
+  /**
+   * Cases: the pattern's finite language, sorted. `expandLiteralLanguage` refuses a language in
+   * which one non-exact string is a prefix of another, so at most one string matches any input,
+   * and if one does it is the greatest string not above the input (binary search), whatever the
+   * regex's order of preference.
+   */
+  readonly texts: string[] | null;
+  /** Cases: true where the pattern ends with `$` after the text (the input must equal it); null: none does. */
+  readonly exact: boolean[] | null;
+  /** Cases, for a rule: what each text becomes (the replacement with its `$N` filled in). */
+  readonly replacements: string[] | null;
+  /** Cases: the match always runs to the end of the input (the pattern ends in `.*`). */
+  readonly toEnd: boolean;
+  /** Cases: a trailing lookahead the text must be followed (`(?=…)`) or not followed (`(?!…)`) by. */
+  readonly lookahead: Lookahead | null;
+  /** Regex: compiled on demand, dropped again when the regex cache is full; null when it does not compile. */
+  regex: RegExp | null | undefined;
+}
+
+/** A pattern that is tested, not replaced: exclusions and securecookie host and name. */
+export function prepareTest(source: string): PreparedPattern {
+  return prepare(source, null);
+}
+
+/** A rule whose `from` is `^` + `prefix` and whose `to` has no `$` (RuleKind.Literal): no analysis needed. */
+export function prepareLiteralRule(prefix: string, to: string): PreparedPattern {
+  return { form: Form.Swap, prefix: flat(prefix), to, texts: null, exact: null, replacements: null, toEnd: false, lookahead: null, regex: undefined };
+}
+
+export function prepareRule(from: string, to: string): PreparedPattern {
+  return prepare(from, to);
+}
+
+function prepare(source: string, to: string | null): PreparedPattern {
+  const prefix = flat(literalPrefix(source)?.prefix ?? '');
+  return literalCases(source, prefix, to ?? '', to !== null) ?? { form: Form.Regex, prefix, to: to ?? '', texts: null, exact: null, replacements: null, toEnd: false, lookahead: null, regex: undefined };
+}
+
+function literalCases(source: string, prefix: string, to: string, isRule: boolean): PreparedPattern | null {
+  let body = source;
+  let lookahead: Lookahead | null = null;
+  const elements = topLevelElements(source);
+  const last = elements?.[elements.length - 1];
+  if (last?.type === 'Assertion' && last.kind === 'lookahead') {
+    lookahead = lookaheadCases(last);
+    if (lookahead === null) return null;
+    body = source.slice(0, last.start);
+  }
+  const language = expandLiteralLanguage(body, MAX_CASES);
+  if (language === null) return null;
+  // After `$` or a trailing `.*` the lookahead only sees the end of the input: leave that to the regex.
+  if (lookahead !== null && (language.consumesRest || language.expansions.some((e) => e.exact === true))) return null;
+  // `$&` after a trailing `.*` is the whole input, which a fixed replacement cannot hold.
+  if (isRule && language.consumesRest && to.includes('$&')) return null;
+  const captures = isRule ? captureCount(source) : 0;
+  const chosen: { expansion: LiteralExpansion; replacement: string }[] = [];
+  const seen = new Set<string>();
+  for (const expansion of language.expansions) {
+    // Equal exact strings: the regex takes the first (its captures win).
+    if (seen.has(expansion.text)) continue;
+    seen.add(expansion.text);
+    const replacement = isRule ? substituteReplacement(to, expansion.text, expansion.groups, captures) : '';
+    // `` $` `` and `$'` depend on text outside the match.
+    if (replacement === null) return null;
+    chosen.push({ expansion, replacement });
+  }
+  chosen.sort((a, b) => compareText(a.expansion.text, b.expansion.text));
+  return {
+    form: Form.Cases,
+    prefix,
+    to,
+    texts: chosen.map((c) => flat(c.expansion.text)),
+    exact: exactFlags(chosen.map((c) => c.expansion)),
+    replacements: isRule ? chosen.map((c) => flat(c.replacement)) : null,
+    toEnd: language.consumesRest,
+    lookahead,
+    regex: undefined,
+  };
+}
+
+/** A lookahead whose alternatives are a finite language with no captures, else null. */
+function lookaheadCases(look: AST.LookaroundAssertion): Lookahead | null {
+  if (look.raw.length < 4 || /\((?!\?[:=!])/.test(look.raw.slice(3))) return null; // a capture would renumber the groups
+  const language = expandLiteralLanguage(`^(?:${look.raw.slice(3, -1)})`, MAX_CASES);
+  if (language === null || language.consumesRest) return null;
+  return { negate: look.negate, texts: language.expansions.map((e) => flat(e.text)), exact: exactFlags(language.expansions) };
+}
+
+function exactFlags(expansions: readonly LiteralExpansion[]): boolean[] | null {
+  return expansions.some((e) => e.exact === true) ? expansions.map((e) => e.exact === true) : null;
+}
+
+/**
+ * The expansions are built by concatenation, which V8 keeps as trees of string pieces: several
+ * times the memory of the text, for as long as the pattern stays prepared. A JSON round trip
+ * is the portable way to get one flat string (once per string, at preparation).
+ */
+function flat(text: string): string {
+  return JSON.parse(JSON.stringify(text)) as string;
+}
+
+/** Code-unit order, the order `<` and `startsWith` agree with. */
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** What a Swap or Cases rule makes of `input`: null when it does not match or changes nothing. */
+export function rewriteLiteral(p: PreparedPattern, input: string): string | null {
+  let out: string;
+  if (p.form === Form.Swap) {
+    if (!input.startsWith(p.prefix)) return null;
+    out = p.to + input.slice(p.prefix.length);
+  } else {
+    const k = matchingCase(p, input);
+    if (k < 0) return null;
+    const replacement = (p.replacements as string[])[k] as string;
+    out = (p.exact !== null && p.exact[k] === true) || p.toEnd ? replacement : replacement + input.slice((p.texts as string[])[k]!.length);
+  }
+  return out === input ? null : out;
+}
+
+/** Whether a Cases pattern matches `input` (as `RegExp.test` would). */
+export function casesMatch(p: PreparedPattern, input: string): boolean {
+  return matchingCase(p, input) >= 0;
+}
+
+/** Index of the text of a Cases pattern that `input` matches, or -1. */
+function matchingCase(p: PreparedPattern, input: string): number {
+  const texts = p.texts as string[];
+  // Greatest text <= input.
+  let lo = 0;
+  let hi = texts.length - 1;
+  let at = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((texts[mid] as string) <= input) {
+      at = mid;
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  if (at < 0) return -1;
+  const text = texts[at] as string;
+  if (p.exact !== null && p.exact[at] === true ? input !== text : !input.startsWith(text)) return -1;
+  const look = p.lookahead;
+  return look === null || lookaheadHolds(look, input, text.length) ? at : -1;
+}
+
+function lookaheadHolds(look: Lookahead, input: string, position: number): boolean {
+  let found = false;
+  for (let k = 0; k < look.texts.length && !found; k++) {
+    const text = look.texts[k] as string;
+    found = look.exact !== null && look.exact[k] === true ? input.length === position + text.length && input.startsWith(text, position) : input.startsWith(text, position);
+  }
+  return found !== look.negate;
+}

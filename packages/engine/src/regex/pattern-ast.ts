@@ -1,0 +1,70 @@
+import { RegExpParser, type AST } from '@eslint-community/regexpp';
+
+/**
+ * One parser for every analysis of ruleset regexes (lint, guard, DNR translation, the matcher's
+ * literal sets): flag-less JavaScript syntax, as the reference compiles them with `new RegExp`.
+ */
+const parser = new RegExpParser({ ecmaVersion: 2025 });
+
+/** Parses a flag-less pattern; throws the parser's SyntaxError when it does not parse. */
+export function parsePatternOrThrow(source: string): AST.Pattern {
+  return parser.parsePattern(source, 0, source.length, { unicode: false });
+}
+
+/** Parses a flag-less pattern, or null when it does not parse. */
+export function parsePattern(source: string): AST.Pattern | null {
+  try {
+    return parsePatternOrThrow(source);
+  } catch {
+    return null;
+  }
+}
+
+/** The elements of a pattern with no top-level `|`; null when it has one or does not parse. */
+export function topLevelElements(source: string): AST.Element[] | null {
+  const pattern = parsePattern(source);
+  return pattern !== null && pattern.alternatives.length === 1 ? (pattern.alternatives[0] as AST.Alternative).elements : null;
+}
+
+/** Like topLevelElements, for a pattern that must also start with `^`: the elements after it. */
+export function anchoredElements(source: string): AST.Element[] | null {
+  const elements = topLevelElements(source);
+  const first = elements?.[0];
+  if (!elements || !first || first.type !== 'Assertion' || first.kind !== 'start') return null;
+  return elements.slice(1);
+}
+
+/** Number of capturing groups, which bounds the `$N` a replacement may use. */
+export function countCapturingGroups(pattern: AST.Pattern): number {
+  let count = 0;
+  const visit = (node: AST.Node): void => {
+    if (node.type === 'CapturingGroup') count++;
+    for (const child of childrenOf(node)) visit(child);
+  };
+  visit(pattern);
+  return count;
+}
+
+/** countCapturingGroups of a source (0 when it does not parse). */
+export function captureCount(source: string): number {
+  const pattern = parsePattern(source);
+  return pattern === null ? 0 : countCapturingGroups(pattern);
+}
+
+/** The direct children of a node that can hold further elements. */
+export function childrenOf(node: AST.Node): AST.Node[] {
+  switch (node.type) {
+    case 'Pattern':
+    case 'Group':
+    case 'CapturingGroup':
+      return node.alternatives;
+    case 'Assertion':
+      return node.kind === 'lookahead' || node.kind === 'lookbehind' ? node.alternatives : [];
+    case 'Alternative':
+      return node.elements;
+    case 'Quantifier':
+      return [node.element];
+    default:
+      return [];
+  }
+}
