@@ -5,14 +5,12 @@ import { ESCAPE, expand, expandedLength, readDictionary } from '../bundle/string
 import { literalPrefix } from '../regex/literal-prefix.js';
 import { casesMatch, Form, type PreparedPattern, prepareLiteralRule, prepareRule, prepareTest, rewriteLiteral } from './prepared-pattern.js';
 import { readBundleSections, type BundleHeader, type BundleVerification } from '../bundle/read.js';
-import { canonicalAuthority, canonicalTail, newNormalizedUrl, normalizeUrl, normalizeWithParser, restoreCredentials, type NormalizedUrl } from '../url/normalize.js';
+import { canonicalAuthority, canonicalTail, type HostLabels, MAX_LABELS, newHostLabels, newNormalizedUrl, normalizeUrl, normalizeWithParser, restoreCredentials, type NormalizedUrl } from '../url/normalize.js';
 import type { Explanation, ExplainStep } from './explain.js';
 
 const STAR = 0x2a;
 const DOT = 0x2e;
 const STAR_LABEL_HASH = hashStep(LABEL_HASH_SEED, STAR);
-/** 255 characters hold at most 128 labels. */
-const MAX_LABELS = 128;
 const MAX_HOST_LENGTH = 255;
 /** Stands for the root in collect's suffix ranks (the root has no record). */
 const ROOT = -2;
@@ -119,14 +117,17 @@ export class Engine {
 
   // Scratch state reused by every lookup.
   private readonly norm: NormalizedUrl = newNormalizedUrl();
-  private readonly labelStart = new Int32Array(MAX_LABELS);
-  private readonly labelEnd = new Int32Array(MAX_LABELS);
+  private readonly hostLabels: HostLabels = newHostLabels();
   /** Record rank and slot of the node for labels i..n-1 (-1: none, ROOT: the root). */
   private readonly suffix = new Int32Array(MAX_LABELS + 1);
   private readonly suffixSlot = new Int32Array(MAX_LABELS + 1);
+  private readonly star = new Int32Array(MAX_LABELS + 1);
+  private readonly starSlot = new Int32Array(MAX_LABELS + 1);
+  /** The root's `*` child (right-wildcard targets hang below it): rank (-1: none) and slot. */
+  private readonly rootStarRank: number;
+  private readonly rootStarSlot: number;
   /** Slot of the node the last successful `child` call found. */
   private foundSlot = 0;
-  private readonly labelHash = new Int32Array(MAX_LABELS);
   private readonly candidates = new Int32Array(MAX_LABELS * 2 + 1);
   private lastRuleset = -1;
 
@@ -158,6 +159,9 @@ export class Engine {
     this.starBit = layout.starBit;
     this.lengthShift = layout.lengthShift;
     this.lengthMask = layout.lengthMask;
+    // One probe at load instead of one per URL (a trusted bundle with no such child gives -1).
+    this.rootStarRank = this.rootStar ? this.child(slotHash(STAR_LABEL_HASH, this.rootParent), this.rootParent, '*', 0, 1) : -1;
+    this.rootStarSlot = this.foundSlot;
     this.refList = u32[Section.RefList] as Uint32Array;
     this.rsFlags = packed[Section.RsFlags] as PackedArray;
     this.rsName = packed[Section.RsName] as PackedArray;
@@ -186,11 +190,11 @@ export class Engine {
   /** The rewritten URL, or null when no active ruleset changes it. */
   rewrite(url: string): string | null {
     const norm = this.norm;
-    const pathStart = canonicalAuthority(url, norm);
+    const pathStart = canonicalAuthority(url, norm, this.hostLabels);
     if (pathStart >= 0) {
       // Host and port are proven canonical: look the host up before reading the rest of the
       // URL, so the common case (no ruleset covers the host) never scans the path.
-      const count = this.collect(url, norm.hostStart, norm.hostEnd);
+      const count = this.lookup(url, this.hostLabels, norm.hostEnd - norm.hostStart);
       if (count === 0) return null;
       if (canonicalTail(url, pathStart)) return this.applyCandidates(url, count);
     }
@@ -412,7 +416,7 @@ export class Engine {
     }
     if (!href.startsWith(p.prefix)) return null;
     if (p.form !== Form.Regex) return rewriteLiteral(p, href);
-    const re = p.regex !== undefined ? p.regex : this.compile(p, this.ruleFrom.get(r));
+    const re = p.regex !== undefined ? p.regex : this.compile(p);
     if (re === null) return null;
     const out = href.replace(re, p.to);
     return out === href ? null : out;
@@ -421,21 +425,20 @@ export class Engine {
   /** Whether exclusion `e` matches `href`. */
   private excludes(e: number, href: string): boolean {
     const patterns = this.exclusionPatterns ?? (this.exclusionPatterns = new Array<PreparedPattern | undefined>(this.exclPattern.length).fill(undefined));
-    const source = this.exclPattern.get(e);
-    return this.matches(patterns[e] ?? (patterns[e] = prepareTest(this.text(source))), source, href);
+    return this.matches(patterns[e] ?? (patterns[e] = prepareTest(this.text(this.exclPattern.get(e)))), href);
   }
 
   /** Whether securecookie pattern `k` (2c: host, 2c + 1: name of cookie c), string `source`, matches `input`. */
   private testCookie(k: number, source: number, input: string): boolean {
     const patterns = this.cookiePatterns ?? (this.cookiePatterns = new Array<PreparedPattern | undefined>(2 * this.cookieHost.length).fill(undefined));
-    return this.matches(patterns[k] ?? (patterns[k] = prepareTest(this.text(source))), source, input);
+    return this.matches(patterns[k] ?? (patterns[k] = prepareTest(this.text(source))), input);
   }
 
-  /** Whether a test pattern (exclusion or securecookie) of string `source` matches `input`. */
-  private matches(p: PreparedPattern, source: number, input: string): boolean {
+  /** Whether a test pattern (exclusion or securecookie) matches `input`. */
+  private matches(p: PreparedPattern, input: string): boolean {
     if (!input.startsWith(p.prefix)) return false;
     if (p.form === Form.Cases) return casesMatch(p, input);
-    const re = p.regex !== undefined ? p.regex : this.compile(p, source);
+    const re = p.regex !== undefined ? p.regex : this.compile(p);
     return re !== null && re.test(input);
   }
 
@@ -466,12 +469,9 @@ export class Engine {
    * `*.` + the suffix from label 2 to label n-2. Returns how many.
    */
   private collect(src: string, start: number, end: number): number {
-    const length = end - start;
-    if (length === 0 || length > MAX_HOST_LENGTH) return 0;
-    const ls = this.labelStart;
-    const le = this.labelEnd;
-    const lh = this.labelHash;
-    // One pass over the hostname finds the labels and hashes each of them.
+    const labels = this.hostLabels;
+    labels.count = 0;
+    if (end - start > MAX_HOST_LENGTH) return 0;
     let n = 0;
     let s = start;
     let h = LABEL_HASH_SEED;
@@ -482,17 +482,27 @@ export class Engine {
         continue;
       }
       if (i === s && i > start) return 0; // ".." matches nothing
-      ls[n] = s;
-      le[n] = i;
-      lh[n] = h;
+      labels.start[n] = s;
+      labels.end[n] = i;
+      labels.hash[n] = h;
       n++;
       s = i + 1;
       h = LABEL_HASH_SEED;
     }
-    ls[n] = s;
-    le[n] = end;
-    lh[n] = h;
-    n++;
+    labels.start[n] = s;
+    labels.end[n] = end;
+    labels.hash[n] = h;
+    labels.count = n + 1;
+    return this.lookup(src, labels, end - start);
+  }
+
+  /** collect, for a hostname of `length` characters already split into `labels`. */
+  private lookup(src: string, labels: HostLabels, length: number): number {
+    if (length === 0 || length > MAX_HOST_LENGTH) return 0;
+    const n = labels.count;
+    const ls = labels.start;
+    const le = labels.end;
+    const lh = labels.hash;
 
     // suffix[i]: record of labels i..n-1 (-1: none), suffixSlot[i] its slot; suffix[n] is the root.
     const suffix = this.suffix;
@@ -503,43 +513,59 @@ export class Engine {
     let slot = this.rootParent;
     for (let i = n - 1; i >= 0; i--) {
       if (node !== -1) {
-        node = this.child(slot, lh[i] as number, src, ls[i] as number, le[i] as number);
+        node = this.child(slotHash(lh[i] as number, slot), slot, src, ls[i] as number, le[i] as number);
         slot = this.foundSlot;
       }
       suffix[i] = node;
       suffixSlot[i] = slot;
+    }
+    // star[i]: record of the `*` child of the suffix node i (-1: none), starSlot[i] its slot.
+    // Both candidate families below start from these; the root's is found once, at load.
+    const star = this.star;
+    const starSlot = this.starSlot;
+    star[n] = this.rootStarRank;
+    starSlot[n] = this.rootStarSlot;
+    for (let i = n - 1; i >= 1; i--) {
+      const base = suffix[i] as number;
+      if (base === -1 || !this.hasStarChild(base)) {
+        star[i] = -1;
+        continue;
+      }
+      star[i] = this.child(slotHash(STAR_LABEL_HASH, suffixSlot[i] as number), suffixSlot[i] as number, '*', 0, 1);
+      starSlot[i] = this.foundSlot;
     }
     const out = this.candidates;
     let count = 0;
     const exact = suffix[0] as number;
     if (exact >= 0 && this.ref(exact) !== 0) out[count++] = exact;
     for (let k = 0; k < n; k++) {
-      const base = suffix[k + 1] as number;
-      if (base === -1 || !this.hasStarChild(base)) continue;
-      let at = this.child(suffixSlot[k + 1] as number, STAR_LABEL_HASH, '*', 0, 1);
-      for (let j = k - 1; j >= 0 && at >= 0; j--) at = this.child(this.foundSlot, lh[j] as number, src, ls[j] as number, le[j] as number);
+      let at = star[k + 1] as number;
+      if (at < 0) continue;
+      let slotAt = starSlot[k + 1] as number;
+      for (let j = k - 1; j >= 0 && at >= 0; j--) {
+        at = this.child(slotHash(lh[j] as number, slotAt), slotAt, src, ls[j] as number, le[j] as number);
+        slotAt = this.foundSlot;
+      }
       if (at >= 0 && this.ref(at) !== 0) out[count++] = at;
     }
     for (let i = 2; i <= n - 2; i++) {
-      const base = suffix[i] as number;
-      if (base === -1 || !this.hasStarChild(base)) continue;
-      const at = this.child(suffixSlot[i] as number, STAR_LABEL_HASH, '*', 0, 1);
+      const at = star[i] as number;
       if (at >= 0 && this.ref(at) !== 0) out[count++] = at;
     }
     return count;
   }
 
   /**
-   * The record of the child of the node at slot `parent` labelled `src[start,end)` (whose label
-   * hash is `labelHash`), or -1; on success `foundSlot` is its slot.
+   * The record of the child of the node at slot `parent` labelled `src[start,end)`, whose home
+   * slot is `key & mask` (`key`: slotHash of the label hash and `parent`), or -1; on success
+   * `foundSlot` is its slot.
    */
-  private child(parent: number, labelHash: number, src: string, start: number, end: number): number {
-    const h = slotHash(labelHash, parent);
+  private child(key: number, parent: number, src: string, start: number, end: number): number {
     const occupancy = this.occupancy;
     const nodes = this.nodes;
     const mask = this.slotMask;
     const parentMask = this.parentMask;
-    let slot = h & mask;
+    let slot = key & mask;
     let bits = occupancy[(slot >>> 5) * 2 + 1] as number;
     if (((bits >>> (slot & 31)) & 1) === 0) return -1;
     // Records are in slot order: the rank of the first probed slot, then one more per step.
@@ -565,37 +591,45 @@ export class Engine {
   private labelEquals(word: number, src: string, start: number, end: number): boolean {
     // The length kept in the record rejects most mismatches without touching the label pool.
     const recorded = (word >>> this.lengthShift) & this.lengthMask;
-    const long = recorded === this.lengthMask;
-    if (!long && recorded !== end - start) return false;
+    const at = (word >>> this.labelShift) & this.labelMask;
+    if (recorded !== this.lengthMask) return recorded === end - start && this.codedMatch(at, src, start, end) >= 0;
+    // A long label carries its byte length: it must also end exactly there.
+    const meta = readLength(this.labels, at);
+    const from = at + (meta & 7);
+    return this.codedMatch(from, src, start, end) === from + (meta >>> 3);
+  }
+
+  /**
+   * Expands the coded label bytes from `i` while comparing them with `src[start,end)`, until the
+   * host label is used up. Returns the index after the bytes used, or -1 on a difference (also
+   * when the bytes run out: a corrupt trusted bundle cannot make this read past the pool).
+   */
+  private codedMatch(i: number, src: string, start: number, end: number): number {
     const bytes = this.labels;
-    let i = (word >>> this.labelShift) & this.labelMask;
-    let stop = 0;
-    if (long) {
-      const meta = readLength(bytes, i);
-      i += meta & 7;
-      stop = i + (meta >>> 3);
-    }
-    // Expand the coded label while comparing, until the host label is used up: a short label
-    // expands to exactly the recorded length, a long one must also end where its header says.
+    const limit = bytes.length;
     const entries = this.labelEntry;
     const dictionary = this.labelDictionary;
     let p = start;
     while (p < end) {
+      if (i >= limit) return -1;
       let b = bytes[i++] as number;
       const entry = entries[b] as number;
       if (entry === 0) {
-        if (b === ESCAPE) b = bytes[i++] as number;
-        if (b !== src.charCodeAt(p)) return false;
+        if (b === ESCAPE) {
+          if (i >= limit) return -1;
+          b = bytes[i++] as number;
+        }
+        if (b !== src.charCodeAt(p)) return -1;
         p++;
         continue;
       }
-      // Also false past the pool (undefined byte), so a corrupt trusted bundle cannot loop.
       const length = entry & 0xff;
-      if (!(p + length <= end)) return false;
-      for (let k = entry >>> 8, last = k + length; k < last; k++, p++) if (dictionary[k] !== src.charCodeAt(p)) return false;
+      if (p + length > end) return -1;
+      for (let k = entry >>> 8, last = k + length; k < last; k++, p++) if (dictionary[k] !== src.charCodeAt(p)) return -1;
     }
-    return !long || i === stop;
+    return i;
   }
+
 
   /** The ruleset ref of a record: 0 none, 1..n id + 1, above n a RefList index + n + 1. */
   private ref(rank: number): number {
@@ -716,18 +750,17 @@ export class Engine {
   }
 
   /**
-   * Compiles the regex of `pattern` (string `source`); a pattern that does not compile is
+   * Compiles the regex of `pattern`; a pattern that does not compile is
    * remembered as failing, once. Past the cache size the oldest compiled regex is dropped (FIFO:
    * browsing has locality) and compiled again if needed.
    */
-  private compile(pattern: PreparedPattern, source: number): RegExp | null {
-    const text = this.text(source);
+  private compile(pattern: PreparedPattern): RegExp | null {
     let re: RegExp | null;
     try {
-      re = new RegExp(text);
+      re = new RegExp(pattern.source);
     } catch (err) {
       re = null;
-      this.regexErrors.set(text, err instanceof Error ? err.message : String(err));
+      this.regexErrors.set(pattern.source, err instanceof Error ? err.message : String(err));
     }
     pattern.regex = re;
     const ring = this.regexRing;

@@ -52,6 +52,8 @@ export interface PreparedPattern {
   readonly toEnd: boolean;
   /** Cases: a trailing lookahead the text must be followed (`(?=…)`) or not followed (`(?!…)`) by. */
   readonly lookahead: Lookahead | null;
+  /** Regex: the pattern, to compile (and compile again after the cache dropped it); '' for other forms. */
+  readonly source: string;
   /** Regex: compiled on demand, dropped again when the regex cache is full; null when it does not compile. */
   regex: RegExp | null | undefined;
 }
@@ -63,7 +65,7 @@ export function prepareTest(source: string): PreparedPattern {
 
 /** A rule whose `from` is `^` + `prefix` and whose `to` has no `$` (RuleKind.Literal): no analysis needed. */
 export function prepareLiteralRule(prefix: string, to: string): PreparedPattern {
-  return { form: Form.Swap, prefix: flat(prefix), to, texts: null, exact: null, replacements: null, toEnd: false, lookahead: null, regex: undefined };
+  return { form: Form.Swap, prefix: flat(prefix), to, texts: null, exact: null, replacements: null, toEnd: false, lookahead: null, source: '', regex: undefined };
 }
 
 export function prepareRule(from: string, to: string): PreparedPattern {
@@ -72,7 +74,9 @@ export function prepareRule(from: string, to: string): PreparedPattern {
 
 function prepare(source: string, to: string | null): PreparedPattern {
   const prefix = flat(literalPrefix(source)?.prefix ?? '');
-  return literalCases(source, prefix, to ?? '', to !== null) ?? { form: Form.Regex, prefix, to: to ?? '', texts: null, exact: null, replacements: null, toEnd: false, lookahead: null, regex: undefined };
+  return (
+    literalCases(source, prefix, to ?? '', to !== null) ?? { form: Form.Regex, prefix, to: to ?? '', texts: null, exact: null, replacements: null, toEnd: false, lookahead: null, source, regex: undefined }
+  );
 }
 
 function literalCases(source: string, prefix: string, to: string, isRule: boolean): PreparedPattern | null {
@@ -113,6 +117,7 @@ function literalCases(source: string, prefix: string, to: string, isRule: boolea
     replacements: isRule ? chosen.map((c) => flat(c.replacement)) : null,
     toEnd: language.consumesRest,
     lookahead,
+    source: '',
     regex: undefined,
   };
 }

@@ -3,6 +3,8 @@
  * the hostname, credentials set aside. Most URLs seen in practice are already in the form the
  * WHATWG serializer would produce; for those a single scan proves it and no URL object is built.
  */
+import { hashStep, LABEL_HASH_SEED } from '../bundle/format.js';
+
 export interface NormalizedUrl {
   /** The href rules are applied to (no credentials, no trailing dots). */
   href: string;
@@ -14,6 +16,25 @@ export interface NormalizedUrl {
   /** Percent-encoded username and password of the input, to put back into the result. */
   username: string;
   password: string;
+}
+
+/**
+ * The labels of a hostname, found while its characters are validated anyway: where each starts
+ * and ends in the URL and its hash as the host index keys labels. Scratch, reused per URL.
+ */
+export interface HostLabels {
+  start: Int32Array;
+  end: Int32Array;
+  hash: Int32Array;
+  /** Labels found; more than the arrays hold means the host is too long for any target. */
+  count: number;
+}
+
+/** 255 characters hold at most 128 labels. */
+export const MAX_LABELS = 128;
+
+export function newHostLabels(): HostLabels {
+  return { start: new Int32Array(MAX_LABELS), end: new Int32Array(MAX_LABELS), hash: new Int32Array(MAX_LABELS), count: 0 };
 }
 
 export function newNormalizedUrl(): NormalizedUrl {
@@ -37,16 +58,19 @@ const enum Ch {
   Nine = 0x39,
 }
 
-function isHostChar(c: number): boolean {
-  return (c >= 0x61 && c <= 0x7a) || (c >= Ch.Zero && c <= Ch.Nine) || c === Ch.Dot || c === 0x2d || c === 0x5f;
-}
+/** 1 for the bytes a canonical hostname consists of: lowercase letters, digits, `.`, `-`, `_`. */
+const HOST_CHAR = new Uint8Array(128);
+for (let c = 0x61; c <= 0x7a; c++) HOST_CHAR[c] = 1;
+for (let c = Ch.Zero; c <= Ch.Nine; c++) HOST_CHAR[c] = 1;
+for (const c of [Ch.Dot, 0x2d, 0x5f]) HOST_CHAR[c] = 1;
 
 /**
  * Proves the scheme, host and port of `url` are already in WHATWG form and sets out's host range
  * (href = url). Returns the index of the "/" that starts the path, or -1 ("take the slow path").
- * Once this holds, nothing later in the URL can change its host or make it invalid.
+ * Once this holds, nothing later in the URL can change its host or make it invalid. With
+ * `labels`, the same pass also splits and hashes the host (so the lookup needs no second scan).
  */
-export function canonicalAuthority(url: string, out: NormalizedUrl): number {
+export function canonicalAuthority(url: string, out: NormalizedUrl, labels: HostLabels | null = null): number {
   let hostStart: number;
   let defaultPort: number;
   if (url.startsWith('http://')) {
@@ -62,21 +86,41 @@ export function canonicalAuthority(url: string, out: NormalizedUrl): number {
   let i = hostStart;
   let prev = Ch.Dot; // a leading dot counts as an empty label
   let labelStart = i;
+  let h = LABEL_HASH_SEED;
+  let n = 0;
   while (i < len) {
     const c = url.charCodeAt(i);
-    if (!isHostChar(c)) break;
+    if (c >= 128 || HOST_CHAR[c] === 0) break;
     if (c === Ch.Dot) {
       if (prev === Ch.Dot) return -1; // empty label
+      if (labels !== null && n < MAX_LABELS) {
+        labels.start[n] = labelStart;
+        labels.end[n] = i;
+        labels.hash[n] = h;
+      }
+      n++;
+      h = LABEL_HASH_SEED;
       labelStart = i + 1;
-    } else if (c === 0x2d && i === labelStart + 3 && url.charCodeAt(i - 1) === 0x2d) {
-      // "xn--" (or any "??--"): a possible punycode label that WHATWG would validate
-      return -1;
+    } else {
+      if (c === 0x2d && i === labelStart + 3 && url.charCodeAt(i - 1) === 0x2d) {
+        // "xn--" (or any "??--"): a possible punycode label that WHATWG would validate
+        return -1;
+      }
+      h = hashStep(h, c);
     }
     prev = c;
     i++;
   }
   const hostEnd = i;
   if (hostEnd === hostStart || prev === Ch.Dot) return -1;
+  if (labels !== null) {
+    if (n < MAX_LABELS) {
+      labels.start[n] = labelStart;
+      labels.end[n] = hostEnd;
+      labels.hash[n] = h;
+    }
+    labels.count = n + 1;
+  }
   // A last label starting with a digit may be an IPv4 address the parser would rewrite.
   const last = url.charCodeAt(labelStart);
   if (last >= Ch.Zero && last <= Ch.Nine) return -1;
