@@ -11,12 +11,15 @@ function regexRewrite(from: string, to: string, input: string): string | null {
 
 /**
  * Inputs around every boundary of a finite pattern: each string itself, cut short, extended,
- * followed by each lookahead alternative (whole, cut short, extended), and in another case.
+ * followed by runs of its run's characters, by each lookahead alternative (whole, cut short,
+ * extended, after such runs), and in another case.
  */
 function probes(p: PreparedPattern): string[] {
   const out = new Set<string>();
-  const tails = ['', 'a', '/', '?x', '#f', 'A/b.c', '$'];
-  for (const look of p.lookahead?.texts ?? []) tails.push(look, look.slice(0, -1), `${look}z`, `/${look}`, `${look}/`);
+  const runs = ['', '/', '//', '///'];
+  for (const c of p.run?.chars ?? '') runs.push(c, c + c, c + c + c, `a${c}`, `${c}a${c}`);
+  const tails = ['a', '?x', '#f', 'A/b.c', '$', 'ab?cd/e', 'x//y'].flatMap((t) => runs.map((r) => r + t)).concat(runs);
+  for (const look of p.lookahead?.texts ?? []) for (const r of runs) tails.push(r + look, r + look.slice(0, -1), `${r}${look}z`, `${r}${look}/`);
   for (const text of p.texts ?? [p.prefix]) {
     for (const tail of tails) out.add(text + tail);
     out.add(text.slice(0, -1));
@@ -87,6 +90,11 @@ describe('rules and exclusions without a regex (finite languages)', () => {
       // Lookaheads at the end, negative and positive, with `$` alternatives.
       ['^http://(?:www\\.)?a\\.com/(?!css/|$)', 'https://a.com/', ['http://a.com/', 'http://a.com/css/x', 'http://a.com/cs', 'http://www.a.com/x']],
       ['^http://a\\.com/(?=img/|favicon\\.ico$)', 'https://a.com/', ['http://a.com/img/1', 'http://a.com/favicon.ico', 'http://a.com/favicon.icox', 'http://a.com/']],
+      // Runs: greedy, then given back one character at a time while the lookahead fails.
+      ['^http://(www\\.)?a\\.com/+', 'https://$1a.com/', ['http://a.com/', 'http://a.com///x', 'http://www.a.com//']],
+      ['^http://a\\.com/+(?!/b|c)', 'https://a.com/', ['http://a.com//b', 'http://a.com/c', 'http://a.com///c', 'http://a.com/b', 'http://a.com/']],
+      ['^http://a\\.com/[^?]*', 'https://a.com/', ['http://a.com/x/y?z', 'http://a.com/?q', 'http://a.com/']],
+      ['^http://a\\.com/x*(?=y)', 'https://b.com/', ['http://a.com/xxy', 'http://a.com/y', 'http://a.com/xx']],
     ];
     for (const [from, to, inputs] of cases) {
       const p = prepareRule(from, to);
@@ -102,6 +110,9 @@ describe('rules and exclusions without a regex (finite languages)', () => {
     expect(prepareRule('^http://(a|ab)\\.com/', 'https://x/').form).toBe(Form.Cases);
     expect(prepareRule('^http://a(b)?', 'https://x/').form).toBe(Form.Regex);
     expect(prepareRule('^http://(\\w+)\\.a\\.com/', 'https://$1.a.com/').form).toBe(Form.Regex);
+    // `$&` would hold the run; a lazy run gives back in the other direction.
+    expect(prepareRule('^http://a\\.com/+', 'https://a.com/$&').form).toBe(Form.Regex);
+    expect(prepareRule('^http://a\\.com/+?', 'https://a.com/').form).toBe(Form.Regex);
     expect(prepareTest('a\\.com').form).toBe(Form.Regex);
   });
 

@@ -18,6 +18,20 @@ export interface Lookahead {
   exact: boolean[] | null;
 }
 
+/**
+ * A greedy run of one character class after the finite part (`/+`, `[^?]*`), uncaptured. The
+ * match takes as many characters as it can, then gives them back one at a time until the
+ * lookahead (if any) holds: exactly the regex's backtracking.
+ */
+export interface Run {
+  /** The class's characters (code units). */
+  chars: string;
+  /** `[^…]`: every character but those. */
+  negate: boolean;
+  /** 0 for `*`, 1 for `+`. */
+  min: number;
+}
+
 export const enum Form {
   /** `^literal` → a `to` without `$`: the prefix is swapped for `to`. */
   Swap,
@@ -50,7 +64,9 @@ export interface PreparedPattern {
   readonly replacements: string[] | null;
   /** Cases: the match always runs to the end of the input (the pattern ends in `.*`). */
   readonly toEnd: boolean;
-  /** Cases: a trailing lookahead the text must be followed (`(?=…)`) or not followed (`(?!…)`) by. */
+  /** Cases: a run of characters the match goes on with after the text. */
+  readonly run: Run | null;
+  /** Cases: a trailing lookahead the match must be followed (`(?=…)`) or not followed (`(?!…)`) by. */
   readonly lookahead: Lookahead | null;
   /** Regex: the pattern, to compile (and compile again after the cache dropped it); '' for other forms. */
   readonly source: string;
@@ -65,7 +81,7 @@ export function prepareTest(source: string): PreparedPattern {
 
 /** A rule whose `from` is `^` + `prefix` and whose `to` has no `$` (RuleKind.Literal): no analysis needed. */
 export function prepareLiteralRule(prefix: string, to: string): PreparedPattern {
-  return { form: Form.Swap, prefix: flat(prefix), to, texts: null, exact: null, replacements: null, toEnd: false, lookahead: null, source: '', regex: undefined };
+  return { form: Form.Swap, prefix: flat(prefix), to, texts: null, exact: null, replacements: null, toEnd: false, run: null, lookahead: null, source: '', regex: undefined };
 }
 
 export function prepareRule(from: string, to: string): PreparedPattern {
@@ -75,26 +91,32 @@ export function prepareRule(from: string, to: string): PreparedPattern {
 function prepare(source: string, to: string | null): PreparedPattern {
   const prefix = flat(literalPrefix(source)?.prefix ?? '');
   return (
-    literalCases(source, prefix, to ?? '', to !== null) ?? { form: Form.Regex, prefix, to: to ?? '', texts: null, exact: null, replacements: null, toEnd: false, lookahead: null, source, regex: undefined }
+    literalCases(source, prefix, to ?? '', to !== null) ?? { form: Form.Regex, prefix, to: to ?? '', texts: null, exact: null, replacements: null, toEnd: false, run: null, lookahead: null, source, regex: undefined }
   );
 }
 
 function literalCases(source: string, prefix: string, to: string, isRule: boolean): PreparedPattern | null {
-  let body = source;
-  let lookahead: Lookahead | null = null;
   const elements = topLevelElements(source);
-  const last = elements?.[elements.length - 1];
+  if (elements === null) return null;
+  let bodyEnd = source.length;
+  let end = elements.length;
+  let lookahead: Lookahead | null = null;
+  const last = elements[end - 1];
   if (last?.type === 'Assertion' && last.kind === 'lookahead') {
     lookahead = lookaheadCases(last);
     if (lookahead === null) return null;
-    body = source.slice(0, last.start);
+    bodyEnd = last.start;
+    end--;
   }
-  const language = expandLiteralLanguage(body, MAX_CASES);
+  const before = elements[end - 1];
+  const run = before?.type === 'Quantifier' ? runOf(before) : null;
+  if (run !== null) bodyEnd = (before as AST.Quantifier).start;
+  const language = expandLiteralLanguage(source.slice(0, bodyEnd), MAX_CASES);
   if (language === null) return null;
-  // After `$` or a trailing `.*` the lookahead only sees the end of the input: leave that to the regex.
-  if (lookahead !== null && (language.consumesRest || language.expansions.some((e) => e.exact === true))) return null;
-  // `$&` after a trailing `.*` is the whole input, which a fixed replacement cannot hold.
-  if (isRule && language.consumesRest && to.includes('$&')) return null;
+  // After `$` or a trailing `.*` nothing more can follow: leave such combinations to the regex.
+  if ((lookahead !== null || run !== null) && (language.consumesRest || language.expansions.some((e) => e.exact === true))) return null;
+  // `$&` is the whole match: after a trailing `.*` or a run it is not a fixed text.
+  if (isRule && (language.consumesRest || run !== null) && to.includes('$&')) return null;
   const captures = isRule ? captureCount(source) : 0;
   const chosen: { expansion: LiteralExpansion; replacement: string }[] = [];
   const seen = new Set<string>();
@@ -116,10 +138,25 @@ function literalCases(source: string, prefix: string, to: string, isRule: boolea
     exact: exactFlags(chosen.map((c) => c.expansion)),
     replacements: isRule ? chosen.map((c) => flat(c.replacement)) : null,
     toEnd: language.consumesRest,
+    run,
     lookahead,
     source: '',
     regex: undefined,
   };
+}
+
+/** `c+`, `c*`, `[…]+` or `[^…]*` of single characters, greedy: a run; else null. */
+function runOf(q: AST.Quantifier): Run | null {
+  if (!q.greedy || q.max !== Infinity || q.min > 1) return null;
+  const el = q.element;
+  if (el.type === 'Character') return { chars: String.fromCharCode(el.value), negate: false, min: q.min };
+  if (el.type !== 'CharacterClass' || el.unicodeSets) return null;
+  let chars = '';
+  for (const item of el.elements) {
+    if (item.type !== 'Character') return null;
+    chars += String.fromCharCode(item.value);
+  }
+  return { chars, negate: el.negate, min: q.min };
 }
 
 /** A lookahead whose alternatives are a finite language with no captures, else null. */
@@ -155,21 +192,25 @@ export function rewriteLiteral(p: PreparedPattern, input: string): string | null
     if (!input.startsWith(p.prefix)) return null;
     out = p.to + input.slice(p.prefix.length);
   } else {
-    const k = matchingCase(p, input);
-    if (k < 0) return null;
+    const matchEnd = matchCase(p, input);
+    if (matchEnd < 0) return null;
+    const k = matchedCase;
     const replacement = (p.replacements as string[])[k] as string;
-    out = (p.exact !== null && p.exact[k] === true) || p.toEnd ? replacement : replacement + input.slice((p.texts as string[])[k]!.length);
+    out = (p.exact !== null && p.exact[k] === true) || p.toEnd ? replacement : replacement + input.slice(matchEnd);
   }
   return out === input ? null : out;
 }
 
 /** Whether a Cases pattern matches `input` (as `RegExp.test` would). */
 export function casesMatch(p: PreparedPattern, input: string): boolean {
-  return matchingCase(p, input) >= 0;
+  return matchCase(p, input) >= 0;
 }
 
-/** Index of the text of a Cases pattern that `input` matches, or -1. */
-function matchingCase(p: PreparedPattern, input: string): number {
+/** Index of the text the last successful matchCase matched (JavaScript runs one call at a time). */
+let matchedCase = 0;
+
+/** Where the match of a Cases pattern in `input` ends, or -1; its text's index is left in `matchedCase`. */
+function matchCase(p: PreparedPattern, input: string): number {
   const texts = p.texts as string[];
   // Greatest text <= input.
   let lo = 0;
@@ -187,10 +228,17 @@ function matchingCase(p: PreparedPattern, input: string): number {
   if (at < 0) return -1;
   const text = texts[at] as string;
   if (p.exact !== null && p.exact[at] === true ? input !== text : !input.startsWith(text)) return -1;
+  matchedCase = at;
   const look = p.lookahead;
-  return look === null || lookaheadHolds(look, input, text.length) ? at : -1;
+  const run = p.run;
+  if (run === null) return look === null || lookaheadHolds(look, input, text.length) ? text.length : -1;
+  const least = text.length + run.min;
+  let end = text.length;
+  while (end < input.length && run.chars.includes(input.charAt(end)) !== run.negate) end++;
+  // Greedy: the longest run first, then shorter ones while the lookahead fails.
+  for (; end >= least; end--) if (look === null || lookaheadHolds(look, input, end)) return end;
+  return -1;
 }
-
 function lookaheadHolds(look: Lookahead, input: string, position: number): boolean {
   let found = false;
   for (let k = 0; k < look.texts.length && !found; k++) {
