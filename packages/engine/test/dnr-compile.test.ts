@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileDnr, DnrEmulator, parseRulesetXml, type DnrCompileOptions, type DnrResourceType, type Ruleset } from '../src/index.js';
+import { compileBundle, compileDnr, DnrEmulator, loadBundle, parseRulesetXml, type DnrCompileOptions, type DnrResourceType, type Ruleset } from '../src/index.js';
 
 function rulesets(...xml: string[]): Ruleset[] {
   return xml.map((x, i) => {
@@ -131,6 +131,24 @@ describe('DNR compiler: rules', () => {
     expect(report.regexRuleCount).toBe(0);
     expect(go('http://example.com/css/a.css')).toBe('https://cdn.example.com/css/a.css');
     expect(go('http://example.com/page')).toBeNull();
+  });
+
+  it('never rewrites a run of slashes before a negative lookahead differently from the engine', () => {
+    const xml = `<ruleset name="A"><target host="x.com"/><target host="www.x.com"/>
+        <rule from="^http://(www\\.)?x\\.com/+(?!foo)" to="https://x.com/"/></ruleset>`;
+    const { go, report } = compiled([xml]);
+    expect(report.omissions).toEqual([]);
+    expect(report.regexRuleCount).toBe(0);
+    expect(go('http://x.com/bar')).toBe('https://x.com/bar');
+    expect(go('http://www.x.com/bar')).toBe('https://x.com/bar');
+    expect(go('http://x.com/foo')).toBeNull();
+    // The regex takes every slash ("https://x.com/bar"); a prefix action would keep them.
+    const engine = loadBundle(compileBundle(rulesets(xml)));
+    expect(engine.rewrite('http://x.com//bar')).toBe('https://x.com/bar');
+    for (const url of ['http://x.com//bar', 'http://www.x.com///bar', 'http://x.com//foo']) {
+      const dnr = go(url);
+      expect(dnr === null || dnr === engine.rewrite(url), url).toBe(true);
+    }
   });
 
   it('rewrites a leading negative lookahead into a regex plus carve-outs for the following rules', () => {

@@ -535,11 +535,19 @@ function planLookaroundRule(ctx: PlanContext, j: number, priority: number): Rule
   }
 
   if (!shape.prefix) return 'negative lookahead after a prefix that needs a regex';
+  const run = shape.collapsedRun;
   for (const e of shape.prefix.expansions) {
     const parts = splitHttpPrefix(e.text);
     const action = literalAction(e, false, rule.to, captures);
     if (!parts || parts.rest === '' || !action || !urlFilterSafe(e.text)) return 'negative lookahead after a prefix that needs a regex';
-    if (ctx.covered(parts.host)) out.push(filterRule(priority, action, e.text, false, false));
+    if (!ctx.covered(parts.host)) continue;
+    out.push(filterRule(priority, action, e.text, false, false));
+    // `/+(?!A)` replaces the whole run of slashes, which a prefix action cannot: a URL with two
+    // or more is left alone (missed, never rewritten differently from the reference).
+    if (run !== null) {
+      if (!urlFilterSafe(e.text + run)) return 'negative lookahead after a run that cannot be a URL filter';
+      out.push(filterRule(priority + 1, { type: 'allow' }, e.text + run, false, false));
+    }
   }
   const carved = carveOuts(
     shape.carved.map((c) => c.prefix),

@@ -25,6 +25,11 @@ export type LookaroundShape =
       carved: { prefixIndex: number; prefix: CarvedPrefix }[];
       /** For positive lookaheads: the same match as a regex with the lookahead captured, or null. */
       capturingSource: string | null;
+      /**
+       * The character `c` when `c+(?!A)` was read as `c(?!A)`: the same URLs match, but the
+       * regex's match also takes the rest of the run (`//x` is replaced up to the `x`).
+       */
+      collapsedRun: string | null;
     }
   | { kind: 'leading'; restSource: string; carved: CarvedPrefix[] };
 
@@ -45,6 +50,7 @@ export function analyzeLookaround(source: string): LookaroundShape | null {
 
   if (at === els.length - 1) {
     let before = els.slice(0, at);
+    let collapsedRun: string | null = null;
     // `c+(?!A)` backtracks to a single `c` whenever no alternative starts with `c`: same as
     // `c(?!A)`. (`c+(?=A)` has no such shortcut: it also matches `ccA`.)
     const last = before[before.length - 1];
@@ -52,6 +58,7 @@ export function analyzeLookaround(source: string): LookaroundShape | null {
       const c = String.fromCharCode(last.element.value);
       if (alternatives.some((a) => a.text.startsWith(c))) return null;
       before = [...before.slice(0, -1), last.element];
+      collapsedRun = c;
     }
     const prefix = expandLiteralLanguage(before.map((e) => e.raw).join(''));
     if (prefix && (prefix.consumesRest || prefix.expansions.some((e) => e.exact))) return null;
@@ -63,7 +70,7 @@ export function analyzeLookaround(source: string): LookaroundShape | null {
     const capturingSource = look.negate
       ? null
       : `${els.slice(0, at).map((e) => e.raw).join('')}(${look.alternatives.map((a) => a.raw).join('|')})`;
-    return { kind: 'trailing', negate: look.negate, prefix, carved, capturingSource };
+    return { kind: 'trailing', negate: look.negate, prefix, carved, capturingSource, collapsedRun };
   }
 
   const head = els.slice(0, at).map((e) => e.raw).join('');
