@@ -194,6 +194,23 @@ describe('compiled bundle', () => {
     expect(engine.ruleset(3).targets).toEqual([{ host: `${long}.*.example.org` }]);
   });
 
+  it('cannot be made to read past the label pool by a record of a corrupt trusted bundle', () => {
+    // White box: a record whose label starts on the pool's last byte but claims 10 characters
+    // (short) or a long header there. The comparison must end, and say "different".
+    const engine = loadBundle(bundle, { verify: 'trusted' }) as unknown as {
+      labels: Uint8Array;
+      labelShift: number;
+      lengthShift: number;
+      lengthMask: number;
+      labelEquals(word: number, src: string, start: number, end: number): boolean;
+    };
+    const last = engine.labels.length - 1;
+    const word = (length: number): number => ((last << engine.labelShift) | (length << engine.lengthShift)) >>> 0;
+    const host = 'a'.repeat(200);
+    expect(engine.labelEquals(word(10), host, 0, 10)).toBe(false);
+    expect(engine.labelEquals(word(engine.lengthMask), host, 0, 200)).toBe(false);
+  });
+
   it('loads from an unaligned copy of the bytes', () => {
     const padded = new Uint8Array(bundle.length + 1);
     padded.set(bundle, 1);
