@@ -6,6 +6,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, normalize } from 'node:path';
 import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
+import { compileBundle } from '../src/bundle/write.js';
+import { signBytes } from '../src/channels/index.js';
+import type { Ruleset } from '../src/model/ruleset.js';
 
 /** A self-signed certificate for 127.0.0.1, made with the openssl CLI for this test run. */
 export interface TestCertificate {
@@ -115,4 +119,23 @@ export function fetchTrusting(ca: string): (url: string, init: RequestInit) => P
 
 export function writeFiles(dir: string, files: Record<string, Uint8Array | string>): void {
   for (const [name, data] of Object.entries(files)) writeFileSync(join(dir, name), data);
+}
+
+/**
+ * Publishes into a channel directory the way `httpsify publish` does: the gzip of the compiled
+ * bundle and an RSA-PSS signature over the gz bytes, then `latest-timestamp` (unless
+ * `advertise` is false). `embedded` stamps a different timestamp inside the bundle.
+ */
+export async function publishChannelFiles(
+  dir: string,
+  rulesets: Ruleset[],
+  ts: number,
+  privateKey: JsonWebKey,
+  options: { embedded?: number; advertise?: boolean } = {},
+): Promise<{ gz: Uint8Array; sig: Uint8Array }> {
+  const gz = new Uint8Array(gzipSync(compileBundle(rulesets, { timestamp: options.embedded ?? ts })));
+  const sig = await signBytes(privateKey, gz);
+  writeFiles(dir, { [`rulesets.${ts}.bundle.gz`]: gz, [`rulesets.${ts}.sig`]: sig });
+  if (options.advertise !== false) writeFiles(dir, { 'latest-timestamp': `${ts}\n` });
+  return { gz, sig };
 }

@@ -17,7 +17,7 @@ import {
   type SigningKeyPair,
 } from '../src/channels/index.js';
 import type { Ruleset } from '../src/model/ruleset.js';
-import { type ChannelServer, fetchTrusting, makeCertificate, startChannelServer, type TestCertificate, writeFiles } from './channels-support.js';
+import { type ChannelServer, fetchTrusting, makeCertificate, publishChannelFiles, startChannelServer, type TestCertificate, writeFiles } from './channels-support.js';
 
 const T1 = 1_700_000_000;
 const T2 = 1_700_086_400;
@@ -53,13 +53,9 @@ let root: string;
 let server: ChannelServer;
 let channel: ChannelDefinition;
 
-/** Publishes the way `httpsify publish` does: gzip of the compiled bundle, signature over the gz bytes. */
-async function publish(rulesets: Ruleset[], ts: number, options: { embedded?: number; signWith?: SigningKeyPair; advertise?: boolean } = {}): Promise<{ gz: Uint8Array; sig: Uint8Array }> {
-  const gz = new Uint8Array(gzipSync(compileBundle(rulesets, { timestamp: options.embedded ?? ts })));
-  const sig = await signBytes((options.signWith ?? key).privateKey, gz);
-  writeFiles(root, { [`rulesets.${ts}.bundle.gz`]: gz, [`rulesets.${ts}.sig`]: sig });
-  if (options.advertise !== false) writeFiles(root, { 'latest-timestamp': `${ts}\n` });
-  return { gz, sig };
+/** Publishes into the test channel's directory, signed with the channel key unless told otherwise. */
+function publish(rulesets: Ruleset[], ts: number, options: { embedded?: number; signWith?: SigningKeyPair; advertise?: boolean } = {}): Promise<{ gz: Uint8Array; sig: Uint8Array }> {
+  return publishChannelFiles(root, rulesets, ts, (options.signWith ?? key).privateKey, options);
 }
 
 const options = (extra: Partial<Parameters<typeof checkChannel>[2]> = {}) => ({

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { unzipSync } from 'fflate';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { compileDnr, loadBundle } from '@httpsify/engine';
-import { defaultRulesetsDir, loadRulesets } from '@httpsify/engine/node';
+import { defaultRulesetsDir, defaultRulesetsTimestamp, loadRulesets } from '@httpsify/engine/node';
 import { buildExtension, type BuildResult } from '../src/build/build.js';
 
 describe('extension build from the default rulesets', () => {
@@ -38,6 +38,9 @@ describe('extension build from the default rulesets', () => {
     for (const dir of Object.values(built.dirs)) {
       const engine = loadBundle(new Uint8Array(readFileSync(join(dir, 'rules/default.bundle'))));
       expect(engine.rulesetCount).toBe(built.rulesetCount);
+      // Stamped with the rulesets' TIMESTAMP: a channel replacing them must not be older.
+      expect(engine.header.timestamp).toBe(defaultRulesetsTimestamp());
+      expect(engine.header.timestamp).toBeGreaterThan(0);
     }
   });
 

@@ -6,17 +6,22 @@
  */
 import type { Engine } from '@httpsify/engine';
 import { ALL_URLS, ext } from './browser-api.js';
+import { CHANNEL_DNR_STATE_KEY, ChannelDnrRuntime, type DnrApi } from './channel-dnr-runtime.js';
 import { addLoopAllowRule, clearSessionRules, syncDynamicRules } from './dnr-runtime.js';
 import { DnrUpgradeCheck } from './dnr-upgrade-check.js';
 import { loadBundledEngine } from './engine-loader.js';
 import { LoopGuard } from './loop-guard.js';
 import { restoreOverrides, saveOverrides } from './overrides-store.js';
 import { listenForCookies, listenForMessages } from './shared-listeners.js';
+import type { UiController } from './ui-controller.js';
 import { installUi } from './ui-runtime.js';
 
 const LOOP_HOSTS_KEY = 'loopBlockedHosts';
 const guard = new LoopGuard();
 let engine: Engine | null = null;
+const channelDnr = new ChannelDnrRuntime(ext.declarativeNetRequest as unknown as DnrApi, ext.storage.local as unknown as ConstructorParameters<typeof ChannelDnrRuntime>[1]);
+/** False while an update channel replaces the default rulesets (their static ruleset is off). */
+let defaultsInUse = true;
 
 const ready: Promise<Engine> = (async () => {
   const loaded = await loadBundledEngine();
@@ -28,9 +33,25 @@ const ready: Promise<Engine> = (async () => {
 })();
 
 ext.runtime.onInstalled.addListener(() => {
-  // Dynamic rules survive restarts; after an install or update they are rebuilt from storage.
-  void ready.then(syncDynamicRules).then(() => dnrCheck.invalidate());
+  // Dynamic rules survive restarts; after an install or update they are rebuilt from storage
+  // (the channel rules too: this version may compile them differently).
+  void ready
+    .then((e) => syncDynamicRules(e, defaultsInUse))
+    .then(() => ext.storage.local.remove(CHANNEL_DNR_STATE_KEY))
+    .then(() => ui.controller)
+    .then(applyChannels)
+    .then(() => dnrCheck.invalidate());
 });
+
+/** Installed channels (or the user's switches for their rulesets) changed: recompile their rules. */
+async function applyChannels(c: UiController): Promise<void> {
+  const state = await channelDnr.sync(c.channels, c.settings.mixedContent);
+  if (defaultsInUse === state.defaultsDisabled) {
+    defaultsInUse = !state.defaultsDisabled;
+    await syncDynamicRules(c.engine, defaultsInUse);
+  }
+  dnrCheck.invalidate();
+}
 
 async function stopUpgrading(host: string): Promise<void> {
   await addLoopAllowRule(host);
@@ -65,7 +86,7 @@ const dnrCheck = new DnrUpgradeCheck();
 listenForCookies(ready, {
   // The engine decides as the reference does; the DNR rules must also really upgrade the host.
   shouldSecure: async (cookie) =>
-    engine !== null && engine.shouldSecureCookie(cookie) && (await dnrCheck.upgrades(`http://${cookie.domain.replace(/^\.+/, '')}/`)),
+    (await ui.controller).shouldSecureCookie(cookie) && (await dnrCheck.upgrades(`http://${cookie.domain.replace(/^\.+/, '')}/`)),
   isHostBlocked: (host) => guard.isHostBlocked(host),
 });
 
@@ -74,7 +95,7 @@ listenForMessages(ready, {
   overridesChanged: async () => {
     const e = await ready;
     await saveOverrides(e);
-    await syncDynamicRules(e);
+    await syncDynamicRules(e, defaultsInUse);
     dnrCheck.invalidate();
   },
   loopGuardCleared: async () => {
@@ -84,11 +105,13 @@ listenForMessages(ready, {
 });
 
 // Popup, options page, HTTPS-first, icon and badge; settings changes recompile the overrides.
-installUi({
+const ui = installUi({
   platform: 'chromium',
   ready,
   overridesApplied: async (e) => {
-    await syncDynamicRules(e);
+    await syncDynamicRules(e, defaultsInUse);
     dnrCheck.invalidate();
   },
+  channelsApplied: applyChannels,
+  channelProblems: async () => ({ ...(await channelDnr.state())?.problems }),
 });

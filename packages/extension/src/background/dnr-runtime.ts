@@ -1,5 +1,6 @@
 import { ALL_RESOURCE_TYPES, compileDnrOverrides, type DnrRule, type Engine, type Ruleset } from '@httpsify/engine';
 import { ext } from './browser-api.js';
+import { CHANNEL_RULE_ID_BASE } from './ui-dnr-rules.js';
 
 /** Above every compiled rule: a host given up on (redirect loop) is never upgraded again. */
 export const LOOP_ALLOW_PRIORITY = 1_000_000;
@@ -25,17 +26,18 @@ export async function clearSessionRules(): Promise<void> {
   await ext.declarativeNetRequest.updateSessionRules({ removeRuleIds: existing.map((r) => r.id) });
 }
 
-/** Dynamic rule ids below this are the ruleset overrides; the settings' own rules sit above. */
-export const OVERRIDE_RULE_ID_LIMIT = 5_000_000;
+/** Dynamic rule ids below this are the ruleset overrides; channel and settings rules sit above. */
+export const OVERRIDE_RULE_ID_LIMIT = CHANNEL_RULE_ID_BASE;
 
 /**
  * The static ruleset holds the defaults; user overrides live in dynamic rules, recompiled
  * whenever they change (rulesets switched on are compiled, rulesets switched off are shadowed).
  */
-export async function syncDynamicRules(engine: Engine): Promise<{ ruleCount: number; omitted: number }> {
+export async function syncDynamicRules(engine: Engine, defaultsInUse = true): Promise<{ ruleCount: number; omitted: number }> {
   const enable: Ruleset[] = [];
   const disable: Ruleset[] = [];
-  for (let id = 0; id < engine.rulesetCount; id++) {
+  // While a channel replaces the defaults, the static ruleset is off and so are its overrides.
+  for (let id = 0; defaultsInUse && id < engine.rulesetCount; id++) {
     const on = engine.isActive(id);
     if (on === engine.isDefaultActive(id)) continue;
     (on ? enable : disable).push(engine.ruleset(id));

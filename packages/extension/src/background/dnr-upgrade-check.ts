@@ -1,9 +1,9 @@
 import { DnrEmulator, type DnrRule } from '@httpsify/engine';
-import { STATIC_RULES_PATH } from '../build/manifest.js';
+import { STATIC_RULES_PATH, STATIC_RULESET_ID } from '../build/manifest.js';
 import { ext } from './browser-api.js';
 
 /**
- * Whether the browser's DNR rules (static defaults plus dynamic overrides) upgrade a URL. The
+ * Whether the browser's DNR rules (static defaults, dynamic overrides and channels) upgrade a URL. The
  * compiled rules cover less than the engine (what did not fit is left out), and a cookie made
  * Secure on a host that stays on HTTP would stop being sent: cookie decisions ask this too.
  */
@@ -22,8 +22,9 @@ export class DnrUpgradeCheck {
   }
 
   private async load(): Promise<DnrEmulator> {
-    const response = await fetch(ext.runtime.getURL(STATIC_RULES_PATH));
-    const staticRules = (await response.json()) as DnrRule[];
+    // An update channel that replaces the defaults switches the static ruleset off.
+    const staticOn = (await ext.declarativeNetRequest.getEnabledRulesets()).includes(STATIC_RULESET_ID);
+    const staticRules = staticOn ? ((await (await fetch(ext.runtime.getURL(STATIC_RULES_PATH))).json()) as DnrRule[]) : [];
     const dynamicRules = (await ext.declarativeNetRequest.getDynamicRules()) as unknown as DnrRule[];
     return new DnrEmulator([...staticRules, ...dynamicRules]);
   }

@@ -1,13 +1,23 @@
-import { loadBundle, type Engine } from '@httpsify/engine';
+import { loadBundle, readBundleHeader, type Engine } from '@httpsify/engine';
 import { ext } from './browser-api.js';
 
 /** Where the build puts the compiled default rulesets inside the extension. */
 export const BUNDLE_PATH = 'rules/default.bundle';
 
+let defaultsTimestamp: number | null = null;
+
 export async function loadBundledEngine(): Promise<Engine> {
   const response = await fetch(ext.runtime.getURL(BUNDLE_PATH));
   if (!response.ok) throw new Error(`cannot read ${BUNDLE_PATH}: HTTP ${response.status}`);
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  defaultsTimestamp = readBundleHeader(bytes).timestamp;
   // The bundle ships inside the extension package, whose integrity the browser guarantees:
   // trusted loading skips the checksum scan and keeps start-up O(1).
-  return loadBundle(new Uint8Array(await response.arrayBuffer()), { verify: 'trusted' });
+  return loadBundle(bytes, { verify: 'trusted' });
+}
+
+/** The packaged defaults' timestamp (a channel that replaces them must not be older); after loadBundledEngine. */
+export function bundledDefaultsTimestamp(): number {
+  if (defaultsTimestamp === null) throw new Error('the default bundle is not loaded yet');
+  return defaultsTimestamp;
 }

@@ -24,9 +24,12 @@ const ready: Promise<Engine> = (async () => {
 type Blocking = chrome.webRequest.BlockingResponse;
 
 // Settings first (global switch, disabled sites, user rules, HTTPS-first), then the engine.
-const ui = installUi({ platform: 'firefox', ready, overridesApplied: async () => undefined });
+// Blocking webRequest runs the engines themselves, so installed channels need no compiling.
+const ui = installUi({ platform: 'firefox', ready, overridesApplied: async () => undefined, channelsApplied: async () => undefined, channelProblems: async () => ({}) });
+// `ui.rewriter()` is the channels over the defaults; an update swaps it whole, so a request
+// decides with one consistent set of engines.
 const decide = (e: Engine, d: chrome.webRequest.OnBeforeRequestDetails): Blocking =>
-  guard.isUrlBlocked(d.url) ? {} : (ui.decide(d) ?? upgradeDecision(e, guard, d.url));
+  guard.isUrlBlocked(d.url) ? {} : (ui.decide(d) ?? upgradeDecision(ui.rewriter() ?? e, guard, d.url));
 
 const onBeforeRequest = (d: chrome.webRequest.OnBeforeRequestDetails): Blocking | Promise<Blocking> =>
   // Requests that arrive while the bundle is still loading wait for it (Firefox allows a promise).
@@ -40,8 +43,11 @@ ext.webRequest.onCompleted.addListener((d) => guard.finish(d.requestId), { urls:
 ext.webRequest.onErrorOccurred.addListener((d) => guard.finish(d.requestId), { urls: ['<all_urls>'] });
 
 listenForCookies(ready, {
-  shouldSecure: async (cookie) =>
-    (await ui.controller).cookiesMaySecure(cookie.domain.replace(/^\.+/, '')) && engine !== null && engine.shouldSecureCookie(cookie),
+  shouldSecure: async (cookie) => {
+    const c = await ui.controller;
+    // Channel rulesets decide within their scopes, as for rewriting.
+    return c.cookiesMaySecure(cookie.domain.replace(/^\.+/, '')) && c.shouldSecureCookie(cookie);
+  },
   isHostBlocked: (host) => guard.isHostBlocked(host),
 });
 

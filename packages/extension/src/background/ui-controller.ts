@@ -1,11 +1,13 @@
-import { createEngine, type Engine, type Ruleset } from '@httpsify/engine';
+import { type ChannelRecord, createEngine, type Engine, parseChannelDefinition, type Ruleset } from '@httpsify/engine';
+import { applyRulesetChoices, buildChannelLayers, type ChannelLayers, channelsForHost, layersSecureCookie } from '../channels/channel-layers.js';
+import type { ChannelStatus } from '../channels/channel-service.js';
 import { checkSetting } from '../settings/repair.js';
 import { EXPORTED_KEYS, SCHEMA_VERSION, type Settings } from '../settings/schema.js';
 import type { SettingsStore } from '../settings/store.js';
 import { exportUserRulesXml, splitRulesetXml, toUserRule, upsertUserRule } from '../settings/user-rules.js';
 import { addSite, removeSite, SiteList, siteOf } from '../site-rules/site-pattern.js';
 import type { TabActivity } from './tab-activity.js';
-import type { ImportResult, PopupState, RulesetIndex, RulesetRow, SaveResult, UiRequest } from './ui-protocol.js';
+import type { ChannelAddResult, ChannelRow, ImportResult, PopupState, RulesetIndex, RulesetRow, SaveResult, UiRequest } from './ui-protocol.js';
 
 export const EXPORT_FORMAT = 'httpsify-settings';
 
@@ -15,6 +17,22 @@ export interface UiHooks {
   overridesApplied(engine: Engine): Promise<void>;
   /** Site lists, user rules, HTTPS-first or the global switch changed. */
   policyChanged(controller: UiController): Promise<void>;
+  /** Update channels; absent where channels are not wired (unit tests of other parts). */
+  channels?: ChannelHooks;
+}
+
+/** What the controller needs from the channel machinery (ChannelService plus the platform). */
+export interface ChannelHooks {
+  /** Timestamp of the packaged default bundle. */
+  defaultsTimestamp: number;
+  /** The subscribed channels in the settings changed (runs in the background; may start checks). */
+  definitionsChanged(definitions: Settings['channels']): Promise<void>;
+  status(): ChannelStatus[];
+  checkNow(name?: string): Promise<void>;
+  /** New engines are in place (bundle installed, switches changed): Chromium recompiles its rules. */
+  layersApplied(controller: UiController): Promise<void>;
+  /** Per channel, why this browser does not (fully) apply it. */
+  platformProblems(): Promise<Record<string, string>>;
 }
 
 /**
@@ -30,6 +48,14 @@ export class UiController {
   /** Hosts opened over HTTP once (this browser session). */
   readonly httpOnce = new Set<string>();
   captivePortal = false;
+  /**
+   * Installed channels over the defaults. A new install replaces the whole object (requests being
+   * decided keep the old one); the user's switches are applied in place, as to the defaults.
+   */
+  channels: ChannelLayers;
+  /** The last definitionsChanged hand-over (tests wait on it). */
+  channelsSettled: Promise<void> = Promise.resolve();
+  private appliedChannels = '';
   private appliedOverrides = '';
   private appliedMixed: boolean | null = null;
   private appliedUserRules = '';
@@ -40,7 +66,9 @@ export class UiController {
     readonly store: SettingsStore,
     readonly activity: TabActivity,
     private readonly hooks: UiHooks,
-  ) {}
+  ) {
+    this.channels = buildChannelLayers([], engine);
+  }
 
   async start(): Promise<void> {
     await this.reconcile(await this.store.load());
@@ -83,15 +111,39 @@ export class UiController {
       // settings differ from that (a migration, mixed content on).
       const engineAfter = JSON.stringify([...this.engine.activeOverrides()].sort());
       if (!first || s.mixedContent || engineAfter !== engineBefore) await this.hooks.overridesApplied(this.engine);
+      if (this.channels.channels.length > 0) {
+        applyRulesetChoices(this.channels, s.rulesetOverrides, previous, s.mixedContent);
+        await this.hooks.channels?.layersApplied(this);
+      }
+    }
+    const channelsKey = JSON.stringify(s.channels);
+    if (channelsKey !== this.appliedChannels && this.hooks.channels !== undefined) {
+      this.appliedChannels = channelsKey;
+      // Not awaited: adding a channel starts its first download, which must not hold up settings.
+      this.channelsSettled = this.hooks.channels.definitionsChanged(s.channels).catch((e: unknown) => console.error('httpsify: channel update failed', e));
     }
     await this.hooks.policyChanged(this);
   }
 
-  /** User rules first (they outrank defaults), then the default rulesets. */
+  /** The channel service installed or dropped bundles: build new engines and swap them in. */
+  async setChannelRecords(records: ChannelRecord[]): Promise<void> {
+    const layers = buildChannelLayers(records, this.engine, this.hooks.channels?.defaultsTimestamp);
+    const s = this.settings;
+    applyRulesetChoices(layers, s.rulesetOverrides, {}, s.mixedContent);
+    this.channels = layers;
+    await this.hooks.channels?.layersApplied(this);
+  }
+
+  /** `<securecookie>` of every layer that may act on the cookie's host. */
+  shouldSecureCookie(cookie: { domain: string; name: string }): boolean {
+    return layersSecureCookie(this.channels, cookie);
+  }
+
+  /** User rules first (they outrank everything), then the channels within their scopes, then the defaults. */
   rewrite(url: string): { rewritten: string | null; ruleset: string | null } {
     const user = this.userEngine?.rewriteWithRuleset(url);
     if (user?.rewritten) return { rewritten: user.rewritten, ruleset: user.ruleset };
-    const d = this.engine.rewriteWithRuleset(url);
+    const d = this.channels.scoped.rewriteWithRuleset(url);
     return { rewritten: d.rewritten, ruleset: d.ruleset };
   }
 
@@ -106,7 +158,8 @@ export class UiController {
       }
     };
     add(this.userEngine);
-    add(this.engine);
+    for (const c of channelsForHost(this.channels, host)) add(c.engine);
+    if (this.channels.useDefaults) add(this.engine);
     return names;
   }
 
@@ -135,11 +188,13 @@ export class UiController {
       const id = this.userEngine.rulesetIdsByName(name)[0] as number;
       return { name, active: this.userEngine.isActive(id), defaultActive: this.userEngine.isDefaultActive(id), note: user.defaultOff ?? null, user: true };
     }
-    const id = this.engine.rulesetIdsByName(name)[0];
-    if (id === undefined) return null;
-    const rs = this.engine.ruleset(id);
-    const note = rs.defaultOff ?? (rs.platform !== undefined ? `platform: ${rs.platform}` : null);
-    return { name, active: this.engine.isActive(id), defaultActive: this.engine.isDefaultActive(id), note, user: false };
+    // The defaults, then the channels: a switch applies to every ruleset of that name.
+    for (const engine of [this.engine, ...this.channels.channels.map((c) => c.engine)]) {
+      const id = engine.rulesetIdsByName(name)[0];
+      if (id === undefined) continue;
+      return { name, active: engine.isActive(id), defaultActive: engine.isDefaultActive(id), note: noteOf(engine, id), user: false };
+    }
+    return null;
   }
 
   popupState(tabId: number, tabUrl: string | undefined): PopupState {
@@ -183,11 +238,13 @@ export class UiController {
       const row = this.rulesetRow(r.name);
       if (row) push(row);
     }
-    for (let id = 0; id < this.engine.rulesetCount; id++) {
-      const name = this.engine.rulesetName(id);
-      if (seen.has(name)) continue;
-      const flagsNote = this.engine.isDefaultActive(id) ? null : noteOf(this.engine, id);
-      push({ name, active: this.engine.isActive(id), defaultActive: this.engine.isDefaultActive(id), note: flagsNote, user: false });
+    for (const engine of [this.engine, ...this.channels.channels.map((c) => c.engine)]) {
+      for (let id = 0; id < engine.rulesetCount; id++) {
+        const name = engine.rulesetName(id);
+        if (seen.has(name)) continue;
+        const flagsNote = engine.isDefaultActive(id) ? null : noteOf(engine, id);
+        push({ name, active: engine.isActive(id), defaultActive: engine.isDefaultActive(id), note: flagsNote, user: false });
+      }
     }
     return index;
   }
@@ -257,6 +314,21 @@ export class UiController {
         return this.importSettings(req.data);
       case 'resetStats':
         return this.update(() => ({ stats: { upgrades: 0, fallbacks: 0, httpHosts: [] } }));
+      case 'channelStatus':
+        return this.channelRows();
+      case 'channelAdd':
+        return this.addChannel(req.json);
+      case 'channelRemove':
+        if (!this.settings.channels.some((c) => c.name === req.name)) return { error: `no channel named ${req.name}` };
+        await this.update((s) => ({ channels: s.channels.filter((c) => c.name !== req.name) }));
+        await this.channelsSettled;
+        return this.channelRows();
+      case 'channelCheck':
+        if (this.hooks.channels === undefined) return { error: 'update channels are not available here' };
+        if (req.name !== undefined && !this.settings.channels.some((c) => c.name === req.name)) return { error: `no channel named ${req.name}` };
+        await this.channelsSettled;
+        await this.hooks.channels.checkNow(req.name);
+        return this.channelRows();
       case 'clearRepairs': {
         const next = await this.store.clearRepairs();
         await this.reconcile(next);
@@ -265,6 +337,35 @@ export class UiController {
       default:
         return { error: `unknown request ${(req as { type?: unknown }).type}` };
     }
+  }
+
+  /** The options page's channel list: definition, installed bundle, checks, and this browser's problems. */
+  async channelRows(): Promise<ChannelRow[]> {
+    const hooks = this.hooks.channels;
+    if (hooks === undefined) return [];
+    const problems = await hooks.platformProblems();
+    for (const [name, problem] of this.channels.problems) problems[name] ??= problem;
+    return hooks.status().map((status) => ({ ...status, platformProblem: problems[status.name] ?? null }));
+  }
+
+  /** A definition pasted as JSON: refused with the parser's message, or added (and checked at once). */
+  async addChannel(json: string): Promise<ChannelAddResult> {
+    let value: unknown;
+    try {
+      value = JSON.parse(json);
+    } catch (e) {
+      return { ok: false, error: `not JSON: ${e instanceof Error ? e.message : String(e)}` };
+    }
+    let channel: Settings['channels'][number];
+    try {
+      channel = parseChannelDefinition(value);
+    } catch (e) {
+      return { ok: false, error: e instanceof Error ? e.message : String(e) };
+    }
+    if (this.settings.channels.some((c) => c.name === channel.name)) return { ok: false, error: `a channel named "${channel.name}" already exists; remove it first` };
+    const settings = await this.update((s) => ({ channels: [...s.channels, channel] }));
+    await this.channelsSettled;
+    return { ok: true, settings, channels: await this.channelRows() };
   }
 
   async saveUserRule(xml: string, replacing?: string): Promise<SaveResult> {

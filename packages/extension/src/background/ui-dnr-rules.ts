@@ -6,6 +6,8 @@ import { parseSitePattern } from '../site-rules/site-pattern.js';
  * rules, HTTPS-first); the ruleset overrides below it are recompiled separately.
  */
 export const UI_RULE_ID_BASE = 5_000_000;
+/** Update channels' dynamic rules: ids from here to UI_RULE_ID_BASE; the ruleset overrides lie below. */
+export const CHANNEL_RULE_ID_BASE = 2_000_000;
 
 /*
  * Priorities, highest first. Compiled rulesets use up to ~10,500; the loop guard's session
@@ -17,6 +19,15 @@ export const GLOBAL_OFF_PRIORITY = 2_000_000;
 export const SITE_DISABLED_PRIORITY = 1_500_000;
 /** User rules outrank every default ruleset (the offset keeps their internal order). */
 export const USER_RULE_PRIORITY_OFFSET = 100_000;
+/**
+ * Channel rules are tried before the defaults (which reach ~10,500) and after user rules: the
+ * channel at settings position i is shifted by BASE + (MAX - 1 - i) * STEP, each step wider
+ * than a compiled ruleset set's priorities, so the last possible channel still ends below
+ * USER_RULE_PRIORITY_OFFSET.
+ */
+export const CHANNEL_PRIORITY_BASE = 12_000;
+export const CHANNEL_PRIORITY_STEP = 11_000;
+export const MAX_DNR_CHANNELS = 8;
 /** HTTPS-first's exemptions, just above its own upgrade. */
 export const HTTPS_FIRST_EXEMPT_PRIORITY = 3;
 /** HTTPS-first upgrades whatever no ruleset handles: the lowest priority. */

@@ -1,4 +1,5 @@
 import type { Diagnostic } from '@httpsify/engine';
+import type { ChannelStatus } from '../channels/channel-service.js';
 import type { Settings } from '../settings/schema.js';
 
 /** The port extension pages open to the background for everything the UI shows and changes. */
@@ -23,7 +24,21 @@ export type UiRequest =
   | { type: 'exportSettings' }
   | { type: 'importSettings'; data: unknown }
   | { type: 'resetStats' }
-  | { type: 'clearRepairs' };
+  | { type: 'clearRepairs' }
+  | { type: 'channelStatus' }
+  /** A channel definition as pasted (JSON text, checked by the background). */
+  | { type: 'channelAdd'; json: string }
+  | { type: 'channelRemove'; name: string }
+  /** "Check now": one channel, or every channel without a name; answers when the checks are done. */
+  | { type: 'channelCheck'; name?: string };
+
+/** A channel on the options page. */
+export interface ChannelRow extends ChannelStatus {
+  /** Why this browser does not (fully) apply the channel (Chromium: scope or rule limits). */
+  platformProblem: string | null;
+}
+
+export type ChannelAddResult = { ok: true; settings: Settings; channels: ChannelRow[] } | { ok: false; error: string };
 
 export interface RulesetRow {
   name: string;

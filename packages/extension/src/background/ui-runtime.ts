@@ -3,12 +3,15 @@
  * per-tab activity, HTTPS-first with its fallback page, statistics, icon and badge. The
  * platform entry (chromium.ts / firefox.ts) calls `installUi` once, synchronously, at startup.
  */
-import type { Engine } from '@httpsify/engine';
+import { type Engine, fetchBytesWith } from '@httpsify/engine';
+import type { ChannelArea } from '../channels/channel-storage.js';
+import { CHANNEL_ALARM, ChannelService } from '../channels/channel-service.js';
 import { SETTING_KEYS, type Settings } from '../settings/schema.js';
 import { SettingsStore } from '../settings/store.js';
 import { siteOf } from '../site-rules/site-pattern.js';
 import { ext } from './browser-api.js';
 import { probeCaptivePortal } from './captive-portal.js';
+import { bundledDefaultsTimestamp } from './engine-loader.js';
 import { httpsFirstApplies, HttpsFirstTracker, httpsVersion, interstitialUrl, type FallbackEvent } from './https-first.js';
 import { badgeText, drawIcon, ICON_TITLE_MESSAGE, iconState } from './icon.js';
 import { TabActivity, type TabRecord } from './tab-activity.js';
@@ -26,6 +29,10 @@ export interface UiInstallOptions {
   ready: Promise<Engine>;
   /** Chromium: recompile the dynamic override rules from the engine's state. */
   overridesApplied(engine: Engine): Promise<void>;
+  /** New channel engines are in place (Chromium: recompile the channels' rules). */
+  channelsApplied(controller: UiController): Promise<void>;
+  /** Per channel, why this browser does not (fully) apply it. */
+  channelProblems(): Promise<Record<string, string>>;
 }
 
 export interface InstalledUi {
@@ -35,6 +42,8 @@ export interface InstalledUi {
    * default engine decide. Synchronous once the controller is ready.
    */
   decide(details: { url: string; type: string; tabId: number }): { redirectUrl?: string; cancel?: boolean } | null;
+  /** What rulesets rewrite with now (channels over the defaults); null until the controller is ready. */
+  rewriter(): { rewrite(url: string): string | null } | null;
 }
 
 export function installUi(options: UiInstallOptions): InstalledUi {
@@ -46,13 +55,31 @@ export function installUi(options: UiInstallOptions): InstalledUi {
   let statsTimer: ReturnType<typeof setTimeout> | null = null;
   let tabsTimer: ReturnType<typeof setTimeout> | null = null;
 
+  let channelService: ChannelService | null = null;
   const ready: Promise<UiController> = (async () => {
     const engine = await options.ready;
-    const c = new UiController(engine, store, activity, {
+    const defaultsTimestamp = bundledDefaultsTimestamp();
+    const service = new ChannelService({
+      area: ext.storage.local as unknown as ChannelArea,
+      alarms: ext.alarms,
+      fetchBytes: fetchBytesWith(),
+      defaultsTimestamp,
+      installedChanged: (records) => c.setChannelRecords(records),
+    });
+    channelService = service;
+    const c: UiController = new UiController(engine, store, activity, {
       overridesApplied: options.overridesApplied,
       policyChanged: async (ctl) => {
         if (options.platform === 'chromium') await syncUiRules(ctl);
         void refreshAllIcons();
+      },
+      channels: {
+        defaultsTimestamp,
+        definitionsChanged: (definitions) => service.setDefinitions(definitions),
+        status: () => service.status(),
+        checkNow: async (name) => void (await service.checkNow(name)),
+        layersApplied: (ctl) => options.channelsApplied(ctl),
+        platformProblems: () => options.channelProblems(),
       },
     });
     const session = await ext.storage.session.get([TABS_SESSION_KEY, ONCE_SESSION_KEY]);
@@ -64,7 +91,11 @@ export function installUi(options: UiInstallOptions): InstalledUi {
   })();
   ready.catch((e: unknown) => console.error('httpsify UI failed to start', e));
   // For the worker's DevTools console and the browser tests.
-  (globalThis as { httpsifyUi?: unknown }).httpsifyUi = { controller: ready };
+  (globalThis as { httpsifyUi?: unknown }).httpsifyUi = { controller: ready, channels: () => channelService };
+  // Registered at once (MV3): the alarm may be what woke the worker.
+  ext.alarms.onAlarm.addListener((alarm) => {
+    if (alarm.name === CHANNEL_ALARM) void ready.then(() => channelService?.onAlarm());
+  });
 
   // ---- DNR (Chromium) --------------------------------------------------------------------
   let appliedRules = '';
@@ -271,6 +302,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
 
   return {
     controller: ready,
+    rewriter: () => controller?.channels.scoped ?? null,
     decide(details) {
       const c = controller;
       if (c === null) return null;
@@ -282,7 +314,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
       const user = c.userEngine?.rewrite(details.url) ?? null;
       if (user !== null && user !== details.url) return { redirectUrl: user };
       if (details.type === 'main_frame' && httpsFirstApplies(details.url, httpsFirstInputs(c))) {
-        const byRules = c.engine.rewrite(details.url);
+        const byRules = c.channels.scoped.rewrite(details.url);
         return { redirectUrl: byRules ?? httpsVersion(details.url) };
       }
       return null;

@@ -1,5 +1,9 @@
-import type { Engine } from '@httpsify/engine';
 import type { LoopGuard } from './loop-guard.js';
+
+/** Anything that rewrites: the default Engine, or the ScopedEngine of channels over the defaults. */
+export interface Rewriter {
+  rewrite(url: string): string | null;
+}
 
 export interface BlockingResponse {
   redirectUrl?: string;
@@ -9,8 +13,8 @@ export interface BlockingResponse {
  * The blocking `webRequest.onBeforeRequest` decision (Firefox): the engine's own rewrite,
  * unless the URL's host is in a redirect loop this session.
  */
-export function upgradeDecision(engine: Engine, guard: LoopGuard, url: string): BlockingResponse {
+export function upgradeDecision(rewriter: Rewriter, guard: LoopGuard, url: string): BlockingResponse {
   if (guard.isUrlBlocked(url)) return {};
-  const rewritten = engine.rewrite(url);
+  const rewritten = rewriter.rewrite(url);
   return rewritten !== null && rewritten !== url ? { redirectUrl: rewritten } : {};
 }

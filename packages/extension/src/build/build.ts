@@ -2,7 +2,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compileDnr, type Diagnostic, type DnrReport, type DnrRule, type Ruleset } from '@httpsify/engine';
-import { defaultRulesetsDir, loadRulesets } from '@httpsify/engine/node';
+import { defaultRulesetsDir, defaultRulesetsTimestamp, loadRulesets } from '@httpsify/engine/node';
 import { build as esbuild } from 'esbuild';
 import { manifestFor, STATIC_RULES_PATH, type Browser } from './manifest.js';
 import { buildUiAssets, uiManifestEntries } from './ui-assets.js';
@@ -42,7 +42,9 @@ export async function buildExtension(options: BuildOptions = {}): Promise<BuildR
   const outDir = resolve(options.outDir ?? join(packageDir, 'build'));
   const browsers = options.browsers ?? ['chromium', 'firefox'];
   const version = options.version ?? '0.1.0';
-  const loaded = loadRulesets(options.rulesets ?? [defaultRulesetsDir()]);
+  // The defaults carry their TIMESTAMP, which a channel replacing them must not be older than
+  // (other rulesets are stamped 0 unless they come as a bundle with its own stamp).
+  const loaded = options.rulesets === undefined ? loadRulesets([defaultRulesetsDir()], { timestamp: defaultRulesetsTimestamp() }) : loadRulesets(options.rulesets);
   // Parsed rulesets keep file positions for the report; a bundle given as input is decoded.
   const rulesets: Ruleset[] =
     loaded.rulesets.length === loaded.engine.rulesetCount ? loaded.rulesets : Array.from({ length: loaded.engine.rulesetCount }, (_, id) => loaded.engine.ruleset(id));

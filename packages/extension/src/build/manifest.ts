@@ -10,6 +10,12 @@ export interface ManifestOptions {
   feedback?: boolean;
 }
 
+/**
+ * `alarms` wakes the background for the daily channel checks; `unlimitedStorage` because
+ * installed channel bundles take megabytes and storage.local allows 10 MB without it.
+ */
+const CHANNEL_PERMISSIONS = ['storage', 'unlimitedStorage', 'alarms'];
+
 const NAME = 'httpsify';
 const DESCRIPTION = 'Keeps web traffic on HTTPS with HTTPS Everywhere-format rulesets.';
 
@@ -20,14 +26,14 @@ export function manifestFor(browser: Browser, options: ManifestOptions): Record<
       ...common,
       minimum_chrome_version: '120',
       background: { service_worker: 'background.js', type: 'module' },
-      permissions: ['declarativeNetRequest', ...(options.feedback ? ['declarativeNetRequestFeedback'] : []), 'webRequest', 'cookies', 'storage'],
+      permissions: ['declarativeNetRequest', ...(options.feedback ? ['declarativeNetRequestFeedback'] : []), 'webRequest', 'cookies', ...CHANNEL_PERMISSIONS],
       declarative_net_request: { rule_resources: [{ id: STATIC_RULESET_ID, enabled: true, path: STATIC_RULES_PATH }] },
     };
   }
   return {
     ...common,
     background: { scripts: ['background.js'] },
-    permissions: ['webRequest', 'webRequestBlocking', 'cookies', 'storage'],
+    permissions: ['webRequest', 'webRequestBlocking', 'cookies', ...CHANNEL_PERMISSIONS],
     browser_specific_settings: { gecko: { id: 'httpsify@httpsify.org', strict_min_version: '128.0' } },
   };
 }

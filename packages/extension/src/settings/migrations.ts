@@ -65,6 +65,9 @@ function convertLegacyUserRule(r: unknown): { name: string; xml: string } | null
   return null;
 }
 
+/** Keys only old layouts used: read alongside the settings so the steps above can convert them. */
+export const LEGACY_KEYS = ['ruleActiveStates', 'disabledList', 'httpNowhere', 'enableMixedRulesets'] as const;
+
 /** Steps by the version they upgrade from. */
 const STEPS: Step[] = [from0];
 

@@ -1,3 +1,4 @@
+import { parseChannelDefinition, type ChannelDefinition } from '@httpsify/engine';
 import { parseSitePattern } from '../site-rules/site-pattern.js';
 import { defaultSettings, MAX_HTTP_HOSTS, MAX_REPAIRS, SCHEMA_VERSION, SETTING_KEYS, type RepairRecord, type Settings, type UserRule } from './schema.js';
 
@@ -67,6 +68,22 @@ const CHECKERS: { [K in keyof Settings]: Checker<Settings[K]> } = {
       if (typeof o !== 'object' || o === null || typeof o.name !== 'string' || typeof o.xml !== 'string' || o.name === '') note('not a user rule', r);
       else if (out.some((x) => x.name === o.name)) note(`duplicate user rule "${o.name}"`, r);
       else out.push({ name: o.name, xml: o.xml });
+    }
+    return out;
+  },
+  channels: (v, note) => {
+    const out: ChannelDefinition[] = [];
+    for (const item of list(v, note) ?? []) {
+      let channel: ChannelDefinition;
+      try {
+        channel = parseChannelDefinition(item);
+      } catch (err) {
+        note(err instanceof Error ? err.message : String(err), item);
+        continue;
+      }
+      // The name keys the channel's stored state, so it must be unique.
+      if (out.some((c) => c.name === channel.name)) note(`duplicate channel "${channel.name}"`, item);
+      else out.push(channel);
     }
     return out;
   },

@@ -1,6 +1,10 @@
+import type { ChannelDefinition } from '@httpsify/engine';
+
 /**
  * Everything the extension persists in storage.local, one key per setting so that a corrupt
  * value damages only its own key. `rulesetOverrides` is the key the background already uses.
+ * The version marks layouts that need converting; a new key with a default (`channels`) needs
+ * none, so it did not change the version (older builds simply ignore the key).
  */
 export const SCHEMA_VERSION = 1;
 
@@ -44,6 +48,8 @@ export interface Settings {
   /** Sites HTTPS-first leaves on HTTP ("Always allow HTTP for this site"); rulesets still apply. */
   httpAllowedSites: string[];
   userRules: UserRule[];
+  /** Signed ruleset update channels the user subscribed to, earlier ones taking precedence. */
+  channels: ChannelDefinition[];
   stats: Statistics;
   /** Repairs made to damaged storage, newest last (shown on the options page). */
   repairs: RepairRecord[];
@@ -67,6 +73,7 @@ export function defaultSettings(): Settings {
     disabledSites: [],
     httpAllowedSites: [],
     userRules: [],
+    channels: [],
     stats: { upgrades: 0, fallbacks: 0, httpHosts: [] },
     repairs: [],
     portalProbeUrl: 'http://detectportal.firefox.com/success.txt',
@@ -76,5 +83,5 @@ export function defaultSettings(): Settings {
 export const SETTING_KEYS = Object.keys(defaultSettings()) as SettingKey[];
 
 /** Settings a user export carries (repairs and the version marker stay machine-local). */
-export const EXPORTED_KEYS = ['globalEnabled', 'httpsFirst', 'mixedContent', 'showBadge', 'rulesetOverrides', 'disabledSites', 'httpAllowedSites', 'userRules'] as const;
+export const EXPORTED_KEYS = ['globalEnabled', 'httpsFirst', 'mixedContent', 'showBadge', 'rulesetOverrides', 'disabledSites', 'httpAllowedSites', 'userRules', 'channels'] as const;
 export type ExportedKey = (typeof EXPORTED_KEYS)[number];

@@ -1,5 +1,5 @@
 import { defaultLock, type LockFn } from './lock.js';
-import { migrate } from './migrations.js';
+import { LEGACY_KEYS, migrate } from './migrations.js';
 import { repairSettings } from './repair.js';
 import { MAX_REPAIRS, SETTING_KEYS, type Settings } from './schema.js';
 import type { StorageAreaLike } from './storage-area.js';
@@ -63,7 +63,8 @@ export class SettingsStore {
   }
 
   private async readFixed(): Promise<Settings> {
-    const raw = await this.area.get(null);
+    // Only settings keys: storage.local also holds installed channel bundles of several MB.
+    const raw = await this.area.get([...SETTING_KEYS, ...LEGACY_KEYS]);
     const migrated = migrate(raw, this.now());
     const { settings, changed, records } = repairSettings(migrated.values, this.now());
     if (migrated.notes.length > 0) settings.repairs = [...settings.repairs, ...migrated.notes].slice(-MAX_REPAIRS);

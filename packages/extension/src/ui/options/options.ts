@@ -3,6 +3,7 @@ import type { Settings } from '../../settings/schema.js';
 import { background, isError } from '../shared/client.js';
 import { $, download, h } from '../shared/dom.js';
 import { localize, t } from '../shared/i18n.js';
+import { ChannelsView } from './channels-view.js';
 import { RulesetsView } from './rulesets-view.js';
 import { SitesView } from './sites-view.js';
 import { UserRulesView } from './user-rules-view.js';
@@ -12,6 +13,7 @@ const FLAGS = ['globalEnabled', 'httpsFirst', 'mixedContent', 'showBadge'] as co
 let rulesets: RulesetsView;
 let sites: SitesView;
 let userRules: UserRulesView;
+let channels: ChannelsView;
 
 function render(s: Settings): void {
   for (const f of FLAGS) $<HTMLInputElement>(`#opt-${f}`).checked = s[f];
@@ -43,6 +45,7 @@ async function init(): Promise<void> {
   rulesets = new RulesetsView();
   sites = new SitesView(changed);
   userRules = new UserRulesView(changed);
+  channels = new ChannelsView(changed);
   for (const f of FLAGS) {
     $<HTMLInputElement>(`#opt-${f}`).addEventListener('change', async (e) => {
       changed(await background.request<Settings>({ type: 'setFlag', flag: f, value: (e.target as HTMLInputElement).checked }));
@@ -71,11 +74,12 @@ async function init(): Promise<void> {
     out.className = result.ok ? 'ok' : 'error';
     out.textContent = result.ok ? t('optionsImportDone') : `${t('optionsImportProblems')} ${result.problems.join(' · ')}`;
     if (result.settings) changed(result.settings);
+    void channels.load();
   });
   $('#stats-reset').addEventListener('click', async () => render(await background.request<Settings>({ type: 'resetStats' })));
   $('#repairs-dismiss').addEventListener('click', async () => render(await background.request<Settings>({ type: 'clearRepairs' })));
   render(await background.request<Settings>({ type: 'settings' }));
-  await rulesets.load();
+  await Promise.all([rulesets.load(), channels.load()]);
   document.body.dataset.ready = 'true';
 }
 

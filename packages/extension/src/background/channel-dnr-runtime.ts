@@ -1,0 +1,116 @@
+import type { DnrRule } from '@httpsify/engine';
+import { STATIC_RULESET_ID } from '../build/manifest.js';
+import type { ChannelLayers } from '../channels/channel-layers.js';
+import { type AppliedChannel, compileChannelRules, type ChannelDnrInput, planChannelDnr, usageOf } from '../channels/channel-dnr.js';
+import type { StorageAreaLike } from '../settings/storage-area.js';
+import { CHANNEL_RULE_ID_BASE, UI_RULE_ID_BASE } from './ui-dnr-rules.js';
+
+/** storage.local key: what the channel rules were built from, and the problems to show. */
+export const CHANNEL_DNR_STATE_KEY = 'channelDnrState';
+
+export interface ChannelDnrState {
+  /** Fingerprint of the inputs the rules were built from (skip rebuilding when unchanged). */
+  key: string;
+  applied: Record<string, AppliedChannel>;
+  problems: Record<string, string>;
+  defaultsDisabled: boolean;
+}
+
+/** The part of `chrome.declarativeNetRequest` used here (typed loosely: our rules are a subset). */
+export interface DnrApi {
+  getDynamicRules(): Promise<DnrRule[]>;
+  getSessionRules(): Promise<DnrRule[]>;
+  updateDynamicRules(update: { removeRuleIds: number[]; addRules: DnrRule[] }): Promise<void>;
+  updateEnabledRulesets(update: { enableRulesetIds?: string[]; disableRulesetIds?: string[] }): Promise<void>;
+}
+
+const inChannelRange = (id: number): boolean => id >= CHANNEL_RULE_ID_BASE && id < UI_RULE_ID_BASE;
+
+/**
+ * Chromium: keeps the dynamic channel rules and the static ruleset's on/off state in line with
+ * the installed channels. The rules are only recompiled when an input changed (a new bundle,
+ * a scope, the user's switches for the channel's rulesets), since dynamic rules outlive the
+ * service worker; the problems are kept in storage for the options page.
+ */
+export class ChannelDnrRuntime {
+  /** Syncs run one after the other: each reads the rules the previous one left. */
+  private running: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly dnr: DnrApi,
+    private readonly area: StorageAreaLike,
+  ) {}
+
+  async state(): Promise<ChannelDnrState | undefined> {
+    return (await this.area.get([CHANNEL_DNR_STATE_KEY]))[CHANNEL_DNR_STATE_KEY] as ChannelDnrState | undefined;
+  }
+
+  /** Brings the rules in line with `layers`; returns the state now in effect. */
+  sync(layers: ChannelLayers, mixedContent: boolean): Promise<ChannelDnrState> {
+    const run = this.running.then(() => this.syncNow(layers, mixedContent));
+    this.running = run.catch(() => undefined);
+    return run;
+  }
+
+  private async syncNow(layers: ChannelLayers, mixedContent: boolean): Promise<ChannelDnrState> {
+    const key = fingerprint(layers, mixedContent);
+    const stored = await this.state();
+    if (stored?.key === key) return stored;
+
+    const existing = await this.dnr.getDynamicRules();
+    const session = await this.dnr.getSessionRules();
+    const others = usageOf([...existing.filter((r) => !inChannelRange(r.id)), ...session]);
+    // Session rules only count towards the regex limit (they have their own rule count).
+    others.rules -= session.length;
+    others.unsafeRules -= session.filter((r) => r.action.type === 'redirect').length;
+    const byId = new Map(existing.filter((r) => inChannelRange(r.id)).map((r) => [r.id, r]));
+
+    const inputs: ChannelDnrInput[] = layers.channels.map((c) => {
+      const before = stored?.applied[c.name];
+      let previous: ChannelDnrInput['previous'];
+      if (before !== undefined && before.scope === c.scope) {
+        const rules: DnrRule[] = [];
+        for (let id = before.firstId; id < before.firstId + before.count; id++) {
+          const r = byId.get(id);
+          if (r !== undefined) rules.push({ ...r, priority: r.priority - before.priorityOffset });
+        }
+        if (rules.length === before.count) previous = { timestamp: before.timestamp, rules };
+      }
+      return {
+        name: c.name,
+        timestamp: c.timestamp,
+        scope: c.scope,
+        replacesDefaults: c.replacesDefaults,
+        previous,
+        compile: (regexLimit) => {
+          const rulesets = [];
+          for (let id = 0; id < c.engine.rulesetCount; id++) if (c.engine.isActive(id)) rulesets.push(c.engine.ruleset(id));
+          return compileChannelRules(rulesets, c.scope, regexLimit);
+        },
+      };
+    });
+    const plan = planChannelDnr(inputs, others);
+    for (const [name, problem] of layers.problems) plan.problems[name] = problem;
+
+    try {
+      await this.dnr.updateDynamicRules({ removeRuleIds: [...byId.keys()], addRules: plan.rules });
+    } catch (err) {
+      // Chromium refused the whole update, so the previous rules are all still there.
+      const problems = { ...(stored?.problems ?? {}) };
+      for (const c of layers.channels) problems[c.name] = `Chromium refused the channel rules (${err instanceof Error ? err.message : String(err)}); the rules applied before stay in use`;
+      const kept: ChannelDnrState = { key: '', applied: stored?.applied ?? {}, problems, defaultsDisabled: stored?.defaultsDisabled ?? false };
+      await this.area.set({ [CHANNEL_DNR_STATE_KEY]: kept });
+      return kept;
+    }
+    await this.dnr.updateEnabledRulesets(plan.disableDefaults ? { disableRulesetIds: [STATIC_RULESET_ID] } : { enableRulesetIds: [STATIC_RULESET_ID] });
+    const state: ChannelDnrState = { key, applied: plan.applied, problems: plan.problems, defaultsDisabled: plan.disableDefaults };
+    await this.area.set({ [CHANNEL_DNR_STATE_KEY]: state });
+    return state;
+  }
+}
+
+/** Everything the compiled channel rules depend on. */
+function fingerprint(layers: ChannelLayers, mixedContent: boolean): string {
+  const channels = layers.channels.map((c) => [c.name, c.timestamp, c.scope, c.replacesDefaults, [...c.engine.activeOverrides()].sort()]);
+  return JSON.stringify({ channels, mixedContent: layers.channels.length > 0 && mixedContent });
+}

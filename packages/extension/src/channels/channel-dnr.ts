@@ -1,0 +1,127 @@
+import { compileDnr, DNR_LIMITS, type DnrRule, type Ruleset } from '@httpsify/engine';
+import { CHANNEL_PRIORITY_BASE, CHANNEL_PRIORITY_STEP, CHANNEL_RULE_ID_BASE, MAX_DNR_CHANNELS } from '../background/ui-dnr-rules.js';
+import { restrictRulesToScope, scopeToDnr, targetMayBeInScope } from './scope-dnr.js';
+
+/** Dynamic-rule usage, counted as Chromium counts its limits. */
+export interface DnrUsage {
+  rules: number;
+  /** Regex rules; Chromium counts dynamic and session rules together. */
+  regexRules: number;
+  /** `redirect` rules ("unsafe": at most 5,000 dynamic ones). */
+  unsafeRules: number;
+}
+
+/** Regex rules left free for the settings' own rules (user rules, HTTPS-first) to grow into later. */
+export const REGEX_RESERVED_FOR_SETTINGS = 100;
+
+export function usageOf(rules: readonly DnrRule[]): DnrUsage {
+  return {
+    rules: rules.length,
+    regexRules: rules.filter((r) => r.condition.regexFilter !== undefined).length,
+    unsafeRules: rules.filter((r) => r.action.type === 'redirect').length,
+  };
+}
+
+export type ChannelRulesResult = { ok: true; rules: DnrRule[]; leftOut: number } | { ok: false; reason: string };
+
+/**
+ * A channel's active rulesets as DNR rules confined to its scope, priorities relative to the
+ * channel (0 .. CHANNEL_PRIORITY_STEP), ids unassigned. Rulesets whose regexes do not fit
+ * `regexLimit` are left out and counted, as for the default static ruleset.
+ */
+export function compileChannelRules(rulesets: Ruleset[], scope: string, regexLimit: number): ChannelRulesResult {
+  const dnrScope = scopeToDnr(scope);
+  if (!dnrScope.ok) return { ok: false, reason: `its scope cannot be enforced on Chromium: ${dnrScope.reason}` };
+  const relevant = rulesets.filter((r) => r.targets.some((t) => targetMayBeInScope(t.host, dnrScope.dnr)));
+  const compiled = compileDnr(relevant, { isActive: () => true, regexLimit: Math.max(0, regexLimit), firstId: 1 });
+  const restricted = restrictRulesToScope(compiled.rules, dnrScope.dnr);
+  if (!restricted.ok) return { ok: false, reason: `its scope cannot be enforced on Chromium: ${restricted.reason}` };
+  const top = Math.max(0, ...restricted.rules.map((r) => r.priority));
+  if (top >= CHANNEL_PRIORITY_STEP) return { ok: false, reason: `internal: compiled priorities reach ${top}, above the channel band ${CHANNEL_PRIORITY_STEP}` };
+  return { ok: true, rules: restricted.rules, leftOut: compiled.report.omissions.length };
+}
+
+export interface ChannelDnrInput {
+  name: string;
+  timestamp: number;
+  scope: string;
+  replacesDefaults: boolean;
+  /** Compiles on demand (only when the stored rules are out of date). */
+  compile(regexLimit: number): ChannelRulesResult;
+  /** The rules currently applied for this channel under the same scope (priorities relative), if any. */
+  previous?: { timestamp: number; rules: DnrRule[] };
+}
+
+export interface AppliedChannel {
+  timestamp: number;
+  scope: string;
+  firstId: number;
+  count: number;
+  priorityOffset: number;
+  replacesDefaults: boolean;
+}
+
+export interface ChannelDnrPlan {
+  /** Every channel rule, ids and priorities final. */
+  rules: DnrRule[];
+  applied: Record<string, AppliedChannel>;
+  /** Why a channel's current bundle is not (fully) in the rules, for the options page. */
+  problems: Record<string, string>;
+  /** A channel that replaces the defaults has rules in place: the static ruleset goes off. */
+  disableDefaults: boolean;
+}
+
+export function channelPriorityOffset(position: number): number {
+  return CHANNEL_PRIORITY_BASE + (MAX_DNR_CHANNELS - 1 - position) * CHANNEL_PRIORITY_STEP;
+}
+
+/**
+ * Lays out the channels' rules within what the other dynamic rules leave free. A channel whose
+ * rules cannot be enforced or do not fit is never applied in part: its previous rules stay (if
+ * they still fit), otherwise it has none, and the reason is reported.
+ */
+export function planChannelDnr(channels: readonly ChannelDnrInput[], others: DnrUsage): ChannelDnrPlan {
+  const used = { ...others };
+  const plan: ChannelDnrPlan = { rules: [], applied: {}, problems: {}, disableDefaults: false };
+  let nextId = CHANNEL_RULE_ID_BASE;
+  const fits = (u: DnrUsage): boolean =>
+    used.rules + u.rules <= DNR_LIMITS.dynamicRules && used.regexRules + u.regexRules <= DNR_LIMITS.regexRules && used.unsafeRules + u.unsafeRules <= DNR_LIMITS.unsafeDynamicRules;
+  channels.forEach((channel, position) => {
+    if (position >= MAX_DNR_CHANNELS) {
+      plan.problems[channel.name] = `Chromium applies at most ${MAX_DNR_CHANNELS} channels; move this one up to use it there`;
+      return;
+    }
+    const regexLimit = DNR_LIMITS.regexRules - REGEX_RESERVED_FOR_SETTINGS - used.regexRules;
+    const compiled = channel.compile(regexLimit);
+    let chosen: { timestamp: number; rules: DnrRule[] } | null = null;
+    if (compiled.ok) {
+      const need = usageOf(compiled.rules);
+      if (fits(need)) {
+        chosen = { timestamp: channel.timestamp, rules: compiled.rules };
+        if (compiled.leftOut > 0) plan.problems[channel.name] = `${compiled.leftOut} rules or rulesets could not be expressed as Chromium rules and are left out`;
+      } else {
+        plan.problems[channel.name] =
+          `its ${need.rules} rules (${need.regexRules} with a regex, ${need.unsafeRules} redirects) do not fit Chromium's dynamic rule limits ` +
+          `(${DNR_LIMITS.dynamicRules} rules, ${DNR_LIMITS.regexRules} regex, ${DNR_LIMITS.unsafeDynamicRules} redirects, shared with your other settings)`;
+      }
+    } else {
+      plan.problems[channel.name] = compiled.reason;
+    }
+    if (chosen === null && channel.previous !== undefined && fits(usageOf(channel.previous.rules))) {
+      chosen = channel.previous;
+      plan.problems[channel.name] += `; the rules applied before (version ${channel.previous.timestamp}) stay in use`;
+    }
+    if (chosen === null) return;
+    const priorityOffset = channelPriorityOffset(position);
+    const placed = chosen.rules.map((r, i) => ({ ...r, id: nextId + i, priority: r.priority + priorityOffset }));
+    plan.applied[channel.name] = { timestamp: chosen.timestamp, scope: channel.scope, firstId: nextId, count: placed.length, priorityOffset, replacesDefaults: channel.replacesDefaults };
+    plan.rules.push(...placed);
+    nextId += placed.length;
+    const u = usageOf(placed);
+    used.rules += u.rules;
+    used.regexRules += u.regexRules;
+    used.unsafeRules += u.unsafeRules;
+    if (channel.replacesDefaults) plan.disableDefaults = true;
+  });
+  return plan;
+}

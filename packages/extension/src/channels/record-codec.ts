@@ -1,0 +1,75 @@
+import { ChannelError, parseChannelDefinition, type ChannelRecord, type LastCheck } from '@httpsify/engine';
+import { base64ToBytes, bytesToBase64 } from './base64.js';
+
+/** Bumped if the stored shape ever changes; an unknown format is reported, not guessed at. */
+export const RECORD_FORMAT = 1;
+
+/** A ChannelRecord as JSON-safe storage.local value: the bundle as base64. */
+export interface StoredChannelRecord {
+  format: number;
+  channel: unknown;
+  installed?: { timestamp: number; rulesetCount: number; installedAt: number; bytes: number; bundle: string };
+  lastCheck?: LastCheck;
+  lastSuccessAt?: number;
+}
+
+export function encodeChannelRecord(record: ChannelRecord): StoredChannelRecord {
+  const stored: StoredChannelRecord = { format: RECORD_FORMAT, channel: record.channel };
+  const i = record.installed;
+  if (i) stored.installed = { timestamp: i.timestamp, rulesetCount: i.rulesetCount, installedAt: i.installedAt, bytes: i.bundle.byteLength, bundle: bytesToBase64(i.bundle) };
+  if (record.lastCheck) stored.lastCheck = record.lastCheck;
+  if (record.lastSuccessAt !== undefined) stored.lastSuccessAt = record.lastSuccessAt;
+  return stored;
+}
+
+const isSeconds = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const RESULTS = new Set(['updated', 'current', 'failed']);
+
+/**
+ * Reads a stored record back, checking every field: storage can be damaged or written by
+ * another version. Throws a `storage-failed` ChannelError that says what is wrong; the bundle
+ * itself is validated again when it is loaded.
+ */
+export function decodeChannelRecord(value: unknown, key: string): ChannelRecord {
+  const fail = (why: string): never => {
+    throw new ChannelError('storage-failed', `stored channel state "${key}" is damaged: ${why}; the next check installs the channel again`);
+  };
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('not an object');
+  const v = value as Partial<StoredChannelRecord>;
+  if (v.format !== RECORD_FORMAT) return fail(`unknown format ${JSON.stringify(v.format)}`);
+  let channel;
+  try {
+    channel = parseChannelDefinition(v.channel, 'channel');
+  } catch (err) {
+    return fail((err as Error).message);
+  }
+  const record: ChannelRecord = { channel };
+  if (v.installed !== undefined) {
+    const i = v.installed;
+    if (typeof i !== 'object' || i === null) return fail('"installed" is not an object');
+    if (!isSeconds(i.timestamp) || !isSeconds(i.rulesetCount) || !isSeconds(i.installedAt) || !isSeconds(i.bytes)) return fail('"installed" has a bad number');
+    if (typeof i.bundle !== 'string') return fail('the bundle is missing');
+    let bundle: Uint8Array;
+    try {
+      bundle = base64ToBytes(i.bundle);
+    } catch (err) {
+      return fail(`the bundle is ${(err as Error).message}`);
+    }
+    if (bundle.byteLength !== i.bytes) return fail(`the bundle has ${bundle.byteLength} bytes, ${i.bytes} were stored`);
+    record.installed = { timestamp: i.timestamp, rulesetCount: i.rulesetCount, installedAt: i.installedAt, bundle };
+  }
+  if (v.lastCheck !== undefined) {
+    const c = v.lastCheck;
+    if (typeof c !== 'object' || c === null || !isSeconds(c.at) || !RESULTS.has(c.result)) return fail('"lastCheck" is malformed');
+    const error = c.error;
+    if (error !== undefined && (typeof error !== 'object' || error === null || typeof error.code !== 'string' || typeof error.message !== 'string')) {
+      return fail('"lastCheck.error" is malformed');
+    }
+    record.lastCheck = error === undefined ? { at: c.at, result: c.result } : { at: c.at, result: c.result, error: { code: error.code, message: error.message } };
+  }
+  if (v.lastSuccessAt !== undefined) {
+    if (!isSeconds(v.lastSuccessAt)) return fail('"lastSuccessAt" is not a time');
+    record.lastSuccessAt = v.lastSuccessAt;
+  }
+  return record;
+}

@@ -1,0 +1,116 @@
+import type { ChannelAddResult, ChannelRow } from '../../background/ui-protocol.js';
+import type { Settings } from '../../settings/schema.js';
+import { background, isError } from '../shared/client.js';
+import { $, h } from '../shared/dom.js';
+import { t } from '../shared/i18n.js';
+
+/** Unix seconds as the reader's local date and time, with the exact instant in `datetime`. */
+function time(seconds: number): HTMLTimeElement {
+  const date = new Date(seconds * 1000);
+  return h('time', { datetime: date.toISOString(), title: String(seconds) }, date.toLocaleString());
+}
+
+function field(label: string, ...value: (Node | string)[]): HTMLElement[] {
+  return [h('dt', {}, label), h('dd', {}, ...value)];
+}
+
+/** One channel: what is installed, how the last check went, when the next one is due, and this browser's problems. */
+function channelDetails(row: ChannelRow, now: number): HTMLElement {
+  const fields: HTMLElement[] = [
+    ...field(t('optionsChannelSource'), row.urlPrefix),
+    ...field(t('optionsChannelScope'), row.scope === '' ? t('optionsChannelScopeAll') : h('code', {}, row.scope)),
+  ];
+  if (row.replacesDefaults) fields.push(...field(t('optionsChannelReplacesDefaults'), '✓'));
+  const installed = row.installed;
+  fields.push(
+    ...field(
+      t('optionsChannelInstalled'),
+      installed === null
+        ? t('optionsChannelNotInstalled')
+        : h('span', { class: 'channel-installed' }, time(installed.timestamp), ` · ${t('optionsChannelInstalledValue', [String(installed.rulesetCount), new Date(installed.installedAt * 1000).toLocaleString()])}`),
+    ),
+  );
+  const last = row.lastCheck;
+  const resultKey = last === null ? null : { updated: 'optionsChannelResultUpdated', current: 'optionsChannelResultCurrent', failed: 'optionsChannelResultFailed' }[last.result];
+  fields.push(...field(t('optionsChannelLastCheck'), last === null || resultKey === null ? t('optionsChannelNever') : h('span', { class: `channel-result ${last.result}` }, t(resultKey, new Date(last.at * 1000).toLocaleString()))));
+  if (last?.error) fields.push(...field(t('optionsChannelError'), h('span', { class: 'error channel-error' }, t('optionsChannelErrorValue', [last.error.code, last.error.message]))));
+  fields.push(...field(t('optionsChannelNextCheck'), row.checking ? t('optionsChannelChecking') : row.nextCheckAt <= now ? t('optionsChannelNextCheckDue') : time(row.nextCheckAt)));
+  if (row.platformProblem !== null) fields.push(...field(t('optionsChannelBrowserProblem'), h('span', { class: 'error channel-problem' }, row.platformProblem)));
+  if (row.storageProblem !== null) fields.push(...field(t('optionsChannelStorageProblem'), h('span', { class: 'error' }, row.storageProblem)));
+  return h('dl', {}, ...fields);
+}
+
+/** "Update channels": add by pasting a definition, remove after confirming, check now, and each channel's state. */
+export class ChannelsView {
+  constructor(private readonly onChange: (s: Settings) => void) {
+    $('#channel-add').addEventListener('click', () => void this.add());
+    $('#channel-check-all').addEventListener('click', () => void this.check(undefined));
+  }
+
+  async load(): Promise<void> {
+    const rows = await background.request<ChannelRow[] | { error: string }>({ type: 'channelStatus' });
+    if (!isError(rows)) this.render(rows);
+  }
+
+  render(rows: ChannelRow[]): void {
+    const now = Date.now() / 1000;
+    $('#no-channels').hidden = rows.length > 0;
+    $('#channel-check-all').hidden = rows.length === 0;
+    $('#channel-list').replaceChildren(
+      ...rows.map((row) =>
+        h(
+          'li',
+          { class: 'channel', dataset: { name: row.name } },
+          h('h3', {}, row.name),
+          channelDetails(row, now),
+          h(
+            'div',
+            { class: 'toolbar' },
+            h('button', { type: 'button', class: 'channel-check', textContent: t('optionsChannelCheckNow'), 'aria-label': t('optionsChannelCheckNamed', row.name), disabled: row.checking, onclick: () => void this.check(row.name) }),
+            h('button', { type: 'button', class: 'danger channel-remove', textContent: t('commonRemove'), 'aria-label': t('commonRemoveNamed', row.name), onclick: () => void this.remove(row.name) }),
+          ),
+        ),
+      ),
+    );
+  }
+
+  private async add(): Promise<void> {
+    const input = $<HTMLTextAreaElement>('#channel-definition');
+    const error = $('#channel-add-error');
+    const button = $<HTMLButtonElement>('#channel-add');
+    button.disabled = true;
+    $('#channel-check-status').textContent = t('optionsChannelChecking');
+    try {
+      // Refusals come back as { ok: false, error }, a failure of the background as { error }.
+      const result = await background.request<ChannelAddResult | { ok?: undefined; error: string }>({ type: 'channelAdd', json: input.value });
+      error.hidden = result.ok === true;
+      if (result.ok !== true) {
+        error.textContent = result.error;
+        return;
+      }
+      input.value = '';
+      this.render(result.channels);
+      this.onChange(result.settings);
+    } finally {
+      button.disabled = false;
+      $('#channel-check-status').textContent = '';
+    }
+  }
+
+  private async remove(name: string): Promise<void> {
+    if (!confirm(t('optionsChannelRemoveConfirm', name))) return;
+    const rows = await background.request<ChannelRow[] | { error: string }>({ type: 'channelRemove', name });
+    if (!isError(rows)) this.render(rows);
+    this.onChange(await background.request<Settings>({ type: 'settings' }));
+  }
+
+  private async check(name: string | undefined): Promise<void> {
+    const status = $('#channel-check-status');
+    status.textContent = t('optionsChannelChecking');
+    for (const b of Array.from(document.querySelectorAll<HTMLButtonElement>('.channel-check, #channel-check-all'))) b.disabled = true;
+    const rows = await background.request<ChannelRow[] | { error: string }>({ type: 'channelCheck', name });
+    status.textContent = isError(rows) ? rows.error : '';
+    if (!isError(rows)) this.render(rows);
+    $<HTMLButtonElement>('#channel-check-all').disabled = false;
+  }
+}
