@@ -22,6 +22,10 @@ const TEST_RULESETS = `
   <target host="swap.example.test"/>
   <rule from="^http://swap\\.example\\.test(?=:)" to="https://new.example.test"/>
 </ruleset>
+<ruleset name="Mixed Example" platform="mixedcontent">
+  <target host="mixed.example.test"/>
+  <rule from="^http:" to="https:"/>
+</ruleset>
 <ruleset name="Off Example" default_off="for the override test">
   <target host="off.example.test"/>
   <rule from="^http:" to="https:"/>
@@ -168,6 +172,27 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
     await send({ type: 'setRulesetActive', name: 'Plain Example', active: null });
     expect(await visit('off.example.test')).toBe('http:');
     expect(await visit('plain.example.test')).toBe('https:');
+    const dynamic = await ext.worker.evaluate(() => chrome.declarativeNetRequest.getDynamicRules());
+    expect(dynamic.filter((r) => r.id < OVERRIDE_RULE_ID_LIMIT)).toEqual([]);
+    await tab.close();
+  });
+
+  it('follows the mixed-content switch: the static rules leave those rulesets off, dynamic rules add them', async () => {
+    const setMixed = (value: boolean) =>
+      ext.worker.evaluate(async (v) => {
+        const ui = (globalThis as unknown as { httpsifyUi: { controller: Promise<{ handle(r: unknown): Promise<unknown> }> } }).httpsifyUi;
+        await (await ui.controller).handle({ type: 'setFlag', flag: 'mixedContent', value: v });
+      }, value);
+    const tab = await ext.context.newPage();
+    const visit = async (host: string) => {
+      await tab.goto(`${origin('http', host)}/`);
+      return new URL(tab.url()).protocol;
+    };
+    expect(await visit('mixed.example.test')).toBe('http:');
+    await setMixed(true);
+    await expect.poll(() => visit('mixed.example.test'), { timeout: 5000 }).toBe('https:');
+    await setMixed(false);
+    await expect.poll(() => visit('mixed.example.test'), { timeout: 5000 }).toBe('http:');
     const dynamic = await ext.worker.evaluate(() => chrome.declarativeNetRequest.getDynamicRules());
     expect(dynamic.filter((r) => r.id < OVERRIDE_RULE_ID_LIMIT)).toEqual([]);
     await tab.close();

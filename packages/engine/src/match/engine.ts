@@ -277,10 +277,10 @@ export class Engine {
     return this.active[id] === 1;
   }
 
-  /** Whether the ruleset is on before any user override. */
-  isDefaultActive(id: number): boolean {
+  /** Whether the ruleset is on before any user override (with the mixed-content switch as set, or as given). */
+  isDefaultActive(id: number, mixedContent = this.mixedContent): boolean {
     const flags = this.rsFlags.get(id);
-    return (flags & RulesetFlag.DefaultOn) !== 0 || (this.mixedContent && (flags & RulesetFlag.MixedContent) !== 0);
+    return (flags & RulesetFlag.DefaultOn) !== 0 || (mixedContent && (flags & RulesetFlag.MixedContent) !== 0);
   }
 
   /** Overrides a ruleset by name (all rulesets of that name); undefined returns it to its default. */

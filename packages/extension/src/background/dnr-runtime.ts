@@ -39,7 +39,9 @@ export async function syncDynamicRules(engine: Engine, defaultsInUse = true): Pr
   // While a channel replaces the defaults, the static ruleset is off and so are its overrides.
   for (let id = 0; defaultsInUse && id < engine.rulesetCount; id++) {
     const on = engine.isActive(id);
-    if (on === engine.isDefaultActive(id)) continue;
+    // The static ruleset was compiled with mixed content off: mixed-content rulesets the switch
+    // turns on are overrides like any other.
+    if (on === engine.isDefaultActive(id, false)) continue;
     (on ? enable : disable).push(engine.ruleset(id));
   }
   const { rules, report } = compileDnrOverrides(enable, disable, { firstId: 1 });
