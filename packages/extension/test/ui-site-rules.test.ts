@@ -44,9 +44,13 @@ describe('HTTPS-first exemptions', () => {
   const exempt = [
     'localhost', 'app.localhost', 'foo.onion', 'printer', 'nas.local', 'router.home.arpa',
     '127.0.0.1', '127.8.9.10', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.10.10', '100.64.0.1', '100.127.255.255', '0.0.0.0',
-    '[::1]', '[fd00::1]', '[fe80::1]', '[::ffff:192.168.0.1]',
+    '[::1]', '[fd00::1]', '[fe80::1]', '[::ffff:192.168.0.1]', '[::ffff:10.0.0.1]', '[::ffff:127.0.0.1]', '[::ffff:172.20.1.1]', '[::ffff:169.254.0.1]', '[::ffff:100.100.0.1]', '[::ffff:0.0.0.1]',
   ];
-  const upgraded = ['example.com', '8.8.8.8', '172.32.0.1', '100.128.0.1', '192.169.0.1', '[2001:db8::1]', 'localhost.example.com', 'onion.example'];
+  const upgraded = [
+    'example.com', '8.8.8.8', '172.32.0.1', '100.128.0.1', '192.169.0.1', '[2001:db8::1]', 'localhost.example.com', 'onion.example',
+    // IPv4-mapped public addresses are as public as the IPv4 ones.
+    '[::ffff:8.8.8.8]', '[::ffff:172.32.0.1]', '[::ffff:192.169.0.1]', '[::ffff:100.128.0.1]', '[::ffff:11.0.0.1]',
+  ];
   it.each(exempt)('never upgrades %s', (h) => expect(isHttpsFirstExempt(h)).toBe(true));
   it.each(upgraded)('upgrades %s', (h) => expect(isHttpsFirstExempt(h)).toBe(false));
   it('reads hosts the way the URL parser writes them', () => {
