@@ -168,6 +168,10 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
     expect(await visit('off.example.test')).toBe('https:');
     expect(await visit('plain.example.test')).toBe('http:');
     expect(await send({ type: 'getState' })).toMatchObject({ overrides: { 'Off Example': true, 'Plain Example': false } });
+    // Stored as the popup stores them: in the settings, through the store.
+    const stored = await ext.worker.evaluate(async () => (await chrome.storage.local.get('rulesetOverrides')).rulesetOverrides);
+    expect(stored).toEqual({ 'Off Example': true, 'Plain Example': false });
+    expect(await send({ type: 'setRulesetActive', name: 'No Such Ruleset', active: true })).toEqual({ error: 'no ruleset named No Such Ruleset' });
     await send({ type: 'setRulesetActive', name: 'Off Example', active: null });
     await send({ type: 'setRulesetActive', name: 'Plain Example', active: null });
     expect(await visit('off.example.test')).toBe('http:');

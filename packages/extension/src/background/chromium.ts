@@ -11,7 +11,7 @@ import { addLoopAllowRule, clearSessionRules, syncDynamicRules } from './dnr-run
 import { DnrUpgradeCheck } from './dnr-upgrade-check.js';
 import { loadBundledEngine } from './engine-loader.js';
 import { LoopGuard } from './loop-guard.js';
-import { restoreOverrides, saveOverrides } from './overrides-store.js';
+import { restoreOverrides } from './overrides-store.js';
 import { listenForCookies, listenForMessages } from './shared-listeners.js';
 import type { UiController } from './ui-controller.js';
 import { installUi } from './ui-runtime.js';
@@ -92,12 +92,7 @@ listenForCookies(ready, {
 
 listenForMessages(ready, {
   guard,
-  overridesChanged: async () => {
-    const e = await ready;
-    await saveOverrides(e);
-    await syncDynamicRules(e, defaultsInUse);
-    dnrCheck.invalidate();
-  },
+  setRuleset: async (name, active) => (await ui.controller).handle({ type: 'setRuleset', name, active }),
   loopGuardCleared: async () => {
     await clearSessionRules();
     await ext.storage.session.set({ [LOOP_HOSTS_KEY]: [] });

@@ -6,7 +6,7 @@ import type { Engine } from '@httpsify/engine';
 import { ext } from './browser-api.js';
 import { loadBundledEngine } from './engine-loader.js';
 import { LoopGuard } from './loop-guard.js';
-import { restoreOverrides, saveOverrides } from './overrides-store.js';
+import { restoreOverrides } from './overrides-store.js';
 import { listenForCookies, listenForMessages } from './shared-listeners.js';
 import { installUi } from './ui-runtime.js';
 import { upgradeDecision } from './webrequest-upgrader.js';
@@ -53,6 +53,6 @@ listenForCookies(ready, {
 
 listenForMessages(ready, {
   guard,
-  overridesChanged: async () => saveOverrides(await ready),
+  setRuleset: async (name, active) => (await ui.controller).handle({ type: 'setRuleset', name, active }),
   loopGuardCleared: async () => undefined,
 });

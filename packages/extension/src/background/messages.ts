@@ -20,8 +20,11 @@ export interface BackgroundState {
 export interface BackgroundContext {
   engine: Engine;
   guard: LoopGuard;
-  /** Persist the engine's overrides and bring the browser's rules in line with them. */
-  overridesChanged(): Promise<void>;
+  /**
+   * Switch a ruleset (null: back to its default) the way the popup does: through the settings
+   * store's lock, so a concurrent change of the options page is never lost. `{ error }` when refused.
+   */
+  setRuleset(name: string, active: boolean | null): Promise<unknown>;
   /** The loop guard was reset: drop whatever kept those hosts on HTTP. */
   loopGuardCleared(): Promise<void>;
 }
@@ -36,11 +39,11 @@ export function createMessageHandler(context: () => Promise<BackgroundContext>):
         const outcome = ctx.engine.rewriteWithRuleset(request.url);
         return { ...outcome, loopBlocked: ctx.guard.isUrlBlocked(request.url) };
       }
-      case 'setRulesetActive':
-        if (ctx.engine.rulesetIdsByName(request.name).length === 0) return { error: `no ruleset named ${request.name}` };
-        ctx.engine.setActive(request.name, request.active ?? undefined);
-        await ctx.overridesChanged();
+      case 'setRulesetActive': {
+        const result = await ctx.setRuleset(request.name, request.active);
+        if (typeof result === 'object' && result !== null && 'error' in result) return result;
         return state(ctx);
+      }
       case 'clearLoopGuard':
         ctx.guard.clear();
         await ctx.loopGuardCleared();
