@@ -72,8 +72,11 @@ describe('popup in Chromium: rulesets, toggles, site switch, rules, global switc
     await popup.keyboard.press('Escape');
     expect(await stored('rulesetOverrides')).toEqual({ 'CDN Rules': false, 'Experimental Rules': true });
     await popup.locator('#reset-defaults').click();
+    // The reset reloads the tab: wait for it, or the next test's navigation races that reload.
+    reloaded = page.waitForEvent('load');
     await popup.locator('#confirm-reset-ok').click();
     await expect.poll(() => stored('rulesetOverrides'), POLL).toEqual({});
+    await reloaded;
     await popup.close();
   });
 
@@ -114,6 +117,31 @@ describe('popup in Chromium: rulesets, toggles, site switch, rules, global switc
     await popup.getByRole('button', { name: 'Remove *.example.test' }).click();
     await expect.poll(() => stored('disabledSites'), POLL).toEqual([]);
     await popup.close();
+  });
+
+  it('popup shows a site HTTPS-first leaves on HTTP and tries HTTPS there again', async () => {
+    const entry = `allowed.uncovered.test:${server.port}`;
+    await worker(async (e) => chrome.storage.local.set({ httpsFirst: true, httpAllowedSites: [e] }), entry);
+    await expect.poll(async () => {
+      await page.goto(url('allowed.uncovered.test'));
+      return page.url();
+    }, POLL).toBe(url('allowed.uncovered.test'));
+    const popup = await openPopup(page);
+    await expect.poll(() => popup.locator('#site-http-allowed-note').textContent(), POLL).toBe(`HTTPS-first leaves this site on HTTP (entry ${entry}).`);
+    const reloaded = page.waitForEvent('load');
+    await popup.locator('#disallow-http').click();
+    await expect.poll(() => stored('httpAllowedSites'), POLL).toEqual([]);
+    await reloaded;
+    await expect.poll(() => page.url(), POLL).toBe(`https://allowed.uncovered.test:${server.port}/`);
+    await popup.close();
+    // Without HTTPS-first the entry changes nothing, so the popup does not mention it.
+    await worker(async (e) => chrome.storage.local.set({ httpsFirst: false, httpAllowedSites: [e] }), entry);
+    const again = await openPopup(page);
+    await expect.poll(() => again.locator('#site-host').textContent(), POLL).toBe(entry);
+    expect(await again.locator('#site-http-allowed-note').isHidden()).toBe(true);
+    expect(await again.locator('#disallow-http').isHidden()).toBe(true);
+    await again.close();
+    await worker(async () => chrome.storage.local.set({ httpAllowedSites: [] }), null);
   });
 
   it('popup adds a rule for the site after the engine validated it', async () => {

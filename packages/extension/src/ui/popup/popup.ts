@@ -57,6 +57,13 @@ function render(): void {
     const note = $('#site-disabled-note');
     note.hidden = !siteDisabled;
     if (siteDisabled) note.textContent = t('popupDisabledBy', site.disabledBy as string);
+    // "Always allow HTTP" from the HTTPS-first fallback page: visible (and undoable) only while
+    // HTTPS-first is on, the only time it changes anything.
+    const httpAllowed = !siteDisabled && settings.httpsFirst && site.httpAllowedBy !== null;
+    const allowedNote = $('#site-http-allowed-note');
+    allowedNote.hidden = !httpAllowed;
+    $('#disallow-http').hidden = !httpAllowed;
+    if (httpAllowed) allowedNote.textContent = t('popupHttpAllowedBy', site.httpAllowedBy as string);
   }
   // A disabled site shows only how to enable it again (as HTTPS Everywhere did).
   $('#rules').hidden = siteDisabled;
@@ -129,6 +136,12 @@ async function init(): Promise<void> {
   $('#enable-site').addEventListener('click', () => void busyWhile(async () => {
     if (state.site?.disabledBy == null) return;
     await background.request({ type: 'siteRemove', list: 'disabledSites', entry: state.site.disabledBy });
+    await reloadTab();
+    await load();
+  })());
+  $('#disallow-http').addEventListener('click', () => void busyWhile(async () => {
+    if (state.site?.httpAllowedBy == null) return;
+    await background.request({ type: 'siteRemove', list: 'httpAllowedSites', entry: state.site.httpAllowedBy });
     await reloadTab();
     await load();
   })());
