@@ -3,6 +3,7 @@ import { hashStep, LABEL_HASH_SEED, NODE_STRIDE, NONE, popcount, readLength, Rul
 import type { PackedArray } from '../bundle/packed-array.js';
 import { ESCAPE, expand, expandedLength, readDictionary } from '../bundle/string-dictionary.js';
 import { literalPrefix } from '../regex/literal-prefix.js';
+import { ExclusionIndex } from './exclusion-index.js';
 import { casesMatch, Form, type PreparedPattern, prepareLiteralRule, prepareRule, prepareTest, rewriteLiteral } from './prepared-pattern.js';
 import { readBundleSections, type BundleHeader, type BundleVerification } from '../bundle/read.js';
 import { canonicalAuthority, canonicalTail, type HostLabels, MAX_LABELS, newHostLabels, newNormalizedUrl, normalizeUrl, normalizeWithParser, restoreCredentials, type NormalizedUrl } from '../url/normalize.js';
@@ -14,6 +15,8 @@ const STAR_LABEL_HASH = hashStep(LABEL_HASH_SEED, STAR);
 const MAX_HOST_LENGTH = 255;
 /** Stands for the root in collect's suffix ranks (the root has no record). */
 const ROOT = -2;
+/** From this many exclusions on, a ruleset's exclusions are searched as one index (see ExclusionIndex). */
+const EXCLUSION_INDEX_MIN = 8;
 /** Path used to ask "would this ruleset upgrade the host at all?" for cookies. */
 const COOKIE_PROBE_PATH = '/httpsify-cookie-probe/';
 
@@ -108,6 +111,8 @@ export class Engine {
   private rulePatterns: (PreparedPattern | undefined)[] | null = null;
   private exclusionPatterns: (PreparedPattern | undefined)[] | null = null;
   private cookiePatterns: (PreparedPattern | undefined)[] | null = null;
+  /** Rulesets with at least EXCLUSION_INDEX_MIN exclusions: their exclusions as one sorted index. */
+  private readonly exclusionIndexes = new Map<number, ExclusionIndex>();
   /** Patterns holding a compiled regex, oldest first at `regexNext` once the ring is full. */
   private readonly regexRing: (PreparedPattern | undefined)[];
   private regexNext = 0;
@@ -394,7 +399,13 @@ export class Engine {
   /** One ruleset's `apply`: exclusions veto, then the first rule that changes the URL wins. */
   private applyRuleset(id: number, href: string): string | null {
     if (this.trivialOnly[id] === 1) return upgradeHttp(href);
-    for (let e = this.rsExclStart.get(id), end = this.rsExclStart.get(id + 1); e < end; e++) if (this.excludes(e, href)) return null;
+    const exclusionsStart = this.rsExclStart.get(id);
+    const exclusionsEnd = this.rsExclStart.get(id + 1);
+    if (exclusionsEnd - exclusionsStart >= EXCLUSION_INDEX_MIN) {
+      if (this.excludedByIndex(id, exclusionsStart, exclusionsEnd, href)) return null;
+    } else {
+      for (let e = exclusionsStart; e < exclusionsEnd; e++) if (this.excludes(e, href)) return null;
+    }
     for (let r = this.rsRuleStart.get(id), end = this.rsRuleStart.get(id + 1); r < end; r++) {
       const out = this.applyRule(r, href);
       if (out !== null) return out;
@@ -424,8 +435,26 @@ export class Engine {
 
   /** Whether exclusion `e` matches `href`. */
   private excludes(e: number, href: string): boolean {
+    return this.matches(this.exclusion(e), href);
+  }
+
+  private exclusion(e: number): PreparedPattern {
     const patterns = this.exclusionPatterns ?? (this.exclusionPatterns = new Array<PreparedPattern | undefined>(this.exclPattern.length).fill(undefined));
-    return this.matches(patterns[e] ?? (patterns[e] = prepareTest(this.text(this.exclPattern.get(e)))), href);
+    return patterns[e] ?? (patterns[e] = prepareTest(this.text(this.exclPattern.get(e))));
+  }
+
+  /** Whether one of the many exclusions [start, end) of ruleset `id` matches `href`, through its index. */
+  private excludedByIndex(id: number, start: number, end: number, href: string): boolean {
+    let index = this.exclusionIndexes.get(id);
+    if (index === undefined) {
+      const patterns: PreparedPattern[] = [];
+      for (let e = start; e < end; e++) patterns.push(this.exclusion(e));
+      index = new ExclusionIndex(patterns);
+      this.exclusionIndexes.set(id, index);
+    }
+    if (index.literalMatch(href)) return true;
+    for (const p of index.others) if (this.matches(p, href)) return true;
+    return false;
   }
 
   /** Whether securecookie pattern `k` (2c: host, 2c + 1: name of cookie c), string `source`, matches `input`. */

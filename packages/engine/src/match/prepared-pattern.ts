@@ -226,9 +226,17 @@ function matchCase(p: PreparedPattern, input: string): number {
     }
   }
   if (at < 0) return -1;
-  const text = texts[at] as string;
-  if (p.exact !== null && p.exact[at] === true ? input !== text : !input.startsWith(text)) return -1;
   matchedCase = at;
+  return caseMatchEnd(p, at, input);
+}
+
+/**
+ * Where the match of a Cases pattern through its text `k` ends in `input`, or -1: the text
+ * must start the input (or be all of it, when exact), then the run and the lookahead must hold.
+ */
+export function caseMatchEnd(p: PreparedPattern, k: number, input: string): number {
+  const text = (p.texts as string[])[k] as string;
+  if (p.exact !== null && p.exact[k] === true ? input !== text : !input.startsWith(text)) return -1;
   const look = p.lookahead;
   const run = p.run;
   if (run === null) return look === null || lookaheadHolds(look, input, text.length) ? text.length : -1;
