@@ -1,4 +1,4 @@
-import { caseMatchEnd, Form, type PreparedPattern } from './prepared-pattern.js';
+import { caseMatchEnd, Form, greatestAtMost, type PreparedPattern } from './prepared-pattern.js';
 
 /**
  * All the exclusions of one ruleset as one sorted list of their literal strings, for rulesets
@@ -45,20 +45,7 @@ export class ExclusionIndex {
 
   /** Whether a finite exclusion matches `href` (the caller tries `others`). */
   literalMatch(href: string): boolean {
-    const texts = this.texts;
-    let lo = 0;
-    let hi = texts.length - 1;
-    let at = -1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((texts[mid] as string) <= href) {
-        at = mid;
-        lo = mid + 1;
-      } else {
-        hi = mid - 1;
-      }
-    }
-    for (; at >= 0; at = this.parent[at] as number) {
+    for (let at = greatestAtMost(this.texts, href); at >= 0; at = this.parent[at] as number) {
       if (caseMatchEnd(this.patterns[at] as PreparedPattern, this.cases[at] as number, href) >= 0) return true;
     }
     return false;

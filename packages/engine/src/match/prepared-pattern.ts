@@ -211,8 +211,14 @@ let matchedCase = 0;
 
 /** Where the match of a Cases pattern in `input` ends, or -1; its text's index is left in `matchedCase`. */
 function matchCase(p: PreparedPattern, input: string): number {
-  const texts = p.texts as string[];
-  // Greatest text <= input.
+  const at = greatestAtMost(p.texts as string[], input);
+  if (at < 0) return -1;
+  matchedCase = at;
+  return caseMatchEnd(p, at, input);
+}
+
+/** Index of the greatest of the sorted `texts` that is <= `input` (code-unit order), or -1. */
+export function greatestAtMost(texts: readonly string[], input: string): number {
   let lo = 0;
   let hi = texts.length - 1;
   let at = -1;
@@ -225,9 +231,7 @@ function matchCase(p: PreparedPattern, input: string): number {
       hi = mid - 1;
     }
   }
-  if (at < 0) return -1;
-  matchedCase = at;
-  return caseMatchEnd(p, at, input);
+  return at;
 }
 
 /**
