@@ -165,7 +165,7 @@ export class Engine {
     this.lengthShift = layout.lengthShift;
     this.lengthMask = layout.lengthMask;
     // One probe at load instead of one per URL (a trusted bundle with no such child gives -1).
-    this.rootStarRank = this.rootStar ? this.child(slotHash(STAR_LABEL_HASH, this.rootParent), this.rootParent, '*', 0, 1) : -1;
+    this.rootStarRank = this.rootStar ? this.child(this.rootParent, STAR_LABEL_HASH, '*', 0, 1) : -1;
     this.rootStarSlot = this.foundSlot;
     this.refList = u32[Section.RefList] as Uint32Array;
     this.rsFlags = packed[Section.RsFlags] as PackedArray;
@@ -542,7 +542,7 @@ export class Engine {
     let slot = this.rootParent;
     for (let i = n - 1; i >= 0; i--) {
       if (node !== -1) {
-        node = this.child(slotHash(lh[i] as number, slot), slot, src, ls[i] as number, le[i] as number);
+        node = this.child(slot, lh[i] as number, src, ls[i] as number, le[i] as number);
         slot = this.foundSlot;
       }
       suffix[i] = node;
@@ -560,7 +560,7 @@ export class Engine {
         star[i] = -1;
         continue;
       }
-      star[i] = this.child(slotHash(STAR_LABEL_HASH, suffixSlot[i] as number), suffixSlot[i] as number, '*', 0, 1);
+      star[i] = this.child(suffixSlot[i] as number, STAR_LABEL_HASH, '*', 0, 1);
       starSlot[i] = this.foundSlot;
     }
     const out = this.candidates;
@@ -572,7 +572,7 @@ export class Engine {
       if (at < 0) continue;
       let slotAt = starSlot[k + 1] as number;
       for (let j = k - 1; j >= 0 && at >= 0; j--) {
-        at = this.child(slotHash(lh[j] as number, slotAt), slotAt, src, ls[j] as number, le[j] as number);
+        at = this.child(slotAt, lh[j] as number, src, ls[j] as number, le[j] as number);
         slotAt = this.foundSlot;
       }
       if (at >= 0 && this.ref(at) !== 0) out[count++] = at;
@@ -585,16 +585,15 @@ export class Engine {
   }
 
   /**
-   * The record of the child of the node at slot `parent` labelled `src[start,end)`, whose home
-   * slot is `key & mask` (`key`: slotHash of the label hash and `parent`), or -1; on success
-   * `foundSlot` is its slot.
+   * The record of the child of the node at slot `parent` labelled `src[start,end)` (whose label
+   * hash is `labelHash`), or -1; on success `foundSlot` is its slot.
    */
-  private child(key: number, parent: number, src: string, start: number, end: number): number {
+  private child(parent: number, labelHash: number, src: string, start: number, end: number): number {
     const occupancy = this.occupancy;
     const nodes = this.nodes;
     const mask = this.slotMask;
     const parentMask = this.parentMask;
-    let slot = key & mask;
+    let slot = slotHash(labelHash, parent) & mask;
     let bits = occupancy[(slot >>> 5) * 2 + 1] as number;
     if (((bits >>> (slot & 31)) & 1) === 0) return -1;
     // Records are in slot order: the rank of the first probed slot, then one more per step.
