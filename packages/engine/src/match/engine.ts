@@ -33,8 +33,9 @@ export interface EngineOptions {
   /** Turn on `platform="mixedcontent"` rulesets. */
   mixedContent?: boolean;
   /**
-   * Most compiled regexes kept at once (default 2048). Each costs V8 about 1.7 KB of heap; past
-   * the cap the oldest is dropped and recompiled if needed again (FIFO, as browsing has locality).
+   * Most compiled regexes kept at once (default 2048; patterns with a finite language need none).
+   * Each costs V8 about 2 KB of heap, mostly code; past the cap the oldest is dropped and
+   * recompiled if needed again (FIFO, as browsing has locality).
    */
   regexCacheSize?: number;
   /** How much of the bundle to check at load; see BundleVerification. Default `full`. */

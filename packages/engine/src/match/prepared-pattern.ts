@@ -6,8 +6,8 @@ import { captureCount, topLevelElements } from '../regex/pattern-ast.js';
 /**
  * Most ruleset regexes match a small finite set of strings (`^http://(www\.)?example\.com/`),
  * often followed by a lookahead over another such set (`(?!favicon\.ico|images/)`). Those run
- * as a binary search and a few compares instead of a regex: faster, and compiled regexes cost
- * V8 about 1.7 KB each, so the regex cache keeps its room for the patterns that need one.
+ * as a binary search and a few compares instead of a regex: faster, and a compiled regex costs
+ * V8 about 2 KB (mostly code), so the regex cache keeps its room for the patterns that need one.
  */
 const MAX_CASES = 64;
 
