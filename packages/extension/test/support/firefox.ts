@@ -1,0 +1,151 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connectBidi } from './bidi-client.js';
+
+export const FIREFOX = '/usr/bin/firefox-esr';
+
+export interface FirefoxTab {
+  /** Navigates and waits for the load event; resolves with the URL the page ended on. */
+  goto(url: string): Promise<string>;
+  /** Evaluates an expression in the page (promises awaited); the value must survive JSON. */
+  evaluate<T>(expression: string): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface FirefoxWithExtension {
+  extensionId: string;
+  /** `moz-extension://<uuid>`: the extension's pages, e.g. to message its background. */
+  extensionOrigin: string;
+  newTab(): Promise<FirefoxTab>;
+  close(): Promise<void>;
+}
+
+/**
+ * Preferences for a throwaway profile. Firefox's own HTTPS upgrading is off, so every upgrade
+ * seen comes from the extension; the test hosts resolve to loopback; nothing reaches out to
+ * the network on its own (this machine reaches nothing beyond loopback anyway).
+ */
+function testProfilePrefs(loopbackHosts: string[], extensionUuids: Record<string, string> = {}): Record<string, string | number | boolean> {
+  return {
+    // The internal UUID of an add-on is random per install unless given here.
+    'extensions.webextensions.uuids': JSON.stringify(extensionUuids),
+    'dom.security.https_first': false,
+    'dom.security.https_first_pbm': false,
+    'dom.security.https_first_schemeless': false,
+    'dom.security.https_only_mode': false,
+    'network.dns.localDomains': loopbackHosts.join(','),
+    'network.proxy.type': 0,
+    'network.captive-portal-service.enabled': false,
+    'network.connectivity-service.enabled': false,
+    'browser.shell.checkDefaultBrowser': false,
+    'browser.startup.homepage_override.mstone': 'ignore',
+    'browser.aboutwelcome.enabled': false,
+    'datareporting.policy.dataSubmissionEnabled': false,
+    'toolkit.telemetry.reportingpolicy.firstRun': false,
+    'app.update.disabledForTesting': true,
+    'extensions.update.enabled': false,
+  };
+}
+
+function userJs(prefs: Record<string, string | number | boolean>): string {
+  return Object.entries(prefs)
+    .map(([name, value]) => `user_pref(${JSON.stringify(name)}, ${JSON.stringify(value)});\n`)
+    .join('');
+}
+
+/** Firefox prints the BiDi endpoint on stderr once it listens (port 0 picks a free port). */
+function waitForBidiEndpoint(child: ChildProcess, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`Firefox printed no BiDi endpoint within ${timeoutMs} ms:\n${output}`)), timeoutMs);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const found = /WebDriver BiDi listening on (ws:\/\/\S+)/.exec(output);
+      if (found) {
+        clearTimeout(timer);
+        resolve(found[1]!);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`Firefox exited (${code}) before listening:\n${output}`));
+    });
+  });
+}
+
+/** Ends the whole process group (content processes included) and waits for the parent. */
+async function killFirefox(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    process.kill(-child.pid!, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+  await exited;
+}
+
+/**
+ * Debian's Firefox ESR, headless, driven over its built-in WebDriver BiDi (no geckodriver),
+ * with one unpacked extension installed as a temporary add-on (no signing needed). The
+ * session accepts the test server's self-signed certificate.
+ */
+export async function launchFirefoxWithExtension(extensionDir: string, loopbackHosts: string[]): Promise<FirefoxWithExtension> {
+  const geckoId = (JSON.parse(readFileSync(join(extensionDir, 'manifest.json'), 'utf8')) as { browser_specific_settings: { gecko: { id: string } } })
+    .browser_specific_settings.gecko.id;
+  const uuid = randomUUID();
+  const profile = mkdtempSync(join(tmpdir(), 'httpsify-firefox-profile-'));
+  writeFileSync(join(profile, 'user.js'), userJs(testProfilePrefs(loopbackHosts, { [geckoId]: uuid })));
+  // Since Firefox 153, BiDi navigates to moz-extension:// pages only with system access allowed.
+  const child = spawn(FIREFOX, ['--headless', '--no-remote', '--remote-debugging-port=0', '--remote-allow-system-access', '--profile', profile], {
+    // Own process group, so close() can end Firefox and its content processes together.
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, MOZ_CRASHREPORTER_DISABLE: '1' },
+  });
+  const cleanUp = async () => {
+    await killFirefox(child);
+    rmSync(profile, { recursive: true, force: true });
+  };
+  try {
+    const endpoint = await waitForBidiEndpoint(child, 30_000);
+    const bidi = await connectBidi(`${endpoint}/session`);
+    await bidi.send('session.new', { capabilities: { alwaysMatch: { acceptInsecureCerts: true } } });
+    const { extension } = await bidi.send<{ extension: string }>('webExtension.install', { extensionData: { type: 'path', path: extensionDir } });
+    return {
+      extensionId: extension,
+      extensionOrigin: `moz-extension://${uuid}`,
+      newTab: async () => {
+        const { context } = await bidi.send<{ context: string }>('browsingContext.create', { type: 'tab' });
+        const evaluate = async <T>(expression: string): Promise<T> => {
+          // JSON text keeps the client free of BiDi's remote-value decoding.
+          const answer = await bidi.send<{ type: string; result?: { value?: string }; exceptionDetails?: { text: string } }>('script.evaluate', {
+            expression: `(async () => JSON.stringify(await (${expression})))()`,
+            target: { context },
+            awaitPromise: true,
+          });
+          if (answer.type !== 'success') throw new Error(`evaluate ${expression}: ${answer.exceptionDetails?.text}`);
+          return (answer.result?.value === undefined ? undefined : JSON.parse(answer.result.value)) as T;
+        };
+        return {
+          goto: async (url) => {
+            await bidi.send('browsingContext.navigate', { context, url, wait: 'complete' });
+            return evaluate<string>('location.href');
+          },
+          evaluate,
+          close: async () => void (await bidi.send('browsingContext.close', { context })),
+        };
+      },
+      close: async () => {
+        bidi.close();
+        await cleanUp();
+      },
+    };
+  } catch (error) {
+    await cleanUp();
+    throw error;
+  }
+}
