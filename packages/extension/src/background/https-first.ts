@@ -28,8 +28,15 @@ const FALLBACK_ERRORS = [
   /^MOZILLA_PKIX_ERROR_/,
 ];
 
+/**
+ * Firefox's webRequest names every failure (`NS_ERROR_…`, `NS_BINDING_ABORTED`) except TLS and
+ * certificate ones, which it reports as NSS's localized message ("SSL received a record that
+ * exceeded the maximum permissible length."). So any text that is not an error name is one.
+ */
+const ERROR_NAME = /^(net::)?[A-Z][A-Z0-9_]*(\(.*\))?$/;
+
 export function isFallbackError(error: string): boolean {
-  return FALLBACK_ERRORS.some((re) => re.test(error));
+  return FALLBACK_ERRORS.some((re) => re.test(error)) || (error !== '' && !ERROR_NAME.test(error));
 }
 
 export interface HttpsFirstInputs {

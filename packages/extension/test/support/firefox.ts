@@ -3,13 +3,15 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connectBidi } from './bidi-client.js';
+import { BidiCommandError, connectBidi } from './bidi-client.js';
 
 export const FIREFOX = '/usr/bin/firefox-esr';
 
 export interface FirefoxTab {
   /** Navigates and waits for the load event; resolves with the URL the page ended on. */
   goto(url: string): Promise<string>;
+  /** Starts a navigation, tolerating its failure: for loads the extension sends elsewhere (poll `location.href`). */
+  start(url: string): Promise<void>;
   /** Evaluates an expression in the page (promises awaited); the value must survive JSON. */
   evaluate<T>(expression: string): Promise<T>;
   close(): Promise<void>;
@@ -134,6 +136,14 @@ export async function launchFirefoxWithExtension(extensionDir: string, loopbackH
           goto: async (url) => {
             await bidi.send('browsingContext.navigate', { context, url, wait: 'complete' });
             return evaluate<string>('location.href');
+          },
+          start: async (url) => {
+            try {
+              await bidi.send('browsingContext.navigate', { context, url, wait: 'none' });
+            } catch (error) {
+              // Firefox reports a load that fails or is replaced (what the caller waits for) as an error.
+              if (!(error instanceof BidiCommandError)) throw error;
+            }
           },
           evaluate,
           close: async () => void (await bidi.send('browsingContext.close', { context })),

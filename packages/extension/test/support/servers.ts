@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -64,4 +64,29 @@ export async function startDualServer(handler: Handler): Promise<DualServer> {
         front.close(() => resolve());
       }),
   };
+}
+
+/** Plain HTTP only: a TLS handshake gets an HTTP error back, so HTTPS fails at once. */
+export async function startHttpOnly(): Promise<{ server: HttpServer; port: number }> {
+  const server = createHttpServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(`<!doctype html><title>plain</title><body>plain http ${req.headers.host}${req.url}</body>`);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
+/** HTTP answers; a TLS handshake is left hanging (the 3-second fallback case). */
+export async function startTlsHang(http: HttpServer): Promise<{ server: Server; port: number }> {
+  const server = createNetServer((socket) => {
+    socket.once('data', (chunk) => {
+      if (chunk[0] === 0x16) return; // never answer
+      socket.pause();
+      socket.unshift(chunk);
+      http.emit('connection', socket);
+      process.nextTick(() => socket.resume());
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, port: (server.address() as AddressInfo).port };
 }

@@ -1,12 +1,10 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import { createServer as createNetServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { launchWithExtension, type LoadedExtension } from './browser.js';
-import { startDualServer, type DualServer } from './servers.js';
+import { startDualServer, startHttpOnly, startTlsHang, type DualServer } from './servers.js';
 import { buildWithUi, screenshotStats } from './ui-extension.js';
 
 /** Browser tests wait for the background through storage; under load that takes more than a second. */
@@ -27,31 +25,6 @@ export async function shot(page: Page, name: string): Promise<void> {
   expect(stats.width).toBeGreaterThan(100);
   expect(stats.colours, `${name}: distinct colours`).toBeGreaterThan(20);
   expect(stats.nonBackground, `${name}: share of non-background pixels`).toBeGreaterThan(0.01);
-}
-
-/** Plain HTTP only: a TLS handshake gets an HTTP error back, so HTTPS fails at once. */
-async function startHttpOnly(): Promise<{ server: HttpServer; port: number }> {
-  const server = createHttpServer((req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html' });
-    res.end(`<!doctype html><title>plain</title><body>plain http ${req.headers.host}${req.url}</body>`);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { server, port: (server.address() as AddressInfo).port };
-}
-
-/** HTTP answers; a TLS handshake is left hanging (the 3-second fallback case). */
-async function startTlsHang(http: HttpServer): Promise<{ server: Server; port: number }> {
-  const server = createNetServer((socket) => {
-    socket.once('data', (chunk) => {
-      if (chunk[0] === 0x16) return; // never answer
-      socket.pause();
-      socket.unshift(chunk);
-      http.emit('connection', socket);
-      process.nextTick(() => socket.resume());
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { server, port: (server.address() as AddressInfo).port };
 }
 
 export interface UiHarness {
