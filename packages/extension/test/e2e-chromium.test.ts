@@ -1,23 +1,15 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OVERRIDE_RULE_ID_LIMIT } from '../src/background/dnr-runtime.js';
 import { buildExtension } from '../src/build/build.js';
 import { launchWithExtension, type LoadedExtension } from './support/browser.js';
+import { page, serveLoopHost, SHARED_TEST_RULESETS, writeRulesetsDir } from './support/e2e-site.js';
 import { startDualServer, type DualServer } from './support/servers.js';
 
-/** Rulesets for hosts the browser resolves to the loopback server. */
-const TEST_RULESETS = `
-<ruleset name="Plain Example">
-  <target host="plain.example.test"/>
-  <exclusion pattern="^http://plain\\.example\\.test(?::\\d+)?/excluded/"/>
-  <rule from="^http:" to="https:"/>
-</ruleset>
-<ruleset name="Old to New">
-  <target host="old.example.test"/>
-  <rule from="^http://old\\.example\\.test:(\\d+)/(.*)" to="https://new.example.test:$1/moved/$2"/>
-</ruleset>
+/** The shared test rulesets and what only DNR needs checking against. */
+const TEST_RULESETS = `${SHARED_TEST_RULESETS}
 <ruleset name="Swap Example">
   <target host="swap.example.test"/>
   <rule from="^http://swap\\.example\\.test(?=:)" to="https://new.example.test"/>
@@ -26,29 +18,11 @@ const TEST_RULESETS = `
   <target host="mixed.example.test"/>
   <rule from="^http:" to="https:"/>
 </ruleset>
-<ruleset name="Off Example" default_off="for the override test">
-  <target host="off.example.test"/>
-  <rule from="^http:" to="https:"/>
-</ruleset>
 <ruleset name="Engine Only">
   <target host="engineonly.example.test"/>
   <securecookie host=".+" name=".+"/>
   <rule from="^http://engineonly\\.example\\.test(?&lt;!x)(:\\d+)?/" to="https://engineonly.example.test$1/"/>
-</ruleset>
-<ruleset name="Loop Example">
-  <target host="loop.example.test"/>
-  <rule from="^http:" to="https:"/>
-</ruleset>
-<ruleset name="Cookie Example">
-  <target host="cookie.example.test"/>
-  <securecookie host=".+" name="^sid$"/>
-  <rule from="^http:" to="https:"/>
 </ruleset>`;
-
-function page(res: import('node:http').ServerResponse, body: string, headers: Record<string, string> = {}): void {
-  res.writeHead(200, { 'content-type': 'text/html', ...headers });
-  res.end(`<!doctype html><title>t</title><body>${body}</body>`);
-}
 
 describe('Chromium MV3 extension (DNR) in a real browser', () => {
   let server: DualServer;
@@ -56,10 +30,7 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
   let origin: (scheme: string, host: string) => string;
 
   beforeAll(async () => {
-    const rulesDir = mkdtempSync(join(tmpdir(), 'httpsify-e2e-rules-'));
-    for (const [i, xml] of TEST_RULESETS.split('</ruleset>').filter((s) => s.trim()).entries()) {
-      writeFileSync(join(rulesDir, `r${i}.xml`), `${xml.trim()}\n</ruleset>\n`);
-    }
+    const rulesDir = writeRulesetsDir(TEST_RULESETS, 'httpsify-e2e-rules-');
     const built = await buildExtension({ rulesets: [rulesDir], outDir: mkdtempSync(join(tmpdir(), 'httpsify-e2e-ext-')), browsers: ['chromium'], zip: false });
     // Only the lookbehind (RE2 has none) is left out: the engine would upgrade that host, DNR does not.
     expect(built.dnr.omissions.map((o) => [o.ruleset, o.what])).toEqual([
@@ -69,14 +40,7 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
     server = await startDualServer((req, res, secure) => {
       const host = (req.headers.host ?? '').replace(/:\d+$/, '');
       const scheme = secure ? 'https' : 'http';
-      if (host === 'loop.example.test') {
-        // The HTTPS site sends everyone back to HTTP: an endless loop without protection.
-        if (secure) {
-          res.writeHead(302, { location: `http://${req.headers.host}${req.url}` });
-          res.end();
-        } else page(res, 'plain http page');
-        return;
-      }
+      if (serveLoopHost(req, res, secure)) return;
       if (host === 'cookie.example.test') return page(res, `cookie over ${scheme}`, { 'set-cookie': 'sid=abc; Path=/' });
       if (host === 'engineonly.example.test') return page(res, `engine only over ${scheme}`, { 'set-cookie': 'eo=1; Path=/' });
       if (host === 'page.uncovered.test' && req.url === '/sub') {

@@ -1,42 +1,13 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildExtension } from '../src/build/build.js';
 import { launchFirefoxWithExtension, type FirefoxTab, type FirefoxWithExtension } from './support/firefox.js';
+import { page, serveLoopHost, SHARED_TEST_RULESETS, writeRulesetsDir } from './support/e2e-site.js';
 import { startDualServer, type DualServer } from './support/servers.js';
 
-/** Rulesets for hosts the browser resolves to the loopback server. */
-const TEST_RULESETS = `
-<ruleset name="Plain Example">
-  <target host="plain.example.test"/>
-  <exclusion pattern="^http://plain\\.example\\.test(?::\\d+)?/excluded/"/>
-  <rule from="^http:" to="https:"/>
-</ruleset>
-<ruleset name="Old to New">
-  <target host="old.example.test"/>
-  <rule from="^http://old\\.example\\.test:(\\d+)/(.*)" to="https://new.example.test:$1/moved/$2"/>
-</ruleset>
-<ruleset name="Off Example" default_off="off unless switched on">
-  <target host="off.example.test"/>
-  <rule from="^http:" to="https:"/>
-</ruleset>
-<ruleset name="Cookie Example">
-  <target host="cookie.example.test"/>
-  <securecookie host=".+" name="^sid$"/>
-  <rule from="^http:" to="https:"/>
-</ruleset>
-<ruleset name="Loop Example">
-  <target host="loop.example.test"/>
-  <rule from="^http:" to="https:"/>
-</ruleset>`;
-
 const HOSTS = ['plain.example.test', 'old.example.test', 'new.example.test', 'off.example.test', 'loop.example.test', 'cookie.example.test', 'page.uncovered.test'];
-
-function page(res: import('node:http').ServerResponse, body: string, headers: Record<string, string> = {}): void {
-  res.writeHead(200, { 'content-type': 'text/html', ...headers });
-  res.end(`<!doctype html><title>t</title><body>${body}</body>`);
-}
 
 // A 1×1 transparent GIF, so the subresource loads like a real image.
 const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
@@ -49,24 +20,14 @@ describe('Firefox MV3 extension (blocking webRequest) in a real Firefox', () => 
   let origin: (scheme: string, host: string) => string;
 
   beforeAll(async () => {
-    const rulesDir = mkdtempSync(join(tmpdir(), 'httpsify-ff-rules-'));
+    const rulesDir = writeRulesetsDir(SHARED_TEST_RULESETS, 'httpsify-ff-rules-');
     const outDir = mkdtempSync(join(tmpdir(), 'httpsify-ff-ext-'));
     scratch.push(rulesDir, outDir);
-    for (const [i, xml] of TEST_RULESETS.split('</ruleset>').filter((s) => s.trim()).entries()) {
-      writeFileSync(join(rulesDir, `r${i}.xml`), `${xml.trim()}\n</ruleset>\n`);
-    }
     const built = await buildExtension({ rulesets: [rulesDir], outDir, browsers: ['firefox'], zip: false });
     server = await startDualServer((req, res, secure) => {
       const host = (req.headers.host ?? '').replace(/:\d+$/, '');
       const scheme = secure ? 'https' : 'http';
-      if (host === 'loop.example.test') {
-        // The HTTPS site sends everyone back to HTTP: an endless loop without protection.
-        if (secure) {
-          res.writeHead(302, { location: `http://${req.headers.host}${req.url}` });
-          res.end();
-        } else page(res, 'plain http page');
-        return;
-      }
+      if (serveLoopHost(req, res, secure)) return;
       if (req.url === '/cookie') return page(res, `cookie over ${scheme}`, { 'set-cookie': `${host === 'cookie.example.test' ? 'sid' : 'other'}=1; Path=/` });
       if (req.url === '/img') return page(res, `<img id="i" src="http://plain.example.test:${server.port}/pixel.gif">`);
       if (req.url === '/pixel.gif') {
