@@ -134,6 +134,11 @@ export class UiController {
     await this.hooks.channels?.layersApplied(this);
   }
 
+  /** The engines whose rulesets the user can switch by name: the defaults, then each channel's. */
+  private rulesetEngines(): Engine[] {
+    return [this.engine, ...this.channels.channels.map((c) => c.engine)];
+  }
+
   /** `<securecookie>` of every layer that may act on the cookie's host. */
   shouldSecureCookie(cookie: { domain: string; name: string }): boolean {
     return layersSecureCookie(this.channels, cookie);
@@ -189,7 +194,7 @@ export class UiController {
       return { name, active: this.userEngine.isActive(id), defaultActive: this.userEngine.isDefaultActive(id), note: user.defaultOff ?? null, user: true };
     }
     // The defaults, then the channels: a switch applies to every ruleset of that name.
-    for (const engine of [this.engine, ...this.channels.channels.map((c) => c.engine)]) {
+    for (const engine of this.rulesetEngines()) {
       const id = engine.rulesetIdsByName(name)[0];
       if (id === undefined) continue;
       return { name, active: engine.isActive(id), defaultActive: engine.isDefaultActive(id), note: noteOf(engine, id), user: false };
@@ -238,7 +243,7 @@ export class UiController {
       const row = this.rulesetRow(r.name);
       if (row) push(row);
     }
-    for (const engine of [this.engine, ...this.channels.channels.map((c) => c.engine)]) {
+    for (const engine of this.rulesetEngines()) {
       for (let id = 0; id < engine.rulesetCount; id++) {
         const name = engine.rulesetName(id);
         if (seen.has(name)) continue;
