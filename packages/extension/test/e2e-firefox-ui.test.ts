@@ -26,7 +26,7 @@ describe('HTTPS-first in a real Firefox (blocking webRequest)', () => {
   beforeAll(async () => {
     h = await startFirefoxUiHarness(
       { 'site.xml': '<ruleset name="Site Rules"><target host="site.example.test"/><rule from="^http://site\\.example\\.test:(\\d+)/" to="https://site.example.test:$1/by-ruleset/"/></ruleset>' },
-      ['works.uncovered.test', 'nossl.uncovered.test', 'slow.uncovered.test', 'start.uncovered.test', 'probe.uncovered.test', 'site.example.test', 'app.localhost', 'intranet'],
+      ['works.uncovered.test', 'nossl.uncovered.test', 'always.uncovered.test', 'slow.uncovered.test', 'start.uncovered.test', 'probe.uncovered.test', 'portal.uncovered.test', 'hotel.uncovered.test', 'other.uncovered.test', 'site.example.test', 'app.localhost', 'intranet'],
     );
   });
 
@@ -63,6 +63,18 @@ describe('HTTPS-first in a real Firefox (blocking webRequest)', () => {
     await expect.poll(async () => ((await h.stored('stats')) as { fallbacks: number } | null)?.fallbacks ?? 0, FF_POLL).toBeGreaterThan(0);
   });
 
+  it('"Always allow HTTP for this site" stores the host with its port and later visits stay on HTTP', async () => {
+    await h.tab.start(plain('always.uncovered.test', '/'));
+    await h.waitForUrl(INTERSTITIAL);
+    await interstitialReady();
+    await clickInTab('http-always');
+    await h.waitForUrl(plain('always.uncovered.test', '/'));
+    await expect.poll(() => h.bodyText().catch(() => ''), FF_POLL).toBe(`plain http always.uncovered.test:${h.plainPort}/`);
+    await expect.poll(async () => (await h.request<Settings>({ type: 'settings' })).httpAllowedSites, FF_POLL).toEqual([`always.uncovered.test:${h.plainPort}`]);
+    expect(await h.tab.goto(plain('always.uncovered.test', '/two'))).toBe(plain('always.uncovered.test', '/two'));
+    expect(await h.bodyText()).toBe(`plain http always.uncovered.test:${h.plainPort}/two`);
+  });
+
   it('falls back after 3 seconds when the TLS handshake gets no answer; "Go back" returns', async () => {
     await h.tab.goto(h.url('start.uncovered.test', '/'));
     const started = Date.now();
@@ -80,6 +92,19 @@ describe('HTTPS-first in a real Firefox (blocking webRequest)', () => {
       expect(await h.tab.goto(plain(host, '/'))).toBe(plain(host, '/'));
       expect(await h.bodyText()).toBe(`plain http ${host}:${h.plainPort}/`);
     }
+  });
+
+  it('steps aside behind a captive portal: the failed upgrade opens over HTTP and no upgrade is tried while captive', async () => {
+    await setHttpsFirst(true);
+    // The probe now answers like a portal's login page (not "success").
+    await h.options.evaluate(`browser.storage.local.set({ portalProbeUrl: ${JSON.stringify(h.url('portal.uncovered.test', '/login'))} })`);
+    await h.tab.start(plain('hotel.uncovered.test', '/'));
+    await h.waitForUrl(plain('hotel.uncovered.test', '/'));
+    // The tab was sent there by the background: its document may still be loading.
+    await expect.poll(() => h.bodyText().catch(() => ''), FF_POLL).toBe(`plain http hotel.uncovered.test:${h.plainPort}/`);
+    // A host whose server speaks TLS is not upgraded either while the portal is in the way.
+    expect(await h.tab.goto(h.url('works.uncovered.test', '/captive'))).toBe(h.url('works.uncovered.test', '/captive'));
+    expect(await h.bodyText()).toBe('http works.uncovered.test /captive');
   });
 
   it('switched off again, leaves uncovered hosts on http://', async () => {
@@ -160,6 +185,20 @@ describe('update channels in a real Firefox (ScopedEngine layering)', () => {
     // Same ruleset, but outside the channel's scope (and no default covers it).
     expect(await landsOn('out.example.test')).toBe('http out.example.test /page');
     expect(await landsOn('site.example.test')).toBe('https site.example.test /page');
+  });
+
+  it('a newer bundle signed with another key fails "Check now" with the reason shown, and the installed rules stay', async () => {
+    const impostor = await generateSigningKeyPair(2048);
+    const T2 = T1 + 60;
+    await publishChannelFiles(root, rulesetsOf('<ruleset name="Changed"><target host="chan.example.test"/><rule from="^http:" to="https:"/></ruleset>'), T2, impostor.privateKey);
+    await h.click('#channel-list .channel-check');
+    await expect.poll(() => h.options.evaluate<string>(`document.querySelector('#channel-list .channel-error')?.textContent ?? ''`), FF_POLL).toContain('[bad-signature]');
+    expect(server.requests).toContain(`/channel/rulesets.${T2}.sig`);
+    expect(((await h.stored('channel:Test channel')) as { installed: { timestamp: number } }).installed.timestamp).toBe(T1);
+    // The impostor's ruleset would send this host to /page, not /via-channel/page.
+    expect(await landsOn('chan.example.test')).toBe('https chan.example.test /via-channel/page');
+    // Later channels read the good bundle again.
+    await publishChannelFiles(root, CHANNEL_RULESETS, T1, key.privateKey);
   });
 
   it('enforces a path-confined scope, which Chromium cannot, and removing channels restores the defaults', async () => {
