@@ -120,6 +120,64 @@ describe('DNR compiler: rules', () => {
     ]);
     expect(go('http://www.example.com/')).toBe('https://www.example.com/');
     expect(go('http://cdn.example.com/')).toBe('https://cdn.example.com/wild/');
+    // `*.example.com` does not cover example.com, though `requestDomains` would admit it.
+    expect(go('http://example.com/')).toBeNull();
+  });
+
+  it('compiles no rule for a regex that names only a host the targets do not cover', () => {
+    // Adobe.com's `^http://wwwimages\.adobe\.com/…` beside the target adobe.com: DNR's domain
+    // list would admit the subdomain, the reference never offers the ruleset there.
+    const { go, rules } = compiled([
+      `<ruleset name="A"><target host="example.com"/><target host="www.example.com"/>
+        <rule from="^http://img\\.example\\.com/(\\w+)/css/" to="https://www.example.com/$1/"/>
+        <rule from="^http://(www\\.)?example\\.com/(\\w+)/x" to="https://www.example.com/$2/y"/>
+        <rule from="^http:" to="https:"/></ruleset>`,
+    ]);
+    expect(go('http://img.example.com/a/css/b.css')).toBeNull();
+    expect(go('http://example.com/a/x')).toBe('https://www.example.com/a/y');
+    expect(go('http://www.example.com/a/x')).toBe('https://www.example.com/a/y');
+    // The finite-host regex is confined to the covered hosts it names.
+    expect(rules.find((r) => r.condition.regexFilter?.includes('(\\w+)/x'))?.condition.requestDomains).toEqual(['example.com', 'www.example.com']);
+  });
+
+  it('fences off the untargeted subdomains an open-ended regex could reach, and only those', () => {
+    const { go, rules, report } = compiled([
+      `<ruleset name="A"><target host="ace.example.com"/><target host="cdn.ace.example.com"/><target host="other.org"/>
+        <rule from="^http://(?:[\\w-]+\\.)?ace\\.example\\.com/" to="https://secure.ace.example.com/"/>
+        <rule from="^http:" to="https:"/></ruleset>`,
+    ]);
+    expect(report.omissions).toEqual([]);
+    expect(go('http://ace.example.com/a')).toBe('https://secure.ace.example.com/a');
+    expect(go('http://cdn.ace.example.com/a')).toBe('https://secure.ace.example.com/a');
+    // Not a target: the reference leaves it alone, so must DNR (the regex alone would match).
+    expect(go('http://www.ace.example.com/a')).toBeNull();
+    // The regex cannot reach below other.org (its host ends in ace.example.com): no fence there.
+    expect(go('http://other.org/a')).toBe('https://other.org/a');
+    const fences = rules.filter((r) => r.action.type === 'allow');
+    expect(fences.map((r) => [r.condition.urlFilter, r.condition.requestDomains, r.condition.excludedRequestDomains])).toEqual([
+      ['|http://*.ace.example.com^', ['ace.example.com'], ['cdn.ace.example.com']],
+    ]);
+  });
+
+  it('fences every target of a ruleset whose regex does not say which hosts it matches', () => {
+    const { go } = compiled([
+      `<ruleset name="A"><target host="example.com"/><target host="*.example.net"/>
+        <rule from="http://([^/]+)/old/" to="https://$1/new/"/></ruleset>`,
+    ]);
+    expect(go('http://example.com/old/a')).toBe('https://example.com/new/a');
+    expect(go('http://a.example.net/old/a')).toBe('https://a.example.net/new/a');
+    expect(go('http://www.example.com/old/a')).toBeNull();
+    expect(go('http://example.net/old/a')).toBeNull();
+  });
+
+  it('fences https:// URLs too when a rule rewrites them', () => {
+    const { go } = compiled([
+      `<ruleset name="A"><target host="example.com"/><target host="www.example.com"/>
+        <rule from="^https?://(\\w+\\.)?example\\.com/(\\w+)" to="https://www.example.com/$2/"/></ruleset>`,
+    ]);
+    expect(go('https://example.com/a')).toBe('https://www.example.com/a/');
+    expect(go('https://zz.example.com/a')).toBeNull();
+    expect(go('http://zz.example.com/a')).toBeNull();
   });
 
   it('rewrites a trailing positive lookahead into filters on the carved prefixes', () => {
@@ -176,7 +234,7 @@ describe('DNR compiler: rules', () => {
     expect(go('http://example.com/x')).toBeNull();
   });
 
-  it('spends the regex budget on the cheapest rulesets and reports exactly what did not fit', () => {
+  it('spends the regex budget on the rulesets that cover the most hosts per regex and reports exactly what did not fit', () => {
     const regexRuleset = (name: string, host: string, n: number) =>
       `<ruleset name="${name}"><target host="*.${host}"/>${Array.from({ length: n }, (_, i) => `<rule from="^http://(\\w+)${i}\\.${host.replace(/\./g, '\\.')}/" to="https://$1.${host}/"/>`).join('')}</ruleset>`;
     const { report, rules } = compiled([regexRuleset('Big', 'big.com', 3), regexRuleset('Small', 'small.com', 1)], { regexLimit: 2 });
@@ -186,6 +244,13 @@ describe('DNR compiler: rules', () => {
       ['Big', 'rule', 2, 'follows a rule that did not fit'],
     ]);
     expect(report).toMatchObject({ rulesetsComplete: 1, rulesetsPartial: 1, rulesetsSkipped: 0 });
+
+    // Four hosts for two regexes go before one host for one.
+    const wide = `<ruleset name="Wide">${['a', 'b', 'c', 'd'].map((h) => `<target host="${h}.wide.com"/>`).join('')}
+      <rule from="^http://(\\w)\\.wide\\.com/x" to="https://$1.wide.com/y"/><rule from="^http://(\\w)\\.wide\\.com/" to="https://$1.wide.com/z/"/></ruleset>`;
+    const second = compiled([regexRuleset('Small', 'small.com', 1), wide], { regexLimit: 2 });
+    expect(second.report.omissions.map((o) => [o.ruleset, o.what, o.index, o.reason])).toEqual([['Small', 'rule', 0, 'regex budget exhausted']]);
+    expect(second.go('http://c.wide.com/q')).toBe('https://c.wide.com/z/q');
   });
 });
 

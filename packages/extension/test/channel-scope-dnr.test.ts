@@ -123,6 +123,10 @@ describe('channel scope as declarativeNetRequest conditions', () => {
     const https = rulesetsOf('<ruleset name="Both"><target host="both.test"/><rule from="^https?://both\\.test/x(\\d)" to="https://both.test/y$1"/></ruleset>');
     const both = compileChannelRules(https, '^http://([^/]*\\.)?both\\.test[:/]', 900);
     expect(!both.ok && both.reason).toContain('https://');
+    // An open-ended one also brings fences for https:// URLs; the refusal names the rule itself.
+    const open = rulesetsOf('<ruleset name="Open"><target host="both.test"/><rule from="^https?://(\\w+\\.)?both\\.test/x(\\d)" to="https://both.test/y$2"/></ruleset>');
+    const fenced = compileChannelRules(open, '^http://([^/]*\\.)?both\\.test[:/]', 900);
+    expect(!fenced.ok && fenced.reason).toContain('regexFilter ^https?://');
   });
 });
 

@@ -1,4 +1,5 @@
 import { isDefaultActive, isTrivialRule, type Ruleset } from '../model/ruleset.js';
+import { hostShape, type HostShape } from './host-labels.js';
 import { classifyTarget, labelCountRegex, patternHostsRegex, splitHttpPrefix, targetCovers, type ClassifiedTarget } from './hosts.js';
 import { expandLiteralLanguage, literalPrefixes } from '../regex/literal-language.js';
 import { fallthroughAction, literalAction, urlFilterSafe } from './actions.js';
@@ -129,7 +130,8 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
   // (Rulesets that need no regex of their own always stay; if even the host groups do not fit,
   // the report says the output is over the limit.)
   let budget = Math.max(0, regexLimit - groupRegexes);
-  const order = plans.map((p, i) => i).sort((a, b) => plans[a]!.regexes - plans[b]!.regexes || a - b);
+  const density = (p: RulesetPlan) => (p.regexes === 0 ? Infinity : p.ruleset.targets.length / p.regexes);
+  const order = plans.map((p, i) => i).sort((a, b) => density(plans[b]!) - density(plans[a]!) || plans[a]!.regexes - plans[b]!.regexes || a - b);
   for (const i of order) {
     let plan = plans[i]!;
     if (plan.regexes <= budget) {
@@ -216,10 +218,13 @@ function planRuleset(
     : [...new Set(targets.map((t) => (t.kind === 'exact' ? t.host : t.kind === 'left' ? t.suffix : '')))];
   const ctx: PlanContext = {
     ruleset,
+    targets,
     exactTargets: targets.every((t) => t.kind === 'exact') ? targets.map((t) => (t as { host: string }).host) : null,
     maxInstructions,
     domainCondition: domains ? { requestDomains: domains } : {},
     covered: (host: string) => targets.some((t) => targetCovers(t, host)),
+    allowPriority: band * BAND_WIDTH + ALLOW_PRIORITY,
+    fences: new Map(),
   };
 
   const allows: Planned[] = [];
@@ -270,6 +275,8 @@ function planRuleset(
     if (ruleset.rules.length > 0) omit(ruleset, 'ruleset', 0, ruleset.name, 'no rule could be translated');
     return null;
   }
+  // The fences keep the rules above (and the ruleset's exclusions) to the targets.
+  allows.push(...ctx.fences.values());
   const regexes = allows.filter((a) => a.condition.regexFilter !== undefined).length + rules.reduce((s, r) => s + r.regexes, 0);
   return { ruleset, band, targets, allows, widenable, rules, regexes };
 }
@@ -319,11 +326,48 @@ export function rulesetCeilingPriority(ruleset: Ruleset): number | null {
 
 interface PlanContext {
   ruleset: Ruleset;
+  targets: ClassifiedTarget[];
   /** The ruleset's exact target hosts, or null when it also has wildcard targets. */
   exactTargets: string[] | null;
   maxInstructions: number;
   domainCondition: Partial<DnrCondition>;
   covered: (host: string) => boolean;
+  /** The ruleset's exclusion priority, which its fences share. */
+  allowPriority: number;
+  /** `allow` rules for hosts the domain condition admits but no target covers, by host pattern. */
+  fences: Map<string, Planned>;
+}
+
+/**
+ * A DNR domain condition admits every subdomain of its entries, while the reference offers a
+ * ruleset only for its targets. Where a rewrite could reach past them, `allow` fences (at the
+ * ruleset's exclusion priority) take the ruleset off those hosts: below an exact target `a.b`
+ * the hosts no other target covers (`|http://*.a.b^`, the covered ones excepted), `b` itself
+ * under `*.b`, and more than one extra label under a single-label `*.b`; for https:// URLs too
+ * when the rewrite may match them (`^https?://`, or a regex that says nothing). Other rulesets'
+ * rules there may be hidden as well: missed, never rewritten differently.
+ */
+function fence(ctx: PlanContext, targets: readonly ClassifiedTarget[], https: boolean): void {
+  const add = (key: string, filter: string, domain: string, below: boolean): void => {
+    for (const scheme of https ? ['http', 'https'] : ['http']) fenceFor(`${scheme} ${key}`, `|${scheme}://${filter}`, domain, below);
+  };
+  const fenceFor = (key: string, urlFilter: string, domain: string, below: boolean): void => {
+    if (ctx.fences.has(key)) return;
+    // Hosts a target covers stay open (their own subtrees are fenced when reachable).
+    const inside = below ? ctx.targets.flatMap((t) => (t.kind === 'exact' ? [t.host] : t.kind === 'left' ? [t.suffix] : [])).filter((h) => h.endsWith(`.${domain}`)) : [];
+    ctx.fences.set(key, {
+      priority: ctx.allowPriority,
+      action: { type: 'allow' },
+      condition: { urlFilter, ...caseSensitive, requestDomains: [domain], ...(inside.length > 0 ? { excludedRequestDomains: [...new Set(inside)].sort() } : {}), ...ALL_TYPES() },
+    });
+  };
+  for (const t of targets) {
+    if (t.kind === 'exact') add(`below ${t.host}`, `*.${t.host}^`, t.host, true);
+    else if (t.kind === 'left') {
+      if (!ctx.covered(t.suffix)) add(`at ${t.suffix}`, `${t.suffix}^`, t.suffix, false);
+      if (t.labels === 1) add(`deep ${t.suffix}`, `*.*.${t.suffix}^`, t.suffix, false);
+    }
+  }
 }
 
 const ALL_TYPES = (): { resourceTypes: DnrCondition['resourceTypes'] } => ({ resourceTypes: [...ALL_RESOURCE_TYPES] });
@@ -332,12 +376,87 @@ function prefixFilter(text: string, exact: boolean): string {
   return `|${text}${exact ? '|' : ''}`;
 }
 
-/** A regex condition, or the reason it cannot be one. */
-function regexCondition(ctx: PlanContext, source: string): { condition: DnrCondition; captures: number } | string {
+/**
+ * A regex condition, or the reason it cannot be one; null when the regex matches no URL of a
+ * host the ruleset targets (the reference never applies it: nothing to compile).
+ */
+function regexCondition(ctx: PlanContext, source: string, use: 'allow' | 'rewrite'): { condition: DnrCondition; captures: number } | string | null {
   const tr = translateRegex(source);
   if (!tr.ok) return tr.reason;
   if (tr.estimatedInstructions > ctx.maxInstructions) return 'regex over the 2 KB RE2 budget (estimated)';
-  return { condition: { regexFilter: tr.re2, ...caseSensitive, ...ctx.domainCondition, ...ALL_TYPES() }, captures: tr.captures };
+  const prefixes = literalPrefixes(source);
+  // An `allow` that reaches too far only leaves URLs alone; a rewrite must stay on the targets.
+  const domains = use === 'allow' ? hostCondition(ctx, prefixes) : rewriteDomains(ctx, prefixes, hostShape(source));
+  if (domains === null || typeof domains === 'string') return domains;
+  return { condition: { regexFilter: tr.re2, ...caseSensitive, ...domains, ...ALL_TYPES() }, captures: tr.captures };
+}
+
+/**
+ * The domain condition of a rewrite whose URLs start with one of `prefixes` (null: unknown)
+ * and whose host has `shape` (null: unknown). Where it is the ruleset-wide one, what the
+ * rewrite could reach past the targets is fenced off; with no domain list to fence (right or
+ * middle wildcard targets) that leaves only the reason it cannot be compiled.
+ */
+function rewriteDomains(ctx: PlanContext, prefixes: readonly string[] | null, shape: HostShape | null): Partial<DnrCondition> | string | null {
+  const domains = hostCondition(ctx, prefixes);
+  if (domains !== ctx.domainCondition) return domains;
+  const reach = uncoveredReach(ctx, shape);
+  if (ctx.domainCondition.requestDomains !== undefined) fence(ctx, reach, shape?.https ?? true);
+  else if (reach.length > 0) return 'may match hosts no target covers (right or middle wildcard targets have no DNR domain list)';
+  return domains;
+}
+
+/**
+ * The domain condition of a filter whose URLs all start with one of `prefixes`. The
+ * ruleset-wide `requestDomains` also admits every subdomain of a target, so a regex naming an
+ * untargeted subdomain (`^http://wwwimages\.adobe\.com/` beside the target `adobe.com`) would
+ * fire where the reference never offers the ruleset. When each prefix spells out its whole
+ * host, the condition lists just the covered ones among them (and excludes uncovered ones
+ * beneath them); null when none is covered. Open-ended hosts keep the ruleset-wide condition.
+ */
+function hostCondition(ctx: PlanContext, prefixes: readonly string[] | null): Partial<DnrCondition> | null {
+  const hosts = prefixes === null ? null : wholeHosts(prefixes);
+  if (hosts === null) return ctx.domainCondition;
+  const covered = hosts.filter(ctx.covered).sort();
+  if (covered.length === 0) return null;
+  const excluded = hosts.filter((h) => !ctx.covered(h) && covered.some((c) => h.endsWith(`.${c}`))).sort();
+  return excluded.length > 0 ? { requestDomains: covered, excludedRequestDomains: excluded } : { requestDomains: covered };
+}
+
+/**
+ * The targets under which a rewrite of hosts shaped so may match hosts that the ruleset-wide domain
+ * condition admits but no target covers. Below an exact target `a.b` the regex must not reach (more
+ * labels than the target has, under a suffix compatible with it) unless a `*.` target covers
+ * everything there; at `*.b` it must not match `b` itself (unless `b` is a target too), nor more
+ * than one extra label when `b` is a single label. Right and middle wildcards have no domain
+ * condition at all, so nothing bounds the regex.
+ */
+function uncoveredReach(ctx: PlanContext, shape: HostShape | null): ClassifiedTarget[] {
+  // A host nothing is known of may be any host.
+  const { min, max, suffix } = shape ?? { min: 0, max: Infinity, suffix: '' };
+  // Could a host ending in `end` (with anything before it) match, given the literal suffix?
+  const belowMatches = (host: string) => `.${host}`.endsWith(suffix) || suffix.endsWith(`.${host}`);
+  // Every host below `*.b` is covered when `b` has two labels or more.
+  const subtreeCovered = (host: string) => ctx.targets.some((t) => t.kind === 'left' && t.labels >= 2 && (host === t.suffix || host.endsWith(`.${t.suffix}`)));
+  return ctx.targets.filter((t) => {
+    if (t.kind === 'exact') return !(max <= t.labels || !belowMatches(t.host) || subtreeCovered(t.host));
+    if (t.kind === 'left') {
+      const selfMatches = min <= t.labels && max >= t.labels && t.suffix.endsWith(suffix);
+      return !((!selfMatches || ctx.covered(t.suffix)) && (t.labels >= 2 || max <= t.labels + 1 || !belowMatches(t.suffix)));
+    }
+    return true;
+  });
+}
+
+/** The hosts of URL prefixes that each name a whole host (`http://host/…`, `http://host:…`), else null. */
+function wholeHosts(prefixes: readonly string[]): string[] | null {
+  const hosts = new Set<string>();
+  for (const p of prefixes) {
+    const parts = splitHttpPrefix(p);
+    if (!parts || !/^[/:?#]/.test(parts.rest)) return null;
+    hosts.add(parts.host);
+  }
+  return [...hosts];
 }
 
 function planExclusion(ctx: PlanContext, pattern: string, base: number): Planned[] | string {
@@ -350,9 +469,9 @@ function planExclusion(ctx: PlanContext, pattern: string, base: number): Planned
       condition: { urlFilter: prefixFilter(e.text, e.exact === true), ...caseSensitive, ...ctx.domainCondition, ...ALL_TYPES() },
     }));
   }
-  const rc = regexCondition(ctx, pattern);
+  const rc = regexCondition(ctx, pattern, 'allow');
   if (typeof rc === 'string') return rc;
-  return [{ priority, action: { type: 'allow' }, condition: rc.condition }];
+  return rc === null ? [] : [{ priority, action: { type: 'allow' }, condition: rc.condition }];
 }
 
 /**
@@ -370,9 +489,9 @@ function planLookaroundExclusion(ctx: PlanContext, pattern: string, base: number
   });
   if (shape.kind === 'trailing' && !shape.negate) {
     if (!shape.prefix) {
-      const rc = regexCondition(ctx, shape.capturingSource!);
+      const rc = regexCondition(ctx, shape.capturingSource!, 'allow');
       if (typeof rc === 'string') return rc;
-      return [{ priority: base + ALLOW_PRIORITY, action: { type: 'allow' }, condition: rc.condition }];
+      return rc === null ? [] : [{ priority: base + ALLOW_PRIORITY, action: { type: 'allow' }, condition: rc.condition }];
     }
     for (const c of shape.carved) {
       if (!urlFilterSafe(c.prefix.text)) return 'lookahead text cannot be a URL filter';
@@ -389,8 +508,10 @@ function planLookaroundExclusion(ctx: PlanContext, pattern: string, base: number
     for (const p of prefixes) out.push(allowAt(base + LOOKAHEAD_ALLOW_PRIORITY, prefixFilter(p, false)));
     carved = shape.carved.map((c) => c.prefix);
   } else {
-    const rc = regexCondition(ctx, shape.restSource);
+    const rc = regexCondition(ctx, shape.restSource, 'allow');
     if (typeof rc === 'string') return rc;
+    // The carved URLs lie among the rest's, so they cannot reach a target either.
+    if (rc === null) return [];
     negativePrefixes.push(['http://']);
     out.push({ priority: base + LOOKAHEAD_ALLOW_PRIORITY, action: { type: 'allow' }, condition: rc.condition });
     carved = shape.carved;
@@ -400,10 +521,13 @@ function planLookaroundExclusion(ctx: PlanContext, pattern: string, base: number
     const action = fallthroughAction(ctx.ruleset.rules, 0, c.text, c.exact);
     if (action === null) return 'the rules under a negative lookahead differ across its URLs';
     if (action === 'none') continue;
+    const domains = rewriteDomains(ctx, [c.text], null);
+    if (typeof domains === 'string') return `re-enabled URLs ${domains}`;
+    if (domains === null) continue;
     out.push({
       priority: base + REENABLE_PRIORITY,
       action,
-      condition: { urlFilter: prefixFilter(c.text, c.exact), ...caseSensitive, ...ctx.domainCondition, ...ALL_TYPES() },
+      condition: { urlFilter: prefixFilter(c.text, c.exact), ...caseSensitive, ...domains, ...ALL_TYPES() },
     });
   }
   return out;
@@ -458,8 +582,9 @@ function planRule(ctx: PlanContext, j: number, priority: number): RulePlan | str
   if (literal) return { trivial: false, rules: literal, regexes: 0 };
   const hosts = schemeOnlyHosts(rule.from, rule.to, ctx.exactTargets);
   if (hosts) return { trivial: false, upgradeHosts: hosts, rules: [], regexes: 0 };
-  const rc = regexCondition(ctx, rule.from);
+  const rc = regexCondition(ctx, rule.from, 'rewrite');
   if (typeof rc === 'string') return rc;
+  if (rc === null) return { trivial: false, rules: [], regexes: 0 };
   const substitution = translateReplacement(rule.to, rc.captures);
   if (substitution === null) return "replacement uses $`, $' or a group number RE2 cannot substitute";
   return { trivial: false, regexes: 1, rules: [{ priority, action: { type: 'redirect', redirect: { regexSubstitution: substitution } }, condition: rc.condition }] };
@@ -476,30 +601,38 @@ function planLookaroundRule(ctx: PlanContext, j: number, priority: number): Rule
   const shape = analyzeLookaround(rule.from);
   if (!shape) return 'lookaround that cannot be rewritten without it';
   const captures = captureCount(rule.from);
-  const filterRule = (p: number, action: DnrAction, text: string, exact: boolean, scoped: boolean): Planned => ({
+  const filterRule = (p: number, action: DnrAction, text: string, exact: boolean, domains: Partial<DnrCondition> = {}): Planned => ({
     priority: p,
     action,
-    condition: { urlFilter: prefixFilter(text, exact), ...caseSensitive, ...(scoped ? ctx.domainCondition : {}), ...ALL_TYPES() },
+    condition: { urlFilter: prefixFilter(text, exact), ...caseSensitive, ...domains, ...ALL_TYPES() },
   });
   const carveOuts = (carved: CarvedPrefix[], scoped: boolean): Planned[] | string => {
     const out: Planned[] = [];
     for (const c of carved) {
       if (!urlFilterSafe(c.text)) return 'lookahead text cannot be a URL filter';
+      let domains: Partial<DnrCondition> = {};
       if (!scoped) {
         const host = splitHttpPrefix(c.text)?.host;
         if (host === undefined || !ctx.covered(host)) continue;
       }
       const action = fallthroughAction(ctx.ruleset.rules, j + 1, c.text, c.exact);
       if (action === null) return 'the rules after a negative lookahead differ across its URLs';
+      if (scoped) {
+        const d = action === 'none' ? hostCondition(ctx, [c.text]) : rewriteDomains(ctx, [c.text], null);
+        if (typeof d === 'string') return `carved-out URLs ${d}`;
+        if (d === null) continue;
+        domains = d;
+      }
       // No later rule applies: the ruleset leaves these URLs alone.
-      out.push(filterRule(priority + 1, action === 'none' ? { type: 'allow' } : action, c.text, c.exact, scoped));
+      out.push(filterRule(priority + 1, action === 'none' ? { type: 'allow' } : action, c.text, c.exact, domains));
     }
     return out;
   };
 
   if (shape.kind === 'leading') {
-    const rc = regexCondition(ctx, shape.restSource);
+    const rc = regexCondition(ctx, shape.restSource, 'rewrite');
     if (typeof rc === 'string') return rc;
+    if (rc === null) return { trivial: false, rules: [], regexes: 0 };
     const substitution = translateReplacement(rule.to, rc.captures);
     if (substitution === null) return "replacement uses $`, $' or a group number RE2 cannot substitute";
     const carved = carveOuts(shape.carved, true);
@@ -519,12 +652,13 @@ function planLookaroundRule(ctx: PlanContext, j: number, priority: number): Rule
         literalOk = false;
         break;
       }
-      if (ctx.covered(host)) out.push(filterRule(priority, action, c.prefix.text, c.prefix.exact, false));
+      if (ctx.covered(host)) out.push(filterRule(priority, action, c.prefix.text, c.prefix.exact));
     }
     if (literalOk) return { trivial: false, rules: out, regexes: 0 };
     if (!shape.capturingSource) return 'lookahead cannot be captured';
-    const rc = regexCondition(ctx, shape.capturingSource);
+    const rc = regexCondition(ctx, shape.capturingSource, 'rewrite');
     if (typeof rc === 'string') return rc;
+    if (rc === null) return { trivial: false, rules: [], regexes: 0 };
     const substitution = translateReplacement(rule.to, captures);
     if (substitution === null || captures + 1 > 9) return "replacement uses $`, $' or a group number RE2 cannot substitute";
     return {
@@ -541,12 +675,12 @@ function planLookaroundRule(ctx: PlanContext, j: number, priority: number): Rule
     const action = literalAction(e, false, rule.to, captures);
     if (!parts || parts.rest === '' || !action || !urlFilterSafe(e.text)) return 'negative lookahead after a prefix that needs a regex';
     if (!ctx.covered(parts.host)) continue;
-    out.push(filterRule(priority, action, e.text, false, false));
+    out.push(filterRule(priority, action, e.text, false));
     // `/+(?!A)` replaces the whole run of slashes, which a prefix action cannot: a URL with two
     // or more is left alone (missed, never rewritten differently from the reference).
     if (run !== null) {
       if (!urlFilterSafe(e.text + run)) return 'negative lookahead after a run that cannot be a URL filter';
-      out.push(filterRule(priority + 1, { type: 'allow' }, e.text + run, false, false));
+      out.push(filterRule(priority + 1, { type: 'allow' }, e.text + run, false));
     }
   }
   const carved = carveOuts(

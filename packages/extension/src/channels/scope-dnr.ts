@@ -104,6 +104,8 @@ function describe(rule: DnrRule): string {
 function restrictRule(rule: DnrRule, dnr: Extract<DnrScope, { kind: 'hosts' }>): DnrRule[] | string {
   const { scope } = dnr;
   const c = rule.condition;
+  // An `allow` for https:// URLs only guards rules such a scope refuses anyway.
+  if (!scope.https && rule.action.type === 'allow' && c.urlFilter?.startsWith('|https://') === true) return [];
   if (!scope.https && !httpOnly(rule)) return `a rule (${describe(rule)}) can also match https:// URLs, which the scope leaves out`;
   const domains = intersectDomains(c.requestDomains, dnr.requestDomains);
   if (domains.length === 0) return [];
