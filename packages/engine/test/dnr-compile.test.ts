@@ -170,6 +170,18 @@ describe('DNR compiler: rules', () => {
     expect(go('http://example.net/old/a')).toBeNull();
   });
 
+  it('compiles a rule for right-wildcard targets only when every host it can match is a target', () => {
+    const targets = '<target host="google.*"/><target host="www.google.*"/><target host="google.co.*"/><target host="www.google.co.*"/>';
+    const covered = compiled([`<ruleset name="G">${targets}<rule from="^http://(?:www\\.)?google\\.((?:co\\.)?[a-z]{2,3})/" to="https://www.google.$1/"/></ruleset>`]);
+    expect(covered.report.omissions).toEqual([]);
+    expect(covered.go('http://google.de/x')).toBe('https://www.google.de/x');
+    expect(covered.go('http://www.google.co.uk/')).toBe('https://www.google.co.uk/');
+    // Here `mail.google.de` would match the regex, and no target covers it.
+    const wide = compiled([`<ruleset name="G">${targets}<rule from="^http://(\\w+\\.)?google\\.([a-z]{2,3})/" to="https://www.google.$2/"/></ruleset>`]);
+    expect(wide.report.omissions[0]?.reason).toContain('may match hosts no target covers');
+    expect(wide.go('http://mail.google.de/')).toBeNull();
+  });
+
   it('fences https:// URLs too when a rule rewrites them', () => {
     const { go } = compiled([
       `<ruleset name="A"><target host="example.com"/><target host="www.example.com"/>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hostShape } from '../src/dnr/host-labels.js';
+import { hostPatterns, hostShape } from '../src/dnr/host-labels.js';
 
 describe('hostShape: what a rule regex says about the hosts it matches', () => {
   it('counts the labels and reads the literal suffix of a delimited host', () => {
@@ -22,5 +22,22 @@ describe('hostShape: what a rule regex says about the hosts it matches', () => {
     expect(hostShape('^https://secure\\.example\\.com/')).toBeNull();
     expect(hostShape('^http://example\\.com')).toBeNull();
     expect(hostShape('^http://(\\w+)\\1\\.example\\.com/')).toBeNull();
+  });
+});
+
+describe('hostPatterns: the hosts a rule regex can match, label by label', () => {
+  it('spells out the finite part and leaves class-made labels open', () => {
+    expect(hostPatterns('^http://(?:www\\.)?google\\.((?:com?\\.)?[a-z]{2,3})/')?.sort()).toEqual(
+      ['google.*', 'google.co.*', 'google.com.*', 'www.google.*', 'www.google.co.*', 'www.google.com.*'],
+    );
+    // A label partly made of a class is open as a whole.
+    expect(hostPatterns('^http://(m|lh\\d)\\.example\\.com/x')?.sort()).toEqual(['*.example.com', 'm.example.com']);
+    expect(hostPatterns('^http://(www\\.)?a+\\.com/')?.sort()).toEqual(['*.com', 'www.*.com']);
+  });
+
+  it('gives up on any number of labels and on pieces that could leave the host', () => {
+    expect(hostPatterns('^http://(\\w+\\.)*example\\.com/')).toBeNull();
+    expect(hostPatterns('^http://files\\.([^.]+)\\.example\\.com/')).toBeNull();
+    expect(hostPatterns('^http://example\\.com')).toBeNull();
   });
 });

@@ -1,5 +1,5 @@
 import { isDefaultActive, isTrivialRule, type Ruleset } from '../model/ruleset.js';
-import { hostShape, type HostShape } from './host-labels.js';
+import { hostPatterns, hostShape, type HostShape } from './host-labels.js';
 import { classifyTarget, labelCountRegex, patternHostsRegex, splitHttpPrefix, targetCovers, type ClassifiedTarget } from './hosts.js';
 import { expandLiteralLanguage, literalPrefixes } from '../regex/literal-language.js';
 import { fallthroughAction, literalAction, urlFilterSafe } from './actions.js';
@@ -386,24 +386,43 @@ function regexCondition(ctx: PlanContext, source: string, use: 'allow' | 'rewrit
   if (tr.estimatedInstructions > ctx.maxInstructions) return 'regex over the 2 KB RE2 budget (estimated)';
   const prefixes = literalPrefixes(source);
   // An `allow` that reaches too far only leaves URLs alone; a rewrite must stay on the targets.
-  const domains = use === 'allow' ? hostCondition(ctx, prefixes) : rewriteDomains(ctx, prefixes, hostShape(source));
+  const domains = use === 'allow' ? hostCondition(ctx, prefixes) : rewriteDomains(ctx, prefixes, source);
   if (domains === null || typeof domains === 'string') return domains;
   return { condition: { regexFilter: tr.re2, ...caseSensitive, ...domains, ...ALL_TYPES() }, captures: tr.captures };
 }
 
 /**
- * The domain condition of a rewrite whose URLs start with one of `prefixes` (null: unknown)
- * and whose host has `shape` (null: unknown). Where it is the ruleset-wide one, what the
- * rewrite could reach past the targets is fenced off; with no domain list to fence (right or
- * middle wildcard targets) that leaves only the reason it cannot be compiled.
+ * The domain condition of a rewrite whose URLs start with one of `prefixes` (null: unknown),
+ * by `regex` (null: a URL filter with those prefixes). Where it is the ruleset-wide one, what
+ * the rewrite could reach past the targets is fenced off. With no domain list to fence (right
+ * or middle wildcard targets) every host pattern the regex spells must be a covered one, or
+ * that is the reason it cannot be compiled.
  */
-function rewriteDomains(ctx: PlanContext, prefixes: readonly string[] | null, shape: HostShape | null): Partial<DnrCondition> | string | null {
+function rewriteDomains(ctx: PlanContext, prefixes: readonly string[] | null, regex: string | null): Partial<DnrCondition> | string | null {
   const domains = hostCondition(ctx, prefixes);
   if (domains !== ctx.domainCondition) return domains;
-  const reach = uncoveredReach(ctx, shape);
-  if (ctx.domainCondition.requestDomains !== undefined) fence(ctx, reach, shape?.https ?? true);
-  else if (reach.length > 0) return 'may match hosts no target covers (right or middle wildcard targets have no DNR domain list)';
+  if (ctx.domainCondition.requestDomains === undefined) {
+    const patterns = regex === null ? null : hostPatterns(regex);
+    if (patterns === null || !patterns.every((p) => patternCovered(ctx.targets, p))) return 'may match hosts no target covers (right or middle wildcard targets have no DNR domain list)';
+    return domains;
+  }
+  const shape = regex === null ? null : hostShape(regex);
+  fence(ctx, uncoveredReach(ctx, shape), shape?.https ?? true);
   return domains;
+}
+
+/** Whether one target covers every host of `pattern` (labels, `*` for an unknown one). */
+function patternCovered(targets: readonly ClassifiedTarget[], pattern: string): boolean {
+  const labels = pattern.split('.');
+  return targets.some((t) => {
+    if (t.kind === 'exact') return !labels.includes('*') && pattern === t.host;
+    if (t.kind === 'left') {
+      const extra = labels.length - t.labels;
+      return (extra === 1 || (extra > 1 && t.labels >= 2)) && !labels.slice(extra).includes('*') && labels.slice(extra).join('.') === t.suffix;
+    }
+    const want = t.host.split('.');
+    return want.length === labels.length && want.every((label, i) => label === '*' || (labels[i] !== '*' && labels[i] === label));
+  });
 }
 
 /**

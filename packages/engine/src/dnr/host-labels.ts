@@ -1,5 +1,6 @@
 import type { AST } from '@eslint-community/regexpp';
-import { anchoredElements } from '../regex/pattern-ast.js';
+import { literalPrefixes } from '../regex/literal-language.js';
+import { anchoredElements, childrenOf, parsePattern } from '../regex/pattern-ast.js';
 
 /**
  * What a `^http://…` regex says about the host of the URLs it matches. `max` (possibly
@@ -126,4 +127,70 @@ function dotRange(node: AST.Node, scan: Scan): { min: number; max: number } | nu
 function matchesChar(node: AST.Character | AST.CharacterClass | AST.CharacterSet, ch: string): boolean {
   if (node.type === 'Character') return node.value === ch.charCodeAt(0);
   return new RegExp(`^${node.raw}$`).test(ch);
+}
+
+/** Stands for a run of host characters the regex leaves open (never a dot). */
+const OPEN = '\u0001';
+/** Characters a piece must not match to stand inside one host label. */
+const NOT_IN_LABEL = ['.', '/', ':', '@', '?', '#'];
+
+/**
+ * The host patterns of a `^http://…` regex, label by label, `*` for a label the regex leaves
+ * (partly) open: `^http://(?:www\.)?google\.((?:com?\.)?[a-z]{2,3})/` gives `google.*`,
+ * `google.co.*`, `google.com.*` and the same with `www.`. Pieces that can only match label
+ * characters become one open run; what is left must be a finite language (literalPrefixes).
+ * Null when that fails or a prefix does not spell out its whole host.
+ */
+export function hostPatterns(source: string): string[] | null {
+  const pattern = parsePattern(source);
+  if (!pattern) return null;
+  // Replace each open piece by OPEN, working on the source text by offsets: a character class,
+  // or a repetition of label characters that has a class or no upper bound.
+  const cuts: { start: number; end: number }[] = [];
+  const visit = (node: AST.Node): void => {
+    const open =
+      ((node.type === 'CharacterClass' || node.type === 'CharacterSet') && labelOnly(node)) ||
+      (node.type === 'Quantifier' && labelOnly(node.element) && (node.max === Infinity || hasClass(node.element)));
+    if (open) cuts.push({ start: node.start, end: node.end });
+    else for (const child of childrenOf(node)) visit(child);
+  };
+  visit(pattern);
+  let rewritten = '';
+  let at = 0;
+  for (const cut of cuts) {
+    rewritten += `${source.slice(at, cut.start)}\\x01`;
+    at = cut.end;
+  }
+  rewritten += source.slice(at);
+  const prefixes = literalPrefixes(rewritten);
+  if (prefixes === null || prefixes.length === 0) return null;
+  const hosts = new Set<string>();
+  for (const p of prefixes) {
+    const m = /^https?:\/\/([^/:?#@]+)[/:]/.exec(p);
+    if (!m) return null;
+    hosts.add(m[1]!.split('.').map((label) => (label.includes(OPEN) ? '*' : label)).join('.'));
+  }
+  return [...hosts];
+}
+
+/** Whether a piece only ever matches characters that stay inside one host label. */
+function labelOnly(node: AST.Node): boolean {
+  switch (node.type) {
+    case 'Character':
+      return !NOT_IN_LABEL.some((c) => c.charCodeAt(0) === node.value);
+    case 'CharacterClass':
+    case 'CharacterSet':
+      return !NOT_IN_LABEL.some((c) => matchesChar(node, c));
+    case 'Group':
+    case 'CapturingGroup':
+    case 'Alternative':
+    case 'Quantifier':
+      return childrenOf(node).every(labelOnly);
+    default:
+      return false;
+  }
+}
+
+function hasClass(node: AST.Node): boolean {
+  return node.type === 'CharacterClass' || node.type === 'CharacterSet' || childrenOf(node).some(hasClass);
 }
