@@ -443,17 +443,17 @@ function hostCondition(ctx: PlanContext, prefixes: readonly string[] | null): Pa
 }
 
 /**
- * The targets under which a rewrite of hosts shaped so may match hosts that the ruleset-wide domain
- * condition admits but no target covers. Below an exact target `a.b` the regex must not reach (more
- * labels than the target has, under a suffix compatible with it) unless a `*.` target covers
- * everything there; at `*.b` it must not match `b` itself (unless `b` is a target too), nor more
- * than one extra label when `b` is a single label. Right and middle wildcards have no domain
- * condition at all, so nothing bounds the regex.
+ * The targets under which a rewrite of hosts shaped so (null: unknown) may match hosts that the
+ * ruleset-wide domain list admits but no target covers. Below an exact target `a.b` the regex
+ * must not reach (more labels than the target has, under a suffix compatible with it) unless a
+ * `*.` target covers everything there; at `*.b` it must not match `b` itself (unless `b` is a
+ * target too), nor more than one extra label when `b` is a single label. (Rulesets with right or
+ * middle wildcards have no domain list; their rules are checked by host pattern instead.)
  */
 function uncoveredReach(ctx: PlanContext, shape: HostShape | null): ClassifiedTarget[] {
   // A host nothing is known of may be any host.
   const { min, max, suffix } = shape ?? { min: 0, max: Infinity, suffix: '' };
-  // Could a host ending in `end` (with anything before it) match, given the literal suffix?
+  // Could a host below `host` match, given the literal suffix the regex's hosts end with?
   const belowMatches = (host: string) => `.${host}`.endsWith(suffix) || suffix.endsWith(`.${host}`);
   // Every host below `*.b` is covered when `b` has two labels or more.
   const subtreeCovered = (host: string) => ctx.targets.some((t) => t.kind === 'left' && t.labels >= 2 && (host === t.suffix || host.endsWith(`.${t.suffix}`)));

@@ -39,7 +39,7 @@ export function hostShape(source: string): HostShape | null {
     return true;
   };
   if (![...'http'].every(literal)) return null;
-  // `https?://` as well: DNR rules only ever see it applied to http:// URLs here.
+  // `https?://` as well; such a rule also rewrites https:// URLs, which the shape notes.
   const s = elements[i];
   const https = s?.type === 'Quantifier' && s.min === 0 && s.max === 1 && s.element.type === 'Character' && s.element.value === 0x73;
   if (https) i++;
