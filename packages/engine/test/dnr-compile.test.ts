@@ -182,6 +182,20 @@ describe('DNR compiler: rules', () => {
     expect(wide.go('http://mail.google.de/')).toBeNull();
   });
 
+  it('compiles a rule ending in a run of slashes without a regex, leaving two or more slashes alone', () => {
+    const { go, report, rules } = compiled([
+      `<ruleset name="A"><target host="run.example"/><target host="www.run.example"/>
+        <rule from="^http://(?:www\\.)?run\\.example/+" to="https://www.run.example/"/><rule from="^http:" to="https:"/></ruleset>`,
+    ]);
+    // Only the shared host groups of the trivial rule use a regex.
+    expect(rules.filter((r) => r.condition.regexFilter !== undefined && r.action.type !== 'upgradeScheme')).toEqual([]);
+    expect(report.omissions).toEqual([]);
+    expect(go('http://run.example/a?b')).toBe('https://www.run.example/a?b');
+    expect(go('http://www.run.example/')).toBe('https://www.run.example/');
+    // The reference collapses the slashes (`https://www.run.example/a`); a prefix action would not.
+    expect(go('http://run.example//a')).toBeNull();
+  });
+
   it('fences https:// URLs too when a rule rewrites them', () => {
     const { go } = compiled([
       `<ruleset name="A"><target host="example.com"/><target host="www.example.com"/>

@@ -597,7 +597,7 @@ function schemeOnlyHosts(from: string, to: string, exactTargets: string[] | null
 
 function planRule(ctx: PlanContext, j: number, priority: number): RulePlan | string {
   const rule = ctx.ruleset.rules[j]!;
-  const literal = literalRule(rule.from, rule.to, priority, ctx.covered);
+  const literal = literalRule(rule.from, rule.to, priority, ctx.covered) ?? slashRunRule(rule.from, rule.to, priority, ctx.covered);
   if (literal) return { trivial: false, rules: literal, regexes: 0 };
   const hosts = schemeOnlyHosts(rule.from, rule.to, ctx.exactTargets);
   if (hosts) return { trivial: false, upgradeHosts: hosts, rules: [], regexes: 0 };
@@ -734,6 +734,22 @@ function literalRule(from: string, to: string, priority: number, covered: (host:
     out.push({ priority, action, condition: { urlFilter: `|${e.text}${boundary}${exact ? '|' : ''}`, ...caseSensitive, ...ALL_TYPES() } });
   }
   return out;
+}
+
+/**
+ * `^http://host/+`, whose replacement swallows a whole run of slashes (`^http://example\.com/+`
+ * → `https://www.example.com/`): the one-slash URLs as literalRule has them, and an `allow` one
+ * step up for two slashes or more, which a prefix action would keep (missed, never rewritten
+ * differently). Null when the rule has another shape.
+ */
+function slashRunRule(from: string, to: string, priority: number, covered: (host: string) => boolean): Planned[] | null {
+  const els = topLevelElements(from);
+  const last = els?.[els.length - 1];
+  if (last?.type !== 'Quantifier' || last.min !== 1 || last.max !== Infinity || !last.greedy) return null;
+  if (last.element.type !== 'Character' || last.element.value !== 0x2f) return null;
+  const rules = literalRule(from.slice(0, last.start) + last.element.raw, to, priority, covered);
+  if (!rules || rules.some((r) => !r.condition.urlFilter?.endsWith('/'))) return null;
+  return rules.flatMap((r) => [r, { priority: priority + 1, action: { type: 'allow' }, condition: { ...r.condition, urlFilter: `${r.condition.urlFilter}/` } }]);
 }
 
 /** Trivial rules of all rulesets merged: one upgradeScheme rule per (priority, host shape). */
