@@ -182,6 +182,29 @@ describe('DNR compiler: rules', () => {
     expect(wide.go('http://mail.google.de/')).toBeNull();
   });
 
+  it('turns a scheme-only rule over every host below a wildcard target into a shared host group', () => {
+    const { go, rules, report } = compiled([
+      `<ruleset name="A"><target host="*.open.example"/><target host="dkb.example"/><target host="*.dkb.example"/><target host="one.example"/><target host="*.part.example"/>
+        <rule from="^http://([^/:@]+)?\\.open\\.example/" to="https://$1.open.example/"/>
+        <rule from="^http://([^/:@]+\\.)?dkb\\.example/" to="https://$1dkb.example/"/>
+        <rule from="^http://(\\w+)\\.one\\.example/" to="https://$1.one.example/"/>
+        <rule from="^http://(\\w+)\\.part\\.example/" to="https://$1.part.example/"/></ruleset>`,
+    ]);
+    expect(report.omissions).toEqual([]);
+    // Only the rule that takes some hosts below its `*.` target and not others keeps its regex.
+    expect(rules.filter((r) => r.action.type === 'redirect').map((r) => r.condition.regexFilter)).toEqual(['^http://(\\w+)\\.part\\.example/']);
+    expect(go('http://a.part.example/')).toBe('https://a.part.example/');
+    expect(go('http://a.b.part.example/')).toBeNull();
+    expect(go('http://a.b.open.example/x?y')).toBe('https://a.b.open.example/x?y');
+    expect(go('http://dkb.example/x')).toBe('https://dkb.example/x');
+    expect(go('http://www.dkb.example/x')).toBe('https://www.dkb.example/x');
+    // The regexes leave URLs with a port alone, and `open.example` is no target.
+    expect(go('http://a.open.example:8080/x')).toBeNull();
+    expect(go('http://open.example/x')).toBeNull();
+    // `one.example` is exact and the regex reaches below it only: nothing to upgrade.
+    expect(go('http://a.one.example/x')).toBeNull();
+  });
+
   it('compiles a rule ending in a run of slashes without a regex, leaving two or more slashes alone', () => {
     const { go, report, rules } = compiled([
       `<ruleset name="A"><target host="run.example"/><target host="www.run.example"/>

@@ -1,5 +1,5 @@
 import { isDefaultActive, isTrivialRule, type Ruleset } from '../model/ruleset.js';
-import { hostPatterns, hostShape, type HostShape } from './host-labels.js';
+import { hostPatterns, hostShape, matchesChar, mayMatchChar, type HostShape } from './host-labels.js';
 import { classifyTarget, labelCountRegex, patternHostsRegex, splitHttpPrefix, targetCovers, type ClassifiedTarget } from './hosts.js';
 import { expandLiteralLanguage, literalPrefixes } from '../regex/literal-language.js';
 import { fallthroughAction, literalAction, urlFilterSafe } from './actions.js';
@@ -85,6 +85,8 @@ interface RulePlan {
   trivial: boolean;
   /** A scheme-only regex rule reduced to exact hosts (path must follow the host directly). */
   upgradeHosts?: string[];
+  /** ...and `*.` targets all of whose hosts it upgrades (the path must follow the host directly). */
+  upgradeSuffixes?: string[];
   rules: Planned[];
   regexes: number;
 }
@@ -219,7 +221,6 @@ function planRuleset(
   const ctx: PlanContext = {
     ruleset,
     targets,
-    exactTargets: targets.every((t) => t.kind === 'exact') ? targets.map((t) => (t as { host: string }).host) : null,
     maxInstructions,
     domainCondition: domains ? { requestDomains: domains } : {},
     covered: (host: string) => targets.some((t) => targetCovers(t, host)),
@@ -327,8 +328,6 @@ export function rulesetCeilingPriority(ruleset: Ruleset): number | null {
 interface PlanContext {
   ruleset: Ruleset;
   targets: ClassifiedTarget[];
-  /** The ruleset's exact target hosts, or null when it also has wildcard targets. */
-  exactTargets: string[] | null;
   maxInstructions: number;
   domainCondition: Partial<DnrCondition>;
   covered: (host: string) => boolean;
@@ -565,11 +564,13 @@ function prefixSetsIndependent(sets: string[][]): boolean {
 /**
  * `^http://HOST/` rules whose replacement only changes the scheme (`(www\.)?example\.com/` →
  * `https://$1example.com/`) are upgrades of the target hosts they match: as such they join the
- * shared host groups instead of spending a regex. Only for rulesets with exact targets, where
- * the hosts can be listed.
+ * shared host groups instead of spending a regex. Exact targets are listed when they match; a
+ * `*.b` target joins when the rule takes every host below it (`([^/:@]+\.)?b/`) and is left
+ * out when, by its literal end, the rule takes none. Null for anything else (right or middle
+ * wildcards among them), which needs the regex.
  */
-function schemeOnlyHosts(from: string, to: string, exactTargets: string[] | null): string[] | null {
-  if (!exactTargets) return null;
+function schemeOnlyHosts(from: string, to: string, targets: readonly ClassifiedTarget[]): { hosts: string[]; suffixes: string[] } | null {
+  if (targets.some((t) => t.kind === 'pattern')) return null;
   const els = topLevelElements(from);
   if (!els) return null;
   const head = els.slice(0, 8).map((e) => e.raw).join('');
@@ -587,20 +588,61 @@ function schemeOnlyHosts(from: string, to: string, exactTargets: string[] | null
     } else return null;
   }
   if (group > 9 || to !== expected || /\$/.test(expected.replace(/\$\d/g, '')) ) return null;
-  // The reduction holds only for port-less URLs: a ':' outside `(?:` lets the regex match a port,
-  // and a rule that matches no plain `http://target/` would otherwise vanish without a report.
-  if (/(?<!\(\?):/.test(from.slice('^http:'.length))) return null;
+  // The reduction holds only for port-less URLs: a host piece that can match ':' could take a port.
+  if (els.slice(8, -1).some((e) => mayMatchChar(e, ':'))) return null;
   const re = new RegExp(from);
-  const hosts = exactTargets.filter((host) => re.test(`http://${host}/`));
-  return hosts.length > 0 ? hosts : null;
+  const hosts: string[] = [];
+  const suffixes: string[] = [];
+  const below = openBelow(els.slice(8, -1));
+  for (const t of targets) {
+    if (t.kind === 'exact') {
+      if (re.test(`http://${t.host}/`)) hosts.push(t.host);
+      continue;
+    }
+    const { suffix } = t as { suffix: string };
+    // Everything below `*.b` matches, or (by its literal end) nothing can; else a regex it is.
+    if (below !== null && (suffix === below || suffix.endsWith(`.${below}`))) suffixes.push(suffix);
+    else if (below === null || !(below.endsWith(`.${suffix}`) || suffix.endsWith(`.${below}`))) {
+      const shape = hostShape(from);
+      if (shape === null || `.${suffix}`.endsWith(shape.suffix) || shape.suffix.endsWith(`.${suffix}`)) return null;
+    } else return null;
+  }
+  // Empty lists: the rule matches none of the hosts the ruleset is offered for.
+  return { hosts, suffixes };
+}
+
+/**
+ * The domain `d` when a host part matches every host below it: `(X+)?\.d` or `(X+\.)?d`, where
+ * X is a class that takes every host character (dots included). Null for any other shape.
+ */
+const HOST_CHARS = [...'abcdefghijklmnopqrstuvwxyz0123456789.-_'];
+
+function openBelow(host: readonly AST.Element[]): string | null {
+  const [first, ...rest] = host;
+  if (first === undefined || rest.length === 0 || !rest.every((e) => e.type === 'Character')) return null;
+  let literal = rest.map((e) => String.fromCharCode((e as AST.Character).value)).join('');
+  const group = first.type === 'Quantifier' && first.min === 0 && first.max === 1 ? first.element : first;
+  if (group.type !== 'CapturingGroup' || group.alternatives.length !== 1) return null;
+  const [run, dot, ...more] = group.alternatives[0]!.elements;
+  if (more.length > 0 || run?.type !== 'Quantifier' || run.min > 1 || run.max !== Infinity) return null;
+  const cls = run.element;
+  // Canonical host characters: lowercase letters, digits, `.`, `-`, `_` (punycode for the rest).
+  if ((cls.type !== 'CharacterClass' && cls.type !== 'CharacterSet') || !HOST_CHARS.every((c) => matchesChar(cls, c))) return null;
+  if (dot !== undefined) {
+    if (dot.type !== 'Character' || dot.value !== 0x2e) return null;
+  } else {
+    if (!literal.startsWith('.')) return null;
+    literal = literal.slice(1);
+  }
+  return literal === '' || literal.startsWith('.') ? null : literal;
 }
 
 function planRule(ctx: PlanContext, j: number, priority: number): RulePlan | string {
   const rule = ctx.ruleset.rules[j]!;
   const literal = literalRule(rule.from, rule.to, priority, ctx.covered) ?? slashRunRule(rule.from, rule.to, priority, ctx.covered);
   if (literal) return { trivial: false, rules: literal, regexes: 0 };
-  const hosts = schemeOnlyHosts(rule.from, rule.to, ctx.exactTargets);
-  if (hosts) return { trivial: false, upgradeHosts: hosts, rules: [], regexes: 0 };
+  const upgrade = schemeOnlyHosts(rule.from, rule.to, ctx.targets);
+  if (upgrade) return { trivial: false, upgradeHosts: upgrade.hosts, upgradeSuffixes: upgrade.suffixes, rules: [], regexes: 0 };
   const rc = regexCondition(ctx, rule.from, 'rewrite');
   if (typeof rc === 'string') return rc;
   if (rc === null) return { trivial: false, rules: [], regexes: 0 };
@@ -770,6 +812,10 @@ function trivialGroups(plans: RulesetPlan[]): Planned[] {
       for (const host of r.upgradeHosts ?? []) {
         const labels = host.split('.').length;
         add(`${priority}|s${labels}`, priority, labelCountRegex(labels, false, '/'), host);
+      }
+      for (const suffix of r.upgradeSuffixes ?? []) {
+        const labels = suffix.split('.').length;
+        add(`${priority}|S${labels}`, priority, labelCountRegex(labels + 1, labels >= 2, '/'), suffix);
       }
       if (!r.trivial) return;
       for (const t of plan.targets) {

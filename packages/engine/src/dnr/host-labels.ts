@@ -123,8 +123,26 @@ function dotRange(node: AST.Node, scan: Scan): { min: number; max: number } | nu
   }
 }
 
+/** Whether some character of what `node` matches can be `ch` (unknown pieces: yes). */
+export function mayMatchChar(node: AST.Node, ch: string): boolean {
+  switch (node.type) {
+    case 'Character':
+    case 'CharacterClass':
+    case 'CharacterSet':
+      return matchesChar(node, ch);
+    case 'Group':
+    case 'CapturingGroup':
+    case 'Alternative':
+    case 'Quantifier':
+    case 'Assertion':
+      return childrenOf(node).some((child) => mayMatchChar(child, ch));
+    default:
+      return true;
+  }
+}
+
 /** Whether a single-character piece matches `ch` (tested with the engine that runs it). */
-function matchesChar(node: AST.Character | AST.CharacterClass | AST.CharacterSet, ch: string): boolean {
+export function matchesChar(node: AST.Character | AST.CharacterClass | AST.CharacterSet, ch: string): boolean {
   if (node.type === 'Character') return node.value === ch.charCodeAt(0);
   return new RegExp(`^${node.raw}$`).test(ch);
 }
