@@ -611,12 +611,13 @@ function schemeOnlyHosts(from: string, to: string, targets: readonly ClassifiedT
   return { hosts, suffixes };
 }
 
+/** Canonical host characters: lowercase letters, digits, `.`, `-`, `_` (punycode for the rest). */
+const HOST_CHARS = [...'abcdefghijklmnopqrstuvwxyz0123456789.-_'];
+
 /**
  * The domain `d` when a host part matches every host below it: `(X+)?\.d` or `(X+\.)?d`, where
  * X is a class that takes every host character (dots included). Null for any other shape.
  */
-const HOST_CHARS = [...'abcdefghijklmnopqrstuvwxyz0123456789.-_'];
-
 function openBelow(host: readonly AST.Element[]): string | null {
   const [first, ...rest] = host;
   if (first === undefined || rest.length === 0 || !rest.every((e) => e.type === 'Character')) return null;
@@ -626,7 +627,6 @@ function openBelow(host: readonly AST.Element[]): string | null {
   const [run, dot, ...more] = group.alternatives[0]!.elements;
   if (more.length > 0 || run?.type !== 'Quantifier' || run.min > 1 || run.max !== Infinity) return null;
   const cls = run.element;
-  // Canonical host characters: lowercase letters, digits, `.`, `-`, `_` (punycode for the rest).
   if ((cls.type !== 'CharacterClass' && cls.type !== 'CharacterSet') || !HOST_CHARS.every((c) => matchesChar(cls, c))) return null;
   if (dot !== undefined) {
     if (dot.type !== 'Character' || dot.value !== 0x2e) return null;
