@@ -123,7 +123,7 @@ function dotRange(node: AST.Node, scan: Scan): { min: number; max: number } | nu
   }
 }
 
-/** Whether some character of what `node` matches can be `ch` (unknown pieces: yes). */
+/** Whether some character of what `node` matches can be `ch` (unknown pieces, lookarounds included: yes). */
 export function mayMatchChar(node: AST.Node, ch: string): boolean {
   switch (node.type) {
     case 'Character':
@@ -134,7 +134,6 @@ export function mayMatchChar(node: AST.Node, ch: string): boolean {
     case 'CapturingGroup':
     case 'Alternative':
     case 'Quantifier':
-    case 'Assertion':
       return childrenOf(node).some((child) => mayMatchChar(child, ch));
     default:
       return true;
@@ -193,20 +192,7 @@ export function hostPatterns(source: string): string[] | null {
 
 /** Whether a piece only ever matches characters that stay inside one host label. */
 function labelOnly(node: AST.Node): boolean {
-  switch (node.type) {
-    case 'Character':
-      return !NOT_IN_LABEL.some((c) => c.charCodeAt(0) === node.value);
-    case 'CharacterClass':
-    case 'CharacterSet':
-      return !NOT_IN_LABEL.some((c) => matchesChar(node, c));
-    case 'Group':
-    case 'CapturingGroup':
-    case 'Alternative':
-    case 'Quantifier':
-      return childrenOf(node).every(labelOnly);
-    default:
-      return false;
-  }
+  return !NOT_IN_LABEL.some((c) => mayMatchChar(node, c));
 }
 
 function hasClass(node: AST.Node): boolean {
