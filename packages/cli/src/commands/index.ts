@@ -9,6 +9,7 @@ import { registerPublish } from './publish.js';
 import { registerRewrite } from './rewrite.js';
 import { registerUpdate } from './update.js';
 import { registerDnr } from './dnr.js';
+import { registerLinks } from './links.js';
 
 /** Every sub-command registers itself here; one module per command. */
 export function registerCommands(program: Command): void {
@@ -22,4 +23,5 @@ export function registerCommands(program: Command): void {
   registerPublish(program);
   registerUpdate(program);
   registerDnr(program);
+  registerLinks(program);
 }

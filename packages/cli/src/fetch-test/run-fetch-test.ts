@@ -1,10 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { rootCertificates } from 'node:tls';
 import type { Diagnostic } from '@httpsify/engine';
 import { checkUrl } from './check-url.js';
 import type { ChainOutcome } from './follow-redirects.js';
 import { loadForFetchTest } from './load-under-test.js';
-import { lookupWithOverrides, parseResolveOptions } from './resolve-option.js';
+import { requestSettings } from './request-settings.js';
 import type { RequestSettings } from './single-request.js';
 import { collectTestJobs, type TestJob } from './test-jobs.js';
 import { verdictOf, type UrlResult } from './url-result.js';
@@ -80,20 +78,7 @@ export async function runFetchTest(options: FetchTestOptions): Promise<FetchTest
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`--concurrency must be a positive integer, not ${concurrency}`);
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new Error(`--timeout must be a positive number of milliseconds, not ${timeoutMs}`);
-  const extraCa = (options.caFiles ?? []).map((file) => {
-    try {
-      return readFileSync(file, 'utf8');
-    } catch (err) {
-      throw new Error(`--ca ${file}: cannot read: ${(err as Error).message}`);
-    }
-  });
-  const settings: RequestSettings = {
-    lookup: lookupWithOverrides(parseResolveOptions(options.resolve ?? [])),
-    // An explicit `ca` replaces Node's roots, so keep them alongside the extra ones.
-    ca: extraCa.length > 0 ? [...rootCertificates, ...extraCa] : undefined,
-    timeoutMs,
-    maxBodyBytes: MAX_BODY_BYTES,
-  };
+  const settings = requestSettings({ resolve: options.resolve ?? [], caFiles: options.caFiles ?? [], timeoutMs, maxBodyBytes: MAX_BODY_BYTES });
 
   const loaded = loadForFetchTest(options.paths, options.rules ?? [], { includeDefaultOff: options.includeDefaultOff === true });
   const { jobs, excluded } = collectTestJobs(loaded.tested, loaded.engine);

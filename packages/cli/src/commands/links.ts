@@ -1,0 +1,117 @@
+import { Option, type Command } from 'commander';
+import { collect } from '../shared/rules-option.js';
+import { addRewriteEngineOptions, loadRewriteEngine, type RewriteEngineOptions } from '../shared/rewrite-engine.js';
+import { requestSettings } from '../fetch-test/request-settings.js';
+import { ProgressBar } from '../fetch-test/progress-bar.js';
+import { DEFAULT_MAX_BYTES } from '../links/document.js';
+import { formatJson, formatSarif, formatText } from '../links/report-formats.js';
+import { applicable, runLinks, UsageError, type LinksReport } from '../links/run-links.js';
+
+export { runLinks, type LinksOptions, type LinksReport } from '../links/run-links.js';
+
+interface LinksCliOptions extends RewriteEngineOptions {
+  format: 'text' | 'json' | 'sarif';
+  diff?: boolean;
+  verify?: boolean;
+  upgradeAll?: boolean;
+  concurrency: string;
+  timeout: string;
+  resolve?: string[];
+  ca?: string[];
+  maxSize: string;
+}
+
+const VERSION = '0.1.0';
+/** Bodies compared by --verify are cut here: similarity only needs the start of a page. */
+const VERIFY_MAX_BODY_BYTES = 2 * 1024 * 1024;
+
+function positiveInteger(name: string, value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1) throw new UsageError(`${name} must be a positive integer, not "${value}"`);
+  return n;
+}
+
+function addLinksOptions(command: Command): Command {
+  return addRewriteEngineOptions(command)
+    .addOption(new Option('--format <format>', 'report format').choices(['text', 'json', 'sarif']).default('text'))
+    .option('--verify', 'fetch the http and the https URL first; keep only upgrades that answer alike (same status, same final host, similar content)')
+    .option('--upgrade-all', 'also offer https for hosts no ruleset covers (needs --verify)')
+    .option('--concurrency <n>', 'with --verify: URL pairs fetched at once', '8')
+    .option('--timeout <ms>', 'with --verify: time limit per request, in milliseconds', '10000')
+    .option('--resolve <host:ip>', 'with --verify: connect to IP for HOST (repeatable, like curl)', collect)
+    .option('--ca <file>', 'with --verify: also trust the CA certificates in this PEM file (repeatable)', collect)
+    .option('--max-size <bytes>', 'skip files larger than this', String(DEFAULT_MAX_BYTES));
+}
+
+export function registerLinks(program: Command): void {
+  const links = program.command('links').description('find http:// links in Markdown, HTML and text files and upgrade them with the rulesets');
+  addLinksOptions(
+    links
+      .command('check')
+      .description('report the links that can be upgraded (exit 1 if any, 2 if a file could not be read)')
+      .argument('<paths...>', 'files, or directories walked recursively (honouring .gitignore)'),
+  ).action(async (paths: string[], options: LinksCliOptions) => {
+    await runCommand('check', paths, options);
+  });
+  addLinksOptions(
+    links
+      .command('fix')
+      .description('rewrite the links in place, changing only the bytes of the URLs')
+      .argument('<paths...>', 'files, or directories walked recursively (honouring .gitignore)')
+      .option('--diff', 'print a unified diff instead of writing the files'),
+  ).action(async (paths: string[], options: LinksCliOptions) => {
+    await runCommand('fix', paths, options);
+  });
+}
+
+async function runCommand(mode: 'check' | 'fix', paths: string[], options: LinksCliOptions): Promise<void> {
+  try {
+    if (options.upgradeAll === true && options.verify !== true) throw new UsageError('--upgrade-all needs --verify: hosts that no ruleset covers are only upgraded when both versions answer alike');
+    const concurrency = positiveInteger('--concurrency', options.concurrency);
+    const timeoutMs = positiveInteger('--timeout', options.timeout);
+    const maxBytes = positiveInteger('--max-size', options.maxSize);
+    const settings = options.verify === true ? requestSettings({ resolve: options.resolve ?? [], caFiles: options.ca ?? [], timeoutMs, maxBodyBytes: VERIFY_MAX_BODY_BYTES }) : null;
+    const engine = await loadRewriteEngine(options);
+    const progress: { bar: ProgressBar | null } = { bar: null };
+    const report = await runLinks({
+      paths,
+      mode,
+      diff: options.diff === true,
+      rewrite: (url) => engine.rewriteWithRuleset(url),
+      upgradeAll: options.upgradeAll === true,
+      maxBytes,
+      verify:
+        settings === null
+          ? null
+          : {
+              settings,
+              concurrency,
+              onStart: (total) => {
+                progress.bar = new ProgressBar(process.stderr, total, 'URL pairs verified');
+                progress.bar.render();
+              },
+              onProgress: () => progress.bar?.tick(),
+            },
+    });
+    progress.bar?.clear();
+    printReport(mode, report, options);
+    const errors = report.problems.some((p) => p.severity === 'error');
+    if (errors) process.exitCode = 2;
+    else if (mode === 'check' && applicable(report).length > 0) process.exitCode = 1;
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`httpsify links: ${err.message}\n`);
+    process.exitCode = 2;
+  }
+}
+
+function printReport(mode: 'check' | 'fix', report: LinksReport, options: LinksCliOptions): void {
+  for (const p of report.problems) process.stderr.write(`httpsify: ${p.path}: ${p.message}\n`);
+  for (const n of report.notes) process.stderr.write(`httpsify: ${n}\n`);
+  const formatted = options.format === 'json' ? formatJson(report, mode) : options.format === 'sarif' ? formatSarif(report, process.cwd(), VERSION) : formatText(report, options.diff === true ? 'check' : mode);
+  // With --diff, the diff alone goes to stdout (for `patch` or `git apply`); the report to stderr.
+  if (mode === 'fix' && options.diff === true) {
+    process.stdout.write(report.diff);
+    process.stderr.write(formatted);
+  } else process.stdout.write(formatted);
+}

@@ -1,0 +1,23 @@
+/**
+ * One http:// URL found in a document: where its bytes are (as offsets into the decoded text of
+ * the file), the URL they stand for, and how to write another URL in the same place.
+ */
+export interface Occurrence {
+  /** Offsets into the file's text (after the BOM) of the raw URL characters. */
+  start: number;
+  end: number;
+  /** The URL the raw characters stand for (escapes and character references decoded). */
+  url: string;
+  /** Where it was found, for reports: `markdown-link`, `html-attribute:href`, `text`... */
+  context: string;
+  /**
+   * The raw characters that stand for `newUrl` in this place, or null when the place cannot
+   * hold it. Unchanged tails of the URL keep their original spelling.
+   */
+  encode(newUrl: string): string | null;
+}
+
+/** True for an absolute URL with the http scheme (any case): the only kind we upgrade. */
+export function isHttpUrl(url: string): boolean {
+  return /^http:\/\/[^/?#\s]/i.test(url);
+}

@@ -1,0 +1,141 @@
+import { isAbsolute, relative, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { LinkFinding } from './plan-rewrites.js';
+import type { LinksReport } from './run-links.js';
+
+const by = (f: LinkFinding): string => (f.ruleset !== null ? `ruleset ${f.ruleset}${f.channel !== null ? ` from channel ${f.channel}` : ''}` : 'no ruleset: --upgrade-all');
+
+/** One line per link: `file:line:col: old -> new (ruleset)`, then "not verified" ones with the reason. */
+export function formatText(report: LinksReport, mode: 'check' | 'fix'): string {
+  const lines: string[] = [];
+  for (const f of report.findings) {
+    const where = `${f.file}:${f.line}:${f.column}`;
+    if (f.verified === false) lines.push(`${where}: not verified: ${f.url} -> ${f.rewritten} (${by(f)}): ${f.reason ?? ''}`);
+    else lines.push(`${where}: ${f.url} -> ${f.rewritten} (${by(f)})`);
+  }
+  const kept = report.findings.filter((f) => f.verified !== false).length;
+  const unverified = report.findings.length - kept;
+  const verb = mode === 'fix' ? `${kept} link(s) upgraded in ${report.changedFiles.length} file(s)` : `${kept} link(s) can be upgraded`;
+  lines.push(`${report.scannedFiles} file(s) scanned; ${verb}${unverified > 0 ? `; ${unverified} not verified` : ''}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function findingJson(f: LinkFinding): Record<string, unknown> {
+  return {
+    file: f.file,
+    line: f.line,
+    column: f.column,
+    endLine: f.endLine,
+    endColumn: f.endColumn,
+    context: f.context,
+    url: f.url,
+    rewritten: f.rewritten,
+    ruleset: f.ruleset,
+    channel: f.channel,
+    status: f.verified === false ? 'not-verified' : 'upgradable',
+    ...(f.reason !== undefined ? { reason: f.reason } : {}),
+  };
+}
+
+export function formatJson(report: LinksReport, mode: 'check' | 'fix'): string {
+  return `${JSON.stringify(
+    {
+      mode,
+      scannedFiles: report.scannedFiles,
+      findings: report.findings.map(findingJson),
+      problems: report.problems,
+      notes: report.notes,
+      ...(mode === 'fix' ? { changedFiles: report.changedFiles } : {}),
+    },
+    null,
+    2,
+  )}\n`;
+}
+
+const RULE_UPGRADE = 'insecure-link';
+const RULE_UNVERIFIED = 'insecure-link-not-verified';
+
+/** SARIF's artifact URI: relative to the working directory (the repository root in CI) when inside it. */
+function artifactUri(file: string, cwd: string): { uri: string; uriBaseId?: string } {
+  const rel = relative(cwd, file);
+  if (!isAbsolute(rel) && !rel.startsWith('..')) return { uri: rel.split(sep).map(encodeURIComponent).join('/'), uriBaseId: '%SRCROOT%' };
+  return { uri: pathToFileURL(file).href };
+}
+
+/**
+ * SARIF 2.1.0 for code-scanning UIs (GitHub, Azure DevOps, VS Code's SARIF viewer): one result
+ * per link with its region, the upgrade as a `fix` (the replacement bytes), "not verified"
+ * links as notes, and files that could not be read as tool notifications.
+ */
+export function formatSarif(report: LinksReport, cwd: string, version: string): string {
+  const results = report.findings.map((f) => {
+    const region = { startLine: f.line, startColumn: f.column, endLine: f.endLine, endColumn: f.endColumn };
+    const artifactLocation = artifactUri(f.file, cwd);
+    const unverified = f.verified === false;
+    return {
+      ruleId: unverified ? RULE_UNVERIFIED : RULE_UPGRADE,
+      ruleIndex: unverified ? 1 : 0,
+      level: unverified ? 'note' : 'warning',
+      message: { text: unverified ? `${f.url} could move to ${f.rewritten} (${by(f)}), but it was not verified: ${f.reason ?? ''}` : `${f.url} can be upgraded to ${f.rewritten} (${by(f)})` },
+      locations: [{ physicalLocation: { artifactLocation, region } }],
+      properties: { url: f.url, rewritten: f.rewritten, ruleset: f.ruleset, context: f.context },
+      ...(unverified
+        ? {}
+        : {
+            fixes: [
+              {
+                description: { text: `Use ${f.rewritten}` },
+                artifactChanges: [{ artifactLocation, replacements: [{ deletedRegion: region, insertedContent: { text: f.replacement } }] }],
+              },
+            ],
+          }),
+    };
+  });
+  const log = {
+    $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
+    version: '2.1.0',
+    runs: [
+      {
+        tool: {
+          driver: {
+            name: 'httpsify',
+            semanticVersion: version,
+            informationUri: 'https://www.npmjs.com/package/@httpsify/cli',
+            rules: [
+              {
+                id: RULE_UPGRADE,
+                name: 'InsecureLink',
+                shortDescription: { text: 'An http:// link that can use HTTPS' },
+                fullDescription: { text: 'The link uses plain HTTP, and an HTTPS Everywhere-format ruleset (or, with --upgrade-all, a check of both versions) says the same resource is served over HTTPS.' },
+                help: { text: 'Run `httpsify links fix` to rewrite the link, or change http:// to the https:// URL shown.' },
+                defaultConfiguration: { level: 'warning' },
+              },
+              {
+                id: RULE_UNVERIFIED,
+                name: 'InsecureLinkNotVerified',
+                shortDescription: { text: 'An http:// link whose HTTPS version did not answer alike' },
+                fullDescription: { text: 'A ruleset or --upgrade-all offers an HTTPS URL, but fetching both versions did not give the same status, host and similar content.' },
+                help: { text: 'Check the HTTPS version by hand before changing the link.' },
+                defaultConfiguration: { level: 'note' },
+              },
+            ],
+          },
+        },
+        originalUriBaseIds: { '%SRCROOT%': { uri: `${pathToFileURL(cwd).href.replace(/\/?$/, '/')}` } },
+        columnKind: 'utf16CodeUnits',
+        invocations: [
+          {
+            executionSuccessful: !report.problems.some((p) => p.severity === 'error'),
+            toolExecutionNotifications: report.problems.map((p) => ({
+              level: p.severity === 'error' ? 'error' : 'note',
+              message: { text: `${p.path}: ${p.message}` },
+              locations: [{ physicalLocation: { artifactLocation: artifactUri(p.path, cwd) } }],
+            })),
+          },
+        ],
+        results,
+      },
+    ],
+  };
+  return `${JSON.stringify(log, null, 2)}\n`;
+}

@@ -1,0 +1,136 @@
+import { readFileSync, realpathSync } from 'node:fs';
+import { createTwoFilesPatch } from 'diff';
+import { writeFileAtomic } from '@httpsify/engine/node';
+import type { RequestSettings } from '../fetch-test/single-request.js';
+import { DEFAULT_MAX_BYTES, DocumentError, encodeDocument, findUrls, readDocument, describeFsError, type LoadedDocument } from './document.js';
+import { applyFindings, planRewrites, type LinkFinding, type Rewriter } from './plan-rewrites.js';
+import { pairKey, verifyPairs } from './verify-links.js';
+import { walkDocuments } from './walk-files.js';
+
+export interface VerifySettings {
+  settings: RequestSettings;
+  concurrency: number;
+  /** Called with the number of URL pairs to fetch, then once per pair done. */
+  onStart?: (pairs: number) => void;
+  onProgress?: () => void;
+}
+
+export interface LinksOptions {
+  paths: readonly string[];
+  mode: 'check' | 'fix';
+  /** With `fix`: produce a unified diff instead of writing. */
+  diff?: boolean;
+  rewrite: Rewriter;
+  upgradeAll?: boolean;
+  verify?: VerifySettings | null;
+  maxBytes?: number;
+}
+
+/** A file that could not be scanned or written: `error` for failures, `skipped` for files refused by design. */
+export interface LinksProblem {
+  path: string;
+  severity: 'error' | 'skipped';
+  message: string;
+}
+
+export interface LinksReport {
+  scannedFiles: number;
+  /** Every upgradable link; with --verify, `verified` says which are kept. */
+  findings: LinkFinding[];
+  problems: LinksProblem[];
+  /** Upgrades that could not be written in their place. */
+  notes: string[];
+  /** fix: files rewritten (or, with --diff, that would be). */
+  changedFiles: string[];
+  /** fix --diff: the unified diff of every changed file. */
+  diff: string;
+}
+
+/** The findings `fix` applies and `check` fails on: all, or with --verify only the verified ones. */
+export function applicable(report: { findings: readonly LinkFinding[] }): LinkFinding[] {
+  return report.findings.filter((f) => f.verified !== false);
+}
+
+export async function runLinks(options: LinksOptions): Promise<LinksReport> {
+  if (options.upgradeAll === true && (options.verify === undefined || options.verify === null)) {
+    throw new UsageError('--upgrade-all needs --verify: hosts no ruleset covers are only upgraded when both versions answer alike');
+  }
+  const walked = walkDocuments(options.paths);
+  const problems: LinksProblem[] = walked.problems.map((p) => ({ path: p.path, severity: p.message.startsWith('skipped') ? 'skipped' : 'error', message: p.message }));
+  const findings: LinkFinding[] = [];
+  const notes: string[] = [];
+  const documents = new Map<string, LoadedDocument>();
+  let scannedFiles = 0;
+  for (const file of walked.files) {
+    let doc: LoadedDocument;
+    try {
+      doc = readDocument(file.path, options.maxBytes ?? DEFAULT_MAX_BYTES);
+    } catch (err) {
+      if (!(err instanceof DocumentError)) throw err;
+      const skipped = /^(too large|binary|not valid UTF-8|UTF-16)/.test(err.message);
+      problems.push({ path: file.path, severity: skipped ? 'skipped' : 'error', message: skipped ? `skipped: ${err.message}` : err.message });
+      continue;
+    }
+    scannedFiles++;
+    let planned;
+    try {
+      planned = planRewrites(file.path, doc.text, findUrls(file.kind, doc.text), options.rewrite, options.upgradeAll === true);
+    } catch (err) {
+      // A parser failing on hostile input is this file's problem, not the run's.
+      problems.push({ path: file.path, severity: 'error', message: `cannot parse as ${file.kind}: ${(err as Error).message}` });
+      continue;
+    }
+    notes.push(...planned.notes);
+    if (planned.findings.length === 0) continue;
+    findings.push(...planned.findings);
+    documents.set(file.path, doc);
+  }
+
+  if (options.verify !== undefined && options.verify !== null && findings.length > 0) {
+    const unique = new Map<string, { url: string; rewritten: string }>();
+    for (const f of findings) unique.set(pairKey(f.url, f.rewritten), { url: f.url, rewritten: f.rewritten });
+    const pairs = [...unique.values()];
+    options.verify.onStart?.(pairs.length);
+    const verdicts = await verifyPairs(pairs, options.verify.settings, options.verify.concurrency, options.verify.onProgress);
+    for (const f of findings) {
+      const verdict = verdicts.get(pairKey(f.url, f.rewritten));
+      f.verified = verdict?.verified ?? false;
+      f.reason = verdict?.reason ?? 'not fetched';
+    }
+  }
+
+  const report: LinksReport = { scannedFiles, findings, problems, notes, changedFiles: [], diff: '' };
+  if (options.mode === 'fix') await fixDocuments(report, documents, options.diff === true);
+  return report;
+}
+
+async function fixDocuments(report: LinksReport, documents: Map<string, LoadedDocument>, diffOnly: boolean): Promise<void> {
+  const byFile = new Map<string, LinkFinding[]>();
+  for (const f of applicable(report)) byFile.set(f.file, [...(byFile.get(f.file) ?? []), f]);
+  const patches: string[] = [];
+  for (const [file, findings] of byFile) {
+    const doc = documents.get(file) as LoadedDocument;
+    const updated = applyFindings(doc.text, findings);
+    if (updated === doc.text) continue;
+    if (diffOnly) {
+      patches.push(createTwoFilesPatch(file, file, doc.text, updated, undefined, undefined, { context: 3 }));
+      report.changedFiles.push(file);
+      continue;
+    }
+    try {
+      // Write through symlinks to the file itself, and only if nobody changed it meanwhile.
+      const target = realpathSync(file);
+      const before = encodeDocument(doc.text, doc.bom);
+      if (!readFileSync(target).equals(before)) throw new Error('it changed while being checked; run again');
+      await writeFileAtomic(target, encodeDocument(updated, doc.bom), doc.mode);
+      report.changedFiles.push(file);
+    } catch (err) {
+      const message = err instanceof Error && (err as NodeJS.ErrnoException).code === undefined ? err.message : describeFsError(err);
+      report.problems.push({ path: file, severity: 'error', message: `not rewritten: ${message}` });
+    }
+  }
+  report.diff = patches.join('');
+}
+
+/** A wrong combination of options: exit code 2, like commander's own usage errors. */
+export class UsageError extends Error {}

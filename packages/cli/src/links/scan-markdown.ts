@@ -1,0 +1,67 @@
+import { parse, postprocess, preprocess } from 'micromark';
+import { gfm } from 'micromark-extension-gfm';
+import { decodeString } from 'micromark-util-decode-string';
+import { decodeWithMap, respell, undecoded, type DecodedText } from './decoded-text.js';
+import { isHttpUrl, type Occurrence } from './occurrence.js';
+import { findUrlsInHtml } from './scan-html.js';
+
+/** A backslash escape or a character reference, as CommonMark decodes them in destinations. */
+const MARKDOWN_ESCAPE = /\\[!-/:-@[-`{-~]|&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{0,31});/;
+
+/**
+ * Finds http:// URLs in Markdown (CommonMark + GFM, tokenised by micromark, the parser behind
+ * remark): inline link and image destinations, reference definitions, `<http://…>` autolinks,
+ * GFM bare-URL autolinks, and the URL attributes of raw HTML. The parser never makes links of
+ * code spans, fenced or indented code, so their URLs are left alone. micromark's tokens are
+ * used rather than the remark tree because the tree keeps only decoded URLs, not where the
+ * destination's characters are.
+ */
+export function findUrlsInMarkdown(source: string): Occurrence[] {
+  const events = postprocess(parse({ extensions: [gfm()] }).document().write(preprocess()(source, undefined, true)));
+  const found: Occurrence[] = [];
+  for (const [kind, token] of events) {
+    if (kind !== 'enter') continue;
+    const start = token.start.offset;
+    const end = token.end.offset;
+    const raw = source.slice(start, end);
+    switch (token.type as string) {
+      case 'resourceDestinationString':
+      case 'definitionDestinationString': {
+        const decoded = decodeWithMap(raw, MARKDOWN_ESCAPE, (t) => decodeString(t));
+        if (decoded.text !== decodeString(raw) || !isHttpUrl(decoded.text)) break;
+        // Inside `<…>` only angle brackets and newlines are special; bare destinations also
+        // stop at spaces and unbalanced parentheses.
+        const inAngles = source[start - 1] === '<';
+        const context = token.type === 'definitionDestinationString' ? 'markdown-definition' : 'markdown-destination';
+        found.push(markdownOccurrence(decoded, start, context, inAngles ? escapeInAngles : escapeBare));
+        break;
+      }
+      case 'autolinkProtocol':
+        if (isHttpUrl(raw)) found.push(markdownOccurrence(undecoded(raw), start, 'markdown-autolink', (s) => s, /[\s<>]/));
+        break;
+      case 'literalAutolinkHttp':
+        if (isHttpUrl(raw)) found.push(markdownOccurrence(undecoded(raw), start, 'markdown-bare-url', (s) => s, /[\s<>]/));
+        break;
+      case 'htmlFlow':
+      case 'htmlText':
+        if (/http:\/\//i.test(raw)) found.push(...findUrlsInHtml(raw, start, true).map((o) => ({ ...o, context: `markdown-${o.context}` })));
+        break;
+      default:
+        break;
+    }
+  }
+  return found.sort((a, b) => a.start - b.start);
+}
+
+function markdownOccurrence(decoded: DecodedText, base: number, context: string, escape: (s: string) => string, refuse?: RegExp): Occurrence {
+  return {
+    start: base,
+    end: base + decoded.raw.length,
+    url: decoded.text,
+    context,
+    encode: (u) => (refuse?.test(u) === true ? null : respell(decoded, 0, decoded.text.length, u, escape)),
+  };
+}
+
+const escapeBare = (s: string): string => s.replace(/[\\()<>&]/g, (c) => `\\${c}`).replace(/\s/g, (c) => encodeURIComponent(c));
+const escapeInAngles = (s: string): string => s.replace(/[\\<>&]/g, (c) => `\\${c}`).replace(/\n/g, '%0A');

@@ -1,0 +1,154 @@
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import ignore, { type Ignore } from 'ignore';
+import { describeFsError, kindOf, type DocumentKind } from './document.js';
+
+export interface FoundFile {
+  path: string;
+  kind: DocumentKind;
+}
+
+export interface WalkProblem {
+  path: string;
+  message: string;
+}
+
+interface Matcher {
+  base: string;
+  rules: Ignore;
+}
+
+/**
+ * The documents under `paths`: files named on the command line whatever their extension (plain
+ * text unless .md/.html...), and under directories, recursively, the Markdown, HTML and text
+ * files that .gitignore does not exclude (the .gitignore files from the repository root down, as
+ * git reads them). `.git` is never entered. Symlinks are followed; a directory reached twice
+ * (a symlink loop, or two links to one place) is walked once. Unreadable entries are problems,
+ * reported, never fatal.
+ */
+export function walkDocuments(paths: readonly string[]): { files: FoundFile[]; problems: WalkProblem[] } {
+  const files: FoundFile[] = [];
+  const problems: WalkProblem[] = [];
+  const seenFiles = new Set<string>();
+  const seenDirs = new Set<string>();
+  const addFile = (path: string, kind: DocumentKind): void => {
+    let real: string;
+    try {
+      real = realpathSync(path);
+    } catch (err) {
+      problems.push({ path, message: describeFsError(err) });
+      return;
+    }
+    if (seenFiles.has(real)) return;
+    seenFiles.add(real);
+    files.push({ path, kind });
+  };
+
+  const walk = (dir: string, matchers: Matcher[]): void => {
+    let real: string;
+    try {
+      real = realpathSync(dir);
+    } catch (err) {
+      problems.push({ path: dir, message: describeFsError(err) });
+      return;
+    }
+    if (seenDirs.has(real)) {
+      problems.push({ path: dir, message: `skipped: ${real} was already walked (a symlink loop?)` });
+      return;
+    }
+    seenDirs.add(real);
+    const own = readGitignore(dir, problems);
+    const here = own === null ? matchers : [...matchers, { base: dir, rules: own }];
+    let entries: string[];
+    try {
+      entries = readdirSync(dir).sort();
+    } catch (err) {
+      problems.push({ path: dir, message: `cannot list directory: ${describeFsError(err)}` });
+      return;
+    }
+    for (const name of entries) {
+      if (name === '.git') continue;
+      const path = join(dir, name);
+      let isDir: boolean;
+      let isFile: boolean;
+      try {
+        const stat = statSync(path);
+        isDir = stat.isDirectory();
+        isFile = stat.isFile();
+      } catch (err) {
+        problems.push({ path, message: describeFsError(err) });
+        continue;
+      }
+      if (isIgnored(here, path, isDir)) continue;
+      if (isDir) walk(path, here);
+      else if (isFile) {
+        const kind = kindOf(path);
+        if (kind !== null) addFile(path, kind);
+      }
+    }
+  };
+
+  for (const path of paths) {
+    let isDir: boolean;
+    try {
+      const stat = statSync(path);
+      isDir = stat.isDirectory();
+      if (!isDir && !stat.isFile()) {
+        problems.push({ path, message: 'not a regular file or directory' });
+        continue;
+      }
+    } catch (err) {
+      problems.push({ path, message: describeFsError(err) });
+      continue;
+    }
+    if (isDir) walk(path, ancestorMatchers(path, problems));
+    else addFile(path, kindOf(path) ?? 'text');
+  }
+  return { files, problems };
+}
+
+function readGitignore(dir: string, problems: WalkProblem[]): Ignore | null {
+  const file = join(dir, '.gitignore');
+  if (!existsSync(file)) return null;
+  try {
+    return ignore().add(readFileSync(file, 'utf8'));
+  } catch (err) {
+    problems.push({ path: file, message: `cannot read: ${describeFsError(err)}` });
+    return null;
+  }
+}
+
+/** The .gitignore files above `dir` up to its repository's root (none outside a repository). */
+function ancestorMatchers(dir: string, problems: WalkProblem[]): Matcher[] {
+  const start = resolve(dir);
+  const chain: string[] = [];
+  let root: string | null = null;
+  for (let at = dirname(start); ; at = dirname(at)) {
+    chain.push(at);
+    if (existsSync(join(at, '.git'))) {
+      root = at;
+      break;
+    }
+    if (dirname(at) === at) break;
+  }
+  if (existsSync(join(start, '.git')) || root === null) return [];
+  const matchers: Matcher[] = [];
+  for (const at of chain.reverse()) {
+    const rules = readGitignore(at, problems);
+    if (rules !== null) matchers.push({ base: at, rules });
+  }
+  return matchers;
+}
+
+/** git's precedence: the deepest .gitignore with an opinion (a match or a `!` negation) decides. */
+function isIgnored(matchers: readonly Matcher[], path: string, isDir: boolean): boolean {
+  let ignored = false;
+  for (const m of matchers) {
+    const rel = relative(resolve(m.base), resolve(path)).split(sep).join('/');
+    if (rel === '' || rel.startsWith('../')) continue;
+    const verdict = m.rules.test(isDir ? `${rel}/` : rel);
+    if (verdict.ignored) ignored = true;
+    else if (verdict.unignored) ignored = false;
+  }
+  return ignored;
+}
