@@ -10,7 +10,8 @@ type Element = DefaultTreeAdapterMap['element'];
 const URL_ATTRIBUTES = new Set(['href', 'src', 'action', 'formaction', 'poster', 'cite', 'background', 'longdesc', 'manifest', 'codebase', 'profile', 'icon', 'xlink:href']);
 /** Attributes holding a list of `URL descriptor` candidates. */
 const SRCSET_ATTRIBUTES = new Set(['srcset', 'imagesrcset']);
-const CHARACTER_REFERENCE = /&(?:#[xX][0-9a-fA-F]+;?|#[0-9]+;?|[A-Za-z][A-Za-z0-9]*;?)/;
+/** Character references, and CR LF / CR, which the parser reads as LF. */
+const DECODED_TOKEN = /&(?:#[xX][0-9a-fA-F]+;?|#[0-9]+;?|[A-Za-z][A-Za-z0-9]*;?)|\r\n?/;
 
 /**
  * Finds http:// URLs in the URL attributes of an HTML document (`href`, `src`, `srcset`,
@@ -44,7 +45,7 @@ function attributesOf(element: Element, source: string, base: number, found: Occ
     if (loc === undefined) continue;
     const value = rawValue(source, loc.startOffset, loc.endOffset);
     if (value === null) continue;
-    const decoded = decodeWithMap(value.raw, CHARACTER_REFERENCE, (t) => decodeHTMLAttribute(t));
+    const decoded = decodeWithMap(value.raw, DECODED_TOKEN, (t) => (t[0] === '\r' ? '\n' : decodeHTMLAttribute(t)));
     // The map must agree with the parser; if it does not, leave the attribute alone.
     if (decoded.text !== attr.value) continue;
     const escape = value.quote === '"' ? escapeDoubleQuoted : value.quote === "'" ? escapeSingleQuoted : escapeUnquoted;
