@@ -179,6 +179,18 @@ describe('hostile input', () => {
     expect(r.code).toBe(2);
   });
 
+  it('gives up a Markdown file the parser cannot finish in time, and goes on with the others', async () => {
+    const dir = join(work, 'slow');
+    mkdirSync(dir, { recursive: true });
+    // 50,000 nested block quotes: micromark needs over a minute for these 50 KB.
+    writeFileSync(join(dir, 'a-deep.md'), `${'>'.repeat(50_000)} [a](http://docs.test/deep)\n`);
+    writeFileSync(join(dir, 'b-good.md'), '[a](http://docs.test/a)\n');
+    const r = await run(['links', 'check', '--parse-timeout', '1000', ...rulesArgs, dir]);
+    expect(r.stderr).toContain(`${join(dir, 'a-deep.md')}: skipped: too complex: Markdown parsing did not finish within 1000 ms`);
+    expect(r.stdout).toContain(`${join(dir, 'b-good.md')}:1:5: http://docs.test/a -> https://docs.test/a`);
+    expect(r.code).toBe(1);
+  });
+
   it('reports an unreadable file as an error naming it', async () => {
     const dir = join(work, 'unreadable');
     mkdirSync(dir, { recursive: true });

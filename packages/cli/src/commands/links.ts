@@ -4,6 +4,7 @@ import { addRewriteEngineOptions, loadRewriteEngine, type RewriteEngineOptions }
 import { requestSettings } from '../fetch-test/request-settings.js';
 import { ProgressBar } from '../fetch-test/progress-bar.js';
 import { DEFAULT_MAX_BYTES } from '../links/document.js';
+import { DEFAULT_PARSE_TIMEOUT_MS } from '../links/markdown-parser.js';
 import { formatJson, formatSarif, formatText } from '../links/report-formats.js';
 import { applicable, runLinks, UsageError, type LinksReport } from '../links/run-links.js';
 
@@ -19,6 +20,7 @@ interface LinksCliOptions extends RewriteEngineOptions {
   resolve?: string[];
   ca?: string[];
   maxSize: string;
+  parseTimeout: string;
 }
 
 const VERSION = '0.1.0';
@@ -40,7 +42,8 @@ function addLinksOptions(command: Command): Command {
     .option('--timeout <ms>', 'with --verify: time limit per request, in milliseconds', '10000')
     .option('--resolve <host:ip>', 'with --verify: connect to IP for HOST (repeatable, like curl)', collect)
     .option('--ca <file>', 'with --verify: also trust the CA certificates in this PEM file (repeatable)', collect)
-    .option('--max-size <bytes>', 'skip files larger than this', String(DEFAULT_MAX_BYTES));
+    .option('--max-size <bytes>', 'skip files larger than this', String(DEFAULT_MAX_BYTES))
+    .option('--parse-timeout <ms>', 'skip a Markdown file that takes longer than this to parse', String(DEFAULT_PARSE_TIMEOUT_MS));
 }
 
 export function registerLinks(program: Command): void {
@@ -70,6 +73,7 @@ async function runCommand(mode: 'check' | 'fix', paths: string[], options: Links
     const concurrency = positiveInteger('--concurrency', options.concurrency);
     const timeoutMs = positiveInteger('--timeout', options.timeout);
     const maxBytes = positiveInteger('--max-size', options.maxSize);
+    const parseTimeoutMs = positiveInteger('--parse-timeout', options.parseTimeout);
     const settings = options.verify === true ? requestSettings({ resolve: options.resolve ?? [], caFiles: options.ca ?? [], timeoutMs, maxBodyBytes: VERIFY_MAX_BODY_BYTES }) : null;
     const engine = await loadRewriteEngine(options);
     const progress: { bar: ProgressBar | null } = { bar: null };
@@ -80,6 +84,7 @@ async function runCommand(mode: 'check' | 'fix', paths: string[], options: Links
       rewrite: (url) => engine.rewriteWithRuleset(url),
       upgradeAll: options.upgradeAll === true,
       maxBytes,
+      parseTimeoutMs,
       verify:
         settings === null
           ? null

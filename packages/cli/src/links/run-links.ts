@@ -3,6 +3,8 @@ import { createTwoFilesPatch } from 'diff';
 import { writeFileAtomic } from '@httpsify/engine/node';
 import type { RequestSettings } from '../fetch-test/single-request.js';
 import { DEFAULT_MAX_BYTES, DocumentError, encodeDocument, findUrls, readDocument, describeFsError, type LoadedDocument } from './document.js';
+import { MarkdownParser } from './markdown-parser.js';
+import { occurrencesFromTokens } from './scan-markdown.js';
 import { applyFindings, planRewrites, type LinkFinding, type Rewriter } from './plan-rewrites.js';
 import { pairKey, verifyPairs } from './verify-links.js';
 import { walkDocuments } from './walk-files.js';
@@ -24,6 +26,8 @@ export interface LinksOptions {
   upgradeAll?: boolean;
   verify?: VerifySettings | null;
   maxBytes?: number;
+  /** Time one Markdown file may take to parse (default 60 s). */
+  parseTimeoutMs?: number;
 }
 
 /** A file that could not be scanned or written: `error` for failures, `skipped` for files refused by design. */
@@ -61,6 +65,7 @@ export async function runLinks(options: LinksOptions): Promise<LinksReport> {
   const notes: string[] = [];
   const documents = new Map<string, LoadedDocument>();
   let scannedFiles = 0;
+  const markdown = new MarkdownParser(options.parseTimeoutMs);
   for (const file of walked.files) {
     let doc: LoadedDocument;
     try {
@@ -71,15 +76,17 @@ export async function runLinks(options: LinksOptions): Promise<LinksReport> {
       problems.push({ path: file.path, severity: skipped ? 'skipped' : 'error', message: skipped ? `skipped: ${err.message}` : err.message });
       continue;
     }
-    scannedFiles++;
     let planned;
     try {
-      planned = planRewrites(file.path, doc.text, findUrls(file.kind, doc.text), options.rewrite, options.upgradeAll === true);
+      const occurrences = file.kind === 'markdown' ? occurrencesFromTokens(doc.text, await markdown.tokens(doc.text)) : findUrls(file.kind, doc.text);
+      planned = planRewrites(file.path, doc.text, occurrences, options.rewrite, options.upgradeAll === true);
     } catch (err) {
       // A parser failing on hostile input is this file's problem, not the run's.
-      problems.push({ path: file.path, severity: 'error', message: `cannot parse as ${file.kind}: ${(err as Error).message}` });
+      const message = err instanceof DocumentError ? `skipped: ${err.message}` : `cannot parse as ${file.kind}: ${(err as Error).message}`;
+      problems.push({ path: file.path, severity: err instanceof DocumentError ? 'skipped' : 'error', message });
       continue;
     }
+    scannedFiles++;
     notes.push(...planned.notes);
     if (planned.findings.length === 0) continue;
     findings.push(...planned.findings);

@@ -24,12 +24,13 @@ export function findUrlsInHtml(source: string, base = 0, fragment = false): Occu
   const options = { sourceCodeLocationInfo: true, scriptingEnabled: false } as const;
   const root = fragment ? parseFragment(source, options) : parse(source, options);
   const found: Occurrence[] = [];
-  const visit = (node: Node): void => {
+  // An explicit stack: hostile documents nest deeper than the call stack goes.
+  const stack: Node[] = [root];
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
     if ('tagName' in node) attributesOf(node, source, base, found);
-    if ('childNodes' in node) for (const child of node.childNodes) visit(child);
-    if ('content' in node && node.nodeName === 'template') visit((node as DefaultTreeAdapterMap['template']).content);
-  };
-  visit(root);
+    if ('childNodes' in node) for (const child of node.childNodes) stack.push(child);
+    if ('content' in node && node.nodeName === 'template') stack.push((node as DefaultTreeAdapterMap['template']).content);
+  }
   return found.sort((a, b) => a.start - b.start);
 }
 
@@ -46,8 +47,14 @@ function attributesOf(element: Element, source: string, base: number, found: Occ
     const value = rawValue(source, loc.startOffset, loc.endOffset);
     if (value === null) continue;
     const decoded = decodeWithMap(value.raw, DECODED_TOKEN, (t) => (t[0] === '\r' ? '\n' : decodeHTMLAttribute(t)));
-    // The map must agree with the parser; if it does not, leave the attribute alone.
-    if (decoded.text !== attr.value) continue;
+    if (decoded.text !== attr.value) {
+      // The map disagrees with the parser: report the value's URLs, but never write into it.
+      for (const [from, to] of isList ? srcsetUrls(attr.value) : [trimmed(attr.value)]) {
+        const url = attr.value.slice(from, to);
+        if (isHttpUrl(url)) found.push({ start: base + value.offset, end: base + value.offset + value.raw.length, url, context: `html-attribute:${name}`, encode: () => null });
+      }
+      continue;
+    }
     const escape = value.quote === '"' ? escapeDoubleQuoted : value.quote === "'" ? escapeSingleQuoted : escapeUnquoted;
     const ranges = isList ? srcsetUrls(decoded.text) : [trimmed(decoded.text)];
     for (const [from, to] of ranges) {

@@ -17,14 +17,36 @@ const MARKDOWN_ESCAPE = /\\[!-/:-@[-`{-~]|&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|
  * destination's characters are.
  */
 export function findUrlsInMarkdown(source: string): Occurrence[] {
+  return occurrencesFromTokens(source, markdownTokens(source));
+}
+
+/** A micromark token that may hold a URL: its type and where it is. */
+export interface MarkdownToken {
+  type: string;
+  start: number;
+  end: number;
+}
+
+const URL_TOKENS = new Set(['resourceDestinationString', 'definitionDestinationString', 'autolinkProtocol', 'literalAutolinkHttp', 'htmlFlow', 'htmlText']);
+
+/**
+ * The tokens that may hold URLs, in document order. This is the costly step (micromark is slow
+ * on some hostile inputs), kept apart so that it can run in a worker under a time limit.
+ */
+export function markdownTokens(source: string): MarkdownToken[] {
   const events = postprocess(parse({ extensions: [gfm()] }).document().write(preprocess()(source, undefined, true)));
-  const found: Occurrence[] = [];
+  const tokens: MarkdownToken[] = [];
   for (const [kind, token] of events) {
-    if (kind !== 'enter') continue;
-    const start = token.start.offset;
-    const end = token.end.offset;
+    if (kind === 'enter' && URL_TOKENS.has(token.type)) tokens.push({ type: token.type, start: token.start.offset, end: token.end.offset });
+  }
+  return tokens;
+}
+
+export function occurrencesFromTokens(source: string, tokens: readonly MarkdownToken[]): Occurrence[] {
+  const found: Occurrence[] = [];
+  for (const { type, start, end } of tokens) {
     const raw = source.slice(start, end);
-    switch (token.type as string) {
+    switch (type) {
       case 'resourceDestinationString':
       case 'definitionDestinationString': {
         const decoded = decodeWithMap(raw, MARKDOWN_ESCAPE, (t) => decodeString(t));
@@ -32,7 +54,7 @@ export function findUrlsInMarkdown(source: string): Occurrence[] {
         // Inside `<…>` only angle brackets and newlines are special; bare destinations also
         // stop at spaces and unbalanced parentheses.
         const inAngles = source[start - 1] === '<';
-        const context = token.type === 'definitionDestinationString' ? 'markdown-definition' : 'markdown-destination';
+        const context = type === 'definitionDestinationString' ? 'markdown-definition' : 'markdown-destination';
         found.push(markdownOccurrence(decoded, start, context, inAngles ? escapeInAngles : escapeBare));
         break;
       }
