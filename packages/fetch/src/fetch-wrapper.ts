@@ -56,7 +56,27 @@ function site(url: string): string {
  * redirects to http:// is upgraded too); `redirect: 'manual'` and `'error'` behave as in fetch.
  * The response's `url` is the URL actually fetched; `redirected` is always false.
  */
-export function createHttpsifyFetch(options: HttpsifyFetchOptions = {}): (input: string | URL | Request, init?: RequestInit) => Promise<Response> {
+/** What the wrapper accepts: a URL, or a Request from undici or from Node's global fetch. */
+export type FetchInput = string | URL | Request | globalThis.Request;
+
+/** A Request of this package's undici, also from a Request of Node's own (bundled) undici. */
+function toRequest(input: FetchInput, init: RequestInit): Request {
+  if (typeof input === 'string' || input instanceof URL || input instanceof Request) return new Request(input, init);
+  const foreign = input;
+  const headers: [string, string][] = [];
+  foreign.headers.forEach((value, name) => headers.push([name, value]));
+  return new Request(foreign.url, {
+    method: foreign.method,
+    headers,
+    body: foreign.body as RequestInit['body'],
+    redirect: foreign.redirect,
+    signal: foreign.signal as RequestInit['signal'],
+    ...(foreign.body !== null ? { duplex: 'half' as const } : {}),
+    ...init,
+  });
+}
+
+export function createHttpsifyFetch(options: HttpsifyFetchOptions = {}): (input: FetchInput, init?: RequestInit) => Promise<Response> {
   const policy = checkPolicy(options.policy ?? 'rules');
   const maxRedirects = options.maxRedirects ?? 20;
   const preferTimeoutMs = options.preferTimeoutMs ?? 10_000;
@@ -65,14 +85,15 @@ export function createHttpsifyFetch(options: HttpsifyFetchOptions = {}): (input:
 
   return async (input, init = {}) => {
     rewriter ??= defaultRewriter();
-    const request = new Request(input, init);
+    const request = toRequest(input, init);
     let url = request.url;
     let method = request.method;
     const headers = new Headers(request.headers);
     // Read once: a redirect or a fallback sends the body again.
     let body: ArrayBuffer | null = request.body === null ? null : await request.arrayBuffer();
-    const signal = init.signal ?? undefined;
-    const redirectMode = init.redirect ?? 'follow';
+    // The caller's signal and redirect mode, whether given in `init` or in a Request.
+    const signal = init.signal ?? (typeof input === 'object' && !(input instanceof URL) ? (input.signal as AbortSignal) : undefined);
+    const redirectMode = request.redirect;
     for (let hop = 0; ; hop++) {
       const plan = planRequest(url, policy, rewriter);
       if (plan.reason !== null) options.onUpgrade?.({ from: url, to: plan.url, reason: plan.reason, redirect: hop > 0 });

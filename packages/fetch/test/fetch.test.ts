@@ -101,6 +101,21 @@ describe('createHttpsifyFetch', () => {
     expect(plainOnly.requests.slice(before)).toEqual([]);
   });
 
+  it("accepts a Request from Node's global fetch, keeping its method, body and redirect mode", async () => {
+    const f = createHttpsifyFetch({ rewriter: rules(), dispatcher: agent });
+    const res = await f(new globalThis.Request(`http://good.test:${dual.port}/post-redirect`, { method: 'POST', body: 'x=1' }));
+    expect(await res.text()).toBe('https good.test /after');
+    const manual = await f(new globalThis.Request(`http://good.test:${dual.port}/to-http`, { redirect: 'manual' }));
+    expect(manual.status).toBe(302);
+  });
+
+  it('does not fall back when the caller aborts', async () => {
+    const f = createHttpsifyFetch({ policy: 'prefer', rewriter: rules(), dispatcher: agent });
+    const before = plainOnly.requests.length;
+    await expect(f(`http://plain.test:${plainOnly.httpPort}/abort`, { signal: AbortSignal.abort() })).rejects.toThrow();
+    expect(plainOnly.requests.slice(before)).toEqual([]);
+  });
+
   it('refuses an unknown policy', () => {
     expect(() => createHttpsifyFetch({ policy: 'sometimes' as never })).toThrow(/unknown policy "sometimes"/);
   });
