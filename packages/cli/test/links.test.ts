@@ -101,6 +101,21 @@ describe('links check', () => {
     for (const [doc] of DOCS) expect(readFileSync(join(dir, doc), 'utf8')).toBe(readFileSync(join(fixtures, doc), 'utf8'));
   });
 
+  it('takes the ruleset options of rewrite: the bundled rulesets by default, --disable, --enable', async () => {
+    const dir = join(work, 'defaults');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'wiki.md'), 'See [Example](http://en.wikipedia.org/wiki/Example).\n');
+    const bundled = await run(['links', 'check', '--no-channels', join(dir, 'wiki.md')]);
+    expect(bundled.stdout).toContain('wiki.md:1:15: http://en.wikipedia.org/wiki/Example -> https://en.wikipedia.org/wiki/Example (ruleset Wikipedia)');
+    expect(bundled.code).toBe(1);
+    const notes = copyDocs('toggles');
+    const disabled = await run(['links', 'check', ...rulesArgs, '--disable', 'Docs', join(notes, 'notes.txt')]);
+    expect(disabled.stdout).toBe(`${join(notes, 'notes.txt')}:4:31: http://old.docs.test/page -> https://new.docs.test/page (ruleset Moved)\n1 file(s) scanned; 1 link(s) can be upgraded\n`);
+    const unknown = await run(['links', 'check', ...rulesArgs, '--enable', 'Nope', join(notes, 'notes.txt')]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('--enable "Nope": no loaded ruleset has that name');
+  });
+
   it('--format json lists each finding with its position, context and ruleset', async () => {
     const dir = copyDocs('json');
     const r = await run(['links', 'check', '--format', 'json', ...rulesArgs, join(dir, 'page.html')]);
@@ -259,6 +274,8 @@ describe('links --verify (local HTTP and HTTPS servers)', () => {
 
     const checked = await run(['links', 'check', '--verify', '--format', 'json', ...common, dir]);
     expect(checked.code).toBe(1);
+    // No progress bar when stderr is not a terminal.
+    expect(checked.stderr).not.toContain('\r');
     const findings = (JSON.parse(checked.stdout) as { findings: { url: string; status: string; reason?: string }[] }).findings;
     const byHost = Object.fromEntries(findings.map((f) => [new URL(f.url).hostname, f]));
     expect(byHost['same.test']?.status).toBe('upgradable');
