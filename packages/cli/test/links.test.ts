@@ -161,6 +161,7 @@ describe('links check', () => {
     for (const d of ['.git', 'docs/ignored', 'docs/sub', 'build']) mkdirSync(join(root, d), { recursive: true });
     const doc = '[a](http://docs.test/a)\n';
     for (const f of ['README.md', '.git/notes.md', 'docs/ignored/x.md', 'docs/sub/kept.md', 'docs/sub/drop.md', 'docs/sub/drop-but-keep.md', 'build/out.html', 'docs/image.png', 'docs/notes.txt']) writeFileSync(join(root, f), doc);
+    writeFileSync(join(root, 'build/out.html'), '<a href="http://docs.test/a">a</a>\n');
     writeFileSync(join(root, '.gitignore'), 'build/\ndocs/ignored/\n');
     writeFileSync(join(root, 'docs/sub/.gitignore'), 'drop*.md\n!drop-but-keep.md\n');
     const r = await run(['links', 'check', '--format', 'json', ...rulesArgs, 'docs'], root);
@@ -168,6 +169,9 @@ describe('links check', () => {
     expect(files).toEqual(['docs/notes.txt', 'docs/sub/drop-but-keep.md', 'docs/sub/kept.md']);
     const all = await run(['links', 'check', '--format', 'json', ...rulesArgs, '.'], root);
     expect((JSON.parse(all.stdout) as { findings: { file: string }[] }).findings.map((f) => f.file).sort()).toEqual(['README.md', 'docs/notes.txt', 'docs/sub/drop-but-keep.md', 'docs/sub/kept.md']);
+    // A directory named on the command line is walked even if .gitignore excludes it.
+    const named = await run(['links', 'check', '--format', 'json', ...rulesArgs, 'build'], root);
+    expect((JSON.parse(named.stdout) as { findings: { file: string }[] }).findings.map((f) => f.file)).toEqual(['build/out.html']);
   });
 });
 

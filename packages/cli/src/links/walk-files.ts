@@ -137,7 +137,9 @@ function ancestorMatchers(dir: string, problems: WalkProblem[]): Matcher[] {
     const rules = readGitignore(at, problems);
     if (rules !== null) matchers.push({ base: at, rules });
   }
-  return matchers;
+  // A directory named on purpose is walked even if ignored (`links check dist/`); the
+  // .gitignore files inside it still apply.
+  return isIgnored(matchers, start, true) ? [] : matchers;
 }
 
 /** git's precedence: the deepest .gitignore with an opinion (a match or a `!` negation) decides. */
