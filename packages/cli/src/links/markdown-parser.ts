@@ -1,6 +1,10 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { DocumentError } from './document.js';
-import type { MarkdownToken } from './scan-markdown.js';
+import { markdownTokens, type MarkdownToken } from './scan-markdown.js';
+
+const WORKER = new URL('./markdown-worker.js', import.meta.url);
 
 /** Time one Markdown file may take to parse. micromark reads a few MB/s, but some inputs make it quadratic. */
 export const DEFAULT_PARSE_TIMEOUT_MS = 60_000;
@@ -15,8 +19,10 @@ export class MarkdownParser {
   constructor(private readonly timeoutMs = DEFAULT_PARSE_TIMEOUT_MS) {}
 
   tokens(source: string): Promise<MarkdownToken[]> {
+    // Run from TypeScript sources (tests importing src/), there is no compiled worker: parse here.
+    if (!existsSync(fileURLToPath(WORKER))) return Promise.resolve(markdownTokens(source));
     if (this.worker === null) {
-      this.worker = new Worker(new URL('./markdown-worker.js', import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: 2048 } });
+      this.worker = new Worker(WORKER, { resourceLimits: { maxOldGenerationSizeMb: 2048 } });
       // An idle worker does not keep the process alive; a pending parse keeps its timer.
       this.worker.unref();
     }
