@@ -111,6 +111,6 @@ export class ChannelDnrRuntime {
 
 /** Everything the compiled channel rules depend on. */
 function fingerprint(layers: ChannelLayers, mixedContent: boolean): string {
-  const channels = layers.channels.map((c) => [c.name, c.timestamp, c.scope, c.replacesDefaults, [...c.engine.activeOverrides()].sort()]);
+  const channels = layers.channels.map((c) => [c.name, c.timestamp, c.scope, c.destinations, c.replacesDefaults, [...c.engine.activeOverrides()].sort()]);
   return JSON.stringify({ channels, mixedContent: layers.channels.length > 0 && mixedContent });
 }

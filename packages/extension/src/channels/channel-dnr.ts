@@ -1,4 +1,4 @@
-import { compileDnr, DNR_LIMITS, type DnrRule, type Ruleset } from '@httpsify/engine';
+import { compileDnr, DNR_LIMITS, type DnrRule, ruleDestination, type Ruleset } from '@httpsify/engine';
 import { CHANNEL_PRIORITY_BASE, CHANNEL_PRIORITY_STEP, CHANNEL_RULE_ID_BASE, MAX_DNR_CHANNELS } from '../background/ui-dnr-rules.js';
 import { restrictRulesToScope, scopeToDnr, targetMayBeInScope } from './scope-dnr.js';
 
@@ -27,18 +27,23 @@ export type ChannelRulesResult = { ok: true; rules: DnrRule[]; leftOut: number }
 /**
  * A channel's active rulesets as DNR rules confined to its scope, priorities relative to the
  * channel (0 .. CHANNEL_PRIORITY_STEP), ids unassigned. Rulesets whose regexes do not fit
- * `regexLimit` are left out and counted, as for the default static ruleset.
+ * `regexLimit` are left out and counted, as for the default static ruleset. So are rulesets
+ * with a rule whose destination host is computed from the URL (`https://$1.example.org/`)
+ * when the scope does not cover every URL: Chromium redirects without showing the result, so
+ * such a destination cannot be kept inside the scope (the engine checks it on every rewrite).
  */
 export function compileChannelRules(rulesets: Ruleset[], scope: string, regexLimit: number): ChannelRulesResult {
   const dnrScope = scopeToDnr(scope);
   if (!dnrScope.ok) return { ok: false, reason: `its scope cannot be enforced on Chromium: ${dnrScope.reason}` };
-  const relevant = rulesets.filter((r) => r.targets.some((t) => targetMayBeInScope(t.host, dnrScope.dnr)));
+  const inScope = rulesets.filter((r) => r.targets.some((t) => targetMayBeInScope(t.host, dnrScope.dnr)));
+  const relevant = scope === '' ? inScope : inScope.filter((r) => r.rules.every((rule) => ruleDestination(rule.to).kind !== 'computed'));
+  const unchecked = inScope.length - relevant.length;
   const compiled = compileDnr(relevant, { isActive: () => true, regexLimit: Math.max(0, regexLimit), firstId: 1 });
   const restricted = restrictRulesToScope(compiled.rules, dnrScope.dnr);
   if (!restricted.ok) return { ok: false, reason: `its scope cannot be enforced on Chromium: ${restricted.reason}` };
   const top = Math.max(0, ...restricted.rules.map((r) => r.priority));
   if (top >= CHANNEL_PRIORITY_STEP) return { ok: false, reason: `internal: compiled priorities reach ${top}, above the channel band ${CHANNEL_PRIORITY_STEP}` };
-  return { ok: true, rules: restricted.rules, leftOut: compiled.report.omissions.length };
+  return { ok: true, rules: restricted.rules, leftOut: compiled.report.omissions.length + unchecked };
 }
 
 export interface ChannelDnrInput {
