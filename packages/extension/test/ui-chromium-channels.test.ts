@@ -55,7 +55,7 @@ describe('update channels in Chromium', () => {
   });
 
   it('adds a channel from its pasted definition, showing definition errors inline', async () => {
-    await o.locator('#channel-definition').fill('{"name": "Broken"}');
+    await o.locator('#channel-definition').fill('{"format": 2, "name": "Broken"}');
     await o.locator('#channel-add').click();
     await expect.poll(() => o.locator('#channel-add-error').textContent(), POLL).toContain('"urlPrefix" must be a string');
     expect(await h.stored('channels')).toBeUndefined();
