@@ -107,10 +107,19 @@ describe('advertised timestamps', () => {
 describe('destinations', () => {
   it('classifies rule destinations', () => {
     expect(ruleDestination('https:')).toEqual({ kind: 'same-url' });
-    expect(ruleDestination('https://www.example.org/')).toEqual({ kind: 'literal', url: 'https://www.example.org/' });
-    expect(ruleDestination('https://example.org/a$1')).toEqual({ kind: 'literal', url: 'https://example.org/a' });
-    expect(ruleDestination('https://example.org')).toEqual({ kind: 'literal', url: 'https://example.org/' });
+    expect(ruleDestination('https://www.example.org/')).toEqual({ kind: 'literal', urls: ['https://www.example.org/'] });
+    expect(ruleDestination('https://example.org/a$1')).toEqual({ kind: 'literal', urls: ['https://example.org/a'] });
+    expect(ruleDestination('https://example.org')).toEqual({ kind: 'literal', urls: ['https://example.org/'] });
     expect(ruleDestination('https://$1example.org/')).toEqual({ kind: 'computed' });
+    // Groups that are alternations of literals are expanded, with "" when the group may not take part.
+    expect(ruleDestination('https://$1example.org/', '^http://(www\\.)?example\\.org/')).toEqual({ kind: 'literal', urls: ['https://example.org/', 'https://www.example.org/'] });
+    expect(ruleDestination('https://www.example.$2/', '^http://(www\\.)?example\\.(com|net)/')).toEqual({ kind: 'literal', urls: ['https://www.example.com/', 'https://www.example.net/'] });
+    expect(ruleDestination('https://$1.example.org/', '^http://(?:(www)|cdn)\\.example\\.org/')).toEqual({ kind: 'literal', urls: ['https://.example.org/', 'https://www.example.org/'] });
+    expect(ruleDestination('https://$1example.org/', '^http://(www\\.){0,1}example\\.org/')).toEqual({ kind: 'literal', urls: ['https://example.org/', 'https://www.example.org/'] });
+    // A group of host-name characters before a literal domain: some subdomain of it.
+    expect(ruleDestination('https://$1.example.org/', '^http://([\\w-]+)\\.example\\.org/')).toEqual({ kind: 'subdomain', of: 'example.org' });
+    // Anything that may hold "/", "@" or ":" is only known when rewriting.
+    expect(ruleDestination('https://$1.attacker.example/', '^http://([^/]+)/')).toEqual({ kind: 'computed' });
   });
   it('allows the scope (also as http:), listed hosts and their subdomains when asked for', () => {
     const policy = destinationPolicy('^http://([^/]*\\.)?example\\.org/', ['cdn.example.net', '*.static.example']);

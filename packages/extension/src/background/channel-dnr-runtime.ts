@@ -85,7 +85,7 @@ export class ChannelDnrRuntime {
         compile: (regexLimit) => {
           const rulesets = [];
           for (let id = 0; id < c.engine.rulesetCount; id++) if (c.engine.isActive(id)) rulesets.push(c.engine.ruleset(id));
-          return compileChannelRules(rulesets, c.scope, regexLimit);
+          return compileChannelRules(rulesets, c.scope, regexLimit, c.destinations);
         },
       };
     });
