@@ -205,6 +205,13 @@ describe('httpsify update', () => {
     writeFiles(work, { 'old.json': JSON.stringify({ name: 'Old', urlPrefix: 'https://x.example/', publicKey: {} }) });
     const old = await httpsify(['update', '--channel', join(work, 'old.json'), '--state-dir', stateDir], trust);
     expect(old.stderr).toContain('format 1 channel definition');
+    // A root key with exponent 1 (anyone could forge its signatures) is refused when read.
+    const weak = { ...JSON.parse(readFileSync(channelFile, 'utf8')), name: 'Weak' };
+    weak.rootKey = { ...weak.rootKey, e: 'AQ' };
+    writeFiles(work, { 'weak.json': JSON.stringify(weak) });
+    const refused = await httpsify(['update', '--channel', join(work, 'weak.json'), '--state-dir', stateDir], trust);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('"rootKey": public key exponent is 1; channels require 65537');
     expect((await loadInstalledChannels(stateDir)).channels.map((c) => c.timestamp)).toEqual([T3]);
   });
 
