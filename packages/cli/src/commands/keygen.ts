@@ -1,6 +1,15 @@
 import { access } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { channelDefinitionJson, GENERATED_MODULUS_BITS, generateSigningKeyPair, keyCertificateFiles, MAX_AGE_DAYS_LIMIT, parseChannelDefinition } from '@httpsify/engine';
+import {
+  channelDefinitionJson,
+  GENERATED_MODULUS_BITS,
+  generateSigningKeyPair,
+  keyCertificateFileName,
+  keyCertificateFiles,
+  keyCertificateSignatureFileName,
+  MAX_AGE_DAYS_LIMIT,
+  parseChannelDefinition,
+} from '@httpsify/engine';
 import { writeNewFile } from '../channels/files.js';
 import { collect } from '../shared/rules-option.js';
 
@@ -70,8 +79,8 @@ export function registerKeygen(program: Command): void {
       await writeNewFile(files.rootPrivate, `${JSON.stringify(root.privateKey, null, 2)}\n`, 0o600);
       await writeNewFile(files.rootPublic, `${JSON.stringify(root.publicKey, null, 2)}\n`, 0o644);
       await writeNewFile(files.signingPrivate, `${JSON.stringify(signing.privateKey, null, 2)}\n`, 0o600);
-      await writeNewFile(files.certificate, cert['key.1.json'] as Uint8Array, 0o644);
-      await writeNewFile(files.certificateSignature, cert['key.1.sig'] as Uint8Array, 0o644);
+      await writeNewFile(files.certificate, cert[keyCertificateFileName(1)] as Uint8Array, 0o644);
+      await writeNewFile(files.certificateSignature, cert[keyCertificateSignatureFileName(1)] as Uint8Array, 0o644);
       await writeNewFile(files.channel, `${JSON.stringify({ ...channelDefinitionJson(channel), rootKey: root.publicKey }, null, 2)}\n`, 0o644);
       process.stderr.write(
         [

@@ -19,6 +19,7 @@ import {
   parseKeyCertificate,
   publicJwkOf,
   readBundleHeader,
+  releaseFileName,
   releaseFiles,
   releaseSignatureFileName,
   verifySignature,
@@ -56,7 +57,9 @@ export function registerPublish(program: Command): void {
       const channel = await readChannelFile(options.channel);
       const privateKey = await readPrivateKey(options.key);
       // The certificate must be one clients accept: signed by the channel's root, naming the channel, for this key.
-      const certBytes = new Uint8Array(await readFile(options.cert));
+      const certBytes = new Uint8Array(await readFile(options.cert).catch((err: NodeJS.ErrnoException) => {
+        throw new Error(`cannot read the key certificate ${options.cert}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
+      }));
       const sigPath = options.cert.replace(/\.json$/, '') + '.sig';
       const certSig = new Uint8Array(await readFile(sigPath).catch(() => {
         throw new Error(`${sigPath}: the certificate's signature is missing (it sits next to ${options.cert})`);
@@ -96,8 +99,7 @@ export function registerPublish(program: Command): void {
       }
       const files = await releaseFiles(channel, bundle, timestamp, privateKey, cert.version, gz);
       // Catch a damaged key here rather than on every client.
-      const releaseName = releaseSignatureFileName(timestamp).replace(/\.sig$/, '.json');
-      await verifySignature(publicJwkOf(privateKey), files[releaseSignatureFileName(timestamp)] as Uint8Array, files[releaseName] as Uint8Array);
+      await verifySignature(publicJwkOf(privateKey), files[releaseSignatureFileName(timestamp)] as Uint8Array, files[releaseFileName(timestamp)] as Uint8Array);
 
       await mkdir(options.out, { recursive: true });
       // The immutable files first; `latest-timestamp` last, so the channel never advertises files that are not there yet.

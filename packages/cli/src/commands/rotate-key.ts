@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { generateSigningKeyPair, keyCertificateFiles, publicJwkOf } from '@httpsify/engine';
+import { generateSigningKeyPair, keyCertificateFileName, keyCertificateFiles, keyCertificateSignatureFileName, publicJwkOf } from '@httpsify/engine';
 import { writeNewFile } from '../channels/files.js';
 import { readChannelFile, readPrivateKey } from '../channels/signing-key.js';
 import { keyFiles, refuseExisting, wholeNumber } from './keygen.js';
@@ -30,8 +30,8 @@ export function registerRotateKey(program: Command): void {
       const signing = await generateSigningKeyPair();
       const cert = await keyCertificateFiles(channel, root, signing.publicKey, version);
       await writeNewFile(files.signingPrivate, `${JSON.stringify(signing.privateKey, null, 2)}\n`, 0o600);
-      await writeNewFile(files.certificate, cert[`key.${version}.json`] as Uint8Array, 0o644);
-      await writeNewFile(files.certificateSignature, cert[`key.${version}.sig`] as Uint8Array, 0o644);
+      await writeNewFile(files.certificate, cert[keyCertificateFileName(version)] as Uint8Array, 0o644);
+      await writeNewFile(files.certificateSignature, cert[keyCertificateSignatureFileName(version)] as Uint8Array, 0o644);
       process.stderr.write(
         `wrote ${files.signingPrivate} (mode 600) and ${files.certificate} (+ .sig), key version ${version}. Publish with them; clients that install a release signed by it refuse keys below version ${version}. To revoke older keys at once, also raise "minKeyVersion" in the definition.\n`,
       );
