@@ -18,7 +18,7 @@ export {
 export { type ChannelLimits, DEFAULT_CHANNEL_LIMITS } from './limits.js';
 export { checkCertificateBinding, checkReleaseBinding, type KeyCertificate, keyCertificateBytes, parseKeyCertificate, parseRelease, type Release, releaseBytes, sha256Hex } from './release.js';
 export { CHECK_PERIOD_SECONDS, RETRY_AFTER_FAILURE_SECONDS, secondsUntilChannelCheck, secondsUntilNextCheck } from './schedule.js';
-export { channelLayer, compileScope, ScopedEngine, type ScopedLayer, type ScopedRewriteOutcome, scopedEngineFromChannels } from './scoped-engine.js';
+export { channelLayer, compileScope, ScopedEngine, type ScopedLayer, type ScopedRewriteOutcome, type ScopeMatcher, scopedEngineFromChannels } from './scoped-engine.js';
 export {
   checkPublicJwk,
   GENERATED_MODULUS_BITS,

@@ -1,16 +1,16 @@
 import { type Engine, type EngineOptions, loadBundle, type RewriteOutcome } from '../match/engine.js';
 import { type DestinationPolicy, destinationPolicy } from './destinations.js';
 import type { ActiveChannels } from './installed.js';
-import { compileScope } from './scope.js';
+import { compileScope, type ScopeMatcher } from './scope.js';
 
-export { compileScope };
+export { compileScope, type ScopeMatcher };
 
 /** One engine and the URLs it may rewrite. */
 export interface ScopedLayer {
   /** Channel name, or null for the built-in defaults. */
   channel: string | null;
   /** Only URLs matching this are given to `engine`; null means every URL. */
-  scope: RegExp | null;
+  scope: ScopeMatcher | null;
   /** Where its rewrites may go; null means anywhere (the defaults). */
   destinations?: DestinationPolicy | null;
   engine: Engine;
