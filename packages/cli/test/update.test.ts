@@ -235,6 +235,16 @@ describe('httpsify update', () => {
     expect((await loadInstalledChannels(stateDir)).channels.map((c) => c.timestamp)).toEqual([T3]);
   });
 
+  it('concurrent runs that find a new release: one installs it, the others find it current, nothing is lost', async () => {
+    const T5 = now - 300;
+    expect((await httpsify(publishArgs(join(work, 'v1.xml'), T5, 2))).code).toBe(0);
+    const runs = await Promise.all([1, 2, 3].map(() => httpsify(['update', '--channel', channelFile, '--state-dir', stateDir, '--format', 'json'], trust)));
+    const results = runs.map((r) => (JSON.parse(r.stdout) as { result: string }[])[0]?.result).sort();
+    expect(results).toEqual(['current', 'current', 'updated']);
+    expect(readdirSync(channelStateDir(stateDir, 'Test')).sort()).toEqual([`bundle.${T5}.bin`, 'record.json']);
+    expect((await loadInstalledChannels(stateDir)).channels.map((c) => c.timestamp)).toEqual([T5]);
+  });
+
   it('a live lock makes update wait, then fail with who holds it', async () => {
     writeFileSync(join(stateDir, 'lock'), JSON.stringify({ pid: process.pid, host: hostname(), at: 1 }));
     try {
