@@ -257,6 +257,19 @@ describe('httpsify update', () => {
     }
   });
 
+  it('raising minKeyVersion in the definition revokes the installed bundle at once; status says why', async () => {
+    const revoking = { ...JSON.parse(readFileSync(channelFile, 'utf8')), minKeyVersion: 3 };
+    writeFiles(work, { 'revoking.json': JSON.stringify(revoking) });
+    const run = await httpsify(['update', '--channel', join(work, 'revoking.json'), '--state-dir', stateDir], trust);
+    expect(run.stdout).toContain('update failed [key-revoked]');
+    expect(run.stdout).toContain('nothing installed');
+    const status = await httpsify(['update', '--status', '--state-dir', stateDir]);
+    expect(status.stdout).toMatch(/not applied: it is signed by key version 2, which is revoked \(version 3 or newer is required\)/);
+    const json = JSON.parse((await httpsify(['update', '--status', '--state-dir', stateDir, '--format', 'json'])).stdout);
+    expect(json.channels.find((c: { channel: { name: string } }) => c.channel.name === 'Test')).toMatchObject({ notApplied: expect.stringContaining('revoked'), stale: false });
+    expect(await installedRewrites()).toEqual([null, null, null]);
+  });
+
   it('removes a channel', async () => {
     const run = await httpsify(['update', '--remove', 'Test', '--remove', 'Other', '--state-dir', stateDir]);
     expect(run.code).toBe(0);
