@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readBundleHeader, verifySignature } from '@httpsify/engine';
+import { parseKeyCertificate, parseRelease, readBundleHeader, verifySignature } from '@httpsify/engine';
 import { writeFiles } from '../../engine/test/channels-support.js';
 
 const bin = resolve(fileURLToPath(import.meta.url), '../../dist/bin.js');
@@ -19,75 +19,96 @@ function httpsify(args: string[]): Promise<{ code: number; stdout: string; stder
 let work: string;
 const now = Math.floor(Date.now() / 1000);
 
+const keyArgs = (prefix: string, version = 1) => ['--channel', join(work, `${prefix}.channel.json`), '--key', join(work, `${prefix}.signing-${version}.private.jwk`), '--cert', join(work, `${prefix}.key.${version}.json`)];
+
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'httpsify-publish-'));
   writeFiles(work, { 'ok.xml': '<ruleset name="Example"><target host="example.com"/><rule from="^http:" to="https:"/></ruleset>' });
-  expect((await httpsify(['keygen', '--out', join(work, 'key')])).code).toBe(0);
-  expect((await httpsify(['keygen', '--out', join(work, 'other')])).code).toBe(0);
-});
+  const channel = ['--url-prefix', 'https://rules.example/v1/', '--scope', '^https?://([^/]*\\.)?example\\.com[:/]', '--min-timestamp', String(now - 3600)];
+  expect((await httpsify(['keygen', '--out', join(work, 'key'), '--name', 'Key', ...channel])).code).toBe(0);
+  expect((await httpsify(['keygen', '--out', join(work, 'other'), '--name', 'Other', ...channel])).code).toBe(0);
+}, 120_000);
 
 afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
 describe('httpsify keygen', () => {
-  it('writes a private key readable only by the owner and a public PS256 key', () => {
-    const priv = JSON.parse(readFileSync(join(work, 'key.private.jwk'), 'utf8'));
-    const pub = JSON.parse(readFileSync(join(work, 'key.public.jwk'), 'utf8'));
-    expect(statSync(join(work, 'key.private.jwk')).mode & 0o777).toBe(0o600);
-    expect(priv).toMatchObject({ kty: 'RSA', d: expect.any(String), n: pub.n });
-    expect(pub).toEqual({ kty: 'RSA', n: expect.any(String), e: 'AQAB', alg: 'PS256' });
-    expect(Buffer.from(pub.n, 'base64url').length).toBe(512);
+  it('writes private keys readable only by the owner, a certificate of the signing key and a format 2 definition', async () => {
+    const root = JSON.parse(readFileSync(join(work, 'key.root.private.jwk'), 'utf8'));
+    const rootPub = JSON.parse(readFileSync(join(work, 'key.root.public.jwk'), 'utf8'));
+    for (const f of ['key.root.private.jwk', 'key.signing-1.private.jwk']) expect(statSync(join(work, f)).mode & 0o777).toBe(0o600);
+    expect(root).toMatchObject({ kty: 'RSA', d: expect.any(String), n: rootPub.n });
+    expect(rootPub).toEqual({ kty: 'RSA', n: expect.any(String), e: 'AQAB', alg: 'PS256' });
+    expect(Buffer.from(rootPub.n, 'base64url').length).toBe(512);
+    const def = JSON.parse(readFileSync(join(work, 'key.channel.json'), 'utf8'));
+    expect(def).toMatchObject({ format: 2, name: 'Key', rootKey: rootPub, scope: '^https?://([^/]*\\.)?example\\.com[:/]', destinations: [], maxAgeDays: 14, minKeyVersion: 1 });
+    expect(def.minTimestamp).toBe(now - 3600);
+    const cert = new Uint8Array(readFileSync(join(work, 'key.key.1.json')));
+    await expect(verifySignature(rootPub, new Uint8Array(readFileSync(join(work, 'key.key.1.sig'))), cert)).resolves.toBeUndefined();
+  });
+
+  it('needs a scope: the default no longer matches every URL', async () => {
+    const run = await httpsify(['keygen', '--out', join(work, 'noscope'), '--name', 'N', '--url-prefix', 'https://rules.example/']);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain("required option '--scope <regex>'");
   });
 
   it('never overwrites an existing key', async () => {
-    const before = readFileSync(join(work, 'key.private.jwk'), 'utf8');
-    const run = await httpsify(['keygen', '--out', join(work, 'key')]);
+    const before = readFileSync(join(work, 'key.root.private.jwk'), 'utf8');
+    const run = await httpsify(['keygen', '--out', join(work, 'key'), '--name', 'Key', '--url-prefix', 'https://rules.example/v1/', '--scope', '']);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('already exists');
-    expect(readFileSync(join(work, 'key.private.jwk'), 'utf8')).toBe(before);
+    expect(readFileSync(join(work, 'key.root.private.jwk'), 'utf8')).toBe(before);
   });
 });
 
 describe('httpsify publish', () => {
-  it('writes latest-timestamp, the gzipped bundle carrying the timestamp, and a signature over the exact gz bytes', async () => {
+  it('writes the certificate, the gzipped bundle, a signed release binding the channel, then latest-timestamp', async () => {
     const out = join(work, 'channel');
     const ts = now - 60;
-    const run = await httpsify(['publish', '--rules', join(work, 'ok.xml'), '--key', join(work, 'key.private.jwk'), '--out', out, '--timestamp', String(ts)]);
+    const run = await httpsify(['publish', '--rules', join(work, 'ok.xml'), ...keyArgs('key'), '--out', out, '--timestamp', String(ts)]);
+    expect(run.stderr).toContain('signed by key version 1');
     expect(run.code).toBe(0);
-    expect(readdirSync(out).sort()).toEqual(['latest-timestamp', `rulesets.${ts}.bundle.gz`, `rulesets.${ts}.sig`]);
+    expect(readdirSync(out).sort()).toEqual(['key.1.json', 'key.1.sig', 'latest-timestamp', `rulesets.${ts}.bundle.gz`, `rulesets.${ts}.release.json`, `rulesets.${ts}.release.sig`]);
     expect(readFileSync(join(out, 'latest-timestamp'), 'utf8')).toBe(`${ts}\n`);
-    const gz = new Uint8Array(readFileSync(join(out, `rulesets.${ts}.bundle.gz`)));
-    expect(readBundleHeader(gunzipSync(gz))).toMatchObject({ timestamp: ts, rulesetCount: 1 });
-    const pub = JSON.parse(readFileSync(join(work, 'key.public.jwk'), 'utf8'));
-    const sig = new Uint8Array(readFileSync(join(out, `rulesets.${ts}.sig`)));
-    await expect(verifySignature(pub, sig, gz)).resolves.toBeUndefined();
-    const other = JSON.parse(readFileSync(join(work, 'other.public.jwk'), 'utf8'));
-    await expect(verifySignature(other, sig, gz)).rejects.toMatchObject({ code: 'bad-signature' });
+    const bundle = gunzipSync(readFileSync(join(out, `rulesets.${ts}.bundle.gz`)));
+    expect(readBundleHeader(bundle)).toMatchObject({ timestamp: ts, rulesetCount: 1 });
+    const releaseBytes = new Uint8Array(readFileSync(join(out, `rulesets.${ts}.release.json`)));
+    const release = parseRelease(releaseBytes);
+    expect(release).toMatchObject({ channel: 'Key', urlPrefix: 'https://rules.example/v1/', scope: '^https?://([^/]*\\.)?example\\.com[:/]', timestamp: ts, keyVersion: 1, bundle: { bytes: bundle.length } });
+    const signing = parseKeyCertificate(new Uint8Array(readFileSync(join(out, 'key.1.json')))).key;
+    const sig = new Uint8Array(readFileSync(join(out, `rulesets.${ts}.release.sig`)));
+    await expect(verifySignature(signing, sig, releaseBytes)).resolves.toBeUndefined();
+    const other = JSON.parse(readFileSync(join(work, 'other.root.public.jwk'), 'utf8'));
+    await expect(verifySignature(other, sig, releaseBytes)).rejects.toMatchObject({ code: 'bad-signature' });
 
     // Same or older timestamp: refused, and the published channel is untouched.
-    const again = await httpsify(['publish', '--rules', join(work, 'ok.xml'), '--key', join(work, 'key.private.jwk'), '--out', out, '--timestamp', String(ts)]);
+    const again = await httpsify(['publish', '--rules', join(work, 'ok.xml'), ...keyArgs('key'), '--out', out, '--timestamp', String(ts)]);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('not newer than the published');
-    expect(readdirSync(out)).toHaveLength(3);
+    expect(readdirSync(out)).toHaveLength(6);
   });
 
-  it('refuses a key that does not belong to the channel, a public key, broken rulesets and future timestamps', async () => {
+  it('refuses a key or certificate of another channel, a public key, broken rulesets and future or too old timestamps', async () => {
     const out = join(work, 'refused');
-    writeFiles(work, { 'chan.json': JSON.stringify({ name: 'C', urlPrefix: 'https://rules.example/', publicKey: JSON.parse(readFileSync(join(work, 'other.public.jwk'), 'utf8')) }) });
     const base = ['publish', '--rules', join(work, 'ok.xml'), '--out', out];
-    const wrongKey = await httpsify([...base, '--key', join(work, 'key.private.jwk'), '--channel', join(work, 'chan.json')]);
-    expect(wrongKey.stderr).toContain('is not the key of channel "C"');
-    const publicKey = await httpsify([...base, '--key', join(work, 'key.public.jwk')]);
+    const wrongKey = await httpsify([...base, '--channel', join(work, 'key.channel.json'), '--key', join(work, 'other.signing-1.private.jwk'), '--cert', join(work, 'key.key.1.json')]);
+    expect(wrongKey.stderr).toContain('is not the key certified by');
+    const wrongCert = await httpsify([...base, '--channel', join(work, 'key.channel.json'), '--key', join(work, 'other.signing-1.private.jwk'), '--cert', join(work, 'other.key.1.json')]);
+    expect(wrongCert.stderr).toContain('not signed by the root key of channel "Key"');
+    const publicKey = await httpsify([...base, ...keyArgs('key').slice(0, 2), '--key', join(work, 'key.root.public.jwk'), '--cert', join(work, 'key.key.1.json')]);
     expect(publicKey.stderr).toContain('this is a public key');
-    const future = await httpsify([...base, '--key', join(work, 'key.private.jwk'), '--timestamp', String(now + 10 * 86400)]);
+    const future = await httpsify([...base, ...keyArgs('key'), '--timestamp', String(now + 10 * 86400)]);
     expect(future.stderr).toContain('in the future');
-    const millis = await httpsify([...base, '--key', join(work, 'key.private.jwk'), '--timestamp', String(now * 1000)]);
+    const tooOld = await httpsify([...base, ...keyArgs('key'), '--timestamp', String(now - 10 * 86400)]);
+    expect(tooOld.stderr).toContain("older than the channel's minTimestamp");
+    const millis = await httpsify([...base, ...keyArgs('key'), '--timestamp', String(now * 1000)]);
     expect(millis.stderr).toContain('not a unix time in seconds');
     writeFiles(work, { 'broken.xml': '<ruleset name="Broken"><target host="x.example"/>' });
-    const broken = await httpsify(['publish', '--rules', join(work, 'broken.xml'), '--out', out, '--key', join(work, 'key.private.jwk')]);
+    const broken = await httpsify(['publish', '--rules', join(work, 'broken.xml'), '--out', out, ...keyArgs('key')]);
     expect(broken.stderr).toContain('--allow-errors');
-    for (const r of [wrongKey, publicKey, future, millis, broken]) expect(r.code).toBe(2);
+    for (const r of [wrongKey, wrongCert, publicKey, future, tooOld, millis, broken]) expect(r.code).toBe(2);
     expect(() => readdirSync(out)).toThrow();
   });
 });

@@ -1,11 +1,11 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadBundle, scopedEngineFromChannels } from '@httpsify/engine';
-import { loadInstalledChannels } from '@httpsify/engine/node';
+import { channelStateDir, loadInstalledChannels } from '@httpsify/engine/node';
 import { type ChannelServer, makeCertificate, startChannelServer, type TestCertificate, writeFiles } from '../../engine/test/channels-support.js';
 
 const bin = resolve(fileURLToPath(import.meta.url), '../../dist/bin.js');
@@ -26,6 +26,7 @@ function httpsify(args: string[], env: Record<string, string> = {}): Promise<Run
 
 const XML_V1 = '<ruleset name="Example"><target host="example.com"/><target host="www.example.com"/><rule from="^http:" to="https:"/></ruleset>';
 const XML_V2 = '<ruleset name="Example Org"><target host="example.org"/><rule from="^http:" to="https:"/></ruleset>';
+const XML_EVIL = '<ruleset name="Evil"><target host="example.org"/><rule from="^http://example\\.org/" to="https://attacker.example/"/></ruleset>';
 
 let work: string;
 let cert: TestCertificate;
@@ -33,9 +34,12 @@ let server: ChannelServer;
 let trust: Record<string, string>;
 let channelFile: string;
 let stateDir: string;
+const channelDir = () => join(work, 'channel');
 const now = Math.floor(Date.now() / 1000);
 const T1 = now - 7200;
 const T2 = now - 3600;
+const T3 = now - 1800;
+const T4 = now - 900;
 
 async function installedRewrites(): Promise<(string | null)[]> {
   const active = await loadInstalledChannels(stateDir);
@@ -43,20 +47,26 @@ async function installedRewrites(): Promise<(string | null)[]> {
   return ['http://example.com/', 'http://example.org/', 'http://www.example.com/'].map((u) => engine.rewrite(u));
 }
 
+const publishArgs = (rules: string, ts: number, version = 1, prefix = join(work, 'key')) => [
+  'publish', '--rules', rules, '--channel', channelFile, '--key', `${prefix}.signing-${version}.private.jwk`, '--cert', `${prefix}.key.${version}.json`, '--out', channelDir(), '--timestamp', String(ts),
+];
+
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'httpsify-update-cli-'));
   cert = makeCertificate();
   trust = { NODE_EXTRA_CA_CERTS: cert.certPath };
-  server = await startChannelServer(cert, join(work, 'channel'));
+  mkdirSync(join(work, 'channel'));
+  server = await startChannelServer(cert, channelDir());
   stateDir = join(work, 'state');
   writeFiles(work, { 'v1.xml': XML_V1 });
-  const keygen = await httpsify(['keygen', '--out', join(work, 'key'), '--name', 'Test', '--url-prefix', server.urlPrefix, '--scope', '^http://example\\.(com|org)/']);
+  const keygen = await httpsify(['keygen', '--out', join(work, 'key'), '--name', 'Test', '--url-prefix', server.urlPrefix, '--scope', '^http://example\\.(com|org)/', '--min-timestamp', String(T1 - 60), '--max-age-days', '1']);
+  expect(keygen.stderr).toContain('Keep it offline');
   expect(keygen.code).toBe(0);
   channelFile = join(work, 'key.channel.json');
-  const publish = await httpsify(['publish', '--rules', join(work, 'v1.xml'), '--key', join(work, 'key.private.jwk'), '--out', join(work, 'channel'), '--timestamp', String(T1), '--channel', channelFile]);
+  const publish = await httpsify(publishArgs(join(work, 'v1.xml'), T1));
   expect(publish.stderr).toContain('published 1 rulesets');
   expect(publish.code).toBe(0);
-});
+}, 120_000);
 
 afterAll(async () => {
   await server?.close();
@@ -71,8 +81,19 @@ describe('httpsify update', () => {
     expect(await installedRewrites()).toEqual([null, null, null]);
   });
 
-  it('installs a good update, and the installed bundle applies only within the scope', async () => {
+  it('refuses a redirect to http:// (with the real fetch)', async () => {
+    const { port } = new URL(server.urlPrefix);
+    server.faults.set('latest-timestamp', { kind: 'redirect', status: 302, location: `http://127.0.0.1:${port}/channel/latest-timestamp` });
     const run = await httpsify(['update', '--channel', channelFile, '--state-dir', stateDir], trust);
+    expect(run.stdout).toContain('update failed [insecure-redirect]');
+    expect(run.code).toBe(1);
+    server.faults.clear();
+  });
+
+  it('installs a good update served with Content-Encoding: gzip; it applies only within the scope', async () => {
+    server.faults.set(`rulesets.${T1}.bundle.gz`, { kind: 'encoding', encoding: 'gzip' });
+    const run = await httpsify(['update', '--channel', channelFile, '--state-dir', stateDir], trust);
+    server.faults.clear();
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe(`Test: updated to ${T1} (${new Date(T1 * 1000).toISOString().replace('.000Z', 'Z')}), 1 rulesets\n`);
     expect(run.code).toBe(0);
@@ -87,11 +108,11 @@ describe('httpsify update', () => {
 
   it('keeps the installed rulesets and says why when the new signature is bad', async () => {
     writeFiles(work, { 'v2.xml': XML_V2 });
-    const publish = await httpsify(['publish', '--rules', work, '--key', join(work, 'key.private.jwk'), '--out', join(work, 'channel'), '--timestamp', String(T2)]);
+    const publish = await httpsify(publishArgs(work, T2));
     expect(publish.code).toBe(0);
-    const sig = readFileSync(join(work, 'channel', `rulesets.${T2}.sig`));
+    const sig = readFileSync(join(channelDir(), `rulesets.${T2}.release.sig`));
     sig[0] ^= 0x80;
-    server.faults.set(`rulesets.${T2}.sig`, { kind: 'replace', body: sig });
+    server.faults.set(`rulesets.${T2}.release.sig`, { kind: 'replace', body: sig });
 
     const run = await httpsify(['update', '--channel', channelFile, '--state-dir', stateDir], trust);
     expect(run.code).toBe(1);
@@ -112,10 +133,54 @@ describe('httpsify update', () => {
     expect(await installedRewrites()).toEqual(['https://example.com/', 'https://example.org/', null]);
   });
 
+  it('shows a channel older than its maximum age as stale, in text and JSON', async () => {
+    // T2 is an hour old, inside the maximum age of one day. Then the record is edited to say the
+    // installed release is three days old, as it would be after three days of a frozen mirror.
+    const fresh = JSON.parse((await httpsify(['update', '--status', '--state-dir', stateDir, '--format', 'json'])).stdout);
+    expect(fresh.channels[0]).toMatchObject({ stale: false, notApplied: null, installed: { timestamp: T2, keyVersion: 1 } });
+    const faked = JSON.parse(readFileSync(join(channelStateDir(stateDir, 'Test'), 'record.json'), 'utf8'));
+    const old = structuredClone(faked);
+    faked.installed.timestamp = now - 3 * 86_400;
+    writeFileSync(join(channelStateDir(stateDir, 'Test'), 'record.json'), JSON.stringify(faked));
+    const text = await httpsify(['update', '--status', '--state-dir', stateDir]);
+    expect(text.stdout).toMatch(/STALE: the newest release is 3 days old, older than the channel's maximum of 1 days .*its rules still apply/);
+    const json = JSON.parse((await httpsify(['update', '--status', '--state-dir', stateDir, '--format', 'json'])).stdout);
+    expect(json.channels[0]).toMatchObject({ stale: true, ageSeconds: expect.any(Number) });
+    writeFileSync(join(channelStateDir(stateDir, 'Test'), 'record.json'), JSON.stringify(old));
+  });
+
+  it('refuses a release whose rules send URLs outside the scope (publish refuses it too)', async () => {
+    writeFiles(work, { 'evil.xml': XML_EVIL });
+    const refused = await httpsify(publishArgs(join(work, 'evil.xml'), T3));
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('outside the channel\'s scope');
+  });
+
+  it('rotation: a key certified as version 2 takes over; a release under key 1 is then refused', async () => {
+    const rotate = await httpsify(['rotate-key', '--root', join(work, 'key.root.private.jwk'), '--channel', channelFile, '--key-version', '2', '--out', join(work, 'key')]);
+    expect(rotate.code).toBe(0);
+    expect((await httpsify(publishArgs(join(work, 'v2.xml'), T3, 2))).code).toBe(0);
+    const run = await httpsify(['update', '--channel', channelFile, '--state-dir', stateDir], trust);
+    expect(run.stdout).toContain(`updated to ${T3}`);
+    // The old key (stolen, say) signs a newer release: clients that know key 2 refuse it.
+    expect((await httpsify(publishArgs(join(work, 'v1.xml'), T4, 1))).code).toBe(0);
+    const stolen = await httpsify(['update', '--channel', channelFile, '--state-dir', stateDir], trust);
+    expect(stolen.stdout).toContain('update failed [key-revoked]');
+    expect(stolen.stdout).toContain(`keeping the installed ${T3}`);
+    expect(await installedRewrites()).toEqual([null, 'https://example.org/', null]);
+  }, 60_000);
+
+  it('a definition with another channel name refuses these files (mix-and-match)', async () => {
+    const other = { ...JSON.parse(readFileSync(channelFile, 'utf8')), name: 'Other' };
+    writeFiles(work, { 'other.json': JSON.stringify(other) });
+    const run = await httpsify(['update', '--channel', join(work, 'other.json'), '--state-dir', stateDir], trust);
+    expect(run.stdout).toMatch(/^Other: update failed \[wrong-channel\]: signed channel name .*"Test"/m);
+  });
+
   it('the installed bundle is a real, loadable bundle carrying the advertised timestamp', async () => {
     const { channels } = await loadInstalledChannels(stateDir);
     expect(channels).toHaveLength(1);
-    expect(loadBundle(channels[0]!.bundle).header.timestamp).toBe(T2);
+    expect(loadBundle(channels[0]!.bundle).header.timestamp).toBe(T3);
   });
 
   it('rewrite uses installed channel rulesets inside their scope, on top of the defaults', async () => {
@@ -132,16 +197,81 @@ describe('httpsify update', () => {
     expect(without.stdout).toBe('http://example.org/\n');
   });
 
-  it('explains a broken channel file and changes nothing', async () => {
-    writeFiles(work, { 'bad.json': JSON.stringify({ name: 'Bad', urlPrefix: 'http://insecure.example/', publicKey: {} }) });
+  it('explains a broken or format 1 channel file and changes nothing', async () => {
+    writeFiles(work, { 'bad.json': JSON.stringify({ format: 2, name: 'Bad', urlPrefix: 'http://insecure.example/', rootKey: {} }) });
     const run = await httpsify(['update', '--channel', join(work, 'bad.json'), '--state-dir', stateDir], trust);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('"urlPrefix" must be an https: URL');
-    expect((await loadInstalledChannels(stateDir)).channels.map((c) => c.timestamp)).toEqual([T2]);
+    writeFiles(work, { 'old.json': JSON.stringify({ name: 'Old', urlPrefix: 'https://x.example/', publicKey: {} }) });
+    const old = await httpsify(['update', '--channel', join(work, 'old.json'), '--state-dir', stateDir], trust);
+    expect(old.stderr).toContain('format 1 channel definition');
+    // A root key with exponent 1 (anyone could forge its signatures) is refused when read.
+    const weak = { ...JSON.parse(readFileSync(channelFile, 'utf8')), name: 'Weak' };
+    weak.rootKey = { ...weak.rootKey, e: 'AQ' };
+    writeFiles(work, { 'weak.json': JSON.stringify(weak) });
+    const refused = await httpsify(['update', '--channel', join(work, 'weak.json'), '--state-dir', stateDir], trust);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('"rootKey": public key exponent is 1; channels require 65537');
+    expect((await loadInstalledChannels(stateDir)).channels.map((c) => c.timestamp)).toEqual([T3]);
+  });
+
+  it('state lock: a lock left by a killed run is broken, its leftovers removed; concurrent runs take turns', async () => {
+    const dir = channelStateDir(stateDir, 'Test');
+    const dead = await new Promise<number>((done) => {
+      const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)']);
+      child.on('spawn', () => {
+        const pid = child.pid as number;
+        child.kill('SIGKILL');
+        child.on('exit', () => done(pid));
+      });
+    });
+    writeFileSync(join(stateDir, 'lock'), JSON.stringify({ pid: dead, host: hostname(), at: 1 }));
+    writeFileSync(join(dir, `record.json.tmp-${dead}-00ff00ff`), '{"half":');
+    writeFileSync(join(dir, `bundle.${T4}.bin`), 'written by the killed run, never referenced');
+    const runs = await Promise.all([1, 2, 3].map(() => httpsify(['update', '--channel', channelFile, '--state-dir', stateDir], trust)));
+    for (const run of runs) expect(run.stdout).toContain('update failed [key-revoked]');
+    expect(readdirSync(dir).sort()).toEqual([`bundle.${T3}.bin`, 'record.json']);
+    expect(existsSync(join(stateDir, 'lock'))).toBe(false);
+    expect((await loadInstalledChannels(stateDir)).channels.map((c) => c.timestamp)).toEqual([T3]);
+  });
+
+  it('concurrent runs that find a new release: one installs it, the others find it current, nothing is lost', async () => {
+    const T5 = now - 300;
+    expect((await httpsify(publishArgs(join(work, 'v1.xml'), T5, 2))).code).toBe(0);
+    const runs = await Promise.all([1, 2, 3].map(() => httpsify(['update', '--channel', channelFile, '--state-dir', stateDir, '--format', 'json'], trust)));
+    const results = runs.map((r) => (JSON.parse(r.stdout) as { result: string }[])[0]?.result).sort();
+    expect(results).toEqual(['current', 'current', 'updated']);
+    expect(readdirSync(channelStateDir(stateDir, 'Test')).sort()).toEqual([`bundle.${T5}.bin`, 'record.json']);
+    expect((await loadInstalledChannels(stateDir)).channels.map((c) => c.timestamp)).toEqual([T5]);
+  });
+
+  it('a live lock makes update wait, then fail with who holds it', async () => {
+    writeFileSync(join(stateDir, 'lock'), JSON.stringify({ pid: process.pid, host: hostname(), at: 1 }));
+    try {
+      const run = await httpsify(['update', '--remove', 'Test', '--state-dir', stateDir], { HTTPSIFY_LOCK_WAIT_MS: '300' });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(`is in use by process ${process.pid}`);
+      expect((await loadInstalledChannels(stateDir)).channels).toHaveLength(1);
+    } finally {
+      rmSync(join(stateDir, 'lock'));
+    }
+  });
+
+  it('raising minKeyVersion in the definition revokes the installed bundle at once; status says why', async () => {
+    const revoking = { ...JSON.parse(readFileSync(channelFile, 'utf8')), minKeyVersion: 3 };
+    writeFiles(work, { 'revoking.json': JSON.stringify(revoking) });
+    const run = await httpsify(['update', '--channel', join(work, 'revoking.json'), '--state-dir', stateDir], trust);
+    expect(run.stdout).toContain('update failed [key-revoked]');
+    expect(run.stdout).toContain('nothing installed');
+    const status = await httpsify(['update', '--status', '--state-dir', stateDir]);
+    expect(status.stdout).toMatch(/not applied: it is signed by key version 2, which is revoked \(version 3 or newer is required\)/);
+    const json = JSON.parse((await httpsify(['update', '--status', '--state-dir', stateDir, '--format', 'json'])).stdout);
+    expect(json.channels.find((c: { channel: { name: string } }) => c.channel.name === 'Test')).toMatchObject({ notApplied: expect.stringContaining('revoked'), stale: false });
+    expect(await installedRewrites()).toEqual([null, null, null]);
   });
 
   it('removes a channel', async () => {
-    const run = await httpsify(['update', '--remove', 'Test', '--state-dir', stateDir]);
+    const run = await httpsify(['update', '--remove', 'Test', '--remove', 'Other', '--state-dir', stateDir]);
     expect(run.code).toBe(0);
     expect(await installedRewrites()).toEqual([null, null, null]);
     const status = await httpsify(['update', '--state-dir', stateDir]);

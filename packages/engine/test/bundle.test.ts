@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BundleError, compileBundle, FORMAT_VERSION, loadBundle, parseRulesetXml, readBundleHeader, type Ruleset } from '../src/index.js';
-import { checksum, HEADER_BYTES } from '../src/bundle/format.js';
+import { checksum } from '../src/bundle/format.js';
 import { defaultRulesetsDir, listRulesetFiles, loadRulesets } from '../src/node/index.js';
 
 /** Rewrites the header checksum after a deliberate edit, so only the deeper checks can object. */
 function reseal(bytes: Uint8Array): Uint8Array {
-  new DataView(bytes.buffer, bytes.byteOffset).setUint32(32, checksum(bytes, HEADER_BYTES), true);
+  new DataView(bytes.buffer, bytes.byteOffset).setUint32(32, checksum(bytes), true);
   return bytes;
 }
 
@@ -51,6 +51,20 @@ describe('compiled bundle', () => {
       corrupt[at] = (corrupt[at] as number) ^ 0x10;
       expect(() => loadBundle(corrupt)).toThrow(BundleError);
     }
+  });
+
+  it('covers every header byte but the checksum itself: timestamp (16-23) and reserved word (36-39) included', () => {
+    for (let at = 16; at < 40; at++) {
+      if (at >= 32 && at < 36) continue;
+      const corrupt = bundle.slice();
+      corrupt[at] = (corrupt[at] as number) ^ 0x01;
+      expect(() => loadBundle(corrupt), `header byte ${at}`).toThrow(BundleError);
+    }
+    // The timestamp alone passes every structural check, so only the checksum can notice it.
+    const later = bundle.slice();
+    new DataView(later.buffer).setFloat64(16, 1_760_000_000, true);
+    expect(() => loadBundle(later)).toThrow(/checksum mismatch/);
+    expect(loadBundle(reseal(later)).header.timestamp).toBe(1_760_000_000);
   });
 
   /** Directory entry of a section: [offset, byte length]. */

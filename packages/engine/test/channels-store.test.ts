@@ -3,20 +3,33 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { compileBundle } from '../src/bundle/write.js';
-import { type ChannelRecord, generateSigningKeyPair } from '../src/channels/index.js';
-import { channelStateDir, defaultStateDir, fileChannelStorage, loadInstalledChannels, readChannelRecords, removeChannelState } from '../src/node/index.js';
+import { channelBinding, type ChannelRecord, generateSigningKeyPair } from '../src/channels/index.js';
+import { channelStateDir, defaultStateDir, fileChannelStorage, loadInstalledChannels, readChannelRecords, removeChannelLeftovers, removeChannelState, withStateLock } from '../src/node/index.js';
 
-const key = await generateSigningKeyPair(2048);
+const key = await generateSigningKeyPair(3072);
 const bundleAt = (timestamp: number, host = 'example.com') =>
   compileBundle([{ name: host, targets: [{ host }], rules: [{ from: '^http:', to: 'https:' }], exclusions: [], secureCookies: [], tests: [] }], { timestamp });
 
 function record(name: string, timestamp: number | undefined, extra: Partial<ChannelRecord['channel']> = {}): ChannelRecord {
+  const channel = {
+    name,
+    urlPrefix: 'https://rules.example/',
+    rootKey: { kty: 'RSA', n: key.publicKey.n, e: key.publicKey.e },
+    scope: '',
+    destinations: [],
+    minTimestamp: 0,
+    maxAgeDays: 30,
+    minKeyVersion: 1,
+    replacesDefaults: false,
+    ...extra,
+  };
   const r: ChannelRecord = {
-    channel: { name, urlPrefix: 'https://rules.example/', publicKey: { kty: 'RSA', n: key.publicKey.n, e: key.publicKey.e }, scope: '', replacesDefaults: false, ...extra },
+    channel,
+    signingKey: { version: 1, key: { kty: 'RSA', n: key.publicKey.n, e: key.publicKey.e }, verifiedFor: channelBinding(channel) },
     lastCheck: { at: 1_700_000_500, result: 'updated' },
     lastSuccessAt: 1_700_000_500,
   };
-  if (timestamp !== undefined) r.installed = { timestamp, bundle: bundleAt(timestamp), rulesetCount: 1, installedAt: 1_700_000_600 };
+  if (timestamp !== undefined) r.installed = { timestamp, bundle: bundleAt(timestamp), rulesetCount: 1, installedAt: 1_700_000_600, keyVersion: 1, verifiedFor: channelBinding(channel) };
   return r;
 }
 
@@ -62,11 +75,59 @@ describe('file channel storage', () => {
     writeFileSync(file, bytes);
     await expect(storage.load()).rejects.toMatchObject({ code: 'storage-failed', message: expect.stringContaining('damaged') });
 
-    writeFileSync(join(dir, 'record.json'), '{"format": 1, "chan');
+    writeFileSync(join(dir, 'record.json'), '{"format": 2, "chan');
     await expect(storage.load()).rejects.toMatchObject({ code: 'storage-failed', message: expect.stringContaining('not valid JSON') });
     const { records, problems } = await readChannelRecords(stateDir);
     expect(records).toEqual([]);
     expect(problems).toHaveLength(1);
+  });
+});
+
+describe('state directory lock and leftovers', () => {
+  it('serialises writers: the second waits for the first', async () => {
+    const order: string[] = [];
+    let release!: () => void;
+    const first = withStateLock(stateDir, async () => {
+      order.push('first in');
+      await new Promise<void>((r) => (release = r));
+      order.push('first out');
+    });
+    await expect.poll(() => order.length).toBe(1);
+    const second = withStateLock(stateDir, async () => order.push('second'));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(order).toEqual(['first in']);
+    release();
+    await Promise.all([first, second]);
+    expect(order).toEqual(['first in', 'first out', 'second']);
+    expect(readdirSync(stateDir)).not.toContain('lock');
+  });
+
+  it('breaks the lock of a process that was killed, and gives up on a live one with a clear message', async () => {
+    // A pid that is certainly not running: a child that has exited.
+    const { spawnSync } = await import('node:child_process');
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid as number;
+    const { hostname } = await import('node:os');
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(stateDir, { recursive: true });
+    writeFileSync(join(stateDir, 'lock'), JSON.stringify({ pid: dead, host: hostname(), at: 1 }));
+    expect(await withStateLock(stateDir, async () => 'ran', { waitMs: 2000 })).toBe('ran');
+
+    writeFileSync(join(stateDir, 'lock'), JSON.stringify({ pid: process.pid, host: hostname(), at: 1 }));
+    await expect(withStateLock(stateDir, async () => 'ran', { waitMs: 200 })).rejects.toMatchObject({ code: 'locked', message: expect.stringContaining(`process ${process.pid}`) });
+    expect(readFileSync(join(stateDir, 'lock'), 'utf8')).toContain(String(process.pid));
+  });
+
+  it('removes temp files and unreferenced bundles a killed run left behind, keeping the installed bundle', async () => {
+    const storage = fileChannelStorage(stateDir, 'chan');
+    await storage.save(record('chan', 1_700_000_000));
+    const dir = channelStateDir(stateDir, 'chan');
+    writeFileSync(join(dir, 'bundle.1700086400.bin.tmp-4242-deadbeef'), 'half');
+    writeFileSync(join(dir, 'record.json.tmp-4242-0badf00d'), '{');
+    writeFileSync(join(dir, 'bundle.1700086400.bin'), 'written, but the record was never renamed');
+    const removed = await removeChannelLeftovers(stateDir);
+    expect(removed.map((p) => p.slice(dir.length + 1)).sort()).toEqual(['bundle.1700086400.bin', 'bundle.1700086400.bin.tmp-4242-deadbeef', 'record.json.tmp-4242-0badf00d']);
+    expect(readdirSync(dir).sort()).toEqual(['bundle.1700000000.bin', 'record.json']);
+    expect((await storage.load())?.installed?.timestamp).toBe(1_700_000_000);
   });
 });
 

@@ -8,7 +8,7 @@ import { join, normalize } from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { compileBundle } from '../src/bundle/write.js';
-import { signBytes } from '../src/channels/index.js';
+import { type ChannelDefinition, type ChannelFiles, generateSigningKeyPair, keyCertificateFiles, MIN_MODULUS_BITS, publicJwkOf, releaseFiles, type SigningKeyPair } from '../src/channels/index.js';
 import type { Ruleset } from '../src/model/ruleset.js';
 
 /** A self-signed certificate for 127.0.0.1, made with the openssl CLI for this test run. */
@@ -37,7 +37,11 @@ export type Fault =
   /** Announce the full length, send `sendBytes` of the body, then drop the connection. */
   | { kind: 'interrupt'; sendBytes: number }
   /** Serve these bytes instead of the file. */
-  | { kind: 'replace'; body: Uint8Array };
+  | { kind: 'replace'; body: Uint8Array }
+  /** Answer with this redirect status and Location. */
+  | { kind: 'redirect'; status: number; location: string }
+  /** Serve the file unchanged but label it with this Content-Encoding (a .gz file as "gzip"). */
+  | { kind: 'encoding'; encoding: string };
 
 export interface ChannelServer {
   /** `https://127.0.0.1:PORT/channel/` */
@@ -65,13 +69,19 @@ export async function startChannelServer(cert: TestCertificate, root: string): P
       res.writeHead(fault.status).end('failure injected by the test');
       return;
     }
+    if (fault?.kind === 'redirect') {
+      res.writeHead(fault.status, { location: fault.location }).end();
+      return;
+    }
     const send = (body: Uint8Array): void => {
       if (fault?.kind === 'interrupt') {
         res.writeHead(200, { 'content-length': String(body.byteLength) });
         res.write(body.subarray(0, fault.sendBytes), () => res.destroy());
         return;
       }
-      res.writeHead(200, { 'content-length': String(body.byteLength) }).end(body);
+      const headers: Record<string, string> = { 'content-length': String(body.byteLength) };
+      if (fault?.kind === 'encoding') headers['content-encoding'] = fault.encoding;
+      res.writeHead(200, headers).end(body);
     };
     if (fault?.kind === 'replace') {
       send(fault.body);
@@ -99,7 +109,8 @@ export async function startChannelServer(cert: TestCertificate, root: string): P
 /**
  * A WHATWG-style fetch that trusts the test CA, built on node:https (Node's global fetch
  * cannot be given a CA without the undici package). The body streams, so a dropped
- * connection surfaces as a stream error exactly as with real fetch.
+ * connection surfaces as a stream error exactly as with real fetch. Like fetch, it undoes a
+ * gzip Content-Encoding and, asked for `redirect: 'manual'`, returns a redirect as it came.
  */
 export function fetchTrusting(ca: string): (url: string, init: RequestInit) => Promise<Response> {
   return (url, init) =>
@@ -107,10 +118,12 @@ export function fetchTrusting(ca: string): (url: string, init: RequestInit) => P
       const req = httpsRequest(url, { ca, signal: init.signal ?? undefined }, (res) => {
         const headers = new Headers();
         for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') headers.set(k, v);
-        const body = Readable.toWeb(res) as unknown as ReadableStream<Uint8Array>;
+        const raw = Readable.toWeb(res) as unknown as ReadableStream<Uint8Array>;
+        const body = res.headers['content-encoding'] === 'gzip' ? raw.pipeThrough(new DecompressionStream('gzip') as unknown as ReadableWritablePair<Uint8Array, Uint8Array>) : raw;
         // Node marks a response cut short as "aborted"; turn it into a stream error.
         res.on('aborted', () => res.destroy(new Error('connection closed before the body was complete')));
-        resolve(new Response(body, { status: res.statusCode ?? 0, headers }));
+        const status = res.statusCode ?? 0;
+        resolve(new Response(status === 204 || status === 304 ? null : body, { status, headers }));
       });
       req.on('error', reject);
       req.end();
@@ -121,21 +134,62 @@ export function writeFiles(dir: string, files: Record<string, Uint8Array | strin
   for (const [name, data] of Object.entries(files)) writeFileSync(join(dir, name), data);
 }
 
+/** A publisher's keys: the root named in the definition and its certified online keys. */
+export interface TestPublisher {
+  root: SigningKeyPair;
+  /** Online signing key of each certified version. */
+  keys: Map<number, SigningKeyPair>;
+}
+
+/** 3072-bit keys: the smallest clients accept, and quicker to make than 4096. */
+export function testKeyPair(): Promise<SigningKeyPair> {
+  return generateSigningKeyPair(MIN_MODULUS_BITS);
+}
+
+export async function testPublisher(): Promise<TestPublisher> {
+  const [root, first] = await Promise.all([testKeyPair(), testKeyPair()]);
+  return { root, keys: new Map([[1, first]]) };
+}
+
+/** A format 2 definition for a publisher (every URL in scope unless told otherwise). */
+export function testDefinition(publisher: TestPublisher, urlPrefix: string, extra: Partial<ChannelDefinition> = {}): ChannelDefinition {
+  return {
+    name: 'Test channel',
+    urlPrefix,
+    rootKey: publicJwkOf(publisher.root.publicKey),
+    scope: '',
+    destinations: [],
+    minTimestamp: 0,
+    maxAgeDays: 30,
+    minKeyVersion: 1,
+    replacesDefaults: false,
+    ...extra,
+  };
+}
+
 /**
- * Publishes into a channel directory the way `httpsify publish` does: the gzip of the compiled
- * bundle and an RSA-PSS signature over the gz bytes, then `latest-timestamp` (unless
- * `advertise` is false). `embedded` stamps a different timestamp inside the bundle.
+ * Publishes into a channel directory the way `httpsify publish` does: the key certificate,
+ * the gzipped bundle, the signed release, then `latest-timestamp` (unless `advertise` is
+ * false). `embedded` stamps a different timestamp inside the bundle; `keyVersion` picks the
+ * signing key (default 1); `signWith` signs with another key while claiming that version.
  */
 export async function publishChannelFiles(
   dir: string,
+  def: ChannelDefinition,
+  publisher: TestPublisher,
   rulesets: Ruleset[],
   ts: number,
-  privateKey: JsonWebKey,
-  options: { embedded?: number; advertise?: boolean } = {},
-): Promise<{ gz: Uint8Array; sig: Uint8Array }> {
-  const gz = new Uint8Array(gzipSync(compileBundle(rulesets, { timestamp: options.embedded ?? ts })));
-  const sig = await signBytes(privateKey, gz);
-  writeFiles(dir, { [`rulesets.${ts}.bundle.gz`]: gz, [`rulesets.${ts}.sig`]: sig });
+  options: { embedded?: number; advertise?: boolean; keyVersion?: number; signWith?: SigningKeyPair } = {},
+): Promise<ChannelFiles> {
+  const version = options.keyVersion ?? 1;
+  const key = publisher.keys.get(version);
+  if (key === undefined) throw new Error(`test publisher has no key version ${version}`);
+  const bundle = compileBundle(rulesets, { timestamp: options.embedded ?? ts });
+  const files = {
+    ...(await keyCertificateFiles(def, publisher.root.privateKey, key.publicKey, version)),
+    ...(await releaseFiles(def, bundle, ts, (options.signWith ?? key).privateKey, version, new Uint8Array(gzipSync(bundle)))),
+  };
+  writeFiles(dir, files);
   if (options.advertise !== false) writeFiles(dir, { 'latest-timestamp': `${ts}\n` });
-  return { gz, sig };
+  return files;
 }

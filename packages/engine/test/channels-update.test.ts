@@ -6,26 +6,38 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { compileBundle } from '../src/bundle/write.js';
 import {
   type ChannelDefinition,
+  channelFreshness,
   type ChannelRecord,
   type ChannelStorage,
   checkChannel,
   fetchBytesWith,
-  generateSigningKeyPair,
+  releaseFiles,
   scopedEngineFromChannels,
   selectActiveChannels,
-  signBytes,
   type SigningKeyPair,
 } from '../src/channels/index.js';
 import type { Ruleset } from '../src/model/ruleset.js';
-import { type ChannelServer, fetchTrusting, makeCertificate, publishChannelFiles, startChannelServer, type TestCertificate, writeFiles } from './channels-support.js';
+import {
+  type ChannelServer,
+  fetchTrusting,
+  makeCertificate,
+  publishChannelFiles,
+  startChannelServer,
+  type TestCertificate,
+  testDefinition,
+  testKeyPair,
+  type TestPublisher,
+  testPublisher,
+  writeFiles,
+} from './channels-support.js';
 
 const T1 = 1_700_000_000;
 const T2 = 1_700_086_400;
 const T3 = 1_700_172_800;
 const NOW = 1_700_200_000;
 
-function ruleset(name: string, host: string, to = 'https:'): Ruleset {
-  return { name, targets: [{ host }], rules: [{ from: '^http:', to }], exclusions: [], secureCookies: [], tests: [] };
+function ruleset(name: string, host: string, to = 'https:', from = '^http:'): Ruleset {
+  return { name, targets: [{ host }], rules: [{ from, to }], exclusions: [], secureCookies: [], tests: [] };
 }
 
 /** Rulesets of version 1 upgrade example.com; version 2 also upgrades example.org. */
@@ -47,15 +59,15 @@ function memoryStorage(): ChannelStorage & { record: ChannelRecord | undefined; 
 }
 
 let cert: TestCertificate;
-let key: SigningKeyPair;
+let publisher: TestPublisher;
 let otherKey: SigningKeyPair;
 let root: string;
 let server: ChannelServer;
 let channel: ChannelDefinition;
 
-/** Publishes into the test channel's directory, signed with the channel key unless told otherwise. */
-function publish(rulesets: Ruleset[], ts: number, options: { embedded?: number; signWith?: SigningKeyPair; advertise?: boolean } = {}): Promise<{ gz: Uint8Array; sig: Uint8Array }> {
-  return publishChannelFiles(root, rulesets, ts, (options.signWith ?? key).privateKey, options);
+/** Publishes into the test channel's directory, signed with key version 1 unless told otherwise. */
+function publish(rulesets: Ruleset[], ts: number, options: Parameters<typeof publishChannelFiles>[5] & { def?: ChannelDefinition } = {}) {
+  return publishChannelFiles(root, options.def ?? channel, publisher, rulesets, ts, options);
 }
 
 const options = (extra: Partial<Parameters<typeof checkChannel>[2]> = {}) => ({
@@ -72,13 +84,15 @@ function rewriteAll(record: ChannelRecord | undefined): (string | null)[] {
 
 beforeAll(async () => {
   cert = makeCertificate();
-  [key, otherKey] = await Promise.all([generateSigningKeyPair(), generateSigningKeyPair()]);
+  [publisher, otherKey] = await Promise.all([testPublisher(), testKeyPair()]);
 });
 
 beforeEach(async () => {
   root = mkdtempSync(join(tmpdir(), 'httpsify-channel-'));
   server = await startChannelServer(cert, root);
-  channel = { name: 'Test channel', urlPrefix: server.urlPrefix, publicKey: key.publicKey, scope: '', replacesDefaults: false };
+  channel = testDefinition(publisher, server.urlPrefix);
+  // Rotation tests add keys; every test starts from the single key version 1.
+  for (const v of [...publisher.keys.keys()]) if (v !== 1) publisher.keys.delete(v);
 });
 
 afterEach(async () => {
@@ -87,10 +101,10 @@ afterEach(async () => {
 });
 
 /** Installs V1 at T1 and returns the storage plus a snapshot of what is active. */
-async function installV1(): Promise<{ storage: ReturnType<typeof memoryStorage>; before: ChannelRecord }> {
-  await publish(V1, T1);
+async function installV1(def = channel): Promise<{ storage: ReturnType<typeof memoryStorage>; before: ChannelRecord }> {
+  await publish(V1, T1, { def });
   const storage = memoryStorage();
-  const report = await checkChannel(channel, storage, options());
+  const report = await checkChannel(def, storage, options());
   expect(report).toMatchObject({ result: 'updated', installedTimestamp: T1, rulesetCount: 1 });
   return { storage, before: structuredClone(storage.record as ChannelRecord) };
 }
@@ -104,6 +118,10 @@ function expectUnchanged(storage: ReturnType<typeof memoryStorage>, before: Chan
   expect(rewriteAll(after)).toEqual(rewriteAll(before));
 }
 
+const sig = (ts: number) => `rulesets.${ts}.release.sig`;
+const gzName = (ts: number) => `rulesets.${ts}.bundle.gz`;
+const rel = (ts: number) => `rulesets.${ts}.release.json`;
+
 describe('channel update over HTTPS', () => {
   it('installs a good update, then reports current, then installs a newer one', async () => {
     const { storage, before } = await installV1();
@@ -114,7 +132,7 @@ describe('channel update over HTTPS', () => {
     server.requests.length = 0;
     const again = await checkChannel(channel, storage, options());
     expect(again).toMatchObject({ result: 'current', installedTimestamp: T1 });
-    // Up to date: only the timestamp is fetched.
+    // Up to date: only the timestamp is fetched; the bundle in storage was verified under this definition.
     expect(server.requests).toEqual(['/channel/latest-timestamp']);
 
     await publish(V2, T2);
@@ -125,10 +143,10 @@ describe('channel update over HTTPS', () => {
 
   it('rejects a bad signature and retries successfully next time', async () => {
     const { storage, before } = await installV1();
-    const { sig } = await publish(V2, T2);
-    const bad = sig.slice();
+    const files = await publish(V2, T2);
+    const bad = (files[sig(T2)] as Uint8Array).slice();
     bad[10] = (bad[10] as number) ^ 0x01;
-    server.faults.set(`rulesets.${T2}.sig`, { kind: 'replace', body: bad });
+    server.faults.set(sig(T2), { kind: 'replace', body: bad });
 
     const report = await checkChannel(channel, storage, options());
     expect(report).toMatchObject({ result: 'failed', installedTimestamp: T1, error: { code: 'bad-signature' } });
@@ -141,33 +159,34 @@ describe('channel update over HTTPS', () => {
 
   it('rejects a signature of the wrong length', async () => {
     const { storage, before } = await installV1();
-    const { sig } = await publish(V2, T2);
-    server.faults.set(`rulesets.${T2}.sig`, { kind: 'replace', body: sig.subarray(0, 256) });
+    const files = await publish(V2, T2);
+    server.faults.set(sig(T2), { kind: 'replace', body: (files[sig(T2)] as Uint8Array).subarray(0, 256) });
     expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'failed', error: { code: 'bad-signature' } });
     expectUnchanged(storage, before);
   });
 
   it('rejects a truncated bundle (signature over the full bytes)', async () => {
     const { storage, before } = await installV1();
-    const { gz } = await publish(V2, T2);
-    server.faults.set(`rulesets.${T2}.bundle.gz`, { kind: 'replace', body: gz.subarray(0, gz.length >> 1) });
-    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'failed', error: { code: 'bad-signature' } });
+    const gz = (await publish(V2, T2))[gzName(T2)] as Uint8Array;
+    server.faults.set(gzName(T2), { kind: 'replace', body: gz.subarray(0, gz.length >> 1) });
+    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'failed', error: { code: 'corrupt-bundle' } });
     expectUnchanged(storage, before);
   });
 
   it('rejects a truncated bundle even when the publisher signed the truncated bytes', async () => {
     const { storage, before } = await installV1();
-    const full = new Uint8Array(gzipSync(compileBundle(V2, { timestamp: T2 })));
-    const truncated = full.subarray(0, full.length - 8);
-    writeFiles(root, { [`rulesets.${T2}.bundle.gz`]: truncated, [`rulesets.${T2}.sig`]: await signBytes(key.privateKey, truncated), 'latest-timestamp': `${T2}` });
+    const full = compileBundle(V2, { timestamp: T2 });
+    const gz = new Uint8Array(gzipSync(full));
+    const files = await releaseFiles(channel, full, T2, (publisher.keys.get(1) as SigningKeyPair).privateKey, 1, gz.subarray(0, gz.length - 8));
+    writeFiles(root, { ...files, 'latest-timestamp': `${T2}` });
     expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'failed', error: { code: 'corrupt-bundle' } });
     expectUnchanged(storage, before);
   });
 
   it('rejects a signed gzip whose content is not a bundle', async () => {
     const { storage, before } = await installV1();
-    const gz = new Uint8Array(gzipSync(new TextEncoder().encode('<ruleset name="not compiled"/>')));
-    writeFiles(root, { [`rulesets.${T2}.bundle.gz`]: gz, [`rulesets.${T2}.sig`]: await signBytes(key.privateKey, gz), 'latest-timestamp': `${T2}` });
+    const notBundle = new TextEncoder().encode('<ruleset name="not compiled"/>');
+    writeFiles(root, { ...(await releaseFiles(channel, notBundle, T2, (publisher.keys.get(1) as SigningKeyPair).privateKey, 1)), 'latest-timestamp': `${T2}` });
     expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'failed', error: { code: 'corrupt-bundle' } });
     expectUnchanged(storage, before);
   });
@@ -189,8 +208,8 @@ describe('channel update over HTTPS', () => {
 
   it('refuses an older signed bundle served under a newer timestamp', async () => {
     const { storage, before } = await installV1();
-    const old = { gz: readFileSync(join(root, `rulesets.${T1}.bundle.gz`)), sig: readFileSync(join(root, `rulesets.${T1}.sig`)) };
-    writeFiles(root, { [`rulesets.${T3}.bundle.gz`]: old.gz, [`rulesets.${T3}.sig`]: old.sig, 'latest-timestamp': `${T3}` });
+    const old = { gz: readFileSync(join(root, gzName(T1))), rel: readFileSync(join(root, rel(T1))), sig: readFileSync(join(root, sig(T1))) };
+    writeFiles(root, { [gzName(T3)]: old.gz, [rel(T3)]: old.rel, [sig(T3)]: old.sig, 'latest-timestamp': `${T3}` });
     const report = await checkChannel(channel, storage, options());
     expect(report).toMatchObject({ result: 'failed', error: { code: 'timestamp-mismatch' } });
     expect(report.error?.message).toContain(String(T1));
@@ -204,17 +223,17 @@ describe('channel update over HTTPS', () => {
     expectUnchanged(storage, before);
   });
 
-  it('refuses a bundle signed with another key', async () => {
+  it('refuses a release signed with a key the root did not certify', async () => {
     const { storage, before } = await installV1();
     await publish(V2, T2, { signWith: otherKey });
     expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'failed', error: { code: 'bad-signature' } });
     expectUnchanged(storage, before);
   });
 
-  it('installs nothing when the channel definition carries the wrong key', async () => {
+  it('installs nothing when the channel definition carries the wrong root key', async () => {
     await publish(V1, T1);
     const storage = memoryStorage();
-    const report = await checkChannel({ ...channel, publicKey: otherKey.publicKey }, storage, options());
+    const report = await checkChannel({ ...channel, rootKey: otherKey.publicKey }, storage, options());
     expect(report).toMatchObject({ result: 'failed', error: { code: 'bad-signature' } });
     expect(storage.record?.installed).toBeUndefined();
     expect(rewriteAll(storage.record)).toEqual([null, null, null]);
@@ -223,10 +242,14 @@ describe('channel update over HTTPS', () => {
   it.each([
     ['latest-timestamp', 500],
     ['latest-timestamp', 404],
-    [`rulesets.${T2}.sig`, 503],
-    [`rulesets.${T2}.bundle.gz`, 500],
+    [sig(T2), 503],
+    [rel(T2), 404],
+    ['key.1.json', 500],
+    [gzName(T2), 500],
   ])('keeps the installed rulesets when the server fails on %s with HTTP %i', async (file, status) => {
     const { storage, before } = await installV1();
+    // The key certificate is remembered after the first install; forget it to exercise its download.
+    if (file.startsWith('key.')) delete storage.record?.signingKey;
     await publish(V2, T2);
     server.faults.set(file, { kind: 'status', status });
     const report = await checkChannel(channel, storage, options());
@@ -244,8 +267,8 @@ describe('channel update over HTTPS', () => {
 
   it('keeps the installed rulesets when the download is interrupted', async () => {
     const { storage, before } = await installV1();
-    const { gz } = await publish(V2, T2);
-    server.faults.set(`rulesets.${T2}.bundle.gz`, { kind: 'interrupt', sendBytes: gz.length >> 1 });
+    const gz = (await publish(V2, T2))[gzName(T2)] as Uint8Array;
+    server.faults.set(gzName(T2), { kind: 'interrupt', sendBytes: gz.length >> 1 });
     const report = await checkChannel(channel, storage, options());
     expect(report).toMatchObject({ result: 'failed', error: { code: 'fetch-failed' } });
     expect(report.error?.message).toMatch(/interrupted/);
@@ -254,7 +277,7 @@ describe('channel update over HTTPS', () => {
 
   it('enforces the size limits before and after decompression', async () => {
     const { storage, before } = await installV1();
-    const { gz } = await publish(V2, T2);
+    const gz = (await publish(V2, T2))[gzName(T2)] as Uint8Array;
     const small = await checkChannel(channel, storage, options({ limits: { maxCompressedBytes: gz.length - 1 } }));
     expect(small).toMatchObject({ result: 'failed', error: { code: 'too-large' } });
     expectUnchanged(storage, before);
@@ -296,5 +319,165 @@ describe('channel update over HTTPS', () => {
     expect(report).toMatchObject({ result: 'failed', installedTimestamp: T1, error: { code: 'storage-failed' } });
     expect(report.error?.message).toContain('disk full');
     expect(storage.record).toEqual(before);
+  });
+});
+
+describe('attacks from issue 13', () => {
+  it('mix-and-match: a release of channel A is refused by channel B sharing its keys, naming what differs', async () => {
+    // The publisher signs two channels with the same keys; B's server serves A's files.
+    const a = { ...channel, name: 'Channel A' };
+    const b = { ...channel, name: 'Channel B' };
+    await publish(V1, T1, { def: a });
+    const storage = memoryStorage();
+    const report = await checkChannel(b, storage, options());
+    expect(report).toMatchObject({ result: 'failed', error: { code: 'wrong-channel' } });
+    expect(report.error?.message).toMatch(/channel name .*"Channel A".*"Channel B"/);
+    expect(rewriteAll(storage.record)).toEqual([null, null, null]);
+    expect(await checkChannel(a, memoryStorage(), options())).toMatchObject({ result: 'updated' });
+  });
+
+  it.each([
+    ['scope', { scope: '^https?://example\\.com/' }, /scope/],
+    ['URL prefix', { urlPrefix: 'https://elsewhere.example/channel/' }, /URL prefix/],
+    ['destination list', { destinations: ['cdn.example.net'] }, /destination list/],
+  ])('mix-and-match: a release signed for another %s is refused', async (_what, signedFor, message) => {
+    await publish(V1, T1, { def: { ...channel, ...signedFor } });
+    const report = await checkChannel(channel, memoryStorage(), options());
+    expect(report).toMatchObject({ result: 'failed', error: { code: 'wrong-channel' } });
+    expect(report.error?.message).toMatch(message);
+  });
+
+  it('destinations: a rule sending in-scope URLs to another site refuses the whole release', async () => {
+    const scoped = { ...channel, scope: '^https?://([^/]*\\.)?example\\.org[:/]' };
+    const { storage, before } = await installV1(scoped);
+    const evil = [ruleset('Example Org', 'www.example.org', 'https://attacker.example/www/', '^http://www\\.example\\.org/'), ruleset('Fine', 'example.org')];
+    await publish(evil, T2, { def: scoped });
+    const report = await checkChannel(scoped, storage, options());
+    expect(report).toMatchObject({ result: 'failed', error: { code: 'destination-outside-scope' } });
+    expect(report.error?.message).toContain('https://attacker.example/www/');
+    expectUnchanged(storage, before);
+    // Listed in the (signed) destinations, the same rule is accepted.
+    const listed = { ...scoped, destinations: ['attacker.example'] };
+    await publish(evil, T3, { def: listed });
+    expect(await checkChannel(listed, memoryStorage(), options())).toMatchObject({ result: 'updated' });
+  });
+
+  it('destinations: a computed destination outside the scope is not followed when rewriting', async () => {
+    const scoped = { ...channel, scope: '^https?://([^/]*\\.)?example\\.org[:/]' };
+    const sneaky = [ruleset('Sneaky', '*.example.org', 'https://$1.attacker.example/', '^http://([^/]+)/'), ruleset('Fine', 'example.org')];
+    await publish(sneaky, T1, { def: scoped });
+    const storage = memoryStorage();
+    expect(await checkChannel(scoped, storage, options())).toMatchObject({ result: 'updated' });
+    const engine = scopedEngineFromChannels(selectActiveChannels([storage.record as ChannelRecord]), null);
+    expect(engine.rewriteWithRuleset('http://www.example.org/')).toMatchObject({ rewritten: null, refused: { channel: 'Test channel', rewritten: 'https://www.example.org.attacker.example/' } });
+    expect(engine.rewrite('http://example.org/')).toBe('https://example.org/');
+  });
+
+  it('freshness: a first install never goes below the minimum timestamp', async () => {
+    await publish(V1, T1);
+    const strict = { ...channel, minTimestamp: T2 };
+    const storage = memoryStorage();
+    const report = await checkChannel(strict, storage, options());
+    expect(report).toMatchObject({ result: 'failed', error: { code: 'below-minimum' } });
+    expect(storage.record?.installed).toBeUndefined();
+    await publish(V2, T2);
+    expect(await checkChannel(strict, storage, options())).toMatchObject({ result: 'updated', installedTimestamp: T2 });
+  });
+
+  it('freshness: a frozen mirror leaves the channel "current" but stale after its maximum age; its rules keep applying', async () => {
+    const { storage } = await installV1({ ...channel, maxAgeDays: 2 });
+    const def = { ...channel, maxAgeDays: 2 };
+    const at = (days: number) => T1 + days * 86_400;
+    expect(channelFreshness(def, storage.record, at(1))).toEqual({ stale: false, ageSeconds: 86_400, maxAgeSeconds: 172_800 });
+    // The server keeps serving T1 for ever: every check is "current", and staleness shows.
+    expect(await checkChannel(def, storage, options({ now: () => at(5) }))).toMatchObject({ result: 'current' });
+    expect(channelFreshness(def, storage.record, at(5))).toMatchObject({ stale: true, ageSeconds: 5 * 86_400 });
+    expect(rewriteAll(storage.record)).toEqual(['https://example.com/', null, null]);
+  });
+
+  it('rotation: after key 2 is certified, releases under key 1 are refused and its installed bundle stops applying', async () => {
+    const { storage } = await installV1();
+    expect(storage.record?.signingKey?.version).toBe(1);
+    publisher.keys.set(2, await testKeyPair());
+    await publish(V2, T2, { keyVersion: 2 });
+    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'updated', installedTimestamp: T2 });
+    expect(storage.record?.signingKey?.version).toBe(2);
+    // A thief holding key 1 publishes a newer release with it: refused, the T2 bundle stays.
+    await publish(V1, T3, { keyVersion: 1 });
+    const report = await checkChannel(channel, storage, options());
+    expect(report).toMatchObject({ result: 'failed', installedTimestamp: T2, error: { code: 'key-revoked' } });
+    expect(rewriteAll(storage.record)).toEqual(['https://example.com/', 'https://example.org/', null]);
+  });
+
+  it('rotation: learning of key 2 in a check that then fails still revokes the bundle signed by key 1', async () => {
+    const { storage } = await installV1();
+    publisher.keys.set(2, await testKeyPair());
+    await publish(V2, T2, { keyVersion: 2 });
+    server.faults.set(gzName(T2), { kind: 'status', status: 503 });
+    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'failed', installedTimestamp: undefined, error: { code: 'fetch-failed' } });
+    expect(storage.record?.installed?.keyVersion).toBe(1);
+    expect(rewriteAll(storage.record)).toEqual([null, null, null]);
+  });
+
+  it('revocation: raising minKeyVersion in the definition stops the old bundle and re-verifies instead of saying "up to date"', async () => {
+    const { storage } = await installV1();
+    const revoked = { ...channel, minKeyVersion: 2 };
+    expect(selectActiveChannels([{ ...(storage.record as ChannelRecord), channel: revoked }]).channels).toEqual([]);
+    const report = await checkChannel(revoked, storage, options());
+    expect(report).toMatchObject({ result: 'failed', error: { code: 'key-revoked' } });
+    expect(rewriteAll(storage.record)).toEqual([null, null, null]);
+  });
+
+  it('a new root key in the definition: the bundle verified under the old root no longer applies', async () => {
+    const { storage } = await installV1();
+    const otherRoot = { ...channel, rootKey: otherKey.publicKey };
+    const report = await checkChannel(otherRoot, storage, options());
+    expect(report).toMatchObject({ result: 'failed', previousTimestamp: undefined, error: { code: 'bad-signature' } });
+    expect(rewriteAll(storage.record)).toEqual([null, null, null]);
+  });
+
+  it.each([301, 302, 307, 308])('transport: a %i redirect to http:// is refused; one to https:// is followed', async (status) => {
+    await publish(V1, T1);
+    const { port } = new URL(server.urlPrefix);
+    server.faults.set('latest-timestamp', { kind: 'redirect', status, location: `http://127.0.0.1:${port}/channel/latest-timestamp` });
+    const storage = memoryStorage();
+    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'failed', error: { code: 'insecure-redirect' } });
+    server.faults.clear();
+    writeFiles(root, { 'moved.gz': readFileSync(join(root, gzName(T1))) });
+    server.faults.set(gzName(T1), { kind: 'redirect', status, location: '/channel/moved.gz' });
+    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'updated', installedTimestamp: T1 });
+    expect(server.requests).toContain('/channel/moved.gz');
+  });
+
+  it('transport: a redirect of the bundle to http:// is refused too', async () => {
+    await publish(V1, T1);
+    server.faults.set(gzName(T1), { kind: 'redirect', status: 302, location: 'http://127.0.0.1:1/x.gz' });
+    expect(await checkChannel(channel, memoryStorage(), options())).toMatchObject({ result: 'failed', error: { code: 'insecure-redirect' } });
+  });
+
+  it('transport: the .gz served with Content-Encoding: gzip installs', async () => {
+    await publish(V1, T1);
+    server.faults.set(gzName(T1), { kind: 'encoding', encoding: 'gzip' });
+    const storage = memoryStorage();
+    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'updated', installedTimestamp: T1 });
+    expect(rewriteAll(storage.record)).toEqual(['https://example.com/', null, null]);
+  });
+
+  it('state: a failing check never writes its older view over a success saved meanwhile', async () => {
+    const { storage } = await installV1();
+    await publish(V2, T2);
+    // A second client installs T2 while this one is still downloading; this one then fails.
+    const fetchBytes = fetchBytesWith(fetchTrusting(cert.cert));
+    const racing = async (url: string, o: { maxBytes: number }): Promise<Uint8Array> => {
+      if (url.endsWith('.bundle.gz')) {
+        expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'updated', installedTimestamp: T2 });
+        throw new Error('connection reset (test)');
+      }
+      return fetchBytes(url, o);
+    };
+    const report = await checkChannel(channel, storage, options({ fetchBytes: racing }));
+    expect(report).toMatchObject({ result: 'failed', installedTimestamp: T2 });
+    expect(storage.record?.installed?.timestamp).toBe(T2);
+    expect(rewriteAll(storage.record)).toEqual(['https://example.com/', 'https://example.org/', null]);
   });
 });

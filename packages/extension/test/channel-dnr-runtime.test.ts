@@ -1,4 +1,4 @@
-import { compileBundle, createEngine, DNR_LIMITS, type DnrRule } from '@httpsify/engine';
+import { channelBinding, compileBundle, createEngine, DNR_LIMITS, type DnrRule } from '@httpsify/engine';
 import { describe, expect, it } from 'vitest';
 import { CHANNEL_DNR_STATE_KEY, ChannelDnrRuntime, type DnrApi } from '../src/background/channel-dnr-runtime.js';
 import { CHANNEL_RULE_ID_BASE, UI_RULE_ID_BASE } from '../src/background/ui-dnr-rules.js';
@@ -30,13 +30,23 @@ class FakeDnr implements DnrApi {
   }
 }
 
-const KEY = { kty: 'RSA', n: 'x'.repeat(342), e: 'AQAB' };
+const KEY = { kty: 'RSA', n: '_'.repeat(512), e: 'AQAB' };
 const defaults = createEngine(rulesetsOf('<ruleset name="D"><target host="d.test"/><rule from="^http:" to="https:"/></ruleset>'));
 function layers(timestamp: number, hosts: string[], extra: { scope?: string; replacesDefaults?: boolean } = {}) {
   const xml = hosts.map((h, i) => `<ruleset name="R${i}"><target host="${h}"/><rule from="^http://${h.replace(/\./g, '\\.')}/a" to="https://${h}/b"/></ruleset>`);
   const bundle = compileBundle(rulesetsOf(...xml), { timestamp });
-  const channel = { name: 'C', urlPrefix: 'https://c.test/', publicKey: KEY, scope: extra.scope ?? '^https?://([^/]*\\.)?example\\.org[:/]', replacesDefaults: extra.replacesDefaults ?? false };
-  return buildChannelLayers([{ channel, installed: { timestamp, bundle, rulesetCount: hosts.length, installedAt: 0 } }], defaults);
+  const channel = {
+    name: 'C',
+    urlPrefix: 'https://c.test/',
+    rootKey: KEY,
+    scope: extra.scope ?? '^https?://([^/]*\\.)?example\\.org[:/]',
+    destinations: [],
+    minTimestamp: 0,
+    maxAgeDays: 30,
+    minKeyVersion: 1,
+    replacesDefaults: extra.replacesDefaults ?? false,
+  };
+  return buildChannelLayers([{ channel, installed: { timestamp, bundle, rulesetCount: hosts.length, installedAt: 0, keyVersion: 1, verifiedFor: channelBinding(channel) } }], defaults);
 }
 
 describe('Chromium: channel rules in the dynamic rules', () => {

@@ -1,4 +1,4 @@
-import { type ChannelRecord, compileBundle, createEngine, loadBundle, type Ruleset } from '@httpsify/engine';
+import { channelBinding, type ChannelRecord, compileBundle, createEngine, loadBundle, type Ruleset } from '@httpsify/engine';
 import { describe, expect, it } from 'vitest';
 import { LoopGuard } from '../src/background/loop-guard.js';
 import { TabActivity } from '../src/background/tab-activity.js';
@@ -11,7 +11,8 @@ import { MemoryStorageArea } from '../src/settings/storage-area.js';
 import { SettingsStore } from '../src/settings/store.js';
 import { rulesetsOf } from './support/channels.js';
 
-const KEY = { kty: 'RSA', n: 'x'.repeat(342), e: 'AQAB' };
+/** A 3072-bit odd modulus: passes the key checks (nothing here verifies a signature). */
+const KEY = { kty: 'RSA', n: '_'.repeat(512), e: 'AQAB' };
 const DEFAULTS = rulesetsOf(
   '<ruleset name="Example"><target host="example.org"/><target host="*.example.org"/><rule from="^http:" to="https:"/></ruleset>',
   '<ruleset name="Elsewhere"><target host="elsewhere.test"/><rule from="^http:" to="https:"/>' + '<securecookie host="^elsewhere\\.test$" name=".+"/></ruleset>',
@@ -26,11 +27,24 @@ const CHANNEL = rulesetsOf(
 
 function record(name: string, rulesets: Ruleset[], timestamp: number, extra: Partial<ChannelRecord['channel']> = {}): ChannelRecord {
   const bundle = compileBundle(rulesets, { timestamp });
-  return {
-    channel: { name, urlPrefix: 'https://c.test/', publicKey: KEY, scope: '^https?://([^/]*\\.)?example\\.org[:/]', replacesDefaults: false, ...extra },
-    installed: { timestamp, bundle, rulesetCount: rulesets.length, installedAt: timestamp },
-  };
+  const channel = { ...DEFINITION, name, urlPrefix: 'https://c.test/', ...extra };
+  return { channel, installed: { timestamp, bundle, rulesetCount: rulesets.length, installedAt: timestamp, keyVersion: 1, verifiedFor: channelBinding(channel) } };
 }
+
+/** A definition as stored in the settings (parsed, so without its "format"). */
+const DEFINITION = {
+  name: 'My channel',
+  urlPrefix: 'https://rules.example.org/v1/',
+  rootKey: KEY,
+  scope: '^https?://([^/]*\\.)?example\\.org[:/]',
+  destinations: [] as string[],
+  minTimestamp: 0,
+  maxAgeDays: 14,
+  minKeyVersion: 1,
+  replacesDefaults: false,
+};
+/** The same as pasted by a user: a `*.channel.json` file. */
+const PASTED = { format: 2, ...DEFINITION };
 
 describe('Firefox: channels layered over the defaults', () => {
   const defaults = createEngine(DEFAULTS);
@@ -117,23 +131,24 @@ async function controllerWithChannels() {
   return { c, area, defs, applied };
 }
 
-const DEFINITION = { name: 'My channel', urlPrefix: 'https://rules.example.org/v1/', publicKey: KEY, scope: '^https?://([^/]*\\.)?example\\.org[:/]', replacesDefaults: false };
 
 describe('channels in the settings and the controller', () => {
   it('adds a pasted definition, refusing bad JSON, bad definitions and duplicates with the reason', async () => {
     const { c, area, defs } = await controllerWithChannels();
     expect(((await c.handle({ type: 'channelAdd', json: '{ nope' })) as ChannelAddResult & { ok: false }).error).toMatch(/^not JSON/);
-    const http = (await c.handle({ type: 'channelAdd', json: JSON.stringify({ ...DEFINITION, urlPrefix: 'http://x/' }) })) as ChannelAddResult & { ok: false };
+    const http = (await c.handle({ type: 'channelAdd', json: JSON.stringify({ ...PASTED, urlPrefix: 'http://x/' }) })) as ChannelAddResult & { ok: false };
     expect(http.error).toContain('"urlPrefix" must be an https: URL');
-    const typo = (await c.handle({ type: 'channelAdd', json: JSON.stringify({ ...DEFINITION, replaceDefaults: true }) })) as ChannelAddResult & { ok: false };
+    const typo = (await c.handle({ type: 'channelAdd', json: JSON.stringify({ ...PASTED, replaceDefaults: true }) })) as ChannelAddResult & { ok: false };
     expect(typo.error).toContain('unknown field "replaceDefaults"');
     expect(area.data.get('channels')).toBeUndefined();
 
-    const added = (await c.handle({ type: 'channelAdd', json: JSON.stringify(DEFINITION) })) as ChannelAddResult;
+    const old = (await c.handle({ type: 'channelAdd', json: JSON.stringify({ name: 'Old', urlPrefix: 'https://x.example/', publicKey: KEY, scope: '' }) })) as ChannelAddResult & { ok: false };
+    expect(old.error).toContain('format 1 channel definition');
+    const added = (await c.handle({ type: 'channelAdd', json: JSON.stringify(PASTED) })) as ChannelAddResult;
     expect(added.ok).toBe(true);
     expect(area.data.get('channels')).toEqual([DEFINITION]);
     expect(defs.at(-1)).toEqual([DEFINITION]);
-    const again = (await c.handle({ type: 'channelAdd', json: JSON.stringify(DEFINITION) })) as ChannelAddResult & { ok: false };
+    const again = (await c.handle({ type: 'channelAdd', json: JSON.stringify(PASTED) })) as ChannelAddResult & { ok: false };
     expect(again.error).toContain('already exists');
 
     await c.handle({ type: 'channelRemove', name: 'My channel' });
@@ -155,7 +170,7 @@ describe('channels in the settings and the controller', () => {
     const exported = c.exportSettings() as { settings: Record<string, unknown> };
     expect(exported.settings.channels).toEqual([DEFINITION]);
     const result = (await c.handle({ type: 'importSettings', data: { ...exported, settings: { channels: [{ ...DEFINITION, name: 'Other' }, { bad: 1 }] } } })) as ImportResult;
-    expect(result.problems).toEqual(['channels: channel definition: unknown field "bad" (expected name, urlPrefix, publicKey, scope, replacesDefaults)']);
+    expect(result.problems).toEqual(['channels: channel definition: unknown field "bad" (expected format, name, urlPrefix, rootKey, scope, destinations, minTimestamp, maxAgeDays, minKeyVersion, replacesDefaults)']);
     expect((area.data.get('channels') as { name: string }[]).map((x) => x.name)).toEqual(['Other']);
   });
 

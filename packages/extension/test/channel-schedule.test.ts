@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { CHANNEL_ALARM, ChannelService } from '../src/channels/channel-service.js';
 import { planChannelChecks } from '../src/channels/check-schedule.js';
 import { MemoryStorageArea } from '../src/settings/storage-area.js';
-import { FakeAlarms, rulesetsOf, type TestChannel, testChannel, testClock, testKey } from './support/channels.js';
+import { FakeAlarms, rulesetsOf, type TestChannel, testChannel, testClock, testKey, type TestPublisher, testPublisher } from './support/channels.js';
 
 const T1 = 1_700_000_000;
 const T2 = T1 + 2 * CHECK_PERIOD_SECONDS;
@@ -14,9 +14,9 @@ const V2 = rulesetsOf(
   '<ruleset name="Example Org"><target host="example.org"/><rule from="^http:" to="https:"/></ruleset>',
 );
 
-let key: Awaited<ReturnType<typeof testKey>>;
+let key: TestPublisher;
 beforeAll(async () => {
-  key = await testKey();
+  key = await testPublisher();
 });
 
 function setup(channels: TestChannel[]) {

@@ -112,8 +112,28 @@ describe('channel scope as declarativeNetRequest conditions', () => {
     });
   }
 
+  it('leaves out rulesets whose destination could leave the scope: Chromium cannot check a redirect', () => {
+    const scope = '^https?://([^/]*\\.)?example\\.org[:/]';
+    const open = rulesetsOf(
+      '<ruleset name="Away"><target host="*.example.org"/><rule from="^http://([^/]+)/" to="https://$1.attacker.test/"/></ruleset>',
+      '<ruleset name="Sub"><target host="*.example.org"/><rule from="^http://(\\w+)\\.example\\.org/" to="https://$1.example.org/"/></ruleset>',
+      '<ruleset name="Alt"><target host="example.org"/><target host="www.example.org"/><rule from="^http://(www\\.)?example\\.org/" to="https://$1example.org/"/></ruleset>',
+    );
+    const compiled = compileChannelRules(open, scope, 900);
+    if (!compiled.ok) throw new Error(compiled.reason);
+    expect(compiled.leftOut).toBe(1);
+    const emulator = new DnrEmulator(compiled.rules);
+    expect(emulator.match({ url: 'http://a.example.org/' }).redirectUrl).toBe('https://a.example.org/');
+    expect(emulator.match({ url: 'http://www.example.org/' }).redirectUrl).toBe('https://www.example.org/');
+    // With the attacker's host in the signed destinations as "*.attacker.test", it is still computed: left out.
+    expect((compileChannelRules(open, scope, 900, ['*.attacker.test']) as { leftOut: number }).leftOut).toBe(1);
+    // A scope of every URL has nothing to leave.
+    expect((compileChannelRules(open, '', 900) as { leftOut: number }).leftOut).toBe(0);
+  });
+
   it('refuses a channel whose regex rules cannot be combined with an exact-host or no-port scope', () => {
-    const exact = compileChannelRules(RULESETS, '^http://x\\.regex\\.org[:/]', 900);
+    const literal = rulesetsOf('<ruleset name="X"><target host="x.regex.org"/><rule from="^http://x\\.regex\\.org/page/(\\d+)" to="https://x.regex.org/p/$1"/></ruleset>');
+    const exact = compileChannelRules(literal, '^http://x\\.regex\\.org[:/]', 900);
     expect(exact.ok).toBe(false);
     expect(!exact.ok && exact.reason).toContain('cannot be enforced on Chromium');
     expect(!exact.ok && exact.reason).toContain('an exact host');

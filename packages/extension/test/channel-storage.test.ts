@@ -89,6 +89,8 @@ describe('channel state in storage.local', () => {
     const cases: [unknown, string][] = [
       ['garbage', 'not an object'],
       [{ ...good, format: 9 }, 'unknown format 9'],
+      [{ ...good, installed: { ...good.installed, verifiedFor: 1 } }, 'does not say what it was verified for'],
+      [{ ...good, signingKey: { ...good.signingKey, key: { kty: 'RSA', n: 'AQAB', e: 'AQ' } } }, '"signingKey"'],
       [{ ...good, installed: { ...good.installed, bundle: '!!!' } }, 'not valid base64'],
       [{ ...good, installed: { ...good.installed, bytes: 3 } }, 'were stored'],
       [{ ...good, channel: { ...good.channel, urlPrefix: 'http://plain/' } }, 'must be an https: URL'],
@@ -137,10 +139,10 @@ describe('channel state in storage.local', () => {
     const service = new ChannelService({ area, alarms: new FakeAlarms(), fetchBytes: channel.fetchBytes, now: () => NOW, installedChanged: async () => undefined });
     await service.setDefinitions([channel.definition()]);
     expect(area.data.has(channelKey('Test channel'))).toBe(true);
-    const otherKey = { ...channel.definition().publicKey, n: `${channel.definition().publicKey.n!.slice(0, -4)}AAAA` };
+    const otherKey = { ...channel.definition().rootKey, n: `${channel.definition().rootKey.n!.slice(0, -4)}AAAB` };
     channel.down = true;
     try {
-      await service.setDefinitions([channel.definition({ publicKey: otherKey })]);
+      await service.setDefinitions([channel.definition({ rootKey: otherKey })]);
     } finally {
       channel.down = false;
     }

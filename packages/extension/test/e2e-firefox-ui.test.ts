@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateSigningKeyPair, type SigningKeyPair } from '@httpsify/engine';
+import type { ChannelDefinition } from '@httpsify/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Settings } from '../src/settings/schema.js';
-import { type ChannelServer, makeCertificate, startChannelServer } from '../../engine/test/channels-support.js';
-import { publishChannelFiles, rulesetsOf } from './support/channels.js';
+import { type ChannelServer, makeCertificate, startChannelServer, testKeyPair } from '../../engine/test/channels-support.js';
+import { publishChannelFiles, rulesetsOf, testDefinition, type TestPublisher, testPublisher } from './support/channels.js';
 import { FF_POLL, startFirefoxUiHarness, type FirefoxUiHarness } from './support/firefox-ui.js';
 
 const INTERSTITIAL = /^moz-extension:\/\/[^/]+\/ui\/interstitial\.html\?/;
@@ -124,7 +124,8 @@ describe('update channels in a real Firefox (ScopedEngine layering)', () => {
   let h: FirefoxUiHarness;
   let server: ChannelServer;
   let root: string;
-  let key: SigningKeyPair;
+  let key: TestPublisher;
+  let definition: ChannelDefinition;
   const T1 = Math.floor(Date.now() / 1000) - 3600;
   /** Where a navigation to http://<host>:<port>/page ends, as `scheme host path`. */
   const landsOn = async (host: string, path = '/page') => {
@@ -144,10 +145,11 @@ describe('update channels in a real Firefox (ScopedEngine layering)', () => {
         },
         ['chan.example.test', 'both.example.test', 'out.example.test', 'site.example.test', 'probe.uncovered.test'],
       ),
-      generateSigningKeyPair(2048),
+      testPublisher(),
     ]);
     root = mkdtempSync(join(tmpdir(), 'httpsify-ff-channel-'));
     server = await startChannelServer(makeCertificate(), root);
+    definition = testDefinition(key, server.urlPrefix, { scope: SCOPE });
   });
 
   afterAll(async () => {
@@ -162,8 +164,7 @@ describe('update channels in a real Firefox (ScopedEngine layering)', () => {
   });
 
   it('adds a channel in the options page; its first check finds nothing published and nothing changes', async () => {
-    const definition = { name: 'Test channel', urlPrefix: server.urlPrefix, publicKey: key.publicKey, scope: SCOPE, replacesDefaults: false };
-    await h.options.evaluate<void>(`void (document.getElementById('channel-definition').value = ${JSON.stringify(JSON.stringify(definition))})`);
+    await h.options.evaluate<void>(`void (document.getElementById('channel-definition').value = ${JSON.stringify(JSON.stringify({ format: 2, ...definition }))})`);
     await h.click('#channel-add');
     await expect.poll(channelRows, FF_POLL).toEqual([{ name: 'Test channel', result: 'channel-result failed' }]);
     // The background really went to the server (over HTTPS, from Firefox's background page).
@@ -172,7 +173,12 @@ describe('update channels in a real Firefox (ScopedEngine layering)', () => {
   });
 
   it('"Check now" installs the signed bundle: in scope the channel rewrites (before the defaults), out of scope it does not, the defaults still apply', async () => {
-    await publishChannelFiles(root, CHANNEL_RULESETS, T1, key.privateKey);
+    await publishChannelFiles(root, definition, key, CHANNEL_RULESETS, T1);
+    // A redirect Firefox will not show the target of is refused, not followed.
+    server.faults.set('latest-timestamp', { kind: 'redirect', status: 302, location: `${server.urlPrefix.replace('https:', 'http:')}latest-timestamp` });
+    await h.click('#channel-list .channel-check');
+    await expect.poll(() => h.options.evaluate<string>(`document.querySelector('#channel-list .channel-error')?.textContent ?? ''`), FF_POLL).toContain('[insecure-redirect]');
+    server.faults.clear();
     await h.click('#channel-list .channel-check');
     await expect.poll(channelRows, FF_POLL).toEqual([{ name: 'Test channel', result: 'channel-result updated' }]);
     expect(await h.options.evaluate<string>(`document.querySelector('#channel-list .channel-installed time').getAttribute('datetime')`)).toBe(new Date(T1 * 1000).toISOString());
@@ -188,23 +194,29 @@ describe('update channels in a real Firefox (ScopedEngine layering)', () => {
   });
 
   it('a newer bundle signed with another key fails "Check now" with the reason shown, and the installed rules stay', async () => {
-    const impostor = await generateSigningKeyPair(2048);
+    const impostor = await testKeyPair();
     const T2 = T1 + 60;
-    await publishChannelFiles(root, rulesetsOf('<ruleset name="Changed"><target host="chan.example.test"/><rule from="^http:" to="https:"/></ruleset>'), T2, impostor.privateKey);
+    await publishChannelFiles(root, definition, key, rulesetsOf('<ruleset name="Changed"><target host="chan.example.test"/><rule from="^http:" to="https:"/></ruleset>'), T2, { signWith: impostor });
     await h.click('#channel-list .channel-check');
     await expect.poll(() => h.options.evaluate<string>(`document.querySelector('#channel-list .channel-error')?.textContent ?? ''`), FF_POLL).toContain('[bad-signature]');
-    expect(server.requests).toContain(`/channel/rulesets.${T2}.sig`);
+    expect(server.requests).toContain(`/channel/rulesets.${T2}.release.sig`);
     expect(((await h.stored('channel:Test channel')) as { installed: { timestamp: number } }).installed.timestamp).toBe(T1);
     // The impostor's ruleset would send this host to /page, not /via-channel/page.
     expect(await landsOn('chan.example.test')).toBe('https chan.example.test /via-channel/page');
-    // Later channels read the good bundle again.
-    await publishChannelFiles(root, CHANNEL_RULESETS, T1, key.privateKey);
   });
 
-  it('enforces a path-confined scope, which Chromium cannot, and removing channels restores the defaults', async () => {
+  it('enforces a path-confined scope, which Chromium cannot, and its destinations; removing channels restores the defaults', async () => {
     await h.request({ type: 'channelRemove', name: 'Test channel' });
-    const definition = { name: 'Path channel', urlPrefix: server.urlPrefix, publicKey: key.publicKey, scope: '^http://chan\\.example\\.test:\\d+/only/', replacesDefaults: false };
-    expect(await h.request({ type: 'channelAdd', json: JSON.stringify(definition) })).toMatchObject({ ok: true, channels: [{ name: 'Path channel', installed: { timestamp: T1 }, platformProblem: null }] });
+    // Its rule moves /only/x to /via-channel/only/x: outside a scope of /only/, so never followed...
+    const path = { ...definition, name: 'Path channel', scope: '^http://chan\\.example\\.test:\\d+/only/' };
+    await publishChannelFiles(root, path, key, CHANNEL_RULESETS, T1 + 120);
+    expect(await h.request({ type: 'channelAdd', json: JSON.stringify({ format: 2, ...path }) })).toMatchObject({ ok: true, channels: [{ name: 'Path channel', installed: { timestamp: T1 + 120 }, platformProblem: null }] });
+    expect(await landsOn('chan.example.test', '/only/x')).toBe('http chan.example.test /only/x');
+    await h.request({ type: 'channelRemove', name: 'Path channel' });
+    // ... unless its signed destination list names the host.
+    const listed = { ...path, destinations: ['chan.example.test'] };
+    await publishChannelFiles(root, listed, key, CHANNEL_RULESETS, T1 + 180);
+    expect(await h.request({ type: 'channelAdd', json: JSON.stringify({ format: 2, ...listed }) })).toMatchObject({ ok: true, channels: [{ name: 'Path channel', installed: { timestamp: T1 + 180 } }] });
     expect(await landsOn('chan.example.test', '/only/x')).toBe('https chan.example.test /via-channel/only/x');
     expect(await landsOn('chan.example.test', '/elsewhere')).toBe('http chan.example.test /elsewhere');
     expect(await landsOn('both.example.test')).toBe('https both.example.test /page');

@@ -1,11 +1,11 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateSigningKeyPair, type SigningKeyPair } from '@httpsify/engine';
+import type { ChannelDefinition } from '@httpsify/engine';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ChannelServer, makeCertificate, startChannelServer } from '../../engine/test/channels-support.js';
-import { publishChannelFiles, rulesetsOf } from './support/channels.js';
+import { type ChannelServer, makeCertificate, startChannelServer, testKeyPair } from '../../engine/test/channels-support.js';
+import { publishChannelFiles, rulesetsOf, testDefinition, type TestPublisher, testPublisher } from './support/channels.js';
 import { POLL, shot, startUiHarness, type UiHarness } from './support/ui-harness.js';
 
 /** The channel's ruleset covers two hosts; its scope admits only one of them. */
@@ -18,10 +18,12 @@ describe('update channels in Chromium', () => {
   let h: UiHarness;
   let server: ChannelServer;
   let root: string;
-  let key: SigningKeyPair;
+  let publisher: TestPublisher;
+  let definition: ChannelDefinition;
   let o: Page;
   const now = Math.floor(Date.now() / 1000);
-  const T1 = now - 3600;
+  // Two days old, for a channel whose maximum age is one day: installed, and shown as stale.
+  const T1 = now - 2 * 86_400;
   const T2 = now - 60;
   // T2 + 30 is the last version published: still not in the future.
 
@@ -37,10 +39,13 @@ describe('update channels in Chromium', () => {
   }
 
   beforeAll(async () => {
-    [h, key] = await Promise.all([startUiHarness(), generateSigningKeyPair(2048)]);
+    [h, publisher] = await Promise.all([startUiHarness(), testPublisher()]);
     root = mkdtempSync(join(tmpdir(), 'httpsify-e2e-channel-'));
     server = await startChannelServer(makeCertificate(), root);
-    await publishChannelFiles(root, CHANNEL_RULESETS, T1, key.privateKey);
+    definition = testDefinition(publisher, server.urlPrefix, { scope: SCOPE, maxAgeDays: 1 });
+    await publishChannelFiles(root, definition, publisher, CHANNEL_RULESETS, T1);
+    // A static server that labels .gz files "gzip-encoded": the browser inflates them on the way.
+    server.faults.set(`rulesets.${T1}.bundle.gz`, { kind: 'encoding', encoding: 'gzip' });
     o = await h.openOptions();
   });
 
@@ -50,13 +55,16 @@ describe('update channels in Chromium', () => {
   });
 
   it('adds a channel from its pasted definition, showing definition errors inline', async () => {
-    await o.locator('#channel-definition').fill('{"name": "Broken"}');
+    await o.locator('#channel-definition').fill('{"format": 2, "name": "Broken"}');
     await o.locator('#channel-add').click();
     await expect.poll(() => o.locator('#channel-add-error').textContent(), POLL).toContain('"urlPrefix" must be a string');
     expect(await h.stored('channels')).toBeUndefined();
 
-    const definition = { name: 'Test channel', urlPrefix: server.urlPrefix, publicKey: key.publicKey, scope: SCOPE, replacesDefaults: false };
-    await o.locator('#channel-definition').fill(JSON.stringify(definition, null, 2));
+    await o.locator('#channel-definition').fill(JSON.stringify({ name: 'Old', urlPrefix: server.urlPrefix, publicKey: publisher.root.publicKey, scope: SCOPE }));
+    await o.locator('#channel-add').click();
+    await expect.poll(() => o.locator('#channel-add-error').textContent(), POLL).toContain('format 1 channel definition');
+
+    await o.locator('#channel-definition').fill(JSON.stringify({ format: 2, ...definition }, null, 2));
     await o.locator('#channel-add').click();
     await expect.poll(() => o.locator('#channel-list .channel h3').allTextContents(), POLL).toEqual(['Test channel']);
     expect(await o.locator('#channel-add-error').isHidden()).toBe(true);
@@ -72,6 +80,8 @@ describe('update channels in Chromium', () => {
     expect(await installed.getAttribute('datetime')).toBe(new Date(T1 * 1000).toISOString());
     expect(await o.locator('#channel-list .channel-installed').textContent()).toContain('1 rulesets');
     expect(await o.locator('#channel-list .channel-problem').count()).toBe(0);
+    // Older than its maximum age: said in plain words, and the rules still apply (below).
+    expect(await o.locator('#channel-list .channel-stale').textContent()).toContain('older than 1 days');
     // The record is one storage key with the bundle inside.
     const record = (await h.stored('channel:Test channel')) as { installed: { timestamp: number; bundle: string } };
     expect(record.installed.timestamp).toBe(T1);
@@ -85,8 +95,8 @@ describe('update channels in Chromium', () => {
   });
 
   it('a badly signed newer bundle shows the error on "Check now" and the previous rules stay', async () => {
-    const impostor = await generateSigningKeyPair(2048);
-    await publishChannelFiles(root, CHANNEL_RULESETS.map((r) => ({ ...r, name: 'Changed' })), T2, impostor.privateKey);
+    const impostor = await testKeyPair();
+    await publishChannelFiles(root, definition, publisher, CHANNEL_RULESETS.map((r) => ({ ...r, name: 'Changed' })), T2, { signWith: impostor });
     await o.locator('#channel-list .channel-check').click();
     await expect.poll(() => o.locator('#channel-list .channel-error').textContent(), POLL).toContain('[bad-signature]');
     expect(await o.locator('#channel-list .channel-installed time').getAttribute('datetime')).toBe(new Date(T1 * 1000).toISOString());
@@ -94,7 +104,18 @@ describe('update channels in Chromium', () => {
     expect(await landsOn('chan.example.test')).toBe('https:');
     expect(await landsOn('out.example.test')).toBe('http:');
     // The server saw the check (it fetched the new timestamp's files).
-    expect(server.requests).toContain(`/channel/rulesets.${T2}.sig`);
+    expect(server.requests).toContain(`/channel/rulesets.${T2}.release.sig`);
+  });
+
+  it('refuses a redirect it cannot check (the browser hides where it goes) and says so', async () => {
+    server.faults.set('latest-timestamp', { kind: 'redirect', status: 302, location: `${server.urlPrefix.replace('https:', 'http:')}latest-timestamp` });
+    try {
+      await o.locator('#channel-list .channel-check').click();
+      await expect.poll(() => o.locator('#channel-list .channel-error').textContent(), POLL).toContain('[insecure-redirect]');
+      expect(await landsOn('chan.example.test')).toBe('https:');
+    } finally {
+      server.faults.delete('latest-timestamp');
+    }
   });
 
   it('removing the channel (after confirming) removes its record and its rules', async () => {
@@ -107,9 +128,9 @@ describe('update channels in Chromium', () => {
 
   it('refuses on Chromium a channel whose scope cannot be enforced, saying why, rather than widening it', async () => {
     // The publisher fixed the signature: a good, newer bundle.
-    await publishChannelFiles(root, CHANNEL_RULESETS, T2 + 30, key.privateKey);
-    const definition = { name: 'Path channel', urlPrefix: server.urlPrefix, publicKey: key.publicKey, scope: '^http://chan\\.example\\.test/only/', replacesDefaults: false };
-    await o.locator('#channel-definition').fill(JSON.stringify(definition));
+    const path = { ...definition, name: 'Path channel', scope: '^http://chan\\.example\\.test/only/' };
+    await publishChannelFiles(root, path, publisher, CHANNEL_RULESETS, T2 + 30);
+    await o.locator('#channel-definition').fill(JSON.stringify({ format: 2, ...path }));
     await o.locator('#channel-add').click();
     await expect.poll(() => o.locator('#channel-list .channel-problem').textContent(), POLL).toContain('only the host, scheme and port can be enforced on Chromium');
     // Installed (verified) all the same, and usable where the engine runs (Firefox); here it does nothing.

@@ -19,7 +19,7 @@ export async function readJsonFile(path: string, what: string): Promise<unknown>
 export { writeFileAtomic } from '@httpsify/engine/node';
 
 /** Creates a new file, refusing to replace an existing one (keys must never be overwritten). */
-export async function writeNewFile(path: string, data: string, mode: number): Promise<void> {
+export async function writeNewFile(path: string, data: string | Uint8Array, mode: number): Promise<void> {
   const handle = await open(path, 'wx', mode);
   try {
     await handle.writeFile(data);

@@ -1,4 +1,4 @@
-import { type ChannelCheckReport, type ChannelRecord, formatTimestamp } from '@httpsify/engine';
+import { type ChannelCheckReport, channelFreshness, type ChannelRecord, formatTimestamp, installedProblem } from '@httpsify/engine';
 
 const when = (ts: number): string => `${ts} (${formatTimestamp(ts)})`;
 
@@ -17,13 +17,20 @@ export function formatCheckReport(r: ChannelCheckReport): string {
 }
 
 /** What `httpsify update --status` prints for one installed channel. */
-export function formatRecord(record: ChannelRecord): string[] {
+export function formatRecord(record: ChannelRecord, now: number): string[] {
   const { channel, installed, lastCheck } = record;
   const lines = [
     `${channel.name}  ${channel.urlPrefix}`,
-    `  scope: ${channel.scope === '' ? '(all URLs)' : channel.scope}${channel.replacesDefaults ? '; replaces the built-in rulesets' : ''}`,
-    installed ? `  installed: ${when(installed.timestamp)}, ${installed.rulesetCount} rulesets` : '  installed: nothing yet',
+    `  scope: ${channel.scope === '' ? '(all URLs)' : channel.scope}${channel.destinations.length > 0 ? `; may also send to ${channel.destinations.join(', ')}` : ''}${channel.replacesDefaults ? '; replaces the built-in rulesets' : ''}`,
+    installed ? `  installed: ${when(installed.timestamp)}, ${installed.rulesetCount} rulesets, signed by key ${installed.keyVersion}` : '  installed: nothing yet',
   ];
+  const problem = installedProblem(channel, record);
+  if (problem !== null) lines.push(`  not applied: ${problem}`);
+  const freshness = channelFreshness(channel, record, now);
+  if (freshness.stale) {
+    const days = Math.floor((freshness.ageSeconds ?? 0) / 86_400);
+    lines.push(`  STALE: the newest release is ${days} days old, older than the channel's maximum of ${channel.maxAgeDays} days (the server may be frozen or unreachable); its rules still apply`);
+  }
   if (lastCheck) {
     const outcome = lastCheck.result === 'failed' ? `failed [${lastCheck.error?.code}]: ${lastCheck.error?.message}` : lastCheck.result;
     lines.push(`  last check: ${formatTimestamp(lastCheck.at)} ${outcome}`);

@@ -6,6 +6,7 @@ import { registerNew } from './new.js';
 import { registerCompile } from './compile.js';
 import { registerKeygen } from './keygen.js';
 import { registerPublish } from './publish.js';
+import { registerRotateKey } from './rotate-key.js';
 import { registerRewrite } from './rewrite.js';
 import { registerUpdate } from './update.js';
 import { registerDnr } from './dnr.js';
@@ -20,6 +21,7 @@ export function registerCommands(program: Command): void {
   registerFetchTest(program);
   registerNew(program);
   registerKeygen(program);
+  registerRotateKey(program);
   registerPublish(program);
   registerUpdate(program);
   registerDnr(program);

@@ -4,16 +4,24 @@ import { gzipSync } from 'node:zlib';
 import type { Command } from 'commander';
 import {
   bundleFileName,
+  checkBundleDestinations,
+  checkCertificateBinding,
   checkNotInFuture,
   compileBundle,
   DEFAULT_CHANNEL_LIMITS,
+  destinationPolicy,
   formatTimestamp,
+  keyCertificateFileName,
+  keyCertificateSignatureFileName,
   LATEST_TIMESTAMP_FILE,
+  loadBundle,
   parseAdvertisedTimestamp,
+  parseKeyCertificate,
   publicJwkOf,
   readBundleHeader,
-  signatureFileName,
-  signBytes,
+  releaseFileName,
+  releaseFiles,
+  releaseSignatureFileName,
   verifySignature,
 } from '@httpsify/engine';
 import { readChannelFile, readPrivateKey } from '../channels/signing-key.js';
@@ -23,9 +31,10 @@ import { loadRulesOption } from '../shared/rules-option.js';
 interface PublishOptions {
   rules: string;
   key: string;
+  cert: string;
+  channel: string;
   out: string;
   timestamp?: string;
-  channel?: string;
   allowErrors?: boolean;
 }
 
@@ -34,23 +43,37 @@ export function registerPublish(program: Command): void {
     .command('publish')
     .description('compile, gzip and sign rulesets into an update channel directory (serve it over HTTPS)')
     .requiredOption('--rules <dir>', 'rulesets to publish: directory of *.xml, XML file or bundle')
-    .requiredOption('--key <file>', 'private signing key (*.private.jwk from httpsify keygen)')
+    .requiredOption('--channel <file>', 'the channel definition (*.channel.json): its name, URL prefix, scope and destinations are signed into the release')
+    .requiredOption('--key <file>', 'signing key (*.signing-<n>.private.jwk from httpsify keygen or rotate-key)')
+    .requiredOption('--cert <file>', 'certificate of that key (*.key.<n>.json, with its .sig next to it)')
     .requiredOption('--out <dir>', 'channel directory to write into (created if missing)')
     .option('--timestamp <seconds>', 'unix time of this release (default: now); must be newer than the published one')
-    .option('--channel <file>', 'channel definition to check the key against before publishing')
     .option('--allow-errors', 'publish even if some rulesets have errors (they are left out)')
     .action(async (options: PublishOptions) => {
       const now = Math.floor(Date.now() / 1000);
       const timestamp = options.timestamp === undefined ? now : parseTimestampOption(options.timestamp);
       checkNotInFuture(timestamp, now);
 
+      const channel = await readChannelFile(options.channel);
       const privateKey = await readPrivateKey(options.key);
-      if (options.channel !== undefined) {
-        const channel = await readChannelFile(options.channel);
-        if (channel.publicKey.n !== privateKey.n || channel.publicKey.e !== privateKey.e) {
-          throw new Error(`${options.key} is not the key of channel "${channel.name}" (${options.channel}); clients would reject the signature`);
-        }
+      // The certificate must be one clients accept: signed by the channel's root, naming the channel, for this key.
+      const certBytes = new Uint8Array(await readFile(options.cert).catch((err: NodeJS.ErrnoException) => {
+        throw new Error(`cannot read the key certificate ${options.cert}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
+      }));
+      const sigPath = options.cert.replace(/\.json$/, '') + '.sig';
+      const certSig = new Uint8Array(await readFile(sigPath).catch(() => {
+        throw new Error(`${sigPath}: the certificate's signature is missing (it sits next to ${options.cert})`);
+      }));
+      try {
+        await verifySignature(channel.rootKey, certSig, certBytes);
+      } catch (err) {
+        throw new Error(`${options.cert}: not signed by the root key of channel "${channel.name}" (${(err as Error).message})`);
       }
+      const cert = parseKeyCertificate(certBytes, options.cert);
+      checkCertificateBinding(cert, channel, cert.version);
+      if (cert.key.n !== privateKey.n || cert.key.e !== privateKey.e) throw new Error(`${options.key} is not the key certified by ${options.cert}; clients would reject the signature`);
+      if (cert.version < channel.minKeyVersion) throw new Error(`${options.cert} is key version ${cert.version}, below the channel's minKeyVersion ${channel.minKeyVersion}: clients refuse it`);
+      if (timestamp < channel.minTimestamp) throw new Error(`timestamp ${timestamp} is older than the channel's minTimestamp ${channel.minTimestamp}: clients refuse it`);
 
       const previous = await readPublishedTimestamp(options.out);
       if (previous !== undefined && timestamp <= previous) {
@@ -67,22 +90,25 @@ export function registerPublish(program: Command): void {
 
       const bundle = compileBundle(rulesets, { timestamp });
       if (readBundleHeader(bundle).timestamp !== timestamp) throw new Error('internal error: compiled bundle does not carry the release timestamp');
+      // Clients refuse a release whose rules send URLs outside the scope and destinations: say so here.
+      checkBundleDestinations(loadBundle(bundle), destinationPolicy(channel.scope, channel.destinations));
       const gz = new Uint8Array(gzipSync(bundle, { level: 9 }));
       const limits = DEFAULT_CHANNEL_LIMITS;
       if (gz.byteLength > limits.maxCompressedBytes || bundle.byteLength > limits.maxBundleBytes) {
         throw new Error(`bundle too large for clients (${gz.byteLength} bytes gzipped, ${bundle.byteLength} unpacked; limits ${limits.maxCompressedBytes} and ${limits.maxBundleBytes})`);
       }
-      const signature = await signBytes(privateKey, gz);
+      const files = await releaseFiles(channel, bundle, timestamp, privateKey, cert.version, gz);
       // Catch a damaged key here rather than on every client.
-      await verifySignature(publicJwkOf(privateKey), signature, gz);
+      await verifySignature(publicJwkOf(privateKey), files[releaseSignatureFileName(timestamp)] as Uint8Array, files[releaseFileName(timestamp)] as Uint8Array);
 
       await mkdir(options.out, { recursive: true });
       // The immutable files first; `latest-timestamp` last, so the channel never advertises files that are not there yet.
-      await writeFileAtomic(join(options.out, bundleFileName(timestamp)), gz);
-      await writeFileAtomic(join(options.out, signatureFileName(timestamp)), signature);
+      await writeFileAtomic(join(options.out, keyCertificateFileName(cert.version)), certBytes);
+      await writeFileAtomic(join(options.out, keyCertificateSignatureFileName(cert.version)), certSig);
+      for (const [name, bytes] of Object.entries(files)) await writeFileAtomic(join(options.out, name), bytes);
       await writeFileAtomic(join(options.out, LATEST_TIMESTAMP_FILE), `${timestamp}\n`);
       process.stderr.write(
-        `published ${rulesets.length} rulesets as ${timestamp} (${formatTimestamp(timestamp)}) in ${options.out}: ${bundleFileName(timestamp)} ${gz.byteLength} bytes, ${signatureFileName(timestamp)}\n`,
+        `published ${rulesets.length} rulesets as ${timestamp} (${formatTimestamp(timestamp)}) in ${options.out}: ${bundleFileName(timestamp)} ${gz.byteLength} bytes, signed by key version ${cert.version}\n`,
       );
     });
 }

@@ -36,6 +36,8 @@ export function registerRewrite(program: Command): void {
           const record: Record<string, unknown> = { url, rewritten: r.rewritten, ruleset: r.ruleset };
           if (r.channel !== null) record['channel'] = r.channel;
           if (r.error !== undefined) record['error'] = r.error;
+          // A channel rule that would have sent the URL outside its channel's scope and destinations.
+          if (r.refused !== undefined) record['refused'] = r.refused;
           await out.line(JSON.stringify(record));
           return;
         }

@@ -11,7 +11,11 @@
 import { MAX_PACKED_BITS } from './packed-array.js';
 
 export const MAGIC = 'HTTPSFY\0';
-export const FORMAT_VERSION = 5;
+/**
+ * 6: the checksum covers the header too (every byte but the checksum field itself); version 5
+ * left the timestamp (bytes 16-23) and the reserved word (bytes 36-39) outside it.
+ */
+export const FORMAT_VERSION = 6;
 export const HEADER_BYTES = 40;
 export const NONE = 0xffffffff;
 
@@ -256,10 +260,18 @@ export function readLength(bytes: Uint8Array, at: number): number {
   return length * 8 + size;
 }
 
-/** Word-wise checksum of everything after the header, to reject corrupted bundles. */
-export function checksum(bytes: Uint8Array, from: number): number {
-  const words = new Uint32Array(bytes.buffer, bytes.byteOffset + from, (bytes.length - from) >>> 2);
+/** Byte offset of the checksum word in the header; the only header word it does not cover. */
+export const CHECKSUM_OFFSET = 32;
+
+/**
+ * Word-wise checksum of the whole bundle except the checksum word itself, to reject corrupted
+ * bundles: the header fields (timestamp, counts, the reserved word at 36-39) are covered too, so
+ * a flipped timestamp byte is caught like any other.
+ */
+export function checksum(bytes: Uint8Array): number {
+  const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length >>> 2);
+  const skip = CHECKSUM_OFFSET >>> 2;
   let h = 0x811c9dc5;
-  for (let i = 0; i < words.length; i++) h = Math.imul(h ^ (words[i] as number), 0x01000193);
+  for (let i = 0; i < words.length; i++) if (i !== skip) h = Math.imul(h ^ (words[i] as number), 0x01000193);
   return h >>> 0;
 }

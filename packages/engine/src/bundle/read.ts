@@ -1,4 +1,4 @@
-import { checksum, FIRST_PACKED, FORMAT_VERSION, HEADER_BYTES, MAGIC, NODE_STRIDE, nodeLayout, PACKED_COUNT, packedColumns, popcount, readLength, Section, SECTION_ELEMENT_BYTES, type NodeLayout } from './format.js';
+import { checksum, CHECKSUM_OFFSET, FIRST_PACKED, FORMAT_VERSION, HEADER_BYTES, MAGIC, NODE_STRIDE, nodeLayout, PACKED_COUNT, packedColumns, popcount, readLength, Section, SECTION_ELEMENT_BYTES, type NodeLayout } from './format.js';
 import { PackedArray, packedWords } from './packed-array.js';
 import { readDictionary } from './string-dictionary.js';
 
@@ -59,7 +59,7 @@ export function readBundleSections(input: Uint8Array, verify: BundleVerification
   const sectionCount = view.getUint32(28, true);
   if (sectionCount !== Section.Count) throw new BundleError(`corrupt bundle: ${sectionCount} sections, expected ${Section.Count}`);
   if (HEADER_BYTES + sectionCount * 8 > bytes.length) throw new BundleError('truncated bundle: section directory cut off');
-  if (verify === 'full' && view.getUint32(32, true) !== checksum(bytes, HEADER_BYTES)) throw new BundleError('corrupt bundle: checksum mismatch');
+  if (verify === 'full' && view.getUint32(CHECKSUM_OFFSET, true) !== checksum(bytes)) throw new BundleError('corrupt bundle: checksum mismatch');
   const u8: Uint8Array[] = [];
   const u32: Uint32Array[] = [];
   for (let i = 0; i < sectionCount; i++) {

@@ -3,6 +3,7 @@ import { literalPrefix } from '../regex/literal-prefix.js';
 import {
   bitsFor,
   checksum,
+  CHECKSUM_OFFSET,
   FORMAT_VERSION,
   HEADER_BYTES,
   hashStep,
@@ -363,6 +364,6 @@ function assemble(sections: ArrayBufferView[], timestamp: number, rulesetCount: 
     view.setUint32(HEADER_BYTES + i * 8 + 4, s.byteLength, true);
     bytes.set(new Uint8Array(s.buffer, s.byteOffset, s.byteLength), placed[i] as number);
   });
-  view.setUint32(32, checksum(bytes, HEADER_BYTES), true);
+  view.setUint32(CHECKSUM_OFFSET, checksum(bytes), true);
   return bytes;
 }

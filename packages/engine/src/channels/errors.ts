@@ -13,7 +13,14 @@ export type ChannelErrorCode =
   | 'bad-signature'
   | 'corrupt-bundle'
   | 'timestamp-mismatch'
-  | 'storage-failed';
+  | 'below-minimum'
+  | 'invalid-release'
+  | 'wrong-channel'
+  | 'key-revoked'
+  | 'destination-outside-scope'
+  | 'insecure-redirect'
+  | 'storage-failed'
+  | 'locked';
 
 export class ChannelError extends Error {
   readonly code: ChannelErrorCode;

@@ -1,13 +1,24 @@
 // Signed ruleset update channels: browser-safe (WebCrypto, fetch, DecompressionStream only).
-export { type ChannelDefinition, parseChannelDefinition } from './definition.js';
+export { CHANNEL_FORMAT, channelBinding, type ChannelDefinition, channelDefinitionJson, MAX_AGE_DAYS_LIMIT, parseChannelDefinition } from './definition.js';
+export { checkBundleDestinations, type DestinationPolicy, destinationPolicy, parseDestinationHost, type RuleDestination, ruleDestination } from './destinations.js';
 export { ChannelError, type ChannelErrorCode, describeError } from './errors.js';
 export { type FetchBytes, type FetchLike, fetchBytesWith } from './fetch-bytes.js';
+export { type ChannelFreshness, channelFreshness, installedProblem, requiredKeyVersion, usableInstalled } from './freshness.js';
 export { gunzipLimited, gzipBytes } from './gzip.js';
 export { type ActiveChannels, type InstalledChannel, selectActiveChannels } from './installed.js';
-export { bundleFileName, channelFileUrl, LATEST_TIMESTAMP_FILE, signatureFileName } from './layout.js';
+export {
+  bundleFileName,
+  channelFileUrl,
+  keyCertificateFileName,
+  keyCertificateSignatureFileName,
+  LATEST_TIMESTAMP_FILE,
+  releaseFileName,
+  releaseSignatureFileName,
+} from './layout.js';
 export { type ChannelLimits, DEFAULT_CHANNEL_LIMITS } from './limits.js';
+export { checkCertificateBinding, checkReleaseBinding, type KeyCertificate, keyCertificateBytes, parseKeyCertificate, parseRelease, type Release, releaseBytes, sha256Hex } from './release.js';
 export { CHECK_PERIOD_SECONDS, RETRY_AFTER_FAILURE_SECONDS, secondsUntilChannelCheck, secondsUntilNextCheck } from './schedule.js';
-export { compileScope, ScopedEngine, type ScopedLayer, type ScopedRewriteOutcome, scopedEngineFromChannels } from './scoped-engine.js';
+export { channelLayer, compileScope, ScopedEngine, type ScopedLayer, type ScopedRewriteOutcome, type ScopeMatcher, scopedEngineFromChannels } from './scoped-engine.js';
 export {
   checkPublicJwk,
   GENERATED_MODULUS_BITS,
@@ -20,6 +31,7 @@ export {
   signBytes,
   verifySignature,
 } from './signature.js';
-export type { ChannelRecord, ChannelStorage, CheckResult, InstalledBundle, LastCheck } from './state.js';
+export type { ChannelRecord, ChannelStorage, CheckResult, InstalledBundle, LastCheck, SigningKeyRecord } from './state.js';
 export { checkNotInFuture, formatTimestamp, MAX_CHANNEL_TIMESTAMP, parseAdvertisedTimestamp } from './timestamp.js';
 export { type ChannelCheckOptions, type ChannelCheckReport, checkChannel, fetchVerifiedBundle } from './update.js';
+export { type ChannelFiles, keyCertificateFiles, releaseFiles } from './publish.js';

@@ -1,7 +1,14 @@
 /**
  * File layout of a channel directory, as written by `httpsify publish` and read by clients.
  * Only `latest-timestamp` is mutable; the other files are immutable once published, so a
- * client that reads a timestamp always finds the matching pair of files.
+ * client that reads a timestamp always finds the matching files.
+ *
+ *   latest-timestamp                 decimal unix seconds (a hint: everything is checked against the signed release)
+ *   rulesets.<ts>.release.json       the signed release: channel, URL prefix, scope, destinations, timestamp, key version, bundle digest
+ *   rulesets.<ts>.release.sig        RSA-PSS signature of the release bytes by the online key
+ *   rulesets.<ts>.bundle.gz          gzip of the compiled bundle
+ *   key.<version>.json               certificate of an online signing key
+ *   key.<version>.sig                RSA-PSS signature of the certificate bytes by the root key
  */
 export const LATEST_TIMESTAMP_FILE = 'latest-timestamp';
 
@@ -9,8 +16,20 @@ export function bundleFileName(timestamp: number): string {
   return `rulesets.${timestamp}.bundle.gz`;
 }
 
-export function signatureFileName(timestamp: number): string {
-  return `rulesets.${timestamp}.sig`;
+export function releaseFileName(timestamp: number): string {
+  return `rulesets.${timestamp}.release.json`;
+}
+
+export function releaseSignatureFileName(timestamp: number): string {
+  return `rulesets.${timestamp}.release.sig`;
+}
+
+export function keyCertificateFileName(version: number): string {
+  return `key.${version}.json`;
+}
+
+export function keyCertificateSignatureFileName(version: number): string {
+  return `key.${version}.sig`;
 }
 
 /** Joins a channel URL prefix and a file name with exactly one slash (the old extension produced `//`). */

@@ -1,24 +1,33 @@
 import { type Engine, type EngineOptions, loadBundle, type RewriteOutcome } from '../match/engine.js';
+import { type DestinationPolicy, destinationPolicy } from './destinations.js';
 import type { ActiveChannels } from './installed.js';
+import { compileScope, type ScopeMatcher } from './scope.js';
+
+export { compileScope, type ScopeMatcher };
 
 /** One engine and the URLs it may rewrite. */
 export interface ScopedLayer {
   /** Channel name, or null for the built-in defaults. */
   channel: string | null;
   /** Only URLs matching this are given to `engine`; null means every URL. */
-  scope: RegExp | null;
+  scope: ScopeMatcher | null;
+  /** Where its rewrites may go; null means anywhere (the defaults). */
+  destinations?: DestinationPolicy | null;
   engine: Engine;
 }
 
 export interface ScopedRewriteOutcome extends RewriteOutcome {
   /** Which channel's rulesets rewrote the URL (null: the defaults, or nothing rewrote). */
   channel: string | null;
+  /** A channel rewrote the URL to a destination outside its scope and list; that rewrite was not used. */
+  refused?: { channel: string; rewritten: string; ruleset: string | null };
 }
 
 /**
  * Rewrites with several engines, each confined to its scope. Layers are tried in order and
  * the first that rewrites wins, the way HTTPS Everywhere tried channel rulesets before the
- * bundled ones; a layer whose scope does not match the URL is not consulted at all.
+ * bundled ones; a layer whose scope does not match the URL is not consulted at all, and a
+ * channel's rewrite that leaves its allowed destinations is dropped (the next layer decides).
  */
 export class ScopedEngine {
   readonly layers: readonly ScopedLayer[];
@@ -37,19 +46,25 @@ export class ScopedEngine {
   }
 
   rewriteWithRuleset(url: string): ScopedRewriteOutcome {
+    let refused: ScopedRewriteOutcome['refused'];
     for (const layer of this.layers) {
       if (layer.scope !== null && !layer.scope.test(url)) continue;
       const outcome = layer.engine.rewriteWithRuleset(url);
       if (outcome.error !== undefined) return { ...outcome, channel: null };
-      if (outcome.rewritten !== null) return { ...outcome, channel: layer.channel };
+      if (outcome.rewritten === null) continue;
+      if (layer.channel !== null && layer.destinations && !layer.destinations.allows(outcome.rewritten)) {
+        refused ??= { channel: layer.channel, rewritten: outcome.rewritten, ruleset: outcome.ruleset };
+        continue;
+      }
+      return refused ? { ...outcome, channel: layer.channel, refused } : { ...outcome, channel: layer.channel };
     }
-    return { rewritten: null, ruleset: null, channel: null };
+    return refused ? { rewritten: null, ruleset: null, channel: null, refused } : { rewritten: null, ruleset: null, channel: null };
   }
 }
 
-/** `''` is "no restriction"; anything else is compiled once (no flags, so `test` is stateless). */
-export function compileScope(scope: string): RegExp | null {
-  return scope === '' ? null : new RegExp(scope);
+/** The layer of one installed channel. */
+export function channelLayer(name: string, scope: string, destinations: readonly string[], engine: Engine): ScopedLayer {
+  return { channel: name, scope: compileScope(scope), destinations: destinationPolicy(scope, destinations), engine };
 }
 
 /**
@@ -58,7 +73,7 @@ export function compileScope(scope: string): RegExp | null {
  * load; stored bundles were validated at install, so that means local damage.
  */
 export function scopedEngineFromChannels(active: ActiveChannels, defaults: Engine | null, options: EngineOptions = {}): ScopedEngine {
-  const layers: ScopedLayer[] = active.channels.map((c) => ({ channel: c.name, scope: compileScope(c.scope), engine: loadBundle(c.bundle, options) }));
+  const layers: ScopedLayer[] = active.channels.map((c) => channelLayer(c.name, c.scope, c.destinations, loadBundle(c.bundle, options)));
   if (defaults && active.useDefaults) layers.push({ channel: null, scope: null, engine: defaults });
   return new ScopedEngine(layers);
 }

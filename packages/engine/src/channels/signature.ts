@@ -13,8 +13,10 @@ const KEY_ALGORITHM = { name: 'RSA-PSS', hash: 'SHA-256' } as const;
 
 /** Keys `httpsify keygen` makes. */
 export const GENERATED_MODULUS_BITS = 4096;
-/** Smallest modulus a channel may use; below this RSA is no longer considered safe. */
-export const MIN_MODULUS_BITS = 2048;
+/** Smallest modulus a channel key may have, counted on the modulus value (NIST SP 800-57: 128-bit security). */
+export const MIN_MODULUS_BITS = 3072;
+/** The only public exponent accepted: 65537. A small exponent such as 1 makes forging trivial. */
+const REQUIRED_EXPONENT = 65537;
 
 /** WebCrypto's typings want ArrayBuffer-backed views; copy only in the rare other case. */
 function bufferSource(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
@@ -23,10 +25,38 @@ function bufferSource(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
 
 const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi'] as const;
 
-/** Bytes of the RSA modulus of a JWK, from the length of its base64url `n` (leading zeros are not allowed by RFC 7518). */
+/** Decodes base64url (no padding) without a platform Buffer; returns null for anything else. */
+export function base64UrlToBytes(text: string): Uint8Array | null {
+  if (!/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) return null;
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  const out = new Uint8Array(Math.floor((text.length * 6) / 8));
+  let acc = 0;
+  let bits = 0;
+  let at = 0;
+  for (const ch of text) {
+    acc = (acc << 6) | alphabet.indexOf(ch);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out[at++] = (acc >> bits) & 0xff;
+    }
+    acc &= (1 << bits) - 1;
+  }
+  return out;
+}
+
+/** Bit length of a big-endian unsigned integer (leading zero bytes and bits do not count). */
+export function bitLength(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < bytes.length && bytes[i] === 0) i++;
+  if (i === bytes.length) return 0;
+  return (bytes.length - i - 1) * 8 + (32 - Math.clz32(bytes[i] as number));
+}
+
+/** Bytes of an RSA signature made with this key: the modulus value's byte length. */
 export function modulusBytes(jwk: JsonWebKey): number {
-  const n = jwk.n ?? '';
-  return Math.floor((n.length * 6) / 8);
+  const n = base64UrlToBytes(jwk.n ?? '');
+  return n === null ? 0 : Math.ceil(bitLength(n) / 8);
 }
 
 /**
@@ -49,9 +79,26 @@ export function checkPublicJwk(jwk: unknown): JsonWebKey {
   if (key.alg !== undefined && key.alg !== 'PS256') {
     throw new ChannelError('invalid-key', `public key is for algorithm ${JSON.stringify(key.alg)}; channels use RSA-PSS with SHA-256 (PS256)`);
   }
-  const bits = modulusBytes({ n: key.n }) * 8;
-  if (bits < MIN_MODULUS_BITS) throw new ChannelError('invalid-key', `public key modulus has ${bits} bits; at least ${MIN_MODULUS_BITS} are required`);
+  checkKeyNumbers(key.n, key.e, 'public key');
   return { kty: 'RSA', n: key.n, e: key.e };
+}
+
+/**
+ * The numbers of an RSA key, counted on their values: base64 length says nothing (leading zero
+ * bytes pad it), and an exponent other than 65537 (e = 1 makes every message its own signature)
+ * is refused.
+ */
+function checkKeyNumbers(n: string, e: string, what: string): void {
+  const modulus = base64UrlToBytes(n);
+  const exponent = base64UrlToBytes(e);
+  if (modulus === null) throw new ChannelError('invalid-key', `${what} has no valid base64url modulus "n"`);
+  if (exponent === null || exponent.length > 8) throw new ChannelError('invalid-key', `${what} has no valid base64url exponent "e"`);
+  const bits = bitLength(modulus);
+  if (bits < MIN_MODULUS_BITS) throw new ChannelError('invalid-key', `${what} modulus has ${bits} bits; at least ${MIN_MODULUS_BITS} are required`);
+  if (((modulus[modulus.length - 1] as number) & 1) === 0) throw new ChannelError('invalid-key', `${what} modulus is even, so it is not an RSA modulus`);
+  let value = 0;
+  for (const b of exponent) value = value * 256 + b;
+  if (value !== REQUIRED_EXPONENT) throw new ChannelError('invalid-key', `${what} exponent is ${value}; channels require 65537 ("AQAB")`);
 }
 
 /** Imports a channel's public key for verification, keeping only the members that matter. */
@@ -100,9 +147,7 @@ export async function signBytes(privateJwk: JsonWebKey, data: Uint8Array): Promi
   if (privateJwk.kty !== 'RSA' || typeof privateJwk.d !== 'string') {
     throw new ChannelError('invalid-key', 'signing key must be an RSA private JWK (with "d"); did you pass the public key?');
   }
-  if (modulusBytes(privateJwk) * 8 < MIN_MODULUS_BITS) {
-    throw new ChannelError('invalid-key', `signing key modulus is below ${MIN_MODULUS_BITS} bits`);
-  }
+  checkKeyNumbers(privateJwk.n ?? '', privateJwk.e ?? '', 'signing key');
   let key: CryptoKey;
   try {
     const { key_ops: _ops, alg: _alg, use: _use, ...members } = privateJwk;

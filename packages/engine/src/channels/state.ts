@@ -10,6 +10,18 @@ export interface InstalledBundle {
   rulesetCount: number;
   /** Unix seconds of installation. */
   installedAt: number;
+  /** Version of the online key that signed the release; revoked once a higher one is known. */
+  keyVersion: number;
+  /** `channelBinding` of the definition it was verified for; under any other it does not apply. */
+  verifiedFor: string;
+}
+
+/** The newest online key seen for a channel, certified by its root key. */
+export interface SigningKeyRecord {
+  version: number;
+  key: JsonWebKey;
+  /** `channelBinding` of the definition whose root verified it. */
+  verifiedFor: string;
 }
 
 export type CheckResult = 'updated' | 'current' | 'failed';
@@ -30,6 +42,8 @@ export interface ChannelRecord {
   /** The definition used by the last check (so installed bundles can be applied without the channel file). */
   channel: ChannelDefinition;
   installed?: InstalledBundle;
+  /** Remembered so a later check needs no certificate download and so older keys stay revoked. */
+  signingKey?: SigningKeyRecord;
   lastCheck?: LastCheck;
   /** Unix seconds of the last check that ended `updated` or `current`. */
   lastSuccessAt?: number;

@@ -1,13 +1,24 @@
 import { readBundleHeader } from '../bundle/read.js';
 import { loadBundle } from '../match/engine.js';
-import type { ChannelDefinition } from './definition.js';
+import { channelBinding, type ChannelDefinition } from './definition.js';
+import { checkBundleDestinations, destinationPolicy } from './destinations.js';
 import { ChannelError, describeError } from './errors.js';
 import type { FetchBytes } from './fetch-bytes.js';
+import { requiredKeyVersion, usableInstalled } from './freshness.js';
 import { gunzipLimited } from './gzip.js';
-import { bundleFileName, channelFileUrl, LATEST_TIMESTAMP_FILE, signatureFileName } from './layout.js';
+import {
+  bundleFileName,
+  channelFileUrl,
+  keyCertificateFileName,
+  keyCertificateSignatureFileName,
+  LATEST_TIMESTAMP_FILE,
+  releaseFileName,
+  releaseSignatureFileName,
+} from './layout.js';
 import { type ChannelLimits, DEFAULT_CHANNEL_LIMITS } from './limits.js';
+import { checkCertificateBinding, checkReleaseBinding, claimedKeyVersion, MAX_SIGNED_DOCUMENT_BYTES, parseKeyCertificate, parseRelease, sha256Hex } from './release.js';
 import { verifySignature } from './signature.js';
-import type { ChannelRecord, ChannelStorage, CheckResult, InstalledBundle, LastCheck } from './state.js';
+import type { ChannelRecord, ChannelStorage, CheckResult, InstalledBundle, LastCheck, SigningKeyRecord } from './state.js';
 import { checkNotInFuture, formatTimestamp, parseAdvertisedTimestamp } from './timestamp.js';
 
 export interface ChannelCheckOptions {
@@ -25,7 +36,7 @@ export interface ChannelCheckOptions {
 export interface ChannelCheckReport {
   channel: string;
   result: CheckResult;
-  /** Installed timestamp before the check. */
+  /** Installed timestamp before the check (only if it applied under this definition). */
   previousTimestamp?: number;
   /** Installed timestamp after the check (unchanged unless `result` is `updated`). */
   installedTimestamp?: number;
@@ -34,69 +45,129 @@ export interface ChannelCheckReport {
 }
 
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+const GZIP_MAGIC = [0x1f, 0x8b];
+
+/** What a check learned that outlives its failure: a newer certified signing key revokes older ones. */
+interface Learned {
+  signingKey?: SigningKeyRecord;
+}
 
 /**
- * Downloads and verifies the newest bundle of a channel, or explains why not. Order matters:
- * nothing fetched is trusted (or recorded) before the signature over the exact compressed
- * bytes has verified, and only a fully checked bundle replaces the installed one.
+ * The online key for `version`: the remembered one when it is that version, else its
+ * certificate, verified with the definition's root key and checked to name this channel.
+ */
+async function signingKeyFor(channel: ChannelDefinition, record: ChannelRecord | undefined, version: number, options: ChannelCheckOptions, limits: ChannelLimits): Promise<SigningKeyRecord> {
+  const binding = channelBinding(channel);
+  const known = record?.signingKey;
+  if (known !== undefined && known.verifiedFor === binding && known.version === version) return known;
+  const url = (file: string): string => channelFileUrl(channel.urlPrefix, file);
+  const certBytes = await options.fetchBytes(url(keyCertificateFileName(version)), { maxBytes: MAX_SIGNED_DOCUMENT_BYTES });
+  const certSig = await options.fetchBytes(url(keyCertificateSignatureFileName(version)), { maxBytes: limits.maxSignatureBytes });
+  try {
+    await verifySignature(channel.rootKey, certSig, certBytes);
+  } catch (err) {
+    throw new ChannelError('bad-signature', `key certificate ${version}: ${describeError(err).message} (root key)`, { cause: err });
+  }
+  const cert = parseKeyCertificate(certBytes, `key certificate ${version}`);
+  checkCertificateBinding(cert, channel, version);
+  return { version, key: cert.key, verifiedFor: binding };
+}
+
+/**
+ * Downloads and verifies the newest release of a channel, or explains why not. Order matters:
+ * nothing fetched is trusted (or recorded) before its signature has verified: the certificate
+ * with the root key, the release with the certified key, then the bundle against the digest
+ * and length in the release (which also bound how much is downloaded and inflated).
  * Returns `undefined` when the installed bundle is already the advertised one.
  */
-export async function fetchVerifiedBundle(
+async function fetchVerified(
   channel: ChannelDefinition,
-  installedTimestamp: number | undefined,
+  record: ChannelRecord | undefined,
+  installed: InstalledBundle | undefined,
   options: ChannelCheckOptions,
+  learned: Learned,
 ): Promise<Omit<InstalledBundle, 'installedAt'> | undefined> {
   const limits = { ...DEFAULT_CHANNEL_LIMITS, ...options.limits };
   const now = (options.now ?? nowSeconds)();
   const url = (file: string): string => channelFileUrl(channel.urlPrefix, file);
+  const required = requiredKeyVersion(channel, record);
 
   const advertised = parseAdvertisedTimestamp(await options.fetchBytes(url(LATEST_TIMESTAMP_FILE), { maxBytes: limits.maxTimestampBytes }));
-  if (installedTimestamp !== undefined) {
-    if (advertised === installedTimestamp) return undefined;
-    if (advertised < installedTimestamp) {
-      throw new ChannelError(
-        'not-newer',
-        `channel advertises ${advertised} (${formatTimestamp(advertised)}), older than the installed ${installedTimestamp} (${formatTimestamp(installedTimestamp)}); possible replay, keeping the installed rulesets`,
-      );
-    }
+  checkNotInFuture(advertised, now);
+  if (advertised < channel.minTimestamp) {
+    throw new ChannelError(
+      'below-minimum',
+      `channel advertises ${advertised} (${formatTimestamp(advertised)}), older than the definition's minimum ${channel.minTimestamp} (${formatTimestamp(channel.minTimestamp)}); possible replay of an old release`,
+    );
   }
+  // Rollback is judged against the newest release ever installed under this definition, even one
+  // whose key was revoked since.
+  const newest = record?.installed?.verifiedFor === channelBinding(channel) ? record.installed.timestamp : undefined;
+  if (newest !== undefined && advertised < newest) {
+    throw new ChannelError(
+      'not-newer',
+      `channel advertises ${advertised} (${formatTimestamp(advertised)}), older than the installed ${newest} (${formatTimestamp(newest)}); possible replay, keeping the installed rulesets`,
+    );
+  }
+  if (installed !== undefined && advertised === installed.timestamp) return undefined;
   if (channel.replacesDefaults && options.defaultsTimestamp !== undefined && advertised < options.defaultsTimestamp) {
     throw new ChannelError(
       'older-than-defaults',
       `channel advertises ${advertised} (${formatTimestamp(advertised)}), older than the built-in rulesets (${formatTimestamp(options.defaultsTimestamp)}) it would replace`,
     );
   }
-  checkNotInFuture(advertised, now);
 
-  const signature = await options.fetchBytes(url(signatureFileName(advertised)), { maxBytes: limits.maxSignatureBytes });
-  const compressed = await options.fetchBytes(url(bundleFileName(advertised)), { maxBytes: limits.maxCompressedBytes });
-  await verifySignature(channel.publicKey, signature, compressed);
+  const releaseBytes = await options.fetchBytes(url(releaseFileName(advertised)), { maxBytes: MAX_SIGNED_DOCUMENT_BYTES });
+  const releaseSig = await options.fetchBytes(url(releaseSignatureFileName(advertised)), { maxBytes: limits.maxSignatureBytes });
+  const keyVersion = claimedKeyVersion(releaseBytes);
+  if (keyVersion < required) {
+    throw new ChannelError('key-revoked', `release ${advertised} is signed by key version ${keyVersion}, which is revoked (version ${required} or newer is required)`);
+  }
+  const signingKey = await signingKeyFor(channel, record, keyVersion, options, limits);
+  await verifySignature(signingKey.key, releaseSig, releaseBytes);
+  const release = parseRelease(releaseBytes);
+  checkReleaseBinding(release, channel, advertised, keyVersion);
+  if (signingKey.version > (learned.signingKey?.version ?? 0)) learned.signingKey = signingKey;
 
-  const bundle = await gunzipLimited(compressed, limits.maxBundleBytes);
+  if (release.bundle.bytes > limits.maxBundleBytes) throw new ChannelError('too-large', `release announces a bundle of ${release.bundle.bytes} bytes, above the limit of ${limits.maxBundleBytes}`);
+  // gzip never grows data by more than a few bytes per 16 KiB block; anything longer is not this bundle.
+  const maxDownload = Math.min(limits.maxCompressedBytes, release.bundle.bytes + (release.bundle.bytes >> 6) + 1024);
+  const body = await options.fetchBytes(url(bundleFileName(advertised)), { maxBytes: maxDownload });
+  // The .gz file as published, or, when the server sent it with `Content-Encoding: gzip`, the
+  // bundle that fetch already inflated. Either way only the signed digest decides.
+  const isGzip = body[0] === GZIP_MAGIC[0] && body[1] === GZIP_MAGIC[1];
+  const bundle = isGzip ? await gunzipLimited(body, release.bundle.bytes) : body;
+  if (bundle.byteLength !== release.bundle.bytes || (await sha256Hex(bundle)) !== release.bundle.sha256) {
+    throw new ChannelError('bad-signature', `bundle ${bundleFileName(advertised)} does not match the digest in the signed release`);
+  }
+
   let embedded: number;
   let rulesetCount: number;
+  let engine;
   try {
     embedded = readBundleHeader(bundle).timestamp;
     // Full structural validation: the bundle must load before it may replace anything.
-    rulesetCount = loadBundle(bundle).rulesetCount;
+    engine = loadBundle(bundle);
+    rulesetCount = engine.rulesetCount;
   } catch (err) {
     throw new ChannelError('corrupt-bundle', `signed bundle does not load: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
-  // The signature covers the bytes but not the file name: an old signed bundle served under a
-  // new timestamp is caught here.
   if (embedded !== advertised) {
-    throw new ChannelError(
-      'timestamp-mismatch',
-      `bundle carries timestamp ${embedded} (${formatTimestamp(embedded)}) but was published as ${advertised}; possible downgrade attack`,
-    );
+    throw new ChannelError('timestamp-mismatch', `bundle carries timestamp ${embedded} (${formatTimestamp(embedded)}) but was published as ${advertised}; possible downgrade attack`);
   }
-  return { timestamp: advertised, bundle, rulesetCount };
+  checkBundleDestinations(engine, destinationPolicy(channel.scope, channel.destinations));
+  return { timestamp: advertised, bundle, rulesetCount, keyVersion, verifiedFor: channelBinding(channel) };
+}
+
+/** Verifies the newest release without storing anything (for tools); `record` is what is installed. */
+export async function fetchVerifiedBundle(channel: ChannelDefinition, record: ChannelRecord | undefined, options: ChannelCheckOptions): Promise<Omit<InstalledBundle, 'installedAt'> | undefined> {
+  return fetchVerified(channel, record, usableInstalled(channel, record), options, {});
 }
 
 /**
  * One complete check of one channel: fetch, verify, and atomically install through `storage`.
  * Never throws for network, publisher or storage problems; they end up in the report and in
- * the record's `lastCheck`, and the previously installed bundle stays active.
+ * the record's `lastCheck`, and the previously installed bundle stays as it was.
  */
 export async function checkChannel(channel: ChannelDefinition, storage: ChannelStorage, options: ChannelCheckOptions): Promise<ChannelCheckReport> {
   const clock = options.now ?? nowSeconds;
@@ -107,19 +178,23 @@ export async function checkChannel(channel: ChannelDefinition, storage: ChannelS
   } catch (err) {
     return { channel: channel.name, result: 'failed', error: { code: 'storage-failed', message: `cannot read channel state: ${describeError(err).message}` } };
   }
-  const previous = record?.installed;
+  const previous = usableInstalled(channel, record);
   const base = { channel: channel.name, previousTimestamp: previous?.timestamp };
+  const learned: Learned = {};
 
   let outcome: { result: 'updated' | 'current'; installed: InstalledBundle | undefined } | { result: 'failed'; error: NonNullable<LastCheck['error']> };
   try {
-    const fresh = await fetchVerifiedBundle(channel, previous?.timestamp, options);
+    const fresh = await fetchVerified(channel, record, previous, options, learned);
     outcome = fresh ? { result: 'updated', installed: { ...fresh, installedAt: clock() } } : { result: 'current', installed: previous };
   } catch (err) {
     outcome = { result: 'failed', error: describeError(err) };
   }
 
   if (outcome.result !== 'failed') {
-    const next: ChannelRecord = { channel, installed: outcome.installed, lastCheck: { at: startedAt, result: outcome.result }, lastSuccessAt: startedAt };
+    const next: ChannelRecord = { channel, lastCheck: { at: startedAt, result: outcome.result }, lastSuccessAt: startedAt };
+    if (outcome.installed) next.installed = outcome.installed;
+    const signingKey = learned.signingKey ?? record?.signingKey;
+    if (signingKey !== undefined && signingKey.verifiedFor === channelBinding(channel)) next.signingKey = signingKey;
     try {
       await storage.save(next);
       return { ...base, result: outcome.result, installedTimestamp: outcome.installed?.timestamp, rulesetCount: outcome.installed?.rulesetCount };
@@ -128,13 +203,25 @@ export async function checkChannel(channel: ChannelDefinition, storage: ChannelS
     }
   }
 
-  // Only the status changes; the previous bundle (if any) stays installed and active.
-  const failed: ChannelRecord = { channel, installed: previous, lastCheck: { at: startedAt, result: 'failed', error: outcome.error } };
-  if (record?.lastSuccessAt !== undefined) failed.lastSuccessAt = record.lastSuccessAt;
+  // Only the status changes (and a newer certified key, which revokes older ones). The record is
+  // read again first: another client may have installed something newer meanwhile, and a failure
+  // must never write the older state back over it.
+  let latest = record;
+  try {
+    latest = await storage.load();
+  } catch {
+    // Keep what was read at the start.
+  }
+  // Under the definition checked now: a bundle verified for an earlier one (another root key,
+  // scope, …) stays on disk but no longer applies.
+  const failed: ChannelRecord = { ...(latest ?? { channel }), channel, lastCheck: { at: startedAt, result: 'failed', error: outcome.error } };
+  const bound = channelBinding(channel);
+  if (learned.signingKey && (failed.signingKey?.verifiedFor !== bound || failed.signingKey.version < learned.signingKey.version)) failed.signingKey = learned.signingKey;
   try {
     await storage.save(failed);
   } catch {
     // The report below still carries the original error; the state on disk is the previous one.
   }
-  return { ...base, result: 'failed', installedTimestamp: previous?.timestamp, rulesetCount: previous?.rulesetCount, error: outcome.error };
+  const kept = usableInstalled(channel, failed);
+  return { ...base, result: 'failed', installedTimestamp: kept?.timestamp, rulesetCount: kept?.rulesetCount, error: outcome.error };
 }

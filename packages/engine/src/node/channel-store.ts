@@ -2,10 +2,11 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { parseChannelDefinition } from '../channels/definition.js';
+import { channelDefinitionJson, parseChannelDefinition } from '../channels/definition.js';
+import { checkPublicJwk } from '../channels/signature.js';
 import { ChannelError } from '../channels/errors.js';
 import { type ActiveChannels, selectActiveChannels } from '../channels/installed.js';
-import type { ChannelRecord, ChannelStorage, LastCheck } from '../channels/state.js';
+import type { ChannelRecord, ChannelStorage, LastCheck, SigningKeyRecord } from '../channels/state.js';
 import { writeFileAtomic } from './write-file-atomic.js';
 
 /**
@@ -19,7 +20,8 @@ import { writeFileAtomic } from './write-file-atomic.js';
  * (and its still-present bundle) active.
  */
 const RECORD_FILE = 'record.json';
-const RECORD_FORMAT = 1;
+/** 2: installed bundles carry their key version and binding; the newest signing key is kept. */
+const RECORD_FORMAT = 2;
 
 /** `$XDG_STATE_HOME/httpsify`, else `~/.local/state/httpsify`. */
 export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -43,7 +45,8 @@ export function channelStateDir(stateDir: string, name: string): string {
 interface RecordFile {
   format: number;
   channel: unknown;
-  installed?: { timestamp: number; rulesetCount: number; installedAt: number; file: string; bytes: number; sha256: string };
+  installed?: { timestamp: number; rulesetCount: number; installedAt: number; keyVersion: number; verifiedFor: string; file: string; bytes: number; sha256: string };
+  signingKey?: SigningKeyRecord;
   lastCheck?: LastCheck;
   lastSuccessAt?: number;
 }
@@ -66,14 +69,18 @@ function parseRecordFile(text: string, path: string): RecordFile {
   }
   if (typeof value !== 'object' || value === null) return corrupt('not a JSON object');
   const file = value as RecordFile;
-  if (file.format !== RECORD_FORMAT) corrupt(`unknown state format ${JSON.stringify(file.format)}`);
+  if (file.format !== RECORD_FORMAT) corrupt(`state format ${JSON.stringify(file.format)} is not this version's (${RECORD_FORMAT})`);
   const inst = file.installed;
   if (inst !== undefined) {
     const ok =
       typeof inst === 'object' && inst !== null &&
-      isCount(inst.timestamp) && isCount(inst.rulesetCount) && isCount(inst.installedAt) && isCount(inst.bytes) &&
+      isCount(inst.timestamp) && isCount(inst.rulesetCount) && isCount(inst.installedAt) && isCount(inst.bytes) && isCount(inst.keyVersion) && typeof inst.verifiedFor === 'string' &&
       typeof inst.sha256 === 'string' && typeof inst.file === 'string' && /^bundle\.[0-9]+\.bin$/.test(inst.file);
     if (!ok) corrupt('malformed "installed" entry');
+  }
+  const key = file.signingKey;
+  if (key !== undefined && (typeof key !== 'object' || key === null || !isCount(key.version) || typeof key.verifiedFor !== 'string' || typeof key.key !== 'object' || key.key === null)) {
+    corrupt('malformed "signingKey" entry');
   }
   return file;
 }
@@ -91,6 +98,13 @@ async function readRecord(dir: string): Promise<ChannelRecord | undefined> {
   const record: ChannelRecord = { channel: parseChannelDefinition(file.channel, path) };
   if (file.lastCheck !== undefined) record.lastCheck = file.lastCheck;
   if (file.lastSuccessAt !== undefined) record.lastSuccessAt = file.lastSuccessAt;
+  if (file.signingKey !== undefined) {
+    try {
+      record.signingKey = { version: file.signingKey.version, key: checkPublicJwk(file.signingKey.key), verifiedFor: file.signingKey.verifiedFor };
+    } catch (err) {
+      throw new ChannelError('storage-failed', `${path}: stored signing key: ${(err as Error).message}`);
+    }
+  }
   if (file.installed) {
     const bundlePath = join(dir, file.installed.file);
     let bytes: Uint8Array;
@@ -103,17 +117,17 @@ async function readRecord(dir: string): Promise<ChannelRecord | undefined> {
     if (bytes.byteLength !== file.installed.bytes || sha256Hex(bytes) !== file.installed.sha256) {
       throw new ChannelError('storage-failed', `${bundlePath}: installed bundle was modified or damaged on disk; remove the channel's state (httpsify update --remove NAME) to reinstall`);
     }
-    const { timestamp, rulesetCount, installedAt } = file.installed;
-    record.installed = { timestamp, rulesetCount, installedAt, bundle: bytes };
+    const { timestamp, rulesetCount, installedAt, keyVersion, verifiedFor } = file.installed;
+    record.installed = { timestamp, rulesetCount, installedAt, keyVersion, verifiedFor, bundle: bytes };
   }
   return record;
 }
 
 async function writeRecord(dir: string, record: ChannelRecord): Promise<void> {
   await mkdir(dir, { recursive: true });
-  const file: RecordFile = { format: RECORD_FORMAT, channel: record.channel };
+  const file: RecordFile = { format: RECORD_FORMAT, channel: channelDefinitionJson(record.channel) };
   if (record.installed) {
-    const { timestamp, rulesetCount, installedAt, bundle } = record.installed;
+    const { timestamp, rulesetCount, installedAt, keyVersion, verifiedFor, bundle } = record.installed;
     const name = `bundle.${timestamp}.bin`;
     const sha256 = sha256Hex(bundle);
     // Re-saving the same installed bundle (a status-only save) must not rewrite it.
@@ -121,15 +135,58 @@ async function writeRecord(dir: string, record: ChannelRecord): Promise<void> {
     if (!existing || existing.byteLength !== bundle.byteLength || sha256Hex(existing) !== sha256) {
       await writeFileAtomic(join(dir, name), bundle);
     }
-    file.installed = { timestamp, rulesetCount, installedAt, file: name, bytes: bundle.byteLength, sha256 };
+    file.installed = { timestamp, rulesetCount, installedAt, keyVersion, verifiedFor, file: name, bytes: bundle.byteLength, sha256 };
   }
+  if (record.signingKey) file.signingKey = record.signingKey;
   if (record.lastCheck) file.lastCheck = record.lastCheck;
   if (record.lastSuccessAt !== undefined) file.lastSuccessAt = record.lastSuccessAt;
   await writeFileAtomic(join(dir, RECORD_FILE), `${JSON.stringify(file, null, 2)}\n`);
   // Bundles no longer referenced are garbage only after the rename above succeeded.
+  await removeUnreferenced(dir, file.installed?.file);
+}
+
+const TEMP_FILE = /\.tmp-[0-9]+-[0-9a-f]+$/;
+const BUNDLE_FILE = /^bundle\.[0-9]+\.bin$/;
+
+async function removeUnreferenced(dir: string, keep: string | undefined, removed: string[] = []): Promise<string[]> {
   for (const entry of await readdir(dir)) {
-    if (/^bundle\.[0-9]+\.bin$/.test(entry) && entry !== file.installed?.file) await rm(join(dir, entry), { force: true });
+    if ((BUNDLE_FILE.test(entry) && entry !== keep) || TEMP_FILE.test(entry)) {
+      await rm(join(dir, entry), { force: true });
+      removed.push(join(dir, entry));
+    }
   }
+  return removed;
+}
+
+/**
+ * Removes what killed runs left behind: temp files of atomic writes never renamed, and bundle
+ * files no record refers to. Call only while holding the state lock (withStateLock), when no
+ * other writer can be between writing a file and renaming it. A channel whose record cannot be
+ * read keeps its bundle files (they may be all that is left to diagnose).
+ */
+export async function removeChannelLeftovers(stateDir: string): Promise<string[]> {
+  const root = join(stateDir, 'channels');
+  let dirs: string[];
+  try {
+    dirs = (await readdir(root, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => join(root, e.name));
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const dir of dirs) {
+    let keep: string | undefined;
+    try {
+      const text = await readFile(join(dir, RECORD_FILE), 'utf8');
+      keep = parseRecordFile(text, join(dir, RECORD_FILE)).installed?.file;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
+        for (const entry of await readdir(dir)) if (TEMP_FILE.test(entry)) await rm(join(dir, entry), { force: true });
+        continue;
+      }
+    }
+    await removeUnreferenced(dir, keep, removed);
+  }
+  return removed;
 }
 
 /** A {@link ChannelStorage} keeping one channel's record under `stateDir`. */

@@ -85,7 +85,7 @@ export class ChannelDnrRuntime {
         compile: (regexLimit) => {
           const rulesets = [];
           for (let id = 0; id < c.engine.rulesetCount; id++) if (c.engine.isActive(id)) rulesets.push(c.engine.ruleset(id));
-          return compileChannelRules(rulesets, c.scope, regexLimit);
+          return compileChannelRules(rulesets, c.scope, regexLimit, c.destinations);
         },
       };
     });
@@ -111,6 +111,6 @@ export class ChannelDnrRuntime {
 
 /** Everything the compiled channel rules depend on. */
 function fingerprint(layers: ChannelLayers, mixedContent: boolean): string {
-  const channels = layers.channels.map((c) => [c.name, c.timestamp, c.scope, c.replacesDefaults, [...c.engine.activeOverrides()].sort()]);
+  const channels = layers.channels.map((c) => [c.name, c.timestamp, c.scope, c.destinations, c.replacesDefaults, [...c.engine.activeOverrides()].sort()]);
   return JSON.stringify({ channels, mixedContent: layers.channels.length > 0 && mixedContent });
 }

@@ -1,6 +1,6 @@
-import { compileDnr, DNR_LIMITS, type DnrRule, type Ruleset } from '@httpsify/engine';
+import { compileDnr, DNR_LIMITS, type DnrRule, ruleDestination, type Ruleset } from '@httpsify/engine';
 import { CHANNEL_PRIORITY_BASE, CHANNEL_PRIORITY_STEP, CHANNEL_RULE_ID_BASE, MAX_DNR_CHANNELS } from '../background/ui-dnr-rules.js';
-import { restrictRulesToScope, scopeToDnr, targetMayBeInScope } from './scope-dnr.js';
+import { type DnrScope, restrictRulesToScope, scopeToDnr, targetMayBeInScope } from './scope-dnr.js';
 
 /** Dynamic-rule usage, counted as Chromium counts its limits. */
 export interface DnrUsage {
@@ -25,20 +25,38 @@ export function usageOf(rules: readonly DnrRule[]): DnrUsage {
 export type ChannelRulesResult = { ok: true; rules: DnrRule[]; leftOut: number } | { ok: false; reason: string };
 
 /**
+ * Whether Chromium may run a rule of an installed (so destination-checked) bundle. Chromium
+ * redirects without showing the result, so a destination must be known in advance: literal ones
+ * were checked at install; "some subdomain of D" must lie within a scope host taken with its
+ * subdomains, or a `*.` destination; others (`https://$1.attacker.example/`) cannot be kept in.
+ */
+function destinationKnownSafe(to: string, from: string, dnr: DnrScope, destinations: readonly string[]): boolean {
+  const dest = ruleDestination(to, from);
+  if (dest.kind === 'same-url' || dest.kind === 'literal' || dnr.kind === 'everything') return true;
+  if (dest.kind === 'computed') return false;
+  const within = (d: string, base: string) => d === base || d.endsWith(`.${base}`);
+  return dnr.scope.hosts.some((h) => h.subdomains && within(dest.of, h.host)) || destinations.some((d) => d.startsWith('*.') && within(dest.of, d.slice(2)));
+}
+
+/**
  * A channel's active rulesets as DNR rules confined to its scope, priorities relative to the
  * channel (0 .. CHANNEL_PRIORITY_STEP), ids unassigned. Rulesets whose regexes do not fit
- * `regexLimit` are left out and counted, as for the default static ruleset.
+ * `regexLimit` are left out and counted, as for the default static ruleset. So are rulesets
+ * with a rule whose destination cannot be shown to stay inside the scope and destinations
+ * (see destinationKnownSafe; the engine on Firefox checks those on every rewrite).
  */
-export function compileChannelRules(rulesets: Ruleset[], scope: string, regexLimit: number): ChannelRulesResult {
+export function compileChannelRules(rulesets: Ruleset[], scope: string, regexLimit: number, destinations: readonly string[] = []): ChannelRulesResult {
   const dnrScope = scopeToDnr(scope);
   if (!dnrScope.ok) return { ok: false, reason: `its scope cannot be enforced on Chromium: ${dnrScope.reason}` };
-  const relevant = rulesets.filter((r) => r.targets.some((t) => targetMayBeInScope(t.host, dnrScope.dnr)));
+  const inScope = rulesets.filter((r) => r.targets.some((t) => targetMayBeInScope(t.host, dnrScope.dnr)));
+  const relevant = inScope.filter((r) => r.rules.every((rule) => destinationKnownSafe(rule.to, rule.from, dnrScope.dnr, destinations)));
+  const unchecked = inScope.length - relevant.length;
   const compiled = compileDnr(relevant, { isActive: () => true, regexLimit: Math.max(0, regexLimit), firstId: 1 });
   const restricted = restrictRulesToScope(compiled.rules, dnrScope.dnr);
   if (!restricted.ok) return { ok: false, reason: `its scope cannot be enforced on Chromium: ${restricted.reason}` };
   const top = Math.max(0, ...restricted.rules.map((r) => r.priority));
   if (top >= CHANNEL_PRIORITY_STEP) return { ok: false, reason: `internal: compiled priorities reach ${top}, above the channel band ${CHANNEL_PRIORITY_STEP}` };
-  return { ok: true, rules: restricted.rules, leftOut: compiled.report.omissions.length };
+  return { ok: true, rules: restricted.rules, leftOut: compiled.report.omissions.length + unchecked };
 }
 
 export interface ChannelDnrInput {

@@ -1,10 +1,12 @@
-import { compileScope, loadBundle, type ChannelRecord, type Engine, ScopedEngine, type ScopedLayer, selectActiveChannels } from '@httpsify/engine';
+import { channelLayer, loadBundle, type ChannelRecord, type Engine, ScopedEngine, type ScopedLayer, selectActiveChannels } from '@httpsify/engine';
 
 /** One installed channel, loaded, with what confines it. */
 export interface ChannelLayer {
   name: string;
   timestamp: number;
   scope: string;
+  /** Hosts outside the scope its rules may send URLs to. */
+  destinations: string[];
   replacesDefaults: boolean;
   engine: Engine;
 }
@@ -29,14 +31,14 @@ export function buildChannelLayers(records: readonly ChannelRecord[], defaults: 
   for (const c of active.channels) {
     try {
       // Full verification: the bytes come from storage, which may have been damaged since.
-      channels.push({ name: c.name, timestamp: c.timestamp, scope: c.scope, replacesDefaults: c.replacesDefaults, engine: loadBundle(c.bundle) });
+      channels.push({ name: c.name, timestamp: c.timestamp, scope: c.scope, destinations: c.destinations, replacesDefaults: c.replacesDefaults, engine: loadBundle(c.bundle) });
     } catch (err) {
       problems.set(c.name, `the installed bundle does not load (${err instanceof Error ? err.message : String(err)}); it is not used`);
     }
   }
   // A replacing channel whose bundle failed to load replaces nothing.
   const useDefaults = !channels.some((c) => c.replacesDefaults);
-  const layers: ScopedLayer[] = channels.map((c) => ({ channel: c.name, scope: compileScope(c.scope), engine: c.engine }));
+  const layers: ScopedLayer[] = channels.map((c) => channelLayer(c.name, c.scope, c.destinations, c.engine));
   if (useDefaults) layers.push({ channel: null, scope: null, engine: defaults });
   return { channels, useDefaults, scoped: new ScopedEngine(layers), problems };
 }

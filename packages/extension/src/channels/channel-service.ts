@@ -1,6 +1,10 @@
 import {
+  channelBinding,
   ChannelError,
+  channelFreshness,
   checkChannel,
+  installedProblem,
+  usableInstalled,
   type ChannelCheckReport,
   type ChannelDefinition,
   type ChannelRecord,
@@ -45,6 +49,11 @@ export interface ChannelStatus {
   scope: string;
   replacesDefaults: boolean;
   installed: { timestamp: number; rulesetCount: number; installedAt: number } | null;
+  /** Why the installed rules do not apply (a revoked signing key), or null. */
+  notApplied: string | null;
+  /** The installed rules are older than the channel's maximum age (they still apply). */
+  stale: boolean;
+  maxAgeDays: number;
   lastCheck: LastCheck | null;
   lastSuccessAt: number | null;
   /** Unix seconds; at or before now means "due". */
@@ -125,6 +134,9 @@ export class ChannelService {
         scope: def.scope,
         replacesDefaults: def.replacesDefaults,
         installed: installed ? { timestamp: installed.timestamp, rulesetCount: installed.rulesetCount, installedAt: installed.installedAt } : null,
+        notApplied: installedProblem(def, record),
+        stale: channelFreshness(def, record, now).stale,
+        maxAgeDays: def.maxAgeDays,
         lastCheck: lastCheck ?? null,
         lastSuccessAt: record?.lastSuccessAt ?? null,
         nextCheckAt: now + secondsUntilChannelCheck(lastCheck, now),
@@ -219,7 +231,7 @@ export class ChannelService {
       const r = this.records.get(d.name);
       return r === undefined ? [] : [r];
     });
-    const key = JSON.stringify(records.map((r) => [r.channel.name, r.channel.scope, r.channel.replacesDefaults, r.installed?.timestamp ?? null]));
+    const key = JSON.stringify(records.map((r) => [channelBinding(r.channel), r.channel.replacesDefaults, usableInstalled(r.channel, r)?.timestamp ?? null]));
     if (key === this.emitted) return;
     await this.deps.installedChanged(records);
     this.emitted = key;
@@ -241,7 +253,10 @@ export class ChannelService {
   }
 }
 
-/** Whether an installed bundle still belongs to a definition: same server, same key. */
+/**
+ * Whether stored state still belongs to a definition: same name, server, scope, destinations and
+ * root key (what the signature binds). Otherwise its bundle was verified for something else.
+ */
 function sameSource(a: ChannelDefinition, b: ChannelDefinition): boolean {
-  return a.urlPrefix === b.urlPrefix && a.publicKey.n === b.publicKey.n && a.publicKey.e === b.publicKey.e;
+  return channelBinding(a) === channelBinding(b);
 }

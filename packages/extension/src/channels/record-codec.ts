@@ -1,22 +1,29 @@
-import { ChannelError, parseChannelDefinition, type ChannelRecord, type LastCheck } from '@httpsify/engine';
+import { ChannelError, channelDefinitionJson, checkPublicJwk, parseChannelDefinition, type ChannelRecord, type LastCheck, type SigningKeyRecord } from '@httpsify/engine';
 import { base64ToBytes, bytesToBase64 } from './base64.js';
 
-/** Bumped if the stored shape ever changes; an unknown format is reported, not guessed at. */
-export const RECORD_FORMAT = 1;
+/**
+ * Bumped if the stored shape ever changes; an unknown format is reported, not guessed at.
+ * 2: channel format 2 (key versions, bindings, the newest certified signing key).
+ */
+export const RECORD_FORMAT = 2;
 
 /** A ChannelRecord as JSON-safe storage.local value: the bundle as base64. */
 export interface StoredChannelRecord {
   format: number;
   channel: unknown;
-  installed?: { timestamp: number; rulesetCount: number; installedAt: number; bytes: number; bundle: string };
+  installed?: { timestamp: number; rulesetCount: number; installedAt: number; keyVersion: number; verifiedFor: string; bytes: number; bundle: string };
+  signingKey?: SigningKeyRecord;
   lastCheck?: LastCheck;
   lastSuccessAt?: number;
 }
 
 export function encodeChannelRecord(record: ChannelRecord): StoredChannelRecord {
-  const stored: StoredChannelRecord = { format: RECORD_FORMAT, channel: record.channel };
+  const stored: StoredChannelRecord = { format: RECORD_FORMAT, channel: channelDefinitionJson(record.channel) };
   const i = record.installed;
-  if (i) stored.installed = { timestamp: i.timestamp, rulesetCount: i.rulesetCount, installedAt: i.installedAt, bytes: i.bundle.byteLength, bundle: bytesToBase64(i.bundle) };
+  if (i) {
+    stored.installed = { timestamp: i.timestamp, rulesetCount: i.rulesetCount, installedAt: i.installedAt, keyVersion: i.keyVersion, verifiedFor: i.verifiedFor, bytes: i.bundle.byteLength, bundle: bytesToBase64(i.bundle) };
+  }
+  if (record.signingKey) stored.signingKey = record.signingKey;
   if (record.lastCheck) stored.lastCheck = record.lastCheck;
   if (record.lastSuccessAt !== undefined) stored.lastSuccessAt = record.lastSuccessAt;
   return stored;
@@ -47,7 +54,8 @@ export function decodeChannelRecord(value: unknown, key: string): ChannelRecord 
   if (v.installed !== undefined) {
     const i = v.installed;
     if (typeof i !== 'object' || i === null) return fail('"installed" is not an object');
-    if (!isSeconds(i.timestamp) || !isSeconds(i.rulesetCount) || !isSeconds(i.installedAt) || !isSeconds(i.bytes)) return fail('"installed" has a bad number');
+    if (!isSeconds(i.timestamp) || !isSeconds(i.rulesetCount) || !isSeconds(i.installedAt) || !isSeconds(i.bytes) || !isSeconds(i.keyVersion)) return fail('"installed" has a bad number');
+    if (typeof i.verifiedFor !== 'string') return fail('"installed" does not say what it was verified for');
     if (typeof i.bundle !== 'string') return fail('the bundle is missing');
     let bundle: Uint8Array;
     try {
@@ -56,7 +64,16 @@ export function decodeChannelRecord(value: unknown, key: string): ChannelRecord 
       return fail(`the bundle is ${(err as Error).message}`);
     }
     if (bundle.byteLength !== i.bytes) return fail(`the bundle has ${bundle.byteLength} bytes, ${i.bytes} were stored`);
-    record.installed = { timestamp: i.timestamp, rulesetCount: i.rulesetCount, installedAt: i.installedAt, bundle };
+    record.installed = { timestamp: i.timestamp, rulesetCount: i.rulesetCount, installedAt: i.installedAt, keyVersion: i.keyVersion, verifiedFor: i.verifiedFor, bundle };
+  }
+  if (v.signingKey !== undefined) {
+    const k = v.signingKey;
+    if (typeof k !== 'object' || k === null || !isSeconds(k.version) || typeof k.verifiedFor !== 'string') return fail('"signingKey" is malformed');
+    try {
+      record.signingKey = { version: k.version, key: checkPublicJwk(k.key), verifiedFor: k.verifiedFor };
+    } catch (err) {
+      return fail(`"signingKey": ${(err as Error).message}`);
+    }
   }
   if (v.lastCheck !== undefined) {
     const c = v.lastCheck;

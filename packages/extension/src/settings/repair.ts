@@ -1,4 +1,4 @@
-import { parseChannelDefinition, type ChannelDefinition } from '@httpsify/engine';
+import { CHANNEL_FORMAT, parseChannelDefinition, type ChannelDefinition } from '@httpsify/engine';
 import { parseSitePattern } from '../site-rules/site-pattern.js';
 import { defaultSettings, MAX_HTTP_HOSTS, MAX_REPAIRS, SCHEMA_VERSION, SETTING_KEYS, type RepairRecord, type Settings, type UserRule } from './schema.js';
 
@@ -71,12 +71,13 @@ const CHECKERS: { [K in keyof Settings]: Checker<Settings[K]> } = {
     }
     return out;
   },
+  // Settings keep definitions as parsed, without their "format" (always CHANNEL_FORMAT there).
   channels: (v, note) => {
     const out: ChannelDefinition[] = [];
     for (const item of list(v, note) ?? []) {
       let channel: ChannelDefinition;
       try {
-        channel = parseChannelDefinition(item);
+        channel = parseChannelDefinition(withFormat(item));
       } catch (err) {
         note(err instanceof Error ? err.message : String(err), item);
         continue;
@@ -151,4 +152,10 @@ export function checkSetting<K extends keyof Settings>(key: K, value: unknown): 
   const problems: string[] = [];
   const v = (CHECKERS[key] as Checker<Settings[K]>)(value, (p) => problems.push(p));
   return { value: v, problems };
+}
+
+/** A stored definition gets its format back; a format 1 one (with "publicKey") is left to be refused with its own message. */
+function withFormat(item: unknown): unknown {
+  if (typeof item !== 'object' || item === null || Array.isArray(item) || 'format' in item || 'publicKey' in item) return item;
+  return { format: CHANNEL_FORMAT, ...item };
 }

@@ -2,11 +2,11 @@ import { mkdtempSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ChannelError, type ChannelDefinition, type FetchBytes, generateSigningKeyPair, parseRulesetXml, type Ruleset, type SigningKeyPair } from '@httpsify/engine';
-import { publishChannelFiles } from '../../../engine/test/channels-support.js';
+import { ChannelError, type ChannelDefinition, type FetchBytes, parseRulesetXml, type Ruleset, type SigningKeyPair } from '@httpsify/engine';
+import { publishChannelFiles, testDefinition, testKeyPair, type TestPublisher, testPublisher } from '../../../engine/test/channels-support.js';
 import type { AlarmsLike } from '../../src/channels/channel-service.js';
 
-export { publishChannelFiles };
+export { publishChannelFiles, testDefinition, testPublisher, type TestPublisher };
 
 export function rulesetsOf(...xml: string[]): Ruleset[] {
   return xml.map((x, i) => {
@@ -22,7 +22,8 @@ export function rulesetsOf(...xml: string[]): Ruleset[] {
  */
 export interface TestChannel {
   dir: string;
-  key: SigningKeyPair;
+  /** The publisher's root and signing keys (shared between channels when passed in). */
+  key: TestPublisher;
   definition(extra?: Partial<ChannelDefinition>): ChannelDefinition;
   fetchBytes: FetchBytes;
   /** URLs fetched, in order. */
@@ -31,24 +32,25 @@ export interface TestChannel {
   down: boolean;
   /** Resolves fetches only when released (to observe concurrency); null: immediately. */
   gate: Promise<void> | null;
-  publish(rulesets: Ruleset[], ts: number, options?: { signWith?: SigningKeyPair }): Promise<void>;
+  publish(rulesets: Ruleset[], ts: number, options?: { signWith?: SigningKeyPair; keyVersion?: number }): Promise<void>;
 }
 
-/** 2048-bit keys: the smallest clients accept, and quick to generate. */
+/** A lone signing key (3072 bits, the smallest clients accept), e.g. one the root never certified. */
 export function testKey(): Promise<SigningKeyPair> {
-  return generateSigningKeyPair(2048);
+  return testKeyPair();
 }
 
-export async function testChannel(name = 'Test channel', key?: SigningKeyPair): Promise<TestChannel> {
+/** `base` sets definition fields (scope, maxAgeDays…) that the published releases are signed for too. */
+export async function testChannel(name = 'Test channel', key?: TestPublisher, base: Partial<ChannelDefinition> = {}): Promise<TestChannel> {
   const dir = mkdtempSync(join(tmpdir(), 'httpsify-ext-channel-'));
   const urlPrefix = `https://${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}.channels.test/v1/`;
   const channel: TestChannel = {
     dir,
-    key: key ?? (await testKey()),
+    key: key ?? (await testPublisher()),
     fetched: [],
     down: false,
     gate: null,
-    definition: (extra = {}) => ({ name, urlPrefix, publicKey: channel.key.publicKey, scope: '', replacesDefaults: false, ...extra }),
+    definition: (extra = {}) => testDefinition(channel.key, urlPrefix, { name, ...base, ...extra }),
     fetchBytes: async (url) => {
       channel.fetched.push(url);
       if (channel.gate !== null) await channel.gate;
@@ -61,7 +63,7 @@ export async function testChannel(name = 'Test channel', key?: SigningKeyPair): 
       }
     },
     publish: async (rulesets, ts, options = {}) => {
-      await publishChannelFiles(dir, rulesets, ts, (options.signWith ?? channel.key).privateKey);
+      await publishChannelFiles(dir, channel.definition(), channel.key, rulesets, ts, options);
     },
   };
   return channel;

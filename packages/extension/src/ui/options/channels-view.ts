@@ -30,6 +30,8 @@ function channelDetails(row: ChannelRow, now: number): HTMLElement {
         : h('span', { class: 'channel-installed' }, time(installed.timestamp), ` · ${t('optionsChannelInstalledValue', [String(installed.rulesetCount), new Date(installed.installedAt * 1000).toLocaleString()])}`),
     ),
   );
+  if (installed !== null && row.stale) fields.push(...field(t('optionsChannelStale'), h('span', { class: 'error channel-stale' }, t('optionsChannelStaleValue', String(row.maxAgeDays)))));
+  if (row.notApplied !== null) fields.push(...field(t('optionsChannelNotApplied'), h('span', { class: 'error channel-not-applied' }, t('optionsChannelNotAppliedValue', row.notApplied))));
   const last = row.lastCheck;
   const resultKey = last === null ? null : { updated: 'optionsChannelResultUpdated', current: 'optionsChannelResultCurrent', failed: 'optionsChannelResultFailed' }[last.result];
   fields.push(...field(t('optionsChannelLastCheck'), last === null || resultKey === null ? t('optionsChannelNever') : h('span', { class: `channel-result ${last.result}` }, t(resultKey, new Date(last.at * 1000).toLocaleString()))));

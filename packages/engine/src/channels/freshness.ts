@@ -1,0 +1,44 @@
+import { channelBinding, type ChannelDefinition } from './definition.js';
+import type { ChannelRecord, InstalledBundle } from './state.js';
+
+/** Lowest key version a record may be signed with: the definition's floor, or a newer key already seen. */
+export function requiredKeyVersion(def: ChannelDefinition, record: ChannelRecord | undefined): number {
+  const seen = record?.signingKey !== undefined && record.signingKey.verifiedFor === channelBinding(def) ? record.signingKey.version : 0;
+  return Math.max(def.minKeyVersion, seen);
+}
+
+/** Why an installed bundle does not apply under `def`, or null when it does. */
+export function installedProblem(def: ChannelDefinition, record: ChannelRecord | undefined): string | null {
+  const installed = record?.installed;
+  if (installed === undefined) return null;
+  if (installed.verifiedFor !== channelBinding(def)) return 'it was verified for another name, address, scope, destination list or root key';
+  const required = requiredKeyVersion(def, record);
+  if (installed.keyVersion < required) return `it is signed by key version ${installed.keyVersion}, which is revoked (version ${required} or newer is required)`;
+  return null;
+}
+
+/** The installed bundle, if it applies under `def` (right binding, unrevoked key). */
+export function usableInstalled(def: ChannelDefinition, record: ChannelRecord | undefined): InstalledBundle | undefined {
+  return installedProblem(def, record) === null ? record?.installed : undefined;
+}
+
+export interface ChannelFreshness {
+  /** The installed release is older than the definition's maximum age. */
+  stale: boolean;
+  /** Seconds since the installed release was signed (null: nothing installed). */
+  ageSeconds: number | null;
+  maxAgeSeconds: number;
+}
+
+/**
+ * Stale rules keep applying (docs/update-channels.md, "Freshness"): they only upgrade URLs inside
+ * the scope to destinations the channel owns, and dropping them would hand those sites back to
+ * plain HTTP whenever an attacker can freeze the mirror. Staleness is shown instead.
+ */
+export function channelFreshness(def: ChannelDefinition, record: ChannelRecord | undefined, nowSeconds: number): ChannelFreshness {
+  const installed = usableInstalled(def, record);
+  const maxAgeSeconds = def.maxAgeDays * 86_400;
+  if (installed === undefined) return { stale: false, ageSeconds: null, maxAgeSeconds };
+  const ageSeconds = Math.max(0, nowSeconds - installed.timestamp);
+  return { stale: ageSeconds > maxAgeSeconds, ageSeconds, maxAgeSeconds };
+}
