@@ -54,6 +54,7 @@ async function applyChannels(c: UiController): Promise<void> {
 }
 
 async function stopUpgrading(host: string): Promise<void> {
+  ui.protection.forget(host);
   await addLoopAllowRule(host);
   await ext.storage.session.set({ [LOOP_HOSTS_KEY]: guard.blockedHosts() });
 }
@@ -85,8 +86,13 @@ ext.webRequest.onErrorOccurred.addListener(
 const dnrCheck = new DnrUpgradeCheck();
 listenForCookies(ready, {
   // The engine decides as the reference does; the DNR rules must also really upgrade the host.
-  shouldSecure: async (cookie) =>
-    (await ui.controller).shouldSecureCookie(cookie) && (await dnrCheck.upgrades(`http://${cookie.domain.replace(/^\.+/, '')}/`)),
+  // Or, as NoScript did, any host known to answer over HTTPS that the mode upgrades.
+  shouldSecure: async (cookie) => {
+    const c = await ui.controller;
+    const host = cookie.domain.replace(/^\.+/, '');
+    if (ui.protection.upgradesHost(c, host)) return true;
+    return c.shouldSecureCookie(cookie) && (await dnrCheck.upgrades(`http://${host}/`));
+  },
   isHostBlocked: (host) => guard.isHostBlocked(host),
 });
 
@@ -109,4 +115,5 @@ const ui = installUi({
   },
   channelsApplied: applyChannels,
   channelProblems: async () => ({ ...(await channelDnr.state())?.problems }),
+  isLoopBlocked: (host) => guard.isHostBlocked(host),
 });

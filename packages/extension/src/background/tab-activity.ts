@@ -12,6 +12,10 @@ export interface TabRecord {
   upgraded: number;
   /** The page itself was upgraded by HTTPS-first. */
   httpsFirst: boolean;
+  /** The ruleset that rewrote the page's own address, if one did. */
+  ruleset?: string | null;
+  /** The page was asked for over http:// (an https:// end then came from us, the browser or the site). */
+  requestedHttp?: boolean;
 }
 
 export interface RequestSeen {
@@ -23,6 +27,8 @@ export interface RequestSeen {
   /** The request was (or is being) moved to HTTPS by us. */
   upgraded: boolean;
   httpsFirst?: boolean;
+  /** The ruleset that upgraded the request, if one did. */
+  ruleset?: string | null;
 }
 
 export class TabActivity {
@@ -37,11 +43,20 @@ export class TabActivity {
       // the second sighting belongs to the same page.
       if (prev !== undefined && prev.url.replace(/^http:/, 'https:') === r.url && r.url.startsWith('https:')) {
         prev.url = r.url;
+        if (r.ruleset) prev.ruleset ??= r.ruleset;
         for (const n of r.rulesets) if (!prev.mainFrame.includes(n)) prev.mainFrame.push(n);
         return true;
       }
       // Every ruleset that matched the page stays listed (the old popup kept only the last one).
-      this.tabs.set(r.tabId, { url: r.url, mainFrame: [...new Set(r.rulesets)], others: [], upgraded: r.upgraded ? 1 : 0, httpsFirst: r.httpsFirst === true });
+      this.tabs.set(r.tabId, {
+        url: r.url,
+        mainFrame: [...new Set(r.rulesets)],
+        others: [],
+        upgraded: r.upgraded ? 1 : 0,
+        httpsFirst: r.httpsFirst === true,
+        ruleset: r.ruleset ?? null,
+        requestedHttp: r.url.startsWith('http:'),
+      });
       return true;
     }
     const rec = this.tabs.get(r.tabId);

@@ -107,9 +107,11 @@ export function uiDnrRules(inputs: UiRuleInputs): { rules: UiDnrRule[]; omitted:
       planned.push({ priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allow' }, condition: { regexFilter, resourceTypes: ['main_frame'] } });
     }
     planned.push({ priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allow' }, condition: { requestDomains: HTTPS_FIRST_EXEMPT_DOMAINS, resourceTypes: ['main_frame'] } });
+    // "Rulesets only": allowAllRequests stops the mode's upgrades (priorities 1 and 2) for the
+    // page and everything it loads, while every ruleset (far higher) still applies.
     for (const entry of [...inputs.httpAllowedSites, ...inputs.httpOnceHosts]) {
       const filter = siteUrlFilter(entry);
-      if (filter !== null) planned.push({ priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allow' }, condition: { ...filter, resourceTypes: ['main_frame'] } });
+      if (filter !== null) planned.push({ priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allowAllRequests' }, condition: { ...filter, resourceTypes: ['main_frame', 'sub_frame'] } });
     }
   }
   return { rules: number(planned), omitted };

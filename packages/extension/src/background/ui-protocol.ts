@@ -1,5 +1,6 @@
 import type { Diagnostic } from '@httpsify/engine';
 import type { ChannelStatus } from '../channels/channel-service.js';
+import type { ProtectionRequest } from '../protection/protection-protocol.js';
 import type { Settings } from '../settings/schema.js';
 
 /** The port extension pages open to the background for everything the UI shows and changes. */
@@ -30,7 +31,9 @@ export type UiRequest =
   | { type: 'channelAdd'; json: string }
   | { type: 'channelRemove'; name: string }
   /** "Check now": one channel, or every channel without a name; answers when the checks are done. */
-  | { type: 'channelCheck'; name?: string };
+  | { type: 'channelCheck'; name?: string }
+  /** The protection mode's requests (src/protection/protection-protocol.ts). */
+  | ProtectionRequest;
 
 /** A channel on the options page. */
 export interface ChannelRow extends ChannelStatus {
