@@ -120,7 +120,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
   })();
   ready.catch((e: unknown) => console.error('httpsify UI failed to start', e));
   // For the worker's DevTools console and the browser tests.
-  (globalThis as { httpsifyUi?: unknown }).httpsifyUi = { controller: ready, channels: () => channelService, protection };
+  (globalThis as { httpsifyUi?: unknown }).httpsifyUi = { controller: ready, channels: () => channelService, protection, pageStatus: async (tabId: number) => statusOf(await ready, tabId) };
   // Registered at once (MV3): the alarm may be what woke the worker.
   ext.alarms.onAlarm.addListener((alarm) => {
     if (alarm.name === CHANNEL_ALARM) void ready.then(() => channelService?.onAlarm());
@@ -291,7 +291,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
         upgraded = true;
         ruleset = decided.ruleset;
       }
-      else if (d.type !== 'main_frame' && protection.decideSubresource(c, url, top) !== null) upgraded = true;
+      else if (d.type !== 'main_frame' && protection.decideSubresource(c, url) !== null) upgraded = true;
       else if (d.type === 'main_frame' && httpsFirstApplies(url, httpsFirstInputs(c))) {
         upgraded = true;
         first = true;
@@ -400,7 +400,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
         const byRules = c.channels.scoped.rewrite(details.url);
         return { redirectUrl: byRules ?? httpsVersion(details.url) };
       }
-      if (details.type !== 'main_frame' && details.tabId >= 0) return protection.decideSubresource(c, details.url, top);
+      if (details.type !== 'main_frame' && details.tabId >= 0) return protection.decideSubresource(c, details.url);
       return null;
     },
   };

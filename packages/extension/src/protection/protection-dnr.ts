@@ -9,8 +9,8 @@ import { ALL_RESOURCE_TYPES, type DnrRule } from '@httpsify/engine';
  * setting and loop-guard allow outranks them ("rulesets still apply first"):
  *   1  HTTPS_FIRST_PRIORITY: every top-level http:// navigation;
  *   2  KNOWN_HTTPS_PRIORITY: subresources of hosts that answered over HTTPS;
- *   3  HTTPS_FIRST_EXEMPT_PRIORITY: local names, and `allowAllRequests` for sites left on
- *      "rulesets only", which stops both of the above in their pages but no ruleset.
+ *   3  HTTPS_FIRST_EXEMPT_PRIORITY: main-frame allows for local names and sites left on
+ *      "rulesets only" (such sites are also left out of the known hosts).
  */
 export const KNOWN_HTTPS_PRIORITY = 2;
 /** Dynamic rule ids of the known-hosts rules: from here up (the settings' rules lie below). */

@@ -180,15 +180,14 @@ export class ProtectionRuntime {
 
   // ---- Firefox: the same decision in the blocking listener ------------------------------------
   /**
-   * A subresource (or frame) to a known HTTPS host, from a page whose site is not left on HTTP:
-   * the rulesets' own rewrite when they have one, else the https:// twin. Null: not ours.
+   * A subresource (or frame) to a known HTTPS host: the rulesets' own rewrite when they have
+   * one, else the https:// twin. Null: not ours. The page's own state does not matter (an
+   * "off" page never gets here): an HTTP page's known HTTPS hosts are upgraded.
    */
-  decideSubresource(v: ProtectionView, url: string, topUrl: string | undefined): { redirectUrl: string } | null {
+  decideSubresource(v: ProtectionView, url: string): { redirectUrl: string } | null {
     if (!url.startsWith('http:')) return null;
     const site = siteOf(url);
     if (site === null || !this.upgradesHost(v, site.host, site.port)) return null;
-    const top = topUrl === undefined ? null : siteOf(topUrl);
-    if (top !== null && this.excluded(v, top.host, top.port)) return null;
     const byRules = v.rewrite(url).rewritten;
     return { redirectUrl: byRules ?? url.replace(/^http:/, 'https:') };
   }
