@@ -16,6 +16,8 @@ export interface TabRecord {
   ruleset?: string | null;
   /** The page was asked for over http:// (an https:// end then came from us, the browser or the site). */
   requestedHttp?: boolean;
+  /** Where our upgrade sent the page (a ruleset may change more than the scheme). */
+  target?: string | null;
 }
 
 export interface RequestSeen {
@@ -29,6 +31,8 @@ export interface RequestSeen {
   httpsFirst?: boolean;
   /** The ruleset that upgraded the request, if one did. */
   ruleset?: string | null;
+  /** The address the upgrade sends the request to. */
+  target?: string | null;
 }
 
 export class TabActivity {
@@ -41,7 +45,7 @@ export class TabActivity {
       const prev = this.tabs.get(r.tabId);
       // A main-frame request that an upgrade redirected shows up twice (http, then https):
       // the second sighting belongs to the same page.
-      if (prev !== undefined && prev.url.replace(/^http:/, 'https:') === r.url && r.url.startsWith('https:')) {
+      if (prev !== undefined && r.url.startsWith('https:') && (prev.url.replace(/^http:/, 'https:') === r.url || prev.target === r.url)) {
         prev.url = r.url;
         if (r.ruleset) prev.ruleset ??= r.ruleset;
         for (const n of r.rulesets) if (!prev.mainFrame.includes(n)) prev.mainFrame.push(n);
@@ -56,6 +60,7 @@ export class TabActivity {
         httpsFirst: r.httpsFirst === true,
         ruleset: r.ruleset ?? null,
         requestedHttp: r.url.startsWith('http:'),
+        target: r.target ?? null,
       });
       return true;
     }

@@ -20,6 +20,7 @@ import { UI_RULE_ID_BASE, uiDnrRules } from './ui-dnr-rules.js';
 import { UI_PORT_NAME, type UiRequest } from './ui-protocol.js';
 import { PROTECTION_ALARM, PROTECTION_ALARM_MINUTES, ProtectionRuntime } from '../protection/protection-runtime.js';
 import { PROTECTION_RULE_ID_BASE } from '../protection/protection-dnr.js';
+import { KNOWN_HTTPS_STORAGE_KEY } from '../protection/known-https-hosts.js';
 import { handleProtectionRequest, isProtectionRequest } from '../protection/protection-requests.js';
 import { pageStatus } from '../protection/page-status.js';
 import { securedCookie, type CookieLike } from './cookies.js';
@@ -282,6 +283,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     let upgraded = false;
     let first = false;
     let ruleset: string | null = null;
+    let target: string | null = null;
     const s = c.settings;
     const top = d.type === 'main_frame' ? url : (topUrls.get(d.tabId) ?? url);
     if (url.startsWith('http:') && s.globalEnabled && c.siteDisabledBy(top) === null) {
@@ -290,6 +292,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
       if (rewritten !== null && rewritten.startsWith('https:')) {
         upgraded = true;
         ruleset = decided.ruleset;
+        target = rewritten;
       }
       else if (d.type !== 'main_frame' && protection.decideSubresource(c, url) !== null) upgraded = true;
       else if (d.type === 'main_frame' && httpsFirstApplies(url, httpsFirstInputs(c))) {
@@ -303,7 +306,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
       scheduleStats();
     }
     if (d.type === 'main_frame' && alternatives.get(d.tabId)?.url !== url) alternatives.delete(d.tabId);
-    if (activity.note({ tabId: d.tabId, type: d.type, url, rulesets: names, upgraded, httpsFirst: first, ruleset })) {
+    if (activity.note({ tabId: d.tabId, type: d.type, url, rulesets: names, upgraded, httpsFirst: first, ruleset, target })) {
       scheduleTabsSave();
       if (upgraded || d.type === 'main_frame') void refreshIcon(d.tabId, top);
     }
@@ -348,6 +351,8 @@ export function installUi(options: UiInstallOptions): InstalledUi {
   });
   // A window or the other build changed settings: apply them (serialised in the controller).
   ext.storage.onChanged.addListener((changes, area) => {
+    const known = changes[KNOWN_HTTPS_STORAGE_KEY];
+    if (area === 'local' && known !== undefined) void ready.then(() => protection.storedChanged(known.newValue));
     // Statistics and the repair log change nothing the engine or the rules depend on.
     const relevant = Object.keys(changes).some((k) => (SETTING_KEYS as string[]).includes(k) && k !== 'stats' && k !== 'repairs');
     if (area !== 'local' || !relevant) return;

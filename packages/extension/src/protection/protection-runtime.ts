@@ -60,6 +60,8 @@ export class ProtectionRuntime {
   private appliedRules: string | null = null;
   private view: ProtectionView | null = null;
   private readonly alternativesTried = new Map<string, number>();
+  /** JSON of what we last wrote, to tell our own writes from others' in storage.onChanged. */
+  private lastWritten: string | null = null;
   /** The last rules sync (tests and callers wait on it). */
   synced: Promise<void> = Promise.resolve();
 
@@ -73,7 +75,8 @@ export class ProtectionRuntime {
     const { store, rejected } = KnownHttpsHosts.parse(raw, this.now());
     this.known = store;
     if (rejected > 0) console.warn(`httpsify: ${rejected} damaged entries dropped from the known HTTPS hosts`);
-    if (rejected > 0 || raw !== undefined) this.schedulePersist();
+    // Write back what survived the checks and the expiry.
+    if (rejected > 0 || (raw !== undefined && JSON.stringify(raw) !== JSON.stringify(store.toStored()))) this.schedulePersist();
   }
 
   /** The mode is on and not stepping aside for a captive portal. */
@@ -167,15 +170,32 @@ export class ProtectionRuntime {
     if (this.persistTimer !== null) return;
     this.persistTimer = setTimeout(() => {
       this.persistTimer = null;
-      void this.deps.storage.set({ [KNOWN_HTTPS_STORAGE_KEY]: this.known.toStored() });
+      void this.write();
     }, PERSIST_MS);
+  }
+
+  private async write(): Promise<void> {
+    const stored = this.known.toStored();
+    this.lastWritten = JSON.stringify(stored);
+    await this.deps.storage.set({ [KNOWN_HTTPS_STORAGE_KEY]: stored });
+  }
+
+  /**
+   * storage.onChanged saw the store change: if someone else wrote it (another window of this
+   * profile, a restore), read it again and rebuild the rules.
+   */
+  async storedChanged(newValue: unknown): Promise<void> {
+    if (JSON.stringify(newValue) === this.lastWritten) return;
+    await this.load();
+    this.appliedRules = null;
+    await this.syncRules();
   }
 
   /** Writes the store now (tests; before the worker may stop). */
   async flush(): Promise<void> {
     if (this.persistTimer !== null) clearTimeout(this.persistTimer);
     this.persistTimer = null;
-    await this.deps.storage.set({ [KNOWN_HTTPS_STORAGE_KEY]: this.known.toStored() });
+    await this.write();
   }
 
   // ---- Firefox: the same decision in the blocking listener ------------------------------------

@@ -23,7 +23,7 @@ export interface ProtectionSite {
 }
 
 /** The hosts whose TLS handshake fails (the server refuses their SNI name). */
-export const NO_TLS = new Set(['nossl.example.com', 'bare.example.org', 'hotel.example.com', 'nossl.example.test', 'bare.example.test', 'hotel.example.test']);
+export const NO_TLS = new Set(['ruled.example.com', 'ruled.example.test', 'nossl.example.com', 'bare.example.org', 'hotel.example.com', 'nossl.example.test', 'bare.example.test', 'hotel.example.test']);
 
 /**
  * One loopback port speaking HTTP and TLS (the first byte decides), with a TLS handshake that
