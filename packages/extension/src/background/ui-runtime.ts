@@ -72,6 +72,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     dnr: options.platform === 'chromium' ? (ext.declarativeNetRequest as unknown as ConstructorParameters<typeof ProtectionRuntime>[0]['dnr']) : undefined,
     isLoopBlocked: (host) => options.isLoopBlocked(host),
     learned: (host) => void secureKnownHostCookies(host),
+    httpProbe: options.platform === 'chromium',
   });
 
   /** Cookies the host set before it became known get the same treatment as later ones. */
