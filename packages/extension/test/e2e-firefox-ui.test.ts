@@ -144,6 +144,7 @@ describe('update channels in a real Firefox (ScopedEngine layering)', () => {
           'both.xml': '<ruleset name="Both Default"><target host="both.example.test"/><rule from="^http:" to="https:"/></ruleset>',
         },
         ['chan.example.test', 'both.example.test', 'out.example.test', 'site.example.test', 'probe.uncovered.test'],
+        { modeOff: true },
       ),
       generateSigningKeyPair(2048),
     ]);

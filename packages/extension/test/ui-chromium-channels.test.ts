@@ -37,7 +37,7 @@ describe('update channels in Chromium', () => {
   }
 
   beforeAll(async () => {
-    [h, key] = await Promise.all([startUiHarness(), generateSigningKeyPair(2048)]);
+    [h, key] = await Promise.all([startUiHarness(null, { modeOff: true }), generateSigningKeyPair(2048)]);
     root = mkdtempSync(join(tmpdir(), 'httpsify-e2e-channel-'));
     server = await startChannelServer(makeCertificate(), root);
     await publishChannelFiles(root, CHANNEL_RULESETS, T1, key.privateKey);

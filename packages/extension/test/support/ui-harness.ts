@@ -48,7 +48,7 @@ export interface UiHarness {
  * browser. Hosts: site/cdn/exp.example.test (rulesets; exp is default-off and its page embeds
  * http:// images from the other two), anything.uncovered.test (no ruleset).
  */
-export async function startUiHarness(rulesets: string[] | null = null): Promise<UiHarness> {
+export async function startUiHarness(rulesets: string[] | null = null, options: { modeOff?: boolean } = {}): Promise<UiHarness> {
   let dirs = rulesets;
   if (dirs === null) {
     const rulesDir = mkdtempSync(join(tmpdir(), 'httpsify-ui-rules-'));
@@ -83,6 +83,13 @@ export async function startUiHarness(rulesets: string[] | null = null): Promise<
   // The UI half is ready once settings are stamped with their schema version.
   for (let i = 0; i < 150 && (await stored('schemaVersion')) !== 1; i++) await new Promise((r) => setTimeout(r, 100));
   await ext.worker.evaluate(async (probe) => chrome.storage.local.set({ portalProbeUrl: probe }), url('probe.uncovered.test', '/success.txt'));
+  if (options.modeOff === true) {
+    // Tests about rulesets and channels: the protection mode (on by default) would upgrade
+    // their uncovered control hosts too.
+    await ext.worker.evaluate(async () => chrome.storage.local.set({ httpsFirst: false }));
+    const modeRule = () => ext.worker.evaluate(async () => (await chrome.declarativeNetRequest.getDynamicRules()).some((r) => r.priority === 1 && r.action.type === 'upgradeScheme'));
+    for (let i = 0; i < 100 && (await modeRule()); i++) await new Promise((r) => setTimeout(r, 100));
+  }
   return {
     server,
     plainPort: plain.port,
