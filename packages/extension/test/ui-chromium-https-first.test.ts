@@ -41,7 +41,7 @@ describe('HTTPS-first in Chromium: upgrade, fallback page, exemptions', () => {
     expect(rules.filter((r) => r.action.type === 'upgradeScheme' && r.priority === 1)).toHaveLength(1);
   });
 
-  it('is off by default and upgrades sites without rulesets once on', async () => {
+  it('is on (by default) and upgrades sites without rulesets', async () => {
     await page.goto(h.url('works.uncovered.test', '/a?b=1'));
     expect(page.url()).toBe(`https://works.uncovered.test:${h.server.port}/a?b=1`);
     expect(await title(page)).toBe('httpsify (HTTPS-first)');
