@@ -14,7 +14,7 @@ describe('options page in Chromium', () => {
   const files = mkdtempSync(join(tmpdir(), 'httpsify-ui-files-'));
 
   beforeAll(async () => {
-    h = await startUiHarness();
+    h = await startUiHarness(null, { modeOff: true });
     // Some traffic for the statistics.
     const page = await h.ext.context.newPage();
     await page.goto(h.url('exp.example.test'));

@@ -13,7 +13,7 @@ describe('popup in Chromium: rulesets, toggles, site switch, rules, global switc
   const worker = <T, A>(fn: (arg: A) => Promise<T> | T, arg: A) => h.ext.worker.evaluate(fn, arg);
 
   beforeAll(async () => {
-    h = await startUiHarness();
+    h = await startUiHarness(null, { modeOff: true });
     ({ server, url, stored, tabIdOf, openPopup } = h);
     page = await h.ext.context.newPage();
   });
