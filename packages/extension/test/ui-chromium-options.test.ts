@@ -126,18 +126,41 @@ describe('options page in Chromium', () => {
     expect(data.settings.mixedContent).toBe(true);
     expect(data.settings.httpAllowedSites).toEqual(['*.intranet.test']);
 
-    data.settings.mixedContent = false;
-    data.settings.disabledSites = ['imported.example.test', 'not a site'];
+    // A damaged file is refused whole: nothing changes, and the page says what is wrong.
     const file = join(files, 'settings.json');
+    const userRulesBefore = await h.stored('userRules');
+    writeFileSync(file, JSON.stringify({ ...data, settings: { ...data.settings, userRules: 'garbage', disabledSites: ['imported.example.test', 'not a site'] } }));
+    await o.locator('#settings-import').setInputFiles(file);
+    await expect.poll(() => o.locator('#settings-import-problems li').allTextContents(), POLL).toEqual(['userRules: must be a list of rules, got "garbage"', 'disabledSites: "not a site" is not a host, host:port or *.domain']);
+    expect(await o.locator('#import-review').isHidden()).toBe(true);
+    expect(await h.stored('userRules')).toEqual(userRulesBefore);
+    expect(await h.stored('mixedContent')).toBe(true);
+    // A good file: first what it would change, then one click applies it.
+    data.settings.mixedContent = false;
+    data.settings.disabledSites = ['imported.example.test'];
+    data.settings.channels = [{ name: 'Imported channel', urlPrefix: 'https://rules.example.org/v1/', publicKey: { kty: 'RSA', n: 'x'.repeat(342), e: 'AQAB' }, scope: '', replacesDefaults: false }];
     writeFileSync(file, JSON.stringify(data));
     await o.locator('#settings-import').setInputFiles(file);
-    await expect.poll(() => o.locator('#settings-import-result').textContent(), POLL).toContain('disabledSites: not a host');
+    await expect.poll(() => o.locator('#import-review').isVisible(), POLL).toBe(true);
+    expect(await o.locator('#import-changes li').allTextContents()).toEqual([
+      'Mixed-content rulesets: on → off',
+      'Disabled on these sites: adds imported.example.test',
+      'Update channels: adds Imported channel',
+    ]);
+    // The channel needs its own tick before anything can be applied.
+    expect(await o.locator('#import-apply').isDisabled()).toBe(true);
+    await shot(o.locator('#backup'), 'options-import-preview');
+    await o.getByLabel('I trust “Imported channel” from https://rules.example.org/v1/').check();
+    expect(await h.stored('mixedContent')).toBe(true);
+    await o.locator('#import-apply').click();
+    await expect.poll(() => o.locator('#settings-import-result').textContent(), POLL).toBe('Settings imported.');
     expect(await h.stored('disabledSites')).toEqual(['imported.example.test']);
     expect(await h.stored('mixedContent')).toBe(false);
+    expect(((await h.stored('channels')) as { name: string }[]).map((c) => c.name)).toEqual(['Imported channel']);
     await expect.poll(() => o.locator('#opt-mixedContent').isChecked(), POLL).toBe(false);
     writeFileSync(file, '{ not json');
     await o.locator('#settings-import').setInputFiles(file);
-    await expect.poll(() => o.locator('#settings-import-result').textContent(), POLL).toBe('That file is not JSON.');
+    await expect.poll(() => o.locator('#settings-import-problems').textContent(), POLL).toContain('the file is not JSON');
   });
 
   it('shows statistics and repaired storage, and renders in dark mode', async () => {

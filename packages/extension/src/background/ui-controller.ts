@@ -1,15 +1,15 @@
 import { type ChannelRecord, createEngine, type Engine, parseChannelDefinition, type Ruleset } from '@httpsify/engine';
 import { applyRulesetChoices, buildChannelLayers, type ChannelLayers, channelsForHost, layersSecureCookie } from '../channels/channel-layers.js';
 import type { ChannelStatus } from '../channels/channel-service.js';
-import { checkSetting } from '../settings/repair.js';
-import { EXPORTED_KEYS, SCHEMA_VERSION, type Settings } from '../settings/schema.js';
+import { exportSettingsFile, ImportRefused, importPatch, parseSettingsFile, planImport } from '../settings/import.js';
+import type { Settings } from '../settings/schema.js';
 import type { SettingsStore } from '../settings/store.js';
 import { exportUserRulesXml, splitRulesetXml, toUserRule, upsertUserRule } from '../settings/user-rules.js';
 import { addSite, removeSite, SiteList, siteOf } from '../site-rules/site-pattern.js';
 import type { TabActivity } from './tab-activity.js';
-import type { ChannelAddResult, ChannelRow, ImportResult, PopupState, RulesetIndex, RulesetRow, SaveResult, UiRequest } from './ui-protocol.js';
+import type { ChannelAddResult, ChannelRow, ImportApplyResult, ImportPreview, ImportResult, PopupState, RulesetIndex, RulesetRow, SaveResult, UiRequest } from './ui-protocol.js';
 
-export const EXPORT_FORMAT = 'httpsify-settings';
+export { EXPORT_FORMAT } from '../settings/import.js';
 
 /** What the controller needs from the platform (Chromium service worker or Firefox background). */
 export interface UiHooks {
@@ -315,8 +315,10 @@ export class UiController {
         return this.importUserRules(req.xml);
       case 'exportSettings':
         return this.exportSettings();
-      case 'importSettings':
-        return this.importSettings(req.data);
+      case 'importPreview':
+        return this.previewImport(req.text);
+      case 'importApply':
+        return this.applyImport(req.text, req.confirmedChannels);
       case 'resetStats':
         return this.update(() => ({ stats: { upgrades: 0, fallbacks: 0, httpHosts: [] } }));
       case 'channelStatus':
@@ -406,31 +408,35 @@ export class UiController {
   }
 
   exportSettings(): Record<string, unknown> {
-    const settings: Record<string, unknown> = {};
-    for (const k of EXPORTED_KEYS) settings[k] = this.settings[k];
-    return { format: EXPORT_FORMAT, schemaVersion: SCHEMA_VERSION, exportedAt: new Date().toISOString(), settings };
+    return exportSettingsFile(this.settings);
   }
 
   exportUserRules(): string {
     return exportUserRulesXml(this.settings.userRules);
   }
 
-  async importSettings(data: unknown): Promise<ImportResult> {
-    const o = data as { format?: unknown; settings?: unknown } | null;
-    if (typeof o !== 'object' || o === null || o.format !== EXPORT_FORMAT || typeof o.settings !== 'object' || o.settings === null) {
-      return { ok: false, problems: ['not an httpsify settings file'] };
+  /** Checks a settings file whole and says what importing it would change; changes nothing. */
+  previewImport(text: unknown): ImportPreview {
+    const parsed = parseSettingsFile(text);
+    if (!parsed.ok) return parsed;
+    return { ok: true, ...planImport(parsed.values, this.settings) };
+  }
+
+  /**
+   * Applies a settings file in one write, or nothing: the file is checked again, and refused if
+   * it would add or redefine a channel the user did not confirm by name.
+   */
+  async applyImport(text: unknown, confirmedChannels: unknown): Promise<ImportApplyResult> {
+    const parsed = parseSettingsFile(text);
+    if (!parsed.ok) return parsed;
+    const confirmed = Array.isArray(confirmedChannels) ? confirmedChannels.filter((n): n is string => typeof n === 'string') : [];
+    try {
+      const settings = await this.update((current) => importPatch(parsed.values, current, confirmed));
+      return { ok: true, settings };
+    } catch (e) {
+      if (e instanceof ImportRefused) return { ok: false, problems: [e.message] };
+      throw e;
     }
-    const incoming = o.settings as Record<string, unknown>;
-    const problems: string[] = [];
-    const patch: Partial<Settings> = {};
-    for (const key of EXPORTED_KEYS) {
-      if (!(key in incoming)) continue;
-      const checked = checkSetting(key, incoming[key]);
-      problems.push(...checked.problems.map((p) => `${key}: ${p}`));
-      (patch as Record<string, unknown>)[key] = checked.value;
-    }
-    const settings = await this.update(() => patch);
-    return { ok: problems.length === 0, problems, settings };
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Diagnostic } from '@httpsify/engine';
 import type { ChannelStatus } from '../channels/channel-service.js';
+import type { ChannelToConfirm, ImportChange } from '../settings/import.js';
 import type { Settings } from '../settings/schema.js';
 
 /** The port extension pages open to the background for everything the UI shows and changes. */
@@ -22,7 +23,10 @@ export type UiRequest =
   | { type: 'userRuleRemove'; name: string }
   | { type: 'userRulesImport'; xml: string }
   | { type: 'exportSettings' }
-  | { type: 'importSettings'; data: unknown }
+  /** A settings file's text: checked whole, answered with what importing it would change. */
+  | { type: 'importPreview'; text: string }
+  /** Applies a settings file (all or nothing); channels it adds or redefines must be named here. */
+  | { type: 'importApply'; text: string; confirmedChannels: string[] }
   | { type: 'resetStats' }
   | { type: 'clearRepairs' }
   | { type: 'channelStatus' }
@@ -79,6 +83,11 @@ export interface ImportResult {
   added?: number;
   settings?: Settings;
 }
+
+/** A settings file checked: every problem (nothing will change), or what importing it changes. */
+export type ImportPreview = { ok: true; changes: ImportChange[]; channels: ChannelToConfirm[] } | { ok: false; problems: string[] };
+
+export type ImportApplyResult = { ok: true; settings: Settings } | { ok: false; problems: string[] };
 
 export interface UiError {
   error: string;

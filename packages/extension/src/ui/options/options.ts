@@ -1,8 +1,8 @@
-import type { ImportResult } from '../../background/ui-protocol.js';
 import type { Settings } from '../../settings/schema.js';
 import { background, isError } from '../shared/client.js';
-import { $, download, h } from '../shared/dom.js';
+import { $, h } from '../shared/dom.js';
 import { localize, t } from '../shared/i18n.js';
+import { BackupView } from './backup-view.js';
 import { ChannelsView } from './channels-view.js';
 import { RulesetsView } from './rulesets-view.js';
 import { SitesView } from './sites-view.js';
@@ -51,29 +51,8 @@ async function init(): Promise<void> {
       changed(await background.request<Settings>({ type: 'setFlag', flag: f, value: (e.target as HTMLInputElement).checked }));
     });
   }
-  $('#settings-export').addEventListener('click', async () => {
-    const data = await background.request<unknown>({ type: 'exportSettings' });
-    download('httpsify-settings.json', `${JSON.stringify(data, null, 2)}\n`, 'application/json');
-  });
-  $<HTMLInputElement>('#settings-import').addEventListener('change', async (e) => {
-    const input = e.target as HTMLInputElement;
-    const file = input.files?.[0];
-    if (file === undefined) return;
-    let data: unknown;
-    const out = $('#settings-import-result');
-    try {
-      data = JSON.parse(await file.text());
-    } catch {
-      out.className = 'error';
-      out.textContent = t('optionsImportNotJson');
-      return;
-    } finally {
-      input.value = '';
-    }
-    const result = await background.request<ImportResult>({ type: 'importSettings', data });
-    out.className = result.ok ? 'ok' : 'error';
-    out.textContent = result.ok ? t('optionsImportDone') : `${t('optionsImportProblems')} ${result.problems.join(' · ')}`;
-    if (result.settings) changed(result.settings);
+  new BackupView((s) => {
+    changed(s);
     void channels.load();
   });
   $('#stats-reset').addEventListener('click', async () => render(await background.request<Settings>({ type: 'resetStats' })));
