@@ -25,7 +25,14 @@ type Blocking = chrome.webRequest.BlockingResponse;
 
 // Settings first (global switch, disabled sites, user rules, HTTPS-first), then the engine.
 // Blocking webRequest runs the engines themselves, so installed channels need no compiling.
-const ui = installUi({ platform: 'firefox', ready, overridesApplied: async () => undefined, channelsApplied: async () => undefined, channelProblems: async () => ({}) });
+const ui = installUi({
+  platform: 'firefox',
+  ready,
+  overridesApplied: async () => undefined,
+  channelsApplied: async () => undefined,
+  channelProblems: async () => ({}),
+  loopGuard: { isHostBlocked: (host) => guard.isHostBlocked(host), forget: async (host) => guard.forget(host) },
+});
 // `ui.rewriter()` is the channels over the defaults; an update swaps it whole, so a request
 // decides with one consistent set of engines.
 const decide = (e: Engine, d: chrome.webRequest.OnBeforeRequestDetails): Blocking =>

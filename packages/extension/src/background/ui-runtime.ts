@@ -15,7 +15,7 @@ import { bundledDefaultsTimestamp } from './engine-loader.js';
 import { httpsFirstApplies, HttpsFirstTracker, httpsVersion, interstitialUrl, type FallbackEvent } from './https-first.js';
 import { badgeText, drawIcon, ICON_TITLE_MESSAGE, iconState } from './icon.js';
 import { TabActivity, type TabRecord } from './tab-activity.js';
-import { UiController } from './ui-controller.js';
+import { type LoopGuardHooks, UiController } from './ui-controller.js';
 import { UI_RULE_ID_BASE, uiDnrRules } from './ui-dnr-rules.js';
 import { UI_PORT_NAME, type UiRequest } from './ui-protocol.js';
 
@@ -33,6 +33,8 @@ export interface UiInstallOptions {
   channelsApplied(controller: UiController): Promise<void>;
   /** Per channel, why this browser does not (fully) apply it. */
   channelProblems(): Promise<Record<string, string>>;
+  /** The platform's redirect-loop protection, shown in the popup's status line. */
+  loopGuard?: LoopGuardHooks;
 }
 
 export interface InstalledUi {
@@ -69,6 +71,11 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     channelService = service;
     const c: UiController = new UiController(engine, store, activity, {
       overridesApplied: options.overridesApplied,
+      loopGuard: options.loopGuard,
+      fallbackPage: ext.runtime.getURL(INTERSTITIAL_PATH),
+      version: ext.runtime.getManifest().version,
+      rulesetsTimestamp: defaultsTimestamp,
+      httpOnceChanged: async (hosts) => ext.storage.session.set({ [ONCE_SESSION_KEY]: hosts }),
       policyChanged: async (ctl) => {
         if (options.platform === 'chromium') await syncUiRules(ctl);
         void refreshAllIcons();
@@ -211,14 +218,18 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     const names = site === null ? [] : c.rulesetNamesForHost(site.host);
     let upgraded = false;
     let first = false;
+    let upgradedTo: string | undefined;
     const s = c.settings;
     const top = d.type === 'main_frame' ? url : (topUrls.get(d.tabId) ?? url);
     if (url.startsWith('http:') && s.globalEnabled && c.siteDisabledBy(top) === null) {
-      const rewritten = c.rewrite(url).rewritten;
-      if (rewritten !== null && rewritten.startsWith('https:')) upgraded = true;
-      else if (d.type === 'main_frame' && httpsFirstApplies(url, httpsFirstInputs(c))) {
+      const rewritten = c.loopGuarded(url) ? null : c.rewrite(url).rewritten;
+      if (rewritten !== null && rewritten.startsWith('https:')) {
+        upgraded = true;
+        upgradedTo = rewritten;
+      } else if (d.type === 'main_frame' && httpsFirstApplies(url, httpsFirstInputs(c))) {
         upgraded = true;
         first = true;
+        upgradedTo = httpsVersion(url);
         tracker.started(d.requestId, d.tabId, url);
       }
     }
@@ -226,7 +237,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
       pendingStats.upgrades++;
       scheduleStats();
     }
-    if (activity.note({ tabId: d.tabId, type: d.type, url, rulesets: names, upgraded, httpsFirst: first })) {
+    if (activity.note({ tabId: d.tabId, type: d.type, url, rulesets: names, upgraded, httpsFirst: first, upgradedTo })) {
       scheduleTabsSave();
       if (upgraded || d.type === 'main_frame') void refreshIcon(d.tabId, top);
     }
@@ -286,8 +297,15 @@ export function installUi(options: UiInstallOptions): InstalledUi {
         let response: unknown;
         try {
           const c = await ready;
-          response = await c.handle(msg.request, async (tabId) => (await ext.tabs.get(tabId).catch(() => undefined))?.url);
-          if (msg.request.type === 'httpOnce') await ext.storage.session.set({ [ONCE_SESSION_KEY]: [...c.httpOnce] });
+          response = await c.handle(msg.request, async (tabId) => {
+            try {
+              return (await ext.tabs.get(tabId)).url;
+            } catch {
+              // No such tab (closed, or the popup was opened without one): throws synchronously for -1.
+              return undefined;
+            }
+          });
+          if (msg.request.type === 'httpOnce' || msg.request.type === 'pageRetry') await ext.storage.session.set({ [ONCE_SESSION_KEY]: [...c.httpOnce] });
         } catch (e) {
           response = { error: String(e) };
         }

@@ -25,7 +25,7 @@ export function filterRulesets(index: RulesetIndex, lowerNames: string[], query:
 
 /** The "All rulesets" list: every ruleset with its checkbox, searchable and filterable. */
 export class RulesetsView {
-  private index: RulesetIndex = { names: [], active: [], defaultActive: [], notes: [], user: [] };
+  private index: RulesetIndex = { names: [], hosts: [], active: [], defaultActive: [], notes: [], user: [] };
   private lower: string[] = [];
   private shown: number[] = [];
   private hostMatches: Set<string> | null = null;
