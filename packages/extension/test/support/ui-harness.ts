@@ -25,10 +25,11 @@ export const SHOTS = process.env.HTTPSIFY_SHOTS ?? mkdtempSync(join(tmpdir(), 'h
  * Screenshots a page (or one part of it) and checks that it is a real rendering of the right
  * width showing the given texts: not blank, not one colour, the texts visible in the page.
  */
-export async function shot(page: Page, name: string, check: { width?: number; texts?: string[]; part?: string } = {}): Promise<void> {
+export async function shot(page: Page, name: string, check: { width?: number; texts?: string[]; part?: string; viewport?: boolean } = {}): Promise<void> {
   const target = check.part === undefined ? null : page.locator(check.part);
   const file = join(SHOTS, `${name}.png`);
-  const png = target === null ? await page.screenshot({ path: file, fullPage: true }) : await target.screenshot({ path: file });
+  // A modal dialog's backdrop covers the viewport only: shoot just that.
+  const png = target === null ? await page.screenshot({ path: file, fullPage: check.viewport !== true }) : await target.screenshot({ path: file });
   const stats = screenshotStats(png);
   if (check.width !== undefined) expect(stats.width, `${name}: width`).toBe(check.width);
   else expect(stats.width, `${name}: width`).toBeGreaterThan(100);
