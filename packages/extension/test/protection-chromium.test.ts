@@ -28,7 +28,12 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
   const worker = <T, A>(fn: (arg: A) => Promise<T>, arg: A) => ext.worker.evaluate(fn, arg);
   const stored = (key: string) => worker(async (k) => (await chrome.storage.local.get(k))[k], key);
   const tabId = () => worker(async (u) => (await chrome.tabs.query({})).find((t) => t.url === u)?.id ?? -1, page.url());
-  const status = async () => worker(async (id) => (globalThis as unknown as { httpsifyUi: { pageStatus(t: number): Promise<unknown> } }).httpsifyUi.pageStatus(id), await tabId());
+  /** The popup's status line for the tab, as the background computes it. */
+  const status = async () =>
+    worker(async (id) => {
+      const c = (await (globalThis as unknown as { httpsifyUi: { controller: Promise<{ pageStatus(t: number, u: string | undefined): unknown }> } }).httpsifyUi.controller);
+      return c.pageStatus(id, (await chrome.tabs.get(id)).url);
+    }, await tabId());
   const visit = (url: string) => page.goto(url).catch(() => undefined);
 
   beforeAll(async () => {
@@ -51,19 +56,18 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     rmSync(outDir, { recursive: true, force: true });
   });
 
-  it('is on by default and tells which ruleset or upgrade made a page secure', async () => {
+  it('is on by default; a ruleset still takes a host to its own HTTPS address', async () => {
     expect(await stored('httpsFirst')).toBeUndefined();
     await visit('http://works.example.com/a?b=1');
     expect(page.url()).toBe('https://works.example.com/a?b=1');
     // Chromium upgraded this navigation before any extension saw it (webRequest and DNR only
     // see the https:// request), so the page is simply HTTPS; Firefox's test sees our upgrade.
-    expect(await status()).toEqual({ secure: true, reason: 'https' });
+    expect(await status()).toMatchObject({ secure: true, kind: 'https-already' });
     // Chromium tries https://ruled.example.com itself, fails, falls back to HTTP: the ruleset
     // takes that request to its own HTTPS host before it leaves the browser.
     await visit('http://ruled.example.com/r');
     expect(page.url()).toBe('https://www.ruled.example.com/r');
     expect(site.seen('ruled.example.com')).toEqual([]);
-    expect(await status()).toEqual({ secure: true, reason: 'ruleset', ruleset: 'Ruled Example' });
   });
 
   it('upgrades the subresources of an HTTP page to a host learned from a navigation; makes its cookies Secure', async () => {
@@ -78,7 +82,7 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     await page.waitForFunction(() => [...document.images].every((i) => i.complete));
     expect(site.seen('cdn.example.net').filter((s) => s.includes('/pixel.png')).map((s) => s.split('?')[0])).toEqual(['GET https /pixel.png']);
     expect(site.seen('other.example.net').map((s) => s.split('?')[0])).toEqual(['GET http /pixel.png']);
-    expect(await status()).toEqual({ secure: false, reason: 'local' });
+    expect(await status()).toMatchObject({ secure: false, kind: 'http-no-rule', localAddress: true });
   });
 
   it('lets an expired entry go: the host is tried over HTTP again', async () => {
@@ -100,7 +104,7 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     // The bare host never saw the path over plain HTTP; the twin was probed at its origin only.
     expect(site.seen('bare.example.org').filter((s) => s.includes('/private'))).toEqual([]);
     expect(site.seen('www.bare.example.org')).toContain('HEAD https /');
-    expect(await status()).toEqual({ secure: true, reason: 'alternative', from: 'bare.example.org' });
+    expect(await status()).toMatchObject({ secure: true, kind: 'https-by-alternative', from: 'bare.example.org' });
   });
 
   it('ends on the fallback page after a failed upgrade, with what was tried; HTTP probe sends only the host', async () => {
@@ -120,7 +124,7 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     await visit('http://hotel.example.com/');
     await expect.poll(() => page.url(), POLL).toBe('http://hotel.example.com/');
     expect(await page.locator('body').textContent()).toContain('http hotel.example.com /');
-    expect(await status()).toEqual({ secure: false, reason: 'captive-portal' });
+    expect(await status()).toMatchObject({ secure: false, kind: 'http-captive-portal' });
     // While captive, neither the navigation rule nor the known hosts' rules are in place.
     const rules = await worker(async () => (await chrome.declarativeNetRequest.getDynamicRules()).filter((r) => r.priority <= 2).length, null);
     expect(rules).toBe(0);

@@ -32,7 +32,7 @@ describe('protection mode in Firefox', () => {
     })`);
   const tabStatus = async () => {
     const id = await extPage.evaluate<number>(`browser.tabs.query({}).then((ts) => ts.find((t) => t.url === ${JSON.stringify(await tab.evaluate<string>('location.href'))}).id)`);
-    return request({ type: 'pageStatus', tabId: id });
+    return (await request<{ status: unknown }>({ type: 'popup', tabId: id })).status;
   };
   const href = () => tab.evaluate<string>('location.href').catch(() => '');
   const imagesDone = () => expect.poll(() => tab.evaluate<boolean>('[...document.images].every((i) => i.complete)').catch(() => false), POLL).toBe(true);
@@ -61,9 +61,9 @@ describe('protection mode in Firefox', () => {
 
   it('is on by default and tells which ruleset or upgrade made a page secure', async () => {
     expect(await tab.goto(at('http', 'works.example.test', '/a?b=1'))).toBe(at('https', 'works.example.test', '/a?b=1'));
-    expect(await tabStatus()).toEqual({ secure: true, reason: 'upgrade' });
+    expect(await tabStatus()).toMatchObject({ secure: true, kind: 'https-by-upgrade' });
     expect(await tab.goto(at('http', 'ruled.example.test', '/r'))).toBe(at('https', 'www.ruled.example.test', '/r'));
-    expect(await tabStatus()).toEqual({ secure: true, reason: 'ruleset', ruleset: 'Ruled Example' });
+    expect(await tabStatus()).toMatchObject({ secure: true, kind: 'https-by-ruleset', ruleset: 'Ruled Example' });
   });
 
   it('upgrades the subresources of an HTTP page to a host learned from a navigation; makes its cookies Secure', async () => {
@@ -76,7 +76,7 @@ describe('protection mode in Firefox', () => {
     await imagesDone();
     const images = site.log.slice(before).filter((r) => r.path.startsWith('/pixel.png'));
     expect(images.map((r) => `${r.host} ${r.secure}`).sort()).toEqual(['cdn.example.test true', 'other.example.test false']);
-    expect(await tabStatus()).toEqual({ secure: false, reason: 'local' });
+    expect(await tabStatus()).toMatchObject({ secure: false, kind: 'http-no-rule', localAddress: true });
   });
 
   it('lets an expired entry go: the host is tried over HTTP again', async () => {
@@ -93,7 +93,7 @@ describe('protection mode in Firefox', () => {
     await expect.poll(href, POLL).toBe(at('https', 'www.bare.example.test', '/private/page?token=1'));
     expect(site.seen('bare.example.test').filter((s) => s.includes('/private'))).toEqual([]);
     expect(site.seen('www.bare.example.test')).toContain('HEAD https /');
-    expect(await tabStatus()).toEqual({ secure: true, reason: 'alternative', from: `bare.example.test:${site.port}` });
+    expect(await tabStatus()).toMatchObject({ secure: true, kind: 'https-by-alternative', from: `bare.example.test:${site.port}` });
   });
 
   it('ends on the fallback page after a failed upgrade, with what was tried; nothing goes over HTTP', async () => {
@@ -113,7 +113,7 @@ describe('protection mode in Firefox', () => {
     await tab.start(at('http', 'hotel.example.test', '/'));
     await expect.poll(href, POLL).toBe(at('http', 'hotel.example.test', '/'));
     await expect.poll(() => tab.evaluate<string>('document.body.textContent').catch(() => ''), POLL).toContain('http hotel.example.test /');
-    expect(await tabStatus()).toEqual({ secure: false, reason: 'captive-portal' });
+    expect(await tabStatus()).toMatchObject({ secure: false, kind: 'http-captive-portal' });
     // While captive, a host that speaks TLS is not upgraded either.
     expect(await tab.goto(at('http', 'works.example.test', '/captive'))).toBe(at('http', 'works.example.test', '/captive'));
   });

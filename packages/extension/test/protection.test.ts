@@ -2,7 +2,7 @@ import { DnrEmulator } from '@httpsify/engine';
 import { describe, expect, it } from 'vitest';
 import { httpsAlternatives, probe, wwwTwin } from '../src/protection/https-alternatives.js';
 import { KnownHttpsHosts, KNOWN_HTTPS_TTL_MS } from '../src/protection/known-https-hosts.js';
-import { pageStatus, type StatusInputs } from '../src/protection/page-status.js';
+import { pageStatus } from '../src/background/page-status.js';
 import { knownHttpsRules } from '../src/protection/protection-dnr.js';
 import { withSiteState } from '../src/protection/protection-requests.js';
 import { dueForRecheck, parseRecheckState, recordRecheck, RECHECK_PERIOD_MS } from '../src/protection/recheck.js';
@@ -147,36 +147,10 @@ describe('re-check of sites left on HTTP', () => {
 });
 
 describe('page status', () => {
-  const inputs = (o: Partial<StatusInputs> = {}): StatusInputs => ({
-    globalEnabled: true,
-    modeOn: true,
-    captivePortal: false,
-    disabledBy: () => null,
-    httpAllowedBy: () => null,
-    openedOnce: () => false,
-    loopBlocked: () => false,
-    alternativeFrom: () => null,
-    ...o,
-  });
-  it('names who made the page secure', () => {
-    const url = 'https://a.test/';
-    expect(pageStatus(url, { url, httpsFirst: false, ruleset: 'A', requestedHttp: true }, inputs())).toEqual({ secure: true, reason: 'ruleset', ruleset: 'A' });
-    expect(pageStatus(url, { url, httpsFirst: true, requestedHttp: true }, inputs())).toEqual({ secure: true, reason: 'upgrade' });
-    expect(pageStatus(url, { url, httpsFirst: false, requestedHttp: true }, inputs())).toEqual({ secure: true, reason: 'browser' });
-    expect(pageStatus(url, { url, httpsFirst: false, requestedHttp: false }, inputs())).toEqual({ secure: true, reason: 'https' });
-    expect(pageStatus(url, undefined, inputs({ alternativeFrom: () => 'b.test' }))).toEqual({ secure: true, reason: 'alternative', from: 'b.test' });
-  });
-  it('names why the page stayed on HTTP, the strongest reason first', () => {
-    const url = 'http://a.test/';
-    expect(pageStatus(url, undefined, inputs({ globalEnabled: false })).reason).toBe('all-off');
-    expect(pageStatus(url, undefined, inputs({ disabledBy: () => '*.test', loopBlocked: () => true }))).toEqual({ secure: false, reason: 'site-off', entry: '*.test' });
-    expect(pageStatus(url, undefined, inputs({ loopBlocked: () => true })).reason).toBe('loop-guard');
-    expect(pageStatus(url, undefined, inputs({ httpAllowedBy: () => 'a.test' })).reason).toBe('site-rulesets-only');
-    expect(pageStatus(url, undefined, inputs({ openedOnce: () => true })).reason).toBe('failed-upgrade');
-    expect(pageStatus('http://printer/', undefined, inputs()).reason).toBe('local');
-    expect(pageStatus(url, undefined, inputs({ captivePortal: true })).reason).toBe('captive-portal');
-    expect(pageStatus(url, undefined, inputs({ modeOn: false })).reason).toBe('mode-off');
-    expect(pageStatus('chrome://newtab/', undefined, inputs()).reason).toBe('not-web');
+  it('says when the fallback found HTTPS on the www. twin', () => {
+    const inputs = { fallbackPath: '/ui/interstitial.html', globalEnabled: true, httpsFirst: true, disabledBy: null, httpAllowedBy: null, httpOnce: false, loopGuarded: false, captivePortal: false, upgraded: null, rewriteHttp: { rewritten: null, ruleset: null }, offRulesets: [] };
+    expect(pageStatus({ ...inputs, url: 'https://www.a.test/p', alternativeFrom: 'a.test' })).toMatchObject({ secure: true, kind: 'https-by-alternative', from: 'a.test' });
+    expect(pageStatus({ ...inputs, url: 'https://www.a.test/p', alternativeFrom: null })).toMatchObject({ secure: true, kind: 'https-already' });
   });
 });
 

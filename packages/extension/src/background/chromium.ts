@@ -7,7 +7,7 @@
 import type { Engine } from '@httpsify/engine';
 import { ALL_URLS, ext } from './browser-api.js';
 import { CHANNEL_DNR_STATE_KEY, ChannelDnrRuntime, type DnrApi } from './channel-dnr-runtime.js';
-import { addLoopAllowRule, clearSessionRules, syncDynamicRules } from './dnr-runtime.js';
+import { addLoopAllowRule, clearSessionRules, removeLoopAllowRule, syncDynamicRules } from './dnr-runtime.js';
 import { DnrUpgradeCheck } from './dnr-upgrade-check.js';
 import { loadBundledEngine } from './engine-loader.js';
 import { LoopGuard } from './loop-guard.js';
@@ -115,5 +115,12 @@ const ui = installUi({
   },
   channelsApplied: applyChannels,
   channelProblems: async () => ({ ...(await channelDnr.state())?.problems }),
-  isLoopBlocked: (host) => guard.isHostBlocked(host),
+  loopGuard: {
+    isHostBlocked: (host) => guard.isHostBlocked(host),
+    forget: async (host) => {
+      guard.forget(host);
+      await removeLoopAllowRule(host);
+      await ext.storage.session.set({ [LOOP_HOSTS_KEY]: guard.blockedHosts() });
+    },
+  },
 });

@@ -31,7 +31,7 @@ const ui = installUi({
   overridesApplied: async () => undefined,
   channelsApplied: async () => undefined,
   channelProblems: async () => ({}),
-  isLoopBlocked: (host) => guard.isHostBlocked(host),
+  loopGuard: { isHostBlocked: (host) => guard.isHostBlocked(host), forget: async (host) => guard.forget(host) },
 });
 // `ui.rewriter()` is the channels over the defaults; an update swaps it whole, so a request
 // decides with one consistent set of engines.
@@ -58,10 +58,10 @@ ext.webRequest.onErrorOccurred.addListener((d) => guard.finish(d.requestId), { u
 listenForCookies(ready, {
   shouldSecure: async (cookie) => {
     const c = await ui.controller;
+    // Channel rulesets decide within their scopes, as for rewriting.
     const host = cookie.domain.replace(/^\.+/, '');
     // Or, as NoScript did, any host known to answer over HTTPS that the mode upgrades.
     if (ui.protection.upgradesHost(c, host)) return true;
-    // Channel rulesets decide within their scopes, as for rewriting.
     return c.cookiesMaySecure(host) && c.shouldSecureCookie(cookie);
   },
   isHostBlocked: (host) => guard.isHostBlocked(host),

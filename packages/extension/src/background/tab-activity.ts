@@ -12,12 +12,10 @@ export interface TabRecord {
   upgraded: number;
   /** The page itself was upgraded by HTTPS-first. */
   httpsFirst: boolean;
-  /** The ruleset that rewrote the page's own address, if one did. */
-  ruleset?: string | null;
-  /** The page was asked for over http:// (an https:// end then came from us, the browser or the site). */
-  requestedHttp?: boolean;
-  /** Where our upgrade sent the page (a ruleset may change more than the scheme). */
-  target?: string | null;
+  /** Where our upgrade of the main frame leads (its second sighting belongs to this page). */
+  upgradeTarget?: string;
+  /** The main frame arrived over http:// and went on to https:// through us. */
+  mainUpgraded?: boolean;
 }
 
 export interface RequestSeen {
@@ -29,10 +27,8 @@ export interface RequestSeen {
   /** The request was (or is being) moved to HTTPS by us. */
   upgraded: boolean;
   httpsFirst?: boolean;
-  /** The ruleset that upgraded the request, if one did. */
-  ruleset?: string | null;
-  /** The address the upgrade sends the request to. */
-  target?: string | null;
+  /** The https:// address the upgrade leads to, where known. */
+  upgradedTo?: string;
 }
 
 export class TabActivity {
@@ -45,23 +41,16 @@ export class TabActivity {
       const prev = this.tabs.get(r.tabId);
       // A main-frame request that an upgrade redirected shows up twice (http, then https):
       // the second sighting belongs to the same page.
-      if (prev !== undefined && r.url.startsWith('https:') && (prev.url.replace(/^http:/, 'https:') === r.url || prev.target === r.url)) {
+      if (prev !== undefined && r.url.startsWith('https:') && (prev.url.replace(/^http:/, 'https:') === r.url || prev.upgradeTarget === r.url)) {
+        if (prev.url.startsWith('http:') && prev.upgraded > 0) prev.mainUpgraded = true;
         prev.url = r.url;
-        if (r.ruleset) prev.ruleset ??= r.ruleset;
         for (const n of r.rulesets) if (!prev.mainFrame.includes(n)) prev.mainFrame.push(n);
         return true;
       }
       // Every ruleset that matched the page stays listed (the old popup kept only the last one).
-      this.tabs.set(r.tabId, {
-        url: r.url,
-        mainFrame: [...new Set(r.rulesets)],
-        others: [],
-        upgraded: r.upgraded ? 1 : 0,
-        httpsFirst: r.httpsFirst === true,
-        ruleset: r.ruleset ?? null,
-        requestedHttp: r.url.startsWith('http:'),
-        target: r.target ?? null,
-      });
+      const rec: TabRecord = { url: r.url, mainFrame: [...new Set(r.rulesets)], others: [], upgraded: r.upgraded ? 1 : 0, httpsFirst: r.httpsFirst === true };
+      if (r.upgraded && r.upgradedTo !== undefined) rec.upgradeTarget = r.upgradedTo;
+      this.tabs.set(r.tabId, rec);
       return true;
     }
     const rec = this.tabs.get(r.tabId);

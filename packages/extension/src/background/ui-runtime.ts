@@ -15,16 +15,14 @@ import { bundledDefaultsTimestamp } from './engine-loader.js';
 import { httpsFirstApplies, HttpsFirstTracker, httpsVersion, interstitialUrl, type FallbackEvent } from './https-first.js';
 import { badgeText, drawIcon, ICON_TITLE_MESSAGE, iconState } from './icon.js';
 import { TabActivity, type TabRecord } from './tab-activity.js';
-import { UiController } from './ui-controller.js';
+import { type LoopGuardHooks, UiController } from './ui-controller.js';
 import { UI_RULE_ID_BASE, uiDnrRules } from './ui-dnr-rules.js';
 import { UI_PORT_NAME, type UiRequest } from './ui-protocol.js';
 import { PROTECTION_ALARM, PROTECTION_ALARM_MINUTES, ProtectionRuntime } from '../protection/protection-runtime.js';
 import { PROTECTION_RULE_ID_BASE } from '../protection/protection-dnr.js';
 import { KNOWN_HTTPS_STORAGE_KEY } from '../protection/known-https-hosts.js';
 import { handleProtectionRequest, isProtectionRequest } from '../protection/protection-requests.js';
-import { pageStatus } from '../protection/page-status.js';
 import { securedCookie, type CookieLike } from './cookies.js';
-import type { PageStatus } from '../protection/protection-protocol.js';
 
 export const INTERSTITIAL_PATH = 'ui/interstitial.html';
 const TABS_SESSION_KEY = 'uiTabActivity';
@@ -40,8 +38,8 @@ export interface UiInstallOptions {
   channelsApplied(controller: UiController): Promise<void>;
   /** Per channel, why this browser does not (fully) apply it. */
   channelProblems(): Promise<Record<string, string>>;
-  /** The loop guard gave up on this host for the session. */
-  isLoopBlocked(host: string): boolean;
+  /** The platform's redirect-loop protection, shown in the popup's status line. */
+  loopGuard?: LoopGuardHooks;
 }
 
 export interface InstalledUi {
@@ -70,7 +68,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
   const protection = new ProtectionRuntime({
     storage: ext.storage.local as unknown as ConstructorParameters<typeof ProtectionRuntime>[0]['storage'],
     dnr: options.platform === 'chromium' ? (ext.declarativeNetRequest as unknown as ConstructorParameters<typeof ProtectionRuntime>[0]['dnr']) : undefined,
-    isLoopBlocked: (host) => options.isLoopBlocked(host),
+    isLoopBlocked: (host) => options.loopGuard?.isHostBlocked(host) ?? false,
     learned: (host) => void secureKnownHostCookies(host),
     httpProbe: options.platform === 'chromium',
   });
@@ -98,6 +96,11 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     channelService = service;
     const c: UiController = new UiController(engine, store, activity, {
       overridesApplied: options.overridesApplied,
+      loopGuard: options.loopGuard,
+      fallbackPath: `/${INTERSTITIAL_PATH}`,
+      version: ext.runtime.getManifest().version,
+      rulesetsTimestamp: defaultsTimestamp,
+      httpOnceChanged: async (hosts) => ext.storage.session.set({ [ONCE_SESSION_KEY]: hosts }),
       policyChanged: async (ctl) => {
         if (options.platform === 'chromium') await syncUiRules(ctl);
         await protection.viewChanged(ctl);
@@ -122,7 +125,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
   })();
   ready.catch((e: unknown) => console.error('httpsify UI failed to start', e));
   // For the worker's DevTools console and the browser tests.
-  (globalThis as { httpsifyUi?: unknown }).httpsifyUi = { controller: ready, channels: () => channelService, protection, pageStatus: async (tabId: number) => statusOf(await ready, tabId) };
+  (globalThis as { httpsifyUi?: unknown }).httpsifyUi = { controller: ready, channels: () => channelService, protection };
   // Registered at once (MV3): the alarm may be what woke the worker.
   ext.alarms.onAlarm.addListener((alarm) => {
     if (alarm.name === CHANNEL_ALARM) void ready.then(() => channelService?.onAlarm());
@@ -226,27 +229,6 @@ export function installUi(options: UiInstallOptions): InstalledUi {
   }
 
   // ---- HTTPS-first fallback --------------------------------------------------------------
-  /** Tabs the fallback moved to a host's www. twin: where to, and from which host (the popup says so). */
-  const alternatives = new Map<number, { url: string; from: string }>();
-
-  async function statusOf(c: UiController, tabId: number): Promise<PageStatus> {
-    const url = (await ext.tabs.get(tabId).catch(() => undefined))?.url;
-    const s = c.settings;
-    return pageStatus(url, activity.get(tabId), {
-      globalEnabled: s.globalEnabled,
-      modeOn: s.httpsFirst,
-      captivePortal: c.captivePortal,
-      disabledBy: (h, p) => c.disabled.matchHost(h, p),
-      httpAllowedBy: (h, p) => c.httpAllowed.matchHost(h, p),
-      openedOnce: (h) => c.httpOnce.has(h),
-      loopBlocked: (h) => options.isLoopBlocked(h),
-      alternativeFrom: (u) => {
-        const alt = alternatives.get(tabId);
-        return alt !== undefined && siteOf(alt.url)?.hostWithPort === siteOf(u)?.hostWithPort ? alt.from : null;
-      },
-    });
-  }
-
   const tracker = new HttpsFirstTracker((event) => void fallBack(event));
 
   async function fallBack(event: FallbackEvent): Promise<void> {
@@ -265,12 +247,13 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     // Try harder before offering HTTP: the host's www. twin (or a ruleset's rewrite of it).
     const plan = await protection.planFallback(c, event.url, event.reason);
     if (plan.go !== null) {
-      alternatives.set(event.tabId, { url: plan.go, from: siteOf(event.url)?.hostWithPort ?? event.url });
+      c.alternativeTabs.set(event.tabId, { url: plan.go, from: siteOf(event.url)?.hostWithPort ?? event.url });
       await ext.tabs.update(event.tabId, { url: plan.go });
       return;
     }
-    const page = ext.runtime.getURL(INTERSTITIAL_PATH);
-    await ext.tabs.update(event.tabId, { url: interstitialUrl(page, event.url, event.reason, { tried: plan.tried, http: plan.http }) });
+    const page = interstitialUrl(ext.runtime.getURL(INTERSTITIAL_PATH), event.url, event.reason, { tried: plan.tried, http: plan.http });
+    c.fallbackTabs.set(event.tabId, page);
+    await ext.tabs.update(event.tabId, { url: page });
   }
 
   function observe(d: chrome.webRequest.OnBeforeRequestDetails): undefined {
@@ -278,27 +261,28 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     if (c === null || d.tabId < 0) return undefined;
     const url = d.url;
     if (!url.startsWith('http:') && !url.startsWith('https:')) return undefined;
-    if (d.type === 'main_frame') topUrls.set(d.tabId, url);
+    if (d.type === 'main_frame') {
+      topUrls.set(d.tabId, url);
+      c.fallbackTabs.delete(d.tabId);
+    }
     const site = siteOf(url);
     const names = site === null ? [] : c.rulesetNamesForHost(site.host);
     let upgraded = false;
     let first = false;
-    let ruleset: string | null = null;
-    let target: string | null = null;
+    let upgradedTo: string | undefined;
     const s = c.settings;
     const top = d.type === 'main_frame' ? url : (topUrls.get(d.tabId) ?? url);
     if (url.startsWith('http:') && s.globalEnabled && c.siteDisabledBy(top) === null) {
-      const decided = c.rewrite(url);
-      const rewritten = decided.rewritten;
+      const rewritten = c.loopGuarded(url) ? null : c.rewrite(url).rewritten;
       if (rewritten !== null && rewritten.startsWith('https:')) {
         upgraded = true;
-        ruleset = decided.ruleset;
-        target = rewritten;
-      }
-      else if (d.type !== 'main_frame' && protection.decideSubresource(c, url) !== null) upgraded = true;
-      else if (d.type === 'main_frame' && httpsFirstApplies(url, httpsFirstInputs(c))) {
+        upgradedTo = rewritten;
+      } else if (d.type !== 'main_frame' && protection.decideSubresource(c, url) !== null) {
+        upgraded = true;
+      } else if (d.type === 'main_frame' && httpsFirstApplies(url, httpsFirstInputs(c))) {
         upgraded = true;
         first = true;
+        upgradedTo = httpsVersion(url);
         tracker.started(d.requestId, d.tabId, url);
       }
     }
@@ -306,8 +290,8 @@ export function installUi(options: UiInstallOptions): InstalledUi {
       pendingStats.upgrades++;
       scheduleStats();
     }
-    if (d.type === 'main_frame' && alternatives.get(d.tabId)?.url !== url) alternatives.delete(d.tabId);
-    if (activity.note({ tabId: d.tabId, type: d.type, url, rulesets: names, upgraded, httpsFirst: first, ruleset, target })) {
+    if (d.type === 'main_frame' && c.alternativeTabs.get(d.tabId)?.url !== url) c.alternativeTabs.delete(d.tabId);
+    if (activity.note({ tabId: d.tabId, type: d.type, url, rulesets: names, upgraded, httpsFirst: first, upgradedTo })) {
       scheduleTabsSave();
       if (upgraded || d.type === 'main_frame') void refreshIcon(d.tabId, top);
     }
@@ -340,8 +324,9 @@ export function installUi(options: UiInstallOptions): InstalledUi {
   ext.webRequest.onErrorOccurred.addListener((d) => tracker.errored(d.requestId, d.error), filter);
   ext.tabs.onRemoved.addListener((tabId) => {
     activity.remove(tabId);
+    controller?.fallbackTabs.delete(tabId);
     topUrls.delete(tabId);
-    alternatives.delete(tabId);
+    controller?.alternativeTabs.delete(tabId);
     scheduleTabsSave();
   });
   ext.tabs.onActivated.addListener(({ tabId }) => {
@@ -371,11 +356,17 @@ export function installUi(options: UiInstallOptions): InstalledUi {
         let response: unknown;
         try {
           const c = await ready;
-          if (isProtectionRequest(msg.request)) {
-            response = await handleProtectionRequest(msg.request, { controller: c, protection, store, storage: ext.storage.local, pageStatus: (tabId) => statusOf(c, tabId) });
-          }
-          else response = await c.handle(msg.request, async (tabId) => (await ext.tabs.get(tabId).catch(() => undefined))?.url);
-          if (msg.request.type === 'httpOnce') await ext.storage.session.set({ [ONCE_SESSION_KEY]: [...c.httpOnce] });
+          const tabUrl = async (tabId: number) => {
+            try {
+              return (await ext.tabs.get(tabId)).url;
+            } catch {
+              // No such tab (closed, or the popup was opened without one): throws synchronously for -1.
+              return undefined;
+            }
+          };
+          if (isProtectionRequest(msg.request)) response = await handleProtectionRequest(msg.request, { controller: c, protection, store, storage: ext.storage.local });
+          else response = await c.handle(msg.request, tabUrl);
+          if (msg.request.type === 'httpOnce' || msg.request.type === 'pageRetry') await ext.storage.session.set({ [ONCE_SESSION_KEY]: [...c.httpOnce] });
         } catch (e) {
           response = { error: String(e) };
         }

@@ -12,32 +12,9 @@ export type ProtectionRequest =
   /** Sites the re-check put back to "upgrade everything", newest last. */
   | { type: 'recheckLog' }
   /** Subscribes to an update channel given by the URL of its JSON definition. */
-  | { type: 'channelAddUrl'; url: string }
-  /** "Is this page secure, and why" for a tab. */
-  | { type: 'pageStatus'; tabId: number };
+  | { type: 'channelAddUrl'; url: string };
 
-export const PROTECTION_REQUEST_TYPES = ['siteState', 'allowlistImport', 'allowlistExport', 'knownHosts', 'recheckLog', 'channelAddUrl', 'pageStatus'] as const;
-
-/**
- * Why a page is (or is not) on HTTPS. An open union: pages show the reasons they know and a
- * generic line for others. `how` on the HTTP reasons names the setting that changes it.
- */
-export type PageStatus =
-  | { secure: true; reason: 'ruleset'; ruleset: string }
-  | { secure: true; reason: 'upgrade' }
-  | { secure: true; reason: 'alternative'; from: string }
-  | { secure: true; reason: 'browser' }
-  | { secure: true; reason: 'https' }
-  | { secure: false; reason: 'loop-guard'; host: string }
-  | { secure: false; reason: 'site-off'; entry: string }
-  | { secure: false; reason: 'site-rulesets-only'; entry: string }
-  | { secure: false; reason: 'opened-over-http' }
-  | { secure: false; reason: 'failed-upgrade' }
-  | { secure: false; reason: 'local' }
-  | { secure: false; reason: 'captive-portal' }
-  | { secure: false; reason: 'mode-off' }
-  | { secure: false; reason: 'all-off' }
-  | { secure: false; reason: 'not-web' };
+export const PROTECTION_REQUEST_TYPES = ['siteState', 'allowlistImport', 'allowlistExport', 'knownHosts', 'recheckLog', 'channelAddUrl'] as const;
 
 export interface AllowlistImportResult {
   ok: boolean;

@@ -1,7 +1,6 @@
 /**
  * The pages' requests that belong to the protection mode: per-site states, the HTTP allowlist
- * in Chrome's policy syntax, the known-hosts store, the re-check log, channels by URL and the
- * page's status. Everything a page sends is checked here before it touches settings.
+ * in Chrome's policy syntax, the known-hosts store, the re-check log and channels by URL. Everything a page sends is checked here before it touches settings.
  */
 import type { Settings } from '../settings/schema.js';
 import type { SettingsStore } from '../settings/store.js';
@@ -9,7 +8,7 @@ import { exportHttpAllowlistPolicy, parseHttpAllowlistPolicy } from '../site-rul
 import { addSite, removeSite } from '../site-rules/site-pattern.js';
 import type { UiController } from '../background/ui-controller.js';
 import { fetchChannelDefinition } from './channel-url.js';
-import { PROTECTION_REQUEST_TYPES, type PageStatus, type ProtectionRequest, type SiteState } from './protection-protocol.js';
+import { PROTECTION_REQUEST_TYPES, type ProtectionRequest, type SiteState } from './protection-protocol.js';
 import type { ProtectionRuntime } from './protection-runtime.js';
 import { parseRecheckState, RECHECK_STORAGE_KEY } from './recheck.js';
 
@@ -18,7 +17,6 @@ export interface ProtectionRequestContext {
   protection: ProtectionRuntime;
   store: SettingsStore;
   storage: { get(keys: string): Promise<Record<string, unknown>> };
-  pageStatus(tabId: number): Promise<PageStatus>;
 }
 
 export function isProtectionRequest(request: { type: string }): request is ProtectionRequest {
@@ -72,8 +70,6 @@ export async function handleProtectionRequest(req: ProtectionRequest, ctx: Prote
       if (!fetched.ok) return fetched;
       return c.addChannel(fetched.json);
     }
-    case 'pageStatus':
-      return ctx.pageStatus(req.tabId);
     default:
       return { error: `unknown request ${(req as { type?: unknown }).type}` };
   }

@@ -25,6 +25,7 @@ export class SitesView {
   render(s: Settings): void {
     for (const box of Array.from(document.querySelectorAll<HTMLElement>('[data-list]'))) {
       const list = box.dataset.list as SiteListName;
+      $('.site-empty', box).hidden = s[list].length > 0;
       $('.site-list', box).replaceChildren(
         ...s[list].map((entry) =>
           h(
