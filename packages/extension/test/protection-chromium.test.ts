@@ -68,6 +68,7 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     await visit('http://ruled.example.com/r');
     expect(page.url()).toBe('https://www.ruled.example.com/r');
     expect(site.seen('ruled.example.com')).toEqual([]);
+    expect(await status()).toMatchObject({ secure: true, kind: 'https-by-ruleset', ruleset: 'Ruled Example' });
   });
 
   it('upgrades the subresources of an HTTP page to a host learned from a navigation; makes its cookies Secure', async () => {

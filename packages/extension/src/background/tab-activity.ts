@@ -16,6 +16,8 @@ export interface TabRecord {
   upgradeTarget?: string;
   /** The main frame arrived over http:// and went on to https:// through us. */
   mainUpgraded?: boolean;
+  /** The http:// address the page was asked for, when it went on to https:// through us. */
+  upgradedFrom?: string;
 }
 
 export interface RequestSeen {
@@ -42,7 +44,10 @@ export class TabActivity {
       // A main-frame request that an upgrade redirected shows up twice (http, then https):
       // the second sighting belongs to the same page.
       if (prev !== undefined && r.url.startsWith('https:') && (prev.url.replace(/^http:/, 'https:') === r.url || prev.upgradeTarget === r.url)) {
-        if (prev.url.startsWith('http:') && prev.upgraded > 0) prev.mainUpgraded = true;
+        if (prev.url.startsWith('http:') && prev.upgraded > 0) {
+          prev.mainUpgraded = true;
+          prev.upgradedFrom = prev.url;
+        }
         prev.url = r.url;
         for (const n of r.rulesets) if (!prev.mainFrame.includes(n)) prev.mainFrame.push(n);
         return true;

@@ -237,7 +237,8 @@ export class UiController {
     const s = this.settings;
     const rec = this.activity.get(tabId);
     const site = tabUrl === undefined ? null : siteOf(tabUrl);
-    const httpUrl = tabUrl?.replace(/^https:/, 'http:');
+    // A ruleset may have moved the page to another host: ask it about the address asked for.
+    const httpUrl = rec !== undefined && rec.url === tabUrl && rec.upgradedFrom !== undefined ? rec.upgradedFrom : tabUrl?.replace(/^https:/, 'http:');
     const offRulesets =
       site === null
         ? []
