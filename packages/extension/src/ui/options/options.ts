@@ -6,6 +6,7 @@ import { localize, t } from '../shared/i18n.js';
 import { BackupView } from './backup-view.js';
 import { ChannelsView } from './channels-view.js';
 import { RulesetsView } from './rulesets-view.js';
+import { ProtectionView } from './protection-view.js';
 import { SitesView } from './sites-view.js';
 import { UserRulesView } from './user-rules-view.js';
 
@@ -15,11 +16,13 @@ let rulesets: RulesetsView;
 let sites: SitesView;
 let userRules: UserRulesView;
 let channels: ChannelsView;
+let protection: ProtectionView;
 
 function render(s: Settings): void {
   for (const f of FLAGS) $<HTMLInputElement>(`#opt-${f}`).checked = s[f];
   sites.render(s);
   userRules.render(s);
+  void protection?.refresh();
   $('#stat-upgrades').textContent = String(s.stats.upgrades);
   $('#stat-fallbacks').textContent = String(s.stats.fallbacks);
   $('#stat-http-hosts').replaceChildren(...[...s.stats.httpHosts].reverse().map((host) => h('li', {}, host)));
@@ -62,6 +65,7 @@ async function init(): Promise<void> {
   sites = new SitesView(changed);
   userRules = new UserRulesView(changed);
   channels = new ChannelsView(changed);
+  protection = new ProtectionView(changed);
   for (const f of FLAGS) {
     $<HTMLInputElement>(`#opt-${f}`).addEventListener('change', async (e) => {
       changed(await background.request<Settings>({ type: 'setFlag', flag: f, value: (e.target as HTMLInputElement).checked }));

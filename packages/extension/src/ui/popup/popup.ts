@@ -58,6 +58,8 @@ function statusText(s: PageStatus): StatusText {
       return { tone: 'ok', title: t('statusHttpsByRuleset'), detail: t('statusHttpsByRulesetDetail', s.ruleset) };
     case 'https-by-upgrade':
       return { tone: 'ok', title: t('statusHttpsByUpgrade'), detail: t('statusHttpsByUpgradeDetail') };
+    case 'https-by-alternative':
+      return { tone: 'ok', title: t('statusHttpsByAlternative'), detail: t('statusHttpsByAlternativeDetail', s.from) };
     case 'https-already':
       return { tone: 'ok', title: t('statusSecure'), detail: t('statusHttpsAlreadyDetail') };
     case 'http-site-off':
