@@ -190,7 +190,7 @@ describe('options page in Chromium', () => {
     await expect.poll(() => o.locator('#import-review').isVisible(), POLL).toBe(true);
     expect(await o.locator('#import-changes li').allTextContents()).toEqual([
       'Mixed-content rulesets: on → off',
-      'Disabled on these sites: adds imported.example.test',
+      'Off: httpsify does nothing: adds imported.example.test',
       'Update channels: adds Imported channel',
     ]);
     // The channel needs its own tick before anything can be applied.
