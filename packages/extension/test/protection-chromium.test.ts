@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -116,8 +116,50 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     const tried = JSON.parse(params.get('tried') ?? '[]') as { url: string; result: string }[];
     expect(tried.map((t) => t.url)).toEqual(['https://nossl.example.com/', 'https://www.nossl.example.com/']);
     expect(params.get('http')).toBe('ok');
+    // The page lists the attempts in words, and that the site answers over plain HTTP.
+    await page.waitForSelector('body[data-ready="true"]');
+    expect(await page.locator('#tried-list li').allTextContents()).toEqual([
+      expect.stringMatching(/^https:\/\/nossl\.example\.com\/ — /),
+      expect.stringMatching(/^https:\/\/www\.nossl\.example\.com\/ — /),
+    ]);
+    expect(await page.locator('#http-probe').textContent()).toBe('The site answers over plain HTTP (asked for its address only, not this page).');
     // Chromium's own fallback would have sent the full path over HTTP: ours never left the browser.
     expect(site.seen('nossl.example.com').filter((s) => s.startsWith('GET http ') || s.startsWith('HEAD http '))).toEqual(['HEAD http /']);
+  });
+
+  it('options: known sites, per-site states, the HttpAllowlist policy both ways, channel by address', async () => {
+    const o = await ext.context.newPage();
+    const id = new URL(ext.worker.url()).host;
+    await o.goto(`chrome-extension://${id}/ui/options.html`);
+    await o.waitForSelector('body[data-ready="true"]');
+    await expect.poll(() => o.locator('#known-hosts-text').textContent(), POLL).toMatch(/^[1-9]\d* sites have worked over HTTPS/);
+    // Import Chrome's policy JSON: [*.]x is the host and its subdomains.
+    const dir = mkdtempSync(join(tmpdir(), 'httpsify-policy-'));
+    const file = join(dir, 'policy.json');
+    writeFileSync(file, JSON.stringify(['[*.]legacy.example.com', 'printer.example.net']));
+    await o.locator('#allowlist-import').setInputFiles(file);
+    await expect.poll(() => stored('httpAllowedSites'), POLL).toEqual(['*.legacy.example.com', 'legacy.example.com', 'printer.example.net']);
+    expect(await o.locator('#allowlist-result').textContent()).toBe('3 entries added.');
+    // A bad list changes nothing and says which item is wrong.
+    writeFileSync(file, JSON.stringify(['ok.example.com', '*']));
+    await o.locator('#allowlist-import').setInputFiles(file);
+    await expect.poll(() => o.locator('#allowlist-problems li').allTextContents(), POLL).toEqual(['item 2: "*" would allow HTTP everywhere; turn the protection off instead']);
+    expect(await stored('httpAllowedSites')).toEqual(['*.legacy.example.com', 'legacy.example.com', 'printer.example.net']);
+    // Three states per site: "printer" goes to off, then back to everything.
+    await o.getByLabel('Setting for printer.example.net').selectOption('off');
+    await expect.poll(() => stored('disabledSites'), POLL).toEqual(['printer.example.net']);
+    await o.getByLabel('Setting for printer.example.net').selectOption('upgrade');
+    await expect.poll(async () => [await stored('disabledSites'), await stored('httpAllowedSites')], POLL).toEqual([[], ['*.legacy.example.com', 'legacy.example.com']]);
+    // Export in the policy's own syntax.
+    const download = o.waitForEvent('download');
+    await o.locator('#allowlist-export').click();
+    expect(JSON.parse(readFileSync(await (await download).path(), 'utf8'))).toEqual(['[*.]legacy.example.com']);
+    // A channel given by an address that is not https:// is refused with a reason.
+    await o.locator('#channel-definition').fill('http://channels.example.com/x.channel.json');
+    await o.locator('#channel-add').click();
+    await expect.poll(() => o.locator('#channel-add-error').textContent(), POLL).toBe('the address must start with https://');
+    rmSync(dir, { recursive: true, force: true });
+    await o.close();
   });
 
   it('steps aside behind a captive portal', async () => {
