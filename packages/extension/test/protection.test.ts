@@ -8,6 +8,8 @@ import { withSiteState } from '../src/protection/protection-requests.js';
 import { dueForRecheck, parseRecheckState, recordRecheck, RECHECK_PERIOD_MS } from '../src/protection/recheck.js';
 import { exportHttpAllowlistPolicy, parseHttpAllowlistPolicy } from '../src/site-rules/http-allowlist-policy.js';
 import { repairSettings } from '../src/settings/repair.js';
+import { ProtectionRuntime } from '../src/protection/protection-runtime.js';
+import { fetchChannelDefinition } from '../src/protection/channel-url.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -158,5 +160,75 @@ describe('settings', () => {
   it('turns the protection mode on for profiles that never chose, keeps a stored choice', () => {
     expect(repairSettings({ schemaVersion: 1 }).settings.httpsFirst).toBe(true);
     expect(repairSettings({ schemaVersion: 1, httpsFirst: false }).settings.httpsFirst).toBe(false);
+  });
+});
+
+describe('protection runtime (no browser)', () => {
+  const memory = () => {
+    const data: Record<string, unknown> = {};
+    return { data, get: async (k: string | string[]) => Object.fromEntries((Array.isArray(k) ? k : [k]).filter((x) => x in data).map((x) => [x, data[x]])), set: async (o: Record<string, unknown>) => void Object.assign(data, o) };
+  };
+  const view = { settings: { globalEnabled: true, httpsFirst: true, httpAllowedSites: [] }, captivePortal: false, disabled: { matchHost: () => null }, httpAllowed: { matchHost: (h: string) => (h === 'left.test' ? 'left.test' : null) }, rewrite: () => ({ rewritten: null, ruleset: null }) };
+
+  it('re-checks a site left on HTTP after the period, origin only, and reports it when HTTPS answers', async () => {
+    const storage = memory();
+    let now = 1_000;
+    const asked: string[] = [];
+    const fetchFn = (async (url: string) => {
+      asked.push(url);
+      return { status: 200, type: 'basic' } as Response;
+    }) as typeof fetch;
+    const rt = new ProtectionRuntime({ storage, isLoopBlocked: () => false, now: () => now, fetch: fetchFn });
+    expect(await rt.recheck(['a.test', '*.w.test'])).toEqual([]);
+    expect(asked).toEqual([]);
+    now += RECHECK_PERIOD_MS;
+    expect(await rt.recheck(['a.test', '*.w.test'])).toEqual(['a.test']);
+    expect(asked).toEqual(['https://a.test/']);
+    expect((storage.data.httpRecheck as { restored: unknown[] }).restored).toEqual([{ entry: 'a.test', at: now }]);
+  });
+
+  it('plans a fallback: the www. twin when it answers, else the fallback page with every attempt', async () => {
+    const answering = new Set(['https://www.twin.test/']);
+    const asked: string[] = [];
+    const fetchFn = (async (url: string, init?: RequestInit) => {
+      asked.push(`${init?.method} ${url}`);
+      if (answering.has(url) || url.startsWith('http:')) return { status: 200, type: 'basic' } as Response;
+      throw new TypeError('Failed to fetch');
+    }) as typeof fetch;
+    const rt = new ProtectionRuntime({ storage: memory(), isLoopBlocked: () => false, fetch: fetchFn });
+    rt.learn({ url: 'https://twin.test/', tabId: 1, statusCode: 200 });
+    expect(rt.upgradesHost(view, 'twin.test')).toBe(true);
+    expect(await rt.planFallback(view, 'http://twin.test/p?q=1', 'net::ERR_SSL_PROTOCOL_ERROR')).toEqual({
+      go: 'https://www.twin.test/p?q=1',
+      tried: [{ url: 'https://twin.test/', result: 'net::ERR_SSL_PROTOCOL_ERROR' }, { url: 'https://www.twin.test/', result: 'ok' }],
+    });
+    // HTTPS failed for it: no longer known.
+    expect(rt.upgradesHost(view, 'twin.test')).toBe(false);
+    const plan = await rt.planFallback(view, 'http://none.test/secret', 'timeout');
+    expect(plan).toEqual({ go: null, tried: [{ url: 'https://none.test/', result: 'timeout' }, { url: 'https://www.none.test/', result: 'Failed to fetch' }], http: 'ok' });
+    // Probes carry no path.
+    expect(asked).toEqual(['HEAD https://www.twin.test/', 'HEAD https://www.none.test/', 'HEAD http://none.test/']);
+    // A site left on "rulesets only" may be in the store but is never upgraded as known.
+    rt.learn({ url: 'https://left.test/', tabId: 1, statusCode: 200 });
+    expect(rt.liveHosts(view)).toEqual([]);
+    // Error pages and background requests teach nothing.
+    rt.learn({ url: 'https://err.test/', tabId: 1, statusCode: 403 });
+    rt.learn({ url: 'https://bg.test/', tabId: -1, statusCode: 200 });
+    expect(rt.known.hosts(Date.now())).toEqual(['left.test']);
+  });
+});
+
+describe('channel by address', () => {
+  it('fetches https only, at most 64 KB, as UTF-8 text', async () => {
+    const ok = (async () => new Response('{"name":"x"}', { status: 200 })) as typeof fetch;
+    expect(await fetchChannelDefinition('https://c.test/x.channel.json', ok)).toEqual({ ok: true, json: '{"name":"x"}' });
+    expect(await fetchChannelDefinition('http://c.test/x.json', ok)).toEqual({ ok: false, error: 'the address must start with https://' });
+    expect(await fetchChannelDefinition('not a url', ok)).toEqual({ ok: false, error: 'not a web address' });
+    const big = (async () => new Response('x'.repeat(70_000), { status: 200 })) as typeof fetch;
+    expect((await fetchChannelDefinition('https://c.test/big', big)).ok).toBe(false);
+    const missing = (async () => new Response('', { status: 404 })) as typeof fetch;
+    expect(await fetchChannelDefinition('https://c.test/none', missing)).toEqual({ ok: false, error: 'https://c.test/none: the server answered 404' });
+    const binary = (async () => new Response(new Uint8Array([0xff, 0xfe, 0x00]), { status: 200 })) as typeof fetch;
+    expect(await fetchChannelDefinition('https://c.test/bin', binary)).toEqual({ ok: false, error: 'https://c.test/bin: not UTF-8 text' });
   });
 });
