@@ -13,8 +13,12 @@ import { ALL_RESOURCE_TYPES, type DnrRule } from '@httpsify/engine';
  *      "rulesets only" (such sites are also left out of the known hosts).
  */
 export const KNOWN_HTTPS_PRIORITY = 2;
-/** Dynamic rule ids of the known-hosts rules: from here up (the settings' rules lie below). */
-export const PROTECTION_RULE_ID_BASE = 8_000_000;
+/**
+ * Dynamic rule ids of the known-hosts rules, [BASE, LIMIT): the range i14-chromium's
+ * dnr-layout.ts reserves for this mode (the settings' rules lie below).
+ */
+export const PROTECTION_RULE_ID_BASE = 6_500_000;
+export const PROTECTION_RULE_ID_LIMIT = 7_000_000;
 /** The most label-count groups (one regex rule each); longer names are not upgraded this way. */
 export const MAX_LABELS = 12;
 
