@@ -6,7 +6,7 @@ const FALLBACK = 'chrome-extension://abc/ui/interstitial.html';
 function inputs(over: Partial<PageStatusInputs>): PageStatusInputs {
   return {
     url: 'http://site.test/',
-    fallbackPage: FALLBACK,
+    fallbackPath: '/ui/interstitial.html',
     globalEnabled: true,
     httpsFirst: false,
     disabledBy: null,
@@ -35,6 +35,7 @@ describe('page status: why a page is or is not on HTTPS', () => {
     ['the loop guard', { loopGuarded: true, rewriteHttp: RULED }, { kind: 'http-loop-guard', host: 'site.test', retry: true }],
     ['HTTP allowed while HTTPS-first is on', { httpsFirst: true, httpAllowedBy: 'site.test' }, { kind: 'http-allowed', entry: 'site.test', retry: true }],
     ['"open over HTTP this time"', { httpsFirst: true, httpOnce: true, httpAllowedBy: 'site.test' }, { kind: 'http-upgrade-failed', host: 'site.test', onFallbackPage: false }],
+    ['the fallback page (any extension origin)', { url: `moz-extension://other-uuid/ui/interstitial.html?url=${encodeURIComponent('http://down.test/')}` }, { kind: 'http-upgrade-failed', host: 'down.test' }],
     ['the fallback page itself', { url: `${FALLBACK}?url=${encodeURIComponent('https://down.test:8443/a?b')}&reason=x` }, { kind: 'http-upgrade-failed', host: 'down.test', onFallbackPage: true, retry: true }],
     ['a captive portal', { httpsFirst: true, captivePortal: true }, { kind: 'http-captive-portal', retry: true }],
     ['a ruleset the user switched off', { offRulesets: ['Site'] }, { kind: 'http-ruleset-off', rulesets: ['Site'], retry: true }],

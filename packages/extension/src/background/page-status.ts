@@ -5,8 +5,12 @@ import type { PageStatus } from './ui-protocol.js';
 export interface PageStatusInputs {
   /** The tab's address (undefined: no tab, or one the extension may not see). */
   url: string | undefined;
-  /** The address of our own fallback page (`…/ui/interstitial.html`). */
-  fallbackPage: string;
+  /**
+   * The path of our own fallback page (`/ui/interstitial.html`). Matched by path on any
+   * extension origin: Chromium's runtime.getURL may answer with a dynamic origin for pages that
+   * are web-accessible, while the tab shows the extension's id.
+   */
+  fallbackPath: string;
   globalEnabled: boolean;
   httpsFirst: boolean;
   /** The disabledSites entry covering the page's site. */
@@ -36,12 +40,11 @@ function base(secure: boolean, retry: boolean) {
  * aside by themselves (loop guard, captive portal), then the rules.
  */
 export function pageStatus(i: PageStatusInputs): PageStatus {
-  if (i.url !== undefined && i.url.startsWith(`${i.fallbackPage}?`)) {
-    const target = new URLSearchParams(i.url.slice(i.fallbackPage.length + 1)).get('url');
-    const host = hostOf(target ?? '');
+  const url = parse(i.url);
+  if (url !== null && /^(chrome|moz)-extension:$/.test(url.protocol) && url.pathname === i.fallbackPath) {
+    const host = hostOf(url.searchParams.get('url') ?? '');
     if (host !== null) return { ...base(false, true), kind: 'http-upgrade-failed', host, onFallbackPage: true };
   }
-  const url = parse(i.url);
   if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) return { ...base(false, false), kind: 'not-a-web-page' };
   const secure = url.protocol === 'https:';
   if (!i.globalEnabled) return { ...base(secure, false), kind: 'extension-off' };

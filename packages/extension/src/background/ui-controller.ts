@@ -22,8 +22,8 @@ export interface UiHooks {
   channels?: ChannelHooks;
   /** Redirect-loop protection of the platform (the popup shows it and can retry a host). */
   loopGuard?: LoopGuardHooks;
-  /** Address of the fallback page (`…/ui/interstitial.html`), so the popup can explain it. */
-  fallbackPage?: string;
+  /** Path of the fallback page (`/ui/interstitial.html`), so the popup can explain it. */
+  fallbackPath?: string;
   /** The extension's version (manifest). */
   version?: string;
   /** Unix seconds of the bundled rulesets, when known. */
@@ -65,6 +65,11 @@ export class UiController {
   /** Hosts opened over HTTP once (this browser session). */
   readonly httpOnce = new Set<string>();
   captivePortal = false;
+  /**
+   * Tabs showing the fallback page, by id: its address (extensions without the "tabs"
+   * permission cannot read the address of a tab showing one of their own pages).
+   */
+  readonly fallbackTabs = new Map<number, string>();
   /**
    * Installed channels over the defaults. A new install replaces the whole object (requests being
    * decided keep the old one); the user's switches are applied in place, as to the defaults.
@@ -240,7 +245,7 @@ export class UiController {
             .map((r) => r.name);
     return pageStatus({
       url: tabUrl,
-      fallbackPage: this.hooks.fallbackPage ?? '',
+      fallbackPath: this.hooks.fallbackPath ?? '',
       globalEnabled: s.globalEnabled,
       httpsFirst: s.httpsFirst,
       disabledBy: site === null ? null : this.disabled.matchHost(site.host, site.port),
@@ -389,9 +394,9 @@ export class UiController {
       case 'settings':
         return this.settings;
       case 'popup':
-        return this.popupState(req.tabId, tabUrl ? await tabUrl(req.tabId) : this.activity.get(req.tabId)?.url);
+        return this.popupState(req.tabId, await this.tabAddress(req.tabId, tabUrl));
       case 'pageRetry':
-        return this.retryPage(req.tabId, tabUrl ? await tabUrl(req.tabId) : this.activity.get(req.tabId)?.url);
+        return this.retryPage(req.tabId, await this.tabAddress(req.tabId, tabUrl));
       case 'about':
         return this.about();
       case 'rulesetDetails':
@@ -474,6 +479,11 @@ export class UiController {
       default:
         return { error: `unknown request ${(req as { type?: unknown }).type}` };
     }
+  }
+
+  private async tabAddress(tabId: number, tabUrl?: (tabId: number) => Promise<string | undefined>): Promise<string | undefined> {
+    const url = tabUrl ? await tabUrl(tabId) : this.activity.get(tabId)?.url;
+    return url ?? this.fallbackTabs.get(tabId);
   }
 
   /** The options page's channel list: definition, installed bundle, checks, and this browser's problems. */

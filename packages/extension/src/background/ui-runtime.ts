@@ -72,7 +72,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     const c: UiController = new UiController(engine, store, activity, {
       overridesApplied: options.overridesApplied,
       loopGuard: options.loopGuard,
-      fallbackPage: ext.runtime.getURL(INTERSTITIAL_PATH),
+      fallbackPath: `/${INTERSTITIAL_PATH}`,
       version: ext.runtime.getManifest().version,
       rulesetsTimestamp: defaultsTimestamp,
       httpOnceChanged: async (hosts) => ext.storage.session.set({ [ONCE_SESSION_KEY]: hosts }),
@@ -204,8 +204,9 @@ export function installUi(options: UiInstallOptions): InstalledUi {
       await ext.tabs.update(event.tabId, { url: event.url });
       return;
     }
-    const page = ext.runtime.getURL(INTERSTITIAL_PATH);
-    await ext.tabs.update(event.tabId, { url: interstitialUrl(page, event.url, event.reason) });
+    const page = interstitialUrl(ext.runtime.getURL(INTERSTITIAL_PATH), event.url, event.reason);
+    c.fallbackTabs.set(event.tabId, page);
+    await ext.tabs.update(event.tabId, { url: page });
   }
 
   function observe(d: chrome.webRequest.OnBeforeRequestDetails): undefined {
@@ -213,7 +214,10 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     if (c === null || d.tabId < 0) return undefined;
     const url = d.url;
     if (!url.startsWith('http:') && !url.startsWith('https:')) return undefined;
-    if (d.type === 'main_frame') topUrls.set(d.tabId, url);
+    if (d.type === 'main_frame') {
+      topUrls.set(d.tabId, url);
+      c.fallbackTabs.delete(d.tabId);
+    }
     const site = siteOf(url);
     const names = site === null ? [] : c.rulesetNamesForHost(site.host);
     let upgraded = false;
@@ -269,6 +273,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
   ext.webRequest.onErrorOccurred.addListener((d) => tracker.errored(d.requestId, d.error), filter);
   ext.tabs.onRemoved.addListener((tabId) => {
     activity.remove(tabId);
+    controller?.fallbackTabs.delete(tabId);
     topUrls.delete(tabId);
     scheduleTabsSave();
   });

@@ -52,7 +52,8 @@ export interface UiHarness {
   url(host: string, path?: string): string;
   stored(key: string): Promise<unknown>;
   tabIdOf(p: Page): Promise<number>;
-  openPopup(target: Page): Promise<Page>;
+  /** The popup for a page, or for a tab id. */
+  openPopup(target: Page | number): Promise<Page>;
   openOptions(): Promise<Page>;
   close(): Promise<void>;
 }
@@ -111,7 +112,7 @@ export async function startUiHarness(rulesets: string[] | null = null): Promise<
     stored,
     tabIdOf,
     async openPopup(target) {
-      const tabId = await tabIdOf(target);
+      const tabId = typeof target === 'number' ? target : await tabIdOf(target);
       const popup = await ext.context.newPage();
       // The width of the popup's content (Chromium sizes a toolbar popup to it).
       await popup.setViewportSize({ width: 360, height: 560 });

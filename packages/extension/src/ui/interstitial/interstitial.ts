@@ -1,6 +1,7 @@
 import { background } from '../shared/client.js';
 import { $, copyText } from '../shared/dom.js';
 import { localize, t } from '../shared/i18n.js';
+import { failureMessage } from './failure-text.js';
 
 /**
  * Shown when HTTPS-first could not reach a site over HTTPS (connection or certificate error, or
@@ -20,7 +21,9 @@ function init(): void {
   // Only http(s) pages may be opened from here.
   if (target !== null && target.protocol !== 'http:' && target.protocol !== 'https:') target = null;
   $('#target-url').textContent = target?.href ?? raw;
-  $('#reason').textContent = params.get('reason') === 'timeout' ? t('interstitialTimeout') : (params.get('reason') ?? '');
+  const reason = params.get('reason') ?? '';
+  $('#reason-text').textContent = t(failureMessage(reason));
+  $('#reason').textContent = reason === 'timeout' ? t('interstitialTimeout') : reason;
   const http = target === null ? null : target.href.replace(/^https:/, 'http:');
   for (const id of ['#http-once', '#http-always', '#copy-url']) ($(id) as HTMLButtonElement).disabled = http === null;
 
