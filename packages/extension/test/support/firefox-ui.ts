@@ -5,6 +5,7 @@ import { expect } from 'vitest';
 import { buildExtension } from '../../src/build/build.js';
 import { UI_PORT_NAME, type UiRequest } from '../../src/background/ui-protocol.js';
 import { launchFirefoxWithExtension, type FirefoxTab, type FirefoxWithExtension } from './firefox.js';
+import { UI_RULESETS_TIMESTAMP } from './ui-extension.js';
 import { startDualServer, startHttpOnly, startTlsHang, type DualServer } from './servers.js';
 
 /** The background answers through storage and ports; under load that takes more than a second. */
@@ -43,7 +44,7 @@ export async function startFirefoxUiHarness(rulesets: Record<string, string>, ho
   const rulesDir = mkdtempSync(join(tmpdir(), 'httpsify-ff-ui-rules-'));
   const outDir = mkdtempSync(join(tmpdir(), 'httpsify-ff-ui-ext-'));
   for (const [file, xml] of Object.entries(rulesets)) writeFileSync(join(rulesDir, file), xml);
-  const built = await buildExtension({ rulesets: [rulesDir], outDir, browsers: ['firefox'], zip: false });
+  const built = await buildExtension({ rulesets: [rulesDir], outDir, browsers: ['firefox'], zip: false, timestamp: UI_RULESETS_TIMESTAMP });
   const modeOff = options.modeOff;
   const server = await startDualServer((req, res, secure) => {
     const host = (req.headers.host ?? '').replace(/:\d+$/, '');

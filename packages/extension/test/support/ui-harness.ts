@@ -27,18 +27,27 @@ export const SHOTS = process.env.HTTPSIFY_SHOTS ?? mkdtempSync(join(tmpdir(), 'h
  */
 export async function shot(page: Page, name: string, check: { width?: number; texts?: string[]; part?: string; viewport?: boolean } = {}): Promise<void> {
   const target = check.part === undefined ? null : page.locator(check.part);
-  const file = join(SHOTS, `${name}.png`);
   // A modal dialog's backdrop covers the viewport only: shoot just that.
-  const png = target === null ? await page.screenshot({ path: file, fullPage: check.viewport !== true }) : await target.screenshot({ path: file });
+  const png = target === null ? await page.screenshot({ fullPage: check.viewport !== true }) : await target.screenshot();
+  checkScreenshot(png, name, check.width);
+  expectVisibleTexts(await (target ?? page.locator('body')).innerText(), name, check.texts ?? []);
+}
+
+/** Keeps a screenshot in SHOTS and checks it is a real rendering: size, colours, not one flat surface. */
+export function checkScreenshot(png: Buffer, name: string, width?: number): void {
+  writeFileSync(join(SHOTS, `${name}.png`), png);
   const stats = screenshotStats(png);
-  if (check.width !== undefined) expect(stats.width, `${name}: width`).toBe(check.width);
+  if (width !== undefined) expect(stats.width, `${name}: width`).toBe(width);
   else expect(stats.width, `${name}: width`).toBeGreaterThan(100);
   expect(stats.height, `${name}: height`).toBeGreaterThan(60);
   expect(stats.colours, `${name}: distinct colours`).toBeGreaterThan(20);
   expect(stats.nonBackground, `${name}: share of non-background pixels`).toBeGreaterThan(0.01);
-  // Visible text as rendered (innerText applies text-transform, so compare case-insensitively).
-  const shown = (await (target ?? page.locator('body')).innerText()).toLowerCase();
-  for (const text of check.texts ?? []) expect(shown, `${name}: visible text`).toContain(text.toLowerCase());
+}
+
+/** Visible text as rendered (innerText applies text-transform, so compared case-insensitively). */
+export function expectVisibleTexts(innerText: string, name: string, texts: string[]): void {
+  const shown = innerText.toLowerCase();
+  for (const text of texts) expect(shown, `${name}: visible text`).toContain(text.toLowerCase());
 }
 
 export interface UiHarness {

@@ -111,7 +111,7 @@ function render(): void {
   const siteDisabled = site?.disabledBy != null;
   if (site !== null) {
     $('#site-host').textContent = site.hostWithPort;
-    $('#upgraded-count').textContent = state.upgraded > 0 ? t('popupUpgradedCount', String(state.upgraded)) : '';
+    $('#upgraded-count').textContent = state.upgraded === 0 ? '' : state.upgraded === 1 ? t('popupUpgradedOne') : t('popupUpgradedCount', String(state.upgraded));
     $<HTMLInputElement>('#site-enabled').checked = !siteDisabled;
   }
   // A disabled site shows only how to enable it again (as HTTPS Everywhere did).
