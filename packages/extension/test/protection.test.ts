@@ -168,7 +168,7 @@ describe('protection runtime (no browser)', () => {
     const data: Record<string, unknown> = {};
     return { data, get: async (k: string | string[]) => Object.fromEntries((Array.isArray(k) ? k : [k]).filter((x) => x in data).map((x) => [x, data[x]])), set: async (o: Record<string, unknown>) => void Object.assign(data, o) };
   };
-  const view = { settings: { globalEnabled: true, httpsFirst: true, httpAllowedSites: [] }, captivePortal: false, disabled: { matchHost: () => null }, httpAllowed: { matchHost: (h: string) => (h === 'left.test' ? 'left.test' : null) }, rewrite: () => ({ rewritten: null, ruleset: null }) };
+  const view = { settings: { globalEnabled: true, httpsFirst: true, httpAllowedSites: [] }, captivePortal: false, disabled: { matchHost: () => null }, httpAllowed: { matchHost: (h: string) => (h === 'left.test' ? 'left.test' : null) }, httpOnce: new Set(['once.test']), rewrite: () => ({ rewritten: null, ruleset: null }) };
 
   it('re-checks a site left on HTTP after the period, origin only, and reports it when HTTPS answers', async () => {
     const storage = memory();
@@ -210,11 +210,13 @@ describe('protection runtime (no browser)', () => {
     expect(asked).toEqual(['HEAD https://www.twin.test/', 'HEAD https://www.none.test/', 'HEAD http://none.test/']);
     // A site left on "rulesets only" may be in the store but is never upgraded as known.
     rt.learn({ url: 'https://left.test/', tabId: 1, statusCode: 200 });
+    rt.learn({ url: 'https://once.test/', tabId: 1, statusCode: 200 });
     expect(rt.liveHosts(view)).toEqual([]);
+    expect(rt.upgradesHost(view, 'once.test')).toBe(false);
     // Error pages and background requests teach nothing.
     rt.learn({ url: 'https://err.test/', tabId: 1, statusCode: 403 });
     rt.learn({ url: 'https://bg.test/', tabId: -1, statusCode: 200 });
-    expect(rt.known.hosts(Date.now())).toEqual(['left.test']);
+    expect(rt.known.hosts(Date.now())).toEqual(['left.test', 'once.test']);
   });
 });
 

@@ -25,6 +25,8 @@ export interface ProtectionView {
   captivePortal: boolean;
   disabled: { matchHost(host: string, port: string): string | null };
   httpAllowed: { matchHost(host: string, port: string): string | null };
+  /** Hosts opened over HTTP "this time" (the session). */
+  httpOnce: ReadonlySet<string>;
   rewrite(url: string): { rewritten: string | null; ruleset: string | null };
 }
 
@@ -90,9 +92,9 @@ export class ProtectionRuntime {
     return v.settings.globalEnabled && v.settings.httpsFirst && !v.captivePortal;
   }
 
-  /** A site setting ("off" or "rulesets only") covers the host. */
+  /** A site setting ("off" or "rulesets only") or "open over HTTP this time" covers the host. */
   private excluded(v: ProtectionView, host: string, port = ''): boolean {
-    return v.disabled.matchHost(host, port) !== null || v.httpAllowed.matchHost(host, port) !== null;
+    return v.disabled.matchHost(host, port) !== null || v.httpAllowed.matchHost(host, port) !== null || v.httpOnce.has(host);
   }
 
   /** Whether requests to `host` are upgraded as a known HTTPS host now. */
