@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { LoopGuard } from '../src/background/loop-guard.js';
 import { TabActivity } from '../src/background/tab-activity.js';
 import { type ChannelHooks, UiController } from '../src/background/ui-controller.js';
-import type { ChannelAddResult, ImportResult, RulesetIndex } from '../src/background/ui-protocol.js';
+import type { ChannelAddResult, ImportApplyResult, RulesetIndex } from '../src/background/ui-protocol.js';
 import { upgradeDecision } from '../src/background/webrequest-upgrader.js';
 import { applyRulesetChoices, buildChannelLayers, layersSecureCookie } from '../src/channels/channel-layers.js';
 import type { Settings } from '../src/settings/schema.js';
@@ -169,8 +169,12 @@ describe('channels in the settings and the controller', () => {
     await c.reconcile(s);
     const exported = c.exportSettings() as { settings: Record<string, unknown> };
     expect(exported.settings.channels).toEqual([DEFINITION]);
-    const result = (await c.handle({ type: 'importSettings', data: { ...exported, settings: { channels: [{ ...DEFINITION, name: 'Other' }, { bad: 1 }] } } })) as ImportResult;
-    expect(result.problems).toEqual(['channels: channel definition: unknown field "bad" (expected format, name, urlPrefix, rootKey, scope, destinations, minTimestamp, maxAgeDays, minKeyVersion, replacesDefaults)']);
+    const text = (channels: unknown[]) => JSON.stringify({ ...exported, settings: { channels } });
+    const result = (await c.handle({ type: 'importApply', text: text([{ ...DEFINITION, name: 'Other' }, { bad: 1 }]), confirmedChannels: ['Other'] })) as ImportApplyResult;
+    expect(result).toEqual({ ok: false, problems: ['channels: channel definition: unknown field "bad" (expected format, name, urlPrefix, rootKey, scope, destinations, minTimestamp, maxAgeDays, minKeyVersion, replacesDefaults)'] });
+    expect((area.data.get('channels') as { name: string }[]).map((x) => x.name)).toEqual(['My channel']);
+    const good = (await c.handle({ type: 'importApply', text: text([{ ...DEFINITION, name: 'Other' }]), confirmedChannels: ['Other'] })) as ImportApplyResult;
+    expect(good.ok).toBe(true);
     expect((area.data.get('channels') as { name: string }[]).map((x) => x.name)).toEqual(['Other']);
   });
 

@@ -27,6 +27,11 @@ describe('corpus DNR rules in Chromium', () => {
     });
     oracle = await readOracle();
     ext = await launchWithExtension(built.dirs.chromium!, []);
+    // The compiled rules are under test: the protection mode's own main-frame upgrade (on by
+    // default, a dynamic rule) would match every URL they leave alone.
+    await ext.worker.evaluate(() => chrome.storage.local.set({ httpsFirst: false }));
+    const modeRule = () => ext.worker.evaluate(async () => (await chrome.declarativeNetRequest.getDynamicRules()).some((r) => r.priority <= 2 && r.action.type === 'upgradeScheme'));
+    for (let i = 0; i < 100 && (await modeRule()); i++) await new Promise((r) => setTimeout(r, 100));
   });
 
   afterAll(async () => {

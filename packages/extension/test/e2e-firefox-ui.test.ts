@@ -34,8 +34,9 @@ describe('HTTPS-first in a real Firefox (blocking webRequest)', () => {
     await h?.close();
   });
 
-  it('is off by default: an uncovered host stays on http:// (control)', async () => {
-    expect((await h.request<Settings>({ type: 'settings' })).httpsFirst).toBe(false);
+  it('is on by default; switched off, an uncovered host stays on http:// (control)', async () => {
+    expect((await h.request<Settings>({ type: 'settings' })).httpsFirst).toBe(true);
+    await setHttpsFirst(false);
     expect(await h.tab.goto(h.url('works.uncovered.test', '/a?b=1'))).toBe(h.url('works.uncovered.test', '/a?b=1'));
   });
 
@@ -144,6 +145,7 @@ describe('update channels in a real Firefox (ScopedEngine layering)', () => {
           'both.xml': '<ruleset name="Both Default"><target host="both.example.test"/><rule from="^http:" to="https:"/></ruleset>',
         },
         ['chan.example.test', 'both.example.test', 'out.example.test', 'site.example.test', 'probe.uncovered.test'],
+        { modeOff: true },
       ),
       testPublisher(),
     ]);

@@ -40,6 +40,14 @@ describe('Firefox MV3 extension (blocking webRequest) in a real Firefox', () => 
     origin = (scheme, host) => `${scheme}://${host}:${server.port}`;
     firefox = await launchFirefoxWithExtension(built.dirs.firefox!, HOSTS);
     tab = await firefox.newTab();
+    // These tests are about the rulesets: the protection mode (on by default) goes off, so that
+    // a host no ruleset covers is a real control. protection-firefox.test.ts covers the mode.
+    const extPage = await firefox.newTab();
+    await extPage.goto(`${firefox.extensionOrigin}/ui/popup.html`);
+    await extPage.evaluate('browser.storage.local.set({ httpsFirst: false })');
+    const modeOn = `new Promise((resolve) => { const p = browser.runtime.connect({ name: 'httpsify-ui' }); p.onMessage.addListener((m) => resolve(m.response.httpsFirst)); p.postMessage({ id: 1, request: { type: 'settings' } }); })`;
+    for (let i = 0; i < 100 && (await extPage.evaluate<boolean>(modeOn)); i++) await new Promise((r) => setTimeout(r, 100));
+    await extPage.close();
   });
 
   afterAll(async () => {

@@ -39,7 +39,7 @@ describe('update channels in Chromium', () => {
   }
 
   beforeAll(async () => {
-    [h, publisher] = await Promise.all([startUiHarness(), testPublisher()]);
+    [h, publisher] = await Promise.all([startUiHarness(null, { modeOff: true }), testPublisher()]);
     root = mkdtempSync(join(tmpdir(), 'httpsify-e2e-channel-'));
     server = await startChannelServer(makeCertificate(), root);
     definition = testDefinition(publisher, server.urlPrefix, { scope: SCOPE, maxAgeDays: 1 });

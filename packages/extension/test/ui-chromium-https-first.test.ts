@@ -1,4 +1,5 @@
 import type { Page } from 'playwright-core';
+import { axeViolations } from './support/axe.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HTTPS_FIRST_EXEMPT_REGEXES } from '../src/background/ui-dnr-rules.js';
 import { POLL, shot, startUiHarness, type UiHarness } from './support/ui-harness.js';
@@ -41,23 +42,42 @@ describe('HTTPS-first in Chromium: upgrade, fallback page, exemptions', () => {
     expect(rules.filter((r) => r.action.type === 'upgradeScheme' && r.priority === 1)).toHaveLength(1);
   });
 
-  it('is off by default and upgrades sites without rulesets once on', async () => {
+  it('is on (by default) and upgrades sites without rulesets', async () => {
     await page.goto(h.url('works.uncovered.test', '/a?b=1'));
     expect(page.url()).toBe(`https://works.uncovered.test:${h.server.port}/a?b=1`);
     expect(await title(page)).toBe('httpsify (HTTPS-first)');
   });
 
   it('sends a failed upgrade to the fallback page; "Open over HTTP this time" works for the session', async () => {
+    // The tab's id while it shows a web page (the extension cannot read its own pages' tab addresses).
+    const tabId = await h.tabIdOf(page);
+    expect(tabId).toBeGreaterThan(0);
     await visit(plain('nossl.uncovered.test', '/p?q=1&r=2#frag'));
     await page.waitForURL(/interstitial\.html/);
     await page.waitForSelector('body[data-ready="true"]');
     expect(await page.locator('#target-url').textContent()).toBe(plain('nossl.uncovered.test', '/p?q=1&r=2#frag'));
+    // In words first; the raw error code on the details line.
     expect(await page.locator('#reason').textContent()).toMatch(/^net::ERR_/);
+    expect(await page.locator('#reason-text').textContent()).toMatch(/^The site('s server does not speak HTTPS| refused a secure connection|'s security certificate)/);
     // Keyboard: focus starts on "Go back".
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('go-back');
-    await shot(page, 'interstitial-light');
+    // Large type, centred in the window.
+    expect(await page.locator('h1').evaluate((el) => parseFloat(getComputedStyle(el).fontSize))).toBeGreaterThanOrEqual(28);
+    expect(await page.locator('#reason-text').evaluate((el) => parseFloat(getComputedStyle(el).fontSize))).toBeGreaterThanOrEqual(17);
+    const box = await page.locator('main').boundingBox();
+    const viewport = page.viewportSize() as { width: number; height: number };
+    expect(Math.abs((box?.y ?? 0) + (box?.height ?? 0) / 2 - viewport.height / 2)).toBeLessThan(viewport.height * 0.1);
+    expect(await axeViolations(page)).toEqual([]);
+    const texts = ['This site is not available over HTTPS', 'Technical details:', 'Open over HTTP this time'];
+    await shot(page, 'chromium-fallback-light', { texts });
     await page.emulateMedia({ colorScheme: 'dark' });
-    await shot(page, 'interstitial-dark');
+    expect(await axeViolations(page)).toEqual([]);
+    await shot(page, 'chromium-fallback-dark', { texts });
+    // The popup over the fallback page explains it and offers to try again.
+    const popup = await h.openPopup(tabId);
+    await expect.poll(() => popup.locator('#status-title').textContent(), POLL).toBe('HTTPS did not work for nossl.uncovered.test');
+    await shot(popup, 'chromium-popup-fallback', { width: 360, texts: ['HTTPS did not work for nossl.uncovered.test', 'Try HTTPS again'] });
+    await popup.close();
     await page.emulateMedia({ colorScheme: 'light' });
     // "Copy address" puts the http:// address on the clipboard.
     await h.ext.context.grantPermissions(['clipboard-read', 'clipboard-write']);
@@ -93,6 +113,7 @@ describe('HTTPS-first in Chromium: upgrade, fallback page, exemptions', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(2900);
     await page.waitForSelector('body[data-ready="true"]');
     expect(await page.locator('#reason').textContent()).toBe('no answer within 3 seconds');
+    expect(await page.locator('#reason-text').textContent()).toBe('The site did not answer a secure connection within 3 seconds.');
     await page.locator('#go-back').click();
     await page.waitForURL(`https://start.uncovered.test:${h.server.port}/`);
   });

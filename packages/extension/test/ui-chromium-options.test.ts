@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations } from './support/axe.js';
 import { POLL, shot, startUiHarness, type UiHarness } from './support/ui-harness.js';
 
 const rowNames = (p: Page) => p.locator('#ruleset-list .vrow:not([hidden]) input').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).dataset.name));
@@ -14,7 +15,7 @@ describe('options page in Chromium', () => {
   const files = mkdtempSync(join(tmpdir(), 'httpsify-ui-files-'));
 
   beforeAll(async () => {
-    h = await startUiHarness();
+    h = await startUiHarness(null, { modeOff: true });
     // Some traffic for the statistics.
     const page = await h.ext.context.newPage();
     await page.goto(h.url('exp.example.test'));
@@ -26,9 +27,54 @@ describe('options page in Chromium', () => {
     await h?.close();
   });
 
+  it('shows version and ruleset date, fits its placeholders, hides the editor until needed, passes an accessibility audit', async () => {
+    const version = await h.ext.worker.evaluate(() => chrome.runtime.getManifest().version);
+    expect(await o.locator('#about-version').textContent()).toBe(`httpsify ${version}`);
+    expect(await o.locator('#about-rulesets').textContent()).toMatch(/^4 rulesets from \w+ \d+, \d{4}$/);
+    // The per-site inputs show their whole placeholder.
+    const fits = await o.locator('.site-input').evaluateAll((inputs) =>
+      inputs.map((input) => {
+        const el = input as HTMLInputElement;
+        const probe = document.createElement('span');
+        probe.style.font = getComputedStyle(el).font;
+        probe.style.position = 'absolute';
+        probe.style.whiteSpace = 'pre';
+        probe.textContent = el.placeholder;
+        document.body.append(probe);
+        const style = getComputedStyle(el);
+        const room = el.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+        const need = probe.getBoundingClientRect().width;
+        probe.remove();
+        return need <= room;
+      }),
+    );
+    expect(fits).toEqual([true, true]);
+    // No empty editor or Save button until the user writes or edits a rule.
+    expect(await o.locator('#rule-editor').isVisible()).toBe(false);
+    expect(await o.locator('#rule-save').isVisible()).toBe(false);
+    // No gap before the names in the lists.
+    expect(await o.locator('#user-rule-list').evaluate((ul) => getComputedStyle(ul).paddingLeft)).toBe('0px');
+    expect(await axeViolations(o)).toEqual([]);
+  });
+
+  it('shows each ruleset with its hosts and its rules on request', async () => {
+    await expect.poll(() => o.locator('#ruleset-list .vrow:not([hidden]) .ruleset-hosts').allTextContents(), POLL).toEqual(['cdn.example.test', 'exp.example.test', 'loop.example.test', 'site.example.test']);
+    await o.getByRole('button', { name: 'Show the rules of Site Rules' }).click();
+    const viewer = o.locator('#ruleset-viewer');
+    await expect.poll(() => viewer.isVisible(), POLL).toBe(true);
+    expect(await viewer.locator('#viewer-title').textContent()).toBe('Site Rules');
+    expect(await viewer.locator('#viewer-hosts li').allTextContents()).toEqual(['site.example.test']);
+    expect(await viewer.locator('#viewer-rules tr').evaluateAll((rows) => rows.map((r) => Array.from(r.children, (c) => c.textContent)))).toEqual([['^http:', 'https:']]);
+    expect(await viewer.locator('#viewer-note').textContent()).toBe('Part of the rulesets that come with httpsify.');
+    expect(await axeViolations(o)).toEqual([]);
+    await shot(o, 'chromium-options-ruleset-viewer', { viewport: true, texts: ['Site Rules', 'Sites it covers', 'How it rewrites addresses'] });
+    await o.keyboard.press('Escape');
+    await expect.poll(() => viewer.isVisible(), POLL).toBe(false);
+  });
+
   it('lists every ruleset with search by name or host and the filters', async () => {
-    expect(await o.locator('#ruleset-count').textContent()).toBe('3 of 3 rulesets');
-    expect(await rowNames(o)).toEqual(['CDN Rules', 'Experimental Rules', 'Site Rules']);
+    expect(await o.locator('#ruleset-count').textContent()).toBe('4 of 4 rulesets');
+    expect(await rowNames(o)).toEqual(['CDN Rules', 'Experimental Rules', 'Loop Rules', 'Site Rules']);
     await o.locator('#ruleset-search').fill('cdn');
     await expect.poll(() => rowNames(o), POLL).toEqual(['CDN Rules']);
     // A host finds the rulesets that cover it even when the name does not mention it.
@@ -38,7 +84,7 @@ describe('options page in Chromium', () => {
     await o.locator('#ruleset-filter').selectOption('default-off');
     await expect.poll(() => rowNames(o), POLL).toEqual(['Experimental Rules']);
     await o.locator('#ruleset-filter').selectOption('on');
-    await expect.poll(() => rowNames(o), POLL).toEqual(['CDN Rules', 'Site Rules']);
+    await expect.poll(() => rowNames(o), POLL).toEqual(['CDN Rules', 'Loop Rules', 'Site Rules']);
     await o.locator('#ruleset-filter').selectOption('all');
   });
 
@@ -48,7 +94,7 @@ describe('options page in Chromium', () => {
     await expect.poll(() => h.stored('rulesetOverrides'), POLL).toEqual({ 'Site Rules': false, 'Experimental Rules': true });
     await o.locator('#ruleset-filter').selectOption('changed');
     await expect.poll(() => rowNames(o), POLL).toEqual(['Experimental Rules', 'Site Rules']);
-    await shot(o, 'options-light');
+    await shot(o, 'chromium-options-light', { texts: ['General', 'HTTPS-first', 'All rulesets', 'Experimental Rules', 'exp.example.test', 'Statistics'] });
     o.once('dialog', (d) => void d.dismiss());
     await o.locator('#ruleset-reset-shown').click();
     expect(await h.stored('rulesetOverrides')).toEqual({ 'Site Rules': false, 'Experimental Rules': true });
@@ -126,18 +172,42 @@ describe('options page in Chromium', () => {
     expect(data.settings.mixedContent).toBe(true);
     expect(data.settings.httpAllowedSites).toEqual(['*.intranet.test']);
 
-    data.settings.mixedContent = false;
-    data.settings.disabledSites = ['imported.example.test', 'not a site'];
+    // A damaged file is refused whole: nothing changes, and the page says what is wrong.
     const file = join(files, 'settings.json');
+    const userRulesBefore = await h.stored('userRules');
+    writeFileSync(file, JSON.stringify({ ...data, settings: { ...data.settings, userRules: 'garbage', disabledSites: ['imported.example.test', 'not a site'] } }));
+    await o.locator('#settings-import').setInputFiles(file);
+    await expect.poll(() => o.locator('#settings-import-problems li').allTextContents(), POLL).toEqual(['disabledSites: "not a site" is not a host, host:port or *.domain', 'userRules: must be a list of rules, got "garbage"']);
+    expect(await o.locator('#import-review').isHidden()).toBe(true);
+    expect(await h.stored('userRules')).toEqual(userRulesBefore);
+    expect(await h.stored('mixedContent')).toBe(true);
+    // A good file: first what it would change, then one click applies it.
+    data.settings.mixedContent = false;
+    data.settings.disabledSites = ['imported.example.test'];
+    data.settings.channels = [{ name: 'Imported channel', urlPrefix: 'https://rules.example.org/v1/', publicKey: { kty: 'RSA', n: 'x'.repeat(342), e: 'AQAB' }, scope: '', replacesDefaults: false }];
     writeFileSync(file, JSON.stringify(data));
     await o.locator('#settings-import').setInputFiles(file);
-    await expect.poll(() => o.locator('#settings-import-result').textContent(), POLL).toContain('disabledSites: not a host');
+    await expect.poll(() => o.locator('#import-review').isVisible(), POLL).toBe(true);
+    expect(await o.locator('#import-changes li').allTextContents()).toEqual([
+      'Mixed-content rulesets: on → off',
+      'Off: httpsify does nothing: adds imported.example.test',
+      'Update channels: adds Imported channel',
+    ]);
+    // The channel needs its own tick before anything can be applied.
+    expect(await o.locator('#import-apply').isDisabled()).toBe(true);
+    expect(await axeViolations(o)).toEqual([]);
+    await shot(o, 'chromium-options-import-preview', { part: '#backup', texts: ['This file would change', 'Imported channel', 'I trust'] });
+    await o.getByLabel('I trust “Imported channel” from https://rules.example.org/v1/').check();
+    expect(await h.stored('mixedContent')).toBe(true);
+    await o.locator('#import-apply').click();
+    await expect.poll(() => o.locator('#settings-import-result').textContent(), POLL).toBe('Settings imported.');
     expect(await h.stored('disabledSites')).toEqual(['imported.example.test']);
     expect(await h.stored('mixedContent')).toBe(false);
+    expect(((await h.stored('channels')) as { name: string }[]).map((c) => c.name)).toEqual(['Imported channel']);
     await expect.poll(() => o.locator('#opt-mixedContent').isChecked(), POLL).toBe(false);
     writeFileSync(file, '{ not json');
     await o.locator('#settings-import').setInputFiles(file);
-    await expect.poll(() => o.locator('#settings-import-result').textContent(), POLL).toBe('That file is not JSON.');
+    await expect.poll(() => o.locator('#settings-import-problems').textContent(), POLL).toContain('the file is not JSON');
   });
 
   it('shows statistics and repaired storage, and renders in dark mode', async () => {
@@ -158,10 +228,17 @@ describe('options page in Chromium', () => {
     expect(await h.stored('rulesetOverrides')).toEqual({});
     expect(await o.locator('#ruleset-list .tag.changed').count()).toBe(0);
     await o.emulateMedia({ colorScheme: 'dark' });
-    await shot(o, 'options-dark');
     const bg = await o.evaluate(() => getComputedStyle(document.body).backgroundColor);
     expect(bg).toBe('rgb(27, 29, 33)');
+    expect(await axeViolations(o)).toEqual([]);
+    await shot(o, 'chromium-options-dark', { texts: ['Some saved settings were damaged', 'General', 'All rulesets', 'Statistics'] });
     await o.locator('#repairs-dismiss').click();
     await expect.poll(() => o.locator('#repairs').isVisible(), POLL).toBe(false);
+    // Statistics reset (confirmed): empty states instead of bare headings.
+    o.once('dialog', (d) => void d.accept());
+    await o.locator('#stats-reset').click();
+    await expect.poll(() => o.locator('#stat-http-empty').isVisible(), POLL).toBe(true);
+    expect(await o.locator('#stat-http-empty').textContent()).toBe('None since the counters were last reset.');
+    expect(await o.locator('#stat-upgrades').textContent()).toBe('0');
   });
 });

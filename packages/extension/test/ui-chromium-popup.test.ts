@@ -1,8 +1,9 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations } from './support/axe.js';
 import { POLL, shot, startUiHarness, type UiHarness } from './support/ui-harness.js';
 
-describe('popup in Chromium: rulesets, toggles, site switch, rules, global switch, icon', () => {
+describe('popup in Chromium: status line, rulesets, site switch, rules, global switch, icon', () => {
   let h: UiHarness;
   let page: Page;
   let server: UiHarness['server'];
@@ -11,9 +12,11 @@ describe('popup in Chromium: rulesets, toggles, site switch, rules, global switc
   let tabIdOf: UiHarness['tabIdOf'];
   let openPopup: UiHarness['openPopup'];
   const worker = <T, A>(fn: (arg: A) => Promise<T> | T, arg: A) => h.ext.worker.evaluate(fn, arg);
+  const status = (p: Page) => p.locator('#status-title').textContent();
+  const names = (p: Page, sel: string) => p.locator(`${sel} input`).evaluateAll((els) => els.map((e) => (e as HTMLInputElement).dataset.name));
 
   beforeAll(async () => {
-    h = await startUiHarness();
+    h = await startUiHarness(null, { modeOff: true });
     ({ server, url, stored, tabIdOf, openPopup } = h);
     page = await h.ext.context.newPage();
   });
@@ -22,18 +25,27 @@ describe('popup in Chromium: rulesets, toggles, site switch, rules, global switc
     await h?.close();
   });
 
-  it('popup lists the page rulesets (main frame first, default-off apart) with counts, icon and badge', async () => {
+  it('says what state the page is in, lists its rulesets (default-off apart) with counts, icon and badge', async () => {
     await page.goto(url('exp.example.test'));
     expect(page.url()).toBe(url('exp.example.test'));
     const popup = await openPopup(page);
-    const names = (sel: string) => popup.locator(`${sel} input`).evaluateAll((els) => els.map((e) => (e as HTMLInputElement).dataset.name));
     // Main frame first, then alphabetical; grouped by default state.
-    await expect.poll(() => names('#stable-rules'), POLL).toEqual(['CDN Rules', 'Site Rules']);
-    expect(await names('#experimental-rules')).toEqual(['Experimental Rules']);
+    await expect.poll(() => names(popup, '#stable-rules'), POLL).toEqual(['CDN Rules', 'Site Rules']);
+    expect(await names(popup, '#experimental-rules')).toEqual(['Experimental Rules']);
     expect(await popup.locator('#experimental-rules label').getAttribute('title')).toBe('breaks video');
     expect(await popup.locator('#experimental-rules input').isChecked()).toBe(false);
+    expect(await status(popup)).toBe('Not secure: no rule for this site');
     expect(await popup.locator('#site-host').textContent()).toBe(`exp.example.test:${server.port}`);
-    await expect.poll(() => popup.locator('#upgraded-count').textContent(), POLL).toBe('Requests upgraded on this page: 2');
+    await expect.poll(() => popup.locator('#upgraded-count').textContent(), POLL).toBe('2 requests upgraded on this page');
+    // Every switch has one size and its label.
+    const sizes = await popup.locator('input.switch:visible').evaluateAll((els) => els.map((e) => `${e.getBoundingClientRect().width}x${e.getBoundingClientRect().height}`));
+    expect(sizes.length).toBe(6);
+    expect(new Set(sizes)).toEqual(new Set(['36x20']));
+    expect(await popup.getByRole('switch', { name: 'Experimental Rules' }).isVisible()).toBe(true);
+    expect(await popup.getByRole('switch', { name: 'HTTPS-first Try every site over HTTPS, even without a rule' }).isVisible()).toBe(true);
+    // Nothing to reset yet: the destructive action is not offered.
+    expect(await popup.locator('#reset-defaults').isHidden()).toBe(true);
+    expect(await axeViolations(popup)).toEqual([]);
     const tabId = await tabIdOf(page);
     await expect.poll(() => worker(async (t) => chrome.action.getBadgeText({ tabId: t }), tabId), POLL).toBe('2');
     // The badge can be switched off (a change from any window applies).
@@ -42,13 +54,43 @@ describe('popup in Chromium: rulesets, toggles, site switch, rules, global switc
     await worker(async () => chrome.storage.local.set({ showBadge: true }), null);
     await expect.poll(() => worker(async (t) => chrome.action.getBadgeText({ tabId: t }), tabId), POLL).toBe('2');
     expect(await worker(async (t) => chrome.action.getTitle({ tabId: t }), tabId)).toBe('httpsify');
-    await shot(popup, 'popup-light');
+    const texts = ['Not secure: no rule for this site', 'Rulesets for this page', 'CDN Rules', 'Off by default', 'Experimental Rules', 'Everywhere', 'HTTPS-first', 'Settings'];
+    await shot(popup, 'chromium-popup-light', { width: 360, texts });
     await popup.emulateMedia({ colorScheme: 'dark' });
-    await shot(popup, 'popup-dark');
+    expect(await popup.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(27, 29, 33)');
+    expect(await axeViolations(popup)).toEqual([]);
+    await shot(popup, 'chromium-popup-dark', { width: 360, texts });
     await popup.close();
   });
 
-  it('popup toggles store only overrides and change what is upgraded; reset asks first', async () => {
+  it('an upgraded page says which ruleset did it; a page without "Off by default" rulesets shows no such section', async () => {
+    await page.goto(url('site.example.test', '/secure'));
+    expect(page.url()).toBe(`https://site.example.test:${server.port}/secure`);
+    const popup = await openPopup(page);
+    await expect.poll(() => status(popup), POLL).toBe('Secure: upgraded to HTTPS');
+    expect(await popup.locator('#status-detail').textContent()).toBe('The ruleset “Site Rules” moved this page to HTTPS.');
+    expect(await popup.locator('#experimental-group').isHidden()).toBe(true);
+    expect(await popup.locator('#status-action').isHidden()).toBe(true);
+    await shot(popup, 'chromium-popup-upgraded', { width: 360, texts: ['Secure: upgraded to HTTPS', 'Site Rules'] });
+    // Switched off, the page says so and offers to switch it back on.
+    let reloaded = page.waitForEvent('load');
+    await popup.locator('input[data-name="Site Rules"]').uncheck();
+    await expect.poll(() => stored('rulesetOverrides'), POLL).toEqual({ 'Site Rules': false });
+    await reloaded;
+    await page.goto(url('site.example.test', '/off'));
+    expect(page.url()).toBe(url('site.example.test', '/off'));
+    await expect.poll(() => status(popup), POLL).toBe('Not secure: you switched off the ruleset for this site');
+    expect(await popup.locator('#status-detail').textContent()).toBe('“Site Rules” would move this page to HTTPS.');
+    reloaded = page.waitForEvent('load');
+    await popup.getByRole('button', { name: 'Switch it back on' }).click();
+    await expect.poll(() => stored('rulesetOverrides'), POLL).toEqual({});
+    await reloaded;
+    await expect.poll(() => page.url(), POLL).toBe(`https://site.example.test:${server.port}/off`);
+    await expect.poll(() => status(popup), POLL).toBe('Secure: upgraded to HTTPS');
+    await popup.close();
+  });
+
+  it('popup toggles store only overrides and change what is upgraded; reset sits apart and asks first', async () => {
     await page.goto(url('exp.example.test'));
     const popup = await openPopup(page);
     let reloaded = page.waitForEvent('load');
@@ -65,10 +107,13 @@ describe('popup in Chromium: rulesets, toggles, site switch, rules, global switc
     await expect.poll(() => stored('rulesetOverrides'), POLL).toEqual({ 'CDN Rules': false, 'Experimental Rules': true });
     await reloaded;
     expect(page.url()).toBe(`https://exp.example.test:${server.port}/again`);
-    // Keyboard: the reset button opens a confirmation; Escape cancels it.
+    // Keyboard: the reset button (in the footer, away from the rule form) opens a confirmation; Escape cancels it.
+    await expect.poll(() => popup.locator('#reset-defaults').isVisible(), POLL).toBe(true);
+    expect(await popup.locator('footer #reset-defaults').count()).toBe(1);
     await popup.locator('#reset-defaults').focus();
     await popup.keyboard.press('Enter');
     await expect.poll(() => popup.locator('#confirm-reset').evaluate((d) => (d as HTMLDialogElement).open), POLL).toBe(true);
+    expect(await axeViolations(popup)).toEqual([]);
     await popup.keyboard.press('Escape');
     expect(await stored('rulesetOverrides')).toEqual({ 'CDN Rules': false, 'Experimental Rules': true });
     await popup.locator('#reset-defaults').click();
@@ -80,23 +125,23 @@ describe('popup in Chromium: rulesets, toggles, site switch, rules, global switc
     await popup.close();
   });
 
-  it('popup disables and re-enables the site (host with port) and shows it on the icon', async () => {
+  it('popup switches the site off and on again (host with port) and shows it on the icon', async () => {
     await page.goto(url('site.example.test'));
     let popup = await openPopup(page);
     const reloaded = page.waitForEvent('load');
-    await popup.locator('#disable-site').click();
+    await popup.getByRole('switch', { name: /^Upgrade this site/ }).uncheck();
     await expect.poll(() => stored('disabledSites'), POLL).toEqual([`site.example.test:${server.port}`]);
     await reloaded;
     await page.goto(url('site.example.test', '/off'));
     expect(page.url()).toBe(url('site.example.test', '/off'));
     const tabId = await tabIdOf(page);
     await expect.poll(() => worker(async (t) => chrome.action.getTitle({ tabId: t }), tabId), POLL).toBe('httpsify (disabled on this site)');
-    await popup.reload();
-    await popup.waitForSelector('body[data-ready="true"]');
+    await expect.poll(() => status(popup), POLL).toBe('Not secure: httpsify is off on this site');
     expect(await popup.locator('#rules').isHidden()).toBe(true);
-    await shot(popup, 'popup-site-disabled');
+    expect(await popup.locator('#add-rule').isHidden()).toBe(true);
+    await shot(popup, 'chromium-popup-site-off', { width: 360, texts: ['httpsify is off on this site', 'Switch on for this site'] });
     const reloadedAgain = page.waitForEvent('load');
-    await popup.locator('#enable-site').click();
+    await popup.getByRole('button', { name: 'Switch on for this site' }).click();
     await expect.poll(() => stored('disabledSites'), POLL).toEqual([]);
     await reloadedAgain;
     await page.goto(url('site.example.test', '/on'));
@@ -119,50 +164,82 @@ describe('popup in Chromium: rulesets, toggles, site switch, rules, global switc
     await popup.close();
   });
 
-  it('popup shows a site HTTPS-first leaves on HTTP and tries HTTPS there again', async () => {
+  it('shows a site HTTPS-first leaves on HTTP and tries HTTPS there again', async () => {
     const entry = `allowed.uncovered.test:${server.port}`;
     await worker(async (e) => chrome.storage.local.set({ httpsFirst: true, httpAllowedSites: [e] }), entry);
-    await expect.poll(async () => {
-      await page.goto(url('allowed.uncovered.test'));
-      return page.url();
-    }, POLL).toBe(url('allowed.uncovered.test'));
+    await expect
+      .poll(async () => {
+        await page.goto(url('allowed.uncovered.test'));
+        return page.url();
+      }, POLL)
+      .toBe(url('allowed.uncovered.test'));
     const popup = await openPopup(page);
-    await expect.poll(() => popup.locator('#site-http-allowed-note').textContent(), POLL).toBe(`HTTPS-first leaves this site on HTTP (entry ${entry}).`);
+    await expect.poll(() => status(popup), POLL).toBe('Not secure: you allowed HTTP for this site');
+    expect(await popup.locator('#status-detail').textContent()).toBe(`HTTPS-first leaves ${entry} on HTTP because you chose “Always allow HTTP”.`);
     const reloaded = page.waitForEvent('load');
-    await popup.locator('#disallow-http').click();
+    await popup.getByRole('button', { name: 'Try HTTPS again' }).click();
     await expect.poll(() => stored('httpAllowedSites'), POLL).toEqual([]);
     await reloaded;
     await expect.poll(() => page.url(), POLL).toBe(`https://allowed.uncovered.test:${server.port}/`);
+    await expect.poll(() => status(popup), POLL).toBe('Secure: upgraded to HTTPS');
+    expect(await popup.locator('#status-detail').textContent()).toBe('HTTPS-first tried HTTPS and the site answered.');
     await popup.close();
     // Without HTTPS-first the entry changes nothing, so the popup does not mention it.
     await worker(async (e) => chrome.storage.local.set({ httpsFirst: false, httpAllowedSites: [e] }), entry);
+    await expect
+      .poll(async () => {
+        await page.goto(url('allowed.uncovered.test', '/plain'));
+        return page.url();
+      }, POLL)
+      .toBe(url('allowed.uncovered.test', '/plain'));
     const again = await openPopup(page);
     await expect.poll(() => again.locator('#site-host').textContent(), POLL).toBe(entry);
-    expect(await again.locator('#site-http-allowed-note').isHidden()).toBe(true);
-    expect(await again.locator('#disallow-http').isHidden()).toBe(true);
+    expect(await status(again)).toBe('Not secure: no rule for this site');
     await again.close();
     await worker(async () => chrome.storage.local.set({ httpAllowedSites: [] }), null);
   });
 
-  it('popup adds a rule for the site after the engine validated it', async () => {
+  it('shows the redirect-loop guard keeping a host on HTTP, and tries HTTPS again on request', async () => {
+    const loopUrl = url('loop.example.test');
+    await page.goto(loopUrl).catch(() => undefined);
+    await expect.poll(() => page.url(), POLL).toBe(loopUrl);
+    await page.waitForFunction(() => document.body?.textContent?.includes('http loop.example.test'), undefined, { timeout: 20_000 });
+    const popup = await openPopup(page);
+    await expect.poll(() => status(popup), POLL).toBe('Not secure: kept on HTTP to stop a redirect loop');
+    expect(await popup.locator('#status-detail').textContent()).toContain('loop.example.test kept sending its HTTPS pages back to HTTP');
+    expect(await axeViolations(popup)).toEqual([]);
+    await shot(popup, 'chromium-popup-loop-guard', { width: 360, texts: ['kept on HTTP to stop a redirect loop', 'Try HTTPS again'] });
+    const secureHits = () => server.log.filter((r) => r.host === 'loop.example.test' && r.secure).length;
+    const before = secureHits();
+    await popup.getByRole('button', { name: 'Try HTTPS again' }).click();
+    // HTTPS is tried again (the site loops again, and the guard steps in again).
+    await expect.poll(secureHits, POLL).toBeGreaterThan(before);
+    await expect.poll(() => page.url(), POLL).toBe(loopUrl);
+    await expect.poll(() => status(popup), POLL).toBe('Not secure: kept on HTTP to stop a redirect loop');
+    await popup.close();
+  });
+
+  it('adds a rule from just the site name; the pattern editor stays for experts', async () => {
     await page.goto(url('new.uncovered.test'));
     expect(page.url()).toBe(url('new.uncovered.test'));
     const popup = await openPopup(page);
-    await popup.locator('#add-rule summary').click();
-    expect(await popup.locator('#rule-host').inputValue()).toBe('new.uncovered.test');
+    await popup.locator('#add-rule summary').first().click();
+    expect(await popup.getByRole('textbox', { name: 'Site' }).inputValue()).toBe('new.uncovered.test');
+    // Expert mode: the pattern is checked by the engine and `httpsify check` before saving.
+    await popup.locator('#advanced-rule summary').click();
     expect(await popup.locator('#rule-from').inputValue()).toBe(`^http://new\\.uncovered\\.test:${server.port}/`);
     await popup.locator('#rule-from').fill('^http://(new');
     await popup.locator('#add-rule-form button[type="submit"]').click();
     await expect.poll(() => popup.locator('#add-rule-errors li').count(), POLL).toBeGreaterThan(0);
-    expect((await stored('userRules')) ?? []).toEqual([]);
-    // Lint errors (`httpsify check` messages) block saving too.
     await popup.locator('#rule-from').fill('^http://new\\.uncovered\\.test');
     await popup.locator('#add-rule-form button[type="submit"]').click();
     await expect.poll(() => popup.locator('#add-rule-errors').textContent(), POLL).toContain('must end its host part with "/"');
-    await popup.locator('#rule-from').fill(`^http://new\\.uncovered\\.test:${server.port}/`);
-    await popup.locator('#rule-to').fill(`https://new.uncovered.test:${server.port}/`);
+    expect((await stored('userRules')) ?? []).toEqual([]);
+    expect(await axeViolations(popup)).toEqual([]);
+    await shot(popup, 'chromium-popup-add-rule', { width: 360, texts: ['Always use HTTPS for this site', 'From (regular expression)'] });
+    // The plain way: the site's name and one button.
     const reloaded = page.waitForEvent('load');
-    await popup.locator('#add-rule-form button[type="submit"]').click();
+    await popup.getByRole('button', { name: 'Always use HTTPS for this site' }).click();
     await expect.poll(async () => (((await stored('userRules')) ?? []) as { name: string }[]).map((r) => r.name), POLL).toEqual(['User rule: new.uncovered.test']);
     await reloaded;
     await page.goto(url('new.uncovered.test', '/x'));
@@ -170,10 +247,10 @@ describe('popup in Chromium: rulesets, toggles, site switch, rules, global switc
     await popup.close();
   });
 
-  it('global switch off leaves every page alone and greys the icon', async () => {
+  it('global switch off leaves every page alone, says so and greys the icon', async () => {
     const popup = await openPopup(page);
     const reloaded = page.waitForEvent('load');
-    await popup.locator('#global-enabled').uncheck();
+    await popup.getByRole('switch', { name: 'httpsify on or off everywhere' }).uncheck();
     await expect.poll(() => stored('globalEnabled'), POLL).toBe(false);
     await reloaded;
     await page.goto(url('site.example.test', '/global-off'));
@@ -181,10 +258,23 @@ describe('popup in Chromium: rulesets, toggles, site switch, rules, global switc
     expect(await worker(async (t) => chrome.action.getTitle({ tabId: t }), await tabIdOf(page))).toBe('httpsify (off)');
     await popup.reload();
     await popup.waitForSelector('body[data-ready="true"]');
-    expect(await popup.locator('#off-note').isVisible()).toBe(true);
-    await shot(popup, 'popup-off');
+    expect(await status(popup)).toBe('httpsify is off');
+    expect(await popup.locator('#content').isHidden()).toBe(true);
+    await shot(popup, 'chromium-popup-off', { width: 360, texts: ['httpsify is off'] });
     await popup.locator('#global-enabled').check();
     await expect.poll(() => stored('globalEnabled'), POLL).toBe(true);
+    await popup.close();
+  });
+
+  it('opened without a web page shows a plain message and nothing else', async () => {
+    const popup = await h.ext.context.newPage();
+    await popup.setViewportSize({ width: 360, height: 560 });
+    await popup.goto(`chrome-extension://${h.id}/ui/popup.html?tabId=999999`);
+    await popup.waitForSelector('body[data-ready="true"]');
+    expect(await status(popup)).toBe('httpsify works on web pages');
+    for (const part of ['#site', '#rules', '#everywhere', '#add-rule']) expect(await popup.locator(part).isVisible(), part).toBe(false);
+    expect(await axeViolations(popup)).toEqual([]);
+    await shot(popup, 'chromium-popup-no-page', { width: 360, texts: ['httpsify works on web pages'] });
     await popup.close();
   });
 });

@@ -2,7 +2,7 @@ import { createEngine, parseRulesetXml, type Ruleset } from '@httpsify/engine';
 import { describe, expect, it } from 'vitest';
 import { TabActivity } from '../src/background/tab-activity.js';
 import { UiController } from '../src/background/ui-controller.js';
-import type { ImportResult, PopupState, RulesetIndex, SaveResult } from '../src/background/ui-protocol.js';
+import type { ImportApplyResult, ImportResult, PopupState, RulesetIndex, SaveResult } from '../src/background/ui-protocol.js';
 import type { Settings } from '../src/settings/schema.js';
 import { MemoryStorageArea } from '../src/settings/storage-area.js';
 import { SettingsStore } from '../src/settings/store.js';
@@ -112,7 +112,7 @@ describe('UI controller', () => {
     const exported = JSON.parse(JSON.stringify(await one.c.handle({ type: 'exportSettings' })));
     expect(exported.format).toBe('httpsify-settings');
     const two = await setup();
-    const r = (await two.c.handle({ type: 'importSettings', data: exported })) as ImportResult;
+    const r = (await two.c.handle({ type: 'importApply', text: JSON.stringify(exported), confirmedChannels: [] })) as ImportApplyResult;
     expect(r.ok).toBe(true);
     const s = two.c.settings as Settings;
     expect(s.httpsFirst).toBe(true);
@@ -120,11 +120,12 @@ describe('UI controller', () => {
     expect(s.rulesetOverrides).toEqual({ Experimental: true });
     expect(s.userRules.map((u) => u.name)).toEqual(['User rule: a.test']);
     expect(two.engine.isActive(two.engine.rulesetIdsByName('Experimental')[0] as number)).toBe(true);
-    const wrong = (await two.c.handle({ type: 'importSettings', data: { hello: 1 } })) as ImportResult;
-    expect(wrong).toEqual({ ok: false, problems: ['not an httpsify settings file'] });
-    const partlyBad = (await two.c.handle({ type: 'importSettings', data: { format: 'httpsify-settings', settings: { disabledSites: ['ok.test', 'b a d'] } } })) as ImportResult;
+    const wrong = (await two.c.handle({ type: 'importApply', text: '{"hello":1}', confirmedChannels: [] })) as ImportApplyResult;
+    expect(wrong).toEqual({ ok: false, problems: ['not an httpsify settings file ("format" is missing, expected "httpsify-settings")'] });
+    // One bad entry refuses the whole file (it used to apply the rest).
+    const partlyBad = (await two.c.handle({ type: 'importApply', text: JSON.stringify({ format: 'httpsify-settings', schemaVersion: 1, settings: { disabledSites: ['ok.test', 'b a d'] } }), confirmedChannels: [] })) as ImportApplyResult;
     expect(partlyBad.ok).toBe(false);
-    expect(two.c.settings.disabledSites).toEqual(['ok.test']);
+    expect(two.c.settings.disabledSites).toEqual([]);
   });
 
   it('lets cookies be secured only while httpsify is on and the site is not disabled', async () => {

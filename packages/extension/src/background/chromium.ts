@@ -7,7 +7,7 @@
 import type { Engine } from '@httpsify/engine';
 import { ALL_URLS, ext } from './browser-api.js';
 import { CHANNEL_DNR_STATE_KEY, ChannelDnrRuntime, type DnrApi } from './channel-dnr-runtime.js';
-import { addLoopAllowRule, clearSessionRules, syncDynamicRules } from './dnr-runtime.js';
+import { addLoopAllowRule, clearSessionRules, removeLoopAllowRule, syncDynamicRules } from './dnr-runtime.js';
 import { DnrUpgradeCheck } from './dnr-upgrade-check.js';
 import { loadBundledEngine } from './engine-loader.js';
 import { LoopGuard } from './loop-guard.js';
@@ -54,6 +54,7 @@ async function applyChannels(c: UiController): Promise<void> {
 }
 
 async function stopUpgrading(host: string): Promise<void> {
+  ui.protection.forget(host);
   await addLoopAllowRule(host);
   await ext.storage.session.set({ [LOOP_HOSTS_KEY]: guard.blockedHosts() });
 }
@@ -85,8 +86,13 @@ ext.webRequest.onErrorOccurred.addListener(
 const dnrCheck = new DnrUpgradeCheck();
 listenForCookies(ready, {
   // The engine decides as the reference does; the DNR rules must also really upgrade the host.
-  shouldSecure: async (cookie) =>
-    (await ui.controller).shouldSecureCookie(cookie) && (await dnrCheck.upgrades(`http://${cookie.domain.replace(/^\.+/, '')}/`)),
+  // Or, as NoScript did, any host known to answer over HTTPS that the mode upgrades.
+  shouldSecure: async (cookie) => {
+    const c = await ui.controller;
+    const host = cookie.domain.replace(/^\.+/, '');
+    if (ui.protection.upgradesHost(c, host)) return true;
+    return c.shouldSecureCookie(cookie) && (await dnrCheck.upgrades(`http://${host}/`));
+  },
   isHostBlocked: (host) => guard.isHostBlocked(host),
 });
 
@@ -109,4 +115,12 @@ const ui = installUi({
   },
   channelsApplied: applyChannels,
   channelProblems: async () => ({ ...(await channelDnr.state())?.problems }),
+  loopGuard: {
+    isHostBlocked: (host) => guard.isHostBlocked(host),
+    forget: async (host) => {
+      guard.forget(host);
+      await removeLoopAllowRule(host);
+      await ext.storage.session.set({ [LOOP_HOSTS_KEY]: guard.blockedHosts() });
+    },
+  },
 });

@@ -21,6 +21,13 @@ export async function addLoopAllowRule(host: string): Promise<void> {
   await ext.declarativeNetRequest.updateSessionRules({ addRules: [loopAllowRule(id, host) as chrome.declarativeNetRequest.Rule] });
 }
 
+/** Drops the loop-guard rule of one host (the user asked to try HTTPS there again). */
+export async function removeLoopAllowRule(host: string): Promise<void> {
+  const existing = await ext.declarativeNetRequest.getSessionRules();
+  const filter = loopAllowRule(0, host).condition.urlFilter;
+  await ext.declarativeNetRequest.updateSessionRules({ removeRuleIds: existing.filter((r) => r.condition.urlFilter === filter).map((r) => r.id) });
+}
+
 export async function clearSessionRules(): Promise<void> {
   const existing = await ext.declarativeNetRequest.getSessionRules();
   await ext.declarativeNetRequest.updateSessionRules({ removeRuleIds: existing.map((r) => r.id) });

@@ -25,7 +25,14 @@ type Blocking = chrome.webRequest.BlockingResponse;
 
 // Settings first (global switch, disabled sites, user rules, HTTPS-first), then the engine.
 // Blocking webRequest runs the engines themselves, so installed channels need no compiling.
-const ui = installUi({ platform: 'firefox', ready, overridesApplied: async () => undefined, channelsApplied: async () => undefined, channelProblems: async () => ({}) });
+const ui = installUi({
+  platform: 'firefox',
+  ready,
+  overridesApplied: async () => undefined,
+  channelsApplied: async () => undefined,
+  channelProblems: async () => ({}),
+  loopGuard: { isHostBlocked: (host) => guard.isHostBlocked(host), forget: async (host) => guard.forget(host) },
+});
 // `ui.rewriter()` is the channels over the defaults; an update swaps it whole, so a request
 // decides with one consistent set of engines.
 const decide = (e: Engine, d: chrome.webRequest.OnBeforeRequestDetails): Blocking =>
@@ -38,7 +45,13 @@ ext.webRequest.onBeforeRequest.addListener(onBeforeRequest as (d: chrome.webRequ
   'blocking',
 ]);
 
-ext.webRequest.onBeforeRedirect.addListener((d) => void guard.noteRedirect(d.requestId, d.url, d.redirectUrl), { urls: ['<all_urls>'] });
+ext.webRequest.onBeforeRedirect.addListener(
+  (d) => {
+    const looping = guard.noteRedirect(d.requestId, d.url, d.redirectUrl);
+    if (looping !== null) ui.protection.forget(looping);
+  },
+  { urls: ['<all_urls>'] },
+);
 ext.webRequest.onCompleted.addListener((d) => guard.finish(d.requestId), { urls: ['<all_urls>'] });
 ext.webRequest.onErrorOccurred.addListener((d) => guard.finish(d.requestId), { urls: ['<all_urls>'] });
 
@@ -46,7 +59,10 @@ listenForCookies(ready, {
   shouldSecure: async (cookie) => {
     const c = await ui.controller;
     // Channel rulesets decide within their scopes, as for rewriting.
-    return c.cookiesMaySecure(cookie.domain.replace(/^\.+/, '')) && c.shouldSecureCookie(cookie);
+    const host = cookie.domain.replace(/^\.+/, '');
+    // Or, as NoScript did, any host known to answer over HTTPS that the mode upgrades.
+    if (ui.protection.upgradesHost(c, host)) return true;
+    return c.cookiesMaySecure(host) && c.shouldSecureCookie(cookie);
   },
   isHostBlocked: (host) => guard.isHostBlocked(host),
 });

@@ -58,6 +58,11 @@ export class LoopGuard {
     for (const h of hosts) this.hosts.add(h);
   }
 
+  /** The user asked to try HTTPS on the host again (the popup's retry). */
+  forget(host: string): void {
+    this.hosts.delete(host.replace(/^\.+/, '').toLowerCase());
+  }
+
   clear(): void {
     this.hosts.clear();
     this.downgrades.clear();

@@ -12,6 +12,12 @@ export interface TabRecord {
   upgraded: number;
   /** The page itself was upgraded by HTTPS-first. */
   httpsFirst: boolean;
+  /** Where our upgrade of the main frame leads (its second sighting belongs to this page). */
+  upgradeTarget?: string;
+  /** The main frame arrived over http:// and went on to https:// through us. */
+  mainUpgraded?: boolean;
+  /** The http:// address the page was asked for, when it went on to https:// through us. */
+  upgradedFrom?: string;
 }
 
 export interface RequestSeen {
@@ -23,6 +29,8 @@ export interface RequestSeen {
   /** The request was (or is being) moved to HTTPS by us. */
   upgraded: boolean;
   httpsFirst?: boolean;
+  /** The https:// address the upgrade leads to, where known. */
+  upgradedTo?: string;
 }
 
 export class TabActivity {
@@ -35,13 +43,19 @@ export class TabActivity {
       const prev = this.tabs.get(r.tabId);
       // A main-frame request that an upgrade redirected shows up twice (http, then https):
       // the second sighting belongs to the same page.
-      if (prev !== undefined && prev.url.replace(/^http:/, 'https:') === r.url && r.url.startsWith('https:')) {
+      if (prev !== undefined && r.url.startsWith('https:') && (prev.url.replace(/^http:/, 'https:') === r.url || prev.upgradeTarget === r.url)) {
+        if (prev.url.startsWith('http:') && prev.upgraded > 0) {
+          prev.mainUpgraded = true;
+          prev.upgradedFrom = prev.url;
+        }
         prev.url = r.url;
         for (const n of r.rulesets) if (!prev.mainFrame.includes(n)) prev.mainFrame.push(n);
         return true;
       }
       // Every ruleset that matched the page stays listed (the old popup kept only the last one).
-      this.tabs.set(r.tabId, { url: r.url, mainFrame: [...new Set(r.rulesets)], others: [], upgraded: r.upgraded ? 1 : 0, httpsFirst: r.httpsFirst === true });
+      const rec: TabRecord = { url: r.url, mainFrame: [...new Set(r.rulesets)], others: [], upgraded: r.upgraded ? 1 : 0, httpsFirst: r.httpsFirst === true };
+      if (r.upgraded && r.upgradedTo !== undefined) rec.upgradeTarget = r.upgradedTo;
+      this.tabs.set(r.tabId, rec);
       return true;
     }
     const rec = this.tabs.get(r.tabId);

@@ -1,15 +1,16 @@
 import { type ChannelRecord, createEngine, type Engine, parseChannelDefinition, type Ruleset } from '@httpsify/engine';
 import { applyRulesetChoices, buildChannelLayers, type ChannelLayers, channelsForHost, layersSecureCookie } from '../channels/channel-layers.js';
 import type { ChannelStatus } from '../channels/channel-service.js';
-import { checkSetting } from '../settings/repair.js';
-import { EXPORTED_KEYS, SCHEMA_VERSION, type Settings } from '../settings/schema.js';
+import { exportSettingsFile, ImportRefused, importPatch, parseSettingsFile, planImport } from '../settings/import.js';
+import type { Settings } from '../settings/schema.js';
 import type { SettingsStore } from '../settings/store.js';
 import { exportUserRulesXml, splitRulesetXml, toUserRule, upsertUserRule } from '../settings/user-rules.js';
 import { addSite, removeSite, SiteList, siteOf } from '../site-rules/site-pattern.js';
 import type { TabActivity } from './tab-activity.js';
-import type { ChannelAddResult, ChannelRow, ImportResult, PopupState, RulesetIndex, RulesetRow, SaveResult, UiRequest } from './ui-protocol.js';
+import { pageStatus } from './page-status.js';
+import type { AboutInfo, ChannelAddResult, ChannelRow, ImportApplyResult, ImportPreview, ImportResult, PageStatus, PopupState, RulesetDetails, RulesetIndex, RulesetRow, SaveResult, UiRequest } from './ui-protocol.js';
 
-export const EXPORT_FORMAT = 'httpsify-settings';
+export { EXPORT_FORMAT } from '../settings/import.js';
 
 /** What the controller needs from the platform (Chromium service worker or Firefox background). */
 export interface UiHooks {
@@ -19,6 +20,22 @@ export interface UiHooks {
   policyChanged(controller: UiController): Promise<void>;
   /** Update channels; absent where channels are not wired (unit tests of other parts). */
   channels?: ChannelHooks;
+  /** Redirect-loop protection of the platform (the popup shows it and can retry a host). */
+  loopGuard?: LoopGuardHooks;
+  /** Path of the fallback page (`/ui/interstitial.html`), so the popup can explain it. */
+  fallbackPath?: string;
+  /** The extension's version (manifest). */
+  version?: string;
+  /** Unix seconds of the bundled rulesets, when known. */
+  rulesetsTimestamp?: number;
+  /** "Open over HTTP this time" hosts changed (the platform keeps them for the session). */
+  httpOnceChanged?(hosts: string[]): Promise<void>;
+}
+
+export interface LoopGuardHooks {
+  isHostBlocked(host: string): boolean;
+  /** Upgrade the host again (drops its session allow rule on Chromium). */
+  forget(host: string): Promise<void>;
 }
 
 /** What the controller needs from the channel machinery (ChannelService plus the platform). */
@@ -48,6 +65,13 @@ export class UiController {
   /** Hosts opened over HTTP once (this browser session). */
   readonly httpOnce = new Set<string>();
   captivePortal = false;
+  /**
+   * Tabs showing the fallback page, by id: its address (extensions without the "tabs"
+   * permission cannot read the address of a tab showing one of their own pages).
+   */
+  readonly fallbackTabs = new Map<number, string>();
+  /** Tabs the fallback moved to a host's `www.` twin: where to, and from which host. */
+  readonly alternativeTabs = new Map<number, { url: string; from: string }>();
   /**
    * Installed channels over the defaults. A new install replaces the whole object (requests being
    * decided keep the old one); the user's switches are applied in place, as to the defaults.
@@ -202,11 +226,97 @@ export class UiController {
     return null;
   }
 
+  /** Redirect-loop protection gave up on this URL's host for the session. */
+  loopGuarded(url: string): boolean {
+    const site = siteOf(url);
+    return site !== null && (this.hooks.loopGuard?.isHostBlocked(site.host) ?? false);
+  }
+
+  /** Why the tab's page is or is not on HTTPS (see PageStatus). */
+  pageStatus(tabId: number, tabUrl: string | undefined): PageStatus {
+    const s = this.settings;
+    const rec = this.activity.get(tabId);
+    const site = tabUrl === undefined ? null : siteOf(tabUrl);
+    // A ruleset may have moved the page to another host: ask it about the address asked for.
+    const httpUrl = rec !== undefined && rec.url === tabUrl && rec.upgradedFrom !== undefined ? rec.upgradedFrom : tabUrl?.replace(/^https:/, 'http:');
+    const offRulesets =
+      site === null
+        ? []
+        : this.rulesetNamesForHost(site.host)
+            .map((n) => this.rulesetRow(n))
+            .filter((r): r is RulesetRow => r !== null && !r.active && r.defaultActive)
+            .map((r) => r.name);
+    return pageStatus({
+      url: tabUrl,
+      fallbackPath: this.hooks.fallbackPath ?? '',
+      globalEnabled: s.globalEnabled,
+      httpsFirst: s.httpsFirst,
+      disabledBy: site === null ? null : this.disabled.matchHost(site.host, site.port),
+      httpAllowedBy: site === null ? null : this.httpAllowed.matchHost(site.host, site.port),
+      httpOnce: site !== null && this.httpOnce.has(site.host),
+      loopGuarded: tabUrl !== undefined && this.loopGuarded(tabUrl),
+      captivePortal: this.captivePortal,
+      upgraded: rec !== undefined && rec.url === tabUrl && rec.mainUpgraded === true ? { byHttpsFirst: rec.httpsFirst } : null,
+      rewriteHttp: httpUrl === undefined || site === null ? { rewritten: null, ruleset: null } : this.rewrite(httpUrl),
+      offRulesets,
+      alternativeFrom: (() => {
+        const alt = this.alternativeTabs.get(tabId);
+        return alt !== undefined && tabUrl !== undefined && siteOf(alt.url)?.hostWithPort === site?.hostWithPort ? alt.from : null;
+      })(),
+    });
+  }
+
+  /**
+   * Removes what keeps the tab's page on HTTP, as the status line offers. Answers the address
+   * the popup should load next (the page, or the site behind the fallback page).
+   */
+  async retryPage(tabId: number, tabUrl: string | undefined): Promise<{ ok: boolean; url?: string }> {
+    const status = this.pageStatus(tabId, tabUrl);
+    if (!status.retry || tabUrl === undefined) return { ok: false };
+    const httpUrl = tabUrl.replace(/^https:/, 'http:');
+    switch (status.kind) {
+      case 'http-site-off':
+        await this.update((s) => ({ disabledSites: removeSite(s.disabledSites, status.entry) }));
+        break;
+      case 'http-allowed':
+        await this.update((s) => ({ httpAllowedSites: removeSite(s.httpAllowedSites, status.entry) }));
+        break;
+      case 'http-loop-guard':
+        await this.hooks.loopGuard?.forget(status.host);
+        break;
+      case 'http-upgrade-failed': {
+        this.httpOnce.delete(status.host);
+        await this.hooks.httpOnceChanged?.([...this.httpOnce]);
+        await this.reconcile(this.settings);
+        if (status.onFallbackPage) {
+          const target = new URL(tabUrl).searchParams.get('url') ?? '';
+          return { ok: true, url: target.replace(/^https:/, 'http:') };
+        }
+        break;
+      }
+      case 'http-captive-portal':
+        this.captivePortal = false;
+        await this.reconcile(this.settings);
+        break;
+      case 'http-ruleset-off':
+        await this.update((s) => {
+          const overrides = { ...s.rulesetOverrides };
+          for (const n of status.rulesets) delete overrides[n];
+          return { rulesetOverrides: overrides };
+        });
+        break;
+      default:
+        break;
+    }
+    return { ok: true, url: httpUrl };
+  }
+
   popupState(tabId: number, tabUrl: string | undefined): PopupState {
     const s = this.settings;
     const site = tabUrl === undefined ? null : siteOf(tabUrl);
     const rec = this.activity.get(tabId);
     return {
+      status: this.pageStatus(tabId, tabUrl),
       settings: { globalEnabled: s.globalEnabled, httpsFirst: s.httpsFirst },
       site:
         site === null || tabUrl === undefined
@@ -224,16 +334,42 @@ export class UiController {
         .filter((r): r is RulesetRow => r !== null),
       upgraded: rec?.upgraded ?? 0,
       httpsFirstPage: rec?.httpsFirst ?? false,
+      overrideCount: Object.keys(s.rulesetOverrides).length,
     };
   }
 
+  about(): AboutInfo {
+    return { version: this.hooks.version ?? '', rulesetsTimestamp: this.hooks.rulesetsTimestamp ?? this.hooks.channels?.defaultsTimestamp ?? 0, rulesetCount: this.engine.rulesetCount };
+  }
+
+  /** A ruleset's targets and rules by name: user rules, then the defaults and channels. */
+  rulesetDetails(name: string): RulesetDetails | null {
+    const describe = (rs: Ruleset, source: string): RulesetDetails => ({
+      name: rs.name,
+      defaultOff: rs.defaultOff ?? (rs.platform !== undefined ? `platform: ${rs.platform}` : null),
+      hosts: rs.targets.map((t) => t.host),
+      rules: rs.rules.map((r) => ({ from: r.from, to: r.to })),
+      exclusions: rs.exclusions.map((e) => e.pattern),
+      source,
+    });
+    const user = this.userRulesets.find((r) => r.name === name);
+    if (user !== undefined) return describe(user, 'user');
+    const engines: [Engine, string][] = [[this.engine, 'defaults'], ...this.channels.channels.map((c): [Engine, string] => [c.engine, c.name])];
+    for (const [engine, source] of engines) {
+      const id = engine.rulesetIdsByName(name)[0];
+      if (id !== undefined) return describe(engine.ruleset(id), source);
+    }
+    return null;
+  }
+
   rulesetIndex(): RulesetIndex {
-    const index: RulesetIndex = { names: [], active: [], defaultActive: [], notes: [], user: [] };
+    const index: RulesetIndex = { names: [], hosts: [], active: [], defaultActive: [], notes: [], user: [] };
     const seen = new Set<string>();
-    const push = (row: RulesetRow) => {
+    const push = (row: RulesetRow, rs: Ruleset) => {
       if (seen.has(row.name)) return;
       seen.add(row.name);
       index.names.push(row.name);
+      index.hosts.push(hostsSummary(rs));
       index.active.push(row.active);
       index.defaultActive.push(row.defaultActive);
       index.notes.push(row.note);
@@ -241,14 +377,14 @@ export class UiController {
     };
     for (const r of this.userRulesets) {
       const row = this.rulesetRow(r.name);
-      if (row) push(row);
+      if (row) push(row, r);
     }
     for (const engine of this.rulesetEngines()) {
       for (let id = 0; id < engine.rulesetCount; id++) {
         const name = engine.rulesetName(id);
         if (seen.has(name)) continue;
         const flagsNote = engine.isDefaultActive(id) ? null : noteOf(engine, id);
-        push({ name, active: engine.isActive(id), defaultActive: engine.isDefaultActive(id), note: flagsNote, user: false });
+        push({ name, active: engine.isActive(id), defaultActive: engine.isDefaultActive(id), note: flagsNote, user: false }, engine.ruleset(id));
       }
     }
     return index;
@@ -265,7 +401,13 @@ export class UiController {
       case 'settings':
         return this.settings;
       case 'popup':
-        return this.popupState(req.tabId, tabUrl ? await tabUrl(req.tabId) : this.activity.get(req.tabId)?.url);
+        return this.popupState(req.tabId, await this.tabAddress(req.tabId, tabUrl));
+      case 'pageRetry':
+        return this.retryPage(req.tabId, await this.tabAddress(req.tabId, tabUrl));
+      case 'about':
+        return this.about();
+      case 'rulesetDetails':
+        return this.rulesetDetails(String(req.name)) ?? { error: `no ruleset named ${req.name}` };
       case 'setFlag':
         return this.update(() => ({ [req.flag]: req.value === true }));
       case 'setRuleset': {
@@ -315,8 +457,10 @@ export class UiController {
         return this.importUserRules(req.xml);
       case 'exportSettings':
         return this.exportSettings();
-      case 'importSettings':
-        return this.importSettings(req.data);
+      case 'importPreview':
+        return this.previewImport(req.text);
+      case 'importApply':
+        return this.applyImport(req.text, req.confirmedChannels);
       case 'resetStats':
         return this.update(() => ({ stats: { upgrades: 0, fallbacks: 0, httpHosts: [] } }));
       case 'channelStatus':
@@ -342,6 +486,11 @@ export class UiController {
       default:
         return { error: `unknown request ${(req as { type?: unknown }).type}` };
     }
+  }
+
+  private async tabAddress(tabId: number, tabUrl?: (tabId: number) => Promise<string | undefined>): Promise<string | undefined> {
+    const url = tabUrl ? await tabUrl(tabId) : this.activity.get(tabId)?.url;
+    return url ?? this.fallbackTabs.get(tabId);
   }
 
   /** The options page's channel list: definition, installed bundle, checks, and this browser's problems. */
@@ -406,32 +555,42 @@ export class UiController {
   }
 
   exportSettings(): Record<string, unknown> {
-    const settings: Record<string, unknown> = {};
-    for (const k of EXPORTED_KEYS) settings[k] = this.settings[k];
-    return { format: EXPORT_FORMAT, schemaVersion: SCHEMA_VERSION, exportedAt: new Date().toISOString(), settings };
+    return exportSettingsFile(this.settings);
   }
 
   exportUserRules(): string {
     return exportUserRulesXml(this.settings.userRules);
   }
 
-  async importSettings(data: unknown): Promise<ImportResult> {
-    const o = data as { format?: unknown; settings?: unknown } | null;
-    if (typeof o !== 'object' || o === null || o.format !== EXPORT_FORMAT || typeof o.settings !== 'object' || o.settings === null) {
-      return { ok: false, problems: ['not an httpsify settings file'] };
-    }
-    const incoming = o.settings as Record<string, unknown>;
-    const problems: string[] = [];
-    const patch: Partial<Settings> = {};
-    for (const key of EXPORTED_KEYS) {
-      if (!(key in incoming)) continue;
-      const checked = checkSetting(key, incoming[key]);
-      problems.push(...checked.problems.map((p) => `${key}: ${p}`));
-      (patch as Record<string, unknown>)[key] = checked.value;
-    }
-    const settings = await this.update(() => patch);
-    return { ok: problems.length === 0, problems, settings };
+  /** Checks a settings file whole and says what importing it would change; changes nothing. */
+  previewImport(text: unknown): ImportPreview {
+    const parsed = parseSettingsFile(text);
+    if (!parsed.ok) return parsed;
+    return { ok: true, ...planImport(parsed.values, this.settings) };
   }
+
+  /**
+   * Applies a settings file in one write, or nothing: the file is checked again, and refused if
+   * it would add or redefine a channel the user did not confirm by name.
+   */
+  async applyImport(text: unknown, confirmedChannels: unknown): Promise<ImportApplyResult> {
+    const parsed = parseSettingsFile(text);
+    if (!parsed.ok) return parsed;
+    const confirmed = Array.isArray(confirmedChannels) ? confirmedChannels.filter((n): n is string => typeof n === 'string') : [];
+    try {
+      const settings = await this.update((current) => importPatch(parsed.values, current, confirmed));
+      return { ok: true, settings };
+    } catch (e) {
+      if (e instanceof ImportRefused) return { ok: false, problems: [e.message] };
+      throw e;
+    }
+  }
+}
+
+/** Up to three target hosts and how many more: enough to recognise a ruleset in a list. */
+function hostsSummary(rs: Ruleset): string {
+  const hosts = rs.targets.map((t) => t.host);
+  return hosts.length <= 3 ? hosts.join(', ') : `${hosts.slice(0, 3).join(', ')}, +${hosts.length - 3}`;
 }
 
 function noteOf(engine: Engine, id: number): string | null {

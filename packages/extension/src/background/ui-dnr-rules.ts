@@ -107,6 +107,9 @@ export function uiDnrRules(inputs: UiRuleInputs): { rules: UiDnrRule[]; omitted:
       planned.push({ priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allow' }, condition: { regexFilter, resourceTypes: ['main_frame'] } });
     }
     planned.push({ priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allow' }, condition: { requestDomains: HTTPS_FIRST_EXEMPT_DOMAINS, resourceTypes: ['main_frame'] } });
+    // "Rulesets only" is about the site's own host: the known-hosts rules leave it out, and
+    // other hosts its pages load from keep their own state (an HTTP page's known HTTPS CDN is
+    // still upgraded: that is the protection browsers do not give).
     for (const entry of [...inputs.httpAllowedSites, ...inputs.httpOnceHosts]) {
       const filter = siteUrlFilter(entry);
       if (filter !== null) planned.push({ priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allow' }, condition: { ...filter, resourceTypes: ['main_frame'] } });

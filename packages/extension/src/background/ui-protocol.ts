@@ -1,5 +1,7 @@
 import type { Diagnostic } from '@httpsify/engine';
 import type { ChannelStatus } from '../channels/channel-service.js';
+import type { ProtectionRequest } from '../protection/protection-protocol.js';
+import type { ChannelToConfirm, ImportChange } from '../settings/import.js';
 import type { Settings } from '../settings/schema.js';
 
 /** The port extension pages open to the background for everything the UI shows and changes. */
@@ -10,6 +12,12 @@ export type SiteListName = 'disabledSites' | 'httpAllowedSites';
 export type UiRequest =
   | { type: 'settings' }
   | { type: 'popup'; tabId: number }
+  /** Undo what keeps the tab's page on HTTP (see PageStatus.retry); the popup then reloads the tab. */
+  | { type: 'pageRetry'; tabId: number }
+  /** Version, bundled ruleset date and counts for the options page. */
+  | { type: 'about' }
+  /** One ruleset's targets and rules, for the options page's viewer. */
+  | { type: 'rulesetDetails'; name: string }
   | { type: 'setFlag'; flag: 'globalEnabled' | 'httpsFirst' | 'mixedContent' | 'showBadge'; value: boolean }
   | { type: 'setRuleset'; name: string; active: boolean | null }
   | { type: 'resetRulesets'; names?: string[] }
@@ -22,7 +30,10 @@ export type UiRequest =
   | { type: 'userRuleRemove'; name: string }
   | { type: 'userRulesImport'; xml: string }
   | { type: 'exportSettings' }
-  | { type: 'importSettings'; data: unknown }
+  /** A settings file's text: checked whole, answered with what importing it would change. */
+  | { type: 'importPreview'; text: string }
+  /** Applies a settings file (all or nothing); channels it adds or redefines must be named here. */
+  | { type: 'importApply'; text: string; confirmedChannels: string[] }
   | { type: 'resetStats' }
   | { type: 'clearRepairs' }
   | { type: 'channelStatus' }
@@ -30,7 +41,9 @@ export type UiRequest =
   | { type: 'channelAdd'; json: string }
   | { type: 'channelRemove'; name: string }
   /** "Check now": one channel, or every channel without a name; answers when the checks are done. */
-  | { type: 'channelCheck'; name?: string };
+  | { type: 'channelCheck'; name?: string }
+  /** The protection mode's requests (src/protection/protection-protocol.ts). */
+  | ProtectionRequest;
 
 /** A channel on the options page. */
 export interface ChannelRow extends ChannelStatus {
@@ -49,18 +62,72 @@ export interface RulesetRow {
   user: boolean;
 }
 
+/**
+ * Why the page in a tab is, or is not, on HTTPS: the line at the top of the popup. Computed in
+ * the background (`page-status.ts`). The union is open: new protection modes add kinds of their
+ * own (a page that does not know a kind shows it by `secure` alone, with no action). `retry`
+ * says whether `pageRetry` can undo what keeps the page on HTTP (then reload the tab).
+ */
+export type PageStatus = PageStatusBase &
+  (
+    | { kind: 'not-a-web-page' }
+    /** The global switch is off. */
+    | { kind: 'extension-off' }
+    /** A ruleset (or a user rule) upgraded the page. */
+    | { kind: 'https-by-ruleset'; ruleset: string }
+    /** HTTPS-first upgraded the page (no ruleset covers it). */
+    | { kind: 'https-by-upgrade' }
+    /** The host had no HTTPS; the fallback found it on its `www.` twin (or the reverse) and went there. */
+    | { kind: 'https-by-alternative'; from: string }
+    /** The page was HTTPS without us. */
+    | { kind: 'https-already' }
+    /** The user switched httpsify off for this site (`entry` of disabledSites). */
+    | { kind: 'http-site-off'; entry: string }
+    /** Redirect-loop protection: the site sent HTTPS back to HTTP; left alone for this session. */
+    | { kind: 'http-loop-guard'; host: string }
+    /** "Always allow HTTP for this site" (`entry` of httpAllowedSites) while HTTPS-first is on. */
+    | { kind: 'http-allowed'; entry: string }
+    /**
+     * HTTPS failed and the user chose "Open over HTTP this time" (held for the session), or the
+     * tab shows the fallback page itself (`onFallbackPage`).
+     */
+    | { kind: 'http-upgrade-failed'; host: string; onFallbackPage: boolean }
+    /** HTTPS-first steps aside: the network is a captive portal (hotel, train Wi-Fi). */
+    | { kind: 'http-captive-portal' }
+    /** Rulesets cover the site but the user switched them off. */
+    | { kind: 'http-ruleset-off'; rulesets: string[] }
+    /** A rule (or HTTPS-first) covers the page now but it was loaded before: a reload upgrades it. */
+    | { kind: 'http-not-yet' }
+    /** No ruleset covers the site and HTTPS-first is off, or the site is a local address it never tries. */
+    | { kind: 'http-no-rule'; httpsFirst: boolean; localAddress: boolean }
+  );
+
+export interface PageStatusBase {
+  /** The page itself is loaded over HTTPS. */
+  secure: boolean;
+  /** `pageRetry` can remove the reason the page stayed on HTTP. */
+  retry: boolean;
+}
+
+export type PageStatusKind = PageStatus['kind'];
+
 export interface PopupState {
+  status: PageStatus;
   settings: Pick<Settings, 'globalEnabled' | 'httpsFirst'>;
   /** Null when the tab shows something other than an http(s) page. */
   site: { url: string; scheme: string; hostWithPort: string; disabledBy: string | null; httpAllowedBy: string | null } | null;
   rulesets: RulesetRow[];
   upgraded: number;
   httpsFirstPage: boolean;
+  /** How many rulesets the user switched away from their default (the reset has work to do). */
+  overrideCount: number;
 }
 
 /** Every ruleset, as parallel arrays (24k rows must cross the port cheaply). */
 export interface RulesetIndex {
   names: string[];
+  /** The ruleset's first target hosts, as one short text ("a.com, b.com, +3"). */
+  hosts: string[];
   active: boolean[];
   defaultActive: boolean[];
   notes: (string | null)[];
@@ -78,6 +145,28 @@ export interface ImportResult {
   problems: string[];
   added?: number;
   settings?: Settings;
+}
+
+/** A settings file checked: every problem (nothing will change), or what importing it changes. */
+export type ImportPreview = { ok: true; changes: ImportChange[]; channels: ChannelToConfirm[] } | { ok: false; problems: string[] };
+
+export type ImportApplyResult = { ok: true; settings: Settings } | { ok: false; problems: string[] };
+
+export interface AboutInfo {
+  version: string;
+  /** Unix seconds of the bundled rulesets (their TIMESTAMP). */
+  rulesetsTimestamp: number;
+  rulesetCount: number;
+}
+
+export interface RulesetDetails {
+  name: string;
+  defaultOff: string | null;
+  hosts: string[];
+  rules: { from: string; to: string }[];
+  exclusions: string[];
+  /** Where the ruleset comes from: the bundled defaults, a user rule or an update channel's name. */
+  source: string;
 }
 
 export interface UiError {

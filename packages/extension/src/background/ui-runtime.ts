@@ -15,9 +15,14 @@ import { bundledDefaultsTimestamp } from './engine-loader.js';
 import { httpsFirstApplies, HttpsFirstTracker, httpsVersion, interstitialUrl, type FallbackEvent } from './https-first.js';
 import { badgeText, drawIcon, ICON_TITLE_MESSAGE, iconState } from './icon.js';
 import { TabActivity, type TabRecord } from './tab-activity.js';
-import { UiController } from './ui-controller.js';
+import { type LoopGuardHooks, UiController } from './ui-controller.js';
 import { UI_RULE_ID_BASE, uiDnrRules } from './ui-dnr-rules.js';
 import { UI_PORT_NAME, type UiRequest } from './ui-protocol.js';
+import { PROTECTION_ALARM, PROTECTION_ALARM_MINUTES, ProtectionRuntime } from '../protection/protection-runtime.js';
+import { PROTECTION_RULE_ID_BASE } from '../protection/protection-dnr.js';
+import { KNOWN_HTTPS_STORAGE_KEY } from '../protection/known-https-hosts.js';
+import { handleProtectionRequest, isProtectionRequest } from '../protection/protection-requests.js';
+import { securedCookie, type CookieLike } from './cookies.js';
 
 export const INTERSTITIAL_PATH = 'ui/interstitial.html';
 const TABS_SESSION_KEY = 'uiTabActivity';
@@ -33,6 +38,8 @@ export interface UiInstallOptions {
   channelsApplied(controller: UiController): Promise<void>;
   /** Per channel, why this browser does not (fully) apply it. */
   channelProblems(): Promise<Record<string, string>>;
+  /** The platform's redirect-loop protection, shown in the popup's status line. */
+  loopGuard?: LoopGuardHooks;
 }
 
 export interface InstalledUi {
@@ -44,6 +51,8 @@ export interface InstalledUi {
   decide(details: { url: string; type: string; tabId: number }): { redirectUrl?: string; cancel?: boolean } | null;
   /** What rulesets rewrite with now (channels over the defaults); null until the controller is ready. */
   rewriter(): { rewrite(url: string): string | null } | null;
+  /** Known HTTPS hosts, subresource upgrades, the fallback's alternatives, re-checks. */
+  protection: ProtectionRuntime;
 }
 
 export function installUi(options: UiInstallOptions): InstalledUi {
@@ -56,6 +65,24 @@ export function installUi(options: UiInstallOptions): InstalledUi {
   let tabsTimer: ReturnType<typeof setTimeout> | null = null;
 
   let channelService: ChannelService | null = null;
+  const protection = new ProtectionRuntime({
+    storage: ext.storage.local as unknown as ConstructorParameters<typeof ProtectionRuntime>[0]['storage'],
+    dnr: options.platform === 'chromium' ? (ext.declarativeNetRequest as unknown as ConstructorParameters<typeof ProtectionRuntime>[0]['dnr']) : undefined,
+    isLoopBlocked: (host) => options.loopGuard?.isHostBlocked(host) ?? false,
+    learned: (host) => void secureKnownHostCookies(host),
+    httpProbe: options.platform === 'chromium',
+  });
+
+  /** Cookies the host set before it became known get the same treatment as later ones. */
+  async function secureKnownHostCookies(host: string): Promise<void> {
+    const c = controller;
+    if (c === null || !protection.upgradesHost(c, host)) return;
+    const cookies = (await ext.cookies.getAll({ domain: host }).catch(() => [])) as CookieLike[];
+    for (const cookie of cookies) {
+      if (cookie.secure || cookie.domain.replace(/^\.+/, '') !== host) continue;
+      await ext.cookies.set(securedCookie(cookie) as chrome.cookies.SetDetails).catch(() => undefined);
+    }
+  }
   const ready: Promise<UiController> = (async () => {
     const engine = await options.ready;
     const defaultsTimestamp = bundledDefaultsTimestamp();
@@ -69,8 +96,14 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     channelService = service;
     const c: UiController = new UiController(engine, store, activity, {
       overridesApplied: options.overridesApplied,
+      loopGuard: options.loopGuard,
+      fallbackPath: `/${INTERSTITIAL_PATH}`,
+      version: ext.runtime.getManifest().version,
+      rulesetsTimestamp: defaultsTimestamp,
+      httpOnceChanged: async (hosts) => ext.storage.session.set({ [ONCE_SESSION_KEY]: hosts }),
       policyChanged: async (ctl) => {
         if (options.platform === 'chromium') await syncUiRules(ctl);
+        await protection.viewChanged(ctl);
         void refreshAllIcons();
       },
       channels: {
@@ -85,17 +118,31 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     const session = await ext.storage.session.get([TABS_SESSION_KEY, ONCE_SESSION_KEY]);
     activity.restore((session[TABS_SESSION_KEY] as [number, TabRecord][] | undefined) ?? []);
     for (const h of (session[ONCE_SESSION_KEY] as string[] | undefined) ?? []) c.httpOnce.add(h);
+    await protection.load();
     await c.start();
     controller = c;
     return c;
   })();
   ready.catch((e: unknown) => console.error('httpsify UI failed to start', e));
   // For the worker's DevTools console and the browser tests.
-  (globalThis as { httpsifyUi?: unknown }).httpsifyUi = { controller: ready, channels: () => channelService };
+  (globalThis as { httpsifyUi?: unknown }).httpsifyUi = { controller: ready, channels: () => channelService, protection };
   // Registered at once (MV3): the alarm may be what woke the worker.
   ext.alarms.onAlarm.addListener((alarm) => {
     if (alarm.name === CHANNEL_ALARM) void ready.then(() => channelService?.onAlarm());
+    if (alarm.name === PROTECTION_ALARM) void ready.then((c) => protectionTick(c));
   });
+  void ext.alarms.get(PROTECTION_ALARM).then((a) => {
+    if (a === undefined) void ext.alarms.create(PROTECTION_ALARM, { periodInMinutes: PROTECTION_ALARM_MINUTES, delayInMinutes: 1 });
+  });
+
+  /** Hourly: expired known hosts go; sites left on HTTP whose period passed are re-checked. */
+  async function protectionTick(c: UiController): Promise<void> {
+    protection.prune();
+    const restored = await protection.recheck(c.settings.httpAllowedSites);
+    if (restored.length === 0) return;
+    const next = await store.update((s) => ({ httpAllowedSites: s.httpAllowedSites.filter((e) => !restored.includes(e)) }));
+    await c.reconcile(next);
+  }
 
   // ---- DNR (Chromium) --------------------------------------------------------------------
   let appliedRules = '';
@@ -113,7 +160,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     if (key === appliedRules) return;
     const existing = await ext.declarativeNetRequest.getDynamicRules();
     await ext.declarativeNetRequest.updateDynamicRules({
-      removeRuleIds: existing.filter((r) => r.id >= UI_RULE_ID_BASE).map((r) => r.id),
+      removeRuleIds: existing.filter((r) => r.id >= UI_RULE_ID_BASE && r.id < PROTECTION_RULE_ID_BASE).map((r) => r.id),
       addRules: rules as chrome.declarativeNetRequest.Rule[],
     });
     appliedRules = key;
@@ -197,8 +244,16 @@ export function installUi(options: UiInstallOptions): InstalledUi {
       await ext.tabs.update(event.tabId, { url: event.url });
       return;
     }
-    const page = ext.runtime.getURL(INTERSTITIAL_PATH);
-    await ext.tabs.update(event.tabId, { url: interstitialUrl(page, event.url, event.reason) });
+    // Try harder before offering HTTP: the host's www. twin (or a ruleset's rewrite of it).
+    const plan = await protection.planFallback(c, event.url, event.reason);
+    if (plan.go !== null) {
+      c.alternativeTabs.set(event.tabId, { url: plan.go, from: siteOf(event.url)?.hostWithPort ?? event.url });
+      await ext.tabs.update(event.tabId, { url: plan.go });
+      return;
+    }
+    const page = interstitialUrl(ext.runtime.getURL(INTERSTITIAL_PATH), event.url, event.reason, { tried: plan.tried, http: plan.http });
+    c.fallbackTabs.set(event.tabId, page);
+    await ext.tabs.update(event.tabId, { url: page });
   }
 
   function observe(d: chrome.webRequest.OnBeforeRequestDetails): undefined {
@@ -206,19 +261,28 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     if (c === null || d.tabId < 0) return undefined;
     const url = d.url;
     if (!url.startsWith('http:') && !url.startsWith('https:')) return undefined;
-    if (d.type === 'main_frame') topUrls.set(d.tabId, url);
+    if (d.type === 'main_frame') {
+      topUrls.set(d.tabId, url);
+      c.fallbackTabs.delete(d.tabId);
+    }
     const site = siteOf(url);
     const names = site === null ? [] : c.rulesetNamesForHost(site.host);
     let upgraded = false;
     let first = false;
+    let upgradedTo: string | undefined;
     const s = c.settings;
     const top = d.type === 'main_frame' ? url : (topUrls.get(d.tabId) ?? url);
     if (url.startsWith('http:') && s.globalEnabled && c.siteDisabledBy(top) === null) {
-      const rewritten = c.rewrite(url).rewritten;
-      if (rewritten !== null && rewritten.startsWith('https:')) upgraded = true;
-      else if (d.type === 'main_frame' && httpsFirstApplies(url, httpsFirstInputs(c))) {
+      const rewritten = c.loopGuarded(url) ? null : c.rewrite(url).rewritten;
+      if (rewritten !== null && rewritten.startsWith('https:')) {
+        upgraded = true;
+        upgradedTo = rewritten;
+      } else if (d.type !== 'main_frame' && protection.decideSubresource(c, url) !== null) {
+        upgraded = true;
+      } else if (d.type === 'main_frame' && httpsFirstApplies(url, httpsFirstInputs(c))) {
         upgraded = true;
         first = true;
+        upgradedTo = httpsVersion(url);
         tracker.started(d.requestId, d.tabId, url);
       }
     }
@@ -226,7 +290,8 @@ export function installUi(options: UiInstallOptions): InstalledUi {
       pendingStats.upgrades++;
       scheduleStats();
     }
-    if (activity.note({ tabId: d.tabId, type: d.type, url, rulesets: names, upgraded, httpsFirst: first })) {
+    if (d.type === 'main_frame' && c.alternativeTabs.get(d.tabId)?.url !== url) c.alternativeTabs.delete(d.tabId);
+    if (activity.note({ tabId: d.tabId, type: d.type, url, rulesets: names, upgraded, httpsFirst: first, upgradedTo })) {
       scheduleTabsSave();
       if (upgraded || d.type === 'main_frame') void refreshIcon(d.tabId, top);
     }
@@ -247,6 +312,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
   ext.webRequest.onResponseStarted.addListener((d) => tracker.responded(d.requestId), filter);
   ext.webRequest.onCompleted.addListener((d) => {
     tracker.responded(d.requestId);
+    protection.learn(d);
     if (d.type === 'main_frame' && d.url.startsWith('http:')) {
       const site = siteOf(d.url);
       if (site !== null) {
@@ -258,7 +324,9 @@ export function installUi(options: UiInstallOptions): InstalledUi {
   ext.webRequest.onErrorOccurred.addListener((d) => tracker.errored(d.requestId, d.error), filter);
   ext.tabs.onRemoved.addListener((tabId) => {
     activity.remove(tabId);
+    controller?.fallbackTabs.delete(tabId);
     topUrls.delete(tabId);
+    controller?.alternativeTabs.delete(tabId);
     scheduleTabsSave();
   });
   ext.tabs.onActivated.addListener(({ tabId }) => {
@@ -269,6 +337,8 @@ export function installUi(options: UiInstallOptions): InstalledUi {
   });
   // A window or the other build changed settings: apply them (serialised in the controller).
   ext.storage.onChanged.addListener((changes, area) => {
+    const known = changes[KNOWN_HTTPS_STORAGE_KEY];
+    if (area === 'local' && known !== undefined) void ready.then(() => protection.storedChanged(known.newValue));
     // Statistics and the repair log change nothing the engine or the rules depend on.
     const relevant = Object.keys(changes).some((k) => (SETTING_KEYS as string[]).includes(k) && k !== 'stats' && k !== 'repairs');
     if (area !== 'local' || !relevant) return;
@@ -286,8 +356,17 @@ export function installUi(options: UiInstallOptions): InstalledUi {
         let response: unknown;
         try {
           const c = await ready;
-          response = await c.handle(msg.request, async (tabId) => (await ext.tabs.get(tabId).catch(() => undefined))?.url);
-          if (msg.request.type === 'httpOnce') await ext.storage.session.set({ [ONCE_SESSION_KEY]: [...c.httpOnce] });
+          const tabUrl = async (tabId: number) => {
+            try {
+              return (await ext.tabs.get(tabId)).url;
+            } catch {
+              // No such tab (closed, or the popup was opened without one): throws synchronously for -1.
+              return undefined;
+            }
+          };
+          if (isProtectionRequest(msg.request)) response = await handleProtectionRequest(msg.request, { controller: c, protection, store, storage: ext.storage.local });
+          else response = await c.handle(msg.request, tabUrl);
+          if (msg.request.type === 'httpOnce' || msg.request.type === 'pageRetry') await ext.storage.session.set({ [ONCE_SESSION_KEY]: [...c.httpOnce] });
         } catch (e) {
           response = { error: String(e) };
         }
@@ -302,6 +381,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
 
   return {
     controller: ready,
+    protection,
     rewriter: () => controller?.channels.scoped ?? null,
     decide(details) {
       const c = controller;
@@ -317,6 +397,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
         const byRules = c.channels.scoped.rewrite(details.url);
         return { redirectUrl: byRules ?? httpsVersion(details.url) };
       }
+      if (details.type !== 'main_frame' && details.tabId >= 0) return protection.decideSubresource(c, details.url);
       return null;
     },
   };

@@ -20,6 +20,8 @@ export interface BuildOptions {
   /** Chromium test builds: allow `testMatchOutcome` / `getMatchedRules`. */
   feedback?: boolean;
   version?: string;
+  /** Unix seconds to stamp given rulesets with (the defaults carry their own). */
+  timestamp?: number;
 }
 
 export interface BuildResult {
@@ -44,7 +46,7 @@ export async function buildExtension(options: BuildOptions = {}): Promise<BuildR
   const version = options.version ?? '0.1.0';
   // The defaults carry their TIMESTAMP, which a channel replacing them must not be older than
   // (other rulesets are stamped 0 unless they come as a bundle with its own stamp).
-  const loaded = options.rulesets === undefined ? loadRulesets([defaultRulesetsDir()], { timestamp: defaultRulesetsTimestamp() }) : loadRulesets(options.rulesets);
+  const loaded = options.rulesets === undefined ? loadRulesets([defaultRulesetsDir()], { timestamp: defaultRulesetsTimestamp() }) : loadRulesets(options.rulesets, options.timestamp === undefined ? {} : { timestamp: options.timestamp });
   // Parsed rulesets keep file positions for the report; a bundle given as input is decoded.
   const rulesets: Ruleset[] =
     loaded.rulesets.length === loaded.engine.rulesetCount ? loaded.rulesets : Array.from({ length: loaded.engine.rulesetCount }, (_, id) => loaded.engine.ruleset(id));

@@ -46,7 +46,7 @@ const sites: Checker<string[]> = (v, note) => {
 const CHECKERS: { [K in keyof Settings]: Checker<Settings[K]> } = {
   schemaVersion: () => SCHEMA_VERSION,
   globalEnabled: bool(true),
-  httpsFirst: bool(false),
+  httpsFirst: bool(true),
   mixedContent: bool(false),
   showBadge: bool(true),
   rulesetOverrides: (v, note) => {

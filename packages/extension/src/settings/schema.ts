@@ -37,6 +37,11 @@ export interface RepairRecord {
 export interface Settings {
   schemaVersion: number;
   globalEnabled: boolean;
+  /**
+   * The protection mode (default on): every top-level http:// navigation tried over HTTPS, and
+   * the subresources of hosts known to answer over HTTPS upgraded. A stored `false` is a user's
+   * choice from when the mode was opt-in and is kept; an absent key takes the new default.
+   */
   httpsFirst: boolean;
   mixedContent: boolean;
   /** Show the number of upgraded requests on the toolbar icon. */
@@ -66,7 +71,7 @@ export function defaultSettings(): Settings {
   return {
     schemaVersion: SCHEMA_VERSION,
     globalEnabled: true,
-    httpsFirst: false,
+    httpsFirst: true,
     mixedContent: false,
     showBadge: true,
     rulesetOverrides: {},

@@ -11,29 +11,49 @@ export interface LoadedExtension {
   close(): Promise<void>;
 }
 
+export interface LaunchOptions {
+  /**
+   * Keep Chromium's own HTTPS-Upgrades on, as users have it. Playwright's default switches
+   * include `--disable-features=...,HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,...`, and
+   * `ignoreDefaultArgs` only drops a switch by its exact text (which changes with every
+   * Playwright release), so this launches with none of Playwright's defaults and passes the
+   * few it needs itself. Chromium upgrades only default ports and public-looking names (not
+   * `.test`), so such tests map `host:80` and `host:443` to the local server's port.
+   */
+  browserUpgrades?: boolean;
+  /** Full `MAP ...` resolver rules (ports included), instead of `host -> 127.0.0.1`. */
+  resolverRules?: string[];
+}
+
 /**
  * Debian's Chromium in new headless mode with one unpacked extension loaded
  * (--load-extension still works in Chromium builds). Background networking is off: this
- * machine reaches nothing beyond loopback. Chromium's own HTTPS upgrading is off too, so
- * every upgrade seen comes from the extension.
+ * machine reaches nothing beyond loopback. Unless `browserUpgrades` is set, Chromium's own
+ * HTTPS upgrading is off too, so every upgrade seen comes from the extension.
  */
-export async function launchWithExtension(extensionDir: string, hostRules: string[]): Promise<LoadedExtension> {
+export async function launchWithExtension(extensionDir: string, hostRules: string[], options: LaunchOptions = {}): Promise<LoadedExtension> {
   const profile = mkdtempSync(join(tmpdir(), 'httpsify-profile-'));
+  const rules = options.resolverRules ?? hostRules.map((h) => `MAP ${h} 127.0.0.1`);
+  const args = [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--ignore-certificate-errors',
+    `--host-resolver-rules=${rules.join(', ')}`,
+    `--disable-extensions-except=${extensionDir}`,
+    `--load-extension=${extensionDir}`,
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--no-first-run',
+  ];
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--ignore-certificate-errors',
-      `--host-resolver-rules=${hostRules.map((h) => `MAP ${h} 127.0.0.1`).join(', ')}`,
-      `--disable-extensions-except=${extensionDir}`,
-      `--load-extension=${extensionDir}`,
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-      '--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable',
-    ],
+    ...(options.browserUpgrades === true
+      ? {
+          ignoreDefaultArgs: true,
+          args: [...args, '--headless', '--no-default-browser-check', '--disable-dev-shm-usage', '--mute-audio', `--user-data-dir=${profile}`, '--remote-debugging-pipe', 'about:blank'],
+        }
+      : { args: [...args, '--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable'] }),
   });
   const worker = context.serviceWorkers()[0] ?? (await context.waitForEvent('serviceworker', { timeout: 30_000 }));
   return {

@@ -5,6 +5,7 @@ import { expect } from 'vitest';
 import { buildExtension } from '../../src/build/build.js';
 import { UI_PORT_NAME, type UiRequest } from '../../src/background/ui-protocol.js';
 import { launchFirefoxWithExtension, type FirefoxTab, type FirefoxWithExtension } from './firefox.js';
+import { UI_RULESETS_TIMESTAMP } from './ui-extension.js';
 import { startDualServer, startHttpOnly, startTlsHang, type DualServer } from './servers.js';
 
 /** The background answers through storage and ports; under load that takes more than a second. */
@@ -39,11 +40,12 @@ export interface FirefoxUiHarness {
  * The Firefox build of the given rulesets in a real Firefox, the loopback servers, and the
  * options page open. `hosts` are the names Firefox resolves to loopback (no wildcards there).
  */
-export async function startFirefoxUiHarness(rulesets: Record<string, string>, hosts: string[]): Promise<FirefoxUiHarness> {
+export async function startFirefoxUiHarness(rulesets: Record<string, string>, hosts: string[], options: { modeOff?: boolean } = {}): Promise<FirefoxUiHarness> {
   const rulesDir = mkdtempSync(join(tmpdir(), 'httpsify-ff-ui-rules-'));
   const outDir = mkdtempSync(join(tmpdir(), 'httpsify-ff-ui-ext-'));
   for (const [file, xml] of Object.entries(rulesets)) writeFileSync(join(rulesDir, file), xml);
-  const built = await buildExtension({ rulesets: [rulesDir], outDir, browsers: ['firefox'], zip: false });
+  const built = await buildExtension({ rulesets: [rulesDir], outDir, browsers: ['firefox'], zip: false, timestamp: UI_RULESETS_TIMESTAMP });
+  const modeOff = options.modeOff;
   const server = await startDualServer((req, res, secure) => {
     const host = (req.headers.host ?? '').replace(/:\d+$/, '');
     if (req.url === '/success.txt') {
@@ -76,6 +78,13 @@ export async function startFirefoxUiHarness(rulesets: Record<string, string>, ho
     await waitFor('settings to be stored', () => stored('schemaVersion'), 1);
     // A fallback first asks whether a captive portal is in the way: let a local probe say "no".
     await options.evaluate(`browser.storage.local.set({ portalProbeUrl: ${JSON.stringify(url('probe.uncovered.test', '/success.txt'))} })`);
+    if (modeOff === true) {
+      // Tests about rulesets and channels: the protection mode (on by default) would upgrade
+      // their uncovered control hosts too.
+      await options.evaluate('browser.storage.local.set({ httpsFirst: false })');
+      const modeOn = `new Promise((resolve) => { const p = browser.runtime.connect({ name: ${JSON.stringify(UI_PORT_NAME)} }); p.onMessage.addListener((m) => { p.disconnect(); resolve(m.response.httpsFirst); }); p.postMessage({ id: 1, request: { type: 'settings' } }); })`;
+      await waitFor('the protection mode to go off', () => options.evaluate<boolean>(modeOn), false);
+    }
     return {
       firefox,
       server,

@@ -14,6 +14,10 @@ export interface FirefoxTab {
   start(url: string): Promise<void>;
   /** Evaluates an expression in the page (promises awaited); the value must survive JSON. */
   evaluate<T>(expression: string): Promise<T>;
+  /** The whole document as PNG (BiDi `browsingContext.captureScreenshot`). */
+  screenshot(): Promise<Buffer>;
+  /** Sets the tab's viewport in CSS pixels. */
+  setViewport(width: number, height: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -22,6 +26,8 @@ export interface FirefoxWithExtension {
   /** `moz-extension://<uuid>`: the extension's pages, e.g. to message its background. */
   extensionOrigin: string;
   newTab(): Promise<FirefoxTab>;
+  /** What `prefers-color-scheme` answers in every page (a preference set through the browser's own scope). */
+  setColorScheme(scheme: 'light' | 'dark'): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -146,8 +152,26 @@ export async function launchFirefoxWithExtension(extensionDir: string, loopbackH
             }
           },
           evaluate,
+          screenshot: async () => {
+            const { data } = await bidi.send<{ data: string }>('browsingContext.captureScreenshot', { context, origin: 'document' });
+            return Buffer.from(data, 'base64');
+          },
+          setViewport: async (width, height) => void (await bidi.send('browsingContext.setViewport', { context, viewport: { width, height } })),
           close: async () => void (await bidi.send('browsingContext.close', { context })),
         };
+      },
+      setColorScheme: async (scheme) => {
+        // No BiDi command emulates the colour scheme in Firefox 153; its content-override
+        // preference does, set in the browser window's scope (allowed by --remote-allow-system-access).
+        const { contexts } = await bidi.send<{ contexts: { context: string }[] }>('browsingContext.getTree', { 'moz:scope': 'chrome' });
+        const chrome = contexts[0]?.context;
+        if (chrome === undefined) throw new Error('no browser window to set the colour scheme in');
+        const answer = await bidi.send<{ type: string; exceptionDetails?: { text: string } }>('script.evaluate', {
+          expression: `Services.prefs.setIntPref('layout.css.prefers-color-scheme.content-override', ${scheme === 'dark' ? 0 : 1})`,
+          target: { context: chrome },
+          awaitPromise: false,
+        });
+        if (answer.type !== 'success') throw new Error(`setting the colour scheme failed: ${answer.exceptionDetails?.text}`);
       },
       close: async () => {
         bidi.close();

@@ -1,9 +1,13 @@
 import { PNG } from 'pngjs';
 import { buildExtension, type BuildResult } from '../../src/build/build.js';
 
+/** 14 November 2023, 22:13 UTC. */
+export const UI_RULESETS_TIMESTAMP = 1_700_000_000;
+
 /** A Chromium build of the given rulesets (the build includes the UI pages). */
 export async function buildWithUi(rulesets: string[], outDir: string): Promise<BuildResult> {
-  return buildExtension({ rulesets, outDir, browsers: ['chromium'], zip: false });
+  // Stamped like a real ruleset release, so the options page has a date to show.
+  return buildExtension({ rulesets, outDir, browsers: ['chromium'], zip: false, timestamp: UI_RULESETS_TIMESTAMP });
 }
 
 /**

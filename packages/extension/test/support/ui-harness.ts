@@ -14,17 +14,40 @@ export const RULESETS = {
   'site.xml': '<ruleset name="Site Rules"><target host="site.example.test"/><rule from="^http:" to="https:"/></ruleset>',
   'cdn.xml': '<ruleset name="CDN Rules"><target host="cdn.example.test"/><rule from="^http:" to="https:"/></ruleset>',
   'exp.xml': '<ruleset name="Experimental Rules" default_off="breaks video"><target host="exp.example.test"/><rule from="^http:" to="https:"/></ruleset>',
+  // Its HTTPS site redirects back to HTTP: the redirect-loop guard's case.
+  'loop.xml': '<ruleset name="Loop Rules"><target host="loop.example.test"/><rule from="^http:" to="https:"/></ruleset>',
 };
 
-/** Screenshots land here (outside the tree) and are checked for real rendering. */
-const SHOTS = mkdtempSync(join(tmpdir(), 'httpsify-ui-shots-'));
+/** Screenshots land here (outside the tree; HTTPSIFY_SHOTS picks the folder) and are checked for real rendering. */
+export const SHOTS = process.env.HTTPSIFY_SHOTS ?? mkdtempSync(join(tmpdir(), 'httpsify-ui-shots-'));
 
-export async function shot(page: Page, name: string): Promise<void> {
-  const png = await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+/**
+ * Screenshots a page (or one part of it) and checks that it is a real rendering of the right
+ * width showing the given texts: not blank, not one colour, the texts visible in the page.
+ */
+export async function shot(page: Page, name: string, check: { width?: number; texts?: string[]; part?: string; viewport?: boolean } = {}): Promise<void> {
+  const target = check.part === undefined ? null : page.locator(check.part);
+  // A modal dialog's backdrop covers the viewport only: shoot just that.
+  const png = target === null ? await page.screenshot({ fullPage: check.viewport !== true }) : await target.screenshot();
+  checkScreenshot(png, name, check.width);
+  expectVisibleTexts(await (target ?? page.locator('body')).innerText(), name, check.texts ?? []);
+}
+
+/** Keeps a screenshot in SHOTS and checks it is a real rendering: size, colours, not one flat surface. */
+export function checkScreenshot(png: Buffer, name: string, width?: number): void {
+  writeFileSync(join(SHOTS, `${name}.png`), png);
   const stats = screenshotStats(png);
-  expect(stats.width).toBeGreaterThan(100);
+  if (width !== undefined) expect(stats.width, `${name}: width`).toBe(width);
+  else expect(stats.width, `${name}: width`).toBeGreaterThan(100);
+  expect(stats.height, `${name}: height`).toBeGreaterThan(60);
   expect(stats.colours, `${name}: distinct colours`).toBeGreaterThan(20);
   expect(stats.nonBackground, `${name}: share of non-background pixels`).toBeGreaterThan(0.01);
+}
+
+/** Visible text as rendered (innerText applies text-transform, so compared case-insensitively). */
+export function expectVisibleTexts(innerText: string, name: string, texts: string[]): void {
+  const shown = innerText.toLowerCase();
+  for (const text of texts) expect(shown, `${name}: visible text`).toContain(text.toLowerCase());
 }
 
 export interface UiHarness {
@@ -38,7 +61,8 @@ export interface UiHarness {
   url(host: string, path?: string): string;
   stored(key: string): Promise<unknown>;
   tabIdOf(p: Page): Promise<number>;
-  openPopup(target: Page): Promise<Page>;
+  /** The popup for a page, or for a tab id. */
+  openPopup(target: Page | number): Promise<Page>;
   openOptions(): Promise<Page>;
   close(): Promise<void>;
 }
@@ -48,7 +72,7 @@ export interface UiHarness {
  * browser. Hosts: site/cdn/exp.example.test (rulesets; exp is default-off and its page embeds
  * http:// images from the other two), anything.uncovered.test (no ruleset).
  */
-export async function startUiHarness(rulesets: string[] | null = null): Promise<UiHarness> {
+export async function startUiHarness(rulesets: string[] | null = null, options: { modeOff?: boolean } = {}): Promise<UiHarness> {
   let dirs = rulesets;
   if (dirs === null) {
     const rulesDir = mkdtempSync(join(tmpdir(), 'httpsify-ui-rules-'));
@@ -61,6 +85,10 @@ export async function startUiHarness(rulesets: string[] | null = null): Promise<
     if (req.url === '/success.txt') {
       res.writeHead(200, { 'content-type': 'text/plain' });
       return void res.end('success\n');
+    }
+    if (host === 'loop.example.test' && secure) {
+      res.writeHead(302, { location: `http://${req.headers.host}${req.url}` });
+      return void res.end();
     }
     if (req.url?.endsWith('.png')) {
       res.writeHead(404);
@@ -83,6 +111,13 @@ export async function startUiHarness(rulesets: string[] | null = null): Promise<
   // The UI half is ready once settings are stamped with their schema version.
   for (let i = 0; i < 150 && (await stored('schemaVersion')) !== 1; i++) await new Promise((r) => setTimeout(r, 100));
   await ext.worker.evaluate(async (probe) => chrome.storage.local.set({ portalProbeUrl: probe }), url('probe.uncovered.test', '/success.txt'));
+  if (options.modeOff === true) {
+    // Tests about rulesets and channels: the protection mode (on by default) would upgrade
+    // their uncovered control hosts too.
+    await ext.worker.evaluate(async () => chrome.storage.local.set({ httpsFirst: false }));
+    const modeRule = () => ext.worker.evaluate(async () => (await chrome.declarativeNetRequest.getDynamicRules()).some((r) => r.priority === 1 && r.action.type === 'upgradeScheme'));
+    for (let i = 0; i < 100 && (await modeRule()); i++) await new Promise((r) => setTimeout(r, 100));
+  }
   return {
     server,
     plainPort: plain.port,
@@ -93,10 +128,10 @@ export async function startUiHarness(rulesets: string[] | null = null): Promise<
     stored,
     tabIdOf,
     async openPopup(target) {
-      const tabId = await tabIdOf(target);
+      const tabId = typeof target === 'number' ? target : await tabIdOf(target);
       const popup = await ext.context.newPage();
-      // The size Chromium gives a toolbar popup of this content.
-      await popup.setViewportSize({ width: 390, height: 560 });
+      // The width of the popup's content (Chromium sizes a toolbar popup to it).
+      await popup.setViewportSize({ width: 360, height: 560 });
       await popup.goto(`chrome-extension://${id}/ui/popup.html?tabId=${tabId}`);
       await popup.waitForSelector('body[data-ready="true"]');
       return popup;

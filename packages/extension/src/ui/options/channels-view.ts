@@ -84,7 +84,10 @@ export class ChannelsView {
     $('#channel-check-status').textContent = t('optionsChannelChecking');
     try {
       // Refusals come back as { ok: false, error }, a failure of the background as { error }.
-      const result = await background.request<ChannelAddResult | { ok?: undefined; error: string }>({ type: 'channelAdd', json: input.value });
+      // An address instead of a definition: the background fetches it (https only).
+      const text = input.value.trim();
+      const request = /^https?:\/\/\S+$/i.test(text) ? ({ type: 'channelAddUrl', url: text } as const) : ({ type: 'channelAdd', json: input.value } as const);
+      const result = await background.request<ChannelAddResult | { ok?: undefined; error: string }>(request);
       error.hidden = result.ok === true;
       if (result.ok !== true) {
         error.textContent = result.error;

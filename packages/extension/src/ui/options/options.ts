@@ -1,10 +1,12 @@
-import type { ImportResult } from '../../background/ui-protocol.js';
+import type { AboutInfo } from '../../background/ui-protocol.js';
 import type { Settings } from '../../settings/schema.js';
 import { background, isError } from '../shared/client.js';
-import { $, download, h } from '../shared/dom.js';
+import { $, h } from '../shared/dom.js';
 import { localize, t } from '../shared/i18n.js';
+import { BackupView } from './backup-view.js';
 import { ChannelsView } from './channels-view.js';
 import { RulesetsView } from './rulesets-view.js';
+import { ProtectionView } from './protection-view.js';
 import { SitesView } from './sites-view.js';
 import { UserRulesView } from './user-rules-view.js';
 
@@ -14,14 +16,17 @@ let rulesets: RulesetsView;
 let sites: SitesView;
 let userRules: UserRulesView;
 let channels: ChannelsView;
+let protection: ProtectionView;
 
 function render(s: Settings): void {
   for (const f of FLAGS) $<HTMLInputElement>(`#opt-${f}`).checked = s[f];
   sites.render(s);
   userRules.render(s);
+  void protection?.refresh();
   $('#stat-upgrades').textContent = String(s.stats.upgrades);
   $('#stat-fallbacks').textContent = String(s.stats.fallbacks);
   $('#stat-http-hosts').replaceChildren(...[...s.stats.httpHosts].reverse().map((host) => h('li', {}, host)));
+  $('#stat-http-empty').hidden = s.stats.httpHosts.length > 0;
   $('#repairs').hidden = s.repairs.length === 0;
   $('#repair-list').replaceChildren(...s.repairs.map((r) => h('li', {}, t('optionsRepairItem', [r.key, r.problem, r.original]))));
 }
@@ -40,43 +45,40 @@ function changed(s: Settings | { error: string }): void {
   void rulesets.load();
 }
 
+/** Version and the date of the bundled rulesets, at the foot of the navigation. */
+async function showAbout(): Promise<void> {
+  const about = await background.request<AboutInfo | { error: string }>({ type: 'about' });
+  if (isError(about)) return;
+  $('#about-version').textContent = t('optionsAboutVersion', about.version);
+  const count = about.rulesetCount.toLocaleString();
+  if (about.rulesetsTimestamp <= 0) {
+    $('#about-rulesets').textContent = t('optionsAboutRulesetsUndated', count);
+    return;
+  }
+  const date = new Date(about.rulesetsTimestamp * 1000).toLocaleDateString(undefined, { year: 'numeric', month: 'long', day: 'numeric', timeZone: 'UTC' });
+  $('#about-rulesets').textContent = t('optionsAboutRulesets', [count, date]);
+}
+
 async function init(): Promise<void> {
   localize();
   rulesets = new RulesetsView();
   sites = new SitesView(changed);
   userRules = new UserRulesView(changed);
   channels = new ChannelsView(changed);
+  protection = new ProtectionView(changed);
   for (const f of FLAGS) {
     $<HTMLInputElement>(`#opt-${f}`).addEventListener('change', async (e) => {
       changed(await background.request<Settings>({ type: 'setFlag', flag: f, value: (e.target as HTMLInputElement).checked }));
     });
   }
-  $('#settings-export').addEventListener('click', async () => {
-    const data = await background.request<unknown>({ type: 'exportSettings' });
-    download('httpsify-settings.json', `${JSON.stringify(data, null, 2)}\n`, 'application/json');
-  });
-  $<HTMLInputElement>('#settings-import').addEventListener('change', async (e) => {
-    const input = e.target as HTMLInputElement;
-    const file = input.files?.[0];
-    if (file === undefined) return;
-    let data: unknown;
-    const out = $('#settings-import-result');
-    try {
-      data = JSON.parse(await file.text());
-    } catch {
-      out.className = 'error';
-      out.textContent = t('optionsImportNotJson');
-      return;
-    } finally {
-      input.value = '';
-    }
-    const result = await background.request<ImportResult>({ type: 'importSettings', data });
-    out.className = result.ok ? 'ok' : 'error';
-    out.textContent = result.ok ? t('optionsImportDone') : `${t('optionsImportProblems')} ${result.problems.join(' · ')}`;
-    if (result.settings) changed(result.settings);
+  new BackupView((s) => {
+    changed(s);
     void channels.load();
   });
-  $('#stats-reset').addEventListener('click', async () => render(await background.request<Settings>({ type: 'resetStats' })));
+  $('#stats-reset').addEventListener('click', async () => {
+    if (confirm(t('optionsStatsResetConfirm'))) render(await background.request<Settings>({ type: 'resetStats' }));
+  });
+  void showAbout();
   $('#repairs-dismiss').addEventListener('click', async () => render(await background.request<Settings>({ type: 'clearRepairs' })));
   render(await background.request<Settings>({ type: 'settings' }));
   await Promise.all([rulesets.load(), channels.load()]);

@@ -1,8 +1,10 @@
-import type { RulesetIndex } from '../../background/ui-protocol.js';
+import type { RulesetDetails, RulesetIndex } from '../../background/ui-protocol.js';
 import { background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';
 import { t } from '../shared/i18n.js';
 import { VirtualList } from '../shared/virtual-list.js';
+
+const ROW_HEIGHT = 48;
 
 export type RulesetFilter = 'all' | 'on' | 'off' | 'default-off' | 'changed';
 
@@ -25,7 +27,7 @@ export function filterRulesets(index: RulesetIndex, lowerNames: string[], query:
 
 /** The "All rulesets" list: every ruleset with its checkbox, searchable and filterable. */
 export class RulesetsView {
-  private index: RulesetIndex = { names: [], active: [], defaultActive: [], notes: [], user: [] };
+  private index: RulesetIndex = { names: [], hosts: [], active: [], defaultActive: [], notes: [], user: [] };
   private lower: string[] = [];
   private shown: number[] = [];
   private hostMatches: Set<string> | null = null;
@@ -33,7 +35,7 @@ export class RulesetsView {
   private searchSeq = 0;
 
   constructor() {
-    this.list = new VirtualList<number>({ container: $('#ruleset-list'), rowHeight: 30, render: (i, _n, row) => this.renderRow(i, row) });
+    this.list = new VirtualList<number>({ container: $('#ruleset-list'), rowHeight: ROW_HEIGHT, render: (i, _n, row) => this.renderRow(i, row) });
     $<HTMLInputElement>('#ruleset-search').addEventListener('input', () => void this.search());
     $<HTMLSelectElement>('#ruleset-filter').addEventListener('change', () => this.apply());
     $('#ruleset-reset-shown').addEventListener('click', () => void this.resetShown());
@@ -58,6 +60,10 @@ export class RulesetsView {
     const filter = $<HTMLSelectElement>('#ruleset-filter').value as RulesetFilter;
     this.shown = filterRulesets(this.index, this.lower, q, filter, this.hostMatches);
     $('#ruleset-count').textContent = t('optionsRulesetCount', [String(this.shown.length), String(this.index.names.length)]);
+    // As tall as its rows, up to a screenful: a short result leaves no empty box.
+    const list = $('#ruleset-list');
+    list.style.height = `${Math.min(ROW_HEIGHT * 9, ROW_HEIGHT * this.shown.length) + 2}px`;
+    list.hidden = this.shown.length === 0;
     this.list.setItems(this.shown);
   }
 
@@ -70,9 +76,13 @@ export class RulesetsView {
     // checkbox is not lost to a redraw.
     let box = row.dataset.name === name ? row.querySelector<HTMLInputElement>('input') : null;
     if (box === null) {
-      const fresh = h('input', { type: 'checkbox', dataset: { name } });
+      const fresh = h('input', { type: 'checkbox', role: 'switch', class: 'switch', dataset: { name } });
       fresh.addEventListener('change', () => void this.toggle(Number(row.dataset.item), fresh.checked));
-      row.replaceChildren(h('label', { title: note ?? '' }, fresh, h('span', {}, name)));
+      const tags = h('span', { class: 'tags' });
+      row.replaceChildren(
+        h('label', { class: 'switch-row', title: note ?? '' }, h('span', { class: 'ruleset-text' }, h('span', { class: 'ruleset-name' }, name, ' ', tags), h('span', { class: 'ruleset-hosts' }, this.index.hosts[i] ?? '')), fresh),
+        h('button', { type: 'button', class: 'view', textContent: t('commonView'), 'aria-label': t('commonViewNamed', name), onclick: () => void this.view(name) }),
+      );
       row.dataset.name = name;
       box = fresh;
     }
@@ -82,8 +92,21 @@ export class RulesetsView {
     if (this.index.user[i]) tags.push(h('span', { class: 'tag' }, t('popupUserRuleBadge')));
     if (!this.index.defaultActive[i]) tags.push(h('span', { class: 'tag', title: note ?? '' }, t('optionsTagDefaultOff')));
     if (changed) tags.push(h('span', { class: 'tag changed' }, t('optionsTagChanged')));
-    for (const old of Array.from(row.querySelectorAll('.tag'))) old.remove();
-    row.append(...tags);
+    row.querySelector('.tags')?.replaceChildren(...tags);
+  }
+
+  /** The ruleset viewer: what a ruleset covers and how it rewrites, in a dialog. */
+  private async view(name: string): Promise<void> {
+    const d = await background.request<RulesetDetails | { error: string }>({ type: 'rulesetDetails', name });
+    if (isError(d)) return;
+    $('#viewer-title').textContent = d.name;
+    const source = d.source === 'defaults' ? t('optionsViewerDefaults') : d.source === 'user' ? t('optionsViewerUser') : t('optionsViewerChannel', d.source);
+    $('#viewer-note').textContent = d.defaultOff === null ? source : `${source} ${t('optionsViewerDefaultOff', d.defaultOff)}`;
+    $('#viewer-hosts').replaceChildren(...d.hosts.map((host) => h('li', {}, host)));
+    $('#viewer-rules').replaceChildren(...d.rules.map((r) => h('tr', {}, h('td', {}, r.from), h('td', {}, r.to))));
+    $('#viewer-exclusions-box').hidden = d.exclusions.length === 0;
+    $('#viewer-exclusions').replaceChildren(...d.exclusions.map((e) => h('li', {}, e)));
+    $<HTMLDialogElement>('#ruleset-viewer').showModal();
   }
 
   private async toggle(i: number, active: boolean): Promise<void> {

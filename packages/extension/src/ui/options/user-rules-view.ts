@@ -19,6 +19,10 @@ export class UserRulesView {
       this.lintTimer = setTimeout(() => this.lint(), 150);
     });
     $('#rule-save').addEventListener('click', () => void this.save());
+    $('#rule-cancel').addEventListener('click', () => {
+      $('#rule-editor-panel').hidden = true;
+      this.editing = undefined;
+    });
     $('#user-rule-new').addEventListener('click', () => this.edit(undefined, simpleRuleXml(defaultSimpleRule('example.com'))));
     $('#user-rules-export').addEventListener('click', () => download('httpsify-user-rules.xml', exportUserRulesXml(this.settings?.userRules ?? []), 'text/xml'));
     $<HTMLInputElement>('#user-rules-import').addEventListener('change', async (e) => {
@@ -59,6 +63,7 @@ export class UserRulesView {
   private edit(name: string | undefined, xml: string): void {
     this.editing = name;
     const editor = $<HTMLTextAreaElement>('#rule-editor');
+    $('#rule-editor-panel').hidden = false;
     editor.value = xml;
     $('#editor-title').textContent = name === undefined ? t('optionsEditor') : t('optionsEditorEditing', name);
     $('#rule-save-status').textContent = '';

@@ -1,4 +1,4 @@
-import type { PopupState, RulesetRow, SaveResult } from '../../background/ui-protocol.js';
+import type { PageStatus, PopupState, RulesetRow, SaveResult } from '../../background/ui-protocol.js';
 import { defaultSimpleRule, simpleRuleXml } from '../../settings/user-rules.js';
 import { api, background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';
@@ -7,7 +7,7 @@ import { localize, t } from '../shared/i18n.js';
 /** The tab this popup is about: `?tabId=` (tests, tab-opened popups) or the active tab. */
 async function currentTab(): Promise<chrome.tabs.Tab | undefined> {
   const param = new URLSearchParams(location.search).get('tabId');
-  if (param !== null) return api.tabs.get(Number(param));
+  if (param !== null) return api.tabs.get(Number(param)).catch(() => undefined);
   const [tab] = await api.tabs.query({ active: true, lastFocusedWindow: true });
   return tab;
 }
@@ -32,71 +32,135 @@ function busyWhile(fn: () => Promise<void>): () => Promise<void> {
 
 async function load(): Promise<void> {
   state = await background.request<PopupState>({ type: 'popup', tabId: tab?.id ?? -1 });
-  // Redraw only on change: a redraw replaces the checkboxes and would move keyboard focus.
+  // Redraw only on change: a redraw replaces the switches and would move keyboard focus.
   const key = JSON.stringify(state);
   if (key === shown) return;
   shown = key;
   render();
 }
 
-function render(): void {
-  const { settings, site } = state;
-  $<HTMLInputElement>('#global-enabled').checked = settings.globalEnabled;
-  $<HTMLInputElement>('#https-first').checked = settings.httpsFirst;
-  document.body.classList.toggle('disabled', !settings.globalEnabled);
-  $('#off-note').hidden = settings.globalEnabled;
+interface StatusText {
+  tone: 'ok' | 'warn' | 'neutral';
+  title: string;
+  detail: string;
+  action?: string;
+}
 
-  const siteSection = $('#site');
-  siteSection.hidden = site === null;
-  const siteDisabled = site?.disabledBy != null;
-  if (site !== null) {
-    $('#site-host').textContent = site.hostWithPort;
-    $('#upgraded-count').textContent = t('popupUpgradedCount', String(state.upgraded));
-    $('#disable-site').hidden = siteDisabled;
-    $('#enable-site').hidden = !siteDisabled;
-    const note = $('#site-disabled-note');
-    note.hidden = !siteDisabled;
-    if (siteDisabled) note.textContent = t('popupDisabledBy', site.disabledBy as string);
-    // "Always allow HTTP" from the HTTPS-first fallback page: visible (and undoable) only while
-    // HTTPS-first is on, the only time it changes anything.
-    const httpAllowed = !siteDisabled && settings.httpsFirst && site.httpAllowedBy !== null;
-    const allowedNote = $('#site-http-allowed-note');
-    allowedNote.hidden = !httpAllowed;
-    $('#disallow-http').hidden = !httpAllowed;
-    if (httpAllowed) allowedNote.textContent = t('popupHttpAllowedBy', site.httpAllowedBy as string);
-  }
-  // A disabled site shows only how to enable it again (as HTTPS Everywhere did).
-  $('#rules').hidden = siteDisabled;
-  $('#add-rule').hidden = siteDisabled || site === null;
-  $('#reset-defaults').parentElement!.hidden = siteDisabled;
-
-  const stable = state.rulesets.filter((r) => r.defaultActive);
-  const experimental = state.rulesets.filter((r) => !r.defaultActive);
-  $('#stable-rules').replaceChildren(...stable.map(ruleRow));
-  $('#experimental-rules').replaceChildren(...experimental.map(ruleRow));
-  $('#no-rules').hidden = state.rulesets.length > 0;
-
-  if (site !== null) {
-    const host = $<HTMLInputElement>('#rule-host');
-    if (host.value === '') {
-      const port = /:(\d+)$/.exec(site.hostWithPort)?.[1] ?? '';
-      const rule = defaultSimpleRule(port === '' ? site.hostWithPort : site.hostWithPort.slice(0, -port.length - 1), port);
-      host.value = rule.host;
-      $<HTMLInputElement>('#rule-from').value = rule.from;
-      $<HTMLInputElement>('#rule-to').value = rule.to;
+/** The status line in words. Kinds this page does not know yet are shown by `secure` alone. */
+function statusText(s: PageStatus): StatusText {
+  const retry = t('popupRetry');
+  switch (s.kind) {
+    case 'not-a-web-page':
+      return { tone: 'neutral', title: t('statusNotAWebPage'), detail: t('statusNotAWebPageDetail') };
+    case 'extension-off':
+      return { tone: 'neutral', title: t('statusOff'), detail: t('statusOffDetail') };
+    case 'https-by-ruleset':
+      return { tone: 'ok', title: t('statusHttpsByRuleset'), detail: t('statusHttpsByRulesetDetail', s.ruleset) };
+    case 'https-by-upgrade':
+      return { tone: 'ok', title: t('statusHttpsByUpgrade'), detail: t('statusHttpsByUpgradeDetail') };
+    case 'https-by-alternative':
+      return { tone: 'ok', title: t('statusHttpsByAlternative'), detail: t('statusHttpsByAlternativeDetail', s.from) };
+    case 'https-already':
+      return { tone: 'ok', title: t('statusSecure'), detail: t('statusHttpsAlreadyDetail') };
+    case 'http-site-off':
+      return { tone: 'warn', title: t('statusHttpSiteOff'), detail: t('statusHttpSiteOffDetail', s.entry), action: t('statusHttpSiteOffAction') };
+    case 'http-loop-guard':
+      return { tone: 'warn', title: t('statusHttpLoopGuard'), detail: t('statusHttpLoopGuardDetail', s.host), action: retry };
+    case 'http-allowed':
+      return { tone: 'warn', title: t('statusHttpAllowed'), detail: t('statusHttpAllowedDetail', s.entry), action: retry };
+    case 'http-upgrade-failed':
+      return s.onFallbackPage
+        ? { tone: 'warn', title: t('statusFallbackPage', s.host), detail: t('statusFallbackPageDetail'), action: retry }
+        : { tone: 'warn', title: t('statusHttpUpgradeFailed'), detail: t('statusHttpUpgradeFailedDetail', s.host), action: retry };
+    case 'http-captive-portal':
+      return { tone: 'warn', title: t('statusCaptivePortal'), detail: t('statusCaptivePortalDetail'), action: retry };
+    case 'http-ruleset-off':
+      return { tone: 'warn', title: t('statusHttpRulesetOff'), detail: t('statusHttpRulesetOffDetail', s.rulesets.join('”, “')), action: t('statusHttpRulesetOffAction') };
+    case 'http-not-yet':
+      return { tone: 'warn', title: t('statusHttpNotYet'), detail: t('statusHttpNotYetDetail'), action: t('statusHttpNotYetAction') };
+    case 'http-no-rule':
+      return s.localAddress && s.httpsFirst
+        ? { tone: 'neutral', title: t('statusHttpLocal'), detail: t('statusHttpLocalDetail') }
+        : { tone: 'warn', title: t('statusHttpNoRule'), detail: t('statusHttpNoRuleDetail') };
+    default: {
+      const other = s as PageStatus;
+      return { tone: other.secure ? 'ok' : 'warn', title: t(other.secure ? 'statusSecure' : 'statusNotSecure'), detail: '', action: other.retry ? retry : undefined };
     }
   }
 }
 
+function render(): void {
+  const { settings, site, status } = state;
+  $<HTMLInputElement>('#global-enabled').checked = settings.globalEnabled;
+  $<HTMLInputElement>('#https-first').checked = settings.httpsFirst;
+  document.body.classList.toggle('off', !settings.globalEnabled);
+  // Without a web page there is nothing to show but the status line.
+  document.body.classList.toggle('no-page', site === null);
+  document.body.dataset.status = status.kind;
+
+  const text = statusText(status);
+  const box = $('#status');
+  box.className = `status ${text.tone}`;
+  $('#status-title').textContent = text.title;
+  $('#status-detail').textContent = text.detail;
+  $('#status-detail').hidden = text.detail === '';
+  const action = $<HTMLButtonElement>('#status-action');
+  action.hidden = text.action === undefined;
+  action.textContent = text.action ?? '';
+
+  const siteDisabled = site?.disabledBy != null;
+  if (site !== null) {
+    $('#site-host').textContent = site.hostWithPort;
+    $('#upgraded-count').textContent = state.upgraded === 0 ? '' : state.upgraded === 1 ? t('popupUpgradedOne') : t('popupUpgradedCount', String(state.upgraded));
+    $<HTMLInputElement>('#site-enabled').checked = !siteDisabled;
+  }
+  // A disabled site shows only how to enable it again (as HTTPS Everywhere did).
+  const stable = state.rulesets.filter((r) => r.defaultActive);
+  const experimental = state.rulesets.filter((r) => !r.defaultActive);
+  $('#rules').hidden = siteDisabled || state.rulesets.length === 0;
+  $('#stable-rules').hidden = stable.length === 0;
+  $('#stable-rules').replaceChildren(...stable.map(ruleRow));
+  $('#experimental-group').hidden = experimental.length === 0;
+  $('#experimental-rules').replaceChildren(...experimental.map(ruleRow));
+  $('#add-rule').hidden = siteDisabled || site === null;
+  $('#reset-defaults').hidden = state.overrideCount === 0;
+
+  if (site !== null) {
+    const host = $<HTMLInputElement>('#rule-host');
+    if (host.value === '') {
+      host.value = hostOf(site.hostWithPort).host;
+      fillAdvanced();
+    }
+  }
+}
+
+/** Host and port of "host:port" (IPv6 literals keep their brackets). */
+function hostOf(hostWithPort: string): { host: string; port: string } {
+  const port = /:(\d+)$/.exec(hostWithPort)?.[1] ?? '';
+  return { host: port === '' ? hostWithPort : hostWithPort.slice(0, -port.length - 1), port };
+}
+
+/** The rule "Always use HTTPS" makes for the typed host: the page's port too when it is the page's host. */
+function simpleRule(): ReturnType<typeof defaultSimpleRule> {
+  const typed = $<HTMLInputElement>('#rule-host').value.trim().toLowerCase();
+  const page = state.site === null ? null : hostOf(state.site.hostWithPort);
+  return defaultSimpleRule(typed, page !== null && page.host === typed ? page.port : '');
+}
+
+function fillAdvanced(): void {
+  const rule = simpleRule();
+  $<HTMLInputElement>('#rule-from').value = rule.from;
+  $<HTMLInputElement>('#rule-to').value = rule.to;
+}
+
 function ruleRow(r: RulesetRow): HTMLElement {
-  const box = h('input', { type: 'checkbox', checked: r.active, dataset: { name: r.name } });
+  const box = h('input', { type: 'checkbox', role: 'switch', class: 'switch', checked: r.active, dataset: { name: r.name } });
   box.addEventListener('change', () => void busyWhile(() => toggleRuleset(r, box.checked))());
   return h(
     'label',
-    { title: r.note ?? t('popupStableTooltip'), class: 'rule' },
+    { title: r.note ?? t('popupStableTooltip'), class: 'switch-row rule' },
+    h('span', { class: 'text' }, h('span', { class: 'name' }, r.name), r.user ? h('span', { class: 'tag' }, t('popupUserRuleBadge')) : null),
     box,
-    h('span', {}, r.name),
-    r.user ? h('span', { class: 'user-badge' }, t('popupUserRuleBadge')) : null,
   );
 }
 
@@ -106,8 +170,29 @@ async function toggleRuleset(r: RulesetRow, active: boolean): Promise<void> {
   await load();
 }
 
-async function reloadTab(): Promise<void> {
-  if (tab?.id !== undefined) await api.tabs.reload(tab.id).catch(() => undefined);
+async function reloadTab(url?: string): Promise<void> {
+  if (tab?.id === undefined) return;
+  if (url !== undefined) await api.tabs.update(tab.id, { url }).catch(() => undefined);
+  else await api.tabs.reload(tab.id).catch(() => undefined);
+}
+
+async function saveRule(rule: { host: string; from: string; to: string }): Promise<void> {
+  const result = await background.request<SaveResult>({ type: 'userRuleSave', xml: simpleRuleXml(rule) });
+  const list = $('#add-rule-errors');
+  if (isError(result) || !result.ok) {
+    const errors = isError(result) ? [{ message: result.error, severity: 'error' }] : result.errors;
+    list.replaceChildren(...errors.map((d) => h('li', { class: d.severity }, d.message)));
+    $('#add-rule-saved').hidden = true;
+    return;
+  }
+  list.replaceChildren();
+  $('#add-rule-saved').hidden = false;
+  await reloadTab();
+  await load();
+}
+
+function on(selector: string, event: string, fn: (e: Event) => Promise<void>): void {
+  $(selector).addEventListener(event, (e) => void busyWhile(() => fn(e))());
 }
 
 async function init(): Promise<void> {
@@ -115,60 +200,54 @@ async function init(): Promise<void> {
   tab = await currentTab();
   await load();
 
-  $<HTMLInputElement>('#global-enabled').addEventListener('change', (e) => void busyWhile(async () => {
+  on('#global-enabled', 'change', async (e) => {
     await background.request({ type: 'setFlag', flag: 'globalEnabled', value: (e.target as HTMLInputElement).checked });
     await reloadTab();
     await load();
-  })());
-  $<HTMLInputElement>('#https-first').addEventListener('change', (e) => void busyWhile(async () => {
-    const on = (e.target as HTMLInputElement).checked;
-    await background.request({ type: 'setFlag', flag: 'httpsFirst', value: on });
+  });
+  on('#https-first', 'change', async (e) => {
+    const value = (e.target as HTMLInputElement).checked;
+    await background.request({ type: 'setFlag', flag: 'httpsFirst', value });
     // Turning it on should take effect on the page in front of the user.
-    if (on) await reloadTab();
+    if (value) await reloadTab();
     await load();
-  })());
-  $('#disable-site').addEventListener('click', () => void busyWhile(async () => {
+  });
+  on('#site-enabled', 'change', async (e) => {
     if (state.site === null) return;
-    await background.request({ type: 'siteAdd', list: 'disabledSites', entry: state.site.hostWithPort });
+    const enabled = (e.target as HTMLInputElement).checked;
+    if (enabled && state.site.disabledBy !== null) await background.request({ type: 'siteRemove', list: 'disabledSites', entry: state.site.disabledBy });
+    if (!enabled) await background.request({ type: 'siteAdd', list: 'disabledSites', entry: state.site.hostWithPort });
     await reloadTab();
     await load();
-  })());
-  $('#enable-site').addEventListener('click', () => void busyWhile(async () => {
-    if (state.site?.disabledBy == null) return;
-    await background.request({ type: 'siteRemove', list: 'disabledSites', entry: state.site.disabledBy });
-    await reloadTab();
+  });
+  on('#status-action', 'click', async () => {
+    const result = await background.request<{ ok: boolean; url?: string }>({ type: 'pageRetry', tabId: tab?.id ?? -1 });
+    if (!isError(result) && result.ok) await reloadTab(result.url);
     await load();
-  })());
-  $('#disallow-http').addEventListener('click', () => void busyWhile(async () => {
-    if (state.site?.httpAllowedBy == null) return;
-    await background.request({ type: 'siteRemove', list: 'httpAllowedSites', entry: state.site.httpAllowedBy });
-    await reloadTab();
-    await load();
-  })());
-  $('#add-rule-form').addEventListener('submit', (e) => void busyWhile(async () => {
+  });
+  on('#simple-rule-form', 'submit', async (e) => {
     e.preventDefault();
-    const rule = { host: $<HTMLInputElement>('#rule-host').value.trim(), from: $<HTMLInputElement>('#rule-from').value, to: $<HTMLInputElement>('#rule-to').value };
-    const result = await background.request<SaveResult>({ type: 'userRuleSave', xml: simpleRuleXml(rule) });
-    const list = $('#add-rule-errors');
-    if (isError(result) || !result.ok) {
-      const errors = isError(result) ? [{ message: result.error, line: 0, column: 0, severity: 'error' }] : result.errors;
-      list.replaceChildren(...errors.map((d) => h('li', { class: d.severity }, d.message)));
-      $('#add-rule-saved').hidden = true;
-      return;
-    }
-    list.replaceChildren();
-    $('#add-rule-saved').hidden = false;
-    await reloadTab();
-    await load();
-  })());
+    await saveRule(simpleRule());
+  });
+  $('#rule-host').addEventListener('input', fillAdvanced);
+  on('#add-rule-form', 'submit', async (e) => {
+    e.preventDefault();
+    await saveRule({ host: $<HTMLInputElement>('#rule-host').value.trim(), from: $<HTMLInputElement>('#rule-from').value, to: $<HTMLInputElement>('#rule-to').value });
+  });
   const dialog = $<HTMLDialogElement>('#confirm-reset');
-  $('#reset-defaults').addEventListener('click', () => dialog.showModal());
-  dialog.addEventListener('close', () => void busyWhile(async () => {
-    if (dialog.returnValue !== 'ok') return;
-    await background.request({ type: 'resetRulesets' });
-    await reloadTab();
-    await load();
-  })());
+  $('#reset-defaults').addEventListener('click', () => {
+    // Escape closes without setting a value: clear the last one.
+    dialog.returnValue = '';
+    dialog.showModal();
+  });
+  dialog.addEventListener('close', () =>
+    void busyWhile(async () => {
+      if (dialog.returnValue !== 'ok') return;
+      await background.request({ type: 'resetRulesets' });
+      await reloadTab();
+      await load();
+    })(),
+  );
   $('#open-options').addEventListener('click', () => void api.runtime.openOptionsPage());
   document.body.dataset.ready = 'true';
   // The page keeps loading while the popup is open: keep the list and counts current.

@@ -1,0 +1,87 @@
+import { isHttpsFirstExempt } from '../site-rules/exempt.js';
+import type { PageStatus } from './ui-protocol.js';
+
+/** Everything the status of one tab's page depends on, gathered by the controller. */
+export interface PageStatusInputs {
+  /** The tab's address (undefined: no tab, or one the extension may not see). */
+  url: string | undefined;
+  /**
+   * The path of our own fallback page (`/ui/interstitial.html`). Matched by path on any
+   * extension origin: Chromium's runtime.getURL may answer with a dynamic origin for pages that
+   * are web-accessible, while the tab shows the extension's id.
+   */
+  fallbackPath: string;
+  globalEnabled: boolean;
+  httpsFirst: boolean;
+  /** The disabledSites entry covering the page's site. */
+  disabledBy: string | null;
+  /** The httpAllowedSites entry covering the page's site. */
+  httpAllowedBy: string | null;
+  /** "Open over HTTP this time" holds for the host. */
+  httpOnce: boolean;
+  /** Redirect-loop protection gave up on the host this session. */
+  loopGuarded: boolean;
+  captivePortal: boolean;
+  /** The tab's main frame went from http:// to https:// through us; `byHttpsFirst` when HTTPS-first did it. */
+  upgraded: { byHttpsFirst: boolean } | null;
+  /** What the active rules do to the page's http:// address now. */
+  rewriteHttp: { rewritten: string | null; ruleset: string | null };
+  /** Rulesets on by default whose targets cover the host but which the user switched off. */
+  offRulesets: string[];
+  /** The fallback moved the tab here from this host (its `www.` twin had HTTPS). */
+  alternativeFrom?: string | null;
+}
+
+function base(secure: boolean, retry: boolean) {
+  return { secure, retry };
+}
+
+/**
+ * Why the page is or is not on HTTPS. Reasons a page stays on HTTP are checked in the order
+ * the background applies them: the user's own choices first, then the protections that step
+ * aside by themselves (loop guard, captive portal), then the rules.
+ */
+export function pageStatus(i: PageStatusInputs): PageStatus {
+  const url = parse(i.url);
+  if (url !== null && /^(chrome|moz)-extension:$/.test(url.protocol) && url.pathname === i.fallbackPath) {
+    const host = hostOf(url.searchParams.get('url') ?? '');
+    if (host !== null) return { ...base(false, true), kind: 'http-upgrade-failed', host, onFallbackPage: true };
+  }
+  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) return { ...base(false, false), kind: 'not-a-web-page' };
+  const secure = url.protocol === 'https:';
+  if (!i.globalEnabled) return { ...base(secure, false), kind: 'extension-off' };
+  if (secure) {
+    if (i.alternativeFrom) return { ...base(true, false), kind: 'https-by-alternative', from: i.alternativeFrom };
+    if (i.upgraded?.byHttpsFirst) return { ...base(true, false), kind: 'https-by-upgrade' };
+    if (i.upgraded !== null && i.rewriteHttp.ruleset !== null) return { ...base(true, false), kind: 'https-by-ruleset', ruleset: i.rewriteHttp.ruleset };
+    return { ...base(true, false), kind: 'https-already' };
+  }
+  if (i.disabledBy !== null) return { ...base(false, true), kind: 'http-site-off', entry: i.disabledBy };
+  if (i.loopGuarded) return { ...base(false, true), kind: 'http-loop-guard', host: url.hostname };
+  const rewrites = i.rewriteHttp.rewritten !== null && i.rewriteHttp.rewritten.startsWith('https:');
+  if (!rewrites && i.httpsFirst) {
+    if (i.httpOnce) return { ...base(false, true), kind: 'http-upgrade-failed', host: url.hostname, onFallbackPage: false };
+    if (i.httpAllowedBy !== null) return { ...base(false, true), kind: 'http-allowed', entry: i.httpAllowedBy };
+    if (i.captivePortal) return { ...base(false, true), kind: 'http-captive-portal' };
+  }
+  if (rewrites) return { ...base(false, true), kind: 'http-not-yet' };
+  if (i.offRulesets.length > 0) return { ...base(false, true), kind: 'http-ruleset-off', rulesets: i.offRulesets };
+  const localAddress = isHttpsFirstExempt(url.hostname);
+  // HTTPS-first would upgrade this page: it was loaded before HTTPS-first was switched on.
+  if (i.httpsFirst && !localAddress) return { ...base(false, true), kind: 'http-not-yet' };
+  return { ...base(false, false), kind: 'http-no-rule', httpsFirst: i.httpsFirst, localAddress };
+}
+
+function parse(url: string | undefined): URL | null {
+  if (url === undefined) return null;
+  try {
+    return new URL(url);
+  } catch {
+    return null;
+  }
+}
+
+function hostOf(url: string): string | null {
+  const u = parse(url);
+  return u !== null && (u.protocol === 'http:' || u.protocol === 'https:') ? u.hostname : null;
+}

@@ -1,0 +1,275 @@
+/**
+ * The protection mode's background state, shared by both browsers: the store of hosts known to
+ * answer over HTTPS (learned, persisted, expired), the Chromium rules that upgrade their
+ * subresources, Firefox's decision for the same, the harder-trying fallback, and the periodic
+ * re-check of sites left on HTTP.
+ */
+import type { DnrRule } from '@httpsify/engine';
+import { siteOf } from '../site-rules/site-pattern.js';
+import { httpsAlternatives, originOnly, probe, type Attempt } from './https-alternatives.js';
+import { KNOWN_HTTPS_STORAGE_KEY, KnownHttpsHosts } from './known-https-hosts.js';
+import { knownHttpsRules, PROTECTION_RULE_ID_BASE, PROTECTION_RULE_ID_LIMIT } from './protection-dnr.js';
+import { dueForRecheck, RECHECK_STORAGE_KEY, type RecheckState, parseRecheckState, recordRecheck } from './recheck.js';
+
+/** The alarm that prunes expired hosts and re-checks sites left on HTTP. */
+export const PROTECTION_ALARM = 'httpsify-protection';
+export const PROTECTION_ALARM_MINUTES = 60;
+const PERSIST_MS = 2000;
+const RULES_SYNC_MS = 250;
+/** A host whose alternatives were tried is not tried again this soon (no ping-pong between twins). */
+const ALTERNATIVES_QUIET_MS = 60_000;
+
+/** What the runtime reads from the UI controller (kept narrow: the controller is shared). */
+export interface ProtectionView {
+  settings: { globalEnabled: boolean; httpsFirst: boolean; httpAllowedSites: string[] };
+  captivePortal: boolean;
+  disabled: { matchHost(host: string, port: string): string | null };
+  httpAllowed: { matchHost(host: string, port: string): string | null };
+  /** Hosts opened over HTTP "this time" (the session). */
+  httpOnce: ReadonlySet<string>;
+  rewrite(url: string): { rewritten: string | null; ruleset: string | null };
+}
+
+export interface StorageLike {
+  get(keys: string | string[]): Promise<Record<string, unknown>>;
+  set(items: Record<string, unknown>): Promise<void>;
+}
+
+export interface DynamicRulesApi {
+  getDynamicRules(): Promise<{ id: number }[]>;
+  updateDynamicRules(update: { removeRuleIds?: number[]; addRules?: unknown[] }): Promise<void>;
+}
+
+export interface ProtectionDeps {
+  storage: StorageLike;
+  /** Chromium only: where the known hosts' rules go. */
+  dnr?: DynamicRulesApi;
+  isLoopBlocked(host: string): boolean;
+  now?: () => number;
+  fetch?: typeof fetch;
+  probeTimeoutMs?: number;
+  /**
+   * Whether the fallback may probe `http://host/`. Off in Firefox: there the background's own
+   * http:// fetch never reached our test server (NetworkError; ESR 140), so its answer would
+   * tell the user nothing true.
+   */
+  httpProbe?: boolean;
+  /** A host became known (its first response's cookies were set before we knew). */
+  learned?(host: string): void;
+}
+
+export type FallbackPlan = { go: string; tried: Attempt[] } | { go: null; tried: Attempt[]; http: string };
+
+export class ProtectionRuntime {
+  known = new KnownHttpsHosts();
+  private readonly now: () => number;
+  private persistTimer: ReturnType<typeof setTimeout> | null = null;
+  private rulesTimer: ReturnType<typeof setTimeout> | null = null;
+  private appliedRules: string | null = null;
+  private view: ProtectionView | null = null;
+  private readonly alternativesTried = new Map<string, number>();
+  /** JSON of what we last wrote, to tell our own writes from others' in storage.onChanged. */
+  private lastWritten: string | null = null;
+  /** The last rules sync (tests and callers wait on it). */
+  synced: Promise<void> = Promise.resolve();
+
+  constructor(private readonly deps: ProtectionDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** Reads the store (at startup, and when a test or another window rewrote it). */
+  async load(): Promise<void> {
+    const raw = (await this.deps.storage.get(KNOWN_HTTPS_STORAGE_KEY))[KNOWN_HTTPS_STORAGE_KEY];
+    const { store, rejected } = KnownHttpsHosts.parse(raw, this.now());
+    this.known = store;
+    if (rejected > 0) console.warn(`httpsify: ${rejected} damaged entries dropped from the known HTTPS hosts`);
+    // Write back what survived the checks and the expiry.
+    if (rejected > 0 || (raw !== undefined && JSON.stringify(raw) !== JSON.stringify(store.toStored()))) this.schedulePersist();
+  }
+
+  /** The mode is on and not stepping aside for a captive portal. */
+  active(v: ProtectionView): boolean {
+    return v.settings.globalEnabled && v.settings.httpsFirst && !v.captivePortal;
+  }
+
+  /** A site setting ("off" or "rulesets only") or "open over HTTP this time" covers the host. */
+  private excluded(v: ProtectionView, host: string, port = ''): boolean {
+    return v.disabled.matchHost(host, port) !== null || v.httpAllowed.matchHost(host, port) !== null || v.httpOnce.has(host);
+  }
+
+  /** Whether requests to `host` are upgraded as a known HTTPS host now. */
+  upgradesHost(v: ProtectionView, host: string, port = ''): boolean {
+    return this.active(v) && this.known.has(host, this.now()) && !this.excluded(v, host, port) && !this.deps.isLoopBlocked(host);
+  }
+
+  /** Live hosts the rules cover: known, not excluded by a site setting, not in a loop. */
+  liveHosts(v: ProtectionView): string[] {
+    if (!this.active(v)) return [];
+    return this.known.hosts(this.now()).filter((h) => !this.excluded(v, h) && !this.deps.isLoopBlocked(h));
+  }
+
+  /** A response arrived over HTTPS (webRequest.onCompleted). */
+  learn(d: { url: string; tabId: number; statusCode?: number }): void {
+    if (d.tabId < 0 || !d.url.startsWith('https:')) return;
+    const status = d.statusCode ?? 0;
+    // An error page over HTTPS (a default vhost's 403, a 5xx) says nothing about the site.
+    if (!((status >= 200 && status < 300) || status === 304)) return;
+    const site = siteOf(d.url);
+    if (site === null) return;
+    if (this.known.note(site.host, this.now())) {
+      this.scheduleRules();
+      this.deps.learned?.(site.host);
+    }
+    this.schedulePersist();
+  }
+
+  /** HTTPS failed for the host (or it loops): stop treating it as known. */
+  forget(host: string): void {
+    if (!this.known.forget(host)) return;
+    this.scheduleRules();
+    this.schedulePersist();
+  }
+
+  /** Hourly: drop expired hosts (their rules go with them). */
+  prune(): void {
+    if (!this.known.prune(this.now())) return;
+    this.scheduleRules();
+    this.schedulePersist();
+  }
+
+  /** Site settings, the mode or the portal state changed. */
+  viewChanged(v: ProtectionView): Promise<void> {
+    this.view = v;
+    return this.syncRules();
+  }
+
+  // ---- Chromium: the known hosts' dynamic rules ---------------------------------------------
+  rules(v: ProtectionView): DnrRule[] {
+    return knownHttpsRules(this.liveHosts(v));
+  }
+
+  private scheduleRules(): void {
+    if (this.deps.dnr === undefined || this.rulesTimer !== null) return;
+    this.rulesTimer = setTimeout(() => {
+      this.rulesTimer = null;
+      void this.syncRules();
+    }, RULES_SYNC_MS);
+  }
+
+  syncRules(): Promise<void> {
+    const run = this.synced.then(() => this.applyRules());
+    this.synced = run.catch((e: unknown) => console.error('httpsify: known HTTPS hosts rules failed', e));
+    return this.synced;
+  }
+
+  private async applyRules(): Promise<void> {
+    const dnr = this.deps.dnr;
+    const v = this.view;
+    if (dnr === undefined || v === null) return;
+    const rules = this.rules(v);
+    const key = JSON.stringify(rules);
+    if (key === this.appliedRules) return;
+    const existing = await dnr.getDynamicRules();
+    await dnr.updateDynamicRules({ removeRuleIds: existing.filter((r) => r.id >= PROTECTION_RULE_ID_BASE && r.id < PROTECTION_RULE_ID_LIMIT).map((r) => r.id), addRules: rules });
+    this.appliedRules = key;
+  }
+
+  private schedulePersist(): void {
+    if (this.persistTimer !== null) return;
+    this.persistTimer = setTimeout(() => {
+      this.persistTimer = null;
+      void this.write();
+    }, PERSIST_MS);
+  }
+
+  private async write(): Promise<void> {
+    const stored = this.known.toStored();
+    this.lastWritten = JSON.stringify(stored);
+    await this.deps.storage.set({ [KNOWN_HTTPS_STORAGE_KEY]: stored });
+  }
+
+  /**
+   * storage.onChanged saw the store change: if someone else wrote it (another window of this
+   * profile, a restore), read it again and rebuild the rules.
+   */
+  async storedChanged(newValue: unknown): Promise<void> {
+    if (JSON.stringify(newValue) === this.lastWritten) return;
+    await this.load();
+    this.appliedRules = null;
+    await this.syncRules();
+  }
+
+  /** Writes the store now (tests; before the worker may stop). */
+  async flush(): Promise<void> {
+    if (this.persistTimer !== null) clearTimeout(this.persistTimer);
+    this.persistTimer = null;
+    await this.write();
+  }
+
+  // ---- Firefox: the same decision in the blocking listener ------------------------------------
+  /**
+   * A subresource (or frame) to a known HTTPS host: the rulesets' own rewrite when they have
+   * one, else the https:// twin. Null: not ours. The page's own state does not matter (an
+   * "off" page never gets here): an HTTP page's known HTTPS hosts are upgraded.
+   */
+  decideSubresource(v: ProtectionView, url: string): { redirectUrl: string } | null {
+    if (!url.startsWith('http:')) return null;
+    const site = siteOf(url);
+    if (site === null || !this.upgradesHost(v, site.host, site.port)) return null;
+    const byRules = v.rewrite(url).rewritten;
+    return { redirectUrl: byRules ?? url.replace(/^http:/, 'https:') };
+  }
+
+  // ---- the fallback ---------------------------------------------------------------------------
+  /**
+   * An upgraded navigation failed. Tries the HTTPS alternatives (origin-only probes); if one
+   * answers, that is where the tab goes. Otherwise asks `http://host/` (scheme and host only)
+   * whether the site answers over HTTP at all, for the fallback page.
+   */
+  async planFallback(v: ProtectionView, httpUrl: string, reason: string): Promise<FallbackPlan> {
+    const site = siteOf(httpUrl);
+    const tried: Attempt[] = [{ url: originOnly(httpUrl, 'https'), result: reason }];
+    if (site === null) return { go: null, tried, http: 'not tried' };
+    this.forget(site.host);
+    const fetchFn = this.deps.fetch ?? fetch;
+    const last = this.alternativesTried.get(site.host);
+    const quiet = last !== undefined && this.now() - last < ALTERNATIVES_QUIET_MS;
+    if (!quiet) {
+      this.alternativesTried.set(site.host, this.now());
+      for (const alt of httpsAlternatives(httpUrl, (u) => v.rewrite(u))) {
+        if (this.excluded(v, alt.host)) continue;
+        const asked = originOnly(alt.url, 'https');
+        const result = await probe(asked, fetchFn, this.deps.probeTimeoutMs);
+        tried.push({ url: asked, result });
+        if (result === 'ok') {
+          this.alternativesTried.set(alt.host, this.now());
+          return { go: alt.url, tried };
+        }
+      }
+    }
+    if (this.deps.httpProbe === false) return { go: null, tried, http: 'not tried' };
+    const http = await probe(originOnly(httpUrl, 'http'), fetchFn, this.deps.probeTimeoutMs);
+    return { go: null, tried, http };
+  }
+
+  // ---- re-check of sites left on HTTP ---------------------------------------------------------
+  /**
+   * Probes `https://host/` for every exact "rulesets only" entry whose period has passed. Returns
+   * the entries that now answer over HTTPS (the caller takes them off the list).
+   */
+  async recheck(entries: readonly string[]): Promise<string[]> {
+    const raw = (await this.deps.storage.get(RECHECK_STORAGE_KEY))[RECHECK_STORAGE_KEY];
+    let state: RecheckState = parseRecheckState(raw);
+    const now = this.now();
+    const { due, state: started } = dueForRecheck(state, entries, now);
+    state = started;
+    const restored: string[] = [];
+    for (const entry of due) {
+      const result = await probe(`https://${entry}/`, this.deps.fetch ?? fetch, this.deps.probeTimeoutMs);
+      state = recordRecheck(state, entry, result === 'ok', now);
+      if (result === 'ok') restored.push(entry);
+    }
+    await this.deps.storage.set({ [RECHECK_STORAGE_KEY]: state });
+    return restored;
+  }
+}

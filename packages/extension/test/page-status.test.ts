@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { pageStatus, type PageStatusInputs } from '../src/background/page-status.js';
+
+const FALLBACK = 'chrome-extension://abc/ui/interstitial.html';
+
+function inputs(over: Partial<PageStatusInputs>): PageStatusInputs {
+  return {
+    url: 'http://site.test/',
+    fallbackPath: '/ui/interstitial.html',
+    globalEnabled: true,
+    httpsFirst: false,
+    disabledBy: null,
+    httpAllowedBy: null,
+    httpOnce: false,
+    loopGuarded: false,
+    captivePortal: false,
+    upgraded: null,
+    rewriteHttp: { rewritten: null, ruleset: null },
+    offRulesets: [],
+    ...over,
+  };
+}
+
+const RULED = { rewritten: 'https://site.test/', ruleset: 'Site' };
+
+describe('page status: why a page is or is not on HTTPS', () => {
+  it.each<[string, Partial<PageStatusInputs>, Record<string, unknown>]>([
+    ['no tab', { url: undefined }, { kind: 'not-a-web-page', secure: false, retry: false }],
+    ['a browser page', { url: 'chrome://settings/' }, { kind: 'not-a-web-page' }],
+    ['the global switch off', { globalEnabled: false, rewriteHttp: RULED }, { kind: 'extension-off', retry: false }],
+    ['upgraded by a ruleset', { url: 'https://site.test/', upgraded: { byHttpsFirst: false }, rewriteHttp: RULED }, { kind: 'https-by-ruleset', ruleset: 'Site', secure: true }],
+    ['upgraded by HTTPS-first', { url: 'https://site.test/', upgraded: { byHttpsFirst: true }, httpsFirst: true }, { kind: 'https-by-upgrade', secure: true }],
+    ['HTTPS without us', { url: 'https://site.test/', rewriteHttp: RULED }, { kind: 'https-already', secure: true }],
+    ['the site switched off', { disabledBy: '*.site.test', rewriteHttp: RULED }, { kind: 'http-site-off', entry: '*.site.test', retry: true }],
+    ['the loop guard', { loopGuarded: true, rewriteHttp: RULED }, { kind: 'http-loop-guard', host: 'site.test', retry: true }],
+    ['HTTP allowed while HTTPS-first is on', { httpsFirst: true, httpAllowedBy: 'site.test' }, { kind: 'http-allowed', entry: 'site.test', retry: true }],
+    ['"open over HTTP this time"', { httpsFirst: true, httpOnce: true, httpAllowedBy: 'site.test' }, { kind: 'http-upgrade-failed', host: 'site.test', onFallbackPage: false }],
+    ['the fallback page (any extension origin)', { url: `moz-extension://other-uuid/ui/interstitial.html?url=${encodeURIComponent('http://down.test/')}` }, { kind: 'http-upgrade-failed', host: 'down.test' }],
+    ['the fallback page itself', { url: `${FALLBACK}?url=${encodeURIComponent('https://down.test:8443/a?b')}&reason=x` }, { kind: 'http-upgrade-failed', host: 'down.test', onFallbackPage: true, retry: true }],
+    ['a captive portal', { httpsFirst: true, captivePortal: true }, { kind: 'http-captive-portal', retry: true }],
+    ['a ruleset the user switched off', { offRulesets: ['Site'] }, { kind: 'http-ruleset-off', rulesets: ['Site'], retry: true }],
+    ['a rule that applies since the page loaded', { rewriteHttp: RULED }, { kind: 'http-not-yet', retry: true }],
+    ['HTTPS-first switched on after the page loaded', { httpsFirst: true }, { kind: 'http-not-yet' }],
+    ['no rule', {}, { kind: 'http-no-rule', httpsFirst: false, localAddress: false, retry: false }],
+    ['a local address under HTTPS-first', { httpsFirst: true, url: 'http://192.168.1.1/' }, { kind: 'http-no-rule', httpsFirst: true, localAddress: true }],
+  ])('%s', (_what, over, expected) => {
+    expect(pageStatus(inputs(over))).toMatchObject(expected);
+  });
+
+  it('an allowance of HTTP means nothing while a ruleset upgrades the site', () => {
+    expect(pageStatus(inputs({ httpsFirst: true, httpAllowedBy: 'site.test', rewriteHttp: RULED })).kind).toBe('http-not-yet');
+  });
+});

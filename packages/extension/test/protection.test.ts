@@ -1,0 +1,236 @@
+import { DnrEmulator } from '@httpsify/engine';
+import { describe, expect, it } from 'vitest';
+import { httpsAlternatives, probe, wwwTwin } from '../src/protection/https-alternatives.js';
+import { KnownHttpsHosts, KNOWN_HTTPS_TTL_MS } from '../src/protection/known-https-hosts.js';
+import { pageStatus } from '../src/background/page-status.js';
+import { knownHttpsRules } from '../src/protection/protection-dnr.js';
+import { withSiteState } from '../src/protection/protection-requests.js';
+import { dueForRecheck, parseRecheckState, recordRecheck, RECHECK_PERIOD_MS } from '../src/protection/recheck.js';
+import { exportHttpAllowlistPolicy, parseHttpAllowlistPolicy } from '../src/site-rules/http-allowlist-policy.js';
+import { repairSettings } from '../src/settings/repair.js';
+import { ProtectionRuntime } from '../src/protection/protection-runtime.js';
+import { fetchChannelDefinition } from '../src/protection/channel-url.js';
+
+const DAY = 24 * 60 * 60 * 1000;
+
+describe('known HTTPS hosts', () => {
+  it('learns public names only, expires entries and keeps the newest within the cap', () => {
+    const k = new KnownHttpsHosts(10 * DAY, 3);
+    expect(k.note('Example.COM.', 0)).toBe(true);
+    expect(k.note('example.com', 1)).toBe(false);
+    for (const bad of ['localhost', 'printer', '192.168.1.1', '8.8.8.8', 'x.onion', 'a.local', 'a b.com', '[::1]']) expect(k.note(bad, 0), bad).toBe(false);
+    k.note('a.test', 2);
+    k.note('b.test', 3);
+    k.note('c.test', 4);
+    // The cap drops the least recently seen: example.com (seen at 1).
+    expect(k.hosts(5)).toEqual(['a.test', 'b.test', 'c.test']);
+    expect(k.has('a.test', 2 + 10 * DAY - 1)).toBe(true);
+    expect(k.has('a.test', 2 + 10 * DAY)).toBe(false);
+    expect(k.prune(3 + 10 * DAY)).toBe(true);
+    expect(k.hosts(3 + 10 * DAY)).toEqual(['c.test']);
+  });
+
+  it('reads storage as hostile: damaged entries are dropped and counted, expired ones go', () => {
+    const now = 100 * DAY;
+    const raw = { v: 1, hosts: [['ok.test', now - DAY], ['old.test', now - KNOWN_HTTPS_TTL_MS - 1], ['localhost', now], [42, now], ['x.test', 'soon'], 'junk', ['future.test', now + 2 * KNOWN_HTTPS_TTL_MS]] };
+    const { store, rejected } = KnownHttpsHosts.parse(raw, now);
+    expect(store.hosts(now)).toEqual(['ok.test']);
+    expect(rejected).toBe(5);
+    expect(KnownHttpsHosts.parse('nonsense', now).rejected).toBe(1);
+    expect(KnownHttpsHosts.parse(undefined, now).rejected).toBe(0);
+    // Round trip.
+    expect(KnownHttpsHosts.parse(store.toStored(), now).store.hosts(now)).toEqual(['ok.test']);
+  });
+});
+
+describe('known HTTPS hosts rules (Chromium)', () => {
+  const rules = knownHttpsRules(['example.com', 'cdn.example.net', 'a.b.c.example.org']);
+  const emu = new DnrEmulator(rules);
+  const up = (url: string, type = 'image') => emu.match({ url, type: type as 'image' }).redirectUrl;
+
+  it('upgrades subresources of exactly the known hosts, any port, not main frames', () => {
+    expect(up('http://example.com/x.png')).toBe('https://example.com/x.png');
+    expect(up('http://example.com:8080/x.png')).toBe('https://example.com:8080/x.png');
+    expect(up('http://cdn.example.net/a.js', 'script')).toBe('https://cdn.example.net/a.js');
+    expect(up('http://a.b.c.example.org/', 'sub_frame')).toBe('https://a.b.c.example.org/');
+    // requestDomains alone would take subdomains too: the label-count regex keeps them out.
+    expect(up('http://www.example.com/x.png')).toBeNull();
+    expect(up('http://x.cdn.example.net/a.js')).toBeNull();
+    expect(up('http://example.net/a.js')).toBeNull();
+    expect(up('http://example.com/', 'main_frame')).toBeNull();
+    expect(rules.map((r) => r.priority)).toEqual([2, 2, 2]);
+  });
+});
+
+describe('HTTPS alternatives for a failed upgrade', () => {
+  const none = () => ({ rewritten: null, ruleset: null });
+  it('tries the www. twin with the path, or the ruleset rewrite of it', () => {
+    expect(wwwTwin('example.com')).toBe('www.example.com');
+    expect(wwwTwin('www.example.com')).toBe('example.com');
+    expect(wwwTwin('www.com')).toBeNull();
+    expect(wwwTwin('localhost')).toBeNull();
+    expect(wwwTwin('10.0.0.1')).toBeNull();
+    expect(httpsAlternatives('http://example.com:81/p?q=1#f', none)).toEqual([{ host: 'www.example.com', url: 'https://www.example.com:81/p?q=1#f', ruleset: null }]);
+    const byRules = (u: string) => (u.startsWith('http://www.example.com/') ? { rewritten: u.replace('http://www.', 'https://secure.'), ruleset: 'Example' } : { rewritten: null, ruleset: null });
+    expect(httpsAlternatives('http://example.com/p', byRules)).toEqual([{ host: 'www.example.com', url: 'https://secure.example.com/p', ruleset: 'Example' }]);
+  });
+
+  it('probes send HEAD to the origin without cookies and read any answer as "speaks this scheme"', async () => {
+    const seen: { url: string; init: RequestInit | undefined }[] = [];
+    const fake = (status: number) => (async (url: string, init?: RequestInit) => {
+      seen.push({ url, init });
+      return { status, type: 'basic' } as Response;
+    }) as typeof fetch;
+    expect(await probe('https://www.example.com/', fake(404))).toBe('ok');
+    expect(seen[0]?.init?.method).toBe('HEAD');
+    expect(seen[0]?.init?.credentials).toBe('omit');
+    expect(await probe('https://www.example.com/', fake(503))).toBe('HTTP 503');
+    const failing = (async () => {
+      throw new TypeError('Failed to fetch');
+    }) as typeof fetch;
+    expect(await probe('https://www.example.com/', failing)).toBe('Failed to fetch');
+    const hanging = ((_u: string, init?: RequestInit) => new Promise((_r, reject) => init?.signal?.addEventListener('abort', () => reject(new Error('aborted'))))) as typeof fetch;
+    expect(await probe('https://www.example.com/', hanging, 20)).toBe('timeout');
+  });
+});
+
+describe('Chrome HttpAllowlist policy syntax', () => {
+  it('imports [*.]host as the host and its subdomains, refuses blanket wildcards and ports', () => {
+    expect(parseHttpAllowlistPolicy('["[*.]example.com", "intranet.test", "10.1.2.3", "Example.com"]')).toEqual({
+      entries: ['*.example.com', '10.1.2.3', 'example.com', 'intranet.test'],
+      problems: [],
+    });
+    const bad = parseHttpAllowlistPolicy('["*", "a.test:8080", 3, "[*.]10.0.0.1", "http://x.test/"]');
+    expect(bad.problems).toEqual([
+      'item 1: "*" would allow HTTP everywhere; turn the protection off instead',
+      'item 2: "a.test:8080" is not a host name or [*.]host name',
+      'item 3: not a string',
+      'item 4: "[*.]10.0.0.1": subdomains of an address cannot be listed',
+      'item 5: "http://x.test/" is not a host name or [*.]host name',
+    ]);
+    expect(parseHttpAllowlistPolicy('{"a":1}').problems[0]).toMatch(/not a JSON array/);
+    expect(parseHttpAllowlistPolicy('nope').problems[0]).toMatch(/^not JSON/);
+  });
+
+  it('exports back to the policy, saying what it could not express exactly', () => {
+    const out = exportHttpAllowlistPolicy(['*.example.com', 'example.com', '*.intranet.test', 'legacy.test:8080']);
+    expect(JSON.parse(out.json)).toEqual(['[*.]example.com', '[*.]intranet.test', 'legacy.test']);
+    expect(out.notes).toEqual(['legacy.test:8080: the policy has no ports; written for every port', '*.intranet.test: the policy cannot leave out intranet.test itself; written as [*.]intranet.test, which includes it']);
+    // Round trip of what the policy can say.
+    expect(parseHttpAllowlistPolicy(out.json).entries).toEqual(['*.example.com', '*.intranet.test', 'example.com', 'intranet.test', 'legacy.test']);
+  });
+});
+
+describe('per-site states', () => {
+  it('maps upgrade / rulesets only / off onto the two lists, wildcards included', () => {
+    const s = { disabledSites: ['a.test'], httpAllowedSites: ['*.b.test'] };
+    expect(withSiteState(s, 'A.test', 'rulesets')).toEqual({ disabledSites: [], httpAllowedSites: ['*.b.test', 'a.test'] });
+    expect(withSiteState(s, '*.b.test', 'off')).toEqual({ disabledSites: ['*.b.test', 'a.test'], httpAllowedSites: [] });
+    expect(withSiteState(s, 'a.test', 'upgrade')).toEqual({ disabledSites: [], httpAllowedSites: ['*.b.test'] });
+    expect(withSiteState(s, 'not a host/', 'off')).toBeNull();
+  });
+});
+
+describe('re-check of sites left on HTTP', () => {
+  it('starts a clock per exact entry, probes after the period, logs the sites put back', () => {
+    let state = parseRecheckState(undefined);
+    let r = dueForRecheck(state, ['a.test', '*.w.test', 'b.test:8080'], 1000);
+    expect(r.due).toEqual([]);
+    expect(r.state.checked).toEqual({ 'a.test': 1000, 'b.test:8080': 1000 });
+    state = r.state;
+    r = dueForRecheck(state, ['a.test', 'b.test:8080'], 1000 + RECHECK_PERIOD_MS);
+    expect(r.due).toEqual(['a.test', 'b.test:8080']);
+    state = recordRecheck(r.state, 'a.test', true, 5);
+    state = recordRecheck(state, 'b.test:8080', false, 1000 + RECHECK_PERIOD_MS);
+    expect(state.restored).toEqual([{ entry: 'a.test', at: 5 }]);
+    expect(dueForRecheck(state, ['b.test:8080'], 1000 + RECHECK_PERIOD_MS + 1).due).toEqual([]);
+    expect(parseRecheckState({ v: 1, checked: { x: 'y' }, restored: [1, { entry: 'e', at: 2 }] })).toEqual({ v: 1, checked: {}, restored: [{ entry: 'e', at: 2 }] });
+  });
+});
+
+describe('page status', () => {
+  it('says when the fallback found HTTPS on the www. twin', () => {
+    const inputs = { fallbackPath: '/ui/interstitial.html', globalEnabled: true, httpsFirst: true, disabledBy: null, httpAllowedBy: null, httpOnce: false, loopGuarded: false, captivePortal: false, upgraded: null, rewriteHttp: { rewritten: null, ruleset: null }, offRulesets: [] };
+    expect(pageStatus({ ...inputs, url: 'https://www.a.test/p', alternativeFrom: 'a.test' })).toMatchObject({ secure: true, kind: 'https-by-alternative', from: 'a.test' });
+    expect(pageStatus({ ...inputs, url: 'https://www.a.test/p', alternativeFrom: null })).toMatchObject({ secure: true, kind: 'https-already' });
+  });
+});
+
+describe('settings', () => {
+  it('turns the protection mode on for profiles that never chose, keeps a stored choice', () => {
+    expect(repairSettings({ schemaVersion: 1 }).settings.httpsFirst).toBe(true);
+    expect(repairSettings({ schemaVersion: 1, httpsFirst: false }).settings.httpsFirst).toBe(false);
+  });
+});
+
+describe('protection runtime (no browser)', () => {
+  const memory = () => {
+    const data: Record<string, unknown> = {};
+    return { data, get: async (k: string | string[]) => Object.fromEntries((Array.isArray(k) ? k : [k]).filter((x) => x in data).map((x) => [x, data[x]])), set: async (o: Record<string, unknown>) => void Object.assign(data, o) };
+  };
+  const view = { settings: { globalEnabled: true, httpsFirst: true, httpAllowedSites: [] }, captivePortal: false, disabled: { matchHost: () => null }, httpAllowed: { matchHost: (h: string) => (h === 'left.test' ? 'left.test' : null) }, httpOnce: new Set(['once.test']), rewrite: () => ({ rewritten: null, ruleset: null }) };
+
+  it('re-checks a site left on HTTP after the period, origin only, and reports it when HTTPS answers', async () => {
+    const storage = memory();
+    let now = 1_000;
+    const asked: string[] = [];
+    const fetchFn = (async (url: string) => {
+      asked.push(url);
+      return { status: 200, type: 'basic' } as Response;
+    }) as typeof fetch;
+    const rt = new ProtectionRuntime({ storage, isLoopBlocked: () => false, now: () => now, fetch: fetchFn });
+    expect(await rt.recheck(['a.test', '*.w.test'])).toEqual([]);
+    expect(asked).toEqual([]);
+    now += RECHECK_PERIOD_MS;
+    expect(await rt.recheck(['a.test', '*.w.test'])).toEqual(['a.test']);
+    expect(asked).toEqual(['https://a.test/']);
+    expect((storage.data.httpRecheck as { restored: unknown[] }).restored).toEqual([{ entry: 'a.test', at: now }]);
+  });
+
+  it('plans a fallback: the www. twin when it answers, else the fallback page with every attempt', async () => {
+    const answering = new Set(['https://www.twin.test/']);
+    const asked: string[] = [];
+    const fetchFn = (async (url: string, init?: RequestInit) => {
+      asked.push(`${init?.method} ${url}`);
+      if (answering.has(url) || url.startsWith('http:')) return { status: 200, type: 'basic' } as Response;
+      throw new TypeError('Failed to fetch');
+    }) as typeof fetch;
+    const rt = new ProtectionRuntime({ storage: memory(), isLoopBlocked: () => false, fetch: fetchFn });
+    rt.learn({ url: 'https://twin.test/', tabId: 1, statusCode: 200 });
+    expect(rt.upgradesHost(view, 'twin.test')).toBe(true);
+    expect(await rt.planFallback(view, 'http://twin.test/p?q=1', 'net::ERR_SSL_PROTOCOL_ERROR')).toEqual({
+      go: 'https://www.twin.test/p?q=1',
+      tried: [{ url: 'https://twin.test/', result: 'net::ERR_SSL_PROTOCOL_ERROR' }, { url: 'https://www.twin.test/', result: 'ok' }],
+    });
+    // HTTPS failed for it: no longer known.
+    expect(rt.upgradesHost(view, 'twin.test')).toBe(false);
+    const plan = await rt.planFallback(view, 'http://none.test/secret', 'timeout');
+    expect(plan).toEqual({ go: null, tried: [{ url: 'https://none.test/', result: 'timeout' }, { url: 'https://www.none.test/', result: 'Failed to fetch' }], http: 'ok' });
+    // Probes carry no path.
+    expect(asked).toEqual(['HEAD https://www.twin.test/', 'HEAD https://www.none.test/', 'HEAD http://none.test/']);
+    // A site left on "rulesets only" may be in the store but is never upgraded as known.
+    rt.learn({ url: 'https://left.test/', tabId: 1, statusCode: 200 });
+    rt.learn({ url: 'https://once.test/', tabId: 1, statusCode: 200 });
+    expect(rt.liveHosts(view)).toEqual([]);
+    expect(rt.upgradesHost(view, 'once.test')).toBe(false);
+    // Error pages and background requests teach nothing.
+    rt.learn({ url: 'https://err.test/', tabId: 1, statusCode: 403 });
+    rt.learn({ url: 'https://bg.test/', tabId: -1, statusCode: 200 });
+    expect(rt.known.hosts(Date.now())).toEqual(['left.test', 'once.test']);
+  });
+});
+
+describe('channel by address', () => {
+  it('fetches https only, at most 64 KB, as UTF-8 text', async () => {
+    const ok = (async () => new Response('{"name":"x"}', { status: 200 })) as typeof fetch;
+    expect(await fetchChannelDefinition('https://c.test/x.channel.json', ok)).toEqual({ ok: true, json: '{"name":"x"}' });
+    expect(await fetchChannelDefinition('http://c.test/x.json', ok)).toEqual({ ok: false, error: 'the address must start with https://' });
+    expect(await fetchChannelDefinition('not a url', ok)).toEqual({ ok: false, error: 'not a web address' });
+    const big = (async () => new Response('x'.repeat(70_000), { status: 200 })) as typeof fetch;
+    expect((await fetchChannelDefinition('https://c.test/big', big)).ok).toBe(false);
+    const missing = (async () => new Response('', { status: 404 })) as typeof fetch;
+    expect(await fetchChannelDefinition('https://c.test/none', missing)).toEqual({ ok: false, error: 'https://c.test/none: the server answered 404' });
+    const binary = (async () => new Response(new Uint8Array([0xff, 0xfe, 0x00]), { status: 200 })) as typeof fetch;
+    expect(await fetchChannelDefinition('https://c.test/bin', binary)).toEqual({ ok: false, error: 'https://c.test/bin: not UTF-8 text' });
+  });
+});
