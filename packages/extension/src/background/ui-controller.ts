@@ -332,7 +332,10 @@ export class UiController {
   }
 
   about(): AboutInfo {
-    return { version: this.hooks.version ?? '', rulesetsTimestamp: this.hooks.rulesetsTimestamp ?? this.hooks.channels?.defaultsTimestamp ?? 0, rulesetCount: this.engine.rulesetCount };
+    // Counted by name, as the "All rulesets" list shows them (a few names repeat in the corpus).
+    const names = new Set<string>();
+    for (let id = 0; id < this.engine.rulesetCount; id++) names.add(this.engine.rulesetName(id));
+    return { version: this.hooks.version ?? '', rulesetsTimestamp: this.hooks.rulesetsTimestamp ?? this.hooks.channels?.defaultsTimestamp ?? 0, rulesetCount: names.size };
   }
 
   /** A ruleset's targets and rules by name: user rules, then the defaults and channels. */

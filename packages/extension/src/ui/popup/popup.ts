@@ -111,6 +111,7 @@ function render(): void {
     $('#site-host').textContent = site.hostWithPort;
     $('#upgraded-count').textContent = state.upgraded === 0 ? '' : state.upgraded === 1 ? t('popupUpgradedOne') : t('popupUpgradedCount', String(state.upgraded));
     $<HTMLInputElement>('#site-enabled').checked = !siteDisabled;
+    $('#site-enabled-hint').textContent = t(siteDisabled ? 'popupSiteDisabledHint' : 'popupSiteEnabledHint');
   }
   // A disabled site shows only how to enable it again (as HTTPS Everywhere did).
   const stable = state.rulesets.filter((r) => r.defaultActive);
