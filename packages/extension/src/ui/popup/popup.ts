@@ -1,5 +1,5 @@
 import type { PageStatus, PopupState, RulesetRow, SaveResult } from '../../background/ui-protocol.js';
-import { defaultSimpleRule, simpleRuleXml } from '../../settings/user-rules.js';
+import { defaultSimpleRule, simpleRuleXml, typedHost } from '../../settings/user-rules.js';
 import { api, background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';
 import { localize, t } from '../shared/i18n.js';
@@ -141,7 +141,9 @@ function hostOf(hostWithPort: string): { host: string; port: string } {
 
 /** The rule "Always use HTTPS" makes for the typed host: the page's port too when it is the page's host. */
 function simpleRule(): ReturnType<typeof defaultSimpleRule> {
-  const typed = $<HTMLInputElement>('#rule-host').value.trim().toLowerCase();
+  const input = $<HTMLInputElement>('#rule-host').value;
+  // A pasted address counts by its host; what is no host at all goes to the checks as typed.
+  const typed = typedHost(input) ?? input.trim().toLowerCase();
   const page = state.site === null ? null : hostOf(state.site.hostWithPort);
   return defaultSimpleRule(typed, page !== null && page.host === typed ? page.port : '');
 }
