@@ -92,6 +92,12 @@ describe('HTTPS-first in Chromium: upgrade, fallback page, exemptions', () => {
     expect(page.url()).toBe(plain('nossl.uncovered.test', '/again'));
     expect((await h.stored('httpAllowedSites')) ?? []).toEqual([]);
     await expect.poll(async () => ((await h.stored('stats')) as { fallbacks: number } | undefined)?.fallbacks ?? 0, POLL).toBeGreaterThan(0);
+    // The popup says why the page is on HTTP, and "Try HTTPS again" really tries (and fails again here).
+    const onHttp = await h.openPopup(page);
+    await expect.poll(() => onHttp.locator('#status-title').textContent(), POLL).toBe('Not secure: HTTPS did not work here');
+    await onHttp.getByRole('button', { name: 'Try HTTPS again' }).click();
+    await expect.poll(() => page.url(), { timeout: 15_000 }).toMatch(/interstitial\.html/);
+    await onHttp.close();
   });
 
   it('"Always allow HTTP for this site" is stored with the port', async () => {

@@ -158,6 +158,10 @@ describe('options page in Chromium', () => {
     await o.locator('#user-rules-import').setInputFiles(importFile);
     await expect.poll(() => o.locator('#user-rules-import-result').textContent(), POLL).toBe('Imported 1 rules.');
     await expect.poll(async () => (((await h.stored('userRules')) ?? []) as { name: string }[]).map((r) => r.name), POLL).toEqual(['Imported', 'Mine Renamed']);
+    o.once('dialog', (d) => void d.dismiss());
+    await o.getByRole('button', { name: 'Remove Imported' }).click();
+    expect((((await h.stored('userRules')) ?? []) as { name: string }[]).map((r) => r.name)).toEqual(['Imported', 'Mine Renamed']);
+    o.once('dialog', (d) => void d.accept());
     await o.getByRole('button', { name: 'Remove Imported' }).click();
     await expect.poll(async () => (((await h.stored('userRules')) ?? []) as { name: string }[]).map((r) => r.name), POLL).toEqual(['Mine Renamed']);
   });

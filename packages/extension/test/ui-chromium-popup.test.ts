@@ -43,6 +43,14 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     expect(new Set(sizes)).toEqual(new Set(['36x20']));
     expect(await popup.getByRole('switch', { name: 'Experimental Rules' }).isVisible()).toBe(true);
     expect(await popup.getByRole('switch', { name: 'HTTPS-first Try every site over HTTPS, even without a rule' }).isVisible()).toBe(true);
+    // Keyboard: Tab reaches every control in order, Space flips a switch.
+    await popup.locator('body').focus();
+    const order: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      await popup.keyboard.press('Tab');
+      order.push(await popup.evaluate(() => (document.activeElement as HTMLElement).id || (document.activeElement as HTMLInputElement).dataset.name || document.activeElement!.tagName));
+    }
+    expect(order).toEqual(['global-enabled', 'site-enabled', 'CDN Rules', 'Site Rules', 'Experimental Rules', 'https-first', 'SUMMARY', 'open-options']);
     // Nothing to reset yet: the destructive action is not offered.
     expect(await popup.locator('#reset-defaults').isHidden()).toBe(true);
     expect(await axeViolations(popup)).toEqual([]);
@@ -60,6 +68,12 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     expect(await popup.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(27, 29, 33)');
     expect(await axeViolations(popup)).toEqual([]);
     await shot(popup, 'chromium-popup-dark', { width: 360, texts });
+    // Space flips a focused switch (HTTPS-first on reloads the page, off leaves it).
+    await popup.locator('#https-first').focus();
+    await popup.keyboard.press('Space');
+    await expect.poll(() => stored('httpsFirst'), POLL).toBe(true);
+    await popup.keyboard.press('Space');
+    await expect.poll(() => stored('httpsFirst'), POLL).toBe(false);
     await popup.close();
   });
 

@@ -3,6 +3,7 @@ import { HTTPS_FIRST_EXEMPT_REGEXES, siteUrlFilter, uiDnrRules, UI_RULE_ID_BASE 
 import { isHttpsFirstExempt } from '../src/site-rules/exempt.js';
 import { addSite, parseSitePattern, removeSite, SiteList } from '../src/site-rules/site-pattern.js';
 import { parseRulesetXml } from '@httpsify/engine';
+import { typedHost } from '../src/settings/user-rules.js';
 
 describe('site entries', () => {
   it('normalises hosts, ports, wildcards and IDN', () => {
@@ -103,5 +104,20 @@ describe('settings as declarativeNetRequest rules', () => {
     expect(omitted).toBe(0);
     expect(rules.length).toBeGreaterThan(0);
     expect(rules.every((r) => r.priority > 100_000 && r.id >= UI_RULE_ID_BASE)).toBe(true);
+  });
+});
+
+describe('"Add a rule": the host a person typed or pasted', () => {
+  it.each([
+    ['example.com', 'example.com'],
+    ['  Example.COM ', 'example.com'],
+    ['https://www.example.com/some/page?x=1', 'www.example.com'],
+    ['http://example.com:8080/', 'example.com'],
+    ['example.com/path', 'example.com'],
+    ['bücher.example', 'xn--bcher-kva.example'],
+    ['', null],
+    ['http://', null],
+  ])('%j → %j', (input, host) => {
+    expect(typedHost(input)).toBe(host);
   });
 });

@@ -339,7 +339,10 @@ export class UiController {
   }
 
   about(): AboutInfo {
-    return { version: this.hooks.version ?? '', rulesetsTimestamp: this.hooks.rulesetsTimestamp ?? this.hooks.channels?.defaultsTimestamp ?? 0, rulesetCount: this.engine.rulesetCount };
+    // Counted by name, as the "All rulesets" list shows them (a few names repeat in the corpus).
+    const names = new Set<string>();
+    for (let id = 0; id < this.engine.rulesetCount; id++) names.add(this.engine.rulesetName(id));
+    return { version: this.hooks.version ?? '', rulesetsTimestamp: this.hooks.rulesetsTimestamp ?? this.hooks.channels?.defaultsTimestamp ?? 0, rulesetCount: names.size };
   }
 
   /** A ruleset's targets and rules by name: user rules, then the defaults and channels. */
@@ -363,13 +366,12 @@ export class UiController {
   }
 
   rulesetIndex(): RulesetIndex {
-    const index: RulesetIndex = { names: [], hosts: [], active: [], defaultActive: [], notes: [], user: [] };
+    const index: RulesetIndex = { names: [], active: [], defaultActive: [], notes: [], user: [] };
     const seen = new Set<string>();
-    const push = (row: RulesetRow, rs: Ruleset) => {
+    const push = (row: RulesetRow) => {
       if (seen.has(row.name)) return;
       seen.add(row.name);
       index.names.push(row.name);
-      index.hosts.push(hostsSummary(rs));
       index.active.push(row.active);
       index.defaultActive.push(row.defaultActive);
       index.notes.push(row.note);
@@ -377,17 +379,27 @@ export class UiController {
     };
     for (const r of this.userRulesets) {
       const row = this.rulesetRow(r.name);
-      if (row) push(row, r);
+      if (row) push(row);
     }
     for (const engine of this.rulesetEngines()) {
       for (let id = 0; id < engine.rulesetCount; id++) {
         const name = engine.rulesetName(id);
         if (seen.has(name)) continue;
         const flagsNote = engine.isDefaultActive(id) ? null : noteOf(engine, id);
-        push({ name, active: engine.isActive(id), defaultActive: engine.isDefaultActive(id), note: flagsNote, user: false }, engine.ruleset(id));
+        push({ name, active: engine.isActive(id), defaultActive: engine.isDefaultActive(id), note: flagsNote, user: false });
       }
     }
     return index;
+  }
+
+  /** Hosts of every ruleset by name, as the list shows them (the first of a name wins, as in the index). */
+  rulesetHosts(): Record<string, string> {
+    const out: Record<string, string> = Object.create(null) as Record<string, string>;
+    for (const r of this.userRulesets) out[r.name] ??= hostsSummary(r.targets.map((t) => t.host));
+    for (const engine of this.rulesetEngines()) {
+      for (let id = 0; id < engine.rulesetCount; id++) out[engine.rulesetName(id)] ??= hostsSummary(engine.targetsOf(id));
+    }
+    return out;
   }
 
   private async update(change: (s: Settings) => Partial<Settings> | void): Promise<Settings> {
@@ -430,6 +442,8 @@ export class UiController {
         });
       case 'rulesetIndex':
         return this.rulesetIndex();
+      case 'rulesetHosts':
+        return this.rulesetHosts();
       case 'rulesetsForHost':
         return this.rulesetNamesForHost(req.host.trim().toLowerCase());
       case 'siteAdd': {
@@ -588,8 +602,7 @@ export class UiController {
 }
 
 /** Up to three target hosts and how many more: enough to recognise a ruleset in a list. */
-function hostsSummary(rs: Ruleset): string {
-  const hosts = rs.targets.map((t) => t.host);
+function hostsSummary(hosts: readonly string[]): string {
   return hosts.length <= 3 ? hosts.join(', ') : `${hosts.slice(0, 3).join(', ')}, +${hosts.length - 3}`;
 }
 

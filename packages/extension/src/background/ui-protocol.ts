@@ -22,6 +22,8 @@ export type UiRequest =
   | { type: 'setRuleset'; name: string; active: boolean | null }
   | { type: 'resetRulesets'; names?: string[] }
   | { type: 'rulesetIndex' }
+  /** Each ruleset's first target hosts as one short text ("a.com, b.com, +3"), by name; asked after the list shows (24k rulesets take a second). */
+  | { type: 'rulesetHosts' }
   | { type: 'rulesetsForHost'; host: string }
   | { type: 'siteAdd'; list: SiteListName; entry: string }
   | { type: 'siteRemove'; list: SiteListName; entry: string }
@@ -126,8 +128,6 @@ export interface PopupState {
 /** Every ruleset, as parallel arrays (24k rows must cross the port cheaply). */
 export interface RulesetIndex {
   names: string[];
-  /** The ruleset's first target hosts, as one short text ("a.com, b.com, +3"). */
-  hosts: string[];
   active: boolean[];
   defaultActive: boolean[];
   notes: (string | null)[];

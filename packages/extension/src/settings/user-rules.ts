@@ -23,6 +23,21 @@ export function userRuleName(host: string): string {
   return `User rule: ${host}`;
 }
 
+/**
+ * The host a person typed or pasted into "Add a rule": a bare name, or a whole address
+ * (`https://www.example.com/page`) whose host is meant. Null when there is no host in it.
+ */
+export function typedHost(input: string): string | null {
+  const text = input.trim();
+  if (text === '') return null;
+  try {
+    const url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`);
+    return url.hostname === '' ? null : url.hostname;
+  } catch {
+    return null;
+  }
+}
+
 /** The form's prefilled rule: this host's http:// URLs (on the page's port) to https://. */
 export function defaultSimpleRule(host: string, port = ''): SimpleRule {
   const authority = port === '' ? host : `${host}:${port}`;

@@ -20,7 +20,7 @@ const LABELS: Record<ImportChange['key'], string> = {
 /** One line of the preview, in words: "HTTPS-first: off → on", "Your rules: adds A, B". */
 function describeChange(c: ImportChange): HTMLElement {
   const label = t(LABELS[c.key]);
-  if (c.kind === 'flag') return h('li', {}, t('optionsImportOnOff', [label, t(c.from ? 'commonOn' : 'commonOff'), t(c.to ? 'commonOn' : 'commonOff')]));
+  if (c.kind === 'flag') return h('li', { dataset: { key: c.key } }, h('strong', {}, label), `: ${t('optionsImportFromTo', [t(c.from ? 'commonOn' : 'commonOff'), t(c.to ? 'commonOn' : 'commonOff')])}`);
   const parts: string[] = [];
   const names = (list: string[]) => list.join(', ');
   if (c.kind === 'overrides') {

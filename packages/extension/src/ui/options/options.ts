@@ -83,6 +83,7 @@ async function init(): Promise<void> {
   render(await background.request<Settings>({ type: 'settings' }));
   await Promise.all([rulesets.load(), channels.load()]);
   document.body.dataset.ready = 'true';
+  void rulesets.loadHosts();
 }
 
 void init();

@@ -27,8 +27,11 @@ export function filterRulesets(index: RulesetIndex, lowerNames: string[], query:
 
 /** The "All rulesets" list: every ruleset with its checkbox, searchable and filterable. */
 export class RulesetsView {
-  private index: RulesetIndex = { names: [], hosts: [], active: [], defaultActive: [], notes: [], user: [] };
+  private index: RulesetIndex = { names: [], active: [], defaultActive: [], notes: [], user: [] };
   private lower: string[] = [];
+  /** Hosts by ruleset name, once the background sent them (after the list first shows). */
+  private hosts: Record<string, string> = {};
+  private hostsAsked = false;
   private shown: number[] = [];
   private hostMatches: Set<string> | null = null;
   private readonly list: VirtualList<number>;
@@ -45,6 +48,19 @@ export class RulesetsView {
     this.index = await background.request<RulesetIndex>({ type: 'rulesetIndex' });
     this.lower = this.index.names.map((n) => n.toLowerCase());
     this.apply();
+    if (this.hostsAsked) void this.loadHosts();
+  }
+
+  /**
+   * Asks for every ruleset's hosts once the page is up: with 24k rulesets the background needs
+   * about a second for them the first time, which must not hold up opening the page.
+   */
+  async loadHosts(): Promise<void> {
+    this.hostsAsked = true;
+    const hosts = await background.request<Record<string, string> | { error: string }>({ type: 'rulesetHosts' });
+    if (isError(hosts)) return;
+    this.hosts = hosts;
+    this.list.refresh();
   }
 
   private async search(): Promise<void> {
@@ -80,7 +96,7 @@ export class RulesetsView {
       fresh.addEventListener('change', () => void this.toggle(Number(row.dataset.item), fresh.checked));
       const tags = h('span', { class: 'tags' });
       row.replaceChildren(
-        h('label', { class: 'switch-row', title: note ?? '' }, h('span', { class: 'ruleset-text' }, h('span', { class: 'ruleset-name' }, name, ' ', tags), h('span', { class: 'ruleset-hosts' }, this.index.hosts[i] ?? '')), fresh),
+        h('label', { class: 'switch-row', title: note ?? '' }, h('span', { class: 'ruleset-text' }, h('span', { class: 'ruleset-name' }, name, ' ', tags), h('span', { class: 'ruleset-hosts' })), fresh),
         h('button', { type: 'button', class: 'view', textContent: t('commonView'), 'aria-label': t('commonViewNamed', name), onclick: () => void this.view(name) }),
       );
       row.dataset.name = name;
@@ -88,6 +104,8 @@ export class RulesetsView {
     }
     row.dataset.item = String(i);
     box.checked = active;
+    const hosts = row.querySelector('.ruleset-hosts');
+    if (hosts !== null) hosts.textContent = this.hosts[name] ?? '';
     const tags: HTMLElement[] = [];
     if (this.index.user[i]) tags.push(h('span', { class: 'tag' }, t('popupUserRuleBadge')));
     if (!this.index.defaultActive[i]) tags.push(h('span', { class: 'tag', title: note ?? '' }, t('optionsTagDefaultOff')));

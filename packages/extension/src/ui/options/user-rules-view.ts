@@ -53,7 +53,10 @@ export class UserRulesView {
             class: 'danger',
             textContent: t('commonRemove'),
             'aria-label': t('commonRemoveNamed', r.name),
-            onclick: async () => this.onChange(await background.request<Settings>({ type: 'userRuleRemove', name: r.name })),
+            onclick: async () => {
+              // A rule is the user's own writing: removing it is the one thing here that cannot be undone.
+              if (confirm(t('optionsUserRuleRemoveConfirm', r.name))) this.onChange(await background.request<Settings>({ type: 'userRuleRemove', name: r.name }));
+            },
           }),
         ),
       ),

@@ -1,5 +1,5 @@
 import type { PageStatus, PopupState, RulesetRow, SaveResult } from '../../background/ui-protocol.js';
-import { defaultSimpleRule, simpleRuleXml } from '../../settings/user-rules.js';
+import { defaultSimpleRule, simpleRuleXml, typedHost } from '../../settings/user-rules.js';
 import { api, background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';
 import { localize, t } from '../shared/i18n.js';
@@ -113,6 +113,7 @@ function render(): void {
     $('#site-host').textContent = site.hostWithPort;
     $('#upgraded-count').textContent = state.upgraded === 0 ? '' : state.upgraded === 1 ? t('popupUpgradedOne') : t('popupUpgradedCount', String(state.upgraded));
     $<HTMLInputElement>('#site-enabled').checked = !siteDisabled;
+    $('#site-enabled-hint').textContent = t(siteDisabled ? 'popupSiteDisabledHint' : 'popupSiteEnabledHint');
   }
   // A disabled site shows only how to enable it again (as HTTPS Everywhere did).
   const stable = state.rulesets.filter((r) => r.defaultActive);
@@ -142,7 +143,9 @@ function hostOf(hostWithPort: string): { host: string; port: string } {
 
 /** The rule "Always use HTTPS" makes for the typed host: the page's port too when it is the page's host. */
 function simpleRule(): ReturnType<typeof defaultSimpleRule> {
-  const typed = $<HTMLInputElement>('#rule-host').value.trim().toLowerCase();
+  const input = $<HTMLInputElement>('#rule-host').value;
+  // A pasted address counts by its host; what is no host at all goes to the checks as typed.
+  const typed = typedHost(input) ?? input.trim().toLowerCase();
   const page = state.site === null ? null : hostOf(state.site.hostWithPort);
   return defaultSimpleRule(typed, page !== null && page.host === typed ? page.port : '');
 }
