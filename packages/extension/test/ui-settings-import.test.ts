@@ -8,7 +8,17 @@ import { MemoryStorageArea } from '../src/settings/storage-area.js';
 import { SettingsStore } from '../src/settings/store.js';
 import { simpleRuleXml } from '../src/settings/user-rules.js';
 
-const CHANNEL = { name: 'Team rules', urlPrefix: 'https://rules.example.org/channel/', publicKey: { kty: 'RSA', n: 'x'.repeat(342), e: 'AQAB' }, scope: '', replacesDefaults: false };
+const CHANNEL = {
+  name: 'Team rules',
+  urlPrefix: 'https://rules.example.org/channel/',
+  rootKey: { kty: 'RSA', n: '_'.repeat(512), e: 'AQAB' },
+  scope: '^https?://([^/]*\\.)?example\\.org[:/]',
+  destinations: [] as string[],
+  minTimestamp: 0,
+  maxAgeDays: 14,
+  minKeyVersion: 1,
+  replacesDefaults: false,
+};
 
 async function setup() {
   const rulesets = ['<ruleset name="Stable"><target host="stable.test"/><rule from="^http:" to="https:"/></ruleset>', '<ruleset name="Experimental" default_off="x"><target host="exp.test"/><rule from="^http:" to="https:"/></ruleset>'].map(
@@ -131,7 +141,7 @@ describe('settings import is all or nothing', () => {
     const { c, area } = await setup();
     const text = file({ channels: [CHANNEL] });
     const preview = (await c.handle({ type: 'importPreview', text })) as ImportPreview;
-    expect(preview.ok && preview.channels).toEqual([{ name: 'Team rules', urlPrefix: CHANNEL.urlPrefix, scope: '', replacesDefaults: false, replacing: false }]);
+    expect(preview.ok && preview.channels).toEqual([{ name: 'Team rules', urlPrefix: CHANNEL.urlPrefix, scope: CHANNEL.scope, replacesDefaults: false, replacing: false }]);
     const before = snapshot(area);
     expect(await c.handle({ type: 'importApply', text, confirmedChannels: [] })).toEqual({ ok: false, problems: ['update channels not confirmed: Team rules'] });
     expect(await c.handle({ type: 'importApply', text, confirmedChannels: ['Someone else'] })).toEqual({ ok: false, problems: ['update channels not confirmed: Team rules'] });
