@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadBundle, scopedEngineFromChannels } from '@httpsify/engine';
+import { loadBundle } from '@httpsify/engine';
+import { scopedEngineFromChannels } from '@httpsify/engine/channels';
 import { loadInstalledChannels } from '@httpsify/engine/node';
 import { type ChannelServer, makeCertificate, startChannelServer, type TestCertificate, writeFiles } from '../../engine/test/channels-support.js';
 

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { compileBundle, guardRulesets, loadBundle, parseRulesetXml, type Ruleset } from '../src/index.js';
+import { compileBundle, loadBundle, type Ruleset } from '../src/index.js';
+import { guardRulesets, parseRulesetXml } from '../src/parse/index.js';
 import { listRulesetFiles } from '../src/node/index.js';
 import { corpusRulesDir, readOracle } from '../test/support/corpus.js';
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { BundleError, compileBundle, FORMAT_VERSION, loadBundle, parseRulesetXml, readBundleHeader, type Ruleset } from '../src/index.js';
+import { BundleError, compileBundle, FORMAT_VERSION, loadBundle, readBundleHeader, type Ruleset } from '../src/index.js';
+import { parseRulesetXml } from '../src/parse/index.js';
 import { checksum, HEADER_BYTES } from '../src/bundle/format.js';
 import { defaultRulesetsDir, listRulesetFiles, loadRulesets } from '../src/node/index.js';
 

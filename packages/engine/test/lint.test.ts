@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { branchCount, dollarUses, lintCollection, lintRulesetSource, parsePattern, PSL_SNAPSHOT, publicSuffix, registrableDomain, type LintedFile } from '../src/index.js';
+import { branchCount, dollarUses, lintCollection, lintRulesetSource, parsePattern, PSL_SNAPSHOT, publicSuffix, registrableDomain, type LintedFile } from '../src/authoring/index.js';
 import { corpusRulesDir } from './support/corpus.js';
 
 const codes = (xml: string): string[] => lintRulesetSource(xml, 'T.xml').diagnostics.map((d) => d.code);

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateSigningKeyPair, type SigningKeyPair } from '@httpsify/engine';
+import { generateSigningKeyPair, type SigningKeyPair } from '@httpsify/engine/channels';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Settings } from '../src/settings/schema.js';
 import { type ChannelServer, makeCertificate, startChannelServer } from '../../engine/test/channels-support.js';

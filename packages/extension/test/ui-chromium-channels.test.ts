@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateSigningKeyPair, type SigningKeyPair } from '@httpsify/engine';
+import { generateSigningKeyPair, type SigningKeyPair } from '@httpsify/engine/channels';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChannelServer, makeCertificate, startChannelServer } from '../../engine/test/channels-support.js';

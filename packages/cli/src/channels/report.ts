@@ -1,4 +1,4 @@
-import { type ChannelCheckReport, type ChannelRecord, formatTimestamp } from '@httpsify/engine';
+import { type ChannelCheckReport, type ChannelRecord, formatTimestamp } from '@httpsify/engine/channels';
 
 const when = (ts: number): string => `${ts} (${formatTimestamp(ts)})`;
 

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { formatDiagnostic, lintCollection, lintRulesetSource, PSL_SNAPSHOT, type Diagnostic, type LintedFile } from '@httpsify/engine';
+import { formatDiagnostic, type Diagnostic } from '@httpsify/engine';
+import { lintCollection, lintRulesetSource, PSL_SNAPSHOT, type LintedFile } from '@httpsify/engine/authoring';
 import { expandRulesetPaths, readRulesetFile } from '../authoring/ruleset-files.js';
 
 export interface CheckReport {

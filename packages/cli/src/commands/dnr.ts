@@ -3,7 +3,8 @@ import { writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import { Option, type Command } from 'commander';
-import { compileDnr, measureDnrCoverage, type DnrCompileResult, type DnrCoverage, type Engine, type Ruleset } from '@httpsify/engine';
+import { type Engine, type Ruleset } from '@httpsify/engine';
+import { compileDnr, measureDnrCoverage, type DnrCompileResult, type DnrCoverage } from '@httpsify/engine/dnr';
 import { collect, loadRulesOption } from '../shared/rules-option.js';
 
 interface DnrOptions {

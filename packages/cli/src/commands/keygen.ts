@@ -1,6 +1,6 @@
 import { access } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { GENERATED_MODULUS_BITS, generateSigningKeyPair, parseChannelDefinition } from '@httpsify/engine';
+import { GENERATED_MODULUS_BITS, generateSigningKeyPair, parseChannelDefinition } from '@httpsify/engine/channels';
 import { writeNewFile } from '../channels/files.js';
 
 interface KeygenOptions {

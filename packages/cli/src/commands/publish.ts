@@ -2,20 +2,8 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Command } from 'commander';
-import {
-  bundleFileName,
-  checkNotInFuture,
-  compileBundle,
-  DEFAULT_CHANNEL_LIMITS,
-  formatTimestamp,
-  LATEST_TIMESTAMP_FILE,
-  parseAdvertisedTimestamp,
-  publicJwkOf,
-  readBundleHeader,
-  signatureFileName,
-  signBytes,
-  verifySignature,
-} from '@httpsify/engine';
+import { compileBundle, readBundleHeader } from '@httpsify/engine';
+import { bundleFileName, checkNotInFuture, DEFAULT_CHANNEL_LIMITS, formatTimestamp, LATEST_TIMESTAMP_FILE, parseAdvertisedTimestamp, publicJwkOf, signatureFileName, signBytes, verifySignature } from '@httpsify/engine/channels';
 import { readChannelFile, readPrivateKey } from '../channels/signing-key.js';
 import { writeFileAtomic } from '../channels/files.js';
 import { loadRulesOption } from '../shared/rules-option.js';

@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline';
 import { Option, type Command } from 'commander';
-import { formatExplanation, scopedEngineFromChannels, type Engine, type ScopedEngine } from '@httpsify/engine';
+import { formatExplanation, type Engine } from '@httpsify/engine';
+import { scopedEngineFromChannels, type ScopedEngine } from '@httpsify/engine/channels';
 import { defaultRulesetsTimestamp, defaultStateDir, loadInstalledChannels } from '@httpsify/engine/node';
 import { collect, loadRulesOption } from '../shared/rules-option.js';
 import { BufferedOutput } from '../shared/output.js';

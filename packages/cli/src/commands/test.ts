@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
-import { createEngine, formatDiagnostic, parseRulesetXml, rulesetCoverage, type Diagnostic, type Ruleset } from '@httpsify/engine';
+import { createEngine, formatDiagnostic, type Diagnostic, type Ruleset } from '@httpsify/engine';
+import { parseRulesetXml } from '@httpsify/engine/parse';
+import { rulesetCoverage } from '@httpsify/engine/authoring';
 import { expandRulesetPaths, readRulesetFile } from '../authoring/ruleset-files.js';
 
 export interface TestSummary {

@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
-import { parseRulesetXml } from '@httpsify/engine';
+import { parseRulesetXml } from '@httpsify/engine/parse';
 import { writeFileAtomic } from '@httpsify/engine/node';
 
 export const DISABLED_REASON = 'failed ruleset test';

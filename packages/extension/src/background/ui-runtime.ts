@@ -3,7 +3,8 @@
  * per-tab activity, HTTPS-first with its fallback page, statistics, icon and badge. The
  * platform entry (chromium.ts / firefox.ts) calls `installUi` once, synchronously, at startup.
  */
-import { type Engine, fetchBytesWith } from '@httpsify/engine';
+import { type Engine } from '@httpsify/engine';
+import { fetchBytesWith } from '@httpsify/engine/channels';
 import type { ChannelArea } from '../channels/channel-storage.js';
 import { CHANNEL_ALARM, ChannelService } from '../channels/channel-service.js';
 import { SETTING_KEYS, type Settings } from '../settings/schema.js';

@@ -1,4 +1,5 @@
-import { compileDnr, DNR_LIMITS, type DnrRule, type Ruleset } from '@httpsify/engine';
+import { type Ruleset } from '@httpsify/engine';
+import { compileDnr, DNR_LIMITS, type DnrRule } from '@httpsify/engine/dnr';
 import { CHANNEL_PRIORITY_BASE, CHANNEL_PRIORITY_STEP, CHANNEL_RULE_ID_BASE, MAX_DNR_CHANNELS } from '../background/ui-dnr-rules.js';
 import { restrictRulesToScope, scopeToDnr, targetMayBeInScope } from './scope-dnr.js';
 

@@ -1,4 +1,4 @@
-import { ChannelError, parseChannelDefinition, type ChannelRecord, type LastCheck } from '@httpsify/engine';
+import { ChannelError, parseChannelDefinition, type ChannelRecord, type LastCheck } from '@httpsify/engine/channels';
 import { base64ToBytes, bytesToBase64 } from './base64.js';
 
 /** Bumped if the stored shape ever changes; an unknown format is reported, not guessed at. */
