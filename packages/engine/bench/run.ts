@@ -161,6 +161,7 @@ async function main(): Promise<void> {
   writeFileSync(bundlePath, bundle);
   const child = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--measure', bundlePath], { encoding: 'utf8', maxBuffer: 1 << 24 });
   if (child.status !== 0) throw new Error(`measuring process failed: ${child.stderr}`);
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the child's own JSON, read field by field below
   const measured = JSON.parse(child.stdout) as Record<string, any>;
   const report = {
     node: process.version,

@@ -284,7 +284,7 @@ describe('default rulesets: engine', () => {
 describe('default rulesets: node loader', () => {
   it('defaultRulesetsDir() is this directory and loads the same rulesets', async () => {
     expect(resolve(defaultRulesetsDir())).toBe(rulesetsDir);
-    const result = await loadRulesets([defaultRulesetsDir()]);
+    const result = loadRulesets([defaultRulesetsDir()]);
     expect(result.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
     expect(result.rulesets.map((r) => r.name)).toEqual(loaded.map((l) => l.ruleset.name));
     expect(result.engine.rewrite('http://en.wikipedia.org/wiki/Example')).toBe('https://en.wikipedia.org/wiki/Example');

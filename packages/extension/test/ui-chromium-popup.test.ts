@@ -10,7 +10,9 @@ describe('popup in Chromium: rulesets, toggles, site switch, rules, global switc
   let stored: UiHarness['stored'];
   let tabIdOf: UiHarness['tabIdOf'];
   let openPopup: UiHarness['openPopup'];
-  const worker = <T, A>(fn: (arg: A) => Promise<T> | T, arg: A) => h.ext.worker.evaluate(fn, arg);
+  // Playwright types the page function's argument as its serialised form, which a generic A cannot be
+  // proven equal to; the callers pass numbers and null, which serialise to themselves.
+  const worker = <T, A>(fn: (arg: A) => Promise<T> | T, arg: A): Promise<T> => h.ext.worker.evaluate(fn as (arg: unknown) => Promise<T> | T, arg as unknown);
 
   beforeAll(async () => {
     h = await startUiHarness();

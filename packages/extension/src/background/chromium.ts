@@ -18,7 +18,6 @@ import { installUi } from './ui-runtime.js';
 
 const LOOP_HOSTS_KEY = 'loopBlockedHosts';
 const guard = new LoopGuard();
-let engine: Engine | null = null;
 const channelDnr = new ChannelDnrRuntime(ext.declarativeNetRequest as unknown as DnrApi, ext.storage.local as unknown as ConstructorParameters<typeof ChannelDnrRuntime>[1]);
 /** False while an update channel replaces the default rulesets (their static ruleset is off). */
 let defaultsInUse = true;
@@ -28,7 +27,6 @@ const ready: Promise<Engine> = (async () => {
   await restoreOverrides(loaded);
   const stored = (await ext.storage.session.get(LOOP_HOSTS_KEY))[LOOP_HOSTS_KEY] as string[] | undefined;
   guard.restore(stored ?? []);
-  engine = loaded;
   return loaded;
 })();
 
