@@ -55,7 +55,7 @@ beforeAll(async () => {
   expect(keygen.code).toBe(0);
   channelFile = join(work, 'key.channel.json');
   const publish = await httpsify(['publish', '--rules', join(work, 'v1.xml'), '--key', join(work, 'key.private.jwk'), '--out', join(work, 'channel'), '--timestamp', String(T1), '--channel', channelFile]);
-  expect(publish.stderr).toContain('published 1 rulesets');
+  expect(publish.stderr).toContain('published 1 ruleset as');
   expect(publish.code).toBe(0);
 });
 
@@ -75,7 +75,7 @@ describe('httpsify update', () => {
   it('installs a good update, and the installed bundle applies only within the scope', async () => {
     const run = await httpsify(['update', '--channel', channelFile, '--state-dir', stateDir], trust);
     expect(run.stderr).toBe('');
-    expect(run.stdout).toBe(`Test: updated to ${T1} (${new Date(T1 * 1000).toISOString().replace('.000Z', 'Z')}), 1 rulesets\n`);
+    expect(run.stdout).toBe(`Test: updated to ${T1} (${new Date(T1 * 1000).toISOString().replace('.000Z', 'Z')}), 1 ruleset\n`);
     expect(run.code).toBe(0);
     // example.org has no ruleset yet; www.example.com has one, but lies outside the channel's scope.
     expect(await installedRewrites()).toEqual(['https://example.com/', null, null]);

@@ -1,4 +1,5 @@
 import { type ChannelCheckReport, type ChannelRecord, formatTimestamp } from '@httpsify/engine/channels';
+import { count } from '../shared/plural.js';
 
 const when = (ts: number): string => `${ts} (${formatTimestamp(ts)})`;
 
@@ -6,7 +7,7 @@ const when = (ts: number): string => `${ts} (${formatTimestamp(ts)})`;
 export function formatCheckReport(r: ChannelCheckReport): string {
   switch (r.result) {
     case 'updated':
-      return `${r.channel}: updated to ${when(r.installedTimestamp as number)}, ${r.rulesetCount} rulesets${r.previousTimestamp !== undefined ? ` (was ${r.previousTimestamp})` : ''}`;
+      return `${r.channel}: updated to ${when(r.installedTimestamp as number)}, ${count(r.rulesetCount as number, 'ruleset')}${r.previousTimestamp !== undefined ? ` (was ${r.previousTimestamp})` : ''}`;
     case 'current':
       return `${r.channel}: up to date at ${when(r.installedTimestamp as number)}`;
     case 'failed': {
@@ -22,7 +23,7 @@ export function formatRecord(record: ChannelRecord): string[] {
   const lines = [
     `${channel.name}  ${channel.urlPrefix}`,
     `  scope: ${channel.scope === '' ? '(all URLs)' : channel.scope}${channel.replacesDefaults ? '; replaces the built-in rulesets' : ''}`,
-    installed ? `  installed: ${when(installed.timestamp)}, ${installed.rulesetCount} rulesets` : '  installed: nothing yet',
+    installed ? `  installed: ${when(installed.timestamp)}, ${count(installed.rulesetCount, 'ruleset')}` : '  installed: nothing yet',
   ];
   if (lastCheck) {
     const outcome = lastCheck.result === 'failed' ? `failed [${lastCheck.error?.code}]: ${lastCheck.error?.message}` : lastCheck.result;

@@ -7,6 +7,7 @@ import { bundleFileName, checkNotInFuture, DEFAULT_CHANNEL_LIMITS, formatTimesta
 import { readChannelFile, readPrivateKey } from '../channels/signing-key.js';
 import { writeFileAtomic } from '../channels/files.js';
 import { loadRulesOption } from '../shared/rules-option.js';
+import { count } from '../shared/plural.js';
 
 interface PublishOptions {
   rules: string;
@@ -49,7 +50,7 @@ export function registerPublish(program: Command): void {
 
       const loaded = loadRulesOption([options.rules]);
       const errors = loaded.diagnostics.filter((d) => d.severity === 'error').length;
-      if (errors > 0 && options.allowErrors !== true) throw new Error(`${errors} ruleset error(s) (listed above); fix them or pass --allow-errors to publish without the broken rulesets`);
+      if (errors > 0 && options.allowErrors !== true) throw new Error(`${count(errors, 'ruleset error')} (listed above); fix them or pass --allow-errors to publish without the broken rulesets`);
       const rulesets = loaded.rulesets.length > 0 ? loaded.rulesets : Array.from({ length: loaded.engine.rulesetCount }, (_, id) => loaded.engine.ruleset(id));
       if (rulesets.length === 0) throw new Error(`${options.rules}: no rulesets to publish`);
 
@@ -70,7 +71,7 @@ export function registerPublish(program: Command): void {
       await writeFileAtomic(join(options.out, signatureFileName(timestamp)), signature);
       await writeFileAtomic(join(options.out, LATEST_TIMESTAMP_FILE), `${timestamp}\n`);
       process.stderr.write(
-        `published ${rulesets.length} rulesets as ${timestamp} (${formatTimestamp(timestamp)}) in ${options.out}: ${bundleFileName(timestamp)} ${gz.byteLength} bytes, ${signatureFileName(timestamp)}\n`,
+        `published ${count(rulesets.length, 'ruleset')} as ${timestamp} (${formatTimestamp(timestamp)}) in ${options.out}: ${bundleFileName(timestamp)} ${gz.byteLength} bytes, ${signatureFileName(timestamp)}\n`,
       );
     });
 }

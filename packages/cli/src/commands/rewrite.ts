@@ -3,7 +3,7 @@ import { Option, type Command } from 'commander';
 import { formatExplanation, type Engine } from '@httpsify/engine';
 import { scopedEngineFromChannels, type ScopedEngine } from '@httpsify/engine/channels';
 import { defaultRulesetsTimestamp, defaultStateDir, loadInstalledChannels } from '@httpsify/engine/node';
-import { collect, loadRulesOption } from '../shared/rules-option.js';
+import { collect, loadRequiredRules } from '../shared/rules-option.js';
 import { BufferedOutput } from '../shared/output.js';
 
 interface RewriteOptions {
@@ -72,7 +72,7 @@ export function registerRewrite(program: Command): void {
  * that `httpsify update` installed from signed channels (each confined to its channel's scope).
  */
 async function loadLayers(options: RewriteOptions): Promise<ScopedEngine> {
-  const { engine } = loadRulesOption(options.rules, { mixedContent: options.mixedContent === true });
+  const { engine } = loadRequiredRules(options.rules, { mixedContent: options.mixedContent === true });
   const explicit = options.rules !== undefined && options.rules.length > 0;
   if (explicit || !options.channels) return scopedEngineFromChannels({ channels: [], useDefaults: true }, engine);
   const installed = await loadInstalledChannels(options.stateDir ?? defaultStateDir(), { defaultsTimestamp: defaultRulesetsTimestamp() });
