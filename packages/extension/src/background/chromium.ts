@@ -14,6 +14,7 @@ import { LoopGuard } from './loop-guard.js';
 import { restoreOverrides } from './overrides-store.js';
 import { listenForCookies, listenForMessages } from './shared-listeners.js';
 import type { UiController } from './ui-controller.js';
+import { uiRulesSyncer } from './ui-dnr-sync.js';
 import { installUi } from './ui-runtime.js';
 
 const LOOP_HOSTS_KEY = 'loopBlockedHosts';
@@ -107,4 +108,5 @@ const ui = installUi({
   },
   channelsApplied: applyChannels,
   channelProblems: async () => ({ ...(await channelDnr.state())?.problems }),
+  policyApplied: uiRulesSyncer(),
 });

@@ -17,7 +17,6 @@ import { httpsFirstApplies, HttpsFirstTracker, httpsVersion, interstitialUrl, ty
 import { badgeText, drawIcon, ICON_TITLE_MESSAGE, iconState } from './icon.js';
 import { TabActivity, type TabRecord } from './tab-activity.js';
 import { UiController } from './ui-controller.js';
-import { UI_RULE_ID_BASE, uiDnrRules } from './ui-dnr-rules.js';
 import { UI_PORT_NAME, type UiRequest } from './ui-protocol.js';
 
 export const INTERSTITIAL_PATH = 'ui/interstitial.html';
@@ -34,6 +33,11 @@ export interface UiInstallOptions {
   channelsApplied(controller: UiController): Promise<void>;
   /** Per channel, why this browser does not (fully) apply it. */
   channelProblems(): Promise<Record<string, string>>;
+  /**
+   * Chromium: the settings changed, bring their dynamic rules in line (`uiRulesSyncer`). Passed
+   * in rather than imported, so the Firefox build does not bundle the DNR compiler.
+   */
+  policyApplied?(controller: UiController): Promise<void>;
 }
 
 export interface InstalledUi {
@@ -71,7 +75,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     const c: UiController = new UiController(engine, store, activity, {
       overridesApplied: options.overridesApplied,
       policyChanged: async (ctl) => {
-        if (options.platform === 'chromium') await syncUiRules(ctl);
+        await options.policyApplied?.(ctl);
         void refreshAllIcons();
       },
       channels: {
@@ -97,28 +101,6 @@ export function installUi(options: UiInstallOptions): InstalledUi {
   ext.alarms.onAlarm.addListener((alarm) => {
     if (alarm.name === CHANNEL_ALARM) void ready.then(() => channelService?.onAlarm());
   });
-
-  // ---- DNR (Chromium) --------------------------------------------------------------------
-  let appliedRules = '';
-  async function syncUiRules(c: UiController): Promise<void> {
-    const s = c.settings;
-    const { rules } = uiDnrRules({
-      globalEnabled: s.globalEnabled,
-      disabledSites: s.disabledSites,
-      httpAllowedSites: s.httpAllowedSites,
-      httpOnceHosts: [...c.httpOnce],
-      userRulesets: c.userRulesets.filter((r) => c.userEngine?.isActive(c.userEngine.rulesetIdsByName(r.name)[0] as number)),
-      httpsFirst: s.httpsFirst && !c.captivePortal,
-    });
-    const key = JSON.stringify(rules);
-    if (key === appliedRules) return;
-    const existing = await ext.declarativeNetRequest.getDynamicRules();
-    await ext.declarativeNetRequest.updateDynamicRules({
-      removeRuleIds: existing.filter((r) => r.id >= UI_RULE_ID_BASE).map((r) => r.id),
-      addRules: rules as chrome.declarativeNetRequest.Rule[],
-    });
-    appliedRules = key;
-  }
 
   // ---- icon and badge ----------------------------------------------------------------------
   const iconCache = new Map<string, Record<number, ImageData>>();
