@@ -26,7 +26,13 @@ const ENTRIES: [string, string][] = [
 
 function exportMap(): Map<string, string> {
   const files = ENTRIES.map(([, f]) => join(engineSrc, f));
-  const program = ts.createProgram(files, { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, noEmit: true, skipLibCheck: true });
+  const program = ts.createProgram(files, {
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: ts.ScriptTarget.ES2022,
+    noEmit: true,
+    skipLibCheck: true,
+  });
   const checker = program.getTypeChecker();
   const map = new Map<string, string>();
   for (const [subpath, file] of ENTRIES) {
@@ -76,7 +82,8 @@ function rewriteFile(file: string, names: Map<string, string>): string | null {
     if (ts.isImportDeclaration(statement)) {
       const clause = statement.importClause;
       const bindings = clause?.namedBindings;
-      if (clause === undefined || clause.name !== undefined || bindings === undefined || !ts.isNamedImports(bindings)) throw new Error(`${file}: only named imports from the engine can be moved`);
+      if (clause === undefined || clause.name !== undefined || bindings === undefined || !ts.isNamedImports(bindings))
+        throw new Error(`${file}: only named imports from the engine can be moved`);
       elements = bindings.elements;
       typeOnly = clause.isTypeOnly;
     } else {
@@ -94,7 +101,9 @@ function rewriteFile(file: string, names: Map<string, string>): string | null {
     }
     if (groups.size === 1 && groups.has('')) continue;
     const keyword = `${isImport ? 'import' : 'export'}${typeOnly ? ' type' : ''}`;
-    const lines = ENTRIES.filter(([subpath]) => groups.has(subpath)).map(([subpath]) => `${keyword} { ${(groups.get(subpath) as string[]).join(', ')} } from '${to(subpath)}';`);
+    const lines = ENTRIES.filter(([subpath]) => groups.has(subpath)).map(
+      ([subpath]) => `${keyword} { ${(groups.get(subpath) as string[]).join(', ')} } from '${to(subpath)}';`,
+    );
     edits.push({ start: statement.getStart(source), end: statement.getEnd(), text: lines.join('\n') });
   }
   if (edits.length === 0) return null;

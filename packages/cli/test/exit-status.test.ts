@@ -50,7 +50,10 @@ describe('exit statuses: 0 done, 1 problems found, 2 could not run', () => {
 
   it('check and test say that a bundle is not ruleset XML', () => {
     const xml = join(dir, 'Good.xml');
-    writeFileSync(xml, '<ruleset name="Good">\n\t<target host="example.com" />\n\t<rule from="^http:" to="https:" />\n\t<test url="http://example.com/" />\n</ruleset>\n');
+    writeFileSync(
+      xml,
+      '<ruleset name="Good">\n\t<target host="example.com" />\n\t<rule from="^http:" to="https:" />\n\t<test url="http://example.com/" />\n</ruleset>\n',
+    );
     const bundle = join(dir, 'good.bundle');
     expect(run(['compile', '--rules', xml, '-o', bundle]).status).toBe(0);
     for (const command of ['check', 'test']) {

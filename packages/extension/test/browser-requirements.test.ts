@@ -20,7 +20,12 @@ describe('browser tests without the browsers', () => {
 
   it('outside CI leaves out the files of a missing browser and says in one line what to install', () => {
     const said: string[] = [];
-    const excluded = browserTestExclusions(repoRoot, {}, (b) => b === 'chromium', (line) => said.push(line));
+    const excluded = browserTestExclusions(
+      repoRoot,
+      {},
+      (b) => b === 'chromium',
+      (line) => said.push(line),
+    );
     expect(excluded).toEqual(browserTestFiles('firefox', repoRoot));
     expect(said).toEqual([
       `Skipping ${excluded.length} firefox test files: Firefox ESR is not installed (/usr/bin/firefox-esr); install the test browsers with: apt-get install chromium firefox-esr (with CI set they run and fail)\n`,
@@ -28,7 +33,14 @@ describe('browser tests without the browsers', () => {
   });
 
   it('in CI leaves nothing out, and the launch fails at once with that line', () => {
-    expect(browserTestExclusions(repoRoot, { CI: 'true' }, () => false, () => {})).toEqual([]);
+    expect(
+      browserTestExclusions(
+        repoRoot,
+        { CI: 'true' },
+        () => false,
+        () => {},
+      ),
+    ).toEqual([]);
     expect(() => requireBrowser('chromium', '/nonexistent/chromium')).toThrow(
       /^Chromium is not installed \(\/nonexistent\/chromium\); install the test browsers with: apt-get install chromium firefox-esr$/,
     );

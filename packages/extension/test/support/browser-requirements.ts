@@ -38,7 +38,7 @@ export function browserTestFiles(browser: TestBrowser, repoRoot: string): string
   const supportDir = join(testDir, 'support');
   const needs = new Set([LAUNCHERS[browser]]);
   // Support modules that reach the launcher through other support modules.
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const f of readdirSync(supportDir)) {
       const name = f.replace(/\.ts$/, '');
