@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DnrEmulator, type DnrRule } from '@httpsify/engine';
+import { DnrEmulator, type DnrRule } from '@httpsify/engine/dnr';
 import { corpusRulesDir, oraclePath } from '../../engine/test/support/corpus.js';
 
 const bin = resolve(__dirname, '../dist/bin.js');

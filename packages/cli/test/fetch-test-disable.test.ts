@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseRulesetXml } from '@httpsify/engine';
+import { parseRulesetXml } from '@httpsify/engine/parse';
 import { commentSafe, disableRulesetFile, disableRulesetText } from '../src/fetch-test/disable-ruleset.js';
 import { sequenceSimilarity, tagSequence } from '../src/fetch-test/page-structure.js';
 

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
-import { parseRulesetXml } from '@httpsify/engine';
+import { parseRulesetXml } from '@httpsify/engine/parse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFetchTest, type FetchTestReport } from '../src/commands/fetch-test.js';
 import type { UrlResult } from '../src/fetch-test/url-result.js';

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createEngine, lintRulesetSource, rulesetCoverage } from '@httpsify/engine';
+import { createEngine } from '@httpsify/engine';
+import { lintRulesetSource, rulesetCoverage } from '@httpsify/engine/authoring';
 
 const guide = readFileSync(resolve(__dirname, '../../../docs/writing-rulesets.md'), 'utf8');
 const examples = [...guide.matchAll(/```xml\n([\s\S]*?)```/g)].map((m) => m[1] as string);

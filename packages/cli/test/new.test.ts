@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { lintRulesetSource, rulesetCoverage } from '@httpsify/engine';
+import { lintRulesetSource, rulesetCoverage } from '@httpsify/engine/authoring';
 import { corpusRulesDir } from '../../engine/test/support/corpus.js';
 import { existingCoverage, runNew } from '../src/commands/new.js';
 

@@ -5,7 +5,8 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseKeyCertificate, parseRelease, readBundleHeader, verifySignature } from '@httpsify/engine';
+import { readBundleHeader } from '@httpsify/engine';
+import { parseKeyCertificate, parseRelease, verifySignature } from '@httpsify/engine/channels';
 import { writeFiles } from '../../engine/test/channels-support.js';
 
 const bin = resolve(fileURLToPath(import.meta.url), '../../dist/bin.js');

@@ -18,6 +18,6 @@ describe('httpsify test', () => {
     expect(run.stdout).toMatch(/FAIL A \(.*A\.xml\): 0 tests, 2 problems/);
     expect(run.stdout).toMatch(/error rule-coverage: rule from "\^http:" has 0 tests, needs 1/);
     expect(run.stdout).toMatch(/ok {3}B \(.*B\.xml\): 1 test, 0 problems/);
-    expect(run.stdout).toContain('2 rulesets, 1 tests: 1 ok, 1 with problems');
+    expect(run.stdout).toContain('2 rulesets, 1 test: 1 ok, 1 with problems');
   });
 });

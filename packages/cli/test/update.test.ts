@@ -4,7 +4,8 @@ import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadBundle, scopedEngineFromChannels } from '@httpsify/engine';
+import { loadBundle } from '@httpsify/engine';
+import { scopedEngineFromChannels } from '@httpsify/engine/channels';
 import { channelStateDir, loadInstalledChannels } from '@httpsify/engine/node';
 import { type ChannelServer, makeCertificate, startChannelServer, type TestCertificate, writeFiles } from '../../engine/test/channels-support.js';
 
@@ -64,7 +65,7 @@ beforeAll(async () => {
   expect(keygen.code).toBe(0);
   channelFile = join(work, 'key.channel.json');
   const publish = await httpsify(publishArgs(join(work, 'v1.xml'), T1));
-  expect(publish.stderr).toContain('published 1 rulesets');
+  expect(publish.stderr).toContain('published 1 ruleset as');
   expect(publish.code).toBe(0);
 }, 120_000);
 
@@ -95,7 +96,7 @@ describe('httpsify update', () => {
     const run = await httpsify(['update', '--channel', channelFile, '--state-dir', stateDir], trust);
     server.faults.clear();
     expect(run.stderr).toBe('');
-    expect(run.stdout).toBe(`Test: updated to ${T1} (${new Date(T1 * 1000).toISOString().replace('.000Z', 'Z')}), 1 rulesets\n`);
+    expect(run.stdout).toBe(`Test: updated to ${T1} (${new Date(T1 * 1000).toISOString().replace('.000Z', 'Z')}), 1 ruleset\n`);
     expect(run.code).toBe(0);
     // example.org has no ruleset yet; www.example.com has one, but lies outside the channel's scope.
     expect(await installedRewrites()).toEqual(['https://example.com/', null, null]);

@@ -1,17 +1,11 @@
+// The main entry is the rewrite engine alone: load a bundle (or compile rulesets already in
+// memory) and rewrite. Everything else is a subpath, so importing the engine costs only what a
+// rewriting process needs: `@httpsify/engine/parse` (XML and the regex guard, pulls saxes),
+// `/authoring` (lint, coverage, public suffixes), `/dnr`, `/channels` and `/node`.
 export * from './model/ruleset.js';
-export { parseRulesetXml, type ParseResult } from './parse/xml-ruleset.js';
 export { compileBundle, type CompileOptions } from './bundle/write.js';
 export { readBundleHeader, BundleError, type BundleHeader, type BundleVerification } from './bundle/read.js';
 export { FORMAT_VERSION } from './bundle/format.js';
 export { Engine, loadBundle, type EngineOptions, type RewriteOutcome } from './match/engine.js';
 export { formatExplanation, type Explanation, type ExplainStep } from './match/explain.js';
 export { createEngine } from './match/create-engine.js';
-export { literalPrefix, type LiteralPrefix } from './regex/literal-prefix.js';
-export { guardRegex, screenRegex, type GuardOptions, type GuardVerdict } from './regex/guard.js';
-export { guardRulesets, type GuardResult } from './regex/guard-rulesets.js';
-export { regexSyntaxError } from './regex/compile-check.js';
-export * from './lint/index.js';
-export { PSL_SNAPSHOT, publicSuffix, registrableDomain, bareSuffixSection, type PublicSuffixMatch, type SuffixSection } from './psl/public-suffix.js';
-export * from './channels/index.js';
-export * from './coverage/index.js';
-export * from './dnr/index.js';

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { BundleError, compileBundle, FORMAT_VERSION, loadBundle, parseRulesetXml, readBundleHeader, type Ruleset } from '../src/index.js';
+import { BundleError, compileBundle, FORMAT_VERSION, loadBundle, readBundleHeader, type Ruleset } from '../src/index.js';
+import { parseRulesetXml } from '../src/parse/index.js';
 import { checksum } from '../src/bundle/format.js';
 import { defaultRulesetsDir, listRulesetFiles, loadRulesets } from '../src/node/index.js';
 
@@ -146,6 +147,24 @@ describe('compiled bundle', () => {
     }
     return bytes;
   };
+
+  it('rejects a section that runs past the end of the bytes, even inside a larger buffer', () => {
+    const sections = new DataView(bundle.buffer, bundle.byteOffset).getUint32(28, true);
+    for (let section = 0; section < sections; section++) {
+      // The bundle sits at the start of a larger buffer: a view past its end would not throw by
+      // itself, it would silently read the bytes that follow.
+      const host = new Uint8Array(bundle.length + 4096);
+      host.set(bundle);
+      const corrupt = host.subarray(0, bundle.length);
+      const [offset] = sectionAt(corrupt, section);
+      // Starts inside the bytes, ends 4 bytes past them.
+      new DataView(host.buffer).setUint32(40 + section * 8 + 4, bundle.length - offset + 4, true);
+      reseal(corrupt);
+      for (const verify of ['trusted', 'full'] as const) {
+        expect(() => loadBundle(corrupt, { verify }), `section ${section}, ${verify}`).toThrow(new RegExp(`section ${section} lies outside the buffer`));
+      }
+    }
+  });
 
   it('rejects packed-column widths and counts that do not fit their sections, even for trusted bytes', () => {
     const [layoutAt] = sectionAt(bundle, 0);

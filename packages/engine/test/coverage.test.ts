@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createEngine, parseRulesetXml, rulesetCoverage, type Ruleset } from '../src/index.js';
+import { createEngine, type Ruleset } from '../src/index.js';
+import { parseRulesetXml } from '../src/parse/index.js';
+import { rulesetCoverage } from '../src/authoring/index.js';
 import { corpusRulesDir, corpusXmlFiles } from './support/corpus.js';
 
 const parse = (xml: string, file = 'T.xml'): Ruleset => {

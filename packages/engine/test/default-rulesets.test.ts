@@ -12,7 +12,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createEngine, parseRulesetXml } from '../src/index.js';
+import { createEngine } from '../src/index.js';
+import { parseRulesetXml } from '../src/parse/index.js';
 import type { Ruleset } from '../src/model/ruleset.js';
 import { isDefaultActive } from '../src/model/ruleset.js';
 import { defaultRulesetsDir, loadRulesets } from '../src/node/index.js';
@@ -122,7 +123,7 @@ describe('default rulesets: files', () => {
   });
 });
 
-describe.each(loaded.map((l) => [l.file, l] as const))('%s', (file, { ruleset }) => {
+describe.each(loaded.map((l) => [l.file, l] as const))('%s', (_file, { ruleset }) => {
   const owners = ruleset.tests.map((t) => ({ url: t.url, owner: ownerOf(ruleset, t.url) }));
 
   it('has well-formed, distinct http test URLs', () => {
@@ -283,7 +284,7 @@ describe('default rulesets: engine', () => {
 describe('default rulesets: node loader', () => {
   it('defaultRulesetsDir() is this directory and loads the same rulesets', async () => {
     expect(resolve(defaultRulesetsDir())).toBe(rulesetsDir);
-    const result = await loadRulesets([defaultRulesetsDir()]);
+    const result = loadRulesets([defaultRulesetsDir()]);
     expect(result.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
     expect(result.rulesets.map((r) => r.name)).toEqual(loaded.map((l) => l.ruleset.name));
     expect(result.engine.rewrite('http://en.wikipedia.org/wiki/Example')).toBe('https://en.wikipedia.org/wiki/Example');

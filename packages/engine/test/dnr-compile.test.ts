@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { compileBundle, compileDnr, DnrEmulator, loadBundle, parseRulesetXml, type DnrCompileOptions, type DnrResourceType, type Ruleset } from '../src/index.js';
+import { compileBundle, loadBundle, type Ruleset } from '../src/index.js';
+import { parseRulesetXml } from '../src/parse/index.js';
+import { compileDnr, DnrEmulator, type DnrCompileOptions, type DnrResourceType } from '../src/dnr/index.js';
 
 function rulesets(...xml: string[]): Ruleset[] {
   return xml.map((x, i) => {

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { compileDnr, createEngine, DNR_LIMITS, measureDnrCoverage, parseRulesetXml, translateRegex, type DnrCompileResult, type Ruleset } from '../src/index.js';
+import { createEngine, type Ruleset } from '../src/index.js';
+import { parseRulesetXml } from '../src/parse/index.js';
+import { compileDnr, DNR_LIMITS, measureDnrCoverage, translateRegex, type DnrCompileResult } from '../src/dnr/index.js';
 import { corpusXmlFiles, readOracle, type OracleCase } from './support/corpus.js';
 
 /**

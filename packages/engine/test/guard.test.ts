@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { guardRegex, guardRulesets, parseRulesetXml, screenRegex } from '../src/index.js';
+import { guardRegex, guardRulesets, parseRulesetXml, screenRegex } from '../src/parse/index.js';
 
 describe('catastrophic-backtracking guard', () => {
   it('screens nested quantifiers and quantified alternations, not plain host regexes', () => {

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { branchCount, dollarUses, lintCollection, lintRulesetSource, parsePattern, PSL_SNAPSHOT, publicSuffix, registrableDomain, type LintedFile } from '../src/index.js';
+import { branchCount, dollarUses, lintCollection, lintRulesetSource, parsePattern, PSL_SNAPSHOT, publicSuffix, registrableDomain, type LintedFile } from '../src/authoring/index.js';
 import { corpusRulesDir } from './support/corpus.js';
 
 const codes = (xml: string): string[] => lintRulesetSource(xml, 'T.xml').diagnostics.map((d) => d.code);
@@ -46,11 +47,22 @@ describe('targets', () => {
     expect(t(host)).toEqual([]);
   });
   it('uses a pinned list and knows its sections', () => {
-    expect(PSL_SNAPSHOT.source).toMatch(/psl@1\.15\.0/);
+    // The snapshot names the exactly pinned tldts release that is installed.
+    const pinned = (JSON.parse(readFileSync(join(import.meta.dirname, '../package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies.tldts;
+    const installed = (JSON.parse(readFileSync(createRequire(import.meta.url).resolve('tldts/package.json'), 'utf8')) as { version: string }).version;
+    expect(pinned).toBe(installed);
+    expect(PSL_SNAPSHOT.source).toBe(`npm tldts@${installed}`);
     expect(publicSuffix('www.example.co.uk')).toEqual({ suffix: 'co.uk', section: 'icann' });
     expect(publicSuffix('foo.github.io').section).toBe('private');
     expect(registrableDomain('a.b.example.co.uk')).toBe('example.co.uk');
     expect(registrableDomain('www.city.kawasaki.jp')).toBe('city.kawasaki.jp');
+    // Wildcard and exception rules (`*.ck`, `!www.ck`), IDN suffixes in punycode, the implicit `*` rule.
+    expect(publicSuffix('a.b.ck')).toEqual({ suffix: 'b.ck', section: 'icann' });
+    expect(publicSuffix('www.ck')).toEqual({ suffix: 'ck', section: 'icann' });
+    expect(publicSuffix('foo.xn--55qx5d.cn')).toEqual({ suffix: 'xn--55qx5d.cn', section: 'icann' });
+    expect(publicSuffix('foo.github.io', { privateDomains: false })).toEqual({ suffix: 'io', section: 'icann' });
+    expect(publicSuffix('a.example.unknowntld')).toEqual({ suffix: 'unknowntld', section: null });
+    expect(registrableDomain('co.uk')).toBe(null);
   });
 });
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseRulesetXml } from '../src/index.js';
+import { parseRulesetXml } from '../src/parse/index.js';
 import { corpusXmlFiles } from './support/corpus.js';
 
 const codes = (xml: string) => parseRulesetXml(xml, 'x.xml').diagnostics.map((d) => `${d.line}:${d.column} ${d.code}`);

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unzipSync } from 'fflate';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { compileDnr, loadBundle } from '@httpsify/engine';
+import { loadBundle } from '@httpsify/engine';
+import { compileDnr } from '@httpsify/engine/dnr';
 import { defaultRulesetsDir, defaultRulesetsTimestamp, loadRulesets } from '@httpsify/engine/node';
 import { buildExtension, type BuildResult } from '../src/build/build.js';
 

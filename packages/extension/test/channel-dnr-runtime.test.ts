@@ -1,4 +1,6 @@
-import { channelBinding, compileBundle, createEngine, DNR_LIMITS, type DnrRule } from '@httpsify/engine';
+import { compileBundle, createEngine } from '@httpsify/engine';
+import { DNR_LIMITS, type DnrRule } from '@httpsify/engine/dnr';
+import { channelBinding } from '@httpsify/engine/channels';
 import { describe, expect, it } from 'vitest';
 import { CHANNEL_DNR_STATE_KEY, ChannelDnrRuntime, type DnrApi } from '../src/background/channel-dnr-runtime.js';
 import { CHANNEL_RULE_ID_BASE, UI_RULE_ID_BASE } from '../src/background/ui-dnr-rules.js';

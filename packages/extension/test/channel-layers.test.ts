@@ -1,4 +1,5 @@
-import { channelBinding, type ChannelRecord, compileBundle, createEngine, loadBundle, type Ruleset } from '@httpsify/engine';
+import { compileBundle, createEngine, loadBundle, type Ruleset } from '@httpsify/engine';
+import { channelBinding, type ChannelRecord } from '@httpsify/engine/channels';
 import { describe, expect, it } from 'vitest';
 import { LoopGuard } from '../src/background/loop-guard.js';
 import { TabActivity } from '../src/background/tab-activity.js';

@@ -1,4 +1,4 @@
-import { CHECK_PERIOD_SECONDS, RETRY_AFTER_FAILURE_SECONDS, type ChannelRecord } from '@httpsify/engine';
+import { CHECK_PERIOD_SECONDS, RETRY_AFTER_FAILURE_SECONDS, type ChannelRecord } from '@httpsify/engine/channels';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CHANNEL_ALARM, ChannelService } from '../src/channels/channel-service.js';
 import { planChannelChecks } from '../src/channels/check-schedule.js';

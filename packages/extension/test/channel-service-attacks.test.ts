@@ -1,4 +1,4 @@
-import { type ChannelRecord, ChannelError, type FetchBytes } from '@httpsify/engine';
+import { type ChannelRecord, ChannelError, type FetchBytes } from '@httpsify/engine/channels';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildChannelLayers } from '../src/channels/channel-layers.js';
 import { ChannelService } from '../src/channels/channel-service.js';

@@ -1,4 +1,5 @@
-import { type ChannelRecord, checkChannel, loadBundle } from '@httpsify/engine';
+import { loadBundle } from '@httpsify/engine';
+import { type ChannelRecord, checkChannel } from '@httpsify/engine/channels';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { base64ToBytes, bytesToBase64 } from '../src/channels/base64.js';
 import { ChannelService } from '../src/channels/channel-service.js';

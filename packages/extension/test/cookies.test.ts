@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createEngine, parseRulesetXml, type Ruleset } from '@httpsify/engine';
+import { createEngine, type Ruleset } from '@httpsify/engine';
+import { parseRulesetXml } from '@httpsify/engine/parse';
 import { createCookieHandler, securedCookie, type CookieLike, type CookieSetDetails } from '../src/background/cookies.js';
 
 function ruleset(xml: string): Ruleset {

@@ -58,7 +58,7 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
     // These tests are about the rulesets: the protection mode (on by default) goes off, so that
     // a host no ruleset covers is a real control. protection-chromium.test.ts covers the mode.
     await ext.worker.evaluate(() => chrome.storage.local.set({ httpsFirst: false }));
-    const modeRules = () => ext.worker.evaluate(async () => (await chrome.declarativeNetRequest.getDynamicRules()).some((r) => r.priority <= 2 && r.action.type === 'upgradeScheme'));
+    const modeRules = () => ext.worker.evaluate(async () => (await chrome.declarativeNetRequest.getDynamicRules()).some((r) => (r.priority ?? 1) <= 2 && r.action.type === 'upgradeScheme'));
     for (let i = 0; i < 100 && (await modeRules()); i++) await new Promise((r) => setTimeout(r, 100));
   });
 

@@ -25,7 +25,7 @@ describe('default build in Chromium', () => {
       .flatMap((rs) => rs.targets.map((t) => t.host))
       .filter((h) => !h.includes('*') && engine.rewrite(`http://${h}:8080/x`) === `https://${h}:8080/x`)
       .slice(0, 3);
-    server = await startDualServer((req, res, secure) => {
+    server = await startDualServer((_req, res, secure) => {
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end(secure ? 'secure' : 'plain');
     });

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DnrEmulator } from '@httpsify/engine';
+import { DnrEmulator } from '@httpsify/engine/dnr';
 import { corpusRulesDir, readOracle, type OracleCase } from '../../engine/test/support/corpus.js';
 import { buildExtension, type BuildResult } from '../src/build/build.js';
 import { launchWithExtension, type LoadedExtension } from './support/browser.js';
@@ -30,7 +30,7 @@ describe('corpus DNR rules in Chromium', () => {
     // The compiled rules are under test: the protection mode's own main-frame upgrade (on by
     // default, a dynamic rule) would match every URL they leave alone.
     await ext.worker.evaluate(() => chrome.storage.local.set({ httpsFirst: false }));
-    const modeRule = () => ext.worker.evaluate(async () => (await chrome.declarativeNetRequest.getDynamicRules()).some((r) => r.priority <= 2 && r.action.type === 'upgradeScheme'));
+    const modeRule = () => ext.worker.evaluate(async () => (await chrome.declarativeNetRequest.getDynamicRules()).some((r) => (r.priority ?? 1) <= 2 && r.action.type === 'upgradeScheme'));
     for (let i = 0; i < 100 && (await modeRule()); i++) await new Promise((r) => setTimeout(r, 100));
   });
 

@@ -25,7 +25,7 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
   let page: Page;
   let rulesDir: string;
   let outDir: string;
-  const worker = <T, A>(fn: (arg: A) => Promise<T>, arg: A) => ext.worker.evaluate(fn, arg);
+  const worker = <T, A>(fn: (arg: A) => Promise<T>, arg: A): Promise<T> => ext.worker.evaluate(fn as (arg: unknown) => Promise<T>, arg as unknown);
   const stored = (key: string) => worker(async (k) => (await chrome.storage.local.get(k))[k], key);
   const tabId = () => worker(async (u) => (await chrome.tabs.query({})).find((t) => t.url === u)?.id ?? -1, page.url());
   /** The popup's status line for the tab, as the background computes it. */
@@ -80,7 +80,7 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     // A single-label intranet page stays on HTTP; its image from the known host does not.
     await visit('http://intranet/');
     expect(page.url()).toBe('http://intranet/');
-    await page.waitForFunction(() => [...document.images].every((i) => i.complete));
+    await page.waitForFunction(() => Array.from(document.images).every((i) => i.complete));
     expect(site.seen('cdn.example.net').filter((s) => s.includes('/pixel.png')).map((s) => s.split('?')[0])).toEqual(['GET https /pixel.png']);
     expect(site.seen('other.example.net').map((s) => s.split('?')[0])).toEqual(['GET http /pixel.png']);
     expect(await status()).toMatchObject({ secure: false, kind: 'http-no-rule', localAddress: true });
@@ -94,7 +94,7 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     await expect.poll(() => stored('knownHttpsHosts'), POLL).toEqual({ v: 1, hosts: [] });
     const before = site.log.length;
     await visit('http://intranet/');
-    await page.waitForFunction(() => [...document.images].every((i) => i.complete));
+    await page.waitForFunction(() => Array.from(document.images).every((i) => i.complete));
     expect(site.log.slice(before).filter((r) => r.host === 'cdn.example.net').map((r) => r.secure)).toEqual([false]);
   });
 
@@ -169,7 +169,7 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     expect(await page.locator('body').textContent()).toContain('http hotel.example.com /');
     expect(await status()).toMatchObject({ secure: false, kind: 'http-captive-portal' });
     // While captive, neither the navigation rule nor the known hosts' rules are in place.
-    const rules = await worker(async () => (await chrome.declarativeNetRequest.getDynamicRules()).filter((r) => r.priority <= 2).length, null);
+    const rules = await worker(async () => (await chrome.declarativeNetRequest.getDynamicRules()).filter((r) => (r.priority ?? 1) <= 2).length, null);
     expect(rules).toBe(0);
   });
 });

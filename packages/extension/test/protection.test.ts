@@ -1,4 +1,4 @@
-import { DnrEmulator } from '@httpsify/engine';
+import { DnrEmulator } from '@httpsify/engine/dnr';
 import { describe, expect, it } from 'vitest';
 import { httpsAlternatives, probe, wwwTwin } from '../src/protection/https-alternatives.js';
 import { KnownHttpsHosts, KNOWN_HTTPS_TTL_MS } from '../src/protection/known-https-hosts.js';

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ChannelDefinition } from '@httpsify/engine';
+import type { ChannelDefinition } from '@httpsify/engine/channels';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChannelServer, makeCertificate, startChannelServer, testKeyPair } from '../../engine/test/channels-support.js';

@@ -11,7 +11,9 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
   let stored: UiHarness['stored'];
   let tabIdOf: UiHarness['tabIdOf'];
   let openPopup: UiHarness['openPopup'];
-  const worker = <T, A>(fn: (arg: A) => Promise<T> | T, arg: A) => h.ext.worker.evaluate(fn, arg);
+  // Playwright types the page function's argument as its serialised form, which a generic A cannot be
+  // proven equal to; the callers pass numbers and null, which serialise to themselves.
+  const worker = <T, A>(fn: (arg: A) => Promise<T> | T, arg: A): Promise<T> => h.ext.worker.evaluate(fn as (arg: unknown) => Promise<T> | T, arg as unknown);
   const status = (p: Page) => p.locator('#status-title').textContent();
   const names = (p: Page, sel: string) => p.locator(`${sel} input`).evaluateAll((els) => els.map((e) => (e as HTMLInputElement).dataset.name));
 

@@ -1,4 +1,5 @@
-import { createEngine, parseRulesetXml, type Ruleset } from '@httpsify/engine';
+import { createEngine, type Ruleset } from '@httpsify/engine';
+import { parseRulesetXml } from '@httpsify/engine/parse';
 import { describe, expect, it } from 'vitest';
 import { TabActivity } from '../src/background/tab-activity.js';
 import { UiController } from '../src/background/ui-controller.js';

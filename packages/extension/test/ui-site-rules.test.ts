@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { HTTPS_FIRST_EXEMPT_REGEXES, siteUrlFilter, uiDnrRules, UI_RULE_ID_BASE } from '../src/background/ui-dnr-rules.js';
 import { isHttpsFirstExempt } from '../src/site-rules/exempt.js';
 import { addSite, parseSitePattern, removeSite, SiteList } from '../src/site-rules/site-pattern.js';
-import { parseRulesetXml } from '@httpsify/engine';
+import { parseRulesetXml } from '@httpsify/engine/parse';
 import { typedHost } from '../src/settings/user-rules.js';
 
 describe('site entries', () => {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { lookup as dnsLookup } from 'node:dns';
-import { createEngine, parseRulesetXml, type Ruleset } from '@httpsify/engine';
+import { createEngine, type Ruleset } from '@httpsify/engine';
+import { parseRulesetXml } from '@httpsify/engine/parse';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpsifyFetch, httpsifyInterceptor, HttpsRequiredError, type UpgradeEvent } from '../src/index.js';

@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
-import { listRulesetFiles } from '@httpsify/engine/node';
+import { isBundle, listRulesetFiles } from '@httpsify/engine/node';
 
 /** Expands command-line paths (directories of `*.xml` or single files) into files, in file-name order per directory. */
 export function expandRulesetPaths(paths: readonly string[]): string[] {
@@ -18,11 +18,15 @@ export function expandRulesetPaths(paths: readonly string[]): string[] {
   return files;
 }
 
-/** Reads a ruleset file as UTF-8 text; errors name the file. */
+/** Reads a ruleset file as UTF-8 text; errors name the file. A compiled bundle is refused by name. */
 export function readRulesetFile(file: string): string {
+  let bytes: Buffer;
   try {
-    return readFileSync(file, 'utf8');
+    bytes = readFileSync(file);
   } catch (err) {
     throw new Error(`${file}: cannot read: ${(err as Error).message}`);
   }
+  // Bundles keep no tests, comments or source positions: authors' checks need the XML.
+  if (isBundle(bytes)) throw new Error(`${file}: a compiled bundle, not ruleset XML: give the *.xml rulesets it was compiled from`);
+  return bytes.toString('utf8');
 }

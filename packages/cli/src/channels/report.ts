@@ -1,4 +1,5 @@
-import { type ChannelCheckReport, channelFreshness, type ChannelRecord, formatTimestamp, installedProblem } from '@httpsify/engine';
+import { type ChannelCheckReport, channelFreshness, type ChannelRecord, formatTimestamp, installedProblem } from '@httpsify/engine/channels';
+import { count } from '../shared/plural.js';
 
 const when = (ts: number): string => `${ts} (${formatTimestamp(ts)})`;
 
@@ -6,7 +7,7 @@ const when = (ts: number): string => `${ts} (${formatTimestamp(ts)})`;
 export function formatCheckReport(r: ChannelCheckReport): string {
   switch (r.result) {
     case 'updated':
-      return `${r.channel}: updated to ${when(r.installedTimestamp as number)}, ${r.rulesetCount} rulesets${r.previousTimestamp !== undefined ? ` (was ${r.previousTimestamp})` : ''}`;
+      return `${r.channel}: updated to ${when(r.installedTimestamp as number)}, ${count(r.rulesetCount as number, 'ruleset')}${r.previousTimestamp !== undefined ? ` (was ${r.previousTimestamp})` : ''}`;
     case 'current':
       return `${r.channel}: up to date at ${when(r.installedTimestamp as number)}`;
     case 'failed': {
@@ -22,7 +23,7 @@ export function formatRecord(record: ChannelRecord, now: number): string[] {
   const lines = [
     `${channel.name}  ${channel.urlPrefix}`,
     `  scope: ${channel.scope === '' ? '(all URLs)' : channel.scope}${channel.destinations.length > 0 ? `; may also send to ${channel.destinations.join(', ')}` : ''}${channel.replacesDefaults ? '; replaces the built-in rulesets' : ''}`,
-    installed ? `  installed: ${when(installed.timestamp)}, ${installed.rulesetCount} rulesets, signed by key ${installed.keyVersion}` : '  installed: nothing yet',
+    installed ? `  installed: ${when(installed.timestamp)}, ${count(installed.rulesetCount, 'ruleset')}, signed by key ${installed.keyVersion}` : '  installed: nothing yet',
   ];
   const problem = installedProblem(channel, record);
   if (problem !== null) lines.push(`  not applied: ${problem}`);

@@ -1,4 +1,4 @@
-import { type ChannelDefinition, parseChannelDefinition } from '@httpsify/engine';
+import { type ChannelDefinition, parseChannelDefinition } from '@httpsify/engine/channels';
 import { readJsonFile } from './files.js';
 
 /** Reads a private signing JWK as written by `httpsify keygen`, with errors a publisher can act on. */

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
-import { formatDiagnostic, lintCollection, lintRulesetSource, PSL_SNAPSHOT, type Diagnostic, type LintedFile } from '@httpsify/engine';
+import { formatDiagnostic, type Diagnostic } from '@httpsify/engine';
+import { lintCollection, lintRulesetSource, PSL_SNAPSHOT, type LintedFile } from '@httpsify/engine/authoring';
 import { expandRulesetPaths, readRulesetFile } from '../authoring/ruleset-files.js';
+import { count } from '../shared/plural.js';
 
 export interface CheckReport {
   files: number;
@@ -54,7 +56,7 @@ export function registerCheck(program: Command): void {
           for (const [code, n] of Object.entries(report.counts)) process.stdout.write(`${String(n).padStart(7)} ${code}\n`);
         }
         process.stderr.write(
-          `${report.files} file${report.files === 1 ? '' : 's'}: ${report.errors} error${report.errors === 1 ? '' : 's'}, ${report.warnings} warning${report.warnings === 1 ? '' : 's'} (public suffix list: ${report.publicSuffixList})\n`,
+          `${count(report.files, 'file')}: ${count(report.errors, 'error')}, ${count(report.warnings, 'warning')} (public suffix list: ${report.publicSuffixList})\n`,
         );
       }
       if (report.errors > 0) process.exitCode = 1;

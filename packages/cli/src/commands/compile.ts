@@ -2,7 +2,8 @@ import { gzipSync } from 'node:zlib';
 import type { Command } from 'commander';
 import { compileBundle, readBundleHeader } from '@httpsify/engine';
 import { writeFileAtomic } from '@httpsify/engine/node';
-import { collect, loadRulesOption } from '../shared/rules-option.js';
+import { collect, loadRequiredRules } from '../shared/rules-option.js';
+import { count } from '../shared/plural.js';
 
 interface CompileCommandOptions {
   rules?: string[];
@@ -22,7 +23,7 @@ export function registerCompile(program: Command): void {
     .action(async (options: CompileCommandOptions) => {
       const timestamp = options.timestamp === undefined ? 0 : Number(options.timestamp);
       if (!Number.isInteger(timestamp) || timestamp < 0) throw new Error(`--timestamp must be a whole number of seconds, got ${JSON.stringify(options.timestamp)}`);
-      const loaded = loadRulesOption(options.rules, { guard: { measureAll: options.measureAll === true }, timestamp });
+      const loaded = loadRequiredRules(options.rules, { guard: { measureAll: options.measureAll === true }, timestamp });
       // XML input was compiled with this timestamp already; a single bundle given as input is
       // recompiled only when its own timestamp differs.
       const bundle =
@@ -32,7 +33,7 @@ export function registerCompile(program: Command): void {
       // A failed run never leaves a half-written bundle behind.
       await writeFileAtomic(options.output, bundle);
       const header = readBundleHeader(bundle);
-      process.stderr.write(`${options.output}: ${header.rulesetCount} rulesets, ${bundle.length} bytes (${gzipSync(bundle).length} gzipped), format version ${header.formatVersion}\n`);
+      process.stderr.write(`${options.output}: ${count(header.rulesetCount, 'ruleset')}, ${count(bundle.length, 'byte')} (${gzipSync(bundle).length} gzipped), format version ${header.formatVersion}\n`);
       if (loaded.diagnostics.some((d) => d.severity === 'error')) process.exitCode = 1;
     });
 }

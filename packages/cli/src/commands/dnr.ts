@@ -3,8 +3,9 @@ import { writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import { Option, type Command } from 'commander';
-import { compileDnr, measureDnrCoverage, type DnrCompileResult, type DnrCoverage, type Engine, type Ruleset } from '@httpsify/engine';
-import { collect, loadRulesOption } from '../shared/rules-option.js';
+import { type Engine, type Ruleset } from '@httpsify/engine';
+import { compileDnr, measureDnrCoverage, type DnrCompileResult, type DnrCoverage } from '@httpsify/engine/dnr';
+import { collect, loadRequiredRules } from '../shared/rules-option.js';
 
 interface DnrOptions {
   rules?: string[];
@@ -26,7 +27,7 @@ export function registerDnr(program: Command): void {
     .option('--regex-limit <n>', 'regex rules allowed', '1000')
     .addOption(new Option('--format <format>', 'report format').choices(['text', 'json']).default('text'))
     .action(async (options: DnrOptions) => {
-      const loaded = loadRulesOption(options.rules);
+      const loaded = loadRequiredRules(options.rules);
       const rulesets = rulesetsOf(loaded.engine, loaded.rulesets);
       const regexLimit = Number(options.regexLimit);
       if (!Number.isInteger(regexLimit) || regexLimit < 0) throw new Error(`--regex-limit ${options.regexLimit}: not a count`);

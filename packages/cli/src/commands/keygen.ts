@@ -1,15 +1,6 @@
 import { access } from 'node:fs/promises';
 import type { Command } from 'commander';
-import {
-  channelDefinitionJson,
-  GENERATED_MODULUS_BITS,
-  generateSigningKeyPair,
-  keyCertificateFileName,
-  keyCertificateFiles,
-  keyCertificateSignatureFileName,
-  MAX_AGE_DAYS_LIMIT,
-  parseChannelDefinition,
-} from '@httpsify/engine';
+import { channelDefinitionJson, GENERATED_MODULUS_BITS, generateSigningKeyPair, keyCertificateFileName, keyCertificateFiles, keyCertificateSignatureFileName, MAX_AGE_DAYS_LIMIT, parseChannelDefinition } from '@httpsify/engine/channels';
 import { writeNewFile } from '../channels/files.js';
 import { collect } from '../shared/rules-option.js';
 

@@ -1,7 +1,9 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { formatDiagnostic, lintRulesetSource, parseRulesetXml, rulesetCoverage, targetKeysFor } from '@httpsify/engine';
+import { formatDiagnostic } from '@httpsify/engine';
+import { parseRulesetXml } from '@httpsify/engine/parse';
+import { lintRulesetSource, rulesetCoverage, targetKeysFor } from '@httpsify/engine/authoring';
 import { listRulesetFiles } from '@httpsify/engine/node';
 import { checkNewDomain, newRuleset } from '../authoring/new-ruleset.js';
 import { readRulesetFile } from '../authoring/ruleset-files.js';

@@ -2,31 +2,12 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Command } from 'commander';
-import {
-  bundleFileName,
-  checkBundleDestinations,
-  checkCertificateBinding,
-  checkNotInFuture,
-  compileBundle,
-  DEFAULT_CHANNEL_LIMITS,
-  destinationPolicy,
-  formatTimestamp,
-  keyCertificateFileName,
-  keyCertificateSignatureFileName,
-  LATEST_TIMESTAMP_FILE,
-  loadBundle,
-  parseAdvertisedTimestamp,
-  parseKeyCertificate,
-  publicJwkOf,
-  readBundleHeader,
-  releaseFileName,
-  releaseFiles,
-  releaseSignatureFileName,
-  verifySignature,
-} from '@httpsify/engine';
+import { compileBundle, loadBundle, readBundleHeader } from '@httpsify/engine';
+import { bundleFileName, checkBundleDestinations, checkCertificateBinding, checkNotInFuture, DEFAULT_CHANNEL_LIMITS, destinationPolicy, formatTimestamp, keyCertificateFileName, keyCertificateSignatureFileName, LATEST_TIMESTAMP_FILE, parseAdvertisedTimestamp, parseKeyCertificate, publicJwkOf, releaseFileName, releaseFiles, releaseSignatureFileName, verifySignature } from '@httpsify/engine/channels';
 import { readChannelFile, readPrivateKey } from '../channels/signing-key.js';
 import { writeFileAtomic } from '../channels/files.js';
 import { loadRulesOption } from '../shared/rules-option.js';
+import { count } from '../shared/plural.js';
 
 interface PublishOptions {
   rules: string;
@@ -84,7 +65,7 @@ export function registerPublish(program: Command): void {
 
       const loaded = loadRulesOption([options.rules]);
       const errors = loaded.diagnostics.filter((d) => d.severity === 'error').length;
-      if (errors > 0 && options.allowErrors !== true) throw new Error(`${errors} ruleset error(s) (listed above); fix them or pass --allow-errors to publish without the broken rulesets`);
+      if (errors > 0 && options.allowErrors !== true) throw new Error(`${count(errors, 'ruleset error')} (listed above); fix them or pass --allow-errors to publish without the broken rulesets`);
       const rulesets = loaded.rulesets.length > 0 ? loaded.rulesets : Array.from({ length: loaded.engine.rulesetCount }, (_, id) => loaded.engine.ruleset(id));
       if (rulesets.length === 0) throw new Error(`${options.rules}: no rulesets to publish`);
 
@@ -108,7 +89,7 @@ export function registerPublish(program: Command): void {
       for (const [name, bytes] of Object.entries(files)) await writeFileAtomic(join(options.out, name), bytes);
       await writeFileAtomic(join(options.out, LATEST_TIMESTAMP_FILE), `${timestamp}\n`);
       process.stderr.write(
-        `published ${rulesets.length} rulesets as ${timestamp} (${formatTimestamp(timestamp)}) in ${options.out}: ${bundleFileName(timestamp)} ${gz.byteLength} bytes, signed by key version ${cert.version}\n`,
+        `published ${count(rulesets.length, 'ruleset')} as ${timestamp} (${formatTimestamp(timestamp)}) in ${options.out}: ${bundleFileName(timestamp)} ${gz.byteLength} bytes, signed by key version ${cert.version}\n`,
       );
     });
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { generateSigningKeyPair, keyCertificateFileName, keyCertificateFiles, keyCertificateSignatureFileName, publicJwkOf } from '@httpsify/engine';
+import { generateSigningKeyPair, keyCertificateFileName, keyCertificateFiles, keyCertificateSignatureFileName, publicJwkOf } from '@httpsify/engine/channels';
 import { writeNewFile } from '../channels/files.js';
 import { readChannelFile, readPrivateKey } from '../channels/signing-key.js';
 import { keyFiles, refuseExisting, wholeNumber } from './keygen.js';

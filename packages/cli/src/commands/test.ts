@@ -1,6 +1,9 @@
 import type { Command } from 'commander';
-import { createEngine, formatDiagnostic, parseRulesetXml, rulesetCoverage, type Diagnostic, type Ruleset } from '@httpsify/engine';
+import { createEngine, formatDiagnostic, type Diagnostic, type Ruleset } from '@httpsify/engine';
+import { parseRulesetXml } from '@httpsify/engine/parse';
+import { rulesetCoverage } from '@httpsify/engine/authoring';
 import { expandRulesetPaths, readRulesetFile } from '../authoring/ruleset-files.js';
+import { count } from '../shared/plural.js';
 
 export interface TestSummary {
   file: string;
@@ -58,12 +61,12 @@ export function registerTest(program: Command): void {
       } else {
         for (const d of report.diagnostics) process.stdout.write(`${formatDiagnostic(d)}\n`);
         for (const s of report.rulesets) {
-          process.stdout.write(`${s.problems === 0 ? 'ok  ' : 'FAIL'} ${s.name} (${s.file}): ${s.tests} test${s.tests === 1 ? '' : 's'}, ${s.problems} problem${s.problems === 1 ? '' : 's'}\n`);
+          process.stdout.write(`${s.problems === 0 ? 'ok  ' : 'FAIL'} ${s.name} (${s.file}): ${count(s.tests, 'test')}, ${count(s.problems, 'problem')}\n`);
         }
         const failed = report.rulesets.filter((s) => s.problems > 0).length;
         const tests = report.rulesets.reduce((n, s) => n + s.tests, 0);
         process.stdout.write(
-          `${report.rulesets.length} rulesets, ${tests} tests: ${report.rulesets.length - failed} ok, ${failed} with problems` +
+          `${count(report.rulesets.length, 'ruleset')}, ${count(tests, 'test')}: ${report.rulesets.length - failed} ok, ${failed} with problems` +
             `${report.skippedDefaultOff > 0 ? ` (${report.skippedDefaultOff} off by default skipped)` : ''}\n`,
         );
         for (const [code, n] of Object.entries(report.counts).sort()) process.stdout.write(`${String(n).padStart(7)} ${code}\n`);

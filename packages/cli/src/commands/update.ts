@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { type ChannelCheckReport, type ChannelDefinition, channelFreshness, checkChannel, fetchBytesWith, installedProblem } from '@httpsify/engine';
+import { type ChannelCheckReport, type ChannelDefinition, channelFreshness, checkChannel, fetchBytesWith, installedProblem } from '@httpsify/engine/channels';
 import { defaultRulesetsTimestamp, defaultStateDir, fileChannelStorage, readChannelRecords, removeChannelLeftovers, removeChannelState, withStateLock } from '@httpsify/engine/node';
 import { formatCheckReport, formatRecord } from '../channels/report.js';
 import { readChannelFile } from '../channels/signing-key.js';

@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
-import { parseRulesetXml } from '@httpsify/engine';
+import { parseRulesetXml } from '@httpsify/engine/parse';
 import { writeFileAtomic } from '@httpsify/engine/node';
 
 export const DISABLED_REASON = 'failed ruleset test';
@@ -55,6 +55,7 @@ function findRootTag(text: string): RootTag | null {
 export function commentSafe(text: string): string {
   return text
     .replace(/[\r\n\t]+/g, ' ')
+    // eslint-disable-next-line no-control-regex -- characters XML cannot hold
     .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd')
     .replace(/-(?=-)/g, '- ')
     .replace(/-$/, '- ');

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { createEngine, parseRulesetXml, type Diagnostic, type Engine, type Ruleset } from '@httpsify/engine';
+import { createEngine, type Diagnostic, type Engine, type Ruleset } from '@httpsify/engine';
+import { parseRulesetXml } from '@httpsify/engine/parse';
 import { loadRulesets } from '@httpsify/engine/node';
 import { expandRulesetPaths, readRulesetFile } from '../authoring/ruleset-files.js';
 

@@ -1,6 +1,7 @@
 import type { ChainOutcome } from './follow-redirects.js';
 import type { FetchTestReport } from './run-fetch-test.js';
 import type { UrlResult } from './url-result.js';
+import { count } from '../shared/plural.js';
 
 function statusPart(chain: ChainOutcome | null): string {
   if (chain === null) return '-';
@@ -21,17 +22,17 @@ export function formatUrlResult(r: UrlResult): string {
 }
 
 export function formatSummary(report: FetchTestReport, disabled: readonly string[]): string {
-  const count = (v: UrlResult['verdict']): number => report.urls.filter((u) => u.verdict === v).length;
+  const verdicts = (v: UrlResult['verdict']): number => report.urls.filter((u) => u.verdict === v).length;
   const lines: string[] = [];
-  for (const r of report.rulesets) if (r.verdict === 'failed') lines.push(`failed ruleset: ${r.name} (${r.file}): ${r.failed} of ${r.fetched} URLs`);
+  for (const r of report.rulesets) if (r.verdict === 'failed') lines.push(`failed ruleset: ${r.name} (${r.file}): ${r.failed} of ${count(r.fetched, 'URL')}`);
   for (const file of disabled) lines.push(`disabled: ${file}`);
   const extras = [
-    report.excludedTests > 0 ? `${report.excludedTests} excluded test URLs not fetched` : '',
-    report.skippedDefaultOff > 0 ? `${report.skippedDefaultOff} off-by-default rulesets skipped` : '',
+    report.excludedTests > 0 ? `${count(report.excludedTests, 'excluded test URL')} not fetched` : '',
+    report.skippedDefaultOff > 0 ? `${count(report.skippedDefaultOff, 'off-by-default ruleset')} skipped` : '',
   ].filter((s) => s !== '');
   lines.push(
-    `${report.rulesets.length} rulesets, ${report.urls.length} test URLs: ${count('ok')} ok, ${count('failed')} failed, ${count('skipped')} skipped; ` +
-      `${report.failedRulesets} ruleset${report.failedRulesets === 1 ? '' : 's'} failed${extras.length > 0 ? ` (${extras.join(', ')})` : ''}`,
+    `${count(report.rulesets.length, 'ruleset')}, ${count(report.urls.length, 'test URL')}: ${verdicts('ok')} ok, ${verdicts('failed')} failed, ${verdicts('skipped')} skipped; ` +
+      `${count(report.failedRulesets, 'ruleset')} failed${extras.length > 0 ? ` (${extras.join(', ')})` : ''}`,
   );
   return lines.join('\n');
 }

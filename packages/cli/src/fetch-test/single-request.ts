@@ -72,6 +72,7 @@ export function requestOnce(url: URL, settings: RequestSettings): Promise<RawRes
     };
     let settled = false;
     // Declared before the request exists: errors may surface while it is being created.
+    // eslint-disable-next-line prefer-const -- assigned once, but after the closures that read it
     let req: ClientRequest | undefined;
     const fail = (err: NodeJS.ErrnoException): void => {
       if (settled) return;

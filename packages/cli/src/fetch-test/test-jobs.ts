@@ -1,4 +1,5 @@
-import { createEngine, rulesetCoverage, type Engine, type Ruleset } from '@httpsify/engine';
+import { createEngine, type Engine, type Ruleset } from '@httpsify/engine';
+import { rulesetCoverage } from '@httpsify/engine/authoring';
 
 /** One test URL to fetch, with what its own ruleset rewrites it to. */
 export interface TestJob {

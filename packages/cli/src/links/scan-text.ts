@@ -1,6 +1,7 @@
 import { isHttpUrl, type Occurrence } from './occurrence.js';
 
 /** Characters that cannot be part of a URL written in running text. */
+// eslint-disable-next-line no-control-regex -- control characters end a URL in running text
 const URL_CHAR = /[^\s<>"`{}|\\^\u0000-\u001f\u007f\u00a0\u2000-\u200b\u2028\u2029\u3000]/u;
 const TRAILING_PUNCTUATION = /[.,:;!?'*_~]/;
 const CLOSERS: Record<string, string> = { ')': '(', ']': '[', '}': '{' };

@@ -1,7 +1,8 @@
 import { Option, type Command } from 'commander';
-import { scopedEngineFromChannels, type Engine, type ScopedEngine } from '@httpsify/engine';
+import { type Engine } from '@httpsify/engine';
+import { scopedEngineFromChannels, type ScopedEngine } from '@httpsify/engine/channels';
 import { defaultRulesetsTimestamp, defaultStateDir, loadInstalledChannels } from '@httpsify/engine/node';
-import { collect, loadRulesOption } from './rules-option.js';
+import { collect, loadRequiredRules } from './rules-option.js';
 
 /** The options every command that rewrites URLs shares with `rewrite`. */
 export interface RewriteEngineOptions {
@@ -38,7 +39,7 @@ export async function loadRewriteEngine(options: RewriteEngineOptions): Promise<
 }
 
 async function loadLayers(options: RewriteEngineOptions): Promise<ScopedEngine> {
-  const { engine } = loadRulesOption(options.rules, { mixedContent: options.mixedContent === true });
+  const { engine } = loadRequiredRules(options.rules, { mixedContent: options.mixedContent === true });
   const explicit = options.rules !== undefined && options.rules.length > 0;
   if (explicit || !options.channels) return scopedEngineFromChannels({ channels: [], useDefaults: true }, engine);
   const installed = await loadInstalledChannels(options.stateDir ?? defaultStateDir(), { defaultsTimestamp: defaultRulesetsTimestamp() });

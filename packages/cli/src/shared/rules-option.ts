@@ -1,5 +1,6 @@
 import { defaultRulesetsDir, loadRulesets, type LoadedRulesets, type LoadOptions } from '@httpsify/engine/node';
 import { formatDiagnostic } from '@httpsify/engine';
+import { count } from './plural.js';
 
 /** commander collector for repeatable options such as `--rules A --rules B`. */
 export function collect(value: string, previous: string[] = []): string[] {
@@ -14,6 +15,20 @@ export function loadRulesOption(paths: readonly string[] | undefined, options: L
   const loaded = loadRulesets(paths !== undefined && paths.length > 0 ? paths : [defaultRulesetsDir()], options);
   for (const d of loaded.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
   const errors = loaded.diagnostics.filter((d) => d.severity === 'error').length;
-  if (errors > 0) process.stderr.write(`httpsify: ${errors} error(s); the affected rulesets were not loaded, ${loaded.engine.rulesetCount} rulesets are in use\n`);
+  if (errors > 0) process.stderr.write(`httpsify: ${count(errors, 'error')}; the affected rulesets were not loaded, ${count(loaded.engine.rulesetCount, 'ruleset')} ${loaded.engine.rulesetCount === 1 ? 'is' : 'are'} in use\n`);
+  return loaded;
+}
+
+/**
+ * `loadRulesOption` for commands that are pointless without rulesets (rewrite, compile, dnr):
+ * rewriting with nothing would pass every URL through as if it had been checked.
+ */
+export function loadRequiredRules(paths: readonly string[] | undefined, options: LoadOptions = {}): LoadedRulesets {
+  const loaded = loadRulesOption(paths, options);
+  if (loaded.engine.rulesetCount === 0) {
+    const where = paths !== undefined && paths.length > 0 ? paths.join(', ') : defaultRulesetsDir();
+    const broken = loaded.diagnostics.some((d) => d.severity === 'error');
+    throw new Error(`no ruleset could be loaded from ${where}${broken ? ' (errors above)' : ': no *.xml rulesets there'}`);
+  }
   return loaded;
 }

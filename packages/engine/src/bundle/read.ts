@@ -1,4 +1,4 @@
-import { checksum, CHECKSUM_OFFSET, FIRST_PACKED, FORMAT_VERSION, HEADER_BYTES, MAGIC, NODE_STRIDE, nodeLayout, PACKED_COUNT, packedColumns, popcount, readLength, Section, SECTION_ELEMENT_BYTES, type NodeLayout } from './format.js';
+import { checksum, CHECKSUM_OFFSET, FIRST_PACKED, FORMAT_VERSION, HEADER_BYTES, MAGIC, NODE_STRIDE, nodeLayout, PACKED_COUNT, packedColumns, popcount, Section, SECTION_ELEMENT_BYTES, type NodeLayout } from './format.js';
 import { PackedArray, packedWords } from './packed-array.js';
 import { readDictionary } from './string-dictionary.js';
 

@@ -133,7 +133,7 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
   // the report says the output is over the limit.)
   let budget = Math.max(0, regexLimit - groupRegexes);
   const density = (p: RulesetPlan) => (p.regexes === 0 ? Infinity : p.ruleset.targets.length / p.regexes);
-  const order = plans.map((p, i) => i).sort((a, b) => density(plans[b]!) - density(plans[a]!) || plans[a]!.regexes - plans[b]!.regexes || a - b);
+  const order = plans.map((_, i) => i).sort((a, b) => density(plans[b]!) - density(plans[a]!) || plans[a]!.regexes - plans[b]!.regexes || a - b);
   for (const i of order) {
     let plan = plans[i]!;
     if (plan.regexes <= budget) {

@@ -206,7 +206,7 @@ export function lintRulesAndPatterns(ruleset: Ruleset): Diagnostic[] {
   }
 
   for (const test of ruleset.tests) {
-    let url: URL | null = null;
+    let url: URL | null;
     try {
       url = new URL(test.url);
     } catch {

@@ -41,6 +41,7 @@ function lintTarget(target: Target, ruleset: Ruleset): Diagnostic[] {
     add('error', 'target-case', `target "${host}" has upper-case letters; host names are matched lower-case: "${host.toLowerCase()}"`);
     return out;
   }
+  // eslint-disable-next-line no-control-regex -- the ASCII range, NUL included
   if (/[^\x00-\x7f]/.test(host)) {
     const ascii = asciiForm(host);
     add('error', 'target-non-ascii', `target "${host}" is not ASCII; write it in punycode${ascii !== null ? `: "${ascii}"` : ''}`);

@@ -1,50 +1,13 @@
-import { ICANN_RULES, PRIVATE_RULES, PSL_SNAPSHOT } from './list-data.js';
+import { parse } from 'tldts';
 
-export { PSL_SNAPSHOT };
+/**
+ * The list's source. tldts is pinned to an exact version in package.json on purpose: findings
+ * must not drift with the list (docs/writing-rulesets.md); lint.test.ts fails when the installed
+ * version and this line disagree.
+ */
+export const PSL_SNAPSHOT = { source: 'npm tldts@7.5.4' } as const;
 
 export type SuffixSection = 'icann' | 'private';
-
-/** One rule of the list, keyed by its labels joined with '.', without `*.`/`!` prefixes. */
-interface RuleEntry {
-  section: SuffixSection;
-  wildcard: boolean;
-  exception: boolean;
-}
-
-let table: Map<string, RuleEntry[]> | null = null;
-
-/** The list holds IDN rules in Unicode; targets are written in punycode, so compare in ASCII. */
-function toAscii(name: string): string {
-  if (/^[\x00-\x7f]*$/.test(name)) return name;
-  try {
-    return new URL(`http://${name}/`).hostname;
-  } catch {
-    return name;
-  }
-}
-
-function load(): Map<string, RuleEntry[]> {
-  if (table !== null) return table;
-  const map = new Map<string, RuleEntry[]>();
-  const add = (text: string, section: SuffixSection): void => {
-    for (const raw of text.split('\n')) {
-      if (raw === '') continue;
-      let rule = raw;
-      const exception = rule.startsWith('!');
-      if (exception) rule = rule.slice(1);
-      const wildcard = rule.startsWith('*.');
-      if (wildcard) rule = rule.slice(2);
-      const key = toAscii(rule);
-      const list = map.get(key) ?? [];
-      list.push({ section, wildcard, exception });
-      map.set(key, list);
-    }
-  };
-  add(ICANN_RULES, 'icann');
-  add(PRIVATE_RULES, 'private');
-  table = map;
-  return map;
-}
 
 export interface PublicSuffixMatch {
   /** The public suffix of the host (e.g. `co.uk` for `www.example.co.uk`). */
@@ -53,39 +16,18 @@ export interface PublicSuffixMatch {
   section: SuffixSection | null;
 }
 
+/** Host names only: the callers pass lower-case ASCII (punycode) names, never URLs or IPs. */
+const HOST_ONLY = { extractHostname: false, validateHostname: false, detectIp: false, mixedInputs: false } as const;
+
 /**
  * The public suffix of a lower-case ASCII host name by the PSL algorithm (exception rules win,
  * then the rule with the most labels, else the implicit `*` rule). With `privateDomains: false`
  * only the ICANN section counts, as registrars see it.
  */
 export function publicSuffix(host: string, options: { privateDomains?: boolean } = {}): PublicSuffixMatch {
-  const usePrivate = options.privateDomains ?? true;
-  const rules = load();
-  const labels = host.split('.');
-  let best: PublicSuffixMatch | null = null;
-  let bestLength = 0;
-  for (let i = 0; i < labels.length; i++) {
-    const candidate = labels.slice(i).join('.');
-    const parentLength = labels.length - i;
-    for (const entry of rules.get(candidate) ?? []) {
-      if (!usePrivate && entry.section === 'private') continue;
-      if (entry.exception) {
-        // `!city.kawasaki.jp`: the suffix is the rule minus its leftmost label, and it beats everything.
-        return { suffix: labels.slice(i + 1).join('.'), section: entry.section };
-      }
-      if (entry.wildcard) {
-        // `*.ck` covers `x.ck` only when there is a label left of `ck`.
-        if (i >= 1 && parentLength + 1 > bestLength) {
-          best = { suffix: labels.slice(i - 1).join('.'), section: entry.section };
-          bestLength = parentLength + 1;
-        }
-      } else if (parentLength > bestLength) {
-        best = { suffix: candidate, section: entry.section };
-        bestLength = parentLength;
-      }
-    }
-  }
-  return best ?? { suffix: labels[labels.length - 1] ?? host, section: null };
+  const result = parse(host, { ...HOST_ONLY, allowPrivateDomains: options.privateDomains ?? true });
+  const section = result.isPrivate === true ? 'private' : result.isIcann === true ? 'icann' : null;
+  return { suffix: result.publicSuffix ?? host.slice(host.lastIndexOf('.') + 1), section };
 }
 
 /** The registrable domain (public suffix plus one label), or null when the host is itself a suffix. */

@@ -1,4 +1,4 @@
-import type { DnrRule } from '@httpsify/engine';
+import type { DnrRule } from '@httpsify/engine/dnr';
 import { STATIC_RULESET_ID } from '../build/manifest.js';
 import type { ChannelLayers } from '../channels/channel-layers.js';
 import { type AppliedChannel, compileChannelRules, type ChannelDnrInput, planChannelDnr, usageOf } from '../channels/channel-dnr.js';

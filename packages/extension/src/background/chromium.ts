@@ -14,11 +14,11 @@ import { LoopGuard } from './loop-guard.js';
 import { restoreOverrides } from './overrides-store.js';
 import { listenForCookies, listenForMessages } from './shared-listeners.js';
 import type { UiController } from './ui-controller.js';
+import { uiRulesSyncer } from './ui-dnr-sync.js';
 import { installUi } from './ui-runtime.js';
 
 const LOOP_HOSTS_KEY = 'loopBlockedHosts';
 const guard = new LoopGuard();
-let engine: Engine | null = null;
 const channelDnr = new ChannelDnrRuntime(ext.declarativeNetRequest as unknown as DnrApi, ext.storage.local as unknown as ConstructorParameters<typeof ChannelDnrRuntime>[1]);
 /** False while an update channel replaces the default rulesets (their static ruleset is off). */
 let defaultsInUse = true;
@@ -28,7 +28,6 @@ const ready: Promise<Engine> = (async () => {
   await restoreOverrides(loaded);
   const stored = (await ext.storage.session.get(LOOP_HOSTS_KEY))[LOOP_HOSTS_KEY] as string[] | undefined;
   guard.restore(stored ?? []);
-  engine = loaded;
   return loaded;
 })();
 
@@ -123,4 +122,5 @@ const ui = installUi({
       await ext.storage.session.set({ [LOOP_HOSTS_KEY]: guard.blockedHosts() });
     },
   },
+  policyApplied: uiRulesSyncer(),
 });

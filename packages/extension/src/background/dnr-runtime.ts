@@ -1,4 +1,5 @@
-import { ALL_RESOURCE_TYPES, compileDnrOverrides, type DnrRule, type Engine, type Ruleset } from '@httpsify/engine';
+import { type Engine, type Ruleset } from '@httpsify/engine';
+import { ALL_RESOURCE_TYPES, compileDnrOverrides, type DnrRule } from '@httpsify/engine/dnr';
 import { ext } from './browser-api.js';
 import { CHANNEL_RULE_ID_BASE } from './ui-dnr-rules.js';
 

@@ -1,4 +1,4 @@
-import { DnrEmulator, type DnrRule } from '@httpsify/engine';
+import { DnrEmulator, type DnrRule } from '@httpsify/engine/dnr';
 import { STATIC_RULES_PATH, STATIC_RULESET_ID } from '../build/manifest.js';
 import { ext } from './browser-api.js';
 

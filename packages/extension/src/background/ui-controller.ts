@@ -1,4 +1,5 @@
-import { type ChannelRecord, createEngine, type Engine, parseChannelDefinition, type Ruleset } from '@httpsify/engine';
+import { createEngine, type Engine, type Ruleset } from '@httpsify/engine';
+import { type ChannelRecord, parseChannelDefinition } from '@httpsify/engine/channels';
 import { applyRulesetChoices, buildChannelLayers, type ChannelLayers, channelsForHost, layersSecureCookie } from '../channels/channel-layers.js';
 import type { ChannelStatus } from '../channels/channel-service.js';
 import { exportSettingsFile, ImportRefused, importPatch, parseSettingsFile, planImport } from '../settings/import.js';

@@ -1,4 +1,5 @@
-import { ALL_RESOURCE_TYPES, compileDnr, type DnrRule, type Ruleset } from '@httpsify/engine';
+import { type Ruleset } from '@httpsify/engine';
+import { ALL_RESOURCE_TYPES, compileDnr, type DnrRule } from '@httpsify/engine/dnr';
 import { parseSitePattern } from '../site-rules/site-pattern.js';
 
 /**

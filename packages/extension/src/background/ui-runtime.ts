@@ -3,7 +3,8 @@
  * per-tab activity, HTTPS-first with its fallback page, statistics, icon and badge. The
  * platform entry (chromium.ts / firefox.ts) calls `installUi` once, synchronously, at startup.
  */
-import { type Engine, fetchBytesWith } from '@httpsify/engine';
+import { type Engine } from '@httpsify/engine';
+import { fetchBytesWith } from '@httpsify/engine/channels';
 import type { ChannelArea } from '../channels/channel-storage.js';
 import { CHANNEL_ALARM, ChannelService } from '../channels/channel-service.js';
 import { SETTING_KEYS, type Settings } from '../settings/schema.js';
@@ -16,10 +17,8 @@ import { httpsFirstApplies, HttpsFirstTracker, httpsVersion, interstitialUrl, ty
 import { badgeText, drawIcon, ICON_TITLE_MESSAGE, iconState } from './icon.js';
 import { TabActivity, type TabRecord } from './tab-activity.js';
 import { type LoopGuardHooks, UiController } from './ui-controller.js';
-import { UI_RULE_ID_BASE, uiDnrRules } from './ui-dnr-rules.js';
 import { UI_PORT_NAME, type UiRequest } from './ui-protocol.js';
 import { PROTECTION_ALARM, PROTECTION_ALARM_MINUTES, ProtectionRuntime } from '../protection/protection-runtime.js';
-import { PROTECTION_RULE_ID_BASE } from '../protection/protection-dnr.js';
 import { KNOWN_HTTPS_STORAGE_KEY } from '../protection/known-https-hosts.js';
 import { handleProtectionRequest, isProtectionRequest } from '../protection/protection-requests.js';
 import { securedCookie, type CookieLike } from './cookies.js';
@@ -40,6 +39,11 @@ export interface UiInstallOptions {
   channelProblems(): Promise<Record<string, string>>;
   /** The platform's redirect-loop protection, shown in the popup's status line. */
   loopGuard?: LoopGuardHooks;
+  /**
+   * Chromium: the settings changed, bring their dynamic rules in line (`uiRulesSyncer`). Passed
+   * in rather than imported, so the Firefox build does not bundle the DNR compiler.
+   */
+  policyApplied?(controller: UiController): Promise<void>;
 }
 
 export interface InstalledUi {
@@ -102,7 +106,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
       rulesetsTimestamp: defaultsTimestamp,
       httpOnceChanged: async (hosts) => ext.storage.session.set({ [ONCE_SESSION_KEY]: hosts }),
       policyChanged: async (ctl) => {
-        if (options.platform === 'chromium') await syncUiRules(ctl);
+        await options.policyApplied?.(ctl);
         await protection.viewChanged(ctl);
         void refreshAllIcons();
       },
@@ -142,28 +146,6 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     if (restored.length === 0) return;
     const next = await store.update((s) => ({ httpAllowedSites: s.httpAllowedSites.filter((e) => !restored.includes(e)) }));
     await c.reconcile(next);
-  }
-
-  // ---- DNR (Chromium) --------------------------------------------------------------------
-  let appliedRules = '';
-  async function syncUiRules(c: UiController): Promise<void> {
-    const s = c.settings;
-    const { rules } = uiDnrRules({
-      globalEnabled: s.globalEnabled,
-      disabledSites: s.disabledSites,
-      httpAllowedSites: s.httpAllowedSites,
-      httpOnceHosts: [...c.httpOnce],
-      userRulesets: c.userRulesets.filter((r) => c.userEngine?.isActive(c.userEngine.rulesetIdsByName(r.name)[0] as number)),
-      httpsFirst: s.httpsFirst && !c.captivePortal,
-    });
-    const key = JSON.stringify(rules);
-    if (key === appliedRules) return;
-    const existing = await ext.declarativeNetRequest.getDynamicRules();
-    await ext.declarativeNetRequest.updateDynamicRules({
-      removeRuleIds: existing.filter((r) => r.id >= UI_RULE_ID_BASE && r.id < PROTECTION_RULE_ID_BASE).map((r) => r.id),
-      addRules: rules as chrome.declarativeNetRequest.Rule[],
-    });
-    appliedRules = key;
   }
 
   // ---- icon and badge ----------------------------------------------------------------------

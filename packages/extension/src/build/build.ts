@@ -1,7 +1,8 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { compileDnr, type Diagnostic, type DnrReport, type DnrRule, type Ruleset } from '@httpsify/engine';
+import { type Diagnostic, type Ruleset } from '@httpsify/engine';
+import { compileDnr, type DnrReport, type DnrRule } from '@httpsify/engine/dnr';
 import { defaultRulesetsDir, defaultRulesetsTimestamp, loadRulesets } from '@httpsify/engine/node';
 import { build as esbuild } from 'esbuild';
 import { manifestFor, STATIC_RULES_PATH, type Browser } from './manifest.js';

@@ -1,4 +1,6 @@
-import { compileDnr, DNR_LIMITS, type DnrRule, ruleDestination, type Ruleset } from '@httpsify/engine';
+import { type Ruleset } from '@httpsify/engine';
+import { compileDnr, DNR_LIMITS, type DnrRule } from '@httpsify/engine/dnr';
+import { ruleDestination } from '@httpsify/engine/channels';
 import { CHANNEL_PRIORITY_BASE, CHANNEL_PRIORITY_STEP, CHANNEL_RULE_ID_BASE, MAX_DNR_CHANNELS } from '../background/ui-dnr-rules.js';
 import { type DnrScope, restrictRulesToScope, scopeToDnr, targetMayBeInScope } from './scope-dnr.js';
 

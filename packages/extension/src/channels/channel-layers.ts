@@ -1,4 +1,5 @@
-import { channelLayer, loadBundle, type ChannelRecord, type Engine, ScopedEngine, type ScopedLayer, selectActiveChannels } from '@httpsify/engine';
+import { loadBundle, type Engine } from '@httpsify/engine';
+import { channelLayer, type ChannelRecord, ScopedEngine, type ScopedLayer, selectActiveChannels } from '@httpsify/engine/channels';
 
 /** One installed channel, loaded, with what confines it. */
 export interface ChannelLayer {

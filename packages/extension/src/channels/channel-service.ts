@@ -1,18 +1,4 @@
-import {
-  channelBinding,
-  ChannelError,
-  channelFreshness,
-  checkChannel,
-  installedProblem,
-  usableInstalled,
-  type ChannelCheckReport,
-  type ChannelDefinition,
-  type ChannelRecord,
-  type ChannelStorage,
-  type FetchBytes,
-  type LastCheck,
-  secondsUntilChannelCheck,
-} from '@httpsify/engine';
+import { channelBinding, ChannelError, channelFreshness, checkChannel, installedProblem, usableInstalled, type ChannelCheckReport, type ChannelDefinition, type ChannelRecord, type ChannelStorage, type FetchBytes, type LastCheck, secondsUntilChannelCheck } from '@httpsify/engine/channels';
 import { type ChannelArea, removeChannelRecords, storageChannelStorage, storedChannelNames } from './channel-storage.js';
 import { latestCheck, planChannelChecks } from './check-schedule.js';
 

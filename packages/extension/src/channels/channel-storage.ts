@@ -1,4 +1,4 @@
-import type { ChannelRecord, ChannelStorage } from '@httpsify/engine';
+import type { ChannelRecord, ChannelStorage } from '@httpsify/engine/channels';
 import type { StorageAreaLike } from '../settings/storage-area.js';
 import { decodeChannelRecord, encodeChannelRecord } from './record-codec.js';
 

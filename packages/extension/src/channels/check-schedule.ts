@@ -1,4 +1,4 @@
-import { secondsUntilChannelCheck, type LastCheck } from '@httpsify/engine';
+import { secondsUntilChannelCheck, type LastCheck } from '@httpsify/engine/channels';
 
 export interface CheckPlan {
   /** Channels to check now (never checked, or their due time has passed: catch-up). */

@@ -1,4 +1,4 @@
-import { ChannelError, channelDefinitionJson, checkPublicJwk, parseChannelDefinition, type ChannelRecord, type LastCheck, type SigningKeyRecord } from '@httpsify/engine';
+import { ChannelError, channelDefinitionJson, checkPublicJwk, parseChannelDefinition, type ChannelRecord, type LastCheck, type SigningKeyRecord } from '@httpsify/engine/channels';
 import { base64ToBytes, bytesToBase64 } from './base64.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { DnrRule } from '@httpsify/engine';
+import type { DnrRule } from '@httpsify/engine/dnr';
 import { type HostScope, parseHostScope } from './scope-pattern.js';
 
 /**

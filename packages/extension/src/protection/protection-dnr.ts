@@ -1,4 +1,4 @@
-import { ALL_RESOURCE_TYPES, type DnrRule } from '@httpsify/engine';
+import { ALL_RESOURCE_TYPES, type DnrRule } from '@httpsify/engine/dnr';
 
 /*
  * Chromium rules of the protection mode, with their ids and priorities in one place.

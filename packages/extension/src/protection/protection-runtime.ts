@@ -4,7 +4,7 @@
  * subresources, Firefox's decision for the same, the harder-trying fallback, and the periodic
  * re-check of sites left on HTTP.
  */
-import type { DnrRule } from '@httpsify/engine';
+import type { DnrRule } from '@httpsify/engine/dnr';
 import { siteOf } from '../site-rules/site-pattern.js';
 import { httpsAlternatives, originOnly, probe, type Attempt } from './https-alternatives.js';
 import { KNOWN_HTTPS_STORAGE_KEY, KnownHttpsHosts } from './known-https-hosts.js';

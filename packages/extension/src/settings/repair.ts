@@ -1,4 +1,4 @@
-import { CHANNEL_FORMAT, parseChannelDefinition, type ChannelDefinition } from '@httpsify/engine';
+import { CHANNEL_FORMAT, parseChannelDefinition, type ChannelDefinition } from '@httpsify/engine/channels';
 import { parseSitePattern } from '../site-rules/site-pattern.js';
 import { defaultSettings, MAX_HTTP_HOSTS, MAX_REPAIRS, SCHEMA_VERSION, SETTING_KEYS, type RepairRecord, type Settings, type UserRule } from './schema.js';
 

@@ -1,4 +1,4 @@
-import type { ChannelDefinition } from '@httpsify/engine';
+import type { ChannelDefinition } from '@httpsify/engine/channels';
 
 /**
  * Everything the extension persists in storage.local, one key per setting so that a corrupt

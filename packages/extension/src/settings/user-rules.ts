@@ -1,4 +1,5 @@
-import { lintRulesetSource, type Diagnostic, type Ruleset } from '@httpsify/engine';
+import { type Diagnostic, type Ruleset } from '@httpsify/engine';
+import { lintRulesetSource } from '@httpsify/engine/authoring';
 import type { UserRule } from './schema.js';
 
 /** What the popup's "Add a rule for this site" form collects. */

@@ -2,8 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Worker } from 'playwright-core';
+import { BROWSERS, requireBrowser } from './browser-requirements.js';
 
-export const CHROMIUM = '/usr/bin/chromium';
+export const CHROMIUM = BROWSERS.chromium;
 
 export interface LoadedExtension {
   context: BrowserContext;
@@ -32,6 +33,7 @@ export interface LaunchOptions {
  * HTTPS upgrading is off too, so every upgrade seen comes from the extension.
  */
 export async function launchWithExtension(extensionDir: string, hostRules: string[], options: LaunchOptions = {}): Promise<LoadedExtension> {
+  requireBrowser('chromium');
   const profile = mkdtempSync(join(tmpdir(), 'httpsify-profile-'));
   const rules = options.resolverRules ?? hostRules.map((h) => `MAP ${h} 127.0.0.1`);
   const args = [

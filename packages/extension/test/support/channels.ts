@@ -2,7 +2,9 @@ import { mkdtempSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ChannelError, type ChannelDefinition, type FetchBytes, parseRulesetXml, type Ruleset, type SigningKeyPair } from '@httpsify/engine';
+import { type Ruleset } from '@httpsify/engine';
+import { parseRulesetXml } from '@httpsify/engine/parse';
+import { ChannelError, type ChannelDefinition, type FetchBytes, type SigningKeyPair } from '@httpsify/engine/channels';
 import { publishChannelFiles, testDefinition, testKeyPair, type TestPublisher, testPublisher } from '../../../engine/test/channels-support.js';
 import type { AlarmsLike } from '../../src/channels/channel-service.js';
 

@@ -4,8 +4,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BidiCommandError, connectBidi } from './bidi-client.js';
+import { BROWSERS, requireBrowser } from './browser-requirements.js';
 
-export const FIREFOX = '/usr/bin/firefox-esr';
+export const FIREFOX = BROWSERS.firefox;
 
 export interface FirefoxTab {
   /** Navigates and waits for the load event; resolves with the URL the page ended on. */
@@ -102,6 +103,7 @@ async function killFirefox(child: ChildProcess): Promise<void> {
  * session accepts the test server's self-signed certificate.
  */
 export async function launchFirefoxWithExtension(extensionDir: string, loopbackHosts: string[]): Promise<FirefoxWithExtension> {
+  requireBrowser('firefox');
   const geckoId = (JSON.parse(readFileSync(join(extensionDir, 'manifest.json'), 'utf8')) as { browser_specific_settings: { gecko: { id: string } } })
     .browser_specific_settings.gecko.id;
   const uuid = randomUUID();

@@ -1,4 +1,4 @@
-import { lintRulesetSource } from '@httpsify/engine';
+import { lintRulesetSource } from '@httpsify/engine/authoring';
 import type { ImportResult, SaveResult } from '../../background/ui-protocol.js';
 import type { Settings } from '../../settings/schema.js';
 import { defaultSimpleRule, exportUserRulesXml, simpleRuleXml } from '../../settings/user-rules.js';

@@ -1,0 +1,31 @@
+/**
+ * Chromium only: the settings' dynamic rules (global switch, site lists, user rules,
+ * HTTPS-first), recompiled when the settings change and written only when they differ.
+ */
+import { ext } from './browser-api.js';
+import type { UiController } from './ui-controller.js';
+import { PROTECTION_RULE_ID_BASE } from '../protection/protection-dnr.js';
+import { UI_RULE_ID_BASE, uiDnrRules } from './ui-dnr-rules.js';
+
+export function uiRulesSyncer(): (c: UiController) => Promise<void> {
+  let appliedRules = '';
+  return async (c) => {
+    const s = c.settings;
+    const { rules } = uiDnrRules({
+      globalEnabled: s.globalEnabled,
+      disabledSites: s.disabledSites,
+      httpAllowedSites: s.httpAllowedSites,
+      httpOnceHosts: [...c.httpOnce],
+      userRulesets: c.userRulesets.filter((r) => c.userEngine?.isActive(c.userEngine.rulesetIdsByName(r.name)[0] as number)),
+      httpsFirst: s.httpsFirst && !c.captivePortal,
+    });
+    const key = JSON.stringify(rules);
+    if (key === appliedRules) return;
+    const existing = await ext.declarativeNetRequest.getDynamicRules();
+    await ext.declarativeNetRequest.updateDynamicRules({
+      removeRuleIds: existing.filter((r) => r.id >= UI_RULE_ID_BASE && r.id < PROTECTION_RULE_ID_BASE).map((r) => r.id),
+      addRules: rules as chrome.declarativeNetRequest.Rule[],
+    });
+    appliedRules = key;
+  };
+}
