@@ -82,6 +82,24 @@ describe('rules', () => {
     expect(r('^http://(\\w+)\\.example\\.com/', 'https://$1.example.com/', '<target host="www.example.com" />')).toEqual([]);
     expect(r('^http://(?:www\\.)?example\\.com/', 'https://example.com/', '<target host="example.com" />')).toEqual([]);
   });
+  it('judges reachability by evaluation: character classes in the host part under *.x targets reach', () => {
+    // Shapes of Yahoo.xml:2405, City_of_Seattle.xml:52, XiTi.com.xml:84, Target.xml:165, Kobo.xml:159.
+    const reach: [string, string][] = [
+      ['^http://[pv]e\\.video\\.yahoo\\.com/+', '<target host="*.yahoo.com" />'],
+      ['^http://web[56]\\.seattle\\.gov/', '<target host="seattle.gov" />\n<target host="*.seattle.gov" />'],
+      ['^http://logc20[56]\\.xiti\\.com/', '<target host="*.xiti.com" />'],
+      ['^http://([\\w-]+)-secure(-perf|-stg)?\\.targetimg(\\d)\\.com/', '<target host="*.targetimg1.com" />'],
+      ['^http://s(ecure(?:stage[2456]?|t)?|tage[36]?)\\.kobobooks\\.(\\w\\w)/', '<target host="*.kobobooks.de" />'],
+      ['^http://log[ci]\\d+\\.xiti\\.com/', '<target host="*.xiti.com" />'],
+      ['^http://(?:www\\.)?example\\.com:209[56]/', '<target host="example.com" />'],
+    ];
+    for (const [from, targets] of reach) expect([from, r(from, 'https://example.com/', targets).filter((c) => c.startsWith('unreachable'))]).toEqual([from, []]);
+    // Still unreachable: the class never yields a covered host, or `*.com` covers one label only.
+    expect(r('^http://[pv]e\\.video\\.yahoo\\.com/', 'https://yahoo.com/', '<target host="*.yahoo.net" />')).toEqual(['unreachable-rule']);
+    expect(r('^http://img\\d\\.example\\.com/', 'https://example.com/', '<target host="*.example.org" />\n<target host="img.example.com" />')).toEqual(['unreachable-rule']);
+    expect(r('^http://a\\.[\\w-]+\\.com/', 'https://example.com/', '<target host="*.com" />')).toEqual(['target-public-suffix', 'unreachable-rule']);
+    expect(r('^http://a\\.[\\w-]+\\.co\\.uk/', 'https://example.com/', '<target host="*.co.uk" />').filter((c) => c.startsWith('unreachable'))).toEqual([]);
+  });
   it('warns when to changes the registrable domain, naming the new one', () => {
     const d = lintRulesetSource(wrap('<target host="example.com" />\n<rule from="^http://example\\.com/" to="https://example.cdn.net/" />'), 'T.xml').diagnostics;
     expect(d.map((x) => x.code)).toEqual(['changes-domain']);

@@ -5,6 +5,7 @@ import { diagnosticAt } from './diagnostic.js';
 import { countCapturingGroups, hostPartOf, parsePattern, samplesOf, unescapedDots, type HostPart } from './regex-ast.js';
 import { dollarUses } from '../regex/replacement.js';
 import { coveringTarget } from './target-match.js';
+import { hostReach } from './host-language.js';
 
 function compile(source: string): RegExp | null {
   try {
@@ -30,7 +31,8 @@ function reachableHosts(host: HostPart, ruleset: Ruleset, targetSet: ReadonlySet
     // A wildcard target stands for many hosts; try a few typical fillers for its `*`.
     for (const filler of WILDCARD_FILLERS) {
       const name = t.host.replace('*', filler);
-      if (hostRe.test(name)) {
+      // `*.com` covers one label only: the candidate lookup, not the filler, decides.
+      if (hostRe.test(name) && coveringTarget(name, targetSet) !== null) {
         hosts.add(name);
         break;
       }
@@ -42,6 +44,19 @@ function reachableHosts(host: HostPart, ruleset: Ruleset, targetSet: ReadonlySet
     if (coveringTarget(name, targetSet) !== null) hosts.add(name);
   }
   return [...hosts];
+}
+
+/**
+ * Hosts the host part reaches: the quick samples first, then, when they find none, the exact
+ * decision of host-language.ts. Null when no verdict is possible (too complex, lookarounds).
+ */
+function reachOf(host: HostPart, ruleset: Ruleset, targetSet: ReadonlySet<string>): string[] | null {
+  const quick = reachableHosts(host, ruleset, targetSet);
+  if (quick.length > 0) return quick;
+  const hostRe = compile(`^(?:${host.source})$`);
+  if (hostRe === null) return null;
+  const reach = hostReach(host.elements, hostRe, [...targetSet]);
+  return reach.kind === 'reachable' ? [reach.host] : reach.kind === 'unreachable' ? [] : null;
 }
 
 /** Whether the host part could be analysed at all (otherwise reachability is not judged). */
@@ -172,7 +187,8 @@ export function lintRulesAndPatterns(ruleset: Ruleset): Diagnostic[] {
     if (re === null || rule.from === TRIVIAL_FROM) continue;
     lintDots(rule.from, facts, 'from', rule.loc, out);
     if (!analysable(facts.host)) continue;
-    const hosts = reachableHosts(facts.host, ruleset, targetSet);
+    const hosts = reachOf(facts.host, ruleset, targetSet);
+    if (hosts === null) continue;
     if (hosts.length === 0) {
       out.push(
         diagnosticAt(rule.loc, 'warning', 'unreachable-rule', `rule from "${rule.from}" never applies: no target of this ruleset matches its host part "${facts.host.source}"`),
@@ -190,7 +206,7 @@ export function lintRulesAndPatterns(ruleset: Ruleset): Diagnostic[] {
       );
     }
     lintDots(exclusion.pattern, facts, 'exclusion', exclusion.loc, out);
-    if (analysable(facts.host) && reachableHosts(facts.host, ruleset, targetSet).length === 0) {
+    if (analysable(facts.host) && reachOf(facts.host, ruleset, targetSet)?.length === 0) {
       out.push(
         diagnosticAt(exclusion.loc, 'warning', 'unreachable-exclusion', `exclusion "${exclusion.pattern}" never applies: no target of this ruleset matches its host part "${facts.host.source}"`),
       );
