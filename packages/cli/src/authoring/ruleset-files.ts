@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { listRulesetFiles } from '@httpsify/engine/node';
 
@@ -25,4 +26,15 @@ export function readRulesetFile(file: string): string {
   } catch (err) {
     throw new Error(`${file}: cannot read: ${(err as Error).message}`);
   }
+}
+
+/** A ruleset file's text and the SHA-256 of its bytes (what a baseline entry is keyed by). */
+export function readRulesetSource(file: string): { text: string; sha256: string } {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch (err) {
+    throw new Error(`${file}: cannot read: ${(err as Error).message}`);
+  }
+  return { text: bytes.toString('utf8'), sha256: createHash('sha256').update(bytes).digest('hex') };
 }

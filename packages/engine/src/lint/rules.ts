@@ -132,7 +132,10 @@ function lintTo(rule: Rule, groupCount: number | null, out: Diagnostic[]): void 
   }
 }
 
-/** Warns when a rule sends a host to a different registrable domain, naming the new one. */
+/**
+ * Notes (as info: nearly always intended, e.g. a CDN or a `www` move across domains) when a rule
+ * sends a host to a different registrable domain, naming the new one for the reviewers.
+ */
 function lintDomainChange(rule: Rule, re: RegExp, facts: PatternFacts, hosts: string[], out: Diagnostic[]): void {
   if (facts.pattern === null || facts.host === null || rule.to === 'https:') return;
   const paths = pathSamples(facts.pattern, facts.host);
@@ -153,7 +156,7 @@ function lintDomainChange(rule: Rule, re: RegExp, facts: PatternFacts, hosts: st
       const to = registrableDomain(newHost);
       if (to !== from) {
         out.push(
-          diagnosticAt(rule.loc, 'warning', 'changes-domain', `rule sends ${host} to ${newHost}: registrable domain changes from ${from ?? host} to ${to ?? newHost}`),
+          diagnosticAt(rule.loc, 'info', 'changes-domain', `rule sends ${host} to ${newHost}: registrable domain changes from ${from ?? host} to ${to ?? newHost}`),
         );
         return;
       }

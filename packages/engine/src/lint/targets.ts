@@ -3,6 +3,13 @@ import { bareSuffixSection } from '../psl/public-suffix.js';
 import { diagnosticAt } from './diagnostic.js';
 
 const LABEL = /^[a-z0-9_-]+$/;
+
+/**
+ * Public suffixes that are also real web sites, so a target may name them (not `*.` them):
+ * `gov.uk` (GOV.UK), `nhs.uk` (the NHS), `police.uk` (police.uk). Listed in
+ * docs/writing-rulesets.md; add a suffix here only when its own host serves a site.
+ */
+export const PUBLIC_SUFFIX_SITES: ReadonlySet<string> = new Set(['gov.uk', 'nhs.uk', 'police.uk']);
 const PUNYCODE_LABEL = /^xn--[a-z0-9-]+$/;
 
 /** The ASCII (punycode) form of a host written in Unicode, when WHATWG URL accepts it. */
@@ -82,7 +89,7 @@ function lintTarget(target: Target, ruleset: Ruleset): Diagnostic[] {
   if (rightWildcard) return out;
   const named = leftWildcard ? labels.slice(1).join('.') : host;
   const section = bareSuffixSection(named);
-  if (section === 'icann') {
+  if (section === 'icann' && !(PUBLIC_SUFFIX_SITES.has(named) && !leftWildcard)) {
     add(
       'error',
       'target-public-suffix',
