@@ -45,6 +45,21 @@ describe('targets', () => {
   it.each(['example.com', '*.example.com', 'www.google.*', 'xn--bcher-kva.de', 'a_b.example.com', 'github.io'])('%s is fine', (host) => {
     expect(t(host)).toEqual([]);
   });
+  it('allows the public suffixes that are sites by name only, not by wildcard', () => {
+    expect(t('gov.uk')).toEqual([]);
+    expect(t('police.uk')).toEqual([]);
+    expect(t('*.gov.uk')).toEqual(['target-public-suffix']);
+  });
+  it('EFF checks: a target without a public suffix, a target a wildcard already covers', () => {
+    expect(t('intranet')).toEqual(['target-no-public-suffix']);
+    expect(t('www.example.intranet')).toEqual(['target-no-public-suffix']);
+    expect(t('10.0.0.1')).toEqual([]);
+    const two = (a: string, b: string): string[] => codes(wrap(`<target host="${a}" />\n<target host="${b}" />\n${trivial}`));
+    expect(two('*.d.example.com', 'www.d.example.com')).toEqual(['target-covered']);
+    expect(two('*.example.com', '*.a.example.com')).toEqual(['target-covered']);
+    expect(two('*.example.com', 'example.com')).toEqual([]);
+    expect(two('*.com', 'a.example.com')).toEqual(['target-public-suffix']);
+  });
   it('uses a pinned list and knows its sections', () => {
     expect(PSL_SNAPSHOT.source).toMatch(/psl@1\.15\.0/);
     expect(publicSuffix('www.example.co.uk')).toEqual({ suffix: 'co.uk', section: 'icann' });
@@ -110,6 +125,12 @@ describe('rules', () => {
     const xml = wrap(`<target host="example.com" />\n${trivial}\n<rule from="^http://example\\.com/" to="https://www.example.com/" />`);
     expect(codes(xml)).toEqual(['dead-rule']);
   });
+  it('asks for the "/" after a bare host in a test url', () => {
+    const test = (url: string): string[] => codes(wrap(`<target host="example.com" />\n<test url="${url}" />\n${trivial}`));
+    expect(test('http://example.com')).toEqual(['test-url-slash']);
+    expect(test('http://example.com?x=1')).toEqual(['test-url-slash']);
+    expect(test('http://example.com/?x=1')).toEqual([]);
+  });
   it('asks for .+ in secure cookies', () => {
     expect(codes(wrap(`<target host="example.com" />\n${trivial}\n<securecookie host=".*" name="." />`))).toEqual(['securecookie-wildcard', 'securecookie-wildcard']);
   });
@@ -120,11 +141,13 @@ describe('branch count', () => {
     ['^http:', 1],
     ['^http://(www\\.)?example\\.com/', 2],
     ['^http://(?:www\\.)?example\\.com/', 2],
-    ['^http://([\\w-]+\\.)?example\\.com/', 2],
+    ['^http://([\\w-]+\\.)?example\\.com/', 3],
     ['^http://(foo|bar|baz)\\.example\\.com/', 3],
     ['^http://example\\.com/(?!foo|bar)', 1],
     ['^http://example\\.com/\\?a=b', 1],
-    ['^http://[\\w-]+\\.example\\.com/', 1],
+    ['^http://[\\w-]+\\.example\\.com/', 2],
+    ['^http://a{3}\\.example\\.com/', 1],
+    ['^http://example\\.com/(?=a|b)', 1],
     ['^http://(a|b(c)?)\\.x\\.com/', 3],
   ])('%s needs %i', (source, n) => {
     const ast = parsePattern(source);

@@ -235,6 +235,9 @@ export function lintRulesAndPatterns(ruleset: Ruleset): Diagnostic[] {
       out.push(diagnosticAt(test.loc, 'error', 'test-url', `test url "${test.url}" is not an absolute http URL`));
     } else if (url.protocol === 'https:') {
       out.push(diagnosticAt(test.loc, 'warning', 'test-url', `test url "${test.url}" is https; rules only rewrite http URLs, so it tests nothing`));
+    } else if (/^http:\/\/[^/?#]*(?:[?#]|$)/i.test(test.url)) {
+      // Browsers add the "/" (so the test still works), but the file should say what is tested.
+      out.push(diagnosticAt(test.loc, 'warning', 'test-url-slash', `test url "${test.url}" has no "/" after the host; write "${url.href}"`));
     }
   }
   return out;
