@@ -10,6 +10,7 @@ import {
   parseRulesetXml,
   PSL_SNAPSHOT,
   applySuppressions,
+  fixRuleset,
   type Diagnostic,
   type LintedFile,
   type Suppression,
@@ -17,6 +18,8 @@ import {
 import { DEFAULT_BASELINE, filterByBaseline, readBaseline, writeBaseline } from '../authoring/baseline.js';
 import { changedSince } from '../authoring/changed-files.js';
 import { expandRulesetPaths, readRulesetSource } from '../authoring/ruleset-files.js';
+import { unifiedDiff } from '../authoring/unified-diff.js';
+import { writeFileAtomic } from '@httpsify/engine/node';
 
 export interface CheckOptions {
   /** Only these files get the per-file checks and findings; the rest only feed the checks across files. */
@@ -107,7 +110,35 @@ export function runCheck(paths: readonly string[], options: CheckOptions = {}): 
   };
 }
 
-const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+export interface FixReport {
+  files: number;
+  /** Per changed file: its path, the fixes (code, line, message), the diff and the new text. */
+  changed: { file: string; fixes: { code: string; line: number; message: string }[]; diff: string; fixed: string }[];
+  /** Fixes dropped because a test URL of the ruleset would be rewritten differently. */
+  rejected: number;
+}
+
+/** `check --fix`: the automatic fixes of every file in scope, as diffs; nothing is written here. */
+export function runFix(paths: readonly string[], options: { changed?: readonly string[] } = {}): FixReport {
+  const changed = options.changed === undefined ? null : new Set(options.changed.map((f) => resolve(f)));
+  const files = changed === null ? expandRulesetPaths(paths) : [...new Set(options.changed)];
+  const report: FixReport = { files: files.length, changed: [], rejected: 0 };
+  for (const file of files) {
+    const { text } = readRulesetSource(file);
+    const result = fixRuleset(text, file);
+    report.rejected += result.rejected.length;
+    if (result.fixes.length === 0) continue;
+    report.changed.push({
+      file,
+      fixes: result.fixes.map((f) => ({ code: f.code, line: f.line, message: f.message })),
+      diff: unifiedDiff(file, text, result.fixes.flatMap((f) => f.edits)),
+      fixed: result.fixed,
+    });
+  }
+  return report;
+}
+
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : word.endsWith('x') ? 'es' : 's'}`;
 
 /** The `[paths]` and `--changed`/`--changed-since` of check (and test) resolved to directories and files. */
 export function resolveChangedOptions(paths: string[], opts: { changed?: string[]; changedSince?: string }): { paths: string[]; changed?: string[] } {
@@ -136,6 +167,8 @@ interface CheckCliOptions {
   changedSince?: string;
   baseline: string | false;
   writeBaseline?: boolean;
+  fix?: boolean;
+  write?: boolean;
 }
 
 export function registerCheck(program: Command): void {
@@ -152,9 +185,24 @@ export function registerCheck(program: Command): void {
     .option('--baseline <file>', 'hide the findings this baseline lists for unchanged files', DEFAULT_BASELINE)
     .option('--no-baseline', 'ignore the baseline file')
     .option('--write-baseline', `write the current findings to the baseline file (${DEFAULT_BASELINE} unless --baseline)`)
-    .action((paths: string[], opts: CheckCliOptions) => {
+    .option('--fix', 'show the automatic fixes as a diff: trivialise rules, escape host dots, ".+" in secure cookies')
+    .option('--write', 'with --fix: apply the fixes to the files')
+    .action(async (paths: string[], opts: CheckCliOptions) => {
       if (opts.format !== 'text' && opts.format !== 'json') throw new Error(`--format must be text or json, not "${opts.format}"`);
+      if (opts.write === true && opts.fix !== true) throw new Error('--write applies fixes: use it with --fix');
       const scope = resolveChangedOptions(paths, opts);
+      if (opts.fix === true) {
+        const fixes = runFix(scope.paths, { changed: scope.changed });
+        if (opts.format === 'json') process.stdout.write(`${JSON.stringify({ ...fixes, changed: fixes.changed.map(({ fixed: _f, ...rest }) => rest) }, null, 2)}\n`);
+        else process.stdout.write(fixes.changed.map((c) => c.diff).join(''));
+        if (opts.write === true) for (const c of fixes.changed) await writeFileAtomic(c.file, c.fixed);
+        const count = fixes.changed.reduce((n, c) => n + c.fixes.length, 0);
+        process.stderr.write(
+          `${plural(fixes.files, 'file')}: ${plural(count, 'fix')} in ${plural(fixes.changed.length, 'file')}${count === 0 ? '' : opts.write === true ? ', written' : ' (--write applies them)'}` +
+            `${fixes.rejected > 0 ? `; ${plural(fixes.rejected, 'fix')} left out because a test URL would be rewritten differently` : ''}\n`,
+        );
+        return;
+      }
       const baselinePath = opts.baseline === false ? null : opts.baseline;
       const report = runCheck(scope.paths, { changed: scope.changed, baseline: opts.writeBaseline === true ? null : baselinePath });
       if (opts.writeBaseline === true) {

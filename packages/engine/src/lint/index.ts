@@ -7,6 +7,7 @@ import { applySuppressions, suppressionsOf, type Suppression } from './suppressi
 
 export { lintCollection, type LintedFile } from './collection.js';
 export { collectionFacts } from './collection-facts.js';
+export { fixRuleset, type Fix, type FixEdit, type FixResult } from './fix.js';
 export { branchCount, countCapturingGroups, parsePattern } from './regex-ast.js';
 export { dollarUses, type DollarUse } from '../regex/replacement.js';
 export { coveringTarget, targetKeysFor } from './target-match.js';
