@@ -23,7 +23,7 @@ export function unifiedDiff(file: string, original: string, edits: readonly FixE
     const start = lineStart(e.start);
     const end = lineEnd(Math.max(e.start, e.end - 1));
     const last = groups[groups.length - 1];
-    if (last !== undefined && start <= last.end) {
+    if (last !== undefined && start < last.end) {
       last.end = Math.max(last.end, end);
       last.edits.push(e);
     } else {
