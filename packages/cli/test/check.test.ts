@@ -3,7 +3,8 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { corpusRulesDir } from '../../engine/test/support/corpus.js';
+import { coveringTarget, parseRulesetXml, targetKeysFor } from '@httpsify/engine';
+import { corpusRulesDir, readOracle } from '../../engine/test/support/corpus.js';
 import { runCheck } from '../src/commands/check.js';
 import { runTest } from '../src/commands/test.js';
 
@@ -39,7 +40,7 @@ describe('httpsify check', () => {
     expect(run.status).toBe(2);
     expect(run.stderr).toContain('/nonexistent/rules: no such file or directory');
   });
-  it('finds the known problems of the 2018 corpus', () => {
+  it('finds the known problems of the 2018 corpus', async () => {
     const report = runCheck([corpusRulesDir()]);
     expect(report.files).toBe(24264);
     const c = report.counts;
@@ -68,6 +69,24 @@ describe('httpsify check', () => {
     expect(c['target-covered']).toBeUndefined();
     expect(names('target-no-public-suffix')).toEqual(new Set(['Bitly_branded_short_domains.xml', 'Uni.Lu.xml']));
     expect(report.diagnostics.filter((d) => d.code === 'changes-domain').every((d) => d.severity === 'info')).toBe(true);
+    // Every unreachable-* finding holds on real URLs: no oracle URL and no test URL of a host the
+    // ruleset's targets cover matches the pattern.
+    const byKey = new Map<string, string[]>();
+    for (const { url } of await readOracle()) {
+      for (const key of targetKeysFor(new URL(url).hostname)) byKey.set(key, [...(byKey.get(key) ?? []), url]);
+    }
+    let confirmed = 0;
+    for (const d of report.diagnostics.filter((x) => x.code.startsWith('unreachable-'))) {
+      const ruleset = parseRulesetXml(readFileSync(d.file, 'utf8'), d.file).ruleset!;
+      const patterns = d.code === 'unreachable-rule' ? ruleset.rules.map((r) => [r.loc?.line, r.from] as const) : ruleset.exclusions.map((e) => [e.loc?.line, e.pattern] as const);
+      const re = new RegExp(patterns.find(([line]) => line === d.line)![1]);
+      const targets = new Set(ruleset.targets.map((t) => t.host));
+      const own = ruleset.tests.map((t) => t.url).filter((u) => URL.canParse(u) && coveringTarget(new URL(u).hostname, targets) !== null);
+      const urls = [...own, ...ruleset.targets.flatMap((t) => byKey.get(t.host) ?? [])];
+      expect([d.file, d.line, urls.filter((u) => re.test(u))]).toEqual([d.file, d.line, []]);
+      confirmed++;
+    }
+    expect(confirmed).toBe(132);
   }, 120_000);
 
   it('a baseline hides known findings until the file changes; --no-baseline shows them', () => {

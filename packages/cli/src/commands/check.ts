@@ -191,6 +191,9 @@ export function registerCheck(program: Command): void {
       if (opts.format !== 'text' && opts.format !== 'json') throw new Error(`--format must be text or json, not "${opts.format}"`);
       if (opts.write === true && opts.fix !== true) throw new Error('--write applies fixes: use it with --fix');
       const scope = resolveChangedOptions(paths, opts);
+      if (opts.writeBaseline === true && scope.changed !== undefined) {
+        throw new Error('--write-baseline records every file: run it without --changed/--changed-since');
+      }
       if (opts.fix === true) {
         const fixes = runFix(scope.paths, { changed: scope.changed });
         if (opts.format === 'json') process.stdout.write(`${JSON.stringify({ ...fixes, changed: fixes.changed.map(({ fixed: _f, ...rest }) => rest) }, null, 2)}\n`);
