@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import { applySuppressions, createEngine, formatDiagnostic, parseRulesetXml, rulesetCoverage, suppressionsOf, type Diagnostic, type Ruleset } from '@httpsify/engine';
 import { DEFAULT_BASELINE, filterByBaseline, readBaseline, writeBaseline } from '../authoring/baseline.js';
+import { resolve } from 'node:path';
 import { expandRulesetPaths, readRulesetSource } from '../authoring/ruleset-files.js';
+import { resolveChangedOptions } from './check.js';
 
 export interface TestSummary {
   file: string;
@@ -29,6 +31,8 @@ export interface TestOptions {
   includeDefaultOff?: boolean;
   /** Baseline file to hide known findings with; null or absent: none. */
   baseline?: string | null;
+  /** Only these files are tested; the others still take part as the rulesets that may rewrite an excluded URL. */
+  changed?: readonly string[];
 }
 
 /** Offline coverage over the given files; other rulesets in the same run are checked against excluded URLs. */
@@ -37,7 +41,12 @@ export function runTest(paths: readonly string[], options: TestOptions = {}): Te
   const rulesets: Ruleset[] = [];
   const hashes = new Map<string, string>();
   const suppressions = new Map<string, ReturnType<typeof suppressionsOf>['suppressions']>();
-  for (const file of expandRulesetPaths(paths)) {
+  const changed = options.changed === undefined ? null : new Set(options.changed.map((f) => resolve(f)));
+  const files = expandRulesetPaths(paths);
+  const known = new Set(files.map((f) => resolve(f)));
+  for (const f of options.changed ?? []) if (!known.has(resolve(f))) files.push(f);
+  const inScope = (file: string): boolean => changed === null || changed.has(resolve(file));
+  for (const file of files) {
     const source = readRulesetSource(file);
     hashes.set(file, source.sha256);
     const parsed = parseRulesetXml(source.text, file);
@@ -46,21 +55,25 @@ export function runTest(paths: readonly string[], options: TestOptions = {}): Te
     found.push(...parsed.diagnostics, ...declared.diagnostics);
     if (parsed.ruleset !== null) rulesets.push(parsed.ruleset);
   }
-  const engine = createEngine(rulesets);
+  // Built on first use: only an excluded test URL needs every ruleset's engine.
+  let engine: ReturnType<typeof createEngine> | null = null;
+  const others = { rewriteWithRuleset: (url: string) => (engine ??= createEngine(rulesets)).rewriteWithRuleset(url) };
   const tested: { ruleset: Ruleset; file: string; tests: number }[] = [];
   let skipped = 0;
   for (const ruleset of rulesets) {
+    if (!inScope(ruleset.loc?.file ?? '')) continue;
     if (ruleset.defaultOff !== undefined && options.includeDefaultOff !== true) {
       skipped++;
       continue;
     }
-    const result = rulesetCoverage(ruleset, engine);
+    const result = rulesetCoverage(ruleset, others);
     found.push(...result.diagnostics);
     tested.push({ ruleset, file: ruleset.loc?.file ?? '', tests: result.tests.length });
   }
   let suppressed = 0;
   const diagnostics: Diagnostic[] = [];
   for (const d of found) {
+    if (!inScope(d.file)) continue;
     const { kept } = applySuppressions([d], suppressions.get(d.file) ?? []);
     if (kept.length === 0) suppressed++;
     else diagnostics.push(d);
@@ -92,16 +105,26 @@ export function registerTest(program: Command): void {
   program
     .command('test')
     .description('offline test coverage of rulesets: every test owned by a rule or exclusion, enough tests per branch, no network')
-    .argument('<paths...>', 'ruleset files or directories of *.xml')
+    .argument('[paths...]', 'ruleset files or directories of *.xml')
     .option('--include-default-off', 'also test rulesets that are off by default')
+    .option('--changed <files...>', 'test only these files; the others of [paths] (default: their directories) still count as rulesets that may rewrite an excluded URL')
+    .option('--changed-since <rev>', 'test only the *.xml files that differ from git revision <rev> (plus untracked ones)')
     .option('--format <format>', 'text or json', 'text')
     .option('--baseline <file>', 'hide the findings this baseline lists for unchanged files', DEFAULT_BASELINE)
     .option('--no-baseline', 'ignore the baseline file')
     .option('--write-baseline', `write the current findings to the baseline file (${DEFAULT_BASELINE} unless --baseline)`)
-    .action((paths: string[], opts: { includeDefaultOff?: boolean; format: string; baseline: string | false; writeBaseline?: boolean }) => {
+    .action((paths: string[], opts: { includeDefaultOff?: boolean; format: string; baseline: string | false; writeBaseline?: boolean; changed?: string[]; changedSince?: string }) => {
       if (opts.format !== 'text' && opts.format !== 'json') throw new Error(`--format must be text or json, not "${opts.format}"`);
+      const scope = resolveChangedOptions(paths, opts);
+      if (opts.writeBaseline === true && scope.changed !== undefined) {
+        throw new Error('--write-baseline records every file: run it without --changed/--changed-since');
+      }
       const baselinePath = opts.baseline === false ? null : opts.baseline;
-      const report = runTest(paths, { includeDefaultOff: opts.includeDefaultOff === true, baseline: opts.writeBaseline === true ? null : baselinePath });
+      const report = runTest(scope.paths, {
+        includeDefaultOff: opts.includeDefaultOff === true,
+        baseline: opts.writeBaseline === true ? null : baselinePath,
+        changed: scope.changed,
+      });
       if (opts.writeBaseline === true) {
         const path = baselinePath ?? DEFAULT_BASELINE;
         const written = writeBaseline(path, 'test', report.unfiltered, report.hashes);
