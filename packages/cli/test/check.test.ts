@@ -115,6 +115,7 @@ describe('httpsify check', () => {
     const edited = run(['check', 'rules'], dir);
     expect(edited.status).toBe(1);
     expect(edited.stdout).toContain('error to-missing-group');
+    expect(edited.stderr).toContain('1 baseline entry matches no file any more');
     writeFileSync(join(dir, 'httpsify-baseline.json'), '{"version": 2}');
     expect(run(['check', 'rules'], dir).stderr).toContain('httpsify-baseline.json: not a baseline file');
   });

@@ -56,6 +56,8 @@ export interface BaselineFilter {
   /** Findings the baseline hid, and in how many files. */
   hidden: number;
   hiddenFiles: number;
+  /** Baseline entries whose hash matches no file of this run (edited or removed since). */
+  stale: number;
 }
 
 /** Hides the findings that the baseline lists for the current content of their file. */
@@ -66,7 +68,7 @@ export function filterByBaseline(
   section: BaselineSection,
 ): BaselineFilter {
   const entries = baseline?.[section];
-  if (entries === undefined) return { kept: [...diagnostics], hidden: 0, hiddenFiles: 0 };
+  if (entries === undefined) return { kept: [...diagnostics], hidden: 0, hiddenFiles: 0, stale: 0 };
   const remaining = new Map<string, Map<string, number>>();
   const kept: Diagnostic[] = [];
   const files = new Set<string>();
@@ -93,7 +95,9 @@ export function filterByBaseline(
       kept.push(d);
     }
   }
-  return { kept, hidden, hiddenFiles: files.size };
+  const current = new Set(hashes.values());
+  const stale = Object.keys(entries).filter((h) => !current.has(h)).length;
+  return { kept, hidden, hiddenFiles: files.size, stale };
 }
 
 /**

@@ -41,6 +41,8 @@ export interface CheckReport {
   suppressed: number;
   baselineHidden: number;
   baselineHiddenFiles: number;
+  /** Baseline entries for file contents not seen in this run (only counted when every file is in scope). */
+  baselineStale: number;
   /** Findings before the baseline, and each checked file's SHA-256, for --write-baseline. */
   unfiltered: Diagnostic[];
   hashes: Map<string, string>;
@@ -103,6 +105,7 @@ export function runCheck(paths: readonly string[], options: CheckOptions = {}): 
     suppressed,
     baselineHidden: filtered.hidden,
     baselineHiddenFiles: filtered.hiddenFiles,
+    baselineStale: changed === null ? filtered.stale : 0,
     unfiltered: diagnostics,
     hashes,
     publicSuffixList: PSL_SNAPSHOT.source,
@@ -228,6 +231,7 @@ export function registerCheck(program: Command): void {
         if (report.info > 0 && opts.info !== true) hidden.push('--info lists the info findings');
         if (report.baselineHidden > 0) hidden.push(`the baseline hid ${plural(report.baselineHidden, 'finding')} in ${plural(report.baselineHiddenFiles, 'unchanged file')}`);
         if (report.suppressed > 0) hidden.push(`httpsify-ignore comments hid ${report.suppressed}`);
+        if (report.baselineStale > 0) hidden.push(`${report.baselineStale} baseline ${report.baselineStale === 1 ? 'entry matches' : 'entries match'} no file any more (--write-baseline drops them)`);
         process.stderr.write(
           `${scopeText}: ${plural(report.errors, 'error')}, ${plural(report.warnings, 'warning')}, ${report.info} info in ${(report.elapsedMs / 1000).toFixed(1)} s` +
             ` (public suffix list: ${report.publicSuffixList})${hidden.length > 0 ? `; ${hidden.join('; ')}` : ''}\n`,

@@ -22,6 +22,8 @@ export interface TestReport {
   suppressed: number;
   baselineHidden: number;
   baselineHiddenFiles: number;
+  /** Baseline entries for file contents not seen in this run (only counted when every file is in scope). */
+  baselineStale: number;
   /** Findings before the baseline, and each file's SHA-256, for --write-baseline. */
   unfiltered: Diagnostic[];
   hashes: Map<string, string>;
@@ -94,6 +96,7 @@ export function runTest(paths: readonly string[], options: TestOptions = {}): Te
     suppressed,
     baselineHidden: filtered.hidden,
     baselineHiddenFiles: filtered.hiddenFiles,
+    baselineStale: changed === null ? filtered.stale : 0,
     unfiltered: diagnostics,
     hashes,
   };
@@ -144,6 +147,7 @@ export function registerTest(program: Command): void {
         const hidden: string[] = [];
         if (report.baselineHidden > 0) hidden.push(`the baseline hid ${plural(report.baselineHidden, 'finding')} in ${plural(report.baselineHiddenFiles, 'unchanged file')}`);
         if (report.suppressed > 0) hidden.push(`httpsify-ignore comments hid ${report.suppressed}`);
+        if (report.baselineStale > 0) hidden.push(`${report.baselineStale} baseline ${report.baselineStale === 1 ? 'entry matches' : 'entries match'} no file any more (--write-baseline drops them)`);
         process.stdout.write(
           `${report.rulesets.length} rulesets, ${tests} tests: ${report.rulesets.length - failed} ok, ${failed} with problems` +
             `${report.skippedDefaultOff > 0 ? ` (${report.skippedDefaultOff} off by default skipped)` : ''}${hidden.length > 0 ? `; ${hidden.join('; ')}` : ''}\n`,
