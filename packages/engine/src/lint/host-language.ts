@@ -191,8 +191,8 @@ function closure(a: Automaton, states: readonly number[]): number[] {
   return [...seen];
 }
 
-/** Shortest string both automata accept, or null when there is none. */
-function intersection(x: Automaton, y: Automaton, budget: number): string | null | 'too-complex' {
+/** Shortest string both automata accept; when there is none, the number of states visited. */
+function intersection(x: Automaton, y: Automaton, budget: number): string | number | 'too-complex' {
   const startX = closure(x, [x.start]);
   const startY = closure(y, [y.start]);
   const key = (p: number, q: number): number => p * y.eps.length + q;
@@ -238,8 +238,11 @@ function intersection(x: Automaton, y: Automaton, budget: number): string | null
       }
     }
   }
-  return null;
+  return queue.length;
 }
+
+/** Product states one ruleset may visit in all before its verdict is "unknown" (no hang on hostile input). */
+const TOTAL_BUDGET = 2_000_000;
 
 export type HostReach =
   /** A host the rule's host part matches and one of the targets covers. */
@@ -262,12 +265,25 @@ export function hostReach(elements: readonly AST.Element[], hostRe: RegExp, targ
     throw err;
   }
   const targetSet = new Set(targets);
+  // Without a `:` the host part cannot match a port, so a plain target is one string to test.
+  const colon = maskOf(':');
+  const portFree = hostAutomaton.edges.every((edges) => edges.every(([mask]) => (mask & colon) === 0n));
   let unsure = false;
+  let budget = TOTAL_BUDGET;
   for (const target of targets) {
-    const found = intersection(hostAutomaton, targetAutomaton(target), 200_000);
-    if (found === null) continue;
+    if (!target.includes('*')) {
+      if (hostRe.test(target)) return { kind: 'reachable', host: target };
+      if (portFree) continue;
+    }
+    if (budget <= 0) return { kind: 'unknown' };
+    const found = intersection(hostAutomaton, targetAutomaton(target), Math.min(budget, 200_000));
+    if (typeof found === 'number') {
+      budget -= found;
+      continue;
+    }
     if (found === 'too-complex') {
       unsure = true;
+      budget = 0;
       continue;
     }
     const name = found.replace(/:\d*$/, '');
