@@ -150,6 +150,10 @@ export function resolveChangedOptions(paths: string[], opts: { changed?: string[
     return { paths };
   }
   const changed = [...(opts.changed ?? [])];
+  for (const f of changed) {
+    // `--changed` is variadic: a directory after it was meant as a path to check.
+    if (statSync(f, { throwIfNoEntry: false })?.isDirectory() === true) throw new Error(`--changed takes ruleset files, and ${f} is a directory: write it before --changed`);
+  }
   const dirs = paths.length > 0 ? paths : [...new Set(changed.map((f) => dirname(f)))];
   if (opts.changedSince !== undefined) {
     if (dirs.length === 0) throw new Error('--changed-since needs the rules directory, e.g. httpsify check rules/ --changed-since origin/main');
