@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { branchCount, dollarUses, lintCollection, lintRulesetSource, parsePattern, PSL_SNAPSHOT, publicSuffix, registrableDomain, type LintedFile } from '../src/index.js';
+import { branchCount, dollarUses, lintCollection, suppressionsOf, lintRulesetSource, parsePattern, PSL_SNAPSHOT, publicSuffix, registrableDomain, type LintedFile } from '../src/index.js';
 import { corpusRulesDir } from './support/corpus.js';
 
 const codes = (xml: string): string[] => lintRulesetSource(xml, 'T.xml').diagnostics.map((d) => d.code);
@@ -133,6 +133,25 @@ describe('rules', () => {
   });
   it('asks for .+ in secure cookies', () => {
     expect(codes(wrap(`<target host="example.com" />\n${trivial}\n<securecookie host=".*" name="." />`))).toEqual(['securecookie-wildcard', 'securecookie-wildcard']);
+  });
+});
+
+describe('suppressions', () => {
+  const body = '<target host="example.com" />\n<rule from="^http://example\\.com/" to="https://example.com/$1" />\n<test url="http://example.com" />';
+  it('hide the listed codes of their file, wherever the comment is, with the reason kept', () => {
+    const xml = `<!-- httpsify-ignore to-missing-group, test-url-slash: kept as EFF had it;\n\tsee issue 7 -->\n${wrap(body)}`;
+    const r = lintRulesetSource(xml, 'T.xml');
+    expect(r.diagnostics).toEqual([]);
+    expect(r.suppressed.map((d) => d.code).sort()).toEqual(['test-url-slash', 'to-missing-group']);
+    expect(r.suppressions).toEqual([{ codes: ['to-missing-group', 'test-url-slash'], reason: 'kept as EFF had it; see issue 7', line: 1, column: 1 }]);
+    expect(codes(wrap(`<!-- httpsify-ignore test-url-slash: ok -->\n${body}`))).toEqual(['to-missing-group']);
+  });
+  it('without a reason or codes are an error at the comment, and hide nothing', () => {
+    for (const comment of ['httpsify-ignore to-missing-group', 'httpsify-ignore to-missing-group:  ', 'httpsify-ignore: because']) {
+      const d = lintRulesetSource(wrap(`\t<!-- ${comment} -->\n${body}`), 'T.xml').diagnostics;
+      expect([comment, d.map((x) => [x.code, x.line, x.column])]).toEqual([comment, [['suppression-reason', 2, 2], ['to-missing-group', 4, 1], ['test-url-slash', 5, 1]]]);
+    }
+    expect(suppressionsOf('<!-- just a comment about httpsify-ignore -->', 'T.xml')).toEqual({ suppressions: [], diagnostics: [] });
   });
 });
 
