@@ -1,10 +1,16 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { corpusRulesDir } from '../../engine/test/support/corpus.js';
+import { parseRulesetXml } from '@httpsify/engine/parse';
+import { coveringTarget, targetKeysFor } from '@httpsify/engine/authoring';
+import { corpusRulesDir, readOracle } from '../../engine/test/support/corpus.js';
 import { runCheck } from '../src/commands/check.js';
+import { runTest } from '../src/commands/test.js';
+
+const run = (args: string[], cwd?: string) => spawnSync('node', [resolve(__dirname, '../dist/bin.js'), ...args], { encoding: 'utf8', cwd });
+const BAD = '<ruleset name="Bad">\n\t<target host="example.com" />\n\t<rule from="^http://example\\.com/" to="https://example.com/$1" />\n</ruleset>\n';
 
 const bin = resolve(__dirname, '../dist/bin.js');
 
@@ -18,7 +24,7 @@ describe('httpsify check', () => {
     expect(run.stdout).toContain(`${file}:2:`);
     expect(run.stdout).toMatch(/error target-case: target "Example\.com" has upper-case letters/);
     expect(run.stdout).toMatch(/error to-https-colon/);
-    expect(run.stderr).toMatch(/1 file: \d+ errors?, \d+ warnings? \(public suffix list: npm tldts@\d+\.\d+\.\d+/);
+    expect(run.stderr).toMatch(/1 file: \d+ errors?, \d+ warnings?, \d+ info in [\d.]+ s \(public suffix list: npm tldts@\d+\.\d+\.\d+/);
     const json = spawnSync('node', [bin, 'check', '--format', 'json', dir], { encoding: 'utf8' });
     expect(json.status).toBe(1);
     expect(JSON.parse(json.stdout)).toMatchObject({ files: 1, counts: { 'target-case': 1, 'to-https-colon': 1 } });
@@ -35,7 +41,7 @@ describe('httpsify check', () => {
     expect(run.status).toBe(2);
     expect(run.stderr).toContain('/nonexistent/rules: no such file or directory');
   });
-  it('finds the known problems of the 2018 corpus', () => {
+  it('finds the known problems of the 2018 corpus', async () => {
     const report = runCheck([corpusRulesDir()]);
     expect(report.files).toBe(24264);
     const c = report.counts;
@@ -55,5 +61,120 @@ describe('httpsify check', () => {
     expect(names('to-literal-dollar')).toEqual(new Set(['University_of_Mainz.xml']));
     expect(names('to-missing-group').has('DEMO.xml')).toBe(true);
     expect(c['target-non-ascii']).toBe(2);
+    // Issue 18: unreachable-* only when proven (13 false alarms gone), gov.uk & co. allowed,
+    // EFF's checks (35 test URLs without "/", no wildcard covering another target in the corpus).
+    expect(c['unreachable-rule']).toBe(108);
+    expect(c['unreachable-exclusion']).toBe(24);
+    expect(c['target-public-suffix']).toBeUndefined();
+    expect(c['test-url-slash']).toBe(35);
+    expect(c['target-covered']).toBeUndefined();
+    expect(names('target-no-public-suffix')).toEqual(new Set(['Bitly_branded_short_domains.xml', 'Uni.Lu.xml']));
+    expect(report.diagnostics.filter((d) => d.code === 'changes-domain').every((d) => d.severity === 'info')).toBe(true);
+    // Every unreachable-* finding holds on real URLs: no oracle URL and no test URL of a host the
+    // ruleset's targets cover matches the pattern.
+    const byKey = new Map<string, string[]>();
+    for (const { url } of await readOracle()) {
+      for (const key of targetKeysFor(new URL(url).hostname)) byKey.set(key, [...(byKey.get(key) ?? []), url]);
+    }
+    let confirmed = 0;
+    for (const d of report.diagnostics.filter((x) => x.code.startsWith('unreachable-'))) {
+      const ruleset = parseRulesetXml(readFileSync(d.file, 'utf8'), d.file).ruleset!;
+      const patterns = d.code === 'unreachable-rule' ? ruleset.rules.map((r) => [r.loc?.line, r.from] as const) : ruleset.exclusions.map((e) => [e.loc?.line, e.pattern] as const);
+      const re = new RegExp(patterns.find(([line]) => line === d.line)![1]);
+      const targets = new Set(ruleset.targets.map((t) => t.host));
+      const own = ruleset.tests.map((t) => t.url).filter((u) => URL.canParse(u) && coveringTarget(new URL(u).hostname, targets) !== null);
+      const urls = [...own, ...ruleset.targets.flatMap((t) => byKey.get(t.host) ?? [])];
+      expect([d.file, d.line, urls.filter((u) => re.test(u))]).toEqual([d.file, d.line, []]);
+      confirmed++;
+    }
+    expect(confirmed).toBe(132);
   }, 120_000);
+
+  it('a baseline hides known findings until the file changes; --no-baseline shows them', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'httpsify-baseline-'));
+    mkdirSync(join(dir, 'rules'));
+    writeFileSync(join(dir, 'rules', 'Bad.xml'), BAD);
+    expect(run(['check', 'rules'], dir).status).toBe(1);
+    const write = run(['check', 'rules', '--write-baseline'], dir);
+    expect(write.stderr).toContain('httpsify-baseline.json: wrote 1 finding of 1 file to the check baseline');
+    const baseline = JSON.parse(readFileSync(join(dir, 'httpsify-baseline.json'), 'utf8'));
+    expect(Object.values(baseline.check)).toEqual([{ file: join('rules', 'Bad.xml'), findings: ['to-missing-group@3:2'] }]);
+    const quiet = run(['check', 'rules'], dir);
+    expect([quiet.status, quiet.stdout]).toEqual([0, '']);
+    expect(quiet.stderr).toContain('the baseline hid 1 finding in 1 unchanged file');
+    expect(run(['check', 'rules', '--no-baseline'], dir).status).toBe(1);
+    // test keeps its own section of the same file.
+    writeFileSync(join(dir, 'rules', 'Wild.xml'), '<ruleset name="W">\n\t<target host="*.example.org" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n');
+    expect(run(['test', 'rules'], dir).status).toBe(1);
+    run(['test', 'rules', '--write-baseline'], dir);
+    const tested = run(['test', 'rules'], dir);
+    expect(tested.status).toBe(0);
+    expect(tested.stdout).toContain('the baseline hid 2 findings in 1 unchanged file');
+    expect(Object.keys(JSON.parse(readFileSync(join(dir, 'httpsify-baseline.json'), 'utf8')))).toEqual(['version', 'check', 'test']);
+    // An edit (even a comment) changes the hash: the file is checked in full again.
+    writeFileSync(join(dir, 'rules', 'Bad.xml'), `<!-- edited -->\n${BAD}`);
+    const edited = run(['check', 'rules'], dir);
+    expect(edited.status).toBe(1);
+    expect(edited.stdout).toContain('error to-missing-group');
+    expect(edited.stderr).toContain('1 baseline entry matches no file any more');
+    writeFileSync(join(dir, 'httpsify-baseline.json'), '{"version": 2}');
+    expect(run(['check', 'rules'], dir).stderr).toContain('httpsify-baseline.json: not a baseline file');
+  });
+  it('an httpsify-ignore comment with a reason hides its code in that file; without a reason it is an error', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'httpsify-ignore-'));
+    writeFileSync(join(dir, 'A.xml'), `<!-- httpsify-ignore to-missing-group: the site really serves /$1 -->\n${BAD.replace('Bad', 'A')}`);
+    writeFileSync(join(dir, 'B.xml'), `<!-- httpsify-ignore to-missing-group -->\n${BAD.replace('Bad', 'B').replace(/example/g, 'sample')}`);
+    const out = run(['check', dir, '--format', 'json']);
+    const report = JSON.parse(out.stdout);
+    expect(report.diagnostics.map((d: { file: string; code: string; line: number }) => [d.file.split('/').pop(), d.code, d.line])).toEqual([
+      ['B.xml', 'suppression-reason', 1],
+      ['B.xml', 'to-missing-group', 4],
+    ]);
+    expect(report.suppressed).toBe(1);
+    // The engine ignores comments: the suppressed ruleset still loads and rewrites.
+    expect(run(['rewrite', '--rules', join(dir, 'A.xml'), 'http://example.com/']).stdout.trim()).toBe('https://example.com/$1');
+    const tested = runTest([dir]);
+    expect(tested.counts['suppression-reason']).toBe(1);
+  });
+  it('--changed reports one file with the checks across the whole directory, much faster than a full run', () => {
+    const dir = corpusRulesDir();
+    const one = run(['check', dir, '--changed', join(dir, 'Channel_4.xml'), '--no-baseline']);
+    expect(one.stdout).toMatch(/Channel_4\.xml:77:2: warning duplicate-target: target "mailing\.channel4\.com" is also a target of Channel_4-falsemixed\.xml/);
+    expect(one.stdout.split('\n').filter((l) => l !== '').every((l) => l.startsWith(join(dir, 'Channel_4.xml')))).toBe(true);
+    expect(one.stderr).toMatch(/^1 changed file \(checks across files over 24264\)/);
+  }, 120_000);
+  it('--changed-since takes the changed and new files from git', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'httpsify-git-'));
+    const git = (...args: string[]) => spawnSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd: dir, encoding: 'utf8' });
+    git('init', '-q');
+    const rules = corpusRulesDir();
+    for (const f of ['Channel_4.xml', 'Channel_4-falsemixed.xml', 'Yahoo.xml']) copyFileSync(join(rules, f), join(dir, f));
+    git('add', '.');
+    git('commit', '-qm', 'init');
+    expect(run(['check', dir, '--changed-since', 'HEAD']).stderr).toMatch(/^0 changed files/);
+    writeFileSync(join(dir, 'Channel_4.xml'), `${readFileSync(join(dir, 'Channel_4.xml'), 'utf8')}<!-- edited -->\n`);
+    writeFileSync(join(dir, 'New.xml'), BAD);
+    const out = run(['check', dir, '--changed-since', 'HEAD']);
+    expect(out.stderr).toMatch(/^2 changed files \(checks across files over 4\)/);
+    expect(out.stdout).toContain('Channel_4.xml:77:2: warning duplicate-target');
+    expect(out.stdout).toContain('New.xml:3:2: error to-missing-group');
+    expect(out.stdout).not.toContain('Yahoo.xml');
+    expect(run(['check', dir, '--changed-since', '--evil']).stderr).toContain('is not a git revision');
+  });
+  it('--fix shows a diff, --write applies it, and the results on the test URLs stay the same', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'httpsify-fix-'));
+    const xml = '<ruleset name="T">\n\t<target host="example.com" />\n\t<target host="www.example.com" />\n\t<rule from="^http://(www\\.)?example\\.com/" to="https://$1example.com/" />\n\t<securecookie host=".*" name=".+" />\n</ruleset>\n';
+    writeFileSync(join(dir, 'T.xml'), xml);
+    const shown = run(['check', '--fix', dir]);
+    expect(shown.stdout).toBe(
+      `--- a/${join(dir, 'T.xml')}\n+++ b/${join(dir, 'T.xml')}\n@@ -4 +4 @@\n-\t<rule from="^http://(www\\.)?example\\.com/" to="https://$1example.com/" />\n+\t<rule from="^http:" to="https:" />\n@@ -5 +5 @@\n-\t<securecookie host=".*" name=".+" />\n+\t<securecookie host=".+" name=".+" />\n`,
+    );
+    expect(shown.stderr).toContain('2 fixes in 1 file (--write applies them)');
+    expect(readFileSync(join(dir, 'T.xml'), 'utf8')).toBe(xml);
+    const before = ['http://example.com/a', 'http://www.example.com/', 'http://other.example.com/'].map((u) => run(['rewrite', '--rules', dir, u]).stdout);
+    expect(run(['check', '--fix', '--write', dir]).stderr).toContain('written');
+    expect(readFileSync(join(dir, 'T.xml'), 'utf8')).toBe(xml.replace('<rule from="^http://(www\\.)?example\\.com/" to="https://$1example.com/" />', '<rule from="^http:" to="https:" />').replace('host=".*"', 'host=".+"'));
+    expect(['http://example.com/a', 'http://www.example.com/', 'http://other.example.com/'].map((u) => run(['rewrite', '--rules', dir, u]).stdout)).toEqual(before);
+    expect(run(['check', '--fix', dir]).stderr).toContain('0 fixes in 0 files');
+  });
 });

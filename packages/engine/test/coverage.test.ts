@@ -46,6 +46,14 @@ describe('rulesetCoverage', () => {
     expect(codes(`<ruleset name="T">${base}<test url="http://a.example.com/"/></ruleset>`)).toEqual(['target-coverage']);
     expect(codes(`<ruleset name="T">${base}<test url="http://a.example.com/"/><test url="http://b.example.com/"/><test url="http://c.d.example.com/"/></ruleset>`)).toEqual([]);
   });
+  it('needs ten tests per right wildcard target', () => {
+    const tests = (n: number): string => Array.from({ length: n }, (_, i) => `<test url="http://www.example.t${i}/"/>`).join('');
+    const base = '<target host="www.example.*"/><rule from="^http:" to="https:"/>';
+    expect(rulesetCoverage(parse(`<ruleset name="T">${base}${tests(9)}</ruleset>`)).diagnostics.map((d) => d.message)).toEqual([
+      'wildcard target "www.example.*" has 9 tests on hosts it covers, needs 10',
+    ]);
+    expect(codes(`<ruleset name="T">${base}${tests(10)}</ruleset>`)).toEqual([]);
+  });
   it('finds an excluded URL that another ruleset still rewrites', () => {
     const a = parse('<ruleset name="A"><target host="www.example.com"/><exclusion pattern="^http://www\\.example\\.com/x"/><rule from="^http:" to="https:"/><test url="http://www.example.com/x"/></ruleset>', 'A.xml');
     const b = parse('<ruleset name="B"><target host="*.example.com"/><rule from="^http:" to="https:"/></ruleset>', 'B.xml');

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { branchCount, dollarUses, lintCollection, lintRulesetSource, parsePattern, PSL_SNAPSHOT, publicSuffix, registrableDomain, type LintedFile } from '../src/authoring/index.js';
+import { branchCount, dollarUses, lintCollection, suppressionsOf, lintRulesetSource, parsePattern, PSL_SNAPSHOT, publicSuffix, registrableDomain, type LintedFile } from '../src/authoring/index.js';
 import { corpusRulesDir } from './support/corpus.js';
 
 const codes = (xml: string): string[] => lintRulesetSource(xml, 'T.xml').diagnostics.map((d) => d.code);
@@ -45,6 +45,21 @@ describe('targets', () => {
   });
   it.each(['example.com', '*.example.com', 'www.google.*', 'xn--bcher-kva.de', 'a_b.example.com', 'github.io'])('%s is fine', (host) => {
     expect(t(host)).toEqual([]);
+  });
+  it('allows the public suffixes that are sites by name only, not by wildcard', () => {
+    expect(t('gov.uk')).toEqual([]);
+    expect(t('police.uk')).toEqual([]);
+    expect(t('*.gov.uk')).toEqual(['target-public-suffix']);
+  });
+  it('EFF checks: a target without a public suffix, a target a wildcard already covers', () => {
+    expect(t('intranet')).toEqual(['target-no-public-suffix']);
+    expect(t('www.example.intranet')).toEqual(['target-no-public-suffix']);
+    expect(t('10.0.0.1')).toEqual([]);
+    const two = (a: string, b: string): string[] => codes(wrap(`<target host="${a}" />\n<target host="${b}" />\n${trivial}`));
+    expect(two('*.d.example.com', 'www.d.example.com')).toEqual(['target-covered']);
+    expect(two('*.example.com', '*.a.example.com')).toEqual(['target-covered']);
+    expect(two('*.example.com', 'example.com')).toEqual([]);
+    expect(two('*.com', 'a.example.com')).toEqual(['target-public-suffix']);
   });
   it('uses a pinned list and knows its sections', () => {
     // The snapshot names the exactly pinned tldts release that is installed.
@@ -94,6 +109,24 @@ describe('rules', () => {
     expect(r('^http://(\\w+)\\.example\\.com/', 'https://$1.example.com/', '<target host="www.example.com" />')).toEqual([]);
     expect(r('^http://(?:www\\.)?example\\.com/', 'https://example.com/', '<target host="example.com" />')).toEqual([]);
   });
+  it('judges reachability by evaluation: character classes in the host part under *.x targets reach', () => {
+    // Shapes of Yahoo.xml:2405, City_of_Seattle.xml:52, XiTi.com.xml:84, Target.xml:165, Kobo.xml:159.
+    const reach: [string, string][] = [
+      ['^http://[pv]e\\.video\\.yahoo\\.com/+', '<target host="*.yahoo.com" />'],
+      ['^http://web[56]\\.seattle\\.gov/', '<target host="seattle.gov" />\n<target host="*.seattle.gov" />'],
+      ['^http://logc20[56]\\.xiti\\.com/', '<target host="*.xiti.com" />'],
+      ['^http://([\\w-]+)-secure(-perf|-stg)?\\.targetimg(\\d)\\.com/', '<target host="*.targetimg1.com" />'],
+      ['^http://s(ecure(?:stage[2456]?|t)?|tage[36]?)\\.kobobooks\\.(\\w\\w)/', '<target host="*.kobobooks.de" />'],
+      ['^http://log[ci]\\d+\\.xiti\\.com/', '<target host="*.xiti.com" />'],
+      ['^http://(?:www\\.)?example\\.com:209[56]/', '<target host="example.com" />'],
+    ];
+    for (const [from, targets] of reach) expect([from, r(from, 'https://example.com/', targets).filter((c) => c.startsWith('unreachable'))]).toEqual([from, []]);
+    // Still unreachable: the class never yields a covered host, or `*.com` covers one label only.
+    expect(r('^http://[pv]e\\.video\\.yahoo\\.com/', 'https://yahoo.com/', '<target host="*.yahoo.net" />')).toEqual(['unreachable-rule']);
+    expect(r('^http://img\\d\\.example\\.com/', 'https://example.com/', '<target host="*.example.org" />\n<target host="img.example.com" />')).toEqual(['unreachable-rule']);
+    expect(r('^http://a\\.[\\w-]+\\.com/', 'https://example.com/', '<target host="*.com" />')).toEqual(['target-public-suffix', 'unreachable-rule']);
+    expect(r('^http://a\\.[\\w-]+\\.co\\.uk/', 'https://example.com/', '<target host="*.co.uk" />').filter((c) => c.startsWith('unreachable'))).toEqual([]);
+  });
   it('warns when to changes the registrable domain, naming the new one', () => {
     const d = lintRulesetSource(wrap('<target host="example.com" />\n<rule from="^http://example\\.com/" to="https://example.cdn.net/" />'), 'T.xml').diagnostics;
     expect(d.map((x) => x.code)).toEqual(['changes-domain']);
@@ -104,8 +137,33 @@ describe('rules', () => {
     const xml = wrap(`<target host="example.com" />\n${trivial}\n<rule from="^http://example\\.com/" to="https://www.example.com/" />`);
     expect(codes(xml)).toEqual(['dead-rule']);
   });
+  it('asks for the "/" after a bare host in a test url', () => {
+    const test = (url: string): string[] => codes(wrap(`<target host="example.com" />\n<test url="${url}" />\n${trivial}`));
+    expect(test('http://example.com')).toEqual(['test-url-slash']);
+    expect(test('http://example.com?x=1')).toEqual(['test-url-slash']);
+    expect(test('http://example.com/?x=1')).toEqual([]);
+  });
   it('asks for .+ in secure cookies', () => {
     expect(codes(wrap(`<target host="example.com" />\n${trivial}\n<securecookie host=".*" name="." />`))).toEqual(['securecookie-wildcard', 'securecookie-wildcard']);
+  });
+});
+
+describe('suppressions', () => {
+  const body = '<target host="example.com" />\n<rule from="^http://example\\.com/" to="https://example.com/$1" />\n<test url="http://example.com" />';
+  it('hide the listed codes of their file, wherever the comment is, with the reason kept', () => {
+    const xml = `<!-- httpsify-ignore to-missing-group, test-url-slash: kept as EFF had it;\n\tsee issue 7 -->\n${wrap(body)}`;
+    const r = lintRulesetSource(xml, 'T.xml');
+    expect(r.diagnostics).toEqual([]);
+    expect(r.suppressed.map((d) => d.code).sort()).toEqual(['test-url-slash', 'to-missing-group']);
+    expect(r.suppressions).toEqual([{ codes: ['to-missing-group', 'test-url-slash'], reason: 'kept as EFF had it; see issue 7', line: 1, column: 1 }]);
+    expect(codes(wrap(`<!-- httpsify-ignore test-url-slash: ok -->\n${body}`))).toEqual(['to-missing-group']);
+  });
+  it('without a reason or codes are an error at the comment, and hide nothing', () => {
+    for (const comment of ['httpsify-ignore to-missing-group', 'httpsify-ignore to-missing-group:  ', 'httpsify-ignore: because']) {
+      const d = lintRulesetSource(wrap(`\t<!-- ${comment} -->\n${body}`), 'T.xml').diagnostics;
+      expect([comment, d.map((x) => [x.code, x.line, x.column])]).toEqual([comment, [['suppression-reason', 2, 2], ['to-missing-group', 4, 1], ['test-url-slash', 5, 1]]]);
+    }
+    expect(suppressionsOf('<!-- just a comment about httpsify-ignore -->', 'T.xml')).toEqual({ suppressions: [], diagnostics: [] });
   });
 });
 
@@ -114,11 +172,13 @@ describe('branch count', () => {
     ['^http:', 1],
     ['^http://(www\\.)?example\\.com/', 2],
     ['^http://(?:www\\.)?example\\.com/', 2],
-    ['^http://([\\w-]+\\.)?example\\.com/', 2],
+    ['^http://([\\w-]+\\.)?example\\.com/', 3],
     ['^http://(foo|bar|baz)\\.example\\.com/', 3],
     ['^http://example\\.com/(?!foo|bar)', 1],
     ['^http://example\\.com/\\?a=b', 1],
-    ['^http://[\\w-]+\\.example\\.com/', 1],
+    ['^http://[\\w-]+\\.example\\.com/', 2],
+    ['^http://a{3}\\.example\\.com/', 1],
+    ['^http://example\\.com/(?=a|b)', 1],
     ['^http://(a|b(c)?)\\.x\\.com/', 3],
   ])('%s needs %i', (source, n) => {
     const ast = parsePattern(source);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { isBundle, listRulesetFiles } from '@httpsify/engine/node';
 
@@ -20,6 +21,11 @@ export function expandRulesetPaths(paths: readonly string[]): string[] {
 
 /** Reads a ruleset file as UTF-8 text; errors name the file. A compiled bundle is refused by name. */
 export function readRulesetFile(file: string): string {
+  return readRulesetSource(file).text;
+}
+
+/** A ruleset file's text and the SHA-256 of its bytes (what a baseline entry is keyed by). */
+export function readRulesetSource(file: string): { text: string; sha256: string } {
   let bytes: Buffer;
   try {
     bytes = readFileSync(file);
@@ -28,5 +34,5 @@ export function readRulesetFile(file: string): string {
   }
   // Bundles keep no tests, comments or source positions: authors' checks need the XML.
   if (isBundle(bytes)) throw new Error(`${file}: a compiled bundle, not ruleset XML: give the *.xml rulesets it was compiled from`);
-  return bytes.toString('utf8');
+  return { text: bytes.toString('utf8'), sha256: createHash('sha256').update(bytes).digest('hex') };
 }

@@ -1,62 +1,233 @@
 import type { Command } from 'commander';
+import { statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { formatDiagnostic, type Diagnostic } from '@httpsify/engine';
-import { lintCollection, lintRulesetSource, PSL_SNAPSHOT, type LintedFile } from '@httpsify/engine/authoring';
-import { expandRulesetPaths, readRulesetFile } from '../authoring/ruleset-files.js';
-import { count } from '../shared/plural.js';
+import { parseRulesetXml } from '@httpsify/engine/parse';
+import { collectionFacts, compareDiagnostics, lintCollection, lintRulesetSource, PSL_SNAPSHOT, applySuppressions, fixRuleset, type LintedFile, type Suppression } from '@httpsify/engine/authoring';
+import { DEFAULT_BASELINE, filterByBaseline, readBaseline, writeBaseline } from '../authoring/baseline.js';
+import { changedSince } from '../authoring/changed-files.js';
+import { expandRulesetPaths, readRulesetSource } from '../authoring/ruleset-files.js';
+import { unifiedDiff } from '../authoring/unified-diff.js';
+import { writeFileAtomic } from '@httpsify/engine/node';
+
+export interface CheckOptions {
+  /** Only these files get the per-file checks and findings; the rest only feed the checks across files. */
+  changed?: readonly string[];
+  /** Baseline file to hide known findings with; null or absent: none. */
+  baseline?: string | null;
+}
+import { count as plural } from '../shared/plural.js';
 
 export interface CheckReport {
   files: number;
+  /** Files whose findings are reported (all of them, or the changed ones). */
+  checked: number;
   diagnostics: Diagnostic[];
   counts: Record<string, number>;
   errors: number;
   warnings: number;
+  info: number;
+  /** Findings hidden by `<!-- httpsify-ignore -->` comments and by the baseline. */
+  suppressed: number;
+  baselineHidden: number;
+  baselineHiddenFiles: number;
+  /** Baseline entries for file contents not seen in this run (only counted when every file is in scope). */
+  baselineStale: number;
+  /** Findings before the baseline, and each checked file's SHA-256, for --write-baseline. */
+  unfiltered: Diagnostic[];
+  hashes: Map<string, string>;
   publicSuffixList: string;
+  elapsedMs: number;
 }
 
-/** Lints every file, then the cross-file checks over the ones that parsed. */
-export function runCheck(paths: readonly string[]): CheckReport {
+/**
+ * Lints every file (or only the changed ones), then the cross-file checks over all files that
+ * parsed; suppressions in each file and the baseline then hide accepted findings.
+ */
+export function runCheck(paths: readonly string[], options: CheckOptions = {}): CheckReport {
+  const started = performance.now();
+  const changed = options.changed === undefined ? null : new Set(options.changed.map((f) => resolve(f)));
   const files = expandRulesetPaths(paths);
+  const known = new Set(files.map((f) => resolve(f)));
+  // A changed file outside the given directories is still checked (against them).
+  for (const f of options.changed ?? []) if (!known.has(resolve(f))) files.push(f);
   const diagnostics: Diagnostic[] = [];
-  const parsed: LintedFile[] = [];
+  const collection: LintedFile[] = [];
+  const suppressions = new Map<string, Suppression[]>();
+  const hashes = new Map<string, string>();
+  let suppressed = 0;
+  let checked = 0;
   for (const file of files) {
-    const result = lintRulesetSource(readRulesetFile(file), file);
-    diagnostics.push(...result.diagnostics);
-    if (result.ruleset !== null) parsed.push({ file, ruleset: result.ruleset });
+    const source = readRulesetSource(file);
+    if (changed === null || changed.has(resolve(file))) {
+      checked++;
+      hashes.set(file, source.sha256);
+      const result = lintRulesetSource(source.text, file);
+      diagnostics.push(...result.diagnostics);
+      suppressed += result.suppressed.length;
+      suppressions.set(file, result.suppressions);
+      if (result.ruleset !== null) collection.push({ file, ruleset: result.ruleset });
+      continue;
+    }
+    const facts = collectionFacts(source.text) ?? parseRulesetXml(source.text, file).ruleset;
+    if (facts !== null) collection.push({ file, ruleset: { rules: [], exclusions: [], secureCookies: [], tests: [], ...facts } });
   }
-  diagnostics.push(...lintCollection(parsed));
+  for (const d of lintCollection(collection)) {
+    if (changed !== null && !changed.has(resolve(d.file))) continue;
+    const { kept } = applySuppressions([d], suppressions.get(d.file) ?? []);
+    if (kept.length === 0) suppressed++;
+    else diagnostics.push(d);
+  }
+  diagnostics.sort(compareDiagnostics);
+  const baseline = options.baseline == null ? null : readBaseline(options.baseline);
+  const filtered = filterByBaseline(diagnostics, hashes, baseline, 'check');
   const counts: Record<string, number> = {};
-  for (const d of diagnostics) counts[d.code] = (counts[d.code] ?? 0) + 1;
+  for (const d of filtered.kept) counts[d.code] = (counts[d.code] ?? 0) + 1;
+  const severity = (s: Diagnostic['severity']): number => filtered.kept.filter((d) => d.severity === s).length;
   return {
     files: files.length,
-    diagnostics,
+    checked,
+    diagnostics: filtered.kept,
     counts: Object.fromEntries(Object.entries(counts).sort(([a], [b]) => (a < b ? -1 : 1))),
-    errors: diagnostics.filter((d) => d.severity === 'error').length,
-    warnings: diagnostics.filter((d) => d.severity === 'warning').length,
+    errors: severity('error'),
+    warnings: severity('warning'),
+    info: severity('info'),
+    suppressed,
+    baselineHidden: filtered.hidden,
+    baselineHiddenFiles: filtered.hiddenFiles,
+    baselineStale: changed === null ? filtered.stale : 0,
+    unfiltered: diagnostics,
+    hashes,
     publicSuffixList: PSL_SNAPSHOT.source,
+    elapsedMs: performance.now() - started,
   };
+}
+
+export interface FixReport {
+  files: number;
+  /** Per changed file: its path, the fixes (code, line, message), the diff and the new text. */
+  changed: { file: string; fixes: { code: string; line: number; message: string }[]; diff: string; fixed: string }[];
+  /** Fixes dropped because a test URL of the ruleset would be rewritten differently. */
+  rejected: number;
+}
+
+/** `check --fix`: the automatic fixes of every file in scope, as diffs; nothing is written here. */
+export function runFix(paths: readonly string[], options: { changed?: readonly string[] } = {}): FixReport {
+  const changed = options.changed === undefined ? null : new Set(options.changed.map((f) => resolve(f)));
+  const files = changed === null ? expandRulesetPaths(paths) : [...new Set(options.changed)];
+  const report: FixReport = { files: files.length, changed: [], rejected: 0 };
+  for (const file of files) {
+    const { text } = readRulesetSource(file);
+    const result = fixRuleset(text, file);
+    report.rejected += result.rejected.length;
+    if (result.fixes.length === 0) continue;
+    report.changed.push({
+      file,
+      fixes: result.fixes.map((f) => ({ code: f.code, line: f.line, message: f.message })),
+      diff: unifiedDiff(file, text, result.fixes.flatMap((f) => f.edits)),
+      fixed: result.fixed,
+    });
+  }
+  return report;
+}
+
+
+/** The `[paths]` and `--changed`/`--changed-since` of check (and test) resolved to directories and files. */
+export function resolveChangedOptions(paths: string[], opts: { changed?: string[]; changedSince?: string }): { paths: string[]; changed?: string[] } {
+  if (opts.changed === undefined && opts.changedSince === undefined) {
+    if (paths.length === 0) throw new Error('give the ruleset files or directories to check');
+    return { paths };
+  }
+  const changed = [...(opts.changed ?? [])];
+  for (const f of changed) {
+    // `--changed` is variadic: a directory after it was meant as a path to check.
+    if (statSync(f, { throwIfNoEntry: false })?.isDirectory() === true) throw new Error(`--changed takes ruleset files, and ${f} is a directory: write it before --changed`);
+  }
+  const dirs = paths.length > 0 ? paths : [...new Set(changed.map((f) => dirname(f)))];
+  if (opts.changedSince !== undefined) {
+    if (dirs.length === 0) throw new Error('--changed-since needs the rules directory, e.g. httpsify check rules/ --changed-since origin/main');
+    for (const dir of dirs) {
+      if (!statSync(dir).isDirectory()) throw new Error(`${dir}: --changed-since needs a directory`);
+      changed.push(...changedSince(dir, opts.changedSince));
+    }
+  }
+  return { paths: dirs, changed };
+}
+
+interface CheckCliOptions {
+  format: string;
+  counts?: boolean;
+  quiet?: boolean;
+  info?: boolean;
+  changed?: string[];
+  changedSince?: string;
+  baseline: string | false;
+  writeBaseline?: boolean;
+  fix?: boolean;
+  write?: boolean;
 }
 
 export function registerCheck(program: Command): void {
   program
     .command('check')
     .description('validate and lint ruleset files: structure, targets, rules, exclusions, secure cookies, and checks across files')
-    .argument('<paths...>', 'ruleset files or directories of *.xml')
+    .argument('[paths...]', 'ruleset files or directories of *.xml')
     .option('--format <format>', 'text or json', 'text')
     .option('--counts', 'print the number of findings per code')
     .option('-q, --quiet', 'print errors only')
-    .action((paths: string[], opts: { format: string; counts?: boolean; quiet?: boolean }) => {
+    .option('--info', 'also print informational findings (changes-domain)')
+    .option('--changed <files...>', 'report only these files; checks across files still see every file of [paths] (default: their directories)')
+    .option('--changed-since <rev>', 'report only the *.xml files that differ from git revision <rev> (plus untracked ones)')
+    .option('--baseline <file>', 'hide the findings this baseline lists for unchanged files', DEFAULT_BASELINE)
+    .option('--no-baseline', 'ignore the baseline file')
+    .option('--write-baseline', `write the current findings to the baseline file (${DEFAULT_BASELINE} unless --baseline)`)
+    .option('--fix', 'show the automatic fixes as a diff: trivialise rules, escape host dots, ".+" in secure cookies')
+    .option('--write', 'with --fix: apply the fixes to the files')
+    .action(async (paths: string[], opts: CheckCliOptions) => {
       if (opts.format !== 'text' && opts.format !== 'json') throw new Error(`--format must be text or json, not "${opts.format}"`);
-      const report = runCheck(paths);
+      if (opts.write === true && opts.fix !== true) throw new Error('--write applies fixes: use it with --fix');
+      const scope = resolveChangedOptions(paths, opts);
+      if (opts.writeBaseline === true && scope.changed !== undefined) {
+        throw new Error('--write-baseline records every file: run it without --changed/--changed-since');
+      }
+      if (opts.fix === true) {
+        const fixes = runFix(scope.paths, { changed: scope.changed });
+        if (opts.format === 'json') process.stdout.write(`${JSON.stringify({ ...fixes, changed: fixes.changed.map(({ fixed: _f, ...rest }) => rest) }, null, 2)}\n`);
+        else process.stdout.write(fixes.changed.map((c) => c.diff).join(''));
+        if (opts.write === true) for (const c of fixes.changed) await writeFileAtomic(c.file, c.fixed);
+        const count = fixes.changed.reduce((n, c) => n + c.fixes.length, 0);
+        process.stderr.write(
+          `${plural(fixes.files, 'file')}: ${plural(count, 'fix', 'fixes')} in ${plural(fixes.changed.length, 'file')}${count === 0 ? '' : opts.write === true ? ', written' : ' (--write applies them)'}` +
+            `${fixes.rejected > 0 ? `; ${plural(fixes.rejected, 'fix', 'fixes')} left out because a test URL would be rewritten differently` : ''}\n`,
+        );
+        return;
+      }
+      const baselinePath = opts.baseline === false ? null : opts.baseline;
+      const report = runCheck(scope.paths, { changed: scope.changed, baseline: opts.writeBaseline === true ? null : baselinePath });
+      if (opts.writeBaseline === true) {
+        const path = baselinePath ?? DEFAULT_BASELINE;
+        const written = writeBaseline(path, 'check', report.unfiltered, report.hashes);
+        process.stderr.write(`${path}: wrote ${plural(written.findings, 'finding')} of ${plural(written.files, 'file')} to the check baseline\n`);
+        return;
+      }
       if (opts.format === 'json') {
-        process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+        const { unfiltered: _u, hashes: _h, ...shown } = report;
+        process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
       } else {
-        const shown = opts.quiet === true ? report.diagnostics.filter((d) => d.severity === 'error') : report.diagnostics;
+        const shown = report.diagnostics.filter((d) => (opts.quiet === true ? d.severity === 'error' : d.severity !== 'info' || opts.info === true));
         process.stdout.write(shown.map((d) => `${formatDiagnostic(d)}\n`).join(''));
         if (opts.counts === true) {
           for (const [code, n] of Object.entries(report.counts)) process.stdout.write(`${String(n).padStart(7)} ${code}\n`);
         }
+        const scopeText = scope.changed === undefined ? plural(report.files, 'file') : `${plural(report.checked, 'changed file')} (checks across files over ${report.files})`;
+        const hidden: string[] = [];
+        if (report.info > 0 && opts.info !== true) hidden.push('--info lists the info findings');
+        if (report.baselineHidden > 0) hidden.push(`the baseline hid ${plural(report.baselineHidden, 'finding')} in ${plural(report.baselineHiddenFiles, 'unchanged file')}`);
+        if (report.suppressed > 0) hidden.push(`httpsify-ignore comments hid ${report.suppressed}`);
+        if (report.baselineStale > 0) hidden.push(`${report.baselineStale} baseline ${report.baselineStale === 1 ? 'entry matches' : 'entries match'} no file any more (--write-baseline drops them)`);
         process.stderr.write(
-          `${count(report.files, 'file')}: ${count(report.errors, 'error')}, ${count(report.warnings, 'warning')} (public suffix list: ${report.publicSuffixList})\n`,
+          `${scopeText}: ${plural(report.errors, 'error')}, ${plural(report.warnings, 'warning')}, ${report.info} info in ${(report.elapsedMs / 1000).toFixed(1)} s` +
+            ` (public suffix list: ${report.publicSuffixList})${hidden.length > 0 ? `; ${hidden.join('; ')}` : ''}\n`,
         );
       }
       if (report.errors > 0) process.exitCode = 1;

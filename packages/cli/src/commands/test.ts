@@ -1,8 +1,11 @@
 import type { Command } from 'commander';
 import { createEngine, formatDiagnostic, type Diagnostic, type Ruleset } from '@httpsify/engine';
 import { parseRulesetXml } from '@httpsify/engine/parse';
-import { rulesetCoverage } from '@httpsify/engine/authoring';
-import { expandRulesetPaths, readRulesetFile } from '../authoring/ruleset-files.js';
+import { applySuppressions, rulesetCoverage, suppressionsOf } from '@httpsify/engine/authoring';
+import { DEFAULT_BASELINE, filterByBaseline, readBaseline, writeBaseline } from '../authoring/baseline.js';
+import { resolve } from 'node:path';
+import { expandRulesetPaths, readRulesetSource } from '../authoring/ruleset-files.js';
+import { resolveChangedOptions } from './check.js';
 import { count } from '../shared/plural.js';
 
 export interface TestSummary {
@@ -18,46 +21,124 @@ export interface TestReport {
   diagnostics: Diagnostic[];
   counts: Record<string, number>;
   errors: number;
+  /** Findings hidden by `<!-- httpsify-ignore -->` comments and by the baseline. */
+  suppressed: number;
+  baselineHidden: number;
+  baselineHiddenFiles: number;
+  /** Baseline entries for file contents not seen in this run (only counted when every file is in scope). */
+  baselineStale: number;
+  /** Findings before the baseline, and each file's SHA-256, for --write-baseline. */
+  unfiltered: Diagnostic[];
+  hashes: Map<string, string>;
+}
+
+export interface TestOptions {
+  includeDefaultOff?: boolean;
+  /** Baseline file to hide known findings with; null or absent: none. */
+  baseline?: string | null;
+  /** Only these files are tested; the others still take part as the rulesets that may rewrite an excluded URL. */
+  changed?: readonly string[];
 }
 
 /** Offline coverage over the given files; other rulesets in the same run are checked against excluded URLs. */
-export function runTest(paths: readonly string[], options: { includeDefaultOff?: boolean } = {}): TestReport {
-  const diagnostics: Diagnostic[] = [];
+export function runTest(paths: readonly string[], options: TestOptions = {}): TestReport {
+  const found: Diagnostic[] = [];
   const rulesets: Ruleset[] = [];
-  for (const file of expandRulesetPaths(paths)) {
-    const parsed = parseRulesetXml(readRulesetFile(file), file);
-    diagnostics.push(...parsed.diagnostics);
+  const hashes = new Map<string, string>();
+  const suppressions = new Map<string, ReturnType<typeof suppressionsOf>['suppressions']>();
+  const changed = options.changed === undefined ? null : new Set(options.changed.map((f) => resolve(f)));
+  const files = expandRulesetPaths(paths);
+  const known = new Set(files.map((f) => resolve(f)));
+  for (const f of options.changed ?? []) if (!known.has(resolve(f))) files.push(f);
+  const inScope = (file: string): boolean => changed === null || changed.has(resolve(file));
+  for (const file of files) {
+    const source = readRulesetSource(file);
+    hashes.set(file, source.sha256);
+    const parsed = parseRulesetXml(source.text, file);
+    const declared = suppressionsOf(source.text, file);
+    suppressions.set(file, declared.suppressions);
+    found.push(...parsed.diagnostics, ...declared.diagnostics);
     if (parsed.ruleset !== null) rulesets.push(parsed.ruleset);
   }
-  const engine = createEngine(rulesets);
-  const summaries: TestSummary[] = [];
+  // Built on first use: only an excluded test URL needs every ruleset's engine.
+  let engine: ReturnType<typeof createEngine> | null = null;
+  const others = { rewriteWithRuleset: (url: string) => (engine ??= createEngine(rulesets)).rewriteWithRuleset(url) };
+  const tested: { ruleset: Ruleset; file: string; tests: number }[] = [];
   let skipped = 0;
   for (const ruleset of rulesets) {
+    if (!inScope(ruleset.loc?.file ?? '')) continue;
     if (ruleset.defaultOff !== undefined && options.includeDefaultOff !== true) {
       skipped++;
       continue;
     }
-    const result = rulesetCoverage(ruleset, engine);
-    diagnostics.push(...result.diagnostics);
-    summaries.push({ file: ruleset.loc?.file ?? '', name: ruleset.name, tests: result.tests.length, problems: result.diagnostics.length });
+    const result = rulesetCoverage(ruleset, others);
+    found.push(...result.diagnostics);
+    tested.push({ ruleset, file: ruleset.loc?.file ?? '', tests: result.tests.length });
   }
+  let suppressed = 0;
+  const diagnostics: Diagnostic[] = [];
+  for (const d of found) {
+    if (!inScope(d.file)) continue;
+    const { kept } = applySuppressions([d], suppressions.get(d.file) ?? []);
+    if (kept.length === 0) suppressed++;
+    else diagnostics.push(d);
+  }
+  const baseline = options.baseline == null ? null : readBaseline(options.baseline);
+  const filtered = filterByBaseline(diagnostics, hashes, baseline, 'test');
+  const problems = new Map<string, number>();
+  for (const d of filtered.kept) problems.set(d.file, (problems.get(d.file) ?? 0) + 1);
+  const summaries = tested.map(({ ruleset, file, tests }) => ({ file, name: ruleset.name, tests, problems: problems.get(file) ?? 0 }));
   const counts: Record<string, number> = {};
-  for (const d of diagnostics) counts[d.code] = (counts[d.code] ?? 0) + 1;
-  return { rulesets: summaries, skippedDefaultOff: skipped, diagnostics, counts, errors: diagnostics.filter((d) => d.severity === 'error').length };
+  for (const d of filtered.kept) counts[d.code] = (counts[d.code] ?? 0) + 1;
+  return {
+    rulesets: summaries,
+    skippedDefaultOff: skipped,
+    diagnostics: filtered.kept,
+    counts,
+    errors: filtered.kept.filter((d) => d.severity === 'error').length,
+    suppressed,
+    baselineHidden: filtered.hidden,
+    baselineHiddenFiles: filtered.hiddenFiles,
+    baselineStale: changed === null ? filtered.stale : 0,
+    unfiltered: diagnostics,
+    hashes,
+  };
 }
+
 
 export function registerTest(program: Command): void {
   program
     .command('test')
     .description('offline test coverage of rulesets: every test owned by a rule or exclusion, enough tests per branch, no network')
-    .argument('<paths...>', 'ruleset files or directories of *.xml')
+    .argument('[paths...]', 'ruleset files or directories of *.xml')
     .option('--include-default-off', 'also test rulesets that are off by default')
+    .option('--changed <files...>', 'test only these files; the others of [paths] (default: their directories) still count as rulesets that may rewrite an excluded URL')
+    .option('--changed-since <rev>', 'test only the *.xml files that differ from git revision <rev> (plus untracked ones)')
     .option('--format <format>', 'text or json', 'text')
-    .action((paths: string[], opts: { includeDefaultOff?: boolean; format: string }) => {
+    .option('--baseline <file>', 'hide the findings this baseline lists for unchanged files', DEFAULT_BASELINE)
+    .option('--no-baseline', 'ignore the baseline file')
+    .option('--write-baseline', `write the current findings to the baseline file (${DEFAULT_BASELINE} unless --baseline)`)
+    .action((paths: string[], opts: { includeDefaultOff?: boolean; format: string; baseline: string | false; writeBaseline?: boolean; changed?: string[]; changedSince?: string }) => {
       if (opts.format !== 'text' && opts.format !== 'json') throw new Error(`--format must be text or json, not "${opts.format}"`);
-      const report = runTest(paths, { includeDefaultOff: opts.includeDefaultOff === true });
+      const scope = resolveChangedOptions(paths, opts);
+      if (opts.writeBaseline === true && scope.changed !== undefined) {
+        throw new Error('--write-baseline records every file: run it without --changed/--changed-since');
+      }
+      const baselinePath = opts.baseline === false ? null : opts.baseline;
+      const report = runTest(scope.paths, {
+        includeDefaultOff: opts.includeDefaultOff === true,
+        baseline: opts.writeBaseline === true ? null : baselinePath,
+        changed: scope.changed,
+      });
+      if (opts.writeBaseline === true) {
+        const path = baselinePath ?? DEFAULT_BASELINE;
+        const written = writeBaseline(path, 'test', report.unfiltered, report.hashes);
+        process.stderr.write(`${path}: wrote ${count(written.findings, 'finding')} of ${count(written.files, 'file')} to the test baseline\n`);
+        return;
+      }
       if (opts.format === 'json') {
-        process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+        const { unfiltered: _u, hashes: _h, ...shown } = report;
+        process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
       } else {
         for (const d of report.diagnostics) process.stdout.write(`${formatDiagnostic(d)}\n`);
         for (const s of report.rulesets) {
@@ -65,9 +146,13 @@ export function registerTest(program: Command): void {
         }
         const failed = report.rulesets.filter((s) => s.problems > 0).length;
         const tests = report.rulesets.reduce((n, s) => n + s.tests, 0);
+        const hidden: string[] = [];
+        if (report.baselineHidden > 0) hidden.push(`the baseline hid ${count(report.baselineHidden, 'finding')} in ${count(report.baselineHiddenFiles, 'unchanged file')}`);
+        if (report.suppressed > 0) hidden.push(`httpsify-ignore comments hid ${report.suppressed}`);
+        if (report.baselineStale > 0) hidden.push(`${report.baselineStale} baseline ${report.baselineStale === 1 ? 'entry matches' : 'entries match'} no file any more (--write-baseline drops them)`);
         process.stdout.write(
           `${count(report.rulesets.length, 'ruleset')}, ${count(tests, 'test')}: ${report.rulesets.length - failed} ok, ${failed} with problems` +
-            `${report.skippedDefaultOff > 0 ? ` (${report.skippedDefaultOff} off by default skipped)` : ''}\n`,
+            `${report.skippedDefaultOff > 0 ? ` (${report.skippedDefaultOff} off by default skipped)` : ''}${hidden.length > 0 ? `; ${hidden.join('; ')}` : ''}\n`,
         );
         for (const [code, n] of Object.entries(report.counts).sort()) process.stdout.write(`${String(n).padStart(7)} ${code}\n`);
       }

@@ -23,8 +23,10 @@ export interface CollectionRewriter {
   rewriteWithRuleset(url: string): { rewritten: string | null; ruleset: string | null };
 }
 
-/** Tests a left (`*.x`) or right (`x.*`) wildcard target needs. */
+/** Tests a left (`*.x`) wildcard target needs. */
 export const WILDCARD_TESTS = 3;
+/** Tests a right (`x.*`) wildcard target needs: it covers every top-level domain, EFF asked 10. */
+export const RIGHT_WILDCARD_TESTS = 10;
 
 function compile(source: string): RegExp | null {
   try {
@@ -51,7 +53,7 @@ function needed(pattern: string): number {
  * Offline coverage of one ruleset, as `httpsify test` reports it: every test attaches to the first
  * exclusion that matches it, else the first rule that matches it; each rule and exclusion needs
  * as many tests as its pattern has branches (see `branchCount`), each wildcard target
- * `WILDCARD_TESTS` non-excluded tests on hosts it covers. `others`, when given, finds excluded
+ * `WILDCARD_TESTS` (`RIGHT_WILDCARD_TESTS` for `x.*`) non-excluded tests on hosts it covers. `others`, when given, finds excluded
  * test URLs that another ruleset still rewrites (exclusions only hold inside their ruleset).
  */
 export function rulesetCoverage(ruleset: Ruleset, others?: CollectionRewriter): RulesetCoverage {
@@ -115,8 +117,9 @@ export function rulesetCoverage(ruleset: Ruleset, others?: CollectionRewriter): 
   for (const target of ruleset.targets) {
     if (!target.host.startsWith('*.') && !target.host.endsWith('.*')) continue;
     const have = notExcluded.filter((h) => h !== target.host && targetKeysFor(h).includes(target.host)).length;
-    if (have < WILDCARD_TESTS) {
-      at(target.loc, 'error', 'target-coverage', `wildcard target "${target.host}" has ${have} test${have === 1 ? '' : 's'} on hosts it covers, needs ${WILDCARD_TESTS}`);
+    const need = target.host.endsWith('.*') ? RIGHT_WILDCARD_TESTS : WILDCARD_TESTS;
+    if (have < need) {
+      at(target.loc, 'error', 'target-coverage', `wildcard target "${target.host}" has ${have} test${have === 1 ? '' : 's'} on hosts it covers, needs ${need}`);
     }
   }
   return { ruleset, tests: unique, diagnostics: out };

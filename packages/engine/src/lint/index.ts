@@ -3,11 +3,16 @@ import { parseRulesetXml } from '../parse/xml-ruleset.js';
 import { lintRulesAndPatterns } from './rules.js';
 import { lintStructure } from './structure.js';
 import { lintTargets } from './targets.js';
+import { applySuppressions, suppressionsOf, type Suppression } from './suppression.js';
 
 export { lintCollection, type LintedFile } from './collection.js';
+export { collectionFacts } from './collection-facts.js';
+export { fixRuleset, type Fix, type FixEdit, type FixResult } from './fix.js';
 export { branchCount, countCapturingGroups, parsePattern } from './regex-ast.js';
 export { dollarUses, type DollarUse } from '../regex/replacement.js';
 export { coveringTarget, targetKeysFor } from './target-match.js';
+export { PUBLIC_SUFFIX_SITES } from './targets.js';
+export { applySuppressions, suppressionsOf, type Suppression } from './suppression.js';
 
 /** Lint findings of one parsed ruleset (targets, rules, exclusions, secure cookies, tests). */
 export function lintRuleset(ruleset: Ruleset): Diagnostic[] {
@@ -17,8 +22,12 @@ export function lintRuleset(ruleset: Ruleset): Diagnostic[] {
 export interface LintResult {
   /** The parsed ruleset, or null when the parser found errors. */
   ruleset: Ruleset | null;
-  /** Parser errors plus lint findings, in source order. */
+  /** Parser errors plus lint findings, in source order, less those the file's suppressions hide. */
   diagnostics: Diagnostic[];
+  /** `<!-- httpsify-ignore code: reason -->` comments of the file (they also apply to checks across files). */
+  suppressions: Suppression[];
+  /** Findings the suppressions hid. */
+  suppressed: Diagnostic[];
 }
 
 export function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
@@ -35,6 +44,9 @@ export function lintRulesetSource(xml: string, file: string): LintResult {
   const diagnostics = [...parsed.diagnostics];
   if (!parsed.diagnostics.some((d) => d.code === 'xml-syntax')) diagnostics.push(...lintStructure(xml, file));
   if (parsed.ruleset !== null) diagnostics.push(...lintRuleset(parsed.ruleset));
-  diagnostics.sort(compareDiagnostics);
-  return { ruleset: parsed.ruleset, diagnostics };
+  const declared = suppressionsOf(xml, file);
+  diagnostics.push(...declared.diagnostics);
+  const { kept, suppressed } = applySuppressions(diagnostics, declared.suppressions);
+  kept.sort(compareDiagnostics);
+  return { ruleset: parsed.ruleset, diagnostics: kept, suppressions: declared.suppressions, suppressed };
 }

@@ -6,9 +6,10 @@ export { countCapturingGroups, parsePattern } from '../regex/pattern-ast.js';
 /**
  * Branch count of a pattern, which sets how many tests a rule or exclusion needs:
  * 1 + for every disjunction (top level or in a group) its alternatives minus one
- *   + for every quantifier that may match zero times (`?`, `*`, `{0,n}`) one.
- * `+` and `{2,5}` add nothing (one match already exercises the element), character classes and
- * escapes add nothing, and lookarounds add nothing (they constrain a path, they are not one).
+ *   + for every quantifier that may match zero times or repeat (`?`, `*`, `+`, `{0,n}`, `{1,3}`) one.
+ * A fixed count (`{3}`), character classes and escapes add nothing, and lookarounds add
+ * nothing: a URL a lookaround rejects is not the rule's, so no test of the rule can show it
+ * (EFF's checker subtracted them; see docs/writing-rulesets.md).
  */
 export function branchCount(pattern: AST.Pattern): number {
   let branches = 0;
@@ -20,7 +21,8 @@ export function branchCount(pattern: AST.Pattern): number {
         branches += node.alternatives.length - 1;
         break;
       case 'Quantifier':
-        if (node.min === 0) branches += 1;
+        // Optional (`?`, `*`) or repeatable (`+`, `{1,3}`): one more test, as EFF's checker counted.
+        if (node.min === 0 || node.max > node.min) branches += 1;
         break;
       case 'Assertion':
         return;

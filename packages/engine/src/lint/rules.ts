@@ -5,6 +5,7 @@ import { diagnosticAt } from './diagnostic.js';
 import { countCapturingGroups, hostPartOf, parsePattern, samplesOf, unescapedDots, type HostPart } from './regex-ast.js';
 import { dollarUses } from '../regex/replacement.js';
 import { coveringTarget } from './target-match.js';
+import { hostReach } from './host-language.js';
 
 function compile(source: string): RegExp | null {
   try {
@@ -30,7 +31,8 @@ function reachableHosts(host: HostPart, ruleset: Ruleset, targetSet: ReadonlySet
     // A wildcard target stands for many hosts; try a few typical fillers for its `*`.
     for (const filler of WILDCARD_FILLERS) {
       const name = t.host.replace('*', filler);
-      if (hostRe.test(name)) {
+      // `*.com` covers one label only: the candidate lookup, not the filler, decides.
+      if (hostRe.test(name) && coveringTarget(name, targetSet) !== null) {
         hosts.add(name);
         break;
       }
@@ -42,6 +44,19 @@ function reachableHosts(host: HostPart, ruleset: Ruleset, targetSet: ReadonlySet
     if (coveringTarget(name, targetSet) !== null) hosts.add(name);
   }
   return [...hosts];
+}
+
+/**
+ * Hosts the host part reaches: the quick samples first, then, when they find none, the exact
+ * decision of host-language.ts. Null when no verdict is possible (too complex, lookarounds).
+ */
+function reachOf(host: HostPart, ruleset: Ruleset, targetSet: ReadonlySet<string>): string[] | null {
+  const quick = reachableHosts(host, ruleset, targetSet);
+  if (quick.length > 0) return quick;
+  const hostRe = compile(`^(?:${host.source})$`);
+  if (hostRe === null) return null;
+  const reach = hostReach(host.elements, hostRe, [...targetSet]);
+  return reach.kind === 'reachable' ? [reach.host] : reach.kind === 'unreachable' ? [] : null;
 }
 
 /** Whether the host part could be analysed at all (otherwise reachability is not judged). */
@@ -117,7 +132,10 @@ function lintTo(rule: Rule, groupCount: number | null, out: Diagnostic[]): void 
   }
 }
 
-/** Warns when a rule sends a host to a different registrable domain, naming the new one. */
+/**
+ * Notes (as info: nearly always intended, e.g. a CDN or a `www` move across domains) when a rule
+ * sends a host to a different registrable domain, naming the new one for the reviewers.
+ */
 function lintDomainChange(rule: Rule, re: RegExp, facts: PatternFacts, hosts: string[], out: Diagnostic[]): void {
   if (facts.pattern === null || facts.host === null || rule.to === 'https:') return;
   const paths = pathSamples(facts.pattern, facts.host);
@@ -138,7 +156,7 @@ function lintDomainChange(rule: Rule, re: RegExp, facts: PatternFacts, hosts: st
       const to = registrableDomain(newHost);
       if (to !== from) {
         out.push(
-          diagnosticAt(rule.loc, 'warning', 'changes-domain', `rule sends ${host} to ${newHost}: registrable domain changes from ${from ?? host} to ${to ?? newHost}`),
+          diagnosticAt(rule.loc, 'info', 'changes-domain', `rule sends ${host} to ${newHost}: registrable domain changes from ${from ?? host} to ${to ?? newHost}`),
         );
         return;
       }
@@ -172,7 +190,8 @@ export function lintRulesAndPatterns(ruleset: Ruleset): Diagnostic[] {
     if (re === null || rule.from === TRIVIAL_FROM) continue;
     lintDots(rule.from, facts, 'from', rule.loc, out);
     if (!analysable(facts.host)) continue;
-    const hosts = reachableHosts(facts.host, ruleset, targetSet);
+    const hosts = reachOf(facts.host, ruleset, targetSet);
+    if (hosts === null) continue;
     if (hosts.length === 0) {
       out.push(
         diagnosticAt(rule.loc, 'warning', 'unreachable-rule', `rule from "${rule.from}" never applies: no target of this ruleset matches its host part "${facts.host.source}"`),
@@ -190,7 +209,7 @@ export function lintRulesAndPatterns(ruleset: Ruleset): Diagnostic[] {
       );
     }
     lintDots(exclusion.pattern, facts, 'exclusion', exclusion.loc, out);
-    if (analysable(facts.host) && reachableHosts(facts.host, ruleset, targetSet).length === 0) {
+    if (analysable(facts.host) && reachOf(facts.host, ruleset, targetSet)?.length === 0) {
       out.push(
         diagnosticAt(exclusion.loc, 'warning', 'unreachable-exclusion', `exclusion "${exclusion.pattern}" never applies: no target of this ruleset matches its host part "${facts.host.source}"`),
       );
@@ -216,6 +235,9 @@ export function lintRulesAndPatterns(ruleset: Ruleset): Diagnostic[] {
       out.push(diagnosticAt(test.loc, 'error', 'test-url', `test url "${test.url}" is not an absolute http URL`));
     } else if (url.protocol === 'https:') {
       out.push(diagnosticAt(test.loc, 'warning', 'test-url', `test url "${test.url}" is https; rules only rewrite http URLs, so it tests nothing`));
+    } else if (/^http:\/\/[^/?#]*(?:[?#]|$)/i.test(test.url)) {
+      // Browsers add the "/" (so the test still works), but the file should say what is tested.
+      out.push(diagnosticAt(test.loc, 'warning', 'test-url-slash', `test url "${test.url}" has no "/" after the host; write "${url.href}"`));
     }
   }
   return out;

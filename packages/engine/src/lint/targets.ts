@@ -1,8 +1,17 @@
 import type { Diagnostic, Ruleset, Target } from '../model/ruleset.js';
-import { bareSuffixSection } from '../psl/public-suffix.js';
+import { bareSuffixSection, publicSuffix } from '../psl/public-suffix.js';
+import { targetKeysFor } from './target-match.js';
 import { diagnosticAt } from './diagnostic.js';
 
 const LABEL = /^[a-z0-9_-]+$/;
+const IPV4 = /^\d{1,3}(?:\.\d{1,3}){3}$/;
+
+/**
+ * Public suffixes that are also real web sites, so a target may name them (not `*.` them):
+ * `gov.uk` (GOV.UK), `nhs.uk` (the NHS), `police.uk` (police.uk). Listed in
+ * docs/writing-rulesets.md; add a suffix here only when its own host serves a site.
+ */
+export const PUBLIC_SUFFIX_SITES: ReadonlySet<string> = new Set(['gov.uk', 'nhs.uk', 'police.uk']);
 const PUNYCODE_LABEL = /^xn--[a-z0-9-]+$/;
 
 /** The ASCII (punycode) form of a host written in Unicode, when WHATWG URL accepts it. */
@@ -82,8 +91,16 @@ function lintTarget(target: Target, ruleset: Ruleset): Diagnostic[] {
   }
   if (rightWildcard) return out;
   const named = leftWildcard ? labels.slice(1).join('.') : host;
+  if (!IPV4.test(host) && publicSuffix(named).section === null) {
+    add(
+      'error',
+      'target-no-public-suffix',
+      `target "${host}" does not end in a public suffix (a top-level domain such as .com or .de); a name like that only resolves inside private networks`,
+    );
+    return out;
+  }
   const section = bareSuffixSection(named);
-  if (section === 'icann') {
+  if (section === 'icann' && !(PUBLIC_SUFFIX_SITES.has(named) && !leftWildcard)) {
     add(
       'error',
       'target-public-suffix',
@@ -95,12 +112,37 @@ function lintTarget(target: Target, ruleset: Ruleset): Diagnostic[] {
   return out;
 }
 
+/**
+ * A wildcard target of the same ruleset that already makes it a candidate for `target`'s hosts
+ * (EFF's "also covers"): for `www.d.example.com` beside `*.d.example.com`, or `*.a.example.com`
+ * beside `*.example.com`. Null when there is none.
+ */
+function coveredBy(target: string, wildcards: ReadonlySet<string>): string | null {
+  if (wildcards.size === 0 || target.endsWith('.*')) return null;
+  // A left wildcard stands for its hosts one label deeper (a deeper host gives the same answer).
+  const host = target.startsWith('*.') ? `x.${target.slice(2)}` : target;
+  for (const key of targetKeysFor(host)) if (key !== target && wildcards.has(key)) return key;
+  return null;
+}
+
 /** Per-ruleset target checks, including a host listed twice in one file. */
 export function lintTargets(ruleset: Ruleset): Diagnostic[] {
   const out: Diagnostic[] = [];
   const seen = new Set<string>();
+  const wildcards = new Set(ruleset.targets.map((t) => t.host).filter((h) => h.includes('*')));
   for (const target of ruleset.targets) {
     out.push(...lintTarget(target, ruleset));
+    const by = coveredBy(target.host, wildcards);
+    if (by !== null) {
+      out.push(
+        diagnosticAt(
+          target.loc ?? ruleset.loc,
+          'warning',
+          'target-covered',
+          `target "${target.host}" is already covered by target "${by}"; drop it${target.host.includes('*') ? '' : `, or keep its test as <test url="http://${target.host}/" />`}`,
+        ),
+      );
+    }
     if (seen.has(target.host)) {
       out.push(diagnosticAt(target.loc ?? ruleset.loc, 'warning', 'target-repeated', `target "${target.host}" is listed twice in this ruleset`));
     }

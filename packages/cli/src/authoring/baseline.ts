@@ -1,0 +1,132 @@
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { relative } from 'node:path';
+import type { Diagnostic } from '@httpsify/engine';
+
+/**
+ * A baseline: the findings a repository has accepted, per file content. Findings are keyed by
+ * the SHA-256 of the file's bytes, so editing a file drops its entry and the file is checked in
+ * full again (as EFF's ruleset-whitelist.csv did). `check` and `test` keep separate sections of
+ * the same file, so each can be rewritten without touching the other's.
+ */
+export const DEFAULT_BASELINE = 'httpsify-baseline.json';
+
+export type BaselineSection = 'check' | 'test';
+
+interface BaselineEntry {
+  /** The file's path when the baseline was written: for people only, matching uses the hash. */
+  file: string;
+  /** `code@line:column`, one per finding (repeated when a code is found twice at one place). */
+  findings: string[];
+}
+
+type BaselineData = { version: 1 } & Partial<Record<BaselineSection, Record<string, BaselineEntry>>>;
+
+const keyOf = (d: Diagnostic): string => `${d.code}@${d.line}:${d.column}`;
+
+/** Reads a baseline; null when the file does not exist. A malformed one is an error naming it. */
+export function readBaseline(path: string): BaselineData | null {
+  if (!existsSync(path)) return null;
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new Error(`${path}: not a baseline file: ${(err as Error).message}`);
+  }
+  const fail = (what: string): never => {
+    throw new Error(`${path}: not a baseline file: ${what} (write a new one with --write-baseline)`);
+  };
+  if (typeof data !== 'object' || data === null || (data as { version?: unknown }).version !== 1) fail('expected {"version": 1, …}');
+  for (const section of ['check', 'test'] as const) {
+    const entries = (data as Record<string, unknown>)[section];
+    if (entries === undefined) continue;
+    if (typeof entries !== 'object' || entries === null) fail(`"${section}" is not an object`);
+    for (const [hash, entry] of Object.entries(entries as Record<string, unknown>)) {
+      if (!/^[0-9a-f]{64}$/.test(hash)) fail(`"${section}" key "${hash}" is not a SHA-256 hex digest`);
+      const e = entry as Partial<BaselineEntry> | null;
+      if (typeof e !== 'object' || e === null || typeof e.file !== 'string' || !Array.isArray(e.findings) || !e.findings.every((f) => typeof f === 'string')) {
+        fail(`"${section}"."${hash}" must be {"file": string, "findings": [string…]}`);
+      }
+    }
+  }
+  return data as BaselineData;
+}
+
+export interface BaselineFilter {
+  kept: Diagnostic[];
+  /** Findings the baseline hid, and in how many files. */
+  hidden: number;
+  hiddenFiles: number;
+  /** Baseline entries whose hash matches no file of this run (edited or removed since). */
+  stale: number;
+}
+
+/** Hides the findings that the baseline lists for the current content of their file. */
+export function filterByBaseline(
+  diagnostics: readonly Diagnostic[],
+  hashes: ReadonlyMap<string, string>,
+  baseline: BaselineData | null,
+  section: BaselineSection,
+): BaselineFilter {
+  const entries = baseline?.[section];
+  if (entries === undefined) return { kept: [...diagnostics], hidden: 0, hiddenFiles: 0, stale: 0 };
+  const remaining = new Map<string, Map<string, number>>();
+  const kept: Diagnostic[] = [];
+  const files = new Set<string>();
+  let hidden = 0;
+  for (const d of diagnostics) {
+    const hash = hashes.get(d.file);
+    const entry = hash === undefined ? undefined : entries[hash];
+    if (entry === undefined) {
+      kept.push(d);
+      continue;
+    }
+    let left = remaining.get(d.file);
+    if (left === undefined) {
+      left = new Map();
+      for (const f of entry.findings) left.set(f, (left.get(f) ?? 0) + 1);
+      remaining.set(d.file, left);
+    }
+    const n = left.get(keyOf(d)) ?? 0;
+    if (n > 0) {
+      left.set(keyOf(d), n - 1);
+      hidden++;
+      files.add(d.file);
+    } else {
+      kept.push(d);
+    }
+  }
+  const current = new Set(hashes.values());
+  const stale = Object.keys(entries).filter((h) => !current.has(h)).length;
+  return { kept, hidden, hiddenFiles: files.size, stale };
+}
+
+/**
+ * Writes the `section` of the baseline from the current findings, keeping the other section
+ * as it was. Only files with findings get an entry.
+ */
+export function writeBaseline(path: string, section: BaselineSection, diagnostics: readonly Diagnostic[], hashes: ReadonlyMap<string, string>): { files: number; findings: number } {
+  const previous = readBaseline(path);
+  const entries: Record<string, BaselineEntry> = {};
+  let findings = 0;
+  const byFile = new Map<string, Diagnostic[]>();
+  for (const d of diagnostics) {
+    if (!hashes.has(d.file)) continue;
+    const list = byFile.get(d.file) ?? [];
+    list.push(d);
+    byFile.set(d.file, list);
+  }
+  for (const file of [...byFile.keys()].sort()) {
+    const hash = hashes.get(file) as string;
+    const list = (byFile.get(file) as Diagnostic[]).map(keyOf).sort();
+    if (entries[hash] !== undefined) continue; // byte-identical files share one entry
+    entries[hash] = { file: relative(process.cwd(), file) || file, findings: list };
+    findings += list.length;
+  }
+  const data: BaselineData = { version: 1, check: previous?.check, test: previous?.test };
+  data[section] = entries;
+  // Temp file and rename: an interrupted write leaves the old baseline, never half of one.
+  const temp = `${path}.tmp-${process.pid}`;
+  writeFileSync(temp, `${JSON.stringify(data, null, 1)}\n`);
+  renameSync(temp, path);
+  return { files: Object.keys(entries).length, findings };
+}
