@@ -27,6 +27,6 @@ describe('httpsify test', () => {
     const run = spawnSync('node', [bin, 'test', dir, '--changed', join(dir, 'A.xml')], { encoding: 'utf8' });
     expect(run.stdout).toMatch(/A\.xml:5:2: warning excluded-still-rewritten: test url http:\/\/www\.example\.com\/x is excluded here, but ruleset "B" still rewrites it/);
     expect(run.stdout).not.toContain('B.xml');
-    expect(run.stdout).toContain('1 rulesets, 2 tests: 0 ok, 1 with problems');
+    expect(run.stdout).toContain('1 ruleset, 2 tests: 0 ok, 1 with problems');
   });
 });
