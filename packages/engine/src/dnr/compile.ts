@@ -73,6 +73,8 @@ const MAX_RULES_PER_RULESET = 120;
 const EXACT_BAND = 40;
 const PATTERN_BAND = 30;
 const LEFT_BAND = 10;
+/** The highest priority a compiled rule set uses (the exact band's exclusions). */
+export const MAX_COMPILED_PRIORITY = EXACT_BAND * BAND_WIDTH + ALLOW_PRIORITY;
 
 function rulePriority(band: number, ruleIndex: number): number {
   return band * BAND_WIDTH + 250 - 2 * ruleIndex;

@@ -1,9 +1,8 @@
 import { ALL_RESOURCE_TYPES, compileDnrOverrides, type DnrRule, type Engine, type Ruleset } from '@httpsify/engine';
 import { ext } from './browser-api.js';
-import { CHANNEL_RULE_ID_BASE } from './ui-dnr-rules.js';
+import { CHANNEL_RULE_ID_BASE, inLoopSessionRange, LOOP_ALLOW_PRIORITY, LOOP_SESSION_ID_BASE, nextId } from './dnr-layout.js';
 
-/** Above every compiled rule: a host given up on (redirect loop) is never upgraded again. */
-export const LOOP_ALLOW_PRIORITY = 1_000_000;
+export { LOOP_ALLOW_PRIORITY };
 
 /** The `allow` session rule for a host in a redirect loop: exact host, any port, http only. */
 export function loopAllowRule(id: number, host: string): DnrRule {
@@ -17,7 +16,7 @@ export function loopAllowRule(id: number, host: string): DnrRule {
 
 export async function addLoopAllowRule(host: string): Promise<void> {
   const existing = await ext.declarativeNetRequest.getSessionRules();
-  const id = existing.reduce((max, r) => Math.max(max, r.id), 0) + 1;
+  const id = nextId(existing, LOOP_SESSION_ID_BASE, inLoopSessionRange);
   await ext.declarativeNetRequest.updateSessionRules({ addRules: [loopAllowRule(id, host) as chrome.declarativeNetRequest.Rule] });
 }
 

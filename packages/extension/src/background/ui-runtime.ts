@@ -16,7 +16,8 @@ import { httpsFirstApplies, HttpsFirstTracker, httpsVersion, interstitialUrl, ty
 import { badgeText, drawIcon, ICON_TITLE_MESSAGE, iconState } from './icon.js';
 import { TabActivity, type TabRecord } from './tab-activity.js';
 import { UiController } from './ui-controller.js';
-import { UI_RULE_ID_BASE, uiDnrRules } from './ui-dnr-rules.js';
+import { inUiRange } from './dnr-layout.js';
+import { uiDnrRules } from './ui-dnr-rules.js';
 import { UI_PORT_NAME, type UiRequest } from './ui-protocol.js';
 
 export const INTERSTITIAL_PATH = 'ui/interstitial.html';
@@ -44,6 +45,13 @@ export interface InstalledUi {
   decide(details: { url: string; type: string; tabId: number }): { redirectUrl?: string; cancel?: boolean } | null;
   /** What rulesets rewrite with now (channels over the defaults); null until the controller is ready. */
   rewriter(): { rewrite(url: string): string | null } | null;
+  /**
+   * Chromium: the main-frame handoff page sends the tab to `target` (from the http:// `url`).
+   * Counted as the upgrade DNR would have been.
+   */
+  noteHandoff(tabId: number, url: string, target: string): void;
+  /** Where HTTPS-first would take a top-level http:// page no ruleset rewrites (null: nowhere). */
+  httpsFirstTarget(url: string): string | null;
 }
 
 export function installUi(options: UiInstallOptions): InstalledUi {
@@ -113,7 +121,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     if (key === appliedRules) return;
     const existing = await ext.declarativeNetRequest.getDynamicRules();
     await ext.declarativeNetRequest.updateDynamicRules({
-      removeRuleIds: existing.filter((r) => r.id >= UI_RULE_ID_BASE).map((r) => r.id),
+      removeRuleIds: existing.filter((r) => inUiRange(r.id)).map((r) => r.id),
       addRules: rules as chrome.declarativeNetRequest.Rule[],
     });
     appliedRules = key;
@@ -201,9 +209,26 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     await ext.tabs.update(event.tabId, { url: interstitialUrl(page, event.url, event.reason) });
   }
 
+  /*
+   * Chromium stops an idle service worker; the request that wakes it arrives before the engine
+   * has loaded. Those requests wait here instead of going uncounted (statistics stayed at 0).
+   */
+  let early: chrome.webRequest.OnBeforeRequestDetails[] | null = null;
   function observe(d: chrome.webRequest.OnBeforeRequestDetails): undefined {
     const c = controller;
-    if (c === null || d.tabId < 0) return undefined;
+    if (d.tabId < 0) return undefined;
+    if (c === null) {
+      if (early === null) {
+        early = [];
+        void ready.then(() => {
+          const waiting = early ?? [];
+          early = null;
+          for (const e of waiting) observe(e);
+        });
+      }
+      if (early.length < 500) early.push(d);
+      return undefined;
+    }
     const url = d.url;
     if (!url.startsWith('http:') && !url.startsWith('https:')) return undefined;
     if (d.type === 'main_frame') topUrls.set(d.tabId, url);
@@ -213,7 +238,12 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     let first = false;
     const s = c.settings;
     const top = d.type === 'main_frame' ? url : (topUrls.get(d.tabId) ?? url);
-    if (url.startsWith('http:') && s.globalEnabled && c.siteDisabledBy(top) === null) {
+    // Chromium: DNR moved this request before any listener saw it (see observeRedirect).
+    if (d.type === 'main_frame' && upgradedMainFrames.get(d.tabId) === url) {
+      upgradedMainFrames.delete(d.tabId);
+      upgraded = true;
+      first = httpsFirstMainFrames.delete(d.tabId);
+    } else if (url.startsWith('http:') && s.globalEnabled && c.siteDisabledBy(top) === null) {
       const rewritten = c.rewrite(url).rewritten;
       if (rewritten !== null && rewritten.startsWith('https:')) upgraded = true;
       else if (d.type === 'main_frame' && httpsFirstApplies(url, httpsFirstInputs(c))) {
@@ -223,6 +253,8 @@ export function installUi(options: UiInstallOptions): InstalledUi {
       }
     }
     if (upgraded) {
+      counted.add(d.requestId);
+      if (d.type === 'main_frame') countedMainFrames.set(d.tabId, url);
       pendingStats.upgrades++;
       scheduleStats();
     }
@@ -242,8 +274,57 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     };
   }
 
+  /*
+   * Chromium applies DNR rules before webRequest listeners run: an http:// request a rule
+   * upgrades never reaches `observe`, only its redirect does. It counts when it took the URL
+   * where our rules take it (a site's own redirect to HTTPS goes elsewhere, or comes after ours).
+   */
+  const upgradedMainFrames = new Map<number, string>();
+  const httpsFirstMainFrames = new Set<number>();
+  const counted = new Set<string>();
+  /** The last http:// page `observe` counted per tab (it may see the request the handoff takes over). */
+  const countedMainFrames = new Map<number, string>();
+  function noteUpgrade(tabId: number, type: string, url: string, target: string, byHttpsFirst: boolean): void {
+    if (type === 'main_frame') {
+      // Counted when the page's own request shows up, with the tab's new record.
+      if (countedMainFrames.get(tabId) === url) {
+        countedMainFrames.delete(tabId);
+        return;
+      }
+      upgradedMainFrames.set(tabId, target);
+      if (byHttpsFirst) httpsFirstMainFrames.add(tabId);
+      else httpsFirstMainFrames.delete(tabId);
+      return;
+    }
+    pendingStats.upgrades++;
+    scheduleStats();
+    const c = controller;
+    const site = siteOf(url);
+    const names = c === null || site === null ? [] : c.rulesetNamesForHost(site.host);
+    if (activity.note({ tabId, type, url, rulesets: names, upgraded: true })) {
+      scheduleTabsSave();
+      void refreshIcon(tabId, topUrls.get(tabId));
+    }
+  }
+  function observeRedirect(d: chrome.webRequest.OnBeforeRedirectDetails): void {
+    const c = controller;
+    if (c === null) {
+      void ready.then(() => observeRedirect(d));
+      return;
+    }
+    if (d.tabId < 0 || counted.delete(d.requestId)) return;
+    if (!d.url.startsWith('http:') || !d.redirectUrl.startsWith('https:') || !c.settings.globalEnabled) return;
+    const rewritten = c.rewrite(d.url).rewritten;
+    if (rewritten === d.redirectUrl) return noteUpgrade(d.tabId, d.type, d.url, d.redirectUrl, false);
+    if (d.type === 'main_frame' && rewritten === null && httpsVersion(d.url) === d.redirectUrl && httpsFirstApplies(d.url, httpsFirstInputs(c))) {
+      tracker.started(d.requestId, d.tabId, d.url);
+      noteUpgrade(d.tabId, d.type, d.url, d.redirectUrl, true);
+    }
+  }
+
   const filter = { urls: ['http://*/*', 'https://*/*'] };
   ext.webRequest.onBeforeRequest.addListener(observe, filter);
+  if (options.platform === 'chromium') ext.webRequest.onBeforeRedirect.addListener(observeRedirect, { urls: ['http://*/*'] });
   ext.webRequest.onResponseStarted.addListener((d) => tracker.responded(d.requestId), filter);
   ext.webRequest.onCompleted.addListener((d) => {
     tracker.responded(d.requestId);
@@ -303,6 +384,13 @@ export function installUi(options: UiInstallOptions): InstalledUi {
   return {
     controller: ready,
     rewriter: () => controller?.channels.scoped ?? null,
+    noteHandoff(tabId, url, target) {
+      if (target.startsWith('https:')) noteUpgrade(tabId, 'main_frame', url, target, false);
+    },
+    httpsFirstTarget(url) {
+      const c = controller;
+      return c !== null && httpsFirstApplies(url, httpsFirstInputs(c)) ? httpsVersion(url) : null;
+    },
     decide(details) {
       const c = controller;
       if (c === null) return null;

@@ -8,11 +8,12 @@ import type { Browser } from './manifest.js';
 const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** The UI pages: each is an HTML file, its stylesheet and one bundled script, all in `ui/`. */
-const PAGES = ['popup', 'options', 'interstitial'] as const;
+const PAGES = ['popup', 'options', 'interstitial', 'handoff'] as const;
 
 export const POPUP_PAGE = 'ui/popup.html';
 export const OPTIONS_PAGE = 'ui/options.html';
 export const INTERSTITIAL_PAGE = 'ui/interstitial.html';
+export const HANDOFF_PAGE = 'ui/handoff.html';
 
 /** Writes the pages, the shared stylesheet and `_locales` into an unpacked extension directory. */
 export async function buildUiAssets(dir: string, browser: Browser): Promise<void> {
@@ -51,6 +52,8 @@ export function uiManifestEntries(browser: Browser): Record<string, unknown> {
       browser === 'chromium'
         ? { resources: [INTERSTITIAL_PAGE, 'ui/interstitial.js', 'ui/interstitial.css', 'ui/theme.css'], matches: ['<all_urls>'], use_dynamic_url: true }
         : { resources: [INTERSTITIAL_PAGE, 'ui/interstitial.js', 'ui/interstitial.css', 'ui/theme.css'], matches: ['<all_urls>'] },
+      // Chromium's DNR rules redirect main frames to the handoff page by its fixed address.
+      ...(browser === 'chromium' ? [{ resources: [HANDOFF_PAGE, 'ui/handoff.js', 'ui/handoff.css', 'ui/theme.css'], matches: ['<all_urls>'] }] : []),
     ],
   };
 }
