@@ -42,7 +42,7 @@ ext.runtime.onInstalled.addListener(() => {
     .then(() => ui.controller)
     .then(applyChannels)
     .then(() => dnrCheck.invalidate());
-  void handoff.syncRules();
+  void handoff.syncRules().catch((e: unknown) => console.error('httpsify: handoff rules not installed', e));
 });
 
 /** Installed channels (or the user's switches for their rulesets) changed: recompile their rules. */
@@ -125,3 +125,4 @@ const handoff = installHandoff({
   },
   handedOff: (tabId, url, target) => ui.noteHandoff(tabId, url, target),
 });
+(globalThis as { httpsifyHandoff?: unknown }).httpsifyHandoff = handoff;

@@ -54,8 +54,8 @@ const escape = (s: string): string => s.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&');
 /** A label of a canonical host (what a `*` in a target stands for). */
 const LABEL = '[^./?#:@]+';
 const PORT_PATH = '(:[0-9]+)?/.*';
-/** Patterns per regex: a few alternatives keep each one well inside RE2's 2 KB. */
-const PATTERNS_PER_RULE = 8;
+/** One pattern per regex: with `.*` captured for the substitution, eight overflow RE2's 2 KB. */
+const PATTERNS_PER_RULE = 1;
 
 /**
  * The dynamic rules sending main frames to the page (`regexSubstitution` carries the whole URL
@@ -67,7 +67,7 @@ export function handoffRules(scope: HandoffScope, pageUrl: string): DnrRule[] {
   if (scope.domains.length > 0) conditions.push({ regexFilter: `^http://.*`, requestDomains: scope.domains });
   for (let i = 0; i < scope.patterns.length; i += PATTERNS_PER_RULE) {
     const alts = scope.patterns.slice(i, i + PATTERNS_PER_RULE).map((p) => p.split('.').map((l) => (l === '*' ? LABEL : escape(l))).join('\\.'));
-    conditions.push({ regexFilter: `^http://(${alts.join('|')})${PORT_PATH}` });
+    conditions.push({ regexFilter: `^http://(?:${alts.join('|')})${PORT_PATH}` });
   }
   // Credentials or a trailing dot: no compiled rule matches those URLs, whatever the host.
   conditions.push({ regexFilter: `^http://[^/]*@.*` });

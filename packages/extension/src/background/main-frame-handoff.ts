@@ -35,7 +35,15 @@ export function installHandoff(deps: HandoffDeps): { syncRules(): Promise<void> 
   const onceRules = new Map<number, number[]>();
   const recent = new Map<string, number[]>();
 
-  async function syncRules(): Promise<void> {
+  // One update at a time: two concurrent ones would add the same ids.
+  let queue: Promise<void> = Promise.resolve();
+  function syncRules(): Promise<void> {
+    const next = queue.then(applyRules);
+    queue = next.catch(() => undefined);
+    return next;
+  }
+
+  async function applyRules(): Promise<void> {
     const response = await fetch(ext.runtime.getURL(HANDOFF_SCOPE_PATH));
     const scope = parseHandoffScope(await response.json());
     const rules = handoffRules(scope, ext.runtime.getURL(HANDOFF_PAGE));
