@@ -17,7 +17,7 @@ export interface LoadedExtension {
  * machine reaches nothing beyond loopback. Chromium's own HTTPS upgrading is off too, so
  * every upgrade seen comes from the extension.
  */
-export async function launchWithExtension(extensionDir: string, hostRules: string[]): Promise<LoadedExtension> {
+export async function launchWithExtension(extensionDir: string, hostRules: string[], resolverRules?: string): Promise<LoadedExtension> {
   const profile = mkdtempSync(join(tmpdir(), 'httpsify-profile-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -26,7 +26,7 @@ export async function launchWithExtension(extensionDir: string, hostRules: strin
       '--no-sandbox',
       '--disable-gpu',
       '--ignore-certificate-errors',
-      `--host-resolver-rules=${hostRules.map((h) => `MAP ${h} 127.0.0.1`).join(', ')}`,
+      `--host-resolver-rules=${resolverRules ?? hostRules.map((h) => `MAP ${h} 127.0.0.1`).join(', ')}`,
       `--disable-extensions-except=${extensionDir}`,
       `--load-extension=${extensionDir}`,
       '--disable-background-networking',
