@@ -76,6 +76,18 @@ const LEFT_BAND = 10;
 /** The highest priority a compiled rule set uses (the exact band's exclusions). */
 export const MAX_COMPILED_PRIORITY = EXACT_BAND * BAND_WIDTH + ALLOW_PRIORITY;
 
+/**
+ * The reference rewrites a URL's credentials aside and puts them back; a regex substitution
+ * would drop them (or match them as part of the host). URLs with credentials are left alone
+ * instead (missed, never rewritten differently); Chromium sends such main frames to the
+ * extension's handoff page, above this.
+ */
+const CREDENTIALS_ALLOW: Planned = {
+  priority: MAX_COMPILED_PRIORITY,
+  action: { type: 'allow' },
+  condition: { regexFilter: '^http://[^/?#]*@', resourceTypes: [...ALL_RESOURCE_TYPES] },
+};
+
 function rulePriority(band: number, ruleIndex: number): number {
   return band * BAND_WIDTH + 250 - 2 * ruleIndex;
 }
@@ -130,7 +142,8 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
 
   // The shared host-group regexes come first from the budget; the rest goes to rulesets,
   // cheapest first, so as many rulesets as possible are reproduced completely.
-  const groupRegexes = trivialGroups(plans).length;
+  const needsCredentialsAllow = plans.some((p) => p.rules.some((r) => r.rules.some((x) => x.action.type === 'redirect' && x.condition.regexFilter !== undefined)));
+  const groupRegexes = trivialGroups(plans).length + (needsCredentialsAllow ? 1 : 0);
   // (Rulesets that need no regex of their own always stay; if even the host groups do not fit,
   // the report says the output is over the limit.)
   let budget = Math.max(0, regexLimit - groupRegexes);
@@ -174,6 +187,7 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
 
   const planned: Planned[] = [...trivialGroups(plans)];
   for (const plan of plans) planned.push(...plan.allows, ...plan.rules.flatMap((r) => r.rules));
+  if (needsCredentialsAllow && planned.some((x) => x.action.type === 'redirect' && x.condition.regexFilter !== undefined)) planned.push(CREDENTIALS_ALLOW);
   const firstId = options.firstId ?? 1;
   const rules = planned.map((r, i) => ({ id: firstId + i, ...r }));
 
