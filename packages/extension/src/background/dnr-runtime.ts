@@ -1,6 +1,6 @@
-import { ALL_RESOURCE_TYPES, compileDnrOverrides, type DnrRule, type Engine, type Ruleset } from '@httpsify/engine';
+import { ALL_RESOURCE_TYPES, compileDnrOverrides, DNR_LIMITS, type DnrRule, type Engine, type Ruleset } from '@httpsify/engine';
 import { ext } from './browser-api.js';
-import { CHANNEL_RULE_ID_BASE, inLoopSessionRange, LOOP_ALLOW_PRIORITY, LOOP_SESSION_ID_BASE, nextId } from './dnr-layout.js';
+import { CHANNEL_RULE_ID_BASE, inLoopSessionRange, inOverrideRange, LOOP_ALLOW_PRIORITY, LOOP_SESSION_ID_BASE, nextId } from './dnr-layout.js';
 
 export { LOOP_ALLOW_PRIORITY };
 
@@ -43,11 +43,14 @@ export async function syncDynamicRules(engine: Engine, defaultsInUse = true): Pr
     if (on === engine.isDefaultActive(id, false)) continue;
     (on ? enable : disable).push(engine.ruleset(id));
   }
-  const { rules, report } = compileDnrOverrides(enable, disable, { firstId: 1 });
+  const existing = await ext.declarativeNetRequest.getDynamicRules();
+  // Dynamic and session regexes share one budget with the other writers' rules (handoff, channels).
+  const session = await ext.declarativeNetRequest.getSessionRules();
+  const othersRegex = [...existing.filter((r) => !inOverrideRange(r.id)), ...session].filter((r) => r.condition.regexFilter !== undefined).length;
+  const { rules, report } = compileDnrOverrides(enable, disable, { firstId: 1, regexLimit: Math.max(0, DNR_LIMITS.regexRules - othersRegex) });
   if (rules.length >= OVERRIDE_RULE_ID_LIMIT) throw new Error('too many override rules');
   // Refuse rather than half-apply: Chromium would reject the whole update anyway.
   if (report.overLimits.length > 0) throw new Error(`the switched rulesets do not fit Chromium's dynamic rule limits: ${report.overLimits.join('; ')}`);
-  const existing = await ext.declarativeNetRequest.getDynamicRules();
   await ext.declarativeNetRequest.updateDynamicRules({
     removeRuleIds: existing.filter((r) => r.id < OVERRIDE_RULE_ID_LIMIT).map((r) => r.id),
     addRules: rules as chrome.declarativeNetRequest.Rule[],

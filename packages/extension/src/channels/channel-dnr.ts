@@ -1,5 +1,5 @@
 import { compileDnr, DNR_LIMITS, type DnrRule, type Ruleset } from '@httpsify/engine';
-import { CHANNEL_PRIORITY_BASE, CHANNEL_PRIORITY_STEP, CHANNEL_RULE_ID_BASE, MAX_DNR_CHANNELS } from '../background/ui-dnr-rules.js';
+import { CHANNEL_PRIORITY_BASE, CHANNEL_PRIORITY_STEP, CHANNEL_RULE_ID_BASE, MAX_DNR_CHANNELS } from '../background/dnr-layout.js';
 import { restrictRulesToScope, scopeToDnr, targetMayBeInScope } from './scope-dnr.js';
 
 /** Dynamic-rule usage, counted as Chromium counts its limits. */
