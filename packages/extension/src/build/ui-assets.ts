@@ -9,6 +9,8 @@ const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** The UI pages: each is an HTML file, its stylesheet and one bundled script, all in `ui/`. */
 const PAGES = ['popup', 'options', 'interstitial', 'handoff'] as const;
+/** The handoff page serves Chromium's DNR only (Firefox's engine decides every request itself). */
+const pagesFor = (browser: Browser) => PAGES.filter((p) => p !== 'handoff' || browser === 'chromium');
 
 export const POPUP_PAGE = 'ui/popup.html';
 export const OPTIONS_PAGE = 'ui/options.html';
@@ -20,7 +22,7 @@ export async function buildUiAssets(dir: string, browser: Browser): Promise<void
   const ui = join(dir, 'ui');
   mkdirSync(ui, { recursive: true });
   await esbuild({
-    entryPoints: PAGES.map((p) => ({ in: join(packageDir, `src/ui/${p}/${p}.ts`), out: p })),
+    entryPoints: pagesFor(browser).map((p) => ({ in: join(packageDir, `src/ui/${p}/${p}.ts`), out: p })),
     outdir: ui,
     bundle: true,
     format: 'esm',
@@ -30,7 +32,7 @@ export async function buildUiAssets(dir: string, browser: Browser): Promise<void
     sourcemap: false,
     logLevel: 'silent',
   });
-  for (const p of PAGES) {
+  for (const p of pagesFor(browser)) {
     cpSync(join(packageDir, `src/ui/${p}/${p}.html`), join(ui, `${p}.html`));
     cpSync(join(packageDir, `src/ui/${p}/${p}.css`), join(ui, `${p}.css`));
   }
