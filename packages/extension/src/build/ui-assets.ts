@@ -2,6 +2,7 @@ import { cpSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build as esbuild } from 'esbuild';
+import { HANDOFF_PAGE } from '../background/handoff-rules.js';
 import { ICON_SIZES, writeIcons } from './icons.js';
 import type { Browser } from './manifest.js';
 
@@ -15,7 +16,6 @@ const pagesFor = (browser: Browser) => PAGES.filter((p) => p !== 'handoff' || br
 export const POPUP_PAGE = 'ui/popup.html';
 export const OPTIONS_PAGE = 'ui/options.html';
 export const INTERSTITIAL_PAGE = 'ui/interstitial.html';
-export const HANDOFF_PAGE = 'ui/handoff.html';
 
 /** Writes the pages, the shared stylesheet and `_locales` into an unpacked extension directory. */
 export async function buildUiAssets(dir: string, browser: Browser): Promise<void> {
