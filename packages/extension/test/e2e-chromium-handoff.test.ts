@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,10 +20,13 @@ describe('Chromium: main frames DNR cannot express go through the handoff page',
   let server: DualServer;
   let ext: LoadedExtension;
   let origin: (scheme: string, host: string) => string;
+  const dirs: string[] = [];
 
   beforeAll(async () => {
     const rulesDir = writeRulesetsDir(TEST_RULESETS, 'httpsify-handoff-rules-');
-    const built = await buildExtension({ rulesets: [rulesDir], outDir: mkdtempSync(join(tmpdir(), 'httpsify-handoff-ext-')), browsers: ['chromium'], zip: false });
+    const outDir = mkdtempSync(join(tmpdir(), 'httpsify-handoff-ext-'));
+    dirs.push(rulesDir, outDir);
+    const built = await buildExtension({ rulesets: [rulesDir], outDir, browsers: ['chromium'], zip: false });
     expect(built.handoff).toEqual({ domains: ['lb.example.test'], patterns: [] });
     server = await startDualServer((req, res, secure) => page(res, `${secure ? 'https' : 'http'} ${req.headers.host} ${req.url}`));
     origin = (scheme, host) => `${scheme}://${host}:${server.port}`;
@@ -33,6 +36,7 @@ describe('Chromium: main frames DNR cannot express go through the handoff page',
   afterAll(async () => {
     await ext?.close();
     await server?.close();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
   const visit = async (url: string): Promise<{ url: string; ms: number }> => {

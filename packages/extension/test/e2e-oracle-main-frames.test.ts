@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,9 +27,11 @@ describe('oracle URLs in Chromium', () => {
   let ext: LoadedExtension;
   let oracle: OracleCase[];
   let server: DualServer;
+  let outDir = '';
 
   beforeAll(async () => {
-    built = await buildExtension({ rulesets: [corpusRulesDir()], outDir: mkdtempSync(join(tmpdir(), 'httpsify-oracle-ext-')), browsers: ['chromium'], zip: false });
+    outDir = mkdtempSync(join(tmpdir(), 'httpsify-oracle-ext-'));
+    built = await buildExtension({ rulesets: [corpusRulesDir()], outDir, browsers: ['chromium'], zip: false });
     oracle = await readOracle();
     // Every host, on any port, reaches one loopback server speaking HTTP and TLS.
     server = await startDualServer((req, res, secure) => page(res, `${secure ? 'https' : 'http'} ${req.headers.host} ${req.url}`));
@@ -54,6 +56,7 @@ describe('oracle URLs in Chromium', () => {
   afterAll(async () => {
     await ext?.close();
     await server?.close();
+    if (outDir !== '') rmSync(outDir, { recursive: true, force: true });
   });
 
   it('ends every sampled navigation on the reference URL', async () => {
