@@ -31,6 +31,9 @@ describe('httpsify dnr', () => {
     const report = JSON.parse(run.stdout);
     expect(report.regexRuleCount).toBeLessThanOrEqual(1000);
     expect(report.coverage.reproduced / report.coverage.rewrites).toBeGreaterThan(0.93);
+    // The same oracle as the browser sends it (canonical, no fragment): never a different URL.
+    expect(report.browserCoverage.reproduced / report.browserCoverage.rewrites).toBeGreaterThan(0.93);
+    expect([report.browserCoverage.wrong, report.browserCoverage.spurious]).toEqual([0, 0]);
     expect(report.omissions.length).toBeGreaterThan(0);
   });
 

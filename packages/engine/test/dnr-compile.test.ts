@@ -155,7 +155,8 @@ describe('DNR compiler: rules', () => {
     expect(go('http://www.ace.example.com/a')).toBeNull();
     // The regex cannot reach below other.org (its host ends in ace.example.com): no fence there.
     expect(go('http://other.org/a')).toBe('https://other.org/a');
-    const fences = rules.filter((r) => r.action.type === 'allow');
+    // (Besides the one allow every regex substitution brings: URLs with credentials.)
+    const fences = rules.filter((r) => r.action.type === 'allow' && r.condition.regexFilter === undefined);
     expect(fences.map((r) => [r.condition.urlFilter, r.condition.requestDomains, r.condition.excludedRequestDomains])).toEqual([
       ['|http://*.ace.example.com^', ['ace.example.com'], ['cdn.ace.example.com']],
     ]);
@@ -288,8 +289,9 @@ describe('DNR compiler: rules', () => {
   it('spends the regex budget on the rulesets that cover the most hosts per regex and reports exactly what did not fit', () => {
     const regexRuleset = (name: string, host: string, n: number) =>
       `<ruleset name="${name}"><target host="*.${host}"/>${Array.from({ length: n }, (_, i) => `<rule from="^http://(\\w+)${i}\\.${host.replace(/\./g, '\\.')}/" to="https://$1.${host}/"/>`).join('')}</ruleset>`;
-    const { report, rules } = compiled([regexRuleset('Big', 'big.com', 3), regexRuleset('Small', 'small.com', 1)], { regexLimit: 2 });
-    expect(rules.filter((r) => r.condition.regexFilter)).toHaveLength(2);
+    // One regex of the budget goes to the allow for URLs with credentials.
+    const { report, rules } = compiled([regexRuleset('Big', 'big.com', 3), regexRuleset('Small', 'small.com', 1)], { regexLimit: 3 });
+    expect(rules.filter((r) => r.condition.regexFilter)).toHaveLength(3);
     expect(report.omissions.map((o) => [o.ruleset, o.what, o.index, o.reason])).toEqual([
       ['Big', 'rule', 1, 'regex budget exhausted'],
       ['Big', 'rule', 2, 'follows a rule that did not fit'],
@@ -299,7 +301,7 @@ describe('DNR compiler: rules', () => {
     // Four hosts for two regexes go before one host for one.
     const wide = `<ruleset name="Wide">${['a', 'b', 'c', 'd'].map((h) => `<target host="${h}.wide.com"/>`).join('')}
       <rule from="^http://(\\w)\\.wide\\.com/x" to="https://$1.wide.com/y"/><rule from="^http://(\\w)\\.wide\\.com/" to="https://$1.wide.com/z/"/></ruleset>`;
-    const second = compiled([regexRuleset('Small', 'small.com', 1), wide], { regexLimit: 2 });
+    const second = compiled([regexRuleset('Small', 'small.com', 1), wide], { regexLimit: 3 });
     expect(second.report.omissions.map((o) => [o.ruleset, o.what, o.index, o.reason])).toEqual([['Small', 'rule', 0, 'regex budget exhausted']]);
     expect(second.go('http://c.wide.com/q')).toBe('https://c.wide.com/z/q');
   });
@@ -343,5 +345,33 @@ describe('DNR compiler: exclusions', () => {
     expect(report.omissions.map((o) => o.what)).toEqual(['exclusion', 'ruleset']);
     expect(report.rulesetsSkipped).toBe(1);
     expect(go('http://a.com/page')).toBeNull();
+  });
+});
+
+describe('DNR compiler: credentials', () => {
+  it('leaves URLs with credentials alone rather than dropping them in a substitution', () => {
+    const xml = `<ruleset name="B"><target host="*.hiphotos.example.com"/><rule from="^http://\\S+\\.hiphotos\\.example\\.com/" to="https://hiphotos.example.com/"/></ruleset>`;
+    const { go, rules } = compiled([xml]);
+    expect(go('http://a.hiphotos.example.com/p.jpg', 'image')).toBe('https://hiphotos.example.com/p.jpg');
+    // The reference gives https://user:pa%40ss@hiphotos.example.com/p.jpg: a redirect would lose them.
+    expect(go('http://user:pa%40ss@a.hiphotos.example.com/p.jpg', 'image')).toBeNull();
+    expect(rules.filter((r) => r.action.type === 'allow' && r.condition.regexFilter === '^http://[^/?#]*@')).toHaveLength(1);
+    // Rulesets that need no regex substitution spend no regex on it.
+    expect(compiled([trivial('A', ['example.com'])]).rules.some((r) => r.condition.regexFilter === '^http://[^/?#]*@')).toBe(false);
+  });
+});
+
+describe('DNR coverage as the browser sends URLs', () => {
+  it('compares canonical URLs without fragments, the oracle text aside', async () => {
+    const { measureDnrCoverage } = await import('../src/dnr/index.js');
+    const { rules } = compiled([trivial('A', ['example.com'])]);
+    const cases = [
+      { url: 'http://EXAMPLE.com/a#top', expected: 'https://example.com/a#top' },
+      { url: 'http://example.com./b', expected: 'https://example.com/b' },
+    ];
+    expect(measureDnrCoverage(rules, cases, 0)).toMatchObject({ rewrites: 2, reproduced: 1, missed: 1 });
+    const browser = measureDnrCoverage(rules, cases, 5, { asBrowser: true });
+    expect(browser).toMatchObject({ rewrites: 2, reproduced: 1, missed: 1 });
+    expect(browser.examples).toEqual([{ url: 'http://example.com./b', expected: 'https://example.com/b', actual: null }]);
   });
 });

@@ -193,10 +193,11 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
 
   it('adds the Secure flag to a cookie of a covered host, and only there', async () => {
     const tab = await ext.context.newPage();
-    // The engine would secure this cookie, but the DNR rules do not upgrade its host: a Secure
-    // cookie would no longer reach the HTTP site.
+    // The engine would secure this cookie, but the DNR rules do not upgrade its host's
+    // subresources (its main frame goes through the handoff page): a Secure cookie would no
+    // longer reach them over HTTP.
     await tab.goto(`${origin('http', 'engineonly.example.test')}/`);
-    expect(tab.url()).toBe(`${origin('http', 'engineonly.example.test')}/`);
+    await tab.waitForURL(`${origin('https', 'engineonly.example.test')}/`);
     await tab.goto(`${origin('http', 'cookie.example.test')}/`);
     expect(tab.url()).toBe(`${origin('https', 'cookie.example.test')}/`);
     await tab.goto(`${origin('http', 'page.uncovered.test')}/sub`);

@@ -34,9 +34,16 @@ export function registerDnr(program: Command): void {
       const compiled = compileDnr(rulesets, { regexLimit });
       const rulesJson = JSON.stringify(compiled.rules);
       if (options.out !== undefined) await writeFile(options.out, `${rulesJson}\n`);
-      const coverage = options.oracle !== undefined ? measureDnrCoverage(compiled.rules, await readOracle(options.oracle)) : undefined;
+      const oracle = options.oracle !== undefined ? await readOracle(options.oracle) : undefined;
+      const coverage = oracle !== undefined ? measureDnrCoverage(compiled.rules, oracle) : undefined;
+      // What the browser really requests: canonical URLs without fragments.
+      const browserCoverage = oracle !== undefined ? measureDnrCoverage(compiled.rules, oracle, 20, { asBrowser: true }) : undefined;
       if (options.report === true || coverage !== undefined) {
-        process.stdout.write(options.format === 'json' ? `${JSON.stringify({ ...compiled.report, coverage })}\n` : formatReport(compiled, coverage, options.report === true));
+        process.stdout.write(
+          options.format === 'json'
+            ? `${JSON.stringify({ ...compiled.report, coverage, browserCoverage })}\n`
+            : formatReport(compiled, coverage, options.report === true, browserCoverage),
+        );
       } else if (options.out === undefined) {
         process.stdout.write(`${rulesJson}\n`);
       }
@@ -63,7 +70,7 @@ function percent(n: number, d: number): string {
   return d === 0 ? 'n/a' : `${((100 * n) / d).toFixed(2)}%`;
 }
 
-function formatReport({ report }: DnrCompileResult, coverage: DnrCoverage | undefined, details: boolean): string {
+function formatReport({ report }: DnrCompileResult, coverage: DnrCoverage | undefined, details: boolean, browserCoverage?: DnrCoverage): string {
   const lines: string[] = [];
   const actions = Object.entries(report.byAction)
     .map(([a, n]) => `${n} ${a}`)
@@ -78,6 +85,13 @@ function formatReport({ report }: DnrCompileResult, coverage: DnrCoverage | unde
     lines.push(
       `oracle: ${coverage.reproduced} of ${coverage.rewrites} rewrites reproduced (${percent(coverage.reproduced, coverage.rewrites)}); ` +
         `${coverage.missed} missed, ${coverage.wrong} different, ${coverage.spurious} rewritten where the reference does not (${coverage.cases} URLs)`,
+    );
+  }
+  if (browserCoverage) {
+    const b = browserCoverage;
+    lines.push(
+      `oracle as the browser sends it (canonical, no fragment): ${b.reproduced} of ${b.rewrites} rewrites reproduced (${percent(b.reproduced, b.rewrites)}); ` +
+        `${b.missed} missed, ${b.wrong} different, ${b.spurious} rewritten where the reference does not`,
     );
   }
   if (details) {

@@ -17,10 +17,12 @@ export interface DnrCoverage {
   examples: { url: string; expected: string | null; actual: string | null }[];
 }
 
-function canonical(url: string | null): string | null {
+function canonical(url: string | null, dropFragment = false): string | null {
   if (url === null) return null;
   try {
-    return new URL(url).href;
+    const u = new URL(url);
+    if (dropFragment) u.hash = '';
+    return u.href;
   } catch {
     return url;
   }
@@ -29,18 +31,23 @@ function canonical(url: string | null): string | null {
 /**
  * Runs reference cases (`{url, expected}`: the oracle) through the DNR emulator as main-frame
  * requests. Both sides are compared in WHATWG-canonical form, as the browser would navigate.
+ * `asBrowser`: the request URL is what the browser sends, canonical and without its fragment
+ * (the reference's answer loses its fragment too), instead of the oracle's text.
  */
 export function measureDnrCoverage(
   rules: readonly DnrRule[],
   cases: Iterable<{ url: string; expected: string | null }>,
   maxExamples = 20,
+  options: { asBrowser?: boolean } = {},
 ): DnrCoverage {
+  const asBrowser = options.asBrowser === true;
   const emulator = new DnrEmulator(rules);
   const out: DnrCoverage = { cases: 0, rewrites: 0, reproduced: 0, missed: 0, wrong: 0, spurious: 0, examples: [] };
   for (const c of cases) {
     out.cases++;
-    const actual = canonical(emulator.match({ url: c.url, type: 'main_frame' }).redirectUrl);
-    const expected = canonical(c.expected);
+    const url = asBrowser ? (canonical(c.url, true) as string) : c.url;
+    const actual = canonical(emulator.match({ url, type: 'main_frame' }).redirectUrl, asBrowser);
+    const expected = canonical(c.expected, asBrowser);
     if (expected === null) {
       if (actual !== null) out.spurious++;
     } else {
@@ -49,7 +56,7 @@ export function measureDnrCoverage(
       else if (actual === null) out.missed++;
       else out.wrong++;
     }
-    if (actual !== expected && out.examples.length < maxExamples) out.examples.push({ url: c.url, expected: c.expected, actual });
+    if (actual !== expected && out.examples.length < maxExamples) out.examples.push({ url, expected: asBrowser ? expected : c.expected, actual });
   }
   return out;
 }

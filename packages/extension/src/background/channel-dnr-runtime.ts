@@ -3,7 +3,7 @@ import { STATIC_RULESET_ID } from '../build/manifest.js';
 import type { ChannelLayers } from '../channels/channel-layers.js';
 import { type AppliedChannel, compileChannelRules, type ChannelDnrInput, planChannelDnr, usageOf } from '../channels/channel-dnr.js';
 import type { StorageAreaLike } from '../settings/storage-area.js';
-import { CHANNEL_RULE_ID_BASE, UI_RULE_ID_BASE } from './ui-dnr-rules.js';
+import { inChannelRange } from './dnr-layout.js';
 
 /** storage.local key: what the channel rules were built from, and the problems to show. */
 export const CHANNEL_DNR_STATE_KEY = 'channelDnrState';
@@ -23,8 +23,6 @@ export interface DnrApi {
   updateDynamicRules(update: { removeRuleIds: number[]; addRules: DnrRule[] }): Promise<void>;
   updateEnabledRulesets(update: { enableRulesetIds?: string[]; disableRulesetIds?: string[] }): Promise<void>;
 }
-
-const inChannelRange = (id: number): boolean => id >= CHANNEL_RULE_ID_BASE && id < UI_RULE_ID_BASE;
 
 /**
  * Chromium: keeps the dynamic channel rules and the static ruleset's on/off state in line with

@@ -11,6 +11,7 @@ import { addLoopAllowRule, clearSessionRules, removeLoopAllowRule, syncDynamicRu
 import { DnrUpgradeCheck } from './dnr-upgrade-check.js';
 import { loadBundledEngine } from './engine-loader.js';
 import { LoopGuard } from './loop-guard.js';
+import { installHandoff } from './main-frame-handoff.js';
 import { restoreOverrides } from './overrides-store.js';
 import { listenForCookies, listenForMessages } from './shared-listeners.js';
 import type { UiController } from './ui-controller.js';
@@ -40,6 +41,7 @@ ext.runtime.onInstalled.addListener(() => {
     .then(() => ui.controller)
     .then(applyChannels)
     .then(() => dnrCheck.invalidate());
+  void handoff.syncRules().catch((e: unknown) => console.error('httpsify: handoff rules not installed', e));
 });
 
 /** Installed channels (or the user's switches for their rulesets) changed: recompile their rules. */
@@ -124,3 +126,17 @@ const ui = installUi({
   },
   policyApplied: uiRulesSyncer(),
 });
+
+// Main frames DNR cannot rewrite exactly go through the handoff page, which asks the rulesets.
+const handoff = installHandoff({
+  inputs: async () => {
+    const c = await ui.controller;
+    return {
+      rewrite: (url) => c.rewrite(url).rewritten,
+      httpsFirst: (url) => ui.httpsFirstTarget(url) !== null,
+      loopBlocked: (url) => guard.isUrlBlocked(url),
+    };
+  },
+  handedOff: (tabId, url, target) => ui.noteHandoff(tabId, url, target),
+});
+(globalThis as { httpsifyHandoff?: unknown }).httpsifyHandoff = handoff;

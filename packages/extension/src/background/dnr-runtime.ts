@@ -1,10 +1,9 @@
 import { type Engine, type Ruleset } from '@httpsify/engine';
-import { ALL_RESOURCE_TYPES, compileDnrOverrides, type DnrRule } from '@httpsify/engine/dnr';
+import { ALL_RESOURCE_TYPES, compileDnrOverrides, DNR_LIMITS, type DnrRule } from '@httpsify/engine/dnr';
 import { ext } from './browser-api.js';
-import { CHANNEL_RULE_ID_BASE } from './ui-dnr-rules.js';
+import { CHANNEL_RULE_ID_BASE, inLoopSessionRange, inOverrideRange, LOOP_ALLOW_PRIORITY, LOOP_SESSION_ID_BASE, nextId } from './dnr-layout.js';
 
-/** Above every compiled rule: a host given up on (redirect loop) is never upgraded again. */
-export const LOOP_ALLOW_PRIORITY = 1_000_000;
+export { LOOP_ALLOW_PRIORITY };
 
 /** The `allow` session rule for a host in a redirect loop: exact host, any port, http only. */
 export function loopAllowRule(id: number, host: string): DnrRule {
@@ -18,7 +17,7 @@ export function loopAllowRule(id: number, host: string): DnrRule {
 
 export async function addLoopAllowRule(host: string): Promise<void> {
   const existing = await ext.declarativeNetRequest.getSessionRules();
-  const id = existing.reduce((max, r) => Math.max(max, r.id), 0) + 1;
+  const id = nextId(existing, LOOP_SESSION_ID_BASE, inLoopSessionRange);
   await ext.declarativeNetRequest.updateSessionRules({ addRules: [loopAllowRule(id, host) as chrome.declarativeNetRequest.Rule] });
 }
 
@@ -52,11 +51,14 @@ export async function syncDynamicRules(engine: Engine, defaultsInUse = true): Pr
     if (on === engine.isDefaultActive(id, false)) continue;
     (on ? enable : disable).push(engine.ruleset(id));
   }
-  const { rules, report } = compileDnrOverrides(enable, disable, { firstId: 1 });
+  const existing = await ext.declarativeNetRequest.getDynamicRules();
+  // Dynamic and session regexes share one budget with the other writers' rules (handoff, channels).
+  const session = await ext.declarativeNetRequest.getSessionRules();
+  const othersRegex = [...existing.filter((r) => !inOverrideRange(r.id)), ...session].filter((r) => r.condition.regexFilter !== undefined).length;
+  const { rules, report } = compileDnrOverrides(enable, disable, { firstId: 1, regexLimit: Math.max(0, DNR_LIMITS.regexRules - othersRegex) });
   if (rules.length >= OVERRIDE_RULE_ID_LIMIT) throw new Error('too many override rules');
   // Refuse rather than half-apply: Chromium would reject the whole update anyway.
   if (report.overLimits.length > 0) throw new Error(`the switched rulesets do not fit Chromium's dynamic rule limits: ${report.overLimits.join('; ')}`);
-  const existing = await ext.declarativeNetRequest.getDynamicRules();
   await ext.declarativeNetRequest.updateDynamicRules({
     removeRuleIds: existing.filter((r) => r.id < OVERRIDE_RULE_ID_LIMIT).map((r) => r.id),
     addRules: rules as chrome.declarativeNetRequest.Rule[],

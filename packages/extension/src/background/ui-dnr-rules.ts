@@ -2,37 +2,20 @@ import { type Ruleset } from '@httpsify/engine';
 import { ALL_RESOURCE_TYPES, compileDnr, type DnrRule } from '@httpsify/engine/dnr';
 import { parseSitePattern } from '../site-rules/site-pattern.js';
 
-/**
- * Dynamic rule ids from here up belong to the settings (global switch, site exceptions, user
- * rules, HTTPS-first); the ruleset overrides below it are recompiled separately.
- */
-export const UI_RULE_ID_BASE = 5_000_000;
-/** Update channels' dynamic rules: ids from here to UI_RULE_ID_BASE; the ruleset overrides lie below. */
-export const CHANNEL_RULE_ID_BASE = 2_000_000;
-
-/*
- * Priorities, highest first. Compiled rulesets use up to ~10,500; the loop guard's session
- * allow sits at 1,000,000.
- */
-/** Global switch off: nothing of ours fires. */
-export const GLOBAL_OFF_PRIORITY = 2_000_000;
-/** "Disable on this site": the whole frame tree stays as the site wrote it. */
-export const SITE_DISABLED_PRIORITY = 1_500_000;
-/** User rules outrank every default ruleset (the offset keeps their internal order). */
-export const USER_RULE_PRIORITY_OFFSET = 100_000;
-/**
- * Channel rules are tried before the defaults (which reach ~10,500) and after user rules: the
- * channel at settings position i is shifted by BASE + (MAX - 1 - i) * STEP, each step wider
- * than a compiled ruleset set's priorities, so the last possible channel still ends below
- * USER_RULE_PRIORITY_OFFSET.
- */
-export const CHANNEL_PRIORITY_BASE = 12_000;
-export const CHANNEL_PRIORITY_STEP = 11_000;
-export const MAX_DNR_CHANNELS = 8;
-/** HTTPS-first's exemptions, just above its own upgrade. */
-export const HTTPS_FIRST_EXEMPT_PRIORITY = 3;
-/** HTTPS-first upgrades whatever no ruleset handles: the lowest priority. */
-export const HTTPS_FIRST_PRIORITY = 1;
+// Priorities and ids live in dnr-layout.ts; re-exported here for the modules that import them from here.
+import { GLOBAL_OFF_PRIORITY, HTTPS_FIRST_EXEMPT_PRIORITY, HTTPS_FIRST_PRIORITY, SITE_DISABLED_PRIORITY, UI_RULE_ID_BASE, USER_RULE_PRIORITY_OFFSET } from './dnr-layout.js';
+export {
+  CHANNEL_PRIORITY_BASE,
+  CHANNEL_PRIORITY_STEP,
+  CHANNEL_RULE_ID_BASE,
+  GLOBAL_OFF_PRIORITY,
+  HTTPS_FIRST_EXEMPT_PRIORITY,
+  HTTPS_FIRST_PRIORITY,
+  MAX_DNR_CHANNELS,
+  SITE_DISABLED_PRIORITY,
+  UI_RULE_ID_BASE,
+  USER_RULE_PRIORITY_OFFSET,
+} from './dnr-layout.js';
 
 export interface UiRuleInputs {
   globalEnabled: boolean;

@@ -4,8 +4,8 @@
  */
 import { ext } from './browser-api.js';
 import type { UiController } from './ui-controller.js';
-import { PROTECTION_RULE_ID_BASE } from '../protection/protection-dnr.js';
-import { UI_RULE_ID_BASE, uiDnrRules } from './ui-dnr-rules.js';
+import { inUiRange } from './dnr-layout.js';
+import { uiDnrRules } from './ui-dnr-rules.js';
 
 export function uiRulesSyncer(): (c: UiController) => Promise<void> {
   let appliedRules = '';
@@ -23,7 +23,7 @@ export function uiRulesSyncer(): (c: UiController) => Promise<void> {
     if (key === appliedRules) return;
     const existing = await ext.declarativeNetRequest.getDynamicRules();
     await ext.declarativeNetRequest.updateDynamicRules({
-      removeRuleIds: existing.filter((r) => r.id >= UI_RULE_ID_BASE && r.id < PROTECTION_RULE_ID_BASE).map((r) => r.id),
+      removeRuleIds: existing.filter((r) => inUiRange(r.id)).map((r) => r.id),
       addRules: rules as chrome.declarativeNetRequest.Rule[],
     });
     appliedRules = key;

@@ -57,6 +57,13 @@ export interface InstalledUi {
   rewriter(): { rewrite(url: string): string | null } | null;
   /** Known HTTPS hosts, subresource upgrades, the fallback's alternatives, re-checks. */
   protection: ProtectionRuntime;
+  /**
+   * Chromium: the main-frame handoff page sends the tab to `target` (from the http:// `url`).
+   * Counted as the upgrade DNR would have been.
+   */
+  noteHandoff(tabId: number, url: string, target: string): void;
+  /** Where HTTPS-first would take a top-level http:// page no ruleset rewrites (null: nowhere). */
+  httpsFirstTarget(url: string): string | null;
 }
 
 export function installUi(options: UiInstallOptions): InstalledUi {
@@ -238,9 +245,26 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     await ext.tabs.update(event.tabId, { url: page });
   }
 
+  /*
+   * Chromium stops an idle service worker; the request that wakes it arrives before the engine
+   * has loaded. Those requests wait here instead of going uncounted (statistics stayed at 0).
+   */
+  let early: chrome.webRequest.OnBeforeRequestDetails[] | null = null;
   function observe(d: chrome.webRequest.OnBeforeRequestDetails): undefined {
     const c = controller;
-    if (c === null || d.tabId < 0) return undefined;
+    if (d.tabId < 0) return undefined;
+    if (c === null) {
+      if (early === null) {
+        early = [];
+        void ready.then(() => {
+          const waiting = early ?? [];
+          early = null;
+          for (const e of waiting) observe(e);
+        });
+      }
+      if (early.length < 500) early.push(d);
+      return undefined;
+    }
     const url = d.url;
     if (!url.startsWith('http:') && !url.startsWith('https:')) return undefined;
     if (d.type === 'main_frame') {
@@ -254,7 +278,12 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     let upgradedTo: string | undefined;
     const s = c.settings;
     const top = d.type === 'main_frame' ? url : (topUrls.get(d.tabId) ?? url);
-    if (url.startsWith('http:') && s.globalEnabled && c.siteDisabledBy(top) === null) {
+    // Chromium: DNR moved this request before any listener saw it (see observeRedirect).
+    if (d.type === 'main_frame' && upgradedMainFrames.get(d.tabId) === url) {
+      upgradedMainFrames.delete(d.tabId);
+      upgraded = true;
+      first = httpsFirstMainFrames.delete(d.tabId);
+    } else if (url.startsWith('http:') && s.globalEnabled && c.siteDisabledBy(top) === null) {
       const rewritten = c.loopGuarded(url) ? null : c.rewrite(url).rewritten;
       if (rewritten !== null && rewritten.startsWith('https:')) {
         upgraded = true;
@@ -269,6 +298,8 @@ export function installUi(options: UiInstallOptions): InstalledUi {
       }
     }
     if (upgraded) {
+      counted.add(d.requestId);
+      if (d.type === 'main_frame') countedMainFrames.set(d.tabId, url);
       pendingStats.upgrades++;
       scheduleStats();
     }
@@ -289,8 +320,57 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     };
   }
 
+  /*
+   * Chromium applies DNR rules before webRequest listeners run: an http:// request a rule
+   * upgrades never reaches `observe`, only its redirect does. It counts when it took the URL
+   * where our rules take it (a site's own redirect to HTTPS goes elsewhere, or comes after ours).
+   */
+  const upgradedMainFrames = new Map<number, string>();
+  const httpsFirstMainFrames = new Set<number>();
+  const counted = new Set<string>();
+  /** The last http:// page `observe` counted per tab (it may see the request the handoff takes over). */
+  const countedMainFrames = new Map<number, string>();
+  function noteUpgrade(tabId: number, type: string, url: string, target: string, byHttpsFirst: boolean): void {
+    if (type === 'main_frame') {
+      // Counted when the page's own request shows up, with the tab's new record.
+      if (countedMainFrames.get(tabId) === url) {
+        countedMainFrames.delete(tabId);
+        return;
+      }
+      upgradedMainFrames.set(tabId, target);
+      if (byHttpsFirst) httpsFirstMainFrames.add(tabId);
+      else httpsFirstMainFrames.delete(tabId);
+      return;
+    }
+    pendingStats.upgrades++;
+    scheduleStats();
+    const c = controller;
+    const site = siteOf(url);
+    const names = c === null || site === null ? [] : c.rulesetNamesForHost(site.host);
+    if (activity.note({ tabId, type, url, rulesets: names, upgraded: true })) {
+      scheduleTabsSave();
+      void refreshIcon(tabId, topUrls.get(tabId));
+    }
+  }
+  function observeRedirect(d: chrome.webRequest.OnBeforeRedirectDetails): void {
+    const c = controller;
+    if (c === null) {
+      void ready.then(() => observeRedirect(d));
+      return;
+    }
+    if (d.tabId < 0 || counted.delete(d.requestId)) return;
+    if (!d.url.startsWith('http:') || !d.redirectUrl.startsWith('https:') || !c.settings.globalEnabled) return;
+    const rewritten = c.rewrite(d.url).rewritten;
+    if (rewritten === d.redirectUrl) return noteUpgrade(d.tabId, d.type, d.url, d.redirectUrl, false);
+    if (d.type === 'main_frame' && rewritten === null && httpsVersion(d.url) === d.redirectUrl && httpsFirstApplies(d.url, httpsFirstInputs(c))) {
+      tracker.started(d.requestId, d.tabId, d.url);
+      noteUpgrade(d.tabId, d.type, d.url, d.redirectUrl, true);
+    }
+  }
+
   const filter = { urls: ['http://*/*', 'https://*/*'] };
   ext.webRequest.onBeforeRequest.addListener(observe, filter);
+  if (options.platform === 'chromium') ext.webRequest.onBeforeRedirect.addListener(observeRedirect, { urls: ['http://*/*'] });
   ext.webRequest.onResponseStarted.addListener((d) => tracker.responded(d.requestId), filter);
   ext.webRequest.onCompleted.addListener((d) => {
     tracker.responded(d.requestId);
@@ -365,6 +445,13 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     controller: ready,
     protection,
     rewriter: () => controller?.channels.scoped ?? null,
+    noteHandoff(tabId, url, target) {
+      if (target.startsWith('https:')) noteUpgrade(tabId, 'main_frame', url, target, false);
+    },
+    httpsFirstTarget(url) {
+      const c = controller;
+      return c !== null && httpsFirstApplies(url, httpsFirstInputs(c)) ? httpsVersion(url) : null;
+    },
     decide(details) {
       const c = controller;
       if (c === null) return null;

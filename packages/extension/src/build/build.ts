@@ -5,6 +5,7 @@ import { type Diagnostic, type Ruleset } from '@httpsify/engine';
 import { compileDnr, type DnrReport, type DnrRule } from '@httpsify/engine/dnr';
 import { defaultRulesetsDir, defaultRulesetsTimestamp, loadRulesets } from '@httpsify/engine/node';
 import { build as esbuild } from 'esbuild';
+import { HANDOFF_SCOPE_PATH, handoffScope, type HandoffScope } from '../background/handoff-rules.js';
 import { manifestFor, STATIC_RULES_PATH, type Browser } from './manifest.js';
 import { buildUiAssets, uiManifestEntries } from './ui-assets.js';
 import { zipDirectory } from './zip.js';
@@ -31,6 +32,8 @@ export interface BuildResult {
   rulesetCount: number;
   dnr: DnrReport;
   rules: DnrRule[];
+  /** Chromium: hosts whose main frames go to the handoff page (their rulesets compiled partially). */
+  handoff: HandoffScope;
   diagnostics: Diagnostic[];
 }
 
@@ -52,8 +55,9 @@ export async function buildExtension(options: BuildOptions = {}): Promise<BuildR
   const rulesets: Ruleset[] =
     loaded.rulesets.length === loaded.engine.rulesetCount ? loaded.rulesets : Array.from({ length: loaded.engine.rulesetCount }, (_, id) => loaded.engine.ruleset(id));
   const { rules, report } = compileDnr(rulesets);
+  const handoff = handoffScope(rulesets, report.omissions);
 
-  const result: BuildResult = { dirs: {}, zips: [], rulesetCount: rulesets.length, dnr: report, rules, diagnostics: loaded.diagnostics };
+  const result: BuildResult = { dirs: {}, zips: [], rulesetCount: rulesets.length, dnr: report, rules, handoff, diagnostics: loaded.diagnostics };
   for (const browser of browsers) {
     const dir = join(outDir, browser);
     rmSync(dir, { recursive: true, force: true });
@@ -70,7 +74,10 @@ export async function buildExtension(options: BuildOptions = {}): Promise<BuildR
       logLevel: 'silent',
     });
     writeFileSync(join(dir, 'rules/default.bundle'), loaded.bundle);
-    if (browser === 'chromium') writeFileSync(join(dir, STATIC_RULES_PATH), JSON.stringify(rules));
+    if (browser === 'chromium') {
+      writeFileSync(join(dir, STATIC_RULES_PATH), JSON.stringify(rules));
+      writeFileSync(join(dir, HANDOFF_SCOPE_PATH), JSON.stringify(handoff));
+    }
     // Popup, options and fallback pages with their _locales; the manifest gains their entries.
     await buildUiAssets(dir, browser);
     const manifest = { ...manifestFor(browser, { version, feedback: options.feedback }), ...uiManifestEntries(browser) };

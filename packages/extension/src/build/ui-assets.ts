@@ -2,13 +2,16 @@ import { cpSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build as esbuild } from 'esbuild';
+import { HANDOFF_PAGE } from '../background/handoff-rules.js';
 import { ICON_SIZES, writeIcons } from './icons.js';
 import type { Browser } from './manifest.js';
 
 const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** The UI pages: each is an HTML file, its stylesheet and one bundled script, all in `ui/`. */
-const PAGES = ['popup', 'options', 'interstitial'] as const;
+const PAGES = ['popup', 'options', 'interstitial', 'handoff'] as const;
+/** The handoff page serves Chromium's DNR only (Firefox's engine decides every request itself). */
+const pagesFor = (browser: Browser) => PAGES.filter((p) => p !== 'handoff' || browser === 'chromium');
 
 export const POPUP_PAGE = 'ui/popup.html';
 export const OPTIONS_PAGE = 'ui/options.html';
@@ -19,7 +22,7 @@ export async function buildUiAssets(dir: string, browser: Browser): Promise<void
   const ui = join(dir, 'ui');
   mkdirSync(ui, { recursive: true });
   await esbuild({
-    entryPoints: PAGES.map((p) => ({ in: join(packageDir, `src/ui/${p}/${p}.ts`), out: p })),
+    entryPoints: pagesFor(browser).map((p) => ({ in: join(packageDir, `src/ui/${p}/${p}.ts`), out: p })),
     outdir: ui,
     bundle: true,
     format: 'esm',
@@ -29,7 +32,7 @@ export async function buildUiAssets(dir: string, browser: Browser): Promise<void
     sourcemap: false,
     logLevel: 'silent',
   });
-  for (const p of PAGES) {
+  for (const p of pagesFor(browser)) {
     cpSync(join(packageDir, `src/ui/${p}/${p}.html`), join(ui, `${p}.html`));
     cpSync(join(packageDir, `src/ui/${p}/${p}.css`), join(ui, `${p}.css`));
   }
@@ -51,6 +54,8 @@ export function uiManifestEntries(browser: Browser): Record<string, unknown> {
       browser === 'chromium'
         ? { resources: [INTERSTITIAL_PAGE, 'ui/interstitial.js', 'ui/interstitial.css', 'ui/theme.css'], matches: ['<all_urls>'], use_dynamic_url: true }
         : { resources: [INTERSTITIAL_PAGE, 'ui/interstitial.js', 'ui/interstitial.css', 'ui/theme.css'], matches: ['<all_urls>'] },
+      // Chromium's DNR rules redirect main frames to the handoff page by its fixed address.
+      ...(browser === 'chromium' ? [{ resources: [HANDOFF_PAGE, 'ui/handoff.js', 'ui/handoff.css', 'ui/theme.css'], matches: ['<all_urls>'] }] : []),
     ],
   };
 }

@@ -1,7 +1,7 @@
 import { type Ruleset } from '@httpsify/engine';
 import { compileDnr, DNR_LIMITS, type DnrRule } from '@httpsify/engine/dnr';
 import { ruleDestination } from '@httpsify/engine/channels';
-import { CHANNEL_PRIORITY_BASE, CHANNEL_PRIORITY_STEP, CHANNEL_RULE_ID_BASE, MAX_DNR_CHANNELS } from '../background/ui-dnr-rules.js';
+import { CHANNEL_PRIORITY_BASE, CHANNEL_PRIORITY_STEP, CHANNEL_RULE_ID_BASE, MAX_DNR_CHANNELS } from '../background/dnr-layout.js';
 import { type DnrScope, restrictRulesToScope, scopeToDnr, targetMayBeInScope } from './scope-dnr.js';
 
 /** Dynamic-rule usage, counted as Chromium counts its limits. */

@@ -8,7 +8,8 @@ import type { DnrRule } from '@httpsify/engine/dnr';
 import { siteOf } from '../site-rules/site-pattern.js';
 import { httpsAlternatives, originOnly, probe, type Attempt } from './https-alternatives.js';
 import { KNOWN_HTTPS_STORAGE_KEY, KnownHttpsHosts } from './known-https-hosts.js';
-import { knownHttpsRules, PROTECTION_RULE_ID_BASE, PROTECTION_RULE_ID_LIMIT } from './protection-dnr.js';
+import { inProtectionRange } from '../background/dnr-layout.js';
+import { knownHttpsRules } from './protection-dnr.js';
 import { dueForRecheck, RECHECK_STORAGE_KEY, type RecheckState, parseRecheckState, recordRecheck } from './recheck.js';
 
 /** The alarm that prunes expired hosts and re-checks sites left on HTTP. */
@@ -170,7 +171,7 @@ export class ProtectionRuntime {
     const key = JSON.stringify(rules);
     if (key === this.appliedRules) return;
     const existing = await dnr.getDynamicRules();
-    await dnr.updateDynamicRules({ removeRuleIds: existing.filter((r) => r.id >= PROTECTION_RULE_ID_BASE && r.id < PROTECTION_RULE_ID_LIMIT).map((r) => r.id), addRules: rules });
+    await dnr.updateDynamicRules({ removeRuleIds: existing.filter((r) => inProtectionRange(r.id)).map((r) => r.id), addRules: rules });
     this.appliedRules = key;
   }
 

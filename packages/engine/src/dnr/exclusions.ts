@@ -1,0 +1,115 @@
+/** Exclusions as `allow` rules above their ruleset's rules (exact, or widened when out of regexes). */
+import { splitHttpPrefix } from './hosts.js';
+import { expandLiteralLanguage, literalPrefixes } from '../regex/literal-language.js';
+import { fallthroughAction, urlFilterSafe } from './actions.js';
+import { analyzeLookaround, type CarvedPrefix } from './lookaround.js';
+import { ALL_TYPES, caseSensitive, prefixFilter, type PlanContext, type Planned } from './plan.js';
+import { ALLOW_PRIORITY, LOOKAHEAD_ALLOW_PRIORITY, REENABLE_PRIORITY } from './priorities.js';
+import { regexCondition, rewriteDomains } from './fences.js';
+
+/**
+ * A safe stand-in for an exclusion DNR cannot express exactly: `allow` everything under the
+ * literal prefixes all its matches start with. More URLs stay unrewritten, none is rewritten
+ * that the reference leaves alone. Null when the prefixes do not reach into the host name.
+ */
+export function widenExclusion(ctx: PlanContext, pattern: string, base: number): { prefixes: string[]; rules: Planned[] } | null {
+  const prefixes = literalPrefixes(pattern);
+  if (!prefixes || prefixes.length === 0) return null;
+  for (const p of prefixes) {
+    const parts = splitHttpPrefix(p);
+    if (!parts || !urlFilterSafe(p)) return null;
+  }
+  if (!ctx.domainCondition.requestDomains) return null;
+  return {
+    prefixes,
+    rules: prefixes.map((p) => ({
+      priority: base + ALLOW_PRIORITY,
+      action: { type: 'allow' },
+      condition: { urlFilter: `|${p}`, ...caseSensitive, ...ctx.domainCondition, ...ALL_TYPES() },
+    })),
+  };
+}
+
+export function planExclusion(ctx: PlanContext, pattern: string, base: number): Planned[] | string {
+  const priority = base + ALLOW_PRIORITY;
+  const lit = expandLiteralLanguage(pattern);
+  if (lit && lit.expansions.every((e) => urlFilterSafe(e.text))) {
+    return lit.expansions.map((e) => ({
+      priority,
+      action: { type: 'allow' },
+      condition: { urlFilter: prefixFilter(e.text, e.exact === true), ...caseSensitive, ...ctx.domainCondition, ...ALL_TYPES() },
+    }));
+  }
+  const rc = regexCondition(ctx, pattern, 'allow');
+  if (typeof rc === 'string') return rc;
+  return rc === null ? [] : [{ priority, action: { type: 'allow' }, condition: rc.condition }];
+}
+
+/**
+ * `P(?!A)` excludes URLs under P except those under P+A: an `allow` for P below a re-enabling
+ * rule for P+A that does what the ruleset's rules do there. `P(?=A)` just excludes P+A.
+ */
+export function planLookaroundExclusion(ctx: PlanContext, pattern: string, base: number, negativePrefixes: string[][]): Planned[] | string {
+  const shape = analyzeLookaround(pattern);
+  if (!shape) return 'lookaround that cannot be rewritten without it';
+  const out: Planned[] = [];
+  const allowAt = (priority: number, urlFilter: string): Planned => ({
+    priority,
+    action: { type: 'allow' },
+    condition: { urlFilter, ...caseSensitive, ...ctx.domainCondition, ...ALL_TYPES() },
+  });
+  if (shape.kind === 'trailing' && !shape.negate) {
+    if (!shape.prefix) {
+      const rc = regexCondition(ctx, shape.capturingSource!, 'allow');
+      if (typeof rc === 'string') return rc;
+      return rc === null ? [] : [{ priority: base + ALLOW_PRIORITY, action: { type: 'allow' }, condition: rc.condition }];
+    }
+    for (const c of shape.carved) {
+      if (!urlFilterSafe(c.prefix.text)) return 'lookahead text cannot be a URL filter';
+      out.push(allowAt(base + ALLOW_PRIORITY, prefixFilter(c.prefix.text, c.prefix.exact)));
+    }
+    return out;
+  }
+  let carved: CarvedPrefix[];
+  if (shape.kind === 'trailing') {
+    if (!shape.prefix) return 'negative lookahead after a prefix that needs a regex';
+    const prefixes = shape.prefix.expansions.map((e) => e.text);
+    if (!prefixes.every(urlFilterSafe)) return 'lookahead prefix cannot be a URL filter';
+    negativePrefixes.push(prefixes);
+    for (const p of prefixes) out.push(allowAt(base + LOOKAHEAD_ALLOW_PRIORITY, prefixFilter(p, false)));
+    carved = shape.carved.map((c) => c.prefix);
+  } else {
+    const rc = regexCondition(ctx, shape.restSource, 'allow');
+    if (typeof rc === 'string') return rc;
+    // The carved URLs lie among the rest's, so they cannot reach a target either.
+    if (rc === null) return [];
+    negativePrefixes.push(['http://']);
+    out.push({ priority: base + LOOKAHEAD_ALLOW_PRIORITY, action: { type: 'allow' }, condition: rc.condition });
+    carved = shape.carved;
+  }
+  for (const c of carved) {
+    if (!urlFilterSafe(c.text)) return 'lookahead text cannot be a URL filter';
+    const action = fallthroughAction(ctx.ruleset.rules, 0, c.text, c.exact);
+    if (action === null) return 'the rules under a negative lookahead differ across its URLs';
+    if (action === 'none') continue;
+    const domains = rewriteDomains(ctx, [c.text], null);
+    if (typeof domains === 'string') return `re-enabled URLs ${domains}`;
+    if (domains === null) continue;
+    out.push({
+      priority: base + REENABLE_PRIORITY,
+      action,
+      condition: { urlFilter: prefixFilter(c.text, c.exact), ...caseSensitive, ...domains, ...ALL_TYPES() },
+    });
+  }
+  return out;
+}
+
+/** Two negative-lookahead exclusions whose prefixes nest would re-enable each other's URLs. */
+export function prefixSetsIndependent(sets: string[][]): boolean {
+  for (let a = 0; a < sets.length; a++) {
+    for (let b = a + 1; b < sets.length; b++) {
+      for (const x of sets[a]!) for (const y of sets[b]!) if (x.startsWith(y) || y.startsWith(x)) return false;
+    }
+  }
+  return true;
+}

@@ -1,0 +1,134 @@
+/**
+ * The main-frame handoff (Chromium). DNR cannot express every ruleset; for the hosts of those
+ * that did not compile completely, a top-level http:// navigation is redirected, before any
+ * request leaves the browser, to an extension page that asks the engine and then opens the
+ * reference's URL. URLs with a trailing-dot host or with credentials, which no compiled rule
+ * matches, take the same way. This module holds the pure parts: which hosts, which rules.
+ */
+import type { Ruleset } from '@httpsify/engine';
+import type { DnrOmission, DnrRule } from '@httpsify/engine/dnr';
+import { HANDOFF_ONCE_PRIORITY, HANDOFF_PRIORITY, HANDOFF_RULE_ID_BASE } from './dnr-layout.js';
+
+export const HANDOFF_PAGE = 'ui/handoff.html';
+export const HANDOFF_SCOPE_PATH = 'rules/handoff.json';
+export const HANDOFF_PORT_NAME = 'handoff';
+
+/** Hosts whose main frames go to the page: DNR domains (subdomains included) and wildcard patterns. */
+export interface HandoffScope {
+  domains: string[];
+  /** Targets with a right or middle wildcard (`www.google.*`). */
+  patterns: string[];
+}
+
+const DOMAIN = /^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/;
+const PATTERN = /^[a-z0-9*_-]+(\.[a-z0-9*_-]+)*$/;
+
+/** The targets of every compiled ruleset the report says is partial or left out. */
+export function handoffScope(rulesets: readonly Ruleset[], omissions: readonly DnrOmission[]): HandoffScope {
+  const incomplete = new Set(omissions.map((o) => o.ruleset));
+  const domains = new Set<string>();
+  const patterns = new Set<string>();
+  for (const rs of rulesets) {
+    if (!incomplete.has(rs.name)) continue;
+    for (const t of rs.targets) {
+      const host = t.host.toLowerCase();
+      const left = host.startsWith('*.') ? host.slice(2) : host;
+      if (DOMAIN.test(left)) domains.add(left);
+      else if (PATTERN.test(host)) patterns.add(host);
+      // Anything else (non-ASCII) never appears in a canonical request URL's host.
+    }
+  }
+  return { domains: [...domains].sort(), patterns: [...patterns].sort() };
+}
+
+/** Checks a scope read from the extension's files (the build wrote it; still, one door). */
+export function parseHandoffScope(json: unknown): HandoffScope {
+  const o = json as Partial<HandoffScope> | null;
+  const list = (v: unknown, re: RegExp, what: string): string[] => {
+    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string' && re.test(x))) throw new Error(`${HANDOFF_SCOPE_PATH}: ${what} must be a list of host names`);
+    return v as string[];
+  };
+  return { domains: list(o?.domains, DOMAIN, 'domains'), patterns: list(o?.patterns, PATTERN, 'patterns') };
+}
+
+const escape = (s: string): string => s.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&');
+/** A label of a canonical host (what a `*` in a target stands for). */
+const LABEL = '[^./?#:@]+';
+const PORT_PATH = '(:[0-9]+)?/.*';
+/** One pattern per regex: with `.*` captured for the substitution, eight overflow RE2's 2 KB. */
+const PATTERNS_PER_RULE = 1;
+
+/**
+ * The dynamic rules sending main frames to the page (`regexSubstitution` carries the whole URL
+ * in the page's fragment). Priority HANDOFF_PRIORITY, ids from HANDOFF_RULE_ID_BASE.
+ */
+export function handoffRules(scope: HandoffScope, pageUrl: string): DnrRule[] {
+  const action = { type: 'redirect' as const, redirect: { regexSubstitution: `${pageUrl}#\\0` } };
+  const conditions: DnrRule['condition'][] = [];
+  if (scope.domains.length > 0) conditions.push({ regexFilter: `^http://.*`, requestDomains: scope.domains });
+  for (let i = 0; i < scope.patterns.length; i += PATTERNS_PER_RULE) {
+    const alts = scope.patterns.slice(i, i + PATTERNS_PER_RULE).map((p) => p.split('.').map((l) => (l === '*' ? LABEL : escape(l))).join('\\.'));
+    conditions.push({ regexFilter: `^http://(?:${alts.join('|')})${PORT_PATH}` });
+  }
+  // Credentials or a trailing dot: no compiled rule matches those URLs, whatever the host.
+  conditions.push({ regexFilter: `^http://[^/]*@.*` });
+  conditions.push({ regexFilter: `^http://[^/@:]*\\.${PORT_PATH}` });
+  return conditions.map((condition, i) => ({
+    id: HANDOFF_RULE_ID_BASE + i,
+    priority: HANDOFF_PRIORITY,
+    action,
+    condition: { ...condition, resourceTypes: ['main_frame'] },
+  }));
+}
+
+/** The session rule that lets exactly `url` load once in one tab, without the handoff. */
+export function handoffOnceRule(id: number, tabId: number, url: string): DnrRule {
+  return {
+    id,
+    priority: HANDOFF_ONCE_PRIORITY,
+    action: { type: 'allow' },
+    condition: { regexFilter: `^${escape(url)}$`, isUrlFilterCaseSensitive: true, tabIds: [tabId], resourceTypes: ['main_frame'] },
+  };
+}
+
+/** What the page does with a URL the engine was asked about. */
+export type HandoffDecision = { ok: true; target: string; once: boolean } | { ok: false; error: string };
+
+/**
+ * The one door for a URL the page received in its fragment (any site can open the page with
+ * any fragment): only absolute http:// URLs are decided.
+ */
+export function handoffUrl(raw: unknown): URL | null {
+  if (typeof raw !== 'string' || raw.length > 32_768) return null;
+  try {
+    const u = new URL(raw);
+    return u.protocol === 'http:' ? u : null;
+  } catch {
+    return null;
+  }
+}
+
+export interface HandoffInputs {
+  /** The rewrite the rulesets (user rules, channels, defaults) give, or null. */
+  rewrite(url: string): string | null;
+  /** HTTPS-first would upgrade this page (no ruleset rewrites it). */
+  httpsFirst(url: string): boolean;
+  /** The loop guard gave up on the host. */
+  loopBlocked(url: string): boolean;
+}
+
+/**
+ * Where the page goes: the rewrite, else HTTPS-first's upgrade, else the URL itself. An http://
+ * destination would come back to the page: `once` asks for the session rule letting it through.
+ */
+export function decideHandoff(raw: unknown, inputs: HandoffInputs): HandoffDecision {
+  const u = handoffUrl(raw);
+  if (u === null) return { ok: false, error: 'not an http:// URL' };
+  // The request URL as the browser sent it; the rewrite sees the same string the page got.
+  const url = raw as string;
+  if (inputs.loopBlocked(url)) return { ok: true, target: url, once: true };
+  const rewritten = inputs.rewrite(url);
+  let target = rewritten ?? (inputs.httpsFirst(url) ? url.replace(/^http:/, 'https:') : url);
+  if (handoffUrl(target) === null && !target.startsWith('https:')) target = url;
+  return { ok: true, target, once: target.startsWith('http:') };
+}

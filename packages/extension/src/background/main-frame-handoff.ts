@@ -1,0 +1,122 @@
+/**
+ * Chromium: installs the handoff rules (see handoff-rules.ts) and answers the handoff page. The
+ * page connects with the URL it was sent for; the answer is where it goes next. When that is
+ * an http:// URL, a session rule lets exactly it through once in that tab, and is removed as
+ * soon as the tab's next page request finishes.
+ */
+import { ext } from './browser-api.js';
+import { HANDOFF_SESSION_ID_BASE, inHandoffRange, inHandoffSessionRange, nextId } from './dnr-layout.js';
+import {
+  decideHandoff,
+  HANDOFF_PAGE,
+  HANDOFF_PORT_NAME,
+  HANDOFF_SCOPE_PATH,
+  handoffOnceRule,
+  handoffRules,
+  parseHandoffScope,
+  type HandoffDecision,
+  type HandoffInputs,
+} from './handoff-rules.js';
+
+type Rule = chrome.declarativeNetRequest.Rule;
+
+/** The same URL handed off this often within LOOP_WINDOW_MS is a loop: let it load as it is. */
+const LOOP_COUNT = 3;
+const LOOP_WINDOW_MS = 20_000;
+
+export interface HandoffDeps {
+  /** Resolves once the engine and settings are ready. */
+  inputs(): Promise<HandoffInputs>;
+  /** The page moved the tab on: statistics and the badge. */
+  handedOff(tabId: number, url: string, target: string): void;
+}
+
+export function installHandoff(deps: HandoffDeps): { syncRules(): Promise<void> } {
+  const onceRules = new Map<number, number[]>();
+  const recent = new Map<string, number[]>();
+
+  // One update at a time: two concurrent ones would add the same ids.
+  let queue: Promise<void> = Promise.resolve();
+  function syncRules(): Promise<void> {
+    const next = queue.then(applyRules);
+    queue = next.catch(() => undefined);
+    return next;
+  }
+
+  async function applyRules(): Promise<void> {
+    const response = await fetch(ext.runtime.getURL(HANDOFF_SCOPE_PATH));
+    const scope = parseHandoffScope(await response.json());
+    const rules = handoffRules(scope, ext.runtime.getURL(HANDOFF_PAGE));
+    const existing = await ext.declarativeNetRequest.getDynamicRules();
+    const mine = existing.filter((r) => inHandoffRange(r.id));
+    if (JSON.stringify(mine) === JSON.stringify(rules)) return;
+    await ext.declarativeNetRequest.updateDynamicRules({ removeRuleIds: mine.map((r) => r.id), addRules: rules as Rule[] });
+    // Left over from before a restart: the tabs they were for have moved on.
+    const session = await ext.declarativeNetRequest.getSessionRules();
+    await ext.declarativeNetRequest.updateSessionRules({ removeRuleIds: session.filter((r) => inHandoffSessionRange(r.id)).map((r) => r.id) });
+  }
+
+  function looping(tabId: number, url: string): boolean {
+    const key = `${tabId} ${url}`;
+    const now = Date.now();
+    const times = (recent.get(key) ?? []).filter((t) => now - t < LOOP_WINDOW_MS);
+    times.push(now);
+    recent.set(key, times);
+    if (recent.size > 200) for (const k of [...recent.keys()].slice(0, 100)) recent.delete(k);
+    return times.length >= LOOP_COUNT;
+  }
+
+  async function allowOnce(tabId: number, url: string): Promise<void> {
+    const existing = await ext.declarativeNetRequest.getSessionRules();
+    const id = nextId(existing, HANDOFF_SESSION_ID_BASE, inHandoffSessionRange);
+    await ext.declarativeNetRequest.updateSessionRules({ removeRuleIds: onceRules.get(tabId) ?? [], addRules: [handoffOnceRule(id, tabId, url) as Rule] });
+    onceRules.set(tabId, [id]);
+  }
+
+  async function forgetOnce(tabId: number): Promise<void> {
+    const ids = onceRules.get(tabId);
+    if (ids === undefined) return;
+    onceRules.delete(tabId);
+    await ext.declarativeNetRequest.updateSessionRules({ removeRuleIds: ids });
+  }
+
+  async function answer(tabId: number, url: unknown): Promise<HandoffDecision> {
+    const inputs = await deps.inputs();
+    const decision = decideHandoff(url, inputs);
+    if (!decision.ok) return decision;
+    if (looping(tabId, decision.target)) {
+      await allowOnce(tabId, url as string);
+      return { ok: true, target: url as string, once: true };
+    }
+    if (decision.once) await allowOnce(tabId, decision.target);
+    deps.handedOff(tabId, url as string, decision.target);
+    return decision;
+  }
+
+  ext.runtime.onConnect.addListener((port) => {
+    if (port.name !== HANDOFF_PORT_NAME) return;
+    const tabId = port.sender?.tab?.id;
+    port.onMessage.addListener((msg: { url?: unknown }) => {
+      void (async () => {
+        let response: HandoffDecision;
+        try {
+          response = tabId === undefined ? { ok: false, error: 'not in a tab' } : await answer(tabId, msg?.url);
+        } catch (e) {
+          response = { ok: false, error: String(e) };
+        }
+        try {
+          port.postMessage(response);
+        } catch {
+          // The tab closed before the answer.
+        }
+      })();
+    });
+  });
+  const done = (d: { tabId: number; type: string }) => {
+    if (d.type === 'main_frame') void forgetOnce(d.tabId);
+  };
+  ext.webRequest.onCompleted.addListener(done, { urls: ['http://*/*'], types: ['main_frame'] });
+  ext.webRequest.onErrorOccurred.addListener(done, { urls: ['http://*/*'], types: ['main_frame'] });
+  ext.tabs.onRemoved.addListener((tabId) => void forgetOnce(tabId));
+  return { syncRules };
+}

@@ -1,0 +1,29 @@
+import { $ } from '../shared/dom.js';
+import { localize, t } from '../shared/i18n.js';
+
+/**
+ * The main-frame handoff page (Chromium). A DNR rule sent the tab here, before any request left
+ * the browser, with the http:// address in the fragment. The background decides with the
+ * rulesets themselves where the page goes and the page replaces itself with that address, so
+ * the history keeps no entry for it.
+ */
+const api = ((globalThis as { browser?: typeof chrome }).browser ?? globalThis.chrome) as typeof chrome;
+
+function init(): void {
+  localize();
+  const url = location.hash.slice(1);
+  const port = api.runtime.connect({ name: 'handoff' });
+  port.onMessage.addListener((answer: { ok: true; target: string } | { ok: false; error: string }) => {
+    port.disconnect();
+    if (answer.ok) {
+      location.replace(answer.target);
+      return;
+    }
+    const problem = $('#problem');
+    problem.textContent = t('handoffProblem', [url]);
+    problem.hidden = false;
+  });
+  port.postMessage({ url });
+}
+
+init();

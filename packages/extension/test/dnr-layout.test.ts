@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import * as L from '../src/background/dnr-layout.js';
+import { decideHandoff, handoffOnceRule, handoffRules } from '../src/background/handoff-rules.js';
+
+describe('DNR priorities and ids', () => {
+  it('orders every kind of rule as the table in dnr-layout.ts says', () => {
+    const lastChannelTop = L.CHANNEL_PRIORITY_BASE + (L.MAX_DNR_CHANNELS - 1) * L.CHANNEL_PRIORITY_STEP + L.MAX_COMPILED_PRIORITY;
+    const order = [
+      L.GLOBAL_OFF_PRIORITY,
+      L.SITE_DISABLED_PRIORITY,
+      L.LOOP_ALLOW_PRIORITY,
+      L.USER_RULE_PRIORITY_OFFSET + L.MAX_COMPILED_PRIORITY,
+      L.USER_RULE_PRIORITY_OFFSET,
+      lastChannelTop,
+      L.CHANNEL_PRIORITY_BASE,
+      L.HANDOFF_ONCE_PRIORITY,
+      L.HANDOFF_PRIORITY,
+      L.MAX_COMPILED_PRIORITY,
+      L.HTTPS_FIRST_EXEMPT_PRIORITY,
+      L.PROTECTION_PRIORITY,
+      L.HTTPS_FIRST_PRIORITY,
+    ];
+    expect(order).toEqual([...order].sort((a, b) => b - a));
+    expect(new Set(order).size).toBe(order.length);
+    // A channel's band holds a whole compiled rule set.
+    expect(L.CHANNEL_PRIORITY_STEP).toBeGreaterThan(L.MAX_COMPILED_PRIORITY);
+  });
+
+  it('gives every writer its own id range', () => {
+    const dynamic = [L.inOverrideRange, L.inChannelRange, L.inUiRange, L.inHandoffRange, L.inProtectionRange];
+    for (const id of [1, L.CHANNEL_RULE_ID_BASE, L.UI_RULE_ID_BASE, L.HANDOFF_RULE_ID_BASE, L.PROTECTION_RULE_ID_BASE, L.DYNAMIC_ID_LIMIT - 1]) {
+      expect(dynamic.filter((inRange) => inRange(id))).toHaveLength(1);
+    }
+    expect(L.inLoopSessionRange(L.HANDOFF_SESSION_ID_BASE)).toBe(false);
+    expect(L.nextId([{ id: 3 }, { id: L.HANDOFF_SESSION_ID_BASE + 4 }], L.LOOP_SESSION_ID_BASE, L.inLoopSessionRange)).toBe(4);
+    expect(L.nextId([], L.HANDOFF_SESSION_ID_BASE, L.inHandoffSessionRange)).toBe(L.HANDOFF_SESSION_ID_BASE);
+  });
+});
+
+describe('main-frame handoff', () => {
+  const inputs = { rewrite: (u: string) => (u.includes('/rw') ? u.replace('http://a.test/rw', 'https://b.test/') : null), httpsFirst: () => false, loopBlocked: () => false };
+
+  it('redirects the scope, trailing dots and credentials to the page, in the handoff range', () => {
+    const rules = handoffRules({ domains: ['a.test'], patterns: ['www.g.*'] }, 'chrome-extension://x/ui/handoff.html');
+    expect(rules.map((r) => r.condition.regexFilter)).toEqual(['^http://.*', '^http://(?:www\\.g\\.[^./?#:@]+)(:[0-9]+)?/.*', '^http://[^/]*@.*', '^http://[^/@:]*\\.(:[0-9]+)?/.*']);
+    expect(rules.every((r) => L.inHandoffRange(r.id) && r.priority === L.HANDOFF_PRIORITY && r.condition.resourceTypes?.join() === 'main_frame')).toBe(true);
+    const trailing = new RegExp(rules[3]!.condition.regexFilter!);
+    expect(trailing.test('http://www.example.com./x')).toBe(true);
+    expect(trailing.test('http://www.example.com/x.')).toBe(false);
+  });
+
+  it('decides: the rewrite, else the URL once; nothing for what is not http://', () => {
+    expect(decideHandoff('http://a.test/rw?q', inputs)).toEqual({ ok: true, target: 'https://b.test/?q', once: false });
+    expect(decideHandoff('http://a.test/keep', inputs)).toEqual({ ok: true, target: 'http://a.test/keep', once: true });
+    expect(decideHandoff('http://a.test/keep', { ...inputs, httpsFirst: () => true })).toEqual({ ok: true, target: 'https://a.test/keep', once: false });
+    expect(decideHandoff('http://a.test/rw', { ...inputs, loopBlocked: () => true })).toEqual({ ok: true, target: 'http://a.test/rw', once: true });
+    for (const bad of ['javascript:alert(1)', 'chrome://settings', '', 42, null]) expect(decideHandoff(bad, inputs).ok).toBe(false);
+  });
+
+  it('lets exactly one URL through, in one tab', () => {
+    const rule = handoffOnceRule(L.HANDOFF_SESSION_ID_BASE, 7, 'http://a.test/p?x=(1)');
+    expect(rule.condition.tabIds).toEqual([7]);
+    const re = new RegExp(rule.condition.regexFilter!);
+    expect(re.test('http://a.test/p?x=(1)')).toBe(true);
+    expect(re.test('http://a.test/p?x=(1)&y')).toBe(false);
+    expect(rule.priority).toBe(L.HANDOFF_ONCE_PRIORITY);
+  });
+});

@@ -1,0 +1,118 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildExtension } from '../src/build/build.js';
+import { launchWithExtension, type LoadedExtension } from './support/browser.js';
+import { page, SHARED_TEST_RULESETS, writeRulesetsDir } from './support/e2e-site.js';
+import { startDualServer, type DualServer } from './support/servers.js';
+
+/** A ruleset DNR cannot express (RE2 has no lookbehind): its main frames go through the handoff page. */
+const TEST_RULESETS = `${SHARED_TEST_RULESETS}
+<ruleset name="Lookbehind Example">
+  <target host="lb.example.test"/>
+  <exclusion pattern="^http://lb\\.example\\.test:\\d+/keep/"/>
+  <rule from="^http://lb\\.example\\.test(?&lt;!x):(\\d+)/old/" to="https://new.example.test:$1/lb/"/>
+  <rule from="^http:" to="https:"/>
+</ruleset>`;
+
+describe('Chromium: main frames DNR cannot express go through the handoff page', () => {
+  let server: DualServer;
+  let ext: LoadedExtension;
+  let origin: (scheme: string, host: string) => string;
+  const dirs: string[] = [];
+
+  beforeAll(async () => {
+    const rulesDir = writeRulesetsDir(TEST_RULESETS, 'httpsify-handoff-rules-');
+    const outDir = mkdtempSync(join(tmpdir(), 'httpsify-handoff-ext-'));
+    dirs.push(rulesDir, outDir);
+    const built = await buildExtension({ rulesets: [rulesDir], outDir, browsers: ['chromium'], zip: false });
+    expect(built.handoff).toEqual({ domains: ['lb.example.test'], patterns: [] });
+    server = await startDualServer((req, res, secure) => page(res, `${secure ? 'https' : 'http'} ${req.headers.host} ${req.url}`));
+    origin = (scheme, host) => `${scheme}://${host}:${server.port}`;
+    ext = await launchWithExtension(built.dirs.chromium!, ['*.example.test', '*.example.test.']);
+  });
+
+  afterAll(async () => {
+    await ext?.close();
+    await server?.close();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  const visit = async (url: string): Promise<{ url: string; ms: number }> => {
+    const tab = await ext.context.newPage();
+    const start = performance.now();
+    await tab.goto(url);
+    await tab.waitForFunction(() => location.protocol !== 'chrome-extension:' && document.body?.textContent?.includes(' /'));
+    const ms = performance.now() - start;
+    const final = tab.url();
+    await tab.close();
+    return { url: final, ms };
+  };
+  const plainHits = (host: string) => server.log.filter((r) => !r.secure && r.host === host && r.path !== '/favicon.ico');
+
+  it('ends on the rewrite the rulesets give, without a plain-HTTP request', async () => {
+    await expect.poll(() => ext.worker.evaluate(async () => (await chrome.declarativeNetRequest.getDynamicRules()).length)).toBeGreaterThan(0);
+    expect((await visit(`${origin('http', 'lb.example.test')}/old/a?b=1`)).url).toBe(`${origin('https', 'new.example.test')}/lb/a?b=1`);
+    expect((await visit(`${origin('http', 'lb.example.test')}/other`)).url).toBe(`${origin('https', 'lb.example.test')}/other`);
+    expect(plainHits('lb.example.test')).toEqual([]);
+  });
+
+  it('opens a URL the rulesets leave alone over HTTP, once', async () => {
+    const url = `${origin('http', 'lb.example.test')}/keep/x`;
+    expect((await visit(url)).url).toBe(url);
+    expect(plainHits('lb.example.test').map((r) => r.path)).toEqual(['/keep/x']);
+    // The allow rule was for that one load.
+    await expect.poll(() => ext.worker.evaluate(async () => (await chrome.declarativeNetRequest.getSessionRules()).length)).toBe(0);
+  });
+
+  it('strips a trailing dot and keeps credentials aside, as the reference does', async () => {
+    expect((await visit(`${origin('http', 'plain.example.test.')}/dot`)).url).toBe(`${origin('https', 'plain.example.test')}/dot`);
+    expect((await visit(`http://user:pw@plain.example.test:${server.port}/cred`)).url).toBe(`https://user:pw@plain.example.test:${server.port}/cred`);
+    expect(plainHits('plain.example.test')).toEqual([]);
+  });
+
+  it('counts upgrades in the statistics', async () => {
+    const stats = () => ext.worker.evaluate(async () => ((await chrome.storage.local.get('stats')).stats as { upgrades: number } | undefined)?.upgrades ?? 0);
+    // Earlier tests' counts are written in batches: let them land first.
+    let before = -1;
+    await expect.poll(async () => before === (before = await stats()), { timeout: 10_000, interval: 2500 }).toBe(true);
+    await visit(`${origin('http', 'plain.example.test')}/counted`);
+    await expect.poll(stats, { timeout: 10_000 }).toBe(before + 1);
+    await visit(`${origin('http', 'lb.example.test')}/counted`);
+    await expect.poll(stats, { timeout: 10_000 }).toBe(before + 2);
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(await stats()).toBe(before + 2);
+  });
+
+  it('counts the request that wakes a stopped service worker', async () => {
+    const id = new URL(ext.worker.url()).host;
+    const options = await ext.context.newPage();
+    await options.goto(`chrome-extension://${id}/ui/options.html`);
+    const stats = () => options.evaluate(async () => ((await chrome.storage.local.get('stats')).stats as { upgrades: number } | undefined)?.upgrades ?? 0);
+    let before = -1;
+    await expect.poll(async () => before === (before = await stats()), { timeout: 10_000, interval: 2500 }).toBe(true);
+    await options.close();
+    // Stopped as Chromium stops an idle worker; the next page request wakes it.
+    const target = await ext.context.newCDPSession(await ext.context.newPage());
+    await target.send('ServiceWorker.enable');
+    await target.send('ServiceWorker.stopAllWorkers');
+    await visit(`${origin('http', 'plain.example.test')}/cold`);
+    const again = await ext.context.newPage();
+    await again.goto(`chrome-extension://${id}/ui/options.html`);
+    await expect.poll(() => again.evaluate(async () => ((await chrome.storage.local.get('stats')).stats as { upgrades: number } | undefined)?.upgrades ?? 0), { timeout: 10_000 }).toBe(before + 1);
+    await again.close();
+  });
+
+  it('measures the hop', async () => {
+    const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const direct: number[] = [];
+    const handed: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      direct.push((await visit(`${origin('http', 'plain.example.test')}/t${i}`)).ms);
+      handed.push((await visit(`${origin('http', 'lb.example.test')}/t${i}`)).ms);
+    }
+    console.log(`handoff hop: median ${median(handed).toFixed(0)} ms with the page vs ${median(direct).toFixed(0)} ms by DNR alone`);
+    expect(median(handed)).toBeLessThan(5000);
+  });
+});
