@@ -36,7 +36,22 @@ export function registerRewrite(program: Command): void {
       applyToggles(engines, options.disable ?? [], false);
       const engine = engines[engines.length - 1] as Engine;
       const out = new BufferedOutput();
+      // Regexes are judged when first run: report each refusal once, as it happens, and go on.
+      const reportRefusals = (): void => {
+        for (const e of engines) {
+          for (const r of e.takeRegexRefusals()) {
+            process.stderr.write(`httpsify: error unsafe-regex: ruleset "${r.ruleset}" is not used: its pattern ${JSON.stringify(r.pattern)} is refused: ${r.reason}\n`);
+          }
+        }
+      };
       const handle = async (url: string): Promise<void> => {
+        try {
+          await handleOne(url);
+        } finally {
+          reportRefusals();
+        }
+      };
+      const handleOne = async (url: string): Promise<void> => {
         if (options.explain === true) {
           // Explain with the first layer in scope that rewrites, else the last one in scope.
           const inScope = layered.layersFor(url);

@@ -1,3 +1,4 @@
+import { compileRulesetRegex } from '../regex/safe-regex.js';
 import { ChannelError } from './errors.js';
 import { checkPublicJwk } from './signature.js';
 
@@ -56,10 +57,9 @@ export function parseChannelDefinition(value: unknown, source = 'channel definit
 
   const scope = obj.scope ?? '';
   if (typeof scope !== 'string') return fail('"scope" must be a string (a regular expression; "" matches every URL)');
-  try {
-    new RegExp(scope);
-  } catch (err) {
-    fail(`"scope" is not a valid regular expression: ${err instanceof Error ? err.message : String(err)}`);
+  const judged = scope === '' ? null : compileRulesetRegex(scope);
+  if (judged !== null && !judged.ok) {
+    fail(judged.refused ? `"scope" is refused: ${judged.reason}` : `"scope" is not a valid regular expression: ${judged.reason}`);
   }
 
   const replacesDefaults = obj.replacesDefaults ?? false;

@@ -1,12 +1,13 @@
 import { type Engine, type EngineOptions, loadBundle, type RewriteOutcome } from '../match/engine.js';
 import type { ActiveChannels } from './installed.js';
+import { compileRulesetRegex } from '../regex/safe-regex.js';
 
 /** One engine and the URLs it may rewrite. */
 export interface ScopedLayer {
   /** Channel name, or null for the built-in defaults. */
   channel: string | null;
   /** Only URLs matching this are given to `engine`; null means every URL. */
-  scope: RegExp | null;
+  scope: { test(url: string): boolean } | null;
   engine: Engine;
 }
 
@@ -47,9 +48,18 @@ export class ScopedEngine {
   }
 }
 
-/** `''` is "no restriction"; anything else is compiled once (no flags, so `test` is stateless). */
-export function compileScope(scope: string): RegExp | null {
-  return scope === '' ? null : new RegExp(scope);
+/** Stands for a scope the regex door refused: the channel applies to no URL. */
+const NOTHING = { test: (): boolean => false };
+
+/**
+ * `''` is "no restriction"; anything else is compiled once, through the regex door. A scope the
+ * door refuses (parseChannelDefinition rejects such definitions; this covers stored ones)
+ * admits no URL, so the channel's rulesets never run.
+ */
+export function compileScope(scope: string): { test(url: string): boolean } | null {
+  if (scope === '') return null;
+  const compiled = compileRulesetRegex(scope);
+  return compiled.ok ? compiled.regex : NOTHING;
 }
 
 /**

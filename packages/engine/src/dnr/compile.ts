@@ -7,6 +7,7 @@ import { analyzeLookaround, hasLookaround, type CarvedPrefix } from './lookaroun
 import type { AST } from '@eslint-community/regexpp';
 import { captureCount, topLevelElements } from '../regex/pattern-ast.js';
 import { translateRegex, translateReplacement } from './re2.js';
+import { rulesetRegexOrNull } from '../regex/safe-regex.js';
 import { ALL_RESOURCE_TYPES, DNR_LIMITS, type DnrAction, type DnrCondition, type DnrRule } from './types.js';
 
 export interface DnrCompileOptions {
@@ -590,7 +591,8 @@ function schemeOnlyHosts(from: string, to: string, targets: readonly ClassifiedT
   if (group > 9 || to !== expected || /\$/.test(expected.replace(/\$\d/g, '')) ) return null;
   // The reduction holds only for port-less URLs: a host piece that can match ':' could take a port.
   if (els.slice(8, -1).some((e) => mayMatchChar(e, ':'))) return null;
-  const re = new RegExp(from);
+  const re = rulesetRegexOrNull(from);
+  if (re === null) return null;
   const hosts: string[] = [];
   const suffixes: string[] = [];
   const below = openBelow(els.slice(8, -1));

@@ -3,6 +3,7 @@ import { parseRulesetXml } from '../parse/xml-ruleset.js';
 import { lintRulesAndPatterns } from './rules.js';
 import { lintStructure } from './structure.js';
 import { lintTargets } from './targets.js';
+import { lintRegexSafety } from './regex-safety.js';
 
 export { lintCollection, type LintedFile } from './collection.js';
 export { branchCount, countCapturingGroups, parsePattern } from './regex-ast.js';
@@ -11,7 +12,7 @@ export { coveringTarget, targetKeysFor } from './target-match.js';
 
 /** Lint findings of one parsed ruleset (targets, rules, exclusions, secure cookies, tests). */
 export function lintRuleset(ruleset: Ruleset): Diagnostic[] {
-  return [...lintTargets(ruleset), ...lintRulesAndPatterns(ruleset)];
+  return [...lintTargets(ruleset), ...lintRulesAndPatterns(ruleset), ...lintRegexSafety(ruleset)];
 }
 
 export interface LintResult {
