@@ -77,11 +77,12 @@ describe('httpsify rewrite with --rules', () => {
     writeFileSync(join(dir, 'Good.xml'), '<ruleset name="Good">\n\t<target host="good.example" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n');
     writeFileSync(join(dir, 'Bad.xml'), '<ruleset name="Bad">\n\t<target host="bad.example" />\n\t<rule from="^http://(bad" to="https://bad.example/" />\n</ruleset>\n');
     writeFileSync(join(dir, 'Slow.xml'), '<ruleset name="Slow">\n\t<target host="slow.example" />\n\t<rule from="^http://slow\\.example/(a+)+$" to="https://slow.example/" />\n</ruleset>\n');
-    const r = run(['rewrite', '--rules', dir, 'http://good.example/', 'http://bad.example/', `http://slow.example/${'a'.repeat(40)}!`]);
+    const r = run(['rewrite', '--rules', dir, 'http://good.example/', 'http://bad.example/', `http://slow.example/${'a'.repeat(40)}!`, 'http://slow.example/aaa']);
     expect(r.status).toBe(0);
-    expect(r.stdout).toBe(`https://good.example/\nhttp://bad.example/\nhttp://slow.example/${'a'.repeat(40)}!\n`);
+    // `(a+)+$` cannot be proven for a backtracking matcher, so it runs in linear time instead.
+    expect(r.stdout).toBe(`https://good.example/\nhttp://bad.example/\nhttp://slow.example/${'a'.repeat(40)}!\nhttps://slow.example/\n`);
     expect(r.stderr).toContain(`${join(dir, 'Bad.xml')}:3:2: error invalid-regex`);
-    expect(r.stderr).toMatch(new RegExp(`${join(dir, 'Slow.xml').replace(/[.]/g, '\\.')}:3:2: error slow-regex: .*backtracks catastrophically`));
+    expect(r.stderr).not.toContain('Slow');
   });
 
   it('a missing --rules path is a clear error', () => {

@@ -11,7 +11,7 @@ import { charSetOf, type CharSet } from './char-sets.js';
  * a repeated part that can match empty text may stop after an empty iteration where JavaScript
  * goes on. For a pattern that is only tested (exclusions, cookies, scopes) neither changes
  * whether it matches; for a rule `from`, whose match and captures build the new URL, such
- * patterns are refused here.
+ * patterns are refused here (repeated captures only when its `to` uses them).
  */
 export type LinearSyntax = { ok: true; re2: string } | { ok: false; reason: string };
 
@@ -20,9 +20,12 @@ const RE2_MAX_REPEAT = 1000;
 
 class Untranslatable extends Error {}
 
-export function linearSyntax(pattern: AST.Pattern, forReplace: boolean): LinearSyntax {
+/**
+ * `forReplace`: the pattern is a rule's `from`; `usedGroups`: the group numbers its `to` inserts.
+ */
+export function linearSyntax(pattern: AST.Pattern, forReplace: boolean, usedGroups: ReadonlySet<number> = new Set()): LinearSyntax {
   try {
-    return { ok: true, re2: new Emitter(forReplace).alternatives(pattern.alternatives) };
+    return { ok: true, re2: new Emitter(forReplace, usedGroups).alternatives(pattern.alternatives) };
   } catch (err) {
     if (err instanceof Untranslatable) return { ok: false, reason: err.message };
     throw err;
@@ -32,8 +35,13 @@ export function linearSyntax(pattern: AST.Pattern, forReplace: boolean): LinearS
 class Emitter {
   /** How many repeated (max > 1) quantifiers enclose the element being written. */
   private repeatDepth = 0;
+  /** Capturing groups opened so far (numbering is by opening parenthesis, as written). */
+  private groups = 0;
 
-  constructor(private readonly forReplace: boolean) {}
+  constructor(
+    private readonly forReplace: boolean,
+    private readonly usedGroups: ReadonlySet<number>,
+  ) {}
 
   alternatives(alts: readonly AST.Alternative[]): string {
     return alts.map((a) => a.elements.map((e) => this.element(e)).join('')).join('|');
@@ -50,11 +58,13 @@ class Emitter {
       }
       case 'Group':
         return `(?:${this.alternatives(el.alternatives)})`;
-      case 'CapturingGroup':
-        if (this.forReplace && this.repeatDepth > 0) {
+      case 'CapturingGroup': {
+        const group = ++this.groups;
+        if (this.forReplace && this.repeatDepth > 0 && this.usedGroups.has(group)) {
           throw new Untranslatable(`its capturing group ${el.raw} is repeated, and the linear-time matcher would keep a different capture than JavaScript`);
         }
         return `(${this.alternatives(el.alternatives)})`;
+      }
       case 'Backreference':
         throw new Untranslatable(`the backreference ${el.raw} has no linear-time equivalent`);
       case 'Assertion':

@@ -2,7 +2,7 @@ import { RE2JS } from 're2js';
 import type { AST } from '@eslint-community/regexpp';
 import { proveBacktrackingLinear } from './backtracking-proof.js';
 import { linearSyntax } from './linear-syntax.js';
-import { parsePattern } from './pattern-ast.js';
+import { countCapturingGroups, parsePattern } from './pattern-ast.js';
 import { dollarUses } from './replacement.js';
 
 /**
@@ -40,8 +40,8 @@ const verdicts = new Map<string, RegexVerdict>();
 const MAX_CACHED_VERDICTS = 8192;
 
 function cacheKey(source: string, use: PatternUse): string {
-  // Only `$<` in a replacement changes the verdict (named groups, see below).
-  return use.use === 'test' ? `t\u0000${source}` : `r\u0000${use.to.includes('$<') ? use.to : ''}\u0000${source}`;
+  // Only the `$` uses of a replacement change the verdict (which groups it inserts).
+  return use.use === 'test' ? `t\u0000${source}` : `r\u0000${use.to.includes('$') ? use.to : ''}\u0000${source}`;
 }
 
 /** The verdict on `source`; cheap after the first call for the same pattern. */
@@ -75,7 +75,8 @@ function decide(source: string, use: PatternUse): RegexVerdict {
   if (forReplace && hasNamedGroups(pattern) && use.to.includes('$<')) {
     return refuse(proof.reason, 'its replacement refers to a named group, which only JavaScript\'s own matcher fills');
   }
-  const syntax = linearSyntax(pattern, forReplace);
+  const used = forReplace ? new Set(dollarUses(use.to, countCapturingGroups(pattern)).flatMap((u) => (u.kind === 'group' ? [u.group] : []))) : new Set<number>();
+  const syntax = linearSyntax(pattern, forReplace, used);
   if (!syntax.ok) return refuse(proof.reason, syntax.reason);
   try {
     RE2JS.compile(syntax.re2);
