@@ -43,6 +43,7 @@ const HOSTILE: Record<string, string> = {
   'optional of optional': `${'(?:a?)?'.repeat(30)}!`,
   'optional lookaheads': `${'(?=a)?'.repeat(30)}b`,
   'finite but exponential ambiguity': `${'(a|a)'.repeat(30)}!`,
+  'quadratic lookahead inside a quadratic lookahead': 'a*(?!.+(?!.+x)y)',
   'overlapping classes in sequence, counted': '[\\w.]{0,200}[a-z.]{0,200}[a.]{0,200}!',
 };
 
