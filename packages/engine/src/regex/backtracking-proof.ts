@@ -273,9 +273,10 @@ function prove(alternatives: readonly AST.Alternative[], anchored: boolean, dept
     const outer = quadratic;
     quadratic = false;
     const body = prove(look.alternatives, true, depth + 1);
-    // A quadratic body run at many indexes would be cubic.
-    if (quadratic) throw new NotProven(`its lookaround ${look.raw.length > 40 ? `${look.raw.slice(0, 40)}…` : look.raw} holds a lookaround that reads unboundedly far at every index`);
-    quadratic = outer;
+    // A quadratic body run at unboundedly many indexes would be cubic; run a bounded number of
+    // times, it leaves the whole pattern quadratic.
+    if (quadratic && offset === Infinity) throw new NotProven(`its lookaround ${look.raw.length > 40 ? `${look.raw.slice(0, 40)}…` : look.raw} holds a lookaround that reads unboundedly far at every index`);
+    quadratic ||= outer;
     // Its cost is (times it runs) x (text it reads). One that reads unboundedly far is fine
     // where only boundedly many indexes can reach it (`^http://a\.com/(?!.*\.css)`), not
     // where every index can (inside a repeat, or in an unanchored pattern).
