@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { compileBundle, loadBundle, type Ruleset } from '../src/index.js';
-import { guardRulesets, parseRulesetXml } from '../src/parse/index.js';
+import { checkRulesetRegexes, parseRulesetXml } from '../src/parse/index.js';
 import { listRulesetFiles } from '../src/node/index.js';
 import { corpusRulesDir, readOracle } from '../test/support/corpus.js';
 
@@ -187,7 +187,7 @@ async function main(): Promise<void> {
   }
   const parseMs = performance.now() - t;
   t = performance.now();
-  const guarded = guardRulesets(rulesets);
+  const guarded = checkRulesetRegexes(rulesets);
   const guardMs = performance.now() - t;
   t = performance.now();
   const bundle = compileBundle(guarded.rulesets);
@@ -206,7 +206,7 @@ async function main(): Promise<void> {
     node: process.version,
     cpu: execFileSync('sh', ['-c', "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], { encoding: 'utf8' }).trim(),
     rulesets: guarded.rulesets.length,
-    refusedByGuard: rulesets.length - guarded.rulesets.length,
+    refusedByRegexDoor: rulesets.length - guarded.rulesets.length,
     xmlParseMs: parseMs,
     guardMs,
     compileMs,
@@ -221,7 +221,7 @@ async function main(): Promise<void> {
   const row = (name: string, value: string, target = '') => console.log(`${name.padEnd(34)} ${value.padStart(14)}   ${target}`);
   console.log('');
   row('XML parse (24k files)', `${parseMs.toFixed(0)} ms`);
-  row('regex guard', `${guardMs.toFixed(0)} ms`);
+  row('regex door, every pattern up front', `${guardMs.toFixed(0)} ms`);
   row('compile to bundle', `${compileMs.toFixed(0)} ms`);
   row('bundle size', `${(bundle.length / 2 ** 20).toFixed(2)} MB`, 'target <= 3 MB');
   row('bundle size gzip', `${(report.bundleGzipBytes / 2 ** 20).toFixed(2)} MB`);

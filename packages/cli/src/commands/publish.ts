@@ -63,7 +63,7 @@ export function registerPublish(program: Command): void {
         );
       }
 
-      const loaded = loadRulesOption([options.rules]);
+      const loaded = loadRulesOption([options.rules], { checkRegexes: true });
       const errors = loaded.diagnostics.filter((d) => d.severity === 'error').length;
       if (errors > 0 && options.allowErrors !== true) throw new Error(`${count(errors, 'ruleset error')} (listed above); fix them or pass --allow-errors to publish without the broken rulesets`);
       const rulesets = loaded.rulesets.length > 0 ? loaded.rulesets : Array.from({ length: loaded.engine.rulesetCount }, (_, id) => loaded.engine.ruleset(id));

@@ -22,7 +22,22 @@ export function registerRewrite(program: Command): void {
       const layered = await loadRewriteEngine(options);
       const engine = layered.layers[layered.layers.length - 1]?.engine as Engine;
       const out = new BufferedOutput();
+      // Regexes are judged when first run: report each refusal once, as it happens, and go on.
+      const reportRefusals = (): void => {
+        for (const { engine: e } of layered.layers) {
+          for (const r of e.takeRegexRefusals()) {
+            process.stderr.write(`httpsify: error unsafe-regex: ruleset "${r.ruleset}" is not used: its pattern ${JSON.stringify(r.pattern)} is refused: ${r.reason}\n`);
+          }
+        }
+      };
       const handle = async (url: string): Promise<void> => {
+        try {
+          await handleOne(url);
+        } finally {
+          reportRefusals();
+        }
+      };
+      const handleOne = async (url: string): Promise<void> => {
         if (options.explain === true) {
           // Explain with the first layer in scope that rewrites, else the last one in scope.
           const inScope = layered.layersFor(url);

@@ -87,7 +87,8 @@ interface TrieNode {
 }
 
 /** A rule is a plain prefix swap when its `from` is `^` + a literal and its `to` has no `$` pattern. */
-function isLiteralRule(from: string, to: string): boolean {
+/** A rule the matcher runs as a prefix swap, with no regex (RuleKind.Literal). */
+export function isLiteralRule(from: string, to: string): boolean {
   const lit = literalPrefix(from);
   return lit !== null && lit.whole && !to.includes('$');
 }

@@ -1,6 +1,6 @@
 import { parseDestinationHost } from './destinations.js';
+import { compileRulesetRegex } from '../regex/safe-regex.js';
 import { ChannelError } from './errors.js';
-import { compileScope } from './scope.js';
 import { checkPublicJwk } from './signature.js';
 
 /** Version of the definition and of the signed files (release, key certificate). */
@@ -90,10 +90,9 @@ export function parseChannelDefinition(value: unknown, source = 'channel definit
 
   const scope = obj.scope;
   if (typeof scope !== 'string') return fail('"scope" is missing: a regular expression naming the URLs the channel may rewrite ("" for every URL, if that is really meant)');
-  try {
-    compileScope(scope);
-  } catch (err) {
-    fail(`"scope" is not a valid regular expression: ${err instanceof Error ? err.message : String(err)}`);
+  const judged = scope === '' ? null : compileRulesetRegex(scope);
+  if (judged !== null && !judged.ok) {
+    fail(judged.refused ? `"scope" is refused: ${judged.reason}` : `"scope" is not a valid regular expression: ${judged.reason}`);
   }
 
   const destinations = obj.destinations ?? [];

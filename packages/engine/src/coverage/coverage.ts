@@ -2,6 +2,7 @@ import type { Diagnostic, Ruleset, SourceLocation } from '../model/ruleset.js';
 import { diagnosticAt } from '../lint/diagnostic.js';
 import { branchCount, parsePattern } from '../lint/regex-ast.js';
 import { targetKeysFor } from '../lint/target-match.js';
+import { rulesetRegexOrNull, type RulesetRegex } from '../regex/safe-regex.js';
 
 /** One test URL of a ruleset: written as `<test url>`, or implied by a non-wildcard target. */
 export interface CoverageTest {
@@ -28,12 +29,9 @@ export const WILDCARD_TESTS = 3;
 /** Tests a right (`x.*`) wildcard target needs: it covers every top-level domain, EFF asked 10. */
 export const RIGHT_WILDCARD_TESTS = 10;
 
-function compile(source: string): RegExp | null {
-  try {
-    return new RegExp(source);
-  } catch {
-    return null;
-  }
+/** Through the regex door: a refused pattern is not run (`check` reports it). */
+function compile(source: string): RulesetRegex | null {
+  return rulesetRegexOrNull(source);
 }
 
 function hostOf(url: string): string | null {

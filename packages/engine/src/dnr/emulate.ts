@@ -1,3 +1,4 @@
+import { compileDnrRegexFilter, type FilterRegex } from '../regex/safe-regex.js';
 import type { DnrResourceType, DnrRule } from './types.js';
 
 export interface DnrRequest {
@@ -18,7 +19,7 @@ const ACTION_RANK: Record<string, number> = { allow: 5, allowAllRequests: 4, blo
 interface CompiledRule {
   rule: DnrRule;
   urlFilter: RegExp | null;
-  regexFilter: RegExp | null;
+  regexFilter: FilterRegex | null;
   domains: ReadonlySet<string> | null;
   excludedDomains: ReadonlySet<string> | null;
   types: ReadonlySet<string> | null;
@@ -97,7 +98,7 @@ function compileRule(rule: DnrRule): CompiledRule {
   return {
     rule,
     urlFilter: c.urlFilter !== undefined ? urlFilterToRegExp(c.urlFilter, flags) : null,
-    regexFilter: c.regexFilter !== undefined ? new RegExp(c.regexFilter, flags) : null,
+    regexFilter: c.regexFilter !== undefined ? compileDnrRegexFilter(c.regexFilter, flags === 'i') : null,
     domains: c.requestDomains ? new Set(c.requestDomains) : null,
     excludedDomains: c.excludedRequestDomains ? new Set(c.excludedRequestDomains) : null,
     types: c.resourceTypes ? new Set(c.resourceTypes) : null,
@@ -175,7 +176,7 @@ function applyAction(c: CompiledRule, parsed: URL, url: string): string | null {
         const m = c.regexFilter.exec(url);
         if (!m) return null;
         const replacement = re2Substitute(r.regexSubstitution, m);
-        target = url.slice(0, m.index) + replacement + url.slice(m.index + m[0].length);
+        target = url.slice(0, m.index) + replacement + url.slice(m.index + (m[0] ?? '').length);
       }
       // Chromium silently drops a redirect to an invalid URL.
       if (target === null) return null;
@@ -189,7 +190,7 @@ function applyAction(c: CompiledRule, parsed: URL, url: string): string | null {
 }
 
 /** RE2::Rewrite: `\0`–`\9` are groups, `\\` is a backslash. */
-function re2Substitute(template: string, m: RegExpExecArray): string {
+function re2Substitute(template: string, m: { [group: number]: string | undefined }): string {
   let out = '';
   for (let i = 0; i < template.length; i++) {
     const ch = template[i]!;

@@ -10,6 +10,7 @@ import { translateReplacement } from './re2.js';
 import type { DnrAction, DnrCondition } from './types.js';
 import { ALL_TYPES, caseSensitive, prefixFilter, type PlanContext, type Planned, type RulePlan } from './plan.js';
 import { hostCondition, regexCondition, rewriteDomains } from './fences.js';
+import { rulesetRegexOrNull } from '../regex/safe-regex.js';
 
 /**
  * `^http://HOST/` rules whose replacement only changes the scheme (`(www\.)?example\.com/` →
@@ -40,7 +41,8 @@ export function schemeOnlyHosts(from: string, to: string, targets: readonly Clas
   if (group > 9 || to !== expected || /\$/.test(expected.replace(/\$\d/g, '')) ) return null;
   // The reduction holds only for port-less URLs: a host piece that can match ':' could take a port.
   if (els.slice(8, -1).some((e) => mayMatchChar(e, ':'))) return null;
-  const re = new RegExp(from);
+  const re = rulesetRegexOrNull(from);
+  if (re === null) return null;
   const hosts: string[] = [];
   const suffixes: string[] = [];
   const below = openBelow(els.slice(8, -1));

@@ -256,7 +256,7 @@ export type HostReach =
  * Whether a closed host part (`elements`, whose source is `hostSource`) can match a host that
  * one of `targets` covers. `hostRe` is the real host-part regex anchored at both ends.
  */
-export function hostReach(elements: readonly AST.Element[], hostRe: RegExp, targets: readonly string[]): HostReach {
+export function hostReach(elements: readonly AST.Element[], hostRe: { test(input: string): boolean }, targets: readonly string[]): HostReach {
   let hostAutomaton: Automaton;
   try {
     hostAutomaton = hostPartAutomaton(elements);

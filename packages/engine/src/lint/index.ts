@@ -4,6 +4,7 @@ import { lintRulesAndPatterns } from './rules.js';
 import { lintStructure } from './structure.js';
 import { lintTargets } from './targets.js';
 import { applySuppressions, suppressionsOf, type Suppression } from './suppression.js';
+import { lintRegexSafety } from './regex-safety.js';
 
 export { lintCollection, type LintedFile } from './collection.js';
 export { collectionFacts } from './collection-facts.js';
@@ -16,7 +17,7 @@ export { applySuppressions, suppressionsOf, type Suppression } from './suppressi
 
 /** Lint findings of one parsed ruleset (targets, rules, exclusions, secure cookies, tests). */
 export function lintRuleset(ruleset: Ruleset): Diagnostic[] {
-  return [...lintTargets(ruleset), ...lintRulesAndPatterns(ruleset)];
+  return [...lintTargets(ruleset), ...lintRulesAndPatterns(ruleset), ...lintRegexSafety(ruleset)];
 }
 
 export interface LintResult {

@@ -6,13 +6,11 @@ import { countCapturingGroups, hostPartOf, parsePattern, samplesOf, unescapedDot
 import { dollarUses } from '../regex/replacement.js';
 import { coveringTarget } from './target-match.js';
 import { hostReach } from './host-language.js';
+import { rulesetRegexOrNull, type RulesetRegex } from '../regex/safe-regex.js';
 
-function compile(source: string): RegExp | null {
-  try {
-    return new RegExp(source);
-  } catch {
-    return null;
-  }
+/** Through the regex door: a refused pattern is not run (lintRegexSafety reports it). */
+function compile(source: string): RulesetRegex | null {
+  return rulesetRegexOrNull(source);
 }
 
 const WILDCARD_FILLERS = ['www', 'a', 'x', 'cdn', 'static', '0', 'a.a', 'www.a'];
@@ -136,7 +134,7 @@ function lintTo(rule: Rule, groupCount: number | null, out: Diagnostic[]): void 
  * Notes (as info: nearly always intended, e.g. a CDN or a `www` move across domains) when a rule
  * sends a host to a different registrable domain, naming the new one for the reviewers.
  */
-function lintDomainChange(rule: Rule, re: RegExp, facts: PatternFacts, hosts: string[], out: Diagnostic[]): void {
+function lintDomainChange(rule: Rule, re: RulesetRegex, facts: PatternFacts, hosts: string[], out: Diagnostic[]): void {
   if (facts.pattern === null || facts.host === null || rule.to === 'https:') return;
   const paths = pathSamples(facts.pattern, facts.host);
   for (const host of hosts) {
@@ -144,7 +142,7 @@ function lintDomainChange(rule: Rule, re: RegExp, facts: PatternFacts, hosts: st
     for (const path of paths) {
       const url = `http://${host}${path}`;
       if (!re.test(url)) continue;
-      const rewritten = url.replace(re, rule.to);
+      const rewritten = re.replace(url, rule.to);
       if (rewritten === url) continue;
       let newHost: string;
       try {

@@ -8,6 +8,7 @@ import { casesMatch, Form, type PreparedPattern, prepareLiteralRule, prepareRule
 import { readBundleSections, type BundleHeader, type BundleVerification } from '../bundle/read.js';
 import { canonicalAuthority, canonicalTail, type HostLabels, MAX_LABELS, newHostLabels, newNormalizedUrl, normalizeUrl, normalizeWithParser, restoreCredentials, type NormalizedUrl } from '../url/normalize.js';
 import type { Explanation, ExplainStep } from './explain.js';
+import { compileRulesetRegex, type RulesetRegex } from '../regex/safe-regex.js';
 
 const STAR = 0x2a;
 const DOT = 0x2e;
@@ -27,6 +28,13 @@ export interface RewriteOutcome {
   ruleset: string | null;
   /** Set when the input could not be parsed as a URL. */
   error?: string;
+}
+
+/** A ruleset the engine stopped using because the regex door refused one of its patterns. */
+export interface RegexRefusal {
+  ruleset: string;
+  pattern: string;
+  reason: string;
 }
 
 export interface EngineOptions {
@@ -120,6 +128,12 @@ export class Engine {
   private readonly decoder = new TextDecoder();
   /** Regexes that failed to compile at run time (a bundle built by another tool), by pattern. */
   readonly regexErrors = new Map<string, string>();
+  /** 1 where a pattern of the ruleset was refused by the regex door: the ruleset no longer applies. */
+  private readonly refused: Uint8Array;
+  /** Refusals not yet taken by takeRegexRefusals. */
+  private refusals: RegexRefusal[] = [];
+  /** The ruleset whose patterns are being run (for refusals). */
+  private applying = -1;
 
   // Scratch state reused by every lookup.
   private readonly norm: NormalizedUrl = newNormalizedUrl();
@@ -187,6 +201,7 @@ export class Engine {
     this.mixedContent = options.mixedContent === true;
     this.regexRing = new Array<PreparedPattern | undefined>(Math.max(1, options.regexCacheSize ?? 2048)).fill(undefined);
     this.active = new Uint8Array(this.rulesetCount);
+    this.refused = new Uint8Array(this.rulesetCount);
     this.trivialOnly = new Uint8Array(this.rulesetCount);
     this.recomputeActive();
   }
@@ -296,6 +311,16 @@ export class Engine {
     for (const id of this.rulesetIdsByName(name)) this.active[id] = (active ?? this.isDefaultActive(id)) ? 1 : 0;
   }
 
+  /**
+   * Patterns the regex door refused since the last call, each with its ruleset (now disabled)
+   * and the reason. Patterns are judged when first used, so this grows as URLs are rewritten.
+   */
+  takeRegexRefusals(): RegexRefusal[] {
+    const taken = this.refusals;
+    this.refusals = [];
+    return taken;
+  }
+
   /** Current user overrides (name → on/off); only what differs from the defaults is kept. */
   activeOverrides(): ReadonlyMap<string, boolean> {
     return this.overrides;
@@ -352,9 +377,10 @@ export class Engine {
     if (!normalizeUrl(`http://${host}${COOKIE_PROBE_PATH}`, probe)) return false;
     if (!ids.some((id) => this.applyRuleset(id, probe.href) !== null)) return false;
     for (const id of ids) {
-      for (let c = this.rsCookieStart.get(id); c < this.rsCookieStart.get(id + 1); c++) {
+      this.applying = id;
+      for (let c = this.rsCookieStart.get(id); c < this.rsCookieStart.get(id + 1) && this.refused[id] === 0; c++) {
         // Host and name patterns share one lazily built array: hosts at 2c, names at 2c + 1.
-        if (this.testCookie(2 * c, this.cookieHost.get(c), cookie.domain) && this.testCookie(2 * c + 1, this.cookieName.get(c), cookie.name)) return true;
+        if (this.testCookie(2 * c, this.cookieHost.get(c), cookie.domain) && this.testCookie(2 * c + 1, this.cookieName.get(c), cookie.name) && this.refused[id] === 0) return true;
       }
     }
     return false;
@@ -400,6 +426,14 @@ export class Engine {
   /** One ruleset's `apply`: exclusions veto, then the first rule that changes the URL wins. */
   private applyRuleset(id: number, href: string): string | null {
     if (this.trivialOnly[id] === 1) return upgradeHttp(href);
+    if (this.refused[id] === 1) return null;
+    this.applying = id;
+    const out = this.applyPatterns(id, href);
+    // A pattern refused on the way disables the whole ruleset, this URL included.
+    return this.refused[id] === 1 ? null : out;
+  }
+
+  private applyPatterns(id: number, href: string): string | null {
     const exclusionsStart = this.rsExclStart.get(id);
     const exclusionsEnd = this.rsExclStart.get(id + 1);
     if (exclusionsEnd - exclusionsStart >= EXCLUSION_INDEX_MIN) {
@@ -430,7 +464,7 @@ export class Engine {
     if (p.form !== Form.Regex) return rewriteLiteral(p, href);
     const re = p.regex !== undefined ? p.regex : this.compile(p);
     if (re === null) return null;
-    const out = href.replace(re, p.to);
+    const out = re.replace(href, p.to);
     return out === href ? null : out;
   }
 
@@ -473,6 +507,18 @@ export class Engine {
   }
 
   private describeApply(id: number, href: string, step: ExplainStep): void {
+    this.applying = id;
+    this.describePatterns(id, href, step);
+    if (this.refused[id] === 1) {
+      step.outcome = 'refused';
+      delete step.result;
+      delete step.rule;
+      delete step.exclusion;
+    }
+  }
+
+  private describePatterns(id: number, href: string, step: ExplainStep): void {
+    if (this.refused[id] === 1) return;
     for (let e = this.rsExclStart.get(id); e < this.rsExclStart.get(id + 1); e++) {
       if (this.excludes(e, href)) {
         step.outcome = 'excluded';
@@ -790,17 +836,22 @@ export class Engine {
   }
 
   /**
-   * Compiles the regex of `pattern`; a pattern that does not compile is
-   * remembered as failing, once. Past the cache size the oldest compiled regex is dropped (FIFO:
-   * browsing has locality) and compiled again if needed.
+   * Compiles the regex of `pattern` through the regex door (regex/safe-regex.ts); a pattern
+   * that does not compile is remembered as failing, once, and one the door refuses disables the
+   * ruleset being applied. Past the cache size the oldest compiled regex is dropped (FIFO:
+   * browsing has locality) and compiled again if needed (the door's verdict is cached).
    */
-  private compile(pattern: PreparedPattern): RegExp | null {
-    let re: RegExp | null;
-    try {
-      re = new RegExp(pattern.source);
-    } catch (err) {
-      re = null;
-      this.regexErrors.set(pattern.source, err instanceof Error ? err.message : String(err));
+  private compile(pattern: PreparedPattern): RulesetRegex | null {
+    const compiled = compileRulesetRegex(pattern.source, pattern.isRule ? { use: 'replace', to: pattern.to } : { use: 'test' });
+    let re: RulesetRegex | null = null;
+    if (compiled.ok) re = compiled.regex;
+    else if (!compiled.refused) this.regexErrors.set(pattern.source, compiled.reason);
+    else {
+      const id = this.applying;
+      if (id >= 0 && this.refused[id] === 0) {
+        this.refused[id] = 1;
+        this.refusals.push({ ruleset: this.rulesetName(id), pattern: pattern.source, reason: compiled.reason });
+      }
     }
     pattern.regex = re;
     const ring = this.regexRing;

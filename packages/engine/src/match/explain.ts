@@ -8,9 +8,9 @@ export interface ExplainStep {
   /**
    * inactive: skipped because it is off; excluded: an exclusion matched; rewrote: a rule changed
    * the URL (this ruleset decided); no-rule-matched: no rule changed it; not-reached: an earlier
-   * ruleset already decided.
+   * ruleset already decided; refused: one of its regexes was refused as unsafe, so it is not used.
    */
-  outcome: 'inactive' | 'excluded' | 'rewrote' | 'no-rule-matched' | 'not-reached';
+  outcome: 'inactive' | 'excluded' | 'rewrote' | 'no-rule-matched' | 'not-reached' | 'refused';
   exclusion?: string;
   rule?: { index: number; from: string; to: string };
   result?: string;
@@ -48,6 +48,9 @@ export function formatExplanation(e: Explanation): string {
         break;
       case 'no-rule-matched':
         lines.push(`${head}: active, no rule changed the URL`);
+        break;
+      case 'refused':
+        lines.push(`${head}: not used, one of its regular expressions was refused as unsafe`);
         break;
       case 'not-reached':
         lines.push(`${head}: not tried, an earlier ruleset decided${c.active ? '' : ` (also inactive: ${c.inactiveReason})`}`);

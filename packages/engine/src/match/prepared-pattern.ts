@@ -2,6 +2,7 @@ import type { AST } from '@eslint-community/regexpp';
 import { expandLiteralLanguage, type LiteralExpansion, substituteReplacement } from '../regex/literal-language.js';
 import { literalPrefix } from '../regex/literal-prefix.js';
 import { captureCount, topLevelElements } from '../regex/pattern-ast.js';
+import type { RulesetRegex } from '../regex/safe-regex.js';
 
 /**
  * Most ruleset regexes match a small finite set of strings (`^http://(www\.)?example\.com/`),
@@ -70,8 +71,10 @@ export interface PreparedPattern {
   readonly lookahead: Lookahead | null;
   /** Regex: the pattern, to compile (and compile again after the cache dropped it); '' for other forms. */
   readonly source: string;
-  /** Regex: compiled on demand, dropped again when the regex cache is full; null when it does not compile. */
-  regex: RegExp | null | undefined;
+  /** Regex: a rule's `from` (replaced), not a tested pattern; decides how the door judges it. */
+  readonly isRule: boolean;
+  /** Regex: compiled through the door on demand, dropped again when the regex cache is full; null when it does not compile or was refused. */
+  regex: RulesetRegex | null | undefined;
 }
 
 /** A pattern that is tested, not replaced: exclusions and securecookie host and name. */
@@ -81,7 +84,7 @@ export function prepareTest(source: string): PreparedPattern {
 
 /** A rule whose `from` is `^` + `prefix` and whose `to` has no `$` (RuleKind.Literal): no analysis needed. */
 export function prepareLiteralRule(prefix: string, to: string): PreparedPattern {
-  return { form: Form.Swap, prefix: flat(prefix), to, texts: null, exact: null, replacements: null, toEnd: false, run: null, lookahead: null, source: '', regex: undefined };
+  return { form: Form.Swap, prefix: flat(prefix), to, texts: null, exact: null, replacements: null, toEnd: false, run: null, lookahead: null, source: '', isRule: true, regex: undefined };
 }
 
 export function prepareRule(from: string, to: string): PreparedPattern {
@@ -91,7 +94,7 @@ export function prepareRule(from: string, to: string): PreparedPattern {
 function prepare(source: string, to: string | null): PreparedPattern {
   const prefix = flat(literalPrefix(source)?.prefix ?? '');
   return (
-    literalCases(source, prefix, to ?? '', to !== null) ?? { form: Form.Regex, prefix, to: to ?? '', texts: null, exact: null, replacements: null, toEnd: false, run: null, lookahead: null, source, regex: undefined }
+    literalCases(source, prefix, to ?? '', to !== null) ?? { form: Form.Regex, prefix, to: to ?? '', texts: null, exact: null, replacements: null, toEnd: false, run: null, lookahead: null, source, isRule: to !== null, regex: undefined }
   );
 }
 
@@ -141,6 +144,7 @@ function literalCases(source: string, prefix: string, to: string, isRule: boolea
     run,
     lookahead,
     source: '',
+    isRule,
     regex: undefined,
   };
 }

@@ -6,11 +6,15 @@ import { Engine, type EngineOptions } from '../match/engine.js';
 import type { Diagnostic, Ruleset } from '../model/ruleset.js';
 import { parseRulesetXml } from '../parse/xml-ruleset.js';
 import { compileBundle } from '../bundle/write.js';
-import { guardRulesets } from '../regex/guard-rulesets.js';
-import type { GuardOptions } from '../regex/guard.js';
+import { checkRulesetRegexes } from '../regex/ruleset-regexes.js';
 
 export interface LoadOptions extends EngineOptions {
-  guard?: GuardOptions;
+  /**
+   * Judge every regex now (`compile`, `publish`): rulesets with a refused pattern are left out
+   * with an `unsafe-regex` error. Without it (`rewrite`), the engine judges each pattern when it
+   * first runs it and reports refusals through Engine.takeRegexRefusals.
+   */
+  checkRegexes?: boolean;
   /** Recorded in the bundle header when the rulesets are compiled here. */
   timestamp?: number;
 }
@@ -72,7 +76,7 @@ function readXmlFile(file: string, rulesets: Ruleset[], diagnostics: Diagnostic[
 /**
  * Reads rulesets from directories of `*.xml`, single XML files and compiled bundles, in the
  * order given. Broken files are reported in `diagnostics` and left out; the rest load.
- * A single bundle is used as it is (zero-copy); anything else is parsed, guarded and compiled.
+ * A single bundle is used as it is (zero-copy); anything else is parsed and compiled.
  */
 export function loadRulesets(paths: readonly string[], options: LoadOptions = {}): LoadedRulesets {
   const rulesets: Ruleset[] = [];
@@ -95,18 +99,32 @@ export function loadRulesets(paths: readonly string[], options: LoadOptions = {}
   }
   if (bundles.length === 1 && rulesets.length === 0 && diagnostics.length === 0) {
     const only = bundles[0] as { file: string; bytes: Uint8Array };
-    return { engine: openBundle(only.file, only.bytes, options), bundle: only.bytes, rulesets: [], diagnostics };
+    const engine = openBundle(only.file, only.bytes, options);
+    if (options.checkRegexes !== true) return { engine, bundle: only.bytes, rulesets: [], diagnostics };
+    const decoded = Array.from({ length: engine.rulesetCount }, (_, id) => withFile(engine.ruleset(id), only.file));
+    const checked = checkRulesetRegexes(decoded);
+    if (checked.diagnostics.length === 0) return { engine, bundle: only.bytes, rulesets: [], diagnostics };
   }
-  const guarded = guardRulesets(rulesets, options.guard);
-  diagnostics.push(...guarded.diagnostics);
-  const all = [...guarded.rulesets];
+  const all = [...rulesets];
   for (const { file, bytes } of bundles) {
     const engine = openBundle(file, bytes, options);
-    for (let id = 0; id < engine.rulesetCount; id++) all.push(engine.ruleset(id));
+    for (let id = 0; id < engine.rulesetCount; id++) all.push(withFile(engine.ruleset(id), file));
   }
-  const bundle = compileBundle(all, options.timestamp === undefined ? {} : { timestamp: options.timestamp });
+  let kept = all;
+  if (options.checkRegexes === true) {
+    const checked = checkRulesetRegexes(all);
+    diagnostics.push(...checked.diagnostics);
+    kept = checked.rulesets;
+  }
+  const bundle = compileBundle(kept, options.timestamp === undefined ? {} : { timestamp: options.timestamp });
+  const parsedKept = kept.filter((rs) => rulesets.includes(rs));
   // Compiled here, in this process: nothing to verify.
-  return { engine: new Engine(bundle, { ...options, verify: 'trusted' }), bundle, rulesets: guarded.rulesets, diagnostics };
+  return { engine: new Engine(bundle, { ...options, verify: 'trusted' }), bundle, rulesets: parsedKept, diagnostics };
+}
+
+/** A ruleset decoded from a bundle, located at the bundle file for diagnostics. */
+function withFile(ruleset: Ruleset, file: string): Ruleset {
+  return { ...ruleset, loc: { file, line: 1, column: 1 } };
 }
 
 function openBundle(file: string, bytes: Uint8Array, options: EngineOptions): Engine {

@@ -1,4 +1,5 @@
-import type { DnrRule } from '@httpsify/engine/dnr';
+import { compileDnrRegexFilter } from '@httpsify/engine/parse';
+import { type DnrRule } from '@httpsify/engine/dnr';
 import { type HostScope, parseHostScope } from './scope-pattern.js';
 
 /**
@@ -132,7 +133,7 @@ function restrictRule(rule: DnrRule, dnr: Extract<DnrScope, { kind: 'hosts' }>):
 
   // Host-only upgrades: exact hosts become one URL prefix each, domains keep the regex.
   if (c.regexFilter !== undefined && isHostOnlyRegex(c.regexFilter) && rule.action.type === 'upgradeScheme') {
-    const regex = new RegExp(c.regexFilter);
+    const regex = compileDnrRegexFilter(c.regexFilter, false);
     const out: DnrRule[] = [];
     for (const h of scope.hosts) {
       if (h.subdomains) {

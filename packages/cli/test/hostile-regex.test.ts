@@ -1,0 +1,72 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { compileBundle, loadBundle } from '@httpsify/engine';
+import { parseRulesetXml } from '@httpsify/engine/parse';
+
+const bin = resolve(__dirname, '../dist/bin.js');
+
+function run(args: string[]): { status: number | null; stdout: string; stderr: string } {
+  // The timeout is the failure mode being tested: without the regex door these run for minutes.
+  const r = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 60_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'httpsify-hostile-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const BENIGN = '<ruleset name="Benign">\n\t<target host="benign.test" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n';
+/** Refused: a backreference (no proof, no linear-time form). Exclusion on line 3. */
+const REFUSED = '<ruleset name="Refused">\n\t<target host="refused.test" />\n\t<exclusion pattern="^http://refused\\.test/((a)\\2?)+!$" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n';
+/** The issue's first shape: runs in linear time instead of being refused. */
+const LINEAR = '<ruleset name="Linear">\n\t<target host="www.example.org" />\n\t<rule from="^http://(www\\.)?example\\.org/(a|aa)+$" to="https://www.example.org/" />\n</ruleset>\n';
+/** A character class in the prefix, then nested quantifiers. */
+const CLASS_PREFIX = '<ruleset name="ClassPrefix">\n\t<target host="x.evil.test" />\n\t<rule from="^http://[x]\\.evil\\.test/(a+)+b" to="https://x.evil.test/" />\n\t<securecookie host="^(a|a)+$" name="((a)\\2?)+!$" />\n</ruleset>\n';
+for (const [name, xml] of Object.entries({ Benign: BENIGN, Refused: REFUSED, Linear: LINEAR, ClassPrefix: CLASS_PREFIX })) writeFileSync(join(dir, `${name}.xml`), xml);
+
+const PUMP = 'a'.repeat(5000);
+const URLS = ['http://benign.test/x', `http://refused.test/${PUMP}!`, `http://www.example.org/${'a'.repeat(46)}!`, 'http://www.example.org/aaa', `http://x.evil.test/${PUMP}!`];
+
+describe('hostile regexes through the CLI', () => {
+  it('rewrite (XML): finishes, reports the refused ruleset on stderr and goes on', () => {
+    const r = run(['rewrite', '--rules', dir, ...URLS]);
+    expect(r.status).toBe(0);
+    expect(r.stdout.split('\n')).toEqual(['https://benign.test/x', `http://refused.test/${PUMP}!`, `http://www.example.org/${'a'.repeat(46)}!`, 'https://www.example.org/', `http://x.evil.test/${PUMP}!`, '']);
+    expect(r.stderr).toMatch(/error unsafe-regex: ruleset "Refused" is not used: its pattern .*backreference/);
+  });
+
+  it('rewrite --rules BUNDLE: a bundle holding hostile patterns gets the same treatment', () => {
+    const rulesets = ['Benign', 'Refused', 'Linear', 'ClassPrefix'].map((n) => parseRulesetXml(readFileSync(join(dir, `${n}.xml`), 'utf8'), `${n}.xml`).ruleset!);
+    const bundle = join(dir, 'hostile.bundle');
+    writeFileSync(bundle, compileBundle(rulesets));
+    const r = run(['rewrite', '--rules', bundle, ...URLS]);
+    expect(r.status).toBe(0);
+    expect(r.stdout.split('\n')[0]).toBe('https://benign.test/x');
+    expect(r.stdout.split('\n')[3]).toBe('https://www.example.org/');
+    expect(r.stderr).toContain('ruleset "Refused" is not used');
+  });
+
+  it('check: file:line:col and the unsafe-regex code, exit 1', () => {
+    const r = run(['check', join(dir, 'Refused.xml'), join(dir, 'ClassPrefix.xml'), join(dir, 'Linear.xml')]);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain(`${join(dir, 'Refused.xml')}:3:2: error unsafe-regex:`);
+    expect(r.stdout).toContain(`${join(dir, 'ClassPrefix.xml')}:4:2: error unsafe-regex:`);
+    expect(r.stdout).not.toContain('Linear.xml:3:2: error unsafe-regex');
+  });
+
+  it('compile: refuses to ship the refused rulesets (exit 1), ships the rest', () => {
+    const out = join(dir, 'out.bundle');
+    const r = run(['compile', '--rules', dir, '-o', out]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('unsafe-regex');
+    const engine = loadBundle(new Uint8Array(readFileSync(out)));
+    const names = Array.from({ length: engine.rulesetCount }, (_, id) => engine.rulesetName(id)).sort();
+    expect(names).toEqual(['Benign', 'Linear']);
+    // A compiled bundle given back to compile is judged too.
+    const again = run(['compile', '--rules', join(dir, 'hostile.bundle'), '-o', join(dir, 'again.bundle')]);
+    expect(again.status).toBe(1);
+    expect(again.stderr).toContain('ruleset "Refused" is refused');
+  });
+});

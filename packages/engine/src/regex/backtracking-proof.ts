@@ -1,0 +1,454 @@
+import type { AST } from '@eslint-community/regexpp';
+import { charSetOf, intersects, type CharSet } from './char-sets.js';
+
+/**
+ * A proof that a backtracking matcher (V8's irregexp) runs a pattern in time linear in the
+ * input, or the reason no proof was found. Decided by analysis of the pattern alone: no timing.
+ *
+ * The backtracker explores, for each prefix of the input, every path through the pattern that
+ * reads it. Build the pattern's position automaton (Glushkov: one state per character piece,
+ * counted repeats unrolled, assertions relaxed to "always holds", which only adds paths) with an
+ * implicit lazy `[^]*?` in front when the pattern is not anchored, since the matcher retries at
+ * every start index. If no two distinct paths that read the same text ever end in the same
+ * state, then every (prefix, state) pair has at most one path, so the matcher visits at most
+ * (input length + 1) x (states) paths: linear. The check walks pairs of states that read the
+ * same text (the product automaton) and fails as soon as a pair that had split meets again,
+ * which is exactly what `(a+)+`, `(a|aa)+`, `[a-z]*[a-z]*x` and an unanchored `x.*y` do.
+ *
+ * Lookarounds are proven separately: their body must be proven too and read a bounded number
+ * of characters, so each evaluation costs a constant. Backreferences, nullable repeated parts
+ * and oversized automata are not proven (a counted limit, not a clock, bounds the work).
+ */
+export type BacktrackingProof = { proven: true; quadratic: boolean } | { proven: false; reason: string };
+
+/** Most automaton states, after unrolling counted repeats. */
+const MAX_POSITIONS = 2000;
+/** Most pairs of transitions the product walk may compare. */
+const MAX_PRODUCT_STEPS = 2_000_000;
+/** Optional parts that may themselves match empty text. */
+const MAX_OPTIONAL_EMPTIES = 4;
+/** Longest text a lookaround body may read and still count as bounded. */
+const MAX_LOOKAROUND_LENGTH = 256;
+
+class NotProven extends Error {}
+
+interface Fragment {
+  first: number[];
+  last: number[];
+  nullable: boolean;
+  /** Longest text it reads (Infinity when unbounded). */
+  maxLength: number;
+}
+
+class Automaton {
+  readonly sets: CharSet[] = [];
+  /**
+   * Successors, with repeats: `(a+)+` links a to itself once per loop, and the backtracker
+   * tries both links, so they are two paths (see splitParallel).
+   */
+  readonly follow: number[][] = [];
+  /** Lookaround bodies met on the way, proven after the main automaton. */
+  readonly lookarounds: { look: AST.LookaroundAssertion; offset: number }[] = [];
+  /** Optional parts that can match empty text anyway (each doubles the ways to match nothing). */
+  private optionalEmpties = 0;
+
+  position(set: CharSet): Fragment {
+    if (this.sets.length >= MAX_POSITIONS) throw new NotProven(`it is too large to analyse (more than ${MAX_POSITIONS} character positions once repeats are counted out)`);
+    this.sets.push(set);
+    this.follow.push([]);
+    const p = this.sets.length - 1;
+    return { first: [p], last: [p], nullable: false, maxLength: 1 };
+  }
+
+  link(from: readonly number[], to: readonly number[]): void {
+    for (const p of from) for (const q of to) (this.follow[p] as number[]).push(q);
+  }
+
+  concat(a: Fragment, b: Fragment): Fragment {
+    this.link(a.last, b.first);
+    return {
+      first: a.nullable ? [...a.first, ...b.first] : a.first,
+      last: b.nullable ? [...a.last, ...b.last] : b.last,
+      nullable: a.nullable && b.nullable,
+      maxLength: a.maxLength + b.maxLength,
+    };
+  }
+
+  /** `offset`: the most text the pattern can have read before this part starts. */
+  alternatives(alts: readonly AST.Alternative[], offset: number): Fragment {
+    const out: Fragment = { first: [], last: [], nullable: false, maxLength: 0 };
+    if (alts.filter((alt) => alt.elements.every((e) => this.nullable(e))).length > 1) {
+      throw new NotProven('two of its alternatives can both match empty text, so there are several ways to match nothing');
+    }
+    for (const alt of alts) {
+      const f = this.sequence(alt.elements, offset);
+      out.first.push(...f.first);
+      out.last.push(...f.last);
+      out.nullable ||= f.nullable;
+      out.maxLength = Math.max(out.maxLength, f.maxLength);
+    }
+    return out;
+  }
+
+  sequence(elements: readonly AST.Element[], offset: number): Fragment {
+    let acc: Fragment = { first: [], last: [], nullable: true, maxLength: 0 };
+    for (const el of elements) acc = this.concat(acc, this.element(el, offset + acc.maxLength));
+    return acc;
+  }
+
+  element(el: AST.Element, offset: number): Fragment {
+    switch (el.type) {
+      case 'Character':
+      case 'CharacterSet':
+      case 'CharacterClass': {
+        const set = charSetOf(el as AST.Character | AST.CharacterSet | AST.CharacterClass);
+        if (set === null) throw new NotProven(`it uses ${el.raw}, which this analysis does not read`);
+        return this.position(set);
+      }
+      case 'Group':
+      case 'CapturingGroup':
+        return this.alternatives(el.alternatives, offset);
+      case 'Assertion':
+        if (el.kind === 'lookbehind') throw new NotProven(`it uses the lookbehind ${el.raw}, which this analysis does not read`);
+        if (el.kind === 'lookahead') this.lookarounds.push({ look: el, offset });
+        return { first: [], last: [], nullable: true, maxLength: 0 };
+      case 'Backreference':
+        throw new NotProven(`it uses the backreference ${el.raw}, whose cost no analysis bounds`);
+      case 'Quantifier':
+        return this.repeat(el, offset);
+      default:
+        throw new NotProven(`it uses ${el.raw}, which this analysis does not read`);
+    }
+  }
+
+  /** `e{min,max}` unrolled: min copies, then `e*` or max-min nested optional copies. */
+  repeat(q: AST.Quantifier, offset: number): Fragment {
+    if (q.max === 0) return { first: [], last: [], nullable: true, maxLength: 0 };
+    // Even `(?:b?)?` has two ways to match nothing, which a sequence of them multiplies; a few
+    // optional ones (`^(?!www\.)?\w` in the corpus) multiply the work by at most 2^4.
+    if (q.max <= 1 && this.nullable(q.element) && ++this.optionalEmpties <= MAX_OPTIONAL_EMPTIES) {
+      return { ...this.element(q.element, offset), nullable: true };
+    }
+    if (this.nullable(q.element)) {
+      throw new NotProven(`the repeated or optional part ${q.element.raw} can itself match empty text, so there are several ways to match nothing`);
+    }
+    // Every copy adds at least one position (the element is not nullable), so `position`
+    // stops a huge count such as {1,100000} within MAX_POSITIONS copies.
+    let acc: Fragment = { first: [], last: [], nullable: true, maxLength: 0 };
+    // Inside a repeat, a lookaround is met again on every iteration.
+    const inside = q.max > 1 ? Infinity : offset;
+    if (q.max === Infinity) {
+      // e{n,} = e{n-1} e+, and e+ is one copy that may go round again (no extra copy: two
+      // copies would look like two ways through to the path counting below).
+      for (let i = 1; i < q.min; i++) acc = this.concat(acc, this.element(q.element, inside));
+      const loop = this.element(q.element, inside);
+      this.link(loop.last, loop.first);
+      return this.concat(acc, { ...loop, nullable: q.min === 0, maxLength: Infinity });
+    }
+    for (let i = 0; i < q.min; i++) acc = this.concat(acc, this.element(q.element, inside));
+    // (e(e(e)?)?)?: each optional copy only reachable after the one before it.
+    let tail: Fragment = { first: [], last: [], nullable: true, maxLength: 0 };
+    for (let i = q.max - q.min; i > 0; i--) {
+      const copy = this.element(q.element, inside);
+      const inner = this.concat(copy, tail);
+      tail = { ...inner, nullable: true };
+    }
+    return this.concat(acc, tail);
+  }
+
+  /**
+   * Makes every path a path of states: a second link from p to q (two loops closing on the same
+   * character, as in `(a+)+`, or an alternative repeated, as in `(a|a)`) goes to a copy of q
+   * instead, so that the two ways show up as two states reading the same text. Returns the
+   * start links, treated the same way.
+   */
+  splitParallel(start: readonly number[]): number[] {
+    const dedupe = (list: readonly number[]): number[] => {
+      const seen = new Set<number>();
+      const out: number[] = [];
+      for (const q of list) {
+        if (!seen.has(q)) {
+          seen.add(q);
+          out.push(q);
+          continue;
+        }
+        const copy = this.position(this.sets[q] as CharSet).first[0] as number;
+        this.follow[copy] = this.follow[q] as number[];
+        out.push(copy);
+      }
+      return out;
+    };
+    const first = dedupe(start);
+    for (let p = 0; p < this.follow.length; p++) this.follow[p] = dedupe(this.follow[p] as number[]);
+    return first;
+  }
+
+  nullable(el: AST.Node): boolean {
+    switch (el.type) {
+      case 'Character':
+      case 'CharacterSet':
+      case 'CharacterClass':
+        return false;
+      case 'Group':
+      case 'CapturingGroup':
+        return el.alternatives.some((alt) => alt.elements.every((e) => this.nullable(e)));
+      case 'Quantifier':
+        return el.min === 0 || this.nullable(el.element);
+      default:
+        return true;
+    }
+  }
+}
+
+/** Whether two paths that split can meet again in one state while reading the same text. */
+function reconverges(automaton: Automaton, start: readonly number[], selfLoopStart: boolean): boolean {
+  const n = automaton.sets.length + 1;
+  const init = n - 1;
+  const follow = (p: number): Iterable<number> => (p === init ? startFollow : (automaton.follow[p] as number[]));
+  const startFollow = new Set(start);
+  if (selfLoopStart) startFollow.add(init);
+  const setOf = (p: number): CharSet => (p === init ? ANY_UNIT : (automaton.sets[p] as CharSet));
+  // Pairs are unordered (p <= q); a diagonal pair is one path or two that have not split.
+  const seenSplit = new Uint8Array(n * n);
+  const seenJoined = new Uint8Array(n);
+  const meet = new Int8Array(n * n);
+  const overlap = (p: number, q: number): boolean => {
+    const k = p * n + q;
+    if (meet[k] === 0) meet[k] = intersects(setOf(p), setOf(q)) ? 1 : -1;
+    return meet[k] === 1;
+  };
+  const stack: number[] = [init, init];
+  seenJoined[init] = 1;
+  let steps = 0;
+  while (stack.length > 0) {
+    const q = stack.pop() as number;
+    const p = stack.pop() as number;
+    const split = p !== q;
+    for (const p2 of follow(p)) {
+      for (const q2 of follow(q)) {
+        if (++steps > MAX_PRODUCT_STEPS) throw new NotProven('it is too complex to analyse within the step limit');
+        if (!split && q2 < p2) continue; // the mirror pair is visited too
+        if (!overlap(p2, q2)) continue;
+        if (p2 === q2) {
+          if (split) return true;
+          if (seenJoined[p2] === 0) {
+            seenJoined[p2] = 1;
+            stack.push(p2, p2);
+          }
+          continue;
+        }
+        const a = Math.min(p2, q2);
+        const b = Math.max(p2, q2);
+        if (seenSplit[a * n + b] === 0) {
+          seenSplit[a * n + b] = 1;
+          stack.push(a, b);
+        }
+      }
+    }
+  }
+  return false;
+}
+
+const ANY_UNIT: CharSet = [0, 0xffff];
+
+function anchoredAtStart(alternatives: readonly AST.Alternative[]): boolean {
+  return alternatives.every((alt) => {
+    const first = alt.elements[0];
+    return first !== undefined && first.type === 'Assertion' && first.kind === 'start';
+  });
+}
+
+/** Set by prove when a lookaround makes the pattern quadratic (see below). */
+let quadratic = false;
+
+function prove(alternatives: readonly AST.Alternative[], anchored: boolean, depth: number): Fragment {
+  const automaton = new Automaton();
+  // Unanchored, the whole pattern is tried again from every index: no part is met a bounded number of times.
+  const whole = automaton.alternatives(alternatives, anchored ? 0 : Infinity);
+  const start = automaton.splitParallel(whole.first);
+  if (reconverges(automaton, start, !anchored)) boundAmbiguity(automaton, start, !anchored);
+  for (const { look, offset } of automaton.lookarounds) {
+    if (depth > 4) throw new NotProven('its lookarounds nest too deeply to analyse');
+    // A lookaround is tried from one index, never retried from the next: anchored.
+    const outer = quadratic;
+    quadratic = false;
+    const body = prove(look.alternatives, true, depth + 1);
+    // A quadratic body run at unboundedly many indexes would be cubic; run a bounded number of
+    // times, it leaves the whole pattern quadratic.
+    if (quadratic && offset === Infinity) throw new NotProven(`its lookaround ${look.raw.length > 40 ? `${look.raw.slice(0, 40)}…` : look.raw} holds a lookaround that reads unboundedly far at every index`);
+    quadratic ||= outer;
+    // Its cost is (times it runs) x (text it reads). One that reads unboundedly far is fine
+    // where only boundedly many indexes can reach it (`^http://a\.com/(?!.*\.css)`), not
+    // where every index can (inside a repeat, or in an unanchored pattern).
+    // Met at every index of a run, each time reading up to the end, it is quadratic at worst:
+    // `/+(?!.+\.css)` in 71 corpus exclusions. The caller bounds the input for those.
+    if (body.maxLength > MAX_LOOKAROUND_LENGTH && offset === Infinity) quadratic = true;
+  }
+  return whole;
+}
+
+/** Proves a parsed flag-less pattern linear for a backtracking matcher, or says why not. */
+export function proveBacktrackingLinear(pattern: AST.Pattern): BacktrackingProof {
+  try {
+    quadratic = false;
+    prove(pattern.alternatives, anchoredAtStart(pattern.alternatives), 0);
+    return { proven: true, quadratic };
+  } catch (err) {
+    if (err instanceof NotProven) return { proven: false, reason: err.message };
+    throw err;
+  }
+}
+
+/** Most paths that may read the same text into one state (see boundAmbiguity). */
+const MAX_AMBIGUITY = 64;
+
+const AMBIGUOUS = 'the same text can be read along many different paths through it, so a backtracking matcher may retry exponentially or polynomially often';
+
+/** Iterative Tarjan: component number per node of `0..count-1`, numbered sinks first. */
+function components(count: number, successors: (v: number) => readonly number[]): Int32Array {
+  const comp = new Int32Array(count).fill(-1);
+  const index = new Int32Array(count).fill(-1);
+  const low = new Int32Array(count);
+  const onStack = new Uint8Array(count);
+  const stack: number[] = [];
+  let next = 0;
+  let compCount = 0;
+  for (let root = 0; root < count; root++) {
+    if (index[root] !== -1) continue;
+    const work: [number, number][] = [[root, 0]];
+    index[root] = low[root] = next++;
+    stack.push(root);
+    onStack[root] = 1;
+    while (work.length > 0) {
+      const frame = work[work.length - 1] as [number, number];
+      const v = frame[0];
+      const succ = successors(v);
+      if (frame[1] < succ.length) {
+        const w = succ[frame[1]++] as number;
+        if (index[w] === -1) {
+          index[w] = low[w] = next++;
+          stack.push(w);
+          onStack[w] = 1;
+          work.push([w, 0]);
+        } else if (onStack[w] === 1) low[v] = Math.min(low[v] as number, index[w] as number);
+        continue;
+      }
+      work.pop();
+      if (work.length > 0) {
+        const parent = (work[work.length - 1] as [number, number])[0];
+        low[parent] = Math.min(low[parent] as number, low[v] as number);
+      }
+      if (low[v] === index[v]) {
+        let w: number;
+        do {
+          w = stack.pop() as number;
+          onStack[w] = 0;
+          comp[w] = compCount;
+        } while (w !== v);
+        compCount++;
+      }
+    }
+  }
+  return comp;
+}
+
+/**
+ * When two paths can split and meet again, the matcher stays linear only if the number of
+ * paths reading one text into one state stays below a constant. That holds exactly when there
+ * is no EDA (two paths split and meet within one loop: `(a|a)+`) and no IDA (states p != q with
+ * p->p, p->q, q->q reading one text: `a*a*`) [Weber & Seidl]; then a path is fixed by the chain of
+ * loops (strongly connected components) it passes and the edges between them, so the number of
+ * such chains bounds the count. Checked on the product automaton (pairs of states reading the
+ * same text); the IDA test drops "the same text" across its two halves, which only rejects more.
+ */
+function boundAmbiguity(automaton: Automaton, start: readonly number[], selfLoopStart: boolean): void {
+  const n = automaton.sets.length + 1;
+  const init = n - 1;
+  const startFollow = [...start, ...(selfLoopStart ? [init] : [])];
+  const follow = (p: number): readonly number[] => (p === init ? startFollow : (automaton.follow[p] as number[]));
+  const followLists = Array.from({ length: n }, (_, p) => follow(p));
+  const setOf = (p: number): CharSet => (p === init ? ANY_UNIT : (automaton.sets[p] as CharSet));
+  let steps = 0;
+  const spend = (k: number): void => {
+    steps += k;
+    if (steps > MAX_PRODUCT_STEPS) throw new NotProven('it is too complex to analyse within the step limit');
+  };
+  // The product automaton, reachable part, with dense local ids.
+  const ids = new Map<number, number>();
+  const pairs: number[] = [];
+  const edges: number[][] = [];
+  const idOf = (p: number, q: number): number => {
+    const key = p * n + q;
+    let id = ids.get(key);
+    if (id === undefined) {
+      id = pairs.length;
+      ids.set(key, id);
+      pairs.push(key);
+      edges.push([]);
+    }
+    return id;
+  };
+  idOf(init, init);
+  for (let i = 0; i < pairs.length; i++) {
+    const p = Math.floor((pairs[i] as number) / n);
+    const q = (pairs[i] as number) % n;
+    const fp = followLists[p] as readonly number[];
+    const fq = followLists[q] as readonly number[];
+    spend(fp.length * fq.length + 1);
+    for (const p2 of fp) for (const q2 of fq) if (intersects(setOf(p2), setOf(q2))) (edges[i] as number[]).push(idOf(p2, q2));
+  }
+  const pairComp = components(pairs.length, (v) => edges[v] as number[]);
+  // EDA: one component holding a diagonal pair and an off-diagonal one.
+  const diagonalIn = new Map<number, boolean>();
+  const offIn = new Map<number, boolean>();
+  pairs.forEach((key, i) => {
+    const c = pairComp[i] as number;
+    if (Math.floor(key / n) === key % n) diagonalIn.set(c, true);
+    else offIn.set(c, true);
+  });
+  for (const c of diagonalIn.keys()) if (offIn.has(c)) throw new NotProven(AMBIGUOUS);
+  // IDA: from (p,p) to some (p,q), and from there to (q,q), with p and q both on loops.
+  const stateComp = components(n, (v) => followLists[v] as readonly number[]);
+  const compSize = new Map<number, number>();
+  for (let v = 0; v < n; v++) compSize.set(stateComp[v] as number, (compSize.get(stateComp[v] as number) ?? 0) + 1);
+  const onLoop = (v: number): boolean => (compSize.get(stateComp[v] as number) as number) > 1 || (followLists[v] as readonly number[]).includes(v);
+  const reach = (from: number): Set<number> => {
+    const seen = new Set([from]);
+    const queue = [from];
+    while (queue.length > 0) {
+      const v = queue.pop() as number;
+      spend((edges[v] as number[]).length + 1);
+      for (const w of edges[v] as number[]) {
+        if (!seen.has(w)) {
+          seen.add(w);
+          queue.push(w);
+        }
+      }
+    }
+    return seen;
+  };
+  for (let p = 0; p < n; p++) {
+    const diag = ids.get(p * n + p);
+    if (diag === undefined || !onLoop(p)) continue;
+    for (const id of reach(diag)) {
+      const key = pairs[id] as number;
+      const q = key % n;
+      if (Math.floor(key / n) !== p || q === p || !onLoop(q)) continue;
+      const target = ids.get(q * n + q);
+      if (target !== undefined && reach(id).has(target)) throw new NotProven(AMBIGUOUS);
+    }
+  }
+  // Chains of components from the start, counted with one per edge between components.
+  const order = Array.from({ length: n }, (_, v) => v).sort((a, b) => (stateComp[b] as number) - (stateComp[a] as number));
+  const compChains = new Map<number, number>();
+  compChains.set(stateComp[init] as number, 1);
+  for (const v of order) {
+    const c = stateComp[v] as number;
+    const here = compChains.get(c) ?? 0;
+    for (const w of followLists[v] as readonly number[]) {
+      const d = stateComp[w] as number;
+      if (d !== c) compChains.set(d, (compChains.get(d) ?? 0) + here);
+    }
+  }
+  for (const [, count] of compChains) if (count > MAX_AMBIGUITY) throw new NotProven(AMBIGUOUS);
+}
