@@ -79,7 +79,10 @@ describe('httpsify check', () => {
     let confirmed = 0;
     for (const d of report.diagnostics.filter((x) => x.code.startsWith('unreachable-'))) {
       const ruleset = parseRulesetXml(readFileSync(d.file, 'utf8'), d.file).ruleset!;
-      const patterns = d.code === 'unreachable-rule' ? ruleset.rules.map((r) => [r.loc?.line, r.from] as const) : ruleset.exclusions.map((e) => [e.loc?.line, e.pattern] as const);
+      const patterns =
+        d.code === 'unreachable-rule'
+          ? ruleset.rules.map((r) => [r.loc?.line, r.from] as const)
+          : ruleset.exclusions.map((e) => [e.loc?.line, e.pattern] as const);
       const re = new RegExp(patterns.find(([line]) => line === d.line)![1]);
       const targets = new Set(ruleset.targets.map((t) => t.host));
       const own = ruleset.tests.map((t) => t.url).filter((u) => URL.canParse(u) && coveringTarget(new URL(u).hostname, targets) !== null);
@@ -140,7 +143,12 @@ describe('httpsify check', () => {
     const dir = corpusRulesDir();
     const one = run(['check', dir, '--changed', join(dir, 'Channel_4.xml'), '--no-baseline']);
     expect(one.stdout).toMatch(/Channel_4\.xml:77:2: warning duplicate-target: target "mailing\.channel4\.com" is also a target of Channel_4-falsemixed\.xml/);
-    expect(one.stdout.split('\n').filter((l) => l !== '').every((l) => l.startsWith(join(dir, 'Channel_4.xml')))).toBe(true);
+    expect(
+      one.stdout
+        .split('\n')
+        .filter((l) => l !== '')
+        .every((l) => l.startsWith(join(dir, 'Channel_4.xml'))),
+    ).toBe(true);
     expect(one.stderr).toMatch(/^1 changed file \(checks across files over 24264\)/);
   }, 120_000);
   it('--changed-since takes the changed and new files from git', () => {
@@ -163,7 +171,8 @@ describe('httpsify check', () => {
   });
   it('--fix shows a diff, --write applies it, and the results on the test URLs stay the same', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-fix-'));
-    const xml = '<ruleset name="T">\n\t<target host="example.com" />\n\t<target host="www.example.com" />\n\t<rule from="^http://(www\\.)?example\\.com/" to="https://$1example.com/" />\n\t<securecookie host=".*" name=".+" />\n</ruleset>\n';
+    const xml =
+      '<ruleset name="T">\n\t<target host="example.com" />\n\t<target host="www.example.com" />\n\t<rule from="^http://(www\\.)?example\\.com/" to="https://$1example.com/" />\n\t<securecookie host=".*" name=".+" />\n</ruleset>\n';
     writeFileSync(join(dir, 'T.xml'), xml);
     const shown = run(['check', '--fix', dir]);
     expect(shown.stdout).toBe(
@@ -173,8 +182,14 @@ describe('httpsify check', () => {
     expect(readFileSync(join(dir, 'T.xml'), 'utf8')).toBe(xml);
     const before = ['http://example.com/a', 'http://www.example.com/', 'http://other.example.com/'].map((u) => run(['rewrite', '--rules', dir, u]).stdout);
     expect(run(['check', '--fix', '--write', dir]).stderr).toContain('written');
-    expect(readFileSync(join(dir, 'T.xml'), 'utf8')).toBe(xml.replace('<rule from="^http://(www\\.)?example\\.com/" to="https://$1example.com/" />', '<rule from="^http:" to="https:" />').replace('host=".*"', 'host=".+"'));
-    expect(['http://example.com/a', 'http://www.example.com/', 'http://other.example.com/'].map((u) => run(['rewrite', '--rules', dir, u]).stdout)).toEqual(before);
+    expect(readFileSync(join(dir, 'T.xml'), 'utf8')).toBe(
+      xml
+        .replace('<rule from="^http://(www\\.)?example\\.com/" to="https://$1example.com/" />', '<rule from="^http:" to="https:" />')
+        .replace('host=".*"', 'host=".+"'),
+    );
+    expect(['http://example.com/a', 'http://www.example.com/', 'http://other.example.com/'].map((u) => run(['rewrite', '--rules', dir, u]).stdout)).toEqual(
+      before,
+    );
     expect(run(['check', '--fix', dir]).stderr).toContain('0 fixes in 0 files');
   });
 });

@@ -26,7 +26,10 @@ describe('httpsify dnr', () => {
   });
 
   it('measures the corpus against the oracle', () => {
-    const run = spawnSync('node', [bin, 'dnr', '--rules', corpusRulesDir(), '--oracle', oraclePath, '--format', 'json'], { encoding: 'utf8', maxBuffer: 1 << 28 });
+    const run = spawnSync('node', [bin, 'dnr', '--rules', corpusRulesDir(), '--oracle', oraclePath, '--format', 'json'], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 28,
+    });
     expect(run.status).toBe(0);
     const report = JSON.parse(run.stdout);
     expect(report.regexRuleCount).toBeLessThanOrEqual(1000);

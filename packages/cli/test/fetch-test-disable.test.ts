@@ -9,7 +9,7 @@ import { sequenceSimilarity, tagSequence } from '../src/fetch-test/page-structur
 const ORIGINAL = [
   '<?xml version="1.0" encoding="utf-8"?>\r\n',
   '<!--\r\n\tNotes - about the site.\r\n-->\r\n',
-  "<ruleset name='Odd &amp; \"quoted\" > name'\r\n\tplatform=\"mixedcontent\" >\r\n",
+  '<ruleset name=\'Odd &amp; "quoted" > name\'\r\n\tplatform="mixedcontent" >\r\n',
   '\t<target host="example.com" />\r\n',
   '\t<rule from="^http:" to="https:" />\r\n',
   '</ruleset>\r\n',
@@ -67,7 +67,14 @@ describe('fetch-test --disable-failing edit', () => {
 
 describe('fetch-test page structure', () => {
   it('compares tag sequences, ignoring script bodies and comments', () => {
-    expect(tagSequence('<!-- <b> --><div><script>if (a<b) document.write("<p>")</script><p>x</P></div>')).toEqual(['div', 'script', '/script', 'p', '/p', '/div']);
+    expect(tagSequence('<!-- <b> --><div><script>if (a<b) document.write("<p>")</script><p>x</P></div>')).toEqual([
+      'div',
+      'script',
+      '/script',
+      'p',
+      '/p',
+      '/div',
+    ]);
     expect(sequenceSimilarity(['a', 'b', 'c', 'd'], ['a', 'c', 'd', 'e'])).toBe(0.75);
     expect(sequenceSimilarity([], [])).toBe(1);
   });

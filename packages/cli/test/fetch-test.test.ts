@@ -9,7 +9,19 @@ import type { UrlResult } from '../src/fetch-test/url-result.js';
 import { html, makeTestPki, startLocalServers, status, type LocalServers, type Site, type TestPki } from './support/fetch-test-servers.js';
 
 const bin = resolvePath(__dirname, '../dist/bin.js');
-const HOSTS = ['good.test', 'missing.test', 'loop.test', 'changed.test', 'hop.test', 'many.test', 'reset.test', 'refused.test', 'slow.test', 'off.test', 'nowhere.invalid'];
+const HOSTS = [
+  'good.test',
+  'missing.test',
+  'loop.test',
+  'changed.test',
+  'hop.test',
+  'many.test',
+  'reset.test',
+  'refused.test',
+  'slow.test',
+  'off.test',
+  'nowhere.invalid',
+];
 const PAGE = '<div><p>hello</p><ul><li>a</li><li>b</li></ul></div>';
 
 let pki: TestPki;
@@ -214,7 +226,19 @@ describe('the built httpsify fetch-test command', () => {
     writeFileSync(join(copy, 'Good.xml'), good);
     writeFileSync(join(copy, 'Missing.xml'), missing);
     const json = join(copy, 'report.json');
-    const args = [bin, 'fetch-test', copy, '--ca', pki.caPath, '--timeout', '3000', '--json', json, '--disable-failing', ...resolveArgs.flatMap((r) => ['--resolve', r])];
+    const args = [
+      bin,
+      'fetch-test',
+      copy,
+      '--ca',
+      pki.caPath,
+      '--timeout',
+      '3000',
+      '--json',
+      json,
+      '--disable-failing',
+      ...resolveArgs.flatMap((r) => ['--resolve', r]),
+    ];
     // Asynchronous: the test servers live in this process and must keep answering meanwhile.
     const run = await new Promise<{ status: number; stdout: string }>((done) => {
       execFile(process.execPath, args, (err, stdout) => done({ status: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout }));
@@ -234,4 +258,3 @@ describe('the built httpsify fetch-test command', () => {
     expect(parsed.ruleset?.defaultOff).toBe('failed ruleset test');
   }, 60_000);
 });
-

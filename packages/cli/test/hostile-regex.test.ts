@@ -19,26 +19,45 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const BENIGN = '<ruleset name="Benign">\n\t<target host="benign.test" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n';
 /** Refused: a backreference (no proof, no linear-time form). Exclusion on line 3. */
-const REFUSED = '<ruleset name="Refused">\n\t<target host="refused.test" />\n\t<exclusion pattern="^http://refused\\.test/((a)\\2?)+!$" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n';
+const REFUSED =
+  '<ruleset name="Refused">\n\t<target host="refused.test" />\n\t<exclusion pattern="^http://refused\\.test/((a)\\2?)+!$" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n';
 /** The issue's first shape: runs in linear time instead of being refused. */
-const LINEAR = '<ruleset name="Linear">\n\t<target host="www.example.org" />\n\t<rule from="^http://(www\\.)?example\\.org/(a|aa)+$" to="https://www.example.org/" />\n</ruleset>\n';
+const LINEAR =
+  '<ruleset name="Linear">\n\t<target host="www.example.org" />\n\t<rule from="^http://(www\\.)?example\\.org/(a|aa)+$" to="https://www.example.org/" />\n</ruleset>\n';
 /** A character class in the prefix, then nested quantifiers. */
-const CLASS_PREFIX = '<ruleset name="ClassPrefix">\n\t<target host="x.evil.test" />\n\t<rule from="^http://[x]\\.evil\\.test/(a+)+b" to="https://x.evil.test/" />\n\t<securecookie host="^(a|a)+$" name="((a)\\2?)+!$" />\n</ruleset>\n';
-for (const [name, xml] of Object.entries({ Benign: BENIGN, Refused: REFUSED, Linear: LINEAR, ClassPrefix: CLASS_PREFIX })) writeFileSync(join(dir, `${name}.xml`), xml);
+const CLASS_PREFIX =
+  '<ruleset name="ClassPrefix">\n\t<target host="x.evil.test" />\n\t<rule from="^http://[x]\\.evil\\.test/(a+)+b" to="https://x.evil.test/" />\n\t<securecookie host="^(a|a)+$" name="((a)\\2?)+!$" />\n</ruleset>\n';
+for (const [name, xml] of Object.entries({ Benign: BENIGN, Refused: REFUSED, Linear: LINEAR, ClassPrefix: CLASS_PREFIX }))
+  writeFileSync(join(dir, `${name}.xml`), xml);
 
 const PUMP = 'a'.repeat(5000);
-const URLS = ['http://benign.test/x', `http://refused.test/${PUMP}!`, `http://www.example.org/${'a'.repeat(46)}!`, 'http://www.example.org/aaa', `http://x.evil.test/${PUMP}!`];
+const URLS = [
+  'http://benign.test/x',
+  `http://refused.test/${PUMP}!`,
+  `http://www.example.org/${'a'.repeat(46)}!`,
+  'http://www.example.org/aaa',
+  `http://x.evil.test/${PUMP}!`,
+];
 
 describe('hostile regexes through the CLI', () => {
   it('rewrite (XML): finishes, reports the refused ruleset on stderr and goes on', () => {
     const r = run(['rewrite', '--rules', dir, ...URLS]);
     expect(r.status).toBe(0);
-    expect(r.stdout.split('\n')).toEqual(['https://benign.test/x', `http://refused.test/${PUMP}!`, `http://www.example.org/${'a'.repeat(46)}!`, 'https://www.example.org/', `http://x.evil.test/${PUMP}!`, '']);
+    expect(r.stdout.split('\n')).toEqual([
+      'https://benign.test/x',
+      `http://refused.test/${PUMP}!`,
+      `http://www.example.org/${'a'.repeat(46)}!`,
+      'https://www.example.org/',
+      `http://x.evil.test/${PUMP}!`,
+      '',
+    ]);
     expect(r.stderr).toMatch(/error unsafe-regex: ruleset "Refused" is not used: its pattern .*backreference/);
   });
 
   it('rewrite --rules BUNDLE: a bundle holding hostile patterns gets the same treatment', () => {
-    const rulesets = ['Benign', 'Refused', 'Linear', 'ClassPrefix'].map((n) => parseRulesetXml(readFileSync(join(dir, `${n}.xml`), 'utf8'), `${n}.xml`).ruleset!);
+    const rulesets = ['Benign', 'Refused', 'Linear', 'ClassPrefix'].map(
+      (n) => parseRulesetXml(readFileSync(join(dir, `${n}.xml`), 'utf8'), `${n}.xml`).ruleset!,
+    );
     const bundle = join(dir, 'hostile.bundle');
     writeFileSync(bundle, compileBundle(rulesets));
     const r = run(['rewrite', '--rules', bundle, ...URLS]);

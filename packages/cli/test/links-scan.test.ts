@@ -9,8 +9,16 @@ const raw = (text: string, found: { start: number; end: number }[]): string[] =>
 
 describe('text scanner', () => {
   it('delimits URLs as a reader would', () => {
-    const text = 'a http://x.test/p. b (http://x.test/w_(1)) c <http://x.test/a> "http://x.test/q", d http://x.test/e?; e:http://x.test/colon fhttp://no.test http://';
-    expect(raw(text, findUrlsInText(text))).toEqual(['http://x.test/p', 'http://x.test/w_(1)', 'http://x.test/a', 'http://x.test/q', 'http://x.test/e', 'http://x.test/colon']);
+    const text =
+      'a http://x.test/p. b (http://x.test/w_(1)) c <http://x.test/a> "http://x.test/q", d http://x.test/e?; e:http://x.test/colon fhttp://no.test http://';
+    expect(raw(text, findUrlsInText(text))).toEqual([
+      'http://x.test/p',
+      'http://x.test/w_(1)',
+      'http://x.test/a',
+      'http://x.test/q',
+      'http://x.test/e',
+      'http://x.test/colon',
+    ]);
   });
 
   it('stops at characters URLs never contain in text, and spans non-ASCII paths', () => {
@@ -29,18 +37,24 @@ describe('HTML scanner', () => {
     const html = `<a href="http://x.test/?a=1&amp;b=2">x</a><a href='http://x.test/'>y</a><a href=http://x.test/>z</a>`;
     const found = findUrlsInHtml(html);
     const moved = (o: { url: string }): string => o.url.replace('http://x.test/', 'https://y.test/"q\'&/');
-    expect(found.map((o) => o.encode(moved(o)))).toEqual(['https://y.test/&quot;q\'&amp;/?a=1&amp;b=2', 'https://y.test/"q&#39;&amp;/', 'https://y.test/&#34;q&#39;&amp;/']);
+    expect(found.map((o) => o.encode(moved(o)))).toEqual([
+      "https://y.test/&quot;q'&amp;/?a=1&amp;b=2",
+      'https://y.test/"q&#39;&amp;/',
+      'https://y.test/&#34;q&#39;&amp;/',
+    ]);
   });
 
   it('ignores text, comments, scripts and the content of <pre>/<code>', () => {
-    const html = '<pre>http://x.test/a</pre><code>http://x.test/b</code><script>"http://x.test/c"</script><!-- <a href="http://x.test/d"> --><p>http://x.test/e</p>';
+    const html =
+      '<pre>http://x.test/a</pre><code>http://x.test/b</code><script>"http://x.test/c"</script><!-- <a href="http://x.test/d"> --><p>http://x.test/e</p>';
     expect(findUrlsInHtml(html)).toEqual([]);
   });
 });
 
 describe('Markdown scanner', () => {
   it('finds destinations, definitions and autolinks but nothing in code', () => {
-    const md = '[a](http://x.test/1) `http://x.test/2` <http://x.test/3>\n\n    http://x.test/4\n\n~~~\nhttp://x.test/5\n~~~\n\n[r]: http://x.test/6\n\nhttp://x.test/7 ``http://x.test/8``\n';
+    const md =
+      '[a](http://x.test/1) `http://x.test/2` <http://x.test/3>\n\n    http://x.test/4\n\n~~~\nhttp://x.test/5\n~~~\n\n[r]: http://x.test/6\n\nhttp://x.test/7 ``http://x.test/8``\n';
     expect(findUrlsInMarkdown(md).map((o) => o.url)).toEqual(['http://x.test/1', 'http://x.test/3', 'http://x.test/6', 'http://x.test/7']);
   });
 
@@ -68,13 +82,19 @@ describe('planning', () => {
     const text = 'x http://a.test/ y\r\nhttp://b.test/ z';
     const rewrite = (url: string) => ({ rewritten: url.replace(/^http:/, 'https:'), ruleset: 'R', channel: null });
     const { findings } = planRewrites('f', text, findUrlsInText(text), rewrite, false);
-    expect(findings.map((f) => [f.line, f.column])).toEqual([[1, 3], [2, 1]]);
+    expect(findings.map((f) => [f.line, f.column])).toEqual([
+      [1, 3],
+      [2, 1],
+    ]);
     expect(applyFindings(text, findings)).toBe('x https://a.test/ y\r\nhttps://b.test/ z');
   });
 });
 
 describe('content similarity', () => {
-  const page = (body: string): { contentType: string; body: string } => ({ contentType: 'text/html', body: `<html><script>var t=${Math.random()}</script><body>${body}</body></html>` });
+  const page = (body: string): { contentType: string; body: string } => ({
+    contentType: 'text/html',
+    body: `<html><script>var t=${Math.random()}</script><body>${body}</body></html>`,
+  });
   it('compares visible words, not markup or scripts', () => {
     expect(visibleWords('<p>Hello&nbsp;<b>World</b></p><script>x()</script><!-- y -->', true)).toEqual(['hello', 'world']);
     const words = 'the quick brown fox jumps over the lazy dog '.repeat(10);

@@ -39,7 +39,10 @@ beforeAll(() => {
     join(work, 'Docs.xml'),
     '<ruleset name="Docs">\n\t<target host="docs.test" />\n\t<target host="*.docs.test" />\n\t<exclusion pattern="^http://old\\.docs\\.test/" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n',
   );
-  writeFileSync(join(work, 'Moved.xml'), '<ruleset name="Moved">\n\t<target host="old.docs.test" />\n\t<rule from="^http://old\\.docs\\.test/" to="https://new.docs.test/" />\n</ruleset>\n');
+  writeFileSync(
+    join(work, 'Moved.xml'),
+    '<ruleset name="Moved">\n\t<target host="old.docs.test" />\n\t<rule from="^http://old\\.docs\\.test/" to="https://new.docs.test/" />\n</ruleset>\n',
+  );
   rulesArgs = ['--rules', join(work, 'Docs.xml'), '--rules', join(work, 'Moved.xml')];
 });
 
@@ -110,7 +113,9 @@ describe('links check', () => {
     expect(bundled.code).toBe(1);
     const notes = copyDocs('toggles');
     const disabled = await run(['links', 'check', ...rulesArgs, '--disable', 'Docs', join(notes, 'notes.txt')]);
-    expect(disabled.stdout).toBe(`${join(notes, 'notes.txt')}:4:31: http://old.docs.test/page -> https://new.docs.test/page (ruleset Moved)\n1 file(s) scanned; 1 link(s) can be upgraded\n`);
+    expect(disabled.stdout).toBe(
+      `${join(notes, 'notes.txt')}:4:31: http://old.docs.test/page -> https://new.docs.test/page (ruleset Moved)\n1 file(s) scanned; 1 link(s) can be upgraded\n`,
+    );
     const unknown = await run(['links', 'check', ...rulesArgs, '--enable', 'Nope', join(notes, 'notes.txt')]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('--enable "Nope": no loaded ruleset has that name');
@@ -124,8 +129,17 @@ describe('links check', () => {
     expect(report.scannedFiles).toBe(1);
     expect(report.findings).toHaveLength(16);
     expect(report.findings[0]).toEqual({
-      file: join(dir, 'page.html'), line: 6, column: 32, endLine: 6, endColumn: 58, context: 'html-attribute:href',
-      url: 'http://docs.test/style.css', rewritten: 'https://docs.test/style.css', ruleset: 'Docs', channel: null, status: 'upgradable',
+      file: join(dir, 'page.html'),
+      line: 6,
+      column: 32,
+      endLine: 6,
+      endColumn: 58,
+      context: 'html-attribute:href',
+      url: 'http://docs.test/style.css',
+      rewritten: 'https://docs.test/style.css',
+      ruleset: 'Docs',
+      channel: null,
+      status: 'upgradable',
     });
     expect(report.findings.map((f) => f['context'])).toContain('html-attribute:srcset');
   });
@@ -160,7 +174,18 @@ describe('links check', () => {
     const root = join(work, 'repo');
     for (const d of ['.git', 'docs/ignored', 'docs/sub', 'build']) mkdirSync(join(root, d), { recursive: true });
     const doc = '[a](http://docs.test/a)\n';
-    for (const f of ['README.md', '.git/notes.md', 'docs/ignored/x.md', 'docs/sub/kept.md', 'docs/sub/drop.md', 'docs/sub/drop-but-keep.md', 'build/out.html', 'docs/image.png', 'docs/notes.txt']) writeFileSync(join(root, f), doc);
+    for (const f of [
+      'README.md',
+      '.git/notes.md',
+      'docs/ignored/x.md',
+      'docs/sub/kept.md',
+      'docs/sub/drop.md',
+      'docs/sub/drop-but-keep.md',
+      'build/out.html',
+      'docs/image.png',
+      'docs/notes.txt',
+    ])
+      writeFileSync(join(root, f), doc);
     writeFileSync(join(root, 'build/out.html'), '<a href="http://docs.test/a">a</a>\n');
     writeFileSync(join(root, '.gitignore'), 'build/\ndocs/ignored/\n');
     writeFileSync(join(root, 'docs/sub/.gitignore'), 'drop*.md\n!drop-but-keep.md\n');
@@ -168,7 +193,12 @@ describe('links check', () => {
     const files = (JSON.parse(r.stdout) as { findings: { file: string }[] }).findings.map((f) => f.file).sort();
     expect(files).toEqual(['docs/notes.txt', 'docs/sub/drop-but-keep.md', 'docs/sub/kept.md']);
     const all = await run(['links', 'check', '--format', 'json', ...rulesArgs, '.'], root);
-    expect((JSON.parse(all.stdout) as { findings: { file: string }[] }).findings.map((f) => f.file).sort()).toEqual(['README.md', 'docs/notes.txt', 'docs/sub/drop-but-keep.md', 'docs/sub/kept.md']);
+    expect((JSON.parse(all.stdout) as { findings: { file: string }[] }).findings.map((f) => f.file).sort()).toEqual([
+      'README.md',
+      'docs/notes.txt',
+      'docs/sub/drop-but-keep.md',
+      'docs/sub/kept.md',
+    ]);
     // A directory named on the command line is walked even if .gitignore excludes it.
     const named = await run(['links', 'check', '--format', 'json', ...rulesArgs, 'build'], root);
     expect((JSON.parse(named.stdout) as { findings: { file: string }[] }).findings.map((f) => f.file)).toEqual(['build/out.html']);
@@ -235,14 +265,16 @@ describe('links --verify (local HTTP and HTTPS servers)', () => {
   let pki: TestPki;
   let dual: DualServer;
   let plainOnly: LocalServers;
-  const PAGE = (words: string): string => `<!doctype html><html><head><title>t</title><script>var t=${Math.random()}</script></head><body><h1>${words}</h1><p>${'lorem ipsum dolor sit amet '.repeat(20)}</p></body></html>`;
+  const PAGE = (words: string): string =>
+    `<!doctype html><html><head><title>t</title><script>var t=${Math.random()}</script></head><body><h1>${words}</h1><p>${'lorem ipsum dolor sit amet '.repeat(20)}</p></body></html>`;
   const HOSTS = ['same.test', 'differs.test', 'status.test', 'nohttps.test', 'uncovered.test', 'away.test', 'elsewhere.test'];
 
   beforeAll(async () => {
     pki = makeTestPki(HOSTS);
     dual = await startDualServer(pki, (req, res) => {
       const html = { 'content-type': 'text/html; charset=utf-8' };
-      if (req.host === 'differs.test' && req.scheme === 'https') return void res.writeHead(200, html).end(PAGE('a completely different parked domain page for sale '.repeat(30)));
+      if (req.host === 'differs.test' && req.scheme === 'https')
+        return void res.writeHead(200, html).end(PAGE('a completely different parked domain page for sale '.repeat(30)));
       if (req.host === 'status.test' && req.scheme === 'https') return void res.writeHead(404, html).end(PAGE('not found'));
       if (req.host === 'away.test' && req.scheme === 'https') return void res.writeHead(301, { location: `https://elsewhere.test:${dual.port}/` }).end();
       // The same page over both schemes, with a script that differs on every load.
@@ -292,7 +324,9 @@ describe('links --verify (local HTTP and HTTPS servers)', () => {
     const fixed = await run(['links', 'fix', '--verify', '--upgrade-all', ...common, dir]);
     expect(fixed.code).toBe(0);
     expect(fixed.stdout).toMatch(/not verified: http:\/\/status\.test:\d+\/ -> https:\/\/status\.test:\d+\/ \(ruleset Local\): HTTPS answered 404/);
-    expect(readFileSync(join(dir, 'links.md'), 'utf8')).toBe(doc.replace(`http://same.test:${P}/page`, `https://same.test:${P}/page`).replace(`http://uncovered.test:${P}/x`, `https://uncovered.test:${P}/x`));
+    expect(readFileSync(join(dir, 'links.md'), 'utf8')).toBe(
+      doc.replace(`http://same.test:${P}/page`, `https://same.test:${P}/page`).replace(`http://uncovered.test:${P}/x`, `https://uncovered.test:${P}/x`),
+    );
   });
 });
 

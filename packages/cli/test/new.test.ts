@@ -30,6 +30,10 @@ describe('httpsify new', () => {
     expect(() => runNew('https://example.org/x', { dir })).toThrow(/not a URL/);
   });
   it('finds existing targets in the corpus', () => {
-    expect(existingCoverage(corpusRulesDir(), ['collector.githubapp.com']).some((s) => s.endsWith('Github.xml: target collector.githubapp.com covers collector.githubapp.com'))).toBe(true);
+    expect(
+      existingCoverage(corpusRulesDir(), ['collector.githubapp.com']).some((s) =>
+        s.endsWith('Github.xml: target collector.githubapp.com covers collector.githubapp.com'),
+      ),
+    ).toBe(true);
   }, 60_000);
 });

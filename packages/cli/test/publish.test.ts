@@ -20,7 +20,14 @@ function httpsify(args: string[]): Promise<{ code: number; stdout: string; stder
 let work: string;
 const now = Math.floor(Date.now() / 1000);
 
-const keyArgs = (prefix: string, version = 1) => ['--channel', join(work, `${prefix}.channel.json`), '--key', join(work, `${prefix}.signing-${version}.private.jwk`), '--cert', join(work, `${prefix}.key.${version}.json`)];
+const keyArgs = (prefix: string, version = 1) => [
+  '--channel',
+  join(work, `${prefix}.channel.json`),
+  '--key',
+  join(work, `${prefix}.signing-${version}.private.jwk`),
+  '--cert',
+  join(work, `${prefix}.key.${version}.json`),
+];
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'httpsify-publish-'));
@@ -43,7 +50,15 @@ describe('httpsify keygen', () => {
     expect(rootPub).toEqual({ kty: 'RSA', n: expect.any(String), e: 'AQAB', alg: 'PS256' });
     expect(Buffer.from(rootPub.n, 'base64url').length).toBe(512);
     const def = JSON.parse(readFileSync(join(work, 'key.channel.json'), 'utf8'));
-    expect(def).toMatchObject({ format: 2, name: 'Key', rootKey: rootPub, scope: '^https?://([^/]*\\.)?example\\.com[:/]', destinations: [], maxAgeDays: 14, minKeyVersion: 1 });
+    expect(def).toMatchObject({
+      format: 2,
+      name: 'Key',
+      rootKey: rootPub,
+      scope: '^https?://([^/]*\\.)?example\\.com[:/]',
+      destinations: [],
+      maxAgeDays: 14,
+      minKeyVersion: 1,
+    });
     expect(def.minTimestamp).toBe(now - 3600);
     const cert = new Uint8Array(readFileSync(join(work, 'key.key.1.json')));
     await expect(verifySignature(rootPub, new Uint8Array(readFileSync(join(work, 'key.key.1.sig'))), cert)).resolves.toBeUndefined();
@@ -71,13 +86,27 @@ describe('httpsify publish', () => {
     const run = await httpsify(['publish', '--rules', join(work, 'ok.xml'), ...keyArgs('key'), '--out', out, '--timestamp', String(ts)]);
     expect(run.stderr).toContain('signed by key version 1');
     expect(run.code).toBe(0);
-    expect(readdirSync(out).sort()).toEqual(['key.1.json', 'key.1.sig', 'latest-timestamp', `rulesets.${ts}.bundle.gz`, `rulesets.${ts}.release.json`, `rulesets.${ts}.release.sig`]);
+    expect(readdirSync(out).sort()).toEqual([
+      'key.1.json',
+      'key.1.sig',
+      'latest-timestamp',
+      `rulesets.${ts}.bundle.gz`,
+      `rulesets.${ts}.release.json`,
+      `rulesets.${ts}.release.sig`,
+    ]);
     expect(readFileSync(join(out, 'latest-timestamp'), 'utf8')).toBe(`${ts}\n`);
     const bundle = gunzipSync(readFileSync(join(out, `rulesets.${ts}.bundle.gz`)));
     expect(readBundleHeader(bundle)).toMatchObject({ timestamp: ts, rulesetCount: 1 });
     const releaseBytes = new Uint8Array(readFileSync(join(out, `rulesets.${ts}.release.json`)));
     const release = parseRelease(releaseBytes);
-    expect(release).toMatchObject({ channel: 'Key', urlPrefix: 'https://rules.example/v1/', scope: '^https?://([^/]*\\.)?example\\.com[:/]', timestamp: ts, keyVersion: 1, bundle: { bytes: bundle.length } });
+    expect(release).toMatchObject({
+      channel: 'Key',
+      urlPrefix: 'https://rules.example/v1/',
+      scope: '^https?://([^/]*\\.)?example\\.com[:/]',
+      timestamp: ts,
+      keyVersion: 1,
+      bundle: { bytes: bundle.length },
+    });
     const signing = parseKeyCertificate(new Uint8Array(readFileSync(join(out, 'key.1.json')))).key;
     const sig = new Uint8Array(readFileSync(join(out, `rulesets.${ts}.release.sig`)));
     await expect(verifySignature(signing, sig, releaseBytes)).resolves.toBeUndefined();
@@ -94,11 +123,34 @@ describe('httpsify publish', () => {
   it('refuses a key or certificate of another channel, a public key, broken rulesets and future or too old timestamps', async () => {
     const out = join(work, 'refused');
     const base = ['publish', '--rules', join(work, 'ok.xml'), '--out', out];
-    const wrongKey = await httpsify([...base, '--channel', join(work, 'key.channel.json'), '--key', join(work, 'other.signing-1.private.jwk'), '--cert', join(work, 'key.key.1.json')]);
+    const wrongKey = await httpsify([
+      ...base,
+      '--channel',
+      join(work, 'key.channel.json'),
+      '--key',
+      join(work, 'other.signing-1.private.jwk'),
+      '--cert',
+      join(work, 'key.key.1.json'),
+    ]);
     expect(wrongKey.stderr).toContain('is not the key certified by');
-    const wrongCert = await httpsify([...base, '--channel', join(work, 'key.channel.json'), '--key', join(work, 'other.signing-1.private.jwk'), '--cert', join(work, 'other.key.1.json')]);
+    const wrongCert = await httpsify([
+      ...base,
+      '--channel',
+      join(work, 'key.channel.json'),
+      '--key',
+      join(work, 'other.signing-1.private.jwk'),
+      '--cert',
+      join(work, 'other.key.1.json'),
+    ]);
     expect(wrongCert.stderr).toContain('not signed by the root key of channel "Key"');
-    const publicKey = await httpsify([...base, ...keyArgs('key').slice(0, 2), '--key', join(work, 'key.root.public.jwk'), '--cert', join(work, 'key.key.1.json')]);
+    const publicKey = await httpsify([
+      ...base,
+      ...keyArgs('key').slice(0, 2),
+      '--key',
+      join(work, 'key.root.public.jwk'),
+      '--cert',
+      join(work, 'key.key.1.json'),
+    ]);
     expect(publicKey.stderr).toContain('this is a public key');
     const future = await httpsify([...base, ...keyArgs('key'), '--timestamp', String(now + 10 * 86400)]);
     expect(future.stderr).toContain('in the future');

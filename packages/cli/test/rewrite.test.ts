@@ -22,7 +22,9 @@ function runStreaming(args: string[], input: string): Promise<{ status: number |
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.stderr.on('data', (b: Buffer) => err.push(b));
     child.on('error', fail);
-    child.on('close', (status) => done({ status, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), ms: performance.now() - started }));
+    child.on('close', (status) =>
+      done({ status, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), ms: performance.now() - started }),
+    );
     child.stdin.end(input);
   });
 }
@@ -45,9 +47,18 @@ describe('httpsify rewrite on the bundled defaults', () => {
   it('keeps input order in batch mode and reports bad lines in jsonl without stopping', () => {
     const input = ['http://www.eff.org/', 'not a url', '', 'http://example.invalid/', 'http://www.torproject.org/download/'].join('\n') + '\n';
     const text = run(['rewrite'], input);
-    expect(text.stdout.split('\n').slice(0, 5)).toEqual(['https://www.eff.org/', 'not a url', '', 'http://example.invalid/', 'https://www.torproject.org/download/']);
+    expect(text.stdout.split('\n').slice(0, 5)).toEqual([
+      'https://www.eff.org/',
+      'not a url',
+      '',
+      'http://example.invalid/',
+      'https://www.torproject.org/download/',
+    ]);
     const jsonl = run(['rewrite', '--format', 'jsonl'], input);
-    const records = jsonl.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const records = jsonl.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(records).toHaveLength(5);
     expect(records[0]).toEqual({ url: 'http://www.eff.org/', rewritten: 'https://www.eff.org/', ruleset: 'EFF' });
     expect(records[1]).toMatchObject({ url: 'not a url', rewritten: null, ruleset: null });
@@ -67,7 +78,11 @@ describe('httpsify rewrite on the bundled defaults', () => {
     expect(r.stdout).toMatch(/1\. EFF \(target [^)]+\): active, rule \d+ from="[^"]+" to="[^"]+" rewrote it to https:\/\/www\.eff\.org\//);
     expect(r.stdout).toContain('no ruleset targets this host');
     const json = run(['rewrite', '--explain', '--format', 'jsonl', 'http://www.eff.org/']);
-    expect(JSON.parse(json.stdout)).toMatchObject({ rewritten: 'https://www.eff.org/', ruleset: 'EFF', candidates: [{ ruleset: 'EFF', outcome: 'rewrote', active: true }] });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      rewritten: 'https://www.eff.org/',
+      ruleset: 'EFF',
+      candidates: [{ ruleset: 'EFF', outcome: 'rewrote', active: true }],
+    });
   });
 });
 
@@ -75,9 +90,23 @@ describe('httpsify rewrite with --rules', () => {
   it('reports a broken ruleset with file and line on stderr and keeps using the others', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-rules-'));
     writeFileSync(join(dir, 'Good.xml'), '<ruleset name="Good">\n\t<target host="good.example" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n');
-    writeFileSync(join(dir, 'Bad.xml'), '<ruleset name="Bad">\n\t<target host="bad.example" />\n\t<rule from="^http://(bad" to="https://bad.example/" />\n</ruleset>\n');
-    writeFileSync(join(dir, 'Slow.xml'), '<ruleset name="Slow">\n\t<target host="slow.example" />\n\t<rule from="^http://slow\\.example/(a+)+$" to="https://slow.example/" />\n</ruleset>\n');
-    const r = run(['rewrite', '--rules', dir, 'http://good.example/', 'http://bad.example/', `http://slow.example/${'a'.repeat(40)}!`, 'http://slow.example/aaa']);
+    writeFileSync(
+      join(dir, 'Bad.xml'),
+      '<ruleset name="Bad">\n\t<target host="bad.example" />\n\t<rule from="^http://(bad" to="https://bad.example/" />\n</ruleset>\n',
+    );
+    writeFileSync(
+      join(dir, 'Slow.xml'),
+      '<ruleset name="Slow">\n\t<target host="slow.example" />\n\t<rule from="^http://slow\\.example/(a+)+$" to="https://slow.example/" />\n</ruleset>\n',
+    );
+    const r = run([
+      'rewrite',
+      '--rules',
+      dir,
+      'http://good.example/',
+      'http://bad.example/',
+      `http://slow.example/${'a'.repeat(40)}!`,
+      'http://slow.example/aaa',
+    ]);
     expect(r.status).toBe(0);
     // `(a+)+$` cannot be proven for a backtracking matcher, so it runs in linear time instead.
     expect(r.stdout).toBe(`https://good.example/\nhttp://bad.example/\nhttp://slow.example/${'a'.repeat(40)}!\nhttps://slow.example/\n`);
@@ -95,7 +124,10 @@ describe('httpsify rewrite with --rules', () => {
     const input = oracle.map((c) => c.url).join('\n') + '\n';
     const fromXml = await runStreaming(['rewrite', '--rules', corpusRulesDir(), '--format', 'jsonl'], input);
     expect(fromXml.status).toBe(0);
-    const records = fromXml.stdout.trim().split('\n').map((l) => JSON.parse(l) as { url: string; rewritten: string | null });
+    const records = fromXml.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { url: string; rewritten: string | null });
     expect(records).toHaveLength(oracle.length);
     const wrong = records.filter((r, i) => r.url !== oracle[i]?.url || r.rewritten !== oracle[i]?.expected);
     expect(wrong.slice(0, 10)).toEqual([]);

@@ -22,10 +22,15 @@ describe('httpsify test', () => {
   });
   it('--changed tests only the changed files, still against every ruleset of the directory', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-test-'));
-    writeFileSync(join(dir, 'A.xml'), '<ruleset name="A">\n\t<target host="www.example.com" />\n\t<exclusion pattern="^http://www\\.example\\.com/x" />\n\t<rule from="^http:" to="https:" />\n\t<test url="http://www.example.com/x" />\n</ruleset>\n');
+    writeFileSync(
+      join(dir, 'A.xml'),
+      '<ruleset name="A">\n\t<target host="www.example.com" />\n\t<exclusion pattern="^http://www\\.example\\.com/x" />\n\t<rule from="^http:" to="https:" />\n\t<test url="http://www.example.com/x" />\n</ruleset>\n',
+    );
     writeFileSync(join(dir, 'B.xml'), '<ruleset name="B">\n\t<target host="*.example.com" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n');
     const run = spawnSync('node', [bin, 'test', dir, '--changed', join(dir, 'A.xml')], { encoding: 'utf8' });
-    expect(run.stdout).toMatch(/A\.xml:5:2: warning excluded-still-rewritten: test url http:\/\/www\.example\.com\/x is excluded here, but ruleset "B" still rewrites it/);
+    expect(run.stdout).toMatch(
+      /A\.xml:5:2: warning excluded-still-rewritten: test url http:\/\/www\.example\.com\/x is excluded here, but ruleset "B" still rewrites it/,
+    );
     expect(run.stdout).not.toContain('B.xml');
     expect(run.stdout).toContain('1 ruleset, 2 tests: 0 ok, 1 with problems');
   });

@@ -49,7 +49,19 @@ async function installedRewrites(): Promise<(string | null)[]> {
 }
 
 const publishArgs = (rules: string, ts: number, version = 1, prefix = join(work, 'key')) => [
-  'publish', '--rules', rules, '--channel', channelFile, '--key', `${prefix}.signing-${version}.private.jwk`, '--cert', `${prefix}.key.${version}.json`, '--out', channelDir(), '--timestamp', String(ts),
+  'publish',
+  '--rules',
+  rules,
+  '--channel',
+  channelFile,
+  '--key',
+  `${prefix}.signing-${version}.private.jwk`,
+  '--cert',
+  `${prefix}.key.${version}.json`,
+  '--out',
+  channelDir(),
+  '--timestamp',
+  String(ts),
 ];
 
 beforeAll(async () => {
@@ -60,7 +72,21 @@ beforeAll(async () => {
   server = await startChannelServer(cert, channelDir());
   stateDir = join(work, 'state');
   writeFiles(work, { 'v1.xml': XML_V1 });
-  const keygen = await httpsify(['keygen', '--out', join(work, 'key'), '--name', 'Test', '--url-prefix', server.urlPrefix, '--scope', '^http://example\\.(com|org)/', '--min-timestamp', String(T1 - 60), '--max-age-days', '1']);
+  const keygen = await httpsify([
+    'keygen',
+    '--out',
+    join(work, 'key'),
+    '--name',
+    'Test',
+    '--url-prefix',
+    server.urlPrefix,
+    '--scope',
+    '^http://example\\.(com|org)/',
+    '--min-timestamp',
+    String(T1 - 60),
+    '--max-age-days',
+    '1',
+  ]);
   expect(keygen.stderr).toContain('Keep it offline');
   expect(keygen.code).toBe(0);
   channelFile = join(work, 'key.channel.json');
@@ -154,11 +180,21 @@ describe('httpsify update', () => {
     writeFiles(work, { 'evil.xml': XML_EVIL });
     const refused = await httpsify(publishArgs(join(work, 'evil.xml'), T3));
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain('outside the channel\'s scope');
+    expect(refused.stderr).toContain("outside the channel's scope");
   });
 
   it('rotation: a key certified as version 2 takes over; a release under key 1 is then refused', async () => {
-    const rotate = await httpsify(['rotate-key', '--root', join(work, 'key.root.private.jwk'), '--channel', channelFile, '--key-version', '2', '--out', join(work, 'key')]);
+    const rotate = await httpsify([
+      'rotate-key',
+      '--root',
+      join(work, 'key.root.private.jwk'),
+      '--channel',
+      channelFile,
+      '--key-version',
+      '2',
+      '--out',
+      join(work, 'key'),
+    ]);
     expect(rotate.code).toBe(0);
     expect((await httpsify(publishArgs(join(work, 'v2.xml'), T3, 2))).code).toBe(0);
     const run = await httpsify(['update', '--channel', channelFile, '--state-dir', stateDir], trust);
@@ -188,7 +224,12 @@ describe('httpsify update', () => {
     const urls = ['http://example.org/', 'http://www.example.com/', 'http://www.eff.org/'];
     const run = await httpsify(['rewrite', '--state-dir', stateDir, '--format', 'jsonl', ...urls]);
     expect(run.code).toBe(0);
-    expect(run.stdout.trim().split('\n').map((l) => JSON.parse(l))).toEqual([
+    expect(
+      run.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    ).toEqual([
       { url: 'http://example.org/', rewritten: 'https://example.org/', ruleset: 'Example Org', channel: 'Test' },
       // www.example.com is a target of the channel, but outside its scope regex.
       { url: 'http://www.example.com/', rewritten: null, ruleset: null },
@@ -267,7 +308,10 @@ describe('httpsify update', () => {
     const status = await httpsify(['update', '--status', '--state-dir', stateDir]);
     expect(status.stdout).toMatch(/not applied: it is signed by key version 2, which is revoked \(version 3 or newer is required\)/);
     const json = JSON.parse((await httpsify(['update', '--status', '--state-dir', stateDir, '--format', 'json'])).stdout);
-    expect(json.channels.find((c: { channel: { name: string } }) => c.channel.name === 'Test')).toMatchObject({ notApplied: expect.stringContaining('revoked'), stale: false });
+    expect(json.channels.find((c: { channel: { name: string } }) => c.channel.name === 'Test')).toMatchObject({
+      notApplied: expect.stringContaining('revoked'),
+      stale: false,
+    });
     expect(await installedRewrites()).toEqual([null, null, null]);
   });
 

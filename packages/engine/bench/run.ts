@@ -111,12 +111,27 @@ async function measure(bundlePath: string): Promise<Record<string, unknown>> {
   const result = {
     loadMsMedian: median(loads),
     loadTrustedMsMedian: median(trustedLoads),
-    heapMb: { baseline: heapBefore, bundleBytesInHeap: heapWithBytes - heapBefore, afterLoad: heapAfterLoad - heapBefore, afterAllUrls: heapAfterAll - heapBefore, externalArrayBuffersMb: process.memoryUsage().arrayBuffers / 2 ** 20 },
+    heapMb: {
+      baseline: heapBefore,
+      bundleBytesInHeap: heapWithBytes - heapBefore,
+      afterLoad: heapAfterLoad - heapBefore,
+      afterAllUrls: heapAfterAll - heapBefore,
+      externalArrayBuffersMb: process.memoryUsage().arrayBuffers / 2 ** 20,
+    },
     urls: urls.length,
     rewriteUs: {
-      all: stats(perCall(urls, (u) => engine.rewrite(u)), meanOf(urls, (u) => engine.rewrite(u))),
-      hits: stats(perCall(hits, (u) => engine.rewrite(u)), meanOf(hits, (u) => engine.rewrite(u))),
-      misses: stats(perCall(misses, (u) => engine.rewrite(u)), meanOf(misses, (u) => engine.rewrite(u))),
+      all: stats(
+        perCall(urls, (u) => engine.rewrite(u)),
+        meanOf(urls, (u) => engine.rewrite(u)),
+      ),
+      hits: stats(
+        perCall(hits, (u) => engine.rewrite(u)),
+        meanOf(hits, (u) => engine.rewrite(u)),
+      ),
+      misses: stats(
+        perCall(misses, (u) => engine.rewrite(u)),
+        meanOf(misses, (u) => engine.rewrite(u)),
+      ),
     },
     newUrlUs: stats(perCall(urls, newUrl), meanOf(urls, newUrl)),
     // A floor no JS matcher can go below: reading each URL's characters once (V8's charCodeAt).
@@ -126,7 +141,10 @@ async function measure(bundlePath: string): Promise<Record<string, unknown>> {
     uncoveredUs: (() => {
       const uncovered = urls.map((u, i) => u.replace(/^(https?:\/\/)([^/:?#]+)/, `$1$2.uncovered-example${i % 97}.net`));
       if (uncovered.some((u) => engine.rewrite(u) !== null)) throw new Error('an uncovered URL was rewritten');
-      return stats(perCall(uncovered, (u) => engine.rewrite(u)), meanOf(uncovered, (u) => engine.rewrite(u)));
+      return stats(
+        perCall(uncovered, (u) => engine.rewrite(u)),
+        meanOf(uncovered, (u) => engine.rewrite(u)),
+      );
     })(),
     newUrlUncoveredUs: (() => {
       const uncovered = urls.map((u, i) => u.replace(/^(https?:\/\/)([^/:?#]+)/, `$1$2.uncovered-example${i % 97}.net`));
@@ -144,7 +162,10 @@ async function measure(bundlePath: string): Promise<Record<string, unknown>> {
  * the import; wall time, and CPU time, which a loaded machine disturbs less. `node -e ''` alone
  * is timed as well, to show what Node's own start costs around that.
  */
-function coldStart(bundlePath: string, runs = 15): { wallMs: number; cpuMs: number; importMs: number; loadMs: number; rewriteMs: number; nodeAloneMs: number; rewritten: unknown } {
+function coldStart(
+  bundlePath: string,
+  runs = 15,
+): { wallMs: number; cpuMs: number; importMs: number; loadMs: number; rewriteMs: number; nodeAloneMs: number; rewritten: unknown } {
   const script = `
     const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
     const c0 = cpu(), t0 = performance.now();
@@ -160,7 +181,10 @@ function coldStart(bundlePath: string, runs = 15): { wallMs: number; cpuMs: numb
   let rewritten: unknown;
   const nodeAlone: number[] = [];
   for (let i = 0; i < runs; i++) {
-    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: join(dirname(fileURLToPath(import.meta.url)), '..'), encoding: 'utf8' });
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: join(dirname(fileURLToPath(import.meta.url)), '..'),
+      encoding: 'utf8',
+    });
     if (child.status !== 0) throw new Error(`cold-start process failed: ${child.stderr}`);
     const sample = JSON.parse(child.stdout) as Record<string, number> & { rewritten: unknown };
     rewritten = sample.rewritten;
@@ -170,7 +194,15 @@ function coldStart(bundlePath: string, runs = 15): { wallMs: number; cpuMs: numb
     nodeAlone.push(performance.now() - start);
   }
   const med = (key: string) => median(samples.map((s) => s[key] as number));
-  return { wallMs: med('wallMs'), cpuMs: med('cpuMs'), importMs: med('importMs'), loadMs: med('loadMs'), rewriteMs: med('rewriteMs'), nodeAloneMs: median(nodeAlone), rewritten };
+  return {
+    wallMs: med('wallMs'),
+    cpuMs: med('cpuMs'),
+    importMs: med('importMs'),
+    loadMs: med('loadMs'),
+    rewriteMs: med('rewriteMs'),
+    nodeAloneMs: median(nodeAlone),
+    rewritten,
+  };
 }
 
 async function main(): Promise<void> {
@@ -195,7 +227,10 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'httpsify-bench-'));
   const bundlePath = join(dir, 'corpus.bundle');
   writeFileSync(bundlePath, bundle);
-  const child = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--measure', bundlePath], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  const child = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--measure', bundlePath], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 24,
+  });
   if (child.status !== 0) throw new Error(`measuring process failed: ${child.stderr}`);
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the child's own JSON, read field by field below
   const measured = JSON.parse(child.stdout) as Record<string, any>;
@@ -227,14 +262,29 @@ async function main(): Promise<void> {
   row('bundle size gzip', `${(report.bundleGzipBytes / 2 ** 20).toFixed(2)} MB`);
   row('load, trusted bytes (median of 20)', `${measured.loadTrustedMsMedian.toFixed(3)} ms`, 'target <= 2 ms (packaged or signature-verified bundle)');
   row('load, full verification (median)', `${measured.loadMsMedian.toFixed(2)} ms`, 'checksum + cross-references, for files from disk');
-  row('cold start: import+load+rewrite', `${cold.wallMs.toFixed(1)} ms`, `target <= 25 ms (median of 15 fresh processes; CPU ${cold.cpuMs.toFixed(1)} ms; import ${cold.importMs.toFixed(1)}, load ${cold.loadMs.toFixed(1)}, rewrite ${cold.rewriteMs.toFixed(1)} ms)`);
+  row(
+    'cold start: import+load+rewrite',
+    `${cold.wallMs.toFixed(1)} ms`,
+    `target <= 25 ms (median of 15 fresh processes; CPU ${cold.cpuMs.toFixed(1)} ms; import ${cold.importMs.toFixed(1)}, load ${cold.loadMs.toFixed(1)}, rewrite ${cold.rewriteMs.toFixed(1)} ms)`,
+  );
   row('  for scale: `node -e ""` alone', `${cold.nodeAloneMs.toFixed(0)} ms`, 'process start to exit, outside the figure above');
   row('heap after load', `${measured.heapMb.afterLoad.toFixed(2)} MB`, 'target <= 4 MB');
   row('heap after all oracle URLs', `${measured.heapMb.afterAllUrls.toFixed(2)} MB`, 'target <= 8 MB');
-  for (const [name, s] of [['rewrite, all', r.all], ['rewrite, hits', r.hits], ['rewrite, misses', r.misses], ['new URL() yardstick', u], ['rewrite, uncovered hosts', measured.uncoveredUs], ['new URL(), uncovered hosts', measured.newUrlUncoveredUs]] as const) {
+  for (const [name, s] of [
+    ['rewrite, all', r.all],
+    ['rewrite, hits', r.hits],
+    ['rewrite, misses', r.misses],
+    ['new URL() yardstick', u],
+    ['rewrite, uncovered hosts', measured.uncoveredUs],
+    ['new URL(), uncovered hosts', measured.newUrlUncoveredUs],
+  ] as const) {
     row(`${name} (n=${s.count})`, `mean ${s.mean.toFixed(3)} µs`, `p50 ${s.p50.toFixed(2)}  p99 ${s.p99.toFixed(2)}  max ${s.max.toFixed(1)} µs`);
   }
-  row('floor: read every character', `mean ${measured.charReadUs.toFixed(3)} µs`, `${(measured.charReadUs / u.mean).toFixed(2)}x new URL(): what any JS matcher spends before its first lookup`);
+  row(
+    'floor: read every character',
+    `mean ${measured.charReadUs.toFixed(3)} µs`,
+    `${(measured.charReadUs / u.mean).toFixed(2)}x new URL(): what any JS matcher spends before its first lookup`,
+  );
   row('mean rewrite / mean new URL()', `${(r.all.mean / u.mean).toFixed(2)}x`, 'target <= 0.5x; p99 target <= 5 µs');
   row('same, uncovered hosts', `${(measured.uncoveredUs.mean / measured.newUrlUncoveredUs.mean).toFixed(2)}x`);
 }

@@ -18,7 +18,12 @@ describe('compiled bundle', () => {
 
   it('carries magic, version, size, timestamp and ruleset count in its header', () => {
     expect(Buffer.from(bundle.subarray(0, 7)).toString('latin1')).toBe('HTTPSFY');
-    expect(readBundleHeader(bundle)).toEqual({ formatVersion: FORMAT_VERSION, byteLength: bundle.length, timestamp: 1_750_000_000, rulesetCount: defaults.length });
+    expect(readBundleHeader(bundle)).toEqual({
+      formatVersion: FORMAT_VERSION,
+      byteLength: bundle.length,
+      timestamp: 1_750_000_000,
+      rulesetCount: defaults.length,
+    });
   });
 
   it('round-trips every ruleset through the bundle (tests aside)', () => {
@@ -216,8 +221,22 @@ describe('compiled bundle', () => {
 
   it('matches labels too long for the record length field through their pool header', () => {
     const long = 'a'.repeat(130);
-    const make = (name: string, host: string): Ruleset => ({ name, targets: [{ host }], rules: [{ from: '^http:', to: 'https:' }], exclusions: [], secureCookies: [], tests: [] });
-    const engine = loadBundle(compileBundle([make('Long', `${long}.example.com`), make('Longer', `${long}b.example.com`), make('Short', 'a.example.com'), make('Wild', `${long}.*.example.org`)]));
+    const make = (name: string, host: string): Ruleset => ({
+      name,
+      targets: [{ host }],
+      rules: [{ from: '^http:', to: 'https:' }],
+      exclusions: [],
+      secureCookies: [],
+      tests: [],
+    });
+    const engine = loadBundle(
+      compileBundle([
+        make('Long', `${long}.example.com`),
+        make('Longer', `${long}b.example.com`),
+        make('Short', 'a.example.com'),
+        make('Wild', `${long}.*.example.org`),
+      ]),
+    );
     expect(engine.rewriteWithRuleset(`http://${long}.example.com/`).ruleset).toBe('Long');
     expect(engine.rewriteWithRuleset(`http://${long}b.example.com/`).ruleset).toBe('Longer');
     expect(engine.rewrite(`http://${long}c.example.com/`)).toBeNull();

@@ -40,7 +40,12 @@ describe('openssl-made fixture', () => {
     const cert = parseKeyCertificate(certBytes);
     expect(cert).toMatchObject({ channel: 'openssl fixture', version: 1 });
     await expect(verifySignature(cert.key, read('rulesets.1700000000.release.sig'), releaseFile)).resolves.toBeUndefined();
-    expect(parseRelease(releaseFile)).toMatchObject({ channel: 'openssl fixture', timestamp: 1_700_000_000, keyVersion: 1, scope: '^https?://([^/]*\\.)?example\\.com[:/]' });
+    expect(parseRelease(releaseFile)).toMatchObject({
+      channel: 'openssl fixture',
+      timestamp: 1_700_000_000,
+      keyVersion: 1,
+      scope: '^https?://([^/]*\\.)?example\\.com[:/]',
+    });
   });
 
   it('refuses the same release signed with a 20-byte salt, and any changed byte', async () => {
@@ -87,9 +92,20 @@ describe('a channel published with openssl keys and signatures', () => {
         replacesDefaults: false,
       };
       const ts = 1_700_000_000;
-      const bundle = compileBundle([{ name: 'Example', targets: [{ host: 'example.com' }], rules: [{ from: '^http:', to: 'https:' }], exclusions: [], secureCookies: [], tests: [] }], { timestamp: ts });
+      const bundle = compileBundle(
+        [{ name: 'Example', targets: [{ host: 'example.com' }], rules: [{ from: '^http:', to: 'https:' }], exclusions: [], secureCookies: [], tests: [] }],
+        { timestamp: ts },
+      );
       const certBytes = keyCertificateBytes({ channel: def.name, urlPrefix: def.urlPrefix, version: 1, key: online.jwk });
-      const release = releaseBytes({ channel: def.name, urlPrefix: def.urlPrefix, scope: def.scope, destinations: [], timestamp: ts, keyVersion: 1, bundle: { file: `rulesets.${ts}.bundle.gz`, bytes: bundle.length, sha256: await sha256Hex(bundle) } });
+      const release = releaseBytes({
+        channel: def.name,
+        urlPrefix: def.urlPrefix,
+        scope: def.scope,
+        destinations: [],
+        timestamp: ts,
+        keyVersion: 1,
+        bundle: { file: `rulesets.${ts}.bundle.gz`, bytes: bundle.length, sha256: await sha256Hex(bundle) },
+      });
       (await import('node:fs')).mkdirSync(dir);
       writeFiles(dir, {
         'key.1.json': certBytes,
@@ -100,7 +116,11 @@ describe('a channel published with openssl keys and signatures', () => {
         'latest-timestamp': `${ts}\n`,
       });
       let saved: ChannelRecord | undefined;
-      const report = await checkChannel(def, { load: async () => undefined, save: async (r) => void (saved = r) }, { fetchBytes: fetchBytesWith(fetchTrusting(cert.cert)), now: () => ts + 60 });
+      const report = await checkChannel(
+        def,
+        { load: async () => undefined, save: async (r) => void (saved = r) },
+        { fetchBytes: fetchBytesWith(fetchTrusting(cert.cert)), now: () => ts + 60 },
+      );
       expect(report).toMatchObject({ result: 'updated', installedTimestamp: ts, rulesetCount: 1 });
       expect(saved?.installed?.bundle).toEqual(bundle);
     } finally {

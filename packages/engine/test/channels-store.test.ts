@@ -4,7 +4,16 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { compileBundle } from '../src/bundle/write.js';
 import { channelBinding, type ChannelRecord, generateSigningKeyPair } from '../src/channels/index.js';
-import { channelStateDir, defaultStateDir, fileChannelStorage, loadInstalledChannels, readChannelRecords, removeChannelLeftovers, removeChannelState, withStateLock } from '../src/node/index.js';
+import {
+  channelStateDir,
+  defaultStateDir,
+  fileChannelStorage,
+  loadInstalledChannels,
+  readChannelRecords,
+  removeChannelLeftovers,
+  removeChannelState,
+  withStateLock,
+} from '../src/node/index.js';
 
 const key = await generateSigningKeyPair(3072);
 const bundleAt = (timestamp: number, host = 'example.com') =>
@@ -29,7 +38,8 @@ function record(name: string, timestamp: number | undefined, extra: Partial<Chan
     lastCheck: { at: 1_700_000_500, result: 'updated' },
     lastSuccessAt: 1_700_000_500,
   };
-  if (timestamp !== undefined) r.installed = { timestamp, bundle: bundleAt(timestamp), rulesetCount: 1, installedAt: 1_700_000_600, keyVersion: 1, verifiedFor: channelBinding(channel) };
+  if (timestamp !== undefined)
+    r.installed = { timestamp, bundle: bundleAt(timestamp), rulesetCount: 1, installedAt: 1_700_000_600, keyVersion: 1, verifiedFor: channelBinding(channel) };
   return r;
 }
 
@@ -113,7 +123,10 @@ describe('state directory lock and leftovers', () => {
     expect(await withStateLock(stateDir, async () => 'ran', { waitMs: 2000 })).toBe('ran');
 
     writeFileSync(join(stateDir, 'lock'), JSON.stringify({ pid: process.pid, host: hostname(), at: 1 }));
-    await expect(withStateLock(stateDir, async () => 'ran', { waitMs: 200 })).rejects.toMatchObject({ code: 'locked', message: expect.stringContaining(`process ${process.pid}`) });
+    await expect(withStateLock(stateDir, async () => 'ran', { waitMs: 200 })).rejects.toMatchObject({
+      code: 'locked',
+      message: expect.stringContaining(`process ${process.pid}`),
+    });
     expect(readFileSync(join(stateDir, 'lock'), 'utf8')).toContain(String(process.pid));
   });
 
@@ -125,7 +138,11 @@ describe('state directory lock and leftovers', () => {
     writeFileSync(join(dir, 'record.json.tmp-4242-0badf00d'), '{');
     writeFileSync(join(dir, 'bundle.1700086400.bin'), 'written, but the record was never renamed');
     const removed = await removeChannelLeftovers(stateDir);
-    expect(removed.map((p) => p.slice(dir.length + 1)).sort()).toEqual(['bundle.1700086400.bin', 'bundle.1700086400.bin.tmp-4242-deadbeef', 'record.json.tmp-4242-0badf00d']);
+    expect(removed.map((p) => p.slice(dir.length + 1)).sort()).toEqual([
+      'bundle.1700086400.bin',
+      'bundle.1700086400.bin.tmp-4242-deadbeef',
+      'record.json.tmp-4242-0badf00d',
+    ]);
     expect(readdirSync(dir).sort()).toEqual(['bundle.1700000000.bin', 'record.json']);
     expect((await storage.load())?.installed?.timestamp).toBe(1_700_000_000);
   });

@@ -8,7 +8,16 @@ import { join, normalize } from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { compileBundle } from '../src/bundle/write.js';
-import { type ChannelDefinition, type ChannelFiles, generateSigningKeyPair, keyCertificateFiles, MIN_MODULUS_BITS, publicJwkOf, releaseFiles, type SigningKeyPair } from '../src/channels/index.js';
+import {
+  type ChannelDefinition,
+  type ChannelFiles,
+  generateSigningKeyPair,
+  keyCertificateFiles,
+  MIN_MODULUS_BITS,
+  publicJwkOf,
+  releaseFiles,
+  type SigningKeyPair,
+} from '../src/channels/index.js';
 import type { Ruleset } from '../src/model/ruleset.js';
 
 /** A self-signed certificate for 127.0.0.1, made with the openssl CLI for this test run. */
@@ -25,7 +34,23 @@ export function makeCertificate(): TestCertificate {
   const certPath = join(dir, 'cert.pem');
   execFileSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyPath, '-out', certPath, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      keyPath,
+      '-out',
+      certPath,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
     { stdio: 'ignore' },
   );
   return { key: readFileSync(keyPath, 'utf8'), cert: readFileSync(certPath, 'utf8'), certPath };
@@ -119,7 +144,10 @@ export function fetchTrusting(ca: string): (url: string, init: RequestInit) => P
         const headers = new Headers();
         for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') headers.set(k, v);
         const raw = Readable.toWeb(res) as unknown as ReadableStream<Uint8Array>;
-        const body = res.headers['content-encoding'] === 'gzip' ? raw.pipeThrough(new DecompressionStream('gzip') as unknown as ReadableWritablePair<Uint8Array, Uint8Array>) : raw;
+        const body =
+          res.headers['content-encoding'] === 'gzip'
+            ? raw.pipeThrough(new DecompressionStream('gzip') as unknown as ReadableWritablePair<Uint8Array, Uint8Array>)
+            : raw;
         // Node marks a response cut short as "aborted"; turn it into a stream error.
         res.on('aborted', () => res.destroy(new Error('connection closed before the body was complete')));
         const status = res.statusCode ?? 0;

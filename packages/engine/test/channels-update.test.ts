@@ -303,7 +303,10 @@ describe('channel update over HTTPS', () => {
     await publish(V1, T1);
     const replacing = { ...channel, replacesDefaults: true };
     const storage = memoryStorage();
-    expect(await checkChannel(replacing, storage, options({ defaultsTimestamp: T2 }))).toMatchObject({ result: 'failed', error: { code: 'older-than-defaults' } });
+    expect(await checkChannel(replacing, storage, options({ defaultsTimestamp: T2 }))).toMatchObject({
+      result: 'failed',
+      error: { code: 'older-than-defaults' },
+    });
     expect(storage.record?.installed).toBeUndefined();
     // The same bundle is fine for a channel that only adds rulesets.
     expect(await checkChannel(channel, storage, options({ defaultsTimestamp: T2 }))).toMatchObject({ result: 'updated' });
@@ -369,7 +372,10 @@ describe('attacks from issue 13', () => {
     const storage = memoryStorage();
     expect(await checkChannel(scoped, storage, options())).toMatchObject({ result: 'updated' });
     const engine = scopedEngineFromChannels(selectActiveChannels([storage.record as ChannelRecord]), null);
-    expect(engine.rewriteWithRuleset('http://www.example.org/')).toMatchObject({ rewritten: null, refused: { channel: 'Test channel', rewritten: 'https://www.example.org.attacker.example/' } });
+    expect(engine.rewriteWithRuleset('http://www.example.org/')).toMatchObject({
+      rewritten: null,
+      refused: { channel: 'Test channel', rewritten: 'https://www.example.org.attacker.example/' },
+    });
     expect(engine.rewrite('http://example.org/')).toBe('https://example.org/');
   });
 

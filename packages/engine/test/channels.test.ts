@@ -112,10 +112,22 @@ describe('destinations', () => {
     expect(ruleDestination('https://example.org')).toEqual({ kind: 'literal', urls: ['https://example.org/'] });
     expect(ruleDestination('https://$1example.org/')).toEqual({ kind: 'computed' });
     // Groups that are alternations of literals are expanded, with "" when the group may not take part.
-    expect(ruleDestination('https://$1example.org/', '^http://(www\\.)?example\\.org/')).toEqual({ kind: 'literal', urls: ['https://example.org/', 'https://www.example.org/'] });
-    expect(ruleDestination('https://www.example.$2/', '^http://(www\\.)?example\\.(com|net)/')).toEqual({ kind: 'literal', urls: ['https://www.example.com/', 'https://www.example.net/'] });
-    expect(ruleDestination('https://$1.example.org/', '^http://(?:(www)|cdn)\\.example\\.org/')).toEqual({ kind: 'literal', urls: ['https://.example.org/', 'https://www.example.org/'] });
-    expect(ruleDestination('https://$1example.org/', '^http://(www\\.){0,1}example\\.org/')).toEqual({ kind: 'literal', urls: ['https://example.org/', 'https://www.example.org/'] });
+    expect(ruleDestination('https://$1example.org/', '^http://(www\\.)?example\\.org/')).toEqual({
+      kind: 'literal',
+      urls: ['https://example.org/', 'https://www.example.org/'],
+    });
+    expect(ruleDestination('https://www.example.$2/', '^http://(www\\.)?example\\.(com|net)/')).toEqual({
+      kind: 'literal',
+      urls: ['https://www.example.com/', 'https://www.example.net/'],
+    });
+    expect(ruleDestination('https://$1.example.org/', '^http://(?:(www)|cdn)\\.example\\.org/')).toEqual({
+      kind: 'literal',
+      urls: ['https://.example.org/', 'https://www.example.org/'],
+    });
+    expect(ruleDestination('https://$1example.org/', '^http://(www\\.){0,1}example\\.org/')).toEqual({
+      kind: 'literal',
+      urls: ['https://example.org/', 'https://www.example.org/'],
+    });
     // A group of host-name characters before a literal domain: some subdomain of it.
     expect(ruleDestination('https://$1.example.org/', '^http://([\\w-]+)\\.example\\.org/')).toEqual({ kind: 'subdomain', of: 'example.org' });
     // Anything that may hold "/", "@" or ":" is only known when rewriting.
@@ -166,7 +178,13 @@ describe('signatures', () => {
     // With e = 1, RSA "verification" is the identity: the PSS encoding of the data is its own
     // signature. Build one by hand and check that it never reaches WebCrypto.
     const weak = { kty: 'RSA', n: key.publicKey.n, e: 'AQ' };
-    await expect(verifySignature(weak, nBytes().map(() => 1), data)).rejects.toMatchObject({ code: 'invalid-key', message: expect.stringContaining('exponent is 1') });
+    await expect(
+      verifySignature(
+        weak,
+        nBytes().map(() => 1),
+        data,
+      ),
+    ).rejects.toMatchObject({ code: 'invalid-key', message: expect.stringContaining('exponent is 1') });
   });
 
   it('counts the modulus on its value: leading zero bytes do not make a 2048-bit key long enough', async () => {
@@ -220,7 +238,10 @@ describe('schedule', () => {
 
 describe('scoped rewriting', () => {
   const defaults = loadBundle(compileBundle([ruleset('Default Example', 'example.com')]));
-  const channelBundle = compileBundle([ruleset('Onion', '*.securedrop.tor.onion'), ruleset('Channel Example', 'example.com', '^http://example\\.com/', 'https://channel.example.com/')], { timestamp: 1_700_000_000 });
+  const channelBundle = compileBundle(
+    [ruleset('Onion', '*.securedrop.tor.onion'), ruleset('Channel Example', 'example.com', '^http://example\\.com/', 'https://channel.example.com/')],
+    { timestamp: 1_700_000_000 },
+  );
   const record = (name: string, scope: string, replacesDefaults = false, timestamp = 1_700_000_000): ChannelRecord => {
     const channel = { ...parsedDefinition, name, scope, replacesDefaults };
     return { channel, installed: { timestamp, bundle: channelBundle, rulesetCount: 2, installedAt: 0, keyVersion: 1, verifiedFor: channelBinding(channel) } };
@@ -228,7 +249,11 @@ describe('scoped rewriting', () => {
 
   it('consults a channel only for URLs in its scope', () => {
     const engine = scopedEngineFromChannels(selectActiveChannels([record('Onion', definition.scope)]), defaults);
-    expect(engine.rewriteWithRuleset('http://news.securedrop.tor.onion/')).toEqual({ rewritten: 'https://news.securedrop.tor.onion/', ruleset: 'Onion', channel: 'Onion' });
+    expect(engine.rewriteWithRuleset('http://news.securedrop.tor.onion/')).toEqual({
+      rewritten: 'https://news.securedrop.tor.onion/',
+      ruleset: 'Onion',
+      channel: 'Onion',
+    });
     // The channel also has an example.com ruleset, but example.com is outside its scope.
     expect(engine.rewriteWithRuleset('http://example.com/')).toEqual({ rewritten: 'https://example.com/', ruleset: 'Default Example', channel: null });
     expect(engine.layersFor('http://example.com/').map((l) => l.channel)).toEqual([null]);
@@ -241,7 +266,11 @@ describe('scoped rewriting', () => {
 
   it('lets an in-scope channel take precedence over the defaults', () => {
     const engine = scopedEngineFromChannels(selectActiveChannels([record('Everything', '')]), defaults);
-    expect(engine.rewriteWithRuleset('http://example.com/')).toEqual({ rewritten: 'https://channel.example.com/', ruleset: 'Channel Example', channel: 'Everything' });
+    expect(engine.rewriteWithRuleset('http://example.com/')).toEqual({
+      rewritten: 'https://channel.example.com/',
+      ruleset: 'Channel Example',
+      channel: 'Everything',
+    });
   });
 
   it('drops a rewrite that leaves the scope, and lets the next layer decide', () => {

@@ -15,7 +15,9 @@ const codes = (xml: string): string[] => rulesetCoverage(parse(xml)).diagnostics
 
 describe('rulesetCoverage', () => {
   it('passes a trivial ruleset through its implicit tests', () => {
-    const r = rulesetCoverage(parse('<ruleset name="T"><target host="example.com"/><target host="www.example.com"/><rule from="^http:" to="https:"/></ruleset>'));
+    const r = rulesetCoverage(
+      parse('<ruleset name="T"><target host="example.com"/><target host="www.example.com"/><rule from="^http:" to="https:"/></ruleset>'),
+    );
     expect(r.diagnostics).toEqual([]);
     expect(r.tests.map((t) => [t.url, t.implicit, t.owner])).toEqual([
       ['http://example.com/', true, { kind: 'rule', index: 0 }],
@@ -44,7 +46,9 @@ describe('rulesetCoverage', () => {
   it('needs three tests per wildcard target', () => {
     const base = '<target host="*.example.com"/><rule from="^http:" to="https:"/>';
     expect(codes(`<ruleset name="T">${base}<test url="http://a.example.com/"/></ruleset>`)).toEqual(['target-coverage']);
-    expect(codes(`<ruleset name="T">${base}<test url="http://a.example.com/"/><test url="http://b.example.com/"/><test url="http://c.d.example.com/"/></ruleset>`)).toEqual([]);
+    expect(
+      codes(`<ruleset name="T">${base}<test url="http://a.example.com/"/><test url="http://b.example.com/"/><test url="http://c.d.example.com/"/></ruleset>`),
+    ).toEqual([]);
   });
   it('needs ten tests per right wildcard target', () => {
     const tests = (n: number): string => Array.from({ length: n }, (_, i) => `<test url="http://www.example.t${i}/"/>`).join('');
@@ -55,7 +59,10 @@ describe('rulesetCoverage', () => {
     expect(codes(`<ruleset name="T">${base}${tests(10)}</ruleset>`)).toEqual([]);
   });
   it('finds an excluded URL that another ruleset still rewrites', () => {
-    const a = parse('<ruleset name="A"><target host="www.example.com"/><exclusion pattern="^http://www\\.example\\.com/x"/><rule from="^http:" to="https:"/><test url="http://www.example.com/x"/></ruleset>', 'A.xml');
+    const a = parse(
+      '<ruleset name="A"><target host="www.example.com"/><exclusion pattern="^http://www\\.example\\.com/x"/><rule from="^http:" to="https:"/><test url="http://www.example.com/x"/></ruleset>',
+      'A.xml',
+    );
     const b = parse('<ruleset name="B"><target host="*.example.com"/><rule from="^http:" to="https:"/></ruleset>', 'B.xml');
     const r = rulesetCoverage(a, createEngine([a, b]));
     expect(r.diagnostics.map((d) => d.code)).toEqual(['excluded-still-rewritten']);

@@ -155,7 +155,10 @@ describe.each(loaded.map((l) => [l.file, l] as const))('%s', (_file, { ruleset }
   it('covers every target with a test URL (wildcards with at least 3 non-excluded ones)', () => {
     for (const { url } of owners) {
       const host = new URL(url).hostname;
-      expect(ruleset.targets.some((t) => targetMatches(t.host, host)), `no target applies to ${url}`).toBe(true);
+      expect(
+        ruleset.targets.some((t) => targetMatches(t.host, host)),
+        `no target applies to ${url}`,
+      ).toBe(true);
     }
     for (const t of ruleset.targets) {
       const matching = owners.filter((o) => targetMatches(t.host, new URL(o.url).hostname));

@@ -175,7 +175,9 @@ describe('DNR compiler: rules', () => {
 
   it('compiles a rule for right-wildcard targets only when every host it can match is a target', () => {
     const targets = '<target host="google.*"/><target host="www.google.*"/><target host="google.co.*"/><target host="www.google.co.*"/>';
-    const covered = compiled([`<ruleset name="G">${targets}<rule from="^http://(?:www\\.)?google\\.((?:co\\.)?[a-z]{2,3})/" to="https://www.google.$1/"/></ruleset>`]);
+    const covered = compiled([
+      `<ruleset name="G">${targets}<rule from="^http://(?:www\\.)?google\\.((?:co\\.)?[a-z]{2,3})/" to="https://www.google.$1/"/></ruleset>`,
+    ]);
     expect(covered.report.omissions).toEqual([]);
     expect(covered.go('http://google.de/x')).toBe('https://www.google.de/x');
     expect(covered.go('http://www.google.co.uk/')).toBe('https://www.google.co.uk/');
@@ -309,10 +311,7 @@ describe('DNR compiler: rules', () => {
 
 describe('DNR compiler: exclusions', () => {
   it('shadows only its own ruleset', () => {
-    const { go } = compiled([
-      trivial('A', ['a.com'], '<exclusion pattern="^http://a\\.com/private/"/>'),
-      trivial('B', ['b.com']),
-    ]);
+    const { go } = compiled([trivial('A', ['a.com'], '<exclusion pattern="^http://a\\.com/private/"/>'), trivial('B', ['b.com'])]);
     expect(go('http://a.com/private/x')).toBeNull();
     expect(go('http://a.com/public')).toBe('https://a.com/public');
     expect(go('http://b.com/private/x')).toBe('https://b.com/private/x');

@@ -59,7 +59,9 @@ describe('DNR rules compiled from the corpus', () => {
         return { url, expected: engine.rewrite(url) };
       });
       const coverage = measureDnrCoverage(result.rules, cases);
-      console.log(`DNR on "${prefix}" variants: ${coverage.reproduced}/${coverage.rewrites} reproduced, ${coverage.wrong} different, ${coverage.spurious} spurious`);
+      console.log(
+        `DNR on "${prefix}" variants: ${coverage.reproduced}/${coverage.rewrites} reproduced, ${coverage.wrong} different, ${coverage.spurious} spurious`,
+      );
       expect(coverage.rewrites).toBeGreaterThan(1000);
       expect(coverage.spurious, JSON.stringify(coverage.examples.filter((e) => e.expected === null))).toBe(0);
       expect(coverage.wrong).toBeLessThanOrEqual(5);

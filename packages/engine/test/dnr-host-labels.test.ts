@@ -27,9 +27,14 @@ describe('hostShape: what a rule regex says about the hosts it matches', () => {
 
 describe('hostPatterns: the hosts a rule regex can match, label by label', () => {
   it('spells out the finite part and leaves class-made labels open', () => {
-    expect(hostPatterns('^http://(?:www\\.)?google\\.((?:com?\\.)?[a-z]{2,3})/')?.sort()).toEqual(
-      ['google.*', 'google.co.*', 'google.com.*', 'www.google.*', 'www.google.co.*', 'www.google.com.*'],
-    );
+    expect(hostPatterns('^http://(?:www\\.)?google\\.((?:com?\\.)?[a-z]{2,3})/')?.sort()).toEqual([
+      'google.*',
+      'google.co.*',
+      'google.com.*',
+      'www.google.*',
+      'www.google.co.*',
+      'www.google.com.*',
+    ]);
     // A label partly made of a class is open as a whole.
     expect(hostPatterns('^http://(m|lh\\d)\\.example\\.com/x')?.sort()).toEqual(['*.example.com', 'm.example.com']);
     expect(hostPatterns('^http://(www\\.)?a+\\.com/')?.sort()).toEqual(['*.com', 'www.*.com']);

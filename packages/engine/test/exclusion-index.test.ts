@@ -59,7 +59,16 @@ describe('exclusion index (rulesets with many exclusions)', () => {
     const sources = ['^http://a\\.com/b/x', '^http://a\\.com/b$', '^http://a\\.com/(?!c)', '^http://a\\.com/bz', '^http://z\\.com/'];
     const index = new ExclusionIndex(sources.map(prepareTest));
     const regexes = sources.map((s) => new RegExp(s));
-    for (const url of ['http://a.com/b/y', 'http://a.com/b', 'http://a.com/c', 'http://a.com/cd', 'http://a.com/bz9', 'http://a.com/', 'http://z.com/q', 'http://y.com/']) {
+    for (const url of [
+      'http://a.com/b/y',
+      'http://a.com/b',
+      'http://a.com/c',
+      'http://a.com/cd',
+      'http://a.com/bz9',
+      'http://a.com/',
+      'http://z.com/q',
+      'http://y.com/',
+    ]) {
       expect(indexExcludes(index, url), url).toBe(excludedByRegexes(regexes, url));
     }
     expect(index.literalMatch('http://a.com/b/y')).toBe(true);

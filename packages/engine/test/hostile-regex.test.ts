@@ -23,11 +23,11 @@ const HOSTILE: Record<string, string> = {
   'digits then dot': '(\\d+)*\\.',
   'counted nested': '(a{1,1000}){1,1000}$',
   'counted overlap': '(.*a){20}$',
-  'backreference': '((a)\\2?)+!$',
+  backreference: '((a)\\2?)+!$',
   'backreference in loop': '(a*)\\1+b',
   'lookahead holding a nested quantifier': '(?=(a+)+$)a',
   'negative lookahead holding a quantifier in a loop': '(?:(?!(a|aa)+!).)*$',
-  'lookbehind': '(?<=(a+)+)b',
+  lookbehind: '(?<=(a+)+)b',
   'optional quantified group': '(a?){30}a{30}',
   'empty loop body': '(a*)*$',
   'nested plus, one automaton state': '(?:(?:a+)+)+$',
@@ -44,7 +44,14 @@ function pumped(prefix: string): string[] {
   return ['a', 'x', '0', 'a.', 'ab'].map((unit) => `${prefix}${unit.repeat(3000)}!`);
 }
 
-const BENIGN: Ruleset = { name: 'Benign', targets: [{ host: 'benign.test' }], rules: [{ from: '^http://benign\\.test/', to: 'https://benign.test/' }], exclusions: [], secureCookies: [], tests: [] };
+const BENIGN: Ruleset = {
+  name: 'Benign',
+  targets: [{ host: 'benign.test' }],
+  rules: [{ from: '^http://benign\\.test/', to: 'https://benign.test/' }],
+  exclusions: [],
+  secureCookies: [],
+  tests: [],
+};
 
 function hostile(name: string, body: string, place: 'rule' | 'exclusion' | 'cookie-host' | 'cookie-name'): Ruleset {
   const pattern = place === 'rule' || place === 'exclusion' ? `^http://h\\.test/${body}` : body;
@@ -143,14 +150,18 @@ describe('hostile patterns through every engine door', () => {
     const linear = compileScope('^http://h\\.test/(a|aa)+$');
     for (const input of pumped('http://h.test/')) expect(linear?.test(input)).toBe(false);
     expect(linear?.test('http://h.test/aaaa')).toBe(true);
-    const scoped = new ScopedEngine([{ channel: 'c', scope, engine: createEngine([BENIGN]) }, { channel: null, scope: null, engine: createEngine([BENIGN]) }]);
+    const scoped = new ScopedEngine([
+      { channel: 'c', scope, engine: createEngine([BENIGN]) },
+      { channel: null, scope: null, engine: createEngine([BENIGN]) },
+    ]);
     expect(scoped.rewriteWithRuleset('http://benign.test/')).toMatchObject({ rewritten: 'https://benign.test/', channel: null });
     const definition = { name: 'c', urlPrefix: 'https://c.test/', scope: bad, publicKey: { kty: 'RSA', n: 'x', e: 'AQAB' } };
     expect(() => parseChannelDefinition(definition)).toThrow(/scope.*refused/);
   });
 
   it('check (lint, the extension editor) reports unsafe-regex at the pattern, quickly', () => {
-    const xml = '<ruleset name="H">\n\t<target host="h.test" />\n\t<exclusion pattern="^http://h\\.test/((a)\\2?)+!$" />\n\t<rule from="^http://h\\.test/(?=(a+)+$)a" to="https://h.test/" />\n</ruleset>\n';
+    const xml =
+      '<ruleset name="H">\n\t<target host="h.test" />\n\t<exclusion pattern="^http://h\\.test/((a)\\2?)+!$" />\n\t<rule from="^http://h\\.test/(?=(a+)+$)a" to="https://h.test/" />\n</ruleset>\n';
     const { diagnostics } = lintRulesetSource(xml, 'H.xml');
     const unsafe = diagnostics.filter((d) => d.code === 'unsafe-regex');
     expect(unsafe.map((d) => [d.severity, d.line, d.column])).toEqual([

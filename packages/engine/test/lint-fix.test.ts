@@ -27,10 +27,15 @@ describe('fixRuleset', () => {
     ].join('\n');
     const r = fixRuleset(xml, 'T.xml');
     expect(r.fixes.map((f) => [f.code, f.line])).toEqual([['trivialize', 5]]);
-    expect(r.fixed).toBe(xml.replace('<rule from="^http://(www\\.)?example\\.com/" to="https://$1example.com/" />', '<rule from="^http:" to="https:" />').replace('\t<rule from="^http://cdn\\.example\\.com/" to="https://cdn.example.com/" />\n', ''));
+    expect(r.fixed).toBe(
+      xml
+        .replace('<rule from="^http://(www\\.)?example\\.com/" to="https://$1example.com/" />', '<rule from="^http:" to="https:" />')
+        .replace('\t<rule from="^http://cdn\\.example\\.com/" to="https://cdn.example.com/" />\n', ''),
+    );
   });
   it('does not trivialise when a rule moves hosts, has a path, or a target has no rule', () => {
-    const base = (rules: string, targets = '<target host="example.com" /><target host="www.example.com" />'): string => `<ruleset name="T">${targets}${rules}</ruleset>`;
+    const base = (rules: string, targets = '<target host="example.com" /><target host="www.example.com" />'): string =>
+      `<ruleset name="T">${targets}${rules}</ruleset>`;
     expect(fixRuleset(base('<rule from="^http://(?:www\\.)?example\\.com/" to="https://www.example.com/" />'), 'T.xml').fixes).toEqual([]);
     expect(fixRuleset(base('<rule from="^http://(www\\.)?example\\.com/a" to="https://$1example.com/a" />'), 'T.xml').fixes).toEqual([]);
     expect(fixRuleset(base('<rule from="^http://example\\.com/" to="https://example.com/" />'), 'T.xml').fixes).toEqual([]);
@@ -59,7 +64,7 @@ describe('fixRuleset', () => {
 });
 
 describe('fixes on the 2018 corpus', () => {
-  it('keep every fixed ruleset\'s results on its own test URLs and on the oracle URLs of its hosts', async () => {
+  it("keep every fixed ruleset's results on its own test URLs and on the oracle URLs of its hosts", async () => {
     // Oracle URLs by every target key that makes a ruleset a candidate for their host.
     const byKey = new Map<string, string[]>();
     for (const { url } of await readOracle()) {

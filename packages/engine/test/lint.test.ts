@@ -2,7 +2,18 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { branchCount, dollarUses, lintCollection, suppressionsOf, lintRulesetSource, parsePattern, PSL_SNAPSHOT, publicSuffix, registrableDomain, type LintedFile } from '../src/authoring/index.js';
+import {
+  branchCount,
+  dollarUses,
+  lintCollection,
+  suppressionsOf,
+  lintRulesetSource,
+  parsePattern,
+  PSL_SNAPSHOT,
+  publicSuffix,
+  registrableDomain,
+  type LintedFile,
+} from '../src/authoring/index.js';
 import { corpusRulesDir } from './support/corpus.js';
 
 const codes = (xml: string): string[] => lintRulesetSource(xml, 'T.xml').diagnostics.map((d) => d.code);
@@ -63,7 +74,8 @@ describe('targets', () => {
   });
   it('uses a pinned list and knows its sections', () => {
     // The snapshot names the exactly pinned tldts release that is installed.
-    const pinned = (JSON.parse(readFileSync(join(import.meta.dirname, '../package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies.tldts;
+    const pinned = (JSON.parse(readFileSync(join(import.meta.dirname, '../package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies
+      .tldts;
     const installed = (JSON.parse(readFileSync(createRequire(import.meta.url).resolve('tldts/package.json'), 'utf8')) as { version: string }).version;
     expect(pinned).toBe(installed);
     expect(PSL_SNAPSHOT.source).toBe(`npm tldts@${installed}`);
@@ -120,15 +132,21 @@ describe('rules', () => {
       ['^http://log[ci]\\d+\\.xiti\\.com/', '<target host="*.xiti.com" />'],
       ['^http://(?:www\\.)?example\\.com:209[56]/', '<target host="example.com" />'],
     ];
-    for (const [from, targets] of reach) expect([from, r(from, 'https://example.com/', targets).filter((c) => c.startsWith('unreachable'))]).toEqual([from, []]);
+    for (const [from, targets] of reach)
+      expect([from, r(from, 'https://example.com/', targets).filter((c) => c.startsWith('unreachable'))]).toEqual([from, []]);
     // Still unreachable: the class never yields a covered host, or `*.com` covers one label only.
     expect(r('^http://[pv]e\\.video\\.yahoo\\.com/', 'https://yahoo.com/', '<target host="*.yahoo.net" />')).toEqual(['unreachable-rule']);
-    expect(r('^http://img\\d\\.example\\.com/', 'https://example.com/', '<target host="*.example.org" />\n<target host="img.example.com" />')).toEqual(['unreachable-rule']);
+    expect(r('^http://img\\d\\.example\\.com/', 'https://example.com/', '<target host="*.example.org" />\n<target host="img.example.com" />')).toEqual([
+      'unreachable-rule',
+    ]);
     expect(r('^http://a\\.[\\w-]+\\.com/', 'https://example.com/', '<target host="*.com" />')).toEqual(['target-public-suffix', 'unreachable-rule']);
     expect(r('^http://a\\.[\\w-]+\\.co\\.uk/', 'https://example.com/', '<target host="*.co.uk" />').filter((c) => c.startsWith('unreachable'))).toEqual([]);
   });
   it('warns when to changes the registrable domain, naming the new one', () => {
-    const d = lintRulesetSource(wrap('<target host="example.com" />\n<rule from="^http://example\\.com/" to="https://example.cdn.net/" />'), 'T.xml').diagnostics;
+    const d = lintRulesetSource(
+      wrap('<target host="example.com" />\n<rule from="^http://example\\.com/" to="https://example.cdn.net/" />'),
+      'T.xml',
+    ).diagnostics;
     expect(d.map((x) => x.code)).toEqual(['changes-domain']);
     expect(d[0]?.message).toContain('to cdn.net');
     expect(r('^http://example\\.com/', 'https://www.example.com/')).toEqual([]);
@@ -144,7 +162,10 @@ describe('rules', () => {
     expect(test('http://example.com/?x=1')).toEqual([]);
   });
   it('asks for .+ in secure cookies', () => {
-    expect(codes(wrap(`<target host="example.com" />\n${trivial}\n<securecookie host=".*" name="." />`))).toEqual(['securecookie-wildcard', 'securecookie-wildcard']);
+    expect(codes(wrap(`<target host="example.com" />\n${trivial}\n<securecookie host=".*" name="." />`))).toEqual([
+      'securecookie-wildcard',
+      'securecookie-wildcard',
+    ]);
   });
 });
 
@@ -161,7 +182,14 @@ describe('suppressions', () => {
   it('without a reason or codes are an error at the comment, and hide nothing', () => {
     for (const comment of ['httpsify-ignore to-missing-group', 'httpsify-ignore to-missing-group:  ', 'httpsify-ignore: because']) {
       const d = lintRulesetSource(wrap(`\t<!-- ${comment} -->\n${body}`), 'T.xml').diagnostics;
-      expect([comment, d.map((x) => [x.code, x.line, x.column])]).toEqual([comment, [['suppression-reason', 2, 2], ['to-missing-group', 4, 1], ['test-url-slash', 5, 1]]]);
+      expect([comment, d.map((x) => [x.code, x.line, x.column])]).toEqual([
+        comment,
+        [
+          ['suppression-reason', 2, 2],
+          ['to-missing-group', 4, 1],
+          ['test-url-slash', 5, 1],
+        ],
+      ]);
     }
     expect(suppressionsOf('<!-- just a comment about httpsify-ignore -->', 'T.xml')).toEqual({ suppressions: [], diagnostics: [] });
   });
@@ -193,7 +221,13 @@ describe('collection', () => {
     const a = parse('rules/A.xml', wrap(`<target host="example.com" />\n${trivial}`, 'name="Same"'));
     const b = parse('rules/B c.xml', wrap(`<target host="example.com" />\n${trivial}`, 'name="Same"'));
     const found = lintCollection([a, b]).map((d) => `${d.file} ${d.code}`);
-    expect(found.sort()).toEqual(['rules/A.xml duplicate-name', 'rules/A.xml duplicate-target', 'rules/B c.xml duplicate-name', 'rules/B c.xml duplicate-target', 'rules/B c.xml file-name']);
+    expect(found.sort()).toEqual([
+      'rules/A.xml duplicate-name',
+      'rules/A.xml duplicate-target',
+      'rules/B c.xml duplicate-name',
+      'rules/B c.xml duplicate-target',
+      'rules/B c.xml file-name',
+    ]);
   });
 });
 

@@ -65,11 +65,15 @@ describe('matching on tiny rulesets', () => {
 
   it('the first rule that changes the URL wins; one that matches without changing it does not', () => {
     const engine = createEngine([
-      rs('Rules', ['r.test'], [
-        ['^http://r\\.test/same', 'http://r.test/same'],
-        ['^http://r\\.test/(a)', 'https://first.test/$1'],
-        ['^http://r\\.test/', 'https://second.test/'],
-      ]),
+      rs(
+        'Rules',
+        ['r.test'],
+        [
+          ['^http://r\\.test/same', 'http://r.test/same'],
+          ['^http://r\\.test/(a)', 'https://first.test/$1'],
+          ['^http://r\\.test/', 'https://second.test/'],
+        ],
+      ),
     ]);
     expect(engine.rewrite('http://r.test/abc')).toBe('https://first.test/abc');
     expect(engine.rewrite('http://r.test/xyz')).toBe('https://second.test/xyz');

@@ -26,7 +26,10 @@ describe('parseRulesetXml', () => {
       platform: 'mixedcontent',
       targets: [{ host: 'example.com', loc: { file: 'Example.xml', line: 3, column: 2 } }],
       exclusions: [{ pattern: '^http://example\\.com/x', loc: { line: 4 } }],
-      rules: [{ from: '^http://example\\.com/', to: 'https://www.example.com/', loc: { line: 5 } }, { from: '^http:', to: 'https:', loc: { line: 6 } }],
+      rules: [
+        { from: '^http://example\\.com/', to: 'https://www.example.com/', loc: { line: 5 } },
+        { from: '^http:', to: 'https:', loc: { line: 6 } },
+      ],
       secureCookies: [{ host: '.+', name: '^sid$', loc: { line: 7 } }],
       tests: [{ url: 'http://example.com/a?b=1&c=2', loc: { line: 8 } }],
     });
@@ -71,7 +74,28 @@ function prng(seed: number): () => number {
   };
 }
 
-const PIECES = ['<', '>', '"', "'", '&', '&amp;', '&#x0;', ']]>', '<!--', '-->', '/>', '</ruleset>', '<rule from="(" to="x"/>', '<target host=""/>', '\u0000', '\uFFFF', '(?<=', '\\', '$1', 'é'];
+const PIECES = [
+  '<',
+  '>',
+  '"',
+  "'",
+  '&',
+  '&amp;',
+  '&#x0;',
+  ']]>',
+  '<!--',
+  '-->',
+  '/>',
+  '</ruleset>',
+  '<rule from="(" to="x"/>',
+  '<target host=""/>',
+  '\u0000',
+  '\uFFFF',
+  '(?<=',
+  '\\',
+  '$1',
+  'é',
+];
 
 describe('parser fuzzing with mutated corpus files', () => {
   it('never throws and always says why a ruleset was rejected', () => {

@@ -89,7 +89,11 @@ describe('rules and exclusions without a regex (finite languages)', () => {
       ['^http://(www\\.)??a\\.com/', 'https://$1a.com/', ['http://www.a.com/', 'http://a.com/']],
       // Lookaheads at the end, negative and positive, with `$` alternatives.
       ['^http://(?:www\\.)?a\\.com/(?!css/|$)', 'https://a.com/', ['http://a.com/', 'http://a.com/css/x', 'http://a.com/cs', 'http://www.a.com/x']],
-      ['^http://a\\.com/(?=img/|favicon\\.ico$)', 'https://a.com/', ['http://a.com/img/1', 'http://a.com/favicon.ico', 'http://a.com/favicon.icox', 'http://a.com/']],
+      [
+        '^http://a\\.com/(?=img/|favicon\\.ico$)',
+        'https://a.com/',
+        ['http://a.com/img/1', 'http://a.com/favicon.ico', 'http://a.com/favicon.icox', 'http://a.com/'],
+      ],
       // Runs: greedy, then given back one character at a time while the lookahead fails.
       ['^http://(www\\.)?a\\.com/+', 'https://$1a.com/', ['http://a.com/', 'http://a.com///x', 'http://www.a.com//']],
       ['^http://a\\.com/+(?!/b|c)', 'https://a.com/', ['http://a.com//b', 'http://a.com/c', 'http://a.com///c', 'http://a.com/b', 'http://a.com/']],

@@ -10,11 +10,17 @@ import { repoRoot } from './support/corpus.js';
  * the reason its pattern cannot come from a ruleset, a bundle, a channel or a user.
  */
 const ALLOWED: Record<string, { count: number; why: string }> = {
-  'packages/engine/src/regex/safe-regex.ts': { count: 5, why: 'the door itself: RegExp for the syntax message and proven patterns, re2js for the linear route and DNR filters' },
+  'packages/engine/src/regex/safe-regex.ts': {
+    count: 5,
+    why: 'the door itself: RegExp for the syntax message and proven patterns, re2js for the linear route and DNR filters',
+  },
   'packages/engine/src/regex/compile-check.ts': { count: 1, why: 'compiles only, to get the syntax error; never runs the pattern' },
   'packages/engine/src/lint/regex-ast.ts': { count: 1, why: 'one character class (an AST node) tested on one character' },
   'packages/engine/src/dnr/host-labels.ts': { count: 1, why: 'one character class (an AST node) tested on one character' },
-  'packages/engine/src/dnr/emulate.ts': { count: 1, why: 'urlFilter from the DNR compiler: literal text (urlFilterSafe refuses * ^ |) around at most our own wildcards' },
+  'packages/engine/src/dnr/emulate.ts': {
+    count: 1,
+    why: 'urlFilter from the DNR compiler: literal text (urlFilterSafe refuses * ^ |) around at most our own wildcards',
+  },
 };
 
 /** `new RegExp(` / `RegExp(` calls, and re2js compiles outside the door. */
@@ -36,7 +42,9 @@ describe('the regex door is the only place patterns are compiled', () => {
     for (const pkg of ['engine', 'cli', 'extension']) {
       for (const file of sourceFiles(join(repoRoot, 'packages', pkg, 'src'))) {
         // Comments may mention RegExp; code may not call it.
-        const code = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+        const code = readFileSync(file, 'utf8')
+          .replace(/\/\*[\s\S]*?\*\//g, '')
+          .replace(/^\s*\/\/.*$/gm, '');
         const calls = (code.match(COMPILES) ?? []).length;
         if (calls > 0) found[relative(repoRoot, file)] = calls;
       }

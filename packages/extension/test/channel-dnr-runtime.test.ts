@@ -35,7 +35,9 @@ class FakeDnr implements DnrApi {
 const KEY = { kty: 'RSA', n: '_'.repeat(512), e: 'AQAB' };
 const defaults = createEngine(rulesetsOf('<ruleset name="D"><target host="d.test"/><rule from="^http:" to="https:"/></ruleset>'));
 function layers(timestamp: number, hosts: string[], extra: { scope?: string; replacesDefaults?: boolean } = {}) {
-  const xml = hosts.map((h, i) => `<ruleset name="R${i}"><target host="${h}"/><rule from="^http://${h.replace(/\./g, '\\.')}/a" to="https://${h}/b"/></ruleset>`);
+  const xml = hosts.map(
+    (h, i) => `<ruleset name="R${i}"><target host="${h}"/><rule from="^http://${h.replace(/\./g, '\\.')}/a" to="https://${h}/b"/></ruleset>`,
+  );
   const bundle = compileBundle(rulesetsOf(...xml), { timestamp });
   const channel = {
     name: 'C',
@@ -48,7 +50,10 @@ function layers(timestamp: number, hosts: string[], extra: { scope?: string; rep
     minKeyVersion: 1,
     replacesDefaults: extra.replacesDefaults ?? false,
   };
-  return buildChannelLayers([{ channel, installed: { timestamp, bundle, rulesetCount: hosts.length, installedAt: 0, keyVersion: 1, verifiedFor: channelBinding(channel) } }], defaults);
+  return buildChannelLayers(
+    [{ channel, installed: { timestamp, bundle, rulesetCount: hosts.length, installedAt: 0, keyVersion: 1, verifiedFor: channelBinding(channel) } }],
+    defaults,
+  );
 }
 
 /** Compiled regex redirects bring one `allow` for URLs with credentials (see compileDnr). */
@@ -57,7 +62,10 @@ const notCredentialsAllow = (r: DnrRule) => r.condition.regexFilter !== '^http:/
 describe('Chromium: channel rules in the dynamic rules', () => {
   it('adds the rules in the channel range next to the other rules, and skips work when nothing changed', async () => {
     const dnr = new FakeDnr();
-    dnr.dynamic = [{ id: 1, priority: 5, action: { type: 'allow' }, condition: { urlFilter: '|http://x/' } }, { id: UI_RULE_ID_BASE, priority: 2, action: { type: 'allow' }, condition: { urlFilter: '|http://y/' } }];
+    dnr.dynamic = [
+      { id: 1, priority: 5, action: { type: 'allow' }, condition: { urlFilter: '|http://x/' } },
+      { id: UI_RULE_ID_BASE, priority: 2, action: { type: 'allow' }, condition: { urlFilter: '|http://y/' } },
+    ];
     const runtime = new ChannelDnrRuntime(dnr, new MemoryStorageArea());
     const state = await runtime.sync(layers(10, ['a.example.org', 'b.example.org']), false);
     expect(state.problems).toEqual({});
@@ -75,7 +83,12 @@ describe('Chromium: channel rules in the dynamic rules', () => {
     const runtime = new ChannelDnrRuntime(dnr, area);
     await runtime.sync(layers(10, ['a.example.org']), false);
     // Fill the dynamic rules up so the 3-rule version cannot fit.
-    const filler = Array.from({ length: DNR_LIMITS.dynamicRules - 2 }, (_, i) => ({ id: 10 + i, priority: 1, action: { type: 'allow' as const }, condition: { urlFilter: `|http://f${i}/` } }));
+    const filler = Array.from({ length: DNR_LIMITS.dynamicRules - 2 }, (_, i) => ({
+      id: 10 + i,
+      priority: 1,
+      action: { type: 'allow' as const },
+      condition: { urlFilter: `|http://f${i}/` },
+    }));
     dnr.dynamic.push(...filler);
     const state = await runtime.sync(layers(20, ['a.example.org', 'b.example.org', 'c.example.org']), false);
     expect(state.problems.C).toContain('do not fit');
@@ -101,7 +114,10 @@ describe('Chromium: channel rules in the dynamic rules', () => {
 
   it('a scope Chromium cannot enforce applies nothing and says why', async () => {
     const dnr = new FakeDnr();
-    const state = await new ChannelDnrRuntime(dnr, new MemoryStorageArea()).sync(layers(10, ['a.example.org'], { scope: '^http://a\\.example\\.org/only/' }), false);
+    const state = await new ChannelDnrRuntime(dnr, new MemoryStorageArea()).sync(
+      layers(10, ['a.example.org'], { scope: '^http://a\\.example\\.org/only/' }),
+      false,
+    );
     expect(state.problems.C).toContain('not paths');
     expect(dnr.dynamic).toEqual([]);
   });

@@ -16,7 +16,8 @@ import { rulesetsOf } from './support/channels.js';
 const KEY = { kty: 'RSA', n: '_'.repeat(512), e: 'AQAB' };
 const DEFAULTS = rulesetsOf(
   '<ruleset name="Example"><target host="example.org"/><target host="*.example.org"/><rule from="^http:" to="https:"/></ruleset>',
-  '<ruleset name="Elsewhere"><target host="elsewhere.test"/><rule from="^http:" to="https:"/>' + '<securecookie host="^elsewhere\\.test$" name=".+"/></ruleset>',
+  '<ruleset name="Elsewhere"><target host="elsewhere.test"/><rule from="^http:" to="https:"/>' +
+    '<securecookie host="^elsewhere\\.test$" name=".+"/></ruleset>',
 );
 /** The channel moves example.org to a new host, upgrades news.test and secures its cookies. */
 const CHANNEL = rulesetsOf(
@@ -29,7 +30,10 @@ const CHANNEL = rulesetsOf(
 function record(name: string, rulesets: Ruleset[], timestamp: number, extra: Partial<ChannelRecord['channel']> = {}): ChannelRecord {
   const bundle = compileBundle(rulesets, { timestamp });
   const channel = { ...DEFINITION, name, urlPrefix: 'https://c.test/', ...extra };
-  return { channel, installed: { timestamp, bundle, rulesetCount: rulesets.length, installedAt: timestamp, keyVersion: 1, verifiedFor: channelBinding(channel) } };
+  return {
+    channel,
+    installed: { timestamp, bundle, rulesetCount: rulesets.length, installedAt: timestamp, keyVersion: 1, verifiedFor: channelBinding(channel) },
+  };
 }
 
 /** A definition as stored in the settings (parsed, so without its "format"). */
@@ -75,7 +79,12 @@ describe('Firefox: channels layered over the defaults', () => {
   });
 
   it('earlier channels win within their scopes; an everything-scope channel sees every URL', () => {
-    const wide = record('Wide', rulesetsOf('<ruleset name="W"><target host="news.test"/><target host="example.org"/><rule from="^http:" to="https://wide."/></ruleset>'), 100, { scope: '' });
+    const wide = record(
+      'Wide',
+      rulesetsOf('<ruleset name="W"><target host="news.test"/><target host="example.org"/><rule from="^http:" to="https://wide."/></ruleset>'),
+      100,
+      { scope: '' },
+    );
     const layers = buildChannelLayers([record('C', CHANNEL, 100), wide], defaults);
     expect(layers.scoped.rewrite('http://example.org/')).toBe('https://secure.example.org/example.org/');
     expect(layers.scoped.rewrite('http://news.test/')).toBe('https://wide.//news.test/');
@@ -127,11 +136,14 @@ async function controllerWithChannels() {
     layersApplied: async (c) => void applied.push(c.channels.channels.length),
     platformProblems: async () => ({ Nope: 'scope cannot be enforced' }),
   };
-  const c = new UiController(engine, new SettingsStore(area), new TabActivity(), { overridesApplied: async () => undefined, policyChanged: async () => undefined, channels: hooks });
+  const c = new UiController(engine, new SettingsStore(area), new TabActivity(), {
+    overridesApplied: async () => undefined,
+    policyChanged: async () => undefined,
+    channels: hooks,
+  });
   await c.start();
   return { c, area, defs, applied };
 }
-
 
 describe('channels in the settings and the controller', () => {
   it('adds a pasted definition, refusing bad JSON, bad definitions and duplicates with the reason', async () => {
@@ -143,7 +155,10 @@ describe('channels in the settings and the controller', () => {
     expect(typo.error).toContain('unknown field "replaceDefaults"');
     expect(area.data.get('channels')).toBeUndefined();
 
-    const old = (await c.handle({ type: 'channelAdd', json: JSON.stringify({ name: 'Old', urlPrefix: 'https://x.example/', publicKey: KEY, scope: '' }) })) as ChannelAddResult & { ok: false };
+    const old = (await c.handle({
+      type: 'channelAdd',
+      json: JSON.stringify({ name: 'Old', urlPrefix: 'https://x.example/', publicKey: KEY, scope: '' }),
+    })) as ChannelAddResult & { ok: false };
     expect(old.error).toContain('format 1 channel definition');
     const added = (await c.handle({ type: 'channelAdd', json: JSON.stringify(PASTED) })) as ChannelAddResult;
     expect(added.ok).toBe(true);
@@ -164,15 +179,28 @@ describe('channels in the settings and the controller', () => {
     const s = await c.store.load();
     expect(s.channels).toEqual([DEFINITION]);
     const repairs = s.repairs.filter((r) => r.key === 'channels').map((r) => r.problem);
-    expect(repairs).toEqual(['channel definition: "name" must be a non-empty string', 'duplicate channel "My channel"', 'channel definition: must be a JSON object']);
+    expect(repairs).toEqual([
+      'channel definition: "name" must be a non-empty string',
+      'duplicate channel "My channel"',
+      'channel definition: must be a JSON object',
+    ]);
     expect(s.repairs.find((r) => r.problem.startsWith('duplicate'))?.original).toContain('rules.example.org');
 
     await c.reconcile(s);
     const exported = c.exportSettings() as { settings: Record<string, unknown> };
     expect(exported.settings.channels).toEqual([DEFINITION]);
     const text = (channels: unknown[]) => JSON.stringify({ ...exported, settings: { channels } });
-    const result = (await c.handle({ type: 'importApply', text: text([{ ...DEFINITION, name: 'Other' }, { bad: 1 }]), confirmedChannels: ['Other'] })) as ImportApplyResult;
-    expect(result).toEqual({ ok: false, problems: ['channels: channel definition: unknown field "bad" (expected format, name, urlPrefix, rootKey, scope, destinations, minTimestamp, maxAgeDays, minKeyVersion, replacesDefaults)'] });
+    const result = (await c.handle({
+      type: 'importApply',
+      text: text([{ ...DEFINITION, name: 'Other' }, { bad: 1 }]),
+      confirmedChannels: ['Other'],
+    })) as ImportApplyResult;
+    expect(result).toEqual({
+      ok: false,
+      problems: [
+        'channels: channel definition: unknown field "bad" (expected format, name, urlPrefix, rootKey, scope, destinations, minTimestamp, maxAgeDays, minKeyVersion, replacesDefaults)',
+      ],
+    });
     expect((area.data.get('channels') as { name: string }[]).map((x) => x.name)).toEqual(['My channel']);
     const good = (await c.handle({ type: 'importApply', text: text([{ ...DEFINITION, name: 'Other' }]), confirmedChannels: ['Other'] })) as ImportApplyResult;
     expect(good.ok).toBe(true);

@@ -24,7 +24,8 @@ function setup(channels: TestChannel[]) {
   const alarms = new FakeAlarms();
   const clock = testClock(START);
   const installed: ChannelRecord[][] = [];
-  const fetchBytes = (url: string, o: { maxBytes: number }) => (channels.find((c) => url.startsWith(c.definition().urlPrefix)) as TestChannel).fetchBytes(url, o);
+  const fetchBytes = (url: string, o: { maxBytes: number }) =>
+    (channels.find((c) => url.startsWith(c.definition().urlPrefix)) as TestChannel).fetchBytes(url, o);
   const service = new ChannelService({ area, alarms, fetchBytes, now: clock.now, installedChanged: async (r) => void installed.push(r) });
   const alarmAt = () => {
     const when = alarms.alarms.get(CHANNEL_ALARM);
@@ -110,7 +111,13 @@ describe('channel check schedule', () => {
     const fetches = channel.fetched.length;
 
     // A restart 2 hours later: state comes from storage, nothing is due, the alarm is re-armed.
-    const again = new ChannelService({ area: first.area, alarms: first.alarms, fetchBytes: channel.fetchBytes, now: () => START + 7200, installedChanged: async () => undefined });
+    const again = new ChannelService({
+      area: first.area,
+      alarms: first.alarms,
+      fetchBytes: channel.fetchBytes,
+      now: () => START + 7200,
+      installedChanged: async () => undefined,
+    });
     first.alarms.alarms.clear();
     await again.setDefinitions([channel.definition()]);
     expect(channel.fetched.length).toBe(fetches);
@@ -118,7 +125,13 @@ describe('channel check schedule', () => {
     expect(again.status()[0]?.installed?.timestamp).toBe(T1);
 
     // A restart three days later checks at once.
-    const late = new ChannelService({ area: first.area, alarms: first.alarms, fetchBytes: channel.fetchBytes, now: () => START + 3 * CHECK_PERIOD_SECONDS, installedChanged: async () => undefined });
+    const late = new ChannelService({
+      area: first.area,
+      alarms: first.alarms,
+      fetchBytes: channel.fetchBytes,
+      now: () => START + 3 * CHECK_PERIOD_SECONDS,
+      installedChanged: async () => undefined,
+    });
     await late.setDefinitions([channel.definition()]);
     expect(channel.fetched.length).toBeGreaterThan(fetches);
     expect(late.status()[0]?.lastCheck).toEqual({ at: START + 3 * CHECK_PERIOD_SECONDS, result: 'current' });

@@ -53,12 +53,24 @@ describe('channel scope as declarativeNetRequest conditions', () => {
     const hosts = (s: string) => {
       const r = scopeToDnr(s);
       if (!r.ok) throw new Error(r.reason);
-      return r.dnr.kind === 'everything' ? 'everything' : { domains: r.dnr.requestDomains, exact: r.dnr.needsNarrowing, anyPort: r.dnr.scope.anyPort, https: r.dnr.scope.https };
+      return r.dnr.kind === 'everything'
+        ? 'everything'
+        : { domains: r.dnr.requestDomains, exact: r.dnr.needsNarrowing, anyPort: r.dnr.scope.anyPort, https: r.dnr.scope.https };
     };
     expect(hosts('')).toBe('everything');
     expect(hosts('^https?://([^/]*\\.)?example\\.org[:/]')).toEqual({ domains: ['example.org'], exact: false, anyPort: true, https: true });
-    expect(hosts('^http://(www\\.)?example\\.(com|net)/')).toEqual({ domains: ['www.example.com', 'www.example.net', 'example.com', 'example.net'], exact: true, anyPort: false, https: false });
-    expect(hosts('^https?:\\/\\/(?:[^/]*\\.)?(a|b)\\.test(:[0-9]+)?\\/.*')).toEqual({ domains: ['a.test', 'b.test'], exact: false, anyPort: true, https: true });
+    expect(hosts('^http://(www\\.)?example\\.(com|net)/')).toEqual({
+      domains: ['www.example.com', 'www.example.net', 'example.com', 'example.net'],
+      exact: true,
+      anyPort: false,
+      https: false,
+    });
+    expect(hosts('^https?:\\/\\/(?:[^/]*\\.)?(a|b)\\.test(:[0-9]+)?\\/.*')).toEqual({
+      domains: ['a.test', 'b.test'],
+      exact: false,
+      anyPort: true,
+      https: true,
+    });
   });
 
   it('refuses scopes it cannot enforce, saying why', () => {
@@ -87,7 +99,14 @@ describe('channel scope as declarativeNetRequest conditions', () => {
     const r = scopeToDnr('^http://(www\\.)?example\\.org[:/]');
     if (!r.ok) throw new Error(r.reason);
     const may = (t: string) => targetMayBeInScope(t, r.dnr);
-    expect(['example.org', 'www.example.org', '*.example.org', '*.org', 'www.example.*', 'Example.org.'].map(may)).toEqual([true, true, true, true, true, true]);
+    expect(['example.org', 'www.example.org', '*.example.org', '*.org', 'www.example.*', 'Example.org.'].map(may)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
     expect(['a.example.org', 'example.com', '*.www.example.org', '*.other.test'].map(may)).toEqual([false, false, false, false]);
   });
 
@@ -134,7 +153,9 @@ describe('channel scope as declarativeNetRequest conditions', () => {
   });
 
   it('refuses a channel whose regex rules cannot be combined with an exact-host or no-port scope', () => {
-    const literal = rulesetsOf('<ruleset name="X"><target host="x.regex.org"/><rule from="^http://x\\.regex\\.org/page/(\\d+)" to="https://x.regex.org/p/$1"/></ruleset>');
+    const literal = rulesetsOf(
+      '<ruleset name="X"><target host="x.regex.org"/><rule from="^http://x\\.regex\\.org/page/(\\d+)" to="https://x.regex.org/p/$1"/></ruleset>',
+    );
     const exact = compileChannelRules(literal, '^http://x\\.regex\\.org[:/]', 900);
     expect(exact.ok).toBe(false);
     expect(!exact.ok && exact.reason).toContain('cannot be enforced on Chromium');
@@ -146,7 +167,9 @@ describe('channel scope as declarativeNetRequest conditions', () => {
     const both = compileChannelRules(https, '^http://([^/]*\\.)?both\\.test[:/]', 900);
     expect(!both.ok && both.reason).toContain('https://');
     // An open-ended one also brings fences for https:// URLs; the refusal names the rule itself.
-    const open = rulesetsOf('<ruleset name="Open"><target host="both.test"/><rule from="^https?://(\\w+\\.)?both\\.test/x(\\d)" to="https://both.test/y$2"/></ruleset>');
+    const open = rulesetsOf(
+      '<ruleset name="Open"><target host="both.test"/><rule from="^https?://(\\w+\\.)?both\\.test/x(\\d)" to="https://both.test/y$2"/></ruleset>',
+    );
     const fenced = compileChannelRules(open, '^http://([^/]*\\.)?both\\.test[:/]', 900);
     expect(!fenced.ok && fenced.reason).toContain('regexFilter ^https?://');
   });
@@ -154,7 +177,12 @@ describe('channel scope as declarativeNetRequest conditions', () => {
 
 describe('laying out channel rules in the dynamic rule space', () => {
   const okRules = (n: number, regex = 0): DnrRule[] =>
-    Array.from({ length: n }, (_, i) => ({ id: 0, priority: 10_000, action: { type: 'upgradeScheme' }, condition: i < regex ? { regexFilter: '^http://x' } : { urlFilter: `|http://h${i}.test/` } }));
+    Array.from({ length: n }, (_, i) => ({
+      id: 0,
+      priority: 10_000,
+      action: { type: 'upgradeScheme' },
+      condition: i < regex ? { regexFilter: '^http://x' } : { urlFilter: `|http://h${i}.test/` },
+    }));
   const input = (name: string, rules: DnrRule[] | string, extra: Partial<ChannelDnrInput> = {}): ChannelDnrInput => ({
     name,
     timestamp: 2,
@@ -175,7 +203,10 @@ describe('laying out channel rules in the dynamic rule space', () => {
     // The whole band of the first channel stays below user rules; the last channel's is above the defaults.
     expect(channelPriorityOffset(0) + CHANNEL_PRIORITY_STEP).toBeLessThanOrEqual(USER_RULE_PRIORITY_OFFSET);
     expect(channelPriorityOffset(MAX_DNR_CHANNELS - 1)).toBeGreaterThan(10_500);
-    const ninth = planChannelDnr(Array.from({ length: MAX_DNR_CHANNELS + 1 }, (_, i) => input(`c${i}`, okRules(1))), none);
+    const ninth = planChannelDnr(
+      Array.from({ length: MAX_DNR_CHANNELS + 1 }, (_, i) => input(`c${i}`, okRules(1))),
+      none,
+    );
     expect(ninth.problems[`c${MAX_DNR_CHANNELS}`]).toContain(`at most ${MAX_DNR_CHANNELS} channels`);
     expect(ninth.rules.length).toBe(MAX_DNR_CHANNELS);
   });
@@ -196,9 +227,19 @@ describe('laying out channel rules in the dynamic rule space', () => {
 
   it('keeps regex room for the settings and reports an unenforceable scope; a replacing channel turns the defaults off', () => {
     let limit = -1;
-    planChannelDnr([input('r', okRules(1), { compile: (l) => ((limit = l), { ok: true, rules: [], leftOut: 0 }) })], { rules: 0, regexRules: 30, unsafeRules: 0 });
+    planChannelDnr([input('r', okRules(1), { compile: (l) => ((limit = l), { ok: true, rules: [], leftOut: 0 }) })], {
+      rules: 0,
+      regexRules: 30,
+      unsafeRules: 0,
+    });
     expect(limit).toBe(DNR_LIMITS.regexRules - REGEX_RESERVED_FOR_SETTINGS - 30);
-    const plan = planChannelDnr([input('bad scope', 'its scope cannot be enforced on Chromium: not paths', { replacesDefaults: true }), input('replacing', okRules(1), { replacesDefaults: true })], none);
+    const plan = planChannelDnr(
+      [
+        input('bad scope', 'its scope cannot be enforced on Chromium: not paths', { replacesDefaults: true }),
+        input('replacing', okRules(1), { replacesDefaults: true }),
+      ],
+      none,
+    );
     expect(plan.problems['bad scope']).toContain('not paths');
     expect(plan.applied['bad scope']).toBeUndefined();
     expect(plan.disableDefaults).toBe(true);

@@ -18,7 +18,9 @@ const V2 = rulesetsOf(
   '<ruleset name="Example"><target host="example.org"/><target host="www.example.org"/><rule from="^http:" to="https:"/></ruleset>',
   '<ruleset name="Shop"><target host="shop.example.org"/><rule from="^http:" to="https:"/></ruleset>',
 );
-const EVIL = rulesetsOf('<ruleset name="Login"><target host="www.example.org"/><rule from="^http://www\\.example\\.org/" to="https://attacker.example/www/"/></ruleset>');
+const EVIL = rulesetsOf(
+  '<ruleset name="Login"><target host="www.example.org"/><rule from="^http://www\\.example\\.org/" to="https://attacker.example/www/"/></ruleset>',
+);
 const SCOPE = '^https?://([^/]*\\.)?example\\.org[:/]';
 const defaults = createEngine(rulesetsOf('<ruleset name="D"><target host="d.test"/><rule from="^http:" to="https:"/></ruleset>'));
 
@@ -32,7 +34,13 @@ async function setup(name: string, extra = {}) {
   const clock = testClock(T1 + 60);
   const area = new MemoryStorageArea();
   const emitted: ChannelRecord[][] = [];
-  const service = new ChannelService({ area, alarms: new FakeAlarms(), fetchBytes: channel.fetchBytes, now: clock.now, installedChanged: async (r) => void emitted.push(r) });
+  const service = new ChannelService({
+    area,
+    alarms: new FakeAlarms(),
+    fetchBytes: channel.fetchBytes,
+    now: clock.now,
+    installedChanged: async (r) => void emitted.push(r),
+  });
   const def = channel.definition();
   return { channel, clock, area, emitted, service, def };
 }
@@ -75,7 +83,13 @@ describe('channel service under attack', () => {
     // B's server serves what A published.
     await a.publish(V1, T1);
     const mixed: FetchBytes = (url, o) => a.fetchBytes(url.replace(def.urlPrefix, a.definition().urlPrefix), o);
-    const service2 = new ChannelService({ area: new MemoryStorageArea(), alarms: new FakeAlarms(), fetchBytes: mixed, now: () => T1 + 60, installedChanged: async () => undefined });
+    const service2 = new ChannelService({
+      area: new MemoryStorageArea(),
+      alarms: new FakeAlarms(),
+      fetchBytes: mixed,
+      now: () => T1 + 60,
+      installedChanged: async () => undefined,
+    });
     await service2.setDefinitions([def]);
     expect(service2.status()[0]).toMatchObject({ installed: null, lastCheck: { error: { code: 'wrong-channel' } } });
     expect(service.status()).toEqual([]);
@@ -120,7 +134,13 @@ describe('channel service under attack', () => {
     const redirecting: FetchBytes = async (url) => {
       throw new ChannelError('insecure-redirect', `${url}: the server redirected and this browser does not show where to (test)`);
     };
-    const s = new ChannelService({ area: new MemoryStorageArea(), alarms: new FakeAlarms(), fetchBytes: redirecting, now: () => T1, installedChanged: async () => undefined });
+    const s = new ChannelService({
+      area: new MemoryStorageArea(),
+      alarms: new FakeAlarms(),
+      fetchBytes: redirecting,
+      now: () => T1,
+      installedChanged: async () => undefined,
+    });
     await s.setDefinitions([def]);
     expect(s.status()[0]?.lastCheck?.error?.code).toBe('insecure-redirect');
     expect(service.status()).toEqual([]);

@@ -108,7 +108,13 @@ describe('channel state in storage.local', () => {
     area.data.set(channelKey('Test channel'), { format: 1, channel: channel.definition(), installed: { bundle: 'AAAA', bytes: 1 } });
     const clock = testClock(NOW);
     const installed: ChannelRecord[][] = [];
-    const service = new ChannelService({ area, alarms: new FakeAlarms(), fetchBytes: channel.fetchBytes, now: clock.now, installedChanged: async (r) => void installed.push(r) });
+    const service = new ChannelService({
+      area,
+      alarms: new FakeAlarms(),
+      fetchBytes: channel.fetchBytes,
+      now: clock.now,
+      installedChanged: async (r) => void installed.push(r),
+    });
     await service.setDefinitions([channel.definition()]);
     const [status] = service.status();
     expect(status?.installed?.timestamp).toBeGreaterThanOrEqual(T1);
@@ -125,7 +131,13 @@ describe('channel state in storage.local', () => {
     area.data.set(channelKey('Gone long ago'), { format: 1 });
     area.data.set('globalEnabled', false);
     const installed: string[][] = [];
-    const service = new ChannelService({ area, alarms: new FakeAlarms(), fetchBytes, now: () => NOW, installedChanged: async (r) => void installed.push(r.map((x) => x.channel.name)) });
+    const service = new ChannelService({
+      area,
+      alarms: new FakeAlarms(),
+      fetchBytes,
+      now: () => NOW,
+      installedChanged: async (r) => void installed.push(r.map((x) => x.channel.name)),
+    });
     await service.setDefinitions([channel.definition(), other.definition()]);
     expect([...area.data.keys()].sort()).toEqual(['channel:Other', 'channel:Test channel', 'globalEnabled']);
     expect(installed.at(-1)).toEqual(['Test channel', 'Other']);
@@ -137,7 +149,13 @@ describe('channel state in storage.local', () => {
 
   it('drops an installed bundle when the channel comes back with another key', async () => {
     const area = new MemoryStorageArea();
-    const service = new ChannelService({ area, alarms: new FakeAlarms(), fetchBytes: channel.fetchBytes, now: () => NOW, installedChanged: async () => undefined });
+    const service = new ChannelService({
+      area,
+      alarms: new FakeAlarms(),
+      fetchBytes: channel.fetchBytes,
+      now: () => NOW,
+      installedChanged: async () => undefined,
+    });
     await service.setDefinitions([channel.definition()]);
     expect(area.data.has(channelKey('Test channel'))).toBe(true);
     const otherKey = { ...channel.definition().rootKey, n: `${channel.definition().rootKey.n!.slice(0, -4)}AAAB` };

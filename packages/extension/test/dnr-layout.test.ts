@@ -38,11 +38,20 @@ describe('DNR priorities and ids', () => {
 });
 
 describe('main-frame handoff', () => {
-  const inputs = { rewrite: (u: string) => (u.includes('/rw') ? u.replace('http://a.test/rw', 'https://b.test/') : null), httpsFirst: () => false, loopBlocked: () => false };
+  const inputs = {
+    rewrite: (u: string) => (u.includes('/rw') ? u.replace('http://a.test/rw', 'https://b.test/') : null),
+    httpsFirst: () => false,
+    loopBlocked: () => false,
+  };
 
   it('redirects the scope, trailing dots and credentials to the page, in the handoff range', () => {
     const rules = handoffRules({ domains: ['a.test'], patterns: ['www.g.*'] }, 'chrome-extension://x/ui/handoff.html');
-    expect(rules.map((r) => r.condition.regexFilter)).toEqual(['^http://.*', '^http://(?:www\\.g\\.[^./?#:@]+)(:[0-9]+)?/.*', '^http://[^/]*@.*', '^http://[^/@:]*\\.(:[0-9]+)?/.*']);
+    expect(rules.map((r) => r.condition.regexFilter)).toEqual([
+      '^http://.*',
+      '^http://(?:www\\.g\\.[^./?#:@]+)(:[0-9]+)?/.*',
+      '^http://[^/]*@.*',
+      '^http://[^/@:]*\\.(:[0-9]+)?/.*',
+    ]);
     expect(rules.every((r) => L.inHandoffRange(r.id) && r.priority === L.HANDOFF_PRIORITY && r.condition.resourceTypes?.join() === 'main_frame')).toBe(true);
     const trailing = new RegExp(rules[3]!.condition.regexFilter!);
     expect(trailing.test('http://www.example.com./x')).toBe(true);

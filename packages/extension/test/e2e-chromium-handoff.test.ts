@@ -100,7 +100,11 @@ describe('Chromium: main frames DNR cannot express go through the handoff page',
     await visit(`${origin('http', 'plain.example.test')}/cold`);
     const again = await ext.context.newPage();
     await again.goto(`chrome-extension://${id}/ui/options.html`);
-    await expect.poll(() => again.evaluate(async () => ((await chrome.storage.local.get('stats')).stats as { upgrades: number } | undefined)?.upgrades ?? 0), { timeout: 10_000 }).toBe(before + 1);
+    await expect
+      .poll(() => again.evaluate(async () => ((await chrome.storage.local.get('stats')).stats as { upgrades: number } | undefined)?.upgrades ?? 0), {
+        timeout: 10_000,
+      })
+      .toBe(before + 1);
     await again.close();
   });
 

@@ -58,7 +58,10 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
     // These tests are about the rulesets: the protection mode (on by default) goes off, so that
     // a host no ruleset covers is a real control. protection-chromium.test.ts covers the mode.
     await ext.worker.evaluate(() => chrome.storage.local.set({ httpsFirst: false }));
-    const modeRules = () => ext.worker.evaluate(async () => (await chrome.declarativeNetRequest.getDynamicRules()).some((r) => (r.priority ?? 1) <= 2 && r.action.type === 'upgradeScheme'));
+    const modeRules = () =>
+      ext.worker.evaluate(async () =>
+        (await chrome.declarativeNetRequest.getDynamicRules()).some((r) => (r.priority ?? 1) <= 2 && r.action.type === 'upgradeScheme'),
+      );
     for (let i = 0; i < 100 && (await modeRules()); i++) await new Promise((r) => setTimeout(r, 100));
   });
 
@@ -187,7 +190,12 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
     await tab.goto(url);
     expect(tab.url()).toBe(url);
     // (The browser may also ask for /favicon.ico; only the page request matters here.)
-    expect(server.log.slice(before).filter((r) => r.host === 'loop.example.test' && r.path === '/').map((r) => r.secure)).toEqual([false]);
+    expect(
+      server.log
+        .slice(before)
+        .filter((r) => r.host === 'loop.example.test' && r.path === '/')
+        .map((r) => r.secure),
+    ).toEqual([false]);
     await tab.close();
   });
 
@@ -201,9 +209,7 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
     await tab.goto(`${origin('http', 'cookie.example.test')}/`);
     expect(tab.url()).toBe(`${origin('https', 'cookie.example.test')}/`);
     await tab.goto(`${origin('http', 'page.uncovered.test')}/sub`);
-    await expect
-      .poll(async () => (await ext.context.cookies()).find((c) => c.name === 'sid')?.secure, { timeout: 10_000 })
-      .toBe(true);
+    await expect.poll(async () => (await ext.context.cookies()).find((c) => c.name === 'sid')?.secure, { timeout: 10_000 }).toBe(true);
     await tab.waitForTimeout(500);
     const cookies = await ext.context.cookies();
     expect(cookies.find((c) => c.name === 'other')?.secure).toBe(false);

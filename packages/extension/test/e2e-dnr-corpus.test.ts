@@ -30,7 +30,10 @@ describe('corpus DNR rules in Chromium', () => {
     // The compiled rules are under test: the protection mode's own main-frame upgrade (on by
     // default, a dynamic rule) would match every URL they leave alone.
     await ext.worker.evaluate(() => chrome.storage.local.set({ httpsFirst: false }));
-    const modeRule = () => ext.worker.evaluate(async () => (await chrome.declarativeNetRequest.getDynamicRules()).some((r) => (r.priority ?? 1) <= 2 && r.action.type === 'upgradeScheme'));
+    const modeRule = () =>
+      ext.worker.evaluate(async () =>
+        (await chrome.declarativeNetRequest.getDynamicRules()).some((r) => (r.priority ?? 1) <= 2 && r.action.type === 'upgradeScheme'),
+      );
     for (let i = 0; i < 100 && (await modeRule()); i++) await new Promise((r) => setTimeout(r, 100));
   });
 
@@ -41,18 +44,25 @@ describe('corpus DNR rules in Chromium', () => {
   it('has every compiled regex accepted by Chromium (RE2, 2 KB)', async () => {
     const regexes = built.rules.filter((r) => r.condition.regexFilter !== undefined);
     expect(regexes.length).toBeGreaterThan(500);
-    const verdicts = await ext.worker.evaluate(async (list) => {
-      const out: string[] = [];
-      for (const r of list) {
-        const v = await chrome.declarativeNetRequest.isRegexSupported({
-          regex: r.regex,
-          isCaseSensitive: r.caseSensitive,
-          requireCapturing: r.capturing,
-        });
-        out.push(v.isSupported ? 'ok' : `${r.regex}: ${v.reason}`);
-      }
-      return out;
-    }, regexes.map((r) => ({ regex: r.condition.regexFilter!, caseSensitive: r.condition.isUrlFilterCaseSensitive === true, capturing: r.action.type === 'redirect' })));
+    const verdicts = await ext.worker.evaluate(
+      async (list) => {
+        const out: string[] = [];
+        for (const r of list) {
+          const v = await chrome.declarativeNetRequest.isRegexSupported({
+            regex: r.regex,
+            isCaseSensitive: r.caseSensitive,
+            requireCapturing: r.capturing,
+          });
+          out.push(v.isSupported ? 'ok' : `${r.regex}: ${v.reason}`);
+        }
+        return out;
+      },
+      regexes.map((r) => ({
+        regex: r.condition.regexFilter!,
+        caseSensitive: r.condition.isUrlFilterCaseSensitive === true,
+        capturing: r.action.type === 'redirect',
+      })),
+    );
     expect(verdicts.filter((v) => v !== 'ok')).toEqual([]);
   });
 
@@ -68,20 +78,25 @@ describe('corpus DNR rules in Chromium', () => {
     // covers, every URL the emulator stops at a fence (`|http://*.host^` below a target).
     const urls = oracle.filter((c, i) => i % 50 === 0 && URL.canParse(c.url)).map((c) => c.url);
     const isFence = (id: number | undefined) => byId.get(id ?? -1)?.condition.urlFilter?.startsWith('|http://*.') === true;
-    const fenced = oracle.map((c) => c.url.replace(/^http:\/\//, 'http://zz.')).filter((url) => URL.canParse(url) && isFence(emulator.match({ url, type: 'main_frame' }).rule?.id));
+    const fenced = oracle
+      .map((c) => c.url.replace(/^http:\/\//, 'http://zz.'))
+      .filter((url) => URL.canParse(url) && isFence(emulator.match({ url, type: 'main_frame' }).rule?.id));
     expect(fenced.length).toBeGreaterThan(100);
     const sample = [...urls, ...fenced].map((url) => ({ url }));
     // As subframes: main frames of partially compiled rulesets go to the handoff page first
     // (dynamic rules, see e2e-oracle-main-frames); the static rules treat both types alike.
     const expected = sample.map((c) => emulator.match({ url: c.url, type: 'sub_frame' }).rule?.id ?? null);
-    const actual = await ext.worker.evaluate(async (urls) => {
-      const out: (number | null)[] = [];
-      for (const url of urls) {
-        const r = await chrome.declarativeNetRequest.testMatchOutcome({ url, type: 'sub_frame' as chrome.declarativeNetRequest.ResourceType });
-        out.push(r.matchedRules[0]?.ruleId ?? null);
-      }
-      return out;
-    }, sample.map((c) => c.url));
+    const actual = await ext.worker.evaluate(
+      async (urls) => {
+        const out: (number | null)[] = [];
+        for (const url of urls) {
+          const r = await chrome.declarativeNetRequest.testMatchOutcome({ url, type: 'sub_frame' as chrome.declarativeNetRequest.ResourceType });
+          out.push(r.matchedRules[0]?.ruleId ?? null);
+        }
+        return out;
+      },
+      sample.map((c) => c.url),
+    );
     const disagreements = sample
       .map((c, i) => ({ url: c.url, emulator: outcome(expected[i]!), chromium: outcome(actual[i]!) }))
       .filter((d) => d.emulator !== d.chromium);

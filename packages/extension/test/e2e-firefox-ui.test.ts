@@ -14,7 +14,8 @@ describe('HTTPS-first in a real Firefox (blocking webRequest)', () => {
   let h: FirefoxUiHarness;
   const plain = (host: string, path = '/') => `http://${host}:${h.plainPort}${path}`;
   /** Waits until the fallback page has rendered in the tab. */
-  const interstitialReady = () => expect.poll(() => h.tab.evaluate<string | undefined>('document.body?.dataset.ready').catch(() => undefined), FF_POLL).toBe('true');
+  const interstitialReady = () =>
+    expect.poll(() => h.tab.evaluate<string | undefined>('document.body?.dataset.ready').catch(() => undefined), FF_POLL).toBe('true');
   const textOf = (id: string) => h.tab.evaluate<string>(`document.getElementById(${JSON.stringify(id)}).textContent`);
   const clickInTab = (id: string) => h.tab.evaluate<void>(`void document.getElementById(${JSON.stringify(id)}).click()`);
   const setHttpsFirst = async (on: boolean) => {
@@ -25,8 +26,24 @@ describe('HTTPS-first in a real Firefox (blocking webRequest)', () => {
 
   beforeAll(async () => {
     h = await startFirefoxUiHarness(
-      { 'site.xml': '<ruleset name="Site Rules"><target host="site.example.test"/><rule from="^http://site\\.example\\.test:(\\d+)/" to="https://site.example.test:$1/by-ruleset/"/></ruleset>' },
-      ['works.uncovered.test', 'nossl.uncovered.test', 'always.uncovered.test', 'slow.uncovered.test', 'start.uncovered.test', 'probe.uncovered.test', 'portal.uncovered.test', 'hotel.uncovered.test', 'other.uncovered.test', 'site.example.test', 'app.localhost', 'intranet'],
+      {
+        'site.xml':
+          '<ruleset name="Site Rules"><target host="site.example.test"/><rule from="^http://site\\.example\\.test:(\\d+)/" to="https://site.example.test:$1/by-ruleset/"/></ruleset>',
+      },
+      [
+        'works.uncovered.test',
+        'nossl.uncovered.test',
+        'always.uncovered.test',
+        'slow.uncovered.test',
+        'start.uncovered.test',
+        'probe.uncovered.test',
+        'portal.uncovered.test',
+        'hotel.uncovered.test',
+        'other.uncovered.test',
+        'site.example.test',
+        'app.localhost',
+        'intranet',
+      ],
     );
   });
 
@@ -71,7 +88,9 @@ describe('HTTPS-first in a real Firefox (blocking webRequest)', () => {
     await clickInTab('http-always');
     await h.waitForUrl(plain('always.uncovered.test', '/'));
     await expect.poll(() => h.bodyText().catch(() => ''), FF_POLL).toBe(`plain http always.uncovered.test:${h.plainPort}/`);
-    await expect.poll(async () => (await h.request<Settings>({ type: 'settings' })).httpAllowedSites, FF_POLL).toEqual([`always.uncovered.test:${h.plainPort}`]);
+    await expect
+      .poll(async () => (await h.request<Settings>({ type: 'settings' })).httpAllowedSites, FF_POLL)
+      .toEqual([`always.uncovered.test:${h.plainPort}`]);
     expect(await h.tab.goto(plain('always.uncovered.test', '/two'))).toBe(plain('always.uncovered.test', '/two'));
     expect(await h.bodyText()).toBe(`plain http always.uncovered.test:${h.plainPort}/two`);
   });
@@ -133,9 +152,10 @@ describe('update channels in a real Firefox (ScopedEngine layering)', () => {
     await h.tab.goto(h.url(host, path));
     return h.bodyText();
   };
-  const channelRows = () => h.options.evaluate<{ name: string; result: string }[]>(
-    `Array.from(document.querySelectorAll('#channel-list .channel')).map((li) => ({ name: li.dataset.name, result: li.querySelector('.channel-result')?.className ?? '' }))`,
-  );
+  const channelRows = () =>
+    h.options.evaluate<{ name: string; result: string }[]>(
+      `Array.from(document.querySelectorAll('#channel-list .channel')).map((li) => ({ name: li.dataset.name, result: li.querySelector('.channel-result')?.className ?? '' }))`,
+    );
 
   beforeAll(async () => {
     [h, key] = await Promise.all([
@@ -166,7 +186,9 @@ describe('update channels in a real Firefox (ScopedEngine layering)', () => {
   });
 
   it('adds a channel in the options page; its first check finds nothing published and nothing changes', async () => {
-    await h.options.evaluate<void>(`void (document.getElementById('channel-definition').value = ${JSON.stringify(JSON.stringify({ format: 2, ...definition }))})`);
+    await h.options.evaluate<void>(
+      `void (document.getElementById('channel-definition').value = ${JSON.stringify(JSON.stringify({ format: 2, ...definition }))})`,
+    );
     await h.click('#channel-add');
     await expect.poll(channelRows, FF_POLL).toEqual([{ name: 'Test channel', result: 'channel-result failed' }]);
     // The background really went to the server (over HTTPS, from Firefox's background page).
@@ -179,11 +201,15 @@ describe('update channels in a real Firefox (ScopedEngine layering)', () => {
     // A redirect Firefox will not show the target of is refused, not followed.
     server.faults.set('latest-timestamp', { kind: 'redirect', status: 302, location: `${server.urlPrefix.replace('https:', 'http:')}latest-timestamp` });
     await h.click('#channel-list .channel-check');
-    await expect.poll(() => h.options.evaluate<string>(`document.querySelector('#channel-list .channel-error')?.textContent ?? ''`), FF_POLL).toContain('[insecure-redirect]');
+    await expect
+      .poll(() => h.options.evaluate<string>(`document.querySelector('#channel-list .channel-error')?.textContent ?? ''`), FF_POLL)
+      .toContain('[insecure-redirect]');
     server.faults.clear();
     await h.click('#channel-list .channel-check');
     await expect.poll(channelRows, FF_POLL).toEqual([{ name: 'Test channel', result: 'channel-result updated' }]);
-    expect(await h.options.evaluate<string>(`document.querySelector('#channel-list .channel-installed time').getAttribute('datetime')`)).toBe(new Date(T1 * 1000).toISOString());
+    expect(await h.options.evaluate<string>(`document.querySelector('#channel-list .channel-installed time').getAttribute('datetime')`)).toBe(
+      new Date(T1 * 1000).toISOString(),
+    );
     // Firefox runs the engine itself, so it reports no platform problem with any scope.
     expect(await h.options.evaluate<number>(`document.querySelectorAll('#channel-list .channel-problem').length`)).toBe(0);
 
@@ -198,9 +224,18 @@ describe('update channels in a real Firefox (ScopedEngine layering)', () => {
   it('a newer bundle signed with another key fails "Check now" with the reason shown, and the installed rules stay', async () => {
     const impostor = await testKeyPair();
     const T2 = T1 + 60;
-    await publishChannelFiles(root, definition, key, rulesetsOf('<ruleset name="Changed"><target host="chan.example.test"/><rule from="^http:" to="https:"/></ruleset>'), T2, { signWith: impostor });
+    await publishChannelFiles(
+      root,
+      definition,
+      key,
+      rulesetsOf('<ruleset name="Changed"><target host="chan.example.test"/><rule from="^http:" to="https:"/></ruleset>'),
+      T2,
+      { signWith: impostor },
+    );
     await h.click('#channel-list .channel-check');
-    await expect.poll(() => h.options.evaluate<string>(`document.querySelector('#channel-list .channel-error')?.textContent ?? ''`), FF_POLL).toContain('[bad-signature]');
+    await expect
+      .poll(() => h.options.evaluate<string>(`document.querySelector('#channel-list .channel-error')?.textContent ?? ''`), FF_POLL)
+      .toContain('[bad-signature]');
     expect(server.requests).toContain(`/channel/rulesets.${T2}.release.sig`);
     expect(((await h.stored('channel:Test channel')) as { installed: { timestamp: number } }).installed.timestamp).toBe(T1);
     // The impostor's ruleset would send this host to /page, not /via-channel/page.
@@ -212,13 +247,19 @@ describe('update channels in a real Firefox (ScopedEngine layering)', () => {
     // Its rule moves /only/x to /via-channel/only/x: outside a scope of /only/, so never followed...
     const path = { ...definition, name: 'Path channel', scope: '^http://chan\\.example\\.test:\\d+/only/' };
     await publishChannelFiles(root, path, key, CHANNEL_RULESETS, T1 + 120);
-    expect(await h.request({ type: 'channelAdd', json: JSON.stringify({ format: 2, ...path }) })).toMatchObject({ ok: true, channels: [{ name: 'Path channel', installed: { timestamp: T1 + 120 }, platformProblem: null }] });
+    expect(await h.request({ type: 'channelAdd', json: JSON.stringify({ format: 2, ...path }) })).toMatchObject({
+      ok: true,
+      channels: [{ name: 'Path channel', installed: { timestamp: T1 + 120 }, platformProblem: null }],
+    });
     expect(await landsOn('chan.example.test', '/only/x')).toBe('http chan.example.test /only/x');
     await h.request({ type: 'channelRemove', name: 'Path channel' });
     // ... unless its signed destination list names the host.
     const listed = { ...path, destinations: ['chan.example.test'] };
     await publishChannelFiles(root, listed, key, CHANNEL_RULESETS, T1 + 180);
-    expect(await h.request({ type: 'channelAdd', json: JSON.stringify({ format: 2, ...listed }) })).toMatchObject({ ok: true, channels: [{ name: 'Path channel', installed: { timestamp: T1 + 180 } }] });
+    expect(await h.request({ type: 'channelAdd', json: JSON.stringify({ format: 2, ...listed }) })).toMatchObject({
+      ok: true,
+      channels: [{ name: 'Path channel', installed: { timestamp: T1 + 180 } }],
+    });
     expect(await landsOn('chan.example.test', '/only/x')).toBe('https chan.example.test /via-channel/only/x');
     expect(await landsOn('chan.example.test', '/elsewhere')).toBe('http chan.example.test /elsewhere');
     expect(await landsOn('both.example.test')).toBe('https both.example.test /page');

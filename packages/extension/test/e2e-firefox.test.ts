@@ -7,7 +7,15 @@ import { launchFirefoxWithExtension, type FirefoxTab, type FirefoxWithExtension 
 import { page, serveLoopHost, SHARED_TEST_RULESETS, writeRulesetsDir } from './support/e2e-site.js';
 import { startDualServer, type DualServer } from './support/servers.js';
 
-const HOSTS = ['plain.example.test', 'old.example.test', 'new.example.test', 'off.example.test', 'loop.example.test', 'cookie.example.test', 'page.uncovered.test'];
+const HOSTS = [
+  'plain.example.test',
+  'old.example.test',
+  'new.example.test',
+  'off.example.test',
+  'loop.example.test',
+  'cookie.example.test',
+  'page.uncovered.test',
+];
 
 // A 1×1 transparent GIF, so the subresource loads like a real image.
 const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
@@ -134,6 +142,11 @@ describe('Firefox MV3 extension (blocking webRequest) in a real Firefox', () => 
     expect(await sendToBackground({ type: 'getState' })).toMatchObject({ loopBlockedHosts: ['loop.example.test'] });
     const again = server.log.length;
     expect(await tab.goto(url)).toBe(url);
-    expect(server.log.slice(again).filter((r) => r.host === 'loop.example.test' && r.path === '/').map((r) => r.secure)).toEqual([false]);
+    expect(
+      server.log
+        .slice(again)
+        .filter((r) => r.host === 'loop.example.test' && r.path === '/')
+        .map((r) => r.secure),
+    ).toEqual([false]);
   });
 });

@@ -88,7 +88,9 @@ describe('oracle URLs in Chromium', () => {
     for (const c of sample) {
       const expected = asBrowserSees(c.expected ?? c.url);
       await tab.goto(asBrowserSees(c.url)).catch(() => undefined);
-      await tab.waitForFunction(() => location.protocol !== 'chrome-extension:' && document.readyState === 'complete', undefined, { timeout: 10_000 }).catch(() => undefined);
+      await tab
+        .waitForFunction(() => location.protocol !== 'chrome-extension:' && document.readyState === 'complete', undefined, { timeout: 10_000 })
+        .catch(() => undefined);
       results.push({ url: c.url, expected, got: asBrowserSees(tab.url()) });
     }
     await tab.close();
@@ -125,14 +127,26 @@ describe('oracle URLs in Chromium', () => {
     for (const c of sample) {
       const url = asBrowserSees(c.url);
       const before = server.log.length;
-      await tab.evaluate((u) => fetch(u, { mode: 'no-cors', credentials: 'omit' }).then(() => undefined, () => undefined), url);
+      await tab.evaluate(
+        (u) =>
+          fetch(u, { mode: 'no-cors', credentials: 'omit' }).then(
+            () => undefined,
+            () => undefined,
+          ),
+        url,
+      );
       const hit = server.log.slice(before).find((r) => r.path !== '/favicon.ico');
       const u = new URL(url);
       const got = hit === undefined ? '(none)' : seen(hit);
       const expected = asBrowserSees(c.expected ?? url);
       const predicted = asBrowserSees(emulator.match({ url, type: 'xmlhttprequest' }).redirectUrl ?? url);
       // Credentials never reach the server's log: compare without them.
-      const bare = (x: string) => { const v = new URL(x); v.username = ''; v.password = ''; return v.href; };
+      const bare = (x: string) => {
+        const v = new URL(x);
+        v.username = '';
+        v.password = '';
+        return v.href;
+      };
       if (bare(got) !== bare(predicted) && got === predicted.replace(/^http:/, 'https:') && (await hstsPreloaded(u.hostname))) {
         hsts++;
         continue;

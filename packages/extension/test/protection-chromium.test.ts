@@ -8,9 +8,22 @@ import { startProtectionSite, type ProtectionSite } from './support/protection-s
 import { buildWithUi } from './support/ui-extension.js';
 
 const POLL = { timeout: 15_000, interval: 100 };
-const HOSTS = ['works.example.com', 'nossl.example.com', 'bare.example.org', 'www.bare.example.org', 'cdn.example.net', 'other.example.net', 'hotel.example.com', 'ruled.example.com', 'www.ruled.example.com', 'probe.example.com', 'intranet'];
+const HOSTS = [
+  'works.example.com',
+  'nossl.example.com',
+  'bare.example.org',
+  'www.bare.example.org',
+  'cdn.example.net',
+  'other.example.net',
+  'hotel.example.com',
+  'ruled.example.com',
+  'www.ruled.example.com',
+  'probe.example.com',
+  'intranet',
+];
 /** ruled.example.com has no TLS of its own: the ruleset knows its HTTPS lives on www. */
-const RULESET = '<ruleset name="Ruled Example"><target host="ruled.example.com"/><rule from="^http://ruled\\.example\\.com/" to="https://www.ruled.example.com/"/></ruleset>';
+const RULESET =
+  '<ruleset name="Ruled Example"><target host="ruled.example.com"/><rule from="^http://ruled\\.example\\.com/" to="https://www.ruled.example.com/"/></ruleset>';
 const DAY = 24 * 60 * 60 * 1000;
 
 /**
@@ -30,10 +43,14 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
   const tabId = () => worker(async (u) => (await chrome.tabs.query({})).find((t) => t.url === u)?.id ?? -1, page.url());
   /** The popup's status line for the tab, as the background computes it. */
   const status = async () =>
-    worker(async (id) => {
-      const c = (await (globalThis as unknown as { httpsifyUi: { controller: Promise<{ pageStatus(t: number, u: string | undefined): unknown }> } }).httpsifyUi.controller);
-      return c.pageStatus(id, (await chrome.tabs.get(id)).url);
-    }, await tabId());
+    worker(
+      async (id) => {
+        const c = await (globalThis as unknown as { httpsifyUi: { controller: Promise<{ pageStatus(t: number, u: string | undefined): unknown }> } }).httpsifyUi
+          .controller;
+        return c.pageStatus(id, (await chrome.tabs.get(id)).url);
+      },
+      await tabId(),
+    );
   const visit = (url: string) => page.goto(url).catch(() => undefined);
 
   beforeAll(async () => {
@@ -42,7 +59,9 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     outDir = mkdtempSync(join(tmpdir(), 'httpsify-prot-ext-'));
     const built = await buildWithUi([rulesDir], outDir);
     site = await startProtectionSite('cdn.example.net', 'other.example.net');
-    const rules = HOSTS.flatMap((h) => (h === 'intranet' ? [`MAP ${h} 127.0.0.1:${site.port}`] : [`MAP ${h}:80 127.0.0.1:${site.port}`, `MAP ${h}:443 127.0.0.1:${site.port}`]));
+    const rules = HOSTS.flatMap((h) =>
+      h === 'intranet' ? [`MAP ${h} 127.0.0.1:${site.port}`] : [`MAP ${h}:80 127.0.0.1:${site.port}`, `MAP ${h}:443 127.0.0.1:${site.port}`],
+    );
     ext = await launchWithExtension(built.dirs.chromium as string, [], { browserUpgrades: true, resolverRules: rules });
     for (let i = 0; i < 150 && (await stored('schemaVersion')) === undefined; i++) await new Promise((r) => setTimeout(r, 100));
     await worker(async () => chrome.storage.local.set({ portalProbeUrl: 'http://probe.example.com/success.txt' }), null);
@@ -74,14 +93,30 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
   it('upgrades the subresources of an HTTP page to a host learned from a navigation; makes its cookies Secure', async () => {
     await visit('http://cdn.example.net/set-cookie');
     expect(page.url()).toBe('https://cdn.example.net/set-cookie');
-    await expect.poll(() => worker(async () => (await chrome.declarativeNetRequest.getDynamicRules()).filter((r) => r.priority === 2).flatMap((r) => r.condition.requestDomains ?? []), null), POLL).toContain('cdn.example.net');
+    await expect
+      .poll(
+        () =>
+          worker(
+            async () => (await chrome.declarativeNetRequest.getDynamicRules()).filter((r) => r.priority === 2).flatMap((r) => r.condition.requestDomains ?? []),
+            null,
+          ),
+        POLL,
+      )
+      .toContain('cdn.example.net');
     // NoScript-style: the cookie set without Secure by a known HTTPS host is now Secure.
-    await expect.poll(() => worker(async () => (await chrome.cookies.getAll({ domain: 'cdn.example.net' })).map((c) => `${c.name}:${c.secure}`).sort(), null), POLL).toEqual(['pref:true', 'sid:true']);
+    await expect
+      .poll(() => worker(async () => (await chrome.cookies.getAll({ domain: 'cdn.example.net' })).map((c) => `${c.name}:${c.secure}`).sort(), null), POLL)
+      .toEqual(['pref:true', 'sid:true']);
     // A single-label intranet page stays on HTTP; its image from the known host does not.
     await visit('http://intranet/');
     expect(page.url()).toBe('http://intranet/');
     await page.waitForFunction(() => Array.from(document.images).every((i) => i.complete));
-    expect(site.seen('cdn.example.net').filter((s) => s.includes('/pixel.png')).map((s) => s.split('?')[0])).toEqual(['GET https /pixel.png']);
+    expect(
+      site
+        .seen('cdn.example.net')
+        .filter((s) => s.includes('/pixel.png'))
+        .map((s) => s.split('?')[0]),
+    ).toEqual(['GET https /pixel.png']);
     expect(site.seen('other.example.net').map((s) => s.split('?')[0])).toEqual(['GET http /pixel.png']);
     expect(await status()).toMatchObject({ secure: false, kind: 'http-no-rule', localAddress: true });
   });
@@ -89,13 +124,20 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
   it('lets an expired entry go: the host is tried over HTTP again', async () => {
     // As another window of the profile (or a restored profile) would leave it: seen 31 days ago.
     await worker(async (old) => chrome.storage.local.set({ knownHttpsHosts: { v: 1, hosts: [['cdn.example.net', old]] } }), Date.now() - 31 * DAY);
-    await expect.poll(() => worker(async () => (await chrome.declarativeNetRequest.getDynamicRules()).filter((r) => r.priority === 2).length, null), POLL).toBe(0);
+    await expect
+      .poll(() => worker(async () => (await chrome.declarativeNetRequest.getDynamicRules()).filter((r) => r.priority === 2).length, null), POLL)
+      .toBe(0);
     // The store itself no longer holds it.
     await expect.poll(() => stored('knownHttpsHosts'), POLL).toEqual({ v: 1, hosts: [] });
     const before = site.log.length;
     await visit('http://intranet/');
     await page.waitForFunction(() => Array.from(document.images).every((i) => i.complete));
-    expect(site.log.slice(before).filter((r) => r.host === 'cdn.example.net').map((r) => r.secure)).toEqual([false]);
+    expect(
+      site.log
+        .slice(before)
+        .filter((r) => r.host === 'cdn.example.net')
+        .map((r) => r.secure),
+    ).toEqual([false]);
   });
 
   it('reaches the www. host when the bare one has no HTTPS, without sending the path over HTTP', async () => {
@@ -143,13 +185,17 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     // A bad list changes nothing and says which item is wrong.
     writeFileSync(file, JSON.stringify(['ok.example.com', '*']));
     await o.locator('#allowlist-import').setInputFiles(file);
-    await expect.poll(() => o.locator('#allowlist-problems li').allTextContents(), POLL).toEqual(['item 2: "*" would allow HTTP everywhere; turn the protection off instead']);
+    await expect
+      .poll(() => o.locator('#allowlist-problems li').allTextContents(), POLL)
+      .toEqual(['item 2: "*" would allow HTTP everywhere; turn the protection off instead']);
     expect(await stored('httpAllowedSites')).toEqual(['*.legacy.example.com', 'legacy.example.com', 'printer.example.net']);
     // Three states per site: "printer" goes to off, then back to everything.
     await o.getByLabel('Setting for printer.example.net').selectOption('off');
     await expect.poll(() => stored('disabledSites'), POLL).toEqual(['printer.example.net']);
     await o.getByLabel('Setting for printer.example.net').selectOption('upgrade');
-    await expect.poll(async () => [await stored('disabledSites'), await stored('httpAllowedSites')], POLL).toEqual([[], ['*.legacy.example.com', 'legacy.example.com']]);
+    await expect
+      .poll(async () => [await stored('disabledSites'), await stored('httpAllowedSites')], POLL)
+      .toEqual([[], ['*.legacy.example.com', 'legacy.example.com']]);
     // Export in the policy's own syntax.
     const download = o.waitForEvent('download');
     await o.locator('#allowlist-export').click();

@@ -8,8 +8,21 @@ import { launchFirefoxWithExtension, type FirefoxTab, type FirefoxWithExtension 
 import { startProtectionSite, type ProtectionSite } from './support/protection-site.js';
 
 const POLL = { timeout: 15_000, interval: 100 };
-const HOSTS = ['works.example.test', 'nossl.example.test', 'bare.example.test', 'www.bare.example.test', 'cdn.example.test', 'other.example.test', 'hotel.example.test', 'ruled.example.test', 'www.ruled.example.test', 'probe.example.test', 'intranet'];
-const RULESET = '<ruleset name="Ruled Example"><target host="ruled.example.test"/><rule from="^http://ruled\\.example\\.test:" to="https://www.ruled.example.test:"/></ruleset>';
+const HOSTS = [
+  'works.example.test',
+  'nossl.example.test',
+  'bare.example.test',
+  'www.bare.example.test',
+  'cdn.example.test',
+  'other.example.test',
+  'hotel.example.test',
+  'ruled.example.test',
+  'www.ruled.example.test',
+  'probe.example.test',
+  'intranet',
+];
+const RULESET =
+  '<ruleset name="Ruled Example"><target host="ruled.example.test"/><rule from="^http://ruled\\.example\\.test:" to="https://www.ruled.example.test:"/></ruleset>';
 const DAY = 24 * 60 * 60 * 1000;
 
 /**
@@ -31,7 +44,9 @@ describe('protection mode in Firefox', () => {
       port.postMessage({ id: 1, request: ${JSON.stringify(req)} });
     })`);
   const tabStatus = async () => {
-    const id = await extPage.evaluate<number>(`browser.tabs.query({}).then((ts) => ts.find((t) => t.url === ${JSON.stringify(await tab.evaluate<string>('location.href'))}).id)`);
+    const id = await extPage.evaluate<number>(
+      `browser.tabs.query({}).then((ts) => ts.find((t) => t.url === ${JSON.stringify(await tab.evaluate<string>('location.href'))}).id)`,
+    );
     return (await request<{ status: unknown }>({ type: 'popup', tabId: id })).status;
   };
   const href = () => tab.evaluate<string>('location.href').catch(() => '');
@@ -48,7 +63,11 @@ describe('protection mode in Firefox', () => {
     extPage = await firefox.newTab();
     await extPage.goto(`${firefox.extensionOrigin}/ui/popup.html`);
     const deadline = Date.now() + POLL.timeout;
-    while (Date.now() < deadline && (await extPage.evaluate<unknown>('browser.storage.local.get("schemaVersion").then((o) => o.schemaVersion ?? null)')) === null) await new Promise((r) => setTimeout(r, 100));
+    while (
+      Date.now() < deadline &&
+      (await extPage.evaluate<unknown>('browser.storage.local.get("schemaVersion").then((o) => o.schemaVersion ?? null)')) === null
+    )
+      await new Promise((r) => setTimeout(r, 100));
     await extPage.evaluate(`browser.storage.local.set({ portalProbeUrl: ${JSON.stringify(`http://probe.example.test:${site.port}/success.txt`)} })`);
   });
 
@@ -68,7 +87,8 @@ describe('protection mode in Firefox', () => {
 
   it('upgrades the subresources of an HTTP page to a host learned from a navigation; makes its cookies Secure', async () => {
     expect(await tab.goto(at('http', 'cdn.example.test', '/set-cookie'))).toBe(at('https', 'cdn.example.test', '/set-cookie'));
-    const cookies = () => extPage.evaluate<string[]>(`browser.cookies.getAll({ domain: 'cdn.example.test' }).then((all) => all.map((c) => c.name + ':' + c.secure).sort())`);
+    const cookies = () =>
+      extPage.evaluate<string[]>(`browser.cookies.getAll({ domain: 'cdn.example.test' }).then((all) => all.map((c) => c.name + ':' + c.secure).sort())`);
     await expect.poll(cookies, POLL).toEqual(['pref:true', 'sid:true']);
     await expect.poll(() => request<{ count: number }>({ type: 'knownHosts' }).then((r) => r.count), POLL).toBeGreaterThanOrEqual(2);
     const before = site.log.length;
@@ -85,7 +105,12 @@ describe('protection mode in Firefox', () => {
     const before = site.log.length;
     await tab.goto(at('http', 'intranet', '/'));
     await imagesDone();
-    expect(site.log.slice(before).filter((r) => r.host === 'cdn.example.test').map((r) => r.secure)).toEqual([false]);
+    expect(
+      site.log
+        .slice(before)
+        .filter((r) => r.host === 'cdn.example.test')
+        .map((r) => r.secure),
+    ).toEqual([false]);
   });
 
   it('reaches the www. host when the bare one has no HTTPS, without sending the path over HTTP', async () => {

@@ -32,7 +32,18 @@ describe('known HTTPS hosts', () => {
 
   it('reads storage as hostile: damaged entries are dropped and counted, expired ones go', () => {
     const now = 100 * DAY;
-    const raw = { v: 1, hosts: [['ok.test', now - DAY], ['old.test', now - KNOWN_HTTPS_TTL_MS - 1], ['localhost', now], [42, now], ['x.test', 'soon'], 'junk', ['future.test', now + 2 * KNOWN_HTTPS_TTL_MS]] };
+    const raw = {
+      v: 1,
+      hosts: [
+        ['ok.test', now - DAY],
+        ['old.test', now - KNOWN_HTTPS_TTL_MS - 1],
+        ['localhost', now],
+        [42, now],
+        ['x.test', 'soon'],
+        'junk',
+        ['future.test', now + 2 * KNOWN_HTTPS_TTL_MS],
+      ],
+    };
     const { store, rejected } = KnownHttpsHosts.parse(raw, now);
     expect(store.hosts(now)).toEqual(['ok.test']);
     expect(rejected).toBe(5);
@@ -70,17 +81,23 @@ describe('HTTPS alternatives for a failed upgrade', () => {
     expect(wwwTwin('www.com')).toBeNull();
     expect(wwwTwin('localhost')).toBeNull();
     expect(wwwTwin('10.0.0.1')).toBeNull();
-    expect(httpsAlternatives('http://example.com:81/p?q=1#f', none)).toEqual([{ host: 'www.example.com', url: 'https://www.example.com:81/p?q=1#f', ruleset: null }]);
-    const byRules = (u: string) => (u.startsWith('http://www.example.com/') ? { rewritten: u.replace('http://www.', 'https://secure.'), ruleset: 'Example' } : { rewritten: null, ruleset: null });
+    expect(httpsAlternatives('http://example.com:81/p?q=1#f', none)).toEqual([
+      { host: 'www.example.com', url: 'https://www.example.com:81/p?q=1#f', ruleset: null },
+    ]);
+    const byRules = (u: string) =>
+      u.startsWith('http://www.example.com/')
+        ? { rewritten: u.replace('http://www.', 'https://secure.'), ruleset: 'Example' }
+        : { rewritten: null, ruleset: null };
     expect(httpsAlternatives('http://example.com/p', byRules)).toEqual([{ host: 'www.example.com', url: 'https://secure.example.com/p', ruleset: 'Example' }]);
   });
 
   it('probes send HEAD to the origin without cookies and read any answer as "speaks this scheme"', async () => {
     const seen: { url: string; init: RequestInit | undefined }[] = [];
-    const fake = (status: number) => (async (url: string, init?: RequestInit) => {
-      seen.push({ url, init });
-      return { status, type: 'basic' } as Response;
-    }) as typeof fetch;
+    const fake = (status: number) =>
+      (async (url: string, init?: RequestInit) => {
+        seen.push({ url, init });
+        return { status, type: 'basic' } as Response;
+      }) as typeof fetch;
     expect(await probe('https://www.example.com/', fake(404))).toBe('ok');
     expect(seen[0]?.init?.method).toBe('HEAD');
     expect(seen[0]?.init?.credentials).toBe('omit');
@@ -89,7 +106,8 @@ describe('HTTPS alternatives for a failed upgrade', () => {
       throw new TypeError('Failed to fetch');
     }) as typeof fetch;
     expect(await probe('https://www.example.com/', failing)).toBe('Failed to fetch');
-    const hanging = ((_u: string, init?: RequestInit) => new Promise((_r, reject) => init?.signal?.addEventListener('abort', () => reject(new Error('aborted'))))) as typeof fetch;
+    const hanging = ((_u: string, init?: RequestInit) =>
+      new Promise((_r, reject) => init?.signal?.addEventListener('abort', () => reject(new Error('aborted'))))) as typeof fetch;
     expect(await probe('https://www.example.com/', hanging, 20)).toBe('timeout');
   });
 });
@@ -115,7 +133,10 @@ describe('Chrome HttpAllowlist policy syntax', () => {
   it('exports back to the policy, saying what it could not express exactly', () => {
     const out = exportHttpAllowlistPolicy(['*.example.com', 'example.com', '*.intranet.test', 'legacy.test:8080']);
     expect(JSON.parse(out.json)).toEqual(['[*.]example.com', '[*.]intranet.test', 'legacy.test']);
-    expect(out.notes).toEqual(['legacy.test:8080: the policy has no ports; written for every port', '*.intranet.test: the policy cannot leave out intranet.test itself; written as [*.]intranet.test, which includes it']);
+    expect(out.notes).toEqual([
+      'legacy.test:8080: the policy has no ports; written for every port',
+      '*.intranet.test: the policy cannot leave out intranet.test itself; written as [*.]intranet.test, which includes it',
+    ]);
     // Round trip of what the policy can say.
     expect(parseHttpAllowlistPolicy(out.json).entries).toEqual(['*.example.com', '*.intranet.test', 'example.com', 'intranet.test', 'legacy.test']);
   });
@@ -144,14 +165,34 @@ describe('re-check of sites left on HTTP', () => {
     state = recordRecheck(state, 'b.test:8080', false, 1000 + RECHECK_PERIOD_MS);
     expect(state.restored).toEqual([{ entry: 'a.test', at: 5 }]);
     expect(dueForRecheck(state, ['b.test:8080'], 1000 + RECHECK_PERIOD_MS + 1).due).toEqual([]);
-    expect(parseRecheckState({ v: 1, checked: { x: 'y' }, restored: [1, { entry: 'e', at: 2 }] })).toEqual({ v: 1, checked: {}, restored: [{ entry: 'e', at: 2 }] });
+    expect(parseRecheckState({ v: 1, checked: { x: 'y' }, restored: [1, { entry: 'e', at: 2 }] })).toEqual({
+      v: 1,
+      checked: {},
+      restored: [{ entry: 'e', at: 2 }],
+    });
   });
 });
 
 describe('page status', () => {
   it('says when the fallback found HTTPS on the www. twin', () => {
-    const inputs = { fallbackPath: '/ui/interstitial.html', globalEnabled: true, httpsFirst: true, disabledBy: null, httpAllowedBy: null, httpOnce: false, loopGuarded: false, captivePortal: false, upgraded: null, rewriteHttp: { rewritten: null, ruleset: null }, offRulesets: [] };
-    expect(pageStatus({ ...inputs, url: 'https://www.a.test/p', alternativeFrom: 'a.test' })).toMatchObject({ secure: true, kind: 'https-by-alternative', from: 'a.test' });
+    const inputs = {
+      fallbackPath: '/ui/interstitial.html',
+      globalEnabled: true,
+      httpsFirst: true,
+      disabledBy: null,
+      httpAllowedBy: null,
+      httpOnce: false,
+      loopGuarded: false,
+      captivePortal: false,
+      upgraded: null,
+      rewriteHttp: { rewritten: null, ruleset: null },
+      offRulesets: [],
+    };
+    expect(pageStatus({ ...inputs, url: 'https://www.a.test/p', alternativeFrom: 'a.test' })).toMatchObject({
+      secure: true,
+      kind: 'https-by-alternative',
+      from: 'a.test',
+    });
     expect(pageStatus({ ...inputs, url: 'https://www.a.test/p', alternativeFrom: null })).toMatchObject({ secure: true, kind: 'https-already' });
   });
 });
@@ -166,9 +207,20 @@ describe('settings', () => {
 describe('protection runtime (no browser)', () => {
   const memory = () => {
     const data: Record<string, unknown> = {};
-    return { data, get: async (k: string | string[]) => Object.fromEntries((Array.isArray(k) ? k : [k]).filter((x) => x in data).map((x) => [x, data[x]])), set: async (o: Record<string, unknown>) => void Object.assign(data, o) };
+    return {
+      data,
+      get: async (k: string | string[]) => Object.fromEntries((Array.isArray(k) ? k : [k]).filter((x) => x in data).map((x) => [x, data[x]])),
+      set: async (o: Record<string, unknown>) => void Object.assign(data, o),
+    };
   };
-  const view = { settings: { globalEnabled: true, httpsFirst: true, httpAllowedSites: [] }, captivePortal: false, disabled: { matchHost: () => null }, httpAllowed: { matchHost: (h: string) => (h === 'left.test' ? 'left.test' : null) }, httpOnce: new Set(['once.test']), rewrite: () => ({ rewritten: null, ruleset: null }) };
+  const view = {
+    settings: { globalEnabled: true, httpsFirst: true, httpAllowedSites: [] },
+    captivePortal: false,
+    disabled: { matchHost: () => null },
+    httpAllowed: { matchHost: (h: string) => (h === 'left.test' ? 'left.test' : null) },
+    httpOnce: new Set(['once.test']),
+    rewrite: () => ({ rewritten: null, ruleset: null }),
+  };
 
   it('re-checks a site left on HTTP after the period, origin only, and reports it when HTTPS answers', async () => {
     const storage = memory();
@@ -200,12 +252,22 @@ describe('protection runtime (no browser)', () => {
     expect(rt.upgradesHost(view, 'twin.test')).toBe(true);
     expect(await rt.planFallback(view, 'http://twin.test/p?q=1', 'net::ERR_SSL_PROTOCOL_ERROR')).toEqual({
       go: 'https://www.twin.test/p?q=1',
-      tried: [{ url: 'https://twin.test/', result: 'net::ERR_SSL_PROTOCOL_ERROR' }, { url: 'https://www.twin.test/', result: 'ok' }],
+      tried: [
+        { url: 'https://twin.test/', result: 'net::ERR_SSL_PROTOCOL_ERROR' },
+        { url: 'https://www.twin.test/', result: 'ok' },
+      ],
     });
     // HTTPS failed for it: no longer known.
     expect(rt.upgradesHost(view, 'twin.test')).toBe(false);
     const plan = await rt.planFallback(view, 'http://none.test/secret', 'timeout');
-    expect(plan).toEqual({ go: null, tried: [{ url: 'https://none.test/', result: 'timeout' }, { url: 'https://www.none.test/', result: 'Failed to fetch' }], http: 'ok' });
+    expect(plan).toEqual({
+      go: null,
+      tried: [
+        { url: 'https://none.test/', result: 'timeout' },
+        { url: 'https://www.none.test/', result: 'Failed to fetch' },
+      ],
+      http: 'ok',
+    });
     // Probes carry no path.
     expect(asked).toEqual(['HEAD https://www.twin.test/', 'HEAD https://www.none.test/', 'HEAD http://none.test/']);
     // A site left on "rulesets only" may be in the store but is never upgraded as known.

@@ -36,7 +36,9 @@ describe('"All rulesets" with the full corpus', () => {
     await o.locator('#ruleset-search').fill('eff');
     await expect.poll(() => o.locator('#ruleset-count').textContent(), POLL).toMatch(/^\d+ of/);
     await o.locator('#ruleset-search').fill('tools.wmflabs.org');
-    await expect.poll(async () => o.locator('#ruleset-list .vrow:not([hidden]) input').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).dataset.name)), POLL).toContain('Wikimedia');
+    await expect
+      .poll(async () => o.locator('#ruleset-list .vrow:not([hidden]) input').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).dataset.name)), POLL)
+      .toContain('Wikimedia');
     await o.locator('#ruleset-search').fill('');
     await o.locator('#ruleset-filter').selectOption('default-off');
     await expect.poll(async () => Number((await o.locator('#ruleset-count').textContent())?.split(' ')[0]), POLL).toBeGreaterThan(100);

@@ -60,7 +60,9 @@ describe('update channels in Chromium', () => {
     await expect.poll(() => o.locator('#channel-add-error').textContent(), POLL).toContain('"urlPrefix" must be a string');
     expect(await h.stored('channels')).toBeUndefined();
 
-    await o.locator('#channel-definition').fill(JSON.stringify({ name: 'Old', urlPrefix: server.urlPrefix, publicKey: publisher.root.publicKey, scope: SCOPE }));
+    await o
+      .locator('#channel-definition')
+      .fill(JSON.stringify({ name: 'Old', urlPrefix: server.urlPrefix, publicKey: publisher.root.publicKey, scope: SCOPE }));
     await o.locator('#channel-add').click();
     await expect.poll(() => o.locator('#channel-add-error').textContent(), POLL).toContain('format 1 channel definition');
 
@@ -96,7 +98,14 @@ describe('update channels in Chromium', () => {
 
   it('a badly signed newer bundle shows the error on "Check now" and the previous rules stay', async () => {
     const impostor = await testKeyPair();
-    await publishChannelFiles(root, definition, publisher, CHANNEL_RULESETS.map((r) => ({ ...r, name: 'Changed' })), T2, { signWith: impostor });
+    await publishChannelFiles(
+      root,
+      definition,
+      publisher,
+      CHANNEL_RULESETS.map((r) => ({ ...r, name: 'Changed' })),
+      T2,
+      { signWith: impostor },
+    );
     await o.locator('#channel-list .channel-check').click();
     await expect.poll(() => o.locator('#channel-list .channel-error').textContent(), POLL).toContain('[bad-signature]');
     expect(await o.locator('#channel-list .channel-installed time').getAttribute('datetime')).toBe(new Date(T1 * 1000).toISOString());
@@ -132,7 +141,9 @@ describe('update channels in Chromium', () => {
     await publishChannelFiles(root, path, publisher, CHANNEL_RULESETS, T2 + 30);
     await o.locator('#channel-definition').fill(JSON.stringify({ format: 2, ...path }));
     await o.locator('#channel-add').click();
-    await expect.poll(() => o.locator('#channel-list .channel-problem').textContent(), POLL).toContain('only the host, scheme and port can be enforced on Chromium');
+    await expect
+      .poll(() => o.locator('#channel-list .channel-problem').textContent(), POLL)
+      .toContain('only the host, scheme and port can be enforced on Chromium');
     // Installed (verified) all the same, and usable where the engine runs (Firefox); here it does nothing.
     expect(await o.locator('#channel-list .channel-installed time').count()).toBe(1);
     expect(await landsOn('chan.example.test')).toBe('http:');

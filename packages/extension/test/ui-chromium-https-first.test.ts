@@ -58,7 +58,9 @@ describe('HTTPS-first in Chromium: upgrade, fallback page, exemptions', () => {
     expect(await page.locator('#target-url').textContent()).toBe(plain('nossl.uncovered.test', '/p?q=1&r=2#frag'));
     // In words first; the raw error code on the details line.
     expect(await page.locator('#reason').textContent()).toMatch(/^net::ERR_/);
-    expect(await page.locator('#reason-text').textContent()).toMatch(/^The site('s server does not speak HTTPS| refused a secure connection|'s security certificate)/);
+    expect(await page.locator('#reason-text').textContent()).toMatch(
+      /^The site('s server does not speak HTTPS| refused a secure connection|'s security certificate)/,
+    );
     // Keyboard: focus starts on "Go back".
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('go-back');
     // Large type, centred in the window.

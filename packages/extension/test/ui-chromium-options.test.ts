@@ -58,13 +58,17 @@ describe('options page in Chromium', () => {
   });
 
   it('shows each ruleset with its hosts and its rules on request', async () => {
-    await expect.poll(() => o.locator('#ruleset-list .vrow:not([hidden]) .ruleset-hosts').allTextContents(), POLL).toEqual(['cdn.example.test', 'exp.example.test', 'loop.example.test', 'site.example.test']);
+    await expect
+      .poll(() => o.locator('#ruleset-list .vrow:not([hidden]) .ruleset-hosts').allTextContents(), POLL)
+      .toEqual(['cdn.example.test', 'exp.example.test', 'loop.example.test', 'site.example.test']);
     await o.getByRole('button', { name: 'Show the rules of Site Rules' }).click();
     const viewer = o.locator('#ruleset-viewer');
     await expect.poll(() => viewer.isVisible(), POLL).toBe(true);
     expect(await viewer.locator('#viewer-title').textContent()).toBe('Site Rules');
     expect(await viewer.locator('#viewer-hosts li').allTextContents()).toEqual(['site.example.test']);
-    expect(await viewer.locator('#viewer-rules tr').evaluateAll((rows) => rows.map((r) => Array.from(r.children, (c) => c.textContent)))).toEqual([['^http:', 'https:']]);
+    expect(await viewer.locator('#viewer-rules tr').evaluateAll((rows) => rows.map((r) => Array.from(r.children, (c) => c.textContent)))).toEqual([
+      ['^http:', 'https:'],
+    ]);
     expect(await viewer.locator('#viewer-note').textContent()).toBe('Part of the rulesets that come with httpsify.');
     expect(await axeViolations(o)).toEqual([]);
     await shot(o, 'chromium-options-ruleset-viewer', { viewport: true, texts: ['Site Rules', 'Sites it covers', 'How it rewrites addresses'] });
@@ -130,11 +134,15 @@ describe('options page in Chromium', () => {
   it('edits user rules with live `httpsify check` messages, and imports/exports them as XML', async () => {
     await o.locator('#user-rule-new').click();
     const editor = o.locator('#rule-editor');
-    await editor.fill('<ruleset name="Mine"><target host="mine.example.test"/><rule from="^http://mine\\.example\\.test" to="https://mine.example.test/"/></ruleset>');
+    await editor.fill(
+      '<ruleset name="Mine"><target host="mine.example.test"/><rule from="^http://mine\\.example\\.test" to="https://mine.example.test/"/></ruleset>',
+    );
     await expect.poll(() => o.locator('#rule-diagnostics').textContent(), POLL).toContain('from-prefix');
     await o.locator('#rule-save').click();
     expect(await o.locator('#rule-save-status').textContent()).toBe('Fix the errors before saving.');
-    await editor.fill('<ruleset name="Mine"><target host="mine.example.test"/><rule from="^http://mine\\.example\\.test/" to="https://mine.example.test/"/></ruleset>');
+    await editor.fill(
+      '<ruleset name="Mine"><target host="mine.example.test"/><rule from="^http://mine\\.example\\.test/" to="https://mine.example.test/"/></ruleset>',
+    );
     await expect.poll(() => o.locator('#rule-diagnostics').textContent(), POLL).toBe('No problems found.');
     await o.locator('#rule-save').click();
     await expect.poll(async () => (((await h.stored('userRules')) ?? []) as { name: string }[]).map((r) => r.name), POLL).toEqual(['Mine']);
@@ -154,7 +162,10 @@ describe('options page in Chromium', () => {
     expect(xml).toContain('name="Mine Renamed"');
 
     const importFile = join(files, 'rules.xml');
-    writeFileSync(importFile, xml.replace('Mine Renamed', 'Imported').replace(/mine\\?\.example/g, (m) => m.replace('mine', 'imp')));
+    writeFileSync(
+      importFile,
+      xml.replace('Mine Renamed', 'Imported').replace(/mine\\?\.example/g, (m) => m.replace('mine', 'imp')),
+    );
     await o.locator('#user-rules-import').setInputFiles(importFile);
     await expect.poll(() => o.locator('#user-rules-import-result').textContent(), POLL).toBe('Imported 1 rules.');
     await expect.poll(async () => (((await h.stored('userRules')) ?? []) as { name: string }[]).map((r) => r.name), POLL).toEqual(['Imported', 'Mine Renamed']);
@@ -179,16 +190,29 @@ describe('options page in Chromium', () => {
     // A damaged file is refused whole: nothing changes, and the page says what is wrong.
     const file = join(files, 'settings.json');
     const userRulesBefore = await h.stored('userRules');
-    writeFileSync(file, JSON.stringify({ ...data, settings: { ...data.settings, userRules: 'garbage', disabledSites: ['imported.example.test', 'not a site'] } }));
+    writeFileSync(
+      file,
+      JSON.stringify({ ...data, settings: { ...data.settings, userRules: 'garbage', disabledSites: ['imported.example.test', 'not a site'] } }),
+    );
     await o.locator('#settings-import').setInputFiles(file);
-    await expect.poll(() => o.locator('#settings-import-problems li').allTextContents(), POLL).toEqual(['disabledSites: "not a site" is not a host, host:port or *.domain', 'userRules: must be a list of rules, got "garbage"']);
+    await expect
+      .poll(() => o.locator('#settings-import-problems li').allTextContents(), POLL)
+      .toEqual(['disabledSites: "not a site" is not a host, host:port or *.domain', 'userRules: must be a list of rules, got "garbage"']);
     expect(await o.locator('#import-review').isHidden()).toBe(true);
     expect(await h.stored('userRules')).toEqual(userRulesBefore);
     expect(await h.stored('mixedContent')).toBe(true);
     // A good file: first what it would change, then one click applies it.
     data.settings.mixedContent = false;
     data.settings.disabledSites = ['imported.example.test'];
-    data.settings.channels = [{ name: 'Imported channel', urlPrefix: 'https://rules.example.org/v1/', publicKey: { kty: 'RSA', n: 'x'.repeat(342), e: 'AQAB' }, scope: '', replacesDefaults: false }];
+    data.settings.channels = [
+      {
+        name: 'Imported channel',
+        urlPrefix: 'https://rules.example.org/v1/',
+        publicKey: { kty: 'RSA', n: 'x'.repeat(342), e: 'AQAB' },
+        scope: '',
+        replacesDefaults: false,
+      },
+    ];
     writeFileSync(file, JSON.stringify(data));
     await o.locator('#settings-import').setInputFiles(file);
     await expect.poll(() => o.locator('#import-review').isVisible(), POLL).toBe(true);

@@ -40,7 +40,9 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     expect(await popup.locator('#site-host').textContent()).toBe(`exp.example.test:${server.port}`);
     await expect.poll(() => popup.locator('#upgraded-count').textContent(), POLL).toBe('2 requests upgraded on this page');
     // Every switch has one size and its label.
-    const sizes = await popup.locator('input.switch:visible').evaluateAll((els) => els.map((e) => `${e.getBoundingClientRect().width}x${e.getBoundingClientRect().height}`));
+    const sizes = await popup
+      .locator('input.switch:visible')
+      .evaluateAll((els) => els.map((e) => `${e.getBoundingClientRect().width}x${e.getBoundingClientRect().height}`));
     expect(sizes.length).toBe(6);
     expect(new Set(sizes)).toEqual(new Set(['36x20']));
     expect(await popup.getByRole('switch', { name: 'Experimental Rules' }).isVisible()).toBe(true);
@@ -50,7 +52,11 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     const order: string[] = [];
     for (let i = 0; i < 8; i++) {
       await popup.keyboard.press('Tab');
-      order.push(await popup.evaluate(() => (document.activeElement as HTMLElement).id || (document.activeElement as HTMLInputElement).dataset.name || document.activeElement!.tagName));
+      order.push(
+        await popup.evaluate(
+          () => (document.activeElement as HTMLElement).id || (document.activeElement as HTMLInputElement).dataset.name || document.activeElement!.tagName,
+        ),
+      );
     }
     expect(order).toEqual(['global-enabled', 'site-enabled', 'CDN Rules', 'Site Rules', 'Experimental Rules', 'https-first', 'SUMMARY', 'open-options']);
     // Nothing to reset yet: the destructive action is not offered.
@@ -64,7 +70,16 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     await worker(async () => chrome.storage.local.set({ showBadge: true }), null);
     await expect.poll(() => worker(async (t) => chrome.action.getBadgeText({ tabId: t }), tabId), POLL).toBe('2');
     expect(await worker(async (t) => chrome.action.getTitle({ tabId: t }), tabId)).toBe('httpsify');
-    const texts = ['Not secure: no rule for this site', 'Rulesets for this page', 'CDN Rules', 'Off by default', 'Experimental Rules', 'Everywhere', 'HTTPS-first', 'Settings'];
+    const texts = [
+      'Not secure: no rule for this site',
+      'Rulesets for this page',
+      'CDN Rules',
+      'Off by default',
+      'Experimental Rules',
+      'Everywhere',
+      'HTTPS-first',
+      'Settings',
+    ];
     await shot(popup, 'chromium-popup-light', { width: 360, texts });
     await popup.emulateMedia({ colorScheme: 'dark' });
     expect(await popup.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(27, 29, 33)');
@@ -256,7 +271,9 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     // The plain way: the site's name and one button.
     const reloaded = page.waitForEvent('load');
     await popup.getByRole('button', { name: 'Always use HTTPS for this site' }).click();
-    await expect.poll(async () => (((await stored('userRules')) ?? []) as { name: string }[]).map((r) => r.name), POLL).toEqual(['User rule: new.uncovered.test']);
+    await expect
+      .poll(async () => (((await stored('userRules')) ?? []) as { name: string }[]).map((r) => r.name), POLL)
+      .toEqual(['User rule: new.uncovered.test']);
     await reloaded;
     await page.goto(url('new.uncovered.test', '/x'));
     expect(page.url()).toBe(`https://new.uncovered.test:${server.port}/x`);

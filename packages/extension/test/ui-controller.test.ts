@@ -77,12 +77,18 @@ describe('UI controller', () => {
 
   it('validates user rules with the check messages and applies saved ones first', async () => {
     const { c } = await setup();
-    const bad = (await c.handle({ type: 'userRuleSave', xml: simpleRuleXml({ host: 'stable.test', from: '^http://(stable', to: 'https://x/' }) })) as SaveResult;
+    const bad = (await c.handle({
+      type: 'userRuleSave',
+      xml: simpleRuleXml({ host: 'stable.test', from: '^http://(stable', to: 'https://x/' }),
+    })) as SaveResult;
     expect(bad.ok).toBe(false);
     expect(bad.errors.length).toBeGreaterThan(0);
     const notXml = (await c.handle({ type: 'userRuleSave', xml: '<ruleset name="x">' })) as SaveResult;
     expect(notXml.ok).toBe(false);
-    const good = (await c.handle({ type: 'userRuleSave', xml: simpleRuleXml({ host: 'stable.test', from: '^http://stable\\.test/', to: 'https://secure.stable.test/' }) })) as SaveResult;
+    const good = (await c.handle({
+      type: 'userRuleSave',
+      xml: simpleRuleXml({ host: 'stable.test', from: '^http://stable\\.test/', to: 'https://secure.stable.test/' }),
+    })) as SaveResult;
     expect(good.ok).toBe(true);
     expect(c.rewrite('http://stable.test/a').rewritten).toBe('https://secure.stable.test/a');
     expect(c.rulesetNamesForHost('stable.test')).toEqual(['User rule: stable.test', 'Stable']);
@@ -124,7 +130,11 @@ describe('UI controller', () => {
     const wrong = (await two.c.handle({ type: 'importApply', text: '{"hello":1}', confirmedChannels: [] })) as ImportApplyResult;
     expect(wrong).toEqual({ ok: false, problems: ['not an httpsify settings file ("format" is missing, expected "httpsify-settings")'] });
     // One bad entry refuses the whole file (it used to apply the rest).
-    const partlyBad = (await two.c.handle({ type: 'importApply', text: JSON.stringify({ format: 'httpsify-settings', schemaVersion: 1, settings: { disabledSites: ['ok.test', 'b a d'] } }), confirmedChannels: [] })) as ImportApplyResult;
+    const partlyBad = (await two.c.handle({
+      type: 'importApply',
+      text: JSON.stringify({ format: 'httpsify-settings', schemaVersion: 1, settings: { disabledSites: ['ok.test', 'b a d'] } }),
+      confirmedChannels: [],
+    })) as ImportApplyResult;
     expect(partlyBad.ok).toBe(false);
     expect(two.c.settings.disabledSites).toEqual([]);
   });

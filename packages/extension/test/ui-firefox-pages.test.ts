@@ -14,7 +14,8 @@ const LIGHT_BG = 'rgb(255, 255, 255)';
 /** Every page of the extension in Firefox, light and dark: screenshots checked, and an axe-core audit. */
 describe('the extension pages in Firefox: popup, options, fallback page', () => {
   let h: FirefoxUiHarness;
-  const ready = (tab: FirefoxTab) => expect.poll(() => tab.evaluate<string | undefined>('document.body?.dataset.ready').catch(() => undefined), FF_POLL).toBe('true');
+  const ready = (tab: FirefoxTab) =>
+    expect.poll(() => tab.evaluate<string | undefined>('document.body?.dataset.ready').catch(() => undefined), FF_POLL).toBe('true');
   const textOf = (tab: FirefoxTab, selector: string) => tab.evaluate<string>(`document.querySelector(${JSON.stringify(selector)}).textContent`);
 
   /** Light then dark: the background follows the scheme, axe finds nothing, the screenshot is a real page. */
@@ -48,7 +49,9 @@ describe('the extension pages in Firefox: popup, options, fallback page', () => 
     await ready(popup);
     await expect.poll(() => textOf(popup, '#status-title'), FF_POLL).toBe('Secure: upgraded to HTTPS');
     expect(await textOf(popup, '#status-detail')).toBe('The ruleset “Site Rules” moved this page to HTTPS.');
-    const sizes = await popup.evaluate<string[]>(`Array.from(document.querySelectorAll('input.switch'), (e) => e.getBoundingClientRect()).filter((r) => r.width > 0).map((r) => r.width + 'x' + r.height)`);
+    const sizes = await popup.evaluate<string[]>(
+      `Array.from(document.querySelectorAll('input.switch'), (e) => e.getBoundingClientRect()).filter((r) => r.width > 0).map((r) => r.width + 'x' + r.height)`,
+    );
     expect(new Set(sizes)).toEqual(new Set(['36x20']));
     await bothSchemes(popup, 'popup', ['Secure: upgraded to HTTPS', 'Rulesets for this page', 'Site Rules', 'Everywhere', 'HTTPS-first'], 360);
     await popup.close();
@@ -58,7 +61,12 @@ describe('the extension pages in Firefox: popup, options, fallback page', () => 
     await h.options.setViewport(1280, 900);
     await h.options.goto(`${h.firefox.extensionOrigin}/ui/options.html`);
     await ready(h.options);
-    await expect.poll(() => h.options.evaluate<string[]>(`Array.from(document.querySelectorAll('#ruleset-list .vrow:not([hidden]) .ruleset-hosts'), (e) => e.textContent)`), FF_POLL).toEqual(['exp.example.test', 'site.example.test']);
+    await expect
+      .poll(
+        () => h.options.evaluate<string[]>(`Array.from(document.querySelectorAll('#ruleset-list .vrow:not([hidden]) .ruleset-hosts'), (e) => e.textContent)`),
+        FF_POLL,
+      )
+      .toEqual(['exp.example.test', 'site.example.test']);
     expect(await textOf(h.options, '#about-rulesets')).toMatch(/^2 rulesets from November 1[45], 2023$/);
     expect(await textOf(h.options, '#about-version')).toMatch(/^httpsify \d+\.\d+\.\d+$/);
     await bothSchemes(h.options, 'options', ['General', 'All rulesets', 'site.example.test', 'Import and export', 'Statistics']);

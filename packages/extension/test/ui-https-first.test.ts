@@ -20,17 +20,35 @@ describe('HTTPS-first decisions', () => {
   });
 
   it('falls back on TLS and connection errors, not on aborts', () => {
-    for (const e of ['net::ERR_SSL_PROTOCOL_ERROR', 'net::ERR_CERT_AUTHORITY_INVALID', 'net::ERR_CONNECTION_REFUSED', 'net::ERR_CONNECTION_RESET', 'NS_ERROR_CONNECTION_REFUSED', 'SSL_ERROR_BAD_CERT_DOMAIN']) {
+    for (const e of [
+      'net::ERR_SSL_PROTOCOL_ERROR',
+      'net::ERR_CERT_AUTHORITY_INVALID',
+      'net::ERR_CONNECTION_REFUSED',
+      'net::ERR_CONNECTION_RESET',
+      'NS_ERROR_CONNECTION_REFUSED',
+      'SSL_ERROR_BAD_CERT_DOMAIN',
+    ]) {
       expect(isFallbackError(e), e).toBe(true);
     }
-    for (const e of ['net::ERR_ABORTED', 'net::ERR_BLOCKED_BY_CLIENT', 'NS_BINDING_ABORTED', 'NS_ERROR_UNEXPECTED', 'NS_ERROR_GENERATE_FAILURE(NS_ERROR_MODULE_NETWORK, 2)', '']) {
+    for (const e of [
+      'net::ERR_ABORTED',
+      'net::ERR_BLOCKED_BY_CLIENT',
+      'NS_BINDING_ABORTED',
+      'NS_ERROR_UNEXPECTED',
+      'NS_ERROR_GENERATE_FAILURE(NS_ERROR_MODULE_NETWORK, 2)',
+      '',
+    ]) {
       expect(isFallbackError(e), e).toBe(false);
     }
   });
 
   it('falls back on the localized NSS message Firefox reports for TLS and certificate failures', () => {
     // What Firefox ESR's webRequest.onErrorOccurred says when TLS is answered with plain HTTP.
-    for (const e of ['SSL received a record that exceeded the maximum permissible length.', "Peer's Certificate issuer is not recognized.", 'Das Zertifikat ist abgelaufen.']) {
+    for (const e of [
+      'SSL received a record that exceeded the maximum permissible length.',
+      "Peer's Certificate issuer is not recognized.",
+      'Das Zertifikat ist abgelaufen.',
+    ]) {
       expect(isFallbackError(e), e).toBe(true);
     }
   });

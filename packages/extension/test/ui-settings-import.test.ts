@@ -22,11 +22,15 @@ const CHANNEL = {
 };
 
 async function setup() {
-  const rulesets = ['<ruleset name="Stable"><target host="stable.test"/><rule from="^http:" to="https:"/></ruleset>', '<ruleset name="Experimental" default_off="x"><target host="exp.test"/><rule from="^http:" to="https:"/></ruleset>'].map(
-    (x, i) => parseRulesetXml(x, `${i}.xml`).ruleset as Ruleset,
-  );
+  const rulesets = [
+    '<ruleset name="Stable"><target host="stable.test"/><rule from="^http:" to="https:"/></ruleset>',
+    '<ruleset name="Experimental" default_off="x"><target host="exp.test"/><rule from="^http:" to="https:"/></ruleset>',
+  ].map((x, i) => parseRulesetXml(x, `${i}.xml`).ruleset as Ruleset);
   const area = new MemoryStorageArea();
-  const c = new UiController(createEngine(rulesets), new SettingsStore(area), new TabActivity(), { overridesApplied: async () => undefined, policyChanged: async () => undefined });
+  const c = new UiController(createEngine(rulesets), new SettingsStore(area), new TabActivity(), {
+    overridesApplied: async () => undefined,
+    policyChanged: async () => undefined,
+  });
   await c.start();
   // Settings a user would hate to lose.
   await c.handle({ type: 'setFlag', flag: 'httpsFirst', value: true });
@@ -38,7 +42,8 @@ async function setup() {
 }
 
 const snapshot = (area: MemoryStorageArea) => JSON.stringify([...area.data].sort(([a], [b]) => a.localeCompare(b)));
-const file = (settings: Record<string, unknown>, top: Record<string, unknown> = {}) => JSON.stringify({ format: 'httpsify-settings', schemaVersion: 1, settings, ...top });
+const file = (settings: Record<string, unknown>, top: Record<string, unknown> = {}) =>
+  JSON.stringify({ format: 'httpsify-settings', schemaVersion: 1, settings, ...top });
 
 function deep(levels: number): string {
   return `${'['.repeat(levels)}${']'.repeat(levels)}`;
@@ -46,7 +51,11 @@ function deep(levels: number): string {
 
 /** Hostile and damaged files: each must be refused whole, with a reason naming what is wrong. */
 const HOSTILE: [string, string, RegExp][] = [
-  ['userRules: "garbage" (the reported bug: it deleted every user rule)', file({ userRules: 'garbage' }), /^userRules: must be a list of rules, got "garbage"$/],
+  [
+    'userRules: "garbage" (the reported bug: it deleted every user rule)',
+    file({ userRules: 'garbage' }),
+    /^userRules: must be a list of rules, got "garbage"$/,
+  ],
   ['disabledSites: 42 (it emptied the list)', file({ disabledSites: 42 }), /^disabledSites: must be a list of sites, got 42$/],
   ['a string for a switch', file({ httpsFirst: 'true' }), /^httpsFirst: must be true or false, got "true"$/],
   ['null for a switch', file({ globalEnabled: null }), /^globalEnabled: must be true or false, got null$/],
@@ -59,17 +68,49 @@ const HOSTILE: [string, string, RegExp][] = [
   ['a channel over http', file({ channels: [{ ...CHANNEL, urlPrefix: 'http://rules.example.org/' }] }), /must be an https: URL/],
   ['two channels of one name', file({ channels: [CHANNEL, CHANNEL] }), /^channels: duplicate channel "Team rules"$/],
   ['a rule that is not an object', file({ userRules: [42] }), /^userRules: rule 1 must have a "name" and an "xml" text, got 42$/],
-  ['bad XML in a user rule', file({ userRules: [{ name: 'X', xml: '<ruleset name="X"><target host="x.test"><rule' }] }), /^userRules: rule 1 \("X"\): line \d+:\d+ /],
-  ['a user rule whose regex does not compile', file({ userRules: [{ name: 'X', xml: simpleRuleXml({ host: 'x.test', from: '^http://(x', to: 'https://x.test/' }, 'X') }] }), /^userRules: rule 1 \("X"\)/],
-  ['a user rule named unlike its XML', file({ userRules: [{ name: 'Y', xml: simpleRuleXml({ host: 'x.test', from: '^http://x\\.test/', to: 'https://x.test/' }, 'X') }] }), /is named "Y" but its XML names it "X"/],
-  ['two user rules of one name', file({ userRules: [0, 1].map(() => ({ name: 'X', xml: simpleRuleXml({ host: 'x.test', from: '^http://x\\.test/', to: 'https://x.test/' }, 'X') })) }), /^userRules: two rules are named "X"$/],
-  ['a user rule with extra fields', file({ userRules: [{ name: 'X', xml: simpleRuleXml({ host: 'x.test', from: '^http://x\\.test/', to: 'https://x.test/' }, 'X'), run: 'code' }] }), /unknown fields "run"/],
+  [
+    'bad XML in a user rule',
+    file({ userRules: [{ name: 'X', xml: '<ruleset name="X"><target host="x.test"><rule' }] }),
+    /^userRules: rule 1 \("X"\): line \d+:\d+ /,
+  ],
+  [
+    'a user rule whose regex does not compile',
+    file({ userRules: [{ name: 'X', xml: simpleRuleXml({ host: 'x.test', from: '^http://(x', to: 'https://x.test/' }, 'X') }] }),
+    /^userRules: rule 1 \("X"\)/,
+  ],
+  [
+    'a user rule named unlike its XML',
+    file({ userRules: [{ name: 'Y', xml: simpleRuleXml({ host: 'x.test', from: '^http://x\\.test/', to: 'https://x.test/' }, 'X') }] }),
+    /is named "Y" but its XML names it "X"/,
+  ],
+  [
+    'two user rules of one name',
+    file({ userRules: [0, 1].map(() => ({ name: 'X', xml: simpleRuleXml({ host: 'x.test', from: '^http://x\\.test/', to: 'https://x.test/' }, 'X') })) }),
+    /^userRules: two rules are named "X"$/,
+  ],
+  [
+    'a user rule with extra fields',
+    file({ userRules: [{ name: 'X', xml: simpleRuleXml({ host: 'x.test', from: '^http://x\\.test/', to: 'https://x.test/' }, 'X'), run: 'code' }] }),
+    /unknown fields "run"/,
+  ],
   ['an unknown setting', file({ httpsFirst: true, surprise: 1 }), /^unknown setting "surprise"$/],
   ['a machine-local key (repairs)', file({ repairs: [] }), /^unknown setting "repairs"$/],
   ['an unknown top-level key', file({ httpsFirst: true }, { extra: 1 }), /^unknown key "extra" at the top of the file$/],
-  ['__proto__ among the settings', `{"format":"httpsify-settings","schemaVersion":1,"settings":{"__proto__":{"globalEnabled":false}}}`, /contains the key "__proto__"/],
-  ['__proto__ among the overrides', `{"format":"httpsify-settings","schemaVersion":1,"settings":{"rulesetOverrides":{"__proto__":true}}}`, /contains the key "__proto__"/],
-  ['constructor deep inside', `{"format":"httpsify-settings","schemaVersion":1,"settings":{"userRules":[{"name":"a","xml":"b","constructor":{"prototype":1}}]}}`, /contains the key "constructor"/],
+  [
+    '__proto__ among the settings',
+    `{"format":"httpsify-settings","schemaVersion":1,"settings":{"__proto__":{"globalEnabled":false}}}`,
+    /contains the key "__proto__"/,
+  ],
+  [
+    '__proto__ among the overrides',
+    `{"format":"httpsify-settings","schemaVersion":1,"settings":{"rulesetOverrides":{"__proto__":true}}}`,
+    /contains the key "__proto__"/,
+  ],
+  [
+    'constructor deep inside',
+    `{"format":"httpsify-settings","schemaVersion":1,"settings":{"userRules":[{"name":"a","xml":"b","constructor":{"prototype":1}}]}}`,
+    /contains the key "constructor"/,
+  ],
   ['the wrong format tag', file({ httpsFirst: false }, { format: 'https-everywhere' }), /^not an httpsify settings file \("format" is "https-everywhere"/],
   ['no format tag', JSON.stringify({ settings: { httpsFirst: false } }), /"format" is missing/],
   ['a newer settings version', file({ httpsFirst: false }, { schemaVersion: 99 }), /made by a newer httpsify \(settings version 99/],
@@ -89,7 +130,11 @@ describe('settings import is all or nothing', () => {
     const writes = area.writes;
     const preview = (await c.handle({ type: 'importPreview', text })) as ImportPreview;
     expect(preview.ok).toBe(false);
-    if (!preview.ok) expect(preview.problems.some((p) => reason.test(p)), preview.problems.join('\n')).toBe(true);
+    if (!preview.ok)
+      expect(
+        preview.problems.some((p) => reason.test(p)),
+        preview.problems.join('\n'),
+      ).toBe(true);
     // Applying without a preview is refused the same way.
     const applied = (await c.handle({ type: 'importApply', text, confirmedChannels: ['Team rules'] })) as ImportApplyResult;
     expect(applied).toEqual(preview);
@@ -142,10 +187,18 @@ describe('settings import is all or nothing', () => {
     const { c, area } = await setup();
     const text = file({ channels: [CHANNEL] });
     const preview = (await c.handle({ type: 'importPreview', text })) as ImportPreview;
-    expect(preview.ok && preview.channels).toEqual([{ name: 'Team rules', urlPrefix: CHANNEL.urlPrefix, scope: CHANNEL.scope, replacesDefaults: false, replacing: false }]);
+    expect(preview.ok && preview.channels).toEqual([
+      { name: 'Team rules', urlPrefix: CHANNEL.urlPrefix, scope: CHANNEL.scope, replacesDefaults: false, replacing: false },
+    ]);
     const before = snapshot(area);
-    expect(await c.handle({ type: 'importApply', text, confirmedChannels: [] })).toEqual({ ok: false, problems: ['update channels not confirmed: Team rules'] });
-    expect(await c.handle({ type: 'importApply', text, confirmedChannels: ['Someone else'] })).toEqual({ ok: false, problems: ['update channels not confirmed: Team rules'] });
+    expect(await c.handle({ type: 'importApply', text, confirmedChannels: [] })).toEqual({
+      ok: false,
+      problems: ['update channels not confirmed: Team rules'],
+    });
+    expect(await c.handle({ type: 'importApply', text, confirmedChannels: ['Someone else'] })).toEqual({
+      ok: false,
+      problems: ['update channels not confirmed: Team rules'],
+    });
     expect(snapshot(area)).toBe(before);
     const ok = (await c.handle({ type: 'importApply', text, confirmedChannels: ['Team rules'] })) as ImportApplyResult;
     expect(ok.ok && ok.settings.channels.map((x) => x.name)).toEqual(['Team rules']);
@@ -153,7 +206,10 @@ describe('settings import is all or nothing', () => {
     const moved = file({ channels: [{ ...CHANNEL, urlPrefix: 'https://elsewhere.example.net/' }] });
     const again = (await c.handle({ type: 'importPreview', text: moved })) as ImportPreview;
     expect(again.ok && again.channels.map((x) => [x.name, x.replacing])).toEqual([['Team rules', true]]);
-    expect((await c.handle({ type: 'importApply', text: moved, confirmedChannels: [] })) as ImportApplyResult).toEqual({ ok: false, problems: ['update channels not confirmed: Team rules'] });
+    expect((await c.handle({ type: 'importApply', text: moved, confirmedChannels: [] })) as ImportApplyResult).toEqual({
+      ok: false,
+      problems: ['update channels not confirmed: Team rules'],
+    });
     expect(c.settings.channels[0]?.urlPrefix).toBe(CHANNEL.urlPrefix);
   });
 

@@ -43,14 +43,48 @@ describe('site entries', () => {
 
 describe('HTTPS-first exemptions', () => {
   const exempt = [
-    'localhost', 'app.localhost', 'foo.onion', 'printer', 'nas.local', 'router.home.arpa',
-    '127.0.0.1', '127.8.9.10', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.10.10', '100.64.0.1', '100.127.255.255', '0.0.0.0',
-    '[::1]', '[fd00::1]', '[fe80::1]', '[::ffff:192.168.0.1]', '[::ffff:10.0.0.1]', '[::ffff:127.0.0.1]', '[::ffff:172.20.1.1]', '[::ffff:169.254.0.1]', '[::ffff:100.100.0.1]', '[::ffff:0.0.0.1]',
+    'localhost',
+    'app.localhost',
+    'foo.onion',
+    'printer',
+    'nas.local',
+    'router.home.arpa',
+    '127.0.0.1',
+    '127.8.9.10',
+    '10.1.2.3',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '169.254.10.10',
+    '100.64.0.1',
+    '100.127.255.255',
+    '0.0.0.0',
+    '[::1]',
+    '[fd00::1]',
+    '[fe80::1]',
+    '[::ffff:192.168.0.1]',
+    '[::ffff:10.0.0.1]',
+    '[::ffff:127.0.0.1]',
+    '[::ffff:172.20.1.1]',
+    '[::ffff:169.254.0.1]',
+    '[::ffff:100.100.0.1]',
+    '[::ffff:0.0.0.1]',
   ];
   const upgraded = [
-    'example.com', '8.8.8.8', '172.32.0.1', '100.128.0.1', '192.169.0.1', '[2001:db8::1]', 'localhost.example.com', 'onion.example',
+    'example.com',
+    '8.8.8.8',
+    '172.32.0.1',
+    '100.128.0.1',
+    '192.169.0.1',
+    '[2001:db8::1]',
+    'localhost.example.com',
+    'onion.example',
     // IPv4-mapped public addresses are as public as the IPv4 ones.
-    '[::ffff:8.8.8.8]', '[::ffff:172.32.0.1]', '[::ffff:192.169.0.1]', '[::ffff:100.128.0.1]', '[::ffff:11.0.0.1]',
+    '[::ffff:8.8.8.8]',
+    '[::ffff:172.32.0.1]',
+    '[::ffff:192.169.0.1]',
+    '[::ffff:100.128.0.1]',
+    '[::ffff:11.0.0.1]',
   ];
   it.each(exempt)('never upgrades %s', (h) => expect(isHttpsFirstExempt(h)).toBe(true));
   it.each(upgraded)('upgrades %s', (h) => expect(isHttpsFirstExempt(h)).toBe(false));
@@ -76,7 +110,9 @@ describe('settings as declarativeNetRequest rules', () => {
 
   it('global off is one allow rule above everything', () => {
     const { rules } = uiDnrRules({ ...base, globalEnabled: false, disabledSites: ['a.test'], httpsFirst: true });
-    expect(rules).toEqual([{ id: UI_RULE_ID_BASE, priority: 2_000_000, action: { type: 'allow' }, condition: { urlFilter: '|http://', resourceTypes: expect.any(Array) } }]);
+    expect(rules).toEqual([
+      { id: UI_RULE_ID_BASE, priority: 2_000_000, action: { type: 'allow' }, condition: { urlFilter: '|http://', resourceTypes: expect.any(Array) } },
+    ]);
   });
 
   it('disabled sites allow their whole frame tree; wildcards need the domain', () => {
@@ -99,7 +135,10 @@ describe('settings as declarativeNetRequest rules', () => {
   });
 
   it('user rules outrank the default rulesets', () => {
-    const { ruleset } = parseRulesetXml('<ruleset name="Mine"><target host="mine.test"/><rule from="^http://mine\\.test/" to="https://secure.mine.test/"/></ruleset>', 'm.xml');
+    const { ruleset } = parseRulesetXml(
+      '<ruleset name="Mine"><target host="mine.test"/><rule from="^http://mine\\.test/" to="https://secure.mine.test/"/></ruleset>',
+      'm.xml',
+    );
     const { rules, omitted } = uiDnrRules({ ...base, userRulesets: [ruleset!] });
     expect(omitted).toBe(0);
     expect(rules.length).toBeGreaterThan(0);

@@ -28,7 +28,8 @@ export interface RequestPlan {
 }
 
 export function checkPolicy(policy: string): Policy {
-  if (!(POLICIES as readonly string[]).includes(policy)) throw new TypeError(`@httpsify/fetch: unknown policy ${JSON.stringify(policy)}; expected one of ${POLICIES.join(', ')}`);
+  if (!(POLICIES as readonly string[]).includes(policy))
+    throw new TypeError(`@httpsify/fetch: unknown policy ${JSON.stringify(policy)}; expected one of ${POLICIES.join(', ')}`);
   return policy as Policy;
 }
 
@@ -58,8 +59,19 @@ export function planRequest(url: string, policy: Policy, rewriter: Rewriter): Re
 }
 
 const CONNECTION_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EPIPE', 'EPROTO', 'ENOTFOUND', 'EAI_AGAIN',
-  'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT', 'HTTPSIFY_TRY_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EPROTO',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'HTTPSIFY_TRY_TIMEOUT',
 ]);
 
 /**
@@ -68,7 +80,11 @@ const CONNECTION_CODES = new Set([
  * A caller's abort is never one.
  */
 export function isConnectionFailure(err: unknown): boolean {
-  for (let e = err as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e !== undefined && e !== null && depth < 5; e = e.cause as typeof e, depth++) {
+  for (
+    let e = err as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0;
+    e !== undefined && e !== null && depth < 5;
+    e = e.cause as typeof e, depth++
+  ) {
     if (e.name === 'AbortError' || e.code === 'UND_ERR_ABORTED' || e.code === 'ABORT_ERR') return false;
     const code = typeof e.code === 'string' ? e.code : '';
     if (CONNECTION_CODES.has(code)) return true;

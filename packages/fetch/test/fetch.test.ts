@@ -90,7 +90,11 @@ describe('createHttpsifyFetch', () => {
     const fallback = await f(`http://plain.test:${plainOnly.httpPort}/z`);
     expect(await fallback.text()).toBe('plain only');
     expect(fallback.url).toBe(`http://plain.test:${plainOnly.httpPort}/z`);
-    expect(events.map((e) => e.to)).toEqual([`https://other.test:${dual.port}/y`, `https://plain.test:${plainOnly.httpPort}/z`, `http://plain.test:${plainOnly.httpPort}/z`]);
+    expect(events.map((e) => e.to)).toEqual([
+      `https://other.test:${dual.port}/y`,
+      `https://plain.test:${plainOnly.httpPort}/z`,
+      `http://plain.test:${plainOnly.httpPort}/z`,
+    ]);
   });
 
   it('force: never sends plain HTTP, and fails when HTTPS cannot be reached', async () => {

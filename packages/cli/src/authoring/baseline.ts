@@ -104,7 +104,12 @@ export function filterByBaseline(
  * Writes the `section` of the baseline from the current findings, keeping the other section
  * as it was. Only files with findings get an entry.
  */
-export function writeBaseline(path: string, section: BaselineSection, diagnostics: readonly Diagnostic[], hashes: ReadonlyMap<string, string>): { files: number; findings: number } {
+export function writeBaseline(
+  path: string,
+  section: BaselineSection,
+  diagnostics: readonly Diagnostic[],
+  hashes: ReadonlyMap<string, string>,
+): { files: number; findings: number } {
   const previous = readBaseline(path);
   const entries: Record<string, BaselineEntry> = {};
   let findings = 0;

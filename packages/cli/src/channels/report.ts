@@ -23,14 +23,18 @@ export function formatRecord(record: ChannelRecord, now: number): string[] {
   const lines = [
     `${channel.name}  ${channel.urlPrefix}`,
     `  scope: ${channel.scope === '' ? '(all URLs)' : channel.scope}${channel.destinations.length > 0 ? `; may also send to ${channel.destinations.join(', ')}` : ''}${channel.replacesDefaults ? '; replaces the built-in rulesets' : ''}`,
-    installed ? `  installed: ${when(installed.timestamp)}, ${count(installed.rulesetCount, 'ruleset')}, signed by key ${installed.keyVersion}` : '  installed: nothing yet',
+    installed
+      ? `  installed: ${when(installed.timestamp)}, ${count(installed.rulesetCount, 'ruleset')}, signed by key ${installed.keyVersion}`
+      : '  installed: nothing yet',
   ];
   const problem = installedProblem(channel, record);
   if (problem !== null) lines.push(`  not applied: ${problem}`);
   const freshness = channelFreshness(channel, record, now);
   if (freshness.stale) {
     const days = Math.floor((freshness.ageSeconds ?? 0) / 86_400);
-    lines.push(`  STALE: the newest release is ${days} days old, older than the channel's maximum of ${channel.maxAgeDays} days (the server may be frozen or unreachable); its rules still apply`);
+    lines.push(
+      `  STALE: the newest release is ${days} days old, older than the channel's maximum of ${channel.maxAgeDays} days (the server may be frozen or unreachable); its rules still apply`,
+    );
   }
   if (lastCheck) {
     const outcome = lastCheck.result === 'failed' ? `failed [${lastCheck.error?.code}]: ${lastCheck.error?.message}` : lastCheck.result;

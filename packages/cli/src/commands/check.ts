@@ -3,7 +3,17 @@ import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { formatDiagnostic, type Diagnostic } from '@httpsify/engine';
 import { parseRulesetXml } from '@httpsify/engine/parse';
-import { collectionFacts, compareDiagnostics, lintCollection, lintRulesetSource, PSL_SNAPSHOT, applySuppressions, fixRuleset, type LintedFile, type Suppression } from '@httpsify/engine/authoring';
+import {
+  collectionFacts,
+  compareDiagnostics,
+  lintCollection,
+  lintRulesetSource,
+  PSL_SNAPSHOT,
+  applySuppressions,
+  fixRuleset,
+  type LintedFile,
+  type Suppression,
+} from '@httpsify/engine/authoring';
 import { DEFAULT_BASELINE, filterByBaseline, readBaseline, writeBaseline } from '../authoring/baseline.js';
 import { changedSince } from '../authoring/changed-files.js';
 import { expandRulesetPaths, readRulesetSource } from '../authoring/ruleset-files.js';
@@ -124,13 +134,16 @@ export function runFix(paths: readonly string[], options: { changed?: readonly s
     report.changed.push({
       file,
       fixes: result.fixes.map((f) => ({ code: f.code, line: f.line, message: f.message })),
-      diff: unifiedDiff(file, text, result.fixes.flatMap((f) => f.edits)),
+      diff: unifiedDiff(
+        file,
+        text,
+        result.fixes.flatMap((f) => f.edits),
+      ),
       fixed: result.fixed,
     });
   }
   return report;
 }
-
 
 /** The `[paths]` and `--changed`/`--changed-since` of check (and test) resolved to directories and files. */
 export function resolveChangedOptions(paths: string[], opts: { changed?: string[]; changedSince?: string }): { paths: string[]; changed?: string[] } {
@@ -141,7 +154,8 @@ export function resolveChangedOptions(paths: string[], opts: { changed?: string[
   const changed = [...(opts.changed ?? [])];
   for (const f of changed) {
     // `--changed` is variadic: a directory after it was meant as a path to check.
-    if (statSync(f, { throwIfNoEntry: false })?.isDirectory() === true) throw new Error(`--changed takes ruleset files, and ${f} is a directory: write it before --changed`);
+    if (statSync(f, { throwIfNoEntry: false })?.isDirectory() === true)
+      throw new Error(`--changed takes ruleset files, and ${f} is a directory: write it before --changed`);
   }
   const dirs = paths.length > 0 ? paths : [...new Set(changed.map((f) => dirname(f)))];
   if (opts.changedSince !== undefined) {
@@ -192,7 +206,8 @@ export function registerCheck(program: Command): void {
       }
       if (opts.fix === true) {
         const fixes = runFix(scope.paths, { changed: scope.changed });
-        if (opts.format === 'json') process.stdout.write(`${JSON.stringify({ ...fixes, changed: fixes.changed.map(({ fixed: _f, ...rest }) => rest) }, null, 2)}\n`);
+        if (opts.format === 'json')
+          process.stdout.write(`${JSON.stringify({ ...fixes, changed: fixes.changed.map(({ fixed: _f, ...rest }) => rest) }, null, 2)}\n`);
         else process.stdout.write(fixes.changed.map((c) => c.diff).join(''));
         if (opts.write === true) for (const c of fixes.changed) await writeFileAtomic(c.file, c.fixed);
         const count = fixes.changed.reduce((n, c) => n + c.fixes.length, 0);
@@ -219,12 +234,17 @@ export function registerCheck(program: Command): void {
         if (opts.counts === true) {
           for (const [code, n] of Object.entries(report.counts)) process.stdout.write(`${String(n).padStart(7)} ${code}\n`);
         }
-        const scopeText = scope.changed === undefined ? plural(report.files, 'file') : `${plural(report.checked, 'changed file')} (checks across files over ${report.files})`;
+        const scopeText =
+          scope.changed === undefined ? plural(report.files, 'file') : `${plural(report.checked, 'changed file')} (checks across files over ${report.files})`;
         const hidden: string[] = [];
         if (report.info > 0 && opts.info !== true) hidden.push('--info lists the info findings');
-        if (report.baselineHidden > 0) hidden.push(`the baseline hid ${plural(report.baselineHidden, 'finding')} in ${plural(report.baselineHiddenFiles, 'unchanged file')}`);
+        if (report.baselineHidden > 0)
+          hidden.push(`the baseline hid ${plural(report.baselineHidden, 'finding')} in ${plural(report.baselineHiddenFiles, 'unchanged file')}`);
         if (report.suppressed > 0) hidden.push(`httpsify-ignore comments hid ${report.suppressed}`);
-        if (report.baselineStale > 0) hidden.push(`${report.baselineStale} baseline ${report.baselineStale === 1 ? 'entry matches' : 'entries match'} no file any more (--write-baseline drops them)`);
+        if (report.baselineStale > 0)
+          hidden.push(
+            `${report.baselineStale} baseline ${report.baselineStale === 1 ? 'entry matches' : 'entries match'} no file any more (--write-baseline drops them)`,
+          );
         process.stderr.write(
           `${scopeText}: ${plural(report.errors, 'error')}, ${plural(report.warnings, 'warning')}, ${report.info} info in ${(report.elapsedMs / 1000).toFixed(1)} s` +
             ` (public suffix list: ${report.publicSuffixList})${hidden.length > 0 ? `; ${hidden.join('; ')}` : ''}\n`,

@@ -20,18 +20,24 @@ export function registerCompile(program: Command): void {
     .option('--timestamp <seconds>', 'unix time recorded in the bundle header (default: 0, so output is reproducible)')
     .action(async (options: CompileCommandOptions) => {
       const timestamp = options.timestamp === undefined ? 0 : Number(options.timestamp);
-      if (!Number.isInteger(timestamp) || timestamp < 0) throw new Error(`--timestamp must be a whole number of seconds, got ${JSON.stringify(options.timestamp)}`);
+      if (!Number.isInteger(timestamp) || timestamp < 0)
+        throw new Error(`--timestamp must be a whole number of seconds, got ${JSON.stringify(options.timestamp)}`);
       const loaded = loadRequiredRules(options.rules, { checkRegexes: true, timestamp });
       // XML input was compiled with this timestamp already; a single bundle given as input is
       // recompiled only when its own timestamp differs.
       const bundle =
         loaded.engine.header.timestamp === timestamp
           ? loaded.bundle
-          : compileBundle(Array.from({ length: loaded.engine.rulesetCount }, (_, id) => loaded.engine.ruleset(id)), { timestamp });
+          : compileBundle(
+              Array.from({ length: loaded.engine.rulesetCount }, (_, id) => loaded.engine.ruleset(id)),
+              { timestamp },
+            );
       // A failed run never leaves a half-written bundle behind.
       await writeFileAtomic(options.output, bundle);
       const header = readBundleHeader(bundle);
-      process.stderr.write(`${options.output}: ${count(header.rulesetCount, 'ruleset')}, ${count(bundle.length, 'byte')} (${gzipSync(bundle).length} gzipped), format version ${header.formatVersion}\n`);
+      process.stderr.write(
+        `${options.output}: ${count(header.rulesetCount, 'ruleset')}, ${count(bundle.length, 'byte')} (${gzipSync(bundle).length} gzipped), format version ${header.formatVersion}\n`,
+      );
       if (loaded.diagnostics.some((d) => d.severity === 'error')) process.exitCode = 1;
     });
 }

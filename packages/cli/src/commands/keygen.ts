@@ -1,6 +1,15 @@
 import { access } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { channelDefinitionJson, GENERATED_MODULUS_BITS, generateSigningKeyPair, keyCertificateFileName, keyCertificateFiles, keyCertificateSignatureFileName, MAX_AGE_DAYS_LIMIT, parseChannelDefinition } from '@httpsify/engine/channels';
+import {
+  channelDefinitionJson,
+  GENERATED_MODULUS_BITS,
+  generateSigningKeyPair,
+  keyCertificateFileName,
+  keyCertificateFiles,
+  keyCertificateSignatureFileName,
+  MAX_AGE_DAYS_LIMIT,
+  parseChannelDefinition,
+} from '@httpsify/engine/channels';
 import { writeNewFile } from '../channels/files.js';
 import { collect } from '../shared/rules-option.js';
 
@@ -28,7 +37,13 @@ export const keyFiles = (out: string, version: number) => ({
 export async function refuseExisting(files: string[]): Promise<void> {
   // Check every target first so a refusal leaves nothing half-written.
   for (const file of files) {
-    if (await access(file).then(() => true, () => false)) throw new Error(`${file} already exists; refusing to overwrite a key (choose another --out)`);
+    if (
+      await access(file).then(
+        () => true,
+        () => false,
+      )
+    )
+      throw new Error(`${file} already exists; refusing to overwrite a key (choose another --out)`);
   }
 }
 
@@ -39,7 +54,10 @@ export function registerKeygen(program: Command): void {
     .option('--out <prefix>', 'prefix of the files written', 'channel')
     .requiredOption('--name <name>', 'channel name (signed into every release)')
     .requiredOption('--url-prefix <url>', 'https: URL the channel directory will be served under')
-    .requiredOption('--scope <regex>', 'URLs the channel may rewrite, e.g. \'^https?://([^/]*\\.)?example\\.org[:/]\' ("" allows every URL: only for a channel meant to cover the whole web)')
+    .requiredOption(
+      '--scope <regex>',
+      'URLs the channel may rewrite, e.g. \'^https?://([^/]*\\.)?example\\.org[:/]\' ("" allows every URL: only for a channel meant to cover the whole web)',
+    )
     .option('--destination <host>', 'a host outside the scope that rules may send URLs to (repeatable; *.host for its subdomains)', collect)
     .option('--max-age-days <days>', 'clients show the channel as stale when its newest release is older than this', '14')
     .option('--min-timestamp <seconds>', 'clients never install a release older than this (default: now)')

@@ -69,12 +69,16 @@ export function registerLinks(program: Command): void {
 
 async function runCommand(mode: 'check' | 'fix', paths: string[], options: LinksCliOptions): Promise<void> {
   try {
-    if (options.upgradeAll === true && options.verify !== true) throw new UsageError('--upgrade-all needs --verify: hosts that no ruleset covers are only upgraded when both versions answer alike');
+    if (options.upgradeAll === true && options.verify !== true)
+      throw new UsageError('--upgrade-all needs --verify: hosts that no ruleset covers are only upgraded when both versions answer alike');
     const concurrency = positiveInteger('--concurrency', options.concurrency);
     const timeoutMs = positiveInteger('--timeout', options.timeout);
     const maxBytes = positiveInteger('--max-size', options.maxSize);
     const parseTimeoutMs = positiveInteger('--parse-timeout', options.parseTimeout);
-    const settings = options.verify === true ? requestSettings({ resolve: options.resolve ?? [], caFiles: options.ca ?? [], timeoutMs, maxBodyBytes: VERIFY_MAX_BODY_BYTES }) : null;
+    const settings =
+      options.verify === true
+        ? requestSettings({ resolve: options.resolve ?? [], caFiles: options.ca ?? [], timeoutMs, maxBodyBytes: VERIFY_MAX_BODY_BYTES })
+        : null;
     const engine = await loadRewriteEngine(options);
     const progress: { bar: ProgressBar | null } = { bar: null };
     const report = await runLinks({
@@ -113,7 +117,12 @@ async function runCommand(mode: 'check' | 'fix', paths: string[], options: Links
 function printReport(mode: 'check' | 'fix', report: LinksReport, options: LinksCliOptions): void {
   for (const p of report.problems) process.stderr.write(`httpsify: ${p.path}: ${p.message}\n`);
   for (const n of report.notes) process.stderr.write(`httpsify: ${n}\n`);
-  const formatted = options.format === 'json' ? formatJson(report, mode) : options.format === 'sarif' ? formatSarif(report, process.cwd(), VERSION) : formatText(report, options.diff === true ? 'check' : mode);
+  const formatted =
+    options.format === 'json'
+      ? formatJson(report, mode)
+      : options.format === 'sarif'
+        ? formatSarif(report, process.cwd(), VERSION)
+        : formatText(report, options.diff === true ? 'check' : mode);
   // With --diff, the diff alone goes to stdout (for `patch` or `git apply`); the report to stderr.
   if (mode === 'fix' && options.diff === true) {
     process.stdout.write(report.diff);

@@ -3,7 +3,25 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Command } from 'commander';
 import { compileBundle, loadBundle, readBundleHeader } from '@httpsify/engine';
-import { bundleFileName, checkBundleDestinations, checkCertificateBinding, checkNotInFuture, DEFAULT_CHANNEL_LIMITS, destinationPolicy, formatTimestamp, keyCertificateFileName, keyCertificateSignatureFileName, LATEST_TIMESTAMP_FILE, parseAdvertisedTimestamp, parseKeyCertificate, publicJwkOf, releaseFileName, releaseFiles, releaseSignatureFileName, verifySignature } from '@httpsify/engine/channels';
+import {
+  bundleFileName,
+  checkBundleDestinations,
+  checkCertificateBinding,
+  checkNotInFuture,
+  DEFAULT_CHANNEL_LIMITS,
+  destinationPolicy,
+  formatTimestamp,
+  keyCertificateFileName,
+  keyCertificateSignatureFileName,
+  LATEST_TIMESTAMP_FILE,
+  parseAdvertisedTimestamp,
+  parseKeyCertificate,
+  publicJwkOf,
+  releaseFileName,
+  releaseFiles,
+  releaseSignatureFileName,
+  verifySignature,
+} from '@httpsify/engine/channels';
 import { readChannelFile, readPrivateKey } from '../channels/signing-key.js';
 import { writeFileAtomic } from '../channels/files.js';
 import { loadRulesOption } from '../shared/rules-option.js';
@@ -38,13 +56,17 @@ export function registerPublish(program: Command): void {
       const channel = await readChannelFile(options.channel);
       const privateKey = await readPrivateKey(options.key);
       // The certificate must be one clients accept: signed by the channel's root, naming the channel, for this key.
-      const certBytes = new Uint8Array(await readFile(options.cert).catch((err: NodeJS.ErrnoException) => {
-        throw new Error(`cannot read the key certificate ${options.cert}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
-      }));
+      const certBytes = new Uint8Array(
+        await readFile(options.cert).catch((err: NodeJS.ErrnoException) => {
+          throw new Error(`cannot read the key certificate ${options.cert}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
+        }),
+      );
       const sigPath = options.cert.replace(/\.json$/, '') + '.sig';
-      const certSig = new Uint8Array(await readFile(sigPath).catch(() => {
-        throw new Error(`${sigPath}: the certificate's signature is missing (it sits next to ${options.cert})`);
-      }));
+      const certSig = new Uint8Array(
+        await readFile(sigPath).catch(() => {
+          throw new Error(`${sigPath}: the certificate's signature is missing (it sits next to ${options.cert})`);
+        }),
+      );
       try {
         await verifySignature(channel.rootKey, certSig, certBytes);
       } catch (err) {
@@ -52,9 +74,12 @@ export function registerPublish(program: Command): void {
       }
       const cert = parseKeyCertificate(certBytes, options.cert);
       checkCertificateBinding(cert, channel, cert.version);
-      if (cert.key.n !== privateKey.n || cert.key.e !== privateKey.e) throw new Error(`${options.key} is not the key certified by ${options.cert}; clients would reject the signature`);
-      if (cert.version < channel.minKeyVersion) throw new Error(`${options.cert} is key version ${cert.version}, below the channel's minKeyVersion ${channel.minKeyVersion}: clients refuse it`);
-      if (timestamp < channel.minTimestamp) throw new Error(`timestamp ${timestamp} is older than the channel's minTimestamp ${channel.minTimestamp}: clients refuse it`);
+      if (cert.key.n !== privateKey.n || cert.key.e !== privateKey.e)
+        throw new Error(`${options.key} is not the key certified by ${options.cert}; clients would reject the signature`);
+      if (cert.version < channel.minKeyVersion)
+        throw new Error(`${options.cert} is key version ${cert.version}, below the channel's minKeyVersion ${channel.minKeyVersion}: clients refuse it`);
+      if (timestamp < channel.minTimestamp)
+        throw new Error(`timestamp ${timestamp} is older than the channel's minTimestamp ${channel.minTimestamp}: clients refuse it`);
 
       const previous = await readPublishedTimestamp(options.out);
       if (previous !== undefined && timestamp <= previous) {
@@ -65,7 +90,8 @@ export function registerPublish(program: Command): void {
 
       const loaded = loadRulesOption([options.rules], { checkRegexes: true });
       const errors = loaded.diagnostics.filter((d) => d.severity === 'error').length;
-      if (errors > 0 && options.allowErrors !== true) throw new Error(`${count(errors, 'ruleset error')} (listed above); fix them or pass --allow-errors to publish without the broken rulesets`);
+      if (errors > 0 && options.allowErrors !== true)
+        throw new Error(`${count(errors, 'ruleset error')} (listed above); fix them or pass --allow-errors to publish without the broken rulesets`);
       const rulesets = loaded.rulesets.length > 0 ? loaded.rulesets : Array.from({ length: loaded.engine.rulesetCount }, (_, id) => loaded.engine.ruleset(id));
       if (rulesets.length === 0) throw new Error(`${options.rules}: no rulesets to publish`);
 
@@ -76,7 +102,9 @@ export function registerPublish(program: Command): void {
       const gz = new Uint8Array(gzipSync(bundle, { level: 9 }));
       const limits = DEFAULT_CHANNEL_LIMITS;
       if (gz.byteLength > limits.maxCompressedBytes || bundle.byteLength > limits.maxBundleBytes) {
-        throw new Error(`bundle too large for clients (${gz.byteLength} bytes gzipped, ${bundle.byteLength} unpacked; limits ${limits.maxCompressedBytes} and ${limits.maxBundleBytes})`);
+        throw new Error(
+          `bundle too large for clients (${gz.byteLength} bytes gzipped, ${bundle.byteLength} unpacked; limits ${limits.maxCompressedBytes} and ${limits.maxBundleBytes})`,
+        );
       }
       const files = await releaseFiles(channel, bundle, timestamp, privateKey, cert.version, gz);
       // Catch a damaged key here rather than on every client.

@@ -17,54 +17,55 @@ export function registerRewrite(program: Command): void {
       .argument('[urls...]', 'URLs to rewrite; read from stdin when none are given')
       .addOption(new Option('--format <format>', 'output format').choices(['text', 'jsonl']).default('text'))
       .option('--explain', 'show for each URL the candidate rulesets in order and what each decided'),
-  )
-    .action(async (urls: string[], options: RewriteOptions) => {
-      const layered = await loadRewriteEngine(options);
-      const engine = layered.layers[layered.layers.length - 1]?.engine as Engine;
-      const out = new BufferedOutput();
-      // Regexes are judged when first run: report each refusal once, as it happens, and go on.
-      const reportRefusals = (): void => {
-        for (const { engine: e } of layered.layers) {
-          for (const r of e.takeRegexRefusals()) {
-            process.stderr.write(`httpsify: error unsafe-regex: ruleset "${r.ruleset}" is not used: its pattern ${JSON.stringify(r.pattern)} is refused: ${r.reason}\n`);
-          }
+  ).action(async (urls: string[], options: RewriteOptions) => {
+    const layered = await loadRewriteEngine(options);
+    const engine = layered.layers[layered.layers.length - 1]?.engine as Engine;
+    const out = new BufferedOutput();
+    // Regexes are judged when first run: report each refusal once, as it happens, and go on.
+    const reportRefusals = (): void => {
+      for (const { engine: e } of layered.layers) {
+        for (const r of e.takeRegexRefusals()) {
+          process.stderr.write(
+            `httpsify: error unsafe-regex: ruleset "${r.ruleset}" is not used: its pattern ${JSON.stringify(r.pattern)} is refused: ${r.reason}\n`,
+          );
         }
-      };
-      const handle = async (url: string): Promise<void> => {
-        try {
-          await handleOne(url);
-        } finally {
-          reportRefusals();
-        }
-      };
-      const handleOne = async (url: string): Promise<void> => {
-        if (options.explain === true) {
-          // Explain with the first layer in scope that rewrites, else the last one in scope.
-          const inScope = layered.layersFor(url);
-          const layer = inScope.find((l) => l.engine.rewrite(url) !== null) ?? inScope[inScope.length - 1];
-          const explanation = (layer?.engine ?? engine).explain(url);
-          await out.line(options.format === 'jsonl' ? JSON.stringify(explanation) : formatExplanation(explanation));
-          return;
-        }
-        if (options.format === 'jsonl') {
-          const r = layered.rewriteWithRuleset(url);
-          const record: Record<string, unknown> = { url, rewritten: r.rewritten, ruleset: r.ruleset };
-          if (r.channel !== null) record['channel'] = r.channel;
-          if (r.error !== undefined) record['error'] = r.error;
-          // A channel rule that would have sent the URL outside its channel's scope and destinations.
-          if (r.refused !== undefined) record['refused'] = r.refused;
-          await out.line(JSON.stringify(record));
-          return;
-        }
-        // Text keeps one output line per input line; unparseable input passes through unchanged.
-        await out.line(layered.rewrite(url) ?? url);
-      };
-      if (urls.length > 0) {
-        for (const url of urls) await handle(url);
-      } else {
-        const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-        for await (const line of lines) await handle(line);
       }
-      await out.flush();
-    });
+    };
+    const handle = async (url: string): Promise<void> => {
+      try {
+        await handleOne(url);
+      } finally {
+        reportRefusals();
+      }
+    };
+    const handleOne = async (url: string): Promise<void> => {
+      if (options.explain === true) {
+        // Explain with the first layer in scope that rewrites, else the last one in scope.
+        const inScope = layered.layersFor(url);
+        const layer = inScope.find((l) => l.engine.rewrite(url) !== null) ?? inScope[inScope.length - 1];
+        const explanation = (layer?.engine ?? engine).explain(url);
+        await out.line(options.format === 'jsonl' ? JSON.stringify(explanation) : formatExplanation(explanation));
+        return;
+      }
+      if (options.format === 'jsonl') {
+        const r = layered.rewriteWithRuleset(url);
+        const record: Record<string, unknown> = { url, rewritten: r.rewritten, ruleset: r.ruleset };
+        if (r.channel !== null) record['channel'] = r.channel;
+        if (r.error !== undefined) record['error'] = r.error;
+        // A channel rule that would have sent the URL outside its channel's scope and destinations.
+        if (r.refused !== undefined) record['refused'] = r.refused;
+        await out.line(JSON.stringify(record));
+        return;
+      }
+      // Text keeps one output line per input line; unparseable input passes through unchanged.
+      await out.line(layered.rewrite(url) ?? url);
+    };
+    if (urls.length > 0) {
+      for (const url of urls) await handle(url);
+    } else {
+      const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+      for await (const line of lines) await handle(line);
+    }
+    await out.flush();
+  });
 }

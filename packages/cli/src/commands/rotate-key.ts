@@ -24,7 +24,8 @@ export function registerRotateKey(program: Command): void {
       const channel = await readChannelFile(options.channel);
       const root = await readPrivateKey(options.root);
       const rootPublic = publicJwkOf(root);
-      if (rootPublic.n !== channel.rootKey.n || rootPublic.e !== channel.rootKey.e) throw new Error(`${options.root} is not the root key of channel "${channel.name}" (${options.channel})`);
+      if (rootPublic.n !== channel.rootKey.n || rootPublic.e !== channel.rootKey.e)
+        throw new Error(`${options.root} is not the root key of channel "${channel.name}" (${options.channel})`);
       const files = keyFiles(options.out, version);
       await refuseExisting([files.signingPrivate, files.certificate, files.certificateSignature]);
       const signing = await generateSigningKeyPair();

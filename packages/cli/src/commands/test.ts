@@ -105,57 +105,68 @@ export function runTest(paths: readonly string[], options: TestOptions = {}): Te
   };
 }
 
-
 export function registerTest(program: Command): void {
   program
     .command('test')
     .description('offline test coverage of rulesets: every test owned by a rule or exclusion, enough tests per branch, no network')
     .argument('[paths...]', 'ruleset files or directories of *.xml')
     .option('--include-default-off', 'also test rulesets that are off by default')
-    .option('--changed <files...>', 'test only these files; the others of [paths] (default: their directories) still count as rulesets that may rewrite an excluded URL')
+    .option(
+      '--changed <files...>',
+      'test only these files; the others of [paths] (default: their directories) still count as rulesets that may rewrite an excluded URL',
+    )
     .option('--changed-since <rev>', 'test only the *.xml files that differ from git revision <rev> (plus untracked ones)')
     .option('--format <format>', 'text or json', 'text')
     .option('--baseline <file>', 'hide the findings this baseline lists for unchanged files', DEFAULT_BASELINE)
     .option('--no-baseline', 'ignore the baseline file')
     .option('--write-baseline', `write the current findings to the baseline file (${DEFAULT_BASELINE} unless --baseline)`)
-    .action((paths: string[], opts: { includeDefaultOff?: boolean; format: string; baseline: string | false; writeBaseline?: boolean; changed?: string[]; changedSince?: string }) => {
-      if (opts.format !== 'text' && opts.format !== 'json') throw new Error(`--format must be text or json, not "${opts.format}"`);
-      const scope = resolveChangedOptions(paths, opts);
-      if (opts.writeBaseline === true && scope.changed !== undefined) {
-        throw new Error('--write-baseline records every file: run it without --changed/--changed-since');
-      }
-      const baselinePath = opts.baseline === false ? null : opts.baseline;
-      const report = runTest(scope.paths, {
-        includeDefaultOff: opts.includeDefaultOff === true,
-        baseline: opts.writeBaseline === true ? null : baselinePath,
-        changed: scope.changed,
-      });
-      if (opts.writeBaseline === true) {
-        const path = baselinePath ?? DEFAULT_BASELINE;
-        const written = writeBaseline(path, 'test', report.unfiltered, report.hashes);
-        process.stderr.write(`${path}: wrote ${count(written.findings, 'finding')} of ${count(written.files, 'file')} to the test baseline\n`);
-        return;
-      }
-      if (opts.format === 'json') {
-        const { unfiltered: _u, hashes: _h, ...shown } = report;
-        process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
-      } else {
-        for (const d of report.diagnostics) process.stdout.write(`${formatDiagnostic(d)}\n`);
-        for (const s of report.rulesets) {
-          process.stdout.write(`${s.problems === 0 ? 'ok  ' : 'FAIL'} ${s.name} (${s.file}): ${count(s.tests, 'test')}, ${count(s.problems, 'problem')}\n`);
+    .action(
+      (
+        paths: string[],
+        opts: { includeDefaultOff?: boolean; format: string; baseline: string | false; writeBaseline?: boolean; changed?: string[]; changedSince?: string },
+      ) => {
+        if (opts.format !== 'text' && opts.format !== 'json') throw new Error(`--format must be text or json, not "${opts.format}"`);
+        const scope = resolveChangedOptions(paths, opts);
+        if (opts.writeBaseline === true && scope.changed !== undefined) {
+          throw new Error('--write-baseline records every file: run it without --changed/--changed-since');
         }
-        const failed = report.rulesets.filter((s) => s.problems > 0).length;
-        const tests = report.rulesets.reduce((n, s) => n + s.tests, 0);
-        const hidden: string[] = [];
-        if (report.baselineHidden > 0) hidden.push(`the baseline hid ${count(report.baselineHidden, 'finding')} in ${count(report.baselineHiddenFiles, 'unchanged file')}`);
-        if (report.suppressed > 0) hidden.push(`httpsify-ignore comments hid ${report.suppressed}`);
-        if (report.baselineStale > 0) hidden.push(`${report.baselineStale} baseline ${report.baselineStale === 1 ? 'entry matches' : 'entries match'} no file any more (--write-baseline drops them)`);
-        process.stdout.write(
-          `${count(report.rulesets.length, 'ruleset')}, ${count(tests, 'test')}: ${report.rulesets.length - failed} ok, ${failed} with problems` +
-            `${report.skippedDefaultOff > 0 ? ` (${report.skippedDefaultOff} off by default skipped)` : ''}${hidden.length > 0 ? `; ${hidden.join('; ')}` : ''}\n`,
-        );
-        for (const [code, n] of Object.entries(report.counts).sort()) process.stdout.write(`${String(n).padStart(7)} ${code}\n`);
-      }
-      if (report.errors > 0) process.exitCode = 1;
-    });
+        const baselinePath = opts.baseline === false ? null : opts.baseline;
+        const report = runTest(scope.paths, {
+          includeDefaultOff: opts.includeDefaultOff === true,
+          baseline: opts.writeBaseline === true ? null : baselinePath,
+          changed: scope.changed,
+        });
+        if (opts.writeBaseline === true) {
+          const path = baselinePath ?? DEFAULT_BASELINE;
+          const written = writeBaseline(path, 'test', report.unfiltered, report.hashes);
+          process.stderr.write(`${path}: wrote ${count(written.findings, 'finding')} of ${count(written.files, 'file')} to the test baseline\n`);
+          return;
+        }
+        if (opts.format === 'json') {
+          const { unfiltered: _u, hashes: _h, ...shown } = report;
+          process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
+        } else {
+          for (const d of report.diagnostics) process.stdout.write(`${formatDiagnostic(d)}\n`);
+          for (const s of report.rulesets) {
+            process.stdout.write(`${s.problems === 0 ? 'ok  ' : 'FAIL'} ${s.name} (${s.file}): ${count(s.tests, 'test')}, ${count(s.problems, 'problem')}\n`);
+          }
+          const failed = report.rulesets.filter((s) => s.problems > 0).length;
+          const tests = report.rulesets.reduce((n, s) => n + s.tests, 0);
+          const hidden: string[] = [];
+          if (report.baselineHidden > 0)
+            hidden.push(`the baseline hid ${count(report.baselineHidden, 'finding')} in ${count(report.baselineHiddenFiles, 'unchanged file')}`);
+          if (report.suppressed > 0) hidden.push(`httpsify-ignore comments hid ${report.suppressed}`);
+          if (report.baselineStale > 0)
+            hidden.push(
+              `${report.baselineStale} baseline ${report.baselineStale === 1 ? 'entry matches' : 'entries match'} no file any more (--write-baseline drops them)`,
+            );
+          process.stdout.write(
+            `${count(report.rulesets.length, 'ruleset')}, ${count(tests, 'test')}: ${report.rulesets.length - failed} ok, ${failed} with problems` +
+              `${report.skippedDefaultOff > 0 ? ` (${report.skippedDefaultOff} off by default skipped)` : ''}${hidden.length > 0 ? `; ${hidden.join('; ')}` : ''}\n`,
+          );
+          for (const [code, n] of Object.entries(report.counts).sort()) process.stdout.write(`${String(n).padStart(7)} ${code}\n`);
+        }
+        if (report.errors > 0) process.exitCode = 1;
+      },
+    );
 }

@@ -1,6 +1,14 @@
 import { Option, type Command } from 'commander';
 import { type ChannelCheckReport, type ChannelDefinition, channelFreshness, checkChannel, fetchBytesWith, installedProblem } from '@httpsify/engine/channels';
-import { defaultRulesetsTimestamp, defaultStateDir, fileChannelStorage, readChannelRecords, removeChannelLeftovers, removeChannelState, withStateLock } from '@httpsify/engine/node';
+import {
+  defaultRulesetsTimestamp,
+  defaultStateDir,
+  fileChannelStorage,
+  readChannelRecords,
+  removeChannelLeftovers,
+  removeChannelState,
+  withStateLock,
+} from '@httpsify/engine/node';
 import { formatCheckReport, formatRecord } from '../channels/report.js';
 import { readChannelFile } from '../channels/signing-key.js';
 import { collect } from '../shared/rules-option.js';
@@ -31,15 +39,19 @@ export function registerUpdate(program: Command): void {
         const channels = await readChannels(files);
         // One writer at a time; what a killed run left behind is cleared first.
         const waitMs = Number(process.env.HTTPSIFY_LOCK_WAIT_MS ?? '') || undefined;
-        await withStateLock(stateDir, async () => {
-          await removeChannelLeftovers(stateDir);
-          for (const name of removals) {
-            const removed = await removeChannelState(stateDir, name);
-            process.stderr.write(removed ? `removed channel "${name}"\n` : `no installed channel named "${name}"\n`);
-            if (!removed) process.exitCode = 1;
-          }
-          if (channels.length > 0) await runChecks(channels, stateDir, options.format);
-        }, { waitMs });
+        await withStateLock(
+          stateDir,
+          async () => {
+            await removeChannelLeftovers(stateDir);
+            for (const name of removals) {
+              const removed = await removeChannelState(stateDir, name);
+              process.stderr.write(removed ? `removed channel "${name}"\n` : `no installed channel named "${name}"\n`);
+              if (!removed) process.exitCode = 1;
+            }
+            if (channels.length > 0) await runChecks(channels, stateDir, options.format);
+          },
+          { waitMs },
+        );
       }
       if (options.status === true || (files.length === 0 && removals.length === 0)) await printStatus(stateDir, options.format);
     });
@@ -78,7 +90,12 @@ async function printStatus(stateDir: string, format: 'text' | 'json'): Promise<v
       const freshness = channelFreshness(channel, record, now);
       return {
         channel: { ...channel, rootKey: { kty: channel.rootKey.kty, n: channel.rootKey.n, e: channel.rootKey.e } },
-        installed: installed && { timestamp: installed.timestamp, rulesetCount: installed.rulesetCount, installedAt: installed.installedAt, keyVersion: installed.keyVersion },
+        installed: installed && {
+          timestamp: installed.timestamp,
+          rulesetCount: installed.rulesetCount,
+          installedAt: installed.installedAt,
+          keyVersion: installed.keyVersion,
+        },
         /** Why the installed bundle does not apply (revoked key, other definition), or null. */
         notApplied: installedProblem(channel, record),
         stale: freshness.stale,

@@ -53,12 +53,14 @@ function findRootTag(text: string): RootTag | null {
  * reason line is followed by a newline.
  */
 export function commentSafe(text: string): string {
-  return text
-    .replace(/[\r\n\t]+/g, ' ')
-    // eslint-disable-next-line no-control-regex -- characters XML cannot hold
-    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd')
-    .replace(/-(?=-)/g, '- ')
-    .replace(/-$/, '- ');
+  return (
+    text
+      .replace(/[\r\n\t]+/g, ' ')
+      // eslint-disable-next-line no-control-regex -- characters XML cannot hold
+      .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd')
+      .replace(/-(?=-)/g, '- ')
+      .replace(/-$/, '- ')
+  );
 }
 
 export interface DisableEdit {

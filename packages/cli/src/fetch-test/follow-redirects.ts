@@ -32,7 +32,14 @@ export async function followRedirects(start: string, settings: RequestSettings, 
   const hops: Hop[] = [];
   const seen = new Set<string>();
   let current = start;
-  const failed = (kind: ChainFailureKind, message: string): ChainOutcome => ({ hops, finalUrl: current, status: null, contentType: '', body: '', failure: { kind, message } });
+  const failed = (kind: ChainFailureKind, message: string): ChainOutcome => ({
+    hops,
+    finalUrl: current,
+    status: null,
+    contentType: '',
+    body: '',
+    failure: { kind, message },
+  });
   for (;;) {
     let url: URL;
     try {
@@ -53,7 +60,8 @@ export async function followRedirects(start: string, settings: RequestSettings, 
     if (!REDIRECT_STATUSES.has(response.status)) {
       return { hops, finalUrl: current, status: response.status, contentType: response.contentType, body: response.body };
     }
-    if (response.location === undefined || response.location === '') return failed('bad-redirect', `${response.status} without a Location header at ${current}`);
+    if (response.location === undefined || response.location === '')
+      return failed('bad-redirect', `${response.status} without a Location header at ${current}`);
     let next: string;
     try {
       next = rewriteLocation(new URL(response.location, current).href);

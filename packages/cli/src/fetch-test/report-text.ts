@@ -15,7 +15,8 @@ export function formatUrlResult(r: UrlResult): string {
   const tag = r.verdict === 'ok' ? 'ok  ' : r.verdict === 'failed' ? 'FAIL' : 'skip';
   const where = r.line !== null ? `${r.file}:${r.line}:${r.column ?? 1}` : r.file;
   const arrow = r.rewritten !== null ? ` => ${r.rewritten}` : '';
-  const statuses = r.plain !== null ? ` (${statusPart(r.plain)} => ${statusPart(r.secure)}${r.similarity !== null ? `, structure ${r.similarity.toFixed(2)}` : ''})` : '';
+  const statuses =
+    r.plain !== null ? ` (${statusPart(r.plain)} => ${statusPart(r.secure)}${r.similarity !== null ? `, structure ${r.similarity.toFixed(2)}` : ''})` : '';
   const lines = [`${tag} ${r.ruleset}: ${r.url}${arrow}${statuses} [${where}]`];
   for (const f of r.findings) lines.push(`     ${f.severity} ${f.code}: ${f.message}`);
   return lines.join('\n');

@@ -69,7 +69,14 @@ async function runJob(job: TestJob, settings: RequestSettings, rewriteLocation: 
     return { ...base, plain: null, secure: null, similarity: null, findings, verdict: 'skipped' };
   }
   const check = await checkUrl(job.url, job.rewritten, settings, rewriteLocation);
-  return { ...base, plain: withoutBody(check.plain), secure: withoutBody(check.secure), similarity: check.similarity, findings: check.findings, verdict: verdictOf(check.findings, true) };
+  return {
+    ...base,
+    plain: withoutBody(check.plain),
+    secure: withoutBody(check.secure),
+    similarity: check.similarity,
+    findings: check.findings,
+    verdict: verdictOf(check.findings, true),
+  };
 }
 
 /** Fetches every non-excluded test URL of the rulesets under test, `concurrency` at a time. */
@@ -108,9 +115,22 @@ export async function runFetchTest(options: FetchTestOptions): Promise<FetchTest
   const rulesets: RulesetResult[] = loaded.tested.map((ruleset) => {
     const mine = urls.filter((_, i) => jobs[i]!.ruleset === ruleset);
     const failed = mine.filter((u) => u.verdict === 'failed');
-    const reasons = failed.map((u) => `${u.url} => ${u.rewritten ?? '?'}: ${u.findings.filter((f) => f.severity === 'error').map((f) => f.message).join('; ')}`);
+    const reasons = failed.map(
+      (u) =>
+        `${u.url} => ${u.rewritten ?? '?'}: ${u.findings
+          .filter((f) => f.severity === 'error')
+          .map((f) => f.message)
+          .join('; ')}`,
+    );
     const fetched = mine.filter((u) => u.verdict !== 'skipped').length;
-    return { name: ruleset.name, file: ruleset.loc?.file ?? '', verdict: failed.length > 0 ? 'failed' : fetched > 0 ? 'ok' : 'skipped', fetched, failed: failed.length, reasons };
+    return {
+      name: ruleset.name,
+      file: ruleset.loc?.file ?? '',
+      verdict: failed.length > 0 ? 'failed' : fetched > 0 ? 'ok' : 'skipped',
+      fetched,
+      failed: failed.length,
+      reasons,
+    };
   });
   return {
     rulesets,

@@ -49,7 +49,9 @@ function classify(err: NodeJS.ErrnoException): RequestFailure {
 }
 
 function decoded(res: IncomingMessage): Readable {
-  const encoding = String(res.headers['content-encoding'] ?? '').trim().toLowerCase();
+  const encoding = String(res.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
   if (encoding === 'gzip' || encoding === 'x-gzip') return res.pipe(createGunzip());
   if (encoding === 'deflate') return res.pipe(createInflate());
   if (encoding === 'br') return res.pipe(createBrotliDecompress());
@@ -91,7 +93,12 @@ export function requestOnce(url: URL, settings: RequestSettings): Promise<RawRes
         clearTimeout(timer);
         req?.destroy();
         const location = res.headers.location;
-        resolve({ status: res.statusCode ?? 0, location, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks).toString('utf8') });
+        resolve({
+          status: res.statusCode ?? 0,
+          location,
+          contentType: String(res.headers['content-type'] ?? ''),
+          body: Buffer.concat(chunks).toString('utf8'),
+        });
       };
       const body = decoded(res);
       body.on('data', (chunk: Buffer) => {

@@ -38,7 +38,14 @@ export function collectTestJobs(rulesets: readonly Ruleset[], all: Engine): Coll
         continue;
       }
       const outcome = own.rewriteWithRuleset(test.url);
-      const job: TestJob = { ruleset, url: test.url, implicit: test.implicit, line: test.loc?.line ?? null, column: test.loc?.column ?? null, rewritten: outcome.rewritten };
+      const job: TestJob = {
+        ruleset,
+        url: test.url,
+        implicit: test.implicit,
+        line: test.loc?.line ?? null,
+        column: test.loc?.column ?? null,
+        rewritten: outcome.rewritten,
+      };
       if (outcome.rewritten === null) job.problem = outcome.error ?? 'no rule of this ruleset rewrites this URL';
       jobs.push(job);
     }

@@ -95,7 +95,13 @@ export function plainUpgrade(url: string): string | null {
  * any http URL), written in the occurrence's own escaping. Rewrites to anything but https (a
  * ruleset may move http to http) are not upgrades and are left out.
  */
-export function planRewrites(file: string, text: string, occurrences: readonly Occurrence[], rewrite: Rewriter, upgradeAll: boolean): { findings: LinkFinding[]; notes: string[] } {
+export function planRewrites(
+  file: string,
+  text: string,
+  occurrences: readonly Occurrence[],
+  rewrite: Rewriter,
+  upgradeAll: boolean,
+): { findings: LinkFinding[]; notes: string[] } {
   const starts = lineStarts(text);
   const findings: LinkFinding[] = [];
   const notes: string[] = [];

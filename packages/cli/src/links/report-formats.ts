@@ -3,7 +3,8 @@ import { pathToFileURL } from 'node:url';
 import type { LinkFinding } from './plan-rewrites.js';
 import type { LinksReport } from './run-links.js';
 
-const by = (f: LinkFinding): string => (f.ruleset !== null ? `ruleset ${f.ruleset}${f.channel !== null ? ` from channel ${f.channel}` : ''}` : 'no ruleset: --upgrade-all');
+const by = (f: LinkFinding): string =>
+  f.ruleset !== null ? `ruleset ${f.ruleset}${f.channel !== null ? ` from channel ${f.channel}` : ''}` : 'no ruleset: --upgrade-all';
 
 /** One line per link: `file:line:col: old -> new (ruleset)`, then "not verified" ones with the reason. */
 export function formatText(report: LinksReport, mode: 'check' | 'fix'): string {
@@ -76,7 +77,11 @@ export function formatSarif(report: LinksReport, cwd: string, version: string): 
       ruleId: unverified ? RULE_UNVERIFIED : RULE_UPGRADE,
       ruleIndex: unverified ? 1 : 0,
       level: unverified ? 'note' : 'warning',
-      message: { text: unverified ? `${f.url} could move to ${f.rewritten} (${by(f)}), but it was not verified: ${f.reason ?? ''}` : `${f.url} can be upgraded to ${f.rewritten} (${by(f)})` },
+      message: {
+        text: unverified
+          ? `${f.url} could move to ${f.rewritten} (${by(f)}), but it was not verified: ${f.reason ?? ''}`
+          : `${f.url} can be upgraded to ${f.rewritten} (${by(f)})`,
+      },
       locations: [{ physicalLocation: { artifactLocation, region } }],
       properties: { url: f.url, rewritten: f.rewritten, ruleset: f.ruleset, context: f.context },
       ...(unverified
@@ -106,7 +111,9 @@ export function formatSarif(report: LinksReport, cwd: string, version: string): 
                 id: RULE_UPGRADE,
                 name: 'InsecureLink',
                 shortDescription: { text: 'An http:// link that can use HTTPS' },
-                fullDescription: { text: 'The link uses plain HTTP, and an HTTPS Everywhere-format ruleset (or, with --upgrade-all, a check of both versions) says the same resource is served over HTTPS.' },
+                fullDescription: {
+                  text: 'The link uses plain HTTP, and an HTTPS Everywhere-format ruleset (or, with --upgrade-all, a check of both versions) says the same resource is served over HTTPS.',
+                },
                 help: { text: 'Run `httpsify links fix` to rewrite the link, or change http:// to the https:// URL shown.' },
                 defaultConfiguration: { level: 'warning' },
               },
@@ -114,7 +121,9 @@ export function formatSarif(report: LinksReport, cwd: string, version: string): 
                 id: RULE_UNVERIFIED,
                 name: 'InsecureLinkNotVerified',
                 shortDescription: { text: 'An http:// link whose HTTPS version did not answer alike' },
-                fullDescription: { text: 'A ruleset or --upgrade-all offers an HTTPS URL, but fetching both versions did not give the same status, host and similar content.' },
+                fullDescription: {
+                  text: 'A ruleset or --upgrade-all offers an HTTPS URL, but fetching both versions did not give the same status, host and similar content.',
+                },
                 help: { text: 'Check the HTTPS version by hand before changing the link.' },
                 defaultConfiguration: { level: 'note' },
               },

@@ -60,7 +60,11 @@ export async function runLinks(options: LinksOptions): Promise<LinksReport> {
     throw new UsageError('--upgrade-all needs --verify: hosts no ruleset covers are only upgraded when both versions answer alike');
   }
   const walked = walkDocuments(options.paths);
-  const problems: LinksProblem[] = walked.problems.map((p) => ({ path: p.path, severity: p.message.startsWith('skipped') ? 'skipped' : 'error', message: p.message }));
+  const problems: LinksProblem[] = walked.problems.map((p) => ({
+    path: p.path,
+    severity: p.message.startsWith('skipped') ? 'skipped' : 'error',
+    message: p.message,
+  }));
   const findings: LinkFinding[] = [];
   const notes: string[] = [];
   const documents = new Map<string, LoadedDocument>();

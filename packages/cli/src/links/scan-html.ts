@@ -7,7 +7,21 @@ type Node = DefaultTreeAdapterMap['node'];
 type Element = DefaultTreeAdapterMap['element'];
 
 /** Attributes whose whole value is one URL (on any element: `cite`, `action`, `poster`...). */
-const URL_ATTRIBUTES = new Set(['href', 'src', 'action', 'formaction', 'poster', 'cite', 'background', 'longdesc', 'manifest', 'codebase', 'profile', 'icon', 'xlink:href']);
+const URL_ATTRIBUTES = new Set([
+  'href',
+  'src',
+  'action',
+  'formaction',
+  'poster',
+  'cite',
+  'background',
+  'longdesc',
+  'manifest',
+  'codebase',
+  'profile',
+  'icon',
+  'xlink:href',
+]);
 /** Attributes holding a list of `URL descriptor` candidates. */
 const SRCSET_ATTRIBUTES = new Set(['srcset', 'imagesrcset']);
 /** Character references, and CR LF / CR, which the parser reads as LF. */
@@ -51,7 +65,8 @@ function attributesOf(element: Element, source: string, base: number, found: Occ
       // The map disagrees with the parser: report the value's URLs, but never write into it.
       for (const [from, to] of isList ? srcsetUrls(attr.value) : [trimmed(attr.value)]) {
         const url = attr.value.slice(from, to);
-        if (isHttpUrl(url)) found.push({ start: base + value.offset, end: base + value.offset + value.raw.length, url, context: `html-attribute:${name}`, encode: () => null });
+        if (isHttpUrl(url))
+          found.push({ start: base + value.offset, end: base + value.offset + value.raw.length, url, context: `html-attribute:${name}`, encode: () => null });
       }
       continue;
     }

@@ -34,7 +34,11 @@ const URL_TOKENS = new Set(['resourceDestinationString', 'definitionDestinationS
  * on some hostile inputs), kept apart so that it can run in a worker under a time limit.
  */
 export function markdownTokens(source: string): MarkdownToken[] {
-  const events = postprocess(parse({ extensions: [gfm()] }).document().write(preprocess()(source, undefined, true)));
+  const events = postprocess(
+    parse({ extensions: [gfm()] })
+      .document()
+      .write(preprocess()(source, undefined, true)),
+  );
   const tokens: MarkdownToken[] = [];
   for (const [kind, token] of events) {
     if (kind === 'enter' && URL_TOKENS.has(token.type)) tokens.push({ type: token.type, start: token.start.offset, end: token.end.offset });

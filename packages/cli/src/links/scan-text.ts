@@ -20,7 +20,7 @@ export function findUrlsInText(text: string, base = 0, context = 'text'): Occurr
     const at = lower.indexOf('http://', from);
     if (at < 0) break;
     from = at + 7;
-    const before = at > 0 ? text[at - 1] ?? '' : '';
+    const before = at > 0 ? (text[at - 1] ?? '') : '';
     if (/[\p{L}\p{N}_+.-]/u.test(before)) continue;
     let end = at + 7;
     while (end < text.length) {

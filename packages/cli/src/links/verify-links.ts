@@ -30,7 +30,8 @@ export function judge(plain: ChainOutcome, secure: ChainOutcome): Verdict {
   const secureHost = hostOf(secure.finalUrl);
   if (plainHost !== secureHost) return { verified: false, reason: `HTTPS ends on ${secureHost} where HTTP ends on ${plainHost}` };
   const similarity = contentSimilarity(plain, secure);
-  if (similarity < SIMILARITY_THRESHOLD) return { verified: false, reason: `the content differs (similarity ${similarity.toFixed(2)}, needs ${SIMILARITY_THRESHOLD})` };
+  if (similarity < SIMILARITY_THRESHOLD)
+    return { verified: false, reason: `the content differs (similarity ${similarity.toFixed(2)}, needs ${SIMILARITY_THRESHOLD})` };
   return { verified: true, reason: `same status ${secure.status}, same host, similarity ${similarity.toFixed(2)}` };
 }
 
@@ -38,7 +39,12 @@ export function judge(plain: ChainOutcome, secure: ChainOutcome): Verdict {
  * Fetches each (http, https) pair once, `concurrency` pairs at a time, redirects followed as
  * they come, and judges it. `onDone` is called as each pair finishes (progress display).
  */
-export async function verifyPairs(pairs: readonly { url: string; rewritten: string }[], settings: RequestSettings, concurrency: number, onDone: () => void = () => undefined): Promise<Map<string, Verdict>> {
+export async function verifyPairs(
+  pairs: readonly { url: string; rewritten: string }[],
+  settings: RequestSettings,
+  concurrency: number,
+  onDone: () => void = () => undefined,
+): Promise<Map<string, Verdict>> {
   const verdicts = new Map<string, Verdict>();
   let next = 0;
   const worker = async (): Promise<void> => {

@@ -6,7 +6,10 @@ export class BufferedOutput {
   private chunks: string[] = [];
   private size = 0;
 
-  constructor(private readonly stream: NodeJS.WritableStream = process.stdout, private readonly threshold = 1 << 16) {}
+  constructor(
+    private readonly stream: NodeJS.WritableStream = process.stdout,
+    private readonly threshold = 1 << 16,
+  ) {}
 
   async line(text: string): Promise<void> {
     this.chunks.push(text, '\n');

@@ -15,7 +15,10 @@ export function loadRulesOption(paths: readonly string[] | undefined, options: L
   const loaded = loadRulesets(paths !== undefined && paths.length > 0 ? paths : [defaultRulesetsDir()], options);
   for (const d of loaded.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
   const errors = loaded.diagnostics.filter((d) => d.severity === 'error').length;
-  if (errors > 0) process.stderr.write(`httpsify: ${count(errors, 'error')}; the affected rulesets were not loaded, ${count(loaded.engine.rulesetCount, 'ruleset')} ${loaded.engine.rulesetCount === 1 ? 'is' : 'are'} in use\n`);
+  if (errors > 0)
+    process.stderr.write(
+      `httpsify: ${count(errors, 'error')}; the affected rulesets were not loaded, ${count(loaded.engine.rulesetCount, 'ruleset')} ${loaded.engine.rulesetCount === 1 ? 'is' : 'are'} in use\n`,
+    );
   return loaded;
 }
 

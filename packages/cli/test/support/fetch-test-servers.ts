@@ -20,11 +20,42 @@ export function makeTestPki(hosts: readonly string[]): TestPki {
   const run = (args: string[]): void => {
     execFileSync('openssl', args, { stdio: 'ignore' });
   };
-  run(['req', '-x509', ...ec, '-keyout', p('ca.key'), '-out', p('ca.pem'), '-days', '1', '-subj', '/CN=httpsify fetch-test CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+  run([
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    p('ca.key'),
+    '-out',
+    p('ca.pem'),
+    '-days',
+    '1',
+    '-subj',
+    '/CN=httpsify fetch-test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
   run(['req', ...ec, '-keyout', p('leaf.key'), '-out', p('leaf.csr'), '-subj', `/CN=${hosts[0] ?? 'localhost'}`]);
   writeFileSync(p('leaf.ext'), `basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\nsubjectAltName=${hosts.map((h) => `DNS:${h}`).join(',')}\n`);
-  run(['x509', '-req', '-in', p('leaf.csr'), '-CA', p('ca.pem'), '-CAkey', p('ca.key'), '-CAcreateserial', '-out', p('leaf.pem'), '-days', '1', '-extfile', p('leaf.ext')]);
+  run([
+    'x509',
+    '-req',
+    '-in',
+    p('leaf.csr'),
+    '-CA',
+    p('ca.pem'),
+    '-CAkey',
+    p('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    p('leaf.pem'),
+    '-days',
+    '1',
+    '-extfile',
+    p('leaf.ext'),
+  ]);
   return { caPath: p('ca.pem'), key: readFileSync(p('leaf.key'), 'utf8'), cert: readFileSync(p('leaf.pem'), 'utf8') };
 }
 

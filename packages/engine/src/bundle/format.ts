@@ -69,9 +69,7 @@ export const enum Section {
 }
 
 /** Element size of each section, in bytes (1: Uint8Array, 4: Uint32Array). */
-export const SECTION_ELEMENT_BYTES: readonly number[] = [
-  4, 1, 4, 4, 4, 1, 1, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1,
-];
+export const SECTION_ELEMENT_BYTES: readonly number[] = [4, 1, 4, 4, 4, 1, 1, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1];
 
 export const FIRST_PACKED = Section.RsFlags;
 export const PACKED_COUNT = Section.CookieName - Section.RsFlags + 1;
@@ -100,8 +98,14 @@ export function packedColumns(layout: ArrayLike<number>, rulesetCount: number): 
   const count = (s: Section): number => (columns[s - FIRST_PACKED] as PackedColumn).count;
   const n = rulesetCount;
   if (count(Section.RsFlags) !== n || count(Section.RsName) !== n) return 'ruleset columns do not match the ruleset count';
-  if (count(Section.RsRuleStart) !== n + 1 || count(Section.RsExclStart) !== n + 1 || count(Section.RsCookieStart) !== n + 1) return 'ruleset ranges do not match the ruleset count';
-  if (count(Section.Note) !== count(Section.NoteOwner) || count(Section.Platform) !== count(Section.PlatformOwner) || count(Section.NoteOwner) > n || count(Section.PlatformOwner) > n) {
+  if (count(Section.RsRuleStart) !== n + 1 || count(Section.RsExclStart) !== n + 1 || count(Section.RsCookieStart) !== n + 1)
+    return 'ruleset ranges do not match the ruleset count';
+  if (
+    count(Section.Note) !== count(Section.NoteOwner) ||
+    count(Section.Platform) !== count(Section.PlatformOwner) ||
+    count(Section.NoteOwner) > n ||
+    count(Section.PlatformOwner) > n
+  ) {
     return 'sparse ruleset columns of different lengths';
   }
   if (count(Section.RuleTo) !== count(Section.RuleFrom) || count(Section.RuleKind) !== count(Section.RuleFrom)) return 'rule columns of different lengths';
@@ -225,7 +229,6 @@ export function popcount(x: number): number {
   x = (x + (x >>> 4)) & 0x0f0f0f0f;
   return Math.imul(x, 0x01010101) >>> 24;
 }
-
 
 /**
  * Host-table hashing: a label's own hash (FNV-1a over its UTF-16 code units, so the matcher can

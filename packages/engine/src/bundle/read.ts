@@ -1,4 +1,19 @@
-import { checksum, CHECKSUM_OFFSET, FIRST_PACKED, FORMAT_VERSION, HEADER_BYTES, MAGIC, NODE_STRIDE, nodeLayout, PACKED_COUNT, packedColumns, popcount, Section, SECTION_ELEMENT_BYTES, type NodeLayout } from './format.js';
+import {
+  checksum,
+  CHECKSUM_OFFSET,
+  FIRST_PACKED,
+  FORMAT_VERSION,
+  HEADER_BYTES,
+  MAGIC,
+  NODE_STRIDE,
+  nodeLayout,
+  PACKED_COUNT,
+  packedColumns,
+  popcount,
+  Section,
+  SECTION_ELEMENT_BYTES,
+  type NodeLayout,
+} from './format.js';
 import { PackedArray, packedWords } from './packed-array.js';
 import { readDictionary } from './string-dictionary.js';
 
@@ -32,7 +47,8 @@ export function readBundleHeader(bytes: Uint8Array): BundleHeader {
   }
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const formatVersion = view.getUint32(8, true);
-  if (formatVersion !== FORMAT_VERSION) throw new BundleError(`bundle format version ${formatVersion} is not supported (this engine reads version ${FORMAT_VERSION}); recompile the rulesets`);
+  if (formatVersion !== FORMAT_VERSION)
+    throw new BundleError(`bundle format version ${formatVersion} is not supported (this engine reads version ${FORMAT_VERSION}); recompile the rulesets`);
   const byteLength = view.getUint32(12, true);
   if (bytes.length < byteLength) throw new BundleError(`truncated bundle: ${bytes.length} of ${byteLength} bytes`);
   if (bytes.length > byteLength) throw new BundleError(`corrupt bundle: ${bytes.length - byteLength} unexpected bytes after the end`);
@@ -66,7 +82,8 @@ export function readBundleSections(input: Uint8Array, verify: BundleVerification
     const offset = view.getUint32(HEADER_BYTES + i * 8, true);
     const length = view.getUint32(HEADER_BYTES + i * 8 + 4, true);
     const size = SECTION_ELEMENT_BYTES[i] as number;
-    if (offset + length > bytes.length || offset % 4 !== 0 || length % size !== 0) throw new BundleError(`corrupt bundle: section ${i} lies outside the buffer`);
+    if (offset + length > bytes.length || offset % 4 !== 0 || length % size !== 0)
+      throw new BundleError(`corrupt bundle: section ${i} lies outside the buffer`);
     if (size === 1) u8[i] = new Uint8Array(bytes.buffer, bytes.byteOffset + offset, length);
     else u32[i] = new Uint32Array(bytes.buffer, bytes.byteOffset + offset, length / 4);
   }

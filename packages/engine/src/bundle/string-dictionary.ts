@@ -124,7 +124,7 @@ export function codeStrings(strings: readonly string[]): CodedStrings {
 export function readDictionary(section: Uint8Array): (Uint8Array | undefined)[] | string {
   const table: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(256).fill(undefined);
   let previous = -1;
-  for (let at = 0; at < section.length; ) {
+  for (let at = 0; at < section.length;) {
     const code = section[at] as number;
     const length = section[at + 1];
     if (length === undefined || length === 0 || at + 2 + length > section.length) return 'entry runs past the end';

@@ -276,7 +276,15 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
     const long = 2 ** lengthBits - 1;
     labels = pool(codedLabels.coded, (i) => (lengths[i] as number) >= long);
     // Ids go up to the pool length: an empty label may sit at its very end.
-    layoutWords = [nodeCount, slotBits, parentBits, bitsFor(n + refList.length), bitsFor(Math.max(1, labels.bytes.length)), lengthBits, nodes[0]?.hasStarChild === true ? 1 : 0];
+    layoutWords = [
+      nodeCount,
+      slotBits,
+      parentBits,
+      bitsFor(n + refList.length),
+      bitsFor(Math.max(1, labels.bytes.length)),
+      lengthBits,
+      nodes[0]?.hasStarChild === true ? 1 : 0,
+    ];
     layout = nodeLayout(layoutWords);
     if (typeof layout !== 'string') break;
     if (lengthBits === 0) throw new Error(`host index does not fit a bundle: ${layout}`);

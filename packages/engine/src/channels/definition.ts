@@ -89,14 +89,16 @@ export function parseChannelDefinition(value: unknown, source = 'channel definit
   if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') fail('"urlPrefix" must not contain a query, fragment or user name');
 
   const scope = obj.scope;
-  if (typeof scope !== 'string') return fail('"scope" is missing: a regular expression naming the URLs the channel may rewrite ("" for every URL, if that is really meant)');
+  if (typeof scope !== 'string')
+    return fail('"scope" is missing: a regular expression naming the URLs the channel may rewrite ("" for every URL, if that is really meant)');
   const judged = scope === '' ? null : compileRulesetRegex(scope);
   if (judged !== null && !judged.ok) {
     fail(judged.refused ? `"scope" is refused: ${judged.reason}` : `"scope" is not a valid regular expression: ${judged.reason}`);
   }
 
   const destinations = obj.destinations ?? [];
-  if (!Array.isArray(destinations) || destinations.length > MAX_DESTINATIONS) return fail(`"destinations" must be a list of at most ${MAX_DESTINATIONS} host names`);
+  if (!Array.isArray(destinations) || destinations.length > MAX_DESTINATIONS)
+    return fail(`"destinations" must be a list of at most ${MAX_DESTINATIONS} host names`);
   for (const host of destinations) {
     try {
       parseDestinationHost(host);

@@ -18,7 +18,10 @@ const HOST = /^(\*\.)?([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-
 /** Checks one entry of `destinations`: a lower-case host name, optionally `*.` for its subdomains. */
 export function parseDestinationHost(value: unknown): string {
   if (typeof value !== 'string' || !HOST.test(value)) {
-    throw new ChannelError('invalid-definition', `${JSON.stringify(value)} is not a host name such as "cdn.example.net" or "*.example.net" (lower case, ASCII/punycode)`);
+    throw new ChannelError(
+      'invalid-definition',
+      `${JSON.stringify(value)} is not a host name such as "cdn.example.net" or "*.example.net" (lower case, ASCII/punycode)`,
+    );
   }
   return value;
 }

@@ -33,19 +33,24 @@ export function fetchBytesWith(fetchImpl: FetchLike = (url, init) => fetch(url, 
     let response: Response | undefined;
     let current = url;
     for (let hop = 0; ; hop++) {
-      if (!current.startsWith('https:')) throw new ChannelError('insecure-redirect', `${url}: redirected to ${current}; channel files are only fetched over https`);
+      if (!current.startsWith('https:'))
+        throw new ChannelError('insecure-redirect', `${url}: redirected to ${current}; channel files are only fetched over https`);
       try {
         response = await fetchImpl(current, { cache: 'no-store', redirect: 'manual', credentials: 'omit', signal });
       } catch (err) {
         throw new ChannelError('fetch-failed', `${current}: ${networkMessage(err)}`, { cause: err });
       }
       if (response.type === 'opaqueredirect') {
-        throw new ChannelError('insecure-redirect', `${current}: the server redirected and this browser does not show where to, so the redirect cannot be checked to stay on https; serve the channel without redirects`);
+        throw new ChannelError(
+          'insecure-redirect',
+          `${current}: the server redirected and this browser does not show where to, so the redirect cannot be checked to stay on https; serve the channel without redirects`,
+        );
       }
       if (!REDIRECT_STATUSES.has(response.status)) break;
       await response.body?.cancel().catch(() => undefined);
       const location = response.headers.get('location');
-      if (location === null || hop >= MAX_REDIRECTS) throw new ChannelError('fetch-failed', `${current}: ${location === null ? 'redirect without a Location' : `more than ${MAX_REDIRECTS} redirects`}`);
+      if (location === null || hop >= MAX_REDIRECTS)
+        throw new ChannelError('fetch-failed', `${current}: ${location === null ? 'redirect without a Location' : `more than ${MAX_REDIRECTS} redirects`}`);
       try {
         current = new URL(location, current).href;
       } catch {

@@ -13,7 +13,8 @@ export function installedProblem(def: ChannelDefinition, record: ChannelRecord |
   if (installed === undefined) return null;
   if (installed.verifiedFor !== channelBinding(def)) return 'it was verified for another name, address, scope, destination list or root key';
   const required = requiredKeyVersion(def, record);
-  if (installed.keyVersion < required) return `it is signed by key version ${installed.keyVersion}, which is revoked (version ${required} or newer is required)`;
+  if (installed.keyVersion < required)
+    return `it is signed by key version ${installed.keyVersion}, which is revoked (version ${required} or newer is required)`;
   return null;
 }
 

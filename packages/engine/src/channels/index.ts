@@ -1,6 +1,13 @@
 // Signed ruleset update channels: browser-safe (WebCrypto, fetch, DecompressionStream only).
 export { CHANNEL_FORMAT, channelBinding, type ChannelDefinition, channelDefinitionJson, MAX_AGE_DAYS_LIMIT, parseChannelDefinition } from './definition.js';
-export { checkBundleDestinations, type DestinationPolicy, destinationPolicy, parseDestinationHost, type RuleDestination, ruleDestination } from './destinations.js';
+export {
+  checkBundleDestinations,
+  type DestinationPolicy,
+  destinationPolicy,
+  parseDestinationHost,
+  type RuleDestination,
+  ruleDestination,
+} from './destinations.js';
 export { ChannelError, type ChannelErrorCode, describeError } from './errors.js';
 export { type FetchBytes, type FetchLike, fetchBytesWith } from './fetch-bytes.js';
 export { type ChannelFreshness, channelFreshness, installedProblem, requiredKeyVersion, usableInstalled } from './freshness.js';
@@ -16,9 +23,27 @@ export {
   releaseSignatureFileName,
 } from './layout.js';
 export { type ChannelLimits, DEFAULT_CHANNEL_LIMITS } from './limits.js';
-export { checkCertificateBinding, checkReleaseBinding, type KeyCertificate, keyCertificateBytes, parseKeyCertificate, parseRelease, type Release, releaseBytes, sha256Hex } from './release.js';
+export {
+  checkCertificateBinding,
+  checkReleaseBinding,
+  type KeyCertificate,
+  keyCertificateBytes,
+  parseKeyCertificate,
+  parseRelease,
+  type Release,
+  releaseBytes,
+  sha256Hex,
+} from './release.js';
 export { CHECK_PERIOD_SECONDS, RETRY_AFTER_FAILURE_SECONDS, secondsUntilChannelCheck, secondsUntilNextCheck } from './schedule.js';
-export { channelLayer, compileScope, ScopedEngine, type ScopedLayer, type ScopedRewriteOutcome, type ScopeMatcher, scopedEngineFromChannels } from './scoped-engine.js';
+export {
+  channelLayer,
+  compileScope,
+  ScopedEngine,
+  type ScopedLayer,
+  type ScopedRewriteOutcome,
+  type ScopeMatcher,
+  scopedEngineFromChannels,
+} from './scoped-engine.js';
 export {
   checkPublicJwk,
   GENERATED_MODULUS_BITS,

@@ -11,7 +11,12 @@ export type ChannelFiles = Record<string, Uint8Array>;
  * The certificate of an online signing key: the root key vouches that `signingPublicKey`
  * signs releases of this channel as key `version`. Made once per key, on the offline machine.
  */
-export async function keyCertificateFiles(def: ChannelDefinition, rootPrivateKey: JsonWebKey, signingPublicKey: JsonWebKey, version: number): Promise<ChannelFiles> {
+export async function keyCertificateFiles(
+  def: ChannelDefinition,
+  rootPrivateKey: JsonWebKey,
+  signingPublicKey: JsonWebKey,
+  version: number,
+): Promise<ChannelFiles> {
   const bytes = keyCertificateBytes({ channel: def.name, urlPrefix: def.urlPrefix, version, key: publicJwkOf(signingPublicKey) });
   return { [keyCertificateFileName(version)]: bytes, [keyCertificateSignatureFileName(version)]: await signBytes(rootPrivateKey, bytes) };
 }
@@ -21,7 +26,14 @@ export async function keyCertificateFiles(def: ChannelDefinition, rootPrivateKey
  * name, URL prefix, scope, destinations, timestamp, key version and the bundle's digest)
  * with its signature. `latest-timestamp` is the caller's to write, last.
  */
-export async function releaseFiles(def: ChannelDefinition, bundle: Uint8Array, timestamp: number, signingPrivateKey: JsonWebKey, keyVersion: number, gz?: Uint8Array): Promise<ChannelFiles> {
+export async function releaseFiles(
+  def: ChannelDefinition,
+  bundle: Uint8Array,
+  timestamp: number,
+  signingPrivateKey: JsonWebKey,
+  keyVersion: number,
+  gz?: Uint8Array,
+): Promise<ChannelFiles> {
   const bytes = releaseBytes({
     channel: def.name,
     urlPrefix: def.urlPrefix,

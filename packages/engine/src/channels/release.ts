@@ -45,7 +45,14 @@ export const MAX_SIGNED_DOCUMENT_BYTES = 64 * 1024;
 const encode = (value: unknown): Uint8Array => new TextEncoder().encode(`${JSON.stringify(value, null, 2)}\n`);
 
 export function keyCertificateBytes(cert: KeyCertificate): Uint8Array {
-  return encode({ type: KEY_TYPE, format: CHANNEL_FORMAT, channel: cert.channel, urlPrefix: cert.urlPrefix, version: cert.version, key: checkPublicJwk(cert.key) });
+  return encode({
+    type: KEY_TYPE,
+    format: CHANNEL_FORMAT,
+    channel: cert.channel,
+    urlPrefix: cert.urlPrefix,
+    version: cert.version,
+    key: checkPublicJwk(cert.key),
+  });
 }
 
 export function releaseBytes(release: Release): Uint8Array {
@@ -93,7 +100,12 @@ export function parseKeyCertificate(bytes: Uint8Array, what = 'key certificate')
  * certificate to verify it with). Everything else is read only after verification.
  */
 export function claimedKeyVersion(bytes: Uint8Array): number {
-  const obj = parseObject(bytes, RELEASE_TYPE, ['type', 'format', 'channel', 'urlPrefix', 'scope', 'destinations', 'timestamp', 'keyVersion', 'bundle'], 'release');
+  const obj = parseObject(
+    bytes,
+    RELEASE_TYPE,
+    ['type', 'format', 'channel', 'urlPrefix', 'scope', 'destinations', 'timestamp', 'keyVersion', 'bundle'],
+    'release',
+  );
   if (!isCount(obj.keyVersion, 1)) throw new ChannelError('invalid-release', 'release: "keyVersion" must be a whole number from 1');
   return obj.keyVersion;
 }
@@ -103,15 +115,22 @@ export function parseRelease(bytes: Uint8Array): Release {
   const fail = (why: string): never => {
     throw new ChannelError('invalid-release', `release: ${why}`);
   };
-  const obj = parseObject(bytes, RELEASE_TYPE, ['type', 'format', 'channel', 'urlPrefix', 'scope', 'destinations', 'timestamp', 'keyVersion', 'bundle'], 'release');
+  const obj = parseObject(
+    bytes,
+    RELEASE_TYPE,
+    ['type', 'format', 'channel', 'urlPrefix', 'scope', 'destinations', 'timestamp', 'keyVersion', 'bundle'],
+    'release',
+  );
   if (typeof obj.scope !== 'string') fail('"scope" must be a string');
   if (!Array.isArray(obj.destinations) || !obj.destinations.every((d) => typeof d === 'string')) fail('"destinations" must be a list of host names');
   if (!isCount(obj.timestamp, 1)) fail('"timestamp" must be unix seconds');
   if (!isCount(obj.keyVersion, 1)) fail('"keyVersion" must be a whole number from 1');
   const b = obj.bundle as Record<string, unknown> | null;
-  if (typeof b !== 'object' || b === null || Object.keys(b).sort().join() !== 'bytes,file,sha256') fail('"bundle" must have exactly "file", "bytes" and "sha256"');
+  if (typeof b !== 'object' || b === null || Object.keys(b).sort().join() !== 'bytes,file,sha256')
+    fail('"bundle" must have exactly "file", "bytes" and "sha256"');
   const bundle = b as Record<string, unknown>;
-  if (typeof bundle.file !== 'string' || !isCount(bundle.bytes, 1) || typeof bundle.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(bundle.sha256)) fail('"bundle" has a bad file name, length or SHA-256');
+  if (typeof bundle.file !== 'string' || !isCount(bundle.bytes, 1) || typeof bundle.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(bundle.sha256))
+    fail('"bundle" has a bad file name, length or SHA-256');
   return {
     channel: obj.channel as string,
     urlPrefix: obj.urlPrefix as string,
@@ -125,7 +144,10 @@ export function parseRelease(bytes: Uint8Array): Release {
 
 function expectSame(what: string, signed: unknown, expected: unknown, code: 'wrong-channel' | 'timestamp-mismatch' = 'wrong-channel'): void {
   if (JSON.stringify(signed) !== JSON.stringify(expected)) {
-    throw new ChannelError(code, `signed ${what} is ${JSON.stringify(signed)}, but this channel's is ${JSON.stringify(expected)}; refusing a file made for another channel (mix-and-match)`);
+    throw new ChannelError(
+      code,
+      `signed ${what} is ${JSON.stringify(signed)}, but this channel's is ${JSON.stringify(expected)}; refusing a file made for another channel (mix-and-match)`,
+    );
   }
 }
 
@@ -148,11 +170,15 @@ export function checkReleaseBinding(release: Release, def: ChannelDefinition, ad
       `signed release is dated ${release.timestamp} (${formatTimestamp(release.timestamp)}) but was published as ${advertised}; possible downgrade attack`,
     );
   }
-  if (release.keyVersion !== keyVersion) throw new ChannelError('invalid-release', `release claims key version ${keyVersion} outside its signature but ${release.keyVersion} inside`);
-  if (release.bundle.file !== bundleFileName(advertised)) throw new ChannelError('invalid-release', `release names bundle ${JSON.stringify(release.bundle.file)}, expected ${bundleFileName(advertised)}`);
+  if (release.keyVersion !== keyVersion)
+    throw new ChannelError('invalid-release', `release claims key version ${keyVersion} outside its signature but ${release.keyVersion} inside`);
+  if (release.bundle.file !== bundleFileName(advertised))
+    throw new ChannelError('invalid-release', `release names bundle ${JSON.stringify(release.bundle.file)}, expected ${bundleFileName(advertised)}`);
 }
 
 export async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes.buffer instanceof ArrayBuffer ? (bytes as Uint8Array<ArrayBuffer>) : new Uint8Array(bytes)));
+  const digest = new Uint8Array(
+    await crypto.subtle.digest('SHA-256', bytes.buffer instanceof ArrayBuffer ? (bytes as Uint8Array<ArrayBuffer>) : new Uint8Array(bytes)),
+  );
   return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
 }

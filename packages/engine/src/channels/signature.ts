@@ -132,11 +132,10 @@ export interface SigningKeyPair {
 
 /** A fresh RSA-PSS 4096 key pair as JWKs (the channel file embeds the public one). */
 export async function generateSigningKeyPair(modulusBits = GENERATED_MODULUS_BITS): Promise<SigningKeyPair> {
-  const pair = await crypto.subtle.generateKey(
-    { ...KEY_ALGORITHM, modulusLength: modulusBits, publicExponent: new Uint8Array([1, 0, 1]) },
-    true,
-    ['sign', 'verify'],
-  );
+  const pair = await crypto.subtle.generateKey({ ...KEY_ALGORITHM, modulusLength: modulusBits, publicExponent: new Uint8Array([1, 0, 1]) }, true, [
+    'sign',
+    'verify',
+  ]);
   const privateKey = await crypto.subtle.exportKey('jwk', pair.privateKey);
   const publicKey = await crypto.subtle.exportKey('jwk', pair.publicKey);
   return { privateKey, publicKey: { kty: 'RSA', n: publicKey.n, e: publicKey.e, alg: 'PS256' } };

@@ -25,10 +25,7 @@ export function parseAdvertisedTimestamp(bytes: Uint8Array): number {
 /** A timestamp far ahead of the clock would block every later update, since clients only accept newer ones. */
 export function checkNotInFuture(timestamp: number, nowSeconds: number): void {
   if (timestamp > nowSeconds + FUTURE_TOLERANCE_SECONDS) {
-    throw new ChannelError(
-      'invalid-timestamp',
-      `timestamp ${timestamp} (${formatTimestamp(timestamp)}) is in the future (now ${formatTimestamp(nowSeconds)})`,
-    );
+    throw new ChannelError('invalid-timestamp', `timestamp ${timestamp} (${formatTimestamp(timestamp)}) is in the future (now ${formatTimestamp(nowSeconds)})`);
   }
 }
 

@@ -16,7 +16,15 @@ import {
   releaseSignatureFileName,
 } from './layout.js';
 import { type ChannelLimits, DEFAULT_CHANNEL_LIMITS } from './limits.js';
-import { checkCertificateBinding, checkReleaseBinding, claimedKeyVersion, MAX_SIGNED_DOCUMENT_BYTES, parseKeyCertificate, parseRelease, sha256Hex } from './release.js';
+import {
+  checkCertificateBinding,
+  checkReleaseBinding,
+  claimedKeyVersion,
+  MAX_SIGNED_DOCUMENT_BYTES,
+  parseKeyCertificate,
+  parseRelease,
+  sha256Hex,
+} from './release.js';
 import { verifySignature } from './signature.js';
 import type { ChannelRecord, ChannelStorage, CheckResult, InstalledBundle, LastCheck, SigningKeyRecord } from './state.js';
 import { checkNotInFuture, formatTimestamp, parseAdvertisedTimestamp } from './timestamp.js';
@@ -56,7 +64,13 @@ interface Learned {
  * The online key for `version`: the remembered one when it is that version, else its
  * certificate, verified with the definition's root key and checked to name this channel.
  */
-async function signingKeyFor(channel: ChannelDefinition, record: ChannelRecord | undefined, version: number, options: ChannelCheckOptions, limits: ChannelLimits): Promise<SigningKeyRecord> {
+async function signingKeyFor(
+  channel: ChannelDefinition,
+  record: ChannelRecord | undefined,
+  version: number,
+  options: ChannelCheckOptions,
+  limits: ChannelLimits,
+): Promise<SigningKeyRecord> {
   const binding = channelBinding(channel);
   const known = record?.signingKey;
   if (known !== undefined && known.verifiedFor === binding && known.version === version) return known;
@@ -121,7 +135,10 @@ async function fetchVerified(
   const releaseSig = await options.fetchBytes(url(releaseSignatureFileName(advertised)), { maxBytes: limits.maxSignatureBytes });
   const keyVersion = claimedKeyVersion(releaseBytes);
   if (keyVersion < required) {
-    throw new ChannelError('key-revoked', `release ${advertised} is signed by key version ${keyVersion}, which is revoked (version ${required} or newer is required)`);
+    throw new ChannelError(
+      'key-revoked',
+      `release ${advertised} is signed by key version ${keyVersion}, which is revoked (version ${required} or newer is required)`,
+    );
   }
   const signingKey = await signingKeyFor(channel, record, keyVersion, options, limits);
   await verifySignature(signingKey.key, releaseSig, releaseBytes);
@@ -129,7 +146,8 @@ async function fetchVerified(
   checkReleaseBinding(release, channel, advertised, keyVersion);
   if (signingKey.version > (learned.signingKey?.version ?? 0)) learned.signingKey = signingKey;
 
-  if (release.bundle.bytes > limits.maxBundleBytes) throw new ChannelError('too-large', `release announces a bundle of ${release.bundle.bytes} bytes, above the limit of ${limits.maxBundleBytes}`);
+  if (release.bundle.bytes > limits.maxBundleBytes)
+    throw new ChannelError('too-large', `release announces a bundle of ${release.bundle.bytes} bytes, above the limit of ${limits.maxBundleBytes}`);
   // gzip never grows data by more than a few bytes per 16 KiB block; anything longer is not this bundle.
   const maxDownload = Math.min(limits.maxCompressedBytes, release.bundle.bytes + (release.bundle.bytes >> 6) + 1024);
   const body = await options.fetchBytes(url(bundleFileName(advertised)), { maxBytes: maxDownload });
@@ -153,14 +171,21 @@ async function fetchVerified(
     throw new ChannelError('corrupt-bundle', `signed bundle does not load: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
   if (embedded !== advertised) {
-    throw new ChannelError('timestamp-mismatch', `bundle carries timestamp ${embedded} (${formatTimestamp(embedded)}) but was published as ${advertised}; possible downgrade attack`);
+    throw new ChannelError(
+      'timestamp-mismatch',
+      `bundle carries timestamp ${embedded} (${formatTimestamp(embedded)}) but was published as ${advertised}; possible downgrade attack`,
+    );
   }
   checkBundleDestinations(engine, destinationPolicy(channel.scope, channel.destinations));
   return { timestamp: advertised, bundle, rulesetCount, keyVersion, verifiedFor: channelBinding(channel) };
 }
 
 /** Verifies the newest release without storing anything (for tools); `record` is what is installed. */
-export async function fetchVerifiedBundle(channel: ChannelDefinition, record: ChannelRecord | undefined, options: ChannelCheckOptions): Promise<Omit<InstalledBundle, 'installedAt'> | undefined> {
+export async function fetchVerifiedBundle(
+  channel: ChannelDefinition,
+  record: ChannelRecord | undefined,
+  options: ChannelCheckOptions,
+): Promise<Omit<InstalledBundle, 'installedAt'> | undefined> {
   return fetchVerified(channel, record, usableInstalled(channel, record), options, {});
 }
 
@@ -216,7 +241,8 @@ export async function checkChannel(channel: ChannelDefinition, storage: ChannelS
   // scope, …) stays on disk but no longer applies.
   const failed: ChannelRecord = { ...(latest ?? { channel }), channel, lastCheck: { at: startedAt, result: 'failed', error: outcome.error } };
   const bound = channelBinding(channel);
-  if (learned.signingKey && (failed.signingKey?.verifiedFor !== bound || failed.signingKey.version < learned.signingKey.version)) failed.signingKey = learned.signingKey;
+  if (learned.signingKey && (failed.signingKey?.verifiedFor !== bound || failed.signingKey.version < learned.signingKey.version))
+    failed.signingKey = learned.signingKey;
   try {
     await storage.save(failed);
   } catch {

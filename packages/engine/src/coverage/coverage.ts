@@ -73,7 +73,12 @@ export function rulesetCoverage(ruleset: Ruleset, others?: CollectionRewriter): 
   for (const test of tests) {
     const first = seen.get(test.url);
     if (first !== undefined) {
-      at(test.loc, 'warning', 'duplicate-test', `test url ${test.url} is already tested at line ${first.loc?.line ?? '?'}${first.implicit ? ' (implied by its target)' : ''}`);
+      at(
+        test.loc,
+        'warning',
+        'duplicate-test',
+        `test url ${test.url} is already tested at line ${first.loc?.line ?? '?'}${first.implicit ? ' (implied by its target)' : ''}`,
+      );
       continue;
     }
     seen.set(test.url, test);
@@ -90,7 +95,12 @@ export function rulesetCoverage(ruleset: Ruleset, others?: CollectionRewriter): 
       test.owner = { kind: 'exclusion', index: excludedBy };
       const other = others?.rewriteWithRuleset(test.url);
       if (other !== undefined && other.rewritten !== null && other.ruleset !== ruleset.name) {
-        at(test.loc, 'warning', 'excluded-still-rewritten', `test url ${test.url} is excluded here, but ruleset "${other.ruleset}" still rewrites it to ${other.rewritten}`);
+        at(
+          test.loc,
+          'warning',
+          'excluded-still-rewritten',
+          `test url ${test.url} is excluded here, but ruleset "${other.ruleset}" still rewrites it to ${other.rewritten}`,
+        );
       }
       continue;
     }
@@ -104,14 +114,29 @@ export function rulesetCoverage(ruleset: Ruleset, others?: CollectionRewriter): 
   ruleset.rules.forEach((rule, index) => {
     const need = needed(rule.from);
     const have = count('rule', index);
-    if (have < need) at(rule.loc, 'error', 'rule-coverage', `rule from "${rule.from}" has ${have} test${have === 1 ? '' : 's'}, needs ${need} (one per branch of the pattern)`);
+    if (have < need)
+      at(
+        rule.loc,
+        'error',
+        'rule-coverage',
+        `rule from "${rule.from}" has ${have} test${have === 1 ? '' : 's'}, needs ${need} (one per branch of the pattern)`,
+      );
   });
   ruleset.exclusions.forEach((exclusion, index) => {
     const need = needed(exclusion.pattern);
     const have = count('exclusion', index);
-    if (have < need) at(exclusion.loc, 'error', 'exclusion-coverage', `exclusion "${exclusion.pattern}" has ${have} test${have === 1 ? '' : 's'}, needs ${need} (one per branch of the pattern)`);
+    if (have < need)
+      at(
+        exclusion.loc,
+        'error',
+        'exclusion-coverage',
+        `exclusion "${exclusion.pattern}" has ${have} test${have === 1 ? '' : 's'}, needs ${need} (one per branch of the pattern)`,
+      );
   });
-  const notExcluded = unique.filter((t) => t.owner?.kind !== 'exclusion').map((t) => hostOf(t.url)).filter((h): h is string => h !== null);
+  const notExcluded = unique
+    .filter((t) => t.owner?.kind !== 'exclusion')
+    .map((t) => hostOf(t.url))
+    .filter((h): h is string => h !== null);
   for (const target of ruleset.targets) {
     if (!target.host.startsWith('*.') && !target.host.endsWith('.*')) continue;
     const have = notExcluded.filter((h) => h !== target.host && targetKeysFor(h).includes(target.host)).length;

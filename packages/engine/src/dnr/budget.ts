@@ -29,7 +29,13 @@ export function spendRegexBudget(plans: RulesetPlan[], budget: number, omit: Omi
       const swap = new Set(plan.widenable.flatMap((w) => w.exact));
       const allows = [...plan.allows.filter((r) => !swap.has(r)), ...plan.widenable.flatMap((w) => w.widened.rules)];
       for (const w of plan.widenable) {
-        omit(plan.ruleset, 'exclusion', w.index, plan.ruleset.exclusions[w.index]!.pattern, `regex budget exhausted; widened to all URLs starting with ${w.widened.prefixes.join(', ')}`);
+        omit(
+          plan.ruleset,
+          'exclusion',
+          w.index,
+          plan.ruleset.exclusions[w.index]!.pattern,
+          `regex budget exhausted; widened to all URLs starting with ${w.widened.prefixes.join(', ')}`,
+        );
       }
       plans[i] = plan = { ...plan, allows, widenable: [] };
       allowRegexes = allows.filter((r) => r.condition.regexFilter !== undefined).length;

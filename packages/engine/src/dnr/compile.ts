@@ -83,7 +83,8 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
   const maxInstructions = options.maxRegexInstructions ?? DEFAULT_MAX_REGEX_INSTRUCTIONS;
   const omissions: DnrOmission[] = [];
   const omit = (ruleset: Ruleset, what: DnrOmission['what'], index: number, source: string, reason: string): void => {
-    const element = what === 'rule' ? ruleset.rules[index] : what === 'exclusion' ? ruleset.exclusions[index] : what === 'target' ? ruleset.targets[index] : undefined;
+    const element =
+      what === 'rule' ? ruleset.rules[index] : what === 'exclusion' ? ruleset.exclusions[index] : what === 'target' ? ruleset.targets[index] : undefined;
     const loc = element?.loc ?? ruleset.loc;
     omissions.push({ ruleset: ruleset.name, file: loc?.file, line: loc?.line, what, index, source, reason });
   };
@@ -101,7 +102,9 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
 
   // The shared host-group regexes come first from the budget; the rest goes to rulesets,
   // cheapest first, so as many rulesets as possible are reproduced completely.
-  const needsCredentialsAllow = plans.some((p) => p.rules.some((r) => r.rules.some((x) => x.action.type === 'redirect' && x.condition.regexFilter !== undefined)));
+  const needsCredentialsAllow = plans.some((p) =>
+    p.rules.some((r) => r.rules.some((x) => x.action.type === 'redirect' && x.condition.regexFilter !== undefined)),
+  );
   const groupRegexes = trivialGroups(plans).length + (needsCredentialsAllow ? 1 : 0);
   skipped += spendRegexBudget(plans, Math.max(0, regexLimit - groupRegexes), omit);
 

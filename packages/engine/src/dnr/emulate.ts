@@ -107,7 +107,7 @@ function compileRule(rule: DnrRule): CompiledRule {
 
 /** `requestDomains` semantics: the host itself or any parent domain is listed. */
 function domainListed(host: string, domains: ReadonlySet<string>): boolean {
-  for (let at = -1; ; ) {
+  for (let at = -1; ;) {
     if (domains.has(host.slice(at + 1))) return true;
     at = host.indexOf('.', at + 1);
     if (at < 0) return false;

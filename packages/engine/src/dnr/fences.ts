@@ -25,11 +25,19 @@ export function fence(ctx: PlanContext, targets: readonly ClassifiedTarget[], ht
   const fenceFor = (key: string, urlFilter: string, domain: string, below: boolean): void => {
     if (ctx.fences.has(key)) return;
     // Hosts a target covers stay open (their own subtrees are fenced when reachable).
-    const inside = below ? ctx.targets.flatMap((t) => (t.kind === 'exact' ? [t.host] : t.kind === 'left' ? [t.suffix] : [])).filter((h) => h.endsWith(`.${domain}`)) : [];
+    const inside = below
+      ? ctx.targets.flatMap((t) => (t.kind === 'exact' ? [t.host] : t.kind === 'left' ? [t.suffix] : [])).filter((h) => h.endsWith(`.${domain}`))
+      : [];
     ctx.fences.set(key, {
       priority: ctx.allowPriority,
       action: { type: 'allow' },
-      condition: { urlFilter, ...caseSensitive, requestDomains: [domain], ...(inside.length > 0 ? { excludedRequestDomains: [...new Set(inside)].sort() } : {}), ...ALL_TYPES() },
+      condition: {
+        urlFilter,
+        ...caseSensitive,
+        requestDomains: [domain],
+        ...(inside.length > 0 ? { excludedRequestDomains: [...new Set(inside)].sort() } : {}),
+        ...ALL_TYPES(),
+      },
     });
   };
   for (const t of targets) {
@@ -68,7 +76,8 @@ export function rewriteDomains(ctx: PlanContext, prefixes: readonly string[] | n
   if (domains !== ctx.domainCondition) return domains;
   if (ctx.domainCondition.requestDomains === undefined) {
     const patterns = regex === null ? null : hostPatterns(regex);
-    if (patterns === null || !patterns.every((p) => patternCovered(ctx.targets, p))) return 'may match hosts no target covers (right or middle wildcard targets have no DNR domain list)';
+    if (patterns === null || !patterns.every((p) => patternCovered(ctx.targets, p)))
+      return 'may match hosts no target covers (right or middle wildcard targets have no DNR domain list)';
     return domains;
   }
   const shape = regex === null ? null : hostShape(regex);

@@ -185,7 +185,12 @@ export function hostPatterns(source: string): string[] | null {
   for (const p of prefixes) {
     const m = /^https?:\/\/([^/:?#@]+)[/:]/.exec(p);
     if (!m) return null;
-    hosts.add(m[1]!.split('.').map((label) => (label.includes(OPEN) ? '*' : label)).join('.'));
+    hosts.add(
+      m[1]!
+        .split('.')
+        .map((label) => (label.includes(OPEN) ? '*' : label))
+        .join('.'),
+    );
   }
   return [...hosts];
 }

@@ -4,9 +4,7 @@
  * when `b` is a single label), or one label on the right or in the middle (`a.*`, `a.*.c`).
  */
 export type ClassifiedTarget =
-  | { kind: 'exact'; host: string; labels: number }
-  | { kind: 'left'; suffix: string; labels: number }
-  | { kind: 'pattern'; host: string };
+  { kind: 'exact'; host: string; labels: number } | { kind: 'left'; suffix: string; labels: number } | { kind: 'pattern'; host: string };
 
 /** Lowercase ASCII, trailing dots dropped, non-ASCII labels in punycode (DNR wants that form). */
 export function normalizeHost(host: string): string | null {

@@ -1,4 +1,13 @@
-export { compileDnr, rulesetCeilingPriority, MAX_COMPILED_PRIORITY, DEFAULT_MAX_REGEX_INSTRUCTIONS, type DnrCompileOptions, type DnrCompileResult, type DnrOmission, type DnrReport } from './compile.js';
+export {
+  compileDnr,
+  rulesetCeilingPriority,
+  MAX_COMPILED_PRIORITY,
+  DEFAULT_MAX_REGEX_INSTRUCTIONS,
+  type DnrCompileOptions,
+  type DnrCompileResult,
+  type DnrOmission,
+  type DnrReport,
+} from './compile.js';
 export { DnrEmulator, urlFilterToRegExp, type DnrOutcome, type DnrRequest } from './emulate.js';
 export { translateRegex, translateReplacement, type Re2Translation } from './re2.js';
 export { expandLiteralLanguage, type LiteralExpansion, type LiteralLanguage } from '../regex/literal-language.js';

@@ -69,13 +69,24 @@ export function analyzeLookaround(source: string): LookaroundShape | null {
     });
     const capturingSource = look.negate
       ? null
-      : `${els.slice(0, at).map((e) => e.raw).join('')}(${look.alternatives.map((a) => a.raw).join('|')})`;
+      : `${els
+          .slice(0, at)
+          .map((e) => e.raw)
+          .join('')}(${look.alternatives.map((a) => a.raw).join('|')})`;
     return { kind: 'trailing', negate: look.negate, prefix, carved, capturingSource, collapsedRun };
   }
 
-  const head = els.slice(0, at).map((e) => e.raw).join('');
+  const head = els
+    .slice(0, at)
+    .map((e) => e.raw)
+    .join('');
   if (look.negate && (head === '^http:\\/\\/' || head === '^http://')) {
-    const restSource = head + els.slice(at + 1).map((e) => e.raw).join('');
+    const restSource =
+      head +
+      els
+        .slice(at + 1)
+        .map((e) => e.raw)
+        .join('');
     return { kind: 'leading', restSource, carved: alternatives.map((a) => ({ text: `http://${a.text}`, exact: a.exact })) };
   }
   return null;

@@ -9,9 +9,7 @@ import { dollarUses } from '../regex/replacement.js';
  * numbering is unchanged. Lookarounds and backreferences have no RE2 equivalent: the caller
  * gets a reason instead.
  */
-export type Re2Translation =
-  | { ok: true; re2: string; captures: number; estimatedInstructions: number }
-  | { ok: false; reason: string };
+export type Re2Translation = { ok: true; re2: string; captures: number; estimatedInstructions: number } | { ok: false; reason: string };
 
 class Untranslatable extends Error {}
 
@@ -133,8 +131,7 @@ function escapeChar(code: number, inClass: boolean): string {
  * range plus joins, repetitions expand their copies as RE2's compiler does.
  */
 export function estimateInstructions(pattern: AST.Pattern): number {
-  const alts = (list: AST.Alternative[]): number =>
-    list.reduce((sum, a) => sum + a.elements.reduce((s, e) => s + el(e), 0), 0) + Math.max(0, list.length - 1);
+  const alts = (list: AST.Alternative[]): number => list.reduce((sum, a) => sum + a.elements.reduce((s, e) => s + el(e), 0), 0) + Math.max(0, list.length - 1);
   const setCost = (kind: string): number => (kind === 'word' ? 4 : kind === 'space' ? 3 : kind === 'any' ? 2 : 1);
   const el = (e: AST.Element): number => {
     switch (e.type) {

@@ -24,7 +24,10 @@ export function schemeOnlyHosts(from: string, to: string, targets: readonly Clas
   if (targets.some((t) => t.kind === 'pattern')) return null;
   const els = topLevelElements(from);
   if (!els) return null;
-  const head = els.slice(0, 8).map((e) => e.raw).join('');
+  const head = els
+    .slice(0, 8)
+    .map((e) => e.raw)
+    .join('');
   if (head.replace(/\\\//g, '/') !== '^http://' || els[els.length - 1]?.type !== 'Character' || els[els.length - 1]!.raw.replace('\\', '') !== '/') return null;
   // The replacement must spell the match back: literal characters as they are, each capturing
   // group (optional or not) as its `$n`.
@@ -34,11 +37,19 @@ export function schemeOnlyHosts(from: string, to: string, targets: readonly Clas
     if (el.type === 'Character') expected += String.fromCharCode(el.value);
     else if (el.type === 'CapturingGroup' || (el.type === 'Quantifier' && el.min === 0 && el.max === 1 && el.element.type === 'CapturingGroup')) {
       const g = el.type === 'CapturingGroup' ? el : (el.element as AST.CapturingGroup);
-      if (/\((?!\?)/.test(g.alternatives.map((a) => a.raw).join('|').replace(/\\./g, ''))) return null;
+      if (
+        /\((?!\?)/.test(
+          g.alternatives
+            .map((a) => a.raw)
+            .join('|')
+            .replace(/\\./g, ''),
+        )
+      )
+        return null;
       expected += `$${++group}`;
     } else return null;
   }
-  if (group > 9 || to !== expected || /\$/.test(expected.replace(/\$\d/g, '')) ) return null;
+  if (group > 9 || to !== expected || /\$/.test(expected.replace(/\$\d/g, ''))) return null;
   // The reduction holds only for port-less URLs: a host piece that can match ':' could take a port.
   if (els.slice(8, -1).some((e) => mayMatchChar(e, ':'))) return null;
   const re = rulesetRegexOrNull(from);
@@ -100,7 +111,11 @@ export function planRule(ctx: PlanContext, j: number, priority: number): RulePla
   if (rc === null) return { trivial: false, rules: [], regexes: 0 };
   const substitution = translateReplacement(rule.to, rc.captures);
   if (substitution === null) return "replacement uses $`, $' or a group number RE2 cannot substitute";
-  return { trivial: false, regexes: 1, rules: [{ priority, action: { type: 'redirect', redirect: { regexSubstitution: substitution } }, condition: rc.condition }] };
+  return {
+    trivial: false,
+    regexes: 1,
+    rules: [{ priority, action: { type: 'redirect', redirect: { regexSubstitution: substitution } }, condition: rc.condition }],
+  };
 }
 
 /**
@@ -243,5 +258,8 @@ export function slashRunRule(from: string, to: string, priority: number, covered
   if (last.element.type !== 'Character' || last.element.value !== 0x2f) return null;
   const rules = literalRule(from.slice(0, last.start) + last.element.raw, to, priority, covered);
   if (!rules || rules.some((r) => !r.condition.urlFilter?.endsWith('/'))) return null;
-  return rules.flatMap((r) => [r, { priority: priority + 1, action: { type: 'allow' }, condition: { ...r.condition, urlFilter: `${r.condition.urlFilter}/` } }]);
+  return rules.flatMap((r) => [
+    r,
+    { priority: priority + 1, action: { type: 'allow' }, condition: { ...r.condition, urlFilter: `${r.condition.urlFilter}/` } },
+  ]);
 }

@@ -39,7 +39,13 @@ export function lintCollection(files: readonly LintedFile[]): Diagnostic[] {
     byLowerFile.set(base.toLowerCase(), lower);
     if (!FILE_NAME.test(base)) {
       out.push(
-        diagnosticAt(undefined, 'error', 'file-name', `file name "${base}" should be the site name with only A-Z, a-z, 0-9, ".", "_", "+", "-" and end in ".xml"`, entry.file),
+        diagnosticAt(
+          undefined,
+          'error',
+          'file-name',
+          `file name "${base}" should be the site name with only A-Z, a-z, 0-9, ".", "_", "+", "-" and end in ".xml"`,
+          entry.file,
+        ),
       );
     }
   }
@@ -49,7 +55,13 @@ export function lintCollection(files: readonly LintedFile[]): Diagnostic[] {
       const others = entries.filter((e) => e !== entry).map((e) => baseName(e.file));
       const target = entry.ruleset.targets.find((t) => t.host === host);
       out.push(
-        diagnosticAt(target?.loc ?? entry.ruleset.loc, 'warning', 'duplicate-target', `target "${host}" is also a target of ${others.join(', ')}; rulesets are tried in file-name order`, entry.file),
+        diagnosticAt(
+          target?.loc ?? entry.ruleset.loc,
+          'warning',
+          'duplicate-target',
+          `target "${host}" is also a target of ${others.join(', ')}; rulesets are tried in file-name order`,
+          entry.file,
+        ),
       );
     }
   }
@@ -57,13 +69,32 @@ export function lintCollection(files: readonly LintedFile[]): Diagnostic[] {
     if (entries.length < 2) continue;
     for (const entry of entries) {
       const others = entries.filter((e) => e !== entry).map((e) => baseName(e.file));
-      out.push(diagnosticAt(entry.ruleset.loc, 'warning', 'duplicate-name', `ruleset name "${name}" is also used by ${others.join(', ')}; users turn rulesets on and off by name`, entry.file));
+      out.push(
+        diagnosticAt(
+          entry.ruleset.loc,
+          'warning',
+          'duplicate-name',
+          `ruleset name "${name}" is also used by ${others.join(', ')}; users turn rulesets on and off by name`,
+          entry.file,
+        ),
+      );
     }
   }
   for (const clash of byLowerFile.values()) {
     if (clash.length < 2) continue;
     for (const file of clash) {
-      out.push(diagnosticAt(undefined, 'error', 'file-name', `file name differs only in case from ${clash.filter((f) => f !== file).map(baseName).join(', ')}; that breaks case-insensitive file systems`, file));
+      out.push(
+        diagnosticAt(
+          undefined,
+          'error',
+          'file-name',
+          `file name differs only in case from ${clash
+            .filter((f) => f !== file)
+            .map(baseName)
+            .join(', ')}; that breaks case-insensitive file systems`,
+          file,
+        ),
+      );
     }
   }
   return out;

@@ -220,7 +220,10 @@ export function fixRuleset(xml: string, file: string): FixResult {
   const ruleSpans = rules?.map((r) => spanOf(spans, 'rule', r.loc)) ?? [];
   if (rules !== null && ruleSpans.every((s) => s !== null)) {
     const [first, ...rest] = ruleSpans as ElementSpan[];
-    const edits: FixEdit[] = [{ start: (first as ElementSpan).start, end: (first as ElementSpan).end, text: '<rule from="^http:" to="https:" />' }, ...rest.map((s) => removal(xml, s))];
+    const edits: FixEdit[] = [
+      { start: (first as ElementSpan).start, end: (first as ElementSpan).end, text: '<rule from="^http:" to="https:" />' },
+      ...rest.map((s) => removal(xml, s)),
+    ];
     candidates.push({
       code: 'trivialize',
       line: (first as ElementSpan).line,

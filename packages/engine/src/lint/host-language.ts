@@ -212,7 +212,7 @@ function intersection(x: Automaton, y: Automaton, budget: number): string | numb
     const [p, q] = queue[head] as [number, number];
     if (p === x.accept && q === y.accept) {
       let text = '';
-      for (let k = key(p, q); ; ) {
+      for (let k = key(p, q); ;) {
         const [prev, ch] = parent.get(k) as [number, string];
         if (prev === -1) break;
         text = ch + text;

@@ -2,7 +2,6 @@ import type { AST } from '@eslint-community/regexpp';
 import { childrenOf } from '../regex/pattern-ast.js';
 export { countCapturingGroups, parsePattern } from '../regex/pattern-ast.js';
 
-
 /**
  * Branch count of a pattern, which sets how many tests a rule or exclusion needs:
  * 1 + for every disjunction (top level or in a group) its alternatives minus one

@@ -98,7 +98,9 @@ function lintFrom(rule: Rule, out: Diagnostic[]): void {
   if (!rule.from.startsWith('^http://')) {
     const hint = /^\^(?:\(\?:)?https/.test(rule.from)
       ? '; rules must not touch https URLs, which are already secure'
-      : rule.from.startsWith('http') ? '; it lacks the leading "^"' : '';
+      : rule.from.startsWith('http')
+        ? '; it lacks the leading "^"'
+        : '';
     out.push(diagnosticAt(rule.loc, 'error', 'from-prefix', `from "${rule.from}" must be "^http:" or start with "^http://"${hint}`));
     return;
   }
@@ -110,7 +112,14 @@ function lintFrom(rule: Rule, out: Diagnostic[]): void {
 function lintTo(rule: Rule, groupCount: number | null, out: Diagnostic[]): void {
   if (rule.to === 'https:') {
     if (rule.from !== TRIVIAL_FROM) {
-      out.push(diagnosticAt(rule.loc, 'error', 'to-https-colon', `to="https:" only works with from="^http:"; with from "${rule.from}" it drops the host, write to="https://host/"`));
+      out.push(
+        diagnosticAt(
+          rule.loc,
+          'error',
+          'to-https-colon',
+          `to="https:" only works with from="^http:"; with from "${rule.from}" it drops the host, write to="https://host/"`,
+        ),
+      );
     }
   } else if (!/^https:\/\/[^/\s\\]*\/[^\s\\]*$/.test(rule.to)) {
     const why = !rule.to.startsWith('https://') ? 'must be "https:" or start with "https://"' : 'must contain a host and a "/" and no spaces or backslashes';
@@ -120,12 +129,26 @@ function lintTo(rule: Rule, groupCount: number | null, out: Diagnostic[]): void 
   for (const use of dollarUses(rule.to, groupCount)) {
     if (use.kind === 'missing-group') {
       out.push(
-        diagnosticAt(rule.loc, 'error', 'to-missing-group', `to "${rule.to}" uses ${use.text} but from has ${groupCount} capturing group${groupCount === 1 ? '' : 's'}; JavaScript inserts "${use.text}" literally`),
+        diagnosticAt(
+          rule.loc,
+          'error',
+          'to-missing-group',
+          `to "${rule.to}" uses ${use.text} but from has ${groupCount} capturing group${groupCount === 1 ? '' : 's'}; JavaScript inserts "${use.text}" literally`,
+        ),
       );
     } else if (use.kind === 'literal' && use.text !== '$$') {
-      out.push(diagnosticAt(rule.loc, 'warning', 'to-literal-dollar', `to "${rule.to}" has "${use.text}", which is not a group reference; "$" is inserted literally`));
+      out.push(
+        diagnosticAt(rule.loc, 'warning', 'to-literal-dollar', `to "${rule.to}" has "${use.text}", which is not a group reference; "$" is inserted literally`),
+      );
     } else if (use.kind === 'special') {
-      out.push(diagnosticAt(rule.loc, 'warning', 'to-literal-dollar', `to "${rule.to}" has "${use.text}", a special replacement pattern that inserts part of the original URL`));
+      out.push(
+        diagnosticAt(
+          rule.loc,
+          'warning',
+          'to-literal-dollar',
+          `to "${rule.to}" has "${use.text}", a special replacement pattern that inserts part of the original URL`,
+        ),
+      );
     }
   }
 }
@@ -154,7 +177,12 @@ function lintDomainChange(rule: Rule, re: RulesetRegex, facts: PatternFacts, hos
       const to = registrableDomain(newHost);
       if (to !== from) {
         out.push(
-          diagnosticAt(rule.loc, 'info', 'changes-domain', `rule sends ${host} to ${newHost}: registrable domain changes from ${from ?? host} to ${to ?? newHost}`),
+          diagnosticAt(
+            rule.loc,
+            'info',
+            'changes-domain',
+            `rule sends ${host} to ${newHost}: registrable domain changes from ${from ?? host} to ${to ?? newHost}`,
+          ),
         );
         return;
       }
@@ -173,10 +201,22 @@ export function lintRulesAndPatterns(ruleset: Ruleset): Diagnostic[] {
   for (const rule of ruleset.rules) {
     if (trivialAt !== null) {
       out.push(
-        diagnosticAt(rule.loc, 'warning', 'dead-rule', `rule from "${rule.from}" never applies: the trivial rule at line ${trivialAt.loc?.line ?? '?'} rewrites every http URL first`),
+        diagnosticAt(
+          rule.loc,
+          'warning',
+          'dead-rule',
+          `rule from "${rule.from}" never applies: the trivial rule at line ${trivialAt.loc?.line ?? '?'} rewrites every http URL first`,
+        ),
       );
     } else if (seenFrom.has(rule.from)) {
-      out.push(diagnosticAt(rule.loc, 'warning', 'dead-rule', `rule from "${rule.from}" never applies: the rule at line ${seenFrom.get(rule.from)?.loc?.line ?? '?'} has the same from`));
+      out.push(
+        diagnosticAt(
+          rule.loc,
+          'warning',
+          'dead-rule',
+          `rule from "${rule.from}" never applies: the rule at line ${seenFrom.get(rule.from)?.loc?.line ?? '?'} has the same from`,
+        ),
+      );
     }
     if (isTrivialRule(rule) && trivialAt === null) trivialAt = rule;
     if (!seenFrom.has(rule.from)) seenFrom.set(rule.from, rule);
@@ -192,7 +232,12 @@ export function lintRulesAndPatterns(ruleset: Ruleset): Diagnostic[] {
     if (hosts === null) continue;
     if (hosts.length === 0) {
       out.push(
-        diagnosticAt(rule.loc, 'warning', 'unreachable-rule', `rule from "${rule.from}" never applies: no target of this ruleset matches its host part "${facts.host.source}"`),
+        diagnosticAt(
+          rule.loc,
+          'warning',
+          'unreachable-rule',
+          `rule from "${rule.from}" never applies: no target of this ruleset matches its host part "${facts.host.source}"`,
+        ),
       );
       continue;
     }
@@ -203,21 +248,41 @@ export function lintRulesAndPatterns(ruleset: Ruleset): Diagnostic[] {
     const facts = factsOf(exclusion.pattern);
     if (!exclusion.pattern.startsWith('^http')) {
       out.push(
-        diagnosticAt(exclusion.loc, 'warning', 'exclusion-unanchored', `exclusion "${exclusion.pattern}" does not start with "^http"; it can match anywhere in a URL, e.g. in a query string`),
+        diagnosticAt(
+          exclusion.loc,
+          'warning',
+          'exclusion-unanchored',
+          `exclusion "${exclusion.pattern}" does not start with "^http"; it can match anywhere in a URL, e.g. in a query string`,
+        ),
       );
     }
     lintDots(exclusion.pattern, facts, 'exclusion', exclusion.loc, out);
     if (analysable(facts.host) && reachOf(facts.host, ruleset, targetSet)?.length === 0) {
       out.push(
-        diagnosticAt(exclusion.loc, 'warning', 'unreachable-exclusion', `exclusion "${exclusion.pattern}" never applies: no target of this ruleset matches its host part "${facts.host.source}"`),
+        diagnosticAt(
+          exclusion.loc,
+          'warning',
+          'unreachable-exclusion',
+          `exclusion "${exclusion.pattern}" never applies: no target of this ruleset matches its host part "${facts.host.source}"`,
+        ),
       );
     }
   }
 
   for (const cookie of ruleset.secureCookies) {
-    for (const [attr, value] of [['host', cookie.host], ['name', cookie.name]] as const) {
+    for (const [attr, value] of [
+      ['host', cookie.host],
+      ['name', cookie.name],
+    ] as const) {
       if (value === '.' || value === '.*') {
-        out.push(diagnosticAt(cookie.loc, 'warning', 'securecookie-wildcard', `securecookie ${attr}="${value}" should be written ${attr}=".+" (the normal form for "any")`));
+        out.push(
+          diagnosticAt(
+            cookie.loc,
+            'warning',
+            'securecookie-wildcard',
+            `securecookie ${attr}="${value}" should be written ${attr}=".+" (the normal form for "any")`,
+          ),
+        );
       }
     }
   }

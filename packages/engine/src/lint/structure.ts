@@ -66,7 +66,13 @@ export function lintStructure(xml: string, file: string): Diagnostic[] {
       report('error', 'platform-value', `platform="${platform}" is not allowed; the only platform is "mixedcontent"`, tagLine, tagColumn);
     }
     if (defaultOff !== undefined && defaultOff.trim() === '') {
-      report('warning', 'default-off-empty', 'default_off="" turns the ruleset off here but left it on in HTTPS Everywhere; give the reason, e.g. default_off="mismatched"', tagLine, tagColumn);
+      report(
+        'warning',
+        'default-off-empty',
+        'default_off="" turns the ruleset off here but left it on in HTTPS Everywhere; give the reason, e.g. default_off="mismatched"',
+        tagLine,
+        tagColumn,
+      );
     }
   });
   parser.on('closetag', () => {
@@ -94,7 +100,13 @@ export function lintStructure(xml: string, file: string): Diagnostic[] {
         column++;
       }
     }
-    report('error', 'text-content', `text "${text.trim().slice(0, 40)}" inside <${depth === 1 ? 'ruleset' : 'element'}>; only elements and comments are allowed`, line, column);
+    report(
+      'error',
+      'text-content',
+      `text "${text.trim().slice(0, 40)}" inside <${depth === 1 ? 'ruleset' : 'element'}>; only elements and comments are allowed`,
+      line,
+      column,
+    );
   });
   parser.on('cdata', () => {
     report('error', 'text-content', 'CDATA section inside <ruleset>; only elements (and comments) are allowed', parser.line, parser.column + 1);

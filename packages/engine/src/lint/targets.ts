@@ -87,7 +87,11 @@ function lintTarget(target: Target, ruleset: Ruleset): Diagnostic[] {
   const leftWildcard = labels[0] === '*';
   const rightWildcard = labels[labels.length - 1] === '*';
   if (stars === 1 && !leftWildcard && !rightWildcard) {
-    add('warning', 'target-middle-wildcard', `target "${host}" has a wildcard in the middle; it matches exactly one label there, which is rarely what is meant`);
+    add(
+      'warning',
+      'target-middle-wildcard',
+      `target "${host}" has a wildcard in the middle; it matches exactly one label there, which is rarely what is meant`,
+    );
   }
   if (rightWildcard) return out;
   const named = leftWildcard ? labels.slice(1).join('.') : host;

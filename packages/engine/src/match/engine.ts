@@ -6,7 +6,18 @@ import { literalPrefix } from '../regex/literal-prefix.js';
 import { ExclusionIndex } from './exclusion-index.js';
 import { casesMatch, Form, type PreparedPattern, prepareLiteralRule, prepareRule, prepareTest, rewriteLiteral } from './prepared-pattern.js';
 import { readBundleSections, type BundleHeader, type BundleVerification } from '../bundle/read.js';
-import { canonicalAuthority, canonicalTail, type HostLabels, MAX_LABELS, newHostLabels, newNormalizedUrl, normalizeUrl, normalizeWithParser, restoreCredentials, type NormalizedUrl } from '../url/normalize.js';
+import {
+  canonicalAuthority,
+  canonicalTail,
+  type HostLabels,
+  MAX_LABELS,
+  newHostLabels,
+  newNormalizedUrl,
+  normalizeUrl,
+  normalizeWithParser,
+  restoreCredentials,
+  type NormalizedUrl,
+} from '../url/normalize.js';
 import type { Explanation, ExplainStep } from './explain.js';
 import { compileRulesetRegex, type RulesetRegex } from '../regex/safe-regex.js';
 
@@ -246,7 +257,8 @@ export class Engine {
 
   explain(url: string): Explanation {
     const norm = newNormalizedUrl();
-    if (!normalizeUrl(url, norm)) return { url, href: null, host: null, error: `not a valid URL: ${JSON.stringify(url)}`, candidates: [], rewritten: null, ruleset: null };
+    if (!normalizeUrl(url, norm))
+      return { url, href: null, host: null, error: `not a valid URL: ${JSON.stringify(url)}`, candidates: [], rewritten: null, ruleset: null };
     const host = norm.hostOverride ?? norm.href.slice(norm.hostStart, norm.hostEnd);
     const count = norm.hostOverride === null ? this.collect(norm.href, norm.hostStart, norm.hostEnd) : this.collect(host, 0, host.length);
     const nodes = Array.from(this.candidates.subarray(0, count));
@@ -339,9 +351,11 @@ export class Engine {
     const platform = sparseLookup(this.platformOwner, this.platform, id);
     if (platform !== NONE) rs.platform = this.str(platform);
     for (const host of this.targetsOf(id)) rs.targets.push({ host });
-    for (let r = this.rsRuleStart.get(id); r < this.rsRuleStart.get(id + 1); r++) rs.rules.push({ from: this.str(this.ruleFrom.get(r)), to: this.str(this.ruleTo.get(r)) });
+    for (let r = this.rsRuleStart.get(id); r < this.rsRuleStart.get(id + 1); r++)
+      rs.rules.push({ from: this.str(this.ruleFrom.get(r)), to: this.str(this.ruleTo.get(r)) });
     for (let e = this.rsExclStart.get(id); e < this.rsExclStart.get(id + 1); e++) rs.exclusions.push({ pattern: this.str(this.exclPattern.get(e)) });
-    for (let c = this.rsCookieStart.get(id); c < this.rsCookieStart.get(id + 1); c++) rs.secureCookies.push({ host: this.str(this.cookieHost.get(c)), name: this.str(this.cookieName.get(c)) });
+    for (let c = this.rsCookieStart.get(id); c < this.rsCookieStart.get(id + 1); c++)
+      rs.secureCookies.push({ host: this.str(this.cookieHost.get(c)), name: this.str(this.cookieName.get(c)) });
     return rs;
   }
 
@@ -380,7 +394,12 @@ export class Engine {
       this.applying = id;
       for (let c = this.rsCookieStart.get(id); c < this.rsCookieStart.get(id + 1) && this.refused[id] === 0; c++) {
         // Host and name patterns share one lazily built array: hosts at 2c, names at 2c + 1.
-        if (this.testCookie(2 * c, this.cookieHost.get(c), cookie.domain) && this.testCookie(2 * c + 1, this.cookieName.get(c), cookie.name) && this.refused[id] === 0) return true;
+        if (
+          this.testCookie(2 * c, this.cookieHost.get(c), cookie.domain) &&
+          this.testCookie(2 * c + 1, this.cookieName.get(c), cookie.name) &&
+          this.refused[id] === 0
+        )
+          return true;
       }
     }
     return false;
@@ -705,7 +724,6 @@ export class Engine {
     return i;
   }
 
-
   /** The ruleset ref of a record: 0 none, 1..n id + 1, above n a RefList index + n + 1. */
   private ref(rank: number): number {
     const at = rank * NODE_STRIDE;
@@ -728,7 +746,7 @@ export class Engine {
   private nodeHost(node: number): string {
     const labels: string[] = [];
     // A hostname has at most MAX_LABELS labels; the bound also stops a looping trusted bundle.
-    for (let at = node; at >= 0 && labels.length < MAX_LABELS; ) {
+    for (let at = node; at >= 0 && labels.length < MAX_LABELS;) {
       const word = this.nodes[at * NODE_STRIDE + 1] as number;
       labels.push(this.label(word));
       const parent = (this.nodes[at * NODE_STRIDE] as number) & this.parentMask;
@@ -861,7 +879,6 @@ export class Engine {
     this.regexNext = (this.regexNext + 1) % ring.length;
     return re;
   }
-
 }
 
 /** The code table of a dictionary section; a malformed (trusted) one codes nothing. */

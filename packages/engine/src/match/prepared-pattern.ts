@@ -84,7 +84,20 @@ export function prepareTest(source: string): PreparedPattern {
 
 /** A rule whose `from` is `^` + `prefix` and whose `to` has no `$` (RuleKind.Literal): no analysis needed. */
 export function prepareLiteralRule(prefix: string, to: string): PreparedPattern {
-  return { form: Form.Swap, prefix: flat(prefix), to, texts: null, exact: null, replacements: null, toEnd: false, run: null, lookahead: null, source: '', isRule: true, regex: undefined };
+  return {
+    form: Form.Swap,
+    prefix: flat(prefix),
+    to,
+    texts: null,
+    exact: null,
+    replacements: null,
+    toEnd: false,
+    run: null,
+    lookahead: null,
+    source: '',
+    isRule: true,
+    regex: undefined,
+  };
 }
 
 export function prepareRule(from: string, to: string): PreparedPattern {
@@ -94,7 +107,20 @@ export function prepareRule(from: string, to: string): PreparedPattern {
 function prepare(source: string, to: string | null): PreparedPattern {
   const prefix = flat(literalPrefix(source)?.prefix ?? '');
   return (
-    literalCases(source, prefix, to ?? '', to !== null) ?? { form: Form.Regex, prefix, to: to ?? '', texts: null, exact: null, replacements: null, toEnd: false, run: null, lookahead: null, source, isRule: to !== null, regex: undefined }
+    literalCases(source, prefix, to ?? '', to !== null) ?? {
+      form: Form.Regex,
+      prefix,
+      to: to ?? '',
+      texts: null,
+      exact: null,
+      replacements: null,
+      toEnd: false,
+      run: null,
+      lookahead: null,
+      source,
+      isRule: to !== null,
+      regex: undefined,
+    }
   );
 }
 
@@ -259,7 +285,10 @@ function lookaheadHolds(look: Lookahead, input: string, position: number): boole
   let found = false;
   for (let k = 0; k < look.texts.length && !found; k++) {
     const text = look.texts[k] as string;
-    found = look.exact !== null && look.exact[k] === true ? input.length === position + text.length && input.startsWith(text, position) : input.startsWith(text, position);
+    found =
+      look.exact !== null && look.exact[k] === true
+        ? input.length === position + text.length && input.startsWith(text, position)
+        : input.startsWith(text, position);
   }
   return found !== look.negate;
 }

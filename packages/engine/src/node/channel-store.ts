@@ -45,7 +45,16 @@ export function channelStateDir(stateDir: string, name: string): string {
 interface RecordFile {
   format: number;
   channel: unknown;
-  installed?: { timestamp: number; rulesetCount: number; installedAt: number; keyVersion: number; verifiedFor: string; file: string; bytes: number; sha256: string };
+  installed?: {
+    timestamp: number;
+    rulesetCount: number;
+    installedAt: number;
+    keyVersion: number;
+    verifiedFor: string;
+    file: string;
+    bytes: number;
+    sha256: string;
+  };
   signingKey?: SigningKeyRecord;
   lastCheck?: LastCheck;
   lastSuccessAt?: number;
@@ -73,13 +82,24 @@ function parseRecordFile(text: string, path: string): RecordFile {
   const inst = file.installed;
   if (inst !== undefined) {
     const ok =
-      typeof inst === 'object' && inst !== null &&
-      isCount(inst.timestamp) && isCount(inst.rulesetCount) && isCount(inst.installedAt) && isCount(inst.bytes) && isCount(inst.keyVersion) && typeof inst.verifiedFor === 'string' &&
-      typeof inst.sha256 === 'string' && typeof inst.file === 'string' && /^bundle\.[0-9]+\.bin$/.test(inst.file);
+      typeof inst === 'object' &&
+      inst !== null &&
+      isCount(inst.timestamp) &&
+      isCount(inst.rulesetCount) &&
+      isCount(inst.installedAt) &&
+      isCount(inst.bytes) &&
+      isCount(inst.keyVersion) &&
+      typeof inst.verifiedFor === 'string' &&
+      typeof inst.sha256 === 'string' &&
+      typeof inst.file === 'string' &&
+      /^bundle\.[0-9]+\.bin$/.test(inst.file);
     if (!ok) corrupt('malformed "installed" entry');
   }
   const key = file.signingKey;
-  if (key !== undefined && (typeof key !== 'object' || key === null || !isCount(key.version) || typeof key.verifiedFor !== 'string' || typeof key.key !== 'object' || key.key === null)) {
+  if (
+    key !== undefined &&
+    (typeof key !== 'object' || key === null || !isCount(key.version) || typeof key.verifiedFor !== 'string' || typeof key.key !== 'object' || key.key === null)
+  ) {
     corrupt('malformed "signingKey" entry');
   }
   return file;
@@ -115,7 +135,10 @@ async function readRecord(dir: string): Promise<ChannelRecord | undefined> {
     }
     // The bundle was verified when it was downloaded; this only catches local damage.
     if (bytes.byteLength !== file.installed.bytes || sha256Hex(bytes) !== file.installed.sha256) {
-      throw new ChannelError('storage-failed', `${bundlePath}: installed bundle was modified or damaged on disk; remove the channel's state (httpsify update --remove NAME) to reinstall`);
+      throw new ChannelError(
+        'storage-failed',
+        `${bundlePath}: installed bundle was modified or damaged on disk; remove the channel's state (httpsify update --remove NAME) to reinstall`,
+      );
     }
     const { timestamp, rulesetCount, installedAt, keyVersion, verifiedFor } = file.installed;
     record.installed = { timestamp, rulesetCount, installedAt, keyVersion, verifiedFor, bundle: bytes };

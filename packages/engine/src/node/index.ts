@@ -1,4 +1,21 @@
-export { defaultRulesetsDir, defaultRulesetsTimestamp, isBundle, listRulesetFiles, loadRulesets, type LoadedRulesets, type LoadOptions } from './load-rulesets.js';
-export { channelStateDir, defaultStateDir, fileChannelStorage, loadInstalledChannels, readChannelRecords, removeChannelLeftovers, removeChannelState, type ChannelRecordsOnDisk } from './channel-store.js';
+export {
+  defaultRulesetsDir,
+  defaultRulesetsTimestamp,
+  isBundle,
+  listRulesetFiles,
+  loadRulesets,
+  type LoadedRulesets,
+  type LoadOptions,
+} from './load-rulesets.js';
+export {
+  channelStateDir,
+  defaultStateDir,
+  fileChannelStorage,
+  loadInstalledChannels,
+  readChannelRecords,
+  removeChannelLeftovers,
+  removeChannelState,
+  type ChannelRecordsOnDisk,
+} from './channel-store.js';
 export { type StateLockOptions, withStateLock } from './state-lock.js';
 export { writeFileAtomic } from './write-file-atomic.js';

@@ -87,7 +87,9 @@ export function loadRulesets(paths: readonly string[], options: LoadOptions = {}
     try {
       isDir = statSync(path).isDirectory();
     } catch (err) {
-      throw new Error(`cannot read rulesets from ${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (err as Error).message}`);
+      throw new Error(
+        `cannot read rulesets from ${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (err as Error).message}`,
+      );
     }
     if (isDir) {
       for (const file of listRulesetFiles(path)) readXmlFile(file, rulesets, diagnostics);

@@ -53,7 +53,8 @@ class Automaton {
   private optionalEmpties = 0;
 
   position(set: CharSet): Fragment {
-    if (this.sets.length >= MAX_POSITIONS) throw new NotProven(`it is too large to analyse (more than ${MAX_POSITIONS} character positions once repeats are counted out)`);
+    if (this.sets.length >= MAX_POSITIONS)
+      throw new NotProven(`it is too large to analyse (more than ${MAX_POSITIONS} character positions once repeats are counted out)`);
     this.sets.push(set);
     this.follow.push([]);
     const p = this.sets.length - 1;
@@ -275,7 +276,10 @@ function prove(alternatives: readonly AST.Alternative[], anchored: boolean, dept
     const body = prove(look.alternatives, true, depth + 1);
     // A quadratic body run at unboundedly many indexes would be cubic; run a bounded number of
     // times, it leaves the whole pattern quadratic.
-    if (quadratic && offset === Infinity) throw new NotProven(`its lookaround ${look.raw.length > 40 ? `${look.raw.slice(0, 40)}…` : look.raw} holds a lookaround that reads unboundedly far at every index`);
+    if (quadratic && offset === Infinity)
+      throw new NotProven(
+        `its lookaround ${look.raw.length > 40 ? `${look.raw.slice(0, 40)}…` : look.raw} holds a lookaround that reads unboundedly far at every index`,
+      );
     quadratic ||= outer;
     // Its cost is (times it runs) x (text it reads). One that reads unboundedly far is fine
     // where only boundedly many indexes can reach it (`^http://a\.com/(?!.*\.css)`), not

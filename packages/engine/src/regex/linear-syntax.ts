@@ -138,7 +138,12 @@ function classOf(set: CharSet): string {
     let lo = set[i] as number;
     let hi = set[i + 1] as number;
     if (hi === 0xffff) hi = 0x10ffff;
-    for (const [a, b] of lo < 0xd800 && hi > 0xdfff ? [[lo, 0xd7ff], [0xe000, hi]] : [[lo, hi]]) {
+    for (const [a, b] of lo < 0xd800 && hi > 0xdfff
+      ? [
+          [lo, 0xd7ff],
+          [0xe000, hi],
+        ]
+      : [[lo, hi]]) {
       lo = Math.max(a as number, (a as number) >= 0xd800 && (a as number) <= 0xdfff ? 0xe000 : (a as number));
       const top = (b as number) >= 0xd800 && (b as number) <= 0xdfff ? 0xd7ff : (b as number);
       if (lo > top) continue;

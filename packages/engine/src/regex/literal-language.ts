@@ -116,7 +116,7 @@ function options(el: AST.Element, limit: number): LiteralExpansion[] {
       if (el.max === Infinity || el.max > 4) throw new NotFinite();
       const inner = options(el.element, limit);
       const out: LiteralExpansion[] = [];
-          let reps: LiteralExpansion[] = [{ text: '', groups: [] }];
+      let reps: LiteralExpansion[] = [{ text: '', groups: [] }];
       const byCount: LiteralExpansion[][] = [];
       for (let n = 0; n <= el.max; n++) {
         if (n >= el.min) byCount.push(reps);

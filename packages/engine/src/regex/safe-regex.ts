@@ -73,9 +73,11 @@ function decide(source: string, use: PatternUse): RegexVerdict {
   if (proof.proven) return { kind: 'proven', quadratic: proof.quadratic };
   const forReplace = use.use === 'replace';
   if (forReplace && hasNamedGroups(pattern) && use.to.includes('$<')) {
-    return refuse(proof.reason, 'its replacement refers to a named group, which only JavaScript\'s own matcher fills');
+    return refuse(proof.reason, "its replacement refers to a named group, which only JavaScript's own matcher fills");
   }
-  const used = forReplace ? new Set(dollarUses(use.to, countCapturingGroups(pattern)).flatMap((u) => (u.kind === 'group' ? [u.group] : []))) : new Set<number>();
+  const used = forReplace
+    ? new Set(dollarUses(use.to, countCapturingGroups(pattern)).flatMap((u) => (u.kind === 'group' ? [u.group] : [])))
+    : new Set<number>();
   const syntax = linearSyntax(pattern, forReplace, used);
   if (!syntax.ok) return refuse(proof.reason, syntax.reason);
   try {

@@ -95,7 +95,8 @@ export class ChannelDnrRuntime {
     } catch (err) {
       // Chromium refused the whole update, so the previous rules are all still there.
       const problems = { ...(stored?.problems ?? {}) };
-      for (const c of layers.channels) problems[c.name] = `Chromium refused the channel rules (${err instanceof Error ? err.message : String(err)}); the rules applied before stay in use`;
+      for (const c of layers.channels)
+        problems[c.name] = `Chromium refused the channel rules (${err instanceof Error ? err.message : String(err)}); the rules applied before stay in use`;
       const kept: ChannelDnrState = { key: '', applied: stored?.applied ?? {}, problems, defaultsDisabled: stored?.defaultsDisabled ?? false };
       await this.area.set({ [CHANNEL_DNR_STATE_KEY]: kept });
       return kept;

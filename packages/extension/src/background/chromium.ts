@@ -20,7 +20,10 @@ import { installUi } from './ui-runtime.js';
 
 const LOOP_HOSTS_KEY = 'loopBlockedHosts';
 const guard = new LoopGuard();
-const channelDnr = new ChannelDnrRuntime(ext.declarativeNetRequest as unknown as DnrApi, ext.storage.local as unknown as ConstructorParameters<typeof ChannelDnrRuntime>[1]);
+const channelDnr = new ChannelDnrRuntime(
+  ext.declarativeNetRequest as unknown as DnrApi,
+  ext.storage.local as unknown as ConstructorParameters<typeof ChannelDnrRuntime>[1],
+);
 /** False while an update channel replaces the default rulesets (their static ruleset is off). */
 let defaultsInUse = true;
 

@@ -45,7 +45,8 @@ export function handoffScope(rulesets: readonly Ruleset[], omissions: readonly D
 export function parseHandoffScope(json: unknown): HandoffScope {
   const o = json as Partial<HandoffScope> | null;
   const list = (v: unknown, re: RegExp, what: string): string[] => {
-    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string' && re.test(x))) throw new Error(`${HANDOFF_SCOPE_PATH}: ${what} must be a list of host names`);
+    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string' && re.test(x)))
+      throw new Error(`${HANDOFF_SCOPE_PATH}: ${what} must be a list of host names`);
     return v as string[];
   };
   return { domains: list(o?.domains, DOMAIN, 'domains'), patterns: list(o?.patterns, PATTERN, 'patterns') };
@@ -67,7 +68,12 @@ export function handoffRules(scope: HandoffScope, pageUrl: string): DnrRule[] {
   const conditions: DnrRule['condition'][] = [];
   if (scope.domains.length > 0) conditions.push({ regexFilter: `^http://.*`, requestDomains: scope.domains });
   for (let i = 0; i < scope.patterns.length; i += PATTERNS_PER_RULE) {
-    const alts = scope.patterns.slice(i, i + PATTERNS_PER_RULE).map((p) => p.split('.').map((l) => (l === '*' ? LABEL : escape(l))).join('\\.'));
+    const alts = scope.patterns.slice(i, i + PATTERNS_PER_RULE).map((p) =>
+      p
+        .split('.')
+        .map((l) => (l === '*' ? LABEL : escape(l)))
+        .join('\\.'),
+    );
     conditions.push({ regexFilter: `^http://(?:${alts.join('|')})${PORT_PATH}` });
   }
   // Credentials or a trailing dot: no compiled rule matches those URLs, whatever the host.

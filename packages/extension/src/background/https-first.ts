@@ -136,7 +136,12 @@ export class HttpsFirstTracker {
 }
 
 /** The interstitial page's address for a failed upgrade (URL-encoded: `&` and `#` survive). */
-export function interstitialUrl(base: string, httpUrl: string, reason: string, extra: { tried?: { url: string; result: string }[]; http?: string } = {}): string {
+export function interstitialUrl(
+  base: string,
+  httpUrl: string,
+  reason: string,
+  extra: { tried?: { url: string; result: string }[]; http?: string } = {},
+): string {
   const q = new URLSearchParams({ url: httpUrl, reason });
   // What the fallback tried (origins and outcomes) and whether the host answers over HTTP.
   if (extra.tried !== undefined) q.set('tried', JSON.stringify(extra.tried));

@@ -6,10 +6,7 @@ import type { LoopGuard } from './loop-guard.js';
  * response object; errors come back as `{ error }`.
  */
 export type BackgroundRequest =
-  | { type: 'getState' }
-  | { type: 'rewrite'; url: string }
-  | { type: 'setRulesetActive'; name: string; active: boolean | null }
-  | { type: 'clearLoopGuard' };
+  { type: 'getState' } | { type: 'rewrite'; url: string } | { type: 'setRulesetActive'; name: string; active: boolean | null } | { type: 'clearLoopGuard' };
 
 export interface BackgroundState {
   rulesetCount: number;

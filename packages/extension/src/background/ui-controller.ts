@@ -9,7 +9,21 @@ import { exportUserRulesXml, splitRulesetXml, toUserRule, upsertUserRule } from 
 import { addSite, removeSite, SiteList, siteOf } from '../site-rules/site-pattern.js';
 import type { TabActivity } from './tab-activity.js';
 import { pageStatus } from './page-status.js';
-import type { AboutInfo, ChannelAddResult, ChannelRow, ImportApplyResult, ImportPreview, ImportResult, PageStatus, PopupState, RulesetDetails, RulesetIndex, RulesetRow, SaveResult, UiRequest } from './ui-protocol.js';
+import type {
+  AboutInfo,
+  ChannelAddResult,
+  ChannelRow,
+  ImportApplyResult,
+  ImportPreview,
+  ImportResult,
+  PageStatus,
+  PopupState,
+  RulesetDetails,
+  RulesetIndex,
+  RulesetRow,
+  SaveResult,
+  UiRequest,
+} from './ui-protocol.js';
 
 export { EXPORT_FORMAT } from '../settings/import.js';
 
@@ -343,7 +357,11 @@ export class UiController {
     // Counted by name, as the "All rulesets" list shows them (a few names repeat in the corpus).
     const names = new Set<string>();
     for (let id = 0; id < this.engine.rulesetCount; id++) names.add(this.engine.rulesetName(id));
-    return { version: this.hooks.version ?? '', rulesetsTimestamp: this.hooks.rulesetsTimestamp ?? this.hooks.channels?.defaultsTimestamp ?? 0, rulesetCount: names.size };
+    return {
+      version: this.hooks.version ?? '',
+      rulesetsTimestamp: this.hooks.rulesetsTimestamp ?? this.hooks.channels?.defaultsTimestamp ?? 0,
+      rulesetCount: names.size,
+    };
   }
 
   /** A ruleset's targets and rules by name: user rules, then the defaults and channels. */
@@ -531,7 +549,8 @@ export class UiController {
     } catch (e) {
       return { ok: false, error: e instanceof Error ? e.message : String(e) };
     }
-    if (this.settings.channels.some((c) => c.name === channel.name)) return { ok: false, error: `a channel named "${channel.name}" already exists; remove it first` };
+    if (this.settings.channels.some((c) => c.name === channel.name))
+      return { ok: false, error: `a channel named "${channel.name}" already exists; remove it first` };
     const settings = await this.update((s) => ({ channels: [...s.channels, channel] }));
     await this.channelsSettled;
     return { ok: true, settings, channels: await this.channelRows() };
@@ -548,7 +567,19 @@ export class UiController {
     }
     const clash = this.settings.userRules.some((r) => r.name === checked.rule.name && r.name !== replacing);
     if (clash && replacing !== undefined) {
-      return { ok: false, errors: [{ severity: 'error', code: 'duplicate-name', message: `a user rule named "${checked.rule.name}" already exists`, file: 'user-rule.xml', line: 1, column: 1 }] };
+      return {
+        ok: false,
+        errors: [
+          {
+            severity: 'error',
+            code: 'duplicate-name',
+            message: `a user rule named "${checked.rule.name}" already exists`,
+            file: 'user-rule.xml',
+            line: 1,
+            column: 1,
+          },
+        ],
+      };
     }
     const settings = await this.update((s) => ({ userRules: upsertUserRule(s.userRules, checked.rule, replacing) }));
     return { ok: true, errors: [], settings };

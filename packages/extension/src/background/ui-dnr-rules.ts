@@ -3,7 +3,14 @@ import { ALL_RESOURCE_TYPES, compileDnr, type DnrRule } from '@httpsify/engine/d
 import { parseSitePattern } from '../site-rules/site-pattern.js';
 
 // Priorities and ids live in dnr-layout.ts; re-exported here for the modules that import them from here.
-import { GLOBAL_OFF_PRIORITY, HTTPS_FIRST_EXEMPT_PRIORITY, HTTPS_FIRST_PRIORITY, SITE_DISABLED_PRIORITY, UI_RULE_ID_BASE, USER_RULE_PRIORITY_OFFSET } from './dnr-layout.js';
+import {
+  GLOBAL_OFF_PRIORITY,
+  HTTPS_FIRST_EXEMPT_PRIORITY,
+  HTTPS_FIRST_PRIORITY,
+  SITE_DISABLED_PRIORITY,
+  UI_RULE_ID_BASE,
+  USER_RULE_PRIORITY_OFFSET,
+} from './dnr-layout.js';
 export {
   CHANNEL_PRIORITY_BASE,
   CHANNEL_PRIORITY_STEP,
@@ -74,7 +81,11 @@ export function uiDnrRules(inputs: UiRuleInputs): { rules: UiDnrRule[]; omitted:
   for (const entry of inputs.disabledSites) {
     const filter = siteUrlFilter(entry);
     if (filter === null) continue;
-    planned.push({ priority: SITE_DISABLED_PRIORITY, action: { type: 'allowAllRequests' }, condition: { ...filter, resourceTypes: ['main_frame', 'sub_frame'] } });
+    planned.push({
+      priority: SITE_DISABLED_PRIORITY,
+      action: { type: 'allowAllRequests' },
+      condition: { ...filter, resourceTypes: ['main_frame', 'sub_frame'] },
+    });
   }
   let omitted = 0;
   if (inputs.userRulesets.length > 0) {
@@ -90,13 +101,18 @@ export function uiDnrRules(inputs: UiRuleInputs): { rules: UiDnrRule[]; omitted:
     for (const regexFilter of HTTPS_FIRST_EXEMPT_REGEXES) {
       planned.push({ priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allow' }, condition: { regexFilter, resourceTypes: ['main_frame'] } });
     }
-    planned.push({ priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allow' }, condition: { requestDomains: HTTPS_FIRST_EXEMPT_DOMAINS, resourceTypes: ['main_frame'] } });
+    planned.push({
+      priority: HTTPS_FIRST_EXEMPT_PRIORITY,
+      action: { type: 'allow' },
+      condition: { requestDomains: HTTPS_FIRST_EXEMPT_DOMAINS, resourceTypes: ['main_frame'] },
+    });
     // "Rulesets only" is about the site's own host: the known-hosts rules leave it out, and
     // other hosts its pages load from keep their own state (an HTTP page's known HTTPS CDN is
     // still upgraded: that is the protection browsers do not give).
     for (const entry of [...inputs.httpAllowedSites, ...inputs.httpOnceHosts]) {
       const filter = siteUrlFilter(entry);
-      if (filter !== null) planned.push({ priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allow' }, condition: { ...filter, resourceTypes: ['main_frame'] } });
+      if (filter !== null)
+        planned.push({ priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allow' }, condition: { ...filter, resourceTypes: ['main_frame'] } });
     }
   }
   return { rules: number(planned), omitted };

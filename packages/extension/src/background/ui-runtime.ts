@@ -392,7 +392,10 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     scheduleTabsSave();
   });
   ext.tabs.onActivated.addListener(({ tabId }) => {
-    void ext.tabs.get(tabId).then((t) => refreshIcon(tabId, t.url), () => undefined);
+    void ext.tabs.get(tabId).then(
+      (t) => refreshIcon(tabId, t.url),
+      () => undefined,
+    );
   });
   ext.tabs.onUpdated.addListener((tabId, change, tab) => {
     if (change.url !== undefined || change.status === 'complete') void refreshIcon(tabId, tab.url);
@@ -426,7 +429,8 @@ export function installUi(options: UiInstallOptions): InstalledUi {
               return undefined;
             }
           };
-          if (isProtectionRequest(msg.request)) response = await handleProtectionRequest(msg.request, { controller: c, protection, store, storage: ext.storage.local });
+          if (isProtectionRequest(msg.request))
+            response = await handleProtectionRequest(msg.request, { controller: c, protection, store, storage: ext.storage.local });
           else response = await c.handle(msg.request, tabUrl);
           if (msg.request.type === 'httpOnce' || msg.request.type === 'pageRetry') await ext.storage.session.set({ [ONCE_SESSION_KEY]: [...c.httpOnce] });
         } catch (e) {

@@ -50,10 +50,15 @@ export async function buildExtension(options: BuildOptions = {}): Promise<BuildR
   const version = options.version ?? '0.1.0';
   // The defaults carry their TIMESTAMP, which a channel replacing them must not be older than
   // (other rulesets are stamped 0 unless they come as a bundle with its own stamp).
-  const loaded = options.rulesets === undefined ? loadRulesets([defaultRulesetsDir()], { timestamp: defaultRulesetsTimestamp() }) : loadRulesets(options.rulesets, options.timestamp === undefined ? {} : { timestamp: options.timestamp });
+  const loaded =
+    options.rulesets === undefined
+      ? loadRulesets([defaultRulesetsDir()], { timestamp: defaultRulesetsTimestamp() })
+      : loadRulesets(options.rulesets, options.timestamp === undefined ? {} : { timestamp: options.timestamp });
   // Parsed rulesets keep file positions for the report; a bundle given as input is decoded.
   const rulesets: Ruleset[] =
-    loaded.rulesets.length === loaded.engine.rulesetCount ? loaded.rulesets : Array.from({ length: loaded.engine.rulesetCount }, (_, id) => loaded.engine.ruleset(id));
+    loaded.rulesets.length === loaded.engine.rulesetCount
+      ? loaded.rulesets
+      : Array.from({ length: loaded.engine.rulesetCount }, (_, id) => loaded.engine.ruleset(id));
   const { rules, report } = compileDnr(rulesets);
   const handoff = handoffScope(rulesets, report.omissions);
 

@@ -105,7 +105,9 @@ export function planChannelDnr(channels: readonly ChannelDnrInput[], others: Dnr
   const plan: ChannelDnrPlan = { rules: [], applied: {}, problems: {}, disableDefaults: false };
   let nextId = CHANNEL_RULE_ID_BASE;
   const fits = (u: DnrUsage): boolean =>
-    used.rules + u.rules <= DNR_LIMITS.dynamicRules && used.regexRules + u.regexRules <= DNR_LIMITS.regexRules && used.unsafeRules + u.unsafeRules <= DNR_LIMITS.unsafeDynamicRules;
+    used.rules + u.rules <= DNR_LIMITS.dynamicRules &&
+    used.regexRules + u.regexRules <= DNR_LIMITS.regexRules &&
+    used.unsafeRules + u.unsafeRules <= DNR_LIMITS.unsafeDynamicRules;
   channels.forEach((channel, position) => {
     if (position >= MAX_DNR_CHANNELS) {
       plan.problems[channel.name] = `Chromium applies at most ${MAX_DNR_CHANNELS} channels; move this one up to use it there`;
@@ -118,7 +120,8 @@ export function planChannelDnr(channels: readonly ChannelDnrInput[], others: Dnr
       const need = usageOf(compiled.rules);
       if (fits(need)) {
         chosen = { timestamp: channel.timestamp, rules: compiled.rules };
-        if (compiled.leftOut > 0) plan.problems[channel.name] = `${compiled.leftOut} rules or rulesets could not be expressed as Chromium rules and are left out`;
+        if (compiled.leftOut > 0)
+          plan.problems[channel.name] = `${compiled.leftOut} rules or rulesets could not be expressed as Chromium rules and are left out`;
       } else {
         plan.problems[channel.name] =
           `its ${need.rules} rules (${need.regexRules} with a regex, ${need.unsafeRules} redirects) do not fit Chromium's dynamic rule limits ` +
@@ -134,7 +137,14 @@ export function planChannelDnr(channels: readonly ChannelDnrInput[], others: Dnr
     if (chosen === null) return;
     const priorityOffset = channelPriorityOffset(position);
     const placed = chosen.rules.map((r, i) => ({ ...r, id: nextId + i, priority: r.priority + priorityOffset }));
-    plan.applied[channel.name] = { timestamp: chosen.timestamp, scope: channel.scope, firstId: nextId, count: placed.length, priorityOffset, replacesDefaults: channel.replacesDefaults };
+    plan.applied[channel.name] = {
+      timestamp: chosen.timestamp,
+      scope: channel.scope,
+      firstId: nextId,
+      count: placed.length,
+      priorityOffset,
+      replacesDefaults: channel.replacesDefaults,
+    };
     plan.rules.push(...placed);
     nextId += placed.length;
     const u = usageOf(placed);

@@ -32,7 +32,14 @@ export function buildChannelLayers(records: readonly ChannelRecord[], defaults: 
   for (const c of active.channels) {
     try {
       // Full verification: the bytes come from storage, which may have been damaged since.
-      channels.push({ name: c.name, timestamp: c.timestamp, scope: c.scope, destinations: c.destinations, replacesDefaults: c.replacesDefaults, engine: loadBundle(c.bundle) });
+      channels.push({
+        name: c.name,
+        timestamp: c.timestamp,
+        scope: c.scope,
+        destinations: c.destinations,
+        replacesDefaults: c.replacesDefaults,
+        engine: loadBundle(c.bundle),
+      });
     } catch (err) {
       problems.set(c.name, `the installed bundle does not load (${err instanceof Error ? err.message : String(err)}); it is not used`);
     }
@@ -49,7 +56,12 @@ export function buildChannelLayers(records: readonly ChannelRecord[], defaults: 
  * as they do to the defaults (a channel that ships an updated "Example" ruleset keeps the
  * user's choice for "Example"). `previous` lists the overrides applied before, to undo removed ones.
  */
-export function applyRulesetChoices(layers: ChannelLayers, overrides: Readonly<Record<string, boolean>>, previous: Readonly<Record<string, boolean>>, mixedContent: boolean): void {
+export function applyRulesetChoices(
+  layers: ChannelLayers,
+  overrides: Readonly<Record<string, boolean>>,
+  previous: Readonly<Record<string, boolean>>,
+  mixedContent: boolean,
+): void {
   for (const { engine } of layers.channels) {
     for (const name of Object.keys(previous)) if (!(name in overrides) && engine.rulesetIdsByName(name).length > 0) engine.setActive(name, undefined);
     for (const [name, on] of Object.entries(overrides)) if (engine.rulesetIdsByName(name).length > 0) engine.setActive(name, on);

@@ -1,4 +1,18 @@
-import { channelBinding, ChannelError, channelFreshness, checkChannel, installedProblem, usableInstalled, type ChannelCheckReport, type ChannelDefinition, type ChannelRecord, type ChannelStorage, type FetchBytes, type LastCheck, secondsUntilChannelCheck } from '@httpsify/engine/channels';
+import {
+  channelBinding,
+  ChannelError,
+  channelFreshness,
+  checkChannel,
+  installedProblem,
+  usableInstalled,
+  type ChannelCheckReport,
+  type ChannelDefinition,
+  type ChannelRecord,
+  type ChannelStorage,
+  type FetchBytes,
+  type LastCheck,
+  secondsUntilChannelCheck,
+} from '@httpsify/engine/channels';
 import { type ChannelArea, removeChannelRecords, storageChannelStorage, storedChannelNames } from './channel-storage.js';
 import { latestCheck, planChannelChecks } from './check-schedule.js';
 
@@ -150,7 +164,11 @@ export class ChannelService {
       const def = this.definitions.find((d) => d.name === name);
       if (def === undefined) return { channel: name, result: 'failed' as const, error: { code: 'internal' as const, message: `no channel named "${name}"` } };
       const startedAt = this.now();
-      const report = await checkChannel(def, this.storageFor(name), { fetchBytes: this.deps.fetchBytes, now: this.now, defaultsTimestamp: this.deps.defaultsTimestamp });
+      const report = await checkChannel(def, this.storageFor(name), {
+        fetchBytes: this.deps.fetchBytes,
+        now: this.now,
+        defaultsTimestamp: this.deps.defaultsTimestamp,
+      });
       this.attempts.set(name, report.error ? { at: startedAt, result: report.result, error: report.error } : { at: startedAt, result: report.result });
       await this.reload(name, def);
       await this.emitIfChanged();

@@ -1,4 +1,12 @@
-import { ChannelError, channelDefinitionJson, checkPublicJwk, parseChannelDefinition, type ChannelRecord, type LastCheck, type SigningKeyRecord } from '@httpsify/engine/channels';
+import {
+  ChannelError,
+  channelDefinitionJson,
+  checkPublicJwk,
+  parseChannelDefinition,
+  type ChannelRecord,
+  type LastCheck,
+  type SigningKeyRecord,
+} from '@httpsify/engine/channels';
 import { base64ToBytes, bytesToBase64 } from './base64.js';
 
 /**
@@ -21,7 +29,15 @@ export function encodeChannelRecord(record: ChannelRecord): StoredChannelRecord 
   const stored: StoredChannelRecord = { format: RECORD_FORMAT, channel: channelDefinitionJson(record.channel) };
   const i = record.installed;
   if (i) {
-    stored.installed = { timestamp: i.timestamp, rulesetCount: i.rulesetCount, installedAt: i.installedAt, keyVersion: i.keyVersion, verifiedFor: i.verifiedFor, bytes: i.bundle.byteLength, bundle: bytesToBase64(i.bundle) };
+    stored.installed = {
+      timestamp: i.timestamp,
+      rulesetCount: i.rulesetCount,
+      installedAt: i.installedAt,
+      keyVersion: i.keyVersion,
+      verifiedFor: i.verifiedFor,
+      bytes: i.bundle.byteLength,
+      bundle: bytesToBase64(i.bundle),
+    };
   }
   if (record.signingKey) stored.signingKey = record.signingKey;
   if (record.lastCheck) stored.lastCheck = record.lastCheck;
@@ -54,7 +70,8 @@ export function decodeChannelRecord(value: unknown, key: string): ChannelRecord 
   if (v.installed !== undefined) {
     const i = v.installed;
     if (typeof i !== 'object' || i === null) return fail('"installed" is not an object');
-    if (!isSeconds(i.timestamp) || !isSeconds(i.rulesetCount) || !isSeconds(i.installedAt) || !isSeconds(i.bytes) || !isSeconds(i.keyVersion)) return fail('"installed" has a bad number');
+    if (!isSeconds(i.timestamp) || !isSeconds(i.rulesetCount) || !isSeconds(i.installedAt) || !isSeconds(i.bytes) || !isSeconds(i.keyVersion))
+      return fail('"installed" has a bad number');
     if (typeof i.verifiedFor !== 'string') return fail('"installed" does not say what it was verified for');
     if (typeof i.bundle !== 'string') return fail('the bundle is missing');
     let bundle: Uint8Array;
@@ -64,7 +81,14 @@ export function decodeChannelRecord(value: unknown, key: string): ChannelRecord 
       return fail(`the bundle is ${(err as Error).message}`);
     }
     if (bundle.byteLength !== i.bytes) return fail(`the bundle has ${bundle.byteLength} bytes, ${i.bytes} were stored`);
-    record.installed = { timestamp: i.timestamp, rulesetCount: i.rulesetCount, installedAt: i.installedAt, keyVersion: i.keyVersion, verifiedFor: i.verifiedFor, bundle };
+    record.installed = {
+      timestamp: i.timestamp,
+      rulesetCount: i.rulesetCount,
+      installedAt: i.installedAt,
+      keyVersion: i.keyVersion,
+      verifiedFor: i.verifiedFor,
+      bundle,
+    };
   }
   if (v.signingKey !== undefined) {
     const k = v.signingKey;
@@ -82,7 +106,8 @@ export function decodeChannelRecord(value: unknown, key: string): ChannelRecord 
     if (error !== undefined && (typeof error !== 'object' || error === null || typeof error.code !== 'string' || typeof error.message !== 'string')) {
       return fail('"lastCheck.error" is malformed');
     }
-    record.lastCheck = error === undefined ? { at: c.at, result: c.result } : { at: c.at, result: c.result, error: { code: error.code, message: error.message } };
+    record.lastCheck =
+      error === undefined ? { at: c.at, result: c.result } : { at: c.at, result: c.result, error: { code: error.code, message: error.message } };
   }
   if (v.lastSuccessAt !== undefined) {
     if (!isSeconds(v.lastSuccessAt)) return fail('"lastSuccessAt" is not a time');

@@ -7,9 +7,7 @@ import { type HostScope, parseHostScope } from './scope-pattern.js';
  * (DNR domains include their subdomains); when some hosts are exact or ports are excluded,
  * `requestDomains` alone would be wider, and `restrictRulesToScope` narrows each rule further.
  */
-export type DnrScope =
-  | { kind: 'everything' }
-  | { kind: 'hosts'; requestDomains: string[]; scope: HostScope; needsNarrowing: boolean };
+export type DnrScope = { kind: 'everything' } | { kind: 'hosts'; requestDomains: string[]; scope: HostScope; needsNarrowing: boolean };
 
 export type ScopeToDnrResult = { ok: true; dnr: DnrScope } | { ok: false; reason: string };
 
@@ -85,7 +83,10 @@ const AFTER_HOST_NO_PORT = '(?:[/?#]|$)';
 function isHostOnlyRegex(regex: string): boolean {
   if (!regex.startsWith('^http://') || !regex.endsWith(AFTER_HOST)) return false;
   // Without character classes and group openers, a host pattern has no "/", "?", "#", ":" or "$".
-  const hostPart = regex.slice('^http://'.length, -AFTER_HOST.length).replace(/\[[^\]]*\]/g, '').replace(/\(\?:/g, '(');
+  const hostPart = regex
+    .slice('^http://'.length, -AFTER_HOST.length)
+    .replace(/\[[^\]]*\]/g, '')
+    .replace(/\(\?:/g, '(');
   return !/[/?#:$]/.test(hostPart);
 }
 

@@ -38,7 +38,20 @@ const SUBDOMAIN_PREFIXES = ['([^/]*\\.)?', '(?:[^/]*\\.)?', '([^/]+\\.)?', '(?:[
 
 /** What may follow the host: a port or not. */
 const NO_PORT = ['/'];
-const ANY_PORT = ['[:/]', '[/:]', '(:|/)', '(/|:)', '(?::|/)', '(?:/|:)', '(:[0-9]+)?/', '(?::[0-9]+)?/', '(:\\d+)?/', '(?::\\d+)?/', '(:[0-9]*)?/', '(?::[0-9]*)?/'];
+const ANY_PORT = [
+  '[:/]',
+  '[/:]',
+  '(:|/)',
+  '(/|:)',
+  '(?::|/)',
+  '(?:/|:)',
+  '(:[0-9]+)?/',
+  '(?::[0-9]+)?/',
+  '(:\\d+)?/',
+  '(?::\\d+)?/',
+  '(:[0-9]*)?/',
+  '(?::[0-9]*)?/',
+];
 /** A tail that constrains nothing more. */
 const FREE_TAILS = ['', '.*', '.*$'];
 
@@ -80,7 +93,8 @@ export function parseHostScope(scope: string): HostScopeResult {
   const withPort = ANY_PORT.find((t) => rest.startsWith(t) && FREE_TAILS.includes(rest.slice(t.length)));
   if (withPort !== undefined) anyPort = true;
   else if (noPort !== undefined) anyPort = false;
-  else if (rest === '' || FREE_TAILS.includes(rest)) return refuse('the host is not followed by / or [:/], so the scope also matches longer host names (example.org.evil.test)');
+  else if (rest === '' || FREE_TAILS.includes(rest))
+    return refuse('the host is not followed by / or [:/], so the scope also matches longer host names (example.org.evil.test)');
   else return refuse(`after the host it continues with ${JSON.stringify(rest)}; only the host, scheme and port can be enforced on Chromium (not paths)`);
 
   return { ok: true, scope: { https: scheme[1].https, hosts: [...new Set(hosts)].map((host) => ({ host, subdomains })), anyPort } };

@@ -5,7 +5,11 @@
  */
 export const MAX_DEFINITION_BYTES = 64 * 1024;
 
-export async function fetchChannelDefinition(url: unknown, fetchFn: typeof fetch = fetch, timeoutMs = 15_000): Promise<{ ok: true; json: string } | { ok: false; error: string }> {
+export async function fetchChannelDefinition(
+  url: unknown,
+  fetchFn: typeof fetch = fetch,
+  timeoutMs = 15_000,
+): Promise<{ ok: true; json: string } | { ok: false; error: string }> {
   let u: URL;
   try {
     u = new URL(String(url).trim());

@@ -69,7 +69,14 @@ export async function probe(url: string, fetchFn: typeof fetch = fetch, timeoutM
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   try {
-    const r = await fetchFn(url, { method: 'HEAD', redirect: 'manual', credentials: 'omit', cache: 'no-store', referrerPolicy: 'no-referrer', signal: controller.signal });
+    const r = await fetchFn(url, {
+      method: 'HEAD',
+      redirect: 'manual',
+      credentials: 'omit',
+      cache: 'no-store',
+      referrerPolicy: 'no-referrer',
+      signal: controller.signal,
+    });
     if (r.type === 'opaqueredirect' || r.status < 500) return 'ok';
     return `HTTP ${r.status}`;
   } catch (e) {

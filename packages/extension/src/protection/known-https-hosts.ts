@@ -96,7 +96,10 @@ export class KnownHttpsHosts {
 
   /** Live hosts, sorted (a stable input for rule building). */
   hosts(now: number): string[] {
-    return [...this.seen].filter(([, at]) => now - at < this.ttlMs).map(([h]) => h).sort();
+    return [...this.seen]
+      .filter(([, at]) => now - at < this.ttlMs)
+      .map(([h]) => h)
+      .sort();
   }
 
   /** When the next entry expires (ms since epoch), or null when empty. */

@@ -24,7 +24,11 @@ export function isProtectionRequest(request: { type: string }): request is Prote
 }
 
 /** The two lists a state maps to: "off" is disabledSites, "rulesets only" is httpAllowedSites. */
-export function withSiteState(s: Pick<Settings, 'disabledSites' | 'httpAllowedSites'>, entry: string, state: SiteState): Pick<Settings, 'disabledSites' | 'httpAllowedSites'> | null {
+export function withSiteState(
+  s: Pick<Settings, 'disabledSites' | 'httpAllowedSites'>,
+  entry: string,
+  state: SiteState,
+): Pick<Settings, 'disabledSites' | 'httpAllowedSites'> | null {
   if (addSite([], entry) === null) return null;
   const disabledSites = removeSite(s.disabledSites, entry);
   const httpAllowedSites = removeSite(s.httpAllowedSites, entry);
@@ -50,7 +54,8 @@ export async function handleProtectionRequest(req: ProtectionRequest, ctx: Prote
       if (typeof req.text !== 'string') return { ok: false, added: 0, problems: ['nothing to import'] };
       const parsed = parseHttpAllowlistPolicy(req.text);
       // All or nothing: a list with a bad entry changes nothing, and says which entry.
-      if (parsed.problems.length > 0 || parsed.entries.length === 0) return { ok: false, added: 0, problems: parsed.problems.length > 0 ? parsed.problems : ['the list is empty'] };
+      if (parsed.problems.length > 0 || parsed.entries.length === 0)
+        return { ok: false, added: 0, problems: parsed.problems.length > 0 ? parsed.problems : ['the list is empty'] };
       const before = c.settings.httpAllowedSites.length;
       const settings = await update((s) => ({ httpAllowedSites: parsed.entries.reduce((list, e) => addSite(list, e) ?? list, s.httpAllowedSites) }));
       return { ok: true, added: settings.httpAllowedSites.length - before, problems: [], settings };

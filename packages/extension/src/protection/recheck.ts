@@ -36,7 +36,12 @@ export function parseRecheckState(raw: unknown): RecheckState {
 }
 
 /** Which entries are due now; entries seen for the first time start their clock. */
-export function dueForRecheck(state: RecheckState, entries: readonly string[], now: number, periodMs = RECHECK_PERIOD_MS): { due: string[]; state: RecheckState } {
+export function dueForRecheck(
+  state: RecheckState,
+  entries: readonly string[],
+  now: number,
+  periodMs = RECHECK_PERIOD_MS,
+): { due: string[]; state: RecheckState } {
   const checked: Record<string, number> = {};
   const due: string[] = [];
   for (const entry of entries) {

@@ -48,9 +48,11 @@ export function parseSettingsFile(text: unknown): ParsedImport {
   if (shape !== null) return refuse(shape);
   if (typeof data !== 'object' || data === null || Array.isArray(data)) return refuse('not an httpsify settings file (expected a JSON object)');
   const top = data as Record<string, unknown>;
-  if (top.format !== EXPORT_FORMAT) return refuse(`not an httpsify settings file ("format" is ${JSON.stringify(top.format) ?? 'missing'}, expected "${EXPORT_FORMAT}")`);
+  if (top.format !== EXPORT_FORMAT)
+    return refuse(`not an httpsify settings file ("format" is ${JSON.stringify(top.format) ?? 'missing'}, expected "${EXPORT_FORMAT}")`);
   const version = top.schemaVersion;
-  if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) return refuse(`"schemaVersion" must be a whole number from 1 to ${SCHEMA_VERSION}, got ${JSON.stringify(version) ?? 'nothing'}`);
+  if (typeof version !== 'number' || !Number.isInteger(version) || version < 1)
+    return refuse(`"schemaVersion" must be a whole number from 1 to ${SCHEMA_VERSION}, got ${JSON.stringify(version) ?? 'nothing'}`);
   if (version > SCHEMA_VERSION) return refuse(`the file was made by a newer httpsify (settings version ${version}; this one reads up to ${SCHEMA_VERSION})`);
   const problems: string[] = [];
   for (const k of Object.keys(top)) if (!TOP_KEYS.has(k)) problems.push(`unknown key ${JSON.stringify(k)} at the top of the file`);
@@ -100,17 +102,22 @@ function checkValue(key: ExportedKey, value: unknown): { value: unknown; problem
   }
   switch (key) {
     case 'rulesetOverrides': {
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) return { value, problems: [`must be an object of ruleset names to true/false, got ${describe(value)}`] };
+      if (typeof value !== 'object' || value === null || Array.isArray(value))
+        return { value, problems: [`must be an object of ruleset names to true/false, got ${describe(value)}`] };
       const entries = Object.entries(value);
       if (entries.length > MAX_LIST) return { value, problems: [`has ${entries.length} entries (at most ${MAX_LIST})`] };
-      const problems = entries.filter(([, on]) => typeof on !== 'boolean').map(([name, on]) => `the switch for ${JSON.stringify(name)} must be true or false, got ${describe(on)}`);
+      const problems = entries
+        .filter(([, on]) => typeof on !== 'boolean')
+        .map(([name, on]) => `the switch for ${JSON.stringify(name)} must be true or false, got ${describe(on)}`);
       return { value: Object.fromEntries(entries), problems };
     }
     case 'disabledSites':
     case 'httpAllowedSites': {
       if (!Array.isArray(value)) return { value, problems: [`must be a list of sites, got ${describe(value)}`] };
       if (value.length > MAX_LIST) return { value, problems: [`has ${value.length} entries (at most ${MAX_LIST})`] };
-      const problems = value.filter((e) => typeof e !== 'string' || parseSitePattern(e) === null).map((e) => `${describe(e)} is not a host, host:port or *.domain`);
+      const problems = value
+        .filter((e) => typeof e !== 'string' || parseSitePattern(e) === null)
+        .map((e) => `${describe(e)} is not a host, host:port or *.domain`);
       return { value: checkSetting(key, value).value, problems };
     }
     case 'userRules':
@@ -196,7 +203,9 @@ export function planImport(values: ImportValues, current: Settings): ImportPlan 
   }
   if (values.rulesetOverrides !== undefined) {
     const next = values.rulesetOverrides;
-    const set = Object.entries(next).filter(([n, on]) => current.rulesetOverrides[n] !== on).map(([name, on]) => ({ name, on }));
+    const set = Object.entries(next)
+      .filter(([n, on]) => current.rulesetOverrides[n] !== on)
+      .map(([name, on]) => ({ name, on }));
     const cleared = Object.keys(current.rulesetOverrides).filter((n) => !Object.hasOwn(next, n));
     if (set.length > 0 || cleared.length > 0) changes.push({ key: 'rulesetOverrides', kind: 'overrides', set, cleared });
   }

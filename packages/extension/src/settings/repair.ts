@@ -105,7 +105,8 @@ const CHECKERS: { [K in keyof Settings]: Checker<Settings[K]> } = {
     note('not an http(s) URL', v);
     return defaultSettings().portalProbeUrl;
   },
-  repairs: (v) => (Array.isArray(v) ? v.filter((r): r is RepairRecord => typeof r === 'object' && r !== null && typeof (r as RepairRecord).key === 'string') : []),
+  repairs: (v) =>
+    Array.isArray(v) ? v.filter((r): r is RepairRecord => typeof r === 'object' && r !== null && typeof (r as RepairRecord).key === 'string') : [],
 };
 
 /**

@@ -88,5 +88,15 @@ export function defaultSettings(): Settings {
 export const SETTING_KEYS = Object.keys(defaultSettings()) as SettingKey[];
 
 /** Settings a user export carries (repairs and the version marker stay machine-local). */
-export const EXPORTED_KEYS = ['globalEnabled', 'httpsFirst', 'mixedContent', 'showBadge', 'rulesetOverrides', 'disabledSites', 'httpAllowedSites', 'userRules', 'channels'] as const;
+export const EXPORTED_KEYS = [
+  'globalEnabled',
+  'httpsFirst',
+  'mixedContent',
+  'showBadge',
+  'rulesetOverrides',
+  'disabledSites',
+  'httpAllowedSites',
+  'userRules',
+  'channels',
+] as const;
 export type ExportedKey = (typeof EXPORTED_KEYS)[number];

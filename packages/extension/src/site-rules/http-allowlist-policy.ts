@@ -30,7 +30,8 @@ export function parseHttpAllowlistPolicy(text: string): PolicyImport {
     const where = `item ${i + 1}`;
     if (typeof item !== 'string') return void problems.push(`${where}: not a string`);
     const raw = item.trim();
-    if (raw === '*' || raw === '[*]' || raw === '[*.]') return void problems.push(`${where}: "${raw}" would allow HTTP everywhere; turn the protection off instead`);
+    if (raw === '*' || raw === '[*]' || raw === '[*.]')
+      return void problems.push(`${where}: "${raw}" would allow HTTP everywhere; turn the protection off instead`);
     const subdomains = raw.startsWith('[*.]');
     const host = subdomains ? raw.slice(4) : raw;
     const exact = parseSitePattern(host);

@@ -53,7 +53,16 @@ export async function launchWithExtension(extensionDir: string, hostRules: strin
     ...(options.browserUpgrades === true
       ? {
           ignoreDefaultArgs: true,
-          args: [...args, '--headless', '--no-default-browser-check', '--disable-dev-shm-usage', '--mute-audio', `--user-data-dir=${profile}`, '--remote-debugging-pipe', 'about:blank'],
+          args: [
+            ...args,
+            '--headless',
+            '--no-default-browser-check',
+            '--disable-dev-shm-usage',
+            '--mute-audio',
+            `--user-data-dir=${profile}`,
+            '--remote-debugging-pipe',
+            'about:blank',
+          ],
         }
       : { args: [...args, '--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable'] }),
   });

@@ -35,7 +35,10 @@ export const SHARED_TEST_RULESETS = `
 /** Writes each `<ruleset>` of `xml` to its own file in a new temporary directory; returns it. */
 export function writeRulesetsDir(xml: string, prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  for (const [i, ruleset] of xml.split('</ruleset>').filter((s) => s.trim()).entries()) {
+  for (const [i, ruleset] of xml
+    .split('</ruleset>')
+    .filter((s) => s.trim())
+    .entries()) {
     writeFileSync(join(dir, `r${i}.xml`), `${ruleset.trim()}\n</ruleset>\n`);
   }
   return dir;

@@ -73,7 +73,8 @@ export async function startFirefoxUiHarness(rulesets: Record<string, string>, ho
     const options = await firefox.newTab();
     await options.goto(`${firefox.extensionOrigin}/ui/options.html`);
     await waitFor('the options page to render', () => options.evaluate<string | undefined>('document.body.dataset.ready'), 'true');
-    const stored = (key: string) => options.evaluate<unknown>(`browser.storage.local.get(${JSON.stringify(key)}).then((o) => o[${JSON.stringify(key)}] ?? null)`);
+    const stored = (key: string) =>
+      options.evaluate<unknown>(`browser.storage.local.get(${JSON.stringify(key)}).then((o) => o[${JSON.stringify(key)}] ?? null)`);
     // The UI half is ready once settings are stamped with their schema version.
     await waitFor('settings to be stored', () => stored('schemaVersion'), 1);
     // A fallback first asks whether a captive portal is in the way: let a local probe say "no".

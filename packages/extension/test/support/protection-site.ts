@@ -23,7 +23,16 @@ export interface ProtectionSite {
 }
 
 /** The hosts whose TLS handshake fails (the server refuses their SNI name). */
-export const NO_TLS = new Set(['ruled.example.com', 'ruled.example.test', 'nossl.example.com', 'bare.example.org', 'hotel.example.com', 'nossl.example.test', 'bare.example.test', 'hotel.example.test']);
+export const NO_TLS = new Set([
+  'ruled.example.com',
+  'ruled.example.test',
+  'nossl.example.com',
+  'bare.example.org',
+  'hotel.example.com',
+  'nossl.example.test',
+  'bare.example.test',
+  'hotel.example.test',
+]);
 
 /**
  * One loopback port speaking HTTP and TLS (the first byte decides), with a TLS handshake that
@@ -35,7 +44,25 @@ export const NO_TLS = new Set(['ruled.example.com', 'ruled.example.test', 'nossl
  */
 export async function startProtectionSite(cdnHost: string, otherHost: string): Promise<ProtectionSite> {
   const dir = mkdtempSync(join(tmpdir(), 'httpsify-cert-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=example.test', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=example.test',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+    ],
+    { stdio: 'ignore' },
+  );
   const key = readFileSync(join(dir, 'key.pem'));
   const cert = readFileSync(join(dir, 'cert.pem'));
   rmSync(dir, { recursive: true, force: true });
@@ -56,11 +83,17 @@ export async function startProtectionSite(cdnHost: string, otherHost: string): P
     const headers: Record<string, string | string[]> = { 'content-type': 'text/html', 'cache-control': 'no-store' };
     if (path === '/set-cookie') headers['set-cookie'] = ['sid=abc; Path=/', 'pref=1; Path=/; Secure'];
     const p = port === 0 || req.headers.host?.includes(':') !== true ? '' : `:${port}`;
-    const body = host === 'intranet' ? `<img id="known" src="http://${cdnHost}${p}/pixel.png?n=${Date.now()}"><img id="other" src="http://${otherHost}${p}/pixel.png?n=${Date.now()}">` : '';
+    const body =
+      host === 'intranet'
+        ? `<img id="known" src="http://${cdnHost}${p}/pixel.png?n=${Date.now()}"><img id="other" src="http://${otherHost}${p}/pixel.png?n=${Date.now()}">`
+        : '';
     res.writeHead(200, headers).end(`<!doctype html><title>${host}</title><body>${secure ? 'https' : 'http'} ${host} ${path}${body}</body>`);
   };
   const http = createHttpServer(handler(false));
-  const https = createHttpsServer({ key, cert, SNICallback: (name, cb) => (NO_TLS.has(name) ? cb(new Error(`no TLS for ${name}`)) : cb(null, context)) }, handler(true));
+  const https = createHttpsServer(
+    { key, cert, SNICallback: (name, cb) => (NO_TLS.has(name) ? cb(new Error(`no TLS for ${name}`)) : cb(null, context)) },
+    handler(true),
+  );
   https.on('tlsClientError', () => undefined);
   const front: Server = createNetServer((socket) => {
     socket.on('error', () => undefined);

@@ -115,7 +115,10 @@ export async function startUiHarness(rulesets: string[] | null = null, options: 
     // Tests about rulesets and channels: the protection mode (on by default) would upgrade
     // their uncovered control hosts too.
     await ext.worker.evaluate(async () => chrome.storage.local.set({ httpsFirst: false }));
-    const modeRule = () => ext.worker.evaluate(async () => (await chrome.declarativeNetRequest.getDynamicRules()).some((r) => r.priority === 1 && r.action.type === 'upgradeScheme'));
+    const modeRule = () =>
+      ext.worker.evaluate(async () =>
+        (await chrome.declarativeNetRequest.getDynamicRules()).some((r) => r.priority === 1 && r.action.type === 'upgradeScheme'),
+      );
     for (let i = 0; i < 100 && (await modeRule()); i++) await new Promise((r) => setTimeout(r, 100));
   }
   return {

@@ -20,7 +20,13 @@ const LABELS: Record<ImportChange['key'], string> = {
 /** One line of the preview, in words: "HTTPS-first: off → on", "Your rules: adds A, B". */
 function describeChange(c: ImportChange): HTMLElement {
   const label = t(LABELS[c.key]);
-  if (c.kind === 'flag') return h('li', { dataset: { key: c.key } }, h('strong', {}, label), `: ${t('optionsImportFromTo', [t(c.from ? 'commonOn' : 'commonOff'), t(c.to ? 'commonOn' : 'commonOff')])}`);
+  if (c.kind === 'flag')
+    return h(
+      'li',
+      { dataset: { key: c.key } },
+      h('strong', {}, label),
+      `: ${t('optionsImportFromTo', [t(c.from ? 'commonOn' : 'commonOff'), t(c.to ? 'commonOn' : 'commonOff')])}`,
+    );
   const parts: string[] = [];
   const names = (list: string[]) => list.join(', ');
   if (c.kind === 'overrides') {
@@ -81,7 +87,16 @@ export class BackupView {
       ...result.channels.map((c) => {
         const box = h('input', { type: 'checkbox', class: 'import-trust', dataset: { name: c.name } });
         box.addEventListener('change', () => this.updateApply());
-        return h('li', {}, h('label', { class: 'check' }, box, h('span', {}, t('optionsImportTrustChannel', [c.name, c.urlPrefix]), c.replacing ? ` ${t('optionsImportChannelReplaces')}` : '')));
+        return h(
+          'li',
+          {},
+          h(
+            'label',
+            { class: 'check' },
+            box,
+            h('span', {}, t('optionsImportTrustChannel', [c.name, c.urlPrefix]), c.replacing ? ` ${t('optionsImportChannelReplaces')}` : ''),
+          ),
+        );
       }),
     );
     $('#import-review').hidden = false;
@@ -102,7 +117,11 @@ export class BackupView {
 
   private async apply(): Promise<void> {
     if (this.pending === null) return;
-    const result = await background.request<ImportApplyResult | { error: string }>({ type: 'importApply', text: this.pending, confirmedChannels: this.trusted() });
+    const result = await background.request<ImportApplyResult | { error: string }>({
+      type: 'importApply',
+      text: this.pending,
+      confirmedChannels: this.trusted(),
+    });
     this.close();
     if (isError(result) || !result.ok) {
       this.refused(isError(result) ? [result.error] : result.problems);

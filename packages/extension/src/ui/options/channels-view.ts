@@ -27,17 +27,43 @@ function channelDetails(row: ChannelRow, now: number): HTMLElement {
       t('optionsChannelInstalled'),
       installed === null
         ? t('optionsChannelNotInstalled')
-        : h('span', { class: 'channel-installed' }, time(installed.timestamp), ` · ${t('optionsChannelInstalledValue', [String(installed.rulesetCount), new Date(installed.installedAt * 1000).toLocaleString()])}`),
+        : h(
+            'span',
+            { class: 'channel-installed' },
+            time(installed.timestamp),
+            ` · ${t('optionsChannelInstalledValue', [String(installed.rulesetCount), new Date(installed.installedAt * 1000).toLocaleString()])}`,
+          ),
     ),
   );
-  if (installed !== null && row.stale) fields.push(...field(t('optionsChannelStale'), h('span', { class: 'error channel-stale' }, t('optionsChannelStaleValue', String(row.maxAgeDays)))));
-  if (row.notApplied !== null) fields.push(...field(t('optionsChannelNotApplied'), h('span', { class: 'error channel-not-applied' }, t('optionsChannelNotAppliedValue', row.notApplied))));
+  if (installed !== null && row.stale)
+    fields.push(...field(t('optionsChannelStale'), h('span', { class: 'error channel-stale' }, t('optionsChannelStaleValue', String(row.maxAgeDays)))));
+  if (row.notApplied !== null)
+    fields.push(...field(t('optionsChannelNotApplied'), h('span', { class: 'error channel-not-applied' }, t('optionsChannelNotAppliedValue', row.notApplied))));
   const last = row.lastCheck;
-  const resultKey = last === null ? null : { updated: 'optionsChannelResultUpdated', current: 'optionsChannelResultCurrent', failed: 'optionsChannelResultFailed' }[last.result];
-  fields.push(...field(t('optionsChannelLastCheck'), last === null || resultKey === null ? t('optionsChannelNever') : h('span', { class: `channel-result ${last.result}` }, t(resultKey, new Date(last.at * 1000).toLocaleString()))));
-  if (last?.error) fields.push(...field(t('optionsChannelError'), h('span', { class: 'error channel-error' }, t('optionsChannelErrorValue', [last.error.code, last.error.message]))));
-  fields.push(...field(t('optionsChannelNextCheck'), row.checking ? t('optionsChannelChecking') : row.nextCheckAt <= now ? t('optionsChannelNextCheckDue') : time(row.nextCheckAt)));
-  if (row.platformProblem !== null) fields.push(...field(t('optionsChannelBrowserProblem'), h('span', { class: 'error channel-problem' }, row.platformProblem)));
+  const resultKey =
+    last === null
+      ? null
+      : { updated: 'optionsChannelResultUpdated', current: 'optionsChannelResultCurrent', failed: 'optionsChannelResultFailed' }[last.result];
+  fields.push(
+    ...field(
+      t('optionsChannelLastCheck'),
+      last === null || resultKey === null
+        ? t('optionsChannelNever')
+        : h('span', { class: `channel-result ${last.result}` }, t(resultKey, new Date(last.at * 1000).toLocaleString())),
+    ),
+  );
+  if (last?.error)
+    fields.push(
+      ...field(t('optionsChannelError'), h('span', { class: 'error channel-error' }, t('optionsChannelErrorValue', [last.error.code, last.error.message]))),
+    );
+  fields.push(
+    ...field(
+      t('optionsChannelNextCheck'),
+      row.checking ? t('optionsChannelChecking') : row.nextCheckAt <= now ? t('optionsChannelNextCheckDue') : time(row.nextCheckAt),
+    ),
+  );
+  if (row.platformProblem !== null)
+    fields.push(...field(t('optionsChannelBrowserProblem'), h('span', { class: 'error channel-problem' }, row.platformProblem)));
   if (row.storageProblem !== null) fields.push(...field(t('optionsChannelStorageProblem'), h('span', { class: 'error' }, row.storageProblem)));
   return h('dl', {}, ...fields);
 }
@@ -68,8 +94,21 @@ export class ChannelsView {
           h(
             'div',
             { class: 'toolbar' },
-            h('button', { type: 'button', class: 'channel-check', textContent: t('optionsChannelCheckNow'), 'aria-label': t('optionsChannelCheckNamed', row.name), disabled: row.checking, onclick: () => void this.check(row.name) }),
-            h('button', { type: 'button', class: 'danger channel-remove', textContent: t('commonRemove'), 'aria-label': t('commonRemoveNamed', row.name), onclick: () => void this.remove(row.name) }),
+            h('button', {
+              type: 'button',
+              class: 'channel-check',
+              textContent: t('optionsChannelCheckNow'),
+              'aria-label': t('optionsChannelCheckNamed', row.name),
+              disabled: row.checking,
+              onclick: () => void this.check(row.name),
+            }),
+            h('button', {
+              type: 'button',
+              class: 'danger channel-remove',
+              textContent: t('commonRemove'),
+              'aria-label': t('commonRemoveNamed', row.name),
+              onclick: () => void this.remove(row.name),
+            }),
           ),
         ),
       ),

@@ -26,7 +26,10 @@ export class ProtectionView {
       const file = input.files?.[0];
       input.value = '';
       if (file === undefined) return;
-      const result = await background.request<(AllowlistImportResult & { settings?: Settings }) | { error: string }>({ type: 'allowlistImport', text: await file.text() });
+      const result = await background.request<(AllowlistImportResult & { settings?: Settings }) | { error: string }>({
+        type: 'allowlistImport',
+        text: await file.text(),
+      });
       if (isError(result)) return this.show(result.error, []);
       if (!result.ok) return this.show(`${file.name}: ${t('optionsAllowlistRefused')}`, result.problems);
       this.show(t('optionsAllowlistImported', String(result.added)), []);
@@ -46,6 +49,8 @@ export class ProtectionView {
     $('#known-hosts-text').textContent = t('optionsKnownHosts', String(count));
     $('#known-hosts-forget').hidden = count === 0;
     const log = await background.request<{ entry: string; at: number }[] | { error: string }>({ type: 'recheckLog' });
-    $('#recheck-log').replaceChildren(...(isError(log) ? [] : log).slice(-5).map((r) => h('li', {}, t('optionsRecheckRestored', [r.entry, new Date(r.at).toLocaleDateString()]))));
+    $('#recheck-log').replaceChildren(
+      ...(isError(log) ? [] : log).slice(-5).map((r) => h('li', {}, t('optionsRecheckRestored', [r.entry, new Date(r.at).toLocaleDateString()]))),
+    );
   }
 }

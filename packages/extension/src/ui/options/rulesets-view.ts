@@ -96,8 +96,19 @@ export class RulesetsView {
       fresh.addEventListener('change', () => void this.toggle(Number(row.dataset.item), fresh.checked));
       const tags = h('span', { class: 'tags' });
       row.replaceChildren(
-        h('label', { class: 'switch-row', title: note ?? '' }, h('span', { class: 'ruleset-text' }, h('span', { class: 'ruleset-name' }, name, ' ', tags), h('span', { class: 'ruleset-hosts' })), fresh),
-        h('button', { type: 'button', class: 'view', textContent: t('commonView'), 'aria-label': t('commonViewNamed', name), onclick: () => void this.view(name) }),
+        h(
+          'label',
+          { class: 'switch-row', title: note ?? '' },
+          h('span', { class: 'ruleset-text' }, h('span', { class: 'ruleset-name' }, name, ' ', tags), h('span', { class: 'ruleset-hosts' })),
+          fresh,
+        ),
+        h('button', {
+          type: 'button',
+          class: 'view',
+          textContent: t('commonView'),
+          'aria-label': t('commonViewNamed', name),
+          onclick: () => void this.view(name),
+        }),
       );
       row.dataset.name = name;
       box = fresh;

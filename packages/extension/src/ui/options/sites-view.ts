@@ -47,7 +47,9 @@ export class SitesView {
             'li',
             {},
             h('span', {}, entry),
-            stateSelect(entry, list === 'disabledSites' ? 'off' : 'rulesets', async (state) => this.onChange(await background.request<Settings>({ type: 'siteState', entry, state }))),
+            stateSelect(entry, list === 'disabledSites' ? 'off' : 'rulesets', async (state) =>
+              this.onChange(await background.request<Settings>({ type: 'siteState', entry, state })),
+            ),
             h('button', {
               type: 'button',
               class: 'danger',

@@ -24,7 +24,9 @@ export class UserRulesView {
       this.editing = undefined;
     });
     $('#user-rule-new').addEventListener('click', () => this.edit(undefined, simpleRuleXml(defaultSimpleRule('example.com'))));
-    $('#user-rules-export').addEventListener('click', () => download('httpsify-user-rules.xml', exportUserRulesXml(this.settings?.userRules ?? []), 'text/xml'));
+    $('#user-rules-export').addEventListener('click', () =>
+      download('httpsify-user-rules.xml', exportUserRulesXml(this.settings?.userRules ?? []), 'text/xml'),
+    );
     $<HTMLInputElement>('#user-rules-import').addEventListener('change', async (e) => {
       const input = e.target as HTMLInputElement;
       const file = input.files?.[0];
@@ -55,7 +57,8 @@ export class UserRulesView {
             'aria-label': t('commonRemoveNamed', r.name),
             onclick: async () => {
               // A rule is the user's own writing: removing it is the one thing here that cannot be undone.
-              if (confirm(t('optionsUserRuleRemoveConfirm', r.name))) this.onChange(await background.request<Settings>({ type: 'userRuleRemove', name: r.name }));
+              if (confirm(t('optionsUserRuleRemoveConfirm', r.name)))
+                this.onChange(await background.request<Settings>({ type: 'userRuleRemove', name: r.name }));
             },
           }),
         ),

@@ -75,7 +75,12 @@ function statusText(s: PageStatus): StatusText {
     case 'http-captive-portal':
       return { tone: 'warn', title: t('statusCaptivePortal'), detail: t('statusCaptivePortalDetail'), action: retry };
     case 'http-ruleset-off':
-      return { tone: 'warn', title: t('statusHttpRulesetOff'), detail: t('statusHttpRulesetOffDetail', s.rulesets.join('”, “')), action: t('statusHttpRulesetOffAction') };
+      return {
+        tone: 'warn',
+        title: t('statusHttpRulesetOff'),
+        detail: t('statusHttpRulesetOffDetail', s.rulesets.join('”, “')),
+        action: t('statusHttpRulesetOffAction'),
+      };
     case 'http-not-yet':
       return { tone: 'warn', title: t('statusHttpNotYet'), detail: t('statusHttpNotYetDetail'), action: t('statusHttpNotYetAction') };
     case 'http-no-rule':
@@ -84,7 +89,12 @@ function statusText(s: PageStatus): StatusText {
         : { tone: 'warn', title: t('statusHttpNoRule'), detail: t('statusHttpNoRuleDetail') };
     default: {
       const other = s as PageStatus;
-      return { tone: other.secure ? 'ok' : 'warn', title: t(other.secure ? 'statusSecure' : 'statusNotSecure'), detail: '', action: other.retry ? retry : undefined };
+      return {
+        tone: other.secure ? 'ok' : 'warn',
+        title: t(other.secure ? 'statusSecure' : 'statusNotSecure'),
+        detail: '',
+        action: other.retry ? retry : undefined,
+      };
     }
   }
 }
@@ -111,7 +121,8 @@ function render(): void {
   const siteDisabled = site?.disabledBy != null;
   if (site !== null) {
     $('#site-host').textContent = site.hostWithPort;
-    $('#upgraded-count').textContent = state.upgraded === 0 ? '' : state.upgraded === 1 ? t('popupUpgradedOne') : t('popupUpgradedCount', String(state.upgraded));
+    $('#upgraded-count').textContent =
+      state.upgraded === 0 ? '' : state.upgraded === 1 ? t('popupUpgradedOne') : t('popupUpgradedCount', String(state.upgraded));
     $<HTMLInputElement>('#site-enabled').checked = !siteDisabled;
     $('#site-enabled-hint').textContent = t(siteDisabled ? 'popupSiteDisabledHint' : 'popupSiteEnabledHint');
   }
@@ -235,7 +246,11 @@ async function init(): Promise<void> {
   $('#rule-host').addEventListener('input', fillAdvanced);
   on('#add-rule-form', 'submit', async (e) => {
     e.preventDefault();
-    await saveRule({ host: $<HTMLInputElement>('#rule-host').value.trim(), from: $<HTMLInputElement>('#rule-from').value, to: $<HTMLInputElement>('#rule-to').value });
+    await saveRule({
+      host: $<HTMLInputElement>('#rule-host').value.trim(),
+      from: $<HTMLInputElement>('#rule-from').value,
+      to: $<HTMLInputElement>('#rule-to').value,
+    });
   });
   const dialog = $<HTMLDialogElement>('#confirm-reset');
   $('#reset-defaults').addEventListener('click', () => {
@@ -243,13 +258,15 @@ async function init(): Promise<void> {
     dialog.returnValue = '';
     dialog.showModal();
   });
-  dialog.addEventListener('close', () =>
-    void busyWhile(async () => {
-      if (dialog.returnValue !== 'ok') return;
-      await background.request({ type: 'resetRulesets' });
-      await reloadTab();
-      await load();
-    })(),
+  dialog.addEventListener(
+    'close',
+    () =>
+      void busyWhile(async () => {
+        if (dialog.returnValue !== 'ok') return;
+        await background.request({ type: 'resetRulesets' });
+        await reloadTab();
+        await load();
+      })(),
   );
   $('#open-options').addEventListener('click', () => void api.runtime.openOptionsPage());
   document.body.dataset.ready = 'true';
