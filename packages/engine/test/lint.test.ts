@@ -66,6 +66,10 @@ describe('targets', () => {
     expect(t('intranet')).toEqual(['target-no-public-suffix']);
     expect(t('www.example.intranet')).toEqual(['target-no-public-suffix']);
     expect(t('10.0.0.1')).toEqual([]);
+    // Special-use names (RFC 6761/7686) are not private-network names: test suites and examples use them.
+    expect(t('www.example.test')).toEqual([]);
+    expect(t('*.example.test')).toEqual([]);
+    expect(t('duckduckgogg42xjoc72x3sjasowoarfbgcmvfimaftt6twagswzczad.onion')).toEqual([]);
     const two = (a: string, b: string): string[] => codes(wrap(`<target host="${a}" />\n<target host="${b}" />\n${trivial}`));
     expect(two('*.d.example.com', 'www.d.example.com')).toEqual(['target-covered']);
     expect(two('*.example.com', '*.a.example.com')).toEqual(['target-covered']);

@@ -13,6 +13,11 @@ const IPV4 = /^\d{1,3}(?:\.\d{1,3}){3}$/;
  */
 export const PUBLIC_SUFFIX_SITES: ReadonlySet<string> = new Set(['gov.uk', 'nhs.uk', 'police.uk']);
 const PUNYCODE_LABEL = /^xn--[a-z0-9-]+$/;
+/**
+ * Special-use top-level names (RFC 6761, RFC 7686) that no public suffix list carries but that
+ * are not private-network names: reserved for tests and examples, or Tor's onion services.
+ */
+const SPECIAL_USE_TLDS: ReadonlySet<string> = new Set(['test', 'example', 'invalid', 'localhost', 'onion']);
 
 /** The ASCII (punycode) form of a host written in Unicode, when WHATWG URL accepts it. */
 function asciiForm(host: string): string | null {
@@ -95,7 +100,7 @@ function lintTarget(target: Target, ruleset: Ruleset): Diagnostic[] {
   }
   if (rightWildcard) return out;
   const named = leftWildcard ? labels.slice(1).join('.') : host;
-  if (!IPV4.test(host) && publicSuffix(named).section === null) {
+  if (!IPV4.test(host) && !SPECIAL_USE_TLDS.has(labels[labels.length - 1] as string) && publicSuffix(named).section === null) {
     add(
       'error',
       'target-no-public-suffix',
