@@ -155,7 +155,18 @@ describe('hostile patterns through every engine door', () => {
       { channel: null, scope: null, engine: createEngine([BENIGN]) },
     ]);
     expect(scoped.rewriteWithRuleset('http://benign.test/')).toMatchObject({ rewritten: 'https://benign.test/', channel: null });
-    const definition = { name: 'c', urlPrefix: 'https://c.test/', scope: bad, publicKey: { kty: 'RSA', n: 'x', e: 'AQAB' } };
+    const definition = {
+      format: 2,
+      name: 'c',
+      urlPrefix: 'https://c.test/',
+      scope: bad,
+      destinations: [],
+      minTimestamp: 0,
+      maxAgeDays: 14,
+      minKeyVersion: 1,
+      replacesDefaults: false,
+      rootKey: { kty: 'RSA', n: 'x', e: 'AQAB' },
+    };
     expect(() => parseChannelDefinition(definition)).toThrow(/scope.*refused/);
   });
 
