@@ -73,6 +73,14 @@ describe('the regex door decides by analysis', () => {
     expect(judgeRegex(body).kind).not.toBe('proven');
   });
 
+  it('proves a lookbehind over a short fixed text, and refuses one that reads back without bound', () => {
+    expect(judgeRegex('^http://lb\\.example\\.test(?<!x):(\\d+)/old/').kind).toBe('proven');
+    expect(judgeRegex('^http://h\\.test/(?<=[ab]{2}|cd)x').kind).toBe('proven');
+    const unbounded = judgeRegex('^http://h\\.test/(?<=a+)b');
+    expect(unbounded.kind).toBe('refused');
+    expect(unbounded.kind === 'refused' && unbounded.reason).toMatch(/lookbehind .* unbounded/);
+  });
+
   it('refuses what it can neither prove nor run in linear time, and says why', () => {
     const backref = judgeRegex('^http://h\\.test/((a)\\2?)+!$');
     expect(backref).toMatchObject({ kind: 'refused' });

@@ -110,7 +110,12 @@ class Automaton {
       case 'CapturingGroup':
         return this.alternatives(el.alternatives, offset);
       case 'Assertion':
-        if (el.kind === 'lookbehind') throw new NotProven(`it uses the lookbehind ${el.raw}, which this analysis does not read`);
+        if (el.kind === 'lookbehind') {
+          // A lookbehind over a short, fixed set of texts costs a bounded amount wherever it is
+          // tried (`(?<!x)`); one that can read back arbitrarily far is not read here.
+          if (!boundedText(el.alternatives, 0)) throw new NotProven(`it uses the lookbehind ${el.raw}, which can read back an unbounded distance`);
+          return { first: [], last: [], nullable: true, maxLength: 0 };
+        }
         if (el.kind === 'lookahead') this.lookarounds.push({ look: el, offset });
         return { first: [], last: [], nullable: true, maxLength: 0 };
       case 'Backreference':
@@ -455,4 +460,33 @@ function boundAmbiguity(automaton: Automaton, start: readonly number[], selfLoop
     }
   }
   for (const [, count] of compChains) if (count > MAX_AMBIGUITY) throw new NotProven(AMBIGUOUS);
+}
+
+/** Longest text a lookbehind body may read and still count as a bounded check. */
+const MAX_LOOKBEHIND_TEXT = 64;
+
+/**
+ * Whether the alternatives only read characters, classes and groups of them, repeated a bounded
+ * number of times, for at most MAX_LOOKBEHIND_TEXT characters: no lookaround, backreference or
+ * unbounded repeat inside. Such a body is a constant-cost check at each position.
+ */
+function boundedText(alts: readonly AST.Alternative[], depth: number): boolean {
+  const longest = (el: AST.Element): number => {
+    switch (el.type) {
+      case 'Character':
+      case 'CharacterSet':
+      case 'CharacterClass':
+        return 1;
+      case 'Group':
+      case 'CapturingGroup':
+        return depth < 8 && boundedText(el.alternatives, depth + 1)
+          ? Math.max(...el.alternatives.map((a) => a.elements.reduce((n, e) => n + longest(e), 0)))
+          : Infinity;
+      case 'Quantifier':
+        return el.max === Infinity ? Infinity : el.max * longest(el.element);
+      default:
+        return Infinity;
+    }
+  };
+  return alts.every((alt) => alt.elements.reduce((n, e) => n + longest(e), 0) <= MAX_LOOKBEHIND_TEXT);
 }
