@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildExtension } from '../src/build/build.js';
-import { launchWithExtension, type LoadedExtension } from './support/browser.js';
+import { launchWithExtension, switchProtectionModeOff, type LoadedExtension } from './support/browser.js';
 import { page, SHARED_TEST_RULESETS, writeRulesetsDir } from './support/e2e-site.js';
 import { startDualServer, type DualServer } from './support/servers.js';
 
@@ -31,6 +31,7 @@ describe('Chromium: main frames DNR cannot express go through the handoff page',
     server = await startDualServer((req, res, secure) => page(res, `${secure ? 'https' : 'http'} ${req.headers.host} ${req.url}`));
     origin = (scheme, host) => `${scheme}://${host}:${server.port}`;
     ext = await launchWithExtension(built.dirs.chromium!, ['*.example.test', '*.example.test.']);
+    await switchProtectionModeOff(ext);
   });
 
   afterAll(async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OVERRIDE_RULE_ID_LIMIT } from '../src/background/dnr-runtime.js';
 import { buildExtension } from '../src/build/build.js';
-import { launchWithExtension, type LoadedExtension } from './support/browser.js';
+import { launchWithExtension, switchProtectionModeOff, type LoadedExtension } from './support/browser.js';
 import { page, serveLoopHost, SHARED_TEST_RULESETS, writeRulesetsDir } from './support/e2e-site.js';
 import { startDualServer, type DualServer } from './support/servers.js';
 
@@ -55,14 +55,7 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
     });
     origin = (scheme, host) => `${scheme}://${host}:${server.port}`;
     ext = await launchWithExtension(built.dirs.chromium!, ['*.example.test', '*.uncovered.test']);
-    // These tests are about the rulesets: the protection mode (on by default) goes off, so that
-    // a host no ruleset covers is a real control. protection-chromium.test.ts covers the mode.
-    await ext.worker.evaluate(() => chrome.storage.local.set({ httpsFirst: false }));
-    const modeRules = () =>
-      ext.worker.evaluate(async () =>
-        (await chrome.declarativeNetRequest.getDynamicRules()).some((r) => (r.priority ?? 1) <= 2 && r.action.type === 'upgradeScheme'),
-      );
-    for (let i = 0; i < 100 && (await modeRules()); i++) await new Promise((r) => setTimeout(r, 100));
+    await switchProtectionModeOff(ext);
   });
 
   afterAll(async () => {

@@ -6,7 +6,7 @@ import { DnrEmulator } from '@httpsify/engine/dnr';
 import { corpusRulesDir, readOracle, type OracleCase } from '../../engine/test/support/corpus.js';
 import { buildExtension, type BuildResult } from '../src/build/build.js';
 import type { Page } from 'playwright-core';
-import { launchWithExtension, type LoadedExtension } from './support/browser.js';
+import { launchWithExtension, switchProtectionModeOff, type LoadedExtension } from './support/browser.js';
 import { page } from './support/e2e-site.js';
 import { startDualServer, type DualServer } from './support/servers.js';
 
@@ -36,6 +36,7 @@ describe('oracle URLs in Chromium', () => {
     // Every host, on any port, reaches one loopback server speaking HTTP and TLS.
     server = await startDualServer((req, res, secure) => page(res, `${secure ? 'https' : 'http'} ${req.headers.host} ${req.url}`));
     ext = await launchWithExtension(built.dirs.chromium!, [], { resolverRules: [`MAP * 127.0.0.1:${server.port}`] });
+    await switchProtectionModeOff(ext);
   }, 120_000);
 
   /** Whether Chromium's static HSTS list forces HTTPS on a host (chrome://net-internals). */

@@ -76,3 +76,17 @@ export async function launchWithExtension(extensionDir: string, hostRules: strin
     },
   };
 }
+
+/**
+ * Tests about rulesets and channels switch the protection mode (on by default) off, so that a
+ * host no ruleset covers is a real control; protection-chromium.test.ts covers the mode. Waits
+ * until the mode's main-frame upgrade rule is gone.
+ */
+export async function switchProtectionModeOff(ext: LoadedExtension): Promise<void> {
+  await ext.worker.evaluate(async () => chrome.storage.local.set({ httpsFirst: false }));
+  const modeRule = () =>
+    ext.worker.evaluate(async () =>
+      (await chrome.declarativeNetRequest.getDynamicRules()).some((r) => (r.priority ?? 1) <= 2 && r.action.type === 'upgradeScheme'),
+    );
+  for (let i = 0; i < 100 && (await modeRule()); i++) await new Promise((r) => setTimeout(r, 100));
+}

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
-import { launchWithExtension, type LoadedExtension } from './browser.js';
+import { launchWithExtension, switchProtectionModeOff, type LoadedExtension } from './browser.js';
 import { startDualServer, startHttpOnly, startTlsHang, type DualServer } from './servers.js';
 import { buildWithUi, screenshotStats } from './ui-extension.js';
 
@@ -111,16 +111,7 @@ export async function startUiHarness(rulesets: string[] | null = null, options: 
   // The UI half is ready once settings are stamped with their schema version.
   for (let i = 0; i < 150 && (await stored('schemaVersion')) !== 1; i++) await new Promise((r) => setTimeout(r, 100));
   await ext.worker.evaluate(async (probe) => chrome.storage.local.set({ portalProbeUrl: probe }), url('probe.uncovered.test', '/success.txt'));
-  if (options.modeOff === true) {
-    // Tests about rulesets and channels: the protection mode (on by default) would upgrade
-    // their uncovered control hosts too.
-    await ext.worker.evaluate(async () => chrome.storage.local.set({ httpsFirst: false }));
-    const modeRule = () =>
-      ext.worker.evaluate(async () =>
-        (await chrome.declarativeNetRequest.getDynamicRules()).some((r) => r.priority === 1 && r.action.type === 'upgradeScheme'),
-      );
-    for (let i = 0; i < 100 && (await modeRule()); i++) await new Promise((r) => setTimeout(r, 100));
-  }
+  if (options.modeOff === true) await switchProtectionModeOff(ext);
   return {
     server,
     plainPort: plain.port,
