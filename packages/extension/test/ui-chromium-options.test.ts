@@ -208,8 +208,12 @@ describe('options page in Chromium', () => {
       {
         name: 'Imported channel',
         urlPrefix: 'https://rules.example.org/v1/',
-        publicKey: { kty: 'RSA', n: 'x'.repeat(342), e: 'AQAB' },
-        scope: '',
+        rootKey: { kty: 'RSA', n: '_'.repeat(512), e: 'AQAB' },
+        scope: '^https?://([^/]*\\.)?example\\.org[:/]',
+        destinations: [],
+        minTimestamp: 0,
+        maxAgeDays: 14,
+        minKeyVersion: 1,
         replacesDefaults: false,
       },
     ];
