@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FirefoxTab } from './support/firefox.js';
 import { AXE_EXPRESSION } from './support/axe.js';
 import { FF_POLL, startFirefoxUiHarness, type FirefoxUiHarness } from './support/firefox-ui.js';
-import { checkScreenshot, expectVisibleTexts } from './support/ui-harness.js';
+import { checkScreenshot, expectVisibleTexts } from './support/screenshots.js';
 
 const RULESETS = {
   'site.xml': '<ruleset name="Site Rules"><target host="site.example.test"/><rule from="^http:" to="https:"/></ruleset>',

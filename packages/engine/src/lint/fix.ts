@@ -3,6 +3,7 @@ import { createEngine } from '../match/create-engine.js';
 import { isTrivialRule, type Rule, type Ruleset, type SourceLocation } from '../model/ruleset.js';
 import { parseRulesetXml } from '../parse/xml-ruleset.js';
 import { hostPartOf, parsePattern } from './regex-ast.js';
+import { rulesetRegexOrNull } from '../regex/safe-regex.js';
 
 /** One replacement of source text: `[start, end)` of the original becomes `text`. */
 export interface FixEdit {
@@ -136,12 +137,14 @@ function trivializable(ruleset: Ruleset): Rule[] | null {
     if (host === null || !host.closed || rule.from !== `^http://${host.source}/`) return null;
     const hosts = explodeHosts(host.elements);
     if (hosts === null) return null;
-    const re = new RegExp(rule.from);
+    // A ruleset's pattern runs only through the regex door.
+    const re = rulesetRegexOrNull(rule.from, { use: 'replace', to: rule.to });
+    if (re === null) return null;
     for (const h of hosts) {
       if (!targets.has(h) || handled.has(h)) continue;
       for (const path of ['/', '/a/b?c=d#e']) {
         const url = `http://${h}${path}`;
-        if (!re.test(url) || url.replace(re, rule.to) !== `https://${h}${path}`) return null;
+        if (!re.test(url) || re.replace(url, rule.to) !== `https://${h}${path}`) return null;
       }
       handled.add(h);
     }

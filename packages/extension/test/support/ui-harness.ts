@@ -2,10 +2,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { expect } from 'vitest';
 import { launchWithExtension, switchProtectionModeOff, type LoadedExtension } from './browser.js';
 import { startDualServer, startHttpOnly, startTlsHang, type DualServer } from './servers.js';
-import { buildWithUi, screenshotStats } from './ui-extension.js';
+import { checkScreenshot, expectVisibleTexts } from './screenshots.js';
+import { buildWithUi } from './ui-extension.js';
 
 /** Browser tests wait for the background through storage; under load that takes more than a second. */
 export const POLL = { timeout: 10_000, interval: 100 };
@@ -18,9 +18,6 @@ export const RULESETS = {
   'loop.xml': '<ruleset name="Loop Rules"><target host="loop.example.test"/><rule from="^http:" to="https:"/></ruleset>',
 };
 
-/** Screenshots land here (outside the tree; HTTPSIFY_SHOTS picks the folder) and are checked for real rendering. */
-export const SHOTS = process.env.HTTPSIFY_SHOTS ?? mkdtempSync(join(tmpdir(), 'httpsify-ui-shots-'));
-
 /**
  * Screenshots a page (or one part of it) and checks that it is a real rendering of the right
  * width showing the given texts: not blank, not one colour, the texts visible in the page.
@@ -31,23 +28,6 @@ export async function shot(page: Page, name: string, check: { width?: number; te
   const png = target === null ? await page.screenshot({ fullPage: check.viewport !== true }) : await target.screenshot();
   checkScreenshot(png, name, check.width);
   expectVisibleTexts(await (target ?? page.locator('body')).innerText(), name, check.texts ?? []);
-}
-
-/** Keeps a screenshot in SHOTS and checks it is a real rendering: size, colours, not one flat surface. */
-export function checkScreenshot(png: Buffer, name: string, width?: number): void {
-  writeFileSync(join(SHOTS, `${name}.png`), png);
-  const stats = screenshotStats(png);
-  if (width !== undefined) expect(stats.width, `${name}: width`).toBe(width);
-  else expect(stats.width, `${name}: width`).toBeGreaterThan(100);
-  expect(stats.height, `${name}: height`).toBeGreaterThan(60);
-  expect(stats.colours, `${name}: distinct colours`).toBeGreaterThan(20);
-  expect(stats.nonBackground, `${name}: share of non-background pixels`).toBeGreaterThan(0.01);
-}
-
-/** Visible text as rendered (innerText applies text-transform, so compared case-insensitively). */
-export function expectVisibleTexts(innerText: string, name: string, texts: string[]): void {
-  const shown = innerText.toLowerCase();
-  for (const text of texts) expect(shown, `${name}: visible text`).toContain(text.toLowerCase());
 }
 
 export interface UiHarness {
