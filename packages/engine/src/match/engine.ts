@@ -1,7 +1,8 @@
 import type { Ruleset } from '../model/ruleset.js';
 import { hashStep, LABEL_HASH_SEED, NODE_STRIDE, NONE, popcount, readLength, RuleKind, RulesetFlag, Section, slotHash } from '../bundle/format.js';
 import type { PackedArray } from '../bundle/packed-array.js';
-import { ESCAPE, expand, expandedLength, readDictionary } from '../bundle/string-dictionary.js';
+import { ESCAPE } from '../bundle/string-dictionary.js';
+import { dictionaryTable, StringPool } from './string-pool.js';
 import { literalPrefix } from '../regex/literal-prefix.js';
 import { ExclusionIndex } from './exclusion-index.js';
 import { casesMatch, Form, type PreparedPattern, prepareLiteralRule, prepareRule, prepareTest, rewriteLiteral } from './prepared-pattern.js';
@@ -70,8 +71,8 @@ export class Engine {
   readonly header: BundleHeader;
   readonly rulesetCount: number;
 
-  private readonly strBytes: Uint8Array;
-  private readonly dictionaryBytes: Uint8Array;
+  /** The bundle's coded strings (names, notes, patterns), decoded on demand. */
+  private readonly strings: StringPool;
   private readonly labels: Uint8Array;
   /** The label dictionary section, and where each byte's entry lies in it (length 0: a literal). */
   private readonly labelDictionary: Uint8Array;
@@ -121,12 +122,8 @@ export class Engine {
   private namesToIds: Map<string, number[]> | null = null;
   private targetIndex: number[][] | null = null;
 
-  // Decoded strings and compiled regexes, filled on first use only.
-  private readonly strings = new Map<number, string>();
+  // Decoded labels and compiled regexes, filled on first use only.
   private readonly labelStrings = new Map<number, string>();
-  /** Dictionary entries (views into the bundle) and a scratch buffer to expand strings into. */
-  private dictionary: (Uint8Array | undefined)[] | null = null;
-  private expanded = new Uint8Array(256);
   /** Rules, exclusions and cookie patterns as they run, by their index in their column; built on first use. */
   private rulePatterns: (PreparedPattern | undefined)[] | null = null;
   private exclusionPatterns: (PreparedPattern | undefined)[] | null = null;
@@ -166,8 +163,7 @@ export class Engine {
     const { header, layout, u8, u32, packed } = readBundleSections(bundle, options.verify);
     this.header = header;
     this.rulesetCount = header.rulesetCount;
-    this.strBytes = u8[Section.StrBytes] as Uint8Array;
-    this.dictionaryBytes = u8[Section.Dictionary] as Uint8Array;
+    this.strings = new StringPool(u8[Section.StrBytes] as Uint8Array, u8[Section.Dictionary] as Uint8Array);
     this.labels = u8[Section.Labels] as Uint8Array;
     this.labelDictionary = u8[Section.LabelDictionary] as Uint8Array;
     // At most 255 entries: O(1) even for trusted loads.
@@ -290,7 +286,7 @@ export class Engine {
   }
 
   rulesetName(id: number): string {
-    return this.str(this.rsName.get(id));
+    return this.strings.cached(this.rsName.get(id));
   }
 
   rulesetIdsByName(name: string): number[] {
@@ -347,15 +343,15 @@ export class Engine {
   ruleset(id: number): Ruleset {
     const rs: Ruleset = { name: this.rulesetName(id), targets: [], rules: [], exclusions: [], secureCookies: [], tests: [] };
     const note = sparseLookup(this.noteOwner, this.note, id);
-    if (note !== NONE) rs.defaultOff = this.str(note);
+    if (note !== NONE) rs.defaultOff = this.strings.cached(note);
     const platform = sparseLookup(this.platformOwner, this.platform, id);
-    if (platform !== NONE) rs.platform = this.str(platform);
+    if (platform !== NONE) rs.platform = this.strings.cached(platform);
     for (const host of this.targetsOf(id)) rs.targets.push({ host });
     for (let r = this.rsRuleStart.get(id); r < this.rsRuleStart.get(id + 1); r++)
-      rs.rules.push({ from: this.str(this.ruleFrom.get(r)), to: this.str(this.ruleTo.get(r)) });
-    for (let e = this.rsExclStart.get(id); e < this.rsExclStart.get(id + 1); e++) rs.exclusions.push({ pattern: this.str(this.exclPattern.get(e)) });
+      rs.rules.push({ from: this.strings.cached(this.ruleFrom.get(r)), to: this.strings.cached(this.ruleTo.get(r)) });
+    for (let e = this.rsExclStart.get(id); e < this.rsExclStart.get(id + 1); e++) rs.exclusions.push({ pattern: this.strings.cached(this.exclPattern.get(e)) });
     for (let c = this.rsCookieStart.get(id); c < this.rsCookieStart.get(id + 1); c++)
-      rs.secureCookies.push({ host: this.str(this.cookieHost.get(c)), name: this.str(this.cookieName.get(c)) });
+      rs.secureCookies.push({ host: this.strings.cached(this.cookieHost.get(c)), name: this.strings.cached(this.cookieName.get(c)) });
     return rs;
   }
 
@@ -474,8 +470,8 @@ export class Engine {
     if (p === undefined) {
       const kind = this.ruleKind.get(r);
       if (kind === RuleKind.Trivial) return upgradeHttp(href);
-      const from = this.text(this.ruleFrom.get(r));
-      const to = this.text(this.ruleTo.get(r));
+      const from = this.strings.decode(this.ruleFrom.get(r));
+      const to = this.strings.decode(this.ruleTo.get(r));
       p = kind === RuleKind.Literal ? prepareLiteralRule(literalPrefix(from)?.prefix ?? '', to) : prepareRule(from, to);
       patterns[r] = p;
     }
@@ -494,7 +490,7 @@ export class Engine {
 
   private exclusion(e: number): PreparedPattern {
     const patterns = this.exclusionPatterns ?? (this.exclusionPatterns = new Array<PreparedPattern | undefined>(this.exclPattern.length).fill(undefined));
-    return patterns[e] ?? (patterns[e] = prepareTest(this.text(this.exclPattern.get(e))));
+    return patterns[e] ?? (patterns[e] = prepareTest(this.strings.decode(this.exclPattern.get(e))));
   }
 
   /** Whether one of the many exclusions [start, end) of ruleset `id` matches `href`, through its index. */
@@ -514,7 +510,7 @@ export class Engine {
   /** Whether securecookie pattern `k` (2c: host, 2c + 1: name of cookie c), string `source`, matches `input`. */
   private testCookie(k: number, source: number, input: string): boolean {
     const patterns = this.cookiePatterns ?? (this.cookiePatterns = new Array<PreparedPattern | undefined>(2 * this.cookieHost.length).fill(undefined));
-    return this.matches(patterns[k] ?? (patterns[k] = prepareTest(this.text(source))), input);
+    return this.matches(patterns[k] ?? (patterns[k] = prepareTest(this.strings.decode(source))), input);
   }
 
   /** Whether a test pattern (exclusion or securecookie) matches `input`. */
@@ -541,7 +537,7 @@ export class Engine {
     for (let e = this.rsExclStart.get(id); e < this.rsExclStart.get(id + 1); e++) {
       if (this.excludes(e, href)) {
         step.outcome = 'excluded';
-        step.exclusion = this.str(this.exclPattern.get(e));
+        step.exclusion = this.strings.cached(this.exclPattern.get(e));
         return;
       }
     }
@@ -550,7 +546,7 @@ export class Engine {
       const out = this.applyRule(r, href);
       if (out !== null) {
         step.outcome = 'rewrote';
-        step.rule = { index: r - start, from: this.str(this.ruleFrom.get(r)), to: this.str(this.ruleTo.get(r)) };
+        step.rule = { index: r - start, from: this.strings.cached(this.ruleFrom.get(r)), to: this.strings.cached(this.ruleTo.get(r)) };
         step.result = out;
         return;
       }
@@ -765,9 +761,10 @@ export class Engine {
     const override = this.overrides.get(name);
     if (override === false) return 'disabled by the user';
     const note = sparseLookup(this.noteOwner, this.note, id);
-    if (note !== NONE) return `default_off: ${this.str(note)}`;
+    if (note !== NONE) return `default_off: ${this.strings.cached(note)}`;
     const platform = sparseLookup(this.platformOwner, this.platform, id);
-    if (platform !== NONE) return `platform="${this.str(platform)}"${this.str(platform) === 'mixedcontent' ? ' (mixed-content rulesets are off)' : ''}`;
+    if (platform !== NONE)
+      return `platform="${this.strings.cached(platform)}"${this.strings.cached(platform) === 'mixedcontent' ? ' (mixed-content rulesets are off)' : ''}`;
     return 'off';
   }
 
@@ -792,34 +789,6 @@ export class Engine {
   }
 
   // ---- strings and regexes ----------------------------------------------------------------
-
-  /** Decoded string, cached: for strings used on every rewrite (replacements, names). */
-  private str(id: number): string {
-    let s = this.strings.get(id);
-    if (s === undefined) {
-      s = this.text(id);
-      this.strings.set(id, s);
-    }
-    return s;
-  }
-
-  /** Decoded string, not cached: regex sources are needed once, to compile them. */
-  private text(id: number): string {
-    const bytes = this.strBytes;
-    const meta = readLength(bytes, id);
-    const from = id + (meta & 7);
-    const to = Math.min(bytes.length, from + Math.floor(meta / 8));
-    const dictionary = this.dictionary ?? this.loadDictionary();
-    const needed = expandedLength(bytes, from, to, dictionary);
-    if (this.expanded.length < needed) this.expanded = new Uint8Array(Math.max(needed, this.expanded.length * 2));
-    const length = expand(bytes, from, to, dictionary, this.expanded);
-    return this.decoder.decode(this.expanded.subarray(0, length));
-  }
-
-  private loadDictionary(): (Uint8Array | undefined)[] {
-    this.dictionary = dictionaryTable(this.dictionaryBytes);
-    return this.dictionary;
-  }
 
   /** The host label of record word 1 `word`, cached by label id. */
   private label(word: number): string {
@@ -879,12 +848,6 @@ export class Engine {
     this.regexNext = (this.regexNext + 1) % ring.length;
     return re;
   }
-}
-
-/** The code table of a dictionary section; a malformed (trusted) one codes nothing. */
-function dictionaryTable(section: Uint8Array): (Uint8Array | undefined)[] {
-  const table = readDictionary(section);
-  return typeof table === 'string' ? [] : table;
 }
 
 /** The value paired with ruleset `id` in a sparse (ascending owners, values) section, or NONE. */
