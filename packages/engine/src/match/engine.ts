@@ -1,8 +1,9 @@
 import type { Ruleset } from '../model/ruleset.js';
-import { NONE, RuleKind, RulesetFlag, Section } from '../bundle/format.js';
+import { RuleKind, Section } from '../bundle/format.js';
 import type { PackedArray } from '../bundle/packed-array.js';
 import { StringPool } from './string-pool.js';
 import { HostIndex } from './host-index.js';
+import { RulesetState } from './ruleset-state.js';
 import { literalPrefix } from '../regex/literal-prefix.js';
 import { ExclusionIndex } from './exclusion-index.js';
 import { casesMatch, Form, type PreparedPattern, prepareLiteralRule, prepareRule, prepareTest, rewriteLiteral } from './prepared-pattern.js';
@@ -71,12 +72,11 @@ export class Engine {
   private readonly candidates: Int32Array;
   private readonly refList: Uint32Array;
   private readonly hostLabels: HostLabels;
-  private readonly rsFlags: PackedArray;
-  private readonly rsName: PackedArray;
-  private readonly noteOwner: PackedArray;
-  private readonly note: PackedArray;
-  private readonly platformOwner: PackedArray;
-  private readonly platform: PackedArray;
+  /** Names, flags, notes of the rulesets, and which are on. */
+  private readonly rulesets: RulesetState;
+  // Its per-ruleset on/trivial bytes (updated in place), held here too for the hot path.
+  private readonly active: Uint8Array;
+  private readonly trivialOnly: Uint8Array;
   private readonly rsRuleStart: PackedArray;
   private readonly rsExclStart: PackedArray;
   private readonly rsCookieStart: PackedArray;
@@ -86,14 +86,6 @@ export class Engine {
   private readonly exclPattern: PackedArray;
   private readonly cookieHost: PackedArray;
   private readonly cookieName: PackedArray;
-
-  /** 1 where the ruleset is active now (defaults, mixed-content switch and user overrides). */
-  private readonly active: Uint8Array;
-  /** 1 where RulesetFlag.TrivialOnly is set. */
-  private readonly trivialOnly: Uint8Array;
-  private readonly overrides = new Map<string, boolean>();
-  private mixedContent: boolean;
-  private namesToIds: Map<string, number[]> | null = null;
 
   /** Rules, exclusions and cookie patterns as they run, by their index in their column; built on first use. */
   private rulePatterns: (PreparedPattern | undefined)[] | null = null;
@@ -127,12 +119,9 @@ export class Engine {
     this.candidates = this.hosts.candidates;
     this.refList = this.hosts.refList;
     this.hostLabels = this.hosts.hostLabels;
-    this.rsFlags = packed[Section.RsFlags] as PackedArray;
-    this.rsName = packed[Section.RsName] as PackedArray;
-    this.noteOwner = packed[Section.NoteOwner] as PackedArray;
-    this.note = packed[Section.Note] as PackedArray;
-    this.platformOwner = packed[Section.PlatformOwner] as PackedArray;
-    this.platform = packed[Section.Platform] as PackedArray;
+    this.rulesets = new RulesetState(sections, this.strings, options.mixedContent === true);
+    this.active = this.rulesets.active;
+    this.trivialOnly = this.rulesets.trivialOnly;
     this.rsRuleStart = packed[Section.RsRuleStart] as PackedArray;
     this.rsExclStart = packed[Section.RsExclStart] as PackedArray;
     this.rsCookieStart = packed[Section.RsCookieStart] as PackedArray;
@@ -142,12 +131,8 @@ export class Engine {
     this.exclPattern = packed[Section.ExclPattern] as PackedArray;
     this.cookieHost = packed[Section.CookieHost] as PackedArray;
     this.cookieName = packed[Section.CookieName] as PackedArray;
-    this.mixedContent = options.mixedContent === true;
     this.regexRing = new Array<PreparedPattern | undefined>(Math.max(1, options.regexCacheSize ?? 2048)).fill(undefined);
-    this.active = new Uint8Array(this.rulesetCount);
     this.refused = new Uint8Array(this.rulesetCount);
-    this.trivialOnly = new Uint8Array(this.rulesetCount);
-    this.recomputeActive();
   }
 
   // ---- public API -------------------------------------------------------------------------
@@ -206,7 +191,7 @@ export class Engine {
         if (seen.has(id)) continue;
         seen.add(id);
         const step: ExplainStep = { ruleset: this.rulesetName(id), target, active: this.active[id] === 1, outcome: 'not-reached' };
-        if (!step.active) step.inactiveReason = this.inactiveReason(id);
+        if (!step.active) step.inactiveReason = this.rulesets.inactiveReason(id);
         steps.push(step);
         if (winner !== null) continue;
         if (!step.active) {
@@ -224,20 +209,11 @@ export class Engine {
   }
 
   rulesetName(id: number): string {
-    return this.strings.cached(this.rsName.get(id));
+    return this.rulesets.name(id);
   }
 
   rulesetIdsByName(name: string): number[] {
-    if (this.namesToIds === null) {
-      this.namesToIds = new Map();
-      for (let id = 0; id < this.rulesetCount; id++) {
-        const n = this.rulesetName(id);
-        const ids = this.namesToIds.get(n);
-        if (ids === undefined) this.namesToIds.set(n, [id]);
-        else ids.push(id);
-      }
-    }
-    return this.namesToIds.get(name) ?? [];
+    return this.rulesets.idsByName(name);
   }
 
   isActive(id: number): boolean {
@@ -245,16 +221,13 @@ export class Engine {
   }
 
   /** Whether the ruleset is on before any user override (with the mixed-content switch as set, or as given). */
-  isDefaultActive(id: number, mixedContent = this.mixedContent): boolean {
-    const flags = this.rsFlags.get(id);
-    return (flags & RulesetFlag.DefaultOn) !== 0 || (mixedContent && (flags & RulesetFlag.MixedContent) !== 0);
+  isDefaultActive(id: number, mixedContent?: boolean): boolean {
+    return this.rulesets.isDefaultActive(id, mixedContent);
   }
 
   /** Overrides a ruleset by name (all rulesets of that name); undefined returns it to its default. */
   setActive(name: string, active: boolean | undefined): void {
-    if (active === undefined) this.overrides.delete(name);
-    else this.overrides.set(name, active);
-    for (const id of this.rulesetIdsByName(name)) this.active[id] = (active ?? this.isDefaultActive(id)) ? 1 : 0;
+    this.rulesets.setActive(name, active);
   }
 
   /**
@@ -269,21 +242,20 @@ export class Engine {
 
   /** Current user overrides (name → on/off); only what differs from the defaults is kept. */
   activeOverrides(): ReadonlyMap<string, boolean> {
-    return this.overrides;
+    return this.rulesets.activeOverrides();
   }
 
   setMixedContent(on: boolean): void {
-    this.mixedContent = on;
-    this.recomputeActive();
+    this.rulesets.setMixedContent(on);
   }
 
   /** Decodes one ruleset back into the model (tests are not stored in bundles). */
   ruleset(id: number): Ruleset {
     const rs: Ruleset = { name: this.rulesetName(id), targets: [], rules: [], exclusions: [], secureCookies: [], tests: [] };
-    const note = sparseLookup(this.noteOwner, this.note, id);
-    if (note !== NONE) rs.defaultOff = this.strings.cached(note);
-    const platform = sparseLookup(this.platformOwner, this.platform, id);
-    if (platform !== NONE) rs.platform = this.strings.cached(platform);
+    const note = this.rulesets.defaultOff(id);
+    if (note !== null) rs.defaultOff = note;
+    const platform = this.rulesets.platform(id);
+    if (platform !== null) rs.platform = platform;
     for (const host of this.targetsOf(id)) rs.targets.push({ host });
     for (let r = this.rsRuleStart.get(id); r < this.rsRuleStart.get(id + 1); r++)
       rs.rules.push({ from: this.strings.cached(this.ruleFrom.get(r)), to: this.strings.cached(this.ruleTo.get(r)) });
@@ -303,7 +275,7 @@ export class Engine {
 
   /** Whether the ruleset's only rule is the trivial one with no exclusion. */
   isTrivialOnly(id: number): boolean {
-    return (this.rsFlags.get(id) & RulesetFlag.TrivialOnly) !== 0;
+    return this.rulesets.isTrivialOnly(id);
   }
 
   /**
@@ -487,38 +459,6 @@ export class Engine {
     step.outcome = 'no-rule-matched';
   }
 
-  private inactiveReason(id: number): string {
-    const name = this.rulesetName(id);
-    const override = this.overrides.get(name);
-    if (override === false) return 'disabled by the user';
-    const note = sparseLookup(this.noteOwner, this.note, id);
-    if (note !== NONE) return `default_off: ${this.strings.cached(note)}`;
-    const platform = sparseLookup(this.platformOwner, this.platform, id);
-    if (platform !== NONE)
-      return `platform="${this.strings.cached(platform)}"${this.strings.cached(platform) === 'mixedcontent' ? ' (mixed-content rulesets are off)' : ''}`;
-    return 'off';
-  }
-
-  private recomputeActive(): void {
-    // The flags column unpacked inline (as PackedArray.get does): this loop runs at load over
-    // every ruleset before anything is optimised, where a call per field costs a fresh
-    // process ~10 ms on the full corpus.
-    const { words, bits } = this.rsFlags;
-    const mask = 2 ** bits - 1;
-    const on = RulesetFlag.DefaultOn | (this.mixedContent ? RulesetFlag.MixedContent : 0);
-    for (let id = 0, bit = 0; id < this.rulesetCount; id++, bit += bits) {
-      const w = bit >>> 5;
-      const shift = bit & 31;
-      let flags = (words[w] as number) >>> shift;
-      if (shift + bits > 32) flags |= (words[w + 1] as number) << (32 - shift);
-      flags &= mask;
-      this.active[id] = (flags & on) !== 0 ? 1 : 0;
-      // Unpacked in the pass that reads the flags anyway: the hot path tests it per candidate.
-      this.trivialOnly[id] = (flags & RulesetFlag.TrivialOnly) !== 0 ? 1 : 0;
-    }
-    for (const [name, on] of this.overrides) for (const id of this.rulesetIdsByName(name)) this.active[id] = on ? 1 : 0;
-  }
-
   // ---- strings and regexes ----------------------------------------------------------------
 
   /**
@@ -547,20 +487,6 @@ export class Engine {
     this.regexNext = (this.regexNext + 1) % ring.length;
     return re;
   }
-}
-
-/** The value paired with ruleset `id` in a sparse (ascending owners, values) section, or NONE. */
-function sparseLookup(owners: PackedArray, values: PackedArray, id: number): number {
-  let lo = 0;
-  let hi = owners.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    const owner = owners.get(mid);
-    if (owner === id) return values.get(mid);
-    if (owner < id) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return NONE;
 }
 
 /** `href.replace(/^http:/, 'https:')` when it changes anything, else null. */
