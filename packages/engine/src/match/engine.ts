@@ -1,12 +1,9 @@
 import type { Ruleset } from '../model/ruleset.js';
-import { RuleKind, Section } from '../bundle/format.js';
-import type { PackedArray } from '../bundle/packed-array.js';
+import { Section } from '../bundle/format.js';
 import { StringPool } from './string-pool.js';
 import { HostIndex } from './host-index.js';
 import { RulesetState } from './ruleset-state.js';
-import { literalPrefix } from '../regex/literal-prefix.js';
-import { ExclusionIndex } from './exclusion-index.js';
-import { casesMatch, Form, type PreparedPattern, prepareLiteralRule, prepareRule, prepareTest, rewriteLiteral } from './prepared-pattern.js';
+import { PatternCache, type RegexRefusal, upgradeHttp } from './pattern-cache.js';
 import { readBundleSections, type BundleHeader, type BundleVerification } from '../bundle/read.js';
 import {
   canonicalAuthority,
@@ -19,10 +16,7 @@ import {
   type NormalizedUrl,
 } from '../url/normalize.js';
 import type { Explanation, ExplainStep } from './explain.js';
-import { compileRulesetRegex, type RulesetRegex } from '../regex/safe-regex.js';
 
-/** From this many exclusions on, a ruleset's exclusions are searched as one index (see ExclusionIndex). */
-const EXCLUSION_INDEX_MIN = 8;
 /** Path used to ask "would this ruleset upgrade the host at all?" for cookies. */
 const COOKIE_PROBE_PATH = '/httpsify-cookie-probe/';
 
@@ -35,12 +29,7 @@ export interface RewriteOutcome {
   error?: string;
 }
 
-/** A ruleset the engine stopped using because the regex door refused one of its patterns. */
-export interface RegexRefusal {
-  ruleset: string;
-  pattern: string;
-  reason: string;
-}
+export type { RegexRefusal };
 
 export interface EngineOptions {
   /** Turn on `platform="mixedcontent"` rulesets. */
@@ -77,33 +66,10 @@ export class Engine {
   // Its per-ruleset on/trivial bytes (updated in place), held here too for the hot path.
   private readonly active: Uint8Array;
   private readonly trivialOnly: Uint8Array;
-  private readonly rsRuleStart: PackedArray;
-  private readonly rsExclStart: PackedArray;
-  private readonly rsCookieStart: PackedArray;
-  private readonly ruleFrom: PackedArray;
-  private readonly ruleTo: PackedArray;
-  private readonly ruleKind: PackedArray;
-  private readonly exclPattern: PackedArray;
-  private readonly cookieHost: PackedArray;
-  private readonly cookieName: PackedArray;
-
-  /** Rules, exclusions and cookie patterns as they run, by their index in their column; built on first use. */
-  private rulePatterns: (PreparedPattern | undefined)[] | null = null;
-  private exclusionPatterns: (PreparedPattern | undefined)[] | null = null;
-  private cookiePatterns: (PreparedPattern | undefined)[] | null = null;
-  /** Rulesets with at least EXCLUSION_INDEX_MIN exclusions: their exclusions as one sorted index. */
-  private readonly exclusionIndexes = new Map<number, ExclusionIndex>();
-  /** Patterns holding a compiled regex, oldest first at `regexNext` once the ring is full. */
-  private readonly regexRing: (PreparedPattern | undefined)[];
-  private regexNext = 0;
+  /** Rules, exclusions and securecookies as they run, and the regexes compiled for them. */
+  private readonly patterns: PatternCache;
   /** Regexes that failed to compile at run time (a bundle built by another tool), by pattern. */
-  readonly regexErrors = new Map<string, string>();
-  /** 1 where a pattern of the ruleset was refused by the regex door: the ruleset no longer applies. */
-  private readonly refused: Uint8Array;
-  /** Refusals not yet taken by takeRegexRefusals. */
-  private refusals: RegexRefusal[] = [];
-  /** The ruleset whose patterns are being run (for refusals). */
-  private applying = -1;
+  readonly regexErrors: Map<string, string>;
 
   // Scratch state reused by every lookup.
   private readonly norm: NormalizedUrl = newNormalizedUrl();
@@ -111,7 +77,7 @@ export class Engine {
 
   constructor(bundle: Uint8Array, options: EngineOptions = {}) {
     const sections = readBundleSections(bundle, options.verify);
-    const { header, u8, packed } = sections;
+    const { header, u8 } = sections;
     this.header = header;
     this.rulesetCount = header.rulesetCount;
     this.strings = new StringPool(u8[Section.StrBytes] as Uint8Array, u8[Section.Dictionary] as Uint8Array);
@@ -122,17 +88,8 @@ export class Engine {
     this.rulesets = new RulesetState(sections, this.strings, options.mixedContent === true);
     this.active = this.rulesets.active;
     this.trivialOnly = this.rulesets.trivialOnly;
-    this.rsRuleStart = packed[Section.RsRuleStart] as PackedArray;
-    this.rsExclStart = packed[Section.RsExclStart] as PackedArray;
-    this.rsCookieStart = packed[Section.RsCookieStart] as PackedArray;
-    this.ruleFrom = packed[Section.RuleFrom] as PackedArray;
-    this.ruleTo = packed[Section.RuleTo] as PackedArray;
-    this.ruleKind = packed[Section.RuleKind] as PackedArray;
-    this.exclPattern = packed[Section.ExclPattern] as PackedArray;
-    this.cookieHost = packed[Section.CookieHost] as PackedArray;
-    this.cookieName = packed[Section.CookieName] as PackedArray;
-    this.regexRing = new Array<PreparedPattern | undefined>(Math.max(1, options.regexCacheSize ?? 2048)).fill(undefined);
-    this.refused = new Uint8Array(this.rulesetCount);
+    this.patterns = new PatternCache(sections, this.strings, this.rulesets, options.regexCacheSize ?? 2048);
+    this.regexErrors = this.patterns.regexErrors;
   }
 
   // ---- public API -------------------------------------------------------------------------
@@ -235,9 +192,7 @@ export class Engine {
    * and the reason. Patterns are judged when first used, so this grows as URLs are rewritten.
    */
   takeRegexRefusals(): RegexRefusal[] {
-    const taken = this.refusals;
-    this.refusals = [];
-    return taken;
+    return this.patterns.takeRefusals();
   }
 
   /** Current user overrides (name → on/off); only what differs from the defaults is kept. */
@@ -257,11 +212,12 @@ export class Engine {
     const platform = this.rulesets.platform(id);
     if (platform !== null) rs.platform = platform;
     for (const host of this.targetsOf(id)) rs.targets.push({ host });
-    for (let r = this.rsRuleStart.get(id); r < this.rsRuleStart.get(id + 1); r++)
-      rs.rules.push({ from: this.strings.cached(this.ruleFrom.get(r)), to: this.strings.cached(this.ruleTo.get(r)) });
-    for (let e = this.rsExclStart.get(id); e < this.rsExclStart.get(id + 1); e++) rs.exclusions.push({ pattern: this.strings.cached(this.exclPattern.get(e)) });
-    for (let c = this.rsCookieStart.get(id); c < this.rsCookieStart.get(id + 1); c++)
-      rs.secureCookies.push({ host: this.strings.cached(this.cookieHost.get(c)), name: this.strings.cached(this.cookieName.get(c)) });
+    const { ruleStart, ruleFrom, ruleTo, exclusionStart, exclusionPattern, cookieStart, cookieHost, cookieName } = this.patterns;
+    for (let r = ruleStart.get(id); r < ruleStart.get(id + 1); r++)
+      rs.rules.push({ from: this.strings.cached(ruleFrom.get(r)), to: this.strings.cached(ruleTo.get(r)) });
+    for (let e = exclusionStart.get(id); e < exclusionStart.get(id + 1); e++) rs.exclusions.push({ pattern: this.strings.cached(exclusionPattern.get(e)) });
+    for (let c = cookieStart.get(id); c < cookieStart.get(id + 1); c++)
+      rs.secureCookies.push({ host: this.strings.cached(cookieHost.get(c)), name: this.strings.cached(cookieName.get(c)) });
     return rs;
   }
 
@@ -291,18 +247,7 @@ export class Engine {
     const probe = newNormalizedUrl();
     if (!normalizeUrl(`http://${host}${COOKIE_PROBE_PATH}`, probe)) return false;
     if (!ids.some((id) => this.applyRuleset(id, probe.href) !== null)) return false;
-    for (const id of ids) {
-      this.applying = id;
-      for (let c = this.rsCookieStart.get(id); c < this.rsCookieStart.get(id + 1) && this.refused[id] === 0; c++) {
-        // Host and name patterns share one lazily built array: hosts at 2c, names at 2c + 1.
-        if (
-          this.testCookie(2 * c, this.cookieHost.get(c), cookie.domain) &&
-          this.testCookie(2 * c + 1, this.cookieName.get(c), cookie.name) &&
-          this.refused[id] === 0
-        )
-          return true;
-      }
-    }
+    for (const id of ids) if (this.patterns.securesCookie(id, cookie.domain, cookie.name)) return true;
     return false;
   }
 
@@ -346,90 +291,13 @@ export class Engine {
   /** One ruleset's `apply`: exclusions veto, then the first rule that changes the URL wins. */
   private applyRuleset(id: number, href: string): string | null {
     if (this.trivialOnly[id] === 1) return upgradeHttp(href);
-    if (this.refused[id] === 1) return null;
-    this.applying = id;
-    const out = this.applyPatterns(id, href);
-    // A pattern refused on the way disables the whole ruleset, this URL included.
-    return this.refused[id] === 1 ? null : out;
-  }
-
-  private applyPatterns(id: number, href: string): string | null {
-    const exclusionsStart = this.rsExclStart.get(id);
-    const exclusionsEnd = this.rsExclStart.get(id + 1);
-    if (exclusionsEnd - exclusionsStart >= EXCLUSION_INDEX_MIN) {
-      if (this.excludedByIndex(id, exclusionsStart, exclusionsEnd, href)) return null;
-    } else {
-      for (let e = exclusionsStart; e < exclusionsEnd; e++) if (this.excludes(e, href)) return null;
-    }
-    for (let r = this.rsRuleStart.get(id), end = this.rsRuleStart.get(id + 1); r < end; r++) {
-      const out = this.applyRule(r, href);
-      if (out !== null) return out;
-    }
-    return null;
-  }
-
-  /** A rule's result when it changes `href`, else null. */
-  private applyRule(r: number, href: string): string | null {
-    const patterns = this.rulePatterns ?? (this.rulePatterns = new Array<PreparedPattern | undefined>(this.ruleKind.length).fill(undefined));
-    let p = patterns[r];
-    if (p === undefined) {
-      const kind = this.ruleKind.get(r);
-      if (kind === RuleKind.Trivial) return upgradeHttp(href);
-      const from = this.strings.decode(this.ruleFrom.get(r));
-      const to = this.strings.decode(this.ruleTo.get(r));
-      p = kind === RuleKind.Literal ? prepareLiteralRule(literalPrefix(from)?.prefix ?? '', to) : prepareRule(from, to);
-      patterns[r] = p;
-    }
-    if (!href.startsWith(p.prefix)) return null;
-    if (p.form !== Form.Regex) return rewriteLiteral(p, href);
-    const re = p.regex !== undefined ? p.regex : this.compile(p);
-    if (re === null) return null;
-    const out = re.replace(href, p.to);
-    return out === href ? null : out;
-  }
-
-  /** Whether exclusion `e` matches `href`. */
-  private excludes(e: number, href: string): boolean {
-    return this.matches(this.exclusion(e), href);
-  }
-
-  private exclusion(e: number): PreparedPattern {
-    const patterns = this.exclusionPatterns ?? (this.exclusionPatterns = new Array<PreparedPattern | undefined>(this.exclPattern.length).fill(undefined));
-    return patterns[e] ?? (patterns[e] = prepareTest(this.strings.decode(this.exclPattern.get(e))));
-  }
-
-  /** Whether one of the many exclusions [start, end) of ruleset `id` matches `href`, through its index. */
-  private excludedByIndex(id: number, start: number, end: number, href: string): boolean {
-    let index = this.exclusionIndexes.get(id);
-    if (index === undefined) {
-      const patterns: PreparedPattern[] = [];
-      for (let e = start; e < end; e++) patterns.push(this.exclusion(e));
-      index = new ExclusionIndex(patterns);
-      this.exclusionIndexes.set(id, index);
-    }
-    if (index.literalMatch(href)) return true;
-    for (const p of index.others) if (this.matches(p, href)) return true;
-    return false;
-  }
-
-  /** Whether securecookie pattern `k` (2c: host, 2c + 1: name of cookie c), string `source`, matches `input`. */
-  private testCookie(k: number, source: number, input: string): boolean {
-    const patterns = this.cookiePatterns ?? (this.cookiePatterns = new Array<PreparedPattern | undefined>(2 * this.cookieHost.length).fill(undefined));
-    return this.matches(patterns[k] ?? (patterns[k] = prepareTest(this.strings.decode(source))), input);
-  }
-
-  /** Whether a test pattern (exclusion or securecookie) matches `input`. */
-  private matches(p: PreparedPattern, input: string): boolean {
-    if (!input.startsWith(p.prefix)) return false;
-    if (p.form === Form.Cases) return casesMatch(p, input);
-    const re = p.regex !== undefined ? p.regex : this.compile(p);
-    return re !== null && re.test(input);
+    return this.patterns.apply(id, href);
   }
 
   private describeApply(id: number, href: string, step: ExplainStep): void {
-    this.applying = id;
+    this.patterns.begin(id);
     this.describePatterns(id, href, step);
-    if (this.refused[id] === 1) {
+    if (this.patterns.refused[id] === 1) {
       step.outcome = 'refused';
       delete step.result;
       delete step.rule;
@@ -438,63 +306,27 @@ export class Engine {
   }
 
   private describePatterns(id: number, href: string, step: ExplainStep): void {
-    if (this.refused[id] === 1) return;
-    for (let e = this.rsExclStart.get(id); e < this.rsExclStart.get(id + 1); e++) {
-      if (this.excludes(e, href)) {
+    const patterns = this.patterns;
+    if (patterns.refused[id] === 1) return;
+    for (let e = patterns.exclusionStart.get(id); e < patterns.exclusionStart.get(id + 1); e++) {
+      if (patterns.excludes(e, href)) {
         step.outcome = 'excluded';
-        step.exclusion = this.strings.cached(this.exclPattern.get(e));
+        step.exclusion = this.strings.cached(patterns.exclusionPattern.get(e));
         return;
       }
     }
-    const start = this.rsRuleStart.get(id);
-    for (let r = start; r < this.rsRuleStart.get(id + 1); r++) {
-      const out = this.applyRule(r, href);
+    const start = patterns.ruleStart.get(id);
+    for (let r = start; r < patterns.ruleStart.get(id + 1); r++) {
+      const out = patterns.applyRule(r, href);
       if (out !== null) {
         step.outcome = 'rewrote';
-        step.rule = { index: r - start, from: this.strings.cached(this.ruleFrom.get(r)), to: this.strings.cached(this.ruleTo.get(r)) };
+        step.rule = { index: r - start, from: this.strings.cached(patterns.ruleFrom.get(r)), to: this.strings.cached(patterns.ruleTo.get(r)) };
         step.result = out;
         return;
       }
     }
     step.outcome = 'no-rule-matched';
   }
-
-  // ---- strings and regexes ----------------------------------------------------------------
-
-  /**
-   * Compiles the regex of `pattern` through the regex door (regex/safe-regex.ts); a pattern
-   * that does not compile is remembered as failing, once, and one the door refuses disables the
-   * ruleset being applied. Past the cache size the oldest compiled regex is dropped (FIFO:
-   * browsing has locality) and compiled again if needed (the door's verdict is cached).
-   */
-  private compile(pattern: PreparedPattern): RulesetRegex | null {
-    const compiled = compileRulesetRegex(pattern.source, pattern.isRule ? { use: 'replace', to: pattern.to } : { use: 'test' });
-    let re: RulesetRegex | null = null;
-    if (compiled.ok) re = compiled.regex;
-    else if (!compiled.refused) this.regexErrors.set(pattern.source, compiled.reason);
-    else {
-      const id = this.applying;
-      if (id >= 0 && this.refused[id] === 0) {
-        this.refused[id] = 1;
-        this.refusals.push({ ruleset: this.rulesetName(id), pattern: pattern.source, reason: compiled.reason });
-      }
-    }
-    pattern.regex = re;
-    const ring = this.regexRing;
-    const evicted = ring[this.regexNext];
-    if (evicted !== undefined) evicted.regex = undefined;
-    ring[this.regexNext] = pattern;
-    this.regexNext = (this.regexNext + 1) % ring.length;
-    return re;
-  }
-}
-
-/** `href.replace(/^http:/, 'https:')` when it changes anything, else null. */
-function upgradeHttp(href: string): string | null {
-  if (href.charCodeAt(0) === 0x68 && href.charCodeAt(1) === 0x74 && href.charCodeAt(2) === 0x74 && href.charCodeAt(3) === 0x70 && href.charCodeAt(4) === 0x3a) {
-    return 'https:' + href.slice(5);
-  }
-  return null;
 }
 
 /** Loads a compiled bundle; throws BundleError when it is truncated, corrupt or of another version. */
