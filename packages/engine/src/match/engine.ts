@@ -15,7 +15,7 @@ import {
   restoreCredentials,
   type NormalizedUrl,
 } from '../url/normalize.js';
-import type { Explanation, ExplainStep } from './explain.js';
+import { describeRuleset, type Explanation, type ExplainStep } from './explain.js';
 
 /** Path used to ask "would this ruleset upgrade the host at all?" for cookies. */
 const COOKIE_PROBE_PATH = '/httpsify-cookie-probe/';
@@ -155,7 +155,7 @@ export class Engine {
           step.outcome = 'inactive';
           continue;
         }
-        this.describeApply(id, norm.href, step);
+        describeRuleset(this.patterns, this.strings, id, norm.href, step);
         if (step.outcome === 'rewrote') {
           winner = step.ruleset;
           rewritten = restoreCredentials(step.result as string, norm);
@@ -292,40 +292,6 @@ export class Engine {
   private applyRuleset(id: number, href: string): string | null {
     if (this.trivialOnly[id] === 1) return upgradeHttp(href);
     return this.patterns.apply(id, href);
-  }
-
-  private describeApply(id: number, href: string, step: ExplainStep): void {
-    this.patterns.begin(id);
-    this.describePatterns(id, href, step);
-    if (this.patterns.refused[id] === 1) {
-      step.outcome = 'refused';
-      delete step.result;
-      delete step.rule;
-      delete step.exclusion;
-    }
-  }
-
-  private describePatterns(id: number, href: string, step: ExplainStep): void {
-    const patterns = this.patterns;
-    if (patterns.refused[id] === 1) return;
-    for (let e = patterns.exclusionStart.get(id); e < patterns.exclusionStart.get(id + 1); e++) {
-      if (patterns.excludes(e, href)) {
-        step.outcome = 'excluded';
-        step.exclusion = this.strings.cached(patterns.exclusionPattern.get(e));
-        return;
-      }
-    }
-    const start = patterns.ruleStart.get(id);
-    for (let r = start; r < patterns.ruleStart.get(id + 1); r++) {
-      const out = patterns.applyRule(r, href);
-      if (out !== null) {
-        step.outcome = 'rewrote';
-        step.rule = { index: r - start, from: this.strings.cached(patterns.ruleFrom.get(r)), to: this.strings.cached(patterns.ruleTo.get(r)) };
-        step.result = out;
-        return;
-      }
-    }
-    step.outcome = 'no-rule-matched';
   }
 }
 
