@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { BundleError, compileBundle, FORMAT_VERSION, loadBundle, readBundleHeader, type Ruleset } from '../src/index.js';
 import { parseRulesetXml } from '../src/parse/index.js';
 import { checksum } from '../src/bundle/format.js';
+import { readBundleSections } from '../src/bundle/read.js';
+import { HostIndex } from '../src/match/host-index.js';
 import { defaultRulesetsDir, listRulesetFiles, loadRulesets } from '../src/node/index.js';
 
 /** Rewrites the header checksum after a deliberate edit, so only the deeper checks can object. */
@@ -249,18 +251,18 @@ describe('compiled bundle', () => {
   it('cannot be made to read past the label pool by a record of a corrupt trusted bundle', () => {
     // White box: a record whose label starts on the pool's last byte but claims 10 characters
     // (short) or a long header there. The comparison must end, and say "different".
-    const engine = loadBundle(bundle, { verify: 'trusted' }) as unknown as {
-      labels: Uint8Array;
+    const index = new HostIndex(readBundleSections(bundle, 'trusted')) as unknown as {
+      labelPool: Uint8Array;
       labelShift: number;
       lengthShift: number;
       lengthMask: number;
       labelEquals(word: number, src: string, start: number, end: number): boolean;
     };
-    const last = engine.labels.length - 1;
-    const word = (length: number): number => ((last << engine.labelShift) | (length << engine.lengthShift)) >>> 0;
+    const last = index.labelPool.length - 1;
+    const word = (length: number): number => ((last << index.labelShift) | (length << index.lengthShift)) >>> 0;
     const host = 'a'.repeat(200);
-    expect(engine.labelEquals(word(10), host, 0, 10)).toBe(false);
-    expect(engine.labelEquals(word(engine.lengthMask), host, 0, 200)).toBe(false);
+    expect(index.labelEquals(word(10), host, 0, 10)).toBe(false);
+    expect(index.labelEquals(word(index.lengthMask), host, 0, 200)).toBe(false);
   });
 
   it('loads from an unaligned copy of the bytes', () => {

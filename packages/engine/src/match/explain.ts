@@ -1,3 +1,6 @@
+import type { PatternCache } from './pattern-cache.js';
+import type { StringPool } from './string-pool.js';
+
 /** What happened with one candidate ruleset while rewriting a URL. */
 export interface ExplainStep {
   ruleset: string;
@@ -25,6 +28,44 @@ export interface Explanation {
   candidates: ExplainStep[];
   rewritten: string | null;
   ruleset: string | null;
+}
+
+/**
+ * Runs active ruleset `id` on `href` pattern by pattern and records in `step` what decided:
+ * the exclusion that vetoed, the rule that rewrote (with its result), none, or a refusal by
+ * the regex door (which disables the ruleset, so nothing else it did counts).
+ */
+export function describeRuleset(patterns: PatternCache, strings: StringPool, id: number, href: string, step: ExplainStep): void {
+  patterns.begin(id);
+  describePatterns(patterns, strings, id, href, step);
+  if (patterns.refused[id] === 1) {
+    step.outcome = 'refused';
+    delete step.result;
+    delete step.rule;
+    delete step.exclusion;
+  }
+}
+
+function describePatterns(patterns: PatternCache, strings: StringPool, id: number, href: string, step: ExplainStep): void {
+  if (patterns.refused[id] === 1) return;
+  for (let e = patterns.exclusionStart.get(id); e < patterns.exclusionStart.get(id + 1); e++) {
+    if (patterns.excludes(e, href)) {
+      step.outcome = 'excluded';
+      step.exclusion = strings.cached(patterns.exclusionPattern.get(e));
+      return;
+    }
+  }
+  const start = patterns.ruleStart.get(id);
+  for (let r = start; r < patterns.ruleStart.get(id + 1); r++) {
+    const out = patterns.applyRule(r, href);
+    if (out !== null) {
+      step.outcome = 'rewrote';
+      step.rule = { index: r - start, from: strings.cached(patterns.ruleFrom.get(r)), to: strings.cached(patterns.ruleTo.get(r)) };
+      step.result = out;
+      return;
+    }
+  }
+  step.outcome = 'no-rule-matched';
 }
 
 /** Human-readable form for `httpsify rewrite --explain`. */
