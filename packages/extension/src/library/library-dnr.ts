@@ -16,6 +16,7 @@ export function compileLibraryRules(rulesets: readonly Ruleset[], free: DnrUsage
     if (!compiled.ok) return compiled;
     const need = usageOf(compiled.rules);
     if (fits(need)) {
+      if (compiled.rules.length === 0 && rulesets.length > 0) break;
       if (count === rulesets.length && compiled.leftOut === 0) return compiled;
       const parts: string[] = [];
       if (count < rulesets.length)
