@@ -149,7 +149,7 @@ describe('importing a ruleset library in the background', () => {
     await importArchive(service, LIBRARY, 'good.tar');
     const onlyBroken = tar([{ name: 'Broken.xml', data: '<ruleset name="B"><target host="b.test">' }]);
     const { result } = await importArchive(service, onlyBroken, 'bad.tar');
-    expect(result.error).toMatch(/None of its files holds a ruleset/);
+    expect(result.error).toMatch(/none of its files holds a ruleset/);
     const status = (await service.handle({ type: 'libraryStatus' }, () => undefined)) as LibraryStatus;
     expect(status.info?.name).toBe('good.tar');
     expect(c.rewrite('http://alpha.example.com/').rewritten).toBe('https://alpha.example.com/');
@@ -163,7 +163,7 @@ describe('importing a ruleset library in the background', () => {
       },
       () => undefined,
     );
-    expect(((await service.handle({ type: 'libraryFinish', upload }, () => undefined)) as { error: string }).error).toMatch(/No ruleset files/);
+    expect(((await service.handle({ type: 'libraryFinish', upload }, () => undefined)) as { error: string }).error).toMatch(/no ruleset files/);
     // A stored bundle damaged on disk is reported, not used.
     const area = new MemoryStorageArea();
     area.data.set('localLibrary', status.info);

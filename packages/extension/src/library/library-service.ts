@@ -73,7 +73,7 @@ export class LibraryService {
       }
       case 'libraryFiles': {
         const u = this.uploads.get(req.upload);
-        if (u === undefined) return { error: 'This import was interrupted. Start it again.' };
+        if (u === undefined) return { error: 'this import was interrupted; start it again' };
         if (!Array.isArray(req.files)) return { error: 'invalid-request' };
         try {
           for (const f of req.files) {
@@ -91,7 +91,7 @@ export class LibraryService {
       }
       case 'libraryFinish': {
         const u = this.uploads.get(req.upload);
-        if (u === undefined) return { error: 'This import was interrupted. Start it again.' };
+        if (u === undefined) return { error: 'this import was interrupted; start it again' };
         this.uploads.delete(req.upload);
         return this.serial(() => this.finish(u, progress));
       }
@@ -100,7 +100,7 @@ export class LibraryService {
       case 'librarySetEnabled':
         return this.serial(async () => {
           const info = await readLibraryInfo(this.deps.area);
-          if (info === null) return { error: 'There is no library to switch.' };
+          if (info === null) return { error: 'there is no library to switch' };
           await this.deps.area.set({ localLibrary: { ...info, enabled: req.enabled === true } });
           await this.reload();
           return this.status();
@@ -118,9 +118,9 @@ export class LibraryService {
 
   private async finish(u: Upload, progress: (p: LibraryProgress) => void): Promise<unknown> {
     const contents = u.collector.contents;
-    if (contents.files.length === 0) return { error: 'No ruleset files (.xml) were found in it.' };
+    if (contents.files.length === 0) return { error: 'no ruleset files (.xml) were found in it' };
     const compiled = await compileLibrary(contents.files, progress);
-    if (compiled.rulesetCount === 0) return { error: 'None of its files holds a ruleset that can be used.', problems: compiled.problems.slice(0, 50) };
+    if (compiled.rulesetCount === 0) return { error: 'none of its files holds a ruleset that can be used', problems: compiled.problems.slice(0, 50) };
     const all: FileProblem[] = [...contents.problems, ...compiled.problems];
     const info: LibraryInfo = {
       name: u.name,
