@@ -52,7 +52,10 @@ async function setUp() {
     area,
     apply: (lib) => c.setLibrary(lib === null ? null : { name: LIBRARY_LAYER_NAME, timestamp: lib.timestamp, engine: lib.engine }),
     platformProblem: async () => null,
-    now: () => 1_700_000_000_000,
+    now: (() => {
+      let t = 1_700_000_000_000;
+      return () => t++;
+    })(),
   });
   await service.start();
   return { area, c, service };
@@ -215,9 +218,26 @@ describe('the library on Chromium', () => {
       },
       async updateEnabledRulesets() {},
     };
-    const state = await new ChannelDnrRuntime(dnr, new MemoryStorageArea()).sync(c.channels, false);
+    const runtime = new ChannelDnrRuntime(dnr, new MemoryStorageArea());
+    const state = await runtime.sync(c.channels, false);
     expect(state.problems[LIBRARY_LAYER_NAME]).toMatch(/leaves room for [12] of its 3 rulesets/);
     expect(dnr.dynamic.length).toBeGreaterThan(DNR_LIMITS.dynamicRules - 2);
     expect(dnr.dynamic.length).toBeLessThanOrEqual(DNR_LIMITS.dynamicRules);
+
+    // Importing again replaces the library's rules, also when the name and counts stay the same.
+    dnr.dynamic = [];
+    const libraryRules = () => dnr.dynamic.map((r) => JSON.stringify(r.condition));
+    const roomy = new ChannelDnrRuntime(dnr, new MemoryStorageArea());
+    await roomy.sync(c.channels, false);
+    expect(libraryRules().join()).toContain('beta');
+    await importArchive(
+      service,
+      tar([{ name: 'rules/Alpha.xml', data: '<ruleset name="Alpha"><target host="gamma.example.com"/><rule from="^http:" to="https:"/></ruleset>' }]),
+      'lib.tar',
+    );
+    const after = await roomy.sync(c.channels, false);
+    expect(after.problems[LIBRARY_LAYER_NAME]).toBeUndefined();
+    expect(libraryRules().join()).toContain('gamma.example.com');
+    expect(libraryRules().join()).not.toContain('beta');
   });
 });

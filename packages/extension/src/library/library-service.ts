@@ -119,7 +119,9 @@ export class LibraryService {
   private async finish(u: Upload, progress: (p: LibraryProgress) => void): Promise<unknown> {
     const contents = u.collector.contents;
     if (contents.files.length === 0) return { error: 'no ruleset files (.xml) were found in it' };
-    const compiled = await compileLibrary(contents.files, progress);
+    const importedAt = (this.deps.now ?? Date.now)();
+    // The bundle's timestamp tells imports apart (Chromium's rules are rebuilt when it changes).
+    const compiled = await compileLibrary(contents.files, progress, importedAt);
     if (compiled.rulesetCount === 0) return { error: 'none of its files holds a ruleset that can be used', problems: compiled.problems.slice(0, 50) };
     const all: FileProblem[] = [...contents.problems, ...compiled.problems];
     const info: LibraryInfo = {
@@ -127,7 +129,7 @@ export class LibraryService {
       fileCount: compiled.fileCount,
       rulesetCount: compiled.rulesetCount,
       skipped: contents.skipped,
-      importedAt: (this.deps.now ?? Date.now)(),
+      importedAt,
       enabled: true,
       problems: all.slice(0, MAX_PROBLEMS),
       moreProblems: compiled.moreProblems + Math.max(0, all.length - MAX_PROBLEMS),
