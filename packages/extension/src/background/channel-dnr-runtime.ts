@@ -4,6 +4,8 @@ import type { ChannelLayers } from '../channels/channel-layers.js';
 import { type AppliedChannel, compileChannelRules, type ChannelDnrInput, planChannelDnr, usageOf } from '../channels/channel-dnr.js';
 import type { StorageAreaLike } from '../settings/storage-area.js';
 import { inChannelRange } from './dnr-layout.js';
+import { compileLibraryRules } from '../library/library-dnr.js';
+import { LIBRARY_LAYER_NAME } from '../library/library-store.js';
 
 /** storage.local key: what the channel rules were built from, and the problems to show. */
 export const CHANNEL_DNR_STATE_KEY = 'channelDnrState';
@@ -80,9 +82,10 @@ export class ChannelDnrRuntime {
         scope: c.scope,
         replacesDefaults: c.replacesDefaults,
         previous,
-        compile: (regexLimit) => {
+        compile: (regexLimit, free) => {
           const rulesets = [];
           for (let id = 0; id < c.engine.rulesetCount; id++) if (c.engine.isActive(id)) rulesets.push(c.engine.ruleset(id));
+          if (c.name === LIBRARY_LAYER_NAME) return compileLibraryRules(rulesets, free);
           return compileChannelRules(rulesets, c.scope, regexLimit, c.destinations);
         },
       };

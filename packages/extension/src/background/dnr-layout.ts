@@ -9,7 +9,8 @@
  *   SITE_DISABLED         1,500,000  "disable on this site" (allowAllRequests on the frame tree)
  *   LOOP_ALLOW            1,000,000  a host given up on after a redirect loop (session)
  *   user rules            100,000 + their compiled priority
- *   channels              12,000 .. 100,000, one band of CHANNEL_PRIORITY_STEP per channel
+ *   channels              12,000 .. 100,000, one band of CHANNEL_PRIORITY_STEP per channel; the
+ *                         imported ruleset library takes the band after the last channel
  *   HANDOFF_ONCE          11,001     the handoff page lets one URL through in one tab (session)
  *   HANDOFF               11,000     main frames whose rulesets DNR cannot express go to the page
  *   compiled rulesets     1 .. MAX_COMPILED_PRIORITY (~10,500): static defaults, overrides

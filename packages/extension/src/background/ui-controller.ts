@@ -1,6 +1,14 @@
 import { createEngine, type Engine, type Ruleset } from '@httpsify/engine';
 import { type ChannelRecord, parseChannelDefinition } from '@httpsify/engine/channels';
-import { applyRulesetChoices, buildChannelLayers, type ChannelLayers, channelsForHost, layersSecureCookie } from '../channels/channel-layers.js';
+import {
+  applyRulesetChoices,
+  buildChannelLayers,
+  type ChannelLayers,
+  channelsForHost,
+  layersSecureCookie,
+  type LibraryLayerInput,
+} from '../channels/channel-layers.js';
+import { LIBRARY_LAYER_NAME } from '../library/library-store.js';
 import type { ChannelStatus } from '../channels/channel-service.js';
 import { exportSettingsFile, ImportRefused, importPatch, parseSettingsFile, planImport } from '../settings/import.js';
 import type { Settings } from '../settings/schema.js';
@@ -94,6 +102,8 @@ export class UiController {
   channels: ChannelLayers;
   /** The last definitionsChanged hand-over (tests wait on it). */
   channelsSettled: Promise<void> = Promise.resolve();
+  private channelRecords: ChannelRecord[] = [];
+  private library: LibraryLayerInput | null = null;
   private appliedChannels = '';
   private appliedOverrides = '';
   private appliedMixed: boolean | null = null;
@@ -166,7 +176,18 @@ export class UiController {
 
   /** The channel service installed or dropped bundles: build new engines and swap them in. */
   async setChannelRecords(records: ChannelRecord[]): Promise<void> {
-    const layers = buildChannelLayers(records, this.engine, this.hooks.channels?.defaultsTimestamp);
+    this.channelRecords = records;
+    await this.rebuildLayers();
+  }
+
+  /** The imported ruleset library changed (null: none, or switched off). */
+  async setLibrary(library: LibraryLayerInput | null): Promise<void> {
+    this.library = library;
+    await this.rebuildLayers();
+  }
+
+  private async rebuildLayers(): Promise<void> {
+    const layers = buildChannelLayers(this.channelRecords, this.engine, this.hooks.channels?.defaultsTimestamp, this.library);
     const s = this.settings;
     applyRulesetChoices(layers, s.rulesetOverrides, {}, s.mixedContent);
     this.channels = layers;
@@ -549,6 +570,8 @@ export class UiController {
     } catch (e) {
       return { ok: false, error: e instanceof Error ? e.message : String(e) };
     }
+    if (channel.name === LIBRARY_LAYER_NAME)
+      return { ok: false, error: `"${LIBRARY_LAYER_NAME}" is the name of your imported library; a channel cannot take it` };
     if (this.settings.channels.some((c) => c.name === channel.name))
       return { ok: false, error: `a channel named "${channel.name}" already exists; remove it first` };
     const settings = await this.update((s) => ({ channels: [...s.channels, channel] }));

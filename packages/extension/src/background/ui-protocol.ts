@@ -1,6 +1,7 @@
 import type { Diagnostic } from '@httpsify/engine';
 import type { ChannelStatus } from '../channels/channel-service.js';
 import type { ProtectionRequest } from '../protection/protection-protocol.js';
+import type { LibraryRequest } from '../library/library-protocol.js';
 import type { ChannelToConfirm, ImportChange } from '../settings/import.js';
 import type { Settings } from '../settings/schema.js';
 
@@ -45,7 +46,9 @@ export type UiRequest =
   /** "Check now": one channel, or every channel without a name; answers when the checks are done. */
   | { type: 'channelCheck'; name?: string }
   /** The protection mode's requests (src/protection/protection-protocol.ts). */
-  | ProtectionRequest;
+  | ProtectionRequest
+  /** The imported ruleset library (src/library/library-protocol.ts). */
+  | LibraryRequest;
 
 /** A channel on the options page. */
 export interface ChannelRow extends ChannelStatus {

@@ -22,6 +22,9 @@ import { PROTECTION_ALARM, PROTECTION_ALARM_MINUTES, ProtectionRuntime } from '.
 import { KNOWN_HTTPS_STORAGE_KEY } from '../protection/known-https-hosts.js';
 import { handleProtectionRequest, isProtectionRequest } from '../protection/protection-requests.js';
 import { securedCookie, type CookieLike } from './cookies.js';
+import { isLibraryRequest } from '../library/library-protocol.js';
+import { LibraryService } from '../library/library-service.js';
+import { LIBRARY_LAYER_NAME, type StorageLike } from '../library/library-store.js';
 
 export const INTERSTITIAL_PATH = 'ui/interstitial.html';
 const TABS_SESSION_KEY = 'uiTabActivity';
@@ -76,6 +79,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
   let tabsTimer: ReturnType<typeof setTimeout> | null = null;
 
   let channelService: ChannelService | null = null;
+  let library: LibraryService | null = null;
   const protection = new ProtectionRuntime({
     storage: ext.storage.local as unknown as ConstructorParameters<typeof ProtectionRuntime>[0]['storage'],
     dnr: options.platform === 'chromium' ? (ext.declarativeNetRequest as unknown as ConstructorParameters<typeof ProtectionRuntime>[0]['dnr']) : undefined,
@@ -131,12 +135,19 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     for (const h of (session[ONCE_SESSION_KEY] as string[] | undefined) ?? []) c.httpOnce.add(h);
     await protection.load();
     await c.start();
+    // The imported ruleset library: one more layer after the channels (src/library/).
+    library = new LibraryService({
+      area: ext.storage.local as unknown as StorageLike,
+      apply: (lib) => c.setLibrary(lib === null ? null : { name: LIBRARY_LAYER_NAME, timestamp: lib.timestamp, engine: lib.engine }),
+      platformProblem: async () => (await options.channelProblems())[LIBRARY_LAYER_NAME] ?? null,
+    });
+    await library.start();
     controller = c;
     return c;
   })();
   ready.catch((e: unknown) => console.error('httpsify UI failed to start', e));
   // For the worker's DevTools console and the browser tests.
-  (globalThis as { httpsifyUi?: unknown }).httpsifyUi = { controller: ready, channels: () => channelService, protection };
+  (globalThis as { httpsifyUi?: unknown }).httpsifyUi = { controller: ready, channels: () => channelService, protection, library: () => library };
   // Registered at once (MV3): the alarm may be what woke the worker.
   ext.alarms.onAlarm.addListener((alarm) => {
     if (alarm.name === CHANNEL_ALARM) void ready.then(() => channelService?.onAlarm());
@@ -429,7 +440,16 @@ export function installUi(options: UiInstallOptions): InstalledUi {
               return undefined;
             }
           };
-          if (isProtectionRequest(msg.request))
+          if (isLibraryRequest(msg.request) && library !== null)
+            // Progress of an import goes to the page that asked, as messages without an id.
+            response = await library.handle(msg.request, (progress) => {
+              try {
+                port.postMessage({ progress });
+              } catch {
+                // The page closed; the import goes on.
+              }
+            });
+          else if (isProtectionRequest(msg.request))
             response = await handleProtectionRequest(msg.request, { controller: c, protection, store, storage: ext.storage.local });
           else response = await c.handle(msg.request, tabUrl);
           if (msg.request.type === 'httpOnce' || msg.request.type === 'pageRetry') await ext.storage.session.set({ [ONCE_SESSION_KEY]: [...c.httpOnce] });

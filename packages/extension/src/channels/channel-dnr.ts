@@ -24,7 +24,8 @@ export function usageOf(rules: readonly DnrRule[]): DnrUsage {
   };
 }
 
-export type ChannelRulesResult = { ok: true; rules: DnrRule[]; leftOut: number } | { ok: false; reason: string };
+/** `note`, when given, is shown instead of the count of rules left out (the library says what part applies). */
+export type ChannelRulesResult = { ok: true; rules: DnrRule[]; leftOut: number; note?: string } | { ok: false; reason: string };
 
 /**
  * Whether Chromium may run a rule of an installed (so destination-checked) bundle. Chromium
@@ -66,8 +67,8 @@ export interface ChannelDnrInput {
   timestamp: number;
   scope: string;
   replacesDefaults: boolean;
-  /** Compiles on demand (only when the stored rules are out of date). */
-  compile(regexLimit: number): ChannelRulesResult;
+  /** Compiles on demand (only when the stored rules are out of date); `free` is what the limits leave. */
+  compile(regexLimit: number, free: DnrUsage): ChannelRulesResult;
   /** The rules currently applied for this channel under the same scope (priorities relative), if any. */
   previous?: { timestamp: number; rules: DnrRule[] };
 }
@@ -114,13 +115,19 @@ export function planChannelDnr(channels: readonly ChannelDnrInput[], others: Dnr
       return;
     }
     const regexLimit = DNR_LIMITS.regexRules - REGEX_RESERVED_FOR_SETTINGS - used.regexRules;
-    const compiled = channel.compile(regexLimit);
+    const free = {
+      rules: DNR_LIMITS.dynamicRules - used.rules,
+      regexRules: Math.max(0, regexLimit),
+      unsafeRules: DNR_LIMITS.unsafeDynamicRules - used.unsafeRules,
+    };
+    const compiled = channel.compile(regexLimit, free);
     let chosen: { timestamp: number; rules: DnrRule[] } | null = null;
     if (compiled.ok) {
       const need = usageOf(compiled.rules);
       if (fits(need)) {
         chosen = { timestamp: channel.timestamp, rules: compiled.rules };
-        if (compiled.leftOut > 0)
+        if (compiled.note !== undefined) plan.problems[channel.name] = compiled.note;
+        else if (compiled.leftOut > 0)
           plan.problems[channel.name] = `${compiled.leftOut} rules or rulesets could not be expressed as Chromium rules and are left out`;
       } else {
         plan.problems[channel.name] =

@@ -25,7 +25,23 @@ export interface ChannelLayers {
   problems: Map<string, string>;
 }
 
-export function buildChannelLayers(records: readonly ChannelRecord[], defaults: Engine, defaultsTimestamp?: number): ChannelLayers {
+/**
+ * An imported ruleset library (src/library/): one more layer after the channels and before the
+ * defaults, over every URL (scope ''), applied on Chromium through the channel DNR machinery
+ * in the last channel band.
+ */
+export interface LibraryLayerInput {
+  name: string;
+  timestamp: number;
+  engine: Engine;
+}
+
+export function buildChannelLayers(
+  records: readonly ChannelRecord[],
+  defaults: Engine,
+  defaultsTimestamp?: number,
+  library?: LibraryLayerInput | null,
+): ChannelLayers {
   const active = selectActiveChannels(records, defaultsTimestamp);
   const channels: ChannelLayer[] = [];
   const problems = new Map<string, string>();
@@ -44,6 +60,8 @@ export function buildChannelLayers(records: readonly ChannelRecord[], defaults: 
       problems.set(c.name, `the installed bundle does not load (${err instanceof Error ? err.message : String(err)}); it is not used`);
     }
   }
+  if (library)
+    channels.push({ name: library.name, timestamp: library.timestamp, scope: '', destinations: [], replacesDefaults: false, engine: library.engine });
   // A replacing channel whose bundle failed to load replaces nothing.
   const useDefaults = !channels.some((c) => c.replacesDefaults);
   const layers: ScopedLayer[] = channels.map((c) => channelLayer(c.name, c.scope, c.destinations, c.engine));

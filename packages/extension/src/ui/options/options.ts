@@ -5,6 +5,7 @@ import { $, h } from '../shared/dom.js';
 import { localize, t } from '../shared/i18n.js';
 import { BackupView } from './backup-view.js';
 import { ChannelsView } from './channels-view.js';
+import { LibraryView } from './library-view.js';
 import { RulesetsView } from './rulesets-view.js';
 import { ProtectionView } from './protection-view.js';
 import { SitesView } from './sites-view.js';
@@ -17,6 +18,7 @@ let sites: SitesView;
 let userRules: UserRulesView;
 let channels: ChannelsView;
 let protection: ProtectionView;
+let library: LibraryView;
 
 function render(s: Settings): void {
   for (const f of FLAGS) $<HTMLInputElement>(`#opt-${f}`).checked = s[f];
@@ -66,6 +68,7 @@ async function init(): Promise<void> {
   userRules = new UserRulesView(changed);
   channels = new ChannelsView(changed);
   protection = new ProtectionView(changed);
+  library = new LibraryView();
   for (const f of FLAGS) {
     $<HTMLInputElement>(`#opt-${f}`).addEventListener('change', async (e) => {
       changed(await background.request<Settings>({ type: 'setFlag', flag: f, value: (e.target as HTMLInputElement).checked }));
@@ -81,7 +84,7 @@ async function init(): Promise<void> {
   void showAbout();
   $('#repairs-dismiss').addEventListener('click', async () => render(await background.request<Settings>({ type: 'clearRepairs' })));
   render(await background.request<Settings>({ type: 'settings' }));
-  await Promise.all([rulesets.load(), channels.load()]);
+  await Promise.all([rulesets.load(), channels.load(), library.load()]);
   document.body.dataset.ready = 'true';
   void rulesets.loadHosts();
 }

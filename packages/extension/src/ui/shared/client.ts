@@ -10,12 +10,18 @@ const api = ((globalThis as { browser?: typeof chrome }).browser ?? globalThis.c
 export class BackgroundClient {
   private port: chrome.runtime.Port | null = null;
   private nextId = 1;
+  /** Progress of long requests (a library import), sent by the background between answers. */
+  readonly progressListeners = new Set<(progress: unknown) => void>();
   private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; request: UiRequest }>();
 
   private connect(): chrome.runtime.Port {
     if (this.port !== null) return this.port;
     const port = api.runtime.connect({ name: UI_PORT_NAME });
-    port.onMessage.addListener((msg: { id: number; response: unknown }) => {
+    port.onMessage.addListener((msg: { id?: number; response?: unknown; progress?: unknown }) => {
+      if (msg.id === undefined) {
+        if (msg.progress !== undefined) for (const l of this.progressListeners) l(msg.progress);
+        return;
+      }
       const w = this.waiting.get(msg.id);
       if (w === undefined) return;
       this.waiting.delete(msg.id);

@@ -1,0 +1,184 @@
+import { EntryCollector, LIBRARY_LIMITS, LibraryRefused, readArchive, type ArchiveContents } from '../../library/archive.js';
+import type { LibraryProgress } from '../../library/library-compile.js';
+import type { LibraryStatus } from '../../library/library-protocol.js';
+import { background, isError } from '../shared/client.js';
+import { $, h } from '../shared/dom.js';
+import { t } from '../shared/i18n.js';
+
+/** Files go to the background in batches of about this many characters (ports carry JSON). */
+const BATCH_CHARS = 2 * 1024 * 1024;
+
+/**
+ * "Ruleset library": shows the imported library (switch, counts, problems, remove) and imports
+ * a new one from a folder or an archive. The page unpacks (checking names and limits as it
+ * goes) and hands the XML files over; the background checks them again, parses, compiles and
+ * stores, sending progress back.
+ */
+export class LibraryView {
+  private busy = false;
+
+  constructor() {
+    $<HTMLInputElement>('#library-enabled').addEventListener('change', (e) => void this.setEnabled((e.target as HTMLInputElement).checked));
+    $('#library-remove').addEventListener('click', () => void this.remove());
+    $<HTMLInputElement>('#library-folder').addEventListener('change', (e) => void this.importFolder(e.target as HTMLInputElement));
+    $<HTMLInputElement>('#library-archive').addEventListener('change', (e) => void this.importArchive(e.target as HTMLInputElement));
+    background.progressListeners.add((p) => this.showProgress(p as LibraryProgress));
+  }
+
+  async load(): Promise<void> {
+    const status = await background.request<LibraryStatus | { error: string }>({ type: 'libraryStatus' });
+    if (!isError(status)) this.render(status);
+  }
+
+  render(status: LibraryStatus): void {
+    const info = status.info;
+    $('#library-none').hidden = info !== null;
+    $('#library-current').hidden = info === null;
+    const stored = $('#library-stored-problem');
+    stored.hidden = status.problem === null;
+    stored.textContent = status.problem ?? '';
+    if (info === null) {
+      if (status.problem !== null) $('#library-current').hidden = false;
+      return;
+    }
+    $('#library-name').textContent = info.name;
+    $('#library-summary').textContent = t('optionsLibrarySummary', [
+      info.rulesetCount.toLocaleString(),
+      info.fileCount.toLocaleString(),
+      new Date(info.importedAt).toLocaleString(),
+    ]);
+    $<HTMLInputElement>('#library-enabled').checked = info.enabled;
+    const browser = $('#library-browser-problem');
+    browser.hidden = status.platformProblem === null;
+    browser.textContent = status.platformProblem === null ? '' : t('optionsLibraryBrowserProblem', status.platformProblem);
+    const count = info.problems.length + info.moreProblems;
+    $('#library-problems').hidden = count === 0;
+    $('#library-problems-title').textContent = t('optionsLibraryProblemsTitle', count.toLocaleString());
+    const items = info.problems.map((p) =>
+      h(
+        'li',
+        { class: 'error' },
+        p.line > 0 ? t('optionsLibraryProblemItem', [p.file, String(p.line), p.message]) : t('optionsLibraryProblemItemNoLine', [p.file, p.message]),
+      ),
+    );
+    if (info.moreProblems > 0) items.push(h('li', { class: 'muted' }, t('optionsLibraryMoreProblems', info.moreProblems.toLocaleString())));
+    $('#library-problem-list').replaceChildren(...items);
+  }
+
+  private async setEnabled(enabled: boolean): Promise<void> {
+    const status = await background.request<LibraryStatus | { error: string }>({ type: 'librarySetEnabled', enabled });
+    if (!isError(status)) this.render(status);
+  }
+
+  private async remove(): Promise<void> {
+    if (!confirm(t('optionsLibraryRemoveConfirm'))) return;
+    const status = await background.request<LibraryStatus | { error: string }>({ type: 'libraryRemove' });
+    if (!isError(status)) this.render(status);
+  }
+
+  private showProgress(p: LibraryProgress): void {
+    const bar = $<HTMLProgressElement>('#library-progress');
+    bar.max = Math.max(1, p.total);
+    bar.value = p.done;
+    const text =
+      p.stage === 'parse'
+        ? t('optionsLibraryParsing', [p.done.toLocaleString(), p.total.toLocaleString()])
+        : p.stage === 'compile'
+          ? t('optionsLibraryCompiling', p.total.toLocaleString())
+          : p.stage === 'store'
+            ? t('optionsLibraryStoring')
+            : t('optionsLibraryReading', [p.done.toLocaleString(), p.total.toLocaleString()]);
+    $('#library-status').textContent = text;
+  }
+
+  private start(): boolean {
+    if (this.busy) return false;
+    this.busy = true;
+    $('#library-error').hidden = true;
+    $('#library-progress-box').hidden = false;
+    for (const id of ['#library-folder', '#library-archive']) $<HTMLInputElement>(id).disabled = true;
+    return true;
+  }
+
+  private end(): void {
+    this.busy = false;
+    $('#library-progress-box').hidden = true;
+    for (const id of ['#library-folder', '#library-archive']) {
+      const input = $<HTMLInputElement>(id);
+      input.disabled = false;
+      input.value = '';
+    }
+  }
+
+  private fail(reason: string): void {
+    $('#library-status').textContent = '';
+    const error = $('#library-error');
+    error.hidden = false;
+    error.textContent = t('optionsLibraryFailed', reason);
+  }
+
+  private async importFolder(input: HTMLInputElement): Promise<void> {
+    const files = Array.from(input.files ?? []);
+    if (files.length === 0 || !this.start()) return;
+    try {
+      const collector = new EntryCollector();
+      for (let i = 0; i < files.length; i++) {
+        const f = files[i] as File;
+        const path = collector.admit(f.webkitRelativePath || f.name, f.size);
+        if (path !== null) collector.add(path, new Uint8Array(await f.arrayBuffer()));
+        if (i % 200 === 0 || i + 1 === files.length) this.showProgress({ stage: 'read', done: i + 1, total: files.length });
+      }
+      const first = files[0]?.webkitRelativePath.split('/')[0];
+      await this.send(first || (files[0]?.name ?? ''), collector.contents);
+    } catch (e) {
+      this.fail(e instanceof LibraryRefused ? e.message : String(e));
+    } finally {
+      this.end();
+    }
+  }
+
+  private async importArchive(input: HTMLInputElement): Promise<void> {
+    const file = input.files?.[0];
+    if (file === undefined || !this.start()) return;
+    try {
+      // An archive is never larger than what it unpacks to, bar headers.
+      if (file.size > LIBRARY_LIMITS.totalBytes + 16 * 1024 * 1024) throw new LibraryRefused(`${file.name} is larger than 64 MB`);
+      this.showProgress({ stage: 'read', done: 0, total: 1 });
+      const contents = readArchive(new Uint8Array(await file.arrayBuffer()));
+      this.showProgress({ stage: 'read', done: 1, total: 1 });
+      await this.send(file.name, contents);
+    } catch (e) {
+      this.fail(e instanceof LibraryRefused ? e.message : String(e));
+    } finally {
+      this.end();
+    }
+  }
+
+  private async send(name: string, contents: ArchiveContents): Promise<void> {
+    const begun = await background.request<{ upload: number } | { error: string }>({
+      type: 'libraryBegin',
+      name,
+      skipped: contents.skipped,
+      problems: contents.problems,
+    });
+    if (isError(begun)) return this.fail(begun.error);
+    const files = contents.files;
+    let at = 0;
+    while (at < files.length) {
+      const batch = [];
+      let chars = 0;
+      while (at < files.length && (batch.length === 0 || chars + (files[at]?.text.length ?? 0) <= BATCH_CHARS)) {
+        const f = files[at++] as (typeof files)[number];
+        chars += f.text.length;
+        batch.push(f);
+      }
+      const sent = await background.request<{ received: number } | { error: string }>({ type: 'libraryFiles', upload: begun.upload, files: batch });
+      if (isError(sent)) return this.fail(sent.error);
+      $('#library-status').textContent = t('optionsLibrarySending', [at.toLocaleString(), files.length.toLocaleString()]);
+    }
+    const done = await background.request<(LibraryStatus & { error?: undefined }) | { error: string }>({ type: 'libraryFinish', upload: begun.upload });
+    if (isError(done)) return this.fail(done.error);
+    this.render(done);
+    $('#library-status').textContent = t('optionsLibraryDone', [(done.info?.rulesetCount ?? 0).toLocaleString(), name]);
+  }
+}

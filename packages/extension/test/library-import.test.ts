@@ -1,0 +1,243 @@
+import { createEngine } from '@httpsify/engine';
+import { DNR_LIMITS, DnrEmulator, type DnrRule } from '@httpsify/engine/dnr';
+import { describe, expect, it } from 'vitest';
+import { ChannelDnrRuntime, type DnrApi } from '../src/background/channel-dnr-runtime.js';
+import { TabActivity } from '../src/background/tab-activity.js';
+import { UiController } from '../src/background/ui-controller.js';
+import { readArchive } from '../src/library/archive.js';
+import type { LibraryProgress } from '../src/library/library-compile.js';
+import { compileLibraryRules } from '../src/library/library-dnr.js';
+import type { LibraryStatus } from '../src/library/library-protocol.js';
+import { LibraryService } from '../src/library/library-service.js';
+import { LIBRARY_BUNDLE_KEY, LIBRARY_LAYER_NAME } from '../src/library/library-store.js';
+import { MemoryStorageArea } from '../src/settings/storage-area.js';
+import { SettingsStore } from '../src/settings/store.js';
+import { rulesetsOf } from './support/channels.js';
+import { tar } from './support/tar.js';
+
+const DEFAULTS = createEngine(
+  rulesetsOf(
+    '<ruleset name="Shared"><target host="shared.test"/><rule from="^http://shared\\.test/" to="https://defaults.shared.test/"/></ruleset>',
+    '<ruleset name="Only defaults"><target host="d.test"/><rule from="^http:" to="https:"/></ruleset>',
+  ),
+);
+
+/** Three good rulesets, one broken file, one ruleset whose pattern the regex door refuses, a README. */
+const LIBRARY = tar([
+  { name: 'rules/Alpha.xml', data: '<ruleset name="Alpha"><target host="alpha.example.com"/><rule from="^http:" to="https:"/></ruleset>' },
+  {
+    name: 'rules/Beta.xml',
+    data: '<ruleset name="Beta"><target host="beta.test"/><target host="www.beta.test"/><rule from="^http://(www\\.)?beta\\.test/" to="https://secure.beta.test/"/></ruleset>',
+  },
+  {
+    name: 'rules/Shared.xml',
+    data: '<ruleset name="Shared"><target host="shared.test"/><rule from="^http://shared\\.test/" to="https://library.shared.test/"/></ruleset>',
+  },
+  { name: 'rules/Broken.xml', data: '<ruleset name="Broken">\n  <target host="broken.test">\n</ruleset>' },
+  {
+    name: 'rules/Refused.xml',
+    data: '<ruleset name="Refused"><target host="r.test"/>\n<rule from="^http://(\\w+)\\.\\1\\.r\\.test/" to="https://r.test/"/></ruleset>',
+  },
+  { name: 'README.md', data: 'not a ruleset' },
+]);
+
+async function setUp() {
+  const area = new MemoryStorageArea();
+  const c = new UiController(DEFAULTS, new SettingsStore(area), new TabActivity(), {
+    overridesApplied: async () => undefined,
+    policyChanged: async () => undefined,
+  });
+  await c.start();
+  const service = new LibraryService({
+    area,
+    apply: (lib) => c.setLibrary(lib === null ? null : { name: LIBRARY_LAYER_NAME, timestamp: lib.timestamp, engine: lib.engine }),
+    platformProblem: async () => null,
+    now: (() => {
+      let t = 1_700_000_000_000;
+      return () => t++;
+    })(),
+  });
+  await service.start();
+  return { area, c, service };
+}
+
+/** The page's side: unpack, send in batches, finish; returns the answer and the progress seen. */
+async function importArchive(service: LibraryService, bytes: Uint8Array, name: string, batch = 2) {
+  const contents = readArchive(bytes);
+  const progress: LibraryProgress[] = [];
+  const onProgress = (p: LibraryProgress) => progress.push(p);
+  const { upload } = (await service.handle({ type: 'libraryBegin', name, skipped: contents.skipped, problems: contents.problems }, onProgress)) as {
+    upload: number;
+  };
+  for (let i = 0; i < contents.files.length; i += batch)
+    await service.handle({ type: 'libraryFiles', upload, files: contents.files.slice(i, i + batch) }, onProgress);
+  const result = await service.handle({ type: 'libraryFinish', upload }, onProgress);
+  return { result: result as LibraryStatus & { error?: string }, progress };
+}
+
+describe('importing a ruleset library in the background', () => {
+  it('compiles the good rulesets, reports each bad file with its line, and layers the library before the defaults', async () => {
+    const { c, service } = await setUp();
+    expect(c.rewrite('http://alpha.example.com/').rewritten).toBeNull();
+    const { result, progress } = await importArchive(service, LIBRARY, 'https-everywhere.tar');
+    expect(result.info).toMatchObject({
+      name: 'https-everywhere.tar',
+      fileCount: 5,
+      rulesetCount: 3,
+      skipped: 1,
+      enabled: true,
+      importedAt: 1_700_000_000_000,
+    });
+    const problems = result.info?.problems ?? [];
+    expect(problems.find((p) => p.file === 'rules/Broken.xml')?.line).toBeGreaterThan(1);
+    expect(problems.find((p) => p.file === 'rules/Refused.xml')).toMatchObject({ line: 2, message: expect.stringMatching(/cannot be run safely/) });
+    expect(progress.map((p) => p.stage)).toEqual(['parse', 'compile', 'compile', 'store', 'store']);
+    expect(progress[0]).toEqual({ stage: 'parse', done: 5, total: 5 });
+
+    expect(c.rewrite('http://alpha.example.com/x')).toEqual({ rewritten: 'https://alpha.example.com/x', ruleset: 'Alpha' });
+    expect(c.rewrite('http://www.beta.test/y').rewritten).toBe('https://secure.beta.test/y');
+    // The library comes before the defaults; the defaults still apply where it has nothing.
+    expect(c.rewrite('http://shared.test/').rewritten).toBe('https://library.shared.test/');
+    expect(c.rewrite('http://d.test/').rewritten).toBe('https://d.test/');
+    expect(c.rewrite('http://r.test/').rewritten).toBeNull();
+    // User rules come before it.
+    const saved = await c.saveUserRule(
+      '<ruleset name="Mine"><target host="alpha.example.com"/><rule from="^http://alpha\\.example\\.com/" to="https://mine.alpha.example.com/"/></ruleset>',
+    );
+    expect(saved.errors).toEqual([]);
+    expect(c.rewrite('http://alpha.example.com/').rewritten).toBe('https://mine.alpha.example.com/');
+    // Its rulesets are listed and switchable by name like the others.
+    expect(c.rulesetIndex().names).toContain('Beta');
+    await c.handle({ type: 'setRuleset', name: 'Beta', active: false });
+    expect(c.rewrite('http://beta.test/').rewritten).toBeNull();
+  });
+
+  it('survives a restart, switches off and on, is replaced by a new import and removed', async () => {
+    const { area, c, service } = await setUp();
+    await importArchive(service, LIBRARY, 'first.tar');
+    // A new background over the same storage.
+    const c2 = new UiController(DEFAULTS, new SettingsStore(area), new TabActivity(), {
+      overridesApplied: async () => undefined,
+      policyChanged: async () => undefined,
+    });
+    await c2.start();
+    const s2 = new LibraryService({
+      area,
+      apply: (lib) => c2.setLibrary(lib && { name: LIBRARY_LAYER_NAME, timestamp: lib.timestamp, engine: lib.engine }),
+      platformProblem: async () => null,
+    });
+    await s2.start();
+    expect(c2.rewrite('http://alpha.example.com/').rewritten).toBe('https://alpha.example.com/');
+
+    const off = (await service.handle({ type: 'librarySetEnabled', enabled: false }, () => undefined)) as LibraryStatus;
+    expect(off.info?.enabled).toBe(false);
+    expect(c.rewrite('http://alpha.example.com/').rewritten).toBeNull();
+    await service.handle({ type: 'librarySetEnabled', enabled: true }, () => undefined);
+    expect(c.rewrite('http://alpha.example.com/').rewritten).toBe('https://alpha.example.com/');
+
+    const second = tar([{ name: 'Gamma.xml', data: '<ruleset name="Gamma"><target host="gamma.test"/><rule from="^http:" to="https:"/></ruleset>' }]);
+    const { result } = await importArchive(service, second, 'second.tar');
+    expect(result.info).toMatchObject({ name: 'second.tar', rulesetCount: 1, problems: [] });
+    expect(c.rewrite('http://alpha.example.com/').rewritten).toBeNull();
+    expect(c.rewrite('http://gamma.test/').rewritten).toBe('https://gamma.test/');
+
+    const removed = (await service.handle({ type: 'libraryRemove' }, () => undefined)) as LibraryStatus;
+    expect(removed.info).toBeNull();
+    expect(c.rewrite('http://gamma.test/').rewritten).toBeNull();
+    expect(area.data.has(LIBRARY_BUNDLE_KEY)).toBe(false);
+  });
+
+  it('changes nothing when an import fails, and says why', async () => {
+    const { c, service } = await setUp();
+    await importArchive(service, LIBRARY, 'good.tar');
+    const onlyBroken = tar([{ name: 'Broken.xml', data: '<ruleset name="B"><target host="b.test">' }]);
+    const { result } = await importArchive(service, onlyBroken, 'bad.tar');
+    expect(result.error).toMatch(/none of its files holds a ruleset/);
+    const status = (await service.handle({ type: 'libraryStatus' }, () => undefined)) as LibraryStatus;
+    expect(status.info?.name).toBe('good.tar');
+    expect(c.rewrite('http://alpha.example.com/').rewritten).toBe('https://alpha.example.com/');
+    // A file that escapes the library, sent by a page that did not check it, is refused here too.
+    const { upload } = (await service.handle({ type: 'libraryBegin', name: 'x', skipped: 0, problems: [] }, () => undefined)) as { upload: number };
+    await service.handle(
+      {
+        type: 'libraryFiles',
+        upload,
+        files: [{ path: '../Alpha.xml', text: '<ruleset name="E"><target host="e.test"/><rule from="^http:" to="https:"/></ruleset>' }],
+      },
+      () => undefined,
+    );
+    expect(((await service.handle({ type: 'libraryFinish', upload }, () => undefined)) as { error: string }).error).toMatch(/no ruleset files/);
+    // A stored bundle damaged on disk is reported, not used.
+    const area = new MemoryStorageArea();
+    area.data.set('localLibrary', status.info);
+    area.data.set(LIBRARY_BUNDLE_KEY, 'AAAA');
+    const damaged = new LibraryService({ area, apply: async () => undefined, platformProblem: async () => null });
+    await damaged.start();
+    expect((await damaged.status()).problem).toMatch(/does not load/);
+  });
+});
+
+describe('the library on Chromium', () => {
+  const hosts = Array.from({ length: 40 }, (_, i) => `h${i}.test`);
+  const rulesets = rulesetsOf(
+    ...hosts.map((h, i) => `<ruleset name="R${i}"><target host="${h}"/><rule from="^http://${h.replace('.', '\\.')}/a" to="https://${h}/b"/></ruleset>`),
+  );
+
+  it('applies all of it when it fits, and a part with a clear note when it does not', () => {
+    const all = compileLibraryRules(rulesets, { rules: 1000, regexRules: 1000, unsafeRules: 1000 });
+    expect(all.ok && all.note).toBe(undefined);
+    const need = all.ok ? all.rules.length : 0;
+    const part = compileLibraryRules(rulesets, { rules: Math.floor(need / 3), regexRules: 1000, unsafeRules: 1000 });
+    if (!part.ok) throw new Error(part.reason);
+    expect(part.rules.length).toBeLessThanOrEqual(Math.floor(need / 3));
+    expect(part.note).toMatch(/leaves room for \d+ of its 40 rulesets/);
+    // What is applied rewrites exactly as the engine does for the rulesets it kept.
+    const emulator = new DnrEmulator(part.rules);
+    expect(emulator.match({ url: 'http://h0.test/a', type: 'main_frame' }).redirectUrl).toBe('https://h0.test/b');
+    expect(compileLibraryRules(rulesets, { rules: 0, regexRules: 0, unsafeRules: 0 })).toMatchObject({ ok: false });
+  });
+
+  it('is compiled into the channel band below the channels and reported as partial', async () => {
+    const { c, service } = await setUp();
+    await importArchive(service, LIBRARY, 'lib.tar');
+    const dnr: DnrApi & { dynamic: DnrRule[] } = {
+      dynamic: Array.from({ length: DNR_LIMITS.dynamicRules - 2 }, (_, i) => ({
+        id: 5_000_000 + i,
+        priority: 1,
+        action: { type: 'allow' },
+        condition: { urlFilter: `|http://x${i}.test/` },
+      })),
+      async getDynamicRules() {
+        return structuredClone(this.dynamic);
+      },
+      async getSessionRules() {
+        return [];
+      },
+      async updateDynamicRules({ removeRuleIds, addRules }) {
+        this.dynamic = [...this.dynamic.filter((r) => !removeRuleIds.includes(r.id)), ...addRules];
+      },
+      async updateEnabledRulesets() {},
+    };
+    const runtime = new ChannelDnrRuntime(dnr, new MemoryStorageArea());
+    const state = await runtime.sync(c.channels, false);
+    expect(state.problems[LIBRARY_LAYER_NAME]).toMatch(/leaves room for [12] of its 3 rulesets/);
+    expect(dnr.dynamic.length).toBeGreaterThan(DNR_LIMITS.dynamicRules - 2);
+    expect(dnr.dynamic.length).toBeLessThanOrEqual(DNR_LIMITS.dynamicRules);
+
+    // Importing again replaces the library's rules, also when the name and counts stay the same.
+    dnr.dynamic = [];
+    const libraryRules = () => dnr.dynamic.map((r) => JSON.stringify(r.condition));
+    const roomy = new ChannelDnrRuntime(dnr, new MemoryStorageArea());
+    await roomy.sync(c.channels, false);
+    expect(libraryRules().join()).toContain('beta');
+    await importArchive(
+      service,
+      tar([{ name: 'rules/Alpha.xml', data: '<ruleset name="Alpha"><target host="gamma.example.com"/><rule from="^http:" to="https:"/></ruleset>' }]),
+      'lib.tar',
+    );
+    const after = await roomy.sync(c.channels, false);
+    expect(after.problems[LIBRARY_LAYER_NAME]).toBeUndefined();
+    expect(libraryRules().join()).toContain('gamma.example.com');
+    expect(libraryRules().join()).not.toContain('beta');
+  });
+});

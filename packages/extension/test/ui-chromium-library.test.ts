@@ -1,0 +1,103 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'fflate';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations } from './support/axe.js';
+import { tar } from './support/tar.js';
+import { POLL, startUiHarness, type UiHarness } from './support/ui-harness.js';
+
+const ruleset = (name: string, host: string) => `<ruleset name="${name}"><target host="${host}"/><rule from="^http:" to="https:"/></ruleset>`;
+
+describe('importing a ruleset library in Chromium', () => {
+  let h: UiHarness;
+  let o: Page;
+  const files = mkdtempSync(join(tmpdir(), 'httpsify-library-'));
+
+  beforeAll(async () => {
+    h = await startUiHarness(null, { modeOff: true });
+    o = await h.openOptions();
+  });
+
+  afterAll(async () => {
+    await h?.close();
+    rmSync(files, { recursive: true, force: true });
+  });
+
+  it('imports a .tar.gz of three rulesets with progress, lists the broken file, and rewrites a covered URL', async () => {
+    const page = await h.ext.context.newPage();
+    await page.goto(h.url('lib-a.example.test', '/x'));
+    expect(page.url()).toMatch(/^http:\/\/lib-a\.example\.test/);
+
+    expect(await o.locator('#library-none').isVisible()).toBe(true);
+    const archive = join(files, 'library.tar.gz');
+    writeFileSync(
+      archive,
+      gzipSync(
+        tar([
+          { name: 'rules/Lib A.xml', data: ruleset('Lib A', 'lib-a.example.test') },
+          { name: 'rules/Lib B.xml', data: ruleset('Lib B', 'lib-b.example.test') },
+          { name: 'rules/Lib C.xml', data: ruleset('Lib C', 'lib-c.example.test') },
+          { name: 'rules/Broken.xml', data: '<ruleset name="Broken">\n<target host="x.example.test">\n' },
+          { name: 'rules/README', data: 'not a ruleset' },
+        ]),
+      ),
+    );
+    // Every text the status line shows, to see the progress go by.
+    await o.evaluate(() => {
+      const seen: string[] = [];
+      (window as unknown as { seen: string[] }).seen = seen;
+      const el = document.querySelector('#library-status') as HTMLElement;
+      new MutationObserver(() => seen.push(el.textContent ?? '')).observe(el, { childList: true, characterData: true, subtree: true });
+    });
+    await o.locator('#library-archive').setInputFiles(archive);
+    await expect.poll(() => o.locator('#library-status').textContent(), POLL).toBe('Imported 3 rulesets from library.tar.gz.');
+    const seen = await o.evaluate(() => (window as unknown as { seen: string[] }).seen);
+    expect(seen).toContain('Checking rules: 4 of 4 files');
+    expect(seen).toContain('Saving');
+    expect(await o.locator('#library-name').textContent()).toBe('library.tar.gz');
+    expect(await o.locator('#library-summary').textContent()).toMatch(/^3 rulesets from 4 files · imported /);
+    expect(await o.locator('#library-enabled').isChecked()).toBe(true);
+    expect(await o.locator('#library-problems-title').textContent()).toBe('Some files or rules could not be used (1); the rest works');
+    expect(await o.locator('#library-problem-list li').first().textContent()).toMatch(/^rules\/Broken\.xml, line \d+: /);
+    expect(await o.locator('#library-browser-problem').isVisible()).toBe(false);
+    expect(await axeViolations(o)).toEqual([]);
+
+    // The library's DNR rules are in place: the covered host goes to HTTPS, others stay.
+    await expect
+      .poll(async () => {
+        await page.goto(h.url('lib-b.example.test', '/y'));
+        return page.url();
+      }, POLL)
+      .toBe(`https://lib-b.example.test:${h.server.port}/y`);
+    await page.goto(h.url('anything.uncovered.test', '/'));
+    expect(page.url()).toMatch(/^http:/);
+
+    // Switched off, the library no longer applies; removed, it is gone after confirming.
+    await o.locator('#library-enabled').click();
+    await expect
+      .poll(async () => {
+        await page.goto(h.url('lib-c.example.test', '/z'));
+        return page.url();
+      }, POLL)
+      .toMatch(/^http:\/\/lib-c/);
+    o.once('dialog', (d) => void d.accept());
+    await o.locator('#library-remove').click();
+    await expect.poll(() => o.locator('#library-none').isVisible(), POLL).toBe(true);
+    expect(await h.stored('localLibrary')).toBeUndefined();
+    await page.close();
+  });
+
+  it('refuses an archive whose names climb out of the library and a file that is not an archive, with a reason', async () => {
+    const bad = join(files, 'bad.zip');
+    writeFileSync(bad, 'not a zip at all');
+    await o.locator('#library-archive').setInputFiles(bad);
+    await expect.poll(() => o.locator('#library-error').textContent(), POLL).toBe('Nothing was imported: not a .zip, .tar or .tar.gz archive');
+    const escape = join(files, 'escape.tar');
+    writeFileSync(escape, tar([{ name: '../Evil.xml', data: ruleset('Evil', 'evil.example.test') }]));
+    await o.locator('#library-archive').setInputFiles(escape);
+    await expect.poll(() => o.locator('#library-error').textContent(), POLL).toBe('Nothing was imported: no ruleset files (.xml) were found in it');
+    expect(await o.locator('#library-none').isVisible()).toBe(true);
+  });
+});
