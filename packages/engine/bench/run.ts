@@ -293,7 +293,7 @@ async function main(): Promise<void> {
     `target <= 25 ms (median of 15 fresh processes; CPU ${cold.cpuMs.toFixed(1)} ms; import ${cold.importMs.toFixed(1)}, load ${cold.loadMs.toFixed(1)}, rewrite ${cold.rewriteMs.toFixed(1)} ms)`,
   );
   row(
-    '  floor: node:fs import + read bundle',
+    '  floor: read bundle, no engine',
     `${cold.floorWallMs.toFixed(1)} ms`,
     `CPU ${cold.floorCpuMs.toFixed(1)} ms; the same process without our code, part of the figure above`,
   );
