@@ -54,4 +54,15 @@ describe('the regex door is the only place patterns are compiled', () => {
     const allowed = Object.fromEntries(Object.entries(ALLOWED).map(([file, { count }]) => [file, count]));
     expect(found).toEqual(allowed);
   });
+
+  it('only the door reaches re2js', () => {
+    // re2js-module.ts hands re2js out (lazily in the Node build); everyone else goes through the door.
+    const reaching: string[] = [];
+    for (const pkg of ['engine', 'cli', 'extension']) {
+      for (const file of sourceFiles(join(repoRoot, 'packages', pkg, 'src'))) {
+        if (/^import\s+(?!type\b)[^;]*from\s+'(re2js|[./]*re2js-module\.js)'/m.test(readFileSync(file, 'utf8'))) reaching.push(relative(repoRoot, file));
+      }
+    }
+    expect(reaching.sort()).toEqual(['packages/engine/src/regex/re2js-module.ts', 'packages/engine/src/regex/safe-regex.ts']);
+  });
 });

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import { MAGIC } from '../bundle/format.js';
 import { Engine, type EngineOptions } from '../match/engine.js';
 import type { Diagnostic, Ruleset } from '../model/ruleset.js';
@@ -30,7 +30,9 @@ export interface LoadedRulesets {
 
 /** Directory of the rulesets bundled with httpsify (packages/engine/rulesets). */
 export function defaultRulesetsDir(): string {
-  return resolve(dirname(fileURLToPath(import.meta.url)), '../../rulesets');
+  // Found from the package root, not from this file: the code runs from src, dist or the
+  // Node build's chunks (dist/node-bundle), each at its own depth.
+  return resolve(dirname(createRequire(import.meta.url).resolve('@httpsify/engine/package.json')), 'rulesets');
 }
 
 /**

@@ -1,13 +1,15 @@
-import { RegExpParser, type AST } from '@eslint-community/regexpp';
+import type { AST, RegExpParser } from '@eslint-community/regexpp';
+import { regexpParser } from './regexpp-module.js';
 
 /**
  * One parser for every analysis of ruleset regexes (lint, guard, DNR translation, the matcher's
  * literal sets): flag-less JavaScript syntax, as the reference compiles them with `new RegExp`.
  */
-const parser = new RegExpParser({ ecmaVersion: 2025 });
+let parser: RegExpParser | undefined;
 
 /** Parses a flag-less pattern; throws the parser's SyntaxError when it does not parse. */
 export function parsePatternOrThrow(source: string): AST.Pattern {
+  parser ??= new (regexpParser())({ ecmaVersion: 2025 });
   return parser.parsePattern(source, 0, source.length, { unicode: false });
 }
 

@@ -1,4 +1,5 @@
-import { RE2JS } from 're2js';
+import type { RE2JS } from 're2js';
+import { re2js } from './re2js-module.js';
 import type { AST } from '@eslint-community/regexpp';
 import { proveBacktrackingLinear } from './backtracking-proof.js';
 import { linearSyntax } from './linear-syntax.js';
@@ -81,6 +82,7 @@ function decide(source: string, use: PatternUse): RegexVerdict {
   const syntax = linearSyntax(pattern, forReplace, used);
   if (!syntax.ok) return refuse(proof.reason, syntax.reason);
   try {
+    const RE2JS = re2js();
     RE2JS.compile(syntax.re2);
   } catch (err) {
     return refuse(proof.reason, `the linear-time matcher cannot hold it (${(err as { error?: string }).error ?? (err as Error).message})`);
@@ -105,8 +107,10 @@ export function compileRulesetRegex(source: string, use: PatternUse = TEST): Com
   switch (verdict.kind) {
     case 'proven':
       return { ok: true, regex: new NativeRegex(new RegExp(source), verdict.quadratic ? QUADRATIC_INPUT_LIMIT : Infinity) };
-    case 'linear':
+    case 'linear': {
+      const RE2JS = re2js();
       return { ok: true, regex: new LinearRegex(RE2JS.compile(verdict.re2)) };
+    }
     case 'refused':
       return { ok: false, refused: true, reason: verdict.reason };
     case 'invalid':
@@ -190,6 +194,7 @@ export interface FilterRegex {
  * RegExp. Throws when RE2 does not accept the filter, as Chromium would refuse the rule.
  */
 export function compileDnrRegexFilter(re2: string, caseInsensitive: boolean): FilterRegex {
+  const RE2JS = re2js();
   const re = RE2JS.compile(re2, caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0);
   return {
     test: (url) => re.test(url),

@@ -13,7 +13,7 @@ import type { ChannelStatus } from '../channels/channel-service.js';
 import { exportSettingsFile, ImportRefused, importPatch, parseSettingsFile, planImport } from '../settings/import.js';
 import type { Settings } from '../settings/schema.js';
 import type { SettingsStore } from '../settings/store.js';
-import { exportUserRulesXml, splitRulesetXml, toUserRule, upsertUserRule } from '../settings/user-rules.js';
+import { exportUserRulesXml, loadUserRuleChecks, splitRulesetXml, toUserRule, upsertUserRule } from '../settings/user-rules.js';
 import { addSite, removeSite, SiteList, siteOf } from '../site-rules/site-pattern.js';
 import type { TabActivity } from './tab-activity.js';
 import { pageStatus } from './page-status.js';
@@ -131,6 +131,8 @@ export class UiController {
   }
 
   private async apply(s: Settings): Promise<void> {
+    // Before any state changes, so the rest runs as one step; only user rules need the checks.
+    if (s.userRules.length > 0) await loadUserRuleChecks();
     this.settings = s;
     this.disabled = new SiteList(s.disabledSites);
     this.httpAllowed = new SiteList(s.httpAllowedSites);
@@ -580,6 +582,7 @@ export class UiController {
   }
 
   async saveUserRule(xml: string, replacing?: string): Promise<SaveResult> {
+    await loadUserRuleChecks();
     const checked = toUserRule(xml);
     if ('errors' in checked) return { ok: false, errors: checked.errors };
     try {
@@ -610,6 +613,7 @@ export class UiController {
 
   async importUserRules(text: string): Promise<ImportResult> {
     const problems: string[] = [];
+    await loadUserRuleChecks();
     const rules = splitRulesetXml(text).flatMap((xml, i) => {
       const r = toUserRule(xml);
       if ('errors' in r) {
@@ -632,7 +636,8 @@ export class UiController {
   }
 
   /** Checks a settings file whole and says what importing it would change; changes nothing. */
-  previewImport(text: unknown): ImportPreview {
+  async previewImport(text: unknown): Promise<ImportPreview> {
+    await loadUserRuleChecks();
     const parsed = parseSettingsFile(text);
     if (!parsed.ok) return parsed;
     return { ok: true, ...planImport(parsed.values, this.settings) };
@@ -643,6 +648,7 @@ export class UiController {
    * it would add or redefine a channel the user did not confirm by name.
    */
   async applyImport(text: unknown, confirmedChannels: unknown): Promise<ImportApplyResult> {
+    await loadUserRuleChecks();
     const parsed = parseSettingsFile(text);
     if (!parsed.ok) return parsed;
     const confirmed = Array.isArray(confirmedChannels) ? confirmedChannels.filter((n): n is string => typeof n === 'string') : [];

@@ -1,6 +1,17 @@
 import { type Diagnostic, type Ruleset } from '@httpsify/engine';
-import { lintRulesetSource } from '@httpsify/engine/authoring';
+import type { lintRulesetSource } from '@httpsify/engine/authoring';
 import type { UserRule } from './schema.js';
+
+let lint: typeof lintRulesetSource | undefined;
+
+/**
+ * Loads the checks a user rule must pass (the linter, whose public-suffix list takes tens of
+ * milliseconds to set up) on first need, so a background that starts without user rules never
+ * pays for them. Await it before checkUserRuleXml, toUserRule or parseSettingsFile.
+ */
+export async function loadUserRuleChecks(): Promise<void> {
+  lint ??= (await import('@httpsify/engine/authoring')).lintRulesetSource;
+}
 
 /** What the popup's "Add a rule for this site" form collects. */
 export interface SimpleRule {
@@ -64,7 +75,8 @@ export interface CheckedUserRule {
 
 /** Validates ruleset XML with the same checks as `httpsify check`; errors block saving. */
 export function checkUserRuleXml(xml: string, file = 'user-rule.xml'): CheckedUserRule {
-  const { ruleset, diagnostics } = lintRulesetSource(xml, file);
+  if (lint === undefined) throw new Error('user-rule checks used before loadUserRuleChecks() finished');
+  const { ruleset, diagnostics } = lint(xml, file);
   const errors = diagnostics.filter((d) => d.severity === 'error');
   return { ruleset: errors.length === 0 ? ruleset : null, diagnostics, errors };
 }
