@@ -2,6 +2,7 @@ import type { AST } from '@eslint-community/regexpp';
 import { createEngine } from '../match/create-engine.js';
 import { isTrivialRule, type Rule, type Ruleset, type SourceLocation } from '../model/ruleset.js';
 import { parseRulesetXml } from '../parse/xml-ruleset.js';
+import { rulesetRegexOrNull } from '../regex/safe-regex.js';
 import { hostPartOf, parsePattern } from './regex-ast.js';
 
 /** One replacement of source text: `[start, end)` of the original becomes `text`. */
@@ -136,12 +137,14 @@ function trivializable(ruleset: Ruleset): Rule[] | null {
     if (host === null || !host.closed || rule.from !== `^http://${host.source}/`) return null;
     const hosts = explodeHosts(host.elements);
     if (hosts === null) return null;
-    const re = new RegExp(rule.from);
+    // A ruleset pattern: it runs through the regex door like any other.
+    const re = rulesetRegexOrNull(rule.from, { use: 'replace', to: rule.to });
+    if (re === null) return null;
     for (const h of hosts) {
       if (!targets.has(h) || handled.has(h)) continue;
       for (const path of ['/', '/a/b?c=d#e']) {
         const url = `http://${h}${path}`;
-        if (!re.test(url) || url.replace(re, rule.to) !== `https://${h}${path}`) return null;
+        if (!re.test(url) || re.replace(url, rule.to) !== `https://${h}${path}`) return null;
       }
       handled.add(h);
     }
