@@ -67,6 +67,14 @@ describe('hostile regexes through the CLI', () => {
     expect(r.stderr).toContain('ruleset "Refused" is not used');
   });
 
+  it('links: reports the refused ruleset once on stderr, as rewrite does, and rewrites the rest', () => {
+    const page = join(dir, 'page.md');
+    writeFileSync(page, `[a](http://benign.test/x) [b](http://refused.test/${PUMP}!) [c](http://refused.test/a)\n`);
+    const r = run(['links', 'check', page, '--rules', dir]);
+    expect(r.stdout).toContain('https://benign.test/x');
+    expect(r.stderr.match(/error unsafe-regex: ruleset "Refused" is not used: its pattern .*backreference/g)).toHaveLength(1);
+  });
+
   it('check: file:line:col and the unsafe-regex code, exit 1', () => {
     const r = run(['check', join(dir, 'Refused.xml'), join(dir, 'ClassPrefix.xml'), join(dir, 'Linear.xml')]);
     expect(r.status).toBe(1);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compileBundle, createEngine, loadBundle, type Ruleset } from '../src/index.js';
-import { judgeRegex, checkRulesetRegexes } from '../src/parse/index.js';
+import { compileRulesetRegex, judgeRegex, checkRulesetRegexes } from '../src/parse/index.js';
 import { lintRulesetSource } from '../src/authoring/index.js';
 import { compileScope, parseChannelDefinition, ScopedEngine } from '../src/channels/index.js';
 
@@ -37,6 +37,9 @@ const HOSTILE: Record<string, string> = {
   'finite but exponential ambiguity': `${'(a|a)'.repeat(30)}!`,
   'quadratic lookahead inside a quadratic lookahead': 'a*(?!.+(?!.+x)y)',
   'overlapping classes in sequence, counted': '[\\w.]{0,200}[a-z.]{0,200}[a.]{0,200}!',
+  'lookahead after a run, holding two runs (cubic)': 'a+(?!.+a.+b)',
+  'run inside a lookahead inside a run (cubic)': '(?:a(?=a*a*b))+',
+  'lookaheads chained on one text (cubic)': 'a*(?=a*(?=a*b))',
 };
 
 /** Pumped inputs: long runs of what the shapes above consume, then a character that fails them. */
@@ -103,6 +106,51 @@ describe('the regex door decides by analysis', () => {
     ]) {
       expect(judgeRegex(p).kind, p).toBe('proven');
     }
+  });
+
+  it('accepts at most quadratic work, and says when it is more', () => {
+    // Quadratic: one run, then a lookahead reading to the end from every index of it; or two
+    // runs on the same text (an unanchored pattern has a run in front: its start index).
+    for (const p of [
+      '^http://a\\.test/+(?!.+\\.css)',
+      '.*\\.example\\.com$',
+      '^http://(?:www\\.)?nhs\\.uk/(?!/*(?:css/|(?:[\\w/-]+/)?PublishingImages/))',
+      '^http://(?:www\\.)?northamptonshire\\.gov\\.uk/(?!/*(?:.*/)?(?:_layouts|FooterImages)/)',
+    ]) {
+      expect(judgeRegex(p), p).toMatchObject({ kind: 'proven', quadratic: true });
+    }
+    // Linear: each run reads what the one before cannot, so a lookahead gets past its first
+    // character at one index only.
+    for (const p of [
+      '^http://(?:www)\\.seagate\\.com/+(?!files/|ww/+(?!universal/+(?!css/images/)))',
+      '^http://a\\.test/+(?!\\w+/wp-content/)',
+      '^http://a\\.test/(?!.*\\.css)',
+    ]) {
+      expect(judgeRegex(p), p).toMatchObject({ kind: 'proven', quadratic: false });
+    }
+    const cubic = judgeRegex('http://raceforlife\\.test/+(?!\\w+/assets/|.+/groups/.+/documents/)');
+    expect(cubic).toMatchObject({ kind: 'refused' });
+    expect(cubic.kind === 'refused' && cubic.reason).toMatch(/cube of the input length/);
+  });
+
+  it('runs a quadratic pattern natively on URL-sized input and exactly as RegExp beyond', () => {
+    const cookie = compileRulesetRegex('.*\\.example\\.com$');
+    const rule = compileRulesetRegex('^http://e\\.test/+([^?]*)(?:\\?.*)?', { use: 'replace', to: 'https://e.test/$1' });
+    const exclusion = compileRulesetRegex('^http://(?:www\\.)?nhs\\.uk/(?!/*(?:css/|(?:[\\w/-]+/)?PublishingImages/))');
+    if (!cookie.ok || !rule.ok || !exclusion.ok) throw new Error('not compiled');
+    for (const n of [10, 4000, 5000]) {
+      const host = `${'a.'.repeat(n)}example.com`;
+      expect(cookie.regex.test(host), host.slice(-20)).toBe(true);
+      expect(cookie.regex.test(`${host}.x`)).toBe(false);
+      const url = `http://e.test/${'/'.repeat(n)}a?b=/c`;
+      expect(rule.regex.replace(url, 'https://e.test/$1')).toBe(url.replace(/^http:\/\/e\.test\/+([^?]*)(?:\?.*)?/, 'https://e.test/$1'));
+    }
+    // The worst case for the lookahead: a run of slashes it reads to the end from every index.
+    const worst = `http://www.nhs.uk/${'/'.repeat(4000)}!`;
+    expect(exclusion.regex.test(worst)).toBe(true);
+    expect(exclusion.regex.test('http://www.nhs.uk//a/b/PublishingImages/x.png')).toBe(false);
+    // Beyond the limit, a lookahead has no linear-time form: the exclusion does not match.
+    expect(exclusion.regex.test(`http://www.nhs.uk/${'/'.repeat(5000)}!`)).toBe(false);
   });
 
   it('a very long pattern is judged quickly and not proven by exhaustion', () => {

@@ -11,14 +11,17 @@ import { repoRoot } from './support/corpus.js';
  */
 const ALLOWED: Record<string, { count: number; why: string }> = {
   'packages/engine/src/regex/safe-regex.ts': {
-    count: 5,
-    why: 'the door itself: RegExp for the syntax message and proven patterns, re2js for the linear route and DNR filters',
+    count: 6,
+    why: 'the door itself: RegExp for the syntax message and proven patterns, re2js for the linear route, long input to quadratic patterns and DNR filters',
   },
   'packages/engine/src/regex/compile-check.ts': { count: 1, why: 'compiles only, to get the syntax error; never runs the pattern' },
   'packages/engine/src/lint/regex-ast.ts': { count: 1, why: 'one character class (an AST node) tested on one character' },
   'packages/engine/src/dnr/host-labels.ts': { count: 1, why: 'one character class (an AST node) tested on one character' },
   'packages/engine/src/lint/host-language.ts': { count: 1, why: 'one character, set or class element (an AST node) tested on one character' },
-  'packages/cli/src/links/decoded-text.ts': { count: 1, why: "the link scanner's own RegExp literals, given the g flag" },
+  'packages/cli/src/links/decoded-text.ts': {
+    count: 1,
+    why: "a copy, with the g flag, of the caller's own RegExp (escape and reference syntax), never a ruleset's",
+  },
   'packages/engine/src/dnr/emulate.ts': {
     count: 1,
     why: 'urlFilter from the DNR compiler: literal text (urlFilterSafe refuses * ^ |) around at most our own wildcards',
@@ -26,7 +29,7 @@ const ALLOWED: Record<string, { count: number; why: string }> = {
 };
 
 /** `new RegExp(` / `RegExp(` calls, and re2js compiles outside the door. */
-const COMPILES = /\bRegExp\s*\(|RE2JS\s*\.\s*compile\s*\(/g;
+const COMPILES = /\bRegExp\s*\(|(?:RE2JS|re2js\(\))\s*\.\s*compile\s*\(/g;
 
 function sourceFiles(dir: string): string[] {
   const out: string[] = [];

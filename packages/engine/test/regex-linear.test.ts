@@ -33,11 +33,11 @@ describe('linear-time route: same results as RegExp', () => {
 
   it("JavaScript classes keep their meaning (. and \\s are not RE2's)", () => {
     for (const [pattern, input] of [
-      ['^a.*.*b$', 'a\rb'],
-      ['^a.*.*b$', 'a\u2029b'],
-      ['^a\\s*\\s*b$', 'a\u00a0b'],
-      ['^a\\s*\\s*b$', 'a\u2028b'],
-      ['^a\\w*\\w*b$', 'a\u00e9b'],
+      ['^a.*.*.*b$', 'a\rb'],
+      ['^a.*.*.*b$', 'a\u2029b'],
+      ['^a\\s*\\s*\\s*b$', 'a\u00a0b'],
+      ['^a\\s*\\s*\\s*b$', 'a\u2028b'],
+      ['^a\\w*\\w*\\w*b$', 'a\u00e9b'],
       ['^(a|a)+.$', 'aa\n'],
     ] as const) {
       const compiled = compileRulesetRegex(pattern);

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { collect } from '../shared/rules-option.js';
-import { addRewriteEngineOptions, loadRewriteEngine, type RewriteEngineOptions } from '../shared/rewrite-engine.js';
+import { addRewriteEngineOptions, loadRewriteEngine, reportRegexRefusals, type RewriteEngineOptions } from '../shared/rewrite-engine.js';
 import { requestSettings } from '../fetch-test/request-settings.js';
 import { ProgressBar } from '../fetch-test/progress-bar.js';
 import { DEFAULT_MAX_BYTES } from '../links/document.js';
@@ -103,6 +103,8 @@ async function runCommand(mode: 'check' | 'fix', paths: string[], options: Links
             },
     });
     progress.bar?.clear();
+    // After the progress bar: a refused pattern's ruleset rewrote nothing; say so once.
+    reportRegexRefusals(engine);
     printReport(mode, report, options);
     const errors = report.problems.some((p) => p.severity === 'error');
     if (errors) process.exitCode = 2;

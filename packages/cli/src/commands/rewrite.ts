@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline';
 import { Option, type Command } from 'commander';
 import { formatExplanation, type Engine } from '@httpsify/engine';
-import { addRewriteEngineOptions, loadRewriteEngine, type RewriteEngineOptions } from '../shared/rewrite-engine.js';
+import { addRewriteEngineOptions, loadRewriteEngine, reportRegexRefusals, type RewriteEngineOptions } from '../shared/rewrite-engine.js';
 import { BufferedOutput } from '../shared/output.js';
 
 interface RewriteOptions extends RewriteEngineOptions {
@@ -22,15 +22,7 @@ export function registerRewrite(program: Command): void {
     const engine = layered.layers[layered.layers.length - 1]?.engine as Engine;
     const out = new BufferedOutput();
     // Regexes are judged when first run: report each refusal once, as it happens, and go on.
-    const reportRefusals = (): void => {
-      for (const { engine: e } of layered.layers) {
-        for (const r of e.takeRegexRefusals()) {
-          process.stderr.write(
-            `httpsify: error unsafe-regex: ruleset "${r.ruleset}" is not used: its pattern ${JSON.stringify(r.pattern)} is refused: ${r.reason}\n`,
-          );
-        }
-      }
-    };
+    const reportRefusals = (): void => reportRegexRefusals(layered);
     const handle = async (url: string): Promise<void> => {
       try {
         await handleOne(url);

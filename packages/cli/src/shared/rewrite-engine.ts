@@ -55,3 +55,19 @@ function applyToggles(engines: Engine[], names: string[], on: boolean): void {
     for (const e of owners) e.setActive(name, on);
   }
 }
+
+/**
+ * Prints each regex refusal of the engines on stderr, once (takeRegexRefusals hands each over
+ * once): patterns are judged when first run, so every command that rewrites calls this as it
+ * goes or when done, and goes on.
+ */
+export function reportRegexRefusals(engines: ScopedEngine | readonly Engine[]): void {
+  const list = Array.isArray(engines) ? (engines as readonly Engine[]) : (engines as ScopedEngine).layers.map((layer) => layer.engine);
+  for (const e of list) {
+    for (const r of e.takeRegexRefusals()) {
+      process.stderr.write(
+        `httpsify: error unsafe-regex: ruleset "${r.ruleset}" is not used: its pattern ${JSON.stringify(r.pattern)} is refused: ${r.reason}\n`,
+      );
+    }
+  }
+}

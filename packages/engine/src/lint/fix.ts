@@ -2,8 +2,8 @@ import type { AST } from '@eslint-community/regexpp';
 import { createEngine } from '../match/create-engine.js';
 import { isTrivialRule, type Rule, type Ruleset, type SourceLocation } from '../model/ruleset.js';
 import { parseRulesetXml } from '../parse/xml-ruleset.js';
-import { hostPartOf, parsePattern } from './regex-ast.js';
 import { rulesetRegexOrNull } from '../regex/safe-regex.js';
+import { hostPartOf, parsePattern } from './regex-ast.js';
 
 /** One replacement of source text: `[start, end)` of the original becomes `text`. */
 export interface FixEdit {
@@ -137,7 +137,7 @@ function trivializable(ruleset: Ruleset): Rule[] | null {
     if (host === null || !host.closed || rule.from !== `^http://${host.source}/`) return null;
     const hosts = explodeHosts(host.elements);
     if (hosts === null) return null;
-    // A ruleset's pattern runs only through the regex door.
+    // A ruleset pattern: it runs through the regex door like any other.
     const re = rulesetRegexOrNull(rule.from, { use: 'replace', to: rule.to });
     if (re === null) return null;
     for (const h of hosts) {

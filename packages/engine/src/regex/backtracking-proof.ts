@@ -2,22 +2,30 @@ import type { AST } from '@eslint-community/regexpp';
 import { charSetOf, intersects, type CharSet } from './char-sets.js';
 
 /**
- * A proof that a backtracking matcher (V8's irregexp) runs a pattern in time linear in the
- * input, or the reason no proof was found. Decided by analysis of the pattern alone: no timing.
+ * A proof that a backtracking matcher (V8's irregexp) runs a pattern in time linear, or at worst
+ * quadratic, in the input, or the reason no proof was found. Decided by analysis of the pattern
+ * alone: no timing.
  *
  * The backtracker explores, for each prefix of the input, every path through the pattern that
  * reads it. Build the pattern's position automaton (Glushkov: one state per character piece,
  * counted repeats unrolled, assertions relaxed to "always holds", which only adds paths) with an
  * implicit lazy `[^]*?` in front when the pattern is not anchored, since the matcher retries at
- * every start index. If no two distinct paths that read the same text ever end in the same
- * state, then every (prefix, state) pair has at most one path, so the matcher visits at most
- * (input length + 1) x (states) paths: linear. The check walks pairs of states that read the
- * same text (the product automaton) and fails as soon as a pair that had split meets again,
- * which is exactly what `(a+)+`, `(a|aa)+`, `[a-z]*[a-z]*x` and an unanchored `x.*y` do.
+ * every start index. A lookahead is a side branch of that automaton: wherever the matcher
+ * reaches it, it runs the body from there, which costs exactly what continuing into the body
+ * would, and the body's end leads nowhere (the match goes on from where the lookahead started,
+ * along the main branch). So one automaton accounts for the whole work: the number of paths that
+ * read some prefix of the input. If no two distinct paths that read the same text ever end in
+ * the same state, that is at most one path per (prefix, state): linear. Otherwise the
+ * ambiguity decides (boundAmbiguity): exponential when two paths split and meet within one loop
+ * (`(a|aa)+`), and polynomial of degree d when d loops follow one another with the same text
+ * readable in each and between them (`[a-z]*[a-z]*x` is d = 1; the work is n^(d+1)).
  *
- * Lookarounds are proven separately: their body must be proven too and read a bounded number
- * of characters, so each evaluation costs a constant. Backreferences, nullable repeated parts
- * and oversized automata are not proven (a counted limit, not a clock, bounds the work).
+ * Proven means d = 0 (linear) or d = 1 (quadratic: an anchored `/+(?!.+\.css)`, where the
+ * lookahead is run at every index of a run of slashes and reads to the end each time, or an
+ * unanchored `.*\.x\.com$`); a quadratic pattern is given bounded input (safe-regex.ts). Degree
+ * 2 and more is not proven: `/+(?!.+/groups/.+/documents/)` is cubic. Backreferences,
+ * lookbehinds, nullable repeated parts and oversized automata are not proven either (a counted
+ * limit, not a clock, bounds the work).
  */
 export type BacktrackingProof = { proven: true; quadratic: boolean } | { proven: false; reason: string };
 
@@ -27,18 +35,20 @@ const MAX_POSITIONS = 2000;
 const MAX_PRODUCT_STEPS = 2_000_000;
 /** Optional parts that may themselves match empty text. */
 const MAX_OPTIONAL_EMPTIES = 4;
-/** Longest text a lookaround body may read and still count as bounded. */
-const MAX_LOOKAROUND_LENGTH = 256;
 
 class NotProven extends Error {}
 
+/**
+ * A part of the pattern: the states it can start and end with (`first` also holds the entries
+ * of lookahead bodies met before its first character, which have no way out to `last`).
+ */
 interface Fragment {
   first: number[];
   last: number[];
   nullable: boolean;
-  /** Longest text it reads (Infinity when unbounded). */
-  maxLength: number;
 }
+
+const EMPTY: Fragment = { first: [], last: [], nullable: true };
 
 class Automaton {
   readonly sets: CharSet[] = [];
@@ -47,8 +57,6 @@ class Automaton {
    * tries both links, so they are two paths (see splitParallel).
    */
   readonly follow: number[][] = [];
-  /** Lookaround bodies met on the way, proven after the main automaton. */
-  readonly lookarounds: { look: AST.LookaroundAssertion; offset: number }[] = [];
   /** Optional parts that can match empty text anyway (each doubles the ways to match nothing). */
   private optionalEmpties = 0;
 
@@ -58,7 +66,7 @@ class Automaton {
     this.sets.push(set);
     this.follow.push([]);
     const p = this.sets.length - 1;
-    return { first: [p], last: [p], nullable: false, maxLength: 1 };
+    return { first: [p], last: [p], nullable: false };
   }
 
   link(from: readonly number[], to: readonly number[]): void {
@@ -71,33 +79,30 @@ class Automaton {
       first: a.nullable ? [...a.first, ...b.first] : a.first,
       last: b.nullable ? [...a.last, ...b.last] : b.last,
       nullable: a.nullable && b.nullable,
-      maxLength: a.maxLength + b.maxLength,
     };
   }
 
-  /** `offset`: the most text the pattern can have read before this part starts. */
-  alternatives(alts: readonly AST.Alternative[], offset: number): Fragment {
-    const out: Fragment = { first: [], last: [], nullable: false, maxLength: 0 };
+  alternatives(alts: readonly AST.Alternative[]): Fragment {
+    const out: Fragment = { first: [], last: [], nullable: false };
     if (alts.filter((alt) => alt.elements.every((e) => this.nullable(e))).length > 1) {
       throw new NotProven('two of its alternatives can both match empty text, so there are several ways to match nothing');
     }
     for (const alt of alts) {
-      const f = this.sequence(alt.elements, offset);
+      const f = this.sequence(alt.elements);
       out.first.push(...f.first);
       out.last.push(...f.last);
       out.nullable ||= f.nullable;
-      out.maxLength = Math.max(out.maxLength, f.maxLength);
     }
     return out;
   }
 
-  sequence(elements: readonly AST.Element[], offset: number): Fragment {
-    let acc: Fragment = { first: [], last: [], nullable: true, maxLength: 0 };
-    for (const el of elements) acc = this.concat(acc, this.element(el, offset + acc.maxLength));
+  sequence(elements: readonly AST.Element[]): Fragment {
+    let acc: Fragment = EMPTY;
+    for (const el of elements) acc = this.concat(acc, this.element(el));
     return acc;
   }
 
-  element(el: AST.Element, offset: number): Fragment {
+  element(el: AST.Element): Fragment {
     switch (el.type) {
       case 'Character':
       case 'CharacterSet':
@@ -108,60 +113,61 @@ class Automaton {
       }
       case 'Group':
       case 'CapturingGroup':
-        return this.alternatives(el.alternatives, offset);
+        return this.alternatives(el.alternatives);
       case 'Assertion':
         if (el.kind === 'lookbehind') {
           // A lookbehind over a short, fixed set of texts costs a bounded amount wherever it is
           // tried (`(?<!x)`); one that can read back arbitrarily far is not read here.
           if (!boundedText(el.alternatives, 0)) throw new NotProven(`it uses the lookbehind ${el.raw}, which can read back an unbounded distance`);
-          return { first: [], last: [], nullable: true, maxLength: 0 };
+          return EMPTY;
         }
-        if (el.kind === 'lookahead') this.lookarounds.push({ look: el, offset });
-        return { first: [], last: [], nullable: true, maxLength: 0 };
+        if (el.kind === 'lookahead') {
+          // A side branch: entered from wherever the pattern stands, leading nowhere after.
+          const body = this.alternatives(el.alternatives);
+          return { first: body.first, last: [], nullable: true };
+        }
+        return EMPTY;
       case 'Backreference':
         throw new NotProven(`it uses the backreference ${el.raw}, whose cost no analysis bounds`);
       case 'Quantifier':
-        return this.repeat(el, offset);
+        return this.repeat(el);
       default:
         throw new NotProven(`it uses ${el.raw}, which this analysis does not read`);
     }
   }
 
   /** `e{min,max}` unrolled: min copies, then `e*` or max-min nested optional copies. */
-  repeat(q: AST.Quantifier, offset: number): Fragment {
-    if (q.max === 0) return { first: [], last: [], nullable: true, maxLength: 0 };
+  repeat(q: AST.Quantifier): Fragment {
+    if (q.max === 0) return EMPTY;
     // Even `(?:b?)?` has two ways to match nothing, which a sequence of them multiplies; a few
     // optional ones (`^(?!www\.)?\w` in the corpus) multiply the work by at most 2^4.
     if (q.max <= 1 && this.nullable(q.element) && ++this.optionalEmpties <= MAX_OPTIONAL_EMPTIES) {
-      return { ...this.element(q.element, offset), nullable: true };
+      return { ...this.element(q.element), nullable: true };
     }
     if (this.nullable(q.element)) {
       throw new NotProven(`the repeated or optional part ${q.element.raw} can itself match empty text, so there are several ways to match nothing`);
     }
     // Every copy adds at least one position (the element is not nullable), so `position`
     // stops a huge count such as {1,100000} within MAX_POSITIONS copies.
-    let acc: Fragment = { first: [], last: [], nullable: true, maxLength: 0 };
-    // Inside a repeat, a lookaround is met again on every iteration.
-    const inside = q.max > 1 ? Infinity : offset;
+    let acc: Fragment = EMPTY;
     if (q.max === Infinity) {
       // e{n,} = e{n-1} e+, and e+ is one copy that may go round again (no extra copy: two
       // copies would look like two ways through to the path counting below).
-      for (let i = 1; i < q.min; i++) acc = this.concat(acc, this.element(q.element, inside));
-      const loop = this.element(q.element, inside);
+      for (let i = 1; i < q.min; i++) acc = this.concat(acc, this.element(q.element));
+      const loop = this.element(q.element);
       this.link(loop.last, loop.first);
-      return this.concat(acc, { ...loop, nullable: q.min === 0, maxLength: Infinity });
+      return this.concat(acc, { ...loop, nullable: q.min === 0 });
     }
-    for (let i = 0; i < q.min; i++) acc = this.concat(acc, this.element(q.element, inside));
+    for (let i = 0; i < q.min; i++) acc = this.concat(acc, this.element(q.element));
     // (e(e(e)?)?)?: each optional copy only reachable after the one before it.
-    let tail: Fragment = { first: [], last: [], nullable: true, maxLength: 0 };
+    let tail: Fragment = EMPTY;
     for (let i = q.max - q.min; i > 0; i--) {
-      const copy = this.element(q.element, inside);
+      const copy = this.element(q.element);
       const inner = this.concat(copy, tail);
       tail = { ...inner, nullable: true };
     }
     return this.concat(acc, tail);
   }
-
   /**
    * Makes every path a path of states: a second link from p to q (two loops closing on the same
    * character, as in `(a+)+`, or an alternative repeated, as in `(a|a)`) goes to a copy of q
@@ -264,54 +270,32 @@ function anchoredAtStart(alternatives: readonly AST.Alternative[]): boolean {
   });
 }
 
-/** Set by prove when a lookaround makes the pattern quadratic (see below). */
-let quadratic = false;
-
-function prove(alternatives: readonly AST.Alternative[], anchored: boolean, depth: number): Fragment {
-  const automaton = new Automaton();
-  // Unanchored, the whole pattern is tried again from every index: no part is met a bounded number of times.
-  const whole = automaton.alternatives(alternatives, anchored ? 0 : Infinity);
-  const start = automaton.splitParallel(whole.first);
-  if (reconverges(automaton, start, !anchored)) boundAmbiguity(automaton, start, !anchored);
-  for (const { look, offset } of automaton.lookarounds) {
-    if (depth > 4) throw new NotProven('its lookarounds nest too deeply to analyse');
-    // A lookaround is tried from one index, never retried from the next: anchored.
-    const outer = quadratic;
-    quadratic = false;
-    const body = prove(look.alternatives, true, depth + 1);
-    // A quadratic body run at unboundedly many indexes would be cubic; run a bounded number of
-    // times, it leaves the whole pattern quadratic.
-    if (quadratic && offset === Infinity)
-      throw new NotProven(
-        `its lookaround ${look.raw.length > 40 ? `${look.raw.slice(0, 40)}…` : look.raw} holds a lookaround that reads unboundedly far at every index`,
-      );
-    quadratic ||= outer;
-    // Its cost is (times it runs) x (text it reads). One that reads unboundedly far is fine
-    // where only boundedly many indexes can reach it (`^http://a\.com/(?!.*\.css)`), not
-    // where every index can (inside a repeat, or in an unanchored pattern).
-    // Met at every index of a run, each time reading up to the end, it is quadratic at worst:
-    // `/+(?!.+\.css)` in 71 corpus exclusions. The caller bounds the input for those.
-    if (body.maxLength > MAX_LOOKAROUND_LENGTH && offset === Infinity) quadratic = true;
-  }
-  return whole;
-}
-
-/** Proves a parsed flag-less pattern linear for a backtracking matcher, or says why not. */
-export function proveBacktrackingLinear(pattern: AST.Pattern): BacktrackingProof {
+/** Proves a parsed flag-less pattern linear or quadratic for a backtracking matcher, or says why not. */
+export function proveBacktrackingBounded(pattern: AST.Pattern): BacktrackingProof {
   try {
-    quadratic = false;
-    prove(pattern.alternatives, anchoredAtStart(pattern.alternatives), 0);
-    return { proven: true, quadratic };
+    const anchored = anchoredAtStart(pattern.alternatives);
+    const automaton = new Automaton();
+    const whole = automaton.alternatives(pattern.alternatives);
+    const start = automaton.splitParallel(whole.first);
+    // Unanchored, the matcher retries from every index: a loop on any character in front.
+    const degree = reconverges(automaton, start, !anchored) ? ambiguityDegree(automaton, start, !anchored) : 0;
+    if (degree > 1) {
+      throw new NotProven(
+        `the same text can be read along many different paths through it, so a backtracking matcher's work may grow with the ${degree + 1 === 3 ? 'cube' : `power ${degree + 1}`} of the input length`,
+      );
+    }
+    return { proven: true, quadratic: degree === 1 };
   } catch (err) {
     if (err instanceof NotProven) return { proven: false, reason: err.message };
     throw err;
   }
 }
 
-/** Most paths that may read the same text into one state (see boundAmbiguity). */
+/** Most chains of loops that may lead to one state (see ambiguityDegree). */
 const MAX_AMBIGUITY = 64;
 
-const AMBIGUOUS = 'the same text can be read along many different paths through it, so a backtracking matcher may retry exponentially or polynomially often';
+const EXPONENTIAL = 'the same text can be read along many different paths through it, so a backtracking matcher may retry exponentially often';
+const TOO_AMBIGUOUS = 'the same text can be read along too many different paths through it for a backtracking matcher';
 
 /** Iterative Tarjan: component number per node of `0..count-1`, numbered sinks first. */
 function components(count: number, successors: (v: number) => readonly number[]): Int32Array {
@@ -362,15 +346,17 @@ function components(count: number, successors: (v: number) => readonly number[])
 }
 
 /**
- * When two paths can split and meet again, the matcher stays linear only if the number of
- * paths reading one text into one state stays below a constant. That holds exactly when there
- * is no EDA (two paths split and meet within one loop: `(a|a)+`) and no IDA (states p != q with
- * p->p, p->q, q->q reading one text: `a*a*`) [Weber & Seidl]; then a path is fixed by the chain of
- * loops (strongly connected components) it passes and the edges between them, so the number of
- * such chains bounds the count. Checked on the product automaton (pairs of states reading the
- * same text); the IDA test drops "the same text" across its two halves, which only rejects more.
+ * When two paths can split and meet again, how fast the number of paths reading one text into
+ * one state grows with the text's length [Weber & Seidl]: exponentially when there is an EDA
+ * (two paths split and meet within one loop: `(a|a)+`), which is refused; otherwise as n^d,
+ * where d is the longest chain of IDAs (states p != q in different loops with p->p, p->q, q->q
+ * reading one text: `a*a*` is one). Returns d. Within that growth, a path is fixed by the chain
+ * of loops (strongly connected components) it passes, the edges between them and where it
+ * leaves each IDA loop, so the number of chains of loops (at most MAX_AMBIGUITY) bounds the
+ * constant factor. Checked on the product automaton (pairs of states reading the same text); the
+ * IDA test drops "the same text" across its two halves, which only overestimates d.
  */
-function boundAmbiguity(automaton: Automaton, start: readonly number[], selfLoopStart: boolean): void {
+function ambiguityDegree(automaton: Automaton, start: readonly number[], selfLoopStart: boolean): number {
   const n = automaton.sets.length + 1;
   const init = n - 1;
   const startFollow = [...start, ...(selfLoopStart ? [init] : [])];
@@ -415,7 +401,7 @@ function boundAmbiguity(automaton: Automaton, start: readonly number[], selfLoop
     if (Math.floor(key / n) === key % n) diagonalIn.set(c, true);
     else offIn.set(c, true);
   });
-  for (const c of diagonalIn.keys()) if (offIn.has(c)) throw new NotProven(AMBIGUOUS);
+  for (const c of diagonalIn.keys()) if (offIn.has(c)) throw new NotProven(EXPONENTIAL);
   // IDA: from (p,p) to some (p,q), and from there to (q,q), with p and q both on loops.
   const stateComp = components(n, (v) => followLists[v] as readonly number[]);
   const compSize = new Map<number, number>();
@@ -436,16 +422,33 @@ function boundAmbiguity(automaton: Automaton, start: readonly number[], selfLoop
     }
     return seen;
   };
+  // IDAs as links between loops (state components): (p,p) reaches (p,q), which reaches (q,q).
+  // Within one loop an IDA would be an EDA, already refused above.
+  const idaLinks = new Map<number, Set<number>>();
   for (let p = 0; p < n; p++) {
     const diag = ids.get(p * n + p);
     if (diag === undefined || !onLoop(p)) continue;
+    const from = stateComp[p] as number;
+    const linked = idaLinks.get(from) ?? new Set<number>();
+    idaLinks.set(from, linked);
     for (const id of reach(diag)) {
       const key = pairs[id] as number;
       const q = key % n;
-      if (Math.floor(key / n) !== p || q === p || !onLoop(q)) continue;
+      const to = stateComp[q] as number;
+      if (Math.floor(key / n) !== p || to === from || linked.has(to) || !onLoop(q)) continue;
       const target = ids.get(q * n + q);
-      if (target !== undefined && reach(id).has(target)) throw new NotProven(AMBIGUOUS);
+      if (target !== undefined && reach(id).has(target)) linked.add(to);
     }
+  }
+  // The longest chain of IDA links. Components are numbered sinks first, so a link always goes
+  // to a lower number, whose chain is known when its source is reached in ascending order.
+  const longest = new Map<number, number>();
+  let degree = 0;
+  for (const from of [...idaLinks.keys()].sort((x, y) => x - y)) {
+    let here = 0;
+    for (const to of idaLinks.get(from) as Set<number>) here = Math.max(here, 1 + (longest.get(to) ?? 0));
+    longest.set(from, here);
+    degree = Math.max(degree, here);
   }
   // Chains of components from the start, counted with one per edge between components.
   const order = Array.from({ length: n }, (_, v) => v).sort((a, b) => (stateComp[b] as number) - (stateComp[a] as number));
@@ -459,7 +462,8 @@ function boundAmbiguity(automaton: Automaton, start: readonly number[], selfLoop
       if (d !== c) compChains.set(d, (compChains.get(d) ?? 0) + here);
     }
   }
-  for (const [, count] of compChains) if (count > MAX_AMBIGUITY) throw new NotProven(AMBIGUOUS);
+  for (const [, count] of compChains) if (count > MAX_AMBIGUITY) throw new NotProven(TOO_AMBIGUOUS);
+  return degree;
 }
 
 /** Longest text a lookbehind body may read and still count as a bounded check. */

@@ -1,7 +1,7 @@
 import type { RE2JS } from 're2js';
 import { re2js } from './re2js-module.js';
 import type { AST } from '@eslint-community/regexpp';
-import { proveBacktrackingLinear } from './backtracking-proof.js';
+import { proveBacktrackingBounded } from './backtracking-proof.js';
 import { linearSyntax } from './linear-syntax.js';
 import { countCapturingGroups, parsePattern } from './pattern-ast.js';
 import { dollarUses } from './replacement.js';
@@ -12,14 +12,17 @@ import { dollarUses } from './replacement.js';
  * extension compiles such a pattern; test/regex-door.test.ts keeps it that way.
  *
  * Verdicts, decided by analysis of the pattern (never by timing it):
- * - `proven`: backtracking-proof.ts proves V8's own RegExp linear on it: it runs natively;
+ * - `proven`: backtracking-proof.ts proves V8's own RegExp linear on it, or quadratic (then it
+ *   runs natively on input up to QUADRATIC_INPUT_LIMIT, and on re2js beyond when it can);
  * - `linear`: no proof, but it has no lookaround or backreference: it runs on re2js, a
  *   linear-time matcher, spelled so that it matches exactly what RegExp would;
  * - `refused`: neither; it never runs, and the reason says why;
  * - `invalid`: not a JavaScript regex at all.
  */
 export type RegexVerdict =
-  | { kind: 'proven'; quadratic: boolean }
+  | { kind: 'proven'; quadratic: false }
+  /** `re2`: the linear-time spelling for input beyond QUADRATIC_INPUT_LIMIT, when there is one. */
+  | { kind: 'proven'; quadratic: true; re2: string | null }
   | { kind: 'linear'; re2: string; whyNotProven: string }
   | { kind: 'refused'; reason: string }
   | { kind: 'invalid'; reason: string };
@@ -70,24 +73,32 @@ function syntaxError(source: string): string {
 function decide(source: string, use: PatternUse): RegexVerdict {
   const pattern = parsePattern(source);
   if (pattern === null) return { kind: 'invalid', reason: syntaxError(source) };
-  const proof = proveBacktrackingLinear(pattern);
-  if (proof.proven) return { kind: 'proven', quadratic: proof.quadratic };
+  const proof = proveBacktrackingBounded(pattern);
+  if (proof.proven && !proof.quadratic) return { kind: 'proven', quadratic: false };
+  const linear = linearSpelling(pattern, use);
+  if (proof.proven) return { kind: 'proven', quadratic: true, re2: linear.ok ? linear.re2 : null };
+  if (!linear.ok) return refuse(proof.reason, linear.reason);
+  return { kind: 'linear', re2: linear.re2, whyNotProven: proof.reason };
+}
+
+/** The pattern in RE2 syntax, checked to compile on re2js, or why it has none. */
+function linearSpelling(pattern: AST.Pattern, use: PatternUse): { ok: true; re2: string } | { ok: false; reason: string } {
   const forReplace = use.use === 'replace';
   if (forReplace && hasNamedGroups(pattern) && use.to.includes('$<')) {
-    return refuse(proof.reason, "its replacement refers to a named group, which only JavaScript's own matcher fills");
+    return { ok: false, reason: "its replacement refers to a named group, which only JavaScript's own matcher fills" };
   }
   const used = forReplace
     ? new Set(dollarUses(use.to, countCapturingGroups(pattern)).flatMap((u) => (u.kind === 'group' ? [u.group] : [])))
     : new Set<number>();
   const syntax = linearSyntax(pattern, forReplace, used);
-  if (!syntax.ok) return refuse(proof.reason, syntax.reason);
+  if (!syntax.ok) return syntax;
   try {
     const RE2JS = re2js();
     RE2JS.compile(syntax.re2);
   } catch (err) {
-    return refuse(proof.reason, `the linear-time matcher cannot hold it (${(err as { error?: string }).error ?? (err as Error).message})`);
+    return { ok: false, reason: `the linear-time matcher cannot hold it (${(err as { error?: string }).error ?? (err as Error).message})` };
   }
-  return { kind: 'linear', re2: syntax.re2, whyNotProven: proof.reason };
+  return syntax;
 }
 
 function refuse(notProven: string, notLinear: string): RegexVerdict {
@@ -105,8 +116,10 @@ export type CompiledRegex = { ok: true; regex: RulesetRegex } | { ok: false; ref
 export function compileRulesetRegex(source: string, use: PatternUse = TEST): CompiledRegex {
   const verdict = judgeRegex(source, use);
   switch (verdict.kind) {
-    case 'proven':
-      return { ok: true, regex: new NativeRegex(new RegExp(source), verdict.quadratic ? QUADRATIC_INPUT_LIMIT : Infinity) };
+    case 'proven': {
+      const re = new RegExp(source);
+      return { ok: true, regex: verdict.quadratic ? new BoundedRegex(re, verdict.re2) : new NativeRegex(re) };
+    }
     case 'linear': {
       const RE2JS = re2js();
       return { ok: true, regex: new LinearRegex(RE2JS.compile(verdict.re2)) };
@@ -125,23 +138,45 @@ export function rulesetRegexOrNull(source: string, use: PatternUse = TEST): Rule
 }
 
 /**
- * Longest input given to a pattern proven quadratic (an unbounded lookahead met at every index
- * of a run, `/+(?!.+\.css)`): 4,096 characters bound it to about 16 million steps, tens of
- * milliseconds at worst. Longer input is treated as not matching; real URLs are shorter.
+ * Longest input given to RegExp for a pattern proven quadratic (an unbounded lookahead met at
+ * every index of a run, `/+(?!.+\.css)`, or an unanchored `.*\.x\.com$`): 4,096 characters
+ * bound it to about 16 million steps, tens of milliseconds at worst. Longer input goes to re2js
+ * when the pattern has a linear-time spelling (no lookaround), which matches exactly the same;
+ * otherwise it is treated as not matching (an exclusion does not veto, a rule does not rewrite).
+ * Real URLs are shorter: no oracle URL is longer than this.
  */
 export const QUADRATIC_INPUT_LIMIT = 4096;
 
 class NativeRegex implements RulesetRegex {
   readonly verdict = 'proven';
-  constructor(
-    private readonly re: RegExp,
-    private readonly inputLimit: number,
-  ) {}
+  constructor(private readonly re: RegExp) {}
   test(input: string): boolean {
-    return input.length <= this.inputLimit && this.re.test(input);
+    return this.re.test(input);
   }
   replace(input: string, to: string): string {
-    return input.length <= this.inputLimit ? input.replace(this.re, to) : input;
+    return input.replace(this.re, to);
+  }
+}
+
+/** A quadratic pattern: RegExp up to QUADRATIC_INPUT_LIMIT, re2js (made on first need) beyond. */
+class BoundedRegex implements RulesetRegex {
+  readonly verdict = 'proven';
+  private long: LinearRegex | null = null;
+  constructor(
+    private readonly re: RegExp,
+    private readonly re2: string | null,
+  ) {}
+  private beyond(): LinearRegex | null {
+    if (this.re2 !== null && this.long === null) this.long = new LinearRegex(re2js().compile(this.re2));
+    return this.long;
+  }
+  test(input: string): boolean {
+    if (input.length <= QUADRATIC_INPUT_LIMIT) return this.re.test(input);
+    return this.beyond()?.test(input) ?? false;
+  }
+  replace(input: string, to: string): string {
+    if (input.length <= QUADRATIC_INPUT_LIMIT) return input.replace(this.re, to);
+    return this.beyond()?.replace(input, to) ?? input;
   }
 }
 
