@@ -15,7 +15,7 @@ describe('browser tests without the browsers', () => {
     expect(firefox).toContain('packages/extension/test/e2e-firefox-ui.test.ts');
     expect(chromium.filter((f) => firefox.includes(f))).toEqual([]);
     // Tests that need no browser stay in.
-    for (const f of [...chromium, ...firefox]) expect(f).not.toMatch(/ui-controller|browser-requirements|cookies/);
+    for (const f of [...chromium, ...firefox]) expect(f).not.toMatch(/settings-controller|browser-requirements|cookies/);
   });
 
   it('outside CI leaves out the files of a missing browser and says in one line what to install', () => {

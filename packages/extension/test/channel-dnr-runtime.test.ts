@@ -3,7 +3,7 @@ import { DNR_LIMITS, type DnrRule } from '@httpsify/engine/dnr';
 import { channelBinding } from '@httpsify/engine/channels';
 import { describe, expect, it } from 'vitest';
 import { CHANNEL_DNR_STATE_KEY, ChannelDnrRuntime, type DnrApi } from '../src/background/channel-dnr-runtime.js';
-import { CHANNEL_RULE_ID_BASE, UI_RULE_ID_BASE } from '../src/background/ui-dnr-rules.js';
+import { CHANNEL_RULE_ID_BASE, UI_RULE_ID_BASE } from '../src/background/settings-dnr-rules.js';
 import { buildChannelLayers } from '../src/channels/channel-layers.js';
 import { MemoryStorageArea } from '../src/settings/storage-area.js';
 import { rulesetsOf } from './support/channels.js';

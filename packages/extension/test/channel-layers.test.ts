@@ -3,7 +3,7 @@ import { channelBinding, type ChannelRecord } from '@httpsify/engine/channels';
 import { describe, expect, it } from 'vitest';
 import { LoopGuard } from '../src/background/loop-guard.js';
 import { TabActivity } from '../src/background/tab-activity.js';
-import { type ChannelHooks, UiController } from '../src/background/ui-controller.js';
+import { type ChannelHooks, SettingsController } from '../src/background/settings-controller.js';
 import type { ChannelAddResult, ImportApplyResult, RulesetIndex } from '../src/background/ui-protocol.js';
 import { upgradeDecision } from '../src/background/webrequest-upgrader.js';
 import { applyRulesetChoices, buildChannelLayers, layersSecureCookie } from '../src/channels/channel-layers.js';
@@ -136,7 +136,7 @@ async function controllerWithChannels() {
     layersApplied: async (c) => void applied.push(c.channels.channels.length),
     platformProblems: async () => ({ Nope: 'scope cannot be enforced' }),
   };
-  const c = new UiController(engine, new SettingsStore(area), new TabActivity(), {
+  const c = new SettingsController(engine, new SettingsStore(area), new TabActivity(), {
     overridesApplied: async () => undefined,
     policyChanged: async () => undefined,
     channels: hooks,

@@ -3,7 +3,7 @@ import { DNR_LIMITS, DnrEmulator, type DnrRule } from '@httpsify/engine/dnr';
 import { describe, expect, it } from 'vitest';
 import { ChannelDnrRuntime, type DnrApi } from '../src/background/channel-dnr-runtime.js';
 import { TabActivity } from '../src/background/tab-activity.js';
-import { UiController } from '../src/background/ui-controller.js';
+import { SettingsController } from '../src/background/settings-controller.js';
 import { readArchive } from '../src/library/archive.js';
 import type { LibraryProgress } from '../src/library/library-compile.js';
 import { compileLibraryRules } from '../src/library/library-dnr.js';
@@ -43,7 +43,7 @@ const LIBRARY = tar([
 
 async function setUp() {
   const area = new MemoryStorageArea();
-  const c = new UiController(DEFAULTS, new SettingsStore(area), new TabActivity(), {
+  const c = new SettingsController(DEFAULTS, new SettingsStore(area), new TabActivity(), {
     overridesApplied: async () => undefined,
     policyChanged: async () => undefined,
   });
@@ -116,7 +116,7 @@ describe('importing a ruleset library in the background', () => {
     const { area, c, service } = await setUp();
     await importArchive(service, LIBRARY, 'first.tar');
     // A new background over the same storage.
-    const c2 = new UiController(DEFAULTS, new SettingsStore(area), new TabActivity(), {
+    const c2 = new SettingsController(DEFAULTS, new SettingsStore(area), new TabActivity(), {
       overridesApplied: async () => undefined,
       policyChanged: async () => undefined,
     });

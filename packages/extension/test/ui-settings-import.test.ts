@@ -2,7 +2,7 @@ import { createEngine, type Ruleset } from '@httpsify/engine';
 import { parseRulesetXml } from '@httpsify/engine/parse';
 import { describe, expect, it } from 'vitest';
 import { TabActivity } from '../src/background/tab-activity.js';
-import { UiController } from '../src/background/ui-controller.js';
+import { SettingsController } from '../src/background/settings-controller.js';
 import type { ImportApplyResult, ImportPreview } from '../src/background/ui-protocol.js';
 import { MAX_IMPORT_CHARS, parseSettingsFile } from '../src/settings/import.js';
 import { MemoryStorageArea } from '../src/settings/storage-area.js';
@@ -27,7 +27,7 @@ async function setup() {
     '<ruleset name="Experimental" default_off="x"><target host="exp.test"/><rule from="^http:" to="https:"/></ruleset>',
   ].map((x, i) => parseRulesetXml(x, `${i}.xml`).ruleset as Ruleset);
   const area = new MemoryStorageArea();
-  const c = new UiController(createEngine(rulesets), new SettingsStore(area), new TabActivity(), {
+  const c = new SettingsController(createEngine(rulesets), new SettingsStore(area), new TabActivity(), {
     overridesApplied: async () => undefined,
     policyChanged: async () => undefined,
   });

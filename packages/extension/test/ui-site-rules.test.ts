@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HTTPS_FIRST_EXEMPT_REGEXES, siteUrlFilter, uiDnrRules, UI_RULE_ID_BASE } from '../src/background/ui-dnr-rules.js';
+import { HTTPS_FIRST_EXEMPT_REGEXES, siteUrlFilter, uiDnrRules, UI_RULE_ID_BASE } from '../src/background/settings-dnr-rules.js';
 import { isHttpsFirstExempt } from '../src/site-rules/exempt.js';
 import { addSite, parseSitePattern, removeSite, SiteList } from '../src/site-rules/site-pattern.js';
 import { parseRulesetXml } from '@httpsify/engine/parse';

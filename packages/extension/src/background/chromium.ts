@@ -14,9 +14,9 @@ import { LoopGuard } from './loop-guard.js';
 import { installHandoff } from './main-frame-handoff.js';
 import { restoreOverrides } from './overrides-store.js';
 import { listenForCookies, listenForMessages } from './shared-listeners.js';
-import type { UiController } from './ui-controller.js';
-import { uiRulesSyncer } from './ui-dnr-sync.js';
-import { installUi } from './ui-runtime.js';
+import type { SettingsController } from './settings-controller.js';
+import { uiRulesSyncer } from './settings-dnr-sync.js';
+import { installBackground } from './background-runtime.js';
 
 const LOOP_HOSTS_KEY = 'loopBlockedHosts';
 const guard = new LoopGuard();
@@ -48,7 +48,7 @@ ext.runtime.onInstalled.addListener(() => {
 });
 
 /** Installed channels (or the user's switches for their rulesets) changed: recompile their rules. */
-async function applyChannels(c: UiController): Promise<void> {
+async function applyChannels(c: SettingsController): Promise<void> {
   const state = await channelDnr.sync(c.channels, c.settings.mixedContent);
   if (defaultsInUse === state.defaultsDisabled) {
     defaultsInUse = !state.defaultsDisabled;
@@ -110,7 +110,7 @@ listenForMessages(ready, {
 });
 
 // Popup, options page, HTTPS-first, icon and badge; settings changes recompile the overrides.
-const ui = installUi({
+const ui = installBackground({
   platform: 'chromium',
   ready,
   overridesApplied: async (e) => {

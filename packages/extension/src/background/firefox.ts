@@ -8,7 +8,7 @@ import { loadBundledEngine } from './engine-loader.js';
 import { LoopGuard } from './loop-guard.js';
 import { restoreOverrides } from './overrides-store.js';
 import { listenForCookies, listenForMessages } from './shared-listeners.js';
-import { installUi } from './ui-runtime.js';
+import { installBackground } from './background-runtime.js';
 import { upgradeDecision } from './webrequest-upgrader.js';
 
 const guard = new LoopGuard();
@@ -25,7 +25,7 @@ type Blocking = chrome.webRequest.BlockingResponse;
 
 // Settings first (global switch, disabled sites, user rules, HTTPS-first), then the engine.
 // Blocking webRequest runs the engines themselves, so installed channels need no compiling.
-const ui = installUi({
+const ui = installBackground({
   platform: 'firefox',
   ready,
   overridesApplied: async () => undefined,

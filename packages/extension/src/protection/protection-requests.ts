@@ -6,14 +6,14 @@ import type { Settings } from '../settings/schema.js';
 import type { SettingsStore } from '../settings/store.js';
 import { exportHttpAllowlistPolicy, parseHttpAllowlistPolicy } from '../site-rules/http-allowlist-policy.js';
 import { addSite, removeSite } from '../site-rules/site-pattern.js';
-import type { UiController } from '../background/ui-controller.js';
+import type { SettingsController } from '../background/settings-controller.js';
 import { fetchChannelDefinition } from './channel-url.js';
 import { PROTECTION_REQUEST_TYPES, type ProtectionRequest, type SiteState } from './protection-protocol.js';
 import type { ProtectionRuntime } from './protection-runtime.js';
 import { parseRecheckState, RECHECK_STORAGE_KEY } from './recheck.js';
 
 export interface ProtectionRequestContext {
-  controller: UiController;
+  controller: SettingsController;
   protection: ProtectionRuntime;
   store: SettingsStore;
   storage: { get(keys: string): Promise<Record<string, unknown>> };

@@ -2,7 +2,7 @@ import { createEngine, type Ruleset } from '@httpsify/engine';
 import { parseRulesetXml } from '@httpsify/engine/parse';
 import { describe, expect, it } from 'vitest';
 import { TabActivity } from '../src/background/tab-activity.js';
-import { UiController } from '../src/background/ui-controller.js';
+import { SettingsController } from '../src/background/settings-controller.js';
 import type { ImportApplyResult, ImportResult, PopupState, RulesetIndex, SaveResult } from '../src/background/ui-protocol.js';
 import type { Settings } from '../src/settings/schema.js';
 import { MemoryStorageArea } from '../src/settings/storage-area.js';
@@ -21,7 +21,7 @@ async function setup() {
   const area = new MemoryStorageArea();
   const activity = new TabActivity();
   const calls: string[] = [];
-  const c = new UiController(engine, new SettingsStore(area), activity, {
+  const c = new SettingsController(engine, new SettingsStore(area), activity, {
     overridesApplied: async () => void calls.push('overrides'),
     policyChanged: async () => void calls.push('policy'),
   });

@@ -40,7 +40,7 @@ export interface UiHooks {
   /** The default engine's overrides or mixed-content flag changed (Chromium recompiles dynamic rules). */
   overridesApplied(engine: Engine): Promise<void>;
   /** Site lists, user rules, HTTPS-first or the global switch changed. */
-  policyChanged(controller: UiController): Promise<void>;
+  policyChanged(controller: SettingsController): Promise<void>;
   /** Update channels; absent where channels are not wired (unit tests of other parts). */
   channels?: ChannelHooks;
   /** Redirect-loop protection of the platform (the popup shows it and can retry a host). */
@@ -70,7 +70,7 @@ export interface ChannelHooks {
   status(): ChannelStatus[];
   checkNow(name?: string): Promise<void>;
   /** New engines are in place (bundle installed, switches changed): Chromium recompiles its rules. */
-  layersApplied(controller: UiController): Promise<void>;
+  layersApplied(controller: SettingsController): Promise<void>;
   /** Per channel, why this browser does not (fully) apply it. */
   platformProblems(): Promise<Record<string, string>>;
 }
@@ -79,7 +79,7 @@ export interface ChannelHooks {
  * The background half of the UI: answers the pages, writes settings through the serialised
  * store, and keeps the engines (default rulesets and user rules) in line with the settings.
  */
-export class UiController {
+export class SettingsController {
   settings!: Settings;
   userEngine: Engine | null = null;
   userRulesets: Ruleset[] = [];

@@ -1,7 +1,7 @@
 /**
  * Installs the UI half of the background in either browser: the port the pages talk through,
  * per-tab activity, HTTPS-first with its fallback page, statistics, icon and badge. The
- * platform entry (chromium.ts / firefox.ts) calls `installUi` once, synchronously, at startup.
+ * platform entry (chromium.ts / firefox.ts) calls `installBackground` once, synchronously, at startup.
  */
 import { type Engine } from '@httpsify/engine';
 import { fetchBytesWith } from '@httpsify/engine/channels';
@@ -16,7 +16,7 @@ import { bundledDefaultsTimestamp } from './engine-loader.js';
 import { httpsFirstApplies, HttpsFirstTracker, httpsVersion, interstitialUrl, type FallbackEvent } from './https-first.js';
 import { badgeText, drawIcon, ICON_TITLE_MESSAGE, iconState } from './icon.js';
 import { TabActivity, type TabRecord } from './tab-activity.js';
-import { type LoopGuardHooks, UiController } from './ui-controller.js';
+import { type LoopGuardHooks, SettingsController } from './settings-controller.js';
 import { UI_PORT_NAME, type UiRequest } from './ui-protocol.js';
 import { PROTECTION_ALARM, PROTECTION_ALARM_MINUTES, ProtectionRuntime } from '../protection/protection-runtime.js';
 import { KNOWN_HTTPS_STORAGE_KEY } from '../protection/known-https-hosts.js';
@@ -37,7 +37,7 @@ export interface UiInstallOptions {
   /** Chromium: recompile the dynamic override rules from the engine's state. */
   overridesApplied(engine: Engine): Promise<void>;
   /** New channel engines are in place (Chromium: recompile the channels' rules). */
-  channelsApplied(controller: UiController): Promise<void>;
+  channelsApplied(controller: SettingsController): Promise<void>;
   /** Per channel, why this browser does not (fully) apply it. */
   channelProblems(): Promise<Record<string, string>>;
   /** The platform's redirect-loop protection, shown in the popup's status line. */
@@ -46,11 +46,11 @@ export interface UiInstallOptions {
    * Chromium: the settings changed, bring their dynamic rules in line (`uiRulesSyncer`). Passed
    * in rather than imported, so the Firefox build does not bundle the DNR compiler.
    */
-  policyApplied?(controller: UiController): Promise<void>;
+  policyApplied?(controller: SettingsController): Promise<void>;
 }
 
 export interface InstalledUi {
-  controller: Promise<UiController>;
+  controller: Promise<SettingsController>;
   /**
    * Firefox's blocking listener asks this first: a response to return, or null to let the
    * default engine decide. Synchronous once the controller is ready.
@@ -69,10 +69,10 @@ export interface InstalledUi {
   httpsFirstTarget(url: string): string | null;
 }
 
-export function installUi(options: UiInstallOptions): InstalledUi {
+export function installBackground(options: UiInstallOptions): InstalledUi {
   const store = new SettingsStore(ext.storage.local as unknown as ConstructorParameters<typeof SettingsStore>[0]);
   const activity = new TabActivity();
-  let controller: UiController | null = null;
+  let controller: SettingsController | null = null;
   const topUrls = new Map<number, string>();
   const pendingStats = { upgrades: 0, fallbacks: 0, httpHosts: [] as string[] };
   let statsTimer: ReturnType<typeof setTimeout> | null = null;
@@ -98,7 +98,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
       await ext.cookies.set(securedCookie(cookie) as chrome.cookies.SetDetails).catch(() => undefined);
     }
   }
-  const ready: Promise<UiController> = (async () => {
+  const ready: Promise<SettingsController> = (async () => {
     const engine = await options.ready;
     const defaultsTimestamp = bundledDefaultsTimestamp();
     const service = new ChannelService({
@@ -109,7 +109,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
       installedChanged: (records) => c.setChannelRecords(records),
     });
     channelService = service;
-    const c: UiController = new UiController(engine, store, activity, {
+    const c: SettingsController = new SettingsController(engine, store, activity, {
       overridesApplied: options.overridesApplied,
       loopGuard: options.loopGuard,
       fallbackPath: `/${INTERSTITIAL_PATH}`,
@@ -158,7 +158,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
   });
 
   /** Hourly: expired known hosts go; sites left on HTTP whose period passed are re-checked. */
-  async function protectionTick(c: UiController): Promise<void> {
+  async function protectionTick(c: SettingsController): Promise<void> {
     protection.prune();
     const restored = await protection.recheck(c.settings.httpAllowedSites);
     if (restored.length === 0) return;
@@ -322,7 +322,7 @@ export function installUi(options: UiInstallOptions): InstalledUi {
     return undefined;
   }
 
-  function httpsFirstInputs(c: UiController) {
+  function httpsFirstInputs(c: SettingsController) {
     return {
       enabled: c.settings.httpsFirst && c.settings.globalEnabled,
       captivePortal: c.captivePortal,

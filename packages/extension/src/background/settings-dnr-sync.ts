@@ -3,11 +3,11 @@
  * HTTPS-first), recompiled when the settings change and written only when they differ.
  */
 import { ext } from './browser-api.js';
-import type { UiController } from './ui-controller.js';
+import type { SettingsController } from './settings-controller.js';
 import { inUiRange } from './dnr-layout.js';
-import { uiDnrRules } from './ui-dnr-rules.js';
+import { uiDnrRules } from './settings-dnr-rules.js';
 
-export function uiRulesSyncer(): (c: UiController) => Promise<void> {
+export function uiRulesSyncer(): (c: SettingsController) => Promise<void> {
   let appliedRules = '';
   return async (c) => {
     const s = c.settings;
