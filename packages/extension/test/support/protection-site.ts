@@ -1,11 +1,8 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createSecureContext } from 'node:tls';
+import { selfSignedCertificate } from './servers.js';
 
 export interface SeenRequest {
   secure: boolean;
@@ -43,29 +40,8 @@ export const NO_TLS = new Set([
  *   intranet/     an HTTP page embedding http:// images of cdn.* (learned) and other.* hosts.
  */
 export async function startProtectionSite(cdnHost: string, otherHost: string): Promise<ProtectionSite> {
-  const dir = mkdtempSync(join(tmpdir(), 'httpsify-cert-'));
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=example.test',
-      '-keyout',
-      join(dir, 'key.pem'),
-      '-out',
-      join(dir, 'cert.pem'),
-    ],
-    { stdio: 'ignore' },
-  );
-  const key = readFileSync(join(dir, 'key.pem'));
-  const cert = readFileSync(join(dir, 'cert.pem'));
-  rmSync(dir, { recursive: true, force: true });
+  // No subjectAltName, as the browsers' certificate checks are off for these hosts.
+  const { key, cert } = selfSignedCertificate(null);
   const context = createSecureContext({ key, cert });
   const log: SeenRequest[] = [];
   let port = 0;

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo, type Server } from 'node:net';
@@ -20,9 +20,13 @@ export interface DualServer {
   close(): Promise<void>;
 }
 
-/** A throwaway self-signed certificate (the browser runs with --ignore-certificate-errors). */
-function selfSignedCertificate(): { key: Buffer; cert: Buffer } {
+/**
+ * A throwaway self-signed certificate for CN example.test (the browsers run with certificate
+ * errors ignored); `altNames` becomes its subjectAltName list when given.
+ */
+export function selfSignedCertificate(altNames: string | null = 'DNS:*.example.test,DNS:*.uncovered.test'): { key: Buffer; cert: Buffer } {
   const dir = mkdtempSync(join(tmpdir(), 'httpsify-cert-'));
+  const san = altNames === null ? [] : ['-addext', `subjectAltName=${altNames}`];
   execFileSync(
     'openssl',
     [
@@ -35,8 +39,7 @@ function selfSignedCertificate(): { key: Buffer; cert: Buffer } {
       '2',
       '-subj',
       '/CN=example.test',
-      '-addext',
-      'subjectAltName=DNS:*.example.test,DNS:*.uncovered.test',
+      ...san,
       '-keyout',
       join(dir, 'key.pem'),
       '-out',
@@ -44,7 +47,9 @@ function selfSignedCertificate(): { key: Buffer; cert: Buffer } {
     ],
     { stdio: 'ignore' },
   );
-  return { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) };
+  const pair = { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) };
+  rmSync(dir, { recursive: true, force: true });
+  return pair;
 }
 
 /**
