@@ -2,7 +2,7 @@ import type { Ruleset } from '../model/ruleset.js';
 import { Section } from '../bundle/format.js';
 import { StringPool } from './string-pool.js';
 import { HostIndex } from './host-index.js';
-import { RulesetState } from './ruleset-state.js';
+import { RulesetBit, RulesetState } from './ruleset-state.js';
 import { PatternCache, type RegexRefusal, upgradeHttp } from './pattern-cache.js';
 import { readBundleSections, type BundleHeader, type BundleVerification } from '../bundle/read.js';
 import {
@@ -63,9 +63,8 @@ export class Engine {
   private readonly hostLabels: HostLabels;
   /** Names, flags, notes of the rulesets, and which are on. */
   private readonly rulesets: RulesetState;
-  // Its per-ruleset on/trivial bytes (updated in place), held here too for the hot path.
-  private readonly active: Uint8Array;
-  private readonly trivialOnly: Uint8Array;
+  // Its per-ruleset state bytes (RulesetBit, 0 until settled), held here too for the hot path.
+  private readonly state: Uint8Array;
   /** Rules, exclusions and securecookies as they run, and the regexes compiled for them. */
   private readonly patterns: PatternCache;
   /** Regexes that failed to compile at run time (a bundle built by another tool), by pattern. */
@@ -86,8 +85,7 @@ export class Engine {
     this.refList = this.hosts.refList;
     this.hostLabels = this.hosts.hostLabels;
     this.rulesets = new RulesetState(sections, this.strings, options.mixedContent === true);
-    this.active = this.rulesets.active;
-    this.trivialOnly = this.rulesets.trivialOnly;
+    this.state = this.rulesets.state;
     this.patterns = new PatternCache(sections, this.strings, this.rulesets, options.regexCacheSize ?? 2048);
     this.regexErrors = this.patterns.regexErrors;
   }
@@ -147,7 +145,7 @@ export class Engine {
       for (const id of this.hosts.nodeRulesets(node)) {
         if (seen.has(id)) continue;
         seen.add(id);
-        const step: ExplainStep = { ruleset: this.rulesetName(id), target, active: this.active[id] === 1, outcome: 'not-reached' };
+        const step: ExplainStep = { ruleset: this.rulesetName(id), target, active: this.rulesets.isActive(id), outcome: 'not-reached' };
         if (!step.active) step.inactiveReason = this.rulesets.inactiveReason(id);
         steps.push(step);
         if (winner !== null) continue;
@@ -174,7 +172,7 @@ export class Engine {
   }
 
   isActive(id: number): boolean {
-    return this.active[id] === 1;
+    return this.rulesets.isActive(id);
   }
 
   /** Whether the ruleset is on before any user override (with the mixed-content switch as set, or as given). */
@@ -242,7 +240,7 @@ export class Engine {
   shouldSecureCookie(cookie: { domain: string; name: string }): boolean {
     let host = cookie.domain;
     while (host.startsWith('.')) host = host.slice(1);
-    const ids = this.candidateRulesets(host).filter((id) => this.active[id] === 1);
+    const ids = this.candidateRulesets(host).filter((id) => this.rulesets.isActive(id));
     if (ids.length === 0) return false;
     const probe = newNormalizedUrl();
     if (!normalizeUrl(`http://${host}${COOKIE_PROBE_PATH}`, probe)) return false;
@@ -256,19 +254,12 @@ export class Engine {
   /** Tries the `count` candidate nodes left in `candidates` by collect, in order. */
   private applyCandidates(href: string, count: number): string | null {
     const candidates = this.candidates;
-    const active = this.active;
     const n = this.rulesetCount;
     for (let c = 0; c < count; c++) {
       const ref = this.hosts.ref(candidates[c] as number);
       if (ref <= n) {
-        const id = ref - 1;
-        if (active[id] === 1) {
-          const out = this.applyRuleset(id, href);
-          if (out !== null) {
-            this.lastRuleset = id;
-            return out;
-          }
-        }
+        const out = this.applyIfActive(ref - 1, href);
+        if (out !== null) return out;
         continue;
       }
       // A ruleset may come up again through another pattern; applying it again gives the same
@@ -276,21 +267,25 @@ export class Engine {
       const at = ref - n - 1;
       const end = at + (this.refList[at] as number);
       for (let k = at + 1; k <= end; k++) {
-        const id = this.refList[k] as number;
-        if (active[id] !== 1) continue;
-        const out = this.applyRuleset(id, href);
-        if (out !== null) {
-          this.lastRuleset = id;
-          return out;
-        }
+        const out = this.applyIfActive(this.refList[k] as number, href);
+        if (out !== null) return out;
       }
     }
     return null;
   }
 
+  /** Ruleset `id`'s result when it is on and changes `href` (remembered as the last ruleset), else null. */
+  private applyIfActive(id: number, href: string): string | null {
+    const bits = this.state[id] || this.rulesets.settle(id);
+    if ((bits & RulesetBit.Active) === 0) return null;
+    const out = (bits & RulesetBit.TrivialOnly) !== 0 ? upgradeHttp(href) : this.patterns.apply(id, href);
+    if (out !== null) this.lastRuleset = id;
+    return out;
+  }
+
   /** One ruleset's `apply`: exclusions veto, then the first rule that changes the URL wins. */
   private applyRuleset(id: number, href: string): string | null {
-    if (this.trivialOnly[id] === 1) return upgradeHttp(href);
+    if (((this.state[id] || this.rulesets.settle(id)) & RulesetBit.TrivialOnly) !== 0) return upgradeHttp(href);
     return this.patterns.apply(id, href);
   }
 }

@@ -3,17 +3,34 @@ import type { PackedArray } from '../bundle/packed-array.js';
 import type { BundleSections } from '../bundle/read.js';
 import type { StringPool } from './string-pool.js';
 
+/** Bits of a ruleset's byte in RulesetState.state. */
+export const enum RulesetBit {
+  /** The byte has been worked out (0: not yet; see settle). */
+  Settled = 1,
+  /** The ruleset is on now (defaults, mixed-content switch and user overrides). */
+  Active = 2,
+  /** RulesetFlag.TrivialOnly: its only rule is `^http:` → `https:`, with no exclusion. */
+  TrivialOnly = 4,
+}
+
+/** Values of RulesetState.override: none, or the user's on / off. */
+const enum Override {
+  None = 0,
+  On = 1,
+  Off = 2,
+}
+
 /**
  * Which rulesets are on, and what the bundle says about each (name, default_off note,
- * platform, flags). `active` and `trivialOnly` are flat byte arrays, updated in place, that the
- * hot path reads per candidate; user overrides are kept by name, as the user gives them.
+ * platform, flags). The hot path reads one byte per candidate from `state`, worked out from
+ * the packed flags the first time the ruleset comes up (`settle`): loading does nothing per
+ * ruleset, so a fresh process does not spend milliseconds on 24k rulesets before its first URL.
+ * User overrides are kept by name, as the user gives them, and per id in `override`.
  */
 export class RulesetState {
   readonly rulesetCount: number;
-  /** 1 where the ruleset is active now (defaults, mixed-content switch and user overrides). */
-  readonly active: Uint8Array;
-  /** 1 where RulesetFlag.TrivialOnly is set. */
-  readonly trivialOnly: Uint8Array;
+  /** Per ruleset: 0 until settled, then RulesetBit flags. Reset to 0 whenever what decides it changes. */
+  readonly state: Uint8Array;
 
   private readonly strings: StringPool;
   private readonly flags: PackedArray;
@@ -25,6 +42,8 @@ export class RulesetState {
   private readonly platformOwner: PackedArray;
   private readonly platformString: PackedArray;
   private readonly overrides = new Map<string, boolean>();
+  /** Per ruleset id, the user's override (Override); allocated by the first override. */
+  private override: Uint8Array | null = null;
   private mixedContent: boolean;
   private idsByNameIndex: Map<string, number[]> | null = null;
 
@@ -38,9 +57,22 @@ export class RulesetState {
     this.platformOwner = packed[Section.PlatformOwner] as PackedArray;
     this.platformString = packed[Section.Platform] as PackedArray;
     this.mixedContent = mixedContent;
-    this.active = new Uint8Array(this.rulesetCount);
-    this.trivialOnly = new Uint8Array(this.rulesetCount);
-    this.recomputeActive();
+    this.state = new Uint8Array(this.rulesetCount);
+  }
+
+  /** Works out ruleset `id`'s byte of `state` (RulesetBit flags, Settled set), stores and returns it. */
+  settle(id: number): number {
+    const flags = this.flags.get(id);
+    const override = this.override === null ? Override.None : (this.override[id] as number);
+    const active = override === Override.None ? this.isDefaultActive(id) : override === Override.On;
+    const bits = RulesetBit.Settled | (active ? RulesetBit.Active : 0) | ((flags & RulesetFlag.TrivialOnly) !== 0 ? RulesetBit.TrivialOnly : 0);
+    this.state[id] = bits;
+    return bits;
+  }
+
+  /** Whether ruleset `id` is on now. */
+  isActive(id: number): boolean {
+    return ((this.state[id] || this.settle(id)) & RulesetBit.Active) !== 0;
   }
 
   name(id: number): string {
@@ -86,7 +118,13 @@ export class RulesetState {
   setActive(name: string, active: boolean | undefined): void {
     if (active === undefined) this.overrides.delete(name);
     else this.overrides.set(name, active);
-    for (const id of this.idsByName(name)) this.active[id] = (active ?? this.isDefaultActive(id)) ? 1 : 0;
+    const ids = this.idsByName(name);
+    if (ids.length === 0) return;
+    const override = this.override ?? (this.override = new Uint8Array(this.rulesetCount));
+    for (const id of ids) {
+      override[id] = active === undefined ? Override.None : active ? Override.On : Override.Off;
+      this.state[id] = 0;
+    }
   }
 
   activeOverrides(): ReadonlyMap<string, boolean> {
@@ -95,7 +133,8 @@ export class RulesetState {
 
   setMixedContent(on: boolean): void {
     this.mixedContent = on;
-    this.recomputeActive();
+    // Every byte settles again, lazily, against the new switch (a native fill, not a loop).
+    this.state.fill(0);
   }
 
   /** Why an inactive ruleset is off, in words (for explain). */
@@ -107,26 +146,6 @@ export class RulesetState {
     const platform = this.platform(id);
     if (platform !== null) return `platform="${platform}"${platform === 'mixedcontent' ? ' (mixed-content rulesets are off)' : ''}`;
     return 'off';
-  }
-
-  private recomputeActive(): void {
-    // The flags column unpacked inline (as PackedArray.get does): this loop runs at load over
-    // every ruleset before anything is optimised, where a call per field costs a fresh
-    // process ~10 ms on the full corpus.
-    const { words, bits } = this.flags;
-    const mask = 2 ** bits - 1;
-    const on = RulesetFlag.DefaultOn | (this.mixedContent ? RulesetFlag.MixedContent : 0);
-    for (let id = 0, bit = 0; id < this.rulesetCount; id++, bit += bits) {
-      const w = bit >>> 5;
-      const shift = bit & 31;
-      let flags = (words[w] as number) >>> shift;
-      if (shift + bits > 32) flags |= (words[w + 1] as number) << (32 - shift);
-      flags &= mask;
-      this.active[id] = (flags & on) !== 0 ? 1 : 0;
-      // Unpacked in the pass that reads the flags anyway: the hot path tests it per candidate.
-      this.trivialOnly[id] = (flags & RulesetFlag.TrivialOnly) !== 0 ? 1 : 0;
-    }
-    for (const [name, on] of this.overrides) for (const id of this.idsByName(name)) this.active[id] = on ? 1 : 0;
   }
 }
 
