@@ -1,4 +1,5 @@
 import type { AST, RegExpParser } from '@eslint-community/regexpp';
+import { parseCommonPattern } from './common-syntax.js';
 import { regexpParser } from './regexpp-module.js';
 
 /**
@@ -7,8 +8,13 @@ import { regexpParser } from './regexpp-module.js';
  */
 let parser: RegExpParser | undefined;
 
-/** Parses a flag-less pattern; throws the parser's SyntaxError when it does not parse. */
+/**
+ * Parses a flag-less pattern; throws the parser's SyntaxError when it does not parse. Patterns
+ * in common syntax are read without regexpp (common-syntax.ts), to the same tree.
+ */
 export function parsePatternOrThrow(source: string): AST.Pattern {
+  const common = parseCommonPattern(source);
+  if (common !== null) return common;
   parser ??= new (regexpParser())({ ecmaVersion: 2025 });
   return parser.parsePattern(source, 0, source.length, { unicode: false });
 }
