@@ -10,7 +10,7 @@ let lint: typeof lintRulesetSource | undefined;
  * pays for them. Await it before checkUserRuleXml, toUserRule or parseSettingsFile.
  */
 export async function loadUserRuleChecks(): Promise<void> {
-  lint ??= (await import('@httpsify/engine/authoring')).lintRulesetSource;
+  lint ??= (await import('./user-rule-lint.js')).lintRulesetSource;
 }
 
 /** What the popup's "Add a rule for this site" form collects. */
