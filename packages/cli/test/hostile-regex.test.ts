@@ -96,4 +96,18 @@ describe('hostile regexes through the CLI', () => {
     expect(again.status).toBe(1);
     expect(again.stderr).toContain('ruleset "Refused" is refused');
   });
+
+  it('test: the refused pattern is an error at file:line:col and fails its ruleset, exit 1', () => {
+    const r = run(['test', join(dir, 'Refused.xml'), join(dir, 'Benign.xml')]);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toMatch(/Refused\.xml:3:\d+: error unsafe-regex: <exclusion> pattern .* of ruleset "Refused" is refused/);
+    expect(r.stdout).toMatch(/^FAIL Refused /m);
+    expect(r.stdout).not.toMatch(/Benign\.xml:\d+:\d+: error unsafe-regex/);
+  });
+
+  it('fetch-test: reports the refused pattern before fetching anything, exit 1', () => {
+    const r = run(['fetch-test', join(dir, 'Refused.xml'), '--timeout', '2000']);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/Refused\.xml:3:\d+: error unsafe-regex: <exclusion> pattern .* of ruleset "Refused" is refused/);
+  });
 });

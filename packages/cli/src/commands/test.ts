@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createEngine, formatDiagnostic, type Diagnostic, type Ruleset } from '@httpsify/engine';
-import { parseRulesetXml } from '@httpsify/engine/parse';
+import { checkRulesetRegexes, parseRulesetXml } from '@httpsify/engine/parse';
 import { applySuppressions, rulesetCoverage, suppressionsOf } from '@httpsify/engine/authoring';
 import { DEFAULT_BASELINE, filterByBaseline, readBaseline, writeBaseline } from '../authoring/baseline.js';
 import { resolve } from 'node:path';
@@ -72,7 +72,9 @@ export function runTest(paths: readonly string[], options: TestOptions = {}): Te
       continue;
     }
     const result = rulesetCoverage(ruleset, others);
-    found.push(...result.diagnostics);
+    // A pattern the regex door refuses turns the whole ruleset off wherever it runs: a failure
+    // of this ruleset, whatever its tests say.
+    found.push(...result.diagnostics, ...checkRulesetRegexes([ruleset]).diagnostics);
     tested.push({ ruleset, file: ruleset.loc?.file ?? '', tests: result.tests.length });
   }
   let suppressed = 0;

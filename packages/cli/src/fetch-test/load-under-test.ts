@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { createEngine, type Diagnostic, type Engine, type Ruleset } from '@httpsify/engine';
-import { parseRulesetXml } from '@httpsify/engine/parse';
+import { checkRulesetRegexes, parseRulesetXml } from '@httpsify/engine/parse';
 import { loadRulesets } from '@httpsify/engine/node';
 import { expandRulesetPaths, readRulesetFile } from '../authoring/ruleset-files.js';
 
@@ -29,6 +29,9 @@ export function loadForFetchTest(paths: readonly string[], rules: readonly strin
   }
   const tested = parsed.filter((r) => r.defaultOff === undefined || options.includeDefaultOff === true);
   const skippedDefaultOff = parsed.filter((r) => !tested.includes(r));
+  // The engine turns a ruleset with a refused pattern off when it meets the pattern, so its
+  // tests cannot pass: an error here, where it names the pattern, not a silent skip later.
+  diagnostics.push(...checkRulesetRegexes(tested).diagnostics);
 
   const testedFiles = new Set(files.map((f) => resolve(f)));
   const extra: Ruleset[] = [];
