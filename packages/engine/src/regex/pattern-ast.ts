@@ -7,16 +7,25 @@ import { regexpParser } from './regexpp-module.js';
  * literal sets): flag-less JavaScript syntax, as the reference compiles them with `new RegExp`.
  */
 let parser: RegExpParser | undefined;
+/**
+ * The last pattern parsed: preparing a pattern reads it several times in a row (its elements,
+ * its captures, then the door). Trees are never modified, so sharing one is safe.
+ */
+let last: { source: string; pattern: AST.Pattern } | null = null;
 
 /**
  * Parses a flag-less pattern; throws the parser's SyntaxError when it does not parse. Patterns
  * in common syntax are read without regexpp (common-syntax.ts), to the same tree.
  */
 export function parsePatternOrThrow(source: string): AST.Pattern {
-  const common = parseCommonPattern(source);
-  if (common !== null) return common;
-  parser ??= new (regexpParser())({ ecmaVersion: 2025 });
-  return parser.parsePattern(source, 0, source.length, { unicode: false });
+  if (last !== null && last.source === source) return last.pattern;
+  let pattern = parseCommonPattern(source);
+  if (pattern === null) {
+    parser ??= new (regexpParser())({ ecmaVersion: 2025 });
+    pattern = parser.parsePattern(source, 0, source.length, { unicode: false });
+  }
+  last = { source, pattern };
+  return pattern;
 }
 
 /** Parses a flag-less pattern, or null when it does not parse. */
