@@ -19,10 +19,14 @@ const HOSTS = [
   'ruled.example.test',
   'www.ruled.example.test',
   'probe.example.test',
+  'kept.example.test',
   'intranet',
 ];
 const RULESET =
   '<ruleset name="Ruled Example"><target host="ruled.example.test"/><rule from="^http://ruled\\.example\\.test:" to="https://www.ruled.example.test:"/></ruleset>';
+/** Its authors know /plain/ breaks over HTTPS; it rewrites only /ruled/ itself. */
+const KEPT_RULESET =
+  '<ruleset name="Kept Example"><target host="kept.example.test"/><exclusion pattern="^http://kept\\.example\\.test:\\d+/plain/"/><rule from="^http://kept\\.example\\.test:(\\d+)/ruled/" to="https://kept.example.test:$1/ruled/"/></ruleset>';
 const DAY = 24 * 60 * 60 * 1000;
 
 /**
@@ -55,6 +59,7 @@ describe('protection mode in Firefox', () => {
   beforeAll(async () => {
     rulesDir = mkdtempSync(join(tmpdir(), 'httpsify-prot-ff-rules-'));
     writeFileSync(join(rulesDir, 'ruled.xml'), RULESET);
+    writeFileSync(join(rulesDir, 'kept.xml'), KEPT_RULESET);
     outDir = mkdtempSync(join(tmpdir(), 'httpsify-prot-ff-ext-'));
     const built = await buildExtension({ rulesets: [rulesDir], outDir, browsers: ['firefox'], zip: false });
     site = await startProtectionSite('cdn.example.test', 'other.example.test');
@@ -120,6 +125,35 @@ describe('protection mode in Firefox', () => {
     expect(site.seen('bare.example.test').filter((s) => s.includes('/private'))).toEqual([]);
     expect(site.seen('www.bare.example.test')).toContain('HEAD https /');
     expect(await tabStatus()).toMatchObject({ secure: true, kind: 'https-by-alternative', from: `bare.example.test:${site.port}` });
+  });
+
+  it("leaves the address a ruleset excludes on HTTP, for the page and for a known host's images; upgrades the rest", async () => {
+    const kept = (scheme: string, path: string) => at(scheme, 'kept.example.test', path);
+    expect(await tab.goto(kept('http', '/plain/page?q=1'))).toBe(kept('http', '/plain/page?q=1'));
+    expect(site.seen('kept.example.test').filter((s) => !s.includes('favicon'))).toEqual(['GET http /plain/page?q=1']);
+    expect(await tabStatus()).toMatchObject({ secure: false, kind: 'http-ruleset-excludes', ruleset: 'Kept Example' });
+    // Another path of the same host: the mode upgrades it, and the host becomes known.
+    expect(await tab.goto(kept('http', '/other'))).toBe(kept('https', '/other'));
+    expect(await tabStatus()).toMatchObject({ secure: true, kind: 'https-by-upgrade' });
+    // Its subresources on an HTTP page: the excluded one stays on HTTP, the others are upgraded.
+    const before = site.log.length;
+    const srcs = [kept('http', '/plain/pixel.png'), kept('http', '/other/pixel.png'), kept('http', '/ruled/pixel.png')];
+    await tab.goto(at('http', 'intranet', `/embed?${srcs.map((s) => `src=${encodeURIComponent(s)}`).join('&')}`));
+    await imagesDone();
+    await expect
+      .poll(
+        () =>
+          [
+            ...new Set(
+              site.log
+                .slice(before)
+                .filter((r) => r.host === 'kept.example.test')
+                .map((r) => `${r.secure ? 'https' : 'http'} ${r.path}`),
+            ),
+          ].sort(),
+        POLL,
+      )
+      .toEqual(['http /plain/pixel.png', 'https /other/pixel.png', 'https /ruled/pixel.png']);
   });
 
   it('ends on the fallback page after a failed upgrade, with what was tried; nothing goes over HTTP', async () => {

@@ -13,7 +13,7 @@ import { siteOf } from '../site-rules/site-pattern.js';
 import { ext } from './browser-api.js';
 import { probeCaptivePortal } from './captive-portal.js';
 import { bundledDefaultsTimestamp } from './engine-loader.js';
-import { httpsFirstApplies, HttpsFirstTracker, httpsVersion, interstitialUrl, type FallbackEvent } from './https-first.js';
+import { httpsFirstApplies, httpsFirstInputs, HttpsFirstTracker, httpsVersion, interstitialUrl, type FallbackEvent } from './https-first.js';
 import { badgeText, drawIcon, ICON_TITLE_MESSAGE, iconState } from './icon.js';
 import { TabActivity, type TabRecord } from './tab-activity.js';
 import { type LoopGuardHooks, SettingsController } from './settings-controller.js';
@@ -320,15 +320,6 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       if (upgraded || d.type === 'main_frame') void refreshIcon(d.tabId, top);
     }
     return undefined;
-  }
-
-  function httpsFirstInputs(c: SettingsController) {
-    return {
-      enabled: c.settings.httpsFirst && c.settings.globalEnabled,
-      captivePortal: c.captivePortal,
-      siteAllowsHttp: (u: URL) => c.siteAllowsHttp(u),
-      rulesetRewrites: (u: string) => c.rewrite(u).rewritten !== null,
-    };
   }
 
   /*

@@ -29,6 +29,8 @@ export interface ProtectionView {
   /** Hosts opened over HTTP "this time" (the session). */
   httpOnce: ReadonlySet<string>;
   rewrite(url: string): { rewritten: string | null; ruleset: string | null };
+  /** The active ruleset whose exclusion matches the URL, or null. */
+  excludedBy(url: string): string | null;
 }
 
 export interface StorageLike {
@@ -210,7 +212,8 @@ export class ProtectionRuntime {
   // ---- Firefox: the same decision in the blocking listener ------------------------------------
   /**
    * A subresource (or frame) to a known HTTPS host: the rulesets' own rewrite when they have
-   * one, else the https:// twin. Null: not ours. The page's own state does not matter (an
+   * one, else the https:// twin, unless a ruleset excludes the URL (as on Chromium, where its
+   * `allow` outranks the mode's rules). Null: not ours. The page's own state does not matter (an
    * "off" page never gets here): an HTTP page's known HTTPS hosts are upgraded.
    */
   decideSubresource(v: ProtectionView, url: string): { redirectUrl: string } | null {
@@ -218,7 +221,8 @@ export class ProtectionRuntime {
     const site = siteOf(url);
     if (site === null || !this.upgradesHost(v, site.host, site.port)) return null;
     const byRules = v.rewrite(url).rewritten;
-    return { redirectUrl: byRules ?? url.replace(/^http:/, 'https:') };
+    if (byRules !== null) return { redirectUrl: byRules };
+    return v.excludedBy(url) !== null ? null : { redirectUrl: url.replace(/^http:/, 'https:') };
   }
 
   // ---- the fallback ---------------------------------------------------------------------------
