@@ -27,6 +27,9 @@ const RULESET =
 /** Its authors know /plain/ breaks over HTTPS; it rewrites only /ruled/ itself. */
 const KEPT_RULESET =
   '<ruleset name="Kept Example"><target host="kept.example.test"/><exclusion pattern="^http://kept\\.example\\.test:\\d+/plain/"/><rule from="^http://kept\\.example\\.test:(\\d+)/ruled/" to="https://kept.example.test:$1/ruled/"/></ruleset>';
+/** Rewrites the home page only: the fallback's HTTP probe asks for exactly that address. */
+const NOSSL_HOME_RULESET =
+  '<ruleset name="Nossl Home"><target host="nossl.example.test"/><rule from="^http://nossl\\.example\\.test:(\\d+)/$" to="https://nossl.example.test:$1/"/></ruleset>';
 const DAY = 24 * 60 * 60 * 1000;
 
 /**
@@ -60,6 +63,7 @@ describe('protection mode in Firefox', () => {
     rulesDir = mkdtempSync(join(tmpdir(), 'httpsify-prot-ff-rules-'));
     writeFileSync(join(rulesDir, 'ruled.xml'), RULESET);
     writeFileSync(join(rulesDir, 'kept.xml'), KEPT_RULESET);
+    writeFileSync(join(rulesDir, 'nossl.xml'), NOSSL_HOME_RULESET);
     outDir = mkdtempSync(join(tmpdir(), 'httpsify-prot-ff-ext-'));
     const built = await buildExtension({ rulesets: [rulesDir], outDir, browsers: ['firefox'], zip: false });
     site = await startProtectionSite('cdn.example.test', 'other.example.test');
@@ -156,22 +160,28 @@ describe('protection mode in Firefox', () => {
       .toEqual(['http /plain/pixel.png', 'https /other/pixel.png', 'https /ruled/pixel.png']);
   });
 
-  it('ends on the fallback page after a failed upgrade, with what was tried; nothing goes over HTTP', async () => {
+  it('ends on the fallback page after a failed upgrade, with what was tried; only the host is asked over HTTP', async () => {
     await tab.start(at('http', 'nossl.example.test', '/secret/path?q=1'));
     await expect.poll(href, POLL).toMatch(/interstitial\.html/);
     const params = new URL(await href()).searchParams;
     expect(params.get('url')).toBe(at('http', 'nossl.example.test', '/secret/path?q=1'));
     const tried = JSON.parse(params.get('tried') ?? '[]') as { url: string }[];
     expect(tried.map((t) => t.url)).toEqual([at('https', 'nossl.example.test'), at('https', 'www.nossl.example.test')]);
-    // No HTTP probe in Firefox (see ProtectionDeps.httpProbe): nothing reached the host over HTTP.
-    expect(params.get('http')).toBe('not tried');
-    expect(site.seen('nossl.example.test').filter((s) => / http /.test(s))).toEqual([]);
+    // The probe asks http://host/ as sent: neither Firefox's default extension policy
+    // (upgrade-insecure-requests) nor our own ruleset for the home page upgrades it.
+    expect(params.get('http')).toBe('ok');
+    expect(site.seen('nossl.example.test').filter((s) => / http /.test(s))).toEqual(['HEAD http /']);
+    await expect
+      .poll(() => tab.evaluate<string>('document.querySelector("#http-probe").textContent').catch(() => ''), POLL)
+      .toContain('answers over plain HTTP');
   });
 
   it('steps aside behind a captive portal', async () => {
     await extPage.evaluate(`browser.storage.local.set({ portalProbeUrl: ${JSON.stringify(`http://probe.example.test:${site.port}/login`)} })`);
     await tab.start(at('http', 'hotel.example.test', '/'));
     await expect.poll(href, POLL).toBe(at('http', 'hotel.example.test', '/'));
+    // The portal check itself went out over plain HTTP, as a portal expects.
+    expect(site.seen('probe.example.test')).toContain('GET http /login');
     await expect.poll(() => tab.evaluate<string>('document.body.textContent').catch(() => ''), POLL).toContain('http hotel.example.test /');
     expect(await tabStatus()).toMatchObject({ secure: false, kind: 'http-captive-portal' });
     // While captive, a host that speaks TLS is not upgraded either.

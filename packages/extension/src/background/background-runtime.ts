@@ -85,7 +85,6 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     dnr: options.platform === 'chromium' ? (ext.declarativeNetRequest as unknown as ConstructorParameters<typeof ProtectionRuntime>[0]['dnr']) : undefined,
     isLoopBlocked: (host) => options.loopGuard?.isHostBlocked(host) ?? false,
     learned: (host) => void secureKnownHostCookies(host),
-    httpProbe: options.platform === 'chromium',
   });
 
   /** Cookies the host set before it became known get the same treatment as later ones. */

@@ -51,12 +51,6 @@ export interface ProtectionDeps {
   now?: () => number;
   fetch?: typeof fetch;
   probeTimeoutMs?: number;
-  /**
-   * Whether the fallback may probe `http://host/`. Off in Firefox: there the background's own
-   * http:// fetch never reached our test server (NetworkError; ESR 140), so its answer would
-   * tell the user nothing true.
-   */
-  httpProbe?: boolean;
   /** A host became known (its first response's cookies were set before we knew). */
   learned?(host: string): void;
 }
@@ -252,7 +246,6 @@ export class ProtectionRuntime {
         }
       }
     }
-    if (this.deps.httpProbe === false) return { go: null, tried, http: 'not tried' };
     const http = await probe(originOnly(httpUrl, 'http'), fetchFn, this.deps.probeTimeoutMs);
     return { go: null, tried, http };
   }
