@@ -64,6 +64,13 @@ describe('Engine.excludedBy: an active ruleset covering the host excludes the UR
     });
   }
 
+  it('hasExclusions tells rulesets with exclusions apart without running them', () => {
+    const engine = createEngine([KEPT, OVERLAP]);
+    const id = (name: string) => engine.rulesetIdsByName(name)[0] as number;
+    expect(engine.hasExclusions(id('Kept'))).toBe(true);
+    expect(engine.hasExclusions(id('Overlap'))).toBe(false);
+  });
+
   it('is independent of rewrite: another ruleset may still rewrite an excluded URL', () => {
     const engine = createEngine([KEPT, OVERLAP]);
     expect(engine.rewrite('http://kept.test/plain/secure')).toBe('https://kept.test/plain/secure');

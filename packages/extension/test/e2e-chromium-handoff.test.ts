@@ -90,10 +90,19 @@ describe('Chromium: main frames DNR cannot express go through the handoff page',
       const handed = `${origin('http', 'lb.example.test')}/keep/mode`;
       expect((await visit(handed)).url).toBe(handed);
       // Known hosts' images on an HTTP page: the excluded one stays on HTTP.
+      // lb.example.test first: once plain.example.test has its rule, lb's learning was seen too.
+      expect((await visit(`${origin('http', 'lb.example.test')}/learn`)).url).toBe(`${origin('https', 'lb.example.test')}/learn`);
       expect((await visit(`${origin('http', 'plain.example.test')}/learn`)).url).toBe(`${origin('https', 'plain.example.test')}/learn`);
       await expect.poll(() => modeRules(2), { timeout: 15_000 }).toEqual(expect.arrayContaining(['free.example.test', 'plain.example.test']));
+      // lb.example.test is known too, but DNR holds no allow for its exclusion (its ruleset
+      // did not compile): no subresource rule for it, or /keep/ images would be upgraded.
+      expect(await modeRules(2)).not.toContain('lb.example.test');
       const before = server.log.length;
-      const srcs = [`${origin('http', 'plain.example.test')}/excluded/pixel.png`, `${origin('http', 'free.example.test')}/pixel.png`];
+      const srcs = [
+        `${origin('http', 'plain.example.test')}/excluded/pixel.png`,
+        `${origin('http', 'lb.example.test')}/keep/pixel.png`,
+        `${origin('http', 'free.example.test')}/pixel.png`,
+      ];
       const tab = await ext.context.newPage();
       await tab.goto(`${excluded}/embed?${srcs.map((src) => `src=${encodeURIComponent(src)}`).join('&')}`);
       await tab.waitForFunction(() => Array.from(document.images).every((i) => i.complete));
@@ -107,7 +116,9 @@ describe('Chromium: main frames DNR cannot express go through the handoff page',
               .map((r) => `${r.secure ? 'https' : 'http'} ${r.host} ${r.path}`),
           ),
         ].sort();
-      await expect.poll(images, { timeout: 15_000 }).toEqual(['http plain.example.test /excluded/pixel.png', 'https free.example.test /pixel.png']);
+      await expect
+        .poll(images, { timeout: 15_000 })
+        .toEqual(['http lb.example.test /keep/pixel.png', 'http plain.example.test /excluded/pixel.png', 'https free.example.test /pixel.png']);
     } finally {
       await switchProtectionModeOff(ext);
     }

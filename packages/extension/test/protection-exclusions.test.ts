@@ -1,7 +1,10 @@
 import { createEngine, type Ruleset } from '@httpsify/engine';
+import { compileDnr } from '@httpsify/engine/dnr';
 import { parseRulesetXml } from '@httpsify/engine/parse';
 import { describe, expect, it } from 'vitest';
+import { handoffScope, inHandoffScope } from '../src/background/handoff-rules.js';
 import { httpsFirstApplies, httpsFirstInputs } from '../src/background/https-first.js';
+import { exclusionsMayBeMissed } from '../src/protection/protection-dnr.js';
 import { SettingsController } from '../src/background/settings-controller.js';
 import { TabActivity } from '../src/background/tab-activity.js';
 import { ProtectionRuntime } from '../src/protection/protection-runtime.js';
@@ -69,5 +72,41 @@ describe('protection mode leaves URLs a ruleset excludes on HTTP', () => {
     expect(rt.decideSubresource(c, 'http://mine.test/a.js')).toEqual({ redirectUrl: 'https://mine.test/a.js' });
     // A host no ruleset covers: the known host's upgrade as before.
     expect(rt.decideSubresource(c, 'http://plain.test/plain/x')).toEqual({ redirectUrl: 'https://plain.test/plain/x' });
+  });
+});
+
+describe('Chromium: no known-host rule where DNR may miss an exclusion', () => {
+  const xml = [
+    // DNR cannot express the lookbehind: the ruleset is incomplete, its hosts go to the handoff page.
+    '<ruleset name="Lookbehind"><target host="lb.test"/><target host="*.lb.test"/><exclusion pattern="^http://lb\\.test/keep/"/><rule from="^http://lb\\.test(?&lt;!x)/old/" to="https://lb.test/new/"/><rule from="^http:" to="https:"/></ruleset>',
+    // Incomplete too, but without exclusions: nothing to miss.
+    '<ruleset name="No Exclusions"><target host="nx.test"/><rule from="^http://nx\\.test(?&lt;!x)/old/" to="https://nx.test/new/"/><rule from="^http:" to="https:"/></ruleset>',
+    // Complete: its exclusion is a DNR allow above the mode's rules.
+    '<ruleset name="Complete"><target host="ok.test"/><exclusion pattern="^http://ok\\.test/keep/"/><rule from="^http:" to="https:"/></ruleset>',
+    '<ruleset name="Wild"><target host="www.wild.*"/><exclusion pattern="^http://www\\.wild\\.test/keep/"/><rule from="^http://www\\.wild\\.test(?&lt;!x)/" to="https://www.wild.test/"/></ruleset>',
+  ];
+  const rulesets = xml.map((x, i) => parseRulesetXml(x, `${i}.xml`).ruleset as Ruleset);
+  const scope = handoffScope(rulesets, compileDnr(rulesets).report.omissions);
+  const engine = createEngine(rulesets);
+
+  it('reads the scope as the build writes it: domains with their subdomains, wildcard patterns label by label', () => {
+    expect(scope).toEqual({ domains: ['lb.test', 'nx.test'], patterns: ['www.wild.*'] });
+    expect(inHandoffScope(scope, 'a.lb.test')).toBe(true);
+    expect(inHandoffScope(scope, 'www.wild.test')).toBe(true);
+    expect(inHandoffScope(scope, 'www.wild.co.uk')).toBe(false);
+    expect(inHandoffScope(scope, 'ok.test')).toBe(false);
+  });
+
+  it('leaves out exactly the hosts an incomplete ruleset with exclusions covers', async () => {
+    const keepOut = (h: string) => exclusionsMayBeMissed(engine, scope, h);
+    expect(['lb.test', 'a.lb.test', 'nx.test', 'ok.test', 'www.wild.test', 'free.test'].filter(keepOut)).toEqual(['lb.test', 'a.lb.test', 'www.wild.test']);
+    // A ruleset switched off does not count.
+    engine.setActive('Lookbehind', false);
+    expect(keepOut('lb.test')).toBe(false);
+    engine.setActive('Lookbehind', undefined);
+    const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined }, isLoopBlocked: () => false, dnrKeepOut: keepOut });
+    for (const host of ['lb.test', 'nx.test', 'ok.test', 'free.test']) rt.learn({ url: `https://${host}/`, tabId: 1, statusCode: 200 });
+    const { c } = await setup();
+    expect(rt.rules(c).flatMap((r) => r.condition.requestDomains ?? [])).toEqual(['free.test', 'nx.test', 'ok.test']);
   });
 });

@@ -141,6 +141,11 @@ export class Engine {
     return null;
   }
 
+  /** Whether ruleset `id` has any `<exclusion>` (no pattern is prepared or run). */
+  hasExclusions(id: number): boolean {
+    return this.patterns.exclusionStart.get(id + 1) > this.patterns.exclusionStart.get(id);
+  }
+
   /** Ids of the rulesets whose targets cover `hostname`, in the order they are tried (repeats removed). */
   candidateRulesets(hostname: string): number[] {
     const count = this.hosts.collect(hostname, 0, hostname.length);

@@ -42,6 +42,8 @@ export interface UiInstallOptions {
   channelProblems(): Promise<Record<string, string>>;
   /** The platform's redirect-loop protection, shown in the popup's status line. */
   loopGuard?: LoopGuardHooks;
+  /** Chromium: known HTTPS hosts the protection mode writes no subresource rule for. */
+  protectionKeepOut?(host: string): boolean;
   /**
    * Chromium: the settings changed, bring their dynamic rules in line (`uiRulesSyncer`). Passed
    * in rather than imported, so the Firefox build does not bundle the DNR compiler.
@@ -85,6 +87,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     dnr: options.platform === 'chromium' ? (ext.declarativeNetRequest as unknown as ConstructorParameters<typeof ProtectionRuntime>[0]['dnr']) : undefined,
     isLoopBlocked: (host) => options.loopGuard?.isHostBlocked(host) ?? false,
     learned: (host) => void secureKnownHostCookies(host),
+    dnrKeepOut: options.protectionKeepOut,
   });
 
   /** Cookies the host set before it became known get the same treatment as later ones. */

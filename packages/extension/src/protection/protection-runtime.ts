@@ -51,6 +51,11 @@ export interface ProtectionDeps {
   now?: () => number;
   fetch?: typeof fetch;
   probeTimeoutMs?: number;
+  /**
+   * Chromium: known hosts that get no subresource rule, as DNR may miss a ruleset's exclusion
+   * there (`exclusionsMayBeMissed`).
+   */
+  dnrKeepOut?(host: string): boolean;
   /** A host became known (its first response's cookies were set before we knew). */
   learned?(host: string): void;
 }
@@ -142,7 +147,8 @@ export class ProtectionRuntime {
 
   // ---- Chromium: the known hosts' dynamic rules ---------------------------------------------
   rules(v: ProtectionView): DnrRule[] {
-    return knownHttpsRules(this.liveHosts(v));
+    const keepOut = this.deps.dnrKeepOut;
+    return knownHttpsRules(keepOut === undefined ? this.liveHosts(v) : this.liveHosts(v).filter((h) => !keepOut(h)));
   }
 
   private scheduleRules(): void {
