@@ -33,6 +33,8 @@ describe('extension build from the default rulesets', () => {
     expect(manifest).toMatchObject({ manifest_version: 3, background: { scripts: ['background.js'] } });
     expect(manifest.permissions).toEqual(expect.arrayContaining(['webRequest', 'webRequestBlocking', 'cookies']));
     expect(manifest.browser_specific_settings.gecko.id).toBeTruthy();
+    // Firefox's default MV3 policy would add upgrade-insecure-requests: our HTTP probes would go out as HTTPS.
+    expect(manifest.content_security_policy).toEqual({ extension_pages: "script-src 'self';" });
   });
 
   it('bundles the default rulesets so the engine loads them', () => {

@@ -28,7 +28,12 @@ describe('Chromium: main frames DNR cannot express go through the handoff page',
     dirs.push(rulesDir, outDir);
     const built = await buildExtension({ rulesets: [rulesDir], outDir, browsers: ['chromium'], zip: false });
     expect(built.handoff).toEqual({ domains: ['lb.example.test'], patterns: [] });
-    server = await startDualServer((req, res, secure) => page(res, `${secure ? 'https' : 'http'} ${req.headers.host} ${req.url}`));
+    server = await startDualServer((req, res, secure) => {
+      const text = `${secure ? 'https' : 'http'} ${req.headers.host} ${req.url}`;
+      // /embed?src=URL&src=URL: a page showing those images (only this test's own URLs).
+      const srcs = req.url?.includes('/embed?') ? new URL(req.url, 'http://x').searchParams.getAll('src') : [];
+      page(res, `${text}${srcs.map((src) => `<img src="${src.replace(/[^\w:/.?=&%-]/g, '')}">`).join('')}`);
+    });
     origin = (scheme, host) => `${scheme}://${host}:${server.port}`;
     ext = await launchWithExtension(built.dirs.chromium!, ['*.example.test', '*.example.test.']);
     await switchProtectionModeOff(ext);
@@ -67,10 +72,64 @@ describe('Chromium: main frames DNR cannot express go through the handoff page',
     await expect.poll(() => ext.worker.evaluate(async () => (await chrome.declarativeNetRequest.getSessionRules()).length)).toBe(0);
   });
 
+  it("with the protection mode on, leaves URLs a ruleset excludes on HTTP: pages (by DNR or the page) and known hosts' images", async () => {
+    const modeRules = (priority: number) =>
+      ext.worker.evaluate(
+        async (p) => (await chrome.declarativeNetRequest.getDynamicRules()).filter((r) => r.priority === p).flatMap((r) => r.condition.requestDomains ?? ['*']),
+        priority,
+      );
+    await ext.worker.evaluate(async () => chrome.storage.local.set({ httpsFirst: true }));
+    try {
+      await expect.poll(() => modeRules(1), { timeout: 15_000 }).not.toEqual([]);
+      // On: a host no ruleset covers is upgraded (and becomes a known HTTPS host).
+      expect((await visit(`${origin('http', 'free.example.test')}/a`)).url).toBe(`${origin('https', 'free.example.test')}/a`);
+      // Plain Example's exclusion is a compiled allow rule above the mode's rule.
+      const excluded = `${origin('http', 'plain.example.test')}/excluded/page`;
+      expect((await visit(excluded)).url).toBe(excluded);
+      // Lookbehind Example's exclusion is decided by the handoff page, which asks the engine.
+      const handed = `${origin('http', 'lb.example.test')}/keep/mode`;
+      expect((await visit(handed)).url).toBe(handed);
+      // Known hosts' images on an HTTP page: the excluded one stays on HTTP.
+      // lb.example.test first: once plain.example.test has its rule, lb's learning was seen too.
+      expect((await visit(`${origin('http', 'lb.example.test')}/learn`)).url).toBe(`${origin('https', 'lb.example.test')}/learn`);
+      expect((await visit(`${origin('http', 'plain.example.test')}/learn`)).url).toBe(`${origin('https', 'plain.example.test')}/learn`);
+      await expect.poll(() => modeRules(2), { timeout: 15_000 }).toEqual(expect.arrayContaining(['free.example.test', 'plain.example.test']));
+      // lb.example.test is known too, but DNR holds no allow for its exclusion (its ruleset
+      // did not compile): no subresource rule for it, or /keep/ images would be upgraded.
+      expect(await modeRules(2)).not.toContain('lb.example.test');
+      const before = server.log.length;
+      const srcs = [
+        `${origin('http', 'plain.example.test')}/excluded/pixel.png`,
+        `${origin('http', 'lb.example.test')}/keep/pixel.png`,
+        `${origin('http', 'free.example.test')}/pixel.png`,
+      ];
+      const tab = await ext.context.newPage();
+      await tab.goto(`${excluded}/embed?${srcs.map((src) => `src=${encodeURIComponent(src)}`).join('&')}`);
+      await tab.waitForFunction(() => Array.from(document.images).every((i) => i.complete));
+      await tab.close();
+      const images = () =>
+        [
+          ...new Set(
+            server.log
+              .slice(before)
+              .filter((r) => r.path.endsWith('.png') && !r.path.includes('/embed?'))
+              .map((r) => `${r.secure ? 'https' : 'http'} ${r.host} ${r.path}`),
+          ),
+        ].sort();
+      await expect
+        .poll(images, { timeout: 15_000 })
+        .toEqual(['http lb.example.test /keep/pixel.png', 'http plain.example.test /excluded/pixel.png', 'https free.example.test /pixel.png']);
+    } finally {
+      await switchProtectionModeOff(ext);
+    }
+  });
+
   it('strips a trailing dot and keeps credentials aside, as the reference does', async () => {
+    // Only this test's requests (the protection-mode test above opened plain.example.test over HTTP on purpose).
+    const before = server.log.length;
     expect((await visit(`${origin('http', 'plain.example.test.')}/dot`)).url).toBe(`${origin('https', 'plain.example.test')}/dot`);
     expect((await visit(`http://user:pw@plain.example.test:${server.port}/cred`)).url).toBe(`https://user:pw@plain.example.test:${server.port}/cred`);
-    expect(plainHits('plain.example.test')).toEqual([]);
+    expect(plainHits('plain.example.test').filter((r) => server.log.indexOf(r) >= before)).toEqual([]);
   });
 
   it('counts upgrades in the statistics', async () => {

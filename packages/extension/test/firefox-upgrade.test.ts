@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defaultRulesetsDir, loadRulesets } from '@httpsify/engine/node';
-import { upgradeDecision } from '../src/background/webrequest-upgrader.js';
+import { isOwnRequest, upgradeDecision } from '../src/background/webrequest-upgrader.js';
 import { LoopGuard } from '../src/background/loop-guard.js';
 
 /** The Firefox build decides with the engine itself: exactly the engine's rewrite. */
@@ -26,5 +26,14 @@ describe('Firefox blocking webRequest decision', () => {
     const host = new URL(url).hostname;
     guard.noteRedirect('1', `https://${host}/`, `http://${host}/`);
     expect(upgradeDecision(engine, guard, url)).toEqual({});
+  });
+
+  it("lets the extension's own background requests (probes) go as sent, nothing else", () => {
+    const own = 'moz-extension://0f1e2d3c/';
+    expect(isOwnRequest({ tabId: -1, originUrl: `${own}_generated_background_page.html` }, own)).toBe(true);
+    // A page in a tab, another extension, a request Firefox gives no origin for: decided as usual.
+    expect(isOwnRequest({ tabId: 3, originUrl: `${own}ui/options.html` }, own)).toBe(false);
+    expect(isOwnRequest({ tabId: -1, originUrl: 'moz-extension://other/_generated_background_page.html' }, own)).toBe(false);
+    expect(isOwnRequest({ tabId: -1 }, own)).toBe(false);
   });
 });

@@ -55,6 +55,11 @@ describe('page status: why a page is or is not on HTTPS', () => {
     ],
     ['a captive portal', { httpsFirst: true, captivePortal: true }, { kind: 'http-captive-portal', retry: true }],
     ['a ruleset the user switched off', { offRulesets: ['Site'] }, { kind: 'http-ruleset-off', rulesets: ['Site'], retry: true }],
+    [
+      'a ruleset that excludes the address',
+      { httpsFirst: true, excludedBy: 'Site' },
+      { kind: 'http-ruleset-excludes', ruleset: 'Site', retry: false, secure: false },
+    ],
     ['a rule that applies since the page loaded', { rewriteHttp: RULED }, { kind: 'http-not-yet', retry: true }],
     ['HTTPS-first switched on after the page loaded', { httpsFirst: true }, { kind: 'http-not-yet' }],
     ['no rule', {}, { kind: 'http-no-rule', httpsFirst: false, localAddress: false, retry: false }],

@@ -24,6 +24,9 @@ const HOSTS = [
 /** ruled.example.com has no TLS of its own: the ruleset knows its HTTPS lives on www. */
 const RULESET =
   '<ruleset name="Ruled Example"><target host="ruled.example.com"/><rule from="^http://ruled\\.example\\.com/" to="https://www.ruled.example.com/"/></ruleset>';
+/** Rewrites the home page only: the fallback's HTTP probe asks for exactly that address. */
+const NOSSL_HOME_RULESET =
+  '<ruleset name="Nossl Home"><target host="nossl.example.com"/><rule from="^http://nossl\\.example\\.com/$" to="https://nossl.example.com/"/></ruleset>';
 const DAY = 24 * 60 * 60 * 1000;
 
 /**
@@ -56,6 +59,7 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
   beforeAll(async () => {
     rulesDir = mkdtempSync(join(tmpdir(), 'httpsify-prot-rules-'));
     writeFileSync(join(rulesDir, 'ruled.xml'), RULESET);
+    writeFileSync(join(rulesDir, 'nossl.xml'), NOSSL_HOME_RULESET);
     outDir = mkdtempSync(join(tmpdir(), 'httpsify-prot-ext-'));
     const built = await buildWithUi([rulesDir], outDir);
     site = await startProtectionSite('cdn.example.net', 'other.example.net');

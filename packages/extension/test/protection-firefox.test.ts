@@ -19,10 +19,17 @@ const HOSTS = [
   'ruled.example.test',
   'www.ruled.example.test',
   'probe.example.test',
+  'kept.example.test',
   'intranet',
 ];
 const RULESET =
   '<ruleset name="Ruled Example"><target host="ruled.example.test"/><rule from="^http://ruled\\.example\\.test:" to="https://www.ruled.example.test:"/></ruleset>';
+/** Its authors know /plain/ breaks over HTTPS; it rewrites only /ruled/ itself. */
+const KEPT_RULESET =
+  '<ruleset name="Kept Example"><target host="kept.example.test"/><exclusion pattern="^http://kept\\.example\\.test:\\d+/plain/"/><rule from="^http://kept\\.example\\.test:(\\d+)/ruled/" to="https://kept.example.test:$1/ruled/"/></ruleset>';
+/** Rewrites the home page only: the fallback's HTTP probe asks for exactly that address. */
+const NOSSL_HOME_RULESET =
+  '<ruleset name="Nossl Home"><target host="nossl.example.test"/><rule from="^http://nossl\\.example\\.test:(\\d+)/$" to="https://nossl.example.test:$1/"/></ruleset>';
 const DAY = 24 * 60 * 60 * 1000;
 
 /**
@@ -55,6 +62,8 @@ describe('protection mode in Firefox', () => {
   beforeAll(async () => {
     rulesDir = mkdtempSync(join(tmpdir(), 'httpsify-prot-ff-rules-'));
     writeFileSync(join(rulesDir, 'ruled.xml'), RULESET);
+    writeFileSync(join(rulesDir, 'kept.xml'), KEPT_RULESET);
+    writeFileSync(join(rulesDir, 'nossl.xml'), NOSSL_HOME_RULESET);
     outDir = mkdtempSync(join(tmpdir(), 'httpsify-prot-ff-ext-'));
     const built = await buildExtension({ rulesets: [rulesDir], outDir, browsers: ['firefox'], zip: false });
     site = await startProtectionSite('cdn.example.test', 'other.example.test');
@@ -122,22 +131,57 @@ describe('protection mode in Firefox', () => {
     expect(await tabStatus()).toMatchObject({ secure: true, kind: 'https-by-alternative', from: `bare.example.test:${site.port}` });
   });
 
-  it('ends on the fallback page after a failed upgrade, with what was tried; nothing goes over HTTP', async () => {
+  it("leaves the address a ruleset excludes on HTTP, for the page and for a known host's images; upgrades the rest", async () => {
+    const kept = (scheme: string, path: string) => at(scheme, 'kept.example.test', path);
+    expect(await tab.goto(kept('http', '/plain/page?q=1'))).toBe(kept('http', '/plain/page?q=1'));
+    expect(site.seen('kept.example.test').filter((s) => !s.includes('favicon'))).toEqual(['GET http /plain/page?q=1']);
+    expect(await tabStatus()).toMatchObject({ secure: false, kind: 'http-ruleset-excludes', ruleset: 'Kept Example' });
+    // Another path of the same host: the mode upgrades it, and the host becomes known.
+    expect(await tab.goto(kept('http', '/other'))).toBe(kept('https', '/other'));
+    expect(await tabStatus()).toMatchObject({ secure: true, kind: 'https-by-upgrade' });
+    // Its subresources on an HTTP page: the excluded one stays on HTTP, the others are upgraded.
+    const before = site.log.length;
+    const srcs = [kept('http', '/plain/pixel.png'), kept('http', '/other/pixel.png'), kept('http', '/ruled/pixel.png')];
+    await tab.goto(at('http', 'intranet', `/embed?${srcs.map((s) => `src=${encodeURIComponent(s)}`).join('&')}`));
+    await imagesDone();
+    await expect
+      .poll(
+        () =>
+          [
+            ...new Set(
+              site.log
+                .slice(before)
+                .filter((r) => r.host === 'kept.example.test')
+                .map((r) => `${r.secure ? 'https' : 'http'} ${r.path}`),
+            ),
+          ].sort(),
+        POLL,
+      )
+      .toEqual(['http /plain/pixel.png', 'https /other/pixel.png', 'https /ruled/pixel.png']);
+  });
+
+  it('ends on the fallback page after a failed upgrade, with what was tried; only the host is asked over HTTP', async () => {
     await tab.start(at('http', 'nossl.example.test', '/secret/path?q=1'));
     await expect.poll(href, POLL).toMatch(/interstitial\.html/);
     const params = new URL(await href()).searchParams;
     expect(params.get('url')).toBe(at('http', 'nossl.example.test', '/secret/path?q=1'));
     const tried = JSON.parse(params.get('tried') ?? '[]') as { url: string }[];
     expect(tried.map((t) => t.url)).toEqual([at('https', 'nossl.example.test'), at('https', 'www.nossl.example.test')]);
-    // No HTTP probe in Firefox (see ProtectionDeps.httpProbe): nothing reached the host over HTTP.
-    expect(params.get('http')).toBe('not tried');
-    expect(site.seen('nossl.example.test').filter((s) => / http /.test(s))).toEqual([]);
+    // The probe asks http://host/ as sent: neither Firefox's default extension policy
+    // (upgrade-insecure-requests) nor our own ruleset for the home page upgrades it.
+    expect(params.get('http')).toBe('ok');
+    expect(site.seen('nossl.example.test').filter((s) => / http /.test(s))).toEqual(['HEAD http /']);
+    await expect
+      .poll(() => tab.evaluate<string>('document.querySelector("#http-probe").textContent').catch(() => ''), POLL)
+      .toContain('answers over plain HTTP');
   });
 
   it('steps aside behind a captive portal', async () => {
     await extPage.evaluate(`browser.storage.local.set({ portalProbeUrl: ${JSON.stringify(`http://probe.example.test:${site.port}/login`)} })`);
     await tab.start(at('http', 'hotel.example.test', '/'));
     await expect.poll(href, POLL).toBe(at('http', 'hotel.example.test', '/'));
+    // The portal check itself went out over plain HTTP, as a portal expects.
+    expect(site.seen('probe.example.test')).toContain('GET http /login');
     await expect.poll(() => tab.evaluate<string>('document.body.textContent').catch(() => ''), POLL).toContain('http hotel.example.test /');
     expect(await tabStatus()).toMatchObject({ secure: false, kind: 'http-captive-portal' });
     // While captive, a host that speaks TLS is not upgraded either.

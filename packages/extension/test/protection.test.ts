@@ -220,6 +220,7 @@ describe('protection runtime (no browser)', () => {
     httpAllowed: { matchHost: (h: string) => (h === 'left.test' ? 'left.test' : null) },
     httpOnce: new Set(['once.test']),
     rewrite: () => ({ rewritten: null, ruleset: null }),
+    excludedBy: () => null,
   };
 
   it('re-checks a site left on HTTP after the period, origin only, and reports it when HTTPS answers', async () => {

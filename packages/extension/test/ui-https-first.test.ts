@@ -4,7 +4,7 @@ import { httpsFirstApplies, HttpsFirstTracker, interstitialUrl, isFallbackError,
 import { TabActivity } from '../src/background/tab-activity.js';
 import { badgeText, iconState } from '../src/background/icon.js';
 
-const inputs = { enabled: true, captivePortal: false, siteAllowsHttp: () => false, rulesetRewrites: () => false };
+const inputs = { enabled: true, captivePortal: false, siteAllowsHttp: () => false, rulesetRewrites: () => false, rulesetExcludes: () => false };
 
 describe('HTTPS-first decisions', () => {
   it('upgrades plain http navigations only when on and nothing else decides', () => {
@@ -17,6 +17,7 @@ describe('HTTPS-first decisions', () => {
     expect(httpsFirstApplies('http://example.com/', { ...inputs, captivePortal: true })).toBe(false);
     expect(httpsFirstApplies('http://example.com/', { ...inputs, siteAllowsHttp: (u) => u.hostname === 'example.com' })).toBe(false);
     expect(httpsFirstApplies('http://example.com/', { ...inputs, rulesetRewrites: () => true })).toBe(false);
+    expect(httpsFirstApplies('http://example.com/', { ...inputs, rulesetExcludes: () => true })).toBe(false);
   });
 
   it('falls back on TLS and connection errors, not on aborts', () => {

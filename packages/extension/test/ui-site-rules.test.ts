@@ -134,6 +134,18 @@ describe('settings as declarativeNetRequest rules', () => {
     expect(allows.every((r) => r.priority === 3)).toBe(true);
   });
 
+  it("lets the extension's own http:// fetches (probes) through, above every ruleset", () => {
+    const { rules } = uiDnrRules({ ...base, extensionId: 'abcdefghijklmnop' });
+    expect(rules).toEqual([
+      {
+        id: UI_RULE_ID_BASE,
+        priority: 1_900_000,
+        action: { type: 'allow' },
+        condition: { urlFilter: '|http://', initiatorDomains: ['abcdefghijklmnop'], resourceTypes: ['xmlhttprequest'] },
+      },
+    ]);
+  });
+
   it('user rules outrank the default rulesets', () => {
     const { ruleset } = parseRulesetXml(
       '<ruleset name="Mine"><target host="mine.test"/><rule from="^http://mine\\.test/" to="https://secure.mine.test/"/></ruleset>',

@@ -45,6 +45,16 @@ export class ScopedEngine {
     return this.rewriteWithRuleset(url).rewritten;
   }
 
+  /** The active ruleset, in a layer allowed to act on `url`, that excludes it (Engine.excludedBy), or null. */
+  excludedBy(url: string): string | null {
+    for (const layer of this.layers) {
+      if (layer.scope !== null && !layer.scope.test(url)) continue;
+      const name = layer.engine.excludedBy(url);
+      if (name !== null) return name;
+    }
+    return null;
+  }
+
   rewriteWithRuleset(url: string): ScopedRewriteOutcome {
     let refused: ScopedRewriteOutcome['refused'];
     for (const layer of this.layers) {

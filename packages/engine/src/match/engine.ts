@@ -119,6 +119,31 @@ export class Engine {
     return { rewritten: null, ruleset: null };
   }
 
+  /**
+   * Whether an active ruleset whose targets cover the URL's host has an exclusion matching it:
+   * its authors know that URL breaks over HTTPS, so a blanket upgrade (the extension's
+   * protection mode) leaves it alone too. Another ruleset may still rewrite it (`rewrite`).
+   * Answers that ruleset's name, or null.
+   */
+  excludedBy(url: string): string | null {
+    const norm = this.norm;
+    if (!normalizeUrl(url, norm)) return null;
+    const href = norm.href;
+    const count =
+      norm.hostOverride === null ? this.hosts.collect(href, norm.hostStart, norm.hostEnd) : this.hosts.collect(norm.hostOverride, 0, norm.hostOverride.length);
+    for (let c = 0; c < count; c++) {
+      for (const id of this.hosts.nodeRulesets(this.candidates[c] as number)) {
+        if (this.active[id] === 1 && this.trivialOnly[id] === 0 && this.patterns.excluded(id, href)) return this.rulesetName(id);
+      }
+    }
+    return null;
+  }
+
+  /** Whether ruleset `id` has any `<exclusion>` (no pattern is prepared or run). */
+  hasExclusions(id: number): boolean {
+    return this.patterns.exclusionStart.get(id + 1) > this.patterns.exclusionStart.get(id);
+  }
+
   /** Ids of the rulesets whose targets cover `hostname`, in the order they are tried (repeats removed). */
   candidateRulesets(hostname: string): number[] {
     const count = this.hosts.collect(hostname, 0, hostname.length);

@@ -136,14 +136,26 @@ export class PatternCache {
     return taken;
   }
 
-  private applyPatterns(id: number, href: string): string | null {
+  /**
+   * Whether an exclusion of ruleset `id` matches `href`. A ruleset the regex door refuses (now
+   * or on the way) excludes nothing: it is not used at all.
+   */
+  excluded(id: number, href: string): boolean {
+    if (this.refused[id] === 1) return false;
+    this.applying = id;
+    return this.exclusionsMatch(id, href) && this.refused[id] === 0;
+  }
+
+  private exclusionsMatch(id: number, href: string): boolean {
     const exclusionsStart = this.exclusionStart.get(id);
     const exclusionsEnd = this.exclusionStart.get(id + 1);
-    if (exclusionsEnd - exclusionsStart >= EXCLUSION_INDEX_MIN) {
-      if (this.excludedByIndex(id, exclusionsStart, exclusionsEnd, href)) return null;
-    } else {
-      for (let e = exclusionsStart; e < exclusionsEnd; e++) if (this.excludes(e, href)) return null;
-    }
+    if (exclusionsEnd - exclusionsStart >= EXCLUSION_INDEX_MIN) return this.excludedByIndex(id, exclusionsStart, exclusionsEnd, href);
+    for (let e = exclusionsStart; e < exclusionsEnd; e++) if (this.excludes(e, href)) return true;
+    return false;
+  }
+
+  private applyPatterns(id: number, href: string): string | null {
+    if (this.exclusionsMatch(id, href)) return null;
     for (let r = this.ruleStart.get(id), end = this.ruleStart.get(id + 1); r < end; r++) {
       const out = this.applyRule(r, href);
       if (out !== null) return out;

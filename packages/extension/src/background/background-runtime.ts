@@ -13,7 +13,7 @@ import { siteOf } from '../site-rules/site-pattern.js';
 import { ext } from './browser-api.js';
 import { probeCaptivePortal } from './captive-portal.js';
 import { bundledDefaultsTimestamp } from './engine-loader.js';
-import { httpsFirstApplies, HttpsFirstTracker, httpsVersion, interstitialUrl, type FallbackEvent } from './https-first.js';
+import { httpsFirstApplies, httpsFirstInputs, HttpsFirstTracker, httpsVersion, interstitialUrl, type FallbackEvent } from './https-first.js';
 import { badgeText, drawIcon, ICON_TITLE_MESSAGE, iconState } from './icon.js';
 import { TabActivity, type TabRecord } from './tab-activity.js';
 import { type LoopGuardHooks, SettingsController } from './settings-controller.js';
@@ -42,6 +42,8 @@ export interface UiInstallOptions {
   channelProblems(): Promise<Record<string, string>>;
   /** The platform's redirect-loop protection, shown in the popup's status line. */
   loopGuard?: LoopGuardHooks;
+  /** Chromium: known HTTPS hosts the protection mode writes no subresource rule for. */
+  protectionKeepOut?(host: string): boolean;
   /**
    * Chromium: the settings changed, bring their dynamic rules in line (`uiRulesSyncer`). Passed
    * in rather than imported, so the Firefox build does not bundle the DNR compiler.
@@ -85,7 +87,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     dnr: options.platform === 'chromium' ? (ext.declarativeNetRequest as unknown as ConstructorParameters<typeof ProtectionRuntime>[0]['dnr']) : undefined,
     isLoopBlocked: (host) => options.loopGuard?.isHostBlocked(host) ?? false,
     learned: (host) => void secureKnownHostCookies(host),
-    httpProbe: options.platform === 'chromium',
+    dnrKeepOut: options.protectionKeepOut,
   });
 
   /** Cookies the host set before it became known get the same treatment as later ones. */
@@ -320,15 +322,6 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       if (upgraded || d.type === 'main_frame') void refreshIcon(d.tabId, top);
     }
     return undefined;
-  }
-
-  function httpsFirstInputs(c: SettingsController) {
-    return {
-      enabled: c.settings.httpsFirst && c.settings.globalEnabled,
-      captivePortal: c.captivePortal,
-      siteAllowsHttp: (u: URL) => c.siteAllowsHttp(u),
-      rulesetRewrites: (u: string) => c.rewrite(u).rewritten !== null,
-    };
   }
 
   /*

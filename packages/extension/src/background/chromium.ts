@@ -12,6 +12,8 @@ import { DnrUpgradeCheck } from './dnr-upgrade-check.js';
 import { loadBundledEngine } from './engine-loader.js';
 import { LoopGuard } from './loop-guard.js';
 import { installHandoff } from './main-frame-handoff.js';
+import { HANDOFF_SCOPE_PATH, parseHandoffScope, type HandoffScope } from './handoff-rules.js';
+import { exclusionsMayBeMissed } from '../protection/protection-dnr.js';
 import { restoreOverrides } from './overrides-store.js';
 import { listenForCookies, listenForMessages } from './shared-listeners.js';
 import type { SettingsController } from './settings-controller.js';
@@ -26,12 +28,16 @@ const channelDnr = new ChannelDnrRuntime(
 );
 /** False while an update channel replaces the default rulesets (their static ruleset is off). */
 let defaultsInUse = true;
+/** The defaults engine and the hosts of default rulesets DNR did not express completely, once loaded. */
+let defaults: Engine | null = null;
+let handoffScope: HandoffScope | null = null;
 
 const ready: Promise<Engine> = (async () => {
   const loaded = await loadBundledEngine();
   await restoreOverrides(loaded);
   const stored = (await ext.storage.session.get(LOOP_HOSTS_KEY))[LOOP_HOSTS_KEY] as string[] | undefined;
   guard.restore(stored ?? []);
+  defaults = loaded;
   return loaded;
 })();
 
@@ -128,6 +134,7 @@ const ui = installBackground({
     },
   },
   policyApplied: uiRulesSyncer(),
+  protectionKeepOut: (host) => defaults !== null && handoffScope !== null && exclusionsMayBeMissed(defaults, handoffScope, host),
 });
 
 // Main frames DNR cannot rewrite exactly go through the handoff page, which asks the rulesets.
@@ -143,3 +150,11 @@ const handoff = installHandoff({
   handedOff: (tabId, url, target) => ui.noteHandoff(tabId, url, target),
 });
 (globalThis as { httpsifyHandoff?: unknown }).httpsifyHandoff = handoff;
+
+// The known hosts' rules leave out hosts where DNR may miss an exclusion; rebuilt once known.
+void (async () => {
+  const response = await fetch(ext.runtime.getURL(HANDOFF_SCOPE_PATH));
+  handoffScope = parseHandoffScope(await response.json());
+  await ready;
+  await ui.protection.syncRules();
+})().catch((e: unknown) => console.error('httpsify: handoff scope not read', e));

@@ -6,6 +6,7 @@
  *
  * Priorities, highest first:
  *   GLOBAL_OFF            2,000,000  the global switch is off: nothing of ours fires
+ *   OWN_REQUESTS          1,900,000  the extension's own fetches (probes) go out as sent
  *   SITE_DISABLED         1,500,000  "disable on this site" (allowAllRequests on the frame tree)
  *   LOOP_ALLOW            1,000,000  a host given up on after a redirect loop (session)
  *   user rules            100,000 + their compiled priority
@@ -26,6 +27,11 @@ import { MAX_COMPILED_PRIORITY } from '@httpsify/engine/dnr';
 export { MAX_COMPILED_PRIORITY };
 
 export const GLOBAL_OFF_PRIORITY = 2_000_000;
+/**
+ * The worker's own requests (the fallback's `HEAD http://host/`, the captive-portal check) are
+ * never rewritten: a ruleset's redirect of the probe reads as "the site answers over HTTP".
+ */
+export const OWN_REQUESTS_PRIORITY = 1_900_000;
 export const SITE_DISABLED_PRIORITY = 1_500_000;
 /** Above every compiled rule: a host given up on (redirect loop) is never upgraded again. */
 export const LOOP_ALLOW_PRIORITY = 1_000_000;

@@ -9,7 +9,7 @@ import { LoopGuard } from './loop-guard.js';
 import { restoreOverrides } from './overrides-store.js';
 import { listenForCookies, listenForMessages } from './shared-listeners.js';
 import { installBackground } from './background-runtime.js';
-import { upgradeDecision } from './webrequest-upgrader.js';
+import { isOwnRequest, upgradeDecision } from './webrequest-upgrader.js';
 
 const guard = new LoopGuard();
 let engine: Engine | null = null;
@@ -38,9 +38,14 @@ const ui = installBackground({
 const decide = (e: Engine, d: chrome.webRequest.OnBeforeRequestDetails): Blocking =>
   guard.isUrlBlocked(d.url) ? {} : (ui.decide(d) ?? upgradeDecision(ui.rewriter() ?? e, guard, d.url));
 
-const onBeforeRequest = (d: chrome.webRequest.OnBeforeRequestDetails): Blocking | Promise<Blocking> =>
-  // Requests that arrive while the bundle is still loading wait for it (Firefox allows a promise).
-  engine ? decide(engine, d) : ready.then((e) => decide(e, d));
+const ownOrigin = ext.runtime.getURL('');
+const onBeforeRequest = (d: chrome.webRequest.OnBeforeRequestDetails & { originUrl?: string }): Blocking | Promise<Blocking> =>
+  isOwnRequest(d, ownOrigin)
+    ? {}
+    : // Requests that arrive while the bundle is still loading wait for it (Firefox allows a promise).
+      engine
+      ? decide(engine, d)
+      : ready.then((e) => decide(e, d));
 ext.webRequest.onBeforeRequest.addListener(onBeforeRequest as (d: chrome.webRequest.OnBeforeRequestDetails) => Blocking | undefined, { urls: ['http://*/*'] }, [
   'blocking',
 ]);

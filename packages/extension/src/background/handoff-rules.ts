@@ -41,6 +41,17 @@ export function handoffScope(rulesets: readonly Ruleset[], omissions: readonly D
   return { domains: [...domains].sort(), patterns: [...patterns].sort() };
 }
 
+/** Whether the scope covers `host`: a domain is the host or one of its parents; a pattern's `*` is one label. */
+export function inHandoffScope(scope: HandoffScope, host: string): boolean {
+  const h = host.toLowerCase();
+  if (scope.domains.some((d) => h === d || h.endsWith(`.${d}`))) return true;
+  const labels = h.split('.');
+  return scope.patterns.some((p) => {
+    const parts = p.split('.');
+    return parts.length === labels.length && parts.every((part, i) => part === '*' || part === labels[i]);
+  });
+}
+
 /** Checks a scope read from the extension's files (the build wrote it; still, one door). */
 export function parseHandoffScope(json: unknown): HandoffScope {
   const o = json as Partial<HandoffScope> | null;

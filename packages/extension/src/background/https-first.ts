@@ -45,11 +45,33 @@ export interface HttpsFirstInputs {
   siteAllowsHttp: (url: URL) => boolean;
   /** A ruleset (or user rule) already decides this URL. */
   rulesetRewrites: (url: string) => boolean;
+  /** A ruleset's exclusion matches this URL: its authors know it breaks over HTTPS. */
+  rulesetExcludes: (url: string) => boolean;
   /** The captive-portal check failed: the network is not the internet yet. */
   captivePortal: boolean;
 }
 
-/** Whether HTTPS-first upgrades this top-level navigation itself (no ruleset does it). */
+/** What the inputs are read from: the settings controller (kept narrow for tests). */
+export interface HttpsFirstState {
+  settings: { httpsFirst: boolean; globalEnabled: boolean };
+  captivePortal: boolean;
+  siteAllowsHttp(url: URL): boolean;
+  rewrite(url: string): { rewritten: string | null };
+  excludedBy(url: string): string | null;
+}
+
+/** The inputs as the background reads them now (both browsers; Chromium's handoff page too). */
+export function httpsFirstInputs(c: HttpsFirstState): HttpsFirstInputs {
+  return {
+    enabled: c.settings.httpsFirst && c.settings.globalEnabled,
+    captivePortal: c.captivePortal,
+    siteAllowsHttp: (u) => c.siteAllowsHttp(u),
+    rulesetRewrites: (u) => c.rewrite(u).rewritten !== null,
+    rulesetExcludes: (u) => c.excludedBy(u) !== null,
+  };
+}
+
+/** Whether HTTPS-first upgrades this top-level navigation itself (no ruleset does it or excludes it). */
 export function httpsFirstApplies(url: string, inputs: HttpsFirstInputs): boolean {
   if (!inputs.enabled || inputs.captivePortal) return false;
   let u: URL;
@@ -61,7 +83,7 @@ export function httpsFirstApplies(url: string, inputs: HttpsFirstInputs): boolea
   if (u.protocol !== 'http:') return false;
   if (isHttpsFirstExempt(u.hostname)) return false;
   if (inputs.siteAllowsHttp(u)) return false;
-  return !inputs.rulesetRewrites(url);
+  return !inputs.rulesetRewrites(url) && !inputs.rulesetExcludes(url);
 }
 
 export function httpsVersion(url: string): string {

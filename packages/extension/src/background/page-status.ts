@@ -28,6 +28,8 @@ export interface PageStatusInputs {
   rewriteHttp: { rewritten: string | null; ruleset: string | null };
   /** Rulesets on by default whose targets cover the host but which the user switched off. */
   offRulesets: string[];
+  /** The active ruleset whose exclusion matches the page's http:// address (nothing upgrades it). */
+  excludedBy?: string | null;
   /** The fallback moved the tab here from this host (its `www.` twin had HTTPS). */
   alternativeFrom?: string | null;
 }
@@ -66,6 +68,8 @@ export function pageStatus(i: PageStatusInputs): PageStatus {
   }
   if (rewrites) return { ...base(false, true), kind: 'http-not-yet' };
   if (i.offRulesets.length > 0) return { ...base(false, true), kind: 'http-ruleset-off', rulesets: i.offRulesets };
+  // Not a retry: the ruleset's authors know the page breaks over HTTPS.
+  if (i.excludedBy) return { ...base(false, false), kind: 'http-ruleset-excludes', ruleset: i.excludedBy };
   const localAddress = isHttpsFirstExempt(url.hostname);
   // HTTPS-first would upgrade this page: it was loaded before HTTPS-first was switched on.
   if (i.httpsFirst && !localAddress) return { ...base(false, true), kind: 'http-not-yet' };

@@ -214,6 +214,15 @@ export class SettingsController {
     return { rewritten: d.rewritten, ruleset: d.ruleset };
   }
 
+  /**
+   * The active ruleset (user rules, channels within their scopes, defaults) with an exclusion
+   * matching the URL, or null: the protection mode leaves such a URL on HTTP, as Chromium's
+   * rule priorities do (the ruleset's `allow` sits above the mode's rules).
+   */
+  excludedBy(url: string): string | null {
+    return this.userEngine?.excludedBy(url) ?? this.channels.scoped.excludedBy(url);
+  }
+
   /** Ruleset names whose targets cover a host: user rules, then defaults (candidate order). */
   rulesetNamesForHost(host: string): string[] {
     const names: string[] = [];
@@ -297,6 +306,7 @@ export class SettingsController {
       upgraded: rec !== undefined && rec.url === tabUrl && rec.mainUpgraded === true ? { byHttpsFirst: rec.httpsFirst } : null,
       rewriteHttp: httpUrl === undefined || site === null ? { rewritten: null, ruleset: null } : this.rewrite(httpUrl),
       offRulesets,
+      excludedBy: httpUrl === undefined || site === null ? null : this.excludedBy(httpUrl),
       alternativeFrom: (() => {
         const alt = this.alternativeTabs.get(tabId);
         return alt !== undefined && tabUrl !== undefined && siteOf(alt.url)?.hostWithPort === site?.hostWithPort ? alt.from : null;

@@ -7,6 +7,7 @@ import {
   GLOBAL_OFF_PRIORITY,
   HTTPS_FIRST_EXEMPT_PRIORITY,
   HTTPS_FIRST_PRIORITY,
+  OWN_REQUESTS_PRIORITY,
   SITE_DISABLED_PRIORITY,
   UI_RULE_ID_BASE,
   USER_RULE_PRIORITY_OFFSET,
@@ -33,10 +34,15 @@ export interface UiRuleInputs {
   userRulesets: readonly Ruleset[];
   /** HTTPS-first on and not suspended by a captive portal. */
   httpsFirst: boolean;
+  /** The extension's id: its own requests (initiator `chrome-extension://<id>`) go out as sent. */
+  extensionId?: string;
 }
 
-/** Our rules also use `allowAllRequests`, which the engine's compiler never emits. */
-export type UiDnrRule = Omit<DnrRule, 'action'> & { action: DnrRule['action'] | { type: 'allowAllRequests' } };
+/** Our rules also use `allowAllRequests` and `initiatorDomains`, which the engine's compiler never emits. */
+export type UiDnrRule = Omit<DnrRule, 'action' | 'condition'> & {
+  action: DnrRule['action'] | { type: 'allowAllRequests' };
+  condition: DnrRule['condition'] & { initiatorDomains?: string[] };
+};
 type Planned = Omit<UiDnrRule, 'id'>;
 
 /** A urlFilter for one site entry (both schemes, the entry's port or any port). */
@@ -78,6 +84,12 @@ export function uiDnrRules(inputs: UiRuleInputs): { rules: UiDnrRule[]; omitted:
     planned.push({ priority: GLOBAL_OFF_PRIORITY, action: { type: 'allow' }, condition: { urlFilter: '|http://', resourceTypes: all } });
     return { rules: number(planned), omitted: 0 };
   }
+  if (inputs.extensionId !== undefined)
+    planned.push({
+      priority: OWN_REQUESTS_PRIORITY,
+      action: { type: 'allow' },
+      condition: { urlFilter: '|http://', initiatorDomains: [inputs.extensionId], resourceTypes: ['xmlhttprequest'] },
+    });
   for (const entry of inputs.disabledSites) {
     const filter = siteUrlFilter(entry);
     if (filter === null) continue;

@@ -18,6 +18,7 @@ export function uiRulesSyncer(): (c: SettingsController) => Promise<void> {
       httpOnceHosts: [...c.httpOnce],
       userRulesets: c.userRulesets.filter((r) => c.userEngine?.isActive(c.userEngine.rulesetIdsByName(r.name)[0] as number)),
       httpsFirst: s.httpsFirst && !c.captivePortal,
+      extensionId: ext.runtime.id,
     });
     const key = JSON.stringify(rules);
     if (key === appliedRules) return;

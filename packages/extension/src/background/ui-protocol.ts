@@ -101,6 +101,8 @@ export type PageStatus = PageStatusBase &
     | { kind: 'http-captive-portal' }
     /** Rulesets cover the site but the user switched them off. */
     | { kind: 'http-ruleset-off'; rulesets: string[] }
+    /** A ruleset's exclusion covers this address: its authors know it breaks over HTTPS. */
+    | { kind: 'http-ruleset-excludes'; ruleset: string }
     /** A rule (or HTTPS-first) covers the page now but it was loaded before: a reload upgrades it. */
     | { kind: 'http-not-yet' }
     /** No ruleset covers the site and HTTPS-first is off, or the site is a local address it never tries. */

@@ -16,6 +16,16 @@ export interface ManifestOptions {
  */
 const CHANNEL_PERMISSIONS = ['storage', 'unlimitedStorage', 'alarms'];
 
+/**
+ * Firefox's default policy for Manifest V3 extension pages is `script-src 'self';
+ * upgrade-insecure-requests;` (pref `extensions.webextensions.default-content-security-policy.v3`
+ * in ESR 153): every http:// fetch of the background would leave as https://, so the
+ * fallback's "does the site answer over HTTP?" probe and the captive-portal probe would ask the
+ * wrong question. Measured in ESR 153: the server saw `HEAD https /` for `fetch('http://…')`.
+ * The same scripts policy, without the upgrade; the extension's pages load nothing over HTTP.
+ */
+const FIREFOX_EXTENSION_PAGES_CSP = "script-src 'self';";
+
 const NAME = 'httpsify';
 const DESCRIPTION = 'Keeps web traffic on HTTPS with HTTPS Everywhere-format rulesets.';
 
@@ -33,6 +43,7 @@ export function manifestFor(browser: Browser, options: ManifestOptions): Record<
   return {
     ...common,
     background: { scripts: ['background.js'] },
+    content_security_policy: { extension_pages: FIREFOX_EXTENSION_PAGES_CSP },
     permissions: ['webRequest', 'webRequestBlocking', 'cookies', ...CHANNEL_PERMISSIONS],
     browser_specific_settings: { gecko: { id: 'httpsify@httpsify.org', strict_min_version: '128.0' } },
   };

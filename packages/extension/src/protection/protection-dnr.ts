@@ -1,5 +1,7 @@
+import type { Engine } from '@httpsify/engine';
 import { ALL_RESOURCE_TYPES, type DnrRule } from '@httpsify/engine/dnr';
 import { PROTECTION_PRIORITY, PROTECTION_RULE_ID_BASE } from '../background/dnr-layout.js';
+import { inHandoffScope, type HandoffScope } from '../background/handoff-rules.js';
 
 /*
  * Chromium rules of the protection mode. Their priority (PROTECTION_PRIORITY, the lowest but
@@ -39,4 +41,15 @@ export function knownHttpsRules(hosts: readonly string[]): DnrRule[] {
     });
   }
   return rules;
+}
+
+/**
+ * Whether a known host must get no upgrade rule because DNR may not honour a ruleset's
+ * exclusion there: an active default ruleset covering it has exclusions and did not compile
+ * completely (the host is in the handoff scope; an exclusion DNR cannot express leaves its
+ * whole ruleset out). Navigations are safe (the handoff page asks the engine); a subresource
+ * rule at PROTECTION_PRIORITY would find no `allow` above it and upgrade the excluded URLs.
+ */
+export function exclusionsMayBeMissed(engine: Engine, scope: HandoffScope, host: string): boolean {
+  return inHandoffScope(scope, host) && engine.candidateRulesets(host).some((id) => engine.isActive(id) && engine.hasExclusions(id));
 }

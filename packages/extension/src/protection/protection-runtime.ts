@@ -29,6 +29,8 @@ export interface ProtectionView {
   /** Hosts opened over HTTP "this time" (the session). */
   httpOnce: ReadonlySet<string>;
   rewrite(url: string): { rewritten: string | null; ruleset: string | null };
+  /** The active ruleset whose exclusion matches the URL, or null. */
+  excludedBy(url: string): string | null;
 }
 
 export interface StorageLike {
@@ -50,11 +52,10 @@ export interface ProtectionDeps {
   fetch?: typeof fetch;
   probeTimeoutMs?: number;
   /**
-   * Whether the fallback may probe `http://host/`. Off in Firefox: there the background's own
-   * http:// fetch never reached our test server (NetworkError; ESR 140), so its answer would
-   * tell the user nothing true.
+   * Chromium: known hosts that get no subresource rule, as DNR may miss a ruleset's exclusion
+   * there (`exclusionsMayBeMissed`).
    */
-  httpProbe?: boolean;
+  dnrKeepOut?(host: string): boolean;
   /** A host became known (its first response's cookies were set before we knew). */
   learned?(host: string): void;
 }
@@ -146,7 +147,8 @@ export class ProtectionRuntime {
 
   // ---- Chromium: the known hosts' dynamic rules ---------------------------------------------
   rules(v: ProtectionView): DnrRule[] {
-    return knownHttpsRules(this.liveHosts(v));
+    const keepOut = this.deps.dnrKeepOut;
+    return knownHttpsRules(keepOut === undefined ? this.liveHosts(v) : this.liveHosts(v).filter((h) => !keepOut(h)));
   }
 
   private scheduleRules(): void {
@@ -210,7 +212,8 @@ export class ProtectionRuntime {
   // ---- Firefox: the same decision in the blocking listener ------------------------------------
   /**
    * A subresource (or frame) to a known HTTPS host: the rulesets' own rewrite when they have
-   * one, else the https:// twin. Null: not ours. The page's own state does not matter (an
+   * one, else the https:// twin, unless a ruleset excludes the URL (as on Chromium, where its
+   * `allow` outranks the mode's rules). Null: not ours. The page's own state does not matter (an
    * "off" page never gets here): an HTTP page's known HTTPS hosts are upgraded.
    */
   decideSubresource(v: ProtectionView, url: string): { redirectUrl: string } | null {
@@ -218,7 +221,8 @@ export class ProtectionRuntime {
     const site = siteOf(url);
     if (site === null || !this.upgradesHost(v, site.host, site.port)) return null;
     const byRules = v.rewrite(url).rewritten;
-    return { redirectUrl: byRules ?? url.replace(/^http:/, 'https:') };
+    if (byRules !== null) return { redirectUrl: byRules };
+    return v.excludedBy(url) !== null ? null : { redirectUrl: url.replace(/^http:/, 'https:') };
   }
 
   // ---- the fallback ---------------------------------------------------------------------------
@@ -248,7 +252,6 @@ export class ProtectionRuntime {
         }
       }
     }
-    if (this.deps.httpProbe === false) return { go: null, tried, http: 'not tried' };
     const http = await probe(originOnly(httpUrl, 'http'), fetchFn, this.deps.probeTimeoutMs);
     return { go: null, tried, http };
   }

@@ -37,7 +37,9 @@ export const NO_TLS = new Set([
  * it (Chromium: `host:80` and `host:443`, Firefox: `network.dns.localDomains`).
  *   /pixel.png    a 1x1 image;   /set-cookie   sets `sid` without Secure;
  *   /success.txt  the captive-portal probe's answer;   /login   a portal's login page;
- *   intranet/     an HTTP page embedding http:// images of cdn.* (learned) and other.* hosts.
+ *   intranet/     an HTTP page embedding http:// images of cdn.* (learned) and other.* hosts;
+ *   intranet/embed?src=URL&src=URL   an HTTP page embedding the images given.
+ *   Any path ending in .png answers the image.
  */
 export async function startProtectionSite(cdnHost: string, otherHost: string): Promise<ProtectionSite> {
   // No subjectAltName, as the browsers' certificate checks are off for these hosts.
@@ -50,7 +52,7 @@ export async function startProtectionSite(cdnHost: string, otherHost: string): P
     const path = req.url ?? '';
     log.push({ secure, method: req.method ?? '', host, path });
     if (path === '/favicon.ico') return void res.writeHead(404).end();
-    if (path === '/pixel.png') {
+    if (path.split('?')[0]?.endsWith('.png')) {
       res.writeHead(200, { 'content-type': 'image/png', 'cache-control': 'no-store' });
       return void res.end(Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==', 'base64'));
     }
@@ -59,10 +61,13 @@ export async function startProtectionSite(cdnHost: string, otherHost: string): P
     const headers: Record<string, string | string[]> = { 'content-type': 'text/html', 'cache-control': 'no-store' };
     if (path === '/set-cookie') headers['set-cookie'] = ['sid=abc; Path=/', 'pref=1; Path=/; Secure'];
     const p = port === 0 || req.headers.host?.includes(':') !== true ? '' : `:${port}`;
+    const embedded = host === 'intranet' && path.startsWith('/embed?') ? new URL(path, 'http://intranet').searchParams.getAll('src') : null;
     const body =
-      host === 'intranet'
-        ? `<img id="known" src="http://${cdnHost}${p}/pixel.png?n=${Date.now()}"><img id="other" src="http://${otherHost}${p}/pixel.png?n=${Date.now()}">`
-        : '';
+      embedded !== null
+        ? embedded.map((src) => `<img src="${src.replace(/[^\w:/.?=&%-]/g, '')}">`).join('')
+        : host === 'intranet'
+          ? `<img id="known" src="http://${cdnHost}${p}/pixel.png?n=${Date.now()}"><img id="other" src="http://${otherHost}${p}/pixel.png?n=${Date.now()}">`
+          : '';
     res.writeHead(200, headers).end(`<!doctype html><title>${host}</title><body>${secure ? 'https' : 'http'} ${host} ${path}${body}</body>`);
   };
   const http = createHttpServer(handler(false));

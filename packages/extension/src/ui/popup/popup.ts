@@ -81,6 +81,8 @@ function statusText(s: PageStatus): StatusText {
         detail: t('statusHttpRulesetOffDetail', s.rulesets.join('”, “')),
         action: t('statusHttpRulesetOffAction'),
       };
+    case 'http-ruleset-excludes':
+      return { tone: 'neutral', title: t('statusHttpRulesetExcludes'), detail: t('statusHttpRulesetExcludesDetail', s.ruleset) };
     case 'http-not-yet':
       return { tone: 'warn', title: t('statusHttpNotYet'), detail: t('statusHttpNotYetDetail'), action: t('statusHttpNotYetAction') };
     case 'http-no-rule':
