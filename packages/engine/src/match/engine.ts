@@ -133,7 +133,8 @@ export class Engine {
       norm.hostOverride === null ? this.hosts.collect(href, norm.hostStart, norm.hostEnd) : this.hosts.collect(norm.hostOverride, 0, norm.hostOverride.length);
     for (let c = 0; c < count; c++) {
       for (const id of this.hosts.nodeRulesets(this.candidates[c] as number)) {
-        if (this.active[id] === 1 && this.trivialOnly[id] === 0 && this.patterns.excluded(id, href)) return this.rulesetName(id);
+        const bits = this.state[id] || this.rulesets.settle(id);
+        if ((bits & RulesetBit.Active) !== 0 && (bits & RulesetBit.TrivialOnly) === 0 && this.patterns.excluded(id, href)) return this.rulesetName(id);
       }
     }
     return null;
