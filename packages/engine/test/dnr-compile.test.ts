@@ -349,7 +349,7 @@ describe('DNR compiler: exclusions', () => {
 
 describe('DNR compiler: hosts with a trailing dot', () => {
   const xml = [
-    trivial('Trivial', ['example.com', '*.wild.org']),
+    trivial('Trivial', ['example.com', 'www.example.com', '*.wild.org']),
     `<ruleset name="Moves"><target host="moves.net"/><exclusion pattern="^http://moves\\.net/keep"/><rule from="^http://moves\\.net/(\\w+)" to="https://www.moves.net/$1/"/></ruleset>`,
     `<ruleset name="Literal"><target host="lit.example"/><rule from="^http://lit\\.example/a" to="https://cdn.lit.example/a"/></ruleset>`,
   ];
@@ -359,6 +359,7 @@ describe('DNR compiler: hosts with a trailing dot', () => {
   it('are rewritten as the reference does: dots taken off, then the same rules as without them', () => {
     const c = compiled(xml, { trailingDots: true });
     expect(lands(c, 'http://example.com./x?y=1')).toBe('https://example.com/x?y=1');
+    expect(lands(c, 'http://www.example.com./')).toBe('https://www.example.com/');
     expect(lands(c, 'http://a.b.wild.org../p')).toBe('https://a.b.wild.org/p');
     expect(lands(c, 'http://example.com.:8080/')).toBe('https://example.com:8080/');
     expect(lands(c, 'http://moves.net./page')).toBe('https://www.moves.net/page/');
@@ -370,7 +371,7 @@ describe('DNR compiler: hosts with a trailing dot', () => {
     expect(lands(c, 'http://wild.org./x')).toBe('http://wild.org/x');
     expect(lands(c, 'http://user:pw@example.com./x')).toBeNull();
     expect(c.go('http://example.com./x', 'main_frame')).toBeNull();
-    // One regex rule does it, at the top of the compiled priorities.
+    // One regex rule does it, at the top of the compiled priorities (www.example.com is below example.com).
     const dots = c.rules.filter((r) => r.condition.regexFilter?.includes('\\.+'));
     expect(dots).toHaveLength(1);
     expect(dots[0]?.condition.requestDomains).toEqual(['example.com', 'lit.example', 'moves.net', 'wild.org']);

@@ -152,7 +152,8 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
 
 /**
  * The hosts whose trailing-dot form is worth undotting: every exact target and `*.x` suffix of
- * the rulesets that compiled. Right and middle wildcards have no domain form and stay missed.
+ * the rulesets that compiled, each with its subdomains (requestDomains), so a host below one
+ * already listed is left out. Right and middle wildcards have no domain form and stay missed.
  */
 function dottedDomains(plans: readonly RulesetPlan[]): string[] {
   const out = new Set<string>();
@@ -162,7 +163,12 @@ function dottedDomains(plans: readonly RulesetPlan[]): string[] {
       else if (t.kind === 'left') out.add(t.suffix);
     }
   }
-  return [...out].sort();
+  // requestDomains takes subdomains too: `www.a.com` beside `a.com` adds nothing.
+  const underListed = (host: string): boolean => {
+    for (let at = host.indexOf('.'); at >= 0; at = host.indexOf('.', at + 1)) if (out.has(host.slice(at + 1))) return true;
+    return false;
+  };
+  return [...out].filter((h) => !underListed(h)).sort();
 }
 
 function planRuleset(
