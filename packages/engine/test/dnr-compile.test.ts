@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileBundle, loadBundle, type Ruleset } from '../src/index.js';
 import { parseRulesetXml } from '../src/parse/index.js';
-import { compileDnr, DnrEmulator, type DnrCompileOptions, type DnrResourceType } from '../src/dnr/index.js';
+import { compileDnr, DnrEmulator, follow, measureTrailingDotCoverage, type DnrCompileOptions, type DnrResourceType } from '../src/dnr/index.js';
 
 function rulesets(...xml: string[]): Ruleset[] {
   return xml.map((x, i) => {
@@ -344,6 +344,62 @@ describe('DNR compiler: exclusions', () => {
     expect(report.omissions.map((o) => o.what)).toEqual(['exclusion', 'ruleset']);
     expect(report.rulesetsSkipped).toBe(1);
     expect(go('http://a.com/page')).toBeNull();
+  });
+});
+
+describe('DNR compiler: hosts with a trailing dot', () => {
+  const xml = [
+    trivial('Trivial', ['example.com', 'www.example.com', '*.wild.org']),
+    `<ruleset name="Moves"><target host="moves.net"/><exclusion pattern="^http://moves\\.net/keep"/><rule from="^http://moves\\.net/(\\w+)" to="https://www.moves.net/$1/"/></ruleset>`,
+    `<ruleset name="Literal"><target host="lit.example"/><rule from="^http://lit\\.example/a" to="https://cdn.lit.example/a"/></ruleset>`,
+  ];
+  /** Where a subresource request ends, redirects followed as Chromium matches each again. */
+  const lands = (rules: ReturnType<typeof compiled>, url: string) => follow(new DnrEmulator(rules.rules), { url, type: 'script' });
+
+  it('are rewritten as the reference does: dots taken off, then the same rules as without them', () => {
+    const c = compiled(xml, { trailingDots: true });
+    expect(lands(c, 'http://example.com./x?y=1')).toBe('https://example.com/x?y=1');
+    expect(lands(c, 'http://www.example.com./')).toBe('https://www.example.com/');
+    expect(lands(c, 'http://a.b.wild.org../p')).toBe('https://a.b.wild.org/p');
+    expect(lands(c, 'http://example.com.:8080/')).toBe('https://example.com:8080/');
+    expect(lands(c, 'http://moves.net./page')).toBe('https://www.moves.net/page/');
+    expect(lands(c, 'http://lit.example./a/b')).toBe('https://cdn.lit.example/a/b');
+    // An exclusion holds for the dotted form too; such a URL only loses its dot.
+    expect(lands(c, 'http://moves.net./keep')).toBe('http://moves.net/keep');
+    // Hosts no ruleset targets, credentials and main frames (the handoff page's) are left alone.
+    expect(lands(c, 'http://other.com./x')).toBeNull();
+    expect(lands(c, 'http://wild.org./x')).toBe('http://wild.org/x');
+    expect(lands(c, 'http://user:pw@example.com./x')).toBeNull();
+    expect(c.go('http://example.com./x', 'main_frame')).toBeNull();
+    // One regex rule does it, at the top of the compiled priorities (www.example.com is below example.com).
+    const dots = c.rules.filter((r) => r.condition.regexFilter?.includes('\\.+'));
+    expect(dots).toHaveLength(1);
+    expect(dots[0]?.condition.requestDomains).toEqual(['example.com', 'lit.example', 'moves.net', 'wild.org']);
+  });
+
+  it('are missed, never rewritten differently, without the rule (the dynamic sets)', () => {
+    const c = compiled(xml);
+    for (const url of ['http://example.com./x', 'http://moves.net./page', 'http://lit.example./a', 'http://moves.net./keep']) expect(lands(c, url)).toBeNull();
+  });
+
+  it('costs one regex of the budget', () => {
+    const regexes = (o: DnrCompileOptions) => compiled(xml, o).report.regexRuleCount;
+    expect(regexes({ trailingDots: true })).toBe(regexes({}) + 1);
+    const tight = compiled(xml, { trailingDots: true, regexLimit: regexes({}) });
+    expect(tight.report.regexRuleCount).toBeLessThanOrEqual(regexes({}));
+    expect(tight.report.overLimits).toEqual([]);
+  });
+
+  it('are measured against the oracle as dotted subresource URLs', () => {
+    const cases = [
+      { url: 'http://example.com/x', expected: 'https://example.com/x' },
+      { url: 'http://moves.net/keep', expected: null },
+      { url: 'http://127.0.0.1/', expected: null },
+    ];
+    const m = measureTrailingDotCoverage(compiled(xml, { trailingDots: true }).rules, cases);
+    expect(m).toMatchObject({ cases: 2, rewrites: 1, reproduced: 1, missed: 0, wrong: 0, spurious: 0, dotOnly: 1 });
+    const before = measureTrailingDotCoverage(compiled(xml).rules, cases);
+    expect(before).toMatchObject({ cases: 2, rewrites: 1, reproduced: 0, missed: 1, wrong: 0, spurious: 0, dotOnly: 0 });
   });
 });
 

@@ -165,7 +165,17 @@ describe('channels in the settings and the controller', () => {
     expect(area.data.get('channels')).toEqual([DEFINITION]);
     expect(defs.at(-1)).toEqual([DEFINITION]);
     const again = (await c.handle({ type: 'channelAdd', json: JSON.stringify(PASTED) })) as ChannelAddResult & { ok: false };
-    expect(again.error).toContain('already exists');
+    expect(again.error).toBe('a channel cannot be named "My channel": there is already a channel named "My channel"');
+    // The library's name, or one that reads like it, and look-alikes of a channel's name are refused by channelAdd too.
+    for (const [name, reason] of [
+      ['Local library', 'the name is taken by your imported ruleset library ("Local library")'],
+      [' LOCAL library', 'the name is taken by your imported ruleset library ("Local library")'],
+      ['my  Channel ', 'it reads the same as the channel "My channel"'],
+    ]) {
+      const taken = (await c.handle({ type: 'channelAdd', json: JSON.stringify({ ...PASTED, name }) })) as ChannelAddResult & { ok: false };
+      expect(taken.error).toBe(`a channel cannot be named ${JSON.stringify(name)}: ${reason}`);
+    }
+    expect(area.data.get('channels')).toEqual([DEFINITION]);
 
     await c.handle({ type: 'channelRemove', name: 'My channel' });
     expect(area.data.get('channels')).toEqual([]);
@@ -175,16 +185,18 @@ describe('channels in the settings and the controller', () => {
 
   it('keeps rejected stored channels as repair records, and exports and imports channels', async () => {
     const { c, area } = await controllerWithChannels();
-    area.data.set('channels', [DEFINITION, { ...DEFINITION, name: '' }, DEFINITION, 'junk']);
+    // A channel named like the library could be imported before the import checked names.
+    area.data.set('channels', [DEFINITION, { ...DEFINITION, name: '' }, DEFINITION, 'junk', { ...DEFINITION, name: 'Local library' }]);
     const s = await c.store.load();
     expect(s.channels).toEqual([DEFINITION]);
     const repairs = s.repairs.filter((r) => r.key === 'channels').map((r) => r.problem);
     expect(repairs).toEqual([
       'channel definition: "name" must be a non-empty string',
-      'duplicate channel "My channel"',
+      'channel 3 ("My channel"): there is already a channel named "My channel"',
       'channel definition: must be a JSON object',
+      'channel 5 ("Local library"): the name is taken by your imported ruleset library ("Local library")',
     ]);
-    expect(s.repairs.find((r) => r.problem.startsWith('duplicate'))?.original).toContain('rules.example.org');
+    expect(s.repairs.find((r) => r.problem.startsWith('channel 3'))?.original).toContain('rules.example.org');
 
     await c.reconcile(s);
     const exported = c.exportSettings() as { settings: Record<string, unknown> };

@@ -93,7 +93,7 @@ describe('channel state in storage.local', () => {
       [{ ...good, installed: { ...good.installed, verifiedFor: 1 } }, 'does not say what it was verified for'],
       [{ ...good, signingKey: { ...good.signingKey, key: { kty: 'RSA', n: 'AQAB', e: 'AQ' } } }, '"signingKey"'],
       [{ ...good, installed: { ...good.installed, bundle: '!!!' } }, 'not valid base64'],
-      [{ ...good, installed: { ...good.installed, bytes: 3 } }, 'were stored'],
+      [{ ...good, installed: { ...good.installed, bytes: 3 } }, 'but the record says 3'],
       [{ ...good, channel: { ...good.channel, urlPrefix: 'http://plain/' } }, 'must be an https: URL'],
       [{ ...good, lastCheck: { at: -1, result: 'updated' } }, '"lastCheck" is malformed'],
     ];

@@ -46,9 +46,20 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
       if (host === 'page.uncovered.test' && req.url === '/sub') {
         return page(res, `<script src="http://plain.example.test:${server.port}/s.js"></script>`, { 'set-cookie': 'other=1; Path=/' });
       }
+      if (host === 'page.uncovered.test' && req.url === '/dots') {
+        // Trailing-dot hosts: a trivial ruleset, its exclusion, and a host-moving `$1` rule.
+        const p = server.port;
+        const srcs = [`http://plain.example.test.:${p}/d.js`, `http://plain.example.test.:${p}/excluded/e.js`, `http://old.example.test.:${p}/o.js`];
+        return page(res, srcs.map((s) => `<script src="${s}"></script>`).join(''));
+      }
       if (req.url === '/s.js') {
         res.writeHead(200, { 'content-type': 'text/javascript' });
         res.end(`document.body.dataset.loaded = ${JSON.stringify(scheme)};`);
+        return;
+      }
+      if (req.url?.endsWith('.js')) {
+        res.writeHead(200, { 'content-type': 'text/javascript' });
+        res.end(`document.body.dataset[${JSON.stringify(req.url.replace(/\W/g, ''))}] = ${JSON.stringify(`${scheme} ${host}`)};`);
         return;
       }
       page(res, `${scheme} ${host} ${req.url}`);
@@ -93,6 +104,26 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
     expect(await tab.evaluate(() => document.body.dataset.loaded)).toBe('https');
     const fetched = server.log.filter((r) => r.path === '/s.js');
     expect(fetched.map((r) => r.secure)).toEqual([true]);
+    await tab.close();
+  });
+
+  it('upgrades a subresource whose host ends in a dot, as the reference (dot dropped), exclusions kept', async () => {
+    const tab = await ext.context.newPage();
+    await tab.goto(`${origin('http', 'page.uncovered.test')}/dots`);
+    const loaded = () => tab.evaluate(() => ({ ...document.body.dataset }));
+    await expect.poll(async () => Object.keys(await loaded()).length, { timeout: 10_000 }).toBe(3);
+    expect(await loaded()).toEqual({
+      djs: 'https plain.example.test',
+      // The exclusion holds for the dotted host too: left on HTTP (only its dot is gone).
+      excludedejs: 'http plain.example.test',
+      movedojs: 'https new.example.test',
+    });
+    const hits = server.log.filter((r) => ['/d.js', '/excluded/e.js', '/moved/o.js', '/o.js'].includes(r.path));
+    expect(hits.map((r) => `${r.secure ? 'https' : 'http'} ${r.host} ${r.path}`).sort()).toEqual([
+      'http plain.example.test /excluded/e.js',
+      'https new.example.test /moved/o.js',
+      'https plain.example.test /d.js',
+    ]);
     await tab.close();
   });
 

@@ -80,10 +80,10 @@ describe('update channels in Chromium', () => {
     await expect.poll(() => o.locator('#channel-list .channel-result').getAttribute('class'), POLL).toContain('current');
     const installed = o.locator('#channel-list .channel-installed time');
     expect(await installed.getAttribute('datetime')).toBe(new Date(T1 * 1000).toISOString());
-    expect(await o.locator('#channel-list .channel-installed').textContent()).toContain('1 rulesets');
+    expect(await o.locator('#channel-list .channel-installed').textContent()).toContain(' · 1 ruleset · installed ');
     expect(await o.locator('#channel-list .channel-problem').count()).toBe(0);
     // Older than its maximum age: said in plain words, and the rules still apply (below).
-    expect(await o.locator('#channel-list .channel-stale').textContent()).toContain('older than 1 days');
+    expect(await o.locator('#channel-list .channel-stale').textContent()).toContain('older than 1 day, the most it allows');
     // The record is one storage key with the bundle inside.
     const record = (await h.stored('channel:Test channel')) as { installed: { timestamp: number; bundle: string } };
     expect(record.installed.timestamp).toBe(T1);

@@ -167,7 +167,7 @@ describe('options page in Chromium', () => {
       xml.replace('Mine Renamed', 'Imported').replace(/mine\\?\.example/g, (m) => m.replace('mine', 'imp')),
     );
     await o.locator('#user-rules-import').setInputFiles(importFile);
-    await expect.poll(() => o.locator('#user-rules-import-result').textContent(), POLL).toBe('Imported 1 rules.');
+    await expect.poll(() => o.locator('#user-rules-import-result').textContent(), POLL).toBe('Imported 1 rule.');
     await expect.poll(async () => (((await h.stored('userRules')) ?? []) as { name: string }[]).map((r) => r.name), POLL).toEqual(['Imported', 'Mine Renamed']);
     o.once('dialog', (d) => void d.dismiss());
     await o.getByRole('button', { name: 'Remove Imported' }).click();

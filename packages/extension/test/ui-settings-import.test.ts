@@ -66,7 +66,27 @@ const HOSTILE: [string, string, RegExp][] = [
   ['an object for the channels', file({ channels: { a: 1 } }), /^channels: must be a list of channel definitions, got an object$/],
   ['a channel with an unknown field', file({ channels: [{ ...CHANNEL, bad: 1 }] }), /^channels: channel definition: unknown field "bad"/],
   ['a channel over http', file({ channels: [{ ...CHANNEL, urlPrefix: 'http://rules.example.org/' }] }), /must be an https: URL/],
-  ['two channels of one name', file({ channels: [CHANNEL, CHANNEL] }), /^channels: duplicate channel "Team rules"$/],
+  ['two channels of one name', file({ channels: [CHANNEL, CHANNEL] }), /^channels: channel 2 \("Team rules"\): there is already a channel named "Team rules"$/],
+  [
+    'two channels whose names read the same',
+    file({ channels: [CHANNEL, { ...CHANNEL, name: ' team  RULES ', urlPrefix: 'https://evil.example.net/' }] }),
+    /^channels: channel 2 \(" team {2}RULES "\): it reads the same as the channel "Team rules"$/,
+  ],
+  [
+    'a channel named like the ruleset library',
+    file({ channels: [{ ...CHANNEL, name: 'Local library' }] }),
+    /^channels: channel 1 \("Local library"\): the name is taken by your imported ruleset library \("Local library"\)$/,
+  ],
+  [
+    'a channel named like the ruleset library in another case, with spaces',
+    file({ channels: [CHANNEL, { ...CHANNEL, name: '  local LIBRARY ' }] }),
+    /^channels: channel 2 \(" {2}local LIBRARY "\): the name is taken by your imported ruleset library/,
+  ],
+  [
+    'a channel named like the ruleset library in full-width letters and a no-break space',
+    file({ channels: [{ ...CHANNEL, name: 'Ｌｏｃａｌ\u00a0library\u200b' }] }),
+    /^channels: channel 1 \(.*\): the name is taken by your imported ruleset library/,
+  ],
   ['a rule that is not an object', file({ userRules: [42] }), /^userRules: rule 1 must have a "name" and an "xml" text, got 42$/],
   [
     'bad XML in a user rule',
@@ -211,6 +231,27 @@ describe('settings import is all or nothing', () => {
       problems: ['update channels not confirmed: Team rules'],
     });
     expect(c.settings.channels[0]?.urlPrefix).toBe(CHANNEL.urlPrefix);
+  });
+
+  it('refuses a channel that reads the same as one the user has, and still redefines one of the exact name', async () => {
+    const { c, area } = await setup();
+    const added = (await c.handle({ type: 'importApply', text: file({ channels: [CHANNEL] }), confirmedChannels: ['Team rules'] })) as ImportApplyResult;
+    expect(added.ok).toBe(true);
+    const before = snapshot(area);
+    const writes = area.writes;
+    const lookAlike = file({ channels: [{ ...CHANNEL, name: 'TEAM RULES ', urlPrefix: 'https://evil.example.net/' }] });
+    const refused = {
+      ok: false,
+      problems: ['channels: channel 1 ("TEAM RULES "): it reads the same as your channel "Team rules"; to redefine that one, the file must use its exact name'],
+    };
+    expect(await c.handle({ type: 'importPreview', text: lookAlike })).toEqual(refused);
+    expect(await c.handle({ type: 'importApply', text: lookAlike, confirmedChannels: ['TEAM RULES '] })).toEqual(refused);
+    expect(snapshot(area)).toBe(before);
+    expect(area.writes).toBe(writes);
+    // The exact name redefines it, as before.
+    const moved = file({ channels: [{ ...CHANNEL, urlPrefix: 'https://elsewhere.example.net/' }] });
+    expect(((await c.handle({ type: 'importApply', text: moved, confirmedChannels: ['Team rules'] })) as ImportApplyResult).ok).toBe(true);
+    expect(c.settings.channels.map((x) => [x.name, x.urlPrefix])).toEqual([['Team rules', 'https://elsewhere.example.net/']]);
   });
 
   it('a partial file changes only the settings it names', async () => {

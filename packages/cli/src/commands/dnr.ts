@@ -4,7 +4,14 @@ import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import { Option, type Command } from 'commander';
 import { type Engine, type Ruleset } from '@httpsify/engine';
-import { compileDnr, measureDnrCoverage, type DnrCompileResult, type DnrCoverage } from '@httpsify/engine/dnr';
+import {
+  compileDnr,
+  measureDnrCoverage,
+  measureTrailingDotCoverage,
+  type DnrCompileResult,
+  type DnrCoverage,
+  type TrailingDotCoverage,
+} from '@httpsify/engine/dnr';
 import { collect, loadRequiredRules } from '../shared/rules-option.js';
 
 interface DnrOptions {
@@ -14,6 +21,7 @@ interface DnrOptions {
   format: 'text' | 'json';
   oracle?: string;
   regexLimit: string;
+  trailingDots: boolean;
 }
 
 export function registerDnr(program: Command): void {
@@ -25,24 +33,26 @@ export function registerDnr(program: Command): void {
     .option('--report', 'print counts and every ruleset, rule or exclusion that was left out, and why')
     .option('--oracle <file>', 'JSON lines {"url","expected"} (optionally .gz): measure how many expected rewrites the rules reproduce')
     .option('--regex-limit <n>', 'regex rules allowed', '1000')
+    .option('--no-trailing-dots', 'leave out the rule that takes trailing dots off hosts (as the dynamic rule sets do)')
     .addOption(new Option('--format <format>', 'report format').choices(['text', 'json']).default('text'))
     .action(async (options: DnrOptions) => {
       const loaded = loadRequiredRules(options.rules);
       const rulesets = rulesetsOf(loaded.engine, loaded.rulesets);
       const regexLimit = Number(options.regexLimit);
       if (!Number.isInteger(regexLimit) || regexLimit < 0) throw new Error(`--regex-limit ${options.regexLimit}: not a count`);
-      const compiled = compileDnr(rulesets, { regexLimit });
+      const compiled = compileDnr(rulesets, { regexLimit, trailingDots: options.trailingDots });
       const rulesJson = JSON.stringify(compiled.rules);
       if (options.out !== undefined) await writeFile(options.out, `${rulesJson}\n`);
       const oracle = options.oracle !== undefined ? await readOracle(options.oracle) : undefined;
       const coverage = oracle !== undefined ? measureDnrCoverage(compiled.rules, oracle) : undefined;
       // What the browser really requests: canonical URLs without fragments.
       const browserCoverage = oracle !== undefined ? measureDnrCoverage(compiled.rules, oracle, 20, { asBrowser: true }) : undefined;
+      const trailingDotCoverage = oracle !== undefined ? measureTrailingDotCoverage(compiled.rules, oracle) : undefined;
       if (options.report === true || coverage !== undefined) {
         process.stdout.write(
           options.format === 'json'
-            ? `${JSON.stringify({ ...compiled.report, coverage, browserCoverage })}\n`
-            : formatReport(compiled, coverage, options.report === true, browserCoverage),
+            ? `${JSON.stringify({ ...compiled.report, coverage, browserCoverage, trailingDotCoverage })}\n`
+            : formatReport(compiled, coverage, options.report === true, browserCoverage, trailingDotCoverage),
         );
       } else if (options.out === undefined) {
         process.stdout.write(`${rulesJson}\n`);
@@ -70,7 +80,13 @@ function percent(n: number, d: number): string {
   return d === 0 ? 'n/a' : `${((100 * n) / d).toFixed(2)}%`;
 }
 
-function formatReport({ report }: DnrCompileResult, coverage: DnrCoverage | undefined, details: boolean, browserCoverage?: DnrCoverage): string {
+function formatReport(
+  { report }: DnrCompileResult,
+  coverage: DnrCoverage | undefined,
+  details: boolean,
+  browserCoverage?: DnrCoverage,
+  dotted?: TrailingDotCoverage,
+): string {
   const lines: string[] = [];
   const actions = Object.entries(report.byAction)
     .map(([a, n]) => `${n} ${a}`)
@@ -92,6 +108,13 @@ function formatReport({ report }: DnrCompileResult, coverage: DnrCoverage | unde
     lines.push(
       `oracle as the browser sends it (canonical, no fragment): ${b.reproduced} of ${b.rewrites} rewrites reproduced (${percent(b.reproduced, b.rewrites)}); ` +
         `${b.missed} missed, ${b.wrong} different, ${b.spurious} rewritten where the reference does not`,
+    );
+  }
+  if (dotted) {
+    lines.push(
+      `oracle with a trailing dot on the host, as subresources: ${dotted.reproduced} of ${dotted.rewrites} rewrites reproduced (${percent(dotted.reproduced, dotted.rewrites)}); ` +
+        `${dotted.missed} missed, ${dotted.wrong} different, ${dotted.spurious} rewritten where the reference does not; ` +
+        `${dotted.dotOnly} of ${dotted.cases} only lost the dot`,
     );
   }
   if (details) {

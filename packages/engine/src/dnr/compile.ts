@@ -13,6 +13,7 @@ import { planExclusion, planLookaroundExclusion, prefixSetsIndependent, widenExc
 import { planLookaroundRule, planRule } from './rules.js';
 import { trivialGroups } from './trivial-groups.js';
 import { spendRegexBudget } from './budget.js';
+import { trailingDotRule } from './trailing-dots.js';
 
 export interface DnrCompileOptions {
   /** Which rulesets to compile; default: the reference default (no `default_off`, no `platform`). */
@@ -23,6 +24,11 @@ export interface DnrCompileOptions {
   maxRegexInstructions?: number;
   /** First rule id (ids are consecutive). */
   firstId?: number;
+  /**
+   * Add the rule that takes trailing dots off the targets' hosts (trailing-dots.ts), for one
+   * regex of the budget. For the static set; the dynamic sets leave it out.
+   */
+  trailingDots?: boolean;
 }
 
 /** Something from a ruleset that the compiled rules do not carry, and why. */
@@ -105,12 +111,16 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
   const needsCredentialsAllow = plans.some((p) =>
     p.rules.some((r) => r.rules.some((x) => x.action.type === 'redirect' && x.condition.regexFilter !== undefined)),
   );
-  const groupRegexes = trivialGroups(plans).length + (needsCredentialsAllow ? 1 : 0);
+  const wantsDots = options.trailingDots === true && plans.length > 0;
+  const groupRegexes = trivialGroups(plans).length + (needsCredentialsAllow ? 1 : 0) + (wantsDots ? 1 : 0);
   skipped += spendRegexBudget(plans, Math.max(0, regexLimit - groupRegexes), omit);
 
   const planned: Planned[] = [...trivialGroups(plans)];
   for (const plan of plans) planned.push(...plan.allows, ...plan.rules.flatMap((r) => r.rules));
   if (needsCredentialsAllow && planned.some((x) => x.action.type === 'redirect' && x.condition.regexFilter !== undefined)) planned.push(CREDENTIALS_ALLOW);
+  // After the budget: a ruleset it left out has nothing to apply to the undotted URL.
+  const dotted = wantsDots ? dottedDomains(plans.filter((p) => p.rules.length > 0)) : [];
+  if (dotted.length > 0) planned.push(trailingDotRule(dotted, MAX_COMPILED_PRIORITY));
   const firstId = options.firstId ?? 1;
   const rules = planned.map((r, i) => ({ id: firstId + i, ...r }));
 
@@ -138,6 +148,27 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
       overLimits,
     },
   };
+}
+
+/**
+ * The hosts whose trailing-dot form is worth undotting: every exact target and `*.x` suffix of
+ * the rulesets that compiled, each with its subdomains (requestDomains), so a host below one
+ * already listed is left out. Right and middle wildcards have no domain form and stay missed.
+ */
+function dottedDomains(plans: readonly RulesetPlan[]): string[] {
+  const out = new Set<string>();
+  for (const plan of plans) {
+    for (const t of plan.targets) {
+      if (t.kind === 'exact') out.add(t.host);
+      else if (t.kind === 'left') out.add(t.suffix);
+    }
+  }
+  // requestDomains takes subdomains too: `www.a.com` beside `a.com` adds nothing.
+  const underListed = (host: string): boolean => {
+    for (let at = host.indexOf('.'); at >= 0; at = host.indexOf('.', at + 1)) if (out.has(host.slice(at + 1))) return true;
+    return false;
+  };
+  return [...out].filter((h) => !underListed(h)).sort();
 }
 
 function planRuleset(

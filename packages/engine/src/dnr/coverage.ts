@@ -1,4 +1,4 @@
-import { DnrEmulator } from './emulate.js';
+import { DnrEmulator, follow } from './emulate.js';
 import type { DnrRule } from './types.js';
 
 export interface DnrCoverage {
@@ -57,6 +57,62 @@ export function measureDnrCoverage(
       else out.wrong++;
     }
     if (actual !== expected && out.examples.length < maxExamples) out.examples.push({ url, expected: asBrowser ? expected : c.expected, actual });
+  }
+  return out;
+}
+
+export interface TrailingDotCoverage extends DnrCoverage {
+  /** URLs that only lost their trailing dot (still http://) where the reference leaves them alone or rewrites them. */
+  dotOnly: number;
+}
+
+/** The case's URL with a trailing dot on its host, or null when it has no host name to dot. */
+export function withTrailingDot(url: string): URL | null {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return null;
+  }
+  if (u.hostname === '' || u.hostname.endsWith('.') || u.hostname.startsWith('[')) return null;
+  u.hostname = `${u.hostname}.`;
+  // An IPv4 address stays one (the parser drops the dot).
+  return u.hostname.endsWith('.') ? u : null;
+}
+
+/**
+ * The oracle's URLs with a trailing dot on the host (`http://example.com./path`), requested as
+ * subresources the way the browser sends them (no fragment) and followed through redirects as
+ * Chromium does. The reference strips the dots first, so the expected result is the case's own.
+ */
+export function measureTrailingDotCoverage(
+  rules: readonly DnrRule[],
+  cases: Iterable<{ url: string; expected: string | null }>,
+  maxExamples = 20,
+): TrailingDotCoverage {
+  const emulator = new DnrEmulator(rules);
+  const out: TrailingDotCoverage = { cases: 0, rewrites: 0, reproduced: 0, missed: 0, wrong: 0, spurious: 0, dotOnly: 0, examples: [] };
+  for (const c of cases) {
+    const dotted = withTrailingDot(c.url);
+    if (dotted === null) continue;
+    dotted.hash = '';
+    const url = dotted.href;
+    const undotted = new URL(url);
+    undotted.hostname = undotted.hostname.replace(/\.+$/, '');
+    out.cases++;
+    const actual = canonical(follow(emulator, { url, type: 'script' }), true);
+    const expected = canonical(c.expected, true);
+    const dotOnly = actual === undotted.href;
+    if (dotOnly) out.dotOnly++;
+    if (expected === null) {
+      if (actual !== null && !dotOnly) out.spurious++;
+    } else {
+      out.rewrites++;
+      if (actual === expected) out.reproduced++;
+      else if (actual === null || dotOnly) out.missed++;
+      else out.wrong++;
+    }
+    if (actual !== expected && !dotOnly && out.examples.length < maxExamples) out.examples.push({ url, expected, actual });
   }
   return out;
 }

@@ -8,9 +8,10 @@ export {
   type DnrOmission,
   type DnrReport,
 } from './compile.js';
-export { DnrEmulator, urlFilterToRegExp, type DnrOutcome, type DnrRequest } from './emulate.js';
+export { TRAILING_DOT_REGEX } from './trailing-dots.js';
+export { DnrEmulator, follow, urlFilterToRegExp, type DnrOutcome, type DnrRequest } from './emulate.js';
 export { translateRegex, translateReplacement, type Re2Translation } from './re2.js';
 export { expandLiteralLanguage, type LiteralExpansion, type LiteralLanguage } from '../regex/literal-language.js';
 export { ALL_RESOURCE_TYPES, DNR_LIMITS, type DnrAction, type DnrCondition, type DnrRedirect, type DnrResourceType, type DnrRule } from './types.js';
 export { compileDnrOverrides, type DnrOverrides } from './overrides.js';
-export { measureDnrCoverage, type DnrCoverage } from './coverage.js';
+export { measureDnrCoverage, measureTrailingDotCoverage, withTrailingDot, type DnrCoverage, type TrailingDotCoverage } from './coverage.js';

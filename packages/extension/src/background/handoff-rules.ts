@@ -3,7 +3,8 @@
  * that did not compile completely, a top-level http:// navigation is redirected, before any
  * request leaves the browser, to an extension page that asks the engine and then opens the
  * reference's URL. URLs with a trailing-dot host or with credentials, which no compiled rule
- * matches, take the same way. This module holds the pure parts: which hosts, which rules.
+ * rewrites as a main frame, take the same way. This module holds the pure parts: which hosts,
+ * which rules.
  */
 import type { Ruleset } from '@httpsify/engine';
 import type { DnrOmission, DnrRule } from '@httpsify/engine/dnr';
@@ -87,7 +88,7 @@ export function handoffRules(scope: HandoffScope, pageUrl: string): DnrRule[] {
     );
     conditions.push({ regexFilter: `^http://(?:${alts.join('|')})${PORT_PATH}` });
   }
-  // Credentials or a trailing dot: no compiled rule matches those URLs, whatever the host.
+  // Credentials or a trailing dot: no compiled rule rewrites those main frames, whatever the host.
   conditions.push({ regexFilter: `^http://[^/]*@.*` });
   conditions.push({ regexFilter: `^http://[^/@:]*\\.${PORT_PATH}` });
   return conditions.map((condition, i) => ({

@@ -8,9 +8,9 @@ import {
   layersSecureCookie,
   type LibraryLayerInput,
 } from '../channels/channel-layers.js';
-import { LIBRARY_LAYER_NAME } from '../library/library-store.js';
+import { channelNameProblem } from '../channels/channel-name.js';
 import type { ChannelStatus } from '../channels/channel-service.js';
-import { exportSettingsFile, ImportRefused, importPatch, parseSettingsFile, planImport } from '../settings/import.js';
+import { channelNameClashes, exportSettingsFile, ImportRefused, importPatch, parseSettingsFile, planImport } from '../settings/import.js';
 import type { Settings } from '../settings/schema.js';
 import type { SettingsStore } from '../settings/store.js';
 import { exportUserRulesXml, loadUserRuleChecks, splitRulesetXml, toUserRule, upsertUserRule } from '../settings/user-rules.js';
@@ -74,6 +74,9 @@ export interface ChannelHooks {
   /** Per channel, why this browser does not (fully) apply it. */
   platformProblems(): Promise<Record<string, string>>;
 }
+
+/** A channel added by definition or address whose name is taken (channels/channel-name.ts). */
+class ChannelNameTaken extends Error {}
 
 /**
  * The background half of the UI: answers the pages, writes settings through the serialised
@@ -582,11 +585,21 @@ export class SettingsController {
     } catch (e) {
       return { ok: false, error: e instanceof Error ? e.message : String(e) };
     }
-    if (channel.name === LIBRARY_LAYER_NAME)
-      return { ok: false, error: `"${LIBRARY_LAYER_NAME}" is the name of your imported library; a channel cannot take it` };
-    if (this.settings.channels.some((c) => c.name === channel.name))
-      return { ok: false, error: `a channel named "${channel.name}" already exists; remove it first` };
-    const settings = await this.update((s) => ({ channels: [...s.channels, channel] }));
+    let settings: Settings;
+    try {
+      // Inside the settings lock: another window may have added a channel meanwhile.
+      settings = await this.update((s) => {
+        const problem = channelNameProblem(
+          channel.name,
+          s.channels.map((c) => c.name),
+        );
+        if (problem !== null) throw new ChannelNameTaken(`a channel cannot be named ${JSON.stringify(channel.name)}: ${problem}`);
+        return { channels: [...s.channels, channel] };
+      });
+    } catch (e) {
+      if (e instanceof ChannelNameTaken) return { ok: false, error: e.message };
+      throw e;
+    }
     await this.channelsSettled;
     return { ok: true, settings, channels: await this.channelRows() };
   }
@@ -650,6 +663,8 @@ export class SettingsController {
     await loadUserRuleChecks();
     const parsed = parseSettingsFile(text);
     if (!parsed.ok) return parsed;
+    const clashes = channelNameClashes(parsed.values, this.settings);
+    if (clashes.length > 0) return { ok: false, problems: clashes };
     return { ok: true, ...planImport(parsed.values, this.settings) };
   }
 
@@ -666,7 +681,7 @@ export class SettingsController {
       const settings = await this.update((current) => importPatch(parsed.values, current, confirmed));
       return { ok: true, settings };
     } catch (e) {
-      if (e instanceof ImportRefused) return { ok: false, problems: [e.message] };
+      if (e instanceof ImportRefused) return { ok: false, problems: e.problems };
       throw e;
     }
   }

@@ -59,7 +59,8 @@ export async function buildExtension(options: BuildOptions = {}): Promise<BuildR
     loaded.rulesets.length === loaded.engine.rulesetCount
       ? loaded.rulesets
       : Array.from({ length: loaded.engine.rulesetCount }, (_, id) => loaded.engine.ruleset(id));
-  const { rules, report } = compileDnr(rulesets);
+  // The static set alone takes trailing dots off hosts (one regex); see engine dnr/trailing-dots.ts.
+  const { rules, report } = compileDnr(rulesets, { trailingDots: true });
   const handoff = handoffScope(rulesets, report.omissions);
 
   const result: BuildResult = { dirs: {}, zips: [], rulesetCount: rulesets.length, dnr: report, rules, handoff, diagnostics: loaded.diagnostics };

@@ -128,11 +128,12 @@ export function planChannelDnr(channels: readonly ChannelDnrInput[], others: Dnr
         chosen = { timestamp: channel.timestamp, rules: compiled.rules };
         if (compiled.note !== undefined) plan.problems[channel.name] = compiled.note;
         else if (compiled.leftOut > 0)
-          plan.problems[channel.name] = `${compiled.leftOut} rules or rulesets could not be expressed as Chromium rules and are left out`;
+          plan.problems[channel.name] = `rules or rulesets that cannot be expressed as Chromium rules are left out (${compiled.leftOut})`;
       } else {
         plan.problems[channel.name] =
-          `its ${need.rules} rules (${need.regexRules} with a regex, ${need.unsafeRules} redirects) do not fit Chromium's dynamic rule limits ` +
-          `(${DNR_LIMITS.dynamicRules} rules, ${DNR_LIMITS.regexRules} regex, ${DNR_LIMITS.unsafeDynamicRules} redirects, shared with your other settings)`;
+          `its rules do not fit Chromium's dynamic rule limits, which it shares with your other settings ` +
+          `(needed / allowed: all rules ${need.rules} / ${DNR_LIMITS.dynamicRules}, with a regex ${need.regexRules} / ${DNR_LIMITS.regexRules}, ` +
+          `redirects ${need.unsafeRules} / ${DNR_LIMITS.unsafeDynamicRules})`;
       }
     } else {
       plan.problems[channel.name] = compiled.reason;

@@ -80,7 +80,7 @@ export function decodeChannelRecord(value: unknown, key: string): ChannelRecord 
     } catch (err) {
       return fail(`the bundle is ${(err as Error).message}`);
     }
-    if (bundle.byteLength !== i.bytes) return fail(`the bundle has ${bundle.byteLength} bytes, ${i.bytes} were stored`);
+    if (bundle.byteLength !== i.bytes) return fail(`the bundle's size in bytes is ${bundle.byteLength}, but the record says ${i.bytes}`);
     record.installed = {
       timestamp: i.timestamp,
       rulesetCount: i.rulesetCount,

@@ -225,7 +225,7 @@ export function readTar(bytes: Uint8Array, collector: EntryCollector): void {
     const isFile = type === '0' || type === '\0' || type === '7';
     // Counted against the limits first, so a huge declared size is refused as too large.
     const path = isFile ? collector.admit(name, size) : null;
-    if (dataStart + size > bytes.length) throw new LibraryRefused(`the tar archive is cut short (${name} declares ${size} bytes)`);
+    if (dataStart + size > bytes.length) throw new LibraryRefused(`the tar archive is cut short (${name} declares a size of ${size}, more than is left)`);
     if (isFile) {
       if (path !== null) collector.add(path, bytes.subarray(dataStart, dataStart + size));
     } else if (type !== '5' && type !== 'x' && type !== 'g' && type !== 'L' && type !== 'K') {

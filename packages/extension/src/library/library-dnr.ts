@@ -24,7 +24,7 @@ export function compileLibraryRules(rulesets: readonly Ruleset[], free: DnrUsage
           `Chromium's limit on added rules leaves room for ${count.toLocaleString('en')} of its ${rulesets.length.toLocaleString('en')} rulesets; the others are not applied in this browser`,
         );
       if (compiled.leftOut > 0)
-        parts.push(`${compiled.leftOut.toLocaleString('en')} rules or rulesets could not be written as Chromium rules and are left out`);
+        parts.push(`rules or rulesets that cannot be written as Chromium rules are left out (${compiled.leftOut.toLocaleString('en')})`);
       return { ...compiled, note: parts.join('; ') };
     }
     // Shrink by the worst excess, with a margin: rules per ruleset vary.

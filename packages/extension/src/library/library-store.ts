@@ -10,11 +10,8 @@ import type { FileProblem } from './archive.js';
 export const LIBRARY_INFO_KEY = 'localLibrary';
 export const LIBRARY_BUNDLE_KEY = 'localLibraryBundle';
 
-/**
- * The library's name among the layers (channels' names are chosen by publishers; one that
- * takes this name is refused when added).
- */
-export const LIBRARY_LAYER_NAME = 'Local library';
+/** The library's name among the layers; channels cannot take it (channels/channel-name.ts). */
+export { LIBRARY_LAYER_NAME } from '../channels/channel-name.js';
 
 export interface LibraryInfo {
   /** The folder or archive it came from. */

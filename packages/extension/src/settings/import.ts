@@ -1,4 +1,5 @@
 import { createEngine } from '@httpsify/engine';
+import { channelNameKey } from '../channels/channel-name.js';
 import { parseSitePattern } from '../site-rules/site-pattern.js';
 import { checkSetting } from './repair.js';
 import { EXPORTED_KEYS, type ExportedKey, SCHEMA_VERSION, type Settings } from './schema.js';
@@ -236,15 +237,42 @@ function listChange<T extends { name: string }>(key: 'userRules' | 'channels', n
   return added.length + removed.length + changed.length > 0 ? [{ key, kind: 'list', added, removed, changed }] : [];
 }
 
+/**
+ * Channels of the file that read the same as a channel the user has under another spelling
+ * ("team rules " beside "Team rules"). A file's channel list replaces the current one and a
+ * channel of exactly the same name is redefined (after confirmation); a look-alike would instead
+ * pass for that redefinition while being a new channel, so it is refused. The file's own names
+ * (unique, none the library's) are checked with the file (settings/repair.ts).
+ */
+export function channelNameClashes(values: ImportValues, current: Settings): string[] {
+  const problems: string[] = [];
+  values.channels?.forEach((channel, i) => {
+    const key = channelNameKey(channel.name);
+    const other = current.channels.find((c) => c.name !== channel.name && channelNameKey(c.name) === key);
+    if (other !== undefined)
+      problems.push(
+        `channels: channel ${i + 1} (${JSON.stringify(channel.name)}): it reads the same as your channel ${JSON.stringify(other.name)}; to redefine that one, the file must use its exact name`,
+      );
+  });
+  return problems;
+}
+
 /** Why an import was refused at the moment of applying (inside the settings lock). */
-export class ImportRefused extends Error {}
+export class ImportRefused extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join('; '));
+  }
+}
 
 /**
- * The patch that applies `values` over `current`, refused whole when a channel the file adds
- * or redefines was not confirmed by name (the settings may have changed since the preview).
+ * The patch that applies `values` over `current`, refused whole when a channel's name clashes
+ * with one the user has, or a channel the file adds or redefines was not confirmed by name
+ * (the settings may have changed since the preview).
  */
 export function importPatch(values: ImportValues, current: Settings, confirmedChannels: readonly string[]): ImportValues {
+  const clashes = channelNameClashes(values, current);
+  if (clashes.length > 0) throw new ImportRefused(clashes);
   const unconfirmed = planImport(values, current).channels.filter((c) => !confirmedChannels.includes(c.name));
-  if (unconfirmed.length > 0) throw new ImportRefused(`update channels not confirmed: ${unconfirmed.map((c) => c.name).join(', ')}`);
+  if (unconfirmed.length > 0) throw new ImportRefused([`update channels not confirmed: ${unconfirmed.map((c) => c.name).join(', ')}`]);
   return structuredClone(values);
 }

@@ -1,4 +1,5 @@
 import { CHANNEL_FORMAT, parseChannelDefinition, type ChannelDefinition } from '@httpsify/engine/channels';
+import { channelNameProblem } from '../channels/channel-name.js';
 import { parseSitePattern } from '../site-rules/site-pattern.js';
 import { defaultSettings, MAX_HTTP_HOSTS, MAX_REPAIRS, SCHEMA_VERSION, SETTING_KEYS, type RepairRecord, type Settings, type UserRule } from './schema.js';
 
@@ -74,7 +75,7 @@ const CHECKERS: { [K in keyof Settings]: Checker<Settings[K]> } = {
   // Settings keep definitions as parsed, without their "format" (always CHANNEL_FORMAT there).
   channels: (v, note) => {
     const out: ChannelDefinition[] = [];
-    for (const item of list(v, note) ?? []) {
+    for (const [i, item] of (list(v, note) ?? []).entries()) {
       let channel: ChannelDefinition;
       try {
         channel = parseChannelDefinition(withFormat(item));
@@ -82,8 +83,12 @@ const CHECKERS: { [K in keyof Settings]: Checker<Settings[K]> } = {
         note(err instanceof Error ? err.message : String(err), item);
         continue;
       }
-      // The name keys the channel's stored state, so it must be unique.
-      if (out.some((c) => c.name === channel.name)) note(`duplicate channel "${channel.name}"`, item);
+      // The name keys the channel's stored state and is how the user tells channels apart.
+      const problem = channelNameProblem(
+        channel.name,
+        out.map((c) => c.name),
+      );
+      if (problem !== null) note(`channel ${i + 1} (${JSON.stringify(channel.name)}): ${problem}`, item);
       else out.push(channel);
     }
     return out;

@@ -2,7 +2,7 @@ import type { ChannelAddResult, ChannelRow } from '../../background/ui-protocol.
 import type { Settings } from '../../settings/schema.js';
 import { background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';
-import { t } from '../shared/i18n.js';
+import { t, tCount } from '../shared/i18n.js';
 
 /** Unix seconds as the reader's local date and time, with the exact instant in `datetime`. */
 function time(seconds: number): HTMLTimeElement {
@@ -31,12 +31,17 @@ function channelDetails(row: ChannelRow, now: number): HTMLElement {
             'span',
             { class: 'channel-installed' },
             time(installed.timestamp),
-            ` · ${t('optionsChannelInstalledValue', [String(installed.rulesetCount), new Date(installed.installedAt * 1000).toLocaleString()])}`,
+            ` · ${tCount('optionsChannelInstalledValue', installed.rulesetCount, [String(installed.rulesetCount), new Date(installed.installedAt * 1000).toLocaleString()])}`,
           ),
     ),
   );
   if (installed !== null && row.stale)
-    fields.push(...field(t('optionsChannelStale'), h('span', { class: 'error channel-stale' }, t('optionsChannelStaleValue', String(row.maxAgeDays)))));
+    fields.push(
+      ...field(
+        t('optionsChannelStale'),
+        h('span', { class: 'error channel-stale' }, tCount('optionsChannelStaleValue', row.maxAgeDays, String(row.maxAgeDays))),
+      ),
+    );
   if (row.notApplied !== null)
     fields.push(...field(t('optionsChannelNotApplied'), h('span', { class: 'error channel-not-applied' }, t('optionsChannelNotAppliedValue', row.notApplied))));
   const last = row.lastCheck;

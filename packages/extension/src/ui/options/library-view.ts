@@ -3,7 +3,7 @@ import type { LibraryProgress } from '../../library/library-compile.js';
 import type { LibraryStatus } from '../../library/library-protocol.js';
 import { background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';
-import { t } from '../shared/i18n.js';
+import { t, tCount } from '../shared/i18n.js';
 
 /** Files go to the background in batches of about this many characters (ports carry JSON). */
 const BATCH_CHARS = 2 * 1024 * 1024;
@@ -43,8 +43,8 @@ export class LibraryView {
     }
     $('#library-name').textContent = info.name;
     $('#library-summary').textContent = t('optionsLibrarySummary', [
-      info.rulesetCount.toLocaleString(),
-      info.fileCount.toLocaleString(),
+      tCount('countRulesets', info.rulesetCount, info.rulesetCount.toLocaleString()),
+      tCount('countFiles', info.fileCount, info.fileCount.toLocaleString()),
       new Date(info.importedAt).toLocaleString(),
     ]);
     $<HTMLInputElement>('#library-enabled').checked = info.enabled;
@@ -82,9 +82,9 @@ export class LibraryView {
     bar.value = p.done;
     const text =
       p.stage === 'parse'
-        ? t('optionsLibraryParsing', [p.done.toLocaleString(), p.total.toLocaleString()])
+        ? tCount('optionsLibraryParsing', p.total, [p.done.toLocaleString(), p.total.toLocaleString()])
         : p.stage === 'compile'
-          ? t('optionsLibraryCompiling', p.total.toLocaleString())
+          ? tCount('optionsLibraryCompiling', p.total, p.total.toLocaleString())
           : p.stage === 'store'
             ? t('optionsLibraryStoring')
             : t('optionsLibraryReading', [p.done.toLocaleString(), p.total.toLocaleString()]);
@@ -179,6 +179,6 @@ export class LibraryView {
     const done = await background.request<(LibraryStatus & { error?: undefined }) | { error: string }>({ type: 'libraryFinish', upload: begun.upload });
     if (isError(done)) return this.fail(done.error);
     this.render(done);
-    $('#library-status').textContent = t('optionsLibraryDone', [(done.info?.rulesetCount ?? 0).toLocaleString(), name]);
+    $('#library-status').textContent = tCount('optionsLibraryDone', done.info?.rulesetCount ?? 0, [(done.info?.rulesetCount ?? 0).toLocaleString(), name]);
   }
 }

@@ -2,7 +2,7 @@ import type { AboutInfo } from '../../background/ui-protocol.js';
 import type { Settings } from '../../settings/schema.js';
 import { background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';
-import { localize, t } from '../shared/i18n.js';
+import { localize, t, tCount } from '../shared/i18n.js';
 import { BackupView } from './backup-view.js';
 import { ChannelsView } from './channels-view.js';
 import { LibraryView } from './library-view.js';
@@ -54,11 +54,11 @@ async function showAbout(): Promise<void> {
   $('#about-version').textContent = t('optionsAboutVersion', about.version);
   const count = about.rulesetCount.toLocaleString();
   if (about.rulesetsTimestamp <= 0) {
-    $('#about-rulesets').textContent = t('optionsAboutRulesetsUndated', count);
+    $('#about-rulesets').textContent = tCount('optionsAboutRulesetsUndated', about.rulesetCount, count);
     return;
   }
   const date = new Date(about.rulesetsTimestamp * 1000).toLocaleDateString(undefined, { year: 'numeric', month: 'long', day: 'numeric', timeZone: 'UTC' });
-  $('#about-rulesets').textContent = t('optionsAboutRulesets', [count, date]);
+  $('#about-rulesets').textContent = tCount('optionsAboutRulesets', about.rulesetCount, [count, date]);
 }
 
 async function init(): Promise<void> {

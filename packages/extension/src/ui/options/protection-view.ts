@@ -3,7 +3,7 @@ import type { PolicyExport } from '../../site-rules/http-allowlist-policy.js';
 import type { Settings } from '../../settings/schema.js';
 import { background, isError } from '../shared/client.js';
 import { $, download, h } from '../shared/dom.js';
-import { t } from '../shared/i18n.js';
+import { t, tCount } from '../shared/i18n.js';
 
 /**
  * The protection mode's parts of the options page: the known HTTPS sites (count, forget), the
@@ -32,7 +32,7 @@ export class ProtectionView {
       });
       if (isError(result)) return this.show(result.error, []);
       if (!result.ok) return this.show(`${file.name}: ${t('optionsAllowlistRefused')}`, result.problems);
-      this.show(t('optionsAllowlistImported', String(result.added)), []);
+      this.show(tCount('optionsAllowlistImported', result.added, String(result.added)), []);
       if (result.settings !== undefined) this.onChange(result.settings);
     });
   }
@@ -46,7 +46,7 @@ export class ProtectionView {
   async refresh(): Promise<void> {
     const known = await background.request<{ count: number } | { error: string }>({ type: 'knownHosts' });
     const count = isError(known) ? 0 : known.count;
-    $('#known-hosts-text').textContent = t('optionsKnownHosts', String(count));
+    $('#known-hosts-text').textContent = tCount('optionsKnownHosts', count, String(count));
     $('#known-hosts-forget').hidden = count === 0;
     const log = await background.request<{ entry: string; at: number }[] | { error: string }>({ type: 'recheckLog' });
     $('#recheck-log').replaceChildren(

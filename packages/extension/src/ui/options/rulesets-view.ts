@@ -1,7 +1,7 @@
 import type { RulesetDetails, RulesetIndex } from '../../background/ui-protocol.js';
 import { background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';
-import { t } from '../shared/i18n.js';
+import { t, tCount } from '../shared/i18n.js';
 import { VirtualList } from '../shared/virtual-list.js';
 
 const ROW_HEIGHT = 48;
@@ -75,7 +75,7 @@ export class RulesetsView {
     const q = $<HTMLInputElement>('#ruleset-search').value;
     const filter = $<HTMLSelectElement>('#ruleset-filter').value as RulesetFilter;
     this.shown = filterRulesets(this.index, this.lower, q, filter, this.hostMatches);
-    $('#ruleset-count').textContent = t('optionsRulesetCount', [String(this.shown.length), String(this.index.names.length)]);
+    $('#ruleset-count').textContent = tCount('optionsRulesetCount', this.index.names.length, [String(this.shown.length), String(this.index.names.length)]);
     // As tall as its rows, up to a screenful: a short result leaves no empty box.
     const list = $('#ruleset-list');
     list.style.height = `${Math.min(ROW_HEIGHT * 9, ROW_HEIGHT * this.shown.length) + 2}px`;
@@ -150,7 +150,7 @@ export class RulesetsView {
   private async resetShown(): Promise<void> {
     const names = this.shown.filter((i) => this.index.active[i] !== this.index.defaultActive[i]).map((i) => this.index.names[i] as string);
     if (names.length === 0) return;
-    if (!confirm(t('optionsResetShownConfirm', String(names.length)))) return;
+    if (!confirm(tCount('optionsResetShownConfirm', names.length, String(names.length)))) return;
     await background.request({ type: 'resetRulesets', names });
     await this.load();
   }

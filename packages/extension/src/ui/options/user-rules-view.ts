@@ -4,7 +4,7 @@ import type { Settings } from '../../settings/schema.js';
 import { defaultSimpleRule, exportUserRulesXml, simpleRuleXml } from '../../settings/user-rules.js';
 import { background, isError } from '../shared/client.js';
 import { $, download, h } from '../shared/dom.js';
-import { t } from '../shared/i18n.js';
+import { t, tCount } from '../shared/i18n.js';
 
 /** User rules: list, edit in an XML editor checked live (`httpsify check` messages), import/export. */
 export class UserRulesView {
@@ -35,7 +35,9 @@ export class UserRulesView {
       input.value = '';
       const out = $('#user-rules-import-result');
       out.className = result.ok ? 'ok' : 'error';
-      out.textContent = result.ok ? t('optionsImportedRules', String(result.added ?? 0)) : `${t('optionsImportProblems')} ${result.problems.join(' · ')}`;
+      out.textContent = result.ok
+        ? tCount('optionsImportedRules', result.added ?? 0, String(result.added ?? 0))
+        : `${t('optionsImportProblems')} ${result.problems.join(' · ')}`;
       if (result.settings) this.onChange(result.settings);
     });
   }

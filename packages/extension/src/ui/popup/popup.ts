@@ -2,7 +2,7 @@ import type { PageStatus, PopupState, RulesetRow, SaveResult } from '../../backg
 import { defaultSimpleRule, simpleRuleXml, typedHost } from '../../settings/user-rules.js';
 import { api, background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';
-import { localize, t } from '../shared/i18n.js';
+import { localize, t, tCount } from '../shared/i18n.js';
 
 /** The tab this popup is about: `?tabId=` (tests, tab-opened popups) or the active tab. */
 async function currentTab(): Promise<chrome.tabs.Tab | undefined> {
@@ -123,8 +123,7 @@ function render(): void {
   const siteDisabled = site?.disabledBy != null;
   if (site !== null) {
     $('#site-host').textContent = site.hostWithPort;
-    $('#upgraded-count').textContent =
-      state.upgraded === 0 ? '' : state.upgraded === 1 ? t('popupUpgradedOne') : t('popupUpgradedCount', String(state.upgraded));
+    $('#upgraded-count').textContent = state.upgraded === 0 ? '' : tCount('popupUpgraded', state.upgraded, String(state.upgraded));
     $<HTMLInputElement>('#site-enabled').checked = !siteDisabled;
     $('#site-enabled-hint').textContent = t(siteDisabled ? 'popupSiteDisabledHint' : 'popupSiteEnabledHint');
   }

@@ -7,6 +7,19 @@ export function t(name: string, substitutions?: string | string[]): string {
 }
 
 /**
+ * The key of a counted message: `<base>One` for a count of 1, `<base>Other` for every other
+ * count. chrome.i18n has no plural forms, so each counted message comes as such a pair.
+ */
+export function countKey(base: string, count: number): string {
+  return `${base}${count === 1 ? 'One' : 'Other'}`;
+}
+
+/** A counted message; `count` picks the wording, `substitutions` fill it (the count among them). */
+export function tCount(base: string, count: number, substitutions: string | string[]): string {
+  return t(countKey(base, count), substitutions);
+}
+
+/**
  * Fills `data-i18n` (text), `data-i18n-title`, `data-i18n-placeholder` and
  * `data-i18n-aria-label` attributes under `root`.
  */
