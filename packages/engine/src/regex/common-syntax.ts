@@ -264,9 +264,9 @@ class CommonSyntaxParser {
   }
 }
 
-/** Printable ASCII other than letters, digits and `_`. */
+/** Printable ASCII (space included) other than letters, digits and `_`. */
 function isPunctuation(code: number): boolean {
-  if (code < 0x21 || code > 0x7e || code === 0x5f) return false;
+  if (code < 0x20 || code > 0x7e || code === 0x5f) return false;
   return !((code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a));
 }
 
