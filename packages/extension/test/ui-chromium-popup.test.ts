@@ -85,10 +85,13 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     expect(await popup.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(27, 29, 33)');
     expect(await axeViolations(popup)).toEqual([]);
     await shot(popup, 'chromium-popup-dark', { width: 360, texts });
-    // Space flips a focused switch (HTTPS-first on reloads the page, off leaves it).
+    // Space flips a focused switch (HTTPS-first on reloads the page, off leaves it). The reload
+    // must be over before the next test navigates, or its late requests land on the next page.
     await popup.locator('#https-first').focus();
+    const reloaded = page.waitForEvent('load');
     await popup.keyboard.press('Space');
     await expect.poll(() => stored('httpsFirst'), POLL).toBe(true);
+    await reloaded;
     await popup.keyboard.press('Space');
     await expect.poll(() => stored('httpsFirst'), POLL).toBe(false);
     await popup.close();
