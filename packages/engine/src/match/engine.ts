@@ -112,8 +112,7 @@ export class Engine {
     }
     if (!normalizeWithParser(url, norm)) return null;
     const href = norm.href;
-    const count =
-      norm.hostOverride === null ? this.hosts.collect(href, norm.hostStart, norm.hostEnd) : this.hosts.collect(norm.hostOverride, 0, norm.hostOverride.length);
+    const count = this.collectHost(norm);
     const result = this.applyCandidates(href, count);
     if (result === null) return null;
     return norm.username === '' && norm.password === '' ? result : restoreCredentials(result, norm);
@@ -136,12 +135,10 @@ export class Engine {
     const norm = this.norm;
     if (!normalizeUrl(url, norm)) return null;
     const href = norm.href;
-    const count =
-      norm.hostOverride === null ? this.hosts.collect(href, norm.hostStart, norm.hostEnd) : this.hosts.collect(norm.hostOverride, 0, norm.hostOverride.length);
+    const count = this.collectHost(norm);
     for (let c = 0; c < count; c++) {
       for (const id of this.hosts.nodeRulesets(this.candidates[c] as number)) {
-        const bits = this.state[id] || this.rulesets.settle(id);
-        if ((bits & RulesetBit.Active) !== 0 && (bits & RulesetBit.TrivialOnly) === 0 && this.patterns.excluded(id, href)) return this.rulesetName(id);
+        if (this.rulesets.isActive(id) && !this.rulesets.isTrivialOnly(id) && this.patterns.excluded(id, href)) return this.rulesetName(id);
       }
     }
     return null;
@@ -167,7 +164,7 @@ export class Engine {
     if (!normalizeUrl(url, norm))
       return { url, href: null, host: null, error: `not a valid URL: ${JSON.stringify(url)}`, candidates: [], rewritten: null, ruleset: null };
     const host = norm.hostOverride ?? norm.href.slice(norm.hostStart, norm.hostEnd);
-    const count = norm.hostOverride === null ? this.hosts.collect(norm.href, norm.hostStart, norm.hostEnd) : this.hosts.collect(host, 0, host.length);
+    const count = this.collectHost(norm);
     const nodes = Array.from(this.candidates.subarray(0, count));
     const steps: ExplainStep[] = [];
     const seen = new Set<number>();
@@ -309,11 +306,17 @@ export class Engine {
 
   /** Ruleset `id`'s result when it is on and changes `href` (remembered as the last ruleset), else null. */
   private applyIfActive(id: number, href: string): string | null {
-    const bits = this.state[id] || this.rulesets.settle(id);
-    if ((bits & RulesetBit.Active) === 0) return null;
-    const out = (bits & RulesetBit.TrivialOnly) !== 0 ? upgradeHttp(href) : this.patterns.apply(id, href);
+    if (((this.state[id] || this.rulesets.settle(id)) & RulesetBit.Active) === 0) return null;
+    const out = this.applyRuleset(id, href);
     if (out !== null) this.lastRuleset = id;
     return out;
+  }
+
+  /** Fills `candidates` for the host of a normalised URL (or its override); returns how many. */
+  private collectHost(norm: NormalizedUrl): number {
+    return norm.hostOverride === null
+      ? this.hosts.collect(norm.href, norm.hostStart, norm.hostEnd)
+      : this.hosts.collect(norm.hostOverride, 0, norm.hostOverride.length);
   }
 
   /** One ruleset's `apply`: exclusions veto, then the first rule that changes the URL wins. */
