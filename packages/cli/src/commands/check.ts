@@ -14,7 +14,7 @@ import {
   type LintedFile,
   type Suppression,
 } from '@httpsify/engine/authoring';
-import { DEFAULT_BASELINE, filterByBaseline, readBaseline, writeBaseline } from '../authoring/baseline.js';
+import { DEFAULT_BASELINE, filterByBaseline, hiddenFindingsText, readBaseline, writeBaseline } from '../authoring/baseline.js';
 import { changedSince } from '../authoring/changed-files.js';
 import { expandRulesetPaths, readRulesetSource } from '../authoring/ruleset-files.js';
 import { unifiedDiff } from '../authoring/unified-diff.js';
@@ -238,13 +238,7 @@ export function registerCheck(program: Command): void {
           scope.changed === undefined ? plural(report.files, 'file') : `${plural(report.checked, 'changed file')} (checks across files over ${report.files})`;
         const hidden: string[] = [];
         if (report.info > 0 && opts.info !== true) hidden.push('--info lists the info findings');
-        if (report.baselineHidden > 0)
-          hidden.push(`the baseline hid ${plural(report.baselineHidden, 'finding')} in ${plural(report.baselineHiddenFiles, 'unchanged file')}`);
-        if (report.suppressed > 0) hidden.push(`httpsify-ignore comments hid ${report.suppressed}`);
-        if (report.baselineStale > 0)
-          hidden.push(
-            `${report.baselineStale} baseline ${report.baselineStale === 1 ? 'entry matches' : 'entries match'} no file any more (--write-baseline drops them)`,
-          );
+        hidden.push(...hiddenFindingsText(report));
         process.stderr.write(
           `${scopeText}: ${plural(report.errors, 'error')}, ${plural(report.warnings, 'warning')}, ${report.info} info in ${(report.elapsedMs / 1000).toFixed(1)} s` +
             ` (public suffix list: ${report.publicSuffixList})${hidden.length > 0 ? `; ${hidden.join('; ')}` : ''}\n`,

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { createEngine, formatDiagnostic, type Diagnostic, type Ruleset } from '@httpsify/engine';
 import { checkRulesetRegexes, parseRulesetXml } from '@httpsify/engine/parse';
 import { applySuppressions, rulesetCoverage, suppressionsOf } from '@httpsify/engine/authoring';
-import { DEFAULT_BASELINE, filterByBaseline, readBaseline, writeBaseline } from '../authoring/baseline.js';
+import { DEFAULT_BASELINE, filterByBaseline, hiddenFindingsText, readBaseline, writeBaseline } from '../authoring/baseline.js';
 import { resolve } from 'node:path';
 import { expandRulesetPaths, readRulesetSource } from '../authoring/ruleset-files.js';
 import { resolveChangedOptions } from './check.js';
@@ -154,14 +154,7 @@ export function registerTest(program: Command): void {
           }
           const failed = report.rulesets.filter((s) => s.problems > 0).length;
           const tests = report.rulesets.reduce((n, s) => n + s.tests, 0);
-          const hidden: string[] = [];
-          if (report.baselineHidden > 0)
-            hidden.push(`the baseline hid ${count(report.baselineHidden, 'finding')} in ${count(report.baselineHiddenFiles, 'unchanged file')}`);
-          if (report.suppressed > 0) hidden.push(`httpsify-ignore comments hid ${report.suppressed}`);
-          if (report.baselineStale > 0)
-            hidden.push(
-              `${report.baselineStale} baseline ${report.baselineStale === 1 ? 'entry matches' : 'entries match'} no file any more (--write-baseline drops them)`,
-            );
+          const hidden = hiddenFindingsText(report);
           process.stdout.write(
             `${count(report.rulesets.length, 'ruleset')}, ${count(tests, 'test')}: ${report.rulesets.length - failed} ok, ${failed} with problems` +
               `${report.skippedDefaultOff > 0 ? ` (${report.skippedDefaultOff} off by default skipped)` : ''}${hidden.length > 0 ? `; ${hidden.join('; ')}` : ''}\n`,
