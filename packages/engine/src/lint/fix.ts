@@ -1,6 +1,7 @@
 import type { AST } from '@eslint-community/regexpp';
 import { createEngine } from '../match/create-engine.js';
 import { isTrivialRule, type Rule, type Ruleset, type SourceLocation } from '../model/ruleset.js';
+import { lineStarts, position } from '../parse/text-position.js';
 import { parseRulesetXml } from '../parse/xml-ruleset.js';
 import { rulesetRegexOrNull } from '../regex/safe-regex.js';
 import { hostPartOf, parsePattern } from './regex-ast.js';
@@ -40,23 +41,6 @@ interface ElementSpan {
 
 const MARKUP = /<!--[\s\S]*?-->|<([A-Za-z_][\w.-]*)\b((?:[^>"']|"[^"]*"|'[^']*')*?)(\/?)>(?:\s*<\/\1\s*>)?/g;
 const ATTRIBUTE = /([A-Za-z_][\w.-]*)(\s*=\s*)(?:"([^"]*)"|'([^']*)')/g;
-
-function lineStarts(text: string): number[] {
-  const starts = [0];
-  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
-  return starts;
-}
-
-function position(starts: readonly number[], offset: number): { line: number; column: number } {
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if ((starts[mid] as number) <= offset) lo = mid;
-    else hi = mid - 1;
-  }
-  return { line: lo + 1, column: offset - (starts[lo] as number) + 1 };
-}
 
 /** The ruleset's child elements in document order, outside comments. */
 function elementSpans(xml: string): ElementSpan[] {

@@ -1,6 +1,7 @@
 import { SaxesParser } from 'saxes';
 import type { Diagnostic, Ruleset, SourceLocation } from '../model/ruleset.js';
 import { regexSyntaxError } from '../regex/compile-check.js';
+import { lineStarts, position } from './text-position.js';
 
 export interface ParseResult {
   /** null when the file has errors: a broken ruleset is never half-loaded. */
@@ -23,25 +24,6 @@ const REGEX_ATTRIBUTES: Record<string, readonly string[]> = {
   exclusion: ['pattern'],
   securecookie: ['host', 'name'],
 };
-
-/** Offsets at which each line starts, to turn a character offset into line and column. */
-function lineStartOffsets(text: string): number[] {
-  const starts = [0];
-  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
-  return starts;
-}
-
-/** Zero-based line holding `offset` (binary search over line starts). */
-function lineOf(starts: readonly number[], offset: number): number {
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if ((starts[mid] as number) <= offset) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
 
 /**
  * Parses one ruleset file. Errors (malformed XML, missing or misplaced elements,
@@ -68,14 +50,13 @@ export function parseRulesetXml(xml: string, file: string): ParseResult {
     const message = err.message.replace(/^\d+:\d+:\s*/, '');
     error('xml-syntax', `malformed XML: ${message}`, parser.line, parser.column + 1);
   });
-  const lineStarts = lineStartOffsets(xml);
+  const starts = lineStarts(xml);
   parser.on('opentagstart', (tag) => {
     // The parser stands one character past "<name" (it read the character ending the name,
     // possibly a newline), so locate the "<" by offset rather than by the current column.
-    const at = Math.max(0, parser.position - tag.name.length - 2);
-    const line = lineOf(lineStarts, at);
-    tagLine = line + 1;
-    tagColumn = at - (lineStarts[line] as number) + 1;
+    const at = position(starts, Math.max(0, parser.position - tag.name.length - 2));
+    tagLine = at.line;
+    tagColumn = at.column;
   });
   parser.on('opentag', (tag) => {
     if (fatal) return;
