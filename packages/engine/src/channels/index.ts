@@ -8,6 +8,7 @@ export {
   type RuleDestination,
   ruleDestination,
 } from './destinations.js';
+export { type DestinationReading, readDestination } from './destination-reading.js';
 export { ChannelError, type ChannelErrorCode, describeError } from './errors.js';
 export { type FetchBytes, type FetchLike, fetchBytesWith } from './fetch-bytes.js';
 export { type ChannelFreshness, channelFreshness, installedProblem, requiredKeyVersion, usableInstalled } from './freshness.js';
