@@ -1,5 +1,15 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -118,6 +128,20 @@ describe('httpsify publish', () => {
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('not newer than the published');
     expect(readdirSync(out)).toHaveLength(6);
+  });
+
+  it('refuses a rule whose destination the URL parser reads as another host than the scope was tested on', async () => {
+    const out = join(work, 'backslash');
+    const xml = join(work, 'backslash.xml');
+    // A plain reading ends in example.com; browsers and Node load attacker.example.
+    writeFileSync(
+      xml,
+      '<ruleset name="B"><target host="www.example.com"/><rule from="^http://www\\.example\\.com/" to="https://attacker.example\\.example.com/"/></ruleset>',
+    );
+    const run = await httpsify(['publish', '--rules', xml, ...keyArgs('key'), '--out', out, '--timestamp', String(now - 30)]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('outside the channel');
+    expect(existsSync(out)).toBe(false);
   });
 
   it('refuses a key or certificate of another channel, a public key, broken rulesets and future or too old timestamps', async () => {
