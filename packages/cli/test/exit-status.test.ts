@@ -23,7 +23,9 @@ describe('exit statuses: 0 done, 1 problems found, 2 could not run', () => {
     expect(badChoice.status).toBe(2);
     expect(badChoice.stderr).toContain("argument 'xml' is invalid");
     expect(run(['no-such-command']).status).toBe(2);
-    expect(run(['check']).status).toBe(2);
+    // No path is the current directory (the repository root here): no *.xml there.
+    const noRulesets = run(['check']);
+    expect([noRulesets.status, noRulesets.stderr]).toEqual([2, 'httpsify: .: no *.xml rulesets there\n']);
     // Our own check of the same kind of mistake.
     const ownCheck = run(['check', '--format', 'xml', dir]);
     expect(ownCheck.status).toBe(2);
