@@ -1,6 +1,6 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { unzipSync } from 'fflate';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadBundle } from '@httpsify/engine';
@@ -11,7 +11,10 @@ import { buildExtension, extensionVersion, type BuildResult } from '../src/build
 describe('extension build from the default rulesets', () => {
   let built: BuildResult;
   beforeAll(async () => {
-    built = await buildExtension({ outDir: mkdtempSync(join(tmpdir(), 'httpsify-build-')), version: '1.2.3' });
+    const outDir = mkdtempSync(join(tmpdir(), 'httpsify-build-'));
+    // Packages of an older build: replaced, not left beside the new ones.
+    for (const old of ['httpsify-chromium-1.2.2.zip', 'httpsify-firefox-1.2.3.zip', 'notes.zip']) writeFileSync(join(outDir, old), 'old');
+    built = await buildExtension({ outDir, version: '1.2.3' });
   });
 
   it('writes an MV3 Chromium package: service worker, static DNR ruleset, bundle', () => {
@@ -55,6 +58,13 @@ describe('extension build from the default rulesets', () => {
 
   it('packs each unpacked directory for its store: a Chromium zip and a Firefox xpi', () => {
     expect(built.zips.map((z) => z.replace(/.*\//, ''))).toEqual(['httpsify-chromium-1.2.3.zip', 'httpsify-firefox-1.2.3.xpi']);
+    expect(readdirSync(dirname(built.zips[0]!)).sort()).toEqual([
+      'chromium',
+      'firefox',
+      'httpsify-chromium-1.2.3.zip',
+      'httpsify-firefox-1.2.3.xpi',
+      'notes.zip',
+    ]);
     for (const [i, browser] of (['chromium', 'firefox'] as const).entries()) {
       const files = unzipSync(new Uint8Array(readFileSync(built.zips[i]!)));
       expect(Object.keys(files)).toEqual(expect.arrayContaining(['manifest.json', 'background.js', 'rules/default.bundle']));

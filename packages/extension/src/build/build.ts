@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Diagnostic, type Ruleset } from '@httpsify/engine';
@@ -95,6 +95,9 @@ export async function buildExtension(options: BuildOptions = {}): Promise<BuildR
     writeFileSync(join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
     result.dirs[browser] = dir;
     if (options.zip ?? true) {
+      // An older version's package (or a .zip from before Firefox's became .xpi) would sit next
+      // to the new one and be uploaded by mistake.
+      for (const name of readdirSync(outDir)) if (new RegExp(`^httpsify-${browser}-.*\\.(zip|xpi)$`).test(name)) rmSync(join(outDir, name));
       // Both are zip files; AMO and Firefox name theirs .xpi.
       const zip = join(outDir, `httpsify-${browser}-${version}.${browser === 'firefox' ? 'xpi' : 'zip'}`);
       zipDirectory(dir, zip);
