@@ -386,7 +386,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   ext.webRequest.onResponseStarted.addListener((d) => tracker.responded(d.requestId), filter);
   ext.webRequest.onCompleted.addListener((d) => {
     tracker.responded(d.requestId);
-    protection.learn(d);
+    protection.learn(d, d.type === 'main_frame' ? d.url : topUrls.get(d.tabId));
     if (d.type === 'main_frame' && d.url.startsWith('http:')) {
       const site = siteOf(d.url);
       if (site !== null) {
@@ -399,6 +399,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   ext.tabs.onRemoved.addListener((tabId) => {
     activity.remove(tabId);
     tickets.dropTab(tabId);
+    protection.budget.tabClosed(tabId);
     controller?.fallbackTabs.delete(tabId);
     topUrls.delete(tabId);
     controller?.alternativeTabs.delete(tabId);
