@@ -18,6 +18,8 @@ import { badgeText, drawIcon, ICON_TITLE_MESSAGE, iconState } from './icon.js';
 import { TabActivity, type TabRecord } from './tab-activity.js';
 import { type LoopGuardHooks, SettingsController } from './settings-controller.js';
 import { UI_PORT_NAME, type UiRequest } from './ui-protocol.js';
+import { PageTickets } from './page-tickets.js';
+import { classifySender, refusal } from './ui-senders.js';
 import { PROTECTION_ALARM, PROTECTION_ALARM_MINUTES, ProtectionRuntime } from '../protection/protection-runtime.js';
 import { KNOWN_HTTPS_STORAGE_KEY } from '../protection/known-https-hosts.js';
 import { handleProtectionRequest, isProtectionRequest } from '../protection/protection-requests.js';
@@ -29,6 +31,7 @@ import { LIBRARY_LAYER_NAME, type StorageLike } from '../library/library-store.j
 export const INTERSTITIAL_PATH = 'ui/interstitial.html';
 const TABS_SESSION_KEY = 'uiTabActivity';
 const ONCE_SESSION_KEY = 'uiHttpOnce';
+const TICKETS_SESSION_KEY = 'uiPageTickets';
 const STATS_FLUSH_MS = 2000;
 
 export interface UiInstallOptions {
@@ -74,6 +77,7 @@ export interface InstalledUi {
 export function installBackground(options: UiInstallOptions): InstalledUi {
   const store = new SettingsStore(ext.storage.local as unknown as ConstructorParameters<typeof SettingsStore>[0]);
   const activity = new TabActivity();
+  const tickets = new PageTickets();
   let controller: SettingsController | null = null;
   const topUrls = new Map<number, string>();
   const pendingStats = { upgrades: 0, fallbacks: 0, httpHosts: [] as string[] };
@@ -132,7 +136,8 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
         platformProblems: () => options.channelProblems(),
       },
     });
-    const session = await ext.storage.session.get([TABS_SESSION_KEY, ONCE_SESSION_KEY]);
+    const session = await ext.storage.session.get([TABS_SESSION_KEY, ONCE_SESSION_KEY, TICKETS_SESSION_KEY]);
+    tickets.restore(session[TICKETS_SESSION_KEY]);
     activity.restore((session[TABS_SESSION_KEY] as [number, TabRecord][] | undefined) ?? []);
     for (const h of (session[ONCE_SESSION_KEY] as string[] | undefined) ?? []) c.httpOnce.add(h);
     await protection.load();
@@ -253,7 +258,10 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       await ext.tabs.update(event.tabId, { url: plan.go });
       return;
     }
-    const page = interstitialUrl(ext.runtime.getURL(INTERSTITIAL_PATH), event.url, event.reason, { tried: plan.tried, http: plan.http });
+    // The page's address carries a ticket: only with it may its buttons allow HTTP (ui-senders.ts).
+    const ticket = tickets.issue(event.tabId, event.url);
+    await ext.storage.session.set({ [TICKETS_SESSION_KEY]: tickets.snapshot() });
+    const page = interstitialUrl(ext.runtime.getURL(INTERSTITIAL_PATH), event.url, event.reason, { tried: plan.tried, http: plan.http, ticket });
     c.fallbackTabs.set(event.tabId, page);
     await ext.tabs.update(event.tabId, { url: page });
   }
@@ -378,7 +386,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   ext.webRequest.onResponseStarted.addListener((d) => tracker.responded(d.requestId), filter);
   ext.webRequest.onCompleted.addListener((d) => {
     tracker.responded(d.requestId);
-    protection.learn(d);
+    protection.learn(d, d.type === 'main_frame' ? d.url : topUrls.get(d.tabId));
     if (d.type === 'main_frame' && d.url.startsWith('http:')) {
       const site = siteOf(d.url);
       if (site !== null) {
@@ -390,6 +398,8 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   ext.webRequest.onErrorOccurred.addListener((d) => tracker.errored(d.requestId, d.error), filter);
   ext.tabs.onRemoved.addListener((tabId) => {
     activity.remove(tabId);
+    tickets.dropTab(tabId);
+    protection.budget.tabClosed(tabId);
     controller?.fallbackTabs.delete(tabId);
     topUrls.delete(tabId);
     controller?.alternativeTabs.delete(tabId);
@@ -420,11 +430,15 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   // ---- the pages' port ---------------------------------------------------------------------
   ext.runtime.onConnect.addListener((port) => {
     if (port.name !== UI_PORT_NAME) return;
+    // Who is asking, as the browser says: fixed for the port's life.
+    const sender = classifySender(port.sender);
     port.onMessage.addListener((msg: { id: number; request: UiRequest }) => {
       void (async () => {
         let response: unknown;
         try {
           const c = await ready;
+          const refused = typeof msg?.request?.type === 'string' ? refusal(sender, msg.request, tickets) : 'not a request';
+          if (refused !== null) throw new Error(refused);
           const tabUrl = async (tabId: number) => {
             try {
               return (await ext.tabs.get(tabId)).url;

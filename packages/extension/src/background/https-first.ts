@@ -1,4 +1,5 @@
 import { isHttpsFirstExempt } from '../site-rules/exempt.js';
+import { TICKET_PARAM } from './page-tickets.js';
 
 /** How long an upgraded navigation may take to get a response before we fall back (as Firefox and Chrome do). */
 export const HTTPS_FIRST_TIMEOUT_MS = 3000;
@@ -162,9 +163,11 @@ export function interstitialUrl(
   base: string,
   httpUrl: string,
   reason: string,
-  extra: { tried?: { url: string; result: string }[]; http?: string } = {},
+  extra: { tried?: { url: string; result: string }[]; http?: string; ticket?: string } = {},
 ): string {
   const q = new URLSearchParams({ url: httpUrl, reason });
+  // The background's secret for this navigation (page-tickets.ts).
+  if (extra.ticket !== undefined) q.set(TICKET_PARAM, extra.ticket);
   // What the fallback tried (origins and outcomes) and whether the host answers over HTTP.
   if (extra.tried !== undefined) q.set('tried', JSON.stringify(extra.tried));
   if (extra.http !== undefined) q.set('http', extra.http);
