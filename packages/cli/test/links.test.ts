@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { chmodSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
@@ -75,10 +75,11 @@ describe('links fix', () => {
     expect(check.code).toBe(0);
   });
 
-  it('--diff prints a unified diff and writes nothing', async () => {
+  it('--diff prints a unified diff that git apply takes, writes nothing and exits 1', async () => {
     const dir = copyDocs('diff');
-    const r = await run(['links', 'fix', '--diff', ...rulesArgs, join(dir, 'notes.txt')]);
-    expect(r.code).toBe(0);
+    const r = await run(['links', 'fix', '--diff', ...rulesArgs, 'notes.txt'], dir);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('\n--- a/notes.txt\n+++ b/notes.txt\n');
     expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe(readFileSync(join(fixtures, 'notes.txt'), 'utf8'));
     const lines = r.stdout.split('\n');
     expect(lines).toContain('-"http://docs.test/quoted" and http://old.docs.test/page.');
@@ -86,6 +87,12 @@ describe('links fix', () => {
     expect(lines).toContain(' Not covered: http://elsewhere.test/x');
     expect(r.stdout).not.toContain('-Not covered');
     expect(r.stderr).toMatch(/notes\.txt:4:31: http:\/\/old\.docs\.test\/page -> https:\/\/new\.docs\.test\/page \(ruleset Moved\)/);
+    // git apply (default -p1) applies it as written, giving what fix writes.
+    const git = spawnSync('git', ['apply', '-'], { cwd: dir, input: r.stdout, encoding: 'utf8' });
+    expect([git.status, git.stderr]).toEqual([0, '']);
+    expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe(readFileSync(join(fixtures, 'notes.expected.txt'), 'utf8'));
+    const clean = await run(['links', 'fix', '--diff', ...rulesArgs, 'notes.txt'], dir);
+    expect([clean.code, clean.stdout]).toEqual([0, '']);
   });
 });
 

@@ -36,7 +36,7 @@ async function setup() {
     set: (items: Record<string, unknown>) => stored.set(items),
   };
   const rt = new ProtectionRuntime({ storage, isLoopBlocked: () => false });
-  for (const host of ['kept.test', 'mine.test', 'plain.test']) rt.learn({ url: `https://${host}/`, tabId: 1, statusCode: 200 });
+  for (const host of ['kept.test', 'mine.test', 'plain.test']) rt.learn({ url: `https://${host}/`, tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
   return { c, rt, engine };
 }
 
@@ -105,7 +105,8 @@ describe('Chromium: no known-host rule where DNR may miss an exclusion', () => {
     expect(keepOut('lb.test')).toBe(false);
     engine.setActive('Lookbehind', undefined);
     const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined }, isLoopBlocked: () => false, dnrKeepOut: keepOut });
-    for (const host of ['lb.test', 'nx.test', 'ok.test', 'free.test']) rt.learn({ url: `https://${host}/`, tabId: 1, statusCode: 200 });
+    for (const host of ['lb.test', 'nx.test', 'ok.test', 'free.test'])
+      rt.learn({ url: `https://${host}/`, tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
     const { c } = await setup();
     expect(rt.rules(c).flatMap((r) => r.condition.requestDomains ?? [])).toEqual(['free.test', 'nx.test', 'ok.test']);
   });

@@ -117,6 +117,8 @@ async function runCommand(mode: 'check' | 'fix', paths: string[], options: Links
     const errors = report.problems.some((p) => p.severity === 'error');
     if (errors) process.exitCode = 2;
     else if (mode === 'check' && applicable(report).length > 0) process.exitCode = 1;
+    // As `git diff --exit-code`: 1 while changes are pending, the same as check.
+    else if (mode === 'fix' && options.diff === true && report.changedFiles.length > 0) process.exitCode = 1;
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     process.stderr.write(`httpsify links: ${err.message}\n`);

@@ -149,7 +149,8 @@ function fixDocuments(report: LinksReport, documents: Map<string, LoadedDocument
     const updated = applyFindings(doc.text, findings);
     if (updated === doc.text) continue;
     if (diffOnly) {
-      patches.push(createTwoFilesPatch(file, file, doc.text, updated, undefined, undefined, { context: 3 }));
+      // git's a/ and b/ prefixes: `git apply` and `patch -p1` take the diff as it is.
+      patches.push(createTwoFilesPatch(`a/${file}`, `b/${file}`, doc.text, updated, undefined, undefined, { context: 3 }));
       report.changedFiles.push(file);
       continue;
     }

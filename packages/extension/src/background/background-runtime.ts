@@ -18,6 +18,8 @@ import { badgeText, drawIcon, ICON_TITLE_MESSAGE, iconState } from './icon.js';
 import { TabActivity, type TabRecord } from './tab-activity.js';
 import { type LoopGuardHooks, SettingsController } from './settings-controller.js';
 import { UI_PORT_NAME, type UiRequest } from './ui-protocol.js';
+import { PageTickets } from './page-tickets.js';
+import { classifySender, refusal } from './ui-senders.js';
 import { PROTECTION_ALARM, PROTECTION_ALARM_MINUTES, ProtectionRuntime } from '../protection/protection-runtime.js';
 import { KNOWN_HTTPS_STORAGE_KEY } from '../protection/known-https-hosts.js';
 import { handleProtectionRequest, isProtectionRequest } from '../protection/protection-requests.js';
@@ -29,6 +31,7 @@ import { LIBRARY_LAYER_NAME, type StorageLike } from '../library/library-store.j
 export const INTERSTITIAL_PATH = 'ui/interstitial.html';
 const TABS_SESSION_KEY = 'uiTabActivity';
 const ONCE_SESSION_KEY = 'uiHttpOnce';
+const TICKETS_SESSION_KEY = 'uiPageTickets';
 const STATS_FLUSH_MS = 2000;
 
 export interface UiInstallOptions {
@@ -74,6 +77,7 @@ export interface InstalledUi {
 export function installBackground(options: UiInstallOptions): InstalledUi {
   const store = new SettingsStore(ext.storage.local as unknown as ConstructorParameters<typeof SettingsStore>[0]);
   const activity = new TabActivity();
+  const tickets = new PageTickets();
   let controller: SettingsController | null = null;
   const topUrls = new Map<number, string>();
   const pendingStats = { upgrades: 0, fallbacks: 0, httpHosts: [] as string[] };
@@ -132,7 +136,8 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
         platformProblems: () => options.channelProblems(),
       },
     });
-    const session = await ext.storage.session.get([TABS_SESSION_KEY, ONCE_SESSION_KEY]);
+    const session = await ext.storage.session.get([TABS_SESSION_KEY, ONCE_SESSION_KEY, TICKETS_SESSION_KEY]);
+    tickets.restore(session[TICKETS_SESSION_KEY]);
     activity.restore((session[TABS_SESSION_KEY] as [number, TabRecord][] | undefined) ?? []);
     for (const h of (session[ONCE_SESSION_KEY] as string[] | undefined) ?? []) c.httpOnce.add(h);
     await protection.load();
@@ -233,8 +238,16 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   // ---- HTTPS-first fallback --------------------------------------------------------------
   const tracker = new HttpsFirstTracker((event) => void fallBack(event));
 
+  /** Top-level requests per tab: a fallback whose tab moved on since its failure is dropped. */
+  const navigations = new Map<number, number>();
+  /** Chromium: the https:// page the handoff page opens for HTTPS-first, to be followed too. */
+  const handoffUpgrades = new Map<number, { target: string; url: string }>();
+
   async function fallBack(event: FallbackEvent): Promise<void> {
+    const seen = navigations.get(event.tabId) ?? 0;
     const c = controller ?? (await ready);
+    // Never replace what the tab shows now: the user (or a redirect) has gone on since.
+    const movedOn = () => (navigations.get(event.tabId) ?? 0) !== seen;
     pendingStats.fallbacks++;
     scheduleStats();
     // Read afresh: a change may still be on its way to the controller.
@@ -246,16 +259,41 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       await ext.tabs.update(event.tabId, { url: event.url });
       return;
     }
-    // Try harder before offering HTTP: the host's www. twin (or a ruleset's rewrite of it).
+    // What else to offer: the host's www. twin (or a ruleset's rewrite of it), and HTTP.
     const plan = await protection.planFallback(c, event.url, event.reason);
-    if (plan.go !== null) {
-      c.alternativeTabs.set(event.tabId, { url: plan.go, from: siteOf(event.url)?.hostWithPort ?? event.url });
-      await ext.tabs.update(event.tabId, { url: plan.go });
-      return;
-    }
-    const page = interstitialUrl(ext.runtime.getURL(INTERSTITIAL_PATH), event.url, event.reason, { tried: plan.tried, http: plan.http });
+    if (movedOn()) return;
+    const back = await historyToSkip(event);
+    // The page's address carries a ticket: only with it may its buttons allow HTTP (ui-senders.ts).
+    const ticket = tickets.issue(event.tabId, event.url);
+    await ext.storage.session.set({ [TICKETS_SESSION_KEY]: tickets.snapshot() });
+    const page = interstitialUrl(ext.runtime.getURL(INTERSTITIAL_PATH), event.url, event.reason, {
+      tried: plan.tried,
+      http: plan.http,
+      twin: plan.twin,
+      back,
+      ticket,
+    });
+    if (movedOn()) return;
     c.fallbackTabs.set(event.tabId, page);
     await ext.tabs.update(event.tabId, { url: page });
+  }
+
+  /**
+   * How many history entries "Go back" skips: the fallback page, and the browser's error page
+   * when the failure committed one (its address is the attempt). An error page commits just
+   * after the error event, so the tab is given a moment to settle; a timeout is cut short by
+   * the fallback before anything commits.
+   */
+  async function historyToSkip(event: FallbackEvent): Promise<number> {
+    if (event.reason === 'timeout') return 1;
+    let tab: chrome.tabs.Tab | undefined;
+    for (let i = 0; i < 20; i++) {
+      tab = await ext.tabs.get(event.tabId).catch(() => undefined);
+      if (tab === undefined || tab.status !== 'loading') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const shown = tab?.url ?? '';
+    return shown === event.attempt || shown === event.url || shown.startsWith('chrome-error:') ? 2 : 1;
   }
 
   /*
@@ -283,6 +321,11 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     if (d.type === 'main_frame') {
       topUrls.set(d.tabId, url);
       c.fallbackTabs.delete(d.tabId);
+      tracker.superseded(d.tabId, d.requestId);
+      navigations.set(d.tabId, (navigations.get(d.tabId) ?? 0) + 1);
+      const handoff = handoffUpgrades.get(d.tabId);
+      handoffUpgrades.delete(d.tabId);
+      if (handoff !== undefined && handoff.target === url) tracker.started(d.requestId, d.tabId, handoff.url);
     }
     const site = siteOf(url);
     const names = site === null ? [] : c.rulesetNamesForHost(site.host);
@@ -378,7 +421,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   ext.webRequest.onResponseStarted.addListener((d) => tracker.responded(d.requestId), filter);
   ext.webRequest.onCompleted.addListener((d) => {
     tracker.responded(d.requestId);
-    protection.learn(d);
+    protection.learn(d, d.type === 'main_frame' ? d.url : topUrls.get(d.tabId));
     if (d.type === 'main_frame' && d.url.startsWith('http:')) {
       const site = siteOf(d.url);
       if (site !== null) {
@@ -388,11 +431,17 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     }
   }, filter);
   ext.webRequest.onErrorOccurred.addListener((d) => tracker.errored(d.requestId, d.error), filter);
+  // A followed navigation sent to an extension page (Chromium's handoff page) is no longer ours.
+  ext.webRequest.onBeforeRedirect.addListener((d) => tracker.redirected(d.requestId, d.redirectUrl), filter);
   ext.tabs.onRemoved.addListener((tabId) => {
     activity.remove(tabId);
+    tickets.dropTab(tabId);
+    protection.budget.tabClosed(tabId);
     controller?.fallbackTabs.delete(tabId);
     topUrls.delete(tabId);
     controller?.alternativeTabs.delete(tabId);
+    navigations.delete(tabId);
+    handoffUpgrades.delete(tabId);
     scheduleTabsSave();
   });
   ext.tabs.onActivated.addListener(({ tabId }) => {
@@ -420,11 +469,15 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   // ---- the pages' port ---------------------------------------------------------------------
   ext.runtime.onConnect.addListener((port) => {
     if (port.name !== UI_PORT_NAME) return;
+    // Who is asking, as the browser says: fixed for the port's life.
+    const sender = classifySender(port.sender);
     port.onMessage.addListener((msg: { id: number; request: UiRequest }) => {
       void (async () => {
         let response: unknown;
         try {
           const c = await ready;
+          const refused = typeof msg?.request?.type === 'string' ? refusal(sender, msg.request, tickets) : 'not a request';
+          if (refused !== null) throw new Error(refused);
           const tabUrl = async (tabId: number) => {
             try {
               return (await ext.tabs.get(tabId)).url;
@@ -463,7 +516,11 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     protection,
     rewriter: () => controller?.channels.scoped ?? null,
     noteHandoff(tabId, url, target) {
-      if (target.startsWith('https:')) noteUpgrade(tabId, 'main_frame', url, target, false);
+      if (!target.startsWith('https:')) return;
+      noteUpgrade(tabId, 'main_frame', url, target, false);
+      // HTTPS-first's upgrade: its failure falls back like any other (trailing-dot hosts).
+      const c = controller;
+      if (c !== null && c.rewrite(url).rewritten === null && httpsFirstApplies(url, httpsFirstInputs(c))) handoffUpgrades.set(tabId, { target, url });
     },
     httpsFirstTarget(url) {
       const c = controller;

@@ -75,8 +75,8 @@ function httpVersion(url: string): string {
 
 ext.webRequest.onBeforeRedirect.addListener(
   (d) => {
-    const host = guard.noteRedirect(d.requestId, d.url, d.redirectUrl);
-    if (host) void stopUpgrading(host);
+    const host = guard.noteRedirect(d);
+    if (host !== null) void stopUpgrading(host);
   },
   { urls: ALL_URLS },
 );
@@ -147,6 +147,7 @@ const handoff = installHandoff({
       loopBlocked: (url) => guard.isUrlBlocked(url),
     };
   },
+  downgradesSeen: (tabId, from, to) => guard.recentTabDowngrades(tabId, from, to),
   handedOff: (tabId, url, target) => ui.noteHandoff(tabId, url, target),
 });
 (globalThis as { httpsifyHandoff?: unknown }).httpsifyHandoff = handoff;

@@ -52,7 +52,7 @@ ext.webRequest.onBeforeRequest.addListener(onBeforeRequest as (d: chrome.webRequ
 
 ext.webRequest.onBeforeRedirect.addListener(
   (d) => {
-    const looping = guard.noteRedirect(d.requestId, d.url, d.redirectUrl);
+    const looping = guard.noteRedirect(d);
     if (looping !== null) ui.protection.forget(looping);
   },
   { urls: ['<all_urls>'] },
