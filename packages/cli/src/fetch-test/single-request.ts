@@ -12,6 +12,8 @@ export interface RequestSettings {
   timeoutMs: number;
   /** Bodies are cut off here; page structure only needs the start of a page. */
   maxBodyBytes: number;
+  /** Why `url` may not be fetched at all (links --verify: a private IP address), or null. */
+  refuse?: (url: URL) => RequestFailure | null;
 }
 
 export interface RawResponse {
@@ -63,6 +65,8 @@ function decoded(res: IncomingMessage): Readable {
  * one deadline, so a slow-dripping server cannot hold a worker forever.
  */
 export function requestOnce(url: URL, settings: RequestSettings): Promise<RawResponse> {
+  const refused = settings.refuse?.(url) ?? null;
+  if (refused !== null) return Promise.reject(refused);
   return new Promise<RawResponse>((resolve, reject) => {
     const secure = url.protocol === 'https:';
     const options = {
