@@ -31,7 +31,9 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<Sweep
   mkdirSync(options.outDir, { recursive: true });
   const keys = sweepKeys(options.queueName);
   const redis = connect(options.queueUrl);
-  const queue = new Queue<SweepJob>(options.queueName, { connection: connect(options.queueUrl) });
+  // BullMQ leaves a connection it was given open on close(): ours to end.
+  const queueConnection = connect(options.queueUrl);
+  const queue = new Queue<SweepJob>(options.queueName, { connection: queueConnection });
   const setup = await prepareSweep(options);
   const log = options.log ?? (() => undefined);
   const resultsPath = join(options.outDir, 'results.jsonl');
@@ -132,6 +134,7 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<Sweep
   } finally {
     setup.close();
     await queue.close();
+    queueConnection.disconnect();
     redis.disconnect();
   }
 }

@@ -29,6 +29,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const redis = connect(options.queueUrl);
   const id = `${hostname()}:${process.pid}`;
   let stored = 0;
+  const workerConnection = connect(options.queueUrl);
   const worker = new Worker<SweepJob>(
     options.queueName,
     async (job) => {
@@ -38,7 +39,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       return added;
     },
     {
-      connection: connect(options.queueUrl),
+      connection: workerConnection,
       concurrency: options.concurrency,
       lockDuration: options.lockMs,
       stalledInterval: Math.max(1000, Math.floor(options.lockMs / 2)),
@@ -53,6 +54,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     stored: () => stored,
     close: async () => {
       await worker.close();
+      workerConnection.disconnect();
       redis.disconnect();
     },
   };
