@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseRulesetXml } from '@httpsify/engine/parse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { libraryRulesets } from '../src/sweep/job-source.js';
+import { createEngine, type Ruleset } from '@httpsify/engine';
+import { collectTestJobs } from '../src/fetch-test/test-jobs.js';
+import { libraryRulesets, rulesetTests } from '../src/sweep/job-source.js';
+import { corpusXmlFiles } from '../../engine/test/support/corpus.js';
 import { readResults } from '../src/sweep/journal.js';
 import { runSweep, type SweepOptions } from '../src/sweep/run-sweep.js';
 import type { SweepResult, UrlVerdict } from '../src/sweep/verdicts.js';
@@ -161,5 +164,19 @@ describe('httpsify sweep against the local web', () => {
     const names: string[] = [];
     for await (const r of libraryRulesets([join(root, 'lib.tar.gz')], () => undefined)) names.push(r.name);
     expect(names.sort()).toEqual(['a.good.test', 'b.good.test']);
+  });
+
+  it('lists the same test URLs and rewrites as fetch-test on real corpus rulesets, faster', () => {
+    const files = corpusXmlFiles().filter((_, i) => i % 300 === 7);
+    const rulesets = files.map((f) => parseRulesetXml(readFileSync(f, 'utf8'), f).ruleset).filter((r): r is Ruleset => r !== null);
+    const all = createEngine(rulesets);
+    let urls = 0;
+    for (const r of rulesets) {
+      const ours = rulesetTests(r, all).map((t) => [t.url, t.rewritten]);
+      const theirs = collectTestJobs([r], all).jobs.map((j) => [j.url, j.rewritten]);
+      expect(ours, r.name).toEqual(theirs);
+      urls += ours.length;
+    }
+    expect(urls).toBeGreaterThan(rulesets.length);
   });
 });

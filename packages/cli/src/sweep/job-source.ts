@@ -1,8 +1,8 @@
 import { readFileSync, statSync } from 'node:fs';
-import type { Engine, Ruleset } from '@httpsify/engine';
+import { createEngine, type Engine, type Ruleset } from '@httpsify/engine';
+import { rulesetCoverage } from '@httpsify/engine/authoring';
 import { parseRulesetXml } from '@httpsify/engine/parse';
 import { isBundle, listRulesetFiles } from '@httpsify/engine/node';
-import { collectTestJobs } from '../fetch-test/test-jobs.js';
 import { readTarEntries } from './tar-archive.js';
 import type { SweepJob } from './verdicts.js';
 
@@ -52,6 +52,45 @@ export async function* libraryRulesets(paths: readonly string[], onBad: (message
   }
 }
 
+/**
+ * A ruleset's test URLs (explicit, and implied by its plain targets; the ones an exclusion owns
+ * left out), each with what this ruleset alone rewrites it to: the collection fetch-test uses.
+ * fetch-test compiles an engine per ruleset for the rewrite (~30 ms each, too slow for a
+ * library); here the library's engine explains each URL, and only when another ruleset decides
+ * first, or this one is off, does a ruleset get its own engine.
+ */
+export function rulesetTests(ruleset: Ruleset, all: Engine): { url: string; rewritten: string | null; problem?: string }[] {
+  let own: Engine | null = null;
+  const out: { url: string; rewritten: string | null; problem?: string }[] = [];
+  for (const test of rulesetCoverage(ruleset, all).tests) {
+    if (test.owner?.kind === 'exclusion') continue;
+    const step = all.explain(test.url).candidates.find((s) => s.ruleset === ruleset.name);
+    if (step !== undefined && step.outcome === 'rewrote' && step.result !== undefined) {
+      out.push({ url: test.url, rewritten: step.result });
+      continue;
+    }
+    if (step === undefined || step.outcome === 'not-reached' || step.outcome === 'inactive') {
+      if (own === null) {
+        own = createEngine([ruleset]);
+        own.setActive(ruleset.name, true);
+      }
+      const outcome = own.rewriteWithRuleset(test.url);
+      if (outcome.rewritten !== null) {
+        out.push({ url: test.url, rewritten: outcome.rewritten });
+        continue;
+      }
+      out.push({ url: test.url, rewritten: null, problem: outcome.error ?? 'no rule of this ruleset rewrites this URL' });
+      continue;
+    }
+    out.push({
+      url: test.url,
+      rewritten: null,
+      problem: step.outcome === 'refused' ? 'a pattern of this ruleset was refused as unsafe' : 'no rule of this ruleset rewrites this URL',
+    });
+  }
+  return out;
+}
+
 /** The sweep's jobs: each swept ruleset's test URLs (explicit and implied by plain targets). */
 export async function* rulesetJobs(
   paths: readonly string[],
@@ -61,7 +100,7 @@ export async function* rulesetJobs(
   for await (const ruleset of libraryRulesets(paths, options.onBad)) {
     if (!swept(ruleset, options.includeDefaultOff)) continue;
     const file = ruleset.loc?.file ?? '';
-    for (const test of collectTestJobs([ruleset], all).jobs) {
+    for (const test of rulesetTests(ruleset, all)) {
       const job: SweepJob = {
         key: jobKey(ruleset.name, file, test.url),
         kind: 'ruleset',

@@ -30,9 +30,9 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 export async function runCoordinator(options: CoordinatorOptions): Promise<SweepOutcome & { perWorker: Record<string, number> }> {
   mkdirSync(options.outDir, { recursive: true });
   const keys = sweepKeys(options.queueName);
-  const redis = connect(options.queueUrl);
+  const redis = await connect(options.queueUrl);
   // BullMQ leaves a connection it was given open on close(): ours to end.
-  const queueConnection = connect(options.queueUrl);
+  const queueConnection = await connect(options.queueUrl);
   const queue = new Queue<SweepJob>(options.queueName, { connection: queueConnection });
   const setup = await prepareSweep(options);
   const log = options.log ?? (() => undefined);

@@ -23,8 +23,11 @@ export function checkQueueName(name: string): string {
   return name;
 }
 
-/** A connection for BullMQ and our own keys; an unusable URL is an error that names it. */
-export function connect(url: string): Redis {
+/**
+ * A connection for BullMQ and our own keys, once it answers: an unusable URL or an unreachable
+ * server is an error that names it, not endless reconnect messages.
+ */
+export async function connect(url: string): Promise<Redis> {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -33,7 +36,16 @@ export function connect(url: string): Redis {
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new Error(`--queue ${JSON.stringify(url)}: expected a redis:// or rediss:// URL`);
   // BullMQ's blocking commands need no per-request retry limit.
-  return new Redis(url, { maxRetriesPerRequest: null });
+  const redis = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true, retryStrategy: (times) => Math.min(times * 200, 2000) });
+  let lastError = '';
+  redis.on('error', (err: Error) => (lastError = err.message));
+  try {
+    await redis.connect();
+  } catch (err) {
+    redis.disconnect();
+    throw new Error(`--queue ${parsed.host}: cannot reach Redis (${lastError !== '' ? lastError : (err as Error).message})`);
+  }
+  return redis;
 }
 
 /**

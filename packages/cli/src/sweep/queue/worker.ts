@@ -26,10 +26,10 @@ export interface RunningWorker {
  */
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const keys = sweepKeys(options.queueName);
-  const redis = connect(options.queueUrl);
+  const redis = await connect(options.queueUrl);
   const id = `${hostname()}:${process.pid}`;
   let stored = 0;
-  const workerConnection = connect(options.queueUrl);
+  const workerConnection = await connect(options.queueUrl);
   const worker = new Worker<SweepJob>(
     options.queueName,
     async (job) => {
