@@ -528,7 +528,9 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       noteUpgrade(tabId, 'main_frame', url, target, false);
       // HTTPS-first's upgrade: its failure falls back like any other (trailing-dot hosts).
       const c = controller;
-      if (c !== null && c.rewrite(url).rewritten === null && httpsFirstApplies(url, httpsFirstInputs(c))) handoffUpgrades.set(tabId, { target, url });
+      if (c !== null && decideNow(c, url, 'main_frame', tabId).reason === 'https-first') {
+        handoffUpgrades.set(tabId, { target, url });
+      }
     },
     decide(details) {
       const c = controller;
