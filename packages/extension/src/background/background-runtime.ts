@@ -7,13 +7,15 @@ import { type Engine } from '@httpsify/engine';
 import { fetchBytesWith } from '@httpsify/engine/channels';
 import type { ChannelArea } from '../channels/channel-storage.js';
 import { CHANNEL_ALARM, ChannelService } from '../channels/channel-service.js';
-import { SETTING_KEYS, type Settings } from '../settings/schema.js';
+import { SETTING_KEYS } from '../settings/schema.js';
 import { SettingsStore } from '../settings/store.js';
 import { siteOf } from '../site-rules/site-pattern.js';
 import { ext } from './browser-api.js';
 import { probeCaptivePortal } from './captive-portal.js';
 import { bundledDefaultsTimestamp } from './engine-loader.js';
-import { httpsFirstApplies, httpsFirstInputs, HttpsFirstTracker, httpsVersion, interstitialUrl, type FallbackEvent } from './https-first.js';
+import { HttpsFirstTracker, interstitialUrl, type FallbackEvent } from './https-first.js';
+import { decide, type Decision } from '../decision/decide.js';
+import { decisionState } from '../decision/state.js';
 import { badgeText, drawIcon, ICON_TITLE_MESSAGE, iconState } from './icon.js';
 import { TabActivity, type TabRecord } from './tab-activity.js';
 import { type LoopGuardHooks, SettingsController } from './settings-controller.js';
@@ -57,10 +59,10 @@ export interface UiInstallOptions {
 export interface InstalledUi {
   controller: Promise<SettingsController>;
   /**
-   * Firefox's blocking listener asks this first: a response to return, or null to let the
-   * default engine decide. Synchronous once the controller is ready.
+   * The decision (decision/decide.ts) for a request with the settings and learned state of now;
+   * null until the controller is ready. Firefox's blocking listener and the handoff page ask it.
    */
-  decide(details: { url: string; type: string; tabId: number }): { redirectUrl?: string; cancel?: boolean } | null;
+  decide(details: { url: string; type: string; tabId: number }): Decision | null;
   /** What rulesets rewrite with now (channels over the defaults); null until the controller is ready. */
   rewriter(): { rewrite(url: string): string | null } | null;
   /** Known HTTPS hosts, subresource upgrades, the fallback's alternatives, re-checks. */
@@ -70,8 +72,6 @@ export interface InstalledUi {
    * Counted as the upgrade DNR would have been.
    */
   noteHandoff(tabId: number, url: string, target: string): void;
-  /** Where HTTPS-first would take a top-level http:// page no ruleset rewrites (null: nowhere). */
-  httpsFirstTarget(url: string): string | null;
 }
 
 export function installBackground(options: UiInstallOptions): InstalledUi {
@@ -93,6 +93,17 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     learned: (host) => void secureKnownHostCookies(host),
     dnrKeepOut: options.protectionKeepOut,
   });
+
+  /** The decision with the state of now (the controller's settings, the known hosts). */
+  function decideNow(c: SettingsController, url: string, type: string, tabId: number): Decision {
+    const now = Date.now();
+    return decide({
+      url,
+      kind: type === 'main_frame' ? 'navigation' : 'subresource',
+      tab: { tabId, topUrl: type === 'main_frame' ? url : topUrls.get(tabId) },
+      state: decisionState(c, (host) => protection.known.has(host, now)),
+    });
+  }
 
   /** Cookies the host set before it became known get the same treatment as later ones. */
   async function secureKnownHostCookies(host: string): Promise<void> {
@@ -332,25 +343,22 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     let upgraded = false;
     let first = false;
     let upgradedTo: string | undefined;
-    const s = c.settings;
     const top = d.type === 'main_frame' ? url : (topUrls.get(d.tabId) ?? url);
     // Chromium: DNR moved this request before any listener saw it (see observeRedirect).
     if (d.type === 'main_frame' && upgradedMainFrames.get(d.tabId) === url) {
       upgradedMainFrames.delete(d.tabId);
       upgraded = true;
       first = httpsFirstMainFrames.delete(d.tabId);
-    } else if (url.startsWith('http:') && s.globalEnabled && c.siteDisabledBy(top) === null) {
-      const rewritten = c.loopGuarded(url) ? null : c.rewrite(url).rewritten;
-      if (rewritten !== null && rewritten.startsWith('https:')) {
+    } else if (url.startsWith('http:')) {
+      const decision = decideNow(c, url, d.type, d.tabId);
+      if (decision.action === 'upgrade' && decision.url.startsWith('https:')) {
         upgraded = true;
-        upgradedTo = rewritten;
-      } else if (d.type !== 'main_frame' && protection.decideSubresource(c, url) !== null) {
-        upgraded = true;
-      } else if (d.type === 'main_frame' && httpsFirstApplies(url, httpsFirstInputs(c))) {
-        upgraded = true;
-        first = true;
-        upgradedTo = httpsVersion(url);
-        tracker.started(d.requestId, d.tabId, url);
+        // The known hosts' upgrade is the same URL over HTTPS; the tab's record says so already.
+        if (decision.reason !== 'known-host') upgradedTo = decision.url;
+        if (decision.reason === 'https-first') {
+          first = true;
+          tracker.started(d.requestId, d.tabId, url);
+        }
       }
     }
     if (upgraded) {
@@ -406,13 +414,13 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       return;
     }
     if (d.tabId < 0 || counted.delete(d.requestId)) return;
-    if (!d.url.startsWith('http:') || !d.redirectUrl.startsWith('https:') || !c.settings.globalEnabled) return;
-    const rewritten = c.rewrite(d.url).rewritten;
-    if (rewritten === d.redirectUrl) return noteUpgrade(d.tabId, d.type, d.url, d.redirectUrl, false);
-    if (d.type === 'main_frame' && rewritten === null && httpsVersion(d.url) === d.redirectUrl && httpsFirstApplies(d.url, httpsFirstInputs(c))) {
-      tracker.started(d.requestId, d.tabId, d.url);
-      noteUpgrade(d.tabId, d.type, d.url, d.redirectUrl, true);
-    }
+    if (!d.url.startsWith('http:') || !d.redirectUrl.startsWith('https:')) return;
+    const decision = decideNow(c, d.url, d.type, d.tabId);
+    // Counted when our rules took it there (known hosts' subresources are not counted here).
+    if (decision.action !== 'upgrade' || decision.url !== d.redirectUrl || decision.reason === 'known-host') return;
+    const byHttpsFirst = decision.reason === 'https-first';
+    if (byHttpsFirst) tracker.started(d.requestId, d.tabId, d.url);
+    noteUpgrade(d.tabId, d.type, d.url, d.redirectUrl, byHttpsFirst);
   }
 
   const filter = { urls: ['http://*/*', 'https://*/*'] };
@@ -520,28 +528,15 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       noteUpgrade(tabId, 'main_frame', url, target, false);
       // HTTPS-first's upgrade: its failure falls back like any other (trailing-dot hosts).
       const c = controller;
-      if (c !== null && c.rewrite(url).rewritten === null && httpsFirstApplies(url, httpsFirstInputs(c))) handoffUpgrades.set(tabId, { target, url });
-    },
-    httpsFirstTarget(url) {
-      const c = controller;
-      return c !== null && httpsFirstApplies(url, httpsFirstInputs(c)) ? httpsVersion(url) : null;
+      if (c !== null && decideNow(c, url, 'main_frame', tabId).reason === 'https-first') {
+        handoffUpgrades.set(tabId, { target, url });
+      }
     },
     decide(details) {
       const c = controller;
       if (c === null) return null;
-      const s: Settings = c.settings;
-      if (!s.globalEnabled) return {};
-      if (details.type === 'main_frame') topUrls.set(details.tabId, details.url);
-      const top = details.type === 'main_frame' ? details.url : (topUrls.get(details.tabId) ?? details.url);
-      if (details.tabId >= 0 && c.siteDisabledBy(top) !== null) return {};
-      const user = c.userEngine?.rewrite(details.url) ?? null;
-      if (user !== null && user !== details.url) return { redirectUrl: user };
-      if (details.type === 'main_frame' && httpsFirstApplies(details.url, httpsFirstInputs(c))) {
-        const byRules = c.channels.scoped.rewrite(details.url);
-        return { redirectUrl: byRules ?? httpsVersion(details.url) };
-      }
-      if (details.type !== 'main_frame' && details.tabId >= 0) return protection.decideSubresource(c, details.url);
-      return null;
+      if (details.type === 'main_frame' && details.tabId >= 0) topUrls.set(details.tabId, details.url);
+      return decideNow(c, details.url, details.type, details.tabId);
     },
   };
 }

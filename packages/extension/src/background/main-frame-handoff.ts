@@ -30,7 +30,7 @@ const LOOP_DOWNGRADES = 2;
 
 export interface HandoffDeps {
   /** Resolves once the engine and settings are ready. */
-  inputs(): Promise<HandoffInputs>;
+  inputs(tabId: number): Promise<HandoffInputs>;
   /** The page moved the tab on: statistics and the badge. */
   handedOff(tabId: number, url: string, target: string): void;
   /** How often lately an HTTPS answer of `fromHost` redirected this tab's page to exactly `toUrl`. */
@@ -87,7 +87,7 @@ export function installHandoff(deps: HandoffDeps): { syncRules(): Promise<void> 
   }
 
   async function answer(tabId: number, url: unknown): Promise<HandoffDecision> {
-    const inputs = await deps.inputs();
+    const inputs = await deps.inputs(tabId);
     const decision = decideHandoff(url, inputs);
     if (!decision.ok) return decision;
     if (decision.target.startsWith('https:') && looping(tabId, url as string, decision.target)) {

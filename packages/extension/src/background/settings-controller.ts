@@ -276,6 +276,11 @@ export class SettingsController {
     return null;
   }
 
+  /** Redirect-loop protection gave up on the host for the session. */
+  loopBlocked(host: string): boolean {
+    return this.hooks.loopGuard?.isHostBlocked(host) ?? false;
+  }
+
   /** Redirect-loop protection gave up on this URL's host for the session. */
   loopGuarded(url: string): boolean {
     const site = siteOf(url);

@@ -64,7 +64,7 @@ export async function buildExtension(options: BuildOptions = {}): Promise<BuildR
     loaded.rulesets.length === loaded.engine.rulesetCount
       ? loaded.rulesets
       : Array.from({ length: loaded.engine.rulesetCount }, (_, id) => loaded.engine.ruleset(id));
-  // The static set alone takes trailing dots off hosts (one regex); see engine dnr/trailing-dots.ts.
+  // The static set alone takes trailing dots off hosts (a regex per host shape); see engine dnr/trailing-dots.ts.
   const { rules, report } = compileDnr(rulesets, { trailingDots: true });
   const handoff = handoffScope(rulesets, report.omissions);
 

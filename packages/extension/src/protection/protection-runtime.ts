@@ -228,22 +228,6 @@ export class ProtectionRuntime {
     await this.write();
   }
 
-  // ---- Firefox: the same decision in the blocking listener ------------------------------------
-  /**
-   * A subresource (or frame) to a known HTTPS host: the rulesets' own rewrite when they have
-   * one, else the https:// twin, unless a ruleset excludes the URL (as on Chromium, where its
-   * `allow` outranks the mode's rules). Null: not ours. The page's own state does not matter (an
-   * "off" page never gets here): an HTTP page's known HTTPS hosts are upgraded.
-   */
-  decideSubresource(v: ProtectionView, url: string): { redirectUrl: string } | null {
-    if (!url.startsWith('http:')) return null;
-    const site = siteOf(url);
-    if (site === null || !this.upgradesHost(v, site.host, site.port)) return null;
-    const byRules = v.rewrite(url).rewritten;
-    if (byRules !== null) return { redirectUrl: byRules };
-    return v.excludedBy(url) !== null ? null : { redirectUrl: url.replace(/^http:/, 'https:') };
-  }
-
   // ---- the fallback ---------------------------------------------------------------------------
   /**
    * An upgraded navigation failed. Tries the HTTPS alternatives (origin-only probes); the first
