@@ -1,10 +1,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gzipSync } from 'fflate';
+import { deflateSync, gzipSync } from 'fflate';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations } from './support/axe.js';
+import { rawZip } from './support/raw-zip.js';
 import { tar } from './support/tar.js';
 import { POLL, startUiHarness, type UiHarness } from './support/ui-harness.js';
 
@@ -98,6 +99,16 @@ describe('importing a ruleset library in Chromium', () => {
     writeFileSync(escape, tar([{ name: '../Evil.xml', data: ruleset('Evil', 'evil.example.test') }]));
     await o.locator('#library-archive').setInputFiles(escape);
     await expect.poll(() => o.locator('#library-error').textContent(), POLL).toBe('Nothing was imported: no ruleset files (.xml) were found in it');
+    expect(await o.locator('#library-none').isVisible()).toBe(true);
+    // A zip bomb (2000 entries sharing one compressed stream) is refused by the worker, with the reason.
+    const shared = deflateSync(new TextEncoder().encode(ruleset('Bomb', 'bomb.example.test')));
+    const bomb = join(files, 'bomb.zip');
+    writeFileSync(bomb, rawZip(Array.from({ length: 2000 }, (_, i) => ({ name: `r${i}.xml`, data: shared, declared: 100 }))));
+    await o.locator('#library-archive').setInputFiles(bomb);
+    await expect
+      .poll(() => o.locator('#library-error').textContent(), POLL)
+      .toMatch(/^Nothing was imported: the \.zip file is not a plain archive: .* share their data/);
+    expect(await o.locator('#library-cancel').isHidden()).toBe(true);
     expect(await o.locator('#library-none').isVisible()).toBe(true);
   });
 });

@@ -22,7 +22,11 @@ export async function buildUiAssets(dir: string, browser: Browser): Promise<void
   const ui = join(dir, 'ui');
   mkdirSync(ui, { recursive: true });
   await esbuild({
-    entryPoints: pagesFor(browser).map((p) => ({ in: join(packageDir, `src/ui/${p}/${p}.ts`), out: p })),
+    entryPoints: [
+      ...pagesFor(browser).map((p) => ({ in: join(packageDir, `src/ui/${p}/${p}.ts`), out: p })),
+      // The options page unpacks library archives in this worker (library/archive-reader.ts).
+      { in: join(packageDir, 'src/library/archive-worker.ts'), out: 'archive-worker' },
+    ],
     outdir: ui,
     bundle: true,
     format: 'esm',

@@ -1,4 +1,5 @@
-import { EntryCollector, LIBRARY_LIMITS, LibraryRefused, readArchive, type ArchiveContents } from '../../library/archive.js';
+import { EntryCollector, LIBRARY_LIMITS, LibraryRefused, type ArchiveContents } from '../../library/archive.js';
+import { ArchiveCancelled, readArchiveOffThread } from '../../library/archive-reader.js';
 import type { LibraryProgress } from '../../library/library-compile.js';
 import type { LibraryStatus } from '../../library/library-protocol.js';
 import { background, isError } from '../shared/client.js';
@@ -144,11 +145,24 @@ export class LibraryView {
       // An archive is never larger than what it unpacks to, bar headers.
       if (file.size > LIBRARY_LIMITS.totalBytes + 16 * 1024 * 1024) throw new LibraryRefused(`${file.name} is larger than 64 MB`);
       this.showProgress({ stage: 'read', done: 0, total: 1 });
-      const contents = readArchive(new Uint8Array(await file.arrayBuffer()));
+      // Unpacked in a worker: the page stays usable and Cancel stops the work at once.
+      const cancel = new AbortController();
+      const button = $('#library-cancel');
+      const onCancel = (): void => cancel.abort();
+      button.hidden = false;
+      button.addEventListener('click', onCancel, { once: true });
+      let contents: ArchiveContents;
+      try {
+        contents = await readArchiveOffThread(await file.arrayBuffer(), cancel.signal);
+      } finally {
+        button.hidden = true;
+        button.removeEventListener('click', onCancel);
+      }
       this.showProgress({ stage: 'read', done: 1, total: 1 });
       await this.send(file.name, contents);
     } catch (e) {
-      this.fail(e instanceof LibraryRefused ? e.message : String(e));
+      if (e instanceof ArchiveCancelled) $('#library-status').textContent = t('optionsLibraryCancelled');
+      else this.fail(e instanceof Error ? e.message : String(e));
     } finally {
       this.end();
     }

@@ -1,0 +1,15 @@
+import { LibraryRefused, readArchive } from './archive.js';
+import type { ArchiveReply } from './archive-reader.js';
+
+/**
+ * Unpacks one archive off the options page's main thread (ui/archive-worker.js): the page stays
+ * responsive, and its Cancel button ends the work by terminating this worker.
+ */
+const scope = self as unknown as { onmessage: ((e: MessageEvent<ArrayBuffer>) => void) | null; postMessage(reply: ArchiveReply): void };
+scope.onmessage = (e) => {
+  try {
+    scope.postMessage({ ok: true, contents: readArchive(new Uint8Array(e.data)) });
+  } catch (err) {
+    scope.postMessage({ ok: false, refused: err instanceof LibraryRefused, message: err instanceof Error ? err.message : String(err) });
+  }
+};
