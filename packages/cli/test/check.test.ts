@@ -60,6 +60,9 @@ describe('httpsify check', () => {
     expect(names('dead-rule').has('Motorola.xml')).toBe(true);
     expect(names('to-literal-dollar')).toEqual(new Set(['University_of_Mainz.xml']));
     expect(names('to-missing-group').has('DEMO.xml')).toBe(true);
+    // Issue 25: a `to` copying a group that reaches the #fragment twice or before more text.
+    expect(c['to-copies-fragment']).toBe(15);
+    expect(names('to-copies-fragment').has('Opera.com.xml')).toBe(true);
     expect(c['target-non-ascii']).toBe(2);
     // Issue 18: unreachable-* only when proven (13 false alarms gone), gov.uk & co. allowed,
     // EFF's checks (35 test URLs without "/", no wildcard covering another target in the corpus).

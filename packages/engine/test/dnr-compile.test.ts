@@ -446,6 +446,25 @@ describe('DNR compiler: hosts with a trailing dot', () => {
   });
 });
 
+describe('DNR compiler: replacements that depend on the fragment', () => {
+  it('leaves out a rule whose to repeats a group reaching the URL end: missed, never wrong', () => {
+    const xml = `<ruleset name="Frag"><target host="frag.example"/><rule from="^http://frag\\.example/+([^?]*)(.*)" to="https://www.frag.example/x/$1$2$2"/><rule from="^http:" to="https:"/></ruleset>`;
+    const { go, report } = compiled([xml]);
+    expect(report.omissions.map((o) => [o.what, o.index])).toEqual([
+      ['rule', 0],
+      ['rule', 1],
+      ['ruleset', 0],
+    ]);
+    expect(report.omissions[0]?.reason).toContain('fragment');
+    // The reference gives https://www.frag.example/x/p?q#f?q#f for http://frag.example/p?q#f;
+    // DNR sees no fragment and would give .../x/p?q?q, then #f: left alone instead.
+    expect(go('http://frag.example/p?q', 'script')).toBeNull();
+    // Copied once at the end, the fragment ends both results: compiled.
+    const once = `<ruleset name="Once"><target host="once.example"/><rule from="^http://once\\.example/+([^?]*)(.*)" to="https://www.once.example/x/$1$2"/></ruleset>`;
+    expect(compiled([once]).go('http://once.example/p?q', 'script')).toBe('https://www.once.example/x/p?q');
+  });
+});
+
 describe('DNR compiler: credentials', () => {
   it('leaves URLs with credentials alone rather than dropping them in a substitution', () => {
     const xml = `<ruleset name="B"><target host="*.hiphotos.example.com"/><rule from="^http://\\S+\\.hiphotos\\.example\\.com/" to="https://hiphotos.example.com/"/></ruleset>`;

@@ -113,6 +113,15 @@ describe('rules', () => {
     expect(dollarUses('$12', 1)).toEqual([{ kind: 'group', group: 1, offset: 0, text: '$1' }]);
     expect(dollarUses('$12', 12)[0]).toMatchObject({ kind: 'group', group: 12 });
   });
+  it('flags a to that copies a group reaching into the #fragment more than once or before more text', () => {
+    expect(r('^http://example\\.com/([^?]*)(.*)', 'https://example.com/$1$2$2')).toEqual(['to-copies-fragment']);
+    expect(r('^http://example\\.com/(.*)', 'https://example.com/$1/')).toEqual(['to-copies-fragment']);
+    // Copied once, at the end, in order: the fragment ends the result as it ends the URL.
+    expect(r('^http://example\\.com/([^?]*)(.*)', 'https://example.com/$1$2')).toEqual([]);
+    // The group stops at "#", or what follows it must match something: it never reaches the fragment.
+    expect(r('^http://example\\.com/([^#]*)', 'https://example.com/$1$1')).toEqual([]);
+    expect(r('^http://example\\.com/(\\w+)\\.html', 'https://example.com/$1/$1.html')).toEqual([]);
+  });
   it('finds unescaped host dots in from and in exclusions, not in the path or classes', () => {
     expect(r('^http://www.example\\.com/', 'https://www.example.com/')).toEqual(['unescaped-dot']);
     expect(r('^http://www\\.example\\.com/a.b', 'https://www.example.com/a.b')).toEqual([]);
@@ -243,6 +252,9 @@ describe('known findings in the 2018 corpus', () => {
   });
   it('University_of_Mainz.xml: $u is literal', () => {
     expect(lint('University_of_Mainz.xml').map((d) => d.code)).toContain('to-literal-dollar');
+  });
+  it('Opera.com.xml: a group that reaches the #fragment, copied twice', () => {
+    expect(lint('Opera.com.xml').find((d) => d.code === 'to-copies-fragment')?.message).toContain('copies $3');
   });
   it('DEMO.xml: $1 without a group', () => {
     expect(lint('DEMO.xml').map((d) => d.code)).toContain('to-missing-group');

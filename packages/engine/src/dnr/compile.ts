@@ -14,6 +14,13 @@ import { planLookaroundRule, planRule } from './rules.js';
 import { trivialGroups } from './trivial-groups.js';
 import { spendRegexBudget } from './budget.js';
 import { dottedGroups, shapeKey, trailingDotRule } from './trailing-dots.js';
+import { fragmentDependentGroups } from '../regex/fragment-groups.js';
+
+/**
+ * A `to` that copies a group able to reach the URL's end anywhere but once at its end: the
+ * reference's result then depends on the fragment, which DNR never sees (missed, never wrong).
+ */
+const FRAGMENT_DEPENDENT = 'replacement copies a group that can reach into the fragment, which DNR never sees';
 
 export interface DnrCompileOptions {
   /** Which rulesets to compile; default: the reference default (no `default_off`, no `platform`). */
@@ -226,6 +233,7 @@ function planRuleset(
     let planned: RulePlan | string;
     if (j >= MAX_RULES_PER_RULESET) planned = `more than ${MAX_RULES_PER_RULESET} rules in one ruleset`;
     else if (isTrivialRule(rule)) planned = { trivial: true, rules: [], regexes: 0 };
+    else if (fragmentDependentGroups(rule.from, rule.to).length > 0) planned = FRAGMENT_DEPENDENT;
     else if (hasLookaround(rule.from)) planned = planLookaroundRule(ctx, j, rulePriority(band, j));
     else planned = planRule(ctx, j, rulePriority(band, j));
     if (typeof planned === 'string') {

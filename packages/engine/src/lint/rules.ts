@@ -3,6 +3,7 @@ import { isTrivialRule, TRIVIAL_FROM, type Diagnostic, type Rule, type Ruleset }
 import { registrableDomain } from '../psl/public-suffix.js';
 import { diagnosticAt } from './diagnostic.js';
 import { countCapturingGroups, hostPartOf, parsePattern, samplesOf, unescapedDots, type HostPart } from './regex-ast.js';
+import { fragmentDependentGroups } from '../regex/fragment-groups.js';
 import { dollarUses } from '../regex/replacement.js';
 import { coveringTarget } from './target-match.js';
 import { hostReach } from './host-language.js';
@@ -126,6 +127,20 @@ function lintTo(rule: Rule, groupCount: number | null, out: Diagnostic[]): void 
     out.push(diagnosticAt(rule.loc, 'error', 'to-prefix', `to "${rule.to}" ${why}`));
   }
   if (groupCount === null) return;
+  const fragmentGroups = fragmentDependentGroups(rule.from, rule.to);
+  if (fragmentGroups.length > 0) {
+    const names = fragmentGroups.map((g) => `$${g}`).join(', ');
+    out.push(
+      diagnosticAt(
+        rule.loc,
+        'warning',
+        'to-copies-fragment',
+        `to "${rule.to}" copies ${names}, which can run to the end of the URL, #fragment included, ` +
+          `more than once or before other text: a URL with a #fragment gets it in the middle of the new address, ` +
+          `and Chromium, which never sees fragments, rewrites it differently; stop the group at "#" (e.g. [^#]*)`,
+      ),
+    );
+  }
   for (const use of dollarUses(rule.to, groupCount)) {
     if (use.kind === 'missing-group') {
       out.push(
