@@ -54,6 +54,62 @@ describe('known HTTPS hosts', () => {
   });
 });
 
+describe('known HTTPS hosts: what one page or site can teach', () => {
+  it('keeps at most 500 third-party hosts, and never lets them push out visited ones', () => {
+    const big = new KnownHttpsHosts(10 * DAY);
+    for (let i = 0; i < 2000; i++) big.note(`third${i}.test`, i, false);
+    expect(big.thirdPartySize).toBe(500);
+    const k = new KnownHttpsHosts(10 * DAY, 600);
+    for (let i = 0; i < 200; i++) k.note(`visited${i}.test`, i, true);
+    for (let i = 0; i < 2000; i++) k.note(`third${i}.test`, 1000 + i, false);
+    expect(k.thirdPartySize).toBe(400);
+    expect(k.size).toBe(600);
+    // The cap (600) is reached: third-party hosts make room, visited ones all stay.
+    for (let i = 0; i < 200; i++) expect(k.has(`visited${i}.test`, 5000), `visited${i}`).toBe(true);
+    expect(k.has('third1999.test', 5000)).toBe(true);
+    expect(k.has('third0.test', 5000)).toBe(false);
+    // A visited host does make room for another visited one once no third-party host is left.
+    const small = new KnownHttpsHosts(10 * DAY, 2);
+    small.note('a.test', 1, true);
+    small.note('b.test', 2, true);
+    expect(small.note('c.test', 3, false)).toBe(false);
+    expect(small.hosts(4)).toEqual(['a.test', 'b.test']);
+    small.note('c.test', 3, true);
+    expect(small.hosts(4)).toEqual(['b.test', 'c.test']);
+    // Seen as a page later: promoted, and stored so.
+    const p = new KnownHttpsHosts(10 * DAY, 10);
+    p.note('cdn.test', 1, false);
+    p.note('cdn.test', 2, true);
+    p.note('cdn.test', 3, false);
+    expect(p.isVisited('cdn.test')).toBe(true);
+    const back = KnownHttpsHosts.parse(p.toStored(), 4, 10 * DAY, 10).store;
+    expect(back.isVisited('cdn.test')).toBe(true);
+    // Entries of older builds ([host, at]) are kept as visited.
+    expect(KnownHttpsHosts.parse({ v: 1, hosts: [['old.test', 1]] }, 4, 10 * DAY, 10).store.isVisited('old.test')).toBe(true);
+  });
+
+  it('lets one page teach 24 new third-party hosts and one site 96, whatever it loads', () => {
+    const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined }, isLoopBlocked: () => false });
+    const page = (n: number) => `https://flood.test/page${n}`;
+    const load = (tabId: number, top: string, host: string) => rt.learn({ url: `https://${host}/x.js`, tabId, type: 'script', statusCode: 200 }, top);
+    for (let i = 0; i < 5000; i++) load(1, page(0), `h${i}.cdn.test`);
+    expect(rt.known.size).toBe(24);
+    // Hosts it already taught refresh freely; the page's own host is a visit, not third-party.
+    load(1, page(0), 'h0.cdn.test');
+    load(1, page(0), 'flood.test');
+    expect(rt.known.isVisited('flood.test')).toBe(true);
+    expect(rt.known.size).toBe(25);
+    // New pages of the same site, in other tabs too: 96 for the site in all.
+    for (let n = 1; n < 20; n++) for (let i = 0; i < 100; i++) load(n + 1, page(n), `p${n}-${i}.cdn.test`);
+    expect(rt.known.thirdPartySize).toBe(96);
+    // Another site has its own share, and the user's own navigations are never limited.
+    for (let i = 0; i < 100; i++) load(50, 'https://other.test/', `o${i}.cdn.test`);
+    expect(rt.known.thirdPartySize).toBe(96 + 24);
+    for (let i = 0; i < 100; i++) rt.learn({ url: `https://visit${i}.test/`, tabId: 60, type: 'main_frame', statusCode: 200 }, undefined);
+    expect(rt.known.size - rt.known.thirdPartySize).toBe(101);
+  });
+});
+
 describe('known HTTPS hosts rules (Chromium)', () => {
   const rules = knownHttpsRules(['example.com', 'cdn.example.net', 'a.b.c.example.org']);
   const emu = new DnrEmulator(rules);
@@ -102,6 +158,9 @@ describe('HTTPS alternatives for a failed upgrade', () => {
     expect(seen[0]?.init?.method).toBe('HEAD');
     expect(seen[0]?.init?.credentials).toBe('omit');
     expect(await probe('https://www.example.com/', fake(503))).toBe('HTTP 503');
+    // The www. twin counts only with a success: a 404 for everything is a shared host's answer.
+    expect(await probe('https://www.example.com/', fake(404), 3000, true)).toBe('HTTP 404');
+    expect(await probe('https://www.example.com/', fake(204), 3000, true)).toBe('ok');
     const failing = (async () => {
       throw new TypeError('Failed to fetch');
     }) as typeof fetch;
@@ -240,29 +299,40 @@ describe('protection runtime (no browser)', () => {
     expect((storage.data.httpRecheck as { restored: unknown[] }).restored).toEqual([{ entry: 'a.test', at: now }]);
   });
 
-  it('plans a fallback: the www. twin when it answers, else the fallback page with every attempt', async () => {
+  it('plans a fallback: the www. twin to offer when it answers with a success, and every attempt', async () => {
     const answering = new Set(['https://www.twin.test/']);
     const asked: string[] = [];
     const fetchFn = (async (url: string, init?: RequestInit) => {
       asked.push(`${init?.method} ${url}`);
       if (answering.has(url) || url.startsWith('http:')) return { status: 200, type: 'basic' } as Response;
+      if (url === 'https://www.shared.test/') return { status: 404, type: 'basic' } as Response;
       throw new TypeError('Failed to fetch');
     }) as typeof fetch;
     const rt = new ProtectionRuntime({ storage: memory(), isLoopBlocked: () => false, fetch: fetchFn });
-    rt.learn({ url: 'https://twin.test/', tabId: 1, statusCode: 200 });
+    rt.learn({ url: 'https://twin.test/', tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
     expect(rt.upgradesHost(view, 'twin.test')).toBe(true);
     expect(await rt.planFallback(view, 'http://twin.test/p?q=1', 'net::ERR_SSL_PROTOCOL_ERROR')).toEqual({
-      go: 'https://www.twin.test/p?q=1',
+      twin: 'https://www.twin.test/p?q=1',
       tried: [
         { url: 'https://twin.test/', result: 'net::ERR_SSL_PROTOCOL_ERROR' },
         { url: 'https://www.twin.test/', result: 'ok' },
       ],
+      http: 'ok',
+    });
+    // A twin answering 404 (a shared host's answer for names it does not serve) is not offered.
+    expect(await rt.planFallback(view, 'http://shared.test/', 'net::ERR_CONNECTION_REFUSED')).toEqual({
+      twin: null,
+      tried: [
+        { url: 'https://shared.test/', result: 'net::ERR_CONNECTION_REFUSED' },
+        { url: 'https://www.shared.test/', result: 'HTTP 404' },
+      ],
+      http: 'ok',
     });
     // HTTPS failed for it: no longer known.
     expect(rt.upgradesHost(view, 'twin.test')).toBe(false);
     const plan = await rt.planFallback(view, 'http://none.test/secret', 'timeout');
     expect(plan).toEqual({
-      go: null,
+      twin: null,
       tried: [
         { url: 'https://none.test/', result: 'timeout' },
         { url: 'https://www.none.test/', result: 'Failed to fetch' },
@@ -270,15 +340,22 @@ describe('protection runtime (no browser)', () => {
       http: 'ok',
     });
     // Probes carry no path.
-    expect(asked).toEqual(['HEAD https://www.twin.test/', 'HEAD https://www.none.test/', 'HEAD http://none.test/']);
+    expect(asked).toEqual([
+      'HEAD https://www.twin.test/',
+      'HEAD http://twin.test/',
+      'HEAD https://www.shared.test/',
+      'HEAD http://shared.test/',
+      'HEAD https://www.none.test/',
+      'HEAD http://none.test/',
+    ]);
     // A site left on "rulesets only" may be in the store but is never upgraded as known.
-    rt.learn({ url: 'https://left.test/', tabId: 1, statusCode: 200 });
-    rt.learn({ url: 'https://once.test/', tabId: 1, statusCode: 200 });
+    rt.learn({ url: 'https://left.test/', tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
+    rt.learn({ url: 'https://once.test/', tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
     expect(rt.liveHosts(view)).toEqual([]);
     expect(rt.upgradesHost(view, 'once.test')).toBe(false);
     // Error pages and background requests teach nothing.
-    rt.learn({ url: 'https://err.test/', tabId: 1, statusCode: 403 });
-    rt.learn({ url: 'https://bg.test/', tabId: -1, statusCode: 200 });
+    rt.learn({ url: 'https://err.test/', tabId: 1, type: 'main_frame', statusCode: 403 }, undefined);
+    rt.learn({ url: 'https://bg.test/', tabId: -1, type: 'main_frame', statusCode: 200 }, undefined);
     expect(rt.known.hosts(Date.now())).toEqual(['left.test', 'once.test']);
   });
 });

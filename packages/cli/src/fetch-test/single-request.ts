@@ -12,6 +12,8 @@ export interface RequestSettings {
   timeoutMs: number;
   /** Bodies are cut off here; page structure only needs the start of a page. */
   maxBodyBytes: number;
+  /** Why `url` may not be fetched at all (links --verify: a private IP address), or null. */
+  refuse?: (url: URL) => RequestFailure | null;
   /** Connection reuse (keep-alive agents); without them every request has its own connection. */
   agents?: { http: HttpAgent; https: HttpsAgent };
   /** Waits until a request to `url` may start (politeness); resolves to "the request ended". */
@@ -68,6 +70,8 @@ function decoded(res: IncomingMessage): Readable {
  * one deadline, so a slow-dripping server cannot hold a worker forever.
  */
 export async function requestOnce(url: URL, settings: RequestSettings): Promise<RawResponse> {
+  const refused = settings.refuse?.(url) ?? null;
+  if (refused !== null) throw refused;
   if (settings.gate === undefined) return requestNow(url, settings);
   const release = await settings.gate(url);
   try {

@@ -1,12 +1,14 @@
-import { isHttpsFirstExempt } from '../site-rules/exempt.js';
+import { TICKET_PARAM } from './page-tickets.js';
 
 /** How long an upgraded navigation may take to get a response before we fall back (as Firefox and Chrome do). */
 export const HTTPS_FIRST_TIMEOUT_MS = 3000;
 
 /**
- * Network errors that mean "this host does not do HTTPS (properly)": TLS failures and refused
- * or broken connections, in Chromium (`net::ERR_*`) and Firefox (`NS_ERROR_*`) spelling.
- * `net::ERR_ABORTED` is not among them: it also ends requests the user or we cancelled.
+ * Network errors that mean "this host does not do HTTPS (properly)": TLS failures, refused or
+ * broken connections, no page at all, and a name that does not resolve (the HTTPS host may be
+ * gone while HTTP is served elsewhere, or the name may be a typo: the fallback page's HTTP probe
+ * tells), in Chromium (`net::ERR_*`) and Firefox (`NS_ERROR_*`) spelling. `net::ERR_ABORTED`
+ * is not among them: it also ends requests the user or we cancelled.
  */
 const FALLBACK_ERRORS = [
   /^net::ERR_SSL_/,
@@ -17,6 +19,15 @@ const FALLBACK_ERRORS = [
   /^net::ERR_TIMED_OUT$/,
   /^net::ERR_ADDRESS_UNREACHABLE$/,
   /^net::ERR_TUNNEL_CONNECTION_FAILED$/,
+  /^net::ERR_NAME_NOT_RESOLVED$/,
+  /^net::ERR_NAME_RESOLUTION_FAILED$/,
+  /^net::ERR_INVALID_RESPONSE$/,
+  /^net::ERR_INVALID_HTTP_RESPONSE$/,
+  /^net::ERR_HTTP2_PROTOCOL_ERROR$/,
+  /^net::ERR_QUIC_PROTOCOL_ERROR$/,
+  /^NS_ERROR_UNKNOWN_HOST$/,
+  /^NS_ERROR_NET_EMPTY_RESPONSE$/,
+  /^NS_ERROR_NET_PARTIAL_TRANSFER$/,
   /^NS_ERROR_CONNECTION_REFUSED$/,
   /^NS_ERROR_NET_TIMEOUT$/,
   /^NS_ERROR_NET_RESET$/,
@@ -39,53 +50,6 @@ export function isFallbackError(error: string): boolean {
   return FALLBACK_ERRORS.some((re) => re.test(error)) || (error !== '' && !ERROR_NAME.test(error));
 }
 
-export interface HttpsFirstInputs {
-  enabled: boolean;
-  /** Site-level checks: the site is disabled, allowed on HTTP, or allowed once this session. */
-  siteAllowsHttp: (url: URL) => boolean;
-  /** A ruleset (or user rule) already decides this URL. */
-  rulesetRewrites: (url: string) => boolean;
-  /** A ruleset's exclusion matches this URL: its authors know it breaks over HTTPS. */
-  rulesetExcludes: (url: string) => boolean;
-  /** The captive-portal check failed: the network is not the internet yet. */
-  captivePortal: boolean;
-}
-
-/** What the inputs are read from: the settings controller (kept narrow for tests). */
-export interface HttpsFirstState {
-  settings: { httpsFirst: boolean; globalEnabled: boolean };
-  captivePortal: boolean;
-  siteAllowsHttp(url: URL): boolean;
-  rewrite(url: string): { rewritten: string | null };
-  excludedBy(url: string): string | null;
-}
-
-/** The inputs as the background reads them now (both browsers; Chromium's handoff page too). */
-export function httpsFirstInputs(c: HttpsFirstState): HttpsFirstInputs {
-  return {
-    enabled: c.settings.httpsFirst && c.settings.globalEnabled,
-    captivePortal: c.captivePortal,
-    siteAllowsHttp: (u) => c.siteAllowsHttp(u),
-    rulesetRewrites: (u) => c.rewrite(u).rewritten !== null,
-    rulesetExcludes: (u) => c.excludedBy(u) !== null,
-  };
-}
-
-/** Whether HTTPS-first upgrades this top-level navigation itself (no ruleset does it or excludes it). */
-export function httpsFirstApplies(url: string, inputs: HttpsFirstInputs): boolean {
-  if (!inputs.enabled || inputs.captivePortal) return false;
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return false;
-  }
-  if (u.protocol !== 'http:') return false;
-  if (isHttpsFirstExempt(u.hostname)) return false;
-  if (inputs.siteAllowsHttp(u)) return false;
-  return !inputs.rulesetRewrites(url) && !inputs.rulesetExcludes(url);
-}
-
 export function httpsVersion(url: string): string {
   return url.replace(/^http:/i, 'https:');
 }
@@ -98,14 +62,24 @@ export interface FallbackEvent {
   tabId: number;
   /** The http:// URL the user asked for. */
   url: string;
+  /** The https:// address that failed last (after any redirects). */
+  attempt: string;
   reason: string;
 }
 
 interface Pending {
   tabId: number;
   url: string;
+  attempt: string;
   timer: ReturnType<typeof setTimeout>;
 }
+
+/**
+ * Where an upgraded navigation may be redirected and still be ours to follow: web pages. A
+ * redirect elsewhere (Chromium's handoff page, any extension page) ends our part: the page that
+ * loads there is not the upgrade that may fail.
+ */
+const WEB_PAGE = /^https?:/i;
 
 /**
  * Follows top-level navigations HTTPS-first upgraded, by request id, and reports the ones that
@@ -124,7 +98,23 @@ export class HttpsFirstTracker {
   started(requestId: string, tabId: number, httpUrl: string): void {
     this.clear(requestId);
     const timer = setTimeout(() => this.fail(requestId, 'timeout'), this.timeoutMs);
-    this.pending.set(requestId, { tabId, url: httpUrl, timer });
+    this.pending.set(requestId, { tabId, url: httpUrl, attempt: httpsVersion(httpUrl), timer });
+  }
+
+  /** The request was redirected to `to`: a redirect away from the web ends the wait. */
+  redirected(requestId: string, to: string): void {
+    const p = this.pending.get(requestId);
+    if (p === undefined) return;
+    if (WEB_PAGE.test(to)) p.attempt = to;
+    else this.clear(requestId);
+  }
+
+  /**
+   * Another top-level request started in the tab: the one we followed is no longer what the tab
+   * shows, so its timer must not send the tab anywhere.
+   */
+  superseded(tabId: number, requestId: string): void {
+    for (const [id, p] of this.pending) if (p.tabId === tabId && id !== requestId) this.clear(id);
   }
 
   /** Headers arrived (or the navigation finished): HTTPS works for it. */
@@ -147,7 +137,7 @@ export class HttpsFirstTracker {
     const p = this.pending.get(requestId);
     if (p === undefined) return;
     this.clear(requestId);
-    this.onFallback({ tabId: p.tabId, url: p.url, reason });
+    this.onFallback({ tabId: p.tabId, url: p.url, attempt: p.attempt, reason });
   }
 
   private clear(requestId: string): void {
@@ -162,11 +152,23 @@ export function interstitialUrl(
   base: string,
   httpUrl: string,
   reason: string,
-  extra: { tried?: { url: string; result: string }[]; http?: string } = {},
+  extra: {
+    tried?: { url: string; result: string }[];
+    http?: string;
+    twin?: string | null;
+    back?: number;
+    ticket?: string;
+  } = {},
 ): string {
   const q = new URLSearchParams({ url: httpUrl, reason });
+  // The background's secret for this navigation (page-tickets.ts).
+  if (extra.ticket !== undefined) q.set(TICKET_PARAM, extra.ticket);
   // What the fallback tried (origins and outcomes) and whether the host answers over HTTP.
   if (extra.tried !== undefined) q.set('tried', JSON.stringify(extra.tried));
   if (extra.http !== undefined) q.set('http', extra.http);
+  // The www. twin that answered over HTTPS: offered as a link, never followed for the user.
+  if (extra.twin !== undefined && extra.twin !== null) q.set('twin', extra.twin);
+  // History entries "Go back" skips: this page, and the browser's error page of the attempt.
+  if (extra.back !== undefined) q.set('back', String(extra.back));
   return `${base}?${q.toString()}`;
 }

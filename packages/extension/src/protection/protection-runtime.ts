@@ -8,6 +8,7 @@ import type { DnrRule } from '@httpsify/engine/dnr';
 import { siteOf } from '../site-rules/site-pattern.js';
 import { httpsAlternatives, originOnly, probe, type Attempt } from './https-alternatives.js';
 import { KNOWN_HTTPS_STORAGE_KEY, KnownHttpsHosts } from './known-https-hosts.js';
+import { LearnBudget } from './learn-budget.js';
 import { inProtectionRange } from '../background/dnr-layout.js';
 import { knownHttpsRules } from './protection-dnr.js';
 import { dueForRecheck, RECHECK_STORAGE_KEY, type RecheckState, parseRecheckState, recordRecheck } from './recheck.js';
@@ -60,10 +61,20 @@ export interface ProtectionDeps {
   learned?(host: string): void;
 }
 
-export type FallbackPlan = { go: string; tried: Attempt[] } | { go: null; tried: Attempt[]; http: string };
+/**
+ * What the fallback page offers: every attempt, the www. twin when it answered with a success
+ * (a link for the user, never followed on their behalf), and whether HTTP answers.
+ */
+export interface FallbackPlan {
+  tried: Attempt[];
+  twin: string | null;
+  http: string;
+}
 
 export class ProtectionRuntime {
   known = new KnownHttpsHosts();
+  /** What each page and site may still teach the store (this session). */
+  readonly budget = new LearnBudget();
   private readonly now: () => number;
   private persistTimer: ReturnType<typeof setTimeout> | null = null;
   private rulesTimer: ReturnType<typeof setTimeout> | null = null;
@@ -110,15 +121,23 @@ export class ProtectionRuntime {
     return this.known.hosts(this.now()).filter((h) => !this.excluded(v, h) && !this.deps.isLoopBlocked(h));
   }
 
-  /** A response arrived over HTTPS (webRequest.onCompleted). */
-  learn(d: { url: string; tabId: number; statusCode?: number }): void {
+  /**
+   * A response arrived over HTTPS (webRequest.onCompleted). `topUrl` is the tab's top-level
+   * page: a host is "visited" when it is that page's (or the response is the page itself);
+   * others are third-party, and each page and site may teach only a few new ones (learn-budget.ts).
+   */
+  learn(d: { url: string; tabId: number; type: string; statusCode?: number }, topUrl: string | undefined): void {
     if (d.tabId < 0 || !d.url.startsWith('https:')) return;
     const status = d.statusCode ?? 0;
     // An error page over HTTPS (a default vhost's 403, a 5xx) says nothing about the site.
     if (!((status >= 200 && status < 300) || status === 304)) return;
     const site = siteOf(d.url);
     if (site === null) return;
-    if (this.known.note(site.host, this.now())) {
+    const now = this.now();
+    const top = d.type === 'main_frame' ? site : topUrl === undefined ? null : siteOf(topUrl);
+    const visited = top !== null && top.host === site.host;
+    if (!visited && !this.known.has(site.host, now) && !this.budget.take(d.tabId, topUrl ?? '', top?.host ?? '')) return;
+    if (this.known.note(site.host, now, visited)) {
       this.scheduleRules();
       this.deps.learned?.(site.host);
     }
@@ -209,51 +228,37 @@ export class ProtectionRuntime {
     await this.write();
   }
 
-  // ---- Firefox: the same decision in the blocking listener ------------------------------------
-  /**
-   * A subresource (or frame) to a known HTTPS host: the rulesets' own rewrite when they have
-   * one, else the https:// twin, unless a ruleset excludes the URL (as on Chromium, where its
-   * `allow` outranks the mode's rules). Null: not ours. The page's own state does not matter (an
-   * "off" page never gets here): an HTTP page's known HTTPS hosts are upgraded.
-   */
-  decideSubresource(v: ProtectionView, url: string): { redirectUrl: string } | null {
-    if (!url.startsWith('http:')) return null;
-    const site = siteOf(url);
-    if (site === null || !this.upgradesHost(v, site.host, site.port)) return null;
-    const byRules = v.rewrite(url).rewritten;
-    if (byRules !== null) return { redirectUrl: byRules };
-    return v.excludedBy(url) !== null ? null : { redirectUrl: url.replace(/^http:/, 'https:') };
-  }
-
   // ---- the fallback ---------------------------------------------------------------------------
   /**
-   * An upgraded navigation failed. Tries the HTTPS alternatives (origin-only probes); if one
-   * answers, that is where the tab goes. Otherwise asks `http://host/` (scheme and host only)
-   * whether the site answers over HTTP at all, for the fallback page.
+   * An upgraded navigation failed. Tries the HTTPS alternatives (origin-only probes); the first
+   * that answers with a success status is offered on the fallback page. Then asks `http://host/`
+   * (scheme and host only) whether the site answers over HTTP at all.
    */
   async planFallback(v: ProtectionView, httpUrl: string, reason: string): Promise<FallbackPlan> {
     const site = siteOf(httpUrl);
     const tried: Attempt[] = [{ url: originOnly(httpUrl, 'https'), result: reason }];
-    if (site === null) return { go: null, tried, http: 'not tried' };
+    if (site === null) return { tried, twin: null, http: 'not tried' };
     this.forget(site.host);
     const fetchFn = this.deps.fetch ?? fetch;
     const last = this.alternativesTried.get(site.host);
     const quiet = last !== undefined && this.now() - last < ALTERNATIVES_QUIET_MS;
+    let twin: string | null = null;
     if (!quiet) {
       this.alternativesTried.set(site.host, this.now());
       for (const alt of httpsAlternatives(httpUrl, (u) => v.rewrite(u))) {
         if (this.excluded(v, alt.host)) continue;
         const asked = originOnly(alt.url, 'https');
-        const result = await probe(asked, fetchFn, this.deps.probeTimeoutMs);
+        const result = await probe(asked, fetchFn, this.deps.probeTimeoutMs, true);
         tried.push({ url: asked, result });
         if (result === 'ok') {
           this.alternativesTried.set(alt.host, this.now());
-          return { go: alt.url, tried };
+          twin = alt.url;
+          break;
         }
       }
     }
     const http = await probe(originOnly(httpUrl, 'http'), fetchFn, this.deps.probeTimeoutMs);
-    return { go: null, tried, http };
+    return { tried, twin, http };
   }
 
   // ---- re-check of sites left on HTTP ---------------------------------------------------------
@@ -269,7 +274,7 @@ export class ProtectionRuntime {
     state = started;
     const restored: string[] = [];
     for (const entry of due) {
-      const result = await probe(`https://${entry}/`, this.deps.fetch ?? fetch, this.deps.probeTimeoutMs);
+      const result = await probe(`https://${entry}/`, this.deps.fetch ?? fetch, this.deps.probeTimeoutMs, true);
       state = recordRecheck(state, entry, result === 'ok', now);
       if (result === 'ok') restored.push(entry);
     }
