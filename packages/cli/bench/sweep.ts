@@ -10,6 +10,8 @@ import { writeLibrary } from '../test/support/local-web.js';
 import { startRedis } from '../test/support/redis-server.js';
 
 const HOSTS = Number(process.env.SWEEP_BENCH_HOSTS ?? 20_000);
+/** The queued run can be smaller (SWEEP_BENCH_QUEUE_HOSTS) on a busy machine: the first N hosts. */
+const QUEUE_HOSTS = Math.min(HOSTS, Number(process.env.SWEEP_BENCH_QUEUE_HOSTS ?? HOSTS));
 const WORKERS = 3;
 const bin = resolve(import.meta.dirname, '../dist/bin.js');
 const preload = resolve(import.meta.dirname, 'report-rss.mjs');
@@ -30,6 +32,18 @@ function run(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
   });
 }
 
+/** CPU time (ms) a process has used so far, from /proc (Linux); NaN elsewhere. */
+function cpuMsOf(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /, '')
+      .split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
 const exited = (c: ChildProcess): Promise<number | null> => new Promise((res) => (c.exitCode !== null ? res(c.exitCode) : c.once('exit', res)));
 
 async function main(): Promise<void> {
@@ -39,23 +53,33 @@ async function main(): Promise<void> {
     lib,
     Array.from({ length: HOSTS }, (_, i) => hostName(i)),
   );
+  const queueLib = join(root, 'queue-lib');
+  mkdirSync(queueLib);
+  writeLibrary(
+    queueLib,
+    Array.from({ length: QUEUE_HOSTS }, (_, i) => hostName(i)),
+  );
   const web = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, 'local-web-process.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
   const first = await createInterface({ input: web.stdout! })[Symbol.asyncIterator]().next();
   const { cliArgs } = JSON.parse(String(first.value)) as { cliArgs: string[] };
-  const common = [lib, '--per-host-delay', '0', '--rate', '0', '--timeout', '10000', '--concurrency', '64', ...cliArgs];
+  const options = ['--per-host-delay', '0', '--rate', '0', '--timeout', '10000', '--concurrency', '64', ...cliArgs];
 
+  let webCpu = cpuMsOf(web.pid);
   let t = Date.now();
-  const embedded = run([...common, '--out', join(root, 'embedded')]);
+  const embedded = run([lib, ...options, '--out', join(root, 'embedded')]);
   await exited(embedded);
   const embeddedSeconds = (Date.now() - t) / 1000;
+  const webCpuEmbedded = cpuMsOf(web.pid) - webCpu;
+  webCpu = cpuMsOf(web.pid);
 
   const redis = await startRedis();
   const q = ['--queue', redis.url, '--queue-name', 'bench'];
-  const workers = Array.from({ length: WORKERS }, () => run([...common, ...q, '--worker']));
+  const workers = Array.from({ length: WORKERS }, () => run([queueLib, ...options, ...q, '--worker']));
   t = Date.now();
-  const coordinator = run([...common, ...q, '--out', join(root, 'queued')]);
+  const coordinator = run([queueLib, ...options, ...q, '--out', join(root, 'queued')]);
   await exited(coordinator);
   const queuedSeconds = (Date.now() - t) / 1000;
+  const webCpuQueued = cpuMsOf(web.pid) - webCpu;
   for (const w of workers) w.kill('SIGTERM');
   await Promise.all(workers.map(exited));
   await redis.stop();
@@ -69,14 +93,26 @@ async function main(): Promise<void> {
   const rss = readFileSync(rssFile, 'utf8')
     .trim()
     .split('\n')
-    .map((l) => JSON.parse(l) as { role: string; maxRssKb: number });
+    .map((l) => JSON.parse(l) as { role: string; maxRssKb: number; cpuMs: number });
+  const cpu = (role: string): number => rss.filter((r) => r.role === role).reduce((a, r) => a + r.cpuMs, 0);
+  const perUrl = (ms: number, n: number): string => `${(ms / n).toFixed(2)} ms`;
   const peak = (role: string): string => `${(Math.max(...rss.filter((r) => r.role === role).map((r) => r.maxRssKb)) / 1024).toFixed(0)} MB`;
-  console.log(`sweep bench: ${HOSTS} hosts (one ruleset and one URL each), local web in its own process`);
+  console.log(`sweep bench: ${HOSTS} hosts embedded, ${QUEUE_HOSTS} queued (one ruleset and one URL each), local web in its own process`);
   console.log(
     `  embedded:              ${count('embedded')} results in ${embeddedSeconds.toFixed(1)} s = ${(count('embedded') / embeddedSeconds).toFixed(0)} URLs/s, peak RSS ${peak('embedded')}`,
   );
+  console.log(`    CPU per URL: sweeper ${perUrl(cpu('embedded'), count('embedded'))}, local web ${perUrl(webCpuEmbedded, count('embedded'))}`);
   console.log(
     `  1 coordinator + ${WORKERS} workers: ${count('queued')} results in ${queuedSeconds.toFixed(1)} s = ${(count('queued') / queuedSeconds).toFixed(0)} URLs/s, peak RSS coordinator ${peak('coordinator')}, worker ${peak('worker')}`,
+  );
+  console.log(
+    `    CPU per URL: coordinator ${perUrl(cpu('coordinator'), count('queued'))}, workers ${perUrl(cpu('worker'), count('queued'))}, local web ${perUrl(webCpuQueued, count('queued'))}`,
+  );
+  console.log(
+    `  load average at the end: ${(await import('node:os'))
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} on ${(await import('node:os')).cpus().length} CPUs`,
   );
 }
 

@@ -15,7 +15,10 @@ interface HostState {
   active: number;
   lastStart: number;
   waiting: (() => void)[];
+  startChain: Promise<void>;
 }
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Admits requests under the limits. Waiters are served in arrival order per host; idle hosts
@@ -34,22 +37,27 @@ export class HostGate {
   async acquire(host: string): Promise<() => void> {
     let state = this.hosts.get(host);
     if (state === undefined) {
-      state = { active: 0, lastStart: -Infinity, waiting: [] };
+      state = { active: 0, lastStart: -Infinity, waiting: [], startChain: Promise.resolve() };
       this.hosts.set(host, state);
     }
     const s = state;
     // A released slot passes straight to the first waiter, so no newcomer can overtake it.
     if (s.active >= this.limits.perHostConnections || s.waiting.length > 0) await new Promise<void>((resolve) => s.waiting.push(resolve));
     else s.active++;
-    const hostWait = s.lastStart + this.limits.perHostDelayMs - this.now();
-    s.lastStart = Math.max(this.now(), s.lastStart + this.limits.perHostDelayMs);
-    let wait = Math.max(0, hostWait);
-    if (this.limits.globalRate > 0) {
-      const at = Math.max(this.now() + wait, this.nextGlobalSlot);
-      this.nextGlobalSlot = at + 1000 / this.limits.globalRate;
-      wait = at - this.now();
-    }
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    // Starts to one host are chained: each waits for the one before it to start, then for the
+    // delay measured from that real start (a late timer cannot squeeze the next gap).
+    const started = s.startChain.then(async () => {
+      const hostWait = s.lastStart + this.limits.perHostDelayMs - this.now();
+      if (hostWait > 0) await sleep(hostWait);
+      if (this.limits.globalRate > 0) {
+        const at = Math.max(this.now(), this.nextGlobalSlot);
+        this.nextGlobalSlot = at + 1000 / this.limits.globalRate;
+        if (at > this.now()) await sleep(at - this.now());
+      }
+      s.lastStart = this.now();
+    });
+    s.startChain = started;
+    await started;
     let released = false;
     return () => {
       if (released) return;

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { webcrypto } from 'node:crypto';
+import { KeyObject, webcrypto } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createSecureContext, type SecureContext } from 'node:tls';
 import * as x509 from '@peculiar/x509';
 import type { LookupFunction } from '../../src/fetch-test/resolve-option.js';
+import { issueLeaf } from './fast-leaf-cert.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 
@@ -104,26 +105,26 @@ export async function startLocalWeb(options: { certCache?: number } = {}): Promi
   let serial = 2;
   const contexts = new Map<string, Promise<SecureContext>>();
   const maxCache = options.certCache ?? 5000;
+  const signingKey = KeyObject.from(caKeys.privateKey);
+  const issuerName = Buffer.from(ca.subjectName.toArrayBuffer());
+  const leafSpki = Buffer.from(await webcrypto.subtle.exportKey('spki', leafKeys.publicKey));
+  const selfKey = KeyObject.from(leafKeys.privateKey);
+  const caPem = ca.toString('pem');
   const issue = async (name: string): Promise<SecureContext> => {
     const b = behaviourOf(name);
     const san = b === 'wrongname' ? `other-${name}` : name;
-    const cert = await x509.X509CertificateGenerator.create({
-      serialNumber: (serial++).toString(16).padStart(2, '0'),
-      subject: `CN=${san}`,
+    // `untrusted`: signed by its own key under its own name, as a self-signed certificate is.
+    const untrusted = b === 'untrusted';
+    const cert = issueLeaf({
+      serial: serial++,
+      name: san,
       notBefore: new Date(b === 'expired' ? now - 10 * DAY : now - DAY),
       notAfter: new Date(b === 'expired' ? now - 2 * DAY : now + 10 * DAY),
-      publicKey: leafKeys.publicKey,
-      // `untrusted`: signed by its own key, as a self-signed certificate is.
-      ...(b === 'untrusted' ? { issuer: `CN=${san}`, signingKey: leafKeys.privateKey } : { issuer: ca.subject, signingKey: caKeys.privateKey }),
-      signingAlgorithm: SIGN,
-      extensions: [
-        new x509.BasicConstraintsExtension(false),
-        new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-        new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: san }]),
-      ],
+      issuerName: untrusted ? Buffer.from(new x509.Name(`CN=${san}`).toArrayBuffer()) : issuerName,
+      publicKey: leafSpki,
+      signingKey: untrusted ? selfKey : signingKey,
     });
-    const chain = b === 'untrusted' ? '' : `${ca.toString('pem')}\n`;
-    return createSecureContext({ key: leafKeyPem, cert: `${cert.toString('pem')}\n${chain}` });
+    return createSecureContext({ key: leafKeyPem, cert: untrusted ? cert : `${cert}${caPem}\n` });
   };
   const contextFor = (name: string): Promise<SecureContext> => {
     let ctx = contexts.get(name);
