@@ -64,7 +64,7 @@ describe('HTTPS-first in a real Firefox (blocking webRequest)', () => {
     expect(await h.tab.goto(h.url('site.example.test', '/x'))).toBe(`https://site.example.test:${h.server.port}/by-ruleset/x`);
   });
 
-  it('sends a failed upgrade (no TLS there) to the fallback page; "Open over HTTP this time" opens it and holds for the session', async () => {
+  it('sends a failed upgrade (no TLS there) to the fallback page; "Continue to HTTP site" opens it and holds for the session', async () => {
     const target = plain('nossl.uncovered.test', '/p?q=1&r=2#frag');
     await h.tab.start(target);
     await h.waitForUrl(INTERSTITIAL);

@@ -144,14 +144,19 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     ).toEqual([false]);
   });
 
-  it('reaches the www. host when the bare one has no HTTPS, without sending the path over HTTP', async () => {
+  it('offers the www. host when the bare one has no HTTPS, without sending the path over HTTP', async () => {
     await visit('http://bare.example.org/private/page?token=1');
+    await expect.poll(() => page.url(), POLL).toMatch(/interstitial\.html/);
+    await page.waitForSelector('body[data-ready="true"]');
+    // Offered as a choice, never followed on the user's behalf; one click reaches it.
+    const link = page.locator('#twin-link');
+    expect(await link.textContent()).toBe('Try the secure site www.bare.example.org instead');
+    await link.click();
     await expect.poll(() => page.url(), POLL).toBe('https://www.bare.example.org/private/page?token=1');
     expect(await page.locator('body').textContent()).toContain('https www.bare.example.org /private/page?token=1');
     // The bare host never saw the path over plain HTTP; the twin was probed at its origin only.
     expect(site.seen('bare.example.org').filter((s) => s.includes('/private'))).toEqual([]);
     expect(site.seen('www.bare.example.org')).toContain('HEAD https /');
-    expect(await status()).toMatchObject({ secure: true, kind: 'https-by-alternative', from: 'bare.example.org' });
   });
 
   it('ends on the fallback page after a failed upgrade, with what was tried; HTTP probe sends only the host', async () => {

@@ -123,12 +123,17 @@ describe('protection mode in Firefox', () => {
     ).toEqual([false]);
   });
 
-  it('reaches the www. host when the bare one has no HTTPS, without sending the path over HTTP', async () => {
+  it('offers the www. host when the bare one has no HTTPS, without sending the path over HTTP', async () => {
     await tab.start(at('http', 'bare.example.test', '/private/page?token=1'));
+    await expect.poll(href, POLL).toMatch(/interstitial\.html/);
+    // Offered as a choice, never followed on the user's behalf; one click reaches it.
+    await expect
+      .poll(() => tab.evaluate<string>('document.querySelector("#twin-link").textContent').catch(() => ''), POLL)
+      .toBe('Try the secure site www.bare.example.test instead');
+    await tab.evaluate('void document.querySelector("#twin-link").click()');
     await expect.poll(href, POLL).toBe(at('https', 'www.bare.example.test', '/private/page?token=1'));
     expect(site.seen('bare.example.test').filter((s) => s.includes('/private'))).toEqual([]);
     expect(site.seen('www.bare.example.test')).toContain('HEAD https /');
-    expect(await tabStatus()).toMatchObject({ secure: true, kind: 'https-by-alternative', from: `bare.example.test:${site.port}` });
   });
 
   it("leaves the address a ruleset excludes on HTTP, for the page and for a known host's images; upgrades the rest", async () => {

@@ -158,6 +158,9 @@ describe('HTTPS alternatives for a failed upgrade', () => {
     expect(seen[0]?.init?.method).toBe('HEAD');
     expect(seen[0]?.init?.credentials).toBe('omit');
     expect(await probe('https://www.example.com/', fake(503))).toBe('HTTP 503');
+    // The www. twin counts only with a success: a 404 for everything is a shared host's answer.
+    expect(await probe('https://www.example.com/', fake(404), 3000, true)).toBe('HTTP 404');
+    expect(await probe('https://www.example.com/', fake(204), 3000, true)).toBe('ok');
     const failing = (async () => {
       throw new TypeError('Failed to fetch');
     }) as typeof fetch;
@@ -296,29 +299,40 @@ describe('protection runtime (no browser)', () => {
     expect((storage.data.httpRecheck as { restored: unknown[] }).restored).toEqual([{ entry: 'a.test', at: now }]);
   });
 
-  it('plans a fallback: the www. twin when it answers, else the fallback page with every attempt', async () => {
+  it('plans a fallback: the www. twin to offer when it answers with a success, and every attempt', async () => {
     const answering = new Set(['https://www.twin.test/']);
     const asked: string[] = [];
     const fetchFn = (async (url: string, init?: RequestInit) => {
       asked.push(`${init?.method} ${url}`);
       if (answering.has(url) || url.startsWith('http:')) return { status: 200, type: 'basic' } as Response;
+      if (url === 'https://www.shared.test/') return { status: 404, type: 'basic' } as Response;
       throw new TypeError('Failed to fetch');
     }) as typeof fetch;
     const rt = new ProtectionRuntime({ storage: memory(), isLoopBlocked: () => false, fetch: fetchFn });
     rt.learn({ url: 'https://twin.test/', tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
     expect(rt.upgradesHost(view, 'twin.test')).toBe(true);
     expect(await rt.planFallback(view, 'http://twin.test/p?q=1', 'net::ERR_SSL_PROTOCOL_ERROR')).toEqual({
-      go: 'https://www.twin.test/p?q=1',
+      twin: 'https://www.twin.test/p?q=1',
       tried: [
         { url: 'https://twin.test/', result: 'net::ERR_SSL_PROTOCOL_ERROR' },
         { url: 'https://www.twin.test/', result: 'ok' },
       ],
+      http: 'ok',
+    });
+    // A twin answering 404 (a shared host's answer for names it does not serve) is not offered.
+    expect(await rt.planFallback(view, 'http://shared.test/', 'net::ERR_CONNECTION_REFUSED')).toEqual({
+      twin: null,
+      tried: [
+        { url: 'https://shared.test/', result: 'net::ERR_CONNECTION_REFUSED' },
+        { url: 'https://www.shared.test/', result: 'HTTP 404' },
+      ],
+      http: 'ok',
     });
     // HTTPS failed for it: no longer known.
     expect(rt.upgradesHost(view, 'twin.test')).toBe(false);
     const plan = await rt.planFallback(view, 'http://none.test/secret', 'timeout');
     expect(plan).toEqual({
-      go: null,
+      twin: null,
       tried: [
         { url: 'https://none.test/', result: 'timeout' },
         { url: 'https://www.none.test/', result: 'Failed to fetch' },
@@ -326,7 +340,14 @@ describe('protection runtime (no browser)', () => {
       http: 'ok',
     });
     // Probes carry no path.
-    expect(asked).toEqual(['HEAD https://www.twin.test/', 'HEAD https://www.none.test/', 'HEAD http://none.test/']);
+    expect(asked).toEqual([
+      'HEAD https://www.twin.test/',
+      'HEAD http://twin.test/',
+      'HEAD https://www.shared.test/',
+      'HEAD http://shared.test/',
+      'HEAD https://www.none.test/',
+      'HEAD http://none.test/',
+    ]);
     // A site left on "rulesets only" may be in the store but is never upgraded as known.
     rt.learn({ url: 'https://left.test/', tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
     rt.learn({ url: 'https://once.test/', tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);

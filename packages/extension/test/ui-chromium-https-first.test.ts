@@ -70,7 +70,7 @@ describe('HTTPS-first in Chromium: upgrade, fallback page, exemptions', () => {
     const viewport = page.viewportSize() as { width: number; height: number };
     expect(Math.abs((box?.y ?? 0) + (box?.height ?? 0) / 2 - viewport.height / 2)).toBeLessThan(viewport.height * 0.1);
     expect(await axeViolations(page)).toEqual([]);
-    const texts = ['This site is not available over HTTPS', 'Technical details:', 'Open over HTTP this time'];
+    const texts = ['Secure site not available', 'More options', 'Continue to HTTP site', 'until you close the browser'];
     await shot(page, 'chromium-fallback-light', { texts });
     await page.emulateMedia({ colorScheme: 'dark' });
     expect(await axeViolations(page)).toEqual([]);
@@ -81,7 +81,9 @@ describe('HTTPS-first in Chromium: upgrade, fallback page, exemptions', () => {
     await shot(popup, 'chromium-popup-fallback', { width: 360, texts: ['HTTPS did not work for nossl.uncovered.test', 'Try HTTPS again'] });
     await popup.close();
     await page.emulateMedia({ colorScheme: 'light' });
-    // "Copy address" puts the http:// address on the clipboard.
+    // "Copy address" (under "More options") puts the http:// address on the clipboard.
+    await page.locator('#more summary').click();
+    await shot(page, 'chromium-fallback-more', { texts: ['Always allow HTTP for this site', 'Error code:'] });
     await h.ext.context.grantPermissions(['clipboard-read', 'clipboard-write']);
     await page.locator('#copy-url').click();
     await expect.poll(() => page.locator('#copied').textContent(), POLL).toBe('Address copied.');
@@ -106,6 +108,7 @@ describe('HTTPS-first in Chromium: upgrade, fallback page, exemptions', () => {
     await visit(plain('always.uncovered.test', '/'));
     await page.waitForURL(/interstitial\.html/);
     await page.waitForSelector('body[data-ready="true"]');
+    await page.locator('#more summary').click();
     await page.locator('#http-always').click();
     await page.waitForURL(plain('always.uncovered.test', '/'));
     expect(await h.stored('httpAllowedSites')).toEqual([`always.uncovered.test:${h.plainPort}`]);

@@ -43,14 +43,14 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     const sizes = await popup
       .locator('input.switch:visible')
       .evaluateAll((els) => els.map((e) => `${e.getBoundingClientRect().width}x${e.getBoundingClientRect().height}`));
-    expect(sizes.length).toBe(6);
+    expect(sizes.length).toBe(5);
     expect(new Set(sizes)).toEqual(new Set(['36x20']));
     expect(await popup.getByRole('switch', { name: 'Experimental Rules' }).isVisible()).toBe(true);
     expect(await popup.getByRole('switch', { name: 'HTTPS-first Try every site over HTTPS, even without a rule' }).isVisible()).toBe(true);
     // Keyboard: Tab reaches every control in order, Space flips a switch.
     await popup.locator('body').focus();
     const order: string[] = [];
-    for (let i = 0; i < 8; i++) {
+    for (let i = 0; i < 10; i++) {
       await popup.keyboard.press('Tab');
       order.push(
         await popup.evaluate(
@@ -58,7 +58,21 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
         ),
       );
     }
-    expect(order).toEqual(['global-enabled', 'site-enabled', 'CDN Rules', 'Site Rules', 'Experimental Rules', 'https-first', 'SUMMARY', 'open-options']);
+    expect(order).toEqual([
+      'global-enabled',
+      'status-action',
+      'site-mode-everything',
+      'SUMMARY',
+      'CDN Rules',
+      'Site Rules',
+      'Experimental Rules',
+      'https-first',
+      'SUMMARY',
+      'open-options',
+    ]);
+    // The site's three states, the current one chosen; the status card has its action.
+    expect(await popup.getByRole('radio', { name: 'Everything' }).isChecked()).toBe(true);
+    expect(await popup.locator('#status-action').textContent()).toBe('Turn on HTTPS-first');
     // Nothing to reset yet: the destructive action is not offered.
     expect(await popup.locator('#reset-defaults').isHidden()).toBe(true);
     expect(await axeViolations(popup)).toEqual([]);
@@ -72,6 +86,10 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     expect(await worker(async (t) => chrome.action.getTitle({ tabId: t }), tabId)).toBe('httpsify');
     const texts = [
       'Not secure: no rule for this site',
+      'Turn on HTTPS-first',
+      'Everything',
+      'Rules only',
+      'Site not working?',
       'Rulesets for this page',
       'CDN Rules',
       'Off by default',
@@ -163,9 +181,14 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     await page.goto(url('site.example.test'));
     let popup = await openPopup(page);
     const reloaded = page.waitForEvent('load');
-    await popup.getByRole('switch', { name: /^Upgrade this site/ }).uncheck();
+    expect(page.url()).toBe(`https://site.example.test:${server.port}/`);
+    await popup.getByRole('radio', { name: 'Off' }).check();
     await expect.poll(() => stored('disabledSites'), POLL).toEqual([`site.example.test:${server.port}`]);
     await reloaded;
+    // The page is reloaded into the state asked for: off is plain HTTP, as without httpsify.
+    await expect.poll(() => page.url(), POLL).toBe(url('site.example.test'));
+    await expect.poll(() => status(popup), POLL).toBe('Not secure: httpsify is off on this site');
+    expect(await popup.getByRole('radio', { name: 'Off' }).isChecked()).toBe(true);
     await page.goto(url('site.example.test', '/off'));
     expect(page.url()).toBe(url('site.example.test', '/off'));
     const tabId = await tabIdOf(page);
@@ -233,6 +256,37 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     await worker(async () => chrome.storage.local.set({ httpAllowedSites: [] }), null);
   });
 
+  it('"Rules only" and "Site not working?" reload an HTTPS-first page into HTTP; "Everything" upgrades it again', async () => {
+    await worker(async () => chrome.storage.local.set({ httpsFirst: true }), null);
+    await expect
+      .poll(async () => {
+        await page.goto(url('broken.uncovered.test', '/p'));
+        return page.url();
+      }, POLL)
+      .toBe(`https://broken.uncovered.test:${server.port}/p`);
+    const popup = await openPopup(page);
+    await expect.poll(() => status(popup), POLL).toBe('Secure: upgraded to HTTPS');
+    await popup.locator('#site-help summary').click();
+    await shot(popup, 'chromium-popup-site-help', { width: 360, texts: ['Site not working?', 'Try “Rules only”', 'Turn off for this site'] });
+    let reloaded = page.waitForEvent('load');
+    await popup.getByRole('button', { name: 'Try “Rules only”' }).click();
+    await expect.poll(() => stored('httpAllowedSites'), POLL).toEqual([`broken.uncovered.test:${server.port}`]);
+    await reloaded;
+    await expect.poll(() => page.url(), POLL).toBe(url('broken.uncovered.test', '/p'));
+    // Status and control agree.
+    await expect.poll(() => status(popup), POLL).toBe('Not secure: you allowed HTTP for this site');
+    expect(await popup.getByRole('radio', { name: 'Rules only' }).isChecked()).toBe(true);
+    reloaded = page.waitForEvent('load');
+    await popup.getByRole('radio', { name: 'Everything' }).check();
+    await expect.poll(() => stored('httpAllowedSites'), POLL).toEqual([]);
+    await reloaded;
+    await expect.poll(() => page.url(), POLL).toBe(`https://broken.uncovered.test:${server.port}/p`);
+    await expect.poll(() => status(popup), POLL).toBe('Secure: upgraded to HTTPS');
+    expect(await axeViolations(popup)).toEqual([]);
+    await popup.close();
+    await worker(async () => chrome.storage.local.set({ httpsFirst: false }), null);
+  });
+
   it('shows the redirect-loop guard keeping a host on HTTP, and tries HTTPS again on request', async () => {
     const loopUrl = url('loop.example.test');
     await page.goto(loopUrl).catch(() => undefined);
@@ -296,9 +350,13 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     await popup.waitForSelector('body[data-ready="true"]');
     expect(await status(popup)).toBe('httpsify is off');
     expect(await popup.locator('#content').isHidden()).toBe(true);
-    await shot(popup, 'chromium-popup-off', { width: 360, texts: ['httpsify is off'] });
-    await popup.locator('#global-enabled').check();
+    await shot(popup, 'chromium-popup-off', { width: 360, texts: ['httpsify is off', 'Turn on'] });
+    const back = page.waitForEvent('load');
+    await popup.getByRole('button', { name: 'Turn on' }).click();
     await expect.poll(() => stored('globalEnabled'), POLL).toBe(true);
+    await back;
+    await expect.poll(() => page.url(), POLL).toBe(`https://site.example.test:${server.port}/global-off`);
+    expect(await popup.locator('#global-enabled').isChecked()).toBe(true);
     await popup.close();
   });
 

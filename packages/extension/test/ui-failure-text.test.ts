@@ -22,6 +22,10 @@ describe('fallback page: errors in words', () => {
     ['net::ERR_CONNECTION_TIMED_OUT', 'failureTimedOut'],
     ['NS_ERROR_NET_TIMEOUT', 'failureTimedOut'],
     ['net::ERR_ADDRESS_UNREACHABLE', 'failureUnreachable'],
+    ['net::ERR_NAME_NOT_RESOLVED', 'failureNoName'],
+    ['NS_ERROR_UNKNOWN_HOST', 'failureNoName'],
+    ['net::ERR_INVALID_RESPONSE', 'failureNoPage'],
+    ['net::ERR_HTTP2_PROTOCOL_ERROR', 'failureNoPage'],
     ['net::ERR_SOMETHING_NEW', 'failureOther'],
     ['', 'failureOther'],
   ])('%s → %s', (reason, message) => {

@@ -80,7 +80,7 @@ describe('the extension pages in Firefox: popup, options, fallback page', () => 
     await ready(h.tab);
     expect(await textOf(h.tab, '#reason-text')).toBe("The site's server does not speak HTTPS at this address.");
     expect(await textOf(h.tab, '#reason')).toBe('SSL received a record that exceeded the maximum permissible length.');
-    await bothSchemes(h.tab, 'fallback', ['This site is not available over HTTPS', 'Technical details:', 'Open over HTTP this time']);
+    await bothSchemes(h.tab, 'fallback', ['Secure site not available', 'More options', 'Continue to HTTP site']);
     await h.request({ type: 'setFlag', flag: 'httpsFirst', value: false });
   });
 });

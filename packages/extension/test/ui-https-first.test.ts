@@ -13,6 +13,10 @@ describe('HTTPS-first fallback', () => {
       'net::ERR_CONNECTION_RESET',
       'NS_ERROR_CONNECTION_REFUSED',
       'SSL_ERROR_BAD_CERT_DOMAIN',
+      // The HTTPS host's name does not resolve, or it answers without a page.
+      'net::ERR_NAME_NOT_RESOLVED',
+      'NS_ERROR_UNKNOWN_HOST',
+      'net::ERR_INVALID_RESPONSE',
     ]) {
       expect(isFallbackError(e), e).toBe(true);
     }
@@ -57,8 +61,34 @@ describe('HTTPS-first fallback', () => {
       tracker.errored('4', 'net::ERR_ABORTED');
       vi.advanceTimersByTime(10_000);
       expect(events).toEqual([
-        { tabId: 7, url: 'http://a.test/', reason: 'net::ERR_CONNECTION_REFUSED' },
-        { tabId: 8, url: 'http://slow.test/', reason: 'timeout' },
+        { tabId: 7, url: 'http://a.test/', attempt: 'https://a.test/', reason: 'net::ERR_CONNECTION_REFUSED' },
+        { tabId: 8, url: 'http://slow.test/', attempt: 'https://slow.test/', reason: 'timeout' },
+      ]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('stops following a navigation sent to an extension page or superseded in its tab', () => {
+    vi.useFakeTimers();
+    try {
+      const events: FallbackEvent[] = [];
+      const tracker = new HttpsFirstTracker((e) => events.push(e), 3000);
+      // Chromium's handoff page: the https:// page it opens is another request.
+      tracker.started('1', 7, 'http://dot.test./');
+      tracker.redirected('1', 'chrome-extension://abc/ui/handoff.html#http://dot.test./');
+      // A redirect between web pages is still the same navigation; the last address is the attempt.
+      tracker.started('2', 8, 'http://moved.test/');
+      tracker.redirected('2', 'https://www.moved.test/');
+      // The user went elsewhere in tab 9 before the first request answered.
+      tracker.started('3', 9, 'http://first.test/');
+      tracker.superseded(9, '4');
+      tracker.started('4', 9, 'http://second.test/');
+      tracker.superseded(9, '4');
+      vi.advanceTimersByTime(3000);
+      expect(events).toEqual([
+        { tabId: 8, url: 'http://moved.test/', attempt: 'https://www.moved.test/', reason: 'timeout' },
+        { tabId: 9, url: 'http://second.test/', attempt: 'https://second.test/', reason: 'timeout' },
       ]);
     } finally {
       vi.useRealTimers();
@@ -68,6 +98,9 @@ describe('HTTPS-first fallback', () => {
   it('encodes the original URL so & and # survive', () => {
     const url = interstitialUrl('chrome-extension://x/ui/interstitial.html', 'http://a.test/?q=1&r=2#frag', 'timeout');
     expect(new URL(url).searchParams.get('url')).toBe('http://a.test/?q=1&r=2#frag');
+    const full = new URL(interstitialUrl('x:/i.html', 'http://a.test/', 'timeout', { twin: 'https://www.a.test/', back: 2 })).searchParams;
+    expect([full.get('twin'), full.get('back')]).toEqual(['https://www.a.test/', '2']);
+    expect(new URL(interstitialUrl('x:/i.html', 'http://a.test/', 'timeout', { twin: null })).searchParams.has('twin')).toBe(false);
   });
 });
 

@@ -249,8 +249,16 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   // ---- HTTPS-first fallback --------------------------------------------------------------
   const tracker = new HttpsFirstTracker((event) => void fallBack(event));
 
+  /** Top-level requests per tab: a fallback whose tab moved on since its failure is dropped. */
+  const navigations = new Map<number, number>();
+  /** Chromium: the https:// page the handoff page opens for HTTPS-first, to be followed too. */
+  const handoffUpgrades = new Map<number, { target: string; url: string }>();
+
   async function fallBack(event: FallbackEvent): Promise<void> {
+    const seen = navigations.get(event.tabId) ?? 0;
     const c = controller ?? (await ready);
+    // Never replace what the tab shows now: the user (or a redirect) has gone on since.
+    const movedOn = () => (navigations.get(event.tabId) ?? 0) !== seen;
     pendingStats.fallbacks++;
     scheduleStats();
     // Read afresh: a change may still be on its way to the controller.
@@ -262,19 +270,41 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       await ext.tabs.update(event.tabId, { url: event.url });
       return;
     }
-    // Try harder before offering HTTP: the host's www. twin (or a ruleset's rewrite of it).
+    // What else to offer: the host's www. twin (or a ruleset's rewrite of it), and HTTP.
     const plan = await protection.planFallback(c, event.url, event.reason);
-    if (plan.go !== null) {
-      c.alternativeTabs.set(event.tabId, { url: plan.go, from: siteOf(event.url)?.hostWithPort ?? event.url });
-      await ext.tabs.update(event.tabId, { url: plan.go });
-      return;
-    }
+    if (movedOn()) return;
+    const back = await historyToSkip(event);
     // The page's address carries a ticket: only with it may its buttons allow HTTP (ui-senders.ts).
     const ticket = tickets.issue(event.tabId, event.url);
     await ext.storage.session.set({ [TICKETS_SESSION_KEY]: tickets.snapshot() });
-    const page = interstitialUrl(ext.runtime.getURL(INTERSTITIAL_PATH), event.url, event.reason, { tried: plan.tried, http: plan.http, ticket });
+    const page = interstitialUrl(ext.runtime.getURL(INTERSTITIAL_PATH), event.url, event.reason, {
+      tried: plan.tried,
+      http: plan.http,
+      twin: plan.twin,
+      back,
+      ticket,
+    });
+    if (movedOn()) return;
     c.fallbackTabs.set(event.tabId, page);
     await ext.tabs.update(event.tabId, { url: page });
+  }
+
+  /**
+   * How many history entries "Go back" skips: the fallback page, and the browser's error page
+   * when the failure committed one (its address is the attempt). An error page commits just
+   * after the error event, so the tab is given a moment to settle; a timeout is cut short by
+   * the fallback before anything commits.
+   */
+  async function historyToSkip(event: FallbackEvent): Promise<number> {
+    if (event.reason === 'timeout') return 1;
+    let tab: chrome.tabs.Tab | undefined;
+    for (let i = 0; i < 20; i++) {
+      tab = await ext.tabs.get(event.tabId).catch(() => undefined);
+      if (tab === undefined || tab.status !== 'loading') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const shown = tab?.url ?? '';
+    return shown === event.attempt || shown === event.url || shown.startsWith('chrome-error:') ? 2 : 1;
   }
 
   /*
@@ -302,6 +332,11 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     if (d.type === 'main_frame') {
       topUrls.set(d.tabId, url);
       c.fallbackTabs.delete(d.tabId);
+      tracker.superseded(d.tabId, d.requestId);
+      navigations.set(d.tabId, (navigations.get(d.tabId) ?? 0) + 1);
+      const handoff = handoffUpgrades.get(d.tabId);
+      handoffUpgrades.delete(d.tabId);
+      if (handoff !== undefined && handoff.target === url) tracker.started(d.requestId, d.tabId, handoff.url);
     }
     const site = siteOf(url);
     const names = site === null ? [] : c.rulesetNamesForHost(site.host);
@@ -404,6 +439,8 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     }
   }, filter);
   ext.webRequest.onErrorOccurred.addListener((d) => tracker.errored(d.requestId, d.error), filter);
+  // A followed navigation sent to an extension page (Chromium's handoff page) is no longer ours.
+  ext.webRequest.onBeforeRedirect.addListener((d) => tracker.redirected(d.requestId, d.redirectUrl), filter);
   ext.tabs.onRemoved.addListener((tabId) => {
     activity.remove(tabId);
     tickets.dropTab(tabId);
@@ -411,6 +448,8 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     controller?.fallbackTabs.delete(tabId);
     topUrls.delete(tabId);
     controller?.alternativeTabs.delete(tabId);
+    navigations.delete(tabId);
+    handoffUpgrades.delete(tabId);
     scheduleTabsSave();
   });
   ext.tabs.onActivated.addListener(({ tabId }) => {
@@ -485,7 +524,13 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     protection,
     rewriter: () => controller?.channels.scoped ?? null,
     noteHandoff(tabId, url, target) {
-      if (target.startsWith('https:')) noteUpgrade(tabId, 'main_frame', url, target, false);
+      if (!target.startsWith('https:')) return;
+      noteUpgrade(tabId, 'main_frame', url, target, false);
+      // HTTPS-first's upgrade: its failure falls back like any other (trailing-dot hosts).
+      const c = controller;
+      if (c !== null && decideNow(c, url, 'main_frame', tabId).reason === 'https-first') {
+        handoffUpgrades.set(tabId, { target, url });
+      }
     },
     decide(details) {
       const c = controller;

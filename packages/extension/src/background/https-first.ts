@@ -4,9 +4,11 @@ import { TICKET_PARAM } from './page-tickets.js';
 export const HTTPS_FIRST_TIMEOUT_MS = 3000;
 
 /**
- * Network errors that mean "this host does not do HTTPS (properly)": TLS failures and refused
- * or broken connections, in Chromium (`net::ERR_*`) and Firefox (`NS_ERROR_*`) spelling.
- * `net::ERR_ABORTED` is not among them: it also ends requests the user or we cancelled.
+ * Network errors that mean "this host does not do HTTPS (properly)": TLS failures, refused or
+ * broken connections, no page at all, and a name that does not resolve (the HTTPS host may be
+ * gone while HTTP is served elsewhere, or the name may be a typo: the fallback page's HTTP probe
+ * tells), in Chromium (`net::ERR_*`) and Firefox (`NS_ERROR_*`) spelling. `net::ERR_ABORTED`
+ * is not among them: it also ends requests the user or we cancelled.
  */
 const FALLBACK_ERRORS = [
   /^net::ERR_SSL_/,
@@ -17,6 +19,15 @@ const FALLBACK_ERRORS = [
   /^net::ERR_TIMED_OUT$/,
   /^net::ERR_ADDRESS_UNREACHABLE$/,
   /^net::ERR_TUNNEL_CONNECTION_FAILED$/,
+  /^net::ERR_NAME_NOT_RESOLVED$/,
+  /^net::ERR_NAME_RESOLUTION_FAILED$/,
+  /^net::ERR_INVALID_RESPONSE$/,
+  /^net::ERR_INVALID_HTTP_RESPONSE$/,
+  /^net::ERR_HTTP2_PROTOCOL_ERROR$/,
+  /^net::ERR_QUIC_PROTOCOL_ERROR$/,
+  /^NS_ERROR_UNKNOWN_HOST$/,
+  /^NS_ERROR_NET_EMPTY_RESPONSE$/,
+  /^NS_ERROR_NET_PARTIAL_TRANSFER$/,
   /^NS_ERROR_CONNECTION_REFUSED$/,
   /^NS_ERROR_NET_TIMEOUT$/,
   /^NS_ERROR_NET_RESET$/,
@@ -51,14 +62,24 @@ export interface FallbackEvent {
   tabId: number;
   /** The http:// URL the user asked for. */
   url: string;
+  /** The https:// address that failed last (after any redirects). */
+  attempt: string;
   reason: string;
 }
 
 interface Pending {
   tabId: number;
   url: string;
+  attempt: string;
   timer: ReturnType<typeof setTimeout>;
 }
+
+/**
+ * Where an upgraded navigation may be redirected and still be ours to follow: web pages. A
+ * redirect elsewhere (Chromium's handoff page, any extension page) ends our part: the page that
+ * loads there is not the upgrade that may fail.
+ */
+const WEB_PAGE = /^https?:/i;
 
 /**
  * Follows top-level navigations HTTPS-first upgraded, by request id, and reports the ones that
@@ -77,7 +98,23 @@ export class HttpsFirstTracker {
   started(requestId: string, tabId: number, httpUrl: string): void {
     this.clear(requestId);
     const timer = setTimeout(() => this.fail(requestId, 'timeout'), this.timeoutMs);
-    this.pending.set(requestId, { tabId, url: httpUrl, timer });
+    this.pending.set(requestId, { tabId, url: httpUrl, attempt: httpsVersion(httpUrl), timer });
+  }
+
+  /** The request was redirected to `to`: a redirect away from the web ends the wait. */
+  redirected(requestId: string, to: string): void {
+    const p = this.pending.get(requestId);
+    if (p === undefined) return;
+    if (WEB_PAGE.test(to)) p.attempt = to;
+    else this.clear(requestId);
+  }
+
+  /**
+   * Another top-level request started in the tab: the one we followed is no longer what the tab
+   * shows, so its timer must not send the tab anywhere.
+   */
+  superseded(tabId: number, requestId: string): void {
+    for (const [id, p] of this.pending) if (p.tabId === tabId && id !== requestId) this.clear(id);
   }
 
   /** Headers arrived (or the navigation finished): HTTPS works for it. */
@@ -100,7 +137,7 @@ export class HttpsFirstTracker {
     const p = this.pending.get(requestId);
     if (p === undefined) return;
     this.clear(requestId);
-    this.onFallback({ tabId: p.tabId, url: p.url, reason });
+    this.onFallback({ tabId: p.tabId, url: p.url, attempt: p.attempt, reason });
   }
 
   private clear(requestId: string): void {
@@ -115,7 +152,13 @@ export function interstitialUrl(
   base: string,
   httpUrl: string,
   reason: string,
-  extra: { tried?: { url: string; result: string }[]; http?: string; ticket?: string } = {},
+  extra: {
+    tried?: { url: string; result: string }[];
+    http?: string;
+    twin?: string | null;
+    back?: number;
+    ticket?: string;
+  } = {},
 ): string {
   const q = new URLSearchParams({ url: httpUrl, reason });
   // The background's secret for this navigation (page-tickets.ts).
@@ -123,5 +166,9 @@ export function interstitialUrl(
   // What the fallback tried (origins and outcomes) and whether the host answers over HTTP.
   if (extra.tried !== undefined) q.set('tried', JSON.stringify(extra.tried));
   if (extra.http !== undefined) q.set('http', extra.http);
+  // The www. twin that answered over HTTPS: offered as a link, never followed for the user.
+  if (extra.twin !== undefined && extra.twin !== null) q.set('twin', extra.twin);
+  // History entries "Go back" skips: this page, and the browser's error page of the attempt.
+  if (extra.back !== undefined) q.set('back', String(extra.back));
   return `${base}?${q.toString()}`;
 }

@@ -64,8 +64,10 @@ export function originOnly(url: string, scheme: 'http' | 'https'): string {
 /**
  * Asks `url` (an origin) with HEAD, no cookies, no redirects followed: any answer, redirects
  * included, means the server speaks that scheme; a 5xx or a network error means it does not.
+ * With `successOnly`, only a 2xx answer is `ok`: a host whose every page is a 404 (shared hosts
+ * and CDNs answer so for names they do not serve) speaks HTTPS but is not the site.
  */
-export async function probe(url: string, fetchFn: typeof fetch = fetch, timeoutMs = PROBE_TIMEOUT_MS): Promise<string> {
+export async function probe(url: string, fetchFn: typeof fetch = fetch, timeoutMs = PROBE_TIMEOUT_MS, successOnly = false): Promise<string> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   try {
@@ -77,6 +79,7 @@ export async function probe(url: string, fetchFn: typeof fetch = fetch, timeoutM
       referrerPolicy: 'no-referrer',
       signal: controller.signal,
     });
+    if (successOnly) return r.status >= 200 && r.status < 300 ? 'ok' : r.type === 'opaqueredirect' ? 'redirect' : `HTTP ${r.status}`;
     if (r.type === 'opaqueredirect' || r.status < 500) return 'ok';
     return `HTTP ${r.status}`;
   } catch (e) {

@@ -61,7 +61,15 @@ export interface ProtectionDeps {
   learned?(host: string): void;
 }
 
-export type FallbackPlan = { go: string; tried: Attempt[] } | { go: null; tried: Attempt[]; http: string };
+/**
+ * What the fallback page offers: every attempt, the www. twin when it answered with a success
+ * (a link for the user, never followed on their behalf), and whether HTTP answers.
+ */
+export interface FallbackPlan {
+  tried: Attempt[];
+  twin: string | null;
+  http: string;
+}
 
 export class ProtectionRuntime {
   known = new KnownHttpsHosts();
@@ -222,33 +230,35 @@ export class ProtectionRuntime {
 
   // ---- the fallback ---------------------------------------------------------------------------
   /**
-   * An upgraded navigation failed. Tries the HTTPS alternatives (origin-only probes); if one
-   * answers, that is where the tab goes. Otherwise asks `http://host/` (scheme and host only)
-   * whether the site answers over HTTP at all, for the fallback page.
+   * An upgraded navigation failed. Tries the HTTPS alternatives (origin-only probes); the first
+   * that answers with a success status is offered on the fallback page. Then asks `http://host/`
+   * (scheme and host only) whether the site answers over HTTP at all.
    */
   async planFallback(v: ProtectionView, httpUrl: string, reason: string): Promise<FallbackPlan> {
     const site = siteOf(httpUrl);
     const tried: Attempt[] = [{ url: originOnly(httpUrl, 'https'), result: reason }];
-    if (site === null) return { go: null, tried, http: 'not tried' };
+    if (site === null) return { tried, twin: null, http: 'not tried' };
     this.forget(site.host);
     const fetchFn = this.deps.fetch ?? fetch;
     const last = this.alternativesTried.get(site.host);
     const quiet = last !== undefined && this.now() - last < ALTERNATIVES_QUIET_MS;
+    let twin: string | null = null;
     if (!quiet) {
       this.alternativesTried.set(site.host, this.now());
       for (const alt of httpsAlternatives(httpUrl, (u) => v.rewrite(u))) {
         if (this.excluded(v, alt.host)) continue;
         const asked = originOnly(alt.url, 'https');
-        const result = await probe(asked, fetchFn, this.deps.probeTimeoutMs);
+        const result = await probe(asked, fetchFn, this.deps.probeTimeoutMs, true);
         tried.push({ url: asked, result });
         if (result === 'ok') {
           this.alternativesTried.set(alt.host, this.now());
-          return { go: alt.url, tried };
+          twin = alt.url;
+          break;
         }
       }
     }
     const http = await probe(originOnly(httpUrl, 'http'), fetchFn, this.deps.probeTimeoutMs);
-    return { go: null, tried, http };
+    return { tried, twin, http };
   }
 
   // ---- re-check of sites left on HTTP ---------------------------------------------------------
@@ -264,7 +274,7 @@ export class ProtectionRuntime {
     state = started;
     const restored: string[] = [];
     for (const entry of due) {
-      const result = await probe(`https://${entry}/`, this.deps.fetch ?? fetch, this.deps.probeTimeoutMs);
+      const result = await probe(`https://${entry}/`, this.deps.fetch ?? fetch, this.deps.probeTimeoutMs, true);
       state = recordRecheck(state, entry, result === 'ok', now);
       if (result === 'ok') restored.push(entry);
     }

@@ -24,6 +24,11 @@ export interface LaunchOptions {
   browserUpgrades?: boolean;
   /** Full `MAP ...` resolver rules (ports included), instead of `host -> 127.0.0.1`. */
   resolverRules?: string[];
+  /**
+   * Trust only certificates with these SPKI hashes (base64 SHA-256) instead of ignoring every
+   * certificate error, so that a test can meet a real certificate error.
+   */
+  trustedSpki?: string[];
 }
 
 /**
@@ -39,7 +44,7 @@ export async function launchWithExtension(extensionDir: string, hostRules: strin
   const args = [
     '--no-sandbox',
     '--disable-gpu',
-    '--ignore-certificate-errors',
+    options.trustedSpki === undefined ? '--ignore-certificate-errors' : `--ignore-certificate-errors-spki-list=${options.trustedSpki.join(',')}`,
     `--host-resolver-rules=${rules.join(', ')}`,
     `--disable-extensions-except=${extensionDir}`,
     `--load-extension=${extensionDir}`,

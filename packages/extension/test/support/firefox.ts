@@ -102,13 +102,17 @@ async function killFirefox(child: ChildProcess): Promise<void> {
  * with one unpacked extension installed as a temporary add-on (no signing needed). The
  * session accepts the test server's self-signed certificate.
  */
-export async function launchFirefoxWithExtension(extensionDir: string, loopbackHosts: string[]): Promise<FirefoxWithExtension> {
+export async function launchFirefoxWithExtension(
+  extensionDir: string,
+  loopbackHosts: string[],
+  options: { prefs?: Record<string, string | number | boolean> } = {},
+): Promise<FirefoxWithExtension> {
   requireBrowser('firefox');
   const geckoId = (JSON.parse(readFileSync(join(extensionDir, 'manifest.json'), 'utf8')) as { browser_specific_settings: { gecko: { id: string } } })
     .browser_specific_settings.gecko.id;
   const uuid = randomUUID();
   const profile = mkdtempSync(join(tmpdir(), 'httpsify-firefox-profile-'));
-  writeFileSync(join(profile, 'user.js'), userJs(testProfilePrefs(loopbackHosts, { [geckoId]: uuid })));
+  writeFileSync(join(profile, 'user.js'), userJs({ ...testProfilePrefs(loopbackHosts, { [geckoId]: uuid }), ...options.prefs }));
   // Since Firefox 153, BiDi navigates to moz-extension:// pages only with system access allowed.
   const child = spawn(FIREFOX, ['--headless', '--no-remote', '--remote-debugging-port=0', '--remote-allow-system-access', '--profile', profile], {
     // Own process group, so close() can end Firefox and its content processes together.

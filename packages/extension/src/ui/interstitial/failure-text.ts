@@ -10,6 +10,8 @@ const KINDS: [RegExp, string][] = [
   [/TIMED_OUT|NET_TIMEOUT/, 'failureTimedOut'],
   [/CONNECTION_(RESET|CLOSED)|EMPTY_RESPONSE|NET_RESET|NET_INTERRUPT|TLS_HANDSHAKE_ENDED/, 'failureCutOff'],
   [/ADDRESS_UNREACHABLE|TUNNEL_CONNECTION/, 'failureUnreachable'],
+  [/NAME_NOT_RESOLVED|NAME_RESOLUTION_FAILED|UNKNOWN_HOST/, 'failureNoName'],
+  [/INVALID_RESPONSE|INVALID_HTTP_RESPONSE|HTTP2_PROTOCOL|QUIC_PROTOCOL|PARTIAL_TRANSFER/, 'failureNoPage'],
   // Chromium's ERR_SSL_*, Firefox's SSL_ERROR_* and NSS messages ("SSL received a record…").
   [/^net::ERR_SSL_|^SSL_ERROR_|SSL|TLS/i, 'failureNoTls'],
 ];

@@ -3,36 +3,31 @@ import { $, copyText } from '../shared/dom.js';
 import { localize, t } from '../shared/i18n.js';
 import { failureMessage } from './failure-text.js';
 
+const api = ((globalThis as { browser?: typeof chrome }).browser ?? globalThis.chrome) as typeof chrome;
+
 /**
- * Shown when HTTPS-first could not reach a site over HTTPS (connection or certificate error, or
- * no answer within 3 seconds). The address arrives URL-encoded in `?url=`, so `&` and `#` in it
- * survive (HTTPS Everywhere's first cancel page broke on them).
+ * Shown when HTTPS-first could not reach a site over HTTPS (connection, name or certificate
+ * error, or no answer within 3 seconds). Like the browsers' own HTTPS-Only page: one heading,
+ * two short paragraphs, "Go back" and "Continue to HTTP site"; the rest under "More options".
+ * The address arrives URL-encoded in `?url=`, so `&` and `#` in it survive (HTTPS Everywhere's
+ * first cancel page broke on them). Any site can open this page with any query: every
+ * parameter is checked and shown as text only.
  */
 function init(): void {
   localize();
   const params = new URLSearchParams(location.search);
-  const raw = params.get('url') ?? '';
-  let target: URL | null = null;
-  try {
-    target = new URL(raw);
-  } catch {
-    target = null;
-  }
-  // Only http(s) pages may be opened from here.
-  if (target !== null && target.protocol !== 'http:' && target.protocol !== 'https:') target = null;
-  $('#target-url').textContent = target?.href ?? raw;
+  const target = webUrl(params.get('url'));
+  $('#target-url').textContent = target?.href ?? params.get('url') ?? '';
   const reason = params.get('reason') ?? '';
+  $('#lead-host').textContent = t('interstitialLead', [target?.hostname ?? '']);
   $('#reason-text').textContent = t(failureMessage(reason));
   $('#reason').textContent = reason === 'timeout' ? t('interstitialTimeout') : reason;
   const http = target === null ? null : target.href.replace(/^https:/, 'http:');
   for (const id of ['#http-once', '#http-always', '#copy-url']) ($(id) as HTMLButtonElement).disabled = http === null;
+  showTwin(params.get('twin'), target);
   showTried(params);
 
-  $('#go-back').addEventListener('click', () => {
-    // Two entries: the failed attempt replaced the page the user came from in some browsers.
-    if (history.length > 1) history.back();
-    else window.close();
-  });
+  $('#go-back').addEventListener('click', () => void goBack(Number(params.get('back') ?? '1')));
   $('#http-once').addEventListener('click', async () => {
     if (http === null) return;
     await background.request({ type: 'httpOnce', url: http });
@@ -53,10 +48,56 @@ function init(): void {
   document.body.dataset.ready = 'true';
 }
 
+/** An absolute http(s) URL, or null: only web pages may be opened from here. */
+function webUrl(raw: string | null): URL | null {
+  if (raw === null) return null;
+  try {
+    const u = new URL(raw);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Back past the failed attempt: `back` entries (this page, and the browser's error page when
+ * one was committed). With nothing to go back to, a new-tab page takes this tab's place.
+ */
+async function goBack(back: number): Promise<void> {
+  const skip = Number.isInteger(back) && back >= 1 && back <= 2 ? back : 1;
+  if (history.length > skip) {
+    history.go(-skip);
+    return;
+  }
+  const tab = await api.tabs.getCurrent();
+  if (tab?.id === undefined) {
+    window.close();
+    return;
+  }
+  await api.tabs.create({ windowId: tab.windowId, index: tab.index, active: true });
+  await api.tabs.remove(tab.id);
+}
+
+/**
+ * The www. twin (or bare host) that answered over HTTPS with a success status: a choice for
+ * the user, who knows whether it is the same site. Shown only when it is another host of the
+ * same site, over https.
+ */
+function showTwin(raw: string | null, target: URL | null): void {
+  const twin = webUrl(raw);
+  if (twin === null || target === null || twin.protocol !== 'https:') return;
+  const a = target.hostname.replace(/^www\./, '');
+  const b = twin.hostname.replace(/^www\./, '');
+  if (a !== b || twin.hostname === target.hostname) return;
+  const link = $('#twin-link') as HTMLAnchorElement;
+  link.href = twin.href;
+  link.textContent = t('interstitialTwin', [twin.hostname]);
+  $('#twin').hidden = false;
+}
+
 /**
  * What the background tried before this page (`?tried=` JSON of {url, result}, `?http=` the
- * origin-only HTTP probe's result). The address bar can carry anything, so every field is
- * checked and shown as text only.
+ * origin-only HTTP probe's result).
  */
 function showTried(params: URLSearchParams): void {
   let tried: unknown;
@@ -73,7 +114,7 @@ function showTried(params: URLSearchParams): void {
     const li = document.createElement('li');
     const code = document.createElement('code');
     code.textContent = url;
-    li.append(code, ` — ${result === 'ok' ? t('interstitialTriedOk') : t(failureMessage(result))}`);
+    li.append(code, ` — ${attemptText(result)}`);
     list.append(li);
   }
   const http = params.get('http');
@@ -81,6 +122,15 @@ function showTried(params: URLSearchParams): void {
   probe.textContent = http === 'ok' ? t('interstitialHttpAnswers') : http !== null && http !== 'not tried' ? t('interstitialHttpSilent') : '';
   probe.hidden = probe.textContent === '';
   $('#tried').hidden = list.childElementCount === 0;
+}
+
+/** One attempt's outcome in words: answered, answered with an error status, or why it failed. */
+function attemptText(result: string): string {
+  if (result === 'ok') return t('interstitialTriedOk');
+  const status = /^HTTP (\d{3})$/.exec(result);
+  if (status !== null) return t('interstitialTriedStatus', [status[1] as string]);
+  if (result === 'redirect') return t('interstitialTriedRedirect');
+  return t(failureMessage(result));
 }
 
 init();

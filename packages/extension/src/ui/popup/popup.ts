@@ -44,6 +44,16 @@ interface StatusText {
   title: string;
   detail: string;
   action?: string;
+  /** What the action does: remove the cause (`pageRetry`, the default) or switch something on. */
+  act?: 'retry' | 'turn-on' | 'https-first-on';
+}
+
+/** The site's state: everything (no entry), rulesets only (HTTP allowed) or off. */
+type SiteMode = 'everything' | 'rules' | 'off';
+
+function siteMode(site: NonNullable<PopupState['site']>): SiteMode {
+  if (site.disabledBy !== null) return 'off';
+  return site.httpAllowedBy !== null ? 'rules' : 'everything';
 }
 
 /** The status line in words. Kinds this page does not know yet are shown by `secure` alone. */
@@ -53,7 +63,7 @@ function statusText(s: PageStatus): StatusText {
     case 'not-a-web-page':
       return { tone: 'neutral', title: t('statusNotAWebPage'), detail: t('statusNotAWebPageDetail') };
     case 'extension-off':
-      return { tone: 'neutral', title: t('statusOff'), detail: t('statusOffDetail') };
+      return { tone: 'neutral', title: t('statusOff'), detail: t('statusOffDetail'), action: t('statusOffAction'), act: 'turn-on' };
     case 'https-by-ruleset':
       return { tone: 'ok', title: t('statusHttpsByRuleset'), detail: t('statusHttpsByRulesetDetail', s.ruleset) };
     case 'https-by-upgrade':
@@ -88,7 +98,9 @@ function statusText(s: PageStatus): StatusText {
     case 'http-no-rule':
       return s.localAddress && s.httpsFirst
         ? { tone: 'neutral', title: t('statusHttpLocal'), detail: t('statusHttpLocalDetail') }
-        : { tone: 'warn', title: t('statusHttpNoRule'), detail: t('statusHttpNoRuleDetail') };
+        : s.httpsFirst
+          ? { tone: 'warn', title: t('statusHttpNoRule'), detail: t('statusHttpNoRuleDetail') }
+          : { tone: 'warn', title: t('statusHttpNoRule'), detail: t('statusHttpNoRuleDetail'), action: t('statusHttpsFirstOnAction'), act: 'https-first-on' };
     default: {
       const other = s as PageStatus;
       return {
@@ -119,13 +131,17 @@ function render(): void {
   const action = $<HTMLButtonElement>('#status-action');
   action.hidden = text.action === undefined;
   action.textContent = text.action ?? '';
+  action.dataset.act = text.act ?? 'retry';
 
   const siteDisabled = site?.disabledBy != null;
   if (site !== null) {
     $('#site-host').textContent = site.hostWithPort;
     $('#upgraded-count').textContent = state.upgraded === 0 ? '' : tCount('popupUpgraded', state.upgraded, String(state.upgraded));
-    $<HTMLInputElement>('#site-enabled').checked = !siteDisabled;
-    $('#site-enabled-hint').textContent = t(siteDisabled ? 'popupSiteDisabledHint' : 'popupSiteEnabledHint');
+    const mode = siteMode(site);
+    $<HTMLInputElement>(`#site-mode-${mode}`).checked = true;
+    $('#site-mode-hint').textContent = t(MODE_HINT[mode]);
+    $('#site-help-rules').hidden = mode !== 'everything';
+    $('#site-help-off').hidden = mode === 'off';
   }
   // A disabled site shows only how to enable it again (as HTTPS Everywhere did).
   const stable = state.rulesets.filter((r) => r.defaultActive);
@@ -145,6 +161,31 @@ function render(): void {
       fillAdvanced();
     }
   }
+}
+
+const MODE_HINT: Record<SiteMode, string> = {
+  everything: 'popupSiteEverythingHint',
+  rules: 'popupSiteRulesOnlyHint',
+  off: 'popupSiteOffHint',
+};
+
+/**
+ * Puts the site in `mode` and reloads the page into it: a page httpsify moved to HTTPS goes
+ * back to the http:// address when the new state would not have moved it (off, or rulesets
+ * only for an HTTPS-first upgrade), so what the user sees is what they asked for.
+ */
+async function setSiteMode(mode: SiteMode): Promise<void> {
+  const site = state.site;
+  if (site === null || siteMode(site) === mode) return;
+  const before = state.status.kind;
+  if (site.disabledBy !== null) await background.request({ type: 'siteRemove', list: 'disabledSites', entry: site.disabledBy });
+  if (site.httpAllowedBy !== null && mode !== 'rules') await background.request({ type: 'siteRemove', list: 'httpAllowedSites', entry: site.httpAllowedBy });
+  if (mode === 'off') await background.request({ type: 'siteAdd', list: 'disabledSites', entry: site.hostWithPort });
+  if (mode === 'rules' && site.httpAllowedBy === null) await background.request({ type: 'siteAdd', list: 'httpAllowedSites', entry: site.hostWithPort });
+  const byUs = before === 'https-by-ruleset' || before === 'https-by-upgrade' || before === 'https-by-alternative';
+  const toHttp = site.scheme === 'https' && ((mode === 'off' && byUs) || (mode === 'rules' && before === 'https-by-upgrade'));
+  await reloadTab(toHttp ? site.url.replace(/^https:/, 'http:') : undefined);
+  await load();
 }
 
 /** Host and port of "host:port" (IPv6 literals keep their brackets). */
@@ -227,15 +268,17 @@ async function init(): Promise<void> {
     if (value) await reloadTab();
     await load();
   });
-  on('#site-enabled', 'change', async (e) => {
-    if (state.site === null) return;
-    const enabled = (e.target as HTMLInputElement).checked;
-    if (enabled && state.site.disabledBy !== null) await background.request({ type: 'siteRemove', list: 'disabledSites', entry: state.site.disabledBy });
-    if (!enabled) await background.request({ type: 'siteAdd', list: 'disabledSites', entry: state.site.hostWithPort });
-    await reloadTab();
-    await load();
-  });
-  on('#status-action', 'click', async () => {
+  on('#site-mode', 'change', async (e) => setSiteMode((e.target as HTMLInputElement).value as SiteMode));
+  on('#site-help-rules', 'click', async () => setSiteMode('rules'));
+  on('#site-help-off', 'click', async () => setSiteMode('off'));
+  on('#status-action', 'click', async (e) => {
+    const act = (e.target as HTMLElement).dataset.act;
+    if (act === 'turn-on' || act === 'https-first-on') {
+      await background.request({ type: 'setFlag', flag: act === 'turn-on' ? 'globalEnabled' : 'httpsFirst', value: true });
+      await reloadTab();
+      await load();
+      return;
+    }
     const result = await background.request<{ ok: boolean; url?: string }>({ type: 'pageRetry', tabId: tab?.id ?? -1 });
     if (!isError(result) && result.ok) await reloadTab(result.url);
     await load();
