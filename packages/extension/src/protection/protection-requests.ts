@@ -67,7 +67,7 @@ export async function handleProtectionRequest(req: ProtectionRequest, ctx: Prote
         for (const h of ctx.protection.known.hosts(Date.now())) ctx.protection.forget(h);
         await ctx.protection.flush();
       }
-      return { count: ctx.protection.known.hosts(Date.now()).length };
+      return { count: ctx.protection.known.hosts(Date.now()).length, thirdParty: ctx.protection.known.thirdPartySize };
     case 'recheckLog':
       return parseRecheckState((await ctx.storage.get(RECHECK_STORAGE_KEY))[RECHECK_STORAGE_KEY]).restored;
     case 'channelAddUrl': {

@@ -1,0 +1,176 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildExtension } from '../src/build/build.js';
+import { launchWithExtension, type LoadedExtension } from './support/browser.js';
+import { writeRulesetsDir } from './support/e2e-site.js';
+import { FLOOD_HOST, HOSTILE_RULESETS, hostileHandler } from './support/hostile-site.js';
+import { startDualServer, type DualServer } from './support/servers.js';
+
+const POLL = { timeout: 15_000, interval: 100 };
+
+/**
+ * Chromium, attacked as a website would: after each attack, protection is exactly as before
+ * (no session allow rule, no "open over HTTP" host, no site setting, no loop verdict, no known
+ * visited host lost) and the victims' pages still end on HTTPS.
+ */
+describe('Chromium: a hostile page cannot relax protection', () => {
+  let server: DualServer;
+  let ext: LoadedExtension;
+  let extOrigin: string;
+  const dirs: string[] = [];
+  const at = (scheme: string, host: string, path = '/') => `${scheme}://${host}:${server.port}${path}`;
+
+  const snapshot = () =>
+    ext.worker.evaluate(async () => {
+      const g = globalThis as unknown as {
+        httpsifyUi: {
+          controller: Promise<{ httpOnce: Set<string>; captivePortal: boolean; settings: Record<string, unknown> }>;
+          protection: { known: { toStored(): { hosts: [string, number, number?][] }; thirdPartySize: number } };
+        };
+        httpsify: { handleMessage(r: unknown): Promise<{ loopBlockedHosts: string[] }> };
+      };
+      const c = await g.httpsifyUi.controller;
+      const s = c.settings;
+      return {
+        protection: {
+          session: (await chrome.declarativeNetRequest.getSessionRules()).map((r) => JSON.stringify(r.condition)).sort(),
+          httpOnce: [...c.httpOnce].sort(),
+          captive: c.captivePortal,
+          settings: [s.globalEnabled, s.httpsFirst, s.disabledSites, s.httpAllowedSites],
+          loop: (await g.httpsify.handleMessage({ type: 'getState' })).loopBlockedHosts,
+        },
+        visited: g.httpsifyUi.protection.known
+          .toStored()
+          .hosts.filter((h) => h[2] !== 0)
+          .map((h) => h[0])
+          .sort(),
+        thirdParty: g.httpsifyUi.protection.known.thirdPartySize,
+      };
+    });
+  type Snapshot = Awaited<ReturnType<typeof snapshot>>;
+
+  /** Protection as before: the same relaxing state (polled: a handoff's once-rule goes with its load), no visited host lost. */
+  const unchanged = async (before: Snapshot) => {
+    await expect.poll(async () => (await snapshot()).protection, POLL).toEqual(before.protection);
+    expect((await snapshot()).visited).toEqual(expect.arrayContaining(before.visited));
+  };
+
+  const landsOn = async (url: string): Promise<string> => {
+    const tab = await ext.context.newPage();
+    await tab.goto(url).catch(() => undefined);
+    await tab.waitForFunction(() => location.protocol !== 'chrome-extension:' && document.body?.textContent?.includes(' /'), undefined, POLL);
+    const final = tab.url();
+    await tab.close();
+    return final;
+  };
+  /** The victims' pages still end on HTTPS: by DNR ruleset, by the handoff page, by HTTPS-first. */
+  const victimsProtected = async () => {
+    expect(await landsOn(at('http', 'victim.example.test', '/after'))).toBe(at('https', 'victim.example.test', '/after'));
+    expect(await landsOn(at('http', 'lb.example.test', '/after'))).toBe(at('https', 'lb.example.test', '/after'));
+    expect(await landsOn(at('http', 'free.example.test', '/after'))).toBe(at('https', 'free.example.test', '/after'));
+  };
+
+  beforeAll(async () => {
+    const rulesDir = writeRulesetsDir(HOSTILE_RULESETS, 'httpsify-hostile-rules-');
+    const outDir = mkdtempSync(join(tmpdir(), 'httpsify-hostile-ext-'));
+    dirs.push(rulesDir, outDir);
+    const built = await buildExtension({ rulesets: [rulesDir], outDir, browsers: ['chromium'], zip: false });
+    expect(built.handoff?.domains).toEqual(['lb.example.test', 'lbloop.example.test']);
+    server = await startDualServer(hostileHandler(() => server.port));
+    ext = await launchWithExtension(built.dirs.chromium!, ['*.example.test']);
+    // `chrome-extension://<id>` (Node's URL gives such origins as "null").
+    extOrigin = ext.worker.url().split('/').slice(0, 3).join('/');
+    for (let i = 0; i < 150 && (await ext.worker.evaluate(async () => (await chrome.declarativeNetRequest.getDynamicRules()).length)) === 0; i++)
+      await new Promise((r) => setTimeout(r, 100));
+  });
+
+  it('the victims are protected, and known once visited (control)', async () => {
+    await victimsProtected();
+    // Hosts the user visited: known, and they must stay so.
+    await expect.poll(async () => (await snapshot()).visited, POLL).toEqual(expect.arrayContaining(['free.example.test', 'victim.example.test']));
+  });
+
+  afterAll(async () => {
+    await ext?.close();
+    await server?.close();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('a real HTTPS→HTTP loop through the handoff page still loads over HTTP (control)', async () => {
+    const url = at('http', 'lbloop.example.test', '/');
+    const tab = await ext.context.newPage();
+    await tab.goto(url).catch(() => undefined);
+    await tab.waitForFunction(() => document.body?.textContent?.includes('plain http page'), undefined, POLL);
+    expect(tab.url()).toBe(url);
+    await tab.close();
+  });
+
+  it('frames, opens and navigates to every extension page with parameters of its choosing', async () => {
+    const before = await snapshot();
+    const victim = at('http', 'victim.example.test', '/');
+    const tab = await ext.context.newPage();
+    await tab.goto(at('https', 'evil.example.test', `/frames?ext=${encodeURIComponent(extOrigin)}&to=${encodeURIComponent(victim)}`));
+    await new Promise((r) => setTimeout(r, 1500));
+    // Even shown (as if it were reachable), a forged fallback page's buttons change nothing.
+    for (const id of ['#http-once', '#http-always']) {
+      const forged = await ext.context.newPage();
+      await forged.goto(`${extOrigin}/ui/interstitial.html?url=${encodeURIComponent(victim)}&reason=timeout&ticket=${'0'.repeat(32)}`);
+      await forged.waitForSelector('body[data-ready="true"]');
+      await forged.click(id);
+      // The page asked (and was refused), then left for the address: upgraded as before.
+      await expect.poll(() => forged.url(), POLL).toBe(at('https', 'victim.example.test', '/'));
+    }
+    for (const p of ext.context.pages()) if (p !== ext.context.pages()[0]) await p.close().catch(() => undefined);
+    await unchanged(before);
+  });
+
+  it('a page navigating another window to the same URL again and again is no loop', async () => {
+    const before = await snapshot();
+    for (const target of [
+      at('http', 'lb.example.test', '/again'),
+      `http://user@victim.example.test:${server.port}/again`,
+      at('http', 'free.example.test', '/again'),
+    ]) {
+      const tab = await ext.context.newPage();
+      await tab.goto(at('https', 'evil.example.test', `/opener?n=4&to=${encodeURIComponent(target)}`));
+      const popup = ext.context.waitForEvent('page');
+      await tab.click('#go');
+      const w = await popup;
+      await tab.waitForSelector('body[data-done="true"]', POLL);
+      await expect.poll(() => w.url(), POLL).toMatch(/^https:/);
+      await w.close();
+      await tab.close();
+    }
+    await unchanged(before);
+  });
+
+  it("redirect chains through another host's HTTPS ending on a victim's HTTP URL are no loop", async () => {
+    const before = await snapshot();
+    for (const host of ['victim.example.test', 'lb.example.test', 'free.example.test']) {
+      expect(await landsOn(at('https', 'evil.example.test', `/bounce?n=4&host=${host}`))).toBe(at('https', host, '/landed'));
+    }
+    await unchanged(before);
+  });
+
+  it('hundreds of third-party HTTPS subresources teach the known hosts at most a page’s share', async () => {
+    const before = await snapshot();
+    const n = 600;
+    const tab = await ext.context.newPage();
+    const start = performance.now();
+    await tab.goto(at('http', 'evil.example.test', `/flood?n=${n}`), { waitUntil: 'domcontentloaded' });
+    await tab.waitForFunction(() => Array.from(document.images).every((i) => i.complete), undefined, { timeout: 60_000, polling: 250 });
+    console.log(`${n} third-party HTTPS images loaded in ${Math.round(performance.now() - start)} ms`);
+    await tab.close();
+    // Every image was fetched over HTTPS; the store learned 24 of those hosts.
+    expect(new Set(server.log.filter((r) => r.host.endsWith('.flood.example.test')).map((r) => r.host)).size).toBe(n);
+    await expect.poll(async () => (await snapshot()).thirdParty, POLL).toBe(before.thirdParty + 24);
+    expect(FLOOD_HOST(0)).toBe('f0.flood.example.test');
+    await unchanged(before);
+  });
+
+  it('after every attack, the victims still end on HTTPS', async () => {
+    await victimsProtected();
+  });
+});
