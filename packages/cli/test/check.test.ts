@@ -193,3 +193,77 @@ describe('httpsify check', () => {
     expect(run(['check', '--fix', dir]).stderr).toContain('0 fixes in 0 files');
   });
 });
+
+describe('httpsify check and test for CI', () => {
+  const DOT = '<ruleset name="Dot">\n\t<target host="example.com" />\n\t<rule from="^http://example.com/" to="https://example.com/" />\n</ruleset>\n';
+  const project = (): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'httpsify-ci-'));
+    mkdirSync(join(dir, 'rules', 'sub'), { recursive: true });
+    return dir;
+  };
+
+  it('--max-warnings n fails a run with more warnings than n left after the baseline', () => {
+    const dir = project();
+    writeFileSync(join(dir, 'rules', 'Old.xml'), DOT.replace('Dot', 'Old').replace(/example/g, 'old'));
+    expect(run(['check', 'rules', '--write-baseline'], dir).status).toBe(0);
+    expect(run(['check', 'rules', '--max-warnings', '0'], dir).status).toBe(0);
+    // A new unescaped dot in a new file: a warning the baseline does not know.
+    writeFileSync(join(dir, 'rules', 'Dot.xml'), DOT);
+    expect(run(['check', 'rules'], dir).status).toBe(0);
+    const strict = run(['check', 'rules', '--max-warnings', '0'], dir);
+    expect(strict.status).toBe(1);
+    expect(strict.stderr).toContain('1 warning, more than --max-warnings 0 allows');
+    expect(run(['check', 'rules', '--max-warnings', '1'], dir).status).toBe(0);
+    expect(run(['check', 'rules', '--max-warnings', 'some'], dir).status).toBe(2);
+    // test counts its warnings the same way (a test URL its target already implies is one).
+    const twice =
+      '<ruleset name="T">\n\t<target host="example.org" />\n\t<rule from="^http:" to="https:" />\n\t<test url="http://example.org/" />\n</ruleset>\n';
+    writeFileSync(join(dir, 'rules', 'Twice.xml'), twice);
+    expect(runTest([join(dir, 'rules', 'Twice.xml')]).warnings).toBe(1);
+    expect(run(['test', 'rules/Twice.xml', '--max-warnings', '1'], dir).status).toBe(0);
+    const over = run(['test', 'rules/Twice.xml', '--max-warnings', '0'], dir);
+    expect(over.stderr).toContain('1 warning, more than --max-warnings 0 allows');
+    expect(over.status).toBe(1);
+  });
+
+  it('--write-baseline replaces only the entries of the files it checked', () => {
+    const dir = project();
+    writeFileSync(join(dir, 'rules', 'Bad.xml'), BAD);
+    writeFileSync(join(dir, 'rules', 'sub', 'Dot.xml'), DOT);
+    expect(run(['check', 'rules', '--write-baseline'], dir).status).toBe(0);
+    const written = run(['check', 'rules/sub', '--write-baseline'], dir);
+    expect(written.stderr).toContain('wrote 1 finding of 1 file to the check baseline; kept the entries of 1 file outside rules/sub');
+    const baseline = JSON.parse(readFileSync(join(dir, 'httpsify-baseline.json'), 'utf8'));
+    expect(Object.values(baseline.check).map((e) => (e as { file: string }).file)).toEqual([join('rules', 'Bad.xml'), join('rules', 'sub', 'Dot.xml')]);
+    // The accepted finding of rules/Bad.xml still hides: check rules passes.
+    expect(run(['check', 'rules'], dir).status).toBe(0);
+    // A file of the checked directory that is gone, or fixed, loses its entry.
+    writeFileSync(join(dir, 'rules', 'sub', 'Dot.xml'), DOT.replace('example.com/"', 'example\\.com/"'));
+    run(['check', 'rules/sub', '--write-baseline'], dir);
+    const after = JSON.parse(readFileSync(join(dir, 'httpsify-baseline.json'), 'utf8'));
+    expect(Object.values(after.check).map((e) => (e as { file: string }).file)).toEqual([join('rules', 'Bad.xml')]);
+  });
+
+  it('a directory without *.xml is an error (exit 2); no path means the current directory', () => {
+    const dir = project();
+    const empty = run(['check', 'rules/sub'], dir);
+    expect([empty.status, empty.stderr]).toEqual([2, 'httpsify: rules/sub: no *.xml rulesets there\n']);
+    expect(run(['test', 'rules/sub'], dir).status).toBe(2);
+    writeFileSync(join(dir, 'rules', 'Bad.xml'), BAD);
+    const here = run(['check'], join(dir, 'rules'));
+    expect(here.status).toBe(1);
+    expect(here.stdout).toContain('Bad.xml:3:');
+    expect(run(['test'], join(dir, 'rules')).stdout).toContain('Bad (Bad.xml)');
+  });
+
+  it('check --fix exits 1 while fixes are pending, 0 once written', () => {
+    const dir = project();
+    writeFileSync(join(dir, 'rules', 'Dot.xml'), DOT);
+    const shown = run(['check', 'rules', '--fix'], dir);
+    expect(shown.stdout).toContain('+++ b/rules/Dot.xml');
+    expect(shown.status).toBe(1);
+    expect(run(['check', 'rules', '--fix', '--write'], dir).status).toBe(0);
+    const clean = run(['check', 'rules', '--fix'], dir);
+    expect([clean.status, clean.stdout]).toEqual([0, '']);
+  });
+});

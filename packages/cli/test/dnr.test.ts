@@ -37,10 +37,12 @@ describe('httpsify dnr', () => {
     // The same oracle as the browser sends it (canonical, no fragment): never a different URL.
     expect(report.browserCoverage.reproduced / report.browserCoverage.rewrites).toBeGreaterThan(0.93);
     expect([report.browserCoverage.wrong, report.browserCoverage.spurious]).toEqual([0, 0]);
-    // The oracle's URLs with a trailing dot on the host, as subresources: the static rule takes
-    // the dot off and the rules apply as without it (122,382 of 125,511 when measured).
+    // The oracle's URLs with a trailing dot on the host, as subresources: the static rules take
+    // the dot off where the dotless URL is surely rewritten to https, and the rules apply as
+    // without it (114,451 of 125,511 when measured); a URL that only lost its dot counts as
+    // spurious or wrong.
     const dotted = report.trailingDotCoverage;
-    expect(dotted.reproduced / dotted.rewrites).toBeGreaterThan(0.93);
+    expect(dotted.reproduced / dotted.rewrites).toBeGreaterThan(0.9);
     expect([dotted.wrong, dotted.spurious]).toEqual([0, 0]);
     expect(report.omissions.length).toBeGreaterThan(0);
   });

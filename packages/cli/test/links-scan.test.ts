@@ -66,6 +66,46 @@ describe('Markdown scanner', () => {
   });
 });
 
+describe('link text: one rule for Markdown and HTML', () => {
+  // Visible text changes with its link only when it is exactly the link's own URL.
+  const contexts = (found: { url: string; context: string }[]): string[] => found.map((o) => `${o.context} ${o.url}`);
+
+  it('Markdown: [http://x](http://x) changes both; other link text and image alt text stay', () => {
+    const md =
+      '[http://x.test/a](http://x.test/a) [see http://x.test/b](http://x.test/b) [http://x.test/c](http://x.test/d)\n' +
+      '[http://X.test](http://x.test/) [**http://x.test/e**](http://x.test/e) [![http://x.test/i.png](http://x.test/i.png)](http://x.test/f)\n';
+    expect(contexts(findUrlsInMarkdown(md))).toEqual([
+      'markdown-link-text http://x.test/a',
+      'markdown-destination http://x.test/a',
+      'markdown-destination http://x.test/b',
+      'markdown-destination http://x.test/d',
+      'markdown-link-text http://X.test',
+      'markdown-destination http://x.test/',
+      'markdown-destination http://x.test/e',
+      'markdown-destination http://x.test/i.png',
+      'markdown-destination http://x.test/f',
+    ]);
+  });
+
+  it('HTML: <a href="http://x">http://x</a> changes both, in HTML files and in Markdown', () => {
+    const html =
+      '<p><a href="http://x.test/?a=1&amp;b=2"> http://x.test/?a=1&amp;b=2 </a> <a href="http://x.test/g">http://x.test/h</a> <a href="http://x.test/i"><b>http://x.test/i</b></a></p>';
+    const found = findUrlsInHtml(html);
+    expect(contexts(found)).toEqual([
+      'html-attribute:href http://x.test/?a=1&b=2',
+      'html-link-text http://x.test/?a=1&b=2',
+      'html-attribute:href http://x.test/g',
+      'html-attribute:href http://x.test/i',
+    ]);
+    // Written back in its place: a character reference kept, a new & escaped for text.
+    expect(found[1]!.encode('https://x.test/?a=1&b=2')).toBe('https://x.test/?a=1&amp;b=2');
+    expect(found[1]!.encode('https://y.test/&/?a=1&b=2')).toBe('https://y.test/&amp;/?a=1&amp;b=2');
+    expect(contexts(findUrlsInMarkdown(`Text\n\n${html}\n`)).filter((c) => c.includes('link-text'))).toEqual([
+      'markdown-html-link-text http://x.test/?a=1&b=2',
+    ]);
+  });
+});
+
 describe('planning', () => {
   it('keeps the document spelling when only the scheme changes', () => {
     expect(upgradedSpelling('http://X.test', 'https://x.test/')).toBe('https://X.test');

@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFile, spawnSync } from 'node:child_process';
+import { chmodSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -75,10 +75,11 @@ describe('links fix', () => {
     expect(check.code).toBe(0);
   });
 
-  it('--diff prints a unified diff and writes nothing', async () => {
+  it('--diff prints a unified diff that git apply takes, writes nothing and exits 1', async () => {
     const dir = copyDocs('diff');
-    const r = await run(['links', 'fix', '--diff', ...rulesArgs, join(dir, 'notes.txt')]);
-    expect(r.code).toBe(0);
+    const r = await run(['links', 'fix', '--diff', ...rulesArgs, 'notes.txt'], dir);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('\n--- a/notes.txt\n+++ b/notes.txt\n');
     expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe(readFileSync(join(fixtures, 'notes.txt'), 'utf8'));
     const lines = r.stdout.split('\n');
     expect(lines).toContain('-"http://docs.test/quoted" and http://old.docs.test/page.');
@@ -86,6 +87,12 @@ describe('links fix', () => {
     expect(lines).toContain(' Not covered: http://elsewhere.test/x');
     expect(r.stdout).not.toContain('-Not covered');
     expect(r.stderr).toMatch(/notes\.txt:4:31: http:\/\/old\.docs\.test\/page -> https:\/\/new\.docs\.test\/page \(ruleset Moved\)/);
+    // git apply (default -p1) applies it as written, giving what fix writes.
+    const git = spawnSync('git', ['apply', '-'], { cwd: dir, input: r.stdout, encoding: 'utf8' });
+    expect([git.status, git.stderr]).toEqual([0, '']);
+    expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe(readFileSync(join(fixtures, 'notes.expected.txt'), 'utf8'));
+    const clean = await run(['links', 'fix', '--diff', ...rulesArgs, 'notes.txt'], dir);
+    expect([clean.code, clean.stdout]).toEqual([0, '']);
   });
 });
 
@@ -261,6 +268,55 @@ describe('hostile input', () => {
   });
 });
 
+describe('links stays inside the paths it was given', () => {
+  it('reports and skips symbolic links leading out; check reads nothing there, fix writes nothing there', async () => {
+    const outside = join(work, 'outside');
+    mkdirSync(join(outside, 'deep'), { recursive: true });
+    const secret = 'see http://docs.test/secret\n';
+    writeFileSync(join(outside, 'secret.md'), secret);
+    writeFileSync(join(outside, 'deep', 'more.md'), secret);
+    const dir = join(work, 'rooted');
+    mkdirSync(join(dir, 'sub'), { recursive: true });
+    writeFileSync(join(dir, 'inside.md'), 'see http://docs.test/inside\n');
+    writeFileSync(join(dir, 'sub', 'target.md'), 'see http://docs.test/target\n');
+    symlinkSync(join(outside, 'secret.md'), join(dir, 'out.md'));
+    symlinkSync(join(outside, 'deep'), join(dir, 'outdir'));
+    // A link that stays inside is followed (and its file rewritten once).
+    symlinkSync(join(dir, 'sub', 'target.md'), join(dir, 'in-link.md'));
+
+    const checked = await run(['links', 'check', '--format', 'json', ...rulesArgs, dir]);
+    const report = JSON.parse(checked.stdout) as { findings: { file: string }[] };
+    expect(report.findings.map((f) => f.file).sort()).toEqual([join(dir, 'in-link.md'), join(dir, 'inside.md')]);
+    expect(checked.stderr).toContain(`out.md: skipped: a symbolic link leading out of`);
+    expect(checked.stderr).toContain(`outdir: skipped: a symbolic link leading out of`);
+
+    const fixed = await run(['links', 'fix', ...rulesArgs, dir]);
+    expect(fixed.code).toBe(0);
+    expect(readFileSync(join(outside, 'secret.md'), 'utf8')).toBe(secret);
+    expect(readFileSync(join(outside, 'deep', 'more.md'), 'utf8')).toBe(secret);
+    expect(readFileSync(join(dir, 'inside.md'), 'utf8')).toBe('see https://docs.test/inside\n');
+    expect(readFileSync(join(dir, 'sub', 'target.md'), 'utf8')).toBe('see https://docs.test/target\n');
+  });
+
+  it('fix writes in place: hard links stay joined, permissions stay as they were', async () => {
+    const dir = join(work, 'inplace');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, 'doc.md');
+    writeFileSync(file, 'see http://docs.test/a\n');
+    chmodSync(file, 0o640);
+    const twin = join(work, 'inplace-twin.md');
+    linkSync(file, twin);
+    const before = statSync(file);
+    const r = await run(['links', 'fix', ...rulesArgs, dir]);
+    expect(r.code).toBe(0);
+    const after = statSync(file);
+    expect(after.ino).toBe(before.ino);
+    expect(after.mode & 0o777).toBe(0o640);
+    expect(after.nlink).toBe(2);
+    expect(readFileSync(twin, 'utf8')).toBe('see https://docs.test/a\n');
+  });
+});
+
 describe('links --verify (local HTTP and HTTPS servers)', () => {
   let pki: TestPki;
   let dual: DualServer;
@@ -327,6 +383,29 @@ describe('links --verify (local HTTP and HTTPS servers)', () => {
     expect(readFileSync(join(dir, 'links.md'), 'utf8')).toBe(
       doc.replace(`http://same.test:${P}/page`, `https://same.test:${P}/page`).replace(`http://uncovered.test:${P}/x`, `https://uncovered.test:${P}/x`),
     );
+  });
+
+  it('--verify refuses loopback and private addresses, named or resolved, unless --allow-private', async () => {
+    const dir = join(work, 'verify-private');
+    mkdirSync(dir, { recursive: true });
+    const P = dual.port;
+    // A pull request naming internal services: a loopback IP, a private one, and a name resolving to loopback.
+    writeFileSync(join(dir, 'links.md'), [`- http://127.0.0.1:${P}/admin`, `- http://10.1.2.3:${P}/admin`, `- http://localhost:${P}/admin`, ''].join('\n'));
+    const common = ['--verify', '--upgrade-all', '--format', 'json', '--timeout', '5000', ...rulesArgs, dir];
+    const before = dual.requests.length;
+    const refused = await run(['links', 'check', ...common]);
+    const findings = (JSON.parse(refused.stdout) as { findings: { url: string; status: string; reason?: string }[] }).findings;
+    expect(findings).toHaveLength(3);
+    for (const f of findings) {
+      expect(f.status, f.url).not.toBe('upgradable');
+      expect(f.reason, f.url).toMatch(/refused: .*(loopback, private or link-local).*--allow-private/);
+    }
+    expect(dual.requests.slice(before)).toEqual([]);
+    // With --allow-private they are fetched (and judged on what they answer).
+    const allowed = await run(['links', 'check', '--allow-private', ...common]);
+    const reasons = (JSON.parse(allowed.stdout) as { findings: { reason?: string }[] }).findings.map((f) => f.reason ?? '');
+    expect(reasons.some((r) => r.includes('refused'))).toBe(false);
+    expect(dual.requests.length).toBeGreaterThan(before);
   });
 });
 

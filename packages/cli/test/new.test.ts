@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -22,6 +22,14 @@ describe('httpsify new', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-new-'));
     writeFileSync(join(dir, 'Other.xml'), '<ruleset name="Other"><target host="*.example.net"/><rule from="^http:" to="https:"/></ruleset>');
     expect(() => runNew('shop.example.net', { dir })).toThrow(/Other\.xml: target \*\.example\.net covers shop\.example\.net/);
+  });
+  it('refuses a host a bundled default ruleset covers, unless --force', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'httpsify-new-'));
+    expect(() => runNew('en.wikipedia.org', { dir })).toThrow(
+      /bundled with httpsify already targets this site:\n.*Wikipedia\.xml: target \*\.wikipedia\.org covers en\.wikipedia\.org/,
+    );
+    expect(readdirSync(dir)).toEqual([]);
+    expect(runNew('en.wikipedia.org', { dir, force: true })).toBe(join(dir, 'En.wikipedia.org.xml'));
   });
   it('refuses bad domains with a hint', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-new-'));

@@ -23,3 +23,33 @@ describe.each(['engine', 'cli'])('the @httpsify/%s tarball', (pkg) => {
     expect(files.filter((f) => f.startsWith('test/') || f.startsWith('src/'))).toEqual([]);
   });
 });
+
+describe.each(['engine', 'cli', 'fetch'])('the @httpsify/%s package on the registry', (pkg) => {
+  it('ships no source maps (they point at src/*.ts, which is not shipped)', () => {
+    expect(packedFiles(pkg).filter((f) => f.endsWith('.map'))).toEqual([]);
+  });
+
+  it('says where its repository, home page and issue tracker are, and its README links there', () => {
+    const manifest = JSON.parse(readFileSync(join(packagesDir, pkg, 'package.json'), 'utf8')) as {
+      repository?: { type?: string; url?: string; directory?: string };
+      homepage?: string;
+      bugs?: { url?: string };
+    };
+    expect(manifest.repository).toMatchObject({ type: 'git', directory: `packages/${pkg}` });
+    expect(manifest.repository?.url).toMatch(/^git\+https:\/\/.+\.git$/);
+    const repo = manifest.repository!.url!.replace(/^git\+/, '').replace(/\.git$/, '');
+    expect(manifest.homepage?.startsWith(repo)).toBe(true);
+    expect(manifest.bugs?.url).toBe(`${repo}/issues`);
+    // "See the repository's docs" with no link is a dead end on the registry's page.
+    const readme = readFileSync(join(packagesDir, pkg, 'README.md'), 'utf8');
+    expect(readme).not.toMatch(/the repository's/);
+    if (pkg !== 'fetch') expect(readme).toContain(repo);
+  });
+});
+
+describe('the workspace install', () => {
+  it('reviewed every dependency install script: allowScripts covers them, so npm ci warns of none', () => {
+    const out = execFileSync('npm', ['install-scripts', 'ls'], { cwd: resolve(packagesDir, '..'), encoding: 'utf8' });
+    expect(out.trim()).toBe('No packages with unreviewed install scripts.');
+  });
+});

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -120,6 +120,20 @@ describe('httpsify publish', () => {
     expect(readdirSync(out)).toHaveLength(6);
   });
 
+  it('refuses a rule whose destination the URL parser reads as another host than the scope was tested on', async () => {
+    const out = join(work, 'backslash');
+    const xml = join(work, 'backslash.xml');
+    // A plain reading ends in example.com; browsers and Node load attacker.example.
+    writeFileSync(
+      xml,
+      '<ruleset name="B"><target host="www.example.com"/><rule from="^http://www\\.example\\.com/" to="https://attacker.example\\.example.com/"/></ruleset>',
+    );
+    const run = await httpsify(['publish', '--rules', xml, ...keyArgs('key'), '--out', out, '--timestamp', String(now - 30)]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('outside the channel');
+    expect(existsSync(out)).toBe(false);
+  });
+
   it('refuses a key or certificate of another channel, a public key, broken rulesets and future or too old timestamps', async () => {
     const out = join(work, 'refused');
     const base = ['publish', '--rules', join(work, 'ok.xml'), '--out', out];
@@ -163,5 +177,33 @@ describe('httpsify publish', () => {
     expect(broken.stderr).toContain('--allow-errors');
     for (const r of [wrongKey, wrongCert, publicKey, future, tooOld, millis, broken]) expect(r.code).toBe(2);
     expect(() => readdirSync(out)).toThrow();
+  });
+
+  it('refuses a signing key older than the newest one the channel has: clients would refuse the release', async () => {
+    const rotate = ['rotate-key', '--root', join(work, 'key.root.private.jwk'), '--channel', join(work, 'key.channel.json'), '--key-version', '2'];
+    expect((await httpsify([...rotate, '--out', join(work, 'key')])).code).toBe(0);
+    const out = join(work, 'rotated');
+    const base = ['publish', '--rules', join(work, 'ok.xml'), '--out', out];
+    const old = await httpsify([...base, ...keyArgs('key', 1)]);
+    expect(old.stderr).toContain(`key.key.1.json is key version 1, but ${work} (httpsify rotate-key) has key version 2`);
+    expect(old.code).toBe(2);
+    expect(() => readdirSync(out)).toThrow();
+    expect((await httpsify([...base, ...keyArgs('key', 2), '--timestamp', String(now - 60)])).code).toBe(0);
+    // Once key 2 is in the channel directory, key 1 is refused there even from elsewhere.
+    const apart = join(work, 'apart');
+    mkdirSync(apart);
+    for (const f of ['signing-1.private.jwk', 'key.1.json', 'key.1.sig']) copyFileSync(join(work, `key.${f}`), join(apart, `key.${f}`));
+    const again = await httpsify([
+      ...base,
+      ...keyArgs('key', 1).map((a) => a.replace(join(work, 'key.s'), join(apart, 'key.s')).replace(join(work, 'key.key'), join(apart, 'key.key'))),
+    ]);
+    expect(again.stderr).toContain(`is key version 1, but the channel directory ${out} has key version 2`);
+    expect(again.code).toBe(2);
+  }, 60_000);
+
+  it('says plainly that the directory for --out does not exist, and writes nothing', async () => {
+    const missing = join(work, 'missing', 'K');
+    const run = await httpsify(['keygen', '--out', missing, '--name', 'K', '--url-prefix', 'https://rules.example/v1/', '--scope', '^https://k\\.example/']);
+    expect([run.code, run.stderr]).toEqual([2, `httpsify: --out ${missing}: the directory ${join(work, 'missing')} does not exist (create it first)\n`]);
   });
 });

@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -199,8 +199,19 @@ describe('httpsify update', () => {
     expect((await httpsify(publishArgs(join(work, 'v2.xml'), T3, 2))).code).toBe(0);
     const run = await httpsify(['update', '--channel', channelFile, '--state-dir', stateDir], trust);
     expect(run.stdout).toContain(`updated to ${T3}`);
-    // The old key (stolen, say) signs a newer release: clients that know key 2 refuse it.
-    expect((await httpsify(publishArgs(join(work, 'v1.xml'), T4, 1))).code).toBe(0);
+    // publish refuses a key older than one the channel has published: no client would take it.
+    const old = await httpsify(publishArgs(join(work, 'v1.xml'), T4, 1));
+    expect(old.code).toBe(2);
+    expect(old.stderr).toContain(`is key version 1, but the channel directory ${channelDir()} has key version 2`);
+    // The old key (stolen, say) signs a newer release, made apart and copied in: clients that
+    // know key 2 refuse it.
+    const thief = join(work, 'thief');
+    mkdirSync(thief);
+    for (const f of ['key.signing-1.private.jwk', 'key.key.1.json', 'key.key.1.sig']) copyFileSync(join(work, f), join(thief, f));
+    const stolenArgs = publishArgs(join(work, 'v1.xml'), T4, 1, join(thief, 'key'));
+    stolenArgs[stolenArgs.indexOf('--out') + 1] = join(thief, 'channel');
+    expect((await httpsify(stolenArgs)).code).toBe(0);
+    cpSync(join(thief, 'channel'), channelDir(), { recursive: true });
     const stolen = await httpsify(['update', '--channel', channelFile, '--state-dir', stateDir], trust);
     expect(stolen.stdout).toContain('update failed [key-revoked]');
     expect(stolen.stdout).toContain(`keeping the installed ${T3}`);

@@ -162,6 +162,9 @@ interface ColdStart {
   importMs: number;
   loadMs: number;
   rewriteMs: number;
+  importCpuMs: number;
+  loadCpuMs: number;
+  rewriteCpuMs: number;
   rewritten: unknown;
 }
 
@@ -189,12 +192,13 @@ function coldStart(bundlePath: string, runs = 21): { finite: ColdStart; regex: C
     const c0 = cpu(), t0 = performance.now();
     const { loadBundle } = await import('@httpsify/engine');
     const { readFileSync } = await import('node:fs');
-    const t1 = performance.now();
+    const t1 = performance.now(), c1 = cpu();
     const engine = loadBundle(readFileSync(${JSON.stringify(bundlePath)}), { verify: 'trusted' });
-    const t2 = performance.now();
+    const t2 = performance.now(), c2 = cpu();
     const rewritten = engine.rewrite(${JSON.stringify(url)});
     const t3 = performance.now(), c3 = cpu();
-    process.stdout.write(JSON.stringify({ wallMs: t3 - t0, cpuMs: c3 - c0, importMs: t1 - t0, loadMs: t2 - t1, rewriteMs: t3 - t2, rewritten }));`;
+    process.stdout.write(JSON.stringify({ wallMs: t3 - t0, cpuMs: c3 - c0, importMs: t1 - t0, loadMs: t2 - t1, rewriteMs: t3 - t2,
+      importCpuMs: c1 - c0, loadCpuMs: c2 - c1, rewriteCpuMs: c3 - c2, rewritten }));`;
   // The floor imports a one-line package by name, as the engine is, so it pays Node's package
   // resolution (node_modules, package.json exports) too.
   const floorDir = join(dirname(bundlePath), 'floor');
@@ -238,6 +242,9 @@ function coldStart(bundlePath: string, runs = 21): { finite: ColdStart; regex: C
       importMs: med(kind, 'importMs'),
       loadMs: med(kind, 'loadMs'),
       rewriteMs: med(kind, 'rewriteMs'),
+      importCpuMs: med(kind, 'importCpuMs'),
+      loadCpuMs: med(kind, 'loadCpuMs'),
+      rewriteCpuMs: med(kind, 'rewriteCpuMs'),
       rewritten,
     };
   };
@@ -315,7 +322,12 @@ async function main(): Promise<void> {
     row(
       label,
       `${c.wallMs.toFixed(1)} ms`,
-      `${kind === 'finite' ? 'target <= 25 ms (median of 21 fresh processes; ' : '('}CPU ${c.cpuMs.toFixed(1)} ms; import ${c.importMs.toFixed(1)}, read+load ${c.loadMs.toFixed(1)}, rewrite ${c.rewriteMs.toFixed(1)} ms)`,
+      `${kind === 'finite' ? 'target <= 25 ms (median of 21 fresh processes; ' : '('}wall import ${c.importMs.toFixed(1)}, read+load ${c.loadMs.toFixed(1)}, rewrite ${c.rewriteMs.toFixed(1)} ms)`,
+    );
+    row(
+      `${kind === 'finite' ? '  ' : '    '}CPU: import+load+rewrite`,
+      `${c.cpuMs.toFixed(1)} ms`,
+      `target <= 25 ms; import ${c.importCpuMs.toFixed(1)}, read+load ${c.loadCpuMs.toFixed(1)}, first rewrite ${c.rewriteCpuMs.toFixed(1)} ms`,
     );
   }
   row(
@@ -327,7 +339,7 @@ async function main(): Promise<void> {
   row('heap after load', `${measured.heapMb.afterLoad.toFixed(2)} MB`, 'target <= 4 MB');
   row('heap after all oracle URLs', `${measured.heapMb.afterAllUrls.toFixed(2)} MB`, 'target <= 8 MB');
   for (const [name, s] of [
-    ['rewrite, all', r.all],
+    ['rewrite, public oracle', r.all],
     ['rewrite, hits', r.hits],
     ['rewrite, misses', r.misses],
     ['new URL() yardstick', u],

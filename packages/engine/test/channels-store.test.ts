@@ -35,6 +35,7 @@ function record(name: string, timestamp: number | undefined, extra: Partial<Chan
   const r: ChannelRecord = {
     channel,
     signingKey: { version: 1, key: { kty: 'RSA', n: key.publicKey.n, e: key.publicKey.e }, verifiedFor: channelBinding(channel) },
+    floor: { root: JSON.stringify([key.publicKey.n, key.publicKey.e]), keyVersion: 1, timestamp: timestamp ?? 0 },
     lastCheck: { at: 1_700_000_500, result: 'updated' },
     lastSuccessAt: 1_700_000_500,
   };
@@ -84,6 +85,11 @@ describe('file channel storage', () => {
     bytes[bytes.length - 1] ^= 0xff;
     writeFileSync(file, bytes);
     await expect(storage.load()).rejects.toMatchObject({ code: 'storage-failed', message: expect.stringContaining('damaged') });
+
+    await storage.save(record('chan', 1_700_000_000));
+    const good = JSON.parse(readFileSync(join(dir, 'record.json'), 'utf8'));
+    writeFileSync(join(dir, 'record.json'), JSON.stringify({ ...good, floor: { ...good.floor, timestamp: -1 } }));
+    await expect(storage.load()).rejects.toMatchObject({ code: 'storage-failed', message: expect.stringContaining('malformed "floor"') });
 
     writeFileSync(join(dir, 'record.json'), '{"format": 2, "chan');
     await expect(storage.load()).rejects.toMatchObject({ code: 'storage-failed', message: expect.stringContaining('not valid JSON') });

@@ -415,6 +415,34 @@ describe('attacks from issue 13', () => {
     expect(rewriteAll(storage.record)).toEqual(['https://example.com/', 'https://example.org/', null]);
   });
 
+  it('revocation belongs to the root key: a changed definition under the same root keeps key 1 revoked', async () => {
+    const { storage } = await installV1();
+    publisher.keys.set(2, await testKeyPair());
+    await publish(V2, T2, { keyVersion: 2 });
+    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'updated', installedTimestamp: T2 });
+    // The owner widens the definition (a new destination); the thief signs a release for it with key 1.
+    const widened = { ...channel, destinations: ['cdn.example.net'] };
+    await publish(V2, T3, { def: widened, keyVersion: 1 });
+    const report = await checkChannel(widened, storage, options());
+    expect(report).toMatchObject({ result: 'failed', error: { code: 'key-revoked' } });
+    expect(storage.record?.floor).toMatchObject({ keyVersion: 2, timestamp: T2 });
+    // Key 2 still works under the new definition.
+    await publish(V2, T3 + 1, { def: widened, keyVersion: 2 });
+    expect(await checkChannel(widened, storage, options())).toMatchObject({ result: 'updated', installedTimestamp: T3 + 1 });
+  });
+
+  it('the rollback floor belongs to the root key: a changed definition does not accept an older release', async () => {
+    const { storage } = await installV1();
+    await publish(V2, T3);
+    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'updated', installedTimestamp: T3 });
+    // An older release signed for a wider definition (for instance kept from a past change) is replayed.
+    const widened = { ...channel, destinations: ['cdn.example.net'] };
+    await publish(V1, T2, { def: widened });
+    const report = await checkChannel(widened, storage, options());
+    expect(report).toMatchObject({ result: 'failed', error: { code: 'not-newer' } });
+    expect(storage.record?.floor?.timestamp).toBe(T3);
+  });
+
   it('rotation: learning of key 2 in a check that then fails still revokes the bundle signed by key 1', async () => {
     const { storage } = await installV1();
     publisher.keys.set(2, await testKeyPair());

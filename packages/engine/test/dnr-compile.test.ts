@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { compileBundle, loadBundle, type Ruleset } from '../src/index.js';
 import { parseRulesetXml } from '../src/parse/index.js';
-import { compileDnr, DnrEmulator, follow, measureTrailingDotCoverage, type DnrCompileOptions, type DnrResourceType } from '../src/dnr/index.js';
+import {
+  compileDnr,
+  DnrEmulator,
+  follow,
+  MAX_COMPILED_PRIORITY,
+  measureTrailingDotCoverage,
+  trailingDotRegex,
+  type DnrCompileOptions,
+  type DnrResourceType,
+} from '../src/dnr/index.js';
+import { trailingDotRule } from '../src/dnr/trailing-dots.js';
 
 function rulesets(...xml: string[]): Ruleset[] {
   return xml.map((x, i) => {
@@ -350,31 +360,57 @@ describe('DNR compiler: exclusions', () => {
 describe('DNR compiler: hosts with a trailing dot', () => {
   const xml = [
     trivial('Trivial', ['example.com', 'www.example.com', '*.wild.org']),
-    `<ruleset name="Moves"><target host="moves.net"/><exclusion pattern="^http://moves\\.net/keep"/><rule from="^http://moves\\.net/(\\w+)" to="https://www.moves.net/$1/"/></ruleset>`,
+    `<ruleset name="Moves"><target host="moves.net"/><target host="cdn.moves.net"/><exclusion pattern="^http://moves\\.net/keep"/>` +
+      `<rule from="^http://moves\\.net/(\\w+)" to="https://www.moves.net/$1/"/><rule from="^http:" to="https:"/></ruleset>`,
     `<ruleset name="Literal"><target host="lit.example"/><rule from="^http://lit\\.example/a" to="https://cdn.lit.example/a"/></ruleset>`,
+    `<ruleset name="Root"><target host="root.example"/><target host="www.root.example"/><rule from="^http://(?:www\\.)?root\\.example/" to="https://www.root.example/"/></ruleset>`,
+    trivial('Twin A', ['twin.example']),
+    trivial('Twin B', ['twin.example']),
   ];
   /** Where a subresource request ends, redirects followed as Chromium matches each again. */
   const lands = (rules: ReturnType<typeof compiled>, url: string) => follow(new DnrEmulator(rules.rules), { url, type: 'script' });
 
-  it('are rewritten as the reference does: dots taken off, then the same rules as without them', () => {
+  it('are rewritten as the reference does where it surely rewrites the dotless URL', () => {
     const c = compiled(xml, { trailingDots: true });
     expect(lands(c, 'http://example.com./x?y=1')).toBe('https://example.com/x?y=1');
     expect(lands(c, 'http://www.example.com./')).toBe('https://www.example.com/');
     expect(lands(c, 'http://a.b.wild.org../p')).toBe('https://a.b.wild.org/p');
+    expect(lands(c, 'http://root.example./p')).toBe('https://www.root.example/p');
+    // A trivial rule takes every port; the others need the path right after the host.
     expect(lands(c, 'http://example.com.:8080/')).toBe('https://example.com:8080/');
-    expect(lands(c, 'http://moves.net./page')).toBe('https://www.moves.net/page/');
-    expect(lands(c, 'http://lit.example./a/b')).toBe('https://cdn.lit.example/a/b');
-    // An exclusion holds for the dotted form too; such a URL only loses its dot.
-    expect(lands(c, 'http://moves.net./keep')).toBe('http://moves.net/keep');
-    // Hosts no ruleset targets, credentials and main frames (the handoff page's) are left alone.
-    expect(lands(c, 'http://other.com./x')).toBeNull();
-    expect(lands(c, 'http://wild.org./x')).toBe('http://wild.org/x');
-    expect(lands(c, 'http://user:pw@example.com./x')).toBeNull();
+    // The exclusion names moves.net only: its subdomain is upgraded by the second rule.
+    expect(lands(c, 'http://cdn.moves.net./p')).toBe('https://cdn.moves.net/p');
+  });
+
+  it('keep their dots wherever the dotless URL could stay on http://', () => {
+    const c = compiled(xml, { trailingDots: true });
+    // An exclusion may match (moves.net), the rules cover only some paths (lit.example), two
+    // rulesets are offered (twin.example), no target (other.com, wild.org), a port where the
+    // rule needs the path right after the host, credentials, main frames (the handoff page's):
+    // a dotless host is another origin, so these are missed, never changed.
+    for (const url of [
+      'http://moves.net./keep',
+      'http://moves.net./page',
+      'http://lit.example./a/b',
+      'http://twin.example./',
+      'http://other.com./x',
+      'http://wild.org./x',
+      'http://x.example.com./x',
+      'http://root.example.:8080/p',
+      'http://user:pw@example.com./x',
+    ])
+      expect(lands(c, url), url).toBeNull();
     expect(c.go('http://example.com./x', 'main_frame')).toBeNull();
-    // One regex rule does it, at the top of the compiled priorities (www.example.com is below example.com).
+    // One regex rule per host shape, at the top of the compiled priorities.
     const dots = c.rules.filter((r) => r.condition.regexFilter?.includes('\\.+'));
-    expect(dots).toHaveLength(1);
-    expect(dots[0]?.condition.requestDomains).toEqual(['example.com', 'lit.example', 'moves.net', 'wild.org']);
+    expect(dots.map((r) => [r.condition.regexFilter, r.condition.requestDomains])).toEqual([
+      [trailingDotRegex(2, false), ['root.example']],
+      [trailingDotRegex(2, false, true), ['example.com']],
+      [trailingDotRegex(3, false), ['www.root.example']],
+      [trailingDotRegex(3, false, true), ['cdn.moves.net', 'www.example.com']],
+      [trailingDotRegex(3, true, true), ['wild.org']],
+    ]);
+    expect(new Set(dots.map((r) => r.priority))).toEqual(new Set([MAX_COMPILED_PRIORITY]));
   });
 
   it('are missed, never rewritten differently, without the rule (the dynamic sets)', () => {
@@ -382,24 +418,31 @@ describe('DNR compiler: hosts with a trailing dot', () => {
     for (const url of ['http://example.com./x', 'http://moves.net./page', 'http://lit.example./a', 'http://moves.net./keep']) expect(lands(c, url)).toBeNull();
   });
 
-  it('costs one regex of the budget', () => {
+  it('cost one regex of the budget per host shape', () => {
     const regexes = (o: DnrCompileOptions) => compiled(xml, o).report.regexRuleCount;
-    expect(regexes({ trailingDots: true })).toBe(regexes({}) + 1);
+    expect(regexes({ trailingDots: true })).toBe(regexes({}) + 5);
     const tight = compiled(xml, { trailingDots: true, regexLimit: regexes({}) });
     expect(tight.report.regexRuleCount).toBeLessThanOrEqual(regexes({}));
     expect(tight.report.overLimits).toEqual([]);
   });
 
-  it('are measured against the oracle as dotted subresource URLs', () => {
+  it('are measured against the oracle as dotted subresource URLs, a URL that only lost its dot as changed', () => {
     const cases = [
       { url: 'http://example.com/x', expected: 'https://example.com/x' },
       { url: 'http://moves.net/keep', expected: null },
+      { url: 'http://moves.net/page', expected: 'https://www.moves.net/page/' },
       { url: 'http://127.0.0.1/', expected: null },
     ];
-    const m = measureTrailingDotCoverage(compiled(xml, { trailingDots: true }).rules, cases);
-    expect(m).toMatchObject({ cases: 2, rewrites: 1, reproduced: 1, missed: 0, wrong: 0, spurious: 0, dotOnly: 1 });
+    const c = compiled(xml, { trailingDots: true });
+    const m = measureTrailingDotCoverage(c.rules, cases);
+    expect(m).toMatchObject({ cases: 3, rewrites: 2, reproduced: 1, missed: 1, wrong: 0, spurious: 0, dotOnly: 0 });
     const before = measureTrailingDotCoverage(compiled(xml).rules, cases);
-    expect(before).toMatchObject({ cases: 2, rewrites: 1, reproduced: 0, missed: 1, wrong: 0, spurious: 0, dotOnly: 0 });
+    expect(before).toMatchObject({ cases: 3, rewrites: 2, reproduced: 0, missed: 2, wrong: 0, spurious: 0, dotOnly: 0 });
+    // A rule that takes the dots off every host of the rulesets (as it once did) leaves the
+    // excluded URL dotless on http://: that counts as rewritten where the reference does not.
+    const strip = trailingDotRule({ labels: 2, atLeast: false, port: true, domains: ['example.com', 'moves.net'] }, MAX_COMPILED_PRIORITY);
+    const careless = measureTrailingDotCoverage([...c.rules, { id: 999, ...strip }], cases);
+    expect(careless).toMatchObject({ cases: 3, rewrites: 2, reproduced: 2, missed: 0, wrong: 0, spurious: 1, dotOnly: 1 });
   });
 });
 

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadBundle } from '@httpsify/engine';
 import { compileDnr } from '@httpsify/engine/dnr';
 import { defaultRulesetsDir, defaultRulesetsTimestamp, loadRulesets } from '@httpsify/engine/node';
-import { buildExtension, type BuildResult } from '../src/build/build.js';
+import { buildExtension, extensionVersion, type BuildResult } from '../src/build/build.js';
 
 describe('extension build from the default rulesets', () => {
   let built: BuildResult;
@@ -34,6 +34,11 @@ describe('extension build from the default rulesets', () => {
     expect(manifest).toMatchObject({ manifest_version: 3, background: { scripts: ['background.js'] } });
     expect(manifest.permissions).toEqual(expect.arrayContaining(['webRequest', 'webRequestBlocking', 'cookies']));
     expect(manifest.browser_specific_settings.gecko.id).toBeTruthy();
+    // What AMO asks of a new extension (web-ext lint warns otherwise), with the versions that read it.
+    expect(manifest.browser_specific_settings).toMatchObject({
+      gecko: { strict_min_version: '140.0', data_collection_permissions: { required: ['none'] } },
+      gecko_android: { strict_min_version: '142.0' },
+    });
     // Firefox's default MV3 policy would add upgrade-insecure-requests: our HTTP probes would go out as HTTPS.
     expect(manifest.content_security_policy).toEqual({ extension_pages: "script-src 'self';" });
   });
@@ -48,12 +53,18 @@ describe('extension build from the default rulesets', () => {
     }
   });
 
-  it('packs each unpacked directory into a zip', () => {
-    expect(built.zips.map((z) => z.replace(/.*\//, ''))).toEqual(['httpsify-chromium-1.2.3.zip', 'httpsify-firefox-1.2.3.zip']);
+  it('packs each unpacked directory for its store: a Chromium zip and a Firefox xpi', () => {
+    expect(built.zips.map((z) => z.replace(/.*\//, ''))).toEqual(['httpsify-chromium-1.2.3.zip', 'httpsify-firefox-1.2.3.xpi']);
     for (const [i, browser] of (['chromium', 'firefox'] as const).entries()) {
       const files = unzipSync(new Uint8Array(readFileSync(built.zips[i]!)));
       expect(Object.keys(files)).toEqual(expect.arrayContaining(['manifest.json', 'background.js', 'rules/default.bundle']));
       expect(Buffer.from(files['manifest.json']!)).toEqual(readFileSync(join(built.dirs[browser]!, 'manifest.json')));
     }
+  });
+
+  it('takes the version from the extension package unless told', () => {
+    const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '../package.json'), 'utf8')) as { version: string };
+    expect(extensionVersion()).toBe(pkg.version);
+    expect(pkg.version).toMatch(/^\d+\.\d+\.\d+$/);
   });
 });

@@ -152,6 +152,22 @@ describe('channel scope as declarativeNetRequest conditions', () => {
     expect((compileChannelRules(open, '', 900) as { leftOut: number }).leftOut).toBe(0);
   });
 
+  it('leaves out a literal destination that Chromium would parse to another host than it reads', () => {
+    const scope = '^https?://([^/]*\\.)?example\\.org[:/]';
+    const hostile = rulesetsOf(
+      '<ruleset name="Backslash"><target host="www.example.org"/><rule from="^http://www\\.example\\.org/" to="https://attacker.test\\.example.org/"/></ruleset>',
+      '<ruleset name="At"><target host="a.example.org"/><rule from="^http://a\\.example\\.org/" to="https://a.example.org@attacker.test/"/></ruleset>',
+      '<ruleset name="Fine"><target host="b.example.org"/><rule from="^http://b\\.example\\.org/" to="https://c.example.org/"/></ruleset>',
+    );
+    const compiled = compileChannelRules(hostile, scope, 900);
+    if (!compiled.ok) throw new Error(compiled.reason);
+    expect(compiled.leftOut).toBe(2);
+    const emulator = new DnrEmulator(compiled.rules);
+    expect(emulator.match({ url: 'http://www.example.org/' }).redirectUrl).toBeNull();
+    expect(emulator.match({ url: 'http://a.example.org/' }).redirectUrl).toBeNull();
+    expect(emulator.match({ url: 'http://b.example.org/' }).redirectUrl).toBe('https://c.example.org/');
+  });
+
   it('refuses a channel whose regex rules cannot be combined with an exact-host or no-port scope', () => {
     const literal = rulesetsOf(
       '<ruleset name="X"><target host="x.regex.org"/><rule from="^http://x\\.regex\\.org/page/(\\d+)" to="https://x.regex.org/p/$1"/></ruleset>',

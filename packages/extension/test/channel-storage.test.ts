@@ -56,6 +56,8 @@ describe('channel state in storage.local', () => {
     expect(record.installed?.bundle.byteLength).toBe(stored.installed.bytes);
     expect(loadBundle(record.installed!.bundle).rewrite('http://example.com/a')).toBe('https://example.com/a');
     expect(record).toEqual(decodeChannelRecord(encodeChannelRecord(record), 'x'));
+    // The root key's revocation and rollback floor is stored with the record.
+    expect(record.floor).toMatchObject({ keyVersion: 1, timestamp: T1 });
     expect(record.lastCheck).toEqual({ at: NOW, result: 'updated' });
   });
 
@@ -96,6 +98,7 @@ describe('channel state in storage.local', () => {
       [{ ...good, installed: { ...good.installed, bytes: 3 } }, 'but the record says 3'],
       [{ ...good, channel: { ...good.channel, urlPrefix: 'http://plain/' } }, 'must be an https: URL'],
       [{ ...good, lastCheck: { at: -1, result: 'updated' } }, '"lastCheck" is malformed'],
+      [{ ...good, floor: { ...good.floor, keyVersion: 'x' } }, '"floor" is malformed'],
     ];
     for (const [value, message] of cases) {
       area.data.set(channelKey('Test channel'), value);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as L from '../src/background/dnr-layout.js';
-import { decideHandoff, handoffOnceRule, handoffRules } from '../src/background/handoff-rules.js';
+import { decideHandoff, handoffOnceRule, handoffRules, type HandoffInputs } from '../src/background/handoff-rules.js';
 
 describe('DNR priorities and ids', () => {
   it('orders every kind of rule as the table in dnr-layout.ts says', () => {
@@ -39,10 +39,12 @@ describe('DNR priorities and ids', () => {
 });
 
 describe('main-frame handoff', () => {
-  const inputs = {
-    rewrite: (u: string) => (u.includes('/rw') ? u.replace('http://a.test/rw', 'https://b.test/') : null),
-    httpsFirst: () => false,
-    loopBlocked: () => false,
+  // decide() itself is tested in decision.test.ts; here, what the page does with its answer.
+  const inputs: HandoffInputs = {
+    decide: (u) =>
+      u.includes('/rw')
+        ? { action: 'upgrade', url: u.replace('http://a.test/rw', 'https://b.test/'), reason: 'ruleset' }
+        : { action: 'leave', reason: 'no-rule' },
   };
 
   it('redirects the scope, trailing dots and credentials to the page, in the handoff range', () => {
@@ -62,8 +64,10 @@ describe('main-frame handoff', () => {
   it('decides: the rewrite, else the URL once; nothing for what is not http://', () => {
     expect(decideHandoff('http://a.test/rw?q', inputs)).toEqual({ ok: true, target: 'https://b.test/?q', once: false });
     expect(decideHandoff('http://a.test/keep', inputs)).toEqual({ ok: true, target: 'http://a.test/keep', once: true });
-    expect(decideHandoff('http://a.test/keep', { ...inputs, httpsFirst: () => true })).toEqual({ ok: true, target: 'https://a.test/keep', once: false });
-    expect(decideHandoff('http://a.test/rw', { ...inputs, loopBlocked: () => true })).toEqual({ ok: true, target: 'http://a.test/rw', once: true });
+    const first: HandoffInputs = { decide: (u) => ({ action: 'upgrade', url: u.replace('http:', 'https:'), reason: 'https-first' }) };
+    expect(decideHandoff('http://a.test/keep', first)).toEqual({ ok: true, target: 'https://a.test/keep', once: false });
+    const loop: HandoffInputs = { decide: () => ({ action: 'allowHttp', reason: 'loop-guard' }) };
+    expect(decideHandoff('http://a.test/rw', loop)).toEqual({ ok: true, target: 'http://a.test/rw', once: true });
     for (const bad of ['javascript:alert(1)', 'chrome://settings', '', 42, null]) expect(decideHandoff(bad, inputs).ok).toBe(false);
   });
 

@@ -24,7 +24,7 @@ describe('Firefox blocking webRequest decision', () => {
     const url = urls.find((u) => engine.rewrite(u) !== null)!;
     const guard = new LoopGuard(1);
     const host = new URL(url).hostname;
-    guard.noteRedirect('1', `https://${host}/`, `http://${host}/`);
+    guard.noteRedirect({ requestId: '1', tabId: 1, type: 'main_frame', url: `https://${host}/`, redirectUrl: `http://${host}/` });
     expect(upgradeDecision(engine, guard, url)).toEqual({});
   });
 

@@ -3,7 +3,8 @@ import { compileDnr } from '@httpsify/engine/dnr';
 import { parseRulesetXml } from '@httpsify/engine/parse';
 import { describe, expect, it } from 'vitest';
 import { handoffScope, inHandoffScope } from '../src/background/handoff-rules.js';
-import { httpsFirstApplies, httpsFirstInputs } from '../src/background/https-first.js';
+import { decide } from '../src/decision/decide.js';
+import { decisionState } from '../src/decision/state.js';
 import { exclusionsMayBeMissed } from '../src/protection/protection-dnr.js';
 import { SettingsController } from '../src/background/settings-controller.js';
 import { TabActivity } from '../src/background/tab-activity.js';
@@ -36,7 +37,7 @@ async function setup() {
     set: (items: Record<string, unknown>) => stored.set(items),
   };
   const rt = new ProtectionRuntime({ storage, isLoopBlocked: () => false });
-  for (const host of ['kept.test', 'mine.test', 'plain.test']) rt.learn({ url: `https://${host}/`, tabId: 1, statusCode: 200 });
+  for (const host of ['kept.test', 'mine.test', 'plain.test']) rt.learn({ url: `https://${host}/`, tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
   return { c, rt, engine };
 }
 
@@ -47,7 +48,7 @@ async function setup() {
 describe('protection mode leaves URLs a ruleset excludes on HTTP', () => {
   it('navigations: the mode upgrades other paths of the host, not the excluded ones', async () => {
     const { c } = await setup();
-    const navigation = (url: string) => httpsFirstApplies(url, httpsFirstInputs(c));
+    const navigation = (url: string) => decide({ url, kind: 'navigation', tab: { tabId: 1 }, state: decisionState(c) }).reason === 'https-first';
     expect(c.settings.httpsFirst).toBe(true);
     expect(navigation('http://kept.test/plain/page?q=1')).toBe(false);
     expect(navigation('http://kept.test/other')).toBe(true);
@@ -65,13 +66,22 @@ describe('protection mode leaves URLs a ruleset excludes on HTTP', () => {
 
   it('subresources of known HTTPS hosts: excluded URLs are left alone, the rest upgraded', async () => {
     const { c, rt } = await setup();
-    expect(rt.decideSubresource(c, 'http://kept.test/plain/pixel.png')).toBeNull();
-    expect(rt.decideSubresource(c, 'http://kept.test/other/pixel.png')).toEqual({ redirectUrl: 'https://kept.test/other/pixel.png' });
-    expect(rt.decideSubresource(c, 'http://kept.test/ruled/pixel.png')).toEqual({ redirectUrl: 'https://kept.test/ruled/pixel.png' });
-    expect(rt.decideSubresource(c, 'http://mine.test/old/a.js')).toBeNull();
-    expect(rt.decideSubresource(c, 'http://mine.test/a.js')).toEqual({ redirectUrl: 'https://mine.test/a.js' });
+    const sub = (url: string) => {
+      const d = decide({
+        url,
+        kind: 'subresource',
+        tab: { tabId: 1, topUrl: 'http://page.test/' },
+        state: decisionState(c, (h) => rt.known.has(h, Date.now())),
+      });
+      return d.action === 'upgrade' ? d.url : null;
+    };
+    expect(sub('http://kept.test/plain/pixel.png')).toBeNull();
+    expect(sub('http://kept.test/other/pixel.png')).toBe('https://kept.test/other/pixel.png');
+    expect(sub('http://kept.test/ruled/pixel.png')).toBe('https://kept.test/ruled/pixel.png');
+    expect(sub('http://mine.test/old/a.js')).toBeNull();
+    expect(sub('http://mine.test/a.js')).toBe('https://mine.test/a.js');
     // A host no ruleset covers: the known host's upgrade as before.
-    expect(rt.decideSubresource(c, 'http://plain.test/plain/x')).toEqual({ redirectUrl: 'https://plain.test/plain/x' });
+    expect(sub('http://plain.test/plain/x')).toBe('https://plain.test/plain/x');
   });
 });
 
@@ -105,7 +115,8 @@ describe('Chromium: no known-host rule where DNR may miss an exclusion', () => {
     expect(keepOut('lb.test')).toBe(false);
     engine.setActive('Lookbehind', undefined);
     const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined }, isLoopBlocked: () => false, dnrKeepOut: keepOut });
-    for (const host of ['lb.test', 'nx.test', 'ok.test', 'free.test']) rt.learn({ url: `https://${host}/`, tabId: 1, statusCode: 200 });
+    for (const host of ['lb.test', 'nx.test', 'ok.test', 'free.test'])
+      rt.learn({ url: `https://${host}/`, tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
     const { c } = await setup();
     expect(rt.rules(c).flatMap((r) => r.condition.requestDomains ?? [])).toEqual(['free.test', 'nx.test', 'ok.test']);
   });

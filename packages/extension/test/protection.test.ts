@@ -54,6 +54,62 @@ describe('known HTTPS hosts', () => {
   });
 });
 
+describe('known HTTPS hosts: what one page or site can teach', () => {
+  it('keeps at most 500 third-party hosts, and never lets them push out visited ones', () => {
+    const big = new KnownHttpsHosts(10 * DAY);
+    for (let i = 0; i < 2000; i++) big.note(`third${i}.test`, i, false);
+    expect(big.thirdPartySize).toBe(500);
+    const k = new KnownHttpsHosts(10 * DAY, 600);
+    for (let i = 0; i < 200; i++) k.note(`visited${i}.test`, i, true);
+    for (let i = 0; i < 2000; i++) k.note(`third${i}.test`, 1000 + i, false);
+    expect(k.thirdPartySize).toBe(400);
+    expect(k.size).toBe(600);
+    // The cap (600) is reached: third-party hosts make room, visited ones all stay.
+    for (let i = 0; i < 200; i++) expect(k.has(`visited${i}.test`, 5000), `visited${i}`).toBe(true);
+    expect(k.has('third1999.test', 5000)).toBe(true);
+    expect(k.has('third0.test', 5000)).toBe(false);
+    // A visited host does make room for another visited one once no third-party host is left.
+    const small = new KnownHttpsHosts(10 * DAY, 2);
+    small.note('a.test', 1, true);
+    small.note('b.test', 2, true);
+    expect(small.note('c.test', 3, false)).toBe(false);
+    expect(small.hosts(4)).toEqual(['a.test', 'b.test']);
+    small.note('c.test', 3, true);
+    expect(small.hosts(4)).toEqual(['b.test', 'c.test']);
+    // Seen as a page later: promoted, and stored so.
+    const p = new KnownHttpsHosts(10 * DAY, 10);
+    p.note('cdn.test', 1, false);
+    p.note('cdn.test', 2, true);
+    p.note('cdn.test', 3, false);
+    expect(p.isVisited('cdn.test')).toBe(true);
+    const back = KnownHttpsHosts.parse(p.toStored(), 4, 10 * DAY, 10).store;
+    expect(back.isVisited('cdn.test')).toBe(true);
+    // Entries of older builds ([host, at]) are kept as visited.
+    expect(KnownHttpsHosts.parse({ v: 1, hosts: [['old.test', 1]] }, 4, 10 * DAY, 10).store.isVisited('old.test')).toBe(true);
+  });
+
+  it('lets one page teach 24 new third-party hosts and one site 96, whatever it loads', () => {
+    const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined }, isLoopBlocked: () => false });
+    const page = (n: number) => `https://flood.test/page${n}`;
+    const load = (tabId: number, top: string, host: string) => rt.learn({ url: `https://${host}/x.js`, tabId, type: 'script', statusCode: 200 }, top);
+    for (let i = 0; i < 5000; i++) load(1, page(0), `h${i}.cdn.test`);
+    expect(rt.known.size).toBe(24);
+    // Hosts it already taught refresh freely; the page's own host is a visit, not third-party.
+    load(1, page(0), 'h0.cdn.test');
+    load(1, page(0), 'flood.test');
+    expect(rt.known.isVisited('flood.test')).toBe(true);
+    expect(rt.known.size).toBe(25);
+    // New pages of the same site, in other tabs too: 96 for the site in all.
+    for (let n = 1; n < 20; n++) for (let i = 0; i < 100; i++) load(n + 1, page(n), `p${n}-${i}.cdn.test`);
+    expect(rt.known.thirdPartySize).toBe(96);
+    // Another site has its own share, and the user's own navigations are never limited.
+    for (let i = 0; i < 100; i++) load(50, 'https://other.test/', `o${i}.cdn.test`);
+    expect(rt.known.thirdPartySize).toBe(96 + 24);
+    for (let i = 0; i < 100; i++) rt.learn({ url: `https://visit${i}.test/`, tabId: 60, type: 'main_frame', statusCode: 200 }, undefined);
+    expect(rt.known.size - rt.known.thirdPartySize).toBe(101);
+  });
+});
+
 describe('known HTTPS hosts rules (Chromium)', () => {
   const rules = knownHttpsRules(['example.com', 'cdn.example.net', 'a.b.c.example.org']);
   const emu = new DnrEmulator(rules);
@@ -253,7 +309,7 @@ describe('protection runtime (no browser)', () => {
       throw new TypeError('Failed to fetch');
     }) as typeof fetch;
     const rt = new ProtectionRuntime({ storage: memory(), isLoopBlocked: () => false, fetch: fetchFn });
-    rt.learn({ url: 'https://twin.test/', tabId: 1, statusCode: 200 });
+    rt.learn({ url: 'https://twin.test/', tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
     expect(rt.upgradesHost(view, 'twin.test')).toBe(true);
     expect(await rt.planFallback(view, 'http://twin.test/p?q=1', 'net::ERR_SSL_PROTOCOL_ERROR')).toEqual({
       twin: 'https://www.twin.test/p?q=1',
@@ -293,13 +349,13 @@ describe('protection runtime (no browser)', () => {
       'HEAD http://none.test/',
     ]);
     // A site left on "rulesets only" may be in the store but is never upgraded as known.
-    rt.learn({ url: 'https://left.test/', tabId: 1, statusCode: 200 });
-    rt.learn({ url: 'https://once.test/', tabId: 1, statusCode: 200 });
+    rt.learn({ url: 'https://left.test/', tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
+    rt.learn({ url: 'https://once.test/', tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
     expect(rt.liveHosts(view)).toEqual([]);
     expect(rt.upgradesHost(view, 'once.test')).toBe(false);
     // Error pages and background requests teach nothing.
-    rt.learn({ url: 'https://err.test/', tabId: 1, statusCode: 403 });
-    rt.learn({ url: 'https://bg.test/', tabId: -1, statusCode: 200 });
+    rt.learn({ url: 'https://err.test/', tabId: 1, type: 'main_frame', statusCode: 403 }, undefined);
+    rt.learn({ url: 'https://bg.test/', tabId: -1, type: 'main_frame', statusCode: 200 }, undefined);
     expect(rt.known.hosts(Date.now())).toEqual(['left.test', 'once.test']);
   });
 });

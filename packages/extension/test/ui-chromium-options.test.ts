@@ -223,15 +223,30 @@ describe('options page in Chromium', () => {
         replacesDefaults: false,
       },
     ];
+    // A user rule that sends a site elsewhere: shown in plain words, and it needs its own tick too.
+    data.settings.userRules = [
+      ...data.settings.userRules,
+      {
+        name: 'Imported rule',
+        xml: '<ruleset name="Imported rule">\n  <target host="bank.example.test" />\n  <rule from="^http://bank\\.example\\.test/" to="https://attacker.example.net/" />\n</ruleset>\n',
+      },
+    ];
     writeFileSync(file, JSON.stringify(data));
     await o.locator('#settings-import').setInputFiles(file);
     await expect.poll(() => o.locator('#import-review').isVisible(), POLL).toBe(true);
     expect(await o.locator('#import-changes li').allTextContents()).toEqual([
       'Mixed-content rulesets: on → off',
       'Off: httpsify does nothing: adds imported.example.test',
+      'Your rules: adds Imported rule',
       'Update channels: adds Imported channel',
     ]);
-    // The channel needs its own tick before anything can be applied.
+    expect(await o.locator('#import-rule-list .import-rule p').allTextContents()).toEqual(['Applies to: bank.example.test']);
+    expect(await o.locator('#import-rule-list .import-rule li').allTextContents()).toEqual([
+      'Warning: sends you to attacker.example.net, a site this rule is not for',
+    ]);
+    // The channel and the rule each need their own tick before anything can be applied.
+    expect(await o.locator('#import-apply').isDisabled()).toBe(true);
+    await o.getByLabel('I trust the rule “Imported rule”').check();
     expect(await o.locator('#import-apply').isDisabled()).toBe(true);
     expect(await axeViolations(o)).toEqual([]);
     await shot(o, 'chromium-options-import-preview', { part: '#backup', texts: ['This file would change', 'Imported channel', 'I trust'] });
@@ -242,6 +257,7 @@ describe('options page in Chromium', () => {
     expect(await h.stored('disabledSites')).toEqual(['imported.example.test']);
     expect(await h.stored('mixedContent')).toBe(false);
     expect(((await h.stored('channels')) as { name: string }[]).map((c) => c.name)).toEqual(['Imported channel']);
+    expect(((await h.stored('userRules')) as { name: string }[]).map((r) => r.name)).toContain('Imported rule');
     await expect.poll(() => o.locator('#opt-mixedContent').isChecked(), POLL).toBe(false);
     writeFileSync(file, '{ not json');
     await o.locator('#settings-import').setInputFiles(file);

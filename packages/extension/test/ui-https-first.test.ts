@@ -1,25 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
 import { probeCaptivePortal } from '../src/background/captive-portal.js';
-import { httpsFirstApplies, HttpsFirstTracker, interstitialUrl, isFallbackError, type FallbackEvent } from '../src/background/https-first.js';
+import { HttpsFirstTracker, interstitialUrl, isFallbackError, type FallbackEvent } from '../src/background/https-first.js';
 import { TabActivity } from '../src/background/tab-activity.js';
 import { badgeText, iconState } from '../src/background/icon.js';
 
-const inputs = { enabled: true, captivePortal: false, siteAllowsHttp: () => false, rulesetRewrites: () => false, rulesetExcludes: () => false };
-
-describe('HTTPS-first decisions', () => {
-  it('upgrades plain http navigations only when on and nothing else decides', () => {
-    expect(httpsFirstApplies('http://example.com/', inputs)).toBe(true);
-    expect(httpsFirstApplies('http://example.com/', { ...inputs, enabled: false })).toBe(false);
-    expect(httpsFirstApplies('https://example.com/', inputs)).toBe(false);
-    expect(httpsFirstApplies('http://localhost:3000/', inputs)).toBe(false);
-    expect(httpsFirstApplies('http://192.168.0.1/', inputs)).toBe(false);
-    expect(httpsFirstApplies('http://intranet/', inputs)).toBe(false);
-    expect(httpsFirstApplies('http://example.com/', { ...inputs, captivePortal: true })).toBe(false);
-    expect(httpsFirstApplies('http://example.com/', { ...inputs, siteAllowsHttp: (u) => u.hostname === 'example.com' })).toBe(false);
-    expect(httpsFirstApplies('http://example.com/', { ...inputs, rulesetRewrites: () => true })).toBe(false);
-    expect(httpsFirstApplies('http://example.com/', { ...inputs, rulesetExcludes: () => true })).toBe(false);
-  });
-
+describe('HTTPS-first fallback', () => {
   it('falls back on TLS and connection errors, not on aborts', () => {
     for (const e of [
       'net::ERR_SSL_PROTOCOL_ERROR',

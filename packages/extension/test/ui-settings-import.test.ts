@@ -181,6 +181,15 @@ describe('settings import is all or nothing', () => {
     expect(preview).toEqual({
       ok: true,
       channels: [],
+      userRules: [
+        {
+          name: 'User rule: mine.test',
+          replacing: false,
+          targets: [{ kind: 'host', host: 'mine.test' }],
+          sendsTo: [{ kind: 'hosts', hosts: ['mine.test'], elsewhere: false }],
+          leavesItsSites: false,
+        },
+      ],
       changes: [
         { key: 'httpsFirst', kind: 'flag', from: false, to: true },
         { key: 'rulesetOverrides', kind: 'overrides', set: [{ name: 'Experimental', on: true }], cleared: [] },
@@ -189,14 +198,19 @@ describe('settings import is all or nothing', () => {
       ],
     });
     const writes = two.area.writes;
-    const applied = (await two.c.handle({ type: 'importApply', text, confirmedChannels: [] })) as ImportApplyResult;
+    const applied = (await two.c.handle({
+      type: 'importApply',
+      text,
+      confirmedChannels: [],
+      confirmedUserRules: ['User rule: mine.test'],
+    })) as ImportApplyResult;
     expect(applied.ok).toBe(true);
     // One settings write for the whole import.
     expect(two.area.writes).toBe(writes + 1);
     const strip = (x: unknown) => ({ ...(x as Record<string, unknown>), exportedAt: null });
     expect(strip(await two.c.handle({ type: 'exportSettings' }))).toEqual(strip(JSON.parse(text)));
     // The same file again: nothing to change, nothing written.
-    expect(await two.c.handle({ type: 'importPreview', text })).toEqual({ ok: true, changes: [], channels: [] });
+    expect(await two.c.handle({ type: 'importPreview', text })).toEqual({ ok: true, changes: [], channels: [], userRules: [] });
     await two.c.handle({ type: 'importApply', text, confirmedChannels: [] });
     expect(two.area.writes).toBe(writes + 1);
     // The imported user rule is live.
@@ -231,6 +245,51 @@ describe('settings import is all or nothing', () => {
       problems: ['update channels not confirmed: Team rules'],
     });
     expect(c.settings.channels[0]?.urlPrefix).toBe(CHANNEL.urlPrefix);
+  });
+
+  it('shows each user rule of the file in plain words and adds or replaces it only when confirmed by name', async () => {
+    const { c, area } = await setup();
+    // A file that quietly sends the user's bank to another site: a user rule outranks every ruleset.
+    const evil = simpleRuleXml({ host: 'bank.test', from: '^http://bank\\.test/', to: 'https://attacker.example/' }, 'Bank');
+    const computed = simpleRuleXml({ host: '*.shop.test', from: '^http://([^/]+)/', to: 'https://$1.attacker.example/' }, 'Shops');
+    const mine = c.settings.userRules[0] as { name: string; xml: string };
+    const replaced = simpleRuleXml({ host: 'mine.test', from: '^http://mine\\.test/', to: 'https://www.mine.test/' }, mine.name);
+    const text = file({
+      userRules: [
+        { name: 'Bank', xml: evil },
+        { name: 'Shops', xml: computed },
+        { name: mine.name, xml: replaced },
+      ],
+    });
+    const preview = (await c.handle({ type: 'importPreview', text })) as ImportPreview;
+    expect(preview.ok && preview.userRules).toEqual([
+      {
+        name: 'Bank',
+        replacing: false,
+        targets: [{ kind: 'host', host: 'bank.test' }],
+        sendsTo: [{ kind: 'hosts', hosts: ['attacker.example'], elsewhere: true }],
+        leavesItsSites: true,
+      },
+      { name: 'Shops', replacing: false, targets: [{ kind: 'subdomains', domain: 'shop.test' }], sendsTo: [{ kind: 'computed' }], leavesItsSites: true },
+      {
+        name: mine.name,
+        replacing: true,
+        targets: [{ kind: 'host', host: 'mine.test' }],
+        sendsTo: [{ kind: 'hosts', hosts: ['www.mine.test'], elsewhere: false }],
+        leavesItsSites: false,
+      },
+    ]);
+    const before = snapshot(area);
+    for (const confirmed of [[], ['Bank', 'Shops'], ['Bank', mine.name]]) {
+      const refused = (await c.handle({ type: 'importApply', text, confirmedChannels: [], confirmedUserRules: confirmed })) as ImportApplyResult;
+      expect(refused.ok).toBe(false);
+      if (!refused.ok) expect(refused.problems[0]).toMatch(/^user rules not confirmed: /);
+    }
+    expect(snapshot(area)).toBe(before);
+    expect(c.rewrite('http://bank.test/login').rewritten).toBeNull();
+    const ok = (await c.handle({ type: 'importApply', text, confirmedChannels: [], confirmedUserRules: ['Bank', 'Shops', mine.name] })) as ImportApplyResult;
+    expect(ok.ok).toBe(true);
+    expect(c.rewrite('http://bank.test/login').rewritten).toBe('https://attacker.example/login');
   });
 
   it('refuses a channel that reads the same as one the user has, and still redefines one of the exact name', async () => {

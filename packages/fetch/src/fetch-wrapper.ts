@@ -1,6 +1,6 @@
 import { fetch as undiciFetch, Headers, Request, type Dispatcher, type RequestInit, type Response } from 'undici';
 import { defaultRewriter } from './default-rewriter.js';
-import { checkPolicy, isConnectionFailure, planRequest, type Policy, type Rewriter, type UpgradeReason } from './policy.js';
+import { checkPolicy, CREDENTIAL_HEADERS, credentialSite, isConnectionFailure, planRequest, type Policy, type Rewriter, type UpgradeReason } from './policy.js';
 
 export interface UpgradeEvent {
   from: string;
@@ -8,6 +8,8 @@ export interface UpgradeEvent {
   reason: UpgradeReason;
   /** True when the URL came from a redirect's Location. */
   redirect: boolean;
+  /** True for a `prefer` fallback: `from` is the https URL that failed, `to` the http URL sent instead. */
+  fallback: boolean;
 }
 
 export interface HttpsifyFetchOptions {
@@ -21,31 +23,45 @@ export interface HttpsifyFetchOptions {
   maxRedirects?: number;
   /** `prefer`: how long the HTTPS attempt may take to answer before falling back. Default 10 s. */
   preferTimeoutMs?: number;
-  /** Told about every URL that was changed, and about `prefer` fallbacks (reason `prefer`, `to` the http URL). */
+  /** Told about every URL that was changed, and about `prefer` fallbacks (`fallback: true`, `to` the http URL). */
   onUpgrade?: (event: UpgradeEvent) => void;
+  /**
+   * `prefer`: also fall back to http:// for a request that carries credentials (`Authorization`,
+   * `Cookie`, `Proxy-Authorization`). Off by default: a failed HTTPS attempt then throws
+   * `HttpsRequiredError` rather than send them in cleartext.
+   */
+  allowHttpFallbackWithCredentials?: boolean;
+  /** `prefer`: also fall back to http:// for a request with a body. Off by default, as above. */
+  allowHttpFallbackWithBody?: boolean;
   /** @internal the fetch that sends each hop (undici's). */
   fetch?: typeof undiciFetch;
 }
 
-/** Thrown by `force` when a URL cannot be fetched over HTTPS. */
+/**
+ * Thrown when a URL could not be fetched over HTTPS and going on over plain HTTP is not allowed:
+ * always under `force`; under `prefer` for a request with credentials or a body unless the
+ * matching `allowHttpFallbackWith…` option is set.
+ */
 export class HttpsRequiredError extends TypeError {
   constructor(
     readonly url: string,
     cause: unknown,
+    why = 'policy "force" never falls back to http://',
   ) {
-    super(`@httpsify/fetch: ${url} could not be fetched over HTTPS (policy "force" never falls back to http://)`, { cause });
+    super(`@httpsify/fetch: ${url} could not be fetched over HTTPS (${why})`, { cause });
     this.name = 'HttpsRequiredError';
   }
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie'];
 const BODY_HEADERS = ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location'];
 
-/** host:port ignoring the scheme: an upgrade to https is not a change of site. */
-function site(url: string): string {
-  const u = new URL(url);
-  return `${u.hostname}:${u.port === '' ? '' : u.port}`;
+function hasCredentials(headers: Headers): boolean {
+  return CREDENTIAL_HEADERS.some((h) => headers.has(h));
+}
+
+function dropCredentials(headers: Headers): void {
+  for (const h of CREDENTIAL_HEADERS) headers.delete(h);
 }
 
 /**
@@ -54,7 +70,15 @@ function site(url: string): string {
  * dispatcher and the fetch always come from the same undici. Redirects are followed here, one
  * hop at a time, so that every `Location` goes through the same policy (an https page that
  * redirects to http:// is upgraded too); `redirect: 'manual'` and `'error'` behave as in fetch.
- * The response's `url` is the URL actually fetched; `redirected` is always false.
+ * The response's `url` is the URL actually fetched, and `redirected` is true when a redirect
+ * was followed.
+ *
+ * Credentials (`Authorization`, `Cookie`, `Proxy-Authorization`) follow the Fetch standard's
+ * rules, judged on what is actually sent: they are dropped for good once a hop goes to another
+ * host or port than the request was made for (a redirect, or a ruleset that moves the URL), and
+ * never sent over http:// once the request has been over https:// (an upgrade of the same
+ * host to https keeps them). A `prefer` fallback to http:// with credentials or a body needs the
+ * caller's explicit `allowHttpFallbackWith…` option.
  */
 /** What the wrapper accepts: a URL, or a Request from undici or from Node's global fetch. */
 export type FetchInput = string | URL | Request | globalThis.Request;
@@ -94,9 +118,20 @@ export function createHttpsifyFetch(options: HttpsifyFetchOptions = {}): (input:
     // The caller's signal and redirect mode, whether given in `init` or in a Request.
     const signal = init.signal ?? (typeof input === 'object' && !(input instanceof URL) ? (input.signal as AbortSignal) : undefined);
     const redirectMode = request.redirect;
+    // Credentials belong to the host and port the caller addressed (in any scheme: our own upgrade
+    // to https keeps them), and stay off plain HTTP once the request has been on HTTPS.
+    const owner = credentialSite(url);
+    let wasSecure = false;
+    /** Drops the credentials if `target` may not have them; call before each send. */
+    const guard = (target: string): void => {
+      if (credentialSite(target) !== owner || (wasSecure && target.startsWith('http:'))) dropCredentials(headers);
+      if (target.startsWith('https:')) wasSecure = true;
+    };
     for (let hop = 0; ; hop++) {
       const plan = planRequest(url, policy, rewriter);
-      if (plan.reason !== null) options.onUpgrade?.({ from: url, to: plan.url, reason: plan.reason, redirect: hop > 0 });
+      if (plan.reason !== null) options.onUpgrade?.({ from: url, to: plan.url, reason: plan.reason, redirect: hop > 0, fallback: false });
+      const secureBefore: boolean = wasSecure;
+      guard(plan.url);
       const common = { method, headers, body, redirect: 'manual' as const, ...(options.dispatcher !== undefined ? { dispatcher: options.dispatcher } : {}) };
       let response: Response;
       if (plan.fallback !== null) {
@@ -104,7 +139,14 @@ export function createHttpsifyFetch(options: HttpsifyFetchOptions = {}): (input:
           response = await attemptWithDeadline(send, plan.url, common, signal, preferTimeoutMs);
         } catch (err) {
           if (!isConnectionFailure(err) || signal?.aborted === true) throw err;
-          options.onUpgrade?.({ from: plan.url, to: plan.fallback, reason: 'prefer', redirect: hop > 0 });
+          if (hasCredentials(headers) && options.allowHttpFallbackWithCredentials !== true)
+            throw new HttpsRequiredError(plan.url, err, 'the request carries credentials; allowHttpFallbackWithCredentials is not set');
+          if (body !== null && options.allowHttpFallbackWithBody !== true)
+            throw new HttpsRequiredError(plan.url, err, 'the request has a body; allowHttpFallbackWithBody is not set');
+          options.onUpgrade?.({ from: plan.url, to: plan.fallback, reason: 'prefer', redirect: hop > 0, fallback: true });
+          // This hop's https attempt never got an answer: judge the fallback as if it had not been made.
+          wasSecure = secureBefore;
+          guard(plan.fallback);
           response = await send(plan.fallback, { ...common, ...(signal !== undefined ? { signal } : {}) });
         }
       } else {
@@ -116,7 +158,7 @@ export function createHttpsifyFetch(options: HttpsifyFetchOptions = {}): (input:
         }
       }
       const location = response.headers.get('location');
-      if (!REDIRECTS.has(response.status) || location === null || redirectMode === 'manual') return response;
+      if (!REDIRECTS.has(response.status) || location === null || redirectMode === 'manual') return hop > 0 ? markRedirected(response) : response;
       if (redirectMode === 'error') {
         await response.body?.cancel();
         throw new TypeError(`@httpsify/fetch: ${response.url} redirected, and redirect is "error"`);
@@ -139,10 +181,15 @@ export function createHttpsifyFetch(options: HttpsifyFetchOptions = {}): (input:
         body = null;
         for (const h of BODY_HEADERS) headers.delete(h);
       }
-      if (site(next) !== site(response.url)) for (const h of CREDENTIAL_HEADERS) headers.delete(h);
       url = next;
     }
   };
+}
+
+/** `response` with `redirected` true, as fetch reports a response reached through redirects. */
+function markRedirected(response: Response): Response {
+  Object.defineProperty(response, 'redirected', { value: true });
+  return response;
 }
 
 /**

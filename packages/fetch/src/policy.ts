@@ -27,6 +27,23 @@ export interface RequestPlan {
   reason: UpgradeReason | null;
 }
 
+/** Request headers that carry credentials (the Fetch standard drops these on a cross-origin redirect). */
+export const CREDENTIAL_HEADERS: readonly string[] = ['authorization', 'cookie', 'proxy-authorization'];
+
+/**
+ * Whom credentials sent to `url` are meant for: host and port, the port of http and https both
+ * counting as "default" so that upgrading `http://host/` to `https://host/` keeps them. An
+ * unparseable URL is its own site.
+ */
+export function credentialSite(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port}`;
+  } catch {
+    return `unparsed:${url}`;
+  }
+}
+
 export function checkPolicy(policy: string): Policy {
   if (!(POLICIES as readonly string[]).includes(policy))
     throw new TypeError(`@httpsify/fetch: unknown policy ${JSON.stringify(policy)}; expected one of ${POLICIES.join(', ')}`);

@@ -69,7 +69,9 @@ describe('createHttpsifyFetch', () => {
     const res = await f(`https://good.test:${dual.port}/to-http`);
     expect(await res.text()).toBe('https good.test /target');
     expect(since(before)).toEqual([`https://good.test:${dual.port}/to-http`, `https://good.test:${dual.port}/target`]);
-    expect(events).toEqual([{ from: `http://good.test:${dual.port}/target`, to: `https://good.test:${dual.port}/target`, reason: 'ruleset', redirect: true }]);
+    expect(events).toEqual([
+      { from: `http://good.test:${dual.port}/target`, to: `https://good.test:${dual.port}/target`, reason: 'ruleset', redirect: true, fallback: false },
+    ]);
   });
 
   it('follows a 303 after a POST as a GET, and keeps redirect: "manual" as it is', async () => {

@@ -1,5 +1,5 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { relative } from 'node:path';
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, relative, resolve } from 'node:path';
 import type { Diagnostic } from '@httpsify/engine';
 import { count } from '../shared/plural.js';
 
@@ -103,16 +103,30 @@ export function filterByBaseline(
 
 /**
  * Writes the `section` of the baseline from the current findings, keeping the other section
- * as it was. Only files with findings get an entry.
+ * as it was. Only files with findings get an entry. Only the entries of the files this run
+ * covered are replaced: `scope` is the paths it was given (files, and directories of `*.xml`,
+ * not recursive), and an entry whose file lies elsewhere (`check rules/sub` after a baseline
+ * of `rules`) is kept as it was.
  */
 export function writeBaseline(
   path: string,
   section: BaselineSection,
   diagnostics: readonly Diagnostic[],
   hashes: ReadonlyMap<string, string>,
-): { files: number; findings: number } {
+  scope: readonly string[],
+): { files: number; findings: number; kept: number } {
   const previous = readBaseline(path);
   const entries: Record<string, BaselineEntry> = {};
+  const dirs = new Set(scope.filter((p) => statSync(p, { throwIfNoEntry: false })?.isDirectory() === true).map((p) => resolve(p)));
+  const files = new Set([...scope, ...hashes.keys()].map((f) => resolve(f)));
+  const current = new Set(hashes.values());
+  // Entries are written with paths relative to the directory the baseline was written from.
+  const inScope = (hash: string, entry: BaselineEntry): boolean => {
+    const file = resolve(entry.file);
+    return current.has(hash) || files.has(file) || (dirs.has(dirname(file)) && file.endsWith('.xml'));
+  };
+  for (const [hash, entry] of Object.entries(previous?.[section] ?? {})) if (!inScope(hash, entry)) entries[hash] = entry;
+  const kept = Object.keys(entries).length;
   let findings = 0;
   const byFile = new Map<string, Diagnostic[]>();
   for (const d of diagnostics) {
@@ -129,12 +143,12 @@ export function writeBaseline(
     findings += list.length;
   }
   const data: BaselineData = { version: 1, check: previous?.check, test: previous?.test };
-  data[section] = entries;
+  data[section] = Object.fromEntries(Object.entries(entries).sort(([, a], [, b]) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)));
   // Temp file and rename: an interrupted write leaves the old baseline, never half of one.
   const temp = `${path}.tmp-${process.pid}`;
   writeFileSync(temp, `${JSON.stringify(data, null, 1)}\n`);
   renameSync(temp, path);
-  return { files: Object.keys(entries).length, findings };
+  return { files: Object.keys(entries).length - kept, findings, kept };
 }
 
 /** What a check or test run hid, as its summary line says it: by the baseline and by httpsify-ignore comments. */

@@ -2,7 +2,10 @@ import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { isBundle, listRulesetFiles } from '@httpsify/engine/node';
 
-/** Expands command-line paths (directories of `*.xml` or single files) into files, in file-name order per directory. */
+/**
+ * Expands command-line paths (directories of `*.xml` or single files) into files, in file-name
+ * order per directory. A directory without any `*.xml` is an error, as it is for `--rules`.
+ */
 export function expandRulesetPaths(paths: readonly string[]): string[] {
   const files: string[] = [];
   for (const path of paths) {
@@ -13,8 +16,14 @@ export function expandRulesetPaths(paths: readonly string[]): string[] {
       const code = (err as NodeJS.ErrnoException).code;
       throw new Error(`${path}: ${code === 'ENOENT' ? 'no such file or directory' : (err as Error).message}`);
     }
-    if (isDir) files.push(...listRulesetFiles(path));
-    else files.push(path);
+    if (!isDir) {
+      files.push(path);
+      continue;
+    }
+    const found = listRulesetFiles(path);
+    // "0 files: 0 errors" would pass a CI job pointed at the wrong directory.
+    if (found.length === 0) throw new Error(`${path}: no *.xml rulesets there`);
+    files.push(...found);
   }
   return files;
 }

@@ -1,4 +1,5 @@
 import { open, readFile } from 'node:fs/promises';
+import { outputFileError } from '../shared/output-file.js';
 
 /** Reads and parses a JSON file; errors name the file and what it was supposed to hold. */
 export async function readJsonFile(path: string, what: string): Promise<unknown> {
@@ -20,7 +21,9 @@ export { writeFileAtomic } from '@httpsify/engine/node';
 
 /** Creates a new file, refusing to replace an existing one (keys must never be overwritten). */
 export async function writeNewFile(path: string, data: string | Uint8Array, mode: number): Promise<void> {
-  const handle = await open(path, 'wx', mode);
+  const handle = await open(path, 'wx', mode).catch((err: unknown) => {
+    throw outputFileError(path, err);
+  });
   try {
     await handle.writeFile(data);
     await handle.sync();

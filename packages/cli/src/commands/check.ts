@@ -119,28 +119,36 @@ export interface FixReport {
   changed: { file: string; fixes: { code: string; line: number; message: string }[]; diff: string; fixed: string }[];
   /** Fixes dropped because a test URL of the ruleset would be rewritten differently. */
   rejected: number;
+  /** Files where the fixes make room for more (a dot escaped, then the rule trivialised): another round is pending. */
+  pending: number;
 }
 
-/** `check --fix`: the automatic fixes of every file in scope, as diffs; nothing is written here. */
-export function runFix(paths: readonly string[], options: { changed?: readonly string[] } = {}): FixReport {
+/**
+ * `check --fix`: the automatic fixes of every file in scope, as diffs; nothing is written here.
+ * One fix can make room for another, so up to `rounds` rounds run per file (as ESLint's --fix
+ * does, 10 at most); each round's diff applies to the text the one before left.
+ */
+export function runFix(paths: readonly string[], options: { changed?: readonly string[]; rounds?: number } = {}): FixReport {
   const changed = options.changed === undefined ? null : new Set(options.changed.map((f) => resolve(f)));
   const files = changed === null ? expandRulesetPaths(paths) : [...new Set(options.changed)];
-  const report: FixReport = { files: files.length, changed: [], rejected: 0 };
+  const report: FixReport = { files: files.length, changed: [], rejected: 0, pending: 0 };
   for (const file of files) {
-    const { text } = readRulesetSource(file);
-    const result = fixRuleset(text, file);
-    report.rejected += result.rejected.length;
-    if (result.fixes.length === 0) continue;
-    report.changed.push({
-      file,
-      fixes: result.fixes.map((f) => ({ code: f.code, line: f.line, message: f.message })),
-      diff: unifiedDiff(
+    let text = readRulesetSource(file).text;
+    const done: FixReport['changed'][number] = { file, fixes: [], diff: '', fixed: text };
+    let result = fixRuleset(text, file);
+    for (let round = 0; round < (options.rounds ?? 1) && result.fixes.length > 0; round++) {
+      done.fixes.push(...result.fixes.map((f) => ({ code: f.code, line: f.line, message: f.message })));
+      done.diff += unifiedDiff(
         file,
         text,
         result.fixes.flatMap((f) => f.edits),
-      ),
-      fixed: result.fixed,
-    });
+      );
+      text = done.fixed = result.fixed;
+      result = fixRuleset(text, file);
+    }
+    report.rejected += result.rejected.length;
+    if (result.fixes.length > 0 && done.fixes.length > 0) report.pending++;
+    if (done.fixes.length > 0) report.changed.push(done);
   }
   return report;
 }
@@ -148,8 +156,8 @@ export function runFix(paths: readonly string[], options: { changed?: readonly s
 /** The `[paths]` and `--changed`/`--changed-since` of check (and test) resolved to directories and files. */
 export function resolveChangedOptions(paths: string[], opts: { changed?: string[]; changedSince?: string }): { paths: string[]; changed?: string[] } {
   if (opts.changed === undefined && opts.changedSince === undefined) {
-    if (paths.length === 0) throw new Error('give the ruleset files or directories to check');
-    return { paths };
+    // As linters do: no path means the current directory.
+    return { paths: paths.length > 0 ? paths : ['.'] };
   }
   const changed = [...(opts.changed ?? [])];
   for (const f of changed) {
@@ -179,13 +187,14 @@ interface CheckCliOptions {
   writeBaseline?: boolean;
   fix?: boolean;
   write?: boolean;
+  maxWarnings: string;
 }
 
 export function registerCheck(program: Command): void {
   program
     .command('check')
     .description('validate and lint ruleset files: structure, targets, rules, exclusions, secure cookies, and checks across files')
-    .argument('[paths...]', 'ruleset files or directories of *.xml')
+    .argument('[paths...]', 'ruleset files or directories of *.xml (default: the current directory)')
     .option('--format <format>', 'text or json', 'text')
     .option('--counts', 'print the number of findings per code')
     .option('-q, --quiet', 'print errors only')
@@ -197,15 +206,17 @@ export function registerCheck(program: Command): void {
     .option('--write-baseline', `write the current findings to the baseline file (${DEFAULT_BASELINE} unless --baseline)`)
     .option('--fix', 'show the automatic fixes as a diff: trivialise rules, escape host dots, ".+" in secure cookies')
     .option('--write', 'with --fix: apply the fixes to the files')
+    .option('--max-warnings <n>', 'exit 1 when more than n warnings are left after the baseline (as ESLint; -1: no limit)', '-1')
     .action(async (paths: string[], opts: CheckCliOptions) => {
       if (opts.format !== 'text' && opts.format !== 'json') throw new Error(`--format must be text or json, not "${opts.format}"`);
+      const maxWarnings = parseMaxWarnings(opts.maxWarnings);
       if (opts.write === true && opts.fix !== true) throw new Error('--write applies fixes: use it with --fix');
       const scope = resolveChangedOptions(paths, opts);
       if (opts.writeBaseline === true && scope.changed !== undefined) {
         throw new Error('--write-baseline records every file: run it without --changed/--changed-since');
       }
       if (opts.fix === true) {
-        const fixes = runFix(scope.paths, { changed: scope.changed });
+        const fixes = runFix(scope.paths, { changed: scope.changed, rounds: opts.write === true ? 10 : 1 });
         if (opts.format === 'json')
           process.stdout.write(`${JSON.stringify({ ...fixes, changed: fixes.changed.map(({ fixed: _f, ...rest }) => rest) }, null, 2)}\n`);
         else process.stdout.write(fixes.changed.map((c) => c.diff).join(''));
@@ -213,16 +224,22 @@ export function registerCheck(program: Command): void {
         const count = fixes.changed.reduce((n, c) => n + c.fixes.length, 0);
         process.stderr.write(
           `${plural(fixes.files, 'file')}: ${plural(count, 'fix', 'fixes')} in ${plural(fixes.changed.length, 'file')}${count === 0 ? '' : opts.write === true ? ', written' : ' (--write applies them)'}` +
-            `${fixes.rejected > 0 ? `; ${plural(fixes.rejected, 'fix', 'fixes')} left out because a test URL would be rewritten differently` : ''}\n`,
+            `${fixes.rejected > 0 ? `; ${plural(fixes.rejected, 'fix', 'fixes')} left out because a test URL would be rewritten differently` : ''}` +
+            `${fixes.pending > 0 ? `; more fixes follow in ${plural(fixes.pending, 'file')} once these are applied` : ''}\n`,
         );
+        // As `git diff --exit-code` and `links fix --diff`: 1 while fixes are pending (shown but
+        // not written, or more than the rounds could apply) or left out.
+        if ((count > 0 && opts.write !== true) || fixes.rejected > 0 || fixes.pending > 0) process.exitCode = 1;
         return;
       }
       const baselinePath = opts.baseline === false ? null : opts.baseline;
       const report = runCheck(scope.paths, { changed: scope.changed, baseline: opts.writeBaseline === true ? null : baselinePath });
       if (opts.writeBaseline === true) {
         const path = baselinePath ?? DEFAULT_BASELINE;
-        const written = writeBaseline(path, 'check', report.unfiltered, report.hashes);
-        process.stderr.write(`${path}: wrote ${plural(written.findings, 'finding')} of ${plural(written.files, 'file')} to the check baseline\n`);
+        const written = writeBaseline(path, 'check', report.unfiltered, report.hashes, scope.paths);
+        process.stderr.write(
+          `${path}: wrote ${plural(written.findings, 'finding')} of ${plural(written.files, 'file')} to the check baseline${written.kept > 0 ? `; kept the entries of ${plural(written.kept, 'file')} outside ${scope.paths.join(' ')}` : ''}\n`,
+        );
         return;
       }
       if (opts.format === 'json') {
@@ -245,5 +262,19 @@ export function registerCheck(program: Command): void {
         );
       }
       if (report.errors > 0) process.exitCode = 1;
+      if (tooManyWarnings(report.warnings, maxWarnings)) process.exitCode = 1;
     });
+}
+
+/** `--max-warnings n` as ESLint takes it: a whole number, or -1 for no limit. */
+export function parseMaxWarnings(value: string): number {
+  if (!/^(-1|[0-9]+)$/.test(value)) throw new Error(`--max-warnings must be a whole number (or -1 for no limit), got ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+/** True (and says so on stderr) when the warnings left exceed `--max-warnings`. */
+export function tooManyWarnings(warnings: number, max: number): boolean {
+  if (max < 0 || warnings <= max) return false;
+  process.stderr.write(`httpsify: ${plural(warnings, 'warning')}, more than --max-warnings ${max} allows\n`);
+  return true;
 }

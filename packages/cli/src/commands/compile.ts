@@ -1,9 +1,9 @@
 import { gzipSync } from 'node:zlib';
 import type { Command } from 'commander';
 import { compileBundle, readBundleHeader } from '@httpsify/engine';
-import { writeFileAtomic } from '@httpsify/engine/node';
 import { collect, loadRequiredRules } from '../shared/rules-option.js';
 import { count } from '../shared/plural.js';
+import { checkOutputPath, writeOutputFile } from '../shared/output-file.js';
 
 interface CompileCommandOptions {
   rules?: string[];
@@ -22,6 +22,7 @@ export function registerCompile(program: Command): void {
       const timestamp = options.timestamp === undefined ? 0 : Number(options.timestamp);
       if (!Number.isInteger(timestamp) || timestamp < 0)
         throw new Error(`--timestamp must be a whole number of seconds, got ${JSON.stringify(options.timestamp)}`);
+      checkOutputPath(options.output, `-o ${options.output}`);
       const loaded = loadRequiredRules(options.rules, { checkRegexes: true, timestamp });
       // XML input was compiled with this timestamp already; a single bundle given as input is
       // recompiled only when its own timestamp differs.
@@ -33,7 +34,7 @@ export function registerCompile(program: Command): void {
               { timestamp },
             );
       // A failed run never leaves a half-written bundle behind.
-      await writeFileAtomic(options.output, bundle);
+      await writeOutputFile(options.output, bundle);
       const header = readBundleHeader(bundle);
       process.stderr.write(
         `${options.output}: ${count(header.rulesetCount, 'ruleset')}, ${count(bundle.length, 'byte')} (${gzipSync(bundle).length} gzipped), format version ${header.formatVersion}\n`,

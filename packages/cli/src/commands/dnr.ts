@@ -1,5 +1,4 @@
 import { createReadStream } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import { Option, type Command } from 'commander';
@@ -13,10 +12,11 @@ import {
   type TrailingDotCoverage,
 } from '@httpsify/engine/dnr';
 import { collect, loadRequiredRules } from '../shared/rules-option.js';
+import { checkOutputPath, writeOutputFile } from '../shared/output-file.js';
 
 interface DnrOptions {
   rules?: string[];
-  out?: string;
+  output?: string;
   report?: boolean;
   format: 'text' | 'json';
   oracle?: string;
@@ -29,20 +29,25 @@ export function registerDnr(program: Command): void {
     .command('dnr')
     .description('compile the active rulesets to Chromium declarativeNetRequest rules; report what does not fit')
     .option('--rules <path>', 'a directory of *.xml rulesets, one XML file or a compiled bundle (repeatable; default: the bundled rulesets)', collect)
-    .option('--out <file>', 'write the rules (a static ruleset JSON file) here')
+    .option('-o, --output <file>', 'write the rules (a static ruleset JSON file) here')
+    // The name it had first; `-o, --output` is what compile takes.
+    .addOption(new Option('--out <file>').hideHelp())
     .option('--report', 'print counts and every ruleset, rule or exclusion that was left out, and why')
     .option('--oracle <file>', 'JSON lines {"url","expected"} (optionally .gz): measure how many expected rewrites the rules reproduce')
     .option('--regex-limit <n>', 'regex rules allowed', '1000')
     .option('--no-trailing-dots', 'leave out the rule that takes trailing dots off hosts (as the dynamic rule sets do)')
     .addOption(new Option('--format <format>', 'report format').choices(['text', 'json']).default('text'))
-    .action(async (options: DnrOptions) => {
+    .action(async (opts: DnrOptions & { out?: string }) => {
+      const { out, ...rest } = opts;
+      const options: DnrOptions = { ...rest, output: opts.output ?? out };
+      if (options.output !== undefined) checkOutputPath(options.output, `-o ${options.output}`);
       const loaded = loadRequiredRules(options.rules);
       const rulesets = rulesetsOf(loaded.engine, loaded.rulesets);
       const regexLimit = Number(options.regexLimit);
       if (!Number.isInteger(regexLimit) || regexLimit < 0) throw new Error(`--regex-limit ${options.regexLimit}: not a count`);
       const compiled = compileDnr(rulesets, { regexLimit, trailingDots: options.trailingDots });
       const rulesJson = JSON.stringify(compiled.rules);
-      if (options.out !== undefined) await writeFile(options.out, `${rulesJson}\n`);
+      if (options.output !== undefined) await writeOutputFile(options.output, `${rulesJson}\n`);
       const oracle = options.oracle !== undefined ? await readOracle(options.oracle) : undefined;
       const coverage = oracle !== undefined ? measureDnrCoverage(compiled.rules, oracle) : undefined;
       // What the browser really requests: canonical URLs without fragments.
@@ -54,7 +59,7 @@ export function registerDnr(program: Command): void {
             ? `${JSON.stringify({ ...compiled.report, coverage, browserCoverage, trailingDotCoverage })}\n`
             : formatReport(compiled, coverage, options.report === true, browserCoverage, trailingDotCoverage),
         );
-      } else if (options.out === undefined) {
+      } else if (options.output === undefined) {
         process.stdout.write(`${rulesJson}\n`);
       }
       if (compiled.report.overLimits.length > 0) process.exitCode = 1;

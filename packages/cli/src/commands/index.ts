@@ -11,6 +11,7 @@ import { registerRewrite } from './rewrite.js';
 import { registerUpdate } from './update.js';
 import { registerDnr } from './dnr.js';
 import { registerLinks } from './links.js';
+import { registerSweep } from './sweep.js';
 
 /** Every sub-command registers itself here; one module per command. */
 export function registerCommands(program: Command): void {
@@ -26,4 +27,5 @@ export function registerCommands(program: Command): void {
   registerUpdate(program);
   registerDnr(program);
   registerLinks(program);
+  registerSweep(program);
 }

@@ -12,6 +12,7 @@ import {
 } from '@httpsify/engine/channels';
 import { writeNewFile } from '../channels/files.js';
 import { collect } from '../shared/rules-option.js';
+import { checkOutputPath } from '../shared/output-file.js';
 
 interface KeygenOptions {
   out: string;
@@ -67,6 +68,7 @@ export function registerKeygen(program: Command): void {
       const maxAgeDays = wholeNumber(options.maxAgeDays, '--max-age-days', 1, MAX_AGE_DAYS_LIMIT);
       const now = Math.floor(Date.now() / 1000);
       const minTimestamp = options.minTimestamp === undefined ? now : wholeNumber(options.minTimestamp, '--min-timestamp', 0, now);
+      checkOutputPath(files.rootPrivate, `--out ${options.out}`);
       await refuseExisting(Object.values(files));
 
       const [root, signing] = await Promise.all([generateSigningKeyPair(), generateSigningKeyPair()]);

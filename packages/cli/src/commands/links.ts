@@ -19,6 +19,7 @@ interface LinksCliOptions extends RewriteEngineOptions {
   timeout: string;
   resolve?: string[];
   ca?: string[];
+  allowPrivate?: boolean;
   maxSize: string;
   parseTimeout: string;
 }
@@ -41,6 +42,7 @@ function addLinksOptions(command: Command): Command {
     .option('--concurrency <n>', 'with --verify: URL pairs fetched at once', '8')
     .option('--timeout <ms>', 'with --verify: time limit per request, in milliseconds', '10000')
     .option('--resolve <host:ip>', 'with --verify: connect to IP for HOST (repeatable, like curl)', collect)
+    .option('--allow-private', 'with --verify: also fetch loopback, private and link-local addresses (refused by default, also after DNS resolution)')
     .option('--ca <file>', 'with --verify: also trust the CA certificates in this PEM file (repeatable)', collect)
     .option('--max-size <bytes>', 'skip files larger than this', String(DEFAULT_MAX_BYTES))
     .option('--parse-timeout <ms>', 'skip a Markdown file that takes longer than this to parse', String(DEFAULT_PARSE_TIMEOUT_MS));
@@ -77,7 +79,13 @@ async function runCommand(mode: 'check' | 'fix', paths: string[], options: Links
     const parseTimeoutMs = positiveInteger('--parse-timeout', options.parseTimeout);
     const settings =
       options.verify === true
-        ? requestSettings({ resolve: options.resolve ?? [], caFiles: options.ca ?? [], timeoutMs, maxBodyBytes: VERIFY_MAX_BODY_BYTES })
+        ? requestSettings({
+            resolve: options.resolve ?? [],
+            caFiles: options.ca ?? [],
+            timeoutMs,
+            maxBodyBytes: VERIFY_MAX_BODY_BYTES,
+            refusePrivate: options.allowPrivate !== true,
+          })
         : null;
     const engine = await loadRewriteEngine(options);
     const progress: { bar: ProgressBar | null } = { bar: null };
@@ -109,6 +117,8 @@ async function runCommand(mode: 'check' | 'fix', paths: string[], options: Links
     const errors = report.problems.some((p) => p.severity === 'error');
     if (errors) process.exitCode = 2;
     else if (mode === 'check' && applicable(report).length > 0) process.exitCode = 1;
+    // As `git diff --exit-code`: 1 while changes are pending, the same as check.
+    else if (mode === 'fix' && options.diff === true && report.changedFiles.length > 0) process.exitCode = 1;
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     process.stderr.write(`httpsify links: ${err.message}\n`);

@@ -1,10 +1,10 @@
 import { existsSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { formatDiagnostic } from '@httpsify/engine';
 import { parseRulesetXml } from '@httpsify/engine/parse';
 import { lintRulesetSource, rulesetCoverage, targetKeysFor } from '@httpsify/engine/authoring';
-import { listRulesetFiles } from '@httpsify/engine/node';
+import { defaultRulesetsDir, listRulesetFiles } from '@httpsify/engine/node';
 import { checkNewDomain, newRuleset } from '../authoring/new-ruleset.js';
 import { readRulesetFile } from '../authoring/ruleset-files.js';
 
@@ -23,8 +23,11 @@ export function existingCoverage(dir: string, hosts: readonly string[]): string[
   return found;
 }
 
-/** Writes the new ruleset after checking the domain, the file name and the other rulesets; returns its path. */
-export function runNew(domain: string, options: { www?: boolean; dir: string }): string {
+/**
+ * Writes the new ruleset after checking the domain, the file name and the other rulesets (those
+ * of `dir`, and the bundled defaults unless `force`); returns its path.
+ */
+export function runNew(domain: string, options: { www?: boolean; dir: string; force?: boolean }): string {
   const problem = checkNewDomain(domain);
   if (problem !== null) throw new Error(problem);
   const made = newRuleset(domain, options);
@@ -32,6 +35,16 @@ export function runNew(domain: string, options: { www?: boolean; dir: string }):
   if (existsSync(path)) throw new Error(`${path} already exists`);
   const taken = existingCoverage(options.dir, made.targets);
   if (taken.length > 0) throw new Error(`another ruleset already targets this site; edit it instead:\n  ${taken.join('\n  ')}`);
+  // A second ruleset for a host the defaults cover is shadowed by, or shadows, the bundled one.
+  const bundled = defaultRulesetsDir();
+  if (options.force !== true && resolve(bundled) !== resolve(options.dir)) {
+    const inDefaults = existingCoverage(bundled, made.targets);
+    if (inDefaults.length > 0)
+      throw new Error(
+        `a ruleset bundled with httpsify already targets this site:\n  ${inDefaults.join('\n  ')}\n` +
+          'improve that one instead, or pass --force to write your own (e.g. for an update channel)',
+      );
+  }
   // The template must pass our own checks; anything else is a bug here, not the user's.
   const lint = lintRulesetSource(made.xml, path);
   const coverage = lint.ruleset === null ? [] : rulesetCoverage(lint.ruleset).diagnostics;
@@ -48,7 +61,8 @@ export function registerNew(program: Command): void {
     .argument('<domain>', 'the site, e.g. example.com')
     .option('--www', 'also target www.<domain>')
     .option('-d, --dir <dir>', 'rulesets directory to write into and search for existing targets', '.')
-    .action((domain: string, opts: { www?: boolean; dir: string }) => {
+    .option('--force', 'write it even though a ruleset bundled with httpsify targets the site')
+    .action((domain: string, opts: { www?: boolean; dir: string; force?: boolean }) => {
       const path = runNew(domain, opts);
       process.stdout.write(`wrote ${path}\n`);
     });

@@ -1,5 +1,5 @@
-import { mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Command } from 'commander';
 import { compileBundle, loadBundle, readBundleHeader } from '@httpsify/engine';
@@ -78,6 +78,11 @@ export function registerPublish(program: Command): void {
         throw new Error(`${options.key} is not the key certified by ${options.cert}; clients would reject the signature`);
       if (cert.version < channel.minKeyVersion)
         throw new Error(`${options.cert} is key version ${cert.version}, below the channel's minKeyVersion ${channel.minKeyVersion}: clients refuse it`);
+      const newest = await newestKeyVersion(options.out, options.cert);
+      if (newest !== undefined && cert.version < newest.version)
+        throw new Error(
+          `${options.cert} is key version ${cert.version}, but ${newest.where} has key version ${newest.version}: clients that have seen it refuse older keys (key-revoked). Publish with the newest signing key`,
+        );
       if (timestamp < channel.minTimestamp)
         throw new Error(`timestamp ${timestamp} is older than the channel's minTimestamp ${channel.minTimestamp}: clients refuse it`);
 
@@ -141,4 +146,27 @@ async function readPublishedTimestamp(dir: string): Promise<number | undefined> 
   } catch (err) {
     throw new Error(`${join(dir, LATEST_TIMESTAMP_FILE)}: ${(err as Error).message}; fix or remove it before publishing`);
   }
+}
+
+/**
+ * The newest key version this channel has: certificates published in the channel directory,
+ * and those `rotate-key` wrote next to the given certificate. Clients that have seen a key
+ * refuse every older one, so a release signed by one would reach nobody.
+ */
+async function newestKeyVersion(outDir: string, certPath: string): Promise<{ version: number; where: string } | undefined> {
+  const versions = async (dir: string, prefix: string): Promise<number[]> => {
+    const names = await readdir(dir).catch(() => [] as string[]);
+    return names.flatMap((n) => {
+      const m = /^(.*?)key\.([0-9]+)\.json$/.exec(n);
+      return m === null || m[1] !== prefix ? [] : [Number(m[2])];
+    });
+  };
+  const certName = /^(.*?)key\.[0-9]+\.json$/.exec(basename(certPath));
+  const candidates = [
+    { versions: await versions(outDir, ''), where: `the channel directory ${outDir}` },
+    { versions: certName === null ? [] : await versions(dirname(certPath), certName[1] as string), where: `${dirname(certPath)} (httpsify rotate-key)` },
+  ];
+  let newest: { version: number; where: string } | undefined;
+  for (const c of candidates) for (const v of c.versions) if (newest === undefined || v > newest.version) newest = { version: v, where: c.where };
+  return newest;
 }

@@ -1,3 +1,4 @@
+import { fstatSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Option, type Command } from 'commander';
 import { formatExplanation, type Engine } from '@httpsify/engine';
@@ -18,6 +19,7 @@ export function registerRewrite(program: Command): void {
       .addOption(new Option('--format <format>', 'output format').choices(['text', 'jsonl']).default('text'))
       .option('--explain', 'show for each URL the candidate rulesets in order and what each decided'),
   ).action(async (urls: string[], options: RewriteOptions) => {
+    if (urls.length === 0) checkStdinReadable();
     const layered = await loadRewriteEngine(options);
     const engine = layered.layers[layered.layers.length - 1]?.engine as Engine;
     const out = new BufferedOutput();
@@ -56,8 +58,23 @@ export function registerRewrite(program: Command): void {
       for (const url of urls) await handle(url);
     } else {
       const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+      // readline ends quietly on a read error: surface it instead of exiting 0 with nothing done.
+      let readError: Error | undefined;
+      process.stdin.once('error', (err) => (readError = err));
       for await (const line of lines) await handle(line);
+      if (readError !== undefined) throw new Error(`cannot read stdin: ${readError.message}`);
     }
     await out.flush();
   });
+}
+
+/** `rewrite < DIR` reads nothing and would exit 0: refuse it as the usage error it is. */
+function checkStdinReadable(): void {
+  let isDirectory: boolean;
+  try {
+    isDirectory = fstatSync(0).isDirectory();
+  } catch {
+    return; // no stdin to judge (closed): reading it ends at once, as for an empty file
+  }
+  if (isDirectory) throw new Error('stdin is a directory: give URLs one per line, e.g. httpsify rewrite < urls.txt, or as arguments');
 }

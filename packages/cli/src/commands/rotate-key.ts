@@ -3,6 +3,7 @@ import { generateSigningKeyPair, keyCertificateFileName, keyCertificateFiles, ke
 import { writeNewFile } from '../channels/files.js';
 import { readChannelFile, readPrivateKey } from '../channels/signing-key.js';
 import { keyFiles, refuseExisting, wholeNumber } from './keygen.js';
+import { checkOutputPath } from '../shared/output-file.js';
 
 interface RotateOptions {
   root: string;
@@ -27,6 +28,7 @@ export function registerRotateKey(program: Command): void {
       if (rootPublic.n !== channel.rootKey.n || rootPublic.e !== channel.rootKey.e)
         throw new Error(`${options.root} is not the root key of channel "${channel.name}" (${options.channel})`);
       const files = keyFiles(options.out, version);
+      checkOutputPath(files.signingPrivate, `--out ${options.out}`);
       await refuseExisting([files.signingPrivate, files.certificate, files.certificateSignature]);
       const signing = await generateSigningKeyPair();
       const cert = await keyCertificateFiles(channel, root, signing.publicKey, version);

@@ -5,7 +5,7 @@ import { applySuppressions, rulesetCoverage, suppressionsOf } from '@httpsify/en
 import { DEFAULT_BASELINE, filterByBaseline, hiddenFindingsText, readBaseline, writeBaseline } from '../authoring/baseline.js';
 import { resolve } from 'node:path';
 import { expandRulesetPaths, readRulesetSource } from '../authoring/ruleset-files.js';
-import { resolveChangedOptions } from './check.js';
+import { parseMaxWarnings, resolveChangedOptions, tooManyWarnings } from './check.js';
 import { count } from '../shared/plural.js';
 
 export interface TestSummary {
@@ -21,6 +21,7 @@ export interface TestReport {
   diagnostics: Diagnostic[];
   counts: Record<string, number>;
   errors: number;
+  warnings: number;
   /** Findings hidden by `<!-- httpsify-ignore -->` comments and by the baseline. */
   suppressed: number;
   baselineHidden: number;
@@ -98,6 +99,7 @@ export function runTest(paths: readonly string[], options: TestOptions = {}): Te
     diagnostics: filtered.kept,
     counts,
     errors: filtered.kept.filter((d) => d.severity === 'error').length,
+    warnings: filtered.kept.filter((d) => d.severity === 'warning').length,
     suppressed,
     baselineHidden: filtered.hidden,
     baselineHiddenFiles: filtered.hiddenFiles,
@@ -111,7 +113,7 @@ export function registerTest(program: Command): void {
   program
     .command('test')
     .description('offline test coverage of rulesets: every test owned by a rule or exclusion, enough tests per branch, no network')
-    .argument('[paths...]', 'ruleset files or directories of *.xml')
+    .argument('[paths...]', 'ruleset files or directories of *.xml (default: the current directory)')
     .option('--include-default-off', 'also test rulesets that are off by default')
     .option(
       '--changed <files...>',
@@ -122,12 +124,22 @@ export function registerTest(program: Command): void {
     .option('--baseline <file>', 'hide the findings this baseline lists for unchanged files', DEFAULT_BASELINE)
     .option('--no-baseline', 'ignore the baseline file')
     .option('--write-baseline', `write the current findings to the baseline file (${DEFAULT_BASELINE} unless --baseline)`)
+    .option('--max-warnings <n>', 'exit 1 when more than n warnings are left after the baseline (as ESLint; -1: no limit)', '-1')
     .action(
       (
         paths: string[],
-        opts: { includeDefaultOff?: boolean; format: string; baseline: string | false; writeBaseline?: boolean; changed?: string[]; changedSince?: string },
+        opts: {
+          includeDefaultOff?: boolean;
+          format: string;
+          baseline: string | false;
+          writeBaseline?: boolean;
+          changed?: string[];
+          changedSince?: string;
+          maxWarnings: string;
+        },
       ) => {
         if (opts.format !== 'text' && opts.format !== 'json') throw new Error(`--format must be text or json, not "${opts.format}"`);
+        const maxWarnings = parseMaxWarnings(opts.maxWarnings);
         const scope = resolveChangedOptions(paths, opts);
         if (opts.writeBaseline === true && scope.changed !== undefined) {
           throw new Error('--write-baseline records every file: run it without --changed/--changed-since');
@@ -140,8 +152,10 @@ export function registerTest(program: Command): void {
         });
         if (opts.writeBaseline === true) {
           const path = baselinePath ?? DEFAULT_BASELINE;
-          const written = writeBaseline(path, 'test', report.unfiltered, report.hashes);
-          process.stderr.write(`${path}: wrote ${count(written.findings, 'finding')} of ${count(written.files, 'file')} to the test baseline\n`);
+          const written = writeBaseline(path, 'test', report.unfiltered, report.hashes, scope.paths);
+          process.stderr.write(
+            `${path}: wrote ${count(written.findings, 'finding')} of ${count(written.files, 'file')} to the test baseline${written.kept > 0 ? `; kept the entries of ${count(written.kept, 'file')} outside ${scope.paths.join(' ')}` : ''}\n`,
+          );
           return;
         }
         if (opts.format === 'json') {
@@ -162,6 +176,7 @@ export function registerTest(program: Command): void {
           for (const [code, n] of Object.entries(report.counts).sort()) process.stdout.write(`${String(n).padStart(7)} ${code}\n`);
         }
         if (report.errors > 0) process.exitCode = 1;
+        if (tooManyWarnings(report.warnings, maxWarnings)) process.exitCode = 1;
       },
     );
 }

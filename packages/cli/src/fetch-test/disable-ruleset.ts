@@ -63,6 +63,8 @@ export function commentSafe(text: string): string {
   );
 }
 
+const escapeAttribute = (value: string): string => commentSafe(value).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/"/g, '&quot;');
+
 export interface DisableEdit {
   /** The new file text. */
   text: string;
@@ -76,14 +78,21 @@ export interface DisableEdit {
  * root tag's last attribute (unless default_off is already there), and a comment listing the
  * reasons goes right before the root element. Nothing else changes.
  */
-export function disableRulesetText(text: string, reasons: readonly string[]): DisableEdit {
+export interface DisableWording {
+  /** The default_off value (default: DISABLED_REASON). */
+  note?: string;
+  /** The comment's first line (default: it names fetch-test). */
+  heading?: string;
+}
+
+export function disableRulesetText(text: string, reasons: readonly string[], wording: DisableWording = {}): DisableEdit {
   const root = findRootTag(text);
   if (root === null) throw new Error('cannot find the <ruleset> start tag');
   const eol = text.includes('\r\n') ? '\r\n' : '\n';
   const lines = reasons.length > 0 ? reasons.map((r) => `\t${commentSafe(r)}`) : ['\tsee the fetch-test report'];
-  const comment = `<!-- ${COMMENT_HEADING}${eol}${lines.join(eol)}${eol}-->${eol}`;
+  const comment = `<!-- ${wording.heading ?? COMMENT_HEADING}${eol}${lines.join(eol)}${eol}-->${eol}`;
   const insertions = [{ offset: root.start, text: comment }];
-  if (!root.hasDefaultOff) insertions.push({ offset: root.attributesEnd, text: ` default_off="${DISABLED_REASON}"` });
+  if (!root.hasDefaultOff) insertions.push({ offset: root.attributesEnd, text: ` default_off="${escapeAttribute(wording.note ?? DISABLED_REASON)}"` });
   let out = '';
   let last = 0;
   for (const ins of insertions) {
@@ -98,12 +107,12 @@ export function disableRulesetText(text: string, reasons: readonly string[]): Di
  * Applies `disableRulesetText` to a file, checks that the result still parses and is off by
  * default, and replaces the file atomically (temp file in the same directory, then rename).
  */
-export async function disableRulesetFile(file: string, reasons: readonly string[]): Promise<DisableEdit> {
+export async function disableRulesetFile(file: string, reasons: readonly string[], wording: DisableWording = {}): Promise<DisableEdit> {
   const bytes = readFileSync(file);
   const text = bytes.toString('utf8');
   // Editing decoded text is only byte-preserving when the file is valid UTF-8.
   if (!Buffer.from(text, 'utf8').equals(bytes)) throw new Error(`${file}: not valid UTF-8, left unchanged`);
-  const edit = disableRulesetText(text, reasons);
+  const edit = disableRulesetText(text, reasons, wording);
   const check = parseRulesetXml(edit.text, file);
   if (check.ruleset === null || check.ruleset.defaultOff === undefined) {
     throw new Error(`${file}: the edited ruleset would not parse as disabled, left unchanged`);

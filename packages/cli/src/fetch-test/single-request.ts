@@ -1,5 +1,5 @@
-import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { request as httpRequest, type Agent as HttpAgent, type ClientRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest, type Agent as HttpsAgent } from 'node:https';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import type { LookupFunction } from './resolve-option.js';
@@ -12,6 +12,13 @@ export interface RequestSettings {
   timeoutMs: number;
   /** Bodies are cut off here; page structure only needs the start of a page. */
   maxBodyBytes: number;
+  /** Why `url` may not be fetched at all (links --verify: a private IP address), or null. */
+  refuse?: (url: URL) => RequestFailure | null;
+  /** Connection reuse (keep-alive agents); without them every request has its own connection. */
+  agents?: { http: HttpAgent; https: HttpsAgent };
+  /** Waits until a request to `url` may start (politeness); resolves to "the request ended". */
+  gate?: (url: URL) => Promise<() => void>;
+  userAgent?: string;
 }
 
 export interface RawResponse {
@@ -62,14 +69,26 @@ function decoded(res: IncomingMessage): Readable {
  * One GET without following redirects. The whole exchange (connect, TLS, headers, body) shares
  * one deadline, so a slow-dripping server cannot hold a worker forever.
  */
-export function requestOnce(url: URL, settings: RequestSettings): Promise<RawResponse> {
+export async function requestOnce(url: URL, settings: RequestSettings): Promise<RawResponse> {
+  const refused = settings.refuse?.(url) ?? null;
+  if (refused !== null) throw refused;
+  if (settings.gate === undefined) return requestNow(url, settings);
+  const release = await settings.gate(url);
+  try {
+    return await requestNow(url, settings);
+  } finally {
+    release();
+  }
+}
+
+function requestNow(url: URL, settings: RequestSettings): Promise<RawResponse> {
   return new Promise<RawResponse>((resolve, reject) => {
     const secure = url.protocol === 'https:';
     const options = {
       method: 'GET',
       lookup: settings.lookup as never,
-      headers: { 'user-agent': 'httpsify-fetch-test/0.1', accept: 'text/html,*/*;q=0.8', 'accept-encoding': 'gzip, deflate, br' },
-      agent: false as const,
+      headers: { 'user-agent': settings.userAgent ?? 'httpsify-fetch-test/0.1', accept: 'text/html,*/*;q=0.8', 'accept-encoding': 'gzip, deflate, br' },
+      agent: settings.agents === undefined ? (false as const) : secure ? settings.agents.https : settings.agents.http,
       ...(secure && settings.ca !== undefined ? { ca: settings.ca } : {}),
     };
     let settled = false;
@@ -87,11 +106,12 @@ export function requestOnce(url: URL, settings: RequestSettings): Promise<RawRes
     req = (secure ? httpsRequest : httpRequest)(url, options, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
-      const finish = (): void => {
+      // A body read to its end leaves the connection reusable by a keep-alive agent.
+      const finish = (complete = false): void => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        req?.destroy();
+        if (!complete || settings.agents === undefined) req?.destroy();
         const location = res.headers.location;
         resolve({
           status: res.statusCode ?? 0,
@@ -107,12 +127,12 @@ export function requestOnce(url: URL, settings: RequestSettings): Promise<RawRes
         size += chunk.length;
         if (size >= settings.maxBodyBytes) finish();
       });
-      body.on('end', finish);
+      body.on('end', () => finish(true));
       // A body cut short still tells us the status; keep what arrived.
-      body.on('error', finish);
-      res.on('aborted', finish);
+      body.on('error', () => finish());
+      res.on('aborted', () => finish());
       // Undecoded bodies are complete when the response closes; decoders end on their own.
-      if (body === res) res.on('close', finish);
+      if (body === res) res.on('close', () => finish());
     });
     req.on('error', fail);
     req.end();

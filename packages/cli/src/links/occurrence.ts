@@ -21,3 +21,12 @@ export interface Occurrence {
 export function isHttpUrl(url: string): boolean {
   return /^http:\/\/[^/?#\s]/i.test(url);
 }
+
+/**
+ * True when two URLs are the same as WHATWG parses them (`http://Example.com` and
+ * `http://example.com/`): the test for link text that shows the link's own URL.
+ */
+export function sameUrl(a: string, b: string): boolean {
+  if (!URL.canParse(a) || !URL.canParse(b)) return false;
+  return new URL(a).href === new URL(b).href;
+}

@@ -1,13 +1,12 @@
-import { readFileSync, realpathSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, openSync, readSync, realpathSync, writeSync } from 'node:fs';
 import { createTwoFilesPatch } from 'diff';
-import { writeFileAtomic } from '@httpsify/engine/node';
 import type { RequestSettings } from '../fetch-test/single-request.js';
 import { DEFAULT_MAX_BYTES, DocumentError, encodeDocument, findUrls, readDocument, describeFsError, type LoadedDocument } from './document.js';
 import { MarkdownParser } from './markdown-parser.js';
 import { occurrencesFromTokens } from './scan-markdown.js';
 import { applyFindings, planRewrites, type LinkFinding, type Rewriter } from './plan-rewrites.js';
 import { pairKey, verifyPairs } from './verify-links.js';
-import { walkDocuments } from './walk-files.js';
+import { isWithin, walkDocuments } from './walk-files.js';
 
 export interface VerifySettings {
   settings: RequestSettings;
@@ -68,6 +67,7 @@ export async function runLinks(options: LinksOptions): Promise<LinksReport> {
   const findings: LinkFinding[] = [];
   const notes: string[] = [];
   const documents = new Map<string, LoadedDocument>();
+  const roots = new Map(walked.files.map((f) => [f.path, f.root]));
   let scannedFiles = 0;
   const markdown = new MarkdownParser(options.parseTimeoutMs);
   for (const file of walked.files) {
@@ -111,11 +111,36 @@ export async function runLinks(options: LinksOptions): Promise<LinksReport> {
   }
 
   const report: LinksReport = { scannedFiles, findings, problems, notes, changedFiles: [], diff: '' };
-  if (options.mode === 'fix') await fixDocuments(report, documents, options.diff === true);
+  if (options.mode === 'fix') fixDocuments(report, documents, roots, options.diff === true);
   return report;
 }
 
-async function fixDocuments(report: LinksReport, documents: Map<string, LoadedDocument>, diffOnly: boolean): Promise<void> {
+/**
+ * Replaces the contents of the file at real path `target` with `updated`, in place: the same
+ * inode, so hard links, permissions and ownership stay as they were (a new file renamed over it
+ * would split hard links and take our umask). Only if it still holds `before` byte for byte.
+ */
+function rewriteInPlace(target: string, before: Buffer, updated: Buffer): void {
+  const fd = openSync(target, 'r+');
+  try {
+    const size = fstatSync(fd).size;
+    const current = Buffer.alloc(size);
+    let read = 0;
+    while (read < size) {
+      const n = readSync(fd, current, read, size - read, read);
+      if (n === 0) break;
+      read += n;
+    }
+    if (read !== size || !current.equals(before)) throw new Error('it changed while being checked; run again');
+    let written = 0;
+    while (written < updated.length) written += writeSync(fd, updated, written, updated.length - written, written);
+    ftruncateSync(fd, updated.length);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function fixDocuments(report: LinksReport, documents: Map<string, LoadedDocument>, roots: Map<string, string>, diffOnly: boolean): void {
   const byFile = new Map<string, LinkFinding[]>();
   for (const f of applicable(report)) byFile.set(f.file, [...(byFile.get(f.file) ?? []), f]);
   const patches: string[] = [];
@@ -124,16 +149,18 @@ async function fixDocuments(report: LinksReport, documents: Map<string, LoadedDo
     const updated = applyFindings(doc.text, findings);
     if (updated === doc.text) continue;
     if (diffOnly) {
-      patches.push(createTwoFilesPatch(file, file, doc.text, updated, undefined, undefined, { context: 3 }));
+      // git's a/ and b/ prefixes: `git apply` and `patch -p1` take the diff as it is.
+      patches.push(createTwoFilesPatch(`a/${file}`, `b/${file}`, doc.text, updated, undefined, undefined, { context: 3 }));
       report.changedFiles.push(file);
       continue;
     }
     try {
-      // Write through symlinks to the file itself, and only if nobody changed it meanwhile.
+      // Write through symlinks to the file itself, only inside the root it was found under (a
+      // link swapped since the walk is caught here), and only if nobody changed it meanwhile.
       const target = realpathSync(file);
-      const before = encodeDocument(doc.text, doc.bom);
-      if (!readFileSync(target).equals(before)) throw new Error('it changed while being checked; run again');
-      await writeFileAtomic(target, encodeDocument(updated, doc.bom), doc.mode);
+      const root = roots.get(file);
+      if (root === undefined || !isWithin(target, root)) throw new Error(`it now leads out of ${root ?? 'the paths given'} (to ${target})`);
+      rewriteInPlace(target, encodeDocument(doc.text, doc.bom), encodeDocument(updated, doc.bom));
       report.changedFiles.push(file);
     } catch (err) {
       const message = err instanceof Error && (err as NodeJS.ErrnoException).code === undefined ? err.message : describeFsError(err);

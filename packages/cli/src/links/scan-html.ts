@@ -1,7 +1,7 @@
 import { parse, parseFragment, type DefaultTreeAdapterMap } from 'parse5';
-import { decodeHTMLAttribute } from 'entities';
+import { decodeHTML, decodeHTMLAttribute } from 'entities';
 import { decodeWithMap, respell, type DecodedText } from './decoded-text.js';
-import { isHttpUrl, type Occurrence } from './occurrence.js';
+import { isHttpUrl, sameUrl, type Occurrence } from './occurrence.js';
 
 type Node = DefaultTreeAdapterMap['node'];
 type Element = DefaultTreeAdapterMap['element'];
@@ -29,9 +29,9 @@ const DECODED_TOKEN = /&(?:#[xX][0-9a-fA-F]+;?|#[0-9]+;?|[A-Za-z][A-Za-z0-9]*;?)
 
 /**
  * Finds http:// URLs in the URL attributes of an HTML document (`href`, `src`, `srcset`,
- * `action`...; `data` on `<object>`), parsed by parse5 as a browser would. Text is never
- * touched, so URLs shown inside `<code>`, `<pre>`, scripts, styles and comments stay as they
- * are; the attributes of elements inside `<pre>`/`<code>` are real links and are handled.
+ * `action`...; `data` on `<object>`), parsed by parse5 as a browser would. Text is not
+ * touched (but for link text that is the link's own URL, `linkText`), so URLs shown inside
+ * `<code>`, `<pre>`, scripts, styles and comments stay as they are; the attributes of elements inside `<pre>`/`<code>` are real links and are handled.
  * `fragment` parses a piece of HTML found inside Markdown.
  */
 export function findUrlsInHtml(source: string, base = 0, fragment = false): Occurrence[] {
@@ -41,7 +41,10 @@ export function findUrlsInHtml(source: string, base = 0, fragment = false): Occu
   // An explicit stack: hostile documents nest deeper than the call stack goes.
   const stack: Node[] = [root];
   for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
-    if ('tagName' in node) attributesOf(node, source, base, found);
+    if ('tagName' in node) {
+      attributesOf(node, source, base, found);
+      if (node.tagName === 'a') linkText(node, source, base, found);
+    }
     if ('childNodes' in node) for (const child of node.childNodes) stack.push(child);
     if ('content' in node && node.nodeName === 'template') stack.push((node as DefaultTreeAdapterMap['template']).content);
   }
@@ -78,6 +81,26 @@ function attributesOf(element: Element, source: string, base: number, found: Occ
       found.push(occurrence(decoded, from, to, base + value.offset, `html-attribute:${name}`, escape));
     }
   }
+}
+
+/**
+ * The text of `<a href="http://x">http://x</a>`, when it is exactly the link's own URL (as
+ * WHATWG parses both): it changes with the link, so the page does not show http:// for an
+ * https:// link. Any other text stays, as everywhere else.
+ */
+function linkText(element: Element, source: string, base: number, found: Occurrence[]): void {
+  const href = element.attrs.find((a) => a.name === 'href' && (a.prefix ?? '') === '')?.value;
+  const [child] = element.childNodes;
+  if (href === undefined || element.childNodes.length !== 1 || child === undefined || child.nodeName !== '#text') return;
+  const node = child as DefaultTreeAdapterMap['textNode'];
+  const loc = node.sourceCodeLocation;
+  if (loc === undefined || loc === null) return;
+  const decoded = decodeWithMap(source.slice(loc.startOffset, loc.endOffset), DECODED_TOKEN, (t) => (t[0] === '\r' ? '\n' : decodeHTML(t)));
+  if (decoded.text !== node.value) return; // the map disagrees with the parser: never write into it
+  const [from, to] = trimmed(decoded.text);
+  const url = decoded.text.slice(from, to);
+  if (!isHttpUrl(url) || /\s/.test(url) || !sameUrl(url, href.trim())) return;
+  found.push(occurrence(decoded, from, to, base + loc.startOffset, 'html-link-text', escapeText));
 }
 
 function occurrence(decoded: DecodedText, from: number, to: number, rawBase: number, context: string, escape: (s: string) => string): Occurrence {
@@ -143,3 +166,4 @@ export function srcsetUrls(text: string): [number, number][] {
 const escapeDoubleQuoted = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
 const escapeSingleQuoted = (s: string): string => s.replace(/&/g, '&amp;').replace(/'/g, '&#39;');
 const escapeUnquoted = (s: string): string => s.replace(/&/g, '&amp;').replace(/[\s"'=<>`]/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeText = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');

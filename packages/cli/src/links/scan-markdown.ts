@@ -2,7 +2,7 @@ import { parse, postprocess, preprocess } from 'micromark';
 import { gfm } from 'micromark-extension-gfm';
 import { decodeString } from 'micromark-util-decode-string';
 import { decodeWithMap, respell, undecoded, type DecodedText } from './decoded-text.js';
-import { isHttpUrl, type Occurrence } from './occurrence.js';
+import { isHttpUrl, sameUrl, type Occurrence } from './occurrence.js';
 import { findUrlsInHtml } from './scan-html.js';
 
 /** A backslash escape or a character reference, as CommonMark decodes them in destinations. */
@@ -27,7 +27,17 @@ export interface MarkdownToken {
   end: number;
 }
 
-const URL_TOKENS = new Set(['resourceDestinationString', 'definitionDestinationString', 'autolinkProtocol', 'literalAutolinkHttp', 'htmlFlow', 'htmlText']);
+const URL_TOKENS = new Set([
+  'resourceDestinationString',
+  'definitionDestinationString',
+  'autolinkProtocol',
+  'literalAutolinkHttp',
+  'htmlFlow',
+  'htmlText',
+  // An inline link and its text: `[http://x](http://x)` shows its own URL.
+  'link',
+  'labelText',
+]);
 
 /**
  * The tokens that may hold URLs, in document order. This is the costly step (micromark is slow
@@ -76,7 +86,39 @@ export function occurrencesFromTokens(source: string, tokens: readonly MarkdownT
         break;
     }
   }
+  found.push(...linkTexts(source, tokens));
   return found.sort((a, b) => a.start - b.start);
+}
+
+/**
+ * The text of inline links that is exactly the link's own URL (`[http://x](http://x)`): what a
+ * reader sees must not keep saying http:// once the link says https://. The same rule as for
+ * `<a href>` text in HTML (`sameUrl`); other link text never changes.
+ */
+function linkTexts(source: string, tokens: readonly MarkdownToken[]): Occurrence[] {
+  const found: Occurrence[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    const link = tokens[i] as MarkdownToken;
+    const label = tokens[i + 1];
+    if (link.type !== 'link' || label?.type !== 'labelText' || label.start !== link.start + 1) continue;
+    // The destination after the label: one inside it belongs to an image in the text.
+    let destination: MarkdownToken | undefined;
+    for (let j = i + 2; j < tokens.length && (tokens[j] as MarkdownToken).start < link.end; j++) {
+      const t = tokens[j] as MarkdownToken;
+      if (t.type === 'resourceDestinationString' && t.start >= label.end) {
+        destination = t;
+        break;
+      }
+    }
+    const raw = source.slice(label.start, label.end);
+    // Plain characters only: emphasis, code or markup in the text is not a bare URL.
+    if (destination === undefined || !/^[^\s*`<>[\]]+$/.test(raw)) continue;
+    const text = decodeWithMap(raw, MARKDOWN_ESCAPE, (t) => decodeString(t));
+    const target = decodeString(source.slice(destination.start, destination.end));
+    if (text.text !== decodeString(raw) || !isHttpUrl(text.text) || !sameUrl(text.text, target)) continue;
+    found.push(markdownOccurrence(text, label.start, 'markdown-link-text', escapeLinkText));
+  }
+  return found;
 }
 
 function markdownOccurrence(decoded: DecodedText, base: number, context: string, escape: (s: string) => string, refuse?: RegExp): Occurrence {
@@ -91,3 +133,4 @@ function markdownOccurrence(decoded: DecodedText, base: number, context: string,
 
 const escapeBare = (s: string): string => s.replace(/[\\()<>&]/g, (c) => `\\${c}`).replace(/\s/g, (c) => encodeURIComponent(c));
 const escapeInAngles = (s: string): string => s.replace(/[\\<>&]/g, (c) => `\\${c}`).replace(/\n/g, '%0A');
+const escapeLinkText = (s: string): string => s.replace(/[\\[\]`*_<>&]/g, (c) => `\\${c}`).replace(/\s/g, (c) => encodeURIComponent(c));

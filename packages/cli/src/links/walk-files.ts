@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import { describeFsError, kindOf, type DocumentKind } from './document.js';
@@ -6,6 +6,13 @@ import { describeFsError, kindOf, type DocumentKind } from './document.js';
 export interface FoundFile {
   path: string;
   kind: DocumentKind;
+  /** Real path of the root it was found under (the named file or directory); it never leaves it. */
+  root: string;
+}
+
+/** Whether the real path `real` lies in (or is) the real path `root`. */
+export function isWithin(real: string, root: string): boolean {
+  return real === root || real.startsWith(root.endsWith(sep) ? root : root + sep);
 }
 
 export interface WalkProblem {
@@ -22,16 +29,17 @@ interface Matcher {
  * The documents under `paths`: files named on the command line whatever their extension (plain
  * text unless .md/.html...), and under directories, recursively, the Markdown, HTML and text
  * files that .gitignore does not exclude (the .gitignore files from the repository root down, as
- * git reads them). `.git` is never entered. Symlinks are followed; a directory reached twice
- * (a symlink loop, or two links to one place) is walked once. Unreadable entries are problems,
- * reported, never fatal.
+ * git reads them). `.git` is never entered. Symlinks are followed only while they stay inside
+ * the directory named (a link leading out is reported as skipped: a pull request must not make
+ * `check` read, or `fix` write, files elsewhere); a directory reached twice (a symlink loop, or
+ * two links to one place) is walked once. Unreadable entries are problems, reported, never fatal.
  */
 export function walkDocuments(paths: readonly string[]): { files: FoundFile[]; problems: WalkProblem[] } {
   const files: FoundFile[] = [];
   const problems: WalkProblem[] = [];
   const seenFiles = new Set<string>();
   const seenDirs = new Set<string>();
-  const addFile = (path: string, kind: DocumentKind): void => {
+  const addFile = (path: string, kind: DocumentKind, root: string): void => {
     let real: string;
     try {
       real = realpathSync(path);
@@ -39,17 +47,25 @@ export function walkDocuments(paths: readonly string[]): { files: FoundFile[]; p
       problems.push({ path, message: describeFsError(err) });
       return;
     }
+    if (!isWithin(real, root)) {
+      problems.push({ path, message: `skipped: a symbolic link leading out of ${root} (to ${real})` });
+      return;
+    }
     if (seenFiles.has(real)) return;
     seenFiles.add(real);
-    files.push({ path, kind });
+    files.push({ path, kind, root });
   };
 
-  const walk = (dir: string, matchers: Matcher[]): void => {
+  const walk = (dir: string, matchers: Matcher[], root: string): void => {
     let real: string;
     try {
       real = realpathSync(dir);
     } catch (err) {
       problems.push({ path: dir, message: describeFsError(err) });
+      return;
+    }
+    if (!isWithin(real, root)) {
+      problems.push({ path: dir, message: `skipped: a symbolic link leading out of ${root} (to ${real})` });
       return;
     }
     if (seenDirs.has(real)) {
@@ -72,7 +88,8 @@ export function walkDocuments(paths: readonly string[]): { files: FoundFile[]; p
       let isDir: boolean;
       let isFile: boolean;
       try {
-        const stat = statSync(path);
+        const own = lstatSync(path);
+        const stat = own.isSymbolicLink() ? statSync(path) : own;
         isDir = stat.isDirectory();
         isFile = stat.isFile();
       } catch (err) {
@@ -80,10 +97,10 @@ export function walkDocuments(paths: readonly string[]): { files: FoundFile[]; p
         continue;
       }
       if (isIgnored(here, path, isDir)) continue;
-      if (isDir) walk(path, here);
+      if (isDir) walk(path, here, root);
       else if (isFile) {
         const kind = kindOf(path);
-        if (kind !== null) addFile(path, kind);
+        if (kind !== null) addFile(path, kind, root);
       }
     }
   };
@@ -101,8 +118,15 @@ export function walkDocuments(paths: readonly string[]): { files: FoundFile[]; p
       problems.push({ path, message: describeFsError(err) });
       continue;
     }
-    if (isDir) walk(path, ancestorMatchers(path, problems));
-    else addFile(path, kindOf(path) ?? 'text');
+    let root: string;
+    try {
+      root = realpathSync(path);
+    } catch (err) {
+      problems.push({ path, message: describeFsError(err) });
+      continue;
+    }
+    if (isDir) walk(path, ancestorMatchers(path, problems), root);
+    else addFile(path, kindOf(path) ?? 'text', root);
   }
   return { files, problems };
 }

@@ -1,4 +1,5 @@
 import type { Engine } from '../match/engine.js';
+import { readDestination } from './destination-reading.js';
 import { ChannelError } from './errors.js';
 import { compileScope } from './scope.js';
 
@@ -32,25 +33,21 @@ function hostMatches(host: string, pattern: string): boolean {
 }
 
 /**
- * A destination is allowed when the scope matches it, or matches it as an `http:` URL (a scope
- * written for `http://` URLs still owns their `https://` form), or when its host is listed.
+ * A destination is allowed when both readings of it agree (readDestination) and the scope
+ * matches its WHATWG serialisation, or matches it as an `http:` URL (a scope written for
+ * `http://` URLs still owns their `https://` form), or when its parsed host is listed. Scopes
+ * are tested on the parsed URL, not on the string, so `https://attacker.example\.example.org/`
+ * is judged as the `https://attacker.example/` that browsers and Node will load.
  */
 export function destinationPolicy(scope: string, destinations: readonly string[]): DestinationPolicy {
   const regex = compileScope(scope);
   return {
     allows(url: string): boolean {
+      const read = readDestination(url);
+      if (read === null) return false;
       if (regex === null) return true;
-      if (regex.test(url) || regex.test(url.replace(/^https:/, 'http:'))) return true;
-      if (destinations.length === 0) return false;
-      let host: string;
-      try {
-        const parsed = new URL(url);
-        if (parsed.username !== '' || parsed.password !== '') return false;
-        host = parsed.hostname;
-      } catch {
-        return false;
-      }
-      return destinations.some((d) => hostMatches(host, d));
+      if (regex.test(read.href) || regex.test(read.href.replace(/^https:/, 'http:'))) return true;
+      return destinations.some((d) => hostMatches(read.hostname, d));
     },
   };
 }

@@ -1,10 +1,13 @@
 import { channelBinding, type ChannelDefinition } from './definition.js';
+import { rootFloor } from './root-floor.js';
 import type { ChannelRecord, InstalledBundle } from './state.js';
 
-/** Lowest key version a record may be signed with: the definition's floor, or a newer key already seen. */
+/**
+ * Lowest key version a release may be signed with: the definition's floor, or a newer key
+ * already seen under the same root key (under any definition: see rootFloor).
+ */
 export function requiredKeyVersion(def: ChannelDefinition, record: ChannelRecord | undefined): number {
-  const seen = record?.signingKey !== undefined && record.signingKey.verifiedFor === channelBinding(def) ? record.signingKey.version : 0;
-  return Math.max(def.minKeyVersion, seen);
+  return Math.max(def.minKeyVersion, rootFloor(def, record).keyVersion);
 }
 
 /** Why an installed bundle does not apply under `def`, or null when it does. */

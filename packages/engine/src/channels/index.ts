@@ -8,6 +8,7 @@ export {
   type RuleDestination,
   ruleDestination,
 } from './destinations.js';
+export { type DestinationReading, readDestination } from './destination-reading.js';
 export { ChannelError, type ChannelErrorCode, describeError } from './errors.js';
 export { type FetchBytes, type FetchLike, fetchBytesWith } from './fetch-bytes.js';
 export { type ChannelFreshness, channelFreshness, installedProblem, requiredKeyVersion, usableInstalled } from './freshness.js';
@@ -56,7 +57,8 @@ export {
   signBytes,
   verifySignature,
 } from './signature.js';
-export type { ChannelRecord, ChannelStorage, CheckResult, InstalledBundle, LastCheck, SigningKeyRecord } from './state.js';
+export { raiseFloor, rootFloor, rootKeyId } from './root-floor.js';
+export type { ChannelRecord, ChannelStorage, CheckResult, InstalledBundle, LastCheck, RootFloor, SigningKeyRecord } from './state.js';
 export { checkNotInFuture, formatTimestamp, MAX_CHANNEL_TIMESTAMP, parseAdvertisedTimestamp } from './timestamp.js';
 export { type ChannelCheckOptions, type ChannelCheckReport, checkChannel, fetchVerifiedBundle } from './update.js';
 export { type ChannelFiles, keyCertificateFiles, releaseFiles } from './publish.js';

@@ -24,6 +24,18 @@ export interface SigningKeyRecord {
   verifiedFor: string;
 }
 
+/**
+ * Highest key version and installed release timestamp seen under one root key. Kept across
+ * definition changes under that root (root-floor.ts), so revocation and the rollback floor
+ * cannot be reset by widening a scope.
+ */
+export interface RootFloor {
+  /** `rootKeyId` of the root key. */
+  root: string;
+  keyVersion: number;
+  timestamp: number;
+}
+
 export type CheckResult = 'updated' | 'current' | 'failed';
 
 export interface LastCheck {
@@ -44,6 +56,8 @@ export interface ChannelRecord {
   installed?: InstalledBundle;
   /** Remembered so a later check needs no certificate download and so older keys stay revoked. */
   signingKey?: SigningKeyRecord;
+  /** Revocation and rollback floor of the root key (see RootFloor). */
+  floor?: RootFloor;
   lastCheck?: LastCheck;
   /** Unix seconds of the last check that ended `updated` or `current`. */
   lastSuccessAt?: number;

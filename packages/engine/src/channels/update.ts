@@ -25,6 +25,7 @@ import {
   parseRelease,
   sha256Hex,
 } from './release.js';
+import { raiseFloor, rootFloor } from './root-floor.js';
 import { verifySignature } from './signature.js';
 import type { ChannelRecord, ChannelStorage, CheckResult, InstalledBundle, LastCheck, SigningKeyRecord } from './state.js';
 import { checkNotInFuture, formatTimestamp, parseAdvertisedTimestamp } from './timestamp.js';
@@ -114,9 +115,10 @@ async function fetchVerified(
       `channel advertises ${advertised} (${formatTimestamp(advertised)}), older than the definition's minimum ${channel.minTimestamp} (${formatTimestamp(channel.minTimestamp)}); possible replay of an old release`,
     );
   }
-  // Rollback is judged against the newest release ever installed under this definition, even one
-  // whose key was revoked since.
-  const newest = record?.installed?.verifiedFor === channelBinding(channel) ? record.installed.timestamp : undefined;
+  // Rollback is judged against the newest release ever installed under this root key, under any
+  // definition and even one whose key was revoked since.
+  const floor = rootFloor(channel, record).timestamp;
+  const newest = floor > 0 ? floor : undefined;
   if (newest !== undefined && advertised < newest) {
     throw new ChannelError(
       'not-newer',
@@ -220,6 +222,7 @@ export async function checkChannel(channel: ChannelDefinition, storage: ChannelS
     if (outcome.installed) next.installed = outcome.installed;
     const signingKey = learned.signingKey ?? record?.signingKey;
     if (signingKey !== undefined && signingKey.verifiedFor === channelBinding(channel)) next.signingKey = signingKey;
+    next.floor = raiseFloor(rootFloor(channel, record), { keyVersion: learned.signingKey?.version, timestamp: outcome.installed?.timestamp });
     try {
       await storage.save(next);
       return { ...base, result: outcome.result, installedTimestamp: outcome.installed?.timestamp, rulesetCount: outcome.installed?.rulesetCount };
@@ -243,6 +246,7 @@ export async function checkChannel(channel: ChannelDefinition, storage: ChannelS
   const bound = channelBinding(channel);
   if (learned.signingKey && (failed.signingKey?.verifiedFor !== bound || failed.signingKey.version < learned.signingKey.version))
     failed.signingKey = learned.signingKey;
+  failed.floor = raiseFloor(rootFloor(channel, latest), { keyVersion: learned.signingKey?.version });
   try {
     await storage.save(failed);
   } catch {

@@ -13,7 +13,7 @@ import { planExclusion, planLookaroundExclusion, prefixSetsIndependent, widenExc
 import { planLookaroundRule, planRule } from './rules.js';
 import { trivialGroups } from './trivial-groups.js';
 import { spendRegexBudget } from './budget.js';
-import { trailingDotRule } from './trailing-dots.js';
+import { dottedGroups, shapeKey, trailingDotRule } from './trailing-dots.js';
 
 export interface DnrCompileOptions {
   /** Which rulesets to compile; default: the reference default (no `default_off`, no `platform`). */
@@ -88,7 +88,9 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
   const regexLimit = options.regexLimit ?? DNR_LIMITS.regexRules;
   const maxInstructions = options.maxRegexInstructions ?? DEFAULT_MAX_REGEX_INSTRUCTIONS;
   const omissions: DnrOmission[] = [];
+  const incomplete = new Set<Ruleset>();
   const omit = (ruleset: Ruleset, what: DnrOmission['what'], index: number, source: string, reason: string): void => {
+    incomplete.add(ruleset);
     const element =
       what === 'rule' ? ruleset.rules[index] : what === 'exclusion' ? ruleset.exclusions[index] : what === 'target' ? ruleset.targets[index] : undefined;
     const loc = element?.loc ?? ruleset.loc;
@@ -96,11 +98,14 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
   };
 
   const plans: RulesetPlan[] = [];
+  const active: { ruleset: Ruleset; targets: ClassifiedTarget[] }[] = [];
   let considered = 0;
   let skipped = 0;
   for (const ruleset of rulesets) {
     if (!isActive(ruleset)) continue;
     considered++;
+    const targets = ruleset.targets.map((t) => classifyTarget(t.host)).filter((t): t is ClassifiedTarget => t !== null);
+    active.push({ ruleset, targets });
     const plan = planRuleset(ruleset, maxInstructions, omit);
     if (plan) plans.push(plan);
     else skipped++;
@@ -111,16 +116,26 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
   const needsCredentialsAllow = plans.some((p) =>
     p.rules.some((r) => r.rules.some((x) => x.action.type === 'redirect' && x.condition.regexFilter !== undefined)),
   );
-  const wantsDots = options.trailingDots === true && plans.length > 0;
-  const groupRegexes = trivialGroups(plans).length + (needsCredentialsAllow ? 1 : 0) + (wantsDots ? 1 : 0);
-  skipped += spendRegexBudget(plans, Math.max(0, regexLimit - groupRegexes), omit);
+  // Hosts whose dotted form may lose its dots: one regex per host shape, counted before the
+  // budget (a ruleset the budget then cuts drops out, so the final groups are no more).
+  const complete = (p: RulesetPlan) => !incomplete.has(p.ruleset);
+  const sharedRegexes = trivialGroups(plans).length + (needsCredentialsAllow ? 1 : 0);
+  // The shapes with the most hosts, as many as the limit leaves room for.
+  const dotShapes = new Set(
+    (options.trailingDots === true ? dottedGroups(plans, active, complete) : [])
+      .sort((a, b) => b.domains.length - a.domains.length)
+      .slice(0, Math.max(0, regexLimit - sharedRegexes))
+      .map(shapeKey),
+  );
+  skipped += spendRegexBudget(plans, Math.max(0, regexLimit - sharedRegexes - dotShapes.size), omit);
 
   const planned: Planned[] = [...trivialGroups(plans)];
   for (const plan of plans) planned.push(...plan.allows, ...plan.rules.flatMap((r) => r.rules));
   if (needsCredentialsAllow && planned.some((x) => x.action.type === 'redirect' && x.condition.regexFilter !== undefined)) planned.push(CREDENTIALS_ALLOW);
   // After the budget: a ruleset it left out has nothing to apply to the undotted URL.
-  const dotted = wantsDots ? dottedDomains(plans.filter((p) => p.rules.length > 0)) : [];
-  if (dotted.length > 0) planned.push(trailingDotRule(dotted, MAX_COMPILED_PRIORITY));
+  if (dotShapes.size > 0) {
+    for (const g of dottedGroups(plans, active, complete)) if (dotShapes.has(shapeKey(g))) planned.push(trailingDotRule(g, MAX_COMPILED_PRIORITY));
+  }
   const firstId = options.firstId ?? 1;
   const rules = planned.map((r, i) => ({ id: firstId + i, ...r }));
 
@@ -148,27 +163,6 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
       overLimits,
     },
   };
-}
-
-/**
- * The hosts whose trailing-dot form is worth undotting: every exact target and `*.x` suffix of
- * the rulesets that compiled, each with its subdomains (requestDomains), so a host below one
- * already listed is left out. Right and middle wildcards have no domain form and stay missed.
- */
-function dottedDomains(plans: readonly RulesetPlan[]): string[] {
-  const out = new Set<string>();
-  for (const plan of plans) {
-    for (const t of plan.targets) {
-      if (t.kind === 'exact') out.add(t.host);
-      else if (t.kind === 'left') out.add(t.suffix);
-    }
-  }
-  // requestDomains takes subdomains too: `www.a.com` beside `a.com` adds nothing.
-  const underListed = (host: string): boolean => {
-    for (let at = host.indexOf('.'); at >= 0; at = host.indexOf('.', at + 1)) if (out.has(host.slice(at + 1))) return true;
-    return false;
-  };
-  return [...out].filter((h) => !underListed(h)).sort();
 }
 
 function planRuleset(

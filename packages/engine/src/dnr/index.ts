@@ -8,7 +8,7 @@ export {
   type DnrOmission,
   type DnrReport,
 } from './compile.js';
-export { TRAILING_DOT_REGEX } from './trailing-dots.js';
+export { trailingDotRegex } from './trailing-dots.js';
 export { DnrEmulator, follow, urlFilterToRegExp, type DnrOutcome, type DnrRequest } from './emulate.js';
 export { translateRegex, translateReplacement, type Re2Translation } from './re2.js';
 export { expandLiteralLanguage, type LiteralExpansion, type LiteralLanguage } from '../regex/literal-language.js';

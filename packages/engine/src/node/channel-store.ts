@@ -6,7 +6,7 @@ import { channelDefinitionJson, parseChannelDefinition } from '../channels/defin
 import { checkPublicJwk } from '../channels/signature.js';
 import { ChannelError } from '../channels/errors.js';
 import { type ActiveChannels, selectActiveChannels } from '../channels/installed.js';
-import type { ChannelRecord, ChannelStorage, LastCheck, SigningKeyRecord } from '../channels/state.js';
+import type { ChannelRecord, ChannelStorage, LastCheck, RootFloor, SigningKeyRecord } from '../channels/state.js';
 import { writeFileAtomic } from './write-file-atomic.js';
 
 /**
@@ -56,6 +56,7 @@ interface RecordFile {
     sha256: string;
   };
   signingKey?: SigningKeyRecord;
+  floor?: RootFloor;
   lastCheck?: LastCheck;
   lastSuccessAt?: number;
 }
@@ -102,6 +103,13 @@ function parseRecordFile(text: string, path: string): RecordFile {
   ) {
     corrupt('malformed "signingKey" entry');
   }
+  const floor = file.floor;
+  if (
+    floor !== undefined &&
+    (typeof floor !== 'object' || floor === null || typeof floor.root !== 'string' || !isCount(floor.keyVersion) || !isCount(floor.timestamp))
+  ) {
+    corrupt('malformed "floor" entry');
+  }
   return file;
 }
 
@@ -118,6 +126,7 @@ async function readRecord(dir: string): Promise<ChannelRecord | undefined> {
   const record: ChannelRecord = { channel: parseChannelDefinition(file.channel, path) };
   if (file.lastCheck !== undefined) record.lastCheck = file.lastCheck;
   if (file.lastSuccessAt !== undefined) record.lastSuccessAt = file.lastSuccessAt;
+  if (file.floor !== undefined) record.floor = { root: file.floor.root, keyVersion: file.floor.keyVersion, timestamp: file.floor.timestamp };
   if (file.signingKey !== undefined) {
     try {
       record.signingKey = { version: file.signingKey.version, key: checkPublicJwk(file.signingKey.key), verifiedFor: file.signingKey.verifiedFor };
@@ -161,6 +170,7 @@ async function writeRecord(dir: string, record: ChannelRecord): Promise<void> {
     file.installed = { timestamp, rulesetCount, installedAt, keyVersion, verifiedFor, file: name, bytes: bundle.byteLength, sha256 };
   }
   if (record.signingKey) file.signingKey = record.signingKey;
+  if (record.floor) file.floor = record.floor;
   if (record.lastCheck) file.lastCheck = record.lastCheck;
   if (record.lastSuccessAt !== undefined) file.lastSuccessAt = record.lastSuccessAt;
   await writeFileAtomic(join(dir, RECORD_FILE), `${JSON.stringify(file, null, 2)}\n`);

@@ -7,17 +7,21 @@ import { type Engine } from '@httpsify/engine';
 import { fetchBytesWith } from '@httpsify/engine/channels';
 import type { ChannelArea } from '../channels/channel-storage.js';
 import { CHANNEL_ALARM, ChannelService } from '../channels/channel-service.js';
-import { SETTING_KEYS, type Settings } from '../settings/schema.js';
+import { SETTING_KEYS } from '../settings/schema.js';
 import { SettingsStore } from '../settings/store.js';
 import { siteOf } from '../site-rules/site-pattern.js';
 import { ext } from './browser-api.js';
 import { probeCaptivePortal } from './captive-portal.js';
 import { bundledDefaultsTimestamp } from './engine-loader.js';
-import { httpsFirstApplies, httpsFirstInputs, HttpsFirstTracker, httpsVersion, interstitialUrl, type FallbackEvent } from './https-first.js';
+import { HttpsFirstTracker, interstitialUrl, type FallbackEvent } from './https-first.js';
+import { decide, type Decision } from '../decision/decide.js';
+import { decisionState } from '../decision/state.js';
 import { badgeText, drawIcon, ICON_TITLE_MESSAGE, iconState } from './icon.js';
 import { TabActivity, type TabRecord } from './tab-activity.js';
 import { type LoopGuardHooks, SettingsController } from './settings-controller.js';
 import { UI_PORT_NAME, type UiRequest } from './ui-protocol.js';
+import { PageTickets } from './page-tickets.js';
+import { classifySender, refusal } from './ui-senders.js';
 import { PROTECTION_ALARM, PROTECTION_ALARM_MINUTES, ProtectionRuntime } from '../protection/protection-runtime.js';
 import { KNOWN_HTTPS_STORAGE_KEY } from '../protection/known-https-hosts.js';
 import { handleProtectionRequest, isProtectionRequest } from '../protection/protection-requests.js';
@@ -29,6 +33,7 @@ import { LIBRARY_LAYER_NAME, type StorageLike } from '../library/library-store.j
 export const INTERSTITIAL_PATH = 'ui/interstitial.html';
 const TABS_SESSION_KEY = 'uiTabActivity';
 const ONCE_SESSION_KEY = 'uiHttpOnce';
+const TICKETS_SESSION_KEY = 'uiPageTickets';
 const STATS_FLUSH_MS = 2000;
 
 export interface UiInstallOptions {
@@ -54,10 +59,10 @@ export interface UiInstallOptions {
 export interface InstalledUi {
   controller: Promise<SettingsController>;
   /**
-   * Firefox's blocking listener asks this first: a response to return, or null to let the
-   * default engine decide. Synchronous once the controller is ready.
+   * The decision (decision/decide.ts) for a request with the settings and learned state of now;
+   * null until the controller is ready. Firefox's blocking listener and the handoff page ask it.
    */
-  decide(details: { url: string; type: string; tabId: number }): { redirectUrl?: string; cancel?: boolean } | null;
+  decide(details: { url: string; type: string; tabId: number }): Decision | null;
   /** What rulesets rewrite with now (channels over the defaults); null until the controller is ready. */
   rewriter(): { rewrite(url: string): string | null } | null;
   /** Known HTTPS hosts, subresource upgrades, the fallback's alternatives, re-checks. */
@@ -67,13 +72,12 @@ export interface InstalledUi {
    * Counted as the upgrade DNR would have been.
    */
   noteHandoff(tabId: number, url: string, target: string): void;
-  /** Where HTTPS-first would take a top-level http:// page no ruleset rewrites (null: nowhere). */
-  httpsFirstTarget(url: string): string | null;
 }
 
 export function installBackground(options: UiInstallOptions): InstalledUi {
   const store = new SettingsStore(ext.storage.local as unknown as ConstructorParameters<typeof SettingsStore>[0]);
   const activity = new TabActivity();
+  const tickets = new PageTickets();
   let controller: SettingsController | null = null;
   const topUrls = new Map<number, string>();
   const pendingStats = { upgrades: 0, fallbacks: 0, httpHosts: [] as string[] };
@@ -89,6 +93,17 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     learned: (host) => void secureKnownHostCookies(host),
     dnrKeepOut: options.protectionKeepOut,
   });
+
+  /** The decision with the state of now (the controller's settings, the known hosts). */
+  function decideNow(c: SettingsController, url: string, type: string, tabId: number): Decision {
+    const now = Date.now();
+    return decide({
+      url,
+      kind: type === 'main_frame' ? 'navigation' : 'subresource',
+      tab: { tabId, topUrl: type === 'main_frame' ? url : topUrls.get(tabId) },
+      state: decisionState(c, (host) => protection.known.has(host, now)),
+    });
+  }
 
   /** Cookies the host set before it became known get the same treatment as later ones. */
   async function secureKnownHostCookies(host: string): Promise<void> {
@@ -132,7 +147,8 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
         platformProblems: () => options.channelProblems(),
       },
     });
-    const session = await ext.storage.session.get([TABS_SESSION_KEY, ONCE_SESSION_KEY]);
+    const session = await ext.storage.session.get([TABS_SESSION_KEY, ONCE_SESSION_KEY, TICKETS_SESSION_KEY]);
+    tickets.restore(session[TICKETS_SESSION_KEY]);
     activity.restore((session[TABS_SESSION_KEY] as [number, TabRecord][] | undefined) ?? []);
     for (const h of (session[ONCE_SESSION_KEY] as string[] | undefined) ?? []) c.httpOnce.add(h);
     await protection.load();
@@ -258,7 +274,16 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     const plan = await protection.planFallback(c, event.url, event.reason);
     if (movedOn()) return;
     const back = await historyToSkip(event);
-    const page = interstitialUrl(ext.runtime.getURL(INTERSTITIAL_PATH), event.url, event.reason, { tried: plan.tried, http: plan.http, twin: plan.twin, back });
+    // The page's address carries a ticket: only with it may its buttons allow HTTP (ui-senders.ts).
+    const ticket = tickets.issue(event.tabId, event.url);
+    await ext.storage.session.set({ [TICKETS_SESSION_KEY]: tickets.snapshot() });
+    const page = interstitialUrl(ext.runtime.getURL(INTERSTITIAL_PATH), event.url, event.reason, {
+      tried: plan.tried,
+      http: plan.http,
+      twin: plan.twin,
+      back,
+      ticket,
+    });
     if (movedOn()) return;
     c.fallbackTabs.set(event.tabId, page);
     await ext.tabs.update(event.tabId, { url: page });
@@ -318,25 +343,22 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     let upgraded = false;
     let first = false;
     let upgradedTo: string | undefined;
-    const s = c.settings;
     const top = d.type === 'main_frame' ? url : (topUrls.get(d.tabId) ?? url);
     // Chromium: DNR moved this request before any listener saw it (see observeRedirect).
     if (d.type === 'main_frame' && upgradedMainFrames.get(d.tabId) === url) {
       upgradedMainFrames.delete(d.tabId);
       upgraded = true;
       first = httpsFirstMainFrames.delete(d.tabId);
-    } else if (url.startsWith('http:') && s.globalEnabled && c.siteDisabledBy(top) === null) {
-      const rewritten = c.loopGuarded(url) ? null : c.rewrite(url).rewritten;
-      if (rewritten !== null && rewritten.startsWith('https:')) {
+    } else if (url.startsWith('http:')) {
+      const decision = decideNow(c, url, d.type, d.tabId);
+      if (decision.action === 'upgrade' && decision.url.startsWith('https:')) {
         upgraded = true;
-        upgradedTo = rewritten;
-      } else if (d.type !== 'main_frame' && protection.decideSubresource(c, url) !== null) {
-        upgraded = true;
-      } else if (d.type === 'main_frame' && httpsFirstApplies(url, httpsFirstInputs(c))) {
-        upgraded = true;
-        first = true;
-        upgradedTo = httpsVersion(url);
-        tracker.started(d.requestId, d.tabId, url);
+        // The known hosts' upgrade is the same URL over HTTPS; the tab's record says so already.
+        if (decision.reason !== 'known-host') upgradedTo = decision.url;
+        if (decision.reason === 'https-first') {
+          first = true;
+          tracker.started(d.requestId, d.tabId, url);
+        }
       }
     }
     if (upgraded) {
@@ -392,13 +414,13 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       return;
     }
     if (d.tabId < 0 || counted.delete(d.requestId)) return;
-    if (!d.url.startsWith('http:') || !d.redirectUrl.startsWith('https:') || !c.settings.globalEnabled) return;
-    const rewritten = c.rewrite(d.url).rewritten;
-    if (rewritten === d.redirectUrl) return noteUpgrade(d.tabId, d.type, d.url, d.redirectUrl, false);
-    if (d.type === 'main_frame' && rewritten === null && httpsVersion(d.url) === d.redirectUrl && httpsFirstApplies(d.url, httpsFirstInputs(c))) {
-      tracker.started(d.requestId, d.tabId, d.url);
-      noteUpgrade(d.tabId, d.type, d.url, d.redirectUrl, true);
-    }
+    if (!d.url.startsWith('http:') || !d.redirectUrl.startsWith('https:')) return;
+    const decision = decideNow(c, d.url, d.type, d.tabId);
+    // Counted when our rules took it there (known hosts' subresources are not counted here).
+    if (decision.action !== 'upgrade' || decision.url !== d.redirectUrl || decision.reason === 'known-host') return;
+    const byHttpsFirst = decision.reason === 'https-first';
+    if (byHttpsFirst) tracker.started(d.requestId, d.tabId, d.url);
+    noteUpgrade(d.tabId, d.type, d.url, d.redirectUrl, byHttpsFirst);
   }
 
   const filter = { urls: ['http://*/*', 'https://*/*'] };
@@ -407,7 +429,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   ext.webRequest.onResponseStarted.addListener((d) => tracker.responded(d.requestId), filter);
   ext.webRequest.onCompleted.addListener((d) => {
     tracker.responded(d.requestId);
-    protection.learn(d);
+    protection.learn(d, d.type === 'main_frame' ? d.url : topUrls.get(d.tabId));
     if (d.type === 'main_frame' && d.url.startsWith('http:')) {
       const site = siteOf(d.url);
       if (site !== null) {
@@ -421,6 +443,8 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   ext.webRequest.onBeforeRedirect.addListener((d) => tracker.redirected(d.requestId, d.redirectUrl), filter);
   ext.tabs.onRemoved.addListener((tabId) => {
     activity.remove(tabId);
+    tickets.dropTab(tabId);
+    protection.budget.tabClosed(tabId);
     controller?.fallbackTabs.delete(tabId);
     topUrls.delete(tabId);
     controller?.alternativeTabs.delete(tabId);
@@ -453,11 +477,15 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   // ---- the pages' port ---------------------------------------------------------------------
   ext.runtime.onConnect.addListener((port) => {
     if (port.name !== UI_PORT_NAME) return;
+    // Who is asking, as the browser says: fixed for the port's life.
+    const sender = classifySender(port.sender);
     port.onMessage.addListener((msg: { id: number; request: UiRequest }) => {
       void (async () => {
         let response: unknown;
         try {
           const c = await ready;
+          const refused = typeof msg?.request?.type === 'string' ? refusal(sender, msg.request, tickets) : 'not a request';
+          if (refused !== null) throw new Error(refused);
           const tabUrl = async (tabId: number) => {
             try {
               return (await ext.tabs.get(tabId)).url;
@@ -500,28 +528,15 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       noteUpgrade(tabId, 'main_frame', url, target, false);
       // HTTPS-first's upgrade: its failure falls back like any other (trailing-dot hosts).
       const c = controller;
-      if (c !== null && c.rewrite(url).rewritten === null && httpsFirstApplies(url, httpsFirstInputs(c))) handoffUpgrades.set(tabId, { target, url });
-    },
-    httpsFirstTarget(url) {
-      const c = controller;
-      return c !== null && httpsFirstApplies(url, httpsFirstInputs(c)) ? httpsVersion(url) : null;
+      if (c !== null && decideNow(c, url, 'main_frame', tabId).reason === 'https-first') {
+        handoffUpgrades.set(tabId, { target, url });
+      }
     },
     decide(details) {
       const c = controller;
       if (c === null) return null;
-      const s: Settings = c.settings;
-      if (!s.globalEnabled) return {};
-      if (details.type === 'main_frame') topUrls.set(details.tabId, details.url);
-      const top = details.type === 'main_frame' ? details.url : (topUrls.get(details.tabId) ?? details.url);
-      if (details.tabId >= 0 && c.siteDisabledBy(top) !== null) return {};
-      const user = c.userEngine?.rewrite(details.url) ?? null;
-      if (user !== null && user !== details.url) return { redirectUrl: user };
-      if (details.type === 'main_frame' && httpsFirstApplies(details.url, httpsFirstInputs(c))) {
-        const byRules = c.channels.scoped.rewrite(details.url);
-        return { redirectUrl: byRules ?? httpsVersion(details.url) };
-      }
-      if (details.type !== 'main_frame' && details.tabId >= 0) return protection.decideSubresource(c, details.url);
-      return null;
+      if (details.type === 'main_frame' && details.tabId >= 0) topUrls.set(details.tabId, details.url);
+      return decideNow(c, details.url, details.type, details.tabId);
     },
   };
 }

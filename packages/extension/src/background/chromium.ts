@@ -75,8 +75,8 @@ function httpVersion(url: string): string {
 
 ext.webRequest.onBeforeRedirect.addListener(
   (d) => {
-    const host = guard.noteRedirect(d.requestId, d.url, d.redirectUrl);
-    if (host) void stopUpgrading(host);
+    const host = guard.noteRedirect(d);
+    if (host !== null) void stopUpgrading(host);
   },
   { urls: ALL_URLS },
 );
@@ -139,14 +139,12 @@ const ui = installBackground({
 
 // Main frames DNR cannot rewrite exactly go through the handoff page, which asks the rulesets.
 const handoff = installHandoff({
-  inputs: async () => {
-    const c = await ui.controller;
-    return {
-      rewrite: (url) => c.rewrite(url).rewritten,
-      httpsFirst: (url) => ui.httpsFirstTarget(url) !== null,
-      loopBlocked: (url) => guard.isUrlBlocked(url),
-    };
+  inputs: async (tabId) => {
+    await ui.controller;
+    // Ready once the controller is: ui.decide answers from then on.
+    return { decide: (url) => ui.decide({ url, type: 'main_frame', tabId }) ?? { action: 'leave', reason: 'no-rule' } };
   },
+  downgradesSeen: (tabId, from, to) => guard.recentTabDowngrades(tabId, from, to),
   handedOff: (tabId, url, target) => ui.noteHandoff(tabId, url, target),
 });
 (globalThis as { httpsifyHandoff?: unknown }).httpsifyHandoff = handoff;

@@ -35,8 +35,12 @@ const ui = installBackground({
 });
 // `ui.rewriter()` is the channels over the defaults; an update swaps it whole, so a request
 // decides with one consistent set of engines.
-const decide = (e: Engine, d: chrome.webRequest.OnBeforeRequestDetails): Blocking =>
-  guard.isUrlBlocked(d.url) ? {} : (ui.decide(d) ?? upgradeDecision(ui.rewriter() ?? e, guard, d.url));
+// Until the settings are read, the bundled rulesets alone decide (the loop guard still applies).
+const decide = (e: Engine, d: chrome.webRequest.OnBeforeRequestDetails): Blocking => {
+  const decision = ui.decide(d);
+  if (decision === null) return upgradeDecision(ui.rewriter() ?? e, guard, d.url);
+  return decision.action === 'upgrade' ? { redirectUrl: decision.url } : {};
+};
 
 const ownOrigin = ext.runtime.getURL('');
 const onBeforeRequest = (d: chrome.webRequest.OnBeforeRequestDetails & { originUrl?: string }): Blocking | Promise<Blocking> =>
@@ -52,7 +56,7 @@ ext.webRequest.onBeforeRequest.addListener(onBeforeRequest as (d: chrome.webRequ
 
 ext.webRequest.onBeforeRedirect.addListener(
   (d) => {
-    const looping = guard.noteRedirect(d.requestId, d.url, d.redirectUrl);
+    const looping = guard.noteRedirect(d);
     if (looping !== null) ui.protection.forget(looping);
   },
   { urls: ['<all_urls>'] },

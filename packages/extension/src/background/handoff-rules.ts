@@ -8,6 +8,7 @@
  */
 import type { Ruleset } from '@httpsify/engine';
 import type { DnrOmission, DnrRule } from '@httpsify/engine/dnr';
+import type { Decision } from '../decision/decide.js';
 import { HANDOFF_ONCE_PRIORITY, HANDOFF_PRIORITY, HANDOFF_RULE_ID_BASE } from './dnr-layout.js';
 
 export const HANDOFF_PAGE = 'ui/handoff.html';
@@ -127,26 +128,21 @@ export function handoffUrl(raw: unknown): URL | null {
 }
 
 export interface HandoffInputs {
-  /** The rewrite the rulesets (user rules, channels, defaults) give, or null. */
-  rewrite(url: string): string | null;
-  /** HTTPS-first would upgrade this page (no ruleset rewrites it). */
-  httpsFirst(url: string): boolean;
-  /** The loop guard gave up on the host. */
-  loopBlocked(url: string): boolean;
+  /** The decision (decision/decide.ts) for this URL as the tab's top-level navigation. */
+  decide(url: string): Decision;
 }
 
 /**
- * Where the page goes: the rewrite, else HTTPS-first's upgrade, else the URL itself. An http://
- * destination would come back to the page: `once` asks for the session rule letting it through.
+ * Where the page goes: the decision's upgrade, else the URL itself. An http:// destination
+ * would come back to the page: `once` asks for the session rule letting it through.
  */
 export function decideHandoff(raw: unknown, inputs: HandoffInputs): HandoffDecision {
   const u = handoffUrl(raw);
   if (u === null) return { ok: false, error: 'not an http:// URL' };
   // The request URL as the browser sent it; the rewrite sees the same string the page got.
   const url = raw as string;
-  if (inputs.loopBlocked(url)) return { ok: true, target: url, once: true };
-  const rewritten = inputs.rewrite(url);
-  let target = rewritten ?? (inputs.httpsFirst(url) ? url.replace(/^http:/, 'https:') : url);
+  const decision = inputs.decide(url);
+  let target = decision.action === 'upgrade' ? decision.url : url;
   if (handoffUrl(target) === null && !target.startsWith('https:')) target = url;
   return { ok: true, target, once: target.startsWith('http:') };
 }

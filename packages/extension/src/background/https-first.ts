@@ -1,4 +1,4 @@
-import { isHttpsFirstExempt } from '../site-rules/exempt.js';
+import { TICKET_PARAM } from './page-tickets.js';
 
 /** How long an upgraded navigation may take to get a response before we fall back (as Firefox and Chrome do). */
 export const HTTPS_FIRST_TIMEOUT_MS = 3000;
@@ -48,53 +48,6 @@ const ERROR_NAME = /^(net::)?[A-Z][A-Z0-9_]*(\(.*\))?$/;
 
 export function isFallbackError(error: string): boolean {
   return FALLBACK_ERRORS.some((re) => re.test(error)) || (error !== '' && !ERROR_NAME.test(error));
-}
-
-export interface HttpsFirstInputs {
-  enabled: boolean;
-  /** Site-level checks: the site is disabled, allowed on HTTP, or allowed once this session. */
-  siteAllowsHttp: (url: URL) => boolean;
-  /** A ruleset (or user rule) already decides this URL. */
-  rulesetRewrites: (url: string) => boolean;
-  /** A ruleset's exclusion matches this URL: its authors know it breaks over HTTPS. */
-  rulesetExcludes: (url: string) => boolean;
-  /** The captive-portal check failed: the network is not the internet yet. */
-  captivePortal: boolean;
-}
-
-/** What the inputs are read from: the settings controller (kept narrow for tests). */
-export interface HttpsFirstState {
-  settings: { httpsFirst: boolean; globalEnabled: boolean };
-  captivePortal: boolean;
-  siteAllowsHttp(url: URL): boolean;
-  rewrite(url: string): { rewritten: string | null };
-  excludedBy(url: string): string | null;
-}
-
-/** The inputs as the background reads them now (both browsers; Chromium's handoff page too). */
-export function httpsFirstInputs(c: HttpsFirstState): HttpsFirstInputs {
-  return {
-    enabled: c.settings.httpsFirst && c.settings.globalEnabled,
-    captivePortal: c.captivePortal,
-    siteAllowsHttp: (u) => c.siteAllowsHttp(u),
-    rulesetRewrites: (u) => c.rewrite(u).rewritten !== null,
-    rulesetExcludes: (u) => c.excludedBy(u) !== null,
-  };
-}
-
-/** Whether HTTPS-first upgrades this top-level navigation itself (no ruleset does it or excludes it). */
-export function httpsFirstApplies(url: string, inputs: HttpsFirstInputs): boolean {
-  if (!inputs.enabled || inputs.captivePortal) return false;
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return false;
-  }
-  if (u.protocol !== 'http:') return false;
-  if (isHttpsFirstExempt(u.hostname)) return false;
-  if (inputs.siteAllowsHttp(u)) return false;
-  return !inputs.rulesetRewrites(url) && !inputs.rulesetExcludes(url);
 }
 
 export function httpsVersion(url: string): string {
@@ -199,9 +152,17 @@ export function interstitialUrl(
   base: string,
   httpUrl: string,
   reason: string,
-  extra: { tried?: { url: string; result: string }[]; http?: string; twin?: string | null; back?: number } = {},
+  extra: {
+    tried?: { url: string; result: string }[];
+    http?: string;
+    twin?: string | null;
+    back?: number;
+    ticket?: string;
+  } = {},
 ): string {
   const q = new URLSearchParams({ url: httpUrl, reason });
+  // The background's secret for this navigation (page-tickets.ts).
+  if (extra.ticket !== undefined) q.set(TICKET_PARAM, extra.ticket);
   // What the fallback tried (origins and outcomes) and whether the host answers over HTTP.
   if (extra.tried !== undefined) q.set('tried', JSON.stringify(extra.tried));
   if (extra.http !== undefined) q.set('http', extra.http);

@@ -5,6 +5,7 @@
  * soon as the tab's next page request finishes.
  */
 import { ext } from './browser-api.js';
+import { classifySender } from './ui-senders.js';
 import { HANDOFF_SESSION_ID_BASE, inHandoffRange, inHandoffSessionRange, nextId } from './dnr-layout.js';
 import {
   decideHandoff,
@@ -20,20 +21,24 @@ import {
 
 type Rule = chrome.declarativeNetRequest.Rule;
 
-/** The same URL handed off this often within LOOP_WINDOW_MS is a loop: let it load as it is. */
-const LOOP_COUNT = 3;
-const LOOP_WINDOW_MS = 20_000;
+/**
+ * A loop: the host's own HTTPS answer sent this tab's page back to its HTTP URL this often
+ * lately (the loop guard's evidence, see loop-guard.ts), so the page would come back here again.
+ * A page that merely navigates to the same URL again and again never gets there.
+ */
+const LOOP_DOWNGRADES = 2;
 
 export interface HandoffDeps {
   /** Resolves once the engine and settings are ready. */
-  inputs(): Promise<HandoffInputs>;
+  inputs(tabId: number): Promise<HandoffInputs>;
   /** The page moved the tab on: statistics and the badge. */
   handedOff(tabId: number, url: string, target: string): void;
+  /** How often lately an HTTPS answer of `fromHost` redirected this tab's page to exactly `toUrl`. */
+  downgradesSeen(tabId: number, fromHost: string, toUrl: string): number;
 }
 
 export function installHandoff(deps: HandoffDeps): { syncRules(): Promise<void> } {
   const onceRules = new Map<number, number[]>();
-  const recent = new Map<string, number[]>();
 
   // One update at a time: two concurrent ones would add the same ids.
   let queue: Promise<void> = Promise.resolve();
@@ -56,14 +61,15 @@ export function installHandoff(deps: HandoffDeps): { syncRules(): Promise<void> 
     await ext.declarativeNetRequest.updateSessionRules({ removeRuleIds: session.filter((r) => inHandoffSessionRange(r.id)).map((r) => r.id) });
   }
 
-  function looping(tabId: number, url: string): boolean {
-    const key = `${tabId} ${url}`;
-    const now = Date.now();
-    const times = (recent.get(key) ?? []).filter((t) => now - t < LOOP_WINDOW_MS);
-    times.push(now);
-    recent.set(key, times);
-    if (recent.size > 200) for (const k of [...recent.keys()].slice(0, 100)) recent.delete(k);
-    return times.length >= LOOP_COUNT;
+  /** The host the page sends the tab to keeps answering with a redirect back to this URL's host. */
+  function looping(tabId: number, url: string, target: string): boolean {
+    let from: string;
+    try {
+      from = new URL(target).hostname;
+    } catch {
+      return false;
+    }
+    return deps.downgradesSeen(tabId, from, url) >= LOOP_DOWNGRADES;
   }
 
   async function allowOnce(tabId: number, url: string): Promise<void> {
@@ -81,10 +87,10 @@ export function installHandoff(deps: HandoffDeps): { syncRules(): Promise<void> 
   }
 
   async function answer(tabId: number, url: unknown): Promise<HandoffDecision> {
-    const inputs = await deps.inputs();
+    const inputs = await deps.inputs(tabId);
     const decision = decideHandoff(url, inputs);
     if (!decision.ok) return decision;
-    if (looping(tabId, decision.target)) {
+    if (decision.target.startsWith('https:') && looping(tabId, url as string, decision.target)) {
       await allowOnce(tabId, url as string);
       return { ok: true, target: url as string, once: true };
     }
@@ -95,7 +101,9 @@ export function installHandoff(deps: HandoffDeps): { syncRules(): Promise<void> 
 
   ext.runtime.onConnect.addListener((port) => {
     if (port.name !== HANDOFF_PORT_NAME) return;
-    const tabId = port.sender?.tab?.id;
+    // Only the handoff page itself, as the top-level page of a tab, is answered.
+    const sender = classifySender(port.sender);
+    const tabId = sender.page === 'handoff' && sender.tabId !== null && sender.topFrame ? sender.tabId : undefined;
     port.onMessage.addListener((msg: { url?: unknown }) => {
       void (async () => {
         let response: HandoffDecision;

@@ -1,5 +1,6 @@
 import { isHttpsFirstExempt } from '../site-rules/exempt.js';
 import type { PageStatus } from './ui-protocol.js';
+import { decide, type DecisionState } from '../decision/decide.js';
 
 /** Everything the status of one tab's page depends on, gathered by the controller. */
 export interface PageStatusInputs {
@@ -58,22 +59,49 @@ export function pageStatus(i: PageStatusInputs): PageStatus {
     if (i.upgraded !== null && i.rewriteHttp.ruleset !== null) return { ...base(true, false), kind: 'https-by-ruleset', ruleset: i.rewriteHttp.ruleset };
     return { ...base(true, false), kind: 'https-already' };
   }
-  if (i.disabledBy !== null) return { ...base(false, true), kind: 'http-site-off', entry: i.disabledBy };
-  if (i.loopGuarded) return { ...base(false, true), kind: 'http-loop-guard', host: url.hostname };
-  const rewrites = i.rewriteHttp.rewritten !== null && i.rewriteHttp.rewritten.startsWith('https:');
-  if (!rewrites && i.httpsFirst) {
-    if (i.httpOnce) return { ...base(false, true), kind: 'http-upgrade-failed', host: url.hostname, onFallbackPage: false };
-    if (i.httpAllowedBy !== null) return { ...base(false, true), kind: 'http-allowed', entry: i.httpAllowedBy };
-    if (i.captivePortal) return { ...base(false, true), kind: 'http-captive-portal' };
+  // What the extension decides for this address now (decision/decide.ts), with these inputs.
+  const d = decide({ url: url.href, kind: 'navigation', tab: { tabId: 0, topUrl: url.href }, state: stateOf(i) });
+  switch (d.reason) {
+    case 'site-off':
+      return { ...base(false, true), kind: 'http-site-off', entry: d.entry ?? '' };
+    case 'loop-guard':
+      return { ...base(false, true), kind: 'http-loop-guard', host: url.hostname };
+    case 'user-rule':
+    case 'ruleset':
+      if (d.url.startsWith('https:')) return { ...base(false, true), kind: 'http-not-yet' };
+      break;
+    case 'http-once':
+      return { ...base(false, true), kind: 'http-upgrade-failed', host: url.hostname, onFallbackPage: false };
+    case 'http-allowed':
+      return { ...base(false, true), kind: 'http-allowed', entry: d.entry ?? '' };
+    case 'captive-portal':
+      return { ...base(false, true), kind: 'http-captive-portal' };
+    default:
+      break;
   }
-  if (rewrites) return { ...base(false, true), kind: 'http-not-yet' };
   if (i.offRulesets.length > 0) return { ...base(false, true), kind: 'http-ruleset-off', rulesets: i.offRulesets };
   // Not a retry: the ruleset's authors know the page breaks over HTTPS.
-  if (i.excludedBy) return { ...base(false, false), kind: 'http-ruleset-excludes', ruleset: i.excludedBy };
-  const localAddress = isHttpsFirstExempt(url.hostname);
+  if (d.reason === 'ruleset-excludes') return { ...base(false, false), kind: 'http-ruleset-excludes', ruleset: d.ruleset ?? '' };
   // HTTPS-first would upgrade this page: it was loaded before HTTPS-first was switched on.
-  if (i.httpsFirst && !localAddress) return { ...base(false, true), kind: 'http-not-yet' };
-  return { ...base(false, false), kind: 'http-no-rule', httpsFirst: i.httpsFirst, localAddress };
+  if (d.reason === 'https-first') return { ...base(false, true), kind: 'http-not-yet' };
+  return { ...base(false, false), kind: 'http-no-rule', httpsFirst: i.httpsFirst, localAddress: isHttpsFirstExempt(url.hostname) };
+}
+
+/** The inputs as the decision's state: this page's own answers for every question. */
+function stateOf(i: PageStatusInputs): DecisionState {
+  return {
+    globalEnabled: i.globalEnabled,
+    httpsFirst: i.httpsFirst,
+    captivePortal: i.captivePortal,
+    siteOffBy: () => i.disabledBy,
+    httpAllowedBy: () => i.httpAllowedBy,
+    httpOnce: () => i.httpOnce,
+    loopBlocked: () => i.loopGuarded,
+    userRewrite: () => null,
+    rewrite: () => i.rewriteHttp,
+    excludedBy: () => i.excludedBy ?? null,
+    knownHttps: () => false,
+  };
 }
 
 function parse(url: string | undefined): URL | null {

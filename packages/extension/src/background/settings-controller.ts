@@ -276,6 +276,11 @@ export class SettingsController {
     return null;
   }
 
+  /** Redirect-loop protection gave up on the host for the session. */
+  loopBlocked(host: string): boolean {
+    return this.hooks.loopGuard?.isHostBlocked(host) ?? false;
+  }
+
   /** Redirect-loop protection gave up on this URL's host for the session. */
   loopGuarded(url: string): boolean {
     const site = siteOf(url);
@@ -529,7 +534,7 @@ export class SettingsController {
       case 'importPreview':
         return this.previewImport(req.text);
       case 'importApply':
-        return this.applyImport(req.text, req.confirmedChannels);
+        return this.applyImport(req.text, req.confirmedChannels, req.confirmedUserRules);
       case 'resetStats':
         return this.update(() => ({ stats: { upgrades: 0, fallbacks: 0, httpHosts: [] } }));
       case 'channelStatus':
@@ -670,15 +675,15 @@ export class SettingsController {
 
   /**
    * Applies a settings file in one write, or nothing: the file is checked again, and refused if
-   * it would add or redefine a channel the user did not confirm by name.
+   * it would add or redefine a channel or a user rule the user did not confirm by name.
    */
-  async applyImport(text: unknown, confirmedChannels: unknown): Promise<ImportApplyResult> {
+  async applyImport(text: unknown, confirmedChannels: unknown, confirmedUserRules?: unknown): Promise<ImportApplyResult> {
     await loadUserRuleChecks();
     const parsed = parseSettingsFile(text);
     if (!parsed.ok) return parsed;
-    const confirmed = Array.isArray(confirmedChannels) ? confirmedChannels.filter((n): n is string => typeof n === 'string') : [];
+    const names = (v: unknown): string[] => (Array.isArray(v) ? v.filter((n): n is string => typeof n === 'string') : []);
     try {
-      const settings = await this.update((current) => importPatch(parsed.values, current, confirmed));
+      const settings = await this.update((current) => importPatch(parsed.values, current, names(confirmedChannels), names(confirmedUserRules)));
       return { ok: true, settings };
     } catch (e) {
       if (e instanceof ImportRefused) return { ok: false, problems: e.problems };

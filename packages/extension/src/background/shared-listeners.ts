@@ -1,6 +1,7 @@
 import type { Engine } from '@httpsify/engine';
 import { ext } from './browser-api.js';
 import { createCookieHandler, type CookieDeps, type CookieLike } from './cookies.js';
+import { classifySender, messageAllowed } from './ui-senders.js';
 import { createMessageHandler, type BackgroundContext, type BackgroundRequest } from './messages.js';
 
 /** Secures cookies per `<securecookie>` once the engine is ready; the decision differs per browser. */
@@ -14,7 +15,11 @@ export function listenForCookies(ready: Promise<Engine>, deps: Omit<CookieDeps, 
 /** The background's message API, also exposed as `globalThis.httpsify` for tests and DevTools. */
 export function listenForMessages(ready: Promise<Engine>, context: Omit<BackgroundContext, 'engine'>): void {
   const handleMessage = createMessageHandler(async () => ({ ...context, engine: await ready }));
-  ext.runtime.onMessage.addListener((request: BackgroundRequest, _sender, sendResponse) => {
+  ext.runtime.onMessage.addListener((request: BackgroundRequest, sender, sendResponse) => {
+    if (!messageAllowed(classifySender(sender))) {
+      sendResponse({ error: 'not an httpsify page' });
+      return false;
+    }
     handleMessage(request).then(sendResponse, (err: unknown) => sendResponse({ error: String(err) }));
     return true;
   });

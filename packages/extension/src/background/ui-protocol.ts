@@ -2,7 +2,7 @@ import type { Diagnostic } from '@httpsify/engine';
 import type { ChannelStatus } from '../channels/channel-service.js';
 import type { ProtectionRequest } from '../protection/protection-protocol.js';
 import type { LibraryRequest } from '../library/library-protocol.js';
-import type { ChannelToConfirm, ImportChange } from '../settings/import.js';
+import type { ChannelToConfirm, ImportChange, UserRuleToConfirm } from '../settings/import.js';
 import type { Settings } from '../settings/schema.js';
 
 /** The port extension pages open to the background for everything the UI shows and changes. */
@@ -36,7 +36,7 @@ export type UiRequest =
   /** A settings file's text: checked whole, answered with what importing it would change. */
   | { type: 'importPreview'; text: string }
   /** Applies a settings file (all or nothing); channels it adds or redefines must be named here. */
-  | { type: 'importApply'; text: string; confirmedChannels: string[] }
+  | { type: 'importApply'; text: string; confirmedChannels: string[]; confirmedUserRules?: string[] }
   | { type: 'resetStats' }
   | { type: 'clearRepairs' }
   | { type: 'channelStatus' }
@@ -153,7 +153,8 @@ export interface ImportResult {
 }
 
 /** A settings file checked: every problem (nothing will change), or what importing it changes. */
-export type ImportPreview = { ok: true; changes: ImportChange[]; channels: ChannelToConfirm[] } | { ok: false; problems: string[] };
+export type ImportPreview =
+  { ok: true; changes: ImportChange[]; channels: ChannelToConfirm[]; userRules: UserRuleToConfirm[] } | { ok: false; problems: string[] };
 
 export type ImportApplyResult = { ok: true; settings: Settings } | { ok: false; problems: string[] };
 

@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Diagnostic, type Ruleset } from '@httpsify/engine';
@@ -39,6 +39,11 @@ export interface BuildResult {
 
 const ENTRY: Record<Browser, string> = { chromium: 'src/background/chromium.ts', firefox: 'src/background/firefox.ts' };
 
+/** The version the packages carry: packages/extension/package.json's, one place to bump. */
+export function extensionVersion(): string {
+  return (JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
 /**
  * Writes an unpacked extension per browser: the background script bundled from TypeScript with
  * the browser-safe engine, the rulesets as a compiled bundle, and for Chromium the default
@@ -47,7 +52,7 @@ const ENTRY: Record<Browser, string> = { chromium: 'src/background/chromium.ts',
 export async function buildExtension(options: BuildOptions = {}): Promise<BuildResult> {
   const outDir = resolve(options.outDir ?? join(packageDir, 'build'));
   const browsers = options.browsers ?? ['chromium', 'firefox'];
-  const version = options.version ?? '0.1.0';
+  const version = options.version ?? extensionVersion();
   // The defaults carry their TIMESTAMP, which a channel replacing them must not be older than
   // (other rulesets are stamped 0 unless they come as a bundle with its own stamp).
   const loaded =
@@ -59,7 +64,7 @@ export async function buildExtension(options: BuildOptions = {}): Promise<BuildR
     loaded.rulesets.length === loaded.engine.rulesetCount
       ? loaded.rulesets
       : Array.from({ length: loaded.engine.rulesetCount }, (_, id) => loaded.engine.ruleset(id));
-  // The static set alone takes trailing dots off hosts (one regex); see engine dnr/trailing-dots.ts.
+  // The static set alone takes trailing dots off hosts (a regex per host shape); see engine dnr/trailing-dots.ts.
   const { rules, report } = compileDnr(rulesets, { trailingDots: true });
   const handoff = handoffScope(rulesets, report.omissions);
 
@@ -74,7 +79,7 @@ export async function buildExtension(options: BuildOptions = {}): Promise<BuildR
       bundle: true,
       format: browser === 'chromium' ? 'esm' : 'iife',
       platform: 'browser',
-      target: browser === 'chromium' ? 'chrome120' : 'firefox128',
+      target: browser === 'chromium' ? 'chrome120' : 'firefox140',
       minify: false,
       sourcemap: false,
       logLevel: 'silent',
@@ -90,7 +95,8 @@ export async function buildExtension(options: BuildOptions = {}): Promise<BuildR
     writeFileSync(join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
     result.dirs[browser] = dir;
     if (options.zip ?? true) {
-      const zip = join(outDir, `httpsify-${browser}-${version}.zip`);
+      // Both are zip files; AMO and Firefox name theirs .xpi.
+      const zip = join(outDir, `httpsify-${browser}-${version}.${browser === 'firefox' ? 'xpi' : 'zip'}`);
       zipDirectory(dir, zip);
       result.zips.push(zip);
     }

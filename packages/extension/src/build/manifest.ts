@@ -45,6 +45,11 @@ export function manifestFor(browser: Browser, options: ManifestOptions): Record<
     background: { scripts: ['background.js'] },
     content_security_policy: { extension_pages: FIREFOX_EXTENSION_PAGES_CSP },
     permissions: ['webRequest', 'webRequestBlocking', 'cookies', ...CHANNEL_PERMISSIONS],
-    browser_specific_settings: { gecko: { id: 'httpsify@httpsify.org', strict_min_version: '128.0' } },
+    // AMO requires new extensions to declare what they collect: nothing leaves the browser, so
+    // `none`. Firefox reads the key from 140 (ESR 140), Firefox for Android from 142.
+    browser_specific_settings: {
+      gecko: { id: 'httpsify@httpsify.org', strict_min_version: '140.0', data_collection_permissions: { required: ['none'] } },
+      gecko_android: { strict_min_version: '142.0' },
+    },
   };
 }

@@ -27,7 +27,7 @@ export async function buildUiAssets(dir: string, browser: Browser): Promise<void
     bundle: true,
     format: 'esm',
     platform: 'browser',
-    target: browser === 'chromium' ? 'chrome120' : 'firefox128',
+    target: browser === 'chromium' ? 'chrome120' : 'firefox140',
     minify: false,
     sourcemap: false,
     logLevel: 'silent',

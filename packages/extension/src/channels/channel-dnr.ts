@@ -1,6 +1,6 @@
 import { type Ruleset } from '@httpsify/engine';
 import { compileDnr, DNR_LIMITS, type DnrRule } from '@httpsify/engine/dnr';
-import { ruleDestination } from '@httpsify/engine/channels';
+import { readDestination, ruleDestination } from '@httpsify/engine/channels';
 import { CHANNEL_PRIORITY_BASE, CHANNEL_PRIORITY_STEP, CHANNEL_RULE_ID_BASE, MAX_DNR_CHANNELS } from '../background/dnr-layout.js';
 import { type DnrScope, restrictRulesToScope, scopeToDnr, targetMayBeInScope } from './scope-dnr.js';
 
@@ -32,10 +32,14 @@ export type ChannelRulesResult = { ok: true; rules: DnrRule[]; leftOut: number; 
  * redirects without showing the result, so a destination must be known in advance: literal ones
  * were checked at install; "some subdomain of D" must lie within a scope host taken with its
  * subdomains, or a `*.` destination; others (`https://$1.attacker.example/`) cannot be kept in.
+ * Literal ones must also read the same to Chromium's URL parser as to a plain reading (the
+ * install check judged them parsed; a bundle stored by an older version was judged as a string).
  */
 function destinationKnownSafe(to: string, from: string, dnr: DnrScope, destinations: readonly string[]): boolean {
   const dest = ruleDestination(to, from);
-  if (dest.kind === 'same-url' || dest.kind === 'literal' || dnr.kind === 'everything') return true;
+  if (dest.kind === 'same-url') return true;
+  if (dest.kind === 'literal') return dest.urls.every((url) => readDestination(url) !== null);
+  if (dnr.kind === 'everything') return true;
   if (dest.kind === 'computed') return false;
   const within = (d: string, base: string) => d === base || d.endsWith(`.${base}`);
   return dnr.scope.hosts.some((h) => h.subdomains && within(dest.of, h.host)) || destinations.some((d) => d.startsWith('*.') && within(dest.of, d.slice(2)));

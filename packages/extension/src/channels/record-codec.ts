@@ -5,6 +5,7 @@ import {
   parseChannelDefinition,
   type ChannelRecord,
   type LastCheck,
+  type RootFloor,
   type SigningKeyRecord,
 } from '@httpsify/engine/channels';
 import { base64ToBytes, bytesToBase64 } from './base64.js';
@@ -21,6 +22,7 @@ export interface StoredChannelRecord {
   channel: unknown;
   installed?: { timestamp: number; rulesetCount: number; installedAt: number; keyVersion: number; verifiedFor: string; bytes: number; bundle: string };
   signingKey?: SigningKeyRecord;
+  floor?: RootFloor;
   lastCheck?: LastCheck;
   lastSuccessAt?: number;
 }
@@ -40,6 +42,7 @@ export function encodeChannelRecord(record: ChannelRecord): StoredChannelRecord 
     };
   }
   if (record.signingKey) stored.signingKey = record.signingKey;
+  if (record.floor) stored.floor = { ...record.floor };
   if (record.lastCheck) stored.lastCheck = record.lastCheck;
   if (record.lastSuccessAt !== undefined) stored.lastSuccessAt = record.lastSuccessAt;
   return stored;
@@ -98,6 +101,12 @@ export function decodeChannelRecord(value: unknown, key: string): ChannelRecord 
     } catch (err) {
       return fail(`"signingKey": ${(err as Error).message}`);
     }
+  }
+  if (v.floor !== undefined) {
+    const f = v.floor;
+    if (typeof f !== 'object' || f === null || typeof f.root !== 'string' || !isSeconds(f.keyVersion) || !isSeconds(f.timestamp))
+      return fail('"floor" is malformed');
+    record.floor = { root: f.root, keyVersion: f.keyVersion, timestamp: f.timestamp };
   }
   if (v.lastCheck !== undefined) {
     const c = v.lastCheck;

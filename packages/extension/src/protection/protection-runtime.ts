@@ -8,6 +8,7 @@ import type { DnrRule } from '@httpsify/engine/dnr';
 import { siteOf } from '../site-rules/site-pattern.js';
 import { httpsAlternatives, originOnly, probe, type Attempt } from './https-alternatives.js';
 import { KNOWN_HTTPS_STORAGE_KEY, KnownHttpsHosts } from './known-https-hosts.js';
+import { LearnBudget } from './learn-budget.js';
 import { inProtectionRange } from '../background/dnr-layout.js';
 import { knownHttpsRules } from './protection-dnr.js';
 import { dueForRecheck, RECHECK_STORAGE_KEY, type RecheckState, parseRecheckState, recordRecheck } from './recheck.js';
@@ -72,6 +73,8 @@ export interface FallbackPlan {
 
 export class ProtectionRuntime {
   known = new KnownHttpsHosts();
+  /** What each page and site may still teach the store (this session). */
+  readonly budget = new LearnBudget();
   private readonly now: () => number;
   private persistTimer: ReturnType<typeof setTimeout> | null = null;
   private rulesTimer: ReturnType<typeof setTimeout> | null = null;
@@ -118,15 +121,23 @@ export class ProtectionRuntime {
     return this.known.hosts(this.now()).filter((h) => !this.excluded(v, h) && !this.deps.isLoopBlocked(h));
   }
 
-  /** A response arrived over HTTPS (webRequest.onCompleted). */
-  learn(d: { url: string; tabId: number; statusCode?: number }): void {
+  /**
+   * A response arrived over HTTPS (webRequest.onCompleted). `topUrl` is the tab's top-level
+   * page: a host is "visited" when it is that page's (or the response is the page itself);
+   * others are third-party, and each page and site may teach only a few new ones (learn-budget.ts).
+   */
+  learn(d: { url: string; tabId: number; type: string; statusCode?: number }, topUrl: string | undefined): void {
     if (d.tabId < 0 || !d.url.startsWith('https:')) return;
     const status = d.statusCode ?? 0;
     // An error page over HTTPS (a default vhost's 403, a 5xx) says nothing about the site.
     if (!((status >= 200 && status < 300) || status === 304)) return;
     const site = siteOf(d.url);
     if (site === null) return;
-    if (this.known.note(site.host, this.now())) {
+    const now = this.now();
+    const top = d.type === 'main_frame' ? site : topUrl === undefined ? null : siteOf(topUrl);
+    const visited = top !== null && top.host === site.host;
+    if (!visited && !this.known.has(site.host, now) && !this.budget.take(d.tabId, topUrl ?? '', top?.host ?? '')) return;
+    if (this.known.note(site.host, now, visited)) {
       this.scheduleRules();
       this.deps.learned?.(site.host);
     }
@@ -215,22 +226,6 @@ export class ProtectionRuntime {
     if (this.persistTimer !== null) clearTimeout(this.persistTimer);
     this.persistTimer = null;
     await this.write();
-  }
-
-  // ---- Firefox: the same decision in the blocking listener ------------------------------------
-  /**
-   * A subresource (or frame) to a known HTTPS host: the rulesets' own rewrite when they have
-   * one, else the https:// twin, unless a ruleset excludes the URL (as on Chromium, where its
-   * `allow` outranks the mode's rules). Null: not ours. The page's own state does not matter (an
-   * "off" page never gets here): an HTTP page's known HTTPS hosts are upgraded.
-   */
-  decideSubresource(v: ProtectionView, url: string): { redirectUrl: string } | null {
-    if (!url.startsWith('http:')) return null;
-    const site = siteOf(url);
-    if (site === null || !this.upgradesHost(v, site.host, site.port)) return null;
-    const byRules = v.rewrite(url).rewritten;
-    if (byRules !== null) return { redirectUrl: byRules };
-    return v.excludedBy(url) !== null ? null : { redirectUrl: url.replace(/^http:/, 'https:') };
   }
 
   // ---- the fallback ---------------------------------------------------------------------------

@@ -3,13 +3,15 @@ import { channelNameKey } from '../channels/channel-name.js';
 import { parseSitePattern } from '../site-rules/site-pattern.js';
 import { checkSetting } from './repair.js';
 import { EXPORTED_KEYS, type ExportedKey, SCHEMA_VERSION, type Settings } from './schema.js';
+import { summariseUserRule, type UserRuleSummary } from './user-rule-summary.js';
 import { toUserRule } from './user-rules.js';
 
 /**
  * The settings file (export and import). Import is all or nothing: the whole file is checked
  * first, any problem refuses it whole, the user sees what would change (and confirms every
- * update channel it would add or change, since a channel decides what sites they are sent to),
- * and the result is applied in one settings write.
+ * update channel and every user rule it would add or change, since both decide what sites they
+ * are sent to: a user rule outranks every ruleset and has no destination check), and the result
+ * is applied in one settings write.
  */
 export const EXPORT_FORMAT = 'httpsify-settings';
 /** Far above any real export (24k overrides are ~1 MB); bounds the work a hostile file can cause. */
@@ -190,9 +192,17 @@ export interface ChannelToConfirm {
   replacing: boolean;
 }
 
+/** A user rule the file would add or replace, in plain words: applied only if the user confirms it by name. */
+export interface UserRuleToConfirm extends UserRuleSummary {
+  name: string;
+  /** True when a user rule of this name exists with other contents. */
+  replacing: boolean;
+}
+
 export interface ImportPlan {
   changes: ImportChange[];
   channels: ChannelToConfirm[];
+  userRules: UserRuleToConfirm[];
 }
 
 /** What importing `values` over `current` changes (empty when the file matches the settings). */
@@ -217,7 +227,19 @@ export function planImport(values: ImportValues, current: Settings): ImportPlan 
     const removed = current[key].filter((s) => !next.includes(s));
     if (added.length > 0 || removed.length > 0) changes.push({ key, kind: 'list', added, removed, changed: [] });
   }
-  if (values.userRules !== undefined) changes.push(...listChange('userRules', values.userRules, current.userRules, (r) => r.xml));
+  const userRules: UserRuleToConfirm[] = [];
+  if (values.userRules !== undefined) {
+    changes.push(...listChange('userRules', values.userRules, current.userRules, (r) => r.xml));
+    for (const r of values.userRules) {
+      const old = current.userRules.find((x) => x.name === r.name);
+      if (old !== undefined && old.xml === r.xml) continue;
+      const checked = toUserRule(r.xml);
+      // parseSettingsFile accepted every rule; one that no longer parses says the worst.
+      const summary: UserRuleSummary =
+        'errors' in checked ? { targets: [], sendsTo: [{ kind: 'computed' }], leavesItsSites: true } : summariseUserRule(checked.ruleset);
+      userRules.push({ name: r.name, replacing: old !== undefined, ...summary });
+    }
+  }
   const channels: ChannelToConfirm[] = [];
   if (values.channels !== undefined) {
     changes.push(...listChange('channels', values.channels, current.channels, (c) => JSON.stringify(c)));
@@ -227,7 +249,7 @@ export function planImport(values: ImportValues, current: Settings): ImportPlan 
       channels.push({ name: c.name, urlPrefix: c.urlPrefix, scope: c.scope, replacesDefaults: c.replacesDefaults, replacing: old !== undefined });
     }
   }
-  return { changes, channels };
+  return { changes, channels, userRules };
 }
 
 function listChange<T extends { name: string }>(key: 'userRules' | 'channels', next: T[], current: T[], body: (x: T) => string): ImportChange[] {
@@ -266,13 +288,23 @@ export class ImportRefused extends Error {
 
 /**
  * The patch that applies `values` over `current`, refused whole when a channel's name clashes
- * with one the user has, or a channel the file adds or redefines was not confirmed by name
- * (the settings may have changed since the preview).
+ * with one the user has, or a channel or user rule the file adds or redefines was not confirmed
+ * by name (the settings may have changed since the preview).
  */
-export function importPatch(values: ImportValues, current: Settings, confirmedChannels: readonly string[]): ImportValues {
+export function importPatch(
+  values: ImportValues,
+  current: Settings,
+  confirmedChannels: readonly string[],
+  confirmedUserRules: readonly string[] = [],
+): ImportValues {
   const clashes = channelNameClashes(values, current);
   if (clashes.length > 0) throw new ImportRefused(clashes);
-  const unconfirmed = planImport(values, current).channels.filter((c) => !confirmedChannels.includes(c.name));
-  if (unconfirmed.length > 0) throw new ImportRefused([`update channels not confirmed: ${unconfirmed.map((c) => c.name).join(', ')}`]);
+  const plan = planImport(values, current);
+  const problems: string[] = [];
+  const channels = plan.channels.filter((c) => !confirmedChannels.includes(c.name));
+  if (channels.length > 0) problems.push(`update channels not confirmed: ${channels.map((c) => c.name).join(', ')}`);
+  const rules = plan.userRules.filter((r) => !confirmedUserRules.includes(r.name));
+  if (rules.length > 0) problems.push(`user rules not confirmed: ${rules.map((r) => r.name).join(', ')}`);
+  if (problems.length > 0) throw new ImportRefused(problems);
   return structuredClone(values);
 }

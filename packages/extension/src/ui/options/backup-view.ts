@@ -1,5 +1,6 @@
 import type { ImportApplyResult, ImportPreview } from '../../background/ui-protocol.js';
-import type { ImportChange } from '../../settings/import.js';
+import type { ImportChange, UserRuleToConfirm } from '../../settings/import.js';
+import type { RuleSendsTo, RuleTarget } from '../../settings/user-rule-summary.js';
 import type { Settings } from '../../settings/schema.js';
 import { background, isError } from '../shared/client.js';
 import { $, download, h } from '../shared/dom.js';
@@ -44,10 +45,39 @@ function describeChange(c: ImportChange): HTMLElement {
   return h('li', { dataset: { key: c.key } }, h('strong', {}, label), `: ${parts.join('; ')}`);
 }
 
+function describeTarget(target: RuleTarget): string {
+  if (target.kind === 'host') return target.host;
+  if (target.kind === 'subdomains') return t('optionsImportRuleTargetSubdomains', target.domain);
+  return t('optionsImportRuleTargetAnyEnding', target.name);
+}
+
+/** One line per rule: where it sends visits, with a warning when that may be another site. */
+function describeSendsTo(s: RuleSendsTo): HTMLElement {
+  const line = (key: string, arg?: string, warn = false) => h('li', { class: warn ? 'error' : undefined }, t(key, arg));
+  if (s.kind === 'same') return line('optionsImportRuleSendsSame');
+  if (s.kind === 'computed') return line('optionsImportRuleSendsComputed', undefined, true);
+  if (s.kind === 'under') return s.elsewhere ? line('optionsImportRuleSendsUnderElsewhere', s.domain, true) : line('optionsImportRuleSendsUnder', s.domain);
+  const hosts = s.hosts.join(', ');
+  return s.elsewhere ? line('optionsImportRuleSendsElsewhere', hosts, true) : line('optionsImportRuleSendsHosts', hosts);
+}
+
+/** A user rule of the file in plain words, with the box the user ticks to trust it. */
+function describeUserRule(rule: UserRuleToConfirm, onChange: () => void): HTMLElement {
+  const box = h('input', { type: 'checkbox', class: 'import-trust-rule', dataset: { name: rule.name } });
+  box.addEventListener('change', onChange);
+  return h(
+    'li',
+    { class: 'import-rule', dataset: { name: rule.name } },
+    h('p', {}, t('optionsImportRuleAppliesTo', rule.targets.map(describeTarget).join(', '))),
+    h('ul', {}, ...rule.sendsTo.map(describeSendsTo)),
+    h('label', { class: 'check' }, box, h('span', {}, t('optionsImportTrustRule', rule.name), rule.replacing ? ` ${t('optionsImportRuleReplaces')}` : '')),
+  );
+}
+
 /**
  * "Backup": export, and an import in two steps. The file is checked whole by the background
- * and its effect shown; nothing changes until the user applies it, and every update channel it
- * would add must be ticked first.
+ * and its effect shown; nothing changes until the user applies it, and every update channel and
+ * every user rule it would add or change (shown in plain words) must be ticked first.
  */
 export class BackupView {
   private pending: string | null = null;
@@ -100,20 +130,24 @@ export class BackupView {
         );
       }),
     );
+    $('#import-rules').hidden = result.userRules.length === 0;
+    $('#import-rule-list').replaceChildren(...result.userRules.map((r) => describeUserRule(r, () => this.updateApply())));
     $('#import-review').hidden = false;
     this.updateApply();
     $('#import-review-title').focus();
   }
 
-  private trusted(): string[] {
-    return Array.from(document.querySelectorAll<HTMLInputElement>('.import-trust'))
+  /** Names ticked in the boxes of `cls` (channels: `import-trust`, user rules: `import-trust-rule`). */
+  private trusted(cls = 'import-trust'): string[] {
+    return Array.from(document.querySelectorAll<HTMLInputElement>(`.${cls}`))
       .filter((b) => b.checked)
       .map((b) => b.dataset.name as string);
   }
 
   private updateApply(): void {
-    const boxes = document.querySelectorAll<HTMLInputElement>('.import-trust');
-    $<HTMLButtonElement>('#import-apply').disabled = this.trusted().length < boxes.length || $('#import-changes').childElementCount === 0;
+    const boxes = document.querySelectorAll<HTMLInputElement>('.import-trust, .import-trust-rule');
+    const ticked = this.trusted().length + this.trusted('import-trust-rule').length;
+    $<HTMLButtonElement>('#import-apply').disabled = ticked < boxes.length || $('#import-changes').childElementCount === 0;
   }
 
   private async apply(): Promise<void> {
@@ -122,6 +156,7 @@ export class BackupView {
       type: 'importApply',
       text: this.pending,
       confirmedChannels: this.trusted(),
+      confirmedUserRules: this.trusted('import-trust-rule'),
     });
     this.close();
     if (isError(result) || !result.ok) {

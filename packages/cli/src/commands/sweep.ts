@@ -1,0 +1,132 @@
+import type { Command } from 'commander';
+import { defaultRulesetsDir } from '@httpsify/engine/node';
+import { collect } from '../shared/rules-option.js';
+import { parseConnectTo, type SweepRequestOptions } from '../sweep/polite-settings.js';
+import { formatSweepSummary } from '../sweep/report-text.js';
+import { prepareSweep, runSweep, type SweepOptions } from '../sweep/run-sweep.js';
+
+export { runSweep } from '../sweep/run-sweep.js';
+
+interface SweepCliOptions {
+  out: string;
+  fresh?: boolean;
+  discover?: string;
+  previous?: string;
+  write?: boolean;
+  confirmAfter: string;
+  concurrency: string;
+  perHost: string;
+  perHostDelay: string;
+  rate: string;
+  timeout: string;
+  maxBody: string;
+  resolve?: string[];
+  ca?: string[];
+  connectTo?: string[];
+  includeDefaultOff?: boolean;
+  queue?: string;
+  queueName: string;
+  worker?: boolean;
+  lockMs: string;
+}
+
+function wholeNumber(name: string, value: string, min: number): number {
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || n < min) throw new Error(`${name} must be a number of at least ${min}, not "${value}"`);
+  return n;
+}
+
+export function registerSweep(program: Command): void {
+  program
+    .command('sweep')
+    .description('sweep a whole ruleset library against the web (health per URL and ruleset), or find hosts worth a ruleset (--discover)')
+    .argument('[library...]', 'ruleset directories, XML files, bundles or .tar(.gz) archives (default: the bundled rulesets)')
+    .option('--out <dir>', 'results.jsonl (the journal a restarted sweep resumes), summary.json and report.html go here', 'sweep-results')
+    .option('--fresh', 'start over instead of resuming the results in --out')
+    .option(
+      '--discover <hosts-file>',
+      'instead of health: find hosts of this list (one per line, CSV rank,host, or URLs) no ruleset covers whose HTTPS serves the same; write rulesets for them to OUT/rulesets',
+    )
+    .option('--previous <summary.json>', "an earlier sweep's summary: the report shows what changed, --write needs it as confirmation")
+    .option(
+      '--write',
+      'turn off rulesets failing in this sweep and in --previous (default_off="sweep failed: ..."); turn back on the ones it turned off that work in both',
+    )
+    .option('--confirm-after <hours>', 'with --write: how long before this sweep --previous must have finished', '24')
+    .option('--concurrency <n>', 'URLs swept at once', '32')
+    .option('--per-host <n>', 'connections to one host at once', '2')
+    .option('--per-host-delay <ms>', 'time between two requests to the same host', '500')
+    .option('--rate <n>', 'requests started per second over all hosts (0: no cap)', '50')
+    .option('--timeout <ms>', 'time limit per request (connect, TLS, headers and body)', '10000')
+    .option('--max-body <bytes>', 'bytes of each body read (the rest is not downloaded)', String(256 * 1024))
+    .option('--resolve <host:ip>', 'connect to IP for HOST instead of resolving it; HOST may be *.domain or * (repeatable)', collect)
+    .option('--connect-to <port:port>', 'connect to the second port when a URL names the first (a local test web or a proxy; repeatable)', collect)
+    .option('--ca <file>', 'also trust the CA certificates in this PEM file (repeatable)', collect)
+    .option('--include-default-off', 'also sweep rulesets that are off by default')
+    .option('--queue <redis-url>', 'run through BullMQ on Redis: this process coordinates (or, with --worker, sweeps jobs)')
+    .option('--queue-name <name>', 'the queue (and Redis keys) of this sweep; coordinator and workers must agree', 'httpsify-sweep')
+    .option('--worker', 'with --queue: be a worker; runs until stopped (Ctrl-C / SIGTERM)')
+    .option('--lock-ms <ms>', "with --queue: a killed worker's job is delivered again after this long", '30000')
+    .action(async (paths: string[], opts: SweepCliOptions) => {
+      const library = paths.length > 0 ? paths : [defaultRulesetsDir()];
+      const request: SweepRequestOptions = {
+        timeoutMs: wholeNumber('--timeout', opts.timeout, 1),
+        maxBodyBytes: wholeNumber('--max-body', opts.maxBody, 1024),
+        resolve: opts.resolve ?? [],
+        caFiles: opts.ca ?? [],
+        connectPorts: parseConnectTo(opts.connectTo ?? []),
+        perHostConnections: wholeNumber('--per-host', opts.perHost, 1),
+        perHostDelayMs: wholeNumber('--per-host-delay', opts.perHostDelay, 0),
+        globalRate: wholeNumber('--rate', opts.rate, 0),
+      };
+      const onBad = (m: string): void => void process.stderr.write(`httpsify: ${m}\n`);
+      const options: SweepOptions = {
+        paths: library,
+        outDir: opts.out,
+        fresh: opts.fresh === true,
+        concurrency: wholeNumber('--concurrency', opts.concurrency, 1),
+        request,
+        includeDefaultOff: opts.includeDefaultOff === true,
+        write: opts.write === true,
+        confirmAfterMs: wholeNumber('--confirm-after', opts.confirmAfter, 0) * 3_600_000,
+        progress: process.stderr,
+        onBad,
+        ...(opts.discover !== undefined ? { discover: opts.discover } : {}),
+        ...(opts.previous !== undefined ? { previous: opts.previous } : {}),
+      };
+      if (opts.worker === true && opts.queue === undefined) throw new Error('--worker needs --queue redis://HOST:PORT');
+      if (opts.queue !== undefined) {
+        const { checkQueueName } = await import('../sweep/queue/redis-keys.js');
+        const queueName = checkQueueName(opts.queueName);
+        const lockMs = wholeNumber('--lock-ms', opts.lockMs, 1000);
+        if (opts.worker === true) {
+          const { startWorker } = await import('../sweep/queue/worker.js');
+          const setup = await prepareSweep(options);
+          const worker = await startWorker({ queueUrl: opts.queue, queueName, concurrency: options.concurrency, lockMs, check: setup.check, log: onBad });
+          process.stderr.write(`sweep worker ${worker.id} ready on queue ${queueName}\n`);
+          await new Promise<void>((resolve) => {
+            const stop = (): void => resolve();
+            process.once('SIGINT', stop);
+            process.once('SIGTERM', stop);
+          });
+          await worker.close();
+          setup.close();
+          process.stderr.write(`sweep worker ${worker.id} stopped after storing ${worker.stored()} results\n`);
+          return;
+        }
+        const { runCoordinator } = await import('../sweep/queue/coordinator.js');
+        const outcome = await runCoordinator({ ...options, queueUrl: opts.queue, queueName, log: onBad });
+        process.stdout.write(`${formatSweepSummary(outcome)}\n`);
+        process.stdout.write(
+          `per worker: ${Object.entries(outcome.perWorker)
+            .map(([w, n]) => `${w} ${n}`)
+            .join(', ')}\n`,
+        );
+        if (outcome.summary.byHealth.failing > 0 && opts.discover === undefined) process.exitCode = 1;
+        return;
+      }
+      const outcome = await runSweep(options);
+      process.stdout.write(`${formatSweepSummary(outcome)}\n`);
+      if (outcome.summary.byHealth.failing > 0 && opts.discover === undefined) process.exitCode = 1;
+    });
+}

@@ -1,0 +1,116 @@
+import { readFileSync, statSync } from 'node:fs';
+import { createEngine, type Engine, type Ruleset } from '@httpsify/engine';
+import { rulesetCoverage } from '@httpsify/engine/authoring';
+import { parseRulesetXml } from '@httpsify/engine/parse';
+import { isBundle, listRulesetFiles } from '@httpsify/engine/node';
+import { readTarEntries } from './tar-archive.js';
+import type { SweepJob } from './verdicts.js';
+
+/** default_off values the sweep writes; only rulesets it turned off does it turn back on. */
+export const SWEEP_OFF_PREFIX = 'sweep failed: ';
+
+export const jobKey = (ruleset: string, file: string, url: string): string => `ruleset|${file !== '' ? file : ruleset}|${url}`;
+
+/** Whether the sweep tests a ruleset: on ones, and the ones an earlier sweep turned off. */
+export function swept(ruleset: Ruleset, includeDefaultOff: boolean): boolean {
+  return ruleset.defaultOff === undefined || includeDefaultOff || ruleset.defaultOff.startsWith(SWEEP_OFF_PREFIX);
+}
+
+/**
+ * The rulesets of a library one at a time, so a sweep never holds them all: a directory's files
+ * are parsed as they come, a bundle's rulesets decoded by id, a tar archive read entry by entry.
+ */
+export async function* libraryRulesets(paths: readonly string[], onBad: (message: string) => void): AsyncGenerator<Ruleset> {
+  for (const path of paths) {
+    const parseOne = (xml: string, file: string): Ruleset | null => {
+      const parsed = parseRulesetXml(xml, file);
+      for (const d of parsed.diagnostics) if (d.severity === 'error') onBad(`${d.file}:${d.line}:${d.column}: ${d.message}`);
+      return parsed.ruleset;
+    };
+    if (statSync(path).isDirectory()) {
+      for (const file of listRulesetFiles(path)) {
+        const r = parseOne(readFileSync(file, 'utf8'), file);
+        if (r !== null) yield r;
+      }
+    } else if (/\.(tar|tar\.gz|tgz)$/i.test(path)) {
+      for await (const entry of readTarEntries(path)) {
+        if (!entry.name.endsWith('.xml')) continue;
+        const r = parseOne(entry.text, `${path}:${entry.name}`);
+        if (r !== null) yield r;
+      }
+    } else {
+      const bytes = readFileSync(path);
+      if (isBundle(bytes)) {
+        const { loadBundle } = await import('@httpsify/engine');
+        const engine = loadBundle(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+        for (let id = 0; id < engine.rulesetCount; id++) yield engine.ruleset(id);
+      } else {
+        const r = parseOne(bytes.toString('utf8'), path);
+        if (r !== null) yield r;
+      }
+    }
+  }
+}
+
+/**
+ * A ruleset's test URLs (explicit, and implied by its plain targets; the ones an exclusion owns
+ * left out), each with what this ruleset alone rewrites it to: the collection fetch-test uses.
+ * fetch-test compiles an engine per ruleset for the rewrite (~30 ms each, too slow for a
+ * library); here the library's engine explains each URL, and only when another ruleset decides
+ * first, or this one is off, does a ruleset get its own engine.
+ */
+export function rulesetTests(ruleset: Ruleset, all: Engine): { url: string; rewritten: string | null; problem?: string }[] {
+  let own: Engine | null = null;
+  const out: { url: string; rewritten: string | null; problem?: string }[] = [];
+  for (const test of rulesetCoverage(ruleset, all).tests) {
+    if (test.owner?.kind === 'exclusion') continue;
+    const step = all.explain(test.url).candidates.find((s) => s.ruleset === ruleset.name);
+    if (step !== undefined && step.outcome === 'rewrote' && step.result !== undefined) {
+      out.push({ url: test.url, rewritten: step.result });
+      continue;
+    }
+    if (step === undefined || step.outcome === 'not-reached' || step.outcome === 'inactive') {
+      if (own === null) {
+        own = createEngine([ruleset]);
+        own.setActive(ruleset.name, true);
+      }
+      const outcome = own.rewriteWithRuleset(test.url);
+      if (outcome.rewritten !== null) {
+        out.push({ url: test.url, rewritten: outcome.rewritten });
+        continue;
+      }
+      out.push({ url: test.url, rewritten: null, problem: outcome.error ?? 'no rule of this ruleset rewrites this URL' });
+      continue;
+    }
+    out.push({
+      url: test.url,
+      rewritten: null,
+      problem: step.outcome === 'refused' ? 'a pattern of this ruleset was refused as unsafe' : 'no rule of this ruleset rewrites this URL',
+    });
+  }
+  return out;
+}
+
+/** The sweep's jobs: each swept ruleset's test URLs (explicit and implied by plain targets). */
+export async function* rulesetJobs(
+  paths: readonly string[],
+  all: Engine,
+  options: { includeDefaultOff: boolean; onBad: (message: string) => void },
+): AsyncGenerator<SweepJob> {
+  for await (const ruleset of libraryRulesets(paths, options.onBad)) {
+    if (!swept(ruleset, options.includeDefaultOff)) continue;
+    const file = ruleset.loc?.file ?? '';
+    for (const test of rulesetTests(ruleset, all)) {
+      const job: SweepJob = {
+        key: jobKey(ruleset.name, file, test.url),
+        kind: 'ruleset',
+        ruleset: ruleset.name,
+        file,
+        url: test.url,
+        rewritten: test.rewritten,
+      };
+      if (test.problem !== undefined) job.problem = test.problem;
+      yield job;
+    }
+  }
+}

@@ -1,0 +1,251 @@
+import 'reflect-metadata';
+import { webcrypto } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo, Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSecureContext, type SecureContext } from 'node:tls';
+import * as x509 from '@peculiar/x509';
+import type { LookupFunction } from '../../src/fetch-test/resolve-option.js';
+
+x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+
+/**
+ * What a host of the local web does; a host's behaviour is the label before `.test`
+ * (`h12.expired.test`), and names with no known label are `good`.
+ */
+export const BEHAVIOURS = [
+  'good',
+  'expired',
+  'wrongname',
+  'untrusted',
+  'refused',
+  'slow',
+  'drip',
+  'differs',
+  'httponly',
+  'loop',
+  'downgrade',
+  'flaky',
+  'broken5xx',
+  'huge',
+  'mixed',
+  'gone',
+] as const;
+export type Behaviour = (typeof BEHAVIOURS)[number];
+
+export function behaviourOf(host: string): Behaviour {
+  const label = host.toLowerCase().split('.').slice(-2, -1)[0] ?? '';
+  return (BEHAVIOURS as readonly string[]).includes(label) ? (label as Behaviour) : 'good';
+}
+
+export interface LocalWeb {
+  httpPort: number;
+  httpsPort: number;
+  /** PEM file of the test CA (for `--ca`). */
+  caPath: string;
+  /** Every name to loopback (`refused` hosts to 127.0.0.2 where nothing listens; `gone` fails). */
+  lookup: LookupFunction;
+  /** URL port -> server port, for the sweep's `connectPorts`. */
+  connectPorts: Map<number, number>;
+  /** The same as CLI options (`gone` hosts resolve there: --resolve cannot say "no such host"). */
+  cliArgs: string[];
+  /** Requests served, per scheme. */
+  served: { http: number; https: number };
+  close(): Promise<void>;
+}
+
+const ALG = { name: 'ECDSA', namedCurve: 'P-256' } as const;
+const SIGN = { name: 'ECDSA', hash: 'SHA-256' } as const;
+const DAY = 86_400_000;
+
+const pem = (label: string, der: ArrayBuffer): string =>
+  `-----BEGIN ${label}-----\n${Buffer.from(der)
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')}\n-----END ${label}-----\n`;
+
+function page(host: string, variant = ''): string {
+  const words =
+    variant === 'differs'
+      ? 'this https site shows something else entirely: a parked domain for sale'
+      : `welcome to ${host}, a small site about gardens, trains and the weather in the local hills`;
+  const mixed = variant === 'mixed' ? `<script src="http://cdn.good.test/app.js"></script><img src="http://${host}/logo.png">` : '';
+  return `<!doctype html><html><head><title>${host}</title>${mixed}</head><body><h1>${host}</h1><p>${words}</p><p><a href="http://${host}/about">about</a></p></body></html>`;
+}
+
+/**
+ * A local "web" for sweep tests and the bench, no internet: one HTTP and one HTTPS server on
+ * 127.0.0.1 answering any host name, the HTTPS one with a certificate issued per SNI name by a
+ * throw-away CA (cached, at most `certCache` names), and scripted behaviours per host.
+ */
+export async function startLocalWeb(options: { certCache?: number } = {}): Promise<LocalWeb> {
+  const dir = mkdtempSync(join(tmpdir(), 'httpsify-local-web-'));
+  const caKeys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const now = Date.now();
+  const ca = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: '01',
+    name: 'CN=httpsify sweep test CA',
+    notBefore: new Date(now - DAY),
+    notAfter: new Date(now + 30 * DAY),
+    keys: caKeys,
+    signingAlgorithm: SIGN,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+    ],
+  });
+  const caPath = join(dir, 'ca.pem');
+  writeFileSync(caPath, ca.toString('pem'));
+  // One leaf key for every certificate: issuing is then one signature per name.
+  const leafKeys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const leafKeyPem = pem('PRIVATE KEY', await webcrypto.subtle.exportKey('pkcs8', leafKeys.privateKey));
+  let serial = 2;
+  const contexts = new Map<string, Promise<SecureContext>>();
+  const maxCache = options.certCache ?? 5000;
+  const issue = async (name: string): Promise<SecureContext> => {
+    const b = behaviourOf(name);
+    const san = b === 'wrongname' ? `other-${name}` : name;
+    const cert = await x509.X509CertificateGenerator.create({
+      serialNumber: (serial++).toString(16).padStart(2, '0'),
+      subject: `CN=${san}`,
+      notBefore: new Date(b === 'expired' ? now - 10 * DAY : now - DAY),
+      notAfter: new Date(b === 'expired' ? now - 2 * DAY : now + 10 * DAY),
+      publicKey: leafKeys.publicKey,
+      // `untrusted`: signed by its own key, as a self-signed certificate is.
+      ...(b === 'untrusted' ? { issuer: `CN=${san}`, signingKey: leafKeys.privateKey } : { issuer: ca.subject, signingKey: caKeys.privateKey }),
+      signingAlgorithm: SIGN,
+      extensions: [
+        new x509.BasicConstraintsExtension(false),
+        new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+        new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: san }]),
+      ],
+    });
+    const chain = b === 'untrusted' ? '' : `${ca.toString('pem')}\n`;
+    return createSecureContext({ key: leafKeyPem, cert: `${cert.toString('pem')}\n${chain}` });
+  };
+  const contextFor = (name: string): Promise<SecureContext> => {
+    let ctx = contexts.get(name);
+    if (ctx === undefined) {
+      ctx = issue(name);
+      contexts.set(name, ctx);
+      if (contexts.size > maxCache) contexts.delete(contexts.keys().next().value as string);
+    }
+    return ctx;
+  };
+
+  const served = { http: 0, https: 0 };
+  const flakyCount = new Map<string, number>();
+  const serveHuge = (res: ServerResponse, host: string): void => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    const chunk = Buffer.from(page(host).repeat(64));
+    let left = 64 * 1024 * 1024;
+    const pump = (): void => {
+      while (left > 0) {
+        left -= chunk.length;
+        if (!res.write(chunk)) return void res.once('drain', pump);
+      }
+      res.end();
+    };
+    res.on('close', () => (left = 0));
+    pump();
+  };
+  const handle = (scheme: 'http' | 'https') => (req: IncomingMessage, res: ServerResponse) => {
+    served[scheme]++;
+    const host = (req.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
+    const b = behaviourOf(host);
+    const html = (body: string, status = 200): void => void res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' }).end(body);
+    if (b === 'huge') return serveHuge(res, host);
+    if (scheme === 'http') return html(page(host));
+    switch (b) {
+      case 'slow':
+        return; // never answers
+      case 'drip': {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        const timer = setInterval(() => res.write('<p>.'), 200);
+        res.on('close', () => clearInterval(timer));
+        return;
+      }
+      case 'differs':
+        return html(page(host, 'differs'));
+      case 'mixed':
+        return html(page(host, 'mixed'));
+      case 'loop':
+        return void res.writeHead(302, { location: `https://${host}/` }).end();
+      case 'downgrade':
+        return void res.writeHead(301, { location: `http://${host}/` }).end();
+      case 'broken5xx':
+        return html('<h1>Service Unavailable</h1>', 503);
+      case 'flaky': {
+        // Every other answer is a 503: the sweep's one HTTPS retry gets the page.
+        const n = (flakyCount.get(host) ?? 0) + 1;
+        flakyCount.set(host, n);
+        return n % 2 === 1 ? html('<h1>Service Unavailable</h1>', 503) : html(page(host));
+      }
+      default:
+        return html(page(host));
+    }
+  };
+  const http = createHttpServer({ keepAlive: true } as never, handle('http'));
+  const https = createHttpsServer(
+    {
+      SNICallback: (name, cb) => {
+        // `httponly` hosts have no HTTPS: the connection is dropped at the handshake.
+        if (behaviourOf(name) === 'httponly') return cb(new Error('no HTTPS for this name'));
+        contextFor(name).then(
+          (ctx) => cb(null, ctx),
+          (err: Error) => cb(err),
+        );
+      },
+    },
+    handle('https'),
+  );
+  for (const s of [http, https]) s.on('clientError', (_err, socket) => socket.destroy());
+  const listen = (s: Server): Promise<number> => new Promise((resolve) => s.listen(0, '127.0.0.1', () => resolve((s.address() as AddressInfo).port)));
+  const [httpPort, httpsPort] = [await listen(http), await listen(https)];
+  const lookup: LookupFunction = (hostname, opts, callback) => {
+    const b = behaviourOf(hostname);
+    process.nextTick(() => {
+      if (b === 'gone') return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '');
+      const address = b === 'refused' ? '127.0.0.2' : '127.0.0.1';
+      if (opts.all === true) callback(null, [{ address, family: 4 }]);
+      else callback(null, address, 4);
+    });
+  };
+  return {
+    httpPort,
+    httpsPort,
+    caPath,
+    lookup,
+    connectPorts: new Map([
+      [80, httpPort],
+      [443, httpsPort],
+    ]),
+    cliArgs: [
+      '--ca',
+      caPath,
+      '--resolve',
+      '*.refused.test:127.0.0.2',
+      '--resolve',
+      '*:127.0.0.1',
+      '--connect-to',
+      `80:${httpPort}`,
+      '--connect-to',
+      `443:${httpsPort}`,
+    ],
+    served,
+    close: async () => {
+      http.closeAllConnections();
+      https.closeAllConnections();
+      await Promise.all([http, https].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+    },
+  };
+}
+
+/** A ruleset library of one trivial ruleset per host (each target implies its test URL). */
+export function writeLibrary(dir: string, hosts: readonly string[]): void {
+  for (const host of hosts) {
+    writeFileSync(join(dir, `${host}.xml`), `<ruleset name="${host}">\n\t<target host="${host}" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n`);
+  }
+}

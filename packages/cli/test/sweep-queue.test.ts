@@ -1,0 +1,113 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve as resolvePath } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sweepKeys } from '../src/sweep/queue/redis-keys.js';
+import type { SweepResult } from '../src/sweep/verdicts.js';
+import { startLocalWeb, writeLibrary, type LocalWeb } from './support/local-web.js';
+import { startRedis, type TestRedis } from './support/redis-server.js';
+
+const bin = resolvePath(__dirname, '../dist/bin.js');
+const QUEUE = 'qtest';
+
+let web: LocalWeb;
+let redis: TestRedis;
+let root: string;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  [web, redis] = await Promise.all([startLocalWeb(), startRedis()]);
+  root = mkdtempSync(join(tmpdir(), 'httpsify-sweep-queue-'));
+});
+afterAll(async () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  await Promise.all([web.close(), redis.stop()]);
+});
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function start(args: string[]): ChildProcess & { output: string[] } {
+  const child = spawn(process.execPath, [bin, 'sweep', ...args], { stdio: ['ignore', 'pipe', 'pipe'] }) as ChildProcess & { output: string[] };
+  child.output = [];
+  child.stdout?.on('data', (d: Buffer) => child.output.push(d.toString()));
+  child.stderr?.on('data', (d: Buffer) => child.output.push(d.toString()));
+  children.push(child);
+  return child;
+}
+
+const lines = (file: string): string[] =>
+  existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l.endsWith('}'))
+    : [];
+
+async function until(what: string, test: () => boolean | Promise<boolean>, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await test())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+describe('httpsify sweep --queue (BullMQ on Redis)', () => {
+  it('survives a worker and the coordinator killed with SIGKILL: one result per URL, none lost', async () => {
+    const lib = join(root, 'lib');
+    mkdirSync(lib);
+    // Slow hosts keep every worker mid-job at any moment (each takes two 1.5 s timeouts).
+    const hosts = [
+      ...Array.from({ length: 80 }, (_, i) => `q${i}.good.test`),
+      ...Array.from({ length: 8 }, (_, i) => `q${i}.slow.test`),
+      'q.expired.test',
+      'q.differs.test',
+    ];
+    writeLibrary(lib, hosts);
+    const out = join(root, 'out');
+    const common = [lib, '--queue', redis.url, '--queue-name', QUEUE, '--timeout', '1500', '--per-host-delay', '0', '--rate', '0', ...web.cliArgs];
+    const coordinatorArgs = [...common, '--out', out];
+    const workerArgs = [...common, '--worker', '--lock-ms', '2000', '--concurrency', '4'];
+    const keys = sweepKeys(QUEUE);
+    const stored = async (): Promise<Record<string, string>> => redis.client.hgetall(keys.workers);
+
+    let coordinator = start(coordinatorArgs);
+    const first = start(workerArgs);
+    await until('the first worker to store results', async () => Number(Object.values(await stored())[0] ?? 0) >= 5);
+    // Kill it while it holds jobs: remember which, to see them delivered again.
+    const active = await redis.client.lrange(`bull:${QUEUE}:active`, 0, -1);
+    const held = (await Promise.all(active.map((id) => redis.client.hget(`bull:${QUEUE}:${id}`, 'data'))))
+      .filter((d): d is string => d !== null)
+      .map((d) => (JSON.parse(d) as { key: string }).key);
+    first.kill('SIGKILL');
+    expect(held.length).toBeGreaterThan(0);
+    const workers = [start(workerArgs), start(workerArgs), start(workerArgs)];
+
+    await until('half the results journaled', () => lines(join(out, 'results.jsonl')).length >= hosts.length / 2);
+    coordinator.kill('SIGKILL');
+    const atKill = lines(join(out, 'results.jsonl')).length;
+    coordinator = start(coordinatorArgs);
+    const code = await Promise.race([new Promise<number | null>((resolve) => coordinator.once('exit', resolve)), sleep(80_000).then(() => 'hung')]);
+    const log = [coordinator, ...workers].map((c) => c.output.join('')).join('\n---\n');
+    expect(code, log).toBe(1); // done, with failing rulesets
+    for (const w of workers) w.kill('SIGTERM');
+
+    const results = lines(join(out, 'results.jsonl')).map((l) => JSON.parse(l) as SweepResult);
+    const urls = results.map((r) => r.url);
+    expect(urls.length).toBe(hosts.length);
+    expect(new Set(urls)).toEqual(new Set(hosts.map((h) => `http://${h}/`)));
+    expect(atKill).toBeLessThan(hosts.length);
+    for (const key of held) expect(results.some((r) => r.key === key)).toBe(true);
+    // Progress adds up: the results each worker stored first sum to one per URL.
+    const perWorker = Object.values(await stored()).map(Number);
+    expect(perWorker.length).toBe(4);
+    expect(perWorker.reduce((a, b) => a + b, 0)).toBe(hosts.length);
+    const verdict = (h: string): string | undefined => results.find((r) => r.url === `http://${h}/`)?.verdict;
+    expect([verdict('q0.good.test'), verdict('q0.slow.test'), verdict('q.expired.test'), verdict('q.differs.test')]).toEqual([
+      'works',
+      'timeout',
+      'cert-expired',
+      'content-differs',
+    ]);
+    expect(coordinator.output.join('')).toMatch(/resumed run: \d+ results in the journal/);
+  });
+});
