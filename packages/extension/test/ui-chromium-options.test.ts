@@ -195,9 +195,15 @@ describe('options page in Chromium', () => {
       JSON.stringify({ ...data, settings: { ...data.settings, userRules: 'garbage', disabledSites: ['imported.example.test', 'not a site'] } }),
     );
     await o.locator('#settings-import').setInputFiles(file);
+    // Each problem is a sentence with a fix; the raw message (with the setting's key) under "Details".
     await expect
-      .poll(() => o.locator('#settings-import-problems li').allTextContents(), POLL)
+      .poll(() => o.locator('#settings-import-problems li code').allTextContents(), POLL)
       .toEqual(['disabledSites: "not a site" is not a host, host:port or *.domain', 'userRules: must be a list of rules, got "garbage"']);
+    expect(await o.locator('#settings-import-problems li > span').allTextContents()).toEqual([
+      'One setting in the file has a value httpsify cannot use. Export the settings again, or correct that entry in the file.',
+      'One setting in the file has a value httpsify cannot use. Export the settings again, or correct that entry in the file.',
+    ]);
+    expect(await o.locator('#settings-import-problems li code').first().isVisible()).toBe(false);
     expect(await o.locator('#import-review').isHidden()).toBe(true);
     expect(await h.stored('userRules')).toEqual(userRulesBefore);
     expect(await h.stored('mixedContent')).toBe(true);

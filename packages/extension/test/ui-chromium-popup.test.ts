@@ -325,6 +325,15 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     expect((await stored('userRules')) ?? []).toEqual([]);
     expect(await axeViolations(popup)).toEqual([]);
     await shot(popup, 'chromium-popup-add-rule', { width: 360, texts: ['Always use HTTPS for this site', 'From (regular expression)'] });
+    // Not a site name: a sentence and its fix, the checks' own words under "Details".
+    await popup.getByRole('textbox', { name: 'Site' }).fill('my bank');
+    await popup.getByRole('button', { name: 'Always use HTTPS for this site' }).click();
+    await expect
+      .poll(() => popup.locator('#add-rule-errors li > span').first().textContent(), POLL)
+      .toBe('“my bank” is not a site name. Type a name such as example.com, or paste the site’s address.');
+    expect(await popup.locator('#add-rule-errors li code').first().isVisible()).toBe(false);
+    // A pasted address counts by its site.
+    await popup.getByRole('textbox', { name: 'Site' }).fill(`http://new.uncovered.test:${server.port}/some/page?x=1`);
     // The plain way: the site's name and one button.
     const reloaded = page.waitForEvent('load');
     await popup.getByRole('button', { name: 'Always use HTTPS for this site' }).click();

@@ -22,6 +22,10 @@ function init(): void {
     const problem = $('#problem');
     problem.textContent = t('handoffProblem', [url]);
     problem.hidden = false;
+    // The page is not opening anything any more: the heading says what went wrong instead.
+    const heading = $('#heading');
+    heading.textContent = t('handoffProblemTitle');
+    heading.classList.remove('muted');
   });
   port.postMessage({ url });
 }

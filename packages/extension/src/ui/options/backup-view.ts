@@ -4,6 +4,7 @@ import type { RuleSendsTo, RuleTarget } from '../../settings/user-rule-summary.j
 import type { Settings } from '../../settings/schema.js';
 import { background, isError } from '../shared/client.js';
 import { $, download, h } from '../shared/dom.js';
+import { plainProblem, problemItem } from '../shared/problem.js';
 import { t } from '../shared/i18n.js';
 
 const LABELS: Record<ImportChange['key'], string> = {
@@ -173,7 +174,7 @@ export class BackupView {
 
   private refused(problems: string[]): void {
     this.say('error', t('optionsImportRefused'));
-    $('#settings-import-problems').replaceChildren(...problems.map((p) => h('li', {}, p)));
+    $('#settings-import-problems').replaceChildren(...problems.map((p) => problemItem(plainProblem(p), p)));
   }
 
   private say(cls: string, text: string): void {

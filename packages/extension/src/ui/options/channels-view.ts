@@ -4,10 +4,15 @@ import { background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';
 import { t, tCount } from '../shared/i18n.js';
 
+/** A date and time as people read it: no seconds (the exact instant stays in `datetime`). */
+export function shortDateTime(date: Date): string {
+  return date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
 /** Unix seconds as the reader's local date and time, with the exact instant in `datetime`. */
 function time(seconds: number): HTMLTimeElement {
   const date = new Date(seconds * 1000);
-  return h('time', { datetime: date.toISOString(), title: String(seconds) }, date.toLocaleString());
+  return h('time', { datetime: date.toISOString(), title: String(seconds) }, shortDateTime(date));
 }
 
 function field(label: string, ...value: (Node | string)[]): HTMLElement[] {
@@ -31,7 +36,7 @@ function channelDetails(row: ChannelRow, now: number): HTMLElement {
             'span',
             { class: 'channel-installed' },
             time(installed.timestamp),
-            ` · ${tCount('optionsChannelInstalledValue', installed.rulesetCount, [String(installed.rulesetCount), new Date(installed.installedAt * 1000).toLocaleString()])}`,
+            ` · ${tCount('optionsChannelInstalledValue', installed.rulesetCount, [String(installed.rulesetCount), shortDateTime(new Date(installed.installedAt * 1000))])}`,
           ),
     ),
   );
@@ -54,7 +59,7 @@ function channelDetails(row: ChannelRow, now: number): HTMLElement {
       t('optionsChannelLastCheck'),
       last === null || resultKey === null
         ? t('optionsChannelNever')
-        : h('span', { class: `channel-result ${last.result}` }, t(resultKey, new Date(last.at * 1000).toLocaleString())),
+        : h('span', { class: `channel-result ${last.result}` }, t(resultKey, shortDateTime(new Date(last.at * 1000)))),
     ),
   );
   if (last?.error)

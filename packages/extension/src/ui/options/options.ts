@@ -3,6 +3,7 @@ import type { Settings } from '../../settings/schema.js';
 import { background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';
 import { localize, t, tCount } from '../shared/i18n.js';
+import { showProblem } from '../shared/problem.js';
 import { BackupView } from './backup-view.js';
 import { ChannelsView } from './channels-view.js';
 import { LibraryView } from './library-view.js';
@@ -39,7 +40,7 @@ function changed(s: Settings | { error: string }): void {
   error.hidden = !isError(s);
   if (isError(s)) {
     // Show what went wrong and what is actually in effect now.
-    error.textContent = s.error;
+    showProblem(error, s.error);
     void background.request<Settings>({ type: 'settings' }).then(render);
     return;
   }

@@ -1,8 +1,9 @@
 import type { SiteListName } from '../../background/ui-protocol.js';
 import type { Settings } from '../../settings/schema.js';
 import { background, isError } from '../shared/client.js';
-import { $, h } from '../shared/dom.js';
+import { $, h, hostParts } from '../shared/dom.js';
 import { t } from '../shared/i18n.js';
+import { siteFromInput } from '../shared/problem.js';
 import type { SiteState } from '../../protection/protection-protocol.js';
 
 /** The three per-site states; choosing one moves the entry to its list (or off both). */
@@ -28,7 +29,7 @@ export class SitesView {
       form.addEventListener('submit', async (e) => {
         e.preventDefault();
         const input = $<HTMLInputElement>('.site-input', box);
-        const result = await background.request<Settings | { error: string }>({ type: 'siteAdd', list, entry: input.value });
+        const result = await background.request<Settings | { error: string }>({ type: 'siteAdd', list, entry: siteFromInput(input.value) });
         $('.site-error', box).hidden = !isError(result);
         if (isError(result)) return;
         input.value = '';
@@ -46,7 +47,7 @@ export class SitesView {
           h(
             'li',
             {},
-            h('span', {}, entry),
+            h('span', { class: 'host' }, ...hostParts(entry)),
             stateSelect(entry, list === 'disabledSites' ? 'off' : 'rulesets', async (state) =>
               this.onChange(await background.request<Settings>({ type: 'siteState', entry, state })),
             ),

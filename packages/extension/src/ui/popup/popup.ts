@@ -1,8 +1,9 @@
 import type { PageStatus, PopupState, RulesetRow, SaveResult } from '../../background/ui-protocol.js';
 import { defaultSimpleRule, simpleRuleXml, typedHost } from '../../settings/user-rules.js';
 import { api, background, isError } from '../shared/client.js';
-import { $, h } from '../shared/dom.js';
+import { $, h, hostNode } from '../shared/dom.js';
 import { localize, t, tCount } from '../shared/i18n.js';
+import { plainProblem, problemItem } from '../shared/problem.js';
 
 /** The tab this popup is about: `?tabId=` (tests, tab-opened popups) or the active tab. */
 async function currentTab(): Promise<chrome.tabs.Tab | undefined> {
@@ -135,7 +136,7 @@ function render(): void {
 
   const siteDisabled = site?.disabledBy != null;
   if (site !== null) {
-    $('#site-host').textContent = site.hostWithPort;
+    $('#site-host').replaceChildren(hostNode(site.hostWithPort));
     $('#upgraded-count').textContent = state.upgraded === 0 ? '' : tCount('popupUpgraded', state.upgraded, String(state.upgraded));
     const mode = siteMode(site);
     $<HTMLInputElement>(`#site-mode-${mode}`).checked = true;
@@ -233,11 +234,17 @@ async function reloadTab(url?: string): Promise<void> {
 }
 
 async function saveRule(rule: { host: string; from: string; to: string }): Promise<void> {
-  const result = await background.request<SaveResult>({ type: 'userRuleSave', xml: simpleRuleXml(rule) });
   const list = $('#add-rule-errors');
+  const typed = $<HTMLInputElement>('#rule-host').value.trim();
+  const result = await background.request<SaveResult>({ type: 'userRuleSave', xml: simpleRuleXml(rule) });
   if (isError(result) || !result.ok) {
     const errors = isError(result) ? [{ message: result.error, severity: 'error' }] : result.errors;
-    list.replaceChildren(...errors.map((d) => h('li', { class: d.severity }, d.message)));
+    // Not a site name at all: one sentence says so and how to fix it; the checks' own words under "Details".
+    // (Chromium's URL parser keeps a space in a host as `%20`: check the name's characters too.)
+    const host = typedHost(typed);
+    const siteName = host !== null && /^(\[[0-9a-f:.]+\]|[a-z0-9_.-]+)$/i.test(host);
+    const sentence = (m: string) => (siteName ? plainProblem(m, 'problemRule') : t('problemSiteName', typed));
+    list.replaceChildren(...errors.map((d) => problemItem(sentence(d.message), d.message, d.severity)));
     $('#add-rule-saved').hidden = true;
     return;
   }

@@ -46,3 +46,16 @@ export async function copyText(text: string): Promise<void> {
     area.remove();
   }
 }
+
+/**
+ * A host name that wraps only after its dots (`www.` / `example.` / `com`), never mid-label:
+ * a zero-width break opportunity after every dot; the CSS class `host` keeps the rest whole.
+ */
+export function hostParts(host: string): (string | Node)[] {
+  const labels = host.split('.');
+  return labels.flatMap((label, i) => (i < labels.length - 1 ? [`${label}.`, document.createElement('wbr')] : [label]));
+}
+
+export function hostNode(host: string): HTMLSpanElement {
+  return h('span', { class: 'host' }, ...hostParts(host));
+}
