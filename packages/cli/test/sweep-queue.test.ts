@@ -55,7 +55,7 @@ describe('httpsify sweep --queue (BullMQ on Redis)', () => {
   it('survives a worker and the coordinator killed with SIGKILL: one result per URL, none lost', async () => {
     const lib = join(root, 'lib');
     mkdirSync(lib);
-    // Slow hosts keep every worker mid-job at any moment (each takes two 1.5 s timeouts).
+    // Slow hosts keep every worker mid-job at any moment (each takes two 3 s timeouts).
     const hosts = [
       ...Array.from({ length: 80 }, (_, i) => `q${i}.good.test`),
       ...Array.from({ length: 8 }, (_, i) => `q${i}.slow.test`),
@@ -64,7 +64,7 @@ describe('httpsify sweep --queue (BullMQ on Redis)', () => {
     ];
     writeLibrary(lib, hosts);
     const out = join(root, 'out');
-    const common = [lib, '--queue', redis.url, '--queue-name', QUEUE, '--timeout', '1500', '--per-host-delay', '0', '--rate', '0', ...web.cliArgs];
+    const common = [lib, '--queue', redis.url, '--queue-name', QUEUE, '--timeout', '3000', '--per-host-delay', '0', '--rate', '0', ...web.cliArgs];
     const coordinatorArgs = [...common, '--out', out];
     const workerArgs = [...common, '--worker', '--lock-ms', '2000', '--concurrency', '4'];
     const keys = sweepKeys(QUEUE);

@@ -49,7 +49,7 @@ function options(library: string, out: string, extra: Partial<SweepOptions> = {}
     outDir: out,
     concurrency: 12,
     request: {
-      timeoutMs: 1500,
+      timeoutMs: 3000,
       maxBodyBytes: 64 * 1024,
       resolve: [],
       caFiles: [web.caPath],

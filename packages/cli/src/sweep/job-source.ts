@@ -27,7 +27,15 @@ export async function* libraryRulesets(paths: readonly string[], onBad: (message
       for (const d of parsed.diagnostics) if (d.severity === 'error') onBad(`${d.file}:${d.line}:${d.column}: ${d.message}`);
       return parsed.ruleset;
     };
-    if (statSync(path).isDirectory()) {
+    let isDir: boolean;
+    try {
+      isDir = statSync(path).isDirectory();
+    } catch (err) {
+      throw new Error(
+        `cannot read rulesets from ${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (err as Error).message}`,
+      );
+    }
+    if (isDir) {
       for (const file of listRulesetFiles(path)) {
         const r = parseOne(readFileSync(file, 'utf8'), file);
         if (r !== null) yield r;

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createEngine, type Engine, type Ruleset } from '@httpsify/engine';
 import { isBundle, loadRulesets } from '@httpsify/engine/node';
@@ -100,9 +100,9 @@ export async function countJobs(jobs: AsyncIterable<SweepJob>): Promise<number> 
 export async function finishSweep(
   options: SweepOptions,
   resultsPath: string,
+  previous: SweepSummary | null,
 ): Promise<Pick<SweepOutcome, 'summary' | 'reportPath' | 'summaryPath' | 'writeBack' | 'discovered'>> {
   const summary = await summarize(resultsPath);
-  const previous = options.previous !== undefined ? readSummary(options.previous) : null;
   const summaryPath = join(options.outDir, 'summary.json');
   const reportPath = join(options.outDir, 'report.html');
   writeFileSync(summaryPath, `${JSON.stringify(summary)}\n`);
@@ -114,7 +114,25 @@ export async function finishSweep(
 }
 
 /** The embedded sweep: one process, no server. Resumes the journal in `outDir` if there is one. */
+/**
+ * What can be checked before sweeping is checked first, so a long sweep never ends on a usage
+ * error: the previous summary is read, the host list must be readable.
+ */
+export function checkInputs(options: SweepOptions): SweepSummary | null {
+  if (options.discover !== undefined) {
+    try {
+      accessSync(options.discover, constants.R_OK);
+    } catch (err) {
+      throw new Error(
+        `--discover ${options.discover}: cannot read: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
+      );
+    }
+  }
+  return options.previous !== undefined ? readSummary(options.previous) : null;
+}
+
 export async function runSweep(options: SweepOptions): Promise<SweepOutcome> {
+  const previous = checkInputs(options);
   mkdirSync(options.outDir, { recursive: true });
   const resultsPath = join(options.outDir, 'results.jsonl');
   const setup = await prepareSweep(options);
@@ -133,7 +151,7 @@ export async function runSweep(options: SweepOptions): Promise<SweepOutcome> {
       journal.close();
     }
     progress?.finish();
-    const done = await finishSweep(options, resultsPath);
+    const done = await finishSweep(options, resultsPath, previous);
     return { ...done, ranNow, resumedFrom, resultsPath, discovery: setup.discovery };
   } finally {
     setup.close();

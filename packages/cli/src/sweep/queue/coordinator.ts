@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Journal } from '../journal.js';
 import { SweepProgress } from '../progress.js';
-import { countJobs, finishSweep, prepareSweep, type SweepOptions, type SweepOutcome } from '../run-sweep.js';
+import { checkInputs, countJobs, finishSweep, prepareSweep, type SweepOptions, type SweepOutcome } from '../run-sweep.js';
 import type { SweepJob, SweepResult } from '../verdicts.js';
 import { connect, sweepKeys } from './redis-keys.js';
 
@@ -28,6 +28,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * only the jobs with no result (a job still queued is not added twice: its id is its key's).
  */
 export async function runCoordinator(options: CoordinatorOptions): Promise<SweepOutcome & { perWorker: Record<string, number> }> {
+  const previous = checkInputs(options);
   mkdirSync(options.outDir, { recursive: true });
   const keys = sweepKeys(options.queueName);
   const redis = await connect(options.queueUrl);
@@ -129,7 +130,7 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<Sweep
     journal.close();
     progress?.finish();
     const perWorker = Object.fromEntries(Object.entries(await redis.hgetall(keys.workers)).map(([k, v]) => [k, Number(v)]));
-    const done = await finishSweep(options, resultsPath);
+    const done = await finishSweep(options, resultsPath, previous);
     return { ...done, ranNow: journal.done.size - resumedFrom, resumedFrom, resultsPath, discovery: setup.discovery, perWorker };
   } finally {
     setup.close();
