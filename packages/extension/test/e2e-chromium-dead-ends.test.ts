@@ -67,7 +67,7 @@ describe('Chromium: an HTTP-only site is never a dead end', () => {
   async function fallbackPage(url: string, p?: Page): Promise<Page> {
     const tab = p ?? (await ext.context.newPage());
     await tab.goto(url).catch(() => undefined);
-    await expect.poll(() => tab.url(), POLL).toMatch(/\/ui\/interstitial\.html\?/);
+    await expect.poll(() => tab.url(), { ...POLL, message: url }).toMatch(/\/ui\/interstitial\.html\?/);
     await tab.waitForSelector('body[data-ready="true"]');
     return tab;
   }

@@ -249,16 +249,23 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   // ---- HTTPS-first fallback --------------------------------------------------------------
   const tracker = new HttpsFirstTracker((event) => void fallBack(event));
 
-  /** Top-level requests per tab: a fallback whose tab moved on since its failure is dropped. */
-  const navigations = new Map<number, number>();
+  /**
+   * Top-level requests per tab (count, last URL): a fallback whose tab moved on to another
+   * address since its failure is dropped. The browser's error page reloading the failed
+   * address by itself (Chromium retries a refused connection) is not moving on.
+   */
+  const navigations = new Map<number, { count: number; url: string }>();
   /** Chromium: the https:// page the handoff page opens for HTTPS-first, to be followed too. */
   const handoffUpgrades = new Map<number, { target: string; url: string }>();
 
   async function fallBack(event: FallbackEvent): Promise<void> {
-    const seen = navigations.get(event.tabId) ?? 0;
+    const seen = navigations.get(event.tabId)?.count ?? 0;
     const c = controller ?? (await ready);
     // Never replace what the tab shows now: the user (or a redirect) has gone on since.
-    const movedOn = () => (navigations.get(event.tabId) ?? 0) !== seen;
+    const movedOn = () => {
+      const now = navigations.get(event.tabId);
+      return now !== undefined && now.count !== seen && now.url !== event.attempt && now.url !== event.url;
+    };
     pendingStats.fallbacks++;
     scheduleStats();
     // Read afresh: a change may still be on its way to the controller.
@@ -333,7 +340,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       topUrls.set(d.tabId, url);
       c.fallbackTabs.delete(d.tabId);
       tracker.superseded(d.tabId, d.requestId);
-      navigations.set(d.tabId, (navigations.get(d.tabId) ?? 0) + 1);
+      navigations.set(d.tabId, { count: (navigations.get(d.tabId)?.count ?? 0) + 1, url });
       const handoff = handoffUpgrades.get(d.tabId);
       handoffUpgrades.delete(d.tabId);
       if (handoff !== undefined && handoff.target === url) tracker.started(d.requestId, d.tabId, handoff.url);

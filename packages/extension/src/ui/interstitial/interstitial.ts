@@ -1,5 +1,5 @@
 import { background } from '../shared/client.js';
-import { $, copyText } from '../shared/dom.js';
+import { $, copyText, hostNode } from '../shared/dom.js';
 import { localize, t } from '../shared/i18n.js';
 import { failureMessage } from './failure-text.js';
 
@@ -19,7 +19,7 @@ function init(): void {
   const target = webUrl(params.get('url'));
   $('#target-url').textContent = target?.href ?? params.get('url') ?? '';
   const reason = params.get('reason') ?? '';
-  $('#lead-host').textContent = t('interstitialLead', [target?.hostname ?? '']);
+  withHost($('#lead-host'), 'interstitialLead', target?.hostname ?? '');
   $('#reason-text').textContent = t(failureMessage(reason));
   $('#reason').textContent = reason === 'timeout' ? t('interstitialTimeout') : reason;
   const http = target === null ? null : target.href.replace(/^https:/, 'http:');
@@ -46,6 +46,13 @@ function init(): void {
   });
   $('#go-back').focus();
   document.body.dataset.ready = 'true';
+}
+
+/** A message around a host name that wraps only at the host's dots (hostNode). */
+function withHost(el: HTMLElement, message: string, host: string): void {
+  const mark = '\u0001';
+  const [before = '', after = ''] = t(message, [mark]).split(mark);
+  el.replaceChildren(before, hostNode(host), after);
 }
 
 /** An absolute http(s) URL, or null: only web pages may be opened from here. */
@@ -91,7 +98,7 @@ function showTwin(raw: string | null, target: URL | null): void {
   if (a !== b || twin.hostname === target.hostname) return;
   const link = $('#twin-link') as HTMLAnchorElement;
   link.href = twin.href;
-  link.textContent = t('interstitialTwin', [twin.hostname]);
+  withHost(link, 'interstitialTwin', twin.hostname);
   $('#twin').hidden = false;
 }
 
