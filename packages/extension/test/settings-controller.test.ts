@@ -119,7 +119,12 @@ describe('UI controller', () => {
     const exported = JSON.parse(JSON.stringify(await one.c.handle({ type: 'exportSettings' })));
     expect(exported.format).toBe('httpsify-settings');
     const two = await setup();
-    const r = (await two.c.handle({ type: 'importApply', text: JSON.stringify(exported), confirmedChannels: [] })) as ImportApplyResult;
+    const r = (await two.c.handle({
+      type: 'importApply',
+      text: JSON.stringify(exported),
+      confirmedChannels: [],
+      confirmedUserRules: ['User rule: a.test'],
+    })) as ImportApplyResult;
     expect(r.ok).toBe(true);
     const s = two.c.settings as Settings;
     expect(s.httpsFirst).toBe(true);
