@@ -9,7 +9,6 @@ import { decide, type Decision, type DecisionState, type RequestKind } from '../
 interface Given {
   off?: boolean;
   mode?: boolean;
-  portal?: boolean;
   siteOff?: string;
   /** The "off" entry covers only the top-level page's site, not the request's. */
   pageOff?: string;
@@ -27,7 +26,6 @@ function state(g: Given): DecisionState {
   return {
     globalEnabled: g.off !== true,
     httpsFirst: g.mode !== false,
-    captivePortal: g.portal === true,
     siteOffBy: (url) => covers(g.siteOff, url) ?? covers(g.pageOff, url),
     httpAllowedBy: (url) => covers(g.allowed, url),
     httpOnce: (host) => host === g.once,
@@ -134,7 +132,6 @@ const rows: Row[] = [
   ],
   ['"open over HTTP this time"', { once: 'a.test', allowed: 'a.test' }, NAV, 'http://a.test/', { action: 'allowHttp', reason: 'http-once' }],
   ['"rulesets only"', { allowed: 'a.test' }, NAV, 'http://a.test:8080/', { action: 'allowHttp', reason: 'http-allowed', entry: 'a.test' }],
-  ['a captive portal', { portal: true }, NAV, 'http://a.test/', { action: 'leave', reason: 'captive-portal' }],
   [
     'a ruleset excludes the page',
     { excluded: 'http://a.test/plain' },
@@ -172,7 +169,6 @@ const rows: Row[] = [
   ['a known host switched off itself', { known: ['cdn.test'], siteOff: 'cdn.test' }, SUB, 'http://cdn.test/x', { action: 'leave' }],
   ['a known host opened over HTTP this time', { known: ['cdn.test'], once: 'cdn.test' }, SUB, 'http://cdn.test/x', { action: 'leave', reason: 'no-rule' }],
   ['a known host, mode off', { known: ['cdn.test'], mode: false }, SUB, 'http://cdn.test/x', { action: 'leave', reason: 'no-rule' }],
-  ['a known host behind a captive portal', { known: ['cdn.test'], portal: true }, SUB, 'http://cdn.test/x', { action: 'leave', reason: 'no-rule' }],
   ['a known host, a request without a tab', { known: ['cdn.test'] }, SUB, 'http://cdn.test/x', { action: 'leave', reason: 'no-rule' }, -1],
   ['an unknown host, subresource', {}, SUB, 'http://other.test/x', { action: 'leave', reason: 'no-rule' }],
   ['HTTPS-first never upgrades subresources by itself', {}, SUB, 'http://a.test/', { action: 'leave', reason: 'no-rule' }],

@@ -115,17 +115,20 @@ describe('HTTPS-first in a real Firefox (blocking webRequest)', () => {
     }
   });
 
-  it('steps aside behind a captive portal: the failed upgrade opens over HTTP and no upgrade is tried while captive', async () => {
+  it('behind a captive portal, says the network asks to sign in; one click opens HTTP, nothing else relaxes', async () => {
     await setHttpsFirst(true);
     // The probe now answers like a portal's login page (not "success").
     await h.options.evaluate(`browser.storage.local.set({ portalProbeUrl: ${JSON.stringify(h.url('portal.uncovered.test', '/login'))} })`);
-    await h.tab.start(plain('hotel.uncovered.test', '/'));
-    await h.waitForUrl(plain('hotel.uncovered.test', '/'));
-    // The tab was sent there by the background: its document may still be loading.
+    const target = plain('hotel.uncovered.test', '/');
+    await h.tab.start(target);
+    await h.waitForUrl(INTERSTITIAL);
+    await interstitialReady();
+    expect(await textOf('reason-text')).toContain('sign in first');
+    await clickInTab('http-once');
+    await h.waitForUrl(target);
     await expect.poll(() => h.bodyText().catch(() => ''), FF_POLL).toBe(`plain http hotel.uncovered.test:${h.plainPort}/`);
-    // A host whose server speaks TLS is not upgraded either while the portal is in the way.
-    expect(await h.tab.goto(h.url('works.uncovered.test', '/captive'))).toBe(h.url('works.uncovered.test', '/captive'));
-    expect(await h.bodyText()).toBe('http works.uncovered.test /captive');
+    // A host whose server speaks TLS is still upgraded: the portal's answer relaxed nothing.
+    expect(await h.tab.goto(h.url('works.uncovered.test', '/captive'))).toBe(`https://works.uncovered.test:${h.server.port}/captive`);
   });
 
   it('switched off again, leaves uncovered hosts on http://', async () => {

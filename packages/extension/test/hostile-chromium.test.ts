@@ -26,7 +26,7 @@ describe('Chromium: a hostile page cannot relax protection', () => {
     ext.worker.evaluate(async () => {
       const g = globalThis as unknown as {
         httpsifyUi: {
-          controller: Promise<{ httpOnce: Set<string>; captivePortal: boolean; settings: Record<string, unknown> }>;
+          controller: Promise<{ httpOnce: Set<string>; settings: Record<string, unknown> }>;
           protection: { known: { toStored(): { hosts: [string, number, number?][] }; thirdPartySize: number } };
         };
         httpsify: { handleMessage(r: unknown): Promise<{ loopBlockedHosts: string[] }> };
@@ -37,7 +37,6 @@ describe('Chromium: a hostile page cannot relax protection', () => {
         protection: {
           session: (await chrome.declarativeNetRequest.getSessionRules()).map((r) => JSON.stringify(r.condition)).sort(),
           httpOnce: [...c.httpOnce].sort(),
-          captive: c.captivePortal,
           settings: [s.globalEnabled, s.httpsFirst, s.disabledSites, s.httpAllowedSites],
           loop: (await g.httpsify.handleMessage({ type: 'getState' })).loopBlockedHosts,
         },

@@ -13,7 +13,6 @@ function inputs(over: Partial<PageStatusInputs>): PageStatusInputs {
     httpAllowedBy: null,
     httpOnce: false,
     loopGuarded: false,
-    captivePortal: false,
     upgraded: null,
     rewriteHttp: { rewritten: null, ruleset: null },
     offRulesets: [],
@@ -53,7 +52,6 @@ describe('page status: why a page is or is not on HTTPS', () => {
       { url: `${FALLBACK}?url=${encodeURIComponent('https://down.test:8443/a?b')}&reason=x` },
       { kind: 'http-upgrade-failed', host: 'down.test', onFallbackPage: true, retry: true },
     ],
-    ['a captive portal', { httpsFirst: true, captivePortal: true }, { kind: 'http-captive-portal', retry: true }],
     ['a ruleset the user switched off', { offRulesets: ['Site'] }, { kind: 'http-ruleset-off', rulesets: ['Site'], retry: true }],
     [
       'a ruleset that excludes the address',

@@ -217,14 +217,17 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     await o.close();
   });
 
-  it('steps aside behind a captive portal', async () => {
+  it('behind a captive portal, the fallback page says so; only the click opens HTTP', async () => {
     await worker(async () => chrome.storage.local.set({ portalProbeUrl: 'http://probe.example.com/login' }), null);
+    const before = await worker(async () => (await chrome.declarativeNetRequest.getDynamicRules()).length, null);
     await visit('http://hotel.example.com/');
+    await expect.poll(() => page.url(), POLL).toMatch(/interstitial\.html/);
+    await page.waitForSelector('body[data-ready="true"]');
+    expect(await page.locator('#reason-text').textContent()).toContain('sign in first');
+    // Whoever answers the probe relaxes nothing: every rule is still in place.
+    expect(await worker(async () => (await chrome.declarativeNetRequest.getDynamicRules()).length, null)).toBe(before);
+    await page.locator('#http-once').click();
     await expect.poll(() => page.url(), POLL).toBe('http://hotel.example.com/');
     expect(await page.locator('body').textContent()).toContain('http hotel.example.com /');
-    expect(await status()).toMatchObject({ secure: false, kind: 'http-captive-portal' });
-    // While captive, neither the navigation rule nor the known hosts' rules are in place.
-    const rules = await worker(async () => (await chrome.declarativeNetRequest.getDynamicRules()).filter((r) => (r.priority ?? 1) <= 2).length, null);
-    expect(rules).toBe(0);
   });
 });

@@ -242,7 +242,6 @@ describe('page status', () => {
       httpAllowedBy: null,
       httpOnce: false,
       loopGuarded: false,
-      captivePortal: false,
       upgraded: null,
       rewriteHttp: { rewritten: null, ruleset: null },
       offRulesets: [],
@@ -274,7 +273,6 @@ describe('protection runtime (no browser)', () => {
   };
   const view = {
     settings: { globalEnabled: true, httpsFirst: true, httpAllowedSites: [] },
-    captivePortal: false,
     disabled: { matchHost: () => null },
     httpAllowed: { matchHost: (h: string) => (h === 'left.test' ? 'left.test' : null) },
     httpOnce: new Set(['once.test']),

@@ -27,6 +27,9 @@ describe('fallback page: errors in words', () => {
     ['net::ERR_INVALID_RESPONSE', 'failureNoPage'],
     ['net::ERR_HTTP2_PROTOCOL_ERROR', 'failureNoPage'],
     ['net::ERR_SOMETHING_NEW', 'failureOther'],
+    // The portal probe met a sign-in page: that comes first, whatever the error was.
+    ['captive-portal: net::ERR_CERT_AUTHORITY_INVALID', 'failureCaptivePortal'],
+    ['captive-portal: timeout', 'failureCaptivePortal'],
     ['', 'failureOther'],
   ])('%s → %s', (reason, message) => {
     expect(failureMessage(reason)).toBe(message);

@@ -11,7 +11,7 @@ import { SETTING_KEYS } from '../settings/schema.js';
 import { SettingsStore } from '../settings/store.js';
 import { siteOf } from '../site-rules/site-pattern.js';
 import { ext } from './browser-api.js';
-import { probeCaptivePortal } from './captive-portal.js';
+import { CAPTIVE_PORTAL_REASON, probeCaptivePortal } from './captive-portal.js';
 import { bundledDefaultsTimestamp } from './engine-loader.js';
 import { HttpsFirstTracker, interstitialUrl, type FallbackEvent } from './https-first.js';
 import { decide, type Decision } from '../decision/decide.js';
@@ -269,14 +269,10 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     pendingStats.fallbacks++;
     scheduleStats();
     // Read afresh: a change may still be on its way to the controller.
+    // A network that asks to sign in first (hotel, airport) gets its own words on the fallback
+    // page, but relaxes nothing by itself: whoever sits on the network can answer the probe.
     const portal = await probeCaptivePortal((await store.load()).portalProbeUrl);
-    if (portal === 'captive') {
-      // Behind a portal every upgrade fails; step aside until the network is open again.
-      c.captivePortal = true;
-      await c.reconcile(c.settings);
-      await ext.tabs.update(event.tabId, { url: event.url });
-      return;
-    }
+    const reason = portal === 'captive' ? `${CAPTIVE_PORTAL_REASON}: ${event.reason}` : event.reason;
     // What else to offer: the host's www. twin (or a ruleset's rewrite of it), and HTTP.
     const plan = await protection.planFallback(c, event.url, event.reason);
     if (movedOn()) return;
@@ -284,7 +280,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     // The page's address carries a ticket: only with it may its buttons allow HTTP (ui-senders.ts).
     const ticket = tickets.issue(event.tabId, event.url);
     await ext.storage.session.set({ [TICKETS_SESSION_KEY]: tickets.snapshot() });
-    const page = interstitialUrl(ext.runtime.getURL(INTERSTITIAL_PATH), event.url, event.reason, {
+    const page = interstitialUrl(ext.runtime.getURL(INTERSTITIAL_PATH), event.url, reason, {
       tried: plan.tried,
       http: plan.http,
       twin: plan.twin,

@@ -1,9 +1,13 @@
 /**
  * Captive-portal check. Behind a hotel or airport login page every HTTPS attempt fails and the
- * HTTP page is the portal itself, so HTTPS-first must step aside until the network is open.
+ * HTTP page is the portal itself. The fallback page then says so; the user's click on "Continue"
+ * opens the HTTP page, as for any other failure.
  * The probe is a plain-HTTP URL with a known answer (204, or 200 with "success"); a portal
  * answers with a redirect or its own page.
  */
+/** How the fallback page's `?reason=` starts when the probe met a portal (failure-text.ts). */
+export const CAPTIVE_PORTAL_REASON = 'captive-portal';
+
 export const DEFAULT_PORTAL_PROBE = 'http://detectportal.firefox.com/success.txt';
 
 export type PortalState = 'open' | 'captive' | 'offline';

@@ -22,7 +22,6 @@ export interface PageStatusInputs {
   httpOnce: boolean;
   /** Redirect-loop protection gave up on the host this session. */
   loopGuarded: boolean;
-  captivePortal: boolean;
   /** The tab's main frame went from http:// to https:// through us; `byHttpsFirst` when HTTPS-first did it. */
   upgraded: { byHttpsFirst: boolean } | null;
   /** What the active rules do to the page's http:// address now. */
@@ -74,8 +73,6 @@ export function pageStatus(i: PageStatusInputs): PageStatus {
       return { ...base(false, true), kind: 'http-upgrade-failed', host: url.hostname, onFallbackPage: false };
     case 'http-allowed':
       return { ...base(false, true), kind: 'http-allowed', entry: d.entry ?? '' };
-    case 'captive-portal':
-      return { ...base(false, true), kind: 'http-captive-portal' };
     default:
       break;
   }
@@ -92,7 +89,6 @@ function stateOf(i: PageStatusInputs): DecisionState {
   return {
     globalEnabled: i.globalEnabled,
     httpsFirst: i.httpsFirst,
-    captivePortal: i.captivePortal,
     siteOffBy: () => i.disabledBy,
     httpAllowedBy: () => i.httpAllowedBy,
     httpOnce: () => i.httpOnce,

@@ -90,7 +90,6 @@ export class SettingsController {
   httpAllowed = new SiteList([]);
   /** Hosts opened over HTTP once (this browser session). */
   readonly httpOnce = new Set<string>();
-  captivePortal = false;
   /**
    * Tabs showing the fallback page, by id: its address (extensions without the "tabs"
    * permission cannot read the address of a tab showing one of their own pages).
@@ -310,7 +309,6 @@ export class SettingsController {
       httpAllowedBy: site === null ? null : this.httpAllowed.matchHost(site.host, site.port),
       httpOnce: site !== null && this.httpOnce.has(site.host),
       loopGuarded: tabUrl !== undefined && this.loopGuarded(tabUrl),
-      captivePortal: this.captivePortal,
       upgraded: rec !== undefined && rec.url === tabUrl && rec.mainUpgraded === true ? { byHttpsFirst: rec.httpsFirst } : null,
       rewriteHttp: httpUrl === undefined || site === null ? { rewritten: null, ruleset: null } : this.rewrite(httpUrl),
       offRulesets,
@@ -350,10 +348,6 @@ export class SettingsController {
         }
         break;
       }
-      case 'http-captive-portal':
-        this.captivePortal = false;
-        await this.reconcile(this.settings);
-        break;
       case 'http-ruleset-off':
         await this.update((s) => {
           const overrides = { ...s.rulesetOverrides };

@@ -17,7 +17,7 @@ export function uiRulesSyncer(): (c: SettingsController) => Promise<void> {
       httpAllowedSites: s.httpAllowedSites,
       httpOnceHosts: [...c.httpOnce],
       userRulesets: c.userRulesets.filter((r) => c.userEngine?.isActive(c.userEngine.rulesetIdsByName(r.name)[0] as number)),
-      httpsFirst: s.httpsFirst && !c.captivePortal,
+      httpsFirst: s.httpsFirst,
       extensionId: ext.runtime.id,
     });
     const key = JSON.stringify(rules);

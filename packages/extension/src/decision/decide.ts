@@ -13,7 +13,6 @@
  *  navigations:
  *  7. HTTPS-first: "open over HTTP this time"       -> allowHttp  http-once
  *  8.              site set to "rulesets only"      -> allowHttp  http-allowed
- *  9.              captive portal in the way        -> leave      captive-portal
  * 10. a ruleset's exclusion matches                 -> leave      ruleset-excludes
  * 11. HTTPS-first is off                            -> leave      mode-off
  * 12. a local name or address                       -> leave      local-name
@@ -37,7 +36,6 @@ export type RequestKind = 'navigation' | 'subresource';
 export interface DecisionState {
   globalEnabled: boolean;
   httpsFirst: boolean;
-  captivePortal: boolean;
   /** The "off" (disabledSites) entry covering the URL's host, or null. */
   siteOffBy(url: string): string | null;
   /** The "rulesets only" (httpAllowedSites) entry covering the URL's host, or null. */
@@ -73,7 +71,6 @@ export type DecisionReason =
   | 'ruleset'
   | 'http-once'
   | 'http-allowed'
-  | 'captive-portal'
   | 'ruleset-excludes'
   | 'mode-off'
   | 'local-name'
@@ -87,7 +84,7 @@ export type Decision =
   /** Leave the request as it is: nothing of ours applies. */
   | {
       action: 'leave';
-      reason: 'not-http' | 'extension-off' | 'site-off' | 'captive-portal' | 'ruleset-excludes' | 'mode-off' | 'local-name' | 'no-rule';
+      reason: 'not-http' | 'extension-off' | 'site-off' | 'ruleset-excludes' | 'mode-off' | 'local-name' | 'no-rule';
       entry?: string | null;
       ruleset?: string | null;
     }
@@ -115,7 +112,6 @@ export function decide(input: DecisionInput): Decision {
       if (s.httpOnce(site.host)) return { action: 'allowHttp', reason: 'http-once' };
       const allowed = s.httpAllowedBy(url);
       if (allowed !== null) return { action: 'allowHttp', reason: 'http-allowed', entry: allowed };
-      if (s.captivePortal) return { action: 'leave', reason: 'captive-portal' };
     }
     const excluded = s.excludedBy(url);
     if (excluded !== null) return { action: 'leave', reason: 'ruleset-excludes', ruleset: excluded };
@@ -125,8 +121,8 @@ export function decide(input: DecisionInput): Decision {
   }
   const excluded = s.excludedBy(url);
   if (excluded !== null) return { action: 'leave', reason: 'ruleset-excludes', ruleset: excluded };
-  // The known hosts' upgrade: the mode on, no portal, the host itself not left on HTTP.
-  const modeApplies = tab.tabId >= 0 && s.httpsFirst && !s.captivePortal;
+  // The known hosts' upgrade: the mode on, the host itself not left on HTTP.
+  const modeApplies = tab.tabId >= 0 && s.httpsFirst;
   if (modeApplies && s.knownHttps(site.host) && s.siteOffBy(url) === null && s.httpAllowedBy(url) === null && !s.httpOnce(site.host))
     return { action: 'upgrade', url: https, reason: 'known-host' };
   return { action: 'leave', reason: 'no-rule' };

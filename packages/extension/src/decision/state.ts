@@ -7,7 +7,6 @@ import type { DecisionState } from './decide.js';
 /** What the state is read from (the settings controller; narrow, so tests can build one). */
 export interface DecisionSources {
   settings: { globalEnabled: boolean; httpsFirst: boolean };
-  captivePortal: boolean;
   disabled: { matchUrl(url: string): string | null };
   httpAllowed: { matchUrl(url: string): string | null };
   httpOnce: ReadonlySet<string>;
@@ -22,7 +21,6 @@ export function decisionState(c: DecisionSources, knownHttps: (host: string) => 
   return {
     globalEnabled: c.settings.globalEnabled,
     httpsFirst: c.settings.httpsFirst,
-    captivePortal: c.captivePortal,
     siteOffBy: (url) => c.disabled.matchUrl(url),
     httpAllowedBy: (url) => c.httpAllowed.matchUrl(url),
     httpOnce: (host) => c.httpOnce.has(host),

@@ -24,7 +24,6 @@ const ALTERNATIVES_QUIET_MS = 60_000;
 /** What the runtime reads from the UI controller (kept narrow: the controller is shared). */
 export interface ProtectionView {
   settings: { globalEnabled: boolean; httpsFirst: boolean; httpAllowedSites: string[] };
-  captivePortal: boolean;
   disabled: { matchHost(host: string, port: string): string | null };
   httpAllowed: { matchHost(host: string, port: string): string | null };
   /** Hosts opened over HTTP "this time" (the session). */
@@ -100,9 +99,9 @@ export class ProtectionRuntime {
     if (rejected > 0 || (raw !== undefined && JSON.stringify(raw) !== JSON.stringify(store.toStored()))) this.schedulePersist();
   }
 
-  /** The mode is on and not stepping aside for a captive portal. */
+  /** The mode is on. */
   active(v: ProtectionView): boolean {
-    return v.settings.globalEnabled && v.settings.httpsFirst && !v.captivePortal;
+    return v.settings.globalEnabled && v.settings.httpsFirst;
   }
 
   /** A site setting ("off" or "rulesets only") or "open over HTTP this time" covers the host. */

@@ -4,6 +4,8 @@
  * details line for whoever needs it.
  */
 const KINDS: [RegExp, string][] = [
+  // First: the background puts it before the raw error when its portal probe met a portal.
+  [/^captive-portal/, 'failureCaptivePortal'],
   [/^timeout$/, 'failureTimeout'],
   [/CONNECTION_REFUSED/, 'failureRefused'],
   [/^net::ERR_CERT_|^SEC_ERROR_|^MOZILLA_PKIX_ERROR_|certificate|issuer/i, 'failureCertificate'],

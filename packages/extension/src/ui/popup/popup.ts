@@ -83,8 +83,6 @@ function statusText(s: PageStatus): StatusText {
       return s.onFallbackPage
         ? { tone: 'warn', title: t('statusFallbackPage', s.host), detail: t('statusFallbackPageDetail'), action: retry }
         : { tone: 'warn', title: t('statusHttpUpgradeFailed'), detail: t('statusHttpUpgradeFailedDetail', s.host), action: retry };
-    case 'http-captive-portal':
-      return { tone: 'warn', title: t('statusCaptivePortal'), detail: t('statusCaptivePortalDetail'), action: retry };
     case 'http-ruleset-off':
       return {
         tone: 'warn',
