@@ -137,14 +137,18 @@ describe('HTTPS-first in Chromium: upgrade, fallback page, exemptions', () => {
     }
   });
 
-  it('steps aside behind a captive portal', async () => {
+  it('behind a captive portal, the fallback page says so; only the click opens HTTP', async () => {
     // The probe now answers like a portal login page.
     await h.ext.worker.evaluate(async (probe) => chrome.storage.local.set({ portalProbeUrl: probe }), h.url('portal.uncovered.test', '/login'));
     await visit(plain('hotel.uncovered.test', '/'));
+    await page.waitForURL(/interstitial\.html/);
+    await page.waitForSelector('body[data-ready="true"]');
+    expect(await page.locator('#reason-text').textContent()).toContain('sign in first');
+    await page.locator('#http-once').click();
     await page.waitForURL(plain('hotel.uncovered.test', '/'));
     expect(await page.locator('body').textContent()).toContain('plain http');
-    // While captive, no upgrade is tried at all.
-    await page.goto(plain('other.uncovered.test', '/'));
-    expect(page.url()).toBe(plain('other.uncovered.test', '/'));
+    // Whoever answered the probe relaxed nothing else: other sites are still upgraded.
+    await page.goto(h.url('works.uncovered.test', '/captive'));
+    expect(page.url()).toBe(`https://works.uncovered.test:${h.server.port}/captive`);
   });
 });
