@@ -128,9 +128,11 @@ describe('Firefox: a hostile page cannot relax protection', () => {
     await tab.start(at('http', 'evil.example.test', `/flood?n=${FLOOD}`));
     await expect.poll(() => tab.evaluate<number>('document.images.length').catch(() => 0), POLL).toBe(FLOOD);
     await expect.poll(() => tab.evaluate<boolean>('[...document.images].every((i) => i.complete)'), { timeout: 60_000, interval: 250 }).toBe(true);
-    await tab.close();
     expect(new Set(server.log.filter((r) => r.host.endsWith('.flood.example.test') && r.secure).map((r) => r.host)).size).toBe(FLOOD);
+    // Asked while the page is open: a busy machine may report the last answers after the tab closed.
     await expect.poll(async () => (await snapshot()).thirdParty, POLL).toBe(before.thirdParty + 24);
+    await tab.close();
+    expect((await snapshot()).thirdParty).toBe(before.thirdParty + 24);
     await unchanged(before);
   });
 

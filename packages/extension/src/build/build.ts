@@ -97,7 +97,8 @@ export async function buildExtension(options: BuildOptions = {}): Promise<BuildR
     if (options.zip ?? true) {
       // An older version's package (or a .zip from before Firefox's became .xpi) would sit next
       // to the new one and be uploaded by mistake.
-      for (const name of readdirSync(outDir)) if (new RegExp(`^httpsify-${browser}-.*\\.(zip|xpi)$`).test(name)) rmSync(join(outDir, name));
+      const older = (name: string) => name.startsWith(`httpsify-${browser}-`) && /\.(zip|xpi)$/.test(name);
+      for (const name of readdirSync(outDir)) if (older(name)) rmSync(join(outDir, name));
       // Both are zip files; AMO and Firefox name theirs .xpi.
       const zip = join(outDir, `httpsify-${browser}-${version}.${browser === 'firefox' ? 'xpi' : 'zip'}`);
       zipDirectory(dir, zip);
