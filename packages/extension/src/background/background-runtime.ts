@@ -268,9 +268,9 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     };
     pendingStats.fallbacks++;
     scheduleStats();
-    // Read afresh: a change may still be on its way to the controller.
     // A network that asks to sign in first (hotel, airport) gets its own words on the fallback
     // page, but relaxes nothing by itself: whoever sits on the network can answer the probe.
+    // The probe's address is read afresh: a change may still be on its way to the controller.
     const portal = await probeCaptivePortal((await store.load()).portalProbeUrl);
     const reason = portal === 'captive' ? `${CAPTIVE_PORTAL_REASON}: ${event.reason}` : event.reason;
     // What else to offer: the host's www. twin (or a ruleset's rewrite of it), and HTTP.

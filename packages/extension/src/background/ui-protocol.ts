@@ -97,7 +97,6 @@ export type PageStatus = PageStatusBase &
      * tab shows the fallback page itself (`onFallbackPage`).
      */
     | { kind: 'http-upgrade-failed'; host: string; onFallbackPage: boolean }
-    /** HTTPS-first steps aside: the network is a captive portal (hotel, train Wi-Fi). */
     /** Rulesets cover the site but the user switched them off. */
     | { kind: 'http-ruleset-off'; rulesets: string[] }
     /** A ruleset's exclusion covers this address: its authors know it breaks over HTTPS. */

@@ -13,16 +13,16 @@
  *  navigations:
  *  7. HTTPS-first: "open over HTTP this time"       -> allowHttp  http-once
  *  8.              site set to "rulesets only"      -> allowHttp  http-allowed
- * 10. a ruleset's exclusion matches                 -> leave      ruleset-excludes
- * 11. HTTPS-first is off                            -> leave      mode-off
- * 12. a local name or address                       -> leave      local-name
- * 13. otherwise                                     -> upgrade    https-first
+ *  9. a ruleset's exclusion matches                 -> leave      ruleset-excludes
+ * 10. HTTPS-first is off                            -> leave      mode-off
+ * 11. a local name or address                       -> leave      local-name
+ * 12. otherwise                                     -> upgrade    https-first
  *  subresources:
- * 10. a ruleset's exclusion matches                 -> leave      ruleset-excludes
- * 14. a known HTTPS host the mode upgrades          -> upgrade    known-host
- * 15. otherwise                                     -> leave      no-rule
+ *  9. a ruleset's exclusion matches                 -> leave      ruleset-excludes
+ * 13. a known HTTPS host the mode upgrades          -> upgrade    known-host
+ * 14. otherwise                                     -> leave      no-rule
  *
- * What weakens protection (3, 4, 7, 8, and the known-hosts store behind 14) is created only by
+ * What weakens protection (3, 4, 7, 8, and the known-hosts store behind 13) is created only by
  * the user's clicks or by evidence the extension saw itself for that host: see
  * docs/architecture.md, "Who can relax protection".
  */
