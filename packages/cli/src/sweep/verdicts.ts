@@ -50,15 +50,8 @@ export function severityOf(verdict: UrlVerdict): Severity {
   return 'failing';
 }
 
-/** One line of the JSONL journal: everything the sweep learned about one URL. */
-export interface SweepResult {
-  /** Identity of the job: `kind|ruleset|url` (rulesets) or `host|name` (discovery). */
-  key: string;
-  kind: 'ruleset' | 'discover';
-  ruleset: string;
-  file: string;
-  url: string;
-  rewritten: string | null;
+/** One line of the JSONL journal: the job, and everything the sweep learned about its URL. */
+export interface SweepResult extends Omit<SweepJob, 'problem'> {
   verdict: UrlVerdict;
   detail: string;
   plainStatus: number | null;
@@ -71,6 +64,7 @@ export interface SweepResult {
 
 /** One unit of work, small enough to travel through a queue as JSON. */
 export interface SweepJob {
+  /** Identity of the job: `kind|ruleset|url` (rulesets) or `host|name` (discovery). */
   key: string;
   kind: 'ruleset' | 'discover';
   ruleset: string;
