@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createSecureContext, type SecureContext } from 'node:tls';
 import * as x509 from '@peculiar/x509';
 import type { LookupFunction } from '../../src/fetch-test/resolve-option.js';
-import { issueLeaf } from './fast-leaf-cert.js';
+import { issueLeaf, pem } from './fast-leaf-cert.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 
@@ -62,11 +62,6 @@ const ALG = { name: 'ECDSA', namedCurve: 'P-256' } as const;
 const SIGN = { name: 'ECDSA', hash: 'SHA-256' } as const;
 const DAY = 86_400_000;
 
-const pem = (label: string, der: ArrayBuffer): string =>
-  `-----BEGIN ${label}-----\n${Buffer.from(der)
-    .toString('base64')
-    .replace(/(.{64})/g, '$1\n')}\n-----END ${label}-----\n`;
-
 function page(host: string, variant = ''): string {
   const words =
     variant === 'differs'
@@ -101,7 +96,7 @@ export async function startLocalWeb(options: { certCache?: number } = {}): Promi
   writeFileSync(caPath, ca.toString('pem'));
   // One leaf key for every certificate: issuing is then one signature per name.
   const leafKeys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
-  const leafKeyPem = pem('PRIVATE KEY', await webcrypto.subtle.exportKey('pkcs8', leafKeys.privateKey));
+  const leafKeyPem = pem('PRIVATE KEY', new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', leafKeys.privateKey)));
   let serial = 2;
   const contexts = new Map<string, Promise<SecureContext>>();
   const maxCache = options.certCache ?? 5000;
