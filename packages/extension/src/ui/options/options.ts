@@ -10,6 +10,7 @@ import { LibraryView } from './library-view.js';
 import { RulesetsView } from './rulesets-view.js';
 import { ProtectionView } from './protection-view.js';
 import { SitesView } from './sites-view.js';
+import { RuleFormView } from './rule-form-view.js';
 import { UserRulesView } from './user-rules-view.js';
 
 const FLAGS = ['globalEnabled', 'httpsFirst', 'mixedContent', 'showBadge'] as const;
@@ -67,6 +68,7 @@ async function init(): Promise<void> {
   rulesets = new RulesetsView();
   sites = new SitesView(changed);
   userRules = new UserRulesView(changed);
+  new RuleFormView(changed, (xml) => userRules.edit(undefined, xml));
   channels = new ChannelsView(changed);
   protection = new ProtectionView(changed);
   library = new LibraryView();

@@ -1,7 +1,7 @@
 import { lintRulesetSource } from '@httpsify/engine/authoring';
 import type { ImportResult, SaveResult } from '../../background/ui-protocol.js';
 import type { Settings } from '../../settings/schema.js';
-import { defaultSimpleRule, exportUserRulesXml, simpleRuleXml } from '../../settings/user-rules.js';
+import { exportUserRulesXml } from '../../settings/user-rules.js';
 import { background, isError } from '../shared/client.js';
 import { $, download, h } from '../shared/dom.js';
 import { t, tCount } from '../shared/i18n.js';
@@ -9,7 +9,7 @@ import { details, problemItem } from '../shared/problem.js';
 import { ruleProblem, ruleProblemDetails } from '../shared/rule-problem.js';
 
 /** One finding of the checks: "Line 3: <what is wrong and how to fix it>", the raw finding under "Details". */
-function ruleProblemItem(d: { line: number; column: number; severity: string; code: string; message: string }): HTMLLIElement {
+export function ruleProblemItem(d: { line: number; column: number; severity: string; code: string; message: string }): HTMLLIElement {
   return problemItem(t('ruleProblemAt', [String(d.line), t(ruleProblem(d))]), ruleProblemDetails(d), d.severity);
 }
 
@@ -30,7 +30,6 @@ export class UserRulesView {
       $('#rule-editor-panel').hidden = true;
       this.editing = undefined;
     });
-    $('#user-rule-new').addEventListener('click', () => this.edit(undefined, simpleRuleXml(defaultSimpleRule('example.com'))));
     $('#user-rules-export').addEventListener('click', () =>
       download('httpsify-user-rules.xml', exportUserRulesXml(this.settings?.userRules ?? []), 'text/xml'),
     );
@@ -78,7 +77,8 @@ export class UserRulesView {
     );
   }
 
-  private edit(name: string | undefined, xml: string): void {
+  /** Opens the XML editor on `xml`: a new rule, or the rule named `name`. */
+  edit(name: string | undefined, xml: string): void {
     this.editing = name;
     const editor = $<HTMLTextAreaElement>('#rule-editor');
     $('#rule-editor-panel').hidden = false;
