@@ -30,6 +30,7 @@ const EXPECTED: Record<Behaviour, UrlVerdict> = {
   huge: 'works',
   mixed: 'mixed-content',
   gone: 'host-gone',
+  plaintls: 'tls-error',
 };
 
 let web: LocalWeb;
