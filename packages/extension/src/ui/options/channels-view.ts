@@ -2,7 +2,7 @@ import type { ChannelAddResult, ChannelRow } from '../../background/ui-protocol.
 import type { Settings } from '../../settings/schema.js';
 import { background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';
-import { channelAddProblem, channelBrowserProblem, channelCheckProblem, channelPill } from '../shared/channel-problem.js';
+import { channelAddProblem, channelBrowserProblem, channelCheckProblem, channelPill, CHECKING_PILL, type ChannelPill } from '../shared/channel-problem.js';
 import { t, tCount } from '../shared/i18n.js';
 import { details, problemItem } from '../shared/problem.js';
 
@@ -18,8 +18,7 @@ function time(seconds: number): HTMLTimeElement {
 }
 
 /** The channel's one status, in a pill beside its name. */
-function pill(row: ChannelRow): HTMLElement {
-  const { key, tone } = channelPill(row);
+function pill({ key, tone }: ChannelPill): HTMLElement {
   return h('span', { class: `pill ${tone} channel-pill`, dataset: { tone } }, t(key));
 }
 
@@ -103,7 +102,7 @@ export class ChannelsView {
         h(
           'li',
           { class: 'channel', dataset: { name: row.name } },
-          h('div', { class: 'channel-head' }, h('h3', {}, row.name), pill(row)),
+          h('div', { class: 'channel-head' }, h('h3', {}, row.name), pill(channelPill(row))),
           h('ul', { class: 'plain problem-list channel-problems' }, ...channelProblems(row)),
           channelDetails(row, now),
           h(
@@ -167,6 +166,12 @@ export class ChannelsView {
     const status = $('#channel-check-status');
     status.textContent = t('optionsChannelChecking');
     for (const b of Array.from(document.querySelectorAll<HTMLButtonElement>('.channel-check, #channel-check-all'))) b.disabled = true;
+    // The pill of each channel being checked says so until the answer replaces the list.
+    for (const li of Array.from(document.querySelectorAll<HTMLElement>('#channel-list .channel'))) {
+      if (name !== undefined && li.dataset.name !== name) continue;
+      const p = li.querySelector('.channel-pill');
+      p?.replaceWith(pill(CHECKING_PILL));
+    }
     const rows = await background.request<ChannelRow[] | { error: string }>({ type: 'channelCheck', name });
     if (isError(rows)) status.replaceChildren(h('span', {}, t('channelProblemCheckFailed')), details(rows.error));
     else status.textContent = '';

@@ -56,6 +56,7 @@ export function channelBrowserProblem(raw: string): string {
 
 /** The one status a channel shows: its pill's words and tone (never two that disagree). */
 export type ChannelPill = { key: string; tone: 'ok' | 'warn' | 'busy' | 'none' };
+export const CHECKING_PILL: ChannelPill = { key: 'channelPillChecking', tone: 'busy' };
 
 export function channelPill(row: {
   checking: boolean;
@@ -66,7 +67,7 @@ export function channelPill(row: {
   platformProblem: string | null;
   storageProblem: string | null;
 }): ChannelPill {
-  if (row.checking) return { key: 'channelPillChecking', tone: 'busy' };
+  if (row.checking) return CHECKING_PILL;
   const problem = row.stale || row.notApplied !== null || row.lastCheck?.result === 'failed' || row.platformProblem !== null || row.storageProblem !== null;
   if (problem) return { key: 'channelPillProblem', tone: 'warn' };
   if (row.installed === null) return { key: 'channelPillWaiting', tone: 'none' };
