@@ -305,7 +305,11 @@ describe('options page in Chromium', () => {
     await o.waitForSelector('body[data-ready="true"]');
     await expect.poll(() => o.locator('#repairs').isVisible(), POLL).toBe(true);
     const items = await o.locator('#repair-list li').allTextContents();
-    expect(items.some((t) => t.startsWith('disabledSites') && t.includes('42'))).toBe(true);
+    expect(items.some((t) => t.includes('disabledSites') && t.includes('42'))).toBe(true);
+    // Named as the page names the setting; the internal key only under "Details".
+    const sentences = await o.locator('#repair-list li > span').allTextContents();
+    expect(sentences).toContain('“Count on the toolbar icon” held a value httpsify could not use; it was set back to what it safely can be. Check it below.');
+    expect(sentences.join(' ')).not.toMatch(/showBadge|disabledSites/);
     expect(await h.stored('disabledSites')).toEqual(['fine.example.test']);
     expect(await h.stored('showBadge')).toBe(true);
     // Every ruleset shows its real state after the round trips above.
