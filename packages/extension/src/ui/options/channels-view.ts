@@ -67,7 +67,7 @@ function channelDetails(row: ChannelRow, now: number): HTMLElement {
           ),
     ),
   );
-  // When only: how it went is the pill's to say, once.
+  // Only the date: how the check went is the pill's to say, once.
   const last = row.lastCheck;
   fields.push(
     ...field(t('optionsChannelLastCheck'), last === null ? t('optionsChannelNever') : h('span', { class: `channel-result ${last.result}` }, time(last.at))),
