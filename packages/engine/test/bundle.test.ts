@@ -221,6 +221,23 @@ describe('compiled bundle', () => {
     expect(() => loadBundle(bundle.subarray(0, 100), { verify: 'trusted' })).toThrow(/truncated/);
   });
 
+  it('compiles more distinct labels than a call can take as spread arguments', () => {
+    // Past what V8 takes as spread arguments at Node's default stack (about 120,000); a
+    // service worker's stack holds fewer, and the 2018 library's labels were already too many.
+    const many = 150_000;
+    const wide: Ruleset = {
+      name: 'Wide',
+      targets: Array.from({ length: many }, (_, i) => ({ host: `h${i}.example.com` })),
+      rules: [{ from: '^http:', to: 'https:' }],
+      exclusions: [],
+      secureCookies: [],
+      tests: [],
+    };
+    const engine = loadBundle(compileBundle([wide]));
+    expect(engine.rewriteWithRuleset(`http://h${many - 1}.example.com/`).ruleset).toBe('Wide');
+    expect(engine.rewrite(`http://h${many}.example.com/`)).toBeNull();
+  });
+
   it('matches labels too long for the record length field through their pool header', () => {
     const long = 'a'.repeat(130);
     const make = (name: string, host: string): Ruleset => ({

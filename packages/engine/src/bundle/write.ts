@@ -260,7 +260,9 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
     if (node.rulesets.length === 0) return 0;
     if (node.rulesets.length === 1) return (node.rulesets[0] as number) + 1;
     const at = refList.length;
-    refList.push(node.rulesets.length, ...node.rulesets);
+    // Pushed one by one: spreading a long list as arguments overflows the stack.
+    refList.push(node.rulesets.length);
+    for (const id of node.rulesets) refList.push(id);
     return n + 1 + at;
   });
   // A record keeps its label's expanded length, which also says where the coded label ends, so
@@ -268,7 +270,10 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   // field takes what word 1 has left, up to MAX_LENGTH_BITS; fewer bits mean more headers, a
   // longer pool and maybe a wider label id, so narrow it until the record fits.
   const lengths = labelBytes.map((b) => b.length);
-  let lengthBits = Math.min(MAX_LENGTH_BITS, bitsFor(Math.max(...lengths, 1) + 1));
+  // Reduced, not spread: a library has tens of thousands of labels, more arguments than a
+  // service worker's stack holds (the 2018 library failed to import in Chromium).
+  const longest = lengths.reduce((a, b) => Math.max(a, b), 1);
+  let lengthBits = Math.min(MAX_LENGTH_BITS, bitsFor(longest + 1));
   let labels: { bytes: Uint8Array; offsets: number[] };
   let layoutWords: number[];
   let layout: NodeLayout | string;

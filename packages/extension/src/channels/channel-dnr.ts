@@ -61,7 +61,7 @@ export function compileChannelRules(rulesets: Ruleset[], scope: string, regexLim
   const compiled = compileDnr(relevant, { isActive: () => true, regexLimit: Math.max(0, regexLimit), firstId: 1 });
   const restricted = restrictRulesToScope(compiled.rules, dnrScope.dnr);
   if (!restricted.ok) return { ok: false, reason: `its scope cannot be enforced on Chromium: ${restricted.reason}` };
-  const top = Math.max(0, ...restricted.rules.map((r) => r.priority));
+  const top = restricted.rules.reduce((m, r) => Math.max(m, r.priority), 0);
   if (top >= CHANNEL_PRIORITY_STEP) return { ok: false, reason: `internal: compiled priorities reach ${top}, above the channel band ${CHANNEL_PRIORITY_STEP}` };
   return { ok: true, rules: restricted.rules, leftOut: compiled.report.omissions.length + unchecked };
 }
