@@ -197,6 +197,17 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     await expect
       .poll(() => o.locator('#allowlist-problems li').allTextContents(), POLL)
       .toEqual(['item 2: "*" would allow HTTP everywhere; turn the protection off instead']);
+    expect(await o.locator('#allowlist-result').textContent()).toBe(
+      'Nothing was imported: some entries of policy.json are not sites httpsify can allow. Correct them in the file and import it again, or add the sites by hand below.',
+    );
+    // Not a policy at all: a sentence, the parser's message under "Details".
+    writeFileSync(file, '{"not": "a list"');
+    await o.locator('#allowlist-import').setInputFiles(file);
+    await expect
+      .poll(() => o.locator('#allowlist-result > span').textContent(), POLL)
+      .toMatch(/^Nothing was imported: policy\.json is not a Chrome HttpAllowlist policy/);
+    expect(await o.locator('#allowlist-result details code').textContent()).toMatch(/^not JSON: /);
+    expect(await o.locator('#allowlist-problems li').count()).toBe(0);
     expect(await stored('httpAllowedSites')).toEqual(['*.legacy.example.com', 'legacy.example.com', 'printer.example.net']);
     // Three states per site: "printer" goes to off, then back to everything.
     await o.getByLabel('Setting for printer.example.net').selectOption('off');
@@ -212,7 +223,10 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     // A channel given by an address that is not https:// is refused with a reason.
     await o.locator('#channel-definition').fill('http://channels.example.com/x.channel.json');
     await o.locator('#channel-add').click();
-    await expect.poll(() => o.locator('#channel-add-error').textContent(), POLL).toBe('the address must start with https://');
+    await expect
+      .poll(() => o.locator('#channel-add-error > span').textContent(), POLL)
+      .toBe('The address must start with https://, so that nobody can change the definition on its way. Ask the publisher for that address.');
+    expect(await o.locator('#channel-add-error details code').textContent()).toBe('the address must start with https://');
     rmSync(dir, { recursive: true, force: true });
     await o.close();
   });

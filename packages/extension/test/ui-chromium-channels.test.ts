@@ -58,6 +58,9 @@ describe('update channels in Chromium', () => {
     await o.locator('#channel-definition').fill('{"format": 2, "name": "Broken"}');
     await o.locator('#channel-add').click();
     await expect.poll(() => o.locator('#channel-add-error').textContent(), POLL).toContain('"urlPrefix" must be a string');
+    // In words first; the parser's message only under "Details".
+    expect(await o.locator('#channel-add-error > span').textContent()).toMatch(/^The definition is incomplete or damaged\./);
+    expect(await o.locator('#channel-add-error details').getAttribute('open')).toBeNull();
     expect(await h.stored('channels')).toBeUndefined();
 
     await o
@@ -84,6 +87,8 @@ describe('update channels in Chromium', () => {
     expect(await o.locator('#channel-list .channel-problem').count()).toBe(0);
     // Older than its maximum age: said in plain words, and the rules still apply (below).
     expect(await o.locator('#channel-list .channel-stale').textContent()).toContain('older than 1 day, the most it allows');
+    // One status, and it does not say "up to date" beside "too old".
+    expect(await o.locator('#channel-list .channel-pill').allTextContents()).toEqual(['Problem']);
     // The record is one storage key with the bundle inside.
     const record = (await h.stored('channel:Test channel')) as { installed: { timestamp: number; bundle: string } };
     expect(record.installed.timestamp).toBe(T1);
@@ -108,6 +113,9 @@ describe('update channels in Chromium', () => {
     );
     await o.locator('#channel-list .channel-check').click();
     await expect.poll(() => o.locator('#channel-list .channel-error').textContent(), POLL).toContain('[bad-signature]');
+    expect(await o.locator('#channel-list .channel-error > span').textContent()).toMatch(
+      /^The update is not signed with the channel’s key.* The rules you had stay in use\.$/,
+    );
     expect(await o.locator('#channel-list .channel-installed time').getAttribute('datetime')).toBe(new Date(T1 * 1000).toISOString());
     expect(((await h.stored('channel:Test channel')) as { installed: { timestamp: number } }).installed.timestamp).toBe(T1);
     expect(await landsOn('chan.example.test')).toBe('https:');

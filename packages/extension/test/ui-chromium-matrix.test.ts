@@ -2,6 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations } from './support/axe.js';
 import { SIDEWAYS_EXPRESSION } from './support/layout.js';
+import { testDefinition, testPublisher } from './support/channels.js';
 import { POLL, shot, startUiHarness, type UiHarness } from './support/ui-harness.js';
 
 /**
@@ -100,5 +101,45 @@ describe('every page and state in Chromium, light and dark, 360 and 1280 px', ()
     expect(await handoff.locator('h1').textContent()).toBe('This address cannot be opened');
     await check(handoff, 'handoff-error', [360, 1280], ['cannot be opened', 'could not open'], 'main');
     await handoff.close();
+  });
+
+  it('options: a channel with a problem, a refused definition, the rule form and the XML editor, in words', async () => {
+    const options = await h.openOptions();
+    // A good definition whose server cannot be reached: added, and its first check fails.
+    const definition = testDefinition(await testPublisher(), 'https://127.0.0.1:9/channel/', { name: 'Unreachable channel' });
+    await options.locator('#channel-definition').fill(JSON.stringify({ format: 2, ...definition }));
+    await options.locator('#channel-add').click();
+    await expect.poll(() => options.locator('.channel-pill').allTextContents(), POLL).toEqual(['Problem']);
+    await options.locator('#channel-definition').fill('{"format": 2, "name": ');
+    await options.locator('#channel-add').click();
+    await expect.poll(() => options.locator('#channel-add-error').isVisible(), POLL).toBe(true);
+    await options.locator('#user-rule-new').click();
+    await options.locator('#rule-form-site').fill('my bank');
+    await options.locator('#rule-form-save').click();
+    await expect.poll(() => options.locator('#rule-form-errors li').count(), POLL).toBe(1);
+    await check(
+      options,
+      'options-problems',
+      [360, 1280],
+      [
+        'Problem',
+        'The channel’s server could not be reached',
+        'This is not a channel definition.',
+        '“my bank” is not a site name.',
+        'Which site',
+        'Where it goes',
+      ],
+    );
+    await options.locator('#rule-form-advanced summary').click();
+    await options.locator('#rule-form-xml').click();
+    await options.locator('#rule-editor').fill('<ruleset name="Mine"><target host="my%20bank"/><rule from="http:" to="https:"/></ruleset>');
+    await expect.poll(() => options.locator('#rule-diagnostics li').count(), POLL).toBeGreaterThan(1);
+    await check(
+      options,
+      'options-xml-editor',
+      [360],
+      ['Line 1: A site name is not written as one.', 'Line 1: An address to rewrite is not written correctly.'],
+    );
+    await options.close();
   });
 });

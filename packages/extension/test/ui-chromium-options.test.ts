@@ -131,13 +131,43 @@ describe('options page in Chromium', () => {
     await expect.poll(() => h.stored('httpAllowedSites'), POLL).toEqual(['*.intranet.test']);
   });
 
+  it('"Write a rule…" asks which site and where it goes, in plain fields; pasted addresses count', async () => {
+    await o.locator('#user-rule-new').click();
+    expect(await o.locator('#rule-form').isVisible()).toBe(true);
+    // The XML editor is one step further, under "Advanced".
+    expect(await o.locator('#rule-editor').isVisible()).toBe(false);
+    expect(await o.locator('#rule-form-xml').isVisible()).toBe(false);
+    await o.locator('#rule-form-site').fill('my bank');
+    await o.locator('#rule-form-save').click();
+    await expect
+      .poll(() => o.locator('#rule-form-errors').textContent(), POLL)
+      .toBe('“my bank” is not a site name. Type a name such as example.com, or paste the site’s address.');
+    await o.locator('#rule-form-site').fill('http://Plain.Example.test/some/page?q=1');
+    await o.locator('#rule-form-to').fill('https://www.plain.example.test/landing');
+    await o.locator('#rule-form-save').click();
+    await expect.poll(() => o.locator('#rule-form-status').textContent(), POLL).toBe('Saved. httpsify now opens plain.example.test over HTTPS.');
+    const rules = (await h.stored('userRules')) as { name: string; xml: string }[];
+    expect(rules).toHaveLength(1);
+    expect(rules[0]!.xml).toContain('<target host="plain.example.test" />');
+    expect(rules[0]!.xml).toContain('from="^http://plain\\.example\\.test/" to="https://www.plain.example.test/"');
+    o.once('dialog', (d) => void d.accept());
+    await o.getByRole('button', { name: `Remove ${rules[0]!.name}` }).click();
+    await expect.poll(async () => ((await h.stored('userRules')) ?? []) as unknown[], POLL).toEqual([]);
+  });
+
   it('edits user rules with live `httpsify check` messages, and imports/exports them as XML', async () => {
     await o.locator('#user-rule-new').click();
+    await o.locator('#rule-form-advanced summary').click();
+    await o.locator('#rule-form-xml').click();
     const editor = o.locator('#rule-editor');
     await editor.fill(
       '<ruleset name="Mine"><target host="mine.example.test"/><rule from="^http://mine\\.example\\.test" to="https://mine.example.test/"/></ruleset>',
     );
     await expect.poll(() => o.locator('#rule-diagnostics').textContent(), POLL).toContain('from-prefix');
+    // The finding in words first, the checker's own message under "Details".
+    expect(await o.locator('#rule-diagnostics li > span').first().textContent()).toBe(
+      'Line 1: An address to rewrite is not written correctly. Start “from” with ^http: and “to” with https:, as in the example.',
+    );
     await o.locator('#rule-save').click();
     expect(await o.locator('#rule-save-status').textContent()).toBe('Fix the errors before saving.');
     await editor.fill(
@@ -275,7 +305,11 @@ describe('options page in Chromium', () => {
     await o.waitForSelector('body[data-ready="true"]');
     await expect.poll(() => o.locator('#repairs').isVisible(), POLL).toBe(true);
     const items = await o.locator('#repair-list li').allTextContents();
-    expect(items.some((t) => t.startsWith('disabledSites') && t.includes('42'))).toBe(true);
+    expect(items.some((t) => t.includes('disabledSites') && t.includes('42'))).toBe(true);
+    // Named as the page names the setting; the internal key only under "Details".
+    const sentences = await o.locator('#repair-list li > span').allTextContents();
+    expect(sentences).toContain('“Count on the toolbar icon” held a value httpsify could not use; it was set back to what it safely can be. Check it below.');
+    expect(sentences.join(' ')).not.toMatch(/showBadge|disabledSites/);
     expect(await h.stored('disabledSites')).toEqual(['fine.example.test']);
     expect(await h.stored('showBadge')).toBe(true);
     // Every ruleset shows its real state after the round trips above.

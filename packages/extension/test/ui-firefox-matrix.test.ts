@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FirefoxTab } from './support/firefox.js';
 import { AXE_EXPRESSION } from './support/axe.js';
+import { testDefinition, testPublisher } from './support/channels.js';
 import { FF_POLL, startFirefoxUiHarness, type FirefoxUiHarness } from './support/firefox-ui.js';
 import { SIDEWAYS_EXPRESSION } from './support/layout.js';
 import { checkScreenshot, expectVisibleTexts } from './support/screenshots.js';
@@ -69,5 +70,42 @@ describe('every page and state in Firefox, light and dark, 360 and 1280 px', () 
     await expect.poll(() => h.tab.evaluate<string>('location.href').catch(() => ''), FF_POLL).toMatch(/\/ui\/interstitial\.html\?/);
     await ready(h.tab);
     await check(h.tab, 'fallback', [360, 1280], ['Secure site not available', 'Continue to HTTP site', 'More options']);
+  });
+
+  it('options: a channel with a problem, a refused definition, the rule form and the XML editor, in words', async () => {
+    const o = h.options;
+    const value = (selector: string, text: string) => o.evaluate(`void (document.querySelector(${JSON.stringify(selector)}).value = ${JSON.stringify(text)})`);
+    const count = (selector: string) => () => o.evaluate<number>(`document.querySelectorAll(${JSON.stringify(selector)}).length`);
+    // A good definition whose server cannot be reached: added, and its first check fails.
+    const definition = testDefinition(await testPublisher(), 'https://127.0.0.1:9/channel/', { name: 'Unreachable channel' });
+    await value('#channel-definition', JSON.stringify({ format: 2, ...definition }));
+    await h.click('#channel-add');
+    await expect.poll(() => o.evaluate<string>(`document.querySelector('.channel-pill')?.textContent ?? ''`), FF_POLL).toBe('Problem');
+    await value('#channel-definition', '{"format": 2, "name": ');
+    await h.click('#channel-add');
+    await expect.poll(() => o.evaluate<boolean>(`!document.querySelector('#channel-add-error').hidden`), FF_POLL).toBe(true);
+    await h.click('#user-rule-new');
+    await value('#rule-form-site', 'my bank');
+    await h.click('#rule-form-save');
+    await expect.poll(count('#rule-form-errors li'), FF_POLL).toBe(1);
+    await check(
+      o,
+      'options-problems',
+      [360, 1280],
+      [
+        'Problem',
+        'The channel’s server could not be reached',
+        'This is not a channel definition.',
+        '“my bank” is not a site name.',
+        'Which site',
+        'Where it goes',
+      ],
+    );
+    await o.evaluate(`void (document.querySelector('#rule-form-advanced').open = true)`);
+    await h.click('#rule-form-xml');
+    await value('#rule-editor', '<ruleset name="Mine"><target host="my%20bank"/><rule from="http:" to="https:"/></ruleset>');
+    await o.evaluate(`void document.querySelector('#rule-editor').dispatchEvent(new Event('input'))`);
+    await expect.poll(count('#rule-diagnostics li'), FF_POLL).toBeGreaterThan(1);
+    await check(o, 'options-xml-editor', [360], ['Line 1: A site name is not written as one.', 'Line 1: An address to rewrite is not written correctly.']);
   });
 });

@@ -14,7 +14,8 @@ import { selfSignedCertificate } from './servers.js';
  *   twinfail.*  no TLS, nor for its www. twin
  *   good.*      a working HTTPS site
  * Plain HTTP answers every host with `plain http <host> <path>` (and /success.txt as an open network's probe). `closedPort` refuses every
- * connection (Chromium maps `refused.*:443` there). `trustedSpki` is the SPKI hash of the
+ * connection (Chromium maps `refused.*:443` there). Plain HTTP may also come as a proxy's request
+ * (Firefox's tests send it so, to keep HTTPS on the names' own port 443). `trustedSpki` is the SPKI hash of the
  * certificate the good names get, for Chromium's `--ignore-certificate-errors-spki-list`.
  */
 export interface DeadEndSite {
@@ -33,12 +34,14 @@ export async function startDeadEndSite(): Promise<DeadEndSite> {
   const bad = createSecureContext(untrusted);
   const plain: string[] = [];
   const host = (req: IncomingMessage) => (req.headers.host ?? '').replace(/:\d+$/, '');
+  // A request sent to this server as a proxy names its whole URL: its path is what the page shows.
+  const path = (req: IncomingMessage) => (req.url?.startsWith('http://') ? new URL(req.url).pathname + new URL(req.url).search : req.url);
   const http = createHttpServer((req: IncomingMessage, res: ServerResponse) => {
     // The captive-portal probe's answer: the network is open.
-    if (req.url === '/success.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('success\n');
-    if (req.url !== '/favicon.ico') plain.push(`${host(req)} ${req.url}`);
+    if (path(req) === '/success.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('success\n');
+    if (path(req) !== '/favicon.ico') plain.push(`${host(req)} ${path(req)}`);
     res.writeHead(200, { 'content-type': 'text/html', 'cache-control': 'no-store' });
-    res.end(`<!doctype html><title>plain</title><body>plain http ${host(req)} ${req.url}</body>`);
+    res.end(`<!doctype html><title>plain</title><body>plain http ${host(req)} ${path(req)}</body>`);
   });
   const https = createHttpsServer(
     { ...trusted, SNICallback: (name, cb) => cb(null, name.startsWith('cert.') ? bad : good) },

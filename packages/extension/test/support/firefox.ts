@@ -22,11 +22,30 @@ export interface FirefoxTab {
   close(): Promise<void>;
 }
 
+/**
+ * Preferences that send plain-HTTP loads of `hosts` through `proxy` ("host:port") while their
+ * HTTPS connects directly (a proxy auto-config script can tell the schemes apart; BiDi's
+ * per-context proxy cannot): a name's HTTPS can then meet a closed port 443 or fail to resolve
+ * while its HTTP answers.
+ */
+export function plainHttpProxyPrefs(hosts: string[], proxy: string): Record<string, string | number> {
+  const pac = `function FindProxyForURL(url, host) {
+  return url.slice(0, 5) === 'http:' && ${JSON.stringify(hosts)}.indexOf(host) >= 0 ? 'PROXY ${proxy}' : 'DIRECT';
+}`;
+  return { 'network.proxy.type': 2, 'network.proxy.autoconfig_url': `data:application/x-ns-proxy-autoconfig,${encodeURIComponent(pac)}` };
+}
+
 export interface FirefoxWithExtension {
   extensionId: string;
   /** `moz-extension://<uuid>`: the extension's pages, e.g. to message its background. */
   extensionOrigin: string;
-  newTab(): Promise<FirefoxTab>;
+  /** Opens a tab, in the default user context or in one `createUserContext` made. */
+  newTab(options?: { userContext?: string }): Promise<FirefoxTab>;
+  /**
+   * A user context (container) of its own; `acceptInsecureCerts: false` checks certificates
+   * there as a user's browser does.
+   */
+  createUserContext(options: { acceptInsecureCerts: boolean }): Promise<string>;
   /** What `prefers-color-scheme` answers in every page (a preference set through the browser's own scope). */
   setColorScheme(scheme: 'light' | 'dark'): Promise<void>;
   close(): Promise<void>;
@@ -132,8 +151,8 @@ export async function launchFirefoxWithExtension(
     return {
       extensionId: extension,
       extensionOrigin: `moz-extension://${uuid}`,
-      newTab: async () => {
-        const { context } = await bidi.send<{ context: string }>('browsingContext.create', { type: 'tab' });
+      newTab: async (options = {}) => {
+        const { context } = await bidi.send<{ context: string }>('browsingContext.create', { type: 'tab', ...options });
         const evaluate = async <T>(expression: string): Promise<T> => {
           // JSON text keeps the client free of BiDi's remote-value decoding.
           const answer = await bidi.send<{ type: string; result?: { value?: string }; exceptionDetails?: { text: string } }>('script.evaluate', {
@@ -165,6 +184,10 @@ export async function launchFirefoxWithExtension(
           setViewport: async (width, height) => void (await bidi.send('browsingContext.setViewport', { context, viewport: { width, height } })),
           close: async () => void (await bidi.send('browsingContext.close', { context })),
         };
+      },
+      createUserContext: async ({ acceptInsecureCerts }) => {
+        const { userContext } = await bidi.send<{ userContext: string }>('browser.createUserContext', { acceptInsecureCerts });
+        return userContext;
       },
       setColorScheme: async (scheme) => {
         // No BiDi command emulates the colour scheme in Firefox 153; its content-override

@@ -2,7 +2,9 @@ import type { ChannelAddResult, ChannelRow } from '../../background/ui-protocol.
 import type { Settings } from '../../settings/schema.js';
 import { background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';
+import { channelAddProblem, channelBrowserProblem, channelCheckProblem, channelPill, CHECKING_PILL, type ChannelPill } from '../shared/channel-problem.js';
 import { t, tCount } from '../shared/i18n.js';
+import { details, problemItem } from '../shared/problem.js';
 
 /** A date and time as people read it: no seconds (the exact instant stays in `datetime`). */
 export function shortDateTime(date: Date): string {
@@ -15,11 +17,36 @@ function time(seconds: number): HTMLTimeElement {
   return h('time', { datetime: date.toISOString(), title: String(seconds) }, shortDateTime(date));
 }
 
+/** The channel's one status, in a pill beside its name. */
+function pill({ key, tone }: ChannelPill): HTMLElement {
+  return h('span', { class: `pill ${tone} channel-pill`, dataset: { tone } }, t(key));
+}
+
 function field(label: string, ...value: (Node | string)[]): HTMLElement[] {
   return [h('dt', {}, label), h('dd', {}, ...value)];
 }
 
-/** One channel: what is installed, how the last check went, when the next one is due, and this browser's problems. */
+/**
+ * One channel's problems, each a sentence with its fix and the raw text under "Details": a
+ * failed check, rules too old, rules no longer trusted, this browser's limits, unreadable state.
+ */
+function channelProblems(row: ChannelRow): HTMLLIElement[] {
+  const items: HTMLLIElement[] = [];
+  const item = (cls: string, sentence: string, raw: string) => {
+    const li = problemItem(sentence, raw);
+    li.classList.add(cls);
+    items.push(li);
+  };
+  const error = row.lastCheck?.result === 'failed' ? row.lastCheck.error : undefined;
+  if (error !== undefined) item('channel-error', `${t(channelCheckProblem(error.code))} ${t('channelProblemKeep')}`, `[${error.code}] ${error.message}`);
+  if (row.installed !== null && row.stale) item('channel-stale', tCount('optionsChannelStaleValue', row.maxAgeDays, String(row.maxAgeDays)), '');
+  if (row.notApplied !== null) item('channel-not-applied', t('optionsChannelNotAppliedValue'), row.notApplied);
+  if (row.platformProblem !== null) item('channel-problem', t(channelBrowserProblem(row.platformProblem)), row.platformProblem);
+  if (row.storageProblem !== null) item('channel-storage', t('channelStorageProblem'), row.storageProblem);
+  return items;
+}
+
+/** One channel's facts: where it comes from, what is installed, when it was and will be checked. */
 function channelDetails(row: ChannelRow, now: number): HTMLElement {
   const fields: HTMLElement[] = [
     ...field(t('optionsChannelSource'), row.urlPrefix),
@@ -40,41 +67,17 @@ function channelDetails(row: ChannelRow, now: number): HTMLElement {
           ),
     ),
   );
-  if (installed !== null && row.stale)
-    fields.push(
-      ...field(
-        t('optionsChannelStale'),
-        h('span', { class: 'error channel-stale' }, tCount('optionsChannelStaleValue', row.maxAgeDays, String(row.maxAgeDays))),
-      ),
-    );
-  if (row.notApplied !== null)
-    fields.push(...field(t('optionsChannelNotApplied'), h('span', { class: 'error channel-not-applied' }, t('optionsChannelNotAppliedValue', row.notApplied))));
+  // Only the date: how the check went is the pill's to say, once.
   const last = row.lastCheck;
-  const resultKey =
-    last === null
-      ? null
-      : { updated: 'optionsChannelResultUpdated', current: 'optionsChannelResultCurrent', failed: 'optionsChannelResultFailed' }[last.result];
   fields.push(
-    ...field(
-      t('optionsChannelLastCheck'),
-      last === null || resultKey === null
-        ? t('optionsChannelNever')
-        : h('span', { class: `channel-result ${last.result}` }, t(resultKey, shortDateTime(new Date(last.at * 1000)))),
-    ),
+    ...field(t('optionsChannelLastCheck'), last === null ? t('optionsChannelNever') : h('span', { class: `channel-result ${last.result}` }, time(last.at))),
   );
-  if (last?.error)
-    fields.push(
-      ...field(t('optionsChannelError'), h('span', { class: 'error channel-error' }, t('optionsChannelErrorValue', [last.error.code, last.error.message]))),
-    );
   fields.push(
     ...field(
       t('optionsChannelNextCheck'),
       row.checking ? t('optionsChannelChecking') : row.nextCheckAt <= now ? t('optionsChannelNextCheckDue') : time(row.nextCheckAt),
     ),
   );
-  if (row.platformProblem !== null)
-    fields.push(...field(t('optionsChannelBrowserProblem'), h('span', { class: 'error channel-problem' }, row.platformProblem)));
-  if (row.storageProblem !== null) fields.push(...field(t('optionsChannelStorageProblem'), h('span', { class: 'error' }, row.storageProblem)));
   return h('dl', {}, ...fields);
 }
 
@@ -99,7 +102,8 @@ export class ChannelsView {
         h(
           'li',
           { class: 'channel', dataset: { name: row.name } },
-          h('h3', {}, row.name),
+          h('div', { class: 'channel-head' }, h('h3', {}, row.name), pill(channelPill(row))),
+          h('ul', { class: 'plain problem-list channel-problems' }, ...channelProblems(row)),
           channelDetails(row, now),
           h(
             'div',
@@ -139,7 +143,7 @@ export class ChannelsView {
       const result = await background.request<ChannelAddResult | { ok?: undefined; error: string }>(request);
       error.hidden = result.ok === true;
       if (result.ok !== true) {
-        error.textContent = result.error;
+        error.replaceChildren(h('span', {}, t(channelAddProblem(result.error))), details(result.error));
         return;
       }
       input.value = '';
@@ -162,8 +166,15 @@ export class ChannelsView {
     const status = $('#channel-check-status');
     status.textContent = t('optionsChannelChecking');
     for (const b of Array.from(document.querySelectorAll<HTMLButtonElement>('.channel-check, #channel-check-all'))) b.disabled = true;
+    // The pill of each channel being checked says so until the answer replaces the list.
+    for (const li of Array.from(document.querySelectorAll<HTMLElement>('#channel-list .channel'))) {
+      if (name !== undefined && li.dataset.name !== name) continue;
+      const p = li.querySelector('.channel-pill');
+      p?.replaceWith(pill(CHECKING_PILL));
+    }
     const rows = await background.request<ChannelRow[] | { error: string }>({ type: 'channelCheck', name });
-    status.textContent = isError(rows) ? rows.error : '';
+    if (isError(rows)) status.replaceChildren(h('span', {}, t('channelProblemCheckFailed')), details(rows.error));
+    else status.textContent = '';
     if (!isError(rows)) this.render(rows);
     $<HTMLButtonElement>('#channel-check-all').disabled = false;
   }

@@ -3,13 +3,14 @@ import type { Settings } from '../../settings/schema.js';
 import { background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';
 import { localize, t, tCount } from '../shared/i18n.js';
-import { showProblem } from '../shared/problem.js';
+import { problemItem, showProblem } from '../shared/problem.js';
 import { BackupView } from './backup-view.js';
 import { ChannelsView } from './channels-view.js';
 import { LibraryView } from './library-view.js';
 import { RulesetsView } from './rulesets-view.js';
 import { ProtectionView } from './protection-view.js';
 import { SitesView } from './sites-view.js';
+import { RuleFormView } from './rule-form-view.js';
 import { UserRulesView } from './user-rules-view.js';
 
 const FLAGS = ['globalEnabled', 'httpsFirst', 'mixedContent', 'showBadge'] as const;
@@ -21,6 +22,20 @@ let channels: ChannelsView;
 let protection: ProtectionView;
 let library: LibraryView;
 
+/** The names the page shows for the stored settings a repair can name. */
+const SETTING_LABELS: Record<string, string> = {
+  globalEnabled: 'optionsGlobalEnabled',
+  httpsFirst: 'popupHttpsFirst',
+  mixedContent: 'optionsMixedContent',
+  showBadge: 'optionsShowBadge',
+  rulesetOverrides: 'optionsAllRulesets',
+  disabledSites: 'optionsDisabledSites',
+  httpAllowedSites: 'optionsHttpAllowedSites',
+  userRules: 'optionsUserRules',
+  channels: 'optionsChannels',
+  stats: 'optionsStatistics',
+};
+
 function render(s: Settings): void {
   for (const f of FLAGS) $<HTMLInputElement>(`#opt-${f}`).checked = s[f];
   sites.render(s);
@@ -31,7 +46,12 @@ function render(s: Settings): void {
   $('#stat-http-hosts').replaceChildren(...[...s.stats.httpHosts].reverse().map((host) => h('li', {}, host)));
   $('#stat-http-empty').hidden = s.stats.httpHosts.length > 0;
   $('#repairs').hidden = s.repairs.length === 0;
-  $('#repair-list').replaceChildren(...s.repairs.map((r) => h('li', {}, t('optionsRepairItem', [r.key, r.problem, r.original]))));
+  // Which setting, by the name the page shows for it; its key, the problem and the value under "Details".
+  $('#repair-list').replaceChildren(
+    ...s.repairs.map((r) =>
+      problemItem(t('optionsRepairPlain', t(SETTING_LABELS[r.key] ?? 'optionsRepairSomeSetting')), `${r.key}: ${r.problem} — ${r.original}`),
+    ),
+  );
 }
 
 /** Settings changed: redraw, and reload the rulesets list when states may have moved. */
@@ -67,6 +87,7 @@ async function init(): Promise<void> {
   rulesets = new RulesetsView();
   sites = new SitesView(changed);
   userRules = new UserRulesView(changed);
+  new RuleFormView(changed, (xml) => userRules.edit(undefined, xml));
   channels = new ChannelsView(changed);
   protection = new ProtectionView(changed);
   library = new LibraryView();

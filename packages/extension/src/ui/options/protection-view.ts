@@ -4,6 +4,7 @@ import type { Settings } from '../../settings/schema.js';
 import { background, isError } from '../shared/client.js';
 import { $, download, h } from '../shared/dom.js';
 import { t, tCount } from '../shared/i18n.js';
+import { details } from '../shared/problem.js';
 
 /**
  * The protection mode's parts of the options page: the known HTTPS sites (count, forget), the
@@ -30,15 +31,20 @@ export class ProtectionView {
         type: 'allowlistImport',
         text: await file.text(),
       });
-      if (isError(result)) return this.show(result.error, []);
-      if (!result.ok) return this.show(`${file.name}: ${t('optionsAllowlistRefused')}`, result.problems);
+      if (isError(result)) return this.show(t('problemGeneric'), [], result.error);
+      if (!result.ok) {
+        // Not a policy at all: one sentence, the parser's words under "Details"; else each bad item is listed.
+        const notPolicy = result.problems.length === 1 && /^not (JSON|a JSON array)/.test(result.problems[0] ?? '');
+        if (notPolicy) return this.show(t('optionsAllowlistNotPolicy', file.name), [], result.problems[0]);
+        return this.show(t('optionsAllowlistRefusedItems', file.name), result.problems);
+      }
       this.show(tCount('optionsAllowlistImported', result.added, String(result.added)), []);
       if (result.settings !== undefined) this.onChange(result.settings);
     });
   }
 
-  private show(message: string, lines: string[]): void {
-    $('#allowlist-result').textContent = message;
+  private show(message: string, lines: string[], raw = ''): void {
+    $('#allowlist-result').replaceChildren(h('span', {}, message), ...(raw === '' ? [] : [details(raw)]));
     $('#allowlist-problems').replaceChildren(...lines.map((l) => h('li', {}, l)));
   }
 

@@ -1,10 +1,17 @@
 import { lintRulesetSource } from '@httpsify/engine/authoring';
 import type { ImportResult, SaveResult } from '../../background/ui-protocol.js';
 import type { Settings } from '../../settings/schema.js';
-import { defaultSimpleRule, exportUserRulesXml, simpleRuleXml } from '../../settings/user-rules.js';
+import { exportUserRulesXml } from '../../settings/user-rules.js';
 import { background, isError } from '../shared/client.js';
 import { $, download, h } from '../shared/dom.js';
 import { t, tCount } from '../shared/i18n.js';
+import { details, problemItem } from '../shared/problem.js';
+import { ruleProblem, ruleProblemDetails } from '../shared/rule-problem.js';
+
+/** One finding of the checks: "Line 3: <what is wrong and how to fix it>", the raw finding under "Details". */
+export function ruleProblemItem(d: { line: number; column: number; severity: string; code: string; message: string }): HTMLLIElement {
+  return problemItem(t('ruleProblemAt', [String(d.line), t(ruleProblem(d))]), ruleProblemDetails(d), d.severity);
+}
 
 /** User rules: list, edit in an XML editor checked live (`httpsify check` messages), import/export. */
 export class UserRulesView {
@@ -23,7 +30,6 @@ export class UserRulesView {
       $('#rule-editor-panel').hidden = true;
       this.editing = undefined;
     });
-    $('#user-rule-new').addEventListener('click', () => this.edit(undefined, simpleRuleXml(defaultSimpleRule('example.com'))));
     $('#user-rules-export').addEventListener('click', () =>
       download('httpsify-user-rules.xml', exportUserRulesXml(this.settings?.userRules ?? []), 'text/xml'),
     );
@@ -35,9 +41,12 @@ export class UserRulesView {
       input.value = '';
       const out = $('#user-rules-import-result');
       out.className = result.ok ? 'ok' : 'error';
-      out.textContent = result.ok
-        ? tCount('optionsImportedRules', result.added ?? 0, String(result.added ?? 0))
-        : `${t('optionsImportProblems')} ${result.problems.join(' · ')}`;
+      if (result.ok) out.textContent = tCount('optionsImportedRules', result.added ?? 0, String(result.added ?? 0));
+      else {
+        const added = result.added ?? 0;
+        const sentence = added > 0 ? tCount('optionsImportSomeRules', added, String(added)) : t('optionsImportNoRules');
+        out.replaceChildren(h('span', {}, sentence), details(result.problems.join('\n')));
+      }
       if (result.settings) this.onChange(result.settings);
     });
   }
@@ -68,7 +77,8 @@ export class UserRulesView {
     );
   }
 
-  private edit(name: string | undefined, xml: string): void {
+  /** Opens the XML editor on `xml`: a new rule, or the rule named `name`. */
+  edit(name: string | undefined, xml: string): void {
     this.editing = name;
     const editor = $<HTMLTextAreaElement>('#rule-editor');
     $('#rule-editor-panel').hidden = false;
@@ -88,11 +98,7 @@ export class UserRulesView {
       return false;
     }
     const { diagnostics } = lintRulesetSource(xml, 'user-rule.xml');
-    list.replaceChildren(
-      ...(diagnostics.length === 0
-        ? [h('li', { class: 'ok' }, t('optionsEditorNoProblems'))]
-        : diagnostics.map((d) => h('li', { class: d.severity }, `${d.line}:${d.column} ${d.severity} ${d.code}: ${d.message}`))),
-    );
+    list.replaceChildren(...(diagnostics.length === 0 ? [h('li', { class: 'ok' }, t('optionsEditorNoProblems'))] : diagnostics.map((d) => ruleProblemItem(d))));
     return !diagnostics.some((d) => d.severity === 'error');
   }
 
@@ -105,8 +111,11 @@ export class UserRulesView {
     }
     const result = await background.request<SaveResult>({ type: 'userRuleSave', xml: $<HTMLTextAreaElement>('#rule-editor').value, replacing: this.editing });
     if (isError(result) || !result.ok) {
+      // The editor's list shows each finding in words; the status line says saving did not happen.
       status.className = 'error';
-      status.textContent = isError(result) ? result.error : result.errors.map((e) => e.message).join('; ');
+      status.textContent = t('optionsEditorHasErrors');
+      const errors = isError(result) ? [{ severity: 'error', code: 'engine', message: result.error, line: 1, column: 1 }] : result.errors;
+      $('#rule-diagnostics').replaceChildren(...errors.map((d) => ruleProblemItem(d)));
       return;
     }
     status.className = 'ok';
