@@ -319,6 +319,39 @@ describe('DNR compiler: rules', () => {
   });
 });
 
+describe('DNR compiler: regex budget', () => {
+  const regexOnly = (name: string, host: string) =>
+    `<ruleset name="${name}"><target host="*.${host}"/><rule from="^http://(\\w+)\\.${host.replace(/\./g, '\\.')}/" to="https://$1.${host}/x/"/></ruleset>`;
+
+  it('spells small host groups as literal rules when regexes run short, and only then', () => {
+    const xml = [trivial('A', ['a.example', 'b.example']), trivial('B', ['c.example.net']), regexOnly('R', 'r.com')];
+    // Groups: two-label and three-label hosts (2 regexes), R's rule, the credentials allow.
+    expect(compiled(xml).rules.filter((r) => r.condition.regexFilter !== undefined)).toHaveLength(4);
+    const tight = compiled(xml, { regexLimit: 2 });
+    expect(tight.report.omissions).toEqual([]);
+    expect(tight.rules.filter((r) => r.condition.regexFilter !== undefined)).toHaveLength(2);
+    for (const host of ['a.example', 'b.example', 'c.example.net']) {
+      expect(tight.go(`http://${host}/p?q`)).toBe(`https://${host}/p?q`);
+      expect(tight.go(`http://${host}:8080/`)).toBe(`https://${host}:8080/`);
+      expect(tight.go(`http://x.${host}/`)).toBeNull();
+      expect(tight.go(`http://${host}.evil/`)).toBeNull();
+      expect(tight.go(`http://${host}:pw@x.${host}/`)).toBeNull();
+    }
+    expect(tight.go('http://w.r.com/')).toBe('https://w.r.com/x/');
+    // No room for the literal rules: the regex budget decides as before.
+    const full = compiled(xml, { regexLimit: 2, ruleLimit: 3 });
+    expect(full.report.rulesetsSkipped + full.report.rulesetsPartial).toBeGreaterThan(0);
+  });
+
+  it('ranks rulesets by the hosts and test URLs each regex serves', () => {
+    const tested = (name: string, host: string, tests: number) =>
+      regexOnly(name, host).replace('</ruleset>', `${Array.from({ length: tests }, (_, i) => `<test url="http://h${i}.${host}/"/>`).join('')}</ruleset>`);
+    // Two regexes: the credentials allow and one ruleset's rule.
+    const { report } = compiled([tested('Few', 'few.com', 1), tested('Many', 'many.com', 5)], { regexLimit: 2 });
+    expect(report.omissions.map((o) => o.ruleset)).toEqual(['Few']);
+  });
+});
+
 describe('DNR compiler: exclusions', () => {
   it('shadows only its own ruleset', () => {
     const { go } = compiled([trivial('A', ['a.com'], '<exclusion pattern="^http://a\\.com/private/"/>'), trivial('B', ['b.com'])]);
