@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileBundle, loadBundle, type Ruleset } from '../src/index.js';
+import { compileBundle, createEngine, loadBundle, type Ruleset } from '../src/index.js';
 import { parseRulesetXml } from '../src/parse/index.js';
 import {
   compileDnr,
@@ -371,7 +371,8 @@ describe('DNR compiler: exclusions', () => {
   });
 
   it('widens an exclusion it cannot express to its literal prefix, rather than over-rewrite', () => {
-    const { go, report } = compiled([trivial('A', ['a.com', 'b.com'], '<exclusion pattern="^http://a\\.com/(?!.+\\.css)"/>')]);
+    // `/+(?!.+…)`: the lookahead can start inside the run of slashes, so no one-slash form.
+    const { go, report } = compiled([trivial('A', ['a.com', 'b.com'], '<exclusion pattern="^http://a\\.com/+(?!.+\\.css)"/>')]);
     expect(report.omissions.map((o) => [o.what, o.reason])).toEqual([
       ['exclusion', 'lookaround that cannot be rewritten without it; widened to all URLs starting with http://a.com/'],
     ]);
@@ -380,6 +381,37 @@ describe('DNR compiler: exclusions', () => {
     // The reference would upgrade this one; DNR leaves it alone (missed, never wrong).
     expect(go('http://a.com/x.css')).toBeNull();
     expect(go('http://b.com/page')).toBe('https://b.com/page');
+  });
+
+  it('re-enables what a lookahead of any regex keeps, by a regex above the exclusion', () => {
+    const cases: [string, string[], string[]][] = [
+      [
+        '^http://a\\.com/(?!/*(?:css/|img/.+\\.png(?:$|\\?)))',
+        ['http://a.com/css/x', 'http://a.com//css/x', 'http://a.com/img/p.png', 'http://a.com/img/p.png?v=1', 'http://b.com/page'],
+        ['http://a.com/page', 'http://a.com/img/p.pngx', 'http://a.com/'],
+      ],
+      // No `^`: a later `http://a.com/` in the URL excludes it too.
+      [
+        'http://a\\.com/+(?!css/|js/)',
+        ['http://a.com/css/x', 'http://a.com/js/', 'http://b.com/x'],
+        ['http://a.com//css/x', 'http://a.com/page', 'http://a.com/css/?u=http://a.com/page', 'http://b.com/?u=http://a.com/x'],
+      ],
+      // A run the lookahead swallows: the lookahead must follow the whole run.
+      ['^http://a\\.com/+(?!/*(?:css/|$))', ['http://a.com/', 'http://a.com///', 'http://a.com//css/x'], ['http://a.com/page', 'http://a.com//page']],
+    ];
+    for (const [pattern, upgraded, left] of cases) {
+      const xml = trivial('A', ['a.com', 'b.com'], `<exclusion pattern="${pattern}"/>`);
+      const { go, report } = compiled([xml]);
+      const engine = createEngine(rulesets(xml));
+      expect(report.omissions, pattern).toEqual([]);
+      for (const url of upgraded) expect(go(url), `${pattern} ${url}`).toBe(engine.rewrite(url) ?? 'the engine upgrades it');
+      // Left alone: by the reference, or (a later prefix in the URL) to be safe.
+      for (const url of left) expect(go(url), `${pattern} ${url}`).toBeNull();
+    }
+    // The reference upgrades this one (a.com/css/ follows); without `^` it is left alone.
+    expect(
+      createEngine(rulesets(trivial('A', ['b.com'], '<exclusion pattern="http://a\\.com/+(?!css/)"/>'))).rewrite('http://b.com/?u=http://a.com/css/'),
+    ).not.toBeNull();
   });
 
   it('leaves out a ruleset whose exclusion has neither an exact nor a wider form', () => {
