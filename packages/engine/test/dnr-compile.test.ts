@@ -414,6 +414,17 @@ describe('DNR compiler: exclusions', () => {
     ).not.toBeNull();
   });
 
+  it('spells a long list of excluded hosts as literal rules, not a regex', () => {
+    const names = Array.from({ length: 40 }, (_, i) => `s${i}`);
+    const { go, report, rules } = compiled([trivial('A', ['*.a.com'], `<exclusion pattern="^http://(?:${names.join('|')})\\.a\\.com/"/>`)]);
+    expect(report.omissions).toEqual([]);
+    expect(rules.filter((r) => r.action.type === 'allow' && r.condition.regexFilter !== undefined)).toEqual([]);
+    expect(go('http://s0.a.com/x')).toBeNull();
+    expect(go('http://s39.a.com/')).toBeNull();
+    expect(go('http://s40.a.com/')).toBe('https://s40.a.com/');
+    expect(go('http://x.s3.a.com/')).toBe('https://x.s3.a.com/');
+  });
+
   it('leaves out a ruleset whose exclusion has neither an exact nor a wider form', () => {
     const { go, report } = compiled([trivial('A', ['a.com'], '<exclusion pattern="(?&lt;!/x)\\.css$"/>')]);
     expect(report.omissions.map((o) => o.what)).toEqual(['exclusion', 'ruleset']);

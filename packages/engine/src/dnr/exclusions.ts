@@ -32,9 +32,13 @@ export function widenExclusion(ctx: PlanContext, pattern: string, base: number):
   };
 }
 
+/** Literal URL starts an exclusion may spell out as `allow` rules, one rule each. */
+const LITERAL_EXCLUSION_LIMIT = 256;
+
 export function planExclusion(ctx: PlanContext, pattern: string, base: number): Planned[] | string {
   const priority = base + ALLOW_PRIORITY;
-  const lit = expandLiteralLanguage(pattern);
+  // A long list of literal URL starts costs rules, of which there are plenty, not a regex.
+  const lit = expandLiteralLanguage(pattern, LITERAL_EXCLUSION_LIMIT);
   if (lit && lit.expansions.every((e) => urlFilterSafe(e.text))) {
     return lit.expansions.map((e) => ({
       priority,
