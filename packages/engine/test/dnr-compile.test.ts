@@ -10,6 +10,7 @@ import {
   trailingDotRegex,
   type DnrCompileOptions,
   type DnrResourceType,
+  type DnrRule,
 } from '../src/dnr/index.js';
 import { trailingDotRule } from '../src/dnr/trailing-dots.js';
 
@@ -423,6 +424,31 @@ describe('DNR compiler: exclusions', () => {
     expect(go('http://s39.a.com/')).toBeNull();
     expect(go('http://s40.a.com/')).toBe('https://s40.a.com/');
     expect(go('http://x.s3.a.com/')).toBe('https://x.s3.a.com/');
+  });
+
+  it('splits an exclusion too large for one regex over a few, at its alternatives', () => {
+    const urls = [
+      'http://a.com/x12/',
+      'http://a.com/yab/',
+      'http://a.com/z99/',
+      'http://a.com/w/',
+      'http://a.com/x/',
+      'http://a.com/keep/x',
+      'http://a.com/css/a',
+      'http://a.com//css/',
+    ];
+    for (const pattern of ['^http://a\\.com/(?:x[0-9]+|y[a-z]+|z\\d\\d)/', '^http://a\\.com/(?!/*(?:css/[a-z]+|keep/[a-z]+|w/))']) {
+      const xml = trivial('A', ['a.com'], `<exclusion pattern="${pattern}"/>`);
+      const engine = createEngine(rulesets(xml));
+      const whole = compiled([xml]);
+      const split = compiled([xml], { maxRegexInstructions: 30 });
+      // The exclusion's regexes (not the host group's).
+      const ownRegexes = (rules: DnrRule[]) => rules.filter((r) => r.condition.regexFilter?.includes('a\\.com') === true).length;
+      expect(ownRegexes(whole.rules)).toBe(1);
+      expect(split.report.omissions, pattern).toEqual([]);
+      expect(ownRegexes(split.rules)).toBeGreaterThan(1);
+      for (const url of urls) expect(split.go(url), `${pattern} ${url}`).toBe(engine.rewrite(url));
+    }
   });
 
   it('leaves out a ruleset whose exclusion has neither an exact nor a wider form', () => {

@@ -7,7 +7,8 @@ import { translateRegex } from './re2.js';
 import { ALL_TYPES, caseSensitive, prefixFilter, type PlanContext, type Planned } from './plan.js';
 import type { DnrAction } from './types.js';
 import { ALLOW_PRIORITY, LOOKAHEAD_ALLOW_PRIORITY, REENABLE_PRIORITY } from './priorities.js';
-import { regexCondition, rewriteDomains } from './fences.js';
+import { OVER_BUDGET, regexCondition, rewriteDomains } from './fences.js';
+import { splitToFit } from './split-alternation.js';
 
 /**
  * A safe stand-in for an exclusion DNR cannot express exactly: `allow` everything under the
@@ -47,8 +48,20 @@ export function planExclusion(ctx: PlanContext, pattern: string, base: number): 
     }));
   }
   const rc = regexCondition(ctx, pattern, 'allow');
-  if (typeof rc === 'string') return rc;
-  return rc === null ? [] : [{ priority, action: { type: 'allow' }, condition: rc.condition }];
+  if (rc !== OVER_BUDGET) {
+    if (typeof rc === 'string') return rc;
+    return rc === null ? [] : [{ priority, action: { type: 'allow' }, condition: rc.condition }];
+  }
+  // Too large for one regex: its alternatives over a few.
+  const pieces = splitToFit(pattern, ctx.maxInstructions);
+  if (pieces === null) return rc;
+  const out: Planned[] = [];
+  for (const piece of pieces) {
+    const c = regexCondition(ctx, piece, 'allow');
+    if (typeof c === 'string') return c;
+    if (c !== null) out.push({ priority, action: { type: 'allow' }, condition: c.condition });
+  }
+  return out;
 }
 
 /**
@@ -139,13 +152,19 @@ function planRegexReenabled(ctx: PlanContext, pattern: string, base: number, neg
     byAction.set(key, group);
   }
   for (const { action, prefixes } of byAction.values()) {
-    const tr = translateRegex(`^(?:${prefixes.map(escapeRegex).join('|')})(?:${tail.lookSource})`);
+    const source = `^(?:${prefixes.map(escapeRegex).join('|')})(?:${tail.lookSource})`;
+    const tr = translateRegex(source);
     if (!tr.ok) return tr.reason;
-    if (tr.estimatedInstructions > ctx.maxInstructions) return 'regex over the 2 KB RE2 budget (estimated)';
+    const pieces = splitToFit(source, ctx.maxInstructions);
+    if (pieces === null) return OVER_BUDGET;
     const domains = rewriteDomains(ctx, prefixes, null);
     if (typeof domains === 'string') return `re-enabled URLs ${domains}`;
     if (domains === null) continue;
-    out.push({ priority: base + REENABLE_PRIORITY, action, condition: { regexFilter: tr.re2, ...caseSensitive, ...domains, ...ALL_TYPES() } });
+    for (const piece of pieces) {
+      const re2 = translateRegex(piece);
+      if (!re2.ok) return re2.reason;
+      out.push({ priority: base + REENABLE_PRIORITY, action, condition: { regexFilter: re2.re2, ...caseSensitive, ...domains, ...ALL_TYPES() } });
+    }
   }
   return out;
 }
