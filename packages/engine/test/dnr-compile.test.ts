@@ -207,8 +207,8 @@ describe('DNR compiler: rules', () => {
         <rule from="^http://(\\w+)\\.part\\.example/" to="https://$1.part.example/"/></ruleset>`,
     ]);
     expect(report.omissions).toEqual([]);
-    // Only the rule that takes some hosts below its `*.` target and not others keeps its regex.
-    expect(rules.filter((r) => r.action.type === 'redirect').map((r) => r.condition.regexFilter)).toEqual(['^http://(\\w+)\\.part\\.example/']);
+    // The rule that takes the hosts one label below its `*.` target joins a shared group too.
+    expect(rules.filter((r) => r.action.type === 'redirect')).toEqual([]);
     expect(go('http://a.part.example/')).toBe('https://a.part.example/');
     expect(go('http://a.b.part.example/')).toBeNull();
     expect(go('http://a.b.open.example/x?y')).toBe('https://a.b.open.example/x?y');
@@ -342,6 +342,39 @@ describe('DNR compiler: regex budget', () => {
     // No room for the literal rules: the regex budget decides as before.
     const full = compiled(xml, { regexLimit: 2, ruleLimit: 3 });
     expect(full.report.rulesetsSkipped + full.report.rulesetsPartial).toBeGreaterThan(0);
+  });
+
+  it('shares one regex among rules that upgrade the hosts one label below a domain', () => {
+    const oneBelow = (name: string, host: string, optional: boolean, then = '') =>
+      `<ruleset name="${name}"><target host="${host}"/><target host="*.${host}"/>` +
+      `<rule from="^http://([\\w-]+${optional ? '\\.)?' : ')\\.'}${host.replace(/\./g, '\\.')}/" to="https://$1${optional ? '' : '.'}${host}/"/>${then}</ruleset>`;
+    const xml = [
+      oneBelow('A', 'a.com', false, '<rule from="^http://[\\w.-]+\\.a\\.com/" to="https://deep.a.com/"/>'),
+      oneBelow('B', 'b.org', true),
+      oneBelow('C', 'c.net', false),
+    ];
+    const { go, rules, report } = compiled(xml);
+    const engine = createEngine(rulesets(...xml));
+    expect(report.omissions).toEqual([]);
+    // One shared regex for the hosts below the three domains, one for B's own host; A's second
+    // rule has its own.
+    expect(rules.filter((r) => r.condition.regexFilter !== undefined && r.action.type === 'upgradeScheme')).toHaveLength(2);
+    expect(rules.filter((r) => r.condition.regexFilter !== undefined && r.action.type === 'redirect')).toHaveLength(1);
+    const urls = [
+      'http://x.a.com/p',
+      'http://x_y-z.a.com/',
+      'http://x.y.a.com/',
+      'http://a.com/',
+      'http://b.org/q',
+      'http://w.b.org/',
+      'http://v.w.b.org/',
+      'http://c.net/',
+      'http://x.c.net:81/',
+      'http://x.c.net/',
+    ];
+    for (const url of urls) expect(go(url), url).toBe(engine.rewrite(url));
+    expect(go('http://x.y.a.com/')).toBe('https://deep.a.com/');
+    expect(go('http://w.b.org/')).toBe('https://w.b.org/');
   });
 
   it('ranks rulesets by the hosts and test URLs each regex serves', () => {

@@ -1,5 +1,5 @@
 /** Trivial rules of all rulesets merged into shared upgradeScheme host groups. */
-import { labelCountRegex, patternHostsRegex } from './hosts.js';
+import { labelCountRegex, oneBelowRegex, patternHostsRegex } from './hosts.js';
 import { ALL_RESOURCE_TYPES } from './types.js';
 import type { Planned, RulesetPlan } from './plan.js';
 import { rulePriority } from './priorities.js';
@@ -39,6 +39,10 @@ function collectGroups(plans: readonly RulesetPlan[]): Map<string, HostGroup> {
       for (const suffix of r.upgradeSuffixes ?? []) {
         const labels = suffix.split('.').length;
         add(`${priority}|S${labels}`, priority, labelCountRegex(labels + 1, labels >= 2, '/'), null, suffix);
+      }
+      for (const { suffix, label } of r.upgradeOneBelow ?? []) {
+        const labels = suffix.split('.').length;
+        add(`${priority}|o${labels}|${label}`, priority, oneBelowRegex(labels, label), null, suffix);
       }
       if (!r.trivial) return;
       for (const t of plan.targets) {
