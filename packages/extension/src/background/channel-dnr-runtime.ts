@@ -86,7 +86,7 @@ export class ChannelDnrRuntime {
           const rulesets = [];
           for (let id = 0; id < c.engine.rulesetCount; id++) if (c.engine.isActive(id)) rulesets.push(c.engine.ruleset(id));
           if (c.name === LIBRARY_LAYER_NAME) return compileLibraryRules(rulesets, free);
-          return compileChannelRules(rulesets, c.scope, regexLimit, c.destinations);
+          return compileChannelRules(rulesets, c.scope, regexLimit, c.destinations, free.rules);
         },
       };
     });

@@ -50,15 +50,22 @@ function destinationKnownSafe(to: string, from: string, dnr: DnrScope, destinati
  * channel (0 .. CHANNEL_PRIORITY_STEP), ids unassigned. Rulesets whose regexes do not fit
  * `regexLimit` are left out and counted, as for the default static ruleset. So are rulesets
  * with a rule whose destination cannot be shown to stay inside the scope and destinations
- * (see destinationKnownSafe; the engine on Firefox checks those on every rewrite).
+ * (see destinationKnownSafe; the engine on Firefox checks those on every rewrite). `ruleLimit`
+ * bounds the literal rules the compiler may spend to save regexes.
  */
-export function compileChannelRules(rulesets: Ruleset[], scope: string, regexLimit: number, destinations: readonly string[] = []): ChannelRulesResult {
+export function compileChannelRules(
+  rulesets: Ruleset[],
+  scope: string,
+  regexLimit: number,
+  destinations: readonly string[] = [],
+  ruleLimit: number = DNR_LIMITS.dynamicRules,
+): ChannelRulesResult {
   const dnrScope = scopeToDnr(scope);
   if (!dnrScope.ok) return { ok: false, reason: `its scope cannot be enforced on Chromium: ${dnrScope.reason}` };
   const inScope = rulesets.filter((r) => r.targets.some((t) => targetMayBeInScope(t.host, dnrScope.dnr)));
   const relevant = inScope.filter((r) => r.rules.every((rule) => destinationKnownSafe(rule.to, rule.from, dnrScope.dnr, destinations)));
   const unchecked = inScope.length - relevant.length;
-  const compiled = compileDnr(relevant, { isActive: () => true, regexLimit: Math.max(0, regexLimit), firstId: 1 });
+  const compiled = compileDnr(relevant, { isActive: () => true, regexLimit: Math.max(0, regexLimit), ruleLimit: Math.max(0, ruleLimit), firstId: 1 });
   const restricted = restrictRulesToScope(compiled.rules, dnrScope.dnr);
   if (!restricted.ok) return { ok: false, reason: `its scope cannot be enforced on Chromium: ${restricted.reason}` };
   const top = restricted.rules.reduce((m, r) => Math.max(m, r.priority), 0);

@@ -12,7 +12,7 @@ export function compileLibraryRules(rulesets: readonly Ruleset[], free: DnrUsage
   const fits = (u: DnrUsage) => u.rules <= free.rules && u.regexRules <= free.regexRules && u.unsafeRules <= free.unsafeRules;
   let count = rulesets.length;
   for (let attempt = 0; attempt < 6 && count > 0; attempt++) {
-    const compiled = compileChannelRules(rulesets.slice(0, count), '', free.regexRules);
+    const compiled = compileChannelRules(rulesets.slice(0, count), '', free.regexRules, [], free.rules);
     if (!compiled.ok) return compiled;
     const need = usageOf(compiled.rules);
     if (fits(need)) {
