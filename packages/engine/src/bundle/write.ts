@@ -22,11 +22,19 @@ import {
   PACKED_COUNT,
 } from './format.js';
 import { pack } from './packed-array.js';
+import { patternVerdicts } from './pattern-verdicts.js';
 import { codeStrings } from './string-dictionary.js';
 
 export interface CompileOptions {
   /** Unix seconds recorded in the header (update channels compare it); default 0. */
   timestamp?: number;
+  /**
+   * Work out the regex door's verdict on every pattern that needs a regex and store it (the
+   * PatternVerdict column), so that a loader trusting this build skips the analysis. Costs
+   * about a second on the full corpus and 16 KB; only the extension's own build asks for it.
+   * Default false.
+   */
+  regexVerdicts?: boolean;
 }
 
 function varint(n: number): number[] {
@@ -199,6 +207,7 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   rsRuleStart[n] = ruleFrom.length;
   rsExclStart[n] = exclPattern.length;
   rsCookieStart[n] = cookieHost.length;
+  const verdicts = options.regexVerdicts === true ? patternVerdicts(rulesets, ruleKind) : [];
 
   // Cold strings: dictionary-coded; the dense indexes handed out above become byte offsets.
   const coded = codeStrings(strings.strings);
@@ -327,6 +336,7 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   columns[Section.ExclPattern] = toOffset(exclPattern);
   columns[Section.CookieHost] = toOffset(cookieHost);
   columns[Section.CookieName] = toOffset(cookieName);
+  columns[Section.PatternVerdict] = verdicts;
 
   const sections: ArrayBufferView[] = [];
   for (let k = 0; k < PACKED_COUNT; k++) {
