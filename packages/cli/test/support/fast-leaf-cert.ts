@@ -51,6 +51,20 @@ export interface LeafRequest {
   signingKey: KeyObject;
 }
 
+/**
+ * PEM armour: base64 in 64-character lines. The lines are split, not suffixed with a newline,
+ * because a body whose length is a multiple of 64 would then end in a blank line, which
+ * OpenSSL refuses; ECDSA signatures vary in length, so that happened to one certificate in
+ * several, at random.
+ */
+export function pem(label: string, der: Uint8Array): string {
+  const lines =
+    Buffer.from(der)
+      .toString('base64')
+      .match(/.{1,64}/g) ?? [];
+  return `-----BEGIN ${label}-----\n${lines.join('\n')}\n-----END ${label}-----\n`;
+}
+
 /** A v3 serverAuth certificate for one DNS name, as PEM. */
 export function issueLeaf(r: LeafRequest): string {
   const subject = seq(tlv(0x31, seq(CN, utf8(r.name))));
@@ -69,5 +83,5 @@ export function issueLeaf(r: LeafRequest): string {
   );
   const signature = sign('sha256', tbs, { key: r.signingKey, dsaEncoding: 'der' });
   const cert = seq(tbs, ECDSA_SHA256, tlv(0x03, Buffer.from([0]), signature));
-  return `-----BEGIN CERTIFICATE-----\n${cert.toString('base64').replace(/(.{64})/g, '$1\n')}\n-----END CERTIFICATE-----\n`;
+  return pem('CERTIFICATE', cert);
 }
