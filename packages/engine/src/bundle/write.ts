@@ -195,9 +195,12 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
       cookieHost.push(strings.id(cookie.host));
       cookieName.push(strings.id(cookie.name));
     }
-    for (const target of rs.targets) {
+    // Each target once, in sorted order: the bytes then depend only on each ruleset's set of
+    // targets, so compiling the rulesets a bundle decodes to gives that bundle again (a channel
+    // delta rebuilds a release so, and checks it against the signed digest).
+    for (const host of [...new Set(rs.targets.map((t) => t.host))].sort()) {
       // Reversed labels: www.example.com is com → example → www.
-      const labels = target.host.split('.');
+      const labels = host.split('.');
       let node = 0;
       for (let i = labels.length - 1; i >= 0; i--) node = child(node, labels[i] as string);
       const list = (nodes[node] as TrieNode).rulesets;
