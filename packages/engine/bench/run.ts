@@ -12,6 +12,7 @@ import { gzipSync } from 'node:zlib';
 import { compileBundle, loadBundle, type Ruleset } from '../src/index.js';
 import { checkRulesetRegexes, parseRulesetXml } from '../src/parse/index.js';
 import { listRulesetFiles } from '../src/node/index.js';
+import { applyDelta, makeDelta } from '../src/channels/index.js';
 import { corpusRulesDir, readOracle } from '../test/support/corpus.js';
 
 interface Stats {
@@ -266,6 +267,42 @@ function coldStart(
   };
 }
 
+/**
+ * A sample day's change to a channel's rulesets, spread over the corpus: 20 rulesets edited (a
+ * target and an exclusion added), 6 added, 4 removed.
+ */
+function sampleDayChange(rulesets: readonly Ruleset[]): Ruleset[] {
+  const step = Math.floor(rulesets.length / 31);
+  const out: Ruleset[] = [];
+  rulesets.forEach((rs, i) => {
+    const k = i / step;
+    if (i % step !== 0 || k < 1 || k > 30) return void out.push(rs);
+    if (k <= 20) {
+      const host = `edited-${k}.example.org`;
+      const exclusions = [...rs.exclusions, { pattern: `^http://${host.replace(/\./g, '\\.')}/private/` }];
+      out.push({ ...rs, targets: [...rs.targets, { host }], exclusions });
+    } else if (k <= 26) {
+      out.push(rs, { ...rs, name: `${rs.name} (new ${k})`, targets: rs.targets.map((t) => ({ host: `new-${k}.${t.host}` })) });
+    }
+    // k 27..30: removed.
+  });
+  return out;
+}
+
+/** Wire size of the sample day's change as a channel delta (delta.ts), against the whole bundle. */
+function dayDelta(rulesets: readonly Ruleset[]): { rulesetsChanged: number; deltaGzipBytes: number; fullGzipBytes: number; applyMs: number } {
+  // Channel releases carry no regex verdicts (clients judge channel patterns themselves).
+  const before = compileBundle(rulesets, { timestamp: 1_700_000_000 });
+  const changed = sampleDayChange(rulesets);
+  const after = compileBundle(changed, { timestamp: 1_700_086_400 });
+  const delta = makeDelta(before, after);
+  const start = performance.now();
+  const rebuilt = applyDelta(before, delta, { timestamp: 1_700_086_400, maxBytes: after.length });
+  const applyMs = performance.now() - start;
+  if (rebuilt.length !== after.length || !rebuilt.every((b, i) => b === after[i])) throw new Error('the delta did not rebuild the release');
+  return { rulesetsChanged: 30, deltaGzipBytes: gzipSync(delta, { level: 9 }).length, fullGzipBytes: gzipSync(after, { level: 9 }).length, applyMs };
+}
+
 async function main(): Promise<void> {
   if (process.argv[2] === '--measure') {
     process.stdout.write(JSON.stringify(await measure(process.argv[3] as string)));
@@ -298,6 +335,7 @@ async function main(): Promise<void> {
   const measured = JSON.parse(child.stdout) as Record<string, any>;
   // The package's main entry as Node resolves it (the esbuild build in dist/node-bundle).
   const cold = coldStart(bundlePath);
+  const day = dayDelta(guarded.rulesets);
   rmSync(dir, { recursive: true, force: true });
   const report = {
     node: process.version,
@@ -311,6 +349,7 @@ async function main(): Promise<void> {
     bundleGzipBytes: gzipSync(bundle, { level: 9 }).length,
     ...measured,
     coldStart: cold,
+    channelDelta: day,
   };
   console.log(JSON.stringify(report));
   const r = measured.rewriteUs;
@@ -322,6 +361,11 @@ async function main(): Promise<void> {
   row('compile to bundle', `${compileMs.toFixed(0)} ms`);
   row('bundle size', `${(bundle.length / 2 ** 20).toFixed(2)} MB`, 'target <= 3 MB');
   row('bundle size gzip', `${(report.bundleGzipBytes / 2 ** 20).toFixed(2)} MB`);
+  row(
+    'channel delta, a day (30 rulesets)',
+    `${(day.deltaGzipBytes / 1024).toFixed(1)} KB`,
+    `${((100 * day.deltaGzipBytes) / day.fullGzipBytes).toFixed(2)}% of the ${(day.fullGzipBytes / 2 ** 20).toFixed(2)} MB gzip bundle (target <= 2%); client rebuild ${day.applyMs.toFixed(0)} ms`,
+  );
   row('load, trusted bytes (median of 20)', `${measured.loadTrustedMsMedian.toFixed(3)} ms`, 'target <= 2 ms (packaged or signature-verified bundle)');
   row('load, full verification (median)', `${measured.loadMsMedian.toFixed(2)} ms`, 'checksum + cross-references, for files from disk');
   for (const [kind, label] of [
