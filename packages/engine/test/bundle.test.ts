@@ -129,7 +129,7 @@ describe('compiled bundle', () => {
     const badDictionary = bundle.slice();
     badDictionary[dictionaryAt] = 0xff; // the escape byte cannot be a code
     expect(() => loadBundle(reseal(badDictionary))).toThrow(/string dictionary: code 255/);
-    const [labelDictionaryAt, labelDictionaryLength] = sectionAt(bundle, 22);
+    const [labelDictionaryAt, labelDictionaryLength] = sectionAt(bundle, 23);
     expect(labelDictionaryLength).toBeGreaterThan(0);
     const emptyEntry = bundle.slice();
     emptyEntry[labelDictionaryAt + 1] = 0; // entries are never empty
