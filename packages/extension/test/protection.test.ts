@@ -233,7 +233,7 @@ describe('re-check of sites left on HTTP', () => {
 });
 
 describe('page status', () => {
-  it('says when the fallback found HTTPS on the www. twin', () => {
+  it('calls a www. twin the user followed from the fallback page simply secure', () => {
     const inputs = {
       fallbackPath: '/ui/interstitial.html',
       globalEnabled: true,
@@ -246,12 +246,8 @@ describe('page status', () => {
       rewriteHttp: { rewritten: null, ruleset: null },
       offRulesets: [],
     };
-    expect(pageStatus({ ...inputs, url: 'https://www.a.test/p', alternativeFrom: 'a.test' })).toMatchObject({
-      secure: true,
-      kind: 'https-by-alternative',
-      from: 'a.test',
-    });
-    expect(pageStatus({ ...inputs, url: 'https://www.a.test/p', alternativeFrom: null })).toMatchObject({ secure: true, kind: 'https-already' });
+    // The twin is offered as a link, never followed for the user: nothing of ours moved the tab.
+    expect(pageStatus({ ...inputs, url: 'https://www.a.test/p' })).toEqual({ secure: true, retry: false, kind: 'https-already' });
   });
 });
 

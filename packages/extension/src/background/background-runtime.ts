@@ -370,7 +370,6 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       pendingStats.upgrades++;
       scheduleStats();
     }
-    if (d.type === 'main_frame' && c.alternativeTabs.get(d.tabId)?.url !== url) c.alternativeTabs.delete(d.tabId);
     if (activity.note({ tabId: d.tabId, type: d.type, url, rulesets: names, upgraded, httpsFirst: first, upgradedTo })) {
       scheduleTabsSave();
       if (upgraded || d.type === 'main_frame') void refreshIcon(d.tabId, top);
@@ -450,7 +449,6 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     protection.budget.tabClosed(tabId);
     controller?.fallbackTabs.delete(tabId);
     topUrls.delete(tabId);
-    controller?.alternativeTabs.delete(tabId);
     navigations.delete(tabId);
     handoffUpgrades.delete(tabId);
     scheduleTabsSave();

@@ -95,8 +95,6 @@ export class SettingsController {
    * permission cannot read the address of a tab showing one of their own pages).
    */
   readonly fallbackTabs = new Map<number, string>();
-  /** Tabs the fallback moved to a host's `www.` twin: where to, and from which host. */
-  readonly alternativeTabs = new Map<number, { url: string; from: string }>();
   /**
    * Installed channels over the defaults. A new install replaces the whole object (requests being
    * decided keep the old one); the user's switches are applied in place, as to the defaults.
@@ -313,10 +311,6 @@ export class SettingsController {
       rewriteHttp: httpUrl === undefined || site === null ? { rewritten: null, ruleset: null } : this.rewrite(httpUrl),
       offRulesets,
       excludedBy: httpUrl === undefined || site === null ? null : this.excludedBy(httpUrl),
-      alternativeFrom: (() => {
-        const alt = this.alternativeTabs.get(tabId);
-        return alt !== undefined && tabUrl !== undefined && siteOf(alt.url)?.hostWithPort === site?.hostWithPort ? alt.from : null;
-      })(),
     });
   }
 
