@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ChannelDnrRuntime, type DnrApi } from '../src/background/channel-dnr-runtime.js';
 import { TabActivity } from '../src/background/tab-activity.js';
 import { SettingsController } from '../src/background/settings-controller.js';
+import type { RulesetIndex, SaveResult } from '../src/background/ui-protocol.js';
 import { readArchive } from '../src/library/archive.js';
 import type { LibraryProgress } from '../src/library/library-compile.js';
 import { compileLibraryRules } from '../src/library/library-dnr.js';
@@ -101,13 +102,14 @@ describe('importing a ruleset library in the background', () => {
     expect(c.rewrite('http://d.test/').rewritten).toBe('https://d.test/');
     expect(c.rewrite('http://r.test/').rewritten).toBeNull();
     // User rules come before it.
-    const saved = await c.saveUserRule(
-      '<ruleset name="Mine"><target host="alpha.example.com"/><rule from="^http://alpha\\.example\\.com/" to="https://mine.alpha.example.com/"/></ruleset>',
-    );
+    const saved = (await c.handle({
+      type: 'userRuleSave',
+      xml: '<ruleset name="Mine"><target host="alpha.example.com"/><rule from="^http://alpha\\.example\\.com/" to="https://mine.alpha.example.com/"/></ruleset>',
+    })) as SaveResult;
     expect(saved.errors).toEqual([]);
     expect(c.rewrite('http://alpha.example.com/').rewritten).toBe('https://mine.alpha.example.com/');
     // Its rulesets are listed and switchable by name like the others.
-    expect(c.rulesetIndex().names).toContain('Beta');
+    expect(((await c.handle({ type: 'rulesetIndex' })) as RulesetIndex).names).toContain('Beta');
     await c.handle({ type: 'setRuleset', name: 'Beta', active: false });
     expect(c.rewrite('http://beta.test/').rewritten).toBeNull();
   });

@@ -2,7 +2,7 @@ import { DnrEmulator } from '@httpsify/engine/dnr';
 import { describe, expect, it } from 'vitest';
 import { httpsAlternatives, probe, wwwTwin } from '../src/protection/https-alternatives.js';
 import { KnownHttpsHosts, KNOWN_HTTPS_TTL_MS } from '../src/protection/known-https-hosts.js';
-import { pageStatus } from '../src/background/page-status.js';
+import { pageStatus } from '../src/status/page-status.js';
 import { knownHttpsRules } from '../src/protection/protection-dnr.js';
 import { withSiteState } from '../src/protection/protection-requests.js';
 import { dueForRecheck, parseRecheckState, recordRecheck, RECHECK_PERIOD_MS } from '../src/protection/recheck.js';

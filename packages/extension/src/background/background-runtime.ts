@@ -80,6 +80,11 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   const tickets = new PageTickets();
   let controller: SettingsController | null = null;
   const topUrls = new Map<number, string>();
+  /**
+   * Tabs showing the fallback page, by id: its address (extensions without the "tabs"
+   * permission cannot read the address of a tab showing one of their own pages).
+   */
+  const fallbackTabs = new Map<number, string>();
   const pendingStats = { upgrades: 0, fallbacks: 0, httpHosts: [] as string[] };
   let statsTimer: ReturnType<typeof setTimeout> | null = null;
   let tabsTimer: ReturnType<typeof setTimeout> | null = null;
@@ -130,6 +135,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       overridesApplied: options.overridesApplied,
       loopGuard: options.loopGuard,
       fallbackPath: `/${INTERSTITIAL_PATH}`,
+      fallbackPage: (tabId) => fallbackTabs.get(tabId),
       version: ext.runtime.getManifest().version,
       rulesetsTimestamp: defaultsTimestamp,
       httpOnceChanged: async (hosts) => ext.storage.session.set({ [ONCE_SESSION_KEY]: hosts }),
@@ -150,7 +156,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     const session = await ext.storage.session.get([TABS_SESSION_KEY, ONCE_SESSION_KEY, TICKETS_SESSION_KEY]);
     tickets.restore(session[TICKETS_SESSION_KEY]);
     activity.restore((session[TABS_SESSION_KEY] as [number, TabRecord][] | undefined) ?? []);
-    for (const h of (session[ONCE_SESSION_KEY] as string[] | undefined) ?? []) c.httpOnce.add(h);
+    c.restoreHttpOnce((session[ONCE_SESSION_KEY] as string[] | undefined) ?? []);
     await protection.load();
     await c.start();
     // The imported ruleset library: one more layer after the channels (src/library/).
@@ -288,7 +294,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       ticket,
     });
     if (movedOn()) return;
-    c.fallbackTabs.set(event.tabId, page);
+    fallbackTabs.set(event.tabId, page);
     await ext.tabs.update(event.tabId, { url: page });
   }
 
@@ -334,7 +340,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     if (!url.startsWith('http:') && !url.startsWith('https:')) return undefined;
     if (d.type === 'main_frame') {
       topUrls.set(d.tabId, url);
-      c.fallbackTabs.delete(d.tabId);
+      fallbackTabs.delete(d.tabId);
       tracker.superseded(d.tabId, d.requestId);
       navigations.set(d.tabId, { count: (navigations.get(d.tabId)?.count ?? 0) + 1, url });
       const handoff = handoffUpgrades.get(d.tabId);
@@ -447,7 +453,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     activity.remove(tabId);
     tickets.dropTab(tabId);
     protection.budget.tabClosed(tabId);
-    controller?.fallbackTabs.delete(tabId);
+    fallbackTabs.delete(tabId);
     topUrls.delete(tabId);
     navigations.delete(tabId);
     handoffUpgrades.delete(tabId);
