@@ -30,6 +30,7 @@ const EXPECTED: Record<Behaviour, UrlVerdict> = {
   huge: 'works',
   mixed: 'mixed-content',
   gone: 'host-gone',
+  plaintls: 'tls-error',
 };
 
 let web: LocalWeb;
@@ -90,6 +91,11 @@ describe('httpsify sweep against the local web', () => {
     expect(report).toContain('<svg');
     expect(report).toContain('certificate expired');
     expect(report).not.toMatch(/<script|<link|src=/);
+  });
+
+  it('names a library path it cannot read, and sweeps nothing', async () => {
+    const missing = join(root, 'no-such-library');
+    await expect(runSweep(options(missing, join(root, 'out-missing')))).rejects.toThrow(`cannot read rulesets from ${missing}: no such file or directory`);
   });
 
   it('resumes after a kill: a torn last line is retried, done URLs are not fetched again', async () => {

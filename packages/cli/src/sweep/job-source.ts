@@ -1,8 +1,8 @@
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createEngine, type Engine, type Ruleset } from '@httpsify/engine';
 import { rulesetCoverage } from '@httpsify/engine/authoring';
 import { parseRulesetXml } from '@httpsify/engine/parse';
-import { isBundle, listRulesetFiles } from '@httpsify/engine/node';
+import { isBundle, isRulesetDirectory, listRulesetFiles } from '@httpsify/engine/node';
 import { readTarEntries } from './tar-archive.js';
 import type { SweepJob } from './verdicts.js';
 
@@ -27,15 +27,7 @@ export async function* libraryRulesets(paths: readonly string[], onBad: (message
       for (const d of parsed.diagnostics) if (d.severity === 'error') onBad(`${d.file}:${d.line}:${d.column}: ${d.message}`);
       return parsed.ruleset;
     };
-    let isDir: boolean;
-    try {
-      isDir = statSync(path).isDirectory();
-    } catch (err) {
-      throw new Error(
-        `cannot read rulesets from ${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (err as Error).message}`,
-      );
-    }
-    if (isDir) {
+    if (isRulesetDirectory(path)) {
       for (const file of listRulesetFiles(path)) {
         const r = parseOne(readFileSync(file, 'utf8'), file);
         if (r !== null) yield r;

@@ -1,7 +1,7 @@
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createEngine, type Engine, type Ruleset } from '@httpsify/engine';
-import { isBundle, loadRulesets } from '@httpsify/engine/node';
+import { isBundle, isRulesetDirectory, loadRulesets } from '@httpsify/engine/node';
 import { checkJob } from './check-job.js';
 import { discoveryJobs, writeDiscoveredRulesets, type DiscoveryCounts } from './discovery.js';
 import { htmlReport } from './html-report.js';
@@ -49,7 +49,10 @@ export interface SweepOutcome {
 
 /** The whole library as one engine, to rewrite redirect targets the way a browser would. */
 export async function libraryEngine(paths: readonly string[], onBad: (m: string) => void): Promise<Engine> {
-  if (paths.length === 1 && statSync(paths[0] as string).isFile() && isBundle(readFileSync(paths[0] as string))) return loadRulesets(paths).engine;
+  const [only] = paths;
+  if (paths.length === 1 && only !== undefined && !isRulesetDirectory(only) && isBundle(readFileSync(only))) {
+    return loadRulesets(paths).engine;
+  }
   const all: Ruleset[] = [];
   for await (const r of libraryRulesets(paths, onBad)) all.push(r);
   return createEngine(all);

@@ -3,7 +3,7 @@ import { KeyObject, webcrypto } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo, Server } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSecureContext, type SecureContext } from 'node:tls';
@@ -34,6 +34,7 @@ export const BEHAVIOURS = [
   'huge',
   'mixed',
   'gone',
+  'plaintls',
 ] as const;
 export type Behaviour = (typeof BEHAVIOURS)[number];
 
@@ -61,6 +62,7 @@ export interface LocalWeb {
 const ALG = { name: 'ECDSA', namedCurve: 'P-256' } as const;
 const SIGN = { name: 'ECDSA', hash: 'SHA-256' } as const;
 const DAY = 86_400_000;
+const PLAIN_TLS_ADDRESS = '127.0.0.4';
 
 function page(host: string, variant = ''): string {
   const words =
@@ -198,13 +200,26 @@ export async function startLocalWeb(options: { certCache?: number } = {}): Promi
     handle('https'),
   );
   for (const s of [http, https]) s.on('clientError', (_err, socket) => socket.destroy());
-  const listen = (s: Server): Promise<number> => new Promise((resolve) => s.listen(0, '127.0.0.1', () => resolve((s.address() as AddressInfo).port)));
+  const listen = (s: Server, port = 0, host = '127.0.0.1'): Promise<number> =>
+    new Promise((resolve, reject) => {
+      s.once('error', reject);
+      s.listen(port, host, () => resolve((s.address() as AddressInfo).port));
+    });
   const [httpPort, httpsPort] = [await listen(http), await listen(https)];
+  // `plaintls` hosts live at 127.0.0.4: the same HTTP site, but the HTTPS port speaks plain
+  // HTTP, as a misconfigured server does; a TLS client sees a protocol error, not a refusal.
+  const plainHttp = createNetServer((socket) => http.emit('connection', socket));
+  const plainOnTls = createNetServer((socket) => {
+    socket.once('data', () => socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n'));
+    socket.on('error', () => socket.destroy());
+  });
+  await listen(plainHttp, httpPort, PLAIN_TLS_ADDRESS);
+  await listen(plainOnTls, httpsPort, PLAIN_TLS_ADDRESS);
   const lookup: LookupFunction = (hostname, opts, callback) => {
     const b = behaviourOf(hostname);
     process.nextTick(() => {
       if (b === 'gone') return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '');
-      const address = b === 'refused' ? '127.0.0.2' : '127.0.0.1';
+      const address = b === 'refused' ? '127.0.0.2' : b === 'plaintls' ? PLAIN_TLS_ADDRESS : '127.0.0.1';
       if (opts.all === true) callback(null, [{ address, family: 4 }]);
       else callback(null, address, 4);
     });
@@ -224,6 +239,8 @@ export async function startLocalWeb(options: { certCache?: number } = {}): Promi
       '--resolve',
       '*.refused.test:127.0.0.2',
       '--resolve',
+      `*.plaintls.test:${PLAIN_TLS_ADDRESS}`,
+      '--resolve',
       '*:127.0.0.1',
       '--connect-to',
       `80:${httpPort}`,
@@ -234,6 +251,7 @@ export async function startLocalWeb(options: { certCache?: number } = {}): Promi
     close: async () => {
       http.closeAllConnections();
       https.closeAllConnections();
+      for (const s of [plainHttp, plainOnTls]) s.close();
       await Promise.all([http, https].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     },
   };

@@ -2,6 +2,7 @@ export {
   defaultRulesetsDir,
   defaultRulesetsTimestamp,
   isBundle,
+  isRulesetDirectory,
   listRulesetFiles,
   loadRulesets,
   type LoadedRulesets,

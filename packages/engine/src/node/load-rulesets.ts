@@ -76,6 +76,20 @@ function readXmlFile(file: string, rulesets: Ruleset[], diagnostics: Diagnostic[
 }
 
 /**
+ * Whether a path given as rulesets is a directory (else a file: XML, bundle or archive); a path
+ * that cannot be read is an error that names it.
+ */
+export function isRulesetDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file or directory' : (err as Error).message;
+    throw new Error(`cannot read rulesets from ${path}: ${why}`);
+  }
+}
+
+/**
  * Reads rulesets from directories of `*.xml`, single XML files and compiled bundles, in the
  * order given. Broken files are reported in `diagnostics` and left out; the rest load.
  * A single bundle is used as it is (zero-copy); anything else is parsed and compiled.
@@ -85,15 +99,7 @@ export function loadRulesets(paths: readonly string[], options: LoadOptions = {}
   const diagnostics: Diagnostic[] = [];
   const bundles: { file: string; bytes: Uint8Array }[] = [];
   for (const path of paths) {
-    let isDir: boolean;
-    try {
-      isDir = statSync(path).isDirectory();
-    } catch (err) {
-      throw new Error(
-        `cannot read rulesets from ${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (err as Error).message}`,
-      );
-    }
-    if (isDir) {
+    if (isRulesetDirectory(path)) {
       for (const file of listRulesetFiles(path)) readXmlFile(file, rulesets, diagnostics);
       continue;
     }
