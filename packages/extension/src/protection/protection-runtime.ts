@@ -5,6 +5,7 @@
  * re-check of sites left on HTTP.
  */
 import type { StorageArea } from '../background/browser-api.js';
+import { type DecisionState, upgradesAsKnownHost } from '../decision/decide.js';
 import { siteOf } from '../site-rules/site-pattern.js';
 import { httpsAlternatives, originOnly, probe, type Attempt } from './https-alternatives.js';
 import { KNOWN_HTTPS_STORAGE_KEY, KnownHttpsHosts } from './known-https-hosts.js';
@@ -98,15 +99,37 @@ export class ProtectionRuntime {
     return v.disabled.matchHost(host, port) !== null || v.httpAllowed.matchHost(host, port) !== null || v.httpOnce.has(host);
   }
 
-  /** Whether requests to `host` are upgraded as a known HTTPS host now. */
-  upgradesHost(v: ProtectionView, host: string, port = ''): boolean {
-    return this.active(v) && this.known.has(host, this.now()) && !this.excluded(v, host, port) && !this.deps.isLoopBlocked(host);
+  /** The decision's state (decision/decide.ts) as the view and the store hold it now. */
+  private decisionState(v: ProtectionView): DecisionState {
+    const now = this.now();
+    const entry = (list: ProtectionView['disabled'], url: string) => {
+      const site = siteOf(url);
+      return site === null ? null : list.matchHost(site.host, site.port);
+    };
+    return {
+      globalEnabled: v.settings.globalEnabled,
+      httpsFirst: v.settings.httpsFirst,
+      siteOffBy: (url) => entry(v.disabled, url),
+      httpAllowedBy: (url) => entry(v.httpAllowed, url),
+      httpOnce: (host) => v.httpOnce.has(host),
+      loopBlocked: (host) => this.deps.isLoopBlocked(host),
+      userRewrite: () => null,
+      rewrite: (url) => v.rewrite(url),
+      excludedBy: (url) => v.excludedBy(url),
+      knownHttps: (host) => this.known.has(host, now),
+    };
   }
 
-  /** Live hosts the rules cover: known, not excluded by a site setting, not in a loop. */
+  /** Whether requests to `host` are upgraded as a known HTTPS host now: decide()'s step 13. */
+  upgradesHost(v: ProtectionView, host: string, port = ''): boolean {
+    return upgradesAsKnownHost(this.decisionState(v), host, port);
+  }
+
+  /** Live hosts the rules cover: the known hosts decide() upgrades as such (rulesets aside). */
   liveHosts(v: ProtectionView): string[] {
     if (!this.active(v)) return [];
-    return this.known.hosts(this.now()).filter((h) => !this.excluded(v, h) && !this.deps.isLoopBlocked(h));
+    const state = this.decisionState(v);
+    return this.known.hosts(this.now()).filter((h) => upgradesAsKnownHost(state, h));
   }
 
   /**
