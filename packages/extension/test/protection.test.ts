@@ -112,7 +112,7 @@ describe('known HTTPS hosts: what one page or site can teach', () => {
 
 describe('known HTTPS hosts rules (Chromium)', () => {
   const rules = knownHttpsRules(['example.com', 'cdn.example.net', 'a.b.c.example.org']);
-  const emu = new DnrEmulator(rules);
+  const emu = new DnrEmulator(rules.map((r, i) => ({ ...r, id: i + 1 })));
   const up = (url: string, type = 'image') => emu.match({ url, type: type as 'image' }).redirectUrl;
 
   it('upgrades subresources of exactly the known hosts, any port, not main frames', () => {

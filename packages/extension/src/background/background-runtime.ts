@@ -5,12 +5,11 @@
  */
 import { type Engine } from '@httpsify/engine';
 import { fetchBytesWith } from '@httpsify/engine/channels';
-import type { ChannelArea } from '../channels/channel-storage.js';
 import { CHANNEL_ALARM, ChannelService } from '../channels/channel-service.js';
 import { SETTING_KEYS } from '../settings/schema.js';
 import { SettingsStore } from '../settings/store.js';
 import { siteOf } from '../site-rules/site-pattern.js';
-import { ext } from './browser-api.js';
+import { ext, storageArea } from './browser-api.js';
 import { CAPTIVE_PORTAL_REASON, probeCaptivePortal } from './captive-portal.js';
 import { bundledDefaultsTimestamp } from './engine-loader.js';
 import { HttpsFirstTracker, interstitialUrl, type FallbackEvent } from './https-first.js';
@@ -28,7 +27,8 @@ import { handleProtectionRequest, isProtectionRequest } from '../protection/prot
 import { securedCookie, type CookieLike } from './cookies.js';
 import { isLibraryRequest } from '../library/library-protocol.js';
 import { LibraryService } from '../library/library-service.js';
-import { LIBRARY_LAYER_NAME, type StorageLike } from '../library/library-store.js';
+import { LIBRARY_LAYER_NAME } from '../library/library-store.js';
+import type { RuleBody } from '../dnr/rules.js';
 
 export const INTERSTITIAL_PATH = 'ui/interstitial.html';
 const TABS_SESSION_KEY = 'uiTabActivity';
@@ -49,8 +49,10 @@ export interface UiInstallOptions {
   loopGuard?: LoopGuardHooks;
   /** Chromium: known HTTPS hosts the protection mode writes no subresource rule for. */
   protectionKeepOut?(host: string): boolean;
+  /** Chromium: declares the known hosts' subresource rules (the rule writer's "protection" layer). */
+  protectionRules?(rules: RuleBody[]): Promise<void>;
   /**
-   * Chromium: the settings changed, bring their dynamic rules in line (`uiRulesSyncer`). Passed
+   * Chromium: the settings changed, bring their dynamic rules in line (`syncSettingsRules`). Passed
    * in rather than imported, so the Firefox build does not bundle the DNR compiler.
    */
   policyApplied?(controller: SettingsController): Promise<void>;
@@ -75,7 +77,7 @@ export interface InstalledUi {
 }
 
 export function installBackground(options: UiInstallOptions): InstalledUi {
-  const store = new SettingsStore(ext.storage.local as unknown as ConstructorParameters<typeof SettingsStore>[0]);
+  const store = new SettingsStore(storageArea('local'));
   const activity = new TabActivity();
   const tickets = new PageTickets();
   let controller: SettingsController | null = null;
@@ -92,8 +94,8 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   let channelService: ChannelService | null = null;
   let library: LibraryService | null = null;
   const protection = new ProtectionRuntime({
-    storage: ext.storage.local as unknown as ConstructorParameters<typeof ProtectionRuntime>[0]['storage'],
-    dnr: options.platform === 'chromium' ? (ext.declarativeNetRequest as unknown as ConstructorParameters<typeof ProtectionRuntime>[0]['dnr']) : undefined,
+    storage: storageArea('local'),
+    writeRules: options.protectionRules,
     isLoopBlocked: (host) => options.loopGuard?.isHostBlocked(host) ?? false,
     learned: (host) => void secureKnownHostCookies(host),
     dnrKeepOut: options.protectionKeepOut,
@@ -124,7 +126,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     const engine = await options.ready;
     const defaultsTimestamp = bundledDefaultsTimestamp();
     const service = new ChannelService({
-      area: ext.storage.local as unknown as ChannelArea,
+      area: storageArea('local'),
       alarms: ext.alarms,
       fetchBytes: fetchBytesWith(),
       defaultsTimestamp,
@@ -161,7 +163,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     await c.start();
     // The imported ruleset library: one more layer after the channels (src/library/).
     library = new LibraryService({
-      area: ext.storage.local as unknown as StorageLike,
+      area: storageArea('local'),
       apply: (lib) => c.setLibrary(lib === null ? null : { name: LIBRARY_LAYER_NAME, timestamp: lib.timestamp, engine: lib.engine }),
       platformProblem: async () => (await options.channelProblems())[LIBRARY_LAYER_NAME] ?? null,
     });
