@@ -1,28 +1,12 @@
 import { type Ruleset } from '@httpsify/engine';
 import { compileDnr, DNR_LIMITS, type DnrRule } from '@httpsify/engine/dnr';
 import { readDestination, ruleDestination } from '@httpsify/engine/channels';
-import { CHANNEL_PRIORITY_BASE, CHANNEL_PRIORITY_STEP, CHANNEL_RULE_ID_BASE, MAX_DNR_CHANNELS } from '../background/dnr-layout.js';
+import { CHANNEL_PRIORITY_BASE, CHANNEL_PRIORITY_STEP, CHANNEL_RULE_ID_BASE, MAX_DNR_CHANNELS } from '../dnr/layout.js';
+import { type DnrUsage, usageOf } from '../dnr/rules.js';
 import { type DnrScope, restrictRulesToScope, scopeToDnr, targetMayBeInScope } from './scope-dnr.js';
-
-/** Dynamic-rule usage, counted as Chromium counts its limits. */
-export interface DnrUsage {
-  rules: number;
-  /** Regex rules; Chromium counts dynamic and session rules together. */
-  regexRules: number;
-  /** `redirect` rules ("unsafe": at most 5,000 dynamic ones). */
-  unsafeRules: number;
-}
 
 /** Regex rules left free for the settings' own rules (user rules, HTTPS-first) to grow into later. */
 export const REGEX_RESERVED_FOR_SETTINGS = 100;
-
-export function usageOf(rules: readonly DnrRule[]): DnrUsage {
-  return {
-    rules: rules.length,
-    regexRules: rules.filter((r) => r.condition.regexFilter !== undefined).length,
-    unsafeRules: rules.filter((r) => r.action.type === 'redirect').length,
-  };
-}
 
 /** `note`, when given, is shown instead of the count of rules left out (the library says what part applies). */
 export type ChannelRulesResult = { ok: true; rules: DnrRule[]; leftOut: number; note?: string } | { ok: false; reason: string };

@@ -1,5 +1,6 @@
 import type { Ruleset } from '@httpsify/engine';
-import { type ChannelRulesResult, compileChannelRules, type DnrUsage, usageOf } from '../channels/channel-dnr.js';
+import { type ChannelRulesResult, compileChannelRules } from '../channels/channel-dnr.js';
+import { type DnrUsage, usageOf } from '../dnr/rules.js';
 
 /**
  * The imported library as Chromium dynamic rules, within what the other dynamic rules leave
