@@ -137,6 +137,8 @@ describe('httpsify update', () => {
     writeFiles(work, { 'v2.xml': XML_V2 });
     const publish = await httpsify(publishArgs(work, T2));
     expect(publish.code).toBe(0);
+    // A delta from the release clients have, listed in a signed index.
+    expect(publish.stderr).toMatch(new RegExp(`1 delta \\(rulesets\\.${T1}-${T2}\\.delta\\.gz \\d+ bytes\\) listed in rulesets\\.${T2}\\.deltas\\.json`));
     const sig = readFileSync(join(channelDir(), `rulesets.${T2}.release.sig`));
     sig[0] ^= 0x80;
     server.faults.set(`rulesets.${T2}.release.sig`, { kind: 'replace', body: sig });
@@ -156,7 +158,12 @@ describe('httpsify update', () => {
     server.faults.clear();
     const retry = await httpsify(['update', '--channel', channelFile, '--state-dir', stateDir, '--format', 'json'], trust);
     expect(retry.code).toBe(0);
-    expect(JSON.parse(retry.stdout)).toEqual([{ channel: 'Test', result: 'updated', previousTimestamp: T1, installedTimestamp: T2, rulesetCount: 2 }]);
+    const bundleGz = readFileSync(join(channelDir(), `rulesets.${T2}.bundle.gz`)).byteLength;
+    const deltaGz = readFileSync(join(channelDir(), `rulesets.${T1}-${T2}.delta.gz`)).byteLength;
+    expect(JSON.parse(retry.stdout)).toEqual([
+      { channel: 'Test', result: 'updated', previousTimestamp: T1, installedTimestamp: T2, rulesetCount: 2, download: { kind: 'delta', bytes: deltaGz } },
+    ]);
+    expect(deltaGz).toBeLessThan(bundleGz);
     expect(await installedRewrites()).toEqual(['https://example.com/', 'https://example.org/', null]);
   });
 

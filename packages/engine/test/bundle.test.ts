@@ -129,7 +129,7 @@ describe('compiled bundle', () => {
     const badDictionary = bundle.slice();
     badDictionary[dictionaryAt] = 0xff; // the escape byte cannot be a code
     expect(() => loadBundle(reseal(badDictionary))).toThrow(/string dictionary: code 255/);
-    const [labelDictionaryAt, labelDictionaryLength] = sectionAt(bundle, 22);
+    const [labelDictionaryAt, labelDictionaryLength] = sectionAt(bundle, 23);
     expect(labelDictionaryLength).toBeGreaterThan(0);
     const emptyEntry = bundle.slice();
     emptyEntry[labelDictionaryAt + 1] = 0; // entries are never empty
@@ -219,6 +219,23 @@ describe('compiled bundle', () => {
     expect(() => loadBundle(flipped)).toThrow(/checksum/);
     expect(() => loadBundle(flipped, { verify: 'trusted' })).not.toThrow();
     expect(() => loadBundle(bundle.subarray(0, 100), { verify: 'trusted' })).toThrow(/truncated/);
+  });
+
+  it('compiles more distinct labels than a call can take as spread arguments', () => {
+    // Past what V8 takes as spread arguments at Node's default stack (about 120,000); a
+    // service worker's stack holds fewer, and the 2018 library's labels were already too many.
+    const many = 150_000;
+    const wide: Ruleset = {
+      name: 'Wide',
+      targets: Array.from({ length: many }, (_, i) => ({ host: `h${i}.example.com` })),
+      rules: [{ from: '^http:', to: 'https:' }],
+      exclusions: [],
+      secureCookies: [],
+      tests: [],
+    };
+    const engine = loadBundle(compileBundle([wide]));
+    expect(engine.rewriteWithRuleset(`http://h${many - 1}.example.com/`).ruleset).toBe('Wide');
+    expect(engine.rewrite(`http://h${many}.example.com/`)).toBeNull();
   });
 
   it('matches labels too long for the record length field through their pool header', () => {

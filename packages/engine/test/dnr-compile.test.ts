@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileBundle, loadBundle, type Ruleset } from '../src/index.js';
+import { compileBundle, createEngine, loadBundle, type Ruleset } from '../src/index.js';
 import { parseRulesetXml } from '../src/parse/index.js';
 import {
   compileDnr,
@@ -10,6 +10,7 @@ import {
   trailingDotRegex,
   type DnrCompileOptions,
   type DnrResourceType,
+  type DnrRule,
 } from '../src/dnr/index.js';
 import { trailingDotRule } from '../src/dnr/trailing-dots.js';
 
@@ -206,8 +207,8 @@ describe('DNR compiler: rules', () => {
         <rule from="^http://(\\w+)\\.part\\.example/" to="https://$1.part.example/"/></ruleset>`,
     ]);
     expect(report.omissions).toEqual([]);
-    // Only the rule that takes some hosts below its `*.` target and not others keeps its regex.
-    expect(rules.filter((r) => r.action.type === 'redirect').map((r) => r.condition.regexFilter)).toEqual(['^http://(\\w+)\\.part\\.example/']);
+    // The rule that takes the hosts one label below its `*.` target joins a shared group too.
+    expect(rules.filter((r) => r.action.type === 'redirect')).toEqual([]);
     expect(go('http://a.part.example/')).toBe('https://a.part.example/');
     expect(go('http://a.b.part.example/')).toBeNull();
     expect(go('http://a.b.open.example/x?y')).toBe('https://a.b.open.example/x?y');
@@ -319,6 +320,72 @@ describe('DNR compiler: rules', () => {
   });
 });
 
+describe('DNR compiler: regex budget', () => {
+  const regexOnly = (name: string, host: string) =>
+    `<ruleset name="${name}"><target host="*.${host}"/><rule from="^http://(\\w+)\\.${host.replace(/\./g, '\\.')}/" to="https://$1.${host}/x/"/></ruleset>`;
+
+  it('spells small host groups as literal rules when regexes run short, and only then', () => {
+    const xml = [trivial('A', ['a.example', 'b.example']), trivial('B', ['c.example.net']), regexOnly('R', 'r.com')];
+    // Groups: two-label and three-label hosts (2 regexes), R's rule, the credentials allow.
+    expect(compiled(xml).rules.filter((r) => r.condition.regexFilter !== undefined)).toHaveLength(4);
+    const tight = compiled(xml, { regexLimit: 2 });
+    expect(tight.report.omissions).toEqual([]);
+    expect(tight.rules.filter((r) => r.condition.regexFilter !== undefined)).toHaveLength(2);
+    for (const host of ['a.example', 'b.example', 'c.example.net']) {
+      expect(tight.go(`http://${host}/p?q`)).toBe(`https://${host}/p?q`);
+      expect(tight.go(`http://${host}:8080/`)).toBe(`https://${host}:8080/`);
+      expect(tight.go(`http://x.${host}/`)).toBeNull();
+      expect(tight.go(`http://${host}.evil/`)).toBeNull();
+      expect(tight.go(`http://${host}:pw@x.${host}/`)).toBeNull();
+    }
+    expect(tight.go('http://w.r.com/')).toBe('https://w.r.com/x/');
+    // No room for the literal rules: the regex budget decides as before.
+    const full = compiled(xml, { regexLimit: 2, ruleLimit: 3 });
+    expect(full.report.rulesetsSkipped + full.report.rulesetsPartial).toBeGreaterThan(0);
+  });
+
+  it('shares one regex among rules that upgrade the hosts one label below a domain', () => {
+    const oneBelow = (name: string, host: string, optional: boolean, then = '') =>
+      `<ruleset name="${name}"><target host="${host}"/><target host="*.${host}"/>` +
+      `<rule from="^http://([\\w-]+${optional ? '\\.)?' : ')\\.'}${host.replace(/\./g, '\\.')}/" to="https://$1${optional ? '' : '.'}${host}/"/>${then}</ruleset>`;
+    const xml = [
+      oneBelow('A', 'a.com', false, '<rule from="^http://[\\w.-]+\\.a\\.com/" to="https://deep.a.com/"/>'),
+      oneBelow('B', 'b.org', true),
+      oneBelow('C', 'c.net', false),
+    ];
+    const { go, rules, report } = compiled(xml);
+    const engine = createEngine(rulesets(...xml));
+    expect(report.omissions).toEqual([]);
+    // One shared regex for the hosts below the three domains, one for B's own host; A's second
+    // rule has its own.
+    expect(rules.filter((r) => r.condition.regexFilter !== undefined && r.action.type === 'upgradeScheme')).toHaveLength(2);
+    expect(rules.filter((r) => r.condition.regexFilter !== undefined && r.action.type === 'redirect')).toHaveLength(1);
+    const urls = [
+      'http://x.a.com/p',
+      'http://x_y-z.a.com/',
+      'http://x.y.a.com/',
+      'http://a.com/',
+      'http://b.org/q',
+      'http://w.b.org/',
+      'http://v.w.b.org/',
+      'http://c.net/',
+      'http://x.c.net:81/',
+      'http://x.c.net/',
+    ];
+    for (const url of urls) expect(go(url), url).toBe(engine.rewrite(url));
+    expect(go('http://x.y.a.com/')).toBe('https://deep.a.com/');
+    expect(go('http://w.b.org/')).toBe('https://w.b.org/');
+  });
+
+  it('ranks rulesets by the hosts and test URLs each regex serves', () => {
+    const tested = (name: string, host: string, tests: number) =>
+      regexOnly(name, host).replace('</ruleset>', `${Array.from({ length: tests }, (_, i) => `<test url="http://h${i}.${host}/"/>`).join('')}</ruleset>`);
+    // Two regexes: the credentials allow and one ruleset's rule.
+    const { report } = compiled([tested('Few', 'few.com', 1), tested('Many', 'many.com', 5)], { regexLimit: 2 });
+    expect(report.omissions.map((o) => o.ruleset)).toEqual(['Few']);
+  });
+});
+
 describe('DNR compiler: exclusions', () => {
   it('shadows only its own ruleset', () => {
     const { go } = compiled([trivial('A', ['a.com'], '<exclusion pattern="^http://a\\.com/private/"/>'), trivial('B', ['b.com'])]);
@@ -338,7 +405,8 @@ describe('DNR compiler: exclusions', () => {
   });
 
   it('widens an exclusion it cannot express to its literal prefix, rather than over-rewrite', () => {
-    const { go, report } = compiled([trivial('A', ['a.com', 'b.com'], '<exclusion pattern="^http://a\\.com/(?!.+\\.css)"/>')]);
+    // `/+(?!.+…)`: the lookahead can start inside the run of slashes, so no one-slash form.
+    const { go, report } = compiled([trivial('A', ['a.com', 'b.com'], '<exclusion pattern="^http://a\\.com/+(?!.+\\.css)"/>')]);
     expect(report.omissions.map((o) => [o.what, o.reason])).toEqual([
       ['exclusion', 'lookaround that cannot be rewritten without it; widened to all URLs starting with http://a.com/'],
     ]);
@@ -347,6 +415,73 @@ describe('DNR compiler: exclusions', () => {
     // The reference would upgrade this one; DNR leaves it alone (missed, never wrong).
     expect(go('http://a.com/x.css')).toBeNull();
     expect(go('http://b.com/page')).toBe('https://b.com/page');
+  });
+
+  it('re-enables what a lookahead of any regex keeps, by a regex above the exclusion', () => {
+    const cases: [string, string[], string[]][] = [
+      [
+        '^http://a\\.com/(?!/*(?:css/|img/.+\\.png(?:$|\\?)))',
+        ['http://a.com/css/x', 'http://a.com//css/x', 'http://a.com/img/p.png', 'http://a.com/img/p.png?v=1', 'http://b.com/page'],
+        ['http://a.com/page', 'http://a.com/img/p.pngx', 'http://a.com/'],
+      ],
+      // No `^`: a later `http://a.com/` in the URL excludes it too.
+      [
+        'http://a\\.com/+(?!css/|js/)',
+        ['http://a.com/css/x', 'http://a.com/js/', 'http://b.com/x'],
+        ['http://a.com//css/x', 'http://a.com/page', 'http://a.com/css/?u=http://a.com/page', 'http://b.com/?u=http://a.com/x'],
+      ],
+      // A run the lookahead swallows: the lookahead must follow the whole run.
+      ['^http://a\\.com/+(?!/*(?:css/|$))', ['http://a.com/', 'http://a.com///', 'http://a.com//css/x'], ['http://a.com/page', 'http://a.com//page']],
+    ];
+    for (const [pattern, upgraded, left] of cases) {
+      const xml = trivial('A', ['a.com', 'b.com'], `<exclusion pattern="${pattern}"/>`);
+      const { go, report } = compiled([xml]);
+      const engine = createEngine(rulesets(xml));
+      expect(report.omissions, pattern).toEqual([]);
+      for (const url of upgraded) expect(go(url), `${pattern} ${url}`).toBe(engine.rewrite(url) ?? 'the engine upgrades it');
+      // Left alone: by the reference, or (a later prefix in the URL) to be safe.
+      for (const url of left) expect(go(url), `${pattern} ${url}`).toBeNull();
+    }
+    // The reference upgrades this one (a.com/css/ follows); without `^` it is left alone.
+    expect(
+      createEngine(rulesets(trivial('A', ['b.com'], '<exclusion pattern="http://a\\.com/+(?!css/)"/>'))).rewrite('http://b.com/?u=http://a.com/css/'),
+    ).not.toBeNull();
+  });
+
+  it('spells a long list of excluded hosts as literal rules, not a regex', () => {
+    const names = Array.from({ length: 40 }, (_, i) => `s${i}`);
+    const { go, report, rules } = compiled([trivial('A', ['*.a.com'], `<exclusion pattern="^http://(?:${names.join('|')})\\.a\\.com/"/>`)]);
+    expect(report.omissions).toEqual([]);
+    expect(rules.filter((r) => r.action.type === 'allow' && r.condition.regexFilter !== undefined)).toEqual([]);
+    expect(go('http://s0.a.com/x')).toBeNull();
+    expect(go('http://s39.a.com/')).toBeNull();
+    expect(go('http://s40.a.com/')).toBe('https://s40.a.com/');
+    expect(go('http://x.s3.a.com/')).toBe('https://x.s3.a.com/');
+  });
+
+  it('splits an exclusion too large for one regex over a few, at its alternatives', () => {
+    const urls = [
+      'http://a.com/x12/',
+      'http://a.com/yab/',
+      'http://a.com/z99/',
+      'http://a.com/w/',
+      'http://a.com/x/',
+      'http://a.com/keep/x',
+      'http://a.com/css/a',
+      'http://a.com//css/',
+    ];
+    for (const pattern of ['^http://a\\.com/(?:x[0-9]+|y[a-z]+|z\\d\\d)/', '^http://a\\.com/(?!/*(?:css/[a-z]+|keep/[a-z]+|w/))']) {
+      const xml = trivial('A', ['a.com'], `<exclusion pattern="${pattern}"/>`);
+      const engine = createEngine(rulesets(xml));
+      const whole = compiled([xml]);
+      const split = compiled([xml], { maxRegexInstructions: 30 });
+      // The exclusion's regexes (not the host group's).
+      const ownRegexes = (rules: DnrRule[]) => rules.filter((r) => r.condition.regexFilter?.includes('a\\.com') === true).length;
+      expect(ownRegexes(whole.rules)).toBe(1);
+      expect(split.report.omissions, pattern).toEqual([]);
+      expect(ownRegexes(split.rules)).toBeGreaterThan(1);
+      for (const url of urls) expect(split.go(url), `${pattern} ${url}`).toBe(engine.rewrite(url));
+    }
   });
 
   it('leaves out a ruleset whose exclusion has neither an exact nor a wider form', () => {

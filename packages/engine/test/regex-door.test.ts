@@ -11,8 +11,8 @@ import { repoRoot } from './support/corpus.js';
  */
 const ALLOWED: Record<string, { count: number; why: string }> = {
   'packages/engine/src/regex/safe-regex.ts': {
-    count: 6,
-    why: 'the door itself: RegExp for the syntax message and proven patterns, re2js for the linear route, long input to quadratic patterns and DNR filters',
+    count: 7,
+    why: 'the door itself: RegExp for the syntax message, proven patterns and those our own build proved, re2js for the linear route, long input to quadratic patterns and DNR filters',
   },
   'packages/engine/src/regex/compile-check.ts': { count: 1, why: 'compiles only, to get the syntax error; never runs the pattern' },
   'packages/engine/src/lint/regex-ast.ts': { count: 1, why: 'one character class (an AST node) tested on one character' },

@@ -2,8 +2,10 @@ import { compileBundle, createEngine } from '@httpsify/engine';
 import { DNR_LIMITS, type DnrRule } from '@httpsify/engine/dnr';
 import { channelBinding } from '@httpsify/engine/channels';
 import { describe, expect, it } from 'vitest';
-import { CHANNEL_DNR_STATE_KEY, ChannelDnrRuntime, type DnrApi } from '../src/background/channel-dnr-runtime.js';
-import { CHANNEL_RULE_ID_BASE, UI_RULE_ID_BASE } from '../src/background/settings-dnr-rules.js';
+import type { DnrApi } from '../src/background/browser-api.js';
+import { CHANNEL_DNR_STATE_KEY, ChannelDnrRuntime } from '../src/background/channel-dnr-runtime.js';
+import { CHANNEL_RULE_ID_BASE, UI_RULE_ID_BASE } from '../src/dnr/layout.js';
+import { RuleWriter } from '../src/dnr/rule-writer.js';
 import { buildChannelLayers } from '../src/channels/channel-layers.js';
 import { MemoryStorageArea } from '../src/settings/storage-area.js';
 import { rulesetsOf } from './support/channels.js';
@@ -18,6 +20,10 @@ class FakeDnr implements DnrApi {
   }
   async getSessionRules() {
     return [];
+  }
+  async updateSessionRules() {}
+  async getEnabledRulesets() {
+    return [...this.enabled];
   }
   async updateDynamicRules({ removeRuleIds, addRules }: { removeRuleIds: number[]; addRules: DnrRule[] }) {
     const next = [...this.dynamic.filter((r) => !removeRuleIds.includes(r.id)), ...addRules];
@@ -66,7 +72,7 @@ describe('Chromium: channel rules in the dynamic rules', () => {
       { id: 1, priority: 5, action: { type: 'allow' }, condition: { urlFilter: '|http://x/' } },
       { id: UI_RULE_ID_BASE, priority: 2, action: { type: 'allow' }, condition: { urlFilter: '|http://y/' } },
     ];
-    const runtime = new ChannelDnrRuntime(dnr, new MemoryStorageArea());
+    const runtime = new ChannelDnrRuntime(new RuleWriter(dnr), dnr, new MemoryStorageArea());
     const state = await runtime.sync(layers(10, ['a.example.org', 'b.example.org']), false);
     expect(state.problems).toEqual({});
     const ours = dnr.dynamic.filter((r) => r.id >= CHANNEL_RULE_ID_BASE && r.id < UI_RULE_ID_BASE && notCredentialsAllow(r));
@@ -80,16 +86,16 @@ describe('Chromium: channel rules in the dynamic rules', () => {
   it('keeps the previous version when the new one does not fit, and reports it', async () => {
     const dnr = new FakeDnr();
     const area = new MemoryStorageArea();
-    const runtime = new ChannelDnrRuntime(dnr, area);
+    const writer = new RuleWriter(dnr);
+    const runtime = new ChannelDnrRuntime(writer, dnr, area);
     await runtime.sync(layers(10, ['a.example.org']), false);
-    // Fill the dynamic rules up so the 3-rule version cannot fit.
+    // Another layer fills the dynamic rules up so the 3-rule version cannot fit.
     const filler = Array.from({ length: DNR_LIMITS.dynamicRules - 2 }, (_, i) => ({
-      id: 10 + i,
       priority: 1,
       action: { type: 'allow' as const },
       condition: { urlFilter: `|http://f${i}/` },
     }));
-    dnr.dynamic.push(...filler);
+    await writer.setLayer('overrides', filler);
     const state = await runtime.sync(layers(20, ['a.example.org', 'b.example.org', 'c.example.org']), false);
     expect(state.problems.C).toContain('do not fit');
     expect(state.applied.C?.timestamp).toBe(10);
@@ -103,7 +109,7 @@ describe('Chromium: channel rules in the dynamic rules', () => {
 
   it('turns the static ruleset off for a replacing channel, and on again without it', async () => {
     const dnr = new FakeDnr();
-    const runtime = new ChannelDnrRuntime(dnr, new MemoryStorageArea());
+    const runtime = new ChannelDnrRuntime(new RuleWriter(dnr), dnr, new MemoryStorageArea());
     const state = await runtime.sync(layers(10, ['a.example.org'], { replacesDefaults: true }), false);
     expect(state.defaultsDisabled).toBe(true);
     expect(dnr.enabled.has('default')).toBe(false);
@@ -114,7 +120,7 @@ describe('Chromium: channel rules in the dynamic rules', () => {
 
   it('a scope Chromium cannot enforce applies nothing and says why', async () => {
     const dnr = new FakeDnr();
-    const state = await new ChannelDnrRuntime(dnr, new MemoryStorageArea()).sync(
+    const state = await new ChannelDnrRuntime(new RuleWriter(dnr), dnr, new MemoryStorageArea()).sync(
       layers(10, ['a.example.org'], { scope: '^http://a\\.example\\.org/only/' }),
       false,
     );

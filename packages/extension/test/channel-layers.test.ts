@@ -187,7 +187,7 @@ describe('channels in the settings and the controller', () => {
     const { c, area } = await controllerWithChannels();
     // A channel named like the library could be imported before the import checked names.
     area.data.set('channels', [DEFINITION, { ...DEFINITION, name: '' }, DEFINITION, 'junk', { ...DEFINITION, name: 'Local library' }]);
-    const s = await c.store.load();
+    const s = await new SettingsStore(area).load();
     expect(s.channels).toEqual([DEFINITION]);
     const repairs = s.repairs.filter((r) => r.key === 'channels').map((r) => r.problem);
     expect(repairs).toEqual([
@@ -199,7 +199,7 @@ describe('channels in the settings and the controller', () => {
     expect(s.repairs.find((r) => r.problem.startsWith('channel 3'))?.original).toContain('rules.example.org');
 
     await c.reconcile(s);
-    const exported = c.exportSettings() as { settings: Record<string, unknown> };
+    const exported = (await c.handle({ type: 'exportSettings' })) as { settings: Record<string, unknown> };
     expect(exported.settings.channels).toEqual([DEFINITION]);
     const text = (channels: unknown[]) => JSON.stringify({ ...exported, settings: { channels } });
     const result = (await c.handle({

@@ -2,7 +2,7 @@ import { createEngine } from '@httpsify/engine';
 import { DNR_LIMITS, DnrEmulator, type DnrRule } from '@httpsify/engine/dnr';
 import { ScopedEngine } from '@httpsify/engine/channels';
 import { describe, expect, it } from 'vitest';
-import { CHANNEL_PRIORITY_STEP, CHANNEL_RULE_ID_BASE, MAX_DNR_CHANNELS, USER_RULE_PRIORITY_OFFSET } from '../src/background/settings-dnr-rules.js';
+import { CHANNEL_PRIORITY_STEP, CHANNEL_RULE_ID_BASE, MAX_DNR_CHANNELS, USER_RULE_PRIORITY_OFFSET } from '../src/dnr/layout.js';
 import { channelPriorityOffset, compileChannelRules, type ChannelDnrInput, planChannelDnr, REGEX_RESERVED_FOR_SETTINGS } from '../src/channels/channel-dnr.js';
 import { intersectDomains, scopeToDnr, targetMayBeInScope } from '../src/channels/scope-dnr.js';
 import { rulesetsOf } from './support/channels.js';

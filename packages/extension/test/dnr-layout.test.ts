@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import * as L from '../src/background/dnr-layout.js';
+import * as L from '../src/dnr/layout.js';
 import { decideHandoff, handoffOnceRule, handoffRules, type HandoffInputs } from '../src/background/handoff-rules.js';
 
 describe('DNR priorities and ids', () => {
@@ -27,14 +27,16 @@ describe('DNR priorities and ids', () => {
     expect(L.CHANNEL_PRIORITY_STEP).toBeGreaterThan(L.MAX_COMPILED_PRIORITY);
   });
 
-  it('gives every writer its own id range', () => {
-    const dynamic = [L.inOverrideRange, L.inChannelRange, L.inUiRange, L.inHandoffRange, L.inProtectionRange];
-    for (const id of [1, L.CHANNEL_RULE_ID_BASE, L.UI_RULE_ID_BASE, L.HANDOFF_RULE_ID_BASE, L.PROTECTION_RULE_ID_BASE, L.DYNAMIC_ID_LIMIT - 1]) {
-      expect(dynamic.filter((inRange) => inRange(id))).toHaveLength(1);
+  it('gives every layer its own id range, in one store', () => {
+    const ranges = Object.entries(L.LAYERS);
+    for (const [name, l] of ranges) {
+      expect(l.limit).toBeGreaterThan(l.base);
+      expect(L.layerOf(l.store, l.base)).toBe(name);
+      expect(L.layerOf(l.store, l.limit - 1)).toBe(name);
+      for (const [other, o] of ranges) if (other !== name && o.store === l.store) expect(o.base >= l.limit || o.limit <= l.base).toBe(true);
     }
-    expect(L.inLoopSessionRange(L.HANDOFF_SESSION_ID_BASE)).toBe(false);
-    expect(L.nextId([{ id: 3 }, { id: L.HANDOFF_SESSION_ID_BASE + 4 }], L.LOOP_SESSION_ID_BASE, L.inLoopSessionRange)).toBe(4);
-    expect(L.nextId([], L.HANDOFF_SESSION_ID_BASE, L.inHandoffSessionRange)).toBe(L.HANDOFF_SESSION_ID_BASE);
+    expect(L.layerOf('dynamic', 0)).toBeNull();
+    expect(L.layerOf('session', L.LAYERS.handoffOnce.limit)).toBeNull();
   });
 });
 
@@ -47,7 +49,7 @@ describe('main-frame handoff', () => {
         : { action: 'leave', reason: 'no-rule' },
   };
 
-  it('redirects the scope, trailing dots and credentials to the page, in the handoff range', () => {
+  it('redirects the scope, trailing dots and credentials to the page, at the handoff priority', () => {
     const rules = handoffRules({ domains: ['a.test'], patterns: ['www.g.*'] }, 'chrome-extension://x/ui/handoff.html');
     expect(rules.map((r) => r.condition.regexFilter)).toEqual([
       '^http://.*',
@@ -55,7 +57,7 @@ describe('main-frame handoff', () => {
       '^http://[^/]*@.*',
       '^http://[^/@:]*\\.(:[0-9]+)?/.*',
     ]);
-    expect(rules.every((r) => L.inHandoffRange(r.id) && r.priority === L.HANDOFF_PRIORITY && r.condition.resourceTypes?.join() === 'main_frame')).toBe(true);
+    expect(rules.every((r) => r.priority === L.HANDOFF_PRIORITY && r.condition.resourceTypes?.join() === 'main_frame')).toBe(true);
     const trailing = new RegExp(rules[3]!.condition.regexFilter!);
     expect(trailing.test('http://www.example.com./x')).toBe(true);
     expect(trailing.test('http://www.example.com/x.')).toBe(false);
@@ -72,7 +74,7 @@ describe('main-frame handoff', () => {
   });
 
   it('lets exactly one URL through, in one tab', () => {
-    const rule = handoffOnceRule(L.HANDOFF_SESSION_ID_BASE, 7, 'http://a.test/p?x=(1)');
+    const rule = handoffOnceRule(7, 'http://a.test/p?x=(1)');
     expect(rule.condition.tabIds).toEqual([7]);
     const re = new RegExp(rule.condition.regexFilter!);
     expect(re.test('http://a.test/p?x=(1)')).toBe(true);

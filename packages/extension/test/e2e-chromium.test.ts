@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OVERRIDE_RULE_ID_LIMIT } from '../src/background/dnr-runtime.js';
+import { OVERRIDE_RULE_ID_LIMIT } from '../src/dnr/layout.js';
 import { buildExtension } from '../src/build/build.js';
 import { launchWithExtension, switchProtectionModeOff, type LoadedExtension } from './support/browser.js';
 import { page, serveLoopHost, SHARED_TEST_RULESETS, writeRulesetsDir } from './support/e2e-site.js';

@@ -1,9 +1,12 @@
 import { createEngine } from '@httpsify/engine';
 import { DNR_LIMITS, DnrEmulator, type DnrRule } from '@httpsify/engine/dnr';
 import { describe, expect, it } from 'vitest';
-import { ChannelDnrRuntime, type DnrApi } from '../src/background/channel-dnr-runtime.js';
+import type { DnrApi } from '../src/background/browser-api.js';
+import { ChannelDnrRuntime } from '../src/background/channel-dnr-runtime.js';
+import { RuleWriter } from '../src/dnr/rule-writer.js';
 import { TabActivity } from '../src/background/tab-activity.js';
 import { SettingsController } from '../src/background/settings-controller.js';
+import type { RulesetIndex, SaveResult } from '../src/background/ui-protocol.js';
 import { readArchive } from '../src/library/archive.js';
 import type { LibraryProgress } from '../src/library/library-compile.js';
 import { compileLibraryRules } from '../src/library/library-dnr.js';
@@ -101,13 +104,14 @@ describe('importing a ruleset library in the background', () => {
     expect(c.rewrite('http://d.test/').rewritten).toBe('https://d.test/');
     expect(c.rewrite('http://r.test/').rewritten).toBeNull();
     // User rules come before it.
-    const saved = await c.saveUserRule(
-      '<ruleset name="Mine"><target host="alpha.example.com"/><rule from="^http://alpha\\.example\\.com/" to="https://mine.alpha.example.com/"/></ruleset>',
-    );
+    const saved = (await c.handle({
+      type: 'userRuleSave',
+      xml: '<ruleset name="Mine"><target host="alpha.example.com"/><rule from="^http://alpha\\.example\\.com/" to="https://mine.alpha.example.com/"/></ruleset>',
+    })) as SaveResult;
     expect(saved.errors).toEqual([]);
     expect(c.rewrite('http://alpha.example.com/').rewritten).toBe('https://mine.alpha.example.com/');
     // Its rulesets are listed and switchable by name like the others.
-    expect(c.rulesetIndex().names).toContain('Beta');
+    expect(((await c.handle({ type: 'rulesetIndex' })) as RulesetIndex).names).toContain('Beta');
     await c.handle({ type: 'setRuleset', name: 'Beta', active: false });
     expect(c.rewrite('http://beta.test/').rewritten).toBeNull();
   });
@@ -213,12 +217,16 @@ describe('the library on Chromium', () => {
       async getSessionRules() {
         return [];
       },
+      async updateSessionRules() {},
+      async getEnabledRulesets() {
+        return [];
+      },
       async updateDynamicRules({ removeRuleIds, addRules }) {
         this.dynamic = [...this.dynamic.filter((r) => !removeRuleIds.includes(r.id)), ...addRules];
       },
       async updateEnabledRulesets() {},
     };
-    const runtime = new ChannelDnrRuntime(dnr, new MemoryStorageArea());
+    const runtime = new ChannelDnrRuntime(new RuleWriter(dnr), dnr, new MemoryStorageArea());
     const state = await runtime.sync(c.channels, false);
     expect(state.problems[LIBRARY_LAYER_NAME]).toMatch(/leaves room for [12] of its 3 rulesets/);
     expect(dnr.dynamic.length).toBeGreaterThan(DNR_LIMITS.dynamicRules - 2);
@@ -227,7 +235,7 @@ describe('the library on Chromium', () => {
     // Importing again replaces the library's rules, also when the name and counts stay the same.
     dnr.dynamic = [];
     const libraryRules = () => dnr.dynamic.map((r) => JSON.stringify(r.condition));
-    const roomy = new ChannelDnrRuntime(dnr, new MemoryStorageArea());
+    const roomy = new ChannelDnrRuntime(new RuleWriter(dnr), dnr, new MemoryStorageArea());
     await roomy.sync(c.channels, false);
     expect(libraryRules().join()).toContain('beta');
     await importArchive(

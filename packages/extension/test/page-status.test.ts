@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pageStatus, type PageStatusInputs } from '../src/background/page-status.js';
+import { pageStatus, type PageStatusInputs } from '../src/status/page-status.js';
 
 const FALLBACK = 'chrome-extension://abc/ui/interstitial.html';
 

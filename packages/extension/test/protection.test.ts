@@ -2,7 +2,7 @@ import { DnrEmulator } from '@httpsify/engine/dnr';
 import { describe, expect, it } from 'vitest';
 import { httpsAlternatives, probe, wwwTwin } from '../src/protection/https-alternatives.js';
 import { KnownHttpsHosts, KNOWN_HTTPS_TTL_MS } from '../src/protection/known-https-hosts.js';
-import { pageStatus } from '../src/background/page-status.js';
+import { pageStatus } from '../src/status/page-status.js';
 import { knownHttpsRules } from '../src/protection/protection-dnr.js';
 import { withSiteState } from '../src/protection/protection-requests.js';
 import { dueForRecheck, parseRecheckState, recordRecheck, RECHECK_PERIOD_MS } from '../src/protection/recheck.js';
@@ -112,7 +112,7 @@ describe('known HTTPS hosts: what one page or site can teach', () => {
 
 describe('known HTTPS hosts rules (Chromium)', () => {
   const rules = knownHttpsRules(['example.com', 'cdn.example.net', 'a.b.c.example.org']);
-  const emu = new DnrEmulator(rules);
+  const emu = new DnrEmulator(rules.map((r, i) => ({ ...r, id: i + 1 })));
   const up = (url: string, type = 'image') => emu.match({ url, type: type as 'image' }).redirectUrl;
 
   it('upgrades subresources of exactly the known hosts, any port, not main frames', () => {
@@ -233,7 +233,7 @@ describe('re-check of sites left on HTTP', () => {
 });
 
 describe('page status', () => {
-  it('says when the fallback found HTTPS on the www. twin', () => {
+  it('calls a www. twin the user followed from the fallback page simply secure', () => {
     const inputs = {
       fallbackPath: '/ui/interstitial.html',
       globalEnabled: true,
@@ -246,12 +246,8 @@ describe('page status', () => {
       rewriteHttp: { rewritten: null, ruleset: null },
       offRulesets: [],
     };
-    expect(pageStatus({ ...inputs, url: 'https://www.a.test/p', alternativeFrom: 'a.test' })).toMatchObject({
-      secure: true,
-      kind: 'https-by-alternative',
-      from: 'a.test',
-    });
-    expect(pageStatus({ ...inputs, url: 'https://www.a.test/p', alternativeFrom: null })).toMatchObject({ secure: true, kind: 'https-already' });
+    // The twin is offered as a link, never followed for the user: nothing of ours moved the tab.
+    expect(pageStatus({ ...inputs, url: 'https://www.a.test/p' })).toEqual({ secure: true, retry: false, kind: 'https-already' });
   });
 });
 

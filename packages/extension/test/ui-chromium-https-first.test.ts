@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { axeViolations } from './support/axe.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HTTPS_FIRST_EXEMPT_REGEXES } from '../src/background/settings-dnr-rules.js';
+import { HTTPS_FIRST_EXEMPT_REGEXES } from '../src/dnr/settings-rules.js';
 import { POLL, shot, startUiHarness, type UiHarness } from './support/ui-harness.js';
 
 describe('HTTPS-first in Chromium: upgrade, fallback page, exemptions', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HTTPS_FIRST_EXEMPT_REGEXES, siteUrlFilter, uiDnrRules, UI_RULE_ID_BASE } from '../src/background/settings-dnr-rules.js';
+import { HTTPS_FIRST_EXEMPT_REGEXES, siteUrlFilter, uiDnrRules } from '../src/dnr/settings-rules.js';
 import { isHttpsFirstExempt } from '../src/site-rules/exempt.js';
 import { addSite, parseSitePattern, removeSite, SiteList } from '../src/site-rules/site-pattern.js';
 import { parseRulesetXml } from '@httpsify/engine/parse';
@@ -110,9 +110,7 @@ describe('settings as declarativeNetRequest rules', () => {
 
   it('global off is one allow rule above everything', () => {
     const { rules } = uiDnrRules({ ...base, globalEnabled: false, disabledSites: ['a.test'], httpsFirst: true });
-    expect(rules).toEqual([
-      { id: UI_RULE_ID_BASE, priority: 2_000_000, action: { type: 'allow' }, condition: { urlFilter: '|http://', resourceTypes: expect.any(Array) } },
-    ]);
+    expect(rules).toEqual([{ priority: 2_000_000, action: { type: 'allow' }, condition: { urlFilter: '|http://', resourceTypes: expect.any(Array) } }]);
   });
 
   it('disabled sites allow their whole frame tree; wildcards need the domain', () => {
@@ -138,7 +136,6 @@ describe('settings as declarativeNetRequest rules', () => {
     const { rules } = uiDnrRules({ ...base, extensionId: 'abcdefghijklmnop' });
     expect(rules).toEqual([
       {
-        id: UI_RULE_ID_BASE,
         priority: 1_900_000,
         action: { type: 'allow' },
         condition: { urlFilter: '|http://', initiatorDomains: ['abcdefghijklmnop'], resourceTypes: ['xmlhttprequest'] },
@@ -154,7 +151,7 @@ describe('settings as declarativeNetRequest rules', () => {
     const { rules, omitted } = uiDnrRules({ ...base, userRulesets: [ruleset!] });
     expect(omitted).toBe(0);
     expect(rules.length).toBeGreaterThan(0);
-    expect(rules.every((r) => r.priority > 100_000 && r.id >= UI_RULE_ID_BASE)).toBe(true);
+    expect(rules.every((r) => r.priority > 100_000)).toBe(true);
   });
 });
 

@@ -7,7 +7,7 @@ const when = (ts: number): string => `${ts} (${formatTimestamp(ts)})`;
 export function formatCheckReport(r: ChannelCheckReport): string {
   switch (r.result) {
     case 'updated':
-      return `${r.channel}: updated to ${when(r.installedTimestamp as number)}, ${count(r.rulesetCount as number, 'ruleset')}${r.previousTimestamp !== undefined ? ` (was ${r.previousTimestamp})` : ''}`;
+      return `${r.channel}: updated to ${when(r.installedTimestamp as number)}, ${count(r.rulesetCount as number, 'ruleset')}${r.previousTimestamp !== undefined ? ` (was ${r.previousTimestamp})` : ''}${downloadNote(r)}`;
     case 'current':
       return `${r.channel}: up to date at ${when(r.installedTimestamp as number)}`;
     case 'failed': {
@@ -15,6 +15,14 @@ export function formatCheckReport(r: ChannelCheckReport): string {
       return `${r.channel}: update failed [${r.error?.code}]: ${r.error?.message} (${kept}; retried next time)`;
     }
   }
+}
+
+/** How the update came, when a delta was used or offered but not used. */
+function downloadNote(r: ChannelCheckReport): string {
+  const d = r.download;
+  if (d === undefined) return '';
+  if (d.kind === 'delta') return `; ${count(d.bytes, 'byte')} downloaded as a delta`;
+  return d.deltaProblem === undefined ? '' : `; the delta was not usable (${d.deltaProblem}), downloaded the whole bundle (${count(d.bytes, 'byte')})`;
 }
 
 /** What `httpsify update --status` prints for one installed channel. */

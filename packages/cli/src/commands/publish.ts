@@ -1,6 +1,6 @@
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import type { Command } from 'commander';
 import { compileBundle, loadBundle, readBundleHeader } from '@httpsify/engine';
 import {
@@ -9,6 +9,9 @@ import {
   checkCertificateBinding,
   checkNotInFuture,
   DEFAULT_CHANNEL_LIMITS,
+  type DeltaBase,
+  deltaFiles,
+  deltaIndexFileName,
   destinationPolicy,
   formatTimestamp,
   keyCertificateFileName,
@@ -16,10 +19,12 @@ import {
   LATEST_TIMESTAMP_FILE,
   parseAdvertisedTimestamp,
   parseKeyCertificate,
+  parseRelease,
   publicJwkOf,
   releaseFileName,
   releaseFiles,
   releaseSignatureFileName,
+  sha256Hex,
   verifySignature,
 } from '@httpsify/engine/channels';
 import { readChannelFile, readPrivateKey } from '../channels/signing-key.js';
@@ -35,7 +40,11 @@ interface PublishOptions {
   out: string;
   timestamp?: string;
   allowErrors?: boolean;
+  deltas: string;
 }
+
+/** Deltas written by default: from the last three releases (clients that skipped a day or two). */
+const DEFAULT_DELTAS = 3;
 
 export function registerPublish(program: Command): void {
   program
@@ -48,6 +57,7 @@ export function registerPublish(program: Command): void {
     .requiredOption('--out <dir>', 'channel directory to write into (created if missing)')
     .option('--timestamp <seconds>', 'unix time of this release (default: now); must be newer than the published one')
     .option('--allow-errors', 'publish even if some rulesets have errors (they are left out)')
+    .option('--deltas <n>', 'write deltas from the last <n> releases in the directory (0: none)', String(DEFAULT_DELTAS))
     .action(async (options: PublishOptions) => {
       const now = Math.floor(Date.now() / 1000);
       const timestamp = options.timestamp === undefined ? now : parseTimestampOption(options.timestamp);
@@ -111,7 +121,11 @@ export function registerPublish(program: Command): void {
           `bundle too large for clients (${gz.byteLength} bytes gzipped, ${bundle.byteLength} unpacked; limits ${limits.maxCompressedBytes} and ${limits.maxBundleBytes})`,
         );
       }
-      const files = await releaseFiles(channel, bundle, timestamp, privateKey, cert.version, gz);
+      const deltaCount = parseDeltaCount(options.deltas);
+      const files = {
+        ...(await releaseFiles(channel, bundle, timestamp, privateKey, cert.version, gz)),
+        ...(await deltaFiles(channel, await deltaBases(options.out, timestamp, deltaCount), bundle, timestamp, privateKey, cert.version, gz.byteLength)),
+      };
       // Catch a damaged key here rather than on every client.
       await verifySignature(publicJwkOf(privateKey), files[releaseSignatureFileName(timestamp)] as Uint8Array, files[releaseFileName(timestamp)] as Uint8Array);
 
@@ -121,10 +135,48 @@ export function registerPublish(program: Command): void {
       await writeFileAtomic(join(options.out, keyCertificateSignatureFileName(cert.version)), certSig);
       for (const [name, bytes] of Object.entries(files)) await writeFileAtomic(join(options.out, name), bytes);
       await writeFileAtomic(join(options.out, LATEST_TIMESTAMP_FILE), `${timestamp}\n`);
+      const deltas = Object.keys(files).filter((name) => name.endsWith('.delta.gz'));
       process.stderr.write(
-        `published ${count(rulesets.length, 'ruleset')} as ${timestamp} (${formatTimestamp(timestamp)}) in ${options.out}: ${bundleFileName(timestamp)} ${gz.byteLength} bytes, signed by key version ${cert.version}\n`,
+        `published ${count(rulesets.length, 'ruleset')} as ${timestamp} (${formatTimestamp(timestamp)}) in ${options.out}: ${bundleFileName(timestamp)} ${gz.byteLength} bytes, signed by key version ${cert.version}` +
+          `${deltas.length > 0 ? `; ${count(deltas.length, 'delta')} (${deltas.map((d) => `${d} ${(files[d] as Uint8Array).byteLength} bytes`).join(', ')}) listed in ${deltaIndexFileName(timestamp)}` : ''}\n`,
       );
     });
+}
+
+function parseDeltaCount(value: string): number {
+  if (!/^[0-9]+$/.test(value) || Number(value) > 16) throw new Error(`--deltas must be a whole number from 0 to 16, got ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+/**
+ * The newest `max` releases published in `dir` before `timestamp`, each with its bundle as its
+ * release states it (a release whose bundle is missing, damaged or of an older bundle format
+ * gets no delta, said on stderr). Clients rebuild the new release from them.
+ */
+async function deltaBases(dir: string, timestamp: number, max: number): Promise<DeltaBase[]> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const stamps = names
+    .flatMap((n) => {
+      const m = /^rulesets\.([0-9]+)\.release\.json$/.exec(n);
+      return m === null ? [] : [Number(m[1])];
+    })
+    .filter((t) => t < timestamp)
+    .sort((a, b) => b - a)
+    .slice(0, max);
+  const bases: DeltaBase[] = [];
+  for (const ts of stamps) {
+    try {
+      const release = parseRelease(new Uint8Array(await readFile(join(dir, releaseFileName(ts)))));
+      const bundle = new Uint8Array(gunzipSync(await readFile(join(dir, bundleFileName(ts))), { maxOutputLength: release.bundle.bytes }));
+      if (bundle.byteLength !== release.bundle.bytes || (await sha256Hex(bundle)) !== release.bundle.sha256)
+        throw new Error('the bundle does not match its release');
+      loadBundle(bundle);
+      bases.push({ timestamp: ts, bundle });
+    } catch (err) {
+      process.stderr.write(`httpsify: no delta from release ${ts}: ${(err as Error).message}\n`);
+    }
+  }
+  return bases;
 }
 
 function parseTimestampOption(value: string): number {

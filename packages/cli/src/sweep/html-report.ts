@@ -15,7 +15,7 @@ const MAX_ROWS = 200;
 /** A horizontal bar chart of URLs per verdict, as inline SVG (no script, no external file). */
 function verdictChart(summary: SweepSummary): string {
   const rows = URL_VERDICTS.filter((v) => summary.byVerdict[v] > 0);
-  const max = Math.max(1, ...rows.map((v) => summary.byVerdict[v]));
+  const max = rows.reduce((m, v) => Math.max(m, summary.byVerdict[v]), 1);
   const rowH = 22;
   const labelW = 230;
   const barW = 420;

@@ -12,17 +12,20 @@ import { MAX_PACKED_BITS } from './packed-array.js';
 
 export const MAGIC = 'HTTPSFY\0';
 /**
+ * 7: the PatternVerdict column (the regex door's verdicts, worked out when the bundle was
+ * compiled). Version 6 bundles are refused with a "recompile" message like any other version:
+ * a bundle is always compiled from rulesets, never kept as the only copy.
  * 6: the checksum covers the header too (every byte but the checksum field itself); version 5
  * left the timestamp (bytes 16-23) and the reserved word (bytes 36-39) outside it.
  */
-export const FORMAT_VERSION = 6;
+export const FORMAT_VERSION = 7;
 export const HEADER_BYTES = 40;
 export const NONE = 0xffffffff;
 
 export const enum Section {
   /**
    * Per-bundle widths, checked at every load: the host index (LayoutField order), then a
-   * (count, bits) pair for each packed column, RsFlags through CookieName in section order.
+   * (count, bits) pair for each packed column, RsFlags through PatternVerdict in section order.
    */
   Layout,
   /**
@@ -63,16 +66,23 @@ export const enum Section {
   ExclPattern,
   CookieHost,
   CookieName,
+  /**
+   * The regex door's verdict on each pattern, worked out at compile time (PatternVerdictCode),
+   * for rules, then exclusions, then securecookies (host, name); 0 entries when the bundle
+   * carries none. Used only when the loader says the bundle is our own build
+   * (`trustBundledRegexVerdicts`); any other bundle's patterns are judged where they run.
+   */
+  PatternVerdict,
   /** Dictionary of the host-label codes, laid out as Dictionary. */
   LabelDictionary,
   Count,
 }
 
 /** Element size of each section, in bytes (1: Uint8Array, 4: Uint32Array). */
-export const SECTION_ELEMENT_BYTES: readonly number[] = [4, 1, 4, 4, 4, 1, 1, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1];
+export const SECTION_ELEMENT_BYTES: readonly number[] = [4, 1, 4, 4, 4, 1, 1, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1];
 
 export const FIRST_PACKED = Section.RsFlags;
-export const PACKED_COUNT = Section.CookieName - Section.RsFlags + 1;
+export const PACKED_COUNT = Section.PatternVerdict - Section.RsFlags + 1;
 
 /** Element count and field width of one packed column. */
 export interface PackedColumn {
@@ -110,6 +120,12 @@ export function packedColumns(layout: ArrayLike<number>, rulesetCount: number): 
   }
   if (count(Section.RuleTo) !== count(Section.RuleFrom) || count(Section.RuleKind) !== count(Section.RuleFrom)) return 'rule columns of different lengths';
   if (count(Section.CookieName) !== count(Section.CookieHost)) return 'cookie columns of different lengths';
+  const patterns = count(Section.RuleFrom) + count(Section.ExclPattern) + 2 * count(Section.CookieHost);
+  if (count(Section.PatternVerdict) !== 0 && count(Section.PatternVerdict) !== patterns)
+    return `${count(Section.PatternVerdict)} regex verdicts for ${patterns} patterns`;
+  // Two bits hold every PatternVerdictCode, so no stored value can name an unknown one.
+  if ((columns[Section.PatternVerdict - FIRST_PACKED] as PackedColumn).bits > PATTERN_VERDICT_BITS)
+    return `regex verdicts of ${(columns[Section.PatternVerdict - FIRST_PACKED] as PackedColumn).bits} bits`;
   return columns;
 }
 
@@ -151,6 +167,26 @@ export const enum RuleKind {
   /** `^literal` → a `to` without `$`: a prefix swap. */
   Literal = 2,
 }
+
+/**
+ * The regex door's verdict on one pattern, as the PatternVerdict column stores it (see
+ * safe-regex.ts RegexVerdict). Only the two verdicts that let a pattern run on RegExp with no
+ * analysis at all are kept; the RE2 spelling a quadratic pattern needs for input beyond
+ * QUADRATIC_INPUT_LIMIT is worked out if such input ever comes (storing the spellings cost
+ * 0.23 MB raw on the full corpus for a case no oracle URL meets).
+ */
+export const enum PatternVerdictCode {
+  /** The matcher runs the pattern without a regex (a finite language, a prefix swap, a trivial rule). */
+  None = 0,
+  /** Proven linear on RegExp. */
+  Proven = 1,
+  /** Proven quadratic: RegExp up to QUADRATIC_INPUT_LIMIT characters. */
+  Quadratic = 2,
+  /** Needs a regex, judged where it first runs: linear-time route, refused or invalid (rare). */
+  Judge = 3,
+}
+/** Widest PatternVerdict field: every code fits. */
+export const PATTERN_VERDICT_BITS = 2;
 
 export const NODE_STRIDE = 2;
 /** Widest label-length field: labels of 127 bytes or more carry a header in the pool. */

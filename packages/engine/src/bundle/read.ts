@@ -35,7 +35,7 @@ export interface BundleSections {
   layout: NodeLayout;
   u8: Uint8Array[];
   u32: Uint32Array[];
-  /** The packed columns (RsFlags through CookieName), indexed by Section. */
+  /** The packed columns (RsFlags through PatternVerdict), indexed by Section. */
   packed: PackedArray[];
 }
 

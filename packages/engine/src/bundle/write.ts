@@ -22,11 +22,19 @@ import {
   PACKED_COUNT,
 } from './format.js';
 import { pack } from './packed-array.js';
+import { patternVerdicts } from './pattern-verdicts.js';
 import { codeStrings } from './string-dictionary.js';
 
 export interface CompileOptions {
   /** Unix seconds recorded in the header (update channels compare it); default 0. */
   timestamp?: number;
+  /**
+   * Work out the regex door's verdict on every pattern that needs a regex and store it (the
+   * PatternVerdict column), so that a loader trusting this build skips the analysis. Costs
+   * about a second on the full corpus and 16 KB; only the extension's own build asks for it.
+   * Default false.
+   */
+  regexVerdicts?: boolean;
 }
 
 function varint(n: number): number[] {
@@ -187,9 +195,12 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
       cookieHost.push(strings.id(cookie.host));
       cookieName.push(strings.id(cookie.name));
     }
-    for (const target of rs.targets) {
+    // Each target once, in sorted order: the bytes then depend only on each ruleset's set of
+    // targets, so compiling the rulesets a bundle decodes to gives that bundle again (a channel
+    // delta rebuilds a release so, and checks it against the signed digest).
+    for (const host of [...new Set(rs.targets.map((t) => t.host))].sort()) {
       // Reversed labels: www.example.com is com → example → www.
-      const labels = target.host.split('.');
+      const labels = host.split('.');
       let node = 0;
       for (let i = labels.length - 1; i >= 0; i--) node = child(node, labels[i] as string);
       const list = (nodes[node] as TrieNode).rulesets;
@@ -199,6 +210,7 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   rsRuleStart[n] = ruleFrom.length;
   rsExclStart[n] = exclPattern.length;
   rsCookieStart[n] = cookieHost.length;
+  const verdicts = options.regexVerdicts === true ? patternVerdicts(rulesets, ruleKind) : [];
 
   // Cold strings: dictionary-coded; the dense indexes handed out above become byte offsets.
   const coded = codeStrings(strings.strings);
@@ -260,7 +272,9 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
     if (node.rulesets.length === 0) return 0;
     if (node.rulesets.length === 1) return (node.rulesets[0] as number) + 1;
     const at = refList.length;
-    refList.push(node.rulesets.length, ...node.rulesets);
+    // Pushed one by one: spreading a long list as arguments overflows the stack.
+    refList.push(node.rulesets.length);
+    for (const id of node.rulesets) refList.push(id);
     return n + 1 + at;
   });
   // A record keeps its label's expanded length, which also says where the coded label ends, so
@@ -268,7 +282,10 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   // field takes what word 1 has left, up to MAX_LENGTH_BITS; fewer bits mean more headers, a
   // longer pool and maybe a wider label id, so narrow it until the record fits.
   const lengths = labelBytes.map((b) => b.length);
-  let lengthBits = Math.min(MAX_LENGTH_BITS, bitsFor(Math.max(...lengths, 1) + 1));
+  // Reduced, not spread: a library has tens of thousands of labels, more arguments than a
+  // service worker's stack holds (the 2018 library failed to import in Chromium).
+  const longest = lengths.reduce((a, b) => Math.max(a, b), 1);
+  let lengthBits = Math.min(MAX_LENGTH_BITS, bitsFor(longest + 1));
   let labels: { bytes: Uint8Array; offsets: number[] };
   let layoutWords: number[];
   let layout: NodeLayout | string;
@@ -327,6 +344,7 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   columns[Section.ExclPattern] = toOffset(exclPattern);
   columns[Section.CookieHost] = toOffset(cookieHost);
   columns[Section.CookieName] = toOffset(cookieName);
+  columns[Section.PatternVerdict] = verdicts;
 
   const sections: ArrayBufferView[] = [];
   for (let k = 0; k < PACKED_COUNT; k++) {

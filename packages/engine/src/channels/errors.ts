@@ -12,6 +12,7 @@ export type ChannelErrorCode =
   | 'older-than-defaults'
   | 'bad-signature'
   | 'corrupt-bundle'
+  | 'bad-delta'
   | 'timestamp-mismatch'
   | 'below-minimum'
   | 'invalid-release'

@@ -17,6 +17,9 @@ export { type ActiveChannels, type InstalledChannel, selectActiveChannels } from
 export {
   bundleFileName,
   channelFileUrl,
+  deltaFileName,
+  deltaIndexFileName,
+  deltaIndexSignatureFileName,
   keyCertificateFileName,
   keyCertificateSignatureFileName,
   LATEST_TIMESTAMP_FILE,
@@ -27,8 +30,12 @@ export { type ChannelLimits, DEFAULT_CHANNEL_LIMITS } from './limits.js';
 export {
   checkCertificateBinding,
   checkReleaseBinding,
+  type DeltaEntry,
+  type DeltaIndex,
+  deltaIndexBytes,
   type KeyCertificate,
   keyCertificateBytes,
+  parseDeltaIndex,
   parseKeyCertificate,
   parseRelease,
   type Release,
@@ -61,4 +68,5 @@ export { raiseFloor, rootFloor, rootKeyId } from './root-floor.js';
 export type { ChannelRecord, ChannelStorage, CheckResult, InstalledBundle, LastCheck, RootFloor, SigningKeyRecord } from './state.js';
 export { checkNotInFuture, formatTimestamp, MAX_CHANNEL_TIMESTAMP, parseAdvertisedTimestamp } from './timestamp.js';
 export { type ChannelCheckOptions, type ChannelCheckReport, checkChannel, fetchVerifiedBundle } from './update.js';
-export { type ChannelFiles, keyCertificateFiles, releaseFiles } from './publish.js';
+export { type ChannelFiles, type DeltaBase, deltaFiles, keyCertificateFiles, releaseFiles } from './publish.js';
+export { applyDelta, DELTA_FORMAT, makeDelta } from './delta.js';

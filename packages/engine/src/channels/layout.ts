@@ -7,6 +7,8 @@
  *   rulesets.<ts>.release.json       the signed release: channel, URL prefix, scope, destinations, timestamp, key version, bundle digest
  *   rulesets.<ts>.release.sig        RSA-PSS signature of the release bytes by the online key
  *   rulesets.<ts>.bundle.gz          gzip of the compiled bundle
+ *   rulesets.<ts>.deltas.json, .sig  optional signed list of deltas to <ts> from earlier releases
+ *   rulesets.<from>-<ts>.delta.gz    gzip of one delta (delta.ts)
  *   key.<version>.json               certificate of an online signing key
  *   key.<version>.sig                RSA-PSS signature of the certificate bytes by the root key
  */
@@ -14,6 +16,18 @@ export const LATEST_TIMESTAMP_FILE = 'latest-timestamp';
 
 export function bundleFileName(timestamp: number): string {
   return `rulesets.${timestamp}.bundle.gz`;
+}
+
+export function deltaIndexFileName(timestamp: number): string {
+  return `rulesets.${timestamp}.deltas.json`;
+}
+
+export function deltaIndexSignatureFileName(timestamp: number): string {
+  return `rulesets.${timestamp}.deltas.sig`;
+}
+
+export function deltaFileName(from: number, timestamp: number): string {
+  return `rulesets.${from}-${timestamp}.delta.gz`;
 }
 
 export function releaseFileName(timestamp: number): string {

@@ -1,7 +1,17 @@
 import type { ChannelDefinition } from './definition.js';
 import { gzipBytes } from './gzip.js';
-import { bundleFileName, keyCertificateFileName, keyCertificateSignatureFileName, releaseFileName, releaseSignatureFileName } from './layout.js';
-import { keyCertificateBytes, releaseBytes, sha256Hex } from './release.js';
+import { makeDelta } from './delta.js';
+import {
+  bundleFileName,
+  deltaFileName,
+  deltaIndexFileName,
+  deltaIndexSignatureFileName,
+  keyCertificateFileName,
+  keyCertificateSignatureFileName,
+  releaseFileName,
+  releaseSignatureFileName,
+} from './layout.js';
+import { type DeltaEntry, deltaIndexBytes, keyCertificateBytes, MAX_DELTAS, releaseBytes, sha256Hex } from './release.js';
 import { publicJwkOf, signBytes } from './signature.js';
 
 /** File name → bytes, to be written into the channel directory. */
@@ -48,4 +58,48 @@ export async function releaseFiles(
     [releaseFileName(timestamp)]: bytes,
     [releaseSignatureFileName(timestamp)]: await signBytes(signingPrivateKey, bytes),
   };
+}
+
+/** An earlier release a delta may start from: its timestamp and its (ungzipped) bundle. */
+export interface DeltaBase {
+  timestamp: number;
+  bundle: Uint8Array;
+}
+
+/**
+ * The deltas to the release `timestamp` (bundle `bundle`) from each of `bases` (at most
+ * MAX_DELTAS, newest first), gzipped, with their signed index. A delta no smaller than the
+ * gzipped bundle is left out: the client would be better off downloading the bundle.
+ */
+export async function deltaFiles(
+  def: ChannelDefinition,
+  bases: readonly DeltaBase[],
+  bundle: Uint8Array,
+  timestamp: number,
+  signingPrivateKey: JsonWebKey,
+  keyVersion: number,
+  gzippedBundleBytes: number,
+): Promise<ChannelFiles> {
+  const files: ChannelFiles = {};
+  const deltas: DeltaEntry[] = [];
+  for (const base of bases.slice(0, MAX_DELTAS)) {
+    const delta = makeDelta(base.bundle, bundle);
+    const gz = await gzipBytes(delta);
+    if (gz.byteLength >= gzippedBundleBytes) continue;
+    const file = deltaFileName(base.timestamp, timestamp);
+    files[file] = gz;
+    deltas.push({ from: base.timestamp, fromSha256: await sha256Hex(base.bundle), file, bytes: delta.byteLength, sha256: await sha256Hex(delta) });
+  }
+  if (deltas.length === 0) return files;
+  const index = deltaIndexBytes({
+    channel: def.name,
+    urlPrefix: def.urlPrefix,
+    timestamp,
+    keyVersion,
+    bundle: { file: bundleFileName(timestamp), bytes: bundle.byteLength, sha256: await sha256Hex(bundle) },
+    deltas,
+  });
+  files[deltaIndexFileName(timestamp)] = index;
+  files[deltaIndexSignatureFileName(timestamp)] = await signBytes(signingPrivateKey, index);
+  return files;
 }

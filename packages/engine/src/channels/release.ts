@@ -12,6 +12,7 @@ import { formatTimestamp } from './timestamp.js';
  */
 const RELEASE_TYPE = 'httpsify-release';
 const KEY_TYPE = 'httpsify-signing-key';
+const DELTAS_TYPE = 'httpsify-deltas';
 
 /** The root key's statement: "this online key signs releases of this channel, as version N". */
 export interface KeyCertificate {
@@ -39,6 +40,37 @@ export interface Release {
   };
 }
 
+/**
+ * The online key's statement about the deltas to one release (delta.ts): from which earlier
+ * releases (timestamp and the SHA-256 of their bundle) B's bundle can be rebuilt, and the
+ * length and SHA-256 of each delta as served. A separate document, so clients that know nothing
+ * of deltas still read the release (its fields are checked strictly).
+ */
+export interface DeltaIndex {
+  channel: string;
+  urlPrefix: string;
+  timestamp: number;
+  keyVersion: number;
+  /** B's bundle, exactly as its release states it. */
+  bundle: Release['bundle'];
+  deltas: DeltaEntry[];
+}
+
+export interface DeltaEntry {
+  /** Timestamp of release A. */
+  from: number;
+  /** SHA-256 of A's bundle: a client whose installed bundle differs does not use the delta. */
+  fromSha256: string;
+  file: string;
+  /** Length of the delta (ungzipped); bounds what is downloaded and inflated. */
+  bytes: number;
+  /** SHA-256 of the delta (ungzipped). */
+  sha256: string;
+}
+
+/** Most deltas one index may list. */
+export const MAX_DELTAS = 16;
+
 /** The signed files are small; this bounds what is read before a signature is checked. */
 export const MAX_SIGNED_DOCUMENT_BYTES = 64 * 1024;
 
@@ -53,6 +85,11 @@ export function keyCertificateBytes(cert: KeyCertificate): Uint8Array {
     version: cert.version,
     key: checkPublicJwk(cert.key),
   });
+}
+
+export function deltaIndexBytes(index: DeltaIndex): Uint8Array {
+  const { channel, urlPrefix, timestamp, keyVersion, bundle, deltas } = index;
+  return encode({ type: DELTAS_TYPE, format: CHANNEL_FORMAT, channel, urlPrefix, timestamp, keyVersion, bundle, deltas });
 }
 
 export function releaseBytes(release: Release): Uint8Array {
@@ -140,6 +177,69 @@ export function parseRelease(bytes: Uint8Array): Release {
     keyVersion: obj.keyVersion as number,
     bundle: { file: bundle.file as string, bytes: bundle.bytes as number, sha256: bundle.sha256 as string },
   };
+}
+
+const isSha256 = (v: unknown): v is string => typeof v === 'string' && /^[0-9a-f]{64}$/.test(v);
+
+/** Parses a delta index. Call only on bytes whose signature has verified. */
+export function parseDeltaIndex(bytes: Uint8Array): DeltaIndex {
+  const fail = (why: string): never => {
+    throw new ChannelError('bad-delta', `delta index: ${why}`);
+  };
+  let obj: Record<string, unknown>;
+  try {
+    obj = parseObject(bytes, DELTAS_TYPE, ['type', 'format', 'channel', 'urlPrefix', 'timestamp', 'keyVersion', 'bundle', 'deltas'], 'delta index');
+  } catch (err) {
+    return fail(err instanceof Error ? err.message : String(err));
+  }
+  if (!isCount(obj.timestamp, 1)) fail('"timestamp" must be unix seconds');
+  if (!isCount(obj.keyVersion, 1)) fail('"keyVersion" must be a whole number from 1');
+  const b = obj.bundle as Record<string, unknown> | null;
+  if (
+    typeof b !== 'object' ||
+    b === null ||
+    Object.keys(b).sort().join() !== 'bytes,file,sha256' ||
+    typeof b.file !== 'string' ||
+    !isCount(b.bytes, 1) ||
+    !isSha256(b.sha256)
+  )
+    fail('"bundle" must have exactly "file", "bytes" and "sha256"');
+  if (!Array.isArray(obj.deltas) || obj.deltas.length > MAX_DELTAS) fail(`"deltas" must be a list of at most ${MAX_DELTAS}`);
+  const deltas = (obj.deltas as unknown[]).map((d, i): DeltaEntry => {
+    const e = d as Record<string, unknown> | null;
+    if (typeof e !== 'object' || e === null || Object.keys(e).sort().join() !== 'bytes,file,from,fromSha256,sha256')
+      fail(`delta ${i} must have exactly "from", "fromSha256", "file", "bytes" and "sha256"`);
+    const entry = e as Record<string, unknown>;
+    if (!isCount(entry.from, 1) || !isSha256(entry.fromSha256) || typeof entry.file !== 'string' || !isCount(entry.bytes, 1) || !isSha256(entry.sha256))
+      fail(`delta ${i} has a bad timestamp, file name, length or SHA-256`);
+    return {
+      from: entry.from as number,
+      fromSha256: entry.fromSha256 as string,
+      file: entry.file as string,
+      bytes: entry.bytes as number,
+      sha256: entry.sha256 as string,
+    };
+  });
+  const bundle = obj.bundle as Record<string, unknown>;
+  return {
+    channel: obj.channel as string,
+    urlPrefix: obj.urlPrefix as string,
+    timestamp: obj.timestamp as number,
+    keyVersion: obj.keyVersion as number,
+    bundle: { file: bundle.file as string, bytes: bundle.bytes as number, sha256: bundle.sha256 as string },
+    deltas,
+  };
+}
+
+/** A delta index counts only for the release it was signed with: same channel, timestamp, key and bundle. */
+export function checkDeltaIndexBinding(index: DeltaIndex, release: Release): void {
+  const same =
+    index.channel === release.channel &&
+    index.urlPrefix === release.urlPrefix &&
+    index.timestamp === release.timestamp &&
+    index.keyVersion === release.keyVersion &&
+    JSON.stringify(index.bundle) === JSON.stringify(release.bundle);
+  if (!same) throw new ChannelError('bad-delta', 'the delta index was signed for another release');
 }
 
 function expectSame(what: string, signed: unknown, expected: unknown, code: 'wrong-channel' | 'timestamp-mismatch' = 'wrong-channel'): void {

@@ -82,8 +82,14 @@ export function channelLayer(name: string, scope: string, destinations: readonly
  * unless a channel replaces them, the defaults. Throws BundleError if a stored bundle does not
  * load; stored bundles were validated at install, so that means local damage.
  */
-export function scopedEngineFromChannels(active: ActiveChannels, defaults: Engine | null, options: EngineOptions = {}): ScopedEngine {
-  const layers: ScopedLayer[] = active.channels.map((c) => channelLayer(c.name, c.scope, c.destinations, loadBundle(c.bundle, options)));
+export function scopedEngineFromChannels(
+  active: ActiveChannels,
+  defaults: Engine | null,
+  options: Omit<EngineOptions, 'trustBundledRegexVerdicts'> = {},
+): ScopedEngine {
+  // A channel's publisher is an outsider: its patterns are judged here, whatever its bundle says.
+  const channelOptions: EngineOptions = { ...options, trustBundledRegexVerdicts: false };
+  const layers: ScopedLayer[] = active.channels.map((c) => channelLayer(c.name, c.scope, c.destinations, loadBundle(c.bundle, channelOptions)));
   if (defaults && active.useDefaults) layers.push({ channel: null, scope: null, engine: defaults });
   return new ScopedEngine(layers);
 }

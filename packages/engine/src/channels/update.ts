@@ -6,9 +6,13 @@ import { ChannelError, describeError } from './errors.js';
 import type { FetchBytes } from './fetch-bytes.js';
 import { requiredKeyVersion, usableInstalled } from './freshness.js';
 import { gunzipLimited } from './gzip.js';
+import { applyDelta } from './delta.js';
 import {
   bundleFileName,
   channelFileUrl,
+  deltaFileName,
+  deltaIndexFileName,
+  deltaIndexSignatureFileName,
   keyCertificateFileName,
   keyCertificateSignatureFileName,
   LATEST_TIMESTAMP_FILE,
@@ -18,11 +22,14 @@ import {
 import { type ChannelLimits, DEFAULT_CHANNEL_LIMITS } from './limits.js';
 import {
   checkCertificateBinding,
+  checkDeltaIndexBinding,
   checkReleaseBinding,
   claimedKeyVersion,
   MAX_SIGNED_DOCUMENT_BYTES,
+  parseDeltaIndex,
   parseKeyCertificate,
   parseRelease,
+  type Release,
   sha256Hex,
 } from './release.js';
 import { raiseFloor, rootFloor } from './root-floor.js';
@@ -51,6 +58,8 @@ export interface ChannelCheckReport {
   installedTimestamp?: number;
   rulesetCount?: number;
   error?: LastCheck['error'];
+  /** Set when a new bundle was downloaded (`updated`). */
+  download?: ChannelDownload;
 }
 
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);
@@ -59,6 +68,16 @@ const GZIP_MAGIC = [0x1f, 0x8b];
 /** What a check learned that outlives its failure: a newer certified signing key revokes older ones. */
 interface Learned {
   signingKey?: SigningKeyRecord;
+  download?: ChannelDownload;
+}
+
+/** How the new bundle came: a delta from the installed release, or the whole bundle (and why no delta). */
+export interface ChannelDownload {
+  kind: 'delta' | 'full';
+  /** Bytes of the delta or bundle file as received. */
+  bytes: number;
+  /** Why a delta the publisher offered was not used. */
+  deltaProblem?: string;
 }
 
 /**
@@ -150,15 +169,17 @@ async function fetchVerified(
 
   if (release.bundle.bytes > limits.maxBundleBytes)
     throw new ChannelError('too-large', `release announces a bundle of ${release.bundle.bytes} bytes, above the limit of ${limits.maxBundleBytes}`);
-  // gzip never grows data by more than a few bytes per 16 KiB block; anything longer is not this bundle.
-  const maxDownload = Math.min(limits.maxCompressedBytes, release.bundle.bytes + (release.bundle.bytes >> 6) + 1024);
-  const body = await options.fetchBytes(url(bundleFileName(advertised)), { maxBytes: maxDownload });
-  // The .gz file as published, or, when the server sent it with `Content-Encoding: gzip`, the
-  // bundle that fetch already inflated. Either way only the signed digest decides.
-  const isGzip = body[0] === GZIP_MAGIC[0] && body[1] === GZIP_MAGIC[1];
-  const bundle = isGzip ? await gunzipLimited(body, release.bundle.bytes) : body;
-  if (bundle.byteLength !== release.bundle.bytes || (await sha256Hex(bundle)) !== release.bundle.sha256) {
-    throw new ChannelError('bad-signature', `bundle ${bundleFileName(advertised)} does not match the digest in the signed release`);
+  // A delta from the installed release when the publisher signed one; the whole bundle otherwise
+  // or when the delta fails in any way (the reason is reported).
+  const viaDelta = installed === undefined ? { problem: null } : await bundleFromDelta(channel, installed, release, signingKey, options, limits);
+  let bundle: Uint8Array;
+  if ('bundle' in viaDelta) {
+    bundle = viaDelta.bundle;
+    learned.download = { kind: 'delta', bytes: viaDelta.bytes };
+  } else {
+    const body = await options.fetchBytes(url(bundleFileName(advertised)), { maxBytes: gzipBound(release.bundle.bytes, limits) });
+    bundle = await inflatedMatching(body, release.bundle, `bundle ${bundleFileName(advertised)}`, 'bad-signature', 'the signed release');
+    learned.download = { kind: 'full', bytes: body.byteLength, ...(viaDelta.problem === null ? {} : { deltaProblem: viaDelta.problem }) };
   }
 
   let embedded: number;
@@ -180,6 +201,82 @@ async function fetchVerified(
   }
   checkBundleDestinations(engine, destinationPolicy(channel.scope, channel.destinations));
   return { timestamp: advertised, bundle, rulesetCount, keyVersion, verifiedFor: channelBinding(channel) };
+}
+
+/** gzip never grows data by more than a few bytes per 16 KiB block; anything longer is not the file. */
+function gzipBound(bytes: number, limits: ChannelLimits): number {
+  return Math.min(limits.maxCompressedBytes, bytes + (bytes >> 6) + 1024);
+}
+
+/**
+ * The file as published (.gz), or, when the server sent it with `Content-Encoding: gzip`, what
+ * fetch already inflated; inflated no further than the signed length, and only the signed
+ * length and digest decide.
+ */
+async function inflatedMatching(
+  body: Uint8Array,
+  signed: { bytes: number; sha256: string },
+  what: string,
+  code: 'bad-signature' | 'bad-delta',
+  where: string,
+): Promise<Uint8Array> {
+  const isGzip = body[0] === GZIP_MAGIC[0] && body[1] === GZIP_MAGIC[1];
+  const bytes = isGzip ? await gunzipLimited(body, signed.bytes) : body;
+  if (bytes.byteLength !== signed.bytes || (await sha256Hex(bytes)) !== signed.sha256) {
+    throw new ChannelError(code, `${what} does not match the digest in ${where}`);
+  }
+  return bytes;
+}
+
+/**
+ * The release's bundle rebuilt from the installed one and a signed delta (delta.ts), or why
+ * not (`problem` null: the publisher offers no delta from the installed release). Every file is
+ * bounded as the full download is: the index and its signature by the signed-document limits,
+ * the delta by its signed length, the result by the release's signed length; the result must
+ * match the release's signed SHA-256. Never throws: the caller falls back to the full bundle.
+ */
+async function bundleFromDelta(
+  channel: ChannelDefinition,
+  installed: InstalledBundle,
+  release: Release,
+  signingKey: SigningKeyRecord,
+  options: ChannelCheckOptions,
+  limits: ChannelLimits,
+): Promise<{ bundle: Uint8Array; bytes: number } | { problem: string | null }> {
+  const url = (file: string): string => channelFileUrl(channel.urlPrefix, file);
+  const ts = release.timestamp;
+  let indexBytes: Uint8Array;
+  try {
+    indexBytes = await options.fetchBytes(url(deltaIndexFileName(ts)), { maxBytes: MAX_SIGNED_DOCUMENT_BYTES });
+  } catch {
+    // No delta index (a publisher that writes none, or a first release): the full bundle it is.
+    return { problem: null };
+  }
+  try {
+    const indexSig = await options.fetchBytes(url(deltaIndexSignatureFileName(ts)), { maxBytes: limits.maxSignatureBytes });
+    try {
+      await verifySignature(signingKey.key, indexSig, indexBytes);
+    } catch (err) {
+      throw new ChannelError('bad-delta', `delta index: ${describeError(err).message}`, { cause: err });
+    }
+    const index = parseDeltaIndex(indexBytes);
+    checkDeltaIndexBinding(index, release);
+    const entry = index.deltas.find((d) => d.from === installed.timestamp);
+    if (entry === undefined) return { problem: null };
+    if (entry.file !== deltaFileName(entry.from, ts)) throw new ChannelError('bad-delta', `delta index names file ${JSON.stringify(entry.file)}`);
+    if (entry.fromSha256 !== (await sha256Hex(installed.bundle)))
+      throw new ChannelError('bad-delta', `the delta from ${entry.from} starts from another bundle than the installed one`);
+    if (entry.bytes > limits.maxBundleBytes) throw new ChannelError('too-large', `delta of ${entry.bytes} bytes, above the limit of ${limits.maxBundleBytes}`);
+    const body = await options.fetchBytes(url(entry.file), { maxBytes: gzipBound(entry.bytes, limits) });
+    const delta = await inflatedMatching(body, entry, `delta ${entry.file}`, 'bad-delta', 'the signed delta index');
+    const bundle = applyDelta(installed.bundle, delta, { timestamp: ts, maxBytes: release.bundle.bytes });
+    if (bundle.byteLength !== release.bundle.bytes || (await sha256Hex(bundle)) !== release.bundle.sha256) {
+      throw new ChannelError('bad-delta', `delta ${entry.file} does not rebuild the bundle of the signed release`);
+    }
+    return { bundle, bytes: body.byteLength };
+  } catch (err) {
+    return { problem: describeError(err).message };
+  }
 }
 
 /** Verifies the newest release without storing anything (for tools); `record` is what is installed. */
@@ -225,7 +322,13 @@ export async function checkChannel(channel: ChannelDefinition, storage: ChannelS
     next.floor = raiseFloor(rootFloor(channel, record), { keyVersion: learned.signingKey?.version, timestamp: outcome.installed?.timestamp });
     try {
       await storage.save(next);
-      return { ...base, result: outcome.result, installedTimestamp: outcome.installed?.timestamp, rulesetCount: outcome.installed?.rulesetCount };
+      return {
+        ...base,
+        result: outcome.result,
+        installedTimestamp: outcome.installed?.timestamp,
+        rulesetCount: outcome.installed?.rulesetCount,
+        ...(outcome.result === 'updated' && learned.download !== undefined ? { download: learned.download } : {}),
+      };
     } catch (err) {
       outcome = { result: 'failed', error: { code: 'storage-failed', message: `cannot save channel state: ${describeError(err).message}` } };
     }

@@ -6,16 +6,17 @@ import type { RulesetPlan } from './plan.js';
 export type Omitter = (ruleset: Ruleset, what: DnrOmission['what'], index: number, source: string, reason: string) => void;
 
 /**
- * Gives `budget` regexes to the plans, the rulesets that cover the most targets per regex first,
- * so as many as possible are reproduced completely; a ruleset that does not fit keeps the rules
- * before its first one that does not (its exclusions widened if that saves them). Rewrites
- * `plans` in place and returns how many rulesets were left out whole.
+ * Gives `budget` regexes to the plans, the rulesets that serve the most per regex first: their
+ * targets and test URLs (the authors' sample of the URLs a ruleset sees, and most of them are
+ * under `*.` targets, which count once). A ruleset that does not fit keeps the rules before
+ * its first one that does not (its exclusions widened if that saves them). Rewrites `plans` in
+ * place and returns how many rulesets were left out whole.
  */
 export function spendRegexBudget(plans: RulesetPlan[], budget: number, omit: Omitter): number {
   let skipped = 0;
   // (Rulesets that need no regex of their own always stay; if even the host groups do not fit,
   // the report says the output is over the limit.)
-  const density = (p: RulesetPlan) => (p.regexes === 0 ? Infinity : p.ruleset.targets.length / p.regexes);
+  const density = (p: RulesetPlan) => (p.regexes === 0 ? Infinity : (p.ruleset.targets.length + p.ruleset.tests.length) / p.regexes);
   const order = plans.map((_, i) => i).sort((a, b) => density(plans[b]!) - density(plans[a]!) || plans[a]!.regexes - plans[b]!.regexes || a - b);
   for (const i of order) {
     let plan = plans[i]!;

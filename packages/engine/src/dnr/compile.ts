@@ -11,7 +11,7 @@ import type { ExclusionPlan, PlanContext, Planned, RulePlan, RulesetPlan } from 
 import { ALLOW_PRIORITY, BAND_WIDTH, bandOf, MAX_RULES_PER_RULESET, rulePriority } from './priorities.js';
 import { planExclusion, planLookaroundExclusion, prefixSetsIndependent, widenExclusion } from './exclusions.js';
 import { planLookaroundRule, planRule } from './rules.js';
-import { trivialGroups } from './trivial-groups.js';
+import { literalGroupKeys, trivialGroups } from './trivial-groups.js';
 import { spendRegexBudget } from './budget.js';
 import { dottedGroups, shapeKey, trailingDotRule } from './trailing-dots.js';
 import { fragmentDependentGroups } from '../regex/fragment-groups.js';
@@ -29,6 +29,11 @@ export interface DnrCompileOptions {
   regexLimit?: number;
   /** Estimated RE2 instructions above which a regex is assumed over Chromium's 2 KB. */
   maxRegexInstructions?: number;
+  /**
+   * Rules allowed in the output (static: 30,000 guaranteed); the room left is spent on literal
+   * host rules that save regexes when the regex limit runs short.
+   */
+  ruleLimit?: number;
   /** First rule id (ids are consecutive). */
   firstId?: number;
   /**
@@ -120,13 +125,26 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
 
   // The shared host-group regexes come first from the budget; the rest goes to rulesets,
   // cheapest first, so as many rulesets as possible are reproduced completely.
-  const needsCredentialsAllow = plans.some((p) =>
-    p.rules.some((r) => r.rules.some((x) => x.action.type === 'redirect' && x.condition.regexFilter !== undefined)),
-  );
+  // Small host groups become one literal rule per host, as far as the rule limit leaves room
+  // (before the budget: it only removes rules; 100 spare for the trailing-dot rules).
+  const ruleLimit = options.ruleLimit ?? DNR_LIMITS.guaranteedStaticRules;
+  const plannedRules = trivialGroups(plans).length + plans.reduce((n, p) => n + p.allows.length + p.rules.reduce((m, r) => m + r.rules.length, 0), 0);
+  // Only when regexes run short: a literal rule needs the credentials rule's regex.
+  const wantedRegexes = trivialGroups(plans).filter((r) => r.condition.regexFilter !== undefined).length + plans.reduce((n, p) => n + p.regexes, 0) + 1;
+  const literalKeys =
+    wantedRegexes > regexLimit ? literalGroupKeys(plans, ruleLimit - plannedRules - 1 - (options.trailingDots === true ? 100 : 0)) : new Set<string>();
+  // A rule that rewrites by regex, or a literal host rule (`|http://host^` also matches
+  // `http://host:pw@sub.host/`), needs URLs with credentials taken off first.
+  const rewritesCredentials = (x: Planned) =>
+    x.action.type !== 'allow' &&
+    (x.condition.regexFilter !== undefined
+      ? x.action.type === 'redirect'
+      : x.condition.requestDomains?.length === 1 && x.condition.urlFilter?.endsWith('^') === true);
+  const needsCredentialsAllow = literalKeys.size > 0 || plans.some((p) => p.rules.some((r) => r.rules.some(rewritesCredentials)));
   // Hosts whose dotted form may lose its dots: one regex per host shape, counted before the
   // budget (a ruleset the budget then cuts drops out, so the final groups are no more).
   const complete = (p: RulesetPlan) => !incomplete.has(p.ruleset);
-  const sharedRegexes = trivialGroups(plans).length + (needsCredentialsAllow ? 1 : 0);
+  const sharedRegexes = trivialGroups(plans, literalKeys).filter((r) => r.condition.regexFilter !== undefined).length + (needsCredentialsAllow ? 1 : 0);
   // The shapes with the most hosts, as many as the limit leaves room for.
   const dotShapes = new Set(
     (options.trailingDots === true ? dottedGroups(plans, active, complete) : [])
@@ -136,9 +154,9 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
   );
   skipped += spendRegexBudget(plans, Math.max(0, regexLimit - sharedRegexes - dotShapes.size), omit);
 
-  const planned: Planned[] = [...trivialGroups(plans)];
+  const planned: Planned[] = [...trivialGroups(plans, literalKeys)];
   for (const plan of plans) planned.push(...plan.allows, ...plan.rules.flatMap((r) => r.rules));
-  if (needsCredentialsAllow && planned.some((x) => x.action.type === 'redirect' && x.condition.regexFilter !== undefined)) planned.push(CREDENTIALS_ALLOW);
+  if (needsCredentialsAllow && planned.some(rewritesCredentials)) planned.push(CREDENTIALS_ALLOW);
   // After the budget: a ruleset it left out has nothing to apply to the undotted URL.
   if (dotShapes.size > 0) {
     for (const g of dottedGroups(plans, active, complete)) if (dotShapes.has(shapeKey(g))) planned.push(trailingDotRule(g, MAX_COMPILED_PRIORITY));

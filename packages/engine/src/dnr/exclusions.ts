@@ -2,10 +2,13 @@
 import { splitHttpPrefix } from './hosts.js';
 import { expandLiteralLanguage, literalPrefixes } from '../regex/literal-language.js';
 import { fallthroughAction, urlFilterSafe } from './actions.js';
-import { analyzeLookaround, type CarvedPrefix } from './lookaround.js';
+import { analyzeLookaround, negativeTail, type CarvedPrefix } from './lookaround.js';
+import { translateRegex } from './re2.js';
 import { ALL_TYPES, caseSensitive, prefixFilter, type PlanContext, type Planned } from './plan.js';
+import type { DnrAction } from './types.js';
 import { ALLOW_PRIORITY, LOOKAHEAD_ALLOW_PRIORITY, REENABLE_PRIORITY } from './priorities.js';
-import { regexCondition, rewriteDomains } from './fences.js';
+import { OVER_BUDGET, regexCondition, rewriteDomains } from './fences.js';
+import { splitToFit } from './split-alternation.js';
 
 /**
  * A safe stand-in for an exclusion DNR cannot express exactly: `allow` everything under the
@@ -30,9 +33,13 @@ export function widenExclusion(ctx: PlanContext, pattern: string, base: number):
   };
 }
 
+/** Literal URL starts an exclusion may spell out as `allow` rules, one rule each. */
+const LITERAL_EXCLUSION_LIMIT = 256;
+
 export function planExclusion(ctx: PlanContext, pattern: string, base: number): Planned[] | string {
   const priority = base + ALLOW_PRIORITY;
-  const lit = expandLiteralLanguage(pattern);
+  // A long list of literal URL starts costs rules, of which there are plenty, not a regex.
+  const lit = expandLiteralLanguage(pattern, LITERAL_EXCLUSION_LIMIT);
   if (lit && lit.expansions.every((e) => urlFilterSafe(e.text))) {
     return lit.expansions.map((e) => ({
       priority,
@@ -41,8 +48,20 @@ export function planExclusion(ctx: PlanContext, pattern: string, base: number): 
     }));
   }
   const rc = regexCondition(ctx, pattern, 'allow');
-  if (typeof rc === 'string') return rc;
-  return rc === null ? [] : [{ priority, action: { type: 'allow' }, condition: rc.condition }];
+  if (rc !== OVER_BUDGET) {
+    if (typeof rc === 'string') return rc;
+    return rc === null ? [] : [{ priority, action: { type: 'allow' }, condition: rc.condition }];
+  }
+  // Too large for one regex: its alternatives over a few.
+  const pieces = splitToFit(pattern, ctx.maxInstructions);
+  if (pieces === null) return rc;
+  const out: Planned[] = [];
+  for (const piece of pieces) {
+    const c = regexCondition(ctx, piece, 'allow');
+    if (typeof c === 'string') return c;
+    if (c !== null) out.push({ priority, action: { type: 'allow' }, condition: c.condition });
+  }
+  return out;
 }
 
 /**
@@ -51,7 +70,7 @@ export function planExclusion(ctx: PlanContext, pattern: string, base: number): 
  */
 export function planLookaroundExclusion(ctx: PlanContext, pattern: string, base: number, negativePrefixes: string[][]): Planned[] | string {
   const shape = analyzeLookaround(pattern);
-  if (!shape) return 'lookaround that cannot be rewritten without it';
+  if (!shape || (shape.kind === 'trailing' && shape.negate && !shape.prefix)) return planRegexReenabled(ctx, pattern, base, negativePrefixes);
   const out: Planned[] = [];
   const allowAt = (priority: number, urlFilter: string): Planned => ({
     priority,
@@ -102,6 +121,56 @@ export function planLookaroundExclusion(ctx: PlanContext, pattern: string, base:
     });
   }
   return out;
+}
+
+/**
+ * `P(?!A)` with A any regex RE2 can run: `allow` for P below a re-enabling rule for `^P(?:A)`
+ * that does what the ruleset's rules do under P (one regex per action). Without `^`, P found
+ * later in the URL excludes it as well, and such URLs are all left alone (`|http*P`, above the
+ * re-enabling rule: some missed, none rewritten differently).
+ */
+function planRegexReenabled(ctx: PlanContext, pattern: string, base: number, negativePrefixes: string[][]): Planned[] | string {
+  const tail = negativeTail(pattern);
+  if (!tail) return 'lookaround that cannot be rewritten without it';
+  if (!tail.prefixes.every(urlFilterSafe)) return 'lookahead prefix cannot be a URL filter';
+  negativePrefixes.push(tail.prefixes);
+  const allowAt = (priority: number, urlFilter: string): Planned => ({
+    priority,
+    action: { type: 'allow' },
+    condition: { urlFilter, ...caseSensitive, ...ctx.domainCondition, ...ALL_TYPES() },
+  });
+  const out = tail.prefixes.map((p) => allowAt(base + LOOKAHEAD_ALLOW_PRIORITY, prefixFilter(p, false)));
+  if (!tail.anchored) for (const p of tail.prefixes) out.push(allowAt(base + ALLOW_PRIORITY, `|http*${p}`));
+  const byAction = new Map<string, { action: DnrAction; prefixes: string[] }>();
+  for (const p of tail.prefixes) {
+    const action = fallthroughAction(ctx.ruleset.rules, 0, p, false);
+    if (action === null) return 'the rules under a negative lookahead differ across its URLs';
+    if (action === 'none') continue;
+    const key = JSON.stringify(action);
+    const group = byAction.get(key) ?? { action, prefixes: [] };
+    group.prefixes.push(p);
+    byAction.set(key, group);
+  }
+  for (const { action, prefixes } of byAction.values()) {
+    const source = `^(?:${prefixes.map(escapeRegex).join('|')})(?:${tail.lookSource})`;
+    const tr = translateRegex(source);
+    if (!tr.ok) return tr.reason;
+    const pieces = splitToFit(source, ctx.maxInstructions);
+    if (pieces === null) return OVER_BUDGET;
+    const domains = rewriteDomains(ctx, prefixes, null);
+    if (typeof domains === 'string') return `re-enabled URLs ${domains}`;
+    if (domains === null) continue;
+    for (const piece of pieces) {
+      const re2 = translateRegex(piece);
+      if (!re2.ok) return re2.reason;
+      out.push({ priority: base + REENABLE_PRIORITY, action, condition: { regexFilter: re2.re2, ...caseSensitive, ...domains, ...ALL_TYPES() } });
+    }
+  }
+  return out;
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[\\^$.|?*+()[\]{}/]/g, '\\$&');
 }
 
 /** Two negative-lookahead exclusions whose prefixes nest would re-enable each other's URLs. */

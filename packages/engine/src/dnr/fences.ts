@@ -49,6 +49,8 @@ export function fence(ctx: PlanContext, targets: readonly ClassifiedTarget[], ht
   }
 }
 
+export const OVER_BUDGET = 'regex over the 2 KB RE2 budget (estimated)';
+
 /**
  * A regex condition, or the reason it cannot be one; null when the regex matches no URL of a
  * host the ruleset targets (the reference never applies it: nothing to compile).
@@ -56,7 +58,7 @@ export function fence(ctx: PlanContext, targets: readonly ClassifiedTarget[], ht
 export function regexCondition(ctx: PlanContext, source: string, use: 'allow' | 'rewrite'): { condition: DnrCondition; captures: number } | string | null {
   const tr = translateRegex(source);
   if (!tr.ok) return tr.reason;
-  if (tr.estimatedInstructions > ctx.maxInstructions) return 'regex over the 2 KB RE2 budget (estimated)';
+  if (tr.estimatedInstructions > ctx.maxInstructions) return OVER_BUDGET;
   const prefixes = literalPrefixes(source);
   // An `allow` that reaches too far only leaves URLs alone; a rewrite must stay on the targets.
   const domains = use === 'allow' ? hostCondition(ctx, prefixes) : rewriteDomains(ctx, prefixes, source);

@@ -64,6 +64,14 @@ export function labelCountRegex(labels: number, atLeast: boolean, afterHost = AF
   return rest === 0 ? `^http://${LABEL}${afterHost}` : `^http://${LABEL}(?:\\.${LABEL})${count}${afterHost}`;
 }
 
+/**
+ * `^http://` + one label of the class `label` (RE2) + `labels` more, then the path: with the
+ * domain list of the `labels`-label domains, exactly their hosts one label below.
+ */
+export function oneBelowRegex(labels: number, label: string): string {
+  return `^http://${label}+(?:\\.${LABEL})${labels === 1 ? '' : `{${labels}}`}/`;
+}
+
 /** `^http://` + any of the given right/middle wildcard hosts (`*` = one label). */
 export function patternHostsRegex(hosts: string[]): string {
   const alts = hosts.map((h) =>

@@ -1,6 +1,7 @@
 import type { AST } from '@eslint-community/regexpp';
 import { expandLiteralLanguage, type LiteralLanguage } from '../regex/literal-language.js';
 import { topLevelElements } from '../regex/pattern-ast.js';
+import { matchesChar } from './host-labels.js';
 
 /** A literal URL prefix a lookahead carves out, and whether it must be the whole URL. */
 export interface CarvedPrefix {
@@ -107,4 +108,75 @@ function lookaheadLanguage(look: AST.LookaroundAssertion): { text: string; exact
     for (const e of lang.expansions) out.push({ text: e.text, exact: e.exact === true });
   }
   return out.length > 32 ? null : out;
+}
+
+/**
+ * An exclusion `P(?!A)` whose prefix P is a small finite set of URL starts and whose lookahead
+ * A may be any regex: URLs under P are excluded unless A follows. `c+(?!A)` (a run) is read as
+ * one `c`, which is the same only when no alternative of A can start inside the run, or every
+ * one swallows it first (`/+(?!/*X)`, X not starting with `/`): then A follows the one `c`
+ * exactly when the reference's A follows the whole run. Without `^`, P may also match later in
+ * the URL; `anchored` says which.
+ */
+export interface NegativeTail {
+  prefixes: string[];
+  anchored: boolean;
+  /** A's source, for `^P(?:A)`. */
+  lookSource: string;
+}
+
+export function negativeTail(source: string): NegativeTail | null {
+  const els = topLevelElements(source);
+  const look = els?.[els.length - 1];
+  if (!els || !look || look.type !== 'Assertion' || look.kind !== 'lookahead' || !look.negate) return null;
+  let before = els.slice(0, -1);
+  if (hasLookaround(before.map((e) => e.raw).join(''))) return null;
+  const anchored = before[0]?.type === 'Assertion' && before[0].kind === 'start';
+  const last = before[before.length - 1];
+  if (last?.type === 'Quantifier' && last.min === 1 && last.max === Infinity && last.element.type === 'Character') {
+    const c = String.fromCharCode(last.element.value);
+    const alts = look.alternatives.map((a) => a.elements);
+    const none = alts.every((a) => startsWithout(a, c));
+    const swallow = alts.every((a) => {
+      const [first, ...rest] = a;
+      return (
+        first?.type === 'Quantifier' &&
+        first.min === 0 &&
+        first.max === Infinity &&
+        first.element.type === 'Character' &&
+        String.fromCharCode(first.element.value) === c &&
+        startsWithout(rest, c)
+      );
+    });
+    if (!none && !swallow) return null;
+    before = [...before.slice(0, -1), last.element];
+  }
+  const raw = before.map((e) => e.raw).join('');
+  const lang = expandLiteralLanguage(anchored ? raw : `^${raw}`);
+  if (!lang || lang.consumesRest || lang.expansions.some((e) => e.exact)) return null;
+  const prefixes = lang.expansions.map((e) => e.text);
+  if (!anchored && !prefixes.every((p) => p.startsWith('http://'))) return null;
+  return { prefixes, anchored, lookSource: look.alternatives.map((a) => a.raw).join('|') };
+}
+
+/** Whether a match of `elements` can never start with `c` (nor be empty before a `c`). */
+function startsWithout(elements: readonly AST.Element[], c: string): boolean {
+  const [first, ...rest] = elements;
+  if (first === undefined) return false;
+  switch (first.type) {
+    case 'Character':
+    case 'CharacterClass':
+    case 'CharacterSet':
+      return !matchesChar(first, c);
+    case 'Assertion':
+      // `$` only holds at the URL's end, where no `c` follows.
+      return first.kind === 'end';
+    case 'Group':
+    case 'CapturingGroup':
+      return first.alternatives.every((a) => startsWithout([...a.elements, ...rest], c));
+    case 'Quantifier':
+      return first.min >= 1 && startsWithout([first.element], c);
+    default:
+      return false;
+  }
 }

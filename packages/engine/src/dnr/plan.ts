@@ -12,6 +12,8 @@ export interface RulePlan {
   upgradeHosts?: string[];
   /** ...and `*.` targets all of whose hosts it upgrades (the path must follow the host directly). */
   upgradeSuffixes?: string[];
+  /** ...and `*.` targets whose hosts one label below it upgrades, that label of the given class (RE2). */
+  upgradeOneBelow?: { suffix: string; label: string }[];
   rules: Planned[];
   regexes: number;
 }

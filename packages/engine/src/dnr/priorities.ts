@@ -26,7 +26,10 @@ export function rulePriority(band: number, ruleIndex: number): number {
 }
 
 export function bandOf(targets: ClassifiedTarget[]): number {
-  return Math.min(...targets.map((t) => (t.kind === 'exact' ? EXACT_BAND : t.kind === 'pattern' ? PATTERN_BAND : LEFT_BAND + Math.min(t.labels, 9))));
+  return targets.reduce(
+    (band, t) => Math.min(band, t.kind === 'exact' ? EXACT_BAND : t.kind === 'pattern' ? PATTERN_BAND : LEFT_BAND + Math.min(t.labels, 9)),
+    Infinity,
+  );
 }
 
 /**

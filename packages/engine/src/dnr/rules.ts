@@ -6,7 +6,7 @@ import { fallthroughAction, literalAction, urlFilterSafe } from './actions.js';
 import { analyzeLookaround, type CarvedPrefix } from './lookaround.js';
 import type { AST } from '@eslint-community/regexpp';
 import { captureCount, topLevelElements } from '../regex/pattern-ast.js';
-import { translateReplacement } from './re2.js';
+import { translateRegex, translateReplacement } from './re2.js';
 import type { DnrAction, DnrCondition } from './types.js';
 import { ALL_TYPES, caseSensitive, prefixFilter, type PlanContext, type Planned, type RulePlan } from './plan.js';
 import { hostCondition, regexCondition, rewriteDomains } from './fences.js';
@@ -20,7 +20,11 @@ import { rulesetRegexOrNull } from '../regex/safe-regex.js';
  * out when, by its literal end, the rule takes none. Null for anything else (right or middle
  * wildcards among them), which needs the regex.
  */
-export function schemeOnlyHosts(from: string, to: string, targets: readonly ClassifiedTarget[]): { hosts: string[]; suffixes: string[] } | null {
+export function schemeOnlyHosts(
+  from: string,
+  to: string,
+  targets: readonly ClassifiedTarget[],
+): { hosts: string[]; suffixes: string[]; oneBelow: { suffix: string; label: string }[] } | null {
   if (targets.some((t) => t.kind === 'pattern')) return null;
   const els = topLevelElements(from);
   if (!els) return null;
@@ -56,7 +60,9 @@ export function schemeOnlyHosts(from: string, to: string, targets: readonly Clas
   if (re === null) return null;
   const hosts: string[] = [];
   const suffixes: string[] = [];
+  const oneBelow: { suffix: string; label: string }[] = [];
   const below = openBelow(els.slice(8, -1));
+  const one = below === null ? oneLabelBelow(els.slice(8, -1)) : null;
   for (const t of targets) {
     if (t.kind === 'exact') {
       if (re.test(`http://${t.host}/`)) hosts.push(t.host);
@@ -65,13 +71,15 @@ export function schemeOnlyHosts(from: string, to: string, targets: readonly Clas
     const { suffix } = t as { suffix: string };
     // Everything below `*.b` matches, or (by its literal end) nothing can; else a regex it is.
     if (below !== null && (suffix === below || suffix.endsWith(`.${below}`))) suffixes.push(suffix);
+    // `([\w-]+)\.b/` under `*.b`: the hosts one label below, deeper ones left to later rules.
+    else if (one !== null && suffix === one.domain) oneBelow.push({ suffix, label: one.label });
     else if (below === null || !(below.endsWith(`.${suffix}`) || suffix.endsWith(`.${below}`))) {
       const shape = hostShape(from);
       if (shape === null || `.${suffix}`.endsWith(shape.suffix) || shape.suffix.endsWith(`.${suffix}`)) return null;
     } else return null;
   }
   // Empty lists: the rule matches none of the hosts the ruleset is offered for.
-  return { hosts, suffixes };
+  return { hosts, suffixes, oneBelow };
 }
 
 /** Canonical host characters: lowercase letters, digits, `.`, `-`, `_` (punycode for the rest). */
@@ -100,12 +108,43 @@ export function openBelow(host: readonly AST.Element[]): string | null {
   return literal === '' || literal.startsWith('.') ? null : literal;
 }
 
+/** Characters that end a host label or the host: a label class must match none of them. */
+const LABEL_ENDS = ['.', '/', ':', '@', '?', '#'];
+
+/**
+ * The domain `d` and the label class (RE2) when a host part matches exactly one label below it,
+ * each character of the class: `(C+)\.d` or `(C+\.)?d` (the latter also `d` itself, which the
+ * exact targets cover). Null for any other shape.
+ */
+export function oneLabelBelow(host: readonly AST.Element[]): { domain: string; label: string } | null {
+  const [first, ...rest] = host;
+  if (first === undefined || rest.length === 0 || !rest.every((e) => e.type === 'Character')) return null;
+  let literal = rest.map((e) => String.fromCharCode((e as AST.Character).value)).join('');
+  const optional = first.type === 'Quantifier' && first.min === 0 && first.max === 1;
+  const group = first.type === 'Quantifier' && optional ? first.element : first;
+  if (group.type !== 'CapturingGroup' || group.alternatives.length !== 1) return null;
+  const [run, dot, ...more] = group.alternatives[0]!.elements;
+  if (more.length > 0 || run?.type !== 'Quantifier' || run.min !== 1 || run.max !== Infinity) return null;
+  const cls = run.element;
+  if ((cls.type !== 'CharacterClass' && cls.type !== 'CharacterSet') || LABEL_ENDS.some((c) => matchesChar(cls, c))) return null;
+  if (dot !== undefined) {
+    if (dot.type !== 'Character' || dot.value !== 0x2e) return null;
+  } else {
+    if (optional || !literal.startsWith('.')) return null;
+    literal = literal.slice(1);
+  }
+  if (literal === '' || literal.startsWith('.')) return null;
+  const label = translateRegex(cls.raw);
+  return label.ok ? { domain: literal, label: label.re2 } : null;
+}
+
 export function planRule(ctx: PlanContext, j: number, priority: number): RulePlan | string {
   const rule = ctx.ruleset.rules[j]!;
   const literal = literalRule(rule.from, rule.to, priority, ctx.covered) ?? slashRunRule(rule.from, rule.to, priority, ctx.covered);
   if (literal) return { trivial: false, rules: literal, regexes: 0 };
   const upgrade = schemeOnlyHosts(rule.from, rule.to, ctx.targets);
-  if (upgrade) return { trivial: false, upgradeHosts: upgrade.hosts, upgradeSuffixes: upgrade.suffixes, rules: [], regexes: 0 };
+  if (upgrade)
+    return { trivial: false, upgradeHosts: upgrade.hosts, upgradeSuffixes: upgrade.suffixes, upgradeOneBelow: upgrade.oneBelow, rules: [], regexes: 0 };
   const rc = regexCondition(ctx, rule.from, 'rewrite');
   if (typeof rc === 'string') return rc;
   if (rc === null) return { trivial: false, rules: [], regexes: 0 };

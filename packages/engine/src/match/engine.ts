@@ -44,13 +44,23 @@ export interface EngineOptions {
   /** Turn on `platform="mixedcontent"` rulesets. */
   mixedContent?: boolean;
   /**
-   * Most compiled regexes kept at once (default 512; patterns with a finite language need none).
+   * Most compiled regexes kept at once (default 1,536; patterns with a finite language need none).
    * Each costs V8 about 2 KB of heap, mostly code; past the cap the oldest is dropped and
    * recompiled if needed again (FIFO, as browsing has locality).
    */
   regexCacheSize?: number;
   /** How much of the bundle to check at load; see BundleVerification. Default `full`. */
   verify?: BundleVerification;
+  /**
+   * Run patterns on the regex verdicts the bundle carries (compileBundle's `regexVerdicts`)
+   * instead of judging them here: no analysis at first use. Only for a bundle this project
+   * built and ships, the extension's packaged defaults (background/engine-loader.ts) and the
+   * bench standing for them; never for a channel's bundle, a file the user names, an import or
+   * anything read back from storage, where whoever wrote the bytes could call any regex safe.
+   * Without it a bundle's verdicts are ignored. test/regex-verdicts.test.ts lists who passes it.
+   * Default false.
+   */
+  trustBundledRegexVerdicts?: boolean;
 }
 
 /**
@@ -95,7 +105,13 @@ export class Engine {
     this.hostLabels = this.hosts.hostLabels;
     this.rulesets = new RulesetState(sections, this.strings, options.mixedContent === true);
     this.state = this.rulesets.state;
-    this.patterns = new PatternCache(sections, this.strings, this.rulesets, options.regexCacheSize ?? DEFAULT_REGEX_CACHE_SIZE);
+    this.patterns = new PatternCache(
+      sections,
+      this.strings,
+      this.rulesets,
+      options.regexCacheSize ?? DEFAULT_REGEX_CACHE_SIZE,
+      options.trustBundledRegexVerdicts === true,
+    );
     this.regexErrors = this.patterns.regexErrors;
   }
 

@@ -1,10 +1,10 @@
-import { RuleKind, Section } from '../bundle/format.js';
+import { PatternVerdictCode, RuleKind, Section } from '../bundle/format.js';
 import type { PackedArray } from '../bundle/packed-array.js';
 import type { BundleSections } from '../bundle/read.js';
 import { literalPrefix } from '../regex/literal-prefix.js';
-import { compileRulesetRegex, type RulesetRegex } from '../regex/safe-regex.js';
+import { compileProven, compileRulesetRegex, type CompiledRegex, type RulesetRegex } from '../regex/safe-regex.js';
 import { ExclusionIndex } from './exclusion-index.js';
-import { casesMatch, Form, type PreparedPattern, prepareLiteralRule, prepareRule, prepareTest, rewriteLiteral } from './prepared-pattern.js';
+import { casesMatch, Form, type PreparedPattern, prepareLiteralRule, prepareRegex, prepareRule, prepareTest, rewriteLiteral } from './prepared-pattern.js';
 import type { RulesetState } from './ruleset-state.js';
 import type { StringPool } from './string-pool.js';
 
@@ -43,6 +43,11 @@ export class PatternCache {
 
   private readonly strings: StringPool;
   private readonly rulesets: RulesetState;
+  /**
+   * The bundle's own regex verdicts, per pattern (rules, exclusions, then cookie host and name),
+   * when the loader said the bundle is our own build; null: every pattern is judged here.
+   */
+  private readonly verdicts: PackedArray | null;
   /** Rules, exclusions and cookie patterns as they run, by their index in their column; built on first use. */
   private rulePatterns: (PreparedPattern | undefined)[] | null = null;
   private exclusionPatterns: (PreparedPattern | undefined)[] | null = null;
@@ -57,7 +62,7 @@ export class PatternCache {
   /** The ruleset whose patterns are being run (a refusal disables it). */
   private applying = -1;
 
-  constructor({ header, packed }: BundleSections, strings: StringPool, rulesets: RulesetState, regexCacheSize: number) {
+  constructor({ header, packed }: BundleSections, strings: StringPool, rulesets: RulesetState, regexCacheSize: number, trustVerdicts: boolean) {
     this.strings = strings;
     this.rulesets = rulesets;
     this.ruleStart = packed[Section.RsRuleStart] as PackedArray;
@@ -71,6 +76,8 @@ export class PatternCache {
     this.cookieName = packed[Section.CookieName] as PackedArray;
     this.regexRing = new Array<PreparedPattern | undefined>(Math.max(1, regexCacheSize)).fill(undefined);
     this.refused = new Uint8Array(header.rulesetCount);
+    const verdicts = packed[Section.PatternVerdict] as PackedArray;
+    this.verdicts = trustVerdicts && verdicts.length > 0 ? verdicts : null;
   }
 
   /** One (not trivial-only) ruleset's `apply`: exclusions veto, then the first rule that changes the URL wins. */
@@ -96,7 +103,8 @@ export class PatternCache {
       if (kind === RuleKind.Trivial) return upgradeHttp(href);
       const from = this.strings.decode(this.ruleFrom.get(r));
       const to = this.strings.decode(this.ruleTo.get(r));
-      p = kind === RuleKind.Literal ? prepareLiteralRule(literalPrefix(from)?.prefix ?? '', to) : prepareRule(from, to);
+      if (kind === RuleKind.Literal) p = prepareLiteralRule(literalPrefix(from)?.prefix ?? '', to);
+      else p = this.hasVerdict(r) ? prepareRegex(from, to, r) : prepareRule(from, to);
       patterns[r] = p;
     }
     if (!href.startsWith(p.prefix)) return null;
@@ -165,7 +173,18 @@ export class PatternCache {
 
   private exclusion(e: number): PreparedPattern {
     const patterns = this.exclusionPatterns ?? (this.exclusionPatterns = new Array<PreparedPattern | undefined>(this.exclusionPattern.length).fill(undefined));
-    return patterns[e] ?? (patterns[e] = prepareTest(this.strings.decode(this.exclusionPattern.get(e))));
+    return patterns[e] ?? (patterns[e] = this.prepareTest(this.exclusionPattern.get(e), this.ruleFrom.length + e));
+  }
+
+  /** A tested pattern (string id `source`) with entry `at` in the verdict column. */
+  private prepareTest(source: number, at: number): PreparedPattern {
+    const text = this.strings.decode(source);
+    return this.hasVerdict(at) ? prepareRegex(text, null, at) : prepareTest(text);
+  }
+
+  /** Whether the trusted bundle has a verdict for pattern `at` (then it needs a regex). */
+  private hasVerdict(at: number): boolean {
+    return this.verdicts !== null && this.verdicts.get(at) !== PatternVerdictCode.None;
   }
 
   /** Whether one of the many exclusions [start, end) of ruleset `id` matches `href`, through its index. */
@@ -185,7 +204,7 @@ export class PatternCache {
   /** Whether securecookie pattern `k` (2c: host, 2c + 1: name of cookie c), string `source`, matches `input`. */
   private testCookie(k: number, source: number, input: string): boolean {
     const patterns = this.cookiePatterns ?? (this.cookiePatterns = new Array<PreparedPattern | undefined>(2 * this.cookieHost.length).fill(undefined));
-    return this.matches(patterns[k] ?? (patterns[k] = prepareTest(this.strings.decode(source))), input);
+    return this.matches(patterns[k] ?? (patterns[k] = this.prepareTest(source, this.ruleFrom.length + this.exclusionPattern.length + k)), input);
   }
 
   /** Whether a test pattern (exclusion or securecookie) matches `input`. */
@@ -203,7 +222,7 @@ export class PatternCache {
    * browsing has locality) and compiled again if needed (the door's verdict is cached).
    */
   private compile(pattern: PreparedPattern): RulesetRegex | null {
-    const compiled = compileRulesetRegex(pattern.source, pattern.isRule ? { use: 'replace', to: pattern.to } : { use: 'test' });
+    const compiled = this.compileThroughDoor(pattern);
     let re: RulesetRegex | null = null;
     if (compiled.ok) re = compiled.regex;
     else if (!compiled.refused) this.regexErrors.set(pattern.source, compiled.reason);
@@ -221,6 +240,18 @@ export class PatternCache {
     ring[this.regexNext] = pattern;
     this.regexNext = (this.regexNext + 1) % ring.length;
     return re;
+  }
+
+  /** The door's answer: on the verdict our own build stored, when trusted; else judged here. */
+  private compileThroughDoor(pattern: PreparedPattern): CompiledRegex {
+    const use = pattern.isRule ? ({ use: 'replace', to: pattern.to } as const) : ({ use: 'test' } as const);
+    if (this.verdicts !== null && pattern.verdictAt >= 0) {
+      const code = this.verdicts.get(pattern.verdictAt);
+      if (code === PatternVerdictCode.Proven || code === PatternVerdictCode.Quadratic) {
+        return { ok: true, regex: compileProven(pattern.source, code === PatternVerdictCode.Quadratic, use) };
+      }
+    }
+    return compileRulesetRegex(pattern.source, use);
   }
 }
 

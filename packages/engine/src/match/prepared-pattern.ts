@@ -75,6 +75,8 @@ export interface PreparedPattern {
   readonly isRule: boolean;
   /** Regex: compiled through the door on demand, dropped again when the regex cache is full; null when it does not compile or was refused. */
   regex: RulesetRegex | null | undefined;
+  /** Regex: the pattern's entry in the bundle's PatternVerdict column, when the matcher trusts it; -1: none. */
+  verdictAt: number;
 }
 
 /** A pattern that is tested, not replaced: exclusions and securecookie host and name. */
@@ -97,6 +99,7 @@ export function prepareLiteralRule(prefix: string, to: string): PreparedPattern 
     source: '',
     isRule: true,
     regex: undefined,
+    verdictAt: -1,
   };
 }
 
@@ -104,24 +107,35 @@ export function prepareRule(from: string, to: string): PreparedPattern {
   return prepare(from, to);
 }
 
+/**
+ * A pattern the bundle's build already found to need a regex (it has a stored verdict): no
+ * search for a finite language. `to` is the rule's replacement, null for a tested pattern.
+ */
+export function prepareRegex(source: string, to: string | null, verdictAt: number): PreparedPattern {
+  return regexForm(source, flat(literalPrefix(source)?.prefix ?? ''), to, verdictAt);
+}
+
 function prepare(source: string, to: string | null): PreparedPattern {
   const prefix = flat(literalPrefix(source)?.prefix ?? '');
-  return (
-    literalCases(source, prefix, to ?? '', to !== null) ?? {
-      form: Form.Regex,
-      prefix,
-      to: to ?? '',
-      texts: null,
-      exact: null,
-      replacements: null,
-      toEnd: false,
-      run: null,
-      lookahead: null,
-      source,
-      isRule: to !== null,
-      regex: undefined,
-    }
-  );
+  return literalCases(source, prefix, to ?? '', to !== null) ?? regexForm(source, prefix, to, -1);
+}
+
+function regexForm(source: string, prefix: string, to: string | null, verdictAt: number): PreparedPattern {
+  return {
+    form: Form.Regex,
+    prefix,
+    to: to ?? '',
+    texts: null,
+    exact: null,
+    replacements: null,
+    toEnd: false,
+    run: null,
+    lookahead: null,
+    source,
+    isRule: to !== null,
+    regex: undefined,
+    verdictAt,
+  };
 }
 
 function literalCases(source: string, prefix: string, to: string, isRule: boolean): PreparedPattern | null {
@@ -172,6 +186,7 @@ function literalCases(source: string, prefix: string, to: string, isRule: boolea
     source: '',
     isRule,
     regex: undefined,
+    verdictAt: -1,
   };
 }
 

@@ -8,7 +8,8 @@ import { parseRulesetXml } from '../parse/xml-ruleset.js';
 import { compileBundle } from '../bundle/write.js';
 import { checkRulesetRegexes } from '../regex/ruleset-regexes.js';
 
-export interface LoadOptions extends EngineOptions {
+/** A file from disk is never our own packaged build: its regex verdicts are never trusted. */
+export interface LoadOptions extends Omit<EngineOptions, 'trustBundledRegexVerdicts'> {
   /**
    * Judge every regex now (`compile`, `publish`): rulesets with a refused pattern are left out
    * with an `unsafe-regex` error. Without it (`rewrite`), the engine judges each pattern when it
@@ -129,7 +130,7 @@ export function loadRulesets(paths: readonly string[], options: LoadOptions = {}
   const bundle = compileBundle(kept, options.timestamp === undefined ? {} : { timestamp: options.timestamp });
   const parsedKept = kept.filter((rs) => rulesets.includes(rs));
   // Compiled here, in this process: nothing to verify.
-  return { engine: new Engine(bundle, { ...options, verify: 'trusted' }), bundle, rulesets: parsedKept, diagnostics };
+  return { engine: new Engine(bundle, { ...options, verify: 'trusted', trustBundledRegexVerdicts: false }), bundle, rulesets: parsedKept, diagnostics };
 }
 
 /** A ruleset decoded from a bundle, located at the bundle file for diagnostics. */
@@ -137,9 +138,10 @@ function withFile(ruleset: Ruleset, file: string): Ruleset {
   return { ...ruleset, loc: { file, line: 1, column: 1 } };
 }
 
-function openBundle(file: string, bytes: Uint8Array, options: EngineOptions): Engine {
+function openBundle(file: string, bytes: Uint8Array, options: LoadOptions): Engine {
   try {
-    return new Engine(bytes, options);
+    // Whoever wrote the file could call any regex safe: its patterns are judged here.
+    return new Engine(bytes, { ...options, trustBundledRegexVerdicts: false });
   } catch (err) {
     throw new Error(`${basename(file)}: ${(err as Error).message}`);
   }

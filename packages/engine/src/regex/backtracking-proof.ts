@@ -484,7 +484,14 @@ function boundedText(alts: readonly AST.Alternative[], depth: number): boolean {
       case 'Group':
       case 'CapturingGroup':
         return depth < 8 && boundedText(el.alternatives, depth + 1)
-          ? Math.max(...el.alternatives.map((a) => a.elements.reduce((n, e) => n + longest(e), 0)))
+          ? el.alternatives.reduce(
+              (m, a) =>
+                Math.max(
+                  m,
+                  a.elements.reduce((n, e) => n + longest(e), 0),
+                ),
+              -Infinity,
+            )
           : Infinity;
       case 'Quantifier':
         return el.max === Infinity ? Infinity : el.max * longest(el.element);

@@ -131,6 +131,21 @@ export function compileRulesetRegex(source: string, use: PatternUse = TEST): Com
   }
 }
 
+/**
+ * A pattern our own build of a bundle proved (linear, or quadratic), run with no analysis: the
+ * door's verdict reached when the bundle was compiled (match/pattern-cache.ts, only for a bundle
+ * the loader trusts as ours). A quadratic one judges itself for its RE2 spelling only if input
+ * beyond QUADRATIC_INPUT_LIMIT comes.
+ */
+export function compileProven(source: string, quadratic: boolean, use: PatternUse = TEST): RulesetRegex {
+  const re = new RegExp(source);
+  if (!quadratic) return new NativeRegex(re);
+  return new BoundedRegex(re, () => {
+    const verdict = judgeRegex(source, use);
+    return verdict.kind === 'proven' && verdict.quadratic ? verdict.re2 : null;
+  });
+}
+
 /** compileRulesetRegex for callers that only need "runs or not" (authoring tools). */
 export function rulesetRegexOrNull(source: string, use: PatternUse = TEST): RulesetRegex | null {
   const compiled = compileRulesetRegex(source, use);
@@ -162,11 +177,13 @@ class NativeRegex implements RulesetRegex {
 class BoundedRegex implements RulesetRegex {
   readonly verdict = 'proven';
   private long: LinearRegex | null = null;
+  /** `re2`: the spelling, or how to work it out on first need. */
   constructor(
     private readonly re: RegExp,
-    private readonly re2: string | null,
+    private re2: string | null | (() => string | null),
   ) {}
   private beyond(): LinearRegex | null {
+    if (typeof this.re2 === 'function') this.re2 = this.re2();
     if (this.re2 !== null && this.long === null) this.long = new LinearRegex(re2js().compile(this.re2));
     return this.long;
   }

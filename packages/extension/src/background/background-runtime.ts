@@ -5,12 +5,11 @@
  */
 import { type Engine } from '@httpsify/engine';
 import { fetchBytesWith } from '@httpsify/engine/channels';
-import type { ChannelArea } from '../channels/channel-storage.js';
 import { CHANNEL_ALARM, ChannelService } from '../channels/channel-service.js';
 import { SETTING_KEYS } from '../settings/schema.js';
 import { SettingsStore } from '../settings/store.js';
 import { siteOf } from '../site-rules/site-pattern.js';
-import { ext } from './browser-api.js';
+import { ext, storageArea } from './browser-api.js';
 import { CAPTIVE_PORTAL_REASON, probeCaptivePortal } from './captive-portal.js';
 import { bundledDefaultsTimestamp } from './engine-loader.js';
 import { HttpsFirstTracker, interstitialUrl, type FallbackEvent } from './https-first.js';
@@ -28,7 +27,8 @@ import { handleProtectionRequest, isProtectionRequest } from '../protection/prot
 import { securedCookie, type CookieLike } from './cookies.js';
 import { isLibraryRequest } from '../library/library-protocol.js';
 import { LibraryService } from '../library/library-service.js';
-import { LIBRARY_LAYER_NAME, type StorageLike } from '../library/library-store.js';
+import { LIBRARY_LAYER_NAME } from '../library/library-store.js';
+import type { RuleBody } from '../dnr/rules.js';
 
 export const INTERSTITIAL_PATH = 'ui/interstitial.html';
 const TABS_SESSION_KEY = 'uiTabActivity';
@@ -49,8 +49,10 @@ export interface UiInstallOptions {
   loopGuard?: LoopGuardHooks;
   /** Chromium: known HTTPS hosts the protection mode writes no subresource rule for. */
   protectionKeepOut?(host: string): boolean;
+  /** Chromium: declares the known hosts' subresource rules (the rule writer's "protection" layer). */
+  protectionRules?(rules: RuleBody[]): Promise<void>;
   /**
-   * Chromium: the settings changed, bring their dynamic rules in line (`uiRulesSyncer`). Passed
+   * Chromium: the settings changed, bring their dynamic rules in line (`syncSettingsRules`). Passed
    * in rather than imported, so the Firefox build does not bundle the DNR compiler.
    */
   policyApplied?(controller: SettingsController): Promise<void>;
@@ -75,11 +77,16 @@ export interface InstalledUi {
 }
 
 export function installBackground(options: UiInstallOptions): InstalledUi {
-  const store = new SettingsStore(ext.storage.local as unknown as ConstructorParameters<typeof SettingsStore>[0]);
+  const store = new SettingsStore(storageArea('local'));
   const activity = new TabActivity();
   const tickets = new PageTickets();
   let controller: SettingsController | null = null;
   const topUrls = new Map<number, string>();
+  /**
+   * Tabs showing the fallback page, by id: its address (extensions without the "tabs"
+   * permission cannot read the address of a tab showing one of their own pages).
+   */
+  const fallbackTabs = new Map<number, string>();
   const pendingStats = { upgrades: 0, fallbacks: 0, httpHosts: [] as string[] };
   let statsTimer: ReturnType<typeof setTimeout> | null = null;
   let tabsTimer: ReturnType<typeof setTimeout> | null = null;
@@ -87,8 +94,8 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   let channelService: ChannelService | null = null;
   let library: LibraryService | null = null;
   const protection = new ProtectionRuntime({
-    storage: ext.storage.local as unknown as ConstructorParameters<typeof ProtectionRuntime>[0]['storage'],
-    dnr: options.platform === 'chromium' ? (ext.declarativeNetRequest as unknown as ConstructorParameters<typeof ProtectionRuntime>[0]['dnr']) : undefined,
+    storage: storageArea('local'),
+    writeRules: options.protectionRules,
     isLoopBlocked: (host) => options.loopGuard?.isHostBlocked(host) ?? false,
     learned: (host) => void secureKnownHostCookies(host),
     dnrKeepOut: options.protectionKeepOut,
@@ -119,7 +126,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     const engine = await options.ready;
     const defaultsTimestamp = bundledDefaultsTimestamp();
     const service = new ChannelService({
-      area: ext.storage.local as unknown as ChannelArea,
+      area: storageArea('local'),
       alarms: ext.alarms,
       fetchBytes: fetchBytesWith(),
       defaultsTimestamp,
@@ -130,6 +137,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       overridesApplied: options.overridesApplied,
       loopGuard: options.loopGuard,
       fallbackPath: `/${INTERSTITIAL_PATH}`,
+      fallbackPage: (tabId) => fallbackTabs.get(tabId),
       version: ext.runtime.getManifest().version,
       rulesetsTimestamp: defaultsTimestamp,
       httpOnceChanged: async (hosts) => ext.storage.session.set({ [ONCE_SESSION_KEY]: hosts }),
@@ -150,12 +158,12 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     const session = await ext.storage.session.get([TABS_SESSION_KEY, ONCE_SESSION_KEY, TICKETS_SESSION_KEY]);
     tickets.restore(session[TICKETS_SESSION_KEY]);
     activity.restore((session[TABS_SESSION_KEY] as [number, TabRecord][] | undefined) ?? []);
-    for (const h of (session[ONCE_SESSION_KEY] as string[] | undefined) ?? []) c.httpOnce.add(h);
+    c.restoreHttpOnce((session[ONCE_SESSION_KEY] as string[] | undefined) ?? []);
     await protection.load();
     await c.start();
     // The imported ruleset library: one more layer after the channels (src/library/).
     library = new LibraryService({
-      area: ext.storage.local as unknown as StorageLike,
+      area: storageArea('local'),
       apply: (lib) => c.setLibrary(lib === null ? null : { name: LIBRARY_LAYER_NAME, timestamp: lib.timestamp, engine: lib.engine }),
       platformProblem: async () => (await options.channelProblems())[LIBRARY_LAYER_NAME] ?? null,
     });
@@ -288,7 +296,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       ticket,
     });
     if (movedOn()) return;
-    c.fallbackTabs.set(event.tabId, page);
+    fallbackTabs.set(event.tabId, page);
     await ext.tabs.update(event.tabId, { url: page });
   }
 
@@ -334,7 +342,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     if (!url.startsWith('http:') && !url.startsWith('https:')) return undefined;
     if (d.type === 'main_frame') {
       topUrls.set(d.tabId, url);
-      c.fallbackTabs.delete(d.tabId);
+      fallbackTabs.delete(d.tabId);
       tracker.superseded(d.tabId, d.requestId);
       navigations.set(d.tabId, { count: (navigations.get(d.tabId)?.count ?? 0) + 1, url });
       const handoff = handoffUpgrades.get(d.tabId);
@@ -370,7 +378,6 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       pendingStats.upgrades++;
       scheduleStats();
     }
-    if (d.type === 'main_frame' && c.alternativeTabs.get(d.tabId)?.url !== url) c.alternativeTabs.delete(d.tabId);
     if (activity.note({ tabId: d.tabId, type: d.type, url, rulesets: names, upgraded, httpsFirst: first, upgradedTo })) {
       scheduleTabsSave();
       if (upgraded || d.type === 'main_frame') void refreshIcon(d.tabId, top);
@@ -448,9 +455,8 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     activity.remove(tabId);
     tickets.dropTab(tabId);
     protection.budget.tabClosed(tabId);
-    controller?.fallbackTabs.delete(tabId);
+    fallbackTabs.delete(tabId);
     topUrls.delete(tabId);
-    controller?.alternativeTabs.delete(tabId);
     navigations.delete(tabId);
     handoffUpgrades.delete(tabId);
     scheduleTabsSave();

@@ -1,9 +1,9 @@
 import type { DnrRule } from '@httpsify/engine/dnr';
+import type { DnrApi, StorageArea } from './browser-api.js';
 import { STATIC_RULESET_ID } from '../build/manifest.js';
 import type { ChannelLayers } from '../channels/channel-layers.js';
-import { type AppliedChannel, compileChannelRules, type ChannelDnrInput, planChannelDnr, usageOf } from '../channels/channel-dnr.js';
-import type { StorageAreaLike } from '../settings/storage-area.js';
-import { inChannelRange } from './dnr-layout.js';
+import { type AppliedChannel, compileChannelRules, type ChannelDnrInput, planChannelDnr } from '../channels/channel-dnr.js';
+import type { RuleWriter } from '../dnr/rule-writer.js';
 import { compileLibraryRules } from '../library/library-dnr.js';
 import { LIBRARY_LAYER_NAME } from '../library/library-store.js';
 
@@ -18,14 +18,6 @@ export interface ChannelDnrState {
   defaultsDisabled: boolean;
 }
 
-/** The part of `chrome.declarativeNetRequest` used here (typed loosely: our rules are a subset). */
-export interface DnrApi {
-  getDynamicRules(): Promise<DnrRule[]>;
-  getSessionRules(): Promise<DnrRule[]>;
-  updateDynamicRules(update: { removeRuleIds: number[]; addRules: DnrRule[] }): Promise<void>;
-  updateEnabledRulesets(update: { enableRulesetIds?: string[]; disableRulesetIds?: string[] }): Promise<void>;
-}
-
 /**
  * Chromium: keeps the dynamic channel rules and the static ruleset's on/off state in line with
  * the installed channels. The rules are only recompiled when an input changed (a new bundle,
@@ -37,8 +29,9 @@ export class ChannelDnrRuntime {
   private running: Promise<unknown> = Promise.resolve();
 
   constructor(
-    private readonly dnr: DnrApi,
-    private readonly area: StorageAreaLike,
+    private readonly writer: RuleWriter,
+    private readonly rulesets: Pick<DnrApi, 'updateEnabledRulesets'>,
+    private readonly area: StorageArea,
   ) {}
 
   async state(): Promise<ChannelDnrState | undefined> {
@@ -57,13 +50,9 @@ export class ChannelDnrRuntime {
     const stored = await this.state();
     if (stored?.key === key) return stored;
 
-    const existing = await this.dnr.getDynamicRules();
-    const session = await this.dnr.getSessionRules();
-    const others = usageOf([...existing.filter((r) => !inChannelRange(r.id)), ...session]);
-    // Session rules only count towards the regex limit (they have their own rule count).
-    others.rules -= session.length;
-    others.unsafeRules -= session.filter((r) => r.action.type === 'redirect').length;
-    const byId = new Map(existing.filter((r) => inChannelRange(r.id)).map((r) => [r.id, r]));
+    // What the other layers use (the writer counts the shared budgets), and this layer's rules.
+    const others = await this.writer.usageOutside('channels');
+    const byId = new Map((await this.writer.rules('channels')).map((r) => [r.id, r as DnrRule]));
 
     const inputs: ChannelDnrInput[] = layers.channels.map((c) => {
       const before = stored?.applied[c.name];
@@ -86,7 +75,7 @@ export class ChannelDnrRuntime {
           const rulesets = [];
           for (let id = 0; id < c.engine.rulesetCount; id++) if (c.engine.isActive(id)) rulesets.push(c.engine.ruleset(id));
           if (c.name === LIBRARY_LAYER_NAME) return compileLibraryRules(rulesets, free);
-          return compileChannelRules(rulesets, c.scope, regexLimit, c.destinations);
+          return compileChannelRules(rulesets, c.scope, regexLimit, c.destinations, free.rules);
         },
       };
     });
@@ -94,7 +83,7 @@ export class ChannelDnrRuntime {
     for (const [name, problem] of layers.problems) plan.problems[name] = problem;
 
     try {
-      await this.dnr.updateDynamicRules({ removeRuleIds: [...byId.keys()], addRules: plan.rules });
+      await this.writer.setLayer('channels', plan.rules);
     } catch (err) {
       // Chromium refused the whole update, so the previous rules are all still there.
       const problems = { ...(stored?.problems ?? {}) };
@@ -104,7 +93,7 @@ export class ChannelDnrRuntime {
       await this.area.set({ [CHANNEL_DNR_STATE_KEY]: kept });
       return kept;
     }
-    await this.dnr.updateEnabledRulesets(plan.disableDefaults ? { disableRulesetIds: [STATIC_RULESET_ID] } : { enableRulesetIds: [STATIC_RULESET_ID] });
+    await this.rulesets.updateEnabledRulesets(plan.disableDefaults ? { disableRulesetIds: [STATIC_RULESET_ID] } : { enableRulesetIds: [STATIC_RULESET_ID] });
     const state: ChannelDnrState = { key, applied: plan.applied, problems: plan.problems, defaultsDisabled: plan.disableDefaults };
     await this.area.set({ [CHANNEL_DNR_STATE_KEY]: state });
     return state;

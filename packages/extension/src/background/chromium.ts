@@ -5,9 +5,12 @@
  * the extension's pages. Listeners are registered synchronously, as MV3 requires.
  */
 import type { Engine } from '@httpsify/engine';
-import { ALL_URLS, ext } from './browser-api.js';
-import { CHANNEL_DNR_STATE_KEY, ChannelDnrRuntime, type DnrApi } from './channel-dnr-runtime.js';
-import { addLoopAllowRule, clearSessionRules, removeLoopAllowRule, syncDynamicRules } from './dnr-runtime.js';
+import { ALL_URLS, dnrApi, ext, storageArea } from './browser-api.js';
+import { CHANNEL_DNR_STATE_KEY, ChannelDnrRuntime } from './channel-dnr-runtime.js';
+import { loopAllowRules } from '../dnr/loop-rules.js';
+import { syncOverrides } from '../dnr/override-rules.js';
+import { RuleWriter } from '../dnr/rule-writer.js';
+import { syncSettingsRules } from '../dnr/settings-rules.js';
 import { DnrUpgradeCheck } from './dnr-upgrade-check.js';
 import { loadBundledEngine } from './engine-loader.js';
 import { LoopGuard } from './loop-guard.js';
@@ -17,15 +20,14 @@ import { exclusionsMayBeMissed } from '../protection/protection-dnr.js';
 import { restoreOverrides } from './overrides-store.js';
 import { listenForCookies, listenForMessages } from './shared-listeners.js';
 import type { SettingsController } from './settings-controller.js';
-import { uiRulesSyncer } from './settings-dnr-sync.js';
 import { installBackground } from './background-runtime.js';
 
 const LOOP_HOSTS_KEY = 'loopBlockedHosts';
 const guard = new LoopGuard();
-const channelDnr = new ChannelDnrRuntime(
-  ext.declarativeNetRequest as unknown as DnrApi,
-  ext.storage.local as unknown as ConstructorParameters<typeof ChannelDnrRuntime>[1],
-);
+const dnr = dnrApi();
+/** The one writer of dynamic and session rules: every module below declares its layer to it. */
+const writer = new RuleWriter(dnr);
+const channelDnr = new ChannelDnrRuntime(writer, dnr, storageArea('local'));
 /** False while an update channel replaces the default rulesets (their static ruleset is off). */
 let defaultsInUse = true;
 /** The defaults engine and the hosts of default rulesets DNR did not express completely, once loaded. */
@@ -45,7 +47,7 @@ ext.runtime.onInstalled.addListener(() => {
   // Dynamic rules survive restarts; after an install or update they are rebuilt from storage
   // (the channel rules too: this version may compile them differently).
   void ready
-    .then((e) => syncDynamicRules(e, defaultsInUse))
+    .then((e) => syncOverrides(writer, e, defaultsInUse))
     .then(() => ext.storage.local.remove(CHANNEL_DNR_STATE_KEY))
     .then(() => ui.controller)
     .then(applyChannels)
@@ -58,15 +60,20 @@ async function applyChannels(c: SettingsController): Promise<void> {
   const state = await channelDnr.sync(c.channels, c.settings.mixedContent);
   if (defaultsInUse === state.defaultsDisabled) {
     defaultsInUse = !state.defaultsDisabled;
-    await syncDynamicRules(c.engine, defaultsInUse);
+    await syncOverrides(writer, c.engine, defaultsInUse);
   }
   dnrCheck.invalidate();
 }
 
+/** The loop guard's list changed: its session rules and its stored copy follow. */
+async function loopHostsChanged(): Promise<void> {
+  await writer.setLayer('loops', loopAllowRules(guard.blockedHosts()));
+  await ext.storage.session.set({ [LOOP_HOSTS_KEY]: guard.blockedHosts() });
+}
+
 async function stopUpgrading(host: string): Promise<void> {
   ui.protection.forget(host);
-  await addLoopAllowRule(host);
-  await ext.storage.session.set({ [LOOP_HOSTS_KEY]: guard.blockedHosts() });
+  await loopHostsChanged();
 }
 
 function httpVersion(url: string): string {
@@ -109,10 +116,7 @@ listenForCookies(ready, {
 listenForMessages(ready, {
   guard,
   setRuleset: async (name, active) => (await ui.controller).handle({ type: 'setRuleset', name, active }),
-  loopGuardCleared: async () => {
-    await clearSessionRules();
-    await ext.storage.session.set({ [LOOP_HOSTS_KEY]: [] });
-  },
+  loopGuardCleared: loopHostsChanged,
 });
 
 // Popup, options page, HTTPS-first, icon and badge; settings changes recompile the overrides.
@@ -120,7 +124,7 @@ const ui = installBackground({
   platform: 'chromium',
   ready,
   overridesApplied: async (e) => {
-    await syncDynamicRules(e, defaultsInUse);
+    await syncOverrides(writer, e, defaultsInUse);
     dnrCheck.invalidate();
   },
   channelsApplied: applyChannels,
@@ -129,16 +133,16 @@ const ui = installBackground({
     isHostBlocked: (host) => guard.isHostBlocked(host),
     forget: async (host) => {
       guard.forget(host);
-      await removeLoopAllowRule(host);
-      await ext.storage.session.set({ [LOOP_HOSTS_KEY]: guard.blockedHosts() });
+      await loopHostsChanged();
     },
   },
-  policyApplied: uiRulesSyncer(),
+  policyApplied: (c) => syncSettingsRules(writer, c, ext.runtime.id),
+  protectionRules: (rules) => writer.setLayer('protection', rules),
   protectionKeepOut: (host) => defaults !== null && handoffScope !== null && exclusionsMayBeMissed(defaults, handoffScope, host),
 });
 
 // Main frames DNR cannot rewrite exactly go through the handoff page, which asks the rulesets.
-const handoff = installHandoff({
+const handoff = installHandoff(writer, {
   inputs: async (tabId) => {
     await ui.controller;
     // Ready once the controller is: ui.decide answers from then on.

@@ -9,7 +9,8 @@
 import type { Ruleset } from '@httpsify/engine';
 import type { DnrOmission, DnrRule } from '@httpsify/engine/dnr';
 import type { Decision } from '../decision/decide.js';
-import { HANDOFF_ONCE_PRIORITY, HANDOFF_PRIORITY, HANDOFF_RULE_ID_BASE } from './dnr-layout.js';
+import { HANDOFF_ONCE_PRIORITY, HANDOFF_PRIORITY } from '../dnr/layout.js';
+import type { RuleBody } from '../dnr/rules.js';
 
 export const HANDOFF_PAGE = 'ui/handoff.html';
 export const HANDOFF_SCOPE_PATH = 'rules/handoff.json';
@@ -73,10 +74,10 @@ const PORT_PATH = '(:[0-9]+)?/.*';
 const PATTERNS_PER_RULE = 1;
 
 /**
- * The dynamic rules sending main frames to the page (`regexSubstitution` carries the whole URL
- * in the page's fragment). Priority HANDOFF_PRIORITY, ids from HANDOFF_RULE_ID_BASE.
+ * The "handoff" layer: the dynamic rules sending main frames to the page (`regexSubstitution`
+ * carries the whole URL in the page's fragment), at HANDOFF_PRIORITY.
  */
-export function handoffRules(scope: HandoffScope, pageUrl: string): DnrRule[] {
+export function handoffRules(scope: HandoffScope, pageUrl: string): RuleBody[] {
   const action = { type: 'redirect' as const, redirect: { regexSubstitution: `${pageUrl}#\\0` } };
   const conditions: DnrRule['condition'][] = [];
   if (scope.domains.length > 0) conditions.push({ regexFilter: `^http://.*`, requestDomains: scope.domains });
@@ -92,18 +93,16 @@ export function handoffRules(scope: HandoffScope, pageUrl: string): DnrRule[] {
   // Credentials or a trailing dot: no compiled rule rewrites those main frames, whatever the host.
   conditions.push({ regexFilter: `^http://[^/]*@.*` });
   conditions.push({ regexFilter: `^http://[^/@:]*\\.${PORT_PATH}` });
-  return conditions.map((condition, i) => ({
-    id: HANDOFF_RULE_ID_BASE + i,
+  return conditions.map((condition) => ({
     priority: HANDOFF_PRIORITY,
     action,
     condition: { ...condition, resourceTypes: ['main_frame'] },
   }));
 }
 
-/** The session rule that lets exactly `url` load once in one tab, without the handoff. */
-export function handoffOnceRule(id: number, tabId: number, url: string): DnrRule {
+/** The session rule ("handoffOnce" layer) that lets exactly `url` load once in one tab, without the handoff. */
+export function handoffOnceRule(tabId: number, url: string): RuleBody {
   return {
-    id,
     priority: HANDOFF_ONCE_PRIORITY,
     action: { type: 'allow' },
     condition: { regexFilter: `^${escape(url)}$`, isUrlFilterCaseSensitive: true, tabIds: [tabId], resourceTypes: ['main_frame'] },

@@ -6,7 +6,7 @@
  */
 import { ext } from './browser-api.js';
 import { classifySender } from './ui-senders.js';
-import { HANDOFF_SESSION_ID_BASE, inHandoffRange, inHandoffSessionRange, nextId } from './dnr-layout.js';
+import type { RuleWriter } from '../dnr/rule-writer.js';
 import {
   decideHandoff,
   HANDOFF_PAGE,
@@ -18,8 +18,6 @@ import {
   type HandoffDecision,
   type HandoffInputs,
 } from './handoff-rules.js';
-
-type Rule = chrome.declarativeNetRequest.Rule;
 
 /**
  * A loop: the host's own HTTPS answer sent this tab's page back to its HTTP URL this often
@@ -37,28 +35,21 @@ export interface HandoffDeps {
   downgradesSeen(tabId: number, fromHost: string, toUrl: string): number;
 }
 
-export function installHandoff(deps: HandoffDeps): { syncRules(): Promise<void> } {
-  const onceRules = new Map<number, number[]>();
+export function installHandoff(writer: RuleWriter, deps: HandoffDeps): { syncRules(): Promise<void> } {
+  /** Per tab, the one http:// URL it may load once without the handoff. */
+  const once = new Map<number, string>();
+  const writeOnce = () =>
+    writer.setLayer(
+      'handoffOnce',
+      [...once].map(([tabId, url]) => handoffOnceRule(tabId, url)),
+    );
 
-  // One update at a time: two concurrent ones would add the same ids.
-  let queue: Promise<void> = Promise.resolve();
-  function syncRules(): Promise<void> {
-    const next = queue.then(applyRules);
-    queue = next.catch(() => undefined);
-    return next;
-  }
-
-  async function applyRules(): Promise<void> {
+  async function syncRules(): Promise<void> {
     const response = await fetch(ext.runtime.getURL(HANDOFF_SCOPE_PATH));
     const scope = parseHandoffScope(await response.json());
-    const rules = handoffRules(scope, ext.runtime.getURL(HANDOFF_PAGE));
-    const existing = await ext.declarativeNetRequest.getDynamicRules();
-    const mine = existing.filter((r) => inHandoffRange(r.id));
-    if (JSON.stringify(mine) === JSON.stringify(rules)) return;
-    await ext.declarativeNetRequest.updateDynamicRules({ removeRuleIds: mine.map((r) => r.id), addRules: rules as Rule[] });
+    await writer.setLayer('handoff', handoffRules(scope, ext.runtime.getURL(HANDOFF_PAGE)));
     // Left over from before a restart: the tabs they were for have moved on.
-    const session = await ext.declarativeNetRequest.getSessionRules();
-    await ext.declarativeNetRequest.updateSessionRules({ removeRuleIds: session.filter((r) => inHandoffSessionRange(r.id)).map((r) => r.id) });
+    if (once.size === 0) await writeOnce();
   }
 
   /** The host the page sends the tab to keeps answering with a redirect back to this URL's host. */
@@ -73,17 +64,13 @@ export function installHandoff(deps: HandoffDeps): { syncRules(): Promise<void> 
   }
 
   async function allowOnce(tabId: number, url: string): Promise<void> {
-    const existing = await ext.declarativeNetRequest.getSessionRules();
-    const id = nextId(existing, HANDOFF_SESSION_ID_BASE, inHandoffSessionRange);
-    await ext.declarativeNetRequest.updateSessionRules({ removeRuleIds: onceRules.get(tabId) ?? [], addRules: [handoffOnceRule(id, tabId, url) as Rule] });
-    onceRules.set(tabId, [id]);
+    once.set(tabId, url);
+    await writeOnce();
   }
 
   async function forgetOnce(tabId: number): Promise<void> {
-    const ids = onceRules.get(tabId);
-    if (ids === undefined) return;
-    onceRules.delete(tabId);
-    await ext.declarativeNetRequest.updateSessionRules({ removeRuleIds: ids });
+    if (!once.delete(tabId)) return;
+    await writeOnce();
   }
 
   async function answer(tabId: number, url: unknown): Promise<HandoffDecision> {

@@ -83,7 +83,6 @@ export type PageStatus = PageStatusBase &
     /** HTTPS-first upgraded the page (no ruleset covers it). */
     | { kind: 'https-by-upgrade' }
     /** The host had no HTTPS; the fallback found it on its `www.` twin (or the reverse) and went there. */
-    | { kind: 'https-by-alternative'; from: string }
     /** The page was HTTPS without us. */
     | { kind: 'https-already' }
     /** The user switched httpsify off for this site (`entry` of disabledSites). */

@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Diagnostic, type Ruleset } from '@httpsify/engine';
+import { compileBundle, type Diagnostic, type Ruleset } from '@httpsify/engine';
 import { compileDnr, type DnrReport, type DnrRule } from '@httpsify/engine/dnr';
 import { defaultRulesetsDir, defaultRulesetsTimestamp, loadRulesets } from '@httpsify/engine/node';
 import { build as esbuild } from 'esbuild';
@@ -66,6 +66,10 @@ export async function buildExtension(options: BuildOptions = {}): Promise<BuildR
       : Array.from({ length: loaded.engine.rulesetCount }, (_, id) => loaded.engine.ruleset(id));
   // The static set alone takes trailing dots off hosts (a regex per host shape); see engine dnr/trailing-dots.ts.
   const { rules, report } = compileDnr(rulesets, { trailingDots: true });
+  // Compiled here with the regex door's verdicts, whatever the input was (a bundle given as input
+  // is decoded above): the background trusts the verdicts of this one file (engine-loader.ts),
+  // so every verdict in it must be one this build worked out itself.
+  const bundle = compileBundle(rulesets, { timestamp: loaded.engine.header.timestamp, regexVerdicts: true });
   const handoff = handoffScope(rulesets, report.omissions);
 
   const result: BuildResult = { dirs: {}, zips: [], rulesetCount: rulesets.length, dnr: report, rules, handoff, diagnostics: loaded.diagnostics };
@@ -84,7 +88,7 @@ export async function buildExtension(options: BuildOptions = {}): Promise<BuildR
       sourcemap: false,
       logLevel: 'silent',
     });
-    writeFileSync(join(dir, 'rules/default.bundle'), loaded.bundle);
+    writeFileSync(join(dir, 'rules/default.bundle'), bundle);
     if (browser === 'chromium') {
       writeFileSync(join(dir, STATIC_RULES_PATH), JSON.stringify(rules));
       writeFileSync(join(dir, HANDOFF_SCOPE_PATH), JSON.stringify(handoff));

@@ -1,28 +1,12 @@
 import { type Ruleset } from '@httpsify/engine';
 import { compileDnr, DNR_LIMITS, type DnrRule } from '@httpsify/engine/dnr';
 import { readDestination, ruleDestination } from '@httpsify/engine/channels';
-import { CHANNEL_PRIORITY_BASE, CHANNEL_PRIORITY_STEP, CHANNEL_RULE_ID_BASE, MAX_DNR_CHANNELS } from '../background/dnr-layout.js';
+import { CHANNEL_PRIORITY_BASE, CHANNEL_PRIORITY_STEP, CHANNEL_RULE_ID_BASE, MAX_DNR_CHANNELS } from '../dnr/layout.js';
+import { type DnrUsage, usageOf } from '../dnr/rules.js';
 import { type DnrScope, restrictRulesToScope, scopeToDnr, targetMayBeInScope } from './scope-dnr.js';
-
-/** Dynamic-rule usage, counted as Chromium counts its limits. */
-export interface DnrUsage {
-  rules: number;
-  /** Regex rules; Chromium counts dynamic and session rules together. */
-  regexRules: number;
-  /** `redirect` rules ("unsafe": at most 5,000 dynamic ones). */
-  unsafeRules: number;
-}
 
 /** Regex rules left free for the settings' own rules (user rules, HTTPS-first) to grow into later. */
 export const REGEX_RESERVED_FOR_SETTINGS = 100;
-
-export function usageOf(rules: readonly DnrRule[]): DnrUsage {
-  return {
-    rules: rules.length,
-    regexRules: rules.filter((r) => r.condition.regexFilter !== undefined).length,
-    unsafeRules: rules.filter((r) => r.action.type === 'redirect').length,
-  };
-}
 
 /** `note`, when given, is shown instead of the count of rules left out (the library says what part applies). */
 export type ChannelRulesResult = { ok: true; rules: DnrRule[]; leftOut: number; note?: string } | { ok: false; reason: string };
@@ -50,18 +34,25 @@ function destinationKnownSafe(to: string, from: string, dnr: DnrScope, destinati
  * channel (0 .. CHANNEL_PRIORITY_STEP), ids unassigned. Rulesets whose regexes do not fit
  * `regexLimit` are left out and counted, as for the default static ruleset. So are rulesets
  * with a rule whose destination cannot be shown to stay inside the scope and destinations
- * (see destinationKnownSafe; the engine on Firefox checks those on every rewrite).
+ * (see destinationKnownSafe; the engine on Firefox checks those on every rewrite). `ruleLimit`
+ * bounds the literal rules the compiler may spend to save regexes.
  */
-export function compileChannelRules(rulesets: Ruleset[], scope: string, regexLimit: number, destinations: readonly string[] = []): ChannelRulesResult {
+export function compileChannelRules(
+  rulesets: Ruleset[],
+  scope: string,
+  regexLimit: number,
+  destinations: readonly string[] = [],
+  ruleLimit: number = DNR_LIMITS.dynamicRules,
+): ChannelRulesResult {
   const dnrScope = scopeToDnr(scope);
   if (!dnrScope.ok) return { ok: false, reason: `its scope cannot be enforced on Chromium: ${dnrScope.reason}` };
   const inScope = rulesets.filter((r) => r.targets.some((t) => targetMayBeInScope(t.host, dnrScope.dnr)));
   const relevant = inScope.filter((r) => r.rules.every((rule) => destinationKnownSafe(rule.to, rule.from, dnrScope.dnr, destinations)));
   const unchecked = inScope.length - relevant.length;
-  const compiled = compileDnr(relevant, { isActive: () => true, regexLimit: Math.max(0, regexLimit), firstId: 1 });
+  const compiled = compileDnr(relevant, { isActive: () => true, regexLimit: Math.max(0, regexLimit), ruleLimit: Math.max(0, ruleLimit), firstId: 1 });
   const restricted = restrictRulesToScope(compiled.rules, dnrScope.dnr);
   if (!restricted.ok) return { ok: false, reason: `its scope cannot be enforced on Chromium: ${restricted.reason}` };
-  const top = Math.max(0, ...restricted.rules.map((r) => r.priority));
+  const top = restricted.rules.reduce((m, r) => Math.max(m, r.priority), 0);
   if (top >= CHANNEL_PRIORITY_STEP) return { ok: false, reason: `internal: compiled priorities reach ${top}, above the channel band ${CHANNEL_PRIORITY_STEP}` };
   return { ok: true, rules: restricted.rules, leftOut: compiled.report.omissions.length + unchecked };
 }

@@ -13,7 +13,8 @@ import {
   type LastCheck,
   secondsUntilChannelCheck,
 } from '@httpsify/engine/channels';
-import { type ChannelArea, removeChannelRecords, storageChannelStorage, storedChannelNames } from './channel-storage.js';
+import type { StorageArea } from '../background/browser-api.js';
+import { removeChannelRecords, storageChannelStorage, storedChannelNames } from './channel-storage.js';
 import { latestCheck, planChannelChecks } from './check-schedule.js';
 
 /** The one alarm that wakes the background for channel checks. */
@@ -28,7 +29,7 @@ export interface AlarmsLike {
 }
 
 export interface ChannelServiceDeps {
-  area: ChannelArea;
+  area: StorageArea;
   alarms: AlarmsLike;
   fetchBytes: FetchBytes;
   /** Unix seconds. */

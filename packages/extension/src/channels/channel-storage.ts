@@ -1,5 +1,5 @@
 import type { ChannelRecord, ChannelStorage } from '@httpsify/engine/channels';
-import type { StorageAreaLike } from '../settings/storage-area.js';
+import type { StorageArea } from '../background/browser-api.js';
 import { decodeChannelRecord, encodeChannelRecord } from './record-codec.js';
 
 /** One storage.local key per channel; the settings keys never start with this. */
@@ -14,7 +14,7 @@ export function channelKey(name: string): string {
  * the browser writes atomically: a reader sees the old record or the new one, never a new
  * timestamp next to an old bundle.
  */
-export function storageChannelStorage(area: StorageAreaLike, name: string): ChannelStorage {
+export function storageChannelStorage(area: StorageArea, name: string): ChannelStorage {
   const key = channelKey(name);
   return {
     async load() {
@@ -28,17 +28,12 @@ export function storageChannelStorage(area: StorageAreaLike, name: string): Chan
   };
 }
 
-/** The area as the channel code needs it; `getKeys` (Chromium 130+) lists keys without reading megabytes of bundles. */
-export interface ChannelArea extends StorageAreaLike {
-  getKeys?(): Promise<string[]>;
-}
-
 /** Names of every channel that has stored state (including ones no longer subscribed). */
-export async function storedChannelNames(area: ChannelArea): Promise<string[]> {
+export async function storedChannelNames(area: StorageArea): Promise<string[]> {
   const keys = typeof area.getKeys === 'function' ? await area.getKeys() : Object.keys(await area.get(null));
   return keys.filter((k) => k.startsWith(CHANNEL_KEY_PREFIX)).map((k) => k.slice(CHANNEL_KEY_PREFIX.length));
 }
 
-export async function removeChannelRecords(area: StorageAreaLike, names: readonly string[]): Promise<void> {
+export async function removeChannelRecords(area: StorageArea, names: readonly string[]): Promise<void> {
   if (names.length > 0) await area.remove(names.map(channelKey));
 }

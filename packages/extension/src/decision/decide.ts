@@ -127,3 +127,14 @@ export function decide(input: DecisionInput): Decision {
     return { action: 'upgrade', url: https, reason: 'known-host' };
   return { action: 'leave', reason: 'no-rule' };
 }
+
+/**
+ * Whether decide() upgrades `host`'s http:// subresources as a known HTTPS host (step 13), with
+ * the rulesets set aside: they act first through their own rules. On Chromium, the hosts the
+ * protection rules cover are exactly these (protection/protection-runtime.ts).
+ */
+export function upgradesAsKnownHost(state: DecisionState, host: string, port = ''): boolean {
+  const url = `http://${port === '' ? host : `${host}:${port}`}/`;
+  const rulesetsAside: DecisionState = { ...state, userRewrite: () => null, rewrite: () => ({ rewritten: null, ruleset: null }), excludedBy: () => null };
+  return decide({ url, kind: 'subresource', tab: { tabId: 0, topUrl: url }, state: rulesetsAside }).reason === 'known-host';
+}

@@ -1,5 +1,6 @@
 import type { Ruleset } from '@httpsify/engine';
-import { type ChannelRulesResult, compileChannelRules, type DnrUsage, usageOf } from '../channels/channel-dnr.js';
+import { type ChannelRulesResult, compileChannelRules } from '../channels/channel-dnr.js';
+import { type DnrUsage, usageOf } from '../dnr/rules.js';
 
 /**
  * The imported library as Chromium dynamic rules, within what the other dynamic rules leave
@@ -12,7 +13,7 @@ export function compileLibraryRules(rulesets: readonly Ruleset[], free: DnrUsage
   const fits = (u: DnrUsage) => u.rules <= free.rules && u.regexRules <= free.regexRules && u.unsafeRules <= free.unsafeRules;
   let count = rulesets.length;
   for (let attempt = 0; attempt < 6 && count > 0; attempt++) {
-    const compiled = compileChannelRules(rulesets.slice(0, count), '', free.regexRules);
+    const compiled = compileChannelRules(rulesets.slice(0, count), '', free.regexRules, [], free.rules);
     if (!compiled.ok) return compiled;
     const need = usageOf(compiled.rules);
     if (fits(need)) {

@@ -8,10 +8,11 @@
 import { EntryCollector, type FileProblem, LIBRARY_LIMITS, LibraryRefused, type Limits } from './archive.js';
 import { compileLibrary, type LibraryProgress, MAX_PROBLEMS } from './library-compile.js';
 import type { LibraryRequest, LibraryStatus } from './library-protocol.js';
-import { type LibraryInfo, type LoadedLibrary, loadLibrary, readLibraryInfo, removeLibrary, saveLibrary, type StorageLike } from './library-store.js';
+import { type LibraryInfo, type LoadedLibrary, loadLibrary, readLibraryInfo, removeLibrary, saveLibrary } from './library-store.js';
+import type { StorageArea } from '../background/browser-api.js';
 
 export interface LibraryServiceDeps {
-  area: StorageLike;
+  area: StorageArea;
   /** The library to layer (null: none, or switched off); the controller rebuilds its layers. */
   apply(library: LoadedLibrary | null): Promise<void>;
   /** Chromium: why the library's browser rules are partial or missing. */

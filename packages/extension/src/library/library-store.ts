@@ -1,6 +1,7 @@
 import { loadBundle, readBundleHeader, type Engine } from '@httpsify/engine';
 import { base64ToBytes, bytesToBase64 } from '../channels/base64.js';
 import type { FileProblem } from './archive.js';
+import type { StorageArea } from '../background/browser-api.js';
 
 /**
  * The imported ruleset library in storage.local: its description (small, read by the options
@@ -27,12 +28,6 @@ export interface LibraryInfo {
   moreProblems: number;
 }
 
-export interface StorageLike {
-  get(keys: string[]): Promise<Record<string, unknown>>;
-  set(items: Record<string, unknown>): Promise<void>;
-  remove(keys: string[]): Promise<void>;
-}
-
 export interface LoadedLibrary {
   info: LibraryInfo;
   engine: Engine;
@@ -40,13 +35,13 @@ export interface LoadedLibrary {
 }
 
 /** Reads the description, as untrusted: a damaged one counts as no library. */
-export async function readLibraryInfo(area: StorageLike): Promise<LibraryInfo | null> {
+export async function readLibraryInfo(area: StorageArea): Promise<LibraryInfo | null> {
   const v = (await area.get([LIBRARY_INFO_KEY]))[LIBRARY_INFO_KEY];
   return isLibraryInfo(v) ? v : null;
 }
 
 /** The stored library with its engine, or why it cannot be used. */
-export async function loadLibrary(area: StorageLike): Promise<{ library: LoadedLibrary | null; problem: string | null }> {
+export async function loadLibrary(area: StorageArea): Promise<{ library: LoadedLibrary | null; problem: string | null }> {
   const info = await readLibraryInfo(area);
   if (info === null) return { library: null, problem: null };
   const raw = (await area.get([LIBRARY_BUNDLE_KEY]))[LIBRARY_BUNDLE_KEY];
@@ -61,11 +56,11 @@ export async function loadLibrary(area: StorageLike): Promise<{ library: LoadedL
   }
 }
 
-export async function saveLibrary(area: StorageLike, info: LibraryInfo, bundle: Uint8Array): Promise<void> {
+export async function saveLibrary(area: StorageArea, info: LibraryInfo, bundle: Uint8Array): Promise<void> {
   await area.set({ [LIBRARY_INFO_KEY]: info, [LIBRARY_BUNDLE_KEY]: bytesToBase64(bundle) });
 }
 
-export async function removeLibrary(area: StorageLike): Promise<void> {
+export async function removeLibrary(area: StorageArea): Promise<void> {
   await area.remove([LIBRARY_INFO_KEY, LIBRARY_BUNDLE_KEY]);
 }
 

@@ -1,11 +1,12 @@
 import type { Engine } from '@httpsify/engine';
-import { ALL_RESOURCE_TYPES, type DnrRule } from '@httpsify/engine/dnr';
-import { PROTECTION_PRIORITY, PROTECTION_RULE_ID_BASE } from '../background/dnr-layout.js';
+import { ALL_RESOURCE_TYPES } from '@httpsify/engine/dnr';
+import { PROTECTION_PRIORITY } from '../dnr/layout.js';
+import type { RuleBody } from '../dnr/rules.js';
 import { inHandoffScope, type HandoffScope } from '../background/handoff-rules.js';
 
 /*
  * Chromium rules of the protection mode. Their priority (PROTECTION_PRIORITY, the lowest but
- * HTTPS-first's) and id range live with every other rule's in background/dnr-layout.ts: every
+ * HTTPS-first's) and layer live with every other rule's in dnr/layout.ts: every
  * ruleset rule, exclusion, site setting and loop-guard allow outranks them, so rulesets still
  * apply first.
  */
@@ -20,17 +21,16 @@ const SUBRESOURCE_TYPES = ALL_RESOURCE_TYPES.filter((t) => t !== 'main_frame');
  * admits exactly that many labels: `a.example.com` is not upgraded because `example.com` is
  * known. Any port (the upgrade keeps a non-default one, as the rulesets do).
  */
-export function knownHttpsRules(hosts: readonly string[]): DnrRule[] {
+export function knownHttpsRules(hosts: readonly string[]): RuleBody[] {
   const groups = new Map<number, string[]>();
   for (const h of hosts) {
     const labels = h.split('.').length;
     if (labels < 2 || labels > MAX_LABELS) continue;
     groups.set(labels, [...(groups.get(labels) ?? []), h]);
   }
-  const rules: DnrRule[] = [];
+  const rules: RuleBody[] = [];
   for (const [labels, domains] of [...groups].sort((a, b) => a[0] - b[0])) {
     rules.push({
-      id: PROTECTION_RULE_ID_BASE + rules.length,
       priority: PROTECTION_PRIORITY,
       action: { type: 'upgradeScheme' },
       condition: {

@@ -7,6 +7,7 @@ import type { SettingsStore } from '../settings/store.js';
 import { exportHttpAllowlistPolicy, parseHttpAllowlistPolicy } from '../site-rules/http-allowlist-policy.js';
 import { addSite, removeSite } from '../site-rules/site-pattern.js';
 import type { SettingsController } from '../background/settings-controller.js';
+import { addChannel } from '../channels/channel-requests.js';
 import { fetchChannelDefinition } from './channel-url.js';
 import { PROTECTION_REQUEST_TYPES, type ProtectionRequest, type SiteState } from './protection-protocol.js';
 import type { ProtectionRuntime } from './protection-runtime.js';
@@ -73,7 +74,7 @@ export async function handleProtectionRequest(req: ProtectionRequest, ctx: Prote
     case 'channelAddUrl': {
       const fetched = await fetchChannelDefinition(req.url);
       if (!fetched.ok) return fetched;
-      return c.addChannel(fetched.json);
+      return addChannel(c, fetched.json);
     }
     default:
       return { error: `unknown request ${(req as { type?: unknown }).type}` };

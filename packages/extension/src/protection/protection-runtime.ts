@@ -4,13 +4,14 @@
  * subresources, Firefox's decision for the same, the harder-trying fallback, and the periodic
  * re-check of sites left on HTTP.
  */
-import type { DnrRule } from '@httpsify/engine/dnr';
+import type { StorageArea } from '../background/browser-api.js';
+import { type DecisionState, upgradesAsKnownHost } from '../decision/decide.js';
 import { siteOf } from '../site-rules/site-pattern.js';
 import { httpsAlternatives, originOnly, probe, type Attempt } from './https-alternatives.js';
 import { KNOWN_HTTPS_STORAGE_KEY, KnownHttpsHosts } from './known-https-hosts.js';
 import { LearnBudget } from './learn-budget.js';
-import { inProtectionRange } from '../background/dnr-layout.js';
 import { knownHttpsRules } from './protection-dnr.js';
+import type { RuleBody } from '../dnr/rules.js';
 import { dueForRecheck, RECHECK_STORAGE_KEY, type RecheckState, parseRecheckState, recordRecheck } from './recheck.js';
 
 /** The alarm that prunes expired hosts and re-checks sites left on HTTP. */
@@ -33,20 +34,10 @@ export interface ProtectionView {
   excludedBy(url: string): string | null;
 }
 
-export interface StorageLike {
-  get(keys: string | string[]): Promise<Record<string, unknown>>;
-  set(items: Record<string, unknown>): Promise<void>;
-}
-
-export interface DynamicRulesApi {
-  getDynamicRules(): Promise<{ id: number }[]>;
-  updateDynamicRules(update: { removeRuleIds?: number[]; addRules?: unknown[] }): Promise<void>;
-}
-
 export interface ProtectionDeps {
-  storage: StorageLike;
-  /** Chromium only: where the known hosts' rules go. */
-  dnr?: DynamicRulesApi;
+  storage: Pick<StorageArea, 'get' | 'set'>;
+  /** Chromium only: declares the known hosts' rules (the rule writer's "protection" layer). */
+  writeRules?(rules: RuleBody[]): Promise<void>;
   isLoopBlocked(host: string): boolean;
   now?: () => number;
   fetch?: typeof fetch;
@@ -77,7 +68,6 @@ export class ProtectionRuntime {
   private readonly now: () => number;
   private persistTimer: ReturnType<typeof setTimeout> | null = null;
   private rulesTimer: ReturnType<typeof setTimeout> | null = null;
-  private appliedRules: string | null = null;
   private view: ProtectionView | null = null;
   private readonly alternativesTried = new Map<string, number>();
   /** JSON of what we last wrote, to tell our own writes from others' in storage.onChanged. */
@@ -109,15 +99,37 @@ export class ProtectionRuntime {
     return v.disabled.matchHost(host, port) !== null || v.httpAllowed.matchHost(host, port) !== null || v.httpOnce.has(host);
   }
 
-  /** Whether requests to `host` are upgraded as a known HTTPS host now. */
-  upgradesHost(v: ProtectionView, host: string, port = ''): boolean {
-    return this.active(v) && this.known.has(host, this.now()) && !this.excluded(v, host, port) && !this.deps.isLoopBlocked(host);
+  /** The decision's state (decision/decide.ts) as the view and the store hold it now. */
+  private decisionState(v: ProtectionView): DecisionState {
+    const now = this.now();
+    const entry = (list: ProtectionView['disabled'], url: string) => {
+      const site = siteOf(url);
+      return site === null ? null : list.matchHost(site.host, site.port);
+    };
+    return {
+      globalEnabled: v.settings.globalEnabled,
+      httpsFirst: v.settings.httpsFirst,
+      siteOffBy: (url) => entry(v.disabled, url),
+      httpAllowedBy: (url) => entry(v.httpAllowed, url),
+      httpOnce: (host) => v.httpOnce.has(host),
+      loopBlocked: (host) => this.deps.isLoopBlocked(host),
+      userRewrite: () => null,
+      rewrite: (url) => v.rewrite(url),
+      excludedBy: (url) => v.excludedBy(url),
+      knownHttps: (host) => this.known.has(host, now),
+    };
   }
 
-  /** Live hosts the rules cover: known, not excluded by a site setting, not in a loop. */
+  /** Whether requests to `host` are upgraded as a known HTTPS host now: decide()'s step 13. */
+  upgradesHost(v: ProtectionView, host: string, port = ''): boolean {
+    return upgradesAsKnownHost(this.decisionState(v), host, port);
+  }
+
+  /** Live hosts the rules cover: the known hosts decide() upgrades as such (rulesets aside). */
   liveHosts(v: ProtectionView): string[] {
     if (!this.active(v)) return [];
-    return this.known.hosts(this.now()).filter((h) => !this.excluded(v, h) && !this.deps.isLoopBlocked(h));
+    const state = this.decisionState(v);
+    return this.known.hosts(this.now()).filter((h) => upgradesAsKnownHost(state, h));
   }
 
   /**
@@ -164,13 +176,13 @@ export class ProtectionRuntime {
   }
 
   // ---- Chromium: the known hosts' dynamic rules ---------------------------------------------
-  rules(v: ProtectionView): DnrRule[] {
+  rules(v: ProtectionView): RuleBody[] {
     const keepOut = this.deps.dnrKeepOut;
     return knownHttpsRules(keepOut === undefined ? this.liveHosts(v) : this.liveHosts(v).filter((h) => !keepOut(h)));
   }
 
   private scheduleRules(): void {
-    if (this.deps.dnr === undefined || this.rulesTimer !== null) return;
+    if (this.deps.writeRules === undefined || this.rulesTimer !== null) return;
     this.rulesTimer = setTimeout(() => {
       this.rulesTimer = null;
       void this.syncRules();
@@ -184,15 +196,11 @@ export class ProtectionRuntime {
   }
 
   private async applyRules(): Promise<void> {
-    const dnr = this.deps.dnr;
+    const write = this.deps.writeRules;
     const v = this.view;
-    if (dnr === undefined || v === null) return;
-    const rules = this.rules(v);
-    const key = JSON.stringify(rules);
-    if (key === this.appliedRules) return;
-    const existing = await dnr.getDynamicRules();
-    await dnr.updateDynamicRules({ removeRuleIds: existing.filter((r) => inProtectionRange(r.id)).map((r) => r.id), addRules: rules });
-    this.appliedRules = key;
+    if (write === undefined || v === null) return;
+    // The writer diffs: an unchanged list writes nothing.
+    await write(this.rules(v));
   }
 
   private schedulePersist(): void {
@@ -216,7 +224,6 @@ export class ProtectionRuntime {
   async storedChanged(newValue: unknown): Promise<void> {
     if (JSON.stringify(newValue) === this.lastWritten) return;
     await this.load();
-    this.appliedRules = null;
     await this.syncRules();
   }
 

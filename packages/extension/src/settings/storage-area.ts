@@ -1,15 +1,10 @@
-/** The part of `chrome.storage.local` the settings store needs (both browsers return promises). */
-export interface StorageAreaLike {
-  get(keys: string[] | null): Promise<Record<string, unknown>>;
-  set(items: Record<string, unknown>): Promise<void>;
-  remove(keys: string[]): Promise<void>;
-}
+import type { StorageArea } from '../background/browser-api.js';
 
 /**
  * An in-memory area with storage.local's semantics (values are structured-cloned on the way in
  * and out, every call is asynchronous): used where no browser storage exists, e.g. Node tests.
  */
-export class MemoryStorageArea implements StorageAreaLike {
+export class MemoryStorageArea implements StorageArea {
   readonly data = new Map<string, unknown>();
   writes = 0;
 

@@ -2,7 +2,7 @@ import { defaultLock, type LockFn } from './lock.js';
 import { LEGACY_KEYS, migrate } from './migrations.js';
 import { repairSettings } from './repair.js';
 import { MAX_REPAIRS, SETTING_KEYS, type Settings } from './schema.js';
-import type { StorageAreaLike } from './storage-area.js';
+import type { StorageArea } from '../background/browser-api.js';
 
 const LOCK_NAME = 'httpsify-settings';
 
@@ -18,7 +18,7 @@ export class SettingsStore {
   private readonly now: () => number;
 
   constructor(
-    private readonly area: StorageAreaLike,
+    private readonly area: StorageArea,
     options: { lock?: LockFn; now?: () => number } = {},
   ) {
     this.lock = options.lock ?? defaultLock();

@@ -69,8 +69,6 @@ function statusText(s: PageStatus): StatusText {
       return { tone: 'ok', title: t('statusHttpsByRuleset'), detail: t('statusHttpsByRulesetDetail', s.ruleset) };
     case 'https-by-upgrade':
       return { tone: 'ok', title: t('statusHttpsByUpgrade'), detail: t('statusHttpsByUpgradeDetail') };
-    case 'https-by-alternative':
-      return { tone: 'ok', title: t('statusHttpsByAlternative'), detail: t('statusHttpsByAlternativeDetail', s.from) };
     case 'https-already':
       return { tone: 'ok', title: t('statusSecure'), detail: t('statusHttpsAlreadyDetail') };
     case 'http-site-off':
@@ -181,7 +179,7 @@ async function setSiteMode(mode: SiteMode): Promise<void> {
   if (site.httpAllowedBy !== null && mode !== 'rules') await background.request({ type: 'siteRemove', list: 'httpAllowedSites', entry: site.httpAllowedBy });
   if (mode === 'off') await background.request({ type: 'siteAdd', list: 'disabledSites', entry: site.hostWithPort });
   if (mode === 'rules' && site.httpAllowedBy === null) await background.request({ type: 'siteAdd', list: 'httpAllowedSites', entry: site.hostWithPort });
-  const byUs = before === 'https-by-ruleset' || before === 'https-by-upgrade' || before === 'https-by-alternative';
+  const byUs = before === 'https-by-ruleset' || before === 'https-by-upgrade';
   const toHttp = site.scheme === 'https' && ((mode === 'off' && byUs) || (mode === 'rules' && before === 'https-by-upgrade'));
   await reloadTab(toHttp ? site.url.replace(/^https:/, 'http:') : undefined);
   await load();

@@ -1,29 +1,21 @@
+/**
+ * The "settings" layer (Chromium): the global switch, the site lists, user rules and
+ * HTTPS-first as dynamic rules, recompiled when the settings change (the writer writes only
+ * what differs).
+ */
 import { type Ruleset } from '@httpsify/engine';
-import { ALL_RESOURCE_TYPES, compileDnr, type DnrRule } from '@httpsify/engine/dnr';
+import { ALL_RESOURCE_TYPES, compileDnr } from '@httpsify/engine/dnr';
 import { parseSitePattern } from '../site-rules/site-pattern.js';
-
-// Priorities and ids live in dnr-layout.ts; re-exported here for the modules that import them from here.
 import {
   GLOBAL_OFF_PRIORITY,
   HTTPS_FIRST_EXEMPT_PRIORITY,
   HTTPS_FIRST_PRIORITY,
   OWN_REQUESTS_PRIORITY,
   SITE_DISABLED_PRIORITY,
-  UI_RULE_ID_BASE,
   USER_RULE_PRIORITY_OFFSET,
-} from './dnr-layout.js';
-export {
-  CHANNEL_PRIORITY_BASE,
-  CHANNEL_PRIORITY_STEP,
-  CHANNEL_RULE_ID_BASE,
-  GLOBAL_OFF_PRIORITY,
-  HTTPS_FIRST_EXEMPT_PRIORITY,
-  HTTPS_FIRST_PRIORITY,
-  MAX_DNR_CHANNELS,
-  SITE_DISABLED_PRIORITY,
-  UI_RULE_ID_BASE,
-  USER_RULE_PRIORITY_OFFSET,
-} from './dnr-layout.js';
+} from './layout.js';
+import type { RuleWriter } from './rule-writer.js';
+import type { RuleBody } from './rules.js';
 
 export interface UiRuleInputs {
   globalEnabled: boolean;
@@ -37,13 +29,6 @@ export interface UiRuleInputs {
   /** The extension's id: its own requests (initiator `chrome-extension://<id>`) go out as sent. */
   extensionId?: string;
 }
-
-/** Our rules also use `allowAllRequests` and `initiatorDomains`, which the engine's compiler never emits. */
-export type UiDnrRule = Omit<DnrRule, 'action' | 'condition'> & {
-  action: DnrRule['action'] | { type: 'allowAllRequests' };
-  condition: DnrRule['condition'] & { initiatorDomains?: string[] };
-};
-type Planned = Omit<UiDnrRule, 'id'>;
 
 /** A urlFilter for one site entry (both schemes, the entry's port or any port). */
 export function siteUrlFilter(entry: string): { urlFilter: string; requestDomains?: string[] } | null {
@@ -77,12 +62,12 @@ export const HTTPS_FIRST_EXEMPT_REGEXES = [
 /** Names that only exist locally (subdomains included, as requestDomains matches them). */
 export const HTTPS_FIRST_EXEMPT_DOMAINS = ['localhost', 'onion', 'local', 'internal', 'home.arpa'];
 
-export function uiDnrRules(inputs: UiRuleInputs): { rules: UiDnrRule[]; omitted: number } {
-  const planned: Planned[] = [];
+export function uiDnrRules(inputs: UiRuleInputs): { rules: RuleBody[]; omitted: number } {
+  const planned: RuleBody[] = [];
   const all = [...ALL_RESOURCE_TYPES];
   if (!inputs.globalEnabled) {
     planned.push({ priority: GLOBAL_OFF_PRIORITY, action: { type: 'allow' }, condition: { urlFilter: '|http://', resourceTypes: all } });
-    return { rules: number(planned), omitted: 0 };
+    return { rules: planned, omitted: 0 };
   }
   if (inputs.extensionId !== undefined)
     planned.push({
@@ -127,9 +112,28 @@ export function uiDnrRules(inputs: UiRuleInputs): { rules: UiDnrRule[]; omitted:
         planned.push({ priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allow' }, condition: { ...filter, resourceTypes: ['main_frame'] } });
     }
   }
-  return { rules: number(planned), omitted };
+  return { rules: planned, omitted };
 }
 
-function number(planned: Planned[]): UiDnrRule[] {
-  return planned.map((r, i) => ({ id: UI_RULE_ID_BASE + i, ...r }));
+/** What the settings layer is built from (the settings controller; narrow, so tests build one). */
+export interface SettingsRuleSources {
+  settings: { globalEnabled: boolean; disabledSites: string[]; httpAllowedSites: string[]; httpsFirst: boolean };
+  httpOnce: ReadonlySet<string>;
+  userRulesets: readonly Ruleset[];
+  userEngine: { isActive(id: number): boolean; rulesetIdsByName(name: string): number[] } | null;
+}
+
+/** Declares the settings layer from the controller's state of now. */
+export function syncSettingsRules(writer: RuleWriter, c: SettingsRuleSources, extensionId: string): Promise<void> {
+  const s = c.settings;
+  const { rules } = uiDnrRules({
+    globalEnabled: s.globalEnabled,
+    disabledSites: s.disabledSites,
+    httpAllowedSites: s.httpAllowedSites,
+    httpOnceHosts: [...c.httpOnce],
+    userRulesets: c.userRulesets.filter((r) => c.userEngine?.isActive(c.userEngine.rulesetIdsByName(r.name)[0] as number)),
+    httpsFirst: s.httpsFirst,
+    extensionId,
+  });
+  return writer.setLayer('settings', rules);
 }

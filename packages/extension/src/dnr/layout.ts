@@ -1,8 +1,8 @@
 /**
  * Where every declarativeNetRequest rule of the Chromium build sits: its priority (DNR fires
- * the highest one that matches) and the id range it is written in (each writer replaces only
- * its own range). One table, so a new kind of rule is placed against all the others; the order
- * is tested in test/dnr-layout.test.ts.
+ * the highest one that matches) and the layer and id range it is written in (the rule writer,
+ * rule-writer.ts, is the only module that writes them). One table, so a new kind of rule is
+ * placed against all the others; the order is tested in test/dnr-layout.test.ts.
  *
  * Priorities, highest first:
  *   GLOBAL_OFF            2,000,000  the global switch is off: nothing of ours fires
@@ -19,8 +19,8 @@
  *   PROTECTION            2          default upgrading of hosts no ruleset handles (see below)
  *   HTTPS_FIRST           1          HTTPS-first: every other top-level http:// page
  *
- * Dynamic rule ids: ruleset overrides [1, 2M), channels [2M, 5M), settings [5M, 6M), handoff
- * [6M, 6.5M), protection [6.5M, 7M). Session rule ids: loop allows [1, 1M), handoff once [1M, 2M).
+ * Id ranges: LAYERS below (dynamic: overrides, channels, settings, handoff, protection;
+ * session: loop allows, handoff once), numbered by the rule writer alone.
  */
 import { MAX_COMPILED_PRIORITY } from '@httpsify/engine/dnr';
 
@@ -64,28 +64,35 @@ export const PROTECTION_PRIORITY = 2;
 /** HTTPS-first upgrades whatever no ruleset handles: the lowest priority. */
 export const HTTPS_FIRST_PRIORITY = 1;
 
-/** Dynamic rule id ranges, [base, limit). */
-export const OVERRIDE_RULE_ID_BASE = 1;
-export const CHANNEL_RULE_ID_BASE = 2_000_000;
-export const UI_RULE_ID_BASE = 5_000_000;
-export const HANDOFF_RULE_ID_BASE = 6_000_000;
-export const PROTECTION_RULE_ID_BASE = 6_500_000;
-export const DYNAMIC_ID_LIMIT = 7_000_000;
+/**
+ * The layers of rules and the id range each is written in, [base, limit). Only the rule writer
+ * (rule-writer.ts) numbers rules: a layer declares its rules, the writer gives the i-th one
+ * `base + i`. Rules outside every range are stale (an older version's) and are removed.
+ */
+export const LAYERS = {
+  overrides: { store: 'dynamic', base: 1, limit: 2_000_000 },
+  channels: { store: 'dynamic', base: 2_000_000, limit: 5_000_000 },
+  settings: { store: 'dynamic', base: 5_000_000, limit: 6_000_000 },
+  handoff: { store: 'dynamic', base: 6_000_000, limit: 6_500_000 },
+  protection: { store: 'dynamic', base: 6_500_000, limit: 7_000_000 },
+  loops: { store: 'session', base: 1, limit: 1_000_000 },
+  handoffOnce: { store: 'session', base: 1_000_000, limit: 2_000_000 },
+} as const satisfies Record<string, { store: RuleStore; base: number; limit: number }>;
 
-/** Session rule id ranges. */
-export const LOOP_SESSION_ID_BASE = 1;
-export const HANDOFF_SESSION_ID_BASE = 1_000_000;
-export const SESSION_ID_LIMIT = 2_000_000;
+export type LayerName = keyof typeof LAYERS;
+export type RuleStore = 'dynamic' | 'session';
+export const LAYER_NAMES = Object.keys(LAYERS) as LayerName[];
 
-export const inOverrideRange = (id: number): boolean => id >= OVERRIDE_RULE_ID_BASE && id < CHANNEL_RULE_ID_BASE;
-export const inChannelRange = (id: number): boolean => id >= CHANNEL_RULE_ID_BASE && id < UI_RULE_ID_BASE;
-export const inUiRange = (id: number): boolean => id >= UI_RULE_ID_BASE && id < HANDOFF_RULE_ID_BASE;
-export const inHandoffRange = (id: number): boolean => id >= HANDOFF_RULE_ID_BASE && id < PROTECTION_RULE_ID_BASE;
-export const inProtectionRange = (id: number): boolean => id >= PROTECTION_RULE_ID_BASE && id < DYNAMIC_ID_LIMIT;
-export const inLoopSessionRange = (id: number): boolean => id >= LOOP_SESSION_ID_BASE && id < HANDOFF_SESSION_ID_BASE;
-export const inHandoffSessionRange = (id: number): boolean => id >= HANDOFF_SESSION_ID_BASE && id < SESSION_ID_LIMIT;
-
-/** The lowest free id of a range, given the ids in use. */
-export function nextId(existing: readonly { id: number }[], base: number, inRange: (id: number) => boolean): number {
-  return existing.filter((r) => inRange(r.id)).reduce((max, r) => Math.max(max, r.id + 1), base);
+/** The layer whose range holds `id` in `store`, or null (a stale rule). */
+export function layerOf(store: RuleStore, id: number): LayerName | null {
+  for (const name of LAYER_NAMES) {
+    const l = LAYERS[name];
+    if (l.store === store && id >= l.base && id < l.limit) return name;
+  }
+  return null;
 }
+
+/** Bases kept by name for the planners and tests that place rules relative to them. */
+export const CHANNEL_RULE_ID_BASE = LAYERS.channels.base;
+export const UI_RULE_ID_BASE = LAYERS.settings.base;
+export const OVERRIDE_RULE_ID_LIMIT = LAYERS.overrides.limit;

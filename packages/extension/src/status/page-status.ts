@@ -1,5 +1,5 @@
 import { isHttpsFirstExempt } from '../site-rules/exempt.js';
-import type { PageStatus } from './ui-protocol.js';
+import type { PageStatus } from '../background/ui-protocol.js';
 import { decide, type DecisionState } from '../decision/decide.js';
 
 /** Everything the status of one tab's page depends on, gathered by the controller. */
@@ -30,8 +30,6 @@ export interface PageStatusInputs {
   offRulesets: string[];
   /** The active ruleset whose exclusion matches the page's http:// address (nothing upgrades it). */
   excludedBy?: string | null;
-  /** The fallback moved the tab here from this host (its `www.` twin had HTTPS). */
-  alternativeFrom?: string | null;
 }
 
 function base(secure: boolean, retry: boolean) {
@@ -53,7 +51,6 @@ export function pageStatus(i: PageStatusInputs): PageStatus {
   const secure = url.protocol === 'https:';
   if (!i.globalEnabled) return { ...base(secure, false), kind: 'extension-off' };
   if (secure) {
-    if (i.alternativeFrom) return { ...base(true, false), kind: 'https-by-alternative', from: i.alternativeFrom };
     if (i.upgraded?.byHttpsFirst) return { ...base(true, false), kind: 'https-by-upgrade' };
     if (i.upgraded !== null && i.rewriteHttp.ruleset !== null) return { ...base(true, false), kind: 'https-by-ruleset', ruleset: i.rewriteHttp.ruleset };
     return { ...base(true, false), kind: 'https-already' };

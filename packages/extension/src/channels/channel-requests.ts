@@ -1,0 +1,93 @@
+/**
+ * The options page's requests about update channels: the list (definition, installed bundle,
+ * checks and this browser's problems), adding a pasted definition, removing, checking now.
+ */
+import { parseChannelDefinition } from '@httpsify/engine/channels';
+import type { ChannelAddResult, ChannelRow } from '../background/ui-protocol.js';
+import type { SettingsWriter } from '../settings/settings-requests.js';
+import type { Settings } from '../settings/schema.js';
+import { channelNameProblem } from './channel-name.js';
+import type { ChannelStatus } from './channel-service.js';
+
+/** What the settings need from the channel machinery (ChannelService plus the platform). */
+export interface ChannelHooks<Owner = unknown> {
+  /** Timestamp of the packaged default bundle. */
+  defaultsTimestamp: number;
+  /** The subscribed channels in the settings changed (runs in the background; may start checks). */
+  definitionsChanged(definitions: Settings['channels']): Promise<void>;
+  status(): ChannelStatus[];
+  checkNow(name?: string): Promise<void>;
+  /** New engines are in place (bundle installed, switches changed): Chromium recompiles its rules. */
+  layersApplied(owner: Owner): Promise<void>;
+  /** Per channel, why this browser does not (fully) apply it. */
+  platformProblems(): Promise<Record<string, string>>;
+}
+
+/** What the requests read and write: the settings, the hooks and the layers' own problems. */
+export interface ChannelRequestContext extends SettingsWriter {
+  readonly channelHooks: ChannelHooks | undefined;
+  /** Per channel, why its bundle is not used (from the layers). */
+  readonly layerProblems: ReadonlyMap<string, string>;
+  /** The last definitionsChanged hand-over has run its course. */
+  channelsSettled(): Promise<void>;
+}
+
+/** A channel added by definition or address whose name is taken (channels/channel-name.ts). */
+class ChannelNameTaken extends Error {}
+
+export async function channelRows(ctx: ChannelRequestContext): Promise<ChannelRow[]> {
+  const hooks = ctx.channelHooks;
+  if (hooks === undefined) return [];
+  const problems = await hooks.platformProblems();
+  for (const [name, problem] of ctx.layerProblems) problems[name] ??= problem;
+  return hooks.status().map((status) => ({ ...status, platformProblem: problems[status.name] ?? null }));
+}
+
+/** A definition pasted as JSON: refused with the parser's message, or added (and checked at once). */
+export async function addChannel(ctx: ChannelRequestContext, json: string): Promise<ChannelAddResult> {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (e) {
+    return { ok: false, error: `not JSON: ${e instanceof Error ? e.message : String(e)}` };
+  }
+  let channel: Settings['channels'][number];
+  try {
+    channel = parseChannelDefinition(value);
+  } catch (e) {
+    return { ok: false, error: e instanceof Error ? e.message : String(e) };
+  }
+  let settings: Settings;
+  try {
+    // Inside the settings lock: another window may have added a channel meanwhile.
+    settings = await ctx.update((s) => {
+      const problem = channelNameProblem(
+        channel.name,
+        s.channels.map((c) => c.name),
+      );
+      if (problem !== null) throw new ChannelNameTaken(`a channel cannot be named ${JSON.stringify(channel.name)}: ${problem}`);
+      return { channels: [...s.channels, channel] };
+    });
+  } catch (e) {
+    if (e instanceof ChannelNameTaken) return { ok: false, error: e.message };
+    throw e;
+  }
+  await ctx.channelsSettled();
+  return { ok: true, settings, channels: await channelRows(ctx) };
+}
+
+export async function removeChannel(ctx: ChannelRequestContext, name: string): Promise<ChannelRow[] | { error: string }> {
+  if (!ctx.settings.channels.some((c) => c.name === name)) return { error: `no channel named ${name}` };
+  await ctx.update((s) => ({ channels: s.channels.filter((c) => c.name !== name) }));
+  await ctx.channelsSettled();
+  return channelRows(ctx);
+}
+
+export async function checkChannel(ctx: ChannelRequestContext, name: string | undefined): Promise<ChannelRow[] | { error: string }> {
+  const hooks = ctx.channelHooks;
+  if (hooks === undefined) return { error: 'update channels are not available here' };
+  if (name !== undefined && !ctx.settings.channels.some((c) => c.name === name)) return { error: `no channel named ${name}` };
+  await ctx.channelsSettled();
+  await hooks.checkNow(name);
+  return channelRows(ctx);
+}

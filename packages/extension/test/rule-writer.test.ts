@@ -1,0 +1,155 @@
+import { describe, expect, it } from 'vitest';
+import { LAYERS } from '../src/dnr/layout.js';
+import { DnrBudgetError, type DnrRulesApi, RuleWriter } from '../src/dnr/rule-writer.js';
+import { type ExtRule, type RuleBody, RUNTIME_LIMITS } from '../src/dnr/rules.js';
+
+/**
+ * declarativeNetRequest as Chromium behaves: updates are all or nothing, ids must be unique,
+ * and it answers slowly, so overlapping read-modify-writes would show.
+ */
+class FakeDnr implements DnrRulesApi {
+  dynamic: ExtRule[] = [];
+  session: ExtRule[] = [];
+  calls: string[] = [];
+  inFlight = 0;
+  maxInFlight = 0;
+  /** A rule whose urlFilter is this makes the browser refuse the update. */
+  poison = '|http://refused.test/';
+
+  async getDynamicRules() {
+    return structuredClone(this.dynamic);
+  }
+  async getSessionRules() {
+    return structuredClone(this.session);
+  }
+  updateDynamicRules(u: { removeRuleIds: number[]; addRules: ExtRule[] }) {
+    return this.update('dynamic', u);
+  }
+  updateSessionRules(u: { removeRuleIds: number[]; addRules: ExtRule[] }) {
+    return this.update('session', u);
+  }
+  private async update(store: 'dynamic' | 'session', { removeRuleIds, addRules }: { removeRuleIds: number[]; addRules: ExtRule[] }) {
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    await new Promise((r) => setTimeout(r, 5));
+    this.inFlight--;
+    this.calls.push(`${store} -${removeRuleIds.length} +${addRules.length}`);
+    if (addRules.some((r) => r.condition.urlFilter === this.poison)) throw new Error('Rule with id 5 is invalid');
+    const next = [...this[store].filter((r) => !removeRuleIds.includes(r.id)), ...structuredClone(addRules)];
+    if (new Set(next.map((r) => r.id)).size !== next.length) throw new Error('Rule does not have a unique ID');
+    this[store] = next;
+  }
+}
+
+const allow = (host: string): RuleBody => ({ priority: 5, action: { type: 'allow' }, condition: { urlFilter: `|http://${host}/` } });
+const regex = (i: number): RuleBody => ({ priority: 5, action: { type: 'upgradeScheme' }, condition: { regexFilter: `^http://r${i}\\.test/` } });
+const ids = (rules: ExtRule[]) => rules.map((r) => r.id).sort((a, b) => a - b);
+
+describe('the DNR rule writer', () => {
+  it('numbers each layer in its own range and writes only what changed', async () => {
+    const dnr = new FakeDnr();
+    const w = new RuleWriter(dnr);
+    await w.setLayer('settings', [allow('a.test'), allow('b.test'), allow('c.test')]);
+    await w.setLayer('loops', [allow('loop.test')]);
+    const base = LAYERS.settings.base;
+    expect(ids(dnr.dynamic)).toEqual([base, base + 1, base + 2]);
+    expect(ids(dnr.session)).toEqual([LAYERS.loops.base]);
+
+    dnr.calls = [];
+    await w.setLayer('settings', [allow('a.test'), allow('b.test'), allow('c.test')]);
+    expect(dnr.calls).toEqual([]);
+    await w.setLayer('settings', [allow('a.test'), allow('x.test')]);
+    // One changed rule replaced, one dropped, one kept.
+    expect(dnr.calls).toEqual(['dynamic -2 +1']);
+    expect(dnr.dynamic.map((r) => r.condition.urlFilter).sort()).toEqual(['|http://a.test/', '|http://x.test/']);
+    expect(await w.rules('settings')).toHaveLength(2);
+  });
+
+  it('keeps the rules it finds (field order aside), and removes stale ones outside every range', async () => {
+    const dnr = new FakeDnr();
+    const kept = { condition: { urlFilter: '|http://a.test/' }, action: { type: 'allow' as const }, priority: 5, id: LAYERS.handoff.base };
+    dnr.dynamic = [kept, { ...allow('old.test'), id: 9_500_000 }];
+    const w = new RuleWriter(dnr);
+    await w.setLayer('handoff', [allow('a.test')]);
+    expect(dnr.calls).toEqual(['dynamic -1 +0']);
+    expect(dnr.dynamic).toEqual([kept]);
+  });
+
+  it('batches layers declared together into one update per store, the later rules winning', async () => {
+    const dnr = new FakeDnr();
+    const w = new RuleWriter(dnr);
+    const done = Promise.all([
+      w.setLayer('settings', [allow('a.test')]),
+      w.setLayer('protection', [allow('p.test')]),
+      w.setLayer('settings', [allow('b.test')]),
+      w.setLayer('handoffOnce', [allow('once.test')]),
+    ]);
+    await done;
+    expect(dnr.calls).toEqual(['dynamic -0 +2', 'session -0 +1']);
+    expect(dnr.dynamic.map((r) => r.condition.urlFilter).sort()).toEqual(['|http://b.test/', '|http://p.test/']);
+  });
+
+  it('never runs two updates at once, and plans each against what the previous one left', async () => {
+    const dnr = new FakeDnr();
+    const w = new RuleWriter(dnr);
+    const writes: Promise<void>[] = [];
+    for (let i = 0; i < 20; i++) {
+      writes.push(
+        w.setLayer(
+          'loops',
+          Array.from({ length: (i % 4) + 1 }, (_, j) => allow(`h${j}.test`)),
+        ),
+      );
+      writes.push(w.setLayer('handoffOnce', [allow(`t${i}.test`)]));
+      await new Promise((r) => setTimeout(r, i % 3));
+    }
+    await Promise.all(writes);
+    expect(dnr.maxInFlight).toBe(1);
+    expect(dnr.session.map((r) => r.condition.urlFilter).sort()).toEqual([
+      '|http://h0.test/',
+      '|http://h1.test/',
+      '|http://h2.test/',
+      '|http://h3.test/',
+      '|http://t19.test/',
+    ]);
+  });
+
+  it('counts the regex budget once over every layer of both stores, and reports an overflow', async () => {
+    const dnr = new FakeDnr();
+    const w = new RuleWriter(dnr, { ...RUNTIME_LIMITS, regexRules: 10 });
+    await w.setLayer(
+      'channels',
+      Array.from({ length: 6 }, (_, i) => regex(i)),
+    );
+    await w.setLayer('loops', [regex(100), regex(101)]);
+    expect(await w.usageOutside('protection')).toEqual({ rules: 6, regexRules: 8, unsafeRules: 0 });
+    // 8 used elsewhere: three more do not fit; the layer keeps its previous rules.
+    await w.setLayer('protection', [regex(200)]);
+    const refused = w.setLayer('protection', [regex(200), regex(201), regex(202)]);
+    await expect(refused).rejects.toBeInstanceOf(DnrBudgetError);
+    await expect(refused).rejects.toThrow(/11 regex rules \(dynamic and session\) > 10/);
+    expect(w.problem('protection')).toMatch(/protection rules do not fit/);
+    expect(dnr.dynamic.filter((r) => r.id >= LAYERS.protection.base)).toHaveLength(1);
+    // Room made elsewhere: it fits now, and the problem is gone.
+    await w.setLayer('loops', []);
+    await w.setLayer('protection', [regex(200), regex(201), regex(202)]);
+    expect(w.problem('protection')).toBeUndefined();
+  });
+
+  it('writes the other layers of a batch the browser refused, and reports the refused one', async () => {
+    const dnr = new FakeDnr();
+    const w = new RuleWriter(dnr);
+    const bad = w.setLayer('settings', [allow('refused.test')]);
+    const good = w.setLayer('protection', [allow('p.test')]);
+    await expect(bad).rejects.toThrow(/invalid/);
+    await good;
+    expect(dnr.dynamic.map((r) => r.condition.urlFilter)).toEqual(['|http://p.test/']);
+    expect(w.problem('settings')).toMatch(/Chromium refused the settings rules/);
+  });
+
+  it('refuses more rules than the layer has ids', async () => {
+    const w = new RuleWriter(new FakeDnr());
+    const size = LAYERS.handoff.limit - LAYERS.handoff.base;
+    await expect(w.setLayer('handoff', new Array<RuleBody>(size + 1).fill(allow('a.test')))).rejects.toBeInstanceOf(DnrBudgetError);
+  });
+});
