@@ -13,6 +13,7 @@ const CHECK: Record<string, string> = {
   'invalid-timestamp': 'channelProblemUnreadable',
   'invalid-release': 'channelProblemUnreadable',
   'corrupt-bundle': 'channelProblemUnreadable',
+  'bad-delta': 'channelProblemUnreadable',
   'wrong-channel': 'channelProblemUnreadable',
   'timestamp-mismatch': 'channelProblemUnreadable',
   'not-newer': 'channelProblemNotNewer',
