@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { lintRulesetSource } from '@httpsify/engine/authoring';
 import { describeError, parseChannelDefinition, type ChannelErrorCode } from '@httpsify/engine/channels';
 import { describe, expect, it } from 'vitest';
-import { MAX_DNR_CHANNELS } from '../src/background/dnr-layout.js';
+import { MAX_DNR_CHANNELS } from '../src/dnr/layout.js';
 import type { ChannelAddResult } from '../src/background/ui-protocol.js';
 import { planChannelDnr, type ChannelDnrInput } from '../src/channels/channel-dnr.js';
 import { fetchChannelDefinition } from '../src/protection/channel-url.js';
@@ -33,6 +33,7 @@ describe('update channels: problems in words', () => {
       'older-than-defaults': 'channelProblemNotNewer',
       'bad-signature': 'channelProblemSignature',
       'corrupt-bundle': 'channelProblemUnreadable',
+      'bad-delta': 'channelProblemUnreadable',
       'timestamp-mismatch': 'channelProblemUnreadable',
       'below-minimum': 'channelProblemNotNewer',
       'invalid-release': 'channelProblemUnreadable',
