@@ -13,6 +13,7 @@ const CHECK: Record<string, string> = {
   'invalid-timestamp': 'channelProblemUnreadable',
   'invalid-release': 'channelProblemUnreadable',
   'corrupt-bundle': 'channelProblemUnreadable',
+  // A delta is only ever seen when the full download failed too; both mean the same here.
   'bad-delta': 'channelProblemUnreadable',
   'wrong-channel': 'channelProblemUnreadable',
   'timestamp-mismatch': 'channelProblemUnreadable',
