@@ -34,6 +34,7 @@ const AGREEMENT: Record<string, [string, string][]> = {
   ],
   optionsRulesetCount: [['ruleset', 'rulesets']],
   optionsImportedRules: [['rule', 'rules']],
+  optionsImportSomeRules: [['rule was', 'rules were']],
   optionsChannelInstalledValue: [['ruleset', 'rulesets']],
   optionsChannelStaleValue: [['day', 'days']],
   optionsKnownHosts: [

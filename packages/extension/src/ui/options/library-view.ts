@@ -5,6 +5,7 @@ import type { LibraryStatus } from '../../library/library-protocol.js';
 import { background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';
 import { t, tCount } from '../shared/i18n.js';
+import { details } from '../shared/problem.js';
 
 /** Files go to the background in batches of about this many characters (ports carry JSON). */
 const BATCH_CHARS = 2 * 1024 * 1024;
@@ -37,7 +38,8 @@ export class LibraryView {
     $('#library-current').hidden = info === null;
     const stored = $('#library-stored-problem');
     stored.hidden = status.problem === null;
-    stored.textContent = status.problem ?? '';
+    if (status.problem === null) stored.replaceChildren();
+    else stored.replaceChildren(h('span', {}, t('optionsLibraryStoredProblem')), details(status.problem));
     if (info === null) {
       if (status.problem !== null) $('#library-current').hidden = false;
       return;
@@ -51,7 +53,13 @@ export class LibraryView {
     $<HTMLInputElement>('#library-enabled').checked = info.enabled;
     const browser = $('#library-browser-problem');
     browser.hidden = status.platformProblem === null;
-    browser.textContent = status.platformProblem === null ? '' : t('optionsLibraryBrowserProblem', status.platformProblem);
+    // The same limits as a channel's (Chromium's rule counts), said for the library; raw under "Details".
+    if (status.platformProblem === null) browser.replaceChildren();
+    else
+      browser.replaceChildren(
+        h('span', {}, t(/do not fit/.test(status.platformProblem) ? 'optionsLibraryBrowserTooBig' : 'optionsLibraryBrowserProblem')),
+        details(status.platformProblem),
+      );
     const count = info.problems.length + info.moreProblems;
     $('#library-problems').hidden = count === 0;
     $('#library-problems-title').textContent = t('optionsLibraryProblemsTitle', count.toLocaleString());
