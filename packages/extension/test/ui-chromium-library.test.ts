@@ -94,20 +94,23 @@ describe('importing a ruleset library in Chromium', () => {
     const bad = join(files, 'bad.zip');
     writeFileSync(bad, 'not a zip at all');
     await o.locator('#library-archive').setInputFiles(bad);
-    await expect.poll(() => o.locator('#library-error').textContent(), POLL).toBe('Nothing was imported: not a .zip, .tar or .tar.gz archive');
+    // The sentence says what to do; the reader's own words wait under "Details".
+    const sentence = () => o.locator('#library-error > span').textContent();
+    await expect.poll(sentence, POLL).toMatch(/^Nothing was imported: this file is not a ruleset library\. Choose /);
+    expect(await o.locator('#library-error details code').textContent()).toBe('not a .zip, .tar or .tar.gz archive');
     const escape = join(files, 'escape.tar');
     writeFileSync(escape, tar([{ name: '../Evil.xml', data: ruleset('Evil', 'evil.example.test') }]));
     await o.locator('#library-archive').setInputFiles(escape);
-    await expect.poll(() => o.locator('#library-error').textContent(), POLL).toBe('Nothing was imported: no ruleset files (.xml) were found in it');
+    await expect.poll(sentence, POLL).toMatch(/^Nothing was imported: there are no rulesets \(\.xml files\) in it\./);
+    expect(await o.locator('#library-error li').allTextContents()).toEqual([expect.stringMatching(/^\.\.\/Evil\.xml: the name leads outside the library/)]);
     expect(await o.locator('#library-none').isVisible()).toBe(true);
     // A zip bomb (2000 entries sharing one compressed stream) is refused by the worker, with the reason.
     const shared = deflateSync(new TextEncoder().encode(ruleset('Bomb', 'bomb.example.test')));
     const bomb = join(files, 'bomb.zip');
     writeFileSync(bomb, rawZip(Array.from({ length: 2000 }, (_, i) => ({ name: `r${i}.xml`, data: shared, declared: 100 }))));
     await o.locator('#library-archive').setInputFiles(bomb);
-    await expect
-      .poll(() => o.locator('#library-error').textContent(), POLL)
-      .toMatch(/^Nothing was imported: the \.zip file is not a plain archive: .* share their data/);
+    await expect.poll(sentence, POLL).toMatch(/^Nothing was imported: this file is built to unpack into far more than it seems to hold/);
+    expect(await o.locator('#library-error details code').textContent()).toMatch(/^the \.zip file is not a plain archive: .* share their data/);
     expect(await o.locator('#library-cancel').isHidden()).toBe(true);
     expect(await o.locator('#library-none').isVisible()).toBe(true);
   });

@@ -119,7 +119,7 @@ export class LibraryService {
 
   private async finish(u: Upload, progress: (p: LibraryProgress) => void): Promise<unknown> {
     const contents = u.collector.contents;
-    if (contents.files.length === 0) return { error: 'no ruleset files (.xml) were found in it' };
+    if (contents.files.length === 0) return { error: 'no ruleset files (.xml) were found in it', problems: contents.problems.slice(0, 50) };
     const importedAt = (this.deps.now ?? Date.now)();
     // The bundle's timestamp tells imports apart (Chromium's rules are rebuilt when it changes).
     const compiled = await compileLibrary(contents.files, progress, importedAt);

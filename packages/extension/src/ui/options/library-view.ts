@@ -1,11 +1,22 @@
-import { EntryCollector, LIBRARY_LIMITS, LibraryRefused, type ArchiveContents } from '../../library/archive.js';
+import { EntryCollector, LIBRARY_LIMITS, LibraryRefused, type ArchiveContents, type FileProblem } from '../../library/archive.js';
 import { ArchiveCancelled, readArchiveOffThread } from '../../library/archive-reader.js';
 import type { LibraryProgress } from '../../library/library-compile.js';
 import type { LibraryStatus } from '../../library/library-protocol.js';
 import { background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';
 import { t, tCount } from '../shared/i18n.js';
+import { libraryImportProblem } from '../shared/library-problem.js';
 import { details } from '../shared/problem.js';
+
+function problemItems(problems: FileProblem[]): HTMLLIElement[] {
+  return problems.map((p) =>
+    h(
+      'li',
+      { class: 'error' },
+      p.line > 0 ? t('optionsLibraryProblemItem', [p.file, String(p.line), p.message]) : t('optionsLibraryProblemItemNoLine', [p.file, p.message]),
+    ),
+  );
+}
 
 /** Files go to the background in batches of about this many characters (ports carry JSON). */
 const BATCH_CHARS = 2 * 1024 * 1024;
@@ -63,13 +74,7 @@ export class LibraryView {
     const count = info.problems.length + info.moreProblems;
     $('#library-problems').hidden = count === 0;
     $('#library-problems-title').textContent = t('optionsLibraryProblemsTitle', count.toLocaleString());
-    const items = info.problems.map((p) =>
-      h(
-        'li',
-        { class: 'error' },
-        p.line > 0 ? t('optionsLibraryProblemItem', [p.file, String(p.line), p.message]) : t('optionsLibraryProblemItemNoLine', [p.file, p.message]),
-      ),
-    );
+    const items = problemItems(info.problems);
     if (info.moreProblems > 0) items.push(h('li', { class: 'muted' }, t('optionsLibraryMoreProblems', info.moreProblems.toLocaleString())));
     $('#library-problem-list').replaceChildren(...items);
   }
@@ -119,11 +124,13 @@ export class LibraryView {
     }
   }
 
-  private fail(reason: string): void {
+  /** Nothing was imported: why in words, the files' own problems when that is the reason, raw text under "Details". */
+  private fail(reason: string, problems: FileProblem[] = []): void {
     $('#library-status').textContent = '';
     const error = $('#library-error');
     error.hidden = false;
-    error.textContent = t('optionsLibraryFailed', reason);
+    const list = problems.length === 0 ? [] : [h('ul', { class: 'problem-list' }, ...problemItems(problems))];
+    error.replaceChildren(h('span', {}, t(libraryImportProblem(reason))), ...list, details(reason));
   }
 
   private async importFolder(input: HTMLInputElement): Promise<void> {
@@ -198,8 +205,11 @@ export class LibraryView {
       if (isError(sent)) return this.fail(sent.error);
       $('#library-status').textContent = t('optionsLibrarySending', [at.toLocaleString(), files.length.toLocaleString()]);
     }
-    const done = await background.request<(LibraryStatus & { error?: undefined }) | { error: string }>({ type: 'libraryFinish', upload: begun.upload });
-    if (isError(done)) return this.fail(done.error);
+    const done = await background.request<(LibraryStatus & { error?: undefined }) | { error: string; problems?: FileProblem[] }>({
+      type: 'libraryFinish',
+      upload: begun.upload,
+    });
+    if (isError(done)) return this.fail(done.error, done.problems ?? []);
     this.render(done);
     $('#library-status').textContent = tCount('optionsLibraryDone', done.info?.rulesetCount ?? 0, [(done.info?.rulesetCount ?? 0).toLocaleString(), name]);
   }
