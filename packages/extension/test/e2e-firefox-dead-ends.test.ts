@@ -92,6 +92,22 @@ describe('Firefox: an HTTP-only site is never a dead end', () => {
     return tab;
   }
 
+  /** One click on "Continue to HTTP site" reaches the site's own HTTP page. */
+  async function continueToHttp(tab: FirefoxTab, url: string, host: string): Promise<void> {
+    await tab.evaluate('void document.querySelector("#http-once").click()');
+    await expect.poll(href(tab), POLL).toBe(url);
+    await expect.poll(text(tab, 'body'), POLL).toBe(`plain http ${host} /page?q=1`);
+  }
+
+  /** No page is taken away once it loaded: longer than any timer, each tab stays where it went. */
+  async function expectTabsStay(tabs: { c: { name: string }; tab: FirefoxTab; url: string }[]): Promise<void> {
+    await new Promise((r) => setTimeout(r, WATCH_MS));
+    for (const { c, tab, url } of tabs) {
+      expect(await href(tab)(), c.name).toBe(url);
+      await tab.close();
+    }
+  }
+
   it('every failure class reaches the HTTP page in one click, and the page stays', async () => {
     const tabs = await Promise.all(
       CASES.map(async (c) => {
@@ -101,17 +117,11 @@ describe('Firefox: an HTTP-only site is never a dead end', () => {
           expect(await tab.evaluate<boolean>('document.querySelector("#twin").hidden')).toBe(true);
           expect(await text(tab, '#tried-list')()).toContain('answered with error 404, so it is not the site');
         }
-        await tab.evaluate('void document.querySelector("#http-once").click()');
-        await expect.poll(href(tab), POLL).toBe(url);
-        await expect.poll(text(tab, 'body'), POLL).toBe(`plain http ${c.host} /page?q=1`);
+        await continueToHttp(tab, url, c.host);
         return { c, tab, url };
       }),
     );
-    await new Promise((r) => setTimeout(r, WATCH_MS));
-    for (const { c, tab, url } of tabs) {
-      expect(await href(tab)(), c.name).toBe(url);
-      await tab.close();
-    }
+    await expectTabsStay(tabs);
   });
 
   it('refused, DNS failure and an untrusted certificate reach the HTTP page in one click', async () => {
@@ -124,17 +134,11 @@ describe('Firefox: an HTTP-only site is never a dead end', () => {
         // machine loaded enough, HTTPS-first's 3-second timer may come first, as it would for a user.
         const reason = new URL(await href(tab)()).searchParams.get('reason') ?? '';
         if (reason !== 'timeout') expect(reason, c.name).toMatch(c.reason);
-        await tab.evaluate('void document.querySelector("#http-once").click()');
-        await expect.poll(href(tab), POLL).toBe(url);
-        await expect.poll(text(tab, 'body'), POLL).toBe(`plain http ${c.host} /page?q=1`);
+        await continueToHttp(tab, url, c.host);
         return { c, tab, url };
       }),
     );
-    await new Promise((r) => setTimeout(r, WATCH_MS));
-    for (const { c, tab, url } of tabs) {
-      expect(await href(tab)(), c.name).toBe(url);
-      await tab.close();
-    }
+    await expectTabsStay(tabs);
   });
 
   it('"Go back" skips the failed attempt; with nothing before it, opens a new-tab page', async () => {

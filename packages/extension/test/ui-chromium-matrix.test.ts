@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations } from './support/axe.js';
-import { SIDEWAYS_EXPRESSION } from './support/layout.js';
+import { OPTIONS_PROBLEM_TEXTS, SIDEWAYS_EXPRESSION } from './support/layout.js';
 import { testDefinition, testPublisher } from './support/channels.js';
 import { POLL, shot, startUiHarness, type UiHarness } from './support/ui-harness.js';
 
@@ -117,19 +117,7 @@ describe('every page and state in Chromium, light and dark, 360 and 1280 px', ()
     await options.locator('#rule-form-site').fill('my bank');
     await options.locator('#rule-form-save').click();
     await expect.poll(() => options.locator('#rule-form-errors li').count(), POLL).toBe(1);
-    await check(
-      options,
-      'options-problems',
-      [360, 1280],
-      [
-        'Problem',
-        'The channel’s server could not be reached',
-        'This is not a channel definition.',
-        '“my bank” is not a site name.',
-        'Which site',
-        'Where it goes',
-      ],
-    );
+    await check(options, 'options-problems', [360, 1280], OPTIONS_PROBLEM_TEXTS);
     await options.locator('#rule-form-advanced summary').click();
     await options.locator('#rule-form-xml').click();
     await options.locator('#rule-editor').fill('<ruleset name="Mine"><target host="my%20bank"/><rule from="http:" to="https:"/></ruleset>');

@@ -3,7 +3,7 @@ import type { FirefoxTab } from './support/firefox.js';
 import { AXE_EXPRESSION } from './support/axe.js';
 import { testDefinition, testPublisher } from './support/channels.js';
 import { FF_POLL, startFirefoxUiHarness, type FirefoxUiHarness } from './support/firefox-ui.js';
-import { SIDEWAYS_EXPRESSION } from './support/layout.js';
+import { OPTIONS_PROBLEM_TEXTS, SIDEWAYS_EXPRESSION } from './support/layout.js';
 import { checkScreenshot, expectVisibleTexts } from './support/screenshots.js';
 
 const RULESETS = { 'site.xml': '<ruleset name="Site Rules"><target host="site.example.test"/><rule from="^http:" to="https:"/></ruleset>' };
@@ -88,19 +88,7 @@ describe('every page and state in Firefox, light and dark, 360 and 1280 px', () 
     await value('#rule-form-site', 'my bank');
     await h.click('#rule-form-save');
     await expect.poll(count('#rule-form-errors li'), FF_POLL).toBe(1);
-    await check(
-      o,
-      'options-problems',
-      [360, 1280],
-      [
-        'Problem',
-        'The channel’s server could not be reached',
-        'This is not a channel definition.',
-        '“my bank” is not a site name.',
-        'Which site',
-        'Where it goes',
-      ],
-    );
+    await check(o, 'options-problems', [360, 1280], OPTIONS_PROBLEM_TEXTS);
     await o.evaluate(`void (document.querySelector('#rule-form-advanced').open = true)`);
     await h.click('#rule-form-xml');
     await value('#rule-editor', '<ruleset name="Mine"><target host="my%20bank"/><rule from="http:" to="https:"/></ruleset>');

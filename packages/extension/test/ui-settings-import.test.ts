@@ -8,18 +8,9 @@ import { MAX_IMPORT_CHARS, parseSettingsFile } from '../src/settings/import.js';
 import { MemoryStorageArea } from '../src/settings/storage-area.js';
 import { SettingsStore } from '../src/settings/store.js';
 import { simpleRuleXml } from '../src/settings/user-rules.js';
+import { placeholderChannel } from './support/channels.js';
 
-const CHANNEL = {
-  name: 'Team rules',
-  urlPrefix: 'https://rules.example.org/channel/',
-  rootKey: { kty: 'RSA', n: '_'.repeat(512), e: 'AQAB' },
-  scope: '^https?://([^/]*\\.)?example\\.org[:/]',
-  destinations: [] as string[],
-  minTimestamp: 0,
-  maxAgeDays: 14,
-  minKeyVersion: 1,
-  replacesDefaults: false,
-};
+const CHANNEL = placeholderChannel();
 
 async function setup() {
   const rulesets = [

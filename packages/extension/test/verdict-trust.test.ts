@@ -9,6 +9,7 @@ import { buildExtension } from '../src/build/build.js';
 import { buildChannelLayers } from '../src/channels/channel-layers.js';
 import { loadLibrary, saveLibrary } from '../src/library/library-store.js';
 import { MemoryStorageArea } from '../src/settings/storage-area.js';
+import { placeholderChannel } from './support/channels.js';
 
 /**
  * A bundle that calls a catastrophic regex "proven linear" reaches the extension through a
@@ -24,17 +25,7 @@ describe('hostile regex verdicts in the extension', () => {
   });
 
   it('a channel bundle is judged again', () => {
-    const channel = {
-      name: 'Evil',
-      urlPrefix: 'https://c.test/',
-      rootKey: { kty: 'RSA', n: '_'.repeat(512), e: 'AQAB' },
-      scope: '',
-      destinations: [] as string[],
-      minTimestamp: 0,
-      maxAgeDays: 14,
-      minKeyVersion: 1,
-      replacesDefaults: false,
-    };
+    const channel = placeholderChannel({ name: 'Evil', urlPrefix: 'https://c.test/', scope: '' });
     const record: ChannelRecord = {
       channel,
       installed: { timestamp: 1_700_000_000, bundle: forged, rulesetCount: 1, installedAt: 1_700_000_000, keyVersion: 1, verifiedFor: channelBinding(channel) },

@@ -171,3 +171,14 @@ export function hiddenFindingsText(report: HiddenFindings): string[] {
     );
   return out;
 }
+
+/** What `--write-baseline` tells the user it wrote (one line, for stderr). */
+export function baselineWrittenLine(
+  path: string,
+  section: BaselineSection,
+  written: { files: number; findings: number; kept: number },
+  scope: readonly string[],
+): string {
+  const kept = written.kept > 0 ? `; kept the entries of ${count(written.kept, 'file')} outside ${scope.join(' ')}` : '';
+  return `${path}: wrote ${count(written.findings, 'finding')} of ${count(written.files, 'file')} to the ${section} baseline${kept}\n`;
+}

@@ -14,7 +14,7 @@ import {
   type LintedFile,
   type Suppression,
 } from '@httpsify/engine/authoring';
-import { DEFAULT_BASELINE, filterByBaseline, hiddenFindingsText, readBaseline, writeBaseline } from '../authoring/baseline.js';
+import { baselineWrittenLine, DEFAULT_BASELINE, filterByBaseline, hiddenFindingsText, readBaseline, writeBaseline } from '../authoring/baseline.js';
 import { changedSince } from '../authoring/changed-files.js';
 import { expandRulesetPaths, readRulesetSource } from '../authoring/ruleset-files.js';
 import { unifiedDiff } from '../authoring/unified-diff.js';
@@ -237,9 +237,7 @@ export function registerCheck(program: Command): void {
       if (opts.writeBaseline === true) {
         const path = baselinePath ?? DEFAULT_BASELINE;
         const written = writeBaseline(path, 'check', report.unfiltered, report.hashes, scope.paths);
-        process.stderr.write(
-          `${path}: wrote ${plural(written.findings, 'finding')} of ${plural(written.files, 'file')} to the check baseline${written.kept > 0 ? `; kept the entries of ${plural(written.kept, 'file')} outside ${scope.paths.join(' ')}` : ''}\n`,
-        );
+        process.stderr.write(baselineWrittenLine(path, 'check', written, scope.paths));
         return;
       }
       if (opts.format === 'json') {

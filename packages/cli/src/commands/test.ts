@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { createEngine, formatDiagnostic, type Diagnostic, type Ruleset } from '@httpsify/engine';
 import { checkRulesetRegexes, parseRulesetXml } from '@httpsify/engine/parse';
 import { applySuppressions, rulesetCoverage, suppressionsOf } from '@httpsify/engine/authoring';
-import { DEFAULT_BASELINE, filterByBaseline, hiddenFindingsText, readBaseline, writeBaseline } from '../authoring/baseline.js';
+import { baselineWrittenLine, DEFAULT_BASELINE, filterByBaseline, hiddenFindingsText, readBaseline, writeBaseline } from '../authoring/baseline.js';
 import { resolve } from 'node:path';
 import { expandRulesetPaths, readRulesetSource } from '../authoring/ruleset-files.js';
 import { parseMaxWarnings, resolveChangedOptions, tooManyWarnings } from './check.js';
@@ -153,9 +153,7 @@ export function registerTest(program: Command): void {
         if (opts.writeBaseline === true) {
           const path = baselinePath ?? DEFAULT_BASELINE;
           const written = writeBaseline(path, 'test', report.unfiltered, report.hashes, scope.paths);
-          process.stderr.write(
-            `${path}: wrote ${count(written.findings, 'finding')} of ${count(written.files, 'file')} to the test baseline${written.kept > 0 ? `; kept the entries of ${count(written.kept, 'file')} outside ${scope.paths.join(' ')}` : ''}\n`,
-          );
+          process.stderr.write(baselineWrittenLine(path, 'test', written, scope.paths));
           return;
         }
         if (opts.format === 'json') {

@@ -86,21 +86,7 @@ export function prepareTest(source: string): PreparedPattern {
 
 /** A rule whose `from` is `^` + `prefix` and whose `to` has no `$` (RuleKind.Literal): no analysis needed. */
 export function prepareLiteralRule(prefix: string, to: string): PreparedPattern {
-  return {
-    form: Form.Swap,
-    prefix: flat(prefix),
-    to,
-    texts: null,
-    exact: null,
-    replacements: null,
-    toEnd: false,
-    run: null,
-    lookahead: null,
-    source: '',
-    isRule: true,
-    regex: undefined,
-    verdictAt: -1,
-  };
+  return pattern(Form.Swap, flat(prefix), to, '', true, -1, null);
 }
 
 export function prepareRule(from: string, to: string): PreparedPattern {
@@ -121,18 +107,29 @@ function prepare(source: string, to: string | null): PreparedPattern {
 }
 
 function regexForm(source: string, prefix: string, to: string | null, verdictAt: number): PreparedPattern {
+  return pattern(Form.Regex, prefix, to ?? '', source, to !== null, verdictAt, null);
+}
+
+/** The fields only a Cases pattern fills. */
+type CasesFields = Pick<PreparedPattern, 'texts' | 'exact' | 'replacements' | 'toEnd' | 'run' | 'lookahead'>;
+
+/**
+ * Every prepared pattern is built here, its fields always in the same order, so that V8 gives
+ * them all one hidden class and the matcher's property reads stay monomorphic.
+ */
+function pattern(form: Form, prefix: string, to: string, source: string, isRule: boolean, verdictAt: number, cases: CasesFields | null): PreparedPattern {
   return {
-    form: Form.Regex,
+    form,
     prefix,
-    to: to ?? '',
-    texts: null,
-    exact: null,
-    replacements: null,
-    toEnd: false,
-    run: null,
-    lookahead: null,
+    to,
+    texts: cases === null ? null : cases.texts,
+    exact: cases === null ? null : cases.exact,
+    replacements: cases === null ? null : cases.replacements,
+    toEnd: cases === null ? false : cases.toEnd,
+    run: cases === null ? null : cases.run,
+    lookahead: cases === null ? null : cases.lookahead,
     source,
-    isRule: to !== null,
+    isRule,
     regex: undefined,
     verdictAt,
   };
@@ -173,21 +170,14 @@ function literalCases(source: string, prefix: string, to: string, isRule: boolea
     chosen.push({ expansion, replacement });
   }
   chosen.sort((a, b) => compareText(a.expansion.text, b.expansion.text));
-  return {
-    form: Form.Cases,
-    prefix,
-    to,
+  return pattern(Form.Cases, prefix, to, '', isRule, -1, {
     texts: chosen.map((c) => flat(c.expansion.text)),
     exact: exactFlags(chosen.map((c) => c.expansion)),
     replacements: isRule ? chosen.map((c) => flat(c.replacement)) : null,
     toEnd: language.consumesRest,
     run,
     lookahead,
-    source: '',
-    isRule,
-    regex: undefined,
-    verdictAt: -1,
-  };
+  });
 }
 
 /** `c+`, `c*`, `[…]+` or `[^…]*` of single characters, greedy: a run; else null. */

@@ -10,6 +10,25 @@ import type { AlarmsLike } from '../../src/channels/channel-service.js';
 
 export { publishChannelFiles, testDefinition, testPublisher, type TestPublisher };
 
+/**
+ * A channel definition that passes the definition checks but whose key signs nothing (a
+ * placeholder RSA modulus): for tests of what is stored and shown, never of installing.
+ */
+export function placeholderChannel(fields: Partial<ChannelDefinition> = {}): ChannelDefinition {
+  return {
+    name: 'Team rules',
+    urlPrefix: 'https://rules.example.org/channel/',
+    rootKey: { kty: 'RSA', n: '_'.repeat(512), e: 'AQAB' },
+    scope: '^https?://([^/]*\\.)?example\\.org[:/]',
+    destinations: [],
+    minTimestamp: 0,
+    maxAgeDays: 14,
+    minKeyVersion: 1,
+    replacesDefaults: false,
+    ...fields,
+  };
+}
+
 export function rulesetsOf(...xml: string[]): Ruleset[] {
   return xml.map((x, i) => {
     const { ruleset, diagnostics } = parseRulesetXml(x, `${i}.xml`);

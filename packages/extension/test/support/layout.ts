@@ -10,3 +10,16 @@ export const SIDEWAYS_EXPRESSION = `(() => {
     .slice(0, 5)
     .map((e) => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (e.className && typeof e.className === 'string' ? '.' + e.className.split(' ').join('.') : ''));
 })()`;
+
+/**
+ * What the options page shows, in both browsers, after the matrix tests' problem steps (an
+ * unreachable channel, a pasted non-definition, a rule for "my bank"): each problem in words.
+ */
+export const OPTIONS_PROBLEM_TEXTS = [
+  'Problem',
+  'The channel’s server could not be reached',
+  'This is not a channel definition.',
+  '“my bank” is not a site name.',
+  'Which site',
+  'Where it goes',
+];
