@@ -36,6 +36,8 @@ export function plainHttpProxyPrefs(hosts: string[], proxy: string): Record<stri
 }
 
 export interface FirefoxWithExtension {
+  /** The browser's own process: its content processes (the extension's among them) are below it. */
+  pid: number;
   extensionId: string;
   /** `moz-extension://<uuid>`: the extension's pages, e.g. to message its background. */
   extensionOrigin: string;
@@ -149,6 +151,7 @@ export async function launchFirefoxWithExtension(
     await bidi.send('session.new', { capabilities: { alwaysMatch: { acceptInsecureCerts: true } } });
     const { extension } = await bidi.send<{ extension: string }>('webExtension.install', { extensionData: { type: 'path', path: extensionDir } });
     return {
+      pid: child.pid!,
       extensionId: extension,
       extensionOrigin: `moz-extension://${uuid}`,
       newTab: async (options = {}) => {

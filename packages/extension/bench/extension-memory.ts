@@ -1,0 +1,239 @@
+/**
+ * `npm run bench:extension`: the extension in use, in Debian's Chromium and Firefox ESR.
+ *
+ * For each browser: the memory of the process that runs the extension (Chromium's extension
+ * process, which hosts the service worker; Firefox's "WebExtensions" content process, which hosts
+ * the background page), first with the packaged default rulesets and then with the whole 2018
+ * library imported through the options page as a user does it; the import's wall time; and the
+ * load time of a page of 1,000 plain-HTTP images on hosts no ruleset covers, which every request
+ * listener and rule the extension installs sees. Prints one JSON object and a table.
+ *
+ * HTTPS Everywhere users reported 100–230 MB for the old extension with the same library.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { buildExtension } from '../src/build/build.js';
+import { UI_PORT_NAME } from '../src/background/ui-protocol.js';
+import { launchWithExtension, switchProtectionModeOff } from '../test/support/browser.js';
+import { launchFirefoxWithExtension, type FirefoxTab } from '../test/support/firefox.js';
+import { startDualServer } from '../test/support/servers.js';
+import { corpusTarball } from '../../engine/test/support/corpus.js';
+import { descendants, processMemory, type MemoryReading } from './process-memory.js';
+
+const IMAGES = 1_000;
+const IMAGE_HOSTS = Array.from({ length: 10 }, (_, i) => `img${i}.bench.test`);
+const PAGE_HOST = 'page.bench.test';
+const IMPORT_TIMEOUT_MS = 900_000;
+const SETTLE_MS = 10_000;
+/** A restarted extension reads, checks and loads the stored library before it settles. */
+const RESTART_SETTLE_MS = 30_000;
+/** A 1×1 transparent GIF. */
+const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+
+interface BrowserFigures {
+  defaults: MemoryReading;
+  /** Right after the import, its page closed: what the import left behind. */
+  library: MemoryReading;
+  /** After the extension restarted and loaded the stored library: what a user lives with. */
+  restarted: MemoryReading;
+  importSeconds: number;
+  importStatus: string;
+  pageMs: { defaults: number; library: number };
+}
+
+function serve(req: IncomingMessage, res: ServerResponse): void {
+  const path = req.url ?? '/';
+  if (path.startsWith('/library.tar.gz')) {
+    res.writeHead(200, { 'content-type': 'application/gzip' });
+    return void res.end(readFileSync(corpusTarball));
+  }
+  if (path.startsWith('/i/')) {
+    res.writeHead(200, { 'content-type': 'image/gif', 'cache-control': 'no-store' });
+    return void res.end(GIF);
+  }
+  const port = /:(\d+)$/.exec(req.headers.host ?? '')?.[1] ?? '80';
+  const run = new URL(path, 'http://x').searchParams.get('run') ?? '0';
+  const images = Array.from({ length: IMAGES }, (_, i) => `<img src="http://${IMAGE_HOSTS[i % IMAGE_HOSTS.length]}:${port}/i/${run}/${i}.gif">`);
+  res.writeHead(200, { 'content-type': 'text/html', 'cache-control': 'no-store' });
+  res.end(`<!doctype html><title>images</title><body>${images.join('')}</body>`);
+}
+
+/** The page's own load time (navigation start to the end of its load event), second of two runs. */
+const LOAD_MS = `(() => { const n = performance.getEntriesByType('navigation')[0]; return Math.round(n.loadEventEnd); })()`;
+
+const STATUS_EXPRESSION = `(() => {
+  const error = document.querySelector('#library-error');
+  if (error && !error.hidden && error.textContent) return 'error: ' + error.textContent;
+  const status = document.querySelector('#library-status')?.textContent ?? '';
+  return /^Imported/.test(status) ? status : '';
+})()`;
+
+async function poll<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read().catch(() => undefined);
+    if (value !== undefined && done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** Memory settles a few seconds after work: collections and freed pages run in the background. */
+async function settledMemory(read: () => MemoryReading, ms = SETTLE_MS): Promise<MemoryReading> {
+  await new Promise((r) => setTimeout(r, ms));
+  return read();
+}
+
+async function chromiumFigures(extensionDir: string, pageUrl: (run: number) => string): Promise<BrowserFigures> {
+  const ext = await launchWithExtension(extensionDir, [PAGE_HOST, ...IMAGE_HOSTS]);
+  try {
+    await switchProtectionModeOff(ext);
+    // The browser process is the one given the extension; its service worker lives in the
+    // child marked as the extension process.
+    const browser = descendants(process.pid).find((p) => p.args.includes(`--load-extension=${extensionDir}`) && !p.args.some((a) => a.startsWith('--type=')));
+    if (browser === undefined) throw new Error('no Chromium browser process found below this one');
+    const extensionProcess = () => {
+      const found = descendants(browser.pid).find((p) => p.args.includes('--extension-process'));
+      if (found === undefined) throw new Error('no Chromium extension process found');
+      return processMemory(found.pid);
+    };
+    const page = await ext.context.newPage();
+    const pageMs = async (base: number) => {
+      await page.goto(pageUrl(base), { waitUntil: 'load' });
+      await page.goto(pageUrl(base + 1), { waitUntil: 'load' });
+      return page.evaluate<number>(LOAD_MS);
+    };
+    const defaultsMs = await pageMs(0);
+    const defaults = await settledMemory(extensionProcess);
+    const options = await ext.context.newPage();
+    await options.goto(`chrome-extension://${new URL(ext.worker.url()).host}/ui/options.html`);
+    const started = Date.now();
+    await options.locator('#library-archive').setInputFiles(corpusTarball);
+    const importStatus = await poll(
+      'the import',
+      () => options.evaluate<string>(STATUS_EXPRESSION),
+      (s) => s !== '',
+      IMPORT_TIMEOUT_MS,
+    );
+    const importSeconds = (Date.now() - started) / 1000;
+    // Extension pages share the service worker's process in Chromium: close the one used.
+    await options.close();
+    const library = await settledMemory(extensionProcess);
+    // Chromium stops an idle service worker after 30 seconds; stopped here at once, and woken
+    // by the page's requests, it loads the stored library as it does many times a day.
+    const devtools = await ext.context.newCDPSession(page);
+    await devtools.send('ServiceWorker.enable');
+    await devtools.send('ServiceWorker.stopAllWorkers');
+    const libraryMs = await pageMs(10);
+    const restarted = await settledMemory(extensionProcess, RESTART_SETTLE_MS);
+    return { defaults, library, restarted, importSeconds, importStatus, pageMs: { defaults: defaultsMs, library: libraryMs } };
+  } finally {
+    await ext.close();
+  }
+}
+
+async function firefoxFigures(extensionDir: string, pageUrl: (run: number) => string): Promise<BrowserFigures> {
+  const firefox = await launchFirefoxWithExtension(extensionDir, [PAGE_HOST, ...IMAGE_HOSTS]);
+  try {
+    const extensionProcess = () => {
+      const found = descendants(firefox.pid).find((p) => p.name === 'WebExtensions');
+      if (found === undefined) throw new Error('no Firefox WebExtensions process found');
+      return processMemory(found.pid);
+    };
+    const options = await firefox.newTab();
+    await options.goto(`${firefox.extensionOrigin}/ui/options.html`);
+    await poll(
+      'the options page',
+      () => options.evaluate<string | undefined>('document.body.dataset.ready'),
+      (r) => r === 'true',
+      30_000,
+    );
+    await switchFirefoxModeOff(options);
+    const tab = await firefox.newTab();
+    const pageMs = async (base: number) => {
+      await tab.goto(pageUrl(base));
+      await tab.goto(pageUrl(base + 1));
+      return tab.evaluate<number>(LOAD_MS);
+    };
+    const defaultsMs = await pageMs(0);
+    const defaults = await settledMemory(extensionProcess);
+    const started = Date.now();
+    // What choosing a file does, with the archive's bytes fetched from the local server (BiDi
+    // has no file chooser): the input gets a FileList and fires `change`.
+    await options.evaluate(`(async () => {
+      const bytes = await (await fetch(${JSON.stringify(pageUrl(-1).replace(/\/\?.*$/, '/library.tar.gz'))})).arrayBuffer();
+      const dt = new DataTransfer();
+      dt.items.add(new File([bytes], 'https-everywhere-rules-2018.tar.gz'));
+      const input = document.querySelector('#library-archive');
+      input.files = dt.files;
+      input.dispatchEvent(new Event('change'));
+      return true;
+    })()`);
+    const importStatus = await poll(
+      'the import',
+      () => options.evaluate<string>(STATUS_EXPRESSION),
+      (s) => s !== '',
+      IMPORT_TIMEOUT_MS,
+    );
+    const importSeconds = (Date.now() - started) / 1000;
+    // Extension pages share the background page's process in Firefox too: close the one used.
+    await options.close();
+    const library = await settledMemory(extensionProcess);
+    const reloader = await firefox.newTab();
+    await reloader.goto(`${firefox.extensionOrigin}/ui/options.html`);
+    // The page goes with the extension it reloads: it answers first, then reloads.
+    await reloader.evaluate('(setTimeout(() => browser.runtime.reload(), 100), true)');
+    await reloader.close().catch(() => undefined);
+    const restarted = await settledMemory(extensionProcess, RESTART_SETTLE_MS);
+    const libraryMs = await pageMs(10);
+    return { defaults, library, restarted, importSeconds, importStatus, pageMs: { defaults: defaultsMs, library: libraryMs } };
+  } finally {
+    await firefox.close();
+  }
+}
+
+/** The protection mode would move the page to HTTPS, and its images with it; the bench wants them on HTTP. */
+async function switchFirefoxModeOff(options: FirefoxTab): Promise<void> {
+  await options.evaluate('browser.storage.local.set({ httpsFirst: false })');
+  const modeOn = `new Promise((resolve) => {
+    const p = browser.runtime.connect({ name: ${JSON.stringify(UI_PORT_NAME)} });
+    p.onMessage.addListener((m) => { p.disconnect(); resolve(m.response.httpsFirst); });
+    p.postMessage({ id: 1, request: { type: 'settings' } });
+  })`;
+  await poll(
+    'the protection mode to go off',
+    () => options.evaluate<boolean>(modeOn),
+    (on) => !on,
+    30_000,
+  );
+}
+
+const only = process.argv[2];
+const out = mkdtempSync(join(tmpdir(), 'httpsify-bench-ext-'));
+const server = await startDualServer(serve);
+const pageUrl = (run: number) => `http://${PAGE_HOST}:${server.port}/?run=${run}`;
+const figures: Record<string, BrowserFigures> = {};
+try {
+  const built = await buildExtension({ outDir: out, browsers: ['chromium', 'firefox'], zip: false });
+  if (only === undefined || only === 'chromium') figures.chromium = await chromiumFigures(built.dirs.chromium!, pageUrl);
+  if (only === undefined || only === 'firefox') figures.firefox = await firefoxFigures(built.dirs.firefox!, pageUrl);
+} finally {
+  await server.close();
+  rmSync(out, { recursive: true, force: true });
+}
+
+process.stdout.write(`${JSON.stringify(figures)}\n\n`);
+const mb = (r: MemoryReading) => `${r.pssMb.toFixed(0)} MB PSS (${r.rssMb.toFixed(0)} MB RSS)`;
+for (const [browser, f] of Object.entries(figures)) {
+  process.stdout.write(
+    [
+      `${browser}: extension process with the defaults ${mb(f.defaults)}`,
+      `  with the 2018 library: ${mb(f.library)} after the import, ${mb(f.restarted)} after a restart`,
+      `  import ${f.importSeconds.toFixed(0)} s: ${f.importStatus}`,
+      `  page of ${IMAGES} plain-HTTP images: ${f.pageMs.defaults} ms with the defaults, ${f.pageMs.library} ms with the library`,
+      '',
+    ].join('\n'),
+  );
+}
