@@ -2,7 +2,7 @@ import { createEngine, type Ruleset } from '@httpsify/engine';
 import { lintRulesetSource } from '@httpsify/engine/authoring';
 import { describe, expect, it } from 'vitest';
 import { simpleRuleXml } from '../src/settings/user-rules.js';
-import { formRule } from '../src/ui/options/rule-form-view.js';
+import { formRule, isSiteName } from '../src/ui/shared/rule-form.js';
 
 /** The rule the options page's plain form saves, checked and run as the extension runs it. */
 function saved(site: string, to: string): { rewrite: (url: string) => string | null; errors: string[] } {
@@ -36,5 +36,15 @@ describe('"Write a rule": which site, where it goes', () => {
     expect(formRule('plain.example.test', 'https://').toProblem).toBe(true);
     // A site field that is no name goes to the checks as typed, and they refuse it.
     expect(saved('my bank', '').errors).not.toEqual([]);
+  });
+
+  it('the popup and the options page judge a typed site alike, the open page’s port kept', () => {
+    for (const typed of ['my bank', 'my%20bank', 'http://', '']) expect(isSiteName(typed), typed).toBe(false);
+    for (const typed of ['plain.example.test', 'http://plain.example.test:8080/x', '[::1]']) expect(isSiteName(typed), typed).toBe(true);
+    // The popup's "Always use HTTPS" on a page served from another port keeps that port.
+    const rule = formRule('plain.example.test', '', '8080');
+    expect(createEngine([lintRulesetSource(simpleRuleXml(rule), 'r.xml').ruleset as Ruleset]).rewrite('http://plain.example.test:8080/a')).toBe(
+      'https://plain.example.test:8080/a',
+    );
   });
 });

@@ -1,28 +1,12 @@
 import type { SaveResult } from '../../background/ui-protocol.js';
 import type { Settings } from '../../settings/schema.js';
-import { defaultSimpleRule, simpleRuleXml, typedHost, type SimpleRule } from '../../settings/user-rules.js';
+import { simpleRuleXml } from '../../settings/user-rules.js';
 import { background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';
 import { t } from '../shared/i18n.js';
 import { problemItem } from '../shared/problem.js';
+import { formRule, isSiteName } from '../shared/rule-form.js';
 import { ruleProblemItem } from './user-rules-view.js';
-
-/** A host as people type it: a name, or anything pasted with a scheme (a URL) reduced to its host. */
-const SITE_NAME = /^(\[[0-9a-f:.]+\]|[a-z0-9_.-]+)$/i;
-
-/**
- * The rule the form's two plain fields describe: which site (a name or a pasted address) and
- * where it goes (empty: the same site over HTTPS; else another site's name or address). What
- * is not a site name at all is passed on as typed, for the background's checks to refuse.
- */
-export function formRule(site: string, to: string): SimpleRule & { toProblem: boolean } {
-  const host = typedHost(site) ?? site.trim().toLowerCase();
-  const rule = defaultSimpleRule(host);
-  if (to.trim() === '') return { ...rule, toProblem: false };
-  const target = typedHost(to);
-  if (target === null || !SITE_NAME.test(target)) return { ...rule, toProblem: true };
-  return { ...rule, to: `https://${target}/`, toProblem: false };
-}
 
 /**
  * "Write a rule…": the popup's plain form (which site, where it goes) on the options page, with
@@ -62,8 +46,7 @@ export class RuleFormView {
     const list = $('#rule-form-errors');
     const status = $('#rule-form-status');
     status.textContent = '';
-    const host = typedHost(typed);
-    if (host === null || !SITE_NAME.test(host)) return void list.replaceChildren(problemItem(t('problemSiteName', typed), ''));
+    if (!isSiteName(typed)) return void list.replaceChildren(problemItem(t('problemSiteName', typed), ''));
     const rule = formRule(typed, to);
     if (rule.toProblem) return void list.replaceChildren(problemItem(t('optionsRuleFormToInvalid', to), ''));
     const result = await background.request<SaveResult>({ type: 'userRuleSave', xml: simpleRuleXml(rule) });

@@ -1,9 +1,10 @@
 import type { PageStatus, PopupState, RulesetRow, SaveResult } from '../../background/ui-protocol.js';
-import { defaultSimpleRule, simpleRuleXml, typedHost } from '../../settings/user-rules.js';
+import { simpleRuleXml, typedHost, type SimpleRule } from '../../settings/user-rules.js';
 import { api, background, isError } from '../shared/client.js';
 import { $, h, hostNode } from '../shared/dom.js';
 import { localize, t, tCount } from '../shared/i18n.js';
 import { plainProblem, problemItem } from '../shared/problem.js';
+import { formRule, isSiteName } from '../shared/rule-form.js';
 
 /** The tab this popup is about: `?tabId=` (tests, tab-opened popups) or the active tab. */
 async function currentTab(): Promise<chrome.tabs.Tab | undefined> {
@@ -192,12 +193,10 @@ function hostOf(hostWithPort: string): { host: string; port: string } {
 }
 
 /** The rule "Always use HTTPS" makes for the typed host: the page's port too when it is the page's host. */
-function simpleRule(): ReturnType<typeof defaultSimpleRule> {
+function simpleRule(): SimpleRule {
   const input = $<HTMLInputElement>('#rule-host').value;
-  // A pasted address counts by its host; what is no host at all goes to the checks as typed.
-  const typed = typedHost(input) ?? input.trim().toLowerCase();
   const page = state.site === null ? null : hostOf(state.site.hostWithPort);
-  return defaultSimpleRule(typed, page !== null && page.host === typed ? page.port : '');
+  return formRule(input, '', page !== null && page.host === typedHost(input) ? page.port : '');
 }
 
 function fillAdvanced(): void {
@@ -236,10 +235,7 @@ async function saveRule(rule: { host: string; from: string; to: string }): Promi
   if (isError(result) || !result.ok) {
     const errors = isError(result) ? [{ message: result.error, severity: 'error' }] : result.errors;
     // Not a site name at all: one sentence says so and how to fix it; the checks' own words under "Details".
-    // (Chromium's URL parser keeps a space in a host as `%20`: check the name's characters too.)
-    const host = typedHost(typed);
-    const siteName = host !== null && /^(\[[0-9a-f:.]+\]|[a-z0-9_.-]+)$/i.test(host);
-    const sentence = (m: string) => (siteName ? plainProblem(m, 'problemRule') : t('problemSiteName', typed));
+    const sentence = (m: string) => (isSiteName(typed) ? plainProblem(m, 'problemRule') : t('problemSiteName', typed));
     list.replaceChildren(...errors.map((d) => problemItem(sentence(d.message), d.message, d.severity)));
     $('#add-rule-saved').hidden = true;
     return;
