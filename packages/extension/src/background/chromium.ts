@@ -6,20 +6,21 @@
  */
 import type { Engine } from '@httpsify/engine';
 import { ALL_URLS, dnrApi, ext, storageArea } from './browser-api.js';
-import { CHANNEL_DNR_STATE_KEY, ChannelDnrRuntime } from './channel-dnr-runtime.js';
+import { CHANNEL_DNR_STATE_KEY, ChannelDnrRuntime } from '../channels/channel-dnr-runtime.js';
 import { loopAllowRules } from '../dnr/loop-rules.js';
 import { syncOverrides } from '../dnr/override-rules.js';
 import { RuleWriter } from '../dnr/rule-writer.js';
 import { syncSettingsRules } from '../dnr/settings-rules.js';
-import { DnrUpgradeCheck } from './dnr-upgrade-check.js';
-import { loadBundledEngine } from './engine-loader.js';
-import { LoopGuard } from './loop-guard.js';
-import { installHandoff } from './main-frame-handoff.js';
-import { HANDOFF_SCOPE_PATH, parseHandoffScope, type HandoffScope } from './handoff-rules.js';
+import { DnrUpgradeCheck } from '../dnr/upgrade-check.js';
+import { loadBundledEngine } from '../rewriter/engine-loader.js';
+import { LoopGuard } from '../https-first/loop-guard.js';
+import { installHandoff } from '../handoff/main-frame-handoff.js';
+import { HANDOFF_SCOPE_PATH, parseHandoffScope, type HandoffScope } from '../handoff/handoff-rules.js';
 import { exclusionsMayBeMissed } from '../protection/protection-dnr.js';
-import { restoreOverrides } from './overrides-store.js';
-import { listenForCookies, listenForMessages } from './shared-listeners.js';
-import type { SettingsController } from './settings-controller.js';
+import { restoreOverrides } from '../rewriter/overrides-store.js';
+import { listenForCookies } from '../cookies/cookie-listener.js';
+import { listenForMessages } from '../routing/runtime-messages.js';
+import type { SettingsController } from '../settings/settings-controller.js';
 import { installBackground } from './background-runtime.js';
 
 const LOOP_HOSTS_KEY = 'loopBlockedHosts';

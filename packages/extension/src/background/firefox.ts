@@ -4,12 +4,13 @@
  */
 import type { Engine } from '@httpsify/engine';
 import { ext } from './browser-api.js';
-import { loadBundledEngine } from './engine-loader.js';
-import { LoopGuard } from './loop-guard.js';
-import { restoreOverrides } from './overrides-store.js';
-import { listenForCookies, listenForMessages } from './shared-listeners.js';
+import { loadBundledEngine } from '../rewriter/engine-loader.js';
+import { LoopGuard } from '../https-first/loop-guard.js';
+import { restoreOverrides } from '../rewriter/overrides-store.js';
+import { listenForCookies } from '../cookies/cookie-listener.js';
+import { listenForMessages } from '../routing/runtime-messages.js';
 import { installBackground } from './background-runtime.js';
-import { isOwnRequest, upgradeDecision } from './webrequest-upgrader.js';
+import { isOwnRequest, upgradeDecision } from '../rewriter/webrequest-upgrader.js';
 
 const guard = new LoopGuard();
 let engine: Engine | null = null;

@@ -1,4 +1,4 @@
-import type { LoopGuard } from './loop-guard.js';
+import type { LoopGuard } from '../https-first/loop-guard.js';
 
 /** Anything that rewrites: the default Engine, or the ScopedEngine of channels over the defaults. */
 export interface Rewriter {

@@ -1,8 +1,8 @@
 import type { DnrRule } from '@httpsify/engine/dnr';
-import type { DnrApi, StorageArea } from './browser-api.js';
+import type { DnrApi, StorageArea } from '../background/browser-api.js';
 import { STATIC_RULESET_ID } from '../build/manifest.js';
-import type { ChannelLayers } from '../channels/channel-layers.js';
-import { type AppliedChannel, compileChannelRules, type ChannelDnrInput, planChannelDnr } from '../channels/channel-dnr.js';
+import type { ChannelLayers } from './channel-layers.js';
+import { type AppliedChannel, compileChannelRules, type ChannelDnrInput, planChannelDnr } from './channel-dnr.js';
 import type { RuleWriter } from '../dnr/rule-writer.js';
 import { compileLibraryRules } from '../library/library-dnr.js';
 import { LIBRARY_LAYER_NAME } from '../library/library-store.js';
