@@ -101,7 +101,7 @@ ext.webRequest.onErrorOccurred.addListener(
   { urls: ALL_URLS },
 );
 
-const dnrCheck = new DnrUpgradeCheck();
+const dnrCheck = new DnrUpgradeCheck(dnr);
 listenForCookies(ready, {
   // The engine decides as the reference does; the DNR rules must also really upgrade the host.
   // Or, as NoScript did, any host known to answer over HTTPS that the mode upgrades.
