@@ -4,7 +4,8 @@
  */
 import { createEngine } from '@httpsify/engine';
 import type { ImportApplyResult, ImportPreview, ImportResult, SaveResult } from '../routing/ui-protocol.js';
-import { channelNameClashes, exportSettingsFile, ImportRefused, importPatch, parseSettingsFile, planImport } from './import.js';
+import { exportSettingsFile, parseSettingsFile } from './import.js';
+import { channelNameClashes, ImportRefused, importPatch, planImport } from './import-plan.js';
 import type { Settings } from './schema.js';
 import { loadUserRuleChecks, splitRulesetXml, toUserRule, upsertUserRule } from './user-rules.js';
 
