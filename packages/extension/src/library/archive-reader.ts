@@ -1,4 +1,4 @@
-import { type ArchiveContents, LibraryRefused } from './archive.js';
+import { type ArchiveContents, LibraryRefused } from './archive-entries.js';
 
 /** What the archive worker answers. */
 export type ArchiveReply = { ok: true; contents: ArchiveContents } | { ok: false; refused: boolean; message: string };

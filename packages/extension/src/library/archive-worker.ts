@@ -1,4 +1,5 @@
-import { LibraryRefused, readArchive } from './archive.js';
+import { LibraryRefused } from './archive-entries.js';
+import { readArchive } from './archive.js';
 import type { ArchiveReply } from './archive-reader.js';
 
 /**
