@@ -38,6 +38,11 @@ export class ChannelDnrRuntime {
     return (await this.area.get([CHANNEL_DNR_STATE_KEY]))[CHANNEL_DNR_STATE_KEY] as ChannelDnrState | undefined;
   }
 
+  /** Forgets what the rules were built from, so the next sync rebuilds them (after an update). */
+  forgetState(): Promise<void> {
+    return this.area.remove(CHANNEL_DNR_STATE_KEY);
+  }
+
   /** Brings the rules in line with `layers`; returns the state now in effect. */
   sync(layers: ChannelLayers, mixedContent: boolean): Promise<ChannelDnrState> {
     const run = this.running.then(() => this.syncNow(layers, mixedContent));

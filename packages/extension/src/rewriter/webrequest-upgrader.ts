@@ -1,3 +1,6 @@
+import type { Engine } from '@httpsify/engine';
+import { ext, type FirefoxRequestDetails, onBeforeRequestBlocking } from '../background/browser-api.js';
+import type { Decision } from '../decision/decide.js';
 import type { LoopGuard } from '../https-first/loop-guard.js';
 
 /** Anything that rewrites: the default Engine, or the ScopedEngine of channels over the defaults. */
@@ -34,4 +37,37 @@ export function upgradeDecision(rewriter: Rewriter, guard: LoopGuard, url: strin
   if (guard.isUrlBlocked(url)) return {};
   const rewritten = rewriter.rewrite(url);
   return rewritten !== null && rewritten !== url ? { redirectUrl: rewritten } : {};
+}
+
+export interface BlockingSources {
+  /** Resolves once the bundled engine is loaded; `engine()` is it from then on. */
+  ready: Promise<Engine>;
+  engine(): Engine | null;
+  /** The decision (decision/decide.ts) with the settings of now; null until they are read. */
+  decide(d: RequestDetails): Decision | null;
+  /** The channels over the defaults; null until the settings are read. */
+  rewriter(): Rewriter | null;
+  guard: LoopGuard;
+}
+
+type RequestDetails = FirefoxRequestDetails;
+
+/**
+ * Firefox: the blocking `webRequest.onBeforeRequest` listener for every http:// request. It
+ * answers with decide(); until the settings are read, the bundled rulesets alone decide (the
+ * loop guard still applies). The extension's own requests go out as sent.
+ */
+export function listenBlocking(sources: BlockingSources): void {
+  const ownOrigin = ext.runtime.getURL('');
+  const answer = (e: Engine, d: RequestDetails): BlockingResponse => {
+    const decision = sources.decide(d);
+    if (decision === null) return upgradeDecision(sources.rewriter() ?? e, sources.guard, d.url);
+    return decision.action === 'upgrade' ? { redirectUrl: decision.url } : {};
+  };
+  onBeforeRequestBlocking(['http://*/*'], (d) => {
+    if (isOwnRequest(d, ownOrigin)) return {};
+    const engine = sources.engine();
+    // Requests that arrive while the bundle is still loading wait for it (Firefox allows a promise).
+    return engine !== null ? answer(engine, d) : sources.ready.then((e) => answer(e, d));
+  });
 }
