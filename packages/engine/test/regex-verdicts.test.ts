@@ -197,7 +197,7 @@ describe('a bundle that calls a catastrophic regex safe', () => {
 
 describe('who may trust a bundle’s verdicts', () => {
   /** Every source file that passes the option; each is a load of a bundle we built ourselves. */
-  const ALLOWED = ['packages/extension/src/background/engine-loader.ts'];
+  const ALLOWED = ['packages/extension/src/rewriter/engine-loader.ts'];
 
   it('only the extension’s packaged-defaults loader passes trustBundledRegexVerdicts: true', () => {
     const found: string[] = [];

@@ -1,11 +1,11 @@
 import { compileBundle, createEngine, loadBundle, type Ruleset } from '@httpsify/engine';
 import { channelBinding, type ChannelRecord } from '@httpsify/engine/channels';
 import { describe, expect, it } from 'vitest';
-import { LoopGuard } from '../src/background/loop-guard.js';
-import { TabActivity } from '../src/background/tab-activity.js';
-import { type ChannelHooks, SettingsController } from '../src/background/settings-controller.js';
-import type { ChannelAddResult, ImportApplyResult, RulesetIndex } from '../src/background/ui-protocol.js';
-import { upgradeDecision } from '../src/background/webrequest-upgrader.js';
+import { LoopGuard } from '../src/https-first/loop-guard.js';
+import { TabActivity } from '../src/status/tab-activity.js';
+import { type ChannelHooks, SettingsController } from '../src/settings/settings-controller.js';
+import type { ChannelAddResult, ImportApplyResult, RulesetIndex } from '../src/routing/ui-protocol.js';
+import { upgradeDecision } from '../src/rewriter/webrequest-upgrader.js';
 import { applyRulesetChoices, buildChannelLayers, layersSecureCookie } from '../src/channels/channel-layers.js';
 import type { Settings } from '../src/settings/schema.js';
 import { MemoryStorageArea } from '../src/settings/storage-area.js';

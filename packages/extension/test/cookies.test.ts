@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createEngine, type Ruleset } from '@httpsify/engine';
 import { parseRulesetXml } from '@httpsify/engine/parse';
-import { createCookieHandler, securedCookie, type CookieLike, type CookieSetDetails } from '../src/background/cookies.js';
+import { createCookieHandler, securedCookie, type CookieLike, type CookieSetDetails } from '../src/cookies/secure-cookies.js';
 
 function ruleset(xml: string): Ruleset {
   const { ruleset } = parseRulesetXml(xml, 'cookie.xml');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultRulesetsDir, loadRulesets } from '@httpsify/engine/node';
-import { isOwnRequest, upgradeDecision } from '../src/background/webrequest-upgrader.js';
-import { LoopGuard } from '../src/background/loop-guard.js';
+import { isOwnRequest, upgradeDecision } from '../src/rewriter/webrequest-upgrader.js';
+import { LoopGuard } from '../src/https-first/loop-guard.js';
 
 /** The Firefox build decides with the engine itself: exactly the engine's rewrite. */
 describe('Firefox blocking webRequest decision', () => {

@@ -1,6 +1,7 @@
 import { gzipSync, strToU8, zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
-import { LIBRARY_LIMITS, LibraryRefused, readArchive, safePath } from '../src/library/archive.js';
+import { LIBRARY_LIMITS, LibraryRefused, safePath } from '../src/library/archive-entries.js';
+import { readArchive } from '../src/library/archive.js';
 import { tar } from './support/tar.js';
 
 const RULESET = (name: string, host: string) => `<ruleset name="${name}"><target host="${host}"/><rule from="^http:" to="https:"/></ruleset>`;

@@ -1,6 +1,7 @@
 import { deflateSync, strToU8 } from 'fflate';
 import { describe, expect, it } from 'vitest';
-import { LIBRARY_LIMITS, LibraryRefused, readArchive } from '../src/library/archive.js';
+import { LIBRARY_LIMITS, LibraryRefused } from '../src/library/archive-entries.js';
+import { readArchive } from '../src/library/archive.js';
 import { rawZip } from './support/raw-zip.js';
 
 function refusal(f: () => unknown): string {

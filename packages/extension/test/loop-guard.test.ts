@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LoopGuard, TAB_DOWNGRADE_WINDOW_MS } from '../src/background/loop-guard.js';
+import { LoopGuard, TAB_DOWNGRADE_WINDOW_MS } from '../src/https-first/loop-guard.js';
 
 const redirect = (requestId: string, url: string, redirectUrl: string, more: { tabId?: number; type?: string } = {}) => ({
   requestId,

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defaultSettings } from '../src/settings/schema.js';
-import { HTTPS_FIRST_TIMEOUT_MS } from '../src/background/https-first.js';
+import { HTTPS_FIRST_TIMEOUT_MS } from '../src/https-first/tracker.js';
 import { KNOWN_HTTPS_TTL_MS, MAX_KNOWN_HTTPS_HOSTS } from '../src/protection/known-https-hosts.js';
 
 // What the READMEs tell users about the extension, read from the READMEs themselves and held

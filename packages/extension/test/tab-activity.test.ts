@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TabActivity } from '../src/background/tab-activity.js';
+import { TabActivity } from '../src/status/tab-activity.js';
 
 const HTTP = 'http://kept.example.test/other';
 const HTTPS = 'https://kept.example.test/other';

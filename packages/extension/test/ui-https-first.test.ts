@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
-import { probeCaptivePortal } from '../src/background/captive-portal.js';
-import { HttpsFirstTracker, interstitialUrl, isFallbackError, type FallbackEvent } from '../src/background/https-first.js';
-import { TabActivity } from '../src/background/tab-activity.js';
-import { badgeText, iconState } from '../src/background/icon.js';
+import { probeCaptivePortal } from '../src/https-first/captive-portal.js';
+import { HttpsFirstTracker, interstitialUrl, isFallbackError, type FallbackEvent } from '../src/https-first/tracker.js';
+import { TabActivity } from '../src/status/tab-activity.js';
+import { badgeText, iconState } from '../src/status/icon.js';
 
 describe('HTTPS-first fallback', () => {
   it('falls back on TLS and connection errors, not on aborts', () => {

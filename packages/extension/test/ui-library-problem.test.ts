@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { deflateSync, gzipSync, strToU8, zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
-import { LIBRARY_LIMITS, LibraryRefused, readArchive } from '../src/library/archive.js';
+import { LIBRARY_LIMITS, LibraryRefused } from '../src/library/archive-entries.js';
+import { readArchive } from '../src/library/archive.js';
 import { LibraryService } from '../src/library/library-service.js';
 import { MemoryStorageArea } from '../src/settings/storage-area.js';
 import { libraryImportProblem } from '../src/ui/shared/library-problem.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { PageTickets } from '../src/background/page-tickets.js';
-import { classifySender, messageAllowed, refusal } from '../src/background/ui-senders.js';
-import { interstitialUrl } from '../src/background/https-first.js';
-import type { UiRequest } from '../src/background/ui-protocol.js';
+import { PageTickets } from '../src/https-first/page-tickets.js';
+import { classifySender, messageAllowed, refusal } from '../src/routing/ui-senders.js';
+import { interstitialUrl } from '../src/https-first/tracker.js';
+import type { UiRequest } from '../src/routing/ui-protocol.js';
 
 const ID = 'abcdefghijklmnop';
 const BASE = `chrome-extension://${ID}/`;

@@ -1,9 +1,9 @@
 import { createEngine, type Ruleset } from '@httpsify/engine';
 import { parseRulesetXml } from '@httpsify/engine/parse';
 import { describe, expect, it } from 'vitest';
-import { TabActivity } from '../src/background/tab-activity.js';
-import { SettingsController } from '../src/background/settings-controller.js';
-import type { ImportApplyResult, ImportPreview } from '../src/background/ui-protocol.js';
+import { TabActivity } from '../src/status/tab-activity.js';
+import { SettingsController } from '../src/settings/settings-controller.js';
+import type { ImportApplyResult, ImportPreview } from '../src/routing/ui-protocol.js';
 import { MAX_IMPORT_CHARS, parseSettingsFile } from '../src/settings/import.js';
 import { MemoryStorageArea } from '../src/settings/storage-area.js';
 import { SettingsStore } from '../src/settings/store.js';

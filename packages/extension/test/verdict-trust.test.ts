@@ -54,7 +54,7 @@ describe('hostile regex verdicts in the extension', () => {
       writeFileSync(input, forged);
       const built = await buildExtension({ rulesets: [input], outDir: join(dir, 'out'), browsers: ['firefox'], zip: false });
       const shipped = new Uint8Array(readFileSync(join(built.dirs.firefox as string, 'rules/default.bundle')));
-      // Loaded exactly as background/engine-loader.ts loads the packaged defaults.
+      // Loaded exactly as rewriter/engine-loader.ts loads the packaged defaults.
       const engine = loadBundle(shipped, { verify: 'trusted', trustBundledRegexVerdicts: true });
       expect(engine.rewrite(HOSTILE_URL)).toBeNull();
       expect(engine.takeRegexRefusals().map((r) => r.pattern)).toEqual([CATASTROPHIC_FROM]);

@@ -50,3 +50,16 @@ export function dnrApi(): DnrApi {
     updateEnabledRulesets: (update) => d.updateEnabledRulesets(update),
   };
 }
+
+/** A request as Firefox reports it: also the document or worker that made it. */
+export type FirefoxRequestDetails = chrome.webRequest.OnBeforeRequestDetails & { originUrl?: string };
+export type BlockingAnswer = { redirectUrl?: string } | Promise<{ redirectUrl?: string }>;
+
+/**
+ * Firefox's blocking `webRequest.onBeforeRequest`. Its listener may answer with a promise;
+ * Chromium's typings (which type `ext`) do not know that, so the listener is typed here, once.
+ */
+export function onBeforeRequestBlocking(urls: string[], listener: (d: FirefoxRequestDetails) => BlockingAnswer): void {
+  type ChromeListener = (d: chrome.webRequest.OnBeforeRequestDetails) => chrome.webRequest.BlockingResponse | undefined;
+  ext.webRequest.onBeforeRequest.addListener(listener as ChromeListener, { urls }, ['blocking']);
+}

@@ -1,15 +1,18 @@
 /**
  * Firefox (Manifest V3) background script. Firefox keeps blocking webRequest, so every http://
  * request goes through the engine itself: exact reference semantics, no DNR approximation.
+ * Wiring only: what each part does is in its module.
  */
 import type { Engine } from '@httpsify/engine';
-import { ext } from './browser-api.js';
-import { loadBundledEngine } from './engine-loader.js';
-import { LoopGuard } from './loop-guard.js';
-import { restoreOverrides } from './overrides-store.js';
-import { listenForCookies, listenForMessages } from './shared-listeners.js';
+import { cookieDecision } from '../cookies/cookie-decision.js';
+import { listenForCookies } from '../cookies/cookie-listener.js';
+import { LoopGuard } from '../https-first/loop-guard.js';
+import { watchForLoops } from '../https-first/loop-watch.js';
+import { loadBundledEngine } from '../rewriter/engine-loader.js';
+import { restoreOverrides } from '../rewriter/overrides-store.js';
+import { listenBlocking } from '../rewriter/webrequest-upgrader.js';
+import { listenForMessages } from '../routing/runtime-messages.js';
 import { installBackground } from './background-runtime.js';
-import { isOwnRequest, upgradeDecision } from './webrequest-upgrader.js';
 
 const guard = new LoopGuard();
 let engine: Engine | null = null;
@@ -21,8 +24,6 @@ const ready: Promise<Engine> = (async () => {
   return loaded;
 })();
 
-type Blocking = chrome.webRequest.BlockingResponse;
-
 // Settings first (global switch, disabled sites, user rules, HTTPS-first), then the engine.
 // Blocking webRequest runs the engines themselves, so installed channels need no compiling.
 const ui = installBackground({
@@ -33,46 +34,16 @@ const ui = installBackground({
   channelProblems: async () => ({}),
   loopGuard: { isHostBlocked: (host) => guard.isHostBlocked(host), forget: async (host) => guard.forget(host) },
 });
+
 // `ui.rewriter()` is the channels over the defaults; an update swaps it whole, so a request
 // decides with one consistent set of engines.
-// Until the settings are read, the bundled rulesets alone decide (the loop guard still applies).
-const decide = (e: Engine, d: chrome.webRequest.OnBeforeRequestDetails): Blocking => {
-  const decision = ui.decide(d);
-  if (decision === null) return upgradeDecision(ui.rewriter() ?? e, guard, d.url);
-  return decision.action === 'upgrade' ? { redirectUrl: decision.url } : {};
-};
+listenBlocking({ ready, engine: () => engine, decide: (d) => ui.decide(d), rewriter: () => ui.rewriter(), guard });
 
-const ownOrigin = ext.runtime.getURL('');
-const onBeforeRequest = (d: chrome.webRequest.OnBeforeRequestDetails & { originUrl?: string }): Blocking | Promise<Blocking> =>
-  isOwnRequest(d, ownOrigin)
-    ? {}
-    : // Requests that arrive while the bundle is still loading wait for it (Firefox allows a promise).
-      engine
-      ? decide(engine, d)
-      : ready.then((e) => decide(e, d));
-ext.webRequest.onBeforeRequest.addListener(onBeforeRequest as (d: chrome.webRequest.OnBeforeRequestDetails) => Blocking | undefined, { urls: ['http://*/*'] }, [
-  'blocking',
-]);
-
-ext.webRequest.onBeforeRedirect.addListener(
-  (d) => {
-    const looping = guard.noteRedirect(d);
-    if (looping !== null) ui.protection.forget(looping);
-  },
-  { urls: ['<all_urls>'] },
-);
-ext.webRequest.onCompleted.addListener((d) => guard.finish(d.requestId), { urls: ['<all_urls>'] });
-ext.webRequest.onErrorOccurred.addListener((d) => guard.finish(d.requestId), { urls: ['<all_urls>'] });
+watchForLoops(guard, { looping: (host) => ui.protection.forget(host) });
 
 listenForCookies(ready, {
-  shouldSecure: async (cookie) => {
-    const c = await ui.controller;
-    // Channel rulesets decide within their scopes, as for rewriting.
-    const host = cookie.domain.replace(/^\.+/, '');
-    // Or, as NoScript did, any host known to answer over HTTPS that the mode upgrades.
-    if (ui.protection.upgradesHost(c, host)) return true;
-    return c.cookiesMaySecure(host) && c.shouldSecureCookie(cookie);
-  },
+  // Channel rulesets decide within their scopes, as for rewriting.
+  shouldSecure: cookieDecision(ui, (c, host, cookie) => c.cookiesMaySecure(host) && c.shouldSecureCookie(cookie)),
   isHostBlocked: (host) => guard.isHostBlocked(host),
 });
 

@@ -5,7 +5,7 @@ import { compileBundle, type Diagnostic, type Ruleset } from '@httpsify/engine';
 import { compileDnr, type DnrReport, type DnrRule } from '@httpsify/engine/dnr';
 import { defaultRulesetsDir, defaultRulesetsTimestamp, loadRulesets } from '@httpsify/engine/node';
 import { build as esbuild } from 'esbuild';
-import { HANDOFF_SCOPE_PATH, handoffScope, type HandoffScope } from '../background/handoff-rules.js';
+import { HANDOFF_SCOPE_PATH, handoffScope, type HandoffScope } from '../handoff/handoff-rules.js';
 import { manifestFor, STATIC_RULES_PATH, type Browser } from './manifest.js';
 import { buildUiAssets, uiManifestEntries } from './ui-assets.js';
 import { zipDirectory } from './zip.js';

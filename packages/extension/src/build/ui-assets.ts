@@ -2,7 +2,7 @@ import { cpSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build as esbuild } from 'esbuild';
-import { HANDOFF_PAGE } from '../background/handoff-rules.js';
+import { HANDOFF_PAGE } from '../handoff/handoff-rules.js';
 import { ICON_SIZES, writeIcons } from './icons.js';
 import type { Browser } from './manifest.js';
 

@@ -3,7 +3,7 @@
  * checks and this browser's problems), adding a pasted definition, removing, checking now.
  */
 import { parseChannelDefinition } from '@httpsify/engine/channels';
-import type { ChannelAddResult, ChannelRow } from '../background/ui-protocol.js';
+import type { ChannelAddResult, ChannelRow } from '../routing/ui-protocol.js';
 import type { SettingsWriter } from '../settings/settings-requests.js';
 import type { Settings } from '../settings/schema.js';
 import { channelNameProblem } from './channel-name.js';

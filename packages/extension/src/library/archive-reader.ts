@@ -1,4 +1,4 @@
-import { type ArchiveContents, LibraryRefused } from './archive.js';
+import { type ArchiveContents, LibraryRefused } from './archive-entries.js';
 
 /** What the archive worker answers. */
 export type ArchiveReply = { ok: true; contents: ArchiveContents } | { ok: false; refused: boolean; message: string };
@@ -25,7 +25,7 @@ export const ARCHIVE_WORKER_URL = 'archive-worker.js';
 export function readArchiveOffThread(
   bytes: ArrayBuffer,
   signal: AbortSignal,
-  createWorker: () => WorkerLike = () => new Worker(ARCHIVE_WORKER_URL, { type: 'module' }) as unknown as WorkerLike,
+  createWorker: () => WorkerLike = () => new Worker(ARCHIVE_WORKER_URL, { type: 'module' }),
 ): Promise<ArchiveContents> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) {

@@ -1,6 +1,6 @@
 import { compileBundle, type Ruleset } from '@httpsify/engine';
 import { parseRulesetXml, refusedPatterns } from '@httpsify/engine/parse';
-import type { FileProblem, LibraryFile } from './archive.js';
+import type { FileProblem, LibraryFile } from './archive-entries.js';
 
 /** At most this many problems are kept (a broken archive of 50,000 files must not fill storage). */
 export const MAX_PROBLEMS = 500;

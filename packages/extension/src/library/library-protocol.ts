@@ -1,5 +1,5 @@
 /** What the options page asks about the imported ruleset library (over the UI port; see ui-protocol.ts). */
-import type { FileProblem, LibraryFile } from './archive.js';
+import type { FileProblem, LibraryFile } from './archive-entries.js';
 import type { LibraryProgress } from './library-compile.js';
 import type { LibraryInfo } from './library-store.js';
 

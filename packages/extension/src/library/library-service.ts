@@ -5,7 +5,7 @@
  * (library-compile.ts), the bundle stored, and the new engine handed to the layers. An import
  * that fails changes nothing: the library in use stays until the new one is stored.
  */
-import { EntryCollector, type FileProblem, LIBRARY_LIMITS, LibraryRefused, type Limits } from './archive.js';
+import { EntryCollector, type FileProblem, LIBRARY_LIMITS, LibraryRefused, type Limits } from './archive-entries.js';
 import { compileLibrary, type LibraryProgress, MAX_PROBLEMS } from './library-compile.js';
 import type { LibraryRequest, LibraryStatus } from './library-protocol.js';
 import { type LibraryInfo, type LoadedLibrary, loadLibrary, readLibraryInfo, removeLibrary, saveLibrary } from './library-store.js';

@@ -1,6 +1,6 @@
 import { loadBundle, readBundleHeader, type Engine } from '@httpsify/engine';
 import { base64ToBytes, bytesToBase64 } from '../channels/base64.js';
-import type { FileProblem } from './archive.js';
+import type { FileProblem } from './archive-entries.js';
 import type { StorageArea } from '../background/browser-api.js';
 
 /**

@@ -6,7 +6,7 @@ import type { Settings } from '../settings/schema.js';
 import type { SettingsStore } from '../settings/store.js';
 import { exportHttpAllowlistPolicy, parseHttpAllowlistPolicy } from '../site-rules/http-allowlist-policy.js';
 import { addSite, removeSite } from '../site-rules/site-pattern.js';
-import type { SettingsController } from '../background/settings-controller.js';
+import type { SettingsController } from '../settings/settings-controller.js';
 import { addChannel } from '../channels/channel-requests.js';
 import { fetchChannelDefinition } from './channel-url.js';
 import { PROTECTION_REQUEST_TYPES, type ProtectionRequest, type SiteState } from './protection-protocol.js';

@@ -3,7 +3,7 @@
  * ruleset lists, page status and popup, settings files and user rules, channels, site lists and
  * switches. Whoever sent it was checked before (ui-senders.ts); a new request kind goes here.
  */
-import type { AboutInfo, PopupState, RulesetRow, UiRequest } from '../background/ui-protocol.js';
+import type { AboutInfo, PopupState, RulesetRow, UiRequest } from './ui-protocol.js';
 import { addChannel, channelRows, checkChannel, type ChannelRequestContext, removeChannel } from '../channels/channel-requests.js';
 import type { LayeredRewriter } from '../rewriter/layered-rewriter.js';
 import { rulesetDetails, rulesetHosts, rulesetIndex, rulesetRow } from '../rewriter/ruleset-catalog.js';

@@ -114,12 +114,15 @@ const CHECKERS: { [K in keyof Settings]: Checker<Settings[K]> } = {
     Array.isArray(v) ? v.filter((r): r is RepairRecord => typeof r === 'object' && r !== null && typeof (r as RepairRecord).key === 'string') : [],
 };
 
+/** Settings as read from storage or built by a change: any key may hold anything. */
+export type StoredSettings = { readonly [K in keyof Settings]?: unknown };
+
 /**
  * Validates every setting. A damaged value is replaced by the best salvage (bad list items and
  * map entries dropped one by one, else the default) and the rejected value is recorded in
  * `repairs` so the options page can show it; nothing is wiped silently.
  */
-export function repairSettings(raw: Record<string, unknown>, now = Date.now()): RepairResult {
+export function repairSettings(raw: StoredSettings, now = Date.now()): RepairResult {
   const settings = defaultSettings();
   const changed: (keyof Settings)[] = [];
   const records: RepairRecord[] = [];
@@ -132,8 +135,7 @@ export function repairSettings(raw: Record<string, unknown>, now = Date.now()): 
     const note = (problem: string, original: unknown): void => {
       notes.push({ key, problem, original: safeJson(original), at: now });
     };
-    const value = (CHECKERS[key] as Checker<unknown>)(raw[key], note);
-    (settings as unknown as Record<string, unknown>)[key] = value;
+    const value = repairInto(settings, key, raw[key], note);
     if (notes.length > 0 || JSON.stringify(value) !== JSON.stringify(raw[key])) changed.push(key);
     records.push(...notes);
   }
@@ -142,6 +144,13 @@ export function repairSettings(raw: Record<string, unknown>, now = Date.now()): 
     if (!changed.includes('repairs')) changed.push('repairs');
   }
   return { settings, changed, records };
+}
+
+/** Stores the checked value of one setting; its checker gives the key's own type. */
+function repairInto<K extends keyof Settings>(settings: Settings, key: K, raw: unknown, note: (problem: string, original: unknown) => void): Settings[K] {
+  const value = CHECKERS[key](raw, note);
+  settings[key] = value;
+  return value;
 }
 
 function safeJson(v: unknown): string {

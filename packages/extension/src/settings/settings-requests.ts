@@ -3,8 +3,9 @@
  * its all-or-nothing apply (import.ts checks the file), saving and importing user rules.
  */
 import { createEngine } from '@httpsify/engine';
-import type { ImportApplyResult, ImportPreview, ImportResult, SaveResult } from '../background/ui-protocol.js';
-import { channelNameClashes, exportSettingsFile, ImportRefused, importPatch, parseSettingsFile, planImport } from './import.js';
+import type { ImportApplyResult, ImportPreview, ImportResult, SaveResult } from '../routing/ui-protocol.js';
+import { exportSettingsFile, parseSettingsFile } from './import.js';
+import { channelNameClashes, ImportRefused, importPatch, planImport } from './import-plan.js';
 import type { Settings } from './schema.js';
 import { loadUserRuleChecks, splitRulesetXml, toUserRule, upsertUserRule } from './user-rules.js';
 

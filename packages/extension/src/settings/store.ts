@@ -42,7 +42,7 @@ export class SettingsStore {
       const patch = change(draft) ?? {};
       const next = { ...draft, ...patch } as Settings;
       // Whatever the change produced goes through the same validation as stored data.
-      const { settings, records } = repairSettings(next as unknown as Record<string, unknown>, this.now());
+      const { settings, records } = repairSettings(next, this.now());
       if (records.length > 0) settings.repairs = [...current.repairs, ...records].slice(-MAX_REPAIRS);
       const writes: Record<string, unknown> = {};
       for (const key of SETTING_KEYS) {

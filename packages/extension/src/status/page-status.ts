@@ -1,5 +1,5 @@
 import { isHttpsFirstExempt } from '../site-rules/exempt.js';
-import type { PageStatus } from '../background/ui-protocol.js';
+import type { PageStatus } from '../routing/ui-protocol.js';
 import { decide, type DecisionState } from '../decision/decide.js';
 
 /** Everything the status of one tab's page depends on, gathered by the controller. */

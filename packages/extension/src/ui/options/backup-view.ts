@@ -1,5 +1,5 @@
-import type { ImportApplyResult, ImportPreview } from '../../background/ui-protocol.js';
-import type { ImportChange, UserRuleToConfirm } from '../../settings/import.js';
+import type { ImportApplyResult, ImportPreview } from '../../routing/ui-protocol.js';
+import type { ImportChange, UserRuleToConfirm } from '../../settings/import-plan.js';
 import type { RuleSendsTo, RuleTarget } from '../../settings/user-rule-summary.js';
 import type { Settings } from '../../settings/schema.js';
 import { background, isError } from '../shared/client.js';

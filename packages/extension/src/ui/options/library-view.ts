@@ -1,4 +1,4 @@
-import { EntryCollector, LIBRARY_LIMITS, LibraryRefused, type ArchiveContents, type FileProblem } from '../../library/archive.js';
+import { EntryCollector, LIBRARY_LIMITS, LibraryRefused, type ArchiveContents, type FileProblem } from '../../library/archive-entries.js';
 import { ArchiveCancelled, readArchiveOffThread } from '../../library/archive-reader.js';
 import type { LibraryProgress } from '../../library/library-compile.js';
 import type { LibraryStatus } from '../../library/library-protocol.js';

@@ -1,4 +1,4 @@
-import type { PageStatus, PopupState, RulesetRow, SaveResult } from '../../background/ui-protocol.js';
+import type { PageStatus, PopupState, RulesetRow, SaveResult } from '../../routing/ui-protocol.js';
 import { simpleRuleXml, typedHost, type SimpleRule } from '../../settings/user-rules.js';
 import { api, background, isError } from '../shared/client.js';
 import { $, h, hostNode } from '../shared/dom.js';

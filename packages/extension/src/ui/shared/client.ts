@@ -1,4 +1,4 @@
-import { UI_PORT_NAME, type UiRequest } from '../../background/ui-protocol.js';
+import { UI_PORT_NAME, type UiRequest } from '../../routing/ui-protocol.js';
 
 const api = ((globalThis as { browser?: typeof chrome }).browser ?? globalThis.chrome) as typeof chrome;
 

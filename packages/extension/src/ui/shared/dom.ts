@@ -11,8 +11,10 @@ export function h<K extends keyof HTMLElementTagNameMap>(
     else if (k === 'class') el.className = String(v);
     else if (k === 'dataset') Object.assign(el.dataset, v);
     // Properties (checked, value, textContent...) are set as such; everything else is an attribute.
-    else if (k in el && (typeof v !== 'string' || k === 'textContent' || k === 'value')) (el as unknown as Record<string, unknown>)[k] = v;
-    else el.setAttribute(k, v === true ? '' : String(v));
+    else if (k in el && (typeof v !== 'string' || k === 'textContent' || k === 'value')) {
+      // As an assignment would: a property that cannot be set is a mistake in the caller.
+      if (!Reflect.set(el, k, v)) throw new TypeError(`cannot set ${k} on <${tag}>`);
+    } else el.setAttribute(k, v === true ? '' : String(v));
   }
   for (const c of children) if (c !== null && c !== undefined && c !== false) el.append(c);
   return el;

@@ -12,8 +12,8 @@
  *   must carry a ticket the background issued for that tab and URL (page-tickets.ts), and the
  *   change is limited to that URL's host.
  */
-import { ext } from './browser-api.js';
-import type { PageTickets } from './page-tickets.js';
+import { ext } from '../background/browser-api.js';
+import type { PageTickets } from '../https-first/page-tickets.js';
 import type { UiRequest } from './ui-protocol.js';
 
 export type ExtensionPage = 'popup' | 'options' | 'fallback' | 'handoff';

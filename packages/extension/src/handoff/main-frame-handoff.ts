@@ -4,8 +4,8 @@
  * an http:// URL, a session rule lets exactly it through once in that tab, and is removed as
  * soon as the tab's next page request finishes.
  */
-import { ext } from './browser-api.js';
-import { classifySender } from './ui-senders.js';
+import { ext } from '../background/browser-api.js';
+import { classifySender } from '../routing/ui-senders.js';
 import type { RuleWriter } from '../dnr/rule-writer.js';
 import {
   decideHandoff,
@@ -17,6 +17,7 @@ import {
   parseHandoffScope,
   type HandoffDecision,
   type HandoffInputs,
+  type HandoffScope,
 } from './handoff-rules.js';
 
 /**
@@ -35,6 +36,12 @@ export interface HandoffDeps {
   downgradesSeen(tabId: number, fromHost: string, toUrl: string): number;
 }
 
+/** The hosts the build left to the handoff page (rules/handoff.json), checked. */
+export async function readHandoffScope(): Promise<HandoffScope> {
+  const response = await fetch(ext.runtime.getURL(HANDOFF_SCOPE_PATH));
+  return parseHandoffScope(await response.json());
+}
+
 export function installHandoff(writer: RuleWriter, deps: HandoffDeps): { syncRules(): Promise<void> } {
   /** Per tab, the one http:// URL it may load once without the handoff. */
   const once = new Map<number, string>();
@@ -45,8 +52,7 @@ export function installHandoff(writer: RuleWriter, deps: HandoffDeps): { syncRul
     );
 
   async function syncRules(): Promise<void> {
-    const response = await fetch(ext.runtime.getURL(HANDOFF_SCOPE_PATH));
-    const scope = parseHandoffScope(await response.json());
+    const scope = await readHandoffScope();
     await writer.setLayer('handoff', handoffRules(scope, ext.runtime.getURL(HANDOFF_PAGE)));
     // Left over from before a restart: the tabs they were for have moved on.
     if (once.size === 0) await writeOnce();

@@ -1,8 +1,8 @@
 import type { DnrRule } from '@httpsify/engine/dnr';
-import type { DnrApi, StorageArea } from './browser-api.js';
+import type { DnrApi, StorageArea } from '../background/browser-api.js';
 import { STATIC_RULESET_ID } from '../build/manifest.js';
-import type { ChannelLayers } from '../channels/channel-layers.js';
-import { type AppliedChannel, compileChannelRules, type ChannelDnrInput, planChannelDnr } from '../channels/channel-dnr.js';
+import type { ChannelLayers } from './channel-layers.js';
+import { type AppliedChannel, compileChannelRules, type ChannelDnrInput, planChannelDnr } from './channel-dnr.js';
 import type { RuleWriter } from '../dnr/rule-writer.js';
 import { compileLibraryRules } from '../library/library-dnr.js';
 import { LIBRARY_LAYER_NAME } from '../library/library-store.js';
@@ -36,6 +36,11 @@ export class ChannelDnrRuntime {
 
   async state(): Promise<ChannelDnrState | undefined> {
     return (await this.area.get([CHANNEL_DNR_STATE_KEY]))[CHANNEL_DNR_STATE_KEY] as ChannelDnrState | undefined;
+  }
+
+  /** Forgets what the rules were built from, so the next sync rebuilds them (after an update). */
+  forgetState(): Promise<void> {
+    return this.area.remove(CHANNEL_DNR_STATE_KEY);
   }
 
   /** Brings the rules in line with `layers`; returns the state now in effect. */

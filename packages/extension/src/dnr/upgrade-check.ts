@@ -1,6 +1,6 @@
 import { DnrEmulator, type DnrRule } from '@httpsify/engine/dnr';
 import { STATIC_RULES_PATH, STATIC_RULESET_ID } from '../build/manifest.js';
-import { ext } from './browser-api.js';
+import { ext, type DnrApi } from '../background/browser-api.js';
 
 /**
  * Whether the browser's DNR rules (static defaults, dynamic overrides and channels) upgrade a URL. The
@@ -9,6 +9,8 @@ import { ext } from './browser-api.js';
  */
 export class DnrUpgradeCheck {
   private emulator: Promise<DnrEmulator> | null = null;
+
+  constructor(private readonly dnr: Pick<DnrApi, 'getEnabledRulesets' | 'getDynamicRules'>) {}
 
   /** Call after the dynamic rules change. */
   invalidate(): void {
@@ -23,9 +25,9 @@ export class DnrUpgradeCheck {
 
   private async load(): Promise<DnrEmulator> {
     // An update channel that replaces the defaults switches the static ruleset off.
-    const staticOn = (await ext.declarativeNetRequest.getEnabledRulesets()).includes(STATIC_RULESET_ID);
+    const staticOn = (await this.dnr.getEnabledRulesets()).includes(STATIC_RULESET_ID);
     const staticRules = staticOn ? ((await (await fetch(ext.runtime.getURL(STATIC_RULES_PATH))).json()) as DnrRule[]) : [];
-    const dynamicRules = (await ext.declarativeNetRequest.getDynamicRules()) as unknown as DnrRule[];
+    const dynamicRules: DnrRule[] = await this.dnr.getDynamicRules();
     return new DnrEmulator([...staticRules, ...dynamicRules]);
   }
 }

@@ -11,15 +11,15 @@ import type { ChannelHooks as ChannelHooksOf } from '../channels/channel-request
 import { LayeredRewriter } from '../rewriter/layered-rewriter.js';
 import { defaultRulesetCount } from '../rewriter/ruleset-catalog.js';
 import { routeSettingsRequest, type SettingsRequestTarget } from '../routing/settings-router.js';
-import type { Settings } from '../settings/schema.js';
-import type { SettingsStore } from '../settings/store.js';
-import { loadUserRuleChecks } from '../settings/user-rules.js';
+import type { Settings } from './schema.js';
+import type { SettingsStore } from './store.js';
+import { loadUserRuleChecks } from './user-rules.js';
 import { SiteList } from '../site-rules/site-pattern.js';
 import { popupState, retryPage, tabPageStatus, type PageViewSources } from '../status/page-view.js';
-import type { TabActivity } from './tab-activity.js';
-import type { AboutInfo, PageStatus, PopupState, UiRequest } from './ui-protocol.js';
+import type { TabActivity } from '../status/tab-activity.js';
+import type { AboutInfo, PageStatus, PopupState, UiRequest } from '../routing/ui-protocol.js';
 
-export { EXPORT_FORMAT } from '../settings/import.js';
+export { EXPORT_FORMAT } from './import.js';
 
 export type ChannelHooks = ChannelHooksOf<SettingsController>;
 

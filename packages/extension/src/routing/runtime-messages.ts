@@ -1,5 +1,7 @@
 import type { Engine } from '@httpsify/engine';
-import type { LoopGuard } from './loop-guard.js';
+import { ext } from '../background/browser-api.js';
+import type { LoopGuard } from '../https-first/loop-guard.js';
+import { classifySender, messageAllowed } from './ui-senders.js';
 
 /**
  * What pages of the extension (popup, options) may ask the background. Every request gets a
@@ -57,4 +59,18 @@ function state(ctx: BackgroundContext): BackgroundState {
     overrides: Object.fromEntries(ctx.engine.activeOverrides()),
     loopBlockedHosts: ctx.guard.blockedHosts(),
   };
+}
+
+/** The background's message API, also exposed as `globalThis.httpsify` for tests and DevTools. */
+export function listenForMessages(ready: Promise<Engine>, context: Omit<BackgroundContext, 'engine'>): void {
+  const handleMessage = createMessageHandler(async () => ({ ...context, engine: await ready }));
+  ext.runtime.onMessage.addListener((request: BackgroundRequest, sender, sendResponse) => {
+    if (!messageAllowed(classifySender(sender))) {
+      sendResponse({ error: 'not an httpsify page' });
+      return false;
+    }
+    handleMessage(request).then(sendResponse, (err: unknown) => sendResponse({ error: String(err) }));
+    return true;
+  });
+  (globalThis as { httpsify?: unknown }).httpsify = { handleMessage, ready };
 }

@@ -2,7 +2,7 @@ import type { Diagnostic } from '@httpsify/engine';
 import type { ChannelStatus } from '../channels/channel-service.js';
 import type { ProtectionRequest } from '../protection/protection-protocol.js';
 import type { LibraryRequest } from '../library/library-protocol.js';
-import type { ChannelToConfirm, ImportChange, UserRuleToConfirm } from '../settings/import.js';
+import type { ChannelToConfirm, ImportChange, UserRuleToConfirm } from '../settings/import-plan.js';
 import type { Settings } from '../settings/schema.js';
 
 /** The port extension pages open to the background for everything the UI shows and changes. */

@@ -1,0 +1,55 @@
+/**
+ * Chromium: the dynamic rules of the rulesets beyond the static defaults, kept in line with each
+ * other: the user's switches for the defaults ("overrides" layer) and the installed channels and
+ * library ("channels" layer). A channel that replaces the defaults switches the static ruleset
+ * off (channel-dnr-runtime.ts); the switches for the defaults then compile to nothing.
+ */
+import type { Engine } from '@httpsify/engine';
+import type { ChannelDnrRuntime } from '../channels/channel-dnr-runtime.js';
+import type { SettingsController } from '../settings/settings-controller.js';
+import { syncOverrides } from './override-rules.js';
+import type { RuleWriter } from './rule-writer.js';
+
+export class RulesetRules {
+  /** False while an update channel replaces the default rulesets (their static ruleset is off). */
+  private defaultsInUse = true;
+
+  constructor(
+    private readonly writer: RuleWriter,
+    private readonly channels: ChannelDnrRuntime,
+    /** The dynamic rules changed (what reads them, the cookies' DNR check, starts afresh). */
+    private readonly changed: () => void,
+  ) {}
+
+  /** The default engine's switches (or mixed content) changed: recompile the overrides. */
+  async overridesChanged(engine: Engine): Promise<void> {
+    await syncOverrides(this.writer, engine, this.defaultsInUse);
+    this.changed();
+  }
+
+  /** Installed channels (or the user's switches for their rulesets) changed: recompile their rules. */
+  async channelsChanged(c: SettingsController): Promise<void> {
+    const state = await this.channels.sync(c.channels, c.settings.mixedContent);
+    if (this.defaultsInUse === state.defaultsDisabled) {
+      this.defaultsInUse = !state.defaultsDisabled;
+      await syncOverrides(this.writer, c.engine, this.defaultsInUse);
+    }
+    this.changed();
+  }
+
+  /**
+   * After an install or update: dynamic rules survive restarts, so they are rebuilt from storage
+   * (the channel rules too: this version may compile them differently).
+   */
+  async rebuild(engine: Engine, controller: () => Promise<SettingsController>): Promise<void> {
+    await syncOverrides(this.writer, engine, this.defaultsInUse);
+    await this.channels.forgetState();
+    await this.channelsChanged(await controller());
+    this.changed();
+  }
+
+  /** Per channel (and the library), why Chromium does not (fully) apply it. */
+  async problems(): Promise<Record<string, string>> {
+    return { ...(await this.channels.state())?.problems };
+  }
+}

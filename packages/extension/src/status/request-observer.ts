@@ -1,0 +1,159 @@
+/**
+ * What the background sees of each tab's requests, for the popup, the badge and the statistics:
+ * which rulesets could apply, what was upgraded, and which navigations HTTPS-first upgraded
+ * (handed to the fallback to follow). Listens only; never changes a request.
+ */
+import type { HttpsFirstFallback } from '../https-first/fallback.js';
+import type { RequestDecider } from '../decision/request-decider.js';
+import type { SettingsController } from '../settings/settings-controller.js';
+import { siteOf } from '../site-rules/site-pattern.js';
+import type { Statistics } from './statistics.js';
+import type { TabActivity } from './tab-activity.js';
+
+export interface ObserverDeps {
+  /** The settings controller once it is ready, and the promise of it. */
+  controller(): SettingsController | null;
+  ready: Promise<SettingsController>;
+  decider: RequestDecider;
+  fallback: HttpsFirstFallback;
+  activity: TabActivity;
+  stats: Statistics;
+  /** A tab's record changed: keep it for the session. */
+  activityChanged(): void;
+  /** The tab's icon and badge may need to change (`url`: its page). */
+  refreshIcon(tabId: number, url: string | undefined): void;
+}
+
+/** Requests that arrive while the background starts and wait for it (at most this many). */
+const EARLY_LIMIT = 500;
+
+export class RequestObserver {
+  /*
+   * Chromium stops an idle service worker; the request that wakes it arrives before the engine
+   * has loaded. Those requests wait here instead of going uncounted (statistics stayed at 0).
+   */
+  private early: chrome.webRequest.OnBeforeRequestDetails[] | null = null;
+  /*
+   * Chromium applies DNR rules before webRequest listeners run: an http:// request a rule
+   * upgrades never reaches `observe`, only its redirect does. It counts when it took the URL
+   * where our rules take it (a site's own redirect to HTTPS goes elsewhere, or comes after ours).
+   */
+  private readonly upgradedMainFrames = new Map<number, string>();
+  private readonly httpsFirstMainFrames = new Set<number>();
+  private readonly counted = new Set<string>();
+  /** The last http:// page `observe` counted per tab (it may see the request the handoff takes over). */
+  private readonly countedMainFrames = new Map<number, string>();
+
+  constructor(private readonly deps: ObserverDeps) {}
+
+  /** `webRequest.onBeforeRequest` (both browsers). */
+  observe(d: chrome.webRequest.OnBeforeRequestDetails): undefined {
+    const { deps } = this;
+    const c = deps.controller();
+    if (d.tabId < 0) return undefined;
+    if (c === null) {
+      if (this.early === null) {
+        this.early = [];
+        void deps.ready.then(() => {
+          const waiting = this.early ?? [];
+          this.early = null;
+          for (const e of waiting) this.observe(e);
+        });
+      }
+      if (this.early.length < EARLY_LIMIT) this.early.push(d);
+      return undefined;
+    }
+    const url = d.url;
+    if (!url.startsWith('http:') && !url.startsWith('https:')) return undefined;
+    if (d.type === 'main_frame') {
+      deps.decider.navigated(d.tabId, url);
+      deps.fallback.navigated(d.tabId, d.requestId, url);
+    }
+    const site = siteOf(url);
+    const names = site === null ? [] : c.rulesetNamesForHost(site.host);
+    let upgraded = false;
+    let first = false;
+    let upgradedTo: string | undefined;
+    const top = d.type === 'main_frame' ? url : (deps.decider.topUrl(d.tabId) ?? url);
+    // Chromium: DNR moved this request before any listener saw it (see observeRedirect).
+    if (d.type === 'main_frame' && this.upgradedMainFrames.get(d.tabId) === url) {
+      this.upgradedMainFrames.delete(d.tabId);
+      upgraded = true;
+      first = this.httpsFirstMainFrames.delete(d.tabId);
+    } else if (url.startsWith('http:')) {
+      const decision = deps.decider.decide(c, d);
+      if (decision.action === 'upgrade' && decision.url.startsWith('https:')) {
+        upgraded = true;
+        // The known hosts' upgrade is the same URL over HTTPS; the tab's record says so already.
+        if (decision.reason !== 'known-host') upgradedTo = decision.url;
+        if (decision.reason === 'https-first') {
+          first = true;
+          deps.fallback.upgrading(d.requestId, d.tabId, url);
+        }
+      }
+    }
+    if (upgraded) {
+      this.counted.add(d.requestId);
+      if (d.type === 'main_frame') this.countedMainFrames.set(d.tabId, url);
+      deps.stats.upgraded();
+    }
+    if (deps.activity.note({ tabId: d.tabId, type: d.type, url, rulesets: names, upgraded, httpsFirst: first, upgradedTo })) {
+      deps.activityChanged();
+      if (upgraded || d.type === 'main_frame') deps.refreshIcon(d.tabId, top);
+    }
+    return undefined;
+  }
+
+  /** `webRequest.onBeforeRedirect` for http:// requests (Chromium: DNR's redirects). */
+  observeRedirect(d: chrome.webRequest.OnBeforeRedirectDetails): void {
+    const c = this.deps.controller();
+    if (c === null) {
+      void this.deps.ready.then(() => this.observeRedirect(d));
+      return;
+    }
+    if (d.tabId < 0 || this.counted.delete(d.requestId)) return;
+    if (!d.url.startsWith('http:') || !d.redirectUrl.startsWith('https:')) return;
+    const decision = this.deps.decider.decide(c, d);
+    // Counted when our rules took it there (known hosts' subresources are not counted here).
+    if (decision.action !== 'upgrade' || decision.url !== d.redirectUrl || decision.reason === 'known-host') return;
+    const byHttpsFirst = decision.reason === 'https-first';
+    if (byHttpsFirst) this.deps.fallback.upgrading(d.requestId, d.tabId, d.url);
+    this.noteUpgrade(d.tabId, d.type, d.url, d.redirectUrl, byHttpsFirst);
+  }
+
+  /**
+   * Chromium: the main-frame handoff page sends the tab to `target` (from the http:// `url`).
+   * Counted as the upgrade DNR would have been.
+   */
+  handedOff(tabId: number, url: string, target: string): void {
+    if (!target.startsWith('https:')) return;
+    this.noteUpgrade(tabId, 'main_frame', url, target, false);
+    // HTTPS-first's upgrade: its failure falls back like any other (trailing-dot hosts).
+    const c = this.deps.controller();
+    if (c !== null && this.deps.decider.decide(c, { url, type: 'main_frame', tabId }).reason === 'https-first') {
+      this.deps.fallback.handedOff(tabId, url, target);
+    }
+  }
+
+  private noteUpgrade(tabId: number, type: string, url: string, target: string, byHttpsFirst: boolean): void {
+    if (type === 'main_frame') {
+      // Counted when the page's own request shows up, with the tab's new record.
+      if (this.countedMainFrames.get(tabId) === url) {
+        this.countedMainFrames.delete(tabId);
+        return;
+      }
+      this.upgradedMainFrames.set(tabId, target);
+      if (byHttpsFirst) this.httpsFirstMainFrames.add(tabId);
+      else this.httpsFirstMainFrames.delete(tabId);
+      return;
+    }
+    this.deps.stats.upgraded();
+    const c = this.deps.controller();
+    const site = siteOf(url);
+    const names = c === null || site === null ? [] : c.rulesetNamesForHost(site.host);
+    if (this.deps.activity.note({ tabId, type, url, rulesets: names, upgraded: true })) {
+      this.deps.activityChanged();
+      this.deps.refreshIcon(tabId, this.deps.decider.topUrl(tabId));
+    }
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The toolbar button per tab: the padlock for the extension's state on the tab's site, its
+ * title, and the badge with the number of upgraded requests.
+ */
+import { ext } from '../background/browser-api.js';
+import type { SettingsController } from '../settings/settings-controller.js';
+import { badgeText, drawIcon, ICON_TITLE_MESSAGE, iconState, type IconState } from './icon.js';
+import type { TabActivity } from './tab-activity.js';
+
+/** Icon images per state and size; the browser takes them as `{ size: ImageData }`. */
+type IconImages = Record<number, ImageData>;
+
+export class ToolbarIcon {
+  private readonly images = new Map<IconState, IconImages>();
+
+  constructor(
+    /** The settings controller once it is ready. */
+    private readonly controller: () => SettingsController | null,
+    private readonly ready: Promise<SettingsController>,
+    private readonly activity: TabActivity,
+  ) {}
+
+  /** The tab's icon, title and badge for the page at `url`. */
+  async refresh(tabId: number, url: string | undefined): Promise<void> {
+    const c = this.controller();
+    if (c === null) return;
+    const s = c.settings;
+    const state = iconState({ globalEnabled: s.globalEnabled, httpsFirst: s.httpsFirst, siteDisabled: url !== undefined && c.siteDisabledBy(url) !== null });
+    const imageData = this.imagesFor(state);
+    try {
+      if (imageData !== null) await ext.action.setIcon({ tabId, imageData });
+      await ext.action.setTitle({ tabId, title: ext.i18n.getMessage(ICON_TITLE_MESSAGE[state]) || 'httpsify' });
+      await ext.action.setBadgeText({ tabId, text: s.globalEnabled ? badgeText(this.activity.get(tabId)?.upgraded ?? 0, s.showBadge) : '' });
+      await ext.action.setBadgeBackgroundColor({ tabId, color: '#444444' });
+    } catch {
+      // The tab closed in the meantime.
+    }
+  }
+
+  /** Every tab, and the default icon (the settings changed). */
+  async refreshAll(): Promise<void> {
+    const c = this.controller() ?? (await this.ready);
+    const s = c.settings;
+    const imageData = this.imagesFor(iconState({ globalEnabled: s.globalEnabled, httpsFirst: s.httpsFirst, siteDisabled: false }));
+    if (imageData !== null) await ext.action.setIcon({ imageData }).catch(() => undefined);
+    for (const tab of await ext.tabs.query({})) if (tab.id !== undefined) await this.refresh(tab.id, tab.url);
+  }
+
+  /** Drawn once per state; null where there is no canvas to draw on. */
+  private imagesFor(state: IconState): IconImages | null {
+    if (typeof OffscreenCanvas === 'undefined') return null;
+    let images = this.images.get(state);
+    if (images === undefined) {
+      images = { 16: drawIcon(state, 16), 32: drawIcon(state, 32) };
+      this.images.set(state, images);
+    }
+    return images;
+  }
+}
