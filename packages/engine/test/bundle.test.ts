@@ -411,6 +411,43 @@ describe('compiled bundle', () => {
     expect(index.labelEquals(word(index.lengthMask), host, 0, 200)).toBe(false);
   });
 
+  it("names a parent's rulesets through records that inherit them, in every candidate family", () => {
+    const make = (name: string, hosts: string[]): Ruleset => ({
+      name,
+      targets: hosts.map((host) => ({ host })),
+      rules: [{ from: '^http:', to: 'https:' }],
+      exclusions: [],
+      secureCookies: [],
+      tests: [],
+    });
+    const rulesets = [
+      make('A', ['example.com', 'www.example.com', 'x.www.example.com', '*.example.org', 'a.*.example.org']),
+      make('B', ['b.example.com', 'x.www.example.com']),
+      make('C', ['c.example.net']),
+    ];
+    const bytes = compileBundle(rulesets);
+    // www.example.com, a.*.example.org: stored as "the parent's" (1), not as ruleset A.
+    const { packed } = readBundleSections(bytes);
+    const refs = packed[NodeRef] as { length: number; get(i: number): number };
+    expect(Array.from({ length: refs.length }, (_, i) => refs.get(i)).filter((r) => r === 1)).toHaveLength(2);
+    const engine = loadBundle(bytes);
+    expect(engine.rewriteWithRuleset('http://www.example.com/').ruleset).toBe('A');
+    expect(engine.candidateRulesets('www.example.com')).toEqual([0]);
+    expect(engine.candidateRulesets('x.www.example.com')).toEqual([0, 1]);
+    expect(engine.candidateRulesets('b.example.com')).toEqual([1]);
+    // The star family: `a` under `*` under example.org inherits from `*`.
+    expect(engine.candidateRulesets('a.zz.example.org')).toEqual([0]);
+    expect(engine.explain('http://a.zz.example.org/').candidates.map((c) => [c.ruleset, c.target])).toEqual([['A', 'a.*.example.org']]);
+    expect(
+      engine
+        .ruleset(0)
+        .targets.map((t) => t.host)
+        .sort(),
+    ).toEqual(['*.example.org', 'a.*.example.org', 'example.com', 'www.example.com', 'x.www.example.com']);
+    expect(engine.rewrite('http://c.example.net/')).toBe('https://c.example.net/');
+    expect(engine.rewrite('http://www.example.net/')).toBeNull();
+  });
+
   it('loads from an unaligned copy of the bytes', () => {
     const padded = new Uint8Array(bundle.length + 1);
     padded.set(bundle, 1);

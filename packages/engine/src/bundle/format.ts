@@ -83,8 +83,9 @@ export const enum Section {
    */
   PatternVerdict,
   /**
-   * The ruleset ref of each host record, in record order: 0 none, 1..n ruleset id + 1, above n:
-   * n + 1 + RefList index (a count, then the ids).
+   * The ruleset ref of each host record, in record order: 0 none, INHERIT_REF (1) the same
+   * rulesets as its parent (half the corpus's targets: `www.example.com` under `example.com`),
+   * 2..n + 1 ruleset id + 2, above n + 1: n + 2 + RefList index (a count, then the ids).
    */
   NodeRef,
   /** Dictionary of the host-label codes, laid out as Dictionary. */
@@ -198,6 +199,9 @@ export const enum PatternVerdictCode {
 }
 /** Widest PatternVerdict field: every code fits. */
 export const PATTERN_VERDICT_BITS = 2;
+
+/** NodeRef value: the record carries its parent's rulesets (the root's: none). */
+export const INHERIT_REF = 1;
 
 /** Slot of the root's record: its children's homes are their labels' mixes (homeSlot). */
 export const ROOT_SLOT = 0;

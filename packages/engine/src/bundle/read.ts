@@ -5,6 +5,7 @@ import {
   FIRST_PACKED,
   FORMAT_VERSION,
   HEADER_BYTES,
+  INHERIT_REF,
   MAGIC,
   mixLabel,
   nodeLayout,
@@ -187,7 +188,9 @@ function checkCrossReferences(n: number, layout: NodeLayout, u8: Uint8Array[], u
       if (!occupied(parent)) throw new BundleError('corrupt bundle: node parent is not a node');
       parentOf[r] = rankOf(parent);
     }
-    const ref = refs.get(r);
+    // Stored refs are one above the resolved ones (INHERIT_REF takes 1): see Section.NodeRef.
+    const stored = refs.get(r);
+    const ref = stored > INHERIT_REF ? stored - 1 : 0;
     if (ref > n) {
       const first = ref - n - 1;
       const count = refList[first];

@@ -8,6 +8,7 @@ import {
   HEADER_BYTES,
   hashStep,
   homeSlot,
+  INHERIT_REF,
   LABEL_HASH_SEED,
   MAGIC,
   MAX_DISPLACEMENT_BITS,
@@ -335,7 +336,10 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
       (node.hasStarChild ? layout.starBit : 0) +
       length * 2 ** layout.lengthShift +
       (displacement[id] as number) * 2 ** layout.displacementShift;
-    nodeRef[rank] = refOf[id] as number;
+    // The same rulesets as the parent: one small repeated value instead of a random id.
+    const parent = id === 0 ? undefined : nodes[node.parent];
+    const inherits = node.rulesets.length > 0 && parent !== undefined && parent.rulesets.join() === node.rulesets.join();
+    nodeRef[rank] = inherits ? INHERIT_REF : (refOf[id] as number) === 0 ? 0 : (refOf[id] as number) + 1;
     rank++;
   }
 

@@ -1,4 +1,4 @@
-import { codedLabelHash, hashStep, LABEL_HASH_SEED, mixLabel, popcount, readLength, ROOT_SLOT, Section } from '../bundle/format.js';
+import { codedLabelHash, hashStep, INHERIT_REF, LABEL_HASH_SEED, mixLabel, popcount, readLength, ROOT_SLOT, Section } from '../bundle/format.js';
 import type { PackedArray } from '../bundle/packed-array.js';
 import type { BundleSections } from '../bundle/read.js';
 import { ESCAPE } from '../bundle/string-dictionary.js';
@@ -26,6 +26,10 @@ export class HostIndex {
   readonly hostLabels: HostLabels = newHostLabels();
   /** The nodes the last lookup found, first `count` entries (see collect). */
   readonly candidates = new Int32Array(MAX_LABELS * 2 + 1);
+  /** The resolved ruleset ref of each of `candidates` (as `ref` gives it). */
+  readonly candidateRefs = new Int32Array(MAX_LABELS * 2 + 1);
+  /** The nodes a star-family walk passed, to resolve an inherited ref. */
+  private readonly walk = new Int32Array(MAX_LABELS + 1);
   /** Ruleset lists of nodes carrying more than one ruleset: a length, then the ids. */
   readonly refList: Uint32Array;
 
@@ -172,34 +176,84 @@ export class HostIndex {
       starSlot[i] = this.foundSlot;
     }
     const out = this.candidates;
+    // A record may say "my parent's rulesets" (INHERIT_REF); each family knows the parents of
+    // its nodes, so the ref is resolved here with no walk over the table.
+    const refs = this.refs;
+    const outRef = this.candidateRefs;
     let count = 0;
     const exact = suffix[0] as number;
-    if (exact >= 0 && this.ref(exact) !== 0) out[count++] = exact;
+    if (exact >= 0) {
+      const ref = this.suffixRef(0, n);
+      if (ref !== 0) {
+        outRef[count] = ref;
+        out[count++] = exact;
+      }
+    }
+    const walk = this.walk;
     for (let k = 0; k < n; k++) {
       let at = star[k + 1] as number;
       if (at < 0) continue;
       let slotAt = starSlot[k + 1] as number;
+      let depth = 0;
       for (let j = k - 1; j >= 0 && at >= 0; j--) {
+        walk[depth++] = at;
         at = this.child(slotAt, lh[j] as number, src, ls[j] as number, le[j] as number);
         slotAt = this.foundSlot;
       }
-      if (at >= 0 && this.ref(at) !== 0) out[count++] = at;
+      if (at < 0) continue;
+      let stored = refs.get(at);
+      while (stored === INHERIT_REF && depth > 0) stored = refs.get(walk[--depth] as number);
+      const ref = stored === INHERIT_REF ? this.suffixRef(k + 1, n) : stored === 0 ? 0 : stored - 1;
+      if (ref !== 0) {
+        outRef[count] = ref;
+        out[count++] = at;
+      }
     }
     for (let i = 2; i <= n - 2; i++) {
       const at = star[i] as number;
-      if (at >= 0 && this.ref(at) !== 0) out[count++] = at;
+      if (at < 0) continue;
+      const stored = refs.get(at);
+      const ref = stored === INHERIT_REF ? this.suffixRef(i, n) : stored === 0 ? 0 : stored - 1;
+      if (ref !== 0) {
+        outRef[count] = ref;
+        out[count++] = at;
+      }
     }
     return count;
   }
 
-  /** The ruleset ref of a record: 0 none, 1..n id + 1, above n a RefList index + n + 1. */
+  /** The resolved ref of the suffix node for labels i..n-1 of the last lookup (found, or the root). */
+  private suffixRef(i: number, n: number): number {
+    for (; i < n; i++) {
+      const stored = this.refs.get(this.suffixRank[i] as number);
+      if (stored !== INHERIT_REF) return stored === 0 ? 0 : stored - 1;
+    }
+    return 0;
+  }
+
+  /**
+   * The ruleset ref of a record, resolved: 0 none, 1..n id + 1, above n a RefList index + n + 1.
+   * A record that inherits is resolved by walking its parents (at most MAX_LABELS steps).
+   */
   ref(rank: number): number {
-    return this.refs.get(rank);
+    let slot = this.slotOfRank(rank);
+    for (let steps = 0; slot >= 0 && steps < MAX_LABELS; steps++) {
+      const at = this.rankOf(slot);
+      const stored = this.refs.get(at);
+      if (stored !== INHERIT_REF) return stored === 0 ? 0 : stored - 1;
+      if (slot === ROOT_SLOT) return 0;
+      slot = this.parentSlot(slot, this.nodes[at] as number);
+    }
+    return 0;
   }
 
   /** Ids of the rulesets a node carries, in order. */
   nodeRulesets(node: number): number[] {
-    const ref = this.ref(node);
+    return this.refRulesets(this.ref(node));
+  }
+
+  /** Ids of the rulesets a resolved ref names (see `ref`, `candidateRefs`), in order. */
+  refRulesets(ref: number): number[] {
     if (ref === 0) return [];
     if (ref <= this.rulesetCount) return [ref - 1];
     const at = ref - this.rulesetCount - 1;
