@@ -23,6 +23,7 @@ const LabelsSection = 1;
 const NodeRef = 23;
 const LabelDictionary = 24;
 const HOST_LAYOUT_WORDS = 5;
+const COLUMN_WORDS = 3;
 
 describe('compiled bundle', () => {
   const bundle = compileBundle(defaults, { timestamp: 1_750_000_000 });
@@ -254,7 +255,7 @@ describe('compiled bundle', () => {
 
   it('bounds the ruleset refs of host records', () => {
     const [layoutAt] = sectionAt(bundle, 0);
-    const countWord = layoutAt + (HOST_LAYOUT_WORDS + 2 * (NodeRef - 7)) * 4;
+    const countWord = layoutAt + (HOST_LAYOUT_WORDS + COLUMN_WORDS * (NodeRef - 7)) * 4;
     const fewer = bundle.slice();
     const view = new DataView(fewer.buffer);
     view.setUint32(countWord, view.getUint32(countWord, true) - 1, true);
@@ -266,17 +267,29 @@ describe('compiled bundle', () => {
     expect(() => loadBundle(reseal(wild))).toThrow(/ruleset list out of range/);
   });
 
-  /** Layout words of packed column `section`: [count, bits]. */
-  const columnAt = (bytes: Uint8Array, section: number): [number, number] => {
+  /** Layout words of packed column `section`: [count, bits, blocked]. */
+  const columnAt = (bytes: Uint8Array, section: number): [number, number, number] => {
     const [layoutAt] = sectionAt(bytes, 0);
     const view = new DataView(bytes.buffer, bytes.byteOffset + layoutAt);
-    const word = HOST_LAYOUT_WORDS + 2 * (section - 7);
-    return [view.getUint32(word * 4, true), view.getUint32(word * 4 + 4, true)];
+    const word = HOST_LAYOUT_WORDS + COLUMN_WORDS * (section - 7);
+    return [view.getUint32(word * 4, true), view.getUint32(word * 4 + 4, true), view.getUint32(word * 4 + 8, true)];
   };
-  /** Writes field `index` of packed column `section` in place. */
+  /**
+   * Writes field `index` of packed column `section` in place. In a blocked column the field holds
+   * the value above its block's base; a value below the base lowers the base (and so the block).
+   */
   const setField = (bytes: Uint8Array, section: number, index: number, value: number): Uint8Array => {
-    const [at] = sectionAt(bytes, section);
-    const [, bits] = columnAt(bytes, section);
+    const [sectionOffset] = sectionAt(bytes, section);
+    const [count, bits, blocked] = columnAt(bytes, section);
+    let at = sectionOffset;
+    if (blocked === 1) {
+      const view = new DataView(bytes.buffer, bytes.byteOffset);
+      const baseAt = sectionOffset + (index >>> 5) * 4;
+      const base = Math.min(view.getUint32(baseAt, true), value);
+      view.setUint32(baseAt, base, true);
+      value -= base;
+      at += Math.ceil(count / 32) * 4;
+    }
     for (let b = 0; b < bits; b++) {
       const bit = index * bits + b;
       const byte = at + (bit >>> 3);
@@ -307,7 +320,7 @@ describe('compiled bundle', () => {
     const [layoutAt] = sectionAt(bundle, 0);
     const RsName = 8;
     const RuleFrom = 16;
-    const word = (section: number, field: 0 | 1) => layoutAt + (HOST_LAYOUT_WORDS + 2 * (section - 7) + field) * 4;
+    const word = (section: number, field: 0 | 1 | 2) => layoutAt + (HOST_LAYOUT_WORDS + COLUMN_WORDS * (section - 7) + field) * 4;
     const [, nameBits] = columnAt(bundle, RsName);
     for (const [at, value, message] of [
       [word(RsName, 1), 0, /column layout: column 8 of/],
@@ -316,6 +329,22 @@ describe('compiled bundle', () => {
       [word(RsName, 0), defaults.length + 1, /ruleset columns do not match/],
       [word(RuleFrom, 0), 1, /rule columns of different lengths/],
       [word(RuleFrom, 1), 0x7fffffff, /column layout/],
+    ] as const) {
+      const corrupt = bundle.slice();
+      new DataView(corrupt.buffer).setUint32(at, value, true);
+      expect(() => loadBundle(corrupt, { verify: 'trusted' })).toThrow(message);
+    }
+    // The block flag: 0 or 1 only, and a flipped flag no longer fits its section (a blocked
+    // column's section holds a base per 32 fields before them).
+    const sections = Array.from({ length: NodeRef - 7 + 1 }, (_, k) => 7 + k);
+    const blocked = sections.find((section) => columnAt(bundle, section)[2] === 1) as number;
+    const plain = sections.find((section) => columnAt(bundle, section)[2] === 0 && columnAt(bundle, section)[0] > 64) as number;
+    expect(blocked).toBeDefined();
+    expect(plain).toBeDefined();
+    for (const [at, value, message] of [
+      [word(RsName, 2), 2, /column 8 with block flag 2/],
+      [word(blocked, 2), 0, new RegExp(`column ${blocked} has`)],
+      [word(plain, 2), 1, new RegExp(`column ${plain} has`)],
     ] as const) {
       const corrupt = bundle.slice();
       new DataView(corrupt.buffer).setUint32(at, value, true);

@@ -33,8 +33,8 @@ export const NONE = 0xffffffff;
 
 export const enum Section {
   /**
-   * Per-bundle widths, checked at every load: the host index (LayoutField order), then a
-   * (count, bits) pair for each packed column, RsFlags through PatternVerdict in section order.
+   * Per-bundle widths, checked at every load: the host index (LayoutField order), then (count,
+   * bits, blocked) for each packed column, RsFlags through NodeRef in section order.
    */
   Layout,
   /**
@@ -103,7 +103,12 @@ export const PACKED_COUNT = Section.NodeRef - Section.RsFlags + 1;
 export interface PackedColumn {
   count: number;
   bits: number;
+  /** Laid out in blocks with a base each (packed-array.ts BLOCK_SHIFT). */
+  blocked: boolean;
 }
+
+/** Layout words per packed column: count, field bits, blocked (0 or 1). */
+export const COLUMN_WORDS = 3;
 
 /**
  * Reads the packed-column table of the Layout section and checks that the counts agree with
@@ -111,14 +116,16 @@ export interface PackedColumn {
  * indexes one column by another's positions). Returns an error message when they do not.
  */
 export function packedColumns(layout: ArrayLike<number>, rulesetCount: number): PackedColumn[] | string {
-  if (layout.length !== LayoutField.Count + 2 * PACKED_COUNT) return `layout of ${layout.length} words`;
+  if (layout.length !== LayoutField.Count + COLUMN_WORDS * PACKED_COUNT) return `layout of ${layout.length} words`;
   const columns: PackedColumn[] = [];
   for (let k = 0; k < PACKED_COUNT; k++) {
-    const count = layout[LayoutField.Count + 2 * k] as number;
-    const bits = layout[LayoutField.Count + 2 * k + 1] as number;
+    const count = layout[LayoutField.Count + COLUMN_WORDS * k] as number;
+    const bits = layout[LayoutField.Count + COLUMN_WORDS * k + 1] as number;
+    const blocked = layout[LayoutField.Count + COLUMN_WORDS * k + 2] as number;
     // Field positions are computed with 32-bit shifts, so the bit stream stays below 2^32.
     if (bits < 1 || bits > MAX_PACKED_BITS || count * bits >= 2 ** 32) return `column ${FIRST_PACKED + k} of ${count} fields of ${bits} bits`;
-    columns.push({ count, bits });
+    if (blocked !== 0 && blocked !== 1) return `column ${FIRST_PACKED + k} with block flag ${blocked}`;
+    columns.push({ count, bits, blocked: blocked === 1 });
   }
   const count = (s: Section): number => (columns[s - FIRST_PACKED] as PackedColumn).count;
   const n = rulesetCount;

@@ -11,13 +11,14 @@ import {
   nodeLayout,
   PACKED_COUNT,
   packedColumns,
+  type PackedColumn,
   popcount,
   ROOT_SLOT,
   Section,
   SECTION_ELEMENT_BYTES,
   type NodeLayout,
 } from './format.js';
-import { PackedArray, packedWords } from './packed-array.js';
+import { blockWords, PackedArray, packedWords } from './packed-array.js';
 import { readDictionary } from './string-dictionary.js';
 
 export class BundleError extends Error {
@@ -100,11 +101,12 @@ export function readBundleSections(input: Uint8Array, verify: BundleVerification
   if (typeof columns === 'string') throw new BundleError(`corrupt bundle: column layout: ${columns}`);
   const packed: PackedArray[] = [];
   for (let k = 0; k < PACKED_COUNT; k++) {
-    const { count, bits } = columns[k] as { count: number; bits: number };
+    const { count, bits, blocked } = columns[k] as PackedColumn;
     const words = u32[FIRST_PACKED + k] as Uint32Array;
-    // Every index below the count then reads inside the section.
-    expectLength(`column ${FIRST_PACKED + k}`, words.length, packedWords(count, bits));
-    packed[FIRST_PACKED + k] = new PackedArray(words, bits, count);
+    const bases = blocked ? blockWords(count) : 0;
+    // Every index below the count then reads inside the section (a base per block included).
+    expectLength(`column ${FIRST_PACKED + k}`, words.length, bases + packedWords(count, bits));
+    packed[FIRST_PACKED + k] = new PackedArray(words.subarray(bases), bits, count, words.subarray(0, bases));
   }
   if (verify === 'full') checkCrossReferences(header.rulesetCount, layout, u8, u32, packed);
   return { header, layout, u8, u32, packed };

