@@ -42,11 +42,7 @@ export const enum Section {
    * string-dictionary.ts); compared while expanding, so a lookup allocates nothing.
    */
   Labels,
-  /**
-   * Per OCCUPANCY_BLOCK_SLOTS slots: the number of occupied slots before the block, then its
-   * occupancy bits in OCCUPANCY_BLOCK_SLOTS / 32 words (one running count per 128 slots, not per
-   * 32: the counts, which gzip cannot shrink, were half this section's wire size).
-   */
+  /** Per 32 slots: the number of occupied slots before the block, then the occupancy bits. */
   Occupancy,
   /**
    * One word per occupied slot, in slot order: label id in the low `labelBits`, then the star bit
@@ -244,7 +240,7 @@ export function nodeLayout(fields: ArrayLike<number>): NodeLayout | string {
   const displacementBits = fields[LayoutField.DisplacementBits] as number;
   const labelBits = fields[LayoutField.LabelBits] as number;
   const lengthBits = fields[LayoutField.LengthBits] as number;
-  if (slotBits < MIN_SLOT_BITS || slotBits > 30) return `host table of 2^${slotBits} slots`;
+  if (slotBits < 5 || slotBits > 30) return `host table of 2^${slotBits} slots`;
   // The root's record is always there, and one slot stays empty so that every probe run ends.
   if (nodeCount < 1 || nodeCount >= 2 ** slotBits) return `${nodeCount} nodes in 2^${slotBits} slots`;
   if (displacementBits < 1 || displacementBits > MAX_DISPLACEMENT_BITS) return `displacement field of ${displacementBits} bits`;
@@ -272,31 +268,6 @@ export function bitsFor(max: number): number {
   let bits = 1;
   while (2 ** bits <= max) bits++;
   return bits;
-}
-
-/** Host-table slots per occupancy block (a running count, then 4 words of bits). */
-export const OCCUPANCY_BLOCK_SLOTS = 128;
-/** Words per occupancy block. */
-export const OCCUPANCY_STRIDE = 1 + OCCUPANCY_BLOCK_SLOTS / 32;
-/** The smallest table: one occupancy block. */
-export const MIN_SLOT_BITS = 7;
-
-/** Index in the Occupancy section of the bits word holding `slot`. */
-export function occupancyWord(slot: number): number {
-  return (slot >>> 7) * OCCUPANCY_STRIDE + 1 + ((slot >>> 5) & 3);
-}
-
-/** Whether `slot` holds a record. */
-export function occupied(occupancy: Uint32Array, slot: number): boolean {
-  return (((occupancy[occupancyWord(slot)] as number) >>> (slot & 31)) & 1) === 1;
-}
-
-/** Record index of `slot` (occupied slots before it): the block's count plus the bits before it. */
-export function occupancyRank(occupancy: Uint32Array, slot: number): number {
-  const base = (slot >>> 7) * OCCUPANCY_STRIDE;
-  let rank = occupancy[base] as number;
-  for (let k = 0, words = (slot >>> 5) & 3; k < words; k++) rank += popcount(occupancy[base + 1 + k] as number);
-  return rank + popcount((occupancy[base + 1 + ((slot >>> 5) & 3)] as number) & ~(-1 << (slot & 31)));
 }
 
 /** Number of set bits in a 32-bit word. */

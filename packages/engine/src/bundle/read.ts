@@ -9,10 +9,6 @@ import {
   MAGIC,
   mixLabel,
   nodeLayout,
-  OCCUPANCY_BLOCK_SLOTS,
-  OCCUPANCY_STRIDE,
-  occupancyRank,
-  occupied as isOccupied,
   PACKED_COUNT,
   packedColumns,
   type PackedColumn,
@@ -98,8 +94,8 @@ export function readBundleSections(input: Uint8Array, verify: BundleVerification
   // Checked even for trusted bytes: O(1), and the matcher's masks come from these widths.
   const layout = nodeLayout(u32[Section.Layout] as Uint32Array);
   if (typeof layout === 'string') throw new BundleError(`corrupt bundle: host index layout: ${layout}`);
-  const slotBlocks = 2 ** layout.slotBits / OCCUPANCY_BLOCK_SLOTS;
-  expectLength('host table occupancy', (u32[Section.Occupancy] as Uint32Array).length, slotBlocks * OCCUPANCY_STRIDE);
+  const slotBlocks = 2 ** layout.slotBits / 32;
+  expectLength('host table occupancy', (u32[Section.Occupancy] as Uint32Array).length, slotBlocks * 2);
   expectLength('host index nodes', (u32[Section.Nodes] as Uint32Array).length, layout.nodeCount);
   const columns = packedColumns(u32[Section.Layout] as Uint32Array, header.rulesetCount);
   if (typeof columns === 'string') throw new BundleError(`corrupt bundle: column layout: ${columns}`);
@@ -161,14 +157,15 @@ function checkCrossReferences(n: number, layout: NodeLayout, u8: Uint8Array[], u
   const records = u32[Section.Nodes] as Uint32Array;
   const slotCount = 2 ** layout.slotBits;
   let rank = 0;
-  for (let b = 0; b < occupancy.length; b++) {
-    if (b % OCCUPANCY_STRIDE !== 0) rank += popcount(occupancy[b] as number);
-    else if (occupancy[b] !== rank) throw new BundleError('corrupt bundle: host table ranks');
+  for (let b = 0; b < occupancy.length; b += 2) {
+    if (occupancy[b] !== rank) throw new BundleError('corrupt bundle: host table ranks');
+    rank += popcount(occupancy[b + 1] as number);
   }
   if (rank !== layout.nodeCount) throw new BundleError('corrupt bundle: host table occupancy does not match the node count');
   if (rank >= slotCount) throw new BundleError('corrupt bundle: host table has no empty slot');
-  const occupied = (slot: number): boolean => isOccupied(occupancy, slot);
-  const rankOf = (slot: number): number => occupancyRank(occupancy, slot);
+  const occupied = (slot: number): boolean => (((occupancy[(slot >>> 5) * 2 + 1] as number) >>> (slot & 31)) & 1) === 1;
+  const rankOf = (slot: number): number =>
+    (occupancy[(slot >>> 5) * 2] as number) + popcount((occupancy[(slot >>> 5) * 2 + 1] as number) & ~(-1 << (slot & 31)));
   if (!occupied(ROOT_SLOT)) throw new BundleError('corrupt bundle: host table has no root record');
   const labels = u8[Section.Labels] as Uint8Array;
   const refList = u32[Section.RefList] as Uint32Array;

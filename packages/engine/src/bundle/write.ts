@@ -13,10 +13,6 @@ import {
   MAGIC,
   MAX_DISPLACEMENT_BITS,
   MAX_LENGTH_BITS,
-  MIN_SLOT_BITS,
-  OCCUPANCY_BLOCK_SLOTS,
-  OCCUPANCY_STRIDE,
-  occupancyWord,
   nodeLayout,
   type NodeLayout,
   ROOT_SLOT,
@@ -242,7 +238,7 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   // longest probe does not fit MAX_DISPLACEMENT_BITS is doubled.
   const nodeCount = nodes.length;
   const hashes = nodes.map((node, id) => (id === 0 ? 0 : labelHash(labelBytes[labelIds.get(node.label) as number] as Uint8Array)));
-  let slotBits = MIN_SLOT_BITS;
+  let slotBits = 5;
   while (2 ** slotBits * 0.5 < nodeCount) slotBits++;
   let slotOf: Int32Array;
   let occupant: Int32Array;
@@ -273,13 +269,18 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
     slotBits++;
   }
   const slotCount = 2 ** slotBits;
-  const occupancy = new Uint32Array((slotCount / OCCUPANCY_BLOCK_SLOTS) * OCCUPANCY_STRIDE);
+  const occupancy = new Uint32Array((slotCount / 32) * 2);
   let rank = 0;
-  for (let slot = 0; slot < slotCount; slot++) {
-    if (slot % OCCUPANCY_BLOCK_SLOTS === 0) occupancy[(slot / OCCUPANCY_BLOCK_SLOTS) * OCCUPANCY_STRIDE] = rank;
-    if (occupant[slot] === -1) continue;
-    occupancy[occupancyWord(slot)] = ((occupancy[occupancyWord(slot)] as number) | (1 << (slot & 31))) >>> 0;
-    rank++;
+  for (let block = 0; block < slotCount / 32; block++) {
+    occupancy[block * 2] = rank;
+    let bits = 0;
+    for (let i = 0; i < 32; i++) {
+      if (occupant[block * 32 + i] !== -1) {
+        bits |= 1 << i;
+        rank++;
+      }
+    }
+    occupancy[block * 2 + 1] = bits >>> 0;
   }
 
   const refList: number[] = [];

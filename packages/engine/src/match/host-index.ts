@@ -1,19 +1,4 @@
-import {
-  codedLabelHash,
-  hashStep,
-  INHERIT_REF,
-  LABEL_HASH_SEED,
-  mixLabel,
-  OCCUPANCY_BLOCK_SLOTS,
-  OCCUPANCY_STRIDE,
-  occupancyRank,
-  occupancyWord,
-  occupied,
-  popcount,
-  readLength,
-  ROOT_SLOT,
-  Section,
-} from '../bundle/format.js';
+import { codedLabelHash, hashStep, INHERIT_REF, LABEL_HASH_SEED, mixLabel, popcount, readLength, ROOT_SLOT, Section } from '../bundle/format.js';
 import type { PackedArray } from '../bundle/packed-array.js';
 import type { BundleSections } from '../bundle/read.js';
 import { ESCAPE } from '../bundle/string-dictionary.js';
@@ -55,7 +40,7 @@ export class HostIndex {
   /** Per byte: its entry's offset << 8 | its length (1..255); 0 for a literal byte. */
   private readonly labelEntryAt = new Int32Array(256);
   private readonly labelEntries: (Uint8Array | undefined)[];
-  /** Per OCCUPANCY_BLOCK_SLOTS host-table slots: occupied slots before the block, its bits. */
+  /** Per 32 host-table slots: occupied slots before the block, occupancy bits. */
   private readonly occupancy: Uint32Array;
   private readonly slotMask: number;
   /** One word per occupied slot, in slot order (see Section.Nodes). */
@@ -298,26 +283,17 @@ export class HostIndex {
   private slotOfRank(rank: number): number {
     const occupancy = this.occupancy;
     let lo = 0;
-    let hi = Math.floor(occupancy.length / OCCUPANCY_STRIDE) - 1;
+    let hi = occupancy.length / 2 - 1;
     if (rank < 0 || hi < 0) return -1;
     // The last block whose running count is <= rank.
     while (lo < hi) {
       const mid = (lo + hi + 1) >>> 1;
-      if ((occupancy[mid * OCCUPANCY_STRIDE] as number) <= rank) lo = mid;
+      if ((occupancy[mid * 2] as number) <= rank) lo = mid;
       else hi = mid - 1;
     }
-    let skip = rank - (occupancy[lo * OCCUPANCY_STRIDE] as number);
-    for (let k = 0; k < OCCUPANCY_STRIDE - 1; k++) {
-      let bits = occupancy[lo * OCCUPANCY_STRIDE + 1 + k] as number;
-      const count = popcount(bits);
-      if (skip >= count) {
-        skip -= count;
-        continue;
-      }
-      for (; skip > 0; skip--) bits &= bits - 1;
-      return lo * OCCUPANCY_BLOCK_SLOTS + k * 32 + 31 - Math.clz32(bits & -bits);
-    }
-    return -1;
+    let bits = occupancy[lo * 2 + 1] as number;
+    for (let skip = rank - (occupancy[lo * 2] as number); skip > 0 && bits !== 0; skip--) bits &= bits - 1;
+    return bits === 0 ? -1 : lo * 32 + 31 - Math.clz32(bits & -bits);
   }
 
   /**
@@ -346,10 +322,10 @@ export class HostIndex {
     const shift = this.displacementShift;
     const widest = this.displacementMask;
     let slot = (parent ^ mixLabel(labelHash)) & mask;
-    let bits = occupancy[occupancyWord(slot)] as number;
+    let bits = occupancy[(slot >>> 5) * 2 + 1] as number;
     if (((bits >>> (slot & 31)) & 1) === 0) return -1;
     // Records are in slot order: the rank of the first probed slot, then one more per step.
-    let rank = occupancyRank(occupancy, slot);
+    let rank = (occupancy[(slot >>> 5) * 2] as number) + popcount(bits & ~(-1 << (slot & 31)));
     for (let distance = 0; ;) {
       const word = nodes[rank] as number;
       // The root's record is nobody's child.
@@ -360,9 +336,8 @@ export class HostIndex {
       if (++distance > widest) return -1;
       slot = (slot + 1) & mask;
       if ((slot & 31) === 0) {
-        bits = occupancy[occupancyWord(slot)] as number;
-        // Past the table's end: slot 0, whose rank is the first block's count.
-        rank = slot === 0 ? (occupancy[0] as number) : rank + 1;
+        bits = occupancy[(slot >>> 5) * 2 + 1] as number;
+        rank = occupancy[(slot >>> 5) * 2] as number;
       } else {
         rank++;
       }
@@ -418,12 +393,12 @@ export class HostIndex {
   }
 
   private occupied(slot: number): boolean {
-    return occupied(this.occupancy, slot);
+    return (((this.occupancy[(slot >>> 5) * 2 + 1] as number) >>> (slot & 31)) & 1) === 1;
   }
 
   /** Record index of an occupied slot. */
   private rankOf(slot: number): number {
-    return occupancyRank(this.occupancy, slot);
+    return (this.occupancy[(slot >>> 5) * 2] as number) + popcount((this.occupancy[(slot >>> 5) * 2 + 1] as number) & ~(-1 << (slot & 31)));
   }
 
   /** The host label of record word 1 `word`, cached by label id. */
