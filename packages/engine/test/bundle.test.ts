@@ -260,11 +260,37 @@ describe('compiled bundle', () => {
     const view = new DataView(fewer.buffer);
     view.setUint32(countWord, view.getUint32(countWord, true) - 1, true);
     expect(() => loadBundle(fewer, { verify: 'trusted' })).toThrow(/ruleset refs do not match the host records/);
-    // A ref past the ruleset ids and the ref list.
+    // A stored ref past own refs and ghosts (2 * ghostBase and up).
+    const ghosts = defaults.length + 1 + sectionAt(bundle, 4)[1] / 4;
     const [, bits] = columnAt(bundle, NodeRef);
-    const wild = setField(bundle.slice(), NodeRef, 1, 2 ** bits - 1);
-    expect(2 ** bits - 1).toBeGreaterThan(defaults.length);
-    expect(() => loadBundle(reseal(wild))).toThrow(/ruleset list out of range/);
+    expect(2 ** bits - 1).toBeGreaterThanOrEqual(2 * ghosts - 1);
+    const wild = setField(bundle.slice(), NodeRef, 1, 2 * ghosts);
+    if (2 * ghosts < 2 ** bits) expect(() => loadBundle(reseal(wild))).toThrow(/ruleset ref out of range/);
+    // A ref to the last RefList word, read as a count running past the list: two rulesets share
+    // a target, so the list is [2, 0, 1] and ghostBase is 3 + 3.
+    const make = (name: string): Ruleset => ({
+      name,
+      targets: [{ host: 'shared.example.com' }],
+      rules: [{ from: '^http:', to: 'https:' }],
+      exclusions: [],
+      secureCookies: [],
+      tests: [],
+    });
+    const small = compileBundle([make('One'), make('Two')]);
+    expect(loadBundle(small).candidateRulesets('shared.example.com')).toEqual([0, 1]);
+    const refs = readBundleSections(small).packed[NodeRef] as { length: number; get(i: number): number };
+    const shared = Array.from({ length: refs.length }, (_, i) => i).find((i) => refs.get(i) === 2 + 1 + 1) as number;
+    expect(shared).toBeDefined();
+    for (const [stored, message] of [
+      [6, /ruleset list out of range/],
+      [12, /ruleset ref out of range/],
+    ] as const) {
+      if (stored >= 2 ** columnAt(small, NodeRef)[1]) continue;
+      expect(() => loadBundle(reseal(setField(small.slice(), NodeRef, shared, stored)))).toThrow(message);
+    }
+    // Ghost 11 = RefList index 2 + ghostBase: the same overrun, handed down instead of owned.
+    if (11 < 2 ** columnAt(small, NodeRef)[1])
+      expect(() => loadBundle(reseal(setField(small.slice(), NodeRef, shared, 11)))).toThrow(/ruleset list out of range/);
   });
 
   /** Layout words of packed column `section`: [count, bits, blocked]. */
@@ -452,13 +478,17 @@ describe('compiled bundle', () => {
     const rulesets = [
       make('A', ['example.com', 'www.example.com', 'x.www.example.com', '*.example.org', 'a.*.example.org']),
       make('B', ['b.example.com', 'x.www.example.com']),
-      make('C', ['c.example.net']),
+      make('C', ['c.example.net', 'd.example.net']),
     ];
     const bytes = compileBundle(rulesets);
-    // www.example.com, a.*.example.org: stored as "the parent's" (1), not as ruleset A.
+    // www.example.com, a.*.example.org: stored as "the parent's" (1), not as ruleset A; so are
+    // c and d.example.net, whose parent example.net (no target) hands C down as a ghost.
     const { packed } = readBundleSections(bytes);
     const refs = packed[NodeRef] as { length: number; get(i: number): number };
-    expect(Array.from({ length: refs.length }, (_, i) => refs.get(i)).filter((r) => r === 1)).toHaveLength(2);
+    const stored = Array.from({ length: refs.length }, (_, i) => refs.get(i));
+    expect(stored.filter((r) => r === 1)).toHaveLength(4);
+    const ghostBase = rulesets.length + 1 + sectionAt(bytes, 4)[1] / 4; // RefList: [2, 0, 1]
+    expect(stored.filter((r) => r > ghostBase)).toEqual([ghostBase + 3]);
     const engine = loadBundle(bytes);
     expect(engine.rewriteWithRuleset('http://www.example.com/').ruleset).toBe('A');
     expect(engine.candidateRulesets('www.example.com')).toEqual([0]);
@@ -474,7 +504,17 @@ describe('compiled bundle', () => {
         .sort(),
     ).toEqual(['*.example.org', 'a.*.example.org', 'example.com', 'www.example.com', 'x.www.example.com']);
     expect(engine.rewrite('http://c.example.net/')).toBe('https://c.example.net/');
+    expect(engine.candidateRulesets('d.example.net')).toEqual([2]);
+    // The ghost is handed down only: example.net itself is no target.
+    expect(engine.candidateRulesets('example.net')).toEqual([]);
+    expect(engine.rewrite('http://example.net/')).toBeNull();
     expect(engine.rewrite('http://www.example.net/')).toBeNull();
+    expect(
+      engine
+        .ruleset(2)
+        .targets.map((t) => t.host)
+        .sort(),
+    ).toEqual(['c.example.net', 'd.example.net']);
   });
 
   it('loads from an unaligned copy of the bytes', () => {

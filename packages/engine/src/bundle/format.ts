@@ -83,9 +83,12 @@ export const enum Section {
    */
   PatternVerdict,
   /**
-   * The ruleset ref of each host record, in record order: 0 none, INHERIT_REF (1) the same
-   * rulesets as its parent (half the corpus's targets: `www.example.com` under `example.com`),
-   * 2..n + 1 ruleset id + 2, above n + 1: n + 2 + RefList index (a count, then the ids).
+   * The ruleset ref of each host record, in record order. With r a ref (1..n ruleset id + 1,
+   * above n: n + 1 + RefList index, where a count then the ids lie) and G = ghostBase: 0 none;
+   * INHERIT_REF (1) the rulesets its parent hands down (half the corpus's targets:
+   * `www.example.com` under `example.com`); r + 1 (2..G) its own; r + G (above G) none of its
+   * own, but it hands r down (a "ghost": `a.example.com`, `b.example.com` under a non-target
+   * `example.com`). A node hands down its own rulesets, or its ghost.
    */
   NodeRef,
   /** Dictionary of the host-label codes, laid out as Dictionary. */
@@ -209,6 +212,11 @@ export const PATTERN_VERDICT_BITS = 2;
 
 /** NodeRef value: the record carries its parent's rulesets (the root's: none). */
 export const INHERIT_REF = 1;
+
+/** The NodeRef value of a ghost ref r is r + ghostBase (see Section.NodeRef). */
+export function ghostBase(rulesetCount: number, refListLength: number): number {
+  return rulesetCount + 1 + refListLength;
+}
 
 /** Slot of the root's record: its children's homes are their labels' mixes (homeSlot). */
 export const ROOT_SLOT = 0;

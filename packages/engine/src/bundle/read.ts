@@ -4,6 +4,7 @@ import {
   codedLabelHash,
   FIRST_PACKED,
   FORMAT_VERSION,
+  ghostBase,
   HEADER_BYTES,
   INHERIT_REF,
   MAGIC,
@@ -170,6 +171,7 @@ function checkCrossReferences(n: number, layout: NodeLayout, u8: Uint8Array[], u
   const labels = u8[Section.Labels] as Uint8Array;
   const refList = u32[Section.RefList] as Uint32Array;
   const refs = packed[Section.NodeRef] as PackedArray;
+  const ghosts = ghostBase(n, refList.length);
   // Fields in locals: this loop runs once per node. Only sequential scans, the label pool and the
   // 64 KB-ish occupancy bitmap are touched, so full verification stays a few milliseconds.
   const { labelMask, lengthShift, lengthMask, displacementShift, displacementMask } = layout;
@@ -190,9 +192,10 @@ function checkCrossReferences(n: number, layout: NodeLayout, u8: Uint8Array[], u
       if (!occupied(parent)) throw new BundleError('corrupt bundle: node parent is not a node');
       parentOf[r] = rankOf(parent);
     }
-    // Stored refs are one above the resolved ones (INHERIT_REF takes 1): see Section.NodeRef.
+    // Own refs are stored one above, ghosts ghostBase above (see Section.NodeRef).
     const stored = refs.get(r);
-    const ref = stored > INHERIT_REF ? stored - 1 : 0;
+    if (stored >= 2 * ghosts) throw new BundleError('corrupt bundle: ruleset ref out of range');
+    const ref = stored <= INHERIT_REF ? 0 : stored <= ghosts ? stored - 1 : stored - ghosts;
     if (ref > n) {
       const first = ref - n - 1;
       const count = refList[first];

@@ -7,6 +7,7 @@ import {
   FORMAT_VERSION,
   HEADER_BYTES,
   hashStep,
+  ghostBase,
   homeSlot,
   INHERIT_REF,
   LABEL_HASH_SEED,
@@ -283,16 +284,56 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
     occupancy[block * 2 + 1] = bits >>> 0;
   }
 
+  // Ruleset lists as refs (see Section.NodeRef): one id, or a RefList entry per distinct list.
   const refList: number[] = [];
-  const refOf = nodes.map((node) => {
-    if (node.rulesets.length === 0) return 0;
-    if (node.rulesets.length === 1) return (node.rulesets[0] as number) + 1;
-    const at = refList.length;
-    // Pushed one by one: spreading a long list as arguments overflows the stack.
-    refList.push(node.rulesets.length);
-    for (const id of node.rulesets) refList.push(id);
-    return n + 1 + at;
-  });
+  const listRefs = new Map<string, number>();
+  const refFor = (list: readonly number[]): number => {
+    if (list.length === 0) return 0;
+    if (list.length === 1) return (list[0] as number) + 1;
+    const key = list.join();
+    let ref = listRefs.get(key);
+    if (ref === undefined) {
+      ref = n + 1 + refList.length;
+      // Pushed one by one: spreading a long list as arguments overflows the stack.
+      refList.push(list.length);
+      for (const id of list) refList.push(id);
+      listRefs.set(key, ref);
+    }
+    return ref;
+  };
+  // A node with no rulesets of its own hands its children a "ghost" list, the one most of them
+  // carry (a.example.com, b.example.com under example.com, which is no target), so that they
+  // can inherit it; the first of the most common lists, in node order.
+  const ghost: (number[] | undefined)[] = new Array<number[] | undefined>(nodes.length);
+  {
+    const counts = new Map<number, Map<string, number>>();
+    for (let id = 1; id < nodes.length; id++) {
+      const node = nodes[id] as TrieNode;
+      if (node.rulesets.length === 0 || node.parent === 0 || (nodes[node.parent] as TrieNode).rulesets.length > 0) continue;
+      const perList = counts.get(node.parent) ?? new Map<string, number>();
+      perList.set(node.rulesets.join(), (perList.get(node.rulesets.join()) ?? 0) + 1);
+      counts.set(node.parent, perList);
+    }
+    for (const [parent, perList] of counts) {
+      let best = '';
+      let most = 1;
+      for (const [key, count] of perList) {
+        if (count > most) {
+          best = key;
+          most = count;
+        }
+      }
+      if (most >= 2) ghost[parent] = best.split(',').map(Number);
+    }
+  }
+  const inheritable = (id: number): number[] => {
+    const node = nodes[id] as TrieNode;
+    return node.rulesets.length > 0 ? node.rulesets : (ghost[id] ?? []);
+  };
+  const inherits = nodes.map((node, id) => id > 0 && node.rulesets.length > 0 && inheritable(node.parent).join() === node.rulesets.join());
+  const ownRef = nodes.map((node, id) => (inherits[id] === true ? 0 : refFor(node.rulesets)));
+  const ghostRef = ghost.map((list) => (list === undefined ? 0 : refFor(list)));
+  const ghosts = ghostBase(n, refList.length);
   // A record keeps its label's expanded length, which also says where the coded label ends, so
   // only labels too long for the field (all-ones: "long") carry a varint header in the pool. The
   // field takes what the word has left, up to MAX_LENGTH_BITS; fewer bits mean more headers, a
@@ -332,10 +373,10 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
       (node.hasStarChild ? layout.starBit : 0) +
       length * 2 ** layout.lengthShift +
       (displacement[id] as number) * 2 ** layout.displacementShift;
-    // The same rulesets as the parent: one small repeated value instead of a random id.
-    const parent = id === 0 ? undefined : nodes[node.parent];
-    const inherits = node.rulesets.length > 0 && parent !== undefined && parent.rulesets.join() === node.rulesets.join();
-    nodeRef[rank] = inherits ? INHERIT_REF : (refOf[id] as number) === 0 ? 0 : (refOf[id] as number) + 1;
+    // The same rulesets as the parent hands down: one small repeated value, not a random id.
+    const own = ownRef[id] as number;
+    const handed = ghostRef[id] ?? 0;
+    nodeRef[rank] = inherits[id] === true ? INHERIT_REF : own !== 0 ? own + 1 : handed !== 0 ? handed + ghosts : 0;
     rank++;
   }
 

@@ -1,4 +1,4 @@
-import { codedLabelHash, hashStep, INHERIT_REF, LABEL_HASH_SEED, mixLabel, popcount, readLength, ROOT_SLOT, Section } from '../bundle/format.js';
+import { codedLabelHash, ghostBase, hashStep, INHERIT_REF, LABEL_HASH_SEED, mixLabel, popcount, readLength, ROOT_SLOT, Section } from '../bundle/format.js';
 import type { PackedArray } from '../bundle/packed-array.js';
 import type { BundleSections } from '../bundle/read.js';
 import { ESCAPE } from '../bundle/string-dictionary.js';
@@ -45,8 +45,9 @@ export class HostIndex {
   private readonly slotMask: number;
   /** One word per occupied slot, in slot order (see Section.Nodes). */
   private readonly nodes: Uint32Array;
-  /** The ruleset ref of each record (Section.NodeRef). */
+  /** The ruleset ref of each record (Section.NodeRef), and where its ghost refs start. */
   private readonly refs: PackedArray;
+  private readonly ghostBase: number;
   private readonly nodeCount: number;
   // Node field positions (see NodeLayout), copied to fields so the hot path reads no object.
   private readonly rootStar: boolean;
@@ -99,6 +100,7 @@ export class HostIndex {
     // The root's record carries its star bit (a trusted bundle without one has no root star).
     this.rootStar = this.occupied(ROOT_SLOT) && ((this.nodes[this.rankOf(ROOT_SLOT)] ?? 0) & this.starBit) !== 0;
     this.refList = u32[Section.RefList] as Uint32Array;
+    this.ghostBase = ghostBase(this.rulesetCount, this.refList.length);
     // One probe at load instead of one per URL (a trusted bundle with no such child gives -1).
     this.rootStarRank = this.rootStar ? this.child(ROOT_SLOT, STAR_LABEL_HASH, '*', 0, 1) : -1;
     this.rootStarSlot = this.foundSlot;
@@ -202,8 +204,12 @@ export class HostIndex {
       }
       if (at < 0) continue;
       let stored = refs.get(at);
-      while (stored === INHERIT_REF && depth > 0) stored = refs.get(walk[--depth] as number);
-      const ref = stored === INHERIT_REF ? this.suffixRef(k + 1, n) : stored === 0 ? 0 : stored - 1;
+      let ref = stored === INHERIT_REF ? -1 : this.own(stored);
+      while (ref < 0 && depth > 0) {
+        stored = refs.get(walk[--depth] as number);
+        if (stored !== INHERIT_REF) ref = this.handed(stored);
+      }
+      if (ref < 0) ref = this.inheritedFrom(k + 1, n);
       if (ref !== 0) {
         outRef[count] = ref;
         out[count++] = at;
@@ -213,7 +219,7 @@ export class HostIndex {
       const at = star[i] as number;
       if (at < 0) continue;
       const stored = refs.get(at);
-      const ref = stored === INHERIT_REF ? this.suffixRef(i, n) : stored === 0 ? 0 : stored - 1;
+      const ref = stored === INHERIT_REF ? this.inheritedFrom(i, n) : this.own(stored);
       if (ref !== 0) {
         outRef[count] = ref;
         out[count++] = at;
@@ -222,13 +228,29 @@ export class HostIndex {
     return count;
   }
 
-  /** The resolved ref of the suffix node for labels i..n-1 of the last lookup (found, or the root). */
+  /** The resolved ref of the suffix node for labels i..n-1 of the last lookup (found). */
   private suffixRef(i: number, n: number): number {
+    const stored = this.refs.get(this.suffixRank[i] as number);
+    return stored === INHERIT_REF ? this.inheritedFrom(i + 1, n) : this.own(stored);
+  }
+
+  /** The ref the suffix node for labels i..n-1 (or the root, i = n) hands its children. */
+  private inheritedFrom(i: number, n: number): number {
     for (; i < n; i++) {
       const stored = this.refs.get(this.suffixRank[i] as number);
-      if (stored !== INHERIT_REF) return stored === 0 ? 0 : stored - 1;
+      if (stored !== INHERIT_REF) return this.handed(stored);
     }
     return 0;
+  }
+
+  /** A stored NodeRef's own ref (0: none, or only a ghost; see Section.NodeRef). */
+  private own(stored: number): number {
+    return stored > INHERIT_REF && stored <= this.ghostBase ? stored - 1 : 0;
+  }
+
+  /** The ref a stored NodeRef hands its children: its own, or its ghost. */
+  private handed(stored: number): number {
+    return stored <= INHERIT_REF ? 0 : stored <= this.ghostBase ? stored - 1 : stored - this.ghostBase;
   }
 
   /**
@@ -240,7 +262,7 @@ export class HostIndex {
     for (let steps = 0; slot >= 0 && steps < MAX_LABELS; steps++) {
       const at = this.rankOf(slot);
       const stored = this.refs.get(at);
-      if (stored !== INHERIT_REF) return stored === 0 ? 0 : stored - 1;
+      if (stored !== INHERIT_REF) return steps === 0 ? this.own(stored) : this.handed(stored);
       if (slot === ROOT_SLOT) return 0;
       slot = this.parentSlot(slot, this.nodes[at] as number);
     }
