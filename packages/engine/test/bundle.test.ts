@@ -2,8 +2,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BundleError, compileBundle, FORMAT_VERSION, loadBundle, readBundleHeader, type Ruleset } from '../src/index.js';
 import { parseRulesetXml } from '../src/parse/index.js';
-import { checksum } from '../src/bundle/format.js';
+import { checksum, codedLabelHash, mixLabel, popcount } from '../src/bundle/format.js';
 import { readBundleSections } from '../src/bundle/read.js';
+import { readDictionary } from '../src/bundle/string-dictionary.js';
 import { HostIndex } from '../src/match/host-index.js';
 import { defaultRulesetsDir, listRulesetFiles, loadRulesets } from '../src/node/index.js';
 
@@ -14,6 +15,15 @@ function reseal(bytes: Uint8Array): Uint8Array {
 }
 
 const defaults: Ruleset[] = loadRulesets([defaultRulesetsDir()]).rulesets;
+
+/** Section numbers (format.ts Section) and the host-index words of the Layout section. */
+const Occupancy = 2;
+const Nodes = 3;
+const LabelsSection = 1;
+const NodeRef = 23;
+const LabelDictionary = 24;
+const HOST_LAYOUT_WORDS = 5;
+const COLUMN_WORDS = 3;
 
 describe('compiled bundle', () => {
   const bundle = compileBundle(defaults, { timestamp: 1_750_000_000 });
@@ -50,6 +60,10 @@ describe('compiled bundle', () => {
     const wrongVersion = bundle.slice();
     new DataView(wrongVersion.buffer).setUint32(8, FORMAT_VERSION + 1, true);
     expect(() => loadBundle(wrongVersion)).toThrow(new RegExp(`format version ${FORMAT_VERSION + 1} is not supported`));
+    // The format before (version 7 kept parent slots in its host records): refused, recompile.
+    const older = bundle.slice();
+    new DataView(older.buffer).setUint32(8, FORMAT_VERSION - 1, true);
+    expect(() => loadBundle(older)).toThrow(new RegExp(`format version ${FORMAT_VERSION - 1} is not supported .*recompile the rulesets`));
     const badMagic = bundle.slice();
     badMagic[0] = 0x58;
     expect(() => loadBundle(badMagic)).toThrow(/bad magic/);
@@ -83,70 +97,225 @@ describe('compiled bundle', () => {
 
   it('rejects host-index bit widths that cannot form a record, even for trusted bytes', () => {
     const [layoutAt] = sectionAt(bundle, 0);
-    // Layout words: node count, slot bits, parent bits, ref bits, label bits, length bits, root star.
+    // Layout words: node count, slot bits, displacement bits, label bits, length bits.
     for (const [word, value] of [
       [1, 40],
-      [2, 3],
+      [1, 3],
+      [2, 0],
+      [2, 9],
       [3, 0],
-      [4, 40],
-      [5, 9],
-      [6, 2],
+      [3, 40],
+      [4, 9],
+      [0, 0],
       [0, 1 << 30],
     ] as const) {
       const corrupt = bundle.slice();
       new DataView(corrupt.buffer).setUint32(layoutAt + word * 4, value, true);
       expect(() => loadBundle(corrupt, { verify: 'trusted' })).toThrow(BundleError);
-      expect(() => loadBundle(corrupt, { verify: 'trusted' })).toThrow(/host index layout|host index nodes|host table occupancy/);
+      expect(() => loadBundle(corrupt, { verify: 'trusted' })).toThrow(/host index layout|host index nodes|host table occupancy|ruleset refs/);
     }
   });
 
+  /** The host table as the tests edit it: layout widths, occupancy words, records and labels. */
+  const hostTable = (bytes: Uint8Array) => {
+    const layoutView = new DataView(bytes.buffer, bytes.byteOffset + sectionAt(bytes, 0)[0]);
+    const [slotBits, displacementBits, labelBits, lengthBits] = [1, 2, 3, 4].map((w) => layoutView.getUint32(w * 4, true)) as [number, number, number, number];
+    const [occupancyAt, occupancyLength] = sectionAt(bytes, Occupancy);
+    const occupancy = new Uint32Array(bytes.buffer, bytes.byteOffset + occupancyAt, occupancyLength / 4);
+    const [nodesAt, nodesLength] = sectionAt(bytes, Nodes);
+    const records = new Uint32Array(bytes.buffer, bytes.byteOffset + nodesAt, nodesLength / 4);
+    const [labelsAt, labelsLength] = sectionAt(bytes, LabelsSection);
+    const labels = bytes.subarray(labelsAt, labelsAt + labelsLength);
+    const [dictionaryAt, dictionaryLength] = sectionAt(bytes, LabelDictionary);
+    const table = readDictionary(bytes.subarray(dictionaryAt, dictionaryAt + dictionaryLength)) as (Uint8Array | undefined)[];
+    const mask = 2 ** slotBits - 1;
+    const lengthShift = labelBits + 1;
+    const displacementShift = lengthShift + lengthBits;
+    const occupied = (slot: number) => (((occupancy[(slot >>> 5) * 2 + 1] as number) >>> (slot & 31)) & 1) === 1;
+    const rankOf = (slot: number) => (occupancy[(slot >>> 5) * 2] as number) + popcount((occupancy[(slot >>> 5) * 2 + 1] as number) & ~(-1 << (slot & 31)));
+    /** The parent slot a record word in `slot` names: its home XOR its label's mix. */
+    const parentOf = (slot: number, word: number): number => {
+      const hash = codedLabelHash(labels, table, word & (2 ** labelBits - 1), (word >>> lengthShift) & (2 ** lengthBits - 1), 2 ** lengthBits - 1);
+      return (mixLabel(hash) ^ ((slot - (word >>> displacementShift)) & mask)) & mask;
+    };
+    /** Record word `word` with its displacement set to `d`. */
+    const withDisplacement = (word: number, d: number) => ((word % 2 ** displacementShift) + d * 2 ** displacementShift) >>> 0;
+    return { occupancy, records, mask, displacementBits, occupied, rankOf, parentOf, withDisplacement };
+  };
+
   it('full verification rejects bad occupancy ranks, node fields and dictionary codes behind a valid checksum', () => {
     expect(() => loadBundle(reseal(bundle.slice()))).not.toThrow();
-    const [occupancyAt] = sectionAt(bundle, 2);
+    const [occupancyAt] = sectionAt(bundle, Occupancy);
     const badRank = bundle.slice();
     new DataView(badRank.buffer).setUint32(occupancyAt + 8, 12345, true);
     expect(() => loadBundle(reseal(badRank))).toThrow(/host table ranks/);
-    const [nodesAt] = sectionAt(bundle, 3);
-    const [layoutAt] = sectionAt(bundle, 0);
-    const layout = new DataView(bundle.buffer, bundle.byteOffset + layoutAt);
-    const parentBits = layout.getUint32(8, true);
-    const firstBits = new DataView(bundle.buffer, bundle.byteOffset + occupancyAt).getUint32(4, true);
-    expect(firstBits).not.toBe(0);
-    const firstSlot = Math.log2(firstBits & -firstBits);
-    // Record 0 sits in the first occupied slot: make it the child of a free slot.
-    const withParent = (parent: number): Uint8Array => {
-      const copy = bundle.slice();
-      const view = new DataView(copy.buffer);
-      const word = view.getUint32(nodesAt, true);
-      view.setUint32(nodesAt, (word - (word % 2 ** parentBits) + parent) >>> 0, true);
-      return reseal(copy);
-    };
-    expect(firstSlot).toBeGreaterThanOrEqual(0);
-    const freeSlot = Math.log2(~firstBits & (firstBits + 1));
-    expect(() => loadBundle(withParent(freeSlot))).toThrow(/node parent is not a node/);
+    // The root's record moved off its slot (same block, so the ranks still hold).
+    const noRoot = bundle.slice();
+    const edited = hostTable(noRoot);
+    const firstBits = edited.occupancy[1] as number;
+    expect(firstBits & 1).toBe(1);
+    edited.occupancy[1] = (firstBits - 1 + (~firstBits & (firstBits + 1))) >>> 0;
+    expect(() => loadBundle(reseal(noRoot))).toThrow(/host table has no root record/);
+    // A record whose displacement names a free slot as its parent (the parent is given back by
+    // the home slot, which the displacement moves).
+    const table = hostTable(bundle);
+    let found = false;
+    for (let slot = 1; slot <= table.mask && !found; slot++) {
+      if (!table.occupied(slot)) continue;
+      const word = table.records[table.rankOf(slot)] as number;
+      for (let d = 0; d < 2 ** table.displacementBits && !found; d++) {
+        const moved = table.withDisplacement(word, d);
+        if (table.occupied(table.parentOf(slot, moved))) continue;
+        const orphan = bundle.slice();
+        hostTable(orphan).records[table.rankOf(slot)] = moved;
+        expect(() => loadBundle(reseal(orphan))).toThrow(/node parent is not a node/);
+        found = true;
+      }
+    }
+    expect(found).toBe(true);
     const [dictionaryAt, dictionaryLength] = sectionAt(bundle, 5);
     expect(dictionaryLength).toBeGreaterThan(0);
     const badDictionary = bundle.slice();
     badDictionary[dictionaryAt] = 0xff; // the escape byte cannot be a code
     expect(() => loadBundle(reseal(badDictionary))).toThrow(/string dictionary: code 255/);
-    const [labelDictionaryAt, labelDictionaryLength] = sectionAt(bundle, 23);
+    const [labelDictionaryAt, labelDictionaryLength] = sectionAt(bundle, LabelDictionary);
     expect(labelDictionaryLength).toBeGreaterThan(0);
     const emptyEntry = bundle.slice();
     emptyEntry[labelDictionaryAt + 1] = 0; // entries are never empty
     expect(() => loadBundle(reseal(emptyEntry))).toThrow(/string dictionary: entry/);
   });
 
-  /** Layout words of packed column `section`: [count, bits]. */
-  const columnAt = (bytes: Uint8Array, section: number): [number, number] => {
+  it('full verification rejects host records whose parents form a cycle', () => {
+    // A record made its own parent (a displacement and label id whose home XOR mix is its slot),
+    // and two records made each other's parent. Searched over displacements and the labels of
+    // other records, as a forger would.
+    const table = hostTable(bundle);
+    const words: number[] = Array.from(table.records);
+    const lengthAndLabel = (word: number) => word % 2 ** (32 - table.displacementBits);
+    const cycles: [number, number][][] = [];
+    const slots: number[] = [];
+    for (let slot = 1; slot <= table.mask && slots.length < 400; slot++) if (table.occupied(slot)) slots.push(slot);
+    // Self-loop: slot s with a word w such that parentOf(s, w) === s.
+    search: for (const slot of slots) {
+      for (const other of words) {
+        for (let d = 0; d < 2 ** table.displacementBits; d++) {
+          const word = table.withDisplacement(lengthAndLabel(other), d);
+          if (table.parentOf(slot, word) === slot) {
+            cycles.push([[slot, word]]);
+            break search;
+          }
+        }
+      }
+    }
+    // Two-cycle: a points at b, b at a.
+    const pointing = (from: number, to: number): number | undefined => {
+      for (const other of words.slice(0, 3000)) {
+        for (let d = 0; d < 2 ** table.displacementBits; d++) {
+          const word = table.withDisplacement(lengthAndLabel(other), d);
+          if (table.parentOf(from, word) === to) return word;
+        }
+      }
+      return undefined;
+    };
+    for (let i = 0; i + 1 < slots.length && cycles.length < 2; i++) {
+      const [a, b] = [slots[i] as number, slots[i + 1] as number];
+      const ab = pointing(a, b);
+      const ba = ab === undefined ? undefined : pointing(b, a);
+      if (ab !== undefined && ba !== undefined)
+        cycles.push([
+          [a, ab],
+          [b, ba],
+        ]);
+    }
+    expect(cycles.length).toBe(2);
+    for (const cycle of cycles) {
+      const corrupt = bundle.slice();
+      const records = hostTable(corrupt).records;
+      for (const [slot, word] of cycle) records[table.rankOf(slot)] = word;
+      expect(() => loadBundle(reseal(corrupt))).toThrow(/host index parents form a cycle/);
+      // Trusted, the same bytes load and answer: every walk over parents is bounded.
+      const engine = loadBundle(corrupt, { verify: 'trusted' });
+      expect(engine.rewrite('http://en.wikipedia.org/')).toBe('https://en.wikipedia.org/');
+      for (let id = 0; id < 50; id++) expect(() => engine.ruleset(id)).not.toThrow();
+    }
+  });
+
+  it('ends every probe of a trusted bundle whose host table is full', () => {
+    // No empty slot anywhere (full verification refuses this): probes stop past the widest
+    // displacement instead of circling the table.
+    const corrupt = bundle.slice();
+    const table = hostTable(corrupt);
+    for (let b = 1; b < table.occupancy.length; b += 2) table.occupancy[b] = 0xffffffff;
+    const engine = loadBundle(corrupt, { verify: 'trusted' });
+    for (const host of ['example.com', 'a.b.c.d.e.example.org', 'nothing-here.invalid', 'www.eff.org']) {
+      expect(() => engine.rewrite(`http://${host}/`)).not.toThrow();
+    }
+    expect(() => loadBundle(reseal(corrupt))).toThrow(/host table/);
+  });
+
+  it('bounds the ruleset refs of host records', () => {
+    const [layoutAt] = sectionAt(bundle, 0);
+    const countWord = layoutAt + (HOST_LAYOUT_WORDS + COLUMN_WORDS * (NodeRef - 7)) * 4;
+    const fewer = bundle.slice();
+    const view = new DataView(fewer.buffer);
+    view.setUint32(countWord, view.getUint32(countWord, true) - 1, true);
+    expect(() => loadBundle(fewer, { verify: 'trusted' })).toThrow(/ruleset refs do not match the host records/);
+    // A stored ref past own refs and ghosts (2 * ghostBase and up).
+    const ghosts = defaults.length + 1 + sectionAt(bundle, 4)[1] / 4;
+    const [, bits] = columnAt(bundle, NodeRef);
+    expect(2 ** bits - 1).toBeGreaterThanOrEqual(2 * ghosts - 1);
+    const wild = setField(bundle.slice(), NodeRef, 1, 2 * ghosts);
+    if (2 * ghosts < 2 ** bits) expect(() => loadBundle(reseal(wild))).toThrow(/ruleset ref out of range/);
+    // A ref to the last RefList word, read as a count running past the list: two rulesets share
+    // a target, so the list is [2, 0, 1] and ghostBase is 3 + 3.
+    const make = (name: string): Ruleset => ({
+      name,
+      targets: [{ host: 'shared.example.com' }],
+      rules: [{ from: '^http:', to: 'https:' }],
+      exclusions: [],
+      secureCookies: [],
+      tests: [],
+    });
+    const small = compileBundle([make('One'), make('Two')]);
+    expect(loadBundle(small).candidateRulesets('shared.example.com')).toEqual([0, 1]);
+    const refs = readBundleSections(small).packed[NodeRef] as { length: number; get(i: number): number };
+    const shared = Array.from({ length: refs.length }, (_, i) => i).find((i) => refs.get(i) === 2 + 1 + 1) as number;
+    expect(shared).toBeDefined();
+    for (const [stored, message] of [
+      [6, /ruleset list out of range/],
+      [12, /ruleset ref out of range/],
+    ] as const) {
+      if (stored >= 2 ** columnAt(small, NodeRef)[1]) continue;
+      expect(() => loadBundle(reseal(setField(small.slice(), NodeRef, shared, stored)))).toThrow(message);
+    }
+    // Ghost 11 = RefList index 2 + ghostBase: the same overrun, handed down instead of owned.
+    if (11 < 2 ** columnAt(small, NodeRef)[1])
+      expect(() => loadBundle(reseal(setField(small.slice(), NodeRef, shared, 11)))).toThrow(/ruleset list out of range/);
+  });
+
+  /** Layout words of packed column `section`: [count, bits, blocked]. */
+  const columnAt = (bytes: Uint8Array, section: number): [number, number, number] => {
     const [layoutAt] = sectionAt(bytes, 0);
     const view = new DataView(bytes.buffer, bytes.byteOffset + layoutAt);
-    const word = 7 + 2 * (section - 7);
-    return [view.getUint32(word * 4, true), view.getUint32(word * 4 + 4, true)];
+    const word = HOST_LAYOUT_WORDS + COLUMN_WORDS * (section - 7);
+    return [view.getUint32(word * 4, true), view.getUint32(word * 4 + 4, true), view.getUint32(word * 4 + 8, true)];
   };
-  /** Writes field `index` of packed column `section` in place. */
+  /**
+   * Writes field `index` of packed column `section` in place. In a blocked column the field holds
+   * the value above its block's base; a value below the base lowers the base (and so the block).
+   */
   const setField = (bytes: Uint8Array, section: number, index: number, value: number): Uint8Array => {
-    const [at] = sectionAt(bytes, section);
-    const [, bits] = columnAt(bytes, section);
+    const [sectionOffset] = sectionAt(bytes, section);
+    const [count, bits, blocked] = columnAt(bytes, section);
+    let at = sectionOffset;
+    if (blocked === 1) {
+      const view = new DataView(bytes.buffer, bytes.byteOffset);
+      const baseAt = sectionOffset + (index >>> 5) * 4;
+      const base = Math.min(view.getUint32(baseAt, true), value);
+      view.setUint32(baseAt, base, true);
+      value -= base;
+      at += Math.ceil(count / 32) * 4;
+    }
     for (let b = 0; b < bits; b++) {
       const bit = index * bits + b;
       const byte = at + (bit >>> 3);
@@ -177,7 +346,7 @@ describe('compiled bundle', () => {
     const [layoutAt] = sectionAt(bundle, 0);
     const RsName = 8;
     const RuleFrom = 16;
-    const word = (section: number, field: 0 | 1) => layoutAt + (7 + 2 * (section - 7) + field) * 4;
+    const word = (section: number, field: 0 | 1 | 2) => layoutAt + (HOST_LAYOUT_WORDS + COLUMN_WORDS * (section - 7) + field) * 4;
     const [, nameBits] = columnAt(bundle, RsName);
     for (const [at, value, message] of [
       [word(RsName, 1), 0, /column layout: column 8 of/],
@@ -186,6 +355,22 @@ describe('compiled bundle', () => {
       [word(RsName, 0), defaults.length + 1, /ruleset columns do not match/],
       [word(RuleFrom, 0), 1, /rule columns of different lengths/],
       [word(RuleFrom, 1), 0x7fffffff, /column layout/],
+    ] as const) {
+      const corrupt = bundle.slice();
+      new DataView(corrupt.buffer).setUint32(at, value, true);
+      expect(() => loadBundle(corrupt, { verify: 'trusted' })).toThrow(message);
+    }
+    // The block flag: 0 or 1 only, and a flipped flag no longer fits its section (a blocked
+    // column's section holds a base per 32 fields before them).
+    const sections = Array.from({ length: NodeRef - 7 + 1 }, (_, k) => 7 + k);
+    const blocked = sections.find((section) => columnAt(bundle, section)[2] === 1) as number;
+    const plain = sections.find((section) => columnAt(bundle, section)[2] === 0 && columnAt(bundle, section)[0] > 64) as number;
+    expect(blocked).toBeDefined();
+    expect(plain).toBeDefined();
+    for (const [at, value, message] of [
+      [word(RsName, 2), 2, /column 8 with block flag 2/],
+      [word(blocked, 2), 0, new RegExp(`column ${blocked} has`)],
+      [word(plain, 2), 1, new RegExp(`column ${plain} has`)],
     ] as const) {
       const corrupt = bundle.slice();
       new DataView(corrupt.buffer).setUint32(at, value, true);
@@ -270,16 +455,66 @@ describe('compiled bundle', () => {
     // (short) or a long header there. The comparison must end, and say "different".
     const index = new HostIndex(readBundleSections(bundle, 'trusted')) as unknown as {
       labelPool: Uint8Array;
-      labelShift: number;
       lengthShift: number;
       lengthMask: number;
       labelEquals(word: number, src: string, start: number, end: number): boolean;
     };
     const last = index.labelPool.length - 1;
-    const word = (length: number): number => ((last << index.labelShift) | (length << index.lengthShift)) >>> 0;
+    const word = (length: number): number => (last | (length << index.lengthShift)) >>> 0;
     const host = 'a'.repeat(200);
     expect(index.labelEquals(word(10), host, 0, 10)).toBe(false);
     expect(index.labelEquals(word(index.lengthMask), host, 0, 200)).toBe(false);
+  });
+
+  it("names a parent's rulesets through records that inherit them, in every candidate family", () => {
+    const make = (name: string, hosts: string[]): Ruleset => ({
+      name,
+      targets: hosts.map((host) => ({ host })),
+      rules: [{ from: '^http:', to: 'https:' }],
+      exclusions: [],
+      secureCookies: [],
+      tests: [],
+    });
+    const rulesets = [
+      make('A', ['example.com', 'www.example.com', 'x.www.example.com', '*.example.org', 'a.*.example.org']),
+      make('B', ['b.example.com', 'x.www.example.com']),
+      make('C', ['c.example.net', 'd.example.net']),
+    ];
+    const bytes = compileBundle(rulesets);
+    // www.example.com, a.*.example.org: stored as "the parent's" (1), not as ruleset A; so are
+    // c and d.example.net, whose parent example.net (no target) hands C down as a ghost.
+    const { packed } = readBundleSections(bytes);
+    const refs = packed[NodeRef] as { length: number; get(i: number): number };
+    const stored = Array.from({ length: refs.length }, (_, i) => refs.get(i));
+    expect(stored.filter((r) => r === 1)).toHaveLength(4);
+    const ghostBase = rulesets.length + 1 + sectionAt(bytes, 4)[1] / 4; // RefList: [2, 0, 1]
+    expect(stored.filter((r) => r > ghostBase)).toEqual([ghostBase + 3]);
+    const engine = loadBundle(bytes);
+    expect(engine.rewriteWithRuleset('http://www.example.com/').ruleset).toBe('A');
+    expect(engine.candidateRulesets('www.example.com')).toEqual([0]);
+    expect(engine.candidateRulesets('x.www.example.com')).toEqual([0, 1]);
+    expect(engine.candidateRulesets('b.example.com')).toEqual([1]);
+    // The star family: `a` under `*` under example.org inherits from `*`.
+    expect(engine.candidateRulesets('a.zz.example.org')).toEqual([0]);
+    expect(engine.explain('http://a.zz.example.org/').candidates.map((c) => [c.ruleset, c.target])).toEqual([['A', 'a.*.example.org']]);
+    expect(
+      engine
+        .ruleset(0)
+        .targets.map((t) => t.host)
+        .sort(),
+    ).toEqual(['*.example.org', 'a.*.example.org', 'example.com', 'www.example.com', 'x.www.example.com']);
+    expect(engine.rewrite('http://c.example.net/')).toBe('https://c.example.net/');
+    expect(engine.candidateRulesets('d.example.net')).toEqual([2]);
+    // The ghost is handed down only: example.net itself is no target.
+    expect(engine.candidateRulesets('example.net')).toEqual([]);
+    expect(engine.rewrite('http://example.net/')).toBeNull();
+    expect(engine.rewrite('http://www.example.net/')).toBeNull();
+    expect(
+      engine
+        .ruleset(2)
+        .targets.map((t) => t.host)
+        .sort(),
+    ).toEqual(['c.example.net', 'd.example.net']);
   });
 
   it('loads from an unaligned copy of the bytes', () => {

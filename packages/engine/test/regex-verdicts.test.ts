@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PatternVerdictCode, Section } from '../src/bundle/format.js';
+import { COLUMN_WORDS, LayoutField, PatternVerdictCode, Section } from '../src/bundle/format.js';
 import { readBundleSections } from '../src/bundle/read.js';
 import { compileBundle } from '../src/bundle/write.js';
 import {
@@ -106,7 +106,7 @@ describe('regex verdicts stored in the bundle', () => {
 
   it('rejects, at the bundle door, a verdict column no writer makes, even for trusted bytes (O(1))', () => {
     const layoutAt = new DataView(withVerdicts.buffer, withVerdicts.byteOffset).getUint32(40, true);
-    const word = (field: 0 | 1) => layoutAt + (7 + 2 * (Section.PatternVerdict - Section.RsFlags) + field) * 4;
+    const word = (field: 0 | 1) => layoutAt + (LayoutField.Count + COLUMN_WORDS * (Section.PatternVerdict - Section.RsFlags) + field) * 4;
     const edited = (field: 0 | 1, value: number): Uint8Array => {
       const bytes = withVerdicts.slice();
       new DataView(bytes.buffer).setUint32(word(field), value, true);

@@ -3,29 +3,38 @@
  * the sections themselves (typed arrays, 4-byte aligned, so loading is views over the buffer).
  *
  * Host index: a reversed label trie. Every node is one label under its parent (`com` → `example`
- * → `www`), a wildcard label is the literal `*`; the root is implicit. Nodes live in an
- * open-addressing table keyed by (parent, label), so a lookup walks the hostname right to left
- * probing once per label, straight over the URL string. Only occupied slots have a record:
- * an occupancy bitmap with per-block ranks maps a slot to its record, so empty slots cost 2 bits.
+ * → `www`), a wildcard label is the literal `*`; the root has a record of its own in slot
+ * ROOT_SLOT. Nodes live in an open-addressing table keyed by (parent slot, label), so a lookup
+ * walks the hostname right to left probing once per label, straight over the URL string. Only
+ * occupied slots have a record: an occupancy bitmap with per-block ranks maps a slot to its
+ * record, so empty slots cost 2 bits.
+ *
+ * A node's home slot is its parent's slot XOR a mix of its label's hash (homeSlot), so the home
+ * and the label give the parent back: a record keeps only its displacement from home, never the
+ * parent (whose slot, random in slot order, was a third of the bundle's gzip size).
  */
 import { MAX_PACKED_BITS } from './packed-array.js';
+import { ESCAPE } from './string-dictionary.js';
 
 export const MAGIC = 'HTTPSFY\0';
 /**
+ * 8: parentless host records (displacement from home instead of the parent slot; the root has a
+ * record in ROOT_SLOT and carries the root's star bit), ruleset refs in their own packed column
+ * (NodeRef). Version 7 bundles are refused with a "recompile" message.
  * 7: the PatternVerdict column (the regex door's verdicts, worked out when the bundle was
  * compiled). Version 6 bundles are refused with a "recompile" message like any other version:
  * a bundle is always compiled from rulesets, never kept as the only copy.
  * 6: the checksum covers the header too (every byte but the checksum field itself); version 5
  * left the timestamp (bytes 16-23) and the reserved word (bytes 36-39) outside it.
  */
-export const FORMAT_VERSION = 7;
+export const FORMAT_VERSION = 8;
 export const HEADER_BYTES = 40;
 export const NONE = 0xffffffff;
 
 export const enum Section {
   /**
-   * Per-bundle widths, checked at every load: the host index (LayoutField order), then a
-   * (count, bits) pair for each packed column, RsFlags through PatternVerdict in section order.
+   * Per-bundle widths, checked at every load: the host index (LayoutField order), then (count,
+   * bits, blocked) for each packed column, RsFlags through NodeRef in section order.
    */
   Layout,
   /**
@@ -36,9 +45,9 @@ export const enum Section {
   /** Per 32 slots: the number of occupied slots before the block, then the occupancy bits. */
   Occupancy,
   /**
-   * Two words per occupied slot, in slot order. Word 0: parent slot (root: ROOT_PARENT of the
-   * layout) in the low `parentBits`, ruleset ref low bits above. Word 1: ref high bits, label id,
-   * star bit (the node has a `*` child), expanded label length (all-ones: long, see Labels) on top.
+   * One word per occupied slot, in slot order: label id in the low `labelBits`, then the star bit
+   * (the node has a `*` child), the expanded label length (all-ones: long, see Labels), and on top
+   * the displacement of the slot from the node's home slot (see homeSlot).
    */
   Nodes,
   RefList,
@@ -73,22 +82,36 @@ export const enum Section {
    * (`trustBundledRegexVerdicts`); any other bundle's patterns are judged where they run.
    */
   PatternVerdict,
+  /**
+   * The ruleset ref of each host record, in record order. With r a ref (1..n ruleset id + 1,
+   * above n: n + 1 + RefList index, where a count then the ids lie) and G = ghostBase: 0 none;
+   * INHERIT_REF (1) the rulesets its parent hands down (half the corpus's targets:
+   * `www.example.com` under `example.com`); r + 1 (2..G) its own; r + G (above G) none of its
+   * own, but it hands r down (a "ghost": `a.example.com`, `b.example.com` under a non-target
+   * `example.com`). A node hands down its own rulesets, or its ghost.
+   */
+  NodeRef,
   /** Dictionary of the host-label codes, laid out as Dictionary. */
   LabelDictionary,
   Count,
 }
 
 /** Element size of each section, in bytes (1: Uint8Array, 4: Uint32Array). */
-export const SECTION_ELEMENT_BYTES: readonly number[] = [4, 1, 4, 4, 4, 1, 1, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1];
+export const SECTION_ELEMENT_BYTES: readonly number[] = [4, 1, 4, 4, 4, 1, 1, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1];
 
 export const FIRST_PACKED = Section.RsFlags;
-export const PACKED_COUNT = Section.PatternVerdict - Section.RsFlags + 1;
+export const PACKED_COUNT = Section.NodeRef - Section.RsFlags + 1;
 
 /** Element count and field width of one packed column. */
 export interface PackedColumn {
   count: number;
   bits: number;
+  /** Laid out in blocks with a base each (packed-array.ts BLOCK_SHIFT). */
+  blocked: boolean;
 }
+
+/** Layout words per packed column: count, field bits, blocked (0 or 1). */
+export const COLUMN_WORDS = 3;
 
 /**
  * Reads the packed-column table of the Layout section and checks that the counts agree with
@@ -96,14 +119,16 @@ export interface PackedColumn {
  * indexes one column by another's positions). Returns an error message when they do not.
  */
 export function packedColumns(layout: ArrayLike<number>, rulesetCount: number): PackedColumn[] | string {
-  if (layout.length !== LayoutField.Count + 2 * PACKED_COUNT) return `layout of ${layout.length} words`;
+  if (layout.length !== LayoutField.Count + COLUMN_WORDS * PACKED_COUNT) return `layout of ${layout.length} words`;
   const columns: PackedColumn[] = [];
   for (let k = 0; k < PACKED_COUNT; k++) {
-    const count = layout[LayoutField.Count + 2 * k] as number;
-    const bits = layout[LayoutField.Count + 2 * k + 1] as number;
+    const count = layout[LayoutField.Count + COLUMN_WORDS * k] as number;
+    const bits = layout[LayoutField.Count + COLUMN_WORDS * k + 1] as number;
+    const blocked = layout[LayoutField.Count + COLUMN_WORDS * k + 2] as number;
     // Field positions are computed with 32-bit shifts, so the bit stream stays below 2^32.
     if (bits < 1 || bits > MAX_PACKED_BITS || count * bits >= 2 ** 32) return `column ${FIRST_PACKED + k} of ${count} fields of ${bits} bits`;
-    columns.push({ count, bits });
+    if (blocked !== 0 && blocked !== 1) return `column ${FIRST_PACKED + k} with block flag ${blocked}`;
+    columns.push({ count, bits, blocked: blocked === 1 });
   }
   const count = (s: Section): number => (columns[s - FIRST_PACKED] as PackedColumn).count;
   const n = rulesetCount;
@@ -126,19 +151,18 @@ export function packedColumns(layout: ArrayLike<number>, rulesetCount: number): 
   // Two bits hold every PatternVerdictCode, so no stored value can name an unknown one.
   if ((columns[Section.PatternVerdict - FIRST_PACKED] as PackedColumn).bits > PATTERN_VERDICT_BITS)
     return `regex verdicts of ${(columns[Section.PatternVerdict - FIRST_PACKED] as PackedColumn).bits} bits`;
+  if (count(Section.NodeRef) !== layout[LayoutField.NodeCount]) return 'ruleset refs do not match the host records';
   return columns;
 }
 
 /** Words of the Layout section. */
 export const enum LayoutField {
-  /** Occupied slots = node records. */
+  /** Occupied slots = node records, the root's included. */
   NodeCount,
   /** log2 of the host-table slot count. */
   SlotBits,
-  /** Width of the parent field; its all-ones value stands for the root. */
-  ParentBits,
-  /** Width of the ruleset ref: 0 none, 1..n ruleset id + 1, above n: n + 1 + RefList index. */
-  RefBits,
+  /** Width of the displacement field: no record lies further than its all-ones value from home. */
+  DisplacementBits,
   /** Width of the label id (a byte offset into Labels). */
   LabelBits,
   /**
@@ -146,8 +170,6 @@ export const enum LayoutField {
    * value means "longer: compare to the end of the expansion".
    */
   LengthBits,
-  /** 1 when the root has a `*` child (a `*` target or `*.tld`). */
-  RootStar,
   Count,
 }
 
@@ -188,66 +210,64 @@ export const enum PatternVerdictCode {
 /** Widest PatternVerdict field: every code fits. */
 export const PATTERN_VERDICT_BITS = 2;
 
-export const NODE_STRIDE = 2;
+/** NodeRef value: the record carries its parent's rulesets (the root's: none). */
+export const INHERIT_REF = 1;
+
+/** The NodeRef value of a ghost ref r is r + ghostBase (see Section.NodeRef). */
+export function ghostBase(rulesetCount: number, refListLength: number): number {
+  return rulesetCount + 1 + refListLength;
+}
+
+/** Slot of the root's record: its children's homes are their labels' mixes (homeSlot). */
+export const ROOT_SLOT = 0;
 /** Widest label-length field: labels of 127 bytes or more carry a header in the pool. */
 export const MAX_LENGTH_BITS = 7;
+/** Widest displacement field: the compiler grows the table rather than probe further. */
+export const MAX_DISPLACEMENT_BITS = 8;
 
-/**
- * Bit positions of the node fields, derived from the Layout widths. Word 0 holds the parent
- * (compared on every probe) so it stays a single mask; the ref may straddle into word 1.
- */
+/** Bit positions of the node record fields, derived from the Layout widths. */
 export interface NodeLayout {
   nodeCount: number;
   slotBits: number;
-  parentBits: number;
-  refBits: number;
+  displacementBits: number;
   labelBits: number;
   lengthBits: number;
-  rootStar: boolean;
-  /** Parent value meaning "the root". */
-  rootParent: number;
-  parentMask: number;
-  /** Ref bits kept in word 1 (below the label). */
-  refHighBits: number;
-  refHighMask: number;
-  labelShift: number;
   labelMask: number;
   starBit: number;
   lengthShift: number;
   lengthMask: number;
+  displacementShift: number;
+  displacementMask: number;
 }
 
 /** Derives field positions; returns an error message when the widths cannot form a record. */
 export function nodeLayout(fields: ArrayLike<number>): NodeLayout | string {
-  const [nodeCount, slotBits, parentBits, refBits, labelBits, lengthBits, rootStar] = Array.from(fields) as number[];
-  if ([nodeCount, slotBits, parentBits, refBits, labelBits, lengthBits, rootStar].some((v) => v === undefined)) return 'layout section cut short';
-  if ((slotBits as number) < 5 || (slotBits as number) > 30) return `host table of 2^${slotBits} slots`;
-  if ((nodeCount as number) >= 2 ** (slotBits as number)) return `${nodeCount} nodes in 2^${slotBits} slots`;
-  if ((parentBits as number) <= (slotBits as number) || (parentBits as number) > 31) return `parent field of ${parentBits} bits for 2^${slotBits} slots`;
-  if ((refBits as number) < 1 || (refBits as number) > 31) return `ruleset ref field of ${refBits} bits`;
-  const refHighBits = Math.max(0, (refBits as number) - (32 - (parentBits as number)));
-  if ((labelBits as number) < 1 || (lengthBits as number) > MAX_LENGTH_BITS || refHighBits + (labelBits as number) + 1 + (lengthBits as number) > 32) {
-    return `label fields of ${labelBits} + ${lengthBits} bits do not fit beside ${refHighBits} ref bits`;
+  if (fields.length < LayoutField.Count) return 'layout section cut short';
+  const nodeCount = fields[LayoutField.NodeCount] as number;
+  const slotBits = fields[LayoutField.SlotBits] as number;
+  const displacementBits = fields[LayoutField.DisplacementBits] as number;
+  const labelBits = fields[LayoutField.LabelBits] as number;
+  const lengthBits = fields[LayoutField.LengthBits] as number;
+  if (slotBits < 5 || slotBits > 30) return `host table of 2^${slotBits} slots`;
+  // The root's record is always there, and one slot stays empty so that every probe run ends.
+  if (nodeCount < 1 || nodeCount >= 2 ** slotBits) return `${nodeCount} nodes in 2^${slotBits} slots`;
+  if (displacementBits < 1 || displacementBits > MAX_DISPLACEMENT_BITS) return `displacement field of ${displacementBits} bits`;
+  if (labelBits < 1 || lengthBits > MAX_LENGTH_BITS || labelBits + 1 + lengthBits + displacementBits > 32) {
+    return `label fields of ${labelBits} + ${lengthBits} bits do not fit beside ${displacementBits} displacement bits`;
   }
-  if (rootStar !== 0 && rootStar !== 1) return `root star flag ${rootStar}`;
-  const labelShift = refHighBits;
+  const lengthShift = labelBits + 1;
   return {
-    nodeCount: nodeCount as number,
-    slotBits: slotBits as number,
-    parentBits: parentBits as number,
-    refBits: refBits as number,
-    labelBits: labelBits as number,
-    lengthBits: lengthBits as number,
-    rootStar: rootStar === 1,
-    rootParent: 2 ** (parentBits as number) - 1,
-    parentMask: 2 ** (parentBits as number) - 1,
-    refHighBits,
-    refHighMask: 2 ** refHighBits - 1,
-    labelShift,
-    labelMask: 2 ** (labelBits as number) - 1,
-    starBit: 2 ** (labelShift + (labelBits as number)),
-    lengthShift: labelShift + (labelBits as number) + 1,
-    lengthMask: 2 ** (lengthBits as number) - 1,
+    nodeCount,
+    slotBits,
+    displacementBits,
+    labelBits,
+    lengthBits,
+    labelMask: 2 ** labelBits - 1,
+    starBit: 2 ** labelBits,
+    lengthShift,
+    lengthMask: 2 ** lengthBits - 1,
+    displacementShift: lengthShift + lengthBits,
+    displacementMask: 2 ** displacementBits - 1,
   };
 }
 
@@ -267,9 +287,10 @@ export function popcount(x: number): number {
 }
 
 /**
- * Host-table hashing: a label's own hash (FNV-1a over its UTF-16 code units, so the matcher can
- * hash labels straight from the URL string in the same pass that finds the dots), then mixed
- * with the parent node index to place the (parent, label) pair.
+ * Host-table hashing: a label's own hash (FNV-1a over its characters, so the matcher can hash
+ * labels straight from the URL string in the same pass that finds the dots; the compiler hashes
+ * the UTF-8 bytes, the same for the ASCII labels a URL can match), then mixed and XORed with the
+ * parent's slot to place the (parent, label) pair (homeSlot).
  */
 export const LABEL_HASH_SEED = 0x811c9dc5;
 
@@ -277,11 +298,54 @@ export function hashStep(h: number, charCode: number): number {
   return Math.imul(h ^ charCode, 0x01000193);
 }
 
-export function slotHash(labelHash: number, parent: number): number {
-  let h = Math.imul(labelHash ^ Math.imul(parent + 1, 0x9e3779b1), 0x85ebca6b);
-  h ^= h >>> 15;
-  h = Math.imul(h, 0x2c1b3c6d);
-  return (h ^ (h >>> 12)) >>> 0;
+/** Mix of a label hash (murmur3's finaliser): every bit of it reaches the low slot bits. */
+export function mixLabel(labelHash: number): number {
+  let h = labelHash;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/**
+ * Home slot of the child labelled with hash `labelHash` under the node in slot `parentSlot`
+ * (before masking). XOR keeps it invertible: home and label give the parent slot back.
+ */
+export function homeSlot(labelHash: number, parentSlot: number): number {
+  return (parentSlot ^ mixLabel(labelHash)) >>> 0;
+}
+
+/**
+ * Hash of the coded label at `at` in `pool` (a record's label id), expanding it through the code
+ * `table` (readDictionary): `recorded` expanded bytes, or when it is `long` (the all-ones length)
+ * as many as its varint header says. Never reads past the pool: a corrupt label only hashes wrong.
+ */
+export function codedLabelHash(pool: Uint8Array, table: readonly (Uint8Array | undefined)[], at: number, recorded: number, long: number): number {
+  let i = at;
+  let stop = pool.length;
+  let remaining = recorded;
+  if (recorded === long) {
+    const meta = readLength(pool, at);
+    i = at + (meta & 7);
+    stop = Math.min(stop, i + (meta >>> 3));
+    remaining = Infinity;
+  }
+  let h = LABEL_HASH_SEED;
+  while (remaining > 0 && i < stop) {
+    let b = pool[i++] as number;
+    const entry = table[b];
+    if (entry !== undefined) {
+      for (let k = 0; k < entry.length; k++) h = hashStep(h, entry[k] as number);
+      remaining -= entry.length;
+      continue;
+    }
+    if (b === ESCAPE) {
+      if (i >= stop) break;
+      b = pool[i++] as number;
+    }
+    h = hashStep(h, b);
+    remaining--;
+  }
+  return h;
 }
 
 /** Decodes the varint length at `at`; returns length * 8 + header size (1..4 bytes), no allocation. */

@@ -1,20 +1,25 @@
 import {
   checksum,
   CHECKSUM_OFFSET,
+  codedLabelHash,
   FIRST_PACKED,
   FORMAT_VERSION,
+  ghostBase,
   HEADER_BYTES,
+  INHERIT_REF,
   MAGIC,
-  NODE_STRIDE,
+  mixLabel,
   nodeLayout,
   PACKED_COUNT,
   packedColumns,
+  type PackedColumn,
   popcount,
+  ROOT_SLOT,
   Section,
   SECTION_ELEMENT_BYTES,
   type NodeLayout,
 } from './format.js';
-import { PackedArray, packedWords } from './packed-array.js';
+import { blockWords, PackedArray, packedWords } from './packed-array.js';
 import { readDictionary } from './string-dictionary.js';
 
 export class BundleError extends Error {
@@ -92,16 +97,17 @@ export function readBundleSections(input: Uint8Array, verify: BundleVerification
   if (typeof layout === 'string') throw new BundleError(`corrupt bundle: host index layout: ${layout}`);
   const slotBlocks = 2 ** layout.slotBits / 32;
   expectLength('host table occupancy', (u32[Section.Occupancy] as Uint32Array).length, slotBlocks * 2);
-  expectLength('host index nodes', (u32[Section.Nodes] as Uint32Array).length, layout.nodeCount * NODE_STRIDE);
+  expectLength('host index nodes', (u32[Section.Nodes] as Uint32Array).length, layout.nodeCount);
   const columns = packedColumns(u32[Section.Layout] as Uint32Array, header.rulesetCount);
   if (typeof columns === 'string') throw new BundleError(`corrupt bundle: column layout: ${columns}`);
   const packed: PackedArray[] = [];
   for (let k = 0; k < PACKED_COUNT; k++) {
-    const { count, bits } = columns[k] as { count: number; bits: number };
+    const { count, bits, blocked } = columns[k] as PackedColumn;
     const words = u32[FIRST_PACKED + k] as Uint32Array;
-    // Every index below the count then reads inside the section.
-    expectLength(`column ${FIRST_PACKED + k}`, words.length, packedWords(count, bits));
-    packed[FIRST_PACKED + k] = new PackedArray(words, bits, count);
+    const bases = blocked ? blockWords(count) : 0;
+    // Every index below the count then reads inside the section (a base per block included).
+    expectLength(`column ${FIRST_PACKED + k}`, words.length, bases + packedWords(count, bits));
+    packed[FIRST_PACKED + k] = new PackedArray(words.subarray(bases), bits, count, words.subarray(0, bases));
   }
   if (verify === 'full') checkCrossReferences(header.rulesetCount, layout, u8, u32, packed);
   return { header, layout, u8, u32, packed };
@@ -114,10 +120,10 @@ function expectLength(name: string, actual: number, expected: number): void {
 /**
  * Bounds what the matcher follows, so even a crafted bundle with a valid checksum cannot make
  * it loop forever or read a different structure: occupancy ranks are the running counts (a slot
- * maps to its own record), parents are occupied slots, the host table has an empty slot (probes
- * end), ranges are ordered, ids are in range. Parent chains are only walked to print targets,
- * and that walk stops after MAX_LABELS steps, so a parent loop can only garble a target.
- * Out-of-range string reads cannot escape the typed arrays in JavaScript; they only garble text.
+ * maps to its own record), the root's slot holds a record, every record's parent (given back by
+ * its home and label) is an occupied slot and the parents form a tree, the host table has an
+ * empty slot (probes end), ranges are ordered, ids are in range. Out-of-range string reads cannot
+ * escape the typed arrays in JavaScript; they only garble text.
  */
 function checkCrossReferences(n: number, layout: NodeLayout, u8: Uint8Array[], u32: Uint32Array[], packed: PackedArray[]): void {
   // Column lengths agree already (packedColumns); here the values the matcher follows.
@@ -146,7 +152,7 @@ function checkCrossReferences(n: number, layout: NodeLayout, u8: Uint8Array[], u
     if (previous !== (packed[itemSection] as PackedArray).length) throw new BundleError('corrupt bundle: ruleset ranges do not cover their items');
   }
   checkDictionary(u8[Section.Dictionary] as Uint8Array);
-  checkDictionary(u8[Section.LabelDictionary] as Uint8Array);
+  const labelTable = checkDictionary(u8[Section.LabelDictionary] as Uint8Array);
 
   const occupancy = u32[Section.Occupancy] as Uint32Array;
   const records = u32[Section.Nodes] as Uint32Array;
@@ -158,32 +164,62 @@ function checkCrossReferences(n: number, layout: NodeLayout, u8: Uint8Array[], u
   }
   if (rank !== layout.nodeCount) throw new BundleError('corrupt bundle: host table occupancy does not match the node count');
   if (rank >= slotCount) throw new BundleError('corrupt bundle: host table has no empty slot');
+  const occupied = (slot: number): boolean => (((occupancy[(slot >>> 5) * 2 + 1] as number) >>> (slot & 31)) & 1) === 1;
+  const rankOf = (slot: number): number =>
+    (occupancy[(slot >>> 5) * 2] as number) + popcount((occupancy[(slot >>> 5) * 2 + 1] as number) & ~(-1 << (slot & 31)));
+  if (!occupied(ROOT_SLOT)) throw new BundleError('corrupt bundle: host table has no root record');
   const labels = u8[Section.Labels] as Uint8Array;
   const refList = u32[Section.RefList] as Uint32Array;
-  // Fields in locals: this loop runs once per node. Only sequential scans and the 64 KB-ish
-  // occupancy bitmap are touched, so full verification stays a few milliseconds.
-  const { nodeCount, parentMask, rootParent, labelShift, labelMask, parentBits, refHighMask } = layout;
-  const refHighScale = 2 ** (32 - parentBits);
-  for (let r = 0; r < nodeCount; r++) {
-    const lo = records[r * NODE_STRIDE] as number;
-    const hi = records[r * NODE_STRIDE + 1] as number;
-    const parent = lo & parentMask;
-    if (parent !== rootParent && (parent >= slotCount || (((occupancy[(parent >>> 5) * 2 + 1] as number) >>> (parent & 31)) & 1) === 0)) {
-      throw new BundleError('corrupt bundle: node parent is not a node');
-    }
+  const refs = packed[Section.NodeRef] as PackedArray;
+  const ghosts = ghostBase(n, refList.length);
+  // Fields in locals: this loop runs once per node. Only sequential scans, the label pool and the
+  // 64 KB-ish occupancy bitmap are touched, so full verification stays a few milliseconds.
+  const { labelMask, lengthShift, lengthMask, displacementShift, displacementMask } = layout;
+  const mask = slotCount - 1;
+  // Each record's parent, as a record index (the root's: -1); then walked for cycles.
+  const parentOf = new Int32Array(layout.nodeCount);
+  parentOf[rankOf(ROOT_SLOT)] = -1;
+  for (let slot = 0, r = 0; slot < slotCount; slot++) {
+    if (!occupied(slot)) continue;
+    const word = records[r] as number;
+    const at = word & labelMask;
     // An empty label may sit at the very end of the pool.
-    if (((hi >>> labelShift) & labelMask) > labels.length) throw new BundleError('corrupt bundle: node label out of range');
-    const ref = (lo >>> parentBits) + (hi & refHighMask) * refHighScale;
-    if (ref > n) {
-      const at = ref - n - 1;
-      const count = refList[at];
-      if (count === undefined || at + count >= refList.length) throw new BundleError('corrupt bundle: ruleset list out of range');
-      for (let k = 1; k <= count; k++) if ((refList[at + k] as number) >= n) throw new BundleError('corrupt bundle: ruleset id out of range');
+    if (at > labels.length) throw new BundleError('corrupt bundle: node label out of range');
+    if (slot !== ROOT_SLOT) {
+      const hash = codedLabelHash(labels, labelTable, at, (word >>> lengthShift) & lengthMask, lengthMask);
+      const home = (slot - ((word >>> displacementShift) & displacementMask)) & mask;
+      const parent = (mixLabel(hash) ^ home) & mask;
+      if (!occupied(parent)) throw new BundleError('corrupt bundle: node parent is not a node');
+      parentOf[r] = rankOf(parent);
     }
+    // Own refs are stored one above, ghosts ghostBase above (see Section.NodeRef).
+    const stored = refs.get(r);
+    if (stored >= 2 * ghosts) throw new BundleError('corrupt bundle: ruleset ref out of range');
+    const ref = stored <= INHERIT_REF ? 0 : stored <= ghosts ? stored - 1 : stored - ghosts;
+    if (ref > n) {
+      const first = ref - n - 1;
+      const count = refList[first];
+      if (count === undefined || first + count >= refList.length) throw new BundleError('corrupt bundle: ruleset list out of range');
+      for (let k = 1; k <= count; k++) if ((refList[first + k] as number) >= n) throw new BundleError('corrupt bundle: ruleset id out of range');
+    }
+    r++;
+  }
+  // Parents form a tree: walking up from every record reaches the root. 1: on the current walk,
+  // 2: known to reach the root.
+  const state = new Uint8Array(layout.nodeCount);
+  for (let r = 0; r < layout.nodeCount; r++) {
+    let at = r;
+    while (at >= 0 && state[at] === 0) {
+      state[at] = 1;
+      at = parentOf[at] as number;
+    }
+    if (at >= 0 && state[at] === 1) throw new BundleError('corrupt bundle: host index parents form a cycle');
+    for (let back = r; back >= 0 && state[back] === 1; back = parentOf[back] as number) state[back] = 2;
   }
 }
 
-function checkDictionary(section: Uint8Array): void {
+function checkDictionary(section: Uint8Array): (Uint8Array | undefined)[] {
   const table = readDictionary(section);
   if (typeof table === 'string') throw new BundleError(`corrupt bundle: string dictionary: ${table}`);
+  return table;
 }

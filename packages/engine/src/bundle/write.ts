@@ -7,21 +7,24 @@ import {
   FORMAT_VERSION,
   HEADER_BYTES,
   hashStep,
+  ghostBase,
+  homeSlot,
+  INHERIT_REF,
   LABEL_HASH_SEED,
   MAGIC,
+  MAX_DISPLACEMENT_BITS,
   MAX_LENGTH_BITS,
-  NODE_STRIDE,
   nodeLayout,
   type NodeLayout,
+  ROOT_SLOT,
   RuleKind,
   RulesetFlag,
   Section,
   SECTION_ELEMENT_BYTES,
-  slotHash,
   FIRST_PACKED,
   PACKED_COUNT,
 } from './format.js';
-import { pack } from './packed-array.js';
+import { packColumn } from './packed-array.js';
 import { patternVerdicts } from './pattern-verdicts.js';
 import { codeStrings } from './string-dictionary.js';
 
@@ -101,10 +104,11 @@ export function isLiteralRule(from: string, to: string): boolean {
   return lit !== null && lit.whole && !to.includes('$');
 }
 
-function labelHash(parent: number, label: string): number {
+/** FNV-1a over the label's UTF-8 bytes (its characters, for the ASCII labels a URL can match). */
+function labelHash(bytes: Uint8Array): number {
   let h = LABEL_HASH_SEED;
-  for (let i = 0; i < label.length; i++) h = hashStep(h, label.charCodeAt(i));
-  return slotHash(h, parent);
+  for (const b of bytes) h = hashStep(h, b);
+  return h;
 }
 
 /**
@@ -217,42 +221,55 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   const strPool = pool(coded.coded);
   const toOffset = (ids: ArrayLike<number>): Uint32Array => Uint32Array.from(ids, (i) => strPool.offsets[i] as number);
 
-  // Host labels: deduplicated, in first-use order, coded with a dictionary of their own (label
-  // text has other repeats than regexes); the matcher compares them while expanding.
+  // Host labels: deduplicated and sorted (neighbours share prefixes that gzip finds: 18 KB less
+  // on the full corpus than first-use order), coded with a dictionary of their own (label text
+  // has other repeats than regexes); the matcher compares them while expanding.
   const encoder = new TextEncoder();
   const labelIds = new Map<string, number>();
-  const labelStrings: string[] = [];
-  const labelBytes: Uint8Array[] = [];
-  for (let id = 1; id < nodes.length; id++) {
-    const label = (nodes[id] as TrieNode).label;
-    if (!labelIds.has(label)) {
-      labelIds.set(label, labelBytes.length);
-      labelStrings.push(label);
-      labelBytes.push(encoder.encode(label));
-    }
-  }
+  const labelStrings = [...new Set(nodes.slice(1).map((node) => node.label))].sort();
+  const labelBytes = labelStrings.map((label, i) => {
+    labelIds.set(label, i);
+    return encoder.encode(label);
+  });
   const codedLabels = codeStrings(labelStrings);
 
   // Host table: linear probing at load <= 1/2 (an empty slot costs 2 bits, so short probe runs
-  // are cheap). A node is keyed by its parent's slot, known because parents are placed first.
-  const nodeCount = nodes.length - 1;
+  // are cheap). The root takes ROOT_SLOT; every other node is placed after its parent, from its
+  // parent's slot and its label (homeSlot), and keeps only its distance from home. A table whose
+  // longest probe does not fit MAX_DISPLACEMENT_BITS is doubled.
+  const nodeCount = nodes.length;
+  const hashes = nodes.map((node, id) => (id === 0 ? 0 : labelHash(labelBytes[labelIds.get(node.label) as number] as Uint8Array)));
   let slotBits = 5;
   while (2 ** slotBits * 0.5 < nodeCount) slotBits++;
-  const slotCount = 2 ** slotBits;
-  const mask = slotCount - 1;
-  const parentBits = bitsFor(slotCount);
-  const rootParent = 2 ** parentBits - 1;
-  const slotOf = new Int32Array(nodes.length);
-  slotOf[0] = rootParent;
-  const occupant = new Int32Array(slotCount).fill(-1);
-  for (let id = 1; id < nodes.length; id++) {
-    const node = nodes[id] as TrieNode;
-    const parentSlot = slotOf[node.parent] as number;
-    let slot = labelHash(parentSlot, node.label) & mask;
-    while (occupant[slot] !== -1) slot = (slot + 1) & mask;
-    occupant[slot] = id;
-    slotOf[id] = slot;
+  let slotOf: Int32Array;
+  let occupant: Int32Array;
+  let displacement: Uint8Array;
+  let longestProbe: number;
+  for (;;) {
+    const slotCount = 2 ** slotBits;
+    const mask = slotCount - 1;
+    slotOf = new Int32Array(nodes.length);
+    occupant = new Int32Array(slotCount).fill(-1);
+    displacement = new Uint8Array(nodes.length);
+    occupant[ROOT_SLOT] = 0;
+    slotOf[0] = ROOT_SLOT;
+    longestProbe = 0;
+    for (let id = 1; id < nodes.length; id++) {
+      const node = nodes[id] as TrieNode;
+      const home = homeSlot(hashes[id] as number, slotOf[node.parent] as number) & mask;
+      let slot = home;
+      while (occupant[slot] !== -1) slot = (slot + 1) & mask;
+      occupant[slot] = id;
+      slotOf[id] = slot;
+      const distance = (slot - home) & mask;
+      displacement[id] = Math.min(distance, 255);
+      longestProbe = Math.max(longestProbe, distance);
+    }
+    if (longestProbe < 2 ** MAX_DISPLACEMENT_BITS) break;
+    if (slotBits >= 30) throw new Error('host index does not fit a bundle: probe runs too long');
+    slotBits++;
   }
+  const slotCount = 2 ** slotBits;
   const occupancy = new Uint32Array((slotCount / 32) * 2);
   let rank = 0;
   for (let block = 0; block < slotCount / 32; block++) {
@@ -267,19 +284,59 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
     occupancy[block * 2 + 1] = bits >>> 0;
   }
 
+  // Ruleset lists as refs (see Section.NodeRef): one id, or a RefList entry per distinct list.
   const refList: number[] = [];
-  const refOf = nodes.map((node) => {
-    if (node.rulesets.length === 0) return 0;
-    if (node.rulesets.length === 1) return (node.rulesets[0] as number) + 1;
-    const at = refList.length;
-    // Pushed one by one: spreading a long list as arguments overflows the stack.
-    refList.push(node.rulesets.length);
-    for (const id of node.rulesets) refList.push(id);
-    return n + 1 + at;
-  });
+  const listRefs = new Map<string, number>();
+  const refFor = (list: readonly number[]): number => {
+    if (list.length === 0) return 0;
+    if (list.length === 1) return (list[0] as number) + 1;
+    const key = list.join();
+    let ref = listRefs.get(key);
+    if (ref === undefined) {
+      ref = n + 1 + refList.length;
+      // Pushed one by one: spreading a long list as arguments overflows the stack.
+      refList.push(list.length);
+      for (const id of list) refList.push(id);
+      listRefs.set(key, ref);
+    }
+    return ref;
+  };
+  // A node with no rulesets of its own hands its children a "ghost" list, the one most of them
+  // carry (a.example.com, b.example.com under example.com, which is no target), so that they
+  // can inherit it; the first of the most common lists, in node order.
+  const ghost: (number[] | undefined)[] = new Array<number[] | undefined>(nodes.length);
+  {
+    const counts = new Map<number, Map<string, number>>();
+    for (let id = 1; id < nodes.length; id++) {
+      const node = nodes[id] as TrieNode;
+      if (node.rulesets.length === 0 || node.parent === 0 || (nodes[node.parent] as TrieNode).rulesets.length > 0) continue;
+      const perList = counts.get(node.parent) ?? new Map<string, number>();
+      perList.set(node.rulesets.join(), (perList.get(node.rulesets.join()) ?? 0) + 1);
+      counts.set(node.parent, perList);
+    }
+    for (const [parent, perList] of counts) {
+      let best = '';
+      let most = 1;
+      for (const [key, count] of perList) {
+        if (count > most) {
+          best = key;
+          most = count;
+        }
+      }
+      if (most >= 2) ghost[parent] = best.split(',').map(Number);
+    }
+  }
+  const inheritable = (id: number): number[] => {
+    const node = nodes[id] as TrieNode;
+    return node.rulesets.length > 0 ? node.rulesets : (ghost[id] ?? []);
+  };
+  const inherits = nodes.map((node, id) => id > 0 && node.rulesets.length > 0 && inheritable(node.parent).join() === node.rulesets.join());
+  const ownRef = nodes.map((node, id) => (inherits[id] === true ? 0 : refFor(node.rulesets)));
+  const ghostRef = ghost.map((list) => (list === undefined ? 0 : refFor(list)));
+  const ghosts = ghostBase(n, refList.length);
   // A record keeps its label's expanded length, which also says where the coded label ends, so
   // only labels too long for the field (all-ones: "long") carry a varint header in the pool. The
-  // field takes what word 1 has left, up to MAX_LENGTH_BITS; fewer bits mean more headers, a
+  // field takes what the word has left, up to MAX_LENGTH_BITS; fewer bits mean more headers, a
   // longer pool and maybe a wider label id, so narrow it until the record fits.
   const lengths = labelBytes.map((b) => b.length);
   // Reduced, not spread: a library has tens of thousands of labels, more arguments than a
@@ -293,41 +350,38 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
     const long = 2 ** lengthBits - 1;
     labels = pool(codedLabels.coded, (i) => (lengths[i] as number) >= long);
     // Ids go up to the pool length: an empty label may sit at its very end.
-    layoutWords = [
-      nodeCount,
-      slotBits,
-      parentBits,
-      bitsFor(n + refList.length),
-      bitsFor(Math.max(1, labels.bytes.length)),
-      lengthBits,
-      nodes[0]?.hasStarChild === true ? 1 : 0,
-    ];
+    layoutWords = [nodeCount, slotBits, bitsFor(longestProbe), bitsFor(Math.max(1, labels.bytes.length)), lengthBits];
     layout = nodeLayout(layoutWords);
     if (typeof layout !== 'string') break;
     if (lengthBits === 0) throw new Error(`host index does not fit a bundle: ${layout}`);
     lengthBits--;
   }
-  const records = new Uint32Array(nodeCount * NODE_STRIDE);
+  const records = new Uint32Array(nodeCount);
+  const nodeRef = new Uint32Array(nodeCount);
   const long = layout.lengthMask;
   rank = 0;
   for (let slot = 0; slot < slotCount; slot++) {
     const id = occupant[slot] as number;
     if (id === -1) continue;
     const node = nodes[id] as TrieNode;
-    const ref = refOf[id] as number;
-    const labelIndex = labelIds.get(node.label) as number;
-    const length = Math.min(lengths[labelIndex] as number, long);
-    const at = rank * NODE_STRIDE;
-    records[at] = ((slotOf[node.parent] as number) + (ref % 2 ** (32 - parentBits)) * 2 ** parentBits) >>> 0;
-    records[at + 1] =
-      Math.floor(ref / 2 ** (32 - parentBits)) +
-      (labels.offsets[labelIndex] as number) * 2 ** layout.labelShift +
+    // The root's record: an empty label at the pool's start, never compared (the matcher skips
+    // ROOT_SLOT), and the root's star bit.
+    const labelIndex = id === 0 ? -1 : (labelIds.get(node.label) as number);
+    const length = labelIndex < 0 ? 0 : Math.min(lengths[labelIndex] as number, long);
+    records[rank] =
+      (labelIndex < 0 ? 0 : (labels.offsets[labelIndex] as number)) +
       (node.hasStarChild ? layout.starBit : 0) +
-      length * 2 ** layout.lengthShift;
+      length * 2 ** layout.lengthShift +
+      (displacement[id] as number) * 2 ** layout.displacementShift;
+    // The same rulesets as the parent hands down: one small repeated value, not a random id.
+    const own = ownRef[id] as number;
+    const handed = ghostRef[id] ?? 0;
+    nodeRef[rank] = inherits[id] === true ? INHERIT_REF : own !== 0 ? own + 1 : handed !== 0 ? handed + ghosts : 0;
     rank++;
   }
 
-  // Columns: each packed at the width its largest value needs; (count, bits) go in the Layout.
+  // Columns: each packed at the width its values need, in blocks with a base each when that is
+  // smaller (ascending columns); (count, bits, blocked) go in the Layout.
   const columns: ArrayLike<number>[] = [];
   columns[Section.RsFlags] = rsFlags;
   columns[Section.RsName] = toOffset(rsName);
@@ -345,15 +399,14 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   columns[Section.CookieHost] = toOffset(cookieHost);
   columns[Section.CookieName] = toOffset(cookieName);
   columns[Section.PatternVerdict] = verdicts;
+  columns[Section.NodeRef] = nodeRef;
 
   const sections: ArrayBufferView[] = [];
   for (let k = 0; k < PACKED_COUNT; k++) {
     const values = columns[FIRST_PACKED + k] as ArrayLike<number>;
-    let max = 0;
-    for (let i = 0; i < values.length; i++) max = Math.max(max, values[i] as number);
-    const bits = bitsFor(max);
-    layoutWords.push(values.length, bits);
-    sections[FIRST_PACKED + k] = pack(values, bits);
+    const { words, bits, blocked } = packColumn(values);
+    layoutWords.push(values.length, bits, blocked ? 1 : 0);
+    sections[FIRST_PACKED + k] = words;
   }
   sections[Section.Layout] = Uint32Array.from(layoutWords);
   sections[Section.Labels] = labels.bytes;

@@ -155,7 +155,7 @@ export class Engine {
     const href = norm.href;
     const count = this.collectHost(norm);
     for (let c = 0; c < count; c++) {
-      for (const id of this.hosts.nodeRulesets(this.candidates[c] as number)) {
+      for (const id of this.hosts.refRulesets(this.hosts.candidateRefs[c] as number)) {
         if (this.rulesets.isActive(id) && !this.rulesets.isTrivialOnly(id) && this.patterns.excluded(id, href)) return this.rulesetName(id);
       }
     }
@@ -172,7 +172,7 @@ export class Engine {
     const count = this.hosts.collect(hostname, 0, hostname.length);
     const ids: number[] = [];
     for (let c = 0; c < count; c++) {
-      for (const id of this.hosts.nodeRulesets(this.candidates[c] as number)) if (!ids.includes(id)) ids.push(id);
+      for (const id of this.hosts.refRulesets(this.hosts.candidateRefs[c] as number)) if (!ids.includes(id)) ids.push(id);
     }
     return ids;
   }
@@ -301,10 +301,10 @@ export class Engine {
 
   /** Tries the `count` candidate nodes left in `candidates` by collect, in order. */
   private applyCandidates(href: string, count: number): string | null {
-    const candidates = this.candidates;
+    const refs = this.hosts.candidateRefs;
     const n = this.rulesetCount;
     for (let c = 0; c < count; c++) {
-      const ref = this.hosts.ref(candidates[c] as number);
+      const ref = refs[c] as number;
       if (ref <= n) {
         const out = this.applyIfActive(ref - 1, href);
         if (out !== null) return out;

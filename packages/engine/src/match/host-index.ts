@@ -1,4 +1,5 @@
-import { hashStep, LABEL_HASH_SEED, NODE_STRIDE, popcount, readLength, Section, slotHash } from '../bundle/format.js';
+import { codedLabelHash, ghostBase, hashStep, INHERIT_REF, LABEL_HASH_SEED, mixLabel, popcount, readLength, ROOT_SLOT, Section } from '../bundle/format.js';
+import type { PackedArray } from '../bundle/packed-array.js';
 import type { BundleSections } from '../bundle/read.js';
 import { ESCAPE } from '../bundle/string-dictionary.js';
 import { type HostLabels, MAX_LABELS, newHostLabels } from '../url/normalize.js';
@@ -8,12 +9,13 @@ const STAR = 0x2a;
 const DOT = 0x2e;
 const STAR_LABEL_HASH = hashStep(LABEL_HASH_SEED, STAR);
 const MAX_HOST_LENGTH = 255;
-/** Stands for the root in the suffix ranks (the root has no record). */
+/** Stands for the root in the suffix ranks (its record is never a candidate). */
 const ROOT = -2;
 
 /**
  * The bundle's host index: a trie of target labels stored as an open-addressed hash table of
- * node records (Section.Nodes, ranked through Section.Occupancy), read in place. `collect` and
+ * node records (Section.Nodes, ranked through Section.Occupancy; refs in Section.NodeRef), read
+ * in place. A child's home slot is its parent's slot XOR its label's mix (see homeSlot). `collect` and
  * `lookup` fill `candidates` with the nodes that carry rulesets for a hostname, in the reference
  * order; `ref` and `refList` name the rulesets of each. Lookups reuse scratch arrays and
  * allocate nothing.
@@ -24,6 +26,10 @@ export class HostIndex {
   readonly hostLabels: HostLabels = newHostLabels();
   /** The nodes the last lookup found, first `count` entries (see collect). */
   readonly candidates = new Int32Array(MAX_LABELS * 2 + 1);
+  /** The resolved ruleset ref of each of `candidates` (as `ref` gives it). */
+  readonly candidateRefs = new Int32Array(MAX_LABELS * 2 + 1);
+  /** The nodes a star-family walk passed, to resolve an inherited ref. */
+  private readonly walk = new Int32Array(MAX_LABELS + 1);
   /** Ruleset lists of nodes carrying more than one ruleset: a length, then the ids. */
   readonly refList: Uint32Array;
 
@@ -37,20 +43,20 @@ export class HostIndex {
   /** Per 32 host-table slots: occupied slots before the block, occupancy bits. */
   private readonly occupancy: Uint32Array;
   private readonly slotMask: number;
-  /** NODE_STRIDE words per occupied slot, in slot order (see Section.Nodes). */
+  /** One word per occupied slot, in slot order (see Section.Nodes). */
   private readonly nodes: Uint32Array;
+  /** The ruleset ref of each record (Section.NodeRef), and where its ghost refs start. */
+  private readonly refs: PackedArray;
+  private readonly ghostBase: number;
   private readonly nodeCount: number;
   // Node field positions (see NodeLayout), copied to fields so the hot path reads no object.
-  private readonly rootParent: number;
   private readonly rootStar: boolean;
-  private readonly parentMask: number;
-  private readonly parentBits: number;
-  private readonly refHighMask: number;
-  private readonly labelShift: number;
   private readonly labelMask: number;
   private readonly starBit: number;
   private readonly lengthShift: number;
   private readonly lengthMask: number;
+  private readonly displacementShift: number;
+  private readonly displacementMask: number;
 
   /** Record rank and slot of the node for labels i..n-1 (-1: none, ROOT: the root). */
   private readonly suffixRank = new Int32Array(MAX_LABELS + 1);
@@ -70,7 +76,7 @@ export class HostIndex {
   private nodesByRuleset: number[][] | null = null;
   private readonly decoder = new TextDecoder();
 
-  constructor({ header, layout, u8, u32 }: BundleSections) {
+  constructor({ header, layout, u8, u32, packed }: BundleSections) {
     this.rulesetCount = header.rulesetCount;
     this.labelPool = u8[Section.Labels] as Uint8Array;
     this.labelDictionary = u8[Section.LabelDictionary] as Uint8Array;
@@ -83,20 +89,20 @@ export class HostIndex {
     this.occupancy = u32[Section.Occupancy] as Uint32Array;
     this.slotMask = 2 ** layout.slotBits - 1;
     this.nodes = u32[Section.Nodes] as Uint32Array;
+    this.refs = packed[Section.NodeRef] as PackedArray;
     this.nodeCount = layout.nodeCount;
-    this.rootParent = layout.rootParent;
-    this.rootStar = layout.rootStar;
-    this.parentMask = layout.parentMask;
-    this.parentBits = layout.parentBits;
-    this.refHighMask = layout.refHighMask;
-    this.labelShift = layout.labelShift;
     this.labelMask = layout.labelMask;
     this.starBit = layout.starBit;
     this.lengthShift = layout.lengthShift;
     this.lengthMask = layout.lengthMask;
+    this.displacementShift = layout.displacementShift;
+    this.displacementMask = layout.displacementMask;
+    // The root's record carries its star bit (a trusted bundle without one has no root star).
+    this.rootStar = this.occupied(ROOT_SLOT) && ((this.nodes[this.rankOf(ROOT_SLOT)] ?? 0) & this.starBit) !== 0;
     this.refList = u32[Section.RefList] as Uint32Array;
+    this.ghostBase = ghostBase(this.rulesetCount, this.refList.length);
     // One probe at load instead of one per URL (a trusted bundle with no such child gives -1).
-    this.rootStarRank = this.rootStar ? this.child(this.rootParent, STAR_LABEL_HASH, '*', 0, 1) : -1;
+    this.rootStarRank = this.rootStar ? this.child(ROOT_SLOT, STAR_LABEL_HASH, '*', 0, 1) : -1;
     this.rootStarSlot = this.foundSlot;
   }
 
@@ -145,9 +151,9 @@ export class HostIndex {
     const suffix = this.suffixRank;
     const suffixSlot = this.suffixSlot;
     suffix[n] = ROOT;
-    suffixSlot[n] = this.rootParent;
+    suffixSlot[n] = ROOT_SLOT;
     let node = ROOT;
-    let slot = this.rootParent;
+    let slot = ROOT_SLOT;
     for (let i = n - 1; i >= 0; i--) {
       if (node !== -1) {
         node = this.child(slot, lh[i] as number, src, ls[i] as number, le[i] as number);
@@ -172,35 +178,104 @@ export class HostIndex {
       starSlot[i] = this.foundSlot;
     }
     const out = this.candidates;
+    // A record may say "my parent's rulesets" (INHERIT_REF); each family knows the parents of
+    // its nodes, so the ref is resolved here with no walk over the table.
+    const refs = this.refs;
+    const outRef = this.candidateRefs;
     let count = 0;
     const exact = suffix[0] as number;
-    if (exact >= 0 && this.ref(exact) !== 0) out[count++] = exact;
+    if (exact >= 0) {
+      const ref = this.suffixRef(0, n);
+      if (ref !== 0) {
+        outRef[count] = ref;
+        out[count++] = exact;
+      }
+    }
+    const walk = this.walk;
     for (let k = 0; k < n; k++) {
       let at = star[k + 1] as number;
       if (at < 0) continue;
       let slotAt = starSlot[k + 1] as number;
+      let depth = 0;
       for (let j = k - 1; j >= 0 && at >= 0; j--) {
+        walk[depth++] = at;
         at = this.child(slotAt, lh[j] as number, src, ls[j] as number, le[j] as number);
         slotAt = this.foundSlot;
       }
-      if (at >= 0 && this.ref(at) !== 0) out[count++] = at;
+      if (at < 0) continue;
+      let stored = refs.get(at);
+      let ref = stored === INHERIT_REF ? -1 : this.own(stored);
+      while (ref < 0 && depth > 0) {
+        stored = refs.get(walk[--depth] as number);
+        if (stored !== INHERIT_REF) ref = this.handed(stored);
+      }
+      if (ref < 0) ref = this.inheritedFrom(k + 1, n);
+      if (ref !== 0) {
+        outRef[count] = ref;
+        out[count++] = at;
+      }
     }
     for (let i = 2; i <= n - 2; i++) {
       const at = star[i] as number;
-      if (at >= 0 && this.ref(at) !== 0) out[count++] = at;
+      if (at < 0) continue;
+      const stored = refs.get(at);
+      const ref = stored === INHERIT_REF ? this.inheritedFrom(i, n) : this.own(stored);
+      if (ref !== 0) {
+        outRef[count] = ref;
+        out[count++] = at;
+      }
     }
     return count;
   }
 
-  /** The ruleset ref of a record: 0 none, 1..n id + 1, above n a RefList index + n + 1. */
+  /** The resolved ref of the suffix node for labels i..n-1 of the last lookup (found). */
+  private suffixRef(i: number, n: number): number {
+    const stored = this.refs.get(this.suffixRank[i] as number);
+    return stored === INHERIT_REF ? this.inheritedFrom(i + 1, n) : this.own(stored);
+  }
+
+  /** The ref the suffix node for labels i..n-1 (or the root, i = n) hands its children. */
+  private inheritedFrom(i: number, n: number): number {
+    for (; i < n; i++) {
+      const stored = this.refs.get(this.suffixRank[i] as number);
+      if (stored !== INHERIT_REF) return this.handed(stored);
+    }
+    return 0;
+  }
+
+  /** A stored NodeRef's own ref (0: none, or only a ghost; see Section.NodeRef). */
+  private own(stored: number): number {
+    return stored > INHERIT_REF && stored <= this.ghostBase ? stored - 1 : 0;
+  }
+
+  /** The ref a stored NodeRef hands its children: its own, or its ghost. */
+  private handed(stored: number): number {
+    return stored <= INHERIT_REF ? 0 : stored <= this.ghostBase ? stored - 1 : stored - this.ghostBase;
+  }
+
+  /**
+   * The ruleset ref of a record, resolved: 0 none, 1..n id + 1, above n a RefList index + n + 1.
+   * A record that inherits is resolved by walking its parents (at most MAX_LABELS steps).
+   */
   ref(rank: number): number {
-    const at = rank * NODE_STRIDE;
-    return ((this.nodes[at] as number) >>> this.parentBits) | (((this.nodes[at + 1] as number) & this.refHighMask) << (32 - this.parentBits));
+    let slot = this.slotOfRank(rank);
+    for (let steps = 0; slot >= 0 && steps < MAX_LABELS; steps++) {
+      const at = this.rankOf(slot);
+      const stored = this.refs.get(at);
+      if (stored !== INHERIT_REF) return steps === 0 ? this.own(stored) : this.handed(stored);
+      if (slot === ROOT_SLOT) return 0;
+      slot = this.parentSlot(slot, this.nodes[at] as number);
+    }
+    return 0;
   }
 
   /** Ids of the rulesets a node carries, in order. */
   nodeRulesets(node: number): number[] {
-    const ref = this.ref(node);
+    return this.refRulesets(this.ref(node));
+  }
+
+  /** Ids of the rulesets a resolved ref names (see `ref`, `candidateRefs`), in order. */
+  refRulesets(ref: number): number[] {
     if (ref === 0) return [];
     if (ref <= this.rulesetCount) return [ref - 1];
     const at = ref - this.rulesetCount - 1;
@@ -211,13 +286,36 @@ export class HostIndex {
   nodeHost(node: number): string {
     const labels: string[] = [];
     // A hostname has at most MAX_LABELS labels; the bound also stops a looping trusted bundle.
-    for (let at = node; at >= 0 && labels.length < MAX_LABELS;) {
-      const word = this.nodes[at * NODE_STRIDE + 1] as number;
+    for (let slot = this.slotOfRank(node); slot !== ROOT_SLOT && slot >= 0 && labels.length < MAX_LABELS;) {
+      const word = this.nodes[this.rankOf(slot)] as number;
       labels.push(this.label(word));
-      const parent = (this.nodes[at * NODE_STRIDE] as number) & this.parentMask;
-      at = parent === this.rootParent ? -1 : this.rankOf(parent);
+      slot = this.parentSlot(slot, word);
     }
     return labels.join('.');
+  }
+
+  /** Slot of the parent of the record `word` in `slot`: its home XOR its label's mix. */
+  private parentSlot(slot: number, word: number): number {
+    const hash = codedLabelHash(this.labelPool, this.labelEntries, word & this.labelMask, (word >>> this.lengthShift) & this.lengthMask, this.lengthMask);
+    const home = (slot - ((word >>> this.displacementShift) & this.displacementMask)) & this.slotMask;
+    return (mixLabel(hash) ^ home) & this.slotMask;
+  }
+
+  /** Slot of record `rank` (-1 when there is none): a binary search of the block ranks. */
+  private slotOfRank(rank: number): number {
+    const occupancy = this.occupancy;
+    let lo = 0;
+    let hi = occupancy.length / 2 - 1;
+    if (rank < 0 || hi < 0) return -1;
+    // The last block whose running count is <= rank.
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if ((occupancy[mid * 2] as number) <= rank) lo = mid;
+      else hi = mid - 1;
+    }
+    let bits = occupancy[lo * 2 + 1] as number;
+    for (let skip = rank - (occupancy[lo * 2] as number); skip > 0 && bits !== 0; skip--) bits &= bits - 1;
+    return bits === 0 ? -1 : lo * 32 + 31 - Math.clz32(bits & -bits);
   }
 
   /**
@@ -235,24 +333,29 @@ export class HostIndex {
 
   /**
    * The record of the child of the node at slot `parent` labelled `src[start,end)` (whose label
-   * hash is `labelHash`), or -1; on success `foundSlot` is its slot.
+   * hash is `labelHash`), or -1; on success `foundSlot` is its slot. A record matches when it
+   * lies as far from the probe's home as its displacement says and has the label; the probe ends
+   * at an empty slot or past the widest displacement, so even a full trusted table cannot loop.
    */
   private child(parent: number, labelHash: number, src: string, start: number, end: number): number {
     const occupancy = this.occupancy;
     const nodes = this.nodes;
     const mask = this.slotMask;
-    const parentMask = this.parentMask;
-    let slot = slotHash(labelHash, parent) & mask;
+    const shift = this.displacementShift;
+    const widest = this.displacementMask;
+    let slot = (parent ^ mixLabel(labelHash)) & mask;
     let bits = occupancy[(slot >>> 5) * 2 + 1] as number;
     if (((bits >>> (slot & 31)) & 1) === 0) return -1;
     // Records are in slot order: the rank of the first probed slot, then one more per step.
     let rank = (occupancy[(slot >>> 5) * 2] as number) + popcount(bits & ~(-1 << (slot & 31)));
-    for (;;) {
-      const at = rank * NODE_STRIDE;
-      if (((nodes[at] as number) & parentMask) === parent && this.labelEquals(nodes[at + 1] as number, src, start, end)) {
+    for (let distance = 0; ;) {
+      const word = nodes[rank] as number;
+      // The root's record is nobody's child.
+      if (((word >>> shift) & widest) === distance && slot !== ROOT_SLOT && this.labelEquals(word, src, start, end)) {
         this.foundSlot = slot;
         return rank;
       }
+      if (++distance > widest) return -1;
       slot = (slot + 1) & mask;
       if ((slot & 31) === 0) {
         bits = occupancy[(slot >>> 5) * 2 + 1] as number;
@@ -268,7 +371,7 @@ export class HostIndex {
   private labelEquals(word: number, src: string, start: number, end: number): boolean {
     // The length kept in the record rejects most mismatches without touching the label pool.
     const recorded = (word >>> this.lengthShift) & this.lengthMask;
-    const at = (word >>> this.labelShift) & this.labelMask;
+    const at = word & this.labelMask;
     if (recorded !== this.lengthMask) return recorded === end - start && this.codedMatch(at, src, start, end) >= 0;
     // A long label carries its byte length: it must also end exactly there.
     const meta = readLength(this.labelPool, at);
@@ -308,7 +411,11 @@ export class HostIndex {
   }
 
   private hasStarChild(rank: number): boolean {
-    return rank === ROOT ? this.rootStar : ((this.nodes[rank * NODE_STRIDE + 1] as number) & this.starBit) !== 0;
+    return rank === ROOT ? this.rootStar : ((this.nodes[rank] as number) & this.starBit) !== 0;
+  }
+
+  private occupied(slot: number): boolean {
+    return (((this.occupancy[(slot >>> 5) * 2 + 1] as number) >>> (slot & 31)) & 1) === 1;
   }
 
   /** Record index of an occupied slot. */
@@ -318,7 +425,7 @@ export class HostIndex {
 
   /** The host label of record word 1 `word`, cached by label id. */
   private label(word: number): string {
-    const id = (word >>> this.labelShift) & this.labelMask;
+    const id = word & this.labelMask;
     let s = this.labelTexts.get(id);
     if (s === undefined) {
       const bytes = this.labelPool;
