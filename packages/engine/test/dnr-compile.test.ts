@@ -299,6 +299,35 @@ describe('DNR compiler: rules', () => {
     expect(go('http://example.com/x')).toBeNull();
   });
 
+  it('says a P(?!A) exclusion with a finite A exactly as one allow regex when re-enabling needs a regex', () => {
+    const xml = [
+      `<ruleset name="A"><target host="ns.example.com"/><target host="social.example.com"/>
+        <exclusion pattern="^http://ns\\.example\\.com/(?!$|xap/)"/>
+        <exclusion pattern="http://social\\.example\\.com/+wiki(?!/themes/|/Utility/)"/>
+        <rule from="^http://ns\\.example\\.com/$" to="https://www.example.com/"/>
+        <rule from="^http://ns\\.example\\.com/xap/" to="https://www.example.com/xmp/"/>
+        <rule from="^http:" to="https:"/></ruleset>`,
+    ];
+    const { go, report } = compiled(xml);
+    expect(report.omissions).toEqual([]);
+    const engine = createEngine(rulesets(...xml));
+    const urls = ['/', '/x', '/xa', '/xap', '/xap/', '/xap/a?b', '/a/xap/'].map((p) => `http://ns.example.com${p}`);
+    for (const p of [
+      '/wiki',
+      '/wiki/',
+      '//wiki/themes/x',
+      '/wiki/themes',
+      '/wiki/Utility/a',
+      '/wikithemes/',
+      '/w/wiki/themes/',
+      '/x?http://social.example.com/wiki',
+    ]) {
+      urls.push(`http://social.example.com${p}`);
+    }
+    for (const url of urls) expect(go(url), url).toBe(engine.rewrite(url));
+    expect(urls.filter((u) => go(u) !== null)).toHaveLength(6);
+  });
+
   it('refuses a rule whose captures RE2 would fill differently, as the regex door does', () => {
     // JavaScript resets a repeated group's capture each iteration; RE2 keeps an earlier one.
     const from = '^http://example\\.com/(?:(a)|b)+';
