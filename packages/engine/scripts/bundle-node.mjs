@@ -32,7 +32,7 @@ const LAZY_DEPENDENCIES = {
  * a bundle needs none). Every export must be a function: it becomes a stub that loads the file.
  */
 const LAZY_OWN = {
-  'regex-analysis': ['regex/backtracking-proof.js', 'regex/linear-syntax.js'],
+  'regex-analysis': ['regex/backtracking-proof.js', 'regex/re2-syntax.js'],
   'bundle-writer': ['bundle/write.js'],
 };
 /** Stands for the directory of the CommonJS files in the stubs; replaced per output file. */

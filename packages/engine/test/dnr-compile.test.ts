@@ -299,6 +299,47 @@ describe('DNR compiler: rules', () => {
     expect(go('http://example.com/x')).toBeNull();
   });
 
+  it('says a P(?!A) exclusion with a finite A exactly as one allow regex when re-enabling needs a regex', () => {
+    const xml = [
+      `<ruleset name="A"><target host="ns.example.com"/><target host="social.example.com"/>
+        <exclusion pattern="^http://ns\\.example\\.com/(?!$|xap/)"/>
+        <exclusion pattern="http://social\\.example\\.com/+wiki(?!/themes/|/Utility/)"/>
+        <rule from="^http://ns\\.example\\.com/$" to="https://www.example.com/"/>
+        <rule from="^http://ns\\.example\\.com/xap/" to="https://www.example.com/xmp/"/>
+        <rule from="^http:" to="https:"/></ruleset>`,
+    ];
+    const { go, report } = compiled(xml);
+    expect(report.omissions).toEqual([]);
+    const engine = createEngine(rulesets(...xml));
+    const urls = ['/', '/x', '/xa', '/xap', '/xap/', '/xap/a?b', '/a/xap/'].map((p) => `http://ns.example.com${p}`);
+    for (const p of [
+      '/wiki',
+      '/wiki/',
+      '//wiki/themes/x',
+      '/wiki/themes',
+      '/wiki/Utility/a',
+      '/wikithemes/',
+      '/w/wiki/themes/',
+      '/x?http://social.example.com/wiki',
+    ]) {
+      urls.push(`http://social.example.com${p}`);
+    }
+    for (const url of urls) expect(go(url), url).toBe(engine.rewrite(url));
+    expect(urls.filter((u) => go(u) !== null)).toHaveLength(6);
+  });
+
+  it('refuses a rule whose captures RE2 would fill differently, as the regex door does', () => {
+    // JavaScript resets a repeated group's capture each iteration; RE2 keeps an earlier one.
+    const from = '^http://example\\.com/(?:(a)|b)+';
+    const { go, report } = compiled([`<ruleset name="A"><target host="example.com"/><rule from="${from}" to="https://example.com/$1"/></ruleset>`]);
+    expect(report.omissions[0]?.reason).toMatch(/^repeated capturing group \(a\) whose value the replacement uses/);
+    expect(go('http://example.com/ab')).toBeNull();
+    // The same `from` with a `to` that does not use the group is exact on RE2.
+    const plain = compiled([`<ruleset name="A"><target host="example.com"/><rule from="${from}" to="https://example.com/"/></ruleset>`]);
+    expect(plain.report.omissions).toEqual([]);
+    expect(plain.go('http://example.com/ab')).toBe('https://example.com/');
+  });
+
   it('spends the regex budget on the rulesets that cover the most hosts per regex and reports exactly what did not fit', () => {
     const regexRuleset = (name: string, host: string, n: number) =>
       `<ruleset name="${name}"><target host="*.${host}"/>${Array.from({ length: n }, (_, i) => `<rule from="^http://(\\w+)${i}\\.${host.replace(/\./g, '\\.')}/" to="https://$1.${host}/"/>`).join('')}</ruleset>`;

@@ -10,11 +10,12 @@ describe('DNR priorities and ids', () => {
       L.OWN_REQUESTS_PRIORITY,
       L.SITE_DISABLED_PRIORITY,
       L.LOOP_ALLOW_PRIORITY,
+      L.HANDOFF_ONCE_PRIORITY,
+      L.HANDOFF_FORMS_PRIORITY,
       L.USER_RULE_PRIORITY_OFFSET + L.MAX_COMPILED_PRIORITY,
       L.USER_RULE_PRIORITY_OFFSET,
       lastChannelTop,
       L.CHANNEL_PRIORITY_BASE,
-      L.HANDOFF_ONCE_PRIORITY,
       L.HANDOFF_PRIORITY,
       L.MAX_COMPILED_PRIORITY,
       L.HTTPS_FIRST_EXEMPT_PRIORITY,
@@ -57,7 +58,9 @@ describe('main-frame handoff', () => {
       '^http://[^/]*@.*',
       '^http://[^/@:]*\\.(:[0-9]+)?/.*',
     ]);
-    expect(rules.every((r) => r.priority === L.HANDOFF_PRIORITY && r.condition.resourceTypes?.join() === 'main_frame')).toBe(true);
+    expect(rules.every((r) => r.condition.resourceTypes?.join() === 'main_frame')).toBe(true);
+    // Credentials and trailing dots go to the page above user rules and channels too.
+    expect(rules.map((r) => r.priority)).toEqual([L.HANDOFF_PRIORITY, L.HANDOFF_PRIORITY, L.HANDOFF_FORMS_PRIORITY, L.HANDOFF_FORMS_PRIORITY]);
     const trailing = new RegExp(rules[3]!.condition.regexFilter!);
     expect(trailing.test('http://www.example.com./x')).toBe(true);
     expect(trailing.test('http://www.example.com/x.')).toBe(false);
@@ -71,6 +74,14 @@ describe('main-frame handoff', () => {
     const loop: HandoffInputs = { decide: () => ({ action: 'allowHttp', reason: 'loop-guard' }) };
     expect(decideHandoff('http://a.test/rw', loop)).toEqual({ ok: true, target: 'http://a.test/rw', once: true });
     for (const bad of ['javascript:alert(1)', 'chrome://settings', '', 42, null]) expect(decideHandoff(bad, inputs).ok).toBe(false);
+  });
+
+  it('sends a URL with credentials where the decision says, credentials and all', () => {
+    expect(decideHandoff('http://u:p@a.test/keep', inputs)).toEqual({ ok: true, target: 'http://u:p@a.test/keep', once: true });
+    const up: HandoffInputs = { decide: (u) => ({ action: 'upgrade', url: u.replace('http:', 'https:'), reason: 'ruleset' }) };
+    expect(decideHandoff('http://u:p@a.test/x', up)).toEqual({ ok: true, target: 'https://u:p@a.test/x', once: false });
+    // The page's own once-rule must outrank the credentials handoff, or the URL comes back.
+    expect(handoffOnceRule(1, 'http://u:p@a.test/keep').priority).toBeGreaterThan(L.HANDOFF_FORMS_PRIORITY);
   });
 
   it('lets exactly one URL through, in one tab', () => {

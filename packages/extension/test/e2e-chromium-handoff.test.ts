@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildExtension } from '../src/build/build.js';
+import { HANDOFF_FORMS_PRIORITY, USER_RULE_PRIORITY_OFFSET } from '../src/dnr/layout.js';
 import { launchWithExtension, switchProtectionModeOff, type LoadedExtension } from './support/browser.js';
 import { page, SHARED_TEST_RULESETS, writeRulesetsDir } from './support/e2e-site.js';
 import { startDualServer, type DualServer } from './support/servers.js';
@@ -130,6 +131,49 @@ describe('Chromium: main frames DNR cannot express go through the handoff page',
     expect((await visit(`${origin('http', 'plain.example.test.')}/dot`)).url).toBe(`${origin('https', 'plain.example.test')}/dot`);
     expect((await visit(`http://user:pw@plain.example.test:${server.port}/cred`)).url).toBe(`https://user:pw@plain.example.test:${server.port}/cred`);
     expect(plainHits('plain.example.test').filter((r) => server.log.indexOf(r) >= before)).toEqual([]);
+  });
+
+  it('loads a URL with credentials that the rulesets leave alone, unchanged', async () => {
+    const before = server.log.length;
+    // Plain Example excludes /excluded/: the reference leaves the URL, credentials and all.
+    const url = `http://user:pw@plain.example.test:${server.port}/excluded/cred`;
+    expect((await visit(url)).url).toBe(url);
+    expect(
+      plainHits('plain.example.test')
+        .filter((r) => server.log.indexOf(r) >= before)
+        .map((r) => r.path),
+    ).toEqual(['/excluded/cred']);
+  });
+
+  it('keeps URLs with credentials off plain HTTP where a ruleset upgrades them, whatever user rules say', async () => {
+    // A user rule with a regex redirect brings an allow for every URL with credentials (a
+    // substitution would drop them) above the default rulesets; main frames must still go
+    // through the page, which decides with every ruleset.
+    const xml =
+      '<ruleset name="U"><target host="user.example.test"/><rule from="^http://user\\.example\\.test:(\\d+)/(.*)" to="https://user.example.test:$1/u/$2"/></ruleset>';
+    const userRules = () =>
+      ext.worker.evaluate(
+        async ([low, high]) =>
+          (await chrome.declarativeNetRequest.getDynamicRules()).filter(
+            (r) => r.action.type === 'redirect' && (r.priority ?? 0) > low! && (r.priority ?? 0) < high!,
+          ).length,
+        [USER_RULE_PRIORITY_OFFSET, HANDOFF_FORMS_PRIORITY],
+      );
+    await ext.worker.evaluate(async (x) => chrome.storage.local.set({ userRules: [{ name: 'U', xml: x }] }), xml);
+    try {
+      await expect.poll(userRules, { timeout: 15_000 }).toBe(1);
+      const before = server.log.length;
+      const at = (host: string, path: string, scheme = 'http') => `${scheme}://user:pw@${host}:${server.port}${path}`;
+      expect((await visit(at('plain.example.test', '/cred2'))).url).toBe(at('plain.example.test', '/cred2', 'https'));
+      expect((await visit(at('user.example.test', '/x'))).url).toBe(at('user.example.test', '/u/x', 'https'));
+      const left = at('plain.example.test', '/excluded/cred2');
+      expect((await visit(left)).url).toBe(left);
+      const plain = server.log.slice(before).filter((r) => !r.secure && r.path !== '/favicon.ico');
+      expect(plain.map((r) => `${r.host} ${r.path}`)).toEqual(['plain.example.test /excluded/cred2']);
+    } finally {
+      await ext.worker.evaluate(async () => chrome.storage.local.set({ userRules: [] }));
+      await expect.poll(userRules, { timeout: 15_000 }).toBe(0);
+    }
   });
 
   it('counts upgrades in the statistics', async () => {

@@ -1,6 +1,6 @@
 import { isTrivialRule, type Rule } from '../model/ruleset.js';
 import { splitHttpPrefix } from './hosts.js';
-import { expandLiteralLanguage, substituteReplacement, type LiteralExpansion } from '../regex/literal-language.js';
+import { expandLiteralLanguage, literalPrefixes, substituteReplacement, type LiteralExpansion } from '../regex/literal-language.js';
 import { captureCount } from '../regex/pattern-ast.js';
 import type { DnrAction } from './types.js';
 
@@ -43,6 +43,10 @@ export function fallthroughAction(rules: readonly Rule[], from: number, prefix: 
   for (let k = from; k < rules.length; k++) {
     const rule = rules[k]!;
     if (isTrivialRule(rule)) return prefix.startsWith('http:') ? { type: 'upgradeScheme' } : 'none';
+    // Every match starts with one of these: when none of them and `prefix` starts the other,
+    // the rule matches no URL under `prefix`, whatever the regex after them.
+    const starts = literalPrefixes(rule.from);
+    if (starts !== null && starts.every((p) => !prefix.startsWith(p) && !p.startsWith(prefix))) continue;
     const lit = expandLiteralLanguage(rule.from);
     if (!lit || (lit.consumesRest && rule.to.includes('$&'))) return null;
     const captures = captureCount(rule.from);

@@ -2,7 +2,7 @@
 import { splitHttpPrefix } from './hosts.js';
 import { expandLiteralLanguage, literalPrefixes } from '../regex/literal-language.js';
 import { fallthroughAction, urlFilterSafe } from './actions.js';
-import { analyzeLookaround, negativeTail, type CarvedPrefix } from './lookaround.js';
+import { analyzeLookaround, finiteNegativeTail, negativeTail, type CarvedPrefix } from './lookaround.js';
 import { translateRegex } from './re2.js';
 import { ALL_TYPES, caseSensitive, prefixFilter, type PlanContext, type Planned } from './plan.js';
 import type { DnrAction } from './types.js';
@@ -47,21 +47,7 @@ export function planExclusion(ctx: PlanContext, pattern: string, base: number): 
       condition: { urlFilter: prefixFilter(e.text, e.exact === true), ...caseSensitive, ...ctx.domainCondition, ...ALL_TYPES() },
     }));
   }
-  const rc = regexCondition(ctx, pattern, 'allow');
-  if (rc !== OVER_BUDGET) {
-    if (typeof rc === 'string') return rc;
-    return rc === null ? [] : [{ priority, action: { type: 'allow' }, condition: rc.condition }];
-  }
-  // Too large for one regex: its alternatives over a few.
-  const pieces = splitToFit(pattern, ctx.maxInstructions);
-  if (pieces === null) return rc;
-  const out: Planned[] = [];
-  for (const piece of pieces) {
-    const c = regexCondition(ctx, piece, 'allow');
-    if (typeof c === 'string') return c;
-    if (c !== null) out.push({ priority, action: { type: 'allow' }, condition: c.condition });
-  }
-  return out;
+  return allowByRegex(ctx, pattern, priority);
 }
 
 /**
@@ -70,7 +56,9 @@ export function planExclusion(ctx: PlanContext, pattern: string, base: number): 
  */
 export function planLookaroundExclusion(ctx: PlanContext, pattern: string, base: number, negativePrefixes: string[][]): Planned[] | string {
   const shape = analyzeLookaround(pattern);
-  if (!shape || (shape.kind === 'trailing' && shape.negate && !shape.prefix)) return planRegexReenabled(ctx, pattern, base, negativePrefixes);
+  if (!shape || (shape.kind === 'trailing' && shape.negate && !shape.prefix)) {
+    return exactNegativeTail(ctx, pattern, base) ?? planRegexReenabled(ctx, pattern, base, negativePrefixes);
+  }
   const out: Planned[] = [];
   const allowAt = (priority: number, urlFilter: string): Planned => ({
     priority,
@@ -89,23 +77,36 @@ export function planLookaroundExclusion(ctx: PlanContext, pattern: string, base:
     }
     return out;
   }
-  let carved: CarvedPrefix[];
   if (shape.kind === 'trailing') {
     if (!shape.prefix) return 'negative lookahead after a prefix that needs a regex';
     const prefixes = shape.prefix.expansions.map((e) => e.text);
-    if (!prefixes.every(urlFilterSafe)) return 'lookahead prefix cannot be a URL filter';
-    negativePrefixes.push(prefixes);
-    for (const p of prefixes) out.push(allowAt(base + LOOKAHEAD_ALLOW_PRIORITY, prefixFilter(p, false)));
-    carved = shape.carved.map((c) => c.prefix);
-  } else {
-    const rc = regexCondition(ctx, shape.restSource, 'allow');
-    if (typeof rc === 'string') return rc;
-    // The carved URLs lie among the rest's, so they cannot reach a target either.
-    if (rc === null) return [];
-    negativePrefixes.push(['http://']);
-    out.push({ priority: base + LOOKAHEAD_ALLOW_PRIORITY, action: { type: 'allow' }, condition: rc.condition });
-    carved = shape.carved;
+    const reenabled = prefixes.every(urlFilterSafe)
+      ? reenable(
+          ctx,
+          shape.carved.map((c) => c.prefix),
+          base,
+        )
+      : 'lookahead prefix cannot be a URL filter';
+    if (typeof reenabled !== 'string') {
+      negativePrefixes.push(prefixes);
+      return [...prefixes.map((p) => allowAt(base + LOOKAHEAD_ALLOW_PRIORITY, prefixFilter(p, false))), ...reenabled];
+    }
+    // The carved URLs need a regex to be re-enabled: one `allow` regex says the exclusion exactly.
+    return exactNegativeTail(ctx, pattern, base) ?? reenabled;
   }
+  const rc = regexCondition(ctx, shape.restSource, 'allow');
+  if (typeof rc === 'string') return rc;
+  // The carved URLs lie among the rest's, so they cannot reach a target either.
+  if (rc === null) return [];
+  const reenabled = reenable(ctx, shape.carved, base);
+  if (typeof reenabled === 'string') return reenabled;
+  negativePrefixes.push(['http://']);
+  return [{ priority: base + LOOKAHEAD_ALLOW_PRIORITY, action: { type: 'allow' }, condition: rc.condition }, ...reenabled];
+}
+
+/** Rules re-enabling the carved URLs one step above the lookahead's `allow`, doing what the ruleset's rules do there. */
+function reenable(ctx: PlanContext, carved: readonly CarvedPrefix[], base: number): Planned[] | string {
+  const out: Planned[] = [];
   for (const c of carved) {
     if (!urlFilterSafe(c.text)) return 'lookahead text cannot be a URL filter';
     const action = fallthroughAction(ctx.ruleset.rules, 0, c.text, c.exact);
@@ -119,6 +120,96 @@ export function planLookaroundExclusion(ctx: PlanContext, pattern: string, base:
       action,
       condition: { urlFilter: prefixFilter(c.text, c.exact), ...caseSensitive, ...domains, ...ALL_TYPES() },
     });
+  }
+  return out;
+}
+
+/**
+ * `P(?!A)` with A a finite set of strings (some may have to end the URL) as `allow` regexes for
+ * exactly its URLs: P followed by text that starts with no string of A. Whichever way P matches,
+ * the lookahead only reads what follows, so this holds for any P RE2 can run, anchored or not.
+ * Null when the pattern has another shape or its regex cannot be a condition.
+ */
+export function exactNegativeTail(ctx: PlanContext, pattern: string, base: number): Planned[] | null {
+  const tail = finiteNegativeTail(pattern);
+  if (!tail) return null;
+  const rest = notStartingWith(tail.lookahead);
+  // Every URL P matches goes on with a string of A: the exclusion matches nothing.
+  if (rest === null) return [];
+  // Nested alternations cost RE2 more than the estimate counts (Chromium refused some at full
+  // size): three quarters of the estimate's budget, over more pieces when needed.
+  const planned = allowByRegex({ ...ctx, maxInstructions: Math.floor((ctx.maxInstructions * 3) / 4) }, `${tail.before}${rest}`, base + ALLOW_PRIORITY);
+  return typeof planned === 'string' ? null : planned;
+}
+
+interface TrieNode {
+  next: Map<string, TrieNode>;
+  /** A string of A ends here: whatever follows, the lookahead matches. */
+  ends: boolean;
+  /** A string of A ends here and must end the URL. */
+  endsUrl: boolean;
+}
+
+/** A regex (JavaScript syntax) for text that starts with none of `strings`; null when none can. */
+export function notStartingWith(strings: readonly CarvedPrefix[]): string | null {
+  const root: TrieNode = { next: new Map(), ends: false, endsUrl: false };
+  for (const s of strings) {
+    let node = root;
+    for (const ch of s.text) {
+      let child = node.next.get(ch);
+      if (!child) node.next.set(ch, (child = { next: new Map(), ends: false, endsUrl: false }));
+      node = child;
+    }
+    if (s.exact) node.endsUrl = true;
+    else node.ends = true;
+  }
+  const emit = (node: TrieNode): string | null => {
+    if (node.ends) return null;
+    const options: string[] = [];
+    if (!node.endsUrl) options.push('$');
+    options.push(asciiExcept([...node.next.keys()]));
+    for (const [ch, child] of node.next) {
+      const after = emit(child);
+      if (after !== null) options.push(escapeRegex(ch) + after);
+    }
+    return `(?:${options.join('|')})`;
+  };
+  return emit(root);
+}
+
+/**
+ * Any ASCII character but `chars`, as positive ranges: the same on request URLs (ASCII) as
+ * `[^...]`, which Chromium's RE2 spells over all of Unicode and overflows its 2 KB with.
+ */
+function asciiExcept(chars: readonly string[]): string {
+  const out = new Set(chars.map((c) => c.charCodeAt(0)));
+  const hex = (n: number) => `\\x${n.toString(16).padStart(2, '0')}`;
+  let body = '';
+  for (let lo = 0; lo <= 0x7f; lo++) {
+    if (out.has(lo)) continue;
+    let hi = lo;
+    while (hi < 0x7f && !out.has(hi + 1)) hi++;
+    body += lo === hi ? hex(lo) : `${hex(lo)}-${hex(hi)}`;
+    lo = hi;
+  }
+  return `[${body}]`;
+}
+
+/** An `allow` for the URLs of `source`, over a few regexes when it is too large for one. */
+function allowByRegex(ctx: PlanContext, source: string, priority: number): Planned[] | string {
+  const rc = regexCondition(ctx, source, 'allow');
+  if (rc !== OVER_BUDGET) {
+    if (typeof rc === 'string') return rc;
+    return rc === null ? [] : [{ priority, action: { type: 'allow' }, condition: rc.condition }];
+  }
+  // Too large for one regex: its alternatives over a few.
+  const pieces = splitToFit(source, ctx.maxInstructions);
+  if (pieces === null) return rc;
+  const out: Planned[] = [];
+  for (const piece of pieces) {
+    const c = regexCondition(ctx, piece, 'allow');
+    if (typeof c === 'string') return c;
+    if (c !== null) out.push({ priority, action: { type: 'allow' }, condition: c.condition });
   }
   return out;
 }

@@ -6,6 +6,8 @@ import { hostPatterns, hostShape, type HostShape } from './host-labels.js';
 import { splitHttpPrefix, type ClassifiedTarget } from './hosts.js';
 import { literalPrefixes } from '../regex/literal-language.js';
 import { translateRegex } from './re2.js';
+import { captureCount } from '../regex/pattern-ast.js';
+import { insertedGroups } from '../regex/replacement.js';
 import type { DnrCondition } from './types.js';
 import { ALL_TYPES, caseSensitive, type PlanContext } from './plan.js';
 
@@ -55,8 +57,12 @@ export const OVER_BUDGET = 'regex over the 2 KB RE2 budget (estimated)';
  * A regex condition, or the reason it cannot be one; null when the regex matches no URL of a
  * host the ruleset targets (the reference never applies it: nothing to compile).
  */
-export function regexCondition(ctx: PlanContext, source: string, use: 'allow' | 'rewrite'): { condition: DnrCondition; captures: number } | string | null {
-  const tr = translateRegex(source);
+export function regexCondition(
+  ctx: PlanContext,
+  source: string,
+  use: 'allow' | { rewriteTo: string },
+): { condition: DnrCondition; captures: number } | string | null {
+  const tr = translateRegex(source, use === 'allow' ? undefined : insertedGroups(use.rewriteTo, captureCount(source)));
   if (!tr.ok) return tr.reason;
   if (tr.estimatedInstructions > ctx.maxInstructions) return OVER_BUDGET;
   const prefixes = literalPrefixes(source);

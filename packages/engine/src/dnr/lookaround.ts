@@ -93,6 +93,23 @@ export function analyzeLookaround(source: string): LookaroundShape | null {
   return null;
 }
 
+/**
+ * `P(?!A)`: the source of P and every string A can start with (`exact`: must end the URL), when
+ * P has no lookaround and A is a small finite language; else null.
+ */
+export function finiteNegativeTail(source: string): { before: string; lookahead: CarvedPrefix[] } | null {
+  const els = topLevelElements(source);
+  const look = els?.[els.length - 1];
+  if (!els || look?.type !== 'Assertion' || look.kind !== 'lookahead' || !look.negate) return null;
+  const before = els
+    .slice(0, -1)
+    .map((e) => e.raw)
+    .join('');
+  if (hasLookaround(before) || hasLookaround(look.alternatives.map((a) => a.raw).join('|'))) return null;
+  const lookahead = lookaheadLanguage(look);
+  return lookahead ? { before, lookahead } : null;
+}
+
 function containsLookaroundOrCapture(look: AST.LookaroundAssertion): boolean {
   const raw = look.alternatives.map((a) => a.raw).join('|');
   return /\(\?<?[=!]/.test(raw) || /\((?!\?)/.test(raw.replace(/\\./g, ''));

@@ -145,7 +145,7 @@ export function planRule(ctx: PlanContext, j: number, priority: number): RulePla
   const upgrade = schemeOnlyHosts(rule.from, rule.to, ctx.targets);
   if (upgrade)
     return { trivial: false, upgradeHosts: upgrade.hosts, upgradeSuffixes: upgrade.suffixes, upgradeOneBelow: upgrade.oneBelow, rules: [], regexes: 0 };
-  const rc = regexCondition(ctx, rule.from, 'rewrite');
+  const rc = regexCondition(ctx, rule.from, { rewriteTo: rule.to });
   if (typeof rc === 'string') return rc;
   if (rc === null) return { trivial: false, rules: [], regexes: 0 };
   const substitution = translateReplacement(rule.to, rc.captures);
@@ -197,7 +197,7 @@ export function planLookaroundRule(ctx: PlanContext, j: number, priority: number
   };
 
   if (shape.kind === 'leading') {
-    const rc = regexCondition(ctx, shape.restSource, 'rewrite');
+    const rc = regexCondition(ctx, shape.restSource, { rewriteTo: rule.to });
     if (typeof rc === 'string') return rc;
     if (rc === null) return { trivial: false, rules: [], regexes: 0 };
     const substitution = translateReplacement(rule.to, rc.captures);
@@ -223,7 +223,7 @@ export function planLookaroundRule(ctx: PlanContext, j: number, priority: number
     }
     if (literalOk) return { trivial: false, rules: out, regexes: 0 };
     if (!shape.capturingSource) return 'lookahead cannot be captured';
-    const rc = regexCondition(ctx, shape.capturingSource, 'rewrite');
+    const rc = regexCondition(ctx, shape.capturingSource, { rewriteTo: rule.to });
     if (typeof rc === 'string') return rc;
     if (rc === null) return { trivial: false, rules: [], regexes: 0 };
     const substitution = translateReplacement(rule.to, captures);

@@ -38,3 +38,8 @@ export function dollarUses(to: string, groupCount: number): DollarUse[] {
   }
   return uses;
 }
+
+/** The group numbers `to` inserts (`$n`) against a pattern with `groupCount` capturing groups. */
+export function insertedGroups(to: string, groupCount: number): Set<number> {
+  return new Set(dollarUses(to, groupCount).flatMap((u) => (u.kind === 'group' ? [u.group] : [])));
+}

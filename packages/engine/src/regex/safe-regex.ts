@@ -2,9 +2,9 @@ import type { RE2JS } from 're2js';
 import { re2js } from './re2js-module.js';
 import type { AST } from '@eslint-community/regexpp';
 import { proveBacktrackingBounded } from './backtracking-proof.js';
-import { linearSyntax } from './linear-syntax.js';
+import { re2Syntax } from './re2-syntax.js';
 import { countCapturingGroups, parsePattern } from './pattern-ast.js';
-import { dollarUses } from './replacement.js';
+import { dollarUses, insertedGroups } from './replacement.js';
 
 /**
  * The one door through which a pattern from a ruleset, a bundle, a channel or a user becomes
@@ -87,10 +87,8 @@ function linearSpelling(pattern: AST.Pattern, use: PatternUse): { ok: true; re2:
   if (forReplace && hasNamedGroups(pattern) && use.to.includes('$<')) {
     return { ok: false, reason: "its replacement refers to a named group, which only JavaScript's own matcher fills" };
   }
-  const used = forReplace
-    ? new Set(dollarUses(use.to, countCapturingGroups(pattern)).flatMap((u) => (u.kind === 'group' ? [u.group] : [])))
-    : new Set<number>();
-  const syntax = linearSyntax(pattern, forReplace, used);
+  const replaceGroups = forReplace ? insertedGroups(use.to, countCapturingGroups(pattern)) : undefined;
+  const syntax = re2Syntax(pattern, { input: 'utf16', replaceGroups });
   if (!syntax.ok) return syntax;
   try {
     const RE2JS = re2js();

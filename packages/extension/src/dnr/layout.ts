@@ -9,10 +9,11 @@
  *   OWN_REQUESTS          1,900,000  the extension's own fetches (probes) go out as sent
  *   SITE_DISABLED         1,500,000  "disable on this site" (allowAllRequests on the frame tree)
  *   LOOP_ALLOW            1,000,000  a host given up on after a redirect loop (session)
+ *   HANDOFF_ONCE          500,001    the handoff page lets one URL through in one tab (session)
+ *   HANDOFF_FORMS         500,000    main frames with credentials or a trailing-dot host go to the page
  *   user rules            100,000 + their compiled priority
  *   channels              12,000 .. 100,000, one band of CHANNEL_PRIORITY_STEP per channel; the
  *                         imported ruleset library takes the band after the last channel
- *   HANDOFF_ONCE          11,001     the handoff page lets one URL through in one tab (session)
  *   HANDOFF               11,000     main frames whose rulesets DNR cannot express go to the page
  *   compiled rulesets     1 .. MAX_COMPILED_PRIORITY (~10,500): static defaults, overrides
  *   HTTPS_FIRST_EXEMPT    3          local names and addresses HTTPS-first leaves alone
@@ -51,8 +52,18 @@ export const MAX_DNR_CHANNELS = 8;
  * channels and user rules, which DNR applies as they are.
  */
 export const HANDOFF_PRIORITY = 11_000;
-/** The page's "load the original URL once": just above the handoff. */
-export const HANDOFF_ONCE_PRIORITY = HANDOFF_PRIORITY + 1;
+/**
+ * Main frames with credentials or a trailing-dot host go to the handoff page above user rules and
+ * channels too: a compiled rule never rewrites them as the reference does (a regex substitution
+ * drops the credentials, and a set with a regex redirect holds an `allow` for every URL with
+ * credentials, which would open them over HTTP even where a ruleset upgrades them).
+ */
+export const HANDOFF_FORMS_PRIORITY = 500_000;
+/**
+ * The page's "load the original URL once": above both handoffs. The page's decision already
+ * weighed user rules and channels.
+ */
+export const HANDOFF_ONCE_PRIORITY = HANDOFF_FORMS_PRIORITY + 1;
 /** HTTPS-first's exemptions, just above its own upgrade. */
 export const HTTPS_FIRST_EXEMPT_PRIORITY = 3;
 /**

@@ -9,7 +9,7 @@
 import type { Ruleset } from '@httpsify/engine';
 import type { DnrOmission, DnrRule } from '@httpsify/engine/dnr';
 import type { Decision } from '../decision/decide.js';
-import { HANDOFF_ONCE_PRIORITY, HANDOFF_PRIORITY } from '../dnr/layout.js';
+import { HANDOFF_FORMS_PRIORITY, HANDOFF_ONCE_PRIORITY, HANDOFF_PRIORITY } from '../dnr/layout.js';
 import type { RuleBody } from '../dnr/rules.js';
 
 export const HANDOFF_PAGE = 'ui/handoff.html';
@@ -75,10 +75,16 @@ const PATTERNS_PER_RULE = 1;
 
 /**
  * The "handoff" layer: the dynamic rules sending main frames to the page (`regexSubstitution`
- * carries the whole URL in the page's fragment), at HANDOFF_PRIORITY.
+ * carries the whole URL in the page's fragment): the scope at HANDOFF_PRIORITY, URLs with
+ * credentials or a trailing dot at HANDOFF_FORMS_PRIORITY.
  */
 export function handoffRules(scope: HandoffScope, pageUrl: string): RuleBody[] {
   const action = { type: 'redirect' as const, redirect: { regexSubstitution: `${pageUrl}#\\0` } };
+  const rule = (priority: number, condition: DnrRule['condition']): RuleBody => ({
+    priority,
+    action,
+    condition: { ...condition, resourceTypes: ['main_frame'] },
+  });
   const conditions: DnrRule['condition'][] = [];
   if (scope.domains.length > 0) conditions.push({ regexFilter: `^http://.*`, requestDomains: scope.domains });
   for (let i = 0; i < scope.patterns.length; i += PATTERNS_PER_RULE) {
@@ -90,14 +96,12 @@ export function handoffRules(scope: HandoffScope, pageUrl: string): RuleBody[] {
     );
     conditions.push({ regexFilter: `^http://(?:${alts.join('|')})${PORT_PATH}` });
   }
-  // Credentials or a trailing dot: no compiled rule rewrites those main frames, whatever the host.
-  conditions.push({ regexFilter: `^http://[^/]*@.*` });
-  conditions.push({ regexFilter: `^http://[^/@:]*\\.${PORT_PATH}` });
-  return conditions.map((condition) => ({
-    priority: HANDOFF_PRIORITY,
-    action,
-    condition: { ...condition, resourceTypes: ['main_frame'] },
-  }));
+  return [
+    ...conditions.map((condition) => rule(HANDOFF_PRIORITY, condition)),
+    // Credentials or a trailing dot: no compiled rule rewrites those main frames, whatever the host.
+    rule(HANDOFF_FORMS_PRIORITY, { regexFilter: `^http://[^/]*@.*` }),
+    rule(HANDOFF_FORMS_PRIORITY, { regexFilter: `^http://[^/@:]*\\.${PORT_PATH}` }),
+  ];
 }
 
 /** The session rule ("handoffOnce" layer) that lets exactly `url` load once in one tab, without the handoff. */

@@ -1,0 +1,61 @@
+/**
+ * The oracle rewrites the static DNR rules miss (as the browser sends the URLs, trailing-dot
+ * rules on, as the extension build compiles), counted by cause: the first report entry of the
+ * ruleset the reference used (the ruleset left out, else its first omitted rule or exclusion).
+ * Says where the regex budget and the translation lose coverage; a few URLs per cause.
+ *   npm run build && npx tsx packages/engine/bench/dnr-misses.ts <dir of corpus rules/*.xml>
+ */
+import { loadRulesets } from '@httpsify/engine/node';
+import { compileDnr, DnrEmulator, type DnrOmission } from '@httpsify/engine/dnr';
+import { readOracle } from '../test/support/corpus.js';
+
+const dir = process.argv[2];
+if (dir === undefined) throw new Error('usage: dnr-misses.ts <dir of corpus rules/*.xml>');
+const { engine, rulesets } = loadRulesets([dir]);
+const { rules, report } = compileDnr(rulesets, { trailingDots: true });
+const emulator = new DnrEmulator(rules);
+const withoutFragment = (url: string): string => {
+  const u = new URL(url);
+  u.hash = '';
+  return u.href;
+};
+const omitted = new Map<string, DnrOmission[]>();
+for (const o of report.omissions) omitted.set(o.ruleset, [...(omitted.get(o.ruleset) ?? []), o]);
+
+/** The reason a ruleset's rewrite is missed, without its pattern-specific details. */
+function causeOf(ruleset: string | null, engineRewrites: boolean): string {
+  const list = ruleset === null ? [] : (omitted.get(ruleset) ?? []);
+  if (list.length === 0) return engineRewrites ? 'ruleset compiled whole (another rule takes the URL)' : 'engine leaves the canonical URL alone';
+  const first =
+    list.find((o) => o.what === 'ruleset' && o.reason !== 'no rule could be translated') ??
+    list.find((o) => o.what !== 'ruleset' && !/^follows a rule/.test(o.reason)) ??
+    list[0]!;
+  return `${first.what}: ${first.reason.replace(/; widened to .*/, '; widened')}`;
+}
+
+const causes = new Map<string, { count: number; examples: string[] }>();
+let rewrites = 0;
+let reproduced = 0;
+let wrong = 0;
+for (const c of await readOracle()) {
+  if (c.expected === null) continue;
+  rewrites++;
+  const url = withoutFragment(c.url);
+  const got = emulator.match({ url, type: 'main_frame' }).redirectUrl;
+  if (got !== null) {
+    if (withoutFragment(got) === withoutFragment(c.expected)) reproduced++;
+    else wrong++;
+    continue;
+  }
+  const reference = engine.rewriteWithRuleset(url);
+  const cause = causeOf(reference.ruleset, reference.rewritten !== null);
+  const entry = causes.get(cause) ?? { count: 0, examples: [] };
+  entry.count++;
+  if (entry.examples.length < 3) entry.examples.push(`${reference.ruleset ?? '-'}: ${url}`);
+  causes.set(cause, entry);
+}
+console.log(`${reproduced} of ${rewrites} rewrites reproduced, ${rewrites - reproduced - wrong} missed, ${wrong} different; missed by cause:`);
+for (const [cause, { count, examples }] of [...causes].sort((a, b) => b[1].count - a[1].count)) {
+  console.log(`${String(count).padStart(6)}  ${cause}`);
+  for (const e of examples) console.log(`          ${e}`);
+}
