@@ -80,6 +80,12 @@ async function poll<T>(what: string, read: () => Promise<T>, done: (value: T) =>
   }
 }
 
+/** Waits for the options page to say the import ended (imported, or why not), and how long it took. */
+async function importEnd(started: number, status: () => Promise<string>): Promise<{ importStatus: string; importSeconds: number }> {
+  const importStatus = await poll('the import', status, (s) => s !== '', IMPORT_TIMEOUT_MS);
+  return { importStatus, importSeconds: (Date.now() - started) / 1000 };
+}
+
 /** Memory settles a few seconds after work: collections and freed pages run in the background. */
 async function settledMemory(read: () => MemoryReading, ms = SETTLE_MS): Promise<MemoryReading> {
   await new Promise((r) => setTimeout(r, ms));
@@ -111,13 +117,7 @@ async function chromiumFigures(extensionDir: string, pageUrl: (run: number) => s
     await options.goto(`chrome-extension://${new URL(ext.worker.url()).host}/ui/options.html`);
     const started = Date.now();
     await options.locator('#library-archive').setInputFiles(corpusTarball);
-    const importStatus = await poll(
-      'the import',
-      () => options.evaluate<string>(STATUS_EXPRESSION),
-      (s) => s !== '',
-      IMPORT_TIMEOUT_MS,
-    );
-    const importSeconds = (Date.now() - started) / 1000;
+    const { importStatus, importSeconds } = await importEnd(started, () => options.evaluate<string>(STATUS_EXPRESSION));
     // Extension pages share the service worker's process in Chromium: close the one used.
     await options.close();
     const library = await settledMemory(extensionProcess);
@@ -171,13 +171,7 @@ async function firefoxFigures(extensionDir: string, pageUrl: (run: number) => st
       input.dispatchEvent(new Event('change'));
       return true;
     })()`);
-    const importStatus = await poll(
-      'the import',
-      () => options.evaluate<string>(STATUS_EXPRESSION),
-      (s) => s !== '',
-      IMPORT_TIMEOUT_MS,
-    );
-    const importSeconds = (Date.now() - started) / 1000;
+    const { importStatus, importSeconds } = await importEnd(started, () => options.evaluate<string>(STATUS_EXPRESSION));
     // Extension pages share the background page's process in Firefox too: close the one used.
     await options.close();
     const library = await settledMemory(extensionProcess);
