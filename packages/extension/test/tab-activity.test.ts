@@ -20,6 +20,16 @@ describe("a tab's record of its page", () => {
     }
   });
 
+  it('asking again for a page over http:// starts a fresh record, not the old page’s counts', () => {
+    const activity = new TabActivity();
+    activity.note(httpsSighting);
+    activity.note({ tabId: 7, type: 'image', url: 'http://cdn.example.test/a.png', rulesets: ['CDN'], upgraded: true });
+    expect(activity.get(7)).toMatchObject({ upgraded: 1, others: ['CDN'] });
+    activity.note(upgradedSighting);
+    activity.note(httpsSighting);
+    expect(activity.get(7)).toMatchObject({ url: HTTPS, mainUpgraded: true, upgraded: 1, others: [] });
+  });
+
   it('a page opened over HTTPS by itself is not taken for one we upgraded', () => {
     const activity = new TabActivity();
     activity.note(httpsSighting);

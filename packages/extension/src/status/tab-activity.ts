@@ -53,18 +53,21 @@ export class TabActivity {
         return true;
       }
       // Firefox tells non-blocking listeners of a redirect's two requests in either order: the
-      // upgraded http:// sighting may come after the https:// one it led to.
-      if (prev !== undefined && r.upgraded && r.url.startsWith('http:') && prev.url.startsWith('https:') && !prev.mainUpgraded) {
-        const target = r.upgradedTo ?? r.url.replace(/^http:/, 'https:');
-        if (prev.url === target) {
-          prev.mainUpgraded = true;
-          prev.upgradedFrom = r.url;
-          prev.upgraded++;
-          prev.httpsFirst = r.httpsFirst === true;
-          prev.upgradeTarget = target;
-          for (const n of r.rulesets) if (!prev.mainFrame.includes(n)) prev.mainFrame.push(n);
-          return true;
-        }
+      // upgraded http:// sighting may come after the https:// one it led to. Either way the tab
+      // gets one fresh record of an upgraded page (a reload of the same page starts afresh too).
+      const target = r.upgraded && r.url.startsWith('http:') ? (r.upgradedTo ?? r.url.replace(/^http:/, 'https:')) : null;
+      if (prev !== undefined && target !== null && prev.url === target) {
+        this.tabs.set(r.tabId, {
+          url: target,
+          mainFrame: [...new Set([...r.rulesets, ...prev.mainFrame])],
+          others: [],
+          upgraded: 1,
+          httpsFirst: r.httpsFirst === true,
+          upgradeTarget: target,
+          mainUpgraded: true,
+          upgradedFrom: r.url,
+        });
+        return true;
       }
       // Every ruleset that matched the page stays listed (the old popup kept only the last one).
       const rec: TabRecord = { url: r.url, mainFrame: [...new Set(r.rulesets)], others: [], upgraded: r.upgraded ? 1 : 0, httpsFirst: r.httpsFirst === true };
