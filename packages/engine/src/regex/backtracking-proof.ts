@@ -1,5 +1,6 @@
 import type { AST } from '@eslint-community/regexpp';
 import { charSetOf, intersects, type CharSet } from './char-sets.js';
+import { canMatchEmpty } from './empty-match.js';
 
 /**
  * A proof that a backtracking matcher (V8's irregexp) runs a pattern in time linear, or at worst
@@ -84,7 +85,7 @@ class Automaton {
 
   alternatives(alts: readonly AST.Alternative[]): Fragment {
     const out: Fragment = { first: [], last: [], nullable: false };
-    if (alts.filter((alt) => alt.elements.every((e) => this.nullable(e))).length > 1) {
+    if (alts.filter((alt) => alt.elements.every(canMatchEmpty)).length > 1) {
       throw new NotProven('two of its alternatives can both match empty text, so there are several ways to match nothing');
     }
     for (const alt of alts) {
@@ -141,10 +142,10 @@ class Automaton {
     if (q.max === 0) return EMPTY;
     // Even `(?:b?)?` has two ways to match nothing, which a sequence of them multiplies; a few
     // optional ones (`^(?!www\.)?\w` in the corpus) multiply the work by at most 2^4.
-    if (q.max <= 1 && this.nullable(q.element) && ++this.optionalEmpties <= MAX_OPTIONAL_EMPTIES) {
+    if (q.max <= 1 && canMatchEmpty(q.element) && ++this.optionalEmpties <= MAX_OPTIONAL_EMPTIES) {
       return { ...this.element(q.element), nullable: true };
     }
-    if (this.nullable(q.element)) {
+    if (canMatchEmpty(q.element)) {
       throw new NotProven(`the repeated or optional part ${q.element.raw} can itself match empty text, so there are several ways to match nothing`);
     }
     // Every copy adds at least one position (the element is not nullable), so `position`
@@ -193,22 +194,6 @@ class Automaton {
     const first = dedupe(start);
     for (let p = 0; p < this.follow.length; p++) this.follow[p] = dedupe(this.follow[p] as number[]);
     return first;
-  }
-
-  nullable(el: AST.Node): boolean {
-    switch (el.type) {
-      case 'Character':
-      case 'CharacterSet':
-      case 'CharacterClass':
-        return false;
-      case 'Group':
-      case 'CapturingGroup':
-        return el.alternatives.some((alt) => alt.elements.every((e) => this.nullable(e)));
-      case 'Quantifier':
-        return el.min === 0 || this.nullable(el.element);
-      default:
-        return true;
-    }
   }
 }
 

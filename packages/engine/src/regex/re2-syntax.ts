@@ -1,5 +1,6 @@
 import type { AST } from '@eslint-community/regexpp';
 import { charSetOf, type CharSet } from './char-sets.js';
+import { canMatchEmpty } from './empty-match.js';
 
 /**
  * The one translation of a flag-less JavaScript pattern into RE2 syntax, for both RE2s httpsify
@@ -117,22 +118,6 @@ class Emitter {
     else if (q.min === q.max) count = `{${q.min}}`;
     else count = `{${q.min},${q.max}}`;
     return `${inner}${count}${q.greedy ? '' : '?'}`;
-  }
-}
-
-function canMatchEmpty(el: AST.Node): boolean {
-  switch (el.type) {
-    case 'Character':
-    case 'CharacterSet':
-    case 'CharacterClass':
-      return false;
-    case 'Group':
-    case 'CapturingGroup':
-      return el.alternatives.some((alt) => alt.elements.every(canMatchEmpty));
-    case 'Quantifier':
-      return el.min === 0 || canMatchEmpty(el.element);
-    default:
-      return true;
   }
 }
 
