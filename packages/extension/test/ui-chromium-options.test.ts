@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations } from './support/axe.js';
+import { placeholderChannel } from './support/channels.js';
 import { POLL, shot, startUiHarness, type UiHarness } from './support/ui-harness.js';
 
 const rowNames = (p: Page) => p.locator('#ruleset-list .vrow:not([hidden]) input').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).dataset.name));
@@ -240,19 +241,7 @@ describe('options page in Chromium', () => {
     // A good file: first what it would change, then one click applies it.
     data.settings.mixedContent = false;
     data.settings.disabledSites = ['imported.example.test'];
-    data.settings.channels = [
-      {
-        name: 'Imported channel',
-        urlPrefix: 'https://rules.example.org/v1/',
-        rootKey: { kty: 'RSA', n: '_'.repeat(512), e: 'AQAB' },
-        scope: '^https?://([^/]*\\.)?example\\.org[:/]',
-        destinations: [],
-        minTimestamp: 0,
-        maxAgeDays: 14,
-        minKeyVersion: 1,
-        replacesDefaults: false,
-      },
-    ];
+    data.settings.channels = [placeholderChannel({ name: 'Imported channel', urlPrefix: 'https://rules.example.org/v1/' })];
     // A user rule that sends a site elsewhere: shown in plain words, and it needs its own tick too.
     data.settings.userRules = [
       ...data.settings.userRules,
