@@ -82,7 +82,6 @@ export type PageStatus = PageStatusBase &
     | { kind: 'https-by-ruleset'; ruleset: string }
     /** HTTPS-first upgraded the page (no ruleset covers it). */
     | { kind: 'https-by-upgrade' }
-    /** The host had no HTTPS; the fallback found it on its `www.` twin (or the reverse) and went there. */
     /** The page was HTTPS without us. */
     | { kind: 'https-already' }
     /** The user switched httpsify off for this site (`entry` of disabledSites). */

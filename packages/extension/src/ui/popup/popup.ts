@@ -1,10 +1,12 @@
-import type { PageStatus, PopupState, RulesetRow, SaveResult } from '../../routing/ui-protocol.js';
+import type { PopupState, RulesetRow, SaveResult } from '../../routing/ui-protocol.js';
 import { simpleRuleXml, typedHost, type SimpleRule } from '../../settings/user-rules.js';
 import { api, background, isError } from '../shared/client.js';
 import { $, h, hostNode } from '../shared/dom.js';
 import { localize, t, tCount } from '../shared/i18n.js';
 import { plainProblem, problemItem } from '../shared/problem.js';
 import { formRule, isSiteName } from '../shared/rule-form.js';
+import { MODE_HINT, modeChanges, reloadUrl, siteMode, type SiteMode } from './site-mode.js';
+import { statusText } from './status-text.js';
 
 /** The tab this popup is about: `?tabId=` (tests, tab-opened popups) or the active tab. */
 async function currentTab(): Promise<chrome.tabs.Tab | undefined> {
@@ -39,76 +41,6 @@ async function load(): Promise<void> {
   if (key === shown) return;
   shown = key;
   render();
-}
-
-interface StatusText {
-  tone: 'ok' | 'warn' | 'neutral';
-  title: string;
-  detail: string;
-  action?: string;
-  /** What the action does: remove the cause (`pageRetry`, the default) or switch something on. */
-  act?: 'retry' | 'turn-on' | 'https-first-on';
-}
-
-/** The site's state: everything (no entry), rulesets only (HTTP allowed) or off. */
-type SiteMode = 'everything' | 'rules' | 'off';
-
-function siteMode(site: NonNullable<PopupState['site']>): SiteMode {
-  if (site.disabledBy !== null) return 'off';
-  return site.httpAllowedBy !== null ? 'rules' : 'everything';
-}
-
-/** The status line in words. Kinds this page does not know yet are shown by `secure` alone. */
-function statusText(s: PageStatus): StatusText {
-  const retry = t('popupRetry');
-  switch (s.kind) {
-    case 'not-a-web-page':
-      return { tone: 'neutral', title: t('statusNotAWebPage'), detail: t('statusNotAWebPageDetail') };
-    case 'extension-off':
-      return { tone: 'neutral', title: t('statusOff'), detail: t('statusOffDetail'), action: t('statusOffAction'), act: 'turn-on' };
-    case 'https-by-ruleset':
-      return { tone: 'ok', title: t('statusHttpsByRuleset'), detail: t('statusHttpsByRulesetDetail', s.ruleset) };
-    case 'https-by-upgrade':
-      return { tone: 'ok', title: t('statusHttpsByUpgrade'), detail: t('statusHttpsByUpgradeDetail') };
-    case 'https-already':
-      return { tone: 'ok', title: t('statusSecure'), detail: t('statusHttpsAlreadyDetail') };
-    case 'http-site-off':
-      return { tone: 'warn', title: t('statusHttpSiteOff'), detail: t('statusHttpSiteOffDetail', s.entry), action: t('statusHttpSiteOffAction') };
-    case 'http-loop-guard':
-      return { tone: 'warn', title: t('statusHttpLoopGuard'), detail: t('statusHttpLoopGuardDetail', s.host), action: retry };
-    case 'http-allowed':
-      return { tone: 'warn', title: t('statusHttpAllowed'), detail: t('statusHttpAllowedDetail', s.entry), action: retry };
-    case 'http-upgrade-failed':
-      return s.onFallbackPage
-        ? { tone: 'warn', title: t('statusFallbackPage', s.host), detail: t('statusFallbackPageDetail'), action: retry }
-        : { tone: 'warn', title: t('statusHttpUpgradeFailed'), detail: t('statusHttpUpgradeFailedDetail', s.host), action: retry };
-    case 'http-ruleset-off':
-      return {
-        tone: 'warn',
-        title: t('statusHttpRulesetOff'),
-        detail: t('statusHttpRulesetOffDetail', s.rulesets.join('”, “')),
-        action: t('statusHttpRulesetOffAction'),
-      };
-    case 'http-ruleset-excludes':
-      return { tone: 'neutral', title: t('statusHttpRulesetExcludes'), detail: t('statusHttpRulesetExcludesDetail', s.ruleset) };
-    case 'http-not-yet':
-      return { tone: 'warn', title: t('statusHttpNotYet'), detail: t('statusHttpNotYetDetail'), action: t('statusHttpNotYetAction') };
-    case 'http-no-rule':
-      return s.localAddress && s.httpsFirst
-        ? { tone: 'neutral', title: t('statusHttpLocal'), detail: t('statusHttpLocalDetail') }
-        : s.httpsFirst
-          ? { tone: 'warn', title: t('statusHttpNoRule'), detail: t('statusHttpNoRuleDetail') }
-          : { tone: 'warn', title: t('statusHttpNoRule'), detail: t('statusHttpNoRuleDetail'), action: t('statusHttpsFirstOnAction'), act: 'https-first-on' };
-    default: {
-      const other = s as PageStatus;
-      return {
-        tone: other.secure ? 'ok' : 'warn',
-        title: t(other.secure ? 'statusSecure' : 'statusNotSecure'),
-        detail: '',
-        action: other.retry ? retry : undefined,
-      };
-    }
-  }
 }
 
 function render(): void {
@@ -161,28 +93,14 @@ function render(): void {
   }
 }
 
-const MODE_HINT: Record<SiteMode, string> = {
-  everything: 'popupSiteEverythingHint',
-  rules: 'popupSiteRulesOnlyHint',
-  off: 'popupSiteOffHint',
-};
-
-/**
- * Puts the site in `mode` and reloads the page into it: a page httpsify moved to HTTPS goes
- * back to the http:// address when the new state would not have moved it (off, or rulesets
- * only for an HTTPS-first upgrade), so what the user sees is what they asked for.
- */
+/** Puts the site in `mode` and loads the page again in it (see reloadUrl). */
 async function setSiteMode(mode: SiteMode): Promise<void> {
   const site = state.site;
-  if (site === null || siteMode(site) === mode) return;
-  const before = state.status.kind;
-  if (site.disabledBy !== null) await background.request({ type: 'siteRemove', list: 'disabledSites', entry: site.disabledBy });
-  if (site.httpAllowedBy !== null && mode !== 'rules') await background.request({ type: 'siteRemove', list: 'httpAllowedSites', entry: site.httpAllowedBy });
-  if (mode === 'off') await background.request({ type: 'siteAdd', list: 'disabledSites', entry: site.hostWithPort });
-  if (mode === 'rules' && site.httpAllowedBy === null) await background.request({ type: 'siteAdd', list: 'httpAllowedSites', entry: site.hostWithPort });
-  const byUs = before === 'https-by-ruleset' || before === 'https-by-upgrade';
-  const toHttp = site.scheme === 'https' && ((mode === 'off' && byUs) || (mode === 'rules' && before === 'https-by-upgrade'));
-  await reloadTab(toHttp ? site.url.replace(/^https:/, 'http:') : undefined);
+  if (site === null) return;
+  const changes = modeChanges(site, mode);
+  if (changes.length === 0) return;
+  for (const change of changes) await background.request(change);
+  await reloadTab(reloadUrl(site, state.status.kind, mode));
   await load();
 }
 
