@@ -671,6 +671,24 @@ describe('DNR coverage as the browser sends URLs', () => {
   });
 });
 
+describe('rules that only change the scheme', () => {
+  it('upgrade without captures, their alternation split in runs that fit', () => {
+    const hosts = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta'];
+    const xml = `<ruleset name="A"><target host="*.a.com"/><rule from="^http://(${hosts.join('|')})\\.a\\.com/(\\w+/)" to="https://$1.a.com/$2"/></ruleset>`;
+    const engine = createEngine(rulesets(xml));
+    const whole = compiled([xml]);
+    expect(whole.rules.filter((r) => r.action.type === 'upgradeScheme' && r.condition.regexFilter?.includes('a\\.com')).length).toBe(1);
+    const split = compiled([xml], { maxRegexInstructions: 30 });
+    const pieces = split.rules.filter((r) => r.condition.regexFilter?.includes('a\\.com') === true);
+    expect(pieces.length).toBeGreaterThan(1);
+    // Each piece keeps the free `^http://` prefix and the shared end.
+    for (const p of pieces) expect(p.condition.regexFilter).toMatch(/^\^http:\/\/\([a-z|]+\)\\\.a\\\.com\/\(\\w\+\/\)$/);
+    expect(split.report.omissions).toEqual([]);
+    const urls = [...hosts.map((h) => `http://${h}.a.com/x/?q`), 'http://omega.a.com/x/', 'http://alpha.a.com/z', 'http://alpha.a.com:81/x/'];
+    for (const url of urls) expect(split.go(url), url).toBe(engine.rewrite(url));
+  });
+});
+
 describe('re2ProgramSize', () => {
   // Figures measured with Chromium's isRegexSupported: 113 one-range classes after `^` fit, 114 do not.
   it('counts what RE2 compiles, not the literal prefix it matches by comparing bytes', () => {

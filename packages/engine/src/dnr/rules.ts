@@ -9,7 +9,8 @@ import { captureCount, topLevelElements } from '../regex/pattern-ast.js';
 import { translateRegex, translateReplacement } from './re2.js';
 import type { DnrAction, DnrCondition } from './types.js';
 import { ALL_TYPES, caseSensitive, prefixFilter, type PlanContext, type Planned, type RulePlan } from './plan.js';
-import { hostCondition, regexCondition, rewriteDomains } from './fences.js';
+import { hostCondition, OVER_BUDGET, regexCondition, rewriteDomains } from './fences.js';
+import { splitToFit } from './split-alternation.js';
 import { rulesetRegexOrNull } from '../regex/safe-regex.js';
 
 /**
@@ -145,6 +146,7 @@ export function planRule(ctx: PlanContext, j: number, priority: number): RulePla
   const upgrade = schemeOnlyHosts(rule.from, rule.to, ctx.targets);
   if (upgrade)
     return { trivial: false, upgradeHosts: upgrade.hosts, upgradeSuffixes: upgrade.suffixes, upgradeOneBelow: upgrade.oneBelow, rules: [], regexes: 0 };
+  if (spellsMatchBack(rule.from, rule.to)) return upgradeRule(ctx, rule.from, priority);
   const rc = regexCondition(ctx, rule.from, { rewriteTo: rule.to });
   if (typeof rc === 'string') return rc;
   if (rc === null) return { trivial: false, rules: [], regexes: 0 };
@@ -155,6 +157,55 @@ export function planRule(ctx: PlanContext, j: number, priority: number): RulePla
     regexes: 1,
     rules: [{ priority, action: { type: 'redirect', redirect: { regexSubstitution: substitution } }, condition: rc.condition }],
   };
+}
+
+/**
+ * Whether `to` writes back exactly what `from` matched, on https: `^http://` and then only
+ * literal characters and capturing groups (optional ones too), each copied as its `$n`.
+ */
+export function spellsMatchBack(from: string, to: string): boolean {
+  const els = topLevelElements(from);
+  if (!els || els.length < 8) return false;
+  const head = els
+    .slice(0, 8)
+    .map((e) => e.raw)
+    .join('');
+  if (head.replace(/\\\//g, '/') !== '^http://') return false;
+  let expected = 'https://';
+  let groups = 0;
+  for (const el of els.slice(8)) {
+    if (el.type === 'Character') {
+      const c = String.fromCharCode(el.value);
+      if (c === '$') return false;
+      expected += c;
+      continue;
+    }
+    const g = el.type === 'Quantifier' && el.min === 0 && el.max === 1 ? el.element : el;
+    if (g.type !== 'CapturingGroup') return false;
+    // Numbered by opening parenthesis: this one, then the ones nested in it.
+    const n = ++groups;
+    groups += captureCount(g.raw.slice(1, -1).replace(/^\?<[^>]*>/, ''));
+    if (n > 9) return false;
+    expected += `$${n}`;
+  }
+  return to === expected;
+}
+
+/**
+ * A rule that only changes the scheme of what it matches is an `upgradeScheme` where it
+ * matches: its regex needs no captures, and a large alternation can be split (any piece that
+ * matches gives the same URL), as many pieces as the size limit asks.
+ */
+function upgradeRule(ctx: PlanContext, from: string, priority: number): RulePlan | string {
+  const pieces = splitToFit(from, ctx.maxInstructions);
+  if (pieces === null) return OVER_BUDGET;
+  const rules: Planned[] = [];
+  for (const piece of pieces) {
+    const rc = regexCondition(ctx, piece, 'upgrade');
+    if (typeof rc === 'string') return rc;
+    if (rc !== null) rules.push({ priority, action: { type: 'upgradeScheme' }, condition: rc.condition });
+  }
+  return { trivial: false, rules, regexes: rules.length };
 }
 
 /**
