@@ -14,6 +14,7 @@ import {
 } from '../src/dnr/index.js';
 import { trailingDotRule } from '../src/dnr/trailing-dots.js';
 import { re2ProgramSize } from '../src/dnr/re2-size.js';
+import { mergeRegexRules } from '../src/dnr/merge-regexes.js';
 
 function rulesets(...xml: string[]): Ruleset[] {
   return xml.map((x, i) => {
@@ -700,5 +701,44 @@ describe('re2ProgramSize', () => {
     expect(re2ProgramSize('^(?:$|a)b', false)).toBe(4);
     expect(re2ProgramSize('^.[^./?#]', false)).toBe(3 + 7);
     expect(re2ProgramSize('abc', false)).toBe(5);
+  });
+});
+
+describe('mergeRegexRules', () => {
+  const rule = (regexFilter: string, requestDomains: string[], type: 'upgradeScheme' | 'allow' = 'upgradeScheme', priority = 10) => ({
+    priority,
+    action: { type },
+    condition: { regexFilter, requestDomains, isUrlFilterCaseSensitive: true, resourceTypes: ['main_frame' as const] },
+  });
+  const ids = (rules: ReturnType<typeof rule>[]) => rules.map((r, i) => ({ id: i + 1, ...r }));
+
+  it('merges rules whose regexes stay on their own domains, and only where each one fired', () => {
+    const input = [
+      rule('^http://(?:www\\.)?a\\.com/x', ['a.com']),
+      rule('^http://[\\w-]+\\.b\\.com/y', ['b.com']),
+      rule('^(?:http://c\\.com/|http://www\\.c\\.com/)z', ['c.com']),
+    ];
+    const merged = mergeRegexRules(input, 110);
+    expect(merged).toHaveLength(1);
+    const before = new DnrEmulator(ids(input));
+    const after = new DnrEmulator(ids(merged));
+    const urls = ['http://a.com/x', 'http://www.a.com/y', 'http://s.b.com/y', 'http://b.com/y', 'http://c.com/z', 'http://c.com/x', 'http://s.a.com/x'];
+    for (const url of urls) expect(after.match({ url, type: 'main_frame' }).redirectUrl, url).toBe(before.match({ url, type: 'main_frame' }).redirectUrl);
+  });
+
+  it("leaves apart regexes that could match other rules' hosts, other priorities and substitutions", () => {
+    const open = rule('^http://[^/]+/x', ['a.com']);
+    const bare = rule('^http://\\w*a\\.com/x', ['a.com']);
+    const other = rule('^http://b\\.com/x', ['b.com'], 'upgradeScheme', 12);
+    const redirect = { ...rule('^http://c\\.com/(x)', ['c.com']), action: { type: 'redirect' as const, redirect: { regexSubstitution: 'https://c.com/\\1' } } };
+    expect(mergeRegexRules([open, bare, other, redirect, rule('^http://d\\.com/x', ['d.com'])], 110)).toHaveLength(5);
+  });
+
+  it('keeps each merged regex within the size limit', () => {
+    const many = Array.from({ length: 40 }, (_, i) => rule(`^http://h${i}\\.example\\.com/path${i}`, [`h${i}.example.com`]));
+    const merged = mergeRegexRules(many, 110);
+    expect(merged.length).toBeGreaterThan(1);
+    expect(merged.length).toBeLessThan(40);
+    for (const r of merged) expect(re2ProgramSize(r.condition.regexFilter!, false)).toBeLessThanOrEqual(110);
   });
 });

@@ -13,6 +13,7 @@ import { planExclusion, planLookaroundExclusion, prefixSetsIndependent, widenExc
 import { planLookaroundRule, planRule } from './rules.js';
 import { literalGroupKeys, trivialGroups } from './trivial-groups.js';
 import { spendRegexBudget } from './budget.js';
+import { mergeRegexRules } from './merge-regexes.js';
 import { dottedGroups, shapeKey, trailingDotRule } from './trailing-dots.js';
 import { fragmentDependentGroups } from '../regex/fragment-groups.js';
 
@@ -143,24 +144,53 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
   const needsCredentialsAllow = literalKeys.size > 0 || plans.some((p) => p.rules.some((r) => r.rules.some(rewritesCredentials)));
   // Hosts whose dotted form may lose its dots: one regex per host shape, counted before the
   // budget (a ruleset the budget then cuts drops out, so the final groups are no more).
-  const complete = (p: RulesetPlan) => !incomplete.has(p.ruleset);
   const sharedRegexes = trivialGroups(plans, literalKeys).filter((r) => r.condition.regexFilter !== undefined).length + (needsCredentialsAllow ? 1 : 0);
-  // The shapes with the most hosts, as many as the limit leaves room for.
-  const dotShapes = new Set(
-    (options.trailingDots === true ? dottedGroups(plans, active, complete) : [])
-      .sort((a, b) => b.domains.length - a.domains.length)
-      .slice(0, Math.max(0, regexLimit - sharedRegexes))
-      .map(shapeKey),
-  );
-  skipped += spendRegexBudget(plans, Math.max(0, regexLimit - sharedRegexes - dotShapes.size), omit);
+  const dotted = (trial: RulesetPlan[], complete: (p: RulesetPlan) => boolean) => (options.trailingDots === true ? dottedGroups(trial, active, complete) : []);
 
-  const planned: Planned[] = [...trivialGroups(plans, literalKeys)];
-  for (const plan of plans) planned.push(...plan.allows, ...plan.rules.flatMap((r) => r.rules));
-  if (needsCredentialsAllow && planned.some(rewritesCredentials)) planned.push(CREDENTIALS_ALLOW);
-  // After the budget: a ruleset it left out has nothing to apply to the undotted URL.
-  if (dotShapes.size > 0) {
-    for (const g of dottedGroups(plans, active, complete)) if (dotShapes.has(shapeKey(g))) planned.push(trailingDotRule(g, MAX_COMPILED_PRIORITY));
+  /**
+   * The budget spent with `extra` regexes more than the limit leaves, on a copy of the plans
+   * (omissions recorded, not yet reported), and the rules it gives once regex rules are merged.
+   */
+  const spend = (extra: number) => {
+    const trial = [...plans];
+    const recorded: Parameters<typeof omit>[] = [];
+    const cut = new Set<Ruleset>();
+    const complete = (p: RulesetPlan) => !incomplete.has(p.ruleset) && !cut.has(p.ruleset);
+    // The shapes with the most hosts, as many as the limit leaves room for.
+    const dotShapes = new Set(
+      dotted(trial, complete)
+        .sort((a, b) => b.domains.length - a.domains.length)
+        .slice(0, Math.max(0, regexLimit - sharedRegexes))
+        .map(shapeKey),
+    );
+    const cuts = spendRegexBudget(trial, Math.max(0, regexLimit - sharedRegexes - dotShapes.size + extra), (...args) => {
+      cut.add(args[0]);
+      recorded.push(args);
+    });
+    const planned: Planned[] = [...trivialGroups(trial, literalKeys)];
+    for (const plan of trial) planned.push(...plan.allows, ...plan.rules.flatMap((r) => r.rules));
+    if (needsCredentialsAllow && planned.some(rewritesCredentials)) planned.push(CREDENTIALS_ALLOW);
+    // After the budget: a ruleset it left out has nothing to apply to the undotted URL.
+    for (const g of dotted(trial, complete)) if (dotShapes.has(shapeKey(g))) planned.push(trailingDotRule(g, MAX_COMPILED_PRIORITY));
+    const merged = mergeRegexRules(planned, maxInstructions);
+    return { merged, recorded, cuts, regexes: merged.filter((r) => r.condition.regexFilter !== undefined).length };
+  };
+  // Merging frees regexes the budget can give out again, which merge in turn: a few rounds,
+  // keeping the last that fits.
+  let best = spend(0);
+  for (let extra = regexLimit - best.regexes, round = 0; extra > 0 && round < 6; round++) {
+    const next = spend(extra);
+    if (next.regexes > regexLimit) {
+      extra -= Math.max(1, Math.ceil((next.regexes - regexLimit) / 2));
+      continue;
+    }
+    best = next;
+    extra += regexLimit - next.regexes;
+    if (next.regexes === regexLimit) break;
   }
+  for (const args of best.recorded) omit(...args);
+  skipped += best.cuts;
+  const planned = best.merged;
   const firstId = options.firstId ?? 1;
   const rules = planned.map((r, i) => ({ id: firstId + i, ...r }));
 

@@ -39,11 +39,73 @@ function byteRanges(raw: string): number {
   return n;
 }
 
+/** The literal characters an alternative starts with. */
+function leadingLiteral(a: AST.Alternative): string {
+  let out = '';
+  for (const e of a.elements) {
+    if (e.type !== 'Character') break;
+    out += e.raw;
+  }
+  return out;
+}
+
+/**
+ * What RE2's parser saves on an alternation by factoring out the literal prefix that runs of
+ * neighbouring alternatives share (`abc|abd|x` is `ab(?:c|d)|x`): the prefix once instead of
+ * once per alternative, less a possible empty remainder. Only this first level is counted.
+ */
+function factored(list: readonly AST.Alternative[]): number {
+  let saved = 0;
+  let i = 0;
+  while (i < list.length) {
+    let prefix = leadingLiteral(list[i]!);
+    let j = i + 1;
+    for (; j < list.length && prefix !== ''; j++) {
+      const next = leadingLiteral(list[j]!);
+      let k = 0;
+      while (k < prefix.length && k < next.length && prefix[k] === next[k]) k++;
+      // Cut at a whole character (an escape is one), then stop the run when nothing is shared.
+      const common = cutToCharacters(list[i]!, prefix.slice(0, k));
+      if (common === '') break;
+      prefix = common;
+    }
+    const run = j - i;
+    if (run > 1) {
+      const chars = characterCount(list[i]!, prefix);
+      const empty = list.slice(i, j).filter((a) => a.raw === prefix).length;
+      saved += chars * (run - 1) - empty;
+    }
+    i = j;
+  }
+  return saved;
+}
+
+/** The longest run of `a`'s leading characters whose raw text is a prefix of `text`. */
+function cutToCharacters(a: AST.Alternative, text: string): string {
+  let out = '';
+  for (const e of a.elements) {
+    if (e.type !== 'Character' || !text.startsWith(out + e.raw)) break;
+    out += e.raw;
+  }
+  return out;
+}
+
+function characterCount(a: AST.Alternative, text: string): number {
+  let n = 0;
+  let len = 0;
+  for (const e of a.elements) {
+    if (len >= text.length) break;
+    len += e.raw.length;
+    n++;
+  }
+  return n;
+}
+
 /** Instructions for `re2` (RE2 syntax as re2-syntax.ts writes it); Infinity when it cannot be read. */
 export function re2ProgramSize(re2: string, capturing: boolean): number {
   const pattern = parsePattern(re2);
   if (pattern === null) return Infinity;
-  const alts = (list: readonly AST.Alternative[]): number => list.reduce((s, a) => s + seq(a.elements), 0) + Math.max(0, list.length - 1);
+  const alts = (list: readonly AST.Alternative[]): number => list.reduce((s, a) => s + seq(a.elements), 0) + Math.max(0, list.length - 1) - factored(list);
   const seq = (els: readonly AST.Element[]): number => els.reduce((s, e) => s + el(e), 0);
   const el = (e: AST.Element): number => {
     switch (e.type) {
