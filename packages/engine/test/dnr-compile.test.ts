@@ -15,6 +15,7 @@ import {
 import { trailingDotRule } from '../src/dnr/trailing-dots.js';
 import { re2ProgramSize } from '../src/dnr/re2-size.js';
 import { mergeRegexRules } from '../src/dnr/merge-regexes.js';
+import type { Planned } from '../src/dnr/plan.js';
 
 function rulesets(...xml: string[]): Ruleset[] {
   return xml.map((x, i) => {
@@ -690,6 +691,31 @@ describe('rules that only change the scheme', () => {
   });
 });
 
+describe('rules too large for one regex', () => {
+  const names = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'iota', 'kappa'];
+  const check = (xml: string, urls: string[], action: string) => {
+    const engine = createEngine(rulesets(xml));
+    const split = compiled([xml], { maxRegexInstructions: 30 });
+    expect(split.report.omissions).toEqual([]);
+    const pieces = split.rules.filter((r) => r.condition.regexFilter?.includes('a\\.com') === true);
+    expect(pieces.length).toBeGreaterThan(1);
+    for (const p of pieces) expect(p.action.type).toBe(action);
+    for (const url of urls) expect(split.go(url), url).toBe(engine.rewrite(url));
+  };
+
+  it('split a redirect by the host names it lists, one run of names per piece', () => {
+    const xml = `<ruleset name="A"><target host="*.a.com"/><rule from="^http://(${names.join('|')})\\.a\\.com/" to="https://www.a.com/$1/"/></ruleset>`;
+    const urls = [...names.map((h) => `http://${h}.a.com/x?q`), 'http://omega.a.com/x', 'http://x.alpha.a.com/', 'http://alpha.a.com:81/'];
+    check(xml, urls, 'redirect');
+  });
+
+  it('split an optional alternation of an upgrade', () => {
+    const xml = `<ruleset name="A"><target host="a.com"/><target host="*.a.com"/><rule from="^http://((?:${names.join('|')})\\.)?a\\.com/(\\w+)" to="https://$1a.com/$2"/></ruleset>`;
+    const urls = [...names.map((h) => `http://${h}.a.com/x`), 'http://a.com/x', 'http://a.com/', 'http://omega.a.com/x', 'http://x.alpha.a.com/x'];
+    check(xml, urls, 'upgradeScheme');
+  });
+});
+
 describe('re2ProgramSize', () => {
   // Figures measured with Chromium's isRegexSupported: 113 one-range classes after `^` fit, 114 do not.
   it('counts what RE2 compiles, not the literal prefix it matches by comparing bytes', () => {
@@ -705,12 +731,12 @@ describe('re2ProgramSize', () => {
 });
 
 describe('mergeRegexRules', () => {
-  const rule = (regexFilter: string, requestDomains: string[], type: 'upgradeScheme' | 'allow' = 'upgradeScheme', priority = 10) => ({
+  const rule = (regexFilter: string, requestDomains: string[], type: 'upgradeScheme' | 'allow' = 'upgradeScheme', priority = 10): Planned => ({
     priority,
     action: { type },
     condition: { regexFilter, requestDomains, isUrlFilterCaseSensitive: true, resourceTypes: ['main_frame' as const] },
   });
-  const ids = (rules: ReturnType<typeof rule>[]) => rules.map((r, i) => ({ id: i + 1, ...r }));
+  const ids = (rules: Planned[]) => rules.map((r, i) => ({ id: i + 1, ...r }));
 
   it('merges rules whose regexes stay on their own domains, and only where each one fired', () => {
     const input = [

@@ -17,7 +17,7 @@ const MAX_PIECES = 8;
  * RE2 gets for free among it, is written once per piece), deeper alternations split the same
  * way; null when that takes more than MAX_PIECES or a piece has no alternation to split.
  */
-export function splitToFit(source: string, maxInstructions: number): string[] | null {
+export function splitToFit(source: string, maxInstructions: number, maxPieces = MAX_PIECES): string[] | null {
   const fits = (s: string) => {
     const tr = translateRegex(s);
     return tr.ok && tr.estimatedInstructions <= maxInstructions;
@@ -41,19 +41,31 @@ export function splitToFit(source: string, maxInstructions: number): string[] | 
         if (deeper === null) return null;
         out.push(...deeper);
       }
-      if (out.length > MAX_PIECES) return null;
+      if (out.length > maxPieces) return null;
     }
     if (run.length > 0) out.push(alt.wrap(run));
     return out;
   };
   const pieces = split(source);
-  return pieces !== null && pieces.length <= MAX_PIECES ? pieces : null;
+  return pieces !== null && pieces.length <= maxPieces ? pieces : null;
 }
 
 interface Alternation {
   alternatives: string[];
   /** The source with only the given alternatives in that alternation's place. */
   wrap: (alternatives: readonly string[]) => string;
+}
+
+/**
+ * A group at `e`, bare or made optional (`(…)?`: the pieces' matches still add up to its
+ * own, the empty one included), with the quantifier text that follows it.
+ */
+function groupOf(e: AST.Element): { g: AST.Group | AST.CapturingGroup; suffix: string } | null {
+  if (e.type === 'Group' || e.type === 'CapturingGroup') return { g: e, suffix: '' };
+  if (e.type === 'Quantifier' && e.min === 0 && e.max === 1 && (e.element.type === 'Group' || e.element.type === 'CapturingGroup')) {
+    return { g: e.element, suffix: e.raw.slice(e.element.raw.length) };
+  }
+  return null;
 }
 
 /** The top-level alternatives, or the first group with alternatives (maybe inside a group). */
@@ -64,22 +76,23 @@ function alternationOf(source: string): Alternation | null {
   const els = pattern.alternatives[0]!.elements;
   // `(?i:…)` would lose its flags in the pieces (and has no RE2 spelling anyway).
   if (els.some((e) => e.type === 'Group' && e.modifiers)) return null;
-  const at = els.findIndex((e) => (e.type === 'Group' || e.type === 'CapturingGroup') && e.alternatives.length > 1);
+  const groups = els.map(groupOf);
+  const at = groups.findIndex((x) => x !== null && x.g.alternatives.length > 1);
   if (at >= 0) {
-    const g = els[at] as AST.Group | AST.CapturingGroup;
-    return { alternatives: g.alternatives.map((a) => a.raw), wrap: (alts) => around(els, at, g, alts.join('|')) };
+    const { g, suffix } = groups[at]!;
+    return { alternatives: g.alternatives.map((a) => a.raw), wrap: (alts) => around(els, at, g, alts.join('|'), suffix) };
   }
   // A single group without alternatives of its own may hold one further in.
   for (let i = 0; i < els.length; i++) {
-    const g = els[i]!;
-    if ((g.type !== 'Group' && g.type !== 'CapturingGroup') || g.alternatives.length !== 1) continue;
-    const inner = alternationOf(g.alternatives[0]!.raw);
-    if (inner !== null) return { alternatives: inner.alternatives, wrap: (alts) => around(els, i, g, inner.wrap(alts)) };
+    const x = groups[i];
+    if (!x || x.g.alternatives.length !== 1) continue;
+    const inner = alternationOf(x.g.alternatives[0]!.raw);
+    if (inner !== null) return { alternatives: inner.alternatives, wrap: (alts) => around(els, i, x.g, inner.wrap(alts), x.suffix) };
   }
   return null;
 }
 
-function around(els: readonly AST.Element[], at: number, g: AST.Group | AST.CapturingGroup, body: string): string {
+function around(els: readonly AST.Element[], at: number, g: AST.Group | AST.CapturingGroup, body: string, suffix: string): string {
   const before = els
     .slice(0, at)
     .map((e) => e.raw)
@@ -89,5 +102,5 @@ function around(els: readonly AST.Element[], at: number, g: AST.Group | AST.Capt
     .map((e) => e.raw)
     .join('');
   const open = g.type === 'CapturingGroup' ? '(' : '(?:';
-  return `${before}${open}${body})${after}`;
+  return `${before}${open}${body})${suffix}${after}`;
 }
