@@ -529,6 +529,18 @@ describe('DNR compiler: exclusions', () => {
     }
   });
 
+  it('widens an exclusion without ^ to a URL filter that matches anywhere in the URL', () => {
+    const xml = trivial('A', ['a.com', 'www.a.com'], '<exclusion pattern="http://a\\.com/+wiki(?![^?]*\\.css$)"/>');
+    const engine = createEngine(rulesets(xml));
+    const { go, report } = compiled([xml]);
+    expect(report.rulesetsSkipped).toBe(0);
+    expect(report.omissions.map((o) => o.what)).toEqual(['exclusion']);
+    const urls = ['http://a.com/wiki/x', 'http://a.com//wiki', 'http://www.a.com/?u=http://a.com/wiki', 'http://a.com/page', 'http://www.a.com/p'];
+    for (const url of urls) expect([null, engine.rewrite(url)], url).toContain(go(url));
+    expect(go('http://www.a.com/?u=http://a.com/wiki')).toBeNull();
+    expect(go('http://www.a.com/p')).toBe('https://www.a.com/p');
+  });
+
   it('leaves out a ruleset whose exclusion has neither an exact nor a wider form', () => {
     const { go, report } = compiled([trivial('A', ['a.com'], '<exclusion pattern="(?&lt;!/x)\\.css$"/>')]);
     expect(report.omissions.map((o) => o.what)).toEqual(['exclusion', 'ruleset']);

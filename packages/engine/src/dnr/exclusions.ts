@@ -16,7 +16,10 @@ import { splitToFit } from './split-alternation.js';
  * that the reference leaves alone. Null when the prefixes do not reach into the host name.
  */
 export function widenExclusion(ctx: PlanContext, pattern: string, base: number): { prefixes: string[]; rules: Planned[] } | null {
-  const prefixes = literalPrefixes(pattern);
+  // An exclusion without `^` matches anywhere in the URL: every match starts with one of its
+  // prefixes somewhere, so a URL filter without `|`, which matches anywhere too, takes it in.
+  const anchored = pattern.startsWith('^');
+  const prefixes = literalPrefixes(anchored ? pattern : `^${pattern}`);
   if (!prefixes || prefixes.length === 0) return null;
   for (const p of prefixes) {
     const parts = splitHttpPrefix(p);
@@ -28,7 +31,7 @@ export function widenExclusion(ctx: PlanContext, pattern: string, base: number):
     rules: prefixes.map((p) => ({
       priority: base + ALLOW_PRIORITY,
       action: { type: 'allow' },
-      condition: { urlFilter: `|${p}`, ...caseSensitive, ...ctx.domainCondition, ...ALL_TYPES() },
+      condition: { urlFilter: anchored ? `|${p}` : p, ...caseSensitive, ...ctx.domainCondition, ...ALL_TYPES() },
     })),
   };
 }
