@@ -541,8 +541,22 @@ describe('DNR compiler: exclusions', () => {
     expect(go('http://www.a.com/p')).toBe('https://www.a.com/p');
   });
 
+  it('widens an exclusion with no literal host to its pattern without lookarounds', () => {
+    const xml = `<ruleset name="A"><target host="*.en.a.com"/>
+      <exclusion pattern="^http://(?!www\\.)(?:[^./]+\\.){2,}en\\.a\\.com/"/>
+      <rule from="^http://www\\.([^/]+)\\.en\\.a\\.com/" to="https://$1.en.a.com/"/><rule from="^http:" to="https:"/></ruleset>`;
+    const engine = createEngine(rulesets(xml));
+    const { go, report } = compiled([xml]);
+    expect(report.rulesetsSkipped).toBe(0);
+    expect(report.omissions.map((o) => o.reason)).toEqual([expect.stringMatching(/widened to the pattern without its lookarounds$/)]);
+    const urls = ['http://x.en.a.com/', 'http://x.y.en.a.com/p', 'http://www.y.en.a.com/p', 'http://www.en.a.com/'];
+    for (const url of urls) expect([null, engine.rewrite(url)], url).toContain(go(url));
+    expect(go('http://x.en.a.com/')).toBe('https://x.en.a.com/');
+    expect(go('http://x.y.en.a.com/p')).toBeNull();
+  });
+
   it('leaves out a ruleset whose exclusion has neither an exact nor a wider form', () => {
-    const { go, report } = compiled([trivial('A', ['a.com'], '<exclusion pattern="(?&lt;!/x)\\.css$"/>')]);
+    const { go, report } = compiled([trivial('A', ['a.com'], '<exclusion pattern="(\\w)\\1(?&lt;!/x)\\.css$"/>')]);
     expect(report.omissions.map((o) => o.what)).toEqual(['exclusion', 'ruleset']);
     expect(report.rulesetsSkipped).toBe(1);
     expect(go('http://a.com/page')).toBeNull();

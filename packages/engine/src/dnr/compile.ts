@@ -9,7 +9,7 @@ import { hasLookaround } from './lookaround.js';
 import { ALL_RESOURCE_TYPES, DNR_LIMITS, type DnrRule } from './types.js';
 import type { ExclusionPlan, PlanContext, Planned, RulePlan, RulesetPlan } from './plan.js';
 import { ALLOW_PRIORITY, BAND_WIDTH, bandOf, MAX_RULES_PER_RULESET, rulePriority } from './priorities.js';
-import { planExclusion, planLookaroundExclusion, prefixSetsIndependent, widenExclusion } from './exclusions.js';
+import { planExclusion, planLookaroundExclusion, prefixSetsIndependent, widenExclusion, widenWithoutLookarounds } from './exclusions.js';
 import { planLookaroundRule, planRule } from './rules.js';
 import { literalGroupKeys, trivialGroups } from './trivial-groups.js';
 import { spendRegexBudget } from './budget.js';
@@ -258,6 +258,12 @@ function planRuleset(
     if (typeof planned === 'string') {
       // Without its exclusion the ruleset would rewrite URLs the reference leaves alone; a
       // wider exclusion leaves some of them unrewritten instead, which is safe.
+      const loose = widened ? null : widenWithoutLookarounds(ctx, pattern, base);
+      if (loose) {
+        omit(ruleset, 'exclusion', i, pattern, `${planned}; widened to the pattern without its lookarounds`);
+        allows.push(...loose);
+        continue;
+      }
       if (!widened) {
         omit(ruleset, 'exclusion', i, pattern, planned);
         omit(ruleset, 'ruleset', 0, ruleset.name, 'an exclusion cannot be expressed');
