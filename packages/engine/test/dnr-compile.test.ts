@@ -742,6 +742,23 @@ describe('rules too large for one regex', () => {
   });
 });
 
+describe('a positive lookahead that ends the pattern', () => {
+  it('is captured and put back, in a rule and in an exclusion', () => {
+    const xml = `<ruleset name="A"><target host="a.com"/><target host="www.a.com"/>
+      <exclusion pattern="^http://a\\.com/x/(?=[^/]+\\.js$)"/>
+      <rule from="^http://(?:www\\.)?a\\.com/us/(?=[^/]+\\.(?:css|png)$)" to="https://www.a.com/us/assets/"/>
+      <rule from="^http:" to="https:"/></ruleset>`;
+    const engine = createEngine(rulesets(xml));
+    const { go, report } = compiled([xml]);
+    expect(report.omissions).toEqual([]);
+    const urls = ['/us/a.css', '/us/a.png?x', '/us/b/a.css', '/us/a.cssx', '/us/', '/x/a.js', '/x/a.jsx', '/x/y/a.js'].flatMap((p) => [
+      `http://a.com${p}`,
+      `http://www.a.com${p}`,
+    ]);
+    for (const url of urls) expect(go(url), url).toBe(engine.rewrite(url));
+  });
+});
+
 describe('re2ProgramSize', () => {
   // Figures measured with Chromium's isRegexSupported: 113 one-range classes after `^` fit, 114 do not.
   it('counts what RE2 compiles, not the literal prefix it matches by comparing bytes', () => {
