@@ -428,6 +428,20 @@ describe('DNR compiler: regex budget', () => {
     const { report } = compiled([tested('Few', 'few.com', 1), tested('Many', 'many.com', 5)], { regexLimit: 2 });
     expect(report.omissions.map((o) => o.ruleset)).toEqual(['Few']);
   });
+
+  it('counts only the sample URLs that need the regex, not those a regex-free rule rewrites', () => {
+    const tests = (host: string, subs: string[]) => subs.map((h) => `<test url="http://${h}.${host}/p"/>`).join('');
+    const decoy = `<ruleset name="Decoy"><target host="*.decoy.com"/>${tests('decoy.com', ['www', 'www', 'www', 'www', 'www', 'a'])}
+      <rule from="^http://www\\.decoy\\.com/" to="https://www.decoy.com/"/>
+      <rule from="^http://(\\w+)\\.decoy\\.com/" to="https://$1.decoy.com/x/"/></ruleset>`;
+    const served = `<ruleset name="Served"><target host="*.served.com"/>${tests('served.com', ['a', 'b'])}
+      <rule from="^http://(\\w+)\\.served\\.com/" to="https://$1.served.com/x/"/></ruleset>`;
+    // Two regexes: the credentials allow and one ruleset's rule.
+    const { report, go } = compiled([decoy, served], { regexLimit: 2 });
+    expect(report.omissions.map((o) => [o.ruleset, o.reason])).toEqual([['Decoy', 'regex budget exhausted']]);
+    expect(go('http://b.served.com/p')).toBe('https://b.served.com/x/p');
+    expect(go('http://www.decoy.com/p')).toBe('https://www.decoy.com/p');
+  });
 });
 
 describe('DNR compiler: exclusions', () => {
