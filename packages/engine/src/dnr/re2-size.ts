@@ -14,28 +14,17 @@
  */
 import type { AST } from '@eslint-community/regexpp';
 import { parsePattern } from '../regex/pattern-ast.js';
-
-const rangeCache = new Map<string, number>();
+import { charSetOf } from '../regex/char-sets.js';
 
 /** Byte ranges (0-255) a class or set matches in RE2's reading. */
-function byteRanges(raw: string): number {
-  const cached = rangeCache.get(raw);
-  if (cached !== undefined) return cached;
-  let n: number;
-  if (raw === '.') {
-    // RE2's `.` leaves out only \n.
-    n = 2;
-  } else {
-    const re = new RegExp(`^${raw}$`);
-    n = 0;
-    let prev = false;
-    for (let c = 0; c < 256; c++) {
-      const m = re.test(String.fromCharCode(c));
-      if (m && !prev) n++;
-      prev = m;
-    }
-  }
-  rangeCache.set(raw, n);
+function byteRanges(node: AST.CharacterSet | AST.CharacterClass): number {
+  // RE2's `.` leaves out only \n.
+  if (node.type === 'CharacterSet' && node.kind === 'any') return 2;
+  const set = charSetOf(node);
+  // Unknown: as many ranges as 256 bytes can hold.
+  if (set === null) return 128;
+  let n = 0;
+  for (let i = 0; i < set.length; i += 2) if (set[i]! <= 0xff) n++;
   return n;
 }
 
@@ -113,7 +102,7 @@ export function re2ProgramSize(re2: string, capturing: boolean): number {
         return 1;
       case 'CharacterSet':
       case 'CharacterClass':
-        return Math.max(1, 2 * byteRanges(e.raw) - 1);
+        return Math.max(1, 2 * byteRanges(e) - 1);
       case 'Group':
         return alts(e.alternatives);
       case 'CapturingGroup':
