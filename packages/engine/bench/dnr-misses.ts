@@ -54,6 +54,7 @@ for (const c of await readOracle()) {
   if (entry.examples.length < 3) entry.examples.push(`${reference.ruleset ?? '-'}: ${url}`);
   causes.set(cause, entry);
 }
+console.log(`rules: ${report.ruleCount}, regex rules: ${report.regexRuleCount} of ${report.regexLimit}`);
 console.log(`${reproduced} of ${rewrites} rewrites reproduced, ${rewrites - reproduced - wrong} missed, ${wrong} different; missed by cause:`);
 for (const [cause, { count, examples }] of [...causes].sort((a, b) => b[1].count - a[1].count)) {
   console.log(`${String(count).padStart(6)}  ${cause}`);

@@ -2,13 +2,47 @@
 import type { Ruleset } from '../model/ruleset.js';
 import type { DnrOmission } from './compile.js';
 import type { RulesetPlan } from './plan.js';
+import { rulesetRegexOrNull } from '../regex/safe-regex.js';
 
 export type Omitter = (ruleset: Ruleset, what: DnrOmission['what'], index: number, source: string, reason: string) => void;
 
 /**
- * Gives `budget` regexes to the plans, the rulesets that serve the most per regex first: their
- * targets and test URLs (the authors' sample of the URLs a ruleset sees, and most of them are
- * under `*.` targets, which count once). A ruleset that does not fit keeps the rules before
+ * How many of a ruleset's sample URLs (`http://host/` of each exact target, and its test URLs:
+ * the authors' sample of the URLs it sees) its regexes serve: every URL it rewrites when its
+ * exclusions need regexes (without them it is left out whole), else the URLs whose rewriting
+ * rule needs one. A URL rewritten without a regex costs nothing, so it weighs nothing.
+ */
+function regexServed(plan: RulesetPlan): number {
+  const known = served.get(plan);
+  if (known !== undefined) return known;
+  const n = countServed(plan);
+  served.set(plan, n);
+  return n;
+}
+
+/** The budget is spent several times over the same plans (compile.ts). */
+const served = new WeakMap<RulesetPlan, number>();
+
+function countServed(plan: RulesetPlan): number {
+  const { ruleset } = plan;
+  const samples = [...plan.targets.flatMap((t) => (t.kind === 'exact' ? [`http://${t.host}/`] : [])), ...ruleset.tests.map((t) => t.url)];
+  const allowsNeedRegex = plan.allows.some((r) => r.condition.regexFilter !== undefined);
+  const exclusions = ruleset.exclusions.map((e) => rulesetRegexOrNull(e.pattern));
+  const froms = ruleset.rules.map((r) => rulesetRegexOrNull(r.from, { use: 'replace', to: r.to }));
+  let n = 0;
+  for (const url of samples) {
+    if (exclusions.some((re) => re?.test(url) === true)) continue;
+    const j = ruleset.rules.findIndex((r, k) => froms[k] !== null && froms[k]!.replace(url, r.to) !== url);
+    if (j < 0) continue;
+    if (allowsNeedRegex || (plan.rules[j]?.regexes ?? 0) > 0) n++;
+  }
+  // Half a URL more, so a ruleset whose sample misses what its regexes do still ranks above none.
+  return n + 0.5;
+}
+
+/**
+ * Gives `budget` regexes to the plans, the rulesets that serve the most sample URLs per regex
+ * first (regexServed). A ruleset that does not fit keeps the rules before
  * its first one that does not (its exclusions widened if that saves them). Rewrites `plans` in
  * place and returns how many rulesets were left out whole.
  */
@@ -16,8 +50,8 @@ export function spendRegexBudget(plans: RulesetPlan[], budget: number, omit: Omi
   let skipped = 0;
   // (Rulesets that need no regex of their own always stay; if even the host groups do not fit,
   // the report says the output is over the limit.)
-  const density = (p: RulesetPlan) => (p.regexes === 0 ? Infinity : (p.ruleset.targets.length + p.ruleset.tests.length) / p.regexes);
-  const order = plans.map((_, i) => i).sort((a, b) => density(plans[b]!) - density(plans[a]!) || plans[a]!.regexes - plans[b]!.regexes || a - b);
+  const density = plans.map((p) => (p.regexes === 0 ? Infinity : regexServed(p) / p.regexes));
+  const order = plans.map((_, i) => i).sort((a, b) => density[b]! - density[a]! || plans[a]!.regexes - plans[b]!.regexes || a - b);
   for (const i of order) {
     let plan = plans[i]!;
     if (plan.regexes <= budget) {

@@ -9,10 +9,11 @@ import { hasLookaround } from './lookaround.js';
 import { ALL_RESOURCE_TYPES, DNR_LIMITS, type DnrRule } from './types.js';
 import type { ExclusionPlan, PlanContext, Planned, RulePlan, RulesetPlan } from './plan.js';
 import { ALLOW_PRIORITY, BAND_WIDTH, bandOf, MAX_RULES_PER_RULESET, rulePriority } from './priorities.js';
-import { planExclusion, planLookaroundExclusion, prefixSetsIndependent, widenExclusion } from './exclusions.js';
+import { planExclusion, planLookaroundExclusion, prefixSetsIndependent, widenExclusion, widenWithoutLookarounds } from './exclusions.js';
 import { planLookaroundRule, planRule } from './rules.js';
 import { literalGroupKeys, trivialGroups } from './trivial-groups.js';
 import { spendRegexBudget } from './budget.js';
+import { mergeRegexRules } from './merge-regexes.js';
 import { dottedGroups, shapeKey, trailingDotRule } from './trailing-dots.js';
 import { fragmentDependentGroups } from '../regex/fragment-groups.js';
 
@@ -27,7 +28,7 @@ export interface DnrCompileOptions {
   isActive?: (ruleset: Ruleset) => boolean;
   /** Regex rules allowed in the output (Chromium: 1,000 per static or dynamic+session set). */
   regexLimit?: number;
-  /** Estimated RE2 instructions above which a regex is assumed over Chromium's 2 KB. */
+  /** RE2 instructions (re2-size.ts) above which a regex is taken to be over Chromium's 2 KB. */
   maxRegexInstructions?: number;
   /**
    * Rules allowed in the output (static: 30,000 guaranteed); the room left is spent on literal
@@ -75,10 +76,12 @@ export interface DnrCompileResult {
 }
 
 /**
- * Calibrated against Chromium 156 `isRegexSupported` on the corpus: every translated regex the
- * estimate accepts compiles within the 2 KB budget (see test/dnr-browser).
+ * RE2 instructions (re2-size.ts) a regex may take. Chromium 156's `isRegexSupported` accepts
+ * 113 and refuses 114 (one-range classes after `^`); over every regex the 2018 corpus compiles
+ * to at any size, each one counted at 113 or less is accepted, each at 114 or more refused.
+ * A few to spare for what the count does not model.
  */
-export const DEFAULT_MAX_REGEX_INSTRUCTIONS = 120;
+export const DEFAULT_MAX_REGEX_INSTRUCTIONS = 110;
 
 export { MAX_COMPILED_PRIORITY, rulesetCeilingPriority } from './priorities.js';
 import { MAX_COMPILED_PRIORITY } from './priorities.js';
@@ -133,34 +136,61 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
   const wantedRegexes = trivialGroups(plans).filter((r) => r.condition.regexFilter !== undefined).length + plans.reduce((n, p) => n + p.regexes, 0) + 1;
   const literalKeys =
     wantedRegexes > regexLimit ? literalGroupKeys(plans, ruleLimit - plannedRules - 1 - (options.trailingDots === true ? 100 : 0)) : new Set<string>();
-  // A rule that rewrites by regex, or a literal host rule (`|http://host^` also matches
+  // A rule that rewrites by regex (a redirect, or an upgrade whose regex may reach past `@`), or a literal host rule (`|http://host^` also matches
   // `http://host:pw@sub.host/`), needs URLs with credentials taken off first.
   const rewritesCredentials = (x: Planned) =>
     x.action.type !== 'allow' &&
-    (x.condition.regexFilter !== undefined
-      ? x.action.type === 'redirect'
-      : x.condition.requestDomains?.length === 1 && x.condition.urlFilter?.endsWith('^') === true);
+    (x.condition.regexFilter !== undefined ? true : x.condition.requestDomains?.length === 1 && x.condition.urlFilter?.endsWith('^') === true);
   const needsCredentialsAllow = literalKeys.size > 0 || plans.some((p) => p.rules.some((r) => r.rules.some(rewritesCredentials)));
   // Hosts whose dotted form may lose its dots: one regex per host shape, counted before the
   // budget (a ruleset the budget then cuts drops out, so the final groups are no more).
-  const complete = (p: RulesetPlan) => !incomplete.has(p.ruleset);
   const sharedRegexes = trivialGroups(plans, literalKeys).filter((r) => r.condition.regexFilter !== undefined).length + (needsCredentialsAllow ? 1 : 0);
-  // The shapes with the most hosts, as many as the limit leaves room for.
-  const dotShapes = new Set(
-    (options.trailingDots === true ? dottedGroups(plans, active, complete) : [])
-      .sort((a, b) => b.domains.length - a.domains.length)
-      .slice(0, Math.max(0, regexLimit - sharedRegexes))
-      .map(shapeKey),
-  );
-  skipped += spendRegexBudget(plans, Math.max(0, regexLimit - sharedRegexes - dotShapes.size), omit);
+  const dotted = (trial: RulesetPlan[], complete: (p: RulesetPlan) => boolean) => (options.trailingDots === true ? dottedGroups(trial, active, complete) : []);
 
-  const planned: Planned[] = [...trivialGroups(plans, literalKeys)];
-  for (const plan of plans) planned.push(...plan.allows, ...plan.rules.flatMap((r) => r.rules));
-  if (needsCredentialsAllow && planned.some(rewritesCredentials)) planned.push(CREDENTIALS_ALLOW);
-  // After the budget: a ruleset it left out has nothing to apply to the undotted URL.
-  if (dotShapes.size > 0) {
-    for (const g of dottedGroups(plans, active, complete)) if (dotShapes.has(shapeKey(g))) planned.push(trailingDotRule(g, MAX_COMPILED_PRIORITY));
+  /**
+   * The budget spent with `extra` regexes more than the limit leaves, on a copy of the plans
+   * (omissions recorded, not yet reported), and the rules it gives once regex rules are merged.
+   */
+  const spend = (extra: number) => {
+    const trial = [...plans];
+    const recorded: Parameters<typeof omit>[] = [];
+    const cut = new Set<Ruleset>();
+    const complete = (p: RulesetPlan) => !incomplete.has(p.ruleset) && !cut.has(p.ruleset);
+    // The shapes with the most hosts, as many as the limit leaves room for.
+    const dotShapes = new Set(
+      dotted(trial, complete)
+        .sort((a, b) => b.domains.length - a.domains.length)
+        .slice(0, Math.max(0, regexLimit - sharedRegexes))
+        .map(shapeKey),
+    );
+    const cuts = spendRegexBudget(trial, Math.max(0, regexLimit - sharedRegexes - dotShapes.size + extra), (...args) => {
+      cut.add(args[0]);
+      recorded.push(args);
+    });
+    const planned: Planned[] = [...trivialGroups(trial, literalKeys)];
+    for (const plan of trial) planned.push(...plan.allows, ...plan.rules.flatMap((r) => r.rules));
+    if (needsCredentialsAllow && planned.some(rewritesCredentials)) planned.push(CREDENTIALS_ALLOW);
+    // After the budget: a ruleset it left out has nothing to apply to the undotted URL.
+    for (const g of dotted(trial, complete)) if (dotShapes.has(shapeKey(g))) planned.push(trailingDotRule(g, MAX_COMPILED_PRIORITY));
+    const merged = mergeRegexRules(planned, maxInstructions);
+    return { merged, recorded, cuts, regexes: merged.filter((r) => r.condition.regexFilter !== undefined).length };
+  };
+  // Merging frees regexes the budget can give out again, which merge in turn: a few rounds,
+  // keeping the last that fits.
+  let best = spend(0);
+  for (let extra = regexLimit - best.regexes, round = 0; extra > 0 && round < 6; round++) {
+    const next = spend(extra);
+    if (next.regexes > regexLimit) {
+      extra -= Math.max(1, Math.ceil((next.regexes - regexLimit) / 2));
+      continue;
+    }
+    best = next;
+    extra += regexLimit - next.regexes;
+    if (next.regexes === regexLimit) break;
   }
+  for (const args of best.recorded) omit(...args);
+  skipped += best.cuts;
+  const planned = best.merged;
   const firstId = options.firstId ?? 1;
   const rules = planned.map((r, i) => ({ id: firstId + i, ...r }));
 
@@ -228,6 +258,12 @@ function planRuleset(
     if (typeof planned === 'string') {
       // Without its exclusion the ruleset would rewrite URLs the reference leaves alone; a
       // wider exclusion leaves some of them unrewritten instead, which is safe.
+      const loose = widened ? null : widenWithoutLookarounds(ctx, pattern, base);
+      if (loose) {
+        omit(ruleset, 'exclusion', i, pattern, `${planned}; widened to the pattern without its lookarounds`);
+        allows.push(...loose);
+        continue;
+      }
       if (!widened) {
         omit(ruleset, 'exclusion', i, pattern, planned);
         omit(ruleset, 'ruleset', 0, ruleset.name, 'an exclusion cannot be expressed');

@@ -9,6 +9,8 @@ import type { DnrAction } from './types.js';
 import { ALLOW_PRIORITY, LOOKAHEAD_ALLOW_PRIORITY, REENABLE_PRIORITY } from './priorities.js';
 import { OVER_BUDGET, regexCondition, rewriteDomains } from './fences.js';
 import { splitToFit } from './split-alternation.js';
+import type { AST } from '@eslint-community/regexpp';
+import { childrenOf, parsePattern } from '../regex/pattern-ast.js';
 
 /**
  * A safe stand-in for an exclusion DNR cannot express exactly: `allow` everything under the
@@ -16,7 +18,10 @@ import { splitToFit } from './split-alternation.js';
  * that the reference leaves alone. Null when the prefixes do not reach into the host name.
  */
 export function widenExclusion(ctx: PlanContext, pattern: string, base: number): { prefixes: string[]; rules: Planned[] } | null {
-  const prefixes = literalPrefixes(pattern);
+  // An exclusion without `^` matches anywhere in the URL: every match starts with one of its
+  // prefixes somewhere, so a URL filter without `|`, which matches anywhere too, takes it in.
+  const anchored = pattern.startsWith('^');
+  const prefixes = literalPrefixes(anchored ? pattern : `^${pattern}`);
   if (!prefixes || prefixes.length === 0) return null;
   for (const p of prefixes) {
     const parts = splitHttpPrefix(p);
@@ -28,9 +33,46 @@ export function widenExclusion(ctx: PlanContext, pattern: string, base: number):
     rules: prefixes.map((p) => ({
       priority: base + ALLOW_PRIORITY,
       action: { type: 'allow' },
-      condition: { urlFilter: `|${p}`, ...caseSensitive, ...ctx.domainCondition, ...ALL_TYPES() },
+      condition: { urlFilter: anchored ? `|${p}` : p, ...caseSensitive, ...ctx.domainCondition, ...ALL_TYPES() },
     })),
   };
+}
+
+/**
+ * The last stand-in for an exclusion with a lookaround and no literal prefix reaching into the
+ * host (`^http://(?!www\.)(?:[^./]+\.){2,}en\.example\.com/`): an `allow` for the pattern
+ * with its lookarounds taken out, which matches every URL the pattern does and more (missed,
+ * never rewritten against the reference). Needs regexes; null when it cannot be said.
+ */
+export function widenWithoutLookarounds(ctx: PlanContext, pattern: string, base: number): Planned[] | null {
+  const source = withoutLookarounds(pattern);
+  if (source === null) return null;
+  const planned = allowByRegex(ctx, source, base + ALLOW_PRIORITY);
+  return typeof planned === 'string' ? null : planned;
+}
+
+/** `pattern` without its lookaround assertions; null when one is quantified or none is left to match. */
+function withoutLookarounds(pattern: string): string | null {
+  const ast = parsePattern(pattern);
+  if (ast === null) return null;
+  const cuts: [number, number][] = [];
+  const visit = (node: AST.Node): boolean => {
+    if (node.type === 'Assertion' && (node.kind === 'lookahead' || node.kind === 'lookbehind')) {
+      if (node.parent.type === 'Quantifier') return false;
+      cuts.push([node.start, node.end]);
+      return true;
+    }
+    return childrenOf(node).every(visit);
+  };
+  if (!visit(ast) || cuts.length === 0) return null;
+  let out = '';
+  let at = 0;
+  for (const [start, end] of cuts.sort((a, b) => a[0] - b[0])) {
+    out += pattern.slice(at, start);
+    at = end;
+  }
+  out += pattern.slice(at);
+  return /^\^?$/.test(out) ? null : out;
 }
 
 /** Literal URL starts an exclusion may spell out as `allow` rules, one rule each. */

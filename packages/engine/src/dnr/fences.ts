@@ -60,9 +60,10 @@ export const OVER_BUDGET = 'regex over the 2 KB RE2 budget (estimated)';
 export function regexCondition(
   ctx: PlanContext,
   source: string,
-  use: 'allow' | { rewriteTo: string },
+  use: 'allow' | 'upgrade' | { rewriteTo: string },
 ): { condition: DnrCondition; captures: number } | string | null {
-  const tr = translateRegex(source, use === 'allow' ? undefined : insertedGroups(use.rewriteTo, captureCount(source)));
+  // Only a substitution needs captures (Chromium compiles the others without them).
+  const tr = translateRegex(source, typeof use === 'string' ? undefined : insertedGroups(use.rewriteTo, captureCount(source)));
   if (!tr.ok) return tr.reason;
   if (tr.estimatedInstructions > ctx.maxInstructions) return OVER_BUDGET;
   const prefixes = literalPrefixes(source);

@@ -47,7 +47,12 @@ export function analyzeLookaround(source: string): LookaroundShape | null {
   if (look.kind !== 'lookahead' || containsLookaroundOrCapture(look)) return null;
   const at = els.indexOf(look);
   const alternatives = lookaheadLanguage(look);
-  if (!alternatives) return null;
+  if (!alternatives) {
+    // A positive lookahead that ends the pattern needs no finite language: it is captured and
+    // put back (`P(?=A)` matches where `P(A)` does, and A's text goes back where it was).
+    if (look.negate || at !== els.length - 1) return null;
+    return { kind: 'trailing', negate: false, prefix: null, carved: [], capturingSource: capturedLookahead(els, look), collapsedRun: null };
+  }
 
   if (at === els.length - 1) {
     let before = els.slice(0, at);
@@ -68,12 +73,7 @@ export function analyzeLookaround(source: string): LookaroundShape | null {
     prefix?.expansions.forEach((p, prefixIndex) => {
       for (const a of alternatives) carved.push({ prefixIndex, prefix: { text: p.text + a.text, exact: a.exact } });
     });
-    const capturingSource = look.negate
-      ? null
-      : `${els
-          .slice(0, at)
-          .map((e) => e.raw)
-          .join('')}(${look.alternatives.map((a) => a.raw).join('|')})`;
+    const capturingSource = look.negate ? null : capturedLookahead(els, look);
     return { kind: 'trailing', negate: look.negate, prefix, carved, capturingSource, collapsedRun };
   }
 
@@ -91,6 +91,15 @@ export function analyzeLookaround(source: string): LookaroundShape | null {
     return { kind: 'leading', restSource, carved: alternatives.map((a) => ({ text: `http://${a.text}`, exact: a.exact })) };
   }
   return null;
+}
+
+/** `P(?=A)` at the end of `els` as `P(A)`. */
+function capturedLookahead(els: readonly AST.Element[], look: AST.LookaroundAssertion): string {
+  const before = els
+    .slice(0, els.indexOf(look))
+    .map((e) => e.raw)
+    .join('');
+  return `${before}(${look.alternatives.map((a) => a.raw).join('|')})`;
 }
 
 /**

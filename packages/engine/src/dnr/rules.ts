@@ -9,8 +9,10 @@ import { captureCount, topLevelElements } from '../regex/pattern-ast.js';
 import { translateRegex, translateReplacement } from './re2.js';
 import type { DnrAction, DnrCondition } from './types.js';
 import { ALL_TYPES, caseSensitive, prefixFilter, type PlanContext, type Planned, type RulePlan } from './plan.js';
-import { hostCondition, regexCondition, rewriteDomains } from './fences.js';
+import { hostCondition, OVER_BUDGET, regexCondition, rewriteDomains } from './fences.js';
+import { splitToFit } from './split-alternation.js';
 import { rulesetRegexOrNull } from '../regex/safe-regex.js';
+import { insertedGroups } from '../regex/replacement.js';
 
 /**
  * `^http://HOST/` rules whose replacement only changes the scheme (`(www\.)?example\.com/` →
@@ -145,7 +147,9 @@ export function planRule(ctx: PlanContext, j: number, priority: number): RulePla
   const upgrade = schemeOnlyHosts(rule.from, rule.to, ctx.targets);
   if (upgrade)
     return { trivial: false, upgradeHosts: upgrade.hosts, upgradeSuffixes: upgrade.suffixes, upgradeOneBelow: upgrade.oneBelow, rules: [], regexes: 0 };
+  if (spellsMatchBack(rule.from, rule.to)) return upgradeRule(ctx, rule.from, priority);
   const rc = regexCondition(ctx, rule.from, { rewriteTo: rule.to });
+  if (rc === OVER_BUDGET) return splitHostRedirect(ctx, rule.from, rule.to, priority) ?? rc;
   if (typeof rc === 'string') return rc;
   if (rc === null) return { trivial: false, rules: [], regexes: 0 };
   const substitution = translateReplacement(rule.to, rc.captures);
@@ -156,6 +160,113 @@ export function planRule(ctx: PlanContext, j: number, priority: number): RulePla
     rules: [{ priority, action: { type: 'redirect', redirect: { regexSubstitution: substitution } }, condition: rc.condition }],
   };
 }
+
+/**
+ * Whether `to` writes back exactly what `from` matched, on https: `^http://` and then only
+ * literal characters and capturing groups (optional ones too), each copied as its `$n`.
+ */
+export function spellsMatchBack(from: string, to: string): boolean {
+  const els = topLevelElements(from);
+  if (!els || els.length < 8) return false;
+  const head = els
+    .slice(0, 8)
+    .map((e) => e.raw)
+    .join('');
+  if (head.replace(/\\\//g, '/') !== '^http://') return false;
+  let expected = 'https://';
+  let groups = 0;
+  for (const el of els.slice(8)) {
+    if (el.type === 'Character') {
+      const c = String.fromCharCode(el.value);
+      if (c === '$') return false;
+      expected += c;
+      continue;
+    }
+    const g = el.type === 'Quantifier' && el.min === 0 && el.max === 1 ? el.element : el;
+    if (g.type !== 'CapturingGroup') return false;
+    // Numbered by opening parenthesis: this one, then the ones nested in it.
+    const n = ++groups;
+    groups += captureCount(g.raw.slice(1, -1).replace(/^\?<[^>]*>/, ''));
+    if (n > 9) return false;
+    expected += `$${n}`;
+  }
+  return to === expected;
+}
+
+/**
+ * A rule that only changes the scheme of what it matches is an `upgradeScheme` where it
+ * matches: its regex needs no captures, and a large alternation can be split (any piece that
+ * matches gives the same URL), as many pieces as the size limit asks.
+ */
+function upgradeRule(ctx: PlanContext, from: string, priority: number): RulePlan | string {
+  const pieces = splitToFit(from, ctx.maxInstructions);
+  if (pieces === null) return OVER_BUDGET;
+  const rules: Planned[] = [];
+  for (const piece of pieces) {
+    const rc = regexCondition(ctx, piece, 'upgrade');
+    if (typeof rc === 'string') return rc;
+    if (rc !== null) rules.push({ priority, action: { type: 'upgradeScheme' }, condition: rc.condition });
+  }
+  return { trivial: false, rules, regexes: rules.length };
+}
+
+/** Characters a literal host alternative must not hold: they end the host or stand before it. */
+const NOT_IN_HOST = new Set([...'/:@?#'].map((c) => c.charCodeAt(0)));
+
+/**
+ * A redirect too large for one regex whose host is literal but for one alternation of literal
+ * names (`^http://(a|b|c)\.example\.com/…` → `https://www.example.com/$1/`): one redirect per
+ * run of names that fits. The host decides the name, so no two pieces match the same URL and
+ * DNR's choice among equal priorities never matters. Null for any other shape.
+ */
+function splitHostRedirect(ctx: PlanContext, from: string, to: string, priority: number): RulePlan | null {
+  const els = topLevelElements(from);
+  if (!els || els.length < 10 || !from.startsWith('^http://') || hostShape(from)?.delimited !== true) return null;
+  const isChar = (e: AST.Element | AST.Alternative['elements'][number]) => e.type === 'Character' && !NOT_IN_HOST.has(e.value);
+  const at = els.findIndex((e, i) => i >= 8 && !isChar(e));
+  const g = els[at];
+  if (g === undefined || (g.type !== 'Group' && g.type !== 'CapturingGroup') || g.alternatives.length < 2) return null;
+  if (!g.alternatives.every((a) => a.elements.length > 0 && a.elements.every(isChar))) return null;
+  // The host goes on as literal characters up to the `/` or `:` that ends it.
+  let end = at + 1;
+  while (end < els.length && isChar(els[end]!)) end++;
+  const delimiter = els[end];
+  if (delimiter?.type !== 'Character' || (delimiter.value !== 0x2f && delimiter.value !== 0x3a)) return null;
+  const before = from.slice(0, g.start);
+  const after = from.slice(g.end);
+  const open = g.type === 'CapturingGroup' ? '(' : '(?:';
+  const wrap = (alts: readonly string[]) => `${before}${open}${alts.join('|')})${after}`;
+  const fits = (source: string) => {
+    const tr = translateRegex(source, insertedGroups(to, captureCount(source)));
+    return tr.ok && tr.estimatedInstructions <= ctx.maxInstructions;
+  };
+  const pieces: string[] = [];
+  let run: string[] = [];
+  for (const a of g.alternatives.map((x) => x.raw)) {
+    if (fits(wrap([...run, a]))) {
+      run.push(a);
+      continue;
+    }
+    if (run.length === 0) return null;
+    pieces.push(wrap(run));
+    run = [a];
+  }
+  pieces.push(wrap(run));
+  if (pieces.length > MAX_REDIRECT_PIECES) return null;
+  const rules: Planned[] = [];
+  for (const piece of pieces) {
+    const rc = regexCondition(ctx, piece, { rewriteTo: to });
+    if (typeof rc === 'string') return null;
+    if (rc === null) continue;
+    const substitution = translateReplacement(to, rc.captures);
+    if (substitution === null) return null;
+    rules.push({ priority, action: { type: 'redirect', redirect: { regexSubstitution: substitution } }, condition: rc.condition });
+  }
+  return { trivial: false, rules, regexes: rules.length };
+}
+
+/** More pieces than this cost more regexes than the rule is likely worth. */
+const MAX_REDIRECT_PIECES = 8;
 
 /**
  * Rules with a lookahead: the prefix before a trailing lookahead becomes filters (positive: only

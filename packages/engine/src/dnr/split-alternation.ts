@@ -12,64 +12,87 @@ const MAX_PIECES = 8;
 
 /**
  * JavaScript regex sources whose matches together are the matches of `source`, each estimated
- * at most `maxInstructions` once translated, as few as greedy packing finds; null when that
- * takes more than MAX_PIECES or a piece cannot be split further.
+ * at most `maxInstructions` once translated: the alternatives of its first alternation taken in
+ * runs as long as fit (`x(?:a|b)y`, `x(?:c)y`: what surrounds them, a `^` and literal prefix
+ * RE2 gets for free among it, is written once per piece), deeper alternations split the same
+ * way; null when that takes more than MAX_PIECES or a piece has no alternation to split.
  */
-export function splitToFit(source: string, maxInstructions: number): string[] | null {
+export function splitToFit(source: string, maxInstructions: number, maxPieces = MAX_PIECES): string[] | null {
   const fits = (s: string) => {
     const tr = translateRegex(s);
     return tr.ok && tr.estimatedInstructions <= maxInstructions;
   };
-  if (fits(source)) return [source];
-  const pieces: string[] = [];
-  const stack = [source];
-  while (stack.length > 0) {
-    const s = stack.pop()!;
-    if (fits(s)) {
-      pieces.push(s);
-      continue;
+  const split = (s: string): string[] | null => {
+    if (fits(s)) return [s];
+    const alt = alternationOf(s);
+    if (alt === null) return null;
+    const out: string[] = [];
+    let run: string[] = [];
+    for (const a of alt.alternatives) {
+      if (fits(alt.wrap([...run, a]))) {
+        run.push(a);
+        continue;
+      }
+      if (run.length > 0) out.push(alt.wrap(run));
+      run = [];
+      if (fits(alt.wrap([a]))) run = [a];
+      else {
+        const deeper = split(alt.wrap([a]));
+        if (deeper === null) return null;
+        out.push(...deeper);
+      }
+      if (out.length > maxPieces) return null;
     }
-    const parts = distribute(s);
-    if (parts === null || pieces.length + stack.length + parts.length > 4 * MAX_PIECES) return null;
-    stack.push(...parts.reverse());
-  }
-  // Pack neighbours back together while they fit.
-  const packed: string[] = [];
-  for (const p of pieces) {
-    const last = packed[packed.length - 1];
-    const joined = last === undefined ? null : `${last}|${p}`;
-    if (joined !== null && fits(joined)) packed[packed.length - 1] = joined;
-    else packed.push(p);
-  }
-  return packed.length <= MAX_PIECES ? packed : null;
+    if (run.length > 0) out.push(alt.wrap(run));
+    return out;
+  };
+  const pieces = split(source);
+  return pieces !== null && pieces.length <= maxPieces ? pieces : null;
 }
 
-/** The top-level alternatives, or the first group with alternatives distributed over its context. */
-function distribute(source: string): string[] | null {
+interface Alternation {
+  alternatives: string[];
+  /** The source with only the given alternatives in that alternation's place. */
+  wrap: (alternatives: readonly string[]) => string;
+}
+
+/**
+ * A group at `e`, bare or made optional (`(…)?`: the pieces' matches still add up to its
+ * own, the empty one included), with the quantifier text that follows it.
+ */
+function groupOf(e: AST.Element): { g: AST.Group | AST.CapturingGroup; suffix: string } | null {
+  if (e.type === 'Group' || e.type === 'CapturingGroup') return { g: e, suffix: '' };
+  if (e.type === 'Quantifier' && e.min === 0 && e.max === 1 && (e.element.type === 'Group' || e.element.type === 'CapturingGroup')) {
+    return { g: e.element, suffix: e.raw.slice(e.element.raw.length) };
+  }
+  return null;
+}
+
+/** The top-level alternatives, or the first group with alternatives (maybe inside a group). */
+function alternationOf(source: string): Alternation | null {
   const pattern = parsePattern(source);
   if (pattern === null) return null;
-  if (pattern.alternatives.length > 1) return pattern.alternatives.map((a) => a.raw);
+  if (pattern.alternatives.length > 1) return { alternatives: pattern.alternatives.map((a) => a.raw), wrap: (alts) => alts.join('|') };
   const els = pattern.alternatives[0]!.elements;
-  const at = els.findIndex((e) => (e.type === 'Group' || e.type === 'CapturingGroup') && e.alternatives.length > 1);
-  if (at < 0) {
-    // A single group without alternatives of its own may hold one further in.
-    const inner = els.findIndex(
-      (e) => (e.type === 'Group' || e.type === 'CapturingGroup') && e.alternatives.length === 1 && distribute(e.alternatives[0]!.raw) !== null,
-    );
-    if (inner < 0) return null;
-    const g = els[inner] as AST.Group | AST.CapturingGroup;
-    return around(els, inner, g, distribute(g.alternatives[0]!.raw)!);
+  // `(?i:…)` would lose its flags in the pieces (and has no RE2 spelling anyway).
+  if (els.some((e) => e.type === 'Group' && e.modifiers)) return null;
+  const groups = els.map(groupOf);
+  const at = groups.findIndex((x) => x !== null && x.g.alternatives.length > 1);
+  if (at >= 0) {
+    const { g, suffix } = groups[at]!;
+    return { alternatives: g.alternatives.map((a) => a.raw), wrap: (alts) => around(els, at, g, alts.join('|'), suffix) };
   }
-  const g = els[at] as AST.Group | AST.CapturingGroup;
-  return around(
-    els,
-    at,
-    g,
-    g.alternatives.map((a) => a.raw),
-  );
+  // A single group without alternatives of its own may hold one further in.
+  for (let i = 0; i < els.length; i++) {
+    const x = groups[i];
+    if (!x || x.g.alternatives.length !== 1) continue;
+    const inner = alternationOf(x.g.alternatives[0]!.raw);
+    if (inner !== null) return { alternatives: inner.alternatives, wrap: (alts) => around(els, i, x.g, inner.wrap(alts), x.suffix) };
+  }
+  return null;
 }
 
-function around(els: readonly AST.Element[], at: number, g: AST.Group | AST.CapturingGroup, alternatives: string[]): string[] {
+function around(els: readonly AST.Element[], at: number, g: AST.Group | AST.CapturingGroup, body: string, suffix: string): string {
   const before = els
     .slice(0, at)
     .map((e) => e.raw)
@@ -79,5 +102,5 @@ function around(els: readonly AST.Element[], at: number, g: AST.Group | AST.Capt
     .map((e) => e.raw)
     .join('');
   const open = g.type === 'CapturingGroup' ? '(' : '(?:';
-  return alternatives.map((a) => `${before}${open}${a})${after}`);
+  return `${before}${open}${body})${suffix}${after}`;
 }
