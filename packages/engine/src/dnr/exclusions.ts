@@ -7,7 +7,7 @@ import { translateRegex } from './re2.js';
 import { ALL_TYPES, caseSensitive, prefixFilter, type PlanContext, type Planned } from './plan.js';
 import type { DnrAction } from './types.js';
 import { ALLOW_PRIORITY, LOOKAHEAD_ALLOW_PRIORITY, REENABLE_PRIORITY } from './priorities.js';
-import { OVER_BUDGET, regexCondition, rewriteDomains } from './fences.js';
+import { OVER_BUDGET, regexCondition, regexPieceRules, rewriteDomains } from './fences.js';
 import { splitToFit } from './split-alternation.js';
 import type { AST } from '@eslint-community/regexpp';
 import { childrenOf, parsePattern } from '../regex/pattern-ast.js';
@@ -247,13 +247,7 @@ function allowByRegex(ctx: PlanContext, source: string, priority: number): Plann
   // Too large for one regex: its alternatives over a few.
   const pieces = splitToFit(source, ctx.maxInstructions);
   if (pieces === null) return rc;
-  const out: Planned[] = [];
-  for (const piece of pieces) {
-    const c = regexCondition(ctx, piece, 'allow');
-    if (typeof c === 'string') return c;
-    if (c !== null) out.push({ priority, action: { type: 'allow' }, condition: c.condition });
-  }
-  return out;
+  return regexPieceRules(ctx, pieces, 'allow', { type: 'allow' }, priority);
 }
 
 /**

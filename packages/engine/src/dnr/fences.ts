@@ -8,8 +8,8 @@ import { literalPrefixes } from '../regex/literal-language.js';
 import { translateRegex } from './re2.js';
 import { captureCount } from '../regex/pattern-ast.js';
 import { insertedGroups } from '../regex/replacement.js';
-import type { DnrCondition } from './types.js';
-import { ALL_TYPES, caseSensitive, type PlanContext } from './plan.js';
+import type { DnrAction, DnrCondition } from './types.js';
+import { ALL_TYPES, caseSensitive, type PlanContext, type Planned } from './plan.js';
 
 /**
  * A DNR domain condition admits every subdomain of its entries, while the reference offers a
@@ -71,6 +71,26 @@ export function regexCondition(
   const domains = use === 'allow' ? hostCondition(ctx, prefixes) : rewriteDomains(ctx, prefixes, source);
   if (domains === null || typeof domains === 'string') return domains;
   return { condition: { regexFilter: tr.re2, ...caseSensitive, ...domains, ...ALL_TYPES() }, captures: tr.captures };
+}
+
+/**
+ * One rule with `action` per piece of a split regex (splitToFit: every piece gives the same
+ * URL), or the reason a piece cannot be one; pieces that match no target URL are left out.
+ */
+export function regexPieceRules(
+  ctx: PlanContext,
+  pieces: readonly string[],
+  use: 'allow' | 'upgrade',
+  action: DnrAction,
+  priority: number,
+): Planned[] | string {
+  const rules: Planned[] = [];
+  for (const piece of pieces) {
+    const rc = regexCondition(ctx, piece, use);
+    if (typeof rc === 'string') return rc;
+    if (rc !== null) rules.push({ priority, action, condition: rc.condition });
+  }
+  return rules;
 }
 
 /**

@@ -9,7 +9,7 @@ import { captureCount, topLevelElements } from '../regex/pattern-ast.js';
 import { translateRegex, translateReplacement } from './re2.js';
 import type { DnrAction, DnrCondition } from './types.js';
 import { ALL_TYPES, caseSensitive, prefixFilter, type PlanContext, type Planned, type RulePlan } from './plan.js';
-import { hostCondition, OVER_BUDGET, regexCondition, rewriteDomains } from './fences.js';
+import { hostCondition, OVER_BUDGET, regexCondition, regexPieceRules, rewriteDomains } from './fences.js';
 import { splitToFit } from './split-alternation.js';
 import { rulesetRegexOrNull } from '../regex/safe-regex.js';
 import { insertedGroups } from '../regex/replacement.js';
@@ -201,12 +201,8 @@ export function spellsMatchBack(from: string, to: string): boolean {
 function upgradeRule(ctx: PlanContext, from: string, priority: number): RulePlan | string {
   const pieces = splitToFit(from, ctx.maxInstructions);
   if (pieces === null) return OVER_BUDGET;
-  const rules: Planned[] = [];
-  for (const piece of pieces) {
-    const rc = regexCondition(ctx, piece, 'upgrade');
-    if (typeof rc === 'string') return rc;
-    if (rc !== null) rules.push({ priority, action: { type: 'upgradeScheme' }, condition: rc.condition });
-  }
+  const rules = regexPieceRules(ctx, pieces, 'upgrade', { type: 'upgradeScheme' }, priority);
+  if (typeof rules === 'string') return rules;
   return { trivial: false, rules, regexes: rules.length };
 }
 
