@@ -136,11 +136,12 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
   const wantedRegexes = trivialGroups(plans).filter((r) => r.condition.regexFilter !== undefined).length + plans.reduce((n, p) => n + p.regexes, 0) + 1;
   const literalKeys =
     wantedRegexes > regexLimit ? literalGroupKeys(plans, ruleLimit - plannedRules - 1 - (options.trailingDots === true ? 100 : 0)) : new Set<string>();
-  // A rule that rewrites by regex (a redirect, or an upgrade whose regex may reach past `@`), or a literal host rule (`|http://host^` also matches
-  // `http://host:pw@sub.host/`), needs URLs with credentials taken off first.
+  // A rule that rewrites by regex (a redirect, or an upgrade whose regex may reach past `@`),
+  // or a literal host rule (`|http://host^` also matches `http://host:pw@sub.host/`), needs
+  // URLs with credentials taken off first.
   const rewritesCredentials = (x: Planned) =>
     x.action.type !== 'allow' &&
-    (x.condition.regexFilter !== undefined ? true : x.condition.requestDomains?.length === 1 && x.condition.urlFilter?.endsWith('^') === true);
+    (x.condition.regexFilter !== undefined || (x.condition.requestDomains?.length === 1 && x.condition.urlFilter?.endsWith('^') === true));
   const needsCredentialsAllow = literalKeys.size > 0 || plans.some((p) => p.rules.some((r) => r.rules.some(rewritesCredentials)));
   // Hosts whose dotted form may lose its dots: one regex per host shape, counted before the
   // budget (a ruleset the budget then cuts drops out, so the final groups are no more).

@@ -9,8 +9,9 @@
  * - a capturing group: 2 more, when captures are kept;
  * - alternation of k: k - 1; `?`, `*`, `+`: 1; `{n,m}`: n copies and m - n optional ones;
  * - an assertion: 1; an unanchored regex: its `.*?` loop, 2.
- * RE2 also factors common prefixes of alternatives, which this leaves out: it can only count
- * more than RE2 spends, never less.
+ * RE2 also factors the literal prefixes that neighbouring alternatives share: counted for each
+ * alternation's own alternatives (factored), not deeper, so the count can only be more than
+ * RE2 spends, never less.
  */
 import type { AST } from '@eslint-community/regexpp';
 import { parsePattern } from '../regex/pattern-ast.js';
