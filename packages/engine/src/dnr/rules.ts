@@ -10,7 +10,7 @@ import { translateRegex, translateReplacement } from './re2.js';
 import type { DnrAction, DnrCondition } from './types.js';
 import { ALL_TYPES, caseSensitive, prefixFilter, type PlanContext, type Planned, type RulePlan } from './plan.js';
 import { hostCondition, OVER_BUDGET, regexCondition, regexPieceRules, rewriteDomains } from './fences.js';
-import { splitToFit } from './split-alternation.js';
+import { MAX_PIECES, runsThatFit, splitToFit } from './split-alternation.js';
 import { rulesetRegexOrNull } from '../regex/safe-regex.js';
 import { insertedGroups } from '../regex/replacement.js';
 
@@ -148,17 +148,22 @@ export function planRule(ctx: PlanContext, j: number, priority: number): RulePla
   if (upgrade)
     return { trivial: false, upgradeHosts: upgrade.hosts, upgradeSuffixes: upgrade.suffixes, upgradeOneBelow: upgrade.oneBelow, rules: [], regexes: 0 };
   if (spellsMatchBack(rule.from, rule.to)) return upgradeRule(ctx, rule.from, priority);
-  const rc = regexCondition(ctx, rule.from, { rewriteTo: rule.to });
-  if (rc === OVER_BUDGET) return splitHostRedirect(ctx, rule.from, rule.to, priority) ?? rc;
-  if (typeof rc === 'string') return rc;
-  if (rc === null) return { trivial: false, rules: [], regexes: 0 };
-  const substitution = translateReplacement(rule.to, rc.captures);
+  const redirect = redirectRule(ctx, rule.from, rule.to, priority);
+  if (redirect === OVER_BUDGET) return splitHostRedirect(ctx, rule.from, rule.to, priority) ?? redirect;
+  if (typeof redirect === 'string') return redirect;
+  return redirect === null ? { trivial: false, rules: [], regexes: 0 } : { trivial: false, regexes: 1, rules: [redirect] };
+}
+
+/**
+ * A redirect of the URLs `source` matches to `to` by regex substitution; null when it matches no
+ * URL of a target host, else the reason it cannot be one.
+ */
+function redirectRule(ctx: PlanContext, source: string, to: string, priority: number): Planned | string | null {
+  const rc = regexCondition(ctx, source, { rewriteTo: to });
+  if (rc === null || typeof rc === 'string') return rc;
+  const substitution = translateReplacement(to, rc.captures);
   if (substitution === null) return "replacement uses $`, $' or a group number RE2 cannot substitute";
-  return {
-    trivial: false,
-    regexes: 1,
-    rules: [{ priority, action: { type: 'redirect', redirect: { regexSubstitution: substitution } }, condition: rc.condition }],
-  };
+  return { priority, action: { type: 'redirect', redirect: { regexSubstitution: substitution } }, condition: rc.condition };
 }
 
 /**
@@ -236,33 +241,21 @@ function splitHostRedirect(ctx: PlanContext, from: string, to: string, priority:
     const tr = translateRegex(source, insertedGroups(to, captureCount(source)));
     return tr.ok && tr.estimatedInstructions <= ctx.maxInstructions;
   };
-  const pieces: string[] = [];
-  let run: string[] = [];
-  for (const a of g.alternatives.map((x) => x.raw)) {
-    if (fits(wrap([...run, a]))) {
-      run.push(a);
-      continue;
-    }
-    if (run.length === 0) return null;
-    pieces.push(wrap(run));
-    run = [a];
-  }
-  pieces.push(wrap(run));
-  if (pieces.length > MAX_REDIRECT_PIECES) return null;
+  const pieces = runsThatFit(
+    g.alternatives.map((x) => x.raw),
+    wrap,
+    fits,
+    MAX_PIECES,
+  );
+  if (pieces === null) return null;
   const rules: Planned[] = [];
   for (const piece of pieces) {
-    const rc = regexCondition(ctx, piece, { rewriteTo: to });
-    if (typeof rc === 'string') return null;
-    if (rc === null) continue;
-    const substitution = translateReplacement(to, rc.captures);
-    if (substitution === null) return null;
-    rules.push({ priority, action: { type: 'redirect', redirect: { regexSubstitution: substitution } }, condition: rc.condition });
+    const redirect = redirectRule(ctx, piece, to, priority);
+    if (typeof redirect === 'string') return null;
+    if (redirect !== null) rules.push(redirect);
   }
   return { trivial: false, rules, regexes: rules.length };
 }
-
-/** More pieces than this cost more regexes than the rule is likely worth. */
-const MAX_REDIRECT_PIECES = 8;
 
 /**
  * Rules with a lookahead: the prefix before a trailing lookahead becomes filters (positive: only

@@ -8,7 +8,7 @@ import { parsePattern } from '../regex/pattern-ast.js';
 import { translateRegex } from './re2.js';
 
 /** More pieces than this cost more regexes than the ruleset is likely worth. */
-const MAX_PIECES = 8;
+export const MAX_PIECES = 8;
 
 /**
  * JavaScript regex sources whose matches together are the matches of `source`, each estimated
@@ -25,29 +25,42 @@ export function splitToFit(source: string, maxInstructions: number, maxPieces = 
   const split = (s: string): string[] | null => {
     if (fits(s)) return [s];
     const alt = alternationOf(s);
-    if (alt === null) return null;
-    const out: string[] = [];
-    let run: string[] = [];
-    for (const a of alt.alternatives) {
-      if (fits(alt.wrap([...run, a]))) {
-        run.push(a);
-        continue;
-      }
-      if (run.length > 0) out.push(alt.wrap(run));
-      run = [];
-      if (fits(alt.wrap([a]))) run = [a];
-      else {
-        const deeper = split(alt.wrap([a]));
-        if (deeper === null) return null;
-        out.push(...deeper);
-      }
-      if (out.length > maxPieces) return null;
-    }
-    if (run.length > 0) out.push(alt.wrap(run));
-    return out;
+    return alt === null ? null : runsThatFit(alt.alternatives, alt.wrap, fits, maxPieces, split);
   };
-  const pieces = split(source);
-  return pieces !== null && pieces.length <= maxPieces ? pieces : null;
+  return split(source);
+}
+
+/**
+ * `alternatives` in runs as long as `fits` allows, each run put in its place by `wrap`; one too
+ * large on its own is handed to `alone` (by default: no pieces). Null when an alternative cannot
+ * be placed or it takes more than `maxPieces`.
+ */
+export function runsThatFit(
+  alternatives: readonly string[],
+  wrap: (alternatives: readonly string[]) => string,
+  fits: (source: string) => boolean,
+  maxPieces: number,
+  alone: (source: string) => string[] | null = () => null,
+): string[] | null {
+  const out: string[] = [];
+  let run: string[] = [];
+  for (const a of alternatives) {
+    if (fits(wrap([...run, a]))) {
+      run.push(a);
+      continue;
+    }
+    if (run.length > 0) out.push(wrap(run));
+    run = [];
+    if (fits(wrap([a]))) run = [a];
+    else {
+      const deeper = alone(wrap([a]));
+      if (deeper === null) return null;
+      out.push(...deeper);
+    }
+    if (out.length > maxPieces) return null;
+  }
+  if (run.length > 0) out.push(wrap(run));
+  return out.length <= maxPieces ? out : null;
 }
 
 interface Alternation {
