@@ -89,9 +89,9 @@ describe('protection mode in Firefox', () => {
 
   it('is on by default and tells which ruleset or upgrade made a page secure', async () => {
     expect(await tab.goto(at('http', 'works.example.test', '/a?b=1'))).toBe(at('https', 'works.example.test', '/a?b=1'));
-    expect(await tabStatus()).toMatchObject({ secure: true, kind: 'https-by-upgrade' });
+    await expect.poll(tabStatus, POLL).toMatchObject({ secure: true, kind: 'https-by-upgrade' });
     expect(await tab.goto(at('http', 'ruled.example.test', '/r'))).toBe(at('https', 'www.ruled.example.test', '/r'));
-    expect(await tabStatus()).toMatchObject({ secure: true, kind: 'https-by-ruleset', ruleset: 'Ruled Example' });
+    await expect.poll(tabStatus, POLL).toMatchObject({ secure: true, kind: 'https-by-ruleset', ruleset: 'Ruled Example' });
   });
 
   it('upgrades the subresources of an HTTP page to a host learned from a navigation; makes its cookies Secure', async () => {
@@ -106,7 +106,7 @@ describe('protection mode in Firefox', () => {
     const images = site.log.slice(before).filter((r) => r.path.startsWith('/pixel.png'));
     // Firefox may fetch an image twice (a reload of the cached page): what counts is which scheme each host saw.
     expect([...new Set(images.map((r) => `${r.host} ${r.secure}`))].sort()).toEqual(['cdn.example.test true', 'other.example.test false']);
-    expect(await tabStatus()).toMatchObject({ secure: false, kind: 'http-no-rule', localAddress: true });
+    await expect.poll(tabStatus, POLL).toMatchObject({ secure: false, kind: 'http-no-rule', localAddress: true });
   });
 
   it('lets an expired entry go: the host is tried over HTTP again', async () => {
@@ -140,10 +140,10 @@ describe('protection mode in Firefox', () => {
     const kept = (scheme: string, path: string) => at(scheme, 'kept.example.test', path);
     expect(await tab.goto(kept('http', '/plain/page?q=1'))).toBe(kept('http', '/plain/page?q=1'));
     expect(site.seen('kept.example.test').filter((s) => !s.includes('favicon'))).toEqual(['GET http /plain/page?q=1']);
-    expect(await tabStatus()).toMatchObject({ secure: false, kind: 'http-ruleset-excludes', ruleset: 'Kept Example' });
+    await expect.poll(tabStatus, POLL).toMatchObject({ secure: false, kind: 'http-ruleset-excludes', ruleset: 'Kept Example' });
     // Another path of the same host: the mode upgrades it, and the host becomes known.
     expect(await tab.goto(kept('http', '/other'))).toBe(kept('https', '/other'));
-    expect(await tabStatus()).toMatchObject({ secure: true, kind: 'https-by-upgrade' });
+    await expect.poll(tabStatus, POLL).toMatchObject({ secure: true, kind: 'https-by-upgrade' });
     // Its subresources on an HTTP page: the excluded one stays on HTTP, the others are upgraded.
     const before = site.log.length;
     const srcs = [kept('http', '/plain/pixel.png'), kept('http', '/other/pixel.png'), kept('http', '/ruled/pixel.png')];
