@@ -14,6 +14,7 @@ import { planLookaroundRule, planRule } from './rules.js';
 import { literalGroupKeys, trivialGroups } from './trivial-groups.js';
 import { spendRegexBudget } from './budget.js';
 import { mergeRegexRules } from './merge-regexes.js';
+import { groupHostRedirects, redirectGroupsNeeded } from './redirect-groups.js';
 import { dottedGroups, shapeKey, trailingDotRule } from './trailing-dots.js';
 import { fragmentDependentGroups } from '../regex/fragment-groups.js';
 
@@ -35,6 +36,12 @@ export interface DnrCompileOptions {
    * host rules that save regexes when the regex limit runs short.
    */
   ruleLimit?: number;
+  /**
+   * Redirect rules allowed in the output (Chromium: 5,000 "unsafe" dynamic rules; static sets
+   * have no such limit). Host-swap redirects are grouped to fit (redirect-groups.ts), one regex
+   * of the budget per group. Unset: no limit.
+   */
+  redirectLimit?: number;
   /** First rule id (ids are consecutive). */
   firstId?: number;
   /**
@@ -146,6 +153,13 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
   // Hosts whose dotted form may lose its dots: one regex per host shape, counted before the
   // budget (a ruleset the budget then cuts drops out, so the final groups are no more).
   const sharedRegexes = trivialGroups(plans, literalKeys).filter((r) => r.condition.regexFilter !== undefined).length + (needsCredentialsAllow ? 1 : 0);
+  // Regexes for the redirect groups, set aside before the budget like the shared ones (cutting
+  // rulesets only removes redirects, so no more are needed after it).
+  const redirectLimit = options.redirectLimit;
+  const groupRegexes =
+    redirectLimit === undefined
+      ? 0
+      : redirectGroupsNeeded([...trivialGroups(plans, literalKeys), ...plans.flatMap((p) => p.rules.flatMap((r) => r.rules))], redirectLimit);
   const dotted = (trial: RulesetPlan[], complete: (p: RulesetPlan) => boolean) => (options.trailingDots === true ? dottedGroups(trial, active, complete) : []);
 
   /**
@@ -164,7 +178,7 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
         .slice(0, Math.max(0, regexLimit - sharedRegexes))
         .map(shapeKey),
     );
-    const cuts = spendRegexBudget(trial, Math.max(0, regexLimit - sharedRegexes - dotShapes.size + extra), (...args) => {
+    const cuts = spendRegexBudget(trial, Math.max(0, regexLimit - sharedRegexes - groupRegexes - dotShapes.size + extra), (...args) => {
       cut.add(args[0]);
       recorded.push(args);
     });
@@ -173,7 +187,8 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
     if (needsCredentialsAllow && planned.some(rewritesCredentials)) planned.push(CREDENTIALS_ALLOW);
     // After the budget: a ruleset it left out has nothing to apply to the undotted URL.
     for (const g of dotted(trial, complete)) if (dotShapes.has(shapeKey(g))) planned.push(trailingDotRule(g, MAX_COMPILED_PRIORITY));
-    const merged = mergeRegexRules(planned, maxInstructions);
+    const merged =
+      redirectLimit === undefined ? mergeRegexRules(planned, maxInstructions) : groupHostRedirects(mergeRegexRules(planned, maxInstructions), redirectLimit);
     return { merged, recorded, cuts, regexes: merged.filter((r) => r.condition.regexFilter !== undefined).length };
   };
   // Merging frees regexes the budget can give out again, which merge in turn: a few rounds,
@@ -202,6 +217,8 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
   const regexRuleCount = rules.filter((r) => r.condition.regexFilter !== undefined).length;
   const overLimits: string[] = [];
   if (regexRuleCount > regexLimit) overLimits.push(`${regexRuleCount} regex rules > ${regexLimit}`);
+  const redirectCount = rules.filter((r) => r.action.type === 'redirect').length;
+  if (redirectLimit !== undefined && redirectCount > redirectLimit) overLimits.push(`${redirectCount} redirect rules > ${redirectLimit}`);
   if (rules.length > DNR_LIMITS.guaranteedStaticRules) overLimits.push(`${rules.length} rules > ${DNR_LIMITS.guaranteedStaticRules} guaranteed static rules`);
   const rulesetsPartial = partialNames.size;
   return {
