@@ -32,6 +32,8 @@ export class ChannelDnrRuntime {
     private readonly writer: RuleWriter,
     private readonly rulesets: Pick<DnrApi, 'updateEnabledRulesets'>,
     private readonly area: StorageArea,
+    /** The handoff page's URL: the library's page loads that its rules cannot carry go there. */
+    private readonly handoffPage: string | null = null,
   ) {}
 
   async state(): Promise<ChannelDnrState | undefined> {
@@ -79,8 +81,8 @@ export class ChannelDnrRuntime {
         compile: (regexLimit, free) => {
           const rulesets = [];
           for (let id = 0; id < c.engine.rulesetCount; id++) if (c.engine.isActive(id)) rulesets.push(c.engine.ruleset(id));
-          if (c.name === LIBRARY_LAYER_NAME) return compileLibraryRules(rulesets, free);
-          return compileChannelRules(rulesets, c.scope, regexLimit, c.destinations, free.rules);
+          if (c.name === LIBRARY_LAYER_NAME) return compileLibraryRules(rulesets, free, this.handoffPage);
+          return compileChannelRules(rulesets, c.scope, regexLimit, c.destinations, free.rules, free.unsafeRules);
         },
       };
     });
