@@ -64,6 +64,27 @@ async function setUp() {
   return { area, c, service };
 }
 
+/** Chromium's dynamic and session rules, in memory. */
+function memoryDnr(): DnrApi & { dynamic: DnrRule[] } {
+  return {
+    dynamic: [],
+    async getDynamicRules() {
+      return structuredClone(this.dynamic);
+    },
+    async getSessionRules() {
+      return [];
+    },
+    async updateSessionRules() {},
+    async getEnabledRulesets() {
+      return [];
+    },
+    async updateDynamicRules({ removeRuleIds, addRules }) {
+      this.dynamic = [...this.dynamic.filter((r) => !removeRuleIds.includes(r.id)), ...addRules];
+    },
+    async updateEnabledRulesets() {},
+  };
+}
+
 /** The page's side: unpack, send in batches, finish; returns the answer and the progress seen. */
 async function importArchive(service: LibraryService, bytes: Uint8Array, name: string, batch = 2) {
   const contents = readArchive(bytes);
@@ -224,6 +245,38 @@ describe('the library on Chromium', () => {
         expect(image).toBe(`https://${h}/b`);
       }
     }
+  });
+
+  it('asks Chromium about every regex before writing, and leaves out a ruleset it refuses one of', async () => {
+    const { c, service } = await setUp();
+    const regexRuleset = (name: string, host: string) =>
+      `<ruleset name="${name}"><target host="${host}"/><rule from="^http://${host.replace('.', '\\.')}/(\\d+)/x" to="https://${host}/$1/y"/></ruleset>`;
+    await importArchive(
+      service,
+      tar([
+        { name: 'rules/Gamma.xml', data: regexRuleset('Gamma', 'gamma.test') },
+        { name: 'rules/Delta.xml', data: regexRuleset('Delta', 'delta.test') },
+      ]),
+      'lib.tar',
+    );
+    const dnr = memoryDnr();
+    const page = 'chrome-extension://abc/ui/handoff.html';
+    const asked: string[] = [];
+    const refuse = (regex: string) => regex.includes('gamma');
+    const runtime = new ChannelDnrRuntime(new RuleWriter(dnr), dnr, new MemoryStorageArea(), page, async ({ regex }) => {
+      asked.push(regex);
+      return !refuse(regex);
+    });
+    const state = await runtime.sync(c.channels, false);
+    expect(asked.some(refuse)).toBe(true);
+    // Each regex is asked about once, and none Chromium refuses is written.
+    expect(new Set(asked).size).toBe(asked.length);
+    expect(dnr.dynamic.filter((r) => refuse(r.condition.regexFilter ?? ''))).toEqual([]);
+    expect(state.applied[LIBRARY_LAYER_NAME]?.coverage?.pageLoadsOnly).toEqual(['Gamma']);
+    const emulator = new DnrEmulator(dnr.dynamic);
+    expect(emulator.match({ url: 'http://delta.test/7/x', type: 'image' }).redirectUrl).toBe('https://delta.test/7/y');
+    expect(emulator.match({ url: 'http://gamma.test/7/x', type: 'image' }).redirectUrl).toBeNull();
+    expect(emulator.match({ url: 'http://gamma.test/7/x', type: 'main_frame' }).redirectUrl).toBe(`${page}#http://gamma.test/7/x`);
   });
 
   it('is compiled into the channel band below the channels and reported as partial', async () => {

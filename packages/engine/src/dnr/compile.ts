@@ -42,6 +42,11 @@ export interface DnrCompileOptions {
    * of the budget per group. Unset: no limit.
    */
   redirectLimit?: number;
+  /**
+   * Regexes the browser said it refuses (`isRegexSupported`, asked for what an earlier compile
+   * gave): a ruleset that needs one is left out, and no merge makes one.
+   */
+  refusedRegexes?: ReadonlySet<string>;
   /** First rule id (ids are consecutive). */
   firstId?: number;
   /**
@@ -109,6 +114,7 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
   const isActive = options.isActive ?? ((r: Ruleset) => isDefaultActive(r));
   const regexLimit = options.regexLimit ?? DNR_LIMITS.regexRules;
   const maxInstructions = options.maxRegexInstructions ?? DEFAULT_MAX_REGEX_INSTRUCTIONS;
+  const refused = options.refusedRegexes ?? new Set<string>();
   const omissions: DnrOmission[] = [];
   const incomplete = new Set<Ruleset>();
   const omit = (ruleset: Ruleset, what: DnrOmission['what'], index: number, source: string, reason: string): void => {
@@ -128,7 +134,7 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
     considered++;
     const targets = ruleset.targets.map((t) => classifyTarget(t.host)).filter((t): t is ClassifiedTarget => t !== null);
     active.push({ ruleset, targets });
-    const plan = planRuleset(ruleset, maxInstructions, omit);
+    const plan = planRuleset(ruleset, maxInstructions, omit, refused);
     if (plan) plans.push(plan);
     else skipped++;
   }
@@ -188,7 +194,9 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
     // After the budget: a ruleset it left out has nothing to apply to the undotted URL.
     for (const g of dotted(trial, complete)) if (dotShapes.has(shapeKey(g))) planned.push(trailingDotRule(g, MAX_COMPILED_PRIORITY));
     const merged =
-      redirectLimit === undefined ? mergeRegexRules(planned, maxInstructions) : groupHostRedirects(mergeRegexRules(planned, maxInstructions), redirectLimit);
+      redirectLimit === undefined
+        ? mergeRegexRules(planned, maxInstructions, refused)
+        : groupHostRedirects(mergeRegexRules(planned, maxInstructions, refused), redirectLimit);
     return { merged, recorded, cuts, regexes: merged.filter((r) => r.condition.regexFilter !== undefined).length };
   };
   // Merging frees regexes the budget can give out again, which merge in turn: a few rounds,
@@ -242,6 +250,7 @@ function planRuleset(
   ruleset: Ruleset,
   maxInstructions: number,
   omit: (r: Ruleset, what: DnrOmission['what'], index: number, source: string, reason: string) => void,
+  refused: ReadonlySet<string>,
 ): RulesetPlan | null {
   const targets: ClassifiedTarget[] = [];
   ruleset.targets.forEach((t, i) => {
@@ -322,6 +331,10 @@ function planRuleset(
   }
   // The fences keep the rules above (and the ruleset's exclusions) to the targets.
   allows.push(...ctx.fences.values());
+  if (refused.size > 0 && [...allows, ...rules.flatMap((r) => r.rules)].some((r) => refused.has(r.condition.regexFilter ?? ''))) {
+    omit(ruleset, 'ruleset', 0, ruleset.name, 'the browser refuses one of its regexes');
+    return null;
+  }
   const regexes = allows.filter((a) => a.condition.regexFilter !== undefined).length + rules.reduce((s, r) => s + r.regexes, 0);
   return { ruleset, band, targets, allows, widenable, rules, regexes };
 }

@@ -23,7 +23,7 @@ import { loadBundledEngine } from '../rewriter/engine-loader.js';
 import { restoreOverrides } from '../rewriter/overrides-store.js';
 import { listenForMessages } from '../routing/runtime-messages.js';
 import { installBackground } from './background-runtime.js';
-import { dnrApi, ext, storageArea } from './browser-api.js';
+import { dnrApi, ext, regexSupport, storageArea } from './browser-api.js';
 
 const guard = new LoopGuard();
 const dnr = dnrApi();
@@ -31,7 +31,7 @@ const dnr = dnrApi();
 const writer = new RuleWriter(dnr);
 const loops = new LoopLayer(guard, writer, storageArea('session'));
 const dnrCheck = new DnrUpgradeCheck(dnr);
-const channelRules = new ChannelDnrRuntime(writer, dnr, storageArea('local'), ext.runtime.getURL(HANDOFF_PAGE));
+const channelRules = new ChannelDnrRuntime(writer, dnr, storageArea('local'), ext.runtime.getURL(HANDOFF_PAGE), regexSupport());
 const rulesets = new RulesetRules(writer, channelRules, () => dnrCheck.invalidate());
 /** The defaults engine and the hosts of default rulesets DNR did not express completely, once loaded. */
 let defaults: Engine | null = null;

@@ -44,23 +44,30 @@ function destinationKnownSafe(to: string, from: string, dnr: DnrScope, destinati
   return dnr.scope.hosts.some((h) => h.subdomains && within(dest.of, h.host)) || destinations.some((d) => d.startsWith('*.') && within(dest.of, d.slice(2)));
 }
 
+export interface ChannelRuleLimits {
+  /** Rules the compiler may spend on literal host rules to save regexes. */
+  ruleLimit?: number;
+  /** Redirects ("unsafe" rules) allowed; host swaps are grouped to fit, a regex per group. */
+  redirectLimit?: number;
+  /** Regexes the browser refuses (`isRegexSupported`): rulesets that need one are left out. */
+  refusedRegexes?: ReadonlySet<string>;
+}
+
 /**
  * A channel's active rulesets as DNR rules confined to its scope, priorities relative to the
  * channel (0 .. CHANNEL_PRIORITY_STEP), ids unassigned. Rulesets whose regexes do not fit
  * `regexLimit` are left out and counted, as for the default static ruleset. So are rulesets
  * with a rule whose destination cannot be shown to stay inside the scope and destinations
- * (see destinationKnownSafe; the engine on Firefox checks those on every rewrite). `ruleLimit`
- * bounds the literal rules the compiler may spend to save regexes, `redirectLimit` the
- * redirects (host swaps are grouped to fit, a regex per group).
+ * (see destinationKnownSafe; the engine on Firefox checks those on every rewrite).
  */
 export function compileChannelRules(
   rulesets: Ruleset[],
   scope: string,
   regexLimit: number,
   destinations: readonly string[] = [],
-  ruleLimit: number = DNR_LIMITS.dynamicRules,
-  redirectLimit: number = DNR_LIMITS.unsafeDynamicRules,
+  limits: ChannelRuleLimits = {},
 ): ChannelRulesResult {
+  const { ruleLimit = DNR_LIMITS.dynamicRules, redirectLimit = DNR_LIMITS.unsafeDynamicRules, refusedRegexes } = limits;
   const dnrScope = scopeToDnr(scope);
   if (!dnrScope.ok) return { ok: false, reason: `its scope cannot be enforced on Chromium: ${dnrScope.reason}` };
   const inScope = rulesets.filter((r) => r.targets.some((t) => targetMayBeInScope(t.host, dnrScope.dnr)));
@@ -71,6 +78,7 @@ export function compileChannelRules(
     regexLimit: Math.max(0, regexLimit),
     ruleLimit: Math.max(0, ruleLimit),
     redirectLimit: Math.max(0, redirectLimit),
+    ...(refusedRegexes === undefined ? {} : { refusedRegexes }),
     firstId: 1,
   });
   const restricted = restrictRulesToScope(compiled.rules, dnrScope.dnr);
@@ -87,8 +95,11 @@ export interface ChannelDnrInput {
   timestamp: number;
   scope: string;
   replacesDefaults: boolean;
-  /** Compiles on demand (only when the stored rules are out of date); `free` is what the limits leave. */
-  compile(regexLimit: number, free: DnrUsage): ChannelRulesResult;
+  /**
+   * Compiles on demand (only when the stored rules are out of date); `free` is what the limits
+   * leave, `refused` the regexes the browser refuses.
+   */
+  compile(regexLimit: number, free: DnrUsage, refused: ReadonlySet<string>): ChannelRulesResult;
   /** The rules currently applied for this channel under the same scope (priorities relative), if any. */
   previous?: { timestamp: number; rules: DnrRule[] };
 }
@@ -123,7 +134,7 @@ export function channelPriorityOffset(position: number): number {
  * rules cannot be enforced or do not fit is never applied in part: its previous rules stay (if
  * they still fit), otherwise it has none, and the reason is reported.
  */
-export function planChannelDnr(channels: readonly ChannelDnrInput[], others: DnrUsage): ChannelDnrPlan {
+export function planChannelDnr(channels: readonly ChannelDnrInput[], others: DnrUsage, refused: ReadonlySet<string> = new Set()): ChannelDnrPlan {
   const used = { ...others };
   const plan: ChannelDnrPlan = { rules: [], applied: {}, problems: {}, disableDefaults: false };
   let nextId = CHANNEL_RULE_ID_BASE;
@@ -142,7 +153,7 @@ export function planChannelDnr(channels: readonly ChannelDnrInput[], others: Dnr
       regexRules: Math.max(0, regexLimit),
       unsafeRules: DNR_LIMITS.unsafeDynamicRules - used.unsafeRules,
     };
-    const compiled = channel.compile(regexLimit, free);
+    const compiled = channel.compile(regexLimit, free, refused);
     let chosen: { timestamp: number; rules: DnrRule[]; coverage?: RulesetCoverage } | null = null;
     if (compiled.ok) {
       const need = usageOf(compiled.rules);

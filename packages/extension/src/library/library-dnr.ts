@@ -23,14 +23,23 @@ export const LIBRARY_HANDOFF_PRIORITY = CHANNEL_PRIORITY_STEP - 1;
  * a wildcard on the right, `www.example.*`, which a domain list cannot hold) apart. Firefox uses
  * the whole library through the engine.
  */
-export function compileLibraryRules(rulesets: readonly Ruleset[], free: DnrUsage, handoffPage: string | null = null): ChannelRulesResult {
+export function compileLibraryRules(
+  rulesets: readonly Ruleset[],
+  free: DnrUsage,
+  handoffPage: string | null = null,
+  refusedRegexes: ReadonlySet<string> = new Set(),
+): ChannelRulesResult {
   // The handoff rule is one rule, one regex and one redirect.
   const spare = handoffPage === null ? 0 : 1;
   const room = { rules: free.rules - spare, regexRules: free.regexRules - spare, unsafeRules: free.unsafeRules - spare };
   const fits = (u: DnrUsage) => u.rules <= room.rules && u.regexRules <= room.regexRules && u.unsafeRules <= room.unsafeRules;
   let n = rulesets.length;
   for (let attempt = 0; attempt < 6 && n > 0 && room.rules >= 0 && room.regexRules >= 0 && room.unsafeRules >= 0; attempt++) {
-    const compiled = compileChannelRules(rulesets.slice(0, n), '', room.regexRules, [], room.rules, room.unsafeRules);
+    const compiled = compileChannelRules(rulesets.slice(0, n), '', room.regexRules, [], {
+      ruleLimit: room.rules,
+      redirectLimit: room.unsafeRules,
+      refusedRegexes,
+    });
     if (!compiled.ok) return compiled;
     const need = usageOf(compiled.rules);
     if (fits(need)) {
