@@ -64,6 +64,27 @@ async function setUp() {
   return { area, c, service };
 }
 
+/** Chromium's dynamic and session rules, in memory. */
+function memoryDnr(): DnrApi & { dynamic: DnrRule[] } {
+  return {
+    dynamic: [],
+    async getDynamicRules() {
+      return structuredClone(this.dynamic);
+    },
+    async getSessionRules() {
+      return [];
+    },
+    async updateSessionRules() {},
+    async getEnabledRulesets() {
+      return [];
+    },
+    async updateDynamicRules({ removeRuleIds, addRules }) {
+      this.dynamic = [...this.dynamic.filter((r) => !removeRuleIds.includes(r.id)), ...addRules];
+    },
+    async updateEnabledRulesets() {},
+  };
+}
+
 /** The page's side: unpack, send in batches, finish; returns the answer and the progress seen. */
 async function importArchive(service: LibraryService, bytes: Uint8Array, name: string, batch = 2) {
   const contents = readArchive(bytes);
@@ -194,11 +215,68 @@ describe('the library on Chromium', () => {
     const part = compileLibraryRules(rulesets, { rules: Math.floor(need / 3), regexRules: 1000, unsafeRules: 1000 });
     if (!part.ok) throw new Error(part.reason);
     expect(part.rules.length).toBeLessThanOrEqual(Math.floor(need / 3));
-    expect(part.note).toMatch(/leaves room for \d+ of its 40 rulesets/);
+    expect(part.note).toMatch(/on Chromium, \d+ of its 40 rulesets apply fully/);
     // What is applied rewrites exactly as the engine does for the rulesets it kept.
     const emulator = new DnrEmulator(part.rules);
     expect(emulator.match({ url: 'http://h0.test/a', type: 'main_frame' }).redirectUrl).toBe('https://h0.test/b');
     expect(compileLibraryRules(rulesets, { rules: 0, regexRules: 0, unsafeRules: 0 })).toMatchObject({ ok: false });
+  });
+
+  it('sends the page loads of the rulesets that do not fit to the handoff page, and names them', () => {
+    const page = 'chrome-extension://abc/ui/handoff.html';
+    const all = compileLibraryRules(rulesets, { rules: 1000, regexRules: 1000, unsafeRules: 1000 }, page);
+    const need = all.ok ? all.rules.length : 0;
+    const part = compileLibraryRules(rulesets, { rules: Math.floor(need / 3), regexRules: 1000, unsafeRules: 1000 }, page);
+    if (!part.ok || part.coverage === undefined) throw new Error('expected a partial library');
+    const left = part.coverage.pageLoadsOnly;
+    expect(left.length).toBeGreaterThan(20);
+    expect(part.coverage.inPart).toEqual([]);
+    expect(part.note).toContain(`${left.length} apply to page loads only`);
+    const emulator = new DnrEmulator(part.rules);
+    for (const [i, h] of hosts.entries()) {
+      const main = emulator.match({ url: `http://${h}/a`, type: 'main_frame' }).redirectUrl;
+      const image = emulator.match({ url: `http://${h}/a`, type: 'image' }).redirectUrl;
+      if (left.includes(`R${i}`)) {
+        // The page asks the engine; an image of such a site is left alone, never sent elsewhere.
+        expect(main).toBe(`${page}#http://${h}/a`);
+        expect(image).toBeNull();
+      } else {
+        expect(main).toBe(`https://${h}/b`);
+        expect(image).toBe(`https://${h}/b`);
+      }
+    }
+  });
+
+  it('asks Chromium about every regex before writing, and leaves out a ruleset it refuses one of', async () => {
+    const { c, service } = await setUp();
+    const regexRuleset = (name: string, host: string) =>
+      `<ruleset name="${name}"><target host="${host}"/><rule from="^http://${host.replace('.', '\\.')}/(\\d+)/x" to="https://${host}/$1/y"/></ruleset>`;
+    await importArchive(
+      service,
+      tar([
+        { name: 'rules/Gamma.xml', data: regexRuleset('Gamma', 'gamma.test') },
+        { name: 'rules/Delta.xml', data: regexRuleset('Delta', 'delta.test') },
+      ]),
+      'lib.tar',
+    );
+    const dnr = memoryDnr();
+    const page = 'chrome-extension://abc/ui/handoff.html';
+    const asked: string[] = [];
+    const refuse = (regex: string) => regex.includes('gamma');
+    const runtime = new ChannelDnrRuntime(new RuleWriter(dnr), dnr, new MemoryStorageArea(), page, async ({ regex }) => {
+      asked.push(regex);
+      return !refuse(regex);
+    });
+    const state = await runtime.sync(c.channels, false);
+    expect(asked.some(refuse)).toBe(true);
+    // Each regex is asked about once, and none Chromium refuses is written.
+    expect(new Set(asked).size).toBe(asked.length);
+    expect(dnr.dynamic.filter((r) => refuse(r.condition.regexFilter ?? ''))).toEqual([]);
+    expect(state.applied[LIBRARY_LAYER_NAME]?.coverage?.pageLoadsOnly).toEqual(['Gamma']);
+    const emulator = new DnrEmulator(dnr.dynamic);
+    expect(emulator.match({ url: 'http://delta.test/7/x', type: 'image' }).redirectUrl).toBe('https://delta.test/7/y');
+    expect(emulator.match({ url: 'http://gamma.test/7/x', type: 'image' }).redirectUrl).toBeNull();
+    expect(emulator.match({ url: 'http://gamma.test/7/x', type: 'main_frame' }).redirectUrl).toBe(`${page}#http://gamma.test/7/x`);
   });
 
   it('is compiled into the channel band below the channels and reported as partial', async () => {
@@ -228,7 +306,7 @@ describe('the library on Chromium', () => {
     };
     const runtime = new ChannelDnrRuntime(new RuleWriter(dnr), dnr, new MemoryStorageArea());
     const state = await runtime.sync(c.channels, false);
-    expect(state.problems[LIBRARY_LAYER_NAME]).toMatch(/leaves room for [12] of its 3 rulesets/);
+    expect(state.problems[LIBRARY_LAYER_NAME]).toMatch(/on Chromium, [12] of its 3 rulesets apply fully/);
     expect(dnr.dynamic.length).toBeGreaterThan(DNR_LIMITS.dynamicRules - 2);
     expect(dnr.dynamic.length).toBeLessThanOrEqual(DNR_LIMITS.dynamicRules);
 

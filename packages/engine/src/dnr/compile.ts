@@ -14,6 +14,7 @@ import { planLookaroundRule, planRule } from './rules.js';
 import { literalGroupKeys, trivialGroups } from './trivial-groups.js';
 import { spendRegexBudget } from './budget.js';
 import { mergeRegexRules } from './merge-regexes.js';
+import { groupHostRedirects, redirectGroupsNeeded } from './redirect-groups.js';
 import { dottedGroups, shapeKey, trailingDotRule } from './trailing-dots.js';
 import { fragmentDependentGroups } from '../regex/fragment-groups.js';
 
@@ -35,6 +36,17 @@ export interface DnrCompileOptions {
    * host rules that save regexes when the regex limit runs short.
    */
   ruleLimit?: number;
+  /**
+   * Redirect rules allowed in the output (Chromium: 5,000 "unsafe" dynamic rules; static sets
+   * have no such limit). Host-swap redirects are grouped to fit (redirect-groups.ts), one regex
+   * of the budget per group. Unset: no limit.
+   */
+  redirectLimit?: number;
+  /**
+   * Regexes the browser said it refuses (`isRegexSupported`, asked for what an earlier compile
+   * gave): a ruleset that needs one is left out, and no merge makes one.
+   */
+  refusedRegexes?: ReadonlySet<string>;
   /** First rule id (ids are consecutive). */
   firstId?: number;
   /**
@@ -102,6 +114,7 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
   const isActive = options.isActive ?? ((r: Ruleset) => isDefaultActive(r));
   const regexLimit = options.regexLimit ?? DNR_LIMITS.regexRules;
   const maxInstructions = options.maxRegexInstructions ?? DEFAULT_MAX_REGEX_INSTRUCTIONS;
+  const refused = options.refusedRegexes ?? new Set<string>();
   const omissions: DnrOmission[] = [];
   const incomplete = new Set<Ruleset>();
   const omit = (ruleset: Ruleset, what: DnrOmission['what'], index: number, source: string, reason: string): void => {
@@ -121,7 +134,7 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
     considered++;
     const targets = ruleset.targets.map((t) => classifyTarget(t.host)).filter((t): t is ClassifiedTarget => t !== null);
     active.push({ ruleset, targets });
-    const plan = planRuleset(ruleset, maxInstructions, omit);
+    const plan = planRuleset(ruleset, maxInstructions, omit, refused);
     if (plan) plans.push(plan);
     else skipped++;
   }
@@ -146,6 +159,13 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
   // Hosts whose dotted form may lose its dots: one regex per host shape, counted before the
   // budget (a ruleset the budget then cuts drops out, so the final groups are no more).
   const sharedRegexes = trivialGroups(plans, literalKeys).filter((r) => r.condition.regexFilter !== undefined).length + (needsCredentialsAllow ? 1 : 0);
+  // Regexes for the redirect groups, set aside before the budget like the shared ones (cutting
+  // rulesets only removes redirects, so no more are needed after it).
+  const redirectLimit = options.redirectLimit;
+  const groupRegexes =
+    redirectLimit === undefined
+      ? 0
+      : redirectGroupsNeeded([...trivialGroups(plans, literalKeys), ...plans.flatMap((p) => p.rules.flatMap((r) => r.rules))], redirectLimit);
   const dotted = (trial: RulesetPlan[], complete: (p: RulesetPlan) => boolean) => (options.trailingDots === true ? dottedGroups(trial, active, complete) : []);
 
   /**
@@ -164,7 +184,7 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
         .slice(0, Math.max(0, regexLimit - sharedRegexes))
         .map(shapeKey),
     );
-    const cuts = spendRegexBudget(trial, Math.max(0, regexLimit - sharedRegexes - dotShapes.size + extra), (...args) => {
+    const cuts = spendRegexBudget(trial, Math.max(0, regexLimit - sharedRegexes - groupRegexes - dotShapes.size + extra), (...args) => {
       cut.add(args[0]);
       recorded.push(args);
     });
@@ -173,7 +193,10 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
     if (needsCredentialsAllow && planned.some(rewritesCredentials)) planned.push(CREDENTIALS_ALLOW);
     // After the budget: a ruleset it left out has nothing to apply to the undotted URL.
     for (const g of dotted(trial, complete)) if (dotShapes.has(shapeKey(g))) planned.push(trailingDotRule(g, MAX_COMPILED_PRIORITY));
-    const merged = mergeRegexRules(planned, maxInstructions);
+    const merged =
+      redirectLimit === undefined
+        ? mergeRegexRules(planned, maxInstructions, refused)
+        : groupHostRedirects(mergeRegexRules(planned, maxInstructions, refused), redirectLimit);
     return { merged, recorded, cuts, regexes: merged.filter((r) => r.condition.regexFilter !== undefined).length };
   };
   // Merging frees regexes the budget can give out again, which merge in turn: a few rounds,
@@ -202,6 +225,8 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
   const regexRuleCount = rules.filter((r) => r.condition.regexFilter !== undefined).length;
   const overLimits: string[] = [];
   if (regexRuleCount > regexLimit) overLimits.push(`${regexRuleCount} regex rules > ${regexLimit}`);
+  const redirectCount = rules.filter((r) => r.action.type === 'redirect').length;
+  if (redirectLimit !== undefined && redirectCount > redirectLimit) overLimits.push(`${redirectCount} redirect rules > ${redirectLimit}`);
   if (rules.length > DNR_LIMITS.guaranteedStaticRules) overLimits.push(`${rules.length} rules > ${DNR_LIMITS.guaranteedStaticRules} guaranteed static rules`);
   const rulesetsPartial = partialNames.size;
   return {
@@ -225,6 +250,7 @@ function planRuleset(
   ruleset: Ruleset,
   maxInstructions: number,
   omit: (r: Ruleset, what: DnrOmission['what'], index: number, source: string, reason: string) => void,
+  refused: ReadonlySet<string>,
 ): RulesetPlan | null {
   const targets: ClassifiedTarget[] = [];
   ruleset.targets.forEach((t, i) => {
@@ -305,6 +331,10 @@ function planRuleset(
   }
   // The fences keep the rules above (and the ruleset's exclusions) to the targets.
   allows.push(...ctx.fences.values());
+  if (refused.size > 0 && [...allows, ...rules.flatMap((r) => r.rules)].some((r) => refused.has(r.condition.regexFilter ?? ''))) {
+    omit(ruleset, 'ruleset', 0, ruleset.name, 'the browser refuses one of its regexes');
+    return null;
+  }
   const regexes = allows.filter((a) => a.condition.regexFilter !== undefined).length + rules.reduce((s, r) => s + r.regexes, 0);
   return { ruleset, band, targets, allows, widenable, rules, regexes };
 }

@@ -47,8 +47,11 @@ function mergeKey(r: Planned): string | null {
   return `${r.priority}|${r.action.type}|${c.isUrlFilterCaseSensitive === true}|${[...(c.resourceTypes ?? [])].sort().join(',')}`;
 }
 
-/** `planned` with mergeable regex rules merged as far as each merged regex stays within `maxInstructions`. */
-export function mergeRegexRules(planned: readonly Planned[], maxInstructions: number): Planned[] {
+/**
+ * `planned` with mergeable regex rules merged as far as each merged regex stays within
+ * `maxInstructions` and is not one the browser refuses.
+ */
+export function mergeRegexRules(planned: readonly Planned[], maxInstructions: number, refused: ReadonlySet<string> = new Set()): Planned[] {
   const groups = new Map<string, Planned[]>();
   const out: Planned[] = [];
   for (const r of planned) {
@@ -69,7 +72,8 @@ export function mergeRegexRules(planned: readonly Planned[], maxInstructions: nu
       run = [];
     };
     for (const r of group) {
-      if (run.length > 0 && re2ProgramSize(merged([...run, r]).condition.regexFilter!, false) > maxInstructions) flush();
+      const regex = run.length > 0 ? merged([...run, r]).condition.regexFilter! : '';
+      if (run.length > 0 && (re2ProgramSize(regex, false) > maxInstructions || refused.has(regex))) flush();
       run.push(r);
     }
     flush();

@@ -31,6 +31,13 @@ export interface DnrApi extends DnrRulesApi {
   updateEnabledRulesets(update: { enableRulesetIds?: string[]; disableRulesetIds?: string[] }): Promise<void>;
 }
 
+/** Chromium's `isRegexSupported`: whether a regex filter (with these flags) may be used in a rule. */
+export type RegexSupport = (ask: { regex: string; isCaseSensitive: boolean; requireCapturing: boolean }) => Promise<boolean>;
+
+export function regexSupport(): RegexSupport {
+  return async (ask) => (await ext.declarativeNetRequest.isRegexSupported(ask)).isSupported;
+}
+
 /**
  * Chromium's typings spell rule fields as enums where the API takes and returns the strings our
  * rules use; the conversion is made here, once, for every rule read or written.

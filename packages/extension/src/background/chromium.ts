@@ -14,7 +14,7 @@ import { RuleWriter } from '../dnr/rule-writer.js';
 import { RulesetRules } from '../dnr/ruleset-rules.js';
 import { syncSettingsRules } from '../dnr/settings-rules.js';
 import { DnrUpgradeCheck } from '../dnr/upgrade-check.js';
-import type { HandoffScope } from '../handoff/handoff-rules.js';
+import { HANDOFF_PAGE, type HandoffScope } from '../handoff/handoff-rules.js';
 import { installHandoff, readHandoffScope } from '../handoff/main-frame-handoff.js';
 import { LoopGuard } from '../https-first/loop-guard.js';
 import { watchForLoops } from '../https-first/loop-watch.js';
@@ -23,7 +23,7 @@ import { loadBundledEngine } from '../rewriter/engine-loader.js';
 import { restoreOverrides } from '../rewriter/overrides-store.js';
 import { listenForMessages } from '../routing/runtime-messages.js';
 import { installBackground } from './background-runtime.js';
-import { dnrApi, ext, storageArea } from './browser-api.js';
+import { dnrApi, ext, regexSupport, storageArea } from './browser-api.js';
 
 const guard = new LoopGuard();
 const dnr = dnrApi();
@@ -31,7 +31,8 @@ const dnr = dnrApi();
 const writer = new RuleWriter(dnr);
 const loops = new LoopLayer(guard, writer, storageArea('session'));
 const dnrCheck = new DnrUpgradeCheck(dnr);
-const rulesets = new RulesetRules(writer, new ChannelDnrRuntime(writer, dnr, storageArea('local')), () => dnrCheck.invalidate());
+const channelRules = new ChannelDnrRuntime(writer, dnr, storageArea('local'), ext.runtime.getURL(HANDOFF_PAGE), regexSupport());
+const rulesets = new RulesetRules(writer, channelRules, () => dnrCheck.invalidate());
 /** The defaults engine and the hosts of default rulesets DNR did not express completely, once loaded. */
 let defaults: Engine | null = null;
 let handoffScope: HandoffScope | null = null;

@@ -1,5 +1,5 @@
 import type { DnrRule } from '@httpsify/engine/dnr';
-import type { DnrApi, StorageArea } from '../background/browser-api.js';
+import type { DnrApi, RegexSupport, StorageArea } from '../background/browser-api.js';
 import { STATIC_RULESET_ID } from '../build/manifest.js';
 import type { ChannelLayers } from './channel-layers.js';
 import { type AppliedChannel, compileChannelRules, type ChannelDnrInput, planChannelDnr } from './channel-dnr.js';
@@ -32,7 +32,16 @@ export class ChannelDnrRuntime {
     private readonly writer: RuleWriter,
     private readonly rulesets: Pick<DnrApi, 'updateEnabledRulesets'>,
     private readonly area: StorageArea,
+    /** The handoff page's URL: the library's page loads that its rules cannot carry go there. */
+    private readonly handoffPage: string | null = null,
+    /** Chromium's `isRegexSupported`: every new regex is asked before the rules are written. */
+    private readonly regexSupport: RegexSupport | null = null,
   ) {}
+
+  /** What the browser said of each regex asked so far (by regex and flags); it does not change while it runs. */
+  private readonly verdicts = new Map<string, boolean>();
+  /** The regexes it refuses: compiled again without them. */
+  private readonly refused = new Set<string>();
 
   async state(): Promise<ChannelDnrState | undefined> {
     return (await this.area.get([CHANNEL_DNR_STATE_KEY]))[CHANNEL_DNR_STATE_KEY] as ChannelDnrState | undefined;
@@ -76,15 +85,22 @@ export class ChannelDnrRuntime {
         scope: c.scope,
         replacesDefaults: c.replacesDefaults,
         previous,
-        compile: (regexLimit, free) => {
+        compile: (regexLimit, free, refused) => {
           const rulesets = [];
           for (let id = 0; id < c.engine.rulesetCount; id++) if (c.engine.isActive(id)) rulesets.push(c.engine.ruleset(id));
-          if (c.name === LIBRARY_LAYER_NAME) return compileLibraryRules(rulesets, free);
-          return compileChannelRules(rulesets, c.scope, regexLimit, c.destinations, free.rules);
+          if (c.name === LIBRARY_LAYER_NAME) return compileLibraryRules(rulesets, free, this.handoffPage, refused);
+          return compileChannelRules(rulesets, c.scope, regexLimit, c.destinations, {
+            ruleLimit: free.rules,
+            redirectLimit: free.unsafeRules,
+            refusedRegexes: refused,
+          });
         },
       };
     });
-    const plan = planChannelDnr(inputs, others);
+    let plan = planChannelDnr(inputs, others, this.refused);
+    // A regex Chromium refuses would fail the whole update: ask about every new one first and
+    // compile again without those it refuses (a merge made anew may need one more round).
+    for (let round = 0; round < MAX_REGEX_ROUNDS && (await this.askAboutRegexes(plan.rules)); round++) plan = planChannelDnr(inputs, others, this.refused);
     for (const [name, problem] of layers.problems) plan.problems[name] = problem;
 
     try {
@@ -103,7 +119,30 @@ export class ChannelDnrRuntime {
     await this.area.set({ [CHANNEL_DNR_STATE_KEY]: state });
     return state;
   }
+
+  /** Asks the browser about the regexes of `rules` not asked before; true when it refused one. */
+  private async askAboutRegexes(rules: readonly DnrRule[]): Promise<boolean> {
+    if (this.regexSupport === null) return false;
+    let refusedOne = false;
+    for (const r of rules) {
+      const regex = r.condition.regexFilter;
+      if (regex === undefined) continue;
+      const ask = { regex, isCaseSensitive: r.condition.isUrlFilterCaseSensitive === true, requireCapturing: r.action.type === 'redirect' };
+      const key = JSON.stringify(ask);
+      if (this.verdicts.has(key)) continue;
+      const supported = await this.regexSupport(ask);
+      this.verdicts.set(key, supported);
+      if (!supported) {
+        this.refused.add(regex);
+        refusedOne = true;
+      }
+    }
+    return refusedOne;
+  }
 }
+
+/** Compiles again at most this often for regexes the browser refuses. */
+const MAX_REGEX_ROUNDS = 3;
 
 /** Everything the compiled channel rules depend on. */
 function fingerprint(layers: ChannelLayers, mixedContent: boolean): string {

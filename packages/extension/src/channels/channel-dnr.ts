@@ -8,8 +8,23 @@ import { type DnrScope, restrictRulesToScope, scopeToDnr, targetMayBeInScope } f
 /** Regex rules left free for the settings' own rules (user rules, HTTPS-first) to grow into later. */
 export const REGEX_RESERVED_FOR_SETTINGS = 100;
 
-/** `note`, when given, is shown instead of the count of rules left out (the library says what part applies). */
-export type ChannelRulesResult = { ok: true; rules: DnrRule[]; leftOut: number; note?: string } | { ok: false; reason: string };
+/** The rulesets of a library that Chromium does not apply whole, by what it does with them. */
+export interface RulesetCoverage {
+  /** Rulesets compiled (the library's rulesets that are on). */
+  rulesets: number;
+  /** Their page loads go to the handoff page (the engine decides them); subresources in part or not. */
+  pageLoadsOnly: string[];
+  /** Applied in part only (a target with a wildcard on the right, which the handoff rule cannot list). */
+  inPart: string[];
+}
+
+/**
+ * `incomplete`: the names of the rulesets the rules do not carry whole (left out, cut or
+ * partial); `coverage` says what becomes of them (the library). `note`, when given, is shown instead of the count of rules left out (the library
+ * says what part applies).
+ */
+export type ChannelRulesResult =
+  { ok: true; rules: DnrRule[]; leftOut: number; incomplete?: string[]; coverage?: RulesetCoverage; note?: string } | { ok: false; reason: string };
 
 /**
  * Whether Chromium may run a rule of an installed (so destination-checked) bundle. Chromium
@@ -29,32 +44,50 @@ function destinationKnownSafe(to: string, from: string, dnr: DnrScope, destinati
   return dnr.scope.hosts.some((h) => h.subdomains && within(dest.of, h.host)) || destinations.some((d) => d.startsWith('*.') && within(dest.of, d.slice(2)));
 }
 
+export interface ChannelRuleLimits {
+  /** Rules the compiler may spend on literal host rules to save regexes. */
+  ruleLimit?: number;
+  /** Redirects ("unsafe" rules) allowed; host swaps are grouped to fit, a regex per group. */
+  redirectLimit?: number;
+  /** Regexes the browser refuses (`isRegexSupported`): rulesets that need one are left out. */
+  refusedRegexes?: ReadonlySet<string>;
+}
+
 /**
  * A channel's active rulesets as DNR rules confined to its scope, priorities relative to the
  * channel (0 .. CHANNEL_PRIORITY_STEP), ids unassigned. Rulesets whose regexes do not fit
  * `regexLimit` are left out and counted, as for the default static ruleset. So are rulesets
  * with a rule whose destination cannot be shown to stay inside the scope and destinations
- * (see destinationKnownSafe; the engine on Firefox checks those on every rewrite). `ruleLimit`
- * bounds the literal rules the compiler may spend to save regexes.
+ * (see destinationKnownSafe; the engine on Firefox checks those on every rewrite).
  */
 export function compileChannelRules(
   rulesets: Ruleset[],
   scope: string,
   regexLimit: number,
   destinations: readonly string[] = [],
-  ruleLimit: number = DNR_LIMITS.dynamicRules,
+  limits: ChannelRuleLimits = {},
 ): ChannelRulesResult {
+  const { ruleLimit = DNR_LIMITS.dynamicRules, redirectLimit = DNR_LIMITS.unsafeDynamicRules, refusedRegexes } = limits;
   const dnrScope = scopeToDnr(scope);
   if (!dnrScope.ok) return { ok: false, reason: `its scope cannot be enforced on Chromium: ${dnrScope.reason}` };
   const inScope = rulesets.filter((r) => r.targets.some((t) => targetMayBeInScope(t.host, dnrScope.dnr)));
   const relevant = inScope.filter((r) => r.rules.every((rule) => destinationKnownSafe(rule.to, rule.from, dnrScope.dnr, destinations)));
   const unchecked = inScope.length - relevant.length;
-  const compiled = compileDnr(relevant, { isActive: () => true, regexLimit: Math.max(0, regexLimit), ruleLimit: Math.max(0, ruleLimit), firstId: 1 });
+  const compiled = compileDnr(relevant, {
+    isActive: () => true,
+    regexLimit: Math.max(0, regexLimit),
+    ruleLimit: Math.max(0, ruleLimit),
+    redirectLimit: Math.max(0, redirectLimit),
+    ...(refusedRegexes === undefined ? {} : { refusedRegexes }),
+    firstId: 1,
+  });
   const restricted = restrictRulesToScope(compiled.rules, dnrScope.dnr);
   if (!restricted.ok) return { ok: false, reason: `its scope cannot be enforced on Chromium: ${restricted.reason}` };
   const top = restricted.rules.reduce((m, r) => Math.max(m, r.priority), 0);
   if (top >= CHANNEL_PRIORITY_STEP) return { ok: false, reason: `internal: compiled priorities reach ${top}, above the channel band ${CHANNEL_PRIORITY_STEP}` };
-  return { ok: true, rules: restricted.rules, leftOut: compiled.report.omissions.length + unchecked };
+  const incomplete = new Set(compiled.report.omissions.map((o) => o.ruleset));
+  for (const r of inScope) if (!relevant.includes(r)) incomplete.add(r.name);
+  return { ok: true, rules: restricted.rules, leftOut: compiled.report.omissions.length + unchecked, incomplete: [...incomplete] };
 }
 
 export interface ChannelDnrInput {
@@ -62,8 +95,11 @@ export interface ChannelDnrInput {
   timestamp: number;
   scope: string;
   replacesDefaults: boolean;
-  /** Compiles on demand (only when the stored rules are out of date); `free` is what the limits leave. */
-  compile(regexLimit: number, free: DnrUsage): ChannelRulesResult;
+  /**
+   * Compiles on demand (only when the stored rules are out of date); `free` is what the limits
+   * leave, `refused` the regexes the browser refuses.
+   */
+  compile(regexLimit: number, free: DnrUsage, refused: ReadonlySet<string>): ChannelRulesResult;
   /** The rules currently applied for this channel under the same scope (priorities relative), if any. */
   previous?: { timestamp: number; rules: DnrRule[] };
 }
@@ -75,6 +111,8 @@ export interface AppliedChannel {
   count: number;
   priorityOffset: number;
   replacesDefaults: boolean;
+  /** The library: the rulesets these rules do not carry whole. */
+  coverage?: RulesetCoverage;
 }
 
 export interface ChannelDnrPlan {
@@ -96,7 +134,7 @@ export function channelPriorityOffset(position: number): number {
  * rules cannot be enforced or do not fit is never applied in part: its previous rules stay (if
  * they still fit), otherwise it has none, and the reason is reported.
  */
-export function planChannelDnr(channels: readonly ChannelDnrInput[], others: DnrUsage): ChannelDnrPlan {
+export function planChannelDnr(channels: readonly ChannelDnrInput[], others: DnrUsage, refused: ReadonlySet<string> = new Set()): ChannelDnrPlan {
   const used = { ...others };
   const plan: ChannelDnrPlan = { rules: [], applied: {}, problems: {}, disableDefaults: false };
   let nextId = CHANNEL_RULE_ID_BASE;
@@ -115,12 +153,12 @@ export function planChannelDnr(channels: readonly ChannelDnrInput[], others: Dnr
       regexRules: Math.max(0, regexLimit),
       unsafeRules: DNR_LIMITS.unsafeDynamicRules - used.unsafeRules,
     };
-    const compiled = channel.compile(regexLimit, free);
-    let chosen: { timestamp: number; rules: DnrRule[] } | null = null;
+    const compiled = channel.compile(regexLimit, free, refused);
+    let chosen: { timestamp: number; rules: DnrRule[]; coverage?: RulesetCoverage } | null = null;
     if (compiled.ok) {
       const need = usageOf(compiled.rules);
       if (fits(need)) {
-        chosen = { timestamp: channel.timestamp, rules: compiled.rules };
+        chosen = { timestamp: channel.timestamp, rules: compiled.rules, ...(compiled.coverage === undefined ? {} : { coverage: compiled.coverage }) };
         if (compiled.note !== undefined) plan.problems[channel.name] = compiled.note;
         else if (compiled.leftOut > 0)
           plan.problems[channel.name] = `rules or rulesets that cannot be expressed as Chromium rules are left out (${compiled.leftOut})`;
@@ -147,6 +185,7 @@ export function planChannelDnr(channels: readonly ChannelDnrInput[], others: Dnr
       count: placed.length,
       priorityOffset,
       replacesDefaults: channel.replacesDefaults,
+      ...(chosen.coverage === undefined ? {} : { coverage: chosen.coverage }),
     };
     plan.rules.push(...placed);
     nextId += placed.length;

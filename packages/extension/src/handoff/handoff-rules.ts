@@ -29,10 +29,14 @@ const PATTERN = /^[a-z0-9*_-]+(\.[a-z0-9*_-]+)*$/;
 /** The targets of every compiled ruleset the report says is partial or left out. */
 export function handoffScope(rulesets: readonly Ruleset[], omissions: readonly DnrOmission[]): HandoffScope {
   const incomplete = new Set(omissions.map((o) => o.ruleset));
+  return rulesetsScope(rulesets.filter((rs) => incomplete.has(rs.name)));
+}
+
+/** The targets of `rulesets` as a handoff scope. */
+export function rulesetsScope(rulesets: readonly Ruleset[]): HandoffScope {
   const domains = new Set<string>();
   const patterns = new Set<string>();
   for (const rs of rulesets) {
-    if (!incomplete.has(rs.name)) continue;
     for (const t of rs.targets) {
       const host = t.host.toLowerCase();
       const left = host.startsWith('*.') ? host.slice(2) : host;
@@ -79,14 +83,9 @@ const PATTERNS_PER_RULE = 1;
  * credentials or a trailing dot at HANDOFF_FORMS_PRIORITY.
  */
 export function handoffRules(scope: HandoffScope, pageUrl: string): RuleBody[] {
-  const action = { type: 'redirect' as const, redirect: { regexSubstitution: `${pageUrl}#\\0` } };
-  const rule = (priority: number, condition: DnrRule['condition']): RuleBody => ({
-    priority,
-    action,
-    condition: { ...condition, resourceTypes: ['main_frame'] },
-  });
+  const rule = (priority: number, condition: DnrRule['condition']) => handoffRule(pageUrl, priority, condition);
   const conditions: DnrRule['condition'][] = [];
-  if (scope.domains.length > 0) conditions.push({ regexFilter: `^http://.*`, requestDomains: scope.domains });
+  if (scope.domains.length > 0) conditions.push(domainsCondition(scope.domains));
   for (let i = 0; i < scope.patterns.length; i += PATTERNS_PER_RULE) {
     const alts = scope.patterns.slice(i, i + PATTERNS_PER_RULE).map((p) =>
       p
@@ -102,6 +101,25 @@ export function handoffRules(scope: HandoffScope, pageUrl: string): RuleBody[] {
     rule(HANDOFF_FORMS_PRIORITY, { regexFilter: `^http://[^/]*@.*` }),
     rule(HANDOFF_FORMS_PRIORITY, { regexFilter: `^http://[^/@:]*\\.${PORT_PATH}` }),
   ];
+}
+
+/** A rule sending the main frames `condition` admits to the page, the whole URL in its fragment. */
+function handoffRule(pageUrl: string, priority: number, condition: DnrRule['condition']): RuleBody {
+  return {
+    priority,
+    action: { type: 'redirect', redirect: { regexSubstitution: `${pageUrl}#\\0` } },
+    condition: { ...condition, resourceTypes: ['main_frame'] },
+  };
+}
+
+const domainsCondition = (domains: string[]): DnrRule['condition'] => ({ regexFilter: `^http://.*`, requestDomains: domains });
+
+/**
+ * The main frames of `domains` (subdomains included) to the page at `priority`: the imported
+ * library's rulesets that Chromium cannot apply whole, above the library's own rules.
+ */
+export function handoffDomainsRule(domains: string[], pageUrl: string, priority: number): RuleBody {
+  return handoffRule(pageUrl, priority, domainsCondition(domains));
 }
 
 /** The session rule ("handoffOnce" layer) that lets exactly `url` load once in one tab, without the handoff. */
