@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { DnrApi } from '../src/background/browser-api.js';
 import { ChannelDnrRuntime } from '../src/channels/channel-dnr-runtime.js';
 import { RuleWriter } from '../src/dnr/rule-writer.js';
+import { RulesetRules } from '../src/dnr/ruleset-rules.js';
 import { TabActivity } from '../src/status/tab-activity.js';
 import { SettingsController } from '../src/settings/settings-controller.js';
 import type { RulesetIndex, SaveResult } from '../src/routing/ui-protocol.js';
@@ -273,6 +274,16 @@ describe('the library on Chromium', () => {
     expect(new Set(asked).size).toBe(asked.length);
     expect(dnr.dynamic.filter((r) => refuse(r.condition.regexFilter ?? ''))).toEqual([]);
     expect(state.applied[LIBRARY_LAYER_NAME]?.coverage?.pageLoadsOnly).toEqual(['Gamma']);
+    // The options page gets the names through the library's status.
+    const rulesetRules = new RulesetRules(new RuleWriter(dnr), runtime, () => undefined);
+    const named = new LibraryService({
+      area: new MemoryStorageArea(),
+      apply: async () => undefined,
+      platformProblem: async () => null,
+      pageLoadsOnly: () => rulesetRules.libraryPageLoadsOnly(),
+    });
+    await importArchive(named, tar([{ name: 'rules/Gamma.xml', data: regexRuleset('Gamma', 'gamma.test') }]), 'lib.tar');
+    expect(((await named.handle({ type: 'libraryStatus' }, () => undefined)) as LibraryStatus).pageLoadsOnly).toEqual(['Gamma']);
     const emulator = new DnrEmulator(dnr.dynamic);
     expect(emulator.match({ url: 'http://delta.test/7/x', type: 'image' }).redirectUrl).toBe('https://delta.test/7/y');
     expect(emulator.match({ url: 'http://gamma.test/7/x', type: 'image' }).redirectUrl).toBeNull();

@@ -52,7 +52,13 @@ const AGREEMENT: Record<string, [string, string][]> = {
 };
 
 /** Counted messages phrased so that one wording is right for every count. */
-const ANY_COUNT = ['optionsLibraryProblemsTitle', 'optionsLibraryMoreProblems', 'optionsLibraryReading', 'optionsLibrarySending'];
+const ANY_COUNT = [
+  'optionsLibraryProblemsTitle',
+  'optionsLibraryPageLoadsTitle',
+  'optionsLibraryMoreProblems',
+  'optionsLibraryReading',
+  'optionsLibrarySending',
+];
 
 /** A count followed (maybe after "of N" or one adjective) by a noun in the wrong number. */
 const PLURAL_AFTER_ONE = /\b1 (?:of \d+ )?(?:\w+ )?(rules|rulesets|files|sites|entries|requests|days)\b/;

@@ -43,6 +43,8 @@ export interface UiInstallOptions {
   channelsApplied(controller: SettingsController): Promise<void>;
   /** Per channel, why this browser does not (fully) apply it. */
   channelProblems(): Promise<Record<string, string>>;
+  /** Chromium: the imported library's rulesets that work for page loads only. */
+  libraryPageLoadsOnly?(): Promise<string[]>;
   /** The platform's redirect-loop protection, shown in the popup's status line. */
   loopGuard?: LoopGuardHooks;
   /** Chromium: known HTTPS hosts the protection mode writes no subresource rule for. */
@@ -144,6 +146,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       area: storageArea('local'),
       apply: (lib) => c.setLibrary(lib === null ? null : { name: LIBRARY_LAYER_NAME, timestamp: lib.timestamp, engine: lib.engine }),
       platformProblem: async () => (await options.channelProblems())[LIBRARY_LAYER_NAME] ?? null,
+      pageLoadsOnly: async () => (await options.libraryPageLoadsOnly?.()) ?? [],
     });
     await library.start();
     controller = c;

@@ -65,6 +65,7 @@ const ui = installBackground({
   overridesApplied: (e) => rulesets.overridesChanged(e),
   channelsApplied: (c) => rulesets.channelsChanged(c),
   channelProblems: () => rulesets.problems(),
+  libraryPageLoadsOnly: () => rulesets.libraryPageLoadsOnly(),
   loopGuard: {
     isHostBlocked: (host) => guard.isHostBlocked(host),
     forget: async (host) => {

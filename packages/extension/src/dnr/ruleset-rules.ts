@@ -6,6 +6,7 @@
  */
 import type { Engine } from '@httpsify/engine';
 import type { ChannelDnrRuntime } from '../channels/channel-dnr-runtime.js';
+import { LIBRARY_LAYER_NAME } from '../library/library-store.js';
 import type { SettingsController } from '../settings/settings-controller.js';
 import { syncOverrides } from './override-rules.js';
 import type { RuleWriter } from './rule-writer.js';
@@ -46,6 +47,11 @@ export class RulesetRules {
     await this.channels.forgetState();
     await this.channelsChanged(await controller());
     this.changed();
+  }
+
+  /** The imported library's rulesets whose page loads alone go to the engine (handoff page). */
+  async libraryPageLoadsOnly(): Promise<string[]> {
+    return (await this.channels.state())?.applied[LIBRARY_LAYER_NAME]?.coverage?.pageLoadsOnly ?? [];
   }
 
   /** Per channel (and the library), why Chromium does not (fully) apply it. */

@@ -30,6 +30,8 @@ export interface LibraryStatus {
   problem: string | null;
   /** Chromium: why only part of it (or none) is applied as browser rules. */
   platformProblem: string | null;
+  /** Chromium: its rulesets that work for page loads only (through the handoff page), by name. */
+  pageLoadsOnly: string[];
 }
 
 export type { LibraryInfo, LibraryProgress };

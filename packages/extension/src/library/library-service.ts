@@ -17,6 +17,8 @@ export interface LibraryServiceDeps {
   apply(library: LoadedLibrary | null): Promise<void>;
   /** Chromium: why the library's browser rules are partial or missing. */
   platformProblem(): Promise<string | null>;
+  /** Chromium: the library's rulesets whose page loads alone its browser rules send to the engine. */
+  pageLoadsOnly?(): Promise<string[]>;
   now?: () => number;
   limits?: Limits;
 }
@@ -55,7 +57,13 @@ export class LibraryService {
 
   async status(): Promise<LibraryStatus> {
     const info = await readLibraryInfo(this.deps.area);
-    return { info, problem: this.loadProblem, platformProblem: info?.enabled === true ? await this.deps.platformProblem() : null };
+    const enabled = info?.enabled === true;
+    return {
+      info,
+      problem: this.loadProblem,
+      platformProblem: enabled ? await this.deps.platformProblem() : null,
+      pageLoadsOnly: enabled ? ((await this.deps.pageLoadsOnly?.()) ?? []) : [],
+    };
   }
 
   async handle(req: LibraryRequest, progress: (p: LibraryProgress) => void): Promise<unknown> {

@@ -71,6 +71,11 @@ export class LibraryView {
         h('span', {}, t(/do not fit/.test(status.platformProblem) ? 'optionsLibraryBrowserTooBig' : 'optionsLibraryBrowserProblem')),
         details(status.platformProblem),
       );
+    // Chromium: by name, the rulesets that only work when a page of their sites is opened.
+    const pageLoads = status.pageLoadsOnly;
+    $('#library-page-loads').hidden = pageLoads.length === 0;
+    $('#library-page-loads-title').textContent = t('optionsLibraryPageLoadsTitle', pageLoads.length.toLocaleString());
+    $('#library-page-loads-list').replaceChildren(...pageLoads.map((name) => h('li', {}, name)));
     const count = info.problems.length + info.moreProblems;
     $('#library-problems').hidden = count === 0;
     $('#library-problems-title').textContent = t('optionsLibraryProblemsTitle', count.toLocaleString());
