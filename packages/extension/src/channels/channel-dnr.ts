@@ -20,8 +20,8 @@ export interface RulesetCoverage {
 
 /**
  * `incomplete`: the names of the rulesets the rules do not carry whole (left out, cut or
- * partial); `coverage` says what becomes of them (the library). `note`, when given, is shown instead of the count of rules left out (the library
- * says what part applies).
+ * partial); `coverage` says what becomes of them (the library). `note`, when given, is shown
+ * instead of the count of rules left out (the library says what part applies).
  */
 export type ChannelRulesResult =
   { ok: true; rules: DnrRule[]; leftOut: number; incomplete?: string[]; coverage?: RulesetCoverage; note?: string } | { ok: false; reason: string };
