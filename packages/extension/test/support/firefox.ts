@@ -8,6 +8,32 @@ import { BROWSERS, requireBrowser } from './browser-requirements.js';
 
 export const FIREFOX = BROWSERS.firefox;
 
+/** How long goto waits for the navigate command's answer before reading the page itself. */
+const GOTO_ANSWER_GRACE_MS = 10_000;
+/** How long goto then gives the page to reach the load event. */
+const GOTO_LOAD_MS = 20_000;
+
+/** A global set on the document a goto leaves: the new document's window lacks it. */
+const OLD_PAGE_MARK = '__httpsifyTestOldPage';
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Waits until the tab shows a new document (without OLD_PAGE_MARK, not `about:blank`) that has
+ * reached its load event; throws past GOTO_LOAD_MS.
+ */
+async function waitForLoadedPage(evaluate: <T>(expression: string) => Promise<T>, url: string): Promise<void> {
+  const deadline = Date.now() + GOTO_LOAD_MS;
+  while (Date.now() < deadline) {
+    const state = await evaluate<{ href: string; ready: string; old: boolean }>(
+      `({ href: location.href, ready: document.readyState, old: globalThis.${OLD_PAGE_MARK} === true })`,
+    ).catch(() => null);
+    if (state !== null && !state.old && state.ready === 'complete' && state.href !== 'about:blank') return;
+    await sleep(100);
+  }
+  throw new Error(`navigating to ${url}: neither an answer nor a loaded page within ${GOTO_ANSWER_GRACE_MS + GOTO_LOAD_MS} ms`);
+}
+
 export interface FirefoxTab {
   /** Navigates and waits for the load event; resolves with the URL the page ended on. */
   goto(url: string): Promise<string>;
@@ -168,7 +194,16 @@ export async function launchFirefoxWithExtension(
         };
         return {
           goto: async (url) => {
-            await bidi.send('browsingContext.navigate', { context, url, wait: 'complete' });
+            // Marks the document shown now, so a later read can tell it from the new one.
+            await evaluate(`void (globalThis.${OLD_PAGE_MARK} = true)`).catch(() => undefined);
+            const navigated = bidi.send('browsingContext.navigate', { context, url, wait: 'complete' });
+            // Under load, Firefox at times never answers a navigate whose page did load. Past a
+            // grace period the page's own state decides; the navigation is never sent twice.
+            const answered = await Promise.race([navigated.then(() => true), sleep(GOTO_ANSWER_GRACE_MS).then(() => false)]);
+            if (!answered) {
+              navigated.catch(() => undefined);
+              await waitForLoadedPage(evaluate, url);
+            }
             return evaluate<string>('location.href');
           },
           start: async (url) => {
