@@ -16,7 +16,7 @@ import { corpusRulesDir } from '../test/support/corpus.js';
 const NAMES = [
   'Layout',
   'Labels',
-  'Occupancy',
+  'ChildCounts',
   'Nodes',
   'RefList',
   'Dictionary',

@@ -2,9 +2,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BundleError, compileBundle, FORMAT_VERSION, loadBundle, readBundleHeader, type Ruleset } from '../src/index.js';
 import { parseRulesetXml } from '../src/parse/index.js';
-import { checksum, codedLabelHash, mixLabel, popcount } from '../src/bundle/format.js';
+import { checksum, firstChildren } from '../src/bundle/format.js';
 import { readBundleSections } from '../src/bundle/read.js';
-import { readDictionary } from '../src/bundle/string-dictionary.js';
 import { HostIndex } from '../src/match/host-index.js';
 import { defaultRulesetsDir, listRulesetFiles, loadRulesets } from '../src/node/index.js';
 
@@ -17,12 +16,12 @@ function reseal(bytes: Uint8Array): Uint8Array {
 const defaults: Ruleset[] = loadRulesets([defaultRulesetsDir()]).rulesets;
 
 /** Section numbers (format.ts Section) and the host-index words of the Layout section. */
-const Occupancy = 2;
+const ChildCounts = 2;
 const Nodes = 3;
 const LabelsSection = 1;
 const NodeRef = 23;
 const LabelDictionary = 24;
-const HOST_LAYOUT_WORDS = 5;
+const HOST_LAYOUT_WORDS = 3;
 const COLUMN_WORDS = 3;
 
 describe('compiled bundle', () => {
@@ -60,7 +59,7 @@ describe('compiled bundle', () => {
     const wrongVersion = bundle.slice();
     new DataView(wrongVersion.buffer).setUint32(8, FORMAT_VERSION + 1, true);
     expect(() => loadBundle(wrongVersion)).toThrow(new RegExp(`format version ${FORMAT_VERSION + 1} is not supported`));
-    // The format before (version 7 kept parent slots in its host records): refused, recompile.
+    // The format before (version 8: an open-addressing host table): refused, recompile.
     const older = bundle.slice();
     new DataView(older.buffer).setUint32(8, FORMAT_VERSION - 1, true);
     expect(() => loadBundle(older)).toThrow(new RegExp(`format version ${FORMAT_VERSION - 1} is not supported .*recompile the rulesets`));
@@ -97,82 +96,92 @@ describe('compiled bundle', () => {
 
   it('rejects host-index bit widths that cannot form a record, even for trusted bytes', () => {
     const [layoutAt] = sectionAt(bundle, 0);
-    // Layout words: node count, slot bits, displacement bits, label bits, length bits.
+    // Layout words: node count, label bits, length bits.
     for (const [word, value] of [
+      [1, 0],
       [1, 40],
-      [1, 3],
-      [2, 0],
-      [2, 9],
-      [3, 0],
-      [3, 40],
-      [4, 9],
+      [2, 8],
       [0, 0],
       [0, 1 << 30],
     ] as const) {
       const corrupt = bundle.slice();
       new DataView(corrupt.buffer).setUint32(layoutAt + word * 4, value, true);
       expect(() => loadBundle(corrupt, { verify: 'trusted' })).toThrow(BundleError);
-      expect(() => loadBundle(corrupt, { verify: 'trusted' })).toThrow(/host index layout|host index nodes|host table occupancy|ruleset refs/);
+      expect(() => loadBundle(corrupt, { verify: 'trusted' })).toThrow(/host index layout|host index nodes|ruleset refs/);
     }
   });
 
-  /** The host table as the tests edit it: layout widths, occupancy words, records and labels. */
-  const hostTable = (bytes: Uint8Array) => {
-    const layoutView = new DataView(bytes.buffer, bytes.byteOffset + sectionAt(bytes, 0)[0]);
-    const [slotBits, displacementBits, labelBits, lengthBits] = [1, 2, 3, 4].map((w) => layoutView.getUint32(w * 4, true)) as [number, number, number, number];
-    const [occupancyAt, occupancyLength] = sectionAt(bytes, Occupancy);
-    const occupancy = new Uint32Array(bytes.buffer, bytes.byteOffset + occupancyAt, occupancyLength / 4);
+  it('accepts only child counts that form a breadth-first tree', () => {
+    const counts = (bytes: number[], n: number) => firstChildren(Uint8Array.from(bytes), n, true);
+    // The root with two leaves; a chain; a count in two varint bytes.
+    expect(Array.from(counts([2, 0, 0], 3) as Int32Array)).toEqual([1, 3, 3, 3]);
+    expect(Array.from(counts([1, 1, 0], 3) as Int32Array)).toEqual([1, 2, 3, 3]);
+    expect((counts([0x81, 0x01, ...new Array<number>(129).fill(0)], 130) as Int32Array)[1]).toBe(130);
+    expect(counts([2, 0], 3)).toMatch(/child counts cut short at node 2/);
+    expect(counts([2, 0x80], 3)).toMatch(/cut short at node 1/);
+    expect(counts([3, 0, 0], 3)).toMatch(/children of node 0 beyond the 3 nodes/);
+    // Children at or before their parent: a self-loop and a backwards range (cycles).
+    expect(counts([1, 0, 1], 3)).toMatch(/children of node 2 start at node 2, not after it/);
+    expect(counts([0, 2, 0], 3)).toMatch(/children of node 1 start at node 1, not after it/);
+    expect(counts([1, 0, 0], 3)).toMatch(/child counts cover 1 of 2 nodes/);
+    expect(counts([2, 0, 0, 0], 3)).toMatch(/1 bytes after the child counts/);
+    // Trusted bytes are clamped: every range stays inside the nodes.
+    const clamped = firstChildren(Uint8Array.from([9, 0x80]), 3, false) as Int32Array;
+    expect(Array.from(clamped).every((v) => v >= 0 && v <= 3)).toBe(true);
+  });
+
+  /** The host index as the tests edit it: child counts, records and the label pool length. */
+  const hostIndex = (bytes: Uint8Array) => {
+    const [countsAt, countsLength] = sectionAt(bytes, ChildCounts);
     const [nodesAt, nodesLength] = sectionAt(bytes, Nodes);
-    const records = new Uint32Array(bytes.buffer, bytes.byteOffset + nodesAt, nodesLength / 4);
-    const [labelsAt, labelsLength] = sectionAt(bytes, LabelsSection);
-    const labels = bytes.subarray(labelsAt, labelsAt + labelsLength);
-    const [dictionaryAt, dictionaryLength] = sectionAt(bytes, LabelDictionary);
-    const table = readDictionary(bytes.subarray(dictionaryAt, dictionaryAt + dictionaryLength)) as (Uint8Array | undefined)[];
-    const mask = 2 ** slotBits - 1;
-    const lengthShift = labelBits + 1;
-    const displacementShift = lengthShift + lengthBits;
-    const occupied = (slot: number) => (((occupancy[(slot >>> 5) * 2 + 1] as number) >>> (slot & 31)) & 1) === 1;
-    const rankOf = (slot: number) => (occupancy[(slot >>> 5) * 2] as number) + popcount((occupancy[(slot >>> 5) * 2 + 1] as number) & ~(-1 << (slot & 31)));
-    /** The parent slot a record word in `slot` names: its home XOR its label's mix. */
-    const parentOf = (slot: number, word: number): number => {
-      const hash = codedLabelHash(labels, table, word & (2 ** labelBits - 1), (word >>> lengthShift) & (2 ** lengthBits - 1), 2 ** lengthBits - 1);
-      return (mixLabel(hash) ^ ((slot - (word >>> displacementShift)) & mask)) & mask;
+    const labelBits = new DataView(bytes.buffer, bytes.byteOffset + sectionAt(bytes, 0)[0]).getUint32(4, true);
+    return {
+      counts: bytes.subarray(countsAt, countsAt + countsLength),
+      records: new Uint32Array(bytes.buffer, bytes.byteOffset + nodesAt, nodesLength / 4),
+      labelMask: 2 ** labelBits - 1,
+      labelsLength: sectionAt(bytes, LabelsSection)[1],
     };
-    /** Record word `word` with its displacement set to `d`. */
-    const withDisplacement = (word: number, d: number) => ((word % 2 ** displacementShift) + d * 2 ** displacementShift) >>> 0;
-    return { occupancy, records, mask, displacementBits, occupied, rankOf, parentOf, withDisplacement };
   };
 
-  it('full verification rejects bad occupancy ranks, node fields and dictionary codes behind a valid checksum', () => {
-    expect(() => loadBundle(reseal(bundle.slice()))).not.toThrow();
-    const [occupancyAt] = sectionAt(bundle, Occupancy);
-    const badRank = bundle.slice();
-    new DataView(badRank.buffer).setUint32(occupancyAt + 8, 12345, true);
-    expect(() => loadBundle(reseal(badRank))).toThrow(/host table ranks/);
-    // The root's record moved off its slot (same block, so the ranks still hold).
-    const noRoot = bundle.slice();
-    const edited = hostTable(noRoot);
-    const firstBits = edited.occupancy[1] as number;
-    expect(firstBits & 1).toBe(1);
-    edited.occupancy[1] = (firstBits - 1 + (~firstBits & (firstBits + 1))) >>> 0;
-    expect(() => loadBundle(reseal(noRoot))).toThrow(/host table has no root record/);
-    // A record whose displacement names a free slot as its parent (the parent is given back by
-    // the home slot, which the displacement moves).
-    const table = hostTable(bundle);
-    let found = false;
-    for (let slot = 1; slot <= table.mask && !found; slot++) {
-      if (!table.occupied(slot)) continue;
-      const word = table.records[table.rankOf(slot)] as number;
-      for (let d = 0; d < 2 ** table.displacementBits && !found; d++) {
-        const moved = table.withDisplacement(word, d);
-        if (table.occupied(table.parentOf(slot, moved))) continue;
-        const orphan = bundle.slice();
-        hostTable(orphan).records[table.rankOf(slot)] = moved;
-        expect(() => loadBundle(reseal(orphan))).toThrow(/node parent is not a node/);
-        found = true;
-      }
+  /** Full verification refuses `corrupt` with `message`; trusted, it loads and answers. */
+  const refusedButBounded = (corrupt: Uint8Array, message: RegExp) => {
+    expect(() => loadBundle(reseal(corrupt))).toThrow(message);
+    const engine = loadBundle(corrupt, { verify: 'trusted' });
+    for (const host of ['example.com', 'a.b.c.d.e.example.org', 'nothing-here.invalid', 'www.eff.org', 'en.wikipedia.org']) {
+      expect(() => engine.rewrite(`http://${host}/`)).not.toThrow();
     }
-    expect(found).toBe(true);
+    for (let id = 0; id < 50; id++) expect(() => engine.ruleset(id)).not.toThrow();
+  };
+
+  it('full verification rejects bad child counts, labels and dictionary codes behind a valid checksum', () => {
+    expect(() => loadBundle(reseal(bundle.slice()))).not.toThrow();
+    const index = hostIndex(bundle);
+    // The last node (a leaf) given children past the end.
+    const beyond = bundle.slice();
+    hostIndex(beyond).counts[index.counts.length - 1] = 5;
+    refusedButBounded(beyond, /host index: children of node \d+ beyond the \d+ nodes/);
+    // The counts cut short: the last byte turned into a continuation byte.
+    const cut = bundle.slice();
+    hostIndex(cut).counts[index.counts.length - 1] = 0x80;
+    refusedButBounded(cut, /host index: child counts cut short/);
+    // A leaf's children moved to a node before it: the root loses a child to the first leaf
+    // whose children would start at or before itself.
+    const backwards = bundle.slice();
+    const edited = hostIndex(backwards);
+    expect(edited.counts[0]).toBeLessThan(0x80);
+    edited.counts[0] = 0;
+    edited.counts[1] = (edited.counts[1] as number) + (index.counts[0] as number);
+    refusedButBounded(backwards, /host index: children of node 1 start at node 1, not after it/);
+    // A label id past the pool.
+    const farLabel = bundle.slice();
+    const records = hostIndex(farLabel).records;
+    records[3] = ((records[3] as number) - ((records[3] as number) & index.labelMask) + index.labelsLength + 1) >>> 0;
+    refusedButBounded(farLabel, /node 3 label out of range/);
+    // Two of the root's children swapped: the binary search needs them in label order.
+    const swapped = bundle.slice();
+    const words = hostIndex(swapped).records;
+    [words[1], words[2]] = [words[2] as number, words[1] as number];
+    refusedButBounded(swapped, /children of node 0 not in label order/);
     const [dictionaryAt, dictionaryLength] = sectionAt(bundle, 5);
     expect(dictionaryLength).toBeGreaterThan(0);
     const badDictionary = bundle.slice();
@@ -183,74 +192,6 @@ describe('compiled bundle', () => {
     const emptyEntry = bundle.slice();
     emptyEntry[labelDictionaryAt + 1] = 0; // entries are never empty
     expect(() => loadBundle(reseal(emptyEntry))).toThrow(/string dictionary: entry/);
-  });
-
-  it('full verification rejects host records whose parents form a cycle', () => {
-    // A record made its own parent (a displacement and label id whose home XOR mix is its slot),
-    // and two records made each other's parent. Searched over displacements and the labels of
-    // other records, as a forger would.
-    const table = hostTable(bundle);
-    const words: number[] = Array.from(table.records);
-    const lengthAndLabel = (word: number) => word % 2 ** (32 - table.displacementBits);
-    const cycles: [number, number][][] = [];
-    const slots: number[] = [];
-    for (let slot = 1; slot <= table.mask && slots.length < 400; slot++) if (table.occupied(slot)) slots.push(slot);
-    // Self-loop: slot s with a word w such that parentOf(s, w) === s.
-    search: for (const slot of slots) {
-      for (const other of words) {
-        for (let d = 0; d < 2 ** table.displacementBits; d++) {
-          const word = table.withDisplacement(lengthAndLabel(other), d);
-          if (table.parentOf(slot, word) === slot) {
-            cycles.push([[slot, word]]);
-            break search;
-          }
-        }
-      }
-    }
-    // Two-cycle: a points at b, b at a.
-    const pointing = (from: number, to: number): number | undefined => {
-      for (const other of words.slice(0, 3000)) {
-        for (let d = 0; d < 2 ** table.displacementBits; d++) {
-          const word = table.withDisplacement(lengthAndLabel(other), d);
-          if (table.parentOf(from, word) === to) return word;
-        }
-      }
-      return undefined;
-    };
-    for (let i = 0; i + 1 < slots.length && cycles.length < 2; i++) {
-      const [a, b] = [slots[i] as number, slots[i + 1] as number];
-      const ab = pointing(a, b);
-      const ba = ab === undefined ? undefined : pointing(b, a);
-      if (ab !== undefined && ba !== undefined)
-        cycles.push([
-          [a, ab],
-          [b, ba],
-        ]);
-    }
-    expect(cycles.length).toBe(2);
-    for (const cycle of cycles) {
-      const corrupt = bundle.slice();
-      const records = hostTable(corrupt).records;
-      for (const [slot, word] of cycle) records[table.rankOf(slot)] = word;
-      expect(() => loadBundle(reseal(corrupt))).toThrow(/host index parents form a cycle/);
-      // Trusted, the same bytes load and answer: every walk over parents is bounded.
-      const engine = loadBundle(corrupt, { verify: 'trusted' });
-      expect(engine.rewrite('http://en.wikipedia.org/')).toBe('https://en.wikipedia.org/');
-      for (let id = 0; id < 50; id++) expect(() => engine.ruleset(id)).not.toThrow();
-    }
-  });
-
-  it('ends every probe of a trusted bundle whose host table is full', () => {
-    // No empty slot anywhere (full verification refuses this): probes stop past the widest
-    // displacement instead of circling the table.
-    const corrupt = bundle.slice();
-    const table = hostTable(corrupt);
-    for (let b = 1; b < table.occupancy.length; b += 2) table.occupancy[b] = 0xffffffff;
-    const engine = loadBundle(corrupt, { verify: 'trusted' });
-    for (const host of ['example.com', 'a.b.c.d.e.example.org', 'nothing-here.invalid', 'www.eff.org']) {
-      expect(() => engine.rewrite(`http://${host}/`)).not.toThrow();
-    }
-    expect(() => loadBundle(reseal(corrupt))).toThrow(/host table/);
   });
 
   it('bounds the ruleset refs of host records', () => {
@@ -457,13 +398,13 @@ describe('compiled bundle', () => {
       labelPool: Uint8Array;
       lengthShift: number;
       lengthMask: number;
-      labelEquals(word: number, src: string, start: number, end: number): boolean;
+      compareLabel(word: number, src: string, start: number, end: number): number;
     };
     const last = index.labelPool.length - 1;
     const word = (length: number): number => (last | (length << index.lengthShift)) >>> 0;
     const host = 'a'.repeat(200);
-    expect(index.labelEquals(word(10), host, 0, 10)).toBe(false);
-    expect(index.labelEquals(word(index.lengthMask), host, 0, 200)).toBe(false);
+    expect(index.compareLabel(word(10), host, 0, 10)).not.toBe(0);
+    expect(index.compareLabel(word(index.lengthMask), host, 0, 200)).not.toBe(0);
   });
 
   it("names a parent's rulesets through records that inherit them, in every candidate family", () => {

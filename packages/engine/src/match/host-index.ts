@@ -1,21 +1,19 @@
-import { codedLabelHash, ghostBase, hashStep, INHERIT_REF, LABEL_HASH_SEED, mixLabel, popcount, readLength, ROOT_SLOT, Section } from '../bundle/format.js';
+import { firstChildren, ghostBase, hashStep, INHERIT_REF, LABEL_HASH_SEED, readLength, ROOT_NODE, Section } from '../bundle/format.js';
 import type { PackedArray } from '../bundle/packed-array.js';
 import type { BundleSections } from '../bundle/read.js';
 import { ESCAPE } from '../bundle/string-dictionary.js';
 import { type HostLabels, MAX_LABELS, newHostLabels } from '../url/normalize.js';
 import { dictionaryTable } from './string-pool.js';
 
-const STAR = 0x2a;
 const DOT = 0x2e;
-const STAR_LABEL_HASH = hashStep(LABEL_HASH_SEED, STAR);
 const MAX_HOST_LENGTH = 255;
-/** Stands for the root in the suffix ranks (its record is never a candidate). */
-const ROOT = -2;
+/** The root in the suffix ranks (its record is never a candidate). */
+const ROOT = ROOT_NODE;
 
 /**
- * The bundle's host index: a trie of target labels stored as an open-addressed hash table of
- * node records (Section.Nodes, ranked through Section.Occupancy; refs in Section.NodeRef), read
- * in place. A child's home slot is its parent's slot XOR its label's mix (see homeSlot). `collect` and
+ * The bundle's host index: a trie of target labels, node records in breadth-first order
+ * (Section.Nodes; refs in Section.NodeRef) read in place; the children of each node, found through
+ * `first` (derived from Section.ChildCounts at load), are binary-searched by label. `collect` and
  * `lookup` fill `candidates` with the nodes that carry rulesets for a hostname, in the reference
  * order; `ref` and `refList` name the rulesets of each. Lookups reuse scratch arrays and
  * allocate nothing.
@@ -40,35 +38,26 @@ export class HostIndex {
   /** Per byte: its entry's offset << 8 | its length (1..255); 0 for a literal byte. */
   private readonly labelEntryAt = new Int32Array(256);
   private readonly labelEntries: (Uint8Array | undefined)[];
-  /** Per 32 host-table slots: occupied slots before the block, occupancy bits. */
-  private readonly occupancy: Uint32Array;
-  private readonly slotMask: number;
-  /** One word per occupied slot, in slot order (see Section.Nodes). */
+  /** Node i's children are nodes first[i]..first[i + 1] - 1; built at load (O(nodes)). */
+  private readonly first: Int32Array;
+  /** Each node's parent (the root's: -1), derived from `first` when first needed. */
+  private parents: Int32Array | null = null;
+  /** One word per node, in breadth-first order (see Section.Nodes). */
   private readonly nodes: Uint32Array;
   /** The ruleset ref of each record (Section.NodeRef), and where its ghost refs start. */
   private readonly refs: PackedArray;
   private readonly ghostBase: number;
   private readonly nodeCount: number;
   // Node field positions (see NodeLayout), copied to fields so the hot path reads no object.
-  private readonly rootStar: boolean;
   private readonly labelMask: number;
   private readonly starBit: number;
   private readonly lengthShift: number;
   private readonly lengthMask: number;
-  private readonly displacementShift: number;
-  private readonly displacementMask: number;
 
-  /** Record rank and slot of the node for labels i..n-1 (-1: none, ROOT: the root). */
+  /** The node for labels i..n-1 (-1: none, ROOT: the root). */
   private readonly suffixRank = new Int32Array(MAX_LABELS + 1);
-  private readonly suffixSlot = new Int32Array(MAX_LABELS + 1);
-  /** Rank and slot of the `*` child of suffix node i (-1: none). */
+  /** The `*` child of suffix node i (-1: none). */
   private readonly starRank = new Int32Array(MAX_LABELS + 1);
-  private readonly starSlot = new Int32Array(MAX_LABELS + 1);
-  /** The root's `*` child (right-wildcard targets hang below it): rank (-1: none) and slot. */
-  private readonly rootStarRank: number;
-  private readonly rootStarSlot: number;
-  /** Slot of the node the last successful `child` call found. */
-  private foundSlot = 0;
 
   /** Decoded labels by label id, filled on first use (explain, targets). */
   private readonly labelTexts = new Map<number, string>();
@@ -86,24 +75,17 @@ export class HostIndex {
       if (entry === undefined) return;
       this.labelEntryAt[b] = ((entry.byteOffset - this.labelDictionary.byteOffset) << 8) | entry.length;
     });
-    this.occupancy = u32[Section.Occupancy] as Uint32Array;
-    this.slotMask = 2 ** layout.slotBits - 1;
     this.nodes = u32[Section.Nodes] as Uint32Array;
     this.refs = packed[Section.NodeRef] as PackedArray;
     this.nodeCount = layout.nodeCount;
+    // Checked when the bundle was verified; trusted bytes are only clamped into range.
+    this.first = firstChildren(u8[Section.ChildCounts] as Uint8Array, this.nodeCount, false) as Int32Array;
     this.labelMask = layout.labelMask;
     this.starBit = layout.starBit;
     this.lengthShift = layout.lengthShift;
     this.lengthMask = layout.lengthMask;
-    this.displacementShift = layout.displacementShift;
-    this.displacementMask = layout.displacementMask;
-    // The root's record carries its star bit (a trusted bundle without one has no root star).
-    this.rootStar = this.occupied(ROOT_SLOT) && ((this.nodes[this.rankOf(ROOT_SLOT)] ?? 0) & this.starBit) !== 0;
     this.refList = u32[Section.RefList] as Uint32Array;
     this.ghostBase = ghostBase(this.rulesetCount, this.refList.length);
-    // One probe at load instead of one per URL (a trusted bundle with no such child gives -1).
-    this.rootStarRank = this.rootStar ? this.child(ROOT_SLOT, STAR_LABEL_HASH, '*', 0, 1) : -1;
-    this.rootStarSlot = this.foundSlot;
   }
 
   /**
@@ -145,37 +127,21 @@ export class HostIndex {
     const n = labels.count;
     const ls = labels.start;
     const le = labels.end;
-    const lh = labels.hash;
 
-    // suffixRank[i]: record of labels i..n-1 (-1: none), suffixSlot[i] its slot; [n] is the root.
+    // suffixRank[i]: the node of labels i..n-1 (-1: none); [n] is the root.
     const suffix = this.suffixRank;
-    const suffixSlot = this.suffixSlot;
     suffix[n] = ROOT;
-    suffixSlot[n] = ROOT_SLOT;
-    let node = ROOT;
-    let slot = ROOT_SLOT;
+    let node: number = ROOT;
     for (let i = n - 1; i >= 0; i--) {
-      if (node !== -1) {
-        node = this.child(slot, lh[i] as number, src, ls[i] as number, le[i] as number);
-        slot = this.foundSlot;
-      }
+      if (node !== -1) node = this.child(node, src, ls[i] as number, le[i] as number);
       suffix[i] = node;
-      suffixSlot[i] = slot;
     }
-    // starRank[i]: record of the `*` child of the suffix node i (-1: none), starSlot[i] its slot.
-    // Both candidate families below start from these; the root's is found once, at load.
+    // starRank[i]: the `*` child of the suffix node i (-1: none), its first child when present.
+    // Both candidate families below start from these.
     const star = this.starRank;
-    const starSlot = this.starSlot;
-    star[n] = this.rootStarRank;
-    starSlot[n] = this.rootStarSlot;
-    for (let i = n - 1; i >= 1; i--) {
+    for (let i = n; i >= 1; i--) {
       const base = suffix[i] as number;
-      if (base === -1 || !this.hasStarChild(base)) {
-        star[i] = -1;
-        continue;
-      }
-      star[i] = this.child(suffixSlot[i] as number, STAR_LABEL_HASH, '*', 0, 1);
-      starSlot[i] = this.foundSlot;
+      star[i] = base === -1 || !this.hasStarChild(base) ? -1 : this.starChild(base);
     }
     const out = this.candidates;
     // A record may say "my parent's rulesets" (INHERIT_REF); each family knows the parents of
@@ -195,12 +161,10 @@ export class HostIndex {
     for (let k = 0; k < n; k++) {
       let at = star[k + 1] as number;
       if (at < 0) continue;
-      let slotAt = starSlot[k + 1] as number;
       let depth = 0;
       for (let j = k - 1; j >= 0 && at >= 0; j--) {
         walk[depth++] = at;
-        at = this.child(slotAt, lh[j] as number, src, ls[j] as number, le[j] as number);
-        slotAt = this.foundSlot;
+        at = this.child(at, src, ls[j] as number, le[j] as number);
       }
       if (at < 0) continue;
       let stored = refs.get(at);
@@ -258,15 +222,25 @@ export class HostIndex {
    * A record that inherits is resolved by walking its parents (at most MAX_LABELS steps).
    */
   ref(rank: number): number {
-    let slot = this.slotOfRank(rank);
-    for (let steps = 0; slot >= 0 && steps < MAX_LABELS; steps++) {
-      const at = this.rankOf(slot);
+    const parents = this.parentNodes();
+    let at = rank;
+    for (let steps = 0; at >= 0 && at < this.nodeCount && steps <= MAX_LABELS; steps++) {
       const stored = this.refs.get(at);
       if (stored !== INHERIT_REF) return steps === 0 ? this.own(stored) : this.handed(stored);
-      if (slot === ROOT_SLOT) return 0;
-      slot = this.parentSlot(slot, this.nodes[at] as number);
+      at = parents[at] as number;
     }
     return 0;
+  }
+
+  /** Each node's parent, derived from `first` on first use (explain, targets). */
+  private parentNodes(): Int32Array {
+    if (this.parents === null) {
+      const parents = new Int32Array(this.nodeCount).fill(-1);
+      const first = this.first;
+      for (let p = 0; p < this.nodeCount; p++) for (let c = first[p] as number; c < (first[p + 1] as number); c++) parents[c] = p;
+      this.parents = parents;
+    }
+    return this.parents;
   }
 
   /** Ids of the rulesets a node carries, in order. */
@@ -285,37 +259,12 @@ export class HostIndex {
   /** The target pattern a trie node stands for, e.g. `*.example.com`. */
   nodeHost(node: number): string {
     const labels: string[] = [];
+    const parents = this.parentNodes();
     // A hostname has at most MAX_LABELS labels; the bound also stops a looping trusted bundle.
-    for (let slot = this.slotOfRank(node); slot !== ROOT_SLOT && slot >= 0 && labels.length < MAX_LABELS;) {
-      const word = this.nodes[this.rankOf(slot)] as number;
-      labels.push(this.label(word));
-      slot = this.parentSlot(slot, word);
+    for (let at = node; at > ROOT && at < this.nodeCount && labels.length < MAX_LABELS; at = parents[at] as number) {
+      labels.push(this.label(this.nodes[at] as number));
     }
     return labels.join('.');
-  }
-
-  /** Slot of the parent of the record `word` in `slot`: its home XOR its label's mix. */
-  private parentSlot(slot: number, word: number): number {
-    const hash = codedLabelHash(this.labelPool, this.labelEntries, word & this.labelMask, (word >>> this.lengthShift) & this.lengthMask, this.lengthMask);
-    const home = (slot - ((word >>> this.displacementShift) & this.displacementMask)) & this.slotMask;
-    return (mixLabel(hash) ^ home) & this.slotMask;
-  }
-
-  /** Slot of record `rank` (-1 when there is none): a binary search of the block ranks. */
-  private slotOfRank(rank: number): number {
-    const occupancy = this.occupancy;
-    let lo = 0;
-    let hi = occupancy.length / 2 - 1;
-    if (rank < 0 || hi < 0) return -1;
-    // The last block whose running count is <= rank.
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >>> 1;
-      if ((occupancy[mid * 2] as number) <= rank) lo = mid;
-      else hi = mid - 1;
-    }
-    let bits = occupancy[lo * 2 + 1] as number;
-    for (let skip = rank - (occupancy[lo * 2] as number); skip > 0 && bits !== 0; skip--) bits &= bits - 1;
-    return bits === 0 ? -1 : lo * 32 + 31 - Math.clz32(bits & -bits);
   }
 
   /**
@@ -332,95 +281,81 @@ export class HostIndex {
   }
 
   /**
-   * The record of the child of the node at slot `parent` labelled `src[start,end)` (whose label
-   * hash is `labelHash`), or -1; on success `foundSlot` is its slot. A record matches when it
-   * lies as far from the probe's home as its displacement says and has the label; the probe ends
-   * at an empty slot or past the widest displacement, so even a full trusted table cannot loop.
+   * The child of node `parent` labelled `src[start,end)`, or -1: a binary search of its children,
+   * which ascend by label (label ids are offsets into the sorted pool).
    */
-  private child(parent: number, labelHash: number, src: string, start: number, end: number): number {
-    const occupancy = this.occupancy;
+  private child(parent: number, src: string, start: number, end: number): number {
+    const first = this.first;
     const nodes = this.nodes;
-    const mask = this.slotMask;
-    const shift = this.displacementShift;
-    const widest = this.displacementMask;
-    let slot = (parent ^ mixLabel(labelHash)) & mask;
-    let bits = occupancy[(slot >>> 5) * 2 + 1] as number;
-    if (((bits >>> (slot & 31)) & 1) === 0) return -1;
-    // Records are in slot order: the rank of the first probed slot, then one more per step.
-    let rank = (occupancy[(slot >>> 5) * 2] as number) + popcount(bits & ~(-1 << (slot & 31)));
-    for (let distance = 0; ;) {
-      const word = nodes[rank] as number;
-      // The root's record is nobody's child.
-      if (((word >>> shift) & widest) === distance && slot !== ROOT_SLOT && this.labelEquals(word, src, start, end)) {
-        this.foundSlot = slot;
-        return rank;
-      }
-      if (++distance > widest) return -1;
-      slot = (slot + 1) & mask;
-      if ((slot & 31) === 0) {
-        bits = occupancy[(slot >>> 5) * 2 + 1] as number;
-        rank = occupancy[(slot >>> 5) * 2] as number;
-      } else {
-        rank++;
-      }
-      if (((bits >>> (slot & 31)) & 1) === 0) return -1;
+    let lo = first[parent] as number;
+    let hi = (first[parent + 1] as number) - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const order = this.compareLabel(nodes[mid] as number, src, start, end);
+      if (order === 0) return mid;
+      if (order < 0) hi = mid - 1;
+      else lo = mid + 1;
     }
-  }
-
-  /** Whether the label in record word 1 `word` is `src[start,end)`. */
-  private labelEquals(word: number, src: string, start: number, end: number): boolean {
-    // The length kept in the record rejects most mismatches without touching the label pool.
-    const recorded = (word >>> this.lengthShift) & this.lengthMask;
-    const at = word & this.labelMask;
-    if (recorded !== this.lengthMask) return recorded === end - start && this.codedMatch(at, src, start, end) >= 0;
-    // A long label carries its byte length: it must also end exactly there.
-    const meta = readLength(this.labelPool, at);
-    const from = at + (meta & 7);
-    return this.codedMatch(from, src, start, end) === from + (meta >>> 3);
+    return -1;
   }
 
   /**
-   * Expands the coded label bytes from `i` while comparing them with `src[start,end)`, until the
-   * host label is used up. Returns the index after the bytes used, or -1 on a difference (also
-   * when the bytes run out: a corrupt trusted bundle cannot make this read past the pool).
+   * Compares `src[start,end)` with the label of record `word`, expanding the coded bytes as it
+   * goes: negative when the host label sorts first, 0 when equal, positive after. Never reads past
+   * the pool (a corrupt trusted label only compares wrong).
    */
-  private codedMatch(i: number, src: string, start: number, end: number): number {
+  private compareLabel(word: number, src: string, start: number, end: number): number {
     const bytes = this.labelPool;
-    const limit = bytes.length;
     const entries = this.labelEntryAt;
     const dictionary = this.labelDictionary;
+    const recorded = (word >>> this.lengthShift) & this.lengthMask;
+    let i = word & this.labelMask;
+    let stop = bytes.length;
+    let remaining = recorded;
+    if (recorded === this.lengthMask) {
+      // A long label carries its byte length.
+      const meta = readLength(bytes, i);
+      i += meta & 7;
+      stop = Math.min(stop, i + (meta >>> 3));
+      remaining = Infinity;
+    }
     let p = start;
-    while (p < end) {
-      if (i >= limit) return -1;
+    while (remaining > 0 && i < stop) {
       let b = bytes[i++] as number;
       const entry = entries[b] as number;
       if (entry === 0) {
         if (b === ESCAPE) {
-          if (i >= limit) return -1;
+          if (i >= stop) break;
           b = bytes[i++] as number;
         }
-        if (b !== src.charCodeAt(p)) return -1;
-        p++;
+        if (p === end) return -1;
+        const c = src.charCodeAt(p++);
+        if (c !== b) return c - b;
+        remaining--;
         continue;
       }
       const length = entry & 0xff;
-      if (p + length > end) return -1;
-      for (let k = entry >>> 8, last = k + length; k < last; k++, p++) if (dictionary[k] !== src.charCodeAt(p)) return -1;
+      for (let k = entry >>> 8, last = k + length; k < last; k++) {
+        if (p === end) return -1;
+        const c = src.charCodeAt(p++);
+        const d = dictionary[k] as number;
+        if (c !== d) return c - d;
+      }
+      remaining -= length;
     }
-    return i;
+    return p === end ? 0 : 1;
+  }
+
+  /** The `*` child of a node with the star bit: its first child, as `*` sorts before any host character. */
+  private starChild(node: number): number {
+    const at = this.first[node] as number;
+    if (at < (this.first[node + 1] as number) && this.compareLabel(this.nodes[at] as number, '*', 0, 1) === 0) return at;
+    // Only a label sorting before `*` (none in a real corpus) gets here.
+    return this.child(node, '*', 0, 1);
   }
 
   private hasStarChild(rank: number): boolean {
-    return rank === ROOT ? this.rootStar : ((this.nodes[rank] as number) & this.starBit) !== 0;
-  }
-
-  private occupied(slot: number): boolean {
-    return (((this.occupancy[(slot >>> 5) * 2 + 1] as number) >>> (slot & 31)) & 1) === 1;
-  }
-
-  /** Record index of an occupied slot. */
-  private rankOf(slot: number): number {
-    return (this.occupancy[(slot >>> 5) * 2] as number) + popcount((this.occupancy[(slot >>> 5) * 2 + 1] as number) & ~(-1 << (slot & 31)));
+    return ((this.nodes[rank] as number) & this.starBit) !== 0;
   }
 
   /** The host label of record word 1 `word`, cached by label id. */
