@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BundleError, compileBundle, FORMAT_VERSION, loadBundle, readBundleHeader, type Ruleset } from '../src/index.js';
 import { parseRulesetXml } from '../src/parse/index.js';
-import { checksum, firstChildren } from '../src/bundle/format.js';
+import { checksum, decodeNodes, firstChildren, nodeLayout, type NodeLayout } from '../src/bundle/format.js';
 import { readBundleSections } from '../src/bundle/read.js';
 import { HostIndex } from '../src/match/host-index.js';
 import { defaultRulesetsDir, listRulesetFiles, loadRulesets } from '../src/node/index.js';
@@ -18,7 +18,6 @@ const defaults: Ruleset[] = loadRulesets([defaultRulesetsDir()]).rulesets;
 /** Section numbers (format.ts Section) and the host-index words of the Layout section. */
 const ChildCounts = 2;
 const Nodes = 3;
-const LabelsSection = 1;
 const NodeRef = 23;
 const LabelDictionary = 24;
 const HOST_LAYOUT_WORDS = 3;
@@ -130,18 +129,34 @@ describe('compiled bundle', () => {
     expect(Array.from(clamped).every((v) => v >= 0 && v <= 3)).toBe(true);
   });
 
-  /** The host index as the tests edit it: child counts, records and the label pool length. */
+  it('decodes node labels as sibling rises, refusing labels past the pool and siblings out of order', () => {
+    const layout = nodeLayout([3, 8, 4]) as NodeLayout;
+    const first = firstChildren(Uint8Array.from([2, 0, 0]), 3, true) as Int32Array;
+    // Root (empty label, star bit), then children with labels 5 and 5 + 7; lengths 1 and 3.
+    const nodes = (labels: number[]) => decodeNodes(Uint8Array.from([0x80, 1, 3, ...labels]), first, layout, 20, true);
+    const words = nodes([0, 5, 7]) as Uint32Array;
+    expect(Array.from(words, (w) => w & layout.labelMask)).toEqual([0, 5, 12]);
+    expect(Array.from(words, (w) => (w & layout.starBit) !== 0)).toEqual([true, false, false]);
+    expect(Array.from(words, (w) => (w >>> layout.lengthShift) & layout.lengthMask)).toEqual([0, 1, 3]);
+    expect(nodes([0, 5, 0])).toMatch(/children of node 0 not in label order/);
+    expect(nodes([0, 5, 16])).toMatch(/node 2 label out of range/);
+    expect(nodes([0, 21, 1])).toMatch(/node 1 label out of range/);
+    expect(nodes([0, 5])).toMatch(/node labels cut short at node 2/);
+    expect(nodes([0, 5, 7, 0])).toMatch(/1 bytes after the node labels/);
+    expect(decodeNodes(Uint8Array.from([0x80, 1]), first, layout, 20, true)).toMatch(/node bytes cut short/);
+    // Trusted bytes are only masked: no error, no read past the bytes.
+    expect(decodeNodes(Uint8Array.from([0x80]), first, layout, 20, false)).toBeInstanceOf(Uint32Array);
+  });
+
+  /** The host index as the tests edit it: the child count and node byte streams. */
   const hostIndex = (bytes: Uint8Array) => {
     const [countsAt, countsLength] = sectionAt(bytes, ChildCounts);
     const [nodesAt, nodesLength] = sectionAt(bytes, Nodes);
-    const labelBits = new DataView(bytes.buffer, bytes.byteOffset + sectionAt(bytes, 0)[0]).getUint32(4, true);
-    return {
-      counts: bytes.subarray(countsAt, countsAt + countsLength),
-      records: new Uint32Array(bytes.buffer, bytes.byteOffset + nodesAt, nodesLength / 4),
-      labelMask: 2 ** labelBits - 1,
-      labelsLength: sectionAt(bytes, LabelsSection)[1],
-    };
+    return { counts: bytes.subarray(countsAt, countsAt + countsLength), nodes: bytes.subarray(nodesAt, nodesAt + nodesLength) };
   };
+
+  /** The node count, the Layout section's first word. */
+  const layoutNodeCount = (bytes: Uint8Array) => new DataView(bytes.buffer, bytes.byteOffset + sectionAt(bytes, 0)[0]).getUint32(0, true);
 
   /** Full verification refuses `corrupt` with `message`; trusted, it loads and answers. */
   const refusedButBounded = (corrupt: Uint8Array, message: RegExp) => {
@@ -172,16 +187,19 @@ describe('compiled bundle', () => {
     edited.counts[0] = 0;
     edited.counts[1] = (edited.counts[1] as number) + (index.counts[0] as number);
     refusedButBounded(backwards, /host index: children of node 1 start at node 1, not after it/);
-    // A label id past the pool.
-    const farLabel = bundle.slice();
-    const records = hostIndex(farLabel).records;
-    records[3] = ((records[3] as number) - ((records[3] as number) & index.labelMask) + index.labelsLength + 1) >>> 0;
-    refusedButBounded(farLabel, /node 3 label out of range/);
-    // Two of the root's children swapped: the binary search needs them in label order.
-    const swapped = bundle.slice();
-    const words = hostIndex(swapped).records;
-    [words[1], words[2]] = [words[2] as number, words[1] as number];
-    refusedButBounded(swapped, /children of node 0 not in label order/);
+    // The root's second child given the same label as its first (a rise of 0): the binary
+    // search needs siblings in label order. Its varint follows the root's and the first child's.
+    const sameLabel = bundle.slice();
+    const nodeBytes = hostIndex(sameLabel).nodes;
+    let at = layoutNodeCount(bundle) + 1;
+    while ((nodeBytes[at] as number) >= 0x80) at++;
+    nodeBytes[at + 1] = 0;
+    refusedButBounded(sameLabel, /host index: children of node 0 not in label order/);
+    // The label stream cut short: its last byte made a continuation byte.
+    const cutLabels = bundle.slice();
+    const cutBytes = hostIndex(cutLabels).nodes;
+    cutBytes[cutBytes.length - 1] = 0x80;
+    refusedButBounded(cutLabels, /host index: node labels cut short/);
     const [dictionaryAt, dictionaryLength] = sectionAt(bundle, 5);
     expect(dictionaryLength).toBeGreaterThan(0);
     const badDictionary = bundle.slice();

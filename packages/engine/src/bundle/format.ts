@@ -45,9 +45,11 @@ export const enum Section {
    */
   ChildCounts,
   /**
-   * One word per node, in breadth-first order: label id in the low `labelBits`, then the star bit
-   * (the node has a `*` child, always its first), and the expanded label length (all-ones: long,
-   * see Labels). The root's record has an empty label.
+   * Per node, in breadth-first order: first one byte each, the star bit (0x80: the node has a `*`
+   * child, always its first) and the expanded label length (low 7 bits; all-ones: long, see
+   * Labels); then one varint each, the label id, as the rise over the previous sibling's (at
+   * least 1: siblings ascend) or, for a first child, whole. The root's label is empty (id 0).
+   * The loader expands them into one word per node (decodeNodes).
    */
   Nodes,
   RefList,
@@ -97,7 +99,7 @@ export const enum Section {
 }
 
 /** Element size of each section, in bytes (1: Uint8Array, 4: Uint32Array). */
-export const SECTION_ELEMENT_BYTES: readonly number[] = [4, 1, 1, 4, 4, 1, 1, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1];
+export const SECTION_ELEMENT_BYTES: readonly number[] = [4, 1, 1, 1, 4, 1, 1, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1];
 
 export const FIRST_PACKED = Section.RsFlags;
 export const PACKED_COUNT = Section.NodeRef - Section.RsFlags + 1;
@@ -218,6 +220,8 @@ export function ghostBase(rulesetCount: number, refListLength: number): number {
 export const ROOT_NODE = 0;
 /** Widest label-length field: labels of 127 bytes or more carry a header in the pool. */
 export const MAX_LENGTH_BITS = 7;
+/** Star bit of a node's byte in Section.Nodes. */
+export const NODE_STAR = 0x80;
 
 /** Bit positions of the node record fields, derived from the Layout widths. */
 export interface NodeLayout {
@@ -290,6 +294,51 @@ export function firstChildren(counts: Uint8Array, nodeCount: number, check: bool
   if (check && at !== counts.length) return `${counts.length - at} bytes after the child counts`;
   if (check && next !== nodeCount) return `child counts cover ${next - 1} of ${nodeCount - 1} nodes`;
   return first;
+}
+
+/**
+ * Expands Section.Nodes into one word per node (label id, star bit, length: NodeLayout), given
+ * the children ranges of firstChildren. Returns an error message when the bytes are cut short,
+ * siblings do not ascend or a label id lies past `poolLength`; with `check` false (trusted
+ * bytes) the values are only masked into their fields.
+ */
+export function decodeNodes(bytes: Uint8Array, first: Int32Array, layout: NodeLayout, poolLength: number, check: boolean): Uint32Array | string {
+  const n = layout.nodeCount;
+  const words = new Uint32Array(n);
+  if (check && bytes.length < n) return 'node bytes cut short';
+  const { labelMask, starBit, lengthShift, lengthMask } = layout;
+  let at = n;
+  // The first child of the next parent to start, and that parent.
+  let parent = 0;
+  let label = 0;
+  for (let i = 0; i < n; i++) {
+    let value = 0;
+    let shift = 0;
+    for (;;) {
+      if (at >= bytes.length) {
+        if (check) return `node labels cut short at node ${i}`;
+        break;
+      }
+      const b = bytes[at++] as number;
+      value += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) break;
+      shift += 7;
+      if (shift > 28) {
+        if (check) return `label of node ${i} too long`;
+        break;
+      }
+    }
+    // A first child (the root included) carries its label whole, a later sibling its rise.
+    while (parent < n && (first[parent + 1] as number) <= i) parent++;
+    const firstChild = i === 0 || i === first[parent];
+    if (check && !firstChild && value === 0) return `children of node ${parent} not in label order`;
+    label = firstChild ? value : label + value;
+    if (check && label > poolLength) return `node ${i} label out of range`;
+    const flags = bytes[i] ?? 0;
+    words[i] = ((label & labelMask) + (flags & NODE_STAR ? starBit : 0) + ((flags & 0x7f & lengthMask) << lengthShift)) >>> 0;
+  }
+  if (check && at !== bytes.length) return `${bytes.length - at} bytes after the node labels`;
+  return words;
 }
 
 /** Bits needed to hold values 0..max. */

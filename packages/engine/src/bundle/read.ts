@@ -2,6 +2,7 @@ import {
   checksum,
   CHECKSUM_OFFSET,
   FIRST_PACKED,
+  decodeNodes,
   firstChildren,
   FORMAT_VERSION,
   ghostBase,
@@ -92,7 +93,6 @@ export function readBundleSections(input: Uint8Array, verify: BundleVerification
   // Checked even for trusted bytes: O(1), and the matcher's masks come from these widths.
   const layout = nodeLayout(u32[Section.Layout] as Uint32Array);
   if (typeof layout === 'string') throw new BundleError(`corrupt bundle: host index layout: ${layout}`);
-  expectLength('host index nodes', (u32[Section.Nodes] as Uint32Array).length, layout.nodeCount);
   const columns = packedColumns(u32[Section.Layout] as Uint32Array, header.rulesetCount);
   if (typeof columns === 'string') throw new BundleError(`corrupt bundle: column layout: ${columns}`);
   const packed: PackedArray[] = [];
@@ -152,17 +152,14 @@ function checkCrossReferences(n: number, layout: NodeLayout, u8: Uint8Array[], u
   // walks only go down (see firstChildren).
   const first = firstChildren(u8[Section.ChildCounts] as Uint8Array, layout.nodeCount, true);
   if (typeof first === 'string') throw new BundleError(`corrupt bundle: host index: ${first}`);
-  const records = u32[Section.Nodes] as Uint32Array;
   const labels = u8[Section.Labels] as Uint8Array;
+  // Label ids in range (an empty label may sit at the very end of the pool), siblings ascending.
+  const records = decodeNodes(u8[Section.Nodes] as Uint8Array, first, layout, labels.length, true);
+  if (typeof records === 'string') throw new BundleError(`corrupt bundle: host index: ${records}`);
   const refList = u32[Section.RefList] as Uint32Array;
   const refs = packed[Section.NodeRef] as PackedArray;
   const ghosts = ghostBase(n, refList.length);
-  // Fields in locals: this loop runs once per node, over sequential records only.
-  const { labelMask } = layout;
   for (let r = 0; r < layout.nodeCount; r++) {
-    const at = (records[r] as number) & labelMask;
-    // An empty label may sit at the very end of the pool.
-    if (at > labels.length) throw new BundleError(`corrupt bundle: node ${r} label out of range`);
     // Own refs are stored one above, ghosts ghostBase above (see Section.NodeRef).
     const stored = refs.get(r);
     if (stored >= 2 * ghosts) throw new BundleError('corrupt bundle: ruleset ref out of range');
@@ -172,13 +169,6 @@ function checkCrossReferences(n: number, layout: NodeLayout, u8: Uint8Array[], u
       const count = refList[firstRef];
       if (count === undefined || firstRef + count >= refList.length) throw new BundleError('corrupt bundle: ruleset list out of range');
       for (let k = 1; k <= count; k++) if ((refList[firstRef + k] as number) >= n) throw new BundleError('corrupt bundle: ruleset id out of range');
-    }
-  }
-  // Siblings ascend strictly by label id: the lookup binary-searches them.
-  for (let p = 0; p < layout.nodeCount; p++) {
-    for (let c = (first[p] as number) + 1; c < (first[p + 1] as number); c++) {
-      if (((records[c] as number) & labelMask) <= ((records[c - 1] as number) & labelMask))
-        throw new BundleError(`corrupt bundle: children of node ${p} not in label order`);
     }
   }
 }

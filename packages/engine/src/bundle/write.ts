@@ -10,6 +10,7 @@ import {
   INHERIT_REF,
   MAGIC,
   MAX_LENGTH_BITS,
+  NODE_STAR,
   nodeLayout,
   type NodeLayout,
   RuleKind,
@@ -307,21 +308,34 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
     if (lengthBits === 0) throw new Error(`host index does not fit a bundle: ${layout}`);
     lengthBits--;
   }
-  const records = new Uint32Array(nodeCount);
   const nodeRef = new Uint32Array(nodeCount);
   const long = layout.lengthMask;
+  // Section.Nodes: a flags-and-length byte per node, then the label ids as sibling rises.
+  const nodeBytes: number[] = [];
+  const labelOf = new Array<number>(nodeCount);
   order.forEach((id, rank) => {
     const node = nodes[id] as TrieNode;
     // The root's record: an empty label at the pool's start, never compared, and the root's
     // star bit.
     const labelIndex = id === 0 ? -1 : (labelIds.get(node.label) as number);
     const length = labelIndex < 0 ? 0 : Math.min(lengths[labelIndex] as number, long);
-    records[rank] = (labelIndex < 0 ? 0 : (labels.offsets[labelIndex] as number)) + (node.hasStarChild ? layout.starBit : 0) + length * 2 ** layout.lengthShift;
+    labelOf[rank] = labelIndex < 0 ? 0 : (labels.offsets[labelIndex] as number);
+    nodeBytes.push((node.hasStarChild ? NODE_STAR : 0) | length);
     // The same rulesets as the parent hands down: one small repeated value, not a random id.
     const own = ownRef[id] as number;
     const handed = ghostRef[id] ?? 0;
     nodeRef[rank] = inherits[id] === true ? INHERIT_REF : own !== 0 ? own + 1 : handed !== 0 ? handed + ghosts : 0;
   });
+  for (let rank = 0, next = 1, parent = 0, start = 1; rank < nodeCount; rank++) {
+    // A first child (and the root) carries its label whole, a later sibling its rise.
+    while (rank >= next && parent < nodeCount) {
+      start = next;
+      next += (childrenOf[order[parent] as number] as number[]).length;
+      parent++;
+    }
+    const whole = rank === 0 || rank === start;
+    for (const b of varint(whole ? (labelOf[rank] as number) : (labelOf[rank] as number) - (labelOf[rank - 1] as number))) nodeBytes.push(b);
+  }
 
   // Columns: each packed at the width its values need, in blocks with a base each when that is
   // smaller (ascending columns); (count, bits, blocked) go in the Layout.
@@ -355,7 +369,7 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   sections[Section.Labels] = labels.bytes;
   sections[Section.LabelDictionary] = codedLabels.dictionary;
   sections[Section.ChildCounts] = Uint8Array.from(childCounts);
-  sections[Section.Nodes] = records;
+  sections[Section.Nodes] = Uint8Array.from(nodeBytes);
   sections[Section.RefList] = Uint32Array.from(refList);
   sections[Section.Dictionary] = coded.dictionary;
   sections[Section.StrBytes] = strPool.bytes;

@@ -1,4 +1,4 @@
-import { firstChildren, ghostBase, hashStep, INHERIT_REF, LABEL_HASH_SEED, readLength, ROOT_NODE, Section } from '../bundle/format.js';
+import { decodeNodes, firstChildren, ghostBase, hashStep, INHERIT_REF, LABEL_HASH_SEED, readLength, ROOT_NODE, Section } from '../bundle/format.js';
 import type { PackedArray } from '../bundle/packed-array.js';
 import type { BundleSections } from '../bundle/read.js';
 import { ESCAPE } from '../bundle/string-dictionary.js';
@@ -42,7 +42,7 @@ export class HostIndex {
   private readonly first: Int32Array;
   /** Each node's parent (the root's: -1), derived from `first` when first needed. */
   private parents: Int32Array | null = null;
-  /** One word per node, in breadth-first order (see Section.Nodes). */
+  /** One word per node, in breadth-first order, expanded from Section.Nodes at load. */
   private readonly nodes: Uint32Array;
   /** The ruleset ref of each record (Section.NodeRef), and where its ghost refs start. */
   private readonly refs: PackedArray;
@@ -75,11 +75,12 @@ export class HostIndex {
       if (entry === undefined) return;
       this.labelEntryAt[b] = ((entry.byteOffset - this.labelDictionary.byteOffset) << 8) | entry.length;
     });
-    this.nodes = u32[Section.Nodes] as Uint32Array;
     this.refs = packed[Section.NodeRef] as PackedArray;
     this.nodeCount = layout.nodeCount;
     // Checked when the bundle was verified; trusted bytes are only clamped into range.
     this.first = firstChildren(u8[Section.ChildCounts] as Uint8Array, this.nodeCount, false) as Int32Array;
+    // Fixed-width words, so the binary search of siblings decodes nothing.
+    this.nodes = decodeNodes(u8[Section.Nodes] as Uint8Array, this.first, layout, this.labelPool.length, false) as Uint32Array;
     this.labelMask = layout.labelMask;
     this.starBit = layout.starBit;
     this.lengthShift = layout.lengthShift;
