@@ -266,32 +266,35 @@ export function nodeLayout(fields: ArrayLike<number>): NodeLayout | string {
  */
 export function firstChildren(counts: Uint8Array, nodeCount: number, check: boolean): Int32Array | string {
   const first = new Int32Array(nodeCount + 1);
+  const length = counts.length;
   let next = 1;
   let at = 0;
   for (let i = 0; i < nodeCount; i++) {
     first[i] = next;
-    let count = 0;
-    let shift = 0;
-    for (;;) {
-      if (at >= counts.length) {
-        if (check) return `child counts cut short at node ${i}`;
-        break;
+    // Almost every count is one byte; longer varints and the end of the bytes take the slow path.
+    let count = at < length ? (counts[at++] as number) : -1;
+    if (count >= 0x80) {
+      count &= 0x7f;
+      for (let shift = 7; ; shift += 7) {
+        if (at >= length || shift > 28) {
+          count = -1;
+          break;
+        }
+        const b = counts[at++] as number;
+        count |= (b & 0x7f) << shift;
+        if (b < 0x80) break;
       }
-      const b = counts[at++] as number;
-      count += (b & 0x7f) * 2 ** shift;
-      if (b < 0x80) break;
-      shift += 7;
-      if (shift > 28) {
-        if (check) return `child count of node ${i} too long`;
-        break;
-      }
+    }
+    if (count < 0) {
+      if (check) return at >= length ? `child counts cut short at node ${i}` : `child count of node ${i} too long`;
+      count = 0;
     }
     if (check && count > 0 && next <= i) return `children of node ${i} start at node ${next}, not after it`;
     if (check && next + count > nodeCount) return `children of node ${i} beyond the ${nodeCount} nodes`;
     next = Math.min(next + count, nodeCount);
   }
   first[nodeCount] = next;
-  if (check && at !== counts.length) return `${counts.length - at} bytes after the child counts`;
+  if (check && at !== length) return `${length - at} bytes after the child counts`;
   if (check && next !== nodeCount) return `child counts cover ${next - 1} of ${nodeCount - 1} nodes`;
   return first;
 }
@@ -305,39 +308,41 @@ export function firstChildren(counts: Uint8Array, nodeCount: number, check: bool
 export function decodeNodes(bytes: Uint8Array, first: Int32Array, layout: NodeLayout, poolLength: number, check: boolean): Uint32Array | string {
   const n = layout.nodeCount;
   const words = new Uint32Array(n);
-  if (check && bytes.length < n) return 'node bytes cut short';
-  const { labelMask, starBit, lengthShift, lengthMask } = layout;
+  const length = bytes.length;
+  if (check && length < n) return 'node bytes cut short';
+  const { labelMask, starBit, lengthMask } = layout;
+  const lengthUnit = 2 ** layout.lengthShift;
   let at = n;
-  // The first child of the next parent to start, and that parent.
-  let parent = 0;
-  let label = 0;
-  for (let i = 0; i < n; i++) {
-    let value = 0;
-    let shift = 0;
-    for (;;) {
-      if (at >= bytes.length) {
-        if (check) return `node labels cut short at node ${i}`;
-        break;
+  // Node 0 (the root) is a group of its own; then the children of each node, in node order.
+  for (let p = -1, i = 0; p < n && i < n; p++) {
+    const end = p < 0 ? 1 : Math.min(first[p + 1] as number, n);
+    // A first child carries its label whole, a later sibling its rise.
+    for (let label = 0, whole = true; i < end; i++, whole = false) {
+      let value = at < length ? (bytes[at++] as number) : -1;
+      if (value >= 0x80) {
+        value &= 0x7f;
+        for (let shift = 7; ; shift += 7) {
+          if (at >= length || shift > 28) {
+            value = -1;
+            break;
+          }
+          const b = bytes[at++] as number;
+          value |= (b & 0x7f) << shift;
+          if (b < 0x80) break;
+        }
       }
-      const b = bytes[at++] as number;
-      value += (b & 0x7f) * 2 ** shift;
-      if (b < 0x80) break;
-      shift += 7;
-      if (shift > 28) {
-        if (check) return `label of node ${i} too long`;
-        break;
+      if (value < 0) {
+        if (check) return at >= length ? `node labels cut short at node ${i}` : `label of node ${i} too long`;
+        value = 0;
       }
+      if (check && !whole && value === 0) return `children of node ${p} not in label order`;
+      label = whole ? value : label + value;
+      if (check && label > poolLength) return `node ${i} label out of range`;
+      const flags = i < length ? (bytes[i] as number) : 0;
+      words[i] = ((label & labelMask) + ((flags & NODE_STAR) !== 0 ? starBit : 0) + (flags & 0x7f & lengthMask) * lengthUnit) >>> 0;
     }
-    // A first child (the root included) carries its label whole, a later sibling its rise.
-    while (parent < n && (first[parent + 1] as number) <= i) parent++;
-    const firstChild = i === 0 || i === first[parent];
-    if (check && !firstChild && value === 0) return `children of node ${parent} not in label order`;
-    label = firstChild ? value : label + value;
-    if (check && label > poolLength) return `node ${i} label out of range`;
-    const flags = bytes[i] ?? 0;
-    words[i] = ((label & labelMask) + (flags & NODE_STAR ? starBit : 0) + ((flags & 0x7f & lengthMask) << lengthShift)) >>> 0;
   }
-  if (check && at !== bytes.length) return `${bytes.length - at} bytes after the node labels`;
+  if (check && at !== length) return `${length - at} bytes after the node labels`;
   return words;
 }
 
@@ -354,13 +359,6 @@ export function popcount(x: number): number {
   x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
   x = (x + (x >>> 4)) & 0x0f0f0f0f;
   return Math.imul(x, 0x01010101) >>> 24;
-}
-
-/** FNV-1a over a host label's characters, computed while a hostname is split (HostLabels). */
-export const LABEL_HASH_SEED = 0x811c9dc5;
-
-export function hashStep(h: number, charCode: number): number {
-  return Math.imul(h ^ charCode, 0x01000193);
 }
 
 /** Decodes the varint length at `at`; returns length * 8 + header size (1..4 bytes), no allocation. */

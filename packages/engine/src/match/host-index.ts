@@ -1,4 +1,4 @@
-import { decodeNodes, firstChildren, ghostBase, hashStep, INHERIT_REF, LABEL_HASH_SEED, readLength, ROOT_NODE, Section } from '../bundle/format.js';
+import { decodeNodes, firstChildren, ghostBase, INHERIT_REF, readLength, ROOT_NODE, Section } from '../bundle/format.js';
 import type { PackedArray } from '../bundle/packed-array.js';
 import type { BundleSections } from '../bundle/read.js';
 import { ESCAPE } from '../bundle/string-dictionary.js';
@@ -100,24 +100,16 @@ export class HostIndex {
     if (end - start > MAX_HOST_LENGTH) return 0;
     let n = 0;
     let s = start;
-    let h = LABEL_HASH_SEED;
     for (let i = start; i < end; i++) {
-      const c = src.charCodeAt(i);
-      if (c !== DOT) {
-        h = hashStep(h, c);
-        continue;
-      }
+      if (src.charCodeAt(i) !== DOT) continue;
       if (i === s && i > start) return 0; // ".." matches nothing
       labels.start[n] = s;
       labels.end[n] = i;
-      labels.hash[n] = h;
       n++;
       s = i + 1;
-      h = LABEL_HASH_SEED;
     }
     labels.start[n] = s;
     labels.end[n] = end;
-    labels.hash[n] = h;
     labels.count = n + 1;
     return this.lookup(src, labels, end - start);
   }
