@@ -7,6 +7,8 @@ import { dictionaryTable } from './string-pool.js';
 
 const DOT = 0x2e;
 const MAX_HOST_LENGTH = 255;
+/** Flips the top bit of a label key: unsigned byte order becomes signed Int32 order. */
+const KEY_FLIP = -0x80000000;
 /** The root in the suffix ranks (its record is never a candidate). */
 const ROOT = ROOT_NODE;
 
@@ -42,6 +44,11 @@ export class HostIndex {
   private readonly first: Int32Array;
   /** Each node's parent (the root's: -1), derived from `first` when first needed. */
   private parents: Int32Array | null = null;
+  /**
+   * Each node's first four label bytes as one order-preserving signed key (see prefixKey), so
+   * the binary search of siblings compares integers and expands a label only on equal keys.
+   */
+  private readonly keys: Int32Array;
   /** One word per node, in breadth-first order, expanded from Section.Nodes at load. */
   private readonly nodes: Uint32Array;
   /** The ruleset ref of each record (Section.NodeRef), and where its ghost refs start. */
@@ -85,6 +92,7 @@ export class HostIndex {
     this.starBit = layout.starBit;
     this.lengthShift = layout.lengthShift;
     this.lengthMask = layout.lengthMask;
+    this.keys = this.labelKeys();
     this.refList = u32[Section.RefList] as Uint32Array;
     this.ghostBase = ghostBase(this.rulesetCount, this.refList.length);
   }
@@ -279,17 +287,75 @@ export class HostIndex {
    */
   private child(parent: number, src: string, start: number, end: number): number {
     const first = this.first;
-    const nodes = this.nodes;
+    const keys = this.keys;
     let lo = first[parent] as number;
     let hi = (first[parent + 1] as number) - 1;
+    // The host label's key: its first four characters (0 past its end), as labelKeys builds them.
+    let key = 0;
+    for (let k = 0; k < 4; k++) key = (key << 8) | (start + k < end ? Math.min(src.charCodeAt(start + k), 0xff) : 0);
+    key ^= KEY_FLIP;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
-      const order = this.compareLabel(nodes[mid] as number, src, start, end);
+      const at = keys[mid] as number;
+      if (at < key) {
+        lo = mid + 1;
+        continue;
+      }
+      if (at > key) {
+        hi = mid - 1;
+        continue;
+      }
+      const order = this.compareLabel(this.nodes[mid] as number, src, start, end);
       if (order === 0) return mid;
       if (order < 0) hi = mid - 1;
       else lo = mid + 1;
     }
     return -1;
+  }
+
+  /**
+   * The key of every node's label: its first four expanded bytes, big-endian (0 past the end),
+   * top bit flipped so that signed order is byte order. A key orders labels as far as it goes,
+   * so the sibling search may decide on keys alone until two are equal.
+   */
+  private labelKeys(): Int32Array {
+    const keys = new Int32Array(this.nodeCount);
+    const bytes = this.labelPool;
+    const limit = bytes.length;
+    const entries = this.labelEntryAt;
+    const dictionary = this.labelDictionary;
+    const nodes = this.nodes;
+    for (let node = 0; node < this.nodeCount; node++) {
+      const word = nodes[node] as number;
+      const recorded = (word >>> this.lengthShift) & this.lengthMask;
+      let i = word & this.labelMask;
+      let remaining = recorded;
+      let stop = limit;
+      if (recorded === this.lengthMask) {
+        const meta = readLength(bytes, i);
+        i += meta & 7;
+        stop = Math.min(limit, i + (meta >>> 3));
+        remaining = 4;
+      }
+      let key = 0;
+      let taken = 0;
+      while (taken < 4 && remaining > 0 && i < stop) {
+        let b = bytes[i++] as number;
+        const entry = entries[b] as number;
+        if (entry === 0) {
+          if (b === ESCAPE) b = i < stop ? (bytes[i++] as number) : 0;
+          key = (key << 8) | b;
+          taken++;
+          remaining--;
+          continue;
+        }
+        for (let k = entry >>> 8, last = k + (entry & 0xff); k < last && taken < 4; k++, taken++) key = (key << 8) | (dictionary[k] as number);
+        remaining -= entry & 0xff;
+      }
+      for (; taken < 4; taken++) key <<= 8;
+      keys[node] = key ^ KEY_FLIP;
+    }
+    return keys;
   }
 
   /**
