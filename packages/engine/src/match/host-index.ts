@@ -49,6 +49,8 @@ export class HostIndex {
    * the binary search of siblings compares integers and expands a label only on equal keys.
    */
   private readonly keys: Int32Array;
+  /** Per node, whether its children's keys are made (fillKeys). */
+  private readonly keyed: Uint8Array;
   /** One word per node, in breadth-first order, expanded from Section.Nodes at load. */
   private readonly nodes: Uint32Array;
   /** The ruleset ref of each record (Section.NodeRef), and where its ghost refs start. */
@@ -92,7 +94,8 @@ export class HostIndex {
     this.starBit = layout.starBit;
     this.lengthShift = layout.lengthShift;
     this.lengthMask = layout.lengthMask;
-    this.keys = this.labelKeys();
+    this.keys = new Int32Array(this.nodeCount);
+    this.keyed = new Uint8Array(this.nodeCount);
     this.refList = u32[Section.RefList] as Uint32Array;
     this.ghostBase = ghostBase(this.rulesetCount, this.refList.length);
   }
@@ -290,6 +293,11 @@ export class HostIndex {
     const keys = this.keys;
     let lo = first[parent] as number;
     let hi = (first[parent + 1] as number) - 1;
+    // Keys are made per sibling group on its first search, so a load pays for none of them.
+    if (this.keyed[parent] === 0) {
+      this.fillKeys(lo, hi + 1);
+      this.keyed[parent] = 1;
+    }
     // The host label's key: its first four characters (0 past its end), as labelKeys builds them.
     let key = 0;
     for (let k = 0; k < 4; k++) key = (key << 8) | (start + k < end ? Math.min(src.charCodeAt(start + k), 0xff) : 0);
@@ -318,14 +326,14 @@ export class HostIndex {
    * top bit flipped so that signed order is byte order. A key orders labels as far as it goes,
    * so the sibling search may decide on keys alone until two are equal.
    */
-  private labelKeys(): Int32Array {
-    const keys = new Int32Array(this.nodeCount);
+  private fillKeys(from: number, to: number): void {
+    const keys = this.keys;
     const bytes = this.labelPool;
     const limit = bytes.length;
     const entries = this.labelEntryAt;
     const dictionary = this.labelDictionary;
     const nodes = this.nodes;
-    for (let node = 0; node < this.nodeCount; node++) {
+    for (let node = from; node < to; node++) {
       const word = nodes[node] as number;
       const recorded = (word >>> this.lengthShift) & this.lengthMask;
       let i = word & this.labelMask;
@@ -355,7 +363,6 @@ export class HostIndex {
       for (; taken < 4; taken++) key <<= 8;
       keys[node] = key ^ KEY_FLIP;
     }
-    return keys;
   }
 
   /**
