@@ -18,6 +18,7 @@ const NAMES = [
   'Labels',
   'ChildCounts',
   'Nodes',
+  'NodeIndex',
   'RefList',
   'Dictionary',
   'StrBytes',

@@ -18,8 +18,17 @@ const defaults: Ruleset[] = loadRulesets([defaultRulesetsDir()]).rulesets;
 /** Section numbers (format.ts Section) and the host-index words of the Layout section. */
 const ChildCounts = 2;
 const Nodes = 3;
-const NodeRef = 23;
-const LabelDictionary = 24;
+const NodeIndex = 4;
+const RefList = 5;
+const Dictionary = 6;
+/** The first packed column (RsFlags); RsName follows it. */
+const FIRST_PACKED = 8;
+const RsName = 9;
+const NoteOwner = 10;
+const RsRuleStart = 14;
+const RuleFrom = 17;
+const NodeRef = 24;
+const LabelDictionary = 25;
 const HOST_LAYOUT_WORDS = 3;
 const COLUMN_WORDS = 3;
 
@@ -111,7 +120,7 @@ describe('compiled bundle', () => {
   });
 
   it('accepts only child counts that form a breadth-first tree', () => {
-    const counts = (bytes: number[], n: number) => firstChildren(Uint8Array.from(bytes), n, true);
+    const counts = (bytes: number[], n: number) => firstChildren(Uint8Array.from(bytes), n);
     // The root with two leaves; a chain; a count in two varint bytes.
     expect(Array.from(counts([2, 0, 0], 3) as Int32Array)).toEqual([1, 3, 3, 3]);
     expect(Array.from(counts([1, 1, 0], 3) as Int32Array)).toEqual([1, 2, 3, 3]);
@@ -124,16 +133,13 @@ describe('compiled bundle', () => {
     expect(counts([0, 2, 0], 3)).toMatch(/children of node 1 start at node 1, not after it/);
     expect(counts([1, 0, 0], 3)).toMatch(/child counts cover 1 of 2 nodes/);
     expect(counts([2, 0, 0, 0], 3)).toMatch(/1 bytes after the child counts/);
-    // Trusted bytes are clamped: every range stays inside the nodes.
-    const clamped = firstChildren(Uint8Array.from([9, 0x80]), 3, false) as Int32Array;
-    expect(Array.from(clamped).every((v) => v >= 0 && v <= 3)).toBe(true);
   });
 
   it('decodes node labels as sibling rises, refusing labels past the pool and siblings out of order', () => {
     const layout = nodeLayout([3, 8, 4]) as NodeLayout;
-    const first = firstChildren(Uint8Array.from([2, 0, 0]), 3, true) as Int32Array;
+    const first = firstChildren(Uint8Array.from([2, 0, 0]), 3) as Int32Array;
     // Root (empty label, star bit), then children with labels 5 and 5 + 7; lengths 1 and 3.
-    const nodes = (labels: number[]) => decodeNodes(Uint8Array.from([0x80, 1, 3, ...labels]), first, layout, 20, true);
+    const nodes = (labels: number[]) => decodeNodes(Uint8Array.from([0x80, 1, 3, ...labels]), first, layout, 20);
     const words = nodes([0, 5, 7]) as Uint32Array;
     expect(Array.from(words, (w) => w & layout.labelMask)).toEqual([0, 5, 12]);
     expect(Array.from(words, (w) => (w & layout.starBit) !== 0)).toEqual([true, false, false]);
@@ -143,9 +149,7 @@ describe('compiled bundle', () => {
     expect(nodes([0, 21, 1])).toMatch(/node 1 label out of range/);
     expect(nodes([0, 5])).toMatch(/node labels cut short at node 2/);
     expect(nodes([0, 5, 7, 0])).toMatch(/1 bytes after the node labels/);
-    expect(decodeNodes(Uint8Array.from([0x80, 1]), first, layout, 20, true)).toMatch(/node bytes cut short/);
-    // Trusted bytes are only masked: no error, no read past the bytes.
-    expect(decodeNodes(Uint8Array.from([0x80]), first, layout, 20, false)).toBeInstanceOf(Uint32Array);
+    expect(decodeNodes(Uint8Array.from([0x80, 1]), first, layout, 20)).toMatch(/node bytes cut short/);
   });
 
   /** The host index as the tests edit it: the child count and node byte streams. */
@@ -167,6 +171,49 @@ describe('compiled bundle', () => {
     }
     for (let id = 0; id < 50; id++) expect(() => engine.ruleset(id)).not.toThrow();
   };
+
+  it('full verification rejects a node index that disagrees with the trie; trusted, it only misleads', () => {
+    const [indexAt, indexLength] = sectionAt(bundle, NodeIndex);
+    // Four words per block of 128 nodes.
+    expect(indexLength).toBe(Math.ceil(layoutNodeCount(bundle) / 128) * 16);
+    for (let word = 0; word < indexLength / 4; word++) {
+      const original = new DataView(bundle.buffer, bundle.byteOffset).getUint32(indexAt + word * 4, true);
+      for (const value of [original ^ 1, 0xffffffff]) {
+        const corrupt = bundle.slice();
+        new DataView(corrupt.buffer).setUint32(indexAt + word * 4, value, true);
+        refusedButBounded(corrupt, new RegExp(`host index: node index entry ${word} says ${value}, expected ${original}`));
+      }
+    }
+  });
+
+  it('decodes the trie a block at a time, in whatever order lookups reach it', () => {
+    // Sibling groups of 0 to 400 nodes: groups start inside blocks and span several.
+    const hosts: string[] = [];
+    for (let g = 0; g < 60; g++) for (let i = 0; i < (g * 37) % 401; i++) hosts.push(`h${i}.g${g}.example`);
+    const ruleset: Ruleset = {
+      name: 'Groups',
+      targets: hosts.map((host) => ({ host })),
+      rules: [{ from: '^http:', to: 'https:' }],
+      exclusions: [],
+      secureCookies: [],
+      tests: [],
+    };
+    const bytes = compileBundle([ruleset]);
+    expect(layoutNodeCount(bytes)).toBeGreaterThan(hosts.length);
+    // Every host, in a shuffled order, from a fresh engine; then the misses beside them.
+    const shuffled = hosts.slice();
+    for (let i = shuffled.length - 1, seed = 7; i > 0; i--) {
+      seed = (seed * 48271) % 2147483647;
+      const j = seed % (i + 1);
+      [shuffled[i], shuffled[j]] = [shuffled[j] as string, shuffled[i] as string];
+    }
+    const engine = loadBundle(bytes, { verify: 'trusted' });
+    expect(shuffled.filter((host) => engine.rewrite(`http://${host}/`) !== `https://${host}/`)).toEqual([]);
+    const misses = hosts.filter((_, k) => k % 50 === 0).flatMap((host) => [`a${host}`, host.replace(/^h/, 'i'), host.replace('.g', '.f')]);
+    expect(misses.filter((host) => loadBundle(bytes, { verify: 'trusted' }).rewrite(`http://${host}/`) !== null)).toEqual([]);
+    // The whole-trie walk (targets) sees the same trie as the lookups.
+    expect(new Set(engine.targetsOf(0))).toEqual(new Set(hosts));
+  });
 
   it('full verification rejects bad child counts, labels and dictionary codes behind a valid checksum', () => {
     expect(() => loadBundle(reseal(bundle.slice()))).not.toThrow();
@@ -200,7 +247,7 @@ describe('compiled bundle', () => {
     const cutBytes = hostIndex(cutLabels).nodes;
     cutBytes[cutBytes.length - 1] = 0x80;
     refusedButBounded(cutLabels, /host index: node labels cut short/);
-    const [dictionaryAt, dictionaryLength] = sectionAt(bundle, 5);
+    const [dictionaryAt, dictionaryLength] = sectionAt(bundle, Dictionary);
     expect(dictionaryLength).toBeGreaterThan(0);
     const badDictionary = bundle.slice();
     badDictionary[dictionaryAt] = 0xff; // the escape byte cannot be a code
@@ -214,13 +261,13 @@ describe('compiled bundle', () => {
 
   it('bounds the ruleset refs of host records', () => {
     const [layoutAt] = sectionAt(bundle, 0);
-    const countWord = layoutAt + (HOST_LAYOUT_WORDS + COLUMN_WORDS * (NodeRef - 7)) * 4;
+    const countWord = layoutAt + (HOST_LAYOUT_WORDS + COLUMN_WORDS * (NodeRef - FIRST_PACKED)) * 4;
     const fewer = bundle.slice();
     const view = new DataView(fewer.buffer);
     view.setUint32(countWord, view.getUint32(countWord, true) - 1, true);
     expect(() => loadBundle(fewer, { verify: 'trusted' })).toThrow(/ruleset refs do not match the host records/);
     // A stored ref past own refs and ghosts (2 * ghostBase and up).
-    const ghosts = defaults.length + 1 + sectionAt(bundle, 4)[1] / 4;
+    const ghosts = defaults.length + 1 + sectionAt(bundle, RefList)[1] / 4;
     const [, bits] = columnAt(bundle, NodeRef);
     expect(2 ** bits - 1).toBeGreaterThanOrEqual(2 * ghosts - 1);
     const wild = setField(bundle.slice(), NodeRef, 1, 2 * ghosts);
@@ -256,7 +303,7 @@ describe('compiled bundle', () => {
   const columnAt = (bytes: Uint8Array, section: number): [number, number, number] => {
     const [layoutAt] = sectionAt(bytes, 0);
     const view = new DataView(bytes.buffer, bytes.byteOffset + layoutAt);
-    const word = HOST_LAYOUT_WORDS + COLUMN_WORDS * (section - 7);
+    const word = HOST_LAYOUT_WORDS + COLUMN_WORDS * (section - FIRST_PACKED);
     return [view.getUint32(word * 4, true), view.getUint32(word * 4 + 4, true), view.getUint32(word * 4 + 8, true)];
   };
   /**
@@ -303,14 +350,12 @@ describe('compiled bundle', () => {
 
   it('rejects packed-column widths and counts that do not fit their sections, even for trusted bytes', () => {
     const [layoutAt] = sectionAt(bundle, 0);
-    const RsName = 8;
-    const RuleFrom = 16;
-    const word = (section: number, field: 0 | 1 | 2) => layoutAt + (HOST_LAYOUT_WORDS + COLUMN_WORDS * (section - 7) + field) * 4;
+    const word = (section: number, field: 0 | 1 | 2) => layoutAt + (HOST_LAYOUT_WORDS + COLUMN_WORDS * (section - FIRST_PACKED) + field) * 4;
     const [, nameBits] = columnAt(bundle, RsName);
     for (const [at, value, message] of [
-      [word(RsName, 1), 0, /column layout: column 8 of/],
-      [word(RsName, 1), 32, /column layout: column 8 of/],
-      [word(RsName, 1), nameBits + 3, /column 8 has/],
+      [word(RsName, 1), 0, new RegExp(`column layout: column ${RsName} of`)],
+      [word(RsName, 1), 32, new RegExp(`column layout: column ${RsName} of`)],
+      [word(RsName, 1), nameBits + 3, new RegExp(`column ${RsName} has`)],
       [word(RsName, 0), defaults.length + 1, /ruleset columns do not match/],
       [word(RuleFrom, 0), 1, /rule columns of different lengths/],
       [word(RuleFrom, 1), 0x7fffffff, /column layout/],
@@ -321,13 +366,13 @@ describe('compiled bundle', () => {
     }
     // The block flag: 0 or 1 only, and a flipped flag no longer fits its section (a blocked
     // column's section holds a base per 32 fields before them).
-    const sections = Array.from({ length: NodeRef - 7 + 1 }, (_, k) => 7 + k);
+    const sections = Array.from({ length: NodeRef - FIRST_PACKED + 1 }, (_, k) => FIRST_PACKED + k);
     const blocked = sections.find((section) => columnAt(bundle, section)[2] === 1) as number;
     const plain = sections.find((section) => columnAt(bundle, section)[2] === 0 && columnAt(bundle, section)[0] > 64) as number;
     expect(blocked).toBeDefined();
     expect(plain).toBeDefined();
     for (const [at, value, message] of [
-      [word(RsName, 2), 2, /column 8 with block flag 2/],
+      [word(RsName, 2), 2, new RegExp(`column ${RsName} with block flag 2`)],
       [word(blocked, 2), 0, new RegExp(`column ${blocked} has`)],
       [word(plain, 2), 1, new RegExp(`column ${plain} has`)],
     ] as const) {
@@ -345,10 +390,8 @@ describe('compiled bundle', () => {
     const first = defaults[0] as Ruleset;
     const withNotes = compileBundle([{ ...first, defaultOff: 'a' }, { ...first, name: 'Second', defaultOff: 'b' }, ...defaults.slice(1)]);
     expect(() => loadBundle(reseal(withNotes.slice()))).not.toThrow();
-    const NoteOwner = 9;
     expect(columnAt(withNotes, NoteOwner)[0]).toBe(2);
     expect(() => loadBundle(reseal(setField(withNotes.slice(), NoteOwner, 1, 0)))).toThrow(/sparse ruleset ids out of order/);
-    const RsRuleStart = 13;
     const highest = 2 ** columnAt(bundle, RsRuleStart)[1] - 1; // above every later start
     expect(() => loadBundle(reseal(setField(bundle.slice(), RsRuleStart, 0, highest)))).toThrow(/ruleset ranges out of order/);
     expect(() => loadBundle(reseal(setField(bundle.slice(), RsRuleStart, defaults.length, 0)))).toThrow(/ruleset ranges/);
@@ -446,7 +489,7 @@ describe('compiled bundle', () => {
     const refs = packed[NodeRef] as { length: number; get(i: number): number };
     const stored = Array.from({ length: refs.length }, (_, i) => refs.get(i));
     expect(stored.filter((r) => r === 1)).toHaveLength(4);
-    const ghostBase = rulesets.length + 1 + sectionAt(bytes, 4)[1] / 4; // RefList: [2, 0, 1]
+    const ghostBase = rulesets.length + 1 + sectionAt(bytes, RefList)[1] / 4; // RefList: [2, 0, 1]
     expect(stored.filter((r) => r > ghostBase)).toEqual([ghostBase + 3]);
     const engine = loadBundle(bytes);
     expect(engine.rewriteWithRuleset('http://www.example.com/').ruleset).toBe('A');

@@ -6,15 +6,16 @@
  * `*`), its nodes in breadth-first order, so the children of a node are contiguous and come after
  * it; siblings are sorted by label, and label ids (offsets into the sorted, deduplicated label
  * pool) ascend with the labels, so a lookup binary-searches the children of each node it reaches.
- * A node record keeps its label and star bit; its child count lies in ChildCounts, from which the
- * loader derives each node's first child (a prefix sum), so no parent or slot is stored.
+ * A node record keeps its label and star bit; its child count lies in ChildCounts, from which a
+ * lookup derives each node's first child (a prefix sum, resumed from NodeIndex), so no parent or
+ * slot is stored.
  */
 import { MAX_PACKED_BITS } from './packed-array.js';
 
 export const MAGIC = 'HTTPSFY\0';
 /**
- * 9: breadth-first host trie (Nodes in BFS order, ChildCounts) instead of the open-addressing
- * table of version 8 (Occupancy, displacements); 0.3 MB less gzip on the full corpus.
+ * 9: breadth-first host trie (Nodes in BFS order, ChildCounts, NodeIndex) instead of the
+ * open-addressing table of version 8 (Occupancy, displacements); 0.2 MB less gzip on the full corpus.
  * 8: parentless host records (displacement from home instead of the parent slot; the root has a
  * record in ROOT_SLOT and carries the root's star bit), ruleset refs in their own packed column
  * (NodeRef). Version 7 bundles are refused with a "recompile" message.
@@ -49,9 +50,17 @@ export const enum Section {
    * child, always its first) and the expanded label length (low 7 bits; all-ones: long, see
    * Labels); then one varint each, the label id, as the rise over the previous sibling's (at
    * least 1: siblings ascend) or, for a first child, whole. The root's label is empty (id 0).
-   * The loader expands them into one word per node (decodeNodes).
+   * The loader expands them lazily, a block of NODE_BLOCK nodes within a sibling group at a time,
+   * from NodeIndex (decodeNodes expands them all, to verify).
    */
   Nodes,
+  /**
+   * Where decoding may start, per block of NODE_BLOCK nodes (NodeIndexField order): for the
+   * block's first node as a parent, its ChildCounts byte offset and its first child; as a child,
+   * the Nodes byte offset of its label and its label id whole. A lookup then decodes only the
+   * blocks it reaches, so a load decodes nothing.
+   */
+  NodeIndex,
   RefList,
   /** Dictionary of the cold-string codes: each entry a varint byte length then its bytes. */
   Dictionary,
@@ -99,7 +108,7 @@ export const enum Section {
 }
 
 /** Element size of each section, in bytes (1: Uint8Array, 4: Uint32Array). */
-export const SECTION_ELEMENT_BYTES: readonly number[] = [4, 1, 1, 1, 4, 1, 1, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1];
+export const SECTION_ELEMENT_BYTES: readonly number[] = [4, 1, 1, 1, 4, 4, 1, 1, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1];
 
 export const FIRST_PACKED = Section.RsFlags;
 export const PACKED_COUNT = Section.NodeRef - Section.RsFlags + 1;
@@ -223,6 +232,59 @@ export const MAX_LENGTH_BITS = 7;
 /** Star bit of a node's byte in Section.Nodes. */
 export const NODE_STAR = 0x80;
 
+/** log2 of NODE_BLOCK. */
+export const NODE_BLOCK_SHIFT = 7;
+/** Nodes per NodeIndex entry: 128 keeps the index near 1% of the host index, a block's decode short. */
+export const NODE_BLOCK = 1 << NODE_BLOCK_SHIFT;
+
+/** Words of each NodeIndex entry. */
+export const enum NodeIndexField {
+  /** ChildCounts byte offset of the block's first node's count. */
+  CountsAt,
+  /** The block's first node's first child (as if it had children). */
+  FirstChild,
+  /** Section.Nodes byte offset of the block's first node's label varint. */
+  LabelAt,
+  /** The block's first node's label id, whole (its varint may be a rise). */
+  Label,
+  Count,
+}
+
+/** Words of the NodeIndex section of a trie of `nodeCount` nodes. */
+export function nodeIndexLength(nodeCount: number): number {
+  return Math.ceil(nodeCount / NODE_BLOCK) * NodeIndexField.Count;
+}
+
+/**
+ * The NodeIndex of a trie, from its ChildCounts and Nodes bytes and each node's label id: the
+ * writer stores it, full verification recomputes it and compares.
+ */
+export function nodeIndexOf(counts: ArrayLike<number>, nodeBytes: ArrayLike<number>, nodeCount: number, labelOf: (node: number) => number): Uint32Array {
+  const index = new Uint32Array(nodeIndexLength(nodeCount));
+  const blockStart = (i: number) => ((i & (NODE_BLOCK - 1)) === 0 ? (i >>> NODE_BLOCK_SHIFT) * NodeIndexField.Count : -1);
+  for (let i = 0, at = 0, next = 1; i < nodeCount; i++) {
+    const entry = blockStart(i);
+    if (entry >= 0) {
+      index[entry + NodeIndexField.CountsAt] = at;
+      index[entry + NodeIndexField.FirstChild] = next;
+    }
+    for (let shift = 0; at < counts.length; shift += 7) {
+      const b = counts[at++] as number;
+      next += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) break;
+    }
+  }
+  for (let i = 0, at = nodeCount; i < nodeCount; i++) {
+    const entry = blockStart(i);
+    if (entry >= 0) {
+      index[entry + NodeIndexField.LabelAt] = at;
+      index[entry + NodeIndexField.Label] = labelOf(i);
+    }
+    while (at < nodeBytes.length && (nodeBytes[at++] as number) >= 0x80);
+  }
+  return index;
+}
+
 /** Bit positions of the node record fields, derived from the Layout widths. */
 export interface NodeLayout {
   nodeCount: number;
@@ -262,9 +324,9 @@ export function nodeLayout(fields: ArrayLike<number>): NodeLayout | string {
  * children of node i (`first` has nodeCount + 1 entries). Returns an error message when the
  * counts do not form a breadth-first tree of `nodeCount` nodes: every child index must lie above
  * its parent's (so walks only go down and end) and the counts must cover nodes 1..nodeCount-1
- * exactly. With `check` false (trusted bytes) the values are only clamped into range.
+ * exactly. Full verification's: lookups decode lazily (host-index.ts).
  */
-export function firstChildren(counts: Uint8Array, nodeCount: number, check: boolean): Int32Array | string {
+export function firstChildren(counts: Uint8Array, nodeCount: number): Int32Array | string {
   const first = new Int32Array(nodeCount + 1);
   const length = counts.length;
   let next = 1;
@@ -285,31 +347,28 @@ export function firstChildren(counts: Uint8Array, nodeCount: number, check: bool
         if (b < 0x80) break;
       }
     }
-    if (count < 0) {
-      if (check) return at >= length ? `child counts cut short at node ${i}` : `child count of node ${i} too long`;
-      count = 0;
-    }
-    if (check && count > 0 && next <= i) return `children of node ${i} start at node ${next}, not after it`;
-    if (check && next + count > nodeCount) return `children of node ${i} beyond the ${nodeCount} nodes`;
-    next = Math.min(next + count, nodeCount);
+    if (count < 0) return at >= length ? `child counts cut short at node ${i}` : `child count of node ${i} too long`;
+    if (count > 0 && next <= i) return `children of node ${i} start at node ${next}, not after it`;
+    if (next + count > nodeCount) return `children of node ${i} beyond the ${nodeCount} nodes`;
+    next += count;
   }
   first[nodeCount] = next;
-  if (check && at !== length) return `${length - at} bytes after the child counts`;
-  if (check && next !== nodeCount) return `child counts cover ${next - 1} of ${nodeCount - 1} nodes`;
+  if (at !== length) return `${length - at} bytes after the child counts`;
+  if (next !== nodeCount) return `child counts cover ${next - 1} of ${nodeCount - 1} nodes`;
   return first;
 }
 
 /**
  * Expands Section.Nodes into one word per node (label id, star bit, length: NodeLayout), given
  * the children ranges of firstChildren. Returns an error message when the bytes are cut short,
- * siblings do not ascend or a label id lies past `poolLength`; with `check` false (trusted
- * bytes) the values are only masked into their fields.
+ * siblings do not ascend or a label id lies past `poolLength`. Full verification's, as
+ * firstChildren.
  */
-export function decodeNodes(bytes: Uint8Array, first: Int32Array, layout: NodeLayout, poolLength: number, check: boolean): Uint32Array | string {
+export function decodeNodes(bytes: Uint8Array, first: Int32Array, layout: NodeLayout, poolLength: number): Uint32Array | string {
   const n = layout.nodeCount;
   const words = new Uint32Array(n);
   const length = bytes.length;
-  if (check && length < n) return 'node bytes cut short';
+  if (length < n) return 'node bytes cut short';
   const { labelMask, starBit, lengthMask } = layout;
   const lengthUnit = 2 ** layout.lengthShift;
   let at = n;
@@ -331,18 +390,15 @@ export function decodeNodes(bytes: Uint8Array, first: Int32Array, layout: NodeLa
           if (b < 0x80) break;
         }
       }
-      if (value < 0) {
-        if (check) return at >= length ? `node labels cut short at node ${i}` : `label of node ${i} too long`;
-        value = 0;
-      }
-      if (check && !whole && value === 0) return `children of node ${p} not in label order`;
+      if (value < 0) return at >= length ? `node labels cut short at node ${i}` : `label of node ${i} too long`;
+      if (!whole && value === 0) return `children of node ${p} not in label order`;
       label = whole ? value : label + value;
-      if (check && label > poolLength) return `node ${i} label out of range`;
+      if (label > poolLength) return `node ${i} label out of range`;
       const flags = i < length ? (bytes[i] as number) : 0;
       words[i] = ((label & labelMask) + ((flags & NODE_STAR) !== 0 ? starBit : 0) + (flags & 0x7f & lengthMask) * lengthUnit) >>> 0;
     }
   }
-  if (check && at !== length) return `${length - at} bytes after the node labels`;
+  if (at !== length) return `${length - at} bytes after the node labels`;
   return words;
 }
 

@@ -4,6 +4,8 @@ import {
   FIRST_PACKED,
   decodeNodes,
   firstChildren,
+  nodeIndexLength,
+  nodeIndexOf,
   FORMAT_VERSION,
   ghostBase,
   HEADER_BYTES,
@@ -93,6 +95,7 @@ export function readBundleSections(input: Uint8Array, verify: BundleVerification
   // Checked even for trusted bytes: O(1), and the matcher's masks come from these widths.
   const layout = nodeLayout(u32[Section.Layout] as Uint32Array);
   if (typeof layout === 'string') throw new BundleError(`corrupt bundle: host index layout: ${layout}`);
+  expectLength('node index', (u32[Section.NodeIndex] as Uint32Array).length, nodeIndexLength(layout.nodeCount));
   const columns = packedColumns(u32[Section.Layout] as Uint32Array, header.rulesetCount);
   if (typeof columns === 'string') throw new BundleError(`corrupt bundle: column layout: ${columns}`);
   const packed: PackedArray[] = [];
@@ -150,12 +153,22 @@ function checkCrossReferences(n: number, layout: NodeLayout, u8: Uint8Array[], u
 
   // Children start after their parent and the counts cover every node once: a tree whose
   // walks only go down (see firstChildren).
-  const first = firstChildren(u8[Section.ChildCounts] as Uint8Array, layout.nodeCount, true);
+  const first = firstChildren(u8[Section.ChildCounts] as Uint8Array, layout.nodeCount);
   if (typeof first === 'string') throw new BundleError(`corrupt bundle: host index: ${first}`);
   const labels = u8[Section.Labels] as Uint8Array;
   // Label ids in range (an empty label may sit at the very end of the pool), siblings ascending.
-  const records = decodeNodes(u8[Section.Nodes] as Uint8Array, first, layout, labels.length, true);
+  const records = decodeNodes(u8[Section.Nodes] as Uint8Array, first, layout, labels.length);
   if (typeof records === 'string') throw new BundleError(`corrupt bundle: host index: ${records}`);
+  // The lazy decoder starts from these entries: each must say what the full decode found.
+  const expected = nodeIndexOf(
+    u8[Section.ChildCounts] as Uint8Array,
+    u8[Section.Nodes] as Uint8Array,
+    layout.nodeCount,
+    (i) => (records[i] as number) & layout.labelMask,
+  );
+  const stored = u32[Section.NodeIndex] as Uint32Array;
+  const wrong = expected.findIndex((v, i) => stored[i] !== v);
+  if (wrong >= 0) throw new BundleError(`corrupt bundle: host index: node index entry ${wrong} says ${stored[wrong]}, expected ${expected[wrong]}`);
   const refList = u32[Section.RefList] as Uint32Array;
   const refs = packed[Section.NodeRef] as PackedArray;
   const ghosts = ghostBase(n, refList.length);

@@ -11,6 +11,7 @@ import {
   MAGIC,
   MAX_LENGTH_BITS,
   NODE_STAR,
+  nodeIndexOf,
   nodeLayout,
   type NodeLayout,
   RuleKind,
@@ -370,6 +371,7 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   sections[Section.LabelDictionary] = codedLabels.dictionary;
   sections[Section.ChildCounts] = Uint8Array.from(childCounts);
   sections[Section.Nodes] = Uint8Array.from(nodeBytes);
+  sections[Section.NodeIndex] = nodeIndexOf(childCounts, nodeBytes, nodeCount, (rank) => labelOf[rank] as number);
   sections[Section.RefList] = Uint32Array.from(refList);
   sections[Section.Dictionary] = coded.dictionary;
   sections[Section.StrBytes] = strPool.bytes;

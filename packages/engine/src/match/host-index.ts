@@ -1,4 +1,4 @@
-import { decodeNodes, firstChildren, ghostBase, INHERIT_REF, readLength, ROOT_NODE, Section } from '../bundle/format.js';
+import { ghostBase, INHERIT_REF, NODE_BLOCK, NODE_BLOCK_SHIFT, NODE_STAR, NodeIndexField, readLength, ROOT_NODE, Section } from '../bundle/format.js';
 import type { PackedArray } from '../bundle/packed-array.js';
 import type { BundleSections } from '../bundle/read.js';
 import { ESCAPE } from '../bundle/string-dictionary.js';
@@ -14,8 +14,10 @@ const ROOT = ROOT_NODE;
 
 /**
  * The bundle's host index: a trie of target labels, node records in breadth-first order
- * (Section.Nodes; refs in Section.NodeRef) read in place; the children of each node, found through
- * `first` (derived from Section.ChildCounts at load), are binary-searched by label. `collect` and
+ * (Section.Nodes; refs in Section.NodeRef); the children of each node are binary-searched by
+ * label. Nothing is decoded at load: a lookup decodes the child ranges (Section.ChildCounts) and
+ * labels of the NodeIndex blocks it reaches, once each, so the first lookups pay a little and a
+ * load pays nothing. `collect` and
  * `lookup` fill `candidates` with the nodes that carry rulesets for a hostname, in the reference
  * order; `ref` and `refList` name the rulesets of each. Lookups reuse scratch arrays and
  * allocate nothing.
@@ -40,8 +42,18 @@ export class HostIndex {
   /** Per byte: its entry's offset << 8 | its length (1..255); 0 for a literal byte. */
   private readonly labelEntryAt = new Int32Array(256);
   private readonly labelEntries: (Uint8Array | undefined)[];
-  /** Node i's children are nodes first[i]..first[i + 1] - 1; built at load (O(nodes)). */
-  private readonly first: Int32Array;
+  /** Section.ChildCounts, Section.Nodes (flags bytes, then label varints) and Section.NodeIndex. */
+  private readonly counts: Uint8Array;
+  private readonly nodeBytes: Uint8Array;
+  private readonly nodeIndex: Uint32Array;
+  /**
+   * Node i's children are nodes childStart[i]..childEnd[i] - 1; 0 in childStart (no node's
+   * children start at the root) until its NodeIndex block is read (spanChildren).
+   */
+  private readonly childStart: Int32Array;
+  private readonly childEnd: Int32Array;
+  /** Whether every node is decoded (decodeAll), for the walks over the whole trie. */
+  private allDecoded = false;
   /** Each node's parent (the root's: -1), derived from `first` when first needed. */
   private parents: Int32Array | null = null;
   /**
@@ -49,9 +61,10 @@ export class HostIndex {
    * the binary search of siblings compares integers and expands a label only on equal keys.
    */
   private readonly keys: Int32Array;
-  /** Per node, whether its children's keys are made (fillKeys). */
-  private readonly keyed: Uint8Array;
-  /** One word per node, in breadth-first order, expanded from Section.Nodes at load. */
+  /**
+   * One word per node, in breadth-first order (label id, star bit, length: NodeLayout), expanded
+   * from Section.Nodes by decodeBlock; 0 until then (every node but the root has a length).
+   */
   private readonly nodes: Uint32Array;
   /** The ruleset ref of each record (Section.NodeRef), and where its ghost refs start. */
   private readonly refs: PackedArray;
@@ -62,6 +75,7 @@ export class HostIndex {
   private readonly starBit: number;
   private readonly lengthShift: number;
   private readonly lengthMask: number;
+  private readonly lengthUnit: number;
 
   /** The node for labels i..n-1 (-1: none, ROOT: the root). */
   private readonly suffixRank = new Int32Array(MAX_LABELS + 1);
@@ -87,15 +101,19 @@ export class HostIndex {
     this.refs = packed[Section.NodeRef] as PackedArray;
     this.nodeCount = layout.nodeCount;
     // Checked when the bundle was verified; trusted bytes are only clamped into range.
-    this.first = firstChildren(u8[Section.ChildCounts] as Uint8Array, this.nodeCount, false) as Int32Array;
-    // Fixed-width words, so the binary search of siblings decodes nothing.
-    this.nodes = decodeNodes(u8[Section.Nodes] as Uint8Array, this.first, layout, this.labelPool.length, false) as Uint32Array;
+    this.counts = u8[Section.ChildCounts] as Uint8Array;
+    this.nodeBytes = u8[Section.Nodes] as Uint8Array;
+    this.nodeIndex = u32[Section.NodeIndex] as Uint32Array;
+    // Zeroed arrays, filled as lookups reach their blocks.
+    this.childStart = new Int32Array(this.nodeCount);
+    this.childEnd = new Int32Array(this.nodeCount);
+    this.nodes = new Uint32Array(this.nodeCount);
+    this.keys = new Int32Array(this.nodeCount);
     this.labelMask = layout.labelMask;
     this.starBit = layout.starBit;
     this.lengthShift = layout.lengthShift;
     this.lengthMask = layout.lengthMask;
-    this.keys = new Int32Array(this.nodeCount);
-    this.keyed = new Uint8Array(this.nodeCount);
+    this.lengthUnit = 2 ** layout.lengthShift;
     this.refList = u32[Section.RefList] as Uint32Array;
     this.ghostBase = ghostBase(this.rulesetCount, this.refList.length);
   }
@@ -236,15 +254,82 @@ export class HostIndex {
     return 0;
   }
 
-  /** Each node's parent, derived from `first` on first use (explain, targets). */
+  /** Each node's parent, derived from the child ranges on first use (explain, targets). */
   private parentNodes(): Int32Array {
     if (this.parents === null) {
+      this.decodeAll();
       const parents = new Int32Array(this.nodeCount).fill(-1);
-      const first = this.first;
-      for (let p = 0; p < this.nodeCount; p++) for (let c = first[p] as number; c < (first[p + 1] as number); c++) parents[c] = p;
+      const { childStart, childEnd } = this;
+      for (let p = 0; p < this.nodeCount; p++) for (let c = childStart[p] as number; c < (childEnd[p] as number); c++) parents[c] = p;
       this.parents = parents;
     }
     return this.parents;
+  }
+
+  /** Decodes every node's children and label: the whole-trie walks need them all. */
+  private decodeAll(): void {
+    if (this.allDecoded) return;
+    for (let p = 0; p < this.nodeCount; p++) {
+      if (this.childStart[p] === 0) this.spanChildren(p >>> NODE_BLOCK_SHIFT);
+      const lo = this.childStart[p] as number;
+      const hi = (this.childEnd[p] as number) - 1;
+      for (let i = lo; i <= hi; i++) if (this.nodes[i] === 0) this.decodeBlock(i, lo, hi);
+    }
+    this.allDecoded = true;
+  }
+
+  /** Fills childStart and childEnd of the nodes of NodeIndex block `block`, from its entry. */
+  private spanChildren(block: number): void {
+    const counts = this.counts;
+    const length = counts.length;
+    const n = this.nodeCount;
+    const entry = block * NodeIndexField.Count;
+    let at = this.nodeIndex[entry + NodeIndexField.CountsAt] ?? length;
+    let next = this.nodeIndex[entry + NodeIndexField.FirstChild] ?? n;
+    for (let q = block << NODE_BLOCK_SHIFT, last = Math.min(q + NODE_BLOCK, n); q < last; q++) {
+      let count = 0;
+      for (let scale = 1; at < length && scale <= 2 ** 28; scale *= 128) {
+        const b = counts[at++] as number;
+        count += (b & 0x7f) * scale;
+        if (b < 0x80) break;
+      }
+      // Trusted bytes are only clamped: a range never leaves the nodes.
+      this.childStart[q] = Math.min(next, n);
+      next = Math.min(next + count, n);
+      this.childEnd[q] = next;
+    }
+  }
+
+  /**
+   * Decodes the words and keys of the nodes of `node`'s NodeIndex block that lie in its sibling
+   * group lo..hi: a first child's label is whole, a later sibling's a rise over the one before,
+   * and the block's first node's label is in the index.
+   */
+  private decodeBlock(node: number, lo: number, hi: number): void {
+    const block = node >>> NODE_BLOCK_SHIFT;
+    const entry = block * NodeIndexField.Count;
+    const blockStart = block << NODE_BLOCK_SHIFT;
+    const from = Math.max(blockStart, lo);
+    const to = Math.min(blockStart + NODE_BLOCK, hi + 1, this.nodeCount);
+    const bytes = this.nodeBytes;
+    const length = bytes.length;
+    let at = this.nodeIndex[entry + NodeIndexField.LabelAt] ?? length;
+    // A group starting inside the block: skip the labels of the nodes before it.
+    for (let i = blockStart; i < from; i++) while (at < length && (bytes[at++] as number) >= 0x80);
+    let label = this.nodeIndex[entry + NodeIndexField.Label] ?? 0;
+    for (let i = from; i < to; i++) {
+      let value = 0;
+      for (let scale = 1; at < length && scale <= 2 ** 28; scale *= 128) {
+        const b = bytes[at++] as number;
+        value += (b & 0x7f) * scale;
+        if (b < 0x80) break;
+      }
+      if (i === lo) label = value;
+      else if (i !== blockStart) label += value;
+      const flags = (bytes[i] ?? 0) as number;
+      this.nodes[i] = ((label & this.labelMask) + ((flags & NODE_STAR) !== 0 ? this.starBit : 0) + (flags & 0x7f & this.lengthMask) * this.lengthUnit) >>> 0;
+    }
+    this.fillKeys(from, to);
   }
 
   /** Ids of the rulesets a node carries, in order. */
@@ -289,21 +374,21 @@ export class HostIndex {
    * which ascend by label (label ids are offsets into the sorted pool).
    */
   private child(parent: number, src: string, start: number, end: number): number {
-    const first = this.first;
     const keys = this.keys;
-    let lo = first[parent] as number;
-    let hi = (first[parent + 1] as number) - 1;
-    // Keys are made per sibling group on its first search, so a load pays for none of them.
-    if (this.keyed[parent] === 0) {
-      this.fillKeys(lo, hi + 1);
-      this.keyed[parent] = 1;
-    }
+    const nodes = this.nodes;
+    if (this.childStart[parent] === 0) this.spanChildren(parent >>> NODE_BLOCK_SHIFT);
+    const first = this.childStart[parent] as number;
+    const last = (this.childEnd[parent] as number) - 1;
+    let lo = first;
+    let hi = last;
     // The host label's key: its first four characters (0 past its end), as labelKeys builds them.
     let key = 0;
     for (let k = 0; k < 4; k++) key = (key << 8) | (start + k < end ? Math.min(src.charCodeAt(start + k), 0xff) : 0);
     key ^= KEY_FLIP;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
+      // Words and keys are decoded a block at a time, as searches reach them.
+      if (nodes[mid] === 0) this.decodeBlock(mid, first, last);
       const at = keys[mid] as number;
       if (at < key) {
         lo = mid + 1;
@@ -313,7 +398,7 @@ export class HostIndex {
         hi = mid - 1;
         continue;
       }
-      const order = this.compareLabel(this.nodes[mid] as number, src, start, end);
+      const order = this.compareLabel(nodes[mid] as number, src, start, end);
       if (order === 0) return mid;
       if (order < 0) hi = mid - 1;
       else lo = mid + 1;
@@ -414,14 +499,20 @@ export class HostIndex {
 
   /** The `*` child of a node with the star bit: its first child, as `*` sorts before any host character. */
   private starChild(node: number): number {
-    const at = this.first[node] as number;
-    if (at < (this.first[node + 1] as number) && this.compareLabel(this.nodes[at] as number, '*', 0, 1) === 0) return at;
+    if (this.childStart[node] === 0) this.spanChildren(node >>> NODE_BLOCK_SHIFT);
+    const at = this.childStart[node] as number;
+    const last = (this.childEnd[node] as number) - 1;
+    if (at <= last) {
+      if (this.nodes[at] === 0) this.decodeBlock(at, at, last);
+      if (this.compareLabel(this.nodes[at] as number, '*', 0, 1) === 0) return at;
+    }
     // Only a label sorting before `*` (none in a real corpus) gets here.
     return this.child(node, '*', 0, 1);
   }
 
+  /** Read from the node's flags byte, which needs no decoding. */
   private hasStarChild(rank: number): boolean {
-    return ((this.nodes[rank] as number) & this.starBit) !== 0;
+    return ((this.nodeBytes[rank] as number) & NODE_STAR) !== 0;
   }
 
   /** The host label of record word 1 `word`, cached by label id. */
