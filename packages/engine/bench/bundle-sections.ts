@@ -16,8 +16,9 @@ import { corpusRulesDir } from '../test/support/corpus.js';
 const NAMES = [
   'Layout',
   'Labels',
-  'Occupancy',
+  'ChildCounts',
   'Nodes',
+  'NodeIndex',
   'RefList',
   'Dictionary',
   'StrBytes',

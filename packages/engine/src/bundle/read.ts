@@ -1,20 +1,20 @@
 import {
   checksum,
   CHECKSUM_OFFSET,
-  codedLabelHash,
   FIRST_PACKED,
+  decodeNodes,
+  firstChildren,
+  nodeIndexLength,
+  nodeIndexOf,
   FORMAT_VERSION,
   ghostBase,
   HEADER_BYTES,
   INHERIT_REF,
   MAGIC,
-  mixLabel,
   nodeLayout,
   PACKED_COUNT,
   packedColumns,
   type PackedColumn,
-  popcount,
-  ROOT_SLOT,
   Section,
   SECTION_ELEMENT_BYTES,
   type NodeLayout,
@@ -95,9 +95,7 @@ export function readBundleSections(input: Uint8Array, verify: BundleVerification
   // Checked even for trusted bytes: O(1), and the matcher's masks come from these widths.
   const layout = nodeLayout(u32[Section.Layout] as Uint32Array);
   if (typeof layout === 'string') throw new BundleError(`corrupt bundle: host index layout: ${layout}`);
-  const slotBlocks = 2 ** layout.slotBits / 32;
-  expectLength('host table occupancy', (u32[Section.Occupancy] as Uint32Array).length, slotBlocks * 2);
-  expectLength('host index nodes', (u32[Section.Nodes] as Uint32Array).length, layout.nodeCount);
+  expectLength('node index', (u32[Section.NodeIndex] as Uint32Array).length, nodeIndexLength(layout.nodeCount));
   const columns = packedColumns(u32[Section.Layout] as Uint32Array, header.rulesetCount);
   if (typeof columns === 'string') throw new BundleError(`corrupt bundle: column layout: ${columns}`);
   const packed: PackedArray[] = [];
@@ -119,10 +117,9 @@ function expectLength(name: string, actual: number, expected: number): void {
 
 /**
  * Bounds what the matcher follows, so even a crafted bundle with a valid checksum cannot make
- * it loop forever or read a different structure: occupancy ranks are the running counts (a slot
- * maps to its own record), the root's slot holds a record, every record's parent (given back by
- * its home and label) is an occupied slot and the parents form a tree, the host table has an
- * empty slot (probes end), ranges are ordered, ids are in range. Out-of-range string reads cannot
+ * it loop forever or read a different structure: the child counts form a breadth-first tree
+ * (children after their parent, every node reached once), siblings ascend by label, labels, refs
+ * and ranges are in range and ordered. Out-of-range string reads cannot
  * escape the typed arrays in JavaScript; they only garble text.
  */
 function checkCrossReferences(n: number, layout: NodeLayout, u8: Uint8Array[], u32: Uint32Array[], packed: PackedArray[]): void {
@@ -152,69 +149,40 @@ function checkCrossReferences(n: number, layout: NodeLayout, u8: Uint8Array[], u
     if (previous !== (packed[itemSection] as PackedArray).length) throw new BundleError('corrupt bundle: ruleset ranges do not cover their items');
   }
   checkDictionary(u8[Section.Dictionary] as Uint8Array);
-  const labelTable = checkDictionary(u8[Section.LabelDictionary] as Uint8Array);
+  checkDictionary(u8[Section.LabelDictionary] as Uint8Array);
 
-  const occupancy = u32[Section.Occupancy] as Uint32Array;
-  const records = u32[Section.Nodes] as Uint32Array;
-  const slotCount = 2 ** layout.slotBits;
-  let rank = 0;
-  for (let b = 0; b < occupancy.length; b += 2) {
-    if (occupancy[b] !== rank) throw new BundleError('corrupt bundle: host table ranks');
-    rank += popcount(occupancy[b + 1] as number);
-  }
-  if (rank !== layout.nodeCount) throw new BundleError('corrupt bundle: host table occupancy does not match the node count');
-  if (rank >= slotCount) throw new BundleError('corrupt bundle: host table has no empty slot');
-  const occupied = (slot: number): boolean => (((occupancy[(slot >>> 5) * 2 + 1] as number) >>> (slot & 31)) & 1) === 1;
-  const rankOf = (slot: number): number =>
-    (occupancy[(slot >>> 5) * 2] as number) + popcount((occupancy[(slot >>> 5) * 2 + 1] as number) & ~(-1 << (slot & 31)));
-  if (!occupied(ROOT_SLOT)) throw new BundleError('corrupt bundle: host table has no root record');
+  // Children start after their parent and the counts cover every node once: a tree whose
+  // walks only go down (see firstChildren).
+  const first = firstChildren(u8[Section.ChildCounts] as Uint8Array, layout.nodeCount);
+  if (typeof first === 'string') throw new BundleError(`corrupt bundle: host index: ${first}`);
   const labels = u8[Section.Labels] as Uint8Array;
+  // Label ids in range (an empty label may sit at the very end of the pool), siblings ascending.
+  const records = decodeNodes(u8[Section.Nodes] as Uint8Array, first, layout, labels.length);
+  if (typeof records === 'string') throw new BundleError(`corrupt bundle: host index: ${records}`);
+  // The lazy decoder starts from these entries: each must say what the full decode found.
+  const expected = nodeIndexOf(
+    u8[Section.ChildCounts] as Uint8Array,
+    u8[Section.Nodes] as Uint8Array,
+    layout.nodeCount,
+    (i) => (records[i] as number) & layout.labelMask,
+  );
+  const stored = u32[Section.NodeIndex] as Uint32Array;
+  const wrong = expected.findIndex((v, i) => stored[i] !== v);
+  if (wrong >= 0) throw new BundleError(`corrupt bundle: host index: node index entry ${wrong} says ${stored[wrong]}, expected ${expected[wrong]}`);
   const refList = u32[Section.RefList] as Uint32Array;
   const refs = packed[Section.NodeRef] as PackedArray;
   const ghosts = ghostBase(n, refList.length);
-  // Fields in locals: this loop runs once per node. Only sequential scans, the label pool and the
-  // 64 KB-ish occupancy bitmap are touched, so full verification stays a few milliseconds.
-  const { labelMask, lengthShift, lengthMask, displacementShift, displacementMask } = layout;
-  const mask = slotCount - 1;
-  // Each record's parent, as a record index (the root's: -1); then walked for cycles.
-  const parentOf = new Int32Array(layout.nodeCount);
-  parentOf[rankOf(ROOT_SLOT)] = -1;
-  for (let slot = 0, r = 0; slot < slotCount; slot++) {
-    if (!occupied(slot)) continue;
-    const word = records[r] as number;
-    const at = word & labelMask;
-    // An empty label may sit at the very end of the pool.
-    if (at > labels.length) throw new BundleError('corrupt bundle: node label out of range');
-    if (slot !== ROOT_SLOT) {
-      const hash = codedLabelHash(labels, labelTable, at, (word >>> lengthShift) & lengthMask, lengthMask);
-      const home = (slot - ((word >>> displacementShift) & displacementMask)) & mask;
-      const parent = (mixLabel(hash) ^ home) & mask;
-      if (!occupied(parent)) throw new BundleError('corrupt bundle: node parent is not a node');
-      parentOf[r] = rankOf(parent);
-    }
+  for (let r = 0; r < layout.nodeCount; r++) {
     // Own refs are stored one above, ghosts ghostBase above (see Section.NodeRef).
     const stored = refs.get(r);
     if (stored >= 2 * ghosts) throw new BundleError('corrupt bundle: ruleset ref out of range');
     const ref = stored <= INHERIT_REF ? 0 : stored <= ghosts ? stored - 1 : stored - ghosts;
     if (ref > n) {
-      const first = ref - n - 1;
-      const count = refList[first];
-      if (count === undefined || first + count >= refList.length) throw new BundleError('corrupt bundle: ruleset list out of range');
-      for (let k = 1; k <= count; k++) if ((refList[first + k] as number) >= n) throw new BundleError('corrupt bundle: ruleset id out of range');
+      const firstRef = ref - n - 1;
+      const count = refList[firstRef];
+      if (count === undefined || firstRef + count >= refList.length) throw new BundleError('corrupt bundle: ruleset list out of range');
+      for (let k = 1; k <= count; k++) if ((refList[firstRef + k] as number) >= n) throw new BundleError('corrupt bundle: ruleset id out of range');
     }
-    r++;
-  }
-  // Parents form a tree: walking up from every record reaches the root. 1: on the current walk,
-  // 2: known to reach the root.
-  const state = new Uint8Array(layout.nodeCount);
-  for (let r = 0; r < layout.nodeCount; r++) {
-    let at = r;
-    while (at >= 0 && state[at] === 0) {
-      state[at] = 1;
-      at = parentOf[at] as number;
-    }
-    if (at >= 0 && state[at] === 1) throw new BundleError('corrupt bundle: host index parents form a cycle');
-    for (let back = r; back >= 0 && state[back] === 1; back = parentOf[back] as number) state[back] = 2;
   }
 }
 

@@ -6,17 +6,14 @@ import {
   CHECKSUM_OFFSET,
   FORMAT_VERSION,
   HEADER_BYTES,
-  hashStep,
   ghostBase,
-  homeSlot,
   INHERIT_REF,
-  LABEL_HASH_SEED,
   MAGIC,
-  MAX_DISPLACEMENT_BITS,
   MAX_LENGTH_BITS,
+  NODE_STAR,
+  nodeIndexOf,
   nodeLayout,
   type NodeLayout,
-  ROOT_SLOT,
   RuleKind,
   RulesetFlag,
   Section,
@@ -104,20 +101,13 @@ export function isLiteralRule(from: string, to: string): boolean {
   return lit !== null && lit.whole && !to.includes('$');
 }
 
-/** FNV-1a over the label's UTF-8 bytes (its characters, for the ASCII labels a URL can match). */
-function labelHash(bytes: Uint8Array): number {
-  let h = LABEL_HASH_SEED;
-  for (const b of bytes) h = hashStep(h, b);
-  return h;
-}
-
 /**
  * Compiles rulesets (already parsed and vetted) into a bundle. Rulesets keep the given order,
  * which is the order candidates are tried in when several share a target.
  */
 export function compileBundle(rulesets: readonly Ruleset[], options: CompileOptions = {}): Uint8Array {
   const strings = new StringTable();
-  // Node 0 is the root while building; it gets no record in the bundle.
+  // Node 0 is the root (breadth-first order keeps it first).
   const nodes: TrieNode[] = [{ parent: -1, label: '', rulesets: [], hasStarChild: false }];
   const childIndex = new Map<string, number>();
 
@@ -233,56 +223,19 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   });
   const codedLabels = codeStrings(labelStrings);
 
-  // Host table: linear probing at load <= 1/2 (an empty slot costs 2 bits, so short probe runs
-  // are cheap). The root takes ROOT_SLOT; every other node is placed after its parent, from its
-  // parent's slot and its label (homeSlot), and keeps only its distance from home. A table whose
-  // longest probe does not fit MAX_DISPLACEMENT_BITS is doubled.
+  // Breadth-first order: the root, then each node's children sorted by label, so that siblings
+  // are contiguous, follow their parent and ascend by label id (the pool is sorted too).
+  const childrenOf: number[][] = nodes.map(() => []);
+  for (let id = 1; id < nodes.length; id++) childrenOf[(nodes[id] as TrieNode).parent]?.push(id);
   const nodeCount = nodes.length;
-  const hashes = nodes.map((node, id) => (id === 0 ? 0 : labelHash(labelBytes[labelIds.get(node.label) as number] as Uint8Array)));
-  let slotBits = 5;
-  while (2 ** slotBits * 0.5 < nodeCount) slotBits++;
-  let slotOf: Int32Array;
-  let occupant: Int32Array;
-  let displacement: Uint8Array;
-  let longestProbe: number;
-  for (;;) {
-    const slotCount = 2 ** slotBits;
-    const mask = slotCount - 1;
-    slotOf = new Int32Array(nodes.length);
-    occupant = new Int32Array(slotCount).fill(-1);
-    displacement = new Uint8Array(nodes.length);
-    occupant[ROOT_SLOT] = 0;
-    slotOf[0] = ROOT_SLOT;
-    longestProbe = 0;
-    for (let id = 1; id < nodes.length; id++) {
-      const node = nodes[id] as TrieNode;
-      const home = homeSlot(hashes[id] as number, slotOf[node.parent] as number) & mask;
-      let slot = home;
-      while (occupant[slot] !== -1) slot = (slot + 1) & mask;
-      occupant[slot] = id;
-      slotOf[id] = slot;
-      const distance = (slot - home) & mask;
-      displacement[id] = Math.min(distance, 255);
-      longestProbe = Math.max(longestProbe, distance);
-    }
-    if (longestProbe < 2 ** MAX_DISPLACEMENT_BITS) break;
-    if (slotBits >= 30) throw new Error('host index does not fit a bundle: probe runs too long');
-    slotBits++;
+  const order: number[] = [0];
+  for (let k = 0; k < order.length; k++) {
+    const kids = childrenOf[order[k] as number] as number[];
+    kids.sort((x, y) => (labelIds.get((nodes[x] as TrieNode).label) as number) - (labelIds.get((nodes[y] as TrieNode).label) as number));
+    for (const kid of kids) order.push(kid);
   }
-  const slotCount = 2 ** slotBits;
-  const occupancy = new Uint32Array((slotCount / 32) * 2);
-  let rank = 0;
-  for (let block = 0; block < slotCount / 32; block++) {
-    occupancy[block * 2] = rank;
-    let bits = 0;
-    for (let i = 0; i < 32; i++) {
-      if (occupant[block * 32 + i] !== -1) {
-        bits |= 1 << i;
-        rank++;
-      }
-    }
-    occupancy[block * 2 + 1] = bits >>> 0;
-  }
+  const childCounts: number[] = [];
+  for (const id of order) for (const b of varint((childrenOf[id] as number[]).length)) childCounts.push(b);
 
   // Ruleset lists as refs (see Section.NodeRef): one id, or a RefList entry per distinct list.
   const refList: number[] = [];
@@ -350,34 +303,39 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
     const long = 2 ** lengthBits - 1;
     labels = pool(codedLabels.coded, (i) => (lengths[i] as number) >= long);
     // Ids go up to the pool length: an empty label may sit at its very end.
-    layoutWords = [nodeCount, slotBits, bitsFor(longestProbe), bitsFor(Math.max(1, labels.bytes.length)), lengthBits];
+    layoutWords = [nodeCount, bitsFor(Math.max(1, labels.bytes.length)), lengthBits];
     layout = nodeLayout(layoutWords);
     if (typeof layout !== 'string') break;
     if (lengthBits === 0) throw new Error(`host index does not fit a bundle: ${layout}`);
     lengthBits--;
   }
-  const records = new Uint32Array(nodeCount);
   const nodeRef = new Uint32Array(nodeCount);
   const long = layout.lengthMask;
-  rank = 0;
-  for (let slot = 0; slot < slotCount; slot++) {
-    const id = occupant[slot] as number;
-    if (id === -1) continue;
+  // Section.Nodes: a flags-and-length byte per node, then the label ids as sibling rises.
+  const nodeBytes: number[] = [];
+  const labelOf = new Array<number>(nodeCount);
+  order.forEach((id, rank) => {
     const node = nodes[id] as TrieNode;
-    // The root's record: an empty label at the pool's start, never compared (the matcher skips
-    // ROOT_SLOT), and the root's star bit.
+    // The root's record: an empty label at the pool's start, never compared, and the root's
+    // star bit.
     const labelIndex = id === 0 ? -1 : (labelIds.get(node.label) as number);
     const length = labelIndex < 0 ? 0 : Math.min(lengths[labelIndex] as number, long);
-    records[rank] =
-      (labelIndex < 0 ? 0 : (labels.offsets[labelIndex] as number)) +
-      (node.hasStarChild ? layout.starBit : 0) +
-      length * 2 ** layout.lengthShift +
-      (displacement[id] as number) * 2 ** layout.displacementShift;
+    labelOf[rank] = labelIndex < 0 ? 0 : (labels.offsets[labelIndex] as number);
+    nodeBytes.push((node.hasStarChild ? NODE_STAR : 0) | length);
     // The same rulesets as the parent hands down: one small repeated value, not a random id.
     const own = ownRef[id] as number;
     const handed = ghostRef[id] ?? 0;
     nodeRef[rank] = inherits[id] === true ? INHERIT_REF : own !== 0 ? own + 1 : handed !== 0 ? handed + ghosts : 0;
-    rank++;
+  });
+  for (let rank = 0, next = 1, parent = 0, start = 1; rank < nodeCount; rank++) {
+    // A first child (and the root) carries its label whole, a later sibling its rise.
+    while (rank >= next && parent < nodeCount) {
+      start = next;
+      next += (childrenOf[order[parent] as number] as number[]).length;
+      parent++;
+    }
+    const whole = rank === 0 || rank === start;
+    for (const b of varint(whole ? (labelOf[rank] as number) : (labelOf[rank] as number) - (labelOf[rank - 1] as number))) nodeBytes.push(b);
   }
 
   // Columns: each packed at the width its values need, in blocks with a base each when that is
@@ -411,8 +369,9 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   sections[Section.Layout] = Uint32Array.from(layoutWords);
   sections[Section.Labels] = labels.bytes;
   sections[Section.LabelDictionary] = codedLabels.dictionary;
-  sections[Section.Occupancy] = occupancy;
-  sections[Section.Nodes] = records;
+  sections[Section.ChildCounts] = Uint8Array.from(childCounts);
+  sections[Section.Nodes] = Uint8Array.from(nodeBytes);
+  sections[Section.NodeIndex] = nodeIndexOf(childCounts, nodeBytes, nodeCount, (rank) => labelOf[rank] as number);
   sections[Section.RefList] = Uint32Array.from(refList);
   sections[Section.Dictionary] = coded.dictionary;
   sections[Section.StrBytes] = strPool.bytes;

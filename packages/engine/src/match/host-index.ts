@@ -1,21 +1,23 @@
-import { codedLabelHash, ghostBase, hashStep, INHERIT_REF, LABEL_HASH_SEED, mixLabel, popcount, readLength, ROOT_SLOT, Section } from '../bundle/format.js';
+import { ghostBase, INHERIT_REF, NODE_BLOCK, NODE_BLOCK_SHIFT, NODE_STAR, NodeIndexField, readLength, ROOT_NODE, Section } from '../bundle/format.js';
 import type { PackedArray } from '../bundle/packed-array.js';
 import type { BundleSections } from '../bundle/read.js';
 import { ESCAPE } from '../bundle/string-dictionary.js';
 import { type HostLabels, MAX_LABELS, newHostLabels } from '../url/normalize.js';
 import { dictionaryTable } from './string-pool.js';
 
-const STAR = 0x2a;
 const DOT = 0x2e;
-const STAR_LABEL_HASH = hashStep(LABEL_HASH_SEED, STAR);
 const MAX_HOST_LENGTH = 255;
-/** Stands for the root in the suffix ranks (its record is never a candidate). */
-const ROOT = -2;
+/** Flips the top bit of a label key: unsigned byte order becomes signed Int32 order. */
+const KEY_FLIP = -0x80000000;
+/** The root in the suffix ranks (its record is never a candidate). */
+const ROOT = ROOT_NODE;
 
 /**
- * The bundle's host index: a trie of target labels stored as an open-addressed hash table of
- * node records (Section.Nodes, ranked through Section.Occupancy; refs in Section.NodeRef), read
- * in place. A child's home slot is its parent's slot XOR its label's mix (see homeSlot). `collect` and
+ * The bundle's host index: a trie of target labels, node records in breadth-first order
+ * (Section.Nodes; refs in Section.NodeRef); the children of each node are binary-searched by
+ * label. Nothing is decoded at load: a lookup decodes the child ranges (Section.ChildCounts) and
+ * labels of the NodeIndex blocks it reaches, once each, so the first lookups pay a little and a
+ * load pays nothing. `collect` and
  * `lookup` fill `candidates` with the nodes that carry rulesets for a hostname, in the reference
  * order; `ref` and `refList` name the rulesets of each. Lookups reuse scratch arrays and
  * allocate nothing.
@@ -40,35 +42,45 @@ export class HostIndex {
   /** Per byte: its entry's offset << 8 | its length (1..255); 0 for a literal byte. */
   private readonly labelEntryAt = new Int32Array(256);
   private readonly labelEntries: (Uint8Array | undefined)[];
-  /** Per 32 host-table slots: occupied slots before the block, occupancy bits. */
-  private readonly occupancy: Uint32Array;
-  private readonly slotMask: number;
-  /** One word per occupied slot, in slot order (see Section.Nodes). */
+  /** Section.ChildCounts, Section.Nodes (flags bytes, then label varints) and Section.NodeIndex. */
+  private readonly counts: Uint8Array;
+  private readonly nodeBytes: Uint8Array;
+  private readonly nodeIndex: Uint32Array;
+  /**
+   * Node i's children are nodes childStart[i]..childEnd[i] - 1; 0 in childStart (no node's
+   * children start at the root) until its NodeIndex block is read (spanChildren).
+   */
+  private readonly childStart: Int32Array;
+  private readonly childEnd: Int32Array;
+  /** Whether every node is decoded (decodeAll), for the walks over the whole trie. */
+  private allDecoded = false;
+  /** Each node's parent (the root's: -1), derived from `first` when first needed. */
+  private parents: Int32Array | null = null;
+  /**
+   * Each node's first four label bytes as one order-preserving signed key (see prefixKey), so
+   * the binary search of siblings compares integers and expands a label only on equal keys.
+   */
+  private readonly keys: Int32Array;
+  /**
+   * One word per node, in breadth-first order (label id, star bit, length: NodeLayout), expanded
+   * from Section.Nodes by decodeBlock; 0 until then (every node but the root has a length).
+   */
   private readonly nodes: Uint32Array;
   /** The ruleset ref of each record (Section.NodeRef), and where its ghost refs start. */
   private readonly refs: PackedArray;
   private readonly ghostBase: number;
   private readonly nodeCount: number;
   // Node field positions (see NodeLayout), copied to fields so the hot path reads no object.
-  private readonly rootStar: boolean;
   private readonly labelMask: number;
   private readonly starBit: number;
   private readonly lengthShift: number;
   private readonly lengthMask: number;
-  private readonly displacementShift: number;
-  private readonly displacementMask: number;
+  private readonly lengthUnit: number;
 
-  /** Record rank and slot of the node for labels i..n-1 (-1: none, ROOT: the root). */
+  /** The node for labels i..n-1 (-1: none, ROOT: the root). */
   private readonly suffixRank = new Int32Array(MAX_LABELS + 1);
-  private readonly suffixSlot = new Int32Array(MAX_LABELS + 1);
-  /** Rank and slot of the `*` child of suffix node i (-1: none). */
+  /** The `*` child of suffix node i (-1: none). */
   private readonly starRank = new Int32Array(MAX_LABELS + 1);
-  private readonly starSlot = new Int32Array(MAX_LABELS + 1);
-  /** The root's `*` child (right-wildcard targets hang below it): rank (-1: none) and slot. */
-  private readonly rootStarRank: number;
-  private readonly rootStarSlot: number;
-  /** Slot of the node the last successful `child` call found. */
-  private foundSlot = 0;
 
   /** Decoded labels by label id, filled on first use (explain, targets). */
   private readonly labelTexts = new Map<number, string>();
@@ -86,24 +98,24 @@ export class HostIndex {
       if (entry === undefined) return;
       this.labelEntryAt[b] = ((entry.byteOffset - this.labelDictionary.byteOffset) << 8) | entry.length;
     });
-    this.occupancy = u32[Section.Occupancy] as Uint32Array;
-    this.slotMask = 2 ** layout.slotBits - 1;
-    this.nodes = u32[Section.Nodes] as Uint32Array;
     this.refs = packed[Section.NodeRef] as PackedArray;
     this.nodeCount = layout.nodeCount;
+    // Checked when the bundle was verified; trusted bytes are only clamped into range.
+    this.counts = u8[Section.ChildCounts] as Uint8Array;
+    this.nodeBytes = u8[Section.Nodes] as Uint8Array;
+    this.nodeIndex = u32[Section.NodeIndex] as Uint32Array;
+    // Zeroed arrays, filled as lookups reach their blocks.
+    this.childStart = new Int32Array(this.nodeCount);
+    this.childEnd = new Int32Array(this.nodeCount);
+    this.nodes = new Uint32Array(this.nodeCount);
+    this.keys = new Int32Array(this.nodeCount);
     this.labelMask = layout.labelMask;
     this.starBit = layout.starBit;
     this.lengthShift = layout.lengthShift;
     this.lengthMask = layout.lengthMask;
-    this.displacementShift = layout.displacementShift;
-    this.displacementMask = layout.displacementMask;
-    // The root's record carries its star bit (a trusted bundle without one has no root star).
-    this.rootStar = this.occupied(ROOT_SLOT) && ((this.nodes[this.rankOf(ROOT_SLOT)] ?? 0) & this.starBit) !== 0;
+    this.lengthUnit = 2 ** layout.lengthShift;
     this.refList = u32[Section.RefList] as Uint32Array;
     this.ghostBase = ghostBase(this.rulesetCount, this.refList.length);
-    // One probe at load instead of one per URL (a trusted bundle with no such child gives -1).
-    this.rootStarRank = this.rootStar ? this.child(ROOT_SLOT, STAR_LABEL_HASH, '*', 0, 1) : -1;
-    this.rootStarSlot = this.foundSlot;
   }
 
   /**
@@ -117,24 +129,16 @@ export class HostIndex {
     if (end - start > MAX_HOST_LENGTH) return 0;
     let n = 0;
     let s = start;
-    let h = LABEL_HASH_SEED;
     for (let i = start; i < end; i++) {
-      const c = src.charCodeAt(i);
-      if (c !== DOT) {
-        h = hashStep(h, c);
-        continue;
-      }
+      if (src.charCodeAt(i) !== DOT) continue;
       if (i === s && i > start) return 0; // ".." matches nothing
       labels.start[n] = s;
       labels.end[n] = i;
-      labels.hash[n] = h;
       n++;
       s = i + 1;
-      h = LABEL_HASH_SEED;
     }
     labels.start[n] = s;
     labels.end[n] = end;
-    labels.hash[n] = h;
     labels.count = n + 1;
     return this.lookup(src, labels, end - start);
   }
@@ -145,37 +149,21 @@ export class HostIndex {
     const n = labels.count;
     const ls = labels.start;
     const le = labels.end;
-    const lh = labels.hash;
 
-    // suffixRank[i]: record of labels i..n-1 (-1: none), suffixSlot[i] its slot; [n] is the root.
+    // suffixRank[i]: the node of labels i..n-1 (-1: none); [n] is the root.
     const suffix = this.suffixRank;
-    const suffixSlot = this.suffixSlot;
     suffix[n] = ROOT;
-    suffixSlot[n] = ROOT_SLOT;
-    let node = ROOT;
-    let slot = ROOT_SLOT;
+    let node: number = ROOT;
     for (let i = n - 1; i >= 0; i--) {
-      if (node !== -1) {
-        node = this.child(slot, lh[i] as number, src, ls[i] as number, le[i] as number);
-        slot = this.foundSlot;
-      }
+      if (node !== -1) node = this.child(node, src, ls[i] as number, le[i] as number);
       suffix[i] = node;
-      suffixSlot[i] = slot;
     }
-    // starRank[i]: record of the `*` child of the suffix node i (-1: none), starSlot[i] its slot.
-    // Both candidate families below start from these; the root's is found once, at load.
+    // starRank[i]: the `*` child of the suffix node i (-1: none), its first child when present.
+    // Both candidate families below start from these.
     const star = this.starRank;
-    const starSlot = this.starSlot;
-    star[n] = this.rootStarRank;
-    starSlot[n] = this.rootStarSlot;
-    for (let i = n - 1; i >= 1; i--) {
+    for (let i = n; i >= 1; i--) {
       const base = suffix[i] as number;
-      if (base === -1 || !this.hasStarChild(base)) {
-        star[i] = -1;
-        continue;
-      }
-      star[i] = this.child(suffixSlot[i] as number, STAR_LABEL_HASH, '*', 0, 1);
-      starSlot[i] = this.foundSlot;
+      star[i] = base === -1 || !this.hasStarChild(base) ? -1 : this.starChild(base);
     }
     const out = this.candidates;
     // A record may say "my parent's rulesets" (INHERIT_REF); each family knows the parents of
@@ -195,12 +183,10 @@ export class HostIndex {
     for (let k = 0; k < n; k++) {
       let at = star[k + 1] as number;
       if (at < 0) continue;
-      let slotAt = starSlot[k + 1] as number;
       let depth = 0;
       for (let j = k - 1; j >= 0 && at >= 0; j--) {
         walk[depth++] = at;
-        at = this.child(slotAt, lh[j] as number, src, ls[j] as number, le[j] as number);
-        slotAt = this.foundSlot;
+        at = this.child(at, src, ls[j] as number, le[j] as number);
       }
       if (at < 0) continue;
       let stored = refs.get(at);
@@ -258,15 +244,92 @@ export class HostIndex {
    * A record that inherits is resolved by walking its parents (at most MAX_LABELS steps).
    */
   ref(rank: number): number {
-    let slot = this.slotOfRank(rank);
-    for (let steps = 0; slot >= 0 && steps < MAX_LABELS; steps++) {
-      const at = this.rankOf(slot);
+    const parents = this.parentNodes();
+    let at = rank;
+    for (let steps = 0; at >= 0 && at < this.nodeCount && steps <= MAX_LABELS; steps++) {
       const stored = this.refs.get(at);
       if (stored !== INHERIT_REF) return steps === 0 ? this.own(stored) : this.handed(stored);
-      if (slot === ROOT_SLOT) return 0;
-      slot = this.parentSlot(slot, this.nodes[at] as number);
+      at = parents[at] as number;
     }
     return 0;
+  }
+
+  /** Each node's parent, derived from the child ranges on first use (explain, targets). */
+  private parentNodes(): Int32Array {
+    if (this.parents === null) {
+      this.decodeAll();
+      const parents = new Int32Array(this.nodeCount).fill(-1);
+      const { childStart, childEnd } = this;
+      for (let p = 0; p < this.nodeCount; p++) for (let c = childStart[p] as number; c < (childEnd[p] as number); c++) parents[c] = p;
+      this.parents = parents;
+    }
+    return this.parents;
+  }
+
+  /** Decodes every node's children and label: the whole-trie walks need them all. */
+  private decodeAll(): void {
+    if (this.allDecoded) return;
+    for (let p = 0; p < this.nodeCount; p++) {
+      if (this.childStart[p] === 0) this.spanChildren(p >>> NODE_BLOCK_SHIFT);
+      const lo = this.childStart[p] as number;
+      const hi = (this.childEnd[p] as number) - 1;
+      for (let i = lo; i <= hi; i++) if (this.nodes[i] === 0) this.decodeBlock(i, lo, hi);
+    }
+    this.allDecoded = true;
+  }
+
+  /** Fills childStart and childEnd of the nodes of NodeIndex block `block`, from its entry. */
+  private spanChildren(block: number): void {
+    const counts = this.counts;
+    const length = counts.length;
+    const n = this.nodeCount;
+    const entry = block * NodeIndexField.Count;
+    let at = this.nodeIndex[entry + NodeIndexField.CountsAt] ?? length;
+    let next = this.nodeIndex[entry + NodeIndexField.FirstChild] ?? n;
+    for (let q = block << NODE_BLOCK_SHIFT, last = Math.min(q + NODE_BLOCK, n); q < last; q++) {
+      let count = 0;
+      for (let scale = 1; at < length && scale <= 2 ** 28; scale *= 128) {
+        const b = counts[at++] as number;
+        count += (b & 0x7f) * scale;
+        if (b < 0x80) break;
+      }
+      // Trusted bytes are only clamped: a range never leaves the nodes.
+      this.childStart[q] = Math.min(next, n);
+      next = Math.min(next + count, n);
+      this.childEnd[q] = next;
+    }
+  }
+
+  /**
+   * Decodes the words and keys of the nodes of `node`'s NodeIndex block that lie in its sibling
+   * group lo..hi: a first child's label is whole, a later sibling's a rise over the one before,
+   * and the block's first node's label is in the index.
+   */
+  private decodeBlock(node: number, lo: number, hi: number): void {
+    const block = node >>> NODE_BLOCK_SHIFT;
+    const entry = block * NodeIndexField.Count;
+    const blockStart = block << NODE_BLOCK_SHIFT;
+    const from = Math.max(blockStart, lo);
+    const to = Math.min(blockStart + NODE_BLOCK, hi + 1, this.nodeCount);
+    const bytes = this.nodeBytes;
+    const length = bytes.length;
+    let at = this.nodeIndex[entry + NodeIndexField.LabelAt] ?? length;
+    // A group starting inside the block: skip the labels of the nodes before it.
+    for (let i = blockStart; i < from; i++) while (at < length && (bytes[at++] as number) >= 0x80);
+    let label = this.nodeIndex[entry + NodeIndexField.Label] ?? 0;
+    for (let i = from; i < to; i++) {
+      let value = 0;
+      for (let scale = 1; at < length && scale <= 2 ** 28; scale *= 128) {
+        const b = bytes[at++] as number;
+        value += (b & 0x7f) * scale;
+        if (b < 0x80) break;
+      }
+      if (i === lo) label = value;
+      else if (i !== blockStart) label += value;
+      const flags = (bytes[i] ?? 0) as number;
+      this.nodes[i] = ((label & this.labelMask) + ((flags & NODE_STAR) !== 0 ? this.starBit : 0) + (flags & 0x7f & this.lengthMask) * this.lengthUnit) >>> 0;
+    }
+    this.fillKeys(from, to);
   }
 
   /** Ids of the rulesets a node carries, in order. */
@@ -285,37 +348,12 @@ export class HostIndex {
   /** The target pattern a trie node stands for, e.g. `*.example.com`. */
   nodeHost(node: number): string {
     const labels: string[] = [];
+    const parents = this.parentNodes();
     // A hostname has at most MAX_LABELS labels; the bound also stops a looping trusted bundle.
-    for (let slot = this.slotOfRank(node); slot !== ROOT_SLOT && slot >= 0 && labels.length < MAX_LABELS;) {
-      const word = this.nodes[this.rankOf(slot)] as number;
-      labels.push(this.label(word));
-      slot = this.parentSlot(slot, word);
+    for (let at = node; at > ROOT && at < this.nodeCount && labels.length < MAX_LABELS; at = parents[at] as number) {
+      labels.push(this.label(this.nodes[at] as number));
     }
     return labels.join('.');
-  }
-
-  /** Slot of the parent of the record `word` in `slot`: its home XOR its label's mix. */
-  private parentSlot(slot: number, word: number): number {
-    const hash = codedLabelHash(this.labelPool, this.labelEntries, word & this.labelMask, (word >>> this.lengthShift) & this.lengthMask, this.lengthMask);
-    const home = (slot - ((word >>> this.displacementShift) & this.displacementMask)) & this.slotMask;
-    return (mixLabel(hash) ^ home) & this.slotMask;
-  }
-
-  /** Slot of record `rank` (-1 when there is none): a binary search of the block ranks. */
-  private slotOfRank(rank: number): number {
-    const occupancy = this.occupancy;
-    let lo = 0;
-    let hi = occupancy.length / 2 - 1;
-    if (rank < 0 || hi < 0) return -1;
-    // The last block whose running count is <= rank.
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >>> 1;
-      if ((occupancy[mid * 2] as number) <= rank) lo = mid;
-      else hi = mid - 1;
-    }
-    let bits = occupancy[lo * 2 + 1] as number;
-    for (let skip = rank - (occupancy[lo * 2] as number); skip > 0 && bits !== 0; skip--) bits &= bits - 1;
-    return bits === 0 ? -1 : lo * 32 + 31 - Math.clz32(bits & -bits);
   }
 
   /**
@@ -332,95 +370,149 @@ export class HostIndex {
   }
 
   /**
-   * The record of the child of the node at slot `parent` labelled `src[start,end)` (whose label
-   * hash is `labelHash`), or -1; on success `foundSlot` is its slot. A record matches when it
-   * lies as far from the probe's home as its displacement says and has the label; the probe ends
-   * at an empty slot or past the widest displacement, so even a full trusted table cannot loop.
+   * The child of node `parent` labelled `src[start,end)`, or -1: a binary search of its children,
+   * which ascend by label (label ids are offsets into the sorted pool).
    */
-  private child(parent: number, labelHash: number, src: string, start: number, end: number): number {
-    const occupancy = this.occupancy;
+  private child(parent: number, src: string, start: number, end: number): number {
+    const keys = this.keys;
     const nodes = this.nodes;
-    const mask = this.slotMask;
-    const shift = this.displacementShift;
-    const widest = this.displacementMask;
-    let slot = (parent ^ mixLabel(labelHash)) & mask;
-    let bits = occupancy[(slot >>> 5) * 2 + 1] as number;
-    if (((bits >>> (slot & 31)) & 1) === 0) return -1;
-    // Records are in slot order: the rank of the first probed slot, then one more per step.
-    let rank = (occupancy[(slot >>> 5) * 2] as number) + popcount(bits & ~(-1 << (slot & 31)));
-    for (let distance = 0; ;) {
-      const word = nodes[rank] as number;
-      // The root's record is nobody's child.
-      if (((word >>> shift) & widest) === distance && slot !== ROOT_SLOT && this.labelEquals(word, src, start, end)) {
-        this.foundSlot = slot;
-        return rank;
+    if (this.childStart[parent] === 0) this.spanChildren(parent >>> NODE_BLOCK_SHIFT);
+    const first = this.childStart[parent] as number;
+    const last = (this.childEnd[parent] as number) - 1;
+    let lo = first;
+    let hi = last;
+    // The host label's key: its first four characters (0 past its end), as labelKeys builds them.
+    let key = 0;
+    for (let k = 0; k < 4; k++) key = (key << 8) | (start + k < end ? Math.min(src.charCodeAt(start + k), 0xff) : 0);
+    key ^= KEY_FLIP;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      // Words and keys are decoded a block at a time, as searches reach them.
+      if (nodes[mid] === 0) this.decodeBlock(mid, first, last);
+      const at = keys[mid] as number;
+      if (at < key) {
+        lo = mid + 1;
+        continue;
       }
-      if (++distance > widest) return -1;
-      slot = (slot + 1) & mask;
-      if ((slot & 31) === 0) {
-        bits = occupancy[(slot >>> 5) * 2 + 1] as number;
-        rank = occupancy[(slot >>> 5) * 2] as number;
-      } else {
-        rank++;
+      if (at > key) {
+        hi = mid - 1;
+        continue;
       }
-      if (((bits >>> (slot & 31)) & 1) === 0) return -1;
+      const order = this.compareLabel(nodes[mid] as number, src, start, end);
+      if (order === 0) return mid;
+      if (order < 0) hi = mid - 1;
+      else lo = mid + 1;
     }
-  }
-
-  /** Whether the label in record word 1 `word` is `src[start,end)`. */
-  private labelEquals(word: number, src: string, start: number, end: number): boolean {
-    // The length kept in the record rejects most mismatches without touching the label pool.
-    const recorded = (word >>> this.lengthShift) & this.lengthMask;
-    const at = word & this.labelMask;
-    if (recorded !== this.lengthMask) return recorded === end - start && this.codedMatch(at, src, start, end) >= 0;
-    // A long label carries its byte length: it must also end exactly there.
-    const meta = readLength(this.labelPool, at);
-    const from = at + (meta & 7);
-    return this.codedMatch(from, src, start, end) === from + (meta >>> 3);
+    return -1;
   }
 
   /**
-   * Expands the coded label bytes from `i` while comparing them with `src[start,end)`, until the
-   * host label is used up. Returns the index after the bytes used, or -1 on a difference (also
-   * when the bytes run out: a corrupt trusted bundle cannot make this read past the pool).
+   * The key of every node's label: its first four expanded bytes, big-endian (0 past the end),
+   * top bit flipped so that signed order is byte order. A key orders labels as far as it goes,
+   * so the sibling search may decide on keys alone until two are equal.
    */
-  private codedMatch(i: number, src: string, start: number, end: number): number {
+  private fillKeys(from: number, to: number): void {
+    const keys = this.keys;
     const bytes = this.labelPool;
     const limit = bytes.length;
     const entries = this.labelEntryAt;
     const dictionary = this.labelDictionary;
+    const nodes = this.nodes;
+    for (let node = from; node < to; node++) {
+      const word = nodes[node] as number;
+      const recorded = (word >>> this.lengthShift) & this.lengthMask;
+      let i = word & this.labelMask;
+      let remaining = recorded;
+      let stop = limit;
+      if (recorded === this.lengthMask) {
+        const meta = readLength(bytes, i);
+        i += meta & 7;
+        stop = Math.min(limit, i + (meta >>> 3));
+        remaining = 4;
+      }
+      let key = 0;
+      let taken = 0;
+      while (taken < 4 && remaining > 0 && i < stop) {
+        let b = bytes[i++] as number;
+        const entry = entries[b] as number;
+        if (entry === 0) {
+          if (b === ESCAPE) b = i < stop ? (bytes[i++] as number) : 0;
+          key = (key << 8) | b;
+          taken++;
+          remaining--;
+          continue;
+        }
+        for (let k = entry >>> 8, last = k + (entry & 0xff); k < last && taken < 4; k++, taken++) key = (key << 8) | (dictionary[k] as number);
+        remaining -= entry & 0xff;
+      }
+      for (; taken < 4; taken++) key <<= 8;
+      keys[node] = key ^ KEY_FLIP;
+    }
+  }
+
+  /**
+   * Compares `src[start,end)` with the label of record `word`, expanding the coded bytes as it
+   * goes: negative when the host label sorts first, 0 when equal, positive after. Never reads past
+   * the pool (a corrupt trusted label only compares wrong).
+   */
+  private compareLabel(word: number, src: string, start: number, end: number): number {
+    const bytes = this.labelPool;
+    const entries = this.labelEntryAt;
+    const dictionary = this.labelDictionary;
+    const recorded = (word >>> this.lengthShift) & this.lengthMask;
+    let i = word & this.labelMask;
+    let stop = bytes.length;
+    let remaining = recorded;
+    if (recorded === this.lengthMask) {
+      // A long label carries its byte length.
+      const meta = readLength(bytes, i);
+      i += meta & 7;
+      stop = Math.min(stop, i + (meta >>> 3));
+      remaining = Infinity;
+    }
     let p = start;
-    while (p < end) {
-      if (i >= limit) return -1;
+    while (remaining > 0 && i < stop) {
       let b = bytes[i++] as number;
       const entry = entries[b] as number;
       if (entry === 0) {
         if (b === ESCAPE) {
-          if (i >= limit) return -1;
+          if (i >= stop) break;
           b = bytes[i++] as number;
         }
-        if (b !== src.charCodeAt(p)) return -1;
-        p++;
+        if (p === end) return -1;
+        const c = src.charCodeAt(p++);
+        if (c !== b) return c - b;
+        remaining--;
         continue;
       }
       const length = entry & 0xff;
-      if (p + length > end) return -1;
-      for (let k = entry >>> 8, last = k + length; k < last; k++, p++) if (dictionary[k] !== src.charCodeAt(p)) return -1;
+      for (let k = entry >>> 8, last = k + length; k < last; k++) {
+        if (p === end) return -1;
+        const c = src.charCodeAt(p++);
+        const d = dictionary[k] as number;
+        if (c !== d) return c - d;
+      }
+      remaining -= length;
     }
-    return i;
+    return p === end ? 0 : 1;
   }
 
+  /** The `*` child of a node with the star bit: its first child, as `*` sorts before any host character. */
+  private starChild(node: number): number {
+    if (this.childStart[node] === 0) this.spanChildren(node >>> NODE_BLOCK_SHIFT);
+    const at = this.childStart[node] as number;
+    const last = (this.childEnd[node] as number) - 1;
+    if (at <= last) {
+      if (this.nodes[at] === 0) this.decodeBlock(at, at, last);
+      if (this.compareLabel(this.nodes[at] as number, '*', 0, 1) === 0) return at;
+    }
+    // Only a label sorting before `*` (none in a real corpus) gets here.
+    return this.child(node, '*', 0, 1);
+  }
+
+  /** Read from the node's flags byte, which needs no decoding. */
   private hasStarChild(rank: number): boolean {
-    return rank === ROOT ? this.rootStar : ((this.nodes[rank] as number) & this.starBit) !== 0;
-  }
-
-  private occupied(slot: number): boolean {
-    return (((this.occupancy[(slot >>> 5) * 2 + 1] as number) >>> (slot & 31)) & 1) === 1;
-  }
-
-  /** Record index of an occupied slot. */
-  private rankOf(slot: number): number {
-    return (this.occupancy[(slot >>> 5) * 2] as number) + popcount((this.occupancy[(slot >>> 5) * 2 + 1] as number) & ~(-1 << (slot & 31)));
+    return ((this.nodeBytes[rank] as number) & NODE_STAR) !== 0;
   }
 
   /** The host label of record word 1 `word`, cached by label id. */

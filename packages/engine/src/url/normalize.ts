@@ -3,7 +3,6 @@
  * the hostname, credentials set aside. Most URLs seen in practice are already in the form the
  * WHATWG serializer would produce; for those a single scan proves it and no URL object is built.
  */
-import { hashStep, LABEL_HASH_SEED } from '../bundle/format.js';
 
 export interface NormalizedUrl {
   /** The href rules are applied to (no credentials, no trailing dots). */
@@ -20,12 +19,11 @@ export interface NormalizedUrl {
 
 /**
  * The labels of a hostname, found while its characters are validated anyway: where each starts
- * and ends in the URL and its hash as the host index keys labels. Scratch, reused per URL.
+ * and ends in the URL. Scratch, reused per URL.
  */
 export interface HostLabels {
   start: Int32Array;
   end: Int32Array;
-  hash: Int32Array;
   /** Labels found; more than the arrays hold means the host is too long for any target. */
   count: number;
 }
@@ -34,7 +32,7 @@ export interface HostLabels {
 export const MAX_LABELS = 128;
 
 export function newHostLabels(): HostLabels {
-  return { start: new Int32Array(MAX_LABELS), end: new Int32Array(MAX_LABELS), hash: new Int32Array(MAX_LABELS), count: 0 };
+  return { start: new Int32Array(MAX_LABELS), end: new Int32Array(MAX_LABELS), count: 0 };
 }
 
 export function newNormalizedUrl(): NormalizedUrl {
@@ -68,7 +66,7 @@ for (const c of [Ch.Dot, 0x2d, 0x5f]) HOST_CHAR[c] = 1;
  * Proves the scheme, host and port of `url` are already in WHATWG form and sets out's host range
  * (href = url). Returns the index of the "/" that starts the path, or -1 ("take the slow path").
  * Once this holds, nothing later in the URL can change its host or make it invalid. With
- * `labels`, the same pass also splits and hashes the host (so the lookup needs no second scan).
+ * `labels`, the same pass also splits the host (so the lookup needs no second scan).
  */
 export function canonicalAuthority(url: string, out: NormalizedUrl, labels: HostLabels | null = null): number {
   let hostStart: number;
@@ -86,7 +84,6 @@ export function canonicalAuthority(url: string, out: NormalizedUrl, labels: Host
   let i = hostStart;
   let prev = Ch.Dot; // a leading dot counts as an empty label
   let labelStart = i;
-  let h = LABEL_HASH_SEED;
   let n = 0;
   while (i < len) {
     const c = url.charCodeAt(i);
@@ -96,17 +93,14 @@ export function canonicalAuthority(url: string, out: NormalizedUrl, labels: Host
       if (labels !== null && n < MAX_LABELS) {
         labels.start[n] = labelStart;
         labels.end[n] = i;
-        labels.hash[n] = h;
       }
       n++;
-      h = LABEL_HASH_SEED;
       labelStart = i + 1;
     } else {
       if (c === 0x2d && i === labelStart + 3 && url.charCodeAt(i - 1) === 0x2d) {
         // "xn--" (or any "??--"): a possible punycode label that WHATWG would validate
         return -1;
       }
-      h = hashStep(h, c);
     }
     prev = c;
     i++;
@@ -117,7 +111,6 @@ export function canonicalAuthority(url: string, out: NormalizedUrl, labels: Host
     if (n < MAX_LABELS) {
       labels.start[n] = labelStart;
       labels.end[n] = hostEnd;
-      labels.hash[n] = h;
     }
     labels.count = n + 1;
   }
