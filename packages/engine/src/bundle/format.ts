@@ -255,6 +255,26 @@ export function nodeIndexLength(nodeCount: number): number {
   return Math.ceil(nodeCount / NODE_BLOCK) * NodeIndexField.Count;
 }
 
+/** readVarint's answers when the bytes end inside the varint, and when it runs too long. */
+export const VARINT_CUT = -1;
+export const VARINT_LONG = -2;
+
+/**
+ * Reads the varint at `at` (7 bits a byte, low first) as its value * 8 + its byte length, so one
+ * number says both (`& 7` is the length); VARINT_CUT when the bytes end inside it, VARINT_LONG
+ * past 5 bytes or at a value of 2^31 or more.
+ */
+export function readVarint(bytes: ArrayLike<number>, at: number): number {
+  let value = 0;
+  for (let size = 0, scale = 1; size < 5; size++, scale *= 128) {
+    if (at + size >= bytes.length) return VARINT_CUT;
+    const b = bytes[at + size] as number;
+    value += (b & 0x7f) * scale;
+    if (b < 0x80) return value < 2 ** 31 ? value * 8 + size + 1 : VARINT_LONG;
+  }
+  return VARINT_LONG;
+}
+
 /**
  * The NodeIndex of a trie, from its ChildCounts and Nodes bytes and each node's label id: the
  * writer stores it, full verification recomputes it and compares.
@@ -268,11 +288,10 @@ export function nodeIndexOf(counts: ArrayLike<number>, nodeBytes: ArrayLike<numb
       index[entry + NodeIndexField.CountsAt] = at;
       index[entry + NodeIndexField.FirstChild] = next;
     }
-    for (let shift = 0; at < counts.length; shift += 7) {
-      const b = counts[at++] as number;
-      next += (b & 0x7f) * 2 ** shift;
-      if (b < 0x80) break;
-    }
+    const read = readVarint(counts, at);
+    if (read < 0) break;
+    next += Math.floor(read / 8);
+    at += read & 7;
   }
   for (let i = 0, at = nodeCount; i < nodeCount; i++) {
     const entry = blockStart(i);
@@ -280,7 +299,9 @@ export function nodeIndexOf(counts: ArrayLike<number>, nodeBytes: ArrayLike<numb
       index[entry + NodeIndexField.LabelAt] = at;
       index[entry + NodeIndexField.Label] = labelOf(i);
     }
-    while (at < nodeBytes.length && (nodeBytes[at++] as number) >= 0x80);
+    const read = readVarint(nodeBytes, at);
+    if (read < 0) break;
+    at += read & 7;
   }
   return index;
 }
@@ -333,21 +354,10 @@ export function firstChildren(counts: Uint8Array, nodeCount: number): Int32Array
   let at = 0;
   for (let i = 0; i < nodeCount; i++) {
     first[i] = next;
-    // Almost every count is one byte; longer varints and the end of the bytes take the slow path.
-    let count = at < length ? (counts[at++] as number) : -1;
-    if (count >= 0x80) {
-      count &= 0x7f;
-      for (let shift = 7; ; shift += 7) {
-        if (at >= length || shift > 28) {
-          count = -1;
-          break;
-        }
-        const b = counts[at++] as number;
-        count |= (b & 0x7f) << shift;
-        if (b < 0x80) break;
-      }
-    }
-    if (count < 0) return at >= length ? `child counts cut short at node ${i}` : `child count of node ${i} too long`;
+    const read = readVarint(counts, at);
+    if (read < 0) return read === VARINT_CUT ? `child counts cut short at node ${i}` : `child count of node ${i} too long`;
+    const count = Math.floor(read / 8);
+    at += read & 7;
     if (count > 0 && next <= i) return `children of node ${i} start at node ${next}, not after it`;
     if (next + count > nodeCount) return `children of node ${i} beyond the ${nodeCount} nodes`;
     next += count;
@@ -377,20 +387,10 @@ export function decodeNodes(bytes: Uint8Array, first: Int32Array, layout: NodeLa
     const end = p < 0 ? 1 : Math.min(first[p + 1] as number, n);
     // A first child carries its label whole, a later sibling its rise.
     for (let label = 0, whole = true; i < end; i++, whole = false) {
-      let value = at < length ? (bytes[at++] as number) : -1;
-      if (value >= 0x80) {
-        value &= 0x7f;
-        for (let shift = 7; ; shift += 7) {
-          if (at >= length || shift > 28) {
-            value = -1;
-            break;
-          }
-          const b = bytes[at++] as number;
-          value |= (b & 0x7f) << shift;
-          if (b < 0x80) break;
-        }
-      }
-      if (value < 0) return at >= length ? `node labels cut short at node ${i}` : `label of node ${i} too long`;
+      const read = readVarint(bytes, at);
+      if (read < 0) return read === VARINT_CUT ? `node labels cut short at node ${i}` : `label of node ${i} too long`;
+      const value = Math.floor(read / 8);
+      at += read & 7;
       if (!whole && value === 0) return `children of node ${p} not in label order`;
       label = whole ? value : label + value;
       if (label > poolLength) return `node ${i} label out of range`;

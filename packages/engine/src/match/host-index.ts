@@ -1,4 +1,15 @@
-import { ghostBase, INHERIT_REF, NODE_BLOCK, NODE_BLOCK_SHIFT, NODE_STAR, NodeIndexField, readLength, ROOT_NODE, Section } from '../bundle/format.js';
+import {
+  ghostBase,
+  INHERIT_REF,
+  NODE_BLOCK,
+  NODE_BLOCK_SHIFT,
+  NODE_STAR,
+  NodeIndexField,
+  readLength,
+  readVarint,
+  ROOT_NODE,
+  Section,
+} from '../bundle/format.js';
 import type { PackedArray } from '../bundle/packed-array.js';
 import type { BundleSections } from '../bundle/read.js';
 import { ESCAPE } from '../bundle/string-dictionary.js';
@@ -287,13 +298,11 @@ export class HostIndex {
     let at = this.nodeIndex[entry + NodeIndexField.CountsAt] ?? length;
     let next = this.nodeIndex[entry + NodeIndexField.FirstChild] ?? n;
     for (let q = block << NODE_BLOCK_SHIFT, last = Math.min(q + NODE_BLOCK, n); q < last; q++) {
-      let count = 0;
-      for (let scale = 1; at < length && scale <= 2 ** 28; scale *= 128) {
-        const b = counts[at++] as number;
-        count += (b & 0x7f) * scale;
-        if (b < 0x80) break;
-      }
-      // Trusted bytes are only clamped: a range never leaves the nodes.
+      // Trusted bytes are only clamped: a broken count is 0 and ends the stream, and a range
+      // never leaves the nodes.
+      const read = readVarint(counts, at);
+      const count = read < 0 ? 0 : Math.floor(read / 8);
+      at = read < 0 ? length : at + (read & 7);
       this.childStart[q] = Math.min(next, n);
       next = Math.min(next + count, n);
       this.childEnd[q] = next;
@@ -315,15 +324,16 @@ export class HostIndex {
     const length = bytes.length;
     let at = this.nodeIndex[entry + NodeIndexField.LabelAt] ?? length;
     // A group starting inside the block: skip the labels of the nodes before it.
-    for (let i = blockStart; i < from; i++) while (at < length && (bytes[at++] as number) >= 0x80);
+    for (let i = blockStart; i < from; i++) {
+      const read = readVarint(bytes, at);
+      at = read < 0 ? length : at + (read & 7);
+    }
     let label = this.nodeIndex[entry + NodeIndexField.Label] ?? 0;
     for (let i = from; i < to; i++) {
-      let value = 0;
-      for (let scale = 1; at < length && scale <= 2 ** 28; scale *= 128) {
-        const b = bytes[at++] as number;
-        value += (b & 0x7f) * scale;
-        if (b < 0x80) break;
-      }
+      // As in spanChildren, a broken varint (trusted bytes) reads as 0 and ends the stream.
+      const read = readVarint(bytes, at);
+      const value = read < 0 ? 0 : Math.floor(read / 8);
+      at = read < 0 ? length : at + (read & 7);
       if (i === lo) label = value;
       else if (i !== blockStart) label += value;
       const flags = (bytes[i] ?? 0) as number;
