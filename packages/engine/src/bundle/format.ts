@@ -409,14 +409,6 @@ export function bitsFor(max: number): number {
   return bits;
 }
 
-/** Number of set bits in a 32-bit word. */
-export function popcount(x: number): number {
-  x -= (x >>> 1) & 0x55555555;
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  x = (x + (x >>> 4)) & 0x0f0f0f0f;
-  return Math.imul(x, 0x01010101) >>> 24;
-}
-
 /** Decodes the varint length at `at`; returns length * 8 + header size (1..4 bytes), no allocation. */
 export function readLength(bytes: Uint8Array, at: number): number {
   let length = 0;
