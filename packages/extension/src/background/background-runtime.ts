@@ -29,7 +29,7 @@ import { Statistics } from '../status/statistics.js';
 import { TabActivity } from '../status/tab-activity.js';
 import { TABS_SESSION_KEY, TabActivitySession } from '../status/tab-activity-session.js';
 import { ToolbarIcon } from '../status/toolbar-icon.js';
-import { ext, storageArea } from './browser-api.js';
+import { ext, storageArea } from '../platform/browser-api.js';
 
 const ONCE_SESSION_KEY = 'uiHttpOnce';
 const TICKETS_SESSION_KEY = 'uiPageTickets';

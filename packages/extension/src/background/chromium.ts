@@ -23,7 +23,7 @@ import { loadBundledEngine } from '../rewriter/engine-loader.js';
 import { restoreOverrides } from '../rewriter/overrides-store.js';
 import { listenForMessages } from '../routing/runtime-messages.js';
 import { installBackground } from './background-runtime.js';
-import { dnrApi, ext, regexSupport, storageArea } from './browser-api.js';
+import { dnrApi, ext, regexSupport, storageArea } from '../platform/browser-api.js';
 
 const guard = new LoopGuard();
 const dnr = dnrApi();

@@ -1,5 +1,5 @@
 import type { DnrRule } from '@httpsify/engine/dnr';
-import type { DnrApi, RegexSupport, StorageArea } from '../background/browser-api.js';
+import type { DnrApi, RegexSupport, StorageArea } from '../platform/browser-api.js';
 import { STATIC_RULESET_ID } from '../build/manifest.js';
 import type { ChannelLayers } from './channel-layers.js';
 import { type AppliedChannel, compileChannelRules, type ChannelDnrInput, planChannelDnr } from './channel-dnr.js';

@@ -13,7 +13,7 @@ import {
   type LastCheck,
   secondsUntilChannelCheck,
 } from '@httpsify/engine/channels';
-import type { StorageArea } from '../background/browser-api.js';
+import type { StorageArea } from '../platform/browser-api.js';
 import { removeChannelRecords, storageChannelStorage, storedChannelNames } from './channel-storage.js';
 import { latestCheck, planChannelChecks } from './check-schedule.js';
 

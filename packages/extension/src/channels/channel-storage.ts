@@ -1,5 +1,5 @@
 import type { ChannelRecord, ChannelStorage } from '@httpsify/engine/channels';
-import type { StorageArea } from '../background/browser-api.js';
+import type { StorageArea } from '../platform/browser-api.js';
 import { decodeChannelRecord, encodeChannelRecord } from './record-codec.js';
 
 /** One storage.local key per channel; the settings keys never start with this. */

@@ -1,5 +1,5 @@
 import type { Engine } from '@httpsify/engine';
-import { ext } from '../background/browser-api.js';
+import { ext } from '../platform/browser-api.js';
 import { createCookieHandler, type CookieDeps, type CookieLike } from './secure-cookies.js';
 
 /** Secures cookies per `<securecookie>` once the engine is ready; the decision differs per browser. */

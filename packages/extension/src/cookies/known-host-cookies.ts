@@ -1,4 +1,4 @@
-import { ext } from '../background/browser-api.js';
+import { ext } from '../platform/browser-api.js';
 import { securedCookie, type CookieLike } from './secure-cookies.js';
 
 /**

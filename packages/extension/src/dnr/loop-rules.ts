@@ -4,7 +4,7 @@
  * list, so adding, forgetting and clearing are one operation: declare the list.
  */
 import { ALL_RESOURCE_TYPES } from '@httpsify/engine/dnr';
-import type { StorageArea } from '../background/browser-api.js';
+import type { StorageArea } from '../platform/browser-api.js';
 import type { LoopGuard } from '../https-first/loop-guard.js';
 import { LOOP_ALLOW_PRIORITY } from './layout.js';
 import type { RuleWriter } from './rule-writer.js';

@@ -1,6 +1,6 @@
 import { DnrEmulator, type DnrRule } from '@httpsify/engine/dnr';
 import { STATIC_RULES_PATH, STATIC_RULESET_ID } from '../build/manifest.js';
-import { ext, type DnrApi } from '../background/browser-api.js';
+import { ext, type DnrApi } from '../platform/browser-api.js';
 
 /**
  * Whether the browser's DNR rules (static defaults, dynamic overrides and channels) upgrade a URL. The

@@ -4,7 +4,7 @@
  * an http:// URL, a session rule lets exactly it through once in that tab, and is removed as
  * soon as the tab's next page request finishes.
  */
-import { ext } from '../background/browser-api.js';
+import { ext } from '../platform/browser-api.js';
 import { classifySender } from '../routing/ui-senders.js';
 import type { RuleWriter } from '../dnr/rule-writer.js';
 import {

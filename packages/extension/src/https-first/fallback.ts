@@ -3,7 +3,7 @@
  * one fails, sends its tab to the fallback page, unless the tab has moved on since. The page's
  * address carries what was tried, what it may offer and a ticket for its buttons.
  */
-import { ext } from '../background/browser-api.js';
+import { ext } from '../platform/browser-api.js';
 import { CAPTIVE_PORTAL_REASON, probeCaptivePortal } from './captive-portal.js';
 import type { PageTickets } from './page-tickets.js';
 import { HttpsFirstTracker, interstitialUrl, type FallbackEvent } from './tracker.js';

@@ -2,7 +2,7 @@
  * Feeds the loop guard (loop-guard.ts) every redirect the browser reports, and ends each
  * request chain's count when the chain ends. Both browsers; what a verdict changes is theirs.
  */
-import { ALL_URLS, ext } from '../background/browser-api.js';
+import { ALL_URLS, ext } from '../platform/browser-api.js';
 import { httpVersion } from './tracker.js';
 import type { LoopGuard } from './loop-guard.js';
 

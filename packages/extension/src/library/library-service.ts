@@ -9,7 +9,7 @@ import { EntryCollector, type FileProblem, LIBRARY_LIMITS, LibraryRefused, type 
 import { compileLibrary, type LibraryProgress, MAX_PROBLEMS } from './library-compile.js';
 import type { LibraryRequest, LibraryStatus } from './library-protocol.js';
 import { type LibraryInfo, type LoadedLibrary, loadLibrary, readLibraryInfo, removeLibrary, saveLibrary } from './library-store.js';
-import type { StorageArea } from '../background/browser-api.js';
+import type { StorageArea } from '../platform/browser-api.js';
 
 export interface LibraryServiceDeps {
   area: StorageArea;

@@ -1,7 +1,7 @@
 import { loadBundle, readBundleHeader, type Engine } from '@httpsify/engine';
 import { base64ToBytes, bytesToBase64 } from '../channels/base64.js';
 import type { FileProblem } from './archive-entries.js';
-import type { StorageArea } from '../background/browser-api.js';
+import type { StorageArea } from '../platform/browser-api.js';
 
 /**
  * The imported ruleset library in storage.local: its description (small, read by the options

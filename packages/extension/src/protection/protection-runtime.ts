@@ -4,7 +4,7 @@
  * subresources, Firefox's decision for the same, the harder-trying fallback, and the periodic
  * re-check of sites left on HTTP.
  */
-import type { StorageArea } from '../background/browser-api.js';
+import type { StorageArea } from '../platform/browser-api.js';
 import { type DecisionState, upgradesAsKnownHost } from '../decision/decide.js';
 import { siteOf } from '../site-rules/site-pattern.js';
 import { httpsAlternatives, originOnly, probe, type Attempt } from './https-alternatives.js';

@@ -1,5 +1,5 @@
 import { loadBundle, readBundleHeader, type Engine } from '@httpsify/engine';
-import { ext } from '../background/browser-api.js';
+import { ext } from '../platform/browser-api.js';
 
 /** Where the build puts the compiled default rulesets inside the extension. */
 export const BUNDLE_PATH = 'rules/default.bundle';

@@ -1,5 +1,5 @@
 import type { Engine } from '@httpsify/engine';
-import { ext } from '../background/browser-api.js';
+import { ext } from '../platform/browser-api.js';
 
 /** storage.local key: ruleset name → on/off, only where the user differs from the default. */
 export const OVERRIDES_KEY = 'rulesetOverrides';

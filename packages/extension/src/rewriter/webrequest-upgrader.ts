@@ -1,5 +1,5 @@
 import type { Engine } from '@httpsify/engine';
-import { ext, type FirefoxRequestDetails, onBeforeRequestBlocking } from '../background/browser-api.js';
+import { ext, type FirefoxRequestDetails, onBeforeRequestBlocking } from '../platform/browser-api.js';
 import type { Decision } from '../decision/decide.js';
 import type { LoopGuard } from '../https-first/loop-guard.js';
 

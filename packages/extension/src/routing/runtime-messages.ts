@@ -1,5 +1,5 @@
 import type { Engine } from '@httpsify/engine';
-import { ext } from '../background/browser-api.js';
+import { ext } from '../platform/browser-api.js';
 import type { LoopGuard } from '../https-first/loop-guard.js';
 import { classifySender, messageAllowed } from './ui-senders.js';
 

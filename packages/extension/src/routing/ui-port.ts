@@ -3,7 +3,7 @@
  * its sender first (ui-senders.ts), then routed: the library's import, the protection mode's
  * requests, and everything else to the settings controller.
  */
-import { ext } from '../background/browser-api.js';
+import { ext } from '../platform/browser-api.js';
 import type { PageTickets } from '../https-first/page-tickets.js';
 import { isLibraryRequest } from '../library/library-protocol.js';
 import type { LibraryService } from '../library/library-service.js';

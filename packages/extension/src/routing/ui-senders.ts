@@ -12,7 +12,7 @@
  *   must carry a ticket the background issued for that tab and URL (page-tickets.ts), and the
  *   change is limited to that URL's host.
  */
-import { ext } from '../background/browser-api.js';
+import { ext } from '../platform/browser-api.js';
 import type { PageTickets } from '../https-first/page-tickets.js';
 import type { UiRequest } from './ui-protocol.js';
 

@@ -2,7 +2,7 @@ import { defaultLock, type LockFn } from './lock.js';
 import { LEGACY_KEYS, migrate } from './migrations.js';
 import { repairSettings } from './repair.js';
 import { MAX_REPAIRS, SETTING_KEYS, type Settings } from './schema.js';
-import type { StorageArea } from '../background/browser-api.js';
+import type { StorageArea } from '../platform/browser-api.js';
 
 const LOCK_NAME = 'httpsify-settings';
 

@@ -2,7 +2,7 @@
  * The tabs' records kept in storage.session: Chromium may stop the service worker between two
  * requests of a page, and the popup must still list what the page matched.
  */
-import type { StorageArea } from '../background/browser-api.js';
+import type { StorageArea } from '../platform/browser-api.js';
 import type { TabActivity, TabRecord } from './tab-activity.js';
 
 export const TABS_SESSION_KEY = 'uiTabActivity';

@@ -2,7 +2,7 @@
  * The toolbar button per tab: the padlock for the extension's state on the tab's site, its
  * title, and the badge with the number of upgraded requests.
  */
-import { ext } from '../background/browser-api.js';
+import { ext } from '../platform/browser-api.js';
 import type { SettingsController } from '../settings/settings-controller.js';
 import { badgeText, drawIcon, ICON_TITLE_MESSAGE, iconState, type IconState } from './icon.js';
 import type { TabActivity } from './tab-activity.js';
