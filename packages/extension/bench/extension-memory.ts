@@ -14,7 +14,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { buildExtension } from '../src/build/build.js';
+import { buildExtension } from '../src/packaging/build.js';
 import { UI_PORT_NAME } from '../src/routing/ui-protocol.js';
 import { launchWithExtension, switchProtectionModeOff } from '../test/support/browser.js';
 import { launchFirefoxWithExtension, type FirefoxTab } from '../test/support/firefox.js';

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadBundle } from '@httpsify/engine';
 import { compileDnr } from '@httpsify/engine/dnr';
 import { defaultRulesetsDir, defaultRulesetsTimestamp, loadRulesets } from '@httpsify/engine/node';
-import { buildExtension, extensionVersion, type BuildResult } from '../src/build/build.js';
+import { buildExtension, extensionVersion, type BuildResult } from '../src/packaging/build.js';
 
 describe('extension build from the default rulesets', () => {
   let built: BuildResult;

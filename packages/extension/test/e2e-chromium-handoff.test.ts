@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildExtension } from '../src/build/build.js';
+import { buildExtension } from '../src/packaging/build.js';
 import { HANDOFF_FORMS_PRIORITY, USER_RULE_PRIORITY_OFFSET } from '../src/dnr/layout.js';
 import { launchWithExtension, switchProtectionModeOff, type LoadedExtension } from './support/browser.js';
 import { page, SHARED_TEST_RULESETS, writeRulesetsDir } from './support/e2e-site.js';

@@ -6,7 +6,7 @@ import { isDefaultActive, type Ruleset } from '@httpsify/engine';
 import { DNR_LIMITS, DnrEmulator, type DnrRule } from '@httpsify/engine/dnr';
 import { parseRulesetXml, refusedPatterns } from '@httpsify/engine/parse';
 import { corpusXmlFiles } from '../../engine/test/support/corpus.js';
-import { buildExtension, type BuildResult } from '../src/build/build.js';
+import { buildExtension, type BuildResult } from '../src/packaging/build.js';
 import { channelPriorityOffset, REGEX_RESERVED_FOR_SETTINGS } from '../src/channels/channel-dnr.js';
 import { CHANNEL_RULE_ID_BASE } from '../src/dnr/layout.js';
 import { usageOf } from '../src/dnr/rules.js';

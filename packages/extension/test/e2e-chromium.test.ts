@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OVERRIDE_RULE_ID_LIMIT } from '../src/dnr/layout.js';
-import { buildExtension } from '../src/build/build.js';
+import { buildExtension } from '../src/packaging/build.js';
 import { launchWithExtension, switchProtectionModeOff, type LoadedExtension } from './support/browser.js';
 import { page, serveLoopHost, SHARED_TEST_RULESETS, writeRulesetsDir } from './support/e2e-site.js';
 import { startDualServer, type DualServer } from './support/servers.js';

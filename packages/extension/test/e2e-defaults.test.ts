@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultRulesetsDir, loadRulesets } from '@httpsify/engine/node';
-import { buildExtension, type BuildResult } from '../src/build/build.js';
+import { buildExtension, type BuildResult } from '../src/packaging/build.js';
 import { launchWithExtension, type LoadedExtension } from './support/browser.js';
 import { startDualServer, type DualServer } from './support/servers.js';
 

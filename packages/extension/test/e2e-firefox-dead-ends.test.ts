@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildExtension } from '../src/build/build.js';
+import { buildExtension } from '../src/packaging/build.js';
 import { startDeadEndSite, type DeadEndSite } from './support/dead-end-site.js';
 import { launchFirefoxWithExtension, plainHttpProxyPrefs, type FirefoxTab, type FirefoxWithExtension } from './support/firefox.js';
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildExtension } from '../src/build/build.js';
+import { buildExtension } from '../src/packaging/build.js';
 import { launchFirefoxWithExtension, type FirefoxTab, type FirefoxWithExtension } from './support/firefox.js';
 import { page, serveLoopHost, SHARED_TEST_RULESETS, writeRulesetsDir } from './support/e2e-site.js';
 import { startDualServer, type DualServer } from './support/servers.js';

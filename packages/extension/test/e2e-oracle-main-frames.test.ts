@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DnrEmulator } from '@httpsify/engine/dnr';
 import { corpusRulesDir, readOracle, type OracleCase } from '../../engine/test/support/corpus.js';
-import { buildExtension, type BuildResult } from '../src/build/build.js';
+import { buildExtension, type BuildResult } from '../src/packaging/build.js';
 import type { Page } from 'playwright-core';
 import { launchWithExtension, switchProtectionModeOff, type LoadedExtension } from './support/browser.js';
 import { page } from './support/e2e-site.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildExtension } from '../src/build/build.js';
+import { buildExtension } from '../src/packaging/build.js';
 import { launchWithExtension, type LoadedExtension } from './support/browser.js';
 import { writeRulesetsDir } from './support/e2e-site.js';
 import { FLOOD_HOST, HOSTILE_RULESETS, hostileHandler } from './support/hostile-site.js';

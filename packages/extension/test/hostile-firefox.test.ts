@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildExtension } from '../src/build/build.js';
+import { buildExtension } from '../src/packaging/build.js';
 import { UI_PORT_NAME, type UiRequest } from '../src/routing/ui-protocol.js';
 import { writeRulesetsDir } from './support/e2e-site.js';
 import { launchFirefoxWithExtension, type FirefoxTab, type FirefoxWithExtension } from './support/firefox.js';

@@ -1,7 +1,7 @@
 import { PNG } from 'pngjs';
 import { describe, expect, it } from 'vitest';
-import { ICON_SIZES, padlockPng } from '../src/build/icons.js';
-import { uiManifestEntries } from '../src/build/ui-assets.js';
+import { ICON_SIZES, padlockPng } from '../src/packaging/icons.js';
+import { uiManifestEntries } from '../src/packaging/ui-assets.js';
 
 describe('generated icons', () => {
   it.each(ICON_SIZES)('draws a %ipx padlock: opaque body, transparent background, keyhole', (size) => {

@@ -5,7 +5,7 @@ import { createEngine, loadBundle } from '@httpsify/engine';
 import { channelBinding, type ChannelRecord } from '@httpsify/engine/channels';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CATASTROPHIC_FROM, forgeProvenVerdict, HOSTILE_RULESET, HOSTILE_URL } from '../../engine/test/support/forged-verdicts.js';
-import { buildExtension } from '../src/build/build.js';
+import { buildExtension } from '../src/packaging/build.js';
 import { buildChannelLayers } from '../src/channels/channel-layers.js';
 import { loadLibrary, saveLibrary } from '../src/library/library-store.js';
 import { MemoryStorageArea } from '../src/settings/storage-area.js';

@@ -1,5 +1,5 @@
 import { PNG } from 'pngjs';
-import { buildExtension, type BuildResult } from '../../src/build/build.js';
+import { buildExtension, type BuildResult } from '../../src/packaging/build.js';
 
 /** 14 November 2023, 22:13 UTC. */
 export const UI_RULESETS_TIMESTAMP = 1_700_000_000;
