@@ -11,7 +11,8 @@ import { CHANNEL_ALARM, ChannelService } from '../channels/channel-service.js';
 import { secureKnownHostCookies } from '../cookies/known-host-cookies.js';
 import type { Decision } from '../decision/decide.js';
 import { RequestDecider } from '../decision/request-decider.js';
-import { HttpsFirstFallback, INTERSTITIAL_PATH } from '../https-first/fallback.js';
+import { HttpsFirstFallback } from '../https-first/fallback.js';
+import { FALLBACK_PAGE } from '../platform/packaged-files.js';
 import { PageTickets } from '../https-first/page-tickets.js';
 import { LibraryService } from '../library/library-service.js';
 import { LIBRARY_LAYER_NAME } from '../library/library-store.js';
@@ -116,7 +117,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     const c: SettingsController = new SettingsController(engine, store, activity, {
       overridesApplied: options.overridesApplied,
       loopGuard: options.loopGuard,
-      fallbackPath: `/${INTERSTITIAL_PATH}`,
+      fallbackPath: `/${FALLBACK_PAGE}`,
       fallbackPage: (tabId) => fallback.pageIn(tabId),
       version: ext.runtime.getManifest().version,
       rulesetsTimestamp: defaultsTimestamp,

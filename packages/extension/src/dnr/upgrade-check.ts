@@ -1,5 +1,5 @@
 import { DnrEmulator, type DnrRule } from '@httpsify/engine/dnr';
-import { STATIC_RULES_PATH, STATIC_RULESET_ID } from '../packaging/manifest.js';
+import { STATIC_RULES_PATH, STATIC_RULESET_ID } from '../platform/packaged-files.js';
 import { ext, type DnrApi } from '../platform/browser-api.js';
 
 /**

@@ -11,9 +11,8 @@ import type { DnrOmission, DnrRule } from '@httpsify/engine/dnr';
 import type { Decision } from '../decision/decide.js';
 import { HANDOFF_FORMS_PRIORITY, HANDOFF_ONCE_PRIORITY, HANDOFF_PRIORITY } from '../dnr/layout.js';
 import type { RuleBody } from '../dnr/rules.js';
+import { HANDOFF_SCOPE_PATH } from '../platform/packaged-files.js';
 
-export const HANDOFF_PAGE = 'ui/handoff.html';
-export const HANDOFF_SCOPE_PATH = 'rules/handoff.json';
 export const HANDOFF_PORT_NAME = 'handoff';
 
 /** Hosts whose main frames go to the page: DNR domains (subdomains included) and wildcard patterns. */

@@ -5,13 +5,12 @@
  * soon as the tab's next page request finishes.
  */
 import { ext } from '../platform/browser-api.js';
+import { HANDOFF_PAGE, HANDOFF_SCOPE_PATH } from '../platform/packaged-files.js';
 import { classifySender } from '../routing/ui-senders.js';
 import type { RuleWriter } from '../dnr/rule-writer.js';
 import {
   decideHandoff,
-  HANDOFF_PAGE,
   HANDOFF_PORT_NAME,
-  HANDOFF_SCOPE_PATH,
   handoffOnceRule,
   handoffRules,
   parseHandoffScope,

@@ -4,13 +4,11 @@
  * address carries what was tried, what it may offer and a ticket for its buttons.
  */
 import { ext } from '../platform/browser-api.js';
+import { FALLBACK_PAGE } from '../platform/packaged-files.js';
 import { CAPTIVE_PORTAL_REASON, probeCaptivePortal } from './captive-portal.js';
 import type { PageTickets } from './page-tickets.js';
 import { HttpsFirstTracker, interstitialUrl, type FallbackEvent } from './tracker.js';
 import type { FallbackPlan } from '../protection/protection-runtime.js';
-
-/** The fallback page, inside the extension. */
-export const INTERSTITIAL_PATH = 'ui/interstitial.html';
 
 export interface FallbackDeps {
   /** Where to probe for a captive portal, read afresh (a change may be on its way). */
@@ -104,7 +102,7 @@ export class HttpsFirstFallback {
     // The page's address carries a ticket: only with it may its buttons allow HTTP (ui-senders.ts).
     const ticket = this.deps.tickets.issue(event.tabId, event.url);
     await this.deps.ticketsChanged();
-    const page = interstitialUrl(ext.runtime.getURL(INTERSTITIAL_PATH), event.url, reason, {
+    const page = interstitialUrl(ext.runtime.getURL(FALLBACK_PAGE), event.url, reason, {
       tried: plan.tried,
       http: plan.http,
       twin: plan.twin,

@@ -5,8 +5,9 @@ import { compileBundle, type Diagnostic, type Ruleset } from '@httpsify/engine';
 import { compileDnr, type DnrReport, type DnrRule } from '@httpsify/engine/dnr';
 import { defaultRulesetsDir, defaultRulesetsTimestamp, loadRulesets } from '@httpsify/engine/node';
 import { build as esbuild } from 'esbuild';
-import { HANDOFF_SCOPE_PATH, handoffScope, type HandoffScope } from '../handoff/handoff-rules.js';
-import { manifestFor, STATIC_RULES_PATH, type Browser } from './manifest.js';
+import { handoffScope, type HandoffScope } from '../handoff/handoff-rules.js';
+import { BACKGROUND_SCRIPT, DEFAULT_BUNDLE_PATH, HANDOFF_SCOPE_PATH, STATIC_RULES_PATH } from '../platform/packaged-files.js';
+import { manifestFor, type Browser } from './manifest.js';
 import { buildUiAssets, uiManifestEntries } from './ui-assets.js';
 import { zipDirectory } from './zip.js';
 
@@ -79,7 +80,7 @@ export async function buildExtension(options: BuildOptions = {}): Promise<BuildR
     mkdirSync(join(dir, 'rules'), { recursive: true });
     await esbuild({
       entryPoints: [join(packageDir, ENTRY[browser])],
-      outfile: join(dir, 'background.js'),
+      outfile: join(dir, BACKGROUND_SCRIPT),
       bundle: true,
       format: browser === 'chromium' ? 'esm' : 'iife',
       platform: 'browser',
@@ -88,7 +89,7 @@ export async function buildExtension(options: BuildOptions = {}): Promise<BuildR
       sourcemap: false,
       logLevel: 'silent',
     });
-    writeFileSync(join(dir, 'rules/default.bundle'), bundle);
+    writeFileSync(join(dir, DEFAULT_BUNDLE_PATH), bundle);
     if (browser === 'chromium') {
       writeFileSync(join(dir, STATIC_RULES_PATH), JSON.stringify(rules));
       writeFileSync(join(dir, HANDOFF_SCOPE_PATH), JSON.stringify(handoff));

@@ -1,8 +1,7 @@
 /** Both browsers' manifests, generated in one place so they cannot drift apart. */
 export type Browser = 'chromium' | 'firefox';
 
-export const STATIC_RULESET_ID = 'default';
-export const STATIC_RULES_PATH = 'rules/dnr-default.json';
+import { BACKGROUND_SCRIPT, STATIC_RULES_PATH, STATIC_RULESET_ID } from '../platform/packaged-files.js';
 
 export interface ManifestOptions {
   version: string;
@@ -35,14 +34,14 @@ export function manifestFor(browser: Browser, options: ManifestOptions): Record<
     return {
       ...common,
       minimum_chrome_version: '120',
-      background: { service_worker: 'background.js', type: 'module' },
+      background: { service_worker: BACKGROUND_SCRIPT, type: 'module' },
       permissions: ['declarativeNetRequest', ...(options.feedback ? ['declarativeNetRequestFeedback'] : []), 'webRequest', 'cookies', ...CHANNEL_PERMISSIONS],
       declarative_net_request: { rule_resources: [{ id: STATIC_RULESET_ID, enabled: true, path: STATIC_RULES_PATH }] },
     };
   }
   return {
     ...common,
-    background: { scripts: ['background.js'] },
+    background: { scripts: [BACKGROUND_SCRIPT] },
     content_security_policy: { extension_pages: FIREFOX_EXTENSION_PAGES_CSP },
     permissions: ['webRequest', 'webRequestBlocking', 'cookies', ...CHANNEL_PERMISSIONS],
     // AMO requires new extensions to declare what they collect: nothing leaves the browser, so

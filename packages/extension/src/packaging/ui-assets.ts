@@ -2,7 +2,7 @@ import { cpSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build as esbuild } from 'esbuild';
-import { HANDOFF_PAGE } from '../handoff/handoff-rules.js';
+import { FALLBACK_PAGE, HANDOFF_PAGE, OPTIONS_PAGE, POPUP_PAGE } from '../platform/packaged-files.js';
 import { ICON_SIZES, writeIcons } from './icons.js';
 import type { Browser } from './manifest.js';
 
@@ -12,10 +12,6 @@ const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const PAGES = ['popup', 'options', 'interstitial', 'handoff'] as const;
 /** The handoff page serves Chromium's DNR only (Firefox's engine decides every request itself). */
 const pagesFor = (browser: Browser) => PAGES.filter((p) => p !== 'handoff' || browser === 'chromium');
-
-export const POPUP_PAGE = 'ui/popup.html';
-export const OPTIONS_PAGE = 'ui/options.html';
-export const INTERSTITIAL_PAGE = 'ui/interstitial.html';
 
 /** Writes the pages, the shared stylesheet and `_locales` into an unpacked extension directory. */
 export async function buildUiAssets(dir: string, browser: Browser): Promise<void> {
@@ -56,8 +52,8 @@ export function uiManifestEntries(browser: Browser): Record<string, unknown> {
     // The fallback page is opened by the background, but back/forward can reach it from a site.
     web_accessible_resources: [
       browser === 'chromium'
-        ? { resources: [INTERSTITIAL_PAGE, 'ui/interstitial.js', 'ui/interstitial.css', 'ui/theme.css'], matches: ['<all_urls>'], use_dynamic_url: true }
-        : { resources: [INTERSTITIAL_PAGE, 'ui/interstitial.js', 'ui/interstitial.css', 'ui/theme.css'], matches: ['<all_urls>'] },
+        ? { resources: [FALLBACK_PAGE, 'ui/interstitial.js', 'ui/interstitial.css', 'ui/theme.css'], matches: ['<all_urls>'], use_dynamic_url: true }
+        : { resources: [FALLBACK_PAGE, 'ui/interstitial.js', 'ui/interstitial.css', 'ui/theme.css'], matches: ['<all_urls>'] },
       // Chromium's DNR rules redirect main frames to the handoff page by its fixed address.
       ...(browser === 'chromium' ? [{ resources: [HANDOFF_PAGE, 'ui/handoff.js', 'ui/handoff.css', 'ui/theme.css'], matches: ['<all_urls>'] }] : []),
     ],

@@ -1,14 +1,12 @@
 import { loadBundle, readBundleHeader, type Engine } from '@httpsify/engine';
 import { ext } from '../platform/browser-api.js';
-
-/** Where the build puts the compiled default rulesets inside the extension. */
-export const BUNDLE_PATH = 'rules/default.bundle';
+import { DEFAULT_BUNDLE_PATH } from '../platform/packaged-files.js';
 
 let defaultsTimestamp: number | null = null;
 
 export async function loadBundledEngine(): Promise<Engine> {
-  const response = await fetch(ext.runtime.getURL(BUNDLE_PATH));
-  if (!response.ok) throw new Error(`cannot read ${BUNDLE_PATH}: HTTP ${response.status}`);
+  const response = await fetch(ext.runtime.getURL(DEFAULT_BUNDLE_PATH));
+  if (!response.ok) throw new Error(`cannot read ${DEFAULT_BUNDLE_PATH}: HTTP ${response.status}`);
   const bytes = new Uint8Array(await response.arrayBuffer());
   defaultsTimestamp = readBundleHeader(bytes).timestamp;
   // The bundle ships inside the extension package, whose integrity the browser guarantees:

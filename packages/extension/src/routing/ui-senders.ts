@@ -13,16 +13,17 @@
  *   change is limited to that URL's host.
  */
 import { ext } from '../platform/browser-api.js';
+import { FALLBACK_PAGE, HANDOFF_PAGE, OPTIONS_PAGE, POPUP_PAGE } from '../platform/packaged-files.js';
 import type { PageTickets } from '../https-first/page-tickets.js';
 import type { UiRequest } from './ui-protocol.js';
 
 export type ExtensionPage = 'popup' | 'options' | 'fallback' | 'handoff';
 
 const PAGES: Record<string, ExtensionPage> = {
-  'ui/popup.html': 'popup',
-  'ui/options.html': 'options',
-  'ui/interstitial.html': 'fallback',
-  'ui/handoff.html': 'handoff',
+  [POPUP_PAGE]: 'popup',
+  [OPTIONS_PAGE]: 'options',
+  [FALLBACK_PAGE]: 'fallback',
+  [HANDOFF_PAGE]: 'handoff',
 };
 
 export interface UiSender {
