@@ -2,7 +2,7 @@ import { compileBundle, createEngine } from '@httpsify/engine';
 import { DNR_LIMITS, type DnrRule } from '@httpsify/engine/dnr';
 import { channelBinding } from '@httpsify/engine/channels';
 import { describe, expect, it } from 'vitest';
-import type { DnrApi } from '../src/platform/browser-api.js';
+import type { DnrApi } from '../src/dnr/dnr-api.js';
 import { CHANNEL_DNR_STATE_KEY, ChannelDnrRuntime } from '../src/channels/channel-dnr-runtime.js';
 import { CHANNEL_RULE_ID_BASE, UI_RULE_ID_BASE } from '../src/dnr/layout.js';
 import { RuleWriter } from '../src/dnr/rule-writer.js';

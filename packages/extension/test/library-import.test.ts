@@ -1,7 +1,7 @@
 import { createEngine } from '@httpsify/engine';
 import { DNR_LIMITS, DnrEmulator, type DnrRule } from '@httpsify/engine/dnr';
 import { describe, expect, it } from 'vitest';
-import type { DnrApi } from '../src/platform/browser-api.js';
+import type { DnrApi } from '../src/dnr/dnr-api.js';
 import { ChannelDnrRuntime } from '../src/channels/channel-dnr-runtime.js';
 import { RuleWriter } from '../src/dnr/rule-writer.js';
 import { RulesetRules } from '../src/dnr/ruleset-rules.js';

@@ -24,7 +24,8 @@ import { loadBundledEngine } from '../rewriter/engine-loader.js';
 import { restoreOverrides } from '../rewriter/overrides-store.js';
 import { listenForMessages } from '../routing/runtime-messages.js';
 import { installBackground } from './background-runtime.js';
-import { dnrApi, ext, regexSupport, storageArea } from '../platform/browser-api.js';
+import { dnrApi } from '../dnr/dnr-api.js';
+import { ext, regexSupport, storageArea } from '../platform/browser-api.js';
 
 const guard = new LoopGuard();
 const dnr = dnrApi();

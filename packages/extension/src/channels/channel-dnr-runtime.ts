@@ -1,5 +1,6 @@
 import type { DnrRule } from '@httpsify/engine/dnr';
-import type { DnrApi, RegexSupport, StorageArea } from '../platform/browser-api.js';
+import type { DnrApi } from '../dnr/dnr-api.js';
+import type { RegexSupport, StorageArea } from '../platform/browser-api.js';
 import { STATIC_RULESET_ID } from '../platform/packaged-files.js';
 import type { ChannelLayers } from './channel-layers.js';
 import { type AppliedChannel, compileChannelRules, type ChannelDnrInput, planChannelDnr } from './channel-dnr.js';

@@ -1,6 +1,7 @@
 import { DnrEmulator, type DnrRule } from '@httpsify/engine/dnr';
 import { STATIC_RULES_PATH, STATIC_RULESET_ID } from '../platform/packaged-files.js';
-import { ext, type DnrApi } from '../platform/browser-api.js';
+import { ext } from '../platform/browser-api.js';
+import type { DnrApi } from './dnr-api.js';
 
 /**
  * Whether the browser's DNR rules (static defaults, dynamic overrides and channels) upgrade a URL. The
