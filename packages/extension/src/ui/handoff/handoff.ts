@@ -1,5 +1,6 @@
 import { $ } from '../shared/dom.js';
 import { localize, t } from '../shared/i18n.js';
+import { ext } from '../../platform/browser-api.js';
 
 /**
  * The main-frame handoff page (Chromium). A DNR rule sent the tab here, before any request left
@@ -7,12 +8,11 @@ import { localize, t } from '../shared/i18n.js';
  * rulesets themselves where the page goes and the page replaces itself with that address, so
  * the history keeps no entry for it.
  */
-const api = ((globalThis as { browser?: typeof chrome }).browser ?? globalThis.chrome) as typeof chrome;
 
 function init(): void {
   localize();
   const url = location.hash.slice(1);
-  const port = api.runtime.connect({ name: 'handoff' });
+  const port = ext.runtime.connect({ name: 'handoff' });
   port.onMessage.addListener((answer: { ok: true; target: string } | { ok: false; error: string }) => {
     port.disconnect();
     if (answer.ok) {

@@ -2,8 +2,7 @@ import { background } from '../shared/client.js';
 import { $, copyText, hostNode } from '../shared/dom.js';
 import { localize, t } from '../shared/i18n.js';
 import { failureMessage } from './failure-text.js';
-
-const api = ((globalThis as { browser?: typeof chrome }).browser ?? globalThis.chrome) as typeof chrome;
+import { ext } from '../../platform/browser-api.js';
 
 /**
  * Shown when HTTPS-first could not reach a site over HTTPS (connection, name or certificate
@@ -76,13 +75,13 @@ async function goBack(back: number): Promise<void> {
     history.go(-skip);
     return;
   }
-  const tab = await api.tabs.getCurrent();
+  const tab = await ext.tabs.getCurrent();
   if (tab?.id === undefined) {
     window.close();
     return;
   }
-  await api.tabs.create({ windowId: tab.windowId, index: tab.index, active: true });
-  await api.tabs.remove(tab.id);
+  await ext.tabs.create({ windowId: tab.windowId, index: tab.index, active: true });
+  await ext.tabs.remove(tab.id);
 }
 
 /**

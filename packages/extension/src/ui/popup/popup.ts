@@ -1,6 +1,7 @@
 import type { PopupState, RulesetRow, SaveResult } from '../../routing/ui-protocol.js';
 import { simpleRuleXml, typedHost, type SimpleRule } from '../../settings/user-rules.js';
-import { api, background, isError } from '../shared/client.js';
+import { ext } from '../../platform/browser-api.js';
+import { background, isError } from '../shared/client.js';
 import { $, h, hostNode } from '../shared/dom.js';
 import { localize, t, tCount } from '../shared/i18n.js';
 import { plainProblem, problemItem } from '../shared/problem.js';
@@ -11,8 +12,8 @@ import { statusText } from './status-text.js';
 /** The tab this popup is about: `?tabId=` (tests, tab-opened popups) or the active tab. */
 async function currentTab(): Promise<chrome.tabs.Tab | undefined> {
   const param = new URLSearchParams(location.search).get('tabId');
-  if (param !== null) return api.tabs.get(Number(param)).catch(() => undefined);
-  const [tab] = await api.tabs.query({ active: true, lastFocusedWindow: true });
+  if (param !== null) return ext.tabs.get(Number(param)).catch(() => undefined);
+  const [tab] = await ext.tabs.query({ active: true, lastFocusedWindow: true });
   return tab;
 }
 
@@ -142,8 +143,8 @@ async function toggleRuleset(r: RulesetRow, active: boolean): Promise<void> {
 
 async function reloadTab(url?: string): Promise<void> {
   if (tab?.id === undefined) return;
-  if (url !== undefined) await api.tabs.update(tab.id, { url }).catch(() => undefined);
-  else await api.tabs.reload(tab.id).catch(() => undefined);
+  if (url !== undefined) await ext.tabs.update(tab.id, { url }).catch(() => undefined);
+  else await ext.tabs.reload(tab.id).catch(() => undefined);
 }
 
 async function saveRule(rule: { host: string; from: string; to: string }): Promise<void> {
@@ -229,7 +230,7 @@ async function init(): Promise<void> {
         await load();
       })(),
   );
-  $('#open-options').addEventListener('click', () => void api.runtime.openOptionsPage());
+  $('#open-options').addEventListener('click', () => void ext.runtime.openOptionsPage());
   document.body.dataset.ready = 'true';
   // The page keeps loading while the popup is open: keep the list and counts current.
   setInterval(() => {

@@ -1,6 +1,5 @@
 import { UI_PORT_NAME, type UiRequest } from '../../routing/ui-protocol.js';
-
-const api = ((globalThis as { browser?: typeof chrome }).browser ?? globalThis.chrome) as typeof chrome;
+import { ext } from '../../platform/browser-api.js';
 
 /**
  * Request/response over one long-lived port to the background. A port (not runtime.sendMessage)
@@ -16,7 +15,7 @@ export class BackgroundClient {
 
   private connect(): chrome.runtime.Port {
     if (this.port !== null) return this.port;
-    const port = api.runtime.connect({ name: UI_PORT_NAME });
+    const port = ext.runtime.connect({ name: UI_PORT_NAME });
     port.onMessage.addListener((msg: { id?: number; response?: unknown; progress?: unknown }) => {
       if (msg.id === undefined) {
         if (msg.progress !== undefined) for (const l of this.progressListeners) l(msg.progress);
@@ -52,5 +51,3 @@ export const background = new BackgroundClient();
 export function isError(v: unknown): v is { error: string } {
   return typeof v === 'object' && v !== null && typeof (v as { error?: unknown }).error === 'string';
 }
-
-export { api };

@@ -1,8 +1,8 @@
 /** UI text comes only from _locales (chrome.i18n); the key is shown if a message is missing. */
-const api = ((globalThis as { browser?: typeof chrome }).browser ?? globalThis.chrome) as typeof chrome;
+import { ext } from '../../platform/browser-api.js';
 
 export function t(name: string, substitutions?: string | string[]): string {
-  const text = api?.i18n?.getMessage(name, substitutions);
+  const text = ext?.i18n?.getMessage(name, substitutions);
   return text === undefined || text === '' ? name : text;
 }
 
