@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { probeCaptivePortal } from '../src/https-first/captive-portal.js';
-import { HttpsFirstTracker, interstitialUrl, isFallbackError, type FallbackEvent } from '../src/https-first/tracker.js';
+import { fallbackPageUrl } from '../src/https-first/fallback-address.js';
+import { HttpsFirstTracker, isFallbackError, type FallbackEvent } from '../src/https-first/tracker.js';
 import { TabActivity } from '../src/status/tab-activity.js';
 import { badgeText, iconState } from '../src/status/icon.js';
 
@@ -96,11 +97,11 @@ describe('HTTPS-first fallback', () => {
   });
 
   it('encodes the original URL so & and # survive', () => {
-    const url = interstitialUrl('chrome-extension://x/ui/interstitial.html', 'http://a.test/?q=1&r=2#frag', 'timeout');
+    const url = fallbackPageUrl('chrome-extension://x/ui/interstitial.html', 'http://a.test/?q=1&r=2#frag', 'timeout');
     expect(new URL(url).searchParams.get('url')).toBe('http://a.test/?q=1&r=2#frag');
-    const full = new URL(interstitialUrl('x:/i.html', 'http://a.test/', 'timeout', { twin: 'https://www.a.test/', back: 2 })).searchParams;
+    const full = new URL(fallbackPageUrl('x:/i.html', 'http://a.test/', 'timeout', { twin: 'https://www.a.test/', back: 2 })).searchParams;
     expect([full.get('twin'), full.get('back')]).toEqual(['https://www.a.test/', '2']);
-    expect(new URL(interstitialUrl('x:/i.html', 'http://a.test/', 'timeout', { twin: null })).searchParams.has('twin')).toBe(false);
+    expect(new URL(fallbackPageUrl('x:/i.html', 'http://a.test/', 'timeout', { twin: null })).searchParams.has('twin')).toBe(false);
   });
 });
 

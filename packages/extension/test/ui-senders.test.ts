@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PageTickets } from '../src/https-first/page-tickets.js';
 import { classifySender, messageAllowed, refusal } from '../src/routing/ui-senders.js';
-import { interstitialUrl } from '../src/https-first/tracker.js';
+import { fallbackPageUrl } from '../src/https-first/fallback-address.js';
 import type { UiRequest } from '../src/routing/ui-protocol.js';
 
 const ID = 'abcdefghijklmnop';
@@ -49,7 +49,7 @@ describe('who may ask the background what', () => {
     const tickets = new PageTickets(fixedRandom);
     const url = 'http://down.test:8080/a?b=1';
     const ticket = tickets.issue(5, url);
-    const page = interstitialUrl(`${BASE}ui/interstitial.html`, url, 'timeout', { ticket });
+    const page = fallbackPageUrl(`${BASE}ui/interstitial.html`, url, 'timeout', { ticket });
     const ok = sender(page, { tab: 5 });
     const once: UiRequest = { type: 'httpOnce', url };
     expect(refusal(ok, once, tickets)).toBeNull();
@@ -66,11 +66,11 @@ describe('who may ask the background what', () => {
     // pointing its `url` at another site: refused.
     expect(refusal(sender(page, { tab: 6 }), once, tickets)).not.toBeNull();
     expect(refusal(sender(page, { tab: 5, frameId: 3 }), once, tickets)).not.toBeNull();
-    const bare = interstitialUrl(`${BASE}ui/interstitial.html`, url, 'timeout');
+    const bare = fallbackPageUrl(`${BASE}ui/interstitial.html`, url, 'timeout');
     expect(refusal(sender(bare, { tab: 5 }), once, tickets)).not.toBeNull();
-    const guessed = interstitialUrl(`${BASE}ui/interstitial.html`, url, 'timeout', { ticket: '0'.repeat(32) });
+    const guessed = fallbackPageUrl(`${BASE}ui/interstitial.html`, url, 'timeout', { ticket: '0'.repeat(32) });
     expect(refusal(sender(guessed, { tab: 5 }), once, tickets)).not.toBeNull();
-    const moved = interstitialUrl(`${BASE}ui/interstitial.html`, 'http://victim.test/', 'timeout', { ticket });
+    const moved = fallbackPageUrl(`${BASE}ui/interstitial.html`, 'http://victim.test/', 'timeout', { ticket });
     expect(refusal(sender(moved, { tab: 5 }), { type: 'httpOnce', url: 'http://victim.test/' }, tickets)).not.toBeNull();
     // Reads are fine without a ticket; the tab closing takes its tickets away.
     expect(refusal(sender(bare, { tab: 5 }), { type: 'settings' }, tickets)).toBeNull();

@@ -7,7 +7,8 @@ import { ext } from '../platform/browser-api.js';
 import { FALLBACK_PAGE } from '../platform/packaged-files.js';
 import { CAPTIVE_PORTAL_REASON, probeCaptivePortal } from './captive-portal.js';
 import type { PageTickets } from './page-tickets.js';
-import { HttpsFirstTracker, interstitialUrl, type FallbackEvent } from './tracker.js';
+import { fallbackPageUrl } from './fallback-address.js';
+import { HttpsFirstTracker, type FallbackEvent } from './tracker.js';
 import type { FallbackPlan } from '../protection/protection-runtime.js';
 
 export interface FallbackDeps {
@@ -102,7 +103,7 @@ export class HttpsFirstFallback {
     // The page's address carries a ticket: only with it may its buttons allow HTTP (ui-senders.ts).
     const ticket = this.deps.tickets.issue(event.tabId, event.url);
     await this.deps.ticketsChanged();
-    const page = interstitialUrl(ext.runtime.getURL(FALLBACK_PAGE), event.url, reason, {
+    const page = fallbackPageUrl(ext.runtime.getURL(FALLBACK_PAGE), event.url, reason, {
       tried: plan.tried,
       http: plan.http,
       twin: plan.twin,

@@ -5,7 +5,8 @@
  * cannot choose it) carries a ticket this background issued for that tab and that URL. Nothing
  * else can show the page with a valid ticket: the secret never leaves the background and the tab.
  */
-export const TICKET_PARAM = 'ticket';
+import { readFallbackPage, type FallbackPageParams } from './fallback-address.js';
+
 /** Tickets kept per tab (the newest ones: a page reached again by "Back" still works). */
 const PER_TAB = 4;
 /** Tabs with tickets; the oldest tab's go first. */
@@ -41,16 +42,16 @@ export class PageTickets {
    */
   check(tabId: number | null, pageUrl: string | null): string | null {
     if (tabId === null || pageUrl === null) return null;
-    let params: URLSearchParams;
+    let page: FallbackPageParams;
     try {
-      params = new URL(pageUrl).searchParams;
+      page = readFallbackPage(new URL(pageUrl).searchParams);
     } catch {
       return null;
     }
-    const secret = params.get(TICKET_PARAM);
+    const secret = page.ticket;
     if (secret === null || !SECRET.test(secret)) return null;
     const ticket = this.byTab.get(tabId)?.find((t) => t.secret === secret);
-    return ticket !== undefined && ticket.url === params.get('url') ? ticket.url : null;
+    return ticket !== undefined && ticket.url === page.url ? ticket.url : null;
   }
 
   dropTab(tabId: number): void {

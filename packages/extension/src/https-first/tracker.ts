@@ -1,5 +1,3 @@
-import { TICKET_PARAM } from './page-tickets.js';
-
 /** How long an upgraded navigation may take to get a response before we fall back (as Firefox and Chrome do). */
 export const HTTPS_FIRST_TIMEOUT_MS = 3000;
 
@@ -145,30 +143,4 @@ export class HttpsFirstTracker {
     if (p !== undefined) clearTimeout(p.timer);
     this.pending.delete(requestId);
   }
-}
-
-/** The interstitial page's address for a failed upgrade (URL-encoded: `&` and `#` survive). */
-export function interstitialUrl(
-  base: string,
-  httpUrl: string,
-  reason: string,
-  extra: {
-    tried?: { url: string; result: string }[];
-    http?: string;
-    twin?: string | null;
-    back?: number;
-    ticket?: string;
-  } = {},
-): string {
-  const q = new URLSearchParams({ url: httpUrl, reason });
-  // The background's secret for this navigation (page-tickets.ts).
-  if (extra.ticket !== undefined) q.set(TICKET_PARAM, extra.ticket);
-  // What the fallback tried (origins and outcomes) and whether the host answers over HTTP.
-  if (extra.tried !== undefined) q.set('tried', JSON.stringify(extra.tried));
-  if (extra.http !== undefined) q.set('http', extra.http);
-  // The www. twin that answered over HTTPS: offered as a link, never followed for the user.
-  if (extra.twin !== undefined && extra.twin !== null) q.set('twin', extra.twin);
-  // History entries "Go back" skips: this page, and the browser's error page of the attempt.
-  if (extra.back !== undefined) q.set('back', String(extra.back));
-  return `${base}?${q.toString()}`;
 }

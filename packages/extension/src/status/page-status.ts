@@ -1,6 +1,7 @@
 import { isHttpsFirstExempt } from '../site-rules/exempt.js';
 import type { PageStatus } from '../routing/ui-protocol.js';
 import { decide, type DecisionState } from '../decision/decide.js';
+import { readFallbackPage } from '../https-first/fallback-address.js';
 
 /** Everything the status of one tab's page depends on, gathered by the controller. */
 export interface PageStatusInputs {
@@ -44,7 +45,7 @@ function base(secure: boolean, retry: boolean) {
 export function pageStatus(i: PageStatusInputs): PageStatus {
   const url = parse(i.url);
   if (url !== null && /^(chrome|moz)-extension:$/.test(url.protocol) && url.pathname === i.fallbackPath) {
-    const host = hostOf(url.searchParams.get('url') ?? '');
+    const host = hostOf(readFallbackPage(url.searchParams).url ?? '');
     if (host !== null) return { ...base(false, true), kind: 'http-upgrade-failed', host, onFallbackPage: true };
   }
   if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) return { ...base(false, false), kind: 'not-a-web-page' };

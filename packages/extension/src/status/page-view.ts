@@ -10,6 +10,7 @@ import type { TabActivity } from './tab-activity.js';
 import type { LayeredRewriter } from '../rewriter/layered-rewriter.js';
 import { rulesetRow } from '../rewriter/ruleset-catalog.js';
 import { pageStatus } from './page-status.js';
+import { fallbackTarget } from '../https-first/fallback-address.js';
 
 /** What the views read (the settings core; nothing here can change it). */
 export interface PageViewSources {
@@ -110,7 +111,7 @@ export async function retryPage(v: PageViewSources, act: RetryActions, tabId: nu
     case 'http-upgrade-failed': {
       await act.dropHttpOnce(status.host);
       if (status.onFallbackPage) {
-        const target = new URL(tabUrl).searchParams.get('url') ?? '';
+        const target = fallbackTarget(tabUrl) ?? '';
         return { ok: true, url: target.replace(/^https:/, 'http:') };
       }
       break;

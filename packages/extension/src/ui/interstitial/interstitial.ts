@@ -2,6 +2,7 @@ import { background } from '../shared/client.js';
 import { $, copyText, hostNode } from '../shared/dom.js';
 import { localize, t } from '../shared/i18n.js';
 import { failureMessage } from './failure-text.js';
+import { readFallbackPage, type FallbackPageParams } from '../../https-first/fallback-address.js';
 import { ext } from '../../platform/browser-api.js';
 
 /**
@@ -14,19 +15,19 @@ import { ext } from '../../platform/browser-api.js';
  */
 function init(): void {
   localize();
-  const params = new URLSearchParams(location.search);
-  const target = webUrl(params.get('url'));
-  $('#target-url').textContent = target?.href ?? params.get('url') ?? '';
-  const reason = params.get('reason') ?? '';
+  const params = readFallbackPage(location.search);
+  const target = webUrl(params.url);
+  $('#target-url').textContent = target?.href ?? params.url ?? '';
+  const reason = params.reason;
   withHost($('#lead-host'), 'interstitialLead', target?.hostname ?? '');
   $('#reason-text').textContent = t(failureMessage(reason));
   $('#reason').textContent = reason === 'timeout' ? t('interstitialTimeout') : reason;
   const http = target === null ? null : target.href.replace(/^https:/, 'http:');
   for (const id of ['#http-once', '#http-always', '#copy-url']) ($(id) as HTMLButtonElement).disabled = http === null;
-  showTwin(params.get('twin'), target);
+  showTwin(params.twin, target);
   showTried(params);
 
-  $('#go-back').addEventListener('click', () => void goBack(Number(params.get('back') ?? '1')));
+  $('#go-back').addEventListener('click', () => void goBack(params.back));
   $('#http-once').addEventListener('click', async () => {
     if (http === null) return;
     await background.request({ type: 'httpOnce', url: http });
@@ -66,11 +67,10 @@ function webUrl(raw: string | null): URL | null {
 }
 
 /**
- * Back past the failed attempt: `back` entries (this page, and the browser's error page when
+ * Back past the failed attempt: `skip` entries (this page, and the browser's error page when
  * one was committed). With nothing to go back to, a new-tab page takes this tab's place.
  */
-async function goBack(back: number): Promise<void> {
-  const skip = Number.isInteger(back) && back >= 1 && back <= 2 ? back : 1;
+async function goBack(skip: number): Promise<void> {
   if (history.length > skip) {
     history.go(-skip);
     return;
@@ -101,29 +101,17 @@ function showTwin(raw: string | null, target: URL | null): void {
   $('#twin').hidden = false;
 }
 
-/**
- * What the background tried before this page (`?tried=` JSON of {url, result}, `?http=` the
- * origin-only HTTP probe's result).
- */
-function showTried(params: URLSearchParams): void {
-  let tried: unknown;
-  try {
-    tried = JSON.parse(params.get('tried') ?? '[]');
-  } catch {
-    tried = [];
-  }
+/** What the background tried before this page, and the origin-only HTTP probe's result. */
+function showTried(params: FallbackPageParams): void {
   const list = $('#tried-list');
-  const items = Array.isArray(tried) ? tried.slice(0, 10) : [];
-  for (const item of items) {
-    const { url, result } = (item ?? {}) as { url?: unknown; result?: unknown };
-    if (typeof url !== 'string' || typeof result !== 'string') continue;
+  for (const { url, result } of params.tried) {
     const li = document.createElement('li');
     const code = document.createElement('code');
     code.textContent = url;
     li.append(code, ` — ${attemptText(result)}`);
     list.append(li);
   }
-  const http = params.get('http');
+  const http = params.http;
   const probe = $('#http-probe');
   probe.textContent = http === 'ok' ? t('interstitialHttpAnswers') : http !== null && http !== 'not tried' ? t('interstitialHttpSilent') : '';
   probe.hidden = probe.textContent === '';
