@@ -7,7 +7,7 @@ import { CHANNEL_DNR_STATE_KEY, ChannelDnrRuntime } from '../src/channels/channe
 import { CHANNEL_RULE_ID_BASE, UI_RULE_ID_BASE } from '../src/dnr/layout.js';
 import { RuleWriter } from '../src/dnr/rule-writer.js';
 import { buildChannelLayers } from '../src/channels/channel-layers.js';
-import { MemoryStorageArea } from '../src/settings/storage-area.js';
+import { MemoryStorageArea } from './support/memory-storage.js';
 import { rulesetsOf } from './support/channels.js';
 
 /** declarativeNetRequest with Chromium's all-or-nothing updates and its dynamic rule limit. */

@@ -8,7 +8,7 @@ import type { ChannelAddResult, ImportApplyResult, RulesetIndex } from '../src/r
 import { upgradeDecision } from '../src/rewriter/webrequest-upgrader.js';
 import { applyRulesetChoices, buildChannelLayers, layersSecureCookie } from '../src/channels/channel-layers.js';
 import type { Settings } from '../src/settings/schema.js';
-import { MemoryStorageArea } from '../src/settings/storage-area.js';
+import { MemoryStorageArea } from './support/memory-storage.js';
 import { SettingsStore } from '../src/settings/store.js';
 import { rulesetsOf } from './support/channels.js';
 

@@ -2,7 +2,7 @@ import { CHECK_PERIOD_SECONDS, RETRY_AFTER_FAILURE_SECONDS, type ChannelRecord }
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CHANNEL_ALARM, ChannelService } from '../src/channels/channel-service.js';
 import { planChannelChecks } from '../src/channels/check-schedule.js';
-import { MemoryStorageArea } from '../src/settings/storage-area.js';
+import { MemoryStorageArea } from './support/memory-storage.js';
 import { FakeAlarms, rulesetsOf, type TestChannel, testChannel, testClock, testKey, type TestPublisher, testPublisher } from './support/channels.js';
 
 const T1 = 1_700_000_000;

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildChannelLayers } from '../src/channels/channel-layers.js';
 import { ChannelService } from '../src/channels/channel-service.js';
 import { channelKey } from '../src/channels/channel-storage.js';
-import { MemoryStorageArea } from '../src/settings/storage-area.js';
+import { MemoryStorageArea } from './support/memory-storage.js';
 import { createEngine } from '@httpsify/engine';
 import { FakeAlarms, rulesetsOf, testChannel, testClock, testKey, type TestPublisher, testPublisher } from './support/channels.js';
 

@@ -5,7 +5,7 @@ import { base64ToBytes, bytesToBase64 } from '../src/channels/base64.js';
 import { ChannelService } from '../src/channels/channel-service.js';
 import { channelKey, storageChannelStorage } from '../src/channels/channel-storage.js';
 import { decodeChannelRecord, encodeChannelRecord } from '../src/channels/record-codec.js';
-import { MemoryStorageArea } from '../src/settings/storage-area.js';
+import { MemoryStorageArea } from './support/memory-storage.js';
 import { FakeAlarms, rulesetsOf, type TestChannel, testChannel, testClock } from './support/channels.js';
 
 const T1 = 1_700_000_000;

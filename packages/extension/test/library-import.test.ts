@@ -14,7 +14,7 @@ import { compileLibraryRules } from '../src/library/library-dnr.js';
 import type { LibraryStatus } from '../src/library/library-protocol.js';
 import { LibraryService } from '../src/library/library-service.js';
 import { LIBRARY_BUNDLE_KEY, LIBRARY_LAYER_NAME } from '../src/library/library-store.js';
-import { MemoryStorageArea } from '../src/settings/storage-area.js';
+import { MemoryStorageArea } from './support/memory-storage.js';
 import { SettingsStore } from '../src/settings/store.js';
 import { rulesetsOf } from './support/channels.js';
 import { tar } from './support/tar.js';

@@ -9,7 +9,7 @@ import { exclusionsMayBeMissed } from '../src/protection/protection-dnr.js';
 import { SettingsController } from '../src/settings/settings-controller.js';
 import { TabActivity } from '../src/status/tab-activity.js';
 import { ProtectionRuntime } from '../src/protection/protection-runtime.js';
-import { MemoryStorageArea } from '../src/settings/storage-area.js';
+import { MemoryStorageArea } from './support/memory-storage.js';
 import { SettingsStore } from '../src/settings/store.js';
 import type { ImportResult } from '../src/routing/ui-protocol.js';
 

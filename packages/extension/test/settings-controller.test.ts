@@ -5,7 +5,7 @@ import { TabActivity } from '../src/status/tab-activity.js';
 import { SettingsController } from '../src/settings/settings-controller.js';
 import type { ImportApplyResult, ImportResult, PopupState, RulesetIndex, SaveResult } from '../src/routing/ui-protocol.js';
 import type { Settings } from '../src/settings/schema.js';
-import { MemoryStorageArea } from '../src/settings/storage-area.js';
+import { MemoryStorageArea } from './support/memory-storage.js';
 import { SettingsStore } from '../src/settings/store.js';
 import { simpleRuleXml } from '../src/settings/user-rules.js';
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { LIBRARY_LIMITS, LibraryRefused } from '../src/library/archive-entries.js';
 import { readArchive } from '../src/library/archive.js';
 import { LibraryService } from '../src/library/library-service.js';
-import { MemoryStorageArea } from '../src/settings/storage-area.js';
+import { MemoryStorageArea } from './support/memory-storage.js';
 import { libraryImportProblem } from '../src/ui/shared/library-problem.js';
 import { rawZip } from './support/raw-zip.js';
 import { tar } from './support/tar.js';

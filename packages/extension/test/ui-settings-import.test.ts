@@ -5,7 +5,7 @@ import { TabActivity } from '../src/status/tab-activity.js';
 import { SettingsController } from '../src/settings/settings-controller.js';
 import type { ImportApplyResult, ImportPreview } from '../src/routing/ui-protocol.js';
 import { MAX_IMPORT_CHARS, parseSettingsFile } from '../src/settings/import.js';
-import { MemoryStorageArea } from '../src/settings/storage-area.js';
+import { MemoryStorageArea } from './support/memory-storage.js';
 import { SettingsStore } from '../src/settings/store.js';
 import { simpleRuleXml } from '../src/settings/user-rules.js';
 import { placeholderChannel } from './support/channels.js';

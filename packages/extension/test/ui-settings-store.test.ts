@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { migrate } from '../src/settings/migrations.js';
 import { repairSettings } from '../src/settings/repair.js';
 import { defaultSettings, SCHEMA_VERSION } from '../src/settings/schema.js';
-import { MemoryStorageArea } from '../src/settings/storage-area.js';
+import { MemoryStorageArea } from './support/memory-storage.js';
 import { SettingsStore } from '../src/settings/store.js';
 import { simpleRuleXml } from '../src/settings/user-rules.js';
 

@@ -8,7 +8,7 @@ import { CATASTROPHIC_FROM, forgeProvenVerdict, HOSTILE_RULESET, HOSTILE_URL } f
 import { buildExtension } from '../src/packaging/build.js';
 import { buildChannelLayers } from '../src/channels/channel-layers.js';
 import { loadLibrary, saveLibrary } from '../src/library/library-store.js';
-import { MemoryStorageArea } from '../src/settings/storage-area.js';
+import { MemoryStorageArea } from './support/memory-storage.js';
 import { placeholderChannel } from './support/channels.js';
 
 /**

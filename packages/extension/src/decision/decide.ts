@@ -62,22 +62,6 @@ export interface DecisionInput {
   state: DecisionState;
 }
 
-export type DecisionReason =
-  | 'not-http'
-  | 'extension-off'
-  | 'site-off'
-  | 'loop-guard'
-  | 'user-rule'
-  | 'ruleset'
-  | 'http-once'
-  | 'http-allowed'
-  | 'ruleset-excludes'
-  | 'mode-off'
-  | 'local-name'
-  | 'https-first'
-  | 'known-host'
-  | 'no-rule';
-
 export type Decision =
   /** Send the request to `url` (an https:// URL, or where a ruleset says). */
   | { action: 'upgrade'; url: string; reason: 'user-rule' | 'ruleset' | 'https-first' | 'known-host'; ruleset?: string | null; entry?: undefined }

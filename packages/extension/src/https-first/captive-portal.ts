@@ -8,8 +8,6 @@
 /** How the fallback page's `?reason=` starts when the probe met a portal (failure-text.ts). */
 export const CAPTIVE_PORTAL_REASON = 'captive-portal';
 
-export const DEFAULT_PORTAL_PROBE = 'http://detectportal.firefox.com/success.txt';
-
 export type PortalState = 'open' | 'captive' | 'offline';
 
 export async function probeCaptivePortal(probeUrl: string, fetchFn: typeof fetch = fetch, timeoutMs = 3000): Promise<PortalState> {

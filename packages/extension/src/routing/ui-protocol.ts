@@ -170,7 +170,3 @@ export interface RulesetDetails {
   /** Where the ruleset comes from: the bundled defaults, a user rule or an update channel's name. */
   source: string;
 }
-
-export interface UiError {
-  error: string;
-}

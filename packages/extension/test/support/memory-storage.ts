@@ -1,4 +1,4 @@
-import type { StorageArea } from '../platform/browser-api.js';
+import type { StorageArea } from '../../src/platform/browser-api.js';
 
 /**
  * An in-memory area with storage.local's semantics (values are structured-cloned on the way in
