@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ExclusionIndex } from '../src/match/exclusion-index.js';
-import { prepareTest } from '../src/match/prepared-pattern.js';
+import { prepareTest } from '../src/regex/prepared-pattern.js';
 import { loadRulesets } from '../src/node/index.js';
 import { corpusRulesDir } from './support/corpus.js';
 

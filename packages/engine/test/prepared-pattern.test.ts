@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { casesMatch, Form, type PreparedPattern, prepareLiteralRule, prepareRule, prepareTest, rewriteLiteral } from '../src/match/prepared-pattern.js';
+import { casesMatch, Form, type PreparedPattern, prepareLiteralRule, prepareRule, prepareTest, rewriteLiteral } from '../src/regex/prepared-pattern.js';
 import { loadRulesets } from '../src/node/index.js';
 import { corpusRulesDir } from './support/corpus.js';
 

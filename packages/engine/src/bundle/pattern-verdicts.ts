@@ -1,4 +1,4 @@
-import { Form, prepareRule, prepareTest } from '../match/prepared-pattern.js';
+import { Form, prepareRule, prepareTest } from '../regex/prepared-pattern.js';
 import type { Ruleset } from '../model/ruleset.js';
 import { judgeRegex, type PatternUse } from '../regex/safe-regex.js';
 import { PatternVerdictCode, RuleKind } from './format.js';

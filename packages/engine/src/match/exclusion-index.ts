@@ -1,4 +1,4 @@
-import { caseMatchEnd, Form, greatestAtMost, type PreparedPattern } from './prepared-pattern.js';
+import { caseMatchEnd, Form, greatestAtMost, type PreparedPattern } from '../regex/prepared-pattern.js';
 
 /**
  * All the exclusions of one ruleset as one sorted list of their literal strings, for rulesets

@@ -1,5 +1,5 @@
 import { isLiteralRule } from '../bundle/write.js';
-import { Form, prepareRule, prepareTest } from '../match/prepared-pattern.js';
+import { Form, prepareRule, prepareTest } from './prepared-pattern.js';
 import { isTrivialRule, type Diagnostic, type Ruleset, type SourceLocation } from '../model/ruleset.js';
 import { judgeRegex } from './safe-regex.js';
 

@@ -1,8 +1,8 @@
 import type { AST } from '@eslint-community/regexpp';
-import { expandLiteralLanguage, type LiteralExpansion, substituteReplacement } from '../regex/literal-language.js';
-import { literalPrefix } from '../regex/literal-prefix.js';
-import { captureCount, topLevelElements } from '../regex/pattern-ast.js';
-import type { RulesetRegex } from '../regex/safe-regex.js';
+import { expandLiteralLanguage, type LiteralExpansion, substituteReplacement } from './literal-language.js';
+import { literalPrefix } from './literal-prefix.js';
+import { captureCount, topLevelElements } from './pattern-ast.js';
+import type { RulesetRegex } from './safe-regex.js';
 
 /**
  * Most ruleset regexes match a small finite set of strings (`^http://(www\.)?example\.com/`),
