@@ -1,5 +1,5 @@
 import { isTrivialRule, type Ruleset } from '../model/ruleset.js';
-import { literalPrefix } from '../regex/literal-prefix.js';
+import { isLiteralRule } from '../regex/prepared-pattern.js';
 import {
   bitsFor,
   checksum,
@@ -92,13 +92,6 @@ interface TrieNode {
   label: string;
   rulesets: number[];
   hasStarChild: boolean;
-}
-
-/** A rule is a plain prefix swap when its `from` is `^` + a literal and its `to` has no `$` pattern. */
-/** A rule the matcher runs as a prefix swap, with no regex (RuleKind.Literal). */
-export function isLiteralRule(from: string, to: string): boolean {
-  const lit = literalPrefix(from);
-  return lit !== null && lit.whole && !to.includes('$');
 }
 
 /**
@@ -204,7 +197,7 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   rsRuleStart[n] = ruleFrom.length;
   rsExclStart[n] = exclPattern.length;
   rsCookieStart[n] = cookieHost.length;
-  const verdicts = options.regexVerdicts === true ? patternVerdicts(rulesets, ruleKind) : [];
+  const verdicts = options.regexVerdicts === true ? patternVerdicts(rulesets) : [];
 
   // Cold strings: dictionary-coded; the dense indexes handed out above become byte offsets.
   const coded = codeStrings(strings.strings);

@@ -4,7 +4,16 @@ import type { BundleSections } from '../bundle/read.js';
 import { literalPrefix } from '../regex/literal-prefix.js';
 import { compileProven, compileRulesetRegex, type CompiledRegex, type RulesetRegex } from '../regex/safe-regex.js';
 import { ExclusionIndex } from './exclusion-index.js';
-import { casesMatch, Form, type PreparedPattern, prepareLiteralRule, prepareRegex, prepareRule, prepareTest, rewriteLiteral } from '../regex/prepared-pattern.js';
+import {
+  casesMatch,
+  Form,
+  type PreparedPattern,
+  prepareLiteralRule,
+  prepareRegex,
+  prepareRule,
+  prepareTest,
+  rewriteLiteral,
+} from '../regex/prepared-pattern.js';
 import type { RulesetState } from './ruleset-state.js';
 import type { StringPool } from './string-pool.js';
 

@@ -89,6 +89,15 @@ export function prepareLiteralRule(prefix: string, to: string): PreparedPattern 
   return pattern(Form.Swap, flat(prefix), to, '', true, -1, null);
 }
 
+/**
+ * A rule the matcher runs as a prefix swap, with no regex (RuleKind.Literal): its `from` is `^`
+ * and a literal, its `to` has no `$` pattern.
+ */
+export function isLiteralRule(from: string, to: string): boolean {
+  const lit = literalPrefix(from);
+  return lit !== null && lit.whole && !to.includes('$');
+}
+
 export function prepareRule(from: string, to: string): PreparedPattern {
   return prepare(from, to);
 }

@@ -1,7 +1,46 @@
-import { isLiteralRule } from '../bundle/write.js';
-import { Form, prepareRule, prepareTest } from './prepared-pattern.js';
 import { isTrivialRule, type Diagnostic, type Ruleset, type SourceLocation } from '../model/ruleset.js';
-import { judgeRegex } from './safe-regex.js';
+import { Form, isLiteralRule, prepareRule, prepareTest } from './prepared-pattern.js';
+import { judgeRegex, type PatternUse } from './safe-regex.js';
+
+/** One pattern of a ruleset, and whether the matcher runs it as a regex. */
+export interface RulesetPattern {
+  /** `<rule> from`, `<exclusion> pattern`, `<securecookie> host` or `<securecookie> name`. */
+  what: string;
+  source: string;
+  use: PatternUse;
+  /**
+   * The matcher runs it through the regex door: not a trivial rule, not a prefix swap, not a
+   * finite language (prepared-pattern.ts). Only these get a verdict, here and in a bundle.
+   */
+  regex: boolean;
+  loc: SourceLocation | undefined;
+}
+
+const TEST: PatternUse = { use: 'test' };
+const isRegex = (source: string): boolean => prepareTest(source).form === Form.Regex;
+
+/**
+ * Every pattern of `rulesets`, in the order of a bundle's PatternVerdict column: all rules,
+ * then all exclusions, then each securecookie's host and name. The one answer to "which
+ * patterns are regexes", for the checks before loading and for the verdicts a bundle stores.
+ */
+export function* rulesetPatterns(rulesets: readonly Ruleset[]): Generator<RulesetPattern> {
+  for (const rs of rulesets) {
+    for (const r of rs.rules) {
+      const regex = !isTrivialRule(r) && !isLiteralRule(r.from, r.to) && prepareRule(r.from, r.to).form === Form.Regex;
+      yield { what: '<rule> from', source: r.from, use: { use: 'replace', to: r.to }, regex, loc: r.loc };
+    }
+  }
+  for (const rs of rulesets) {
+    for (const e of rs.exclusions) yield { what: '<exclusion> pattern', source: e.pattern, use: TEST, regex: isRegex(e.pattern), loc: e.loc };
+  }
+  for (const rs of rulesets) {
+    for (const c of rs.secureCookies) {
+      yield { what: '<securecookie> host', source: c.host, use: TEST, regex: isRegex(c.host), loc: c.loc };
+      yield { what: '<securecookie> name', source: c.name, use: TEST, regex: isRegex(c.name), loc: c.loc };
+    }
+  }
+}
 
 /** A pattern of a ruleset that the regex door refuses. */
 export interface RefusedPattern {
@@ -20,19 +59,10 @@ export interface RefusedPattern {
  */
 export function refusedPatterns(ruleset: Ruleset): RefusedPattern[] {
   const out: RefusedPattern[] = [];
-  const judge = (what: string, pattern: string, form: Form, to: string | null, loc: SourceLocation | undefined): void => {
-    if (form !== Form.Regex) return;
-    const verdict = judgeRegex(pattern, to === null ? { use: 'test' } : { use: 'replace', to });
-    if (verdict.kind === 'refused') out.push({ what, pattern, reason: verdict.reason, loc });
-  };
-  for (const r of ruleset.rules) {
-    if (isTrivialRule(r) || isLiteralRule(r.from, r.to)) continue;
-    judge('<rule> from', r.from, prepareRule(r.from, r.to).form, r.to, r.loc);
-  }
-  for (const e of ruleset.exclusions) judge('<exclusion> pattern', e.pattern, prepareTest(e.pattern).form, null, e.loc);
-  for (const c of ruleset.secureCookies) {
-    judge('<securecookie> host', c.host, prepareTest(c.host).form, null, c.loc);
-    judge('<securecookie> name', c.name, prepareTest(c.name).form, null, c.loc);
+  for (const p of rulesetPatterns([ruleset])) {
+    if (!p.regex) continue;
+    const verdict = judgeRegex(p.source, p.use);
+    if (verdict.kind === 'refused') out.push({ what: p.what, pattern: p.source, reason: verdict.reason, loc: p.loc });
   }
   return out;
 }
