@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { buildExtension } from '../src/packaging/build.js';
-import { UI_PORT_NAME } from '../src/routing/ui-protocol.js';
+import { UI_PORT_NAME } from '../src/protocol/ui-protocol.js';
 import { launchWithExtension, switchProtectionModeOff } from '../test/support/browser.js';
 import { launchFirefoxWithExtension, type FirefoxTab } from '../test/support/firefox.js';
 import { startDualServer } from '../test/support/servers.js';

@@ -14,7 +14,7 @@ import { loadBundle } from '@httpsify/engine';
 import { compileDnr, DNR_LIMITS, measureDnrCoverage } from '@httpsify/engine/dnr';
 import { defaultRulesetsDir, loadRulesets } from '@httpsify/engine/node';
 import { REGEX_RESERVED_FOR_SETTINGS } from '../src/channels/channel-dnr.js';
-import { handoffRules, handoffScope } from '../src/handoff/handoff-rules.js';
+import { handoffRules, handoffScope } from '../src/dnr/handoff-rules.js';
 import { compileLibrary } from '../src/library/library-compile.js';
 import { compileLibraryRules } from '../src/library/library-dnr.js';
 import { uiDnrRules } from '../src/dnr/settings-rules.js';

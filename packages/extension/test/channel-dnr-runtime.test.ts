@@ -3,7 +3,7 @@ import { DNR_LIMITS, type DnrRule } from '@httpsify/engine/dnr';
 import { channelBinding } from '@httpsify/engine/channels';
 import { describe, expect, it } from 'vitest';
 import type { DnrApi } from '../src/dnr/dnr-api.js';
-import { CHANNEL_DNR_STATE_KEY, ChannelDnrRuntime } from '../src/channels/channel-dnr-runtime.js';
+import { CHANNEL_DNR_STATE_KEY, ChannelDnrRuntime } from '../src/dnr-runtime/channel-dnr-runtime.js';
 import { CHANNEL_RULE_ID_BASE, UI_RULE_ID_BASE } from '../src/dnr/layout.js';
 import { RuleWriter } from '../src/dnr/rule-writer.js';
 import { buildChannelLayers } from '../src/channels/channel-layers.js';

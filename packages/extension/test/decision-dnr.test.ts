@@ -1,7 +1,7 @@
 import { DnrEmulator, type DnrResourceType } from '@httpsify/engine/dnr';
 import { describe, expect, it } from 'vitest';
 import { decide, type DecisionState, type RequestKind } from '../src/decision/decide.js';
-import { loopAllowRules } from '../src/dnr/loop-rules.js';
+import { loopAllowRules } from '../src/https-first/loop-rules.js';
 import type { RuleBody } from '../src/dnr/rules.js';
 import { uiDnrRules } from '../src/dnr/settings-rules.js';
 import { ProtectionRuntime } from '../src/protection/protection-runtime.js';

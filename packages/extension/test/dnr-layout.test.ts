@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as L from '../src/dnr/layout.js';
-import { decideHandoff, handoffOnceRule, handoffRules, type HandoffInputs } from '../src/handoff/handoff-rules.js';
+import { decideHandoff, handoffOnceRule, handoffRules, type HandoffInputs } from '../src/dnr/handoff-rules.js';
 
 describe('DNR priorities and ids', () => {
   it('orders every kind of rule as the table in dnr-layout.ts says', () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildExtension } from '../src/packaging/build.js';
-import { UI_PORT_NAME, type UiRequest } from '../src/routing/ui-protocol.js';
+import { UI_PORT_NAME, type UiRequest } from '../src/protocol/ui-protocol.js';
 import { writeRulesetsDir } from './support/e2e-site.js';
 import { launchFirefoxWithExtension, type FirefoxTab, type FirefoxWithExtension } from './support/firefox.js';
 import { FLOOD_HOST, HOSTILE_RULESETS, hostileHandler } from './support/hostile-site.js';

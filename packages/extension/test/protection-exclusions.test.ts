@@ -2,16 +2,16 @@ import { createEngine, type Ruleset } from '@httpsify/engine';
 import { compileDnr } from '@httpsify/engine/dnr';
 import { parseRulesetXml } from '@httpsify/engine/parse';
 import { describe, expect, it } from 'vitest';
-import { handoffScope, inHandoffScope } from '../src/handoff/handoff-rules.js';
+import { handoffScope, inHandoffScope } from '../src/dnr/handoff-rules.js';
 import { decide } from '../src/decision/decide.js';
 import { decisionState } from '../src/decision/state.js';
 import { exclusionsMayBeMissed } from '../src/protection/protection-dnr.js';
-import { SettingsController } from '../src/settings/settings-controller.js';
+import { SettingsController } from '../src/routing/settings-controller.js';
 import { TabActivity } from '../src/status/tab-activity.js';
 import { ProtectionRuntime } from '../src/protection/protection-runtime.js';
 import { MemoryStorageArea } from './support/memory-storage.js';
 import { SettingsStore } from '../src/settings/store.js';
-import type { ImportResult } from '../src/routing/ui-protocol.js';
+import type { ImportResult } from '../src/protocol/ui-protocol.js';
 
 /** The default ruleset knows /plain/ breaks over HTTPS; it rewrites only /ruled/ itself. */
 const DEFAULTS = `<ruleset name="Kept Example"><target host="kept.test"/>

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildExtension } from '../src/packaging/build.js';
-import { UI_PORT_NAME, type UiRequest } from '../src/routing/ui-protocol.js';
+import { UI_PORT_NAME, type UiRequest } from '../src/protocol/ui-protocol.js';
 import { launchFirefoxWithExtension, type FirefoxTab, type FirefoxWithExtension } from './support/firefox.js';
 import { startProtectionSite, type ProtectionSite } from './support/protection-site.js';
 

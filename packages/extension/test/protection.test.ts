@@ -4,7 +4,7 @@ import { httpsAlternatives, probe, wwwTwin } from '../src/protection/https-alter
 import { KnownHttpsHosts, KNOWN_HTTPS_TTL_MS } from '../src/protection/known-https-hosts.js';
 import { pageStatus } from '../src/status/page-status.js';
 import { knownHttpsRules } from '../src/protection/protection-dnr.js';
-import { withSiteState } from '../src/protection/protection-requests.js';
+import { withSiteState } from '../src/routing/protection-requests.js';
 import { dueForRecheck, parseRecheckState, recordRecheck, RECHECK_PERIOD_MS } from '../src/protection/recheck.js';
 import { exportHttpAllowlistPolicy, parseHttpAllowlistPolicy } from '../src/site-rules/http-allowlist-policy.js';
 import { repairSettings } from '../src/settings/repair.js';

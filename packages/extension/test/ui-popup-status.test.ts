@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { PageStatus, PageStatusKind, PopupState } from '../src/routing/ui-protocol.js';
+import type { PageStatus, PageStatusKind, PopupState } from '../src/protocol/ui-protocol.js';
 import { MODE_HINT, modeChanges, reloadUrl, siteMode } from '../src/ui/popup/site-mode.js';
 import { statusText } from '../src/ui/popup/status-text.js';
 

@@ -3,7 +3,7 @@ import { lintRulesetSource } from '@httpsify/engine/authoring';
 import { describeError, parseChannelDefinition, type ChannelErrorCode } from '@httpsify/engine/channels';
 import { describe, expect, it } from 'vitest';
 import { MAX_DNR_CHANNELS } from '../src/dnr/layout.js';
-import type { ChannelAddResult } from '../src/routing/ui-protocol.js';
+import type { ChannelAddResult } from '../src/protocol/ui-protocol.js';
 import { planChannelDnr, type ChannelDnrInput } from '../src/channels/channel-dnr.js';
 import { fetchChannelDefinition } from '../src/protection/channel-url.js';
 import { channelAddProblem, channelBrowserProblem, channelCheckProblem, channelPill } from '../src/ui/shared/channel-problem.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { PageTickets } from '../src/https-first/page-tickets.js';
 import { classifySender, messageAllowed, refusal } from '../src/routing/ui-senders.js';
 import { fallbackPageUrl } from '../src/https-first/fallback-address.js';
-import type { UiRequest } from '../src/routing/ui-protocol.js';
+import type { UiRequest } from '../src/protocol/ui-protocol.js';
 
 const ID = 'abcdefghijklmnop';
 const BASE = `chrome-extension://${ID}/`;

@@ -22,7 +22,7 @@ import { PROTECTION_ALARM, PROTECTION_ALARM_MINUTES, ProtectionRuntime } from '.
 import { bundledDefaultsTimestamp } from '../rewriter/engine-loader.js';
 import { listenForPages } from '../routing/ui-port.js';
 import { SETTING_KEYS } from '../settings/schema.js';
-import { type LoopGuardHooks, SettingsController } from '../settings/settings-controller.js';
+import { type LoopGuardHooks, SettingsController } from '../routing/settings-controller.js';
 import { SettingsStore } from '../settings/store.js';
 import { siteOf } from '../site-rules/site-pattern.js';
 import { RequestObserver } from '../status/request-observer.js';

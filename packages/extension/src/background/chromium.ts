@@ -6,15 +6,15 @@
  * what each part does is in its module.
  */
 import type { Engine } from '@httpsify/engine';
-import { ChannelDnrRuntime } from '../channels/channel-dnr-runtime.js';
+import { ChannelDnrRuntime } from '../dnr-runtime/channel-dnr-runtime.js';
 import { cookieDecision } from '../cookies/cookie-decision.js';
 import { listenForCookies } from '../cookies/cookie-listener.js';
-import { LoopLayer } from '../dnr/loop-rules.js';
+import { LoopLayer } from '../https-first/loop-rules.js';
 import { RuleWriter } from '../dnr/rule-writer.js';
-import { RulesetRules } from '../dnr/ruleset-rules.js';
+import { RulesetRules } from '../dnr-runtime/ruleset-rules.js';
 import { syncSettingsRules } from '../dnr/settings-rules.js';
 import { DnrUpgradeCheck } from '../dnr/upgrade-check.js';
-import type { HandoffScope } from '../handoff/handoff-rules.js';
+import type { HandoffScope } from '../dnr/handoff-rules.js';
 import { HANDOFF_PAGE } from '../platform/packaged-files.js';
 import { installHandoff, readHandoffScope } from '../handoff/main-frame-handoff.js';
 import { LoopGuard } from '../https-first/loop-guard.js';

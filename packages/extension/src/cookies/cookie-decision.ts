@@ -1,6 +1,6 @@
 import type { CookieDeps } from './secure-cookies.js';
 import type { ProtectionRuntime } from '../protection/protection-runtime.js';
-import type { SettingsController } from '../settings/settings-controller.js';
+import type { SettingsController } from '../routing/settings-controller.js';
 
 export interface CookieSources {
   controller: Promise<SettingsController>;

@@ -17,7 +17,7 @@ import {
   type HandoffDecision,
   type HandoffInputs,
   type HandoffScope,
-} from './handoff-rules.js';
+} from '../dnr/handoff-rules.js';
 
 /**
  * A loop: the host's own HTTPS answer sent this tab's page back to its HTTP URL this often

@@ -2,7 +2,7 @@ import type { Ruleset } from '@httpsify/engine';
 import { type ChannelRulesResult, compileChannelRules, type RulesetCoverage } from '../channels/channel-dnr.js';
 import { CHANNEL_PRIORITY_STEP } from '../dnr/layout.js';
 import { type DnrUsage, usageOf } from '../dnr/rules.js';
-import { handoffDomainsRule, rulesetsScope } from '../handoff/handoff-rules.js';
+import { handoffDomainsRule, rulesetsScope } from '../dnr/handoff-rules.js';
 
 const count = (n: number) => n.toLocaleString('en');
 

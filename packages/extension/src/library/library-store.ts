@@ -12,7 +12,7 @@ export const LIBRARY_INFO_KEY = 'localLibrary';
 export const LIBRARY_BUNDLE_KEY = 'localLibraryBundle';
 
 /** The library's name among the layers; channels cannot take it (channels/channel-name.ts). */
-export { LIBRARY_LAYER_NAME } from '../channels/channel-name.js';
+export { LIBRARY_LAYER_NAME } from '../settings/channel-name.js';
 
 export interface LibraryInfo {
   /** The folder or archive it came from. */

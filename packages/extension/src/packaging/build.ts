@@ -5,7 +5,7 @@ import { compileBundle, type Diagnostic, type Ruleset } from '@httpsify/engine';
 import { compileDnr, type DnrReport, type DnrRule } from '@httpsify/engine/dnr';
 import { defaultRulesetsDir, defaultRulesetsTimestamp, loadRulesets } from '@httpsify/engine/node';
 import { build as esbuild } from 'esbuild';
-import { handoffScope, type HandoffScope } from '../handoff/handoff-rules.js';
+import { handoffScope, type HandoffScope } from '../dnr/handoff-rules.js';
 import { BACKGROUND_SCRIPT, DEFAULT_BUNDLE_PATH, HANDOFF_SCOPE_PATH, STATIC_RULES_PATH } from '../platform/packaged-files.js';
 import { manifestFor, type Browser } from './manifest.js';
 import { buildUiAssets, uiManifestEntries } from './ui-assets.js';

@@ -2,7 +2,7 @@ import type { Engine } from '@httpsify/engine';
 import { ALL_RESOURCE_TYPES } from '@httpsify/engine/dnr';
 import { PROTECTION_PRIORITY } from '../dnr/layout.js';
 import type { RuleBody } from '../dnr/rules.js';
-import { inHandoffScope, type HandoffScope } from '../handoff/handoff-rules.js';
+import { inHandoffScope, type HandoffScope } from '../dnr/handoff-rules.js';
 
 /*
  * Chromium rules of the protection mode. Their priority (PROTECTION_PRIORITY, the lowest but

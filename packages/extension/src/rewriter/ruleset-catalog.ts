@@ -3,7 +3,7 @@
  * each channel's), a ruleset's details, and the hosts each covers. Read-only over the layers.
  */
 import type { Engine, Ruleset } from '@httpsify/engine';
-import type { RulesetDetails, RulesetIndex, RulesetRow } from '../routing/ui-protocol.js';
+import type { RulesetDetails, RulesetIndex, RulesetRow } from '../protocol/ui-protocol.js';
 import type { RulesetSources } from './layered-rewriter.js';
 
 /** The engines whose rulesets the user can switch by name: the defaults, then each channel's. */

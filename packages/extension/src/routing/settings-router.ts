@@ -3,12 +3,12 @@
  * ruleset lists, page status and popup, settings files and user rules, channels, site lists and
  * switches. Whoever sent it was checked before (ui-senders.ts); a new request kind goes here.
  */
-import type { AboutInfo, PopupState, RulesetRow, UiRequest } from './ui-protocol.js';
-import { addChannel, channelRows, checkChannel, type ChannelRequestContext, removeChannel } from '../channels/channel-requests.js';
+import type { AboutInfo, PopupState, RulesetRow, UiRequest } from '../protocol/ui-protocol.js';
+import { addChannel, channelRows, checkChannel, type ChannelRequestContext, removeChannel } from './channel-requests.js';
 import type { LayeredRewriter } from '../rewriter/layered-rewriter.js';
 import { rulesetDetails, rulesetHosts, rulesetIndex, rulesetRow } from '../rewriter/ruleset-catalog.js';
 import type { Settings } from '../settings/schema.js';
-import { applyImport, exportSettings, importUserRules, previewImport, saveUserRule } from '../settings/settings-requests.js';
+import { applyImport, exportSettings, importUserRules, previewImport, saveUserRule } from './settings-requests.js';
 import { addSite, removeSite, siteOf } from '../site-rules/site-pattern.js';
 
 /** What the router reaches (the settings core implements it). */

@@ -7,9 +7,9 @@ import { ext } from '../platform/browser-api.js';
 import type { PageTickets } from '../https-first/page-tickets.js';
 import { isLibraryRequest } from '../library/library-protocol.js';
 import type { LibraryService } from '../library/library-service.js';
-import { handleProtectionRequest, isProtectionRequest, type ProtectionRequestContext } from '../protection/protection-requests.js';
-import type { SettingsController } from '../settings/settings-controller.js';
-import { UI_PORT_NAME, type UiRequest } from './ui-protocol.js';
+import { handleProtectionRequest, isProtectionRequest, type ProtectionRequestContext } from './protection-requests.js';
+import type { SettingsController } from './settings-controller.js';
+import { UI_PORT_NAME, type UiRequest } from '../protocol/ui-protocol.js';
 import { classifySender, refusal } from './ui-senders.js';
 
 export interface UiPortDeps {

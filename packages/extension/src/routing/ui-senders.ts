@@ -15,7 +15,7 @@
 import { ext } from '../platform/browser-api.js';
 import { FALLBACK_PAGE, HANDOFF_PAGE, OPTIONS_PAGE, POPUP_PAGE } from '../platform/packaged-files.js';
 import type { PageTickets } from '../https-first/page-tickets.js';
-import type { UiRequest } from './ui-protocol.js';
+import type { UiRequest } from '../protocol/ui-protocol.js';
 
 export type ExtensionPage = 'popup' | 'options' | 'fallback' | 'handoff';
 

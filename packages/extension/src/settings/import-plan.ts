@@ -2,7 +2,7 @@
  * What a checked settings file (import.ts) would change, for the preview, and the patch that
  * applies it once the user confirmed every channel and user rule it adds or redefines.
  */
-import { channelNameKey } from '../channels/channel-name.js';
+import { channelNameKey } from './channel-name.js';
 import { FLAG_KEYS, type FlagKey, type ImportValues } from './import.js';
 import type { Settings } from './schema.js';
 import { summariseUserRule, type UserRuleSummary } from './user-rule-summary.js';

@@ -1,5 +1,5 @@
 import { CHANNEL_FORMAT, parseChannelDefinition, type ChannelDefinition } from '@httpsify/engine/channels';
-import { channelNameProblem } from '../channels/channel-name.js';
+import { channelNameProblem } from './channel-name.js';
 import { parseSitePattern } from '../site-rules/site-pattern.js';
 import { defaultSettings, MAX_HTTP_HOSTS, MAX_REPAIRS, SCHEMA_VERSION, SETTING_KEYS, type RepairRecord, type Settings, type UserRule } from './schema.js';
 

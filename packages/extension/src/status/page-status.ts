@@ -1,5 +1,5 @@
 import { isHttpsFirstExempt } from '../site-rules/exempt.js';
-import type { PageStatus } from '../routing/ui-protocol.js';
+import type { PageStatus } from '../protocol/ui-protocol.js';
 import { decide, type DecisionState } from '../decision/decide.js';
 import { readFallbackPage } from '../https-first/fallback-address.js';
 

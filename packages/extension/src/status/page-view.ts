@@ -5,7 +5,7 @@
  */
 import type { Settings } from '../settings/schema.js';
 import { removeSite, type SiteList, siteOf } from '../site-rules/site-pattern.js';
-import type { PageStatus, PopupState, RulesetRow } from '../routing/ui-protocol.js';
+import type { PageStatus, PopupState, RulesetRow } from '../protocol/ui-protocol.js';
 import type { TabActivity } from './tab-activity.js';
 import type { LayeredRewriter } from '../rewriter/layered-rewriter.js';
 import { rulesetRow } from '../rewriter/ruleset-catalog.js';

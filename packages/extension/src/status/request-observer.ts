@@ -5,7 +5,7 @@
  */
 import type { HttpsFirstFallback } from '../https-first/fallback.js';
 import type { RequestDecider } from '../decision/request-decider.js';
-import type { SettingsController } from '../settings/settings-controller.js';
+import type { SettingsController } from '../routing/settings-controller.js';
 import { siteOf } from '../site-rules/site-pattern.js';
 import type { Statistics } from './statistics.js';
 import type { TabActivity } from './tab-activity.js';

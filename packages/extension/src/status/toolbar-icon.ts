@@ -3,7 +3,7 @@
  * title, and the badge with the number of upgraded requests.
  */
 import { ext } from '../platform/browser-api.js';
-import type { SettingsController } from '../settings/settings-controller.js';
+import type { SettingsController } from '../routing/settings-controller.js';
 import { badgeText, drawIcon, ICON_TITLE_MESSAGE, iconState, type IconState } from './icon.js';
 import type { TabActivity } from './tab-activity.js';
 

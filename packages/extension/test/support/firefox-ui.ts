@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { buildExtension } from '../../src/packaging/build.js';
-import { UI_PORT_NAME, type UiRequest } from '../../src/routing/ui-protocol.js';
+import { UI_PORT_NAME, type UiRequest } from '../../src/protocol/ui-protocol.js';
 import { launchFirefoxWithExtension, type FirefoxTab, type FirefoxWithExtension } from './firefox.js';
 import { UI_RULESETS_TIMESTAMP } from './ui-extension.js';
 import { startDualServer, startHttpOnly, startTlsHang, type DualServer } from './servers.js';

@@ -1,4 +1,4 @@
-import type { ImportApplyResult, ImportPreview } from '../../routing/ui-protocol.js';
+import type { ImportApplyResult, ImportPreview } from '../../protocol/ui-protocol.js';
 import type { ImportChange, UserRuleToConfirm } from '../../settings/import-plan.js';
 import type { RuleSendsTo, RuleTarget } from '../../settings/user-rule-summary.js';
 import type { Settings } from '../../settings/schema.js';

@@ -1,4 +1,4 @@
-import type { ChannelAddResult, ChannelRow } from '../../routing/ui-protocol.js';
+import type { ChannelAddResult, ChannelRow } from '../../protocol/ui-protocol.js';
 import type { Settings } from '../../settings/schema.js';
 import { background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';

@@ -1,4 +1,4 @@
-import type { AboutInfo } from '../../routing/ui-protocol.js';
+import type { AboutInfo } from '../../protocol/ui-protocol.js';
 import type { Settings } from '../../settings/schema.js';
 import { background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';

@@ -1,4 +1,4 @@
-import type { SaveResult } from '../../routing/ui-protocol.js';
+import type { SaveResult } from '../../protocol/ui-protocol.js';
 import type { Settings } from '../../settings/schema.js';
 import { simpleRuleXml } from '../../settings/user-rules.js';
 import { background, isError } from '../shared/client.js';

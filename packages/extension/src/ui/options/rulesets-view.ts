@@ -1,4 +1,4 @@
-import type { RulesetDetails, RulesetIndex } from '../../routing/ui-protocol.js';
+import type { RulesetDetails, RulesetIndex } from '../../protocol/ui-protocol.js';
 import { background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';
 import { t, tCount } from '../shared/i18n.js';

@@ -1,4 +1,4 @@
-import type { SiteListName } from '../../routing/ui-protocol.js';
+import type { SiteListName } from '../../protocol/ui-protocol.js';
 import type { Settings } from '../../settings/schema.js';
 import { background, isError } from '../shared/client.js';
 import { $, h, hostParts } from '../shared/dom.js';

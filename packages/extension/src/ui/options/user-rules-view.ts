@@ -1,5 +1,5 @@
 import { lintRulesetSource } from '@httpsify/engine/authoring';
-import type { ImportResult, SaveResult } from '../../routing/ui-protocol.js';
+import type { ImportResult, SaveResult } from '../../protocol/ui-protocol.js';
 import type { Settings } from '../../settings/schema.js';
 import { exportUserRulesXml } from '../../settings/user-rules.js';
 import { background, isError } from '../shared/client.js';

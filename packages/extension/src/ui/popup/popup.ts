@@ -1,4 +1,4 @@
-import type { PopupState, RulesetRow, SaveResult } from '../../routing/ui-protocol.js';
+import type { PopupState, RulesetRow, SaveResult } from '../../protocol/ui-protocol.js';
 import { simpleRuleXml, typedHost, type SimpleRule } from '../../settings/user-rules.js';
 import { ext } from '../../platform/browser-api.js';
 import { background, isError } from '../shared/client.js';

@@ -1,4 +1,4 @@
-import type { PageStatusKind, PopupState, UiRequest } from '../../routing/ui-protocol.js';
+import type { PageStatusKind, PopupState, UiRequest } from '../../protocol/ui-protocol.js';
 
 /** The site's state: everything (no entry), rulesets only (HTTP allowed) or off. */
 export type SiteMode = 'everything' | 'rules' | 'off';

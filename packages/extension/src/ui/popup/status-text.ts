@@ -1,4 +1,4 @@
-import type { PageStatus } from '../../routing/ui-protocol.js';
+import type { PageStatus } from '../../protocol/ui-protocol.js';
 import { t } from '../shared/i18n.js';
 
 /** The popup's status line: a tone, a title, the reason, and the way through if there is one. */

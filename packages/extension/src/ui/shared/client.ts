@@ -1,4 +1,4 @@
-import { UI_PORT_NAME, type UiRequest } from '../../routing/ui-protocol.js';
+import { UI_PORT_NAME, type UiRequest } from '../../protocol/ui-protocol.js';
 import { ext } from '../../platform/browser-api.js';
 
 /**

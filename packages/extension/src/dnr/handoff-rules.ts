@@ -9,8 +9,8 @@
 import type { Ruleset } from '@httpsify/engine';
 import type { DnrOmission, DnrRule } from '@httpsify/engine/dnr';
 import type { Decision } from '../decision/decide.js';
-import { HANDOFF_FORMS_PRIORITY, HANDOFF_ONCE_PRIORITY, HANDOFF_PRIORITY } from '../dnr/layout.js';
-import type { RuleBody } from '../dnr/rules.js';
+import { HANDOFF_FORMS_PRIORITY, HANDOFF_ONCE_PRIORITY, HANDOFF_PRIORITY } from './layout.js';
+import type { RuleBody } from './rules.js';
 import { HANDOFF_SCOPE_PATH } from '../platform/packaged-files.js';
 
 export const HANDOFF_PORT_NAME = 'handoff';

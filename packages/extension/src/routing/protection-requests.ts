@@ -6,12 +6,12 @@ import type { Settings } from '../settings/schema.js';
 import type { SettingsStore } from '../settings/store.js';
 import { exportHttpAllowlistPolicy, parseHttpAllowlistPolicy } from '../site-rules/http-allowlist-policy.js';
 import { addSite, removeSite } from '../site-rules/site-pattern.js';
-import type { SettingsController } from '../settings/settings-controller.js';
-import { addChannel } from '../channels/channel-requests.js';
-import { fetchChannelDefinition } from './channel-url.js';
-import { PROTECTION_REQUEST_TYPES, type ProtectionRequest, type SiteState } from './protection-protocol.js';
-import type { ProtectionRuntime } from './protection-runtime.js';
-import { parseRecheckState, RECHECK_STORAGE_KEY } from './recheck.js';
+import type { SettingsController } from './settings-controller.js';
+import { addChannel } from './channel-requests.js';
+import { fetchChannelDefinition } from '../protection/channel-url.js';
+import { PROTECTION_REQUEST_TYPES, type ProtectionRequest, type SiteState } from '../protection/protection-protocol.js';
+import type { ProtectionRuntime } from '../protection/protection-runtime.js';
+import { parseRecheckState, RECHECK_STORAGE_KEY } from '../protection/recheck.js';
 
 export interface ProtectionRequestContext {
   controller: SettingsController;

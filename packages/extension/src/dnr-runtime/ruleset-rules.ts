@@ -5,11 +5,11 @@
  * off (channel-dnr-runtime.ts); the switches for the defaults then compile to nothing.
  */
 import type { Engine } from '@httpsify/engine';
-import type { ChannelDnrRuntime } from '../channels/channel-dnr-runtime.js';
+import type { ChannelDnrRuntime } from './channel-dnr-runtime.js';
 import { LIBRARY_LAYER_NAME } from '../library/library-store.js';
-import type { SettingsController } from '../settings/settings-controller.js';
-import { syncOverrides } from './override-rules.js';
-import type { RuleWriter } from './rule-writer.js';
+import type { SettingsController } from '../routing/settings-controller.js';
+import { syncOverrides } from '../dnr/override-rules.js';
+import type { RuleWriter } from '../dnr/rule-writer.js';
 
 export class RulesetRules {
   /** False while an update channel replaces the default rulesets (their static ruleset is off). */

@@ -7,19 +7,19 @@
 import type { Engine, Ruleset } from '@httpsify/engine';
 import type { ChannelRecord } from '@httpsify/engine/channels';
 import type { ChannelLayers, LibraryLayerInput } from '../channels/channel-layers.js';
-import type { ChannelHooks as ChannelHooksOf } from '../channels/channel-requests.js';
+import type { ChannelHooks as ChannelHooksOf } from './channel-requests.js';
 import { LayeredRewriter } from '../rewriter/layered-rewriter.js';
 import { defaultRulesetCount } from '../rewriter/ruleset-catalog.js';
-import { routeSettingsRequest, type SettingsRequestTarget } from '../routing/settings-router.js';
-import type { Settings } from './schema.js';
-import type { SettingsStore } from './store.js';
-import { loadUserRuleChecks } from './user-rules.js';
+import { routeSettingsRequest, type SettingsRequestTarget } from './settings-router.js';
+import type { Settings } from '../settings/schema.js';
+import type { SettingsStore } from '../settings/store.js';
+import { loadUserRuleChecks } from '../settings/user-rules.js';
 import { SiteList } from '../site-rules/site-pattern.js';
 import { popupState, retryPage, tabPageStatus, type PageViewSources } from '../status/page-view.js';
 import type { TabActivity } from '../status/tab-activity.js';
-import type { AboutInfo, PageStatus, PopupState, UiRequest } from '../routing/ui-protocol.js';
+import type { AboutInfo, PageStatus, PopupState, UiRequest } from '../protocol/ui-protocol.js';
 
-export { EXPORT_FORMAT } from './import.js';
+export { EXPORT_FORMAT } from '../settings/import.js';
 
 export type ChannelHooks = ChannelHooksOf<SettingsController>;
 

@@ -3,11 +3,11 @@
  * checks and this browser's problems), adding a pasted definition, removing, checking now.
  */
 import { parseChannelDefinition } from '@httpsify/engine/channels';
-import type { ChannelAddResult, ChannelRow } from '../routing/ui-protocol.js';
-import type { SettingsWriter } from '../settings/settings-requests.js';
+import type { ChannelAddResult, ChannelRow } from '../protocol/ui-protocol.js';
+import type { SettingsWriter } from './settings-requests.js';
 import type { Settings } from '../settings/schema.js';
-import { channelNameProblem } from './channel-name.js';
-import type { ChannelStatus } from './channel-service.js';
+import { channelNameProblem } from '../settings/channel-name.js';
+import type { ChannelStatus } from '../channels/channel-service.js';
 
 /** What the settings need from the channel machinery (ChannelService plus the platform). */
 export interface ChannelHooks<Owner = unknown> {

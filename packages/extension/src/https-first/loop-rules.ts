@@ -5,10 +5,10 @@
  */
 import { ALL_RESOURCE_TYPES } from '@httpsify/engine/dnr';
 import type { StorageArea } from '../platform/browser-api.js';
-import type { LoopGuard } from '../https-first/loop-guard.js';
-import { LOOP_ALLOW_PRIORITY } from './layout.js';
-import type { RuleWriter } from './rule-writer.js';
-import type { RuleBody } from './rules.js';
+import type { LoopGuard } from './loop-guard.js';
+import { LOOP_ALLOW_PRIORITY } from '../dnr/layout.js';
+import type { RuleWriter } from '../dnr/rule-writer.js';
+import type { RuleBody } from '../dnr/rules.js';
 
 /** The `allow` rule for a host in a redirect loop: exact host, any port, http only. */
 export function loopAllowRule(host: string): RuleBody {

@@ -3,11 +3,11 @@
  * its all-or-nothing apply (import.ts checks the file), saving and importing user rules.
  */
 import { createEngine } from '@httpsify/engine';
-import type { ImportApplyResult, ImportPreview, ImportResult, SaveResult } from '../routing/ui-protocol.js';
-import { exportSettingsFile, parseSettingsFile } from './import.js';
-import { channelNameClashes, ImportRefused, importPatch, planImport } from './import-plan.js';
-import type { Settings } from './schema.js';
-import { loadUserRuleChecks, splitRulesetXml, toUserRule, upsertUserRule } from './user-rules.js';
+import type { ImportApplyResult, ImportPreview, ImportResult, SaveResult } from '../protocol/ui-protocol.js';
+import { exportSettingsFile, parseSettingsFile } from '../settings/import.js';
+import { channelNameClashes, ImportRefused, importPatch, planImport } from '../settings/import-plan.js';
+import type { Settings } from '../settings/schema.js';
+import { loadUserRuleChecks, splitRulesetXml, toUserRule, upsertUserRule } from '../settings/user-rules.js';
 
 /** The settings as they are now, and the one way to change them (a serialised store write). */
 export interface SettingsWriter {
