@@ -8,9 +8,11 @@
 /** The query parameter that carries the background's secret (page-tickets.ts). */
 export const TICKET_PARAM = 'ticket';
 
-/** What the fallback tried before the page: an origin and its outcome (`ok`, `HTTP 404`, …). */
+/** One attempt of the fallback, as the page lists it. */
 export interface Attempt {
+  /** What was asked: `https://host/` (probes carry no path). */
   url: string;
+  /** `ok`, `HTTP 404`, `redirect`, or why it failed (a network error name, `timeout`). */
   result: string;
 }
 

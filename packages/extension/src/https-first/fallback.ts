@@ -7,9 +7,19 @@ import { ext } from '../platform/browser-api.js';
 import { FALLBACK_PAGE } from '../platform/packaged-files.js';
 import { CAPTIVE_PORTAL_REASON, probeCaptivePortal } from './captive-portal.js';
 import type { PageTickets } from './page-tickets.js';
-import { fallbackPageUrl } from './fallback-address.js';
+import { fallbackPageUrl, type Attempt } from './fallback-address.js';
 import { HttpsFirstTracker, type FallbackEvent } from './tracker.js';
-import type { FallbackPlan } from '../protection/protection-runtime.js';
+
+/**
+ * What the fallback page offers (protection/ works it out): every attempt, the www. twin when
+ * it answered with a success (a link for the user, never followed on their behalf), and whether
+ * HTTP answers.
+ */
+export interface FallbackPlan {
+  tried: Attempt[];
+  twin: string | null;
+  http: string;
+}
 
 export interface FallbackDeps {
   /** Where to probe for a captive portal, read afresh (a change may be on its way). */

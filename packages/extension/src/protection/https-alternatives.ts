@@ -16,14 +16,6 @@ export interface Alternative {
   ruleset: string | null;
 }
 
-/** One attempt, as the fallback page lists it. */
-export interface Attempt {
-  /** What was asked: `https://host/` (probes carry no path). */
-  url: string;
-  /** `ok`, or why it failed (a network error name, `timeout`). */
-  result: string;
-}
-
 /** The `www.` twin of a host; null for hosts that have none (IP literals, local names). */
 export function wwwTwin(host: string): string | null {
   if (isHttpsFirstExempt(host) || /^[0-9.]+$/.test(host) || host.startsWith('[')) return null;

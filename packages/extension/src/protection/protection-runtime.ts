@@ -7,7 +7,9 @@
 import type { StorageArea } from '../platform/browser-api.js';
 import { type DecisionState, upgradesAsKnownHost } from '../decision/decide.js';
 import { siteOf } from '../site-rules/site-pattern.js';
-import { httpsAlternatives, originOnly, probe, type Attempt } from './https-alternatives.js';
+import type { FallbackPlan } from '../https-first/fallback.js';
+import type { Attempt } from '../https-first/fallback-address.js';
+import { httpsAlternatives, originOnly, probe } from './https-alternatives.js';
 import { KNOWN_HTTPS_STORAGE_KEY, KnownHttpsHosts } from './known-https-hosts.js';
 import { LearnBudget } from './learn-budget.js';
 import { knownHttpsRules } from './protection-dnr.js';
@@ -49,16 +51,6 @@ export interface ProtectionDeps {
   dnrKeepOut?(host: string): boolean;
   /** A host became known (its first response's cookies were set before we knew). */
   learned?(host: string): void;
-}
-
-/**
- * What the fallback page offers: every attempt, the www. twin when it answered with a success
- * (a link for the user, never followed on their behalf), and whether HTTP answers.
- */
-export interface FallbackPlan {
-  tried: Attempt[];
-  twin: string | null;
-  http: string;
 }
 
 export class ProtectionRuntime {
