@@ -59,7 +59,7 @@ describe('local names: the code check and the DNR rules are one table', () => {
         if (url.hostname.endsWith('.')) return;
         expect(exemptByRules(url.href), url.href).toBe(isHttpsFirstExempt(url.hostname));
       }),
-      { numRuns: 50_000, seed: 39 },
+      { numRuns: Number(process.env.HTTPSIFY_DIFF_RUNS ?? 50_000), seed: Number(process.env.HTTPSIFY_DIFF_SEED ?? 39) },
     );
   });
 

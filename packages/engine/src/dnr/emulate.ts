@@ -81,12 +81,8 @@ export class DnrEmulator {
   }
 
   match(request: DnrRequest): DnrOutcome {
-    let parsed: URL;
-    try {
-      parsed = new URL(request.url);
-    } catch {
-      return { rule: null, redirectUrl: null };
-    }
+    const parsed = parseAsChromium(request.url);
+    if (parsed === null) return { rule: null, redirectUrl: null };
     // Requests carry no fragment; a navigation keeps it (even an empty `#`) across a redirect
     // that sets none.
     const hashAt = parsed.href.indexOf('#');
@@ -148,6 +144,32 @@ function initiatorHost(initiator: string | undefined): string {
     return new URL(initiator).hostname.replace(/\.+$/, '');
   } catch {
     return '';
+  }
+}
+
+/**
+ * A URL as Chromium's parser (GURL) reads it, through the WHATWG parser: the two agree but for a
+ * few spellings, checked against Chromium itself (test/e2e-dnr-emulator-chromium.test.ts). GURL
+ * decodes percent escapes inside an IPv6 literal (`[::ffff:0%2E0%2E0%2E1]` is `[::ffff:0:1]`),
+ * which WHATWG refuses.
+ */
+export function parseAsChromium(url: string): URL | null {
+  try {
+    return new URL(url);
+  } catch {
+    const decoded = url.replace(/\[[^\]/?#]*%[^\]/?#]*\]/, (literal) => {
+      try {
+        return decodeURIComponent(literal);
+      } catch {
+        return literal;
+      }
+    });
+    if (decoded === url) return null;
+    try {
+      return new URL(decoded);
+    } catch {
+      return null;
+    }
   }
 }
 
