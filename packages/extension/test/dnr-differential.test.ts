@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { loopAllowRule } from '../src/dnr/loop-rules.js';
+import { loopAllowRule } from '../src/https-first/loop-rules.js';
 import { decidedTarget, decision, enforcedRule, enforcedTarget, worldPool, type World } from './support/differential.js';
 import { canonical, hostileUrl, REQUEST_TYPES } from './support/hostile-urls.js';
 

@@ -11,7 +11,7 @@ import type { StorageArea } from '../platform/browser-api.js';
 export const LIBRARY_INFO_KEY = 'localLibrary';
 export const LIBRARY_BUNDLE_KEY = 'localLibraryBundle';
 
-/** The library's name among the layers; channels cannot take it (channels/channel-name.ts). */
+/** The library's name among the layers; channels cannot take it (settings/channel-name.ts). */
 export { LIBRARY_LAYER_NAME } from '../settings/channel-name.js';
 
 export interface LibraryInfo {

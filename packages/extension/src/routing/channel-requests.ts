@@ -32,7 +32,7 @@ export interface ChannelRequestContext extends SettingsWriter {
   channelsSettled(): Promise<void>;
 }
 
-/** A channel added by definition or address whose name is taken (channels/channel-name.ts). */
+/** A channel added by definition or address whose name is taken (settings/channel-name.ts). */
 class ChannelNameTaken extends Error {}
 
 export async function channelRows(ctx: ChannelRequestContext): Promise<ChannelRow[]> {

@@ -9,10 +9,10 @@ import { compileDnr, DnrEmulator, type DnrResourceType, type DnrRule } from '@ht
 import { parseRulesetXml } from '@httpsify/engine/parse';
 import fc from 'fast-check';
 import { decide, type Decision, type DecisionState } from '../../src/decision/decide.js';
-import { loopAllowRules } from '../../src/dnr/loop-rules.js';
+import { loopAllowRules } from '../../src/https-first/loop-rules.js';
 import type { RuleBody } from '../../src/dnr/rules.js';
 import { uiDnrRules } from '../../src/dnr/settings-rules.js';
-import { decideHandoff, handoffRules, handoffScope } from '../../src/handoff/handoff-rules.js';
+import { decideHandoff, handoffRules, handoffScope } from '../../src/dnr/handoff-rules.js';
 import { ProtectionRuntime } from '../../src/protection/protection-runtime.js';
 import { SiteList } from '../../src/site-rules/site-pattern.js';
 import { DIFF_RULESETS, DIFF_USER_RULESET } from './hostile-urls.js';
