@@ -154,6 +154,13 @@ describe('known HTTPS hosts: what counts as a visit', () => {
     expect(rt.known.has('g299.flood.test', Date.now())).toBe(false);
     for (let i = 0; i < 3000; i++) rt.learn(nav(`https://k${i}.flood.test/`, { originUrl: `https://evil.test/p${i}`, tabId: 4 + i }), undefined, own);
     expect(rt.known.thirdPartySize).toBe(96);
+    // Chromium's handoff page navigates for a request a page started: still that page's.
+    const evil = { page: 'https://evil.test', host: 'evil.test' };
+    rt.learn(nav('https://handed.test/', { initiator: 'chrome-extension://abc' }), undefined, own, evil);
+    expect(rt.known.isVisited('handed.test')).toBe(false);
+    rt.learn(nav('https://handed2.test/', { initiator: 'chrome-extension://abc' }), undefined, own, null);
+    expect(rt.known.isVisited('handed2.test')).toBe(true);
+    rt.known.forget('handed2.test');
     // None of them is a visit; what the user visited stays.
     expect(rt.known.size - rt.known.thirdPartySize).toBe(1);
     expect(rt.known.isVisited('visited.test')).toBe(true);

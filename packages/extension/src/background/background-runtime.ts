@@ -197,7 +197,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   }, filter);
   ext.webRequest.onCompleted.addListener((d) => {
     fallback.responded(d.requestId);
-    protection.learn(d, decider.pageOf(d), ownOrigin);
+    protection.learn(d, decider.pageOf(d), ownOrigin, d.type === 'main_frame' ? observer.handoffStarter(d.tabId) : undefined);
     if (d.type === 'main_frame' && d.url.startsWith('http:')) {
       const site = siteOf(d.url);
       if (site !== null) stats.servedOverHttp(site.hostWithPort);
@@ -211,6 +211,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     protection.budget.tabClosed(tabId);
     fallback.tabClosed(tabId);
     decider.tabClosed(tabId);
+    observer.tabClosed(tabId);
     activitySession.saveSoon();
   });
   ext.tabs.onActivated.addListener(({ tabId }) => {

@@ -10,7 +10,7 @@ import { siteOf } from '../site-rules/site-pattern.js';
 import { httpsAlternatives, originOnly, probe, type Attempt } from './https-alternatives.js';
 import { KNOWN_HTTPS_STORAGE_KEY, KnownHttpsHosts } from './known-https-hosts.js';
 import { LearnBudget } from './learn-budget.js';
-import { startedByOtherPage, type NavigationDetails } from './navigation-starter.js';
+import { startedByOtherPage, type NavigationDetails, type PageStarter } from './navigation-starter.js';
 import { commitsDocument } from '../decision/request-decider.js';
 import { knownHttpsRules } from './protection-dnr.js';
 import type { RuleBody } from '../dnr/rules.js';
@@ -152,7 +152,7 @@ export class ProtectionRuntime {
    * teach only a few new ones (learn-budget.ts); a navigation another page started counts
    * against *that* page.
    */
-  learn(d: LearnDetails, topUrl: string | undefined, ownOrigin = ''): void {
+  learn(d: LearnDetails, topUrl: string | undefined, ownOrigin = '', handoffStarter?: PageStarter | null): void {
     if (d.tabId < 0 || !d.url.startsWith('https:')) return;
     const status = d.statusCode ?? 0;
     const navigation = d.type === 'main_frame';
@@ -166,7 +166,10 @@ export class ProtectionRuntime {
     let page: string;
     let pageHost: string;
     if (navigation) {
-      const starter = startedByOtherPage(d, ownOrigin, site.host);
+      // Chromium's handoff page navigates for the request it took over: that request's starter.
+      const byUs = ownOrigin !== '' && (d.initiator ?? d.originUrl ?? '').startsWith(ownOrigin.replace(/\/+$/, ''));
+      const handed = byUs && handoffStarter !== undefined && handoffStarter !== null && handoffStarter.host !== site.host;
+      const starter = handed ? handoffStarter : startedByOtherPage(d, ownOrigin, site.host);
       visited = starter === null;
       page = starter?.page ?? d.url;
       pageHost = starter?.host ?? site.host;

@@ -7,7 +7,7 @@ import type { HttpsFirstFallback } from '../https-first/fallback.js';
 import type { RequestDecider } from '../decision/request-decider.js';
 import type { SettingsController } from '../settings/settings-controller.js';
 import { siteOf } from '../site-rules/site-pattern.js';
-import { pageStarter } from '../protection/navigation-starter.js';
+import { pageStarter, type PageStarter } from '../protection/navigation-starter.js';
 import type { Statistics } from './statistics.js';
 import type { TabActivity } from './tab-activity.js';
 
@@ -46,8 +46,12 @@ export class RequestObserver {
   private readonly counted = new Set<string>();
   /** The last http:// page `observe` counted per tab (it may see the request the handoff takes over). */
   private readonly countedMainFrames = new Map<number, string>();
-  /** Per tab: whether the last navigation sent to the handoff page was the user's own. */
-  private readonly handoffStarters = new Map<number, boolean>();
+  /**
+   * Per tab: the web page that started the last navigation sent to the handoff page (null: the
+   * user). The handoff page's own navigation onwards is started by us, so this is the only
+   * place that knows.
+   */
+  private readonly handoffStarters = new Map<number, PageStarter | null>();
 
   constructor(private readonly deps: ObserverDeps) {}
 
@@ -106,6 +110,18 @@ export class RequestObserver {
     return undefined;
   }
 
+  /**
+   * Who started the navigation the handoff page took over in this tab: a web page, null for the
+   * user, undefined when no handoff was seen (Chromium).
+   */
+  handoffStarter(tabId: number): PageStarter | null | undefined {
+    return this.handoffStarters.get(tabId);
+  }
+
+  tabClosed(tabId: number): void {
+    this.handoffStarters.delete(tabId);
+  }
+
   /** `webRequest.onBeforeRedirect` for http:// requests (Chromium: DNR's redirects). */
   observeRedirect(d: chrome.webRequest.OnBeforeRedirectDetails): void {
     const c = this.deps.controller();
@@ -117,7 +133,7 @@ export class RequestObserver {
     // Chromium sends main frames DNR cannot rewrite to the handoff page: who started them is
     // known only here (the page's own navigation onwards is ours).
     if (d.type === 'main_frame' && d.url.startsWith('http:') && d.redirectUrl.startsWith(this.deps.ownOrigin)) {
-      this.handoffStarters.set(d.tabId, pageStarter(d, this.deps.ownOrigin) === null);
+      this.handoffStarters.set(d.tabId, pageStarter(d, this.deps.ownOrigin));
     }
     if (!d.url.startsWith('http:') || !d.redirectUrl.startsWith('https:')) return;
     const decision = this.deps.decider.decide(c, d);
@@ -138,7 +154,7 @@ export class RequestObserver {
     // HTTPS-first's upgrade: its failure falls back like any other (trailing-dot hosts).
     const c = this.deps.controller();
     if (c !== null && this.deps.decider.decide(c, { url, type: 'main_frame', tabId }).reason === 'https-first') {
-      this.deps.fallback.handedOff(tabId, url, target, this.handoffStarters.get(tabId) ?? false);
+      this.deps.fallback.handedOff(tabId, url, target, this.handoffStarters.get(tabId) === null);
     }
   }
 
