@@ -127,7 +127,7 @@ describe('known HTTPS hosts: what counts as a visit', () => {
   it('a top-level document the user (or the site itself) reached, that committed', () => {
     const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined } });
     rt.learn(nav('https://typed.test/'), undefined, own);
-    rt.learn(nav('https://ours.test/', { initiator: 'chrome-extension://abc' }), undefined, own);
+    rt.learn(nav('https://ours.test/', { initiator: 'chrome-extension://abc' }), undefined, own, null);
     rt.learn(nav('https://self.test/b', { initiator: 'https://self.test' }), undefined, own);
     rt.learn(nav('https://ff.test/b', { originUrl: 'https://ff.test/a' }), undefined, own);
     for (const h of ['typed.test', 'ours.test', 'self.test', 'ff.test']) expect(rt.known.isVisited(h), h).toBe(true);
@@ -161,6 +161,9 @@ describe('known HTTPS hosts: what counts as a visit', () => {
     rt.learn(nav('https://handed2.test/', { initiator: 'chrome-extension://abc' }), undefined, own, null);
     expect(rt.known.isVisited('handed2.test')).toBe(true);
     rt.known.forget('handed2.test');
+    // Not known who started it: not a visit.
+    rt.learn(nav('https://handed3.test/', { initiator: 'chrome-extension://abc' }), undefined, own, undefined);
+    expect(rt.known.isVisited('handed3.test')).toBe(false);
     // None of them is a visit; what the user visited stays.
     expect(rt.known.size - rt.known.thirdPartySize).toBe(1);
     expect(rt.known.isVisited('visited.test')).toBe(true);

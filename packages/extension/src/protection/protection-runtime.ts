@@ -168,8 +168,9 @@ export class ProtectionRuntime {
     if (navigation) {
       // Chromium's handoff page navigates for the request it took over: that request's starter.
       const byUs = ownOrigin !== '' && (d.initiator ?? d.originUrl ?? '').startsWith(ownOrigin.replace(/\/+$/, ''));
-      const handed = byUs && handoffStarter !== undefined && handoffStarter !== null && handoffStarter.host !== site.host;
-      const starter = handed ? handoffStarter : startedByOtherPage(d, ownOrigin, site.host);
+      // Only a starter recorded as the user's makes it a visit; unknown counts as a page's.
+      const handed = handoffStarter === undefined ? { page: ownOrigin, host: '' } : handoffStarter;
+      const starter = byUs ? (handed === null || handed.host === site.host ? null : handed) : startedByOtherPage(d, ownOrigin, site.host);
       visited = starter === null;
       page = starter?.page ?? d.url;
       pageHost = starter?.host ?? site.host;
