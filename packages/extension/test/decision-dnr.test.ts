@@ -101,7 +101,7 @@ describe('the DNR layers and decide() agree', () => {
     const decision = decide({ url, kind, tab: { tabId: 1, topUrl: kind === 'navigation' ? url : PAGE }, state: state(given) });
     const rules = layers(given).map((r, i) => ({ ...r, id: i + 1 }));
     const type: DnrResourceType = kind === 'navigation' ? 'main_frame' : 'script';
-    const target = new DnrEmulator(rules).match({ url, type }).redirectUrl;
+    const target = new DnrEmulator(rules).match({ url, type, tabId: 1 }).redirectUrl;
     expect(target).toBe(decision.action === 'upgrade' ? decision.url : null);
   });
 

@@ -132,7 +132,7 @@ describe('the loop verdict rule (Chromium)', () => {
     const rule = loopAllowRule({ tabId: 4, url: 'http://loop.test/p?q=1.2' });
     expect(rule.condition).toMatchObject({ tabIds: [4], resourceTypes: ['main_frame'] });
     const dnr = new DnrEmulator(loopAllowRules([{ tabId: 4, url: 'http://loop.test/p?q=1.2' }]).map((r, i) => ({ ...r, id: i + 1 })));
-    const allowed = (url: string, type: 'main_frame' | 'image' = 'main_frame') => dnr.match({ url, type }).rule !== null;
+    const allowed = (url: string, type: 'main_frame' | 'image' = 'main_frame') => dnr.match({ url, type, tabId: 4 }).rule !== null;
     expect(allowed('http://loop.test/p?q=1.2')).toBe(true);
     for (const url of [
       'http://loop.test/p?q=1x2',
@@ -147,5 +147,6 @@ describe('the loop verdict rule (Chromium)', () => {
     ])
       expect(allowed(url), url).toBe(false);
     expect(allowed('http://loop.test/p?q=1.2', 'image')).toBe(false);
+    expect(dnr.match({ url: 'http://loop.test/p?q=1.2', type: 'main_frame', tabId: 5 }).rule).toBeNull();
   });
 });
