@@ -57,7 +57,7 @@ describe('Firefox: channels layered over the defaults', () => {
   it('rewrites in-scope URLs with the channel and leaves out-of-scope URLs to the defaults', () => {
     const layers = buildChannelLayers([record('C', CHANNEL, 100)], defaults);
     const guard = new LoopGuard();
-    const decide = (url: string) => upgradeDecision(layers.scoped, guard, url).redirectUrl ?? null;
+    const decide = (url: string) => upgradeDecision(layers.scoped, guard, { url, type: 'main_frame', tabId: 1 }).redirectUrl ?? null;
     expect(decide('http://example.org/a')).toBe('https://secure.example.org/example.org/a');
     expect(decide('http://www.example.org/')).toBe('https://secure.example.org/www.example.org/');
     // news.test is outside the scope: the channel's "News" ruleset is not consulted.

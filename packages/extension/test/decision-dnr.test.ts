@@ -18,6 +18,7 @@ interface Given {
   siteOff?: string;
   allowed?: string;
   once?: string;
+  /** A loop verdict: this http:// URL as tab 1's page. */
   loop?: string;
   known?: string[];
 }
@@ -33,7 +34,7 @@ function state(g: Given): DecisionState {
     siteOffBy: (url) => exact(g.siteOff, hostOf(url)),
     httpAllowedBy: (url) => exact(g.allowed, hostOf(url)),
     httpOnce: (host) => host === g.once,
-    loopBlocked: (host) => host === g.loop,
+    loopVerdict: (url, tabId) => tabId === 1 && url === g.loop,
     userRewrite: () => null,
     rewrite: () => ({ rewritten: null, ruleset: null }),
     excludedBy: () => null,
@@ -49,7 +50,7 @@ function layers(g: Given): RuleBody[] {
     disabledSites: g.siteOff === undefined ? [] : [g.siteOff],
     httpAllowedSites: g.allowed === undefined ? [] : [g.allowed],
   };
-  const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined }, isLoopBlocked: (h) => h === g.loop });
+  const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined } });
   for (const host of g.known ?? []) rt.learn({ url: `https://${host}/`, tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
   const view = {
     settings,
@@ -60,7 +61,7 @@ function layers(g: Given): RuleBody[] {
     excludedBy: () => null,
   };
   const { rules } = uiDnrRules({ ...settings, httpOnceHosts: [...view.httpOnce], userRulesets: [], extensionId: 'ext' });
-  return [...rules, ...loopAllowRules(g.loop === undefined ? [] : [g.loop]), ...rt.rules(view)];
+  return [...rules, ...loopAllowRules(g.loop === undefined ? [] : [{ tabId: 1, url: g.loop }]), ...rt.rules(view)];
 }
 
 type Row = [string, Given, RequestKind, string];
@@ -73,7 +74,9 @@ const rows: Row[] = [
   ['a site switched off', { siteOff: 'a.test' }, 'navigation', 'http://a.test/'],
   ['a site on "rulesets only"', { allowed: 'a.test' }, 'navigation', 'http://a.test/'],
   ['"open over HTTP this time"', { once: 'a.test' }, 'navigation', 'http://a.test/'],
-  ['the loop guard', { loop: 'a.test' }, 'navigation', 'http://a.test/'],
+  ['the loop guard', { loop: 'http://a.test/p?q=1' }, 'navigation', 'http://a.test/p?q=1'],
+  ['another URL of a host with a loop verdict', { loop: 'http://a.test/p?q=1' }, 'navigation', 'http://a.test/p?q=2'],
+  ['a loop verdict named in another URL', { loop: 'http://a.test/' }, 'navigation', 'http://evil.test/?http://a.test/'],
   ['localhost', {}, 'navigation', 'http://localhost:8080/'],
   ['a private address', {}, 'navigation', 'http://192.168.1.1/'],
   ['a loopback address', {}, 'navigation', 'http://127.0.0.1/'],
@@ -88,7 +91,7 @@ const rows: Row[] = [
   ['a known host left on HTTP', { known: ['cdn.test'], allowed: 'cdn.test' }, 'subresource', CDN],
   ['a known host opened over HTTP this time', { known: ['cdn.test'], once: 'cdn.test' }, 'subresource', CDN],
   ['a known host switched off', { known: ['cdn.test'], siteOff: 'cdn.test' }, 'subresource', CDN],
-  ['a known host in a loop', { known: ['cdn.test'], loop: 'cdn.test' }, 'subresource', CDN],
+  ['a known host with a loop verdict for the same URL', { known: ['cdn.test'], loop: CDN }, 'subresource', CDN],
   ['a known host, the mode off', { known: ['cdn.test'], mode: false }, 'subresource', CDN],
   ['a known host, the global switch off', { known: ['cdn.test'], off: true }, 'subresource', CDN],
 ];
@@ -98,7 +101,7 @@ describe('the DNR layers and decide() agree', () => {
     const decision = decide({ url, kind, tab: { tabId: 1, topUrl: kind === 'navigation' ? url : PAGE }, state: state(given) });
     const rules = layers(given).map((r, i) => ({ ...r, id: i + 1 }));
     const type: DnrResourceType = kind === 'navigation' ? 'main_frame' : 'script';
-    const target = new DnrEmulator(rules).match({ url, type }).redirectUrl;
+    const target = new DnrEmulator(rules).match({ url, type, tabId: 1 }).redirectUrl;
     expect(target).toBe(decision.action === 'upgrade' ? decision.url : null);
   });
 

@@ -14,6 +14,7 @@ interface Given {
   pageOff?: string;
   allowed?: string;
   once?: string;
+  /** A loop verdict: this http:// URL as tab 7's page. */
   loop?: string;
   user?: [string, string];
   rules?: [string, string];
@@ -29,7 +30,7 @@ function state(g: Given): DecisionState {
     siteOffBy: (url) => covers(g.siteOff, url) ?? covers(g.pageOff, url),
     httpAllowedBy: (url) => covers(g.allowed, url),
     httpOnce: (host) => host === g.once,
-    loopBlocked: (host) => host === g.loop,
+    loopVerdict: (url, tabId) => tabId === 7 && url === g.loop,
     userRewrite: (url) => (g.user !== undefined && url.startsWith(g.user[0]) ? { rewritten: g.user[1], ruleset: 'Mine' } : null),
     rewrite: (url) =>
       g.user !== undefined && url.startsWith(g.user[0])
@@ -72,20 +73,36 @@ const rows: Row[] = [
     'http://cdn.test/x.js',
     { action: 'leave', reason: 'site-off' },
   ],
-  ['the switched-off site outranks the loop guard', { siteOff: 'a.test', loop: 'a.test' }, NAV, 'http://a.test/', { reason: 'site-off' }],
+  ['the switched-off site outranks the loop guard', { siteOff: 'a.test', loop: 'http://a.test/' }, NAV, 'http://a.test/', { reason: 'site-off' }],
   [
-    'the loop guard gave up on the host',
-    { loop: 'a.test', rules: ['http://a.test/', 'https://a.test/'] },
+    "a loop verdict for the URL, as this tab's page",
+    { loop: 'http://a.test/', rules: ['http://a.test/', 'https://a.test/'] },
     NAV,
     'http://a.test/',
     { action: 'allowHttp', reason: 'loop-guard' },
   ],
+  // Semantics changed (issue 38): a verdict is one URL in one tab, never the host.
   [
-    'the loop guard for a subresource of that host',
-    { loop: 'a.test', known: ['a.test'] },
+    'a loop verdict relaxes no other URL of the host',
+    { loop: 'http://a.test/', rules: ['http://a.test/', 'https://a.test/'] },
+    NAV,
+    'http://a.test/other',
+    { action: 'upgrade', reason: 'ruleset' },
+  ],
+  [
+    'a loop verdict relaxes no other tab',
+    { loop: 'http://a.test/', rules: ['http://a.test/', 'https://a.test/'] },
+    NAV,
+    'http://a.test/',
+    { action: 'upgrade', reason: 'ruleset' },
+    8,
+  ],
+  [
+    'a loop verdict relaxes no subresource, not even of that URL',
+    { loop: 'http://a.test/i.png', known: ['a.test'] },
     SUB,
     'http://a.test/i.png',
-    { action: 'allowHttp', reason: 'loop-guard' },
+    { action: 'upgrade', reason: 'known-host' },
   ],
   [
     'a user rule',

@@ -90,7 +90,7 @@ const run = (focus: Parameters<typeof worldPool>[0]) => () => {
 };
 
 // Loop verdicts are another branch's (issue 38); their rules join once keyed by origin.
-const loopRulesKeyedBySubstring = loopAllowRule('loop.test').condition.urlFilter !== undefined;
+const loopRulesKeyedBySubstring = loopAllowRule({ tabId: 1, url: 'http://loop.test/' }).condition.urlFilter !== undefined;
 
 // Generous: about 0.2 ms a case measured on a loaded 2-core machine, 10 ms allowed.
 describe('the DNR rules enforce exactly what decide() decides, on hostile URLs', { timeout: Math.max(600_000, RUNS * 10) }, () => {

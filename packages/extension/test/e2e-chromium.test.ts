@@ -202,7 +202,7 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
     await tab.close();
   });
 
-  it('stops an HTTPS→HTTP redirect loop on the HTTP page and keeps the host on HTTP', async () => {
+  it('stops an HTTPS→HTTP redirect loop on the HTTP page and keeps that page on HTTP in its tab', async () => {
     const tab = await ext.context.newPage();
     const url = `${origin('http', 'loop.example.test')}/`;
     await tab.goto(url);
@@ -212,8 +212,11 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
     expect(secureHits).toBeGreaterThanOrEqual(3);
     expect(secureHits).toBeLessThan(20);
     const session = await ext.worker.evaluate(() => chrome.declarativeNetRequest.getSessionRules());
-    expect(session.map((r) => r.condition.urlFilter)).toEqual(['|http://loop.example.test^']);
-    // Later visits go straight to HTTP.
+    // Semantics changed (issue 38): the verdict is this URL as this tab's page, never the host.
+    expect(session.map((r) => [r.condition.regexFilter, r.condition.resourceTypes, r.condition.tabIds?.length])).toEqual([
+      [`^${url.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`, ['main_frame'], 1],
+    ]);
+    // Later visits of that page in that tab go straight to HTTP.
     const before = server.log.length;
     await tab.goto(url);
     expect(tab.url()).toBe(url);

@@ -13,19 +13,24 @@ describe('Firefox blocking webRequest decision', () => {
     let redirected = 0;
     for (const url of urls) {
       const rewritten = engine.rewrite(url);
-      const decision = upgradeDecision(engine, new LoopGuard(), url);
+      const decision = upgradeDecision(engine, new LoopGuard(), { url, type: 'main_frame', tabId: 1 });
       expect(decision).toEqual(rewritten !== null && rewritten !== url ? { redirectUrl: rewritten } : {});
       if (decision.redirectUrl) redirected++;
     }
     expect(redirected).toBeGreaterThan(0);
   });
 
-  it('stops upgrading a host in a redirect loop', () => {
-    const url = urls.find((u) => engine.rewrite(u) !== null)!;
+  it('leaves on HTTP exactly the page a loop verdict is for, in its tab', () => {
+    const url = new URL(urls.find((u) => engine.rewrite(u) !== null)!);
+    url.hash = '';
+    const target = engine.rewrite(url.href)!;
     const guard = new LoopGuard(1);
-    const host = new URL(url).hostname;
-    guard.noteRedirect({ requestId: '1', tabId: 1, type: 'main_frame', url: `https://${host}/`, redirectUrl: `http://${host}/` });
-    expect(upgradeDecision(engine, guard, url)).toEqual({});
+    guard.noteRedirect({ requestId: '1', tabId: 1, type: 'main_frame', url: url.href, redirectUrl: target });
+    guard.noteRedirect({ requestId: '1', tabId: 1, type: 'main_frame', url: target, redirectUrl: url.href });
+    expect(upgradeDecision(engine, guard, { url: url.href, type: 'main_frame', tabId: 1 })).toEqual({});
+    // Another tab, or the same URL as a subresource: upgraded as ever.
+    expect(upgradeDecision(engine, guard, { url: url.href, type: 'main_frame', tabId: 2 })).toEqual({ redirectUrl: target });
+    expect(upgradeDecision(engine, guard, { url: url.href, type: 'image', tabId: 1 })).toEqual({ redirectUrl: target });
   });
 
   it("lets the extension's own background requests (probes) go as sent, nothing else", () => {

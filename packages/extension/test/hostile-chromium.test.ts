@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildExtension } from '../src/packaging/build.js';
 import { launchWithExtension, type LoadedExtension } from './support/browser.js';
 import { writeRulesetsDir } from './support/e2e-site.js';
-import { FLOOD_HOST, HOSTILE_RULESETS, hostileHandler } from './support/hostile-site.js';
+import { FLOOD_HOST, HOSTILE_RULESETS, hostileHandler, NAV_HOST, openRedirect } from './support/hostile-site.js';
 import { startDualServer, type DualServer } from './support/servers.js';
 
 const POLL = { timeout: 15_000, interval: 100 };
@@ -54,6 +54,59 @@ describe('Chromium: a hostile page cannot relax protection', () => {
   const unchanged = async (before: Snapshot) => {
     await expect.poll(async () => (await snapshot()).protection, POLL).toEqual(before.protection);
     expect((await snapshot()).visited).toEqual(expect.arrayContaining(before.visited));
+  };
+
+  /** Clicks the page's #go (a user's click: one window opens), waits for the page to finish. */
+  const walk = async (query: string, timeout = 60_000) => {
+    const tab = await ext.context.newPage();
+    await tab.goto(at('https', 'evil.example.test', `/walk?${query}`));
+    const popup = ext.context.waitForEvent('page');
+    await tab.click('#go');
+    const w = await popup;
+    await tab.waitForSelector('body[data-done="true"]', { timeout });
+    const sent = Number(await tab.evaluate(() => document.body.dataset.sent));
+    const last = w.url();
+    await w.close();
+    await tab.close();
+    return { sent, last };
+  };
+  /** A victim's open redirect (`/redir?to=`), driven in every shape a page can write. */
+  const openRedirectShapes = (host: string): string[] => {
+    const p = server.port;
+    const http = (path: string, h = host) => `http://${h}:${p}${path}`;
+    const nest = (levels: number, last: string, wrap: (to: string) => string) => {
+      let to = last;
+      for (let i = 0; i < levels; i++) to = wrap(to);
+      return to;
+    };
+    const self = (to: string) => http(`/redir?to=${encodeURIComponent(to)}`);
+    return [
+      // Nested: each hop is the host's HTTPS answer sending the chain to another of its HTTP URLs.
+      openRedirect(host, p, nest(5, http('/landed'), self)),
+      // Through another host's open redirect between the victim's hops.
+      openRedirect(
+        host,
+        p,
+        nest(5, http('/landed'), (to) => openRedirect('evil.example.test', p, self(to))),
+      ),
+      // With fragments, and with the host and port spelled other ways (upper case, leading zeros).
+      openRedirect(
+        host,
+        p,
+        nest(5, `${http('/landed')}#f`, (to) => `${self(to)}#frag`),
+      ),
+      openRedirect(
+        host,
+        p,
+        nest(5, http('/landed'), (to) => `http://${host.toUpperCase()}:0${p}/redir?to=${encodeURIComponent(to)}`),
+      ),
+      // The same redirect back to the same URL, over and over (the URL is not the redirect's own).
+      openRedirect(
+        host,
+        p,
+        nest(5, http('/landed'), () => self(http('/landed'))),
+      ),
+    ];
   };
 
   const landsOn = async (url: string): Promise<string> => {
@@ -171,6 +224,71 @@ describe('Chromium: a hostile page cannot relax protection', () => {
     expect((await snapshot()).thirdParty - before.thirdParty).toBeLessThanOrEqual(24);
     expect(FLOOD_HOST(0)).toBe('f0.flood.example.test');
     await unchanged(before);
+  });
+
+  it("a victim's open redirect, in every shape, is no loop", async () => {
+    const before = await snapshot();
+    for (const host of ['victim.example.test', 'lb.example.test', 'free.example.test']) {
+      for (const shape of openRedirectShapes(host)) expect(await landsOn(shape), shape).toMatch(new RegExp(`^${at('https', host, '/landed')}(#.*)?$`));
+      // A page sending one window through it again and again (the handoff page's evidence is
+      // per tab): each round ends on HTTPS.
+      const again = openRedirect(host, server.port, at('http', host, '/landed'));
+      const { sent, last } = await walk(`urls=${encodeURIComponent(JSON.stringify([again, again, again, again]))}&gap=1500`);
+      expect(sent).toBe(4);
+      expect(last).toBe(at('https', host, '/landed'));
+    }
+    await unchanged(before);
+    await victimsProtected();
+  });
+
+  it('a page sending a window to every port of a visited host makes the extension forget nothing', async () => {
+    const before = await snapshot();
+    expect(before.visited).toEqual(expect.arrayContaining(['free.example.test', 'victim.example.test']));
+    const ports = [80, 443, 8080, 8443, 1080, 3000, server.port + 1, server.port === 65535 ? 1 : 65535];
+    const urls = ports.flatMap((p) => [`http://free.example.test:${p}/`, `http://victim.example.test:${p}/x`]);
+    expect((await walk(`urls=${encodeURIComponent(JSON.stringify(urls))}&gap=1500`, 120_000)).sent).toBe(urls.length);
+    // A wrong forget would land within the store's next batch.
+    await new Promise((r) => setTimeout(r, 2500));
+    await unchanged(before);
+    await victimsProtected();
+  });
+
+  it('a page sending a window to hundreds of answering hosts teaches no visit, and at most its share', async () => {
+    const before = await snapshot();
+    // Bounded in time by the page itself: as many as it manages in 30 s.
+    const { sent } = await walk(`flood=2000&ms=30000&gap=1000`, 120_000);
+    console.log(`Chromium: one page sent a window to ${sent} answering hosts`);
+    expect(sent).toBeGreaterThan(50);
+    const landed = new Set(server.log.filter((r) => r.host.endsWith('.nav.example.test') && r.secure && r.path === '/nav-landed').map((r) => r.host));
+    expect(landed.size).toBeGreaterThan(50);
+    await new Promise((r) => setTimeout(r, 2500));
+    expect((await snapshot()).visited.filter((h) => h.endsWith('.nav.example.test'))).toEqual([]);
+    expect((await snapshot()).thirdParty - before.thirdParty).toBeLessThanOrEqual(96);
+    await unchanged(before);
+  });
+
+  it('a page combining them changes nothing either', async () => {
+    const before = await snapshot();
+    const p = server.port;
+    const again = openRedirect('lb.example.test', p, at('http', 'lb.example.test', '/landed'));
+    const urls = [
+      ...openRedirectShapes('victim.example.test').slice(0, 2),
+      `http://free.example.test:${p + 1}/`,
+      again,
+      `http://free.example.test:80/`,
+      again,
+      ...Array.from({ length: 40 }, (_, i) => `http://${NAV_HOST(5000 + i)}:${p}/nav-landed`),
+      // With credentials (or a trailing dot) Chromium's handoff page takes them over and starts
+      // the navigation onwards itself: still the page's navigations.
+      ...Array.from({ length: 30 }, (_, i) => `http://u@${NAV_HOST(6000 + i)}:${p}/nav-landed`),
+      again,
+      `http://victim.example.test:443/`,
+    ];
+    expect((await walk(`urls=${encodeURIComponent(JSON.stringify(urls))}&gap=1500`, 180_000)).sent).toBe(urls.length);
+    await new Promise((r) => setTimeout(r, 2500));
+    expect((await snapshot()).visited.filter((h) => h.endsWith('.nav.example.test'))).toEqual([]);
+    await unchanged(before);
+    await victimsProtected();
   });
 
   it('after every attack, the victims still end on HTTPS', async () => {

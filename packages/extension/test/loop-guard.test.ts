@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { LoopGuard, TAB_DOWNGRADE_WINDOW_MS } from '../src/https-first/loop-guard.js';
+import { loopAllowRule, loopAllowRules } from '../src/dnr/loop-rules.js';
+import { LOOP_VERDICT_MS, LoopGuard, TAB_DOWNGRADE_WINDOW_MS } from '../src/https-first/loop-guard.js';
+import { DnrEmulator } from '@httpsify/engine/dnr';
 
 const redirect = (requestId: string, url: string, redirectUrl: string, more: { tabId?: number; type?: string } = {}) => ({
   requestId,
@@ -9,77 +11,142 @@ const redirect = (requestId: string, url: string, redirectUrl: string, more: { t
   redirectUrl,
 });
 
+/** One round of a cycle in chain `id`: our upgrade of `http`, its answer sending it back. */
+const round = (guard: LoopGuard, id: string, http: string, https = http.replace(/^http:/, 'https:'), tabId = 1) => {
+  expect(guard.noteRedirect(redirect(id, http, https, { tabId }))).toBeNull();
+  return guard.noteRedirect(redirect(id, https, http, { tabId }));
+};
+
+/*
+ * Semantics changed deliberately (issue 38): a verdict is one URL as one tab's page for a while,
+ * reached only by a cycle (the same URL coming back after our upgrade), never a host for the
+ * session. The earlier tests asserted host-wide verdicts from `https://H/a -> http://H/b`.
+ */
 describe('redirect-loop guard', () => {
-  it('gives up on a host after three HTTPS→HTTP downgrades of its own in one request chain', () => {
-    const guard = new LoopGuard();
-    const hop = () => {
-      // The upgrade itself (http → https) never counts.
-      expect(guard.noteRedirect(redirect('7', 'http://loop.test/', 'https://loop.test/'))).toBeNull();
-      return guard.noteRedirect(redirect('7', 'https://loop.test/', 'http://loop.test/'));
-    };
-    expect(hop()).toBeNull();
-    expect(hop()).toBeNull();
-    expect(guard.isUrlBlocked('http://loop.test/a')).toBe(false);
-    expect(hop()).toBe('loop.test');
-    expect(guard.isUrlBlocked('http://loop.test/a')).toBe(true);
-    expect(guard.isHostBlocked('.loop.test')).toBe(true);
-    // Reported once; the allow rule is already in place.
-    expect(hop()).toBeNull();
+  it('gives a verdict after the same URL came back three times in one chain: that URL, that tab', () => {
+    let now = 1000;
+    const guard = new LoopGuard(3, () => now);
+    expect(round(guard, '7', 'http://loop.test/p?q=1')).toBeNull();
+    expect(round(guard, '7', 'http://loop.test/p?q=1')).toBeNull();
+    expect(guard.allows('http://loop.test/p?q=1', 1)).toBe(false);
+    expect(round(guard, '7', 'http://loop.test/p?q=1')).toEqual({ tabId: 1, url: 'http://loop.test/p?q=1', until: 1000 + LOOP_VERDICT_MS });
+    expect(guard.verdictOf('7')?.url).toBe('http://loop.test/p?q=1');
+    expect(guard.allows('http://loop.test/p?q=1', 1)).toBe(true);
+    // A fragment never reaches the network: the same page.
+    expect(guard.allows('http://loop.test/p?q=1#top', 1)).toBe(true);
+    // Never another URL of the host, another tab, or the host as such.
+    expect(guard.allows('http://loop.test/p?q=2', 1)).toBe(false);
+    expect(guard.allows('http://loop.test/', 1)).toBe(false);
+    expect(guard.allows('http://loop.test/p?q=1', 2)).toBe(false);
+    expect(guard.allows('http://loop.test:8080/p?q=1', 1)).toBe(false);
+    // Reported once while it lasts.
+    expect(round(guard, '7', 'http://loop.test/p?q=1')).toBeNull();
     expect(guard.blockedHosts()).toEqual(['loop.test']);
+    // Bounded in time.
+    now += LOOP_VERDICT_MS;
+    expect(guard.allows('http://loop.test/p?q=1', 1)).toBe(false);
+    expect(guard.blockedHosts()).toEqual([]);
   });
 
-  it('counts per request and per host, and forgets finished chains', () => {
+  it("follows a ruleset's rewrite: the cycle is the URL and the very target it was sent to", () => {
     const guard = new LoopGuard(2);
-    expect(guard.noteRedirect(redirect('1', 'https://a.test/', 'http://a.test/'))).toBeNull();
-    expect(guard.noteRedirect(redirect('2', 'https://a.test/', 'http://a.test/'))).toBeNull();
-    expect(guard.noteRedirect(redirect('1', 'https://b.test/', 'http://b.test/'))).toBeNull();
-    guard.finish('1');
-    expect(guard.noteRedirect(redirect('1', 'https://a.test/', 'http://a.test/'))).toBeNull();
-    expect(guard.noteRedirect(redirect('2', 'https://a.test/', 'http://a.test/x'))).toBe('a.test');
-    expect(guard.isUrlBlocked('http://b.test/')).toBe(false);
+    expect(round(guard, '1', 'http://a.test/x', 'https://www.a.test/x')).toBeNull();
+    expect(round(guard, '1', 'http://a.test/x', 'https://www.a.test/x')).toMatchObject({ url: 'http://a.test/x' });
   });
 
-  it("never takes another host's redirects, a subresource's or repeated navigations as a loop", () => {
-    const guard = new LoopGuard();
+  it('never takes an open redirect, another host, different URLs, a subresource or restarts as a loop', () => {
+    const guard = new LoopGuard(2);
     for (let i = 0; i < 10; i++) {
+      // The victim's own open redirect, in every shape: it sends to a URL other than its own.
+      for (const [from, to] of [
+        ['https://victim.test/redir?to=http://victim.test/', 'http://victim.test/'],
+        [`https://victim.test/redir?to=${encodeURIComponent('https://victim.test/redir?to=http://victim.test/x')}`, 'http://victim.test/x'],
+        ['https://victim.test:443/go#frag', 'http://victim.test/go2#frag'],
+        ['https://victim.test/a', 'http://victim.test/b'],
+        ['https://victim.test/b', 'http://victim.test/a'],
+      ]) {
+        guard.noteRedirect(redirect('9', to.replace(/^https?:/, 'http:'), to.replace(/^http:/, 'https:')));
+        expect(guard.noteRedirect(redirect('9', from, to))).toBeNull();
+      }
       // An attacker's HTTPS site sending the chain to the victim's HTTP URL, again and again.
+      expect(guard.noteRedirect(redirect('9', 'http://victim.test/', 'https://victim.test/'))).toBeNull();
       expect(guard.noteRedirect(redirect('9', `https://evil.test/${i}`, 'http://victim.test/'))).toBeNull();
-      expect(guard.noteRedirect(redirect('9', 'http://victim.test/', `https://evil.test/${i + 1}`))).toBeNull();
-      // A subresource of the victim looping (its page's protection is not the subresource's to drop).
+      // A subresource cycling (its page's protection is not the subresource's to drop).
+      guard.noteRedirect(redirect('10', 'http://victim.test/img', 'https://victim.test/img', { type: 'image' }));
       expect(guard.noteRedirect(redirect('10', 'https://victim.test/img', 'http://victim.test/img', { type: 'image' }))).toBeNull();
       // No tab: not a navigation the user sees.
-      expect(guard.noteRedirect(redirect('11', 'https://victim.test/', 'http://victim.test/', { tabId: -1 }))).toBeNull();
-      // A page starting the navigation again: each start is a new chain.
+      expect(round(guard, '11', 'http://victim.test/', undefined, -1)).toBeNull();
+      // The downgrade without our upgrade before it in this chain (a page starting it again).
       expect(guard.noteRedirect(redirect(`n${i}`, 'https://victim.test/', 'http://victim.test/'))).toBeNull();
       guard.finish(`n${i}`);
     }
     expect(guard.blockedHosts()).toEqual([]);
-    // Spelling tricks: a trailing dot is the same host; userinfo and ports do not make it another.
-    expect(guard.noteRedirect(redirect('12', 'https://evil.test/', 'http://victim.test./'))).toBeNull();
-    expect(guard.noteRedirect(redirect('12', 'https://victim.test.evil.test/', 'http://victim.test/'))).toBeNull();
-    expect(guard.blockedHosts()).toEqual([]);
   });
 
-  it('remembers per tab which HTTPS host sent the page to which HTTP URL, for a while', () => {
+  it('forgets finished chains', () => {
+    const guard = new LoopGuard(2);
+    expect(round(guard, '1', 'http://a.test/')).toBeNull();
+    guard.finish('1');
+    expect(round(guard, '1', 'http://a.test/')).toBeNull();
+    expect(round(guard, '1', 'http://a.test/')).not.toBeNull();
+  });
+
+  it('remembers per tab which https:// URL sent the page to which http:// URL, for a while', () => {
     let now = 1000;
     const guard = new LoopGuard(3, () => now);
     guard.noteRedirect(redirect('1', 'https://new.test/lb', 'http://lb.test/old', { tabId: 4 }));
     guard.noteRedirect(redirect('2', 'https://new.test/lb', 'http://lb.test/old', { tabId: 4 }));
-    expect(guard.recentTabDowngrades(4, 'new.test', 'http://lb.test/old')).toBe(2);
-    // Another tab, another source host, another URL: nothing.
-    expect(guard.recentTabDowngrades(5, 'new.test', 'http://lb.test/old')).toBe(0);
-    expect(guard.recentTabDowngrades(4, 'lb.test', 'http://lb.test/old')).toBe(0);
-    expect(guard.recentTabDowngrades(4, 'new.test', 'http://lb.test/other')).toBe(0);
+    expect(guard.recentTabDowngrades(4, 'https://new.test/lb', 'http://lb.test/old')).toBe(2);
+    // Another tab, another source URL (even of the same host), another target: nothing.
+    expect(guard.recentTabDowngrades(5, 'https://new.test/lb', 'http://lb.test/old')).toBe(0);
+    expect(guard.recentTabDowngrades(4, 'https://new.test/', 'http://lb.test/old')).toBe(0);
+    expect(guard.recentTabDowngrades(4, 'https://new.test/lb', 'http://lb.test/other')).toBe(0);
     now += TAB_DOWNGRADE_WINDOW_MS;
-    expect(guard.recentTabDowngrades(4, 'new.test', 'http://lb.test/old')).toBe(0);
+    expect(guard.recentTabDowngrades(4, 'https://new.test/lb', 'http://lb.test/old')).toBe(0);
   });
 
-  it('restores hosts recorded earlier in the session, drops malformed ones, and clears them on request', () => {
-    const guard = new LoopGuard();
-    guard.restore(['x.test', 'bad host', 42 as unknown as string]);
-    expect(guard.isUrlBlocked('http://x.test:8080/')).toBe(true);
-    expect(guard.blockedHosts()).toEqual(['x.test']);
-    guard.clear();
+  it('restores live verdicts only, drops malformed ones, and ends them with the tab or on request', () => {
+    const now = 5000;
+    const guard = new LoopGuard(3, () => now);
+    guard.restore([
+      { tabId: 2, url: 'http://x.test/a', until: now + 1000 },
+      { tabId: 2, url: 'http://x.test/b', until: now - 1 },
+      { tabId: 2, url: 'https://x.test/c', until: now + 1000 },
+      { tabId: -1, url: 'http://x.test/d', until: now + 1000 },
+      { tabId: 2, url: 'http://X.test/e', until: now + 1000 },
+      { tabId: 2, url: 'http://x.test/f', until: now + LOOP_VERDICT_MS * 100 },
+      'x.test',
+      null,
+    ]);
+    expect(guard.live()).toEqual([{ tabId: 2, url: 'http://x.test/a', until: now + 1000 }]);
+    expect(guard.tabClosed(2)).toBe(true);
+    expect(guard.live()).toEqual([]);
+    guard.restore([{ tabId: 3, url: 'http://x.test/a', until: now + 1000 }]);
+    guard.forget('x.test');
     expect(guard.blockedHosts()).toEqual([]);
+  });
+});
+
+describe('the loop verdict rule (Chromium)', () => {
+  it('matches exactly the verdict URL as a main frame, and nothing that merely names it', () => {
+    const rule = loopAllowRule({ tabId: 4, url: 'http://loop.test/p?q=1.2' });
+    expect(rule.condition).toMatchObject({ tabIds: [4], resourceTypes: ['main_frame'] });
+    const dnr = new DnrEmulator(loopAllowRules([{ tabId: 4, url: 'http://loop.test/p?q=1.2' }]).map((r, i) => ({ ...r, id: i + 1 })));
+    const allowed = (url: string, type: 'main_frame' | 'image' = 'main_frame') => dnr.match({ url, type, tabId: 4 }).rule !== null;
+    expect(allowed('http://loop.test/p?q=1.2')).toBe(true);
+    for (const url of [
+      'http://loop.test/p?q=1x2',
+      'http://loop.test/p?q=1.2&x',
+      'http://loop.test/',
+      'http://loop.test:8080/p?q=1.2',
+      'http://evil.test/?http://loop.test/p?q=1.2',
+      'http://loop.test@evil.test/p?q=1.2',
+      'http://evil.test/http://loop.test/p?q=1.2',
+      'http://loop.test.evil.test/p?q=1.2',
+      'https://loop.test/p?q=1.2',
+    ])
+      expect(allowed(url), url).toBe(false);
+    expect(allowed('http://loop.test/p?q=1.2', 'image')).toBe(false);
+    expect(dnr.match({ url: 'http://loop.test/p?q=1.2', type: 'main_frame', tabId: 5 }).rule).toBeNull();
   });
 });

@@ -36,7 +36,7 @@ async function setup() {
     get: (keys: string | string[]) => stored.get(typeof keys === 'string' ? [keys] : keys),
     set: (items: Record<string, unknown>) => stored.set(items),
   };
-  const rt = new ProtectionRuntime({ storage, isLoopBlocked: () => false });
+  const rt = new ProtectionRuntime({ storage });
   for (const host of ['kept.test', 'mine.test', 'plain.test']) rt.learn({ url: `https://${host}/`, tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
   return { c, rt, engine };
 }
@@ -114,7 +114,7 @@ describe('Chromium: no known-host rule where DNR may miss an exclusion', () => {
     engine.setActive('Lookbehind', false);
     expect(keepOut('lb.test')).toBe(false);
     engine.setActive('Lookbehind', undefined);
-    const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined }, isLoopBlocked: () => false, dnrKeepOut: keepOut });
+    const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined }, dnrKeepOut: keepOut });
     for (const host of ['lb.test', 'nx.test', 'ok.test', 'free.test'])
       rt.learn({ url: `https://${host}/`, tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
     const { c } = await setup();

@@ -89,13 +89,16 @@ describe('known HTTPS hosts: what one page or site can teach', () => {
   });
 
   it('lets one page teach 24 new third-party hosts and one site 96, whatever it loads', () => {
-    const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined }, isLoopBlocked: () => false });
+    const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined } });
     const page = (n: number) => `https://flood.test/page${n}`;
     const load = (tabId: number, top: string, host: string) => rt.learn({ url: `https://${host}/x.js`, tabId, type: 'script', statusCode: 200 }, top);
     for (let i = 0; i < 5000; i++) load(1, page(0), `h${i}.cdn.test`);
     expect(rt.known.size).toBe(24);
-    // Hosts it already taught refresh freely; the page's own host is a visit, not third-party.
+    // Hosts it already taught refresh freely. The page's own host as a subresource is no visit
+    // (semantics changed for issue 38: only a committed top-level document the user reached is).
     load(1, page(0), 'h0.cdn.test');
+    rt.learn({ url: 'https://flood.test/page0', tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
+    expect(rt.known.isVisited('flood.test')).toBe(true);
     load(1, page(0), 'flood.test');
     expect(rt.known.isVisited('flood.test')).toBe(true);
     expect(rt.known.size).toBe(25);
@@ -107,6 +110,63 @@ describe('known HTTPS hosts: what one page or site can teach', () => {
     expect(rt.known.thirdPartySize).toBe(96 + 24);
     for (let i = 0; i < 100; i++) rt.learn({ url: `https://visit${i}.test/`, tabId: 60, type: 'main_frame', statusCode: 200 }, undefined);
     expect(rt.known.size - rt.known.thirdPartySize).toBe(101);
+  });
+});
+
+describe('known HTTPS hosts: what counts as a visit', () => {
+  const own = 'chrome-extension://abc/';
+  const nav = (url: string, more: { statusCode?: number; initiator?: string; originUrl?: string; tabId?: number } = {}) => ({
+    url,
+    tabId: more.tabId ?? 1,
+    type: 'main_frame',
+    statusCode: more.statusCode ?? 200,
+    initiator: more.initiator,
+    originUrl: more.originUrl,
+  });
+
+  it('a top-level document the user (or the site itself) reached, that committed', () => {
+    const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined } });
+    rt.learn(nav('https://typed.test/'), undefined, own);
+    rt.learn(nav('https://ours.test/', { initiator: 'chrome-extension://abc' }), undefined, own, null);
+    rt.learn(nav('https://self.test/b', { initiator: 'https://self.test' }), undefined, own);
+    rt.learn(nav('https://ff.test/b', { originUrl: 'https://ff.test/a' }), undefined, own);
+    for (const h of ['typed.test', 'ours.test', 'self.test', 'ff.test']) expect(rt.known.isVisited(h), h).toBe(true);
+    // No document (204, 205), an error page: nothing learnt.
+    rt.learn(nav('https://nocontent.test/', { statusCode: 204 }), undefined, own);
+    rt.learn(nav('https://reset.test/', { statusCode: 205 }), undefined, own);
+    rt.learn(nav('https://gone.test/', { statusCode: 404 }), undefined, own);
+    expect(rt.known.size).toBe(4);
+  });
+
+  it("navigations another page started are third-party, within the starting page's share", () => {
+    const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined } });
+    rt.learn(nav('https://visited.test/'), undefined, own);
+    // Thousands of navigations one page sends a tab to (Chromium: its origin; Firefox: its address).
+    for (let i = 0; i < 3000; i++) rt.learn(nav(`https://h${i}.flood.test/`, { initiator: 'https://evil.test', tabId: 2 }), undefined, own);
+    expect(rt.known.thirdPartySize).toBe(24);
+    // Interleaved with the landed pages' own subresources, the share does not restart, and
+    // those pages' own scripts make them no visit.
+    for (let i = 0; i < 300; i++) {
+      rt.learn(nav(`https://g${i}.flood.test/`, { originUrl: 'https://evil.test/start', tabId: 3 }), undefined, own);
+      rt.learn({ url: `https://g${i}.flood.test/x.js`, tabId: 3, type: 'script', statusCode: 200 }, `https://g${i}.flood.test/`, own);
+    }
+    expect(rt.known.thirdPartySize).toBe(48);
+    expect(rt.known.has('g299.flood.test', Date.now())).toBe(false);
+    for (let i = 0; i < 3000; i++) rt.learn(nav(`https://k${i}.flood.test/`, { originUrl: `https://evil.test/p${i}`, tabId: 4 + i }), undefined, own);
+    expect(rt.known.thirdPartySize).toBe(96);
+    // Chromium's handoff page navigates for a request a page started: still that page's.
+    const evil = { page: 'https://evil.test', host: 'evil.test' };
+    rt.learn(nav('https://handed.test/', { initiator: 'chrome-extension://abc' }), undefined, own, evil);
+    expect(rt.known.isVisited('handed.test')).toBe(false);
+    rt.learn(nav('https://handed2.test/', { initiator: 'chrome-extension://abc' }), undefined, own, null);
+    expect(rt.known.isVisited('handed2.test')).toBe(true);
+    rt.known.forget('handed2.test');
+    // Not known who started it: not a visit.
+    rt.learn(nav('https://handed3.test/', { initiator: 'chrome-extension://abc' }), undefined, own, undefined);
+    expect(rt.known.isVisited('handed3.test')).toBe(false);
+    // None of them is a visit; what the user visited stays.
+    expect(rt.known.size - rt.known.thirdPartySize).toBe(1);
+    expect(rt.known.isVisited('visited.test')).toBe(true);
   });
 });
 
@@ -284,13 +344,28 @@ describe('protection runtime (no browser)', () => {
       asked.push(url);
       return { status: 200, type: 'basic' } as Response;
     }) as typeof fetch;
-    const rt = new ProtectionRuntime({ storage, isLoopBlocked: () => false, now: () => now, fetch: fetchFn });
+    const rt = new ProtectionRuntime({ storage, now: () => now, fetch: fetchFn });
     expect(await rt.recheck(['a.test', '*.w.test'])).toEqual([]);
     expect(asked).toEqual([]);
     now += RECHECK_PERIOD_MS;
     expect(await rt.recheck(['a.test', '*.w.test'])).toEqual(['a.test']);
     expect(asked).toEqual(['https://a.test/']);
     expect((storage.data.httpRecheck as { restored: unknown[] }).restored).toEqual([{ entry: 'a.test', at: now }]);
+  });
+
+  it("forgets a known host only for the user's own navigation to its default-port origin", async () => {
+    const fetchFn = (async () => {
+      throw new TypeError('Failed to fetch');
+    }) as typeof fetch;
+    const rt = new ProtectionRuntime({ storage: memory(), fetch: fetchFn });
+    rt.learn({ url: 'https://known.test/', tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
+    // A navigation a web page started, or one to another port of the host: nothing is forgotten.
+    await rt.planFallback(view, 'http://known.test/p', 'net::ERR_SSL_PROTOCOL_ERROR', false);
+    await rt.planFallback(view, 'http://known.test:8443/p', 'net::ERR_CONNECTION_REFUSED', true);
+    await rt.planFallback(view, 'http://known.test:443/p', 'net::ERR_CONNECTION_REFUSED', true);
+    expect(rt.upgradesHost(view, 'known.test')).toBe(true);
+    await rt.planFallback(view, 'http://known.test/p', 'net::ERR_CONNECTION_REFUSED', true);
+    expect(rt.upgradesHost(view, 'known.test')).toBe(false);
   });
 
   it('plans a fallback: the www. twin to offer when it answers with a success, and every attempt', async () => {
@@ -302,10 +377,10 @@ describe('protection runtime (no browser)', () => {
       if (url === 'https://www.shared.test/') return { status: 404, type: 'basic' } as Response;
       throw new TypeError('Failed to fetch');
     }) as typeof fetch;
-    const rt = new ProtectionRuntime({ storage: memory(), isLoopBlocked: () => false, fetch: fetchFn });
+    const rt = new ProtectionRuntime({ storage: memory(), fetch: fetchFn });
     rt.learn({ url: 'https://twin.test/', tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
     expect(rt.upgradesHost(view, 'twin.test')).toBe(true);
-    expect(await rt.planFallback(view, 'http://twin.test/p?q=1', 'net::ERR_SSL_PROTOCOL_ERROR')).toEqual({
+    expect(await rt.planFallback(view, 'http://twin.test/p?q=1', 'net::ERR_SSL_PROTOCOL_ERROR', true)).toEqual({
       twin: 'https://www.twin.test/p?q=1',
       tried: [
         { url: 'https://twin.test/', result: 'net::ERR_SSL_PROTOCOL_ERROR' },
@@ -322,7 +397,7 @@ describe('protection runtime (no browser)', () => {
       ],
       http: 'ok',
     });
-    // HTTPS failed for it: no longer known.
+    // HTTPS failed for the user's own navigation to its default-port origin: no longer known.
     expect(rt.upgradesHost(view, 'twin.test')).toBe(false);
     const plan = await rt.planFallback(view, 'http://none.test/secret', 'timeout');
     expect(plan).toEqual({

@@ -10,7 +10,7 @@ import { fetchBytesWith } from '@httpsify/engine/channels';
 import { CHANNEL_ALARM, ChannelService } from '../channels/channel-service.js';
 import { secureKnownHostCookies } from '../cookies/known-host-cookies.js';
 import type { Decision } from '../decision/decide.js';
-import { RequestDecider } from '../decision/request-decider.js';
+import { RequestDecider, type RequestDetails } from '../decision/request-decider.js';
 import { HttpsFirstFallback } from '../https-first/fallback.js';
 import { FALLBACK_PAGE } from '../platform/packaged-files.js';
 import { PageTickets } from '../https-first/page-tickets.js';
@@ -65,7 +65,7 @@ export interface InstalledUi {
    * The decision (decision/decide.ts) for a request with the settings and learned state of now;
    * null until the controller is ready. Firefox's blocking listener and the handoff page ask it.
    */
-  decide(details: { url: string; type: string; tabId: number }): Decision | null;
+  decide(details: RequestDetails): Decision | null;
   /** What rulesets rewrite with now (channels over the defaults); null until the controller is ready. */
   rewriter(): { rewrite(url: string): string | null } | null;
   /** Known HTTPS hosts, subresource upgrades, the fallback's alternatives, re-checks. */
@@ -89,7 +89,6 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   const protection = new ProtectionRuntime({
     storage: storageArea('local'),
     writeRules: options.protectionRules,
-    isLoopBlocked: (host) => options.loopGuard?.isHostBlocked(host) ?? false,
     learned: (host) => void secureKnownHostCookies(host, (h) => controller !== null && protection.upgradesHost(controller, h)),
     dnrKeepOut: options.protectionKeepOut,
   });
@@ -97,7 +96,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   const stats = new Statistics(store);
   const fallback = new HttpsFirstFallback({
     portalProbeUrl: async () => (await store.load()).portalProbeUrl,
-    plan: async (url, reason) => protection.planFallback(controller ?? (await ready), url, reason),
+    plan: async (url, reason, byUser) => protection.planFallback(controller ?? (await ready), url, reason, byUser),
     tickets,
     ticketsChanged: () => session.set({ [TICKETS_SESSION_KEY]: tickets.snapshot() }),
     fellBack: () => stats.fellBack(),
@@ -174,6 +173,8 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     await c.reconcile(next);
   }
 
+  /** The extension's base URL (navigations its own pages start are the user's). */
+  const ownOrigin = ext.runtime.getURL('');
   const icon = new ToolbarIcon(() => controller, ready, activity);
   const observer = new RequestObserver({
     controller: () => controller,
@@ -184,15 +185,20 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     stats,
     activityChanged: () => activitySession.saveSoon(),
     refreshIcon: (tabId, url) => void icon.refresh(tabId, url),
+    ownOrigin,
   });
 
   const filter = { urls: ['http://*/*', 'https://*/*'] };
   ext.webRequest.onBeforeRequest.addListener((d) => observer.observe(d), filter);
   if (options.platform === 'chromium') ext.webRequest.onBeforeRedirect.addListener((d) => observer.observeRedirect(d), { urls: ['http://*/*'] });
-  ext.webRequest.onResponseStarted.addListener((d) => fallback.responded(d.requestId), filter);
+  ext.webRequest.onResponseStarted.addListener((d) => {
+    fallback.responded(d.requestId);
+    // The tab's page changes when a document commits, not when a navigation starts.
+    decider.committed(d);
+  }, filter);
   ext.webRequest.onCompleted.addListener((d) => {
     fallback.responded(d.requestId);
-    protection.learn(d, d.type === 'main_frame' ? d.url : decider.topUrl(d.tabId));
+    protection.learn(d, decider.pageOf(d), ownOrigin, d.type === 'main_frame' ? observer.handoffStarter(d.tabId) : undefined);
     if (d.type === 'main_frame' && d.url.startsWith('http:')) {
       const site = siteOf(d.url);
       if (site !== null) stats.servedOverHttp(site.hostWithPort);
@@ -206,6 +212,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     protection.budget.tabClosed(tabId);
     fallback.tabClosed(tabId);
     decider.tabClosed(tabId);
+    observer.tabClosed(tabId);
     activitySession.saveSoon();
   });
   ext.tabs.onActivated.addListener(({ tabId }) => {
@@ -246,7 +253,8 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     decide(details) {
       const c = controller;
       if (c === null) return null;
-      if (details.type === 'main_frame' && details.tabId >= 0) decider.navigated(details.tabId, details.url);
+      // The request's own page (Firefox names it), else the tab's committed one: never a
+      // navigation that was only started.
       return decider.decide(c, details);
     },
   };

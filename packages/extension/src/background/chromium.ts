@@ -9,7 +9,7 @@ import type { Engine } from '@httpsify/engine';
 import { ChannelDnrRuntime } from '../dnr-runtime/channel-dnr-runtime.js';
 import { cookieDecision } from '../cookies/cookie-decision.js';
 import { listenForCookies } from '../cookies/cookie-listener.js';
-import { LoopLayer } from '../https-first/loop-rules.js';
+import { LOOP_ALARM, LoopLayer } from '../https-first/loop-rules.js';
 import { RuleWriter } from '../dnr/rule-writer.js';
 import { RulesetRules } from '../dnr-runtime/ruleset-rules.js';
 import { syncSettingsRules } from '../dnr/settings-rules.js';
@@ -31,7 +31,7 @@ const guard = new LoopGuard();
 const dnr = dnrApi();
 /** The one writer of dynamic and session rules: every module below declares its layer to it. */
 const writer = new RuleWriter(dnr);
-const loops = new LoopLayer(guard, writer, storageArea('session'));
+const loops = new LoopLayer(guard, writer, storageArea('session'), ext.alarms);
 const dnrCheck = new DnrUpgradeCheck(dnr);
 const channelRules = new ChannelDnrRuntime(writer, dnr, storageArea('local'), ext.runtime.getURL(HANDOFF_PAGE), regexSupport());
 const rulesets = new RulesetRules(writer, channelRules, () => dnrCheck.invalidate());
@@ -52,12 +52,15 @@ ext.runtime.onInstalled.addListener(() => {
   void handoff.syncRules().catch((e: unknown) => console.error('httpsify: handoff rules not installed', e));
 });
 
-watchForLoops(guard, {
-  looping: (host) => {
-    ui.protection.forget(host);
-    void loops.changed();
-  },
-  reloadGivenUp: true,
+// A verdict lets one page load over HTTP in one tab (its rule: loop-rules.ts); it says nothing
+// about the host's other URLs, so the known hosts stay as they are.
+watchForLoops(guard, { looping: () => void loops.changed(), reloadGivenUp: true });
+ext.tabs.onRemoved.addListener((tabId) => {
+  if (guard.tabClosed(tabId)) void loops.changed();
+});
+// An ended verdict's rule goes (the alarm wakes a stopped worker).
+ext.alarms.onAlarm.addListener((alarm) => {
+  if (alarm.name === LOOP_ALARM) void ready.then(() => loops.changed());
 });
 
 // Popup, options page, HTTPS-first, icon and badge; settings changes recompile the overrides.
@@ -69,7 +72,7 @@ const ui = installBackground({
   channelProblems: () => rulesets.problems(),
   libraryPageLoadsOnly: () => rulesets.libraryPageLoadsOnly(),
   loopGuard: {
-    isHostBlocked: (host) => guard.isHostBlocked(host),
+    allows: (url, tabId) => guard.allows(url, tabId),
     forget: async (host) => {
       guard.forget(host);
       await loops.changed();
@@ -99,7 +102,7 @@ const handoff = installHandoff(writer, {
     // Ready once the controller is: ui.decide answers from then on.
     return { decide: (url) => ui.decide({ url, type: 'main_frame', tabId }) ?? { action: 'leave', reason: 'no-rule' } };
   },
-  downgradesSeen: (tabId, from, to) => guard.recentTabDowngrades(tabId, from, to),
+  downgradesSeen: (tabId, fromUrl, toUrl) => guard.recentTabDowngrades(tabId, fromUrl, toUrl),
   handedOff: (tabId, url, target) => ui.noteHandoff(tabId, url, target),
 });
 (globalThis as { httpsifyHandoff?: unknown }).httpsifyHandoff = handoff;

@@ -13,6 +13,7 @@ import { restoreOverrides } from '../rewriter/overrides-store.js';
 import { listenBlocking } from '../rewriter/webrequest-upgrader.js';
 import { listenForMessages } from '../routing/runtime-messages.js';
 import { installBackground } from './background-runtime.js';
+import { ext } from './browser-api.js';
 
 const guard = new LoopGuard();
 let engine: Engine | null = null;
@@ -32,14 +33,17 @@ const ui = installBackground({
   overridesApplied: async () => undefined,
   channelsApplied: async () => undefined,
   channelProblems: async () => ({}),
-  loopGuard: { isHostBlocked: (host) => guard.isHostBlocked(host), forget: async (host) => guard.forget(host) },
+  loopGuard: { allows: (url, tabId) => guard.allows(url, tabId), forget: async (host) => guard.forget(host) },
 });
 
 // `ui.rewriter()` is the channels over the defaults; an update swaps it whole, so a request
 // decides with one consistent set of engines.
 listenBlocking({ ready, engine: () => engine, decide: (d) => ui.decide(d), rewriter: () => ui.rewriter(), guard });
 
-watchForLoops(guard, { looping: (host) => ui.protection.forget(host) });
+// A verdict lets one page load over HTTP in one tab: it says nothing about the host's other
+// URLs, so the known hosts stay as they are.
+watchForLoops(guard, { looping: () => undefined });
+ext.tabs.onRemoved.addListener((tabId) => void guard.tabClosed(tabId));
 
 listenForCookies(ready, {
   // Channel rulesets decide within their scopes, as for rewriting.

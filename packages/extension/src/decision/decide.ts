@@ -7,7 +7,7 @@
  *  1. not http://                                   -> leave      not-http
  *  2. the global switch is off                      -> leave      extension-off
  *  3. the tab's page is on a site switched "off"    -> leave      site-off
- *  4. the loop guard gave up on the host            -> allowHttp  loop-guard
+ *  4. a loop verdict for this URL as this tab's page -> allowHttp loop-guard (navigations)
  *  5. a user rule rewrites it                       -> upgrade    user-rule
  *  6. a ruleset (channels, library, defaults) does  -> upgrade    ruleset
  *  navigations:
@@ -42,8 +42,11 @@ export interface DecisionState {
   httpAllowedBy(url: string): string | null;
   /** "Open over HTTP this time" holds for the host (this session). */
   httpOnce(host: string): boolean;
-  /** The redirect-loop guard gave up on the host (this session). */
-  loopBlocked(host: string): boolean;
+  /**
+   * A live loop verdict lets exactly this http:// URL load over HTTP as `tabId`'s top-level
+   * page (https-first/loop-guard.ts): never a host, never a subresource.
+   */
+  loopVerdict(url: string, tabId: number): boolean;
   /** A user rule's rewrite, or null. */
   userRewrite(url: string): { rewritten: string; ruleset: string | null } | null;
   /** The rulesets' rewrite (user rules, channels within their scopes, library, defaults). */
@@ -85,7 +88,7 @@ export function decide(input: DecisionInput): Decision {
     const off = s.siteOffBy(top);
     if (off !== null) return { action: 'leave', reason: 'site-off', entry: off };
   }
-  if (s.loopBlocked(site.host)) return { action: 'allowHttp', reason: 'loop-guard' };
+  if (kind === 'navigation' && s.loopVerdict(url, tab.tabId)) return { action: 'allowHttp', reason: 'loop-guard' };
   const user = s.userRewrite(url);
   if (user !== null && user.rewritten !== url) return { action: 'upgrade', url: user.rewritten, reason: 'user-rule', ruleset: user.ruleset };
   const rules = s.rewrite(url);

@@ -13,8 +13,8 @@ export interface DecisionSources {
   userEngine: { rewriteWithRuleset(url: string): { rewritten: string | null; ruleset: string | null } } | null;
   rewrite(url: string): { rewritten: string | null; ruleset: string | null };
   excludedBy(url: string): string | null;
-  /** The loop guard gave up on the host. */
-  loopBlocked(host: string): boolean;
+  /** A loop verdict lets this URL load over HTTP as the tab's page. */
+  loopVerdict(url: string, tabId: number): boolean;
 }
 
 export function decisionState(c: DecisionSources, knownHttps: (host: string) => boolean = () => false): DecisionState {
@@ -24,7 +24,7 @@ export function decisionState(c: DecisionSources, knownHttps: (host: string) => 
     siteOffBy: (url) => c.disabled.matchUrl(url),
     httpAllowedBy: (url) => c.httpAllowed.matchUrl(url),
     httpOnce: (host) => c.httpOnce.has(host),
-    loopBlocked: (host) => c.loopBlocked(host),
+    loopVerdict: (url, tabId) => c.loopVerdict(url, tabId),
     userRewrite: (url) => {
       const r = c.userEngine?.rewriteWithRuleset(url);
       return r?.rewritten ? { rewritten: r.rewritten, ruleset: r.ruleset } : null;

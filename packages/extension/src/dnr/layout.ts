@@ -8,7 +8,7 @@
  *   GLOBAL_OFF            2,000,000  the global switch is off: nothing of ours fires
  *   OWN_REQUESTS          1,900,000  the extension's own fetches (probes) go out as sent
  *   SITE_DISABLED         1,500,000  "disable on this site" (allowAllRequests on the frame tree)
- *   LOOP_ALLOW            1,000,000  a host given up on after a redirect loop (session)
+ *   LOOP_ALLOW            1,000,000  one URL in one tab after a redirect loop (session)
  *   HANDOFF_ONCE          500,001    the handoff page lets one URL through in one tab (session)
  *   HANDOFF_FORMS         500,000    main frames with credentials or a trailing-dot host go to the page
  *   user rules            100,000 + their compiled priority
@@ -34,7 +34,7 @@ export const GLOBAL_OFF_PRIORITY = 2_000_000;
  */
 export const OWN_REQUESTS_PRIORITY = 1_900_000;
 export const SITE_DISABLED_PRIORITY = 1_500_000;
-/** Above every compiled rule: a host given up on (redirect loop) is never upgraded again. */
+/** Above every compiled rule: a loop verdict's URL loads over HTTP in its tab (loop-rules.ts). */
 export const LOOP_ALLOW_PRIORITY = 1_000_000;
 /** User rules outrank every default ruleset (the offset keeps their internal order). */
 export const USER_RULE_PRIORITY_OFFSET = 100_000;

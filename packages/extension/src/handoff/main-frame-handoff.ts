@@ -20,9 +20,10 @@ import {
 } from '../dnr/handoff-rules.js';
 
 /**
- * A loop: the host's own HTTPS answer sent this tab's page back to its HTTP URL this often
- * lately (the loop guard's evidence, see loop-guard.ts), so the page would come back here again.
- * A page that merely navigates to the same URL again and again never gets there.
+ * A loop: exactly the https:// URL the page sends the tab to answered this tab with a redirect
+ * back to exactly this http:// URL this often lately (a cycle, the loop guard's evidence, see
+ * loop-guard.ts), so the page would come back here again. A page that merely navigates to the
+ * same URL again and again, or drives a site's open redirect to it, never gets there.
  */
 const LOOP_DOWNGRADES = 2;
 
@@ -31,8 +32,8 @@ export interface HandoffDeps {
   inputs(tabId: number): Promise<HandoffInputs>;
   /** The page moved the tab on: statistics and the badge. */
   handedOff(tabId: number, url: string, target: string): void;
-  /** How often lately an HTTPS answer of `fromHost` redirected this tab's page to exactly `toUrl`. */
-  downgradesSeen(tabId: number, fromHost: string, toUrl: string): number;
+  /** How often lately exactly `fromUrl` (https://) redirected this tab's page to exactly `toUrl`. */
+  downgradesSeen(tabId: number, fromUrl: string, toUrl: string): number;
 }
 
 /** The hosts the build left to the handoff page (rules/handoff.json), checked. */
@@ -57,15 +58,9 @@ export function installHandoff(writer: RuleWriter, deps: HandoffDeps): { syncRul
     if (once.size === 0) await writeOnce();
   }
 
-  /** The host the page sends the tab to keeps answering with a redirect back to this URL's host. */
+  /** The URL the page sends the tab to keeps answering with a redirect back to exactly this URL. */
   function looping(tabId: number, url: string, target: string): boolean {
-    let from: string;
-    try {
-      from = new URL(target).hostname;
-    } catch {
-      return false;
-    }
-    return deps.downgradesSeen(tabId, from, url) >= LOOP_DOWNGRADES;
+    return deps.downgradesSeen(tabId, target, url) >= LOOP_DOWNGRADES;
   }
 
   async function allowOnce(tabId: number, url: string): Promise<void> {

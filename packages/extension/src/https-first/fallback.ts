@@ -24,8 +24,11 @@ export interface FallbackPlan {
 export interface FallbackDeps {
   /** Where to probe for a captive portal, read afresh (a change may be on its way). */
   portalProbeUrl(): Promise<string>;
-  /** What else to offer: the host's www. twin (or a ruleset's rewrite of it), and HTTP. */
-  plan(httpUrl: string, reason: string): Promise<FallbackPlan>;
+  /**
+   * What else to offer: the host's www. twin (or a ruleset's rewrite of it), and HTTP.
+   * `byUser`: the failed navigation was the user's own (only then may the plan forget anything).
+   */
+  plan(httpUrl: string, reason: string, byUser: boolean): Promise<FallbackPlan>;
   tickets: PageTickets;
   /** A ticket was issued: keep them for the session (the background may be stopped). */
   ticketsChanged(): Promise<void>;
@@ -42,7 +45,7 @@ export class HttpsFirstFallback {
    */
   private readonly navigations = new Map<number, { count: number; url: string }>();
   /** Chromium: the https:// page the handoff page opens for HTTPS-first, to be followed too. */
-  private readonly handoffUpgrades = new Map<number, { target: string; url: string }>();
+  private readonly handoffUpgrades = new Map<number, { target: string; url: string; byUser: boolean }>();
   /**
    * Tabs showing the fallback page, by id: its address (extensions without the "tabs"
    * permission cannot read the address of a tab showing one of their own pages).
@@ -58,17 +61,20 @@ export class HttpsFirstFallback {
     this.navigations.set(tabId, { count: (this.navigations.get(tabId)?.count ?? 0) + 1, url });
     const handoff = this.handoffUpgrades.get(tabId);
     this.handoffUpgrades.delete(tabId);
-    if (handoff !== undefined && handoff.target === url) this.tracker.started(requestId, tabId, handoff.url);
+    if (handoff !== undefined && handoff.target === url) this.tracker.started(requestId, tabId, handoff.url, handoff.byUser);
   }
 
-  /** HTTPS-first is upgrading this navigation to the http:// `url`: follow it. */
-  upgrading(requestId: string, tabId: number, url: string): void {
-    this.tracker.started(requestId, tabId, url);
+  /**
+   * HTTPS-first is upgrading this navigation to the http:// `url`: follow it. `byUser`: no web
+   * page started it (FallbackEvent).
+   */
+  upgrading(requestId: string, tabId: number, url: string, byUser: boolean): void {
+    this.tracker.started(requestId, tabId, url, byUser);
   }
 
   /** Chromium: the handoff page sends the tab to `target`, HTTPS-first's upgrade of `url`. */
-  handedOff(tabId: number, url: string, target: string): void {
-    this.handoffUpgrades.set(tabId, { target, url });
+  handedOff(tabId: number, url: string, target: string, byUser: boolean): void {
+    this.handoffUpgrades.set(tabId, { target, url, byUser });
   }
 
   responded(requestId: string): void {
@@ -107,7 +113,7 @@ export class HttpsFirstFallback {
     // page, but relaxes nothing by itself: whoever sits on the network can answer the probe.
     const portal = await probeCaptivePortal(await this.deps.portalProbeUrl());
     const reason = portal === 'captive' ? `${CAPTIVE_PORTAL_REASON}: ${event.reason}` : event.reason;
-    const plan = await this.deps.plan(event.url, event.reason);
+    const plan = await this.deps.plan(event.url, event.reason, event.byUser);
     if (movedOn()) return;
     const back = await historyToSkip(event);
     // The page's address carries a ticket: only with it may its buttons allow HTTP (ui-senders.ts).

@@ -1,18 +1,28 @@
 /**
- * Redirect-loop protection. A site that answers the upgraded https:// request with a redirect
- * back to http:// would be upgraded again, forever (or until the browser gives up). After
- * `threshold` such downgrades within one top-level request chain, the host is not upgraded
- * again for the rest of the session.
+ * Redirect-loop protection. A site whose HTTPS answer redirects back to the very http:// URL we
+ * upgraded would be upgraded again, forever (or until the browser gives up). The guard takes
+ * only a cycle as a loop: within one top-level request chain of a tab, the http:// URL R was
+ * upgraded to T, and T's own answer redirected back to exactly R, `threshold` times. The
+ * verdict is as narrow as that evidence: R may load over HTTP as a top-level page in that tab,
+ * for LOOP_VERDICT_MS. Never the host, never another tab, never a subresource.
  *
- * Only evidence from the host itself counts: a top-level navigation's redirect from
- * `https://host/…` to `http://host/…`. A redirect from another host (an attacker's HTTPS site
- * sending the tab to the victim's HTTP URL), a subresource, or a page that starts the same
- * navigation again and again (new request ids) never adds up to a verdict. A loop through
- * another host ends in the browser's own "too many redirects", still on HTTPS.
+ * Why a page cannot manufacture it: T is the extension's upgrade of R (same chain, same request),
+ * and T redirecting to exactly R is the site's own answer for that one URL. An open redirect
+ * (`https://H/go?to=http://H/x`) sends to a URL other than its own (the target is inside the
+ * request URL, so it can never equal it); another host's HTTPS answer is not T; a page starting
+ * the same navigation again starts a new chain. HTTPS Everywhere counted redirects per request
+ * and gave up on the host for the session; Chrome's HTTPS-Upgrades falls back for the one
+ * navigation. This is Chrome's scope with a cycle as evidence.
  */
 export const DEFAULT_LOOP_THRESHOLD = 3;
-/** Handoff rounds (Chromium) count within this window, per tab and host. */
+/** How long a verdict lets its URL load over HTTP in its tab. */
+export const LOOP_VERDICT_MS = 10 * 60_000;
+/** Handoff rounds (Chromium) count within this window, per tab and exact URL pair. */
 export const TAB_DOWNGRADE_WINDOW_MS = 20_000;
+/** Longer URLs get no verdict (their exact-URL rule would not fit DNR's regex limits). */
+export const MAX_VERDICT_URL = 1500;
+const MAX_VERDICTS = 200;
+const MAX_CHAINS = 500;
 
 export interface RedirectDetails {
   requestId: string;
@@ -22,52 +32,97 @@ export interface RedirectDetails {
   redirectUrl: string;
 }
 
-function hostOf(url: string, protocol: string): string | null {
+/** One verdict: the http:// URL (no fragment) that loads over HTTP in `tabId` until `until`. */
+export interface LoopVerdict {
+  tabId: number;
+  url: string;
+  until: number;
+}
+
+/** The URL as the network sees it (WHATWG-serialised, no fragment), or null. */
+export function requestUrl(url: string): URL | null {
+  if (url.length > MAX_VERDICT_URL) return null;
   try {
     const u = new URL(url);
-    const host = u.hostname.replace(/\.+$/, '');
-    return u.protocol === protocol && host !== '' ? host : null;
+    if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.hostname === '') return null;
+    u.hash = '';
+    return u;
   } catch {
     return null;
   }
 }
 
+const normHost = (host: string): string => host.toLowerCase().replace(/^\.+|\.+$/g, '');
+
+interface Chain {
+  /** http:// URL -> the https:// URL this chain was sent to from it. */
+  upgrades: Map<string, string>;
+  /** http:// URL -> times its upgrade answered with a redirect back to it. */
+  returns: Map<string, number>;
+  verdict?: LoopVerdict;
+}
+
 export class LoopGuard {
-  private readonly downgrades = new Map<string, number>();
-  private readonly hosts = new Set<string>();
-  /** `tabId fromHost toUrl` -> times an HTTPS answer of fromHost sent that tab's page to toUrl. */
+  private readonly chains = new Map<string, Chain>();
+  /** `tabId url` -> verdict; Map order is insertion order (oldest first). */
+  private readonly verdicts = new Map<string, LoopVerdict>();
+  /** `tabId fromUrl toUrl` -> times an https:// URL sent that tab's page to the http:// URL. */
   private readonly tabDowngrades = new Map<string, number[]>();
 
   constructor(
     private readonly threshold = DEFAULT_LOOP_THRESHOLD,
     private readonly now: () => number = Date.now,
+    private readonly verdictMs = LOOP_VERDICT_MS,
   ) {}
 
   /**
-   * Records one redirect of a request chain. Returns the host to stop upgrading when this
-   * redirect completes a loop (only the first time for a host), else null. Only a downgrade
-   * `https://H/… -> http://H/…` of a tab's top-level page counts towards H's verdict; every
-   * downgrade is remembered per tab for the handoff page (`recentTabDowngrades`).
+   * Records one redirect of a request chain. Returns the verdict when this redirect completes a
+   * loop (once per tab and URL while it lasts), else null.
    */
-  noteRedirect(d: RedirectDetails): string | null {
+  noteRedirect(d: RedirectDetails): LoopVerdict | null {
     if (d.type !== 'main_frame' || d.tabId < 0) return null;
-    const from = hostOf(d.url, 'https:');
-    const to = hostOf(d.redirectUrl, 'http:');
+    const from = requestUrl(d.url);
+    const to = requestUrl(d.redirectUrl);
     if (from === null || to === null) return null;
-    this.noteTabDowngrade(d.tabId, from, d.redirectUrl);
-    // Another host's HTTPS answer says nothing about whether `to` loops (it may be an attacker's).
-    if (from !== to) return null;
-    const key = `${d.requestId} ${to}`;
-    const count = (this.downgrades.get(key) ?? 0) + 1;
-    this.downgrades.set(key, count);
-    if (count < this.threshold || this.hosts.has(to)) return null;
-    this.hosts.add(to);
-    return to;
+    if (from.protocol === 'http:' && to.protocol === 'https:') {
+      this.chain(d.requestId).upgrades.set(from.href, to.href);
+      return null;
+    }
+    if (from.protocol !== 'https:' || to.protocol !== 'http:') return null;
+    this.noteTabDowngrade(d.tabId, from.href, to.href);
+    const chain = this.chains.get(d.requestId);
+    // A cycle: this chain upgraded exactly `to` to exactly `from`, and `from` sent it back.
+    if (chain === undefined || chain.upgrades.get(to.href) !== from.href) return null;
+    const count = (chain.returns.get(to.href) ?? 0) + 1;
+    chain.returns.set(to.href, count);
+    if (count < this.threshold || this.allows(to.href, d.tabId)) return null;
+    const verdict = { tabId: d.tabId, url: to.href, until: this.now() + this.verdictMs };
+    this.add(verdict);
+    chain.verdict = verdict;
+    return verdict;
   }
 
-  private noteTabDowngrade(tabId: number, from: string, toUrl: string): void {
-    if (toUrl.length > 8192) return;
-    const key = `${tabId} ${from} ${toUrl}`;
+  private chain(requestId: string): Chain {
+    let c = this.chains.get(requestId);
+    if (c === undefined) {
+      c = { upgrades: new Map(), returns: new Map() };
+      this.chains.set(requestId, c);
+      // Chains whose end we never heard of (the worker missed it) do not pile up.
+      while (this.chains.size > MAX_CHAINS) this.chains.delete(this.chains.keys().next().value as string);
+    }
+    return c;
+  }
+
+  private add(v: LoopVerdict): void {
+    const key = `${v.tabId} ${v.url}`;
+    this.verdicts.delete(key);
+    this.verdicts.set(key, v);
+    this.prune();
+    while (this.verdicts.size > MAX_VERDICTS) this.verdicts.delete(this.verdicts.keys().next().value as string);
+  }
+
+  private noteTabDowngrade(tabId: number, from: string, to: string): void {
+    const key = `${tabId} ${from} ${to}`;
     const now = this.now();
     const times = (this.tabDowngrades.get(key) ?? []).filter((t) => now - t < TAB_DOWNGRADE_WINDOW_MS);
     times.push(now);
@@ -78,52 +133,115 @@ export class LoopGuard {
   }
 
   /**
-   * How often, lately, an HTTPS answer of `fromHost` sent this tab's top-level page to exactly
-   * `toUrl` (Chromium's handoff page: each round is a new request, so chains do not add up
-   * there; the page asks about the host it sent the tab to and the URL it came back with).
+   * How often, lately, exactly `fromUrl` (https://) answered this tab's top-level page with a
+   * redirect to exactly `toUrl` (Chromium's handoff page: each round is a new request, so chains
+   * do not add up there; the page asks about the URL it sent the tab to and the one it came back
+   * with).
    */
-  recentTabDowngrades(tabId: number, fromHost: string, toUrl: string): number {
+  recentTabDowngrades(tabId: number, fromUrl: string, toUrl: string): number {
+    const from = requestUrl(fromUrl);
+    const to = requestUrl(toUrl);
+    if (from === null || to === null) return 0;
     const now = this.now();
-    const from = fromHost.replace(/\.+$/, '').toLowerCase();
-    return (this.tabDowngrades.get(`${tabId} ${from} ${toUrl}`) ?? []).filter((t) => now - t < TAB_DOWNGRADE_WINDOW_MS).length;
+    return (this.tabDowngrades.get(`${tabId} ${from.href} ${to.href}`) ?? []).filter((t) => now - t < TAB_DOWNGRADE_WINDOW_MS).length;
+  }
+
+  /** The chain's verdict, if it reached one (read before `finish`). */
+  verdictOf(requestId: string): LoopVerdict | undefined {
+    return this.chains.get(requestId)?.verdict;
   }
 
   /** The chain ended (completed or failed): forget its counters. */
   finish(requestId: string): void {
-    for (const key of this.downgrades.keys()) if (key.startsWith(`${requestId} `)) this.downgrades.delete(key);
+    this.chains.delete(requestId);
   }
 
+  /** Whether a live verdict lets this http:// URL load over HTTP as `tabId`'s page. */
+  allows(url: string, tabId: number): boolean {
+    const u = requestUrl(url);
+    if (u === null || u.protocol !== 'http:') return false;
+    const v = this.verdicts.get(`${tabId} ${u.href}`);
+    return v !== undefined && v.until > this.now();
+  }
+
+  /** Whether any live verdict is for a URL of this host (cookies of such a host stay as they are). */
   isHostBlocked(host: string): boolean {
-    return this.hosts.has(host.replace(/^\.+/, '').toLowerCase());
+    const h = normHost(host);
+    return this.live().some((v) => new URL(v.url).hostname === h);
   }
 
-  isUrlBlocked(url: string): boolean {
-    try {
-      return this.hosts.has(new URL(url).hostname);
-    } catch {
-      return false;
+  /** Live verdicts, oldest first. */
+  live(): LoopVerdict[] {
+    const now = this.now();
+    return [...this.verdicts.values()].filter((v) => v.until > now);
+  }
+
+  /** Hosts with a live verdict (the popup and the options page show them). */
+  blockedHosts(): string[] {
+    return [...new Set(this.live().map((v) => new URL(v.url).hostname))].sort();
+  }
+
+  /** When the next verdict ends (ms since epoch), or null. */
+  nextExpiry(): number | null {
+    return this.live().reduce<number | null>((min, v) => (min === null || v.until < min ? v.until : min), null);
+  }
+
+  /** Drops ended verdicts; returns whether any went. */
+  prune(): boolean {
+    const now = this.now();
+    let changed = false;
+    for (const [k, v] of this.verdicts) {
+      if (v.until <= now) {
+        this.verdicts.delete(k);
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  /**
+   * Restores verdicts recorded earlier in the session (the service worker may have restarted).
+   * Storage is read as untrusted: only well-formed, live, not-too-long http:// verdicts return.
+   */
+  restore(stored: unknown): void {
+    if (!Array.isArray(stored)) return;
+    const now = this.now();
+    for (const item of stored) {
+      const v = item as Partial<LoopVerdict> | null;
+      if (typeof v?.tabId !== 'number' || !Number.isInteger(v.tabId) || v.tabId < 0) continue;
+      if (typeof v.until !== 'number' || v.until <= now || v.until > now + this.verdictMs) continue;
+      const u = typeof v.url === 'string' ? requestUrl(v.url) : null;
+      if (u === null || u.protocol !== 'http:' || u.href !== v.url) continue;
+      this.add({ tabId: v.tabId, url: u.href, until: v.until });
     }
   }
 
-  blockedHosts(): string[] {
-    return [...this.hosts].sort();
-  }
-
-  /** Restores hosts recorded earlier in the session (the service worker may have restarted). */
-  restore(hosts: Iterable<string>): void {
-    for (const h of hosts) if (typeof h === 'string' && /^[a-z0-9.:[\]-]+$/.test(h)) this.hosts.add(h);
+  /** The tab closed: its verdicts go with it. Returns whether any went. */
+  tabClosed(tabId: number): boolean {
+    let changed = false;
+    for (const [k, v] of this.verdicts) {
+      if (v.tabId === tabId) {
+        this.verdicts.delete(k);
+        changed = true;
+      }
+    }
+    for (const key of this.tabDowngrades.keys()) if (key.startsWith(`${tabId} `)) this.tabDowngrades.delete(key);
+    return changed;
   }
 
   /** The user asked to try HTTPS on the host again (the popup's retry). */
   forget(host: string): void {
-    const h = host.replace(/^\.+/, '').toLowerCase();
-    this.hosts.delete(h);
-    for (const key of this.tabDowngrades.keys()) if (key.split(' ')[1] === h) this.tabDowngrades.delete(key);
+    const h = normHost(host);
+    for (const [k, v] of this.verdicts) if (new URL(v.url).hostname === h) this.verdicts.delete(k);
+    for (const key of this.tabDowngrades.keys()) {
+      const from = requestUrl(key.split(' ')[1] ?? '');
+      if (from?.hostname === h) this.tabDowngrades.delete(key);
+    }
   }
 
   clear(): void {
-    this.hosts.clear();
-    this.downgrades.clear();
+    this.verdicts.clear();
+    this.chains.clear();
     this.tabDowngrades.clear();
   }
 }

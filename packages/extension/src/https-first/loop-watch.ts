@@ -3,12 +3,11 @@
  * request chain's count when the chain ends. Both browsers; what a verdict changes is theirs.
  */
 import { ALL_URLS, ext } from '../platform/browser-api.js';
-import { httpVersion } from './tracker.js';
-import type { LoopGuard } from './loop-guard.js';
+import type { LoopGuard, LoopVerdict } from './loop-guard.js';
 
 export interface LoopWatchOptions {
-  /** The guard gave up on `host`: stop upgrading it this session. */
-  looping(host: string): void;
+  /** The guard reached a verdict: this URL may load over HTTP in this tab for a while. */
+  looping(verdict: LoopVerdict): void;
   /**
    * Chromium: the browser may give up on the loop ("too many redirects") before the allow rule
    * lands; the page is then loaded once more, over HTTP. The rule is in place by then, so this
@@ -20,18 +19,20 @@ export interface LoopWatchOptions {
 export function watchForLoops(guard: LoopGuard, options: LoopWatchOptions): void {
   ext.webRequest.onBeforeRedirect.addListener(
     (d) => {
-      const host = guard.noteRedirect(d);
-      if (host !== null) options.looping(host);
+      const verdict = guard.noteRedirect(d);
+      if (verdict !== null) options.looping(verdict);
     },
     { urls: ALL_URLS },
   );
   ext.webRequest.onCompleted.addListener((d) => guard.finish(d.requestId), { urls: ALL_URLS });
   ext.webRequest.onErrorOccurred.addListener(
     (d) => {
+      const verdict = guard.verdictOf(d.requestId);
       guard.finish(d.requestId);
-      if (options.reloadGivenUp !== true) return;
-      if (d.type === 'main_frame' && d.error === 'net::ERR_TOO_MANY_REDIRECTS' && d.tabId >= 0 && guard.isUrlBlocked(d.url)) {
-        void ext.tabs.update(d.tabId, { url: httpVersion(d.url) });
+      if (options.reloadGivenUp !== true || verdict === undefined) return;
+      // Only the chain that reached the verdict, in its own tab, to exactly its URL.
+      if (d.type === 'main_frame' && d.error === 'net::ERR_TOO_MANY_REDIRECTS' && d.tabId === verdict.tabId && guard.allows(verdict.url, d.tabId)) {
+        void ext.tabs.update(d.tabId, { url: verdict.url });
       }
     },
     { urls: ALL_URLS },

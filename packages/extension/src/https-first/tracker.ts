@@ -63,12 +63,18 @@ export interface FallbackEvent {
   /** The https:// address that failed last (after any redirects). */
   attempt: string;
   reason: string;
+  /**
+   * The user's own navigation (typed, a bookmark, one of our pages acting on a click), not one a
+   * web page started: only such a failure may change what the extension has learned.
+   */
+  byUser: boolean;
 }
 
 interface Pending {
   tabId: number;
   url: string;
   attempt: string;
+  byUser: boolean;
   timer: ReturnType<typeof setTimeout>;
 }
 
@@ -92,11 +98,11 @@ export class HttpsFirstTracker {
     private readonly timeoutMs = HTTPS_FIRST_TIMEOUT_MS,
   ) {}
 
-  /** An http:// navigation HTTPS-first is upgrading. */
-  started(requestId: string, tabId: number, httpUrl: string): void {
+  /** An http:// navigation HTTPS-first is upgrading (`byUser`: see FallbackEvent). */
+  started(requestId: string, tabId: number, httpUrl: string, byUser = false): void {
     this.clear(requestId);
     const timer = setTimeout(() => this.fail(requestId, 'timeout'), this.timeoutMs);
-    this.pending.set(requestId, { tabId, url: httpUrl, attempt: httpsVersion(httpUrl), timer });
+    this.pending.set(requestId, { tabId, url: httpUrl, attempt: httpsVersion(httpUrl), byUser, timer });
   }
 
   /** The request was redirected to `to`: a redirect away from the web ends the wait. */
@@ -135,7 +141,7 @@ export class HttpsFirstTracker {
     const p = this.pending.get(requestId);
     if (p === undefined) return;
     this.clear(requestId);
-    this.onFallback({ tabId: p.tabId, url: p.url, attempt: p.attempt, reason });
+    this.onFallback({ tabId: p.tabId, url: p.url, attempt: p.attempt, reason, byUser: p.byUser });
   }
 
   private clear(requestId: string): void {

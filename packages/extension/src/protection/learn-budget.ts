@@ -1,16 +1,23 @@
 /**
  * How many new third-party hosts one page, and one site, may teach the known-HTTPS-hosts store
  * (known-https-hosts.ts). A page that loads thousands of HTTPS subresources from hosts of its
- * choosing would otherwise fill the store (and the rules built from it) with them.
+ * choosing would otherwise fill the store (and the rules built from it) with them. The same
+ * shares hold the new hosts whose pages another page sent a tab to (top-level navigations a
+ * page started): they count against the page that started them.
  */
 export const NEW_HOSTS_PER_PAGE = 24;
 export const NEW_HOSTS_PER_SITE = 96;
-/** Sites whose counts are remembered (this session); the oldest are forgotten first. */
+/** Sites (and pages) whose counts are remembered (this session); the oldest are forgotten first. */
 const MAX_SITES = 1000;
+const MAX_PAGES = 1000;
 
 export class LearnBudget {
-  /** tabId -> [the top-level page, new hosts it taught]. */
-  private readonly pages = new Map<number, { page: string; count: number }>();
+  /**
+   * `tabId page` -> new hosts that page taught in that tab. Keyed by both, so a page whose
+   * count alternates with another's in one tab (a flood of navigations from one starting page)
+   * never starts again from zero.
+   */
+  private readonly pages = new Map<string, number>();
   private readonly sites = new Map<string, number>();
 
   constructor(
@@ -23,14 +30,13 @@ export class LearnBudget {
    * `site` (the page's host). False when the page or the site has used its share.
    */
   take(tabId: number, page: string, site: string): boolean {
-    let p = this.pages.get(tabId);
-    if (p === undefined || p.page !== page) {
-      p = { page, count: 0 };
-      this.pages.set(tabId, p);
-    }
+    const key = `${tabId} ${page}`;
+    const count = this.pages.get(key) ?? 0;
     const used = this.sites.get(site) ?? 0;
-    if (p.count >= this.perPage || used >= this.perSite) return false;
-    p.count++;
+    if (count >= this.perPage || used >= this.perSite) return false;
+    this.pages.delete(key);
+    this.pages.set(key, count + 1);
+    while (this.pages.size > MAX_PAGES) this.pages.delete(this.pages.keys().next().value as string);
     this.sites.delete(site);
     this.sites.set(site, used + 1);
     while (this.sites.size > MAX_SITES) this.sites.delete(this.sites.keys().next().value as string);
@@ -38,6 +44,6 @@ export class LearnBudget {
   }
 
   tabClosed(tabId: number): void {
-    this.pages.delete(tabId);
+    for (const key of this.pages.keys()) if (key.startsWith(`${tabId} `)) this.pages.delete(key);
   }
 }

@@ -12,6 +12,8 @@ import type { Attempt } from '../https-first/fallback-address.js';
 import { httpsAlternatives, originOnly, probe } from './https-alternatives.js';
 import { KNOWN_HTTPS_STORAGE_KEY, KnownHttpsHosts } from './known-https-hosts.js';
 import { LearnBudget } from './learn-budget.js';
+import { startedByOtherPage, type NavigationDetails, type PageStarter } from './navigation-starter.js';
+import { commitsDocument } from '../decision/request-decider.js';
 import { knownHttpsRules } from './protection-dnr.js';
 import type { RuleBody } from '../dnr/rules.js';
 import { dueForRecheck, RECHECK_STORAGE_KEY, type RecheckState, parseRecheckState, recordRecheck } from './recheck.js';
@@ -23,6 +25,14 @@ const PERSIST_MS = 2000;
 const RULES_SYNC_MS = 250;
 /** A host whose alternatives were tried is not tried again this soon (no ping-pong between twins). */
 const ALTERNATIVES_QUIET_MS = 60_000;
+
+/** A completed response as webRequest.onCompleted reports it (both browsers). */
+export interface LearnDetails extends NavigationDetails {
+  url: string;
+  tabId: number;
+  type: string;
+  statusCode?: number;
+}
 
 /** What the runtime reads from the UI controller (kept narrow: the controller is shared). */
 export interface ProtectionView {
@@ -40,7 +50,6 @@ export interface ProtectionDeps {
   storage: Pick<StorageArea, 'get' | 'set'>;
   /** Chromium only: declares the known hosts' rules (the rule writer's "protection" layer). */
   writeRules?(rules: RuleBody[]): Promise<void>;
-  isLoopBlocked(host: string): boolean;
   now?: () => number;
   fetch?: typeof fetch;
   probeTimeoutMs?: number;
@@ -104,7 +113,8 @@ export class ProtectionRuntime {
       siteOffBy: (url) => entry(v.disabled, url),
       httpAllowedBy: (url) => entry(v.httpAllowed, url),
       httpOnce: (host) => v.httpOnce.has(host),
-      loopBlocked: (host) => this.deps.isLoopBlocked(host),
+      // Loop verdicts are for top-level pages only: never a known host's subresources.
+      loopVerdict: () => false,
       userRewrite: () => null,
       rewrite: (url) => v.rewrite(url),
       excludedBy: (url) => v.excludedBy(url),
@@ -125,21 +135,44 @@ export class ProtectionRuntime {
   }
 
   /**
-   * A response arrived over HTTPS (webRequest.onCompleted). `topUrl` is the tab's top-level
-   * page: a host is "visited" when it is that page's (or the response is the page itself);
-   * others are third-party, and each page and site may teach only a few new ones (learn-budget.ts).
+   * A response arrived over HTTPS (webRequest.onCompleted). `topUrl` is the request's top-level
+   * page (its own word, else the tab's committed document). A host is "visited" only when a
+   * top-level document of it committed (a success status that makes a document: no 204, no
+   * redirect hop) from a navigation the user or the site itself started. Everything else is
+   * third-party (a subresource too; the page's own host is taught by its navigation alone: a
+   * page another page sent the tab to would otherwise teach itself through its own scripts), and each page and site may
+   * teach only a few new ones (learn-budget.ts); a navigation another page started counts
+   * against *that* page.
    */
-  learn(d: { url: string; tabId: number; type: string; statusCode?: number }, topUrl: string | undefined): void {
+  learn(d: LearnDetails, topUrl: string | undefined, ownOrigin = '', handoffStarter?: PageStarter | null): void {
     if (d.tabId < 0 || !d.url.startsWith('https:')) return;
     const status = d.statusCode ?? 0;
-    // An error page over HTTPS (a default vhost's 403, a 5xx) says nothing about the site.
-    if (!((status >= 200 && status < 300) || status === 304)) return;
+    const navigation = d.type === 'main_frame';
+    // An error page over HTTPS (a default vhost's 403, a 5xx) says nothing about the site; a
+    // 204 or 205 leaves the page where it was.
+    if (!((status >= 200 && status < 300) || (status === 304 && !navigation)) || (navigation && !commitsDocument(status))) return;
     const site = siteOf(d.url);
     if (site === null) return;
     const now = this.now();
-    const top = d.type === 'main_frame' ? site : topUrl === undefined ? null : siteOf(topUrl);
-    const visited = top !== null && top.host === site.host;
-    if (!visited && !this.known.has(site.host, now) && !this.budget.take(d.tabId, topUrl ?? '', top?.host ?? '')) return;
+    let visited = false;
+    let page: string;
+    let pageHost: string;
+    if (navigation) {
+      // Chromium's handoff page navigates for the request it took over: that request's starter.
+      const byUs = ownOrigin !== '' && (d.initiator ?? d.originUrl ?? '').startsWith(ownOrigin.replace(/\/+$/, ''));
+      // Only a starter recorded as the user's makes it a visit; unknown counts as a page's.
+      const handed = handoffStarter === undefined ? { page: ownOrigin, host: '' } : handoffStarter;
+      const starter = byUs ? (handed === null || handed.host === site.host ? null : handed) : startedByOtherPage(d, ownOrigin, site.host);
+      visited = starter === null;
+      page = starter?.page ?? d.url;
+      pageHost = starter?.host ?? site.host;
+    } else {
+      page = topUrl ?? '';
+      pageHost = (topUrl === undefined ? null : siteOf(topUrl))?.host ?? '';
+      // The page's own host is taught by its navigation alone (which may have been refused).
+      if (pageHost === site.host && !this.known.has(site.host, now)) return;
+    }
+    if (!visited && !this.known.has(site.host, now) && !this.budget.take(d.tabId, page, pageHost)) return;
     if (this.known.note(site.host, now, visited)) {
       this.scheduleRules();
       this.deps.learned?.(site.host);
@@ -147,7 +180,7 @@ export class ProtectionRuntime {
     this.schedulePersist();
   }
 
-  /** HTTPS failed for the host (or it loops): stop treating it as known. */
+  /** The user left the host on HTTP, or its HTTPS failed for the user: stop treating it as known. */
   forget(host: string): void {
     if (!this.known.forget(host)) return;
     this.scheduleRules();
@@ -231,12 +264,17 @@ export class ProtectionRuntime {
    * An upgraded navigation failed. Tries the HTTPS alternatives (origin-only probes); the first
    * that answers with a success status is offered on the fallback page. Then asks `http://host/`
    * (scheme and host only) whether the site answers over HTTP at all.
+   *
+   * The failed origin is forgotten only when the evidence is about exactly what the store holds:
+   * the user's own navigation (`byUser`, no web page started it) to the host's default-port
+   * origin. A page that sends a tab to `http://known-host:closed-port/`, or to a URL of the host
+   * that it then abandons, changes nothing that was learned.
    */
-  async planFallback(v: ProtectionView, httpUrl: string, reason: string): Promise<FallbackPlan> {
+  async planFallback(v: ProtectionView, httpUrl: string, reason: string, byUser = false): Promise<FallbackPlan> {
     const site = siteOf(httpUrl);
     const tried: Attempt[] = [{ url: originOnly(httpUrl, 'https'), result: reason }];
     if (site === null) return { tried, twin: null, http: 'not tried' };
-    this.forget(site.host);
+    if (byUser && site.port === '') this.forget(site.host);
     const fetchFn = this.deps.fetch ?? fetch;
     const last = this.alternativesTried.get(site.host);
     const quiet = last !== undefined && this.now() - last < ALTERNATIVES_QUIET_MS;

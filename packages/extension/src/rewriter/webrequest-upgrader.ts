@@ -30,11 +30,12 @@ export function isOwnRequest(d: RequestOrigin, ownOrigin: string): boolean {
 }
 
 /**
- * The blocking `webRequest.onBeforeRequest` decision (Firefox): the engine's own rewrite,
- * unless the URL's host is in a redirect loop this session.
+ * The blocking `webRequest.onBeforeRequest` decision (Firefox) before the settings are read:
+ * the engine's own rewrite, unless a loop verdict lets exactly this page load over HTTP in its tab.
  */
-export function upgradeDecision(rewriter: Rewriter, guard: LoopGuard, url: string): BlockingResponse {
-  if (guard.isUrlBlocked(url)) return {};
+export function upgradeDecision(rewriter: Rewriter, guard: LoopGuard, d: { url: string; type: string; tabId: number }): BlockingResponse {
+  const { url } = d;
+  if (d.type === 'main_frame' && guard.allows(url, d.tabId)) return {};
   const rewritten = rewriter.rewrite(url);
   return rewritten !== null && rewritten !== url ? { redirectUrl: rewritten } : {};
 }
@@ -61,7 +62,7 @@ export function listenBlocking(sources: BlockingSources): void {
   const ownOrigin = ext.runtime.getURL('');
   const answer = (e: Engine, d: RequestDetails): BlockingResponse => {
     const decision = sources.decide(d);
-    if (decision === null) return upgradeDecision(sources.rewriter() ?? e, sources.guard, d.url);
+    if (decision === null) return upgradeDecision(sources.rewriter() ?? e, sources.guard, d);
     return decision.action === 'upgrade' ? { redirectUrl: decision.url } : {};
   };
   onBeforeRequestBlocking(['http://*/*'], (d) => {

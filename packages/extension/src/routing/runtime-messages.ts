@@ -36,7 +36,14 @@ export function createMessageHandler(context: () => Promise<BackgroundContext>):
         return state(ctx);
       case 'rewrite': {
         const outcome = ctx.engine.rewriteWithRuleset(request.url);
-        return { ...outcome, loopBlocked: ctx.guard.isUrlBlocked(request.url) };
+        let host = '';
+        try {
+          host = new URL(request.url).hostname;
+        } catch {
+          // Not a URL: no host has a verdict.
+        }
+        // Whether a loop verdict holds for a URL of this host (in some tab).
+        return { ...outcome, loopBlocked: host !== '' && ctx.guard.isHostBlocked(host) };
       }
       case 'setRulesetActive': {
         const result = await ctx.setRuleset(request.name, request.active);

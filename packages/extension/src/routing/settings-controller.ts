@@ -49,7 +49,8 @@ export interface UiHooks {
 }
 
 export interface LoopGuardHooks {
-  isHostBlocked(host: string): boolean;
+  /** A live loop verdict lets this http:// URL load over HTTP as the tab's page. */
+  allows(url: string, tabId: number): boolean;
   /** Upgrade the host again (drops its session allow rule on Chromium). */
   forget(host: string): Promise<void>;
 }
@@ -204,9 +205,9 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
     return this.current.globalEnabled && this.siteDisabledBy(`http://${host}/`) === null;
   }
 
-  /** Redirect-loop protection gave up on the host for the session. */
-  loopBlocked(host: string): boolean {
-    return this.hooks.loopGuard?.isHostBlocked(host) ?? false;
+  /** A redirect-loop verdict lets this URL load over HTTP as the tab's page (for a while). */
+  loopVerdict(url: string, tabId: number): boolean {
+    return this.hooks.loopGuard?.allows(url, tabId) ?? false;
   }
 
   /** Why the tab's page is or is not on HTTPS (see PageStatus). */

@@ -90,7 +90,7 @@ function stateOf(i: PageStatusInputs): DecisionState {
     siteOffBy: () => i.disabledBy,
     httpAllowedBy: () => i.httpAllowedBy,
     httpOnce: () => i.httpOnce,
-    loopBlocked: () => i.loopGuarded,
+    loopVerdict: () => i.loopGuarded,
     userRewrite: () => null,
     rewrite: () => i.rewriteHttp,
     excludedBy: () => i.excludedBy ?? null,

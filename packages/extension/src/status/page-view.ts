@@ -22,7 +22,7 @@ export interface PageViewSources {
   readonly rewriter: LayeredRewriter;
   /** Path of the fallback page (`/ui/interstitial.html`). */
   readonly fallbackPath: string;
-  loopBlocked(host: string): boolean;
+  loopVerdict(url: string, tabId: number): boolean;
 }
 
 /** What the retry may do, each the user's own click in the popup. */
@@ -55,7 +55,7 @@ export function tabPageStatus(v: PageViewSources, tabId: number, tabUrl: string 
     disabledBy: site === null ? null : v.disabled.matchHost(site.host, site.port),
     httpAllowedBy: site === null ? null : v.httpAllowed.matchHost(site.host, site.port),
     httpOnce: site !== null && v.httpOnce.has(site.host),
-    loopGuarded: site !== null && v.loopBlocked(site.host),
+    loopGuarded: site !== null && tabUrl !== undefined && v.loopVerdict(tabUrl, tabId),
     upgraded: rec !== undefined && rec.url === tabUrl && rec.mainUpgraded === true ? { byHttpsFirst: rec.httpsFirst } : null,
     rewriteHttp: httpUrl === undefined || site === null ? { rewritten: null, ruleset: null } : v.rewriter.rewrite(httpUrl),
     offRulesets,

@@ -7,6 +7,7 @@ import type { HttpsFirstFallback } from '../https-first/fallback.js';
 import type { RequestDecider } from '../decision/request-decider.js';
 import type { SettingsController } from '../routing/settings-controller.js';
 import { siteOf } from '../site-rules/site-pattern.js';
+import { pageStarter, type PageStarter } from '../protection/navigation-starter.js';
 import type { Statistics } from './statistics.js';
 import type { TabActivity } from './tab-activity.js';
 
@@ -22,6 +23,8 @@ export interface ObserverDeps {
   activityChanged(): void;
   /** The tab's icon and badge may need to change (`url`: its page). */
   refreshIcon(tabId: number, url: string | undefined): void;
+  /** The extension's base URL: navigations its own pages start are the user's. */
+  ownOrigin: string;
 }
 
 /** Requests that arrive while the background starts and wait for it (at most this many). */
@@ -43,6 +46,12 @@ export class RequestObserver {
   private readonly counted = new Set<string>();
   /** The last http:// page `observe` counted per tab (it may see the request the handoff takes over). */
   private readonly countedMainFrames = new Map<number, string>();
+  /**
+   * Per tab: the web page that started the last navigation sent to the handoff page (null: the
+   * user). The handoff page's own navigation onwards is started by us, so this is the only
+   * place that knows.
+   */
+  private readonly handoffStarters = new Map<number, PageStarter | null>();
 
   constructor(private readonly deps: ObserverDeps) {}
 
@@ -65,16 +74,13 @@ export class RequestObserver {
     }
     const url = d.url;
     if (!url.startsWith('http:') && !url.startsWith('https:')) return undefined;
-    if (d.type === 'main_frame') {
-      deps.decider.navigated(d.tabId, url);
-      deps.fallback.navigated(d.tabId, d.requestId, url);
-    }
+    if (d.type === 'main_frame') deps.fallback.navigated(d.tabId, d.requestId, url);
     const site = siteOf(url);
     const names = site === null ? [] : c.rulesetNamesForHost(site.host);
     let upgraded = false;
     let first = false;
     let upgradedTo: string | undefined;
-    const top = d.type === 'main_frame' ? url : (deps.decider.topUrl(d.tabId) ?? url);
+    const top = deps.decider.pageOf(d) ?? url;
     // Chromium: DNR moved this request before any listener saw it (see observeRedirect).
     if (d.type === 'main_frame' && this.upgradedMainFrames.get(d.tabId) === url) {
       this.upgradedMainFrames.delete(d.tabId);
@@ -88,7 +94,7 @@ export class RequestObserver {
         if (decision.reason !== 'known-host') upgradedTo = decision.url;
         if (decision.reason === 'https-first') {
           first = true;
-          deps.fallback.upgrading(d.requestId, d.tabId, url);
+          deps.fallback.upgrading(d.requestId, d.tabId, url, pageStarter(d, deps.ownOrigin) === null);
         }
       }
     }
@@ -104,6 +110,18 @@ export class RequestObserver {
     return undefined;
   }
 
+  /**
+   * Who started the navigation the handoff page took over in this tab: a web page, null for the
+   * user, undefined when no handoff was seen (Chromium).
+   */
+  handoffStarter(tabId: number): PageStarter | null | undefined {
+    return this.handoffStarters.get(tabId);
+  }
+
+  tabClosed(tabId: number): void {
+    this.handoffStarters.delete(tabId);
+  }
+
   /** `webRequest.onBeforeRedirect` for http:// requests (Chromium: DNR's redirects). */
   observeRedirect(d: chrome.webRequest.OnBeforeRedirectDetails): void {
     const c = this.deps.controller();
@@ -112,12 +130,17 @@ export class RequestObserver {
       return;
     }
     if (d.tabId < 0 || this.counted.delete(d.requestId)) return;
+    // Chromium sends main frames DNR cannot rewrite to the handoff page: who started them is
+    // known only here (the page's own navigation onwards is ours).
+    if (d.type === 'main_frame' && d.url.startsWith('http:') && d.redirectUrl.startsWith(this.deps.ownOrigin)) {
+      this.handoffStarters.set(d.tabId, pageStarter(d, this.deps.ownOrigin));
+    }
     if (!d.url.startsWith('http:') || !d.redirectUrl.startsWith('https:')) return;
     const decision = this.deps.decider.decide(c, d);
     // Counted when our rules took it there (known hosts' subresources are not counted here).
     if (decision.action !== 'upgrade' || decision.url !== d.redirectUrl || decision.reason === 'known-host') return;
     const byHttpsFirst = decision.reason === 'https-first';
-    if (byHttpsFirst) this.deps.fallback.upgrading(d.requestId, d.tabId, d.url);
+    if (byHttpsFirst) this.deps.fallback.upgrading(d.requestId, d.tabId, d.url, pageStarter(d, this.deps.ownOrigin) === null);
     this.noteUpgrade(d.tabId, d.type, d.url, d.redirectUrl, byHttpsFirst);
   }
 
@@ -131,7 +154,7 @@ export class RequestObserver {
     // HTTPS-first's upgrade: its failure falls back like any other (trailing-dot hosts).
     const c = this.deps.controller();
     if (c !== null && this.deps.decider.decide(c, { url, type: 'main_frame', tabId }).reason === 'https-first') {
-      this.deps.fallback.handedOff(tabId, url, target);
+      this.deps.fallback.handedOff(tabId, url, target, this.handoffStarters.get(tabId) === null);
     }
   }
 

@@ -78,6 +78,13 @@ const compiledDefaults = compileDnr([...DEFAULTS], { isActive: () => true, trail
 const staticRules: RuleBody[] = compiledDefaults.rules;
 const handoff: RuleBody[] = handoffRules(handoffScope(DEFAULTS, compiledDefaults.report.omissions), HANDOFF_URL);
 
+/** The tab every generated request belongs to (the emulator knows no tabs: one is enough). */
+const LOOP_TAB = 1;
+/** A loop verdict is one URL in one tab: for each looping host, its root and one page. */
+function loopVerdicts(w: World): { tabId: number; url: string }[] {
+  return w.loop.flatMap((h) => [`http://${h}/`, `http://${h}/p?q=1`].map((url) => ({ tabId: LOOP_TAB, url })));
+}
+
 export function decisionState(w: World): DecisionState {
   const disabled = new SiteList(w.disabledSites);
   const allowed = new SiteList(w.httpAllowedSites);
@@ -88,7 +95,8 @@ export function decisionState(w: World): DecisionState {
     siteOffBy: (url) => disabled.matchUrl(url),
     httpAllowedBy: (url) => allowed.matchUrl(url),
     httpOnce: (host) => w.httpOnce.includes(host),
-    loopBlocked: (host) => w.loop.includes(host),
+    // As the guard answers (LoopGuard.allows): the URL without its fragment, which never reaches the network.
+    loopVerdict: (url, tabId) => tabId === LOOP_TAB && loopVerdicts(w).some((v) => v.url === url.replace(/#.*$/s, '')),
     userRewrite: (url) => {
       const r = user?.rewriteWithRuleset(url);
       return r?.rewritten ? { rewritten: r.rewritten, ruleset: r.ruleset } : null;
@@ -115,7 +123,7 @@ export function worldRules(w: World): DnrRule[] {
     userRulesets: w.userRules ? [USER] : [],
     extensionId: EXTENSION_ID,
   }).rules;
-  const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined }, isLoopBlocked: (h) => w.loop.includes(h) });
+  const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined } });
   for (const host of w.known) rt.learn({ url: `https://${host}/`, tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
   const disabled = new SiteList(w.disabledSites);
   const allowed = new SiteList(w.httpAllowedSites);
@@ -128,7 +136,7 @@ export function worldRules(w: World): DnrRule[] {
     rewrite: (url: string) => state.rewrite(url),
     excludedBy: (url: string) => state.excludedBy(url),
   };
-  const all: RuleBody[] = [...staticRules, ...settings, ...handoff, ...loopAllowRules(w.loop), ...rt.rules(view)];
+  const all: RuleBody[] = [...staticRules, ...settings, ...handoff, ...loopAllowRules(loopVerdicts(w)), ...rt.rules(view)];
   return all.map((r, i) => ({ ...r, id: i + 1 }) as DnrRule);
 }
 

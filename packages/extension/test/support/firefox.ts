@@ -39,8 +39,11 @@ export interface FirefoxTab {
   goto(url: string): Promise<string>;
   /** Starts a navigation, tolerating its failure: for loads the extension sends elsewhere (poll `location.href`). */
   start(url: string): Promise<void>;
-  /** Evaluates an expression in the page (promises awaited); the value must survive JSON. */
-  evaluate<T>(expression: string): Promise<T>;
+  /**
+   * Evaluates an expression in the page (promises awaited); the value must survive JSON.
+   * `userActivation`: as if the user had just clicked (a page may then open a window).
+   */
+  evaluate<T>(expression: string, options?: { userActivation?: boolean }): Promise<T>;
   /** The whole document as PNG (BiDi `browsingContext.captureScreenshot`). */
   screenshot(): Promise<Buffer>;
   /** Sets the tab's viewport in CSS pixels. */
@@ -182,12 +185,13 @@ export async function launchFirefoxWithExtension(
       extensionOrigin: `moz-extension://${uuid}`,
       newTab: async (options = {}) => {
         const { context } = await bidi.send<{ context: string }>('browsingContext.create', { type: 'tab', ...options });
-        const evaluate = async <T>(expression: string): Promise<T> => {
+        const evaluate = async <T>(expression: string, options: { userActivation?: boolean } = {}): Promise<T> => {
           // JSON text keeps the client free of BiDi's remote-value decoding.
           const answer = await bidi.send<{ type: string; result?: { value?: string }; exceptionDetails?: { text: string } }>('script.evaluate', {
             expression: `(async () => JSON.stringify(await (${expression})))()`,
             target: { context },
             awaitPromise: true,
+            ...(options.userActivation === true ? { userActivation: true } : {}),
           });
           if (answer.type !== 'success') throw new Error(`evaluate ${expression}: ${answer.exceptionDetails?.text}`);
           return (answer.result?.value === undefined ? undefined : JSON.parse(answer.result.value)) as T;

@@ -13,6 +13,13 @@ import { page } from './e2e-site.js';
  * - `/flood?n=N`: a page loading N images from N different hosts over HTTPS.
  * - `/opener?to=URL&n=N`: a button that opens a window and navigates it to URL N times.
  * - `/frames?ext=ORIGIN&to=URL`: frames, opens and navigates to the extension's pages.
+ * - `/walk?urls=JSON&gap=MS` or `/walk?flood=N&ms=MS`: a button that opens one window, then
+ *   (no further gesture) sends it to each URL in turn, or to N answering hosts (NAV_HOST) for
+ *   at most MS milliseconds; each landed page tells the opener it loaded.
+ * - `/stopper?off=URL&probe=URL` (served over plain HTTP, at a loopback address HTTPS-first
+ *   leaves alone): starts a navigation to `off`, stops it, then loads the image `probe`.
+ * - `/slow`: answers after 5 s (a navigation still on its way).
+ * - `/nav-landed`: a page that tells its opener it loaded.
  * - lbloop.example.test: its HTTPS answer sends everyone back to HTTP (a real loop).
  */
 export const HOSTILE_RULESETS = `
@@ -30,6 +37,12 @@ export const HOSTILE_RULESETS = `
 </ruleset>`;
 
 export const FLOOD_HOST = (i: number): string => `f${i}.flood.example.test`;
+/** Hosts a page sends one window to, one after the other. */
+export const NAV_HOST = (i: number): string => `n${i}.nav.example.test`;
+/** A victim's open redirect: `https://host/redir?to=URL` (see `/redir`), at `port`. */
+export function openRedirect(host: string, port: number, to: string): string {
+  return `https://${host}:${port}/redir?to=${encodeURIComponent(to)}`;
+}
 
 const GIF = Buffer.from('R0lGODlhAQABAAAAACw=', 'base64');
 
@@ -54,6 +67,60 @@ export function hostileHandler(port: () => number): (req: IncomingMessage, res: 
       return redirect(at('http', victim, `/redir?to=${encodeURIComponent(back)}`));
     }
     if (url.pathname === '/redir' && secure) return redirect(url.searchParams.get('to') ?? '/');
+    if (url.pathname === '/slow') {
+      setTimeout(() => page(res, 'slow'), 5000).unref();
+      return;
+    }
+    if (url.pathname === '/nav-landed') return page(res, `landed ${host} /<script>opener && opener.postMessage('landed', '*');</script>`);
+    if (url.pathname === '/walk') {
+      const flood = Number(url.searchParams.get('flood') ?? 0);
+      const urls = flood > 0 ? [] : (JSON.parse(url.searchParams.get('urls') ?? '[]') as string[]);
+      const gap = Number(url.searchParams.get('gap') ?? 700);
+      const ms = Number(url.searchParams.get('ms') ?? 0);
+      return page(
+        res,
+        `<button id="go">go</button><script>
+        const urls = ${JSON.stringify(urls)};
+        const flood = ${flood};
+        const landed = () => new Promise((r) => {
+          const t = setTimeout(r, ${gap});
+          window.onmessage = () => { clearTimeout(t); r(); };
+        });
+        document.getElementById('go').onclick = async () => {
+          const w = window.open('about:blank');
+          const end = performance.now() + ${ms};
+          let sent = 0;
+          if (flood > 0) {
+            for (let i = 0; i < flood && performance.now() < end; i++, sent++) {
+              w.location = 'http://' + ${JSON.stringify(NAV_HOST(0))}.replace('n0.', 'n' + i + '.') + ':' + ${port()} + '/nav-landed';
+              await landed();
+            }
+          } else {
+            for (const u of urls) { w.location = u; sent++; await landed(); }
+          }
+          document.body.dataset.sent = String(sent);
+          document.body.dataset.done = 'true';
+        };</script>`,
+      );
+    }
+    if (url.pathname === '/stopper') {
+      const off = JSON.stringify(url.searchParams.get('off') ?? '');
+      const probe = JSON.stringify(url.searchParams.get('probe') ?? '');
+      return page(
+        res,
+        `stopper<script>
+        window.onload = () => {
+          location.href = ${off};
+          setTimeout(() => {
+            window.stop();
+            const img = new Image();
+            img.onload = img.onerror = () => { document.body.dataset.done = 'true'; };
+            img.src = ${probe};
+            document.body.appendChild(img);
+          }, 300);
+        };</script>`,
+      );
+    }
     if (url.pathname.endsWith('.gif')) {
       res.writeHead(200, { 'content-type': 'image/gif' });
       res.end(GIF);
