@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loopAllowRule, loopAllowRules } from '../src/dnr/loop-rules.js';
+import { loopAllowRule, loopAllowRules } from '../src/https-first/loop-rules.js';
 import { LOOP_VERDICT_MS, LoopGuard, TAB_DOWNGRADE_WINDOW_MS } from '../src/https-first/loop-guard.js';
 import { DnrEmulator } from '@httpsify/engine/dnr';
 
