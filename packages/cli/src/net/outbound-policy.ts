@@ -126,6 +126,9 @@ export class NotPublicError extends Error {
   }
 }
 
+/** `localhost` and names below it are this machine whatever a resolver says (RFC 6761). */
+const isLocalhostName = (host: string): boolean => /(^|\.)localhost$/.test(nameKey(host));
+
 const bare = (host: string): string => host.replace(/^\[(.*)\]$/, '$1');
 const nameKey = (host: string): string => host.toLowerCase().replace(/\.+$/, '');
 
@@ -133,6 +136,7 @@ const nameKey = (host: string): string => host.toLowerCase().replace(/\.+$/, '')
 export function refusedUrl(url: URL, policy: OutboundPolicy): NotPublicError | null {
   if (policy.allowPrivate) return null;
   const host = bare(url.hostname);
+  if (isLocalhostName(host)) return new NotPublicError(url.hostname, '127.0.0.1');
   if (isIP(host) !== 0) return isNonPublicAddress(host) ? new NotPublicError(url.hostname, host) : null;
   return null;
 }
@@ -152,6 +156,7 @@ export function policyLookup(lookup: LookupFunction, policy: OutboundPolicy): Lo
       return void lookup(hostname, options, callback);
     }
     const trusted = policy.trustedNames?.has(nameKey(hostname)) === true;
+    if (!trusted && isLocalhostName(hostname)) return void process.nextTick(() => callback(new NotPublicError(hostname, '127.0.0.1') as never, ''));
     lookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err !== null) return void callback(err, '');
       const list = (Array.isArray(addresses) ? addresses : [{ address: String(addresses), family: isIP(String(addresses)) }]) as LookupAddress[];
