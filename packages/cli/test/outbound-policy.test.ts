@@ -91,7 +91,7 @@ describe('outbound policy on real requests (a loopback server)', () => {
 
   // A resolver of our own: `inside.example` and `rebound.example` point at loopback, as a
   // hostile DNS zone would; `start.example` is the user's own --resolve mapping (trusted).
-  const lookup: LookupFunction = (hostname, options, callback) =>
+  const lookup: LookupFunction = (_hostname, options, callback) =>
     process.nextTick(() => {
       const address = '127.0.0.1';
       if (options.all === true) callback(null, [{ address, family: 4 }]);
