@@ -52,6 +52,8 @@ interface WebStats {
   maxOpenPerHost: number;
   minGapMs: number;
   maxOpenedPerHost: number;
+  gapP5Ms: number;
+  gapP50Ms: number;
 }
 
 /** A local web in its own process: the CLI options that reach it, and its counts when stopped. */
@@ -174,7 +176,7 @@ async function main(): Promise<void> {
   );
   const polite = (label: string, s: WebStats): void =>
     console.log(
-      `  ${label}: most connections one host had open at once ${s.maxOpenPerHost} (limit ${POLITE_PER_HOST}), shortest gap between two requests to one host ${s.minGapMs.toFixed(0)} ms (delay ${POLITE_DELAY_MS}), most connections opened per host ${s.maxOpenedPerHost}`,
+      `  ${label}: most connections one host had open at once ${s.maxOpenPerHost} (limit ${POLITE_PER_HOST}), gaps between two requests to one host: shortest ${s.minGapMs.toFixed(0)} ms, 5th percentile ${s.gapP5Ms.toFixed(0)} ms, median ${s.gapP50Ms.toFixed(0)} ms (delay ${POLITE_DELAY_MS}), most connections opened per host ${s.maxOpenedPerHost}`,
     );
   console.log(
     `politeness: ${POLITE_HOSTS} hosts x ${POLITE_URLS} URLs, --per-host ${POLITE_PER_HOST} --per-host-delay ${POLITE_DELAY_MS}, counted at the server`,
