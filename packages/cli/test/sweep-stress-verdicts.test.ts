@@ -66,6 +66,23 @@ describe('honest verdicts under stress', () => {
     }
   });
 
+  it('after such a reset, tries a new connection rather than another stale one', async () => {
+    const { server, port, connections } = await resettingServer();
+    const client = sweepClient(requestOptions({}));
+    try {
+      // Two connections kept alive, both of which the server will reset on their next request.
+      const two = await Promise.all(['a', 'b'].map((p) => requestOnce(new URL(`http://reset.test:${port}/${p}`), client.settings)));
+      expect(two.map((r) => r.status)).toEqual([200, 200]);
+      expect(connections()).toBe(2);
+      const third = await requestOnce(new URL(`http://reset.test:${port}/c`), client.settings);
+      expect(third.status).toBe(200);
+      expect(connections()).toBe(3);
+    } finally {
+      client.close();
+      server.close();
+    }
+  });
+
   it('a name that never resolves is "host does not resolve" at the deadline, not a timeout', async () => {
     const never: LookupFunction = () => undefined;
     const client = sweepClient(requestOptions({ lookup: never, timeoutMs: 300 }));

@@ -85,10 +85,22 @@ export async function requestOnce(url: URL, settings: RequestSettings): Promise<
       return await requestNow(url, settings);
     } catch (err) {
       if (!(err instanceof RequestFailure) || !err.staleConnection) throw err;
+      // The server closed its idle connections: the others kept for it are stale too.
+      dropIdleConnections(url, settings);
       return await requestNow(url, settings);
     }
   } finally {
     release?.();
+  }
+}
+
+/** Closes the idle keep-alive connections kept for `url`'s host, so the next try opens a new one. */
+function dropIdleConnections(url: URL, settings: RequestSettings): void {
+  const agent = settings.agents === undefined ? undefined : url.protocol === 'https:' ? settings.agents.https : settings.agents.http;
+  if (agent === undefined) return;
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  for (const [name, sockets] of Object.entries(agent.freeSockets)) {
+    if (name.startsWith(`${host}:`)) for (const socket of [...(sockets ?? [])]) socket.destroy();
   }
 }
 
