@@ -6,7 +6,7 @@ import { Journal } from '../journal.js';
 import { SweepProgress } from '../progress.js';
 import { checkInputs, countJobs, finishSweep, prepareSweep, type SweepOptions, type SweepOutcome } from '../run-sweep.js';
 import type { SweepJob } from '../verdicts.js';
-import { trustedResult } from './queue-trust.js';
+import { MAX_STORED_RESULT_BYTES, trustedResult } from './queue-trust.js';
 import { connect, sweepKeys } from './redis-keys.js';
 
 export interface CoordinatorOptions extends SweepOptions {
@@ -90,15 +90,23 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<Sweep
     const journalStored = async (jobs: SweepJob[]): Promise<{ journaled: number; missing: SweepJob[] }> => {
       const missing: SweepJob[] = [];
       if (jobs.length === 0) return { journaled: 0, missing };
-      const values = await redis.hmget(keys.results, ...jobs.map((j) => j.key));
+      // Sizes first: a value too large to be a result is refused without being read.
+      const sizes = await Promise.all(jobs.map((j) => redis.hstrlen(keys.results, j.key)));
+      const readable = jobs.filter((_, i) => (sizes[i] ?? 0) <= MAX_STORED_RESULT_BYTES);
+      const values = readable.length > 0 ? await redis.hmget(keys.results, ...readable.map((j) => j.key)) : [];
+      const stored = new Map(readable.map((j, i) => [j.key, values[i] ?? null]));
       let n = 0;
       for (const [i, job] of jobs.entries()) {
-        const stored = values[i];
-        if (stored === null || stored === undefined) {
+        if ((sizes[i] ?? 0) > MAX_STORED_RESULT_BYTES) {
+          await refuse(job, `stored result of ${sizes[i]} bytes`);
+          continue;
+        }
+        const text = stored.get(job.key) ?? null;
+        if (text === null) {
           missing.push(job);
           continue;
         }
-        const result = trustedResult(job, stored);
+        const result = trustedResult(job, text);
         if ('refused' in result) {
           await refuse(job, result.refused);
           continue;
@@ -192,7 +200,7 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<Sweep
       log(`warning: ${refusedCount} stored results refused, ${unknownKeys} unknown keys ignored, ${givenUp.size} URLs left without a result`);
     // Worker ids and counts are shown, not used: bounded and checked all the same.
     const perWorker = Object.fromEntries(
-      Object.entries(await redis.hgetall(keys.workers))
+      Object.entries((await redis.hlen(keys.workers)) <= 10_000 ? await redis.hgetall(keys.workers) : {})
         .filter(([k, v]) => k.length <= 200 && /^\d{1,12}$/.test(v))
         .slice(0, 1000)
         .map(([k, v]) => [k.replace(/[^\x20-\x7e]/g, '?'), Number(v)]),
