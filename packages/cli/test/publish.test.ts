@@ -134,6 +134,20 @@ describe('httpsify publish', () => {
     expect(existsSync(out)).toBe(false);
   });
 
+  it('refuses rulesets that can never apply within the channel scope, naming them', async () => {
+    const out = join(work, 'outside-scope');
+    const dir = join(work, 'outside-scope-rules');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'Ok.xml'), '<ruleset name="Ok"><target host="*.example.com"/><rule from="^http:" to="https:"/></ruleset>');
+    writeFileSync(join(dir, 'Other.xml'), '<ruleset name="Other Site"><target host="other.org"/><rule from="^http:" to="https:"/></ruleset>');
+    writeFileSync(join(dir, 'Far.xml'), '<ruleset name="Far"><target host="example.*"/><rule from="^http:" to="https:"/></ruleset>');
+    const run = await httpsify(['publish', '--rules', dir, ...keyArgs('key'), '--out', out, '--timestamp', String(now - 20)]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/1 ruleset can never apply within the channel's scope .*"Other Site" \(.*Other\.xml\)/);
+    expect(run.stderr).not.toMatch(/"Ok"|"Far"/);
+    expect(existsSync(out)).toBe(false);
+  });
+
   it('refuses a key or certificate of another channel, a public key, broken rulesets and future or too old timestamps', async () => {
     const out = join(work, 'refused');
     const base = ['publish', '--rules', join(work, 'ok.xml'), '--out', out];

@@ -55,6 +55,7 @@ function options(library: string, out: string, extra: Partial<SweepOptions> = {}
       resolve: [],
       caFiles: [web.caPath],
       lookup: web.lookup,
+      allowPrivate: true,
       connectPorts: web.connectPorts,
       perHostConnections: 2,
       perHostDelayMs: 0,

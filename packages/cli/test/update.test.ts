@@ -19,7 +19,9 @@ interface Run {
 
 function httpsify(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((done) => {
-    execFile(process.execPath, [bin, ...args], { env: { ...process.env, ...env } }, (err, stdout, stderr) => {
+    // The test publisher listens on loopback, which `update` refuses without --allow-private.
+    const withLocal = args[0] === 'update' && args.includes('--channel') ? [...args, '--allow-private'] : args;
+    execFile(process.execPath, [bin, ...withLocal], { env: { ...process.env, ...env } }, (err, stdout, stderr) => {
       done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });

@@ -19,6 +19,7 @@ interface FetchTestCliOptions {
   includeDefaultOff?: boolean;
   resolve?: string[];
   ca?: string[];
+  allowPrivate?: boolean;
 }
 
 function positiveInteger(name: string, value: string): number {
@@ -40,6 +41,7 @@ export function registerFetchTest(program: Command): void {
     .option('--include-default-off', 'also test rulesets that are off by default')
     .option('--resolve <host:ip>', 'connect to IP for HOST instead of resolving it (repeatable, like curl)', collect)
     .option('--ca <file>', 'also trust the CA certificates in this PEM file (repeatable)', collect)
+    .option('--allow-private', 'also fetch loopback, private and link-local addresses (refused by default, also after DNS and redirects)')
     .action(async (paths: string[], opts: FetchTestCliOptions) => {
       const underTest = paths.length > 0 ? paths : opts.rules !== undefined && opts.rules.length > 0 ? opts.rules : [defaultRulesetsDir()];
       const progress: { bar: ProgressBar | null } = { bar: null };
@@ -51,6 +53,7 @@ export function registerFetchTest(program: Command): void {
         resolve: opts.resolve ?? [],
         caFiles: opts.ca ?? [],
         includeDefaultOff: opts.includeDefaultOff === true,
+        allowPrivate: opts.allowPrivate === true,
         onStart: (total) => {
           progress.bar = new ProgressBar(process.stderr, total);
           progress.bar.render();

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { collect } from '../shared/rules-option.js';
 import { addRewriteEngineOptions, loadRewriteEngine, reportRegexRefusals, type RewriteEngineOptions } from '../shared/rewrite-engine.js';
+import { OUTBOUND_LIMITS } from '../net/outbound-policy.js';
 import { requestSettings } from '../fetch-test/request-settings.js';
 import { ProgressBar } from '../fetch-test/progress-bar.js';
 import { DEFAULT_MAX_BYTES } from '../links/document.js';
@@ -26,7 +27,7 @@ interface LinksCliOptions extends RewriteEngineOptions {
 
 const VERSION = '0.1.0';
 /** Bodies compared by --verify are cut here: similarity only needs the start of a page. */
-const VERIFY_MAX_BODY_BYTES = 2 * 1024 * 1024;
+const VERIFY_MAX_BODY_BYTES = OUTBOUND_LIMITS.maxBodyBytes;
 
 function positiveInteger(name: string, value: string): number {
   const n = Number(value);
@@ -84,7 +85,7 @@ async function runCommand(mode: 'check' | 'fix', paths: string[], options: Links
             caFiles: options.ca ?? [],
             timeoutMs,
             maxBodyBytes: VERIFY_MAX_BODY_BYTES,
-            refusePrivate: options.allowPrivate !== true,
+            allowPrivate: options.allowPrivate === true,
           })
         : null;
     const engine = await loadRewriteEngine(options);

@@ -27,6 +27,7 @@ import {
   sha256Hex,
   verifySignature,
 } from '@httpsify/engine/channels';
+import { rulesetsOutsideScope } from '../channels/scope-fit.js';
 import { readChannelFile, readPrivateKey } from '../channels/signing-key.js';
 import { writeFileAtomic } from '../channels/files.js';
 import { loadRulesOption } from '../shared/rules-option.js';
@@ -109,6 +110,14 @@ export function registerPublish(program: Command): void {
         throw new Error(`${count(errors, 'ruleset error')} (listed above); fix them or pass --allow-errors to publish without the broken rulesets`);
       const rulesets = loaded.rulesets.length > 0 ? loaded.rulesets : Array.from({ length: loaded.engine.rulesetCount }, (_, id) => loaded.engine.ruleset(id));
       if (rulesets.length === 0) throw new Error(`${options.rules}: no rulesets to publish`);
+      // A ruleset no URL of the scope can reach would ship to every client and never run.
+      const outside = rulesetsOutsideScope(rulesets, channel.scope);
+      if (outside.length > 0) {
+        const names = outside.slice(0, 20).map((rs) => `"${rs.name}"${rs.loc?.file !== undefined ? ` (${rs.loc.file})` : ''}`);
+        throw new Error(
+          `${count(outside.length, 'ruleset')} can never apply within the channel's scope ${channel.scope}: ${names.join(', ')}${outside.length > 20 ? `, and ${outside.length - 20} more` : ''}; remove them, widen the scope, or add a <test url> inside it`,
+        );
+      }
 
       const bundle = compileBundle(rulesets, { timestamp });
       if (readBundleHeader(bundle).timestamp !== timestamp) throw new Error('internal error: compiled bundle does not carry the release timestamp');

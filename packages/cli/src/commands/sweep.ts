@@ -28,6 +28,7 @@ interface SweepCliOptions {
   queueName: string;
   worker?: boolean;
   lockMs: string;
+  allowPrivate?: boolean;
 }
 
 function wholeNumber(name: string, value: string, min: number): number {
@@ -62,6 +63,7 @@ export function registerSweep(program: Command): void {
     .option('--resolve <host:ip>', 'connect to IP for HOST instead of resolving it; HOST may be *.domain or * (repeatable)', collect)
     .option('--connect-to <port:port>', 'connect to the second port when a URL names the first (a local test web or a proxy; repeatable)', collect)
     .option('--ca <file>', 'also trust the CA certificates in this PEM file (repeatable)', collect)
+    .option('--allow-private', 'also fetch loopback, private and link-local addresses (refused by default, also after DNS and redirects): a local test web')
     .option('--include-default-off', 'also sweep rulesets that are off by default')
     .option('--queue <redis-url>', 'run through BullMQ on Redis: this process coordinates (or, with --worker, sweeps jobs)')
     .option('--queue-name <name>', 'the queue (and Redis keys) of this sweep; coordinator and workers must agree', 'httpsify-sweep')
@@ -78,6 +80,7 @@ export function registerSweep(program: Command): void {
         perHostConnections: wholeNumber('--per-host', opts.perHost, 1),
         perHostDelayMs: wholeNumber('--per-host-delay', opts.perHostDelay, 0),
         globalRate: wholeNumber('--rate', opts.rate, 0),
+        allowPrivate: opts.allowPrivate === true,
       };
       const onBad = (m: string): void => void process.stderr.write(`httpsify: ${m}\n`);
       const options: SweepOptions = {
@@ -101,7 +104,12 @@ export function registerSweep(program: Command): void {
         const lockMs = wholeNumber('--lock-ms', opts.lockMs, 1000);
         if (opts.worker === true) {
           const { startWorker } = await import('../sweep/queue/worker.js');
-          const setup = await prepareSweep(options);
+          const { connect } = await import('../sweep/queue/redis-keys.js');
+          const { sharedHostLimits } = await import('../sweep/queue/host-leases.js');
+          // Per-host limits held across all workers on this Redis (leases renewed while alive).
+          const leaseRedis = await connect(opts.queue);
+          const shared = sharedHostLimits(leaseRedis, queueName, request, { leaseMs: 15_000 });
+          const setup = await prepareSweep({ ...options, request: { ...request, shared } });
           const worker = await startWorker({ queueUrl: opts.queue, queueName, concurrency: options.concurrency, lockMs, check: setup.check, log: onBad });
           process.stderr.write(`sweep worker ${worker.id} ready on queue ${queueName}\n`);
           await new Promise<void>((resolve) => {
@@ -111,6 +119,8 @@ export function registerSweep(program: Command): void {
           });
           await worker.close();
           setup.close();
+          shared.close();
+          leaseRedis.disconnect();
           process.stderr.write(`sweep worker ${worker.id} stopped after storing ${worker.stored()} results\n`);
           return;
         }

@@ -11,6 +11,7 @@ import {
 } from '@httpsify/engine/node';
 import { formatCheckReport, formatRecord } from '../channels/report.js';
 import { readChannelFile } from '../channels/signing-key.js';
+import { policyFetch } from '../net/policy-fetch.js';
 import { collect } from '../shared/rules-option.js';
 
 interface UpdateOptions {
@@ -19,6 +20,7 @@ interface UpdateOptions {
   status?: boolean;
   remove?: string[];
   format: 'text' | 'json';
+  allowPrivate?: boolean;
 }
 
 export function registerUpdate(program: Command): void {
@@ -29,6 +31,7 @@ export function registerUpdate(program: Command): void {
     .option('--state-dir <dir>', 'where installed channel rulesets are kept (default: $XDG_STATE_HOME/httpsify or ~/.local/state/httpsify)')
     .option('--status', 'list installed channels and their last check (the default without --channel)')
     .option('--remove <name>', "delete a channel's installed rulesets and state (repeatable)", collect)
+    .option('--allow-private', 'also fetch from loopback, private and link-local addresses (refused by default, also after DNS and redirects)')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
     .action(async (options: UpdateOptions) => {
       const stateDir = options.stateDir ?? defaultStateDir();
@@ -48,7 +51,7 @@ export function registerUpdate(program: Command): void {
               process.stderr.write(removed ? `removed channel "${name}"\n` : `no installed channel named "${name}"\n`);
               if (!removed) process.exitCode = 1;
             }
-            if (channels.length > 0) await runChecks(channels, stateDir, options.format);
+            if (channels.length > 0) await runChecks(channels, stateDir, options.format, options.allowPrivate === true);
           },
           { waitMs },
         );
@@ -68,8 +71,9 @@ async function readChannels(files: string[]): Promise<ChannelDefinition[]> {
   return channels;
 }
 
-async function runChecks(channels: ChannelDefinition[], stateDir: string, format: 'text' | 'json'): Promise<void> {
-  const fetchBytes = fetchBytesWith();
+async function runChecks(channels: ChannelDefinition[], stateDir: string, format: 'text' | 'json', allowPrivate: boolean): Promise<void> {
+  // Channel files come through the same outbound policy as every other fetch.
+  const fetchBytes = fetchBytesWith(policyFetch({ allowPrivate }));
   const reports: ChannelCheckReport[] = [];
   // One channel at a time, each isolated: a failing channel never stops the others.
   for (const channel of channels) {

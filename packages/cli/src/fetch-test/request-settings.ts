@@ -1,20 +1,21 @@
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
-import { refuseLiteralAddress, refusingPrivateLookup } from './private-address.js';
+import { trustedResolveNames } from '../net/outbound-policy.js';
 import { lookupWithOverrides, parseResolveOptions } from './resolve-option.js';
 import type { RequestSettings } from './single-request.js';
 
 /**
  * Request settings from `--resolve HOST:IP`, `--ca FILE` and `--timeout` (shared by fetch-test
- * and links --verify). `refusePrivate` (links --verify without --allow-private) refuses loopback,
- * private and link-local addresses, named or resolved, except the user's own --resolve ones.
+ * and links --verify), under the outbound policy: loopback, private and link-local addresses,
+ * named, resolved or redirected to, are refused unless `allowPrivate` (--allow-private); the
+ * user's own exact --resolve names are theirs to point anywhere.
  */
 export function requestSettings(options: {
   resolve: readonly string[];
   caFiles: readonly string[];
   timeoutMs: number;
   maxBodyBytes: number;
-  refusePrivate?: boolean;
+  allowPrivate: boolean;
 }): RequestSettings {
   const extraCa = options.caFiles.map((file) => {
     try {
@@ -24,10 +25,9 @@ export function requestSettings(options: {
     }
   });
   const overrides = parseResolveOptions(options.resolve);
-  const lookup = lookupWithOverrides(overrides);
   return {
-    lookup: options.refusePrivate === true ? refusingPrivateLookup(lookup, new Set(overrides.keys())) : lookup,
-    ...(options.refusePrivate === true ? { refuse: refuseLiteralAddress } : {}),
+    lookup: lookupWithOverrides(overrides),
+    policy: { allowPrivate: options.allowPrivate, trustedNames: trustedResolveNames(overrides) },
     // An explicit `ca` replaces Node's roots, so keep them alongside the extra ones.
     ca: extraCa.length > 0 ? [...rootCertificates, ...extraCa] : undefined,
     timeoutMs: options.timeoutMs,

@@ -1,4 +1,5 @@
 import type { Diagnostic } from '@httpsify/engine';
+import { OUTBOUND_LIMITS } from '../net/outbound-policy.js';
 import { checkUrl } from './check-url.js';
 import type { ChainOutcome } from './follow-redirects.js';
 import { loadForFetchTest } from './load-under-test.js';
@@ -19,6 +20,8 @@ export interface FetchTestOptions {
   /** Extra trusted CA PEM files (`--ca`). */
   caFiles?: readonly string[];
   includeDefaultOff?: boolean;
+  /** Also fetch loopback, private and link-local addresses (`--allow-private`; refused by default). */
+  allowPrivate?: boolean;
   /** Called once with the number of URLs, then per URL in report order. */
   onStart?: (total: number) => void;
   onResult?: (result: UrlResult) => void;
@@ -46,8 +49,8 @@ export interface FetchTestReport {
 }
 
 export const DEFAULT_CONCURRENCY = 8;
-export const DEFAULT_TIMEOUT_MS = 10_000;
-const MAX_BODY_BYTES = 2 * 1024 * 1024;
+export const DEFAULT_TIMEOUT_MS = OUTBOUND_LIMITS.timeoutMs;
+const MAX_BODY_BYTES = OUTBOUND_LIMITS.maxBodyBytes;
 
 /** The report keeps where each fetch went, not the page bodies. */
 function withoutBody(chain: ChainOutcome | null): ChainOutcome | null {
@@ -85,7 +88,13 @@ export async function runFetchTest(options: FetchTestOptions): Promise<FetchTest
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`--concurrency must be a positive integer, not ${concurrency}`);
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new Error(`--timeout must be a positive number of milliseconds, not ${timeoutMs}`);
-  const settings = requestSettings({ resolve: options.resolve ?? [], caFiles: options.caFiles ?? [], timeoutMs, maxBodyBytes: MAX_BODY_BYTES });
+  const settings = requestSettings({
+    resolve: options.resolve ?? [],
+    caFiles: options.caFiles ?? [],
+    timeoutMs,
+    maxBodyBytes: MAX_BODY_BYTES,
+    allowPrivate: options.allowPrivate === true,
+  });
 
   const loaded = loadForFetchTest(options.paths, options.rules ?? [], { includeDefaultOff: options.includeDefaultOff === true });
   const { jobs, excluded } = collectTestJobs(loaded.tested, loaded.engine);

@@ -2,18 +2,19 @@ import { request as httpRequest, type Agent as HttpAgent, type ClientRequest, ty
 import { request as httpsRequest, type Agent as HttpsAgent } from 'node:https';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
+import { guardSocket, policyLookup, refusedUrl, type OutboundPolicy } from '../net/outbound-policy.js';
 import type { LookupFunction } from './resolve-option.js';
 
 /** How one request is made: name resolution, extra trust, time limit. */
 export interface RequestSettings {
   lookup: LookupFunction;
+  /** Which addresses may be connected to (net/outbound-policy.ts); every request obeys it. */
+  policy: OutboundPolicy;
   /** Trusted CA certificates (PEM) for https; undefined keeps Node's defaults. */
   ca: string[] | undefined;
   timeoutMs: number;
   /** Bodies are cut off here; page structure only needs the start of a page. */
   maxBodyBytes: number;
-  /** Why `url` may not be fetched at all (links --verify: a private IP address), or null. */
-  refuse?: (url: URL) => RequestFailure | null;
   /** Connection reuse (keep-alive agents); without them every request has its own connection. */
   agents?: { http: HttpAgent; https: HttpsAgent };
   /** Waits until a request to `url` may start (politeness); resolves to "the request ended". */
@@ -29,12 +30,14 @@ export interface RawResponse {
 }
 
 /** Why a request produced no response, in the terms the report uses. */
-export type FailureKind = 'dns' | 'connect' | 'tls' | 'timeout' | 'protocol';
+export type FailureKind = 'dns' | 'connect' | 'tls' | 'timeout' | 'protocol' | 'not-public';
 
 export class RequestFailure extends Error {
   constructor(
     readonly kind: FailureKind,
     message: string,
+    /** The failure was a reset of a reused keep-alive connection: worth one fresh try. */
+    readonly staleConnection = false,
   ) {
     super(message);
   }
@@ -46,6 +49,7 @@ const CONNECT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'EN
 function classify(err: NodeJS.ErrnoException): RequestFailure {
   if (err instanceof RequestFailure) return err;
   const code = err.code ?? '';
+  if (code === 'ERR_HTTPSIFY_NOT_PUBLIC') return new RequestFailure('not-public', err.message);
   if (DNS_CODES.has(code)) return new RequestFailure('dns', `cannot resolve host (${code})`);
   if (CONNECT_CODES.has(code)) return new RequestFailure('connect', `connection failed (${code})`);
   // TLS errors come as ERR_SSL_*, ERR_TLS_*, or certificate codes such as CERT_HAS_EXPIRED.
@@ -66,27 +70,60 @@ function decoded(res: IncomingMessage): Readable {
 }
 
 /**
- * One GET without following redirects. The whole exchange (connect, TLS, headers, body) shares
- * one deadline, so a slow-dripping server cannot hold a worker forever.
+ * One GET without following redirects, under the outbound policy. The whole exchange (DNS,
+ * connect, TLS, headers, body) shares one deadline, counted from when the request gets its
+ * connection (time waiting in our own politeness gate and connection pool is not the server's);
+ * a drip-fed body cannot hold a worker forever. A reset of a reused keep-alive connection (the
+ * server closed it as we sent) is tried once more on a fresh one.
  */
 export async function requestOnce(url: URL, settings: RequestSettings): Promise<RawResponse> {
-  const refused = settings.refuse?.(url) ?? null;
-  if (refused !== null) throw refused;
-  if (settings.gate === undefined) return requestNow(url, settings);
-  const release = await settings.gate(url);
+  const refused = refusedUrl(url, settings.policy);
+  if (refused !== null) throw classify(refused as NodeJS.ErrnoException);
+  const release = settings.gate === undefined ? null : await settings.gate(url);
   try {
-    return await requestNow(url, settings);
+    try {
+      return await requestNow(url, settings);
+    } catch (err) {
+      if (!(err instanceof RequestFailure) || !err.staleConnection) throw err;
+      // The server closed its idle connections: the others kept for it are stale too.
+      dropIdleConnections(url, settings);
+      return await requestNow(url, settings);
+    }
   } finally {
-    release();
+    release?.();
   }
 }
+
+/** Closes the idle keep-alive connections kept for `url`'s host, so the next try opens a new one. */
+function dropIdleConnections(url: URL, settings: RequestSettings): void {
+  const agent = settings.agents === undefined ? undefined : url.protocol === 'https:' ? settings.agents.https : settings.agents.http;
+  if (agent === undefined) return;
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  for (const [name, sockets] of Object.entries(agent.freeSockets)) {
+    if (name.startsWith(`${host}:`)) for (const socket of [...(sockets ?? [])]) socket.destroy();
+  }
+}
+
+/** Longest wait for a connection from our own pool before the request counts as failed. */
+const queueLimitMs = (timeoutMs: number): number => 3 * timeoutMs + 30_000;
 
 function requestNow(url: URL, settings: RequestSettings): Promise<RawResponse> {
   return new Promise<RawResponse>((resolve, reject) => {
     const secure = url.protocol === 'https:';
+    // Resolution runs inside the deadline; one still unanswered when it passes is a name that
+    // does not resolve (as the resolver's own failure is, however long it took).
+    let resolving = false;
+    const policed = policyLookup(settings.lookup, settings.policy);
+    const lookup: LookupFunction = (hostname, opts, callback) => {
+      resolving = true;
+      policed(hostname, opts, (err, address, family) => {
+        resolving = false;
+        callback(err, address, family);
+      });
+    };
     const options = {
       method: 'GET',
-      lookup: settings.lookup as never,
+      lookup: lookup as never,
       headers: { 'user-agent': settings.userAgent ?? 'httpsify-fetch-test/0.1', accept: 'text/html,*/*;q=0.8', 'accept-encoding': 'gzip, deflate, br' },
       agent: settings.agents === undefined ? (false as const) : secure ? settings.agents.https : settings.agents.http,
       ...(secure && settings.ca !== undefined ? { ca: settings.ca } : {}),
@@ -95,14 +132,29 @@ function requestNow(url: URL, settings: RequestSettings): Promise<RawResponse> {
     // Declared before the request exists: errors may surface while it is being created.
     // eslint-disable-next-line prefer-const -- assigned once, but after the closures that read it
     let req: ClientRequest | undefined;
+    let timer: NodeJS.Timeout | undefined;
     const fail = (err: NodeJS.ErrnoException): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      clearTimeout(queued);
+      const reused = req?.reusedSocket === true;
       req?.destroy();
-      reject(classify(err));
+      const failure = classify(err);
+      const stale = reused && (err.code === 'ECONNRESET' || err.code === 'EPIPE');
+      reject(stale ? new RequestFailure(failure.kind, failure.message, true) : failure);
     };
-    const timer = setTimeout(() => fail(new RequestFailure('timeout', `no complete response within ${settings.timeoutMs} ms`)), settings.timeoutMs);
+    const queued = setTimeout(
+      () => fail(new RequestFailure('timeout', `no connection became free within ${queueLimitMs(settings.timeoutMs)} ms`)),
+      queueLimitMs(settings.timeoutMs),
+    );
+    const startDeadline = (): void => {
+      clearTimeout(queued);
+      timer = setTimeout(() => {
+        if (resolving) fail(new RequestFailure('dns', `cannot resolve host (no answer within ${settings.timeoutMs} ms)`));
+        else fail(new RequestFailure('timeout', `no complete response within ${settings.timeoutMs} ms`));
+      }, settings.timeoutMs);
+    };
     req = (secure ? httpsRequest : httpRequest)(url, options, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
@@ -133,6 +185,10 @@ function requestNow(url: URL, settings: RequestSettings): Promise<RawResponse> {
       res.on('aborted', () => finish());
       // Undecoded bodies are complete when the response closes; decoders end on their own.
       if (body === res) res.on('close', () => finish());
+    });
+    req.once('socket', (socket) => {
+      startDeadline();
+      if (req?.reusedSocket !== true) guardSocket(socket, url.hostname, settings.policy);
     });
     req.on('error', fail);
     req.end();

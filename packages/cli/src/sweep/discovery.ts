@@ -1,5 +1,5 @@
 import { createReadStream, existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Engine } from '@httpsify/engine';
 import { newRuleset } from '../authoring/new-ruleset.js';
@@ -68,7 +68,10 @@ export async function writeDiscoveredRulesets(resultsPath: string, outDir: strin
   const written: string[] = [];
   for await (const r of readResults(resultsPath)) {
     if (r.kind !== 'discover' || r.verdict !== 'works' || r.secureStatus === null || r.secureStatus < 200 || r.secureStatus >= 300) continue;
+    // Only a host name makes a file name here, and only a plain one inside outDir.
+    if (typeof r.ruleset !== 'string' || !HOST.test(r.ruleset)) continue;
     const made = newRuleset(r.ruleset);
+    if (basename(made.fileName) !== made.fileName || made.fileName.startsWith('.')) continue;
     const file = join(outDir, made.fileName);
     if (existsSync(file)) continue;
     const xml = made.xml.replace('made by `httpsify new`.', `found by httpsify sweep (discovery): HTTPS served the same page on ${date}.`);

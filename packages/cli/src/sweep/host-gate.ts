@@ -1,12 +1,24 @@
 /** Politeness limits: how hard the sweep may hit any one host, and the web as a whole. */
 export interface PolitenessLimits {
-  /** Requests in flight to one host at once. */
+  /** Requests in flight, and connections open, to one host name at once (both schemes). */
   perHostConnections: number;
   /** Milliseconds between the starts of two requests to the same host. */
   perHostDelayMs: number;
   /** Requests started per second over all hosts; 0 for no cap. */
   globalRate: number;
 }
+
+/**
+ * The same limits held across processes (queue/host-leases.ts): resolves once this process may
+ * start a request to `host` under the shared connection limit and start spacing, to the
+ * function that gives the lease back.
+ */
+export interface SharedHostLimits {
+  acquire(host: string): Promise<() => void>;
+}
+
+/** Host names as the politeness limits count them: case and trailing dots do not make a new host. */
+export const hostKey = (host: string): string => host.toLowerCase().replace(/\.+$/, '');
 
 /** Idle hosts are forgotten once this many are tracked (memory stays flat on long lists). */
 const PRUNE_ABOVE = 2048;
@@ -31,10 +43,12 @@ export class HostGate {
   constructor(
     private readonly limits: PolitenessLimits,
     private readonly now: () => number = () => Date.now(),
+    private readonly shared: SharedHostLimits | null = null,
   ) {}
 
   /** Resolves when a request to `host` may start, to the function that says it ended. */
-  async acquire(host: string): Promise<() => void> {
+  async acquire(name: string): Promise<() => void> {
+    const host = hostKey(name);
     let state = this.hosts.get(host);
     if (state === undefined) {
       state = { active: 0, lastStart: -Infinity, waiting: [], startChain: Promise.resolve() };
@@ -58,15 +72,32 @@ export class HostGate {
     });
     s.startChain = started;
     await started;
+    // Across processes: one lease per request in flight, granted in one atomic step with the
+    // shared start spacing (the local spacing above only saves round trips).
+    let giveBack: () => void = () => undefined;
+    if (this.shared !== null) {
+      try {
+        giveBack = await this.shared.acquire(host);
+      } catch (err) {
+        this.release(s);
+        throw err;
+      }
+      s.lastStart = this.now();
+    }
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const next = s.waiting.shift();
-      if (next !== undefined) next();
-      else s.active--;
-      if (this.hosts.size > PRUNE_ABOVE) this.prune();
+      giveBack();
+      this.release(s);
     };
+  }
+
+  private release(s: HostState): void {
+    const next = s.waiting.shift();
+    if (next !== undefined) next();
+    else s.active--;
+    if (this.hosts.size > PRUNE_ABOVE) this.prune();
   }
 
   /** Forgets idle hosts whose delay has passed: they behave as never seen. */

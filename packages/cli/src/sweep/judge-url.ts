@@ -28,12 +28,16 @@ function tlsVerdict(message: string): UrlVerdict {
 export function judgeUrl(plain: ChainOutcome, secure: ChainOutcome): Judgement {
   const j = (verdict: UrlVerdict, detail: string, similarity: number | null = null): Judgement => ({ verdict, detail, similarity });
   const f = secure.failure;
+  // A URL the outbound policy refused was never fetched: nothing to judge, on either side.
+  if (f?.kind === 'not-public') return j('not-public', f.message);
+  if (plain.failure?.kind === 'not-public') return j('not-public', plain.failure.message);
   if (f !== undefined) {
     if (f.kind === 'tls') return j(tlsVerdict(f.message), f.message);
     if (f.kind === 'redirect-loop' || f.kind === 'too-many-redirects') return j('redirect-loop', f.message);
     if (f.kind === 'timeout') return j('timeout', f.message);
     if (f.kind === 'connect') return j('refused', f.message);
-    if (f.kind === 'dns') return j(plain.failure?.kind === 'dns' ? 'host-gone' : 'refused', f.message);
+    // However long the resolver took: the HTTPS URL's host does not resolve.
+    if (f.kind === 'dns') return j('host-gone', f.message);
     return j('tls-error', f.message);
   }
   if (!/^https:/i.test(secure.finalUrl)) return j('https-to-http', `the HTTPS fetch ends on ${secure.finalUrl}`);

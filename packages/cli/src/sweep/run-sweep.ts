@@ -112,7 +112,7 @@ export async function finishSweep(
   writeFileSync(reportPath, htmlReport(summary, previous, options.discover !== undefined ? 'httpsify sweep: discovery' : 'httpsify sweep: ruleset health'));
   const discovered =
     options.discover !== undefined ? await writeDiscoveredRulesets(resultsPath, join(options.outDir, 'rulesets'), new Date().toISOString().slice(0, 10)) : [];
-  const wb = options.write === true && options.discover === undefined ? await writeBack(summary, previous, options.confirmAfterMs ?? 0) : null;
+  const wb = options.write === true && options.discover === undefined ? await writeBack(summary, previous, options.confirmAfterMs ?? 0, options.paths) : null;
   return { summary, reportPath, summaryPath, writeBack: wb, discovered };
 }
 

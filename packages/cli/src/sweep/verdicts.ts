@@ -1,6 +1,7 @@
 /**
- * What one swept URL showed. `works` and `http-broken` (the plain site itself is down, so the
- * ruleset cannot be judged) never fail a ruleset; `mixed-content` warns; the rest fail it.
+ * What one swept URL showed. `works`, `http-broken` (the plain site itself is down, so the
+ * ruleset cannot be judged) and `not-public` (the outbound policy refused to fetch a loopback,
+ * private or link-local address) never fail a ruleset; `mixed-content` warns; the rest fail it.
  */
 export const URL_VERDICTS = [
   'works',
@@ -18,6 +19,7 @@ export const URL_VERDICTS = [
   'host-gone',
   'no-rewrite',
   'http-broken',
+  'not-public',
 ] as const;
 
 export type UrlVerdict = (typeof URL_VERDICTS)[number];
@@ -39,6 +41,7 @@ export const VERDICT_WORDS: Record<UrlVerdict, string> = {
   'host-gone': 'host does not resolve',
   'no-rewrite': 'ruleset does not rewrite its test',
   'http-broken': 'HTTP site down (not judged)',
+  'not-public': 'private address (not fetched)',
 };
 
 export type Severity = 'ok' | 'warning' | 'failing' | 'unknown';
@@ -46,7 +49,7 @@ export type Severity = 'ok' | 'warning' | 'failing' | 'unknown';
 export function severityOf(verdict: UrlVerdict): Severity {
   if (verdict === 'works') return 'ok';
   if (verdict === 'mixed-content') return 'warning';
-  if (verdict === 'http-broken') return 'unknown';
+  if (verdict === 'http-broken' || verdict === 'not-public') return 'unknown';
   return 'failing';
 }
 

@@ -1,4 +1,5 @@
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { resolve, sep } from 'node:path';
 import { parseRulesetXml } from '@httpsify/engine/parse';
 import { writeFileAtomic } from '@httpsify/engine/node';
 import { disableRulesetFile } from '../fetch-test/disable-ruleset.js';
@@ -24,6 +25,29 @@ export function enableRulesetText(text: string): string {
   return text.replace(ATTRIBUTE, '$1').replace(COMMENT, '');
 }
 
+/**
+ * Whether `file` is one of the library's own ruleset files: inside a library directory or one
+ * of its file arguments, real paths compared (a results line naming another file, or a symlink
+ * out of the library, edits nothing).
+ */
+export function inLibrary(file: string, library: readonly string[]): boolean {
+  let real: string;
+  try {
+    real = realpathSync(resolve(file));
+  } catch {
+    return false;
+  }
+  return library.some((path) => {
+    let root: string;
+    try {
+      root = realpathSync(resolve(path));
+    } catch {
+      return false;
+    }
+    return real === root || real.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
+  });
+}
+
 const judged = (h: RulesetHealth | undefined): boolean => h !== undefined && (h.health === 'ok' || h.health === 'warning');
 
 /**
@@ -32,12 +56,21 @@ const judged = (h: RulesetHealth | undefined): boolean => h !== undefined && (h.
  * is turned back on when both found it working. Anything else is left alone, and so is every
  * ruleset that was off for another reason. Each edit is checked by parsing and written atomically.
  */
-export async function writeBack(current: SweepSummary, previous: SweepSummary | null, confirmAfterMs: number): Promise<WriteBackOutcome> {
+export async function writeBack(
+  current: SweepSummary,
+  previous: SweepSummary | null,
+  confirmAfterMs: number,
+  library: readonly string[],
+): Promise<WriteBackOutcome> {
   const out: WriteBackOutcome = { disabled: [], enabled: [], unconfirmed: [], errors: [] };
   const confirmed = previous !== null && previous.finishedAt + confirmAfterMs <= current.startedAt;
   const before = new Map((previous?.rulesets ?? []).map((h) => [h.file, h]));
   for (const h of current.rulesets) {
     if (!h.file.endsWith('.xml') || h.file.includes('.tar')) continue;
+    if (!inLibrary(h.file, library)) {
+      out.errors.push(`${h.file}: not a file of the swept library, left unchanged`);
+      continue;
+    }
     const p = before.get(h.file);
     try {
       const text = readFileSync(h.file, 'utf8');

@@ -56,7 +56,24 @@ export interface LocalWeb {
   cliArgs: string[];
   /** Requests served, per scheme. */
   served: { http: number; https: number };
+  /** Connections per host name, both schemes together, as the server sees them. */
+  connections: ConnectionCounts;
   close(): Promise<void>;
+}
+
+/**
+ * What a polite client looks like from the server: the most connections one host name had open
+ * at once (HTTP and HTTPS together), and the shortest time between two requests' arrivals.
+ */
+export interface ConnectionCounts {
+  /** Host name -> most connections open at once. */
+  peakOpen: Map<string, number>;
+  /** Host name -> shortest gap (ms) between two request arrivals; absent with one request. */
+  minGapMs: Map<string, number>;
+  /** Host name -> connections opened in all. */
+  opened: Map<string, number>;
+  /** Every gap between two request arrivals for one host, in arrival order. */
+  gaps: { host: string; ms: number }[];
 }
 
 const ALG = { name: 'ECDSA', namedCurve: 'P-256' } as const;
@@ -134,6 +151,33 @@ export async function startLocalWeb(options: { certCache?: number } = {}): Promi
   };
 
   const served = { http: 0, https: 0 };
+  const connections: ConnectionCounts = { peakOpen: new Map(), minGapMs: new Map(), opened: new Map(), gaps: [] };
+  const open = new Map<string, number>();
+  const lastArrival = new Map<string, number>();
+  const tagged = new WeakSet<object>();
+  // A connection belongs to the host of its first request (HTTP) or its SNI name (HTTPS).
+  const count = (socket: import('node:net').Socket, host: string): void => {
+    if (tagged.has(socket) || host === '') return;
+    tagged.add(socket);
+    const n = (open.get(host) ?? 0) + 1;
+    open.set(host, n);
+    connections.opened.set(host, (connections.opened.get(host) ?? 0) + 1);
+    if (n > (connections.peakOpen.get(host) ?? 0)) connections.peakOpen.set(host, n);
+    socket.once('close', () => {
+      const left = (open.get(host) ?? 1) - 1;
+      if (left === 0) open.delete(host);
+      else open.set(host, left);
+    });
+  };
+  const arrived = (host: string): void => {
+    const now = performance.now();
+    const last = lastArrival.get(host);
+    lastArrival.set(host, now);
+    if (last === undefined) return;
+    const gap = now - last;
+    connections.gaps.push({ host, ms: gap });
+    if (gap < (connections.minGapMs.get(host) ?? Infinity)) connections.minGapMs.set(host, gap);
+  };
   const flakyCount = new Map<string, number>();
   const serveHuge = (res: ServerResponse, host: string): void => {
     res.writeHead(200, { 'content-type': 'text/html' });
@@ -152,6 +196,8 @@ export async function startLocalWeb(options: { certCache?: number } = {}): Promi
   const handle = (scheme: 'http' | 'https') => (req: IncomingMessage, res: ServerResponse) => {
     served[scheme]++;
     const host = (req.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
+    count(req.socket, host);
+    arrived(host);
     const b = behaviourOf(host);
     const html = (body: string, status = 200): void => void res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' }).end(body);
     if (b === 'huge') return serveHuge(res, host);
@@ -200,6 +246,9 @@ export async function startLocalWeb(options: { certCache?: number } = {}): Promi
     handle('https'),
   );
   for (const s of [http, https]) s.on('clientError', (_err, socket) => socket.destroy());
+  https.on('secureConnection', (socket: import('node:tls').TLSSocket) => {
+    if (typeof socket.servername === 'string') count(socket, socket.servername.toLowerCase());
+  });
   const listen = (s: Server, port = 0, host = '127.0.0.1'): Promise<number> =>
     new Promise((resolve, reject) => {
       s.once('error', reject);
@@ -234,6 +283,8 @@ export async function startLocalWeb(options: { certCache?: number } = {}): Promi
       [443, httpsPort],
     ]),
     cliArgs: [
+      // Everything here is on loopback, which the outbound policy refuses without this.
+      '--allow-private',
       '--ca',
       caPath,
       '--resolve',
@@ -248,6 +299,7 @@ export async function startLocalWeb(options: { certCache?: number } = {}): Promi
       `443:${httpsPort}`,
     ],
     served,
+    connections,
     close: async () => {
       http.closeAllConnections();
       https.closeAllConnections();

@@ -42,6 +42,33 @@ function decodeAll(bundle: Uint8Array, what: string): Ruleset[] {
   return Array.from({ length: engine.rulesetCount }, (_, id) => engine.ruleset(id));
 }
 
+/**
+ * Bytes any bundle of `rulesets` takes at least, cheap to count next to compiling them: every
+ * distinct string sits in the string pool with at least a one-byte length header, every
+ * ruleset has at least a flags byte and every rule a kind byte. Strings are dictionary-coded,
+ * so their lengths are no bound; their number is.
+ */
+function leastBundleBytes(rulesets: readonly Ruleset[]): number {
+  const strings = new Set<string>();
+  let fixed = 0;
+  for (const rs of rulesets) {
+    fixed += 1 + rs.rules.length;
+    strings.add(rs.name);
+    if (rs.defaultOff !== undefined) strings.add(rs.defaultOff);
+    if (rs.platform !== undefined) strings.add(rs.platform);
+    for (const rule of rs.rules) {
+      strings.add(rule.from);
+      strings.add(rule.to);
+    }
+    for (const exclusion of rs.exclusions) strings.add(exclusion.pattern);
+    for (const cookie of rs.secureCookies) {
+      strings.add(cookie.host);
+      strings.add(cookie.name);
+    }
+  }
+  return fixed + strings.size;
+}
+
 /** The delta from bundle `base` (release A) to bundle `target` (release B). */
 export function makeDelta(base: Uint8Array, target: Uint8Array): Uint8Array {
   const before = new Map<string, number[]>();
@@ -76,9 +103,12 @@ export function makeDelta(base: Uint8Array, target: Uint8Array): Uint8Array {
 
 /**
  * Release B's bundle from the installed A and a delta, or a ChannelError `bad-delta` saying
- * why not. Bounded by its inputs: every ruleset of A and of the delta is used at most once, and
- * a result longer than `maxBytes` (B's signed length) is refused before anything hashes it.
- * The caller checks the result against B's signed SHA-256.
+ * why not. Every bound is checked before the work it bounds: the header before the delta's
+ * bundle is decoded, each run before its rulesets are taken (every ruleset of A and of the
+ * delta at most once), and the least size of the result against `maxBytes` (B's signed length)
+ * before anything is compiled, so a delta signed with a stolen online key cannot make a client
+ * build a large bundle to refuse afterwards; the result's real length is checked again before
+ * anything hashes it. The caller checks the result against B's signed SHA-256.
  */
 export function applyDelta(base: Uint8Array, delta: Uint8Array, options: { timestamp: number; maxBytes: number }): Uint8Array {
   if (delta.length < HEADER_BYTES) fail(`delta of ${delta.length} bytes is shorter than its header`);
@@ -106,6 +136,8 @@ export function applyDelta(base: Uint8Array, delta: Uint8Array, options: { times
       rulesets.push(source[id] as Ruleset);
     }
   }
+  const least = leastBundleBytes(rulesets);
+  if (least > options.maxBytes) fail(`delta would build at least ${least} bytes, more than the ${options.maxBytes} of the signed release`);
   const out = compileBundle(rulesets, { timestamp: options.timestamp });
   if (out.length > options.maxBytes) fail(`delta builds ${out.length} bytes, more than the ${options.maxBytes} of the signed release`);
   return out;

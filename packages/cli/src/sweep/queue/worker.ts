@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { Worker } from 'bullmq';
 import type { SweepJob } from '../verdicts.js';
+import { trustedJob } from './queue-trust.js';
 import { connect, STORE_ONCE, sweepKeys } from './redis-keys.js';
 
 export interface WorkerOptions {
@@ -33,7 +34,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const worker = new Worker<SweepJob>(
     options.queueName,
     async (job) => {
-      const result = await options.check(job.data);
+      // A job is read from Redis like anything else there: checked before it is swept.
+      const data = trustedJob(job.data);
+      if (data === null) throw new Error(`job ${job.id ?? '?'} is not a sweep job; not swept`);
+      const result = await options.check(data);
       const added = (await redis.eval(STORE_ONCE, 3, keys.results, keys.done, keys.workers, result.key, JSON.stringify(result), id)) as number;
       if (added === 1) stored++;
       return added;
