@@ -8,8 +8,9 @@
 //   reach them), and all subpaths share one Engine class.
 // - Bytes: V8 pre-parses every byte at import. Whitespace and syntax are minified (names are
 //   kept, for readable stack traces), and code a rewriting process seldom runs loads on first
-//   call, synchronously (rewrite() is synchronous), from CommonJS: the dependencies re2js and
-//   regexpp, and our own regex analysis and bundle writer (LAZY_OWN).
+//   call, synchronously (rewrite() is synchronous), from CommonJS: the dependencies re2js,
+//   regexpp and saxes (the XML parser: a process that loads a bundle needs none), and our own
+//   regex analysis and bundle writer (LAZY_OWN).
 import { build } from 'esbuild';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -24,6 +25,7 @@ const ENTRIES = ['index', 'parse/index', 'authoring/index', 'dnr/index', 'channe
 const LAZY_DEPENDENCIES = {
   're2js-module.js': { fn: 're2js', pkg: 're2js', name: 'RE2JS' },
   'regexpp-module.js': { fn: 'regexpParser', pkg: '@eslint-community/regexpp', name: 'RegExpParser' },
+  'saxes-module.js': { fn: 'saxesParser', pkg: 'saxes', name: 'SaxesParser' },
 };
 
 /**
@@ -56,9 +58,9 @@ function lazyDependencies(format) {
   return {
     name: 'lazy-dependencies',
     setup(b) {
-      b.onLoad({ filter: /[\\/]dist[\\/]regex[\\/](re2js|regexpp)-module\.js$/ }, (args) => {
+      b.onLoad({ filter: /[\\/]dist[\\/](regex[\\/](re2js|regexpp)|parse[\\/]saxes)-module\.js$/ }, (args) => {
         const lazy = LAZY_DEPENDENCIES[args.path.split(/[\\/]/).pop()];
-        // Both packages ship CommonJS, so require is synchronous.
+        // All three packages ship CommonJS, so require is synchronous.
         const load = format === 'esm' ? `createRequire(import.meta.url)(${JSON.stringify(lazy.pkg)})` : `require(${JSON.stringify(lazy.pkg)})`;
         return {
           contents: `${format === 'esm' ? "import { createRequire } from 'node:module';\n" : ''}let loaded;

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import type { Command } from '../shared/commander.js';
 import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { formatDiagnostic, type Diagnostic } from '@httpsify/engine';

@@ -1,6 +1,5 @@
 import { fstatSync } from 'node:fs';
-import { createInterface } from 'node:readline';
-import { Option, type Command } from 'commander';
+import { Option, type Command } from '../shared/commander.js';
 import { formatExplanation, type Engine } from '@httpsify/engine';
 import { addRewriteEngineOptions, loadRewriteEngine, reportRegexRefusals, type RewriteEngineOptions } from '../shared/rewrite-engine.js';
 import { BufferedOutput } from '../shared/output.js';
@@ -57,6 +56,8 @@ export function registerRewrite(program: Command): void {
     if (urls.length > 0) {
       for (const url of urls) await handle(url);
     } else {
+      // Loaded here: a call with URLs as arguments does not need it.
+      const { createInterface } = await import('node:readline');
       const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
       // readline ends quietly on a read error: surface it instead of exiting 0 with nothing done.
       let readError: Error | undefined;

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import type { Command } from '../shared/commander.js';
 import { defaultRulesetsDir } from '@httpsify/engine/node';
 import { collect } from '../shared/rules-option.js';
 import { parseConnectTo, type SweepRequestOptions } from '../sweep/polite-settings.js';
