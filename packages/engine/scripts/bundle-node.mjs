@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(packageDir, 'dist');
 const out = join(dist, 'node-bundle');
-const ENTRIES = ['index', 'parse/index', 'authoring/index', 'dnr/index', 'channels/index', 'node/index'];
+const ENTRIES = ['index', 'parse/index', 'authoring/index', 'dnr/index', 'channels/index', 'library/index', 'node/index'];
 
 /** Modules that hand out a heavy dependency; in this build they require it on first call. */
 const LAZY_DEPENDENCIES = {
