@@ -128,6 +128,8 @@ export function registerSweep(program: Command): void {
       const outcome = await runSweep(options);
       process.stdout.write(`${formatSweepSummary(outcome)}\n`);
       if (outcome.summary.byHealth.failing > 0 && opts.discover === undefined) process.exitCode = 1;
+      // Nothing could be swept (no ruleset loaded, errors above): could not run, as the README says.
+      if (outcome.summary.rulesets.length === 0 && opts.discover === undefined) process.exitCode = 2;
     });
 }
 
