@@ -26,6 +26,8 @@ const LAZY_DEPENDENCIES = {
   're2js-module.js': { fn: 're2js', pkg: 're2js', name: 'RE2JS' },
   'regexpp-module.js': { fn: 'regexpParser', pkg: '@eslint-community/regexpp', name: 'RegExpParser' },
   'saxes-module.js': { fn: 'saxesParser', pkg: 'saxes', name: 'SaxesParser' },
+  // The whole package (name null): the archive readers use two of its classes.
+  'fflate-module.js': { fn: 'fflateModule', pkg: 'fflate', name: null },
 };
 
 /**
@@ -58,14 +60,14 @@ function lazyDependencies(format) {
   return {
     name: 'lazy-dependencies',
     setup(b) {
-      b.onLoad({ filter: /[\\/]dist[\\/](regex[\\/](re2js|regexpp)|parse[\\/]saxes)-module\.js$/ }, (args) => {
+      b.onLoad({ filter: /[\\/]dist[\\/](regex[\\/](re2js|regexpp)|parse[\\/]saxes|library[\\/]fflate)-module\.js$/ }, (args) => {
         const lazy = LAZY_DEPENDENCIES[args.path.split(/[\\/]/).pop()];
-        // All three packages ship CommonJS, so require is synchronous.
+        // All four packages ship CommonJS, so require is synchronous.
         const load = format === 'esm' ? `createRequire(import.meta.url)(${JSON.stringify(lazy.pkg)})` : `require(${JSON.stringify(lazy.pkg)})`;
         return {
           contents: `${format === 'esm' ? "import { createRequire } from 'node:module';\n" : ''}let loaded;
 export function ${lazy.fn}() {
-  loaded ??= ${load}.${lazy.name};
+  loaded ??= ${load}${lazy.name === null ? '' : `.${lazy.name}`};
   return loaded;
 }
 `,

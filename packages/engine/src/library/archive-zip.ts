@@ -1,5 +1,5 @@
 /** The .zip reader: our own central-directory reader, with fflate's streaming inflate. */
-import { Inflate } from 'fflate';
+import { fflateModule } from './fflate-module.js';
 import { type EntryCollector, LIBRARY_LIMITS, LibraryRefused } from './archive-entries.js';
 
 const u16 = (b: Uint8Array, at: number): number => (b[at] as number) | ((b[at + 1] as number) << 8);
@@ -99,7 +99,7 @@ export function readZip(bytes: Uint8Array, collector: EntryCollector): void {
     const out = new Uint8Array(entry.size);
     let produced = 0;
     let ended = false;
-    const inflate = new Inflate((chunk, final) => {
+    const inflate = new (fflateModule().Inflate)((chunk, final) => {
       if (produced + chunk.length > entry.size)
         throw new LibraryRefused(`the .zip file is damaged or hostile: ${entry.name} expands past the ${entry.size} bytes it declares`);
       out.set(chunk, produced);

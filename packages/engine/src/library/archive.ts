@@ -1,4 +1,4 @@
-import { Gunzip } from 'fflate';
+import { fflateModule } from './fflate-module.js';
 import { EntryCollector, type ArchiveContents, LIBRARY_LIMITS, LibraryRefused, type Limits, mb } from './archive-entries.js';
 import { readZip } from './archive-zip.js';
 
@@ -43,7 +43,7 @@ export function gunzipBounded(bytes: Uint8Array, max: number): Uint8Array {
   const chunks: Uint8Array[] = [];
   let size = 0;
   let ended = false;
-  const stream = new Gunzip((chunk, final) => {
+  const stream = new (fflateModule().Gunzip)((chunk, final) => {
     size += chunk.length;
     if (size > max) throw new LibraryRefused(`more than ${mb(max)} once unpacked: too large for one library`);
     chunks.push(chunk);
