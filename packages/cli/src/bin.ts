@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError } from './shared/commander.js';
 import { registerCommands } from './commands/index.js';
 
 // A reader that stops early (`httpsify rewrite ... | head -1`) closes the pipe: that ends the
@@ -18,14 +18,14 @@ program
   // commander or a command finds them, and unreadable or unusable input). Inherited by every
   // sub-command registered below.
   .exitOverride();
-registerCommands(program);
-
-program.parseAsync(process.argv).catch((err: unknown) => {
-  if (err instanceof CommanderError) {
-    // commander has printed its message already; --help and --version exit 0.
-    process.exitCode = err.exitCode === 0 ? 0 : 2;
-    return;
-  }
-  process.stderr.write(`httpsify: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exitCode = 2;
-});
+registerCommands(program, process.argv.slice(2))
+  .then(() => program.parseAsync(process.argv))
+  .catch((err: unknown) => {
+    if (err instanceof CommanderError) {
+      // commander has printed its message already; --help and --version exit 0.
+      process.exitCode = err.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    process.stderr.write(`httpsify: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 2;
+  });

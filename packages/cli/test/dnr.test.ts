@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DnrEmulator, type DnrRule } from '@httpsify/engine/dnr';
 import { corpusRulesDir, oraclePath } from '../../engine/test/support/corpus.js';
+import { CORPUS_RULESETS, workTimeout } from '../../engine/test/support/work-timeout.js';
 
 const bin = resolve(__dirname, '../dist/bin.js');
 
@@ -25,37 +26,45 @@ describe('httpsify dnr', () => {
     expect(new DnrEmulator(rules).match({ url: 'http://a.example/p' }).redirectUrl).toBe('https://a.example/p');
   });
 
-  it('measures the corpus against the oracle', () => {
-    const run = spawnSync('node', [bin, 'dnr', '--rules', corpusRulesDir(), '--oracle', oraclePath, '--format', 'json'], {
-      encoding: 'utf8',
-      maxBuffer: 1 << 28,
-    });
-    expect(run.status).toBe(0);
-    const report = JSON.parse(run.stdout);
-    expect(report.regexRuleCount).toBeLessThanOrEqual(1000);
-    expect(report.coverage.reproduced / report.coverage.rewrites).toBeGreaterThan(0.93);
-    // The same oracle as the browser sends it (canonical, no fragment): never a different URL.
-    expect(report.browserCoverage.reproduced / report.browserCoverage.rewrites).toBeGreaterThan(0.93);
-    expect([report.browserCoverage.wrong, report.browserCoverage.spurious]).toEqual([0, 0]);
-    // The oracle's URLs with a trailing dot on the host, as subresources: the static rules take
-    // the dot off where the dotless URL is surely rewritten to https, and the rules apply as
-    // without it (114,451 of 125,511 when measured); a URL that only lost its dot counts as
-    // spurious or wrong.
-    const dotted = report.trailingDotCoverage;
-    expect(dotted.reproduced / dotted.rewrites).toBeGreaterThan(0.9);
-    expect([dotted.wrong, dotted.spurious]).toEqual([0, 0]);
-    expect(report.omissions.length).toBeGreaterThan(0);
-  });
+  it(
+    'measures the corpus against the oracle',
+    () => {
+      const run = spawnSync('node', [bin, 'dnr', '--rules', corpusRulesDir(), '--oracle', oraclePath, '--format', 'json'], {
+        encoding: 'utf8',
+        maxBuffer: 1 << 28,
+      });
+      expect(run.status).toBe(0);
+      const report = JSON.parse(run.stdout);
+      expect(report.regexRuleCount).toBeLessThanOrEqual(1000);
+      expect(report.coverage.reproduced / report.coverage.rewrites).toBeGreaterThan(0.93);
+      // The same oracle as the browser sends it (canonical, no fragment): never a different URL.
+      expect(report.browserCoverage.reproduced / report.browserCoverage.rewrites).toBeGreaterThan(0.93);
+      expect([report.browserCoverage.wrong, report.browserCoverage.spurious]).toEqual([0, 0]);
+      // The oracle's URLs with a trailing dot on the host, as subresources: the static rules take
+      // the dot off where the dotless URL is surely rewritten to https, and the rules apply as
+      // without it (114,451 of 125,511 when measured); a URL that only lost its dot counts as
+      // spurious or wrong.
+      const dotted = report.trailingDotCoverage;
+      expect(dotted.reproduced / dotted.rewrites).toBeGreaterThan(0.9);
+      expect([dotted.wrong, dotted.spurious]).toEqual([0, 0]);
+      expect(report.omissions.length).toBeGreaterThan(0);
+    },
+    workTimeout(CORPUS_RULESETS, 10),
+  );
 
-  it('keeps to a smaller regex budget by leaving rules out, and flags a limit even the host groups exceed', () => {
-    const fits = spawnSync('node', [bin, 'dnr', '--rules', corpusRulesDir(), '--regex-limit', '200', '--report'], { encoding: 'utf8', maxBuffer: 1 << 28 });
-    expect(fits.status).toBe(0);
-    const used = Number(/regex rules: (\d+) of 200\n/.exec(fits.stdout)?.[1]);
-    expect(used).toBeGreaterThan(100);
-    expect(used).toBeLessThanOrEqual(200);
-    expect(fits.stdout).toContain('regex budget exhausted');
-    const over = spawnSync('node', [bin, 'dnr', '--rules', corpusRulesDir(), '--regex-limit', '5', '--report'], { encoding: 'utf8', maxBuffer: 1 << 28 });
-    expect(over.status).toBe(1);
-    expect(over.stdout).toMatch(/OVER LIMIT: \d+ regex rules > 5/);
-  });
+  it(
+    'keeps to a smaller regex budget by leaving rules out, and flags a limit even the host groups exceed',
+    () => {
+      const fits = spawnSync('node', [bin, 'dnr', '--rules', corpusRulesDir(), '--regex-limit', '200', '--report'], { encoding: 'utf8', maxBuffer: 1 << 28 });
+      expect(fits.status).toBe(0);
+      const used = Number(/regex rules: (\d+) of 200\n/.exec(fits.stdout)?.[1]);
+      expect(used).toBeGreaterThan(100);
+      expect(used).toBeLessThanOrEqual(200);
+      expect(fits.stdout).toContain('regex budget exhausted');
+      const over = spawnSync('node', [bin, 'dnr', '--rules', corpusRulesDir(), '--regex-limit', '5', '--report'], { encoding: 'utf8', maxBuffer: 1 << 28 });
+      expect(over.status).toBe(1);
+      expect(over.stdout).toMatch(/OVER LIMIT: \d+ regex rules > 5/);
+    },
+    workTimeout(CORPUS_RULESETS, 15),
+  );
 });

@@ -15,6 +15,15 @@ function run(args: string[], input = ''): { status: number | null; stdout: strin
 }
 
 describe('exit statuses: 0 done, 1 problems found, 2 could not run', () => {
+  it('sweep with no loadable ruleset exits 2, having fetched nothing', () => {
+    const broken = join(dir, 'broken.xml');
+    writeFileSync(broken, '<ruleset name="Broken">\n');
+    const r = run(['sweep', broken, '--out', join(dir, 'sweep-out')]);
+    expect(r.stderr).toContain(`${broken}:2:1: malformed XML`);
+    expect(r.stdout).toContain('swept 0 URLs of 0 rulesets');
+    expect(r.status).toBe(2);
+  });
+
   it('a usage error exits 2 whether commander or a command finds it', () => {
     const unknownOption = run(['rewrite', '--bogus']);
     expect(unknownOption.status).toBe(2);

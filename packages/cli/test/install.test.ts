@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,6 +50,19 @@ describe('the packed packages, installed on their own', () => {
     }
     const lock = JSON.parse(readFileSync(join(project, 'package-lock.json'), 'utf8')) as { packages: Record<string, { resolved?: string; link?: boolean }> };
     expect(Object.entries(lock.packages).filter(([, p]) => p.link === true)).toEqual([]);
+  });
+
+  it('leaves the queue stack out; sweep --queue says what to install', () => {
+    for (const heavy of ['bullmq', 'ioredis', 'msgpackr', 'msgpackr-extract'])
+      expect([heavy, existsSync(join(project, 'node_modules', heavy))]).toEqual([heavy, false]);
+    const rules = join(project, 'node_modules/@httpsify/engine/rulesets');
+    const run = spawnSync('npx', ['httpsify', 'sweep', '--queue', 'redis://127.0.0.1:9', rules], {
+      cwd: project,
+      encoding: 'utf8',
+      env: { ...process.env, npm_config_offline: 'true' },
+    });
+    expect(run.stderr).toContain('sweep --queue needs BullMQ and ioredis, which are not installed: npm install bullmq@6.7.6 ioredis@6.0.0');
+    expect(run.status).toBe(2);
   });
 
   it("runs the CLI README's examples with npx, offline", () => {

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { lintRulesetSource, rulesetCoverage } from '@httpsify/engine/authoring';
 import { corpusRulesDir } from '../../engine/test/support/corpus.js';
 import { existingCoverage, runNew } from '../src/commands/new.js';
+import { CORPUS_RULESETS, workTimeout } from '../../engine/test/support/work-timeout.js';
 
 describe('httpsify new', () => {
   it('writes a trivial ruleset that passes check and test', () => {
@@ -37,11 +38,15 @@ describe('httpsify new', () => {
     expect(() => runNew('Example.org', { dir })).toThrow(/lower case: example\.org/);
     expect(() => runNew('https://example.org/x', { dir })).toThrow(/not a URL/);
   });
-  it('finds existing targets in the corpus', () => {
-    expect(
-      existingCoverage(corpusRulesDir(), ['collector.githubapp.com']).some((s) =>
-        s.endsWith('Github.xml: target collector.githubapp.com covers collector.githubapp.com'),
-      ),
-    ).toBe(true);
-  }, 60_000);
+  it(
+    'finds existing targets in the corpus',
+    () => {
+      expect(
+        existingCoverage(corpusRulesDir(), ['collector.githubapp.com']).some((s) =>
+          s.endsWith('Github.xml: target collector.githubapp.com covers collector.githubapp.com'),
+        ),
+      ).toBe(true);
+    },
+    workTimeout(CORPUS_RULESETS, 3),
+  );
 });

@@ -14,6 +14,7 @@ import { checkRulesetRegexes, parseRulesetXml } from '../src/parse/index.js';
 import { listRulesetFiles } from '../src/node/index.js';
 import { applyDelta, makeDelta } from '../src/channels/index.js';
 import { corpusRulesDir, readOracle } from '../test/support/corpus.js';
+import { oneShotFigure } from '../../cli/bench/one-shot.js';
 
 interface Stats {
   mean: number;
@@ -336,6 +337,7 @@ async function main(): Promise<void> {
   // The package's main entry as Node resolves it (the esbuild build in dist/node-bundle).
   const cold = coldStart(bundlePath);
   const day = dayDelta(guarded.rulesets);
+  const oneShot = oneShotFigure();
   rmSync(dir, { recursive: true, force: true });
   const report = {
     node: process.version,
@@ -350,6 +352,7 @@ async function main(): Promise<void> {
     ...measured,
     coldStart: cold,
     channelDelta: day,
+    oneShotCli: oneShot,
   };
   console.log(JSON.stringify(report));
   const r = measured.rewriteUs;
@@ -391,6 +394,12 @@ async function main(): Promise<void> {
     `CPU ${cold.floorCpuMs.toFixed(1)} ms; importing a one-line package and reading the bundle: part of the figures above`,
   );
   row('  for scale: `node -e ""` alone', `${cold.nodeAloneMs.toFixed(0)} ms`, 'process start to exit, outside the figure above');
+  if (oneShot !== null)
+    row(
+      'CLI one-shot: rewrite URL, CPU',
+      `${oneShot.ratio.toFixed(2)}x node`,
+      `target <= 2x; ${oneShot.cliCpuMs.toFixed(0)} ms vs \`node -e ''\` ${oneShot.nodeCpuMs.toFixed(0)} ms, whole processes in turn (median of ${oneShot.runs})`,
+    );
   row('heap after load', `${measured.heapMb.afterLoad.toFixed(2)} MB`, 'target <= 4 MB');
   row('heap after all oracle URLs', `${measured.heapMb.afterAllUrls.toFixed(2)} MB`, 'target <= 8 MB');
   for (const [name, s] of [

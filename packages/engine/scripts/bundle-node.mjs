@@ -8,8 +8,9 @@
 //   reach them), and all subpaths share one Engine class.
 // - Bytes: V8 pre-parses every byte at import. Whitespace and syntax are minified (names are
 //   kept, for readable stack traces), and code a rewriting process seldom runs loads on first
-//   call, synchronously (rewrite() is synchronous), from CommonJS: the dependencies re2js and
-//   regexpp, and our own regex analysis and bundle writer (LAZY_OWN).
+//   call, synchronously (rewrite() is synchronous), from CommonJS: the dependencies re2js,
+//   regexpp and saxes (the XML parser: a process that loads a bundle needs none), and our own
+//   regex analysis and bundle writer (LAZY_OWN).
 import { build } from 'esbuild';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -18,12 +19,15 @@ import { fileURLToPath } from 'node:url';
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(packageDir, 'dist');
 const out = join(dist, 'node-bundle');
-const ENTRIES = ['index', 'parse/index', 'authoring/index', 'dnr/index', 'channels/index', 'node/index'];
+const ENTRIES = ['index', 'parse/index', 'authoring/index', 'dnr/index', 'channels/index', 'library/index', 'node/index'];
 
 /** Modules that hand out a heavy dependency; in this build they require it on first call. */
 const LAZY_DEPENDENCIES = {
   're2js-module.js': { fn: 're2js', pkg: 're2js', name: 'RE2JS' },
   'regexpp-module.js': { fn: 'regexpParser', pkg: '@eslint-community/regexpp', name: 'RegExpParser' },
+  'saxes-module.js': { fn: 'saxesParser', pkg: 'saxes', name: 'SaxesParser' },
+  // The whole package (name null): the archive readers use two of its classes.
+  'fflate-module.js': { fn: 'fflateModule', pkg: 'fflate', name: null },
 };
 
 /**
@@ -56,14 +60,14 @@ function lazyDependencies(format) {
   return {
     name: 'lazy-dependencies',
     setup(b) {
-      b.onLoad({ filter: /[\\/]dist[\\/]regex[\\/](re2js|regexpp)-module\.js$/ }, (args) => {
+      b.onLoad({ filter: /[\\/]dist[\\/](regex[\\/](re2js|regexpp)|parse[\\/]saxes|library[\\/]fflate)-module\.js$/ }, (args) => {
         const lazy = LAZY_DEPENDENCIES[args.path.split(/[\\/]/).pop()];
-        // Both packages ship CommonJS, so require is synchronous.
+        // All four packages ship CommonJS, so require is synchronous.
         const load = format === 'esm' ? `createRequire(import.meta.url)(${JSON.stringify(lazy.pkg)})` : `require(${JSON.stringify(lazy.pkg)})`;
         return {
           contents: `${format === 'esm' ? "import { createRequire } from 'node:module';\n" : ''}let loaded;
 export function ${lazy.fn}() {
-  loaded ??= ${load}.${lazy.name};
+  loaded ??= ${load}${lazy.name === null ? '' : `.${lazy.name}`};
   return loaded;
 }
 `,

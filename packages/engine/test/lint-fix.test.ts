@@ -4,6 +4,7 @@ import { createEngine, type Ruleset } from '../src/index.js';
 import { parseRulesetXml } from '../src/parse/index.js';
 import { collectionFacts, targetKeysFor, fixRuleset } from '../src/authoring/index.js';
 import { corpusXmlFiles, readOracle } from './support/corpus.js';
+import { CORPUS_RULESETS, workTimeout } from './support/work-timeout.js';
 
 const parse = (xml: string): Ruleset => {
   const r = parseRulesetXml(xml, 'T.xml').ruleset;
@@ -64,40 +65,48 @@ describe('fixRuleset', () => {
 });
 
 describe('fixes on the 2018 corpus', () => {
-  it("keep every fixed ruleset's results on its own test URLs and on the oracle URLs of its hosts", async () => {
-    // Oracle URLs by every target key that makes a ruleset a candidate for their host.
-    const byKey = new Map<string, string[]>();
-    for (const { url } of await readOracle()) {
-      for (const key of targetKeysFor(new URL(url).hostname)) {
-        const list = byKey.get(key) ?? [];
-        list.push(url);
-        byKey.set(key, list);
+  it(
+    "keep every fixed ruleset's results on its own test URLs and on the oracle URLs of its hosts",
+    async () => {
+      // Oracle URLs by every target key that makes a ruleset a candidate for their host.
+      const byKey = new Map<string, string[]>();
+      for (const { url } of await readOracle()) {
+        for (const key of targetKeysFor(new URL(url).hostname)) {
+          const list = byKey.get(key) ?? [];
+          list.push(url);
+          byKey.set(key, list);
+        }
       }
-    }
-    const counts: Record<string, number> = {};
-    let checkedUrls = 0;
-    for (const file of corpusXmlFiles()) {
-      const xml = readFileSync(file, 'utf8');
-      const result = fixRuleset(xml, file);
-      if (result.fixes.length === 0) continue;
-      for (const f of result.fixes) counts[f.code] = (counts[f.code] ?? 0) + 1;
-      const before = active(parse(xml));
-      const after = active(parse(result.fixed));
-      const urls = [...new Set([...ownUrls(before), ...before.targets.flatMap((t) => byKey.get(t.host) ?? [])])];
-      const a = createEngine([before]);
-      const b = createEngine([after]);
-      for (const url of urls) expect([file, url, b.rewrite(url)]).toEqual([file, url, a.rewrite(url)]);
-      checkedUrls += urls.length;
-    }
-    expect(counts['trivialize']).toBeGreaterThanOrEqual(20);
-    expect(counts['escape-dot']).toBeGreaterThanOrEqual(50);
-    expect(checkedUrls).toBeGreaterThan(1000);
-  }, 300_000);
-  it('collectionFacts reads the same name and targets as the parser in every file', () => {
-    for (const file of corpusXmlFiles()) {
-      const xml = readFileSync(file, 'utf8');
-      const parsed = parseRulesetXml(xml, file).ruleset as Ruleset;
-      expect([file, collectionFacts(xml)]).toEqual([file, { name: parsed.name, targets: parsed.targets.map((t) => ({ host: t.host })) }]);
-    }
-  }, 120_000);
+      const counts: Record<string, number> = {};
+      let checkedUrls = 0;
+      for (const file of corpusXmlFiles()) {
+        const xml = readFileSync(file, 'utf8');
+        const result = fixRuleset(xml, file);
+        if (result.fixes.length === 0) continue;
+        for (const f of result.fixes) counts[f.code] = (counts[f.code] ?? 0) + 1;
+        const before = active(parse(xml));
+        const after = active(parse(result.fixed));
+        const urls = [...new Set([...ownUrls(before), ...before.targets.flatMap((t) => byKey.get(t.host) ?? [])])];
+        const a = createEngine([before]);
+        const b = createEngine([after]);
+        for (const url of urls) expect([file, url, b.rewrite(url)]).toEqual([file, url, a.rewrite(url)]);
+        checkedUrls += urls.length;
+      }
+      expect(counts['trivialize']).toBeGreaterThanOrEqual(20);
+      expect(counts['escape-dot']).toBeGreaterThanOrEqual(50);
+      expect(checkedUrls).toBeGreaterThan(1000);
+    },
+    workTimeout(CORPUS_RULESETS, 25),
+  );
+  it(
+    'collectionFacts reads the same name and targets as the parser in every file',
+    () => {
+      for (const file of corpusXmlFiles()) {
+        const xml = readFileSync(file, 'utf8');
+        const parsed = parseRulesetXml(xml, file).ruleset as Ruleset;
+        expect([file, collectionFacts(xml)]).toEqual([file, { name: parsed.name, targets: parsed.targets.map((t) => ({ host: t.host })) }]);
+      }
+    },
+    workTimeout(CORPUS_RULESETS, 10),
+  );
 });

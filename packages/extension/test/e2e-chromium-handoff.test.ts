@@ -216,11 +216,15 @@ describe('Chromium: main frames DNR cannot express go through the handoff page',
     const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const direct: number[] = [];
     const handed: number[] = [];
+    const ended: string[] = [];
     for (let i = 0; i < 5; i++) {
       direct.push((await visit(`${origin('http', 'plain.example.test')}/t${i}`)).ms);
-      handed.push((await visit(`${origin('http', 'lb.example.test')}/t${i}`)).ms);
+      const hop = await visit(`${origin('http', 'lb.example.test')}/t${i}`);
+      handed.push(hop.ms);
+      ended.push(new URL(hop.url).protocol);
     }
+    expect(ended).toEqual(Array(5).fill('https:'));
+    // A figure, printed; no bound on it, which a loaded machine would fail.
     console.log(`handoff hop: median ${median(handed).toFixed(0)} ms with the page vs ${median(direct).toFixed(0)} ms by DNR alone`);
-    expect(median(handed)).toBeLessThan(5000);
   });
 });

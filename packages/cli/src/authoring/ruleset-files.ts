@@ -1,10 +1,49 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { isBundle, listRulesetFiles } from '@httpsify/engine/node';
+import { archiveKind, LIBRARY_LIMITS, LibraryRefused, mb, readArchive } from '@httpsify/engine/library';
 
 /**
- * Expands command-line paths (directories of `*.xml` or single files) into files, in file-name
- * order per directory. A directory without any `*.xml` is an error, as it is for `--rules`.
+ * The rulesets of archives named on the command line, by the path they are shown under
+ * (`ARCHIVE/PATH/IN/ARCHIVE.xml`): read once, by the library reader every verb shares, within
+ * the extension's import limits.
+ */
+const fromArchives = new Map<string, string>();
+
+/** Whether `file` starts like a .zip, .tar or .tar.gz (the first 512 bytes tell). */
+function isArchive(file: string): boolean {
+  const head = Buffer.alloc(512);
+  const fd = openSync(file, 'r');
+  try {
+    return archiveKind(head.subarray(0, readSync(fd, head, 0, head.length, 0))) !== null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The `*.xml` entries of an archive, as shown paths; problems with entries are errors here. */
+function expandArchive(file: string): string[] {
+  if (statSync(file).size > LIBRARY_LIMITS.totalBytes) throw new Error(`${file}: more than ${mb(LIBRARY_LIMITS.totalBytes)}: too large for one library`);
+  let contents;
+  try {
+    contents = readArchive(readFileSync(file));
+  } catch (err) {
+    if (err instanceof LibraryRefused) throw new Error(`${file}: ${err.message}`);
+    throw err;
+  }
+  const problem = contents.problems[0];
+  if (problem !== undefined) throw new Error(`${file}/${problem.file}: ${problem.message}`);
+  const shown = contents.files
+    .map((f) => ({ path: `${file}/${f.path}`, text: f.text }))
+    .sort((a, b) => (a.path.normalize('NFC') < b.path.normalize('NFC') ? -1 : 1));
+  if (shown.length === 0) throw new Error(`${file}: no *.xml rulesets in the archive`);
+  for (const f of shown) fromArchives.set(f.path, f.text);
+  return shown.map((f) => f.path);
+}
+
+/**
+ * Expands command-line paths (directories of `*.xml`, archives of them, or single files) into
+ * files, in file-name order per directory or archive. A directory without any `*.xml` is an error, as it is for `--rules`.
  */
 export function expandRulesetPaths(paths: readonly string[]): string[] {
   const files: string[] = [];
@@ -17,7 +56,7 @@ export function expandRulesetPaths(paths: readonly string[]): string[] {
       throw new Error(`${path}: ${code === 'ENOENT' ? 'no such file or directory' : (err as Error).message}`);
     }
     if (!isDir) {
-      files.push(path);
+      files.push(...(isArchive(path) ? expandArchive(path) : [path]));
       continue;
     }
     const found = listRulesetFiles(path);
@@ -35,6 +74,8 @@ export function readRulesetFile(file: string): string {
 
 /** A ruleset file's text and the SHA-256 of its bytes (what a baseline entry is keyed by). */
 export function readRulesetSource(file: string): { text: string; sha256: string } {
+  const archived = fromArchives.get(file);
+  if (archived !== undefined) return { text: archived, sha256: createHash('sha256').update(archived).digest('hex') };
   let bytes: Buffer;
   try {
     bytes = readFileSync(file);

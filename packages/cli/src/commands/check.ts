@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import type { Command } from '../shared/commander.js';
 import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { formatDiagnostic, type Diagnostic } from '@httpsify/engine';
@@ -17,7 +17,7 @@ import {
 import { baselineWrittenLine, DEFAULT_BASELINE, filterByBaseline, hiddenFindingsText, readBaseline, writeBaseline } from '../authoring/baseline.js';
 import { changedSince } from '../authoring/changed-files.js';
 import { expandRulesetPaths, readRulesetSource } from '../authoring/ruleset-files.js';
-import { unifiedDiff } from '../authoring/unified-diff.js';
+import { createTwoFilesPatch } from 'diff';
 import { writeFileAtomic } from '@httpsify/engine/node';
 
 export interface CheckOptions {
@@ -133,19 +133,18 @@ export function runFix(paths: readonly string[], options: { changed?: readonly s
   const files = changed === null ? expandRulesetPaths(paths) : [...new Set(options.changed)];
   const report: FixReport = { files: files.length, changed: [], rejected: 0, pending: 0 };
   for (const file of files) {
-    let text = readRulesetSource(file).text;
+    const original = readRulesetSource(file).text;
+    let text = original;
     const done: FixReport['changed'][number] = { file, fixes: [], diff: '', fixed: text };
     let result = fixRuleset(text, file);
     for (let round = 0; round < (options.rounds ?? 1) && result.fixes.length > 0; round++) {
       done.fixes.push(...result.fixes.map((f) => ({ code: f.code, line: f.line, message: f.message })));
-      done.diff += unifiedDiff(
-        file,
-        text,
-        result.fixes.flatMap((f) => f.edits),
-      );
       text = done.fixed = result.fixed;
       result = fixRuleset(text, file);
     }
+    // One diff per file, with 3 lines of context and git's a/ b/ prefixes: plain `git apply` and
+    // `patch -p1` take it (a BOM and CR LF line ends are part of the lines, as in the file).
+    if (done.fixes.length > 0) done.diff = createTwoFilesPatch(`a/${file}`, `b/${file}`, original, text, undefined, undefined, { context: 3 });
     report.rejected += result.rejected.length;
     if (result.fixes.length > 0 && done.fixes.length > 0) report.pending++;
     if (done.fixes.length > 0) report.changed.push(done);

@@ -1,5 +1,5 @@
 import { gzipSync } from 'node:zlib';
-import type { Command } from 'commander';
+import type { Command } from '../shared/commander.js';
 import { compileBundle, readBundleHeader } from '@httpsify/engine';
 import { collect, loadRequiredRules } from '../shared/rules-option.js';
 import { count } from '../shared/plural.js';

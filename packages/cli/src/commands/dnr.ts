@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
-import { Option, type Command } from 'commander';
+import { Option, type Command } from '../shared/commander.js';
 import { type Engine, type Ruleset } from '@httpsify/engine';
 import {
   compileDnr,

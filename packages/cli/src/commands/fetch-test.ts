@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import type { Command } from 'commander';
+import type { Command } from '../shared/commander.js';
 import { formatDiagnostic } from '@httpsify/engine';
 import { defaultRulesetsDir } from '@httpsify/engine/node';
 import { collect } from '../shared/rules-option.js';

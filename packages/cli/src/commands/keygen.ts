@@ -1,5 +1,5 @@
 import { access } from 'node:fs/promises';
-import type { Command } from 'commander';
+import type { Command } from '../shared/commander.js';
 import {
   channelDefinitionJson,
   GENERATED_MODULUS_BITS,

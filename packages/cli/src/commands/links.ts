@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import { Option, type Command } from '../shared/commander.js';
 import { collect } from '../shared/rules-option.js';
 import { addRewriteEngineOptions, loadRewriteEngine, reportRegexRefusals, type RewriteEngineOptions } from '../shared/rewrite-engine.js';
 import { OUTBOUND_LIMITS } from '../net/outbound-policy.js';

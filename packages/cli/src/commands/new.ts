@@ -1,6 +1,6 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Command } from 'commander';
+import type { Command } from '../shared/commander.js';
 import { formatDiagnostic } from '@httpsify/engine';
 import { parseRulesetXml } from '@httpsify/engine/parse';
 import { lintRulesetSource, rulesetCoverage, targetKeysFor } from '@httpsify/engine/authoring';

@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import type { Command } from 'commander';
+import type { Command } from '../shared/commander.js';
 import { compileBundle, loadBundle, readBundleHeader } from '@httpsify/engine';
 import {
   bundleFileName,

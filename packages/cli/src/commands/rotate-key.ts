@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import type { Command } from '../shared/commander.js';
 import { generateSigningKeyPair, keyCertificateFileName, keyCertificateFiles, keyCertificateSignatureFileName, publicJwkOf } from '@httpsify/engine/channels';
 import { writeNewFile } from '../channels/files.js';
 import { readChannelFile, readPrivateKey } from '../channels/signing-key.js';

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import type { Command } from '../shared/commander.js';
 import { defaultRulesetsDir } from '@httpsify/engine/node';
 import { collect } from '../shared/rules-option.js';
 import { parseConnectTo, type SweepRequestOptions } from '../sweep/polite-settings.js';
@@ -99,13 +99,13 @@ export function registerSweep(program: Command): void {
       };
       if (opts.worker === true && opts.queue === undefined) throw new Error('--worker needs --queue redis://HOST:PORT');
       if (opts.queue !== undefined) {
-        const { checkQueueName } = await import('../sweep/queue/redis-keys.js');
+        const { checkQueueName } = await queueModule(() => import('../sweep/queue/redis-keys.js'));
         const queueName = checkQueueName(opts.queueName);
         const lockMs = wholeNumber('--lock-ms', opts.lockMs, 1000);
         if (opts.worker === true) {
-          const { startWorker } = await import('../sweep/queue/worker.js');
-          const { connect } = await import('../sweep/queue/redis-keys.js');
-          const { sharedHostLimits } = await import('../sweep/queue/host-leases.js');
+          const { startWorker } = await queueModule(() => import('../sweep/queue/worker.js'));
+          const { connect } = await queueModule(() => import('../sweep/queue/redis-keys.js'));
+          const { sharedHostLimits } = await queueModule(() => import('../sweep/queue/host-leases.js'));
           // Per-host limits held across all workers on this Redis (leases renewed while alive).
           const leaseRedis = await connect(opts.queue);
           const shared = sharedHostLimits(leaseRedis, queueName, request, { leaseMs: 15_000 });
@@ -124,7 +124,7 @@ export function registerSweep(program: Command): void {
           process.stderr.write(`sweep worker ${worker.id} stopped after storing ${worker.stored()} results\n`);
           return;
         }
-        const { runCoordinator } = await import('../sweep/queue/coordinator.js');
+        const { runCoordinator } = await queueModule(() => import('../sweep/queue/coordinator.js'));
         const outcome = await runCoordinator({ ...options, queueUrl: opts.queue, queueName, log: onBad });
         process.stdout.write(`${formatSweepSummary(outcome)}\n`);
         process.stdout.write(
@@ -138,5 +138,25 @@ export function registerSweep(program: Command): void {
       const outcome = await runSweep(options);
       process.stdout.write(`${formatSweepSummary(outcome)}\n`);
       if (outcome.summary.byHealth.failing > 0 && opts.discover === undefined) process.exitCode = 1;
+      // Nothing could be swept (no ruleset loaded, errors above): could not run, as the README says.
+      if (outcome.summary.rulesets.length === 0 && opts.discover === undefined) process.exitCode = 2;
     });
+}
+
+/** The packages `sweep --queue` needs, as the CLI's optional peer dependencies pin them. */
+const QUEUE_PACKAGES = 'bullmq@6.7.6 ioredis@6.0.0';
+
+/**
+ * Loads a module of the queue stack. BullMQ and ioredis are optional: only `sweep --queue` needs
+ * them, so a plain install of @httpsify/cli leaves them out; when they are missing, say which to install.
+ */
+async function queueModule<T>(load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if ((e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'MODULE_NOT_FOUND') && /bullmq|ioredis/.test(e.message))
+      throw new Error(`sweep --queue needs BullMQ and ioredis, which are not installed: npm install ${QUEUE_PACKAGES}`);
+    throw err;
+  }
 }

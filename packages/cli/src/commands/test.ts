@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import type { Command } from '../shared/commander.js';
 import { createEngine, formatDiagnostic, type Diagnostic, type Ruleset } from '@httpsify/engine';
 import { checkRulesetRegexes, parseRulesetXml } from '@httpsify/engine/parse';
 import { applySuppressions, rulesetCoverage, suppressionsOf } from '@httpsify/engine/authoring';

@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import { Option, type Command } from '../shared/commander.js';
 import { type ChannelCheckReport, type ChannelDefinition, channelFreshness, checkChannel, fetchBytesWith, installedProblem } from '@httpsify/engine/channels';
 import {
   defaultRulesetsTimestamp,

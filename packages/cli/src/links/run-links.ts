@@ -150,7 +150,10 @@ function fixDocuments(report: LinksReport, documents: Map<string, LoadedDocument
     if (updated === doc.text) continue;
     if (diffOnly) {
       // git's a/ and b/ prefixes: `git apply` and `patch -p1` take the diff as it is.
-      patches.push(createTwoFilesPatch(`a/${file}`, `b/${file}`, doc.text, updated, undefined, undefined, { context: 3 }));
+      // The diff is of the bytes on disk: a UTF-8 BOM stays in the first line of both sides, or
+      // `git apply` would find the first line changed and reject the whole patch.
+      const bom = doc.bom ? '\uFEFF' : '';
+      patches.push(createTwoFilesPatch(`a/${file}`, `b/${file}`, bom + doc.text, bom + updated, undefined, undefined, { context: 3 }));
       report.changedFiles.push(file);
       continue;
     }

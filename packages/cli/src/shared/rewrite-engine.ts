@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import { Option, type Command } from './commander.js';
 import { type Engine } from '@httpsify/engine';
 import { scopedEngineFromChannels, type ScopedEngine } from '@httpsify/engine/channels';
 import { defaultRulesetsTimestamp, defaultStateDir, loadInstalledChannels } from '@httpsify/engine/node';

@@ -1,4 +1,4 @@
-import { defaultRulesetsDir, loadRulesets, type LoadedRulesets, type LoadOptions } from '@httpsify/engine/node';
+import { defaultRulesetsDir, loadPrebuiltDefaults, loadRulesets, type LoadedRulesets, type LoadOptions } from '@httpsify/engine/node';
 import { formatDiagnostic } from '@httpsify/engine';
 import { count } from './plural.js';
 
@@ -12,6 +12,12 @@ export function collect(value: string, previous: string[] = []): string[] {
  * stderr: broken rulesets are reported and left out, the rest keep working.
  */
 export function loadRulesOption(paths: readonly string[] | undefined, options: LoadOptions = {}): LoadedRulesets {
+  const defaults = paths === undefined || paths.length === 0;
+  // The defaults as the build compiled them (checksums verified); compiled here when stale.
+  if (defaults && options.checkRegexes !== true) {
+    const prebuilt = loadPrebuiltDefaults(options);
+    if (prebuilt !== null) return prebuilt;
+  }
   const loaded = loadRulesets(paths !== undefined && paths.length > 0 ? paths : [defaultRulesetsDir()], options);
   for (const d of loaded.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
   const errors = loaded.diagnostics.filter((d) => d.severity === 'error').length;

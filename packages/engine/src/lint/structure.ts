@@ -1,4 +1,4 @@
-import { SaxesParser } from 'saxes';
+import { saxesParser } from '../parse/saxes-module.js';
 import type { Diagnostic } from '../model/ruleset.js';
 
 /** Attributes each element may carry (RelaxNG schema of the reference project). */
@@ -34,7 +34,8 @@ export function lintStructure(xml: string, file: string): Diagnostic[] {
     ltLine = parser.line;
     ltColumn = parser.column + 1;
   };
-  const parser = new SaxesParser({ position: true });
+  const Parser = saxesParser();
+  const parser = new Parser({ position: true });
   parser.on('error', () => {
     broken = true;
   });

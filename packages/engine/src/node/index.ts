@@ -18,5 +18,6 @@ export {
   removeChannelState,
   type ChannelRecordsOnDisk,
 } from './channel-store.js';
+export { loadPrebuiltDefaults, writeDefaultBundle, type DefaultsLocation } from './default-bundle.js';
 export { type StateLockOptions, withStateLock } from './state-lock.js';
 export { writeFileAtomic } from './write-file-atomic.js';

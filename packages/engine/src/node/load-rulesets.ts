@@ -7,6 +7,8 @@ import type { Diagnostic, Ruleset } from '../model/ruleset.js';
 import { parseRulesetXml } from '../parse/xml-ruleset.js';
 import { compileBundle } from '../bundle/write.js';
 import { checkRulesetRegexes } from '../regex/ruleset-regexes.js';
+import { archiveKind, readArchive } from '../library/archive.js';
+import { EntryCollector, LIBRARY_LIMITS, LibraryRefused, mb, type Limits } from '../library/archive-entries.js';
 
 /** A file from disk is never our own packaged build: its regex verdicts are never trusted. */
 export interface LoadOptions extends Omit<EngineOptions, 'trustBundledRegexVerdicts'> {
@@ -18,6 +20,8 @@ export interface LoadOptions extends Omit<EngineOptions, 'trustBundledRegexVerdi
   checkRegexes?: boolean;
   /** Recorded in the bundle header when the rulesets are compiled here. */
   timestamp?: number;
+  /** Bounds on one library (a folder, an archive); default LIBRARY_LIMITS, as the extension's import. */
+  limits?: Limits;
 }
 
 export interface LoadedRulesets {
@@ -63,17 +67,49 @@ export function listRulesetFiles(dir: string): string[] {
     .map(({ f }) => join(dir, f));
 }
 
-function readXmlFile(file: string, rulesets: Ruleset[], diagnostics: Diagnostic[]): void {
+function readXmlFile(file: string, rulesets: Ruleset[], diagnostics: Diagnostic[], collector: EntryCollector): void {
   let xml: string;
   try {
+    // Counted against the library limits (files, bytes) before it is read, as an archive entry is.
+    const size = statSync(file).size;
+    if (collector.admit(basename(file).endsWith('.xml') ? basename(file) : `${basename(file)}.xml`, size) === null) {
+      const problem = collector.contents.problems.pop();
+      diagnostics.push({ severity: 'error', code: 'read-error', message: problem?.message ?? 'skipped', file, line: 1, column: 1 });
+      return;
+    }
     xml = readFileSync(file, 'utf8');
   } catch (err) {
+    if (err instanceof LibraryRefused) throw new Error(`cannot read rulesets: ${err.message}`);
     diagnostics.push({ severity: 'error', code: 'read-error', message: `cannot read: ${(err as Error).message}`, file, line: 1, column: 1 });
     return;
   }
   const parsed = parseRulesetXml(xml, file);
   diagnostics.push(...parsed.diagnostics);
   if (parsed.ruleset !== null) rulesets.push(parsed.ruleset);
+}
+
+/**
+ * The rulesets of a .tar, .tar.gz or .zip, read by the same reader and within the same limits as
+ * the extension's library import (@httpsify/engine/library). Each is located as
+ * `ARCHIVE/PATH/IN/ARCHIVE.xml`; entries that cannot be used are reported, the rest load.
+ */
+function readArchiveFile(file: string, bytes: Uint8Array, rulesets: Ruleset[], diagnostics: Diagnostic[], limits: Limits): void {
+  let contents;
+  try {
+    contents = readArchive(bytes, limits);
+  } catch (err) {
+    if (err instanceof LibraryRefused) throw new Error(`${file}: ${err.message}`);
+    throw err;
+  }
+  for (const p of contents.problems) {
+    diagnostics.push({ severity: 'error', code: 'read-error', message: p.message, file: `${file}/${p.file}`, line: Math.max(1, p.line), column: 1 });
+  }
+  const entries = contents.files.map((f) => ({ f, key: f.path.normalize('NFC') })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  for (const { f } of entries) {
+    const parsed = parseRulesetXml(f.text, `${file}/${f.path}`);
+    diagnostics.push(...parsed.diagnostics);
+    if (parsed.ruleset !== null) rulesets.push(parsed.ruleset);
+  }
 }
 
 /**
@@ -91,22 +127,29 @@ export function isRulesetDirectory(path: string): boolean {
 }
 
 /**
- * Reads rulesets from directories of `*.xml`, single XML files and compiled bundles, in the
- * order given. Broken files are reported in `diagnostics` and left out; the rest load.
+ * Reads rulesets from directories of `*.xml`, single XML files, compiled bundles and archives
+ * (.tar, .tar.gz, .zip: see readArchiveFile), in the order given. Broken files are reported in `diagnostics` and left out; the rest load.
  * A single bundle is used as it is (zero-copy); anything else is parsed and compiled.
  */
 export function loadRulesets(paths: readonly string[], options: LoadOptions = {}): LoadedRulesets {
   const rulesets: Ruleset[] = [];
   const diagnostics: Diagnostic[] = [];
   const bundles: { file: string; bytes: Uint8Array }[] = [];
+  const limits = options.limits ?? LIBRARY_LIMITS;
   for (const path of paths) {
     if (isRulesetDirectory(path)) {
-      for (const file of listRulesetFiles(path)) readXmlFile(file, rulesets, diagnostics);
+      // One folder is one library: the same limits as one archive.
+      const collector = new EntryCollector(limits);
+      for (const file of listRulesetFiles(path)) readXmlFile(file, rulesets, diagnostics, collector);
       continue;
     }
+    const size = statSync(path).size;
+    // A compiled bundle of the whole corpus is a few MB; anything past the library's bound is not rulesets.
+    if (size > limits.totalBytes) throw new Error(`cannot read rulesets from ${path}: more than ${mb(limits.totalBytes)}`);
     const bytes = readFileSync(path);
     if (isBundle(bytes)) bundles.push({ file: path, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) });
-    else readXmlFile(path, rulesets, diagnostics);
+    else if (archiveKind(bytes) !== null) readArchiveFile(path, bytes, rulesets, diagnostics, limits);
+    else readXmlFile(path, rulesets, diagnostics, new EntryCollector(limits));
   }
   if (bundles.length === 1 && rulesets.length === 0 && diagnostics.length === 0) {
     const only = bundles[0] as { file: string; bytes: Uint8Array };

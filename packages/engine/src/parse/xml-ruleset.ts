@@ -1,4 +1,4 @@
-import { SaxesParser } from 'saxes';
+import { saxesParser } from './saxes-module.js';
 import type { Diagnostic, Ruleset, SourceLocation } from '../model/ruleset.js';
 import { regexSyntaxError } from '../regex/compile-check.js';
 import { lineStarts, position } from './text-position.js';
@@ -42,7 +42,8 @@ export function parseRulesetXml(xml: string, file: string): ParseResult {
   let tagLine = 1;
   let tagColumn = 1;
 
-  const parser = new SaxesParser<{ xmlns: false; position: true }>({ xmlns: false, position: true });
+  const Parser = saxesParser();
+  const parser = new Parser<{ xmlns: false; position: true }>({ xmlns: false, position: true });
   parser.on('error', (err: Error) => {
     if (fatal) return;
     fatal = true;
