@@ -16,6 +16,7 @@ export interface SettingsRequestTarget extends ChannelRequestContext {
   readonly rewriter: LayeredRewriter;
   popupState(tabId: number, tabUrl: string | undefined): PopupState;
   retryPage(tabId: number, tabUrl: string | undefined): Promise<{ ok: boolean; url?: string }>;
+  openOverHttp(tabId: number, url: string): Promise<{ ok: boolean }>;
   about(): AboutInfo;
   /** "Open over HTTP this time" for the host (the fallback page's button, ticket checked). */
   allowHttpOnce(host: string): Promise<void>;
@@ -35,6 +36,14 @@ export async function routeSettingsRequest(
       return t.popupState(req.tabId, await tabAddress(req.tabId));
     case 'pageRetry':
       return t.retryPage(req.tabId, await tabAddress(req.tabId));
+    case 'openOverHttp': {
+      // Only the tab's own page, at its http:// address: nothing else can be sent this way.
+      const current = await tabAddress(req.tabId);
+      const asked = siteOf(String(req.url));
+      if (current === undefined || asked === null || siteOf(current)?.hostWithPort !== asked.hostWithPort || !String(req.url).startsWith('http:'))
+        return { error: 'not-this-page' };
+      return t.openOverHttp(req.tabId, String(req.url));
+    }
     case 'about':
       return t.about();
     case 'rulesetDetails':

@@ -15,6 +15,12 @@ export type UiRequest =
   | { type: 'popup'; tabId: number }
   /** Undo what keeps the tab's page on HTTP (see PageStatus.retry); the popup then reloads the tab. */
   | { type: 'pageRetry'; tabId: number }
+  /**
+   * Load the tab's page at its http:// address, past the browser's own upgrade where an
+   * extension can (Chromium, see docs/browser-upgrades.md): after the user chose "Off" or
+   * "Rules only" for the site, or switched httpsify off.
+   */
+  | { type: 'openOverHttp'; tabId: number; url: string }
   /** Version, bundled ruleset date and counts for the options page. */
   | { type: 'about' }
   /** One ruleset's targets and rules, for the options page's viewer. */
@@ -82,8 +88,17 @@ export type PageStatus = PageStatusBase &
     | { kind: 'https-by-ruleset'; ruleset: string }
     /** HTTPS-first upgraded the page (no ruleset covers it). */
     | { kind: 'https-by-upgrade' }
-    /** The page was HTTPS without us. */
+    /** The page was HTTPS without us: the address or link asked for https://. */
     | { kind: 'https-already' }
+    /**
+     * The browser moved the page to HTTPS by itself (Chrome's HTTPS-Upgrades or "Always use
+     * secure connections", Firefox's HTTPS-Only or HTTPS-First, HSTS). `userWantsHttp`: the user
+     * told httpsify to leave the site on HTTP (off, "Rules only", or httpsify off), which only
+     * the browser's own setting can now do (see docs/browser-upgrades.md).
+     */
+    | { kind: 'https-by-browser'; userWantsHttp: boolean }
+    /** The site's own redirect sent its http:// address to HTTPS. */
+    | { kind: 'https-by-site' }
     /** The user switched httpsify off for this site (`entry` of disabledSites). */
     | { kind: 'http-site-off'; entry: string }
     /** Redirect-loop protection: the site sent HTTPS back to HTTP; left alone for this session. */
