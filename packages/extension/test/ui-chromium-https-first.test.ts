@@ -144,6 +144,21 @@ describe('HTTPS-first in Chromium: upgrade, fallback page, exemptions', () => {
     await page.waitForURL(/interstitial\.html/);
     await page.waitForSelector('body[data-ready="true"]');
     expect(await page.locator('#reason-text').textContent()).toContain('sign in first');
+    // It leads with the network's sign-in page: the one primary button, focused.
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('portal-sign-in');
+    expect(await page.locator('button.primary:visible').evaluateAll((bs) => bs.map((b) => b.id))).toEqual(['portal-sign-in']);
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await shot(page, `chromium-captive-portal-1280-${scheme}`, { texts: ['sign-in page'] });
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+    // It opens the probe's own address in a new tab (the network answers it with its sign-in
+    // page), over HTTP; the site itself stays unopened over HTTP.
+    const [signIn] = await Promise.all([h.ext.context.waitForEvent('page'), page.locator('#portal-sign-in').click()]);
+    await expect.poll(() => signIn.url(), POLL).toBe(h.url('portal.uncovered.test', '/login'));
+    await expect.poll(() => signIn.locator('body').textContent(), POLL).toContain('http portal.uncovered.test');
+    await signIn.close();
+    expect(page.url()).toMatch(/interstitial\.html/);
     await page.locator('#http-once').click();
     await page.waitForURL(plain('hotel.uncovered.test', '/'));
     expect(await page.locator('body').textContent()).toContain('plain http');

@@ -80,6 +80,14 @@ export async function routeSettingsRequest(
     }
     case 'siteRemove':
       return t.update((s) => ({ [req.list]: removeSite(s[req.list], req.entry) }));
+    case 'portalSignIn': {
+      const probe = t.settings.portalProbeUrl;
+      const host = siteOf(probe)?.host;
+      if (host === undefined || !probe.startsWith('http:')) return { error: 'no-probe' };
+      // Only the probe's host, which serves nothing but its known answer.
+      await t.allowHttpOnce(host);
+      return { ok: true, url: probe };
+    }
     case 'httpOnce': {
       const site = siteOf(req.url);
       if (site === null) return { error: 'invalid-url' };

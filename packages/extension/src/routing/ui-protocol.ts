@@ -35,6 +35,12 @@ export type UiRequest =
   | { type: 'siteAdd'; list: SiteListName; entry: string }
   | { type: 'siteRemove'; list: SiteListName; entry: string }
   | { type: 'httpOnce'; url: string }
+  /**
+   * Behind a sign-in network (captive portal): open the network's sign-in page in a new tab,
+   * through the portal probe's own http:// address (the network answers it with its sign-in
+   * page), never the site's.
+   */
+  | { type: 'portalSignIn' }
   | { type: 'userRuleSave'; xml: string; replacing?: string }
   | { type: 'userRuleRemove'; name: string }
   | { type: 'userRulesImport'; xml: string }
