@@ -152,6 +152,10 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       apply: (lib) => c.setLibrary(lib === null ? null : { name: LIBRARY_LAYER_NAME, timestamp: lib.timestamp, engine: lib.engine }),
       platformProblem: async () => (await options.channelProblems())[LIBRARY_LAYER_NAME] ?? null,
       pageLoadsOnly: async () => (await options.libraryPageLoadsOnly?.()) ?? [],
+      bundledNamesForHost: (host) => {
+        const defaults = c.rewriter.engine;
+        return [...defaults.candidateRulesets(host)].map((id) => defaults.rulesetName(id));
+      },
     });
     await library.start();
     controller = c;

@@ -90,7 +90,11 @@ async function init(): Promise<void> {
   new RuleFormView(changed, (xml) => userRules.edit(undefined, xml));
   channels = new ChannelsView(changed);
   protection = new ProtectionView(changed);
-  library = new LibraryView();
+  // An import changes the ruleset list and its counts: show them at once.
+  library = new LibraryView(() => {
+    void rulesets.load();
+    void rulesets.loadHosts();
+  });
   for (const f of FLAGS) {
     $<HTMLInputElement>(`#opt-${f}`).addEventListener('change', async (e) => {
       changed(await background.request<Settings>({ type: 'setFlag', flag: f, value: (e.target as HTMLInputElement).checked }));
