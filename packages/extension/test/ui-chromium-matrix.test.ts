@@ -109,6 +109,8 @@ describe('every page and state in Chromium, light and dark, 360 and 1280 px', ()
     const definition = testDefinition(await testPublisher(), 'https://127.0.0.1:9/channel/', { name: 'Unreachable channel' });
     await options.locator('#channel-definition').fill(JSON.stringify({ format: 2, ...definition }));
     await options.locator('#channel-add').click();
+    await options.locator('#channel-confirm-trust').check();
+    await options.locator('#channel-confirm-add').click();
     await expect.poll(() => options.locator('.channel-pill').allTextContents(), POLL).toEqual(['Problem']);
     await options.locator('#channel-definition').fill('{"format": 2, "name": ');
     await options.locator('#channel-add').click();

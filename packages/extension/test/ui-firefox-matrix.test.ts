@@ -80,6 +80,9 @@ describe('every page and state in Firefox, light and dark, 360 and 1280 px', () 
     const definition = testDefinition(await testPublisher(), 'https://127.0.0.1:9/channel/', { name: 'Unreachable channel' });
     await value('#channel-definition', JSON.stringify({ format: 2, ...definition }));
     await h.click('#channel-add');
+    await expect.poll(() => o.evaluate<boolean>(`document.querySelector('#channel-confirm').hidden`), FF_POLL).toBe(false);
+    await h.click('#channel-confirm-trust');
+    await h.click('#channel-confirm-add');
     await expect.poll(() => o.evaluate<string>(`document.querySelector('.channel-pill')?.textContent ?? ''`), FF_POLL).toBe('Problem');
     await value('#channel-definition', '{"format": 2, "name": ');
     await h.click('#channel-add');

@@ -4,7 +4,7 @@
  * switches. Whoever sent it was checked before (ui-senders.ts); a new request kind goes here.
  */
 import type { AboutInfo, PopupState, RulesetRow, UiRequest } from './ui-protocol.js';
-import { addChannel, channelRows, checkChannel, type ChannelRequestContext, removeChannel } from '../channels/channel-requests.js';
+import { addChannel, channelRows, checkChannel, type ChannelRequestContext, previewChannel, removeChannel } from '../channels/channel-requests.js';
 import type { LayeredRewriter } from '../rewriter/layered-rewriter.js';
 import { rulesetDetails, rulesetHosts, rulesetIndex, rulesetRow } from '../rewriter/ruleset-catalog.js';
 import type { Settings } from '../settings/schema.js';
@@ -114,6 +114,8 @@ export async function routeSettingsRequest(
       return t.update(() => ({ stats: { upgrades: 0, fallbacks: 0, httpHosts: [] } }));
     case 'channelStatus':
       return channelRows(t);
+    case 'channelPreview':
+      return previewChannel(t, String(req.json));
     case 'channelAdd':
       return addChannel(t, req.json);
     case 'channelRemove':

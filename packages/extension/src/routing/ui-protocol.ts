@@ -53,6 +53,8 @@ export type UiRequest =
   | { type: 'clearRepairs' }
   | { type: 'channelStatus' }
   /** A channel definition as pasted (JSON text, checked by the background). */
+  /** Checks and describes a pasted definition without adding it (the user confirms it first). */
+  | { type: 'channelPreview'; json: string }
   | { type: 'channelAdd'; json: string }
   | { type: 'channelRemove'; name: string }
   /** "Check now": one channel, or every channel without a name; answers when the checks are done. */
