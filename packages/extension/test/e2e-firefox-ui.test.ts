@@ -82,7 +82,7 @@ describe('HTTPS-first in a real Firefox (blocking webRequest)', () => {
     await expect.poll(async () => ((await h.stored('stats')) as { fallbacks: number } | null)?.fallbacks ?? 0, FF_POLL).toBeGreaterThan(0);
   });
 
-  it('"Always allow HTTP for this site" stores the host with its port and later visits stay on HTTP', async () => {
+  it('"Use “Rules only” for this site" stores the host with its port and later visits stay on HTTP', async () => {
     await h.tab.start(plain('always.uncovered.test', '/'));
     await h.waitForUrl(INTERSTITIAL);
     await interstitialReady();

@@ -83,7 +83,7 @@ describe('HTTPS-first in Chromium: upgrade, fallback page, exemptions', () => {
     await page.emulateMedia({ colorScheme: 'light' });
     // "Copy address" (under "More options") puts the http:// address on the clipboard.
     await page.locator('#more summary').click();
-    await shot(page, 'chromium-fallback-more', { texts: ['Always allow HTTP for this site', 'Error code:'] });
+    await shot(page, 'chromium-fallback-more', { texts: ['Use “Rules only” for this site', 'Error code:'] });
     await h.ext.context.grantPermissions(['clipboard-read', 'clipboard-write']);
     await page.locator('#copy-url').click();
     await expect.poll(() => page.locator('#copied').textContent(), POLL).toBe('Address copied.');
@@ -104,7 +104,7 @@ describe('HTTPS-first in Chromium: upgrade, fallback page, exemptions', () => {
     await onHttp.close();
   });
 
-  it('"Always allow HTTP for this site" is stored with the port', async () => {
+  it('"Use “Rules only” for this site" is stored with the port', async () => {
     await visit(plain('always.uncovered.test', '/'));
     await page.waitForURL(/interstitial\.html/);
     await page.waitForSelector('body[data-ready="true"]');

@@ -62,7 +62,7 @@ describe('every page and state in Chromium, light and dark, 360 and 1280 px', ()
     const long = 'a-rather-long-subdomain-name.with.many.labels.uncovered.test';
     await popupFor(h.url(long, '/'), 'upgraded', 'Secure: upgraded to HTTPS', ['Everything', 'Site not working?']);
     await set({ httpAllowedSites: [`rules.uncovered.test:${h.server.port}`], disabledSites: [`off.uncovered.test:${h.server.port}`] });
-    await popupFor(h.url('rules.uncovered.test'), 'rules-only', 'Not secure: you allowed HTTP for this site', ['Rules only', 'Try HTTPS again'], true);
+    await popupFor(h.url('rules.uncovered.test'), 'rules-only', 'Not secure: you chose “Rules only” for this site', ['Rules only', 'Try HTTPS again'], true);
     await popupFor(h.url('off.uncovered.test'), 'site-off', 'Not secure: httpsify is off on this site', ['Switch on for this site'], true);
     await popupFor(`http://nossl.uncovered.test:${h.plainPort}/`, 'fallback', 'HTTPS did not work for nossl.uncovered.test', ['Try HTTPS again']);
     await set({ globalEnabled: false });
@@ -92,7 +92,7 @@ describe('every page and state in Chromium, light and dark, 360 and 1280 px', ()
     await fallback.waitForSelector('body[data-ready="true"]');
     await check(fallback, 'fallback', [360, 1280], ['Secure site not available', 'Continue to HTTP site', 'Try the secure site']);
     await fallback.locator('#more summary').click();
-    await check(fallback, 'fallback-more', [360], ['Always allow HTTP for this site', 'What httpsify tried', 'Error code:']);
+    await check(fallback, 'fallback-more', [360], ['Use “Rules only” for this site', 'What httpsify tried', 'Error code:']);
     await fallback.close();
     const handoff = await h.ext.context.newPage();
     await handoff.goto(`chrome-extension://${h.id}/ui/handoff.html#not-an-address`);

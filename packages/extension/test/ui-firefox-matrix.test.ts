@@ -59,7 +59,7 @@ describe('every page and state in Firefox, light and dark, 360 and 1280 px', () 
     };
     await popupFor(h.url('site.example.test'), 'Secure: upgraded to HTTPS', 'upgraded', ['Everything', 'Site not working?']);
     await h.request({ type: 'siteAdd', list: 'httpAllowedSites', entry: `rules.example.test:${h.server.port}` });
-    await popupFor(h.url('rules.example.test'), 'Not secure: you allowed HTTP for this site', 'rules-only', ['Rules only']);
+    await popupFor(h.url('rules.example.test'), 'Not secure: you chose “Rules only” for this site', 'rules-only', ['Rules only']);
   });
 
   it('options and the fallback page', async () => {
