@@ -99,7 +99,7 @@ describe('every page and state in Chromium, light and dark, 360 and 1280 px', ()
     await expect.poll(() => handoff.locator('#problem').isVisible(), POLL).toBe(true);
     // The heading says what went wrong, no longer "Opening…".
     expect(await handoff.locator('h1').textContent()).toBe('This address cannot be opened');
-    await check(handoff, 'handoff-error', [360, 1280], ['cannot be opened', 'could not open'], 'main');
+    await check(handoff, 'handoff-error', [360, 1280], ['cannot be opened', 'could not open', 'Try again', 'Go back'], 'main');
     await handoff.close();
   });
 

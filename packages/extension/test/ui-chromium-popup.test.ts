@@ -232,7 +232,9 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
       .toBe(url('allowed.uncovered.test'));
     const popup = await openPopup(page);
     await expect.poll(() => status(popup), POLL).toBe('Not secure: you chose “Rules only” for this site');
-    expect(await popup.locator('#status-detail').textContent()).toBe(`You chose “Rules only” for ${entry}: its rulesets still apply, HTTPS-first leaves it on HTTP.`);
+    expect(await popup.locator('#status-detail').textContent()).toBe(
+      `You chose “Rules only” for ${entry}: its rulesets still apply, HTTPS-first leaves it on HTTP.`,
+    );
     const reloaded = page.waitForEvent('load');
     await popup.getByRole('button', { name: 'Try HTTPS again' }).click();
     await expect.poll(() => stored('httpAllowedSites'), POLL).toEqual([]);

@@ -84,6 +84,8 @@ async function showAbout(): Promise<void> {
 
 async function init(): Promise<void> {
   localize();
+  // Chrome's HttpAllowlist policy format means nothing to Firefox: its buttons are not offered there.
+  if (location.protocol === 'moz-extension:') for (const el of Array.from(document.querySelectorAll<HTMLElement>('.chromium-only'))) el.hidden = true;
   rulesets = new RulesetsView();
   sites = new SitesView(changed);
   userRules = new UserRulesView(changed);
