@@ -113,6 +113,12 @@ describe.each([
     await expect.poll(() => page.url(), POLL).toBe('https://off.good.example.com/x');
     const popup = await popupFor(page);
     await agrees(popup, page);
+    // Everything open and a very long name typed: still no sideways scroll.
+    await popup.evaluate(() => {
+      for (const d of Array.from(document.querySelectorAll('details'))) d.open = true;
+    });
+    await popup.locator('#rule-host').fill(`${'very-long-label-'.repeat(12)}example.com`);
+    expect(await popup.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
     await popup.locator('#global-enabled').click();
     // Off: the http:// page, as asked (past Chromium's own upgrade, where it is on).
     await expect.poll(() => page.url(), POLL).toBe('http://off.good.example.com/x');
