@@ -82,7 +82,7 @@ describe('HTTPS-first in a real Firefox (blocking webRequest)', () => {
     await expect.poll(async () => ((await h.stored('stats')) as { fallbacks: number } | null)?.fallbacks ?? 0, FF_POLL).toBeGreaterThan(0);
   });
 
-  it('"Always allow HTTP for this site" stores the host with its port and later visits stay on HTTP', async () => {
+  it('"Use “Rules only” for this site" stores the host with its port and later visits stay on HTTP', async () => {
     await h.tab.start(plain('always.uncovered.test', '/'));
     await h.waitForUrl(INTERSTITIAL);
     await interstitialReady();
@@ -194,6 +194,10 @@ describe('update channels in a real Firefox (ScopedEngine layering)', () => {
       `void (document.getElementById('channel-definition').value = ${JSON.stringify(JSON.stringify({ format: 2, ...definition }))})`,
     );
     await h.click('#channel-add');
+    // Confirmed by name first, like a channel from a settings file.
+    await expect.poll(() => h.options.evaluate<boolean>(`document.getElementById('channel-confirm').hidden`), FF_POLL).toBe(false);
+    await h.click('#channel-confirm-trust');
+    await h.click('#channel-confirm-add');
     await expect.poll(channelRows, FF_POLL).toEqual([{ name: 'Test channel', result: 'channel-result failed' }]);
     // The background really went to the server (over HTTPS, from Firefox's background page).
     expect(server.requests).toContain('/channel/latest-timestamp');

@@ -11,7 +11,7 @@ import type { RulesetIndex, SaveResult } from '../src/protocol/ui-protocol.js';
 import { readArchive } from '../src/library/archive.js';
 import type { LibraryProgress } from '../src/library/library-compile.js';
 import { compileLibraryRules } from '../src/library/library-dnr.js';
-import type { LibraryStatus } from '../src/library/library-protocol.js';
+import type { LibraryPreview, LibraryStatus } from '../src/library/library-protocol.js';
 import { LibraryService } from '../src/library/library-service.js';
 import { LIBRARY_BUNDLE_KEY, LIBRARY_LAYER_NAME } from '../src/library/library-store.js';
 import { MemoryStorageArea } from './support/memory-storage.js';
@@ -56,6 +56,7 @@ async function setUp() {
     area,
     apply: (lib) => c.setLibrary(lib === null ? null : { name: LIBRARY_LAYER_NAME, timestamp: lib.timestamp, engine: lib.engine }),
     platformProblem: async () => null,
+    bundledNamesForHost: (host) => [...DEFAULTS.candidateRulesets(host)].map((id) => DEFAULTS.rulesetName(id)),
     now: (() => {
       let t = 1_700_000_000_000;
       return () => t++;
@@ -87,7 +88,7 @@ function memoryDnr(): DnrApi & { dynamic: DnrRule[] } {
 }
 
 /** The page's side: unpack, send in batches, finish; returns the answer and the progress seen. */
-async function importArchive(service: LibraryService, bytes: Uint8Array, name: string, batch = 2) {
+async function importArchive(service: LibraryService, bytes: Uint8Array, name: string, batch = 2, withoutCrossSite = false) {
   const contents = readArchive(bytes);
   const progress: LibraryProgress[] = [];
   const onProgress = (p: LibraryProgress) => progress.push(p);
@@ -96,9 +97,54 @@ async function importArchive(service: LibraryService, bytes: Uint8Array, name: s
   };
   for (let i = 0; i < contents.files.length; i += batch)
     await service.handle({ type: 'libraryFiles', upload, files: contents.files.slice(i, i + batch) }, onProgress);
-  const result = await service.handle({ type: 'libraryFinish', upload }, onProgress);
-  return { result: result as LibraryStatus & { error?: string }, progress };
+  const previewed = (await service.handle({ type: 'libraryFinish', upload }, onProgress)) as { preview?: LibraryPreview };
+  // The page shows the preview; the user chooses "Import".
+  const result = previewed.preview === undefined ? previewed : await service.handle({ type: 'libraryApply', upload, withoutCrossSite }, onProgress);
+  return { result: result as LibraryStatus & { error?: string }, progress, preview: previewed.preview };
 }
+
+/** A library as a hostile pull request could make it: one ruleset takes a bank elsewhere, one keeps a bundled site on HTTP. */
+const HOSTILE = tar([
+  { name: 'rules/Fine.xml', data: '<ruleset name="Fine"><target host="fine.example.com"/><rule from="^http:" to="https:"/></ruleset>' },
+  {
+    name: 'rules/Away.xml',
+    data: '<ruleset name="Away"><target host="bank.example.com"/><rule from="^http://bank\\.example\\.com/" to="https://login.example.net/"/></ruleset>',
+  },
+  { name: 'rules/Plain.xml', data: '<ruleset name="Plain"><target host="d.test"/><rule from="^http://d\\.test/" to="http://d.test/x/"/></ruleset>' },
+]);
+
+describe('a library import shows what it would change before it applies', () => {
+  it('lists rulesets that leave their sites or go to HTTP, and the bundled rulesets it overrides; nothing applies before "Import"', async () => {
+    const { c, service } = await setUp();
+    const contents = readArchive(HOSTILE);
+    const { upload } = (await service.handle({ type: 'libraryBegin', name: 'pr.tar', skipped: 0, problems: [] }, () => undefined)) as { upload: number };
+    await service.handle({ type: 'libraryFiles', upload, files: contents.files }, () => undefined);
+    const { preview } = (await service.handle({ type: 'libraryFinish', upload }, () => undefined)) as { preview: LibraryPreview };
+    expect(preview.rulesetCount).toBe(3);
+    expect(preview.overrides.names).toEqual(['Only defaults']);
+    expect(preview.crossSite.items).toEqual([{ ruleset: 'Away', rule: '^http://bank\\.example\\.com/ → https://login.example.net/' }]);
+    expect(preview.toHttp.items.map((i) => i.ruleset)).toEqual(['Plain']);
+    // Previewed only: nothing stored, nothing rewritten.
+    expect(c.rewrite('http://bank.example.com/').rewritten).toBeNull();
+    expect(((await service.handle({ type: 'libraryStatus' }, () => undefined)) as LibraryStatus).info).toBeNull();
+    // "Import without cross-site rules": the flagged rulesets stay out.
+    const status = (await service.handle({ type: 'libraryApply', upload, withoutCrossSite: true }, () => undefined)) as LibraryStatus;
+    expect(status.info?.rulesetCount).toBe(1);
+    expect(c.rewrite('http://fine.example.com/').rewritten).toBe('https://fine.example.com/');
+    expect(c.rewrite('http://bank.example.com/').rewritten).toBeNull();
+    expect(c.rewrite('http://d.test/').rewritten).toBe('https://d.test/');
+    // The preview is used once.
+    expect(await service.handle({ type: 'libraryApply', upload, withoutCrossSite: false }, () => undefined)).toHaveProperty('error');
+  });
+
+  it('"Import" applies all of it, as shown', async () => {
+    const { c, service } = await setUp();
+    const { result, preview } = await importArchive(service, HOSTILE, 'pr.tar', 10, false);
+    expect(preview?.crossSite.count).toBe(1);
+    expect(result.info?.rulesetCount).toBe(3);
+    expect(c.rewrite('http://bank.example.com/').rewritten).toBe('https://login.example.net/');
+  });
+});
 
 describe('importing a ruleset library in the background', () => {
   it('compiles the good rulesets, reports each bad file with its line, and layers the library before the defaults', async () => {

@@ -34,6 +34,28 @@ describe('page status: why a page is or is not on HTTPS', () => {
     ],
     ['upgraded by HTTPS-first', { url: 'https://site.test/', upgraded: { byHttpsFirst: true }, httpsFirst: true }, { kind: 'https-by-upgrade', secure: true }],
     ['HTTPS without us', { url: 'https://site.test/', rewriteHttp: RULED }, { kind: 'https-already', secure: true }],
+    ['the site redirected to HTTPS', { url: 'https://site.test/', movedBy: 'site' }, { kind: 'https-by-site', secure: true }],
+    ['the browser upgraded it', { url: 'https://site.test/', movedBy: 'browser' }, { kind: 'https-by-browser', userWantsHttp: false }],
+    [
+      'the browser upgraded a site the user switched off',
+      { url: 'https://site.test/', movedBy: 'browser', disabledBy: 'site.test' },
+      { kind: 'https-by-browser', userWantsHttp: true, secure: true },
+    ],
+    [
+      'the browser upgraded a "Rules only" site',
+      { url: 'https://site.test/', movedBy: 'browser', httpAllowedBy: 'site.test', httpsFirst: true },
+      { kind: 'https-by-browser', userWantsHttp: true },
+    ],
+    [
+      'httpsify off, the browser upgraded the page',
+      { url: 'https://site.test/', movedBy: 'browser', globalEnabled: false },
+      { kind: 'https-by-browser', userWantsHttp: true },
+    ],
+    [
+      'our own upgrade is ours even where the browser would have done it',
+      { url: 'https://site.test/', movedBy: 'browser', upgraded: { byHttpsFirst: false }, rewriteHttp: RULED },
+      { kind: 'https-by-ruleset' },
+    ],
     ['the site switched off', { disabledBy: '*.site.test', rewriteHttp: RULED }, { kind: 'http-site-off', entry: '*.site.test', retry: true }],
     ['the loop guard', { loopGuarded: true, rewriteHttp: RULED }, { kind: 'http-loop-guard', host: 'site.test', retry: true }],
     ['HTTP allowed while HTTPS-first is on', { httpsFirst: true, httpAllowedBy: 'site.test' }, { kind: 'http-allowed', entry: 'site.test', retry: true }],

@@ -71,6 +71,15 @@ describe('update channels in Chromium', () => {
 
     await o.locator('#channel-definition').fill(JSON.stringify({ format: 2, ...definition }, null, 2));
     await o.locator('#channel-add').click();
+    // Confirmed like a channel from a settings file: by name and source, before anything is added.
+    await o.locator('#channel-confirm').waitFor({ state: 'visible', timeout: POLL.timeout });
+    expect(await o.locator('#channel-confirm-trust-text').textContent()).toBe(`I trust “Test channel” from ${server.urlPrefix}`);
+    expect(await o.locator('#channel-confirm-fields').textContent()).toContain(SCOPE);
+    expect(await o.locator('#channel-confirm-add').isDisabled()).toBe(true);
+    expect(await h.stored('channels')).toBeUndefined();
+    await shot(o, 'options-channel-confirm', { part: '#channels', texts: ['I trust'] });
+    await o.locator('#channel-confirm-trust').check();
+    await o.locator('#channel-confirm-add').click();
     await expect.poll(() => o.locator('#channel-list .channel h3').allTextContents(), POLL).toEqual(['Test channel']);
     expect(await o.locator('#channel-add-error').isHidden()).toBe(true);
     expect(((await h.stored('channels')) as { name: string }[]).map((c) => c.name)).toEqual(['Test channel']);
@@ -149,6 +158,8 @@ describe('update channels in Chromium', () => {
     await publishChannelFiles(root, path, publisher, CHANNEL_RULESETS, T2 + 30);
     await o.locator('#channel-definition').fill(JSON.stringify({ format: 2, ...path }));
     await o.locator('#channel-add').click();
+    await o.locator('#channel-confirm-trust').check();
+    await o.locator('#channel-confirm-add').click();
     await expect
       .poll(() => o.locator('#channel-list .channel-problem').textContent(), POLL)
       .toContain('only the host, scheme and port can be enforced on Chromium');

@@ -83,7 +83,7 @@ describe('HTTPS-first in Chromium: upgrade, fallback page, exemptions', () => {
     await page.emulateMedia({ colorScheme: 'light' });
     // "Copy address" (under "More options") puts the http:// address on the clipboard.
     await page.locator('#more summary').click();
-    await shot(page, 'chromium-fallback-more', { texts: ['Always allow HTTP for this site', 'Error code:'] });
+    await shot(page, 'chromium-fallback-more', { texts: ['Use “Rules only” for this site', 'Error code:'] });
     await h.ext.context.grantPermissions(['clipboard-read', 'clipboard-write']);
     await page.locator('#copy-url').click();
     await expect.poll(() => page.locator('#copied').textContent(), POLL).toBe('Address copied.');
@@ -104,7 +104,7 @@ describe('HTTPS-first in Chromium: upgrade, fallback page, exemptions', () => {
     await onHttp.close();
   });
 
-  it('"Always allow HTTP for this site" is stored with the port', async () => {
+  it('"Use “Rules only” for this site" is stored with the port', async () => {
     await visit(plain('always.uncovered.test', '/'));
     await page.waitForURL(/interstitial\.html/);
     await page.waitForSelector('body[data-ready="true"]');
@@ -144,6 +144,21 @@ describe('HTTPS-first in Chromium: upgrade, fallback page, exemptions', () => {
     await page.waitForURL(/interstitial\.html/);
     await page.waitForSelector('body[data-ready="true"]');
     expect(await page.locator('#reason-text').textContent()).toContain('sign in first');
+    // It leads with the network's sign-in page: the one primary button, focused.
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('portal-sign-in');
+    expect(await page.locator('button.primary:visible').evaluateAll((bs) => bs.map((b) => b.id))).toEqual(['portal-sign-in']);
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await shot(page, `chromium-captive-portal-1280-${scheme}`, { texts: ['sign-in page'] });
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+    // It opens the probe's own address in a new tab (the network answers it with its sign-in
+    // page), over HTTP; the site itself stays unopened over HTTP.
+    const [signIn] = await Promise.all([h.ext.context.waitForEvent('page'), page.locator('#portal-sign-in').click()]);
+    await expect.poll(() => signIn.url(), POLL).toBe(h.url('portal.uncovered.test', '/login'));
+    await expect.poll(() => signIn.locator('body').textContent(), POLL).toContain('http portal.uncovered.test');
+    await signIn.close();
+    expect(page.url()).toMatch(/interstitial\.html/);
     await page.locator('#http-once').click();
     await page.waitForURL(plain('hotel.uncovered.test', '/'));
     expect(await page.locator('body').textContent()).toContain('plain http');

@@ -51,8 +51,21 @@ describe('importing a ruleset library in Chromium', () => {
       (window as unknown as { seen: string[] }).seen = seen;
       const el = document.querySelector('#library-status') as HTMLElement;
       new MutationObserver(() => seen.push(el.textContent ?? '')).observe(el, { childList: true, characterData: true, subtree: true });
+      const bar = document.querySelector('#library-progress') as HTMLProgressElement;
+      const values: number[] = [];
+      (window as unknown as { bar: number[] }).bar = values;
+      new MutationObserver(() => values.push(bar.value / bar.max)).observe(bar, { attributes: true });
     });
     await o.locator('#library-archive').setInputFiles(archive);
+    // It shows what it would change before anything is stored.
+    await o.locator('#library-preview').waitFor({ state: 'visible', timeout: POLL.timeout });
+    expect(await o.locator('#library-preview-summary').textContent()).toBe('It holds 3 rulesets. Nothing changes until you choose “Import”.');
+    expect(await o.locator('#library-none').isVisible()).toBe(true);
+    await shot(o, 'chromium-library-preview', { part: '#library', texts: ['Import'] });
+    // The bar never ran backwards.
+    const values = await o.evaluate(() => (window as unknown as { bar: number[] }).bar);
+    expect(values).toEqual([...values].sort((a, b) => a - b));
+    await o.locator('#library-apply').click();
     await expect.poll(() => o.locator('#library-status').textContent(), POLL).toBe('Imported 3 rulesets from library.tar.gz.');
     const seen = await o.evaluate(() => (window as unknown as { seen: string[] }).seen);
     expect(seen).toContain('Checking rules: 4 of 4 files');
@@ -94,6 +107,7 @@ describe('importing a ruleset library in Chromium', () => {
     const archive = join(files, 'partial.tar');
     writeFileSync(archive, tar([{ name: 'rules/Lib A.xml', data: ruleset('Lib A', 'lib-a.example.test') }]));
     await o.locator('#library-archive').setInputFiles(archive);
+    await o.locator('#library-apply').click({ timeout: POLL.timeout });
     await expect.poll(() => o.locator('#library-status').textContent(), POLL).toBe('Imported 1 ruleset from partial.tar.');
     // The state the runtime keeps when Chromium cannot carry rulesets whole (library-dnr.ts),
     // as the 2018 library leaves it: written where the runtime writes it, once it has settled.

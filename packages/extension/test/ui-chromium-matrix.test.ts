@@ -62,7 +62,7 @@ describe('every page and state in Chromium, light and dark, 360 and 1280 px', ()
     const long = 'a-rather-long-subdomain-name.with.many.labels.uncovered.test';
     await popupFor(h.url(long, '/'), 'upgraded', 'Secure: upgraded to HTTPS', ['Everything', 'Site not working?']);
     await set({ httpAllowedSites: [`rules.uncovered.test:${h.server.port}`], disabledSites: [`off.uncovered.test:${h.server.port}`] });
-    await popupFor(h.url('rules.uncovered.test'), 'rules-only', 'Not secure: you allowed HTTP for this site', ['Rules only', 'Try HTTPS again'], true);
+    await popupFor(h.url('rules.uncovered.test'), 'rules-only', 'Not secure: you chose “Rules only” for this site', ['Rules only', 'Try HTTPS again'], true);
     await popupFor(h.url('off.uncovered.test'), 'site-off', 'Not secure: httpsify is off on this site', ['Switch on for this site'], true);
     await popupFor(`http://nossl.uncovered.test:${h.plainPort}/`, 'fallback', 'HTTPS did not work for nossl.uncovered.test', ['Try HTTPS again']);
     await set({ globalEnabled: false });
@@ -92,14 +92,14 @@ describe('every page and state in Chromium, light and dark, 360 and 1280 px', ()
     await fallback.waitForSelector('body[data-ready="true"]');
     await check(fallback, 'fallback', [360, 1280], ['Secure site not available', 'Continue to HTTP site', 'Try the secure site']);
     await fallback.locator('#more summary').click();
-    await check(fallback, 'fallback-more', [360], ['Always allow HTTP for this site', 'What httpsify tried', 'Error code:']);
+    await check(fallback, 'fallback-more', [360], ['Use “Rules only” for this site', 'What httpsify tried', 'Error code:']);
     await fallback.close();
     const handoff = await h.ext.context.newPage();
     await handoff.goto(`chrome-extension://${h.id}/ui/handoff.html#not-an-address`);
     await expect.poll(() => handoff.locator('#problem').isVisible(), POLL).toBe(true);
     // The heading says what went wrong, no longer "Opening…".
     expect(await handoff.locator('h1').textContent()).toBe('This address cannot be opened');
-    await check(handoff, 'handoff-error', [360, 1280], ['cannot be opened', 'could not open'], 'main');
+    await check(handoff, 'handoff-error', [360, 1280], ['cannot be opened', 'could not open', 'Try again', 'Go back'], 'main');
     await handoff.close();
   });
 
@@ -109,6 +109,8 @@ describe('every page and state in Chromium, light and dark, 360 and 1280 px', ()
     const definition = testDefinition(await testPublisher(), 'https://127.0.0.1:9/channel/', { name: 'Unreachable channel' });
     await options.locator('#channel-definition').fill(JSON.stringify({ format: 2, ...definition }));
     await options.locator('#channel-add').click();
+    await options.locator('#channel-confirm-trust').check();
+    await options.locator('#channel-confirm-add').click();
     await expect.poll(() => options.locator('.channel-pill').allTextContents(), POLL).toEqual(['Problem']);
     await options.locator('#channel-definition').fill('{"format": 2, "name": ');
     await options.locator('#channel-add').click();

@@ -231,8 +231,10 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
       }, POLL)
       .toBe(url('allowed.uncovered.test'));
     const popup = await openPopup(page);
-    await expect.poll(() => status(popup), POLL).toBe('Not secure: you allowed HTTP for this site');
-    expect(await popup.locator('#status-detail').textContent()).toBe(`HTTPS-first leaves ${entry} on HTTP because you chose “Always allow HTTP”.`);
+    await expect.poll(() => status(popup), POLL).toBe('Not secure: you chose “Rules only” for this site');
+    expect(await popup.locator('#status-detail').textContent()).toBe(
+      `You chose “Rules only” for ${entry}: its rulesets still apply, HTTPS-first leaves it on HTTP.`,
+    );
     const reloaded = page.waitForEvent('load');
     await popup.getByRole('button', { name: 'Try HTTPS again' }).click();
     await expect.poll(() => stored('httpAllowedSites'), POLL).toEqual([]);
@@ -274,7 +276,7 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     await reloaded;
     await expect.poll(() => page.url(), POLL).toBe(url('broken.uncovered.test', '/p'));
     // Status and control agree.
-    await expect.poll(() => status(popup), POLL).toBe('Not secure: you allowed HTTP for this site');
+    await expect.poll(() => status(popup), POLL).toBe('Not secure: you chose “Rules only” for this site');
     expect(await popup.getByRole('radio', { name: 'Rules only' }).isChecked()).toBe(true);
     reloaded = page.waitForEvent('load');
     await popup.getByRole('radio', { name: 'Everything' }).check();

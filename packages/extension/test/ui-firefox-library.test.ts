@@ -42,6 +42,9 @@ describe('importing a ruleset library in Firefox', () => {
       input.dispatchEvent(new Event('change'));
       return true;
     })()`);
+    // The preview first: nothing is stored until "Import".
+    await expect.poll(() => h.options.evaluate<boolean>(`document.querySelector('#library-preview').hidden`), FF_POLL).toBe(false);
+    await h.click('#library-apply');
     await expect.poll(() => textOf('#library-status'), FF_POLL).toBe('Imported 2 rulesets from library.tar.gz.');
     expect(await textOf('#library-summary')).toMatch(/^2 rulesets from 3 files · imported /);
     expect(await textOf('#library-problem-list li')).toMatch(/^rules\/Broken\.xml, line \d+: /);

@@ -59,7 +59,7 @@ describe('every page and state in Firefox, light and dark, 360 and 1280 px', () 
     };
     await popupFor(h.url('site.example.test'), 'Secure: upgraded to HTTPS', 'upgraded', ['Everything', 'Site not working?']);
     await h.request({ type: 'siteAdd', list: 'httpAllowedSites', entry: `rules.example.test:${h.server.port}` });
-    await popupFor(h.url('rules.example.test'), 'Not secure: you allowed HTTP for this site', 'rules-only', ['Rules only']);
+    await popupFor(h.url('rules.example.test'), 'Not secure: you chose “Rules only” for this site', 'rules-only', ['Rules only']);
   });
 
   it('options and the fallback page', async () => {
@@ -80,6 +80,9 @@ describe('every page and state in Firefox, light and dark, 360 and 1280 px', () 
     const definition = testDefinition(await testPublisher(), 'https://127.0.0.1:9/channel/', { name: 'Unreachable channel' });
     await value('#channel-definition', JSON.stringify({ format: 2, ...definition }));
     await h.click('#channel-add');
+    await expect.poll(() => o.evaluate<boolean>(`document.querySelector('#channel-confirm').hidden`), FF_POLL).toBe(false);
+    await h.click('#channel-confirm-trust');
+    await h.click('#channel-confirm-add');
     await expect.poll(() => o.evaluate<string>(`document.querySelector('.channel-pill')?.textContent ?? ''`), FF_POLL).toBe('Problem');
     await value('#channel-definition', '{"format": 2, "name": ');
     await h.click('#channel-add');

@@ -15,6 +15,11 @@ const EVERY_KIND: Record<PageStatusKind, PageStatus[]> = {
   'https-by-ruleset': [{ ...base, secure: true, kind: 'https-by-ruleset', ruleset: 'Example' }],
   'https-by-upgrade': [{ ...base, secure: true, kind: 'https-by-upgrade' }],
   'https-already': [{ ...base, secure: true, kind: 'https-already' }],
+  'https-by-site': [{ ...base, secure: true, kind: 'https-by-site' }],
+  'https-by-browser': [
+    { ...base, secure: true, kind: 'https-by-browser', userWantsHttp: false },
+    { ...base, secure: true, kind: 'https-by-browser', userWantsHttp: true },
+  ],
   'http-site-off': [{ ...base, retry: true, kind: 'http-site-off', entry: 'a.test' }],
   'http-loop-guard': [{ ...base, retry: true, kind: 'http-loop-guard', host: 'a.test' }],
   'http-allowed': [{ ...base, retry: true, kind: 'http-allowed', entry: 'a.test' }],
@@ -53,6 +58,21 @@ describe('popup status line', () => {
     expect(statusText(EVERY_KIND['extension-off'][0]!)).toMatchObject({ act: 'turn-on', action: 'statusOffAction' });
     const noRule = EVERY_KIND['http-no-rule'][0]!;
     expect(statusText(noRule)).toMatchObject({ tone: 'warn', act: 'https-first-on' });
+  });
+
+  it('where the browser keeps a page on HTTPS against the user, its own setting is named', () => {
+    const kept = { ...base, secure: true, kind: 'https-by-browser', userWantsHttp: true } as const;
+    // Chromium: loading past its upgrade works, and its settings page may be opened.
+    expect(statusText(kept, 'chromium')).toMatchObject({
+      act: 'open-http',
+      detail: 'statusHttpsByBrowserChromiumSteps',
+      settings: { url: 'chrome://settings/security' },
+    });
+    // Firefox: no extension can set the exception nor open about:preferences; exact steps only.
+    const ff = statusText(kept, 'firefox');
+    expect(ff.detail).toBe('statusHttpsByBrowserFirefoxSteps');
+    expect([ff.action, ff.settings]).toEqual([undefined, undefined]);
+    expect(messages).toHaveProperty(['statusHttpsByBrowserFirefoxSteps', 'message'], expect.stringContaining('Manage Exceptions'));
   });
 
   it('a kind this popup does not know yet is shown by `secure` alone', () => {
@@ -101,6 +121,10 @@ describe('popup site switch', () => {
     // Rulesets still apply in "rules only"; a page that was HTTPS on its own stays so.
     expect(reloadUrl(s, 'https-by-ruleset', 'rules')).toBeUndefined();
     expect(reloadUrl(s, 'https-already', 'off')).toBeUndefined();
+    // The browser's own upgrade: "Off" and "Rules only" both ask for the http:// address.
+    expect(reloadUrl(s, 'https-by-browser', 'off')).toBe('http://a.test/page?q=1');
+    expect(reloadUrl(s, 'https-by-browser', 'rules')).toBe('http://a.test/page?q=1');
+    expect(reloadUrl(s, 'https-by-site', 'off')).toBeUndefined();
     expect(reloadUrl(site({ scheme: 'http', url: 'http://a.test/' }), 'http-no-rule', 'everything')).toBeUndefined();
   });
 });

@@ -28,6 +28,8 @@ import { siteOf } from '../site-rules/site-pattern.js';
 import { RequestObserver } from '../status/request-observer.js';
 import { Statistics } from '../status/statistics.js';
 import { TabActivity } from '../status/tab-activity.js';
+import { BrowserUpgradeWatch } from '../status/browser-upgrade-watch.js';
+import { openOverHttp } from '../status/open-over-http.js';
 import { TABS_SESSION_KEY, TabActivitySession } from '../status/tab-activity-session.js';
 import { ToolbarIcon } from '../status/toolbar-icon.js';
 import { ext, storageArea } from '../platform/browser-api.js';
@@ -81,6 +83,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   const store = new SettingsStore(storageArea('local'));
   const session = storageArea('session');
   const activity = new TabActivity();
+  const upgradeWatch = new BrowserUpgradeWatch();
   const activitySession = new TabActivitySession(activity, session);
   const tickets = new PageTickets();
   let controller: SettingsController | null = null;
@@ -118,6 +121,8 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       loopGuard: options.loopGuard,
       fallbackPath: `/${FALLBACK_PAGE}`,
       fallbackPage: (tabId) => fallback.pageIn(tabId),
+      movedBy: (tabId, url) => upgradeWatch.movedBy(tabId, url),
+      openOverHttp: (tabId, url, pastBrowser) => openOverHttp(pastBrowser ? options.platform : 'firefox', tabId, url),
       version: ext.runtime.getManifest().version,
       rulesetsTimestamp: defaultsTimestamp,
       httpOnceChanged: async (hosts) => session.set({ [ONCE_SESSION_KEY]: hosts }),
@@ -147,6 +152,10 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       apply: (lib) => c.setLibrary(lib === null ? null : { name: LIBRARY_LAYER_NAME, timestamp: lib.timestamp, engine: lib.engine }),
       platformProblem: async () => (await options.channelProblems())[LIBRARY_LAYER_NAME] ?? null,
       pageLoadsOnly: async () => (await options.libraryPageLoadsOnly?.()) ?? [],
+      bundledNamesForHost: (host) => {
+        const defaults = c.rewriter.engine;
+        return [...defaults.candidateRulesets(host)].map((id) => defaults.rulesetName(id));
+      },
     });
     await library.start();
     controller = c;
@@ -206,7 +215,19 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   }, filter);
   ext.webRequest.onErrorOccurred.addListener((d) => fallback.errored(d.requestId, d.error), filter);
   ext.webRequest.onBeforeRedirect.addListener((d) => fallback.redirected(d.requestId, d.redirectUrl), filter);
+  // Who moved each page to HTTPS when we did not (the popup names the browser's own upgrade).
+  ext.webNavigation.onBeforeNavigate.addListener((d) => {
+    if (d.frameId === 0) upgradeWatch.started(d.tabId, d.url);
+  });
+  ext.webNavigation.onCommitted.addListener((d) => {
+    if (d.frameId === 0) upgradeWatch.committedPage(d.tabId, d.url);
+  });
+  ext.webRequest.onBeforeRedirect.addListener((d) => upgradeWatch.redirected(d.tabId, d.url, d.redirectUrl, d.statusCode, d.statusLine), {
+    urls: ['http://*/*'],
+    types: ['main_frame'],
+  });
   ext.tabs.onRemoved.addListener((tabId) => {
+    upgradeWatch.tabClosed(tabId);
     activity.remove(tabId);
     tickets.dropTab(tabId);
     protection.budget.tabClosed(tabId);

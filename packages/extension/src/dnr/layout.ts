@@ -5,6 +5,9 @@
  * placed against all the others; the order is tested in test/dnr-layout.test.ts.
  *
  * Priorities, highest first:
+ *   OPEN_OVER_HTTP        3,000,000  one address back to http:// in one tab, once, after the user
+ *                                    asked for HTTP past the browser's own upgrade (session ids
+ *                                    3,000,000-3,000,999, written by status/open-over-http.ts)
  *   GLOBAL_OFF            2,000,000  the global switch is off: nothing of ours fires
  *   OWN_REQUESTS          1,900,000  the extension's own fetches (probes) go out as sent
  *   SITE_DISABLED         1,500,000  "disable on this site" (allowAllRequests on the frame tree)

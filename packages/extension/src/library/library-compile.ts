@@ -18,6 +18,8 @@ export interface CompiledLibrary {
   problems: FileProblem[];
   /** Problems beyond MAX_PROBLEMS, counted only. */
   moreProblems: number;
+  /** The rulesets in the bundle (the preview judges them; a narrower import recompiles a subset). */
+  rulesets: Ruleset[];
 }
 
 /**
@@ -61,5 +63,5 @@ export async function compileLibrary(files: readonly LibraryFile[], onProgress: 
   onProgress({ stage: 'compile', done: 0, total: rulesets.length });
   const bundle = compileBundle(rulesets, timestamp === undefined ? {} : { timestamp });
   onProgress({ stage: 'compile', done: rulesets.length, total: rulesets.length });
-  return { bundle, fileCount: files.length, rulesetCount: rulesets.length, problems, moreProblems };
+  return { bundle, fileCount: files.length, rulesetCount: rulesets.length, problems, moreProblems, rulesets };
 }

@@ -11,13 +11,29 @@ export type LibraryRequest =
   | { type: 'libraryBegin'; name: string; skipped: number; problems: FileProblem[] }
   /** A batch of files of the import under way (a few MB at a time: ports carry JSON). */
   | { type: 'libraryFiles'; upload: number; files: LibraryFile[] }
-  /** Compiles and stores the import; progress arrives as `{ progress }` messages on the port. */
+  /**
+   * Compiles the import and answers what it would change (`{ preview }`, library-preview.ts);
+   * nothing is stored yet. Progress arrives as `{ progress }` messages on the port.
+   */
   | { type: 'libraryFinish'; upload: number }
+  /** Stores the previewed import, all of it or without its rulesets that leave their sites or go to HTTP. */
+  | { type: 'libraryApply'; upload: number; withoutCrossSite: boolean }
+  /** Drops the previewed import: nothing changes. */
+  | { type: 'libraryDiscard'; upload: number }
   | { type: 'libraryStatus' }
   | { type: 'librarySetEnabled'; enabled: boolean }
   | { type: 'libraryRemove' };
 
-export const LIBRARY_REQUEST_TYPES = ['libraryBegin', 'libraryFiles', 'libraryFinish', 'libraryStatus', 'librarySetEnabled', 'libraryRemove'] as const;
+export const LIBRARY_REQUEST_TYPES = [
+  'libraryBegin',
+  'libraryFiles',
+  'libraryFinish',
+  'libraryApply',
+  'libraryDiscard',
+  'libraryStatus',
+  'librarySetEnabled',
+  'libraryRemove',
+] as const;
 
 export function isLibraryRequest(request: { type: string }): request is LibraryRequest {
   return (LIBRARY_REQUEST_TYPES as readonly string[]).includes(request.type);
@@ -35,3 +51,4 @@ export interface LibraryStatus {
 }
 
 export type { LibraryInfo, LibraryProgress };
+export type { LibraryPreview } from './library-preview.js';

@@ -6,7 +6,9 @@
  * that fails changes nothing: the library in use stays until the new one is stored.
  */
 import { EntryCollector, type FileProblem, LIBRARY_LIMITS, LibraryRefused, type Limits } from './archive-entries.js';
-import { compileLibrary, type LibraryProgress, MAX_PROBLEMS } from './library-compile.js';
+import { compileBundle } from '@httpsify/engine';
+import { compileLibrary, type CompiledLibrary, type LibraryProgress, MAX_PROBLEMS } from './library-compile.js';
+import { flagged, previewLibrary } from './library-preview.js';
 import type { LibraryRequest, LibraryStatus } from './library-protocol.js';
 import { type LibraryInfo, type LoadedLibrary, loadLibrary, readLibraryInfo, removeLibrary, saveLibrary } from './library-store.js';
 import type { StorageArea } from '../platform/browser-api.js';
@@ -19,6 +21,8 @@ export interface LibraryServiceDeps {
   platformProblem(): Promise<string | null>;
   /** Chromium: the library's rulesets whose page loads alone its browser rules send to the engine. */
   pageLoadsOnly?(): Promise<string[]>;
+  /** The bundled (default) rulesets whose targets cover a host, for the import's preview. */
+  bundledNamesForHost?(host: string): string[];
   now?: () => number;
   limits?: Limits;
 }
@@ -31,6 +35,8 @@ interface Upload {
 
 export class LibraryService {
   private uploads = new Map<number, Upload>();
+  /** The compiled import the page is previewing (one at a time), until applied or dropped. */
+  private pending: { upload: number; u: Upload; compiled: CompiledLibrary; importedAt: number } | null = null;
   private nextUpload = 1;
   private loadProblem: string | null = null;
   /** Imports, switches and removals run one after the other. */
@@ -102,8 +108,17 @@ export class LibraryService {
         const u = this.uploads.get(req.upload);
         if (u === undefined) return { error: 'this import was interrupted; start it again' };
         this.uploads.delete(req.upload);
-        return this.serial(() => this.finish(u, progress));
+        return this.serial(() => this.finish(req.upload, u, progress));
       }
+      case 'libraryApply': {
+        const pending = this.pending;
+        if (pending === null || pending.upload !== req.upload) return { error: 'this import was interrupted; start it again' };
+        this.pending = null;
+        return this.serial(() => this.apply(pending, req.withoutCrossSite === true, progress));
+      }
+      case 'libraryDiscard':
+        if (this.pending?.upload === req.upload) this.pending = null;
+        return { ok: true };
       case 'libraryStatus':
         return this.status();
       case 'librarySetEnabled':
@@ -125,13 +140,34 @@ export class LibraryService {
     }
   }
 
-  private async finish(u: Upload, progress: (p: LibraryProgress) => void): Promise<unknown> {
+  private async finish(upload: number, u: Upload, progress: (p: LibraryProgress) => void): Promise<unknown> {
     const contents = u.collector.contents;
     if (contents.files.length === 0) return { error: 'no ruleset files (.xml) were found in it', problems: contents.problems.slice(0, 50) };
     const importedAt = (this.deps.now ?? Date.now)();
     // The bundle's timestamp tells imports apart (Chromium's rules are rebuilt when it changes).
     const compiled = await compileLibrary(contents.files, progress, importedAt);
     if (compiled.rulesetCount === 0) return { error: 'none of its files holds a ruleset that can be used', problems: compiled.problems.slice(0, 50) };
+    // Nothing is stored until the user has seen what it changes.
+    this.pending = { upload, u, compiled, importedAt };
+    return { preview: previewLibrary(compiled.rulesets, (host) => this.deps.bundledNamesForHost?.(host) ?? []) };
+  }
+
+  private async apply(
+    pending: { u: Upload; compiled: CompiledLibrary; importedAt: number },
+    withoutCrossSite: boolean,
+    progress: (p: LibraryProgress) => void,
+  ): Promise<unknown> {
+    const { u, importedAt } = pending;
+    const contents = u.collector.contents;
+    let compiled = pending.compiled;
+    if (withoutCrossSite) {
+      const kept = compiled.rulesets.filter((r) => {
+        const f = flagged(r);
+        return f.crossSite === null && f.toHttp === null;
+      });
+      if (kept.length === 0) return { error: 'every ruleset in it sends visits to other sites or to HTTP; nothing was imported' };
+      compiled = { ...compiled, rulesets: kept, rulesetCount: kept.length, bundle: compileBundle(kept, { timestamp: importedAt }) };
+    }
     const all: FileProblem[] = [...contents.problems, ...compiled.problems];
     const info: LibraryInfo = {
       name: u.name,

@@ -35,7 +35,7 @@ export function manifestFor(browser: Browser, options: ManifestOptions): Record<
       ...common,
       minimum_chrome_version: '120',
       background: { service_worker: BACKGROUND_SCRIPT, type: 'module' },
-      permissions: ['declarativeNetRequest', ...(options.feedback ? ['declarativeNetRequestFeedback'] : []), 'webRequest', 'cookies', ...CHANNEL_PERMISSIONS],
+      permissions: ['declarativeNetRequest', ...(options.feedback ? ['declarativeNetRequestFeedback'] : []), 'webRequest', 'webNavigation', 'cookies', ...CHANNEL_PERMISSIONS],
       declarative_net_request: { rule_resources: [{ id: STATIC_RULESET_ID, enabled: true, path: STATIC_RULES_PATH }] },
     };
   }
@@ -43,7 +43,7 @@ export function manifestFor(browser: Browser, options: ManifestOptions): Record<
     ...common,
     background: { scripts: [BACKGROUND_SCRIPT] },
     content_security_policy: { extension_pages: FIREFOX_EXTENSION_PAGES_CSP },
-    permissions: ['webRequest', 'webRequestBlocking', 'cookies', ...CHANNEL_PERMISSIONS],
+    permissions: ['webRequest', 'webRequestBlocking', 'webNavigation', 'cookies', ...CHANNEL_PERMISSIONS],
     // AMO requires new extensions to declare what they collect: nothing leaves the browser, so
     // `none`. Firefox reads the key from 140 (ESR 140), Firefox for Android from 142.
     browser_specific_settings: {

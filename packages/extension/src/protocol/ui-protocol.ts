@@ -15,6 +15,12 @@ export type UiRequest =
   | { type: 'popup'; tabId: number }
   /** Undo what keeps the tab's page on HTTP (see PageStatus.retry); the popup then reloads the tab. */
   | { type: 'pageRetry'; tabId: number }
+  /**
+   * Load the tab's page at its http:// address, past the browser's own upgrade where an
+   * extension can (Chromium, see docs/browser-upgrades.md): after the user chose "Off" or
+   * "Rules only" for the site, or switched httpsify off.
+   */
+  | { type: 'openOverHttp'; tabId: number; url: string }
   /** Version, bundled ruleset date and counts for the options page. */
   | { type: 'about' }
   /** One ruleset's targets and rules, for the options page's viewer. */
@@ -29,6 +35,12 @@ export type UiRequest =
   | { type: 'siteAdd'; list: SiteListName; entry: string }
   | { type: 'siteRemove'; list: SiteListName; entry: string }
   | { type: 'httpOnce'; url: string }
+  /**
+   * Behind a sign-in network (captive portal): open the network's sign-in page in a new tab,
+   * through the portal probe's own http:// address (the network answers it with its sign-in
+   * page), never the site's.
+   */
+  | { type: 'portalSignIn' }
   | { type: 'userRuleSave'; xml: string; replacing?: string }
   | { type: 'userRuleRemove'; name: string }
   | { type: 'userRulesImport'; xml: string }
@@ -41,6 +53,8 @@ export type UiRequest =
   | { type: 'clearRepairs' }
   | { type: 'channelStatus' }
   /** A channel definition as pasted (JSON text, checked by the background). */
+  /** Checks and describes a pasted definition without adding it (the user confirms it first). */
+  | { type: 'channelPreview'; json: string }
   | { type: 'channelAdd'; json: string }
   | { type: 'channelRemove'; name: string }
   /** "Check now": one channel, or every channel without a name; answers when the checks are done. */
@@ -82,8 +96,17 @@ export type PageStatus = PageStatusBase &
     | { kind: 'https-by-ruleset'; ruleset: string }
     /** HTTPS-first upgraded the page (no ruleset covers it). */
     | { kind: 'https-by-upgrade' }
-    /** The page was HTTPS without us. */
+    /** The page was HTTPS without us: the address or link asked for https://. */
     | { kind: 'https-already' }
+    /**
+     * The browser moved the page to HTTPS by itself (Chrome's HTTPS-Upgrades or "Always use
+     * secure connections", Firefox's HTTPS-Only or HTTPS-First, HSTS). `userWantsHttp`: the user
+     * told httpsify to leave the site on HTTP (off, "Rules only", or httpsify off), which only
+     * the browser's own setting can now do (see docs/browser-upgrades.md).
+     */
+    | { kind: 'https-by-browser'; userWantsHttp: boolean }
+    /** The site's own redirect sent its http:// address to HTTPS. */
+    | { kind: 'https-by-site' }
     /** The user switched httpsify off for this site (`entry` of disabledSites). */
     | { kind: 'http-site-off'; entry: string }
     /** Redirect-loop protection: the site sent HTTPS back to HTTP; left alone for this session. */

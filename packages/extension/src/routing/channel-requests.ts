@@ -44,6 +44,28 @@ export async function channelRows(ctx: ChannelRequestContext): Promise<ChannelRo
 }
 
 /** A definition pasted as JSON: refused with the parser's message, or added (and checked at once). */
+/**
+ * A pasted definition, checked and described but not added: the options page asks the user to
+ * confirm it by name, as a channel from a settings file is (settings/import-plan.ts).
+ */
+export function previewChannel(
+  ctx: ChannelRequestContext,
+  json: string,
+): { ok: true; name: string; urlPrefix: string; scope: string; replacesDefaults: boolean } | { ok: false; error: string } {
+  let channel: Settings['channels'][number];
+  try {
+    channel = parseChannelDefinition(JSON.parse(json));
+  } catch (e) {
+    return { ok: false, error: e instanceof SyntaxError ? `not JSON: ${e.message}` : e instanceof Error ? e.message : String(e) };
+  }
+  const problem = channelNameProblem(
+    channel.name,
+    ctx.settings.channels.map((c) => c.name),
+  );
+  if (problem !== null) return { ok: false, error: `a channel cannot be named ${JSON.stringify(channel.name)}: ${problem}` };
+  return { ok: true, name: channel.name, urlPrefix: channel.urlPrefix, scope: channel.scope ?? '', replacesDefaults: channel.replacesDefaults === true };
+}
+
 export async function addChannel(ctx: ChannelRequestContext, json: string): Promise<ChannelAddResult> {
   let value: unknown;
   try {

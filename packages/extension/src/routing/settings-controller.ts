@@ -40,6 +40,10 @@ export interface UiHooks {
    * cannot read the address of a tab showing one of their own pages).
    */
   fallbackPage?(tabId: number): string | undefined;
+  /** Who moved a tab's page to HTTPS when we did not (status/browser-upgrade-watch.ts). */
+  movedBy?(tabId: number, url: string | undefined): 'browser' | 'site' | null;
+  /** Loads the tab at an http:// address past the browser's own upgrade where possible. */
+  openOverHttp?(tabId: number, url: string, pastBrowser: boolean): Promise<{ ok: boolean }>;
   /** The extension's version (manifest). */
   version?: string;
   /** Unix seconds of the bundled rulesets, when known. */
@@ -208,6 +212,19 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
   /** A redirect-loop verdict lets this URL load over HTTP as the tab's page (for a while). */
   loopVerdict(url: string, tabId: number): boolean {
     return this.hooks.loopGuard?.allows(url, tabId) ?? false;
+  }
+
+  movedBy(tabId: number, url: string | undefined): 'browser' | 'site' | null {
+    return this.hooks.movedBy?.(tabId, url) ?? null;
+  }
+
+  /** See UiHooks.openOverHttp; without the hook the tab is simply sent to the address. */
+  async openOverHttp(tabId: number, url: string): Promise<{ ok: boolean }> {
+    // Past the browser only where httpsify itself would leave the address on HTTP: a redirect
+    // back to HTTP against our own upgrade would be a loop.
+    const ours = tabPageStatus(this, -1, url).kind;
+    const pastBrowser = ['extension-off', 'http-site-off', 'http-allowed', 'http-no-rule', 'http-upgrade-failed', 'http-ruleset-excludes'].includes(ours);
+    return this.hooks.openOverHttp?.(tabId, url, pastBrowser) ?? { ok: false };
   }
 
   /** Why the tab's page is or is not on HTTPS (see PageStatus). */

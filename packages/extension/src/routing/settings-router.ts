@@ -4,7 +4,7 @@
  * switches. Whoever sent it was checked before (ui-senders.ts); a new request kind goes here.
  */
 import type { AboutInfo, PopupState, RulesetRow, UiRequest } from '../protocol/ui-protocol.js';
-import { addChannel, channelRows, checkChannel, type ChannelRequestContext, removeChannel } from './channel-requests.js';
+import { addChannel, channelRows, checkChannel, type ChannelRequestContext, previewChannel, removeChannel } from './channel-requests.js';
 import type { LayeredRewriter } from '../rewriter/layered-rewriter.js';
 import { rulesetDetails, rulesetHosts, rulesetIndex, rulesetRow } from '../rewriter/ruleset-catalog.js';
 import type { Settings } from '../settings/schema.js';
@@ -16,6 +16,7 @@ export interface SettingsRequestTarget extends ChannelRequestContext {
   readonly rewriter: LayeredRewriter;
   popupState(tabId: number, tabUrl: string | undefined): PopupState;
   retryPage(tabId: number, tabUrl: string | undefined): Promise<{ ok: boolean; url?: string }>;
+  openOverHttp(tabId: number, url: string): Promise<{ ok: boolean }>;
   about(): AboutInfo;
   /** "Open over HTTP this time" for the host (the fallback page's button, ticket checked). */
   allowHttpOnce(host: string): Promise<void>;
@@ -35,6 +36,14 @@ export async function routeSettingsRequest(
       return t.popupState(req.tabId, await tabAddress(req.tabId));
     case 'pageRetry':
       return t.retryPage(req.tabId, await tabAddress(req.tabId));
+    case 'openOverHttp': {
+      // Only the tab's own page, at its http:// address: nothing else can be sent this way.
+      const current = await tabAddress(req.tabId);
+      const asked = siteOf(String(req.url));
+      if (current === undefined || asked === null || siteOf(current)?.hostWithPort !== asked.hostWithPort || !String(req.url).startsWith('http:'))
+        return { error: 'not-this-page' };
+      return t.openOverHttp(req.tabId, String(req.url));
+    }
     case 'about':
       return t.about();
     case 'rulesetDetails':
@@ -71,6 +80,14 @@ export async function routeSettingsRequest(
     }
     case 'siteRemove':
       return t.update((s) => ({ [req.list]: removeSite(s[req.list], req.entry) }));
+    case 'portalSignIn': {
+      const probe = t.settings.portalProbeUrl;
+      const host = siteOf(probe)?.host;
+      if (host === undefined || !probe.startsWith('http:')) return { error: 'no-probe' };
+      // Only the probe's host, which serves nothing but its known answer.
+      await t.allowHttpOnce(host);
+      return { ok: true, url: probe };
+    }
     case 'httpOnce': {
       const site = siteOf(req.url);
       if (site === null) return { error: 'invalid-url' };
@@ -97,6 +114,8 @@ export async function routeSettingsRequest(
       return t.update(() => ({ stats: { upgrades: 0, fallbacks: 0, httpHosts: [] } }));
     case 'channelStatus':
       return channelRows(t);
+    case 'channelPreview':
+      return previewChannel(t, String(req.json));
     case 'channelAdd':
       return addChannel(t, req.json);
     case 'channelRemove':

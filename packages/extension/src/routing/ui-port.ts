@@ -48,7 +48,7 @@ export function listenForPages(deps: UiPortDeps): void {
             });
           else if (isProtectionRequest(msg.request)) response = await handleProtectionRequest(msg.request, { ...deps.protection, controller: c });
           else response = await c.handle(msg.request, tabUrl);
-          if (msg.request.type === 'httpOnce' || msg.request.type === 'pageRetry') await deps.httpOnceChanged(c);
+          if (msg.request.type === 'httpOnce' || msg.request.type === 'pageRetry' || msg.request.type === 'portalSignIn') await deps.httpOnceChanged(c);
         } catch (e) {
           response = { error: String(e) };
         }

@@ -90,6 +90,8 @@ export function refusal(sender: UiSender, request: UiRequest, tickets: PageTicke
   switch (request.type) {
     case 'httpOnce':
       return typeof request.url === 'string' && hostOf(request.url) === host ? null : 'not the address this page is for';
+    case 'portalSignIn':
+      return null;
     case 'siteAdd':
       return request.list === 'httpAllowedSites' && request.entry === host ? null : 'not the site this page is for';
     case 'siteState':

@@ -31,6 +31,8 @@ export interface PageStatusInputs {
   offRulesets: string[];
   /** The active ruleset whose exclusion matches the page's http:// address (nothing upgrades it). */
   excludedBy?: string | null;
+  /** Who moved the page from http:// to https:// when we did not (browser-upgrade-watch.ts). */
+  movedBy?: 'browser' | 'site' | null;
 }
 
 function base(secure: boolean, retry: boolean) {
@@ -50,10 +52,16 @@ export function pageStatus(i: PageStatusInputs): PageStatus {
   }
   if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) return { ...base(false, false), kind: 'not-a-web-page' };
   const secure = url.protocol === 'https:';
-  if (!i.globalEnabled) return { ...base(secure, false), kind: 'extension-off' };
+  // The browser's own upgrade is named even when httpsify is off: "off" above an HTTPS page
+  // the browser moved there would read as if the switch did not work.
+  const byBrowser = secure && i.upgraded === null && i.movedBy === 'browser';
+  if (!i.globalEnabled)
+    return byBrowser ? { ...base(true, false), kind: 'https-by-browser', userWantsHttp: true } : { ...base(secure, false), kind: 'extension-off' };
   if (secure) {
     if (i.upgraded?.byHttpsFirst) return { ...base(true, false), kind: 'https-by-upgrade' };
     if (i.upgraded !== null && i.rewriteHttp.ruleset !== null) return { ...base(true, false), kind: 'https-by-ruleset', ruleset: i.rewriteHttp.ruleset };
+    if (byBrowser) return { ...base(true, false), kind: 'https-by-browser', userWantsHttp: i.disabledBy !== null || i.httpAllowedBy !== null };
+    if (i.movedBy === 'site') return { ...base(true, false), kind: 'https-by-site' };
     return { ...base(true, false), kind: 'https-already' };
   }
   // What the extension decides for this address now (decision/decide.ts), with these inputs.

@@ -23,6 +23,8 @@ export interface PageViewSources {
   /** Path of the fallback page (`/ui/interstitial.html`). */
   readonly fallbackPath: string;
   loopVerdict(url: string, tabId: number): boolean;
+  /** Who moved the tab's page to HTTPS when we did not (browser-upgrade-watch.ts). */
+  movedBy(tabId: number, url: string | undefined): 'browser' | 'site' | null;
 }
 
 /** What the retry may do, each the user's own click in the popup. */
@@ -60,6 +62,7 @@ export function tabPageStatus(v: PageViewSources, tabId: number, tabUrl: string 
     rewriteHttp: httpUrl === undefined || site === null ? { rewritten: null, ruleset: null } : v.rewriter.rewrite(httpUrl),
     offRulesets,
     excludedBy: httpUrl === undefined || site === null ? null : v.rewriter.excludedBy(httpUrl),
+    movedBy: v.movedBy(tabId, tabUrl),
   });
 }
 

@@ -79,6 +79,14 @@ export interface FirefoxWithExtension {
   createUserContext(options: { acceptInsecureCerts: boolean }): Promise<string>;
   /** What `prefers-color-scheme` answers in every page (a preference set through the browser's own scope). */
   setColorScheme(scheme: 'light' | 'dark'): Promise<void>;
+  /**
+   * Sets boolean preferences in the running browser. The remote agent resets some preferences
+   * at start (HTTPS-First among them), so a test that wants Firefox's own upgrading on sets it
+   * here rather than in user.js.
+   */
+  setPrefs(prefs: Record<string, boolean>): Promise<void>;
+  /** Reads a boolean preference of the running browser. */
+  getPref(name: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -179,6 +187,19 @@ export async function launchFirefoxWithExtension(
     const bidi = await connectBidi(`${endpoint}/session`);
     await bidi.send('session.new', { capabilities: { alwaysMatch: { acceptInsecureCerts: true } } });
     const { extension } = await bidi.send<{ extension: string }>('webExtension.install', { extensionData: { type: 'path', path: extensionDir } });
+    /** Evaluates in the browser window's own scope (allowed by --remote-allow-system-access). */
+    const chromeScope = async (expression: string): Promise<string> => {
+      const { contexts } = await bidi.send<{ contexts: { context: string }[] }>('browsingContext.getTree', { 'moz:scope': 'chrome' });
+      const chrome = contexts[0]?.context;
+      if (chrome === undefined) throw new Error('no browser window to evaluate in');
+      const answer = await bidi.send<{ type: string; result?: { value?: unknown }; exceptionDetails?: { text: string } }>('script.evaluate', {
+        expression: `String(${expression})`,
+        target: { context: chrome },
+        awaitPromise: false,
+      });
+      if (answer.type !== 'success') throw new Error(`${expression}: ${answer.exceptionDetails?.text}`);
+      return String(answer.result?.value ?? '');
+    };
     return {
       pid: child.pid!,
       extensionId: extension,
@@ -231,6 +252,10 @@ export async function launchFirefoxWithExtension(
         const { userContext } = await bidi.send<{ userContext: string }>('browser.createUserContext', { acceptInsecureCerts });
         return userContext;
       },
+      setPrefs: async (prefs) => {
+        for (const [name, value] of Object.entries(prefs)) await chromeScope(`Services.prefs.setBoolPref(${JSON.stringify(name)}, ${value})`);
+      },
+      getPref: async (name) => JSON.parse(await chromeScope(`JSON.stringify(Services.prefs.getBoolPref(${JSON.stringify(name)}, false))`)) as boolean,
       setColorScheme: async (scheme) => {
         // No BiDi command emulates the colour scheme in Firefox 153; its content-override
         // preference does, set in the browser window's scope (allowed by --remote-allow-system-access).

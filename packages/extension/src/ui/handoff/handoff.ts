@@ -26,6 +26,11 @@ function init(): void {
     const heading = $('#heading');
     heading.textContent = t('handoffProblemTitle');
     heading.classList.remove('muted');
+    // Never a dead end: try the same address again, or go back where the user came from.
+    $('#problem-actions').hidden = false;
+    $('#retry').addEventListener('click', () => location.reload());
+    $('#back').addEventListener('click', () => history.back());
+    $('#retry').focus();
   });
   port.postMessage({ url });
 }

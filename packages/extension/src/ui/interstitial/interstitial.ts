@@ -44,8 +44,32 @@ function init(): void {
     $('#copied').textContent = t('interstitialCopied');
     setTimeout(() => ($('#copied').textContent = ''), 1500);
   });
-  $('#go-back').focus();
+  // The background's CAPTIVE_PORTAL_REASON (https-first/captive-portal.ts), as failure-text.ts reads it.
+  const portal = failureMessage(reason) === 'failureCaptivePortal';
+  if (portal) showPortal(target);
+  else $('#go-back').focus();
   document.body.dataset.ready = 'true';
+}
+
+/**
+ * A sign-in network (captive portal): what the user needs first is the network's sign-in page,
+ * as Chrome's own "Connect" gives it. It opens in a new tab through the portal probe's address,
+ * so the site itself is not loaded over HTTP on that network; "Try again" then retries HTTPS.
+ * Going back and continuing over HTTP stay as the lesser choices.
+ */
+function showPortal(target: URL | null): void {
+  $('#portal').hidden = false;
+  $('#go-back').classList.remove('primary');
+  $('#portal-sign-in').addEventListener('click', async () => {
+    const answer = await background.request<{ ok?: boolean; url?: string }>({ type: 'portalSignIn' });
+    if (answer.ok !== true || answer.url === undefined) return;
+    await api.tabs.create({ url: answer.url, active: true });
+    $('#portal-opened').textContent = t('interstitialPortalOpened');
+  });
+  $('#portal-retry').addEventListener('click', () => {
+    if (target !== null) location.replace(target.href);
+  });
+  $('#portal-sign-in').focus();
 }
 
 /** A message around a host name that wraps only at the host's dots (hostNode). */

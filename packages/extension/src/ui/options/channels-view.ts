@@ -83,8 +83,16 @@ function channelDetails(row: ChannelRow, now: number): HTMLElement {
 
 /** "Update channels": add by pasting a definition, remove after confirming, check now, and each channel's state. */
 export class ChannelsView {
+  /** The pasted definition waiting for the user's confirmation. */
+  private pendingJson: string | null = null;
+
   constructor(private readonly onChange: (s: Settings) => void) {
     $('#channel-add').addEventListener('click', () => void this.add());
+    $<HTMLInputElement>('#channel-confirm-trust').addEventListener('change', (e) => {
+      $<HTMLButtonElement>('#channel-confirm-add').disabled = !(e.target as HTMLInputElement).checked;
+    });
+    $('#channel-confirm-add').addEventListener('click', () => void this.confirmAdd());
+    $('#channel-confirm-cancel').addEventListener('click', () => this.closeConfirm());
     $('#channel-check-all').addEventListener('click', () => void this.check(undefined));
   }
 
@@ -139,8 +147,8 @@ export class ChannelsView {
       // Refusals come back as { ok: false, error }, a failure of the background as { error }.
       // An address instead of a definition: the background fetches it (https only).
       const text = input.value.trim();
-      const request = /^https?:\/\/\S+$/i.test(text) ? ({ type: 'channelAddUrl', url: text } as const) : ({ type: 'channelAdd', json: input.value } as const);
-      const result = await background.request<ChannelAddResult | { ok?: undefined; error: string }>(request);
+      if (!/^https?:\/\/\S+$/i.test(text)) return await this.preview(input.value);
+      const result = await background.request<ChannelAddResult | { ok?: undefined; error: string }>({ type: 'channelAddUrl', url: text });
       error.hidden = result.ok === true;
       if (result.ok !== true) {
         error.replaceChildren(h('span', {}, t(channelAddProblem(result.error))), details(result.error));
@@ -153,6 +161,54 @@ export class ChannelsView {
       button.disabled = false;
       $('#channel-check-status').textContent = '';
     }
+  }
+
+  /**
+   * A pasted definition is checked and shown before it is added, and added only once the user
+   * ticks "I trust … from …": the same confirmation a channel from a settings file gets.
+   */
+  private async preview(json: string): Promise<void> {
+    const error = $('#channel-add-error');
+    type Preview = { ok: true; name: string; urlPrefix: string; scope: string; replacesDefaults: boolean } | { ok?: false; error: string };
+    const p = await background.request<Preview>({ type: 'channelPreview', json });
+    error.hidden = p.ok === true;
+    if (p.ok !== true) {
+      error.replaceChildren(h('span', {}, t(channelAddProblem(p.error))), details(p.error));
+      return;
+    }
+    this.pendingJson = json;
+    $('#channel-confirm-title').textContent = t('optionsChannelConfirmTitle', p.name);
+    $('#channel-confirm-fields').replaceChildren(
+      ...field(t('optionsChannelSource'), p.urlPrefix),
+      ...field(t('optionsChannelScope'), p.scope === '' ? t('optionsChannelScopeAll') : h('code', {}, p.scope)),
+      ...(p.replacesDefaults ? field(t('optionsChannelReplacesDefaults'), t('optionsChannelConfirmReplaces')) : []),
+    );
+    $('#channel-confirm-trust-text').textContent = t('optionsImportTrustChannel', [p.name, p.urlPrefix]);
+    $<HTMLInputElement>('#channel-confirm-trust').checked = false;
+    $<HTMLButtonElement>('#channel-confirm-add').disabled = true;
+    $('#channel-confirm').hidden = false;
+    $('#channel-confirm-title').focus();
+  }
+
+  private closeConfirm(): void {
+    this.pendingJson = null;
+    $('#channel-confirm').hidden = true;
+  }
+
+  private async confirmAdd(): Promise<void> {
+    const json = this.pendingJson;
+    if (json === null || !$<HTMLInputElement>('#channel-confirm-trust').checked) return;
+    const error = $('#channel-add-error');
+    const result = await background.request<ChannelAddResult | { ok?: undefined; error: string }>({ type: 'channelAdd', json });
+    this.closeConfirm();
+    error.hidden = result.ok === true;
+    if (result.ok !== true) {
+      error.replaceChildren(h('span', {}, t(channelAddProblem(result.error))), details(result.error));
+      return;
+    }
+    $<HTMLTextAreaElement>('#channel-definition').value = '';
+    this.render(result.channels);
+    this.onChange(result.settings);
   }
 
   private async remove(name: string): Promise<void> {

@@ -1,7 +1,7 @@
 import { EntryCollector, LIBRARY_LIMITS, LibraryRefused, type ArchiveContents, type FileProblem } from '../../library/archive-entries.js';
 import { ArchiveCancelled, readArchiveOffThread } from '../../library/archive-reader.js';
 import type { LibraryProgress } from '../../library/library-compile.js';
-import type { LibraryStatus } from '../../library/library-protocol.js';
+import type { LibraryPreview, LibraryStatus } from '../../library/library-protocol.js';
 import { background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';
 import { t, tCount } from '../shared/i18n.js';
@@ -10,13 +10,21 @@ import { details } from '../shared/problem.js';
 
 function problemItems(problems: FileProblem[]): HTMLLIElement[] {
   return problems.map((p) =>
-    h(
-      'li',
-      { class: 'error' },
-      p.line > 0 ? t('optionsLibraryProblemItem', [p.file, String(p.line), p.message]) : t('optionsLibraryProblemItemNoLine', [p.file, p.message]),
-    ),
+    h('li', {}, p.line > 0 ? t('optionsLibraryProblemItem', [p.file, String(p.line), p.message]) : t('optionsLibraryProblemItemNoLine', [p.file, p.message])),
   );
 }
+
+/**
+ * One bar for the whole import, stage after stage, that never runs backwards: each stage fills
+ * its own share (reading, sending, parsing, compiling, storing).
+ */
+const STAGE_SHARE: Record<LibraryProgress['stage'] | 'send', [number, number]> = {
+  read: [0, 0.2],
+  send: [0.2, 0.35],
+  parse: [0.35, 0.9],
+  compile: [0.9, 0.95],
+  store: [0.95, 1],
+};
 
 /** Files go to the background in batches of about this many characters (ports carry JSON). */
 const BATCH_CHARS = 2 * 1024 * 1024;
@@ -29,8 +37,24 @@ const BATCH_CHARS = 2 * 1024 * 1024;
  */
 export class LibraryView {
   private busy = false;
+  /** How far the one bar has got (0..1) in this import. */
+  private shown = 0;
+  /** The user chose Cancel: what is under way stops, and nothing is stored. */
+  private cancelled = false;
+  /** The preview's choice, once made. */
+  private choose: ((choice: 'all' | 'safe' | 'none') => void) | null = null;
 
-  constructor() {
+  /** `imported`: the library changed (the rulesets list and counts reload). */
+  constructor(private readonly imported: () => void = () => undefined) {
+    for (const [id, choice] of [
+      ['#library-apply', 'all'],
+      ['#library-apply-safe', 'safe'],
+      ['#library-discard', 'none'],
+    ] as const)
+      $(id).addEventListener('click', () => this.choose?.(choice));
+    $('#library-cancel').addEventListener('click', () => {
+      this.cancelled = true;
+    });
     $<HTMLInputElement>('#library-enabled').addEventListener('change', (e) => void this.setEnabled((e.target as HTMLInputElement).checked));
     $('#library-remove').addEventListener('click', () => void this.remove());
     $<HTMLInputElement>('#library-folder').addEventListener('change', (e) => void this.importFolder(e.target as HTMLInputElement));
@@ -87,18 +111,26 @@ export class LibraryView {
   private async setEnabled(enabled: boolean): Promise<void> {
     const status = await background.request<LibraryStatus | { error: string }>({ type: 'librarySetEnabled', enabled });
     if (!isError(status)) this.render(status);
+    this.imported();
   }
 
   private async remove(): Promise<void> {
     if (!confirm(t('optionsLibraryRemoveConfirm'))) return;
     const status = await background.request<LibraryStatus | { error: string }>({ type: 'libraryRemove' });
     if (!isError(status)) this.render(status);
+    this.imported();
+  }
+
+  private advance(stage: keyof typeof STAGE_SHARE, done: number, total: number): void {
+    const [from, to] = STAGE_SHARE[stage];
+    this.shown = Math.max(this.shown, from + (to - from) * Math.min(1, total <= 0 ? 1 : done / total));
+    const bar = $<HTMLProgressElement>('#library-progress');
+    bar.max = 1000;
+    bar.value = Math.round(this.shown * 1000);
   }
 
   private showProgress(p: LibraryProgress): void {
-    const bar = $<HTMLProgressElement>('#library-progress');
-    bar.max = Math.max(1, p.total);
-    bar.value = p.done;
+    this.advance(p.stage, p.done, p.total);
     const text =
       p.stage === 'parse'
         ? tCount('optionsLibraryParsing', p.total, [p.done.toLocaleString(), p.total.toLocaleString()])
@@ -113,8 +145,14 @@ export class LibraryView {
   private start(): boolean {
     if (this.busy) return false;
     this.busy = true;
+    this.shown = 0;
+    this.cancelled = false;
+    this.advance('read', 0, 1);
     $('#library-error').hidden = true;
+    $('#library-preview').hidden = true;
     $('#library-progress-box').hidden = false;
+    // Cancel stays offered for the whole import, not only while an archive unpacks.
+    $('#library-cancel').hidden = false;
     for (const id of ['#library-folder', '#library-archive']) $<HTMLInputElement>(id).disabled = true;
     return true;
   }
@@ -122,6 +160,7 @@ export class LibraryView {
   private end(): void {
     this.busy = false;
     $('#library-progress-box').hidden = true;
+    $('#library-cancel').hidden = true;
     for (const id of ['#library-folder', '#library-archive']) {
       const input = $<HTMLInputElement>(id);
       input.disabled = false;
@@ -169,13 +208,11 @@ export class LibraryView {
       const cancel = new AbortController();
       const button = $('#library-cancel');
       const onCancel = (): void => cancel.abort();
-      button.hidden = false;
       button.addEventListener('click', onCancel, { once: true });
       let contents: ArchiveContents;
       try {
         contents = await readArchiveOffThread(await file.arrayBuffer(), cancel.signal);
       } finally {
-        button.hidden = true;
         button.removeEventListener('click', onCancel);
       }
       this.showProgress({ stage: 'read', done: 1, total: 1 });
@@ -186,6 +223,45 @@ export class LibraryView {
     } finally {
       this.end();
     }
+  }
+
+  private discarded(): void {
+    $('#library-preview').hidden = true;
+    $('#library-status').textContent = t('optionsLibraryDiscarded');
+  }
+
+  /** What the import would change, with "Import", "Import without cross-site rules" and Cancel. */
+  private showPreview(name: string, p: LibraryPreview): Promise<'all' | 'safe' | 'none'> {
+    $('#library-preview-title').textContent = t('optionsLibraryPreviewTitle', name);
+    $('#library-preview-summary').textContent = t('optionsLibraryPreviewSummary', tCount('countRulesets', p.rulesetCount, p.rulesetCount.toLocaleString()));
+    const list = (key: string, count: number, items: string[]) => {
+      $(`#library-preview-${key}`).hidden = count === 0;
+      const more = count - items.length;
+      $(`#library-preview-${key}-list`).replaceChildren(
+        ...items.map((text) => h('li', {}, text)),
+        ...(more > 0 ? [h('li', { class: 'muted' }, t('optionsLibraryPreviewMore', more.toLocaleString()))] : []),
+      );
+    };
+    const item = (i: { ruleset: string; rule: string }) => t('optionsLibraryPreviewItem', [i.ruleset, i.rule]);
+    $('#library-preview-cross-title').textContent = t(
+      'optionsLibraryPreviewCross',
+      tCount('countRulesets', p.crossSite.count, p.crossSite.count.toLocaleString()),
+    );
+    list('cross', p.crossSite.count, p.crossSite.items.map(item));
+    $('#library-preview-http-title').textContent = t('optionsLibraryPreviewHttp', tCount('countRulesets', p.toHttp.count, p.toHttp.count.toLocaleString()));
+    list('http', p.toHttp.count, p.toHttp.items.map(item));
+    $('#library-preview-overrides-title').textContent = t('optionsLibraryPreviewOverrides', p.overrides.count.toLocaleString());
+    list('overrides', p.overrides.count, p.overrides.names);
+    $('#library-apply-safe').hidden = p.crossSite.count + p.toHttp.count === 0;
+    $('#library-preview').hidden = false;
+    $('#library-apply').focus();
+    return new Promise((resolve) => {
+      this.choose = (choice) => {
+        this.choose = null;
+        $('#library-preview').hidden = true;
+        resolve(choice);
+      };
+    });
   }
 
   private async send(name: string, contents: ArchiveContents): Promise<void> {
@@ -206,16 +282,39 @@ export class LibraryView {
         chars += f.text.length;
         batch.push(f);
       }
+      if (this.cancelled) return this.discarded();
       const sent = await background.request<{ received: number } | { error: string }>({ type: 'libraryFiles', upload: begun.upload, files: batch });
       if (isError(sent)) return this.fail(sent.error);
+      this.advance('send', at, files.length);
       $('#library-status').textContent = t('optionsLibrarySending', [at.toLocaleString(), files.length.toLocaleString()]);
     }
-    const done = await background.request<(LibraryStatus & { error?: undefined }) | { error: string; problems?: FileProblem[] }>({
+    const previewed = await background.request<{ preview: LibraryPreview } | { error: string; problems?: FileProblem[] }>({
       type: 'libraryFinish',
       upload: begun.upload,
     });
+    if (isError(previewed)) return this.fail(previewed.error, previewed.problems ?? []);
+    if (this.cancelled) {
+      await background.request({ type: 'libraryDiscard', upload: begun.upload });
+      return this.discarded();
+    }
+    // Nothing is stored yet: the user sees what it changes and chooses.
+    $('#library-progress-box').hidden = true;
+    $('#library-status').textContent = '';
+    const choice = await this.showPreview(name, previewed.preview);
+    if (choice === 'none') {
+      await background.request({ type: 'libraryDiscard', upload: begun.upload });
+      return this.discarded();
+    }
+    $('#library-progress-box').hidden = false;
+    const done = await background.request<(LibraryStatus & { error?: undefined }) | { error: string; problems?: FileProblem[] }>({
+      type: 'libraryApply',
+      upload: begun.upload,
+      withoutCrossSite: choice === 'safe',
+    });
     if (isError(done)) return this.fail(done.error, done.problems ?? []);
+    this.advance('store', 1, 1);
     this.render(done);
+    this.imported();
     $('#library-status').textContent = tCount('optionsLibraryDone', done.info?.rulesetCount ?? 0, [(done.info?.rulesetCount ?? 0).toLocaleString(), name]);
   }
 }

@@ -84,13 +84,19 @@ async function showAbout(): Promise<void> {
 
 async function init(): Promise<void> {
   localize();
+  // Chrome's HttpAllowlist policy format means nothing to Firefox: its buttons are not offered there.
+  if (location.protocol === 'moz-extension:') for (const el of Array.from(document.querySelectorAll<HTMLElement>('.chromium-only'))) el.hidden = true;
   rulesets = new RulesetsView();
   sites = new SitesView(changed);
   userRules = new UserRulesView(changed);
   new RuleFormView(changed, (xml) => userRules.edit(undefined, xml));
   channels = new ChannelsView(changed);
   protection = new ProtectionView(changed);
-  library = new LibraryView();
+  // An import changes the ruleset list and its counts: show them at once.
+  library = new LibraryView(() => {
+    void rulesets.load();
+    void rulesets.loadHosts();
+  });
   for (const f of FLAGS) {
     $<HTMLInputElement>(`#opt-${f}`).addEventListener('change', async (e) => {
       changed(await background.request<Settings>({ type: 'setFlag', flag: f, value: (e.target as HTMLInputElement).checked }));

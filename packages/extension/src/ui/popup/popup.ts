@@ -63,6 +63,10 @@ function render(): void {
   action.hidden = text.action === undefined;
   action.textContent = text.action ?? '';
   action.dataset.act = text.act ?? 'retry';
+  const settingsLink = $<HTMLButtonElement>('#status-settings');
+  settingsLink.hidden = text.settings === undefined;
+  settingsLink.textContent = text.settings?.label ?? '';
+  settingsLink.dataset.url = text.settings?.url ?? '';
 
   const siteDisabled = site?.disabledBy != null;
   if (site !== null) {
@@ -72,7 +76,8 @@ function render(): void {
     $<HTMLInputElement>(`#site-mode-${mode}`).checked = true;
     $('#site-mode-hint').textContent = t(MODE_HINT[mode]);
     $('#site-help-rules').hidden = mode !== 'everything';
-    $('#site-help-off').hidden = mode === 'off';
+    // Off already: the help would only repeat the choice (the status line names any browser step).
+    $('#site-help').hidden = mode === 'off';
   }
   // A disabled site shows only how to enable it again (as HTTPS Everywhere did).
   const stable = state.rulesets.filter((r) => r.defaultActive);
@@ -101,8 +106,27 @@ async function setSiteMode(mode: SiteMode): Promise<void> {
   const changes = modeChanges(site, mode);
   if (changes.length === 0) return;
   for (const change of changes) await background.request(change);
-  await reloadTab(reloadUrl(site, state.status.kind, mode));
+  const url = reloadUrl(site, state.status.kind, mode);
+  if (url !== undefined) await openOverHttp(url);
+  else await reloadTab();
   await load();
+}
+
+/** The page's http:// address, when httpsify or the browser moved it to HTTPS. */
+function httpAddressIfMoved(): string | undefined {
+  const kind = state.status.kind;
+  const moved = kind === 'https-by-ruleset' || kind === 'https-by-upgrade' || kind === 'https-by-browser';
+  return moved && state.site?.scheme === 'https' ? state.site.url.replace(/^https:/, 'http:') : undefined;
+}
+
+/**
+ * Loads the tab at `url` (http://) after the user asked for HTTP: the background goes past the
+ * browser's own upgrade where the browser allows it (status/open-over-http.ts).
+ */
+async function openOverHttp(url: string): Promise<void> {
+  if (tab?.id === undefined) return;
+  const result = await background.request<{ ok: boolean }>({ type: 'openOverHttp', tabId: tab.id, url });
+  if (isError(result) || !result.ok) await reloadTab(url);
 }
 
 /** Host and port of "host:port" (IPv6 literals keep their brackets). */
@@ -136,8 +160,12 @@ function ruleRow(r: RulesetRow): HTMLElement {
 }
 
 async function toggleRuleset(r: RulesetRow, active: boolean): Promise<void> {
+  // Switched off on a page it moved to HTTPS: load the address asked for, so the page shows
+  // what the rest of httpsify (or the browser) does without it.
+  const back = active ? undefined : httpAddressIfMoved();
   await background.request({ type: 'setRuleset', name: r.name, active });
-  await reloadTab();
+  if (back !== undefined) await openOverHttp(back);
+  else await reloadTab();
   await load();
 }
 
@@ -175,8 +203,11 @@ async function init(): Promise<void> {
   await load();
 
   on('#global-enabled', 'change', async (e) => {
-    await background.request({ type: 'setFlag', flag: 'globalEnabled', value: (e.target as HTMLInputElement).checked });
-    await reloadTab();
+    const value = (e.target as HTMLInputElement).checked;
+    const back = value ? undefined : httpAddressIfMoved();
+    await background.request({ type: 'setFlag', flag: 'globalEnabled', value });
+    if (back !== undefined) await openOverHttp(back);
+    else await reloadTab();
     await load();
   });
   on('#https-first', 'change', async (e) => {
@@ -187,10 +218,20 @@ async function init(): Promise<void> {
     await load();
   });
   on('#site-mode', 'change', async (e) => setSiteMode((e.target as HTMLInputElement).value as SiteMode));
+  keyboardActivatesOnly($('#site-mode'));
+  $('#status-settings').addEventListener('click', (e) => {
+    const url = (e.target as HTMLElement).dataset.url;
+    if (url) void api.tabs.create({ url });
+  });
   on('#site-help-rules', 'click', async () => setSiteMode('rules'));
   on('#site-help-off', 'click', async () => setSiteMode('off'));
   on('#status-action', 'click', async (e) => {
     const act = (e.target as HTMLElement).dataset.act;
+    if (act === 'open-http') {
+      if (state.site !== null) await openOverHttp(state.site.url.replace(/^https:/, 'http:'));
+      await load();
+      return;
+    }
     if (act === 'turn-on' || act === 'https-first-on') {
       await background.request({ type: 'setFlag', flag: act === 'turn-on' ? 'globalEnabled' : 'httpsFirst', value: true });
       await reloadTab();
@@ -236,6 +277,27 @@ async function init(): Promise<void> {
   setInterval(() => {
     if (busy === 0) void load();
   }, 1000);
+}
+
+/**
+ * A radio group whose arrow keys move focus without choosing: each choice reloads the page, so
+ * a keyboard user passing "Rules only" on the way to "Off" must not apply it. Space (native) and
+ * Enter choose the focused option; a click chooses as usual.
+ */
+function keyboardActivatesOnly(group: HTMLElement): void {
+  group.addEventListener('keydown', (e) => {
+    const radios = Array.from(group.querySelectorAll<HTMLInputElement>('input[type="radio"]'));
+    const at = radios.indexOf(e.target as HTMLInputElement);
+    if (at < 0) return;
+    const step = e.key === 'ArrowRight' || e.key === 'ArrowDown' ? 1 : e.key === 'ArrowLeft' || e.key === 'ArrowUp' ? -1 : 0;
+    if (step !== 0) {
+      e.preventDefault();
+      radios[(at + step + radios.length) % radios.length]!.focus();
+    } else if (e.key === 'Enter' && !radios[at]!.checked) {
+      e.preventDefault();
+      radios[at]!.click();
+    }
+  });
 }
 
 void init();

@@ -31,11 +31,13 @@ export function modeChanges(site: Site, mode: SiteMode): SiteListChange[] {
 /**
  * Where the tab goes once the site is in `mode`: a page httpsify moved to HTTPS goes back to
  * its http:// address when the new mode would not have moved it (off, or rulesets only for an
- * HTTPS-first upgrade), so what the user sees is what they asked for; otherwise undefined (a
- * plain reload).
+ * HTTPS-first upgrade, or the browser's own upgrade), so what the user sees is what they asked
+ * for; otherwise undefined (a plain reload).
  */
 export function reloadUrl(site: Site, before: PageStatusKind, mode: SiteMode): string | undefined {
   const byUs = before === 'https-by-ruleset' || before === 'https-by-upgrade';
-  const toHttp = site.scheme === 'https' && ((mode === 'off' && byUs) || (mode === 'rules' && before === 'https-by-upgrade'));
+  // The browser's own upgrade: the background loads the page past it where it can.
+  const byBrowser = before === 'https-by-browser';
+  const toHttp = site.scheme === 'https' && ((mode === 'off' && (byUs || byBrowser)) || (mode === 'rules' && (before === 'https-by-upgrade' || byBrowser)));
   return toHttp ? site.url.replace(/^https:/, 'http:') : undefined;
 }

@@ -7,12 +7,43 @@ export interface StatusText {
   title: string;
   detail: string;
   action?: string;
-  /** What the action does: remove the cause (`pageRetry`, the default) or switch something on. */
-  act?: 'retry' | 'turn-on' | 'https-first-on';
+  /**
+   * What the action does: remove the cause (`pageRetry`, the default), switch something on, or
+   * load the page over HTTP past the browser's own upgrade (`open-http`).
+   */
+  act?: 'retry' | 'turn-on' | 'https-first-on' | 'open-http';
+  /** A second way through: the browser's own settings page, where the browser lets us open it. */
+  settings?: { label: string; url: string };
+}
+
+/** Which browser the page runs in: the extension's own origin says. */
+export type BrowserName = 'chromium' | 'firefox';
+
+export function currentBrowser(): BrowserName {
+  return globalThis.location?.protocol === 'moz-extension:' ? 'firefox' : 'chromium';
+}
+
+/**
+ * The browser's upgraded the page by itself although the user asked httpsify for HTTP there:
+ * the one step that works, named for that browser (measured, docs/browser-upgrades.md).
+ * Chromium lets an extension load the page past its HTTPS-Upgrades and open its settings page;
+ * Firefox answers any redirect back to HTTP under HTTPS-Only with its error page and refuses
+ * to open about:preferences from an extension, so it gets the exact steps instead.
+ */
+function browserKeepsHttps(browser: BrowserName): StatusText {
+  if (browser === 'firefox') return { tone: 'warn', title: t('statusHttpsByBrowserKept'), detail: t('statusHttpsByBrowserFirefoxSteps') };
+  return {
+    tone: 'warn',
+    title: t('statusHttpsByBrowserKept'),
+    detail: t('statusHttpsByBrowserChromiumSteps'),
+    action: t('statusOpenOverHttpAction'),
+    act: 'open-http',
+    settings: { label: t('statusChromiumSettingsAction'), url: 'chrome://settings/security' },
+  };
 }
 
 /** The status line in words. Kinds this page does not know yet are shown by `secure` alone. */
-export function statusText(s: PageStatus): StatusText {
+export function statusText(s: PageStatus, browser: BrowserName = currentBrowser()): StatusText {
   const retry = t('popupRetry');
   switch (s.kind) {
     case 'not-a-web-page':
@@ -25,6 +56,16 @@ export function statusText(s: PageStatus): StatusText {
       return { tone: 'ok', title: t('statusHttpsByUpgrade'), detail: t('statusHttpsByUpgradeDetail') };
     case 'https-already':
       return { tone: 'ok', title: t('statusSecure'), detail: t('statusHttpsAlreadyDetail') };
+    case 'https-by-site':
+      return { tone: 'ok', title: t('statusSecure'), detail: t('statusHttpsBySiteDetail') };
+    case 'https-by-browser':
+      return s.userWantsHttp
+        ? browserKeepsHttps(browser)
+        : {
+            tone: 'ok',
+            title: t('statusHttpsByBrowser'),
+            detail: t(browser === 'firefox' ? 'statusHttpsByBrowserFirefoxDetail' : 'statusHttpsByBrowserChromiumDetail'),
+          };
     case 'http-site-off':
       return { tone: 'warn', title: t('statusHttpSiteOff'), detail: t('statusHttpSiteOffDetail', s.entry), action: t('statusHttpSiteOffAction') };
     case 'http-loop-guard':
