@@ -106,10 +106,14 @@ describe('advertised timestamps', () => {
 
 describe('destinations', () => {
   it('classifies rule destinations', () => {
-    expect(ruleDestination('https:')).toEqual({ kind: 'same-url' });
+    expect(ruleDestination('https:', '^http:')).toEqual({ kind: 'same-url' });
+    // "https:" after a from that matched more: https:/evil.example/ reads as https://evil.example/.
+    expect(ruleDestination('https:')).toEqual({ kind: 'computed' });
+    expect(ruleDestination('https:', '^http://example\\.org')).toEqual({ kind: 'computed' });
     expect(ruleDestination('https://www.example.org/')).toEqual({ kind: 'literal', urls: ['https://www.example.org/'] });
     expect(ruleDestination('https://example.org/a$1')).toEqual({ kind: 'literal', urls: ['https://example.org/a'] });
-    expect(ruleDestination('https://example.org')).toEqual({ kind: 'literal', urls: ['https://example.org/'] });
+    // An authority not ended in `to` is continued by the rest of the URL.
+    expect(ruleDestination('https://example.org')).toEqual({ kind: 'computed' });
     expect(ruleDestination('https://$1example.org/')).toEqual({ kind: 'computed' });
     // Groups that are alternations of literals are expanded, with "" when the group may not take part.
     expect(ruleDestination('https://$1example.org/', '^http://(www\\.)?example\\.org/')).toEqual({

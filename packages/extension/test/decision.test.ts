@@ -169,7 +169,14 @@ const rows: Row[] = [
   ['a known host switched off itself', { known: ['cdn.test'], siteOff: 'cdn.test' }, SUB, 'http://cdn.test/x', { action: 'leave' }],
   ['a known host opened over HTTP this time', { known: ['cdn.test'], once: 'cdn.test' }, SUB, 'http://cdn.test/x', { action: 'leave', reason: 'no-rule' }],
   ['a known host, mode off', { known: ['cdn.test'], mode: false }, SUB, 'http://cdn.test/x', { action: 'leave', reason: 'no-rule' }],
-  ['a known host, a request without a tab', { known: ['cdn.test'] }, SUB, 'http://cdn.test/x', { action: 'leave', reason: 'no-rule' }, -1],
+  [
+    'a known host, a request without a tab',
+    { known: ['cdn.test'] },
+    SUB,
+    'http://cdn.test/x',
+    { action: 'upgrade', reason: 'known-host', url: 'https://cdn.test/x' },
+    -1,
+  ],
   ['an unknown host, subresource', {}, SUB, 'http://other.test/x', { action: 'leave', reason: 'no-rule' }],
   ['HTTPS-first never upgrades subresources by itself', {}, SUB, 'http://a.test/', { action: 'leave', reason: 'no-rule' }],
 ];

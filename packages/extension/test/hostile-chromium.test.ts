@@ -176,4 +176,39 @@ describe('Chromium: a hostile page cannot relax protection', () => {
   it('after every attack, the victims still end on HTTPS', async () => {
     await victimsProtected();
   });
+
+  it('a relaxation for one host never matches URLs of another host that only name it', async () => {
+    // The user's own relaxations, each for one host: "off", "rulesets only", "open over HTTP this time".
+    await ext.worker.evaluate(async () => {
+      const g = globalThis as unknown as {
+        httpsifyUi: { controller: Promise<{ update(f: () => object): Promise<unknown>; allowHttpOnce(host: string): Promise<void> }> };
+      };
+      const c = await g.httpsifyUi.controller;
+      await c.update(() => ({ disabledSites: ['off.example.test'], httpAllowedSites: ['plain.example.test'] }));
+      await c.allowHttpOnce('once.example.test');
+    });
+    await expect
+      .poll(async () => {
+        const rules = await ext.worker.evaluate(() => chrome.declarativeNetRequest.getDynamicRules());
+        return ['off', 'plain', 'once'].filter((h) => JSON.stringify(rules).includes(`${h}.example.test`));
+      }, POLL)
+      .toEqual(['off', 'plain', 'once']);
+    // Control: each relaxation holds for its own host.
+    for (const h of ['off', 'plain', 'once']) expect(await landsOn(at('http', `${h}.example.test`, '/own'))).toBe(at('http', `${h}.example.test`, '/own'));
+    const port = server.port;
+    const victims = ['victim.example.test', 'free.example.test'];
+    for (const relaxed of ['off.example.test', 'plain.example.test', 'once.example.test'])
+      for (const victim of victims)
+        for (const url of [
+          `http://${relaxed}@${victim}:${port}/u`,
+          `http://${relaxed}:${port}@${victim}:${port}/u`,
+          `http://${victim}:${port}/${relaxed}/p`,
+          `http://${victim}:${port}/p?u=http://${relaxed}/`,
+          `http://${victim}:${port}/http://${relaxed}:${port}/`,
+          `http://${victim}:${port}/q#${relaxed}`,
+        ]) {
+          const final = new URL(await landsOn(url));
+          expect([url, final.protocol, final.hostname]).toEqual([url, 'https:', victim]);
+        }
+  });
 });

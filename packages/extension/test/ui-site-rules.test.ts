@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { HTTPS_FIRST_EXEMPT_REGEXES, siteUrlFilter, uiDnrRules } from '../src/dnr/settings-rules.js';
+import { DnrEmulator, type DnrRule } from '@httpsify/engine/dnr';
+import { HTTPS_FIRST_EXEMPT_REGEXES, uiDnrRules } from '../src/dnr/settings-rules.js';
+import { siteEntryConditions } from '../src/dnr/site-conditions.js';
 import { isHttpsFirstExempt } from '../src/site-rules/exempt.js';
 import { addSite, parseSitePattern, removeSite, SiteList } from '../src/site-rules/site-pattern.js';
 import { parseRulesetXml } from '@httpsify/engine/parse';
@@ -113,12 +115,38 @@ describe('settings as declarativeNetRequest rules', () => {
     expect(rules).toEqual([{ priority: 2_000_000, action: { type: 'allow' }, condition: { urlFilter: '|http://', resourceTypes: expect.any(Array) } }]);
   });
 
-  it('disabled sites allow their whole frame tree; wildcards need the domain', () => {
-    expect(siteUrlFilter('a.test:8080')).toEqual({ urlFilter: '|http*://a.test:8080^' });
-    expect(siteUrlFilter('*.w.test')).toEqual({ urlFilter: '|http*://*.w.test^', requestDomains: ['w.test'] });
+  it('disabled sites allow the frame tree of their own pages, keyed by the host itself', () => {
+    expect(siteEntryConditions(['a.test:8080', '*.w.test', 'b.test', '127.0.0.1'], 'any')).toEqual([
+      { regexFilter: '^https?://(?:[^/?#]*@)?[^./:@[\\]]+(?:\\.[^./:@[\\]]+){1}\\.*(?::[0-9]+)?/', requestDomains: ['b.test'] },
+      { regexFilter: '^https?://(?:[^/?#]*@)?[^./:@[\\]]+(?:\\.[^./:@[\\]]+){1}\\.*:8080/', requestDomains: ['a.test'] },
+      { regexFilter: '^https?://(?:[^/?#]*@)?[^./:@[\\]]+(?:\\.[^./:@[\\]]+){2,}\\.*(?::[0-9]+)?/', requestDomains: ['w.test'] },
+      { regexFilter: '^https?://(?:[^/?#]*@)?127\\.0\\.0\\.1(?::[0-9]+)?/' },
+    ]);
     const { rules } = uiDnrRules({ ...base, disabledSites: ['a.test', '*.w.test'] });
-    expect(rules.map((r) => r.action.type)).toEqual(['allowAllRequests', 'allowAllRequests']);
-    expect(rules.every((r) => r.priority > 1_000_000)).toBe(true);
+    expect(rules.filter((r) => r.priority > 1_000_000).map((r) => [r.action.type, r.condition.resourceTypes])).toEqual([
+      ['allowAllRequests', ['main_frame']],
+      ['allowAllRequests', ['main_frame']],
+    ]);
+    // Matched as Chromium matches them: the entry's host, never a URL that only names it.
+    const em = new DnrEmulator(rules.map((r, i) => ({ ...r, id: i + 1 }) as DnrRule));
+    const allowed = (url: string) => em.match({ url, type: 'main_frame' }).rule?.action.type === 'allowAllRequests';
+    for (const url of ['http://a.test/', 'https://a.test:444/x', 'http://A.TEST./', 'http://u:p@a.test/', 'http://x.w.test/', 'http://y.x.w.test:81/'])
+      expect(allowed(url), url).toBe(true);
+    for (const url of [
+      'http://a.test@bank.test/',
+      'http://a.test:80@bank.test/',
+      'http://bank.test/a.test',
+      'http://bank.test/?a.test',
+      'http://bank.test/#a.test',
+      'http://bank.test/http://a.test/',
+      'http://b.a.test/',
+      'http://a.test.evil.test/',
+      'http://xa.test/',
+      'http://w.test/',
+      'http://x.w.test@bank.test/',
+      'http://bank.test\\@a.test/',
+    ])
+      expect(allowed(url), url).toBe(false);
   });
 
   it('HTTPS-first upgrades main frames at the lowest priority with exemptions above it', () => {
@@ -127,8 +155,7 @@ describe('settings as declarativeNetRequest rules', () => {
     expect(upgrade?.priority).toBe(1);
     expect(upgrade?.condition.resourceTypes).toEqual(['main_frame']);
     const allows = rules.filter((r) => r.action.type === 'allow');
-    expect(allows.map((r) => r.condition.urlFilter ?? r.condition.regexFilter ?? r.condition.requestDomains?.join())).toContain('|http*://plain.test^');
-    expect(allows.map((r) => r.condition.urlFilter)).toContain('|http*://once.test^');
+    expect(allows.flatMap((r) => r.condition.requestDomains ?? [])).toEqual(expect.arrayContaining(['plain.test', 'once.test']));
     expect(allows.every((r) => r.priority === 3)).toBe(true);
   });
 

@@ -1,4 +1,8 @@
+import type { AST } from '@eslint-community/regexpp';
+import { compileDnr } from '../dnr/compile.js';
+import type { DnrRule } from '../dnr/types.js';
 import type { Engine } from '../match/engine.js';
+import { parsePattern } from '../regex/pattern-ast.js';
 import { readDestination } from './destination-reading.js';
 import { ChannelError } from './errors.js';
 import { compileScope } from './scope.js';
@@ -70,62 +74,36 @@ export type RuleDestination =
 const MAX_EXPANSIONS = 64;
 
 /**
- * The capture groups of a regex source, in order: their source, and whether they may not take
- * part in a match (then `$n` is replaced by nothing): a `?`, `*` or `{0,…}` on the group or on an
- * enclosing one, an alternation beside it, or a negative lookaround around it. Escapes and
- * character classes are skipped so their parentheses do not count.
+ * The capture groups of a regex source, in order, read with the regex parser every other
+ * analysis uses: their source, and whether they may not take part in a match (then `$n` is
+ * replaced by nothing): a quantifier with minimum 0 on the group or an enclosing one, an
+ * alternation beside it, or a negative lookaround around it. A source that does not parse has
+ * no groups the reading can rely on (every `$n` is then computed).
  */
 function captureGroups(source: string): { body: string; optional: boolean }[] {
-  interface Group {
-    start: number;
-    end: number;
-    capture: number;
-    optional: boolean;
-    parent: number;
-    /** Contains a `|` directly. */
-    branches: boolean;
+  const pattern = parsePattern(source);
+  if (pattern === null) return [];
+  const groups: AST.CapturingGroup[] = [];
+  const visit = (node: AST.Node): void => {
+    if (node.type === 'CapturingGroup') groups.push(node);
+    if ('alternatives' in node) for (const a of node.alternatives) visit(a);
+    if (node.type === 'Alternative') for (const e of node.elements) visit(e);
+    if (node.type === 'Quantifier') visit(node.element);
+  };
+  visit(pattern);
+  groups.sort((x, y) => x.start - y.start);
+  return groups.map((g) => ({ body: g.alternatives.map((a) => a.raw).join('|'), optional: mayNotTakePart(g) }));
+}
+
+function mayNotTakePart(node: AST.Node): boolean {
+  for (let n: AST.Node | null = node; n !== null && n.type !== 'Pattern'; n = n.parent) {
+    const p = n.parent;
+    if (p === null) break;
+    if (p.type === 'Quantifier' && p.min === 0) return true;
+    if (p.type === 'Alternative' && p.parent.alternatives.length > 1) return true;
+    if (p.type === 'Assertion' && (p.kind === 'lookahead' || p.kind === 'lookbehind') && p.negate) return true;
   }
-  const all: Group[] = [];
-  const stack: number[] = [];
-  let captures = 0;
-  let topBranches = false;
-  let inClass = false;
-  for (let i = 0; i < source.length; i++) {
-    const c = source[i];
-    if (c === '\\') {
-      i++;
-      continue;
-    }
-    if (inClass) {
-      if (c === ']') inClass = false;
-      continue;
-    }
-    if (c === '[') inClass = true;
-    else if (c === '|') {
-      const top = stack[stack.length - 1];
-      if (top === undefined) topBranches = true;
-      else (all[top] as Group).branches = true;
-    } else if (c === '(') {
-      const capturing = source[i + 1] !== '?';
-      const negative = source.startsWith('(?!', i) || source.startsWith('(?<!', i);
-      all.push({ start: i + 1, end: -1, capture: capturing ? captures++ : -1, optional: negative, parent: stack[stack.length - 1] ?? -1, branches: false });
-      stack.push(all.length - 1);
-    } else if (c === ')') {
-      const g = all[stack.pop() ?? -1];
-      if (g === undefined) continue;
-      g.end = i;
-      const q = source.slice(i + 1, i + 4);
-      if (q.startsWith('?') || q.startsWith('*') || /^\{0[,}]/.test(q)) g.optional = true;
-    }
-  }
-  const out: { body: string; optional: boolean }[] = [];
-  for (const g of all) {
-    if (g.capture < 0) continue;
-    let optional = g.optional || topBranches;
-    for (let p = g.parent; p !== -1 && !optional; p = (all[p] as Group).parent) optional = (all[p] as Group).optional || (all[p] as Group).branches;
-    out[g.capture] = { body: source.slice(g.start, g.end < 0 ? source.length : g.end), optional };
-  }
-  return out;
+  return false;
 }
 
 const LITERAL_ALTERNATIVES = /^(?:\\\.|[A-Za-z0-9-])+(?:\|(?:\\\.|[A-Za-z0-9-])+)*$/;
@@ -138,11 +116,20 @@ function alternatives(group: { body: string; optional: boolean } | undefined): s
   return group.optional ? ['', ...alts] : alts;
 }
 
+/**
+ * Where a rule (`from` → `to`, `$n` for groups) sends URLs. Only the rule that replaces the
+ * scheme and nothing else (`^http:` → `https:`) keeps the URL: `to` = `https:` after a `from`
+ * that matched more (`^http://bank\.test`) makes `https:/path`, whose first path segment the
+ * URL parser reads as the host. A `to` whose authority is not ended inside it (`https://a.test`)
+ * is continued by what follows the match in the URL: computed too.
+ */
 export function ruleDestination(to: string, from = ''): RuleDestination {
-  if (/^https?:$/.test(to)) return { kind: 'same-url' };
+  if (/^https?:$/i.test(to)) return from === '^http:' ? { kind: 'same-url' } : { kind: 'computed' };
+  if (/^https?:\/\/$/i.test(to) && from === '^http://') return { kind: 'same-url' };
   const m = /^(https?):\/\/([^/?#]*)(.*)$/s.exec(to);
   if (m === null) return { kind: 'computed' };
   const [, scheme, authority, rest] = m as unknown as [string, string, string, string];
+  if (rest === '') return { kind: 'computed' };
   const dollar = rest.indexOf('$');
   const path = dollar === -1 ? rest : rest.slice(0, dollar);
   const url = (host: string): string => `${scheme}://${host}${path.startsWith('/') ? path : `/${path}`}`;
@@ -172,6 +159,43 @@ export function ruleDestination(to: string, from = ''): RuleDestination {
   return { kind: 'computed' };
 }
 
+/**
+ * Where a compiled DNR rule sends the requests it matches, read from the action Chromium runs:
+ * `upgradeScheme` and a scheme-only transform keep the URL; a `url` or a transform's host is
+ * literal; a `regexSubstitution` is read as a `to` over its `regexFilter` (its `\\n` are `$n`),
+ * when the filter is anchored at the start (else the unmatched prefix stays in front of it).
+ * Rules that send nowhere (`allow`) answer null.
+ */
+export function compiledDestination(rule: Pick<DnrRule, 'action' | 'condition'>): RuleDestination | null {
+  const a = rule.action;
+  if (a.type === 'upgradeScheme') return { kind: 'same-url' };
+  if (a.type !== 'redirect') return null;
+  const r = a.redirect;
+  if (r.url !== undefined) return { kind: 'literal', urls: [r.url] };
+  if (r.transform !== undefined) {
+    const { scheme, host, ...others } = r.transform as { scheme?: string; host?: string };
+    if (Object.keys(others).length > 0) return { kind: 'computed' };
+    return host === undefined ? { kind: 'same-url' } : { kind: 'literal', urls: [`${scheme ?? 'http'}://${host}/`] };
+  }
+  const template = r.regexSubstitution;
+  const filter = rule.condition.regexFilter;
+  if (template === undefined || filter === undefined || !filter.startsWith('^') || template.includes('$')) return { kind: 'computed' };
+  // RE2::Rewrite: \\ is a backslash, \n a group.
+  let to = '';
+  for (let i = 0; i < template.length; i++) {
+    const c = template[i] as string;
+    if (c !== '\\') {
+      to += c;
+      continue;
+    }
+    const next = template[i + 1] ?? '';
+    if (next !== '\\' && !/[0-9]/.test(next)) return { kind: 'computed' };
+    to += next === '\\' ? '\\' : `$${next}`;
+    i++;
+  }
+  return ruleDestination(to, filter);
+}
+
 export interface DestinationFinding {
   ruleset: string;
   from: string;
@@ -179,15 +203,32 @@ export interface DestinationFinding {
 }
 
 /**
- * Install-time check of every rule of a signed bundle. A rule whose literal destination lies
- * outside the scope and the destination list refuses the whole release (see
- * docs/update-channels.md, "Destinations": the signer tried to send users elsewhere, which is a
- * stolen key or a publishing mistake, and either way the previous rules are the safe state).
- * Rules whose host is computed from the URL are returned: they are checked on every rewrite
- * (engine clients) or left out (Chromium, which cannot check a redirect it does not see).
+ * Whether compiling the ruleset cannot change what its rules say about destinations, so the
+ * compiled check is skipped (it costs a compile per ruleset): every rule is the scheme-only
+ * `^http:` → `https:`, or a `to` without `$` whose authority ends inside it (a literal URL: the
+ * compiler has nothing to substitute into it, checked above as written).
+ */
+const compiledAsWritten = (rules: readonly { from: string; to: string }[]): boolean =>
+  rules.every((r) => (r.from === '^http:' && r.to === 'https:') || (!r.to.includes('$') && ruleDestination(r.to, r.from).kind === 'literal'));
+
+/**
+ * Install-time check of every rule of a signed bundle, as written (the engine's rewrite) and as
+ * compiled for Chromium (compileDnr, one ruleset at a time so a finding names its ruleset). A
+ * rule whose literal destination, in either form, lies outside the scope and the destination
+ * list refuses the whole release (see docs/update-channels.md, "Destinations": the signer tried
+ * to send users elsewhere, which is a stolen key or a publishing mistake, and either way the
+ * previous rules are the safe state). Rules whose host is computed from the URL are returned:
+ * they are checked on every rewrite (engine clients) or left out (Chromium, which cannot check a
+ * redirect it does not see).
  */
 export function checkBundleDestinations(engine: Engine, policy: DestinationPolicy): { computed: DestinationFinding[] } {
   const computed: DestinationFinding[] = [];
+  const refuse = (ruleset: string, outside: string, rule: string): never => {
+    throw new ChannelError(
+      'destination-outside-scope',
+      `ruleset "${ruleset}" sends URLs to ${outside}, outside the channel's scope and destination list (rule ${rule}); the release is refused`,
+    );
+  };
   for (let id = 0; id < engine.rulesetCount; id++) {
     const ruleset = engine.ruleset(id);
     for (const rule of ruleset.rules) {
@@ -195,12 +236,20 @@ export function checkBundleDestinations(engine: Engine, policy: DestinationPolic
       if (dest.kind === 'computed' || dest.kind === 'subdomain') computed.push({ ruleset: ruleset.name, from: rule.from, to: rule.to });
       if (dest.kind !== 'literal') continue;
       const outside = dest.urls.find((url) => !policy.allows(url));
-      if (outside !== undefined) {
-        throw new ChannelError(
-          'destination-outside-scope',
-          `ruleset "${ruleset.name}" sends URLs to ${outside}, outside the channel's scope and destination list (rule ${rule.from} → ${rule.to}); the release is refused`,
-        );
+      if (outside !== undefined) refuse(ruleset.name, outside, `${rule.from} → ${rule.to}`);
+    }
+    if (compiledAsWritten(ruleset.rules)) continue;
+    // What Chromium will run: the same rules, compiled.
+    for (const r of compileDnr([ruleset], { isActive: () => true }).rules) {
+      const dest = compiledDestination(r);
+      if (dest === null || dest.kind === 'same-url') continue;
+      const shown = `compiled for Chromium: ${r.condition.regexFilter ?? r.condition.urlFilter ?? ''} → ${JSON.stringify(r.action)}`;
+      if (dest.kind !== 'literal') {
+        computed.push({ ruleset: ruleset.name, from: r.condition.regexFilter ?? r.condition.urlFilter ?? '', to: JSON.stringify(r.action) });
+        continue;
       }
+      const outside = dest.urls.find((url) => !policy.allows(url));
+      if (outside !== undefined) refuse(ruleset.name, outside, shown);
     }
   }
   return { computed };

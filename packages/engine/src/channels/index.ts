@@ -7,6 +7,7 @@ export {
   parseDestinationHost,
   type RuleDestination,
   ruleDestination,
+  compiledDestination,
 } from './destinations.js';
 export { type DestinationReading, readDestination } from './destination-reading.js';
 export { ChannelError, type ChannelErrorCode, describeError } from './errors.js';

@@ -4,6 +4,16 @@ import type { DnrResourceType, DnrRule } from './types.js';
 export interface DnrRequest {
   url: string;
   type?: DnrResourceType;
+  /** The request's initiator as an origin (`https://a.test`, `chrome-extension://id`); none for a typed address. */
+  initiator?: string;
+  /** The tab (-1, the default: no tab). */
+  tabId?: number;
+  /**
+   * The documents the request is made in, outermost first (the tab's page, then any frames):
+   * an `allowAllRequests` rule that matched one of them allows the request at its priority.
+   * Each is the URL the frame's own request had, and its type (`main_frame` or `sub_frame`).
+   */
+  frames?: readonly { url: string; type: 'main_frame' | 'sub_frame' }[];
 }
 
 export interface DnrOutcome {
@@ -22,14 +32,28 @@ interface CompiledRule {
   regexFilter: FilterRegex | null;
   domains: ReadonlySet<string> | null;
   excludedDomains: ReadonlySet<string> | null;
+  initiatorDomains: ReadonlySet<string> | null;
+  excludedInitiatorDomains: ReadonlySet<string> | null;
   types: ReadonlySet<string> | null;
+}
+
+/** What a request is matched on, once parsed. */
+interface Target {
+  url: string;
+  host: string;
+  type: DnrResourceType;
+  /** The initiator's host ('' when there is none or it is opaque). */
+  initiatorHost: string;
+  tabId: number;
 }
 
 /**
  * Evaluates declarativeNetRequest rules the way Chromium does for one extension: every
  * condition must hold (url/regex filter with the rule's case sensitivity, request domains
  * including subdomains and ignoring the host's trailing dots, resource types with main_frame
- * excluded by default), the highest priority wins, ties go by action, then the action is
+ * excluded by default, initiator domains, tab ids), the highest priority wins, ties go by
+ * action, an `allowAllRequests` that matched an enclosing frame counts as an allow at its
+ * priority, then the action is
  * applied (upgradeScheme, redirect by url / transform / RE2 substitution, allow). One request
  * stage: Chromium matches a redirected request again (see `follow`). Used to measure compiled
  * rules offline.
@@ -37,10 +61,12 @@ interface CompiledRule {
 export class DnrEmulator {
   private readonly byHost = new Map<string, CompiledRule[]>();
   private readonly unindexed: CompiledRule[] = [];
+  private readonly compiled = new Map<DnrRule, CompiledRule>();
 
   constructor(rules: readonly DnrRule[]) {
     for (const rule of rules) {
       const c = compileRule(rule);
+      this.compiled.set(rule, c);
       const keys = rule.condition.requestDomains ?? hostOfUrlFilter(rule.condition.urlFilter);
       if (!keys || keys.length === 0) {
         this.unindexed.push(c);
@@ -55,12 +81,8 @@ export class DnrEmulator {
   }
 
   match(request: DnrRequest): DnrOutcome {
-    let parsed: URL;
-    try {
-      parsed = new URL(request.url);
-    } catch {
-      return { rule: null, redirectUrl: null };
-    }
+    const parsed = parseAsChromium(request.url);
+    if (parsed === null) return { rule: null, redirectUrl: null };
     // Requests carry no fragment; a navigation keeps it (even an empty `#`) across a redirect
     // that sets none.
     const hashAt = parsed.href.indexOf('#');
@@ -70,24 +92,84 @@ export class DnrEmulator {
     // Chromium 156 matches request domains without the host's trailing dots (`a.b.` is `a.b`);
     // url and regex filters see the URL as it is.
     const host = parsed.hostname.replace(/\.+$/, '');
-    const type = request.type ?? 'main_frame';
+    const target: Target = {
+      url,
+      host,
+      type: request.type ?? 'main_frame',
+      initiatorHost: initiatorHost(request.initiator),
+      tabId: request.tabId ?? -1,
+    };
+    let winner = this.best(target);
+    // The frames the request is made in: the highest allowAllRequests among them.
+    let inherited: CompiledRule | null = null;
+    const frames = request.frames ?? [];
+    for (let i = 0; i < frames.length; i++) {
+      const f = frames[i] as { url: string; type: 'main_frame' | 'sub_frame' };
+      const outcome = this.match({ url: f.url, type: f.type, tabId: request.tabId, initiator: request.initiator, frames: frames.slice(0, i) });
+      const r = outcome.rule;
+      if (r !== null && r.action.type === 'allowAllRequests' && (inherited === null || r.priority > inherited.rule.priority))
+        inherited = this.compiled.get(r) ?? null;
+    }
+    if (inherited !== null && (winner === null || !outranks(winner.rule, inherited.rule))) winner = inherited;
+    if (!winner) return { rule: null, redirectUrl: null };
+    const to = applyAction(winner, parsed, url);
+    if (to === null) return { rule: winner.rule, redirectUrl: null };
+    const withFragment = fragment && !to.includes('#') ? to + fragment : to;
+    return { rule: winner.rule, redirectUrl: withFragment };
+  }
+
+  private best(t: Target): CompiledRule | null {
     let best: CompiledRule | null = null;
     const consider = (c: CompiledRule): void => {
       if (best && !outranks(c.rule, best.rule)) return;
-      if (matches(c, url, host, type)) best = c;
+      if (matches(c, t)) best = c;
     };
-    const labels = host.split('.');
-    for (let i = 0; i < labels.length; i++) {
-      const list = this.byHost.get(labels.slice(i).join('.'));
+    const labels = t.host.split('.');
+    const keys = new Set<string>();
+    for (let i = 0; i < labels.length; i++) keys.add(labels.slice(i).join('.'));
+    keys.add(leadingRun(t.url));
+    for (const key of keys) {
+      const list = this.byHost.get(key);
       if (list) for (const c of list) consider(c);
     }
     for (const c of this.unindexed) consider(c);
-    const winner = best as CompiledRule | null;
-    if (!winner) return { rule: null, redirectUrl: null };
-    const target = applyAction(winner, parsed, url);
-    if (target === null) return { rule: winner.rule, redirectUrl: null };
-    const withFragment = fragment && !target.includes('#') ? target + fragment : target;
-    return { rule: winner.rule, redirectUrl: withFragment };
+    return best;
+  }
+}
+
+/** The host of an initiator origin, as initiatorDomains compares it ('' for none or opaque). */
+function initiatorHost(initiator: string | undefined): string {
+  if (initiator === undefined || initiator === 'null') return '';
+  try {
+    return new URL(initiator).hostname.replace(/\.+$/, '');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * A URL as Chromium's parser (GURL) reads it, through the WHATWG parser: the two agree but for a
+ * few spellings, checked against Chromium itself (test/e2e-dnr-emulator-chromium.test.ts). GURL
+ * decodes percent escapes inside an IPv6 literal (`[::ffff:0%2E0%2E0%2E1]` is `[::ffff:0:1]`),
+ * which WHATWG refuses.
+ */
+export function parseAsChromium(url: string): URL | null {
+  try {
+    return new URL(url);
+  } catch {
+    const decoded = url.replace(/\[[^\]/?#]*%[^\]/?#]*\]/, (literal) => {
+      try {
+        return decodeURIComponent(literal);
+      } catch {
+        return literal;
+      }
+    });
+    if (decoded === url) return null;
+    try {
+      return new URL(decoded);
+    } catch {
+      return null;
+    }
   }
 }
 
@@ -119,6 +201,8 @@ function compileRule(rule: DnrRule): CompiledRule {
     regexFilter: c.regexFilter !== undefined ? compileDnrRegexFilter(c.regexFilter, flags === 'i') : null,
     domains: c.requestDomains ? new Set(c.requestDomains) : null,
     excludedDomains: c.excludedRequestDomains ? new Set(c.excludedRequestDomains) : null,
+    initiatorDomains: c.initiatorDomains ? new Set(c.initiatorDomains) : null,
+    excludedInitiatorDomains: c.excludedInitiatorDomains ? new Set(c.excludedInitiatorDomains) : null,
     types: c.resourceTypes ? new Set(c.resourceTypes) : null,
   };
 }
@@ -132,12 +216,17 @@ function domainListed(host: string, domains: ReadonlySet<string>): boolean {
   }
 }
 
-function matches(c: CompiledRule, url: string, host: string, type: DnrResourceType): boolean {
-  if (c.types ? !c.types.has(type) : type === 'main_frame') return false;
-  if (c.domains && !domainListed(host, c.domains)) return false;
-  if (c.excludedDomains && domainListed(host, c.excludedDomains)) return false;
-  if (c.urlFilter && !c.urlFilter.test(url)) return false;
-  if (c.regexFilter && !c.regexFilter.test(url)) return false;
+function matches(c: CompiledRule, t: Target): boolean {
+  const cond = c.rule.condition;
+  if (c.types ? !c.types.has(t.type) : t.type === 'main_frame') return false;
+  if (cond.tabIds && !cond.tabIds.includes(t.tabId)) return false;
+  if (cond.excludedTabIds?.includes(t.tabId)) return false;
+  if (c.domains && !domainListed(t.host, c.domains)) return false;
+  if (c.excludedDomains && domainListed(t.host, c.excludedDomains)) return false;
+  if (c.initiatorDomains && (t.initiatorHost === '' || !domainListed(t.initiatorHost, c.initiatorDomains))) return false;
+  if (c.excludedInitiatorDomains && t.initiatorHost !== '' && domainListed(t.initiatorHost, c.excludedInitiatorDomains)) return false;
+  if (c.urlFilter && !c.urlFilter.test(t.url)) return false;
+  if (c.regexFilter && !c.regexFilter.test(t.url)) return false;
   return true;
 }
 
@@ -147,7 +236,8 @@ export function urlFilterToRegExp(filter: string, flags: string): RegExp {
   let prefix = '';
   let suffix = '';
   if (f.startsWith('||')) {
-    prefix = '^[a-z][a-z0-9+.-]*:\\/\\/(?:[^/?#]*\\.)?';
+    // The host's start or a label boundary inside the host (never in the credentials).
+    prefix = '^[a-z][a-z0-9+.-]*:\\/\\/(?:[^/?#]*@)?(?![^/?#]*@)(?:[^/?#@:[\\]]*\\.)?';
     f = f.slice(2);
   } else if (f.startsWith('|')) {
     prefix = '^';
@@ -166,9 +256,20 @@ export function urlFilterToRegExp(filter: string, flags: string): RegExp {
   return new RegExp(prefix + body + suffix, flags);
 }
 
+/**
+ * The index key of a urlFilter `|http://name` followed by a separator, `/`, `:` or the end
+ * anchor: it matches only URLs whose text after `://` starts with exactly `name` then a
+ * character outside [a-z0-9_.%-] (the host, or credentials: `match` looks both up).
+ */
 function hostOfUrlFilter(filter: string | undefined): string[] | null {
-  const m = filter ? /^\|https?:\/\/([a-z0-9.-]+)/i.exec(filter) : null;
+  const m = filter ? /^\|https?:\/\/([a-z0-9.-]+)(?=[\^/:|])/i.exec(filter) : null;
   return m ? [m[1]!.toLowerCase()] : null;
+}
+
+/** The text after `://` up to the first character a urlFilter host key cannot run into. */
+function leadingRun(url: string): string {
+  const at = url.indexOf('://');
+  return at < 0 ? '' : (/^[a-z0-9_.%-]*/i.exec(url.slice(at + 3))?.[0] ?? '').toLowerCase();
 }
 
 function applyAction(c: CompiledRule, parsed: URL, url: string): string | null {

@@ -48,7 +48,12 @@ export interface DnrCondition {
   requestDomains?: string[];
   excludedRequestDomains?: string[];
   resourceTypes?: DnrResourceType[];
+  /** Session rules only. */
   tabIds?: number[];
+  excludedTabIds?: number[];
+  /** The initiator's host or a parent (the extension's own rules; the compiler never writes it). */
+  initiatorDomains?: string[];
+  excludedInitiatorDomains?: string[];
 }
 
 export interface DnrRedirect {

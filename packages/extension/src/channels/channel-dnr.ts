@@ -1,6 +1,6 @@
 import { type Ruleset } from '@httpsify/engine';
 import { compileDnr, DNR_LIMITS, type DnrRule } from '@httpsify/engine/dnr';
-import { readDestination, ruleDestination } from '@httpsify/engine/channels';
+import { compiledDestination, destinationPolicy, readDestination, type RuleDestination, ruleDestination } from '@httpsify/engine/channels';
 import { CHANNEL_PRIORITY_BASE, CHANNEL_PRIORITY_STEP, CHANNEL_RULE_ID_BASE, MAX_DNR_CHANNELS } from '../dnr/layout.js';
 import { type DnrUsage, usageOf } from '../dnr/rules.js';
 import { type DnrScope, restrictRulesToScope, scopeToDnr, targetMayBeInScope } from './scope-dnr.js';
@@ -35,13 +35,24 @@ export type ChannelRulesResult =
  * install check judged them parsed; a bundle stored by an older version was judged as a string).
  */
 function destinationKnownSafe(to: string, from: string, dnr: DnrScope, destinations: readonly string[]): boolean {
-  const dest = ruleDestination(to, from);
+  return destinationSafe(ruleDestination(to, from), dnr, destinations);
+}
+
+function destinationSafe(dest: RuleDestination, dnr: DnrScope, destinations: readonly string[]): boolean {
   if (dest.kind === 'same-url') return true;
   if (dest.kind === 'literal') return dest.urls.every((url) => readDestination(url) !== null);
   if (dnr.kind === 'everything') return true;
   if (dest.kind === 'computed') return false;
   const within = (d: string, base: string) => d === base || d.endsWith(`.${base}`);
   return dnr.scope.hosts.some((h) => h.subdomains && within(dest.of, h.host)) || destinations.some((d) => d.startsWith('*.') && within(dest.of, d.slice(2)));
+}
+
+/** A compiled rule's destination: known safe as a source rule's is, literal ones inside the policy too. */
+function compiledRuleSafe(rule: DnrRule, dnr: DnrScope, destinations: readonly string[], policy: { allows(url: string): boolean }): boolean {
+  const dest = compiledDestination(rule);
+  if (dest === null) return true;
+  if (dest.kind === 'literal' && !dest.urls.every((u) => policy.allows(u))) return false;
+  return destinationSafe(dest, dnr, destinations);
 }
 
 export interface ChannelRuleLimits {
@@ -71,18 +82,34 @@ export function compileChannelRules(
   const dnrScope = scopeToDnr(scope);
   if (!dnrScope.ok) return { ok: false, reason: `its scope cannot be enforced on Chromium: ${dnrScope.reason}` };
   const inScope = rulesets.filter((r) => r.targets.some((t) => targetMayBeInScope(t.host, dnrScope.dnr)));
-  const relevant = inScope.filter((r) => r.rules.every((rule) => destinationKnownSafe(rule.to, rule.from, dnrScope.dnr, destinations)));
-  const unchecked = inScope.length - relevant.length;
-  const compiled = compileDnr(relevant, {
+  let relevant = inScope.filter((r) => r.rules.every((rule) => destinationKnownSafe(rule.to, rule.from, dnrScope.dnr, destinations)));
+  const options = {
     isActive: () => true,
     regexLimit: Math.max(0, regexLimit),
     ruleLimit: Math.max(0, ruleLimit),
     redirectLimit: Math.max(0, redirectLimit),
     ...(refusedRegexes === undefined ? {} : { refusedRegexes }),
     firstId: 1,
-  });
+  };
+  // Judged again as Chromium will run them, confined to the scope (the redirect, substitution or
+  // transform): a ruleset whose compiled form may leave the scope and destinations is left out,
+  // found one by one.
+  const policy = destinationPolicy(scope, destinations);
+  const compiledSafe = (rules: readonly DnrRule[]) => {
+    const confined = restrictRulesToScope(rules, dnrScope.dnr);
+    return !confined.ok || confined.rules.every((r) => compiledRuleSafe(r, dnrScope.dnr, destinations, policy));
+  };
+  let compiled = compileDnr(relevant, options);
+  if (!compiledSafe(compiled.rules)) {
+    relevant = relevant.filter((r) => compiledSafe(compileDnr([r], { isActive: () => true }).rules));
+    compiled = compileDnr(relevant, options);
+  }
+  const unchecked = inScope.length - relevant.length;
   const restricted = restrictRulesToScope(compiled.rules, dnrScope.dnr);
   if (!restricted.ok) return { ok: false, reason: `its scope cannot be enforced on Chromium: ${restricted.reason}` };
+  // Whatever the grouping of the whole set, nothing compiled may leave (checked, not assumed).
+  if (!restricted.rules.every((r) => compiledRuleSafe(r, dnrScope.dnr, destinations, policy)))
+    return { ok: false, reason: 'a compiled rule could send visits outside the scope and destinations' };
   const top = restricted.rules.reduce((m, r) => Math.max(m, r.priority), 0);
   if (top >= CHANNEL_PRIORITY_STEP) return { ok: false, reason: `internal: compiled priorities reach ${top}, above the channel band ${CHANNEL_PRIORITY_STEP}` };
   const incomplete = new Set(compiled.report.omissions.map((o) => o.ruleset));

@@ -121,8 +121,10 @@ export function decide(input: DecisionInput): Decision {
   }
   const excluded = s.excludedBy(url);
   if (excluded !== null) return { action: 'leave', reason: 'ruleset-excludes', ruleset: excluded };
-  // The known hosts' upgrade: the mode on, the host itself not left on HTTP.
-  const modeApplies = tab.tabId >= 0 && s.httpsFirst;
+  // The known hosts' upgrade: the mode on, the host itself not left on HTTP. Requests without
+  // a tab (workers) too: Chromium's dynamic rules cannot tell them apart (tabIds is for session
+  // rules only), and what the browser enforces is what this says.
+  const modeApplies = s.httpsFirst;
   if (modeApplies && s.knownHttps(site.host) && s.siteOffBy(url) === null && s.httpAllowedBy(url) === null && !s.httpOnce(site.host))
     return { action: 'upgrade', url: https, reason: 'known-host' };
   return { action: 'leave', reason: 'no-rule' };

@@ -5,16 +5,19 @@
  */
 import { type Ruleset } from '@httpsify/engine';
 import { ALL_RESOURCE_TYPES, compileDnr } from '@httpsify/engine/dnr';
-import { parseSitePattern } from '../site-rules/site-pattern.js';
 import {
   GLOBAL_OFF_PRIORITY,
   HTTPS_FIRST_EXEMPT_PRIORITY,
   HTTPS_FIRST_PRIORITY,
   OWN_REQUESTS_PRIORITY,
+  PROTECTION_PRIORITY,
   SITE_DISABLED_PRIORITY,
   USER_RULE_PRIORITY_OFFSET,
 } from './layout.js';
+import { parseSitePattern } from '../site-rules/site-pattern.js';
+import { localNameConditions, localNameRegexes } from './local-name-rules.js';
 import type { RuleWriter } from './rule-writer.js';
+import { siteEntryConditions } from './site-conditions.js';
 import type { RuleBody } from './rules.js';
 
 export interface UiRuleInputs {
@@ -30,37 +33,10 @@ export interface UiRuleInputs {
   extensionId?: string;
 }
 
-/** A urlFilter for one site entry (both schemes, the entry's port or any port). */
-export function siteUrlFilter(entry: string): { urlFilter: string; requestDomains?: string[] } | null {
-  const p = parseSitePattern(entry);
-  if (p === null) return null;
-  const port = p.port === null ? '^' : `:${p.port}^`;
-  if (p.wildcard) return { urlFilter: `|http*://*.${p.host}${port}`, requestDomains: [p.host] };
-  return { urlFilter: `|http*://${p.host}${port}` };
-}
+const SUBRESOURCE_TYPES = ALL_RESOURCE_TYPES.filter((t) => t !== 'main_frame');
 
-/**
- * Private, loopback and link-local addresses, IPv6 literals of those kinds and single-label
- * names. One pattern each: Chromium refuses a regex that compiles to more than 2 KB, and a
- * combined one does.
- */
-const PORT_END = '(:[0-9]+)?(/|$)';
-export const HTTPS_FIRST_EXEMPT_REGEXES = [
-  `^http://[^./:\\[]+${PORT_END}`,
-  `^http://(0|10|127)\\.[0-9]+\\.[0-9]+\\.[0-9]+${PORT_END}`,
-  `^http://100\\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\\.[0-9]+\\.[0-9]+${PORT_END}`,
-  `^http://169\\.254\\.[0-9]+\\.[0-9]+${PORT_END}`,
-  `^http://172\\.(1[6-9]|2[0-9]|3[01])\\.[0-9]+\\.[0-9]+${PORT_END}`,
-  `^http://192\\.168\\.[0-9]+\\.[0-9]+${PORT_END}`,
-  `^http://\\[::1?\\]`,
-  // IPv4-mapped local addresses, as the URL parser writes them (::ffff:c0a8:1 for 192.168.0.1):
-  // 0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.168/16.
-  `^http://\\[::ffff:([0-9a-f]{1,2}|a[0-9a-f]{2}|64[4-7][0-9a-f]|7f[0-9a-f]{2}|a9fe|ac1[0-9a-f]|c0a8):[0-9a-f]{1,4}\\]`,
-  `^http://\\[(f[cd]|fe[89ab])[0-9a-f]*:[^\\]]*\\]`,
-];
-
-/** Names that only exist locally (subdomains included, as requestDomains matches them). */
-export const HTTPS_FIRST_EXEMPT_DOMAINS = ['localhost', 'onion', 'local', 'internal', 'home.arpa'];
+/** HTTPS-first's exemption regexes (Chromium must accept each: test/ui-chromium-https-first). */
+export const HTTPS_FIRST_EXEMPT_REGEXES = localNameRegexes();
 
 export function uiDnrRules(inputs: UiRuleInputs): { rules: RuleBody[]; omitted: number } {
   const planned: RuleBody[] = [];
@@ -75,15 +51,17 @@ export function uiDnrRules(inputs: UiRuleInputs): { rules: RuleBody[]; omitted: 
       action: { type: 'allow' },
       condition: { urlFilter: '|http://', initiatorDomains: [inputs.extensionId], resourceTypes: ['xmlhttprequest'] },
     });
-  for (const entry of inputs.disabledSites) {
-    const filter = siteUrlFilter(entry);
-    if (filter === null) continue;
-    planned.push({
-      priority: SITE_DISABLED_PRIORITY,
-      action: { type: 'allowAllRequests' },
-      condition: { ...filter, resourceTypes: ['main_frame', 'sub_frame'] },
-    });
-  }
+  // A site switched off is about the tab's page (decide() step 3): its main frame allows the
+  // whole frame tree. Not sub_frame: a frame of that site inside another page is judged by the
+  // page, as decide() judges it.
+  for (const condition of siteEntryConditions(inputs.disabledSites, 'any'))
+    planned.push({ priority: SITE_DISABLED_PRIORITY, action: { type: 'allowAllRequests' }, condition: { ...condition, resourceTypes: ['main_frame'] } });
+  // A known HTTPS host's subresources are not upgraded on a port its own entry ("off" or
+  // "rulesets only") names (decide() step 13); entries for every port keep the host out of the
+  // known hosts' rules already. Same priority as those rules: `allow` wins the tie.
+  const portEntries = [...inputs.disabledSites, ...inputs.httpAllowedSites].filter((e) => parseSitePattern(e)?.port != null);
+  for (const condition of siteEntryConditions(portEntries, 'http'))
+    planned.push({ priority: PROTECTION_PRIORITY, action: { type: 'allow' }, condition: { ...condition, resourceTypes: SUBRESOURCE_TYPES } });
   let omitted = 0;
   if (inputs.userRulesets.length > 0) {
     const compiled = compileDnr([...inputs.userRulesets], { isActive: () => true });
@@ -95,22 +73,13 @@ export function uiDnrRules(inputs: UiRuleInputs): { rules: RuleBody[]; omitted: 
   }
   if (inputs.httpsFirst) {
     planned.push({ priority: HTTPS_FIRST_PRIORITY, action: { type: 'upgradeScheme' }, condition: { urlFilter: '|http://', resourceTypes: ['main_frame'] } });
-    for (const regexFilter of HTTPS_FIRST_EXEMPT_REGEXES) {
-      planned.push({ priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allow' }, condition: { regexFilter, resourceTypes: ['main_frame'] } });
-    }
-    planned.push({
-      priority: HTTPS_FIRST_EXEMPT_PRIORITY,
-      action: { type: 'allow' },
-      condition: { requestDomains: HTTPS_FIRST_EXEMPT_DOMAINS, resourceTypes: ['main_frame'] },
-    });
+    for (const condition of localNameConditions()) planned.push({ priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allow' }, condition });
     // "Rulesets only" is about the site's own host: the known-hosts rules leave it out, and
     // other hosts its pages load from keep their own state (an HTTP page's known HTTPS CDN is
     // still upgraded: that is the protection browsers do not give).
-    for (const entry of [...inputs.httpAllowedSites, ...inputs.httpOnceHosts]) {
-      const filter = siteUrlFilter(entry);
-      if (filter !== null)
-        planned.push({ priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allow' }, condition: { ...filter, resourceTypes: ['main_frame'] } });
-    }
+    // http-once is per host, any port: the host is an entry without a port.
+    for (const condition of siteEntryConditions([...inputs.httpAllowedSites, ...inputs.httpOnceHosts], 'http'))
+      planned.push({ priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allow' }, condition: { ...condition, resourceTypes: ['main_frame'] } });
   }
   return { rules: planned, omitted };
 }

@@ -34,7 +34,8 @@ export function knownHttpsRules(hosts: readonly string[]): RuleBody[] {
       priority: PROTECTION_PRIORITY,
       action: { type: 'upgradeScheme' },
       condition: {
-        regexFilter: `^http://[^./:@]+(\\.[^./:@]+){${labels - 1}}(:[0-9]+)?/`,
+        // Trailing dots name the same host (decide() reads it without them).
+        regexFilter: `^http://[^./:@]+(\\.[^./:@]+){${labels - 1}}\\.*(:[0-9]+)?/`,
         requestDomains: [...domains].sort(),
         resourceTypes: [...SUBRESOURCE_TYPES],
       },

@@ -1,5 +1,6 @@
 import type { Ruleset } from '@httpsify/engine';
-import { ruleDestination } from '@httpsify/engine/channels';
+import { compiledDestination, type RuleDestination, ruleDestination } from '@httpsify/engine/channels';
+import { compileDnr } from '@httpsify/engine/dnr';
 
 /** A site a user rule applies to, as the preview says it. */
 export type RuleTarget =
@@ -66,16 +67,21 @@ function hostOf(url: string): string {
  */
 export function summariseUserRule(ruleset: Ruleset): UserRuleSummary {
   const targets = ruleset.targets.map((t) => targetOf(t.host));
-  const sendsTo: RuleSendsTo[] = [];
-  for (const rule of ruleset.rules) {
-    const dest = ruleDestination(rule.to, rule.from);
-    if (dest.kind === 'same-url') sendsTo.push({ kind: 'same' });
-    else if (dest.kind === 'computed') sendsTo.push({ kind: 'computed' });
-    else if (dest.kind === 'subdomain') sendsTo.push({ kind: 'under', domain: dest.of, elsewhere: !covered(`x.${dest.of}`, targets) });
-    else {
-      const hosts = [...new Set(dest.urls.map(hostOf))];
-      sendsTo.push(hosts.every((h) => covered(h, targets)) ? { kind: 'hosts', hosts, elsewhere: false } : { kind: 'hosts', hosts, elsewhere: true });
-    }
+  const said = (dest: RuleDestination): RuleSendsTo => {
+    if (dest.kind === 'same-url') return { kind: 'same' };
+    if (dest.kind === 'computed') return { kind: 'computed' };
+    if (dest.kind === 'subdomain') return { kind: 'under', domain: dest.of, elsewhere: !covered(`x.${dest.of}`, targets) };
+    const hosts = [...new Set(dest.urls.map(hostOf))];
+    return hosts.every((h) => covered(h, targets)) ? { kind: 'hosts', hosts, elsewhere: false } : { kind: 'hosts', hosts, elsewhere: true };
+  };
+  const sendsTo: RuleSendsTo[] = ruleset.rules.map((rule) => said(ruleDestination(rule.to, rule.from)));
+  // Chromium runs the rules compiled: where that form may go elsewhere, the summary says so too.
+  for (const r of compileDnr([ruleset], { isActive: () => true }).rules) {
+    const dest = compiledDestination(r);
+    if (dest === null) continue;
+    const s = said(dest);
+    const seen = sendsTo.some((t) => JSON.stringify(t) === JSON.stringify(s));
+    if (!seen && (s.kind === 'computed' || ((s.kind === 'hosts' || s.kind === 'under') && s.elsewhere))) sendsTo.push(s);
   }
   const leavesItsSites = sendsTo.some((s) => s.kind === 'computed' || ((s.kind === 'hosts' || s.kind === 'under') && s.elsewhere));
   return { targets, sendsTo, leavesItsSites };

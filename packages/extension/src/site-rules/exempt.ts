@@ -1,21 +1,18 @@
 /**
- * Hosts HTTPS-first never tries to upgrade: names that only exist locally, where a certificate
- * cannot be had (loopback, private and link-local addresses, `.onion`, single-label intranet
- * names). Browsers exempt the same set (Chrome's "Always use secure connections" default,
- * Firefox's `upgrade_local` / `upgrade_onion`); HTTPS Everywhere missed IPv6, 169.254/16 and
- * 100.64/10 (a known bug of the old extension).
+ * Hosts HTTPS-first never tries to upgrade: the table in local-names.ts, read as code (its DNR
+ * reading is dnr/local-name-rules.ts). HTTPS Everywhere missed IPv6, 169.254/16 and 100.64/10
+ * (a known bug of the old extension).
  */
+import { blockRange, LOCAL_DOMAINS, LOCAL_IPV4, LOCAL_IPV6_EXACT, LOCAL_IPV6_FIRST_HEXTET, SINGLE_LABEL_IS_LOCAL } from './local-names.js';
+
 export function isHttpsFirstExempt(hostname: string): boolean {
   const host = hostname.toLowerCase().replace(/\.+$/, '');
   if (host === '') return true;
   if (host.startsWith('[') || host.includes(':')) return isLocalIpv6(host.replace(/^\[|\]$/g, ''));
   const v4 = parseIpv4(host);
   if (v4 !== null) return isLocalIpv4(v4);
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  if (host.endsWith('.onion') || host === 'onion') return true;
-  if (host.endsWith('.local') || host.endsWith('.internal') || host.endsWith('.home.arpa')) return true;
-  // Single-label names ("intranet", "printer") resolve through local search domains.
-  return !host.includes('.');
+  if (LOCAL_DOMAINS.some((d) => host === d || host.endsWith(`.${d}`))) return true;
+  return SINGLE_LABEL_IS_LOCAL && !host.includes('.');
 }
 
 /** Dotted-quad IPv4 to a 32-bit number, or null. */
@@ -32,24 +29,19 @@ export function parseIpv4(host: string): number | null {
   return n;
 }
 
-const V4_LOCAL: [number, number][] = [
-  [0x00000000, 8], // 0.0.0.0/8 "this network"
-  [0x0a000000, 8], // 10/8
-  [0x64400000, 10], // 100.64/10 carrier-grade NAT
-  [0x7f000000, 8], // 127/8 loopback
-  [0xa9fe0000, 16], // 169.254/16 link-local
-  [0xac100000, 12], // 172.16/12
-  [0xc0a80000, 16], // 192.168/16
-];
+const inBlock = (value: number, base: number, bits: number, width: number): boolean => {
+  const [lo, hi] = blockRange(base, bits, width);
+  return value >= lo && value <= hi;
+};
 
 export function isLocalIpv4(addr: number): boolean {
-  return V4_LOCAL.some(([base, bits]) => Math.floor(addr / 2 ** (32 - bits)) === Math.floor(base / 2 ** (32 - bits)));
+  return LOCAL_IPV4.some(([base, bits]) => inBlock(addr, base, bits, 32));
 }
 
-/** Loopback, unspecified, unique-local (fc00::/7), link-local (fe80::/10), v4-mapped local. */
+/** The table's IPv6 entries, and IPv4-mapped addresses of its IPv4 blocks. */
 export function isLocalIpv6(addr: string): boolean {
   const a = addr.toLowerCase().split('%')[0] ?? '';
-  if (a === '::1' || a === '::') return true;
+  if (LOCAL_IPV6_EXACT.includes(a)) return true;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(a);
   if (mapped) {
     const v4 = parseIpv4(mapped[1] as string);
@@ -58,7 +50,9 @@ export function isLocalIpv6(addr: string): boolean {
   // The URL parser writes mapped addresses in hex: ::ffff:c0a8:1.
   const hexMapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(a);
   if (hexMapped) return isLocalIpv4(parseInt(hexMapped[1] as string, 16) * 65536 + parseInt(hexMapped[2] as string, 16));
-  const first = parseInt(a.split(':')[0] || '0', 16);
-  if (Number.isNaN(first)) return false;
-  return (first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80;
+  // The first group as written; `::` first means 0.
+  const head = a.split(':')[0] ?? '';
+  if (!/^[0-9a-f]{0,4}$/.test(head)) return false;
+  const first = head === '' ? 0 : parseInt(head, 16);
+  return LOCAL_IPV6_FIRST_HEXTET.some(([base, bits]) => inBlock(first, base, bits, 16));
 }
