@@ -294,7 +294,9 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   let layout: NodeLayout | string;
   for (;;) {
     const long = 2 ** lengthBits - 1;
-    labels = pool(codedLabels.coded, (i) => (lengths[i] as number) >= long);
+    // The empty label (a host of dots only, `.`) takes its header byte too: with none it would
+    // share its id with the next label (`*`), and siblings must ascend.
+    labels = pool(codedLabels.coded, (i) => (lengths[i] as number) >= long || lengths[i] === 0);
     // Ids go up to the pool length: an empty label may sit at its very end.
     layoutWords = [nodeCount, bitsFor(Math.max(1, labels.bytes.length)), lengthBits];
     layout = nodeLayout(layoutWords);

@@ -6,6 +6,7 @@ import { hostPatterns, hostShape, type HostShape } from './host-labels.js';
 import { splitHttpPrefix, type ClassifiedTarget } from './hosts.js';
 import { literalPrefixes } from '../regex/literal-language.js';
 import { translateRegex } from './re2.js';
+import { hostRunWithoutTrailingDot } from './trailing-dots.js';
 import { captureCount } from '../regex/pattern-ast.js';
 import { insertedGroups } from '../regex/replacement.js';
 import type { DnrAction, DnrCondition } from './types.js';
@@ -62,8 +63,10 @@ export function regexCondition(
   source: string,
   use: 'allow' | 'upgrade' | { rewriteTo: string },
 ): { condition: DnrCondition; captures: number } | string | null {
-  // Only a substitution needs captures (Chromium compiles the others without them).
-  const tr = translateRegex(source, typeof use === 'string' ? undefined : insertedGroups(use.rewriteTo, captureCount(source)));
+  // Only a substitution needs captures (Chromium compiles the others without them). A rewrite
+  // must not take a dotted host the reference would see without its dots (trailing-dots.ts).
+  const filter = use === 'allow' ? source : hostRunWithoutTrailingDot(source);
+  const tr = translateRegex(filter, typeof use === 'string' ? undefined : insertedGroups(use.rewriteTo, captureCount(source)));
   if (!tr.ok) return tr.reason;
   if (tr.estimatedInstructions > ctx.maxInstructions) return OVER_BUDGET;
   const prefixes = literalPrefixes(source);

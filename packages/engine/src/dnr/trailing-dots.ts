@@ -14,8 +14,11 @@
  * shape (exactly n labels; at least n for `*.` targets) is one rule, as `requestDomains` also
  * admits subdomains. Main frames are left to the handoff page.
  */
+import type { AST } from '@eslint-community/regexpp';
 import type { Ruleset } from '../model/ruleset.js';
 import { expandLiteralLanguage, literalPrefixes } from '../regex/literal-language.js';
+import { anchoredElements } from '../regex/pattern-ast.js';
+import { mayMatchChar } from './host-labels.js';
 import { splitHttpPrefix, type ClassifiedTarget } from './hosts.js';
 import type { Planned, RulesetPlan } from './plan.js';
 import { ALL_RESOURCE_TYPES } from './types.js';
@@ -206,4 +209,63 @@ function coversHost(t: ClassifiedTarget, host: string): boolean {
   if (t.kind === 'exact') return host === t.host;
   if (t.kind === 'left') return host === t.suffix || host.endsWith(`.${t.suffix}`);
   return true;
+}
+
+/**
+ * A `^http://` regex whose host ends in a run of a class that takes dots (`([^/]+)/`,
+ * `([\w.]+)/`) would match a dotted host (`http://a.b./`) and carry the dot into the result
+ * (`https://www.a.b./`), where the reference, which strips the dots before any rule, gives
+ * `https://www.a.b/`. As a DNR filter the run is spelled so that it cannot end with a dot
+ * (`[^/]*[^/.]`): undotted URLs match exactly as before, with the same captures (the run is
+ * the whole host either way), and a dotted one is left to the trailing-dot rule or missed,
+ * never sent elsewhere. Returns the source unchanged for any other shape.
+ */
+export function hostRunWithoutTrailingDot(source: string): string {
+  const elements = anchoredElements(source);
+  if (elements === null) return source;
+  // `http`, an optional `s`, `://`; then the first top-level `/` or `:` ends the host.
+  const isChar = (el: AST.Element | undefined, c: string): boolean => el?.type === 'Character' && el.value === c.charCodeAt(0);
+  let i = 0;
+  for (const c of 'http') if (!isChar(elements[i++], c)) return source;
+  const s = elements[i];
+  if (s?.type === 'Quantifier' && s.min === 0 && s.max === 1 && isChar(s.element as AST.Element, 's')) i++;
+  for (const c of '://') if (!isChar(elements[i++], c)) return source;
+  // Nothing before the first top-level `/` may read a `/`: then the run ends at the first `/`
+  // of the URL, which in a canonical http URL follows the host (or its port) directly.
+  let delimiter = i;
+  while (delimiter < elements.length && !isChar(elements[delimiter], '/')) delimiter++;
+  if (delimiter >= elements.length || delimiter === i) return source;
+  const before = elements.slice(i, delimiter - 1);
+  let last: AST.Element | undefined = elements[delimiter - 1];
+  // The run may close a group of one alternative (`(www\.)?([^/]+)/`).
+  while ((last?.type === 'CapturingGroup' || last?.type === 'Group') && last.alternatives.length === 1) {
+    const inner: AST.Element[] = last.alternatives[0]!.elements;
+    before.push(...inner.slice(0, -1));
+    last = inner[inner.length - 1];
+  }
+  if (last?.type !== 'Quantifier' || last.min !== 1 || last.max !== Infinity || !last.greedy) return source;
+  const cls = last.element;
+  if (cls.type !== 'CharacterClass' || cls.unicodeSets || mayMatchChar(cls, '/') || before.some((el) => mayMatchChar(el, '/'))) return source;
+  const noDot = classWithoutDot(cls);
+  if (noDot === null) return source;
+  return `${source.slice(0, last.start)}${cls.raw}*${noDot}${source.slice(last.end)}`;
+}
+
+/** The class without `.`, spelled from its parts; null when it has no dot or a part that is unclear. */
+function classWithoutDot(cls: AST.CharacterClass): string | null {
+  if (cls.negate) return cls.raw.includes('.') ? null : `${cls.raw.slice(0, -1)}\\.]`;
+  let hasDot = false;
+  const parts: string[] = [];
+  for (const el of cls.elements) {
+    if (el.type === 'Character') {
+      if (el.value === 0x2e) hasDot = true;
+      else parts.push(el.raw);
+    } else if (el.type === 'CharacterClassRange') {
+      if (el.min.value <= 0x2e && el.max.value >= 0x2e) return null;
+      parts.push(el.raw);
+    } else if (el.type === 'CharacterSet' && (el.kind === 'digit' || el.kind === 'word' || el.kind === 'space') && !el.negate) {
+      parts.push(el.raw);
+    } else return null;
+  }
+  return hasDot && parts.length > 0 ? `[${parts.join('')}]` : null;
 }

@@ -7,6 +7,8 @@ import { ExclusionIndex } from './exclusion-index.js';
 import {
   casesMatch,
   Form,
+  holdsRequired,
+  pendingPattern,
   type PreparedPattern,
   prepareLiteralRule,
   prepareRegex,
@@ -110,23 +112,31 @@ export class PatternCache {
     if (p === undefined) {
       const kind = this.ruleKind.get(r);
       if (kind === RuleKind.Trivial) return upgradeHttp(href);
-      const from = this.strings.decode(this.ruleFrom.get(r));
-      const to = this.strings.decode(this.ruleTo.get(r));
-      if (kind === RuleKind.Literal) p = prepareLiteralRule(literalPrefix(from)?.prefix ?? '', to);
-      else p = this.hasVerdict(r) ? prepareRegex(from, to, r) : prepareRule(from, to);
-      patterns[r] = p;
+      p = patterns[r] = kind === RuleKind.Literal || this.hasVerdict(r) ? this.prepareRuleAt(r) : pendingPattern(this.strings.decode(this.ruleFrom.get(r)));
     }
     if (!href.startsWith(p.prefix)) return null;
+    // The first URL with its prefix pays for the analysis; URLs without it never do.
+    if (p.form === Form.Pending) p = patterns[r] = this.prepareRuleAt(r);
     if (p.form !== Form.Regex) return rewriteLiteral(p, href);
+    if (!holdsRequired(p, href)) return null;
     const re = p.regex !== undefined ? p.regex : this.compile(p);
     if (re === null) return null;
     const out = re.replace(href, p.to);
     return out === href ? null : out;
   }
 
+  private prepareRuleAt(r: number): PreparedPattern {
+    const kind = this.ruleKind.get(r);
+    const from = this.strings.decode(this.ruleFrom.get(r));
+    const to = this.strings.decode(this.ruleTo.get(r));
+    if (kind === RuleKind.Literal) return prepareLiteralRule(literalPrefix(from)?.prefix ?? '', to);
+    return this.hasVerdict(r) ? prepareRegex(from, to, r) : prepareRule(from, to);
+  }
+
   /** Whether exclusion `e` matches `href`. */
   excludes(e: number, href: string): boolean {
-    return this.matches(this.exclusion(e), href);
+    const patterns = this.exclusionPatterns ?? (this.exclusionPatterns = new Array<PreparedPattern | undefined>(this.exclusionPattern.length).fill(undefined));
+    return this.tested(patterns, e, this.exclusionPattern.get(e), this.ruleFrom.length + e, href);
   }
 
   /**
@@ -180,15 +190,30 @@ export class PatternCache {
     return null;
   }
 
+  /** Exclusion `e`, prepared (the exclusion index needs every one of its ruleset's). */
   private exclusion(e: number): PreparedPattern {
     const patterns = this.exclusionPatterns ?? (this.exclusionPatterns = new Array<PreparedPattern | undefined>(this.exclusionPattern.length).fill(undefined));
-    return patterns[e] ?? (patterns[e] = this.prepareTest(this.exclusionPattern.get(e), this.ruleFrom.length + e));
+    const p = patterns[e];
+    if (p !== undefined && p.form !== Form.Pending) return p;
+    return (patterns[e] = this.prepareTest(this.exclusionPattern.get(e), this.ruleFrom.length + e));
   }
 
   /** A tested pattern (string id `source`) with entry `at` in the verdict column. */
   private prepareTest(source: number, at: number): PreparedPattern {
     const text = this.strings.decode(source);
     return this.hasVerdict(at) ? prepareRegex(text, null, at) : prepareTest(text);
+  }
+
+  /**
+   * Whether tested pattern `k` of `patterns` (string id `source`, verdict entry `at`) matches
+   * `input`: prepared only once an input has its prefix (see Form.Pending).
+   */
+  private tested(patterns: (PreparedPattern | undefined)[], k: number, source: number, at: number, input: string): boolean {
+    let p = patterns[k];
+    if (p === undefined) p = patterns[k] = this.hasVerdict(at) ? this.prepareTest(source, at) : pendingPattern(this.strings.decode(source));
+    if (!input.startsWith(p.prefix)) return false;
+    if (p.form === Form.Pending) p = patterns[k] = this.prepareTest(source, at);
+    return this.matches(p, input);
   }
 
   /** Whether the trusted bundle has a verdict for pattern `at` (then it needs a regex). */
@@ -213,13 +238,14 @@ export class PatternCache {
   /** Whether securecookie pattern `k` (2c: host, 2c + 1: name of cookie c), string `source`, matches `input`. */
   private testCookie(k: number, source: number, input: string): boolean {
     const patterns = this.cookiePatterns ?? (this.cookiePatterns = new Array<PreparedPattern | undefined>(2 * this.cookieHost.length).fill(undefined));
-    return this.matches(patterns[k] ?? (patterns[k] = this.prepareTest(source, this.ruleFrom.length + this.exclusionPattern.length + k)), input);
+    return this.tested(patterns, k, source, this.ruleFrom.length + this.exclusionPattern.length + k, input);
   }
 
   /** Whether a test pattern (exclusion or securecookie) matches `input`. */
   private matches(p: PreparedPattern, input: string): boolean {
     if (!input.startsWith(p.prefix)) return false;
     if (p.form === Form.Cases) return casesMatch(p, input);
+    if (!holdsRequired(p, input)) return false;
     const re = p.regex !== undefined ? p.regex : this.compile(p);
     return re !== null && re.test(input);
   }

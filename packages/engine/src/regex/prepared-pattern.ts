@@ -40,6 +40,11 @@ export const enum Form {
   Cases,
   /** Anything else: the regex. */
   Regex,
+  /**
+   * Not prepared yet: only its literal prefix is known (a scan of the source, no parse), so a
+   * URL without that prefix costs one compare and the pattern is neither analysed nor judged.
+   */
+  Pending,
 }
 
 /**
@@ -73,10 +78,21 @@ export interface PreparedPattern {
   readonly source: string;
   /** Regex: a rule's `from` (replaced), not a tested pattern; decides how the door judges it. */
   readonly isRule: boolean;
+  /**
+   * Regex: literal texts every match contains besides the prefix (`.clients.google.com/` in
+   * `^http://([\w-]+)\.clients\.google\.com/`); null when none is known. An input without
+   * one of them cannot match, so the pattern is not judged or run for it.
+   */
+  readonly required: string[] | null;
   /** Regex: compiled through the door on demand, dropped again when the regex cache is full; null when it does not compile or was refused. */
   regex: RulesetRegex | null | undefined;
   /** Regex: the pattern's entry in the bundle's PatternVerdict column, when the matcher trusts it; -1: none. */
   verdictAt: number;
+}
+
+/** A pattern not prepared yet: its literal prefix only (see Form.Pending). */
+export function pendingPattern(source: string): PreparedPattern {
+  return pattern(Form.Pending, flat(literalPrefix(source)?.prefix ?? ''), '', '', false, -1, null);
 }
 
 /** A pattern that is tested, not replaced: exclusions and securecookie host and name. */
@@ -112,11 +128,58 @@ export function prepareRegex(source: string, to: string | null, verdictAt: numbe
 
 function prepare(source: string, to: string | null): PreparedPattern {
   const prefix = flat(literalPrefix(source)?.prefix ?? '');
-  return literalCases(source, prefix, to ?? '', to !== null) ?? regexForm(source, prefix, to, -1);
+  return literalCases(source, prefix, to ?? '', to !== null) ?? regexForm(source, prefix, to, -1, requiredTexts(source, prefix));
 }
 
-function regexForm(source: string, prefix: string, to: string | null, verdictAt: number): PreparedPattern {
-  return pattern(Form.Regex, prefix, to ?? '', source, to !== null, verdictAt, null);
+function regexForm(source: string, prefix: string, to: string | null, verdictAt: number, required: string[] | null = null): PreparedPattern {
+  return pattern(Form.Regex, prefix, to ?? '', source, to !== null, verdictAt, null, required);
+}
+
+/** Shortest literal run worth a search of the input (a single `/` or `.` rejects nothing). */
+const MIN_REQUIRED = 3;
+
+/**
+ * The runs of plain characters in a pattern's top-level sequence (no top-level `|`; a group of
+ * one alternative is part of the sequence): every match reads each run, in the input, so an
+ * input that lacks one cannot match. A character under `+` counts once and ends its run;
+ * anything else (a class, an assertion, an optional or repeated part, a group of several
+ * alternatives) ends it. Runs the prefix holds are left out. Read from the parsed tree, the
+ * same one the door and the matcher read, never from the source text.
+ */
+function requiredTexts(source: string, prefix: string): string[] | null {
+  const elements = topLevelElements(source);
+  if (elements === null) return null;
+  const out: string[] = [];
+  let run = '';
+  const end = (): void => {
+    if (run.length >= MIN_REQUIRED && !prefix.includes(run) && !out.includes(run)) out.push(flat(run));
+    run = '';
+  };
+  const read = (sequence: readonly AST.Element[]): void => {
+    for (const el of sequence) {
+      if (el.type === 'Character') {
+        run += String.fromCharCode(el.value);
+      } else if ((el.type === 'Group' || el.type === 'CapturingGroup') && el.alternatives.length === 1) {
+        read((el.alternatives[0] as AST.Alternative).elements);
+      } else if (el.type === 'Quantifier' && el.min >= 1 && el.element.type === 'Character') {
+        run += String.fromCharCode(el.element.value);
+        end();
+      } else {
+        end();
+      }
+    }
+  };
+  read(elements);
+  end();
+  return out.length > 0 ? out : null;
+}
+
+/** Whether `input` holds every required text of a Regex pattern (see `required`). */
+export function holdsRequired(p: PreparedPattern, input: string): boolean {
+  const required = p.required;
+  if (required === null) return true;
+  for (let i = 0; i < required.length; i++) if (!input.includes(required[i] as string)) return false;
+  return true;
 }
 
 /** The fields only a Cases pattern fills. */
@@ -126,7 +189,16 @@ type CasesFields = Pick<PreparedPattern, 'texts' | 'exact' | 'replacements' | 't
  * Every prepared pattern is built here, its fields always in the same order, so that V8 gives
  * them all one hidden class and the matcher's property reads stay monomorphic.
  */
-function pattern(form: Form, prefix: string, to: string, source: string, isRule: boolean, verdictAt: number, cases: CasesFields | null): PreparedPattern {
+function pattern(
+  form: Form,
+  prefix: string,
+  to: string,
+  source: string,
+  isRule: boolean,
+  verdictAt: number,
+  cases: CasesFields | null,
+  required: string[] | null = null,
+): PreparedPattern {
   return {
     form,
     prefix,
@@ -139,6 +211,7 @@ function pattern(form: Form, prefix: string, to: string, source: string, isRule:
     lookahead: cases === null ? null : cases.lookahead,
     source,
     isRule,
+    required,
     regex: undefined,
     verdictAt,
   };

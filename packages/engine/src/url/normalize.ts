@@ -1,6 +1,6 @@
 /**
  * URL normalisation with the reference semantics: WHATWG parsing, trailing dots stripped from
- * the hostname, credentials set aside. Most URLs seen in practice are already in the form the
+ * the hostname (down to one: a host of dots only becomes `.`), credentials set aside. Most URLs seen in practice are already in the form the
  * WHATWG serializer would produce; for those a single scan proves it and no URL object is built.
  */
 
@@ -187,7 +187,9 @@ export function normalizeWithParser(url: string, out: NormalizedUrl): boolean {
   }
   let host = parsed.hostname;
   let stripped = host;
-  while (stripped.endsWith('.')) stripped = stripped.slice(0, -1);
+  // The reference stops at a lone dot: `http://../` is host `.`, which targets `.`, `*.` and
+  // `.*` match (its labels are two empty ones).
+  while (stripped.length > 1 && stripped.endsWith('.')) stripped = stripped.slice(0, -1);
   if (stripped !== host) {
     // The setter ignores an empty host on special URLs; the lookup still uses the stripped name.
     parsed.hostname = stripped;

@@ -56,7 +56,8 @@ export class ReferenceModel {
       return null;
     }
     let host = url.hostname;
-    while (host.endsWith('.')) host = host.slice(0, -1);
+    // Trailing dots go, down to one: a host of dots only is `.` (the reference's own loop stops there).
+    while (host.length > 1 && host.endsWith('.')) host = host.slice(0, -1);
     if (host !== url.hostname) url.hostname = host;
     const user = url.username;
     const pass = url.password;
