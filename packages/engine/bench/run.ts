@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { compileBundle, loadBundle, type Ruleset } from '../src/index.js';
 import { checkRulesetRegexes, judgeRegex, parseRulesetXml } from '../src/parse/index.js';
-import { Form, prepareRule, prepareTest } from '../src/match/prepared-pattern.js';
+import { Form, prepareRule, prepareTest } from '../src/regex/prepared-pattern.js';
 import { listRulesetFiles } from '../src/node/index.js';
 import { applyDelta, makeDelta } from '../src/channels/index.js';
 import { corpusRulesDir, readOracle } from '../test/support/corpus.js';

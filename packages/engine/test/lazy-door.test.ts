@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compileBundle, loadBundle, type Ruleset } from '../src/index.js';
-import { Form, holdsRequired, prepareRule, prepareTest } from '../src/match/prepared-pattern.js';
+import { Form, holdsRequired, prepareRule, prepareTest } from '../src/regex/prepared-pattern.js';
 import { loadRulesets } from '../src/node/index.js';
 import { corpusRulesDir } from './support/corpus.js';
 

@@ -3,7 +3,7 @@ import { createServer, connect, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildExtension } from '../src/build/build.js';
+import { buildExtension } from '../src/packaging/build.js';
 import { AXE_EXPRESSION } from './support/axe.js';
 import { startDeadEndSite, type DeadEndSite } from './support/dead-end-site.js';
 import { launchFirefoxWithExtension, type FirefoxTab, type FirefoxWithExtension } from './support/firefox.js';

@@ -13,7 +13,7 @@ import { restoreOverrides } from '../rewriter/overrides-store.js';
 import { listenBlocking } from '../rewriter/webrequest-upgrader.js';
 import { listenForMessages } from '../routing/runtime-messages.js';
 import { installBackground } from './background-runtime.js';
-import { ext } from './browser-api.js';
+import { ext } from '../platform/browser-api.js';
 
 const guard = new LoopGuard();
 let engine: Engine | null = null;

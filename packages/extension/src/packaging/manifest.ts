@@ -35,7 +35,14 @@ export function manifestFor(browser: Browser, options: ManifestOptions): Record<
       ...common,
       minimum_chrome_version: '120',
       background: { service_worker: BACKGROUND_SCRIPT, type: 'module' },
-      permissions: ['declarativeNetRequest', ...(options.feedback ? ['declarativeNetRequestFeedback'] : []), 'webRequest', 'webNavigation', 'cookies', ...CHANNEL_PERMISSIONS],
+      permissions: [
+        'declarativeNetRequest',
+        ...(options.feedback ? ['declarativeNetRequestFeedback'] : []),
+        'webRequest',
+        'webNavigation',
+        'cookies',
+        ...CHANNEL_PERMISSIONS,
+      ],
       declarative_net_request: { rule_resources: [{ id: STATIC_RULESET_ID, enabled: true, path: STATIC_RULES_PATH }] },
     };
   }

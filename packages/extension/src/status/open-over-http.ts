@@ -10,7 +10,7 @@
  *    HTTPS-Only answers any redirect back to HTTP with its error page. There the popup names
  *    the browser's own setting (status-text.ts), and the tab is just sent to the address.
  */
-import { ext } from '../background/browser-api.js';
+import { ext } from '../platform/browser-api.js';
 
 /**
  * Session rule ids of these one-off redirects (beyond the rule writer's ranges, dnr/layout.ts)

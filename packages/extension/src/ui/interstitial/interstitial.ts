@@ -63,7 +63,7 @@ function showPortal(target: URL | null): void {
   $('#portal-sign-in').addEventListener('click', async () => {
     const answer = await background.request<{ ok?: boolean; url?: string }>({ type: 'portalSignIn' });
     if (answer.ok !== true || answer.url === undefined) return;
-    await api.tabs.create({ url: answer.url, active: true });
+    await ext.tabs.create({ url: answer.url, active: true });
     $('#portal-opened').textContent = t('interstitialPortalOpened');
   });
   $('#portal-retry').addEventListener('click', () => {

@@ -221,7 +221,7 @@ async function init(): Promise<void> {
   keyboardActivatesOnly($('#site-mode'));
   $('#status-settings').addEventListener('click', (e) => {
     const url = (e.target as HTMLElement).dataset.url;
-    if (url) void api.tabs.create({ url });
+    if (url) void ext.tabs.create({ url });
   });
   on('#site-help-rules', 'click', async () => setSiteMode('rules'));
   on('#site-help-off', 'click', async () => setSiteMode('off'));
