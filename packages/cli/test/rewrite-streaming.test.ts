@@ -11,6 +11,11 @@ function child(args: string[] = []): { proc: ChildProcessWithoutNullStreams; std
   let err = '';
   proc.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
   proc.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
+  // A child stopped by a signal leaves input it never read: the pipe closing under a write is
+  // expected then, and any other failure to write is still the test's.
+  proc.stdin.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+  });
   const exited = new Promise<{ code: number | null; stderr: string }>((done) => proc.on('close', (code) => done({ code, stderr: err })));
   return { proc, stdout: () => out, exited };
 }

@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DnrEmulator, parseAsChromium, type DnrRule } from '@httpsify/engine/dnr';
+import { DnrEmulator, parseAsChromium, type DnrResourceType, type DnrRule } from '@httpsify/engine/dnr';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchWithExtension, type LoadedExtension } from './support/browser.js';
-import { worldPool, worldRules, type World } from './support/differential.js';
+import { LOOP_TAB, loopVerdicts, worldPool, worldRules, type World } from './support/differential.js';
 import { hostileUrl, REQUEST_TYPES } from './support/hostile-urls.js';
 
 /**
@@ -18,6 +18,24 @@ import { hostileUrl, REQUEST_TYPES } from './support/hostile-urls.js';
  */
 const WORLDS = 8;
 const PER_WORLD = 80;
+/**
+ * Random URLs almost never meet a loop verdict (one exact URL in one tab), so each verdict is
+ * also asked as itself and as its near neighbours, in its tab, another tab and no tab.
+ */
+function nearVerdicts(w: World): Probe[] {
+  return loopVerdicts(w).flatMap(({ url }) => {
+    const u = new URL(url);
+    const near = [url, `${url}x`, url.replace('http://', 'http://user@'), url.replace(u.host, `${u.host}:8080`)];
+    const types: DnrResourceType[] = ['main_frame', 'image'];
+    return near.flatMap((n) => [LOOP_TAB, LOOP_TAB + 1, -1].flatMap((tabId) => types.map((type) => ({ url: n, type, tabId }))));
+  });
+}
+
+interface Probe {
+  url: string;
+  type: DnrResourceType;
+  tabId: number;
+}
 const SEED = process.env.HTTPSIFY_DIFF_SEED === undefined ? 37 : Number(process.env.HTTPSIFY_DIFF_SEED);
 
 describe('the DNR emulator names the rule real Chromium applies', { timeout: 600_000 }, () => {
@@ -47,16 +65,19 @@ describe('the DNR emulator names the rule real Chromium applies', { timeout: 600
   });
 
   /** Chromium's winning rule id per request (0: none; -1: Chromium refused the URL). */
-  async function chromiumWinners(rules: DnrRule[], requests: { url: string; type: string }[]): Promise<number[]> {
+  async function chromiumWinners(rules: DnrRule[], requests: Probe[]): Promise<number[]> {
     return ext.worker.evaluate(
       async ({ rules, requests }) => {
         const dnr = chrome.declarativeNetRequest;
-        const old = await dnr.getDynamicRules();
-        await dnr.updateDynamicRules({ removeRuleIds: old.map((r) => r.id), addRules: rules as chrome.declarativeNetRequest.Rule[] });
+        // Session rules: only they may name tabs (loop verdicts do), and one rule set keeps
+        // Chromium's tie-breaking the emulator's.
+        const old = await dnr.getSessionRules();
+        await dnr.updateSessionRules({ removeRuleIds: old.map((r) => r.id), addRules: rules as chrome.declarativeNetRequest.Rule[] });
         const out: number[] = [];
         for (const r of requests) {
           try {
-            const m = await dnr.testMatchOutcome({ url: r.url, type: r.type as chrome.declarativeNetRequest.ResourceType, tabId: -1 });
+            const type = r.type as chrome.declarativeNetRequest.ResourceType;
+            const m = await dnr.testMatchOutcome({ url: r.url, type, tabId: r.tabId });
             out.push(m.matchedRules[0]?.ruleId ?? 0);
           } catch {
             out.push(-1);
@@ -84,21 +105,24 @@ describe('the DNR emulator names the rule real Chromium applies', { timeout: 600
       // WebTransport only ever opens https:// URLs, so an http:// one is no real request (and
       // Chromium's matcher answered one such case unlike any rule: left out).
       const types = REQUEST_TYPES.filter((t) => t !== 'webtransport');
-      const requests = fc.sample(fc.record({ url: hostileUrl.map((u) => u.replace(/#.*$/s, '')), type: fc.constantFrom(...types) }), {
-        numRuns: PER_WORLD,
-        seed: SEED + 100 + i,
+      // Tab 1 is the tab loop verdicts name; -1 is a request from no tab (a worker's).
+      const probe = fc.record({
+        url: hostileUrl.map((u) => u.replace(/#.*$/s, '')),
+        type: fc.constantFrom(...types),
+        tabId: fc.constantFrom(-1, 1, 2),
       });
+      const requests = [...fc.sample(probe, { numRuns: PER_WORLD, seed: SEED + 100 + i }), ...nearVerdicts(w)];
       const chromium = await chromiumWinners(rules, requests);
       const emulator = new DnrEmulator(rules);
       requests.forEach((r, j) => {
         const parses = parseAsChromium(r.url) !== null;
-        const ours = parses ? (emulator.match({ url: r.url, type: r.type }).rule?.id ?? 0) : -1;
+        const ours = parses ? (emulator.match({ url: r.url, type: r.type, tabId: r.tabId }).rule?.id ?? 0) : -1;
         const theirs = chromium[j] as number;
         // Chromium refuses to evaluate what it cannot parse; so does the emulator (no rule).
         if (theirs === -1 && ours <= 0) return;
         compared++;
         if (ours > 0) matched++;
-        if (ours !== theirs) disagreements.push(`world ${i} ${r.type} ${JSON.stringify(r.url)}: Chromium rule ${theirs}, emulator rule ${ours}`);
+        if (ours !== theirs) disagreements.push(`world ${i} tab ${r.tabId} ${r.type} ${JSON.stringify(r.url)}: Chromium rule ${theirs}, emulator rule ${ours}`);
       });
     }
     expect(disagreements).toEqual([]);

@@ -154,6 +154,8 @@ describe('Firefox: an HTTP-only site is never a dead end', () => {
     expect(await fresh.evaluate<number>('history.length')).toBe(2);
     const count = () => extPage.evaluate<number>('browser.tabs.query({}).then((t) => t.length)');
     const before = await count();
+    // What the fallback decided to skip, named if the tab stays (a load-dependent race before).
+    const page = await fresh.evaluate<string>('location.search');
     await fresh.evaluate('void document.querySelector("#go-back").click()').catch(() => undefined);
     await expect
       .poll(
@@ -162,7 +164,7 @@ describe('Firefox: an HTTP-only site is never a dead end', () => {
             () => 'open',
             () => 'closed',
           ),
-        POLL,
+        { ...POLL, message: `the tab stayed open; its fallback page was ${page}` },
       )
       .toBe('closed');
     expect(await count()).toBe(before);

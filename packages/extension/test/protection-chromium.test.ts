@@ -84,8 +84,9 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     await visit('http://works.example.com/a?b=1');
     expect(page.url()).toBe('https://works.example.com/a?b=1');
     // Chromium upgraded this navigation before any extension saw it (webRequest and DNR only
-    // see the https:// request), so the page is simply HTTPS; Firefox's test sees our upgrade.
-    expect(await status()).toMatchObject({ secure: true, kind: 'https-already' });
+    // see the https:// request); the popup credits the browser, not us. Firefox's test sees our
+    // upgrade.
+    expect(await status()).toMatchObject({ secure: true, kind: 'https-by-browser' });
     // Chromium tries https://ruled.example.com itself, fails, falls back to HTTP: the ruleset
     // takes that request to its own HTTPS host before it leaves the browser.
     await visit('http://ruled.example.com/r');

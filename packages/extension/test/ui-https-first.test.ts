@@ -49,7 +49,7 @@ describe('HTTPS-first fallback', () => {
     try {
       const events: FallbackEvent[] = [];
       const tracker = new HttpsFirstTracker((e) => events.push(e), 3000);
-      tracker.started('1', 7, 'http://a.test/');
+      tracker.started('1', 7, 'http://a.test/', true);
       tracker.errored('1', 'net::ERR_CONNECTION_REFUSED');
       tracker.errored('1', 'net::ERR_CONNECTION_REFUSED');
       tracker.started('2', 8, 'http://slow.test/');
@@ -62,8 +62,15 @@ describe('HTTPS-first fallback', () => {
       tracker.errored('4', 'net::ERR_ABORTED');
       vi.advanceTimersByTime(10_000);
       expect(events).toEqual([
-        { tabId: 7, url: 'http://a.test/', attempt: 'https://a.test/', reason: 'net::ERR_CONNECTION_REFUSED' },
-        { tabId: 8, url: 'http://slow.test/', attempt: 'https://slow.test/', reason: 'timeout' },
+        {
+          tabId: 7,
+          url: 'http://a.test/',
+          attempt: 'https://a.test/',
+          reason: 'net::ERR_CONNECTION_REFUSED',
+          // Only the user's own navigation may make the fallback forget anything.
+          byUser: true,
+        },
+        { tabId: 8, url: 'http://slow.test/', attempt: 'https://slow.test/', reason: 'timeout', byUser: false },
       ]);
     } finally {
       vi.useRealTimers();
@@ -88,8 +95,14 @@ describe('HTTPS-first fallback', () => {
       tracker.superseded(9, '4');
       vi.advanceTimersByTime(3000);
       expect(events).toEqual([
-        { tabId: 8, url: 'http://moved.test/', attempt: 'https://www.moved.test/', reason: 'timeout' },
-        { tabId: 9, url: 'http://second.test/', attempt: 'https://second.test/', reason: 'timeout' },
+        {
+          tabId: 8,
+          url: 'http://moved.test/',
+          attempt: 'https://www.moved.test/',
+          reason: 'timeout',
+          byUser: false,
+        },
+        { tabId: 9, url: 'http://second.test/', attempt: 'https://second.test/', reason: 'timeout', byUser: false },
       ]);
     } finally {
       vi.useRealTimers();

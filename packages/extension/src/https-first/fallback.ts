@@ -141,7 +141,9 @@ export class HttpsFirstFallback {
 async function historyToSkip(event: FallbackEvent): Promise<number> {
   if (event.reason === 'timeout') return 1;
   let tab: chrome.tabs.Tab | undefined;
-  for (let i = 0; i < 20; i++) {
+  // Up to 5 s: on a busy machine the error page commits late, and reading the tab before it
+  // does would leave "Go back" on the failed attempt.
+  for (let i = 0; i < 50; i++) {
     tab = await ext.tabs.get(event.tabId).catch(() => undefined);
     if (tab === undefined || tab.status !== 'loading') break;
     await new Promise((r) => setTimeout(r, 100));

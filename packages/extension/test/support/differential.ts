@@ -78,10 +78,10 @@ const compiledDefaults = compileDnr([...DEFAULTS], { isActive: () => true, trail
 const staticRules: RuleBody[] = compiledDefaults.rules;
 const handoff: RuleBody[] = handoffRules(handoffScope(DEFAULTS, compiledDefaults.report.omissions), HANDOFF_URL);
 
-/** The tab every generated request belongs to (the emulator knows no tabs: one is enough). */
-const LOOP_TAB = 1;
+/** The tab loop verdicts name; requests in other tabs (or none, -1) must not meet them. */
+export const LOOP_TAB = 1;
 /** A loop verdict is one URL in one tab: for each looping host, its root and one page. */
-function loopVerdicts(w: World): { tabId: number; url: string }[] {
+export function loopVerdicts(w: World): { tabId: number; url: string }[] {
   return w.loop.flatMap((h) => [`http://${h}/`, `http://${h}/p?q=1`].map((url) => ({ tabId: LOOP_TAB, url })));
 }
 
