@@ -158,8 +158,11 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
     const send = (request: unknown) =>
       ext.worker.evaluate((r) => (globalThis as unknown as { httpsify: { handleMessage(r: unknown): Promise<unknown> } }).httpsify.handleMessage(r), request);
     const tab = await ext.context.newPage();
+    // A switched-off ruleset's hosts pass through the handoff page (it asks decide()): wait for
+    // where the page sends the tab.
     const visit = async (host: string) => {
       await tab.goto(`${origin('http', host)}/`);
+      await tab.waitForURL((u) => u.protocol !== 'chrome-extension:');
       return new URL(tab.url()).protocol;
     };
     expect(await visit('off.example.test')).toBe('http:');
@@ -188,8 +191,11 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
         await (await ui.controller).handle({ type: 'setFlag', flag: 'mixedContent', value: v });
       }, value);
     const tab = await ext.context.newPage();
+    // A switched-off ruleset's hosts pass through the handoff page (it asks decide()): wait for
+    // where the page sends the tab.
     const visit = async (host: string) => {
       await tab.goto(`${origin('http', host)}/`);
+      await tab.waitForURL((u) => u.protocol !== 'chrome-extension:');
       return new URL(tab.url()).protocol;
     };
     expect(await visit('mixed.example.test')).toBe('http:');

@@ -321,7 +321,7 @@ describe('the library on Chromium', () => {
     expect(dnr.dynamic.filter((r) => refuse(r.condition.regexFilter ?? ''))).toEqual([]);
     expect(state.applied[LIBRARY_LAYER_NAME]?.coverage?.pageLoadsOnly).toEqual(['Gamma']);
     // The options page gets the names through the library's status.
-    const rulesetRules = new RulesetRules(new RuleWriter(dnr), runtime, () => undefined);
+    const rulesetRules = new RulesetRules(new RuleWriter(dnr), runtime, () => undefined, 'chrome-extension://test/handoff.html');
     const named = new LibraryService({
       area: new MemoryStorageArea(),
       apply: async () => undefined,

@@ -15,6 +15,13 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
   // proven equal to; the callers pass numbers and null, which serialise to themselves.
   const worker = <T, A>(fn: (arg: A) => Promise<T> | T, arg: A): Promise<T> => h.ext.worker.evaluate(fn as (arg: unknown) => Promise<T> | T, arg as unknown);
   const status = (p: Page) => p.locator('#status-title').textContent();
+  // A switched-off ruleset's hosts pass through the handoff page, which loads first: the load
+  // that counts is the web page's.
+  const webPageLoad = () => page.waitForEvent('load', { predicate: (p) => !p.url().startsWith('chrome-extension:') });
+  const go = async (to: string) => {
+    await page.goto(to);
+    await page.waitForURL((u) => u.protocol !== 'chrome-extension:');
+  };
   const names = (p: Page, sel: string) => p.locator(`${sel} input`).evaluateAll((els) => els.map((e) => (e as HTMLInputElement).dataset.name));
 
   beforeAll(async () => {
@@ -28,7 +35,7 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
   });
 
   it('says what state the page is in, lists its rulesets (default-off apart) with counts, icon and badge', async () => {
-    await page.goto(url('exp.example.test'));
+    await go(url('exp.example.test'));
     expect(page.url()).toBe(url('exp.example.test'));
     const popup = await openPopup(page);
     // Main frame first, then alphabetical; grouped by default state.
@@ -106,7 +113,7 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     // Space flips a focused switch (HTTPS-first on reloads the page, off leaves it). The reload
     // must be over before the next test navigates, or its late requests land on the next page.
     await popup.locator('#https-first').focus();
-    const reloaded = page.waitForEvent('load');
+    const reloaded = webPageLoad();
     await popup.keyboard.press('Space');
     await expect.poll(() => stored('httpsFirst'), POLL).toBe(true);
     await reloaded;
@@ -116,7 +123,7 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
   });
 
   it('an upgraded page says which ruleset did it; a page without "Off by default" rulesets shows no such section', async () => {
-    await page.goto(url('site.example.test', '/secure'));
+    await go(url('site.example.test', '/secure'));
     expect(page.url()).toBe(`https://site.example.test:${server.port}/secure`);
     const popup = await openPopup(page);
     await expect.poll(() => status(popup), POLL).toBe('Secure: upgraded to HTTPS');
@@ -125,15 +132,15 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     expect(await popup.locator('#status-action').isHidden()).toBe(true);
     await shot(popup, 'chromium-popup-upgraded', { width: 360, texts: ['Secure: upgraded to HTTPS', 'Site Rules'] });
     // Switched off, the page says so and offers to switch it back on.
-    let reloaded = page.waitForEvent('load');
+    let reloaded = webPageLoad();
     await popup.locator('input[data-name="Site Rules"]').uncheck();
     await expect.poll(() => stored('rulesetOverrides'), POLL).toEqual({ 'Site Rules': false });
     await reloaded;
-    await page.goto(url('site.example.test', '/off'));
+    await go(url('site.example.test', '/off'));
     expect(page.url()).toBe(url('site.example.test', '/off'));
     await expect.poll(() => status(popup), POLL).toBe('Not secure: you switched off the ruleset for this site');
     expect(await popup.locator('#status-detail').textContent()).toBe('“Site Rules” would move this page to HTTPS.');
-    reloaded = page.waitForEvent('load');
+    reloaded = webPageLoad();
     await popup.getByRole('button', { name: 'Switch it back on' }).click();
     await expect.poll(() => stored('rulesetOverrides'), POLL).toEqual({});
     await reloaded;
@@ -143,18 +150,18 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
   });
 
   it('popup toggles store only overrides and change what is upgraded; reset sits apart and asks first', async () => {
-    await page.goto(url('exp.example.test'));
+    await go(url('exp.example.test'));
     const popup = await openPopup(page);
-    let reloaded = page.waitForEvent('load');
+    let reloaded = webPageLoad();
     await popup.locator('input[data-name="CDN Rules"]').uncheck();
     await expect.poll(() => stored('rulesetOverrides'), POLL).toEqual({ 'CDN Rules': false });
     await reloaded;
     const before = server.log.length;
-    await page.goto(url('exp.example.test', '/again'));
+    await go(url('exp.example.test', '/again'));
     await expect.poll(() => server.log.slice(before).find((r) => r.host === 'cdn.example.test')?.secure, POLL).toBe(false);
     await popup.reload();
     await popup.waitForSelector('body[data-ready="true"]');
-    reloaded = page.waitForEvent('load');
+    reloaded = webPageLoad();
     await popup.locator('input[data-name="Experimental Rules"]').check();
     await expect.poll(() => stored('rulesetOverrides'), POLL).toEqual({ 'CDN Rules': false, 'Experimental Rules': true });
     await reloaded;
@@ -170,7 +177,7 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     expect(await stored('rulesetOverrides')).toEqual({ 'CDN Rules': false, 'Experimental Rules': true });
     await popup.locator('#reset-defaults').click();
     // The reset reloads the tab: wait for it, or the next test's navigation races that reload.
-    reloaded = page.waitForEvent('load');
+    reloaded = webPageLoad();
     await popup.locator('#confirm-reset-ok').click();
     await expect.poll(() => stored('rulesetOverrides'), POLL).toEqual({});
     await reloaded;
@@ -178,9 +185,9 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
   });
 
   it('popup switches the site off and on again (host with port) and shows it on the icon', async () => {
-    await page.goto(url('site.example.test'));
+    await go(url('site.example.test'));
     let popup = await openPopup(page);
-    const reloaded = page.waitForEvent('load');
+    const reloaded = webPageLoad();
     expect(page.url()).toBe(`https://site.example.test:${server.port}/`);
     await popup.getByRole('radio', { name: 'Off' }).check();
     await expect.poll(() => stored('disabledSites'), POLL).toEqual([`site.example.test:${server.port}`]);
@@ -189,7 +196,7 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     await expect.poll(() => page.url(), POLL).toBe(url('site.example.test'));
     await expect.poll(() => status(popup), POLL).toBe('Not secure: httpsify is off on this site');
     expect(await popup.getByRole('radio', { name: 'Off' }).isChecked()).toBe(true);
-    await page.goto(url('site.example.test', '/off'));
+    await go(url('site.example.test', '/off'));
     expect(page.url()).toBe(url('site.example.test', '/off'));
     const tabId = await tabIdOf(page);
     await expect.poll(() => worker(async (t) => chrome.action.getTitle({ tabId: t }), tabId), POLL).toBe('httpsify (disabled on this site)');
@@ -197,11 +204,11 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     expect(await popup.locator('#rules').isHidden()).toBe(true);
     expect(await popup.locator('#add-rule').isHidden()).toBe(true);
     await shot(popup, 'chromium-popup-site-off', { width: 360, texts: ['httpsify is off on this site', 'Switch on for this site'] });
-    const reloadedAgain = page.waitForEvent('load');
+    const reloadedAgain = webPageLoad();
     await popup.getByRole('button', { name: 'Switch on for this site' }).click();
     await expect.poll(() => stored('disabledSites'), POLL).toEqual([]);
     await reloadedAgain;
-    await page.goto(url('site.example.test', '/on'));
+    await go(url('site.example.test', '/on'));
     expect(page.url()).toBe(`https://site.example.test:${server.port}/on`);
     await popup.close();
     // A wildcard entry covers every subdomain.
@@ -211,7 +218,7 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     await expect.poll(() => stored('disabledSites'), POLL).toEqual(['*.example.test']);
     // The list shows the entry once the background has applied it.
     await expect.poll(() => popup.locator('[data-list="disabledSites"] .site-list li span').allTextContents(), POLL).toEqual(['*.example.test']);
-    await page.goto(url('site.example.test', '/wild'));
+    await go(url('site.example.test', '/wild'));
     expect(page.url()).toBe(url('site.example.test', '/wild'));
     await popup.locator('[data-list="disabledSites"] .site-input').fill('not a host');
     await popup.locator('[data-list="disabledSites"] button[type="submit"]').click();
@@ -226,7 +233,7 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     await worker(async (e) => chrome.storage.local.set({ httpsFirst: true, httpAllowedSites: [e] }), entry);
     await expect
       .poll(async () => {
-        await page.goto(url('allowed.uncovered.test'));
+        await go(url('allowed.uncovered.test'));
         return page.url();
       }, POLL)
       .toBe(url('allowed.uncovered.test'));
@@ -235,7 +242,7 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     expect(await popup.locator('#status-detail').textContent()).toBe(
       `You chose “Rules only” for ${entry}: its rulesets still apply, HTTPS-first leaves it on HTTP.`,
     );
-    const reloaded = page.waitForEvent('load');
+    const reloaded = webPageLoad();
     await popup.getByRole('button', { name: 'Try HTTPS again' }).click();
     await expect.poll(() => stored('httpAllowedSites'), POLL).toEqual([]);
     await reloaded;
@@ -247,7 +254,7 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     await worker(async (e) => chrome.storage.local.set({ httpsFirst: false, httpAllowedSites: [e] }), entry);
     await expect
       .poll(async () => {
-        await page.goto(url('allowed.uncovered.test', '/plain'));
+        await go(url('allowed.uncovered.test', '/plain'));
         return page.url();
       }, POLL)
       .toBe(url('allowed.uncovered.test', '/plain'));
@@ -262,7 +269,7 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     await worker(async () => chrome.storage.local.set({ httpsFirst: true }), null);
     await expect
       .poll(async () => {
-        await page.goto(url('broken.uncovered.test', '/p'));
+        await go(url('broken.uncovered.test', '/p'));
         return page.url();
       }, POLL)
       .toBe(`https://broken.uncovered.test:${server.port}/p`);
@@ -270,7 +277,7 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     await expect.poll(() => status(popup), POLL).toBe('Secure: upgraded to HTTPS');
     await popup.locator('#site-help summary').click();
     await shot(popup, 'chromium-popup-site-help', { width: 360, texts: ['Site not working?', 'Try “Rules only”', 'Turn off for this site'] });
-    let reloaded = page.waitForEvent('load');
+    let reloaded = webPageLoad();
     await popup.getByRole('button', { name: 'Try “Rules only”' }).click();
     await expect.poll(() => stored('httpAllowedSites'), POLL).toEqual([`broken.uncovered.test:${server.port}`]);
     await reloaded;
@@ -278,7 +285,7 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     // Status and control agree.
     await expect.poll(() => status(popup), POLL).toBe('Not secure: you chose “Rules only” for this site');
     expect(await popup.getByRole('radio', { name: 'Rules only' }).isChecked()).toBe(true);
-    reloaded = page.waitForEvent('load');
+    reloaded = webPageLoad();
     await popup.getByRole('radio', { name: 'Everything' }).check();
     await expect.poll(() => stored('httpAllowedSites'), POLL).toEqual([]);
     await reloaded;
@@ -291,7 +298,7 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
 
   it('shows the redirect-loop guard keeping a host on HTTP, and tries HTTPS again on request', async () => {
     const loopUrl = url('loop.example.test');
-    await page.goto(loopUrl).catch(() => undefined);
+    await go(loopUrl).catch(() => undefined);
     await expect.poll(() => page.url(), POLL).toBe(loopUrl);
     await page.waitForFunction(() => document.body?.textContent?.includes('http loop.example.test'), undefined, { timeout: 20_000 });
     const popup = await openPopup(page);
@@ -310,7 +317,7 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
   });
 
   it('adds a rule from just the site name; the pattern editor stays for experts', async () => {
-    await page.goto(url('new.uncovered.test'));
+    await go(url('new.uncovered.test'));
     expect(page.url()).toBe(url('new.uncovered.test'));
     const popup = await openPopup(page);
     await popup.locator('#add-rule summary').first().click();
@@ -337,24 +344,24 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     // A pasted address counts by its site.
     await popup.getByRole('textbox', { name: 'Site' }).fill(`http://new.uncovered.test:${server.port}/some/page?x=1`);
     // The plain way: the site's name and one button.
-    const reloaded = page.waitForEvent('load');
+    const reloaded = webPageLoad();
     await popup.getByRole('button', { name: 'Always use HTTPS for this site' }).click();
     await expect
       .poll(async () => (((await stored('userRules')) ?? []) as { name: string }[]).map((r) => r.name), POLL)
       .toEqual(['User rule: new.uncovered.test']);
     await reloaded;
-    await page.goto(url('new.uncovered.test', '/x'));
+    await go(url('new.uncovered.test', '/x'));
     expect(page.url()).toBe(`https://new.uncovered.test:${server.port}/x`);
     await popup.close();
   });
 
   it('global switch off leaves every page alone, says so and greys the icon', async () => {
     const popup = await openPopup(page);
-    const reloaded = page.waitForEvent('load');
+    const reloaded = webPageLoad();
     await popup.getByRole('switch', { name: 'httpsify on or off everywhere' }).uncheck();
     await expect.poll(() => stored('globalEnabled'), POLL).toBe(false);
     await reloaded;
-    await page.goto(url('site.example.test', '/global-off'));
+    await go(url('site.example.test', '/global-off'));
     expect(page.url()).toBe(url('site.example.test', '/global-off'));
     expect(await worker(async (t) => chrome.action.getTitle({ tabId: t }), await tabIdOf(page))).toBe('httpsify (off)');
     await popup.reload();
@@ -362,7 +369,7 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     expect(await status(popup)).toBe('httpsify is off');
     expect(await popup.locator('#content').isHidden()).toBe(true);
     await shot(popup, 'chromium-popup-off', { width: 360, texts: ['httpsify is off', 'Turn on'] });
-    const back = page.waitForEvent('load');
+    const back = webPageLoad();
     await popup.getByRole('button', { name: 'Turn on' }).click();
     await expect.poll(() => stored('globalEnabled'), POLL).toBe(true);
     await back;

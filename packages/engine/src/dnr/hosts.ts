@@ -56,6 +56,8 @@ export function targetCovers(target: ClassifiedTarget, host: string): boolean {
 /** A host label in a URL: what may stand between dots before the port or path. */
 const LABEL = '[^./?#:@]+';
 const AFTER_HOST = '(?:[:/?#]|$)';
+/** The same, after a host written with trailing dots (`bank.test.`), which Chromium sends as is. */
+export const AFTER_HOST_DOTS = '\\.*(?:[:/?#]|$)';
 
 /** `^http://` + a host of exactly (or at least) `labels` labels, in RE2 and JS syntax alike. */
 export function labelCountRegex(labels: number, atLeast: boolean, afterHost = AFTER_HOST): string {
@@ -73,14 +75,14 @@ export function oneBelowRegex(labels: number, label: string): string {
 }
 
 /** `^http://` + any of the given right/middle wildcard hosts (`*` = one label). */
-export function patternHostsRegex(hosts: string[]): string {
+export function patternHostsRegex(hosts: string[], afterHost = AFTER_HOST): string {
   const alts = hosts.map((h) =>
     h
       .split('.')
       .map((label) => (label === '*' ? LABEL : label.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&')))
       .join('\\.'),
   );
-  return `^http://(?:${alts.join('|')})${AFTER_HOST}`;
+  return `^http://(?:${alts.join('|')})${afterHost}`;
 }
 
 /** The host part of an `http://` URL prefix, and what follows it (empty if the prefix ends inside the host). */

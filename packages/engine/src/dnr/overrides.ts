@@ -1,6 +1,6 @@
 import type { Ruleset } from '../model/ruleset.js';
 import { compileDnr, rulesetCeilingPriority, type DnrReport } from './compile.js';
-import { classifyTarget, labelCountRegex, patternHostsRegex } from './hosts.js';
+import { AFTER_HOST_DOTS, classifyTarget, labelCountRegex, patternHostsRegex } from './hosts.js';
 import { ALL_RESOURCE_TYPES, DNR_LIMITS, type DnrRule } from './types.js';
 
 export interface DnrOverrides {
@@ -23,12 +23,13 @@ export function compileDnrOverrides(enable: Ruleset[], disable: Ruleset[], optio
     for (const t of rs.targets) {
       const c = classifyTarget(t.host);
       if (!c) continue;
+      // Trailing dots too: the static rules take them off (trailing-dots.ts), then would upgrade.
       const condition =
         c.kind === 'exact'
-          ? { regexFilter: labelCountRegex(c.labels, false), requestDomains: [c.host] }
+          ? { regexFilter: labelCountRegex(c.labels, false, AFTER_HOST_DOTS), requestDomains: [c.host] }
           : c.kind === 'left'
-            ? { regexFilter: labelCountRegex(c.labels + 1, c.labels >= 2), requestDomains: [c.suffix] }
-            : { regexFilter: patternHostsRegex([c.host]) };
+            ? { regexFilter: labelCountRegex(c.labels + 1, c.labels >= 2, AFTER_HOST_DOTS), requestDomains: [c.suffix] }
+            : { regexFilter: patternHostsRegex([c.host], AFTER_HOST_DOTS) };
       allows.push({ priority, action: { type: 'allow' }, condition: { ...condition, resourceTypes: [...ALL_RESOURCE_TYPES] } });
     }
   }

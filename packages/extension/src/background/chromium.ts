@@ -34,7 +34,7 @@ const writer = new RuleWriter(dnr);
 const loops = new LoopLayer(guard, writer, storageArea('session'), ext.alarms);
 const dnrCheck = new DnrUpgradeCheck(dnr);
 const channelRules = new ChannelDnrRuntime(writer, dnr, storageArea('local'), ext.runtime.getURL(HANDOFF_PAGE), regexSupport());
-const rulesets = new RulesetRules(writer, channelRules, () => dnrCheck.invalidate());
+const rulesets = new RulesetRules(writer, channelRules, () => dnrCheck.invalidate(), ext.runtime.getURL(HANDOFF_PAGE));
 /** The defaults engine and the hosts of default rulesets DNR did not express completely, once loaded. */
 let defaults: Engine | null = null;
 let handoffScope: HandoffScope | null = null;

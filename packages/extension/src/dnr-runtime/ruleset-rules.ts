@@ -20,11 +20,13 @@ export class RulesetRules {
     private readonly channels: ChannelDnrRuntime,
     /** The dynamic rules changed (what reads them, the cookies' DNR check, starts afresh). */
     private readonly changed: () => void,
+    /** The handoff page's address: main frames of switched-off rulesets' hosts go there. */
+    private readonly handoffPage: string,
   ) {}
 
   /** The default engine's switches (or mixed content) changed: recompile the overrides. */
   async overridesChanged(engine: Engine): Promise<void> {
-    await syncOverrides(this.writer, engine, this.defaultsInUse);
+    await syncOverrides(this.writer, engine, this.handoffPage, this.defaultsInUse);
     this.changed();
   }
 
@@ -33,7 +35,7 @@ export class RulesetRules {
     const state = await this.channels.sync(c.channels, c.settings.mixedContent);
     if (this.defaultsInUse === state.defaultsDisabled) {
       this.defaultsInUse = !state.defaultsDisabled;
-      await syncOverrides(this.writer, c.engine, this.defaultsInUse);
+      await syncOverrides(this.writer, c.engine, this.handoffPage, this.defaultsInUse);
     }
     this.changed();
   }
@@ -43,7 +45,7 @@ export class RulesetRules {
    * (the channel rules too: this version may compile them differently).
    */
   async rebuild(engine: Engine, controller: () => Promise<SettingsController>): Promise<void> {
-    await syncOverrides(this.writer, engine, this.defaultsInUse);
+    await syncOverrides(this.writer, engine, this.handoffPage, this.defaultsInUse);
     await this.channels.forgetState();
     await this.channelsChanged(await controller());
     this.changed();

@@ -83,6 +83,16 @@ const PATTERNS_PER_RULE = 1;
  */
 export function handoffRules(scope: HandoffScope, pageUrl: string): RuleBody[] {
   const rule = (priority: number, condition: DnrRule['condition']) => handoffRule(pageUrl, priority, condition);
+  return [
+    ...handoffScopeRules(scope, pageUrl),
+    // Credentials or a trailing dot: no compiled rule rewrites those main frames, whatever the host.
+    rule(HANDOFF_FORMS_PRIORITY, { regexFilter: `^http://[^/]*@.*` }),
+    rule(HANDOFF_FORMS_PRIORITY, { regexFilter: `^http://[^/@:]*\\.${PORT_PATH}` }),
+  ];
+}
+
+/** The main frames of the scope's hosts to the page, at HANDOFF_PRIORITY. */
+export function handoffScopeRules(scope: HandoffScope, pageUrl: string): RuleBody[] {
   const conditions: DnrRule['condition'][] = [];
   if (scope.domains.length > 0) conditions.push(domainsCondition(scope.domains));
   for (let i = 0; i < scope.patterns.length; i += PATTERNS_PER_RULE) {
@@ -94,12 +104,7 @@ export function handoffRules(scope: HandoffScope, pageUrl: string): RuleBody[] {
     );
     conditions.push({ regexFilter: `^http://(?:${alts.join('|')})${PORT_PATH}` });
   }
-  return [
-    ...conditions.map((condition) => rule(HANDOFF_PRIORITY, condition)),
-    // Credentials or a trailing dot: no compiled rule rewrites those main frames, whatever the host.
-    rule(HANDOFF_FORMS_PRIORITY, { regexFilter: `^http://[^/]*@.*` }),
-    rule(HANDOFF_FORMS_PRIORITY, { regexFilter: `^http://[^/@:]*\\.${PORT_PATH}` }),
-  ];
+  return conditions.map((condition) => handoffRule(pageUrl, HANDOFF_PRIORITY, condition));
 }
 
 /** A rule sending the main frames `condition` admits to the page, the whole URL in its fragment. */

@@ -2,10 +2,17 @@
  * The "overrides" layer: the user's switches for the default rulesets. The static ruleset holds
  * the defaults as shipped; a ruleset switched on is compiled here, one switched off is shadowed
  * by `allow` rules at its ceiling priority. Recompiled whenever the switches change.
+ *
+ * An `allow` shadows every rule below it too: HTTPS-first's upgrade and the other rulesets of
+ * the same hosts, which decide() still applies once the ruleset is off. So the main frames of a
+ * switched-off ruleset's hosts go to the handoff page, which asks decide() (one switch, one
+ * outcome in both browsers).
  */
 import { type Engine, type Ruleset } from '@httpsify/engine';
-import { compileDnrOverrides } from '@httpsify/engine/dnr';
+import { compileDnrOverrides, type DnrReport } from '@httpsify/engine/dnr';
+import { handoffScopeRules, rulesetsScope } from './handoff-rules.js';
 import type { RuleWriter } from './rule-writer.js';
+import type { RuleBody } from './rules.js';
 
 /** The rulesets whose state differs from the static ruleset's (compiled with mixed content off). */
 export function switchedRulesets(engine: Engine, defaultsInUse: boolean): { enable: Ruleset[]; disable: Ruleset[] } {
@@ -20,11 +27,28 @@ export function switchedRulesets(engine: Engine, defaultsInUse: boolean): { enab
   return { enable, disable };
 }
 
-/** Compiles the switched rulesets into what the other layers leave free and writes them. */
-export async function syncOverrides(writer: RuleWriter, engine: Engine, defaultsInUse = true): Promise<{ ruleCount: number; omitted: number }> {
+/**
+ * The overrides layer for the engine's switches: the switched-on rulesets compiled within
+ * `regexLimit`, `allow` shadows for the switched-off ones, and their hosts' main frames to the
+ * handoff page. Pure (the differential test builds it as the extension does).
+ */
+export function overrideRules(engine: Engine, handoffPage: string, regexLimit: number, defaultsInUse = true): { rules: RuleBody[]; report: DnrReport } {
   const { enable, disable } = switchedRulesets(engine, defaultsInUse);
+  const handoff = handoffScopeRules(rulesetsScope(disable), handoffPage);
+  const regexes = handoff.filter((r) => r.condition.regexFilter !== undefined).length;
+  const { rules, report } = compileDnrOverrides(enable, disable, { regexLimit: Math.max(0, regexLimit - regexes) });
+  return { rules: [...rules.map(({ id: _id, ...body }) => body), ...handoff], report };
+}
+
+/** Compiles the switched rulesets into what the other layers leave free and writes them. */
+export async function syncOverrides(
+  writer: RuleWriter,
+  engine: Engine,
+  handoffPage: string,
+  defaultsInUse = true,
+): Promise<{ ruleCount: number; omitted: number }> {
   const free = await writer.free('overrides');
-  const { rules, report } = compileDnrOverrides(enable, disable, { regexLimit: free.regexRules });
+  const { rules, report } = overrideRules(engine, handoffPage, free.regexRules, defaultsInUse);
   // Refuse rather than half-apply (the writer would refuse the whole layer too).
   if (report.overLimits.length > 0) throw new Error(`the switched rulesets do not fit Chromium's dynamic rule limits: ${report.overLimits.join('; ')}`);
   await writer.setLayer('overrides', rules);

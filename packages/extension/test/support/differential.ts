@@ -1,15 +1,17 @@
 /**
  * The differential between decide() and Chromium's rules (issue 37): a "world" of settings and
  * learned state, every rule the extension would write for it (static rulesets, settings, user
- * rules, handoff, loops, known hosts), and for one request the outcome each side gives. Shared by
+ * rules, handoff, ruleset switches, loops, known hosts), and for one request the outcome each
+ * side gives. Shared by
  * the fixed-seed test, `npm run fuzz` and the real-Chromium sample.
  */
 import { createEngine, type Engine, type Ruleset } from '@httpsify/engine';
-import { compileDnr, DnrEmulator, type DnrResourceType, type DnrRule } from '@httpsify/engine/dnr';
+import { compileDnr, DNR_LIMITS, DnrEmulator, type DnrResourceType, type DnrRule } from '@httpsify/engine/dnr';
 import { parseRulesetXml } from '@httpsify/engine/parse';
 import fc from 'fast-check';
 import { decide, type Decision, type DecisionState } from '../../src/decision/decide.js';
 import { loopAllowRules } from '../../src/https-first/loop-rules.js';
+import { overrideRules } from '../../src/dnr/override-rules.js';
 import type { RuleBody } from '../../src/dnr/rules.js';
 import { uiDnrRules } from '../../src/dnr/settings-rules.js';
 import { decideHandoff, handoffRules, handoffScope } from '../../src/dnr/handoff-rules.js';
@@ -30,6 +32,8 @@ export interface World {
   loop: string[];
   known: string[];
   userRules: boolean;
+  /** Default rulesets the user switched off (by name). */
+  switchedOff: string[];
 }
 
 const ENTRIES = [
@@ -49,7 +53,7 @@ const ENTRIES = [
 const subset = (pool: readonly string[], maxLength = 3) => fc.uniqueArray(fc.constantFrom(...pool), { maxLength });
 
 /** Worlds where `focus` is always present (the layer under test), the rest drawn at random. */
-export function worlds(focus: 'sites' | 'once' | 'loops' | 'local' | 'user' | 'known'): fc.Arbitrary<World> {
+export function worlds(focus: 'sites' | 'once' | 'loops' | 'local' | 'user' | 'known' | 'switches'): fc.Arbitrary<World> {
   const some = (on: boolean, pool: readonly string[]) => (on ? subset(pool).filter((l) => l.length > 0) : subset(pool, 2));
   return fc.record({
     globalEnabled: fc.oneof({ weight: 9, arbitrary: fc.constant(true) }, fc.constant(false)),
@@ -60,6 +64,7 @@ export function worlds(focus: 'sites' | 'once' | 'loops' | 'local' | 'user' | 'k
     loop: focus === 'loops' ? subset(['loop.test', 'bank.test', 'www.shop.test']).filter((l) => l.length > 0) : fc.constant([]),
     known: some(focus === 'known', ['known.test', 'bank.test', 'site.test', 'a.site.test', 'other.test']),
     userRules: focus === 'user' ? fc.constant(true) : fc.boolean(),
+    switchedOff: some(focus === 'switches', RULESET_NAMES),
   });
 }
 
@@ -71,7 +76,19 @@ function parse(xml: string): Ruleset {
 
 const DEFAULTS = DIFF_RULESETS.map(parse);
 const USER = parse(DIFF_USER_RULESET);
-const defaultsEngine: Engine = createEngine(DEFAULTS);
+const RULESET_NAMES = DEFAULTS.map((r) => r.name);
+const engines = new Map<string, Engine>();
+/** The default rulesets with the world's switches (one engine per set of switches). */
+function defaultsEngine(w: World): Engine {
+  const key = [...w.switchedOff].sort().join('\n');
+  let e = engines.get(key);
+  if (e === undefined) {
+    e = createEngine(DEFAULTS);
+    for (const name of w.switchedOff) e.setActive(name, false);
+    engines.set(key, e);
+  }
+  return e;
+}
 const userEngine: Engine = createEngine([USER]);
 // As the build compiles the static defaults.
 const compiledDefaults = compileDnr([...DEFAULTS], { isActive: () => true, trailingDots: true });
@@ -104,10 +121,10 @@ export function decisionState(w: World): DecisionState {
     rewrite: (url) => {
       const r = user?.rewriteWithRuleset(url);
       if (r?.rewritten) return { rewritten: r.rewritten, ruleset: r.ruleset };
-      const d = defaultsEngine.rewriteWithRuleset(url);
+      const d = defaultsEngine(w).rewriteWithRuleset(url);
       return { rewritten: d.rewritten, ruleset: d.ruleset };
     },
-    excludedBy: (url) => user?.excludedBy(url) ?? defaultsEngine.excludedBy(url),
+    excludedBy: (url) => user?.excludedBy(url) ?? defaultsEngine(w).excludedBy(url),
     knownHttps: (host) => w.known.includes(host),
   };
 }
@@ -136,7 +153,8 @@ export function worldRules(w: World): DnrRule[] {
     rewrite: (url: string) => state.rewrite(url),
     excludedBy: (url: string) => state.excludedBy(url),
   };
-  const all: RuleBody[] = [...staticRules, ...settings, ...handoff, ...loopAllowRules(loopVerdicts(w)), ...rt.rules(view)];
+  const overrides = overrideRules(defaultsEngine(w), HANDOFF_URL, DNR_LIMITS.regexRules).rules;
+  const all: RuleBody[] = [...staticRules, ...overrides, ...settings, ...handoff, ...loopAllowRules(loopVerdicts(w)), ...rt.rules(view)];
   return all.map((r, i) => ({ ...r, id: i + 1 }) as DnrRule);
 }
 
