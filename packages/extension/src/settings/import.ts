@@ -1,4 +1,4 @@
-import { createEngine } from '@httpsify/engine';
+import { createEngine, type Ruleset } from '@httpsify/engine';
 import { parseSitePattern } from '../site-rules/site-pattern.js';
 import { checkSetting } from './repair.js';
 import { EXPORTED_KEYS, type ExportedKey, SCHEMA_VERSION, type Settings } from './schema.js';
@@ -139,6 +139,7 @@ function checkUserRules(value: unknown): { value: unknown; problems: string[] } 
   if (value.length > MAX_USER_RULES) return { value, problems: [`has ${value.length} rules (at most ${MAX_USER_RULES})`] };
   const problems: string[] = [];
   const out: Settings['userRules'] = [];
+  const parsed: { where: string; ruleset: Ruleset }[] = [];
   value.forEach((r: unknown, i) => {
     const where = `rule ${i + 1}`;
     const o = r as Record<string, unknown> | null;
@@ -154,17 +155,35 @@ function checkUserRules(value: unknown): { value: unknown; problems: string[] } 
       return;
     }
     if (checked.rule.name !== o.name) problems.push(`${where} is named ${JSON.stringify(o.name)} but its XML names it ${JSON.stringify(checked.rule.name)}`);
-    try {
-      // The engine's own guards (regex safety) must accept it, as when the user saves a rule.
-      createEngine([checked.ruleset]);
-    } catch (e) {
-      problems.push(`${where} (${JSON.stringify(o.name)}): ${e instanceof Error ? e.message : String(e)}`);
-      return;
-    }
     if (out.some((x) => x.name === o.name)) problems.push(`two rules are named ${JSON.stringify(o.name)}`);
-    else out.push({ name: o.name, xml: o.xml });
+    else {
+      out.push({ name: o.name, xml: o.xml });
+      parsed.push({ where: `${where} (${JSON.stringify(o.name)})`, ruleset: checked.ruleset });
+    }
   });
+  // The engine's own guards (regex safety) must accept them, as when the user saves a rule:
+  // one engine for all (building one per rule made a hostile file cost minutes), and one per
+  // rule only to name the rule when the whole set is refused.
+  const together = engineRefusal(parsed.map((p) => p.ruleset));
+  if (together !== null) {
+    const before = problems.length;
+    for (const p of parsed) {
+      const error = engineRefusal([p.ruleset]);
+      if (error !== null) problems.push(`${p.where}: ${error}`);
+    }
+    // Refused together though each one passes alone: still refused, never a silent skip.
+    if (problems.length === before) problems.push(`the rules together: ${together}`);
+  }
   return { value: out, problems };
+}
+
+function engineRefusal(rulesets: Ruleset[]): string | null {
+  try {
+    createEngine(rulesets);
+    return null;
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
 }
 
 function describe(v: unknown): string {
