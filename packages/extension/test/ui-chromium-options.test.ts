@@ -288,6 +288,12 @@ describe('options page in Chromium', () => {
     await o.waitForSelector('body[data-ready="true"]');
     expect(Number(await o.locator('#stat-upgrades').textContent())).toBeGreaterThanOrEqual(2);
     expect(await o.locator('#stat-http-hosts li').allTextContents()).toContain(`exp.example.test:${h.server.port}`);
+    // Traffic while the page is open shows up on it, with no reload.
+    const shown = Number(await o.locator('#stat-upgrades').textContent());
+    const page = await h.ext.context.newPage();
+    await page.goto(h.url('exp.example.test', '/more'));
+    await page.close();
+    await expect.poll(async () => Number(await o.locator('#stat-upgrades').textContent()), POLL).toBeGreaterThan(shown);
     // Damage storage behind the extension's back: the next read repairs it and says so.
     await h.ext.worker.evaluate(() => chrome.storage.local.set({ disabledSites: ['fine.example.test', 42], showBadge: 'maybe' }));
     await o.reload();

@@ -96,7 +96,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     dnrKeepOut: options.protectionKeepOut,
   });
   const decider = new RequestDecider((host, now) => protection.known.has(host, now));
-  const stats = new Statistics(store);
+  const stats = new Statistics(store, (totals) => controller?.statsStored(totals));
   const fallback = new HttpsFirstFallback({
     portalProbeUrl: async () => (await store.load()).portalProbeUrl,
     plan: async (url, reason, byUser) => protection.planFallback(controller ?? (await ready), url, reason, byUser),

@@ -166,6 +166,14 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
     return next;
   }
 
+  /**
+   * The statistics were added to in storage (status/statistics.ts): the snapshot follows, without
+   * a reconcile (nothing else changed). Before, the options page read totals from the start.
+   */
+  statsStored(stats: Settings['stats']): void {
+    this.current = { ...this.current, stats };
+  }
+
   async clearRepairs(): Promise<Settings> {
     const next = await this.store.clearRepairs();
     await this.reconcile(next);

@@ -2,6 +2,7 @@
  * The statistics the options page shows: upgrades, fallbacks and hosts last seen over HTTP.
  * Counted in memory and added to the stored totals in batches (one store write per flush).
  */
+import type { Settings } from '../settings/schema.js';
 import type { SettingsStore } from '../settings/store.js';
 
 const STATS_FLUSH_MS = 2000;
@@ -12,7 +13,11 @@ export class Statistics {
   private readonly httpHosts: string[] = [];
   private timer: ReturnType<typeof setTimeout> | null = null;
 
-  constructor(private readonly store: Pick<SettingsStore, 'update'>) {}
+  constructor(
+    private readonly store: Pick<SettingsStore, 'update'>,
+    /** The totals as stored after a flush (what reads settings from memory must see them). */
+    private readonly stored: (stats: Settings['stats']) => void = () => undefined,
+  ) {}
 
   /** A request we moved to HTTPS. */
   upgraded(): void {
@@ -39,13 +44,15 @@ export class Statistics {
       const batch = { upgrades: this.upgrades, fallbacks: this.fallbacks, httpHosts: this.httpHosts.splice(0) };
       this.upgrades = 0;
       this.fallbacks = 0;
-      void this.store.update((s) => ({
-        stats: {
-          upgrades: s.stats.upgrades + batch.upgrades,
-          fallbacks: s.stats.fallbacks + batch.fallbacks,
-          httpHosts: [...s.stats.httpHosts.filter((h) => !batch.httpHosts.includes(h)), ...batch.httpHosts],
-        },
-      }));
+      void this.store
+        .update((s) => ({
+          stats: {
+            upgrades: s.stats.upgrades + batch.upgrades,
+            fallbacks: s.stats.fallbacks + batch.fallbacks,
+            httpHosts: [...s.stats.httpHosts.filter((h) => !batch.httpHosts.includes(h)), ...batch.httpHosts],
+          },
+        }))
+        .then((s) => this.stored(s.stats));
     }, STATS_FLUSH_MS);
   }
 }

@@ -1,3 +1,4 @@
+import { ext } from '../../platform/browser-api.js';
 import type { AboutInfo } from '../../protocol/ui-protocol.js';
 import type { Settings } from '../../settings/schema.js';
 import { background, isError } from '../shared/client.js';
@@ -41,10 +42,7 @@ function render(s: Settings): void {
   sites.render(s);
   userRules.render(s);
   void protection?.refresh();
-  $('#stat-upgrades').textContent = String(s.stats.upgrades);
-  $('#stat-fallbacks').textContent = String(s.stats.fallbacks);
-  $('#stat-http-hosts').replaceChildren(...[...s.stats.httpHosts].reverse().map((host) => h('li', {}, host)));
-  $('#stat-http-empty').hidden = s.stats.httpHosts.length > 0;
+  renderStats(s.stats);
   $('#repairs').hidden = s.repairs.length === 0;
   // Which setting, by the name the page shows for it; its key, the problem and the value under "Details".
   $('#repair-list').replaceChildren(
@@ -52,6 +50,26 @@ function render(s: Settings): void {
       problemItem(t('optionsRepairPlain', t(SETTING_LABELS[r.key] ?? 'optionsRepairSomeSetting')), `${r.key}: ${r.problem} — ${r.original}`),
     ),
   );
+}
+
+function renderStats(stats: Settings['stats']): void {
+  $('#stat-upgrades').textContent = String(stats.upgrades);
+  $('#stat-fallbacks').textContent = String(stats.fallbacks);
+  $('#stat-http-hosts').replaceChildren(...[...stats.httpHosts].reverse().map((host) => h('li', {}, host)));
+  $('#stat-http-empty').hidden = stats.httpHosts.length > 0;
+}
+
+/**
+ * The background adds to the statistics while the page is open (a batch every few seconds):
+ * follow them, and only them, so nothing the user is editing here is redrawn.
+ */
+function followStats(): void {
+  ext.storage.onChanged.addListener((changes, area) => {
+    if (area !== 'local' || !('stats' in changes)) return;
+    void background.request<Settings>({ type: 'settings' }).then((s) => {
+      if (!isError(s)) renderStats(s.stats);
+    });
+  });
 }
 
 /** Settings changed: redraw, and reload the rulesets list when states may have moved. */
@@ -112,6 +130,7 @@ async function init(): Promise<void> {
   void showAbout();
   $('#repairs-dismiss').addEventListener('click', async () => render(await background.request<Settings>({ type: 'clearRepairs' })));
   render(await background.request<Settings>({ type: 'settings' }));
+  followStats();
   await Promise.all([rulesets.load(), channels.load(), library.load()]);
   document.body.dataset.ready = 'true';
   void rulesets.loadHosts();
