@@ -124,18 +124,42 @@ describe('known HTTPS hosts: what counts as a visit', () => {
     originUrl: more.originUrl,
   });
 
-  it('a top-level document the user (or the site itself) reached, that committed', () => {
+  it('a top-level document the user reached, that committed; the site itself keeps what it was', () => {
     const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined } });
     rt.learn(nav('https://typed.test/'), undefined, own);
     rt.learn(nav('https://ours.test/', { initiator: 'chrome-extension://abc' }), undefined, own, null);
+    for (const h of ['typed.test', 'ours.test']) expect(rt.known.isVisited(h), h).toBe(true);
+    // A page of the same host navigating the tab: a visit stays one; any other host is only
+    // learnt as a page's (any page can navigate itself).
+    rt.learn(nav('https://typed.test/b', { initiator: 'https://typed.test' }), undefined, own);
     rt.learn(nav('https://self.test/b', { initiator: 'https://self.test' }), undefined, own);
     rt.learn(nav('https://ff.test/b', { originUrl: 'https://ff.test/a' }), undefined, own);
-    for (const h of ['typed.test', 'ours.test', 'self.test', 'ff.test']) expect(rt.known.isVisited(h), h).toBe(true);
+    expect(rt.known.isVisited('typed.test')).toBe(true);
+    for (const h of ['self.test', 'ff.test']) {
+      expect(rt.known.has(h, Date.now()), h).toBe(true);
+      expect(rt.known.isVisited(h), h).toBe(false);
+    }
     // No document (204, 205), an error page: nothing learnt.
     rt.learn(nav('https://nocontent.test/', { statusCode: 204 }), undefined, own);
     rt.learn(nav('https://reset.test/', { statusCode: 205 }), undefined, own);
     rt.learn(nav('https://gone.test/', { statusCode: 404 }), undefined, own);
     expect(rt.known.size).toBe(4);
+  });
+
+  it('a chain of pages that each navigate themselves never pushes out what the user visited', () => {
+    const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined } });
+    rt.learn(nav('https://bank.test/'), undefined, own);
+    // Each attacker host is reached from the previous one, then reloads itself (both browsers).
+    for (let i = 0; i < 2500; i++) {
+      const host = `h${i}.walk.test`;
+      const before = i === 0 ? 'https://start.test' : `https://h${i - 1}.walk.test`;
+      rt.learn(nav(`https://${host}/`, { initiator: before, tabId: 2 }), undefined, own);
+      rt.learn(nav(`https://${host}/again`, { initiator: `https://${host}`, tabId: 2 }), undefined, own);
+      rt.learn(nav(`https://${host}/ff`, { originUrl: `https://${host}/`, tabId: 2 }), undefined, own);
+    }
+    expect(rt.known.isVisited('bank.test')).toBe(true);
+    expect(rt.known.has('bank.test', Date.now())).toBe(true);
+    expect(rt.known.size - rt.known.thirdPartySize).toBe(1);
   });
 
   it("navigations another page started are third-party, within the starting page's share", () => {

@@ -77,6 +77,27 @@ describe('HTTPS-first fallback', () => {
     }
   });
 
+  it("a failure after a redirect to another host is that host's: the user's own host is not blamed", () => {
+    vi.useFakeTimers();
+    try {
+      const events: FallbackEvent[] = [];
+      const tracker = new HttpsFirstTracker((e) => events.push(e), 3000);
+      // The user typed both; one site's HTTPS answered with a redirect to a host that never does
+      // (an open redirect), the other to a page of its own.
+      tracker.started('1', 7, 'http://bank.test/redir', true);
+      tracker.redirected('1', 'https://hang.evil.test/');
+      tracker.started('2', 8, 'http://own.test/', true);
+      tracker.redirected('2', 'https://own.test/home');
+      vi.advanceTimersByTime(3000);
+      expect(events.map((e) => [e.url, e.attempt, e.byUser])).toEqual([
+        ['http://bank.test/redir', 'https://hang.evil.test/', false],
+        ['http://own.test/', 'https://own.test/home', true],
+      ]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('stops following a navigation sent to an extension page or superseded in its tab', () => {
     vi.useFakeTimers();
     try {

@@ -207,7 +207,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   }, filter);
   ext.webRequest.onCompleted.addListener((d) => {
     fallback.responded(d.requestId);
-    protection.learn(d, decider.pageOf(d), ownOrigin, d.type === 'main_frame' ? observer.handoffStarter(d.tabId) : undefined);
+    protection.learn(d, decider.pageOf(d), ownOrigin, d.type === 'main_frame' ? observer.handoffStarter(d.tabId, d.url) : undefined);
     if (d.type === 'main_frame' && d.url.startsWith('http:')) {
       const site = siteOf(d.url);
       if (site !== null) stats.servedOverHttp(site.hostWithPort);

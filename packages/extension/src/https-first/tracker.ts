@@ -85,6 +85,15 @@ interface Pending {
  */
 const WEB_PAGE = /^https?:/i;
 
+/** A web address's host, trailing dots off ("" when it does not parse). */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname.replace(/\.+$/, '');
+  } catch {
+    return '';
+  }
+}
+
 /**
  * Follows top-level navigations HTTPS-first upgraded, by request id, and reports the ones that
  * failed (a fallback error, or no response within the timeout) so the tab can be sent to the
@@ -109,8 +118,14 @@ export class HttpsFirstTracker {
   redirected(requestId: string, to: string): void {
     const p = this.pending.get(requestId);
     if (p === undefined) return;
-    if (WEB_PAGE.test(to)) p.attempt = to;
-    else this.clear(requestId);
+    if (!WEB_PAGE.test(to)) {
+      this.clear(requestId);
+      return;
+    }
+    p.attempt = to;
+    // The host answered over HTTPS (with a redirect): a failure further on is another host's,
+    // whoever typed the address, so it is no reason to forget this one (byUser, FallbackEvent).
+    if (hostOf(to) !== hostOf(p.url)) p.byUser = false;
   }
 
   /**

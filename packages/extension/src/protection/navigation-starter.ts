@@ -38,9 +38,3 @@ export function pageStarter(d: NavigationDetails, ownOrigin: string): PageStarte
   }
   return { page: raw, host };
 }
-
-/** Whether a web page other than the navigation's own host started it. */
-export function startedByOtherPage(d: NavigationDetails, ownOrigin: string, host: string): PageStarter | null {
-  const s = pageStarter(d, ownOrigin);
-  return s === null || (s.host !== '' && s.host === host.toLowerCase().replace(/\.+$/, '')) ? null : s;
-}

@@ -12,7 +12,7 @@ import type { Attempt } from '../https-first/fallback-address.js';
 import { httpsAlternatives, originOnly, probe } from './https-alternatives.js';
 import { KNOWN_HTTPS_STORAGE_KEY, KnownHttpsHosts } from './known-https-hosts.js';
 import { LearnBudget } from './learn-budget.js';
-import { startedByOtherPage, type NavigationDetails, type PageStarter } from './navigation-starter.js';
+import { pageStarter, type NavigationDetails, type PageStarter } from './navigation-starter.js';
 import { commitsDocument } from '../decision/request-decider.js';
 import { knownHttpsRules } from './protection-dnr.js';
 import type { RuleBody } from '../dnr/rules.js';
@@ -162,8 +162,14 @@ export class ProtectionRuntime {
       const byUs = ownOrigin !== '' && (d.initiator ?? d.originUrl ?? '').startsWith(ownOrigin.replace(/\/+$/, ''));
       // Only a starter recorded as the user's makes it a visit; unknown counts as a page's.
       const handed = handoffStarter === undefined ? { page: ownOrigin, host: '' } : handoffStarter;
-      const starter = byUs ? (handed === null || handed.host === site.host ? null : handed) : startedByOtherPage(d, ownOrigin, site.host);
-      visited = starter === null;
+      const starter = byUs ? handed : pageStarter(d, ownOrigin);
+      // The user's own navigation (no page started it) is a visit. A page of the same host
+      // navigating the tab is not new evidence: any page can navigate itself, so that keeps
+      // the host as it stands (a visit stays a visit) and otherwise spends the page's budget;
+      // else a chain of self-navigating hosts would be stored as visited and push out the
+      // user's (attack report, issue 38).
+      const sameHost = starter !== null && starter.host !== '' && starter.host === site.host;
+      visited = starter === null || (sameHost && this.known.isVisited(site.host));
       page = starter?.page ?? d.url;
       pageHost = starter?.host ?? site.host;
     } else {

@@ -47,11 +47,13 @@ export class RequestObserver {
   /** The last http:// page `observe` counted per tab (it may see the request the handoff takes over). */
   private readonly countedMainFrames = new Map<number, string>();
   /**
-   * Per tab: the web page that started the last navigation sent to the handoff page (null: the
-   * user). The handoff page's own navigation onwards is started by us, so this is the only
-   * place that knows.
+   * Per tab: the navigation sent to the handoff page, and the web page that started it (null:
+   * the user). The handoff page's own navigation onwards is started by us, so this is the only
+   * place that knows. It vouches only for that one request: the http:// URL it took over and
+   * the target the page then sends the tab to, once; any other page load in the tab ends it
+   * (the page is web-accessible: a later page may open it with any address).
    */
-  private readonly handoffStarters = new Map<number, PageStarter | null>();
+  private readonly handoffs = new Map<number, { url: string; starter: PageStarter | null; target?: string }>();
 
   constructor(private readonly deps: ObserverDeps) {}
 
@@ -74,7 +76,11 @@ export class RequestObserver {
     }
     const url = d.url;
     if (!url.startsWith('http:') && !url.startsWith('https:')) return undefined;
-    if (d.type === 'main_frame') deps.fallback.navigated(d.tabId, d.requestId, url);
+    if (d.type === 'main_frame') {
+      deps.fallback.navigated(d.tabId, d.requestId, url);
+      const h = this.handoffs.get(d.tabId);
+      if (h !== undefined && url !== h.url && url !== h.target) this.handoffs.delete(d.tabId);
+    }
     const site = siteOf(url);
     const names = site === null ? [] : c.rulesetNamesForHost(site.host);
     let upgraded = false;
@@ -114,12 +120,15 @@ export class RequestObserver {
    * Who started the navigation the handoff page took over in this tab: a web page, null for the
    * user, undefined when no handoff was seen (Chromium).
    */
-  handoffStarter(tabId: number): PageStarter | null | undefined {
-    return this.handoffStarters.get(tabId);
+  handoffStarter(tabId: number, url: string): PageStarter | null | undefined {
+    const h = this.handoffs.get(tabId);
+    if (h === undefined || h.target === undefined || url !== h.target) return undefined;
+    this.handoffs.delete(tabId);
+    return h.starter;
   }
 
   tabClosed(tabId: number): void {
-    this.handoffStarters.delete(tabId);
+    this.handoffs.delete(tabId);
   }
 
   /** `webRequest.onBeforeRedirect` for http:// requests (Chromium: DNR's redirects). */
@@ -129,12 +138,14 @@ export class RequestObserver {
       void this.deps.ready.then(() => this.observeRedirect(d));
       return;
     }
-    if (d.tabId < 0 || this.counted.delete(d.requestId)) return;
+    if (d.tabId < 0) return;
     // Chromium sends main frames DNR cannot rewrite to the handoff page: who started them is
-    // known only here (the page's own navigation onwards is ours).
+    // known only here (the page's own navigation onwards is ours). Also when `observe` already
+    // counted the request.
     if (d.type === 'main_frame' && d.url.startsWith('http:') && d.redirectUrl.startsWith(this.deps.ownOrigin)) {
-      this.handoffStarters.set(d.tabId, pageStarter(d, this.deps.ownOrigin));
+      this.handoffs.set(d.tabId, { url: d.url, starter: pageStarter(d, this.deps.ownOrigin) });
     }
+    if (this.counted.delete(d.requestId)) return;
     if (!d.url.startsWith('http:') || !d.redirectUrl.startsWith('https:')) return;
     const decision = this.deps.decider.decide(c, d);
     // Counted when our rules took it there (known hosts' subresources are not counted here).
@@ -153,8 +164,13 @@ export class RequestObserver {
     this.noteUpgrade(tabId, 'main_frame', url, target, false);
     // HTTPS-first's upgrade: its failure falls back like any other (trailing-dot hosts).
     const c = this.deps.controller();
+    // The user's own navigation only when the page answers for the request it took over.
+    const h = this.handoffs.get(tabId);
+    const byUser = h !== undefined && h.url === url && h.target === undefined && h.starter === null;
+    if (h !== undefined && h.url === url && h.target === undefined) h.target = target;
+    else this.handoffs.delete(tabId);
     if (c !== null && this.deps.decider.decide(c, { url, type: 'main_frame', tabId }).reason === 'https-first') {
-      this.deps.fallback.handedOff(tabId, url, target, this.handoffStarters.get(tabId) === null);
+      this.deps.fallback.handedOff(tabId, url, target, byUser);
     }
   }
 
