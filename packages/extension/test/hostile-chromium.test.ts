@@ -277,7 +277,8 @@ describe('Chromium: a hostile page cannot relax protection', () => {
       again,
       `http://free.example.test:80/`,
       again,
-      ...Array.from({ length: 40 }, (_, i) => `http://${NAV_HOST(5000 + i)}:${p}/nav-landed`),
+      // A dozen fresh hosts among the rest (the flood above sends hundreds on their own).
+      ...Array.from({ length: 12 }, (_, i) => `http://${NAV_HOST(5000 + i)}:${p}/nav-landed`),
       // With credentials (or a trailing dot) Chromium's handoff page takes them over and starts
       // the navigation onwards itself: still the page's navigations.
       ...Array.from({ length: 30 }, (_, i) => `http://u@${NAV_HOST(6000 + i)}:${p}/nav-landed`),
