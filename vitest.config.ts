@@ -15,5 +15,7 @@ export default defineConfig({
     testTimeout: corpusPass,
     hookTimeout: corpusPass,
     pool: 'forks',
+    // Extensions the tests build carry the test suite's handles (platform/test-hooks.ts).
+    env: { HTTPSIFY_TEST_HOOKS: '1' },
   },
 });

@@ -14,7 +14,16 @@ describe('extension build from the default rulesets', () => {
     const outDir = mkdtempSync(join(tmpdir(), 'httpsify-build-'));
     // Packages of an older build: replaced, not left beside the new ones.
     for (const old of ['httpsify-chromium-1.2.2.zip', 'httpsify-firefox-1.2.3.zip', 'notes.zip']) writeFileSync(join(outDir, old), 'old');
-    built = await buildExtension({ outDir, version: '1.2.3' });
+    // As `npm run package` builds them for the stores: without the test suite's handles.
+    built = await buildExtension({ outDir, version: '1.2.3', testHooks: false });
+  });
+
+  it("leaves the test suite's handles out of store packages (test builds carry them)", async () => {
+    // The build's switch, folded by esbuild: every handle sits behind it (platform/test-hooks.ts).
+    const hooks = (dir: string) => /\bTEST_HOOKS = (true|false);/.exec(readFileSync(join(dir, 'background.js'), 'utf8'))?.[1];
+    for (const dir of Object.values(built.dirs)) expect(hooks(dir), dir).toBe('false');
+    const test = await buildExtension({ outDir: mkdtempSync(join(tmpdir(), 'httpsify-build-hooks-')), browsers: ['firefox'], zip: false });
+    expect(hooks(test.dirs.firefox!)).toBe('true');
   });
 
   it('writes an MV3 Chromium package: service worker, static DNR ruleset, bundle', () => {

@@ -32,6 +32,7 @@ import { BrowserUpgradeWatch } from '../status/browser-upgrade-watch.js';
 import { openOverHttp } from '../status/open-over-http.js';
 import { TABS_SESSION_KEY, TabActivitySession } from '../status/tab-activity-session.js';
 import { ToolbarIcon } from '../status/toolbar-icon.js';
+import { exposeForTests } from '../platform/test-hooks.js';
 import { ext, storageArea } from '../platform/browser-api.js';
 
 const ONCE_SESSION_KEY = 'uiHttpOnce';
@@ -162,8 +163,8 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     return c;
   })();
   ready.catch((e: unknown) => console.error('httpsify UI failed to start', e));
-  // For the worker's DevTools console and the browser tests.
-  (globalThis as { httpsifyUi?: unknown }).httpsifyUi = { controller: ready, channels: () => channelService, protection, library: () => library };
+  // For the browser tests (test builds only).
+  exposeForTests('httpsifyUi', { controller: ready, channels: () => channelService, protection, library: () => library });
   // Registered at once (MV3): the alarm may be what woke the worker.
   ext.alarms.onAlarm.addListener((alarm) => {
     if (alarm.name === CHANNEL_ALARM) void ready.then(() => channelService?.onAlarm());

@@ -26,6 +26,7 @@ import { listenForMessages } from '../routing/runtime-messages.js';
 import { installBackground } from './background-runtime.js';
 import { dnrApi } from '../dnr/dnr-api.js';
 import { ext, regexSupport, storageArea } from '../platform/browser-api.js';
+import { exposeForTests } from '../platform/test-hooks.js';
 
 const guard = new LoopGuard();
 const dnr = dnrApi();
@@ -105,7 +106,7 @@ const handoff = installHandoff(writer, {
   downgradesSeen: (tabId, fromUrl, toUrl) => guard.recentTabDowngrades(tabId, fromUrl, toUrl),
   handedOff: (tabId, url, target) => ui.noteHandoff(tabId, url, target),
 });
-(globalThis as { httpsifyHandoff?: unknown }).httpsifyHandoff = handoff;
+exposeForTests('httpsifyHandoff', handoff);
 
 // The known hosts' rules leave out hosts where DNR may miss an exclusion; rebuilt once known.
 void (async () => {

@@ -25,6 +25,11 @@ export interface BuildOptions {
   version?: string;
   /** Unix seconds to stamp given rulesets with (the defaults carry their own). */
   timestamp?: number;
+  /**
+   * The test suite's handles on the worker (platform/test-hooks.ts); default: only when
+   * HTTPSIFY_TEST_HOOKS=1 (vitest.config.ts sets it), never in a store package.
+   */
+  testHooks?: boolean;
 }
 
 export interface BuildResult {
@@ -74,6 +79,7 @@ export async function buildExtension(options: BuildOptions = {}): Promise<BuildR
   const handoff = handoffScope(rulesets, report.omissions);
 
   const result: BuildResult = { dirs: {}, zips: [], rulesetCount: rulesets.length, dnr: report, rules, handoff, diagnostics: loaded.diagnostics };
+  const testHooks = options.testHooks ?? process.env.HTTPSIFY_TEST_HOOKS === '1';
   for (const browser of browsers) {
     const dir = join(outDir, browser);
     rmSync(dir, { recursive: true, force: true });
@@ -88,6 +94,7 @@ export async function buildExtension(options: BuildOptions = {}): Promise<BuildR
       minify: false,
       sourcemap: false,
       logLevel: 'silent',
+      define: { HTTPSIFY_TEST_HOOKS: String(testHooks) },
     });
     writeFileSync(join(dir, DEFAULT_BUNDLE_PATH), bundle);
     if (browser === 'chromium') {

@@ -1,6 +1,7 @@
 import type { Engine } from '@httpsify/engine';
 import { ext } from '../platform/browser-api.js';
 import type { LoopGuard } from '../https-first/loop-guard.js';
+import { exposeForTests, TEST_HOOKS } from '../platform/test-hooks.js';
 import { classifySender, messageAllowed } from './ui-senders.js';
 
 /**
@@ -68,8 +69,12 @@ function state(ctx: BackgroundContext): BackgroundState {
   };
 }
 
-/** The background's message API, also exposed as `globalThis.httpsify` for tests and DevTools. */
+/**
+ * The background's message API for the test suite (test builds only: no page of ours sends
+ * runtime messages; they use the port, ui-port.ts), also as `globalThis.httpsify`.
+ */
 export function listenForMessages(ready: Promise<Engine>, context: Omit<BackgroundContext, 'engine'>): void {
+  if (!TEST_HOOKS) return;
   const handleMessage = createMessageHandler(async () => ({ ...context, engine: await ready }));
   ext.runtime.onMessage.addListener((request: BackgroundRequest, sender, sendResponse) => {
     if (!messageAllowed(classifySender(sender))) {
@@ -79,5 +84,5 @@ export function listenForMessages(ready: Promise<Engine>, context: Omit<Backgrou
     handleMessage(request).then(sendResponse, (err: unknown) => sendResponse({ error: String(err) }));
     return true;
   });
-  (globalThis as { httpsify?: unknown }).httpsify = { handleMessage, ready };
+  exposeForTests('httpsify', { handleMessage, ready });
 }
