@@ -67,7 +67,7 @@ describe('Chromium: an HTTP-only site is never a dead end', () => {
   async function fallbackPage(url: string, p?: Page): Promise<Page> {
     const tab = p ?? (await ext.context.newPage());
     await tab.goto(url).catch(() => undefined);
-    await expect.poll(() => tab.url(), { ...POLL, message: url }).toMatch(/\/ui\/interstitial\.html\?/);
+    await expect.poll(() => tab.url(), { ...POLL, message: url }).toMatch(/\/ui\/fallback\.html\?/);
     await tab.waitForSelector('body[data-ready="true"]');
     return tab;
   }
@@ -109,7 +109,7 @@ describe('Chromium: an HTTP-only site is never a dead end', () => {
     const created = ext.context.waitForEvent('page');
     await ext.worker.evaluate(async () => void (await chrome.tabs.create({ url: 'http://fresh.tls.example.com/' })));
     const fresh = await created;
-    await expect.poll(() => fresh.url(), POLL).toMatch(/\/ui\/interstitial\.html\?/);
+    await expect.poll(() => fresh.url(), POLL).toMatch(/\/ui\/fallback\.html\?/);
     await fresh.waitForSelector('body[data-ready="true"]');
     const opened = ext.context.waitForEvent('page');
     await fresh.locator('#go-back').click();

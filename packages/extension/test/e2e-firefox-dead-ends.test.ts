@@ -9,7 +9,7 @@ import { launchFirefoxWithExtension, plainHttpProxyPrefs, type FirefoxTab, type 
 const POLL = { timeout: 25_000, interval: 100 };
 /** How long a loaded page is watched: longer than HTTPS-first's 3-second timer. */
 const WATCH_MS = 4000;
-const INTERSTITIAL = /^moz-extension:\/\/[^/]+\/ui\/interstitial\.html\?/;
+const FALLBACK_PAGE_URL = /^moz-extension:\/\/[^/]+\/ui\/fallback\.html\?/;
 
 /** The failure classes one port can show (names map to loopback, each URL names the site's port). */
 const CASES = [
@@ -87,7 +87,7 @@ describe('Firefox: an HTTP-only site is never a dead end', () => {
   async function fallbackPage(url: string, given?: FirefoxTab, userContext?: string): Promise<FirefoxTab> {
     const tab = given ?? (await firefox.newTab({ userContext }));
     await tab.start(url);
-    await expect.poll(href(tab), POLL).toMatch(INTERSTITIAL);
+    await expect.poll(href(tab), POLL).toMatch(FALLBACK_PAGE_URL);
     await expect.poll(() => tab.evaluate<string | undefined>('document.body.dataset.ready').catch(() => undefined), POLL).toBe('true');
     return tab;
   }

@@ -8,13 +8,13 @@ import { type ChannelServer, makeCertificate, startChannelServer, testKeyPair } 
 import { publishChannelFiles, rulesetsOf, testDefinition, type TestPublisher, testPublisher } from './support/channels.js';
 import { FF_POLL, startFirefoxUiHarness, type FirefoxUiHarness } from './support/firefox-ui.js';
 
-const INTERSTITIAL = /^moz-extension:\/\/[^/]+\/ui\/interstitial\.html\?/;
+const FALLBACK_PAGE_URL = /^moz-extension:\/\/[^/]+\/ui\/fallback\.html\?/;
 
 describe('HTTPS-first in a real Firefox (blocking webRequest)', () => {
   let h: FirefoxUiHarness;
   const plain = (host: string, path = '/') => `http://${host}:${h.plainPort}${path}`;
   /** Waits until the fallback page has rendered in the tab. */
-  const interstitialReady = () =>
+  const fallbackReady = () =>
     expect.poll(() => h.tab.evaluate<string | undefined>('document.body?.dataset.ready').catch(() => undefined), FF_POLL).toBe('true');
   const textOf = (id: string) => h.tab.evaluate<string>(`document.getElementById(${JSON.stringify(id)}).textContent`);
   const clickInTab = (id: string) => h.tab.evaluate<void>(`void document.getElementById(${JSON.stringify(id)}).click()`);
@@ -67,8 +67,8 @@ describe('HTTPS-first in a real Firefox (blocking webRequest)', () => {
   it('sends a failed upgrade (no TLS there) to the fallback page; "Continue to HTTP site" opens it and holds for the session', async () => {
     const target = plain('nossl.uncovered.test', '/p?q=1&r=2#frag');
     await h.tab.start(target);
-    await h.waitForUrl(INTERSTITIAL);
-    await interstitialReady();
+    await h.waitForUrl(FALLBACK_PAGE_URL);
+    await fallbackReady();
     expect(await textOf('target-url')).toBe(target);
     // Firefox reports TLS failures to webRequest as NSS's message, not as an error name.
     expect(await textOf('reason')).toBe('SSL received a record that exceeded the maximum permissible length.');
@@ -84,8 +84,8 @@ describe('HTTPS-first in a real Firefox (blocking webRequest)', () => {
 
   it('"Use “Rules only” for this site" stores the host with its port and later visits stay on HTTP', async () => {
     await h.tab.start(plain('always.uncovered.test', '/'));
-    await h.waitForUrl(INTERSTITIAL);
-    await interstitialReady();
+    await h.waitForUrl(FALLBACK_PAGE_URL);
+    await fallbackReady();
     await clickInTab('http-always');
     await h.waitForUrl(plain('always.uncovered.test', '/'));
     await expect.poll(() => h.bodyText().catch(() => ''), FF_POLL).toBe(`plain http always.uncovered.test:${h.plainPort}/`);
@@ -100,9 +100,9 @@ describe('HTTPS-first in a real Firefox (blocking webRequest)', () => {
     await h.tab.goto(h.url('start.uncovered.test', '/'));
     const started = Date.now();
     await h.tab.start(`http://slow.uncovered.test:${h.hangPort}/`);
-    await h.waitForUrl(INTERSTITIAL);
+    await h.waitForUrl(FALLBACK_PAGE_URL);
     expect(Date.now() - started).toBeGreaterThanOrEqual(2900);
-    await interstitialReady();
+    await fallbackReady();
     expect(await textOf('reason')).toBe('no answer within 3 seconds');
     await clickInTab('go-back');
     await h.waitForUrl(`https://start.uncovered.test:${h.server.port}/`);
@@ -121,8 +121,8 @@ describe('HTTPS-first in a real Firefox (blocking webRequest)', () => {
     await h.options.evaluate(`browser.storage.local.set({ portalProbeUrl: ${JSON.stringify(h.url('portal.uncovered.test', '/login'))} })`);
     const target = plain('hotel.uncovered.test', '/');
     await h.tab.start(target);
-    await h.waitForUrl(INTERSTITIAL);
-    await interstitialReady();
+    await h.waitForUrl(FALLBACK_PAGE_URL);
+    await fallbackReady();
     expect(await textOf('reason-text')).toContain('sign in first');
     await clickInTab('http-once');
     await h.waitForUrl(target);

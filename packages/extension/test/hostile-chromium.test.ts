@@ -168,7 +168,7 @@ describe('Chromium: a hostile page cannot relax protection', () => {
     // Even shown (as if it were reachable), a forged fallback page's buttons change nothing.
     for (const id of ['#http-once', '#http-always']) {
       const forged = await ext.context.newPage();
-      await forged.goto(`${extOrigin}/ui/interstitial.html?url=${encodeURIComponent(victim)}&reason=timeout&ticket=${'0'.repeat(32)}`);
+      await forged.goto(`${extOrigin}/ui/fallback.html?url=${encodeURIComponent(victim)}&reason=timeout&ticket=${'0'.repeat(32)}`);
       await forged.waitForSelector('body[data-ready="true"]');
       // As a script would (the second button sits in a closed <details>): no visibility needed.
       await forged.evaluate((sel) => (document.querySelector(sel) as HTMLButtonElement).click(), id);

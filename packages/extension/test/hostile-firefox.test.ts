@@ -123,7 +123,7 @@ describe('Firefox: a hostile page cannot relax protection', () => {
     await new Promise((r) => setTimeout(r, 1500));
     await tab.close();
     // Even shown (as if it were reachable), a forged fallback page's buttons change nothing.
-    const forgedUrl = `${firefox.extensionOrigin}/ui/interstitial.html?url=${encodeURIComponent(victim)}&reason=timeout&ticket=${'0'.repeat(32)}`;
+    const forgedUrl = `${firefox.extensionOrigin}/ui/fallback.html?url=${encodeURIComponent(victim)}&reason=timeout&ticket=${'0'.repeat(32)}`;
     for (const id of ['http-once', 'http-always']) {
       const forged = await firefox.newTab();
       await forged.goto(forgedUrl);

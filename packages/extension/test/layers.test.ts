@@ -29,7 +29,7 @@ const LAYERS: string[][] = [
   ['handoff'], // Chromium's main-frame handoff
   ['background'], // the two composition roots (chromium.ts, firefox.ts)
   ['ui/shared'], // what every page uses
-  ['ui/popup', 'ui/options', 'ui/interstitial', 'ui/handoff'], // the pages, one bundle each
+  ['ui/popup', 'ui/options', 'ui/fallback', 'ui/handoff'], // the pages, one bundle each
   ['packaging'], // the Node tool that writes the packages; nothing at run time imports it
 ];
 

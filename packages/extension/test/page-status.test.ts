@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { pageStatus, type PageStatusInputs } from '../src/status/page-status.js';
 
-const FALLBACK = 'chrome-extension://abc/ui/interstitial.html';
+const FALLBACK = 'chrome-extension://abc/ui/fallback.html';
 
 function inputs(over: Partial<PageStatusInputs>): PageStatusInputs {
   return {
     url: 'http://site.test/',
-    fallbackPath: '/ui/interstitial.html',
+    fallbackPath: '/ui/fallback.html',
     globalEnabled: true,
     httpsFirst: false,
     disabledBy: null,
@@ -66,7 +66,7 @@ describe('page status: why a page is or is not on HTTPS', () => {
     ],
     [
       'the fallback page (any extension origin)',
-      { url: `moz-extension://other-uuid/ui/interstitial.html?url=${encodeURIComponent('http://down.test/')}` },
+      { url: `moz-extension://other-uuid/ui/fallback.html?url=${encodeURIComponent('http://down.test/')}` },
       { kind: 'http-upgrade-failed', host: 'down.test' },
     ],
     [

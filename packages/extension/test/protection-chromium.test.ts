@@ -147,7 +147,7 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
 
   it('offers the www. host when the bare one has no HTTPS, without sending the path over HTTP', async () => {
     await visit('http://bare.example.org/private/page?token=1');
-    await expect.poll(() => page.url(), POLL).toMatch(/interstitial\.html/);
+    await expect.poll(() => page.url(), POLL).toMatch(/fallback\.html/);
     await page.waitForSelector('body[data-ready="true"]');
     // Offered as a choice, never followed on the user's behalf; one click reaches it.
     const link = page.locator('#twin-link');
@@ -162,7 +162,7 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
 
   it('ends on the fallback page after a failed upgrade, with what was tried; HTTP probe sends only the host', async () => {
     await visit('http://nossl.example.com/secret/path?q=1');
-    await expect.poll(() => page.url(), POLL).toMatch(/interstitial\.html/);
+    await expect.poll(() => page.url(), POLL).toMatch(/fallback\.html/);
     const params = new URL(page.url()).searchParams;
     expect(params.get('url')).toBe('http://nossl.example.com/secret/path?q=1');
     const tried = JSON.parse(params.get('tried') ?? '[]') as { url: string; result: string }[];
@@ -236,7 +236,7 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     await worker(async () => chrome.storage.local.set({ portalProbeUrl: 'http://probe.example.com/login' }), null);
     const before = await worker(async () => (await chrome.declarativeNetRequest.getDynamicRules()).length, null);
     await visit('http://hotel.example.com/');
-    await expect.poll(() => page.url(), POLL).toMatch(/interstitial\.html/);
+    await expect.poll(() => page.url(), POLL).toMatch(/fallback\.html/);
     await page.waitForSelector('body[data-ready="true"]');
     expect(await page.locator('#reason-text').textContent()).toContain('sign in first');
     // Whoever answers the probe relaxes nothing: every rule is still in place.

@@ -125,7 +125,7 @@ describe('protection mode in Firefox', () => {
 
   it('offers the www. host when the bare one has no HTTPS, without sending the path over HTTP', async () => {
     await tab.start(at('http', 'bare.example.test', '/private/page?token=1'));
-    await expect.poll(href, POLL).toMatch(/interstitial\.html/);
+    await expect.poll(href, POLL).toMatch(/fallback\.html/);
     // Offered as a choice, never followed on the user's behalf; one click reaches it.
     await expect
       .poll(() => tab.evaluate<string>('document.querySelector("#twin-link").textContent').catch(() => ''), POLL)
@@ -167,7 +167,7 @@ describe('protection mode in Firefox', () => {
 
   it('ends on the fallback page after a failed upgrade, with what was tried; only the host is asked over HTTP', async () => {
     await tab.start(at('http', 'nossl.example.test', '/secret/path?q=1'));
-    await expect.poll(href, POLL).toMatch(/interstitial\.html/);
+    await expect.poll(href, POLL).toMatch(/fallback\.html/);
     const params = new URL(await href()).searchParams;
     expect(params.get('url')).toBe(at('http', 'nossl.example.test', '/secret/path?q=1'));
     const tried = JSON.parse(params.get('tried') ?? '[]') as { url: string }[];
@@ -184,7 +184,7 @@ describe('protection mode in Firefox', () => {
   it('behind a captive portal, the fallback page says so; only the click opens HTTP', async () => {
     await extPage.evaluate(`browser.storage.local.set({ portalProbeUrl: ${JSON.stringify(`http://probe.example.test:${site.port}/login`)} })`);
     await tab.start(at('http', 'hotel.example.test', '/'));
-    await expect.poll(href, POLL).toMatch(/interstitial\.html/);
+    await expect.poll(href, POLL).toMatch(/fallback\.html/);
     // The portal check itself went out over plain HTTP, as a portal expects.
     expect(site.seen('probe.example.test')).toContain('GET http /login');
     await expect.poll(() => tab.evaluate<string>('document.querySelector("#reason-text").textContent').catch(() => ''), POLL).toContain('sign in first');

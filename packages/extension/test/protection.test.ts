@@ -319,7 +319,7 @@ describe('re-check of sites left on HTTP', () => {
 describe('page status', () => {
   it('calls a www. twin the user followed from the fallback page simply secure', () => {
     const inputs = {
-      fallbackPath: '/ui/interstitial.html',
+      fallbackPath: '/ui/fallback.html',
       globalEnabled: true,
       httpsFirst: true,
       disabledBy: null,

@@ -53,7 +53,7 @@ describe('HTTPS-first in Chromium: upgrade, fallback page, exemptions', () => {
     const tabId = await h.tabIdOf(page);
     expect(tabId).toBeGreaterThan(0);
     await visit(plain('nossl.uncovered.test', '/p?q=1&r=2#frag'));
-    await page.waitForURL(/interstitial\.html/);
+    await page.waitForURL(/fallback\.html/);
     await page.waitForSelector('body[data-ready="true"]');
     expect(await page.locator('#target-url').textContent()).toBe(plain('nossl.uncovered.test', '/p?q=1&r=2#frag'));
     // In words first; the raw error code on the details line.
@@ -100,13 +100,13 @@ describe('HTTPS-first in Chromium: upgrade, fallback page, exemptions', () => {
     const onHttp = await h.openPopup(page);
     await expect.poll(() => onHttp.locator('#status-title').textContent(), POLL).toBe('Not secure: HTTPS did not work here');
     await onHttp.getByRole('button', { name: 'Try HTTPS again' }).click();
-    await expect.poll(() => page.url(), { timeout: 15_000 }).toMatch(/interstitial\.html/);
+    await expect.poll(() => page.url(), { timeout: 15_000 }).toMatch(/fallback\.html/);
     await onHttp.close();
   });
 
   it('"Use “Rules only” for this site" is stored with the port', async () => {
     await visit(plain('always.uncovered.test', '/'));
-    await page.waitForURL(/interstitial\.html/);
+    await page.waitForURL(/fallback\.html/);
     await page.waitForSelector('body[data-ready="true"]');
     await page.locator('#more summary').click();
     await page.locator('#http-always').click();
@@ -120,7 +120,7 @@ describe('HTTPS-first in Chromium: upgrade, fallback page, exemptions', () => {
     await page.goto(h.url('start.uncovered.test', '/'));
     const started = Date.now();
     await visit(`http://slow.uncovered.test:${h.hangPort}/`);
-    await expect.poll(() => page.url(), { timeout: 15_000 }).toMatch(/interstitial\.html/);
+    await expect.poll(() => page.url(), { timeout: 15_000 }).toMatch(/fallback\.html/);
     expect(Date.now() - started).toBeGreaterThanOrEqual(2900);
     await page.waitForSelector('body[data-ready="true"]');
     expect(await page.locator('#reason').textContent()).toBe('no answer within 3 seconds');
@@ -141,7 +141,7 @@ describe('HTTPS-first in Chromium: upgrade, fallback page, exemptions', () => {
     // The probe now answers like a portal login page.
     await h.ext.worker.evaluate(async (probe) => chrome.storage.local.set({ portalProbeUrl: probe }), h.url('portal.uncovered.test', '/login'));
     await visit(plain('hotel.uncovered.test', '/'));
-    await page.waitForURL(/interstitial\.html/);
+    await page.waitForURL(/fallback\.html/);
     await page.waitForSelector('body[data-ready="true"]');
     expect(await page.locator('#reason-text').textContent()).toContain('sign in first');
     // It leads with the network's sign-in page: the one primary button, focused.
@@ -158,7 +158,7 @@ describe('HTTPS-first in Chromium: upgrade, fallback page, exemptions', () => {
     await expect.poll(() => signIn.url(), POLL).toBe(h.url('portal.uncovered.test', '/login'));
     await expect.poll(() => signIn.locator('body').textContent(), POLL).toContain('http portal.uncovered.test');
     await signIn.close();
-    expect(page.url()).toMatch(/interstitial\.html/);
+    expect(page.url()).toMatch(/fallback\.html/);
     await page.locator('#http-once').click();
     await page.waitForURL(plain('hotel.uncovered.test', '/'));
     expect(await page.locator('body').textContent()).toContain('plain http');

@@ -82,7 +82,7 @@ describe('every page and state in Chromium, light and dark, 360 and 1280 px', ()
     const fallback = await h.ext.context.newPage();
     const twin = 'https://www.a-rather-long-subdomain-name.with.many.labels.example.test/';
     await fallback.goto(
-      `chrome-extension://${h.id}/ui/interstitial.html?url=${encodeURIComponent('http://a-rather-long-subdomain-name.with.many.labels.example.test/a/path?q=1')}&reason=net%3A%3AERR_CONNECTION_REFUSED&twin=${encodeURIComponent(twin)}&tried=${encodeURIComponent(
+      `chrome-extension://${h.id}/ui/fallback.html?url=${encodeURIComponent('http://a-rather-long-subdomain-name.with.many.labels.example.test/a/path?q=1')}&reason=net%3A%3AERR_CONNECTION_REFUSED&twin=${encodeURIComponent(twin)}&tried=${encodeURIComponent(
         JSON.stringify([
           { url: 'https://x.example.test/', result: 'net::ERR_CONNECTION_REFUSED' },
           { url: twin, result: 'ok' },

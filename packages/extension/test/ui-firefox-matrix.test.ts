@@ -67,7 +67,7 @@ describe('every page and state in Firefox, light and dark, 360 and 1280 px', () 
     await ready(h.options);
     await check(h.options, 'options', [360, 1280], ['Advanced', 'General', 'All rulesets']);
     await h.tab.start(`http://nossl.uncovered.test:${h.plainPort}/a/path`);
-    await expect.poll(() => h.tab.evaluate<string>('location.href').catch(() => ''), FF_POLL).toMatch(/\/ui\/interstitial\.html\?/);
+    await expect.poll(() => h.tab.evaluate<string>('location.href').catch(() => ''), FF_POLL).toMatch(/\/ui\/fallback\.html\?/);
     await ready(h.tab);
     await check(h.tab, 'fallback', [360, 1280], ['Secure site not available', 'Continue to HTTP site', 'More options']);
   });

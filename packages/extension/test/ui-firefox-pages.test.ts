@@ -76,7 +76,7 @@ describe('the extension pages in Firefox: popup, options, fallback page', () => 
     await h.request({ type: 'setFlag', flag: 'httpsFirst', value: true });
     const target = `http://nossl.uncovered.test:${h.plainPort}/`;
     await h.tab.start(target);
-    await h.waitForUrl(/^moz-extension:\/\/[^/]+\/ui\/interstitial\.html\?/);
+    await h.waitForUrl(/^moz-extension:\/\/[^/]+\/ui\/fallback\.html\?/);
     await ready(h.tab);
     expect(await textOf(h.tab, '#reason-text')).toBe("The site's server does not speak HTTPS at this address.");
     expect(await textOf(h.tab, '#reason')).toBe('SSL received a record that exceeded the maximum permissible length.');

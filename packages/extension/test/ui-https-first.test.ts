@@ -131,7 +131,7 @@ describe('HTTPS-first fallback', () => {
   });
 
   it('encodes the original URL so & and # survive', () => {
-    const url = fallbackPageUrl('chrome-extension://x/ui/interstitial.html', 'http://a.test/?q=1&r=2#frag', 'timeout');
+    const url = fallbackPageUrl('chrome-extension://x/ui/fallback.html', 'http://a.test/?q=1&r=2#frag', 'timeout');
     expect(new URL(url).searchParams.get('url')).toBe('http://a.test/?q=1&r=2#frag');
     const full = new URL(fallbackPageUrl('x:/i.html', 'http://a.test/', 'timeout', { twin: 'https://www.a.test/', back: 2 })).searchParams;
     expect([full.get('twin'), full.get('back')]).toEqual(['https://www.a.test/', '2']);

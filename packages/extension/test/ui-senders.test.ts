@@ -16,7 +16,7 @@ describe('who may ask the background what', () => {
   it('knows our pages by address, and nothing else', () => {
     expect(sender(`${BASE}ui/popup.html`).page).toBe('popup');
     expect(sender(`${BASE}ui/options.html#sites`, { tab: 3 }).page).toBe('options');
-    expect(sender(`${BASE}ui/interstitial.html?url=x`, { tab: 3 }).page).toBe('fallback');
+    expect(sender(`${BASE}ui/fallback.html?url=x`, { tab: 3 }).page).toBe('fallback');
     expect(sender(`${BASE}ui/handoff.html#http://a.test/`, { tab: 3 }).page).toBe('handoff');
     // Another extension, a web page, a page of ours we do not know, a look-alike origin.
     expect(sender(`${BASE}ui/popup.html`, { id: 'other' }).page).toBeNull();
@@ -33,7 +33,7 @@ describe('who may ask the background what', () => {
     expect(messageAllowed(framed)).toBe(false);
     expect(refusal(sender('https://evil.test/'), { type: 'settings' }, tickets)).not.toBeNull();
     expect(messageAllowed(sender(`${BASE}ui/popup.html`))).toBe(true);
-    expect(messageAllowed(sender(`${BASE}ui/interstitial.html`, { tab: 3 }))).toBe(false);
+    expect(messageAllowed(sender(`${BASE}ui/fallback.html`, { tab: 3 }))).toBe(false);
   });
 
   it('lets the popup and options page ask everything', () => {
@@ -49,7 +49,7 @@ describe('who may ask the background what', () => {
     const tickets = new PageTickets(fixedRandom);
     const url = 'http://down.test:8080/a?b=1';
     const ticket = tickets.issue(5, url);
-    const page = fallbackPageUrl(`${BASE}ui/interstitial.html`, url, 'timeout', { ticket });
+    const page = fallbackPageUrl(`${BASE}ui/fallback.html`, url, 'timeout', { ticket });
     const ok = sender(page, { tab: 5 });
     const once: UiRequest = { type: 'httpOnce', url };
     expect(refusal(ok, once, tickets)).toBeNull();
@@ -66,11 +66,11 @@ describe('who may ask the background what', () => {
     // pointing its `url` at another site: refused.
     expect(refusal(sender(page, { tab: 6 }), once, tickets)).not.toBeNull();
     expect(refusal(sender(page, { tab: 5, frameId: 3 }), once, tickets)).not.toBeNull();
-    const bare = fallbackPageUrl(`${BASE}ui/interstitial.html`, url, 'timeout');
+    const bare = fallbackPageUrl(`${BASE}ui/fallback.html`, url, 'timeout');
     expect(refusal(sender(bare, { tab: 5 }), once, tickets)).not.toBeNull();
-    const guessed = fallbackPageUrl(`${BASE}ui/interstitial.html`, url, 'timeout', { ticket: '0'.repeat(32) });
+    const guessed = fallbackPageUrl(`${BASE}ui/fallback.html`, url, 'timeout', { ticket: '0'.repeat(32) });
     expect(refusal(sender(guessed, { tab: 5 }), once, tickets)).not.toBeNull();
-    const moved = fallbackPageUrl(`${BASE}ui/interstitial.html`, 'http://victim.test/', 'timeout', { ticket });
+    const moved = fallbackPageUrl(`${BASE}ui/fallback.html`, 'http://victim.test/', 'timeout', { ticket });
     expect(refusal(sender(moved, { tab: 5 }), { type: 'httpOnce', url: 'http://victim.test/' }, tickets)).not.toBeNull();
     // Reads are fine without a ticket; the tab closing takes its tickets away.
     expect(refusal(sender(bare, { tab: 5 }), { type: 'settings' }, tickets)).toBeNull();
@@ -83,7 +83,7 @@ describe('who may ask the background what', () => {
     const ticket = tickets.issue(1, 'http://a.test/');
     const copy = new PageTickets();
     copy.restore(JSON.parse(JSON.stringify([...tickets.snapshot(), [2, [{ secret: 'short', url: 'http://b.test/' }]], 'junk'])));
-    expect(copy.check(1, `${BASE}ui/interstitial.html?url=${encodeURIComponent('http://a.test/')}&ticket=${ticket}`)).toBe('http://a.test/');
+    expect(copy.check(1, `${BASE}ui/fallback.html?url=${encodeURIComponent('http://a.test/')}&ticket=${ticket}`)).toBe('http://a.test/');
     expect(copy.snapshot().map(([tab]) => tab)).toEqual([1]);
   });
 

@@ -97,7 +97,7 @@ function hostOf(url: string): string {
 /**
  * Follows top-level navigations HTTPS-first upgraded, by request id, and reports the ones that
  * failed (a fallback error, or no response within the timeout) so the tab can be sent to the
- * interstitial. A navigation is reported at most once.
+ * fallback. A navigation is reported at most once.
  */
 export class HttpsFirstTracker {
   private readonly pending = new Map<string, Pending>();

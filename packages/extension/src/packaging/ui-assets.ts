@@ -9,7 +9,7 @@ import type { Browser } from './manifest.js';
 const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** The UI pages: each is an HTML file, its stylesheet and one bundled script, all in `ui/`. */
-const PAGES = ['popup', 'options', 'interstitial', 'handoff'] as const;
+const PAGES = ['popup', 'options', 'fallback', 'handoff'] as const;
 /** The handoff page serves Chromium's DNR only (Firefox's engine decides every request itself). */
 const pagesFor = (browser: Browser) => PAGES.filter((p) => p !== 'handoff' || browser === 'chromium');
 
@@ -52,8 +52,8 @@ export function uiManifestEntries(browser: Browser): Record<string, unknown> {
     // The fallback page is opened by the background, but back/forward can reach it from a site.
     web_accessible_resources: [
       browser === 'chromium'
-        ? { resources: [FALLBACK_PAGE, 'ui/interstitial.js', 'ui/interstitial.css', 'ui/theme.css'], matches: ['<all_urls>'], use_dynamic_url: true }
-        : { resources: [FALLBACK_PAGE, 'ui/interstitial.js', 'ui/interstitial.css', 'ui/theme.css'], matches: ['<all_urls>'] },
+        ? { resources: [FALLBACK_PAGE, 'ui/fallback.js', 'ui/fallback.css', 'ui/theme.css'], matches: ['<all_urls>'], use_dynamic_url: true }
+        : { resources: [FALLBACK_PAGE, 'ui/fallback.js', 'ui/fallback.css', 'ui/theme.css'], matches: ['<all_urls>'] },
       // Chromium's DNR rules redirect main frames to the handoff page by its fixed address.
       ...(browser === 'chromium' ? [{ resources: [HANDOFF_PAGE, 'ui/handoff.js', 'ui/handoff.css', 'ui/theme.css'], matches: ['<all_urls>'] }] : []),
     ],

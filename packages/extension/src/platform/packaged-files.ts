@@ -19,6 +19,6 @@ export const HANDOFF_SCOPE_PATH = 'rules/handoff.json';
 export const POPUP_PAGE = 'ui/popup.html';
 export const OPTIONS_PAGE = 'ui/options.html';
 /** The fallback page: an upgrade failed, the user chooses what next. */
-export const FALLBACK_PAGE = 'ui/interstitial.html';
+export const FALLBACK_PAGE = 'ui/fallback.html';
 /** Chromium: the page that decides a main frame DNR could not and opens the result. */
 export const HANDOFF_PAGE = 'ui/handoff.html';

@@ -33,7 +33,7 @@ export interface UiHooks {
   channels?: ChannelHooks;
   /** Redirect-loop protection of the platform (the popup shows it and can retry a host). */
   loopGuard?: LoopGuardHooks;
-  /** Path of the fallback page (`/ui/interstitial.html`), so the popup can explain it. */
+  /** Path of the fallback page (`/ui/fallback.html`), so the popup can explain it. */
   fallbackPath?: string;
   /**
    * The fallback page's address in a tab showing it (extensions without the "tabs" permission

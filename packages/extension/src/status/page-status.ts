@@ -8,7 +8,7 @@ export interface PageStatusInputs {
   /** The tab's address (undefined: no tab, or one the extension may not see). */
   url: string | undefined;
   /**
-   * The path of our own fallback page (`/ui/interstitial.html`). Matched by path on any
+   * The path of our own fallback page (`/ui/fallback.html`). Matched by path on any
    * extension origin: Chromium's runtime.getURL may answer with a dynamic origin for pages that
    * are web-accessible, while the tab shows the extension's id.
    */

@@ -20,7 +20,7 @@ export interface PageViewSources {
   readonly httpOnce: ReadonlySet<string>;
   readonly activity: Pick<TabActivity, 'get' | 'orderedRulesets'>;
   readonly rewriter: LayeredRewriter;
-  /** Path of the fallback page (`/ui/interstitial.html`). */
+  /** Path of the fallback page (`/ui/fallback.html`). */
   readonly fallbackPath: string;
   loopVerdict(url: string, tabId: number): boolean;
   /** Who moved the tab's page to HTTPS when we did not (browser-upgrade-watch.ts). */

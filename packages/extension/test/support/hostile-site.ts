@@ -148,7 +148,7 @@ export function hostileHandler(port: () => number): (req: IncomingMessage, res: 
       const ext = url.searchParams.get('ext') ?? '';
       const to = url.searchParams.get('to') ?? '';
       const forged = [
-        `${ext}/ui/interstitial.html?url=${encodeURIComponent(to)}&reason=timeout&ticket=${'0'.repeat(32)}`,
+        `${ext}/ui/fallback.html?url=${encodeURIComponent(to)}&reason=timeout&ticket=${'0'.repeat(32)}`,
         `${ext}/ui/handoff.html#${to}`,
         `${ext}/ui/popup.html`,
         `${ext}/ui/options.html`,

@@ -19,9 +19,9 @@ function init(): void {
   const target = webUrl(params.url);
   $('#target-url').textContent = target?.href ?? params.url ?? '';
   const reason = params.reason;
-  withHost($('#lead-host'), 'interstitialLead', target?.hostname ?? '');
+  withHost($('#lead-host'), 'fallbackLead', target?.hostname ?? '');
   $('#reason-text').textContent = t(failureMessage(reason));
-  $('#reason').textContent = reason === 'timeout' ? t('interstitialTimeout') : reason;
+  $('#reason').textContent = reason === 'timeout' ? t('fallbackTimeout') : reason;
   const http = target === null ? null : target.href.replace(/^https:/, 'http:');
   for (const id of ['#http-once', '#http-always', '#copy-url']) ($(id) as HTMLButtonElement).disabled = http === null;
   showTwin(params.twin, target);
@@ -41,7 +41,7 @@ function init(): void {
   $('#copy-url').addEventListener('click', async () => {
     if (http === null) return;
     await copyText(http);
-    $('#copied').textContent = t('interstitialCopied');
+    $('#copied').textContent = t('fallbackCopied');
     setTimeout(() => ($('#copied').textContent = ''), 1500);
   });
   // The background's CAPTIVE_PORTAL_REASON (https-first/captive-portal.ts), as failure-text.ts reads it.
@@ -64,7 +64,7 @@ function showPortal(target: URL | null): void {
     const answer = await background.request<{ ok?: boolean; url?: string }>({ type: 'portalSignIn' });
     if (answer.ok !== true || answer.url === undefined) return;
     await ext.tabs.create({ url: answer.url, active: true });
-    $('#portal-opened').textContent = t('interstitialPortalOpened');
+    $('#portal-opened').textContent = t('fallbackPortalOpened');
   });
   $('#portal-retry').addEventListener('click', () => {
     if (target !== null) location.replace(target.href);
@@ -121,7 +121,7 @@ function showTwin(raw: string | null, target: URL | null): void {
   if (a !== b || twin.hostname === target.hostname) return;
   const link = $('#twin-link') as HTMLAnchorElement;
   link.href = twin.href;
-  withHost(link, 'interstitialTwin', twin.hostname);
+  withHost(link, 'fallbackTwin', twin.hostname);
   $('#twin').hidden = false;
 }
 
@@ -137,17 +137,17 @@ function showTried(params: FallbackPageParams): void {
   }
   const http = params.http;
   const probe = $('#http-probe');
-  probe.textContent = http === 'ok' ? t('interstitialHttpAnswers') : http !== null && http !== 'not tried' ? t('interstitialHttpSilent') : '';
+  probe.textContent = http === 'ok' ? t('fallbackHttpAnswers') : http !== null && http !== 'not tried' ? t('fallbackHttpSilent') : '';
   probe.hidden = probe.textContent === '';
   $('#tried').hidden = list.childElementCount === 0;
 }
 
 /** One attempt's outcome in words: answered, answered with an error status, or why it failed. */
 function attemptText(result: string): string {
-  if (result === 'ok') return t('interstitialTriedOk');
+  if (result === 'ok') return t('fallbackTriedOk');
   const status = /^HTTP (\d{3})$/.exec(result);
-  if (status !== null) return t('interstitialTriedStatus', [status[1] as string]);
-  if (result === 'redirect') return t('interstitialTriedRedirect');
+  if (status !== null) return t('fallbackTriedStatus', [status[1] as string]);
+  if (result === 'redirect') return t('fallbackTriedRedirect');
   return t(failureMessage(result));
 }
 
