@@ -7,6 +7,7 @@ import { ProgressBar } from '../fetch-test/progress-bar.js';
 import { DEFAULT_MAX_BYTES } from '../links/document.js';
 import { DEFAULT_PARSE_TIMEOUT_MS } from '../links/markdown-parser.js';
 import { formatJson, formatSarif, formatText } from '../links/report-formats.js';
+import { DEFAULT_IGNORE_FILE } from '../links/exclude-patterns.js';
 import { applicable, runLinks, UsageError, type LinksReport } from '../links/run-links.js';
 
 export { runLinks, type LinksOptions, type LinksReport } from '../links/run-links.js';
@@ -23,6 +24,8 @@ interface LinksCliOptions extends RewriteEngineOptions {
   allowPrivate?: boolean;
   maxSize: string;
   parseTimeout: string;
+  exclude?: string[];
+  ignoreFile?: string;
 }
 
 const VERSION = '0.1.0';
@@ -46,7 +49,9 @@ function addLinksOptions(command: Command): Command {
     .option('--allow-private', 'with --verify: also fetch loopback, private and link-local addresses (refused by default, also after DNS resolution)')
     .option('--ca <file>', 'with --verify: also trust the CA certificates in this PEM file (repeatable)', collect)
     .option('--max-size <bytes>', 'skip files larger than this', String(DEFAULT_MAX_BYTES))
-    .option('--parse-timeout <ms>', 'skip a Markdown file that takes longer than this to parse', String(DEFAULT_PARSE_TIMEOUT_MS));
+    .option('--parse-timeout <ms>', 'skip a Markdown file that takes longer than this to parse', String(DEFAULT_PARSE_TIMEOUT_MS))
+    .option('--exclude <regex>', 'leave alone the URLs this JavaScript regex matches, anywhere in the URL (repeatable)', collect)
+    .option('--ignore-file <path>', `read --exclude regexes from this file, one a line, # for comments (default: ${DEFAULT_IGNORE_FILE} if present)`);
 }
 
 export function registerLinks(program: Command): void {
@@ -98,6 +103,8 @@ async function runCommand(mode: 'check' | 'fix', paths: string[], options: Links
       upgradeAll: options.upgradeAll === true,
       maxBytes,
       parseTimeoutMs,
+      exclude: options.exclude ?? [],
+      ignoreFile: options.ignoreFile,
       verify:
         settings === null
           ? null

@@ -17,7 +17,8 @@ export function formatText(report: LinksReport, mode: 'check' | 'fix'): string {
   const kept = report.findings.filter((f) => f.verified !== false).length;
   const unverified = report.findings.length - kept;
   const verb = mode === 'fix' ? `${kept} link(s) upgraded in ${report.changedFiles.length} file(s)` : `${kept} link(s) can be upgraded`;
-  lines.push(`${report.scannedFiles} file(s) scanned; ${verb}${unverified > 0 ? `; ${unverified} not verified` : ''}`);
+  const excluded = report.excluded.length > 0 ? `; ${report.excluded.length} link(s) excluded` : '';
+  lines.push(`${report.scannedFiles} file(s) scanned; ${verb}${unverified > 0 ? `; ${unverified} not verified` : ''}${excluded}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -44,6 +45,9 @@ export function formatJson(report: LinksReport, mode: 'check' | 'fix'): string {
       mode,
       scannedFiles: report.scannedFiles,
       findings: report.findings.map(findingJson),
+      // As lychee's JSON: the count, and each excluded link with the rule that left it alone.
+      excluded: report.excluded.length,
+      excludedLinks: report.excluded,
       problems: report.problems,
       notes: report.notes,
       ...(mode === 'fix' ? { changedFiles: report.changedFiles } : {}),
