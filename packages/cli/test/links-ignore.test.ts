@@ -205,3 +205,115 @@ describe('ignore file', () => {
     ]);
   });
 });
+
+describe('inline markers', () => {
+  const MD = [
+    '# Links', // 1
+    '<!-- httpsify-ignore-next-line: the mirror has no HTTPS -->', // 2
+    'Mirror: [files](http://docs.test/mirror).', // 3
+    'Guide: [guide](http://docs.test/guide).', // 4
+    'Old: <http://docs.test/old> <!-- httpsify-ignore-line -->', // 5
+    '', // 6
+    '<!-- httpsify-ignore-start -->', // 7
+    '| Archive | [a](http://docs.test/a) |', // 8
+    '| --- | --- |', // 9
+    '| http://docs.test/b | [c](http://docs.test/c) |', // 10
+    '<!-- httpsify-ignore-end -->', // 11
+    '', // 12
+    // Written about, not used: in prose and in a code span they are not comments.
+    'Write `<!-- httpsify-ignore-start -->` or httpsify-ignore-next-line to keep a link:', // 13
+    'then [after](http://docs.test/after) and [more](http://docs.test/more) stay checked.', // 14
+    '<!-- httpsify-ignore-next-lines is not a marker -->', // 15
+    'And http://docs.test/plain too.', // 16
+    '',
+  ].join('\n');
+
+  it('Markdown: next-line, line and start/end blocks in HTML comments; the same words elsewhere do nothing', async () => {
+    const dir = project('inline-md', { 'doc.md': MD });
+    const check = await run(['links', 'check', '--format', 'json', ...rulesArgs, 'doc.md'], dir);
+    expect(check.stderr).toBe('');
+    const report = JSON.parse(check.stdout) as { findings: { url: string; line: number }[]; excluded: number; excludedLinks: Record<string, unknown>[] };
+    expect(report.findings.map((f) => `${f.line} ${f.url}`)).toEqual([
+      '4 http://docs.test/guide',
+      '14 http://docs.test/after',
+      '14 http://docs.test/more',
+      '16 http://docs.test/plain',
+    ]);
+    expect(report.excluded).toBe(5);
+    expect(report.excludedLinks.map((e) => `${e['line']} ${e['url']} ${e['rule']} ${e['origin']}`)).toEqual([
+      '3 http://docs.test/mirror httpsify-ignore-next-line doc.md:2',
+      '5 http://docs.test/old httpsify-ignore-line doc.md:5',
+      '8 http://docs.test/a httpsify-ignore-start doc.md:7',
+      '10 http://docs.test/b httpsify-ignore-start doc.md:7',
+      '10 http://docs.test/c httpsify-ignore-start doc.md:7',
+    ]);
+    const fix = await run(['links', 'fix', ...rulesArgs, 'doc.md'], dir);
+    expect(fix.stdout).toMatch(/\n1 file\(s\) scanned; 4 link\(s\) upgraded in 1 file\(s\); 5 link\(s\) excluded\n$/);
+    const fixed = readFileSync(join(dir, 'doc.md'), 'utf8');
+    expect(fixed).toBe(MD.replace(/http:\/\/docs\.test\/(guide|after|more|plain)/g, 'https://docs.test/$1'));
+  });
+
+  it('HTML: markers in comments, a comment over several lines ignores the line after its end', async () => {
+    const html = [
+      '<!doctype html><title>t</title>', // 1
+      '<!--', // 2
+      '  httpsify-ignore-next-line', // 3
+      '  (the partner site has no HTTPS)', // 4
+      '-->', // 5
+      '<a href="http://docs.test/partner">partner</a>', // 6
+      '<a href="http://docs.test/kept">kept</a>', // 7
+      '<img src="http://docs.test/i.png"><!-- httpsify-ignore-line --><a href="http://docs.test/same-line">s</a>', // 8
+      '<p>httpsify-ignore-line is text here: <a href="http://docs.test/text">t</a></p>', // 9
+      '<script>// httpsify-ignore-next-line</script>', // 10
+      '<a href="http://docs.test/after-script">a</a>', // 11
+      '',
+    ].join('\n');
+    const dir = project('inline-html', { 'page.html': html });
+    const r = await run(['links', 'check', '--format', 'json', ...rulesArgs, 'page.html'], dir);
+    const report = JSON.parse(r.stdout) as { findings: { url: string }[]; excludedLinks: { url: string; origin: string }[] };
+    expect(report.findings.map((f) => f.url)).toEqual(['http://docs.test/kept', 'http://docs.test/text', 'http://docs.test/after-script']);
+    expect(report.excludedLinks.map((e) => `${e.url} ${e.origin}`)).toEqual([
+      'http://docs.test/partner page.html:3',
+      'http://docs.test/i.png page.html:8',
+      'http://docs.test/same-line page.html:8',
+    ]);
+  });
+
+  it('other files: the marker anywhere on a line, in any comment syntax', async () => {
+    const yml = [
+      'mirror: http://docs.test/mirror  # httpsify-ignore-line', // 1
+      '# httpsify-ignore-next-line', // 2
+      'legacy: http://docs.test/legacy', // 3
+      'docs: http://docs.test/docs', // 4
+      '/* httpsify-ignore-start */', // 5
+      'a: http://docs.test/a', // 6
+      'b: http://docs.test/b', // 7
+      '// httpsify-ignore-end', // 8
+      'c: http://docs.test/c', // 9
+      '',
+    ].join('\n');
+    const dir = project('inline-text', { 'config.yml': yml });
+    const r = await run(['links', 'check', ...rulesArgs, 'config.yml'], dir);
+    expect(r.stdout).toBe(
+      [
+        'config.yml:4:7: http://docs.test/docs -> https://docs.test/docs (ruleset Docs)',
+        'config.yml:9:4: http://docs.test/c -> https://docs.test/c (ruleset Docs)',
+        '1 file(s) scanned; 2 link(s) can be upgraded; 4 link(s) excluded',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('an unclosed start runs to the end of the file and a stray end does nothing, each with a note', async () => {
+    const dir = project('inline-unpaired', {
+      'a.md':
+        '[a](http://docs.test/a)\n<!-- httpsify-ignore-end -->\n[b](http://docs.test/b)\n<!-- httpsify-ignore-start -->\n[c](http://docs.test/c)\n\n[d](http://docs.test/d)\n',
+    });
+    const r = await run(['links', 'check', ...rulesArgs, 'a.md'], dir);
+    expect(r.stderr).toBe(
+      'httpsify: a.md:2: httpsify-ignore-end without an httpsify-ignore-start before it does nothing\n' +
+        'httpsify: a.md:4: httpsify-ignore-start has no httpsify-ignore-end: links to the end of the file are left alone\n',
+    );
+    expect(r.stdout).toMatch(/a\.md:1:5: .*\na\.md:3:5: .*\n1 file\(s\) scanned; 2 link\(s\) can be upgraded; 2 link\(s\) excluded\n$/);
+  });
+});

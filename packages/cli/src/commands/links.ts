@@ -51,8 +51,21 @@ function addLinksOptions(command: Command): Command {
     .option('--max-size <bytes>', 'skip files larger than this', String(DEFAULT_MAX_BYTES))
     .option('--parse-timeout <ms>', 'skip a Markdown file that takes longer than this to parse', String(DEFAULT_PARSE_TIMEOUT_MS))
     .option('--exclude <regex>', 'leave alone the URLs this JavaScript regex matches, anywhere in the URL (repeatable)', collect)
-    .option('--ignore-file <path>', `read --exclude regexes from this file, one a line, # for comments (default: ${DEFAULT_IGNORE_FILE} if present)`);
+    .option('--ignore-file <path>', `read --exclude regexes from this file, one a line, # for comments (default: ${DEFAULT_IGNORE_FILE} if present)`)
+    .addHelpText('after', LEAVING_ALONE);
 }
+
+/** How to keep a deliberate http:// link, where a CI user looks first (docs/links.md has the rest). */
+const LEAVING_ALONE = `
+Leaving links alone (not reported, not fixed, counted as "excluded"):
+  --exclude REGEX, and each line of ${DEFAULT_IGNORE_FILE} in the current directory
+  (or of --ignore-file PATH): the URLs the regex matches anywhere
+  <!-- httpsify-ignore-next-line -->   the links on the next line
+  <!-- httpsify-ignore-line -->        the links on the same line
+  <!-- httpsify-ignore-start --> ... <!-- httpsify-ignore-end -->
+                                       the links in between
+  In Markdown and HTML a marker counts only inside an HTML comment; in other
+  files anywhere, so any comment syntax works: # httpsify-ignore-next-line`;
 
 export function registerLinks(program: Command): void {
   const links = program.command('links').description('find http:// links in Markdown, HTML and text files and upgrade them with the rulesets');

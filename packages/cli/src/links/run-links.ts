@@ -3,6 +3,7 @@ import { createTwoFilesPatch } from 'diff';
 import type { RequestSettings } from '../fetch-test/single-request.js';
 import { DEFAULT_MAX_BYTES, DocumentError, encodeDocument, findUrls, readDocument, describeFsError, type LoadedDocument } from './document.js';
 import { loadExcludes, matchingExclude, type ExcludePattern } from './exclude-patterns.js';
+import { ignoredRanges, rangeAt, type IgnoredRange } from './inline-ignores.js';
 import { MarkdownParser } from './markdown-parser.js';
 import type { Occurrence } from './occurrence.js';
 import { occurrencesFromTokens } from './scan-markdown.js';
@@ -47,9 +48,9 @@ export interface ExcludedLink {
   column: number;
   url: string;
   context: string;
-  /** The regex that matched. */
+  /** The regex that matched, or the marker (`httpsify-ignore-next-line`...). */
   rule: string;
-  /** Where the rule was written: `--exclude`, or the ignore file's `path:line`. */
+  /** Where the rule was written: `--exclude`, the ignore file's `path:line`, or the marker's `file:line`. */
   origin: string;
 }
 
@@ -64,7 +65,7 @@ export interface LinksReport {
   scannedFiles: number;
   /** Every upgradable link; with --verify, `verified` says which are kept. */
   findings: LinkFinding[];
-  /** Links --exclude or the ignore file left alone: neither reported nor fixed. */
+  /** Links --exclude, the ignore file or an `httpsify-ignore-…` marker left alone: neither reported nor fixed. */
   excluded: ExcludedLink[];
   problems: LinksProblem[];
   /** Upgrades that could not be written in their place. */
@@ -111,9 +112,12 @@ export async function runLinks(options: LinksOptions): Promise<LinksReport> {
     }
     let planned;
     let left;
+    let inline;
     try {
-      const occurrences = file.kind === 'markdown' ? occurrencesFromTokens(doc.text, await markdown.tokens(doc.text)) : findUrls(file.kind, doc.text);
-      left = leaveAlone(file.path, doc.text, occurrences, patterns);
+      const tokens = file.kind === 'markdown' ? await markdown.tokens(doc.text) : [];
+      const occurrences = file.kind === 'markdown' ? occurrencesFromTokens(doc.text, tokens) : findUrls(file.kind, doc.text);
+      inline = ignoredRanges(file.path, file.kind, doc.text, tokens);
+      left = leaveAlone(file.path, doc.text, occurrences, patterns, inline.ranges);
       planned = planRewrites(file.path, doc.text, left.kept, options.rewrite, options.upgradeAll === true);
     } catch (err) {
       // A parser failing on hostile input is this file's problem, not the run's.
@@ -123,7 +127,7 @@ export async function runLinks(options: LinksOptions): Promise<LinksReport> {
     }
     scannedFiles++;
     excluded.push(...left.excluded);
-    notes.push(...planned.notes);
+    notes.push(...inline.notes, ...planned.notes);
     if (planned.findings.length === 0) continue;
     findings.push(...planned.findings);
     documents.set(file.path, doc);
@@ -148,29 +152,33 @@ export async function runLinks(options: LinksOptions): Promise<LinksReport> {
 }
 
 /**
- * The occurrences no exclusion matches, and the ones left alone. Exclusions are applied before
- * the rulesets are asked, so an excluded link is counted whether or not a ruleset covers it
- * (lychee counts its excluded links the same way) and is never fetched by --verify.
+ * The occurrences no exclusion matches, and the ones left alone: by a marker in the file first
+ * (the nearer, more specific rule), then by a pattern. Exclusions are applied before the
+ * rulesets are asked, so an excluded link is counted whether or not a ruleset covers it (lychee
+ * counts its excluded links the same way) and is never fetched by --verify.
  */
 function leaveAlone(
   file: string,
   text: string,
   occurrences: readonly Occurrence[],
   patterns: readonly ExcludePattern[],
+  ignored: readonly IgnoredRange[],
 ): { kept: Occurrence[]; excluded: ExcludedLink[] } {
-  if (patterns.length === 0) return { kept: [...occurrences], excluded: [] };
+  if (patterns.length === 0 && ignored.length === 0) return { kept: [...occurrences], excluded: [] };
   const kept: Occurrence[] = [];
   const excluded: ExcludedLink[] = [];
   let starts: number[] | null = null;
   for (const o of occurrences) {
-    const pattern = matchingExclude(patterns, o.url);
-    if (pattern === undefined) {
+    const range = rangeAt(ignored, o.start);
+    const pattern = range === undefined ? matchingExclude(patterns, o.url) : undefined;
+    if (range === undefined && pattern === undefined) {
       kept.push(o);
       continue;
     }
     starts ??= lineStarts(text);
     const { line, column } = position(starts, o.start);
-    excluded.push({ file, line, column, url: o.url, context: o.context, rule: pattern.source, origin: pattern.origin });
+    const [rule, origin] = range !== undefined ? [range.marker, `${file}:${range.line}`] : [pattern?.source ?? '', pattern?.origin ?? ''];
+    excluded.push({ file, line, column, url: o.url, context: o.context, rule, origin });
   }
   return { kept, excluded };
 }
