@@ -6,14 +6,14 @@ import { requestSettings } from '../fetch-test/request-settings.js';
 import { ProgressBar } from '../fetch-test/progress-bar.js';
 import { DEFAULT_MAX_BYTES } from '../links/document.js';
 import { DEFAULT_PARSE_TIMEOUT_MS } from '../links/markdown-parser.js';
-import { formatJson, formatSarif, formatText } from '../links/report-formats.js';
+import { formatJson, formatMarkdown, formatSarif, formatText } from '../links/report-formats.js';
 import { DEFAULT_IGNORE_FILE } from '../links/exclude-patterns.js';
 import { applicable, runLinks, UsageError, type LinksReport } from '../links/run-links.js';
 
 export { runLinks, type LinksOptions, type LinksReport } from '../links/run-links.js';
 
 interface LinksCliOptions extends RewriteEngineOptions {
-  format: 'text' | 'json' | 'sarif';
+  format: 'text' | 'json' | 'sarif' | 'markdown';
   diff?: boolean;
   verify?: boolean;
   upgradeAll?: boolean;
@@ -40,7 +40,9 @@ function positiveInteger(name: string, value: string): number {
 
 function addLinksOptions(command: Command): Command {
   return addRewriteEngineOptions(command)
-    .addOption(new Option('--format <format>', 'report format').choices(['text', 'json', 'sarif']).default('text'))
+    .addOption(
+      new Option('--format <format>', 'report format (markdown: a table for a CI job summary)').choices(['text', 'json', 'sarif', 'markdown']).default('text'),
+    )
     .option('--verify', 'fetch the http and the https URL first; keep only upgrades that answer alike (same status, same final host, similar content)')
     .option('--upgrade-all', 'also offer https for hosts no ruleset covers (needs --verify)')
     .option('--concurrency <n>', 'with --verify: URL pairs fetched at once', '8')
@@ -155,7 +157,9 @@ function printReport(mode: 'check' | 'fix', report: LinksReport, options: LinksC
       ? formatJson(report, mode)
       : options.format === 'sarif'
         ? formatSarif(report, process.cwd(), VERSION)
-        : formatText(report, options.diff === true ? 'check' : mode);
+        : options.format === 'markdown'
+          ? formatMarkdown(report, options.diff === true ? 'check' : mode)
+          : formatText(report, options.diff === true ? 'check' : mode);
   // With --diff, the diff alone goes to stdout (for `patch` or `git apply`); the report to stderr.
   if (mode === 'fix' && options.diff === true) {
     process.stdout.write(report.diff);
