@@ -306,8 +306,16 @@ describe('inline markers', () => {
 
   it('an unclosed start runs to the end of the file and a stray end does nothing, each with a note', async () => {
     const dir = project('inline-unpaired', {
-      'a.md':
-        '[a](http://docs.test/a)\n<!-- httpsify-ignore-end -->\n[b](http://docs.test/b)\n<!-- httpsify-ignore-start -->\n[c](http://docs.test/c)\n\n[d](http://docs.test/d)\n',
+      'a.md': [
+        '[a](http://docs.test/a)',
+        '<!-- httpsify-ignore-end -->',
+        '[b](http://docs.test/b)',
+        '<!-- httpsify-ignore-start -->',
+        '[c](http://docs.test/c)',
+        '',
+        '[d](http://docs.test/d)',
+        '',
+      ].join('\n'),
     });
     const r = await run(['links', 'check', ...rulesArgs, 'a.md'], dir);
     expect(r.stderr).toBe(

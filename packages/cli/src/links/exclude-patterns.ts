@@ -4,7 +4,7 @@ import { compileRulesetRegex, type RulesetRegex } from '@httpsify/engine/parse';
 import { describeFsError } from './document.js';
 import { UsageError } from './usage-error.js';
 
-/** The ignore file read from the working directory when `--ignore-file` is not given (as lychee's `.lycheeignore`). */
+/** Read from the working directory unless `--ignore-file` names another (lychee's `.lycheeignore`). */
 export const DEFAULT_IGNORE_FILE = '.httpsifyignore';
 
 /** A regex that leaves matching URLs alone, and where it was written: `--exclude` or `file:line`. */

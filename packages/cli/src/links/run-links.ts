@@ -35,7 +35,7 @@ export interface LinksOptions {
   parseTimeoutMs?: number;
   /** `--exclude`: JavaScript regexes; a URL any of them matches (anywhere) is left alone. */
   exclude?: readonly string[];
-  /** `--ignore-file`: more such regexes, one a line; by default `.httpsifyignore` in `cwd` if present; null: none. */
+  /** `--ignore-file`: more, one a line; default `.httpsifyignore` in `cwd` if present; null: none. */
   ignoreFile?: string | null;
   /** Where `.httpsifyignore` is looked for and `ignoreFile` resolved (default: the working directory). */
   cwd?: string;
@@ -65,7 +65,7 @@ export interface LinksReport {
   scannedFiles: number;
   /** Every upgradable link; with --verify, `verified` says which are kept. */
   findings: LinkFinding[];
-  /** Links --exclude, the ignore file or an `httpsify-ignore-…` marker left alone: neither reported nor fixed. */
+  /** Links that --exclude, the ignore file or a marker left alone: neither reported nor fixed. */
   excluded: ExcludedLink[];
   problems: LinksProblem[];
   /** Upgrades that could not be written in their place. */
