@@ -6,13 +6,14 @@ import { requestSettings } from '../fetch-test/request-settings.js';
 import { ProgressBar } from '../fetch-test/progress-bar.js';
 import { DEFAULT_MAX_BYTES } from '../links/document.js';
 import { DEFAULT_PARSE_TIMEOUT_MS } from '../links/markdown-parser.js';
-import { formatJson, formatSarif, formatText } from '../links/report-formats.js';
+import { formatJson, formatMarkdown, formatSarif, formatText } from '../links/report-formats.js';
+import { DEFAULT_IGNORE_FILE } from '../links/exclude-patterns.js';
 import { applicable, runLinks, UsageError, type LinksReport } from '../links/run-links.js';
 
 export { runLinks, type LinksOptions, type LinksReport } from '../links/run-links.js';
 
 interface LinksCliOptions extends RewriteEngineOptions {
-  format: 'text' | 'json' | 'sarif';
+  format: 'text' | 'json' | 'sarif' | 'markdown';
   diff?: boolean;
   verify?: boolean;
   upgradeAll?: boolean;
@@ -23,6 +24,8 @@ interface LinksCliOptions extends RewriteEngineOptions {
   allowPrivate?: boolean;
   maxSize: string;
   parseTimeout: string;
+  exclude?: string[];
+  ignoreFile?: string;
 }
 
 const VERSION = '0.1.0';
@@ -37,7 +40,9 @@ function positiveInteger(name: string, value: string): number {
 
 function addLinksOptions(command: Command): Command {
   return addRewriteEngineOptions(command)
-    .addOption(new Option('--format <format>', 'report format').choices(['text', 'json', 'sarif']).default('text'))
+    .addOption(
+      new Option('--format <format>', 'report format (markdown: a table for a CI job summary)').choices(['text', 'json', 'sarif', 'markdown']).default('text'),
+    )
     .option('--verify', 'fetch the http and the https URL first; keep only upgrades that answer alike (same status, same final host, similar content)')
     .option('--upgrade-all', 'also offer https for hosts no ruleset covers (needs --verify)')
     .option('--concurrency <n>', 'with --verify: URL pairs fetched at once', '8')
@@ -46,8 +51,23 @@ function addLinksOptions(command: Command): Command {
     .option('--allow-private', 'with --verify: also fetch loopback, private and link-local addresses (refused by default, also after DNS resolution)')
     .option('--ca <file>', 'with --verify: also trust the CA certificates in this PEM file (repeatable)', collect)
     .option('--max-size <bytes>', 'skip files larger than this', String(DEFAULT_MAX_BYTES))
-    .option('--parse-timeout <ms>', 'skip a Markdown file that takes longer than this to parse', String(DEFAULT_PARSE_TIMEOUT_MS));
+    .option('--parse-timeout <ms>', 'skip a Markdown file that takes longer than this to parse', String(DEFAULT_PARSE_TIMEOUT_MS))
+    .option('--exclude <regex>', 'leave alone the URLs this JavaScript regex matches, anywhere in the URL (repeatable)', collect)
+    .option('--ignore-file <path>', `read --exclude regexes from this file, one a line, # for comments (default: ${DEFAULT_IGNORE_FILE} if present)`)
+    .addHelpText('after', LEAVING_ALONE);
 }
+
+/** How to keep a deliberate http:// link, where a CI user looks first (docs/links.md has the rest). */
+const LEAVING_ALONE = `
+Leaving links alone (not reported, not fixed, counted as "excluded"):
+  --exclude REGEX, and each line of ${DEFAULT_IGNORE_FILE} in the current directory
+  (or of --ignore-file PATH): the URLs the regex matches anywhere
+  <!-- httpsify-ignore-next-line -->   the links on the next line
+  <!-- httpsify-ignore-line -->        the links on the same line
+  <!-- httpsify-ignore-start --> ... <!-- httpsify-ignore-end -->
+                                       the links in between
+  In Markdown and HTML a marker counts only inside an HTML comment; in other
+  files anywhere, so any comment syntax works: # httpsify-ignore-next-line`;
 
 export function registerLinks(program: Command): void {
   const links = program.command('links').description('find http:// links in Markdown, HTML and text files and upgrade them with the rulesets');
@@ -98,6 +118,8 @@ async function runCommand(mode: 'check' | 'fix', paths: string[], options: Links
       upgradeAll: options.upgradeAll === true,
       maxBytes,
       parseTimeoutMs,
+      exclude: options.exclude ?? [],
+      ignoreFile: options.ignoreFile,
       verify:
         settings === null
           ? null
@@ -135,7 +157,9 @@ function printReport(mode: 'check' | 'fix', report: LinksReport, options: LinksC
       ? formatJson(report, mode)
       : options.format === 'sarif'
         ? formatSarif(report, process.cwd(), VERSION)
-        : formatText(report, options.diff === true ? 'check' : mode);
+        : options.format === 'markdown'
+          ? formatMarkdown(report, options.diff === true ? 'check' : mode)
+          : formatText(report, options.diff === true ? 'check' : mode);
   // With --diff, the diff alone goes to stdout (for `patch` or `git apply`); the report to stderr.
   if (mode === 'fix' && options.diff === true) {
     process.stdout.write(report.diff);

@@ -2,11 +2,17 @@ import { closeSync, fstatSync, ftruncateSync, openSync, readSync, realpathSync, 
 import { createTwoFilesPatch } from 'diff';
 import type { RequestSettings } from '../fetch-test/single-request.js';
 import { DEFAULT_MAX_BYTES, DocumentError, encodeDocument, findUrls, readDocument, describeFsError, type LoadedDocument } from './document.js';
+import { loadExcludes, matchingExclude, type ExcludePattern } from './exclude-patterns.js';
+import { ignoredRanges, rangeAt, type IgnoredRange } from './inline-ignores.js';
 import { MarkdownParser } from './markdown-parser.js';
+import type { Occurrence } from './occurrence.js';
 import { occurrencesFromTokens } from './scan-markdown.js';
-import { applyFindings, planRewrites, type LinkFinding, type Rewriter } from './plan-rewrites.js';
+import { applyFindings, lineStarts, planRewrites, position, type LinkFinding, type Rewriter } from './plan-rewrites.js';
+import { UsageError } from './usage-error.js';
 import { pairKey, verifyPairs } from './verify-links.js';
 import { isWithin, walkDocuments } from './walk-files.js';
+
+export { UsageError } from './usage-error.js';
 
 export interface VerifySettings {
   settings: RequestSettings;
@@ -27,6 +33,25 @@ export interface LinksOptions {
   maxBytes?: number;
   /** Time one Markdown file may take to parse (default 60 s). */
   parseTimeoutMs?: number;
+  /** `--exclude`: JavaScript regexes; a URL any of them matches (anywhere) is left alone. */
+  exclude?: readonly string[];
+  /** `--ignore-file`: more, one a line; default `.httpsifyignore` in `cwd` if present; null: none. */
+  ignoreFile?: string | null;
+  /** Where `.httpsifyignore` is looked for and `ignoreFile` resolved (default: the working directory). */
+  cwd?: string;
+}
+
+/** A link left alone on purpose, counted so that a user sees the rule work. */
+export interface ExcludedLink {
+  file: string;
+  line: number;
+  column: number;
+  url: string;
+  context: string;
+  /** The regex that matched, or the marker (`httpsify-ignore-next-line`...). */
+  rule: string;
+  /** Where the rule was written: `--exclude`, the ignore file's `path:line`, or the marker's `file:line`. */
+  origin: string;
 }
 
 /** A file that could not be scanned or written: `error` for failures, `skipped` for files refused by design. */
@@ -40,6 +65,8 @@ export interface LinksReport {
   scannedFiles: number;
   /** Every upgradable link; with --verify, `verified` says which are kept. */
   findings: LinkFinding[];
+  /** Links that --exclude, the ignore file or a marker left alone: neither reported nor fixed. */
+  excluded: ExcludedLink[];
   problems: LinksProblem[];
   /** Upgrades that could not be written in their place. */
   notes: string[];
@@ -58,6 +85,8 @@ export async function runLinks(options: LinksOptions): Promise<LinksReport> {
   if (options.upgradeAll === true && (options.verify === undefined || options.verify === null)) {
     throw new UsageError('--upgrade-all needs --verify: hosts no ruleset covers are only upgraded when both versions answer alike');
   }
+  // Before any file is read: a bad pattern is a usage error, not a finding in every file.
+  const patterns = loadExcludes(options.exclude ?? [], options.ignoreFile, options.cwd ?? process.cwd());
   const walked = walkDocuments(options.paths);
   const problems: LinksProblem[] = walked.problems.map((p) => ({
     path: p.path,
@@ -65,6 +94,7 @@ export async function runLinks(options: LinksOptions): Promise<LinksReport> {
     message: p.message,
   }));
   const findings: LinkFinding[] = [];
+  const excluded: ExcludedLink[] = [];
   const notes: string[] = [];
   const documents = new Map<string, LoadedDocument>();
   const roots = new Map(walked.files.map((f) => [f.path, f.root]));
@@ -81,9 +111,14 @@ export async function runLinks(options: LinksOptions): Promise<LinksReport> {
       continue;
     }
     let planned;
+    let left;
+    let inline;
     try {
-      const occurrences = file.kind === 'markdown' ? occurrencesFromTokens(doc.text, await markdown.tokens(doc.text)) : findUrls(file.kind, doc.text);
-      planned = planRewrites(file.path, doc.text, occurrences, options.rewrite, options.upgradeAll === true);
+      const tokens = file.kind === 'markdown' ? await markdown.tokens(doc.text) : [];
+      const occurrences = file.kind === 'markdown' ? occurrencesFromTokens(doc.text, tokens) : findUrls(file.kind, doc.text);
+      inline = ignoredRanges(file.path, file.kind, doc.text, tokens);
+      left = leaveAlone(file.path, doc.text, occurrences, patterns, inline.ranges);
+      planned = planRewrites(file.path, doc.text, left.kept, options.rewrite, options.upgradeAll === true);
     } catch (err) {
       // A parser failing on hostile input is this file's problem, not the run's.
       const message = err instanceof DocumentError ? `skipped: ${err.message}` : `cannot parse as ${file.kind}: ${(err as Error).message}`;
@@ -91,7 +126,8 @@ export async function runLinks(options: LinksOptions): Promise<LinksReport> {
       continue;
     }
     scannedFiles++;
-    notes.push(...planned.notes);
+    excluded.push(...left.excluded);
+    notes.push(...inline.notes, ...planned.notes);
     if (planned.findings.length === 0) continue;
     findings.push(...planned.findings);
     documents.set(file.path, doc);
@@ -110,9 +146,41 @@ export async function runLinks(options: LinksOptions): Promise<LinksReport> {
     }
   }
 
-  const report: LinksReport = { scannedFiles, findings, problems, notes, changedFiles: [], diff: '' };
+  const report: LinksReport = { scannedFiles, findings, excluded, problems, notes, changedFiles: [], diff: '' };
   if (options.mode === 'fix') fixDocuments(report, documents, roots, options.diff === true);
   return report;
+}
+
+/**
+ * The occurrences no exclusion matches, and the ones left alone: by a marker in the file first
+ * (the nearer, more specific rule), then by a pattern. Exclusions are applied before the
+ * rulesets are asked, so an excluded link is counted whether or not a ruleset covers it (lychee
+ * counts its excluded links the same way) and is never fetched by --verify.
+ */
+function leaveAlone(
+  file: string,
+  text: string,
+  occurrences: readonly Occurrence[],
+  patterns: readonly ExcludePattern[],
+  ignored: readonly IgnoredRange[],
+): { kept: Occurrence[]; excluded: ExcludedLink[] } {
+  if (patterns.length === 0 && ignored.length === 0) return { kept: [...occurrences], excluded: [] };
+  const kept: Occurrence[] = [];
+  const excluded: ExcludedLink[] = [];
+  let starts: number[] | null = null;
+  for (const o of occurrences) {
+    const range = rangeAt(ignored, o.start);
+    const pattern = range === undefined ? matchingExclude(patterns, o.url) : undefined;
+    if (range === undefined && pattern === undefined) {
+      kept.push(o);
+      continue;
+    }
+    starts ??= lineStarts(text);
+    const { line, column } = position(starts, o.start);
+    const [rule, origin] = range !== undefined ? [range.marker, `${file}:${range.line}`] : [pattern?.source ?? '', pattern?.origin ?? ''];
+    excluded.push({ file, line, column, url: o.url, context: o.context, rule, origin });
+  }
+  return { kept, excluded };
 }
 
 /**
@@ -172,6 +240,3 @@ function fixDocuments(report: LinksReport, documents: Map<string, LoadedDocument
   }
   report.diff = patches.join('');
 }
-
-/** A wrong combination of options: exit code 2, like commander's own usage errors. */
-export class UsageError extends Error {}

@@ -51,6 +51,25 @@ export function findUrlsInHtml(source: string, base = 0, fragment = false): Occu
   return found.sort((a, b) => a.start - b.start);
 }
 
+/**
+ * Where the comments of an HTML document (or `fragment`) are, `<!--` to `-->`, as offsets
+ * shifted by `base`: the places `httpsify-ignore-…` markers count (inline-ignores.ts). Parsed
+ * as for links, so `<!--` inside a script or an attribute value is not a comment.
+ */
+export function htmlComments(source: string, base = 0, fragment = false): { start: number; end: number }[] {
+  const options = { sourceCodeLocationInfo: true, scriptingEnabled: false } as const;
+  const root = fragment ? parseFragment(source, options) : parse(source, options);
+  const found: { start: number; end: number }[] = [];
+  const stack: Node[] = [root];
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    const loc = node.nodeName === '#comment' ? (node as DefaultTreeAdapterMap['commentNode']).sourceCodeLocation : undefined;
+    if (loc !== undefined && loc !== null) found.push({ start: base + loc.startOffset, end: base + loc.endOffset });
+    if ('childNodes' in node) for (const child of node.childNodes) stack.push(child);
+    if ('content' in node && node.nodeName === 'template') stack.push((node as DefaultTreeAdapterMap['template']).content);
+  }
+  return found.sort((a, b) => a.start - b.start);
+}
+
 function attributesOf(element: Element, source: string, base: number, found: Occurrence[]): void {
   const locations = element.sourceCodeLocation?.attrs;
   if (locations === undefined) return;
