@@ -1,4 +1,5 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -96,6 +97,19 @@ describe('file channel storage', () => {
     const { records, problems } = await readChannelRecords(stateDir);
     expect(records).toEqual([]);
     expect(problems).toHaveLength(1);
+  });
+
+  it.runIf(process.platform !== 'win32')('reads only regular files: a FIFO or a link to /dev/zero is reported, not waited on or read', async () => {
+    const storage = fileChannelStorage(stateDir, 'chan');
+    await storage.save(record('chan', 1_700_000_000));
+    const dir = channelStateDir(stateDir, 'chan');
+    const bundle = join(dir, 'bundle.1700000000.bin');
+    rmSync(bundle);
+    execFileSync('mkfifo', [bundle]);
+    await expect(storage.load()).rejects.toMatchObject({ code: 'storage-failed', message: expect.stringContaining('not a regular file') });
+    rmSync(join(dir, 'record.json'));
+    symlinkSync('/dev/zero', join(dir, 'record.json'));
+    await expect(storage.load()).rejects.toMatchObject({ code: 'storage-failed', message: expect.stringContaining('not a regular file') });
   });
 });
 

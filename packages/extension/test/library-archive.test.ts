@@ -98,7 +98,7 @@ describe('reading a ruleset library archive', () => {
     expect(refusal(() => readArchive(many, SMALL))).toMatch(/more than 10 files/);
     const got = readArchive(tar([{ name: 'latin1.xml', data: new Uint8Array([0x3c, 0xe9, 0xff, 0x3e]) }]));
     expect(got.files).toEqual([]);
-    expect(got.problems).toEqual([{ file: 'latin1.xml', line: 0, message: 'not UTF-8 text; skipped' }]);
+    expect(got.problems).toEqual([{ file: 'latin1.xml', line: 1, message: 'not UTF-8 text; skipped' }]);
   });
 
   it('refuses what is not an archive', () => {

@@ -1,5 +1,6 @@
 import { fetch as undiciFetch, Headers, Request, type Dispatcher, type RequestInit, type Response } from 'undici';
 import { defaultRewriter } from './default-rewriter.js';
+import { checkOptions } from './options.js';
 import { checkPolicy, CREDENTIAL_HEADERS, credentialSite, isConnectionFailure, planRequest, type Policy, type Rewriter, type UpgradeReason } from './policy.js';
 
 export interface UpgradeEvent {
@@ -100,8 +101,23 @@ function toRequest(input: FetchInput, init: RequestInit): Request {
   });
 }
 
+/** Every option createHttpsifyFetch takes (checked when it is created: options.ts). */
+const FETCH_OPTIONS = [
+  'policy',
+  'rewriter',
+  'dispatcher',
+  'maxRedirects',
+  'preferTimeoutMs',
+  'onUpgrade',
+  'allowHttpFallbackWithCredentials',
+  'allowHttpFallbackWithBody',
+  'fetch',
+] as const satisfies readonly (keyof HttpsifyFetchOptions)[];
+
 export function createHttpsifyFetch(options: HttpsifyFetchOptions = {}): (input: FetchInput, init?: RequestInit) => Promise<Response> {
-  const policy = checkPolicy(options.policy ?? 'rules');
+  checkOptions('createHttpsifyFetch', options, FETCH_OPTIONS);
+  // Only a left-out policy is the default one; null is refused like any other non-policy.
+  const policy = checkPolicy(options.policy === undefined ? 'rules' : options.policy);
   const maxRedirects = options.maxRedirects ?? 20;
   const preferTimeoutMs = options.preferTimeoutMs ?? 10_000;
   const send = options.fetch ?? undiciFetch;

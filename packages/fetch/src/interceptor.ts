@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { defaultRewriter } from './default-rewriter.js';
+import { checkOptions } from './options.js';
 import { checkPolicy, CREDENTIAL_HEADERS, credentialSite, isConnectionFailure, planRequest, type Policy, type Rewriter, type UpgradeReason } from './policy.js';
 
 /** What the interceptor tells `onUpgrade`; it sees one hop at a time, so it cannot tell redirects apart. */
@@ -58,6 +59,15 @@ function withoutCredentials(headers: DispatchHeaders): Record<string, string | s
   return out;
 }
 
+/** Every option httpsifyInterceptor takes (checked when it is created: options.ts). */
+const INTERCEPTOR_OPTIONS = [
+  'policy',
+  'rewriter',
+  'onUpgrade',
+  'allowHttpFallbackWithCredentials',
+  'allowHttpFallbackWithBody',
+] as const satisfies readonly (keyof HttpsifyInterceptorOptions)[];
+
 /**
  * An undici interceptor (`new Agent().compose(httpsifyInterceptor())`) that sends every request
  * to the URL the policy chooses. Redirects need nothing more: fetch dispatches each hop, and
@@ -70,7 +80,8 @@ function withoutCredentials(headers: DispatchHeaders): Record<string, string | s
  * (fetch itself drops them on a cross-origin redirect).
  */
 export function httpsifyInterceptor(options: HttpsifyInterceptorOptions = {}): Dispatcher.DispatcherComposeInterceptor {
-  const policy = checkPolicy(options.policy ?? 'rules');
+  checkOptions('httpsifyInterceptor', options, INTERCEPTOR_OPTIONS);
+  const policy = checkPolicy(options.policy === undefined ? 'rules' : options.policy);
   let rewriter = options.rewriter ?? null;
   return (dispatch) => (opts, handler) => {
     if (opts.origin === undefined) return dispatch(opts, handler);

@@ -44,8 +44,8 @@ export function credentialSite(url: string): string {
   }
 }
 
-export function checkPolicy(policy: string): Policy {
-  if (!(POLICIES as readonly string[]).includes(policy))
+export function checkPolicy(policy: unknown): Policy {
+  if (!(POLICIES as readonly unknown[]).includes(policy))
     throw new TypeError(`@httpsify/fetch: unknown policy ${JSON.stringify(policy)}; expected one of ${POLICIES.join(', ')}`);
   return policy as Policy;
 }

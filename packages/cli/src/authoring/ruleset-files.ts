@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
-import { isBundle, listRulesetFiles } from '@httpsify/engine/node';
-import { archiveKind, LIBRARY_LIMITS, LibraryRefused, mb, readArchive } from '@httpsify/engine/library';
+import { closeSync, readSync, statSync } from 'node:fs';
+import { FileRefused, FileTooLarge, isBundle, listRulesetFiles, openRegularFile, readRegularFile } from '@httpsify/engine/node';
+import { archiveKind, decodeUtf8, LIBRARY_LIMITS, LibraryRefused, NotUtf8, readArchive } from '@httpsify/engine/library';
 
 /**
  * The rulesets of archives named on the command line, by the path they are shown under
@@ -13,7 +13,13 @@ const fromArchives = new Map<string, string>();
 /** Whether `file` starts like a .zip, .tar or .tar.gz (the first 512 bytes tell). */
 function isArchive(file: string): boolean {
   const head = Buffer.alloc(512);
-  const fd = openSync(file, 'r');
+  let fd: number;
+  try {
+    // Through the rulesets' door: a FIFO or device is refused here, not waited on or read.
+    fd = openRegularFile(file).fd;
+  } catch (err) {
+    throw new Error(`${file}: cannot read: ${(err as Error).message}`);
+  }
   try {
     return archiveKind(head.subarray(0, readSync(fd, head, 0, head.length, 0))) !== null;
   } finally {
@@ -23,12 +29,12 @@ function isArchive(file: string): boolean {
 
 /** The `*.xml` entries of an archive, as shown paths; problems with entries are errors here. */
 function expandArchive(file: string): string[] {
-  if (statSync(file).size > LIBRARY_LIMITS.totalBytes) throw new Error(`${file}: more than ${mb(LIBRARY_LIMITS.totalBytes)}: too large for one library`);
   let contents;
   try {
-    contents = readArchive(readFileSync(file));
+    contents = readArchive(readRegularFile(file, LIBRARY_LIMITS.totalBytes));
   } catch (err) {
-    if (err instanceof LibraryRefused) throw new Error(`${file}: ${err.message}`);
+    if (err instanceof FileTooLarge) throw new Error(`${file}: ${err.message}: too large for one library`);
+    if (err instanceof LibraryRefused || err instanceof FileRefused) throw new Error(`${file}: ${err.message}`);
     throw err;
   }
   const problem = contents.problems[0];
@@ -78,11 +84,20 @@ export function readRulesetSource(file: string): { text: string; sha256: string 
   if (archived !== undefined) return { text: archived, sha256: createHash('sha256').update(archived).digest('hex') };
   let bytes: Buffer;
   try {
-    bytes = readFileSync(file);
+    // The single-file bound of --rules: a whole bundle fits, so it is refused by name below.
+    bytes = readRegularFile(file, LIBRARY_LIMITS.totalBytes);
   } catch (err) {
     throw new Error(`${file}: cannot read: ${(err as Error).message}`);
   }
   // Bundles keep no tests, comments or source positions: authors' checks need the XML.
   if (isBundle(bytes)) throw new Error(`${file}: a compiled bundle, not ruleset XML: give the *.xml rulesets it was compiled from`);
-  return { text: bytes.toString('utf8'), sha256: createHash('sha256').update(bytes).digest('hex') };
+  let text: string;
+  try {
+    // The BOM stays: `check --fix` diffs show the file's lines as they are.
+    text = decodeUtf8(bytes, { keepBom: true });
+  } catch (err) {
+    if (err instanceof NotUtf8) throw new Error(`${file}:${err.line}: ${err.message}`);
+    throw err;
+  }
+  return { text, sha256: createHash('sha256').update(bytes).digest('hex') };
 }

@@ -1,11 +1,14 @@
-import { open, readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
+import { decodeUtf8 } from '@httpsify/engine/library';
+import { readRegularFile } from '@httpsify/engine/node';
 import { outputFileError } from '../shared/output-file.js';
 
 /** Reads and parses a JSON file; errors name the file and what it was supposed to hold. */
 export async function readJsonFile(path: string, what: string): Promise<unknown> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    // Channel definitions and keys are kilobytes; read through the door for channel files.
+    text = decodeUtf8(readRegularFile(path, 1024 * 1024));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new Error(`cannot read ${what} ${path}: ${code === 'ENOENT' ? 'no such file' : (err as Error).message}`);

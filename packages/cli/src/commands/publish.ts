@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { Command } from '../shared/commander.js';
@@ -30,8 +30,18 @@ import {
 import { rulesetsOutsideScope } from '../channels/scope-fit.js';
 import { readChannelFile, readPrivateKey } from '../channels/signing-key.js';
 import { writeFileAtomic } from '../channels/files.js';
+import { readRegularFile } from '@httpsify/engine/node';
 import { loadRulesOption } from '../shared/rules-option.js';
 import { count } from '../shared/plural.js';
+
+/** Certificates and release files are JSON of a few kilobytes. */
+const SMALL_FILE_BYTES = 1024 * 1024;
+
+/**
+ * The channel's files through the one door for rulesets, bundles and channels (regular files,
+ * bounded), as a promise so a failure reaches each caller's .catch.
+ */
+const readFile = async (path: string, maxBytes: number): Promise<Buffer> => readRegularFile(path, maxBytes);
 
 interface PublishOptions {
   rules: string;
@@ -68,13 +78,13 @@ export function registerPublish(program: Command): void {
       const privateKey = await readPrivateKey(options.key);
       // The certificate must be one clients accept: signed by the channel's root, naming the channel, for this key.
       const certBytes = new Uint8Array(
-        await readFile(options.cert).catch((err: NodeJS.ErrnoException) => {
+        await readFile(options.cert, SMALL_FILE_BYTES).catch((err: NodeJS.ErrnoException) => {
           throw new Error(`cannot read the key certificate ${options.cert}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
         }),
       );
       const sigPath = options.cert.replace(/\.json$/, '') + '.sig';
       const certSig = new Uint8Array(
-        await readFile(sigPath).catch(() => {
+        await readFile(sigPath, DEFAULT_CHANNEL_LIMITS.maxSignatureBytes).catch(() => {
           throw new Error(`${sigPath}: the certificate's signature is missing (it sits next to ${options.cert})`);
         }),
       );
@@ -175,8 +185,10 @@ async function deltaBases(dir: string, timestamp: number, max: number): Promise<
   const bases: DeltaBase[] = [];
   for (const ts of stamps) {
     try {
-      const release = parseRelease(new Uint8Array(await readFile(join(dir, releaseFileName(ts)))));
-      const bundle = new Uint8Array(gunzipSync(await readFile(join(dir, bundleFileName(ts))), { maxOutputLength: release.bundle.bytes }));
+      const release = parseRelease(new Uint8Array(await readFile(join(dir, releaseFileName(ts)), SMALL_FILE_BYTES)));
+      const bundle = new Uint8Array(
+        gunzipSync(await readFile(join(dir, bundleFileName(ts)), DEFAULT_CHANNEL_LIMITS.maxCompressedBytes), { maxOutputLength: release.bundle.bytes }),
+      );
       if (bundle.byteLength !== release.bundle.bytes || (await sha256Hex(bundle)) !== release.bundle.sha256)
         throw new Error('the bundle does not match its release');
       loadBundle(bundle);
@@ -197,10 +209,10 @@ function parseTimestampOption(value: string): number {
 async function readPublishedTimestamp(dir: string): Promise<number | undefined> {
   let bytes: Uint8Array;
   try {
-    bytes = await readFile(join(dir, LATEST_TIMESTAMP_FILE));
+    bytes = await readFile(join(dir, LATEST_TIMESTAMP_FILE), DEFAULT_CHANNEL_LIMITS.maxTimestampBytes);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
+    throw new Error(`${join(dir, LATEST_TIMESTAMP_FILE)}: ${(err as Error).message}; fix or remove it before publishing`);
   }
   try {
     return parseAdvertisedTimestamp(bytes);

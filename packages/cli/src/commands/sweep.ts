@@ -105,9 +105,17 @@ export function registerSweep(program: Command): void {
         if (opts.worker === true) {
           const { startWorker } = await queueModule(() => import('../sweep/queue/worker.js'));
           const { connect } = await queueModule(() => import('../sweep/queue/redis-keys.js'));
-          const { sharedHostLimits } = await queueModule(() => import('../sweep/queue/host-leases.js'));
-          // Per-host limits held across all workers on this Redis (leases renewed while alive).
+          const { agreeOnPoliteness, sharedHostLimits } = await queueModule(() => import('../sweep/queue/host-leases.js'));
+          // Per-host limits held across all workers on this Redis (leases renewed while alive),
+          // the same for all of them (a worker with other settings is refused here).
           const leaseRedis = await connect(opts.queue);
+          let agreed: { close(): void };
+          try {
+            agreed = await agreeOnPoliteness(leaseRedis, queueName, request);
+          } catch (err) {
+            leaseRedis.disconnect();
+            throw err;
+          }
           const shared = sharedHostLimits(leaseRedis, queueName, request, { leaseMs: 15_000 });
           const setup = await prepareSweep({ ...options, request: { ...request, shared } });
           const worker = await startWorker({ queueUrl: opts.queue, queueName, concurrency: options.concurrency, lockMs, check: setup.check, log: onBad });
@@ -120,6 +128,7 @@ export function registerSweep(program: Command): void {
           await worker.close();
           setup.close();
           shared.close();
+          agreed.close();
           leaseRedis.disconnect();
           process.stderr.write(`sweep worker ${worker.id} stopped after storing ${worker.stored()} results\n`);
           return;

@@ -1,6 +1,7 @@
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
+import { LIBRARY_LIMITS } from '@httpsify/engine/library';
 import { parseRulesetXml } from '@httpsify/engine/parse';
-import { writeFileAtomic } from '@httpsify/engine/node';
+import { readRegularFile, writeFileAtomic } from '@httpsify/engine/node';
 
 export const DISABLED_REASON = 'failed ruleset test';
 const COMMENT_HEADING = 'Disabled by httpsify fetch-test because:';
@@ -108,7 +109,7 @@ export function disableRulesetText(text: string, reasons: readonly string[], wor
  * default, and replaces the file atomically (temp file in the same directory, then rename).
  */
 export async function disableRulesetFile(file: string, reasons: readonly string[], wording: DisableWording = {}): Promise<DisableEdit> {
-  const bytes = readFileSync(file);
+  const bytes = readRegularFile(file, LIBRARY_LIMITS.fileBytes);
   const text = bytes.toString('utf8');
   // Editing decoded text is only byte-preserving when the file is valid UTF-8.
   if (!Buffer.from(text, 'utf8').equals(bytes)) throw new Error(`${file}: not valid UTF-8, left unchanged`);

@@ -179,7 +179,11 @@ function requestNow(url: URL, settings: RequestSettings): Promise<RawResponse> {
         size += chunk.length;
         if (size >= settings.maxBodyBytes) finish();
       });
-      body.on('end', () => finish(true));
+      // A deflate or brotli decoder ends with its compressed stream, which may come before the
+      // response itself ends (a server can keep dribbling bytes after it). Only a response read
+      // to its own end has freed its connection (back to the agent, or closed with --queue);
+      // anything else is closed here, or it would stay open after its host lease is given back.
+      body.on('end', () => finish(res.complete && res.readableEnded));
       // A body cut short still tells us the status; keep what arrived.
       body.on('error', () => finish());
       res.on('aborted', () => finish());

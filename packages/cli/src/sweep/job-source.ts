@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { createEngine, type Engine, type Ruleset } from '@httpsify/engine';
 import { rulesetCoverage } from '@httpsify/engine/authoring';
 import { parseRulesetXml } from '@httpsify/engine/parse';
-import { isBundle, isRulesetDirectory, listRulesetFiles } from '@httpsify/engine/node';
+import { decodeUtf8, LIBRARY_LIMITS, NotUtf8 } from '@httpsify/engine/library';
+import { isBundle, isRulesetDirectory, listRulesetFiles, readRegularFile } from '@httpsify/engine/node';
 import { readTarEntries } from './tar-archive.js';
 import type { SweepJob } from './verdicts.js';
 
@@ -16,36 +16,63 @@ export function swept(ruleset: Ruleset, includeDefaultOff: boolean): boolean {
   return ruleset.defaultOff === undefined || includeDefaultOff || ruleset.defaultOff.startsWith(SWEEP_OFF_PREFIX);
 }
 
+/** A rulesets file (bundle, XML) given by path, through the rulesets' door; errors name it. */
+export function readRulesetsFile(path: string): Buffer {
+  try {
+    return readRegularFile(path, LIBRARY_LIMITS.totalBytes);
+  } catch (err) {
+    throw new Error(`cannot read rulesets from ${path}: ${(err as Error).message}`);
+  }
+}
+
 /**
  * The rulesets of a library one at a time, so a sweep never holds them all: a directory's files
  * are parsed as they come, a bundle's rulesets decoded by id, a tar archive read entry by entry.
+ * Files are read through the rulesets' door (regular files, bounded, strict UTF-8); a file of a
+ * directory or archive that cannot be used is reported and left out, a path given that cannot
+ * be read is an error naming it.
  */
 export async function* libraryRulesets(paths: readonly string[], onBad: (message: string) => void): AsyncGenerator<Ruleset> {
+  const parseOne = (bytes: Uint8Array, file: string): Ruleset | null => {
+    let xml: string;
+    try {
+      xml = decodeUtf8(bytes, { keepBom: true });
+    } catch (err) {
+      if (!(err instanceof NotUtf8)) throw err;
+      onBad(`${file}:${err.line}:1: ${err.message}`);
+      return null;
+    }
+    const parsed = parseRulesetXml(xml, file);
+    for (const d of parsed.diagnostics) if (d.severity === 'error') onBad(`${d.file}:${d.line}:${d.column}: ${d.message}`);
+    return parsed.ruleset;
+  };
   for (const path of paths) {
-    const parseOne = (xml: string, file: string): Ruleset | null => {
-      const parsed = parseRulesetXml(xml, file);
-      for (const d of parsed.diagnostics) if (d.severity === 'error') onBad(`${d.file}:${d.line}:${d.column}: ${d.message}`);
-      return parsed.ruleset;
-    };
     if (isRulesetDirectory(path)) {
       for (const file of listRulesetFiles(path)) {
-        const r = parseOne(readFileSync(file, 'utf8'), file);
+        let bytes: Buffer;
+        try {
+          bytes = readRegularFile(file, LIBRARY_LIMITS.fileBytes);
+        } catch (err) {
+          onBad(`${file}: cannot read: ${(err as Error).message}`);
+          continue;
+        }
+        const r = parseOne(bytes, file);
         if (r !== null) yield r;
       }
     } else if (/\.(tar|tar\.gz|tgz)$/i.test(path)) {
       for await (const entry of readTarEntries(path)) {
         if (!entry.name.endsWith('.xml')) continue;
-        const r = parseOne(entry.text, `${path}:${entry.name}`);
+        const r = parseOne(entry.bytes, `${path}:${entry.name}`);
         if (r !== null) yield r;
       }
     } else {
-      const bytes = readFileSync(path);
+      const bytes = readRulesetsFile(path);
       if (isBundle(bytes)) {
         const { loadBundle } = await import('@httpsify/engine');
         const engine = loadBundle(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
         for (let id = 0; id < engine.rulesetCount; id++) yield engine.ruleset(id);
       } else {
-        const r = parseOne(bytes.toString('utf8'), path);
+        const r = parseOne(bytes, path);
         if (r !== null) yield r;
       }
     }

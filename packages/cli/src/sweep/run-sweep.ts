@@ -1,11 +1,11 @@
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createEngine, type Engine, type Ruleset } from '@httpsify/engine';
 import { isBundle, isRulesetDirectory, loadRulesets } from '@httpsify/engine/node';
 import { checkJob } from './check-job.js';
 import { discoveryJobs, writeDiscoveredRulesets, type DiscoveryCounts } from './discovery.js';
 import { htmlReport } from './html-report.js';
-import { libraryRulesets, rulesetJobs } from './job-source.js';
+import { libraryRulesets, readRulesetsFile, rulesetJobs } from './job-source.js';
 import { Journal } from './journal.js';
 import { sweepClient, type SweepRequestOptions } from './polite-settings.js';
 import { SweepProgress } from './progress.js';
@@ -50,7 +50,7 @@ export interface SweepOutcome {
 /** The whole library as one engine, to rewrite redirect targets the way a browser would. */
 export async function libraryEngine(paths: readonly string[], onBad: (m: string) => void): Promise<Engine> {
   const [only] = paths;
-  if (paths.length === 1 && only !== undefined && !isRulesetDirectory(only) && isBundle(readFileSync(only))) {
+  if (paths.length === 1 && only !== undefined && !isRulesetDirectory(only) && isBundle(readRulesetsFile(only))) {
     return loadRulesets(paths).engine;
   }
   const all: Ruleset[] = [];

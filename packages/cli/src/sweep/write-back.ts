@@ -1,7 +1,8 @@
-import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
+import { decodeUtf8, LIBRARY_LIMITS } from '@httpsify/engine/library';
 import { parseRulesetXml } from '@httpsify/engine/parse';
-import { writeFileAtomic } from '@httpsify/engine/node';
+import { readRegularFile, writeFileAtomic } from '@httpsify/engine/node';
 import { disableRulesetFile } from '../fetch-test/disable-ruleset.js';
 import { SWEEP_OFF_PREFIX } from './job-source.js';
 import type { RulesetHealth, SweepSummary } from './summary.js';
@@ -73,7 +74,9 @@ export async function writeBack(
     }
     const p = before.get(h.file);
     try {
-      const text = readFileSync(h.file, 'utf8');
+      const bytes = readRegularFile(h.file, LIBRARY_LIMITS.fileBytes);
+      // Edited as text and written back: only strict UTF-8 survives that byte for byte.
+      const text = decodeUtf8(bytes, { keepBom: true });
       const parsed = parseRulesetXml(text, h.file).ruleset;
       if (parsed === null) throw new Error('no longer parses');
       const off = parsed.defaultOff;

@@ -7,6 +7,7 @@
  * This file holds the limits and the collector every entry passes; the containers are read by
  * archive.ts (tar, gzip) and archive-zip.ts.
  */
+import { decodeUtf8, NotUtf8 } from './utf8.js';
 
 export interface Limits {
   /** Everything expanded, XML or not. */
@@ -55,7 +56,6 @@ export class EntryCollector {
   readonly contents: ArchiveContents = { files: [], skipped: 0, problems: [] };
   private total = 0;
   private count = 0;
-  private readonly decoder = new TextDecoder('utf-8', { fatal: true });
 
   constructor(readonly limits: Limits = LIBRARY_LIMITS) {}
 
@@ -92,9 +92,10 @@ export class EntryCollector {
   /** Keeps an admitted entry's bytes as text. */
   add(path: string, bytes: Uint8Array): void {
     try {
-      this.contents.files.push({ path, text: this.decoder.decode(bytes) });
-    } catch {
-      this.contents.problems.push({ file: path, line: 0, message: 'not UTF-8 text; skipped' });
+      this.contents.files.push({ path, text: decodeUtf8(bytes) });
+    } catch (err) {
+      if (!(err instanceof NotUtf8)) throw err;
+      this.contents.problems.push({ file: path, line: err.line, message: 'not UTF-8 text; skipped' });
     }
   }
 }

@@ -13,3 +13,4 @@ export {
   type Limits,
 } from './archive-entries.js';
 export { readZip } from './archive-zip.js';
+export { decodeUtf8, NotUtf8 } from './utf8.js';

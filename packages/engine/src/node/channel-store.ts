@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { channelDefinitionJson, parseChannelDefinition } from '../channels/definition.js';
@@ -7,6 +7,8 @@ import { checkPublicJwk } from '../channels/signature.js';
 import { ChannelError } from '../channels/errors.js';
 import { type ActiveChannels, selectActiveChannels } from '../channels/installed.js';
 import type { ChannelRecord, ChannelStorage, LastCheck, RootFloor, SigningKeyRecord } from '../channels/state.js';
+import { decodeUtf8 } from '../library/utf8.js';
+import { readRegularFile } from './read-file.js';
 import { writeFileAtomic } from './write-file-atomic.js';
 
 /**
@@ -113,11 +115,17 @@ function parseRecordFile(text: string, path: string): RecordFile {
   return file;
 }
 
+/** A record holds a channel definition, a key and a few counters: kilobytes, never megabytes. */
+const RECORD_MAX_BYTES = 1024 * 1024;
+
+/** A record file's text, through the one door for files read as rulesets (read-file.ts). */
+const readRecordText = (path: string): string => decodeUtf8(readRegularFile(path, RECORD_MAX_BYTES));
+
 async function readRecord(dir: string): Promise<ChannelRecord | undefined> {
   const path = join(dir, RECORD_FILE);
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = readRecordText(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new ChannelError('storage-failed', `${path}: ${(err as Error).message}`, { cause: err });
@@ -138,7 +146,8 @@ async function readRecord(dir: string): Promise<ChannelRecord | undefined> {
     const bundlePath = join(dir, file.installed.file);
     let bytes: Uint8Array;
     try {
-      bytes = new Uint8Array(await readFile(bundlePath));
+      // Never more than the record says it holds: a longer file is damaged whatever it is.
+      bytes = new Uint8Array(readRegularFile(bundlePath, file.installed.bytes));
     } catch (err) {
       throw new ChannelError('storage-failed', `${bundlePath}: installed bundle unreadable (${(err as Error).message})`, { cause: err });
     }
@@ -163,7 +172,12 @@ async function writeRecord(dir: string, record: ChannelRecord): Promise<void> {
     const name = `bundle.${timestamp}.bin`;
     const sha256 = sha256Hex(bundle);
     // Re-saving the same installed bundle (a status-only save) must not rewrite it.
-    const existing = await readFile(join(dir, name)).catch(() => undefined);
+    let existing: Buffer | undefined;
+    try {
+      existing = readRegularFile(join(dir, name), bundle.byteLength);
+    } catch {
+      existing = undefined;
+    }
     if (!existing || existing.byteLength !== bundle.byteLength || sha256Hex(existing) !== sha256) {
       await writeFileAtomic(join(dir, name), bundle);
     }
@@ -209,7 +223,7 @@ export async function removeChannelLeftovers(stateDir: string): Promise<string[]
   for (const dir of dirs) {
     let keep: string | undefined;
     try {
-      const text = await readFile(join(dir, RECORD_FILE), 'utf8');
+      const text = readRecordText(join(dir, RECORD_FILE));
       keep = parseRecordFile(text, join(dir, RECORD_FILE)).installed?.file;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {

@@ -21,3 +21,4 @@ export {
 export { loadPrebuiltDefaults, writeDefaultBundle, type DefaultsLocation } from './default-bundle.js';
 export { type StateLockOptions, withStateLock } from './state-lock.js';
 export { writeFileAtomic } from './write-file-atomic.js';
+export { FileRefused, FileTooLarge, openRegularFile, readRegularFile } from './read-file.js';

@@ -8,7 +8,9 @@ import { parseRulesetXml } from '../parse/xml-ruleset.js';
 import { compileBundle } from '../bundle/write.js';
 import { checkRulesetRegexes } from '../regex/ruleset-regexes.js';
 import { archiveKind, readArchive } from '../library/archive.js';
-import { EntryCollector, LIBRARY_LIMITS, LibraryRefused, mb, type Limits } from '../library/archive-entries.js';
+import { EntryCollector, LIBRARY_LIMITS, LibraryRefused, type Limits } from '../library/archive-entries.js';
+import { decodeUtf8, NotUtf8 } from '../library/utf8.js';
+import { FileTooLarge, readRegularFile } from './read-file.js';
 
 /** A file from disk is never our own packaged build: its regex verdicts are never trusted. */
 export interface LoadOptions extends Omit<EngineOptions, 'trustBundledRegexVerdicts'> {
@@ -67,21 +69,48 @@ export function listRulesetFiles(dir: string): string[] {
     .map(({ f }) => join(dir, f));
 }
 
+/** A diagnostic for a file that could not be read or used at all. */
+const readError = (file: string, message: string, line = 1): Diagnostic => ({ severity: 'error', code: 'read-error', message, file, line, column: 1 });
+
+/** Reads one `*.xml` file of a folder through the one door (read-file.ts), within the folder's limits. */
 function readXmlFile(file: string, rulesets: Ruleset[], diagnostics: Diagnostic[], collector: EntryCollector): void {
-  let xml: string;
+  let bytes: Uint8Array | null = null;
+  let size: number;
   try {
-    // Counted against the library limits (files, bytes) before it is read, as an archive entry is.
-    const size = statSync(file).size;
-    if (collector.admit(basename(file).endsWith('.xml') ? basename(file) : `${basename(file)}.xml`, size) === null) {
-      const problem = collector.contents.problems.pop();
-      diagnostics.push({ severity: 'error', code: 'read-error', message: problem?.message ?? 'skipped', file, line: 1, column: 1 });
+    bytes = readRegularFile(file, collector.limits.fileBytes);
+    size = bytes.length;
+  } catch (err) {
+    if (!(err instanceof FileTooLarge)) {
+      diagnostics.push(readError(file, `cannot read: ${(err as Error).message}`));
       return;
     }
-    xml = readFileSync(file, 'utf8');
+    // Left to the collector, which reports it as an archive's oversized entry.
+    size = err.size;
+  }
+  addXml(file, bytes, size, rulesets, diagnostics, collector);
+}
+
+/**
+ * Counts a file's bytes against the library limits (files, bytes), as an archive entry is,
+ * then parses them. Counted as read, not as stat said, so a file cannot grow past the limits.
+ */
+function addXml(file: string, bytes: Uint8Array | null, size: number, rulesets: Ruleset[], diagnostics: Diagnostic[], collector: EntryCollector): void {
+  let xml: string;
+  try {
+    if (collector.admit(basename(file).endsWith('.xml') ? basename(file) : `${basename(file)}.xml`, size) === null || bytes === null) {
+      const problem = collector.contents.problems.pop();
+      diagnostics.push(readError(file, problem?.message ?? 'skipped'));
+      return;
+    }
+    // The BOM is kept, as before: the parser skips it.
+    xml = decodeUtf8(bytes, { keepBom: true });
   } catch (err) {
     if (err instanceof LibraryRefused) throw new Error(`cannot read rulesets: ${err.message}`);
-    diagnostics.push({ severity: 'error', code: 'read-error', message: `cannot read: ${(err as Error).message}`, file, line: 1, column: 1 });
-    return;
+    if (err instanceof NotUtf8) {
+      diagnostics.push(readError(file, err.message, err.line));
+      return;
+    }
+    throw err;
   }
   const parsed = parseRulesetXml(xml, file);
   diagnostics.push(...parsed.diagnostics);
@@ -143,13 +172,16 @@ export function loadRulesets(paths: readonly string[], options: LoadOptions = {}
       for (const file of listRulesetFiles(path)) readXmlFile(file, rulesets, diagnostics, collector);
       continue;
     }
-    const size = statSync(path).size;
-    // A compiled bundle of the whole corpus is a few MB; anything past the library's bound is not rulesets.
-    if (size > limits.totalBytes) throw new Error(`cannot read rulesets from ${path}: more than ${mb(limits.totalBytes)}`);
-    const bytes = readFileSync(path);
+    let bytes: Buffer;
+    try {
+      // A compiled bundle of the whole corpus is a few MB; anything past the library's bound is not rulesets.
+      bytes = readRegularFile(path, limits.totalBytes);
+    } catch (err) {
+      throw new Error(`cannot read rulesets from ${path}: ${(err as Error).message}`);
+    }
     if (isBundle(bytes)) bundles.push({ file: path, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) });
     else if (archiveKind(bytes) !== null) readArchiveFile(path, bytes, rulesets, diagnostics, limits);
-    else readXmlFile(path, rulesets, diagnostics, new EntryCollector(limits));
+    else addXml(path, bytes, bytes.length, rulesets, diagnostics, new EntryCollector(limits));
   }
   if (bundles.length === 1 && rulesets.length === 0 && diagnostics.length === 0) {
     const only = bundles[0] as { file: string; bytes: Uint8Array };

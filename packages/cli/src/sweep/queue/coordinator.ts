@@ -6,6 +6,7 @@ import { Journal } from '../journal.js';
 import { SweepProgress } from '../progress.js';
 import { checkInputs, countJobs, finishSweep, prepareSweep, type SweepOptions, type SweepOutcome } from '../run-sweep.js';
 import type { SweepJob } from '../verdicts.js';
+import { agreeOnPoliteness } from './host-leases.js';
 import { MAX_STORED_RESULT_BYTES, trustedResult } from './queue-trust.js';
 import { connect, sweepKeys } from './redis-keys.js';
 
@@ -40,6 +41,14 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<Sweep
   mkdirSync(options.outDir, { recursive: true });
   const keys = sweepKeys(options.queueName);
   const redis = await connect(options.queueUrl);
+  let agreed: { close(): void };
+  try {
+    // Before anything is fed: workers started with other per-host settings are refused, or this.
+    agreed = await agreeOnPoliteness(redis, options.queueName, options.request);
+  } catch (err) {
+    redis.disconnect();
+    throw err;
+  }
   // BullMQ leaves a connection it was given open on close(): ours to end.
   const queueConnection = await connect(options.queueUrl);
   const queue = new Queue<SweepJob>(options.queueName, { connection: queueConnection });
@@ -208,6 +217,7 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<Sweep
     const done = await finishSweep(options, resultsPath, previous);
     return { ...done, ranNow: journal.done.size - resumedFrom, resumedFrom, resultsPath, discovery: setup.discovery, perWorker };
   } finally {
+    agreed.close();
     setup.close();
     await queue.close();
     queueConnection.disconnect();

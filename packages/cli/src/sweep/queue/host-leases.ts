@@ -89,3 +89,65 @@ export function sharedHostLimits(
     close: () => clearInterval(renew),
   };
 }
+
+/**
+ * Stores the politeness settings of a queued sweep if none are, and keeps them alive while they
+ * match; returns what is stored. KEYS[1] the settings key; ARGV[1] this process's settings;
+ * ARGV[2] how long they outlive the last process that keeps them.
+ */
+export const AGREE_POLITENESS = `
+local stored = redis.call('GET', KEYS[1])
+if not stored then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', tonumber(ARGV[2]))
+  return ARGV[1]
+end
+if stored == ARGV[1] then redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2])) end
+return stored`;
+
+/** The stored settings outlive the last process of a sweep by this long. */
+export const POLITENESS_TTL_MS = 60_000;
+
+/** A sweep's per-host settings as flags, for messages; stored text is shown only if it parses. */
+function settingsWords(json: string): string {
+  if (json.length > 200) return 'settings that cannot be read';
+  try {
+    const v = JSON.parse(json) as Record<string, unknown>;
+    const n = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
+    if (n(v.perHostConnections) && n(v.perHostDelayMs)) return `--per-host ${v.perHostConnections} --per-host-delay ${v.perHostDelayMs}`;
+  } catch {
+    // Shown as unreadable below.
+  }
+  return 'settings that cannot be read';
+}
+
+/**
+ * Makes every process of a queued sweep (coordinator and workers) run with the same per-host
+ * limits. The leases take each worker's own limit and delay, so one worker started with a
+ * larger --per-host, or a shorter --per-host-delay, would take leases the others would not:
+ * the host would see the most generous settings of any worker. So the first process stores its
+ * settings in Redis, and a process whose settings differ refuses to start (rather than quietly
+ * taking the stricter ones: the user learns which flags disagree). The settings are kept alive
+ * while any matching process runs, and lapse POLITENESS_TTL_MS after the last one stops, so a
+ * later sweep on the same queue name may choose others.
+ */
+export async function agreeOnPoliteness(
+  redis: Redis,
+  queueName: string,
+  limits: Pick<PolitenessLimits, 'perHostConnections' | 'perHostDelayMs'>,
+  options: { ttlMs?: number } = {},
+): Promise<{ close(): void }> {
+  const ttl = options.ttlMs ?? POLITENESS_TTL_MS;
+  const key = `httpsify-sweep:${queueName}:politeness`;
+  const own = JSON.stringify({ perHostConnections: limits.perHostConnections, perHostDelayMs: limits.perHostDelayMs });
+  const stored = String(await redis.eval(AGREE_POLITENESS, 1, key, own, ttl));
+  if (stored !== own) {
+    throw new Error(
+      `--queue-name ${queueName}: this process has ${settingsWords(own)}, but the sweep on this queue runs with ` +
+        `${settingsWords(stored)} (set by its first process); give all its processes the same --per-host and ` +
+        `--per-host-delay, or use another --queue-name (the stored settings lapse ${Math.round(ttl / 1000)} s after its last process stops)`,
+    );
+  }
+  const keep = setInterval(() => void redis.eval(AGREE_POLITENESS, 1, key, own, ttl).catch(() => undefined), Math.max(250, Math.floor(ttl / 3)));
+  keep.unref();
+  return { close: () => clearInterval(keep) };
+}

@@ -1,8 +1,96 @@
 import { hostname } from 'node:os';
-import { Worker } from 'bullmq';
+import { Queue, Worker, type JobJson } from 'bullmq';
+import type { Redis } from 'ioredis';
 import type { SweepJob } from '../verdicts.js';
 import { trustedJob } from './queue-trust.js';
 import { connect, STORE_ONCE, sweepKeys } from './redis-keys.js';
+
+/**
+ * A job's data (or any other field BullMQ parses) longer than this is refused before it is
+ * parsed: a sweep job is a few hundred bytes, its fields 8 KB at most (queue-trust.ts).
+ */
+export const MAX_JOB_FIELD_BYTES = 64 * 1024;
+
+/** Raw job hash fields BullMQ hands to JSON.parse when it gives a worker the job. */
+const PARSED_FIELDS = ['data', 'opts', 'progress', 'parent'] as const;
+const FIELD_WORDS = { data: 'its data is', opts: 'its options are', progress: 'its progress is', parent: 'its parent is' } as const;
+
+/** A job id from Redis, fit for a log line. */
+const shownId = (id: string): string => id.replace(/[^\x20-\x7e]/g, '?').slice(0, 100);
+
+/** BullMQ could not turn this job into a Job: its data is too large or not JSON. */
+class UnparsableJob extends Error {
+  constructor(
+    readonly jobId: string,
+    why: string,
+  ) {
+    super(`job ${shownId(jobId)}: ${why}`);
+  }
+}
+
+/**
+ * BullMQ (6.7.6, pinned) parses a job's data in Worker.createJob: an oversized one is refused
+ * here before JSON.parse sees it, and either refusal names the job. (Its options are parsed
+ * earlier, in BullMQ's Redis backend, where nothing names it.) Either way the worker's 'error'
+ * event fires with the job left active: see removePoisonedJobs.
+ */
+class BoundedWorker extends Worker<SweepJob> {
+  protected override createJob(json: JobJson, jobId: string): ReturnType<Worker<SweepJob>['createJob']> {
+    const bytes = Buffer.byteLength(json.data);
+    if (bytes > MAX_JOB_FIELD_BYTES) throw new UnparsableJob(jobId, `data of ${bytes} bytes`);
+    try {
+      return super.createJob(json, jobId);
+    } catch (err) {
+      throw new UnparsableJob(jobId, (err as Error).message);
+    }
+  }
+}
+
+/** Why a job's raw hash cannot be handed to a worker by BullMQ, or null when it can. */
+export async function poisonedBecause(redis: Redis, jobKey: string): Promise<string | null> {
+  // Sizes first: a huge field is refused without being read.
+  const sizes = await Promise.all(PARSED_FIELDS.map((f) => redis.hstrlen(jobKey, f)));
+  for (const [i, field] of PARSED_FIELDS.entries()) {
+    if ((sizes[i] ?? 0) > MAX_JOB_FIELD_BYTES) return `${FIELD_WORDS[field]} ${sizes[i]} bytes`;
+  }
+  const values = await redis.hmget(jobKey, ...PARSED_FIELDS);
+  for (const [i, field] of PARSED_FIELDS.entries()) {
+    const text = values[i];
+    if (text === null || text === undefined) continue;
+    try {
+      JSON.parse(text);
+    } catch {
+      return `${FIELD_WORDS[field]} not JSON`;
+    }
+  }
+  return null;
+}
+
+/**
+ * Removes the active jobs BullMQ cannot parse; returns which, and why.
+ *
+ * Why this way: a job written straight into Redis with non-JSON (or huge) data or options makes
+ * BullMQ throw while taking it, before our processor or trustedJob runs. The job is then active,
+ * locked by a token no processor holds: it never completes, the stalled check puts it back (or
+ * fails on it), and the worker logs an error every few seconds. Checking the waiting jobs in
+ * advance would race BullMQ's atomic take; instead, after such an error, the active list (a few
+ * jobs per worker) is checked on the raw hashes and any job BullMQ could not parse is removed
+ * with BullMQ's own removal (after dropping its lock, which no one can be using). Removed, not
+ * failed: the coordinator puts failed jobs back, and this one would fail again for ever; if it
+ * was one of the coordinator's own, the coordinator re-adds it from its library when the queue
+ * runs dry without its result.
+ */
+async function removePoisonedJobs(redis: Redis, queue: Queue, queueName: string): Promise<{ id: string; why: string }[]> {
+  const prefix = `bull:${queueName}`;
+  const removed: { id: string; why: string }[] = [];
+  for (const id of await redis.lrange(`${prefix}:active`, 0, 999)) {
+    const why = await poisonedBecause(redis, `${prefix}:${id}`);
+    if (why === null) continue;
+    await redis.del(`${prefix}:${id}:lock`);
+    if ((await queue.remove(id)) === 1) removed.push({ id, why });
+  }
+  return removed;
+}
 
 export interface WorkerOptions {
   queueUrl: string;
@@ -31,7 +119,34 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const id = `${hostname()}:${process.pid}`;
   let stored = 0;
   const workerConnection = await connect(options.queueUrl);
-  const worker = new Worker<SweepJob>(
+  const log = (line: string): void => options.log?.(`worker ${id}: ${line}`);
+  // Only to remove jobs BullMQ cannot parse; on our own connection, which it leaves open.
+  const janitor = new Queue(options.queueName, { connection: redis });
+  // Jobs this worker removed (the latest ones), so an error about one is not logged again.
+  const removedIds = new Set<string>();
+  let lastRemovalAt = -Infinity;
+  // One check at a time, after each error: any of them may come from a poisoned job (BullMQ
+  // reports one it took along with finishing another as that other job's "Missing lock").
+  let checking: Promise<unknown> = Promise.resolve();
+  const checkActive = (): Promise<number> => {
+    const run = checking.then(
+      () => removePoisonedJobs(redis, janitor, options.queueName),
+      () => removePoisonedJobs(redis, janitor, options.queueName),
+    );
+    checking = run;
+    return run.then((removed) => {
+      for (const { id: jobId, why } of removed) {
+        log(`removed job ${shownId(jobId)} from the queue: ${why}; it cannot be swept`);
+        removedIds.add(jobId);
+        lastRemovalAt = Date.now();
+        if (removedIds.size > 1000) removedIds.delete(removedIds.values().next().value as string);
+      }
+      return removed.length;
+    });
+  };
+  // Left by a worker killed before it could remove them.
+  await checkActive();
+  const worker = new BoundedWorker(
     options.queueName,
     async (job) => {
       // A job is read from Redis like anything else there: checked before it is swept.
@@ -51,13 +166,29 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       maxStalledCount: 3,
     },
   );
-  worker.on('error', (err) => options.log?.(`worker ${id}: ${err.message}`));
+  worker.on('error', (err) => {
+    checkActive().then(
+      () => {
+        // Logged once, as the removal: an error a poisoned job causes is not logged again.
+        // Only a refused job's own error names it; BullMQ's others (a SyntaxError for its
+        // options, "Missing lock" for the job it was finishing) are matched to a recent removal.
+        const explained =
+          err instanceof UnparsableJob
+            ? removedIds.has(err.jobId)
+            : (err instanceof SyntaxError || err.message.startsWith('Missing lock for job')) && Date.now() - lastRemovalAt < 10_000;
+        if (!explained) log(err.message);
+      },
+      (checkErr: Error) => log(`${err.message} (and checking the active jobs failed: ${checkErr.message})`),
+    );
+  });
   await worker.waitUntilReady();
   return {
     id,
     stored: () => stored,
     close: async () => {
       await worker.close();
+      await checking.catch(() => undefined);
+      await janitor.close();
       workerConnection.disconnect();
       redis.disconnect();
     },
