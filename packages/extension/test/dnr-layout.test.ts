@@ -37,7 +37,7 @@ describe('DNR priorities and ids', () => {
       for (const [other, o] of ranges) if (other !== name && o.store === l.store) expect(o.base >= l.limit || o.limit <= l.base).toBe(true);
     }
     expect(L.layerOf('dynamic', 0)).toBeNull();
-    expect(L.layerOf('session', L.LAYERS.handoffOnce.limit)).toBeNull();
+    expect(L.layerOf('session', L.LAYERS.tabOnce.limit)).toBeNull();
   });
 });
 

@@ -241,8 +241,18 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     expect(await page.locator('#reason-text').textContent()).toContain('sign in first');
     // Whoever answers the probe relaxes nothing: every rule is still in place.
     expect(await worker(async () => (await chrome.declarativeNetRequest.getDynamicRules()).length, null)).toBe(before);
+    // On such a network continuing holds for this tab only, and says so.
+    expect(await page.locator('#http-once').textContent()).toBe('Continue to HTTP site in this tab');
     await page.locator('#http-once').click();
     await expect.poll(() => page.url(), POLL).toBe('http://hotel.example.com/');
     expect(await page.locator('body').textContent()).toContain('http hotel.example.com /');
+    // Another tab still gets HTTPS-first for the host (and its fallback page again).
+    const other = await ext.context.newPage();
+    await other.goto('http://hotel.example.com/other').catch(() => undefined);
+    await expect.poll(() => other.url(), POLL).toMatch(/fallback\.html|^https:/);
+    await other.close();
+    // In the first tab the host stays on HTTP.
+    await visit('http://hotel.example.com/again');
+    await expect.poll(() => page.url(), POLL).toBe('http://hotel.example.com/again');
   });
 });

@@ -188,8 +188,15 @@ describe('protection mode in Firefox', () => {
     // The portal check itself went out over plain HTTP, as a portal expects.
     expect(site.seen('probe.example.test')).toContain('GET http /login');
     await expect.poll(() => tab.evaluate<string>('document.querySelector("#reason-text").textContent').catch(() => ''), POLL).toContain('sign in first');
+    // On such a network continuing holds for this tab only, and says so.
+    expect(await tab.evaluate<string>('document.querySelector("#http-once").textContent')).toBe('Continue to HTTP site in this tab');
     await tab.evaluate('void document.querySelector("#http-once").click()');
     await expect.poll(href, POLL).toBe(at('http', 'hotel.example.test', '/'));
+    // Another tab still gets HTTPS-first for the host (and its fallback page again).
+    const other = await firefox.newTab();
+    await other.start(at('http', 'hotel.example.test', '/other'));
+    await expect.poll(() => other.evaluate<string>('location.href').catch(() => ''), POLL).toMatch(/fallback\.html|^https:/);
+    await other.close();
     // Whoever answers the probe relaxes nothing else: a host that speaks TLS is still upgraded.
     expect(await tab.goto(at('http', 'works.example.test', '/captive'))).toBe(at('https', 'works.example.test', '/captive'));
   });

@@ -13,6 +13,7 @@ function sources(off: string[]): DecisionSources {
     disabled: new SiteList(off),
     httpAllowed: new SiteList([]),
     httpOnce: new Set(),
+    httpOnceInTab: () => new Set(),
     userEngine: null,
     rewrite: () => ({ rewritten: null, ruleset: null }),
     excludedBy: () => null,

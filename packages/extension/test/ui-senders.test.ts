@@ -53,6 +53,9 @@ describe('who may ask the background what', () => {
     const ok = sender(page, { tab: 5 });
     const once: UiRequest = { type: 'httpOnce', url };
     expect(refusal(ok, once, tickets)).toBeNull();
+    // For its own tab only (a sign-in network), never another tab's.
+    expect(refusal(ok, { ...once, tabId: 5 }, tickets)).toBeNull();
+    expect(refusal(ok, { ...once, tabId: 6 }, tickets)).not.toBeNull();
     expect(refusal(ok, { type: 'siteAdd', list: 'httpAllowedSites', entry: 'down.test:8080' }, tickets)).toBeNull();
     expect(refusal(ok, { type: 'siteState', entry: 'down.test:8080', state: 'rulesets' }, tickets)).toBeNull();
     // Another host, another list or state, a setting: refused.

@@ -36,6 +36,16 @@ import { exposeForTests } from '../platform/test-hooks.js';
 import { ext, storageArea } from '../platform/browser-api.js';
 
 const ONCE_SESSION_KEY = 'uiHttpOnce';
+const ONCE_TABS_SESSION_KEY = 'uiHttpOnceTabs';
+
+/** [tab, host] pairs kept for the session, read back as untrusted: anything else is dropped. */
+function tabHostPairs(raw: unknown): [number, string][] {
+  if (!Array.isArray(raw)) return [];
+  return raw.filter(
+    (p): p is [number, string] =>
+      Array.isArray(p) && p.length === 2 && Number.isInteger(p[0]) && p[0] >= 0 && typeof p[1] === 'string' && siteOf(`http://${p[1]}/`)?.host === p[1],
+  );
+}
 const TICKETS_SESSION_KEY = 'uiPageTickets';
 
 export interface UiInstallOptions {
@@ -126,7 +136,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       openOverHttp: (tabId, url, pastBrowser) => openOverHttp(pastBrowser ? options.platform : 'firefox', tabId, url),
       version: ext.runtime.getManifest().version,
       rulesetsTimestamp: defaultsTimestamp,
-      httpOnceChanged: async (hosts) => session.set({ [ONCE_SESSION_KEY]: hosts }),
+      httpOnceChanged: async (hosts, inTabs) => session.set({ [ONCE_SESSION_KEY]: hosts, [ONCE_TABS_SESSION_KEY]: inTabs }),
       policyChanged: async (ctl) => {
         await options.policyApplied?.(ctl);
         await protection.viewChanged(ctl);
@@ -141,10 +151,10 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
         platformProblems: () => options.channelProblems(),
       },
     });
-    const saved = await session.get([TABS_SESSION_KEY, ONCE_SESSION_KEY, TICKETS_SESSION_KEY]);
+    const saved = await session.get([TABS_SESSION_KEY, ONCE_SESSION_KEY, ONCE_TABS_SESSION_KEY, TICKETS_SESSION_KEY]);
     tickets.restore(saved[TICKETS_SESSION_KEY]);
     activitySession.restore(saved[TABS_SESSION_KEY]);
-    c.restoreHttpOnce((saved[ONCE_SESSION_KEY] as string[] | undefined) ?? []);
+    c.restoreHttpOnce((saved[ONCE_SESSION_KEY] as string[] | undefined) ?? [], tabHostPairs(saved[ONCE_TABS_SESSION_KEY]));
     await protection.load();
     await c.start();
     // The imported ruleset library: one more layer after the channels (src/library/).
@@ -236,6 +246,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     decider.tabClosed(tabId);
     observer.tabClosed(tabId);
     activitySession.saveSoon();
+    void controller?.tabClosed(tabId);
   });
   ext.tabs.onActivated.addListener(({ tabId }) => {
     void ext.tabs.get(tabId).then(
@@ -264,7 +275,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     tickets,
     library: () => library,
     protection: { protection, store, storage: ext.storage.local },
-    httpOnceChanged: (c) => session.set({ [ONCE_SESSION_KEY]: [...c.httpOnce] }),
+    httpOnceChanged: (c) => session.set({ [ONCE_SESSION_KEY]: [...c.httpOnce], [ONCE_TABS_SESSION_KEY]: c.httpOnceTabs }),
   });
 
   return {

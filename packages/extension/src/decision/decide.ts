@@ -40,8 +40,11 @@ export interface DecisionState {
   siteOffBy(url: string): string | null;
   /** The "rulesets only" (httpAllowedSites) entry covering the URL's host, or null. */
   httpAllowedBy(url: string): string | null;
-  /** "Open over HTTP this time" holds for the host (this session). */
-  httpOnce(host: string): boolean;
+  /**
+   * "Open over HTTP this time" holds for the host: in every tab (this session), or in `tabId`
+   * only (chosen on a sign-in network's fallback page, for that tab).
+   */
+  httpOnce(host: string, tabId: number): boolean;
   /**
    * A live loop verdict lets exactly this http:// URL load over HTTP as `tabId`'s top-level
    * page (https-first/loop-guard.ts): never a host, never a subresource.
@@ -96,7 +99,7 @@ export function decide(input: DecisionInput): Decision {
   const https = url.replace(/^http:/, 'https:');
   if (kind === 'navigation') {
     if (s.httpsFirst) {
-      if (s.httpOnce(site.host)) return { action: 'allowHttp', reason: 'http-once' };
+      if (s.httpOnce(site.host, tab.tabId)) return { action: 'allowHttp', reason: 'http-once' };
       const allowed = s.httpAllowedBy(url);
       if (allowed !== null) return { action: 'allowHttp', reason: 'http-allowed', entry: allowed };
     }
@@ -112,7 +115,7 @@ export function decide(input: DecisionInput): Decision {
   // a tab (workers) too: Chromium's dynamic rules cannot tell them apart (tabIds is for session
   // rules only), and what the browser enforces is what this says.
   const modeApplies = s.httpsFirst;
-  if (modeApplies && s.knownHttps(site.host) && s.siteOffBy(url) === null && s.httpAllowedBy(url) === null && !s.httpOnce(site.host))
+  if (modeApplies && s.knownHttps(site.host) && s.siteOffBy(url) === null && s.httpAllowedBy(url) === null && !s.httpOnce(site.host, tab.tabId))
     return { action: 'upgrade', url: https, reason: 'known-host' };
   return { action: 'leave', reason: 'no-rule' };
 }

@@ -10,6 +10,8 @@ export interface DecisionSources {
   disabled: { matchUrl(url: string): string | null };
   httpAllowed: { matchUrl(url: string): string | null };
   httpOnce: ReadonlySet<string>;
+  /** Hosts opened over HTTP for one tab only. */
+  httpOnceInTab(tabId: number): ReadonlySet<string>;
   userEngine: { rewriteWithRuleset(url: string): { rewritten: string | null; ruleset: string | null } } | null;
   rewrite(url: string): { rewritten: string | null; ruleset: string | null };
   excludedBy(url: string): string | null;
@@ -23,7 +25,7 @@ export function decisionState(c: DecisionSources, knownHttps: (host: string) => 
     httpsFirst: c.settings.httpsFirst,
     siteOffBy: (url) => c.disabled.matchUrl(url),
     httpAllowedBy: (url) => c.httpAllowed.matchUrl(url),
-    httpOnce: (host) => c.httpOnce.has(host),
+    httpOnce: (host, tabId) => c.httpOnce.has(host) || c.httpOnceInTab(tabId).has(host),
     loopVerdict: (url, tabId) => c.loopVerdict(url, tabId),
     userRewrite: (url) => {
       const r = c.userEngine?.rewriteWithRuleset(url);

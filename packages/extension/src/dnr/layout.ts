@@ -24,7 +24,8 @@
  *   HTTPS_FIRST           1          HTTPS-first: every other top-level http:// page
  *
  * Id ranges: LAYERS below (dynamic: overrides, channels, settings, handoff, protection;
- * session: loop allows, handoff once), numbered by the rule writer alone.
+ * session: loop allows, handoff once, "open over HTTP" for one tab), numbered by the rule writer
+ * alone.
  */
 import { MAX_COMPILED_PRIORITY } from '@httpsify/engine/dnr';
 
@@ -91,6 +92,7 @@ export const LAYERS = {
   protection: { store: 'dynamic', base: 6_500_000, limit: 7_000_000 },
   loops: { store: 'session', base: 1, limit: 1_000_000 },
   handoffOnce: { store: 'session', base: 1_000_000, limit: 2_000_000 },
+  tabOnce: { store: 'session', base: 2_000_000, limit: 2_100_000 },
 } as const satisfies Record<string, { store: RuleStore; base: number; limit: number }>;
 
 export type LayerName = keyof typeof LAYERS;

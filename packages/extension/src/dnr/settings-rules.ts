@@ -84,16 +84,36 @@ export function uiDnrRules(inputs: UiRuleInputs): { rules: RuleBody[]; omitted: 
   return { rules: planned, omitted };
 }
 
+/**
+ * The "tabOnce" layer (session rules, the only ones that take `tabIds`): "open over HTTP" chosen
+ * for one tab, as decide() steps 7 and 13 read it. Its main frames stay on HTTP beside HTTPS-first
+ * (its exemption's priority, below every ruleset), and its subresources are left out of the
+ * known hosts' upgrade (their priority; `allow` wins the tie), in that tab alone.
+ */
+export function tabOnceRules(pairs: readonly [number, string][], httpsFirst: boolean): RuleBody[] {
+  if (!httpsFirst) return [];
+  return [...pairs]
+    .sort(([a, x], [b, y]) => a - b || (x < y ? -1 : x > y ? 1 : 0))
+    .flatMap(([tabId, host]) =>
+      siteEntryConditions([host], 'http').flatMap((condition): RuleBody[] => [
+        { priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allow' }, condition: { ...condition, tabIds: [tabId], resourceTypes: ['main_frame'] } },
+        { priority: PROTECTION_PRIORITY, action: { type: 'allow' }, condition: { ...condition, tabIds: [tabId], resourceTypes: SUBRESOURCE_TYPES } },
+      ]),
+    );
+}
+
 /** What the settings layer is built from (the settings controller; narrow, so tests build one). */
 export interface SettingsRuleSources {
   settings: { globalEnabled: boolean; disabledSites: string[]; httpAllowedSites: string[]; httpsFirst: boolean };
   httpOnce: ReadonlySet<string>;
+  /** [tab, host]: "open over HTTP" for that tab only. */
+  httpOnceTabs: [number, string][];
   userRulesets: readonly Ruleset[];
   userEngine: { isActive(id: number): boolean; rulesetIdsByName(name: string): number[] } | null;
 }
 
 /** Declares the settings layer from the controller's state of now. */
-export function syncSettingsRules(writer: RuleWriter, c: SettingsRuleSources, extensionId: string): Promise<void> {
+export async function syncSettingsRules(writer: RuleWriter, c: SettingsRuleSources, extensionId: string): Promise<void> {
   const s = c.settings;
   const { rules } = uiDnrRules({
     globalEnabled: s.globalEnabled,
@@ -104,5 +124,6 @@ export function syncSettingsRules(writer: RuleWriter, c: SettingsRuleSources, ex
     httpsFirst: s.httpsFirst,
     extensionId,
   });
-  return writer.setLayer('settings', rules);
+  await writer.setLayer('settings', rules);
+  await writer.setLayer('tabOnce', tabOnceRules(c.httpOnceTabs, s.globalEnabled && s.httpsFirst));
 }

@@ -34,7 +34,8 @@ export type UiRequest =
   | { type: 'rulesetsForHost'; host: string }
   | { type: 'siteAdd'; list: SiteListName; entry: string }
   | { type: 'siteRemove'; list: SiteListName; entry: string }
-  | { type: 'httpOnce'; url: string }
+  /** `tabId`: for that tab only (a sign-in network's fallback page); else every tab. */
+  | { type: 'httpOnce'; url: string; tabId?: number }
   /**
    * Behind a sign-in network (captive portal): open the network's sign-in page in a new tab,
    * through the portal probe's own http:// address (the network answers it with its sign-in

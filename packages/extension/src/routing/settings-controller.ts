@@ -49,7 +49,7 @@ export interface UiHooks {
   /** Unix seconds of the bundled rulesets, when known. */
   rulesetsTimestamp?: number;
   /** "Open over HTTP this time" hosts changed (the platform keeps them for the session). */
-  httpOnceChanged?(hosts: string[]): Promise<void>;
+  httpOnceChanged?(hosts: string[], inTabs: [number, string][]): Promise<void>;
 }
 
 export interface LoopGuardHooks {
@@ -59,12 +59,16 @@ export interface LoopGuardHooks {
   forget(host: string): Promise<void>;
 }
 
+const NONE: ReadonlySet<string> = new Set();
+
 export class SettingsController implements SettingsRequestTarget, PageViewSources {
   private current!: Settings;
   private disabledList = new SiteList([]);
   private httpAllowedList = new SiteList([]);
   /** Hosts opened over HTTP once (this browser session). */
   private readonly once = new Set<string>();
+  /** Hosts opened over HTTP for one tab only (a sign-in network's fallback page), by tab. */
+  private readonly onceInTab = new Map<number, Set<string>>();
   private appliedChannels = '';
   private settled: Promise<void> = Promise.resolve();
   private reconciling: Promise<void> = Promise.resolve();
@@ -97,6 +101,13 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
   get httpOnce(): ReadonlySet<string> {
     return this.once;
   }
+  httpOnceInTab(tabId: number): ReadonlySet<string> {
+    return this.onceInTab.get(tabId) ?? NONE;
+  }
+  /** Every tab's own "open over HTTP" hosts, as [tab, host] pairs. */
+  get httpOnceTabs(): [number, string][] {
+    return [...this.onceInTab].flatMap(([tabId, hosts]) => [...hosts].map((h): [number, string] => [tabId, h]));
+  }
   get userEngine(): Engine | null {
     return this.rewriter.userEngine;
   }
@@ -118,8 +129,15 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
   }
 
   /** The session's "open over HTTP this time" hosts, read back when the worker restarts. */
-  restoreHttpOnce(hosts: readonly string[]): void {
+  restoreHttpOnce(hosts: readonly string[], inTabs: readonly [number, string][] = []): void {
     for (const h of hosts) this.once.add(h);
+    for (const [tabId, h] of inTabs) this.addOnceInTab(tabId, h);
+  }
+
+  private addOnceInTab(tabId: number, host: string): void {
+    let hosts = this.onceInTab.get(tabId);
+    if (hosts === undefined) this.onceInTab.set(tabId, (hosts = new Set()));
+    hosts.add(host);
   }
 
   /** Brings engines and rules in line with `settings` (serialised: calls never interleave). */
@@ -185,9 +203,24 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
     await this.reconcile(this.current);
   }
 
+  /** "Open over HTTP" for one tab only: other tabs keep upgrading the host. */
+  async allowHttpOnceInTab(tabId: number, host: string): Promise<void> {
+    this.addOnceInTab(tabId, host);
+    await this.reconcile(this.current);
+  }
+
+  /** The tab closed: what was allowed for it goes with it. */
+  async tabClosed(tabId: number): Promise<void> {
+    if (!this.onceInTab.delete(tabId)) return;
+    await this.hooks.httpOnceChanged?.([...this.once], this.httpOnceTabs);
+    await this.reconcile(this.current);
+  }
+
+  /** The user asked for HTTPS again: every tab's choice for the host goes too. */
   private async dropHttpOnce(host: string): Promise<void> {
     this.once.delete(host);
-    await this.hooks.httpOnceChanged?.([...this.once]);
+    for (const hosts of this.onceInTab.values()) hosts.delete(host);
+    await this.hooks.httpOnceChanged?.([...this.once], this.httpOnceTabs);
     await this.reconcile(this.current);
   }
 

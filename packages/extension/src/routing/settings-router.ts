@@ -20,6 +20,7 @@ export interface SettingsRequestTarget extends ChannelRequestContext {
   about(): AboutInfo;
   /** "Open over HTTP this time" for the host (the fallback page's button, ticket checked). */
   allowHttpOnce(host: string): Promise<void>;
+  allowHttpOnceInTab(tabId: number, host: string): Promise<void>;
   clearRepairs(): Promise<Settings>;
 }
 
@@ -91,7 +92,9 @@ export async function routeSettingsRequest(
     case 'httpOnce': {
       const site = siteOf(req.url);
       if (site === null) return { error: 'invalid-url' };
-      await t.allowHttpOnce(site.host);
+      if (req.tabId === undefined) await t.allowHttpOnce(site.host);
+      else if (Number.isInteger(req.tabId) && req.tabId >= 0) await t.allowHttpOnceInTab(req.tabId, site.host);
+      else return { error: 'invalid-tab' };
       return { ok: true };
     }
     case 'userRuleSave':

@@ -89,6 +89,7 @@ export function refusal(sender: UiSender, request: UiRequest, tickets: PageTicke
   const host = hostOf(ticketed);
   switch (request.type) {
     case 'httpOnce':
+      if (request.tabId !== undefined && request.tabId !== sender.tabId) return 'not the tab this page is in';
       return typeof request.url === 'string' && hostOf(request.url) === host ? null : 'not the address this page is for';
     case 'portalSignIn':
       return null;

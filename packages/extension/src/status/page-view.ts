@@ -18,6 +18,7 @@ export interface PageViewSources {
   readonly disabled: Pick<SiteList, 'matchHost'>;
   readonly httpAllowed: Pick<SiteList, 'matchHost'>;
   readonly httpOnce: ReadonlySet<string>;
+  httpOnceInTab(tabId: number): ReadonlySet<string>;
   readonly activity: Pick<TabActivity, 'get' | 'orderedRulesets'>;
   readonly rewriter: LayeredRewriter;
   /** Path of the fallback page (`/ui/fallback.html`). */
@@ -56,7 +57,7 @@ export function tabPageStatus(v: PageViewSources, tabId: number, tabUrl: string 
     httpsFirst: s.httpsFirst,
     disabledBy: site === null ? null : v.disabled.matchHost(site.host, site.port),
     httpAllowedBy: site === null ? null : v.httpAllowed.matchHost(site.host, site.port),
-    httpOnce: site !== null && v.httpOnce.has(site.host),
+    httpOnce: site !== null && (v.httpOnce.has(site.host) || v.httpOnceInTab(tabId).has(site.host)),
     loopGuarded: site !== null && tabUrl !== undefined && v.loopVerdict(tabUrl, tabId),
     upgraded: rec !== undefined && rec.url === tabUrl && rec.mainUpgraded === true ? { byHttpsFirst: rec.httpsFirst } : null,
     rewriteHttp: httpUrl === undefined || site === null ? { rewritten: null, ruleset: null } : v.rewriter.rewrite(httpUrl),

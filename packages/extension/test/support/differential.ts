@@ -13,7 +13,7 @@ import { decide, type Decision, type DecisionState } from '../../src/decision/de
 import { loopAllowRules } from '../../src/https-first/loop-rules.js';
 import { overrideRules } from '../../src/dnr/override-rules.js';
 import type { RuleBody } from '../../src/dnr/rules.js';
-import { uiDnrRules } from '../../src/dnr/settings-rules.js';
+import { tabOnceRules, uiDnrRules } from '../../src/dnr/settings-rules.js';
 import { decideHandoff, handoffRules, handoffScope } from '../../src/dnr/handoff-rules.js';
 import { ProtectionRuntime } from '../../src/protection/protection-runtime.js';
 import { SiteList } from '../../src/site-rules/site-pattern.js';
@@ -29,6 +29,8 @@ export interface World {
   disabledSites: string[];
   httpAllowedSites: string[];
   httpOnce: string[];
+  /** "Open over HTTP" for tab LOOP_TAB only (a sign-in network's fallback page). */
+  httpOnceTab: string[];
   loop: string[];
   known: string[];
   userRules: boolean;
@@ -61,6 +63,7 @@ export function worlds(focus: 'sites' | 'once' | 'loops' | 'local' | 'user' | 'k
     disabledSites: some(focus === 'sites', ENTRIES),
     httpAllowedSites: some(focus === 'sites', ENTRIES),
     httpOnce: some(focus === 'once', ['once.test', 'bank.test', 'site.test', 'shop.test', 'localhost']),
+    httpOnceTab: some(focus === 'once', ['tab.test', 'bank.test', 'site.test', 'a.site.test', 'known.test']),
     loop: focus === 'loops' ? subset(['loop.test', 'bank.test', 'www.shop.test']).filter((l) => l.length > 0) : fc.constant([]),
     known: some(focus === 'known', ['known.test', 'bank.test', 'site.test', 'a.site.test', 'other.test']),
     userRules: focus === 'user' ? fc.constant(true) : fc.boolean(),
@@ -111,7 +114,7 @@ export function decisionState(w: World): DecisionState {
     httpsFirst: w.httpsFirst,
     siteOffBy: (url) => disabled.matchUrl(url),
     httpAllowedBy: (url) => allowed.matchUrl(url),
-    httpOnce: (host) => w.httpOnce.includes(host),
+    httpOnce: (host, tabId) => w.httpOnce.includes(host) || (tabId === LOOP_TAB && w.httpOnceTab.includes(host)),
     // As the guard answers (LoopGuard.allows): the URL without its fragment, which never reaches the network.
     loopVerdict: (url, tabId) => tabId === LOOP_TAB && loopVerdicts(w).some((v) => v.url === url.replace(/#.*$/s, '')),
     userRewrite: (url) => {
@@ -154,7 +157,11 @@ export function worldRules(w: World): DnrRule[] {
     excludedBy: (url: string) => state.excludedBy(url),
   };
   const overrides = overrideRules(defaultsEngine(w), HANDOFF_URL, DNR_LIMITS.regexRules).rules;
-  const all: RuleBody[] = [...staticRules, ...overrides, ...settings, ...handoff, ...loopAllowRules(loopVerdicts(w)), ...rt.rules(view)];
+  const tabOnce = tabOnceRules(
+    w.httpOnceTab.map((h): [number, string] => [LOOP_TAB, h]),
+    w.globalEnabled && w.httpsFirst,
+  );
+  const all: RuleBody[] = [...staticRules, ...overrides, ...settings, ...tabOnce, ...handoff, ...loopAllowRules(loopVerdicts(w)), ...rt.rules(view)];
   return all.map((r, i) => ({ ...r, id: i + 1 }) as DnrRule);
 }
 
@@ -188,17 +195,17 @@ export interface Case {
 export const withoutFragment = (url: string): string => url.replace(/#.*$/s, '');
 
 /** decide()'s outcome: where the request goes (`null`: it stays as it is). */
-export function decidedTarget(w: World, url: string, type: DnrResourceType, top: string | null): string | null {
-  const d = decision(w, url, type, top);
+export function decidedTarget(w: World, url: string, type: DnrResourceType, top: string | null, tab = LOOP_TAB): string | null {
+  const d = decision(w, url, type, top, tab);
   return d.action === 'upgrade' ? withoutFragment(d.url) : null;
 }
 
-export function decision(w: World, url: string, type: DnrResourceType, top: string | null): Decision {
+export function decision(w: World, url: string, type: DnrResourceType, top: string | null, tab = LOOP_TAB): Decision {
   const navigation = type === 'main_frame';
   return decide({
     url,
     kind: navigation ? 'navigation' : 'subresource',
-    tab: { tabId: navigation || top !== null ? 1 : -1, topUrl: navigation ? url : (top ?? undefined) },
+    tab: { tabId: navigation || top !== null ? tab : -1, topUrl: navigation ? url : (top ?? undefined) },
     state: decisionState(w),
   });
 }
@@ -207,12 +214,13 @@ export function decision(w: World, url: string, type: DnrResourceType, top: stri
  * The rules' outcome in the emulator: the redirect's target, the handoff page's decision when
  * the rules send the page there (it asks decide(), then loads what it says), else null.
  */
-export function enforcedTarget(w: World, raw: string, type: DnrResourceType, top: string | null): string | null {
+export function enforcedTarget(w: World, raw: string, type: DnrResourceType, top: string | null, tab = LOOP_TAB): string | null {
   const navigation = type === 'main_frame';
+  const tabId = navigation || top !== null ? tab : -1;
   const out = emulatorFor(w).match({
     url: raw,
     type,
-    tabId: navigation || top !== null ? 1 : -1,
+    tabId,
     initiator: navigation || top === null ? undefined : new URL(top).origin,
     frames: navigation || top === null ? [] : [{ url: top, type: 'main_frame' }],
   });
@@ -222,7 +230,7 @@ export function enforcedTarget(w: World, raw: string, type: DnrResourceType, top
     const next = emulatorFor(w).match({
       url: to,
       type,
-      tabId: navigation || top !== null ? 1 : -1,
+      tabId,
       frames: navigation || top === null ? [] : [{ url: top, type: 'main_frame' }],
     });
     if (next.redirectUrl === null) break;
@@ -231,7 +239,7 @@ export function enforcedTarget(w: World, raw: string, type: DnrResourceType, top
   if (to === null) return null;
   if (to.startsWith(`${HANDOFF_URL}#`)) {
     const page = decideHandoff(to.slice(HANDOFF_URL.length + 1), {
-      decide: (url) => decide({ url, kind: 'navigation', tab: { tabId: 1, topUrl: url }, state: decisionState(w) }),
+      decide: (url) => decide({ url, kind: 'navigation', tab: { tabId, topUrl: url }, state: decisionState(w) }),
     });
     return page.ok && page.target.startsWith('https:') ? withoutFragment(page.target) : null;
   }
@@ -239,12 +247,12 @@ export function enforcedTarget(w: World, raw: string, type: DnrResourceType, top
 }
 
 /** The rule that wins for the request itself (null: none). */
-export function enforcedRule(w: World, raw: string, type: DnrResourceType, top: string | null): DnrRule | null {
+export function enforcedRule(w: World, raw: string, type: DnrResourceType, top: string | null, tab = LOOP_TAB): DnrRule | null {
   const navigation = type === 'main_frame';
   return emulatorFor(w).match({
     url: raw,
     type,
-    tabId: navigation || top !== null ? 1 : -1,
+    tabId: navigation || top !== null ? tab : -1,
     frames: navigation || top === null ? [] : [{ url: top, type: 'main_frame' }],
   }).rule;
 }

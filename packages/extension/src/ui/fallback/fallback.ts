@@ -28,9 +28,12 @@ function init(): void {
   showTried(params);
 
   $('#go-back').addEventListener('click', () => void goBack(params.back));
+  // Portal is known before any click: on a sign-in network, continuing holds for this tab only.
+  const failure = failureMessage(reason);
   $('#http-once').addEventListener('click', async () => {
     if (http === null) return;
-    await background.request({ type: 'httpOnce', url: http });
+    const tabId = failure === 'failureCaptivePortal' ? (await ext.tabs.getCurrent())?.id : undefined;
+    await background.request({ type: 'httpOnce', url: http, ...(tabId === undefined ? {} : { tabId }) });
     location.replace(http);
   });
   $('#http-always').addEventListener('click', async () => {
@@ -45,7 +48,7 @@ function init(): void {
     setTimeout(() => ($('#copied').textContent = ''), 1500);
   });
   // The background's CAPTIVE_PORTAL_REASON (https-first/captive-portal.ts), as failure-text.ts reads it.
-  const portal = failureMessage(reason) === 'failureCaptivePortal';
+  const portal = failure === 'failureCaptivePortal';
   if (portal) showPortal(target);
   else $('#go-back').focus();
   document.body.dataset.ready = 'true';
@@ -60,6 +63,10 @@ function init(): void {
 function showPortal(target: URL | null): void {
   $('#portal').hidden = false;
   $('#go-back').classList.remove('primary');
+  // Continuing is for this tab alone here (the background keys it to the tab).
+  $('#http-once').textContent = t('fallbackHttpOnceTab');
+  const lasts = document.querySelector('[data-i18n="fallbackLasts"]');
+  if (lasts !== null) lasts.textContent = t('fallbackLastsTab');
   $('#portal-sign-in').addEventListener('click', async () => {
     const answer = await background.request<{ ok?: boolean; url?: string }>({ type: 'portalSignIn' });
     if (answer.ok !== true || answer.url === undefined) return;
