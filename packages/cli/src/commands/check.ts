@@ -19,6 +19,7 @@ import { changedSince } from '../authoring/changed-files.js';
 import { expandRulesetPaths, readRulesetSource } from '../authoring/ruleset-files.js';
 import { createTwoFilesPatch } from 'diff';
 import { writeFileAtomic } from '@httpsify/engine/node';
+import { formatFindingsSarif } from '../formats/findings.js';
 
 export interface CheckOptions {
   /** Only these files get the per-file checks and findings; the rest only feed the checks across files. */
@@ -194,7 +195,7 @@ export function registerCheck(program: Command): void {
     .command('check')
     .description('validate and lint ruleset files: structure, targets, rules, exclusions, secure cookies, and checks across files')
     .argument('[paths...]', 'ruleset files or directories of *.xml (default: the current directory)')
-    .option('--format <format>', 'text or json', 'text')
+    .option('-f, --format <format>', 'text, json or sarif (SARIF 2.1.0, for code-scanning UIs)', 'text')
     .option('--counts', 'print the number of findings per code')
     .option('-q, --quiet', 'print errors only')
     .option('--info', 'also print informational findings (changes-domain)')
@@ -207,7 +208,7 @@ export function registerCheck(program: Command): void {
     .option('--write', 'with --fix: apply the fixes to the files')
     .option('--max-warnings <n>', 'exit 1 when more than n warnings are left after the baseline (as ESLint; -1: no limit)', '-1')
     .action(async (paths: string[], opts: CheckCliOptions) => {
-      if (opts.format !== 'text' && opts.format !== 'json') throw new Error(`--format must be text or json, not "${opts.format}"`);
+      const format = parseReportFormat(opts.format);
       const maxWarnings = parseMaxWarnings(opts.maxWarnings);
       if (opts.write === true && opts.fix !== true) throw new Error('--write applies fixes: use it with --fix');
       const scope = resolveChangedOptions(paths, opts);
@@ -215,9 +216,9 @@ export function registerCheck(program: Command): void {
         throw new Error('--write-baseline records every file: run it without --changed/--changed-since');
       }
       if (opts.fix === true) {
+        if (format === 'sarif') throw new Error('--format sarif reports findings, and --fix prints a diff: use text or json');
         const fixes = runFix(scope.paths, { changed: scope.changed, rounds: opts.write === true ? 10 : 1 });
-        if (opts.format === 'json')
-          process.stdout.write(`${JSON.stringify({ ...fixes, changed: fixes.changed.map(({ fixed: _f, ...rest }) => rest) }, null, 2)}\n`);
+        if (format === 'json') process.stdout.write(`${JSON.stringify({ ...fixes, changed: fixes.changed.map(({ fixed: _f, ...rest }) => rest) }, null, 2)}\n`);
         else process.stdout.write(fixes.changed.map((c) => c.diff).join(''));
         if (opts.write === true) for (const c of fixes.changed) await writeFileAtomic(c.file, c.fixed);
         const count = fixes.changed.reduce((n, c) => n + c.fixes.length, 0);
@@ -239,28 +240,45 @@ export function registerCheck(program: Command): void {
         process.stderr.write(baselineWrittenLine(path, 'check', written, scope.paths));
         return;
       }
-      if (opts.format === 'json') {
-        const { unfiltered: _u, hashes: _h, ...shown } = report;
-        process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
-      } else {
-        const shown = report.diagnostics.filter((d) => (opts.quiet === true ? d.severity === 'error' : d.severity !== 'info' || opts.info === true));
-        process.stdout.write(shown.map((d) => `${formatDiagnostic(d)}\n`).join(''));
-        if (opts.counts === true) {
-          for (const [code, n] of Object.entries(report.counts)) process.stdout.write(`${String(n).padStart(7)} ${code}\n`);
-        }
-        const scopeText =
-          scope.changed === undefined ? plural(report.files, 'file') : `${plural(report.checked, 'changed file')} (checks across files over ${report.files})`;
-        const hidden: string[] = [];
-        if (report.info > 0 && opts.info !== true) hidden.push('--info lists the info findings');
-        hidden.push(...hiddenFindingsText(report));
-        process.stderr.write(
-          `${scopeText}: ${plural(report.errors, 'error')}, ${plural(report.warnings, 'warning')}, ${report.info} info in ${(report.elapsedMs / 1000).toFixed(1)} s` +
-            ` (public suffix list: ${report.publicSuffixList})${hidden.length > 0 ? `; ${hidden.join('; ')}` : ''}\n`,
-        );
-      }
+      process.stdout.write(formatCheckReport(report, format, opts));
+      process.stderr.write(checkSummaryLine(report, scope.changed !== undefined, opts));
       if (report.errors > 0) process.exitCode = 1;
       if (tooManyWarnings(report.warnings, maxWarnings)) process.exitCode = 1;
     });
+}
+
+/** What check prints on stdout: the findings in the chosen format (text: with --counts). */
+function formatCheckReport(report: CheckReport, format: ReportFormat, opts: { quiet?: boolean; info?: boolean; counts?: boolean }): string {
+  if (format === 'json') {
+    const { unfiltered: _u, hashes: _h, ...all } = report;
+    return `${JSON.stringify(all, null, 2)}\n`;
+  }
+  // Text and SARIF show what a person should see: errors only with --quiet, info with --info.
+  const shown = report.diagnostics.filter((d) => (opts.quiet === true ? d.severity === 'error' : d.severity !== 'info' || opts.info === true));
+  if (format === 'sarif') return formatFindingsSarif(shown, process.cwd());
+  const lines = shown.map((d) => `${formatDiagnostic(d)}\n`);
+  if (opts.counts === true) for (const [code, n] of Object.entries(report.counts)) lines.push(`${String(n).padStart(7)} ${code}\n`);
+  return lines.join('');
+}
+
+/** The one line check writes on stderr whatever the format: what was checked, found and hidden. */
+function checkSummaryLine(report: CheckReport, changedOnly: boolean, opts: { info?: boolean }): string {
+  const scopeText = changedOnly ? `${plural(report.checked, 'changed file')} (checks across files over ${report.files})` : plural(report.files, 'file');
+  const hidden: string[] = [];
+  if (report.info > 0 && opts.info !== true) hidden.push('--info lists the info findings');
+  hidden.push(...hiddenFindingsText(report));
+  return (
+    `${scopeText}: ${plural(report.errors, 'error')}, ${plural(report.warnings, 'warning')}, ${report.info} info in ${(report.elapsedMs / 1000).toFixed(1)} s` +
+    ` (public suffix list: ${report.publicSuffixList})${hidden.length > 0 ? `; ${hidden.join('; ')}` : ''}\n`
+  );
+}
+
+export type ReportFormat = 'text' | 'json' | 'sarif';
+
+/** `-f, --format` of check and test. */
+export function parseReportFormat(value: string): ReportFormat {
+  if (value !== 'text' && value !== 'json' && value !== 'sarif') throw new Error(`--format must be text, json or sarif, not "${value}"`);
+  return value;
 }
 
 /** `--max-warnings n` as ESLint takes it: a whole number, or -1 for no limit. */

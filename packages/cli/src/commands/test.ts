@@ -5,7 +5,8 @@ import { applySuppressions, rulesetCoverage, suppressionsOf } from '@httpsify/en
 import { baselineWrittenLine, DEFAULT_BASELINE, filterByBaseline, hiddenFindingsText, readBaseline, writeBaseline } from '../authoring/baseline.js';
 import { resolve } from 'node:path';
 import { expandRulesetPaths, readRulesetSource } from '../authoring/ruleset-files.js';
-import { parseMaxWarnings, resolveChangedOptions, tooManyWarnings } from './check.js';
+import { parseMaxWarnings, parseReportFormat, resolveChangedOptions, tooManyWarnings } from './check.js';
+import { formatFindingsSarif } from '../formats/findings.js';
 import { count } from '../shared/plural.js';
 
 export interface TestSummary {
@@ -120,7 +121,7 @@ export function registerTest(program: Command): void {
       'test only these files; the others of [paths] (default: their directories) still count as rulesets that may rewrite an excluded URL',
     )
     .option('--changed-since <rev>', 'test only the *.xml files that differ from git revision <rev> (plus untracked ones)')
-    .option('--format <format>', 'text or json', 'text')
+    .option('-f, --format <format>', 'text, json or sarif (SARIF 2.1.0, for code-scanning UIs)', 'text')
     .option('--baseline <file>', 'hide the findings this baseline lists for unchanged files', DEFAULT_BASELINE)
     .option('--no-baseline', 'ignore the baseline file')
     .option('--write-baseline', `write the current findings to the baseline file (${DEFAULT_BASELINE} unless --baseline)`)
@@ -138,7 +139,7 @@ export function registerTest(program: Command): void {
           maxWarnings: string;
         },
       ) => {
-        if (opts.format !== 'text' && opts.format !== 'json') throw new Error(`--format must be text or json, not "${opts.format}"`);
+        const format = parseReportFormat(opts.format);
         const maxWarnings = parseMaxWarnings(opts.maxWarnings);
         const scope = resolveChangedOptions(paths, opts);
         if (opts.writeBaseline === true && scope.changed !== undefined) {
@@ -156,9 +157,11 @@ export function registerTest(program: Command): void {
           process.stderr.write(baselineWrittenLine(path, 'test', written, scope.paths));
           return;
         }
-        if (opts.format === 'json') {
+        if (format === 'json') {
           const { unfiltered: _u, hashes: _h, ...shown } = report;
           process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
+        } else if (format === 'sarif') {
+          process.stdout.write(formatFindingsSarif(report.diagnostics, process.cwd()));
         } else {
           for (const d of report.diagnostics) process.stdout.write(`${formatDiagnostic(d)}\n`);
           for (const s of report.rulesets) {
