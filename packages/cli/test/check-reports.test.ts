@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -112,6 +112,59 @@ describe('check and test --format sarif', () => {
     for (const command of ['check', 'test']) {
       const bad = run([command, 'rules', '-f', 'xml'], dir);
       expect([bad.status, bad.stdout, bad.stderr]).toEqual([2, '', 'httpsify: --format must be text, json or sarif, not "xml"\n']);
+    }
+  });
+});
+
+describe('check and test -o, --output-file', () => {
+  it('writes the report there instead of stdout; exit statuses and the summary stay as they were', () => {
+    const dir = project({ 'Bad.xml': BAD, 'Dot.xml': DOT });
+    for (const command of ['check', 'test']) {
+      for (const format of ['text', 'json', 'sarif']) {
+        const shown = run([command, 'rules', '-f', format], dir);
+        // A directory that does not exist yet is created, as ESLint does.
+        const file = join('reports', command, `report.${format}`);
+        const written = run([command, 'rules', '-f', format, '-o', file], dir);
+        expect([written.status, written.stdout]).toEqual([shown.status, '']);
+        const report = readFileSync(join(dir, file), 'utf8');
+        // JSON carries the time the run took: compare it without.
+        if (format === 'json') expect({ ...JSON.parse(report), elapsedMs: 0 }).toEqual({ ...JSON.parse(shown.stdout), elapsedMs: 0 });
+        else expect(report).toBe(shown.stdout);
+        expect(written.stderr.replace(/in [\d.]+ s/, '')).toBe(shown.stderr.replace(/in [\d.]+ s/, ''));
+      }
+    }
+    expect(run(['check', 'rules', '-o', 'check.txt'], dir).status).toBe(1);
+    expect(run(['test', 'rules/Dot.xml', '--output-file', 'test.txt'], dir).status).toBe(0);
+    expect(readFileSync(join(dir, 'test.txt'), 'utf8')).toContain('1 ruleset, 1 test: 1 ok, 0 with problems');
+  });
+
+  it('a place that cannot be written is exit 2 naming the file, found before any work where it can be', () => {
+    const dir = project({ 'Bad.xml': BAD });
+    for (const command of ['check', 'test']) {
+      const intoDir = run([command, 'rules', '-o', 'rules'], dir);
+      expect([intoDir.status, intoDir.stdout, intoDir.stderr]).toEqual([
+        2,
+        '',
+        'httpsify: --output-file rules: rules is a directory; give the name of a file to write\n',
+      ]);
+      const underFile = run([command, 'rules', '-o', 'rules/Bad.xml/report.txt'], dir);
+      expect([underFile.status, underFile.stdout, underFile.stderr]).toEqual([
+        2,
+        '',
+        `httpsify: --output-file rules/Bad.xml/report.txt: ${join(dir, 'rules', 'Bad.xml')} is not a directory\n`,
+      ]);
+      const withBaseline = run([command, 'rules', '--write-baseline', '-o', 'x.txt'], dir);
+      expect([withBaseline.status, withBaseline.stderr]).toEqual([
+        2,
+        'httpsify: --write-baseline writes the baseline and no report: leave out --output-file\n',
+      ]);
+    }
+    expect(existsSync(join(dir, 'httpsify-baseline.json'))).toBe(false);
+    // A failure while writing (sysfs takes no new files, not even from root): exit 2, not 1.
+    if (statSync('/sys', { throwIfNoEntry: false })?.isDirectory() === true) {
+      const failed = run(['check', 'rules', '-o', '/sys/httpsify-report.txt'], dir);
+      expect(failed.status).toBe(2);
+      expect(failed.stderr).toMatch(/^httpsify: cannot write \/sys\/httpsify-report\.txt: /);
     }
   });
 });

@@ -20,6 +20,7 @@ import { expandRulesetPaths, readRulesetSource } from '../authoring/ruleset-file
 import { createTwoFilesPatch } from 'diff';
 import { writeFileAtomic } from '@httpsify/engine/node';
 import { formatFindingsSarif } from '../formats/findings.js';
+import { checkReportPath, writeReport } from '../shared/output-file.js';
 
 export interface CheckOptions {
   /** Only these files get the per-file checks and findings; the rest only feed the checks across files. */
@@ -178,6 +179,7 @@ export function resolveChangedOptions(paths: string[], opts: { changed?: string[
 
 interface CheckCliOptions {
   format: string;
+  outputFile?: string;
   counts?: boolean;
   quiet?: boolean;
   info?: boolean;
@@ -196,6 +198,7 @@ export function registerCheck(program: Command): void {
     .description('validate and lint ruleset files: structure, targets, rules, exclusions, secure cookies, and checks across files')
     .argument('[paths...]', 'ruleset files or directories of *.xml (default: the current directory)')
     .option('-f, --format <format>', 'text, json or sarif (SARIF 2.1.0, for code-scanning UIs)', 'text')
+    .option('-o, --output-file <path>', 'write the report to this file instead of stdout (its directory is created)')
     .option('--counts', 'print the number of findings per code')
     .option('-q, --quiet', 'print errors only')
     .option('--info', 'also print informational findings (changes-domain)')
@@ -211,6 +214,7 @@ export function registerCheck(program: Command): void {
       const format = parseReportFormat(opts.format);
       const maxWarnings = parseMaxWarnings(opts.maxWarnings);
       if (opts.write === true && opts.fix !== true) throw new Error('--write applies fixes: use it with --fix');
+      checkOutputOption(opts);
       const scope = resolveChangedOptions(paths, opts);
       if (opts.writeBaseline === true && scope.changed !== undefined) {
         throw new Error('--write-baseline records every file: run it without --changed/--changed-since');
@@ -218,8 +222,8 @@ export function registerCheck(program: Command): void {
       if (opts.fix === true) {
         if (format === 'sarif') throw new Error('--format sarif reports findings, and --fix prints a diff: use text or json');
         const fixes = runFix(scope.paths, { changed: scope.changed, rounds: opts.write === true ? 10 : 1 });
-        if (format === 'json') process.stdout.write(`${JSON.stringify({ ...fixes, changed: fixes.changed.map(({ fixed: _f, ...rest }) => rest) }, null, 2)}\n`);
-        else process.stdout.write(fixes.changed.map((c) => c.diff).join(''));
+        const shown = { ...fixes, changed: fixes.changed.map(({ fixed: _f, ...rest }) => rest) };
+        await writeReport(format === 'json' ? `${JSON.stringify(shown, null, 2)}\n` : fixes.changed.map((c) => c.diff).join(''), opts.outputFile);
         if (opts.write === true) for (const c of fixes.changed) await writeFileAtomic(c.file, c.fixed);
         const count = fixes.changed.reduce((n, c) => n + c.fixes.length, 0);
         process.stderr.write(
@@ -240,7 +244,7 @@ export function registerCheck(program: Command): void {
         process.stderr.write(baselineWrittenLine(path, 'check', written, scope.paths));
         return;
       }
-      process.stdout.write(formatCheckReport(report, format, opts));
+      await writeReport(formatCheckReport(report, format, opts), opts.outputFile);
       process.stderr.write(checkSummaryLine(report, scope.changed !== undefined, opts));
       if (report.errors > 0) process.exitCode = 1;
       if (tooManyWarnings(report.warnings, maxWarnings)) process.exitCode = 1;
@@ -271,6 +275,16 @@ function checkSummaryLine(report: CheckReport, changedOnly: boolean, opts: { inf
     `${scopeText}: ${plural(report.errors, 'error')}, ${plural(report.warnings, 'warning')}, ${report.info} info in ${(report.elapsedMs / 1000).toFixed(1)} s` +
     ` (public suffix list: ${report.publicSuffixList})${hidden.length > 0 ? `; ${hidden.join('; ')}` : ''}\n`
   );
+}
+
+/**
+ * `-o, --output-file` of check and test, checked before any work: a typo costs nothing. With
+ * --write-baseline there is no report to write.
+ */
+export function checkOutputOption(opts: { outputFile?: string; writeBaseline?: boolean }): void {
+  if (opts.outputFile === undefined) return;
+  if (opts.writeBaseline === true) throw new Error('--write-baseline writes the baseline and no report: leave out --output-file');
+  checkReportPath(opts.outputFile, `--output-file ${opts.outputFile}`);
 }
 
 export type ReportFormat = 'text' | 'json' | 'sarif';

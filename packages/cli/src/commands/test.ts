@@ -5,7 +5,8 @@ import { applySuppressions, rulesetCoverage, suppressionsOf } from '@httpsify/en
 import { baselineWrittenLine, DEFAULT_BASELINE, filterByBaseline, hiddenFindingsText, readBaseline, writeBaseline } from '../authoring/baseline.js';
 import { resolve } from 'node:path';
 import { expandRulesetPaths, readRulesetSource } from '../authoring/ruleset-files.js';
-import { parseMaxWarnings, parseReportFormat, resolveChangedOptions, tooManyWarnings } from './check.js';
+import { checkOutputOption, parseMaxWarnings, parseReportFormat, resolveChangedOptions, tooManyWarnings, type ReportFormat } from './check.js';
+import { writeReport } from '../shared/output-file.js';
 import { formatFindingsSarif } from '../formats/findings.js';
 import { count } from '../shared/plural.js';
 
@@ -110,6 +111,27 @@ export function runTest(paths: readonly string[], options: TestOptions = {}): Te
   };
 }
 
+/** What test prints on stdout: text (findings, a line per ruleset, totals, counts), JSON, SARIF. */
+function formatTestReport(report: TestReport, format: ReportFormat): string {
+  if (format === 'json') {
+    const { unfiltered: _u, hashes: _h, ...shown } = report;
+    return `${JSON.stringify(shown, null, 2)}\n`;
+  }
+  if (format === 'sarif') return formatFindingsSarif(report.diagnostics, process.cwd());
+  const lines = report.diagnostics.map((d) => formatDiagnostic(d));
+  for (const s of report.rulesets)
+    lines.push(`${s.problems === 0 ? 'ok  ' : 'FAIL'} ${s.name} (${s.file}): ${count(s.tests, 'test')}, ${count(s.problems, 'problem')}`);
+  const failed = report.rulesets.filter((s) => s.problems > 0).length;
+  const tests = report.rulesets.reduce((n, s) => n + s.tests, 0);
+  const hidden = hiddenFindingsText(report);
+  lines.push(
+    `${count(report.rulesets.length, 'ruleset')}, ${count(tests, 'test')}: ${report.rulesets.length - failed} ok, ${failed} with problems` +
+      `${report.skippedDefaultOff > 0 ? ` (${report.skippedDefaultOff} off by default skipped)` : ''}${hidden.length > 0 ? `; ${hidden.join('; ')}` : ''}`,
+  );
+  for (const [code, n] of Object.entries(report.counts).sort()) lines.push(`${String(n).padStart(7)} ${code}`);
+  return lines.map((l) => `${l}\n`).join('');
+}
+
 export function registerTest(program: Command): void {
   program
     .command('test')
@@ -122,16 +144,18 @@ export function registerTest(program: Command): void {
     )
     .option('--changed-since <rev>', 'test only the *.xml files that differ from git revision <rev> (plus untracked ones)')
     .option('-f, --format <format>', 'text, json or sarif (SARIF 2.1.0, for code-scanning UIs)', 'text')
+    .option('-o, --output-file <path>', 'write the report to this file instead of stdout (its directory is created)')
     .option('--baseline <file>', 'hide the findings this baseline lists for unchanged files', DEFAULT_BASELINE)
     .option('--no-baseline', 'ignore the baseline file')
     .option('--write-baseline', `write the current findings to the baseline file (${DEFAULT_BASELINE} unless --baseline)`)
     .option('--max-warnings <n>', 'exit 1 when more than n warnings are left after the baseline (as ESLint; -1: no limit)', '-1')
     .action(
-      (
+      async (
         paths: string[],
         opts: {
           includeDefaultOff?: boolean;
           format: string;
+          outputFile?: string;
           baseline: string | false;
           writeBaseline?: boolean;
           changed?: string[];
@@ -141,6 +165,7 @@ export function registerTest(program: Command): void {
       ) => {
         const format = parseReportFormat(opts.format);
         const maxWarnings = parseMaxWarnings(opts.maxWarnings);
+        checkOutputOption(opts);
         const scope = resolveChangedOptions(paths, opts);
         if (opts.writeBaseline === true && scope.changed !== undefined) {
           throw new Error('--write-baseline records every file: run it without --changed/--changed-since');
@@ -157,25 +182,7 @@ export function registerTest(program: Command): void {
           process.stderr.write(baselineWrittenLine(path, 'test', written, scope.paths));
           return;
         }
-        if (format === 'json') {
-          const { unfiltered: _u, hashes: _h, ...shown } = report;
-          process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
-        } else if (format === 'sarif') {
-          process.stdout.write(formatFindingsSarif(report.diagnostics, process.cwd()));
-        } else {
-          for (const d of report.diagnostics) process.stdout.write(`${formatDiagnostic(d)}\n`);
-          for (const s of report.rulesets) {
-            process.stdout.write(`${s.problems === 0 ? 'ok  ' : 'FAIL'} ${s.name} (${s.file}): ${count(s.tests, 'test')}, ${count(s.problems, 'problem')}\n`);
-          }
-          const failed = report.rulesets.filter((s) => s.problems > 0).length;
-          const tests = report.rulesets.reduce((n, s) => n + s.tests, 0);
-          const hidden = hiddenFindingsText(report);
-          process.stdout.write(
-            `${count(report.rulesets.length, 'ruleset')}, ${count(tests, 'test')}: ${report.rulesets.length - failed} ok, ${failed} with problems` +
-              `${report.skippedDefaultOff > 0 ? ` (${report.skippedDefaultOff} off by default skipped)` : ''}${hidden.length > 0 ? `; ${hidden.join('; ')}` : ''}\n`,
-          );
-          for (const [code, n] of Object.entries(report.counts).sort()) process.stdout.write(`${String(n).padStart(7)} ${code}\n`);
-        }
+        await writeReport(formatTestReport(report, format), opts.outputFile);
         if (report.errors > 0) process.exitCode = 1;
         if (tooManyWarnings(report.warnings, maxWarnings)) process.exitCode = 1;
       },
