@@ -16,7 +16,8 @@ import {
 } from '@httpsify/engine/authoring';
 import { baselineWrittenLine, DEFAULT_BASELINE, filterByBaseline, hiddenFindingsText, readBaseline, writeBaseline } from '../authoring/baseline.js';
 import { changedSince } from '../authoring/changed-files.js';
-import { expandRulesetPaths, readRulesetSource } from '../authoring/ruleset-files.js';
+import { readRulesetSource } from '../authoring/ruleset-files.js';
+import { applyRuleSettings, DEFAULT_CONFIG, ignoredFilesText, loadCheckConfig, selectRulesetFiles, type CheckConfig } from '../authoring/check-config.js';
 import { createTwoFilesPatch } from 'diff';
 import { writeFileAtomic } from '@httpsify/engine/node';
 import { formatFindingsSarif } from '../formats/findings.js';
@@ -27,6 +28,8 @@ export interface CheckOptions {
   changed?: readonly string[];
   /** Baseline file to hide known findings with; null or absent: none. */
   baseline?: string | null;
+  /** httpsify.config.json: severities per code, and files left out. */
+  config?: CheckConfig | null;
 }
 import { count as plural } from '../shared/plural.js';
 
@@ -45,6 +48,9 @@ export interface CheckReport {
   baselineHiddenFiles: number;
   /** Baseline entries for file contents not seen in this run (only counted when every file is in scope). */
   baselineStale: number;
+  /** The config file used (null: none), and the files its `ignores` left out. */
+  config: string | null;
+  ignored: number;
   /** Findings before the baseline, and each checked file's SHA-256, for --write-baseline. */
   unfiltered: Diagnostic[];
   hashes: Map<string, string>;
@@ -58,11 +64,8 @@ export interface CheckReport {
  */
 export function runCheck(paths: readonly string[], options: CheckOptions = {}): CheckReport {
   const started = performance.now();
-  const changed = options.changed === undefined ? null : new Set(options.changed.map((f) => resolve(f)));
-  const files = expandRulesetPaths(paths);
-  const known = new Set(files.map((f) => resolve(f)));
-  // A changed file outside the given directories is still checked (against them).
-  for (const f of options.changed ?? []) if (!known.has(resolve(f))) files.push(f);
+  const config = options.config ?? null;
+  const { files, changed, ignored } = selectRulesetFiles(paths, options.changed, config);
   const diagnostics: Diagnostic[] = [];
   const collection: LintedFile[] = [];
   const suppressions = new Map<string, Suppression[]>();
@@ -75,8 +78,9 @@ export function runCheck(paths: readonly string[], options: CheckOptions = {}): 
       checked++;
       hashes.set(file, source.sha256);
       const result = lintRulesetSource(source.text, file);
-      diagnostics.push(...result.diagnostics);
-      suppressed += result.suppressed.length;
+      diagnostics.push(...applyRuleSettings(result.diagnostics, config));
+      // A comment that hides a code the config turned off hid nothing.
+      suppressed += applyRuleSettings(result.suppressed, config).length;
       suppressions.set(file, result.suppressions);
       if (result.ruleset !== null) collection.push({ file, ruleset: result.ruleset });
       continue;
@@ -84,7 +88,7 @@ export function runCheck(paths: readonly string[], options: CheckOptions = {}): 
     const facts = collectionFacts(source.text) ?? parseRulesetXml(source.text, file).ruleset;
     if (facts !== null) collection.push({ file, ruleset: { rules: [], exclusions: [], secureCookies: [], tests: [], ...facts } });
   }
-  for (const d of lintCollection(collection)) {
+  for (const d of applyRuleSettings(lintCollection(collection), config)) {
     if (changed !== null && !changed.has(resolve(d.file))) continue;
     const { kept } = applySuppressions([d], suppressions.get(d.file) ?? []);
     if (kept.length === 0) suppressed++;
@@ -108,6 +112,8 @@ export function runCheck(paths: readonly string[], options: CheckOptions = {}): 
     baselineHidden: filtered.hidden,
     baselineHiddenFiles: filtered.hiddenFiles,
     baselineStale: changed === null ? filtered.stale : 0,
+    config: config?.file ?? null,
+    ignored,
     unfiltered: diagnostics,
     hashes,
     publicSuffixList: PSL_SNAPSHOT.source,
@@ -130,9 +136,10 @@ export interface FixReport {
  * One fix can make room for another, so up to `rounds` rounds run per file (as ESLint's --fix
  * does, 10 at most); each round's diff applies to the text the one before left.
  */
-export function runFix(paths: readonly string[], options: { changed?: readonly string[]; rounds?: number } = {}): FixReport {
-  const changed = options.changed === undefined ? null : new Set(options.changed.map((f) => resolve(f)));
-  const files = changed === null ? expandRulesetPaths(paths) : [...new Set(options.changed)];
+export function runFix(paths: readonly string[], options: { changed?: readonly string[]; rounds?: number; config?: CheckConfig | null } = {}): FixReport {
+  const selected = selectRulesetFiles(paths, options.changed, options.config ?? null);
+  // Files the config ignores are left alone, as they are by the checks.
+  const files = selected.changed === null ? selected.files : [...new Set(options.changed)].filter((f) => selected.changed?.has(resolve(f)));
   const report: FixReport = { files: files.length, changed: [], rejected: 0, pending: 0 };
   for (const file of files) {
     const original = readRulesetSource(file).text;
@@ -179,6 +186,7 @@ export function resolveChangedOptions(paths: string[], opts: { changed?: string[
 
 interface CheckCliOptions {
   format: string;
+  config?: string | false;
   outputFile?: string;
   counts?: boolean;
   quiet?: boolean;
@@ -207,6 +215,8 @@ export function registerCheck(program: Command): void {
     .option('--baseline <file>', 'hide the findings this baseline lists for unchanged files', DEFAULT_BASELINE)
     .option('--no-baseline', 'ignore the baseline file')
     .option('--write-baseline', `write the current findings to the baseline file (${DEFAULT_BASELINE} unless --baseline)`)
+    .option('-c, --config <file>', `severities per code and files to ignore (default: ${DEFAULT_CONFIG} here, if there is one)`)
+    .option('--no-config', `ignore ${DEFAULT_CONFIG}`)
     .option('--fix', 'show the automatic fixes as a diff: trivialise rules, escape host dots, ".+" in secure cookies')
     .option('--write', 'with --fix: apply the fixes to the files')
     .option('--max-warnings <n>', 'exit 1 when more than n warnings are left after the baseline (as ESLint; -1: no limit)', '-1')
@@ -215,13 +225,14 @@ export function registerCheck(program: Command): void {
       const maxWarnings = parseMaxWarnings(opts.maxWarnings);
       if (opts.write === true && opts.fix !== true) throw new Error('--write applies fixes: use it with --fix');
       checkOutputOption(opts);
+      const config = loadCheckConfig(opts.config);
       const scope = resolveChangedOptions(paths, opts);
       if (opts.writeBaseline === true && scope.changed !== undefined) {
         throw new Error('--write-baseline records every file: run it without --changed/--changed-since');
       }
       if (opts.fix === true) {
         if (format === 'sarif') throw new Error('--format sarif reports findings, and --fix prints a diff: use text or json');
-        const fixes = runFix(scope.paths, { changed: scope.changed, rounds: opts.write === true ? 10 : 1 });
+        const fixes = runFix(scope.paths, { changed: scope.changed, rounds: opts.write === true ? 10 : 1, config });
         const shown = { ...fixes, changed: fixes.changed.map(({ fixed: _f, ...rest }) => rest) };
         await writeReport(format === 'json' ? `${JSON.stringify(shown, null, 2)}\n` : fixes.changed.map((c) => c.diff).join(''), opts.outputFile);
         if (opts.write === true) for (const c of fixes.changed) await writeFileAtomic(c.file, c.fixed);
@@ -237,7 +248,7 @@ export function registerCheck(program: Command): void {
         return;
       }
       const baselinePath = opts.baseline === false ? null : opts.baseline;
-      const report = runCheck(scope.paths, { changed: scope.changed, baseline: opts.writeBaseline === true ? null : baselinePath });
+      const report = runCheck(scope.paths, { changed: scope.changed, baseline: opts.writeBaseline === true ? null : baselinePath, config });
       if (opts.writeBaseline === true) {
         const path = baselinePath ?? DEFAULT_BASELINE;
         const written = writeBaseline(path, 'check', report.unfiltered, report.hashes, scope.paths);
@@ -270,7 +281,7 @@ function checkSummaryLine(report: CheckReport, changedOnly: boolean, opts: { inf
   const scopeText = changedOnly ? `${plural(report.checked, 'changed file')} (checks across files over ${report.files})` : plural(report.files, 'file');
   const hidden: string[] = [];
   if (report.info > 0 && opts.info !== true) hidden.push('--info lists the info findings');
-  hidden.push(...hiddenFindingsText(report));
+  hidden.push(...hiddenFindingsText(report), ...ignoredFilesText(report));
   return (
     `${scopeText}: ${plural(report.errors, 'error')}, ${plural(report.warnings, 'warning')}, ${report.info} info in ${(report.elapsedMs / 1000).toFixed(1)} s` +
     ` (public suffix list: ${report.publicSuffixList})${hidden.length > 0 ? `; ${hidden.join('; ')}` : ''}\n`
