@@ -19,9 +19,8 @@ import { changedSince } from '../authoring/changed-files.js';
 import { readRulesetSource } from '../authoring/ruleset-files.js';
 import { applyRuleSettings, DEFAULT_CONFIG, ignoredFilesText, loadCheckConfig, selectRulesetFiles, type CheckConfig } from '../authoring/check-config.js';
 import { createTwoFilesPatch } from 'diff';
-import { writeFileAtomic } from '@httpsify/engine/node';
 import { formatFindingsSarif } from '../formats/findings.js';
-import { checkReportPath, writeReport } from '../shared/output-file.js';
+import { checkReportPath, writeOutputFile, writeReport } from '../shared/output-file.js';
 
 export interface CheckOptions {
   /** Only these files get the per-file checks and findings; the rest only feed the checks across files. */
@@ -132,7 +131,8 @@ export interface FixReport {
 }
 
 /**
- * `check --fix`: the automatic fixes of every file in scope, as diffs; nothing is written here.
+ * `check --fix` and `--fix-dry-run`: the automatic fixes of every file in scope, as diffs and new
+ * texts; nothing is written here.
  * One fix can make room for another, so up to `rounds` rounds run per file (as ESLint's --fix
  * does, 10 at most); each round's diff applies to the text the one before left.
  */
@@ -196,6 +196,7 @@ interface CheckCliOptions {
   baseline: string | false;
   writeBaseline?: boolean;
   fix?: boolean;
+  fixDryRun?: boolean;
   write?: boolean;
   maxWarnings: string;
 }
@@ -217,35 +218,37 @@ export function registerCheck(program: Command): void {
     .option('--write-baseline', `write the current findings to the baseline file (${DEFAULT_BASELINE} unless --baseline)`)
     .option('-c, --config <file>', `severities per code and files to ignore (default: ${DEFAULT_CONFIG} here, if there is one)`)
     .option('--no-config', `ignore ${DEFAULT_CONFIG}`)
-    .option('--fix', 'show the automatic fixes as a diff: trivialise rules, escape host dots, ".+" in secure cookies')
-    .option('--write', 'with --fix: apply the fixes to the files')
+    .option('--fix', 'write the automatic fixes to the files (trivialise rules, escape host dots, ".+" in secure cookies), then report what is left')
+    .option('--fix-dry-run', 'print the automatic fixes as a unified diff, writing nothing (exit 1 while any are pending)')
+    .option('--write', 'with --fix: the old spelling of --fix, which now writes by itself')
     .option('--max-warnings <n>', 'exit 1 when more than n warnings are left after the baseline (as ESLint; -1: no limit)', '-1')
     .action(async (paths: string[], opts: CheckCliOptions) => {
       const format = parseReportFormat(opts.format);
       const maxWarnings = parseMaxWarnings(opts.maxWarnings);
-      if (opts.write === true && opts.fix !== true) throw new Error('--write applies fixes: use it with --fix');
+      checkFixOptions(opts);
       checkOutputOption(opts);
       const config = loadCheckConfig(opts.config);
       const scope = resolveChangedOptions(paths, opts);
       if (opts.writeBaseline === true && scope.changed !== undefined) {
         throw new Error('--write-baseline records every file: run it without --changed/--changed-since');
       }
-      if (opts.fix === true) {
-        if (format === 'sarif') throw new Error('--format sarif reports findings, and --fix prints a diff: use text or json');
-        const fixes = runFix(scope.paths, { changed: scope.changed, rounds: opts.write === true ? 10 : 1, config });
-        const shown = { ...fixes, changed: fixes.changed.map(({ fixed: _f, ...rest }) => rest) };
-        await writeReport(format === 'json' ? `${JSON.stringify(shown, null, 2)}\n` : fixes.changed.map((c) => c.diff).join(''), opts.outputFile);
-        if (opts.write === true) for (const c of fixes.changed) await writeFileAtomic(c.file, c.fixed);
-        const count = fixes.changed.reduce((n, c) => n + c.fixes.length, 0);
-        process.stderr.write(
-          `${plural(fixes.files, 'file')}: ${plural(count, 'fix', 'fixes')} in ${plural(fixes.changed.length, 'file')}${count === 0 ? '' : opts.write === true ? ', written' : ' (--write applies them)'}` +
-            `${fixes.rejected > 0 ? `; ${plural(fixes.rejected, 'fix', 'fixes')} left out because a test URL would be rewritten differently` : ''}` +
-            `${fixes.pending > 0 ? `; more fixes follow in ${plural(fixes.pending, 'file')} once these are applied` : ''}\n`,
-        );
+      if (opts.fixDryRun === true) {
+        if (format === 'sarif') throw new Error('--fix-dry-run prints a diff (or json), not SARIF: leave out --format sarif');
+        const fixes = runFix(scope.paths, { changed: scope.changed, rounds: 1, config });
+        await writeReport(format === 'json' ? `${JSON.stringify(fixesJson(fixes), null, 2)}\n` : fixes.changed.map((c) => c.diff).join(''), opts.outputFile);
+        process.stderr.write(fixSummaryLine(fixes, false));
         // As `git diff --exit-code` and `links fix --diff`: 1 while fixes are pending (shown but
         // not written, or more than the rounds could apply) or left out.
-        if ((count > 0 && opts.write !== true) || fixes.rejected > 0 || fixes.pending > 0) process.exitCode = 1;
+        if (fixes.changed.length > 0 || fixes.rejected > 0 || fixes.pending > 0) process.exitCode = 1;
         return;
+      }
+      let fixed: FixReport | null = null;
+      if (opts.fix === true) {
+        // Plain --fix used to print the diff: say once per run that it writes now.
+        if (opts.write !== true) process.stderr.write(FIX_NOTICE);
+        fixed = runFix(scope.paths, { changed: scope.changed, rounds: 10, config });
+        for (const c of fixed.changed) await writeOutputFile(c.file, c.fixed);
+        process.stderr.write(fixSummaryLine(fixed, true));
       }
       const baselinePath = opts.baseline === false ? null : opts.baseline;
       const report = runCheck(scope.paths, { changed: scope.changed, baseline: opts.writeBaseline === true ? null : baselinePath, config });
@@ -255,18 +258,54 @@ export function registerCheck(program: Command): void {
         process.stderr.write(baselineWrittenLine(path, 'check', written, scope.paths));
         return;
       }
-      await writeReport(formatCheckReport(report, format, opts), opts.outputFile);
+      // After --fix, as ESLint: the report and the exit status are those of what is left.
+      await writeReport(formatCheckReport(report, format, opts, fixed), opts.outputFile);
       process.stderr.write(checkSummaryLine(report, scope.changed !== undefined, opts));
       if (report.errors > 0) process.exitCode = 1;
       if (tooManyWarnings(report.warnings, maxWarnings)) process.exitCode = 1;
     });
 }
 
+/**
+ * `check --fix` writes, as ESLint's --fix does. It used to print a diff (`--fix --write` wrote):
+ * a script or a CI log that still expects the diff is told why there is none, on every run.
+ */
+const FIX_NOTICE = 'httpsify: note: check --fix now writes the fixes to the files, as ESLint does; --fix-dry-run prints the diff only\n';
+
+/** The combinations of --fix, --fix-dry-run, --write and --write-baseline that make sense. */
+function checkFixOptions(opts: { fix?: boolean; fixDryRun?: boolean; write?: boolean; writeBaseline?: boolean }): void {
+  if (opts.fix === true && opts.fixDryRun === true) throw new Error('--fix writes the fixes and --fix-dry-run only prints them: give one of the two');
+  if (opts.write === true && opts.fixDryRun === true) throw new Error('--fix-dry-run writes nothing: leave out --write (or use --fix, which writes)');
+  if (opts.write === true && opts.fix !== true) throw new Error('--write applies fixes: use it with --fix');
+  if (opts.writeBaseline === true && (opts.fix === true || opts.fixDryRun === true))
+    throw new Error('--write-baseline records the findings as they are: run it apart from --fix');
+}
+
+/** The fixes as JSON: per file the fixes made, without the new text. */
+function fixesJson(fixes: FixReport): object {
+  return { ...fixes, changed: fixes.changed.map(({ fixed: _f, ...rest }) => rest) };
+}
+
+/** The line on stderr that says what --fix wrote or --fix-dry-run would write. */
+function fixSummaryLine(fixes: FixReport, written: boolean): string {
+  const count = fixes.changed.reduce((n, c) => n + c.fixes.length, 0);
+  return (
+    `${plural(fixes.files, 'file')}: ${plural(count, 'fix', 'fixes')} in ${plural(fixes.changed.length, 'file')}${count === 0 ? '' : written ? ', written' : ' (--fix writes them)'}` +
+    `${fixes.rejected > 0 ? `; ${plural(fixes.rejected, 'fix', 'fixes')} left out because a test URL would be rewritten differently` : ''}` +
+    `${fixes.pending > 0 ? `; more fixes follow in ${plural(fixes.pending, 'file')} once these are applied` : ''}\n`
+  );
+}
+
 /** What check prints on stdout: the findings in the chosen format (text: with --counts). */
-function formatCheckReport(report: CheckReport, format: ReportFormat, opts: { quiet?: boolean; info?: boolean; counts?: boolean }): string {
+function formatCheckReport(
+  report: CheckReport,
+  format: ReportFormat,
+  opts: { quiet?: boolean; info?: boolean; counts?: boolean },
+  fixed: FixReport | null = null,
+): string {
   if (format === 'json') {
     const { unfiltered: _u, hashes: _h, ...all } = report;
-    return `${JSON.stringify(all, null, 2)}\n`;
+    return `${JSON.stringify(fixed === null ? all : { ...all, fixes: fixesJson(fixed) }, null, 2)}\n`;
   }
   // Text and SARIF show what a person should see: errors only with --quiet, info with --info.
   const shown = report.diagnostics.filter((d) => (opts.quiet === true ? d.severity === 'error' : d.severity !== 'info' || opts.info === true));
