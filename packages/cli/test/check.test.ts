@@ -183,17 +183,17 @@ describe('httpsify check', () => {
     expect(out.stdout).not.toContain('Yahoo.xml');
     expect(run(['check', dir, '--changed-since', '--evil']).stderr).toContain('is not a git revision');
   });
-  it('--fix shows a diff, --write applies it, and the results on the test URLs stay the same', () => {
+  it('--fix-dry-run shows a diff, --fix applies it, and the results on the test URLs stay the same', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-fix-'));
     const xml =
       '<ruleset name="T">\n\t<target host="example.com" />\n\t<target host="www.example.com" />\n\t<rule from="^http://(www\\.)?example\\.com/" to="https://$1example.com/" />\n\t<securecookie host=".*" name=".+" />\n</ruleset>\n';
     writeFileSync(join(dir, 'T.xml'), xml);
-    const shown = run(['check', '--fix', dir]);
+    const shown = run(['check', '--fix-dry-run', dir]);
     // Three lines of context, as git diff prints: plain `git apply` takes it (patches-apply.test.ts).
     expect(shown.stdout).toBe(
       `${'='.repeat(67)}\n--- a/${join(dir, 'T.xml')}\n+++ b/${join(dir, 'T.xml')}\n@@ -1,6 +1,6 @@\n <ruleset name="T">\n \t<target host="example.com" />\n \t<target host="www.example.com" />\n-\t<rule from="^http://(www\\.)?example\\.com/" to="https://$1example.com/" />\n-\t<securecookie host=".*" name=".+" />\n+\t<rule from="^http:" to="https:" />\n+\t<securecookie host=".+" name=".+" />\n </ruleset>\n`,
     );
-    expect(shown.stderr).toContain('2 fixes in 1 file (--write applies them)');
+    expect(shown.stderr).toBe('1 file: 2 fixes in 1 file (--fix writes them)\n');
     expect(readFileSync(join(dir, 'T.xml'), 'utf8')).toBe(xml);
     const before = ['http://example.com/a', 'http://www.example.com/', 'http://other.example.com/'].map((u) => run(['rewrite', '--rules', dir, u]).stdout);
     expect(run(['check', '--fix', '--write', dir]).stderr).toContain('written');
@@ -205,7 +205,7 @@ describe('httpsify check', () => {
     expect(['http://example.com/a', 'http://www.example.com/', 'http://other.example.com/'].map((u) => run(['rewrite', '--rules', dir, u]).stdout)).toEqual(
       before,
     );
-    expect(run(['check', '--fix', dir]).stderr).toContain('0 fixes in 0 files');
+    expect(run(['check', '--fix-dry-run', dir]).stderr).toContain('0 fixes in 0 files');
   });
 });
 
@@ -271,14 +271,14 @@ describe('httpsify check and test for CI', () => {
     expect(run(['test'], join(dir, 'rules')).stdout).toContain('Bad (Bad.xml)');
   });
 
-  it('check --fix exits 1 while fixes are pending, 0 once written', () => {
+  it('check --fix-dry-run exits 1 while fixes are pending, 0 once written', () => {
     const dir = project();
     writeFileSync(join(dir, 'rules', 'Dot.xml'), DOT);
-    const shown = run(['check', 'rules', '--fix'], dir);
+    const shown = run(['check', 'rules', '--fix-dry-run'], dir);
     expect(shown.stdout).toContain('+++ b/rules/Dot.xml');
     expect(shown.status).toBe(1);
     expect(run(['check', 'rules', '--fix', '--write'], dir).status).toBe(0);
-    const clean = run(['check', 'rules', '--fix'], dir);
+    const clean = run(['check', 'rules', '--fix-dry-run'], dir);
     expect([clean.status, clean.stdout]).toEqual([0, '']);
   });
 });

@@ -38,7 +38,7 @@ describe('exit statuses: 0 done, 1 problems found, 2 could not run', () => {
     // Our own check of the same kind of mistake.
     const ownCheck = run(['check', '--format', 'xml', dir]);
     expect(ownCheck.status).toBe(2);
-    expect(ownCheck.stderr).toContain('--format must be text or json');
+    expect(ownCheck.stderr).toContain('--format must be text, json or sarif');
     expect(run(['--help']).status).toBe(0);
     expect(run(['--version'])).toMatchObject({ status: 0, stdout: '0.1.0\n' });
   });

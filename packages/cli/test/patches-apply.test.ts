@@ -35,11 +35,11 @@ describe('patches that git apply and patch -p1 accept', () => {
     expectPatchApplies(dir, diff.stdout, 'doc.md', written);
   });
 
-  it('check --fix diffs have context lines, and keep a BOM and CR LF', () => {
+  it('check --fix-dry-run diffs have context lines, and keep a BOM and CR LF', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-check-patch-'));
     const xml = `${BOM}<ruleset name="T">\r\n\t<target host="example.com" />\r\n\t<rule from="^http://example\\.com/" to="https://example.com/" />\r\n\t<securecookie host=".*" name=".+" />\r\n</ruleset>\r\n`;
     writeFileSync(join(dir, 'T.xml'), xml);
-    const diff = run(['check', '--fix', 'T.xml'], dir);
+    const diff = run(['check', '--fix-dry-run', 'T.xml'], dir);
     expect(diff.stdout).toContain('\n \t<target host="example.com" />\r\n');
     const fixedCopy = mkdtempSync(join(tmpdir(), 'httpsify-check-written-'));
     writeFileSync(join(fixedCopy, 'T.xml'), xml);

@@ -16,15 +16,19 @@ import {
 } from '@httpsify/engine/authoring';
 import { baselineWrittenLine, DEFAULT_BASELINE, filterByBaseline, hiddenFindingsText, readBaseline, writeBaseline } from '../authoring/baseline.js';
 import { changedSince } from '../authoring/changed-files.js';
-import { expandRulesetPaths, readRulesetSource } from '../authoring/ruleset-files.js';
+import { readRulesetSource } from '../authoring/ruleset-files.js';
+import { applyRuleSettings, DEFAULT_CONFIG, ignoredFilesText, loadCheckConfig, selectRulesetFiles, type CheckConfig } from '../authoring/check-config.js';
 import { createTwoFilesPatch } from 'diff';
-import { writeFileAtomic } from '@httpsify/engine/node';
+import { formatFindingsSarif } from '../formats/findings.js';
+import { checkReportPath, writeOutputFile, writeReport } from '../shared/output-file.js';
 
 export interface CheckOptions {
   /** Only these files get the per-file checks and findings; the rest only feed the checks across files. */
   changed?: readonly string[];
   /** Baseline file to hide known findings with; null or absent: none. */
   baseline?: string | null;
+  /** httpsify.config.json: severities per code, and files left out. */
+  config?: CheckConfig | null;
 }
 import { count as plural } from '../shared/plural.js';
 
@@ -43,6 +47,9 @@ export interface CheckReport {
   baselineHiddenFiles: number;
   /** Baseline entries for file contents not seen in this run (only counted when every file is in scope). */
   baselineStale: number;
+  /** The config file used (null: none), and the files its `ignores` left out. */
+  config: string | null;
+  ignored: number;
   /** Findings before the baseline, and each checked file's SHA-256, for --write-baseline. */
   unfiltered: Diagnostic[];
   hashes: Map<string, string>;
@@ -56,11 +63,8 @@ export interface CheckReport {
  */
 export function runCheck(paths: readonly string[], options: CheckOptions = {}): CheckReport {
   const started = performance.now();
-  const changed = options.changed === undefined ? null : new Set(options.changed.map((f) => resolve(f)));
-  const files = expandRulesetPaths(paths);
-  const known = new Set(files.map((f) => resolve(f)));
-  // A changed file outside the given directories is still checked (against them).
-  for (const f of options.changed ?? []) if (!known.has(resolve(f))) files.push(f);
+  const config = options.config ?? null;
+  const { files, changed, ignored } = selectRulesetFiles(paths, options.changed, config);
   const diagnostics: Diagnostic[] = [];
   const collection: LintedFile[] = [];
   const suppressions = new Map<string, Suppression[]>();
@@ -73,8 +77,9 @@ export function runCheck(paths: readonly string[], options: CheckOptions = {}): 
       checked++;
       hashes.set(file, source.sha256);
       const result = lintRulesetSource(source.text, file);
-      diagnostics.push(...result.diagnostics);
-      suppressed += result.suppressed.length;
+      diagnostics.push(...applyRuleSettings(result.diagnostics, config));
+      // A comment that hides a code the config turned off hid nothing.
+      suppressed += applyRuleSettings(result.suppressed, config).length;
       suppressions.set(file, result.suppressions);
       if (result.ruleset !== null) collection.push({ file, ruleset: result.ruleset });
       continue;
@@ -82,7 +87,7 @@ export function runCheck(paths: readonly string[], options: CheckOptions = {}): 
     const facts = collectionFacts(source.text) ?? parseRulesetXml(source.text, file).ruleset;
     if (facts !== null) collection.push({ file, ruleset: { rules: [], exclusions: [], secureCookies: [], tests: [], ...facts } });
   }
-  for (const d of lintCollection(collection)) {
+  for (const d of applyRuleSettings(lintCollection(collection), config)) {
     if (changed !== null && !changed.has(resolve(d.file))) continue;
     const { kept } = applySuppressions([d], suppressions.get(d.file) ?? []);
     if (kept.length === 0) suppressed++;
@@ -106,6 +111,8 @@ export function runCheck(paths: readonly string[], options: CheckOptions = {}): 
     baselineHidden: filtered.hidden,
     baselineHiddenFiles: filtered.hiddenFiles,
     baselineStale: changed === null ? filtered.stale : 0,
+    config: config?.file ?? null,
+    ignored,
     unfiltered: diagnostics,
     hashes,
     publicSuffixList: PSL_SNAPSHOT.source,
@@ -124,13 +131,15 @@ export interface FixReport {
 }
 
 /**
- * `check --fix`: the automatic fixes of every file in scope, as diffs; nothing is written here.
+ * `check --fix` and `--fix-dry-run`: the automatic fixes of every file in scope, as diffs and new
+ * texts; nothing is written here.
  * One fix can make room for another, so up to `rounds` rounds run per file (as ESLint's --fix
  * does, 10 at most); each round's diff applies to the text the one before left.
  */
-export function runFix(paths: readonly string[], options: { changed?: readonly string[]; rounds?: number } = {}): FixReport {
-  const changed = options.changed === undefined ? null : new Set(options.changed.map((f) => resolve(f)));
-  const files = changed === null ? expandRulesetPaths(paths) : [...new Set(options.changed)];
+export function runFix(paths: readonly string[], options: { changed?: readonly string[]; rounds?: number; config?: CheckConfig | null } = {}): FixReport {
+  const selected = selectRulesetFiles(paths, options.changed, options.config ?? null);
+  // Files the config ignores are left alone, as they are by the checks.
+  const files = selected.changed === null ? selected.files : [...new Set(options.changed)].filter((f) => selected.changed?.has(resolve(f)));
   const report: FixReport = { files: files.length, changed: [], rejected: 0, pending: 0 };
   for (const file of files) {
     const original = readRulesetSource(file).text;
@@ -177,6 +186,8 @@ export function resolveChangedOptions(paths: string[], opts: { changed?: string[
 
 interface CheckCliOptions {
   format: string;
+  config?: string | false;
+  outputFile?: string;
   counts?: boolean;
   quiet?: boolean;
   info?: boolean;
@@ -185,6 +196,7 @@ interface CheckCliOptions {
   baseline: string | false;
   writeBaseline?: boolean;
   fix?: boolean;
+  fixDryRun?: boolean;
   write?: boolean;
   maxWarnings: string;
 }
@@ -194,7 +206,8 @@ export function registerCheck(program: Command): void {
     .command('check')
     .description('validate and lint ruleset files: structure, targets, rules, exclusions, secure cookies, and checks across files')
     .argument('[paths...]', 'ruleset files or directories of *.xml (default: the current directory)')
-    .option('--format <format>', 'text or json', 'text')
+    .option('-f, --format <format>', 'text, json or sarif (SARIF 2.1.0, for code-scanning UIs)', 'text')
+    .option('-o, --output-file <path>', 'write the report to this file instead of stdout (its directory is created)')
     .option('--counts', 'print the number of findings per code')
     .option('-q, --quiet', 'print errors only')
     .option('--info', 'also print informational findings (changes-domain)')
@@ -203,64 +216,133 @@ export function registerCheck(program: Command): void {
     .option('--baseline <file>', 'hide the findings this baseline lists for unchanged files', DEFAULT_BASELINE)
     .option('--no-baseline', 'ignore the baseline file')
     .option('--write-baseline', `write the current findings to the baseline file (${DEFAULT_BASELINE} unless --baseline)`)
-    .option('--fix', 'show the automatic fixes as a diff: trivialise rules, escape host dots, ".+" in secure cookies')
-    .option('--write', 'with --fix: apply the fixes to the files')
+    .option('-c, --config <file>', `severities per code and files to ignore (default: ${DEFAULT_CONFIG} here, if there is one)`)
+    .option('--no-config', `ignore ${DEFAULT_CONFIG}`)
+    .option('--fix', 'write the automatic fixes to the files (trivialise rules, escape host dots, ".+" in secure cookies), then report what is left')
+    .option('--fix-dry-run', 'print the automatic fixes as a unified diff, writing nothing (exit 1 while any are pending)')
+    .option('--write', 'with --fix: the old spelling of --fix, which now writes by itself')
     .option('--max-warnings <n>', 'exit 1 when more than n warnings are left after the baseline (as ESLint; -1: no limit)', '-1')
     .action(async (paths: string[], opts: CheckCliOptions) => {
-      if (opts.format !== 'text' && opts.format !== 'json') throw new Error(`--format must be text or json, not "${opts.format}"`);
+      const format = parseReportFormat(opts.format);
       const maxWarnings = parseMaxWarnings(opts.maxWarnings);
-      if (opts.write === true && opts.fix !== true) throw new Error('--write applies fixes: use it with --fix');
+      checkFixOptions(opts);
+      checkOutputOption(opts);
+      const config = loadCheckConfig(opts.config);
       const scope = resolveChangedOptions(paths, opts);
       if (opts.writeBaseline === true && scope.changed !== undefined) {
         throw new Error('--write-baseline records every file: run it without --changed/--changed-since');
       }
-      if (opts.fix === true) {
-        const fixes = runFix(scope.paths, { changed: scope.changed, rounds: opts.write === true ? 10 : 1 });
-        if (opts.format === 'json')
-          process.stdout.write(`${JSON.stringify({ ...fixes, changed: fixes.changed.map(({ fixed: _f, ...rest }) => rest) }, null, 2)}\n`);
-        else process.stdout.write(fixes.changed.map((c) => c.diff).join(''));
-        if (opts.write === true) for (const c of fixes.changed) await writeFileAtomic(c.file, c.fixed);
-        const count = fixes.changed.reduce((n, c) => n + c.fixes.length, 0);
-        process.stderr.write(
-          `${plural(fixes.files, 'file')}: ${plural(count, 'fix', 'fixes')} in ${plural(fixes.changed.length, 'file')}${count === 0 ? '' : opts.write === true ? ', written' : ' (--write applies them)'}` +
-            `${fixes.rejected > 0 ? `; ${plural(fixes.rejected, 'fix', 'fixes')} left out because a test URL would be rewritten differently` : ''}` +
-            `${fixes.pending > 0 ? `; more fixes follow in ${plural(fixes.pending, 'file')} once these are applied` : ''}\n`,
-        );
+      if (opts.fixDryRun === true) {
+        if (format === 'sarif') throw new Error('--fix-dry-run prints a diff (or json), not SARIF: leave out --format sarif');
+        const fixes = runFix(scope.paths, { changed: scope.changed, rounds: 1, config });
+        await writeReport(format === 'json' ? `${JSON.stringify(fixesJson(fixes), null, 2)}\n` : fixes.changed.map((c) => c.diff).join(''), opts.outputFile);
+        process.stderr.write(fixSummaryLine(fixes, false));
         // As `git diff --exit-code` and `links fix --diff`: 1 while fixes are pending (shown but
         // not written, or more than the rounds could apply) or left out.
-        if ((count > 0 && opts.write !== true) || fixes.rejected > 0 || fixes.pending > 0) process.exitCode = 1;
+        if (fixes.changed.length > 0 || fixes.rejected > 0 || fixes.pending > 0) process.exitCode = 1;
         return;
       }
+      let fixed: FixReport | null = null;
+      if (opts.fix === true) {
+        // Plain --fix used to print the diff: say once per run that it writes now.
+        if (opts.write !== true) process.stderr.write(FIX_NOTICE);
+        fixed = runFix(scope.paths, { changed: scope.changed, rounds: 10, config });
+        for (const c of fixed.changed) await writeOutputFile(c.file, c.fixed);
+        process.stderr.write(fixSummaryLine(fixed, true));
+      }
       const baselinePath = opts.baseline === false ? null : opts.baseline;
-      const report = runCheck(scope.paths, { changed: scope.changed, baseline: opts.writeBaseline === true ? null : baselinePath });
+      const report = runCheck(scope.paths, { changed: scope.changed, baseline: opts.writeBaseline === true ? null : baselinePath, config });
       if (opts.writeBaseline === true) {
         const path = baselinePath ?? DEFAULT_BASELINE;
         const written = writeBaseline(path, 'check', report.unfiltered, report.hashes, scope.paths);
         process.stderr.write(baselineWrittenLine(path, 'check', written, scope.paths));
         return;
       }
-      if (opts.format === 'json') {
-        const { unfiltered: _u, hashes: _h, ...shown } = report;
-        process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
-      } else {
-        const shown = report.diagnostics.filter((d) => (opts.quiet === true ? d.severity === 'error' : d.severity !== 'info' || opts.info === true));
-        process.stdout.write(shown.map((d) => `${formatDiagnostic(d)}\n`).join(''));
-        if (opts.counts === true) {
-          for (const [code, n] of Object.entries(report.counts)) process.stdout.write(`${String(n).padStart(7)} ${code}\n`);
-        }
-        const scopeText =
-          scope.changed === undefined ? plural(report.files, 'file') : `${plural(report.checked, 'changed file')} (checks across files over ${report.files})`;
-        const hidden: string[] = [];
-        if (report.info > 0 && opts.info !== true) hidden.push('--info lists the info findings');
-        hidden.push(...hiddenFindingsText(report));
-        process.stderr.write(
-          `${scopeText}: ${plural(report.errors, 'error')}, ${plural(report.warnings, 'warning')}, ${report.info} info in ${(report.elapsedMs / 1000).toFixed(1)} s` +
-            ` (public suffix list: ${report.publicSuffixList})${hidden.length > 0 ? `; ${hidden.join('; ')}` : ''}\n`,
-        );
-      }
+      // After --fix, as ESLint: the report and the exit status are those of what is left.
+      await writeReport(formatCheckReport(report, format, opts, fixed), opts.outputFile);
+      process.stderr.write(checkSummaryLine(report, scope.changed !== undefined, opts));
       if (report.errors > 0) process.exitCode = 1;
       if (tooManyWarnings(report.warnings, maxWarnings)) process.exitCode = 1;
     });
+}
+
+/**
+ * `check --fix` writes, as ESLint's --fix does. It used to print a diff (`--fix --write` wrote):
+ * a script or a CI log that still expects the diff is told why there is none, on every run.
+ */
+const FIX_NOTICE = 'httpsify: note: check --fix now writes the fixes to the files, as ESLint does; --fix-dry-run prints the diff only\n';
+
+/** The combinations of --fix, --fix-dry-run, --write and --write-baseline that make sense. */
+function checkFixOptions(opts: { fix?: boolean; fixDryRun?: boolean; write?: boolean; writeBaseline?: boolean }): void {
+  if (opts.fix === true && opts.fixDryRun === true) throw new Error('--fix writes the fixes and --fix-dry-run only prints them: give one of the two');
+  if (opts.write === true && opts.fixDryRun === true) throw new Error('--fix-dry-run writes nothing: leave out --write (or use --fix, which writes)');
+  if (opts.write === true && opts.fix !== true) throw new Error('--write applies fixes: use it with --fix');
+  if (opts.writeBaseline === true && (opts.fix === true || opts.fixDryRun === true))
+    throw new Error('--write-baseline records the findings as they are: run it apart from --fix');
+}
+
+/** The fixes as JSON: per file the fixes made, without the new text. */
+function fixesJson(fixes: FixReport): object {
+  return { ...fixes, changed: fixes.changed.map(({ fixed: _f, ...rest }) => rest) };
+}
+
+/** The line on stderr that says what --fix wrote or --fix-dry-run would write. */
+function fixSummaryLine(fixes: FixReport, written: boolean): string {
+  const count = fixes.changed.reduce((n, c) => n + c.fixes.length, 0);
+  return (
+    `${plural(fixes.files, 'file')}: ${plural(count, 'fix', 'fixes')} in ${plural(fixes.changed.length, 'file')}${count === 0 ? '' : written ? ', written' : ' (--fix writes them)'}` +
+    `${fixes.rejected > 0 ? `; ${plural(fixes.rejected, 'fix', 'fixes')} left out because a test URL would be rewritten differently` : ''}` +
+    `${fixes.pending > 0 ? `; more fixes follow in ${plural(fixes.pending, 'file')} once these are applied` : ''}\n`
+  );
+}
+
+/** What check prints on stdout: the findings in the chosen format (text: with --counts). */
+function formatCheckReport(
+  report: CheckReport,
+  format: ReportFormat,
+  opts: { quiet?: boolean; info?: boolean; counts?: boolean },
+  fixed: FixReport | null = null,
+): string {
+  if (format === 'json') {
+    const { unfiltered: _u, hashes: _h, ...all } = report;
+    return `${JSON.stringify(fixed === null ? all : { ...all, fixes: fixesJson(fixed) }, null, 2)}\n`;
+  }
+  // Text and SARIF show what a person should see: errors only with --quiet, info with --info.
+  const shown = report.diagnostics.filter((d) => (opts.quiet === true ? d.severity === 'error' : d.severity !== 'info' || opts.info === true));
+  if (format === 'sarif') return formatFindingsSarif(shown, process.cwd());
+  const lines = shown.map((d) => `${formatDiagnostic(d)}\n`);
+  if (opts.counts === true) for (const [code, n] of Object.entries(report.counts)) lines.push(`${String(n).padStart(7)} ${code}\n`);
+  return lines.join('');
+}
+
+/** The one line check writes on stderr whatever the format: what was checked, found and hidden. */
+function checkSummaryLine(report: CheckReport, changedOnly: boolean, opts: { info?: boolean }): string {
+  const scopeText = changedOnly ? `${plural(report.checked, 'changed file')} (checks across files over ${report.files})` : plural(report.files, 'file');
+  const hidden: string[] = [];
+  if (report.info > 0 && opts.info !== true) hidden.push('--info lists the info findings');
+  hidden.push(...hiddenFindingsText(report), ...ignoredFilesText(report));
+  return (
+    `${scopeText}: ${plural(report.errors, 'error')}, ${plural(report.warnings, 'warning')}, ${report.info} info in ${(report.elapsedMs / 1000).toFixed(1)} s` +
+    ` (public suffix list: ${report.publicSuffixList})${hidden.length > 0 ? `; ${hidden.join('; ')}` : ''}\n`
+  );
+}
+
+/**
+ * `-o, --output-file` of check and test, checked before any work: a typo costs nothing. With
+ * --write-baseline there is no report to write.
+ */
+export function checkOutputOption(opts: { outputFile?: string; writeBaseline?: boolean }): void {
+  if (opts.outputFile === undefined) return;
+  if (opts.writeBaseline === true) throw new Error('--write-baseline writes the baseline and no report: leave out --output-file');
+  checkReportPath(opts.outputFile, `--output-file ${opts.outputFile}`);
+}
+
+export type ReportFormat = 'text' | 'json' | 'sarif';
+
+/** `-f, --format` of check and test. */
+export function parseReportFormat(value: string): ReportFormat {
+  if (value !== 'text' && value !== 'json' && value !== 'sarif') throw new Error(`--format must be text, json or sarif, not "${value}"`);
+  return value;
 }
 
 /** `--max-warnings n` as ESLint takes it: a whole number, or -1 for no limit. */

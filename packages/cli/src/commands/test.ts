@@ -4,8 +4,11 @@ import { checkRulesetRegexes, parseRulesetXml } from '@httpsify/engine/parse';
 import { applySuppressions, rulesetCoverage, suppressionsOf } from '@httpsify/engine/authoring';
 import { baselineWrittenLine, DEFAULT_BASELINE, filterByBaseline, hiddenFindingsText, readBaseline, writeBaseline } from '../authoring/baseline.js';
 import { resolve } from 'node:path';
-import { expandRulesetPaths, readRulesetSource } from '../authoring/ruleset-files.js';
-import { parseMaxWarnings, resolveChangedOptions, tooManyWarnings } from './check.js';
+import { readRulesetSource } from '../authoring/ruleset-files.js';
+import { applyRuleSettings, DEFAULT_CONFIG, ignoredFilesText, loadCheckConfig, selectRulesetFiles, type CheckConfig } from '../authoring/check-config.js';
+import { checkOutputOption, parseMaxWarnings, parseReportFormat, resolveChangedOptions, tooManyWarnings, type ReportFormat } from './check.js';
+import { writeReport } from '../shared/output-file.js';
+import { formatFindingsSarif } from '../formats/findings.js';
 import { count } from '../shared/plural.js';
 
 export interface TestSummary {
@@ -28,6 +31,9 @@ export interface TestReport {
   baselineHiddenFiles: number;
   /** Baseline entries for file contents not seen in this run (only counted when every file is in scope). */
   baselineStale: number;
+  /** The config file used (null: none), and the files its `ignores` left out. */
+  config: string | null;
+  ignored: number;
   /** Findings before the baseline, and each file's SHA-256, for --write-baseline. */
   unfiltered: Diagnostic[];
   hashes: Map<string, string>;
@@ -39,6 +45,8 @@ export interface TestOptions {
   baseline?: string | null;
   /** Only these files are tested; the others still take part as the rulesets that may rewrite an excluded URL. */
   changed?: readonly string[];
+  /** httpsify.config.json: severities per code, and files left out (not even as other rulesets). */
+  config?: CheckConfig | null;
 }
 
 /** Offline coverage over the given files; other rulesets in the same run are checked against excluded URLs. */
@@ -47,10 +55,8 @@ export function runTest(paths: readonly string[], options: TestOptions = {}): Te
   const rulesets: Ruleset[] = [];
   const hashes = new Map<string, string>();
   const suppressions = new Map<string, ReturnType<typeof suppressionsOf>['suppressions']>();
-  const changed = options.changed === undefined ? null : new Set(options.changed.map((f) => resolve(f)));
-  const files = expandRulesetPaths(paths);
-  const known = new Set(files.map((f) => resolve(f)));
-  for (const f of options.changed ?? []) if (!known.has(resolve(f))) files.push(f);
+  const config = options.config ?? null;
+  const { files, changed, ignored } = selectRulesetFiles(paths, options.changed, config);
   const inScope = (file: string): boolean => changed === null || changed.has(resolve(file));
   for (const file of files) {
     const source = readRulesetSource(file);
@@ -80,7 +86,7 @@ export function runTest(paths: readonly string[], options: TestOptions = {}): Te
   }
   let suppressed = 0;
   const diagnostics: Diagnostic[] = [];
-  for (const d of found) {
+  for (const d of applyRuleSettings(found, config)) {
     if (!inScope(d.file)) continue;
     const { kept } = applySuppressions([d], suppressions.get(d.file) ?? []);
     if (kept.length === 0) suppressed++;
@@ -104,9 +110,32 @@ export function runTest(paths: readonly string[], options: TestOptions = {}): Te
     baselineHidden: filtered.hidden,
     baselineHiddenFiles: filtered.hiddenFiles,
     baselineStale: changed === null ? filtered.stale : 0,
+    config: config?.file ?? null,
+    ignored,
     unfiltered: diagnostics,
     hashes,
   };
+}
+
+/** What test prints on stdout: text (findings, a line per ruleset, totals, counts), JSON, SARIF. */
+function formatTestReport(report: TestReport, format: ReportFormat): string {
+  if (format === 'json') {
+    const { unfiltered: _u, hashes: _h, ...shown } = report;
+    return `${JSON.stringify(shown, null, 2)}\n`;
+  }
+  if (format === 'sarif') return formatFindingsSarif(report.diagnostics, process.cwd());
+  const lines = report.diagnostics.map((d) => formatDiagnostic(d));
+  for (const s of report.rulesets)
+    lines.push(`${s.problems === 0 ? 'ok  ' : 'FAIL'} ${s.name} (${s.file}): ${count(s.tests, 'test')}, ${count(s.problems, 'problem')}`);
+  const failed = report.rulesets.filter((s) => s.problems > 0).length;
+  const tests = report.rulesets.reduce((n, s) => n + s.tests, 0);
+  const hidden = [...hiddenFindingsText(report), ...ignoredFilesText(report)];
+  lines.push(
+    `${count(report.rulesets.length, 'ruleset')}, ${count(tests, 'test')}: ${report.rulesets.length - failed} ok, ${failed} with problems` +
+      `${report.skippedDefaultOff > 0 ? ` (${report.skippedDefaultOff} off by default skipped)` : ''}${hidden.length > 0 ? `; ${hidden.join('; ')}` : ''}`,
+  );
+  for (const [code, n] of Object.entries(report.counts).sort()) lines.push(`${String(n).padStart(7)} ${code}`);
+  return lines.map((l) => `${l}\n`).join('');
 }
 
 export function registerTest(program: Command): void {
@@ -120,17 +149,22 @@ export function registerTest(program: Command): void {
       'test only these files; the others of [paths] (default: their directories) still count as rulesets that may rewrite an excluded URL',
     )
     .option('--changed-since <rev>', 'test only the *.xml files that differ from git revision <rev> (plus untracked ones)')
-    .option('--format <format>', 'text or json', 'text')
+    .option('-f, --format <format>', 'text, json or sarif (SARIF 2.1.0, for code-scanning UIs)', 'text')
+    .option('-o, --output-file <path>', 'write the report to this file instead of stdout (its directory is created)')
     .option('--baseline <file>', 'hide the findings this baseline lists for unchanged files', DEFAULT_BASELINE)
     .option('--no-baseline', 'ignore the baseline file')
     .option('--write-baseline', `write the current findings to the baseline file (${DEFAULT_BASELINE} unless --baseline)`)
+    .option('-c, --config <file>', `severities per code and files to ignore (default: ${DEFAULT_CONFIG} here, if there is one)`)
+    .option('--no-config', `ignore ${DEFAULT_CONFIG}`)
     .option('--max-warnings <n>', 'exit 1 when more than n warnings are left after the baseline (as ESLint; -1: no limit)', '-1')
     .action(
-      (
+      async (
         paths: string[],
         opts: {
           includeDefaultOff?: boolean;
           format: string;
+          outputFile?: string;
+          config?: string | false;
           baseline: string | false;
           writeBaseline?: boolean;
           changed?: string[];
@@ -138,8 +172,10 @@ export function registerTest(program: Command): void {
           maxWarnings: string;
         },
       ) => {
-        if (opts.format !== 'text' && opts.format !== 'json') throw new Error(`--format must be text or json, not "${opts.format}"`);
+        const format = parseReportFormat(opts.format);
         const maxWarnings = parseMaxWarnings(opts.maxWarnings);
+        checkOutputOption(opts);
+        const config = loadCheckConfig(opts.config);
         const scope = resolveChangedOptions(paths, opts);
         if (opts.writeBaseline === true && scope.changed !== undefined) {
           throw new Error('--write-baseline records every file: run it without --changed/--changed-since');
@@ -149,6 +185,7 @@ export function registerTest(program: Command): void {
           includeDefaultOff: opts.includeDefaultOff === true,
           baseline: opts.writeBaseline === true ? null : baselinePath,
           changed: scope.changed,
+          config,
         });
         if (opts.writeBaseline === true) {
           const path = baselinePath ?? DEFAULT_BASELINE;
@@ -156,23 +193,7 @@ export function registerTest(program: Command): void {
           process.stderr.write(baselineWrittenLine(path, 'test', written, scope.paths));
           return;
         }
-        if (opts.format === 'json') {
-          const { unfiltered: _u, hashes: _h, ...shown } = report;
-          process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
-        } else {
-          for (const d of report.diagnostics) process.stdout.write(`${formatDiagnostic(d)}\n`);
-          for (const s of report.rulesets) {
-            process.stdout.write(`${s.problems === 0 ? 'ok  ' : 'FAIL'} ${s.name} (${s.file}): ${count(s.tests, 'test')}, ${count(s.problems, 'problem')}\n`);
-          }
-          const failed = report.rulesets.filter((s) => s.problems > 0).length;
-          const tests = report.rulesets.reduce((n, s) => n + s.tests, 0);
-          const hidden = hiddenFindingsText(report);
-          process.stdout.write(
-            `${count(report.rulesets.length, 'ruleset')}, ${count(tests, 'test')}: ${report.rulesets.length - failed} ok, ${failed} with problems` +
-              `${report.skippedDefaultOff > 0 ? ` (${report.skippedDefaultOff} off by default skipped)` : ''}${hidden.length > 0 ? `; ${hidden.join('; ')}` : ''}\n`,
-          );
-          for (const [code, n] of Object.entries(report.counts).sort()) process.stdout.write(`${String(n).padStart(7)} ${code}\n`);
-        }
+        await writeReport(formatTestReport(report, format), opts.outputFile);
         if (report.errors > 0) process.exitCode = 1;
         if (tooManyWarnings(report.warnings, maxWarnings)) process.exitCode = 1;
       },

@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { writeFileAtomic } from '@httpsify/engine/node';
 
@@ -50,4 +50,44 @@ export async function writeOutputFile(path: string, data: Uint8Array | string): 
   } catch (err) {
     throw outputFileError(path, err);
   }
+}
+
+/**
+ * `-o, --output-file` of a report (`check`, `test`), checked before any work starts. As ESLint's,
+ * missing directories are created (a CI job writes into a fresh `reports/`), but a directory,
+ * or a file where a directory must be, is refused at once.
+ */
+export function checkReportPath(path: string, given: string): void {
+  // ENOTDIR: a part of the path is a file; found below as the nearest part that exists.
+  const stat = (p: string) => {
+    try {
+      return statSync(p, { throwIfNoEntry: false });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+      throw err;
+    }
+  };
+  if (stat(path)?.isDirectory() === true) throw new Error(`${given}: ${path} is a directory; give the name of a file to write`);
+  // The nearest part of the path that exists must be a directory for the rest to be created.
+  let dir = dirname(resolve(path));
+  let found = stat(dir);
+  while (found === undefined && dirname(dir) !== dir) {
+    dir = dirname(dir);
+    found = stat(dir);
+  }
+  if (found !== undefined && !found.isDirectory()) throw new Error(`${given}: ${dir} is not a directory`);
+}
+
+/** A report to stdout, or to `outputFile` (its directories created) when one is given. */
+export async function writeReport(text: string, outputFile: string | undefined): Promise<void> {
+  if (outputFile === undefined) {
+    process.stdout.write(text);
+    return;
+  }
+  try {
+    mkdirSync(dirname(resolve(outputFile)), { recursive: true });
+  } catch (err) {
+    throw outputFileError(outputFile, err);
+  }
+  await writeOutputFile(outputFile, text);
 }
