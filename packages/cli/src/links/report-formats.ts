@@ -1,5 +1,4 @@
-import { isAbsolute, relative, sep } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { artifactUri, formatSarifLog, type SarifResult, type SarifRule } from '../formats/sarif.js';
 import type { LinkFinding } from './plan-rewrites.js';
 import type { LinksReport } from './run-links.js';
 
@@ -131,26 +130,42 @@ export function formatJson(report: LinksReport, mode: 'check' | 'fix'): string {
 const RULE_UPGRADE = 'insecure-link';
 const RULE_UNVERIFIED = 'insecure-link-not-verified';
 
-/** SARIF's artifact URI: relative to the working directory (the repository root in CI) when inside it. */
-function artifactUri(file: string, cwd: string): { uri: string; uriBaseId?: string } {
-  const rel = relative(cwd, file);
-  if (!isAbsolute(rel) && !rel.startsWith('..')) return { uri: rel.split(sep).map(encodeURIComponent).join('/'), uriBaseId: '%SRCROOT%' };
-  return { uri: pathToFileURL(file).href };
-}
-
 /**
  * SARIF 2.1.0 for code-scanning UIs (GitHub, Azure DevOps, VS Code's SARIF viewer): one result
  * per link with its region, the upgrade as a `fix` (the replacement bytes), "not verified"
  * links as notes, and files that could not be read as tool notifications.
  */
+/** The two kinds of link finding, as code-scanning UIs list them. */
+const LINK_RULES: SarifRule[] = [
+  {
+    id: RULE_UPGRADE,
+    name: 'InsecureLink',
+    shortDescription: { text: 'An http:// link that can use HTTPS' },
+    fullDescription: {
+      text: 'The link uses plain HTTP, and an HTTPS Everywhere-format ruleset (or, with --upgrade-all, a check of both versions) says the same resource is served over HTTPS.',
+    },
+    help: { text: 'Run `httpsify links fix` to rewrite the link, or change http:// to the https:// URL shown.' },
+    defaultConfiguration: { level: 'warning' },
+  },
+  {
+    id: RULE_UNVERIFIED,
+    name: 'InsecureLinkNotVerified',
+    shortDescription: { text: 'An http:// link whose HTTPS version did not answer alike' },
+    fullDescription: {
+      text: 'A ruleset or --upgrade-all offers an HTTPS URL, but fetching both versions did not give the same status, host and similar content.',
+    },
+    help: { text: 'Check the HTTPS version by hand before changing the link.' },
+    defaultConfiguration: { level: 'note' },
+  },
+];
+
 export function formatSarif(report: LinksReport, cwd: string, version: string): string {
-  const results = report.findings.map((f) => {
+  const results = report.findings.map((f): SarifResult => {
     const region = { startLine: f.line, startColumn: f.column, endLine: f.endLine, endColumn: f.endColumn };
     const artifactLocation = artifactUri(f.file, cwd);
     const unverified = f.verified === false;
     return {
       ruleId: unverified ? RULE_UNVERIFIED : RULE_UPGRADE,
-      ruleIndex: unverified ? 1 : 0,
       level: unverified ? 'note' : 'warning',
       message: {
         text: unverified
@@ -171,55 +186,16 @@ export function formatSarif(report: LinksReport, cwd: string, version: string): 
           }),
     };
   });
-  const log = {
-    $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
-    version: '2.1.0',
-    runs: [
-      {
-        tool: {
-          driver: {
-            name: 'httpsify',
-            semanticVersion: version,
-            informationUri: 'https://www.npmjs.com/package/@httpsify/cli',
-            rules: [
-              {
-                id: RULE_UPGRADE,
-                name: 'InsecureLink',
-                shortDescription: { text: 'An http:// link that can use HTTPS' },
-                fullDescription: {
-                  text: 'The link uses plain HTTP, and an HTTPS Everywhere-format ruleset (or, with --upgrade-all, a check of both versions) says the same resource is served over HTTPS.',
-                },
-                help: { text: 'Run `httpsify links fix` to rewrite the link, or change http:// to the https:// URL shown.' },
-                defaultConfiguration: { level: 'warning' },
-              },
-              {
-                id: RULE_UNVERIFIED,
-                name: 'InsecureLinkNotVerified',
-                shortDescription: { text: 'An http:// link whose HTTPS version did not answer alike' },
-                fullDescription: {
-                  text: 'A ruleset or --upgrade-all offers an HTTPS URL, but fetching both versions did not give the same status, host and similar content.',
-                },
-                help: { text: 'Check the HTTPS version by hand before changing the link.' },
-                defaultConfiguration: { level: 'note' },
-              },
-            ],
-          },
-        },
-        originalUriBaseIds: { '%SRCROOT%': { uri: `${pathToFileURL(cwd).href.replace(/\/?$/, '/')}` } },
-        columnKind: 'utf16CodeUnits',
-        invocations: [
-          {
-            executionSuccessful: !report.problems.some((p) => p.severity === 'error'),
-            toolExecutionNotifications: report.problems.map((p) => ({
-              level: p.severity === 'error' ? 'error' : 'note',
-              message: { text: `${p.path}: ${p.message}` },
-              locations: [{ physicalLocation: { artifactLocation: artifactUri(p.path, cwd) } }],
-            })),
-          },
-        ],
-        results,
-      },
-    ],
-  };
-  return `${JSON.stringify(log, null, 2)}\n`;
+  return formatSarifLog({
+    cwd,
+    version,
+    rules: LINK_RULES,
+    results,
+    executionSuccessful: !report.problems.some((p) => p.severity === 'error'),
+    notifications: report.problems.map((p) => ({
+      level: p.severity === 'error' ? 'error' : 'note',
+      message: { text: `${p.path}: ${p.message}` },
+      locations: [{ physicalLocation: { artifactLocation: artifactUri(p.path, cwd) } }],
+    })),
+  });
 }
