@@ -1,16 +1,18 @@
 import { $ } from '../shared/dom.js';
+import { HANDOFF_PORT_NAME, handoffAddress } from '../../dnr/handoff-rules.js';
 import { localize, t } from '../shared/i18n.js';
 import { ext } from '../../platform/browser-api.js';
 
 /**
  * The main-frame handoff page (Chromium). A DNR rule sent the tab here, before any request left
- * the browser, with the http:// address in the fragment. The background decides with the
+ * the browser, with the http:// address in the query. The background decides with the
  * rulesets themselves where the page goes and the page replaces itself with that address, so
  * the history keeps no entry for it.
  *
- * Every page load of the handed-off hosts waits on this page, so it asks at once: this is a
- * classic script, first in <head> (a module would wait for the whole document and its
- * stylesheets), and the stylesheets and texts load only when the answer is slow or an error.
+ * The worker mostly answers the navigation here with a redirect, so the page never loads
+ * (main-frame-handoff.ts). When it does load, it asks at once: this is a classic script, first
+ * in <head> (a module would wait for the whole document and its stylesheets), and the
+ * stylesheets and texts load only when the answer is slow or an error.
  */
 
 /** How long the page stays blank before it says what it is opening (a worker starting up). */
@@ -18,8 +20,8 @@ const SLOW_MS = 300;
 
 type Answer = { ok: true; target: string } | { ok: false; error: string };
 
-const url = location.hash.slice(1);
-const port = ext.runtime.connect({ name: 'handoff' });
+const url = handoffAddress(location.href);
+const port = ext.runtime.connect({ name: HANDOFF_PORT_NAME });
 const slow = setTimeout(() => void showPage(), SLOW_MS);
 port.onMessage.addListener((answer: Answer) => {
   clearTimeout(slow);
