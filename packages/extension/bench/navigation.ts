@@ -10,7 +10,8 @@
  * - an https:// page no rule touches;
  * - a ruleset host: http:// upgraded by a ruleset (Chromium: a static DNR rule);
  * - a handoff host: a ruleset DNR cannot express (a lookbehind), so Chromium sends its main
- *   frames to the handoff page, which asks the service worker; Firefox's listener decides it;
+ *   frames to the handoff page, whose navigation the service worker answers with a redirect
+ *   (the page itself loads only when it cannot); Firefox's listener decides it;
  * - an HTTPS-first host: no ruleset, HTTPS works, the protection mode upgrades it;
  * - Chromium only: the handoff host right after the service worker was stopped, as Chromium
  *   stops it after 30 idle seconds.
@@ -259,7 +260,7 @@ for (const [browser, cases] of Object.entries(results)) {
   const ruleset = cases['ruleset host'];
   if (browser === 'chromium' && handoff !== undefined && ruleset !== undefined) {
     process.stdout.write(
-      `  handoff page vs a plain DNR redirect: ${signed(handoff.extension.median - ruleset.extension.median)} ms median,` +
+      `  handoff host vs a plain DNR redirect: ${signed(handoff.extension.median - ruleset.extension.median)} ms median,` +
         ` ${signed(handoff.extension.p90 - ruleset.extension.p90)} ms p90\n`,
     );
   }
