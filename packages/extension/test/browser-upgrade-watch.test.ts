@@ -33,6 +33,15 @@ describe('who moved the page to HTTPS', () => {
     expect(w.movedBy(1, 'https://a.example.com/x')).toBeNull();
   });
 
+  it("Chromium's handoff answered by the worker: one navigation, through our page, is not the browser's", () => {
+    const w = new BrowserUpgradeWatch();
+    w.started(1, 'http://a.example.com/');
+    const page = 'chrome-extension://abcdefghijklmnopabcdefghijklmnop/ui/handoff.html?http://a.example.com/';
+    w.redirected(1, 'http://a.example.com/', page, 307, 'HTTP/1.1 307 Internal Redirect');
+    w.committedPage(1, 'https://a.example.com/');
+    expect(w.movedBy(1, 'https://a.example.com/')).toBeNull();
+  });
+
   it('answers only for the page it saw commit, and forgets closed tabs', () => {
     const w = new BrowserUpgradeWatch();
     w.started(1, 'http://a.example.com/');

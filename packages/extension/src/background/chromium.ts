@@ -108,6 +108,27 @@ const handoff = installHandoff(writer, {
 });
 exposeForTests('httpsifyHandoff', handoff);
 
+/** The worker's own events the handoff uses (the DOM typings have no worker scope). */
+interface WorkerScope {
+  addEventListener(type: 'install', listener: (e: { addRoutes?(routes: unknown[]): Promise<void>; waitUntil(p: Promise<unknown>): void }) => void): void;
+  addEventListener(type: 'fetch', listener: (e: { request: Request; respondWith(r: Promise<Response>): void }) => void): void;
+}
+const scope = globalThis as unknown as WorkerScope;
+// Navigations to the handoff page come here first, and most are answered with a redirect. Only
+// that page: the others load without waking or waiting for this worker (static routes,
+// Chromium 123+; before, every extension page passes the fetch handler, which lets it be).
+scope.addEventListener('install', (event) => {
+  const routes = [
+    { condition: { urlPattern: { pathname: `/${HANDOFF_PAGE}` } }, source: 'fetch-event' },
+    { condition: { urlPattern: { pathname: '/*' } }, source: 'network' },
+  ];
+  if (event.addRoutes !== undefined) event.waitUntil(event.addRoutes(routes).catch((e: unknown) => console.error('httpsify: routes not added', e)));
+});
+scope.addEventListener('fetch', (event) => {
+  const answer = handoff.navigation(event.request);
+  if (answer !== null) event.respondWith(answer);
+});
+
 // The known hosts' rules leave out hosts where DNR may miss an exclusion; rebuilt once known.
 void (async () => {
   handoffScope = await readHandoffScope();

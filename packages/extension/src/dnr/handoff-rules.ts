@@ -78,8 +78,8 @@ const PATTERNS_PER_RULE = 1;
 
 /**
  * The "handoff" layer: the dynamic rules sending main frames to the page (`regexSubstitution`
- * carries the whole URL in the page's fragment): the scope at HANDOFF_PRIORITY, URLs with
- * credentials or a trailing dot at HANDOFF_FORMS_PRIORITY.
+ * carries the whole URL in the page address's query, see handoffRule): the scope at
+ * HANDOFF_PRIORITY, URLs with credentials or a trailing dot at HANDOFF_FORMS_PRIORITY.
  */
 export function handoffRules(scope: HandoffScope, pageUrl: string): RuleBody[] {
   const rule = (priority: number, condition: DnrRule['condition']) => handoffRule(pageUrl, priority, condition);
@@ -107,11 +107,16 @@ export function handoffScopeRules(scope: HandoffScope, pageUrl: string): RuleBod
   return conditions.map((condition) => handoffRule(pageUrl, HANDOFF_PRIORITY, condition));
 }
 
-/** A rule sending the main frames `condition` admits to the page, the whole URL in its fragment. */
+/**
+ * A rule sending the main frames `condition` admits to the page, the whole URL after the `?` of
+ * the page's address. Not in its fragment: the worker answers that navigation with a redirect
+ * (main-frame-handoff.ts), which takes on the address's fragment when the target has none; in
+ * the query, that fragment is the URL's own, as a site's redirect would keep it.
+ */
 function handoffRule(pageUrl: string, priority: number, condition: DnrRule['condition']): RuleBody {
   return {
     priority,
-    action: { type: 'redirect', redirect: { regexSubstitution: `${pageUrl}#\\0` } },
+    action: { type: 'redirect', redirect: { regexSubstitution: `${pageUrl}?\\0` } },
     condition: { ...condition, resourceTypes: ['main_frame'] },
   };
 }
@@ -139,8 +144,19 @@ export function handoffOnceRule(tabId: number, url: string): RuleBody {
 export type HandoffDecision = { ok: true; target: string; once: boolean } | { ok: false; error: string };
 
 /**
- * The one door for a URL the page received in its fragment (any site can open the page with
- * any fragment): only absolute http:// URLs are decided.
+ * The URL a handoff page's address carries: after its first `?` (the rules'), else after its
+ * `#` (the rules of versions before, still stored until rewritten, and links to the page).
+ */
+export function handoffAddress(pageHref: string): string {
+  const query = pageHref.indexOf('?');
+  const fragment = pageHref.indexOf('#');
+  if (query >= 0 && (fragment < 0 || query < fragment)) return pageHref.slice(query + 1);
+  return fragment >= 0 ? pageHref.slice(fragment + 1) : '';
+}
+
+/**
+ * The one door for a URL the page received in its address (any site can open the page with
+ * any address): only absolute http:// URLs are decided.
  */
 export function handoffUrl(raw: unknown): URL | null {
   if (typeof raw !== 'string' || raw.length > 32_768) return null;

@@ -12,26 +12,37 @@ const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const PAGES = ['popup', 'options', 'fallback', 'handoff'] as const;
 /** The handoff page serves Chromium's DNR only (Firefox's engine decides every request itself). */
 const pagesFor = (browser: Browser) => PAGES.filter((p) => p !== 'handoff' || browser === 'chromium');
+/** Pages whose script is a classic one, run before the rest of the page loads (handoff.ts says why). */
+const CLASSIC_SCRIPT_PAGES: ReadonlySet<string> = new Set(['handoff']);
 
 /** Writes the pages, the shared stylesheet and `_locales` into an unpacked extension directory. */
 export async function buildUiAssets(dir: string, browser: Browser): Promise<void> {
   const ui = join(dir, 'ui');
   mkdirSync(ui, { recursive: true });
-  await esbuild({
-    entryPoints: [
-      ...pagesFor(browser).map((p) => ({ in: join(packageDir, `src/ui/${p}/${p}.ts`), out: p })),
-      // The options page unpacks library archives in this worker (library/archive-reader.ts).
-      { in: join(packageDir, 'src/library/archive-worker.ts'), out: 'archive-worker' },
-    ],
+  const common = {
     outdir: ui,
     bundle: true,
-    format: 'esm',
     platform: 'browser',
     target: browser === 'chromium' ? 'chrome120' : 'firefox140',
     minify: false,
     sourcemap: false,
     logLevel: 'silent',
+  } as const;
+  await esbuild({
+    ...common,
+    entryPoints: [
+      ...pagesFor(browser)
+        .filter((p) => !CLASSIC_SCRIPT_PAGES.has(p))
+        .map((p) => ({ in: join(packageDir, `src/ui/${p}/${p}.ts`), out: p })),
+      // The options page unpacks library archives in this worker (library/archive-reader.ts).
+      { in: join(packageDir, 'src/library/archive-worker.ts'), out: 'archive-worker' },
+    ],
+    format: 'esm',
   });
+  const classic = pagesFor(browser).filter((p) => CLASSIC_SCRIPT_PAGES.has(p));
+  if (classic.length > 0) {
+    await esbuild({ ...common, entryPoints: classic.map((p) => ({ in: join(packageDir, `src/ui/${p}/${p}.ts`), out: p })), format: 'iife' });
+  }
   for (const p of pagesFor(browser)) {
     cpSync(join(packageDir, `src/ui/${p}/${p}.html`), join(ui, `${p}.html`));
     cpSync(join(packageDir, `src/ui/${p}/${p}.css`), join(ui, `${p}.css`));

@@ -35,7 +35,11 @@ export class BrowserUpgradeWatch {
   /** webRequest.onBeforeRedirect of a main frame. */
   redirected(tabId: number, from: string, to: string, statusCode: number, statusLine: string | undefined): void {
     const nav = this.pending.get(tabId);
-    if (nav === undefined || !from.startsWith('http:') || !to.startsWith('https:')) return;
+    if (nav === undefined || !from.startsWith('http:')) return;
+    // To an extension page (Chromium's handoff, which the worker may answer with a redirect on
+    // to https://): where the navigation goes from there is ours, not the browser's upgrade.
+    if (!/^https?:/i.test(to)) this.pending.delete(tabId);
+    if (!to.startsWith('https:')) return;
     // Chromium: HSTS and extension rules are "Internal Redirect"s; Firefox gives them status 0.
     const internal = statusCode === 0 || (statusLine ?? '').includes('Internal Redirect');
     if (internal) nav.internal = true;

@@ -38,6 +38,21 @@ export interface LaunchOptions {
  * HTTPS upgrading is off too, so every upgrade seen comes from the extension.
  */
 export async function launchWithExtension(extensionDir: string, hostRules: string[], options: LaunchOptions = {}): Promise<LoadedExtension> {
+  const { context, close } = await launchChromiumProfile(extensionDir, hostRules, options);
+  const worker = context.serviceWorkers()[0] ?? (await context.waitForEvent('serviceworker', { timeout: 30_000 }));
+  return { context, worker, close };
+}
+
+/** The same browser and switches with no extension: what a bench holds the extension against. */
+export async function launchChromiumAlone(hostRules: string[], options: LaunchOptions = {}): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+  return launchChromiumProfile(null, hostRules, options);
+}
+
+async function launchChromiumProfile(
+  extensionDir: string | null,
+  hostRules: string[],
+  options: LaunchOptions,
+): Promise<{ context: BrowserContext; close(): Promise<void> }> {
   requireBrowser('chromium');
   const profile = mkdtempSync(join(tmpdir(), 'httpsify-profile-'));
   const rules = options.resolverRules ?? hostRules.map((h) => `MAP ${h} 127.0.0.1`);
@@ -46,8 +61,7 @@ export async function launchWithExtension(extensionDir: string, hostRules: strin
     '--disable-gpu',
     options.trustedSpki === undefined ? '--ignore-certificate-errors' : `--ignore-certificate-errors-spki-list=${options.trustedSpki.join(',')}`,
     `--host-resolver-rules=${rules.join(', ')}`,
-    `--disable-extensions-except=${extensionDir}`,
-    `--load-extension=${extensionDir}`,
+    ...(extensionDir === null ? [] : [`--disable-extensions-except=${extensionDir}`, `--load-extension=${extensionDir}`]),
     '--disable-background-networking',
     '--disable-component-update',
     '--no-first-run',
@@ -71,10 +85,8 @@ export async function launchWithExtension(extensionDir: string, hostRules: strin
         }
       : { args: [...args, '--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable'] }),
   });
-  const worker = context.serviceWorkers()[0] ?? (await context.waitForEvent('serviceworker', { timeout: 30_000 }));
   return {
     context,
-    worker,
     close: async () => {
       await context.close();
       rmSync(profile, { recursive: true, force: true });

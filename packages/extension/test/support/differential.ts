@@ -14,7 +14,7 @@ import { loopAllowRules } from '../../src/https-first/loop-rules.js';
 import { overrideRules } from '../../src/dnr/override-rules.js';
 import type { RuleBody } from '../../src/dnr/rules.js';
 import { tabOnceRules, uiDnrRules } from '../../src/dnr/settings-rules.js';
-import { decideHandoff, handoffRules, handoffScope } from '../../src/dnr/handoff-rules.js';
+import { decideHandoff, handoffAddress, handoffRules, handoffScope } from '../../src/dnr/handoff-rules.js';
 import { ProtectionRuntime } from '../../src/protection/protection-runtime.js';
 import { SiteList } from '../../src/site-rules/site-pattern.js';
 import { DIFF_RULESETS, DIFF_USER_RULESET } from './hostile-urls.js';
@@ -237,8 +237,8 @@ export function enforcedTarget(w: World, raw: string, type: DnrResourceType, top
     to = next.redirectUrl;
   }
   if (to === null) return null;
-  if (to.startsWith(`${HANDOFF_URL}#`)) {
-    const page = decideHandoff(to.slice(HANDOFF_URL.length + 1), {
+  if (to.startsWith(`${HANDOFF_URL}?`)) {
+    const page = decideHandoff(handoffAddress(to), {
       decide: (url) => decide({ url, kind: 'navigation', tab: { tabId, topUrl: url }, state: decisionState(w) }),
     });
     return page.ok && page.target.startsWith('https:') ? withoutFragment(page.target) : null;

@@ -64,12 +64,9 @@ export function plainHttpProxyPrefs(hosts: string[], proxy: string): Record<stri
   return { 'network.proxy.type': 2, 'network.proxy.autoconfig_url': `data:application/x-ns-proxy-autoconfig,${encodeURIComponent(pac)}` };
 }
 
-export interface FirefoxWithExtension {
+export interface FirefoxBrowser {
   /** The browser's own process: its content processes (the extension's among them) are below it. */
   pid: number;
-  extensionId: string;
-  /** `moz-extension://<uuid>`: the extension's pages, e.g. to message its background. */
-  extensionOrigin: string;
   /** Opens a tab, in the default user context or in one `createUserContext` made. */
   newTab(options?: { userContext?: string }): Promise<FirefoxTab>;
   /**
@@ -88,6 +85,12 @@ export interface FirefoxWithExtension {
   /** Reads a boolean preference of the running browser. */
   getPref(name: string): Promise<boolean>;
   close(): Promise<void>;
+}
+
+export interface FirefoxWithExtension extends FirefoxBrowser {
+  extensionId: string;
+  /** `moz-extension://<uuid>`: the extension's pages, e.g. to message its background. */
+  extensionOrigin: string;
 }
 
 /**
@@ -165,12 +168,32 @@ export async function launchFirefoxWithExtension(
   loopbackHosts: string[],
   options: { prefs?: Record<string, string | number | boolean> } = {},
 ): Promise<FirefoxWithExtension> {
+  const { browser, extension } = await launchFirefoxProfile(extensionDir, loopbackHosts, options);
+  return { ...browser, ...extension! };
+}
+
+/** The same browser and preferences with no extension: what a bench holds the extension against. */
+export async function launchFirefoxAlone(
+  loopbackHosts: string[],
+  options: { prefs?: Record<string, string | number | boolean> } = {},
+): Promise<FirefoxBrowser> {
+  return (await launchFirefoxProfile(null, loopbackHosts, options)).browser;
+}
+
+async function launchFirefoxProfile(
+  extensionDir: string | null,
+  loopbackHosts: string[],
+  options: { prefs?: Record<string, string | number | boolean> },
+): Promise<{ browser: FirefoxBrowser; extension: { extensionId: string; extensionOrigin: string } | null }> {
   requireBrowser('firefox');
-  const geckoId = (JSON.parse(readFileSync(join(extensionDir, 'manifest.json'), 'utf8')) as { browser_specific_settings: { gecko: { id: string } } })
-    .browser_specific_settings.gecko.id;
+  const geckoId =
+    extensionDir === null
+      ? null
+      : (JSON.parse(readFileSync(join(extensionDir, 'manifest.json'), 'utf8')) as { browser_specific_settings: { gecko: { id: string } } })
+          .browser_specific_settings.gecko.id;
   const uuid = randomUUID();
   const profile = mkdtempSync(join(tmpdir(), 'httpsify-firefox-profile-'));
-  writeFileSync(join(profile, 'user.js'), userJs({ ...testProfilePrefs(loopbackHosts, { [geckoId]: uuid }), ...options.prefs }));
+  writeFileSync(join(profile, 'user.js'), userJs({ ...testProfilePrefs(loopbackHosts, geckoId === null ? {} : { [geckoId]: uuid }), ...options.prefs }));
   // Since Firefox 153, BiDi navigates to moz-extension:// pages only with system access allowed.
   const child = spawn(FIREFOX, ['--headless', '--no-remote', '--remote-debugging-port=0', '--remote-allow-system-access', '--profile', profile], {
     // Own process group, so close() can end Firefox and its content processes together.
@@ -186,7 +209,10 @@ export async function launchFirefoxWithExtension(
     const endpoint = await waitForBidiEndpoint(child, 30_000);
     const bidi = await connectBidi(`${endpoint}/session`);
     await bidi.send('session.new', { capabilities: { alwaysMatch: { acceptInsecureCerts: true } } });
-    const { extension } = await bidi.send<{ extension: string }>('webExtension.install', { extensionData: { type: 'path', path: extensionDir } });
+    const extensionId =
+      extensionDir === null
+        ? null
+        : (await bidi.send<{ extension: string }>('webExtension.install', { extensionData: { type: 'path', path: extensionDir } })).extension;
     /** Evaluates in the browser window's own scope (allowed by --remote-allow-system-access). */
     const chromeScope = async (expression: string): Promise<string> => {
       const { contexts } = await bidi.send<{ contexts: { context: string }[] }>('browsingContext.getTree', { 'moz:scope': 'chrome' });
@@ -200,10 +226,8 @@ export async function launchFirefoxWithExtension(
       if (answer.type !== 'success') throw new Error(`${expression}: ${answer.exceptionDetails?.text}`);
       return String(answer.result?.value ?? '');
     };
-    return {
+    const browser: FirefoxBrowser = {
       pid: child.pid!,
-      extensionId: extension,
-      extensionOrigin: `moz-extension://${uuid}`,
       newTab: async (options = {}) => {
         const { context } = await bidi.send<{ context: string }>('browsingContext.create', { type: 'tab', ...options });
         const evaluate = async <T>(expression: string, options: { userActivation?: boolean } = {}): Promise<T> => {
@@ -274,6 +298,7 @@ export async function launchFirefoxWithExtension(
         await cleanUp();
       },
     };
+    return { browser, extension: extensionId === null ? null : { extensionId, extensionOrigin: `moz-extension://${uuid}` } };
   } catch (error) {
     await cleanUp();
     throw error;

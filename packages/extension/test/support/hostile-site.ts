@@ -150,6 +150,8 @@ export function hostileHandler(port: () => number): (req: IncomingMessage, res: 
       const forged = [
         `${ext}/ui/fallback.html?url=${encodeURIComponent(to)}&reason=timeout&ticket=${'0'.repeat(32)}`,
         `${ext}/ui/handoff.html#${to}`,
+        // The rules' own form, which the worker answers for top-level navigations it saw sent there.
+        `${ext}/ui/handoff.html?${to}`,
         `${ext}/ui/popup.html`,
         `${ext}/ui/options.html`,
       ];
