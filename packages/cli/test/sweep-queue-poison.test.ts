@@ -27,7 +27,7 @@ const answer = (j: SweepJob): SweepResult => ({
 });
 
 describe('sweep --queue worker: jobs BullMQ cannot parse', () => {
-  it('removes a planted job whose data or options are not JSON or are oversized, logging each once, and sweeps the rest', async () => {
+  it('removes a planted job whose fields are not JSON, of the wrong type or oversized, logging each once, and sweeps the rest', async () => {
     const name = 'poison';
     const queue = new Queue(name, { connection: redis.client });
     // Planted the way a client with access to Redis would: a real job, then its hash rewritten.
@@ -35,6 +35,16 @@ describe('sweep --queue worker: jobs BullMQ cannot parse', () => {
       'bad-data': ['data', '{not json'],
       'bad-opts': ['opts', '{not json'],
       huge: ['data', JSON.stringify({ ...job('huge'), pad: 'x'.repeat(MAX_JOB_FIELD_BYTES) })],
+      // Valid JSON of a type BullMQ cannot use: some throw while it takes the job, some pass
+      // into its scripts; all are removed unswept.
+      'opts-null': ['opts', 'null'],
+      'opts-number': ['opts', '5'],
+      'opts-array': ['opts', '[]'],
+      'parent-null': ['parent', 'null'],
+      'parent-number': ['parent', '1'],
+      'parent-empty': ['parent', '{}'],
+      'progress-null': ['progress', 'null'],
+      'progress-string': ['progress', '"x"'],
     };
     for (const [id, [field, value]] of Object.entries(planted)) {
       await queue.add('url', job(id), { jobId: id });
@@ -75,6 +85,14 @@ describe('sweep --queue worker: jobs BullMQ cannot parse', () => {
         'removed job bad-data from the queue: its data is not JSON; it cannot be swept',
         'removed job bad-opts from the queue: its options are not JSON; it cannot be swept',
         `removed job huge from the queue: its data is ${Buffer.byteLength(planted.huge?.[1] ?? '')} bytes; it cannot be swept`,
+        'removed job opts-array from the queue: its options are not a JSON object; it cannot be swept',
+        'removed job opts-null from the queue: its options are not a JSON object; it cannot be swept',
+        'removed job opts-number from the queue: its options are not a JSON object; it cannot be swept',
+        'removed job parent-empty from the queue: its parent is not a JSON object with an id and a queueKey; it cannot be swept',
+        'removed job parent-null from the queue: its parent is not a JSON object with an id and a queueKey; it cannot be swept',
+        'removed job parent-number from the queue: its parent is not a JSON object with an id and a queueKey; it cannot be swept',
+        'removed job progress-null from the queue: its progress is not a number or a JSON object; it cannot be swept',
+        'removed job progress-string from the queue: its progress is not a number or a JSON object; it cannot be swept',
       ]);
     } finally {
       await worker.close();

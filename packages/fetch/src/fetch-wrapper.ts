@@ -1,6 +1,6 @@
 import { fetch as undiciFetch, Headers, Request, type Dispatcher, type RequestInit, type Response } from 'undici';
 import { defaultRewriter } from './default-rewriter.js';
-import { checkOptions } from './options.js';
+import { snapshotOptions } from './options.js';
 import { checkPolicy, CREDENTIAL_HEADERS, credentialSite, isConnectionFailure, planRequest, type Policy, type Rewriter, type UpgradeReason } from './policy.js';
 
 export interface UpgradeEvent {
@@ -101,7 +101,7 @@ function toRequest(input: FetchInput, init: RequestInit): Request {
   });
 }
 
-/** Every option createHttpsifyFetch takes (checked when it is created: options.ts). */
+/** Every option createHttpsifyFetch takes (taken and checked when it is created: options.ts). */
 const FETCH_OPTIONS = [
   'policy',
   'rewriter',
@@ -114,8 +114,9 @@ const FETCH_OPTIONS = [
   'fetch',
 ] as const satisfies readonly (keyof HttpsifyFetchOptions)[];
 
-export function createHttpsifyFetch(options: HttpsifyFetchOptions = {}): (input: FetchInput, init?: RequestInit) => Promise<Response> {
-  checkOptions('createHttpsifyFetch', options, FETCH_OPTIONS);
+export function createHttpsifyFetch(given: HttpsifyFetchOptions = {}): (input: FetchInput, init?: RequestInit) => Promise<Response> {
+  // Read once and frozen: nothing below reads the caller's object again (options.ts).
+  const options = snapshotOptions<HttpsifyFetchOptions>('createHttpsifyFetch', given, FETCH_OPTIONS);
   // Only a left-out policy is the default one; null is refused like any other non-policy.
   const policy = checkPolicy(options.policy === undefined ? 'rules' : options.policy);
   const maxRedirects = options.maxRedirects ?? 20;

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { defaultRewriter } from './default-rewriter.js';
-import { checkOptions } from './options.js';
+import { snapshotOptions } from './options.js';
 import { checkPolicy, CREDENTIAL_HEADERS, credentialSite, isConnectionFailure, planRequest, type Policy, type Rewriter, type UpgradeReason } from './policy.js';
 
 /** What the interceptor tells `onUpgrade`; it sees one hop at a time, so it cannot tell redirects apart. */
@@ -59,7 +59,7 @@ function withoutCredentials(headers: DispatchHeaders): Record<string, string | s
   return out;
 }
 
-/** Every option httpsifyInterceptor takes (checked when it is created: options.ts). */
+/** Every option httpsifyInterceptor takes (taken and checked when it is created: options.ts). */
 const INTERCEPTOR_OPTIONS = [
   'policy',
   'rewriter',
@@ -79,8 +79,9 @@ const INTERCEPTOR_OPTIONS = [
  * When a ruleset moves a request to another host or port, its credentials are not sent there
  * (fetch itself drops them on a cross-origin redirect).
  */
-export function httpsifyInterceptor(options: HttpsifyInterceptorOptions = {}): Dispatcher.DispatcherComposeInterceptor {
-  checkOptions('httpsifyInterceptor', options, INTERCEPTOR_OPTIONS);
+export function httpsifyInterceptor(given: HttpsifyInterceptorOptions = {}): Dispatcher.DispatcherComposeInterceptor {
+  // Read once and frozen: nothing below reads the caller's object again (options.ts).
+  const options = snapshotOptions<HttpsifyInterceptorOptions>('httpsifyInterceptor', given, INTERCEPTOR_OPTIONS);
   const policy = checkPolicy(options.policy === undefined ? 'rules' : options.policy);
   let rewriter = options.rewriter ?? null;
   return (dispatch) => (opts, handler) => {

@@ -28,21 +28,40 @@ export const OPTION_RULES: Record<string, { check: Check; expected: string }> = 
 };
 
 /**
- * Checks the options object given to `what` when it is created, not on the first request: a
- * NaN `maxRedirects` would follow redirects for ever, a `rewriter` without rewrite() would fail
- * only later, and a misspelt key (`polcy: 'force'`) would silently leave the default policy.
- * Throws a TypeError naming the option and what it should be.
+ * Takes the options object given to `what` when it is created, once, into a frozen plain object,
+ * and checks that: a NaN `maxRedirects` would follow redirects for ever, a `rewriter` without
+ * rewrite() would fail only later, and a misspelt key (`polcy: 'force'`) would silently leave
+ * the default policy. Only the snapshot is used afterwards: options read live could differ from
+ * what was checked (a getter returning 5 then NaN, a Proxy, an inherited or non-enumerable key
+ * that Object.entries skips), so every own key is read once, from its descriptor; getters and
+ * inherited options are refused. Throws a TypeError naming the option and what it should be.
  */
-export function checkOptions(what: string, options: unknown, allowed: readonly string[]): void {
-  if (options === undefined) return;
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new TypeError(`@httpsify/fetch: ${what}: options must be an object`);
-  for (const [name, value] of Object.entries(options)) {
-    const rule = allowed.includes(name) ? OPTION_RULES[name] : undefined;
-    if (rule === undefined) throw new TypeError(`@httpsify/fetch: ${what}: unknown option ${JSON.stringify(name)}; known: ${allowed.join(', ')}`);
-    if (value !== undefined && !rule.check(value)) {
-      throw new TypeError(`@httpsify/fetch: ${what}: option ${name} must be ${rule.expected}, got ${describe(value)}`);
-    }
+export function snapshotOptions<T extends object>(what: string, options: unknown, allowed: readonly (keyof T & string)[]): Readonly<Partial<T>> {
+  const snapshot: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  if (options === undefined) return Object.freeze(snapshot) as Partial<T>;
+  const refuse = (why: string): never => {
+    throw new TypeError(`@httpsify/fetch: ${what}: ${why}`);
+  };
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) refuse('options must be an object');
+  const given = options as object;
+  const known = allowed as readonly string[];
+  for (const key of Reflect.ownKeys(given)) {
+    const name = typeof key === 'string' ? key : String(key);
+    if (typeof key !== 'string' || !known.includes(key) || OPTION_RULES[key] === undefined)
+      refuse(`unknown option ${JSON.stringify(name)}; known: ${known.join(', ')}`);
+    const descriptor = Reflect.getOwnPropertyDescriptor(given, key);
+    if (descriptor === undefined) continue; // A Proxy listing a key it then denies: not an option.
+    if (!('value' in descriptor)) refuse(`option ${name} must be a plain value, not a getter or setter`);
+    snapshot[name] = descriptor.value;
   }
+  // An option from the prototype chain is not the caller's own: refused, not silently dropped.
+  for (const name of known)
+    if (!(name in snapshot) && name in given) refuse(`option ${name} must be an own property of the options object (it is inherited or hidden)`);
+  for (const [name, value] of Object.entries(snapshot)) {
+    const rule = OPTION_RULES[name] as { check: Check; expected: string };
+    if (value !== undefined && !rule.check(value)) refuse(`option ${name} must be ${rule.expected}, got ${describe(value)}`);
+  }
+  return Object.freeze(snapshot) as Partial<T>;
 }
 
 function describe(value: unknown): string {

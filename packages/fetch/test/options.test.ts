@@ -63,6 +63,84 @@ describe('createHttpsifyFetch checks its options when it is created', () => {
   });
 });
 
+describe('options are read once, into a snapshot, and only the snapshot is used', () => {
+  // Each shape once passed the check (Object.entries sees none of it) and then gave an unbounded
+  // maxRedirects when read again per request.
+  const bypasses: [string, () => unknown, RegExp][] = [
+    [
+      'an inherited NaN',
+      () => Object.assign(Object.create({ maxRedirects: NaN }) as object, { rewriter: noRules }),
+      /option maxRedirects must be an own property/,
+    ],
+    [
+      'an inherited Infinity',
+      () => Object.assign(Object.create({ maxRedirects: Infinity }) as object, { rewriter: noRules }),
+      /option maxRedirects must be an own property/,
+    ],
+    [
+      'a non-enumerable NaN',
+      () => Object.defineProperty({ rewriter: noRules }, 'maxRedirects', { value: NaN, enumerable: false }),
+      /option maxRedirects must be an integer from 0 to 100, got NaN/,
+    ],
+    [
+      'a getter',
+      () => ({
+        rewriter: noRules,
+        get maxRedirects() {
+          return 5;
+        },
+      }),
+      /option maxRedirects must be a plain value, not a getter/,
+    ],
+    [
+      'a Proxy hiding a key',
+      () => new Proxy({ rewriter: noRules, maxRedirects: NaN }, { ownKeys: () => ['rewriter'] }),
+      /option maxRedirects must be an own property/,
+    ],
+    ['a symbol key', () => ({ rewriter: noRules, [Symbol('maxRedirects')]: NaN }), /unknown option "Symbol\(maxRedirects\)"/],
+  ];
+  for (const [what, make, message] of bypasses) {
+    it(`refuses ${what}, and sends nothing`, () => {
+      const loop = redirectLoop();
+      const options = Object.assign(make() as object, { fetch: loop.send });
+      expect(() => createHttpsifyFetch(options as never)).toThrow(TypeError);
+      expect(() => createHttpsifyFetch(options as never)).toThrow(message);
+      expect(loop.hops()).toBe(0);
+    });
+  }
+
+  it("uses what was checked, whatever the caller's object says later", async () => {
+    const loop = redirectLoop();
+    const upgraded: string[] = [];
+    const options: Record<string, unknown> = {
+      policy: 'force',
+      rewriter: noRules,
+      fetch: loop.send,
+      maxRedirects: 0,
+      onUpgrade: (e: { from: string }) => upgraded.push(e.from),
+    };
+    const f = createHttpsifyFetch(options as never);
+    // Read per request before the snapshot: these would have been used, unchecked.
+    options.onUpgrade = 'not a function';
+    options.dispatcher = {};
+    options.allowHttpFallbackWithBody = 'yes';
+    await expect(f('http://loop.test/')).rejects.toThrow('more than 0 redirects');
+    expect(upgraded).toEqual(['http://loop.test/']);
+    expect(loop.hops()).toBe(1);
+  });
+
+  it('the interceptor refuses the same shapes', () => {
+    expect(() => httpsifyInterceptor(Object.create({ onUpgrade: 1 }) as never)).toThrow(/option onUpgrade must be an own property/);
+    expect(() =>
+      httpsifyInterceptor({
+        get allowHttpFallbackWithBody() {
+          return true;
+        },
+      } as never),
+    ).toThrow(/must be a plain value, not a getter/);
+  });
+});
+
 describe('httpsifyInterceptor checks its options when it is created', () => {
   it('refuses a rewriter without rewrite(), an option only fetch takes, and a misspelt one', () => {
     expect(() => httpsifyInterceptor({ rewriter: {} } as never)).toThrow(/httpsifyInterceptor: option rewriter must be an object with a rewrite\(url\) method/);

@@ -21,7 +21,14 @@ function isArchive(file: string): boolean {
     throw new Error(`${file}: cannot read: ${(err as Error).message}`);
   }
   try {
-    return archiveKind(head.subarray(0, readSync(fd, head, 0, head.length, 0))) !== null;
+    let read: number;
+    try {
+      read = readSync(fd, head, 0, head.length, 0);
+    } catch (err) {
+      // A regular file can still fail to read (EIO from /proc/self/mem): named like the others.
+      throw new Error(`${file}: cannot read: ${(err as Error).message}`);
+    }
+    return archiveKind(head.subarray(0, read)) !== null;
   } finally {
     closeSync(fd);
   }

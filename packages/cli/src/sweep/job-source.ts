@@ -1,9 +1,8 @@
 import { createEngine, type Engine, type Ruleset } from '@httpsify/engine';
 import { rulesetCoverage } from '@httpsify/engine/authoring';
 import { parseRulesetXml } from '@httpsify/engine/parse';
-import { decodeUtf8, LIBRARY_LIMITS, NotUtf8 } from '@httpsify/engine/library';
+import { archiveKind, decodeUtf8, LIBRARY_LIMITS, LibraryRefused, NotUtf8, readArchive } from '@httpsify/engine/library';
 import { isBundle, isRulesetDirectory, listRulesetFiles, readRegularFile } from '@httpsify/engine/node';
-import { readTarEntries } from './tar-archive.js';
 import type { SweepJob } from './verdicts.js';
 
 /** default_off values the sweep writes; only rulesets it turned off does it turn back on. */
@@ -27,10 +26,11 @@ export function readRulesetsFile(path: string): Buffer {
 
 /**
  * The rulesets of a library one at a time, so a sweep never holds them all: a directory's files
- * are parsed as they come, a bundle's rulesets decoded by id, a tar archive read entry by entry.
+ * are parsed as they come, a bundle's rulesets decoded by id. An archive (.zip, .tar, .tar.gz,
+ * told by its bytes) goes through the library reader every verb shares, within LIBRARY_LIMITS.
  * Files are read through the rulesets' door (regular files, bounded, strict UTF-8); a file of a
  * directory or archive that cannot be used is reported and left out, a path given that cannot
- * be read is an error naming it.
+ * be read, or an archive past the library's limits, is an error naming it.
  */
 export async function* libraryRulesets(paths: readonly string[], onBad: (message: string) => void): AsyncGenerator<Ruleset> {
   const parseOne = (bytes: Uint8Array, file: string): Ruleset | null => {
@@ -59,23 +59,41 @@ export async function* libraryRulesets(paths: readonly string[], onBad: (message
         const r = parseOne(bytes, file);
         if (r !== null) yield r;
       }
-    } else if (/\.(tar|tar\.gz|tgz)$/i.test(path)) {
-      for await (const entry of readTarEntries(path)) {
-        if (!entry.name.endsWith('.xml')) continue;
-        const r = parseOne(entry.bytes, `${path}:${entry.name}`);
-        if (r !== null) yield r;
-      }
     } else {
       const bytes = readRulesetsFile(path);
       if (isBundle(bytes)) {
         const { loadBundle } = await import('@httpsify/engine');
         const engine = loadBundle(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
         for (let id = 0; id < engine.rulesetCount; id++) yield engine.ruleset(id);
+      } else if (archiveKind(bytes) !== null) {
+        yield* archiveRulesets(path, bytes, onBad);
       } else {
         const r = parseOne(bytes, path);
         if (r !== null) yield r;
       }
     }
+  }
+}
+
+/**
+ * An archive's rulesets, read as `rewrite --rules` and `check` read it (one reader, one set of
+ * limits): an entry past them is reported by archive and entry and left out, an archive past
+ * them is an error naming it.
+ */
+function* archiveRulesets(path: string, bytes: Uint8Array, onBad: (message: string) => void): Generator<Ruleset> {
+  let contents;
+  try {
+    contents = readArchive(bytes, LIBRARY_LIMITS);
+  } catch (err) {
+    if (err instanceof LibraryRefused) throw new Error(`${path}: ${err.message}`);
+    throw err;
+  }
+  for (const p of contents.problems) onBad(`${path}/${p.file}:${Math.max(1, p.line)}:1: ${p.message}`);
+  const entries = [...contents.files].sort((a, b) => (a.path.normalize('NFC') < b.path.normalize('NFC') ? -1 : 1));
+  for (const f of entries) {
+    const parsed = parseRulesetXml(f.text, `${path}/${f.path}`);
+    for (const d of parsed.diagnostics) if (d.severity === 'error') onBad(`${d.file}:${d.line}:${d.column}: ${d.message}`);
+    if (parsed.ruleset !== null) yield parsed.ruleset;
   }
 }
 

@@ -67,7 +67,8 @@ export async function writeBack(
   const confirmed = previous !== null && previous.finishedAt + confirmAfterMs <= current.startedAt;
   const before = new Map((previous?.rulesets ?? []).map((h) => [h.file, h]));
   for (const h of current.rulesets) {
-    if (!h.file.endsWith('.xml') || h.file.includes('.tar')) continue;
+    // Rulesets read from an archive (shown as ARCHIVE/ENTRY.xml) are not written back into it.
+    if (!h.file.endsWith('.xml') || /\.(tar|tgz|zip)(\.gz)?\//i.test(h.file) || h.file.includes('.tar')) continue;
     if (!inLibrary(h.file, library)) {
       out.errors.push(`${h.file}: not a file of the swept library, left unchanged`);
       continue;

@@ -57,13 +57,38 @@ export async function poisonedBecause(redis: Redis, jobKey: string): Promise<str
   for (const [i, field] of PARSED_FIELDS.entries()) {
     const text = values[i];
     if (text === null || text === undefined) continue;
+    let value: unknown;
     try {
-      JSON.parse(text);
+      value = JSON.parse(text);
     } catch {
       return `${FIELD_WORDS[field]} not JSON`;
     }
+    const wrong = wrongShape(field, value);
+    if (wrong !== null) return `${FIELD_WORDS[field]} ${wrong}`;
   }
   return null;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * What BullMQ needs of a parsed field beyond being JSON, or null when it has it. Valid JSON of
+ * the wrong type (options `null`, a parent `1`) throws inside BullMQ just as bad JSON does, or
+ * reaches its Lua scripts, which index into it: such a job is removed like an unparsable one.
+ * The data is checked later, by trustedJob, where a bad one fails as not a sweep job.
+ */
+function wrongShape(field: (typeof PARSED_FIELDS)[number], value: unknown): string | null {
+  switch (field) {
+    case 'opts':
+      return isObject(value) ? null : 'not a JSON object';
+    case 'parent':
+      // The shape BullMQ writes for a child job: its parent's id and queue key.
+      return isObject(value) && typeof value.id === 'string' && typeof value.queueKey === 'string' ? null : 'not a JSON object with an id and a queueKey';
+    case 'progress':
+      return (typeof value === 'number' && Number.isFinite(value)) || isObject(value) ? null : 'not a number or a JSON object';
+    default:
+      return null;
+  }
 }
 
 /**
@@ -78,12 +103,13 @@ export async function poisonedBecause(redis: Redis, jobKey: string): Promise<str
  * with BullMQ's own removal (after dropping its lock, which no one can be using). Removed, not
  * failed: the coordinator puts failed jobs back, and this one would fail again for ever; if it
  * was one of the coordinator's own, the coordinator re-adds it from its library when the queue
- * runs dry without its result.
+ * runs dry without its result. With `only`, just that job: one the processor found poisoned
+ * (valid JSON of the wrong type passes BullMQ's take), whose lock it holds and gives up.
  */
-async function removePoisonedJobs(redis: Redis, queue: Queue, queueName: string): Promise<{ id: string; why: string }[]> {
+async function removePoisonedJobs(redis: Redis, queue: Queue, queueName: string, only?: string): Promise<{ id: string; why: string }[]> {
   const prefix = `bull:${queueName}`;
   const removed: { id: string; why: string }[] = [];
-  for (const id of await redis.lrange(`${prefix}:active`, 0, 999)) {
+  for (const id of only !== undefined ? [only] : await redis.lrange(`${prefix}:active`, 0, 999)) {
     const why = await poisonedBecause(redis, `${prefix}:${id}`);
     if (why === null) continue;
     await redis.del(`${prefix}:${id}:lock`);
@@ -125,22 +151,25 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   // Jobs this worker removed (the latest ones), so an error about one is not logged again.
   const removedIds = new Set<string>();
   let lastRemovalAt = -Infinity;
+  const noteRemoved = (removed: readonly { id: string; why: string }[]): void => {
+    for (const { id: jobId, why } of removed) {
+      log(`removed job ${shownId(jobId)} from the queue: ${why}; it cannot be swept`);
+      removedIds.add(jobId);
+      lastRemovalAt = Date.now();
+      if (removedIds.size > 1000) removedIds.delete(removedIds.values().next().value as string);
+    }
+  };
   // One check at a time, after each error: any of them may come from a poisoned job (BullMQ
   // reports one it took along with finishing another as that other job's "Missing lock").
   let checking: Promise<unknown> = Promise.resolve();
-  const checkActive = (): Promise<number> => {
+  const checkActive = (only?: string): Promise<number> => {
     const run = checking.then(
-      () => removePoisonedJobs(redis, janitor, options.queueName),
-      () => removePoisonedJobs(redis, janitor, options.queueName),
+      () => removePoisonedJobs(redis, janitor, options.queueName, only),
+      () => removePoisonedJobs(redis, janitor, options.queueName, only),
     );
     checking = run;
     return run.then((removed) => {
-      for (const { id: jobId, why } of removed) {
-        log(`removed job ${shownId(jobId)} from the queue: ${why}; it cannot be swept`);
-        removedIds.add(jobId);
-        lastRemovalAt = Date.now();
-        if (removedIds.size > 1000) removedIds.delete(removedIds.values().next().value as string);
-      }
+      noteRemoved(removed);
       return removed.length;
     });
   };
@@ -149,7 +178,14 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const worker = new BoundedWorker(
     options.queueName,
     async (job) => {
-      // A job is read from Redis like anything else there: checked before it is swept.
+      // A job is read from Redis like anything else there: checked before it is swept. Fields
+      // of the wrong type that BullMQ let through (options `5`, a parent `1`) would make its
+      // finishing script fail with the job still active: such a job is removed here, unswept.
+      // In turn with the checks after errors, so a job is removed, and logged, once.
+      if (job.id !== undefined && (await poisonedBecause(redis, `bull:${options.queueName}:${job.id}`)) !== null) {
+        await checkActive(job.id);
+        return 0;
+      }
       const data = trustedJob(job.data);
       if (data === null) throw new Error(`job ${job.id ?? '?'} is not a sweep job; not swept`);
       const result = await options.check(data);
@@ -170,12 +206,15 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     checkActive().then(
       () => {
         // Logged once, as the removal: an error a poisoned job causes is not logged again.
-        // Only a refused job's own error names it; BullMQ's others (a SyntaxError for its
-        // options, "Missing lock" for the job it was finishing) are matched to a recent removal.
+        // Only a refused job's own error names it; BullMQ's others (a SyntaxError or TypeError
+        // for its options, "Missing lock" for the job it was finishing) are matched to a recent removal.
         const explained =
           err instanceof UnparsableJob
             ? removedIds.has(err.jobId)
-            : (err instanceof SyntaxError || err.message.startsWith('Missing lock for job')) && Date.now() - lastRemovalAt < 10_000;
+            : ((err instanceof SyntaxError || err instanceof TypeError || err.message.startsWith('Missing lock for job')) &&
+                Date.now() - lastRemovalAt < 10_000) ||
+              // BullMQ finishing a job the processor removed as poisoned.
+              [...removedIds].some((r) => err.message.startsWith(`Missing key for job ${r}.`));
         if (!explained) log(err.message);
       },
       (checkErr: Error) => log(`${err.message} (and checking the active jobs failed: ${checkErr.message})`),
