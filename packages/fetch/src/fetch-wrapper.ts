@@ -1,4 +1,4 @@
-import { fetch as undiciFetch, Headers, Request, type Dispatcher, type RequestInit, type Response } from 'undici';
+import { fetch as undiciFetch, Headers, Request, Response, type Dispatcher, type RequestInit } from 'undici';
 import { defaultRewriter } from './default-rewriter.js';
 import { snapshotOptions } from './options.js';
 import { checkPolicy, CREDENTIAL_HEADERS, credentialSite, isConnectionFailure, planRequest, type Policy, type Rewriter, type UpgradeReason } from './policy.js';
@@ -86,7 +86,9 @@ export type FetchInput = string | URL | Request | globalThis.Request;
 
 /** A Request of this package's undici, also from a Request of Node's own (bundled) undici. */
 function toRequest(input: FetchInput, init: RequestInit): Request {
-  if (typeof input === 'string' || input instanceof URL || input instanceof Request) return new Request(input, init);
+  // Without the signal: a Request follows it with a listener of its own that stays as long as
+  // the signal lives; the wrapper reads the caller's signal itself and passes it on per try.
+  if (typeof input === 'string' || input instanceof URL || input instanceof Request) return new Request(input, { ...init, signal: null });
   const foreign = input;
   const headers: [string, string][] = [];
   foreign.headers.forEach((value, name) => headers.push([name, value]));
@@ -95,9 +97,9 @@ function toRequest(input: FetchInput, init: RequestInit): Request {
     headers,
     body: foreign.body as RequestInit['body'],
     redirect: foreign.redirect,
-    signal: foreign.signal as RequestInit['signal'],
     ...(foreign.body !== null ? { duplex: 'half' as const } : {}),
     ...init,
+    signal: null,
   });
 }
 
@@ -218,10 +220,51 @@ async function attemptWithDeadline(send: typeof undiciFetch, url: string, init: 
   const onAbort = (): void => controller.abort(signal?.reason);
   if (signal?.aborted === true) controller.abort(signal.reason);
   signal?.addEventListener('abort', onAbort, { once: true });
+  // The caller's abort must reach the body until it is read; then our listener goes (one per
+  // try, never removed, piled up on a long-lived signal such as a process-wide shutdown).
+  const release = (): void => signal?.removeEventListener('abort', onAbort);
   const timer = setTimeout(() => controller.abort(Object.assign(new Error(`no answer within ${ms} ms`), { code: 'HTTPSIFY_TRY_TIMEOUT' })), ms);
+  let response: Response;
   try {
-    return await send(url, { ...init, signal: controller.signal });
+    response = await send(url, { ...init, signal: controller.signal });
+  } catch (err) {
+    release();
+    throw err;
   } finally {
     clearTimeout(timer);
   }
+  if (signal === undefined) return response;
+  if (response.body === null) {
+    release();
+    return response;
+  }
+  return releasingWhenRead(response, release);
+}
+
+/** The same response, calling `release` once its body is read to the end, fails or is cancelled. */
+function releasingWhenRead(response: Response, release: () => void): Response {
+  const source = (response.body as ReadableStream<Uint8Array>).getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(out) {
+      try {
+        const { done, value } = await source.read();
+        if (done) {
+          release();
+          out.close();
+        } else out.enqueue(value);
+      } catch (err) {
+        release();
+        out.error(err);
+      }
+    },
+    cancel(reason) {
+      release();
+      return source.cancel(reason);
+    },
+  });
+  const init = { status: response.status, statusText: response.statusText, headers: response.headers };
+  // Node's web stream and undici's body types are one class at run time, two in the typings.
+  const wrapped = new Response(body as unknown as ConstructorParameters<typeof Response>[0], init);
+  Object.defineProperty(wrapped, 'url', { value: response.url });
+  return wrapped;
 }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { lookup as dnsLookup } from 'node:dns';
+import { getEventListeners } from 'node:events';
 import { createEngine, type Ruleset } from '@httpsify/engine';
 import { parseRulesetXml } from '@httpsify/engine/parse';
 import { Agent, fetch as undiciFetch } from 'undici';
@@ -81,6 +82,17 @@ describe('createHttpsifyFetch', () => {
     const manual = await f(`http://good.test:${dual.port}/to-http`, { redirect: 'manual' });
     expect(manual.status).toBe(302);
     expect(manual.headers.get('location')).toBe(`http://good.test:${dual.port}/target`);
+  });
+
+  it("prefer: adds no listener of its own to the caller's signal, however many requests share it", async () => {
+    const f = createHttpsifyFetch({ policy: 'prefer', rewriter: rules(), dispatcher: agent });
+    const shared = new AbortController().signal;
+    for (let i = 0; i < 20; i++) expect(await (await f(`http://other.test:${dual.port}/n${i}`, { signal: shared })).text()).toBe(`https other.test /n${i}`);
+    expect(getEventListeners(shared, 'abort')).toHaveLength(0);
+    // Still honoured: aborted, a request fails at once.
+    const ctl = new AbortController();
+    ctl.abort(new Error('stop'));
+    await expect(f(`http://other.test:${dual.port}/x`, { signal: ctl.signal })).rejects.toThrow();
   });
 
   it('prefer: tries HTTPS for hosts no ruleset covers, and falls back to http:// when HTTPS cannot connect', async () => {
