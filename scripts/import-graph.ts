@@ -22,7 +22,8 @@ export interface FolderArrow {
 export type FolderOf = (file: string) => string;
 
 /** The first path segment: `dnr/rules.ts` is in `dnr` (a file at the root is in `.`). */
-export const topFolder: FolderOf = (file) => (file.includes('/') ? file.slice(0, file.indexOf('/')) : '.');
+export const topFolder: FolderOf = (file) =>
+  file.includes('/') ? file.slice(0, file.indexOf('/')) : '.';
 
 /** As `topFolder`, but each page of `ui/` (and `ui/shared`) is a folder of its own. */
 export const uiPageFolder: FolderOf = (file) => {

@@ -12,7 +12,9 @@ const percentile = (values: number[], p: number): number => {
 const web = await startLocalWeb({ certCache: 2000 });
 process.stdout.write(`${JSON.stringify({ cliArgs: web.cliArgs })}\n`);
 process.on('SIGTERM', () => {
-  process.stderr.write(`local web served ${web.served.http} http and ${web.served.https} https requests\n`);
+  process.stderr.write(
+    `local web served ${web.served.http} http and ${web.served.https} https requests\n`,
+  );
   const { peakOpen, minGapMs, opened } = web.connections;
   const stats = {
     hosts: peakOpen.size,

@@ -36,11 +36,13 @@ function cpuOf(args: string[], ticksPerSecond: number): number {
   return childrenCpuMs(ticksPerSecond) - before;
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const median = (xs: number[]): number =>
+  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 export function oneShotFigure(runs = 21): OneShotFigure | null {
   if (!existsSync('/proc/self/stat')) return null;
-  const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  const ticksPerSecond =
+    Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
   const cli = [bin, 'rewrite', 'http://www.eff.org/'];
   const node = ['-e', ''];
   cpuOf(cli, ticksPerSecond); // warm-up: the file cache

@@ -4,7 +4,11 @@ import { appendFileSync } from 'node:fs';
 
 const file = process.env.SWEEP_BENCH_RSS;
 if (file) {
-  const role = process.argv.includes('--worker') ? 'worker' : process.argv.includes('--queue') ? 'coordinator' : 'embedded';
+  const role = process.argv.includes('--worker')
+    ? 'worker'
+    : process.argv.includes('--queue')
+      ? 'coordinator'
+      : 'embedded';
   process.on('exit', () =>
     appendFileSync(
       file,

@@ -58,7 +58,11 @@ interface WebStats {
 
 /** A local web in its own process: the CLI options that reach it, and its counts when stopped. */
 async function startWebProcess(): Promise<{ cliArgs: string[]; stop: () => Promise<WebStats> }> {
-  const web = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, 'local-web-process.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const web = spawn(
+    process.execPath,
+    ['--import', 'tsx', resolve(import.meta.dirname, 'local-web-process.ts')],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const lines = createInterface({ input: web.stdout! })[Symbol.asyncIterator]();
   const first = await lines.next();
   const { cliArgs } = JSON.parse(String(first.value)) as { cliArgs: string[] };
@@ -82,7 +86,10 @@ const POLITE_DELAY_MS = 100;
 function writePoliteLibrary(dir: string): void {
   for (let h = 0; h < POLITE_HOSTS; h++) {
     const host = `p${h}.good.test`;
-    const tests = Array.from({ length: POLITE_URLS }, (_, i) => `\t<test url="http://${host}/page${i}" />\n`).join('');
+    const tests = Array.from(
+      { length: POLITE_URLS },
+      (_, i) => `\t<test url="http://${host}/page${i}" />\n`,
+    ).join('');
     writeFileSync(
       join(dir, `${host}.xml`),
       `<ruleset name="${host}">\n\t<target host="${host}" />\n${tests}\t<rule from="^http:" to="https:" />\n</ruleset>\n`,
@@ -95,7 +102,17 @@ async function politeness(workers: number): Promise<WebStats> {
   mkdirSync(lib);
   writePoliteLibrary(lib);
   const web = await startWebProcess();
-  const options = ['--per-host', String(POLITE_PER_HOST), '--per-host-delay', String(POLITE_DELAY_MS), '--rate', '0', '--concurrency', '16', ...web.cliArgs];
+  const options = [
+    '--per-host',
+    String(POLITE_PER_HOST),
+    '--per-host-delay',
+    String(POLITE_DELAY_MS),
+    '--rate',
+    '0',
+    '--concurrency',
+    '16',
+    ...web.cliArgs,
+  ];
   if (workers === 0) {
     await exited(run([lib, ...options, '--out', join(root, `polite-${workers}`)]));
   } else {
@@ -110,7 +127,8 @@ async function politeness(workers: number): Promise<WebStats> {
   return web.stop();
 }
 
-const exited = (c: ChildProcess): Promise<number | null> => new Promise((res) => (c.exitCode !== null ? res(c.exitCode) : c.once('exit', res)));
+const exited = (c: ChildProcess): Promise<number | null> =>
+  new Promise((res) => (c.exitCode !== null ? res(c.exitCode) : c.once('exit', res)));
 
 async function main(): Promise<void> {
   const lib = join(root, 'lib');
@@ -125,10 +143,24 @@ async function main(): Promise<void> {
     queueLib,
     Array.from({ length: QUEUE_HOSTS }, (_, i) => hostName(i)),
   );
-  const web = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, 'local-web-process.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const web = spawn(
+    process.execPath,
+    ['--import', 'tsx', resolve(import.meta.dirname, 'local-web-process.ts')],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const first = await createInterface({ input: web.stdout! })[Symbol.asyncIterator]().next();
   const { cliArgs } = JSON.parse(String(first.value)) as { cliArgs: string[] };
-  const options = ['--per-host-delay', '0', '--rate', '0', '--timeout', '10000', '--concurrency', '64', ...cliArgs];
+  const options = [
+    '--per-host-delay',
+    '0',
+    '--rate',
+    '0',
+    '--timeout',
+    '10000',
+    '--concurrency',
+    '64',
+    ...cliArgs,
+  ];
 
   let webCpu = cpuMsOf(web.pid);
   let t = Date.now();
@@ -140,7 +172,9 @@ async function main(): Promise<void> {
 
   const redis = await startRedis();
   const q = ['--queue', redis.url, '--queue-name', 'bench'];
-  const workers = Array.from({ length: WORKERS }, () => run([queueLib, ...options, ...q, '--worker']));
+  const workers = Array.from({ length: WORKERS }, () =>
+    run([queueLib, ...options, ...q, '--worker']),
+  );
   t = Date.now();
   const coordinator = run([queueLib, ...options, ...q, '--out', join(root, 'queued')]);
   await exited(coordinator);
@@ -160,14 +194,20 @@ async function main(): Promise<void> {
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l) as { role: string; maxRssKb: number; cpuMs: number });
-  const cpu = (role: string): number => rss.filter((r) => r.role === role).reduce((a, r) => a + r.cpuMs, 0);
+  const cpu = (role: string): number =>
+    rss.filter((r) => r.role === role).reduce((a, r) => a + r.cpuMs, 0);
   const perUrl = (ms: number, n: number): string => `${(ms / n).toFixed(2)} ms`;
-  const peak = (role: string): string => `${(Math.max(...rss.filter((r) => r.role === role).map((r) => r.maxRssKb)) / 1024).toFixed(0)} MB`;
-  console.log(`sweep bench: ${HOSTS} hosts embedded, ${QUEUE_HOSTS} queued (one ruleset and one URL each), local web in its own process`);
+  const peak = (role: string): string =>
+    `${(Math.max(...rss.filter((r) => r.role === role).map((r) => r.maxRssKb)) / 1024).toFixed(0)} MB`;
+  console.log(
+    `sweep bench: ${HOSTS} hosts embedded, ${QUEUE_HOSTS} queued (one ruleset and one URL each), local web in its own process`,
+  );
   console.log(
     `  embedded:              ${count('embedded')} results in ${embeddedSeconds.toFixed(1)} s = ${(count('embedded') / embeddedSeconds).toFixed(0)} URLs/s, peak RSS ${peak('embedded')}`,
   );
-  console.log(`    CPU per URL: sweeper ${perUrl(cpu('embedded'), count('embedded'))}, local web ${perUrl(webCpuEmbedded, count('embedded'))}`);
+  console.log(
+    `    CPU per URL: sweeper ${perUrl(cpu('embedded'), count('embedded'))}, local web ${perUrl(webCpuEmbedded, count('embedded'))}`,
+  );
   console.log(
     `  1 coordinator + ${WORKERS} workers: ${count('queued')} results in ${queuedSeconds.toFixed(1)} s = ${(count('queued') / queuedSeconds).toFixed(0)} URLs/s, peak RSS coordinator ${peak('coordinator')}, worker ${peak('worker')}`,
   );

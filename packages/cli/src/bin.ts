@@ -12,7 +12,9 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 const program = new Command();
 program
   .name('httpsify')
-  .description('Keep web traffic on HTTPS: rewrite URLs with HTTPS Everywhere-format rulesets, and tools for ruleset authors')
+  .description(
+    'Keep web traffic on HTTPS: rewrite URLs with HTTPS Everywhere-format rulesets, and tools for ruleset authors',
+  )
   .version('0.1.0')
   // Exit statuses: 0 done, 1 done but problems found, 2 could not run (usage errors, whether
   // commander or a command finds them, and unreadable or unusable input). Inherited by every

@@ -5,9 +5,11 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const bin = resolve(__dirname, '../dist/bin.js');
-const run = (args: string[], cwd: string) => spawnSync(process.execPath, [bin, ...args], { cwd, encoding: 'utf8' });
+const run = (args: string[], cwd: string) =>
+  spawnSync(process.execPath, [bin, ...args], { cwd, encoding: 'utf8' });
 
-const NOTICE = 'httpsify: note: check --fix now writes the fixes to the files, as ESLint does; --fix-dry-run prints the diff only\n';
+const NOTICE =
+  'httpsify: note: check --fix now writes the fixes to the files, as ESLint does; --fix-dry-run prints the diff only\n';
 // Dot: the unescaped dots are fixable (escape-dot), the $1 without a group (to-missing-group,
 // an error) is not. Fine: only its dot (a warning) to fix, then clean.
 const DOT =
@@ -60,7 +62,9 @@ describe('check --fix writes, as ESLint', () => {
     const sarif = run(['check', 'rules', '--fix', '-f', 'sarif', '-o', 'out/check.sarif'], dir);
     expect([sarif.status, sarif.stdout, read(dir, 'Dot.xml')]).toEqual([1, '', DOT_FIXED]);
     const log = JSON.parse(readFileSync(join(dir, 'out', 'check.sarif'), 'utf8'));
-    expect(log.runs[0].results.map((r: { ruleId: string }) => r.ruleId)).toEqual(['to-missing-group']);
+    expect(log.runs[0].results.map((r: { ruleId: string }) => r.ruleId)).toEqual([
+      'to-missing-group',
+    ]);
     const again = project({ 'Dot.xml': DOT });
     const json = JSON.parse(run(['check', 'rules', '--fix', '-f', 'json'], again).stdout);
     expect(json).toMatchObject({ errors: 1, warnings: 0, counts: { 'to-missing-group': 1 } });
@@ -69,7 +73,9 @@ describe('check --fix writes, as ESLint', () => {
       changed: [
         {
           file: 'rules/Dot.xml',
-          fixes: [{ code: 'escape-dot', line: 3, message: expect.stringContaining('escape the "."') }],
+          fixes: [
+            { code: 'escape-dot', line: 3, message: expect.stringContaining('escape the "."') },
+          ],
           diff: expect.stringContaining('+++ b/rules/Dot.xml'),
         },
       ],
@@ -82,11 +88,17 @@ describe('check --fix writes, as ESLint', () => {
     const dir = project({ 'Dot.xml': DOT, 'Fine.xml': FINE });
     const dry = run(['check', 'rules', '--fix-dry-run'], dir);
     expect([dry.status, read(dir, 'Dot.xml'), read(dir, 'Fine.xml')]).toEqual([1, DOT, FINE]);
-    expect(dry.stdout).toMatch(/^=+\n--- a\/rules\/Dot\.xml\n\+\+\+ b\/rules\/Dot\.xml\n@@ -1,4 \+1,4 @@\n/);
+    expect(dry.stdout).toMatch(
+      /^=+\n--- a\/rules\/Dot\.xml\n\+\+\+ b\/rules\/Dot\.xml\n@@ -1,4 \+1,4 @@\n/,
+    );
     expect(dry.stdout).toContain('+++ b/rules/Fine.xml\n');
     expect(dry.stderr).toBe('2 files: 2 fixes in 2 files (--fix writes them)\n');
     const toFile = run(['check', 'rules', '--fix-dry-run', '-o', 'fix.patch'], dir);
-    expect([toFile.status, toFile.stdout, readFileSync(join(dir, 'fix.patch'), 'utf8')]).toEqual([1, '', dry.stdout]);
+    expect([toFile.status, toFile.stdout, readFileSync(join(dir, 'fix.patch'), 'utf8')]).toEqual([
+      1,
+      '',
+      dry.stdout,
+    ]);
     // The patch is what --fix writes.
     expect(spawnSync('git', ['apply', 'fix.patch'], { cwd: dir }).status).toBe(0);
     expect([read(dir, 'Dot.xml'), read(dir, 'Fine.xml')]).toEqual([DOT_FIXED, FINE_FIXED]);
@@ -97,11 +109,23 @@ describe('check --fix writes, as ESLint', () => {
   it('contradictory fix options are usage errors, and nothing is written', () => {
     const dir = project({ 'Fine.xml': FINE });
     const cases: [string[], string][] = [
-      [['--fix', '--fix-dry-run'], '--fix writes the fixes and --fix-dry-run only prints them: give one of the two'],
-      [['--fix-dry-run', '--write'], '--fix-dry-run writes nothing: leave out --write (or use --fix, which writes)'],
+      [
+        ['--fix', '--fix-dry-run'],
+        '--fix writes the fixes and --fix-dry-run only prints them: give one of the two',
+      ],
+      [
+        ['--fix-dry-run', '--write'],
+        '--fix-dry-run writes nothing: leave out --write (or use --fix, which writes)',
+      ],
       [['--write'], '--write applies fixes: use it with --fix'],
-      [['--fix', '--write-baseline'], '--write-baseline records the findings as they are: run it apart from --fix'],
-      [['--fix-dry-run', '-f', 'sarif'], '--fix-dry-run prints a diff (or json), not SARIF: leave out --format sarif'],
+      [
+        ['--fix', '--write-baseline'],
+        '--write-baseline records the findings as they are: run it apart from --fix',
+      ],
+      [
+        ['--fix-dry-run', '-f', 'sarif'],
+        '--fix-dry-run prints a diff (or json), not SARIF: leave out --format sarif',
+      ],
     ];
     for (const [options, message] of cases) {
       const r = run(['check', 'rules', ...options], dir);

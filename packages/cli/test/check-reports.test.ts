@@ -6,16 +6,20 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const bin = resolve(__dirname, '../dist/bin.js');
-const run = (args: string[], cwd: string) => spawnSync(process.execPath, [bin, ...args], { cwd, encoding: 'utf8' });
+const run = (args: string[], cwd: string) =>
+  spawnSync(process.execPath, [bin, ...args], { cwd, encoding: 'utf8' });
 
 // An error (to-missing-group at 3:2), a warning (unescaped-dot at 3:2) and an info
 // (changes-domain at 3:2); Wild.xml has two coverage errors for `test`.
-const BAD = '<ruleset name="Bad">\n\t<target host="example.com" />\n\t<rule from="^http://example\\.com/" to="https://example.com/$1" />\n</ruleset>\n';
+const BAD =
+  '<ruleset name="Bad">\n\t<target host="example.com" />\n\t<rule from="^http://example\\.com/" to="https://example.com/$1" />\n</ruleset>\n';
 const CDN =
   '<ruleset name="Cdn">\n\t<target host="img.example.org" />\n\t<rule from="^http://img.example\\.org/" to="https://cdn.example.net/" />\n' +
   '\t<test url="http://img.example.org/a" />\n</ruleset>\n';
-const DOT = '<ruleset name="Dot">\n\t<target host="example.net" />\n\t<rule from="^http://example.net/" to="https://example.net/" />\n</ruleset>\n';
-const WILD = '<ruleset name="Wild">\n\t<target host="*.example.org" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n';
+const DOT =
+  '<ruleset name="Dot">\n\t<target host="example.net" />\n\t<rule from="^http://example.net/" to="https://example.net/" />\n</ruleset>\n';
+const WILD =
+  '<ruleset name="Wild">\n\t<target host="*.example.org" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n';
 
 function project(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'httpsify-reports-'));
@@ -34,7 +38,12 @@ interface SarifLog {
       ruleIndex: number;
       level: string;
       message: { text: string };
-      locations: { physicalLocation: { artifactLocation: { uri: string; uriBaseId: string }; region: { startLine: number; startColumn: number } } }[];
+      locations: {
+        physicalLocation: {
+          artifactLocation: { uri: string; uriBaseId: string };
+          region: { startLine: number; startColumn: number };
+        };
+      }[];
     }[];
   }[];
 }
@@ -73,11 +82,21 @@ describe('check and test --format sarif', () => {
       'warning unescaped-dot',
       'warning unescaped-dot',
     ]);
-    expect(log.runs[0]?.tool.driver.rules.map((r) => r.id)).toEqual(['changes-domain', 'to-missing-group', 'unescaped-dot']);
+    expect(log.runs[0]?.tool.driver.rules.map((r) => r.id)).toEqual([
+      'changes-domain',
+      'to-missing-group',
+      'unescaped-dot',
+    ]);
     // As the text report: info only with --info, errors only with --quiet; -f is --format.
     const plain = JSON.parse(run(['check', 'rules', '-f', 'sarif'], dir).stdout) as SarifLog;
-    expect(plain.runs[0]?.results.map((r) => r.ruleId)).toEqual(['to-missing-group', 'unescaped-dot', 'unescaped-dot']);
-    const quiet = JSON.parse(run(['check', 'rules', '-f', 'sarif', '--quiet'], dir).stdout) as SarifLog;
+    expect(plain.runs[0]?.results.map((r) => r.ruleId)).toEqual([
+      'to-missing-group',
+      'unescaped-dot',
+      'unescaped-dot',
+    ]);
+    const quiet = JSON.parse(
+      run(['check', 'rules', '-f', 'sarif', '--quiet'], dir).stdout,
+    ) as SarifLog;
     expect(quiet.runs[0]?.results.map((r) => r.ruleId)).toEqual(['to-missing-group']);
     // stdout is the log alone; the summary stays on stderr.
     expect(sarif.stderr).toMatch(/^3 files: 1 error, 2 warnings, 1 info in/);
@@ -89,7 +108,9 @@ describe('check and test --format sarif', () => {
     expect(clean.status).toBe(0);
     expect((JSON.parse(clean.stdout) as SarifLog).runs[0]?.results).toEqual([]);
     const other = project({ 'Dot.xml': DOT });
-    const outside = JSON.parse(run(['check', join(other, 'rules'), '-f', 'sarif'], dir).stdout) as SarifLog;
+    const outside = JSON.parse(
+      run(['check', join(other, 'rules'), '-f', 'sarif'], dir).stdout,
+    ) as SarifLog;
     expect(outside.runs[0]?.results[0]?.locations[0]?.physicalLocation.artifactLocation).toEqual({
       uri: pathToFileURL(join(other, 'rules', 'Dot.xml')).href,
     });
@@ -104,14 +125,21 @@ describe('check and test --format sarif', () => {
     const findings = text.stdout.split('\n').filter((l) => l.startsWith('rules/'));
     expect(findings.length).toBe(2);
     expect(asLines(log)).toEqual(findings);
-    expect(log.runs[0]?.tool.driver.rules.map((r) => r.id)).toEqual(['rule-coverage', 'target-coverage']);
+    expect(log.runs[0]?.tool.driver.rules.map((r) => r.id)).toEqual([
+      'rule-coverage',
+      'target-coverage',
+    ]);
   });
 
   it('a format that is not text, json or sarif is a usage error', () => {
     const dir = project({ 'Dot.xml': DOT });
     for (const command of ['check', 'test']) {
       const bad = run([command, 'rules', '-f', 'xml'], dir);
-      expect([bad.status, bad.stdout, bad.stderr]).toEqual([2, '', 'httpsify: --format must be text, json or sarif, not "xml"\n']);
+      expect([bad.status, bad.stdout, bad.stderr]).toEqual([
+        2,
+        '',
+        'httpsify: --format must be text, json or sarif, not "xml"\n',
+      ]);
     }
   });
 });
@@ -128,14 +156,22 @@ describe('check and test -o, --output-file', () => {
         expect([written.status, written.stdout]).toEqual([shown.status, '']);
         const report = readFileSync(join(dir, file), 'utf8');
         // JSON carries the time the run took: compare it without.
-        if (format === 'json') expect({ ...JSON.parse(report), elapsedMs: 0 }).toEqual({ ...JSON.parse(shown.stdout), elapsedMs: 0 });
+        if (format === 'json')
+          expect({ ...JSON.parse(report), elapsedMs: 0 }).toEqual({
+            ...JSON.parse(shown.stdout),
+            elapsedMs: 0,
+          });
         else expect(report).toBe(shown.stdout);
-        expect(written.stderr.replace(/in [\d.]+ s/, '')).toBe(shown.stderr.replace(/in [\d.]+ s/, ''));
+        expect(written.stderr.replace(/in [\d.]+ s/, '')).toBe(
+          shown.stderr.replace(/in [\d.]+ s/, ''),
+        );
       }
     }
     expect(run(['check', 'rules', '-o', 'check.txt'], dir).status).toBe(1);
     expect(run(['test', 'rules/Dot.xml', '--output-file', 'test.txt'], dir).status).toBe(0);
-    expect(readFileSync(join(dir, 'test.txt'), 'utf8')).toContain('1 ruleset, 1 test: 1 ok, 0 with problems');
+    expect(readFileSync(join(dir, 'test.txt'), 'utf8')).toContain(
+      '1 ruleset, 1 test: 1 ok, 0 with problems',
+    );
   });
 
   it('a place that cannot be written is exit 2 naming the file, found before any work where it can be', () => {

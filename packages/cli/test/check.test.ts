@@ -10,8 +10,10 @@ import { runCheck } from '../src/commands/check.js';
 import { runTest } from '../src/commands/test.js';
 import { CORPUS_RULESETS, workTimeout } from '../../engine/test/support/work-timeout.js';
 
-const run = (args: string[], cwd?: string) => spawnSync('node', [resolve(__dirname, '../dist/bin.js'), ...args], { encoding: 'utf8', cwd });
-const BAD = '<ruleset name="Bad">\n\t<target host="example.com" />\n\t<rule from="^http://example\\.com/" to="https://example.com/$1" />\n</ruleset>\n';
+const run = (args: string[], cwd?: string) =>
+  spawnSync('node', [resolve(__dirname, '../dist/bin.js'), ...args], { encoding: 'utf8', cwd });
+const BAD =
+  '<ruleset name="Bad">\n\t<target host="example.com" />\n\t<rule from="^http://example\\.com/" to="https://example.com/$1" />\n</ruleset>\n';
 
 const bin = resolve(__dirname, '../dist/bin.js');
 
@@ -19,23 +21,39 @@ describe('httpsify check', () => {
   it('prints file:line:col findings and exits 1 on errors', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-check-'));
     const file = join(dir, 'Bad.xml');
-    writeFileSync(file, '<ruleset name="Bad">\n\t<target host="Example.com" />\n\t<rule from="^http://example\\.com/" to="https:" />\n</ruleset>\n');
+    writeFileSync(
+      file,
+      '<ruleset name="Bad">\n\t<target host="Example.com" />\n\t<rule from="^http://example\\.com/" to="https:" />\n</ruleset>\n',
+    );
     const run = spawnSync('node', [bin, 'check', file], { encoding: 'utf8' });
     expect(run.status).toBe(1);
     expect(run.stdout).toContain(`${file}:2:`);
     expect(run.stdout).toMatch(/error target-case: target "Example\.com" has upper-case letters/);
     expect(run.stdout).toMatch(/error to-https-colon/);
-    expect(run.stderr).toMatch(/1 file: \d+ errors?, \d+ warnings?, \d+ info in [\d.]+ s \(public suffix list: npm tldts@\d+\.\d+\.\d+/);
+    expect(run.stderr).toMatch(
+      /1 file: \d+ errors?, \d+ warnings?, \d+ info in [\d.]+ s \(public suffix list: npm tldts@\d+\.\d+\.\d+/,
+    );
     const json = spawnSync('node', [bin, 'check', '--format', 'json', dir], { encoding: 'utf8' });
     expect(json.status).toBe(1);
-    expect(JSON.parse(json.stdout)).toMatchObject({ files: 1, counts: { 'target-case': 1, 'to-https-colon': 1 } });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      files: 1,
+      counts: { 'target-case': 1, 'to-https-colon': 1 },
+    });
   });
   it('exits 0 and says so for a clean file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-check-'));
-    writeFileSync(join(dir, 'Good.xml'), '<ruleset name="Good">\n\t<target host="example.com" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n');
+    writeFileSync(
+      join(dir, 'Good.xml'),
+      '<ruleset name="Good">\n\t<target host="example.com" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n',
+    );
     const run = spawnSync('node', [bin, 'check', dir, '--format', 'json'], { encoding: 'utf8' });
     expect(run.status).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({ files: 1, errors: 0, warnings: 0, diagnostics: [] });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      files: 1,
+      errors: 0,
+      warnings: 0,
+      diagnostics: [],
+    });
   });
   it('names a missing path', () => {
     const run = spawnSync('node', [bin, 'check', '/nonexistent/rules'], { encoding: 'utf8' });
@@ -56,9 +74,19 @@ describe('httpsify check', () => {
       expect(c['target-middle-wildcard']).toBe(1);
       expect(c['xml-syntax']).toBeUndefined();
       expect(c['exclusion-unanchored']).toBe(117);
-      const names = (code: string) => new Set(report.diagnostics.filter((d) => d.code === code).map((d) => d.file.split('/').pop()));
+      const names = (code: string) =>
+        new Set(
+          report.diagnostics.filter((d) => d.code === code).map((d) => d.file.split('/').pop()),
+        );
       expect(names('duplicate-name')).toEqual(
-        new Set(['Copenhagenmarathon.dk.xml', 'Copenhagenmarathon.dk-falsemixed.xml', 'EZTV.xml', 'eztv.ag.xml', 'Quantcast.xml', 'QuantCount.xml']),
+        new Set([
+          'Copenhagenmarathon.dk.xml',
+          'Copenhagenmarathon.dk-falsemixed.xml',
+          'EZTV.xml',
+          'eztv.ag.xml',
+          'Quantcast.xml',
+          'QuantCount.xml',
+        ]),
       );
       expect(names('dead-rule').has('Motorola.xml')).toBe(true);
       expect(names('to-literal-dollar')).toEqual(new Set(['University_of_Mainz.xml']));
@@ -74,13 +102,20 @@ describe('httpsify check', () => {
       expect(c['target-public-suffix']).toBeUndefined();
       expect(c['test-url-slash']).toBe(35);
       expect(c['target-covered']).toBeUndefined();
-      expect(names('target-no-public-suffix')).toEqual(new Set(['Bitly_branded_short_domains.xml', 'Uni.Lu.xml']));
-      expect(report.diagnostics.filter((d) => d.code === 'changes-domain').every((d) => d.severity === 'info')).toBe(true);
+      expect(names('target-no-public-suffix')).toEqual(
+        new Set(['Bitly_branded_short_domains.xml', 'Uni.Lu.xml']),
+      );
+      expect(
+        report.diagnostics
+          .filter((d) => d.code === 'changes-domain')
+          .every((d) => d.severity === 'info'),
+      ).toBe(true);
       // Every unreachable-* finding holds on real URLs: no oracle URL and no test URL of a host the
       // ruleset's targets cover matches the pattern.
       const byKey = new Map<string, string[]>();
       for (const { url } of await readOracle()) {
-        for (const key of targetKeysFor(new URL(url).hostname)) byKey.set(key, [...(byKey.get(key) ?? []), url]);
+        for (const key of targetKeysFor(new URL(url).hostname))
+          byKey.set(key, [...(byKey.get(key) ?? []), url]);
       }
       let confirmed = 0;
       for (const d of report.diagnostics.filter((x) => x.code.startsWith('unreachable-'))) {
@@ -91,7 +126,9 @@ describe('httpsify check', () => {
             : ruleset.exclusions.map((e) => [e.loc?.line, e.pattern] as const);
         const re = new RegExp(patterns.find(([line]) => line === d.line)![1]);
         const targets = new Set(ruleset.targets.map((t) => t.host));
-        const own = ruleset.tests.map((t) => t.url).filter((u) => URL.canParse(u) && coveringTarget(new URL(u).hostname, targets) !== null);
+        const own = ruleset.tests
+          .map((t) => t.url)
+          .filter((u) => URL.canParse(u) && coveringTarget(new URL(u).hostname, targets) !== null);
         const urls = [...own, ...ruleset.targets.flatMap((t) => byKey.get(t.host) ?? [])];
         expect([d.file, d.line, urls.filter((u) => re.test(u))]).toEqual([d.file, d.line, []]);
         confirmed++;
@@ -107,21 +144,30 @@ describe('httpsify check', () => {
     writeFileSync(join(dir, 'rules', 'Bad.xml'), BAD);
     expect(run(['check', 'rules'], dir).status).toBe(1);
     const write = run(['check', 'rules', '--write-baseline'], dir);
-    expect(write.stderr).toContain('httpsify-baseline.json: wrote 1 finding of 1 file to the check baseline');
+    expect(write.stderr).toContain(
+      'httpsify-baseline.json: wrote 1 finding of 1 file to the check baseline',
+    );
     const baseline = JSON.parse(readFileSync(join(dir, 'httpsify-baseline.json'), 'utf8'));
-    expect(Object.values(baseline.check)).toEqual([{ file: join('rules', 'Bad.xml'), findings: ['to-missing-group@3:2'] }]);
+    expect(Object.values(baseline.check)).toEqual([
+      { file: join('rules', 'Bad.xml'), findings: ['to-missing-group@3:2'] },
+    ]);
     const quiet = run(['check', 'rules'], dir);
     expect([quiet.status, quiet.stdout]).toEqual([0, '']);
     expect(quiet.stderr).toContain('the baseline hid 1 finding in 1 unchanged file');
     expect(run(['check', 'rules', '--no-baseline'], dir).status).toBe(1);
     // test keeps its own section of the same file.
-    writeFileSync(join(dir, 'rules', 'Wild.xml'), '<ruleset name="W">\n\t<target host="*.example.org" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n');
+    writeFileSync(
+      join(dir, 'rules', 'Wild.xml'),
+      '<ruleset name="W">\n\t<target host="*.example.org" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n',
+    );
     expect(run(['test', 'rules'], dir).status).toBe(1);
     run(['test', 'rules', '--write-baseline'], dir);
     const tested = run(['test', 'rules'], dir);
     expect(tested.status).toBe(0);
     expect(tested.stdout).toContain('the baseline hid 2 findings in 1 unchanged file');
-    expect(Object.keys(JSON.parse(readFileSync(join(dir, 'httpsify-baseline.json'), 'utf8')))).toEqual(['version', 'check', 'test']);
+    expect(
+      Object.keys(JSON.parse(readFileSync(join(dir, 'httpsify-baseline.json'), 'utf8'))),
+    ).toEqual(['version', 'check', 'test']);
     // An edit (even a comment) changes the hash: the file is checked in full again.
     writeFileSync(join(dir, 'rules', 'Bad.xml'), `<!-- edited -->\n${BAD}`);
     const edited = run(['check', 'rules'], dir);
@@ -129,21 +175,37 @@ describe('httpsify check', () => {
     expect(edited.stdout).toContain('error to-missing-group');
     expect(edited.stderr).toContain('1 baseline entry matches no file any more');
     writeFileSync(join(dir, 'httpsify-baseline.json'), '{"version": 2}');
-    expect(run(['check', 'rules'], dir).stderr).toContain('httpsify-baseline.json: not a baseline file');
+    expect(run(['check', 'rules'], dir).stderr).toContain(
+      'httpsify-baseline.json: not a baseline file',
+    );
   });
   it('an httpsify-ignore comment with a reason hides its code in that file; without a reason it is an error', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-ignore-'));
-    writeFileSync(join(dir, 'A.xml'), `<!-- httpsify-ignore to-missing-group: the site really serves /$1 -->\n${BAD.replace('Bad', 'A')}`);
-    writeFileSync(join(dir, 'B.xml'), `<!-- httpsify-ignore to-missing-group -->\n${BAD.replace('Bad', 'B').replace(/example/g, 'sample')}`);
+    writeFileSync(
+      join(dir, 'A.xml'),
+      `<!-- httpsify-ignore to-missing-group: the site really serves /$1 -->\n${BAD.replace('Bad', 'A')}`,
+    );
+    writeFileSync(
+      join(dir, 'B.xml'),
+      `<!-- httpsify-ignore to-missing-group -->\n${BAD.replace('Bad', 'B').replace(/example/g, 'sample')}`,
+    );
     const out = run(['check', dir, '--format', 'json']);
     const report = JSON.parse(out.stdout);
-    expect(report.diagnostics.map((d: { file: string; code: string; line: number }) => [d.file.split('/').pop(), d.code, d.line])).toEqual([
+    expect(
+      report.diagnostics.map((d: { file: string; code: string; line: number }) => [
+        d.file.split('/').pop(),
+        d.code,
+        d.line,
+      ]),
+    ).toEqual([
       ['B.xml', 'suppression-reason', 1],
       ['B.xml', 'to-missing-group', 4],
     ]);
     expect(report.suppressed).toBe(1);
     // The engine ignores comments: the suppressed ruleset still loads and rewrites.
-    expect(run(['rewrite', '--rules', join(dir, 'A.xml'), 'http://example.com/']).stdout.trim()).toBe('https://example.com/$1');
+    expect(
+      run(['rewrite', '--rules', join(dir, 'A.xml'), 'http://example.com/']).stdout.trim(),
+    ).toBe('https://example.com/$1');
     const tested = runTest([dir]);
     expect(tested.counts['suppression-reason']).toBe(1);
   });
@@ -167,21 +229,31 @@ describe('httpsify check', () => {
   );
   it('--changed-since takes the changed and new files from git', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-git-'));
-    const git = (...args: string[]) => spawnSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd: dir, encoding: 'utf8' });
+    const git = (...args: string[]) =>
+      spawnSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], {
+        cwd: dir,
+        encoding: 'utf8',
+      });
     git('init', '-q');
     const rules = corpusRulesDir();
-    for (const f of ['Channel_4.xml', 'Channel_4-falsemixed.xml', 'Yahoo.xml']) copyFileSync(join(rules, f), join(dir, f));
+    for (const f of ['Channel_4.xml', 'Channel_4-falsemixed.xml', 'Yahoo.xml'])
+      copyFileSync(join(rules, f), join(dir, f));
     git('add', '.');
     git('commit', '-qm', 'init');
     expect(run(['check', dir, '--changed-since', 'HEAD']).stderr).toMatch(/^0 changed files/);
-    writeFileSync(join(dir, 'Channel_4.xml'), `${readFileSync(join(dir, 'Channel_4.xml'), 'utf8')}<!-- edited -->\n`);
+    writeFileSync(
+      join(dir, 'Channel_4.xml'),
+      `${readFileSync(join(dir, 'Channel_4.xml'), 'utf8')}<!-- edited -->\n`,
+    );
     writeFileSync(join(dir, 'New.xml'), BAD);
     const out = run(['check', dir, '--changed-since', 'HEAD']);
     expect(out.stderr).toMatch(/^2 changed files \(checks across files over 4\)/);
     expect(out.stdout).toContain('Channel_4.xml:77:2: warning duplicate-target');
     expect(out.stdout).toContain('New.xml:3:2: error to-missing-group');
     expect(out.stdout).not.toContain('Yahoo.xml');
-    expect(run(['check', dir, '--changed-since', '--evil']).stderr).toContain('is not a git revision');
+    expect(run(['check', dir, '--changed-since', '--evil']).stderr).toContain(
+      'is not a git revision',
+    );
   });
   it('--fix-dry-run shows a diff, --fix applies it, and the results on the test URLs stay the same', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-fix-'));
@@ -195,22 +267,32 @@ describe('httpsify check', () => {
     );
     expect(shown.stderr).toBe('1 file: 2 fixes in 1 file (--fix writes them)\n');
     expect(readFileSync(join(dir, 'T.xml'), 'utf8')).toBe(xml);
-    const before = ['http://example.com/a', 'http://www.example.com/', 'http://other.example.com/'].map((u) => run(['rewrite', '--rules', dir, u]).stdout);
+    const before = [
+      'http://example.com/a',
+      'http://www.example.com/',
+      'http://other.example.com/',
+    ].map((u) => run(['rewrite', '--rules', dir, u]).stdout);
     expect(run(['check', '--fix', '--write', dir]).stderr).toContain('written');
     expect(readFileSync(join(dir, 'T.xml'), 'utf8')).toBe(
       xml
-        .replace('<rule from="^http://(www\\.)?example\\.com/" to="https://$1example.com/" />', '<rule from="^http:" to="https:" />')
+        .replace(
+          '<rule from="^http://(www\\.)?example\\.com/" to="https://$1example.com/" />',
+          '<rule from="^http:" to="https:" />',
+        )
         .replace('host=".*"', 'host=".+"'),
     );
-    expect(['http://example.com/a', 'http://www.example.com/', 'http://other.example.com/'].map((u) => run(['rewrite', '--rules', dir, u]).stdout)).toEqual(
-      before,
-    );
+    expect(
+      ['http://example.com/a', 'http://www.example.com/', 'http://other.example.com/'].map(
+        (u) => run(['rewrite', '--rules', dir, u]).stdout,
+      ),
+    ).toEqual(before);
     expect(run(['check', '--fix-dry-run', dir]).stderr).toContain('0 fixes in 0 files');
   });
 });
 
 describe('httpsify check and test for CI', () => {
-  const DOT = '<ruleset name="Dot">\n\t<target host="example.com" />\n\t<rule from="^http://example.com/" to="https://example.com/" />\n</ruleset>\n';
+  const DOT =
+    '<ruleset name="Dot">\n\t<target host="example.com" />\n\t<rule from="^http://example.com/" to="https://example.com/" />\n</ruleset>\n';
   const project = (): string => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-ci-'));
     mkdirSync(join(dir, 'rules', 'sub'), { recursive: true });
@@ -219,7 +301,10 @@ describe('httpsify check and test for CI', () => {
 
   it('--max-warnings n fails a run with more warnings than n left after the baseline', () => {
     const dir = project();
-    writeFileSync(join(dir, 'rules', 'Old.xml'), DOT.replace('Dot', 'Old').replace(/example/g, 'old'));
+    writeFileSync(
+      join(dir, 'rules', 'Old.xml'),
+      DOT.replace('Dot', 'Old').replace(/example/g, 'old'),
+    );
     expect(run(['check', 'rules', '--write-baseline'], dir).status).toBe(0);
     expect(run(['check', 'rules', '--max-warnings', '0'], dir).status).toBe(0);
     // A new unescaped dot in a new file: a warning the baseline does not know.
@@ -247,22 +332,35 @@ describe('httpsify check and test for CI', () => {
     writeFileSync(join(dir, 'rules', 'sub', 'Dot.xml'), DOT);
     expect(run(['check', 'rules', '--write-baseline'], dir).status).toBe(0);
     const written = run(['check', 'rules/sub', '--write-baseline'], dir);
-    expect(written.stderr).toContain('wrote 1 finding of 1 file to the check baseline; kept the entries of 1 file outside rules/sub');
+    expect(written.stderr).toContain(
+      'wrote 1 finding of 1 file to the check baseline; kept the entries of 1 file outside rules/sub',
+    );
     const baseline = JSON.parse(readFileSync(join(dir, 'httpsify-baseline.json'), 'utf8'));
-    expect(Object.values(baseline.check).map((e) => (e as { file: string }).file)).toEqual([join('rules', 'Bad.xml'), join('rules', 'sub', 'Dot.xml')]);
+    expect(Object.values(baseline.check).map((e) => (e as { file: string }).file)).toEqual([
+      join('rules', 'Bad.xml'),
+      join('rules', 'sub', 'Dot.xml'),
+    ]);
     // The accepted finding of rules/Bad.xml still hides: check rules passes.
     expect(run(['check', 'rules'], dir).status).toBe(0);
     // A file of the checked directory that is gone, or fixed, loses its entry.
-    writeFileSync(join(dir, 'rules', 'sub', 'Dot.xml'), DOT.replace('example.com/"', 'example\\.com/"'));
+    writeFileSync(
+      join(dir, 'rules', 'sub', 'Dot.xml'),
+      DOT.replace('example.com/"', 'example\\.com/"'),
+    );
     run(['check', 'rules/sub', '--write-baseline'], dir);
     const after = JSON.parse(readFileSync(join(dir, 'httpsify-baseline.json'), 'utf8'));
-    expect(Object.values(after.check).map((e) => (e as { file: string }).file)).toEqual([join('rules', 'Bad.xml')]);
+    expect(Object.values(after.check).map((e) => (e as { file: string }).file)).toEqual([
+      join('rules', 'Bad.xml'),
+    ]);
   });
 
   it('a directory without *.xml is an error (exit 2); no path means the current directory', () => {
     const dir = project();
     const empty = run(['check', 'rules/sub'], dir);
-    expect([empty.status, empty.stderr]).toEqual([2, 'httpsify: rules/sub: no *.xml rulesets there\n']);
+    expect([empty.status, empty.stderr]).toEqual([
+      2,
+      'httpsify: rules/sub: no *.xml rulesets there\n',
+    ]);
     expect(run(['test', 'rules/sub'], dir).status).toBe(2);
     writeFileSync(join(dir, 'rules', 'Bad.xml'), BAD);
     const here = run(['check'], join(dir, 'rules'));

@@ -9,7 +9,11 @@ import { sharedHostLimits } from '../src/sweep/queue/host-leases.js';
 import { startRedis, type TestRedis } from './support/redis-server.js';
 
 const toLoopback: LookupFunction = (_host, options, callback) =>
-  process.nextTick(() => (options.all === true ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', 4)));
+  process.nextTick(() =>
+    options.all === true
+      ? callback(null, [{ address: '127.0.0.1', family: 4 }])
+      : callback(null, '127.0.0.1', 4),
+  );
 
 const options = (extra: Partial<SweepRequestOptions> = {}): SweepRequestOptions => ({
   timeoutMs: 1500,
@@ -120,11 +124,19 @@ describe('host leases shared through Redis (--queue) with an early decoder end',
   it('two workers with --per-host 1 never hold two connections to the host', async () => {
     const server = await dribblingServer('deflate');
     const limits = { perHostConnections: 1, perHostDelayMs: 0 };
-    const leases = [0, 1].map(() => sharedHostLimits(redis.client, 'early-end', limits, { leaseMs: 15_000 }));
+    const leases = [0, 1].map(() =>
+      sharedHostLimits(redis.client, 'early-end', limits, { leaseMs: 15_000 }),
+    );
     const clients = leases.map((shared) => sweepClient(options({ shared })));
     try {
       const results = await within(
-        Promise.all(clients.flatMap((c) => ['a', 'b'].map((p) => requestOnce(new URL(`http://drip.test:${server.port}/${p}`), c.settings)))),
+        Promise.all(
+          clients.flatMap((c) =>
+            ['a', 'b'].map((p) =>
+              requestOnce(new URL(`http://drip.test:${server.port}/${p}`), c.settings),
+            ),
+          ),
+        ),
         5000,
         'four requests over two workers',
       );

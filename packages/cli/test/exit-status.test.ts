@@ -9,7 +9,10 @@ const bin = resolve(__dirname, '../dist/bin.js');
 const dir = mkdtempSync(join(tmpdir(), 'httpsify-exit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function run(args: string[], input = ''): { status: number | null; stdout: string; stderr: string } {
+function run(
+  args: string[],
+  input = '',
+): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [bin, ...args], { input, encoding: 'utf8' });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -34,7 +37,10 @@ describe('exit statuses: 0 done, 1 problems found, 2 could not run', () => {
     expect(run(['no-such-command']).status).toBe(2);
     // No path is the current directory (the repository root here): no *.xml there.
     const noRulesets = run(['check']);
-    expect([noRulesets.status, noRulesets.stderr]).toEqual([2, 'httpsify: .: no *.xml rulesets there\n']);
+    expect([noRulesets.status, noRulesets.stderr]).toEqual([
+      2,
+      'httpsify: .: no *.xml rulesets there\n',
+    ]);
     // Our own check of the same kind of mistake.
     const ownCheck = run(['check', '--format', 'xml', dir]);
     expect(ownCheck.status).toBe(2);
@@ -48,13 +54,17 @@ describe('exit statuses: 0 done, 1 problems found, 2 could not run', () => {
     mkdirSync(empty);
     const fromEmpty = run(['rewrite', '--rules', empty, 'http://example.com/']);
     expect(fromEmpty).toMatchObject({ status: 2, stdout: '' });
-    expect(fromEmpty.stderr).toBe(`httpsify: no ruleset could be loaded from ${empty}: no *.xml rulesets there\n`);
+    expect(fromEmpty.stderr).toBe(
+      `httpsify: no ruleset could be loaded from ${empty}: no *.xml rulesets there\n`,
+    );
     const garbage = join(dir, 'garbage.xml');
     writeFileSync(garbage, 'not a ruleset\n');
     const fromGarbage = run(['rewrite', '--rules', garbage, 'http://example.com/']);
     expect(fromGarbage).toMatchObject({ status: 2, stdout: '' });
     expect(fromGarbage.stderr).toMatch(new RegExp(`^${garbage}:\\d+:\\d+: error xml-syntax`));
-    expect(fromGarbage.stderr).toContain(`httpsify: no ruleset could be loaded from ${garbage} (errors above)`);
+    expect(fromGarbage.stderr).toContain(
+      `httpsify: no ruleset could be loaded from ${garbage} (errors above)`,
+    );
     // compile shares the loader: no empty bundle.
     expect(run(['compile', '--rules', empty, '-o', join(dir, 'x.bundle')]).status).toBe(2);
   });
@@ -70,7 +80,9 @@ describe('exit statuses: 0 done, 1 problems found, 2 could not run', () => {
     for (const command of ['check', 'test']) {
       const r = run([command, bundle]);
       expect(r.status).toBe(2);
-      expect(r.stderr).toBe(`httpsify: ${bundle}: a compiled bundle, not ruleset XML: give the *.xml rulesets it was compiled from\n`);
+      expect(r.stderr).toBe(
+        `httpsify: ${bundle}: a compiled bundle, not ruleset XML: give the *.xml rulesets it was compiled from\n`,
+      );
       expect(r.stdout).not.toContain('malformed XML');
     }
   });
@@ -83,9 +95,13 @@ describe('exit statuses: 0 done, 1 problems found, 2 could not run', () => {
     child.stderr.on('data', (b: Buffer) => (stderr += b.toString('utf8')));
     child.stdin.on('error', () => {}); // the child may exit before taking all its input
     child.stdin.end(urls);
-    const first = await new Promise<string>((done) => child.stdout.once('data', (b: Buffer) => done(b.toString('utf8'))));
+    const first = await new Promise<string>((done) =>
+      child.stdout.once('data', (b: Buffer) => done(b.toString('utf8'))),
+    );
     child.stdout.destroy();
-    const status = await new Promise<number | null>((done) => child.on('close', (code) => done(code)));
+    const status = await new Promise<number | null>((done) =>
+      child.on('close', (code) => done(code)),
+    );
     expect(first.startsWith('http://example.com/0\n')).toBe(true);
     expect(stderr).toBe('');
     expect(status).toBe(0);
@@ -94,18 +110,23 @@ describe('exit statuses: 0 done, 1 problems found, 2 could not run', () => {
 
 describe('counts in messages', () => {
   it('agree in number', () => {
-    expect([count(0, 'ruleset'), count(1, 'ruleset'), count(2, 'ruleset'), count(1, 'match', 'matches'), count(3, 'match', 'matches')]).toEqual([
-      '0 rulesets',
-      '1 ruleset',
-      '2 rulesets',
-      '1 match',
-      '3 matches',
-    ]);
+    expect([
+      count(0, 'ruleset'),
+      count(1, 'ruleset'),
+      count(2, 'ruleset'),
+      count(1, 'match', 'matches'),
+      count(3, 'match', 'matches'),
+    ]).toEqual(['0 rulesets', '1 ruleset', '2 rulesets', '1 match', '3 matches']);
   });
   it('compile and test say "1 ruleset" and "1 test" (the target itself)', () => {
     const xml = join(dir, 'One.xml');
-    writeFileSync(xml, '<ruleset name="One">\n\t<target host="example.org" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n');
-    expect(run(['compile', '--rules', xml, '-o', join(dir, 'one.bundle')]).stderr).toMatch(/: 1 ruleset, \d+ bytes/);
+    writeFileSync(
+      xml,
+      '<ruleset name="One">\n\t<target host="example.org" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n',
+    );
+    expect(run(['compile', '--rules', xml, '-o', join(dir, 'one.bundle')]).stderr).toMatch(
+      /: 1 ruleset, \d+ bytes/,
+    );
     expect(run(['test', xml]).stdout).toContain('1 ruleset, 1 test: 1 ok, 0 with problems');
   });
 });

@@ -35,7 +35,12 @@ describe('the local web certificate writer', () => {
       const parsed = new X509Certificate(cert);
       lengths.add(parsed.raw.length % 48);
       expect(parsed.subjectAltName).toBe(`DNS:${name}`);
-      expect(() => createSecureContext({ cert, key: keys.privateKey.export({ type: 'pkcs8', format: 'pem' }) })).not.toThrow();
+      expect(() =>
+        createSecureContext({
+          cert,
+          key: keys.privateKey.export({ type: 'pkcs8', format: 'pem' }),
+        }),
+      ).not.toThrow();
     }
     expect(lengths.has(0)).toBe(true);
   });

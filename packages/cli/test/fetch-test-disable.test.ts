@@ -3,7 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseRulesetXml } from '@httpsify/engine/parse';
-import { commentSafe, disableRulesetFile, disableRulesetText } from '../src/fetch-test/disable-ruleset.js';
+import {
+  commentSafe,
+  disableRulesetFile,
+  disableRulesetText,
+} from '../src/fetch-test/disable-ruleset.js';
 import { sequenceSimilarity, tagSequence } from '../src/fetch-test/page-structure.js';
 
 const ORIGINAL = [
@@ -17,17 +21,25 @@ const ORIGINAL = [
 
 describe('fetch-test --disable-failing edit', () => {
   it('inserts only the attribute and a comment, keeping every other byte', () => {
-    const reasons = ['http://example.com/a--b- => https://example.com/a--b-: HTTPS answered 404 where HTTP answered 200', 'ends with a dash -'];
+    const reasons = [
+      'http://example.com/a--b- => https://example.com/a--b-: HTTPS answered 404 where HTTP answered 200',
+      'ends with a dash -',
+    ];
     const edit = disableRulesetText(ORIGINAL, reasons);
     // Removing the insertions gives back the original exactly.
     let rebuilt = edit.text;
     for (const ins of [...edit.insertions].sort((a, b) => b.offset - a.offset)) {
-      const at = ins.offset + edit.insertions.filter((o) => o.offset < ins.offset).reduce((n, o) => n + o.text.length, 0);
+      const at =
+        ins.offset +
+        edit.insertions.filter((o) => o.offset < ins.offset).reduce((n, o) => n + o.text.length, 0);
       expect(rebuilt.slice(at, at + ins.text.length)).toBe(ins.text);
       rebuilt = rebuilt.slice(0, at) + rebuilt.slice(at + ins.text.length);
     }
     expect(rebuilt).toBe(ORIGINAL);
-    expect(edit.insertions.map((i) => i.offset)).toEqual([ORIGINAL.indexOf('<ruleset'), ORIGINAL.indexOf('"mixedcontent"') + '"mixedcontent"'.length]);
+    expect(edit.insertions.map((i) => i.offset)).toEqual([
+      ORIGINAL.indexOf('<ruleset'),
+      ORIGINAL.indexOf('"mixedcontent"') + '"mixedcontent"'.length,
+    ]);
     expect(edit.insertions[1]?.text).toBe(' default_off="failed ruleset test"');
     const comment = edit.insertions[0]!.text;
     expect(comment.startsWith('<!-- Disabled by httpsify fetch-test because:\r\n')).toBe(true);
@@ -41,7 +53,8 @@ describe('fetch-test --disable-failing edit', () => {
   });
 
   it('leaves an existing default_off alone but still explains', () => {
-    const xml = '<ruleset name="A" default_off="manual"><target host="a.com"/><rule from="^http:" to="https:"/></ruleset>';
+    const xml =
+      '<ruleset name="A" default_off="manual"><target host="a.com"/><rule from="^http:" to="https:"/></ruleset>';
     const edit = disableRulesetText(xml, ['x']);
     expect(edit.attributeAdded).toBe(false);
     expect(edit.text).toBe(`<!-- Disabled by httpsify fetch-test because:\n\tx\n-->\n${xml}`);
@@ -57,7 +70,9 @@ describe('fetch-test --disable-failing edit', () => {
     const file = join(dir, 'A.xml');
     writeFileSync(file, ORIGINAL);
     await disableRulesetFile(file, ['reason']);
-    expect(parseRulesetXml(readFileSync(file, 'utf8'), file).ruleset?.defaultOff).toBe('failed ruleset test');
+    expect(parseRulesetXml(readFileSync(file, 'utf8'), file).ruleset?.defaultOff).toBe(
+      'failed ruleset test',
+    );
     const bad = join(dir, 'B.xml');
     writeFileSync(bad, Buffer.from([0x3c, 0x72, 0xff, 0x3e]));
     await expect(disableRulesetFile(bad, ['r'])).rejects.toThrow(/not valid UTF-8/);
@@ -67,14 +82,9 @@ describe('fetch-test --disable-failing edit', () => {
 
 describe('fetch-test page structure', () => {
   it('compares tag sequences, ignoring script bodies and comments', () => {
-    expect(tagSequence('<!-- <b> --><div><script>if (a<b) document.write("<p>")</script><p>x</P></div>')).toEqual([
-      'div',
-      'script',
-      '/script',
-      'p',
-      '/p',
-      '/div',
-    ]);
+    expect(
+      tagSequence('<!-- <b> --><div><script>if (a<b) document.write("<p>")</script><p>x</P></div>'),
+    ).toEqual(['div', 'script', '/script', 'p', '/p', '/div']);
     expect(sequenceSimilarity(['a', 'b', 'c', 'd'], ['a', 'c', 'd', 'e'])).toBe(0.75);
     expect(sequenceSimilarity([], [])).toBe(1);
   });

@@ -6,7 +6,15 @@ import { parseRulesetXml } from '@httpsify/engine/parse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFetchTest, type FetchTestReport } from '../src/commands/fetch-test.js';
 import type { UrlResult } from '../src/fetch-test/url-result.js';
-import { html, makeTestPki, startLocalServers, status, type LocalServers, type Site, type TestPki } from './support/fetch-test-servers.js';
+import {
+  html,
+  makeTestPki,
+  startLocalServers,
+  status,
+  type LocalServers,
+  type Site,
+  type TestPki,
+} from './support/fetch-test-servers.js';
 
 const bin = resolvePath(__dirname, '../dist/bin.js');
 const HOSTS = [
@@ -35,7 +43,12 @@ let S: number;
 const esc = (host: string): string => host.replace(/\./g, '\\.');
 
 /** A ruleset whose one rule sends http://HOST:H/ to `to`; port-exact, so the implied test http://HOST/ is not rewritten. */
-function ruleset(name: string, host: string, to: string, options: { extra?: string; attrs?: string; path?: string } = {}): string {
+function ruleset(
+  name: string,
+  host: string,
+  to: string,
+  options: { extra?: string; attrs?: string; path?: string } = {},
+): string {
   return (
     `<ruleset name="${name}"${options.attrs ?? ''}>\n\t<target host="${host}" />\n${options.extra ?? ''}` +
     `\t<test url="http://${host}:${H}/${options.path ?? ''}" />\n\t<rule from="^http://${esc(host)}:${H}/" to="${to}" />\n</ruleset>\n`
@@ -49,7 +62,9 @@ beforeAll(async () => {
     'good.test': html(PAGE),
     'missing.test': status(404),
     'off.test': status(404),
-    'changed.test': html('<table><tr><td>x</td></tr></table><form><input><select><option>1</option></select></form>'),
+    'changed.test': html(
+      '<table><tr><td>x</td></tr></table><form><input><select><option>1</option></select></form>',
+    ),
     'many.test': (req, res) => {
       const n = Number(/\d+/.exec(req.path)?.[0] ?? '0');
       res.writeHead(302, { location: `/n${n + 1}` }).end();
@@ -69,15 +84,23 @@ beforeAll(async () => {
     'Good.xml': ruleset('Good', 'good.test', `https://good.test:${S}/`, {
       extra: `\t<exclusion pattern="^http://good\\.test:${H}/private" />\n\t<test url="http://good.test:${H}/private" />\n`,
     }),
-    'Missing.xml': ruleset('Missing', 'missing.test', `https://missing.test:${S}/`, { path: 'a--b-' }),
+    'Missing.xml': ruleset('Missing', 'missing.test', `https://missing.test:${S}/`, {
+      path: 'a--b-',
+    }),
     'Loop.xml': ruleset('Loop', 'loop.test', `https://loop.test:${S}/`),
     'Changed.xml': ruleset('Changed', 'changed.test', `https://changed.test:${S}/`),
     'Hop.xml': ruleset('Hop', 'hop.test', `https://hop.test:${S}/`),
     'Many.xml': ruleset('Many', 'many.test', `https://many.test:${S}/`),
     'Reset.xml': ruleset('Reset', 'reset.test', `https://reset.test:${servers.resetPort}/`),
-    'Refused.xml': ruleset('Refused', 'refused.test', `https://refused.test:${servers.closedPort}/`),
+    'Refused.xml': ruleset(
+      'Refused',
+      'refused.test',
+      `https://refused.test:${servers.closedPort}/`,
+    ),
     'Slow.xml': ruleset('Slow', 'slow.test', `https://slow.test:${S}/`),
-    'Off.xml': ruleset('Off', 'off.test', `https://off.test:${S}/`, { attrs: ' default_off="manual"' }),
+    'Off.xml': ruleset('Off', 'off.test', `https://off.test:${S}/`, {
+      attrs: ' default_off="manual"',
+    }),
     // Not in --resolve, and .invalid never resolves.
     'Nowhere.xml': ruleset('Nowhere', 'nowhere.invalid', `https://nowhere.invalid:${S}/`),
   };
@@ -91,7 +114,8 @@ afterAll(async () => {
 
 function find(report: FetchTestReport, url: string): UrlResult {
   const hit = report.urls.find((u) => u.url === url);
-  if (hit === undefined) throw new Error(`no result for ${url}; have ${report.urls.map((u) => u.url).join(', ')}`);
+  if (hit === undefined)
+    throw new Error(`no result for ${url}; have ${report.urls.map((u) => u.url).join(', ')}`);
   return hit;
 }
 
@@ -103,7 +127,13 @@ describe('httpsify fetch-test against local HTTP and HTTPS servers', () => {
 
   beforeAll(async () => {
     requestsBefore = servers.requests.length;
-    report = await runFetchTest({ paths: [dir], resolve: resolveArgs, caFiles: [pki.caPath], timeoutMs: 1500, concurrency: 4 });
+    report = await runFetchTest({
+      paths: [dir],
+      resolve: resolveArgs,
+      caFiles: [pki.caPath],
+      timeoutMs: 1500,
+      concurrency: 4,
+    });
   }, 60_000);
 
   it('passes a site that serves the same page over HTTPS', () => {
@@ -139,8 +169,13 @@ describe('httpsify fetch-test against local HTTP and HTTPS servers', () => {
     const r = find(report, `http://loop.test:${H}/`);
     expect(r.verdict).toBe('failed');
     expect(codes(r)).toEqual(['secure-redirect-loop']);
-    expect(r.findings[0]?.message).toBe(`redirect loop: https://loop.test:${S}/ -> https://loop.test:${S}/`);
-    expect(servers.requests.slice(requestsBefore).filter((u) => u.startsWith('https://loop.test')).length).toBe(1);
+    expect(r.findings[0]?.message).toBe(
+      `redirect loop: https://loop.test:${S}/ -> https://loop.test:${S}/`,
+    );
+    expect(
+      servers.requests.slice(requestsBefore).filter((u) => u.startsWith('https://loop.test'))
+        .length,
+    ).toBe(1);
   });
 
   it('passes each redirect target through all loaded rulesets', () => {
@@ -159,7 +194,10 @@ describe('httpsify fetch-test against local HTTP and HTTPS servers', () => {
     expect(r.verdict).toBe('failed');
     expect(codes(r)).toEqual(['secure-too-many-redirects']);
     expect(r.secure?.hops.length).toBe(11);
-    expect(servers.requests.slice(requestsBefore).filter((u) => u.startsWith('https://many.test')).length).toBe(11);
+    expect(
+      servers.requests.slice(requestsBefore).filter((u) => u.startsWith('https://many.test'))
+        .length,
+    ).toBe(11);
   });
 
   it('fails when the HTTPS side resets, refuses or does not answer in time', () => {
@@ -207,11 +245,17 @@ describe('httpsify fetch-test against local HTTP and HTTPS servers', () => {
     });
     expect(report.failedRulesets).toBe(7);
     // Results come in file order whatever order the fetches finished in.
-    expect(report.urls.map((u) => u.ruleset)).toEqual([...report.urls.map((u) => u.ruleset)].sort());
+    expect(report.urls.map((u) => u.ruleset)).toEqual(
+      [...report.urls.map((u) => u.ruleset)].sort(),
+    );
   });
 
   it('does not trust the local CA unless --ca names it', async () => {
-    const untrusted = await runFetchTest({ paths: [join(dir, 'Good.xml')], resolve: resolveArgs, timeoutMs: 3000 });
+    const untrusted = await runFetchTest({
+      paths: [join(dir, 'Good.xml')],
+      resolve: resolveArgs,
+      timeoutMs: 3000,
+    });
     const r = find(untrusted, `http://good.test:${H}/`);
     expect(r.verdict).toBe('failed');
     expect(codes(r)).toEqual(['secure-tls']);
@@ -241,18 +285,25 @@ describe('the built httpsify fetch-test command', () => {
     ];
     // Asynchronous: the test servers live in this process and must keep answering meanwhile.
     const run = await new Promise<{ status: number; stdout: string }>((done) => {
-      execFile(process.execPath, args, (err, stdout) => done({ status: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout }));
+      execFile(process.execPath, args, (err, stdout) =>
+        done({ status: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout }),
+      );
     });
     expect(run.status).toBe(1);
     expect(run.stdout).toContain(`http://good.test:${H}/`);
     expect(run.stdout).toContain(`http://missing.test:${H}/`);
     const report = JSON.parse(readFileSync(json, 'utf8')) as FetchTestReport;
-    expect(Object.fromEntries(report.rulesets.map((r) => [r.name, r.verdict]))).toEqual({ Good: 'ok', Missing: 'failed' });
+    expect(Object.fromEntries(report.rulesets.map((r) => [r.name, r.verdict]))).toEqual({
+      Good: 'ok',
+      Missing: 'failed',
+    });
     // The passing file is untouched; the failing one is off, and otherwise the same bytes.
     expect(readFileSync(join(copy, 'Good.xml'), 'utf8')).toBe(good);
     const disabled = readFileSync(join(copy, 'Missing.xml'), 'utf8');
     expect(disabled).toContain('default_off="failed ruleset test"');
-    expect(disabled.replace(/<!--[^]*?-->\n?/, '').replace(' default_off="failed ruleset test"', '')).toBe(missing);
+    expect(
+      disabled.replace(/<!--[^]*?-->\n?/, '').replace(' default_off="failed ruleset test"', ''),
+    ).toBe(missing);
     const parsed = parseRulesetXml(disabled, 'Missing.xml');
     expect(parsed.diagnostics).toEqual([]);
     expect(parsed.ruleset?.defaultOff).toBe('failed ruleset test');

@@ -11,7 +11,10 @@ function literals(dirs: string[]): Set<string> {
   for (const dir of dirs) {
     for (const name of readdirSync(join(engineSrc, dir), { recursive: true }) as string[]) {
       if (!name.endsWith('.ts')) continue;
-      for (const m of readFileSync(join(engineSrc, dir, name), 'utf8').matchAll(/'([a-z][a-z0-9]*(?:-[a-z0-9]+)+)'/g)) found.add(m[1] as string);
+      for (const m of readFileSync(join(engineSrc, dir, name), 'utf8').matchAll(
+        /'([a-z][a-z0-9]*(?:-[a-z0-9]+)+)'/g,
+      ))
+        found.add(m[1] as string);
     }
   }
   return found;
@@ -22,7 +25,9 @@ const NOT_CODES = ['escape-dot', 'securecookie-any', 'missing-group', 'too-compl
 
 describe('the finding codes the config file may name', () => {
   it('are the codes the engine writes: a new code there must be added to FINDING_CODES', () => {
-    const written = [...literals(['parse', 'lint', 'coverage', 'regex'])].filter((c) => !NOT_CODES.includes(c));
+    const written = [...literals(['parse', 'lint', 'coverage', 'regex'])].filter(
+      (c) => !NOT_CODES.includes(c),
+    );
     expect(written.sort()).toEqual([...FINDING_CODES].sort());
     // Every error of the parser leaves the ruleset unloaded.
     for (const code of literals(['parse'])) expect(UNLOADABLE_CODES.has(code), code).toBe(true);
@@ -34,7 +39,9 @@ describe('the finding codes the config file may name', () => {
     // The list: from the section's first item to the next heading.
     const start = guide.indexOf('\n- ', guide.indexOf('### Finding codes'));
     const section = guide.slice(start, guide.indexOf('\n#', start));
-    const listed = [...section.matchAll(/`([a-z][a-z0-9-]+)`/g)].map((m) => m[1] as string).filter((c) => c.includes('-'));
+    const listed = [...section.matchAll(/`([a-z][a-z0-9-]+)`/g)]
+      .map((m) => m[1] as string)
+      .filter((c) => c.includes('-'));
     expect(new Set(listed)).toEqual(new Set(FINDING_CODES));
     expect(listed.length).toBe(FINDING_CODES.size);
   });

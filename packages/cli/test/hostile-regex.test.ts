@@ -17,7 +17,8 @@ function run(args: string[]): { status: number | null; stdout: string; stderr: s
 const dir = mkdtempSync(join(tmpdir(), 'httpsify-hostile-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const BENIGN = '<ruleset name="Benign">\n\t<target host="benign.test" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n';
+const BENIGN =
+  '<ruleset name="Benign">\n\t<target host="benign.test" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n';
 /** Refused: a backreference (no proof, no linear-time form). Exclusion on line 3. */
 const REFUSED =
   '<ruleset name="Refused">\n\t<target host="refused.test" />\n\t<exclusion pattern="^http://refused\\.test/((a)\\2?)+!$" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n';
@@ -27,7 +28,12 @@ const LINEAR =
 /** A character class in the prefix, then nested quantifiers. */
 const CLASS_PREFIX =
   '<ruleset name="ClassPrefix">\n\t<target host="x.evil.test" />\n\t<rule from="^http://[x]\\.evil\\.test/(a+)+b" to="https://x.evil.test/" />\n\t<securecookie host="^(a|a)+$" name="((a)\\2?)+!$" />\n</ruleset>\n';
-for (const [name, xml] of Object.entries({ Benign: BENIGN, Refused: REFUSED, Linear: LINEAR, ClassPrefix: CLASS_PREFIX }))
+for (const [name, xml] of Object.entries({
+  Benign: BENIGN,
+  Refused: REFUSED,
+  Linear: LINEAR,
+  ClassPrefix: CLASS_PREFIX,
+}))
   writeFileSync(join(dir, `${name}.xml`), xml);
 
 const PUMP = 'a'.repeat(5000);
@@ -51,7 +57,9 @@ describe('hostile regexes through the CLI', () => {
       `http://x.evil.test/${PUMP}!`,
       '',
     ]);
-    expect(r.stderr).toMatch(/error unsafe-regex: ruleset "Refused" is not used: its pattern .*backreference/);
+    expect(r.stderr).toMatch(
+      /error unsafe-regex: ruleset "Refused" is not used: its pattern .*backreference/,
+    );
   });
 
   it('rewrite --rules BUNDLE: a bundle holding hostile patterns gets the same treatment', () => {
@@ -69,14 +77,26 @@ describe('hostile regexes through the CLI', () => {
 
   it('links: reports the refused ruleset once on stderr, as rewrite does, and rewrites the rest', () => {
     const page = join(dir, 'page.md');
-    writeFileSync(page, `[a](http://benign.test/x) [b](http://refused.test/${PUMP}!) [c](http://refused.test/a)\n`);
+    writeFileSync(
+      page,
+      `[a](http://benign.test/x) [b](http://refused.test/${PUMP}!) [c](http://refused.test/a)\n`,
+    );
     const r = run(['links', 'check', page, '--rules', dir]);
     expect(r.stdout).toContain('https://benign.test/x');
-    expect(r.stderr.match(/error unsafe-regex: ruleset "Refused" is not used: its pattern .*backreference/g)).toHaveLength(1);
+    expect(
+      r.stderr.match(
+        /error unsafe-regex: ruleset "Refused" is not used: its pattern .*backreference/g,
+      ),
+    ).toHaveLength(1);
   });
 
   it('check: file:line:col and the unsafe-regex code, exit 1', () => {
-    const r = run(['check', join(dir, 'Refused.xml'), join(dir, 'ClassPrefix.xml'), join(dir, 'Linear.xml')]);
+    const r = run([
+      'check',
+      join(dir, 'Refused.xml'),
+      join(dir, 'ClassPrefix.xml'),
+      join(dir, 'Linear.xml'),
+    ]);
     expect(r.status).toBe(1);
     expect(r.stdout).toContain(`${join(dir, 'Refused.xml')}:3:2: error unsafe-regex:`);
     expect(r.stdout).toContain(`${join(dir, 'ClassPrefix.xml')}:4:2: error unsafe-regex:`);
@@ -89,10 +109,18 @@ describe('hostile regexes through the CLI', () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('unsafe-regex');
     const engine = loadBundle(new Uint8Array(readFileSync(out)));
-    const names = Array.from({ length: engine.rulesetCount }, (_, id) => engine.rulesetName(id)).sort();
+    const names = Array.from({ length: engine.rulesetCount }, (_, id) =>
+      engine.rulesetName(id),
+    ).sort();
     expect(names).toEqual(['Benign', 'Linear']);
     // A compiled bundle given back to compile is judged too.
-    const again = run(['compile', '--rules', join(dir, 'hostile.bundle'), '-o', join(dir, 'again.bundle')]);
+    const again = run([
+      'compile',
+      '--rules',
+      join(dir, 'hostile.bundle'),
+      '-o',
+      join(dir, 'again.bundle'),
+    ]);
     expect(again.status).toBe(1);
     expect(again.stderr).toContain('ruleset "Refused" is refused');
   });
@@ -100,7 +128,9 @@ describe('hostile regexes through the CLI', () => {
   it('test: the refused pattern is an error at file:line:col and fails its ruleset, exit 1', () => {
     const r = run(['test', join(dir, 'Refused.xml'), join(dir, 'Benign.xml')]);
     expect(r.status).toBe(1);
-    expect(r.stdout).toMatch(/Refused\.xml:3:\d+: error unsafe-regex: <exclusion> pattern .* of ruleset "Refused" is refused/);
+    expect(r.stdout).toMatch(
+      /Refused\.xml:3:\d+: error unsafe-regex: <exclusion> pattern .* of ruleset "Refused" is refused/,
+    );
     expect(r.stdout).toMatch(/^FAIL Refused /m);
     expect(r.stdout).not.toMatch(/Benign\.xml:\d+:\d+: error unsafe-regex/);
   });
@@ -108,6 +138,8 @@ describe('hostile regexes through the CLI', () => {
   it('fetch-test: reports the refused pattern before fetching anything, exit 1', () => {
     const r = run(['fetch-test', join(dir, 'Refused.xml'), '--timeout', '2000']);
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/Refused\.xml:3:\d+: error unsafe-regex: <exclusion> pattern .* of ruleset "Refused" is refused/);
+    expect(r.stderr).toMatch(
+      /Refused\.xml:3:\d+: error unsafe-regex: <exclusion> pattern .* of ruleset "Refused" is refused/,
+    );
   });
 });

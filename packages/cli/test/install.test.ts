@@ -16,7 +16,9 @@ let project: string;
 /** The fenced blocks of a README with the given info string, in order. */
 function codeBlocks(file: string, lang: string): string[] {
   const text = readFileSync(join(root, file), 'utf8');
-  return [...text.matchAll(new RegExp(`^\`\`\`${lang}\\n([\\s\\S]*?)^\`\`\`$`, 'gm'))].map((m) => m[1] as string);
+  return [...text.matchAll(new RegExp(`^\`\`\`${lang}\\n([\\s\\S]*?)^\`\`\`$`, 'gm'))].map(
+    (m) => m[1] as string,
+  );
 }
 
 beforeAll(() => {
@@ -24,19 +26,43 @@ beforeAll(() => {
   const tarballs = join(work, 'tarballs');
   mkdirSync(tarballs);
   const packed = JSON.parse(
-    execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tarballs, ...PACKAGES.flatMap((p) => ['-w', `packages/${p}`])], {
-      cwd: root,
-      encoding: 'utf8',
-    }),
+    execFileSync(
+      'npm',
+      [
+        'pack',
+        '--json',
+        '--ignore-scripts',
+        '--pack-destination',
+        tarballs,
+        ...PACKAGES.flatMap((p) => ['-w', `packages/${p}`]),
+      ],
+      {
+        cwd: root,
+        encoding: 'utf8',
+      },
+    ),
   ) as { filename: string }[];
   project = join(work, 'project');
   mkdirSync(project);
-  writeFileSync(join(project, 'package.json'), `${JSON.stringify({ name: 'try-httpsify', private: true, type: 'module' })}\n`);
-  execFileSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...packed.map((p) => join(tarballs, p.filename))], {
-    cwd: project,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  writeFileSync(
+    join(project, 'package.json'),
+    `${JSON.stringify({ name: 'try-httpsify', private: true, type: 'module' })}\n`,
+  );
+  execFileSync(
+    'npm',
+    [
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      ...packed.map((p) => join(tarballs, p.filename)),
+    ],
+    {
+      cwd: project,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
 }, 180_000);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -44,11 +70,17 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 describe('the packed packages, installed on their own', () => {
   it('installs nothing of the workspace: every @httpsify package comes from its tarball', () => {
     for (const pkg of PACKAGES) {
-      const installed = JSON.parse(readFileSync(join(project, 'node_modules/@httpsify', pkg, 'package.json'), 'utf8')) as { version: string };
-      const source = JSON.parse(readFileSync(join(root, 'packages', pkg, 'package.json'), 'utf8')) as { version: string };
+      const installed = JSON.parse(
+        readFileSync(join(project, 'node_modules/@httpsify', pkg, 'package.json'), 'utf8'),
+      ) as { version: string };
+      const source = JSON.parse(
+        readFileSync(join(root, 'packages', pkg, 'package.json'), 'utf8'),
+      ) as { version: string };
       expect(installed.version).toBe(source.version);
     }
-    const lock = JSON.parse(readFileSync(join(project, 'package-lock.json'), 'utf8')) as { packages: Record<string, { resolved?: string; link?: boolean }> };
+    const lock = JSON.parse(readFileSync(join(project, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { resolved?: string; link?: boolean }>;
+    };
     expect(Object.entries(lock.packages).filter(([, p]) => p.link === true)).toEqual([]);
   });
 
@@ -61,21 +93,30 @@ describe('the packed packages, installed on their own', () => {
       encoding: 'utf8',
       env: { ...process.env, npm_config_offline: 'true' },
     });
-    expect(run.stderr).toContain('sweep --queue needs BullMQ and ioredis, which are not installed: npm install bullmq@6.7.6 ioredis@6.0.0');
+    expect(run.stderr).toContain(
+      'sweep --queue needs BullMQ and ioredis, which are not installed: npm install bullmq@6.7.6 ioredis@6.0.0',
+    );
     expect(run.status).toBe(2);
   });
 
   it("runs the CLI README's examples with npx, offline", () => {
-    const [block] = codeBlocks('packages/cli/README.md', 'sh').filter((b) => b.startsWith('npx httpsify'));
+    const [block] = codeBlocks('packages/cli/README.md', 'sh').filter((b) =>
+      b.startsWith('npx httpsify'),
+    );
     expect(block).toBeDefined();
     let ran = 0;
     for (const line of (block as string).split('\n')) {
       const [command, comment] = line.split(/\s+# /) as [string, string | undefined];
       if (command.trim() === '' || command.startsWith('npm install')) continue;
-      const run = spawnSync('sh', ['-c', command], { cwd: project, encoding: 'utf8', env: { ...process.env, npm_config_offline: 'true' } });
+      const run = spawnSync('sh', ['-c', command], {
+        cwd: project,
+        encoding: 'utf8',
+        env: { ...process.env, npm_config_offline: 'true' },
+      });
       expect([command, run.status, run.stderr.includes('npm error')]).toEqual([command, 0, false]);
       // A comment that is a URL is the output the README promises.
-      if (comment !== undefined && /^https?:\/\/\S+$/.test(comment.trim())) expect(run.stdout.trim()).toBe(comment.trim());
+      if (comment !== undefined && /^https?:\/\/\S+$/.test(comment.trim()))
+        expect(run.stdout.trim()).toBe(comment.trim());
       ran++;
     }
     expect(ran).toBeGreaterThanOrEqual(5);
@@ -97,7 +138,10 @@ describe('the packed packages, installed on their own', () => {
       ].join('\n'),
     );
     writeFileSync(join(project, 'example.mjs'), example as string);
-    const run = spawnSync(process.execPath, ['--import', './offline.mjs', 'example.mjs'], { cwd: project, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, ['--import', './offline.mjs', 'example.mjs'], {
+      cwd: project,
+      encoding: 'utf8',
+    });
     expect([run.status, run.stderr]).toEqual([0, '']);
     expect(run.stdout).toBe('https://en.wikipedia.org/wiki/HTTPS 200\n');
   });

@@ -20,10 +20,15 @@ interface Run {
 
 function run(args: string[], cwd: string, timeout = 0): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd, timeout, maxBuffer: 32 << 20 }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 99;
-      resolve({ code, stdout, stderr, killed: err?.killed === true });
-    });
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { cwd, timeout, maxBuffer: 32 << 20 },
+      (err, stdout, stderr) => {
+        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 99;
+        resolve({ code, stdout, stderr, killed: err?.killed === true });
+      },
+    );
   });
 }
 
@@ -71,7 +76,11 @@ describe('--exclude', () => {
     expect(check.code).toBe(1);
 
     const json = await run(['links', 'check', '--format', 'json', ...args], dir);
-    const report = JSON.parse(json.stdout) as { findings: { url: string }[]; excluded: number; excludedLinks: unknown[] };
+    const report = JSON.parse(json.stdout) as {
+      findings: { url: string }[];
+      excluded: number;
+      excludedLinks: unknown[];
+    };
     expect(report.findings.map((f) => f.url)).toEqual(['http://docs.test/guide']);
     expect(report.excluded).toBe(2);
     expect(report.excludedLinks).toEqual([
@@ -97,7 +106,9 @@ describe('--exclude', () => {
 
     const fix = await run(['links', 'fix', ...args], dir);
     expect(fix.code).toBe(0);
-    expect(readFileSync(join(dir, 'README.md'), 'utf8')).toBe(README.replace('http://docs.test/guide', 'https://docs.test/guide'));
+    expect(readFileSync(join(dir, 'README.md'), 'utf8')).toBe(
+      README.replace('http://docs.test/guide', 'https://docs.test/guide'),
+    );
     // The CI case: with the one deliberate link excluded, the check passes.
     const again = await run(['links', 'check', ...args], dir);
     expect(again.stdout).toBe('1 file(s) scanned; 0 link(s) can be upgraded; 2 link(s) excluded\n');
@@ -105,21 +116,43 @@ describe('--exclude', () => {
   });
 
   it('is repeatable, and tests the URL as the document writes it, unanchored', async () => {
-    const dir = project('exclude-many', { 'a.txt': 'http://A.docs.test/x http://b.docs.test/y http://c.docs.test/z\n' });
+    const dir = project('exclude-many', {
+      'a.txt': 'http://A.docs.test/x http://b.docs.test/y http://c.docs.test/z\n',
+    });
     // `A` as written (not normalised to `a`), matched in the middle of the URL.
-    const r = await run(['links', 'check', '--exclude', 'A\\.docs', '--exclude', 'b\\.docs', ...rulesArgs, 'a.txt'], dir);
+    const r = await run(
+      ['links', 'check', '--exclude', 'A\\.docs', '--exclude', 'b\\.docs', ...rulesArgs, 'a.txt'],
+      dir,
+    );
     expect(r.stdout).toBe(
       'a.txt:1:43: http://c.docs.test/z -> https://c.docs.test/z (ruleset Docs)\n1 file(s) scanned; 1 link(s) can be upgraded; 2 link(s) excluded\n',
     );
-    const lower = await run(['links', 'check', '--exclude', 'a\\.docs', ...rulesArgs, 'a.txt'], dir);
+    const lower = await run(
+      ['links', 'check', '--exclude', 'a\\.docs', ...rulesArgs, 'a.txt'],
+      dir,
+    );
     expect(lower.stdout).toContain('http://A.docs.test/x -> https://A.docs.test/x');
   });
 
   it('an invalid or empty regex is a usage error (exit 2) naming it, before any file is read', async () => {
     const dir = project('exclude-bad', { 'a.txt': 'http://docs.test/x\n' });
-    const bad = await run(['links', 'check', '--exclude', 'docs\\.test', '--exclude', '(unclosed', ...rulesArgs, 'a.txt'], dir);
+    const bad = await run(
+      [
+        'links',
+        'check',
+        '--exclude',
+        'docs\\.test',
+        '--exclude',
+        '(unclosed',
+        ...rulesArgs,
+        'a.txt',
+      ],
+      dir,
+    );
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/^httpsify links: --exclude "\(unclosed": Invalid regular expression: .*Unterminated group\n$/);
+    expect(bad.stderr).toMatch(
+      /^httpsify links: --exclude "\(unclosed": Invalid regular expression: .*Unterminated group\n$/,
+    );
     expect(bad.stdout).toBe('');
     const empty = await run(['links', 'fix', '--exclude', '', ...rulesArgs, 'a.txt'], dir);
     expect(empty.code).toBe(2);
@@ -129,27 +162,48 @@ describe('--exclude', () => {
 
   it('a catastrophically backtracking regex runs in linear time; one that cannot is refused', async () => {
     // On V8's RegExp, `(a|aa)+$` against 100 a's and a b takes longer than the universe has had.
-    const dir = project('exclude-redos', { 'a.txt': `http://docs.test/${'a'.repeat(100)}b and http://docs.test/${'a'.repeat(100)}\n` });
-    const r = await run(['links', 'check', '--exclude', '^http://docs\\.test/(a|aa)+$', ...rulesArgs, 'a.txt'], dir, 20_000);
+    const dir = project('exclude-redos', {
+      'a.txt': `http://docs.test/${'a'.repeat(100)}b and http://docs.test/${'a'.repeat(100)}\n`,
+    });
+    const r = await run(
+      ['links', 'check', '--exclude', '^http://docs\\.test/(a|aa)+$', ...rulesArgs, 'a.txt'],
+      dir,
+      20_000,
+    );
     expect(r.killed).toBe(false);
     expect(r.stdout).toContain(`http://docs.test/${'a'.repeat(100)}b -> https://`);
     expect(r.stdout).toContain('1 link(s) can be upgraded; 1 link(s) excluded');
     expect(r.code).toBe(1);
     // A backreference has no linear-time matcher and no proof: refused, with the reason.
-    const refused = await run(['links', 'check', '--exclude', '(\\w+)\\1+$', ...rulesArgs, 'a.txt'], dir, 20_000);
+    const refused = await run(
+      ['links', 'check', '--exclude', '(\\w+)\\1+$', ...rulesArgs, 'a.txt'],
+      dir,
+      20_000,
+    );
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(/--exclude "\(\\\\w\+\)\\\\1\+\$": refused, it could stall the run: .*backreference/);
+    expect(refused.stderr).toMatch(
+      /--exclude "\(\\\\w\+\)\\\\1\+\$": refused, it could stall the run: .*backreference/,
+    );
   });
 });
 
 describe('ignore file', () => {
   // Read as patterns, the comments would be invalid (an open parenthesis) and the blank line empty.
-  const IGNORE = ['# deliberate plain-HTTP links (legacy mirror', '', '  ^http://legacy\\.docs\\.test/  ', '  # (not a rule either', ''].join('\r\n');
+  const IGNORE = [
+    '# deliberate plain-HTTP links (legacy mirror',
+    '',
+    '  ^http://legacy\\.docs\\.test/  ',
+    '  # (not a rule either',
+    '',
+  ].join('\r\n');
 
   it('.httpsifyignore in the working directory: one regex a line, comments and blank lines skipped', async () => {
     const dir = project('ignore-file', { 'README.md': README, '.httpsifyignore': IGNORE });
     const r = await run(['links', 'check', '--format', 'json', ...rulesArgs, 'README.md'], dir);
-    const report = JSON.parse(r.stdout) as { findings: { url: string }[]; excludedLinks: { origin: string; rule: string }[] };
+    const report = JSON.parse(r.stdout) as {
+      findings: { url: string }[];
+      excludedLinks: { origin: string; rule: string }[];
+    };
     expect(report.findings.map((f) => f.url)).toEqual(['http://docs.test/guide']);
     expect(report.excludedLinks.map((e) => [e.origin, e.rule])).toEqual([
       ['.httpsifyignore:3', '^http://legacy\\.docs\\.test/'],
@@ -166,7 +220,10 @@ describe('ignore file', () => {
       '.httpsifyignore': 'docs\\.test/guide\n',
       'ci/links-ignore': '^http://legacy\\.docs\\.test/files/\n',
     });
-    const r = await run(['links', 'check', '--ignore-file', 'ci/links-ignore', ...rulesArgs, 'README.md'], dir);
+    const r = await run(
+      ['links', 'check', '--ignore-file', 'ci/links-ignore', ...rulesArgs, 'README.md'],
+      dir,
+    );
     expect(r.stdout).toBe(
       [
         'README.md:3:15: http://docs.test/guide -> https://docs.test/guide (ruleset Docs)',
@@ -175,20 +232,31 @@ describe('ignore file', () => {
         '',
       ].join('\n'),
     );
-    const missing = await run(['links', 'check', '--ignore-file', 'nope', ...rulesArgs, 'README.md'], dir);
+    const missing = await run(
+      ['links', 'check', '--ignore-file', 'nope', ...rulesArgs, 'README.md'],
+      dir,
+    );
     expect(missing.code).toBe(2);
     expect(missing.stderr).toBe('httpsify links: nope: no such file or directory\n');
   });
 
   it('a bad line is a usage error naming file:line', async () => {
-    const dir = project('ignore-file-bad', { 'a.txt': 'http://docs.test/x\n', '.httpsifyignore': '# fine\nfine\\.test\n[z-a]\n' });
+    const dir = project('ignore-file-bad', {
+      'a.txt': 'http://docs.test/x\n',
+      '.httpsifyignore': '# fine\nfine\\.test\n[z-a]\n',
+    });
     const r = await run(['links', 'check', ...rulesArgs, 'a.txt'], dir);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^httpsify links: \.httpsifyignore:3: "\[z-a\]": Invalid regular expression: .*Range out of order/);
+    expect(r.stderr).toMatch(
+      /^httpsify links: \.httpsifyignore:3: "\[z-a\]": Invalid regular expression: .*Range out of order/,
+    );
   });
 
   it('runLinks takes the same rules from a real file', async () => {
-    const dir = project('ignore-file-api', { 'a.md': '[x](http://docs.test/x) [y](http://docs.test/y)\n', 'rules.txt': 'docs\\.test/y$\n' });
+    const dir = project('ignore-file-api', {
+      'a.md': '[x](http://docs.test/x) [y](http://docs.test/y)\n',
+      'rules.txt': 'docs\\.test/y$\n',
+    });
     const { engine } = loadRulesets([join(work, 'Docs.xml')]);
     const report = await runLinks({
       paths: [join(dir, 'a.md')],
@@ -232,7 +300,11 @@ describe('inline markers', () => {
     const dir = project('inline-md', { 'doc.md': MD });
     const check = await run(['links', 'check', '--format', 'json', ...rulesArgs, 'doc.md'], dir);
     expect(check.stderr).toBe('');
-    const report = JSON.parse(check.stdout) as { findings: { url: string; line: number }[]; excluded: number; excludedLinks: Record<string, unknown>[] };
+    const report = JSON.parse(check.stdout) as {
+      findings: { url: string; line: number }[];
+      excluded: number;
+      excludedLinks: Record<string, unknown>[];
+    };
     expect(report.findings.map((f) => `${f.line} ${f.url}`)).toEqual([
       '4 http://docs.test/guide',
       '14 http://docs.test/after',
@@ -240,7 +312,9 @@ describe('inline markers', () => {
       '16 http://docs.test/plain',
     ]);
     expect(report.excluded).toBe(5);
-    expect(report.excludedLinks.map((e) => `${e['line']} ${e['url']} ${e['rule']} ${e['origin']}`)).toEqual([
+    expect(
+      report.excludedLinks.map((e) => `${e['line']} ${e['url']} ${e['rule']} ${e['origin']}`),
+    ).toEqual([
       '3 http://docs.test/mirror httpsify-ignore-next-line doc.md:2',
       '5 http://docs.test/old httpsify-ignore-line doc.md:5',
       '8 http://docs.test/a httpsify-ignore-start doc.md:7',
@@ -248,9 +322,13 @@ describe('inline markers', () => {
       '10 http://docs.test/c httpsify-ignore-start doc.md:7',
     ]);
     const fix = await run(['links', 'fix', ...rulesArgs, 'doc.md'], dir);
-    expect(fix.stdout).toMatch(/\n1 file\(s\) scanned; 4 link\(s\) upgraded in 1 file\(s\); 5 link\(s\) excluded\n$/);
+    expect(fix.stdout).toMatch(
+      /\n1 file\(s\) scanned; 4 link\(s\) upgraded in 1 file\(s\); 5 link\(s\) excluded\n$/,
+    );
     const fixed = readFileSync(join(dir, 'doc.md'), 'utf8');
-    expect(fixed).toBe(MD.replace(/http:\/\/docs\.test\/(guide|after|more|plain)/g, 'https://docs.test/$1'));
+    expect(fixed).toBe(
+      MD.replace(/http:\/\/docs\.test\/(guide|after|more|plain)/g, 'https://docs.test/$1'),
+    );
   });
 
   it('HTML: markers in comments, a comment over several lines ignores the line after its end', async () => {
@@ -270,8 +348,15 @@ describe('inline markers', () => {
     ].join('\n');
     const dir = project('inline-html', { 'page.html': html });
     const r = await run(['links', 'check', '--format', 'json', ...rulesArgs, 'page.html'], dir);
-    const report = JSON.parse(r.stdout) as { findings: { url: string }[]; excludedLinks: { url: string; origin: string }[] };
-    expect(report.findings.map((f) => f.url)).toEqual(['http://docs.test/kept', 'http://docs.test/text', 'http://docs.test/after-script']);
+    const report = JSON.parse(r.stdout) as {
+      findings: { url: string }[];
+      excludedLinks: { url: string; origin: string }[];
+    };
+    expect(report.findings.map((f) => f.url)).toEqual([
+      'http://docs.test/kept',
+      'http://docs.test/text',
+      'http://docs.test/after-script',
+    ]);
     expect(report.excludedLinks.map((e) => `${e.url} ${e.origin}`)).toEqual([
       'http://docs.test/partner page.html:3',
       'http://docs.test/i.png page.html:8',
@@ -322,6 +407,8 @@ describe('inline markers', () => {
       'httpsify: a.md:2: httpsify-ignore-end without an httpsify-ignore-start before it does nothing\n' +
         'httpsify: a.md:4: httpsify-ignore-start has no httpsify-ignore-end: links to the end of the file are left alone\n',
     );
-    expect(r.stdout).toMatch(/a\.md:1:5: .*\na\.md:3:5: .*\n1 file\(s\) scanned; 2 link\(s\) can be upgraded; 2 link\(s\) excluded\n$/);
+    expect(r.stdout).toMatch(
+      /a\.md:1:5: .*\na\.md:3:5: .*\n1 file\(s\) scanned; 2 link\(s\) can be upgraded; 2 link\(s\) excluded\n$/,
+    );
   });
 });

@@ -12,11 +12,23 @@ const bin = resolvePath(__dirname, '../dist/bin.js');
 let work: string;
 let rulesArgs: string[];
 
-function run(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  args: string[],
+  cwd: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd, maxBuffer: 32 << 20 }, (err, stdout, stderr) => {
-      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 99, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { cwd, maxBuffer: 32 << 20 },
+      (err, stdout, stderr) => {
+        resolve({
+          code: err === null ? 0 : typeof err.code === 'number' ? err.code : 99,
+          stdout,
+          stderr,
+        });
+      },
+    );
   });
 }
 
@@ -24,14 +36,19 @@ function run(args: string[], cwd: string): Promise<{ code: number; stdout: strin
 function tableRows(markdown: string): string[][] {
   const html = micromark(markdown, { extensions: [gfm()], htmlExtensions: [gfmHtml()] });
   return [...html.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map(([, row]) =>
-    [...(row as string).matchAll(/<t[hd]>([\s\S]*?)<\/t[hd]>/g)].map(([, cell]) => decodeHTML((cell as string).replace(/<[^>]*>/g, ''))),
+    [...(row as string).matchAll(/<t[hd]>([\s\S]*?)<\/t[hd]>/g)].map(([, cell]) =>
+      decodeHTML((cell as string).replace(/<[^>]*>/g, '')),
+    ),
   );
 }
 
 beforeAll(() => {
   work = mkdtempSync(join(tmpdir(), 'httpsify-links-md-'));
   // A ruleset name with Markdown in it must stay text in its cell.
-  writeFileSync(join(work, 'Docs.xml'), '<ruleset name="Docs | *mirror*">\n\t<target host="docs.test" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n');
+  writeFileSync(
+    join(work, 'Docs.xml'),
+    '<ruleset name="Docs | *mirror*">\n\t<target host="docs.test" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n',
+  );
   rulesArgs = ['--rules', join(work, 'Docs.xml')];
 });
 
@@ -47,7 +64,10 @@ describe('--format markdown', () => {
       join(dir, 'we|ird.md'),
       '# Doc\n\n[pipe](<http://docs.test/a|b`c>)\n<http://docs.test/x>\n<!-- httpsify-ignore-next-line -->\nhttp://docs.test/left-alone\n',
     );
-    const r = await run(['links', 'check', '--format', 'markdown', ...rulesArgs, 'we|ird.md', 'missing.md'], dir);
+    const r = await run(
+      ['links', 'check', '--format', 'markdown', ...rulesArgs, 'we|ird.md', 'missing.md'],
+      dir,
+    );
     expect(r.code).toBe(2);
     expect(r.stdout.split('\n')[0]).toBe('### httpsify links check');
     expect(tableRows(r.stdout)).toEqual([
@@ -57,7 +77,9 @@ describe('--format markdown', () => {
     ]);
     // URLs and paths are code, not links or emphasis.
     expect(r.stdout).not.toMatch(/<a |<em>/);
-    expect(r.stdout).toContain('\n1 file(s) scanned; 2 link(s) can be upgraded; 1 link(s) excluded\n');
+    expect(r.stdout).toContain(
+      '\n1 file(s) scanned; 2 link(s) can be upgraded; 1 link(s) excluded\n',
+    );
     expect(r.stdout).toContain('Not checked:\n\n- `missing.md`: no such file or directory\n');
   });
 
@@ -68,17 +90,27 @@ describe('--format markdown', () => {
     const fix = await run(['links', 'fix', '--format', 'markdown', ...rulesArgs, 'a.txt'], dir);
     expect(fix.code).toBe(0);
     expect(fix.stdout).toMatch(/^### httpsify links fix\n\n\| File:line \|/);
-    expect(tableRows(fix.stdout)[1]).toEqual(['a.txt:1', 'http://docs.test/a', 'https://docs.test/a', 'Docs | *mirror*']);
+    expect(tableRows(fix.stdout)[1]).toEqual([
+      'a.txt:1',
+      'http://docs.test/a',
+      'https://docs.test/a',
+      'Docs | *mirror*',
+    ]);
     expect(fix.stdout).toContain('\n1 file(s) scanned; 1 link(s) upgraded in 1 file(s)\n');
     const again = await run(['links', 'check', '--format', 'markdown', ...rulesArgs, 'a.txt'], dir);
     expect(again.code).toBe(0);
-    expect(again.stdout).toBe('### httpsify links check\n\nNo link can be upgraded.\n\n1 file(s) scanned; 0 link(s) can be upgraded\n');
+    expect(again.stdout).toBe(
+      '### httpsify links check\n\nNo link can be upgraded.\n\n1 file(s) scanned; 0 link(s) can be upgraded\n',
+    );
   });
 
   it('keeps a job summary small: 1,000 rows at most, the rest counted', async () => {
     const dir = join(work, 'many');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'many.txt'), Array.from({ length: 1001 }, (_, i) => `http://docs.test/${i}`).join('\n'));
+    writeFileSync(
+      join(dir, 'many.txt'),
+      Array.from({ length: 1001 }, (_, i) => `http://docs.test/${i}`).join('\n'),
+    );
     const r = await run(['links', 'check', '--format', 'markdown', ...rulesArgs, 'many.txt'], dir);
     expect(tableRows(r.stdout)).toHaveLength(1 + 1000);
     expect(r.stdout).toContain('…and 1 more: see `--format text` or `--format sarif`.');

@@ -1,9 +1,24 @@
 import { execFile, spawnSync } from 'node:child_process';
-import { chmodSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTestPki, startLocalServers, type LocalServers, type TestPki } from './support/fetch-test-servers.js';
+import {
+  makeTestPki,
+  startLocalServers,
+  type LocalServers,
+  type TestPki,
+} from './support/fetch-test-servers.js';
 import { startDualServer, type DualServer } from './support/dual-protocol-server.js';
 
 const bin = resolvePath(__dirname, '../dist/bin.js');
@@ -17,19 +32,35 @@ const DOCS = [
 let work: string;
 let rulesArgs: string[];
 
-function run(args: string[], cwd = work): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  args: string[],
+  cwd = work,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd, maxBuffer: 32 << 20 }, (err, stdout, stderr) => {
-      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 99, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { cwd, maxBuffer: 32 << 20 },
+      (err, stdout, stderr) => {
+        resolve({
+          code: err === null ? 0 : typeof err.code === 'number' ? err.code : 99,
+          stdout,
+          stderr,
+        });
+      },
+    );
   });
 }
 
 /** A fresh directory holding copies of the fixture documents, optionally transformed. */
-function copyDocs(name: string, transform: (text: string) => Buffer = (t) => Buffer.from(t, 'utf8')): string {
+function copyDocs(
+  name: string,
+  transform: (text: string) => Buffer = (t) => Buffer.from(t, 'utf8'),
+): string {
   const dir = join(work, name);
   mkdirSync(dir, { recursive: true });
-  for (const [doc] of DOCS) writeFileSync(join(dir, doc), transform(readFileSync(join(fixtures, doc), 'utf8')));
+  for (const [doc] of DOCS)
+    writeFileSync(join(dir, doc), transform(readFileSync(join(fixtures, doc), 'utf8')));
   return dir;
 }
 
@@ -56,21 +87,36 @@ describe('links fix', () => {
     const r = await run(['links', 'fix', ...rulesArgs, dir]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    for (const [doc, expected] of DOCS) expect(readFileSync(join(dir, doc), 'utf8'), doc).toBe(readFileSync(join(fixtures, expected), 'utf8'));
+    for (const [doc, expected] of DOCS)
+      expect(readFileSync(join(dir, doc), 'utf8'), doc).toBe(
+        readFileSync(join(fixtures, expected), 'utf8'),
+      );
     expect(r.stdout).toMatch(/3 file\(s\) scanned; 38 link\(s\) upgraded in 3 file\(s\)/);
   });
 
   it('keeps CRLF line endings and a UTF-8 BOM, and is idempotent', async () => {
-    const crlfBom = (text: string): Buffer => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text.replace(/\n/g, '\r\n'), 'utf8')]);
+    const crlfBom = (text: string): Buffer =>
+      Buffer.concat([
+        Buffer.from([0xef, 0xbb, 0xbf]),
+        Buffer.from(text.replace(/\n/g, '\r\n'), 'utf8'),
+      ]);
     const dir = copyDocs('crlf', crlfBom);
     const first = await run(['links', 'fix', ...rulesArgs, dir]);
     expect(first.code).toBe(0);
-    for (const [doc, expected] of DOCS) expect(readFileSync(join(dir, doc)).equals(crlfBom(readFileSync(join(fixtures, expected), 'utf8'))), doc).toBe(true);
+    for (const [doc, expected] of DOCS)
+      expect(
+        readFileSync(join(dir, doc)).equals(
+          crlfBom(readFileSync(join(fixtures, expected), 'utf8')),
+        ),
+        doc,
+      ).toBe(true);
     const snapshot = DOCS.map(([doc]) => readFileSync(join(dir, doc)));
     const second = await run(['links', 'fix', ...rulesArgs, dir]);
     expect(second.code).toBe(0);
     expect(second.stdout).toMatch(/0 link\(s\) upgraded in 0 file\(s\)/);
-    DOCS.forEach(([doc], i) => expect(readFileSync(join(dir, doc)).equals(snapshot[i] as Buffer), doc).toBe(true));
+    DOCS.forEach(([doc], i) =>
+      expect(readFileSync(join(dir, doc)).equals(snapshot[i] as Buffer), doc).toBe(true),
+    );
     const check = await run(['links', 'check', ...rulesArgs, dir]);
     expect(check.code).toBe(0);
   });
@@ -80,17 +126,23 @@ describe('links fix', () => {
     const r = await run(['links', 'fix', '--diff', ...rulesArgs, 'notes.txt'], dir);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('\n--- a/notes.txt\n+++ b/notes.txt\n');
-    expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe(readFileSync(join(fixtures, 'notes.txt'), 'utf8'));
+    expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe(
+      readFileSync(join(fixtures, 'notes.txt'), 'utf8'),
+    );
     const lines = r.stdout.split('\n');
     expect(lines).toContain('-"http://docs.test/quoted" and http://old.docs.test/page.');
     expect(lines).toContain('+"https://docs.test/quoted" and https://new.docs.test/page.');
     expect(lines).toContain(' Not covered: http://elsewhere.test/x');
     expect(r.stdout).not.toContain('-Not covered');
-    expect(r.stderr).toMatch(/notes\.txt:4:31: http:\/\/old\.docs\.test\/page -> https:\/\/new\.docs\.test\/page \(ruleset Moved\)/);
+    expect(r.stderr).toMatch(
+      /notes\.txt:4:31: http:\/\/old\.docs\.test\/page -> https:\/\/new\.docs\.test\/page \(ruleset Moved\)/,
+    );
     // git apply (default -p1) applies it as written, giving what fix writes.
     const git = spawnSync('git', ['apply', '-'], { cwd: dir, input: r.stdout, encoding: 'utf8' });
     expect([git.status, git.stderr]).toEqual([0, '']);
-    expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe(readFileSync(join(fixtures, 'notes.expected.txt'), 'utf8'));
+    expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe(
+      readFileSync(join(fixtures, 'notes.expected.txt'), 'utf8'),
+    );
     const clean = await run(['links', 'fix', '--diff', ...rulesArgs, 'notes.txt'], dir);
     expect([clean.code, clean.stdout]).toEqual([0, '']);
   });
@@ -102,13 +154,22 @@ describe('links check', () => {
     const r = await run(['links', 'check', ...rulesArgs, dir]);
     expect(r.code).toBe(1);
     const lines = r.stdout.split('\n');
-    expect(lines).toContain(`${join(dir, 'guide.md')}:9:12: http://old.docs.test/page -> https://new.docs.test/page (ruleset Moved)`);
-    expect(lines).toContain(`${join(dir, 'guide.md')}:7:14: http://docs.test/a_b&c -> https://docs.test/a_b&c (ruleset Docs)`);
-    expect(lines).toContain(`${join(dir, 'page.html')}:17:80: http://img.docs.test/a@2x.png -> https://img.docs.test/a@2x.png (ruleset Docs)`);
+    expect(lines).toContain(
+      `${join(dir, 'guide.md')}:9:12: http://old.docs.test/page -> https://new.docs.test/page (ruleset Moved)`,
+    );
+    expect(lines).toContain(
+      `${join(dir, 'guide.md')}:7:14: http://docs.test/a_b&c -> https://docs.test/a_b&c (ruleset Docs)`,
+    );
+    expect(lines).toContain(
+      `${join(dir, 'page.html')}:17:80: http://img.docs.test/a@2x.png -> https://img.docs.test/a@2x.png (ruleset Docs)`,
+    );
     // Code blocks, inline code, titles, HTML text and comments are not links.
-    expect(r.stdout).not.toMatch(/fenced|indented|inline-code|title|in-code|in-comment|in-script|link-text|cell-code|html-code/);
+    expect(r.stdout).not.toMatch(
+      /fenced|indented|inline-code|title|in-code|in-comment|in-script|link-text|cell-code|html-code/,
+    );
     // Files are not touched by check.
-    for (const [doc] of DOCS) expect(readFileSync(join(dir, doc), 'utf8')).toBe(readFileSync(join(fixtures, doc), 'utf8'));
+    for (const [doc] of DOCS)
+      expect(readFileSync(join(dir, doc), 'utf8')).toBe(readFileSync(join(fixtures, doc), 'utf8'));
   });
 
   it('takes the ruleset options of rewrite: the bundled rulesets by default, --disable, --enable', async () => {
@@ -116,23 +177,49 @@ describe('links check', () => {
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'wiki.md'), 'See [Example](http://en.wikipedia.org/wiki/Example).\n');
     const bundled = await run(['links', 'check', '--no-channels', join(dir, 'wiki.md')]);
-    expect(bundled.stdout).toContain('wiki.md:1:15: http://en.wikipedia.org/wiki/Example -> https://en.wikipedia.org/wiki/Example (ruleset Wikipedia)');
+    expect(bundled.stdout).toContain(
+      'wiki.md:1:15: http://en.wikipedia.org/wiki/Example -> https://en.wikipedia.org/wiki/Example (ruleset Wikipedia)',
+    );
     expect(bundled.code).toBe(1);
     const notes = copyDocs('toggles');
-    const disabled = await run(['links', 'check', ...rulesArgs, '--disable', 'Docs', join(notes, 'notes.txt')]);
+    const disabled = await run([
+      'links',
+      'check',
+      ...rulesArgs,
+      '--disable',
+      'Docs',
+      join(notes, 'notes.txt'),
+    ]);
     expect(disabled.stdout).toBe(
       `${join(notes, 'notes.txt')}:4:31: http://old.docs.test/page -> https://new.docs.test/page (ruleset Moved)\n1 file(s) scanned; 1 link(s) can be upgraded\n`,
     );
-    const unknown = await run(['links', 'check', ...rulesArgs, '--enable', 'Nope', join(notes, 'notes.txt')]);
+    const unknown = await run([
+      'links',
+      'check',
+      ...rulesArgs,
+      '--enable',
+      'Nope',
+      join(notes, 'notes.txt'),
+    ]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('--enable "Nope": no loaded ruleset has that name');
   });
 
   it('--format json lists each finding with its position, context and ruleset', async () => {
     const dir = copyDocs('json');
-    const r = await run(['links', 'check', '--format', 'json', ...rulesArgs, join(dir, 'page.html')]);
+    const r = await run([
+      'links',
+      'check',
+      '--format',
+      'json',
+      ...rulesArgs,
+      join(dir, 'page.html'),
+    ]);
     expect(r.code).toBe(1);
-    const report = JSON.parse(r.stdout) as { findings: Record<string, unknown>[]; scannedFiles: number };
+    const report = JSON.parse(r.stdout) as {
+      findings: Record<string, unknown>[];
+      scannedFiles: number;
+    };
     expect(report.scannedFiles).toBe(1);
     expect(report.findings).toHaveLength(16);
     expect(report.findings[0]).toEqual({
@@ -171,15 +258,25 @@ describe('links check', () => {
       expect(loc.region.startLine).toBeGreaterThan(0);
       expect(loc.region.startColumn).toBeGreaterThan(0);
     }
-    const moved = run0.results.find((x: { properties: { url: string } }) => x.properties.url === 'http://old.docs.test/page');
-    expect(moved.locations[0].physicalLocation.region).toEqual({ startLine: 9, startColumn: 12, endLine: 9, endColumn: 37 });
-    expect(moved.fixes[0].artifactChanges[0].replacements[0].insertedContent.text).toBe('https://new.docs.test/page');
+    const moved = run0.results.find(
+      (x: { properties: { url: string } }) => x.properties.url === 'http://old.docs.test/page',
+    );
+    expect(moved.locations[0].physicalLocation.region).toEqual({
+      startLine: 9,
+      startColumn: 12,
+      endLine: 9,
+      endColumn: 37,
+    });
+    expect(moved.fixes[0].artifactChanges[0].replacements[0].insertedContent.text).toBe(
+      'https://new.docs.test/page',
+    );
     expect(run0.originalUriBaseIds['%SRCROOT%'].uri).toMatch(/^file:\/\/.*\/$/);
   });
 
   it('walks directories honouring .gitignore (nested files and negations), never entering .git', async () => {
     const root = join(work, 'repo');
-    for (const d of ['.git', 'docs/ignored', 'docs/sub', 'build']) mkdirSync(join(root, d), { recursive: true });
+    for (const d of ['.git', 'docs/ignored', 'docs/sub', 'build'])
+      mkdirSync(join(root, d), { recursive: true });
     const doc = '[a](http://docs.test/a)\n';
     for (const f of [
       'README.md',
@@ -197,18 +294,21 @@ describe('links check', () => {
     writeFileSync(join(root, '.gitignore'), 'build/\ndocs/ignored/\n');
     writeFileSync(join(root, 'docs/sub/.gitignore'), 'drop*.md\n!drop-but-keep.md\n');
     const r = await run(['links', 'check', '--format', 'json', ...rulesArgs, 'docs'], root);
-    const files = (JSON.parse(r.stdout) as { findings: { file: string }[] }).findings.map((f) => f.file).sort();
+    const files = (JSON.parse(r.stdout) as { findings: { file: string }[] }).findings
+      .map((f) => f.file)
+      .sort();
     expect(files).toEqual(['docs/notes.txt', 'docs/sub/drop-but-keep.md', 'docs/sub/kept.md']);
     const all = await run(['links', 'check', '--format', 'json', ...rulesArgs, '.'], root);
-    expect((JSON.parse(all.stdout) as { findings: { file: string }[] }).findings.map((f) => f.file).sort()).toEqual([
-      'README.md',
-      'docs/notes.txt',
-      'docs/sub/drop-but-keep.md',
-      'docs/sub/kept.md',
-    ]);
+    expect(
+      (JSON.parse(all.stdout) as { findings: { file: string }[] }).findings
+        .map((f) => f.file)
+        .sort(),
+    ).toEqual(['README.md', 'docs/notes.txt', 'docs/sub/drop-but-keep.md', 'docs/sub/kept.md']);
     // A directory named on the command line is walked even if .gitignore excludes it.
     const named = await run(['links', 'check', '--format', 'json', ...rulesArgs, 'build'], root);
-    expect((JSON.parse(named.stdout) as { findings: { file: string }[] }).findings.map((f) => f.file)).toEqual(['build/out.html']);
+    expect(
+      (JSON.parse(named.stdout) as { findings: { file: string }[] }).findings.map((f) => f.file),
+    ).toEqual(['build/out.html']);
   });
 });
 
@@ -217,19 +317,31 @@ describe('hostile input', () => {
     const dir = join(work, 'hostile');
     mkdirSync(join(dir, 'loop'), { recursive: true });
     writeFileSync(join(dir, 'good.md'), '[a](http://docs.test/a)\n');
-    writeFileSync(join(dir, 'binary.md'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0x68, 0x74, 0x74, 0x70]));
+    writeFileSync(
+      join(dir, 'binary.md'),
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0x68, 0x74, 0x74, 0x70]),
+    );
     writeFileSync(join(dir, 'latin1.txt'), Buffer.from('caf\xe9 http://docs.test/x\n', 'latin1'));
     writeFileSync(join(dir, 'big.txt'), `${'x'.repeat(5000)} http://docs.test/big\n`);
-    writeFileSync(join(dir, 'broken.html'), '<a href="http://docs.test/b"<<<>>><<!--<a href=http://docs.test/c'.repeat(20));
+    writeFileSync(
+      join(dir, 'broken.html'),
+      '<a href="http://docs.test/b"<<<>>><<!--<a href=http://docs.test/c'.repeat(20),
+    );
     symlinkSync('..', join(dir, 'loop', 'up'));
     symlinkSync(join(dir, 'nowhere.md'), join(dir, 'dangling.md'));
     const r = await run(['links', 'check', '--max-size', '4096', ...rulesArgs, dir]);
-    expect(r.stderr).toContain(`${join(dir, 'binary.md')}: skipped: binary file (contains NUL bytes)`);
+    expect(r.stderr).toContain(
+      `${join(dir, 'binary.md')}: skipped: binary file (contains NUL bytes)`,
+    );
     expect(r.stderr).toContain(`${join(dir, 'latin1.txt')}: skipped: not valid UTF-8`);
-    expect(r.stderr).toContain(`${join(dir, 'big.txt')}: skipped: too large (5022 bytes; the limit is 4096`);
+    expect(r.stderr).toContain(
+      `${join(dir, 'big.txt')}: skipped: too large (5022 bytes; the limit is 4096`,
+    );
     expect(r.stderr).toContain(`${join(dir, 'loop', 'up')}: skipped:`);
     expect(r.stderr).toContain(`${join(dir, 'dangling.md')}: no such file or directory`);
-    expect(r.stdout).toContain(`${join(dir, 'good.md')}:1:5: http://docs.test/a -> https://docs.test/a`);
+    expect(r.stdout).toContain(
+      `${join(dir, 'good.md')}:1:5: http://docs.test/a -> https://docs.test/a`,
+    );
     expect(r.stdout).toContain(`${join(dir, 'broken.html')}:1:10: http://docs.test/b`);
     // A dangling link is an error (exit 2): a file named on purpose could not be checked.
     expect(r.code).toBe(2);
@@ -242,8 +354,12 @@ describe('hostile input', () => {
     writeFileSync(join(dir, 'a-deep.md'), `${'>'.repeat(50_000)} [a](http://docs.test/deep)\n`);
     writeFileSync(join(dir, 'b-good.md'), '[a](http://docs.test/a)\n');
     const r = await run(['links', 'check', '--parse-timeout', '1000', ...rulesArgs, dir]);
-    expect(r.stderr).toContain(`${join(dir, 'a-deep.md')}: skipped: too complex: Markdown parsing did not finish within 1000 ms`);
-    expect(r.stdout).toContain(`${join(dir, 'b-good.md')}:1:5: http://docs.test/a -> https://docs.test/a`);
+    expect(r.stderr).toContain(
+      `${join(dir, 'a-deep.md')}: skipped: too complex: Markdown parsing did not finish within 1000 ms`,
+    );
+    expect(r.stdout).toContain(
+      `${join(dir, 'b-good.md')}:1:5: http://docs.test/a -> https://docs.test/a`,
+    );
     expect(r.code).toBe(1);
   });
 
@@ -286,7 +402,10 @@ describe('links stays inside the paths it was given', () => {
 
     const checked = await run(['links', 'check', '--format', 'json', ...rulesArgs, dir]);
     const report = JSON.parse(checked.stdout) as { findings: { file: string }[] };
-    expect(report.findings.map((f) => f.file).sort()).toEqual([join(dir, 'in-link.md'), join(dir, 'inside.md')]);
+    expect(report.findings.map((f) => f.file).sort()).toEqual([
+      join(dir, 'in-link.md'),
+      join(dir, 'inside.md'),
+    ]);
     expect(checked.stderr).toContain(`out.md: skipped: a symbolic link leading out of`);
     expect(checked.stderr).toContain(`outdir: skipped: a symbolic link leading out of`);
 
@@ -295,7 +414,9 @@ describe('links stays inside the paths it was given', () => {
     expect(readFileSync(join(outside, 'secret.md'), 'utf8')).toBe(secret);
     expect(readFileSync(join(outside, 'deep', 'more.md'), 'utf8')).toBe(secret);
     expect(readFileSync(join(dir, 'inside.md'), 'utf8')).toBe('see https://docs.test/inside\n');
-    expect(readFileSync(join(dir, 'sub', 'target.md'), 'utf8')).toBe('see https://docs.test/target\n');
+    expect(readFileSync(join(dir, 'sub', 'target.md'), 'utf8')).toBe(
+      'see https://docs.test/target\n',
+    );
   });
 
   it('fix writes in place: hard links stay joined, permissions stay as they were', async () => {
@@ -323,20 +444,39 @@ describe('links --verify (local HTTP and HTTPS servers)', () => {
   let plainOnly: LocalServers;
   const PAGE = (words: string): string =>
     `<!doctype html><html><head><title>t</title><script>var t=${Math.random()}</script></head><body><h1>${words}</h1><p>${'lorem ipsum dolor sit amet '.repeat(20)}</p></body></html>`;
-  const HOSTS = ['same.test', 'differs.test', 'status.test', 'nohttps.test', 'uncovered.test', 'away.test', 'elsewhere.test'];
+  const HOSTS = [
+    'same.test',
+    'differs.test',
+    'status.test',
+    'nohttps.test',
+    'uncovered.test',
+    'away.test',
+    'elsewhere.test',
+  ];
 
   beforeAll(async () => {
     pki = makeTestPki(HOSTS);
     dual = await startDualServer(pki, (req, res) => {
       const html = { 'content-type': 'text/html; charset=utf-8' };
       if (req.host === 'differs.test' && req.scheme === 'https')
-        return void res.writeHead(200, html).end(PAGE('a completely different parked domain page for sale '.repeat(30)));
-      if (req.host === 'status.test' && req.scheme === 'https') return void res.writeHead(404, html).end(PAGE('not found'));
-      if (req.host === 'away.test' && req.scheme === 'https') return void res.writeHead(301, { location: `https://elsewhere.test:${dual.port}/` }).end();
+        return void res
+          .writeHead(200, html)
+          .end(PAGE('a completely different parked domain page for sale '.repeat(30)));
+      if (req.host === 'status.test' && req.scheme === 'https')
+        return void res.writeHead(404, html).end(PAGE('not found'));
+      if (req.host === 'away.test' && req.scheme === 'https')
+        return void res.writeHead(301, { location: `https://elsewhere.test:${dual.port}/` }).end();
       // The same page over both schemes, with a script that differs on every load.
       res.writeHead(200, html).end(PAGE(`welcome to ${req.host}`));
     });
-    plainOnly = await startLocalServers(pki, { 'nohttps.test': (_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE('plain')) }, {});
+    plainOnly = await startLocalServers(
+      pki,
+      {
+        'nohttps.test': (_req, res) =>
+          res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE('plain')),
+      },
+      {},
+    );
   }, 60_000);
 
   afterAll(async () => {
@@ -362,26 +502,44 @@ describe('links --verify (local HTTP and HTTPS servers)', () => {
       '',
     ].join('\n');
     writeFileSync(join(dir, 'links.md'), doc);
-    const common = ['--rules', join(work, 'Local.xml'), '--ca', pki.caPath, '--timeout', '5000', ...HOSTS.flatMap((h) => ['--resolve', `${h}:127.0.0.1`])];
+    const common = [
+      '--rules',
+      join(work, 'Local.xml'),
+      '--ca',
+      pki.caPath,
+      '--timeout',
+      '5000',
+      ...HOSTS.flatMap((h) => ['--resolve', `${h}:127.0.0.1`]),
+    ];
 
     const checked = await run(['links', 'check', '--verify', '--format', 'json', ...common, dir]);
     expect(checked.code).toBe(1);
     // No progress bar when stderr is not a terminal.
     expect(checked.stderr).not.toContain('\r');
-    const findings = (JSON.parse(checked.stdout) as { findings: { url: string; status: string; reason?: string }[] }).findings;
+    const findings = (
+      JSON.parse(checked.stdout) as { findings: { url: string; status: string; reason?: string }[] }
+    ).findings;
     const byHost = Object.fromEntries(findings.map((f) => [new URL(f.url).hostname, f]));
     expect(byHost['same.test']?.status).toBe('upgradable');
-    expect(byHost['differs.test']?.reason).toMatch(/the content differs \(similarity 0\.\d\d, needs 0\.9\)/);
+    expect(byHost['differs.test']?.reason).toMatch(
+      /the content differs \(similarity 0\.\d\d, needs 0\.9\)/,
+    );
     expect(byHost['status.test']?.reason).toBe('HTTPS answered 404 where HTTP answered 200');
     expect(byHost['nohttps.test']?.reason).toMatch(/^the https URL failed: /);
-    expect(byHost['away.test']?.reason).toBe('HTTPS ends on elsewhere.test where HTTP ends on away.test');
+    expect(byHost['away.test']?.reason).toBe(
+      'HTTPS ends on elsewhere.test where HTTP ends on away.test',
+    );
     expect(byHost['uncovered.test']).toBeUndefined();
 
     const fixed = await run(['links', 'fix', '--verify', '--upgrade-all', ...common, dir]);
     expect(fixed.code).toBe(0);
-    expect(fixed.stdout).toMatch(/not verified: http:\/\/status\.test:\d+\/ -> https:\/\/status\.test:\d+\/ \(ruleset Local\): HTTPS answered 404/);
+    expect(fixed.stdout).toMatch(
+      /not verified: http:\/\/status\.test:\d+\/ -> https:\/\/status\.test:\d+\/ \(ruleset Local\): HTTPS answered 404/,
+    );
     expect(readFileSync(join(dir, 'links.md'), 'utf8')).toBe(
-      doc.replace(`http://same.test:${P}/page`, `https://same.test:${P}/page`).replace(`http://uncovered.test:${P}/x`, `https://uncovered.test:${P}/x`),
+      doc
+        .replace(`http://same.test:${P}/page`, `https://same.test:${P}/page`)
+        .replace(`http://uncovered.test:${P}/x`, `https://uncovered.test:${P}/x`),
     );
   });
 
@@ -390,20 +548,43 @@ describe('links --verify (local HTTP and HTTPS servers)', () => {
     mkdirSync(dir, { recursive: true });
     const P = dual.port;
     // A pull request naming internal services: a loopback IP, a private one, and a name resolving to loopback.
-    writeFileSync(join(dir, 'links.md'), [`- http://127.0.0.1:${P}/admin`, `- http://10.1.2.3:${P}/admin`, `- http://localhost:${P}/admin`, ''].join('\n'));
-    const common = ['--verify', '--upgrade-all', '--format', 'json', '--timeout', '5000', ...rulesArgs, dir];
+    writeFileSync(
+      join(dir, 'links.md'),
+      [
+        `- http://127.0.0.1:${P}/admin`,
+        `- http://10.1.2.3:${P}/admin`,
+        `- http://localhost:${P}/admin`,
+        '',
+      ].join('\n'),
+    );
+    const common = [
+      '--verify',
+      '--upgrade-all',
+      '--format',
+      'json',
+      '--timeout',
+      '5000',
+      ...rulesArgs,
+      dir,
+    ];
     const before = dual.requests.length;
     const refused = await run(['links', 'check', ...common]);
-    const findings = (JSON.parse(refused.stdout) as { findings: { url: string; status: string; reason?: string }[] }).findings;
+    const findings = (
+      JSON.parse(refused.stdout) as { findings: { url: string; status: string; reason?: string }[] }
+    ).findings;
     expect(findings).toHaveLength(3);
     for (const f of findings) {
       expect(f.status, f.url).not.toBe('upgradable');
-      expect(f.reason, f.url).toMatch(/refused: .*(loopback, private or link-local).*--allow-private/);
+      expect(f.reason, f.url).toMatch(
+        /refused: .*(loopback, private or link-local).*--allow-private/,
+      );
     }
     expect(dual.requests.slice(before)).toEqual([]);
     // With --allow-private they are fetched (and judged on what they answer).
     const allowed = await run(['links', 'check', '--allow-private', ...common]);
-    const reasons = (JSON.parse(allowed.stdout) as { findings: { reason?: string }[] }).findings.map((f) => f.reason ?? '');
+    const reasons = (
+      JSON.parse(allowed.stdout) as { findings: { reason?: string }[] }
+    ).findings.map((f) => f.reason ?? '');
     expect(reasons.some((r) => r.includes('refused'))).toBe(false);
     expect(dual.requests.length).toBeGreaterThan(before);
   });
@@ -413,8 +594,14 @@ describe('fixtures stay copies', () => {
   it('the fixture documents are the ones the expectations were written for', () => {
     // Guards against editing one side only: the expected files differ from the inputs only in URLs.
     for (const [doc, expected] of DOCS) {
-      const a = readFileSync(join(fixtures, doc), 'utf8').replace(/https?:\/\/[^\s"'<>()|]*/gi, 'URL');
-      const b = readFileSync(join(fixtures, expected), 'utf8').replace(/https?:\/\/[^\s"'<>()|]*/gi, 'URL');
+      const a = readFileSync(join(fixtures, doc), 'utf8').replace(
+        /https?:\/\/[^\s"'<>()|]*/gi,
+        'URL',
+      );
+      const b = readFileSync(join(fixtures, expected), 'utf8').replace(
+        /https?:\/\/[^\s"'<>()|]*/gi,
+        'URL',
+      );
       expect(a, doc).toBe(b);
     }
   });

@@ -21,8 +21,13 @@ describe('httpsify new', () => {
   });
   it('refuses a host another ruleset already targets, naming it', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-new-'));
-    writeFileSync(join(dir, 'Other.xml'), '<ruleset name="Other"><target host="*.example.net"/><rule from="^http:" to="https:"/></ruleset>');
-    expect(() => runNew('shop.example.net', { dir })).toThrow(/Other\.xml: target \*\.example\.net covers shop\.example\.net/);
+    writeFileSync(
+      join(dir, 'Other.xml'),
+      '<ruleset name="Other"><target host="*.example.net"/><rule from="^http:" to="https:"/></ruleset>',
+    );
+    expect(() => runNew('shop.example.net', { dir })).toThrow(
+      /Other\.xml: target \*\.example\.net covers shop\.example\.net/,
+    );
   });
   it('refuses a host a bundled default ruleset covers, unless --force', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-new-'));
@@ -30,7 +35,9 @@ describe('httpsify new', () => {
       /bundled with httpsify already targets this site:\n.*Wikipedia\.xml: target \*\.wikipedia\.org covers en\.wikipedia\.org/,
     );
     expect(readdirSync(dir)).toEqual([]);
-    expect(runNew('en.wikipedia.org', { dir, force: true })).toBe(join(dir, 'En.wikipedia.org.xml'));
+    expect(runNew('en.wikipedia.org', { dir, force: true })).toBe(
+      join(dir, 'En.wikipedia.org.xml'),
+    );
   });
   it('refuses bad domains with a hint', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-new-'));

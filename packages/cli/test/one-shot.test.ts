@@ -36,7 +36,11 @@ const require = createRequire(import.meta.url);
 process.on('exit', () => appendFileSync(${JSON.stringify(log)}, Object.keys(require.cache).join('\\n') + '\\n'));
 `,
   );
-  const stdout = execFileSync(process.execPath, ['--import', pathToFileURL(preload).href, bin, ...args], { encoding: 'utf8' });
+  const stdout = execFileSync(
+    process.execPath,
+    ['--import', pathToFileURL(preload).href, bin, ...args],
+    { encoding: 'utf8' },
+  );
   return {
     stdout,
     modules: readFileSync(log, 'utf8')
@@ -47,24 +51,55 @@ process.on('exit', () => appendFileSync(${JSON.stringify(log)}, Object.keys(requ
 
 describe('a one-shot call', () => {
   it('rewrite URL loads only its own command, the prebuilt defaults, and no XML, Markdown or queue code', () => {
-    const { stdout, modules } = modulesLoadedBy(['rewrite', 'http://www.eff.org/', '--no-channels']);
+    const { stdout, modules } = modulesLoadedBy([
+      'rewrite',
+      'http://www.eff.org/',
+      '--no-channels',
+    ]);
     expect(stdout).toBe('https://www.eff.org/\n');
-    const commands = modules.filter((m) => /\/cli\/dist\/commands\//.test(m)).map((m) => m.split('/').pop());
+    const commands = modules
+      .filter((m) => /\/cli\/dist\/commands\//.test(m))
+      .map((m) => m.split('/').pop());
     expect([...new Set(commands)].sort()).toEqual(['index.js', 'rewrite.js']);
-    const heavy = ['saxes', 'fflate', 'micromark', 'parse5', 'bullmq', 'ioredis', 'diff', 'bundle-writer', 'regexpp', 're2js'];
+    const heavy = [
+      'saxes',
+      'fflate',
+      'micromark',
+      'parse5',
+      'bullmq',
+      'ioredis',
+      'diff',
+      'bundle-writer',
+      'regexpp',
+      're2js',
+    ];
     expect(heavy.filter((h) => modules.some((m) => m.includes(`/${h}`)))).toEqual([]);
     expect(modules.some((m) => m.endsWith('/rulesets/EFF.xml'))).toBe(false);
   });
 
   it('--help still lists every command', () => {
     const help = execFileSync(process.execPath, [bin, '--help'], { encoding: 'utf8' });
-    for (const name of ['rewrite', 'compile', 'check', 'test', 'links', 'sweep', 'dnr', 'publish', 'update']) expect(help).toContain(`  ${name}`);
+    for (const name of [
+      'rewrite',
+      'compile',
+      'check',
+      'test',
+      'links',
+      'sweep',
+      'dnr',
+      'publish',
+      'update',
+    ])
+      expect(help).toContain(`  ${name}`);
   });
 
   it('a mistyped command still gets a suggestion', () => {
     let stderr = '';
     try {
-      execFileSync(process.execPath, [bin, 'rewrit', 'http://a.test/'], { encoding: 'utf8', stdio: 'pipe' });
+      execFileSync(process.execPath, [bin, 'rewrit', 'http://a.test/'], {
+        encoding: 'utf8',
+        stdio: 'pipe',
+      });
     } catch (err) {
       stderr = (err as { stderr: string }).stderr;
     }

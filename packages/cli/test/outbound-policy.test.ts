@@ -48,10 +48,17 @@ describe('outbound policy: which addresses are not public', () => {
     '2001:0:4136:e378:8000:63bf:3fff:fdd2',
   ])('%s is refused', (ip) => expect(isNonPublicAddress(ip)).toBe(true));
 
-  it.each(['8.8.8.8', '1.1.1.1', '100.128.0.1', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1', 'example.org'])(
-    '%s is public',
-    (ip) => expect(isNonPublicAddress(ip)).toBe(false),
-  );
+  it.each([
+    '8.8.8.8',
+    '1.1.1.1',
+    '100.128.0.1',
+    '172.32.0.1',
+    '2606:4700:4700::1111',
+    '::ffff:8.8.8.8',
+    '64:ff9b::808:808',
+    '2002:808:808::1',
+    'example.org',
+  ])('%s is public', (ip) => expect(isNonPublicAddress(ip)).toBe(false));
 
   it('judges a URL as the WHATWG parser reads it: decimal, octal, hex and short IPv4, IPv6 forms', () => {
     for (const url of [
@@ -80,8 +87,10 @@ describe('outbound policy on real requests (a loopback server)', () => {
   beforeAll(async () => {
     server = createServer((req, res) => {
       hits.push(req.url ?? '');
-      if (req.url === '/to-literal') return void res.writeHead(302, { location: `http://127.0.0.1:${port}/secret` }).end();
-      if (req.url === '/to-name') return void res.writeHead(302, { location: `http://inside.example:${port}/secret` }).end();
+      if (req.url === '/to-literal')
+        return void res.writeHead(302, { location: `http://127.0.0.1:${port}/secret` }).end();
+      if (req.url === '/to-name')
+        return void res.writeHead(302, { location: `http://inside.example:${port}/secret` }).end();
       res.writeHead(200, { 'content-type': 'text/plain' }).end('secret');
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -127,13 +136,20 @@ describe('outbound policy on real requests (a loopback server)', () => {
 
   it('refuses localhost names before asking any resolver', async () => {
     for (const host of ['localhost', 'localhost.', 'LocalHost..', 'anything.localhost']) {
-      const outcome = await followRedirects(`http://${host}:${port}/secret`, { ...settings(false), lookup: lookupWithOverrides(new Map()) });
+      const outcome = await followRedirects(`http://${host}:${port}/secret`, {
+        ...settings(false),
+        lookup: lookupWithOverrides(new Map()),
+      });
       expect(outcome.failure?.kind, host).toBe('not-public');
     }
   });
 
   it('fetches all of them with --allow-private', async () => {
-    for (const url of [`http://127.0.0.1:${port}/secret`, `http://inside.example:${port}/secret`, `http://start.example:${port}/to-name`]) {
+    for (const url of [
+      `http://127.0.0.1:${port}/secret`,
+      `http://inside.example:${port}/secret`,
+      `http://start.example:${port}/to-name`,
+    ]) {
       const outcome = await followRedirects(url, settings(true));
       expect(outcome.status, url).toBe(200);
       expect(outcome.body).toBe('secret');
@@ -143,7 +159,11 @@ describe('outbound policy on real requests (a loopback server)', () => {
   it('checks every connection of the sweep client, cached answers included (rebinding)', async () => {
     let answer = '192.0.2.1'; // documentation range: refused too, and never routed
     const rebinding: LookupFunction = (_host, options, callback) =>
-      process.nextTick(() => (options.all === true ? callback(null, [{ address: answer, family: 4 }]) : callback(null, answer, 4)));
+      process.nextTick(() =>
+        options.all === true
+          ? callback(null, [{ address: answer, family: 4 }])
+          : callback(null, answer, 4),
+      );
     const client = sweepClient({
       timeoutMs: 5000,
       maxBodyBytes: 1024,
@@ -159,7 +179,10 @@ describe('outbound policy on real requests (a loopback server)', () => {
       const first = await followRedirects(`http://rebound.example:${port}/secret`, client.settings);
       expect(first.failure?.kind).toBe('not-public');
       answer = '127.0.0.1';
-      const second = await followRedirects(`http://rebound.example:${port}/secret`, client.settings);
+      const second = await followRedirects(
+        `http://rebound.example:${port}/secret`,
+        client.settings,
+      );
       expect(second.failure?.kind).toBe('not-public');
     } finally {
       client.close();
@@ -168,9 +191,16 @@ describe('outbound policy on real requests (a loopback server)', () => {
 
   it('update: channel files are fetched under the same policy', async () => {
     const fetchLocal = policyFetch({ allowPrivate: false }, lookup);
-    await expect(fetchLocal(`http://127.0.0.1:${port}/secret`, {})).rejects.toThrow(/refused: 127\.0\.0\.1/);
-    await expect(fetchLocal(`http://inside.example:${port}/secret`, {})).rejects.toThrow(/refused: inside\.example resolves to 127\.0\.0\.1/);
-    const allowed = await policyFetch({ allowPrivate: true }, lookup)(`http://inside.example:${port}/secret`, {});
+    await expect(fetchLocal(`http://127.0.0.1:${port}/secret`, {})).rejects.toThrow(
+      /refused: 127\.0\.0\.1/,
+    );
+    await expect(fetchLocal(`http://inside.example:${port}/secret`, {})).rejects.toThrow(
+      /refused: inside\.example resolves to 127\.0\.0\.1/,
+    );
+    const allowed = await policyFetch({ allowPrivate: true }, lookup)(
+      `http://inside.example:${port}/secret`,
+      {},
+    );
     expect(await allowed.text()).toBe('secret');
   });
 });
@@ -185,11 +215,23 @@ describe('httpsify sweep refuses what a library points at this machine', () => {
       writeLibrary(lib, ['a.good.test', 'b.good.test']);
       const served = (): number => web.served.http + web.served.https;
       const before = served();
-      const args = (out: string, extra: string[]): string[] => ['sweep', lib, '--out', out, '--per-host-delay', '0', '--rate', '0', ...extra];
+      const args = (out: string, extra: string[]): string[] => [
+        'sweep',
+        lib,
+        '--out',
+        out,
+        '--per-host-delay',
+        '0',
+        '--rate',
+        '0',
+        ...extra,
+      ];
       const strict = web.cliArgs.filter((a) => a !== '--allow-private');
       const run = (a: string[]) =>
         new Promise<{ code: number; stdout: string }>((resolve) =>
-          execFile(process.execPath, [bin, ...a], (err, stdout) => resolve({ code: err === null ? 0 : Number(err.code), stdout })),
+          execFile(process.execPath, [bin, ...a], (err, stdout) =>
+            resolve({ code: err === null ? 0 : Number(err.code), stdout }),
+          ),
         );
       const refused = await run(args(join(root, 'strict'), strict));
       expect(served()).toBe(before);

@@ -5,16 +5,23 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const bin = resolve(__dirname, '../dist/bin.js');
-const run = (args: string[], stdin?: number) => spawnSync('node', [bin, ...args], { encoding: 'utf8', stdio: [stdin ?? 'pipe', 'pipe', 'pipe'] });
+const run = (args: string[], stdin?: number) =>
+  spawnSync('node', [bin, ...args], { encoding: 'utf8', stdio: [stdin ?? 'pipe', 'pipe', 'pipe'] });
 
 describe('files a command writes, and stdin it reads', () => {
   it('compile -o: a directory or a missing directory is a plain error, and nothing is written', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-out-'));
     const intoDir = run(['compile', '-o', dir]);
-    expect([intoDir.status, intoDir.stderr]).toEqual([2, `httpsify: -o ${dir}: ${dir} is a directory; give the name of a file to write\n`]);
+    expect([intoDir.status, intoDir.stderr]).toEqual([
+      2,
+      `httpsify: -o ${dir}: ${dir} is a directory; give the name of a file to write\n`,
+    ]);
     const missing = join(dir, 'missing', 'x.bundle');
     const noDir = run(['compile', '-o', missing]);
-    expect([noDir.status, noDir.stderr]).toEqual([2, `httpsify: -o ${missing}: the directory ${join(dir, 'missing')} does not exist (create it first)\n`]);
+    expect([noDir.status, noDir.stderr]).toEqual([
+      2,
+      `httpsify: -o ${missing}: the directory ${join(dir, 'missing')} does not exist (create it first)\n`,
+    ]);
     expect(readdirSync(dir)).toEqual([]);
   });
 
@@ -25,7 +32,9 @@ describe('files a command writes, and stdin it reads', () => {
       expect(run(['dnr', option, file]).status).toBe(0);
       expect(JSON.parse(readFileSync(file, 'utf8')).length).toBeGreaterThan(10);
     }
-    expect(run(['dnr', '-o', join(dir, 'missing', 'r.json')]).stderr).toContain('does not exist (create it first)');
+    expect(run(['dnr', '-o', join(dir, 'missing', 'r.json')]).stderr).toContain(
+      'does not exist (create it first)',
+    );
     expect(run(['dnr', '--help']).stdout).toContain('-o, --output <file>');
   });
 

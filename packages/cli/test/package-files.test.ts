@@ -7,16 +7,31 @@ const packagesDir = resolve(import.meta.dirname, '../..');
 
 /** What `npm pack` would put in the tarball (dist/ must be built, as `npm test` does). */
 function packedFiles(pkg: string): string[] {
-  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: join(packagesDir, pkg), encoding: 'utf8' });
+  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+    cwd: join(packagesDir, pkg),
+    encoding: 'utf8',
+  });
   return (JSON.parse(out) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
 }
 
 describe.each(['engine', 'cli'])('the @httpsify/%s tarball', (pkg) => {
   it('carries README, LICENSE, the compiled code and an engines field', () => {
     const files = packedFiles(pkg);
-    expect(files).toEqual(expect.arrayContaining(['README.md', 'LICENSE', 'package.json', pkg === 'cli' ? 'dist/bin.js' : 'dist/index.js']));
-    expect(readFileSync(join(packagesDir, pkg, 'LICENSE'), 'utf8')).toContain('GNU GENERAL PUBLIC LICENSE\n                       Version 3');
-    const manifest = JSON.parse(readFileSync(join(packagesDir, pkg, 'package.json'), 'utf8')) as { engines?: { node?: string }; license?: string };
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'README.md',
+        'LICENSE',
+        'package.json',
+        pkg === 'cli' ? 'dist/bin.js' : 'dist/index.js',
+      ]),
+    );
+    expect(readFileSync(join(packagesDir, pkg, 'LICENSE'), 'utf8')).toContain(
+      'GNU GENERAL PUBLIC LICENSE\n                       Version 3',
+    );
+    const manifest = JSON.parse(readFileSync(join(packagesDir, pkg, 'package.json'), 'utf8')) as {
+      engines?: { node?: string };
+      license?: string;
+    };
     expect(manifest.engines?.node).toBe('>=20');
     expect(manifest.license).toBe('GPL-3.0-or-later');
     // Tests and sources stay out of the tarball.
@@ -49,7 +64,10 @@ describe.each(['engine', 'cli', 'fetch'])('the @httpsify/%s package on the regis
 
 describe('the workspace install', () => {
   it('reviewed every dependency install script: allowScripts covers them, so npm ci warns of none', () => {
-    const out = execFileSync('npm', ['install-scripts', 'ls'], { cwd: resolve(packagesDir, '..'), encoding: 'utf8' });
+    const out = execFileSync('npm', ['install-scripts', 'ls'], {
+      cwd: resolve(packagesDir, '..'),
+      encoding: 'utf8',
+    });
     expect(out.trim()).toBe('No packages with unreviewed install scripts.');
   });
 });

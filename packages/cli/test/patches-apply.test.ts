@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 
 const bin = resolve(__dirname, '../bin/httpsify.js');
 const rules = resolve(__dirname, '../../engine/rulesets');
-const run = (args: string[], cwd: string) => spawnSync(process.execPath, [bin, ...args], { cwd, encoding: 'utf8' });
+const run = (args: string[], cwd: string) =>
+  spawnSync(process.execPath, [bin, ...args], { cwd, encoding: 'utf8' });
 const BOM = '\uFEFF';
 
 /** The patch applies with real `git apply` and `patch -p1`, and gives the bytes the writing mode gives. */
@@ -16,7 +17,10 @@ function expectPatchApplies(dir: string, patch: string, file: string, written: B
   const git = spawnSync('git', ['apply', '--check', 'fix.patch'], { cwd: dir, encoding: 'utf8' });
   expect(git.stderr).toBe('');
   expect(git.status).toBe(0);
-  const dry = spawnSync('patch', ['-p1', '--dry-run', '-i', 'fix.patch'], { cwd: dir, encoding: 'utf8' });
+  const dry = spawnSync('patch', ['-p1', '--dry-run', '-i', 'fix.patch'], {
+    cwd: dir,
+    encoding: 'utf8',
+  });
   expect([dry.status, dry.stdout]).toEqual([0, `checking file ${file}\n`]);
   expect(spawnSync('git', ['apply', 'fix.patch'], { cwd: dir }).status).toBe(0);
   expect(readFileSync(join(dir, file))).toEqual(written);
@@ -25,13 +29,18 @@ function expectPatchApplies(dir: string, patch: string, file: string, written: B
 describe('patches that git apply and patch -p1 accept', () => {
   it('links fix --diff keeps a UTF-8 BOM and CR LF line ends', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-links-patch-'));
-    writeFileSync(join(dir, 'doc.md'), `${BOM}# Title\r\n\r\nsee [a](http://www.eff.org/x)\r\nend\r\n`);
+    writeFileSync(
+      join(dir, 'doc.md'),
+      `${BOM}# Title\r\n\r\nsee [a](http://www.eff.org/x)\r\nend\r\n`,
+    );
     const diff = run(['links', 'fix', '--diff', '--rules', rules, 'doc.md'], dir);
     const fixedCopy = mkdtempSync(join(tmpdir(), 'httpsify-links-written-'));
     cpSync(join(dir, 'doc.md'), join(fixedCopy, 'doc.md'));
     expect(run(['links', 'fix', '--rules', rules, 'doc.md'], fixedCopy).status).toBe(0);
     const written = readFileSync(join(fixedCopy, 'doc.md'));
-    expect(written.toString('utf8')).toBe(`${BOM}# Title\r\n\r\nsee [a](https://www.eff.org/x)\r\nend\r\n`);
+    expect(written.toString('utf8')).toBe(
+      `${BOM}# Title\r\n\r\nsee [a](https://www.eff.org/x)\r\nend\r\n`,
+    );
     expectPatchApplies(dir, diff.stdout, 'doc.md', written);
   });
 

@@ -24,12 +24,21 @@ describe('private addresses (links --verify)', () => {
     '::ffff:7f00:1',
   ])('%s is private', (ip) => expect(isPrivateAddress(ip)).toBe(true));
 
-  it.each(['8.8.8.8', '172.32.0.1', '192.169.0.1', '2001:4860:4860::8888', '::ffff:8.8.8.8', 'example.org'])('%s is not', (ip) =>
-    expect(isPrivateAddress(ip)).toBe(false),
-  );
+  it.each([
+    '8.8.8.8',
+    '172.32.0.1',
+    '192.169.0.1',
+    '2001:4860:4860::8888',
+    '::ffff:8.8.8.8',
+    'example.org',
+  ])('%s is not', (ip) => expect(isPrivateAddress(ip)).toBe(false));
 
   it('refuses a name when any of its addresses is private; trusts the --resolve names', async () => {
-    const answers: Record<string, string[]> = { 'mixed.test': ['93.184.216.34', '127.0.0.1'], 'public.test': ['93.184.216.34'], 'mine.test': ['127.0.0.1'] };
+    const answers: Record<string, string[]> = {
+      'mixed.test': ['93.184.216.34', '127.0.0.1'],
+      'public.test': ['93.184.216.34'],
+      'mine.test': ['127.0.0.1'],
+    };
     const base: LookupFunction = (host, _options, callback) =>
       callback(
         null,
@@ -37,8 +46,14 @@ describe('private addresses (links --verify)', () => {
       );
     const lookup = refusingPrivateLookup(base, new Set(['mine.test']));
     const ask = (host: string) =>
-      new Promise<string>((resolve) => lookup(host, {}, (err, address) => resolve(err ? `error: ${err.message}` : String(address))));
-    expect(await ask('mixed.test')).toMatch(/^error: refused: mixed\.test resolves to 127\.0\.0\.1/);
+      new Promise<string>((resolve) =>
+        lookup(host, {}, (err, address) =>
+          resolve(err ? `error: ${err.message}` : String(address)),
+        ),
+      );
+    expect(await ask('mixed.test')).toMatch(
+      /^error: refused: mixed\.test resolves to 127\.0\.0\.1/,
+    );
     expect(await ask('public.test')).toBe('93.184.216.34');
     expect(await ask('mine.test')).not.toMatch(/refused/);
   });

@@ -1,5 +1,15 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +23,9 @@ const bin = resolve(fileURLToPath(import.meta.url), '../../dist/bin.js');
 
 function httpsify(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile(process.execPath, [bin, ...args], (err, stdout, stderr) => done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }));
+    execFile(process.execPath, [bin, ...args], (err, stdout, stderr) =>
+      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
   });
 }
 
@@ -31,10 +43,24 @@ const keyArgs = (prefix: string, version = 1) => [
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'httpsify-publish-'));
-  writeFiles(work, { 'ok.xml': '<ruleset name="Example"><target host="example.com"/><rule from="^http:" to="https:"/></ruleset>' });
-  const channel = ['--url-prefix', 'https://rules.example/v1/', '--scope', '^https?://([^/]*\\.)?example\\.com[:/]', '--min-timestamp', String(now - 3600)];
-  expect((await httpsify(['keygen', '--out', join(work, 'key'), '--name', 'Key', ...channel])).code).toBe(0);
-  expect((await httpsify(['keygen', '--out', join(work, 'other'), '--name', 'Other', ...channel])).code).toBe(0);
+  writeFiles(work, {
+    'ok.xml':
+      '<ruleset name="Example"><target host="example.com"/><rule from="^http:" to="https:"/></ruleset>',
+  });
+  const channel = [
+    '--url-prefix',
+    'https://rules.example/v1/',
+    '--scope',
+    '^https?://([^/]*\\.)?example\\.com[:/]',
+    '--min-timestamp',
+    String(now - 3600),
+  ];
+  expect(
+    (await httpsify(['keygen', '--out', join(work, 'key'), '--name', 'Key', ...channel])).code,
+  ).toBe(0);
+  expect(
+    (await httpsify(['keygen', '--out', join(work, 'other'), '--name', 'Other', ...channel])).code,
+  ).toBe(0);
 }, 120_000);
 
 afterAll(() => {
@@ -45,7 +71,8 @@ describe('httpsify keygen', () => {
   it('writes private keys readable only by the owner, a certificate of the signing key and a format 2 definition', async () => {
     const root = JSON.parse(readFileSync(join(work, 'key.root.private.jwk'), 'utf8'));
     const rootPub = JSON.parse(readFileSync(join(work, 'key.root.public.jwk'), 'utf8'));
-    for (const f of ['key.root.private.jwk', 'key.signing-1.private.jwk']) expect(statSync(join(work, f)).mode & 0o777).toBe(0o600);
+    for (const f of ['key.root.private.jwk', 'key.signing-1.private.jwk'])
+      expect(statSync(join(work, f)).mode & 0o777).toBe(0o600);
     expect(root).toMatchObject({ kty: 'RSA', d: expect.any(String), n: rootPub.n });
     expect(rootPub).toEqual({ kty: 'RSA', n: expect.any(String), e: 'AQAB', alg: 'PS256' });
     expect(Buffer.from(rootPub.n, 'base64url').length).toBe(512);
@@ -61,18 +88,38 @@ describe('httpsify keygen', () => {
     });
     expect(def.minTimestamp).toBe(now - 3600);
     const cert = new Uint8Array(readFileSync(join(work, 'key.key.1.json')));
-    await expect(verifySignature(rootPub, new Uint8Array(readFileSync(join(work, 'key.key.1.sig'))), cert)).resolves.toBeUndefined();
+    await expect(
+      verifySignature(rootPub, new Uint8Array(readFileSync(join(work, 'key.key.1.sig'))), cert),
+    ).resolves.toBeUndefined();
   });
 
   it('needs a scope: the default no longer matches every URL', async () => {
-    const run = await httpsify(['keygen', '--out', join(work, 'noscope'), '--name', 'N', '--url-prefix', 'https://rules.example/']);
+    const run = await httpsify([
+      'keygen',
+      '--out',
+      join(work, 'noscope'),
+      '--name',
+      'N',
+      '--url-prefix',
+      'https://rules.example/',
+    ]);
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain("required option '--scope <regex>'");
   });
 
   it('never overwrites an existing key', async () => {
     const before = readFileSync(join(work, 'key.root.private.jwk'), 'utf8');
-    const run = await httpsify(['keygen', '--out', join(work, 'key'), '--name', 'Key', '--url-prefix', 'https://rules.example/v1/', '--scope', '']);
+    const run = await httpsify([
+      'keygen',
+      '--out',
+      join(work, 'key'),
+      '--name',
+      'Key',
+      '--url-prefix',
+      'https://rules.example/v1/',
+      '--scope',
+      '',
+    ]);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('already exists');
     expect(readFileSync(join(work, 'key.root.private.jwk'), 'utf8')).toBe(before);
@@ -83,7 +130,16 @@ describe('httpsify publish', () => {
   it('writes the certificate, the gzipped bundle, a signed release binding the channel, then latest-timestamp', async () => {
     const out = join(work, 'channel');
     const ts = now - 60;
-    const run = await httpsify(['publish', '--rules', join(work, 'ok.xml'), ...keyArgs('key'), '--out', out, '--timestamp', String(ts)]);
+    const run = await httpsify([
+      'publish',
+      '--rules',
+      join(work, 'ok.xml'),
+      ...keyArgs('key'),
+      '--out',
+      out,
+      '--timestamp',
+      String(ts),
+    ]);
     expect(run.stderr).toContain('signed by key version 1');
     expect(run.code).toBe(0);
     expect(readdirSync(out).sort()).toEqual([
@@ -111,10 +167,21 @@ describe('httpsify publish', () => {
     const sig = new Uint8Array(readFileSync(join(out, `rulesets.${ts}.release.sig`)));
     await expect(verifySignature(signing, sig, releaseBytes)).resolves.toBeUndefined();
     const other = JSON.parse(readFileSync(join(work, 'other.root.public.jwk'), 'utf8'));
-    await expect(verifySignature(other, sig, releaseBytes)).rejects.toMatchObject({ code: 'bad-signature' });
+    await expect(verifySignature(other, sig, releaseBytes)).rejects.toMatchObject({
+      code: 'bad-signature',
+    });
 
     // Same or older timestamp: refused, and the published channel is untouched.
-    const again = await httpsify(['publish', '--rules', join(work, 'ok.xml'), ...keyArgs('key'), '--out', out, '--timestamp', String(ts)]);
+    const again = await httpsify([
+      'publish',
+      '--rules',
+      join(work, 'ok.xml'),
+      ...keyArgs('key'),
+      '--out',
+      out,
+      '--timestamp',
+      String(ts),
+    ]);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('not newer than the published');
     expect(readdirSync(out)).toHaveLength(6);
@@ -128,7 +195,16 @@ describe('httpsify publish', () => {
       xml,
       '<ruleset name="B"><target host="www.example.com"/><rule from="^http://www\\.example\\.com/" to="https://attacker.example\\.example.com/"/></ruleset>',
     );
-    const run = await httpsify(['publish', '--rules', xml, ...keyArgs('key'), '--out', out, '--timestamp', String(now - 30)]);
+    const run = await httpsify([
+      'publish',
+      '--rules',
+      xml,
+      ...keyArgs('key'),
+      '--out',
+      out,
+      '--timestamp',
+      String(now - 30),
+    ]);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('outside the channel');
     expect(existsSync(out)).toBe(false);
@@ -138,12 +214,32 @@ describe('httpsify publish', () => {
     const out = join(work, 'outside-scope');
     const dir = join(work, 'outside-scope-rules');
     mkdirSync(dir);
-    writeFileSync(join(dir, 'Ok.xml'), '<ruleset name="Ok"><target host="*.example.com"/><rule from="^http:" to="https:"/></ruleset>');
-    writeFileSync(join(dir, 'Other.xml'), '<ruleset name="Other Site"><target host="other.org"/><rule from="^http:" to="https:"/></ruleset>');
-    writeFileSync(join(dir, 'Far.xml'), '<ruleset name="Far"><target host="example.*"/><rule from="^http:" to="https:"/></ruleset>');
-    const run = await httpsify(['publish', '--rules', dir, ...keyArgs('key'), '--out', out, '--timestamp', String(now - 20)]);
+    writeFileSync(
+      join(dir, 'Ok.xml'),
+      '<ruleset name="Ok"><target host="*.example.com"/><rule from="^http:" to="https:"/></ruleset>',
+    );
+    writeFileSync(
+      join(dir, 'Other.xml'),
+      '<ruleset name="Other Site"><target host="other.org"/><rule from="^http:" to="https:"/></ruleset>',
+    );
+    writeFileSync(
+      join(dir, 'Far.xml'),
+      '<ruleset name="Far"><target host="example.*"/><rule from="^http:" to="https:"/></ruleset>',
+    );
+    const run = await httpsify([
+      'publish',
+      '--rules',
+      dir,
+      ...keyArgs('key'),
+      '--out',
+      out,
+      '--timestamp',
+      String(now - 20),
+    ]);
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/1 ruleset can never apply within the channel's scope .*"Other Site" \(.*Other\.xml\)/);
+    expect(run.stderr).toMatch(
+      /1 ruleset can never apply within the channel's scope .*"Other Site" \(.*Other\.xml\)/,
+    );
     expect(run.stderr).not.toMatch(/"Ok"|"Far"/);
     expect(existsSync(out)).toBe(false);
   });
@@ -180,44 +276,94 @@ describe('httpsify publish', () => {
       join(work, 'key.key.1.json'),
     ]);
     expect(publicKey.stderr).toContain('this is a public key');
-    const future = await httpsify([...base, ...keyArgs('key'), '--timestamp', String(now + 10 * 86400)]);
+    const future = await httpsify([
+      ...base,
+      ...keyArgs('key'),
+      '--timestamp',
+      String(now + 10 * 86400),
+    ]);
     expect(future.stderr).toContain('in the future');
-    const tooOld = await httpsify([...base, ...keyArgs('key'), '--timestamp', String(now - 10 * 86400)]);
+    const tooOld = await httpsify([
+      ...base,
+      ...keyArgs('key'),
+      '--timestamp',
+      String(now - 10 * 86400),
+    ]);
     expect(tooOld.stderr).toContain("older than the channel's minTimestamp");
     const millis = await httpsify([...base, ...keyArgs('key'), '--timestamp', String(now * 1000)]);
     expect(millis.stderr).toContain('not a unix time in seconds');
     writeFiles(work, { 'broken.xml': '<ruleset name="Broken"><target host="x.example"/>' });
-    const broken = await httpsify(['publish', '--rules', join(work, 'broken.xml'), '--out', out, ...keyArgs('key')]);
+    const broken = await httpsify([
+      'publish',
+      '--rules',
+      join(work, 'broken.xml'),
+      '--out',
+      out,
+      ...keyArgs('key'),
+    ]);
     expect(broken.stderr).toContain('--allow-errors');
-    for (const r of [wrongKey, wrongCert, publicKey, future, tooOld, millis, broken]) expect(r.code).toBe(2);
+    for (const r of [wrongKey, wrongCert, publicKey, future, tooOld, millis, broken])
+      expect(r.code).toBe(2);
     expect(() => readdirSync(out)).toThrow();
   });
 
   it('refuses a signing key older than the newest one the channel has: clients would refuse the release', async () => {
-    const rotate = ['rotate-key', '--root', join(work, 'key.root.private.jwk'), '--channel', join(work, 'key.channel.json'), '--key-version', '2'];
+    const rotate = [
+      'rotate-key',
+      '--root',
+      join(work, 'key.root.private.jwk'),
+      '--channel',
+      join(work, 'key.channel.json'),
+      '--key-version',
+      '2',
+    ];
     expect((await httpsify([...rotate, '--out', join(work, 'key')])).code).toBe(0);
     const out = join(work, 'rotated');
     const base = ['publish', '--rules', join(work, 'ok.xml'), '--out', out];
     const old = await httpsify([...base, ...keyArgs('key', 1)]);
-    expect(old.stderr).toContain(`key.key.1.json is key version 1, but ${work} (httpsify rotate-key) has key version 2`);
+    expect(old.stderr).toContain(
+      `key.key.1.json is key version 1, but ${work} (httpsify rotate-key) has key version 2`,
+    );
     expect(old.code).toBe(2);
     expect(() => readdirSync(out)).toThrow();
-    expect((await httpsify([...base, ...keyArgs('key', 2), '--timestamp', String(now - 60)])).code).toBe(0);
+    expect(
+      (await httpsify([...base, ...keyArgs('key', 2), '--timestamp', String(now - 60)])).code,
+    ).toBe(0);
     // Once key 2 is in the channel directory, key 1 is refused there even from elsewhere.
     const apart = join(work, 'apart');
     mkdirSync(apart);
-    for (const f of ['signing-1.private.jwk', 'key.1.json', 'key.1.sig']) copyFileSync(join(work, `key.${f}`), join(apart, `key.${f}`));
+    for (const f of ['signing-1.private.jwk', 'key.1.json', 'key.1.sig'])
+      copyFileSync(join(work, `key.${f}`), join(apart, `key.${f}`));
     const again = await httpsify([
       ...base,
-      ...keyArgs('key', 1).map((a) => a.replace(join(work, 'key.s'), join(apart, 'key.s')).replace(join(work, 'key.key'), join(apart, 'key.key'))),
+      ...keyArgs('key', 1).map((a) =>
+        a
+          .replace(join(work, 'key.s'), join(apart, 'key.s'))
+          .replace(join(work, 'key.key'), join(apart, 'key.key')),
+      ),
     ]);
-    expect(again.stderr).toContain(`is key version 1, but the channel directory ${out} has key version 2`);
+    expect(again.stderr).toContain(
+      `is key version 1, but the channel directory ${out} has key version 2`,
+    );
     expect(again.code).toBe(2);
   }, 60_000);
 
   it('says plainly that the directory for --out does not exist, and writes nothing', async () => {
     const missing = join(work, 'missing', 'K');
-    const run = await httpsify(['keygen', '--out', missing, '--name', 'K', '--url-prefix', 'https://rules.example/v1/', '--scope', '^https://k\\.example/']);
-    expect([run.code, run.stderr]).toEqual([2, `httpsify: --out ${missing}: the directory ${join(work, 'missing')} does not exist (create it first)\n`]);
+    const run = await httpsify([
+      'keygen',
+      '--out',
+      missing,
+      '--name',
+      'K',
+      '--url-prefix',
+      'https://rules.example/v1/',
+      '--scope',
+      '^https://k\\.example/',
+    ]);
+    expect([run.code, run.stderr]).toEqual([
+      2,
+      `httpsify: --out ${missing}: the directory ${join(work, 'missing')} does not exist (create it first)\n`,
+    ]);
   });
 });

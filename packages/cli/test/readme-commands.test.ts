@@ -19,9 +19,11 @@ it('the README shows every command that --help lists, and the options it shows e
     const words = /^httpsify ([a-z-]+)(?: ([a-z]+))?/.exec(line);
     if (words === null) continue;
     let command = program.commands.find((c) => c.name() === words[1]);
-    if (command !== undefined && command.commands.length > 0) command = command.commands.find((c) => c.name() === words[2]);
+    if (command !== undefined && command.commands.length > 0)
+      command = command.commands.find((c) => c.name() === words[2]);
     const help = command?.helpInformation() ?? '';
-    for (const [option] of line.replace(/#.*/, '').matchAll(/--[a-z][a-z-]*/g)) if (!help.includes(option)) unknown.push(`${line}: ${option}`);
+    for (const [option] of line.replace(/#.*/, '').matchAll(/--[a-z][a-z-]*/g))
+      if (!help.includes(option)) unknown.push(`${line}: ${option}`);
     lines++;
   }
   expect(lines).toBeGreaterThan(20);

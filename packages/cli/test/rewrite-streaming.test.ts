@@ -5,7 +5,11 @@ import { describe, expect, it } from 'vitest';
 const bin = resolve(__dirname, '../bin/httpsify.js');
 
 /** A `httpsify rewrite` child fed by hand through a pipe, with what it has printed so far. */
-function child(args: string[] = []): { proc: ChildProcessWithoutNullStreams; stdout: () => string; exited: Promise<{ code: number | null; stderr: string }> } {
+function child(args: string[] = []): {
+  proc: ChildProcessWithoutNullStreams;
+  stdout: () => string;
+  exited: Promise<{ code: number | null; stderr: string }>;
+} {
   const proc = spawn(process.execPath, [bin, 'rewrite', '--no-channels', ...args]);
   let out = '';
   let err = '';
@@ -16,7 +20,9 @@ function child(args: string[] = []): { proc: ChildProcessWithoutNullStreams; std
   proc.stdin.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code !== 'EPIPE') throw e;
   });
-  const exited = new Promise<{ code: number | null; stderr: string }>((done) => proc.on('close', (code) => done({ code, stderr: err })));
+  const exited = new Promise<{ code: number | null; stderr: string }>((done) =>
+    proc.on('close', (code) => done({ code, stderr: err })),
+  );
   return { proc, stdout: () => out, exited };
 }
 
@@ -38,7 +44,9 @@ describe('batch rewrite streams', () => {
     c.proc.stdin.end('ee\r\n');
     const { code } = await c.exited;
     expect(code).toBe(0);
-    expect(c.stdout()).toBe('https://www.eff.org/one\nhttp://example.invalid/two\nhttps://www.eff.org/three\n');
+    expect(c.stdout()).toBe(
+      'https://www.eff.org/one\nhttp://example.invalid/two\nhttps://www.eff.org/three\n',
+    );
   });
 
   it('on SIGINT keeps every answer already worked out and exits 130', async () => {
@@ -73,7 +81,10 @@ describe('batch rewrite streams', () => {
   it('on SIGTERM with a reader that is not keeping up, still delivers every answer it buffered', async () => {
     const c = child();
     c.proc.stdout.pause();
-    const urls = Array.from({ length: 40_000 }, (_, i) => `http://www.eff.org/${'p'.repeat(i % 50)}${i}`);
+    const urls = Array.from(
+      { length: 40_000 },
+      (_, i) => `http://www.eff.org/${'p'.repeat(i % 50)}${i}`,
+    );
     c.proc.stdin.write(urls.join('\n') + '\n');
     // Its answers fill the pipe (64 KB) and the rest waits in the child: wait until it blocks.
     await until(() => c.proc.stdout.readableLength > 0);

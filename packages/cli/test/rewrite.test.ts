@@ -8,13 +8,23 @@ import { CORPUS_RULESETS, workTimeout } from '../../engine/test/support/work-tim
 
 const bin = resolve(__dirname, '../dist/bin.js');
 
-function run(args: string[], input = ''): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [bin, ...args], { input, encoding: 'utf8', maxBuffer: 1 << 28 });
+function run(
+  args: string[],
+  input = '',
+): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [bin, ...args], {
+    input,
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 /** Runs the CLI with a large stdin, streaming it (spawnSync's input would buffer it twice). */
-function runStreaming(args: string[], input: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function runStreaming(
+  args: string[],
+  input: string,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [bin, ...args]);
     const out: Buffer[] = [];
@@ -22,7 +32,13 @@ function runStreaming(args: string[], input: string): Promise<{ status: number |
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.stderr.on('data', (b: Buffer) => err.push(b));
     child.on('error', fail);
-    child.on('close', (status) => done({ status, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
+    child.on('close', (status) =>
+      done({
+        status,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+      }),
+    );
     child.stdin.end(input);
   });
 }
@@ -35,15 +51,29 @@ beforeAll(async () => {
 describe('httpsify rewrite on the bundled defaults', () => {
   it('rewrites a URL given as an argument', () => {
     const r = run(['rewrite', 'http://en.wikipedia.org/wiki/Example']);
-    expect(r).toMatchObject({ status: 0, stdout: 'https://en.wikipedia.org/wiki/Example\n', stderr: '' });
+    expect(r).toMatchObject({
+      status: 0,
+      stdout: 'https://en.wikipedia.org/wiki/Example\n',
+      stderr: '',
+    });
   });
 
   it('prints an uncovered URL unchanged with exit code 0', () => {
-    expect(run(['rewrite', 'http://example.invalid/x'])).toMatchObject({ status: 0, stdout: 'http://example.invalid/x\n' });
+    expect(run(['rewrite', 'http://example.invalid/x'])).toMatchObject({
+      status: 0,
+      stdout: 'http://example.invalid/x\n',
+    });
   });
 
   it('keeps input order in batch mode and reports bad lines in jsonl without stopping', () => {
-    const input = ['http://www.eff.org/', 'not a url', '', 'http://example.invalid/', 'http://www.torproject.org/download/'].join('\n') + '\n';
+    const input =
+      [
+        'http://www.eff.org/',
+        'not a url',
+        '',
+        'http://example.invalid/',
+        'http://www.torproject.org/download/',
+      ].join('\n') + '\n';
     const text = run(['rewrite'], input);
     expect(text.stdout.split('\n').slice(0, 5)).toEqual([
       'https://www.eff.org/',
@@ -58,14 +88,20 @@ describe('httpsify rewrite on the bundled defaults', () => {
       .split('\n')
       .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(records).toHaveLength(5);
-    expect(records[0]).toEqual({ url: 'http://www.eff.org/', rewritten: 'https://www.eff.org/', ruleset: 'EFF' });
+    expect(records[0]).toEqual({
+      url: 'http://www.eff.org/',
+      rewritten: 'https://www.eff.org/',
+      ruleset: 'EFF',
+    });
     expect(records[1]).toMatchObject({ url: 'not a url', rewritten: null, ruleset: null });
     expect(records[1]?.['error']).toMatch(/not a valid URL/);
     expect(records[3]).toEqual({ url: 'http://example.invalid/', rewritten: null, ruleset: null });
   });
 
   it('--disable and --enable override rulesets by name, and unknown names are an error', () => {
-    expect(run(['rewrite', '--disable', 'EFF', 'http://www.eff.org/']).stdout).toBe('http://www.eff.org/\n');
+    expect(run(['rewrite', '--disable', 'EFF', 'http://www.eff.org/']).stdout).toBe(
+      'http://www.eff.org/\n',
+    );
     const unknown = run(['rewrite', '--enable', 'No Such Ruleset', 'http://www.eff.org/']);
     expect(unknown.status).toBe(2);
     expect(unknown.stderr).toMatch(/no loaded ruleset has that name/);
@@ -73,7 +109,9 @@ describe('httpsify rewrite on the bundled defaults', () => {
 
   it('--explain names the candidates, the deciding rule or exclusion, and why', () => {
     const r = run(['rewrite', '--explain', 'http://www.eff.org/', 'http://example.invalid/']);
-    expect(r.stdout).toMatch(/1\. EFF \(target [^)]+\): active, rule \d+ from="[^"]+" to="[^"]+" rewrote it to https:\/\/www\.eff\.org\//);
+    expect(r.stdout).toMatch(
+      /1\. EFF \(target [^)]+\): active, rule \d+ from="[^"]+" to="[^"]+" rewrote it to https:\/\/www\.eff\.org\//,
+    );
     expect(r.stdout).toContain('no ruleset targets this host');
     const json = run(['rewrite', '--explain', '--format', 'jsonl', 'http://www.eff.org/']);
     expect(JSON.parse(json.stdout)).toMatchObject({
@@ -87,7 +125,10 @@ describe('httpsify rewrite on the bundled defaults', () => {
 describe('httpsify rewrite with --rules', () => {
   it('reports a broken ruleset with file and line on stderr and keeps using the others', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-rules-'));
-    writeFileSync(join(dir, 'Good.xml'), '<ruleset name="Good">\n\t<target host="good.example" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n');
+    writeFileSync(
+      join(dir, 'Good.xml'),
+      '<ruleset name="Good">\n\t<target host="good.example" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n',
+    );
     writeFileSync(
       join(dir, 'Bad.xml'),
       '<ruleset name="Bad">\n\t<target host="bad.example" />\n\t<rule from="^http://(bad" to="https://bad.example/" />\n</ruleset>\n',
@@ -107,7 +148,9 @@ describe('httpsify rewrite with --rules', () => {
     ]);
     expect(r.status).toBe(0);
     // `(a+)+$` cannot be proven for a backtracking matcher, so it runs in linear time instead.
-    expect(r.stdout).toBe(`https://good.example/\nhttp://bad.example/\nhttp://slow.example/${'a'.repeat(40)}!\nhttps://slow.example/\n`);
+    expect(r.stdout).toBe(
+      `https://good.example/\nhttp://bad.example/\nhttp://slow.example/${'a'.repeat(40)}!\nhttps://slow.example/\n`,
+    );
     expect(r.stderr).toContain(`${join(dir, 'Bad.xml')}:3:2: error invalid-regex`);
     expect(r.stderr).not.toContain('Slow');
   });
@@ -122,14 +165,19 @@ describe('httpsify rewrite with --rules', () => {
     'agrees with every oracle URL through the CLI, XML corpus and compiled bundle, ',
     async () => {
       const input = oracle.map((c) => c.url).join('\n') + '\n';
-      const fromXml = await runStreaming(['rewrite', '--rules', corpusRulesDir(), '--format', 'jsonl'], input);
+      const fromXml = await runStreaming(
+        ['rewrite', '--rules', corpusRulesDir(), '--format', 'jsonl'],
+        input,
+      );
       expect(fromXml.status).toBe(0);
       const records = fromXml.stdout
         .trim()
         .split('\n')
         .map((l) => JSON.parse(l) as { url: string; rewritten: string | null });
       expect(records).toHaveLength(oracle.length);
-      const wrong = records.filter((r, i) => r.url !== oracle[i]?.url || r.rewritten !== oracle[i]?.expected);
+      const wrong = records.filter(
+        (r, i) => r.url !== oracle[i]?.url || r.rewritten !== oracle[i]?.expected,
+      );
       expect(wrong.slice(0, 10)).toEqual([]);
 
       const dir = mkdtempSync(join(tmpdir(), 'httpsify-bundle-'));
@@ -141,7 +189,10 @@ describe('httpsify rewrite with --rules', () => {
       expect(compiled.stderr.match(/error unsafe-regex/g)).toHaveLength(1);
       expect(compiled.stderr).toMatch(/raceforlife.*cube of the input length/);
       expect(compiled.stderr).toMatch(/24263 rulesets, \d+ bytes/);
-      const fromBundle = await runStreaming(['rewrite', '--rules', bundle, '--format', 'jsonl'], input);
+      const fromBundle = await runStreaming(
+        ['rewrite', '--rules', bundle, '--format', 'jsonl'],
+        input,
+      );
       expect(fromBundle.stdout).toBe(fromXml.stdout);
       // Three corpus-wide runs and 165k URLs twice.
     },
@@ -162,6 +213,8 @@ describe('httpsify rewrite with --rules', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/b\.bundle: corrupt bundle: checksum mismatch/);
     writeFileSync(b, readFileSync(a).subarray(0, 1000));
-    expect(run(['rewrite', '--rules', b, 'http://www.eff.org/']).stderr).toMatch(/truncated bundle: 1000 of \d+ bytes/);
+    expect(run(['rewrite', '--rules', b, 'http://www.eff.org/']).stderr).toMatch(
+      /truncated bundle: 1000 of \d+ bytes/,
+    );
   });
 });

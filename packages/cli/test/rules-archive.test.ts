@@ -4,13 +4,20 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadRulesets } from '@httpsify/engine/node';
-import { corpusRulesDir, corpusTarball, readOracle, type OracleCase } from '../../engine/test/support/corpus.js';
+import {
+  corpusRulesDir,
+  corpusTarball,
+  readOracle,
+  type OracleCase,
+} from '../../engine/test/support/corpus.js';
 import { CORPUS_RULESETS, workTimeout } from '../../engine/test/support/work-timeout.js';
 
 const bin = resolve(__dirname, '../bin/httpsify.js');
-const run = (args: string[], input?: string) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', input, maxBuffer: 1 << 26 });
+const run = (args: string[], input?: string) =>
+  spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', input, maxBuffer: 1 << 26 });
 
-const RULESET = (name: string, host: string) => `<ruleset name="${name}">\n\t<target host="${host}" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n`;
+const RULESET = (name: string, host: string) =>
+  `<ruleset name="${name}">\n\t<target host="${host}" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n`;
 
 let oracle: OracleCase[];
 beforeAll(async () => {
@@ -24,7 +31,12 @@ describe('--rules takes archives through the one library reader', () => {
       const fromArchive = loadRulesets([corpusTarball]);
       expect(fromArchive.engine.rulesetCount).toBe(CORPUS_RULESETS);
       expect(fromArchive.diagnostics).toEqual([]);
-      expect(Buffer.compare(Buffer.from(fromArchive.bundle), Buffer.from(loadRulesets([corpusRulesDir()]).bundle))).toBe(0);
+      expect(
+        Buffer.compare(
+          Buffer.from(fromArchive.bundle),
+          Buffer.from(loadRulesets([corpusRulesDir()]).bundle),
+        ),
+      ).toBe(0);
     },
     workTimeout(CORPUS_RULESETS, 10),
   );
@@ -32,7 +44,10 @@ describe('--rules takes archives through the one library reader', () => {
   it(
     'rewrite --rules corpus.tar.gz agrees with the oracle',
     () => {
-      const r = run(['rewrite', '--rules', corpusTarball, '--format', 'jsonl'], oracle.map((c) => c.url).join('\n') + '\n');
+      const r = run(
+        ['rewrite', '--rules', corpusTarball, '--format', 'jsonl'],
+        oracle.map((c) => c.url).join('\n') + '\n',
+      );
       expect(r.stderr).toBe('');
       const got = r.stdout
         .trim()
@@ -48,12 +63,21 @@ describe('--rules takes archives through the one library reader', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-rules-archive-'));
     mkdirSync(join(dir, 'src', 'rules'), { recursive: true });
     writeFileSync(join(dir, 'src', 'rules', 'A.xml'), RULESET('A', 'a.example'));
-    writeFileSync(join(dir, 'src', 'rules', 'B.xml'), RULESET('B', 'b.example').replace('<rule from="^http:"', '<rule from="^https?:"'));
+    writeFileSync(
+      join(dir, 'src', 'rules', 'B.xml'),
+      RULESET('B', 'b.example').replace('<rule from="^http:"', '<rule from="^https?:"'),
+    );
     writeFileSync(join(dir, 'doc.md'), '[a](http://a.example/x)\n');
-    expect(spawnSync('tar', ['czf', join(dir, 'r.tar.gz'), '-C', join(dir, 'src'), 'rules']).status).toBe(0);
-    expect(spawnSync('zip', ['-qr', join(dir, 'r.zip'), 'rules'], { cwd: join(dir, 'src') }).status).toBe(0);
+    expect(
+      spawnSync('tar', ['czf', join(dir, 'r.tar.gz'), '-C', join(dir, 'src'), 'rules']).status,
+    ).toBe(0);
+    expect(
+      spawnSync('zip', ['-qr', join(dir, 'r.zip'), 'rules'], { cwd: join(dir, 'src') }).status,
+    ).toBe(0);
     for (const archive of [join(dir, 'r.tar.gz'), join(dir, 'r.zip')]) {
-      expect(run(['rewrite', '--rules', archive, 'http://a.example/p']).stdout).toBe('https://a.example/p\n');
+      expect(run(['rewrite', '--rules', archive, 'http://a.example/p']).stdout).toBe(
+        'https://a.example/p\n',
+      );
       const check = run(['check', archive, '--no-baseline']);
       expect(check.stdout).toContain(`${archive}/rules/B.xml:3:2: error from-prefix`);
       expect(check.status).toBe(1);
@@ -63,7 +87,9 @@ describe('--rules takes archives through the one library reader', () => {
       const compiled = run(['compile', '--rules', archive, '-o', join(dir, 'out.bundle')]);
       expect(compiled.stderr).toMatch(/2 rulesets/);
       expect(run(['dnr', '--rules', archive, '-o', join(dir, 'out.json')]).status).toBe(0);
-      expect(run(['links', 'check', '--rules', archive, join(dir, 'doc.md')]).stdout).toContain('http://a.example/x -> https://a.example/x');
+      expect(run(['links', 'check', '--rules', archive, join(dir, 'doc.md')]).stdout).toContain(
+        'http://a.example/x -> https://a.example/x',
+      );
     }
   });
 
@@ -72,7 +98,10 @@ describe('--rules takes archives through the one library reader', () => {
     mkdirSync(join(dir, 'in'), { recursive: true });
     writeFileSync(join(dir, 'A.xml'), RULESET('A', 'a.example'));
     // GNU tar keeps a leading ../ with -P: the entry is "../A.xml".
-    expect(spawnSync('tar', ['-P', '-cf', join(dir, 'evil.tar'), '../A.xml'], { cwd: join(dir, 'in') }).status).toBe(0);
+    expect(
+      spawnSync('tar', ['-P', '-cf', join(dir, 'evil.tar'), '../A.xml'], { cwd: join(dir, 'in') })
+        .status,
+    ).toBe(0);
     const r = run(['rewrite', '--rules', join(dir, 'evil.tar'), 'http://a.example/']);
     expect(r.stderr).toContain(`${join(dir, 'evil.tar')}/../A.xml`);
     expect(r.stderr).toContain('leads outside the library');

@@ -31,14 +31,19 @@ describe('sweep politeness', () => {
     // Another host is not held up by the first one's limit: its start waits on no timer, so it
     // wins a race against the next turn of the event loop however loaded the machine is.
     const nextTurn = new Promise<'timer'>((resolve) => setImmediate(() => resolve('timer')));
-    const first = await Promise.race([gate.acquire('b.example').then((release) => (release(), 'gate' as const)), nextTurn]);
+    const first = await Promise.race([
+      gate.acquire('b.example').then((release) => (release(), 'gate' as const)),
+      nextTurn,
+    ]);
     expect(first).toBe('gate');
   });
 
   it('caps the global rate over all hosts', async () => {
     const gate = new HostGate({ perHostConnections: 10, perHostDelayMs: 0, globalRate: 50 });
     const t = Date.now();
-    await Promise.all(Array.from({ length: 11 }, async (_, i) => (await gate.acquire(`h${i}.example`))()));
+    await Promise.all(
+      Array.from({ length: 11 }, async (_, i) => (await gate.acquire(`h${i}.example`))()),
+    );
     // 11 starts at 50/s: the last one 200 ms after the first.
     expect(Date.now() - t).toBeGreaterThanOrEqual(195);
   });
@@ -50,8 +55,13 @@ describe('sweep politeness', () => {
       setTimeout(() => cb(null, [{ address: '192.0.2.1', family: 4 }]), 5);
     };
     const lookup = cachedLookup(base);
-    const ask = (name: string): Promise<string> => new Promise((resolve) => lookup(name, {}, (_err, address) => resolve(String(address))));
-    expect(await Promise.all([ask('a.example'), ask('A.example'), ask('b.example')])).toEqual(['192.0.2.1', '192.0.2.1', '192.0.2.1']);
+    const ask = (name: string): Promise<string> =>
+      new Promise((resolve) => lookup(name, {}, (_err, address) => resolve(String(address))));
+    expect(await Promise.all([ask('a.example'), ask('A.example'), ask('b.example')])).toEqual([
+      '192.0.2.1',
+      '192.0.2.1',
+      '192.0.2.1',
+    ]);
     expect(await ask('a.example')).toBe('192.0.2.1');
     expect(asked).toEqual(['a.example', 'b.example']);
   });
@@ -64,15 +74,27 @@ describe('sweep politeness', () => {
         ['exact.refused.test', '127.0.0.3'],
       ]),
     );
-    const ask = (name: string): Promise<string> => new Promise((resolve) => lookup(name, {}, (_err, address) => resolve(String(address))));
-    expect(await Promise.all([ask('x.refused.test'), ask('a.b.good.test'), ask('exact.refused.test')])).toEqual(['127.0.0.2', '127.0.0.1', '127.0.0.3']);
+    const ask = (name: string): Promise<string> =>
+      new Promise((resolve) => lookup(name, {}, (_err, address) => resolve(String(address))));
+    expect(
+      await Promise.all([ask('x.refused.test'), ask('a.b.good.test'), ask('exact.refused.test')]),
+    ).toEqual(['127.0.0.2', '127.0.0.1', '127.0.0.3']);
   });
 });
 
 describe('sweep input and page checks', () => {
   it('reads host lists: names, CSV rows, URLs; reports the rest', () => {
     expect(
-      ['example.com', '12,Example.ORG', 'https://www.example.net/a?b', '', '# note', 'not a host', 'http://[::1]/', '1,localhost'].map(hostOfLine),
+      [
+        'example.com',
+        '12,Example.ORG',
+        'https://www.example.net/a?b',
+        '',
+        '# note',
+        'not a host',
+        'http://[::1]/',
+        '1,localhost',
+      ].map(hostOfLine),
     ).toEqual([
       'example.com',
       'example.org',
@@ -89,6 +111,10 @@ describe('sweep input and page checks', () => {
     const page =
       '<a href="http://x.test/">link</a><img src="http://x.test/a.png"><link rel="stylesheet" href="http://x.test/s.css">' +
       '<link rel="alternate" href="http://x.test/feed"><img srcset="https://x.test/1.png 1x, http://x.test/2.png 2x"><script src="https://x.test/ok.js"></script>';
-    expect(httpSubresources(page)).toEqual(['http://x.test/a.png', 'http://x.test/s.css', 'http://x.test/2.png']);
+    expect(httpSubresources(page)).toEqual([
+      'http://x.test/a.png',
+      'http://x.test/s.css',
+      'http://x.test/2.png',
+    ]);
   });
 });

@@ -14,7 +14,14 @@ afterAll(async () => {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-const job = (key: string): SweepJob => ({ key, kind: 'ruleset', ruleset: 'Example', file: 'x.xml', url: `http://example.com/${key}`, rewritten: null });
+const job = (key: string): SweepJob => ({
+  key,
+  kind: 'ruleset',
+  ruleset: 'Example',
+  file: 'x.xml',
+  url: `http://example.com/${key}`,
+  rewritten: null,
+});
 const answer = (j: SweepJob): SweepResult => ({
   ...j,
   verdict: 'no-rewrite',
@@ -50,7 +57,8 @@ describe('sweep --queue worker: jobs BullMQ cannot parse', () => {
       await queue.add('url', job(id), { jobId: id });
       await redis.client.hset(`bull:${name}:${id}`, field, value);
     }
-    for (let i = 0; i < 20; i++) await queue.add('url', job(`ok${i}`), { jobId: `ok${i}`, removeOnComplete: false });
+    for (let i = 0; i < 20; i++)
+      await queue.add('url', job(`ok${i}`), { jobId: `ok${i}`, removeOnComplete: false });
 
     const logs: string[] = [];
     const checked: string[] = [];

@@ -31,30 +31,49 @@ describe('a queued sweep runs with one set of per-host settings', () => {
       { perHostConnections: 4, perHostDelayMs: 1000 },
       { perHostConnections: 1, perHostDelayMs: 0 },
     ]) {
-      await expect(agreeOnPoliteness(redis.client, 'agree', generous, { ttlMs: 400 })).rejects.toThrow(
+      await expect(
+        agreeOnPoliteness(redis.client, 'agree', generous, { ttlMs: 400 }),
+      ).rejects.toThrow(
         `--queue-name agree: this process has --per-host ${generous.perHostConnections} --per-host-delay ${generous.perHostDelayMs}, ` +
           'but the sweep on this queue runs with --per-host 1 --per-host-delay 1000 (set by its first process)',
       );
     }
     // Kept alive while a process with them runs, past their lifetime.
     await sleep(800);
-    await expect(agreeOnPoliteness(redis.client, 'agree', { perHostConnections: 4, perHostDelayMs: 0 }, { ttlMs: 400 })).rejects.toThrow(
-      /runs with --per-host 1/,
-    );
+    await expect(
+      agreeOnPoliteness(
+        redis.client,
+        'agree',
+        { perHostConnections: 4, perHostDelayMs: 0 },
+        { ttlMs: 400 },
+      ),
+    ).rejects.toThrow(/runs with --per-host 1/);
     first.close();
     same.close();
     await sleep(600);
     // Every process of that sweep has stopped: a new sweep on the same name may choose others.
-    const next = await agreeOnPoliteness(redis.client, 'agree', { perHostConnections: 4, perHostDelayMs: 0 }, { ttlMs: 400 });
+    const next = await agreeOnPoliteness(
+      redis.client,
+      'agree',
+      { perHostConnections: 4, perHostDelayMs: 0 },
+      { ttlMs: 400 },
+    );
     next.close();
   });
 
   it('sweep --queue: a worker or coordinator started with other --per-host settings than a running worker exits, saying so', async () => {
     const lib = join(root, 'lib');
     mkdirSync(lib);
-    writeFileSync(join(lib, 'A.xml'), '<ruleset name="A">\n\t<target host="a.test" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n');
+    writeFileSync(
+      join(lib, 'A.xml'),
+      '<ruleset name="A">\n\t<target host="a.test" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n',
+    );
     const common = [lib, '--queue', redis.url, '--queue-name', 'polite-cli', '--rate', '0'];
-    const worker = spawn(process.execPath, [bin, 'sweep', ...common, '--worker', '--per-host', '1'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const worker = spawn(
+      process.execPath,
+      [bin, 'sweep', ...common, '--worker', '--per-host', '1'],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     children.push(worker);
     await new Promise<void>((ready, failed) => {
       let err = '';
@@ -68,10 +87,15 @@ describe('a queued sweep runs with one set of per-host settings', () => {
       [...common, '--worker', '--per-host', '3'],
       [...common, '--per-host', '1', '--per-host-delay', '0', '--out', join(root, 'out')],
     ]) {
-      const r = spawnSync(process.execPath, [bin, 'sweep', ...args], { encoding: 'utf8', timeout: 30_000 });
+      const r = spawnSync(process.execPath, [bin, 'sweep', ...args], {
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
       expect(r.signal).toBeNull();
       expect(r.status).not.toBe(0);
-      expect(r.stderr).toContain('but the sweep on this queue runs with --per-host 1 --per-host-delay 500 (set by its first process)');
+      expect(r.stderr).toContain(
+        'but the sweep on this queue runs with --per-host 1 --per-host-delay 500 (set by its first process)',
+      );
     }
     worker.kill('SIGTERM');
     await new Promise((resolve) => worker.once('exit', resolve));

@@ -30,7 +30,11 @@ afterAll(async () => {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function until(what: string, test: () => boolean | Promise<boolean>, ms = 60_000): Promise<void> {
+async function until(
+  what: string,
+  test: () => boolean | Promise<boolean>,
+  ms = 60_000,
+): Promise<void> {
   const end = Date.now() + ms;
   while (!(await test())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
@@ -63,9 +67,18 @@ function options(paths: string[], out: string, extra: Partial<SweepOptions> = {}
  * Runs a coordinator, waits until its jobs wait in Redis, lets `plant` write what a hostile
  * Redis client would, then starts a worker and waits for the end.
  */
-async function sweepWithPlanted(queueName: string, opts: SweepOptions, plant: (keys: ReturnType<typeof sweepKeys>, jobKeys: string[]) => Promise<void>) {
+async function sweepWithPlanted(
+  queueName: string,
+  opts: SweepOptions,
+  plant: (keys: ReturnType<typeof sweepKeys>, jobKeys: string[]) => Promise<void>,
+) {
   const logs: string[] = [];
-  const coordinator = runCoordinator({ ...opts, queueUrl: redis.url, queueName, log: (l) => logs.push(l) });
+  const coordinator = runCoordinator({
+    ...opts,
+    queueUrl: redis.url,
+    queueName,
+    log: (l) => logs.push(l),
+  });
   const queue = new Queue(queueName, { connection: redis.client.duplicate() });
   await until('jobs in the queue', async () => (await queue.getJobCounts('waiting')).waiting! > 0);
   const waiting = await queue.getJobs(['waiting']);
@@ -74,7 +87,13 @@ async function sweepWithPlanted(queueName: string, opts: SweepOptions, plant: (k
     waiting.map((j) => (j.data as { key: string }).key),
   );
   const setup = await prepareSweep(opts);
-  const worker = await startWorker({ queueUrl: redis.url, queueName, concurrency: 2, lockMs: 5000, check: setup.check });
+  const worker = await startWorker({
+    queueUrl: redis.url,
+    queueName,
+    concurrency: 2,
+    lockMs: 5000,
+    check: setup.check,
+  });
   try {
     const outcome = await coordinator;
     return { outcome, logs };
@@ -99,10 +118,19 @@ describe('sweep --queue: nothing read back from Redis is trusted', () => {
     mkdirSync(outside);
     writeLibrary(lib, ['t1.good.test', 't2.good.test', 't3.good.test']);
     const victim = join(outside, 'Victim.xml');
-    const victimText = '<ruleset name="Victim">\n\t<target host="victim.example" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n';
+    const victimText =
+      '<ruleset name="Victim">\n\t<target host="victim.example" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n';
     writeFileSync(victim, victimText);
     // A previous sweep (long ago) in which the victim and the library's rulesets failed.
-    const failing = (file: string) => ({ name: file, file, health: 'failing', urls: 1, failingUrls: 1, reasons: ['certificate expired: x'], verdicts: {} });
+    const failing = (file: string) => ({
+      name: file,
+      file,
+      health: 'failing',
+      urls: 1,
+      failingUrls: 1,
+      reasons: ['certificate expired: x'],
+      verdicts: {},
+    });
     const previous = join(root, 'previous.json');
     writeFileSync(
       previous,
@@ -114,7 +142,10 @@ describe('sweep --queue: nothing read back from Redis is trusted', () => {
         urls: 4,
         byVerdict: {},
         byHealth: {},
-        rulesets: [failing(victim), ...['t1', 't2', 't3'].map((t) => failing(join(lib, `${t}.good.test.xml`)))],
+        rulesets: [
+          failing(victim),
+          ...['t1', 't2', 't3'].map((t) => failing(join(lib, `${t}.good.test.xml`))),
+        ],
       }),
     );
     const out = join(root, 'out-write');
@@ -142,16 +173,36 @@ describe('sweep --queue: nothing read back from Redis is trusted', () => {
           });
         // Well-formed but naming another file; a verdict no sweep has; a huge detail; a key no job has.
         await redis.client.hset(keys.results, k1 as string, forged(k1 as string, {}));
-        await redis.client.hset(keys.results, k2 as string, forged(k2 as string, { verdict: 'pwned' }));
-        await redis.client.hset(keys.results, k3 as string, forged(k3 as string, { detail: 'x'.repeat(200_000) }));
-        await redis.client.hset(keys.results, `ruleset|${victim}|http://victim.example/`, forged(`ruleset|${victim}|http://victim.example/`, {}));
-        await redis.client.rpush(keys.done, k1 as string, k2 as string, k3 as string, `ruleset|${victim}|http://victim.example/`);
+        await redis.client.hset(
+          keys.results,
+          k2 as string,
+          forged(k2 as string, { verdict: 'pwned' }),
+        );
+        await redis.client.hset(
+          keys.results,
+          k3 as string,
+          forged(k3 as string, { detail: 'x'.repeat(200_000) }),
+        );
+        await redis.client.hset(
+          keys.results,
+          `ruleset|${victim}|http://victim.example/`,
+          forged(`ruleset|${victim}|http://victim.example/`, {}),
+        );
+        await redis.client.rpush(
+          keys.done,
+          k1 as string,
+          k2 as string,
+          k3 as string,
+          `ruleset|${victim}|http://victim.example/`,
+        );
       },
     );
     // The file outside the library is untouched, whatever the planted result said.
     expect(readFileSync(victim, 'utf8')).toBe(victimText);
     const lines = results(out);
-    expect(lines.map((r) => r.file).sort()).toEqual(['t1', 't2', 't3'].map((t) => join(lib, `${t}.good.test.xml`)).sort());
+    expect(lines.map((r) => r.file).sort()).toEqual(
+      ['t1', 't2', 't3'].map((t) => join(lib, `${t}.good.test.xml`)).sort(),
+    );
     expect(lines.every((r) => r.url.startsWith('http://t') && r.ruleset !== 'Victim')).toBe(true);
     // The two malformed results were refused (with a counted warning) and their URLs swept again.
     expect(logs.join('\n')).toMatch(/refused a stored result .*unknown verdict/);
@@ -169,30 +220,34 @@ describe('sweep --queue: nothing read back from Redis is trusted', () => {
     writeFileSync(list, 'd1.good.test\nd2.good.test\n');
     const out = join(root, 'a', 'b', 'out-discover');
     const escapeName = '../../../escaped';
-    await sweepWithPlanted('trust-discover', options([lib], out, { discover: list }), async (keys, jobKeys) => {
-      for (const key of jobKeys) {
-        await redis.client.hset(
-          keys.results,
-          key,
-          JSON.stringify({
+    await sweepWithPlanted(
+      'trust-discover',
+      options([lib], out, { discover: list }),
+      async (keys, jobKeys) => {
+        for (const key of jobKeys) {
+          await redis.client.hset(
+            keys.results,
             key,
-            kind: 'discover',
-            ruleset: escapeName,
-            file: '',
-            url: 'http://x/',
-            rewritten: 'https://x/',
-            verdict: 'works',
-            detail: 'ok',
-            plainStatus: 200,
-            secureStatus: 200,
-            similarity: 1,
-            at: Date.now(),
-            ms: 1,
-          }),
-        );
-        await redis.client.rpush(keys.done, key);
-      }
-    });
+            JSON.stringify({
+              key,
+              kind: 'discover',
+              ruleset: escapeName,
+              file: '',
+              url: 'http://x/',
+              rewritten: 'https://x/',
+              verdict: 'works',
+              detail: 'ok',
+              plainStatus: 200,
+              secureStatus: 200,
+              similarity: 1,
+              at: Date.now(),
+              ms: 1,
+            }),
+          );
+          await redis.client.rpush(keys.done, key);
+        }
+      },
+    );
     expect(existsSync(join(out, 'rulesets', `${escapeName}.xml`))).toBe(false);
     expect(existsSync(join(root, 'escaped.xml'))).toBe(false);
     expect(existsSync(join(root, 'a', 'escaped.xml'))).toBe(false);
@@ -210,7 +265,10 @@ describe('sweep --queue: politeness across workers, counted at the server', () =
     mkdirSync(lib);
     const hosts = ['p0.good.test', 'p1.good.test', 'p2.good.test'];
     for (const host of hosts) {
-      const tests = Array.from({ length: 10 }, (_, i) => `\t<test url="http://${host}/page${i}" />\n`).join('');
+      const tests = Array.from(
+        { length: 10 },
+        (_, i) => `\t<test url="http://${host}/page${i}" />\n`,
+      ).join('');
       writeFileSync(
         join(lib, `${host}.xml`),
         `<ruleset name="${host}">\n\t<target host="${host}" />\n${tests}\t<rule from="^http:" to="https:" />\n</ruleset>\n`,
@@ -234,7 +292,9 @@ describe('sweep --queue: politeness across workers, counted at the server', () =
       ...web.cliArgs,
     ];
     const start = (args: string[]): ChildProcess & { output: string[] } => {
-      const child = spawn(process.execPath, [bin, 'sweep', ...args], { stdio: ['ignore', 'pipe', 'pipe'] }) as ChildProcess & { output: string[] };
+      const child = spawn(process.execPath, [bin, 'sweep', ...args], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }) as ChildProcess & { output: string[] };
       child.output = [];
       child.stdout?.on('data', (d: Buffer) => child.output.push(d.toString()));
       child.stderr?.on('data', (d: Buffer) => child.output.push(d.toString()));
@@ -245,7 +305,12 @@ describe('sweep --queue: politeness across workers, counted at the server', () =
     const coordinator = start([...common, '--out', join(root, 'out-polite')]);
     const code = await new Promise<number | null>((resolve) => coordinator.once('exit', resolve));
     for (const w of workers) w.kill('SIGTERM');
-    await Promise.all(workers.map((w) => new Promise((resolve) => (w.exitCode !== null ? resolve(null) : w.once('exit', resolve)))));
+    await Promise.all(
+      workers.map(
+        (w) =>
+          new Promise((resolve) => (w.exitCode !== null ? resolve(null) : w.once('exit', resolve))),
+      ),
+    );
     const log = [coordinator, ...workers].map((c) => c.output.join('')).join('\n---\n');
     expect(code, log).toBe(0);
     // All three workers took part.
@@ -261,6 +326,8 @@ describe('sweep --queue: politeness across workers, counted at the server', () =
     // loop, so a few may look shorter on a loaded machine; without shared spacing most would.
     const gaps = web.connections.gaps.filter((g) => hosts.includes(g.host)).map((g) => g.ms);
     expect(gaps.length).toBeGreaterThanOrEqual(hosts.length * 19);
-    expect(gaps.filter((g) => g < delay / 2).length).toBeLessThanOrEqual(Math.floor(gaps.length / 10));
+    expect(gaps.filter((g) => g < delay / 2).length).toBeLessThanOrEqual(
+      Math.floor(gaps.length / 10),
+    );
   }, 180_000);
 });

@@ -28,7 +28,9 @@ afterAll(async () => {
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function start(args: string[]): ChildProcess & { output: string[] } {
-  const child = spawn(process.execPath, [bin, 'sweep', ...args], { stdio: ['ignore', 'pipe', 'pipe'] }) as ChildProcess & { output: string[] };
+  const child = spawn(process.execPath, [bin, 'sweep', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }) as ChildProcess & { output: string[] };
   child.output = [];
   child.stdout?.on('data', (d: Buffer) => child.output.push(d.toString()));
   child.stderr?.on('data', (d: Buffer) => child.output.push(d.toString()));
@@ -43,7 +45,11 @@ const lines = (file: string): string[] =>
         .filter((l) => l.endsWith('}'))
     : [];
 
-async function until(what: string, test: () => boolean | Promise<boolean>, ms = 60_000): Promise<void> {
+async function until(
+  what: string,
+  test: () => boolean | Promise<boolean>,
+  ms = 60_000,
+): Promise<void> {
   const end = Date.now() + ms;
   while (!(await test())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
@@ -64,7 +70,20 @@ describe('httpsify sweep --queue (BullMQ on Redis)', () => {
     ];
     writeLibrary(lib, hosts);
     const out = join(root, 'out');
-    const common = [lib, '--queue', redis.url, '--queue-name', QUEUE, '--timeout', '3000', '--per-host-delay', '0', '--rate', '0', ...web.cliArgs];
+    const common = [
+      lib,
+      '--queue',
+      redis.url,
+      '--queue-name',
+      QUEUE,
+      '--timeout',
+      '3000',
+      '--per-host-delay',
+      '0',
+      '--rate',
+      '0',
+      ...web.cliArgs,
+    ];
     const coordinatorArgs = [...common, '--out', out];
     const workerArgs = [...common, '--worker', '--lock-ms', '2000', '--concurrency', '4'];
     const keys = sweepKeys(QUEUE);
@@ -72,21 +91,32 @@ describe('httpsify sweep --queue (BullMQ on Redis)', () => {
 
     let coordinator = start(coordinatorArgs);
     const first = start(workerArgs);
-    await until('the first worker to store results', async () => Number(Object.values(await stored())[0] ?? 0) >= 5);
+    await until(
+      'the first worker to store results',
+      async () => Number(Object.values(await stored())[0] ?? 0) >= 5,
+    );
     // Kill it while it holds jobs: remember which, to see them delivered again.
     const active = await redis.client.lrange(`bull:${QUEUE}:active`, 0, -1);
-    const held = (await Promise.all(active.map((id) => redis.client.hget(`bull:${QUEUE}:${id}`, 'data'))))
+    const held = (
+      await Promise.all(active.map((id) => redis.client.hget(`bull:${QUEUE}:${id}`, 'data')))
+    )
       .filter((d): d is string => d !== null)
       .map((d) => (JSON.parse(d) as { key: string }).key);
     first.kill('SIGKILL');
     expect(held.length).toBeGreaterThan(0);
     const workers = [start(workerArgs), start(workerArgs), start(workerArgs)];
 
-    await until('half the results journaled', () => lines(join(out, 'results.jsonl')).length >= hosts.length / 2);
+    await until(
+      'half the results journaled',
+      () => lines(join(out, 'results.jsonl')).length >= hosts.length / 2,
+    );
     coordinator.kill('SIGKILL');
     const atKill = lines(join(out, 'results.jsonl')).length;
     coordinator = start(coordinatorArgs);
-    const code = await Promise.race([new Promise<number | null>((resolve) => coordinator.once('exit', resolve)), sleep(80_000).then(() => 'hung')]);
+    const code = await Promise.race([
+      new Promise<number | null>((resolve) => coordinator.once('exit', resolve)),
+      sleep(80_000).then(() => 'hung'),
+    ]);
     const log = [coordinator, ...workers].map((c) => c.output.join('')).join('\n---\n');
     expect(code, log).toBe(1); // done, with failing rulesets
     for (const w of workers) w.kill('SIGTERM');
@@ -101,13 +131,14 @@ describe('httpsify sweep --queue (BullMQ on Redis)', () => {
     const perWorker = Object.values(await stored()).map(Number);
     expect(perWorker.length).toBe(4);
     expect(perWorker.reduce((a, b) => a + b, 0)).toBe(hosts.length);
-    const verdict = (h: string): string | undefined => results.find((r) => r.url === `http://${h}/`)?.verdict;
-    expect([verdict('q0.good.test'), verdict('q0.slow.test'), verdict('q.expired.test'), verdict('q.differs.test')]).toEqual([
-      'works',
-      'timeout',
-      'cert-expired',
-      'content-differs',
-    ]);
+    const verdict = (h: string): string | undefined =>
+      results.find((r) => r.url === `http://${h}/`)?.verdict;
+    expect([
+      verdict('q0.good.test'),
+      verdict('q0.slow.test'),
+      verdict('q.expired.test'),
+      verdict('q.differs.test'),
+    ]).toEqual(['works', 'timeout', 'cert-expired', 'content-differs']);
     expect(coordinator.output.join('')).toMatch(/resumed run: \d+ results in the journal/);
   });
 });

@@ -11,7 +11,11 @@ import { runSweep } from '../src/sweep/run-sweep.js';
 import { startLocalWeb, type LocalWeb } from './support/local-web.js';
 
 const toLoopback: LookupFunction = (_host, options, callback) =>
-  process.nextTick(() => (options.all === true ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', 4)));
+  process.nextTick(() =>
+    options.all === true
+      ? callback(null, [{ address: '127.0.0.1', family: 4 }])
+      : callback(null, '127.0.0.1', 4),
+  );
 
 const requestOptions = (extra: Partial<SweepRequestOptions>): SweepRequestOptions => ({
   timeoutMs: 5000,
@@ -39,13 +43,21 @@ function resettingServer(): Promise<{ server: Server; port: number; connections:
         buffered = buffered.slice(buffered.indexOf('\r\n\r\n') + 4);
         if (++requests > 1) return void socket.resetAndDestroy();
         const body = '<html><body>hello there</body></html>';
-        socket.write(`HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: ${body.length}\r\nconnection: keep-alive\r\n\r\n${body}`);
+        socket.write(
+          `HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: ${body.length}\r\nconnection: keep-alive\r\n\r\n${body}`,
+        );
       }
     });
     socket.on('error', () => undefined);
   });
   return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port, connections: () => connections })),
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        server,
+        port: (server.address() as AddressInfo).port,
+        connections: () => connections,
+      }),
+    ),
   );
 }
 
@@ -71,7 +83,11 @@ describe('honest verdicts under stress', () => {
     const client = sweepClient(requestOptions({}));
     try {
       // Two connections kept alive, both of which the server will reset on their next request.
-      const two = await Promise.all(['a', 'b'].map((p) => requestOnce(new URL(`http://reset.test:${port}/${p}`), client.settings)));
+      const two = await Promise.all(
+        ['a', 'b'].map((p) =>
+          requestOnce(new URL(`http://reset.test:${port}/${p}`), client.settings),
+        ),
+      );
       expect(two.map((r) => r.status)).toEqual([200, 200]);
       expect(connections()).toBe(2);
       const third = await requestOnce(new URL(`http://reset.test:${port}/c`), client.settings);
@@ -87,7 +103,14 @@ describe('honest verdicts under stress', () => {
     const never: LookupFunction = () => undefined;
     const client = sweepClient(requestOptions({ lookup: never, timeoutMs: 300 }));
     try {
-      const job = { key: 'k', kind: 'ruleset' as const, ruleset: 'R', file: '', url: 'http://never.test/', rewritten: 'https://never.test/' };
+      const job = {
+        key: 'k',
+        kind: 'ruleset' as const,
+        ruleset: 'R',
+        file: '',
+        url: 'http://never.test/',
+        rewritten: 'https://never.test/',
+      };
       const result = await checkJob(job, client.settings, (u) => u);
       expect(result.verdict).toBe('host-gone');
       expect(result.detail).toMatch(/cannot resolve host/);
@@ -98,11 +121,25 @@ describe('honest verdicts under stress', () => {
 
   it('a DNS failure slower than the deadline is still "host does not resolve"', async () => {
     const slowFailure: LookupFunction = (host, _options, callback) => {
-      setTimeout(() => callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' }), ''), 1500);
+      setTimeout(
+        () =>
+          callback(
+            Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' }),
+            '',
+          ),
+        1500,
+      );
     };
     const client = sweepClient(requestOptions({ lookup: slowFailure, timeoutMs: 300 }));
     try {
-      const job = { key: 'k', kind: 'ruleset' as const, ruleset: 'R', file: '', url: 'http://slowgone.test/', rewritten: 'https://slowgone.test/' };
+      const job = {
+        key: 'k',
+        kind: 'ruleset' as const,
+        ruleset: 'R',
+        file: '',
+        url: 'http://slowgone.test/',
+        rewritten: 'https://slowgone.test/',
+      };
       const result = await checkJob(job, client.settings, (u) => u);
       expect(result.verdict).toBe('host-gone');
     } finally {
@@ -119,7 +156,13 @@ describe('honest verdicts under stress', () => {
         buffered += chunk.toString('latin1');
         while (buffered.includes('\r\n\r\n')) {
           buffered = buffered.slice(buffered.indexOf('\r\n\r\n') + 4);
-          setTimeout(() => socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\nok'), 500);
+          setTimeout(
+            () =>
+              socket.write(
+                'HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\nok',
+              ),
+            500,
+          );
         }
       });
       socket.on('error', () => undefined);
@@ -130,8 +173,14 @@ describe('honest verdicts under stress', () => {
     // No politeness gate: the requests queue in the connection pool itself.
     const settings = { ...client.settings, gate: undefined };
     try {
-      const all = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => requestOnce(new URL(`http://queue.test:${port}/${i}`), settings)));
-      expect(all.map((r) => (r.status === 'fulfilled' ? r.value.status : (r.reason as Error).message))).toEqual([200, 200, 200, 200, 200, 200]);
+      const all = await Promise.allSettled(
+        Array.from({ length: 6 }, (_, i) =>
+          requestOnce(new URL(`http://queue.test:${port}/${i}`), settings),
+        ),
+      );
+      expect(
+        all.map((r) => (r.status === 'fulfilled' ? r.value.status : (r.reason as Error).message)),
+      ).toEqual([200, 200, 200, 200, 200, 200]);
     } finally {
       client.close();
       server.close();
@@ -153,7 +202,10 @@ describe('politeness in one process, counted at the server', () => {
     const hosts = ['s0.good.test', 's1.good.test'];
     const { writeFileSync } = await import('node:fs');
     for (const host of hosts) {
-      const tests = Array.from({ length: 12 }, (_, i) => `\t<test url="http://${host}/p${i}" />\n`).join('');
+      const tests = Array.from(
+        { length: 12 },
+        (_, i) => `\t<test url="http://${host}/p${i}" />\n`,
+      ).join('');
       writeFileSync(
         join(lib, `${host}.xml`),
         `<ruleset name="${host}">\n\t<target host="${host}" />\n${tests}\t<rule from="^http:" to="https:" />\n</ruleset>\n`,
@@ -163,7 +215,14 @@ describe('politeness in one process, counted at the server', () => {
       paths: [lib],
       outDir: join(root, 'out'),
       concurrency: 16,
-      request: { ...requestOptions({ lookup: web.lookup, connectPorts: web.connectPorts, caFiles: [web.caPath], perHostDelayMs: 20 }) },
+      request: {
+        ...requestOptions({
+          lookup: web.lookup,
+          connectPorts: web.connectPorts,
+          caFiles: [web.caPath],
+          perHostDelayMs: 20,
+        }),
+      },
     });
     for (const host of hosts) {
       expect(web.connections.opened.get(host), host).toBeGreaterThan(0);

@@ -1,5 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseRulesetXml } from '@httpsify/engine/parse';
@@ -11,7 +18,13 @@ import { corpusXmlFiles } from '../../engine/test/support/corpus.js';
 import { readResults } from '../src/sweep/journal.js';
 import { runSweep, type SweepOptions } from '../src/sweep/run-sweep.js';
 import type { SweepResult, UrlVerdict } from '../src/sweep/verdicts.js';
-import { BEHAVIOURS, startLocalWeb, writeLibrary, type Behaviour, type LocalWeb } from './support/local-web.js';
+import {
+  BEHAVIOURS,
+  startLocalWeb,
+  writeLibrary,
+  type Behaviour,
+  type LocalWeb,
+} from './support/local-web.js';
 
 const EXPECTED: Record<Behaviour, UrlVerdict> = {
   good: 'works',
@@ -78,7 +91,9 @@ describe('httpsify sweep against the local web', () => {
     const hosts = BEHAVIOURS.map((b) => `site.${b}.test`);
     writeLibrary(lib, hosts);
     const outcome = await runSweep(options(lib, join(root, 'out-all')));
-    const byHost = new Map((await results(join(root, 'out-all'))).map((r) => [new URL(r.url).hostname, r]));
+    const byHost = new Map(
+      (await results(join(root, 'out-all'))).map((r) => [new URL(r.url).hostname, r]),
+    );
     const judged = (b: Behaviour) => byHost.get(`site.${b}.test`)?.verdict;
     expect(Object.fromEntries(BEHAVIOURS.map((b) => [`site.${b}.test`, judged(b)]))).toEqual(
       Object.fromEntries(BEHAVIOURS.map((b) => [`site.${b}.test`, EXPECTED[b]])),
@@ -96,7 +111,9 @@ describe('httpsify sweep against the local web', () => {
 
   it('names a library path it cannot read, and sweeps nothing', async () => {
     const missing = join(root, 'no-such-library');
-    await expect(runSweep(options(missing, join(root, 'out-missing')))).rejects.toThrow(`cannot read rulesets from ${missing}: no such file or directory`);
+    await expect(runSweep(options(missing, join(root, 'out-missing')))).rejects.toThrow(
+      `cannot read rulesets from ${missing}: no such file or directory`,
+    );
   });
 
   it('resumes after a kill: a torn last line is retried, done URLs are not fetched again', async () => {
@@ -130,12 +147,28 @@ describe('httpsify sweep against the local web', () => {
       '<!-- Disabled by httpsify sweep because:\n\tcertificate expired\n-->\n<ruleset name="back.good.test" default_off="sweep failed: certificate expired">\n\t<target host="back.good.test" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n',
     );
     const first = await runSweep(options(lib, join(root, 'out-w1'), { write: true }));
-    expect(first.writeBack).toMatchObject({ disabled: [], enabled: [], unconfirmed: [join(lib, 'w.expired.test.xml')] });
+    expect(first.writeBack).toMatchObject({
+      disabled: [],
+      enabled: [],
+      unconfirmed: [join(lib, 'w.expired.test.xml')],
+    });
     // Too recent a previous sweep does not confirm either.
-    const early = await runSweep(options(lib, join(root, 'out-w2'), { write: true, previous: first.summaryPath, confirmAfterMs: 3_600_000 }));
+    const early = await runSweep(
+      options(lib, join(root, 'out-w2'), {
+        write: true,
+        previous: first.summaryPath,
+        confirmAfterMs: 3_600_000,
+      }),
+    );
     expect(early.writeBack?.disabled).toEqual([]);
-    const second = await runSweep(options(lib, join(root, 'out-w3'), { write: true, previous: first.summaryPath }));
-    expect(second.writeBack).toMatchObject({ disabled: [join(lib, 'w.expired.test.xml')], enabled: [backFile], errors: [] });
+    const second = await runSweep(
+      options(lib, join(root, 'out-w3'), { write: true, previous: first.summaryPath }),
+    );
+    expect(second.writeBack).toMatchObject({
+      disabled: [join(lib, 'w.expired.test.xml')],
+      enabled: [backFile],
+      errors: [],
+    });
     const off = parseRulesetXml(readFileSync(join(lib, 'w.expired.test.xml'), 'utf8'), 'x').ruleset;
     expect(off?.defaultOff).toBe('sweep failed: certificate expired');
     expect(readFileSync(backFile, 'utf8')).toBe(
@@ -155,11 +188,19 @@ describe('httpsify sweep against the local web', () => {
       '# rank,host\n1,covered.good.test\n2,new.good.test\n3,d.differs.test\nhttp://hist.good.test/some/page?q=1\n4,not a host!\n5,x.expired.test\n',
     );
     const bad: string[] = [];
-    const outcome = await runSweep(options(lib, join(root, 'out-disc'), { discover: list, onBad: (m) => bad.push(m) }));
+    const outcome = await runSweep(
+      options(lib, join(root, 'out-disc'), { discover: list, onBad: (m) => bad.push(m) }),
+    );
     expect(bad).toEqual([`${list}:6: not a host name or URL: "4,not a host!"`]);
     expect(outcome.discovery).toEqual({ covered: 1, bad: 1 });
-    expect(readdirSync(join(root, 'out-disc', 'rulesets')).sort()).toEqual(['Hist.good.test.xml', 'New.good.test.xml']);
-    const made = parseRulesetXml(readFileSync(join(root, 'out-disc', 'rulesets', 'New.good.test.xml'), 'utf8'), 'n');
+    expect(readdirSync(join(root, 'out-disc', 'rulesets')).sort()).toEqual([
+      'Hist.good.test.xml',
+      'New.good.test.xml',
+    ]);
+    const made = parseRulesetXml(
+      readFileSync(join(root, 'out-disc', 'rulesets', 'New.good.test.xml'), 'utf8'),
+      'n',
+    );
     expect(made.ruleset?.targets.map((t) => t.host)).toEqual(['new.good.test']);
     expect(made.ruleset?.tests.length).toBeGreaterThan(0);
   });
@@ -170,13 +211,16 @@ describe('httpsify sweep against the local web', () => {
     writeLibrary(lib, ['a.good.test', 'b.good.test']);
     execFileSync('tar', ['czf', join(root, 'lib.tar.gz'), '-C', lib, '.']);
     const names: string[] = [];
-    for await (const r of libraryRulesets([join(root, 'lib.tar.gz')], () => undefined)) names.push(r.name);
+    for await (const r of libraryRulesets([join(root, 'lib.tar.gz')], () => undefined))
+      names.push(r.name);
     expect(names.sort()).toEqual(['a.good.test', 'b.good.test']);
   });
 
   it('lists the same test URLs and rewrites as fetch-test on real corpus rulesets, faster', () => {
     const files = corpusXmlFiles().filter((_, i) => i % 300 === 7);
-    const rulesets = files.map((f) => parseRulesetXml(readFileSync(f, 'utf8'), f).ruleset).filter((r): r is Ruleset => r !== null);
+    const rulesets = files
+      .map((f) => parseRulesetXml(readFileSync(f, 'utf8'), f).ruleset)
+      .filter((r): r is Ruleset => r !== null);
     const all = createEngine(rulesets);
     let urls = 0;
     for (const r of rulesets) {

@@ -9,12 +9,20 @@ const bin = resolve(__dirname, '../dist/bin.js');
 describe('httpsify test', () => {
   it('prints per-ruleset summaries and totals, exits 1 on coverage errors', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-test-'));
-    writeFileSync(join(dir, 'A.xml'), '<ruleset name="A">\n\t<target host="*.example.com" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n');
-    writeFileSync(join(dir, 'B.xml'), '<ruleset name="B">\n\t<target host="example.org" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n');
+    writeFileSync(
+      join(dir, 'A.xml'),
+      '<ruleset name="A">\n\t<target host="*.example.com" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n',
+    );
+    writeFileSync(
+      join(dir, 'B.xml'),
+      '<ruleset name="B">\n\t<target host="example.org" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n',
+    );
     const run = spawnSync('node', [bin, 'test', dir], { encoding: 'utf8' });
     expect(run.status).toBe(1);
     expect(run.stdout).toContain(`${join(dir, 'A.xml')}:2:`);
-    expect(run.stdout).toMatch(/error target-coverage: wildcard target "\*\.example\.com" has 0 tests on hosts it covers, needs 3/);
+    expect(run.stdout).toMatch(
+      /error target-coverage: wildcard target "\*\.example\.com" has 0 tests on hosts it covers, needs 3/,
+    );
     expect(run.stdout).toMatch(/FAIL A \(.*A\.xml\): 0 tests, 2 problems/);
     expect(run.stdout).toMatch(/error rule-coverage: rule from "\^http:" has 0 tests, needs 1/);
     expect(run.stdout).toMatch(/ok {3}B \(.*B\.xml\): 1 test, 0 problems/);
@@ -26,8 +34,13 @@ describe('httpsify test', () => {
       join(dir, 'A.xml'),
       '<ruleset name="A">\n\t<target host="www.example.com" />\n\t<exclusion pattern="^http://www\\.example\\.com/x" />\n\t<rule from="^http:" to="https:" />\n\t<test url="http://www.example.com/x" />\n</ruleset>\n',
     );
-    writeFileSync(join(dir, 'B.xml'), '<ruleset name="B">\n\t<target host="*.example.com" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n');
-    const run = spawnSync('node', [bin, 'test', dir, '--changed', join(dir, 'A.xml')], { encoding: 'utf8' });
+    writeFileSync(
+      join(dir, 'B.xml'),
+      '<ruleset name="B">\n\t<target host="*.example.com" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n',
+    );
+    const run = spawnSync('node', [bin, 'test', dir, '--changed', join(dir, 'A.xml')], {
+      encoding: 'utf8',
+    });
     expect(run.stdout).toMatch(
       /A\.xml:5:2: warning excluded-still-rewritten: test url http:\/\/www\.example\.com\/x is excluded here, but ruleset "B" still rewrites it/,
     );

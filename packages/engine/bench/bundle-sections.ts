@@ -53,13 +53,18 @@ function corpusBundle(): Uint8Array {
   return compileBundle(checkRulesetRegexes(rulesets).rulesets, { regexVerdicts: true });
 }
 
-const bundle = process.argv[2] === undefined ? corpusBundle() : new Uint8Array(readFileSync(process.argv[2]));
+const bundle =
+  process.argv[2] === undefined ? corpusBundle() : new Uint8Array(readFileSync(process.argv[2]));
 const gzip = (bytes: Uint8Array): number => gzipSync(bytes, { level: 9 }).length;
 const whole = gzip(bundle);
 const view = new DataView(bundle.buffer, bundle.byteOffset, bundle.byteLength);
 const kb = (n: number): string => (n / 1000).toFixed(1).padStart(9);
-console.log(`bundle: ${kb(bundle.length)} KB raw, ${kb(whole)} KB gzip (${(whole / 2 ** 20).toFixed(3)} MiB)`);
-console.log(`${'section'.padEnd(16)} ${'raw KB'.padStart(9)} ${'gzip KB'.padStart(9)} ${'share KB'.padStart(9)}`);
+console.log(
+  `bundle: ${kb(bundle.length)} KB raw, ${kb(whole)} KB gzip (${(whole / 2 ** 20).toFixed(3)} MiB)`,
+);
+console.log(
+  `${'section'.padEnd(16)} ${'raw KB'.padStart(9)} ${'gzip KB'.padStart(9)} ${'share KB'.padStart(9)}`,
+);
 const rows: [string, number, number, number][] = [];
 for (let i = 0; i < Section.Count; i++) {
   const offset = view.getUint32(HEADER_BYTES + i * 8, true);
@@ -67,6 +72,12 @@ for (let i = 0; i < Section.Count; i++) {
   const without = new Uint8Array(bundle.length - length);
   without.set(bundle.subarray(0, offset));
   without.set(bundle.subarray(offset + length), offset);
-  rows.push([NAMES[i] as string, length, gzip(bundle.subarray(offset, offset + length)), whole - gzip(without)]);
+  rows.push([
+    NAMES[i] as string,
+    length,
+    gzip(bundle.subarray(offset, offset + length)),
+    whole - gzip(without),
+  ]);
 }
-for (const [name, raw, alone, share] of rows.sort((a, b) => b[3] - a[3])) console.log(`${name.padEnd(16)} ${kb(raw)} ${kb(alone)} ${kb(share)}`);
+for (const [name, raw, alone, share] of rows.sort((a, b) => b[3] - a[3]))
+  console.log(`${name.padEnd(16)} ${kb(raw)} ${kb(alone)} ${kb(share)}`);

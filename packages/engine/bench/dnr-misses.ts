@@ -25,7 +25,10 @@ for (const o of report.omissions) omitted.set(o.ruleset, [...(omitted.get(o.rule
 /** The reason a ruleset's rewrite is missed, without its pattern-specific details. */
 function causeOf(ruleset: string | null, engineRewrites: boolean): string {
   const list = ruleset === null ? [] : (omitted.get(ruleset) ?? []);
-  if (list.length === 0) return engineRewrites ? 'ruleset compiled whole (another rule takes the URL)' : 'engine leaves the canonical URL alone';
+  if (list.length === 0)
+    return engineRewrites
+      ? 'ruleset compiled whole (another rule takes the URL)'
+      : 'engine leaves the canonical URL alone';
   const first =
     list.find((o) => o.what === 'ruleset' && o.reason !== 'no rule could be translated') ??
     list.find((o) => o.what !== 'ruleset' && !/^follows a rule/.test(o.reason)) ??
@@ -54,8 +57,12 @@ for (const c of await readOracle()) {
   if (entry.examples.length < 3) entry.examples.push(`${reference.ruleset ?? '-'}: ${url}`);
   causes.set(cause, entry);
 }
-console.log(`rules: ${report.ruleCount}, regex rules: ${report.regexRuleCount} of ${report.regexLimit}`);
-console.log(`${reproduced} of ${rewrites} rewrites reproduced, ${rewrites - reproduced - wrong} missed, ${wrong} different; missed by cause:`);
+console.log(
+  `rules: ${report.ruleCount}, regex rules: ${report.regexRuleCount} of ${report.regexLimit}`,
+);
+console.log(
+  `${reproduced} of ${rewrites} rewrites reproduced, ${rewrites - reproduced - wrong} missed, ${wrong} different; missed by cause:`,
+);
 for (const [cause, { count, examples }] of [...causes].sort((a, b) => b[1].count - a[1].count)) {
   console.log(`${String(count).padStart(6)}  ${cause}`);
   for (const e of examples) console.log(`          ${e}`);

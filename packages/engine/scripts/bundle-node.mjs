@@ -19,12 +19,24 @@ import { fileURLToPath } from 'node:url';
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(packageDir, 'dist');
 const out = join(dist, 'node-bundle');
-const ENTRIES = ['index', 'parse/index', 'authoring/index', 'dnr/index', 'channels/index', 'library/index', 'node/index'];
+const ENTRIES = [
+  'index',
+  'parse/index',
+  'authoring/index',
+  'dnr/index',
+  'channels/index',
+  'library/index',
+  'node/index',
+];
 
 /** Modules that hand out a heavy dependency; in this build they require it on first call. */
 const LAZY_DEPENDENCIES = {
   're2js-module.js': { fn: 're2js', pkg: 're2js', name: 'RE2JS' },
-  'regexpp-module.js': { fn: 'regexpParser', pkg: '@eslint-community/regexpp', name: 'RegExpParser' },
+  'regexpp-module.js': {
+    fn: 'regexpParser',
+    pkg: '@eslint-community/regexpp',
+    name: 'RegExpParser',
+  },
   'saxes-module.js': { fn: 'saxesParser', pkg: 'saxes', name: 'SaxesParser' },
   // The whole package (name null): the archive readers use two of its classes.
   'fflate-module.js': { fn: 'fflateModule', pkg: 'fflate', name: null },
@@ -46,7 +58,10 @@ const LAZY_DIR = '@@lazy-dir@@';
 const withMainEntry = {
   name: 'with-main-entry',
   setup(b) {
-    b.onResolve({ filter: /^entry:/ }, (args) => ({ path: args.path.slice('entry:'.length), namespace: 'entry' }));
+    b.onResolve({ filter: /^entry:/ }, (args) => ({
+      path: args.path.slice('entry:'.length),
+      namespace: 'entry',
+    }));
     b.onLoad({ filter: /.*/, namespace: 'entry' }, (args) => ({
       contents: `import ${JSON.stringify(join(dist, 'index.js'))};\nexport * from ${JSON.stringify(join(dist, `${args.path}.js`))};\n`,
       resolveDir: dist,
@@ -60,20 +75,29 @@ function lazyDependencies(format) {
   return {
     name: 'lazy-dependencies',
     setup(b) {
-      b.onLoad({ filter: /[\\/]dist[\\/](regex[\\/](re2js|regexpp)|parse[\\/]saxes|library[\\/]fflate)-module\.js$/ }, (args) => {
-        const lazy = LAZY_DEPENDENCIES[args.path.split(/[\\/]/).pop()];
-        // All four packages ship CommonJS, so require is synchronous.
-        const load = format === 'esm' ? `createRequire(import.meta.url)(${JSON.stringify(lazy.pkg)})` : `require(${JSON.stringify(lazy.pkg)})`;
-        return {
-          contents: `${format === 'esm' ? "import { createRequire } from 'node:module';\n" : ''}let loaded;
+      b.onLoad(
+        {
+          filter:
+            /[\\/]dist[\\/](regex[\\/](re2js|regexpp)|parse[\\/]saxes|library[\\/]fflate)-module\.js$/,
+        },
+        (args) => {
+          const lazy = LAZY_DEPENDENCIES[args.path.split(/[\\/]/).pop()];
+          // All four packages ship CommonJS, so require is synchronous.
+          const load =
+            format === 'esm'
+              ? `createRequire(import.meta.url)(${JSON.stringify(lazy.pkg)})`
+              : `require(${JSON.stringify(lazy.pkg)})`;
+          return {
+            contents: `${format === 'esm' ? "import { createRequire } from 'node:module';\n" : ''}let loaded;
 export function ${lazy.fn}() {
   loaded ??= ${load}${lazy.name === null ? '' : `.${lazy.name}`};
   return loaded;
 }
 `,
-          loader: 'js',
-        };
-      });
+            loader: 'js',
+          };
+        },
+      );
     },
   };
 }
@@ -85,7 +109,10 @@ async function lazyOwnModules() {
     for (const module of modules) {
       const exported = Object.entries(await import(join(dist, module)));
       const notFunction = exported.find(([, value]) => typeof value !== 'function');
-      if (notFunction) throw new Error(`${module} exports ${notFunction[0]}, which is not a function: it cannot load lazily`);
+      if (notFunction)
+        throw new Error(
+          `${module} exports ${notFunction[0]}, which is not a function: it cannot load lazily`,
+        );
       const names = exported.map(([name]) => name);
       stubs.set(
         join(dist, module),
@@ -100,7 +127,9 @@ ${names.map((n) => `export function ${n}(...args) { return load().${n}(...args);
   return {
     name: 'lazy-own-modules',
     setup(b) {
-      b.onLoad({ filter: /\.js$/ }, (args) => (stubs.has(args.path) ? { contents: stubs.get(args.path), loader: 'js' } : undefined));
+      b.onLoad({ filter: /\.js$/ }, (args) =>
+        stubs.has(args.path) ? { contents: stubs.get(args.path), loader: 'js' } : undefined,
+      );
     },
   };
 }
@@ -118,7 +147,10 @@ const common = {
 rmSync(out, { recursive: true, force: true });
 const result = await build({
   ...common,
-  entryPoints: ENTRIES.map((e) => ({ in: e === 'index' ? join(dist, 'index.js') : `entry:${e}`, out: e })),
+  entryPoints: ENTRIES.map((e) => ({
+    in: e === 'index' ? join(dist, 'index.js') : `entry:${e}`,
+    out: e,
+  })),
   outdir: out,
   splitting: true,
   format: 'esm',
@@ -128,14 +160,21 @@ const result = await build({
 });
 for (const file of result.outputFiles) {
   // A stub may land in any output file: point it at the CommonJS files from where it is.
-  const dir = `./${relative(dirname(file.path), join(out, 'lazy')).split('\\').join('/')}`.replace(/^\.\/\.\.\//, '../');
+  const dir = `./${relative(dirname(file.path), join(out, 'lazy')).split('\\').join('/')}`.replace(
+    /^\.\/\.\.\//,
+    '../',
+  );
   mkdirSync(dirname(file.path), { recursive: true });
   writeFileSync(file.path, file.text.split(LAZY_DIR).join(dir));
 }
 for (const [file, modules] of Object.entries(LAZY_OWN)) {
   await build({
     ...common,
-    stdin: { contents: modules.map((m) => `export * from ${JSON.stringify(join(dist, m))};`).join('\n'), resolveDir: dist, loader: 'js' },
+    stdin: {
+      contents: modules.map((m) => `export * from ${JSON.stringify(join(dist, m))};`).join('\n'),
+      resolveDir: dist,
+      loader: 'js',
+    },
     outfile: join(out, 'lazy', `${file}.cjs`),
     format: 'cjs',
     plugins: [lazyDependencies('cjs')],

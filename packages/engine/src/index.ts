@@ -4,8 +4,19 @@
 // `/authoring` (lint, coverage, public suffixes), `/dnr`, `/channels` and `/node`.
 export * from './model/ruleset.js';
 export { compileBundle, type CompileOptions } from './bundle/write.js';
-export { readBundleHeader, BundleError, type BundleHeader, type BundleVerification } from './bundle/read.js';
+export {
+  readBundleHeader,
+  BundleError,
+  type BundleHeader,
+  type BundleVerification,
+} from './bundle/read.js';
 export { FORMAT_VERSION } from './bundle/format.js';
-export { Engine, loadBundle, type EngineOptions, type RegexRefusal, type RewriteOutcome } from './match/engine.js';
+export {
+  Engine,
+  loadBundle,
+  type EngineOptions,
+  type RegexRefusal,
+  type RewriteOutcome,
+} from './match/engine.js';
 export { formatExplanation, type Explanation, type ExplainStep } from './match/explain.js';
 export { createEngine } from './match/create-engine.js';

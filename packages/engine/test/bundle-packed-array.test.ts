@@ -1,11 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { blockWords, pack, packColumn, PackedArray, packedWords } from '../src/bundle/packed-array.js';
+import {
+  blockWords,
+  pack,
+  packColumn,
+  PackedArray,
+  packedWords,
+} from '../src/bundle/packed-array.js';
 
 describe('packed array', () => {
   it('round-trips values of every width, including fields that straddle two words', () => {
     for (let bits = 1; bits <= 31; bits++) {
       const max = 2 ** bits - 1;
-      const values = Array.from({ length: 97 }, (_, i) => (i === 0 ? max : i === 1 ? 0 : (i * 2654435761) % (max + 1)));
+      const values = Array.from({ length: 97 }, (_, i) =>
+        i === 0 ? max : i === 1 ? 0 : (i * 2654435761) % (max + 1),
+      );
       const words = pack(values, bits);
       expect(words.length).toBe(packedWords(values.length, bits));
       const view = new PackedArray(words, bits, values.length);
@@ -28,7 +36,12 @@ describe('packed array', () => {
     expect(column.bits).toBeLessThan(8);
     const bases = blockWords(ascending.length);
     expect(column.words.length).toBe(bases + packedWords(ascending.length, column.bits));
-    const view = new PackedArray(column.words.subarray(bases), column.bits, ascending.length, column.words.subarray(0, bases));
+    const view = new PackedArray(
+      column.words.subarray(bases),
+      column.bits,
+      ascending.length,
+      column.words.subarray(0, bases),
+    );
     expect(Array.from({ length: ascending.length }, (_, i) => view.get(i))).toEqual(ascending);
     const random = Array.from({ length: 1000 }, (_, i) => (i * 2654435761) % 100_000);
     const plain = packColumn(random);

@@ -1,8 +1,21 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { BundleError, compileBundle, FORMAT_VERSION, loadBundle, readBundleHeader, type Ruleset } from '../src/index.js';
+import {
+  BundleError,
+  compileBundle,
+  FORMAT_VERSION,
+  loadBundle,
+  readBundleHeader,
+  type Ruleset,
+} from '../src/index.js';
 import { parseRulesetXml } from '../src/parse/index.js';
-import { checksum, decodeNodes, firstChildren, nodeLayout, type NodeLayout } from '../src/bundle/format.js';
+import {
+  checksum,
+  decodeNodes,
+  firstChildren,
+  nodeLayout,
+  type NodeLayout,
+} from '../src/bundle/format.js';
 import { readBundleSections } from '../src/bundle/read.js';
 import { HostIndex } from '../src/match/host-index.js';
 import { defaultRulesetsDir, listRulesetFiles, loadRulesets } from '../src/node/index.js';
@@ -51,10 +64,14 @@ describe('compiled bundle', () => {
     defaults.forEach((rs, id) => {
       const back = engine.ruleset(id);
       expect(back.name).toBe(rs.name);
-      expect(back.targets.map((t) => t.host).sort()).toEqual([...new Set(rs.targets.map((t) => t.host))].sort());
+      expect(back.targets.map((t) => t.host).sort()).toEqual(
+        [...new Set(rs.targets.map((t) => t.host))].sort(),
+      );
       expect(back.rules.map((r) => [r.from, r.to])).toEqual(rs.rules.map((r) => [r.from, r.to]));
       expect(back.exclusions.map((e) => e.pattern)).toEqual(rs.exclusions.map((e) => e.pattern));
-      expect(back.secureCookies.map((c) => [c.host, c.name])).toEqual(rs.secureCookies.map((c) => [c.host, c.name]));
+      expect(back.secureCookies.map((c) => [c.host, c.name])).toEqual(
+        rs.secureCookies.map((c) => [c.host, c.name]),
+      );
     });
   });
 
@@ -66,11 +83,15 @@ describe('compiled bundle', () => {
     expect(() => loadBundle(longer)).toThrow(/unexpected bytes after the end/);
     const wrongVersion = bundle.slice();
     new DataView(wrongVersion.buffer).setUint32(8, FORMAT_VERSION + 1, true);
-    expect(() => loadBundle(wrongVersion)).toThrow(new RegExp(`format version ${FORMAT_VERSION + 1} is not supported`));
+    expect(() => loadBundle(wrongVersion)).toThrow(
+      new RegExp(`format version ${FORMAT_VERSION + 1} is not supported`),
+    );
     // The format before (version 8: an open-addressing host table): refused, recompile.
     const older = bundle.slice();
     new DataView(older.buffer).setUint32(8, FORMAT_VERSION - 1, true);
-    expect(() => loadBundle(older)).toThrow(new RegExp(`format version ${FORMAT_VERSION - 1} is not supported .*recompile the rulesets`));
+    expect(() => loadBundle(older)).toThrow(
+      new RegExp(`format version ${FORMAT_VERSION - 1} is not supported .*recompile the rulesets`),
+    );
     const badMagic = bundle.slice();
     badMagic[0] = 0x58;
     expect(() => loadBundle(badMagic)).toThrow(/bad magic/);
@@ -115,7 +136,9 @@ describe('compiled bundle', () => {
       const corrupt = bundle.slice();
       new DataView(corrupt.buffer).setUint32(layoutAt + word * 4, value, true);
       expect(() => loadBundle(corrupt, { verify: 'trusted' })).toThrow(BundleError);
-      expect(() => loadBundle(corrupt, { verify: 'trusted' })).toThrow(/host index layout|host index nodes|ruleset refs/);
+      expect(() => loadBundle(corrupt, { verify: 'trusted' })).toThrow(
+        /host index layout|host index nodes|ruleset refs/,
+      );
     }
   });
 
@@ -124,7 +147,9 @@ describe('compiled bundle', () => {
     // The root with two leaves; a chain; a count in two varint bytes.
     expect(Array.from(counts([2, 0, 0], 3) as Int32Array)).toEqual([1, 3, 3, 3]);
     expect(Array.from(counts([1, 1, 0], 3) as Int32Array)).toEqual([1, 2, 3, 3]);
-    expect((counts([0x81, 0x01, ...new Array<number>(129).fill(0)], 130) as Int32Array)[1]).toBe(130);
+    expect((counts([0x81, 0x01, ...new Array<number>(129).fill(0)], 130) as Int32Array)[1]).toBe(
+      130,
+    );
     expect(counts([2, 0], 3)).toMatch(/child counts cut short at node 2/);
     expect(counts([2, 0x80], 3)).toMatch(/cut short at node 1/);
     expect(counts([3, 0, 0], 3)).toMatch(/children of node 0 beyond the 3 nodes/);
@@ -139,34 +164,49 @@ describe('compiled bundle', () => {
     const layout = nodeLayout([3, 8, 4]) as NodeLayout;
     const first = firstChildren(Uint8Array.from([2, 0, 0]), 3) as Int32Array;
     // Root (empty label, star bit), then children with labels 5 and 5 + 7; lengths 1 and 3.
-    const nodes = (labels: number[]) => decodeNodes(Uint8Array.from([0x80, 1, 3, ...labels]), first, layout, 20);
+    const nodes = (labels: number[]) =>
+      decodeNodes(Uint8Array.from([0x80, 1, 3, ...labels]), first, layout, 20);
     const words = nodes([0, 5, 7]) as Uint32Array;
     expect(Array.from(words, (w) => w & layout.labelMask)).toEqual([0, 5, 12]);
     expect(Array.from(words, (w) => (w & layout.starBit) !== 0)).toEqual([true, false, false]);
-    expect(Array.from(words, (w) => (w >>> layout.lengthShift) & layout.lengthMask)).toEqual([0, 1, 3]);
+    expect(Array.from(words, (w) => (w >>> layout.lengthShift) & layout.lengthMask)).toEqual([
+      0, 1, 3,
+    ]);
     expect(nodes([0, 5, 0])).toMatch(/children of node 0 not in label order/);
     expect(nodes([0, 5, 16])).toMatch(/node 2 label out of range/);
     expect(nodes([0, 21, 1])).toMatch(/node 1 label out of range/);
     expect(nodes([0, 5])).toMatch(/node labels cut short at node 2/);
     expect(nodes([0, 5, 7, 0])).toMatch(/1 bytes after the node labels/);
-    expect(decodeNodes(Uint8Array.from([0x80, 1]), first, layout, 20)).toMatch(/node bytes cut short/);
+    expect(decodeNodes(Uint8Array.from([0x80, 1]), first, layout, 20)).toMatch(
+      /node bytes cut short/,
+    );
   });
 
   /** The host index as the tests edit it: the child count and node byte streams. */
   const hostIndex = (bytes: Uint8Array) => {
     const [countsAt, countsLength] = sectionAt(bytes, ChildCounts);
     const [nodesAt, nodesLength] = sectionAt(bytes, Nodes);
-    return { counts: bytes.subarray(countsAt, countsAt + countsLength), nodes: bytes.subarray(nodesAt, nodesAt + nodesLength) };
+    return {
+      counts: bytes.subarray(countsAt, countsAt + countsLength),
+      nodes: bytes.subarray(nodesAt, nodesAt + nodesLength),
+    };
   };
 
   /** The node count, the Layout section's first word. */
-  const layoutNodeCount = (bytes: Uint8Array) => new DataView(bytes.buffer, bytes.byteOffset + sectionAt(bytes, 0)[0]).getUint32(0, true);
+  const layoutNodeCount = (bytes: Uint8Array) =>
+    new DataView(bytes.buffer, bytes.byteOffset + sectionAt(bytes, 0)[0]).getUint32(0, true);
 
   /** Full verification refuses `corrupt` with `message`; trusted, it loads and answers. */
   const refusedButBounded = (corrupt: Uint8Array, message: RegExp) => {
     expect(() => loadBundle(reseal(corrupt))).toThrow(message);
     const engine = loadBundle(corrupt, { verify: 'trusted' });
-    for (const host of ['example.com', 'a.b.c.d.e.example.org', 'nothing-here.invalid', 'www.eff.org', 'en.wikipedia.org']) {
+    for (const host of [
+      'example.com',
+      'a.b.c.d.e.example.org',
+      'nothing-here.invalid',
+      'www.eff.org',
+      'en.wikipedia.org',
+    ]) {
       expect(() => engine.rewrite(`http://${host}/`)).not.toThrow();
     }
     for (let id = 0; id < 50; id++) expect(() => engine.ruleset(id)).not.toThrow();
@@ -177,11 +217,17 @@ describe('compiled bundle', () => {
     // Four words per block of 128 nodes.
     expect(indexLength).toBe(Math.ceil(layoutNodeCount(bundle) / 128) * 16);
     for (let word = 0; word < indexLength / 4; word++) {
-      const original = new DataView(bundle.buffer, bundle.byteOffset).getUint32(indexAt + word * 4, true);
+      const original = new DataView(bundle.buffer, bundle.byteOffset).getUint32(
+        indexAt + word * 4,
+        true,
+      );
       for (const value of [original ^ 1, 0xffffffff]) {
         const corrupt = bundle.slice();
         new DataView(corrupt.buffer).setUint32(indexAt + word * 4, value, true);
-        refusedButBounded(corrupt, new RegExp(`host index: node index entry ${word} says ${value}, expected ${original}`));
+        refusedButBounded(
+          corrupt,
+          new RegExp(`host index: node index entry ${word} says ${value}, expected ${original}`),
+        );
       }
     }
   });
@@ -189,7 +235,8 @@ describe('compiled bundle', () => {
   it('decodes the trie a block at a time, in whatever order lookups reach it', () => {
     // Sibling groups of 0 to 400 nodes: groups start inside blocks and span several.
     const hosts: string[] = [];
-    for (let g = 0; g < 60; g++) for (let i = 0; i < (g * 37) % 401; i++) hosts.push(`h${i}.g${g}.example`);
+    for (let g = 0; g < 60; g++)
+      for (let i = 0; i < (g * 37) % 401; i++) hosts.push(`h${i}.g${g}.example`);
     const ruleset: Ruleset = {
       name: 'Groups',
       targets: hosts.map((host) => ({ host })),
@@ -208,9 +255,17 @@ describe('compiled bundle', () => {
       [shuffled[i], shuffled[j]] = [shuffled[j] as string, shuffled[i] as string];
     }
     const engine = loadBundle(bytes, { verify: 'trusted' });
-    expect(shuffled.filter((host) => engine.rewrite(`http://${host}/`) !== `https://${host}/`)).toEqual([]);
-    const misses = hosts.filter((_, k) => k % 50 === 0).flatMap((host) => [`a${host}`, host.replace(/^h/, 'i'), host.replace('.g', '.f')]);
-    expect(misses.filter((host) => loadBundle(bytes, { verify: 'trusted' }).rewrite(`http://${host}/`) !== null)).toEqual([]);
+    expect(
+      shuffled.filter((host) => engine.rewrite(`http://${host}/`) !== `https://${host}/`),
+    ).toEqual([]);
+    const misses = hosts
+      .filter((_, k) => k % 50 === 0)
+      .flatMap((host) => [`a${host}`, host.replace(/^h/, 'i'), host.replace('.g', '.f')]);
+    expect(
+      misses.filter(
+        (host) => loadBundle(bytes, { verify: 'trusted' }).rewrite(`http://${host}/`) !== null,
+      ),
+    ).toEqual([]);
     // The whole-trie walk (targets) sees the same trie as the lookups.
     expect(new Set(engine.targetsOf(0))).toEqual(new Set(hosts));
   });
@@ -265,13 +320,16 @@ describe('compiled bundle', () => {
     const fewer = bundle.slice();
     const view = new DataView(fewer.buffer);
     view.setUint32(countWord, view.getUint32(countWord, true) - 1, true);
-    expect(() => loadBundle(fewer, { verify: 'trusted' })).toThrow(/ruleset refs do not match the host records/);
+    expect(() => loadBundle(fewer, { verify: 'trusted' })).toThrow(
+      /ruleset refs do not match the host records/,
+    );
     // A stored ref past own refs and ghosts (2 * ghostBase and up).
     const ghosts = defaults.length + 1 + sectionAt(bundle, RefList)[1] / 4;
     const [, bits] = columnAt(bundle, NodeRef);
     expect(2 ** bits - 1).toBeGreaterThanOrEqual(2 * ghosts - 1);
     const wild = setField(bundle.slice(), NodeRef, 1, 2 * ghosts);
-    if (2 * ghosts < 2 ** bits) expect(() => loadBundle(reseal(wild))).toThrow(/ruleset ref out of range/);
+    if (2 * ghosts < 2 ** bits)
+      expect(() => loadBundle(reseal(wild))).toThrow(/ruleset ref out of range/);
     // A ref to the last RefList word, read as a count running past the list: two rulesets share
     // a target, so the list is [2, 0, 1] and ghostBase is 3 + 3.
     const make = (name: string): Ruleset => ({
@@ -284,19 +342,28 @@ describe('compiled bundle', () => {
     });
     const small = compileBundle([make('One'), make('Two')]);
     expect(loadBundle(small).candidateRulesets('shared.example.com')).toEqual([0, 1]);
-    const refs = readBundleSections(small).packed[NodeRef] as { length: number; get(i: number): number };
-    const shared = Array.from({ length: refs.length }, (_, i) => i).find((i) => refs.get(i) === 2 + 1 + 1) as number;
+    const refs = readBundleSections(small).packed[NodeRef] as {
+      length: number;
+      get(i: number): number;
+    };
+    const shared = Array.from({ length: refs.length }, (_, i) => i).find(
+      (i) => refs.get(i) === 2 + 1 + 1,
+    ) as number;
     expect(shared).toBeDefined();
     for (const [stored, message] of [
       [6, /ruleset list out of range/],
       [12, /ruleset ref out of range/],
     ] as const) {
       if (stored >= 2 ** columnAt(small, NodeRef)[1]) continue;
-      expect(() => loadBundle(reseal(setField(small.slice(), NodeRef, shared, stored)))).toThrow(message);
+      expect(() => loadBundle(reseal(setField(small.slice(), NodeRef, shared, stored)))).toThrow(
+        message,
+      );
     }
     // Ghost 11 = RefList index 2 + ghostBase: the same overrun, handed down instead of owned.
     if (11 < 2 ** columnAt(small, NodeRef)[1])
-      expect(() => loadBundle(reseal(setField(small.slice(), NodeRef, shared, 11)))).toThrow(/ruleset list out of range/);
+      expect(() => loadBundle(reseal(setField(small.slice(), NodeRef, shared, 11)))).toThrow(
+        /ruleset list out of range/,
+      );
   });
 
   /** Layout words of packed column `section`: [count, bits, blocked]. */
@@ -304,13 +371,22 @@ describe('compiled bundle', () => {
     const [layoutAt] = sectionAt(bytes, 0);
     const view = new DataView(bytes.buffer, bytes.byteOffset + layoutAt);
     const word = HOST_LAYOUT_WORDS + COLUMN_WORDS * (section - FIRST_PACKED);
-    return [view.getUint32(word * 4, true), view.getUint32(word * 4 + 4, true), view.getUint32(word * 4 + 8, true)];
+    return [
+      view.getUint32(word * 4, true),
+      view.getUint32(word * 4 + 4, true),
+      view.getUint32(word * 4 + 8, true),
+    ];
   };
   /**
    * Writes field `index` of packed column `section` in place. In a blocked column the field holds
    * the value above its block's base; a value below the base lowers the base (and so the block).
    */
-  const setField = (bytes: Uint8Array, section: number, index: number, value: number): Uint8Array => {
+  const setField = (
+    bytes: Uint8Array,
+    section: number,
+    index: number,
+    value: number,
+  ): Uint8Array => {
     const [sectionOffset] = sectionAt(bytes, section);
     const [count, bits, blocked] = columnAt(bytes, section);
     let at = sectionOffset;
@@ -325,7 +401,8 @@ describe('compiled bundle', () => {
     for (let b = 0; b < bits; b++) {
       const bit = index * bits + b;
       const byte = at + (bit >>> 3);
-      bytes[byte] = ((bytes[byte] as number) & ~(1 << (bit & 7))) | (((value >>> b) & 1) << (bit & 7));
+      bytes[byte] =
+        ((bytes[byte] as number) & ~(1 << (bit & 7))) | (((value >>> b) & 1) << (bit & 7));
     }
     return bytes;
   };
@@ -343,14 +420,17 @@ describe('compiled bundle', () => {
       new DataView(host.buffer).setUint32(40 + section * 8 + 4, bundle.length - offset + 4, true);
       reseal(corrupt);
       for (const verify of ['trusted', 'full'] as const) {
-        expect(() => loadBundle(corrupt, { verify }), `section ${section}, ${verify}`).toThrow(new RegExp(`section ${section} lies outside the buffer`));
+        expect(() => loadBundle(corrupt, { verify }), `section ${section}, ${verify}`).toThrow(
+          new RegExp(`section ${section} lies outside the buffer`),
+        );
       }
     }
   });
 
   it('rejects packed-column widths and counts that do not fit their sections, even for trusted bytes', () => {
     const [layoutAt] = sectionAt(bundle, 0);
-    const word = (section: number, field: 0 | 1 | 2) => layoutAt + (HOST_LAYOUT_WORDS + COLUMN_WORDS * (section - FIRST_PACKED) + field) * 4;
+    const word = (section: number, field: 0 | 1 | 2) =>
+      layoutAt + (HOST_LAYOUT_WORDS + COLUMN_WORDS * (section - FIRST_PACKED) + field) * 4;
     const [, nameBits] = columnAt(bundle, RsName);
     for (const [at, value, message] of [
       [word(RsName, 1), 0, new RegExp(`column layout: column ${RsName} of`)],
@@ -368,7 +448,9 @@ describe('compiled bundle', () => {
     // column's section holds a base per 32 fields before them).
     const sections = Array.from({ length: NodeRef - FIRST_PACKED + 1 }, (_, k) => FIRST_PACKED + k);
     const blocked = sections.find((section) => columnAt(bundle, section)[2] === 1) as number;
-    const plain = sections.find((section) => columnAt(bundle, section)[2] === 0 && columnAt(bundle, section)[0] > 64) as number;
+    const plain = sections.find(
+      (section) => columnAt(bundle, section)[2] === 0 && columnAt(bundle, section)[0] > 64,
+    ) as number;
     expect(blocked).toBeDefined();
     expect(plain).toBeDefined();
     for (const [at, value, message] of [
@@ -388,19 +470,30 @@ describe('compiled bundle', () => {
 
   it('full verification rejects out-of-order packed ranges and sparse ids behind a valid checksum', () => {
     const first = defaults[0] as Ruleset;
-    const withNotes = compileBundle([{ ...first, defaultOff: 'a' }, { ...first, name: 'Second', defaultOff: 'b' }, ...defaults.slice(1)]);
+    const withNotes = compileBundle([
+      { ...first, defaultOff: 'a' },
+      { ...first, name: 'Second', defaultOff: 'b' },
+      ...defaults.slice(1),
+    ]);
     expect(() => loadBundle(reseal(withNotes.slice()))).not.toThrow();
     expect(columnAt(withNotes, NoteOwner)[0]).toBe(2);
-    expect(() => loadBundle(reseal(setField(withNotes.slice(), NoteOwner, 1, 0)))).toThrow(/sparse ruleset ids out of order/);
+    expect(() => loadBundle(reseal(setField(withNotes.slice(), NoteOwner, 1, 0)))).toThrow(
+      /sparse ruleset ids out of order/,
+    );
     const highest = 2 ** columnAt(bundle, RsRuleStart)[1] - 1; // above every later start
-    expect(() => loadBundle(reseal(setField(bundle.slice(), RsRuleStart, 0, highest)))).toThrow(/ruleset ranges out of order/);
-    expect(() => loadBundle(reseal(setField(bundle.slice(), RsRuleStart, defaults.length, 0)))).toThrow(/ruleset ranges/);
+    expect(() => loadBundle(reseal(setField(bundle.slice(), RsRuleStart, 0, highest)))).toThrow(
+      /ruleset ranges out of order/,
+    );
+    expect(() =>
+      loadBundle(reseal(setField(bundle.slice(), RsRuleStart, defaults.length, 0))),
+    ).toThrow(/ruleset ranges/);
   });
 
   it('trusted loading skips only the checksum and cross-reference scans', () => {
     const trusted = loadBundle(bundle, { verify: 'trusted' });
     const full = loadBundle(bundle);
-    for (const rs of defaults) for (const t of rs.tests) expect(trusted.rewrite(t.url)).toBe(full.rewrite(t.url));
+    for (const rs of defaults)
+      for (const t of rs.tests) expect(trusted.rewrite(t.url)).toBe(full.rewrite(t.url));
     const flipped = bundle.slice();
     flipped[bundle.length - 100] = (flipped[bundle.length - 100] as number) ^ 1;
     expect(() => loadBundle(flipped)).toThrow(/checksum/);
@@ -478,7 +571,13 @@ describe('compiled bundle', () => {
       tests: [],
     });
     const rulesets = [
-      make('A', ['example.com', 'www.example.com', 'x.www.example.com', '*.example.org', 'a.*.example.org']),
+      make('A', [
+        'example.com',
+        'www.example.com',
+        'x.www.example.com',
+        '*.example.org',
+        'a.*.example.org',
+      ]),
       make('B', ['b.example.com', 'x.www.example.com']),
       make('C', ['c.example.net', 'd.example.net']),
     ];
@@ -498,13 +597,21 @@ describe('compiled bundle', () => {
     expect(engine.candidateRulesets('b.example.com')).toEqual([1]);
     // The star family: `a` under `*` under example.org inherits from `*`.
     expect(engine.candidateRulesets('a.zz.example.org')).toEqual([0]);
-    expect(engine.explain('http://a.zz.example.org/').candidates.map((c) => [c.ruleset, c.target])).toEqual([['A', 'a.*.example.org']]);
+    expect(
+      engine.explain('http://a.zz.example.org/').candidates.map((c) => [c.ruleset, c.target]),
+    ).toEqual([['A', 'a.*.example.org']]);
     expect(
       engine
         .ruleset(0)
         .targets.map((t) => t.host)
         .sort(),
-    ).toEqual(['*.example.org', 'a.*.example.org', 'example.com', 'www.example.com', 'x.www.example.com']);
+    ).toEqual([
+      '*.example.org',
+      'a.*.example.org',
+      'example.com',
+      'www.example.com',
+      'x.www.example.com',
+    ]);
     expect(engine.rewrite('http://c.example.net/')).toBe('https://c.example.net/');
     expect(engine.candidateRulesets('d.example.net')).toEqual([2]);
     // The ghost is handed down only: example.net itself is no target.
@@ -522,7 +629,9 @@ describe('compiled bundle', () => {
   it('loads from an unaligned copy of the bytes', () => {
     const padded = new Uint8Array(bundle.length + 1);
     padded.set(bundle, 1);
-    expect(loadBundle(padded.subarray(1)).rewrite('http://en.wikipedia.org/wiki/A')).toBe('https://en.wikipedia.org/wiki/A');
+    expect(loadBundle(padded.subarray(1)).rewrite('http://en.wikipedia.org/wiki/A')).toBe(
+      'https://en.wikipedia.org/wiki/A',
+    );
   });
 
   it('is deterministic for the same input and differs when a ruleset changes', () => {
@@ -533,7 +642,9 @@ describe('compiled bundle', () => {
   });
 
   it('reads the defaults from disk in file-name order', () => {
-    const names = listRulesetFiles(defaultRulesetsDir()).map((f) => parseRulesetXml(readFileSync(f, 'utf8'), f).ruleset?.name);
+    const names = listRulesetFiles(defaultRulesetsDir()).map(
+      (f) => parseRulesetXml(readFileSync(f, 'utf8'), f).ruleset?.name,
+    );
     expect(names).toEqual(defaults.map((rs) => rs.name));
   });
 });

@@ -1,7 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createEngine } from '../src/index.js';
-import { checkBundleDestinations, ChannelError, channelLayer, destinationPolicy, readDestination, ScopedEngine } from '../src/channels/index.js';
+import {
+  checkBundleDestinations,
+  ChannelError,
+  channelLayer,
+  destinationPolicy,
+  readDestination,
+  ScopedEngine,
+} from '../src/channels/index.js';
 import type { Ruleset } from '../src/model/ruleset.js';
 
 /** A scope that owns example.org and its subdomains, written the way channel owners write them. */
@@ -37,10 +44,15 @@ describe('destinations are judged as the URL parser reads them', () => {
     if (!/[?#]/.test(url)) expect(destinationPolicy('', []).allows(url)).toBe(false);
   });
 
-  it.each(HOSTILE.filter((u) => !u.includes('%') && !u.includes('0x7f')))('refuses a release whose rule sends to %j', (to) => {
-    const engine = createEngine([ruleset(to)]);
-    expect(() => checkBundleDestinations(engine, destinationPolicy(SCOPE, []))).toThrow(ChannelError);
-  });
+  it.each(HOSTILE.filter((u) => !u.includes('%') && !u.includes('0x7f')))(
+    'refuses a release whose rule sends to %j',
+    (to) => {
+      const engine = createEngine([ruleset(to)]);
+      expect(() => checkBundleDestinations(engine, destinationPolicy(SCOPE, []))).toThrow(
+        ChannelError,
+      );
+    },
+  );
 
   it('does not follow a computed rewrite that lands outside once parsed', () => {
     const sneaky: Ruleset = {
@@ -65,7 +77,10 @@ describe('destinations are judged as the URL parser reads them', () => {
     expect(policy.allows('https://www.example.org/a?b#c')).toBe(true);
     expect(policy.allows('https://WWW.Example.org/')).toBe(true);
     expect(policy.allows('https://cdn.example.net:8443/x')).toBe(true);
-    expect(readDestination('https://example.org:443/')).toEqual({ href: 'https://example.org/', hostname: 'example.org' });
+    expect(readDestination('https://example.org:443/')).toEqual({
+      href: 'https://example.org/',
+      hostname: 'example.org',
+    });
     expect(readDestination('https://example.org:0443/')).toBeNull();
     expect(readDestination('https://1.2.3/')).toBeNull();
   });
@@ -92,8 +107,19 @@ const HOSTILE_ALPHABET = [
 ];
 
 describe('fuzz: the plain reading and the URL parser agree', () => {
-  const authority = fc.array(fc.constantFrom(...HOSTILE_ALPHABET), { minLength: 1, maxLength: 24 }).map((parts) => parts.join(''));
-  const suffix = fc.constantFrom('', '/', '/p?q#f', '?x', '#y', '.example.org/', '\\.example.org/', '@example.org/');
+  const authority = fc
+    .array(fc.constantFrom(...HOSTILE_ALPHABET), { minLength: 1, maxLength: 24 })
+    .map((parts) => parts.join(''));
+  const suffix = fc.constantFrom(
+    '',
+    '/',
+    '/p?q#f',
+    '?x',
+    '#y',
+    '.example.org/',
+    '\\.example.org/',
+    '@example.org/',
+  );
 
   it('whenever a URL is read at all, its parsed host is its plain authority', () => {
     fc.assert(

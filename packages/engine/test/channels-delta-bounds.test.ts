@@ -48,7 +48,9 @@ describe('channel deltas: bounds before work', () => {
     }
     expect(compiled.count).toBe(before);
     expect(error).toBeInstanceOf(ChannelError);
-    expect((error as Error).message).toMatch(/at least \d+ bytes, more than the 2048 of the signed release/);
+    expect((error as Error).message).toMatch(
+      /at least \d+ bytes, more than the 2048 of the signed release/,
+    );
     // The same delta with the honest length rebuilds the target.
     expect(applyDelta(base, delta, { timestamp: 2, maxBytes: target.length })).toEqual(target);
   });

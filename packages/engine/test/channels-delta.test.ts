@@ -44,9 +44,21 @@ const V1: Ruleset[] = corpusXmlFiles()
 function dayAfter(rulesets: readonly Ruleset[]): Ruleset[] {
   const out = rulesets
     .filter((_, i) => i % 397 !== 5)
-    .map((rs, i) => (i % 131 === 0 ? { ...rs, targets: [...rs.targets, { host: `new-${i}.example.org` }], rules: [...rs.rules].reverse() } : rs));
+    .map((rs, i) =>
+      i % 131 === 0
+        ? {
+            ...rs,
+            targets: [...rs.targets, { host: `new-${i}.example.org` }],
+            rules: [...rs.rules].reverse(),
+          }
+        : rs,
+    );
   for (let k = 0; k < 4; k++)
-    out.splice(37 * (k + 1), 0, { ...(rulesets[k] as Ruleset), name: `Brand new ${k}`, targets: [{ host: `brand-new-${k}.example.net` }] });
+    out.splice(37 * (k + 1), 0, {
+      ...(rulesets[k] as Ruleset),
+      name: `Brand new ${k}`,
+      targets: [{ host: `brand-new-${k}.example.net` }],
+    });
   return out;
 }
 const V2 = dayAfter(V1);
@@ -122,7 +134,10 @@ describe('channel deltas', () => {
     afterAll(() => undefined);
 
     const key = () => publisher.keys.get(1)?.privateKey as JsonWebKey;
-    const options = () => ({ fetchBytes: fetchBytesWith(fetchTrusting(cert.cert)), now: () => NOW });
+    const options = () => ({
+      fetchBytes: fetchBytesWith(fetchTrusting(cert.cert)),
+      now: () => NOW,
+    });
     function memoryStorage(): ChannelStorage & { record: ChannelRecord | undefined } {
       const store = {
         record: undefined as ChannelRecord | undefined,
@@ -139,7 +154,18 @@ describe('channel deltas', () => {
       const storage = memoryStorage();
       expect((await checkChannel(channel, storage, options())).download?.kind).toBe('full');
       await publishChannelFiles(root, channel, publisher, V2, T2);
-      writeFiles(root, await deltaFiles(channel, [{ timestamp: T1, bundle: b1 }], b2, T2, key(), 1, gzipSync(b2).length));
+      writeFiles(
+        root,
+        await deltaFiles(
+          channel,
+          [{ timestamp: T1, bundle: b1 }],
+          b2,
+          T2,
+          key(),
+          1,
+          gzipSync(b2).length,
+        ),
+      );
       return storage;
     }
     /** A fresh client with V1 installed, while the channel advertises V2 again. */
@@ -149,7 +175,11 @@ describe('channel deltas', () => {
       expect((await checkChannel(channel, storage, options())).installedTimestamp).toBe(T1);
       writeFiles(root, { 'latest-timestamp': `${T2}\n` });
     }
-    async function expectInstalledV2(storage: ReturnType<typeof memoryStorage>, kind: 'delta' | 'full', problem?: RegExp) {
+    async function expectInstalledV2(
+      storage: ReturnType<typeof memoryStorage>,
+      kind: 'delta' | 'full',
+      problem?: RegExp,
+    ) {
       const report = await checkChannel(channel, storage, options());
       expect(report.result).toBe('updated');
       expect(report.download?.kind).toBe(kind);
@@ -168,7 +198,18 @@ describe('channel deltas', () => {
     it('downloads the whole bundle when no delta starts from the installed release', async () => {
       const storage = await installedThenPublished();
       // The index offers only a delta from another release.
-      writeFiles(root, await deltaFiles(channel, [{ timestamp: T1 - 10, bundle: compileBundle(V1.slice(3), { timestamp: T1 - 10 }) }], b2, T2, key(), 1, 1e9));
+      writeFiles(
+        root,
+        await deltaFiles(
+          channel,
+          [{ timestamp: T1 - 10, bundle: compileBundle(V1.slice(3), { timestamp: T1 - 10 }) }],
+          b2,
+          T2,
+          key(),
+          1,
+          1e9,
+        ),
+      );
       await expectInstalledV2(storage, 'full');
     });
 
@@ -176,7 +217,10 @@ describe('channel deltas', () => {
       const storage = await installedThenPublished();
       // Claims to start from T1, but was made from other bytes than the installed bundle.
       const other = compileBundle(V1.slice(2), { timestamp: T1 });
-      writeFiles(root, await deltaFiles(channel, [{ timestamp: T1, bundle: other }], b2, T2, key(), 1, 1e9));
+      writeFiles(
+        root,
+        await deltaFiles(channel, [{ timestamp: T1, bundle: other }], b2, T2, key(), 1, 1e9),
+      );
       await expectInstalledV2(storage, 'full', /starts from another bundle/);
     });
 
@@ -190,7 +234,11 @@ describe('channel deltas', () => {
       const tampered = gunzipSync(gz);
       tampered[tampered.length - 9] ^= 1;
       writeFiles(root, { [deltaFileName(T1, T2)]: gzipSync(tampered) });
-      await expectInstalledV2(storage, 'full', /does not match the digest in the signed delta index/);
+      await expectInstalledV2(
+        storage,
+        'full',
+        /does not match the digest in the signed delta index/,
+      );
     });
 
     it('falls back on a signed delta whose result is not the signed bundle (forged result)', async () => {
@@ -203,7 +251,15 @@ describe('channel deltas', () => {
         timestamp: T2,
         keyVersion: 1,
         bundle: { file: `rulesets.${T2}.bundle.gz`, bytes: b2.length, sha256: await sha256Hex(b2) },
-        deltas: [{ from: T1, fromSha256: await sha256Hex(b1), file: deltaFileName(T1, T2), bytes: forged.length, sha256: await sha256Hex(forged) }],
+        deltas: [
+          {
+            from: T1,
+            fromSha256: await sha256Hex(b1),
+            file: deltaFileName(T1, T2),
+            bytes: forged.length,
+            sha256: await sha256Hex(forged),
+          },
+        ],
       });
       writeFiles(root, {
         [deltaFileName(T1, T2)]: gzipSync(forged),
@@ -218,12 +274,25 @@ describe('channel deltas', () => {
       const storage = await installedThenPublished();
       const other = await testPublisher();
       const index = readFileSync(join(root, deltaIndexFileName(T2)));
-      writeFiles(root, { [deltaIndexSignatureFileName(T2)]: await signBytes(other.keys.get(1)?.privateKey as JsonWebKey, index) });
+      writeFiles(root, {
+        [deltaIndexSignatureFileName(T2)]: await signBytes(
+          other.keys.get(1)?.privateKey as JsonWebKey,
+          index,
+        ),
+      });
       await expectInstalledV2(storage, 'full', /delta index/);
       await backToV1(storage);
       const otherRelease = JSON.parse(index.toString()) as Record<string, unknown>;
-      const moved = new TextEncoder().encode(JSON.stringify({ ...otherRelease, bundle: { ...(otherRelease.bundle as object), bytes: 7 } }));
-      writeFiles(root, { [deltaIndexFileName(T2)]: moved, [deltaIndexSignatureFileName(T2)]: await signBytes(key(), moved) });
+      const moved = new TextEncoder().encode(
+        JSON.stringify({
+          ...otherRelease,
+          bundle: { ...(otherRelease.bundle as object), bytes: 7 },
+        }),
+      );
+      writeFiles(root, {
+        [deltaIndexFileName(T2)]: moved,
+        [deltaIndexSignatureFileName(T2)]: await signBytes(key(), moved),
+      });
       await expectInstalledV2(storage, 'full', /signed for another release/);
     });
   });

@@ -19,7 +19,12 @@ import {
   sha256Hex,
   verifySignature,
 } from '../src/channels/index.js';
-import { fetchTrusting, makeCertificate, startChannelServer, writeFiles } from './channels-support.js';
+import {
+  fetchTrusting,
+  makeCertificate,
+  startChannelServer,
+  writeFiles,
+} from './channels-support.js';
 
 /**
  * Interoperability with the openssl command line, as docs/update-channels.md promises: files
@@ -39,7 +44,9 @@ describe('openssl-made fixture', () => {
     await expect(verifySignature(root, read('key.1.sig'), certBytes)).resolves.toBeUndefined();
     const cert = parseKeyCertificate(certBytes);
     expect(cert).toMatchObject({ channel: 'openssl fixture', version: 1 });
-    await expect(verifySignature(cert.key, read('rulesets.1700000000.release.sig'), releaseFile)).resolves.toBeUndefined();
+    await expect(
+      verifySignature(cert.key, read('rulesets.1700000000.release.sig'), releaseFile),
+    ).resolves.toBeUndefined();
     expect(parseRelease(releaseFile)).toMatchObject({
       channel: 'openssl fixture',
       timestamp: 1_700_000_000,
@@ -50,18 +57,25 @@ describe('openssl-made fixture', () => {
 
   it('refuses the same release signed with a 20-byte salt, and any changed byte', async () => {
     const cert = parseKeyCertificate(certBytes);
-    await expect(verifySignature(cert.key, read('rulesets.1700000000.release.salt20.sig'), releaseFile)).rejects.toMatchObject({ code: 'bad-signature' });
+    await expect(
+      verifySignature(cert.key, read('rulesets.1700000000.release.salt20.sig'), releaseFile),
+    ).rejects.toMatchObject({ code: 'bad-signature' });
     const changed = releaseFile.slice();
     changed[releaseFile.indexOf(0x31)] = 0x32; // one digit of the timestamp
-    await expect(verifySignature(cert.key, read('rulesets.1700000000.release.sig'), changed)).rejects.toMatchObject({ code: 'bad-signature' });
-    await expect(verifySignature(root, read('rulesets.1700000000.release.sig'), releaseFile)).rejects.toMatchObject({ code: 'bad-signature' });
+    await expect(
+      verifySignature(cert.key, read('rulesets.1700000000.release.sig'), changed),
+    ).rejects.toMatchObject({ code: 'bad-signature' });
+    await expect(
+      verifySignature(root, read('rulesets.1700000000.release.sig'), releaseFile),
+    ).rejects.toMatchObject({ code: 'bad-signature' });
   });
 });
 
 describe('a channel published with openssl keys and signatures', () => {
   const work = mkdtempSync(join(tmpdir(), 'httpsify-openssl-'));
   afterAll(() => rmSync(work, { recursive: true, force: true }));
-  const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'pipe', 'ignore'] });
+  const openssl = (args: string[]) =>
+    execFileSync('openssl', args, { stdio: ['ignore', 'pipe', 'ignore'] });
   const pemKey = (name: string): { path: string; jwk: JsonWebKey } => {
     const path = join(work, `${name}.pem`);
     openssl(['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:3072', '-out', path]);
@@ -71,7 +85,19 @@ describe('a channel published with openssl keys and signatures', () => {
   const sign = (key: string, bytes: Uint8Array): Uint8Array => {
     const file = join(work, 'to-sign');
     writeFileSync(file, bytes);
-    return new Uint8Array(openssl(['dgst', '-sha256', '-sigopt', 'rsa_padding_mode:pss', '-sigopt', 'rsa_pss_saltlen:32', '-sign', key, file]));
+    return new Uint8Array(
+      openssl([
+        'dgst',
+        '-sha256',
+        '-sigopt',
+        'rsa_padding_mode:pss',
+        '-sigopt',
+        'rsa_pss_saltlen:32',
+        '-sign',
+        key,
+        file,
+      ]),
+    );
   };
 
   it('installs over HTTPS', async () => {
@@ -93,10 +119,24 @@ describe('a channel published with openssl keys and signatures', () => {
       };
       const ts = 1_700_000_000;
       const bundle = compileBundle(
-        [{ name: 'Example', targets: [{ host: 'example.com' }], rules: [{ from: '^http:', to: 'https:' }], exclusions: [], secureCookies: [], tests: [] }],
+        [
+          {
+            name: 'Example',
+            targets: [{ host: 'example.com' }],
+            rules: [{ from: '^http:', to: 'https:' }],
+            exclusions: [],
+            secureCookies: [],
+            tests: [],
+          },
+        ],
         { timestamp: ts },
       );
-      const certBytes = keyCertificateBytes({ channel: def.name, urlPrefix: def.urlPrefix, version: 1, key: online.jwk });
+      const certBytes = keyCertificateBytes({
+        channel: def.name,
+        urlPrefix: def.urlPrefix,
+        version: 1,
+        key: online.jwk,
+      });
       const release = releaseBytes({
         channel: def.name,
         urlPrefix: def.urlPrefix,
@@ -104,7 +144,11 @@ describe('a channel published with openssl keys and signatures', () => {
         destinations: [],
         timestamp: ts,
         keyVersion: 1,
-        bundle: { file: `rulesets.${ts}.bundle.gz`, bytes: bundle.length, sha256: await sha256Hex(bundle) },
+        bundle: {
+          file: `rulesets.${ts}.bundle.gz`,
+          bytes: bundle.length,
+          sha256: await sha256Hex(bundle),
+        },
       });
       (await import('node:fs')).mkdirSync(dir);
       writeFiles(dir, {

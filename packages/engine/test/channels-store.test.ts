@@ -1,10 +1,21 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { compileBundle } from '../src/bundle/write.js';
-import { channelBinding, type ChannelRecord, generateSigningKeyPair } from '../src/channels/index.js';
+import {
+  channelBinding,
+  type ChannelRecord,
+  generateSigningKeyPair,
+} from '../src/channels/index.js';
 import {
   channelStateDir,
   defaultStateDir,
@@ -18,9 +29,25 @@ import {
 
 const key = await generateSigningKeyPair(3072);
 const bundleAt = (timestamp: number, host = 'example.com') =>
-  compileBundle([{ name: host, targets: [{ host }], rules: [{ from: '^http:', to: 'https:' }], exclusions: [], secureCookies: [], tests: [] }], { timestamp });
+  compileBundle(
+    [
+      {
+        name: host,
+        targets: [{ host }],
+        rules: [{ from: '^http:', to: 'https:' }],
+        exclusions: [],
+        secureCookies: [],
+        tests: [],
+      },
+    ],
+    { timestamp },
+  );
 
-function record(name: string, timestamp: number | undefined, extra: Partial<ChannelRecord['channel']> = {}): ChannelRecord {
+function record(
+  name: string,
+  timestamp: number | undefined,
+  extra: Partial<ChannelRecord['channel']> = {},
+): ChannelRecord {
   const channel = {
     name,
     urlPrefix: 'https://rules.example/',
@@ -35,13 +62,28 @@ function record(name: string, timestamp: number | undefined, extra: Partial<Chan
   };
   const r: ChannelRecord = {
     channel,
-    signingKey: { version: 1, key: { kty: 'RSA', n: key.publicKey.n, e: key.publicKey.e }, verifiedFor: channelBinding(channel) },
-    floor: { root: JSON.stringify([key.publicKey.n, key.publicKey.e]), keyVersion: 1, timestamp: timestamp ?? 0 },
+    signingKey: {
+      version: 1,
+      key: { kty: 'RSA', n: key.publicKey.n, e: key.publicKey.e },
+      verifiedFor: channelBinding(channel),
+    },
+    floor: {
+      root: JSON.stringify([key.publicKey.n, key.publicKey.e]),
+      keyVersion: 1,
+      timestamp: timestamp ?? 0,
+    },
     lastCheck: { at: 1_700_000_500, result: 'updated' },
     lastSuccessAt: 1_700_000_500,
   };
   if (timestamp !== undefined)
-    r.installed = { timestamp, bundle: bundleAt(timestamp), rulesetCount: 1, installedAt: 1_700_000_600, keyVersion: 1, verifiedFor: channelBinding(channel) };
+    r.installed = {
+      timestamp,
+      bundle: bundleAt(timestamp),
+      rulesetCount: 1,
+      installedAt: 1_700_000_600,
+      keyVersion: 1,
+      verifiedFor: channelBinding(channel),
+    };
   return r;
 }
 
@@ -66,7 +108,14 @@ describe('file channel storage', () => {
     expect(readdirSync(dir).sort()).toEqual(['bundle.1700086400.bin', 'record.json']);
 
     // A status-only save keeps the bundle.
-    await storage.save({ ...second, lastCheck: { at: 1_700_100_000, result: 'failed', error: { code: 'fetch-failed', message: 'HTTP 500' } } });
+    await storage.save({
+      ...second,
+      lastCheck: {
+        at: 1_700_100_000,
+        result: 'failed',
+        error: { code: 'fetch-failed', message: 'HTTP 500' },
+      },
+    });
     expect((await storage.load())?.installed).toEqual(second.installed);
   });
 
@@ -74,7 +123,9 @@ describe('file channel storage', () => {
     await fileChannelStorage(stateDir, 'a/b').save(record('a/b', 1_700_000_000));
     await fileChannelStorage(stateDir, 'a:b').save(record('a:b', 1_700_000_001));
     expect(channelStateDir(stateDir, 'a/b')).not.toBe(channelStateDir(stateDir, 'a:b'));
-    expect((await fileChannelStorage(stateDir, 'a:b').load())?.installed?.timestamp).toBe(1_700_000_001);
+    expect((await fileChannelStorage(stateDir, 'a:b').load())?.installed?.timestamp).toBe(
+      1_700_000_001,
+    );
   });
 
   it('reports a damaged bundle or record instead of using it', async () => {
@@ -85,32 +136,53 @@ describe('file channel storage', () => {
     const bytes = readFileSync(file);
     bytes[bytes.length - 1] ^= 0xff;
     writeFileSync(file, bytes);
-    await expect(storage.load()).rejects.toMatchObject({ code: 'storage-failed', message: expect.stringContaining('damaged') });
+    await expect(storage.load()).rejects.toMatchObject({
+      code: 'storage-failed',
+      message: expect.stringContaining('damaged'),
+    });
 
     await storage.save(record('chan', 1_700_000_000));
     const good = JSON.parse(readFileSync(join(dir, 'record.json'), 'utf8'));
-    writeFileSync(join(dir, 'record.json'), JSON.stringify({ ...good, floor: { ...good.floor, timestamp: -1 } }));
-    await expect(storage.load()).rejects.toMatchObject({ code: 'storage-failed', message: expect.stringContaining('malformed "floor"') });
+    writeFileSync(
+      join(dir, 'record.json'),
+      JSON.stringify({ ...good, floor: { ...good.floor, timestamp: -1 } }),
+    );
+    await expect(storage.load()).rejects.toMatchObject({
+      code: 'storage-failed',
+      message: expect.stringContaining('malformed "floor"'),
+    });
 
     writeFileSync(join(dir, 'record.json'), '{"format": 2, "chan');
-    await expect(storage.load()).rejects.toMatchObject({ code: 'storage-failed', message: expect.stringContaining('not valid JSON') });
+    await expect(storage.load()).rejects.toMatchObject({
+      code: 'storage-failed',
+      message: expect.stringContaining('not valid JSON'),
+    });
     const { records, problems } = await readChannelRecords(stateDir);
     expect(records).toEqual([]);
     expect(problems).toHaveLength(1);
   });
 
-  it.runIf(process.platform !== 'win32')('reads only regular files: a FIFO or a link to /dev/zero is reported, not waited on or read', async () => {
-    const storage = fileChannelStorage(stateDir, 'chan');
-    await storage.save(record('chan', 1_700_000_000));
-    const dir = channelStateDir(stateDir, 'chan');
-    const bundle = join(dir, 'bundle.1700000000.bin');
-    rmSync(bundle);
-    execFileSync('mkfifo', [bundle]);
-    await expect(storage.load()).rejects.toMatchObject({ code: 'storage-failed', message: expect.stringContaining('not a regular file') });
-    rmSync(join(dir, 'record.json'));
-    symlinkSync('/dev/zero', join(dir, 'record.json'));
-    await expect(storage.load()).rejects.toMatchObject({ code: 'storage-failed', message: expect.stringContaining('not a regular file') });
-  });
+  it.runIf(process.platform !== 'win32')(
+    'reads only regular files: a FIFO or a link to /dev/zero is reported, not waited on or read',
+    async () => {
+      const storage = fileChannelStorage(stateDir, 'chan');
+      await storage.save(record('chan', 1_700_000_000));
+      const dir = channelStateDir(stateDir, 'chan');
+      const bundle = join(dir, 'bundle.1700000000.bin');
+      rmSync(bundle);
+      execFileSync('mkfifo', [bundle]);
+      await expect(storage.load()).rejects.toMatchObject({
+        code: 'storage-failed',
+        message: expect.stringContaining('not a regular file'),
+      });
+      rmSync(join(dir, 'record.json'));
+      symlinkSync('/dev/zero', join(dir, 'record.json'));
+      await expect(storage.load()).rejects.toMatchObject({
+        code: 'storage-failed',
+        message: expect.stringContaining('not a regular file'),
+      });
+    },
+  );
 });
 
 describe('state directory lock and leftovers', () => {
@@ -142,11 +214,16 @@ describe('state directory lock and leftovers', () => {
     writeFileSync(join(stateDir, 'lock'), JSON.stringify({ pid: dead, host: hostname(), at: 1 }));
     expect(await withStateLock(stateDir, async () => 'ran', { waitMs: 2000 })).toBe('ran');
 
-    writeFileSync(join(stateDir, 'lock'), JSON.stringify({ pid: process.pid, host: hostname(), at: 1 }));
-    await expect(withStateLock(stateDir, async () => 'ran', { waitMs: 200 })).rejects.toMatchObject({
-      code: 'locked',
-      message: expect.stringContaining(`process ${process.pid}`),
-    });
+    writeFileSync(
+      join(stateDir, 'lock'),
+      JSON.stringify({ pid: process.pid, host: hostname(), at: 1 }),
+    );
+    await expect(withStateLock(stateDir, async () => 'ran', { waitMs: 200 })).rejects.toMatchObject(
+      {
+        code: 'locked',
+        message: expect.stringContaining(`process ${process.pid}`),
+      },
+    );
     expect(readFileSync(join(stateDir, 'lock'), 'utf8')).toContain(String(process.pid));
   });
 
@@ -170,12 +247,20 @@ describe('state directory lock and leftovers', () => {
 
 describe('loadInstalledChannels', () => {
   it('is empty for a state directory that does not exist', async () => {
-    expect(await loadInstalledChannels(join(stateDir, 'missing'))).toEqual({ channels: [], useDefaults: true, problems: [] });
+    expect(await loadInstalledChannels(join(stateDir, 'missing'))).toEqual({
+      channels: [],
+      useDefaults: true,
+      problems: [],
+    });
   });
 
   it('returns installed bundles with scope, sorted by name, skipping channels without a bundle', async () => {
-    await fileChannelStorage(stateDir, 'zeta').save(record('zeta', 1_700_000_000, { scope: '^https?://zeta\\.example/' }));
-    await fileChannelStorage(stateDir, 'alpha').save(record('alpha', 1_700_000_001, { replacesDefaults: true }));
+    await fileChannelStorage(stateDir, 'zeta').save(
+      record('zeta', 1_700_000_000, { scope: '^https?://zeta\\.example/' }),
+    );
+    await fileChannelStorage(stateDir, 'alpha').save(
+      record('alpha', 1_700_000_001, { replacesDefaults: true }),
+    );
     await fileChannelStorage(stateDir, 'empty').save(record('empty', undefined));
     const loaded = await loadInstalledChannels(stateDir);
     expect(loaded.useDefaults).toBe(false);

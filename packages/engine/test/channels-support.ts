@@ -78,7 +78,10 @@ export interface ChannelServer {
 }
 
 /** Serves files of `root` under `/channel/` over HTTPS on 127.0.0.1, with injectable faults. */
-export async function startChannelServer(cert: TestCertificate, root: string): Promise<ChannelServer> {
+export async function startChannelServer(
+  cert: TestCertificate,
+  root: string,
+): Promise<ChannelServer> {
   const faults = new Map<string, Fault>();
   const requests: string[] = [];
   const server: Server = createServer({ key: cert.key, cert: cert.cert }, (req, res) => {
@@ -142,14 +145,22 @@ export function fetchTrusting(ca: string): (url: string, init: RequestInit) => P
     new Promise<Response>((resolve, reject) => {
       const req = httpsRequest(url, { ca, signal: init.signal ?? undefined }, (res) => {
         const headers = new Headers();
-        for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') headers.set(k, v);
+        for (const [k, v] of Object.entries(res.headers))
+          if (typeof v === 'string') headers.set(k, v);
         const raw = Readable.toWeb(res) as unknown as ReadableStream<Uint8Array>;
         const body =
           res.headers['content-encoding'] === 'gzip'
-            ? raw.pipeThrough(new DecompressionStream('gzip') as unknown as ReadableWritablePair<Uint8Array, Uint8Array>)
+            ? raw.pipeThrough(
+                new DecompressionStream('gzip') as unknown as ReadableWritablePair<
+                  Uint8Array,
+                  Uint8Array
+                >,
+              )
             : raw;
         // Node marks a response cut short as "aborted"; turn it into a stream error.
-        res.on('aborted', () => res.destroy(new Error('connection closed before the body was complete')));
+        res.on('aborted', () =>
+          res.destroy(new Error('connection closed before the body was complete')),
+        );
         const status = res.statusCode ?? 0;
         resolve(new Response(status === 204 || status === 304 ? null : body, { status, headers }));
       });
@@ -180,7 +191,11 @@ export async function testPublisher(): Promise<TestPublisher> {
 }
 
 /** A format 2 definition for a publisher (every URL in scope unless told otherwise). */
-export function testDefinition(publisher: TestPublisher, urlPrefix: string, extra: Partial<ChannelDefinition> = {}): ChannelDefinition {
+export function testDefinition(
+  publisher: TestPublisher,
+  urlPrefix: string,
+  extra: Partial<ChannelDefinition> = {},
+): ChannelDefinition {
   return {
     name: 'Test channel',
     urlPrefix,
@@ -207,7 +222,12 @@ export async function publishChannelFiles(
   publisher: TestPublisher,
   rulesets: Ruleset[],
   ts: number,
-  options: { embedded?: number; advertise?: boolean; keyVersion?: number; signWith?: SigningKeyPair } = {},
+  options: {
+    embedded?: number;
+    advertise?: boolean;
+    keyVersion?: number;
+    signWith?: SigningKeyPair;
+  } = {},
 ): Promise<ChannelFiles> {
   const version = options.keyVersion ?? 1;
   const key = publisher.keys.get(version);
@@ -215,7 +235,14 @@ export async function publishChannelFiles(
   const bundle = compileBundle(rulesets, { timestamp: options.embedded ?? ts });
   const files = {
     ...(await keyCertificateFiles(def, publisher.root.privateKey, key.publicKey, version)),
-    ...(await releaseFiles(def, bundle, ts, (options.signWith ?? key).privateKey, version, new Uint8Array(gzipSync(bundle)))),
+    ...(await releaseFiles(
+      def,
+      bundle,
+      ts,
+      (options.signWith ?? key).privateKey,
+      version,
+      new Uint8Array(gzipSync(bundle)),
+    )),
   };
   writeFiles(dir, files);
   if (options.advertise !== false) writeFiles(dir, { 'latest-timestamp': `${ts}\n` });

@@ -37,7 +37,14 @@ const T3 = 1_700_172_800;
 const NOW = 1_700_200_000;
 
 function ruleset(name: string, host: string, to = 'https:', from = '^http:'): Ruleset {
-  return { name, targets: [{ host }], rules: [{ from, to }], exclusions: [], secureCookies: [], tests: [] };
+  return {
+    name,
+    targets: [{ host }],
+    rules: [{ from, to }],
+    exclusions: [],
+    secureCookies: [],
+    tests: [],
+  };
 }
 
 /** Rulesets of version 1 upgrade example.com; version 2 also upgrades example.org. */
@@ -66,7 +73,11 @@ let server: ChannelServer;
 let channel: ChannelDefinition;
 
 /** Publishes into the test channel's directory, signed with key version 1 unless told otherwise. */
-function publish(rulesets: Ruleset[], ts: number, options: Parameters<typeof publishChannelFiles>[5] & { def?: ChannelDefinition } = {}) {
+function publish(
+  rulesets: Ruleset[],
+  ts: number,
+  options: Parameters<typeof publishChannelFiles>[5] & { def?: ChannelDefinition } = {},
+) {
   return publishChannelFiles(root, options.def ?? channel, publisher, rulesets, ts, options);
 }
 
@@ -79,7 +90,9 @@ const options = (extra: Partial<Parameters<typeof checkChannel>[2]> = {}) => ({
 /** What a client would rewrite with, given the stored record. */
 function rewriteAll(record: ChannelRecord | undefined): (string | null)[] {
   const engine = scopedEngineFromChannels(selectActiveChannels(record ? [record] : []), null);
-  return ['http://example.com/', 'http://example.org/', 'http://unrelated.net/'].map((u) => engine.rewrite(u));
+  return ['http://example.com/', 'http://example.org/', 'http://unrelated.net/'].map((u) =>
+    engine.rewrite(u),
+  );
 }
 
 beforeAll(async () => {
@@ -101,7 +114,9 @@ afterEach(async () => {
 });
 
 /** Installs V1 at T1 and returns the storage plus a snapshot of what is active. */
-async function installV1(def = channel): Promise<{ storage: ReturnType<typeof memoryStorage>; before: ChannelRecord }> {
+async function installV1(
+  def = channel,
+): Promise<{ storage: ReturnType<typeof memoryStorage>; before: ChannelRecord }> {
   await publish(V1, T1, { def });
   const storage = memoryStorage();
   const report = await checkChannel(def, storage, options());
@@ -137,8 +152,17 @@ describe('channel update over HTTPS', () => {
 
     await publish(V2, T2);
     const update = await checkChannel(channel, storage, options());
-    expect(update).toMatchObject({ result: 'updated', previousTimestamp: T1, installedTimestamp: T2, rulesetCount: 2 });
-    expect(rewriteAll(storage.record)).toEqual(['https://example.com/', 'https://example.org/', null]);
+    expect(update).toMatchObject({
+      result: 'updated',
+      previousTimestamp: T1,
+      installedTimestamp: T2,
+      rulesetCount: 2,
+    });
+    expect(rewriteAll(storage.record)).toEqual([
+      'https://example.com/',
+      'https://example.org/',
+      null,
+    ]);
   });
 
   it('rejects a bad signature and retries successfully next time', async () => {
@@ -149,19 +173,32 @@ describe('channel update over HTTPS', () => {
     server.faults.set(sig(T2), { kind: 'replace', body: bad });
 
     const report = await checkChannel(channel, storage, options());
-    expect(report).toMatchObject({ result: 'failed', installedTimestamp: T1, error: { code: 'bad-signature' } });
+    expect(report).toMatchObject({
+      result: 'failed',
+      installedTimestamp: T1,
+      error: { code: 'bad-signature' },
+    });
     expectUnchanged(storage, before);
 
     // Nothing about T2 was remembered, so the repaired publication is picked up.
     server.faults.clear();
-    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'updated', installedTimestamp: T2 });
+    expect(await checkChannel(channel, storage, options())).toMatchObject({
+      result: 'updated',
+      installedTimestamp: T2,
+    });
   });
 
   it('rejects a signature of the wrong length', async () => {
     const { storage, before } = await installV1();
     const files = await publish(V2, T2);
-    server.faults.set(sig(T2), { kind: 'replace', body: (files[sig(T2)] as Uint8Array).subarray(0, 256) });
-    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'failed', error: { code: 'bad-signature' } });
+    server.faults.set(sig(T2), {
+      kind: 'replace',
+      body: (files[sig(T2)] as Uint8Array).subarray(0, 256),
+    });
+    expect(await checkChannel(channel, storage, options())).toMatchObject({
+      result: 'failed',
+      error: { code: 'bad-signature' },
+    });
     expectUnchanged(storage, before);
   });
 
@@ -169,7 +206,10 @@ describe('channel update over HTTPS', () => {
     const { storage, before } = await installV1();
     const gz = (await publish(V2, T2))[gzName(T2)] as Uint8Array;
     server.faults.set(gzName(T2), { kind: 'replace', body: gz.subarray(0, gz.length >> 1) });
-    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'failed', error: { code: 'corrupt-bundle' } });
+    expect(await checkChannel(channel, storage, options())).toMatchObject({
+      result: 'failed',
+      error: { code: 'corrupt-bundle' },
+    });
     expectUnchanged(storage, before);
   });
 
@@ -177,17 +217,39 @@ describe('channel update over HTTPS', () => {
     const { storage, before } = await installV1();
     const full = compileBundle(V2, { timestamp: T2 });
     const gz = new Uint8Array(gzipSync(full));
-    const files = await releaseFiles(channel, full, T2, (publisher.keys.get(1) as SigningKeyPair).privateKey, 1, gz.subarray(0, gz.length - 8));
+    const files = await releaseFiles(
+      channel,
+      full,
+      T2,
+      (publisher.keys.get(1) as SigningKeyPair).privateKey,
+      1,
+      gz.subarray(0, gz.length - 8),
+    );
     writeFiles(root, { ...files, 'latest-timestamp': `${T2}` });
-    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'failed', error: { code: 'corrupt-bundle' } });
+    expect(await checkChannel(channel, storage, options())).toMatchObject({
+      result: 'failed',
+      error: { code: 'corrupt-bundle' },
+    });
     expectUnchanged(storage, before);
   });
 
   it('rejects a signed gzip whose content is not a bundle', async () => {
     const { storage, before } = await installV1();
     const notBundle = new TextEncoder().encode('<ruleset name="not compiled"/>');
-    writeFiles(root, { ...(await releaseFiles(channel, notBundle, T2, (publisher.keys.get(1) as SigningKeyPair).privateKey, 1)), 'latest-timestamp': `${T2}` });
-    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'failed', error: { code: 'corrupt-bundle' } });
+    writeFiles(root, {
+      ...(await releaseFiles(
+        channel,
+        notBundle,
+        T2,
+        (publisher.keys.get(1) as SigningKeyPair).privateKey,
+        1,
+      )),
+      'latest-timestamp': `${T2}`,
+    });
+    expect(await checkChannel(channel, storage, options())).toMatchObject({
+      result: 'failed',
+      error: { code: 'corrupt-bundle' },
+    });
     expectUnchanged(storage, before);
   });
 
@@ -195,21 +257,37 @@ describe('channel update over HTTPS', () => {
     await publish(V1, T1);
     const storage = memoryStorage();
     await publish(V2, T2);
-    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'updated', installedTimestamp: T2 });
+    expect(await checkChannel(channel, storage, options())).toMatchObject({
+      result: 'updated',
+      installedTimestamp: T2,
+    });
     const before = structuredClone(storage.record as ChannelRecord);
 
     // The server (or an attacker in its place) goes back to the older, validly signed T1.
     writeFiles(root, { 'latest-timestamp': `${T1}\n` });
     server.requests.length = 0;
-    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'failed', installedTimestamp: T2, error: { code: 'not-newer' } });
+    expect(await checkChannel(channel, storage, options())).toMatchObject({
+      result: 'failed',
+      installedTimestamp: T2,
+      error: { code: 'not-newer' },
+    });
     expectUnchanged(storage, before);
     expect(server.requests).toEqual(['/channel/latest-timestamp']);
   });
 
   it('refuses an older signed bundle served under a newer timestamp', async () => {
     const { storage, before } = await installV1();
-    const old = { gz: readFileSync(join(root, gzName(T1))), rel: readFileSync(join(root, rel(T1))), sig: readFileSync(join(root, sig(T1))) };
-    writeFiles(root, { [gzName(T3)]: old.gz, [rel(T3)]: old.rel, [sig(T3)]: old.sig, 'latest-timestamp': `${T3}` });
+    const old = {
+      gz: readFileSync(join(root, gzName(T1))),
+      rel: readFileSync(join(root, rel(T1))),
+      sig: readFileSync(join(root, sig(T1))),
+    };
+    writeFiles(root, {
+      [gzName(T3)]: old.gz,
+      [rel(T3)]: old.rel,
+      [sig(T3)]: old.sig,
+      'latest-timestamp': `${T3}`,
+    });
     const report = await checkChannel(channel, storage, options());
     expect(report).toMatchObject({ result: 'failed', error: { code: 'timestamp-mismatch' } });
     expect(report.error?.message).toContain(String(T1));
@@ -219,21 +297,31 @@ describe('channel update over HTTPS', () => {
   it('refuses a bundle whose embedded timestamp differs from the advertised one', async () => {
     const { storage, before } = await installV1();
     await publish(V2, T3, { embedded: T2 });
-    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'failed', error: { code: 'timestamp-mismatch' } });
+    expect(await checkChannel(channel, storage, options())).toMatchObject({
+      result: 'failed',
+      error: { code: 'timestamp-mismatch' },
+    });
     expectUnchanged(storage, before);
   });
 
   it('refuses a release signed with a key the root did not certify', async () => {
     const { storage, before } = await installV1();
     await publish(V2, T2, { signWith: otherKey });
-    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'failed', error: { code: 'bad-signature' } });
+    expect(await checkChannel(channel, storage, options())).toMatchObject({
+      result: 'failed',
+      error: { code: 'bad-signature' },
+    });
     expectUnchanged(storage, before);
   });
 
   it('installs nothing when the channel definition carries the wrong root key', async () => {
     await publish(V1, T1);
     const storage = memoryStorage();
-    const report = await checkChannel({ ...channel, rootKey: otherKey.publicKey }, storage, options());
+    const report = await checkChannel(
+      { ...channel, rootKey: otherKey.publicKey },
+      storage,
+      options(),
+    );
     expect(report).toMatchObject({ result: 'failed', error: { code: 'bad-signature' } });
     expect(storage.record?.installed).toBeUndefined();
     expect(rewriteAll(storage.record)).toEqual([null, null, null]);
@@ -246,22 +334,28 @@ describe('channel update over HTTPS', () => {
     [rel(T2), 404],
     ['key.1.json', 500],
     [gzName(T2), 500],
-  ])('keeps the installed rulesets when the server fails on %s with HTTP %i', async (file, status) => {
-    const { storage, before } = await installV1();
-    // The key certificate is remembered after the first install; forget it to exercise its download.
-    if (file.startsWith('key.')) delete storage.record?.signingKey;
-    await publish(V2, T2);
-    server.faults.set(file, { kind: 'status', status });
-    const report = await checkChannel(channel, storage, options());
-    expect(report).toMatchObject({ result: 'failed', error: { code: 'fetch-failed' } });
-    expect(report.error?.message).toContain(`HTTP ${status}`);
-    expectUnchanged(storage, before);
-  });
+  ])(
+    'keeps the installed rulesets when the server fails on %s with HTTP %i',
+    async (file, status) => {
+      const { storage, before } = await installV1();
+      // The key certificate is remembered after the first install; forget it to exercise its download.
+      if (file.startsWith('key.')) delete storage.record?.signingKey;
+      await publish(V2, T2);
+      server.faults.set(file, { kind: 'status', status });
+      const report = await checkChannel(channel, storage, options());
+      expect(report).toMatchObject({ result: 'failed', error: { code: 'fetch-failed' } });
+      expect(report.error?.message).toContain(`HTTP ${status}`);
+      expectUnchanged(storage, before);
+    },
+  );
 
   it('keeps the installed rulesets when the server is unreachable', async () => {
     const { storage, before } = await installV1();
     await server.close();
-    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'failed', error: { code: 'fetch-failed' } });
+    expect(await checkChannel(channel, storage, options())).toMatchObject({
+      result: 'failed',
+      error: { code: 'fetch-failed' },
+    });
     expectUnchanged(storage, before);
   });
 
@@ -278,7 +372,11 @@ describe('channel update over HTTPS', () => {
   it('enforces the size limits before and after decompression', async () => {
     const { storage, before } = await installV1();
     const gz = (await publish(V2, T2))[gzName(T2)] as Uint8Array;
-    const small = await checkChannel(channel, storage, options({ limits: { maxCompressedBytes: gz.length - 1 } }));
+    const small = await checkChannel(
+      channel,
+      storage,
+      options({ limits: { maxCompressedBytes: gz.length - 1 } }),
+    );
     expect(small).toMatchObject({ result: 'failed', error: { code: 'too-large' } });
     expectUnchanged(storage, before);
     const bomb = await checkChannel(channel, storage, options({ limits: { maxBundleBytes: 64 } }));
@@ -289,13 +387,27 @@ describe('channel update over HTTPS', () => {
 
   it('refuses a malformed or far-future latest-timestamp', async () => {
     const { storage, before } = await installV1();
-    for (const body of ['', 'soon', '0x6553F100', '1.7e9', `${T2},1`, '-1700000000', '17000000000000']) {
+    for (const body of [
+      '',
+      'soon',
+      '0x6553F100',
+      '1.7e9',
+      `${T2},1`,
+      '-1700000000',
+      '17000000000000',
+    ]) {
       writeFiles(root, { 'latest-timestamp': body });
-      expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'failed', error: { code: 'invalid-timestamp' } });
+      expect(await checkChannel(channel, storage, options())).toMatchObject({
+        result: 'failed',
+        error: { code: 'invalid-timestamp' },
+      });
       expectUnchanged(storage, before);
     }
     await publish(V2, NOW + 3 * 86400);
-    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'failed', error: { code: 'invalid-timestamp' } });
+    expect(await checkChannel(channel, storage, options())).toMatchObject({
+      result: 'failed',
+      error: { code: 'invalid-timestamp' },
+    });
     expectUnchanged(storage, before);
   });
 
@@ -303,23 +415,36 @@ describe('channel update over HTTPS', () => {
     await publish(V1, T1);
     const replacing = { ...channel, replacesDefaults: true };
     const storage = memoryStorage();
-    expect(await checkChannel(replacing, storage, options({ defaultsTimestamp: T2 }))).toMatchObject({
+    expect(
+      await checkChannel(replacing, storage, options({ defaultsTimestamp: T2 })),
+    ).toMatchObject({
       result: 'failed',
       error: { code: 'older-than-defaults' },
     });
     expect(storage.record?.installed).toBeUndefined();
     // The same bundle is fine for a channel that only adds rulesets.
-    expect(await checkChannel(channel, storage, options({ defaultsTimestamp: T2 }))).toMatchObject({ result: 'updated' });
+    expect(await checkChannel(channel, storage, options({ defaultsTimestamp: T2 }))).toMatchObject({
+      result: 'updated',
+    });
     await publish(V2, T2);
-    expect(await checkChannel(replacing, memoryStorage(), options({ defaultsTimestamp: T2 }))).toMatchObject({ result: 'updated' });
+    expect(
+      await checkChannel(replacing, memoryStorage(), options({ defaultsTimestamp: T2 })),
+    ).toMatchObject({ result: 'updated' });
   });
 
   it('reports a storage failure without losing the installed bundle', async () => {
     const { storage, before } = await installV1();
     await publish(V2, T2);
-    const failing: ChannelStorage = { load: storage.load, save: async () => Promise.reject(new Error('disk full')) };
+    const failing: ChannelStorage = {
+      load: storage.load,
+      save: async () => Promise.reject(new Error('disk full')),
+    };
     const report = await checkChannel(channel, failing, options());
-    expect(report).toMatchObject({ result: 'failed', installedTimestamp: T1, error: { code: 'storage-failed' } });
+    expect(report).toMatchObject({
+      result: 'failed',
+      installedTimestamp: T1,
+      error: { code: 'storage-failed' },
+    });
     expect(report.error?.message).toContain('disk full');
     expect(storage.record).toEqual(before);
   });
@@ -343,35 +468,57 @@ describe('attacks from issue 13', () => {
     ['scope', { scope: '^https?://example\\.com/' }, /scope/],
     ['URL prefix', { urlPrefix: 'https://elsewhere.example/channel/' }, /URL prefix/],
     ['destination list', { destinations: ['cdn.example.net'] }, /destination list/],
-  ])('mix-and-match: a release signed for another %s is refused', async (_what, signedFor, message) => {
-    await publish(V1, T1, { def: { ...channel, ...signedFor } });
-    const report = await checkChannel(channel, memoryStorage(), options());
-    expect(report).toMatchObject({ result: 'failed', error: { code: 'wrong-channel' } });
-    expect(report.error?.message).toMatch(message);
-  });
+  ])(
+    'mix-and-match: a release signed for another %s is refused',
+    async (_what, signedFor, message) => {
+      await publish(V1, T1, { def: { ...channel, ...signedFor } });
+      const report = await checkChannel(channel, memoryStorage(), options());
+      expect(report).toMatchObject({ result: 'failed', error: { code: 'wrong-channel' } });
+      expect(report.error?.message).toMatch(message);
+    },
+  );
 
   it('destinations: a rule sending in-scope URLs to another site refuses the whole release', async () => {
     const scoped = { ...channel, scope: '^https?://([^/]*\\.)?example\\.org[:/]' };
     const { storage, before } = await installV1(scoped);
-    const evil = [ruleset('Example Org', 'www.example.org', 'https://attacker.example/www/', '^http://www\\.example\\.org/'), ruleset('Fine', 'example.org')];
+    const evil = [
+      ruleset(
+        'Example Org',
+        'www.example.org',
+        'https://attacker.example/www/',
+        '^http://www\\.example\\.org/',
+      ),
+      ruleset('Fine', 'example.org'),
+    ];
     await publish(evil, T2, { def: scoped });
     const report = await checkChannel(scoped, storage, options());
-    expect(report).toMatchObject({ result: 'failed', error: { code: 'destination-outside-scope' } });
+    expect(report).toMatchObject({
+      result: 'failed',
+      error: { code: 'destination-outside-scope' },
+    });
     expect(report.error?.message).toContain('https://attacker.example/www/');
     expectUnchanged(storage, before);
     // Listed in the (signed) destinations, the same rule is accepted.
     const listed = { ...scoped, destinations: ['attacker.example'] };
     await publish(evil, T3, { def: listed });
-    expect(await checkChannel(listed, memoryStorage(), options())).toMatchObject({ result: 'updated' });
+    expect(await checkChannel(listed, memoryStorage(), options())).toMatchObject({
+      result: 'updated',
+    });
   });
 
   it('destinations: a computed destination outside the scope is not followed when rewriting', async () => {
     const scoped = { ...channel, scope: '^https?://([^/]*\\.)?example\\.org[:/]' };
-    const sneaky = [ruleset('Sneaky', '*.example.org', 'https://$1.attacker.example/', '^http://([^/]+)/'), ruleset('Fine', 'example.org')];
+    const sneaky = [
+      ruleset('Sneaky', '*.example.org', 'https://$1.attacker.example/', '^http://([^/]+)/'),
+      ruleset('Fine', 'example.org'),
+    ];
     await publish(sneaky, T1, { def: scoped });
     const storage = memoryStorage();
     expect(await checkChannel(scoped, storage, options())).toMatchObject({ result: 'updated' });
-    const engine = scopedEngineFromChannels(selectActiveChannels([storage.record as ChannelRecord]), null);
+    const engine = scopedEngineFromChannels(
+      selectActiveChannels([storage.record as ChannelRecord]),
+      null,
+    );
     expect(engine.rewriteWithRuleset('http://www.example.org/')).toMatchObject({
       rewritten: null,
       refused: { channel: 'Test channel', rewritten: 'https://www.example.org.attacker.example/' },
@@ -387,17 +534,29 @@ describe('attacks from issue 13', () => {
     expect(report).toMatchObject({ result: 'failed', error: { code: 'below-minimum' } });
     expect(storage.record?.installed).toBeUndefined();
     await publish(V2, T2);
-    expect(await checkChannel(strict, storage, options())).toMatchObject({ result: 'updated', installedTimestamp: T2 });
+    expect(await checkChannel(strict, storage, options())).toMatchObject({
+      result: 'updated',
+      installedTimestamp: T2,
+    });
   });
 
   it('freshness: a frozen mirror leaves the channel "current" but stale after its maximum age; its rules keep applying', async () => {
     const { storage } = await installV1({ ...channel, maxAgeDays: 2 });
     const def = { ...channel, maxAgeDays: 2 };
     const at = (days: number) => T1 + days * 86_400;
-    expect(channelFreshness(def, storage.record, at(1))).toEqual({ stale: false, ageSeconds: 86_400, maxAgeSeconds: 172_800 });
+    expect(channelFreshness(def, storage.record, at(1))).toEqual({
+      stale: false,
+      ageSeconds: 86_400,
+      maxAgeSeconds: 172_800,
+    });
     // The server keeps serving T1 for ever: every check is "current", and staleness shows.
-    expect(await checkChannel(def, storage, options({ now: () => at(5) }))).toMatchObject({ result: 'current' });
-    expect(channelFreshness(def, storage.record, at(5))).toMatchObject({ stale: true, ageSeconds: 5 * 86_400 });
+    expect(await checkChannel(def, storage, options({ now: () => at(5) }))).toMatchObject({
+      result: 'current',
+    });
+    expect(channelFreshness(def, storage.record, at(5))).toMatchObject({
+      stale: true,
+      ageSeconds: 5 * 86_400,
+    });
     expect(rewriteAll(storage.record)).toEqual(['https://example.com/', null, null]);
   });
 
@@ -406,20 +565,34 @@ describe('attacks from issue 13', () => {
     expect(storage.record?.signingKey?.version).toBe(1);
     publisher.keys.set(2, await testKeyPair());
     await publish(V2, T2, { keyVersion: 2 });
-    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'updated', installedTimestamp: T2 });
+    expect(await checkChannel(channel, storage, options())).toMatchObject({
+      result: 'updated',
+      installedTimestamp: T2,
+    });
     expect(storage.record?.signingKey?.version).toBe(2);
     // A thief holding key 1 publishes a newer release with it: refused, the T2 bundle stays.
     await publish(V1, T3, { keyVersion: 1 });
     const report = await checkChannel(channel, storage, options());
-    expect(report).toMatchObject({ result: 'failed', installedTimestamp: T2, error: { code: 'key-revoked' } });
-    expect(rewriteAll(storage.record)).toEqual(['https://example.com/', 'https://example.org/', null]);
+    expect(report).toMatchObject({
+      result: 'failed',
+      installedTimestamp: T2,
+      error: { code: 'key-revoked' },
+    });
+    expect(rewriteAll(storage.record)).toEqual([
+      'https://example.com/',
+      'https://example.org/',
+      null,
+    ]);
   });
 
   it('revocation belongs to the root key: a changed definition under the same root keeps key 1 revoked', async () => {
     const { storage } = await installV1();
     publisher.keys.set(2, await testKeyPair());
     await publish(V2, T2, { keyVersion: 2 });
-    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'updated', installedTimestamp: T2 });
+    expect(await checkChannel(channel, storage, options())).toMatchObject({
+      result: 'updated',
+      installedTimestamp: T2,
+    });
     // The owner widens the definition (a new destination); the thief signs a release for it with key 1.
     const widened = { ...channel, destinations: ['cdn.example.net'] };
     await publish(V2, T3, { def: widened, keyVersion: 1 });
@@ -428,13 +601,19 @@ describe('attacks from issue 13', () => {
     expect(storage.record?.floor).toMatchObject({ keyVersion: 2, timestamp: T2 });
     // Key 2 still works under the new definition.
     await publish(V2, T3 + 1, { def: widened, keyVersion: 2 });
-    expect(await checkChannel(widened, storage, options())).toMatchObject({ result: 'updated', installedTimestamp: T3 + 1 });
+    expect(await checkChannel(widened, storage, options())).toMatchObject({
+      result: 'updated',
+      installedTimestamp: T3 + 1,
+    });
   });
 
   it('the rollback floor belongs to the root key: a changed definition does not accept an older release', async () => {
     const { storage } = await installV1();
     await publish(V2, T3);
-    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'updated', installedTimestamp: T3 });
+    expect(await checkChannel(channel, storage, options())).toMatchObject({
+      result: 'updated',
+      installedTimestamp: T3,
+    });
     // An older release signed for a wider definition (for instance kept from a past change) is replayed.
     const widened = { ...channel, destinations: ['cdn.example.net'] };
     await publish(V1, T2, { def: widened });
@@ -448,7 +627,11 @@ describe('attacks from issue 13', () => {
     publisher.keys.set(2, await testKeyPair());
     await publish(V2, T2, { keyVersion: 2 });
     server.faults.set(gzName(T2), { kind: 'status', status: 503 });
-    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'failed', installedTimestamp: undefined, error: { code: 'fetch-failed' } });
+    expect(await checkChannel(channel, storage, options())).toMatchObject({
+      result: 'failed',
+      installedTimestamp: undefined,
+      error: { code: 'fetch-failed' },
+    });
     expect(storage.record?.installed?.keyVersion).toBe(1);
     expect(rewriteAll(storage.record)).toEqual([null, null, null]);
   });
@@ -456,7 +639,9 @@ describe('attacks from issue 13', () => {
   it('revocation: raising minKeyVersion in the definition stops the old bundle and re-verifies instead of saying "up to date"', async () => {
     const { storage } = await installV1();
     const revoked = { ...channel, minKeyVersion: 2 };
-    expect(selectActiveChannels([{ ...(storage.record as ChannelRecord), channel: revoked }]).channels).toEqual([]);
+    expect(
+      selectActiveChannels([{ ...(storage.record as ChannelRecord), channel: revoked }]).channels,
+    ).toEqual([]);
     const report = await checkChannel(revoked, storage, options());
     expect(report).toMatchObject({ result: 'failed', error: { code: 'key-revoked' } });
     expect(rewriteAll(storage.record)).toEqual([null, null, null]);
@@ -466,34 +651,61 @@ describe('attacks from issue 13', () => {
     const { storage } = await installV1();
     const otherRoot = { ...channel, rootKey: otherKey.publicKey };
     const report = await checkChannel(otherRoot, storage, options());
-    expect(report).toMatchObject({ result: 'failed', previousTimestamp: undefined, error: { code: 'bad-signature' } });
+    expect(report).toMatchObject({
+      result: 'failed',
+      previousTimestamp: undefined,
+      error: { code: 'bad-signature' },
+    });
     expect(rewriteAll(storage.record)).toEqual([null, null, null]);
   });
 
-  it.each([301, 302, 307, 308])('transport: a %i redirect to http:// is refused; one to https:// is followed', async (status) => {
-    await publish(V1, T1);
-    const { port } = new URL(server.urlPrefix);
-    server.faults.set('latest-timestamp', { kind: 'redirect', status, location: `http://127.0.0.1:${port}/channel/latest-timestamp` });
-    const storage = memoryStorage();
-    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'failed', error: { code: 'insecure-redirect' } });
-    server.faults.clear();
-    writeFiles(root, { 'moved.gz': readFileSync(join(root, gzName(T1))) });
-    server.faults.set(gzName(T1), { kind: 'redirect', status, location: '/channel/moved.gz' });
-    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'updated', installedTimestamp: T1 });
-    expect(server.requests).toContain('/channel/moved.gz');
-  });
+  it.each([301, 302, 307, 308])(
+    'transport: a %i redirect to http:// is refused; one to https:// is followed',
+    async (status) => {
+      await publish(V1, T1);
+      const { port } = new URL(server.urlPrefix);
+      server.faults.set('latest-timestamp', {
+        kind: 'redirect',
+        status,
+        location: `http://127.0.0.1:${port}/channel/latest-timestamp`,
+      });
+      const storage = memoryStorage();
+      expect(await checkChannel(channel, storage, options())).toMatchObject({
+        result: 'failed',
+        error: { code: 'insecure-redirect' },
+      });
+      server.faults.clear();
+      writeFiles(root, { 'moved.gz': readFileSync(join(root, gzName(T1))) });
+      server.faults.set(gzName(T1), { kind: 'redirect', status, location: '/channel/moved.gz' });
+      expect(await checkChannel(channel, storage, options())).toMatchObject({
+        result: 'updated',
+        installedTimestamp: T1,
+      });
+      expect(server.requests).toContain('/channel/moved.gz');
+    },
+  );
 
   it('transport: a redirect of the bundle to http:// is refused too', async () => {
     await publish(V1, T1);
-    server.faults.set(gzName(T1), { kind: 'redirect', status: 302, location: 'http://127.0.0.1:1/x.gz' });
-    expect(await checkChannel(channel, memoryStorage(), options())).toMatchObject({ result: 'failed', error: { code: 'insecure-redirect' } });
+    server.faults.set(gzName(T1), {
+      kind: 'redirect',
+      status: 302,
+      location: 'http://127.0.0.1:1/x.gz',
+    });
+    expect(await checkChannel(channel, memoryStorage(), options())).toMatchObject({
+      result: 'failed',
+      error: { code: 'insecure-redirect' },
+    });
   });
 
   it('transport: the .gz served with Content-Encoding: gzip installs', async () => {
     await publish(V1, T1);
     server.faults.set(gzName(T1), { kind: 'encoding', encoding: 'gzip' });
     const storage = memoryStorage();
-    expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'updated', installedTimestamp: T1 });
+    expect(await checkChannel(channel, storage, options())).toMatchObject({
+      result: 'updated',
+      installedTimestamp: T1,
+    });
     expect(rewriteAll(storage.record)).toEqual(['https://example.com/', null, null]);
   });
 
@@ -504,7 +716,10 @@ describe('attacks from issue 13', () => {
     const fetchBytes = fetchBytesWith(fetchTrusting(cert.cert));
     const racing = async (url: string, o: { maxBytes: number }): Promise<Uint8Array> => {
       if (url.endsWith('.bundle.gz')) {
-        expect(await checkChannel(channel, storage, options())).toMatchObject({ result: 'updated', installedTimestamp: T2 });
+        expect(await checkChannel(channel, storage, options())).toMatchObject({
+          result: 'updated',
+          installedTimestamp: T2,
+        });
         throw new Error('connection reset (test)');
       }
       return fetchBytes(url, o);
@@ -512,6 +727,10 @@ describe('attacks from issue 13', () => {
     const report = await checkChannel(channel, storage, options({ fetchBytes: racing }));
     expect(report).toMatchObject({ result: 'failed', installedTimestamp: T2 });
     expect(storage.record?.installed?.timestamp).toBe(T2);
-    expect(rewriteAll(storage.record)).toEqual(['https://example.com/', 'https://example.org/', null]);
+    expect(rewriteAll(storage.record)).toEqual([
+      'https://example.com/',
+      'https://example.org/',
+      null,
+    ]);
   });
 });

@@ -25,7 +25,14 @@ import { loadBundle } from '../src/match/engine.js';
 import type { Ruleset } from '../src/model/ruleset.js';
 
 function ruleset(name: string, host: string, from = '^http:', to = 'https:'): Ruleset {
-  return { name, targets: [{ host }], rules: [{ from, to }], exclusions: [], secureCookies: [], tests: [] };
+  return {
+    name,
+    targets: [{ host }],
+    rules: [{ from, to }],
+    exclusions: [],
+    secureCookies: [],
+    tests: [],
+  };
 }
 
 const key = await generateSigningKeyPair(3072);
@@ -54,14 +61,28 @@ function codeOf(fn: () => unknown): string | undefined {
 
 describe('parseChannelDefinition', () => {
   it('accepts a complete definition and defaults destinations, minKeyVersion and replacesDefaults', () => {
-    expect(parseChannelDefinition(definition)).toEqual({ ...parsedDefinition, rootKey: { kty: 'RSA', n: key.publicKey.n, e: key.publicKey.e } });
+    expect(parseChannelDefinition(definition)).toEqual({
+      ...parsedDefinition,
+      rootKey: { kty: 'RSA', n: key.publicKey.n, e: key.publicKey.e },
+    });
     const { destinations: _d, minKeyVersion: _m, replacesDefaults: _r, ...minimal } = definition;
-    expect(parseChannelDefinition(minimal)).toMatchObject({ destinations: [], minKeyVersion: 1, replacesDefaults: false });
+    expect(parseChannelDefinition(minimal)).toMatchObject({
+      destinations: [],
+      minKeyVersion: 1,
+      replacesDefaults: false,
+    });
   });
 
   it('refuses a format 1 definition with what to do instead', () => {
-    const old = { name: 'Old', urlPrefix: 'https://rules.example/', publicKey: key.publicKey, scope: '' };
-    expect(() => parseChannelDefinition(old, 'old.json')).toThrow(/format 1 channel definition .*httpsify keygen/);
+    const old = {
+      name: 'Old',
+      urlPrefix: 'https://rules.example/',
+      publicKey: key.publicKey,
+      scope: '',
+    };
+    expect(() => parseChannelDefinition(old, 'old.json')).toThrow(
+      /format 1 channel definition .*httpsify keygen/,
+    );
   });
 
   it.each([
@@ -99,9 +120,12 @@ describe('advertised timestamps', () => {
     expect(parseAdvertisedTimestamp(enc('1700000000\n'))).toBe(1_700_000_000);
     expect(parseAdvertisedTimestamp(enc('1700000000\r\n'))).toBe(1_700_000_000);
   });
-  it.each(['', '\n', '0', ' 1700000000', '1700000000 ', '1e9', '0x10', '17000000000000'])('refuses %j', (text) => {
-    expect(codeOf(() => parseAdvertisedTimestamp(enc(text)))).toBe('invalid-timestamp');
-  });
+  it.each(['', '\n', '0', ' 1700000000', '1700000000 ', '1e9', '0x10', '17000000000000'])(
+    'refuses %j',
+    (text) => {
+      expect(codeOf(() => parseAdvertisedTimestamp(enc(text)))).toBe('invalid-timestamp');
+    },
+  );
 });
 
 describe('destinations', () => {
@@ -110,8 +134,14 @@ describe('destinations', () => {
     // "https:" after a from that matched more: https:/evil.example/ reads as https://evil.example/.
     expect(ruleDestination('https:')).toEqual({ kind: 'computed' });
     expect(ruleDestination('https:', '^http://example\\.org')).toEqual({ kind: 'computed' });
-    expect(ruleDestination('https://www.example.org/')).toEqual({ kind: 'literal', urls: ['https://www.example.org/'] });
-    expect(ruleDestination('https://example.org/a$1')).toEqual({ kind: 'literal', urls: ['https://example.org/a'] });
+    expect(ruleDestination('https://www.example.org/')).toEqual({
+      kind: 'literal',
+      urls: ['https://www.example.org/'],
+    });
+    expect(ruleDestination('https://example.org/a$1')).toEqual({
+      kind: 'literal',
+      urls: ['https://example.org/a'],
+    });
     // An authority not ended in `to` is continued by the rest of the URL.
     expect(ruleDestination('https://example.org')).toEqual({ kind: 'computed' });
     expect(ruleDestination('https://$1example.org/')).toEqual({ kind: 'computed' });
@@ -120,25 +150,38 @@ describe('destinations', () => {
       kind: 'literal',
       urls: ['https://example.org/', 'https://www.example.org/'],
     });
-    expect(ruleDestination('https://www.example.$2/', '^http://(www\\.)?example\\.(com|net)/')).toEqual({
+    expect(
+      ruleDestination('https://www.example.$2/', '^http://(www\\.)?example\\.(com|net)/'),
+    ).toEqual({
       kind: 'literal',
       urls: ['https://www.example.com/', 'https://www.example.net/'],
     });
-    expect(ruleDestination('https://$1.example.org/', '^http://(?:(www)|cdn)\\.example\\.org/')).toEqual({
+    expect(
+      ruleDestination('https://$1.example.org/', '^http://(?:(www)|cdn)\\.example\\.org/'),
+    ).toEqual({
       kind: 'literal',
       urls: ['https://.example.org/', 'https://www.example.org/'],
     });
-    expect(ruleDestination('https://$1example.org/', '^http://(www\\.){0,1}example\\.org/')).toEqual({
+    expect(
+      ruleDestination('https://$1example.org/', '^http://(www\\.){0,1}example\\.org/'),
+    ).toEqual({
       kind: 'literal',
       urls: ['https://example.org/', 'https://www.example.org/'],
     });
     // A group of host-name characters before a literal domain: some subdomain of it.
-    expect(ruleDestination('https://$1.example.org/', '^http://([\\w-]+)\\.example\\.org/')).toEqual({ kind: 'subdomain', of: 'example.org' });
+    expect(
+      ruleDestination('https://$1.example.org/', '^http://([\\w-]+)\\.example\\.org/'),
+    ).toEqual({ kind: 'subdomain', of: 'example.org' });
     // Anything that may hold "/", "@" or ":" is only known when rewriting.
-    expect(ruleDestination('https://$1.attacker.example/', '^http://([^/]+)/')).toEqual({ kind: 'computed' });
+    expect(ruleDestination('https://$1.attacker.example/', '^http://([^/]+)/')).toEqual({
+      kind: 'computed',
+    });
   });
   it('allows the scope (also as http:), listed hosts and their subdomains when asked for', () => {
-    const policy = destinationPolicy('^http://([^/]*\\.)?example\\.org/', ['cdn.example.net', '*.static.example']);
+    const policy = destinationPolicy('^http://([^/]*\\.)?example\\.org/', [
+      'cdn.example.net',
+      '*.static.example',
+    ]);
     expect(policy.allows('https://www.example.org/x')).toBe(true);
     expect(policy.allows('https://cdn.example.net/x')).toBe(true);
     expect(policy.allows('https://a.b.static.example/')).toBe(true);
@@ -151,8 +194,12 @@ describe('destinations', () => {
 
 describe('layout', () => {
   it('joins prefixes with exactly one slash', () => {
-    expect(channelFileUrl('https://a.example/v1/', 'latest-timestamp')).toBe('https://a.example/v1/latest-timestamp');
-    expect(channelFileUrl('https://a.example/v1', 'latest-timestamp')).toBe('https://a.example/v1/latest-timestamp');
+    expect(channelFileUrl('https://a.example/v1/', 'latest-timestamp')).toBe(
+      'https://a.example/v1/latest-timestamp',
+    );
+    expect(channelFileUrl('https://a.example/v1', 'latest-timestamp')).toBe(
+      'https://a.example/v1/latest-timestamp',
+    );
   });
 });
 
@@ -164,8 +211,12 @@ describe('signatures', () => {
     await expect(verifySignature(key.publicKey, sig, data)).resolves.toBeUndefined();
     const changed = data.slice();
     changed[0] = (changed[0] as number) ^ 1;
-    await expect(verifySignature(key.publicKey, sig, changed)).rejects.toMatchObject({ code: 'bad-signature' });
-    await expect(verifySignature(key.publicKey, sig.subarray(1), data)).rejects.toMatchObject({ code: 'bad-signature' });
+    await expect(verifySignature(key.publicKey, sig, changed)).rejects.toMatchObject({
+      code: 'bad-signature',
+    });
+    await expect(verifySignature(key.publicKey, sig.subarray(1), data)).rejects.toMatchObject({
+      code: 'bad-signature',
+    });
   });
   it('refuses to sign with a public key', async () => {
     await expect(signBytes(key.publicKey, data)).rejects.toMatchObject({ code: 'invalid-key' });
@@ -188,7 +239,10 @@ describe('signatures', () => {
         nBytes().map(() => 1),
         data,
       ),
-    ).rejects.toMatchObject({ code: 'invalid-key', message: expect.stringContaining('exponent is 1') });
+    ).rejects.toMatchObject({
+      code: 'invalid-key',
+      message: expect.stringContaining('exponent is 1'),
+    });
   });
 
   it('counts the modulus on its value: leading zero bytes do not make a 2048-bit key long enough', async () => {
@@ -197,7 +251,9 @@ describe('signatures', () => {
     const padded = new Uint8Array(384);
     padded.set(n, 384 - n.length);
     expect(b64u(padded).length).toBe(512); // as long as a 3072-bit modulus in base64
-    expect(() => checkPublicJwk({ kty: 'RSA', n: b64u(padded), e: 'AQAB' })).toThrow(/modulus has 2048 bits; at least 3072/);
+    expect(() => checkPublicJwk({ kty: 'RSA', n: b64u(padded), e: 'AQAB' })).toThrow(
+      /modulus has 2048 bits; at least 3072/,
+    );
     expect(() => checkPublicJwk(small.publicKey)).toThrow(/2048 bits/);
     await expect(signBytes(small.privateKey, data)).rejects.toMatchObject({ code: 'invalid-key' });
     expect(checkPublicJwk(key.publicKey).n).toBe(key.publicKey.n);
@@ -218,8 +274,12 @@ describe('gzip', () => {
     const gz = await gzipBytes(bytes);
     expect(gz.byteLength).toBeLessThan(bytes.byteLength);
     expect(await gunzipLimited(gz, bytes.byteLength)).toEqual(bytes);
-    await expect(gunzipLimited(gz, bytes.byteLength - 1)).rejects.toMatchObject({ code: 'too-large' });
-    await expect(gunzipLimited(gz.subarray(0, gz.length - 4), 1e6)).rejects.toMatchObject({ code: 'corrupt-bundle' });
+    await expect(gunzipLimited(gz, bytes.byteLength - 1)).rejects.toMatchObject({
+      code: 'too-large',
+    });
+    await expect(gunzipLimited(gz.subarray(0, gz.length - 4), 1e6)).rejects.toMatchObject({
+      code: 'corrupt-bundle',
+    });
     await expect(gunzipLimited(bytes, 1e6)).rejects.toMatchObject({ code: 'corrupt-bundle' });
   });
 });
@@ -243,33 +303,68 @@ describe('schedule', () => {
 describe('scoped rewriting', () => {
   const defaults = loadBundle(compileBundle([ruleset('Default Example', 'example.com')]));
   const channelBundle = compileBundle(
-    [ruleset('Onion', '*.securedrop.tor.onion'), ruleset('Channel Example', 'example.com', '^http://example\\.com/', 'https://channel.example.com/')],
+    [
+      ruleset('Onion', '*.securedrop.tor.onion'),
+      ruleset(
+        'Channel Example',
+        'example.com',
+        '^http://example\\.com/',
+        'https://channel.example.com/',
+      ),
+    ],
     { timestamp: 1_700_000_000 },
   );
-  const record = (name: string, scope: string, replacesDefaults = false, timestamp = 1_700_000_000): ChannelRecord => {
+  const record = (
+    name: string,
+    scope: string,
+    replacesDefaults = false,
+    timestamp = 1_700_000_000,
+  ): ChannelRecord => {
     const channel = { ...parsedDefinition, name, scope, replacesDefaults };
-    return { channel, installed: { timestamp, bundle: channelBundle, rulesetCount: 2, installedAt: 0, keyVersion: 1, verifiedFor: channelBinding(channel) } };
+    return {
+      channel,
+      installed: {
+        timestamp,
+        bundle: channelBundle,
+        rulesetCount: 2,
+        installedAt: 0,
+        keyVersion: 1,
+        verifiedFor: channelBinding(channel),
+      },
+    };
   };
 
   it('consults a channel only for URLs in its scope', () => {
-    const engine = scopedEngineFromChannels(selectActiveChannels([record('Onion', definition.scope)]), defaults);
+    const engine = scopedEngineFromChannels(
+      selectActiveChannels([record('Onion', definition.scope)]),
+      defaults,
+    );
     expect(engine.rewriteWithRuleset('http://news.securedrop.tor.onion/')).toEqual({
       rewritten: 'https://news.securedrop.tor.onion/',
       ruleset: 'Onion',
       channel: 'Onion',
     });
     // The channel also has an example.com ruleset, but example.com is outside its scope.
-    expect(engine.rewriteWithRuleset('http://example.com/')).toEqual({ rewritten: 'https://example.com/', ruleset: 'Default Example', channel: null });
+    expect(engine.rewriteWithRuleset('http://example.com/')).toEqual({
+      rewritten: 'https://example.com/',
+      ruleset: 'Default Example',
+      channel: null,
+    });
     expect(engine.layersFor('http://example.com/').map((l) => l.channel)).toEqual([null]);
   });
 
   it('does not apply a bundle verified for another definition', () => {
     const r = record('Onion', definition.scope);
-    expect(selectActiveChannels([{ ...r, channel: { ...r.channel, scope: '' } }]).channels).toEqual([]);
+    expect(selectActiveChannels([{ ...r, channel: { ...r.channel, scope: '' } }]).channels).toEqual(
+      [],
+    );
   });
 
   it('lets an in-scope channel take precedence over the defaults', () => {
-    const engine = scopedEngineFromChannels(selectActiveChannels([record('Everything', '')]), defaults);
+    const engine = scopedEngineFromChannels(
+      selectActiveChannels([record('Everything', '')]),
+      defaults,
+    );
     expect(engine.rewriteWithRuleset('http://example.com/')).toEqual({
       rewritten: 'https://channel.example.com/',
       ruleset: 'Channel Example',
@@ -278,27 +373,43 @@ describe('scoped rewriting', () => {
   });
 
   it('drops a rewrite that leaves the scope, and lets the next layer decide', () => {
-    const engine = scopedEngineFromChannels(selectActiveChannels([record('Example', '^https?://example\\.com/')]), defaults);
+    const engine = scopedEngineFromChannels(
+      selectActiveChannels([record('Example', '^https?://example\\.com/')]),
+      defaults,
+    );
     expect(engine.rewriteWithRuleset('http://example.com/')).toEqual({
       rewritten: 'https://example.com/',
       ruleset: 'Default Example',
       channel: null,
-      refused: { channel: 'Example', rewritten: 'https://channel.example.com/', ruleset: 'Channel Example' },
+      refused: {
+        channel: 'Example',
+        rewritten: 'https://channel.example.com/',
+        ruleset: 'Channel Example',
+      },
     });
   });
 
   it('drops the defaults only for a replacing channel not older than them', () => {
-    const replacing = selectActiveChannels([record('Onion', definition.scope, true)], 1_600_000_000);
+    const replacing = selectActiveChannels(
+      [record('Onion', definition.scope, true)],
+      1_600_000_000,
+    );
     expect(replacing.useDefaults).toBe(false);
     expect(scopedEngineFromChannels(replacing, defaults).rewrite('http://example.com/')).toBeNull();
 
     const stale = selectActiveChannels([record('Onion', definition.scope, true)], 1_800_000_000);
     expect(stale).toEqual({ channels: [], useDefaults: true });
-    expect(scopedEngineFromChannels(stale, defaults).rewrite('http://example.com/')).toBe('https://example.com/');
+    expect(scopedEngineFromChannels(stale, defaults).rewrite('http://example.com/')).toBe(
+      'https://example.com/',
+    );
   });
 
   it('reports invalid URLs instead of throwing', () => {
     const engine = new ScopedEngine([{ channel: null, scope: null, engine: defaults }]);
-    expect(engine.rewriteWithRuleset('not a url')).toMatchObject({ rewritten: null, channel: null, error: expect.any(String) });
+    expect(engine.rewriteWithRuleset('not a url')).toMatchObject({
+      rewritten: null,
+      channel: null,
+      error: expect.any(String),
+    });
   });
 });

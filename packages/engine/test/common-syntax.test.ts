@@ -19,7 +19,10 @@ function reference(source: string): AST.Pattern | null {
 /** A tree as plain data: each parent named by its type and position, since both trees are cyclic. */
 function plain(node: AST.Pattern): string {
   return JSON.stringify(node, (key, value: unknown) => {
-    if (key === 'parent') return value === null ? null : `${(value as AST.Node).type}@${(value as AST.Node).start}-${(value as AST.Node).end}`;
+    if (key === 'parent')
+      return value === null
+        ? null
+        : `${(value as AST.Node).type}@${(value as AST.Node).start}-${(value as AST.Node).end}`;
     return value === Infinity ? 'Infinity' : value;
   });
 }
@@ -30,7 +33,9 @@ function disagreement(source: string): string | null {
   if (ours === null) return null;
   const theirs = reference(source);
   if (theirs === null) return `${JSON.stringify(source)}: accepted here, rejected by regexpp`;
-  return plain(ours) === plain(theirs) ? null : `${JSON.stringify(source)}:\n  ours   ${plain(ours)}\n  theirs ${plain(theirs)}`;
+  return plain(ours) === plain(theirs)
+    ? null
+    : `${JSON.stringify(source)}:\n  ours   ${plain(ours)}\n  theirs ${plain(theirs)}`;
 }
 
 describe('the common-syntax parser', () => {
@@ -134,7 +139,13 @@ describe('the common-syntax parser', () => {
     const wrong = corners.map(disagreement).filter((w) => w !== null);
     expect(wrong).toEqual([]);
     // The common forms are read here, not handed to regexpp.
-    for (const source of ['^http://(www\\.)?example\\.com/(?!foo|bar/)', '[a-b-c]', 'a{2,3}?', '\\-']) expect(parseCommonPattern(source)).not.toBeNull();
+    for (const source of [
+      '^http://(www\\.)?example\\.com/(?!foo|bar/)',
+      '[a-b-c]',
+      'a{2,3}?',
+      '\\-',
+    ])
+      expect(parseCommonPattern(source)).not.toBeNull();
   });
 
   it('agrees with regexpp on generated patterns', () => {

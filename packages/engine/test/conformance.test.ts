@@ -1,5 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { compileBundle, isDefaultActive, loadBundle, type Engine, type Ruleset } from '../src/index.js';
+import {
+  compileBundle,
+  isDefaultActive,
+  loadBundle,
+  type Engine,
+  type Ruleset,
+} from '../src/index.js';
 import { loadRulesets } from '../src/node/index.js';
 import { corpusRulesDir, readOracle, type OracleCase } from './support/corpus.js';
 import { ReferenceModel } from './support/reference-model.js';
@@ -111,7 +117,14 @@ describe('differential check against a plain model of the reference semantics', 
 
   it('orders candidates exactly as the reference (exact, per-label *, then *.suffix)', () => {
     const model = new ReferenceModel(rulesets);
-    const hosts = ['www.google.com', 'maps.google.co.uk', 'a.b.c.google.com', 'files.x.geblogs.com', 'en.m.wikipedia.org', 'www.amazon.co.uk'];
+    const hosts = [
+      'www.google.com',
+      'maps.google.co.uk',
+      'a.b.c.google.com',
+      'files.x.geblogs.com',
+      'en.m.wikipedia.org',
+      'www.amazon.co.uk',
+    ];
     for (const host of hosts) {
       const expected = model.candidates(host).map((rs) => rs.name);
       const got = xmlEngine.candidateRulesets(host).map((id) => xmlEngine.rulesetName(id));
@@ -128,24 +141,42 @@ describe('differential check against a plain model of the reference semantics', 
       const { ruleset: name } = xmlEngine.rewriteWithRuleset(url);
       expect(name).not.toBeNull();
       xmlEngine.setActive(name!, false);
-      expect(xmlEngine.rewrite(url), url).toBe(model.rewrite(url, (rs) => isDefaultActive(rs) && rs.name !== name));
+      expect(xmlEngine.rewrite(url), url).toBe(
+        model.rewrite(url, (rs) => isDefaultActive(rs) && rs.name !== name),
+      );
       xmlEngine.setActive(name!, undefined);
       expect(xmlEngine.rewrite(url)).toBe(expected);
     }
-    const off = rulesets.find((rs) => rs.defaultOff !== undefined && rs.platform === undefined && rs.targets.some((t) => !t.host.includes('*')))!;
+    const off = rulesets.find(
+      (rs) =>
+        rs.defaultOff !== undefined &&
+        rs.platform === undefined &&
+        rs.targets.some((t) => !t.host.includes('*')),
+    )!;
     const offUrl = `http://${off.targets.find((t) => !t.host.includes('*'))!.host}/`;
     xmlEngine.setActive(off.name, true);
-    expect(xmlEngine.rewrite(offUrl)).toBe(model.rewrite(offUrl, (rs) => isDefaultActive(rs) || rs.name === off.name));
+    expect(xmlEngine.rewrite(offUrl)).toBe(
+      model.rewrite(offUrl, (rs) => isDefaultActive(rs) || rs.name === off.name),
+    );
     xmlEngine.setActive(off.name, undefined);
     expect(xmlEngine.rewrite(offUrl)).toBe(model.rewrite(offUrl, (rs) => isDefaultActive(rs)));
 
-    const mixed = rulesets.find((rs) => rs.platform === 'mixedcontent' && rs.defaultOff === undefined && rs.targets.some((t) => !t.host.includes('*')))!;
+    const mixed = rulesets.find(
+      (rs) =>
+        rs.platform === 'mixedcontent' &&
+        rs.defaultOff === undefined &&
+        rs.targets.some((t) => !t.host.includes('*')),
+    )!;
     const host = mixed.targets.find((t) => !t.host.includes('*'))!.host;
-    const withMixed = model.rewrite(`http://${host}/`, (rs) => isDefaultActive(rs, { mixedContent: true }));
+    const withMixed = model.rewrite(`http://${host}/`, (rs) =>
+      isDefaultActive(rs, { mixedContent: true }),
+    );
     xmlEngine.setMixedContent(true);
     expect(xmlEngine.rewrite(`http://${host}/`)).toBe(withMixed);
     xmlEngine.setMixedContent(false);
-    expect(xmlEngine.rewrite(`http://${host}/`)).toBe(model.rewrite(`http://${host}/`, (rs) => isDefaultActive(rs)));
+    expect(xmlEngine.rewrite(`http://${host}/`)).toBe(
+      model.rewrite(`http://${host}/`, (rs) => isDefaultActive(rs)),
+    );
   });
 });
 

@@ -17,7 +17,9 @@ const codes = (xml: string): string[] => rulesetCoverage(parse(xml)).diagnostics
 describe('rulesetCoverage', () => {
   it('passes a trivial ruleset through its implicit tests', () => {
     const r = rulesetCoverage(
-      parse('<ruleset name="T"><target host="example.com"/><target host="www.example.com"/><rule from="^http:" to="https:"/></ruleset>'),
+      parse(
+        '<ruleset name="T"><target host="example.com"/><target host="www.example.com"/><rule from="^http:" to="https:"/></ruleset>',
+      ),
     );
     expect(r.diagnostics).toEqual([]);
     expect(r.tests.map((t) => [t.url, t.implicit, t.owner])).toEqual([
@@ -42,21 +44,30 @@ describe('rulesetCoverage', () => {
   it('reports tests without a target or an owner, and duplicates', () => {
     const xml = `<ruleset name="T"><target host="example.com"/><rule from="^http://example\\.com/x" to="https://example.com/x"/>
       <test url="http://other.com/x"/><test url="http://example.com/x"/><test url="http://example.com/x"/></ruleset>`;
-    expect(codes(xml).sort()).toEqual(['duplicate-test', 'test-no-rule', 'test-no-target', 'test-no-rule'].sort());
+    expect(codes(xml).sort()).toEqual(
+      ['duplicate-test', 'test-no-rule', 'test-no-target', 'test-no-rule'].sort(),
+    );
   });
   it('needs three tests per wildcard target', () => {
     const base = '<target host="*.example.com"/><rule from="^http:" to="https:"/>';
-    expect(codes(`<ruleset name="T">${base}<test url="http://a.example.com/"/></ruleset>`)).toEqual(['target-coverage']);
+    expect(codes(`<ruleset name="T">${base}<test url="http://a.example.com/"/></ruleset>`)).toEqual(
+      ['target-coverage'],
+    );
     expect(
-      codes(`<ruleset name="T">${base}<test url="http://a.example.com/"/><test url="http://b.example.com/"/><test url="http://c.d.example.com/"/></ruleset>`),
+      codes(
+        `<ruleset name="T">${base}<test url="http://a.example.com/"/><test url="http://b.example.com/"/><test url="http://c.d.example.com/"/></ruleset>`,
+      ),
     ).toEqual([]);
   });
   it('needs ten tests per right wildcard target', () => {
-    const tests = (n: number): string => Array.from({ length: n }, (_, i) => `<test url="http://www.example.t${i}/"/>`).join('');
+    const tests = (n: number): string =>
+      Array.from({ length: n }, (_, i) => `<test url="http://www.example.t${i}/"/>`).join('');
     const base = '<target host="www.example.*"/><rule from="^http:" to="https:"/>';
-    expect(rulesetCoverage(parse(`<ruleset name="T">${base}${tests(9)}</ruleset>`)).diagnostics.map((d) => d.message)).toEqual([
-      'wildcard target "www.example.*" has 9 tests on hosts it covers, needs 10',
-    ]);
+    expect(
+      rulesetCoverage(parse(`<ruleset name="T">${base}${tests(9)}</ruleset>`)).diagnostics.map(
+        (d) => d.message,
+      ),
+    ).toEqual(['wildcard target "www.example.*" has 9 tests on hosts it covers, needs 10']);
     expect(codes(`<ruleset name="T">${base}${tests(10)}</ruleset>`)).toEqual([]);
   });
   it('finds an excluded URL that another ruleset still rewrites', () => {
@@ -64,10 +75,15 @@ describe('rulesetCoverage', () => {
       '<ruleset name="A"><target host="www.example.com"/><exclusion pattern="^http://www\\.example\\.com/x"/><rule from="^http:" to="https:"/><test url="http://www.example.com/x"/></ruleset>',
       'A.xml',
     );
-    const b = parse('<ruleset name="B"><target host="*.example.com"/><rule from="^http:" to="https:"/></ruleset>', 'B.xml');
+    const b = parse(
+      '<ruleset name="B"><target host="*.example.com"/><rule from="^http:" to="https:"/></ruleset>',
+      'B.xml',
+    );
     const r = rulesetCoverage(a, createEngine([a, b]));
     expect(r.diagnostics.map((d) => d.code)).toEqual(['excluded-still-rewritten']);
-    expect(r.diagnostics[0]?.message).toContain('"B" still rewrites it to https://www.example.com/x');
+    expect(r.diagnostics[0]?.message).toContain(
+      '"B" still rewrites it to https://www.example.com/x',
+    );
   });
 });
 
@@ -80,7 +96,8 @@ describe('corpus coverage', () => {
         .filter((r): r is Ruleset => r !== null && r.defaultOff === undefined);
       expect(rulesets.length).toBe(18769);
       const counts: Record<string, number> = {};
-      for (const r of rulesets) for (const d of rulesetCoverage(r).diagnostics) counts[d.code] = (counts[d.code] ?? 0) + 1;
+      for (const r of rulesets)
+        for (const d of rulesetCoverage(r).diagnostics) counts[d.code] = (counts[d.code] ?? 0) + 1;
       // prior-ruleset-tooling.md §5.5: 25 duplicated test URLs and 925 tests no rule or exclusion applies to.
       expect(counts['duplicate-test']).toBe(25);
       expect(counts['test-no-rule']).toBe(925);
@@ -89,7 +106,10 @@ describe('corpus coverage', () => {
     workTimeout(CORPUS_RULESETS, 5),
   );
   it('JS.org.xml: every one of its 925 tests has an owner and nothing is missing', () => {
-    const r = parseRulesetXml(readFileSync(join(corpusRulesDir(), 'JS.org.xml'), 'utf8'), 'JS.org.xml').ruleset as Ruleset;
+    const r = parseRulesetXml(
+      readFileSync(join(corpusRulesDir(), 'JS.org.xml'), 'utf8'),
+      'JS.org.xml',
+    ).ruleset as Ruleset;
     const c = rulesetCoverage(r);
     expect(r.tests.length).toBe(925);
     expect(c.tests.every((t) => t.owner !== null)).toBe(true);

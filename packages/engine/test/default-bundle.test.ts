@@ -2,12 +2,20 @@ import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { defaultRulesetsDir, loadPrebuiltDefaults, loadRulesets, writeDefaultBundle } from '../src/node/index.js';
+import {
+  defaultRulesetsDir,
+  loadPrebuiltDefaults,
+  loadRulesets,
+  writeDefaultBundle,
+} from '../src/node/index.js';
 
 /** The default rulesets' own test URLs, and a few each ruleset leaves alone. */
 function probeUrls(): string[] {
   const { rulesets } = loadRulesets([defaultRulesetsDir()]);
-  return rulesets.flatMap((rs) => [...rs.tests.map((t) => t.url), ...rs.targets.map((t) => `http://${t.host.replace('*', 'x')}/p?q=1`)]);
+  return rulesets.flatMap((rs) => [
+    ...rs.tests.map((t) => t.url),
+    ...rs.targets.map((t) => `http://${t.host.replace('*', 'x')}/p?q=1`),
+  ]);
 }
 
 describe('prebuilt default rulesets', () => {
@@ -25,7 +33,9 @@ describe('prebuilt default rulesets', () => {
     const compiled = loadRulesets([where.rulesets]).engine;
     const urls = probeUrls();
     expect(urls.length).toBeGreaterThan(50);
-    expect(urls.map((u) => prebuilt!.engine.rewrite(u))).toEqual(urls.map((u) => compiled.rewrite(u)));
+    expect(urls.map((u) => prebuilt!.engine.rewrite(u))).toEqual(
+      urls.map((u) => compiled.rewrite(u)),
+    );
     expect(urls.some((u) => compiled.rewrite(u) !== null)).toBe(true);
   });
 
@@ -33,7 +43,10 @@ describe('prebuilt default rulesets', () => {
     const where = copy();
     writeDefaultBundle(where);
     const file = join(where.rulesets, 'EFF.xml');
-    writeFileSync(file, readFileSync(file, 'utf8').replace('</ruleset>', '<target host="extra.example" /></ruleset>'));
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace('</ruleset>', '<target host="extra.example" /></ruleset>'),
+    );
     expect(loadPrebuiltDefaults({}, where)).toBeNull();
   });
 

@@ -35,13 +35,15 @@ for (const file of files) {
   const text = readFileSync(join(rulesetsDir, file), 'utf8');
   const { ruleset, diagnostics } = parseRulesetXml(text, file);
   for (const d of diagnostics) {
-    if (d.severity === 'error') parseFailures.push(`${d.file}:${d.line}:${d.column}: ${d.code}: ${d.message}`);
+    if (d.severity === 'error')
+      parseFailures.push(`${d.file}:${d.line}:${d.column}: ${d.code}: ${d.message}`);
   }
   if (ruleset === null) parseFailures.push(`${file}: no ruleset`);
   else loaded.push({ file, text, ruleset });
 }
 
-type Owner = { kind: 'exclusion'; index: number } | { kind: 'rule'; index: number; result: string } | null;
+type Owner =
+  { kind: 'exclusion'; index: number } | { kind: 'rule'; index: number; result: string } | null;
 
 /** The first exclusion matching `url`, else the first rule that changes it (reference semantics). */
 function ownerOf(ruleset: Ruleset, url: string): Owner {
@@ -112,7 +114,10 @@ describe('default rulesets: files', () => {
         ...ruleset.secureCookies.flatMap((c) => [c.host, c.name]),
       ];
       for (const p of patterns) expect(() => new RegExp(p), `${file}: ${p}`).not.toThrow();
-      for (const p of [...ruleset.rules.map((r) => r.from), ...ruleset.exclusions.map((e) => e.pattern)]) {
+      for (const p of [
+        ...ruleset.rules.map((r) => r.from),
+        ...ruleset.exclusions.map((e) => e.pattern),
+      ]) {
         // Host part of an anchored pattern: between "^http://" and the first "/".
         const host = /^\^http:\/\/([^/]*)\//.exec(p)?.[1];
         if (host === undefined) continue;
@@ -138,7 +143,8 @@ describe.each(loaded.map((l) => [l.file, l] as const))('%s', (_file, { ruleset }
   });
 
   it('attaches every test to an exclusion or a rule', () => {
-    for (const { url, owner } of owners) expect(owner, `no rule or exclusion applies to ${url}`).not.toBeNull();
+    for (const { url, owner } of owners)
+      expect(owner, `no rule or exclusion applies to ${url}`).not.toBeNull();
   });
 
   it('exercises every rule and every exclusion', () => {
@@ -165,7 +171,10 @@ describe.each(loaded.map((l) => [l.file, l] as const))('%s', (_file, { ruleset }
       expect(matching.length, `target ${t.host} has no test`).toBeGreaterThan(0);
       if (t.host.includes('*')) {
         const rewritten = matching.filter((o) => o.owner?.kind === 'rule');
-        expect(rewritten.length, `wildcard target ${t.host} needs 3 non-excluded tests`).toBeGreaterThanOrEqual(3);
+        expect(
+          rewritten.length,
+          `wildcard target ${t.host} needs 3 non-excluded tests`,
+        ).toBeGreaterThanOrEqual(3);
       }
     }
   });
@@ -204,7 +213,9 @@ describe('default rulesets: engine', () => {
       for (const { url } of ruleset.tests) {
         if (ownerOf(ruleset, url)?.kind !== 'exclusion') continue;
         const got = engine.rewriteWithRuleset(url);
-        expect(got.ruleset, `${url} rewritten by its own ruleset despite the exclusion`).not.toBe(ruleset.name);
+        expect(got.ruleset, `${url} rewritten by its own ruleset despite the exclusion`).not.toBe(
+          ruleset.name,
+        );
         // No other default ruleset shares these hosts, so nothing rewrites them at all.
         expect(engine.rewrite(url), url).toBeNull();
       }
@@ -215,7 +226,10 @@ describe('default rulesets: engine', () => {
     ['http://en.wikipedia.org/wiki/Example', 'https://en.wikipedia.org/wiki/Example'],
     ['http://wikipedia.org/', 'https://www.wikipedia.org/'],
     ['http://ja.m.wikipedia.org/wiki/HTTPS', 'https://ja.m.wikipedia.org/wiki/HTTPS'],
-    ['http://secure.wikimedia.org/wikipedia/de/wiki/Berlin', 'https://de.wikipedia.org/wiki/Berlin'],
+    [
+      'http://secure.wikimedia.org/wikipedia/de/wiki/Berlin',
+      'https://de.wikipedia.org/wiki/Berlin',
+    ],
     ['http://wikisource.org/wiki/Main_Page', 'https://wikisource.org/wiki/Main_Page'],
     ['http://wiktionary.org/', 'https://www.wiktionary.org/'],
     ['http://download.wikimedia.org/enwiki/', null],
@@ -290,6 +304,8 @@ describe('default rulesets: node loader', () => {
     const result = loadRulesets([defaultRulesetsDir()]);
     expect(result.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
     expect(result.rulesets.map((r) => r.name)).toEqual(loaded.map((l) => l.ruleset.name));
-    expect(result.engine.rewrite('http://en.wikipedia.org/wiki/Example')).toBe('https://en.wikipedia.org/wiki/Example');
+    expect(result.engine.rewrite('http://en.wikipedia.org/wiki/Example')).toBe(
+      'https://en.wikipedia.org/wiki/Example',
+    );
   });
 });

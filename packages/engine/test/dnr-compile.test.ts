@@ -28,7 +28,8 @@ function rulesets(...xml: string[]): Ruleset[] {
 function compiled(xml: string[], options?: DnrCompileOptions) {
   const result = compileDnr(rulesets(...xml), options);
   const emulator = new DnrEmulator(result.rules);
-  const go = (url: string, type: DnrResourceType = 'main_frame') => emulator.match({ url, type }).redirectUrl;
+  const go = (url: string, type: DnrResourceType = 'main_frame') =>
+    emulator.match({ url, type }).redirectUrl;
   return { ...result, go };
 }
 
@@ -70,7 +71,10 @@ describe('DNR compiler: hosts', () => {
   });
 
   it('merges trivial rulesets into a few rules and lists main_frame and every other type', () => {
-    const { rules, go } = compiled([trivial('A', ['a.com', 'b.com']), trivial('B', ['c.com', 'x.y.com'])]);
+    const { rules, go } = compiled([
+      trivial('A', ['a.com', 'b.com']),
+      trivial('B', ['c.com', 'x.y.com']),
+    ]);
     expect(rules).toHaveLength(2);
     for (const r of rules) expect(r.condition.resourceTypes).toContain('main_frame');
     expect(go('http://c.com/s.js', 'script')).toBe('https://c.com/s.js');
@@ -105,7 +109,10 @@ describe('DNR compiler: rules', () => {
       `<ruleset name="A"><target host="*.example.com"/>
         <rule from="^http://(\\w+)\\.example\\.com/(.*)" to="https://example.net/$1/$2"/></ruleset>`,
     ]);
-    expect(rules[0]!.action).toEqual({ type: 'redirect', redirect: { regexSubstitution: 'https://example.net/\\1/\\2' } });
+    expect(rules[0]!.action).toEqual({
+      type: 'redirect',
+      redirect: { regexSubstitution: 'https://example.net/\\1/\\2' },
+    });
     expect(go('http://shop.example.com/a/b')).toBe('https://example.net/shop/a/b');
   });
 
@@ -153,7 +160,9 @@ describe('DNR compiler: rules', () => {
     expect(go('http://example.com/a/x')).toBe('https://www.example.com/a/y');
     expect(go('http://www.example.com/a/x')).toBe('https://www.example.com/a/y');
     // The finite-host regex is confined to the covered hosts it names.
-    expect(rules.find((r) => r.condition.regexFilter?.includes('(\\w+)/x'))?.condition.requestDomains).toEqual(['example.com', 'www.example.com']);
+    expect(
+      rules.find((r) => r.condition.regexFilter?.includes('(\\w+)/x'))?.condition.requestDomains,
+    ).toEqual(['example.com', 'www.example.com']);
   });
 
   it('fences off the untargeted subdomains an open-ended regex could reach, and only those', () => {
@@ -170,10 +179,16 @@ describe('DNR compiler: rules', () => {
     // The regex cannot reach below other.org (its host ends in ace.example.com): no fence there.
     expect(go('http://other.org/a')).toBe('https://other.org/a');
     // (Besides the one allow every regex substitution brings: URLs with credentials.)
-    const fences = rules.filter((r) => r.action.type === 'allow' && r.condition.regexFilter === undefined);
-    expect(fences.map((r) => [r.condition.urlFilter, r.condition.requestDomains, r.condition.excludedRequestDomains])).toEqual([
-      ['|http://*.ace.example.com^', ['ace.example.com'], ['cdn.ace.example.com']],
-    ]);
+    const fences = rules.filter(
+      (r) => r.action.type === 'allow' && r.condition.regexFilter === undefined,
+    );
+    expect(
+      fences.map((r) => [
+        r.condition.urlFilter,
+        r.condition.requestDomains,
+        r.condition.excludedRequestDomains,
+      ]),
+    ).toEqual([['|http://*.ace.example.com^', ['ace.example.com'], ['cdn.ace.example.com']]]);
   });
 
   it('fences every target of a ruleset whose regex does not say which hosts it matches', () => {
@@ -188,7 +203,8 @@ describe('DNR compiler: rules', () => {
   });
 
   it('compiles a rule for right-wildcard targets only when every host it can match is a target', () => {
-    const targets = '<target host="google.*"/><target host="www.google.*"/><target host="google.co.*"/><target host="www.google.co.*"/>';
+    const targets =
+      '<target host="google.*"/><target host="www.google.*"/><target host="google.co.*"/><target host="www.google.co.*"/>';
     const covered = compiled([
       `<ruleset name="G">${targets}<rule from="^http://(?:www\\.)?google\\.((?:co\\.)?[a-z]{2,3})/" to="https://www.google.$1/"/></ruleset>`,
     ]);
@@ -196,7 +212,9 @@ describe('DNR compiler: rules', () => {
     expect(covered.go('http://google.de/x')).toBe('https://www.google.de/x');
     expect(covered.go('http://www.google.co.uk/')).toBe('https://www.google.co.uk/');
     // Here `mail.google.de` would match the regex, and no target covers it.
-    const wide = compiled([`<ruleset name="G">${targets}<rule from="^http://(\\w+\\.)?google\\.([a-z]{2,3})/" to="https://www.google.$2/"/></ruleset>`]);
+    const wide = compiled([
+      `<ruleset name="G">${targets}<rule from="^http://(\\w+\\.)?google\\.([a-z]{2,3})/" to="https://www.google.$2/"/></ruleset>`,
+    ]);
     expect(wide.report.omissions[0]?.reason).toContain('may match hosts no target covers');
     expect(wide.go('http://mail.google.de/')).toBeNull();
   });
@@ -230,7 +248,11 @@ describe('DNR compiler: rules', () => {
         <rule from="^http://(?:www\\.)?run\\.example/+" to="https://www.run.example/"/><rule from="^http:" to="https:"/></ruleset>`,
     ]);
     // Only the shared host groups of the trivial rule use a regex.
-    expect(rules.filter((r) => r.condition.regexFilter !== undefined && r.action.type !== 'upgradeScheme')).toEqual([]);
+    expect(
+      rules.filter(
+        (r) => r.condition.regexFilter !== undefined && r.action.type !== 'upgradeScheme',
+      ),
+    ).toEqual([]);
     expect(report.omissions).toEqual([]);
     expect(go('http://run.example/a?b')).toBe('https://www.run.example/a?b');
     expect(go('http://www.run.example/')).toBe('https://www.run.example/');
@@ -314,7 +336,9 @@ describe('DNR compiler: rules', () => {
     const { go, report } = compiled(xml);
     expect(report.omissions).toEqual([]);
     const engine = createEngine(rulesets(...xml));
-    const urls = ['/', '/x', '/xa', '/xap', '/xap/', '/xap/a?b', '/a/xap/'].map((p) => `http://ns.example.com${p}`);
+    const urls = ['/', '/x', '/xa', '/xap', '/xap/', '/xap/a?b', '/a/xap/'].map(
+      (p) => `http://ns.example.com${p}`,
+    );
     for (const p of [
       '/wiki',
       '/wiki/',
@@ -334,11 +358,17 @@ describe('DNR compiler: rules', () => {
   it('refuses a rule whose captures RE2 would fill differently, as the regex door does', () => {
     // JavaScript resets a repeated group's capture each iteration; RE2 keeps an earlier one.
     const from = '^http://example\\.com/(?:(a)|b)+';
-    const { go, report } = compiled([`<ruleset name="A"><target host="example.com"/><rule from="${from}" to="https://example.com/$1"/></ruleset>`]);
-    expect(report.omissions[0]?.reason).toMatch(/^repeated capturing group \(a\) whose value the replacement uses/);
+    const { go, report } = compiled([
+      `<ruleset name="A"><target host="example.com"/><rule from="${from}" to="https://example.com/$1"/></ruleset>`,
+    ]);
+    expect(report.omissions[0]?.reason).toMatch(
+      /^repeated capturing group \(a\) whose value the replacement uses/,
+    );
     expect(go('http://example.com/ab')).toBeNull();
     // The same `from` with a `to` that does not use the group is exact on RE2.
-    const plain = compiled([`<ruleset name="A"><target host="example.com"/><rule from="${from}" to="https://example.com/"/></ruleset>`]);
+    const plain = compiled([
+      `<ruleset name="A"><target host="example.com"/><rule from="${from}" to="https://example.com/"/></ruleset>`,
+    ]);
     expect(plain.report.omissions).toEqual([]);
     expect(plain.go('http://example.com/ab')).toBe('https://example.com/');
   });
@@ -347,7 +377,10 @@ describe('DNR compiler: rules', () => {
     const regexRuleset = (name: string, host: string, n: number) =>
       `<ruleset name="${name}"><target host="*.${host}"/>${Array.from({ length: n }, (_, i) => `<rule from="^http://(\\w+)${i}\\.${host.replace(/\./g, '\\.')}/" to="https://$1.${host}/"/>`).join('')}</ruleset>`;
     // One regex of the budget goes to the allow for URLs with credentials.
-    const { report, rules } = compiled([regexRuleset('Big', 'big.com', 3), regexRuleset('Small', 'small.com', 1)], { regexLimit: 3 });
+    const { report, rules } = compiled(
+      [regexRuleset('Big', 'big.com', 3), regexRuleset('Small', 'small.com', 1)],
+      { regexLimit: 3 },
+    );
     expect(rules.filter((r) => r.condition.regexFilter)).toHaveLength(3);
     expect(report.omissions.map((o) => [o.ruleset, o.what, o.index, o.reason])).toEqual([
       ['Big', 'rule', 1, 'regex budget exhausted'],
@@ -359,7 +392,9 @@ describe('DNR compiler: rules', () => {
     const wide = `<ruleset name="Wide">${['a', 'b', 'c', 'd'].map((h) => `<target host="${h}.wide.com"/>`).join('')}
       <rule from="^http://(\\w)\\.wide\\.com/x" to="https://$1.wide.com/y"/><rule from="^http://(\\w)\\.wide\\.com/" to="https://$1.wide.com/z/"/></ruleset>`;
     const second = compiled([regexRuleset('Small', 'small.com', 1), wide], { regexLimit: 3 });
-    expect(second.report.omissions.map((o) => [o.ruleset, o.what, o.index, o.reason])).toEqual([['Small', 'rule', 0, 'regex budget exhausted']]);
+    expect(second.report.omissions.map((o) => [o.ruleset, o.what, o.index, o.reason])).toEqual([
+      ['Small', 'rule', 0, 'regex budget exhausted'],
+    ]);
     expect(second.go('http://c.wide.com/q')).toBe('https://c.wide.com/z/q');
   });
 });
@@ -369,9 +404,15 @@ describe('DNR compiler: regex budget', () => {
     `<ruleset name="${name}"><target host="*.${host}"/><rule from="^http://(\\w+)\\.${host.replace(/\./g, '\\.')}/" to="https://$1.${host}/x/"/></ruleset>`;
 
   it('spells small host groups as literal rules when regexes run short, and only then', () => {
-    const xml = [trivial('A', ['a.example', 'b.example']), trivial('B', ['c.example.net']), regexOnly('R', 'r.com')];
+    const xml = [
+      trivial('A', ['a.example', 'b.example']),
+      trivial('B', ['c.example.net']),
+      regexOnly('R', 'r.com'),
+    ];
     // Groups: two-label and three-label hosts (2 regexes), R's rule, the credentials allow.
-    expect(compiled(xml).rules.filter((r) => r.condition.regexFilter !== undefined)).toHaveLength(4);
+    expect(compiled(xml).rules.filter((r) => r.condition.regexFilter !== undefined)).toHaveLength(
+      4,
+    );
     const tight = compiled(xml, { regexLimit: 2 });
     expect(tight.report.omissions).toEqual([]);
     expect(tight.rules.filter((r) => r.condition.regexFilter !== undefined)).toHaveLength(2);
@@ -393,7 +434,12 @@ describe('DNR compiler: regex budget', () => {
       `<ruleset name="${name}"><target host="${host}"/><target host="*.${host}"/>` +
       `<rule from="^http://([\\w-]+${optional ? '\\.)?' : ')\\.'}${host.replace(/\./g, '\\.')}/" to="https://$1${optional ? '' : '.'}${host}/"/>${then}</ruleset>`;
     const xml = [
-      oneBelow('A', 'a.com', false, '<rule from="^http://[\\w.-]+\\.a\\.com/" to="https://deep.a.com/"/>'),
+      oneBelow(
+        'A',
+        'a.com',
+        false,
+        '<rule from="^http://[\\w.-]+\\.a\\.com/" to="https://deep.a.com/"/>',
+      ),
       oneBelow('B', 'b.org', true),
       oneBelow('C', 'c.net', false),
     ];
@@ -402,8 +448,14 @@ describe('DNR compiler: regex budget', () => {
     expect(report.omissions).toEqual([]);
     // One shared regex for the hosts below the three domains, one for B's own host; A's second
     // rule has its own.
-    expect(rules.filter((r) => r.condition.regexFilter !== undefined && r.action.type === 'upgradeScheme')).toHaveLength(2);
-    expect(rules.filter((r) => r.condition.regexFilter !== undefined && r.action.type === 'redirect')).toHaveLength(1);
+    expect(
+      rules.filter(
+        (r) => r.condition.regexFilter !== undefined && r.action.type === 'upgradeScheme',
+      ),
+    ).toHaveLength(2);
+    expect(
+      rules.filter((r) => r.condition.regexFilter !== undefined && r.action.type === 'redirect'),
+    ).toHaveLength(1);
     const urls = [
       'http://x.a.com/p',
       'http://x_y-z.a.com/',
@@ -423,14 +475,20 @@ describe('DNR compiler: regex budget', () => {
 
   it('ranks rulesets by the hosts and test URLs each regex serves', () => {
     const tested = (name: string, host: string, tests: number) =>
-      regexOnly(name, host).replace('</ruleset>', `${Array.from({ length: tests }, (_, i) => `<test url="http://h${i}.${host}/"/>`).join('')}</ruleset>`);
+      regexOnly(name, host).replace(
+        '</ruleset>',
+        `${Array.from({ length: tests }, (_, i) => `<test url="http://h${i}.${host}/"/>`).join('')}</ruleset>`,
+      );
     // Two regexes: the credentials allow and one ruleset's rule.
-    const { report } = compiled([tested('Few', 'few.com', 1), tested('Many', 'many.com', 5)], { regexLimit: 2 });
+    const { report } = compiled([tested('Few', 'few.com', 1), tested('Many', 'many.com', 5)], {
+      regexLimit: 2,
+    });
     expect(report.omissions.map((o) => o.ruleset)).toEqual(['Few']);
   });
 
   it('counts only the sample URLs that need the regex, not those a regex-free rule rewrites', () => {
-    const tests = (host: string, subs: string[]) => subs.map((h) => `<test url="http://${h}.${host}/p"/>`).join('');
+    const tests = (host: string, subs: string[]) =>
+      subs.map((h) => `<test url="http://${h}.${host}/p"/>`).join('');
     const decoy = `<ruleset name="Decoy"><target host="*.decoy.com"/>${tests('decoy.com', ['www', 'www', 'www', 'www', 'www', 'a'])}
       <rule from="^http://www\\.decoy\\.com/" to="https://www.decoy.com/"/>
       <rule from="^http://(\\w+)\\.decoy\\.com/" to="https://$1.decoy.com/x/"/></ruleset>`;
@@ -438,7 +496,9 @@ describe('DNR compiler: regex budget', () => {
       <rule from="^http://(\\w+)\\.served\\.com/" to="https://$1.served.com/x/"/></ruleset>`;
     // Two regexes: the credentials allow and one ruleset's rule.
     const { report, go } = compiled([decoy, served], { regexLimit: 2 });
-    expect(report.omissions.map((o) => [o.ruleset, o.reason])).toEqual([['Decoy', 'regex budget exhausted']]);
+    expect(report.omissions.map((o) => [o.ruleset, o.reason])).toEqual([
+      ['Decoy', 'regex budget exhausted'],
+    ]);
     expect(go('http://b.served.com/p')).toBe('https://b.served.com/x/p');
     expect(go('http://www.decoy.com/p')).toBe('https://www.decoy.com/p');
   });
@@ -446,14 +506,23 @@ describe('DNR compiler: regex budget', () => {
 
 describe('DNR compiler: exclusions', () => {
   it('shadows only its own ruleset', () => {
-    const { go } = compiled([trivial('A', ['a.com'], '<exclusion pattern="^http://a\\.com/private/"/>'), trivial('B', ['b.com'])]);
+    const { go } = compiled([
+      trivial('A', ['a.com'], '<exclusion pattern="^http://a\\.com/private/"/>'),
+      trivial('B', ['b.com']),
+    ]);
     expect(go('http://a.com/private/x')).toBeNull();
     expect(go('http://a.com/public')).toBe('https://a.com/public');
     expect(go('http://b.com/private/x')).toBe('https://b.com/private/x');
   });
 
   it('carves the kept paths out of a negative-lookahead exclusion', () => {
-    const { go, report } = compiled([trivial('A', ['a.com', 'www.a.com'], '<exclusion pattern="^http://(?:www\\.)?a\\.com/+(?!css/|favicon\\.ico|$)"/>')]);
+    const { go, report } = compiled([
+      trivial(
+        'A',
+        ['a.com', 'www.a.com'],
+        '<exclusion pattern="^http://(?:www\\.)?a\\.com/+(?!css/|favicon\\.ico|$)"/>',
+      ),
+    ]);
     expect(report.omissions).toEqual([]);
     expect(go('http://a.com/page')).toBeNull();
     expect(go('http://www.a.com/css/site.css')).toBe('https://www.a.com/css/site.css');
@@ -464,9 +533,14 @@ describe('DNR compiler: exclusions', () => {
 
   it('widens an exclusion it cannot express to its literal prefix, rather than over-rewrite', () => {
     // `/+(?!.+…)`: the lookahead can start inside the run of slashes, so no one-slash form.
-    const { go, report } = compiled([trivial('A', ['a.com', 'b.com'], '<exclusion pattern="^http://a\\.com/+(?!.+\\.css)"/>')]);
+    const { go, report } = compiled([
+      trivial('A', ['a.com', 'b.com'], '<exclusion pattern="^http://a\\.com/+(?!.+\\.css)"/>'),
+    ]);
     expect(report.omissions.map((o) => [o.what, o.reason])).toEqual([
-      ['exclusion', 'lookaround that cannot be rewritten without it; widened to all URLs starting with http://a.com/'],
+      [
+        'exclusion',
+        'lookaround that cannot be rewritten without it; widened to all URLs starting with http://a.com/',
+      ],
     ]);
     expect(report.rulesetsPartial).toBe(1);
     expect(go('http://a.com/page')).toBeNull();
@@ -479,38 +553,60 @@ describe('DNR compiler: exclusions', () => {
     const cases: [string, string[], string[]][] = [
       [
         '^http://a\\.com/(?!/*(?:css/|img/.+\\.png(?:$|\\?)))',
-        ['http://a.com/css/x', 'http://a.com//css/x', 'http://a.com/img/p.png', 'http://a.com/img/p.png?v=1', 'http://b.com/page'],
+        [
+          'http://a.com/css/x',
+          'http://a.com//css/x',
+          'http://a.com/img/p.png',
+          'http://a.com/img/p.png?v=1',
+          'http://b.com/page',
+        ],
         ['http://a.com/page', 'http://a.com/img/p.pngx', 'http://a.com/'],
       ],
       // No `^`: a later `http://a.com/` in the URL excludes it too.
       [
         'http://a\\.com/+(?!css/|js/)',
         ['http://a.com/css/x', 'http://a.com/js/', 'http://b.com/x'],
-        ['http://a.com//css/x', 'http://a.com/page', 'http://a.com/css/?u=http://a.com/page', 'http://b.com/?u=http://a.com/x'],
+        [
+          'http://a.com//css/x',
+          'http://a.com/page',
+          'http://a.com/css/?u=http://a.com/page',
+          'http://b.com/?u=http://a.com/x',
+        ],
       ],
       // A run the lookahead swallows: the lookahead must follow the whole run.
-      ['^http://a\\.com/+(?!/*(?:css/|$))', ['http://a.com/', 'http://a.com///', 'http://a.com//css/x'], ['http://a.com/page', 'http://a.com//page']],
+      [
+        '^http://a\\.com/+(?!/*(?:css/|$))',
+        ['http://a.com/', 'http://a.com///', 'http://a.com//css/x'],
+        ['http://a.com/page', 'http://a.com//page'],
+      ],
     ];
     for (const [pattern, upgraded, left] of cases) {
       const xml = trivial('A', ['a.com', 'b.com'], `<exclusion pattern="${pattern}"/>`);
       const { go, report } = compiled([xml]);
       const engine = createEngine(rulesets(xml));
       expect(report.omissions, pattern).toEqual([]);
-      for (const url of upgraded) expect(go(url), `${pattern} ${url}`).toBe(engine.rewrite(url) ?? 'the engine upgrades it');
+      for (const url of upgraded)
+        expect(go(url), `${pattern} ${url}`).toBe(engine.rewrite(url) ?? 'the engine upgrades it');
       // Left alone: by the reference, or (a later prefix in the URL) to be safe.
       for (const url of left) expect(go(url), `${pattern} ${url}`).toBeNull();
     }
     // The reference upgrades this one (a.com/css/ follows); without `^` it is left alone.
     expect(
-      createEngine(rulesets(trivial('A', ['b.com'], '<exclusion pattern="http://a\\.com/+(?!css/)"/>'))).rewrite('http://b.com/?u=http://a.com/css/'),
+      createEngine(
+        rulesets(trivial('A', ['b.com'], '<exclusion pattern="http://a\\.com/+(?!css/)"/>')),
+      ).rewrite('http://b.com/?u=http://a.com/css/'),
     ).not.toBeNull();
   });
 
   it('spells a long list of excluded hosts as literal rules, not a regex', () => {
     const names = Array.from({ length: 40 }, (_, i) => `s${i}`);
-    const { go, report, rules } = compiled([trivial('A', ['*.a.com'], `<exclusion pattern="^http://(?:${names.join('|')})\\.a\\.com/"/>`)]);
+    const { go, report, rules } = compiled([
+      trivial('A', ['*.a.com'], `<exclusion pattern="^http://(?:${names.join('|')})\\.a\\.com/"/>`),
+    ]);
     expect(report.omissions).toEqual([]);
-    expect(rules.filter((r) => r.action.type === 'allow' && r.condition.regexFilter !== undefined)).toEqual([]);
+    expect(
+      rules.filter((r) => r.action.type === 'allow' && r.condition.regexFilter !== undefined),
+    ).toEqual([]);
     expect(go('http://s0.a.com/x')).toBeNull();
     expect(go('http://s39.a.com/')).toBeNull();
     expect(go('http://s40.a.com/')).toBe('https://s40.a.com/');
@@ -528,13 +624,21 @@ describe('DNR compiler: exclusions', () => {
       'http://a.com/css/a',
       'http://a.com//css/',
     ];
-    for (const pattern of ['^http://a\\.com/(?:x[0-9]+|y[a-z]+|z\\d\\d)/', '^http://a\\.com/(?!/*(?:css/[a-z]+|keep/[a-z]+|w/))']) {
+    for (const pattern of [
+      '^http://a\\.com/(?:x[0-9]+|y[a-z]+|z\\d\\d)/',
+      '^http://a\\.com/(?!/*(?:css/[a-z]+|keep/[a-z]+|w/))',
+    ]) {
       const xml = trivial('A', ['a.com'], `<exclusion pattern="${pattern}"/>`);
       const engine = createEngine(rulesets(xml));
       const whole = compiled([xml]);
       // The exclusion's regexes (not the host group's).
-      const ownRegexes = (rules: DnrRule[]) => rules.filter((r) => r.condition.regexFilter?.includes('a\\.com') === true).length;
-      const size = re2ProgramSize(whole.rules.find((r) => r.condition.regexFilter?.includes('a\\.com') === true)!.condition.regexFilter!, false);
+      const ownRegexes = (rules: DnrRule[]) =>
+        rules.filter((r) => r.condition.regexFilter?.includes('a\\.com') === true).length;
+      const size = re2ProgramSize(
+        whole.rules.find((r) => r.condition.regexFilter?.includes('a\\.com') === true)!.condition
+          .regexFilter!,
+        false,
+      );
       const split = compiled([xml], { maxRegexInstructions: Math.ceil(size / 2) });
       expect(ownRegexes(whole.rules)).toBe(1);
       expect(split.report.omissions, pattern).toEqual([]);
@@ -544,12 +648,22 @@ describe('DNR compiler: exclusions', () => {
   });
 
   it('widens an exclusion without ^ to a URL filter that matches anywhere in the URL', () => {
-    const xml = trivial('A', ['a.com', 'www.a.com'], '<exclusion pattern="http://a\\.com/+wiki(?![^?]*\\.css$)"/>');
+    const xml = trivial(
+      'A',
+      ['a.com', 'www.a.com'],
+      '<exclusion pattern="http://a\\.com/+wiki(?![^?]*\\.css$)"/>',
+    );
     const engine = createEngine(rulesets(xml));
     const { go, report } = compiled([xml]);
     expect(report.rulesetsSkipped).toBe(0);
     expect(report.omissions.map((o) => o.what)).toEqual(['exclusion']);
-    const urls = ['http://a.com/wiki/x', 'http://a.com//wiki', 'http://www.a.com/?u=http://a.com/wiki', 'http://a.com/page', 'http://www.a.com/p'];
+    const urls = [
+      'http://a.com/wiki/x',
+      'http://a.com//wiki',
+      'http://www.a.com/?u=http://a.com/wiki',
+      'http://a.com/page',
+      'http://www.a.com/p',
+    ];
     for (const url of urls) expect([null, engine.rewrite(url)], url).toContain(go(url));
     expect(go('http://www.a.com/?u=http://a.com/wiki')).toBeNull();
     expect(go('http://www.a.com/p')).toBe('https://www.a.com/p');
@@ -562,15 +676,24 @@ describe('DNR compiler: exclusions', () => {
     const engine = createEngine(rulesets(xml));
     const { go, report } = compiled([xml]);
     expect(report.rulesetsSkipped).toBe(0);
-    expect(report.omissions.map((o) => o.reason)).toEqual([expect.stringMatching(/widened to the pattern without its lookarounds$/)]);
-    const urls = ['http://x.en.a.com/', 'http://x.y.en.a.com/p', 'http://www.y.en.a.com/p', 'http://www.en.a.com/'];
+    expect(report.omissions.map((o) => o.reason)).toEqual([
+      expect.stringMatching(/widened to the pattern without its lookarounds$/),
+    ]);
+    const urls = [
+      'http://x.en.a.com/',
+      'http://x.y.en.a.com/p',
+      'http://www.y.en.a.com/p',
+      'http://www.en.a.com/',
+    ];
     for (const url of urls) expect([null, engine.rewrite(url)], url).toContain(go(url));
     expect(go('http://x.en.a.com/')).toBe('https://x.en.a.com/');
     expect(go('http://x.y.en.a.com/p')).toBeNull();
   });
 
   it('leaves out a ruleset whose exclusion has neither an exact nor a wider form', () => {
-    const { go, report } = compiled([trivial('A', ['a.com'], '<exclusion pattern="(\\w)\\1(?&lt;!/x)\\.css$"/>')]);
+    const { go, report } = compiled([
+      trivial('A', ['a.com'], '<exclusion pattern="(\\w)\\1(?&lt;!/x)\\.css$"/>'),
+    ]);
     expect(report.omissions.map((o) => o.what)).toEqual(['exclusion', 'ruleset']);
     expect(report.rulesetsSkipped).toBe(1);
     expect(go('http://a.com/page')).toBeNull();
@@ -588,7 +711,8 @@ describe('DNR compiler: hosts with a trailing dot', () => {
     trivial('Twin B', ['twin.example']),
   ];
   /** Where a subresource request ends, redirects followed as Chromium matches each again. */
-  const lands = (rules: ReturnType<typeof compiled>, url: string) => follow(new DnrEmulator(rules.rules), { url, type: 'script' });
+  const lands = (rules: ReturnType<typeof compiled>, url: string) =>
+    follow(new DnrEmulator(rules.rules), { url, type: 'script' });
 
   it('are rewritten as the reference does where it surely rewrites the dotless URL', () => {
     const c = compiled(xml, { trailingDots: true });
@@ -635,7 +759,13 @@ describe('DNR compiler: hosts with a trailing dot', () => {
 
   it('are missed, never rewritten differently, without the rule (the dynamic sets)', () => {
     const c = compiled(xml);
-    for (const url of ['http://example.com./x', 'http://moves.net./page', 'http://lit.example./a', 'http://moves.net./keep']) expect(lands(c, url)).toBeNull();
+    for (const url of [
+      'http://example.com./x',
+      'http://moves.net./page',
+      'http://lit.example./a',
+      'http://moves.net./keep',
+    ])
+      expect(lands(c, url)).toBeNull();
   });
 
   it('cost one regex of the budget per host shape', () => {
@@ -655,14 +785,41 @@ describe('DNR compiler: hosts with a trailing dot', () => {
     ];
     const c = compiled(xml, { trailingDots: true });
     const m = measureTrailingDotCoverage(c.rules, cases);
-    expect(m).toMatchObject({ cases: 3, rewrites: 2, reproduced: 1, missed: 1, wrong: 0, spurious: 0, dotOnly: 0 });
+    expect(m).toMatchObject({
+      cases: 3,
+      rewrites: 2,
+      reproduced: 1,
+      missed: 1,
+      wrong: 0,
+      spurious: 0,
+      dotOnly: 0,
+    });
     const before = measureTrailingDotCoverage(compiled(xml).rules, cases);
-    expect(before).toMatchObject({ cases: 3, rewrites: 2, reproduced: 0, missed: 2, wrong: 0, spurious: 0, dotOnly: 0 });
+    expect(before).toMatchObject({
+      cases: 3,
+      rewrites: 2,
+      reproduced: 0,
+      missed: 2,
+      wrong: 0,
+      spurious: 0,
+      dotOnly: 0,
+    });
     // A rule that takes the dots off every host of the rulesets (as it once did) leaves the
     // excluded URL dotless on http://: that counts as rewritten where the reference does not.
-    const strip = trailingDotRule({ labels: 2, atLeast: false, port: true, domains: ['example.com', 'moves.net'] }, MAX_COMPILED_PRIORITY);
+    const strip = trailingDotRule(
+      { labels: 2, atLeast: false, port: true, domains: ['example.com', 'moves.net'] },
+      MAX_COMPILED_PRIORITY,
+    );
     const careless = measureTrailingDotCoverage([...c.rules, { id: 999, ...strip }], cases);
-    expect(careless).toMatchObject({ cases: 3, rewrites: 2, reproduced: 2, missed: 0, wrong: 0, spurious: 1, dotOnly: 1 });
+    expect(careless).toMatchObject({
+      cases: 3,
+      rewrites: 2,
+      reproduced: 2,
+      missed: 0,
+      wrong: 0,
+      spurious: 1,
+      dotOnly: 1,
+    });
   });
 });
 
@@ -681,7 +838,9 @@ describe('DNR compiler: replacements that depend on the fragment', () => {
     expect(go('http://frag.example/p?q', 'script')).toBeNull();
     // Copied once at the end, the fragment ends both results: compiled.
     const once = `<ruleset name="Once"><target host="once.example"/><rule from="^http://once\\.example/+([^?]*)(.*)" to="https://www.once.example/x/$1$2"/></ruleset>`;
-    expect(compiled([once]).go('http://once.example/p?q', 'script')).toBe('https://www.once.example/x/p?q');
+    expect(compiled([once]).go('http://once.example/p?q', 'script')).toBe(
+      'https://www.once.example/x/p?q',
+    );
   });
 });
 
@@ -689,12 +848,22 @@ describe('DNR compiler: credentials', () => {
   it('leaves URLs with credentials alone rather than dropping them in a substitution', () => {
     const xml = `<ruleset name="B"><target host="*.hiphotos.example.com"/><rule from="^http://\\S+\\.hiphotos\\.example\\.com/" to="https://hiphotos.example.com/"/></ruleset>`;
     const { go, rules } = compiled([xml]);
-    expect(go('http://a.hiphotos.example.com/p.jpg', 'image')).toBe('https://hiphotos.example.com/p.jpg');
+    expect(go('http://a.hiphotos.example.com/p.jpg', 'image')).toBe(
+      'https://hiphotos.example.com/p.jpg',
+    );
     // The reference gives https://user:pa%40ss@hiphotos.example.com/p.jpg: a redirect would lose them.
     expect(go('http://user:pa%40ss@a.hiphotos.example.com/p.jpg', 'image')).toBeNull();
-    expect(rules.filter((r) => r.action.type === 'allow' && r.condition.regexFilter === '^http://[^/?#]*@')).toHaveLength(1);
+    expect(
+      rules.filter(
+        (r) => r.action.type === 'allow' && r.condition.regexFilter === '^http://[^/?#]*@',
+      ),
+    ).toHaveLength(1);
     // Rulesets that need no regex substitution spend no regex on it.
-    expect(compiled([trivial('A', ['example.com'])]).rules.some((r) => r.condition.regexFilter === '^http://[^/?#]*@')).toBe(false);
+    expect(
+      compiled([trivial('A', ['example.com'])]).rules.some(
+        (r) => r.condition.regexFilter === '^http://[^/?#]*@',
+      ),
+    ).toBe(false);
   });
 });
 
@@ -706,10 +875,16 @@ describe('DNR coverage as the browser sends URLs', () => {
       { url: 'http://EXAMPLE.com/a#top', expected: 'https://example.com/a#top' },
       { url: 'http://example.com./b', expected: 'https://example.com/b' },
     ];
-    expect(measureDnrCoverage(rules, cases, 0)).toMatchObject({ rewrites: 2, reproduced: 1, missed: 1 });
+    expect(measureDnrCoverage(rules, cases, 0)).toMatchObject({
+      rewrites: 2,
+      reproduced: 1,
+      missed: 1,
+    });
     const browser = measureDnrCoverage(rules, cases, 5, { asBrowser: true });
     expect(browser).toMatchObject({ rewrites: 2, reproduced: 1, missed: 1 });
-    expect(browser.examples).toEqual([{ url: 'http://example.com./b', expected: 'https://example.com/b', actual: null }]);
+    expect(browser.examples).toEqual([
+      { url: 'http://example.com./b', expected: 'https://example.com/b', actual: null },
+    ]);
   });
 });
 
@@ -719,20 +894,41 @@ describe('rules that only change the scheme', () => {
     const xml = `<ruleset name="A"><target host="*.a.com"/><rule from="^http://(${hosts.join('|')})\\.a\\.com/(\\w+/)" to="https://$1.a.com/$2"/></ruleset>`;
     const engine = createEngine(rulesets(xml));
     const whole = compiled([xml]);
-    expect(whole.rules.filter((r) => r.action.type === 'upgradeScheme' && r.condition.regexFilter?.includes('a\\.com')).length).toBe(1);
+    expect(
+      whole.rules.filter(
+        (r) => r.action.type === 'upgradeScheme' && r.condition.regexFilter?.includes('a\\.com'),
+      ).length,
+    ).toBe(1);
     const split = compiled([xml], { maxRegexInstructions: 30 });
     const pieces = split.rules.filter((r) => r.condition.regexFilter?.includes('a\\.com') === true);
     expect(pieces.length).toBeGreaterThan(1);
     // Each piece keeps the free `^http://` prefix and the shared end.
-    for (const p of pieces) expect(p.condition.regexFilter).toMatch(/^\^http:\/\/\([a-z|]+\)\\\.a\\\.com\/\(\\w\+\/\)$/);
+    for (const p of pieces)
+      expect(p.condition.regexFilter).toMatch(/^\^http:\/\/\([a-z|]+\)\\\.a\\\.com\/\(\\w\+\/\)$/);
     expect(split.report.omissions).toEqual([]);
-    const urls = [...hosts.map((h) => `http://${h}.a.com/x/?q`), 'http://omega.a.com/x/', 'http://alpha.a.com/z', 'http://alpha.a.com:81/x/'];
+    const urls = [
+      ...hosts.map((h) => `http://${h}.a.com/x/?q`),
+      'http://omega.a.com/x/',
+      'http://alpha.a.com/z',
+      'http://alpha.a.com:81/x/',
+    ];
     for (const url of urls) expect(split.go(url), url).toBe(engine.rewrite(url));
   });
 });
 
 describe('rules too large for one regex', () => {
-  const names = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'iota', 'kappa'];
+  const names = [
+    'alpha',
+    'beta',
+    'gamma',
+    'delta',
+    'epsilon',
+    'zeta',
+    'eta',
+    'theta',
+    'iota',
+    'kappa',
+  ];
   const check = (xml: string, urls: string[], action: string) => {
     const engine = createEngine(rulesets(xml));
     const split = compiled([xml], { maxRegexInstructions: 30 });
@@ -745,13 +941,24 @@ describe('rules too large for one regex', () => {
 
   it('split a redirect by the host names it lists, one run of names per piece', () => {
     const xml = `<ruleset name="A"><target host="*.a.com"/><rule from="^http://(${names.join('|')})\\.a\\.com/" to="https://www.a.com/$1/"/></ruleset>`;
-    const urls = [...names.map((h) => `http://${h}.a.com/x?q`), 'http://omega.a.com/x', 'http://x.alpha.a.com/', 'http://alpha.a.com:81/'];
+    const urls = [
+      ...names.map((h) => `http://${h}.a.com/x?q`),
+      'http://omega.a.com/x',
+      'http://x.alpha.a.com/',
+      'http://alpha.a.com:81/',
+    ];
     check(xml, urls, 'redirect');
   });
 
   it('split an optional alternation of an upgrade', () => {
     const xml = `<ruleset name="A"><target host="a.com"/><target host="*.a.com"/><rule from="^http://((?:${names.join('|')})\\.)?a\\.com/(\\w+)" to="https://$1a.com/$2"/></ruleset>`;
-    const urls = [...names.map((h) => `http://${h}.a.com/x`), 'http://a.com/x', 'http://a.com/', 'http://omega.a.com/x', 'http://x.alpha.a.com/x'];
+    const urls = [
+      ...names.map((h) => `http://${h}.a.com/x`),
+      'http://a.com/x',
+      'http://a.com/',
+      'http://omega.a.com/x',
+      'http://x.alpha.a.com/x',
+    ];
     check(xml, urls, 'upgradeScheme');
   });
 });
@@ -765,10 +972,16 @@ describe('a positive lookahead that ends the pattern', () => {
     const engine = createEngine(rulesets(xml));
     const { go, report } = compiled([xml]);
     expect(report.omissions).toEqual([]);
-    const urls = ['/us/a.css', '/us/a.png?x', '/us/b/a.css', '/us/a.cssx', '/us/', '/x/a.js', '/x/a.jsx', '/x/y/a.js'].flatMap((p) => [
-      `http://a.com${p}`,
-      `http://www.a.com${p}`,
-    ]);
+    const urls = [
+      '/us/a.css',
+      '/us/a.png?x',
+      '/us/b/a.css',
+      '/us/a.cssx',
+      '/us/',
+      '/x/a.js',
+      '/x/a.jsx',
+      '/x/y/a.js',
+    ].flatMap((p) => [`http://a.com${p}`, `http://www.a.com${p}`]);
     for (const url of urls) expect(go(url), url).toBe(engine.rewrite(url));
   });
 });
@@ -788,10 +1001,20 @@ describe('re2ProgramSize', () => {
 });
 
 describe('mergeRegexRules', () => {
-  const rule = (regexFilter: string, requestDomains: string[], type: 'upgradeScheme' | 'allow' = 'upgradeScheme', priority = 10): Planned => ({
+  const rule = (
+    regexFilter: string,
+    requestDomains: string[],
+    type: 'upgradeScheme' | 'allow' = 'upgradeScheme',
+    priority = 10,
+  ): Planned => ({
     priority,
     action: { type },
-    condition: { regexFilter, requestDomains, isUrlFilterCaseSensitive: true, resourceTypes: ['main_frame' as const] },
+    condition: {
+      regexFilter,
+      requestDomains,
+      isUrlFilterCaseSensitive: true,
+      resourceTypes: ['main_frame' as const],
+    },
   });
   const ids = (rules: Planned[]) => rules.map((r, i) => ({ id: i + 1, ...r }));
 
@@ -805,23 +1028,42 @@ describe('mergeRegexRules', () => {
     expect(merged).toHaveLength(1);
     const before = new DnrEmulator(ids(input));
     const after = new DnrEmulator(ids(merged));
-    const urls = ['http://a.com/x', 'http://www.a.com/y', 'http://s.b.com/y', 'http://b.com/y', 'http://c.com/z', 'http://c.com/x', 'http://s.a.com/x'];
-    for (const url of urls) expect(after.match({ url, type: 'main_frame' }).redirectUrl, url).toBe(before.match({ url, type: 'main_frame' }).redirectUrl);
+    const urls = [
+      'http://a.com/x',
+      'http://www.a.com/y',
+      'http://s.b.com/y',
+      'http://b.com/y',
+      'http://c.com/z',
+      'http://c.com/x',
+      'http://s.a.com/x',
+    ];
+    for (const url of urls)
+      expect(after.match({ url, type: 'main_frame' }).redirectUrl, url).toBe(
+        before.match({ url, type: 'main_frame' }).redirectUrl,
+      );
   });
 
   it("leaves apart regexes that could match other rules' hosts, other priorities and substitutions", () => {
     const open = rule('^http://[^/]+/x', ['a.com']);
     const bare = rule('^http://\\w*a\\.com/x', ['a.com']);
     const other = rule('^http://b\\.com/x', ['b.com'], 'upgradeScheme', 12);
-    const redirect = { ...rule('^http://c\\.com/(x)', ['c.com']), action: { type: 'redirect' as const, redirect: { regexSubstitution: 'https://c.com/\\1' } } };
-    expect(mergeRegexRules([open, bare, other, redirect, rule('^http://d\\.com/x', ['d.com'])], 110)).toHaveLength(5);
+    const redirect = {
+      ...rule('^http://c\\.com/(x)', ['c.com']),
+      action: { type: 'redirect' as const, redirect: { regexSubstitution: 'https://c.com/\\1' } },
+    };
+    expect(
+      mergeRegexRules([open, bare, other, redirect, rule('^http://d\\.com/x', ['d.com'])], 110),
+    ).toHaveLength(5);
   });
 
   it('keeps each merged regex within the size limit', () => {
-    const many = Array.from({ length: 40 }, (_, i) => rule(`^http://h${i}\\.example\\.com/path${i}`, [`h${i}.example.com`]));
+    const many = Array.from({ length: 40 }, (_, i) =>
+      rule(`^http://h${i}\\.example\\.com/path${i}`, [`h${i}.example.com`]),
+    );
     const merged = mergeRegexRules(many, 110);
     expect(merged.length).toBeGreaterThan(1);
     expect(merged.length).toBeLessThan(40);
-    for (const r of merged) expect(re2ProgramSize(r.condition.regexFilter!, false)).toBeLessThanOrEqual(110);
+    for (const r of merged)
+      expect(re2ProgramSize(r.condition.regexFilter!, false)).toBeLessThanOrEqual(110);
   });
 });

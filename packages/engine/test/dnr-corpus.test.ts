@@ -2,7 +2,13 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Ruleset } from '../src/index.js';
 import { parseRulesetXml } from '../src/parse/index.js';
-import { compileDnr, DNR_LIMITS, measureDnrCoverage, translateRegex, type DnrCompileResult } from '../src/dnr/index.js';
+import {
+  compileDnr,
+  DNR_LIMITS,
+  measureDnrCoverage,
+  translateRegex,
+  type DnrCompileResult,
+} from '../src/dnr/index.js';
 import { corpusXmlFiles, readOracle, type OracleCase } from './support/corpus.js';
 
 /**
@@ -26,11 +32,15 @@ describe('DNR rules compiled from the corpus', () => {
   it('fits Chromium limits and accounts for every left-out piece', () => {
     const { report, rules } = result;
     expect(report.regexRuleCount).toBeLessThanOrEqual(DNR_LIMITS.regexRules);
-    expect(rules.filter((r) => r.condition.regexFilter !== undefined)).toHaveLength(report.regexRuleCount);
+    expect(rules.filter((r) => r.condition.regexFilter !== undefined)).toHaveLength(
+      report.regexRuleCount,
+    );
     expect(rules.length).toBeLessThanOrEqual(DNR_LIMITS.guaranteedStaticRules);
     expect(report.overLimits).toEqual([]);
     expect(new Set(rules.map((r) => r.id)).size).toBe(rules.length);
-    expect(report.rulesetsComplete + report.rulesetsPartial + report.rulesetsSkipped).toBe(report.rulesetsConsidered);
+    expect(report.rulesetsComplete + report.rulesetsPartial + report.rulesetsSkipped).toBe(
+      report.rulesetsConsidered,
+    );
     for (const o of report.omissions) expect(o.reason).not.toBe('');
   });
 
@@ -63,7 +73,10 @@ describe('DNR rules compiled from the corpus', () => {
         `DNR on "${prefix}" variants: ${coverage.reproduced}/${coverage.rewrites} reproduced, ${coverage.wrong} different, ${coverage.spurious} spurious`,
       );
       expect(coverage.rewrites).toBeGreaterThan(1000);
-      expect(coverage.spurious, JSON.stringify(coverage.examples.filter((e) => e.expected === null))).toBe(0);
+      expect(
+        coverage.spurious,
+        JSON.stringify(coverage.examples.filter((e) => e.expected === null)),
+      ).toBe(0);
       expect(coverage.wrong).toBeLessThanOrEqual(5);
     }
   });
@@ -78,7 +91,9 @@ describe('DNR rules compiled from the corpus', () => {
         const original = new RegExp(rule.from);
         const translated = new RegExp(tr.re2);
         for (const t of rs.tests) {
-          expect(translated.exec(t.url)?.slice(), `${rule.from} on ${t.url}`).toEqual(original.exec(t.url)?.slice());
+          expect(translated.exec(t.url)?.slice(), `${rule.from} on ${t.url}`).toEqual(
+            original.exec(t.url)?.slice(),
+          );
           checked++;
         }
       }

@@ -23,13 +23,22 @@ function load() {
     if (!ruleset) throw new Error('bad fixture');
     return ruleset;
   });
-  return { engine: createEngine(rulesets), emulator: new DnrEmulator(compileDnr(rulesets, { trailingDots: true }).rules) };
+  return {
+    engine: createEngine(rulesets),
+    emulator: new DnrEmulator(compileDnr(rulesets, { trailingDots: true }).rules),
+  };
 }
 
 describe('DNR: host-changing regex redirects and trailing dots', () => {
   it('never send a dotted host somewhere the reference does not', () => {
     const { engine, emulator } = load();
-    const urls = ['http://dmlp.org./', 'http://www.dmlp.org./favicon.ico', 'http://citmedialaw.org../x?y', 'http://m2ch.hk./', 'http://www.m2ch.611.to./a'];
+    const urls = [
+      'http://dmlp.org./',
+      'http://www.dmlp.org./favicon.ico',
+      'http://citmedialaw.org../x?y',
+      'http://m2ch.hk./',
+      'http://www.m2ch.611.to./a',
+    ];
     for (const url of urls) {
       for (const type of ['script', 'main_frame'] as const) {
         const got = follow(emulator, { url, type });
@@ -55,11 +64,21 @@ describe('DNR: host-changing regex redirects and trailing dots', () => {
   });
 
   it('spell the host run so that it cannot end with a dot, only where the run is the whole host', () => {
-    expect(hostRunWithoutTrailingDot('^http://(?:www\\.)?([^/]+)/')).toBe('^http://(?:www\\.)?([^/]*[^/\\.])/');
-    expect(hostRunWithoutTrailingDot('^http://(www\\.)?([\\w.]+)/')).toBe('^http://(www\\.)?([\\w.]*[\\w])/');
+    expect(hostRunWithoutTrailingDot('^http://(?:www\\.)?([^/]+)/')).toBe(
+      '^http://(?:www\\.)?([^/]*[^/\\.])/',
+    );
+    expect(hostRunWithoutTrailingDot('^http://(www\\.)?([\\w.]+)/')).toBe(
+      '^http://(www\\.)?([\\w.]*[\\w])/',
+    );
     // A run that may read past the host (`/` in the class, `.*` before it) is left alone, as is
     // one whose class holds a dot only inside a range, or a host that ends in a literal.
-    for (const source of ['^http://([\\w./]+)/', '^http://.*([^/]+)/', '^http://([!-z]+)/', '^http://([^/]+)\\.example\\.com/', '^http://([^/]+)'])
+    for (const source of [
+      '^http://([\\w./]+)/',
+      '^http://.*([^/]+)/',
+      '^http://([!-z]+)/',
+      '^http://([^/]+)\\.example\\.com/',
+      '^http://([^/]+)',
+    ])
       expect(hostRunWithoutTrailingDot(source), source).toBe(source);
   });
 });

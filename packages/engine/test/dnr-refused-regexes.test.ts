@@ -21,9 +21,20 @@ describe('regexes the browser refuses', () => {
   });
 
   it('never come back, and cost only the rulesets that need them', () => {
-    const options = { isActive: () => true, regexLimit: 900, ruleLimit: 30_000, redirectLimit: 5_000 };
+    const options = {
+      isActive: () => true,
+      regexLimit: 900,
+      ruleLimit: 30_000,
+      redirectLimit: 5_000,
+    };
     const first = compileDnr(rulesets, options);
-    const regexes = [...new Set(first.rules.flatMap((r) => (r.condition.regexFilter === undefined ? [] : [r.condition.regexFilter])))];
+    const regexes = [
+      ...new Set(
+        first.rules.flatMap((r) =>
+          r.condition.regexFilter === undefined ? [] : [r.condition.regexFilter],
+        ),
+      ),
+    ];
     // Every 9th regex that names a host (a ruleset's own or merged ones). The shared host-shape
     // groups (`^http://[^./?#:@]+(?:\.[^./?#:@]+){2}/`) are a handful of fixed forms that the
     // corpus test in Chromium checks; a refusal of one fails the write, and the rules before stay.
@@ -36,10 +47,18 @@ describe('regexes the browser refuses', () => {
       if (back.length === 0) break;
       again = compileDnr(rulesets, { ...options, refusedRegexes: refused });
     }
-    expect(again.rules.filter((r) => refused.has(r.condition.regexFilter ?? '')).map((r) => r.condition.regexFilter)).toEqual([]);
-    const lost = again.report.omissions.filter((o) => o.reason === 'the browser refuses one of its regexes');
+    expect(
+      again.rules
+        .filter((r) => refused.has(r.condition.regexFilter ?? ''))
+        .map((r) => r.condition.regexFilter),
+    ).toEqual([]);
+    const lost = again.report.omissions.filter(
+      (o) => o.reason === 'the browser refuses one of its regexes',
+    );
     expect(lost.length).toBeGreaterThan(0);
     expect(lost.length).toBeLessThanOrEqual(refused.size);
-    expect(again.report.rulesetsComplete).toBeGreaterThan(first.report.rulesetsComplete - refused.size - 50);
+    expect(again.report.rulesetsComplete).toBeGreaterThan(
+      first.report.rulesetsComplete - refused.size - 50,
+    );
   });
 });

@@ -10,7 +10,14 @@ import { ReferenceModel } from './support/reference-model.js';
  */
 
 function ruleset(name: string, host: string, to: string): Ruleset {
-  return { name, targets: [{ host }], rules: [{ from: '^http://\\./', to }], exclusions: [], secureCookies: [], tests: [] };
+  return {
+    name,
+    targets: [{ host }],
+    rules: [{ from: '^http://\\./', to }],
+    exclusions: [],
+    secureCookies: [],
+    tests: [],
+  };
 }
 
 const URLS = [
@@ -36,21 +43,35 @@ describe('a host of dots only', () => {
     for (const set of [[exact, left, right], [right, left, exact], [left, right], [right]]) {
       const model = new ReferenceModel(set);
       for (const engine of [createEngine(set), loadBundle(compileBundle(set))]) {
-        for (const url of URLS) expect(engine.rewrite(url), `${set.map((r) => r.name).join(', ')}: ${url}`).toBe(model.rewrite(url, () => true));
+        for (const url of URLS)
+          expect(engine.rewrite(url), `${set.map((r) => r.name).join(', ')}: ${url}`).toBe(
+            model.rewrite(url, () => true),
+          );
       }
     }
     const all = loadBundle(compileBundle([right, left, exact]));
     expect(all.rewrite('http://../x?q=1')).toBe('https://exact./x?q=1');
     expect(all.rewrite('http://.:8080/')).toBeNull();
     expect(all.rewrite('http://user:pw@.../p')).toBe('https://user:pw@exact./p');
-    expect(all.candidateRulesets('.').map((id) => all.rulesetName(id))).toEqual(['Dot', 'Star dot', 'Dot star']);
+    expect(all.candidateRulesets('.').map((id) => all.rulesetName(id))).toEqual([
+      'Dot',
+      'Star dot',
+      'Dot star',
+    ]);
     expect(loadBundle(compileBundle([right, left])).rewrite('http://./')).toBe('https://left./');
     expect(loadBundle(compileBundle([right])).rewrite('http://../')).toBe('https://right./');
     expect(all.explain('http://.../').host).toBe('.');
   });
 
   it('is not a host with a name: `a.` and `a..` are `a`, `..a` matches nothing', () => {
-    const named: Ruleset = { name: 'A', targets: [{ host: 'a' }], rules: [{ from: '^http:', to: 'https:' }], exclusions: [], secureCookies: [], tests: [] };
+    const named: Ruleset = {
+      name: 'A',
+      targets: [{ host: 'a' }],
+      rules: [{ from: '^http:', to: 'https:' }],
+      exclusions: [],
+      secureCookies: [],
+      tests: [],
+    };
     const engine = loadBundle(compileBundle([exact, left, right, named]));
     expect(engine.rewrite('http://a../')).toBe('https://a/');
     expect(engine.rewrite('http://..a/')).toBeNull();

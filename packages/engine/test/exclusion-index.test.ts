@@ -19,7 +19,8 @@ function probes(patterns: string[]): string[] {
   for (const source of patterns) {
     for (const text of prepareTest(source).texts ?? []) {
       // '~' sorts after every longer string that starts with this one: the search must walk back.
-      for (const tail of ['', 'x', '/', '/a/b', '?q', 'favicon.ico', 'wp-content/x', '~', '/~']) out.add(text + tail);
+      for (const tail of ['', 'x', '/', '/a/b', '?q', 'favicon.ico', 'wp-content/x', '~', '/~'])
+        out.add(text + tail);
       out.add(text.slice(0, -1));
       out.add(text.replace('http://', 'http://www.'));
     }
@@ -45,7 +46,8 @@ describe('exclusion index (rulesets with many exclusions)', () => {
         compared++;
         const expected = excludedByRegexes(regexes, url);
         if (expected) excluded++;
-        if (indexExcludes(index, url) !== expected && wrong.length < 20) wrong.push(`${rs.name}: ${url}: expected ${expected}`);
+        if (indexExcludes(index, url) !== expected && wrong.length < 20)
+          wrong.push(`${rs.name}: ${url}: expected ${expected}`);
       }
     }
     expect(wrong).toEqual([]);
@@ -56,7 +58,13 @@ describe('exclusion index (rulesets with many exclusions)', () => {
   it('finds a string behind longer ones that sort between it and the URL', () => {
     // "http://a.com/" starts the URL, but "http://a.com/b/x" and "http://a.com/b" sort after it
     // and before the URL: the search must walk back to it through their parents.
-    const sources = ['^http://a\\.com/b/x', '^http://a\\.com/b$', '^http://a\\.com/(?!c)', '^http://a\\.com/bz', '^http://z\\.com/'];
+    const sources = [
+      '^http://a\\.com/b/x',
+      '^http://a\\.com/b$',
+      '^http://a\\.com/(?!c)',
+      '^http://a\\.com/bz',
+      '^http://z\\.com/',
+    ];
     const index = new ExclusionIndex(sources.map(prepareTest));
     const regexes = sources.map((s) => new RegExp(s));
     for (const url of [

@@ -56,14 +56,28 @@ const BENIGN: Ruleset = {
   tests: [],
 };
 
-function hostile(name: string, body: string, place: 'rule' | 'exclusion' | 'cookie-host' | 'cookie-name'): Ruleset {
+function hostile(
+  name: string,
+  body: string,
+  place: 'rule' | 'exclusion' | 'cookie-host' | 'cookie-name',
+): Ruleset {
   const pattern = place === 'rule' || place === 'exclusion' ? `^http://h\\.test/${body}` : body;
   return {
     name,
     targets: [{ host: 'h.test' }],
-    rules: place === 'rule' ? [{ from: pattern, to: 'https://h.test/' }] : [{ from: '^http:', to: 'https:' }],
+    rules:
+      place === 'rule'
+        ? [{ from: pattern, to: 'https://h.test/' }]
+        : [{ from: '^http:', to: 'https:' }],
     exclusions: place === 'exclusion' ? [{ pattern }] : [],
-    secureCookies: place.startsWith('cookie') ? [{ host: place === 'cookie-host' ? pattern : '.+', name: place === 'cookie-name' ? pattern : '.+' }] : [],
+    secureCookies: place.startsWith('cookie')
+      ? [
+          {
+            host: place === 'cookie-host' ? pattern : '.+',
+            name: place === 'cookie-name' ? pattern : '.+',
+          },
+        ]
+      : [],
     tests: [],
   };
 }
@@ -135,15 +149,22 @@ describe('the regex door decides by analysis', () => {
 
   it('runs a quadratic pattern natively on URL-sized input and exactly as RegExp beyond', () => {
     const cookie = compileRulesetRegex('.*\\.example\\.com$');
-    const rule = compileRulesetRegex('^http://e\\.test/+([^?]*)(?:\\?.*)?', { use: 'replace', to: 'https://e.test/$1' });
-    const exclusion = compileRulesetRegex('^http://(?:www\\.)?nhs\\.uk/(?!/*(?:css/|(?:[\\w/-]+/)?PublishingImages/))');
+    const rule = compileRulesetRegex('^http://e\\.test/+([^?]*)(?:\\?.*)?', {
+      use: 'replace',
+      to: 'https://e.test/$1',
+    });
+    const exclusion = compileRulesetRegex(
+      '^http://(?:www\\.)?nhs\\.uk/(?!/*(?:css/|(?:[\\w/-]+/)?PublishingImages/))',
+    );
     if (!cookie.ok || !rule.ok || !exclusion.ok) throw new Error('not compiled');
     for (const n of [10, 4000, 5000]) {
       const host = `${'a.'.repeat(n)}example.com`;
       expect(cookie.regex.test(host), host.slice(-20)).toBe(true);
       expect(cookie.regex.test(`${host}.x`)).toBe(false);
       const url = `http://e.test/${'/'.repeat(n)}a?b=/c`;
-      expect(rule.regex.replace(url, 'https://e.test/$1')).toBe(url.replace(/^http:\/\/e\.test\/+([^?]*)(?:\?.*)?/, 'https://e.test/$1'));
+      expect(rule.regex.replace(url, 'https://e.test/$1')).toBe(
+        url.replace(/^http:\/\/e\.test\/+([^?]*)(?:\?.*)?/, 'https://e.test/$1'),
+      );
     }
     // The worst case for the lookahead: a run of slashes it reads to the end from every index.
     const worst = `http://www.nhs.uk/${'/'.repeat(4000)}!`;
@@ -156,7 +177,9 @@ describe('the regex door decides by analysis', () => {
   it('a very long pattern is judged quickly and not proven by exhaustion', () => {
     const long = `^http://h\\.test/(?:${Array.from({ length: 3000 }, (_, i) => `a${i}`).join('|')})+$`;
     expect(judgeRegex(long).kind).not.toBe('proven');
-    expect(judgeRegex(`^http://h\\.test/${'a?'.repeat(5000)}${'a'.repeat(5000)}$`).kind).not.toBe('proven');
+    expect(judgeRegex(`^http://h\\.test/${'a?'.repeat(5000)}${'a'.repeat(5000)}$`).kind).not.toBe(
+      'proven',
+    );
   });
 });
 
@@ -188,15 +211,23 @@ describe('hostile patterns through every engine door', () => {
   }
 
   it('a refused pattern disables its ruleset (reported once), a linear one keeps working exactly', () => {
-    const engine = createEngine([hostile('Backref', '((a)\\2?)+!$', 'rule'), hostile('Linear', '(a|aa)+$', 'rule'), BENIGN]);
+    const engine = createEngine([
+      hostile('Backref', '((a)\\2?)+!$', 'rule'),
+      hostile('Linear', '(a|aa)+$', 'rule'),
+      BENIGN,
+    ]);
     const linear = createEngine([hostile('Linear', '(a|aa)+$', 'rule')]);
     expect(engine.rewrite('http://h.test/aa!')).toBeNull();
     const refusals = engine.takeRegexRefusals();
-    expect(refusals).toEqual([expect.objectContaining({ ruleset: 'Backref', pattern: '^http://h\\.test/((a)\\2?)+!$' })]);
+    expect(refusals).toEqual([
+      expect.objectContaining({ ruleset: 'Backref', pattern: '^http://h\\.test/((a)\\2?)+!$' }),
+    ]);
     expect(engine.takeRegexRefusals()).toEqual([]);
     expect(linear.rewrite('http://h.test/aaa')).toBe('https://h.test/');
     expect(linear.rewrite(`http://h.test/${'a'.repeat(5000)}!`)).toBeNull();
-    expect(engine.explain('http://h.test/aa!').candidates.find((c) => c.ruleset === 'Backref')?.outcome).toBe('refused');
+    expect(
+      engine.explain('http://h.test/aa!').candidates.find((c) => c.ruleset === 'Backref')?.outcome,
+    ).toBe('refused');
   });
 
   it('channel scope: a hostile scope never runs, and a definition with it is rejected', () => {
@@ -210,7 +241,10 @@ describe('hostile patterns through every engine door', () => {
       { channel: 'c', scope, engine: createEngine([BENIGN]) },
       { channel: null, scope: null, engine: createEngine([BENIGN]) },
     ]);
-    expect(scoped.rewriteWithRuleset('http://benign.test/')).toMatchObject({ rewritten: 'https://benign.test/', channel: null });
+    expect(scoped.rewriteWithRuleset('http://benign.test/')).toMatchObject({
+      rewritten: 'https://benign.test/',
+      channel: null,
+    });
     const definition = {
       format: 2,
       name: 'c',
@@ -239,7 +273,9 @@ describe('hostile patterns through every engine door', () => {
   });
 
   it('the up-front check (compile, publish) leaves out exactly the rulesets the engine would refuse', () => {
-    const rulesets = Object.entries(HOSTILE).map(([name, body]) => hostile(name, body, 'exclusion'));
+    const rulesets = Object.entries(HOSTILE).map(([name, body]) =>
+      hostile(name, body, 'exclusion'),
+    );
     const checked = checkRulesetRegexes([...rulesets, BENIGN]);
     const refusedByEngine = new Set<string>();
     for (const rs of rulesets) {

@@ -13,8 +13,13 @@ import { corpusRulesDir } from './support/corpus.js';
 
 describe('texts every match contains', () => {
   it('are read from the tree: plain runs, groups of one alternative, a character under +', () => {
-    expect(prepareRule('^http://(docs\\d)\\.google\\.com/', 'https://$1.google.com/').required).toEqual(['http://docs', '.google.com/']);
-    expect(prepareRule('^http://([\\w-]+)\\.clients\\.google\\.com/', 'https://$1.clients.google.com/').required).toEqual(['.clients.google.com/']);
+    expect(
+      prepareRule('^http://(docs\\d)\\.google\\.com/', 'https://$1.google.com/').required,
+    ).toEqual(['http://docs', '.google.com/']);
+    expect(
+      prepareRule('^http://([\\w-]+)\\.clients\\.google\\.com/', 'https://$1.clients.google.com/')
+        .required,
+    ).toEqual(['.clients.google.com/']);
     // Cookie hosts are unanchored: the whole run is required, wherever it is.
     expect(prepareTest('.+\\.example\\.com$').required).toEqual(['.example.com']);
     // `ab+c`: one `b` at least, then the run ends.
@@ -47,7 +52,10 @@ describe('texts every match contains', () => {
     let matched = 0;
     const wrong: string[] = [];
     for (const rs of rulesets) {
-      const inputs = [...rs.tests.map((t) => t.url), ...rs.targets.filter((t) => !t.host.includes('*')).map((t) => `http://${t.host}/`)];
+      const inputs = [
+        ...rs.tests.map((t) => t.url),
+        ...rs.targets.filter((t) => !t.host.includes('*')).map((t) => `http://${t.host}/`),
+      ];
       const patterns = [
         ...rs.rules.map((r) => prepareRule(r.from, r.to)),
         ...rs.exclusions.map((e) => prepareTest(e.pattern)),
@@ -60,7 +68,10 @@ describe('texts every match contains', () => {
         for (const input of [...inputs, ...inputs.map((u) => u.replace(/^http:/, 'https:'))]) {
           if (!re.test(input)) continue;
           matched++;
-          if (!holdsRequired(p, input) && wrong.length < 20) wrong.push(`${p.source} matches ${input} but lacks one of ${JSON.stringify(p.required)}`);
+          if (!holdsRequired(p, input) && wrong.length < 20)
+            wrong.push(
+              `${p.source} matches ${input} but lacks one of ${JSON.stringify(p.required)}`,
+            );
         }
       }
     }
@@ -95,7 +106,9 @@ describe('a refused pattern counts only for the URLs it could decide', () => {
     expect(engine.takeRegexRefusals()).toEqual([]);
     // A URL the refused rule could decide: refused, reported once, the ruleset stops (as before).
     expect(engine.rewrite('http://h.test/x/late/aa!')).toBeNull();
-    expect(engine.takeRegexRefusals()).toEqual([expect.objectContaining({ ruleset: 'Late refusal', pattern: refusedFrom })]);
+    expect(engine.takeRegexRefusals()).toEqual([
+      expect.objectContaining({ ruleset: 'Late refusal', pattern: refusedFrom }),
+    ]);
     expect(engine.rewrite('http://h.test/early/x')).toBeNull();
     expect(engine.explain('http://h.test/x/other').candidates[0]?.outcome).toBe('refused');
   });
@@ -107,7 +120,16 @@ describe('a refused pattern counts only for the URLs it could decide', () => {
   });
 
   it('an exclusion the URL cannot match neither vetoes nor refuses', () => {
-    const engine = loadBundle(compileBundle([{ ...ruleset, name: 'Excl', rules: [{ from: '^http:', to: 'https:' }], exclusions: [{ pattern: refusedFrom }] }]));
+    const engine = loadBundle(
+      compileBundle([
+        {
+          ...ruleset,
+          name: 'Excl',
+          rules: [{ from: '^http:', to: 'https:' }],
+          exclusions: [{ pattern: refusedFrom }],
+        },
+      ]),
+    );
     expect(engine.rewrite('http://h.test/x/other')).toBe('https://h.test/x/other');
     expect(engine.excludedBy('http://h.test/x/other')).toBeNull();
     expect(engine.takeRegexRefusals()).toEqual([]);

@@ -12,7 +12,10 @@ const parse = (xml: string): Ruleset => {
   return r;
 };
 const active = (r: Ruleset): Ruleset => ({ ...r, defaultOff: undefined, platform: undefined });
-const ownUrls = (r: Ruleset): string[] => [...r.tests.map((t) => t.url), ...r.targets.filter((t) => !t.host.includes('*')).map((t) => `http://${t.host}/`)];
+const ownUrls = (r: Ruleset): string[] => [
+  ...r.tests.map((t) => t.url),
+  ...r.targets.filter((t) => !t.host.includes('*')).map((t) => `http://${t.host}/`),
+];
 
 describe('fixRuleset', () => {
   it('trivialises rules that only upgrade their own targets, touching only the rule lines', () => {
@@ -30,17 +33,43 @@ describe('fixRuleset', () => {
     expect(r.fixes.map((f) => [f.code, f.line])).toEqual([['trivialize', 5]]);
     expect(r.fixed).toBe(
       xml
-        .replace('<rule from="^http://(www\\.)?example\\.com/" to="https://$1example.com/" />', '<rule from="^http:" to="https:" />')
-        .replace('\t<rule from="^http://cdn\\.example\\.com/" to="https://cdn.example.com/" />\n', ''),
+        .replace(
+          '<rule from="^http://(www\\.)?example\\.com/" to="https://$1example.com/" />',
+          '<rule from="^http:" to="https:" />',
+        )
+        .replace(
+          '\t<rule from="^http://cdn\\.example\\.com/" to="https://cdn.example.com/" />\n',
+          '',
+        ),
     );
   });
   it('does not trivialise when a rule moves hosts, has a path, or a target has no rule', () => {
-    const base = (rules: string, targets = '<target host="example.com" /><target host="www.example.com" />'): string =>
-      `<ruleset name="T">${targets}${rules}</ruleset>`;
-    expect(fixRuleset(base('<rule from="^http://(?:www\\.)?example\\.com/" to="https://www.example.com/" />'), 'T.xml').fixes).toEqual([]);
-    expect(fixRuleset(base('<rule from="^http://(www\\.)?example\\.com/a" to="https://$1example.com/a" />'), 'T.xml').fixes).toEqual([]);
-    expect(fixRuleset(base('<rule from="^http://example\\.com/" to="https://example.com/" />'), 'T.xml').fixes).toEqual([]);
-    expect(fixRuleset(base('<rule from="^http://(\\w+\\.)?example\\.com/" to="https://$1example.com/" />'), 'T.xml').fixes).toEqual([]);
+    const base = (
+      rules: string,
+      targets = '<target host="example.com" /><target host="www.example.com" />',
+    ): string => `<ruleset name="T">${targets}${rules}</ruleset>`;
+    expect(
+      fixRuleset(
+        base('<rule from="^http://(?:www\\.)?example\\.com/" to="https://www.example.com/" />'),
+        'T.xml',
+      ).fixes,
+    ).toEqual([]);
+    expect(
+      fixRuleset(
+        base('<rule from="^http://(www\\.)?example\\.com/a" to="https://$1example.com/a" />'),
+        'T.xml',
+      ).fixes,
+    ).toEqual([]);
+    expect(
+      fixRuleset(base('<rule from="^http://example\\.com/" to="https://example.com/" />'), 'T.xml')
+        .fixes,
+    ).toEqual([]);
+    expect(
+      fixRuleset(
+        base('<rule from="^http://(\\w+\\.)?example\\.com/" to="https://$1example.com/" />'),
+        'T.xml',
+      ).fixes,
+    ).toEqual([]);
   });
   it('escapes a lone host dot but not .+ or path dots, and normalises secure cookies', () => {
     const xml = `<ruleset name="T">
@@ -52,7 +81,11 @@ describe('fixRuleset', () => {
 </ruleset>`;
     const r = fixRuleset(xml, 'T.xml');
     expect(r.fixes.map((f) => f.code)).toEqual(['escape-dot', 'securecookie-any']);
-    expect(r.fixed).toBe(xml.replace('^http://foo.example', '^http://foo\\.example').replace('host=".*" name="."', 'host=".+" name=".+"'));
+    expect(r.fixed).toBe(
+      xml
+        .replace('^http://foo.example', '^http://foo\\.example')
+        .replace('host=".*" name="."', 'host=".+" name=".+"'),
+    );
   });
   it('drops a fix that would change how a test URL is rewritten', () => {
     // The unescaped dot lets the exclusion hold for fooXexample.com, which a test relies on.
@@ -86,10 +119,16 @@ describe('fixes on the 2018 corpus', () => {
         for (const f of result.fixes) counts[f.code] = (counts[f.code] ?? 0) + 1;
         const before = active(parse(xml));
         const after = active(parse(result.fixed));
-        const urls = [...new Set([...ownUrls(before), ...before.targets.flatMap((t) => byKey.get(t.host) ?? [])])];
+        const urls = [
+          ...new Set([
+            ...ownUrls(before),
+            ...before.targets.flatMap((t) => byKey.get(t.host) ?? []),
+          ]),
+        ];
         const a = createEngine([before]);
         const b = createEngine([after]);
-        for (const url of urls) expect([file, url, b.rewrite(url)]).toEqual([file, url, a.rewrite(url)]);
+        for (const url of urls)
+          expect([file, url, b.rewrite(url)]).toEqual([file, url, a.rewrite(url)]);
         checkedUrls += urls.length;
       }
       expect(counts['trivialize']).toBeGreaterThanOrEqual(20);
@@ -104,7 +143,10 @@ describe('fixes on the 2018 corpus', () => {
       for (const file of corpusXmlFiles()) {
         const xml = readFileSync(file, 'utf8');
         const parsed = parseRulesetXml(xml, file).ruleset as Ruleset;
-        expect([file, collectionFacts(xml)]).toEqual([file, { name: parsed.name, targets: parsed.targets.map((t) => ({ host: t.host })) }]);
+        expect([file, collectionFacts(xml)]).toEqual([
+          file,
+          { name: parsed.name, targets: parsed.targets.map((t) => ({ host: t.host })) },
+        ]);
       }
     },
     workTimeout(CORPUS_RULESETS, 10),

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { createEngine, type Ruleset } from '../src/index.js';
 
 /** Matching semantics on tiny hand-written rulesets: milliseconds, where the corpus run takes 85 s. */
-function rs(name: string, targets: string[], rules: [string, string][], exclusions: string[] = []): Ruleset {
+function rs(
+  name: string,
+  targets: string[],
+  rules: [string, string][],
+  exclusions: string[] = [],
+): Ruleset {
   return {
     name,
     targets: targets.map((host) => ({ host })),
@@ -16,16 +21,26 @@ function rs(name: string, targets: string[], rules: [string, string][], exclusio
 describe('matching on tiny rulesets', () => {
   it('an exclusion vetoes its own ruleset only; a later candidate may still rewrite', () => {
     const engine = createEngine([
-      rs('Exact', ['a.example.com'], [['^http://a\\.example\\.com/', 'https://exact.example.com/']], ['^http://a\\.example\\.com/skip']),
+      rs(
+        'Exact',
+        ['a.example.com'],
+        [['^http://a\\.example\\.com/', 'https://exact.example.com/']],
+        ['^http://a\\.example\\.com/skip'],
+      ),
       rs('Wild', ['*.example.com'], [['^http://a\\.example\\.com/', 'https://wild.example.com/']]),
     ]);
     expect(engine.rewrite('http://a.example.com/x')).toBe('https://exact.example.com/x');
-    expect(engine.rewriteWithRuleset('http://a.example.com/skip/1')).toMatchObject({ rewritten: 'https://wild.example.com/skip/1', ruleset: 'Wild' });
+    expect(engine.rewriteWithRuleset('http://a.example.com/skip/1')).toMatchObject({
+      rewritten: 'https://wild.example.com/skip/1',
+      ruleset: 'Wild',
+    });
   });
 
   it('many exclusions (the sorted index) veto like a few', () => {
     const exclusions = Array.from({ length: 12 }, (_, i) => `^http://m\\.test/p${i}/`);
-    const engine = createEngine([rs('Many', ['m.test'], [['^http:', 'https:']], [...exclusions, '^http://m\\.test/(?:a|b)+z'])]);
+    const engine = createEngine([
+      rs('Many', ['m.test'], [['^http:', 'https:']], [...exclusions, '^http://m\\.test/(?:a|b)+z']),
+    ]);
     expect(engine.rewrite('http://m.test/p3/x')).toBeNull();
     expect(engine.rewrite('http://m.test/p12/x')).toBe('https://m.test/p12/x');
     expect(engine.rewrite('http://m.test/ababz')).toBeNull();
@@ -50,7 +65,9 @@ describe('matching on tiny rulesets', () => {
     }
     expect(order).toEqual(['Exact', 'Label1', 'Label2', 'Right', 'Suffix']);
     expect(engine.rewrite('http://x.y.example.com/')).toBeNull();
-    expect(engine.candidateRulesets('x.y.example.com').map((id) => engine.rulesetName(id))).toEqual(['Exact', 'Label1', 'Label2', 'Right', 'Suffix']);
+    expect(engine.candidateRulesets('x.y.example.com').map((id) => engine.rulesetName(id))).toEqual(
+      ['Exact', 'Label1', 'Label2', 'Right', 'Suffix'],
+    );
     // `*.example.com` does not cover example.com itself.
     expect(engine.candidateRulesets('example.com')).toEqual([]);
   });

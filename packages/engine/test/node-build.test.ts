@@ -50,11 +50,17 @@ describe('the Node build of the engine', () => {
       const again = loadBundle(compileBundle([engine.ruleset(0)]));
       steps.push({ result: again.rewrite('http://a.test/'), loaded: loaded() });
       process.stdout.write(JSON.stringify(steps));`;
-    const steps = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: packageDir, encoding: 'utf8' })) as {
+    const steps = JSON.parse(
+      execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+        cwd: packageDir,
+        encoding: 'utf8',
+      }),
+    ) as {
       result: string | null;
       loaded: string[];
     }[];
-    const has = (step: number, file: string) => steps[step]?.loaded.some((p) => p.endsWith(file)) ?? false;
+    const has = (step: number, file: string) =>
+      steps[step]?.loaded.some((p) => p.endsWith(file)) ?? false;
     const analysis = 'lazy/regex-analysis.cjs';
     const regexpp = 'regexpp/index.js';
     const writer = 'lazy/bundle-writer.cjs';

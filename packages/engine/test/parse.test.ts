@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { parseRulesetXml } from '../src/parse/index.js';
 import { corpusXmlFiles } from './support/corpus.js';
 
-const codes = (xml: string) => parseRulesetXml(xml, 'x.xml').diagnostics.map((d) => `${d.line}:${d.column} ${d.code}`);
+const codes = (xml: string) =>
+  parseRulesetXml(xml, 'x.xml').diagnostics.map((d) => `${d.line}:${d.column} ${d.code}`);
 
 describe('parseRulesetXml', () => {
   it('reads every child in document order with positions', () => {
@@ -36,15 +37,37 @@ describe('parseRulesetXml', () => {
   });
 
   it('names the line and problem for each kind of error', () => {
-    expect(codes('<ruleset name="A">\n<target host="a.com"/>\n<rule from="^http:"/>\n</ruleset>')).toEqual(['3:1 missing-attribute', '1:1 no-rule']);
-    expect(codes('<ruleset name="A">\n<target host="a.com"/>\n<rule from="^http://(a.com/" to="https://a.com/"/>\n</ruleset>')).toEqual(['3:1 invalid-regex']);
-    expect(codes('<ruleset name="A">\n  <rule from="^http:" to="https:"/>\n</ruleset>')).toEqual(['1:1 no-target']);
-    expect(codes('<ruleset name="A">\n<target host="a.com"/><rule from="^http:" to="https:"/>\n<bogus/>\n</ruleset>')).toEqual(['3:1 unknown-element']);
+    expect(
+      codes('<ruleset name="A">\n<target host="a.com"/>\n<rule from="^http:"/>\n</ruleset>'),
+    ).toEqual(['3:1 missing-attribute', '1:1 no-rule']);
+    expect(
+      codes(
+        '<ruleset name="A">\n<target host="a.com"/>\n<rule from="^http://(a.com/" to="https://a.com/"/>\n</ruleset>',
+      ),
+    ).toEqual(['3:1 invalid-regex']);
+    expect(codes('<ruleset name="A">\n  <rule from="^http:" to="https:"/>\n</ruleset>')).toEqual([
+      '1:1 no-target',
+    ]);
+    expect(
+      codes(
+        '<ruleset name="A">\n<target host="a.com"/><rule from="^http:" to="https:"/>\n<bogus/>\n</ruleset>',
+      ),
+    ).toEqual(['3:1 unknown-element']);
     expect(codes('<rules name="A"/>')).toEqual(['1:1 root-element']);
-    expect(codes('<ruleset>\n<target host="a.com"/><rule from="^http:" to="https:"/></ruleset>')).toEqual(['1:1 missing-attribute']);
-    const broken = parseRulesetXml('<ruleset name="A">\n<target host="a.com">\n</ruleset>', 'B.xml');
+    expect(
+      codes('<ruleset>\n<target host="a.com"/><rule from="^http:" to="https:"/></ruleset>'),
+    ).toEqual(['1:1 missing-attribute']);
+    const broken = parseRulesetXml(
+      '<ruleset name="A">\n<target host="a.com">\n</ruleset>',
+      'B.xml',
+    );
     expect(broken.ruleset).toBeNull();
-    expect(broken.diagnostics[0]).toMatchObject({ file: 'B.xml', line: 3, code: 'xml-syntax', severity: 'error' });
+    expect(broken.diagnostics[0]).toMatchObject({
+      file: 'B.xml',
+      line: 3,
+      code: 'xml-syntax',
+      severity: 'error',
+    });
     expect(codes('')).toEqual(['1:1 xml-syntax']);
   });
 
@@ -111,13 +134,19 @@ describe('parser fuzzing with mutated corpus files', () => {
         const op = Math.floor(random() * 4);
         if (op === 0) xml = xml.slice(0, at);
         else if (op === 1) xml = xml.slice(0, at) + xml.slice(at + 1 + Math.floor(random() * 20));
-        else if (op === 2) xml = xml.slice(0, at) + PIECES[Math.floor(random() * PIECES.length)] + xml.slice(at);
+        else if (op === 2)
+          xml = xml.slice(0, at) + PIECES[Math.floor(random() * PIECES.length)] + xml.slice(at);
         else xml = xml.slice(0, at) + xml.slice(at).replace(/"/, '');
         mutations++;
         const result = parseRulesetXml(xml, file);
         if (result.ruleset === null) {
           rejected++;
-          expect(result.diagnostics.some((d) => d.severity === 'error' && d.file === file && d.line >= 1 && d.message.length > 0)).toBe(true);
+          expect(
+            result.diagnostics.some(
+              (d) =>
+                d.severity === 'error' && d.file === file && d.line >= 1 && d.message.length > 0,
+            ),
+          ).toBe(true);
         }
       }
     }
@@ -128,7 +157,8 @@ describe('parser fuzzing with mutated corpus files', () => {
 
 describe('positions', () => {
   it('points at the "<" of an element even when a newline follows its name', () => {
-    const xml = '<ruleset\n\tname="A">\n  <target\n    host="a.com"/>\n\t\t<rule from="^http:" to="https:"/>\n</ruleset>';
+    const xml =
+      '<ruleset\n\tname="A">\n  <target\n    host="a.com"/>\n\t\t<rule from="^http:" to="https:"/>\n</ruleset>';
     const { ruleset } = parseRulesetXml(xml, 'A.xml');
     expect(ruleset?.loc).toMatchObject({ line: 1, column: 1 });
     expect(ruleset?.targets[0]?.loc).toMatchObject({ line: 3, column: 3 });

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { casesMatch, Form, type PreparedPattern, prepareLiteralRule, prepareRule, prepareTest, rewriteLiteral } from '../src/regex/prepared-pattern.js';
+import {
+  casesMatch,
+  Form,
+  type PreparedPattern,
+  prepareLiteralRule,
+  prepareRule,
+  prepareTest,
+  rewriteLiteral,
+} from '../src/regex/prepared-pattern.js';
 import { loadRulesets } from '../src/node/index.js';
 import { corpusRulesDir } from './support/corpus.js';
 
@@ -18,8 +26,12 @@ function probes(p: PreparedPattern): string[] {
   const out = new Set<string>();
   const runs = ['', '/', '//', '///'];
   for (const c of p.run?.chars ?? '') runs.push(c, c + c, c + c + c, `a${c}`, `${c}a${c}`);
-  const tails = ['a', '?x', '#f', 'A/b.c', '$', 'ab?cd/e', 'x//y'].flatMap((t) => runs.map((r) => r + t)).concat(runs);
-  for (const look of p.lookahead?.texts ?? []) for (const r of runs) tails.push(r + look, r + look.slice(0, -1), `${r}${look}z`, `${r}${look}/`);
+  const tails = ['a', '?x', '#f', 'A/b.c', '$', 'ab?cd/e', 'x//y']
+    .flatMap((t) => runs.map((r) => r + t))
+    .concat(runs);
+  for (const look of p.lookahead?.texts ?? [])
+    for (const r of runs)
+      tails.push(r + look, r + look.slice(0, -1), `${r}${look}z`, `${r}${look}/`);
   for (const text of p.texts ?? [p.prefix]) {
     for (const tail of tails) out.add(text + tail);
     out.add(text.slice(0, -1));
@@ -46,7 +58,10 @@ describe('rules and exclusions without a regex (finite languages)', () => {
           const expected = regexRewrite(rule.from, rule.to, input);
           const got = rewriteLiteral(p, input);
           if (expected !== null) changed++;
-          if (got !== expected && wrong.length < 20) wrong.push(`${rs.name}: ${rule.from} -> ${rule.to} on ${input}: expected ${expected}, got ${got}`);
+          if (got !== expected && wrong.length < 20)
+            wrong.push(
+              `${rs.name}: ${rule.from} -> ${rule.to} on ${input}: expected ${expected}, got ${got}`,
+            );
         }
       }
     }
@@ -60,7 +75,10 @@ describe('rules and exclusions without a regex (finite languages)', () => {
     let prepared = 0;
     let matched = 0;
     const wrong: string[] = [];
-    const patterns = rulesets.flatMap((rs) => [...rs.exclusions.map((e) => e.pattern), ...rs.secureCookies.flatMap((c) => [c.host, c.name])]);
+    const patterns = rulesets.flatMap((rs) => [
+      ...rs.exclusions.map((e) => e.pattern),
+      ...rs.secureCookies.flatMap((c) => [c.host, c.name]),
+    ]);
     for (const source of patterns) {
       const p = prepareTest(source);
       if (p.form !== Form.Cases) continue;
@@ -69,7 +87,8 @@ describe('rules and exclusions without a regex (finite languages)', () => {
       for (const input of probes(p)) {
         const expected = re.test(input);
         if (expected) matched++;
-        if (casesMatch(p, input) !== expected && wrong.length < 20) wrong.push(`${source} on ${input}: expected ${expected}`);
+        if (casesMatch(p, input) !== expected && wrong.length < 20)
+          wrong.push(`${source} on ${input}: expected ${expected}`);
       }
     }
     expect(wrong).toEqual([]);
@@ -80,30 +99,74 @@ describe('rules and exclusions without a regex (finite languages)', () => {
   it('handles the edge cases of JavaScript replacement and anchoring', () => {
     const cases: [string, string, string[]][] = [
       // `$` inside a group, alternatives that are prefixes of exact ones, `$&`, `$$`, `$10` with one group.
-      ['^http://(www\\.)?a\\.com/(?:$|\\?)', 'https://a.com/$1', ['http://a.com/', 'http://www.a.com/?q', 'http://a.com/x', 'http://www.a.com/']],
-      ['^http://a\\.com/(?:$|b)', 'https://a.com/$&!', ['http://a.com/', 'http://a.com/b', 'http://a.com/bc', 'http://a.com/c']],
-      ['^http://(a|b)\\.com/', 'https://$$$1$10.com/', ['http://a.com/x', 'http://b.com/', 'http://c.com/']],
+      [
+        '^http://(www\\.)?a\\.com/(?:$|\\?)',
+        'https://a.com/$1',
+        ['http://a.com/', 'http://www.a.com/?q', 'http://a.com/x', 'http://www.a.com/'],
+      ],
+      [
+        '^http://a\\.com/(?:$|b)',
+        'https://a.com/$&!',
+        ['http://a.com/', 'http://a.com/b', 'http://a.com/bc', 'http://a.com/c'],
+      ],
+      [
+        '^http://(a|b)\\.com/',
+        'https://$$$1$10.com/',
+        ['http://a.com/x', 'http://b.com/', 'http://c.com/'],
+      ],
       // Trailing `.*`: the whole rest is consumed and replaced.
       ['^http://a\\.com/.*', 'https://a.com/', ['http://a.com/x/y?z', 'http://a.com/']],
       // Lazy and greedy optional parts keep the regex's preference.
       ['^http://(www\\.)??a\\.com/', 'https://$1a.com/', ['http://www.a.com/', 'http://a.com/']],
       // Lookaheads at the end, negative and positive, with `$` alternatives.
-      ['^http://(?:www\\.)?a\\.com/(?!css/|$)', 'https://a.com/', ['http://a.com/', 'http://a.com/css/x', 'http://a.com/cs', 'http://www.a.com/x']],
+      [
+        '^http://(?:www\\.)?a\\.com/(?!css/|$)',
+        'https://a.com/',
+        ['http://a.com/', 'http://a.com/css/x', 'http://a.com/cs', 'http://www.a.com/x'],
+      ],
       [
         '^http://a\\.com/(?=img/|favicon\\.ico$)',
         'https://a.com/',
-        ['http://a.com/img/1', 'http://a.com/favicon.ico', 'http://a.com/favicon.icox', 'http://a.com/'],
+        [
+          'http://a.com/img/1',
+          'http://a.com/favicon.ico',
+          'http://a.com/favicon.icox',
+          'http://a.com/',
+        ],
       ],
       // Runs: greedy, then given back one character at a time while the lookahead fails.
-      ['^http://(www\\.)?a\\.com/+', 'https://$1a.com/', ['http://a.com/', 'http://a.com///x', 'http://www.a.com//']],
-      ['^http://a\\.com/+(?!/b|c)', 'https://a.com/', ['http://a.com//b', 'http://a.com/c', 'http://a.com///c', 'http://a.com/b', 'http://a.com/']],
-      ['^http://a\\.com/[^?]*', 'https://a.com/', ['http://a.com/x/y?z', 'http://a.com/?q', 'http://a.com/']],
-      ['^http://a\\.com/x*(?=y)', 'https://b.com/', ['http://a.com/xxy', 'http://a.com/y', 'http://a.com/xx']],
+      [
+        '^http://(www\\.)?a\\.com/+',
+        'https://$1a.com/',
+        ['http://a.com/', 'http://a.com///x', 'http://www.a.com//'],
+      ],
+      [
+        '^http://a\\.com/+(?!/b|c)',
+        'https://a.com/',
+        [
+          'http://a.com//b',
+          'http://a.com/c',
+          'http://a.com///c',
+          'http://a.com/b',
+          'http://a.com/',
+        ],
+      ],
+      [
+        '^http://a\\.com/[^?]*',
+        'https://a.com/',
+        ['http://a.com/x/y?z', 'http://a.com/?q', 'http://a.com/'],
+      ],
+      [
+        '^http://a\\.com/x*(?=y)',
+        'https://b.com/',
+        ['http://a.com/xxy', 'http://a.com/y', 'http://a.com/xx'],
+      ],
     ];
     for (const [from, to, inputs] of cases) {
       const p = prepareRule(from, to);
       expect(p.form, from).toBe(Form.Cases);
-      for (const input of inputs) expect(rewriteLiteral(p, input), `${from} on ${input}`).toBe(regexRewrite(from, to, input));
+      for (const input of inputs)
+        expect(rewriteLiteral(p, input), `${from} on ${input}`).toBe(regexRewrite(from, to, input));
     }
   });
 

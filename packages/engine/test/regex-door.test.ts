@@ -14,11 +14,26 @@ const ALLOWED: Record<string, { count: number; why: string }> = {
     count: 7,
     why: 'the door itself: RegExp for the syntax message, proven patterns and those our own build proved, re2js for the linear route, long input to quadratic patterns and DNR filters',
   },
-  'packages/engine/src/regex/compile-check.ts': { count: 1, why: 'compiles only, to get the syntax error; never runs the pattern' },
-  'packages/engine/src/lint/regex-ast.ts': { count: 1, why: 'one character class (an AST node) tested on one character' },
-  'packages/engine/src/dnr/host-labels.ts': { count: 1, why: 'one character class (an AST node) tested on one character' },
-  'packages/engine/src/regex/fragment-groups.ts': { count: 1, why: 'one character class (an AST node) tested on one character' },
-  'packages/engine/src/lint/host-language.ts': { count: 1, why: 'one character, set or class element (an AST node) tested on one character' },
+  'packages/engine/src/regex/compile-check.ts': {
+    count: 1,
+    why: 'compiles only, to get the syntax error; never runs the pattern',
+  },
+  'packages/engine/src/lint/regex-ast.ts': {
+    count: 1,
+    why: 'one character class (an AST node) tested on one character',
+  },
+  'packages/engine/src/dnr/host-labels.ts': {
+    count: 1,
+    why: 'one character class (an AST node) tested on one character',
+  },
+  'packages/engine/src/regex/fragment-groups.ts': {
+    count: 1,
+    why: 'one character class (an AST node) tested on one character',
+  },
+  'packages/engine/src/lint/host-language.ts': {
+    count: 1,
+    why: 'one character, set or class element (an AST node) tested on one character',
+  },
   'packages/cli/src/links/decoded-text.ts': {
     count: 1,
     why: "a copy, with the g flag, of the caller's own RegExp (escape and reference syntax), never a ruleset's",
@@ -55,7 +70,9 @@ describe('the regex door is the only place patterns are compiled', () => {
         if (calls > 0) found[relative(repoRoot, file)] = calls;
       }
     }
-    const allowed = Object.fromEntries(Object.entries(ALLOWED).map(([file, { count }]) => [file, count]));
+    const allowed = Object.fromEntries(
+      Object.entries(ALLOWED).map(([file, { count }]) => [file, count]),
+    );
     expect(found).toEqual(allowed);
   });
 
@@ -64,9 +81,17 @@ describe('the regex door is the only place patterns are compiled', () => {
     const reaching: string[] = [];
     for (const pkg of ['engine', 'cli', 'extension']) {
       for (const file of sourceFiles(join(repoRoot, 'packages', pkg, 'src'))) {
-        if (/^import\s+(?!type\b)[^;]*from\s+'(re2js|[./]*re2js-module\.js)'/m.test(readFileSync(file, 'utf8'))) reaching.push(relative(repoRoot, file));
+        if (
+          /^import\s+(?!type\b)[^;]*from\s+'(re2js|[./]*re2js-module\.js)'/m.test(
+            readFileSync(file, 'utf8'),
+          )
+        )
+          reaching.push(relative(repoRoot, file));
       }
     }
-    expect(reaching.sort()).toEqual(['packages/engine/src/regex/re2js-module.ts', 'packages/engine/src/regex/safe-regex.ts']);
+    expect(reaching.sort()).toEqual([
+      'packages/engine/src/regex/re2js-module.ts',
+      'packages/engine/src/regex/safe-regex.ts',
+    ]);
   });
 });

@@ -13,9 +13,21 @@ const CASES: { from: string; to: string; inputs: string[] }[] = [
     to: "https://h.test/[$&][$`][$'][$$][$2][$0][$9]",
     inputs: ['http://h.test/aaa', 'http://h.test/aab', 'http://h.test/'],
   },
-  { from: 'h\\.test/(\\w+)\\W+(\\d*)', to: '<$2|$1|$3>', inputs: ['x http://h.test/abc--- tail', 'http://h.test/abc-12x', 'nothing'] },
-  { from: '^http://(www\\.)?e\\.org/(.*)(.*)$', to: 'https://e.org/$1-$2-$3', inputs: ['http://e.org/x/y', 'http://www.e.org/'] },
-  { from: '^http://e\\.org/[\\s\\S]*?(\\.\\w+)?$', to: 'https://e.org/$1', inputs: ['http://e.org/a.b.c', 'http://e.org/\u2028.x'] },
+  {
+    from: 'h\\.test/(\\w+)\\W+(\\d*)',
+    to: '<$2|$1|$3>',
+    inputs: ['x http://h.test/abc--- tail', 'http://h.test/abc-12x', 'nothing'],
+  },
+  {
+    from: '^http://(www\\.)?e\\.org/(.*)(.*)$',
+    to: 'https://e.org/$1-$2-$3',
+    inputs: ['http://e.org/x/y', 'http://www.e.org/'],
+  },
+  {
+    from: '^http://e\\.org/[\\s\\S]*?(\\.\\w+)?$',
+    to: 'https://e.org/$1',
+    inputs: ['http://e.org/a.b.c', 'http://e.org/\u2028.x'],
+  },
 ];
 
 describe('linear-time route: same results as RegExp', () => {
@@ -42,7 +54,10 @@ describe('linear-time route: same results as RegExp', () => {
     ] as const) {
       const compiled = compileRulesetRegex(pattern);
       expect(compiled.ok && compiled.regex.verdict).toBe('linear');
-      expect(compiled.ok && compiled.regex.test(input), `${pattern} on ${JSON.stringify(input)}`).toBe(new RegExp(pattern).test(input));
+      expect(
+        compiled.ok && compiled.regex.test(input),
+        `${pattern} on ${JSON.stringify(input)}`,
+      ).toBe(new RegExp(pattern).test(input));
     }
   });
 

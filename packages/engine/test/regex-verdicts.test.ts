@@ -19,10 +19,22 @@ import {
 import { loadBundle, type EngineOptions } from '../src/match/engine.js';
 import type { Ruleset } from '../src/model/ruleset.js';
 import { loadRulesets } from '../src/node/index.js';
-import { fetchTrusting, makeCertificate, startChannelServer, testDefinition, testPublisher, writeFiles } from './channels-support.js';
+import {
+  fetchTrusting,
+  makeCertificate,
+  startChannelServer,
+  testDefinition,
+  testPublisher,
+  writeFiles,
+} from './channels-support.js';
 import { corpusXmlFiles, repoRoot } from './support/corpus.js';
 import { parseRulesetXml } from '../src/parse/xml-ruleset.js';
-import { CATASTROPHIC_FROM, forgeProvenVerdict, HOSTILE_RULESET, HOSTILE_URL } from './support/forged-verdicts.js';
+import {
+  CATASTROPHIC_FROM,
+  forgeProvenVerdict,
+  HOSTILE_RULESET,
+  HOSTILE_URL,
+} from './support/forged-verdicts.js';
 
 /** The regex door's verdicts stored at compile time: used for our own builds only, checked at the door. */
 
@@ -49,16 +61,28 @@ const LONG = 'z'.repeat(5000);
 const URLS: string[] = [
   ...SLICE.flatMap((rs) => [
     ...rs.tests.map((t) => t.url),
-    ...rs.targets.filter((t) => !t.host.includes('*')).map((t) => `http://${t.host}/some/path.css?q=1`),
+    ...rs.targets
+      .filter((t) => !t.host.includes('*'))
+      .map((t) => `http://${t.host}/some/path.css?q=1`),
   ]),
-  ...['aab', 'x//a.js', `x//${LONG}.js`, `x//${LONG}.css`, 'q.y.com', `${LONG}.y.com`, `${LONG}.y.co`].map((p) => `http://rare.example/${p}`),
+  ...[
+    'aab',
+    'x//a.js',
+    `x//${LONG}.js`,
+    `x//${LONG}.css`,
+    'q.y.com',
+    `${LONG}.y.com`,
+    `${LONG}.y.co`,
+  ].map((p) => `http://rare.example/${p}`),
 ];
 
 /** What an engine does with every URL and cookie of the slice: rewrites, then refusals. */
 function behaviour(bytes: Uint8Array, options: EngineOptions): unknown[] {
   const engine = loadBundle(bytes, options);
   const out: unknown[] = URLS.map((u) => engine.rewrite(u));
-  for (const rs of SLICE) for (const t of rs.targets) out.push(engine.shouldSecureCookie({ domain: t.host.replace('*', 'x'), name: 'session' }));
+  for (const rs of SLICE)
+    for (const t of rs.targets)
+      out.push(engine.shouldSecureCookie({ domain: t.host.replace('*', 'x'), name: 'session' }));
   out.push(engine.takeRegexRefusals().map((r) => r.ruleset));
   return out;
 }
@@ -76,7 +100,10 @@ describe('regex verdicts stored in the bundle', () => {
       const code = column?.get(i) as number;
       counts.set(code, (counts.get(code) ?? 0) + 1);
     }
-    const patterns = SLICE.reduce((n, rs) => n + rs.rules.length + rs.exclusions.length + 2 * rs.secureCookies.length, 0);
+    const patterns = SLICE.reduce(
+      (n, rs) => n + rs.rules.length + rs.exclusions.length + 2 * rs.secureCookies.length,
+      0,
+    );
     expect(column?.length).toBe(patterns);
     // Most patterns are finite languages or prefix swaps; many others need a regex.
     expect(counts.get(PatternVerdictCode.None)).toBeGreaterThan(patterns / 2);
@@ -106,15 +133,21 @@ describe('regex verdicts stored in the bundle', () => {
 
   it('rejects, at the bundle door, a verdict column no writer makes, even for trusted bytes (O(1))', () => {
     const layoutAt = new DataView(withVerdicts.buffer, withVerdicts.byteOffset).getUint32(40, true);
-    const word = (field: 0 | 1) => layoutAt + (LayoutField.Count + COLUMN_WORDS * (Section.PatternVerdict - Section.RsFlags) + field) * 4;
+    const word = (field: 0 | 1) =>
+      layoutAt +
+      (LayoutField.Count + COLUMN_WORDS * (Section.PatternVerdict - Section.RsFlags) + field) * 4;
     const edited = (field: 0 | 1, value: number): Uint8Array => {
       const bytes = withVerdicts.slice();
       new DataView(bytes.buffer).setUint32(word(field), value, true);
       return bytes;
     };
-    expect(() => loadBundle(edited(0, 5), { verify: 'trusted' })).toThrow(/5 regex verdicts for \d+ patterns/);
+    expect(() => loadBundle(edited(0, 5), { verify: 'trusted' })).toThrow(
+      /5 regex verdicts for \d+ patterns/,
+    );
     // Three bits could name codes that do not exist.
-    expect(() => loadBundle(edited(1, 3), { verify: 'trusted' })).toThrow(/regex verdicts of 3 bits/);
+    expect(() => loadBundle(edited(1, 3), { verify: 'trusted' })).toThrow(
+      /regex verdicts of 3 bits/,
+    );
   });
 });
 
@@ -131,7 +164,9 @@ describe('a bundle that calls a catastrophic regex safe', () => {
     for (const verify of ['full', 'trusted'] as const) {
       const engine = loadBundle(forged, { verify });
       expect(engine.rewrite(HOSTILE_URL)).toBeNull();
-      expect(engine.takeRegexRefusals()).toEqual([expect.objectContaining({ ruleset: 'Hostile', pattern: CATASTROPHIC_FROM })]);
+      expect(engine.takeRegexRefusals()).toEqual([
+        expect.objectContaining({ ruleset: 'Hostile', pattern: CATASTROPHIC_FROM }),
+      ]);
     }
   });
 
@@ -140,7 +175,9 @@ describe('a bundle that calls a catastrophic regex safe', () => {
     try {
       const file = join(dir, 'hostile.bundle');
       writeFileSync(file, forged);
-      const sneaky = { trustBundledRegexVerdicts: true } as unknown as Parameters<typeof loadRulesets>[1];
+      const sneaky = { trustBundledRegexVerdicts: true } as unknown as Parameters<
+        typeof loadRulesets
+      >[1];
       for (const paths of [[file], [file, file]]) {
         const { engine } = loadRulesets(paths, sneaky);
         expect(engine.rewrite(HOSTILE_URL)).toBeNull();
@@ -176,7 +213,14 @@ describe('a bundle that calls a catastrophic regex safe', () => {
       if (key === undefined) throw new Error('no key');
       writeFiles(root, {
         ...(await keyCertificateFiles(def, publisher.root.privateKey, key.publicKey, 1)),
-        ...(await releaseFiles(def, bundle, ts, key.privateKey, 1, new Uint8Array(gzipSync(bundle)))),
+        ...(await releaseFiles(
+          def,
+          bundle,
+          ts,
+          key.privateKey,
+          1,
+          new Uint8Array(gzipSync(bundle)),
+        )),
         'latest-timestamp': `${ts}\n`,
       });
       let record: ChannelRecord | undefined;
@@ -186,10 +230,19 @@ describe('a bundle that calls a catastrophic regex safe', () => {
           record = structuredClone(r);
         },
       };
-      const report = await checkChannel(def, storage, { fetchBytes: fetchBytesWith(fetchTrusting(cert.cert)), now: () => ts + 60 });
+      const report = await checkChannel(def, storage, {
+        fetchBytes: fetchBytesWith(fetchTrusting(cert.cert)),
+        now: () => ts + 60,
+      });
       expect(report.result).toBe('updated');
-      const sneaky = { trustBundledRegexVerdicts: true } as unknown as Parameters<typeof scopedEngineFromChannels>[2];
-      const engine = scopedEngineFromChannels(selectActiveChannels(record ? [record] : []), null, sneaky);
+      const sneaky = { trustBundledRegexVerdicts: true } as unknown as Parameters<
+        typeof scopedEngineFromChannels
+      >[2];
+      const engine = scopedEngineFromChannels(
+        selectActiveChannels(record ? [record] : []),
+        null,
+        sneaky,
+      );
       expect(engine.rewrite(HOSTILE_URL)).toBeNull();
     });
   });
@@ -197,7 +250,10 @@ describe('a bundle that calls a catastrophic regex safe', () => {
 
 describe('who may trust a bundle’s verdicts', () => {
   /** Every source file that passes the option; each is a load of a bundle we built ourselves. */
-  const ALLOWED = ['packages/engine/src/node/default-bundle.ts', 'packages/extension/src/rewriter/engine-loader.ts'];
+  const ALLOWED = [
+    'packages/engine/src/node/default-bundle.ts',
+    'packages/extension/src/rewriter/engine-loader.ts',
+  ];
 
   it('only the loaders of our own packaged defaults (extension, Node) pass trustBundledRegexVerdicts: true', () => {
     const found: string[] = [];
@@ -205,10 +261,15 @@ describe('who may trust a bundle’s verdicts', () => {
       for (const name of readdirSync(dir)) {
         const path = join(dir, name);
         if (statSync(path).isDirectory()) walk(path);
-        else if (name.endsWith('.ts') && /trustBundledRegexVerdicts\s*:(?!\s*false\b)/.test(readFileSync(path, 'utf8'))) found.push(relative(repoRoot, path));
+        else if (
+          name.endsWith('.ts') &&
+          /trustBundledRegexVerdicts\s*:(?!\s*false\b)/.test(readFileSync(path, 'utf8'))
+        )
+          found.push(relative(repoRoot, path));
       }
     };
-    for (const pkg of ['engine', 'cli', 'extension', 'fetch']) walk(join(repoRoot, 'packages', pkg, 'src'));
+    for (const pkg of ['engine', 'cli', 'extension', 'fetch'])
+      walk(join(repoRoot, 'packages', pkg, 'src'));
     expect(found.filter((f) => !f.endsWith('match/engine.ts'))).toEqual(ALLOWED);
   });
 });

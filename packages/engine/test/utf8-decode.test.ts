@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { decodeUtf8, NotUtf8 } from '../src/library/utf8.js';
 
 describe('decodeUtf8: strict, with the line of the first bad byte', () => {
-  const bytes = (...parts: (string | number[])[]): Uint8Array => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : Buffer.from(p))));
+  const bytes = (...parts: (string | number[])[]): Uint8Array =>
+    Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : Buffer.from(p))));
   const lineOf = (b: Uint8Array): number | string => {
     try {
       return decodeUtf8(b);

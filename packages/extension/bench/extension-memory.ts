@@ -55,7 +55,10 @@ function serve(req: IncomingMessage, res: ServerResponse): void {
   }
   const port = /:(\d+)$/.exec(req.headers.host ?? '')?.[1] ?? '80';
   const run = new URL(path, 'http://x').searchParams.get('run') ?? '0';
-  const images = Array.from({ length: IMAGES }, (_, i) => `<img src="http://${IMAGE_HOSTS[i % IMAGE_HOSTS.length]}:${port}/i/${run}/${i}.gif">`);
+  const images = Array.from(
+    { length: IMAGES },
+    (_, i) => `<img src="http://${IMAGE_HOSTS[i % IMAGE_HOSTS.length]}:${port}/i/${run}/${i}.gif">`,
+  );
   res.writeHead(200, { 'content-type': 'text/html', 'cache-control': 'no-store' });
   res.end(`<!doctype html><title>images</title><body>${images.join('')}</body>`);
 }
@@ -70,7 +73,12 @@ const STATUS_EXPRESSION = `(() => {
   return /^Imported/.test(status) ? status : '';
 })()`;
 
-async function poll<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
+async function poll<T>(
+  what: string,
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs: number,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read().catch(() => undefined);
@@ -81,7 +89,10 @@ async function poll<T>(what: string, read: () => Promise<T>, done: (value: T) =>
 }
 
 /** Waits for the options page to say the import ended (imported, or why not), and how long it took. */
-async function importEnd(started: number, status: () => Promise<string>): Promise<{ importStatus: string; importSeconds: number }> {
+async function importEnd(
+  started: number,
+  status: () => Promise<string>,
+): Promise<{ importStatus: string; importSeconds: number }> {
   const importStatus = await poll('the import', status, (s) => s !== '', IMPORT_TIMEOUT_MS);
   return { importStatus, importSeconds: (Date.now() - started) / 1000 };
 }
@@ -92,13 +103,20 @@ async function settledMemory(read: () => MemoryReading, ms = SETTLE_MS): Promise
   return read();
 }
 
-async function chromiumFigures(extensionDir: string, pageUrl: (run: number) => string): Promise<BrowserFigures> {
+async function chromiumFigures(
+  extensionDir: string,
+  pageUrl: (run: number) => string,
+): Promise<BrowserFigures> {
   const ext = await launchWithExtension(extensionDir, [PAGE_HOST, ...IMAGE_HOSTS]);
   try {
     await switchProtectionModeOff(ext);
     // The browser process is the one given the extension; its service worker lives in the
     // child marked as the extension process.
-    const browser = descendants(process.pid).find((p) => p.args.includes(`--load-extension=${extensionDir}`) && !p.args.some((a) => a.startsWith('--type=')));
+    const browser = descendants(process.pid).find(
+      (p) =>
+        p.args.includes(`--load-extension=${extensionDir}`) &&
+        !p.args.some((a) => a.startsWith('--type=')),
+    );
     if (browser === undefined) throw new Error('no Chromium browser process found below this one');
     const extensionProcess = () => {
       const found = descendants(browser.pid).find((p) => p.args.includes('--extension-process'));
@@ -117,7 +135,9 @@ async function chromiumFigures(extensionDir: string, pageUrl: (run: number) => s
     await options.goto(`chrome-extension://${new URL(ext.worker.url()).host}/ui/options.html`);
     const started = Date.now();
     await options.locator('#library-archive').setInputFiles(corpusTarball);
-    const { importStatus, importSeconds } = await importEnd(started, () => options.evaluate<string>(STATUS_EXPRESSION));
+    const { importStatus, importSeconds } = await importEnd(started, () =>
+      options.evaluate<string>(STATUS_EXPRESSION),
+    );
     // Extension pages share the service worker's process in Chromium: close the one used.
     await options.close();
     const library = await settledMemory(extensionProcess);
@@ -128,13 +148,23 @@ async function chromiumFigures(extensionDir: string, pageUrl: (run: number) => s
     await devtools.send('ServiceWorker.stopAllWorkers');
     const libraryMs = await pageMs(10);
     const restarted = await settledMemory(extensionProcess, RESTART_SETTLE_MS);
-    return { defaults, library, restarted, importSeconds, importStatus, pageMs: { defaults: defaultsMs, library: libraryMs } };
+    return {
+      defaults,
+      library,
+      restarted,
+      importSeconds,
+      importStatus,
+      pageMs: { defaults: defaultsMs, library: libraryMs },
+    };
   } finally {
     await ext.close();
   }
 }
 
-async function firefoxFigures(extensionDir: string, pageUrl: (run: number) => string): Promise<BrowserFigures> {
+async function firefoxFigures(
+  extensionDir: string,
+  pageUrl: (run: number) => string,
+): Promise<BrowserFigures> {
   const firefox = await launchFirefoxWithExtension(extensionDir, [PAGE_HOST, ...IMAGE_HOSTS]);
   try {
     const extensionProcess = () => {
@@ -171,7 +201,9 @@ async function firefoxFigures(extensionDir: string, pageUrl: (run: number) => st
       input.dispatchEvent(new Event('change'));
       return true;
     })()`);
-    const { importStatus, importSeconds } = await importEnd(started, () => options.evaluate<string>(STATUS_EXPRESSION));
+    const { importStatus, importSeconds } = await importEnd(started, () =>
+      options.evaluate<string>(STATUS_EXPRESSION),
+    );
     // Extension pages share the background page's process in Firefox too: close the one used.
     await options.close();
     const library = await settledMemory(extensionProcess);
@@ -182,7 +214,14 @@ async function firefoxFigures(extensionDir: string, pageUrl: (run: number) => st
     await reloader.close().catch(() => undefined);
     const restarted = await settledMemory(extensionProcess, RESTART_SETTLE_MS);
     const libraryMs = await pageMs(10);
-    return { defaults, library, restarted, importSeconds, importStatus, pageMs: { defaults: defaultsMs, library: libraryMs } };
+    return {
+      defaults,
+      library,
+      restarted,
+      importSeconds,
+      importStatus,
+      pageMs: { defaults: defaultsMs, library: libraryMs },
+    };
   } finally {
     await firefox.close();
   }
@@ -210,9 +249,15 @@ const server = await startDualServer(serve);
 const pageUrl = (run: number) => `http://${PAGE_HOST}:${server.port}/?run=${run}`;
 const figures: Record<string, BrowserFigures> = {};
 try {
-  const built = await buildExtension({ outDir: out, browsers: ['chromium', 'firefox'], zip: false });
-  if (only === undefined || only === 'chromium') figures.chromium = await chromiumFigures(built.dirs.chromium!, pageUrl);
-  if (only === undefined || only === 'firefox') figures.firefox = await firefoxFigures(built.dirs.firefox!, pageUrl);
+  const built = await buildExtension({
+    outDir: out,
+    browsers: ['chromium', 'firefox'],
+    zip: false,
+  });
+  if (only === undefined || only === 'chromium')
+    figures.chromium = await chromiumFigures(built.dirs.chromium!, pageUrl);
+  if (only === undefined || only === 'firefox')
+    figures.firefox = await firefoxFigures(built.dirs.firefox!, pageUrl);
 } finally {
   await server.close();
   rmSync(out, { recursive: true, force: true });

@@ -32,7 +32,8 @@ const library = await compileLibrary(files, () => undefined);
 const importMs = performance.now() - t;
 const engine = loadBundle(library.bundle);
 const active = [];
-for (let id = 0; id < engine.rulesetCount; id++) if (engine.isActive(id)) active.push(engine.ruleset(id));
+for (let id = 0; id < engine.rulesetCount; id++)
+  if (engine.isActive(id)) active.push(engine.ruleset(id));
 
 // A fresh install's other dynamic rules.
 const defaults = loadRulesets([defaultRulesetsDir()]).rulesets;
@@ -48,7 +49,11 @@ const others = usageOf([
     extensionId: 'abcdefghijklmnopabcdefghijklmnop',
   }).rules,
   ...handoffRules(scope, 'chrome-extension://abcdefghijklmnopabcdefghijklmnop/ui/handoff.html'),
-  ...knownHttpsRules(Array.from({ length: MAX_LABELS - 1 }, (_, i) => Array.from({ length: i + 2 }, () => 'a').join('.'))),
+  ...knownHttpsRules(
+    Array.from({ length: MAX_LABELS - 1 }, (_, i) =>
+      Array.from({ length: i + 2 }, () => 'a').join('.'),
+    ),
+  ),
 ]);
 const free = {
   rules: DNR_LIMITS.dynamicRules - others.rules,
@@ -57,18 +62,29 @@ const free = {
 };
 
 t = performance.now();
-const compiled = compileLibraryRules(active, free, 'chrome-extension://abcdefghijklmnopabcdefghijklmnop/ui/handoff.html');
+const compiled = compileLibraryRules(
+  active,
+  free,
+  'chrome-extension://abcdefghijklmnopabcdefghijklmnop/ui/handoff.html',
+);
 const dnrMs = performance.now() - t;
 if (!compiled.ok) throw new Error(compiled.reason);
 const used = usageOf(compiled.rules);
 const incomplete = compiled.incomplete ?? [];
 const full = active.length - incomplete.length;
 const pct = (n: number, of: number) => `${((100 * n) / of).toFixed(2)}%`;
-const row = (what: string, n: number, limit: number) => console.log(`  ${what.padEnd(22)} ${String(n).padStart(7)} / ${limit}`);
+const row = (what: string, n: number, limit: number) =>
+  console.log(`  ${what.padEnd(22)} ${String(n).padStart(7)} / ${limit}`);
 
-console.log(`library: ${files.length} files, ${library.rulesetCount} rulesets imported, ${active.length} on by default`);
-console.log(`import (parse, regex door, bundle): ${(importMs / 1000).toFixed(1)} s; Chromium rules compiled in ${(dnrMs / 1000).toFixed(1)} s`);
-console.log(`applied fully on Chromium: ${full} of ${active.length} default-on rulesets (${pct(full, active.length)})`);
+console.log(
+  `library: ${files.length} files, ${library.rulesetCount} rulesets imported, ${active.length} on by default`,
+);
+console.log(
+  `import (parse, regex door, bundle): ${(importMs / 1000).toFixed(1)} s; Chromium rules compiled in ${(dnrMs / 1000).toFixed(1)} s`,
+);
+console.log(
+  `applied fully on Chromium: ${full} of ${active.length} default-on rulesets (${pct(full, active.length)})`,
+);
 console.log(
   `the other ${incomplete.length}: page loads only (through the handoff page) ${compiled.coverage?.pageLoadsOnly.length ?? 0}, ` +
     `in part ${compiled.coverage?.inPart.length ?? 0}`,
@@ -80,7 +96,9 @@ row('redirects', used.unsafeRules, free.unsafeRules);
 
 const oracle = await readOracle();
 // Subresources: the handoff rule only takes main frames.
-const subresourceRules = compiled.rules.filter((r) => !r.condition.resourceTypes?.every((t) => t === 'main_frame'));
+const subresourceRules = compiled.rules.filter(
+  (r) => !r.condition.resourceTypes?.every((t) => t === 'main_frame'),
+);
 const c = measureDnrCoverage(subresourceRules, oracle, 0, { asBrowser: true });
 console.log(
   `public oracle, as subresources: ${c.reproduced} of ${c.rewrites} rewrites reproduced (${pct(c.reproduced, c.rewrites)}); ` +

@@ -30,7 +30,11 @@ import { defaultRulesetsDir } from '@httpsify/engine/node';
 import { buildExtension } from '../src/packaging/build.js';
 import { launchChromiumAlone, launchWithExtension } from '../test/support/browser.js';
 import { page, writeRulesetsDir } from '../test/support/e2e-site.js';
-import { launchFirefoxAlone, launchFirefoxWithExtension, type FirefoxTab } from '../test/support/firefox.js';
+import {
+  launchFirefoxAlone,
+  launchFirefoxWithExtension,
+  type FirefoxTab,
+} from '../test/support/firefox.js';
 import { startDualServer } from '../test/support/servers.js';
 
 const SAMPLES = Number(process.env['HTTPSIFY_NAV_SAMPLES'] ?? 20);
@@ -94,7 +98,9 @@ type Visit = (url: string, final: string) => Promise<number>;
 type NewTab = () => Promise<Visit>;
 
 function serve(req: IncomingMessage, res: ServerResponse, secure: boolean): void {
-  page(res, `${secure ? 'https' : 'http'} ${req.headers.host} ${req.url}`, { 'cache-control': 'no-store' });
+  page(res, `${secure ? 'https' : 'http'} ${req.headers.host} ${req.url}`, {
+    'cache-control': 'no-store',
+  });
 }
 
 function figures(samples: number[]): Figures {
@@ -116,7 +122,11 @@ async function alternate(
   const result: BrowserFigures = {};
   const tabs = new Map<Case, { alone: Visit; extension: Visit }>();
   for (const c of cases) {
-    result[c.name] = { alone: figures([0]), extension: figures([0]), samples: { alone: [], extension: [] } };
+    result[c.name] = {
+      alone: figures([0]),
+      extension: figures([0]),
+      samples: { alone: [], extension: [] },
+    };
     tabs.set(c, { alone: await newTab.alone(), extension: await newTab.extension() });
   }
   for (let round = -WARM_UP; round < SAMPLES; round++) {
@@ -161,7 +171,10 @@ function chromiumVisit(tab: Page): Visit {
   };
 }
 
-async function chromiumFigures(extensionDir: string, origin: (scheme: string, host: string) => string): Promise<BrowserFigures> {
+async function chromiumFigures(
+  extensionDir: string,
+  origin: (scheme: string, host: string) => string,
+): Promise<BrowserFigures> {
   const hostRules = ['*.bench.test'];
   const alone = await launchChromiumAlone(hostRules);
   const ext = await launchWithExtension(extensionDir, hostRules).catch(async (error: unknown) => {
@@ -195,15 +208,23 @@ function firefoxVisit(tab: FirefoxTab): Visit {
   };
 }
 
-async function firefoxFigures(extensionDir: string, origin: (scheme: string, host: string) => string): Promise<BrowserFigures> {
+async function firefoxFigures(
+  extensionDir: string,
+  origin: (scheme: string, host: string) => string,
+): Promise<BrowserFigures> {
   const hosts = Object.values(HOSTS);
   const alone = await launchFirefoxAlone(hosts);
-  const firefox = await launchFirefoxWithExtension(extensionDir, hosts).catch(async (error: unknown) => {
-    await alone.close();
-    throw error;
-  });
+  const firefox = await launchFirefoxWithExtension(extensionDir, hosts).catch(
+    async (error: unknown) => {
+      await alone.close();
+      throw error;
+    },
+  );
   try {
-    const newTab = { alone: async () => firefoxVisit(await alone.newTab()), extension: async () => firefoxVisit(await firefox.newTab()) };
+    const newTab = {
+      alone: async () => firefoxVisit(await alone.newTab()),
+      extension: async () => firefoxVisit(await firefox.newTab()),
+    };
     // Firefox's background never stops: no cold-worker case.
     const cases = CASES.filter((c) => c.coldWorker !== true);
     return await alternate(cases, origin, newTab, async () => undefined);
@@ -222,12 +243,24 @@ const results: Record<string, BrowserFigures> = {};
 const started = performance.now();
 try {
   // The default rulesets too, so the service worker loads the engine a user's does.
-  const built = await buildExtension({ rulesets: [defaultRulesetsDir(), rulesDir], outDir: out, browsers: ['chromium', 'firefox'], zip: false });
-  if (!built.handoff.domains.includes(HOSTS.handoff) || built.handoff.domains.includes(HOSTS.ruleset)) {
-    throw new Error(`the build's handoff scope is not what the bench needs: ${JSON.stringify(built.handoff)}`);
+  const built = await buildExtension({
+    rulesets: [defaultRulesetsDir(), rulesDir],
+    outDir: out,
+    browsers: ['chromium', 'firefox'],
+    zip: false,
+  });
+  if (
+    !built.handoff.domains.includes(HOSTS.handoff) ||
+    built.handoff.domains.includes(HOSTS.ruleset)
+  ) {
+    throw new Error(
+      `the build's handoff scope is not what the bench needs: ${JSON.stringify(built.handoff)}`,
+    );
   }
-  if (only === undefined || only === 'chromium') results['chromium'] = await chromiumFigures(built.dirs.chromium!, origin);
-  if (only === undefined || only === 'firefox') results['firefox'] = await firefoxFigures(built.dirs.firefox!, origin);
+  if (only === undefined || only === 'chromium')
+    results['chromium'] = await chromiumFigures(built.dirs.chromium!, origin);
+  if (only === undefined || only === 'firefox')
+    results['firefox'] = await firefoxFigures(built.dirs.firefox!, origin);
 } finally {
   await server.close();
   rmSync(out, { recursive: true, force: true });
@@ -240,7 +273,13 @@ const summary = Object.fromEntries(
   Object.entries(results).map(([browser, cases]) => [
     browser,
     Object.fromEntries(
-      Object.entries(cases).map(([c, f]) => [c, { ...f, samples: { alone: tenths(f.samples.alone), extension: tenths(f.samples.extension) } }]),
+      Object.entries(cases).map(([c, f]) => [
+        c,
+        {
+          ...f,
+          samples: { alone: tenths(f.samples.alone), extension: tenths(f.samples.extension) },
+        },
+      ]),
     ),
   ]),
 );
@@ -248,9 +287,14 @@ process.stdout.write(`${JSON.stringify(summary)}\n\n`);
 const ms = (n: number) => n.toFixed(0).padStart(5);
 const signed = (n: number) => `${n >= 0 ? '+' : '-'}${Math.abs(n).toFixed(0)}`.padStart(5);
 for (const [browser, cases] of Object.entries(results)) {
-  process.stdout.write(`${browser}, ${SAMPLES} samples a case (ms)    alone med  p90 | extension med  p90 | added med  p90\n`);
+  process.stdout.write(
+    `${browser}, ${SAMPLES} samples a case (ms)    alone med  p90 | extension med  p90 | added med  p90\n`,
+  );
   for (const [name, f] of Object.entries(cases)) {
-    const added = { median: f.extension.median - f.alone.median, p90: f.extension.p90 - f.alone.p90 };
+    const added = {
+      median: f.extension.median - f.alone.median,
+      p90: f.extension.p90 - f.alone.p90,
+    };
     process.stdout.write(
       `  ${name.padEnd(34)} ${ms(f.alone.median)} ${ms(f.alone.p90)} |     ${ms(f.extension.median)} ${ms(f.extension.p90)} |` +
         ` ${signed(added.median)} ${signed(added.p90)}\n`,

@@ -1,6 +1,10 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { browserTestExclusions, browserTestFiles, requireBrowser } from './support/browser-requirements.js';
+import {
+  browserTestExclusions,
+  browserTestFiles,
+  requireBrowser,
+} from './support/browser-requirements.js';
 
 const repoRoot = resolve(import.meta.dirname, '../../..');
 
@@ -15,7 +19,8 @@ describe('browser tests without the browsers', () => {
     expect(firefox).toContain('packages/extension/test/e2e-firefox-ui.test.ts');
     expect(chromium.filter((f) => firefox.includes(f))).toEqual([]);
     // Tests that need no browser stay in.
-    for (const f of [...chromium, ...firefox]) expect(f).not.toMatch(/settings-controller|browser-requirements|cookies/);
+    for (const f of [...chromium, ...firefox])
+      expect(f).not.toMatch(/settings-controller|browser-requirements|cookies/);
   });
 
   it('outside CI leaves out the files of a missing browser and says in one line what to install', () => {

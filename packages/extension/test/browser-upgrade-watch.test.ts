@@ -17,7 +17,13 @@ describe('who moved the page to HTTPS', () => {
     w.committedPage(1, 'https://a.example.com/');
     expect(w.movedBy(1, 'https://a.example.com/')).toBe('browser');
     w.started(2, 'http://a.example.com/');
-    w.redirected(2, 'http://a.example.com/', 'https://a.example.com/', 307, 'HTTP/1.1 307 Internal Redirect');
+    w.redirected(
+      2,
+      'http://a.example.com/',
+      'https://a.example.com/',
+      307,
+      'HTTP/1.1 307 Internal Redirect',
+    );
     w.committedPage(2, 'https://a.example.com/');
     expect(w.movedBy(2, 'https://a.example.com/')).toBe('browser');
   });
@@ -25,7 +31,13 @@ describe('who moved the page to HTTPS', () => {
   it("the site's own redirect is the site's, and a page opened at https:// was moved by nobody", () => {
     const w = new BrowserUpgradeWatch();
     w.started(1, 'http://a.example.com/');
-    w.redirected(1, 'http://a.example.com/', 'https://a.example.com/', 301, 'HTTP/1.1 301 Moved Permanently');
+    w.redirected(
+      1,
+      'http://a.example.com/',
+      'https://a.example.com/',
+      301,
+      'HTTP/1.1 301 Moved Permanently',
+    );
     w.committedPage(1, 'https://a.example.com/');
     expect(w.movedBy(1, 'https://a.example.com/')).toBe('site');
     w.started(1, 'https://a.example.com/x');
@@ -36,7 +48,8 @@ describe('who moved the page to HTTPS', () => {
   it("Chromium's handoff answered by the worker: one navigation, through our page, is not the browser's", () => {
     const w = new BrowserUpgradeWatch();
     w.started(1, 'http://a.example.com/');
-    const page = 'chrome-extension://abcdefghijklmnopabcdefghijklmnop/ui/handoff.html?http://a.example.com/';
+    const page =
+      'chrome-extension://abcdefghijklmnopabcdefghijklmnop/ui/handoff.html?http://a.example.com/';
     w.redirected(1, 'http://a.example.com/', page, 307, 'HTTP/1.1 307 Internal Redirect');
     w.committedPage(1, 'https://a.example.com/');
     expect(w.movedBy(1, 'https://a.example.com/')).toBeNull();

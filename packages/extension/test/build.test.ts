@@ -13,24 +13,36 @@ describe('extension build from the default rulesets', () => {
   beforeAll(async () => {
     const outDir = mkdtempSync(join(tmpdir(), 'httpsify-build-'));
     // Packages of an older build: replaced, not left beside the new ones.
-    for (const old of ['httpsify-chromium-1.2.2.zip', 'httpsify-firefox-1.2.3.zip', 'notes.zip']) writeFileSync(join(outDir, old), 'old');
+    for (const old of ['httpsify-chromium-1.2.2.zip', 'httpsify-firefox-1.2.3.zip', 'notes.zip'])
+      writeFileSync(join(outDir, old), 'old');
     // As `npm run package` builds them for the stores: without the test suite's handles.
     built = await buildExtension({ outDir, version: '1.2.3', testHooks: false });
   });
 
   it("leaves the test suite's handles out of store packages (test builds carry them)", async () => {
     // The build's switch, folded by esbuild: every handle sits behind it (platform/test-hooks.ts).
-    const hooks = (dir: string) => /\bTEST_HOOKS = (true|false);/.exec(readFileSync(join(dir, 'background.js'), 'utf8'))?.[1];
+    const hooks = (dir: string) =>
+      /\bTEST_HOOKS = (true|false);/.exec(readFileSync(join(dir, 'background.js'), 'utf8'))?.[1];
     for (const dir of Object.values(built.dirs)) expect(hooks(dir), dir).toBe('false');
-    const test = await buildExtension({ outDir: mkdtempSync(join(tmpdir(), 'httpsify-build-hooks-')), browsers: ['firefox'], zip: false });
+    const test = await buildExtension({
+      outDir: mkdtempSync(join(tmpdir(), 'httpsify-build-hooks-')),
+      browsers: ['firefox'],
+      zip: false,
+    });
     expect(hooks(test.dirs.firefox!)).toBe('true');
   });
 
   it('writes an MV3 Chromium package: service worker, static DNR ruleset, bundle', () => {
     const dir = built.dirs.chromium!;
     const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
-    expect(manifest).toMatchObject({ manifest_version: 3, version: '1.2.3', background: { service_worker: 'background.js' } });
-    expect(manifest.permissions).toEqual(expect.arrayContaining(['declarativeNetRequest', 'webRequest', 'cookies']));
+    expect(manifest).toMatchObject({
+      manifest_version: 3,
+      version: '1.2.3',
+      background: { service_worker: 'background.js' },
+    });
+    expect(manifest.permissions).toEqual(
+      expect.arrayContaining(['declarativeNetRequest', 'webRequest', 'cookies']),
+    );
     const [resource] = manifest.declarative_net_request.rule_resources;
     const rules = JSON.parse(readFileSync(join(dir, resource.path), 'utf8'));
     // The static ruleset is exactly the DNR compile of the default rulesets, as parsed, with
@@ -43,8 +55,13 @@ describe('extension build from the default rulesets', () => {
 
   it('writes an MV3 Firefox package with blocking webRequest', () => {
     const manifest = JSON.parse(readFileSync(join(built.dirs.firefox!, 'manifest.json'), 'utf8'));
-    expect(manifest).toMatchObject({ manifest_version: 3, background: { scripts: ['background.js'] } });
-    expect(manifest.permissions).toEqual(expect.arrayContaining(['webRequest', 'webRequestBlocking', 'cookies']));
+    expect(manifest).toMatchObject({
+      manifest_version: 3,
+      background: { scripts: ['background.js'] },
+    });
+    expect(manifest.permissions).toEqual(
+      expect.arrayContaining(['webRequest', 'webRequestBlocking', 'cookies']),
+    );
     expect(manifest.browser_specific_settings.gecko.id).toBeTruthy();
     // What AMO asks of a new extension (web-ext lint warns otherwise), with the versions that read it.
     expect(manifest.browser_specific_settings).toMatchObject({
@@ -66,7 +83,10 @@ describe('extension build from the default rulesets', () => {
   });
 
   it('packs each unpacked directory for its store: a Chromium zip and a Firefox xpi', () => {
-    expect(built.zips.map((z) => z.replace(/.*\//, ''))).toEqual(['httpsify-chromium-1.2.3.zip', 'httpsify-firefox-1.2.3.xpi']);
+    expect(built.zips.map((z) => z.replace(/.*\//, ''))).toEqual([
+      'httpsify-chromium-1.2.3.zip',
+      'httpsify-firefox-1.2.3.xpi',
+    ]);
     expect(readdirSync(dirname(built.zips[0]!)).sort()).toEqual([
       'chromium',
       'firefox',
@@ -76,13 +96,19 @@ describe('extension build from the default rulesets', () => {
     ]);
     for (const [i, browser] of (['chromium', 'firefox'] as const).entries()) {
       const files = unzipSync(new Uint8Array(readFileSync(built.zips[i]!)));
-      expect(Object.keys(files)).toEqual(expect.arrayContaining(['manifest.json', 'background.js', 'rules/default.bundle']));
-      expect(Buffer.from(files['manifest.json']!)).toEqual(readFileSync(join(built.dirs[browser]!, 'manifest.json')));
+      expect(Object.keys(files)).toEqual(
+        expect.arrayContaining(['manifest.json', 'background.js', 'rules/default.bundle']),
+      );
+      expect(Buffer.from(files['manifest.json']!)).toEqual(
+        readFileSync(join(built.dirs[browser]!, 'manifest.json')),
+      );
     }
   });
 
   it('takes the version from the extension package unless told', () => {
-    const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '../package.json'), 'utf8')) as { version: string };
+    const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '../package.json'), 'utf8')) as {
+      version: string;
+    };
     expect(extensionVersion()).toBe(pkg.version);
     expect(pkg.version).toMatch(/^\d+\.\d+\.\d+$/);
   });

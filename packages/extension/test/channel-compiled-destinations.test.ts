@@ -1,5 +1,10 @@
 import { createEngine } from '@httpsify/engine';
-import { checkBundleDestinations, compiledDestination, destinationPolicy, ruleDestination } from '@httpsify/engine/channels';
+import {
+  checkBundleDestinations,
+  compiledDestination,
+  destinationPolicy,
+  ruleDestination,
+} from '@httpsify/engine/channels';
 import { DNR_LIMITS, DnrEmulator, type DnrRule } from '@httpsify/engine/dnr';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -17,7 +22,9 @@ import { canonical, hostileUrl } from './support/hostile-urls.js';
 const SCOPE = '^http://([^/]*\\.)?bank\\.test/';
 const policy = destinationPolicy(SCOPE, []);
 const ruleset = (from: string, to: string) =>
-  rulesetsOf(`<ruleset name="Sneaky"><target host="bank.test"/><target host="*.bank.test"/><rule from="${from}" to="${to}"/></ruleset>`);
+  rulesetsOf(
+    `<ruleset name="Sneaky"><target host="bank.test"/><target host="*.bank.test"/><rule from="${from}" to="${to}"/></ruleset>`,
+  );
 
 /** Where Chromium sends `url` with the channel's compiled rules (following redirects), or null. */
 function chromiumTarget(rules: DnrRule[], url: string): string | null {
@@ -50,30 +57,58 @@ describe('a signed channel rule cannot leave its destinations through the compil
 
   it('reads compiled actions: substitutions, transforms and URLs', () => {
     const sub = (regexFilter: string, regexSubstitution: string) =>
-      compiledDestination({ action: { type: 'redirect', redirect: { regexSubstitution } }, condition: { regexFilter } });
+      compiledDestination({
+        action: { type: 'redirect', redirect: { regexSubstitution } },
+        condition: { regexFilter },
+      });
     expect(sub('^http://bank\\.test', 'https:')).toEqual({ kind: 'computed' });
-    expect(sub('^http://bank\\.test/', 'https://bank.test/')).toEqual({ kind: 'literal', urls: ['https://bank.test/'] });
-    expect(sub('^http://(www\\.)?bank\\.test/', 'https://\\1evil.test/')).toEqual({ kind: 'literal', urls: ['https://evil.test/', 'https://www.evil.test/'] });
+    expect(sub('^http://bank\\.test/', 'https://bank.test/')).toEqual({
+      kind: 'literal',
+      urls: ['https://bank.test/'],
+    });
+    expect(sub('^http://(www\\.)?bank\\.test/', 'https://\\1evil.test/')).toEqual({
+      kind: 'literal',
+      urls: ['https://evil.test/', 'https://www.evil.test/'],
+    });
     expect(sub('^http://([^/]+)/', 'https://\\1/')).toEqual({ kind: 'computed' });
     expect(sub('bank\\.test/', 'https://bank.test/')).toEqual({ kind: 'computed' });
-    expect(sub('^http://([a-z]+)\\.bank\\.test/', 'https://\\1.bank.test/')).toEqual({ kind: 'subdomain', of: 'bank.test' });
-    expect(compiledDestination({ action: { type: 'redirect', redirect: { transform: { scheme: 'https', host: 'evil.test' } } }, condition: {} })).toEqual({
+    expect(sub('^http://([a-z]+)\\.bank\\.test/', 'https://\\1.bank.test/')).toEqual({
+      kind: 'subdomain',
+      of: 'bank.test',
+    });
+    expect(
+      compiledDestination({
+        action: {
+          type: 'redirect',
+          redirect: { transform: { scheme: 'https', host: 'evil.test' } },
+        },
+        condition: {},
+      }),
+    ).toEqual({
       kind: 'literal',
       urls: ['https://evil.test/'],
     });
-    expect(compiledDestination({ action: { type: 'upgradeScheme' }, condition: {} })).toEqual({ kind: 'same-url' });
+    expect(compiledDestination({ action: { type: 'upgradeScheme' }, condition: {} })).toEqual({
+      kind: 'same-url',
+    });
     expect(compiledDestination({ action: { type: 'allow' }, condition: {} })).toBeNull();
   });
 
   it('refuses at publish and update a rule whose compiled destination lies outside', () => {
     const engine = createEngine(ruleset('^http://(www\\.)?bank\\.test/', 'https://$1evil.test/'));
-    expect(() => checkBundleDestinations(engine, policy)).toThrow(/ruleset "Sneaky" sends URLs to https:\/\/(www\.)?evil\.test\//);
+    expect(() => checkBundleDestinations(engine, policy)).toThrow(
+      /ruleset "Sneaky" sends URLs to https:\/\/(www\.)?evil\.test\//,
+    );
     const sneaky = createEngine(ruleset('^http://bank\\.test', 'https:'));
-    expect(checkBundleDestinations(sneaky, policy).computed.map((f) => f.ruleset)).toContain('Sneaky');
+    expect(checkBundleDestinations(sneaky, policy).computed.map((f) => f.ruleset)).toContain(
+      'Sneaky',
+    );
   });
 
   it('says so in a user rule summary', () => {
-    expect(summariseUserRule(ruleset('^http://bank\\.test', 'https:')[0]!).leavesItsSites).toBe(true);
+    expect(summariseUserRule(ruleset('^http://bank\\.test', 'https:')[0]!).leavesItsSites).toBe(
+      true,
+    );
     expect(summariseUserRule(ruleset('^http:', 'https:')[0]!).leavesItsSites).toBe(false);
   });
 
@@ -121,7 +156,12 @@ describe('a signed channel rule cannot leave its destinations through the compil
   ];
   const inScopeUrl = hostileUrl
     .map(canonical)
-    .filter((u): u is string => u !== null && u.startsWith('http://') && /(^|\.)bank\.test$/.test(new URL(u).hostname.replace(/\.+$/, '')));
+    .filter(
+      (u): u is string =>
+        u !== null &&
+        u.startsWith('http://') &&
+        /(^|\.)bank\.test$/.test(new URL(u).hostname.replace(/\.+$/, '')),
+    );
 
   it('no generated rule, once on Chromium, sends an in-scope URL outside the scope', () => {
     const cases = FROMS.flatMap((from) => TOS.map((to) => [from, to] as const));

@@ -1,14 +1,29 @@
-import { CHECK_PERIOD_SECONDS, RETRY_AFTER_FAILURE_SECONDS, type ChannelRecord } from '@httpsify/engine/channels';
+import {
+  CHECK_PERIOD_SECONDS,
+  RETRY_AFTER_FAILURE_SECONDS,
+  type ChannelRecord,
+} from '@httpsify/engine/channels';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CHANNEL_ALARM, ChannelService } from '../src/channels/channel-service.js';
 import { planChannelChecks } from '../src/channels/check-schedule.js';
 import { MemoryStorageArea } from './support/memory-storage.js';
-import { FakeAlarms, rulesetsOf, type TestChannel, testChannel, testClock, testKey, type TestPublisher, testPublisher } from './support/channels.js';
+import {
+  FakeAlarms,
+  rulesetsOf,
+  type TestChannel,
+  testChannel,
+  testClock,
+  testKey,
+  type TestPublisher,
+  testPublisher,
+} from './support/channels.js';
 
 const T1 = 1_700_000_000;
 const T2 = T1 + 2 * CHECK_PERIOD_SECONDS;
 const START = T1 + 3600;
-const V1 = rulesetsOf('<ruleset name="Example"><target host="example.com"/><rule from="^http:" to="https:"/></ruleset>');
+const V1 = rulesetsOf(
+  '<ruleset name="Example"><target host="example.com"/><rule from="^http:" to="https:"/></ruleset>',
+);
 const V2 = rulesetsOf(
   '<ruleset name="Example"><target host="example.com"/><rule from="^http:" to="https:"/></ruleset>',
   '<ruleset name="Example Org"><target host="example.org"/><rule from="^http:" to="https:"/></ruleset>',
@@ -25,8 +40,17 @@ function setup(channels: TestChannel[]) {
   const clock = testClock(START);
   const installed: ChannelRecord[][] = [];
   const fetchBytes = (url: string, o: { maxBytes: number }) =>
-    (channels.find((c) => url.startsWith(c.definition().urlPrefix)) as TestChannel).fetchBytes(url, o);
-  const service = new ChannelService({ area, alarms, fetchBytes, now: clock.now, installedChanged: async (r) => void installed.push(r) });
+    (channels.find((c) => url.startsWith(c.definition().urlPrefix)) as TestChannel).fetchBytes(
+      url,
+      o,
+    );
+  const service = new ChannelService({
+    area,
+    alarms,
+    fetchBytes,
+    now: clock.now,
+    installedChanged: async (r) => void installed.push(r),
+  });
   const alarmAt = () => {
     const when = alarms.alarms.get(CHANNEL_ALARM);
     return when === undefined ? undefined : when / 1000;
@@ -81,7 +105,11 @@ describe('channel check schedule', () => {
     await service.onAlarm();
     const [status] = service.status();
     expect(status?.installed?.timestamp).toBe(T1);
-    expect(status?.lastCheck).toMatchObject({ at: START + CHECK_PERIOD_SECONDS, result: 'failed', error: { code: 'fetch-failed' } });
+    expect(status?.lastCheck).toMatchObject({
+      at: START + CHECK_PERIOD_SECONDS,
+      result: 'failed',
+      error: { code: 'fetch-failed' },
+    });
     expect(status?.lastSuccessAt).toBe(START);
     expect(installed.length).toBe(emitted); // nothing changed for the rewriting side
     expect(alarmAt()).toBe(START + CHECK_PERIOD_SECONDS + RETRY_AFTER_FAILURE_SECONDS);
@@ -134,7 +162,10 @@ describe('channel check schedule', () => {
     });
     await late.setDefinitions([channel.definition()]);
     expect(channel.fetched.length).toBeGreaterThan(fetches);
-    expect(late.status()[0]?.lastCheck).toEqual({ at: START + 3 * CHECK_PERIOD_SECONDS, result: 'current' });
+    expect(late.status()[0]?.lastCheck).toEqual({
+      at: START + 3 * CHECK_PERIOD_SECONDS,
+      result: 'current',
+    });
     expect(first.alarmAt()).toBe(START + 4 * CHECK_PERIOD_SECONDS);
   });
 

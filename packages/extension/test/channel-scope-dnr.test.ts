@@ -2,8 +2,19 @@ import { createEngine } from '@httpsify/engine';
 import { DNR_LIMITS, DnrEmulator, type DnrRule } from '@httpsify/engine/dnr';
 import { ScopedEngine } from '@httpsify/engine/channels';
 import { describe, expect, it } from 'vitest';
-import { CHANNEL_PRIORITY_STEP, CHANNEL_RULE_ID_BASE, MAX_DNR_CHANNELS, USER_RULE_PRIORITY_OFFSET } from '../src/dnr/layout.js';
-import { channelPriorityOffset, compileChannelRules, type ChannelDnrInput, planChannelDnr, REGEX_RESERVED_FOR_SETTINGS } from '../src/channels/channel-dnr.js';
+import {
+  CHANNEL_PRIORITY_STEP,
+  CHANNEL_RULE_ID_BASE,
+  MAX_DNR_CHANNELS,
+  USER_RULE_PRIORITY_OFFSET,
+} from '../src/dnr/layout.js';
+import {
+  channelPriorityOffset,
+  compileChannelRules,
+  type ChannelDnrInput,
+  planChannelDnr,
+  REGEX_RESERVED_FOR_SETTINGS,
+} from '../src/channels/channel-dnr.js';
 import { intersectDomains, scopeToDnr, targetMayBeInScope } from '../src/channels/scope-dnr.js';
 import { rulesetsOf } from './support/channels.js';
 
@@ -39,13 +50,26 @@ const URLS = [
 ];
 
 /** Channel rules alone, as DNR would run them, next to the engine confined to the scope. */
-function compare(scope: string): { url: string; dnr: string | null; engine: string | null; inScope: boolean }[] {
+function compare(
+  scope: string,
+): { url: string; dnr: string | null; engine: string | null; inScope: boolean }[] {
   const compiled = compileChannelRules(RULESETS, scope, 900);
   if (!compiled.ok) throw new Error(compiled.reason);
   const emulator = new DnrEmulator(compiled.rules);
-  const scoped = new ScopedEngine([{ channel: 'c', scope: scope === '' ? null : new RegExp(scope), engine: createEngine(RULESETS) }]);
+  const scoped = new ScopedEngine([
+    {
+      channel: 'c',
+      scope: scope === '' ? null : new RegExp(scope),
+      engine: createEngine(RULESETS),
+    },
+  ]);
   const re = new RegExp(scope);
-  return URLS.map((url) => ({ url, dnr: emulator.match({ url }).redirectUrl, engine: scoped.rewrite(url), inScope: re.test(url) }));
+  return URLS.map((url) => ({
+    url,
+    dnr: emulator.match({ url }).redirectUrl,
+    engine: scoped.rewrite(url),
+    inScope: re.test(url),
+  }));
 }
 
 describe('channel scope as declarativeNetRequest conditions', () => {
@@ -55,10 +79,20 @@ describe('channel scope as declarativeNetRequest conditions', () => {
       if (!r.ok) throw new Error(r.reason);
       return r.dnr.kind === 'everything'
         ? 'everything'
-        : { domains: r.dnr.requestDomains, exact: r.dnr.needsNarrowing, anyPort: r.dnr.scope.anyPort, https: r.dnr.scope.https };
+        : {
+            domains: r.dnr.requestDomains,
+            exact: r.dnr.needsNarrowing,
+            anyPort: r.dnr.scope.anyPort,
+            https: r.dnr.scope.https,
+          };
     };
     expect(hosts('')).toBe('everything');
-    expect(hosts('^https?://([^/]*\\.)?example\\.org[:/]')).toEqual({ domains: ['example.org'], exact: false, anyPort: true, https: true });
+    expect(hosts('^https?://([^/]*\\.)?example\\.org[:/]')).toEqual({
+      domains: ['example.org'],
+      exact: false,
+      anyPort: true,
+      https: true,
+    });
     expect(hosts('^http://(www\\.)?example\\.(com|net)/')).toEqual({
       domains: ['www.example.com', 'www.example.net', 'example.com', 'example.net'],
       exact: true,
@@ -85,11 +119,15 @@ describe('channel scope as declarativeNetRequest conditions', () => {
     expect(reason('^https://example\\.org/')).toContain('excludes http://');
     expect(reason('^http://example.org/')).toContain('unescaped');
     expect(reason('^http://[a-z]+\\.example\\.org/')).not.toBe('accepted');
-    expect(reason('^http://(www\\.|[^/]*\\.)example\\.org/')).toContain('not a spelled-out host name');
+    expect(reason('^http://(www\\.|[^/]*\\.)example\\.org/')).toContain(
+      'not a spelled-out host name',
+    );
   });
 
   it('intersects DNR domain lists exactly (a domain stands for itself and its subdomains)', () => {
-    expect(intersectDomains(['example.org', 'other.test'], ['www.example.org', 'b.test'])).toEqual(['www.example.org']);
+    expect(intersectDomains(['example.org', 'other.test'], ['www.example.org', 'b.test'])).toEqual([
+      'www.example.org',
+    ]);
     expect(intersectDomains(['a.example.org'], ['example.org'])).toEqual(['a.example.org']);
     expect(intersectDomains(['evilexample.org'], ['example.org'])).toEqual([]);
     expect(intersectDomains(undefined, ['example.org'])).toEqual(['example.org']);
@@ -99,15 +137,22 @@ describe('channel scope as declarativeNetRequest conditions', () => {
     const r = scopeToDnr('^http://(www\\.)?example\\.org[:/]');
     if (!r.ok) throw new Error(r.reason);
     const may = (t: string) => targetMayBeInScope(t, r.dnr);
-    expect(['example.org', 'www.example.org', '*.example.org', '*.org', 'www.example.*', 'Example.org.'].map(may)).toEqual([
-      true,
-      true,
-      true,
-      true,
-      true,
-      true,
+    expect(
+      [
+        'example.org',
+        'www.example.org',
+        '*.example.org',
+        '*.org',
+        'www.example.*',
+        'Example.org.',
+      ].map(may),
+    ).toEqual([true, true, true, true, true, true]);
+    expect(['a.example.org', 'example.com', '*.www.example.org', '*.other.test'].map(may)).toEqual([
+      false,
+      false,
+      false,
+      false,
     ]);
-    expect(['a.example.org', 'example.com', '*.www.example.org', '*.other.test'].map(may)).toEqual([false, false, false, false]);
   });
 
   it('without a scope the channel rules do what the engine does (the baseline for the scoped comparisons)', () => {
@@ -125,11 +170,15 @@ describe('channel scope as declarativeNetRequest conditions', () => {
     it(`confines the rules to ${scope}: the emulator agrees with the engine inside the scope and never acts outside it`, () => {
       const rows = compare(scope);
       for (const row of rows) {
-        expect(row.dnr, `${row.url}: DNR acts outside the scope`).toBe(row.inScope ? row.engine : null);
+        expect(row.dnr, `${row.url}: DNR acts outside the scope`).toBe(
+          row.inScope ? row.engine : null,
+        );
       }
       // The comparison is not vacuous: some URLs are rewritten, some in-scope-for-the-engine ones are not.
       expect(rows.some((r) => r.dnr !== null)).toBe(true);
-      expect(rows.some((r) => !r.inScope && createEngine(RULESETS).rewrite(r.url) !== null)).toBe(true);
+      expect(rows.some((r) => !r.inScope && createEngine(RULESETS).rewrite(r.url) !== null)).toBe(
+        true,
+      );
     });
   }
 
@@ -144,10 +193,16 @@ describe('channel scope as declarativeNetRequest conditions', () => {
     if (!compiled.ok) throw new Error(compiled.reason);
     expect(compiled.leftOut).toBe(1);
     const emulator = new DnrEmulator(compiled.rules);
-    expect(emulator.match({ url: 'http://a.example.org/' }).redirectUrl).toBe('https://a.example.org/');
-    expect(emulator.match({ url: 'http://www.example.org/' }).redirectUrl).toBe('https://www.example.org/');
+    expect(emulator.match({ url: 'http://a.example.org/' }).redirectUrl).toBe(
+      'https://a.example.org/',
+    );
+    expect(emulator.match({ url: 'http://www.example.org/' }).redirectUrl).toBe(
+      'https://www.example.org/',
+    );
     // With the attacker's host in the signed destinations as "*.attacker.test", it is still computed: left out.
-    expect((compileChannelRules(open, scope, 900, ['*.attacker.test']) as { leftOut: number }).leftOut).toBe(1);
+    expect(
+      (compileChannelRules(open, scope, 900, ['*.attacker.test']) as { leftOut: number }).leftOut,
+    ).toBe(1);
     // A scope of every URL has nothing to leave.
     expect((compileChannelRules(open, '', 900) as { leftOut: number }).leftOut).toBe(0);
   });
@@ -165,7 +220,9 @@ describe('channel scope as declarativeNetRequest conditions', () => {
     const emulator = new DnrEmulator(compiled.rules);
     expect(emulator.match({ url: 'http://www.example.org/' }).redirectUrl).toBeNull();
     expect(emulator.match({ url: 'http://a.example.org/' }).redirectUrl).toBeNull();
-    expect(emulator.match({ url: 'http://b.example.org/' }).redirectUrl).toBe('https://c.example.org/');
+    expect(emulator.match({ url: 'http://b.example.org/' }).redirectUrl).toBe(
+      'https://c.example.org/',
+    );
   });
 
   it('refuses a channel whose regex rules cannot be combined with an exact-host or no-port scope', () => {
@@ -179,7 +236,9 @@ describe('channel scope as declarativeNetRequest conditions', () => {
     const noPort = compileChannelRules(RULESETS, '^http://([^/]*\\.)?regex\\.org/', 900);
     expect(!noPort.ok && noPort.reason).toContain('excluding ports');
     // A rule that also matches https:// cannot be kept to an http-only scope.
-    const https = rulesetsOf('<ruleset name="Both"><target host="both.test"/><rule from="^https?://both\\.test/x(\\d)" to="https://both.test/y$1"/></ruleset>');
+    const https = rulesetsOf(
+      '<ruleset name="Both"><target host="both.test"/><rule from="^https?://both\\.test/x(\\d)" to="https://both.test/y$1"/></ruleset>',
+    );
     const both = compileChannelRules(https, '^http://([^/]*\\.)?both\\.test[:/]', 900);
     expect(!both.ok && both.reason).toContain('https://');
     // An open-ended one also brings fences for https:// URLs; the refusal names the rule itself.
@@ -199,38 +258,56 @@ describe('laying out channel rules in the dynamic rule space', () => {
       action: { type: 'upgradeScheme' },
       condition: i < regex ? { regexFilter: '^http://x' } : { urlFilter: `|http://h${i}.test/` },
     }));
-  const input = (name: string, rules: DnrRule[] | string, extra: Partial<ChannelDnrInput> = {}): ChannelDnrInput => ({
+  const input = (
+    name: string,
+    rules: DnrRule[] | string,
+    extra: Partial<ChannelDnrInput> = {},
+  ): ChannelDnrInput => ({
     name,
     timestamp: 2,
     scope: '',
     replacesDefaults: false,
-    compile: () => (typeof rules === 'string' ? { ok: false, reason: rules } : { ok: true, rules, leftOut: 0 }),
+    compile: () =>
+      typeof rules === 'string' ? { ok: false, reason: rules } : { ok: true, rules, leftOut: 0 },
     ...extra,
   });
   const none = { rules: 0, regexRules: 0, unsafeRules: 0 };
 
   it('gives earlier channels higher priorities, all above the defaults and below user rules, ids in the channel range', () => {
     const plan = planChannelDnr([input('first', okRules(2)), input('second', okRules(3))], none);
-    expect(plan.rules.map((r) => r.id)).toEqual([0, 1, 2, 3, 4].map((i) => CHANNEL_RULE_ID_BASE + i));
+    expect(plan.rules.map((r) => r.id)).toEqual(
+      [0, 1, 2, 3, 4].map((i) => CHANNEL_RULE_ID_BASE + i),
+    );
     const first = plan.rules[0]!.priority;
     const second = plan.rules[2]!.priority;
     expect(first - second).toBe(CHANNEL_PRIORITY_STEP);
     expect(Math.min(first, second)).toBeGreaterThan(10_999); // defaults reach ~10,500
     // The whole band of the first channel stays below user rules; the last channel's is above the defaults.
-    expect(channelPriorityOffset(0) + CHANNEL_PRIORITY_STEP).toBeLessThanOrEqual(USER_RULE_PRIORITY_OFFSET);
+    expect(channelPriorityOffset(0) + CHANNEL_PRIORITY_STEP).toBeLessThanOrEqual(
+      USER_RULE_PRIORITY_OFFSET,
+    );
     expect(channelPriorityOffset(MAX_DNR_CHANNELS - 1)).toBeGreaterThan(10_500);
     const ninth = planChannelDnr(
       Array.from({ length: MAX_DNR_CHANNELS + 1 }, (_, i) => input(`c${i}`, okRules(1))),
       none,
     );
-    expect(ninth.problems[`c${MAX_DNR_CHANNELS}`]).toContain(`at most ${MAX_DNR_CHANNELS} channels`);
+    expect(ninth.problems[`c${MAX_DNR_CHANNELS}`]).toContain(
+      `at most ${MAX_DNR_CHANNELS} channels`,
+    );
     expect(ninth.rules.length).toBe(MAX_DNR_CHANNELS);
   });
 
   it('never applies a channel in part: one that does not fit keeps its previous rules, or gets none, and says why', () => {
     const others = { rules: DNR_LIMITS.dynamicRules - 10, regexRules: 0, unsafeRules: 0 };
     const previous = { timestamp: 1, rules: okRules(4) };
-    const plan = planChannelDnr([input('big', okRules(11), { previous }), input('bigger', okRules(50)), input('small', okRules(7))], others);
+    const plan = planChannelDnr(
+      [
+        input('big', okRules(11), { previous }),
+        input('bigger', okRules(50)),
+        input('small', okRules(7)),
+      ],
+      others,
+    );
     expect(plan.applied.big).toMatchObject({ timestamp: 1, count: 4 });
     expect(plan.problems.big).toContain('do not fit');
     expect(plan.problems.big).toContain('version 1');
@@ -243,15 +320,24 @@ describe('laying out channel rules in the dynamic rule space', () => {
 
   it('keeps regex room for the settings and reports an unenforceable scope; a replacing channel turns the defaults off', () => {
     let limit = -1;
-    planChannelDnr([input('r', okRules(1), { compile: (l) => ((limit = l), { ok: true, rules: [], leftOut: 0 }) })], {
-      rules: 0,
-      regexRules: 30,
-      unsafeRules: 0,
-    });
+    planChannelDnr(
+      [
+        input('r', okRules(1), {
+          compile: (l) => ((limit = l), { ok: true, rules: [], leftOut: 0 }),
+        }),
+      ],
+      {
+        rules: 0,
+        regexRules: 30,
+        unsafeRules: 0,
+      },
+    );
     expect(limit).toBe(DNR_LIMITS.regexRules - REGEX_RESERVED_FOR_SETTINGS - 30);
     const plan = planChannelDnr(
       [
-        input('bad scope', 'its scope cannot be enforced on Chromium: not paths', { replacesDefaults: true }),
+        input('bad scope', 'its scope cannot be enforced on Chromium: not paths', {
+          replacesDefaults: true,
+        }),
         input('replacing', okRules(1), { replacesDefaults: true }),
       ],
       none,
@@ -259,6 +345,8 @@ describe('laying out channel rules in the dynamic rule space', () => {
     expect(plan.problems['bad scope']).toContain('not paths');
     expect(plan.applied['bad scope']).toBeUndefined();
     expect(plan.disableDefaults).toBe(true);
-    expect(planChannelDnr([input('bad scope', 'x', { replacesDefaults: true })], none).disableDefaults).toBe(false);
+    expect(
+      planChannelDnr([input('bad scope', 'x', { replacesDefaults: true })], none).disableDefaults,
+    ).toBe(false);
   });
 });

@@ -5,7 +5,15 @@ import { ChannelService } from '../src/channels/channel-service.js';
 import { channelKey } from '../src/channels/channel-storage.js';
 import { MemoryStorageArea } from './support/memory-storage.js';
 import { createEngine } from '@httpsify/engine';
-import { FakeAlarms, rulesetsOf, testChannel, testClock, testKey, type TestPublisher, testPublisher } from './support/channels.js';
+import {
+  FakeAlarms,
+  rulesetsOf,
+  testChannel,
+  testClock,
+  testKey,
+  type TestPublisher,
+  testPublisher,
+} from './support/channels.js';
 
 /**
  * The attacks of issue 13 against the extension's channel service (the engine's checks do the
@@ -13,7 +21,9 @@ import { FakeAlarms, rulesetsOf, testChannel, testClock, testKey, type TestPubli
  */
 const DAY = 86_400;
 const T1 = 1_700_000_000;
-const V1 = rulesetsOf('<ruleset name="Example"><target host="example.org"/><target host="www.example.org"/><rule from="^http:" to="https:"/></ruleset>');
+const V1 = rulesetsOf(
+  '<ruleset name="Example"><target host="example.org"/><target host="www.example.org"/><rule from="^http:" to="https:"/></ruleset>',
+);
 const V2 = rulesetsOf(
   '<ruleset name="Example"><target host="example.org"/><target host="www.example.org"/><rule from="^http:" to="https:"/></ruleset>',
   '<ruleset name="Shop"><target host="shop.example.org"/><rule from="^http:" to="https:"/></ruleset>',
@@ -22,7 +32,11 @@ const EVIL = rulesetsOf(
   '<ruleset name="Login"><target host="www.example.org"/><rule from="^http://www\\.example\\.org/" to="https://attacker.example/www/"/></ruleset>',
 );
 const SCOPE = '^https?://([^/]*\\.)?example\\.org[:/]';
-const defaults = createEngine(rulesetsOf('<ruleset name="D"><target host="d.test"/><rule from="^http:" to="https:"/></ruleset>'));
+const defaults = createEngine(
+  rulesetsOf(
+    '<ruleset name="D"><target host="d.test"/><rule from="^http:" to="https:"/></ruleset>',
+  ),
+);
 
 let publisher: TestPublisher;
 beforeAll(async () => {
@@ -45,17 +59,27 @@ async function setup(name: string, extra = {}) {
   return { channel, clock, area, emitted, service, def };
 }
 
-const rewrite = (records: ChannelRecord[] | undefined, url: string) => buildChannelLayers(records ?? [], defaults).scoped.rewrite(url);
+const rewrite = (records: ChannelRecord[] | undefined, url: string) =>
+  buildChannelLayers(records ?? [], defaults).scoped.rewrite(url);
 
 describe('channel service under attack', () => {
   it('shows a frozen channel as stale after its maximum age, and its rules keep applying', async () => {
     const { channel, clock, service, def, emitted } = await setup('Frozen', { maxAgeDays: 3 });
     await channel.publish(V1, T1);
     await service.setDefinitions([def]);
-    expect(service.status()[0]).toMatchObject({ stale: false, maxAgeDays: 3, notApplied: null, installed: { timestamp: T1 } });
+    expect(service.status()[0]).toMatchObject({
+      stale: false,
+      maxAgeDays: 3,
+      notApplied: null,
+      installed: { timestamp: T1 },
+    });
     clock.advance(4 * DAY);
     await service.checkNow();
-    expect(service.status()[0]).toMatchObject({ stale: true, lastCheck: { result: 'current' }, installed: { timestamp: T1 } });
+    expect(service.status()[0]).toMatchObject({
+      stale: true,
+      lastCheck: { result: 'current' },
+      installed: { timestamp: T1 },
+    });
     expect(rewrite(emitted.at(-1), 'http://example.org/')).toBe('https://example.org/');
   });
 
@@ -63,7 +87,10 @@ describe('channel service under attack', () => {
     const { channel, service, def } = await setup('Old', { minTimestamp: T1 + 1 });
     await channel.publish(V1, T1);
     await service.setDefinitions([def]);
-    expect(service.status()[0]).toMatchObject({ installed: null, lastCheck: { result: 'failed', error: { code: 'below-minimum' } } });
+    expect(service.status()[0]).toMatchObject({
+      installed: null,
+      lastCheck: { result: 'failed', error: { code: 'below-minimum' } },
+    });
   });
 
   it('refuses a release whose rules send URLs outside the scope, keeping the rules before it', async () => {
@@ -73,8 +100,13 @@ describe('channel service under attack', () => {
     await channel.publish(EVIL, T1 + 10);
     clock.advance(DAY);
     await service.checkNow();
-    expect(service.status()[0]).toMatchObject({ installed: { timestamp: T1 }, lastCheck: { error: { code: 'destination-outside-scope' } } });
-    expect(rewrite(emitted.at(-1), 'http://www.example.org/login')).toBe('https://www.example.org/login');
+    expect(service.status()[0]).toMatchObject({
+      installed: { timestamp: T1 },
+      lastCheck: { error: { code: 'destination-outside-scope' } },
+    });
+    expect(rewrite(emitted.at(-1), 'http://www.example.org/login')).toBe(
+      'https://www.example.org/login',
+    );
   });
 
   it('refuses files signed for another channel of the same publisher (mix-and-match)', async () => {
@@ -82,7 +114,8 @@ describe('channel service under attack', () => {
     const a = await testChannel('A', publisher);
     // B's server serves what A published.
     await a.publish(V1, T1);
-    const mixed: FetchBytes = (url, o) => a.fetchBytes(url.replace(def.urlPrefix, a.definition().urlPrefix), o);
+    const mixed: FetchBytes = (url, o) =>
+      a.fetchBytes(url.replace(def.urlPrefix, a.definition().urlPrefix), o);
     const service2 = new ChannelService({
       area: new MemoryStorageArea(),
       alarms: new FakeAlarms(),
@@ -91,7 +124,10 @@ describe('channel service under attack', () => {
       installedChanged: async () => undefined,
     });
     await service2.setDefinitions([def]);
-    expect(service2.status()[0]).toMatchObject({ installed: null, lastCheck: { error: { code: 'wrong-channel' } } });
+    expect(service2.status()[0]).toMatchObject({
+      installed: null,
+      lastCheck: { error: { code: 'wrong-channel' } },
+    });
     expect(service.status()).toEqual([]);
   });
 
@@ -104,11 +140,17 @@ describe('channel service under attack', () => {
       await channel.publish(V2, T1 + 10, { keyVersion: 2 });
       clock.advance(DAY);
       await service.checkNow();
-      expect(service.status()[0]).toMatchObject({ installed: { timestamp: T1 + 10 }, notApplied: null });
+      expect(service.status()[0]).toMatchObject({
+        installed: { timestamp: T1 + 10 },
+        notApplied: null,
+      });
       await channel.publish(V1, T1 + 20, { keyVersion: 1 });
       clock.advance(DAY);
       await service.checkNow();
-      expect(service.status()[0]).toMatchObject({ installed: { timestamp: T1 + 10 }, lastCheck: { error: { code: 'key-revoked' } } });
+      expect(service.status()[0]).toMatchObject({
+        installed: { timestamp: T1 + 10 },
+        lastCheck: { error: { code: 'key-revoked' } },
+      });
       // The user raises minKeyVersion past every key: the installed rules stop applying at once.
       await service.setDefinitions([{ ...def, minKeyVersion: 3 }]);
       expect(service.status()[0]?.notApplied).toMatch(/key version 2, which is revoked/);
@@ -132,7 +174,10 @@ describe('channel service under attack', () => {
   it('reports a redirect it cannot check instead of following it', async () => {
     const { service, def } = await setup('Redirected');
     const redirecting: FetchBytes = async (url) => {
-      throw new ChannelError('insecure-redirect', `${url}: the server redirected and this browser does not show where to (test)`);
+      throw new ChannelError(
+        'insecure-redirect',
+        `${url}: the server redirected and this browser does not show where to (test)`,
+      );
     };
     const s = new ChannelService({
       area: new MemoryStorageArea(),

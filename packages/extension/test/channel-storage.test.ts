@@ -6,12 +6,20 @@ import { ChannelService } from '../src/channels/channel-service.js';
 import { channelKey, storageChannelStorage } from '../src/channels/channel-storage.js';
 import { decodeChannelRecord, encodeChannelRecord } from '../src/channels/record-codec.js';
 import { MemoryStorageArea } from './support/memory-storage.js';
-import { FakeAlarms, rulesetsOf, type TestChannel, testChannel, testClock } from './support/channels.js';
+import {
+  FakeAlarms,
+  rulesetsOf,
+  type TestChannel,
+  testChannel,
+  testClock,
+} from './support/channels.js';
 
 const T1 = 1_700_000_000;
 const T2 = 1_700_086_400;
 const NOW = 1_700_100_000;
-const V1 = rulesetsOf('<ruleset name="Example"><target host="example.com"/><rule from="^http:" to="https:"/></ruleset>');
+const V1 = rulesetsOf(
+  '<ruleset name="Example"><target host="example.com"/><rule from="^http:" to="https:"/></ruleset>',
+);
 const V2 = rulesetsOf(
   '<ruleset name="Example"><target host="example.com"/><rule from="^http:" to="https:"/></ruleset>',
   '<ruleset name="Example Org"><target host="example.org"/><rule from="^http:" to="https:"/></ruleset>',
@@ -47,14 +55,22 @@ describe('channel state in storage.local', () => {
 
   it('stores a verified install under channel:<name> and reads back the same record, bundle included', async () => {
     const area = new FlakyArea();
-    const report = await checkChannel(channel.definition(), storageChannelStorage(area, 'Test channel'), options());
+    const report = await checkChannel(
+      channel.definition(),
+      storageChannelStorage(area, 'Test channel'),
+      options(),
+    );
     expect(report.result).toBe('updated');
-    const stored = area.data.get(channelKey('Test channel')) as { installed: { bundle: string; bytes: number } };
+    const stored = area.data.get(channelKey('Test channel')) as {
+      installed: { bundle: string; bytes: number };
+    };
     expect(typeof stored.installed.bundle).toBe('string');
     const record = (await storageChannelStorage(area, 'Test channel').load()) as ChannelRecord;
     expect(record.installed?.timestamp).toBe(T1);
     expect(record.installed?.bundle.byteLength).toBe(stored.installed.bytes);
-    expect(loadBundle(record.installed!.bundle).rewrite('http://example.com/a')).toBe('https://example.com/a');
+    expect(loadBundle(record.installed!.bundle).rewrite('http://example.com/a')).toBe(
+      'https://example.com/a',
+    );
     expect(record).toEqual(decodeChannelRecord(encodeChannelRecord(record), 'x'));
     // The root key's revocation and rollback floor is stored with the record.
     expect(record.floor).toMatchObject({ keyVersion: 1, timestamp: T1 });
@@ -88,15 +104,27 @@ describe('channel state in storage.local', () => {
     const area = new MemoryStorageArea();
     const storage = storageChannelStorage(area, 'Test channel');
     await checkChannel(channel.definition(), storage, options());
-    const good = area.data.get(channelKey('Test channel')) as Record<string, Record<string, unknown>>;
+    const good = area.data.get(channelKey('Test channel')) as Record<
+      string,
+      Record<string, unknown>
+    >;
     const cases: [unknown, string][] = [
       ['garbage', 'not an object'],
       [{ ...good, format: 9 }, 'unknown format 9'],
-      [{ ...good, installed: { ...good.installed, verifiedFor: 1 } }, 'does not say what it was verified for'],
-      [{ ...good, signingKey: { ...good.signingKey, key: { kty: 'RSA', n: 'AQAB', e: 'AQ' } } }, '"signingKey"'],
+      [
+        { ...good, installed: { ...good.installed, verifiedFor: 1 } },
+        'does not say what it was verified for',
+      ],
+      [
+        { ...good, signingKey: { ...good.signingKey, key: { kty: 'RSA', n: 'AQAB', e: 'AQ' } } },
+        '"signingKey"',
+      ],
       [{ ...good, installed: { ...good.installed, bundle: '!!!' } }, 'not valid base64'],
       [{ ...good, installed: { ...good.installed, bytes: 3 } }, 'but the record says 3'],
-      [{ ...good, channel: { ...good.channel, urlPrefix: 'http://plain/' } }, 'must be an https: URL'],
+      [
+        { ...good, channel: { ...good.channel, urlPrefix: 'http://plain/' } },
+        'must be an https: URL',
+      ],
       [{ ...good, lastCheck: { at: -1, result: 'updated' } }, '"lastCheck" is malformed'],
       [{ ...good, floor: { ...good.floor, keyVersion: 'x' } }, '"floor" is malformed'],
     ];
@@ -108,7 +136,11 @@ describe('channel state in storage.local', () => {
 
   it('a damaged record is reported and the next check installs the channel again', async () => {
     const area = new MemoryStorageArea();
-    area.data.set(channelKey('Test channel'), { format: 1, channel: channel.definition(), installed: { bundle: 'AAAA', bytes: 1 } });
+    area.data.set(channelKey('Test channel'), {
+      format: 1,
+      channel: channel.definition(),
+      installed: { bundle: 'AAAA', bytes: 1 },
+    });
     const clock = testClock(NOW);
     const installed: ChannelRecord[][] = [];
     const service = new ChannelService({
@@ -130,7 +162,8 @@ describe('channel state in storage.local', () => {
     const area = new MemoryStorageArea();
     const other = await testChannel('Other', channel.key);
     await other.publish(V1, T1);
-    const fetchBytes = (url: string, o: { maxBytes: number }) => (url.includes('other') ? other.fetchBytes(url, o) : channel.fetchBytes(url, o));
+    const fetchBytes = (url: string, o: { maxBytes: number }) =>
+      url.includes('other') ? other.fetchBytes(url, o) : channel.fetchBytes(url, o);
     area.data.set(channelKey('Gone long ago'), { format: 1 });
     area.data.set('globalEnabled', false);
     const installed: string[][] = [];
@@ -142,7 +175,11 @@ describe('channel state in storage.local', () => {
       installedChanged: async (r) => void installed.push(r.map((x) => x.channel.name)),
     });
     await service.setDefinitions([channel.definition(), other.definition()]);
-    expect([...area.data.keys()].sort()).toEqual(['channel:Other', 'channel:Test channel', 'globalEnabled']);
+    expect([...area.data.keys()].sort()).toEqual([
+      'channel:Other',
+      'channel:Test channel',
+      'globalEnabled',
+    ]);
     expect(installed.at(-1)).toEqual(['Test channel', 'Other']);
     await service.setDefinitions([other.definition()]);
     expect([...area.data.keys()].sort()).toEqual(['channel:Other', 'globalEnabled']);
@@ -161,7 +198,10 @@ describe('channel state in storage.local', () => {
     });
     await service.setDefinitions([channel.definition()]);
     expect(area.data.has(channelKey('Test channel'))).toBe(true);
-    const otherKey = { ...channel.definition().rootKey, n: `${channel.definition().rootKey.n!.slice(0, -4)}AAAB` };
+    const otherKey = {
+      ...channel.definition().rootKey,
+      n: `${channel.definition().rootKey.n!.slice(0, -4)}AAAB`,
+    };
     channel.down = true;
     try {
       await service.setDefinitions([channel.definition({ rootKey: otherKey })]);

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createEngine, type Ruleset } from '@httpsify/engine';
 import { parseRulesetXml } from '@httpsify/engine/parse';
-import { createCookieHandler, securedCookie, type CookieLike, type CookieSetDetails } from '../src/cookies/secure-cookies.js';
+import {
+  createCookieHandler,
+  securedCookie,
+  type CookieLike,
+  type CookieSetDetails,
+} from '../src/cookies/secure-cookies.js';
 
 function ruleset(xml: string): Ruleset {
   const { ruleset } = parseRulesetXml(xml, 'cookie.xml');
@@ -44,11 +49,32 @@ describe('secure cookies', () => {
   it('re-sets a covered cookie with Secure, keeping it host-only and a session cookie', async () => {
     const { set, handle } = harness();
     expect(await handle({ removed: false, cookie: cookie({}) })).toBe(true);
-    expect(set).toEqual([{ url: 'https://shop.example/', name: 'sid', value: 'v', path: '/', secure: true, httpOnly: true, storeId: '0', sameSite: 'lax' }]);
+    expect(set).toEqual([
+      {
+        url: 'https://shop.example/',
+        name: 'sid',
+        value: 'v',
+        path: '/',
+        secure: true,
+        httpOnly: true,
+        storeId: '0',
+        sameSite: 'lax',
+      },
+    ]);
   });
 
   it('keeps a domain cookie a domain cookie, with its expiry', () => {
-    expect(securedCookie(cookie({ domain: '.shop.example', hostOnly: false, path: '/a', expirationDate: 2e9, sameSite: 'unspecified' }))).toEqual({
+    expect(
+      securedCookie(
+        cookie({
+          domain: '.shop.example',
+          hostOnly: false,
+          path: '/a',
+          expirationDate: 2e9,
+          sameSite: 'unspecified',
+        }),
+      ),
+    ).toEqual({
       url: 'https://shop.example/a',
       name: 'sid',
       value: 'v',
@@ -64,9 +90,13 @@ describe('secure cookies', () => {
   it('leaves alone what the rulesets do not cover', async () => {
     const { set, handle } = harness(['blocked.shop.example']);
     expect(await handle({ removed: false, cookie: cookie({ name: 'tracking' }) })).toBe(false);
-    expect(await handle({ removed: false, cookie: cookie({ domain: 'other.example' }) })).toBe(false);
+    expect(await handle({ removed: false, cookie: cookie({ domain: 'other.example' }) })).toBe(
+      false,
+    );
     expect(await handle({ removed: false, cookie: cookie({ domain: 'off.example' }) })).toBe(false);
-    expect(await handle({ removed: false, cookie: cookie({ domain: 'blocked.shop.example' }) })).toBe(false);
+    expect(
+      await handle({ removed: false, cookie: cookie({ domain: 'blocked.shop.example' }) }),
+    ).toBe(false);
     expect(await handle({ removed: true, cookie: cookie({}) })).toBe(false);
     // Our own re-set comes back with secure: true and stops there.
     expect(await handle({ removed: false, cookie: cookie({ secure: true }) })).toBe(false);

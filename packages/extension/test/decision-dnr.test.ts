@@ -24,7 +24,8 @@ interface Given {
 }
 
 const PAGE = 'http://page.test/';
-const exact = (entry: string | undefined, host: string) => (entry !== undefined && host === entry ? entry : null);
+const exact = (entry: string | undefined, host: string) =>
+  entry !== undefined && host === entry ? entry : null;
 const hostOf = (url: string) => new URL(url).hostname;
 
 function state(g: Given): DecisionState {
@@ -50,8 +51,11 @@ function layers(g: Given): RuleBody[] {
     disabledSites: g.siteOff === undefined ? [] : [g.siteOff],
     httpAllowedSites: g.allowed === undefined ? [] : [g.allowed],
   };
-  const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined } });
-  for (const host of g.known ?? []) rt.learn({ url: `https://${host}/`, tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
+  const rt = new ProtectionRuntime({
+    storage: { get: async () => ({}), set: async () => undefined },
+  });
+  for (const host of g.known ?? [])
+    rt.learn({ url: `https://${host}/`, tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
   const view = {
     settings,
     disabled: { matchHost: (h: string) => exact(g.siteOff, h) },
@@ -60,8 +64,17 @@ function layers(g: Given): RuleBody[] {
     rewrite: () => ({ rewritten: null, ruleset: null }),
     excludedBy: () => null,
   };
-  const { rules } = uiDnrRules({ ...settings, httpOnceHosts: [...view.httpOnce], userRulesets: [], extensionId: 'ext' });
-  return [...rules, ...loopAllowRules(g.loop === undefined ? [] : [{ tabId: 1, url: g.loop }]), ...rt.rules(view)];
+  const { rules } = uiDnrRules({
+    ...settings,
+    httpOnceHosts: [...view.httpOnce],
+    userRulesets: [],
+    extensionId: 'ext',
+  });
+  return [
+    ...rules,
+    ...loopAllowRules(g.loop === undefined ? [] : [{ tabId: 1, url: g.loop }]),
+    ...rt.rules(view),
+  ];
 }
 
 type Row = [string, Given, RequestKind, string];
@@ -75,8 +88,18 @@ const rows: Row[] = [
   ['a site on "rulesets only"', { allowed: 'a.test' }, 'navigation', 'http://a.test/'],
   ['"open over HTTP this time"', { once: 'a.test' }, 'navigation', 'http://a.test/'],
   ['the loop guard', { loop: 'http://a.test/p?q=1' }, 'navigation', 'http://a.test/p?q=1'],
-  ['another URL of a host with a loop verdict', { loop: 'http://a.test/p?q=1' }, 'navigation', 'http://a.test/p?q=2'],
-  ['a loop verdict named in another URL', { loop: 'http://a.test/' }, 'navigation', 'http://evil.test/?http://a.test/'],
+  [
+    'another URL of a host with a loop verdict',
+    { loop: 'http://a.test/p?q=1' },
+    'navigation',
+    'http://a.test/p?q=2',
+  ],
+  [
+    'a loop verdict named in another URL',
+    { loop: 'http://a.test/' },
+    'navigation',
+    'http://evil.test/?http://a.test/',
+  ],
   ['localhost', {}, 'navigation', 'http://localhost:8080/'],
   ['a private address', {}, 'navigation', 'http://192.168.1.1/'],
   ['a loopback address', {}, 'navigation', 'http://127.0.0.1/'],
@@ -85,20 +108,40 @@ const rows: Row[] = [
   ['IPv6 loopback', {}, 'navigation', 'http://[::1]/'],
   ['a public address', {}, 'navigation', 'http://8.8.8.8/'],
   ['a known host as a subresource', { known: ['cdn.test'] }, 'subresource', CDN],
-  ['a known host on another port', { known: ['cdn.test'] }, 'subresource', 'http://cdn.test:8080/x.js'],
+  [
+    'a known host on another port',
+    { known: ['cdn.test'] },
+    'subresource',
+    'http://cdn.test:8080/x.js',
+  ],
   ['an unknown host', { known: ['other.test'] }, 'subresource', CDN],
   ['a subdomain of a known host', { known: ['cdn.test'] }, 'subresource', 'http://a.cdn.test/x.js'],
   ['a known host left on HTTP', { known: ['cdn.test'], allowed: 'cdn.test' }, 'subresource', CDN],
-  ['a known host opened over HTTP this time', { known: ['cdn.test'], once: 'cdn.test' }, 'subresource', CDN],
+  [
+    'a known host opened over HTTP this time',
+    { known: ['cdn.test'], once: 'cdn.test' },
+    'subresource',
+    CDN,
+  ],
   ['a known host switched off', { known: ['cdn.test'], siteOff: 'cdn.test' }, 'subresource', CDN],
-  ['a known host with a loop verdict for the same URL', { known: ['cdn.test'], loop: CDN }, 'subresource', CDN],
+  [
+    'a known host with a loop verdict for the same URL',
+    { known: ['cdn.test'], loop: CDN },
+    'subresource',
+    CDN,
+  ],
   ['a known host, the mode off', { known: ['cdn.test'], mode: false }, 'subresource', CDN],
   ['a known host, the global switch off', { known: ['cdn.test'], off: true }, 'subresource', CDN],
 ];
 
 describe('the DNR layers and decide() agree', () => {
   it.each(rows)('%s', (_name, given, kind, url) => {
-    const decision = decide({ url, kind, tab: { tabId: 1, topUrl: kind === 'navigation' ? url : PAGE }, state: state(given) });
+    const decision = decide({
+      url,
+      kind,
+      tab: { tabId: 1, topUrl: kind === 'navigation' ? url : PAGE },
+      state: state(given),
+    });
     const rules = layers(given).map((r, i) => ({ ...r, id: i + 1 }));
     const type: DnrResourceType = kind === 'navigation' ? 'main_frame' : 'script';
     const target = new DnrEmulator(rules).match({ url, type, tabId: 1 }).redirectUrl;
@@ -107,9 +150,28 @@ describe('the DNR layers and decide() agree', () => {
 
   it('covers each way of keeping a request on HTTP, and both upgrades', () => {
     const reasons = new Set(
-      rows.map(([, g, kind, url]) => decide({ url, kind, tab: { tabId: 1, topUrl: kind === 'navigation' ? url : PAGE }, state: state(g) }).reason),
+      rows.map(
+        ([, g, kind, url]) =>
+          decide({
+            url,
+            kind,
+            tab: { tabId: 1, topUrl: kind === 'navigation' ? url : PAGE },
+            state: state(g),
+          }).reason,
+      ),
     );
-    for (const r of ['https-first', 'known-host', 'mode-off', 'extension-off', 'site-off', 'http-allowed', 'http-once', 'loop-guard', 'local-name', 'no-rule'])
+    for (const r of [
+      'https-first',
+      'known-host',
+      'mode-off',
+      'extension-off',
+      'site-off',
+      'http-allowed',
+      'http-once',
+      'loop-guard',
+      'local-name',
+      'no-rule',
+    ])
       expect(reasons).toContain(r);
   });
 });

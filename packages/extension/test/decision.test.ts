@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { decide, type Decision, type DecisionState, type RequestKind } from '../src/decision/decide.js';
+import {
+  decide,
+  type Decision,
+  type DecisionState,
+  type RequestKind,
+} from '../src/decision/decide.js';
 
 /**
  * The decision order, case by case (docs/architecture.md draws it). Each row: what holds, the
@@ -23,7 +28,8 @@ interface Given {
 }
 
 function state(g: Given): DecisionState {
-  const covers = (entry: string | undefined, url: string) => (entry !== undefined && new URL(url).hostname.endsWith(entry) ? entry : null);
+  const covers = (entry: string | undefined, url: string) =>
+    entry !== undefined && new URL(url).hostname.endsWith(entry) ? entry : null;
   return {
     globalEnabled: g.off !== true,
     httpsFirst: g.mode !== false,
@@ -31,7 +37,10 @@ function state(g: Given): DecisionState {
     httpAllowedBy: (url) => covers(g.allowed, url),
     httpOnce: (host) => host === g.once,
     loopVerdict: (url, tabId) => tabId === 7 && url === g.loop,
-    userRewrite: (url) => (g.user !== undefined && url.startsWith(g.user[0]) ? { rewritten: g.user[1], ruleset: 'Mine' } : null),
+    userRewrite: (url) =>
+      g.user !== undefined && url.startsWith(g.user[0])
+        ? { rewritten: g.user[1], ruleset: 'Mine' }
+        : null,
     rewrite: (url) =>
       g.user !== undefined && url.startsWith(g.user[0])
         ? { rewritten: g.user[1], ruleset: 'Mine' }
@@ -50,8 +59,20 @@ const PAGE = 'http://page.test/';
 type Row = [string, Given, RequestKind, string, Partial<Decision>, number?];
 
 const rows: Row[] = [
-  ['an https:// URL is not ours to touch', {}, NAV, 'https://a.test/', { action: 'leave', reason: 'not-http' }],
-  ['nor is a URL that does not parse', {}, NAV, 'http://[bad/', { action: 'leave', reason: 'not-http' }],
+  [
+    'an https:// URL is not ours to touch',
+    {},
+    NAV,
+    'https://a.test/',
+    { action: 'leave', reason: 'not-http' },
+  ],
+  [
+    'nor is a URL that does not parse',
+    {},
+    NAV,
+    'http://[bad/',
+    { action: 'leave', reason: 'not-http' },
+  ],
   [
     'the global switch off leaves even a ruleset',
     { off: true, rules: ['http://a.test/', 'https://a.test/'] },
@@ -73,7 +94,13 @@ const rows: Row[] = [
     'http://cdn.test/x.js',
     { action: 'leave', reason: 'site-off' },
   ],
-  ['the switched-off site outranks the loop guard', { siteOff: 'a.test', loop: 'http://a.test/' }, NAV, 'http://a.test/', { reason: 'site-off' }],
+  [
+    'the switched-off site outranks the loop guard',
+    { siteOff: 'a.test', loop: 'http://a.test/' },
+    NAV,
+    'http://a.test/',
+    { reason: 'site-off' },
+  ],
   [
     "a loop verdict for the URL, as this tab's page",
     { loop: 'http://a.test/', rules: ['http://a.test/', 'https://a.test/'] },
@@ -147,8 +174,20 @@ const rows: Row[] = [
     'http://a.test/',
     { action: 'leave', reason: 'mode-off' },
   ],
-  ['"open over HTTP this time"', { once: 'a.test', allowed: 'a.test' }, NAV, 'http://a.test/', { action: 'allowHttp', reason: 'http-once' }],
-  ['"rulesets only"', { allowed: 'a.test' }, NAV, 'http://a.test:8080/', { action: 'allowHttp', reason: 'http-allowed', entry: 'a.test' }],
+  [
+    '"open over HTTP this time"',
+    { once: 'a.test', allowed: 'a.test' },
+    NAV,
+    'http://a.test/',
+    { action: 'allowHttp', reason: 'http-once' },
+  ],
+  [
+    '"rulesets only"',
+    { allowed: 'a.test' },
+    NAV,
+    'http://a.test:8080/',
+    { action: 'allowHttp', reason: 'http-allowed', entry: 'a.test' },
+  ],
   [
     'a ruleset excludes the page',
     { excluded: 'http://a.test/plain' },
@@ -156,9 +195,27 @@ const rows: Row[] = [
     'http://a.test/plain/x',
     { action: 'leave', reason: 'ruleset-excludes', ruleset: 'Site' },
   ],
-  ['HTTPS-first off', { mode: false }, NAV, 'http://a.test/', { action: 'leave', reason: 'mode-off' }],
-  ['"rulesets only" means nothing with the mode off', { mode: false, allowed: 'a.test' }, NAV, 'http://a.test/', { reason: 'mode-off' }],
-  ['a loopback address', {}, NAV, 'http://127.0.0.1:3000/', { action: 'leave', reason: 'local-name' }],
+  [
+    'HTTPS-first off',
+    { mode: false },
+    NAV,
+    'http://a.test/',
+    { action: 'leave', reason: 'mode-off' },
+  ],
+  [
+    '"rulesets only" means nothing with the mode off',
+    { mode: false, allowed: 'a.test' },
+    NAV,
+    'http://a.test/',
+    { reason: 'mode-off' },
+  ],
+  [
+    'a loopback address',
+    {},
+    NAV,
+    'http://127.0.0.1:3000/',
+    { action: 'leave', reason: 'local-name' },
+  ],
   ['a single-label name', {}, NAV, 'http://intranet/', { action: 'leave', reason: 'local-name' }],
   ['.onion', {}, NAV, 'http://abc.onion/', { action: 'leave', reason: 'local-name' }],
   [
@@ -182,10 +239,34 @@ const rows: Row[] = [
     'http://cdn.test/plain/x',
     { action: 'leave', reason: 'ruleset-excludes' },
   ],
-  ['a known host left on "rulesets only"', { known: ['cdn.test'], allowed: 'cdn.test' }, SUB, 'http://cdn.test/x', { action: 'leave', reason: 'no-rule' }],
-  ['a known host switched off itself', { known: ['cdn.test'], siteOff: 'cdn.test' }, SUB, 'http://cdn.test/x', { action: 'leave' }],
-  ['a known host opened over HTTP this time', { known: ['cdn.test'], once: 'cdn.test' }, SUB, 'http://cdn.test/x', { action: 'leave', reason: 'no-rule' }],
-  ['a known host, mode off', { known: ['cdn.test'], mode: false }, SUB, 'http://cdn.test/x', { action: 'leave', reason: 'no-rule' }],
+  [
+    'a known host left on "rulesets only"',
+    { known: ['cdn.test'], allowed: 'cdn.test' },
+    SUB,
+    'http://cdn.test/x',
+    { action: 'leave', reason: 'no-rule' },
+  ],
+  [
+    'a known host switched off itself',
+    { known: ['cdn.test'], siteOff: 'cdn.test' },
+    SUB,
+    'http://cdn.test/x',
+    { action: 'leave' },
+  ],
+  [
+    'a known host opened over HTTP this time',
+    { known: ['cdn.test'], once: 'cdn.test' },
+    SUB,
+    'http://cdn.test/x',
+    { action: 'leave', reason: 'no-rule' },
+  ],
+  [
+    'a known host, mode off',
+    { known: ['cdn.test'], mode: false },
+    SUB,
+    'http://cdn.test/x',
+    { action: 'leave', reason: 'no-rule' },
+  ],
   [
     'a known host, a request without a tab',
     { known: ['cdn.test'] },
@@ -194,21 +275,42 @@ const rows: Row[] = [
     { action: 'upgrade', reason: 'known-host', url: 'https://cdn.test/x' },
     -1,
   ],
-  ['an unknown host, subresource', {}, SUB, 'http://other.test/x', { action: 'leave', reason: 'no-rule' }],
-  ['HTTPS-first never upgrades subresources by itself', {}, SUB, 'http://a.test/', { action: 'leave', reason: 'no-rule' }],
+  [
+    'an unknown host, subresource',
+    {},
+    SUB,
+    'http://other.test/x',
+    { action: 'leave', reason: 'no-rule' },
+  ],
+  [
+    'HTTPS-first never upgrades subresources by itself',
+    {},
+    SUB,
+    'http://a.test/',
+    { action: 'leave', reason: 'no-rule' },
+  ],
 ];
 
 describe('decide: the decision order', () => {
   it.each(rows)('%s', (_what, given, kind, url, expected, tabId = 7) => {
-    const d = decide({ url, kind, tab: { tabId, topUrl: kind === SUB ? PAGE : undefined }, state: state(given) });
+    const d = decide({
+      url,
+      kind,
+      tab: { tabId, topUrl: kind === SUB ? PAGE : undefined },
+      state: state(given),
+    });
     expect(d).toMatchObject(expected);
   });
 
   it('relaxes protection only through the user-made or evidence-backed state', () => {
     // Every allowHttp decision is traced to one of the three kinds of state that weaken protection.
     const relaxing = rows
-      .map(([, g, kind, url]) => decide({ url, kind, tab: { tabId: 7, topUrl: PAGE }, state: state(g) }))
+      .map(([, g, kind, url]) =>
+        decide({ url, kind, tab: { tabId: 7, topUrl: PAGE }, state: state(g) }),
+      )
       .filter((d) => d.action === 'allowHttp');
-    expect(new Set(relaxing.map((d) => d.reason))).toEqual(new Set(['loop-guard', 'http-once', 'http-allowed']));
+    expect(new Set(relaxing.map((d) => d.reason))).toEqual(
+      new Set(['loop-guard', 'http-once', 'http-allowed']),
+    );
   });
 });

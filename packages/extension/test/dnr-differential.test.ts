@@ -2,7 +2,15 @@ import fc from 'fast-check';
 import { MAX_COMPILED_PRIORITY } from '@httpsify/engine/dnr';
 import { describe, expect, it } from 'vitest';
 import { PROTECTION_PRIORITY } from '../src/dnr/layout.js';
-import { decidedTarget, decision, enforcedRule, enforcedTarget, LOOP_TAB, worldPool, type World } from './support/differential.js';
+import {
+  decidedTarget,
+  decision,
+  enforcedRule,
+  enforcedTarget,
+  LOOP_TAB,
+  worldPool,
+  type World,
+} from './support/differential.js';
 import { canonical, hostileUrl, REQUEST_TYPES } from './support/hostile-urls.js';
 
 /**
@@ -13,10 +21,13 @@ import { canonical, hostileUrl, REQUEST_TYPES } from './support/hostile-urls.js'
  * Fixed seed here; `npm run fuzz` runs the same properties longer with fresh seeds.
  */
 export const RUNS = Number(process.env.HTTPSIFY_DIFF_RUNS ?? 100_000);
-export const SEED = process.env.HTTPSIFY_DIFF_SEED === undefined ? 37 : Number(process.env.HTTPSIFY_DIFF_SEED);
+export const SEED =
+  process.env.HTTPSIFY_DIFF_SEED === undefined ? 37 : Number(process.env.HTTPSIFY_DIFF_SEED);
 
 const tops = fc.oneof(
-  hostileUrl.map((u) => canonical(u)).filter((u): u is string => u !== null && /^https?:/.test(u) && !/^https?:\/\/[^/]*@/.test(u)),
+  hostileUrl
+    .map((u) => canonical(u))
+    .filter((u): u is string => u !== null && /^https?:/.test(u) && !/^https?:\/\/[^/]*@/.test(u)),
   fc.constantFrom(
     'http://site.test/',
     'https://site.test/',
@@ -70,12 +81,22 @@ function dottedRulesetSubresource(c: Case, url: string, top: string | null): boo
  * elsewhere: counted, and the rule leaving it must be that shadow. Main frames go to the
  * handoff page and are decided exactly.
  */
-function switchedOffKnownSubresource(c: Case, url: string, top: string | null, actual: string | null): boolean {
+function switchedOffKnownSubresource(
+  c: Case,
+  url: string,
+  top: string | null,
+  actual: string | null,
+): boolean {
   if (c.type === 'main_frame' || actual !== null || c.world.switchedOff.length === 0) return false;
   const d = decision(c.world, url, c.type, top, c.tab);
   if (d.action !== 'upgrade' || d.reason !== 'known-host') return false;
   const rule = enforcedRule(c.world, c.raw, c.type, top, c.tab);
-  return rule !== null && rule.action.type === 'allow' && rule.priority <= MAX_COMPILED_PRIORITY && rule.priority > PROTECTION_PRIORITY;
+  return (
+    rule !== null &&
+    rule.action.type === 'allow' &&
+    rule.priority <= MAX_COMPILED_PRIORITY &&
+    rule.priority > PROTECTION_PRIORITY
+  );
 }
 
 export const counts = { compared: 0, dottedCoverage: 0, switchedOffKnown: 0 };
@@ -103,13 +124,16 @@ function check(c: Case): void {
   if (dottedRulesetSubresource(c, url, top)) {
     counts.dottedCoverage++;
     const rule = enforcedRule(c.world, c.raw, c.type, top, c.tab);
-    if (rule === null || rule.action.type === 'upgradeScheme' || rule.action.type === 'redirect') return;
+    if (rule === null || rule.action.type === 'upgradeScheme' || rule.action.type === 'redirect')
+      return;
     // An allow below every ruleset (one tab's "open over HTTP" keeping the known hosts' upgrade
     // off) only wins where no ruleset rule matched: the coverage gap itself, not a relaxation.
     if (rule.action.type === 'allow' && rule.priority <= PROTECTION_PRIORITY) return;
     throw new Error(`${c.type} ${url}: left on HTTP by ${JSON.stringify(rule)}`);
   }
-  throw new Error(`${c.type} ${JSON.stringify(c.raw)} (read as ${url}), top ${top}: decide() ${expected ?? 'leaves it'}, the rules ${actual ?? 'leave it'}`);
+  throw new Error(
+    `${c.type} ${JSON.stringify(c.raw)} (read as ${url}), top ${top}: decide() ${expected ?? 'leaves it'}, the rules ${actual ?? 'leave it'}`,
+  );
 }
 
 const run = (focus: Parameters<typeof worldPool>[0]) => () => {
@@ -117,21 +141,33 @@ const run = (focus: Parameters<typeof worldPool>[0]) => () => {
 };
 
 // Generous: about 0.2 ms a case measured on a loaded 2-core machine, 10 ms allowed.
-describe('the DNR rules enforce exactly what decide() decides, on hostile URLs', { timeout: Math.max(600_000, RUNS * 10) }, () => {
-  it('site entries: "off" and "rulesets only"', run('sites'));
-  it('"open over HTTP this time"', run('once'));
-  it('local names and addresses', run('local'));
-  it('user rules', run('user'));
-  it('known HTTPS hosts', run('known'));
-  it('loop verdicts', run('loops'));
-  it('rulesets switched off', run('switches'));
+describe(
+  'the DNR rules enforce exactly what decide() decides, on hostile URLs',
+  { timeout: Math.max(600_000, RUNS * 10) },
+  () => {
+    it('site entries: "off" and "rulesets only"', run('sites'));
+    it('"open over HTTP this time"', run('once'));
+    it('local names and addresses', run('local'));
+    it('user rules', run('user'));
+    it('known HTTPS hosts', run('known'));
+    it('loop verdicts', run('loops'));
+    it('rulesets switched off', run('switches'));
 
-  it('compares real cases: most generated URLs parse and are decided both ways', () => {
-    const sample = fc.sample(cases('sites'), { numRuns: 2000, seed: SEED });
-    const compared = sample.filter((c) => !skipped(c.raw, c.type));
-    expect(compared.length).toBeGreaterThan(sample.length / 2);
-    const upgraded = compared.filter((c) => decidedTarget(c.world, canonical(c.raw) as string, c.type, c.type === 'main_frame' ? null : c.top) !== null);
-    expect(upgraded.length).toBeGreaterThan(compared.length / 10);
-    expect(compared.length - upgraded.length).toBeGreaterThan(compared.length / 10);
-  });
-});
+    it('compares real cases: most generated URLs parse and are decided both ways', () => {
+      const sample = fc.sample(cases('sites'), { numRuns: 2000, seed: SEED });
+      const compared = sample.filter((c) => !skipped(c.raw, c.type));
+      expect(compared.length).toBeGreaterThan(sample.length / 2);
+      const upgraded = compared.filter(
+        (c) =>
+          decidedTarget(
+            c.world,
+            canonical(c.raw) as string,
+            c.type,
+            c.type === 'main_frame' ? null : c.top,
+          ) !== null,
+      );
+      expect(upgraded.length).toBeGreaterThan(compared.length / 10);
+      expect(compared.length - upgraded.length).toBeGreaterThan(compared.length / 10);
+    });
+  },
+);

@@ -45,17 +45,43 @@ describe('Chromium: an HTTP-only site is never a dead end', () => {
     outDir = mkdtempSync(join(tmpdir(), 'httpsify-dead-ends-'));
     // One ruleset for a host never visited: every host here is HTTPS-first's.
     mkdirSync(join(outDir, 'rules'));
-    writeFileSync(join(outDir, 'rules', 'other.xml'), '<ruleset name="Other"><target host="other.example.net"/><rule from="^http:" to="https:"/></ruleset>');
+    writeFileSync(
+      join(outDir, 'rules', 'other.xml'),
+      '<ruleset name="Other"><target host="other.example.net"/><rule from="^http:" to="https:"/></ruleset>',
+    );
     const built = await buildWithUi([join(outDir, 'rules')], join(outDir, 'ext'));
     site = await startDeadEndSite();
-    const to = (https: string) => (https === 'site' ? `127.0.0.1:${site.port}` : https === 'closed' ? `127.0.0.1:${site.closedPort}` : '~NOTFOUND');
-    const rules = [...CASES, ...EXTRA].flatMap((c) => [`MAP ${c.host}:80 127.0.0.1:${site.port}`, `MAP ${c.host}:443 ${to(c.https)}`]);
+    const to = (https: string) =>
+      https === 'site'
+        ? `127.0.0.1:${site.port}`
+        : https === 'closed'
+          ? `127.0.0.1:${site.closedPort}`
+          : '~NOTFOUND';
+    const rules = [...CASES, ...EXTRA].flatMap((c) => [
+      `MAP ${c.host}:80 127.0.0.1:${site.port}`,
+      `MAP ${c.host}:443 ${to(c.https)}`,
+    ]);
     // The handoff page's hosts (trailing dots), on the site's own port.
-    for (const h of ['good.example.test.', 'tls.example.test.', 'good.example.test', 'tls.example.test']) rules.push(`MAP ${h} 127.0.0.1`);
-    ext = await launchWithExtension(built.dirs.chromium as string, [], { browserUpgrades: true, resolverRules: rules, trustedSpki: [site.trustedSpki] });
-    const stored = (k: string) => ext.worker.evaluate(async (key) => (await chrome.storage.local.get(key))[key], k);
-    for (let i = 0; i < 150 && (await stored('schemaVersion')) === undefined; i++) await new Promise((r) => setTimeout(r, 100));
-    await ext.worker.evaluate(async (probe) => chrome.storage.local.set({ portalProbeUrl: probe }), `http://good.example.com/success.txt`);
+    for (const h of [
+      'good.example.test.',
+      'tls.example.test.',
+      'good.example.test',
+      'tls.example.test',
+    ])
+      rules.push(`MAP ${h} 127.0.0.1`);
+    ext = await launchWithExtension(built.dirs.chromium as string, [], {
+      browserUpgrades: true,
+      resolverRules: rules,
+      trustedSpki: [site.trustedSpki],
+    });
+    const stored = (k: string) =>
+      ext.worker.evaluate(async (key) => (await chrome.storage.local.get(key))[key], k);
+    for (let i = 0; i < 150 && (await stored('schemaVersion')) === undefined; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    await ext.worker.evaluate(
+      async (probe) => chrome.storage.local.set({ portalProbeUrl: probe }),
+      `http://good.example.com/success.txt`,
+    );
   });
 
   afterAll(async () => {
@@ -86,7 +112,9 @@ describe('Chromium: an HTTP-only site is never a dead end', () => {
         }
         await tab.locator('#http-once').click();
         await tab.waitForURL(url);
-        await expect.poll(() => tab.locator('body').textContent(), POLL).toBe(`plain http ${c.host} /page?q=1`);
+        await expect
+          .poll(() => tab.locator('body').textContent(), POLL)
+          .toBe(`plain http ${c.host} /page?q=1`);
         return { c, tab, url };
       }),
     );
@@ -107,7 +135,9 @@ describe('Chromium: an HTTP-only site is never a dead end', () => {
     await tab.close();
     // A tab opened at the failing address (from a link, another program): nothing before it.
     const created = ext.context.waitForEvent('page');
-    await ext.worker.evaluate(async () => void (await chrome.tabs.create({ url: 'http://fresh.tls.example.com/' })));
+    await ext.worker.evaluate(
+      async () => void (await chrome.tabs.create({ url: 'http://fresh.tls.example.com/' })),
+    );
     const fresh = await created;
     await expect.poll(() => fresh.url(), POLL).toMatch(/\/ui\/fallback\.html\?/);
     await fresh.waitForSelector('body[data-ready="true"]');

@@ -27,17 +27,33 @@ describe('the imported 2018 library in Chromium', () => {
   let page: string;
 
   beforeAll(async () => {
-    built = await buildExtension({ outDir: mkdtempSync(join(tmpdir(), 'httpsify-library-ext-')), browsers: ['chromium'], zip: false, feedback: true });
+    built = await buildExtension({
+      outDir: mkdtempSync(join(tmpdir(), 'httpsify-library-ext-')),
+      browsers: ['chromium'],
+      zip: false,
+      feedback: true,
+    });
     ext = await launchWithExtension(built.dirs.chromium!, []);
     page = new URL('ui/handoff.html', ext.worker.url()).href;
     // The extension's own dynamic rules (settings, handoff, protection) are written at start.
-    for (let i = 0; i < 100 && (await ext.worker.evaluate(async () => (await chrome.declarativeNetRequest.getDynamicRules()).length)) < 3; i++)
+    for (
+      let i = 0;
+      i < 100 &&
+      (await ext.worker.evaluate(
+        async () => (await chrome.declarativeNetRequest.getDynamicRules()).length,
+      )) < 3;
+      i++
+    )
       await new Promise((r) => setTimeout(r, 100));
     await new Promise((r) => setTimeout(r, 1000));
-    existing = (await ext.worker.evaluate(async () => chrome.declarativeNetRequest.getDynamicRules())) as DnrRule[];
+    existing = (await ext.worker.evaluate(async () =>
+      chrome.declarativeNetRequest.getDynamicRules(),
+    )) as DnrRule[];
     const rulesets: Ruleset[] = corpusXmlFiles().flatMap((file) => {
       const { ruleset } = parseRulesetXml(readFileSync(file, 'utf8'), file);
-      return ruleset && isDefaultActive(ruleset) && refusedPatterns(ruleset).length === 0 ? [ruleset] : [];
+      return ruleset && isDefaultActive(ruleset) && refusedPatterns(ruleset).length === 0
+        ? [ruleset]
+        : [];
     });
     const used = usageOf(existing);
     const free = {
@@ -49,7 +65,11 @@ describe('the imported 2018 library in Chromium', () => {
     if (!compiled.ok) throw new Error(compiled.reason);
     expect(compiled.coverage?.pageLoadsOnly.length).toBeGreaterThan(100);
     const offset = channelPriorityOffset(0);
-    placed = compiled.rules.map((r, i) => ({ ...r, id: CHANNEL_RULE_ID_BASE + i, priority: r.priority + offset }));
+    placed = compiled.rules.map((r, i) => ({
+      ...r,
+      id: CHANNEL_RULE_ID_BASE + i,
+      priority: r.priority + offset,
+    }));
   }, 300_000);
 
   afterAll(async () => {
@@ -59,7 +79,9 @@ describe('the imported 2018 library in Chromium', () => {
   it('takes every rule of it in one update, and matches as the emulator does', async () => {
     const error = await ext.worker.evaluate(async (addRules) => {
       try {
-        await chrome.declarativeNetRequest.updateDynamicRules({ addRules: addRules as chrome.declarativeNetRequest.Rule[] });
+        await chrome.declarativeNetRequest.updateDynamicRules({
+          addRules: addRules as chrome.declarativeNetRequest.Rule[],
+        });
         return null;
       } catch (e) {
         return String(e);
@@ -77,12 +99,20 @@ describe('the imported 2018 library in Chromium', () => {
     };
     // Hosts of the grouped redirects and of the handoff rule, as subresources and page loads.
     const groups = placed.filter(
-      (r) => r.action.type === 'redirect' && r.action.redirect.regexSubstitution?.startsWith('https://') && r.condition.requestDomains,
+      (r) =>
+        r.action.type === 'redirect' &&
+        r.action.redirect.regexSubstitution?.startsWith('https://') &&
+        r.condition.requestDomains,
     );
-    const handoff = placed.filter((r) => r.action.type === 'redirect' && r.action.redirect.regexSubstitution?.startsWith(page));
+    const handoff = placed.filter(
+      (r) => r.action.type === 'redirect' && r.action.redirect.regexSubstitution?.startsWith(page),
+    );
     expect(groups.length).toBeGreaterThan(3);
     expect(handoff).toHaveLength(1);
-    const hosts = [...groups.flatMap((r) => r.condition.requestDomains!.slice(0, 40)), ...handoff[0]!.condition.requestDomains!.slice(0, 100)];
+    const hosts = [
+      ...groups.flatMap((r) => r.condition.requestDomains!.slice(0, 40)),
+      ...handoff[0]!.condition.requestDomains!.slice(0, 100),
+    ];
     const cases = hosts.flatMap((h) => [
       { url: `http://${h}/a?b`, type: 'sub_frame' as const },
       { url: `http://z.${h}/`, type: 'sub_frame' as const },
@@ -93,7 +123,10 @@ describe('the imported 2018 library in Chromium', () => {
       const out: (number | null | 'invalid')[] = [];
       for (const c of list) {
         try {
-          const r = await chrome.declarativeNetRequest.testMatchOutcome({ url: c.url, type: c.type as chrome.declarativeNetRequest.ResourceType });
+          const r = await chrome.declarativeNetRequest.testMatchOutcome({
+            url: c.url,
+            type: c.type as chrome.declarativeNetRequest.ResourceType,
+          });
           out.push(r.matchedRules[0]?.ruleId ?? null);
         } catch {
           // A host the test API does not take as a URL (an underscore label); Chromium's own matcher is what is compared.
@@ -105,7 +138,11 @@ describe('the imported 2018 library in Chromium', () => {
     const invalid = cases.filter((_, i) => actual[i] === 'invalid').map((c) => c.url);
     expect(invalid.length).toBeLessThan(cases.length / 50);
     const disagreements = cases
-      .map((c, i) => ({ ...c, emulator: expected[i], chromium: actual[i] === 'invalid' ? expected[i] : outcome(actual[i] as number | null) }))
+      .map((c, i) => ({
+        ...c,
+        emulator: expected[i],
+        chromium: actual[i] === 'invalid' ? expected[i] : outcome(actual[i] as number | null),
+      }))
       .filter((d) => d.emulator !== d.chromium);
     expect(disagreements.slice(0, 5)).toEqual([]);
     expect(expected.filter((e) => e?.includes(page)).length).toBeGreaterThan(50);

@@ -4,7 +4,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OVERRIDE_RULE_ID_LIMIT } from '../src/dnr/layout.js';
 import { buildExtension } from '../src/packaging/build.js';
-import { launchWithExtension, switchProtectionModeOff, type LoadedExtension } from './support/browser.js';
+import {
+  launchWithExtension,
+  switchProtectionModeOff,
+  type LoadedExtension,
+} from './support/browser.js';
 import { page, serveLoopHost, SHARED_TEST_RULESETS, writeRulesetsDir } from './support/e2e-site.js';
 import { startDualServer, type DualServer } from './support/servers.js';
 
@@ -35,7 +39,12 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
 
   beforeAll(async () => {
     const rulesDir = writeRulesetsDir(TEST_RULESETS, 'httpsify-e2e-rules-');
-    const built = await buildExtension({ rulesets: [rulesDir], outDir: mkdtempSync(join(tmpdir(), 'httpsify-e2e-ext-')), browsers: ['chromium'], zip: false });
+    const built = await buildExtension({
+      rulesets: [rulesDir],
+      outDir: mkdtempSync(join(tmpdir(), 'httpsify-e2e-ext-')),
+      browsers: ['chromium'],
+      zip: false,
+    });
     // Only the lookbehind (RE2 has none) is left out: the engine would upgrade that host, DNR does not.
     expect(built.dnr.omissions.map((o) => [o.ruleset, o.what])).toEqual([
       ['Engine Only', 'rule'],
@@ -45,16 +54,32 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
       const host = (req.headers.host ?? '').replace(/:\d+$/, '');
       const scheme = secure ? 'https' : 'http';
       if (serveLoopHost(req, res, secure)) return;
-      if (host === 'cookie.example.test') return page(res, `cookie over ${scheme}`, { 'set-cookie': 'sid=abc; Path=/' });
-      if (host === 'engineonly.example.test') return page(res, `engine only over ${scheme}`, { 'set-cookie': 'eo=1; Path=/' });
+      if (host === 'cookie.example.test')
+        return page(res, `cookie over ${scheme}`, { 'set-cookie': 'sid=abc; Path=/' });
+      if (host === 'engineonly.example.test')
+        return page(res, `engine only over ${scheme}`, { 'set-cookie': 'eo=1; Path=/' });
       if (host === 'page.uncovered.test' && req.url === '/sub') {
-        return page(res, `<script src="http://plain.example.test:${server.port}/s.js"></script>`, { 'set-cookie': 'other=1; Path=/' });
+        return page(res, `<script src="http://plain.example.test:${server.port}/s.js"></script>`, {
+          'set-cookie': 'other=1; Path=/',
+        });
       }
       if (host === 'page.uncovered.test' && req.url === '/dots') {
         // Trailing-dot hosts: a trivial ruleset, one with an exclusion, and a host-moving `$1` rule.
         const p = server.port;
-        const srcs = [`http://dots.example.test.:${p}/d.js`, `http://plain.example.test.:${p}/excluded/e.js`, `http://old.example.test.:${p}/o.js`];
-        return page(res, srcs.map((s, i) => `<script src="${s}" onerror="document.body.dataset.failed${i} = 'failed'"></script>`).join(''));
+        const srcs = [
+          `http://dots.example.test.:${p}/d.js`,
+          `http://plain.example.test.:${p}/excluded/e.js`,
+          `http://old.example.test.:${p}/o.js`,
+        ];
+        return page(
+          res,
+          srcs
+            .map(
+              (s, i) =>
+                `<script src="${s}" onerror="document.body.dataset.failed${i} = 'failed'"></script>`,
+            )
+            .join(''),
+        );
       }
       if (req.url === '/s.js') {
         res.writeHead(200, { 'content-type': 'text/javascript' });
@@ -63,7 +88,9 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
       }
       if (req.url?.endsWith('.js')) {
         res.writeHead(200, { 'content-type': 'text/javascript' });
-        res.end(`document.body.dataset[${JSON.stringify(req.url.replace(/\W/g, ''))}] = ${JSON.stringify(`${scheme} ${host}`)};`);
+        res.end(
+          `document.body.dataset[${JSON.stringify(req.url.replace(/\W/g, ''))}] = ${JSON.stringify(`${scheme} ${host}`)};`,
+        );
         return;
       }
       page(res, `${scheme} ${host} ${req.url}`);
@@ -124,10 +151,14 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
     // origin) on http://: those keep their dots, as sent.
     expect(got.excludedejs ?? got.failed1).toMatch(/^(http plain\.example\.test\.|failed)$/);
     expect(got.ojs ?? got.failed2).toMatch(/^(http old\.example\.test\.|failed)$/);
-    const hits = server.log.filter((r) => ['/d.js', '/excluded/e.js', '/moved/o.js', '/o.js'].includes(r.path));
-    expect(hits.filter((r) => !r.host.endsWith('.')).map((r) => `${r.secure ? 'https' : 'http'} ${r.host} ${r.path}`)).toEqual([
-      'https dots.example.test /d.js',
-    ]);
+    const hits = server.log.filter((r) =>
+      ['/d.js', '/excluded/e.js', '/moved/o.js', '/o.js'].includes(r.path),
+    );
+    expect(
+      hits
+        .filter((r) => !r.host.endsWith('.'))
+        .map((r) => `${r.secure ? 'https' : 'http'} ${r.host} ${r.path}`),
+    ).toEqual(['https dots.example.test /d.js']);
     await tab.close();
   });
 
@@ -156,7 +187,13 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
 
   it('follows ruleset switches at run time through dynamic rules', async () => {
     const send = (request: unknown) =>
-      ext.worker.evaluate((r) => (globalThis as unknown as { httpsify: { handleMessage(r: unknown): Promise<unknown> } }).httpsify.handleMessage(r), request);
+      ext.worker.evaluate(
+        (r) =>
+          (
+            globalThis as unknown as { httpsify: { handleMessage(r: unknown): Promise<unknown> } }
+          ).httpsify.handleMessage(r),
+        request,
+      );
     const tab = await ext.context.newPage();
     // A switched-off ruleset's hosts pass through the handoff page (it asks decide()): wait for
     // where the page sends the tab.
@@ -170,11 +207,17 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
     await send({ type: 'setRulesetActive', name: 'Plain Example', active: false });
     expect(await visit('off.example.test')).toBe('https:');
     expect(await visit('plain.example.test')).toBe('http:');
-    expect(await send({ type: 'getState' })).toMatchObject({ overrides: { 'Off Example': true, 'Plain Example': false } });
+    expect(await send({ type: 'getState' })).toMatchObject({
+      overrides: { 'Off Example': true, 'Plain Example': false },
+    });
     // Stored as the popup stores them: in the settings, through the store.
-    const stored = await ext.worker.evaluate(async () => (await chrome.storage.local.get('rulesetOverrides')).rulesetOverrides);
+    const stored = await ext.worker.evaluate(
+      async () => (await chrome.storage.local.get('rulesetOverrides')).rulesetOverrides,
+    );
     expect(stored).toEqual({ 'Off Example': true, 'Plain Example': false });
-    expect(await send({ type: 'setRulesetActive', name: 'No Such Ruleset', active: true })).toEqual({ error: 'no ruleset named No Such Ruleset' });
+    expect(await send({ type: 'setRulesetActive', name: 'No Such Ruleset', active: true })).toEqual(
+      { error: 'no ruleset named No Such Ruleset' },
+    );
     await send({ type: 'setRulesetActive', name: 'Off Example', active: null });
     await send({ type: 'setRulesetActive', name: 'Plain Example', active: null });
     expect(await visit('off.example.test')).toBe('http:');
@@ -187,7 +230,11 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
   it('follows the mixed-content switch: the static rules leave those rulesets off, dynamic rules add them', async () => {
     const setMixed = (value: boolean) =>
       ext.worker.evaluate(async (v) => {
-        const ui = (globalThis as unknown as { httpsifyUi: { controller: Promise<{ handle(r: unknown): Promise<unknown> }> } }).httpsifyUi;
+        const ui = (
+          globalThis as unknown as {
+            httpsifyUi: { controller: Promise<{ handle(r: unknown): Promise<unknown> }> };
+          }
+        ).httpsifyUi;
         await (await ui.controller).handle({ type: 'setFlag', flag: 'mixedContent', value: v });
       }, value);
     const tab = await ext.context.newPage();
@@ -212,16 +259,26 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
     const tab = await ext.context.newPage();
     const url = `${origin('http', 'loop.example.test')}/`;
     await tab.goto(url);
-    await tab.waitForFunction(() => document.body?.textContent?.includes('plain http page'), undefined, { timeout: 20_000 });
+    await tab.waitForFunction(
+      () => document.body?.textContent?.includes('plain http page'),
+      undefined,
+      { timeout: 20_000 },
+    );
     expect(tab.url()).toBe(url);
-    const secureHits = server.log.filter((r) => r.host === 'loop.example.test' && r.path === '/' && r.secure).length;
+    const secureHits = server.log.filter(
+      (r) => r.host === 'loop.example.test' && r.path === '/' && r.secure,
+    ).length;
     expect(secureHits).toBeGreaterThanOrEqual(3);
     expect(secureHits).toBeLessThan(20);
     const session = await ext.worker.evaluate(() => chrome.declarativeNetRequest.getSessionRules());
     // Semantics changed (issue 38): the verdict is this URL as this tab's page, never the host.
-    expect(session.map((r) => [r.condition.regexFilter, r.condition.resourceTypes, r.condition.tabIds?.length])).toEqual([
-      [`^${url.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`, ['main_frame'], 1],
-    ]);
+    expect(
+      session.map((r) => [
+        r.condition.regexFilter,
+        r.condition.resourceTypes,
+        r.condition.tabIds?.length,
+      ]),
+    ).toEqual([[`^${url.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`, ['main_frame'], 1]]);
     // Later visits of that page in that tab go straight to HTTP.
     const before = server.log.length;
     await tab.goto(url);
@@ -246,7 +303,11 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
     await tab.goto(`${origin('http', 'cookie.example.test')}/`);
     expect(tab.url()).toBe(`${origin('https', 'cookie.example.test')}/`);
     await tab.goto(`${origin('http', 'page.uncovered.test')}/sub`);
-    await expect.poll(async () => (await ext.context.cookies()).find((c) => c.name === 'sid')?.secure, { timeout: 10_000 }).toBe(true);
+    await expect
+      .poll(async () => (await ext.context.cookies()).find((c) => c.name === 'sid')?.secure, {
+        timeout: 10_000,
+      })
+      .toBe(true);
     await tab.waitForTimeout(500);
     const cookies = await ext.context.cookies();
     expect(cookies.find((c) => c.name === 'other')?.secure).toBe(false);

@@ -18,12 +18,19 @@ describe('default build in Chromium', () => {
   let hosts: string[];
 
   beforeAll(async () => {
-    built = await buildExtension({ outDir: mkdtempSync(join(tmpdir(), 'httpsify-defaults-ext-')), browsers: ['chromium'], zip: false, feedback: true });
+    built = await buildExtension({
+      outDir: mkdtempSync(join(tmpdir(), 'httpsify-defaults-ext-')),
+      browsers: ['chromium'],
+      zip: false,
+      feedback: true,
+    });
     // Hosts whose rulesets upgrade any port (so the loopback port can stay in the URL).
     const { engine, rulesets } = loadRulesets([defaultRulesetsDir()]);
     hosts = rulesets
       .flatMap((rs) => rs.targets.map((t) => t.host))
-      .filter((h) => !h.includes('*') && engine.rewrite(`http://${h}:8080/x`) === `https://${h}:8080/x`)
+      .filter(
+        (h) => !h.includes('*') && engine.rewrite(`http://${h}:8080/x`) === `https://${h}:8080/x`,
+      )
       .slice(0, 3);
     server = await startDualServer((_req, res, secure) => {
       res.writeHead(200, { 'content-type': 'text/plain' });
@@ -41,14 +48,20 @@ describe('default build in Chromium', () => {
     expect(built.dnr.overLimits).toEqual([]);
     // Our own rulesets are written to compile completely.
     expect(built.dnr.omissions).toEqual([]);
-    const regexes = built.rules.flatMap((r) => (r.condition.regexFilter ? [r.condition.regexFilter] : []));
+    const regexes = built.rules.flatMap((r) =>
+      r.condition.regexFilter ? [r.condition.regexFilter] : [],
+    );
     const unsupported = await ext.worker.evaluate(async (list) => {
       const out: string[] = [];
-      for (const regex of list) if (!(await chrome.declarativeNetRequest.isRegexSupported({ regex })).isSupported) out.push(regex);
+      for (const regex of list)
+        if (!(await chrome.declarativeNetRequest.isRegexSupported({ regex })).isSupported)
+          out.push(regex);
       return out;
     }, regexes);
     expect(unsupported).toEqual([]);
-    expect(await ext.worker.evaluate(() => chrome.declarativeNetRequest.getEnabledRulesets())).toEqual(['default']);
+    expect(
+      await ext.worker.evaluate(() => chrome.declarativeNetRequest.getEnabledRulesets()),
+    ).toEqual(['default']);
   });
 
   it('upgrades navigations to hosts the default rulesets cover', async () => {

@@ -32,9 +32,12 @@ describe('corpus DNR rules in Chromium', () => {
     await ext.worker.evaluate(() => chrome.storage.local.set({ httpsFirst: false }));
     const modeRule = () =>
       ext.worker.evaluate(async () =>
-        (await chrome.declarativeNetRequest.getDynamicRules()).some((r) => (r.priority ?? 1) <= 2 && r.action.type === 'upgradeScheme'),
+        (await chrome.declarativeNetRequest.getDynamicRules()).some(
+          (r) => (r.priority ?? 1) <= 2 && r.action.type === 'upgradeScheme',
+        ),
       );
-    for (let i = 0; i < 100 && (await modeRule()); i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 100 && (await modeRule()); i++)
+      await new Promise((r) => setTimeout(r, 100));
   });
 
   afterAll(async () => {
@@ -77,20 +80,28 @@ describe('corpus DNR rules in Chromium', () => {
     // Every 50th oracle URL: rewritten and untouched ones alike; then, on subdomains no target
     // covers, every URL the emulator stops at a fence (`|http://*.host^` below a target).
     const urls = oracle.filter((c, i) => i % 50 === 0 && URL.canParse(c.url)).map((c) => c.url);
-    const isFence = (id: number | undefined) => byId.get(id ?? -1)?.condition.urlFilter?.startsWith('|http://*.') === true;
+    const isFence = (id: number | undefined) =>
+      byId.get(id ?? -1)?.condition.urlFilter?.startsWith('|http://*.') === true;
     const fenced = oracle
       .map((c) => c.url.replace(/^http:\/\//, 'http://zz.'))
-      .filter((url) => URL.canParse(url) && isFence(emulator.match({ url, type: 'main_frame' }).rule?.id));
+      .filter(
+        (url) => URL.canParse(url) && isFence(emulator.match({ url, type: 'main_frame' }).rule?.id),
+      );
     expect(fenced.length).toBeGreaterThan(100);
     const sample = [...urls, ...fenced].map((url) => ({ url }));
     // As subframes: main frames of partially compiled rulesets go to the handoff page first
     // (dynamic rules, see e2e-oracle-main-frames); the static rules treat both types alike.
-    const expected = sample.map((c) => emulator.match({ url: c.url, type: 'sub_frame' }).rule?.id ?? null);
+    const expected = sample.map(
+      (c) => emulator.match({ url: c.url, type: 'sub_frame' }).rule?.id ?? null,
+    );
     const actual = await ext.worker.evaluate(
       async (urls) => {
         const out: (number | null)[] = [];
         for (const url of urls) {
-          const r = await chrome.declarativeNetRequest.testMatchOutcome({ url, type: 'sub_frame' as chrome.declarativeNetRequest.ResourceType });
+          const r = await chrome.declarativeNetRequest.testMatchOutcome({
+            url,
+            type: 'sub_frame' as chrome.declarativeNetRequest.ResourceType,
+          });
           out.push(r.matchedRules[0]?.ruleId ?? null);
         }
         return out;
@@ -98,7 +109,11 @@ describe('corpus DNR rules in Chromium', () => {
       sample.map((c) => c.url),
     );
     const disagreements = sample
-      .map((c, i) => ({ url: c.url, emulator: outcome(expected[i]!), chromium: outcome(actual[i]!) }))
+      .map((c, i) => ({
+        url: c.url,
+        emulator: outcome(expected[i]!),
+        chromium: outcome(actual[i]!),
+      }))
       .filter((d) => d.emulator !== d.chromium);
     expect(urls.length).toBeGreaterThan(3000);
     expect(expected.filter((id) => id !== null).length).toBeGreaterThan(sample.length / 2);

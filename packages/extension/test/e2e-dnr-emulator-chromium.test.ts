@@ -1,11 +1,22 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DnrEmulator, parseAsChromium, type DnrResourceType, type DnrRule } from '@httpsify/engine/dnr';
+import {
+  DnrEmulator,
+  parseAsChromium,
+  type DnrResourceType,
+  type DnrRule,
+} from '@httpsify/engine/dnr';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchWithExtension, type LoadedExtension } from './support/browser.js';
-import { LOOP_TAB, loopVerdicts, worldPool, worldRules, type World } from './support/differential.js';
+import {
+  LOOP_TAB,
+  loopVerdicts,
+  worldPool,
+  worldRules,
+  type World,
+} from './support/differential.js';
 import { hostileUrl, REQUEST_TYPES } from './support/hostile-urls.js';
 
 /**
@@ -25,9 +36,18 @@ const PER_WORLD = 80;
 function nearVerdicts(w: World): Probe[] {
   return loopVerdicts(w).flatMap(({ url }) => {
     const u = new URL(url);
-    const near = [url, `${url}x`, url.replace('http://', 'http://user@'), url.replace(u.host, `${u.host}:8080`)];
+    const near = [
+      url,
+      `${url}x`,
+      url.replace('http://', 'http://user@'),
+      url.replace(u.host, `${u.host}:8080`),
+    ];
     const types: DnrResourceType[] = ['main_frame', 'image'];
-    return near.flatMap((n) => [LOOP_TAB, LOOP_TAB + 1, -1].flatMap((tabId) => types.map((type) => ({ url: n, type, tabId }))));
+    return near.flatMap((n) =>
+      [LOOP_TAB, LOOP_TAB + 1, -1].flatMap((tabId) =>
+        types.map((type) => ({ url: n, type, tabId })),
+      ),
+    );
   });
 }
 
@@ -36,7 +56,8 @@ interface Probe {
   type: DnrResourceType;
   tabId: number;
 }
-const SEED = process.env.HTTPSIFY_DIFF_SEED === undefined ? 37 : Number(process.env.HTTPSIFY_DIFF_SEED);
+const SEED =
+  process.env.HTTPSIFY_DIFF_SEED === undefined ? 37 : Number(process.env.HTTPSIFY_DIFF_SEED);
 
 describe('the DNR emulator names the rule real Chromium applies', { timeout: 600_000 }, () => {
   let ext: LoadedExtension;
@@ -72,7 +93,10 @@ describe('the DNR emulator names the rule real Chromium applies', { timeout: 600
         // Session rules: only they may name tabs (loop verdicts do), and one rule set keeps
         // Chromium's tie-breaking the emulator's.
         const old = await dnr.getSessionRules();
-        await dnr.updateSessionRules({ removeRuleIds: old.map((r) => r.id), addRules: rules as chrome.declarativeNetRequest.Rule[] });
+        await dnr.updateSessionRules({
+          removeRuleIds: old.map((r) => r.id),
+          addRules: rules as chrome.declarativeNetRequest.Rule[],
+        });
         const out: number[] = [];
         for (const r of requests) {
           try {
@@ -93,7 +117,8 @@ describe('the DNR emulator names the rule real Chromium applies', { timeout: 600
     const focuses = ['sites', 'once', 'local', 'user', 'known', 'loops'] as const;
     const worlds: World[] = Array.from(
       { length: WORLDS },
-      (_, i) => worldPool(focuses[i % focuses.length] as (typeof focuses)[number], 1, SEED + i)[0] as World,
+      (_, i) =>
+        worldPool(focuses[i % focuses.length] as (typeof focuses)[number], 1, SEED + i)[0] as World,
     );
     const disagreements: string[] = [];
     let compared = 0;
@@ -111,18 +136,26 @@ describe('the DNR emulator names the rule real Chromium applies', { timeout: 600
         type: fc.constantFrom(...types),
         tabId: fc.constantFrom(-1, 1, 2),
       });
-      const requests = [...fc.sample(probe, { numRuns: PER_WORLD, seed: SEED + 100 + i }), ...nearVerdicts(w)];
+      const requests = [
+        ...fc.sample(probe, { numRuns: PER_WORLD, seed: SEED + 100 + i }),
+        ...nearVerdicts(w),
+      ];
       const chromium = await chromiumWinners(rules, requests);
       const emulator = new DnrEmulator(rules);
       requests.forEach((r, j) => {
         const parses = parseAsChromium(r.url) !== null;
-        const ours = parses ? (emulator.match({ url: r.url, type: r.type, tabId: r.tabId }).rule?.id ?? 0) : -1;
+        const ours = parses
+          ? (emulator.match({ url: r.url, type: r.type, tabId: r.tabId }).rule?.id ?? 0)
+          : -1;
         const theirs = chromium[j] as number;
         // Chromium refuses to evaluate what it cannot parse; so does the emulator (no rule).
         if (theirs === -1 && ours <= 0) return;
         compared++;
         if (ours > 0) matched++;
-        if (ours !== theirs) disagreements.push(`world ${i} tab ${r.tabId} ${r.type} ${JSON.stringify(r.url)}: Chromium rule ${theirs}, emulator rule ${ours}`);
+        if (ours !== theirs)
+          disagreements.push(
+            `world ${i} tab ${r.tabId} ${r.type} ${JSON.stringify(r.url)}: Chromium rule ${theirs}, emulator rule ${ours}`,
+          );
       });
     }
     expect(disagreements).toEqual([]);

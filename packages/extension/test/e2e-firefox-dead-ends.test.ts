@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildExtension } from '../src/packaging/build.js';
 import { startDeadEndSite, type DeadEndSite } from './support/dead-end-site.js';
-import { launchFirefoxWithExtension, plainHttpProxyPrefs, type FirefoxTab, type FirefoxWithExtension } from './support/firefox.js';
+import {
+  launchFirefoxWithExtension,
+  plainHttpProxyPrefs,
+  type FirefoxTab,
+  type FirefoxWithExtension,
+} from './support/firefox.js';
 
 const POLL = { timeout: 25_000, interval: 100 };
 /** How long a loaded page is watched: longer than HTTPS-first's 3-second timer. */
@@ -26,9 +31,24 @@ const CASES = [
  * resolves nowhere; `cert.*` gets a certificate nobody trusts.
  */
 const STRICT_CASES = [
-  { name: 'refused', host: 'refused.example.test', port: false, reason: /^NS_ERROR_CONNECTION_REFUSED$/ },
-  { name: 'DNS failure of the HTTPS host', host: 'dns.example.test', port: false, reason: /^NS_ERROR_UNKNOWN_HOST$/ },
-  { name: 'certificate', host: 'cert.example.test', port: true, reason: /certificate is not trusted/ },
+  {
+    name: 'refused',
+    host: 'refused.example.test',
+    port: false,
+    reason: /^NS_ERROR_CONNECTION_REFUSED$/,
+  },
+  {
+    name: 'DNS failure of the HTTPS host',
+    host: 'dns.example.test',
+    port: false,
+    reason: /^NS_ERROR_UNKNOWN_HOST$/,
+  },
+  {
+    name: 'certificate',
+    host: 'cert.example.test',
+    port: true,
+    reason: /certificate is not trusted/,
+  },
 ];
 const HOSTS = [
   ...CASES.map((c) => c.host),
@@ -51,16 +71,27 @@ describe('Firefox: an HTTP-only site is never a dead end', () => {
   let firefox: FirefoxWithExtension;
   let extPage: FirefoxTab;
   let dir: string;
-  const at = (scheme: string, host: string, path = '/') => `${scheme}://${host}:${site.port}${path}`;
+  const at = (scheme: string, host: string, path = '/') =>
+    `${scheme}://${host}:${site.port}${path}`;
   const href = (tab: FirefoxTab) => () => tab.evaluate<string>('location.href').catch(() => '');
   const text = (tab: FirefoxTab, selector: string) => () =>
-    tab.evaluate<string>(`document.querySelector(${JSON.stringify(selector)})?.textContent ?? ''`).catch(() => '');
+    tab
+      .evaluate<string>(`document.querySelector(${JSON.stringify(selector)})?.textContent ?? ''`)
+      .catch(() => '');
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'httpsify-ff-dead-ends-'));
     mkdirSync(join(dir, 'rules'));
-    writeFileSync(join(dir, 'rules', 'other.xml'), '<ruleset name="Other"><target host="other.example.net"/><rule from="^http:" to="https:"/></ruleset>');
-    const built = await buildExtension({ rulesets: [join(dir, 'rules')], outDir: join(dir, 'ext'), browsers: ['firefox'], zip: false });
+    writeFileSync(
+      join(dir, 'rules', 'other.xml'),
+      '<ruleset name="Other"><target host="other.example.net"/><rule from="^http:" to="https:"/></ruleset>',
+    );
+    const built = await buildExtension({
+      rulesets: [join(dir, 'rules')],
+      outDir: join(dir, 'ext'),
+      browsers: ['firefox'],
+      zip: false,
+    });
     site = await startDeadEndSite();
     firefox = await launchFirefoxWithExtension(built.dirs.firefox!, HOSTS, {
       prefs: {
@@ -73,9 +104,17 @@ describe('Firefox: an HTTP-only site is never a dead end', () => {
     });
     extPage = await firefox.newTab();
     await extPage.goto(`${firefox.extensionOrigin}/ui/options.html`);
-    const stored = () => extPage.evaluate<unknown>(`browser.storage.local.get('schemaVersion').then((o) => o.schemaVersion ?? null)`).catch(() => null);
-    for (let i = 0; i < 150 && (await stored()) !== 1; i++) await new Promise((r) => setTimeout(r, 100));
-    await extPage.evaluate(`browser.storage.local.set({ portalProbeUrl: ${JSON.stringify(at('http', 'good.example.test', '/success.txt'))} })`);
+    const stored = () =>
+      extPage
+        .evaluate<unknown>(
+          `browser.storage.local.get('schemaVersion').then((o) => o.schemaVersion ?? null)`,
+        )
+        .catch(() => null);
+    for (let i = 0; i < 150 && (await stored()) !== 1; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    await extPage.evaluate(
+      `browser.storage.local.set({ portalProbeUrl: ${JSON.stringify(at('http', 'good.example.test', '/success.txt'))} })`,
+    );
   });
 
   afterAll(async () => {
@@ -84,11 +123,21 @@ describe('Firefox: an HTTP-only site is never a dead end', () => {
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 
-  async function fallbackPage(url: string, given?: FirefoxTab, userContext?: string): Promise<FirefoxTab> {
+  async function fallbackPage(
+    url: string,
+    given?: FirefoxTab,
+    userContext?: string,
+  ): Promise<FirefoxTab> {
     const tab = given ?? (await firefox.newTab({ userContext }));
     await tab.start(url);
     await expect.poll(href(tab), POLL).toMatch(FALLBACK_PAGE_URL);
-    await expect.poll(() => tab.evaluate<string | undefined>('document.body.dataset.ready').catch(() => undefined), POLL).toBe('true');
+    await expect
+      .poll(
+        () =>
+          tab.evaluate<string | undefined>('document.body.dataset.ready').catch(() => undefined),
+        POLL,
+      )
+      .toBe('true');
     return tab;
   }
 
@@ -100,7 +149,9 @@ describe('Firefox: an HTTP-only site is never a dead end', () => {
   }
 
   /** No page is taken away once it loaded: longer than any timer, each tab stays where it went. */
-  async function expectTabsStay(tabs: { c: { name: string }; tab: FirefoxTab; url: string }[]): Promise<void> {
+  async function expectTabsStay(
+    tabs: { c: { name: string }; tab: FirefoxTab; url: string }[],
+  ): Promise<void> {
     await new Promise((r) => setTimeout(r, WATCH_MS));
     for (const { c, tab, url } of tabs) {
       expect(await href(tab)(), c.name).toBe(url);
@@ -115,7 +166,9 @@ describe('Firefox: an HTTP-only site is never a dead end', () => {
         const tab = await fallbackPage(url);
         if (c.host.startsWith('twin404')) {
           expect(await tab.evaluate<boolean>('document.querySelector("#twin").hidden')).toBe(true);
-          expect(await text(tab, '#tried-list')()).toContain('answered with error 404, so it is not the site');
+          expect(await text(tab, '#tried-list')()).toContain(
+            'answered with error 404, so it is not the site',
+          );
         }
         await continueToHttp(tab, url, c.host);
         return { c, tab, url };
@@ -143,7 +196,9 @@ describe('Firefox: an HTTP-only site is never a dead end', () => {
 
   it('"Go back" skips the failed attempt; with nothing before it, opens a new-tab page', async () => {
     const tab = await firefox.newTab();
-    expect(await tab.goto(at('http', 'good.example.test', '/start'))).toBe(at('https', 'good.example.test', '/start'));
+    expect(await tab.goto(at('http', 'good.example.test', '/start'))).toBe(
+      at('https', 'good.example.test', '/start'),
+    );
     await fallbackPage(at('http', 'back.tls.example.test'), tab);
     await tab.evaluate('void document.querySelector("#go-back").click()');
     await expect.poll(href(tab), POLL).toBe(at('https', 'good.example.test', '/start'));

@@ -3,7 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildExtension } from '../src/packaging/build.js';
-import { launchFirefoxWithExtension, type FirefoxTab, type FirefoxWithExtension } from './support/firefox.js';
+import {
+  launchFirefoxWithExtension,
+  type FirefoxTab,
+  type FirefoxWithExtension,
+} from './support/firefox.js';
 import { page, serveLoopHost, SHARED_TEST_RULESETS, writeRulesetsDir } from './support/e2e-site.js';
 import { startDualServer, type DualServer } from './support/servers.js';
 
@@ -31,13 +35,22 @@ describe('Firefox MV3 extension (blocking webRequest) in a real Firefox', () => 
     const rulesDir = writeRulesetsDir(SHARED_TEST_RULESETS, 'httpsify-ff-rules-');
     const outDir = mkdtempSync(join(tmpdir(), 'httpsify-ff-ext-'));
     scratch.push(rulesDir, outDir);
-    const built = await buildExtension({ rulesets: [rulesDir], outDir, browsers: ['firefox'], zip: false });
+    const built = await buildExtension({
+      rulesets: [rulesDir],
+      outDir,
+      browsers: ['firefox'],
+      zip: false,
+    });
     server = await startDualServer((req, res, secure) => {
       const host = (req.headers.host ?? '').replace(/:\d+$/, '');
       const scheme = secure ? 'https' : 'http';
       if (serveLoopHost(req, res, secure)) return;
-      if (req.url === '/cookie') return page(res, `cookie over ${scheme}`, { 'set-cookie': `${host === 'cookie.example.test' ? 'sid' : 'other'}=1; Path=/` });
-      if (req.url === '/img') return page(res, `<img id="i" src="http://plain.example.test:${server.port}/pixel.gif">`);
+      if (req.url === '/cookie')
+        return page(res, `cookie over ${scheme}`, {
+          'set-cookie': `${host === 'cookie.example.test' ? 'sid' : 'other'}=1; Path=/`,
+        });
+      if (req.url === '/img')
+        return page(res, `<img id="i" src="http://plain.example.test:${server.port}/pixel.gif">`);
       if (req.url === '/pixel.gif') {
         res.writeHead(200, { 'content-type': 'image/gif' });
         res.end(GIF);
@@ -54,7 +67,8 @@ describe('Firefox MV3 extension (blocking webRequest) in a real Firefox', () => 
     await extPage.goto(`${firefox.extensionOrigin}/ui/popup.html`);
     await extPage.evaluate('browser.storage.local.set({ httpsFirst: false })');
     const modeOn = `new Promise((resolve) => { const p = browser.runtime.connect({ name: 'httpsify-ui' }); p.onMessage.addListener((m) => resolve(m.response.httpsFirst)); p.postMessage({ id: 1, request: { type: 'settings' } }); })`;
-    for (let i = 0; i < 100 && (await extPage.evaluate<boolean>(modeOn)); i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 100 && (await extPage.evaluate<boolean>(modeOn)); i++)
+      await new Promise((r) => setTimeout(r, 100));
     await extPage.close();
   });
 
@@ -76,36 +90,47 @@ describe('Firefox MV3 extension (blocking webRequest) in a real Firefox', () => 
     }
   };
   /** Asks the background script as the popup does. */
-  const sendToBackground = (request: unknown) => inExtensionPage<unknown>(`browser.runtime.sendMessage(${JSON.stringify(request)})`);
+  const sendToBackground = (request: unknown) =>
+    inExtensionPage<unknown>(`browser.runtime.sendMessage(${JSON.stringify(request)})`);
 
   it('installs the build as a temporary add-on under its gecko id', () => {
     expect(firefox.extensionId).toBe('httpsify@httpsify.org');
   });
 
   it('leaves a host no ruleset covers on http:// (control)', async () => {
-    expect(await tab.goto(`${origin('http', 'page.uncovered.test')}/plain`)).toBe(`${origin('http', 'page.uncovered.test')}/plain`);
+    expect(await tab.goto(`${origin('http', 'page.uncovered.test')}/plain`)).toBe(
+      `${origin('http', 'page.uncovered.test')}/plain`,
+    );
     expect(await bodyText()).toBe('http page.uncovered.test /plain');
   });
 
   it('ends a navigation to a covered http:// site on https://', async () => {
-    expect(await tab.goto(`${origin('http', 'plain.example.test')}/hello?x=1`)).toBe(`${origin('https', 'plain.example.test')}/hello?x=1`);
+    expect(await tab.goto(`${origin('http', 'plain.example.test')}/hello?x=1`)).toBe(
+      `${origin('https', 'plain.example.test')}/hello?x=1`,
+    );
     expect(await bodyText()).toBe('https plain.example.test /hello?x=1');
   });
 
   it('respects an exclusion', async () => {
-    expect(await tab.goto(`${origin('http', 'plain.example.test')}/excluded/page`)).toBe(`${origin('http', 'plain.example.test')}/excluded/page`);
+    expect(await tab.goto(`${origin('http', 'plain.example.test')}/excluded/page`)).toBe(
+      `${origin('http', 'plain.example.test')}/excluded/page`,
+    );
     expect(await bodyText()).toBe('http plain.example.test /excluded/page');
   });
 
   it('lands a host rewrite with $1 on the right URL', async () => {
-    expect(await tab.goto(`${origin('http', 'old.example.test')}/a/b?c=1`)).toBe(`${origin('https', 'new.example.test')}/moved/a/b?c=1`);
+    expect(await tab.goto(`${origin('http', 'old.example.test')}/a/b?c=1`)).toBe(
+      `${origin('https', 'new.example.test')}/moved/a/b?c=1`,
+    );
     expect(await bodyText()).toBe('https new.example.test /moved/a/b?c=1');
   });
 
   it('leaves a default_off ruleset off until it is switched on', async () => {
     const url = `${origin('http', 'off.example.test')}/`;
     expect(await tab.goto(url)).toBe(url);
-    expect(await sendToBackground({ type: 'setRulesetActive', name: 'Off Example', active: true })).toMatchObject({ overrides: { 'Off Example': true } });
+    expect(
+      await sendToBackground({ type: 'setRulesetActive', name: 'Off Example', active: true }),
+    ).toMatchObject({ overrides: { 'Off Example': true } });
     expect(await tab.goto(url)).toBe(`${origin('https', 'off.example.test')}/`);
     await sendToBackground({ type: 'setRulesetActive', name: 'Off Example', active: null });
     expect(await tab.goto(url)).toBe(url);
@@ -113,7 +138,9 @@ describe('Firefox MV3 extension (blocking webRequest) in a real Firefox', () => 
 
   it('upgrades a subresource (an <img>) of an http:// page', async () => {
     const before = server.log.length;
-    expect(await tab.goto(`${origin('http', 'page.uncovered.test')}/img`)).toBe(`${origin('http', 'page.uncovered.test')}/img`);
+    expect(await tab.goto(`${origin('http', 'page.uncovered.test')}/img`)).toBe(
+      `${origin('http', 'page.uncovered.test')}/img`,
+    );
     // The image really loaded (naturalWidth is 0 for a failed image).
     expect(await tab.evaluate<number>('document.getElementById("i").naturalWidth')).toBe(1);
     const fetched = server.log.slice(before).filter((r) => r.path === '/pixel.gif');
@@ -121,13 +148,19 @@ describe('Firefox MV3 extension (blocking webRequest) in a real Firefox', () => 
   });
 
   it('adds the Secure flag to a <securecookie> cookie of an upgraded host, and only there', async () => {
-    expect(await tab.goto(`${origin('http', 'cookie.example.test')}/cookie`)).toBe(`${origin('https', 'cookie.example.test')}/cookie`);
-    expect(await tab.goto(`${origin('http', 'page.uncovered.test')}/cookie`)).toBe(`${origin('http', 'page.uncovered.test')}/cookie`);
+    expect(await tab.goto(`${origin('http', 'cookie.example.test')}/cookie`)).toBe(
+      `${origin('https', 'cookie.example.test')}/cookie`,
+    );
+    expect(await tab.goto(`${origin('http', 'page.uncovered.test')}/cookie`)).toBe(
+      `${origin('http', 'page.uncovered.test')}/cookie`,
+    );
     const secureFlags = () =>
       inExtensionPage<Record<string, boolean>>(
         `browser.cookies.getAll({}).then((all) => Object.fromEntries(all.map((c) => [c.name + '@' + c.domain, c.secure])))`,
       );
-    await expect.poll(secureFlags, { timeout: 5000 }).toEqual({ 'sid@cookie.example.test': true, 'other@page.uncovered.test': false });
+    await expect
+      .poll(secureFlags, { timeout: 5000 })
+      .toEqual({ 'sid@cookie.example.test': true, 'other@page.uncovered.test': false });
   });
 
   it('stops an HTTPS→HTTP redirect loop on the HTTP page, and later visits go straight to HTTP', async () => {
@@ -135,11 +168,15 @@ describe('Firefox MV3 extension (blocking webRequest) in a real Firefox', () => 
     const before = server.log.length;
     expect(await tab.goto(url)).toBe(url);
     expect(await bodyText()).toBe('plain http page');
-    const hits = server.log.slice(before).filter((r) => r.host === 'loop.example.test' && r.path === '/');
+    const hits = server.log
+      .slice(before)
+      .filter((r) => r.host === 'loop.example.test' && r.path === '/');
     const secureHits = hits.filter((r) => r.secure).length;
     expect(secureHits).toBeGreaterThanOrEqual(3);
     expect(secureHits).toBeLessThan(20);
-    expect(await sendToBackground({ type: 'getState' })).toMatchObject({ loopBlockedHosts: ['loop.example.test'] });
+    expect(await sendToBackground({ type: 'getState' })).toMatchObject({
+      loopBlockedHosts: ['loop.example.test'],
+    });
     const again = server.log.length;
     expect(await tab.goto(url)).toBe(url);
     expect(

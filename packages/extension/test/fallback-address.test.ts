@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { fallbackPageUrl, fallbackTarget, MAX_ATTEMPTS, readFallbackPage } from '../src/https-first/fallback-address.js';
+import {
+  fallbackPageUrl,
+  fallbackTarget,
+  MAX_ATTEMPTS,
+  readFallbackPage,
+} from '../src/https-first/fallback-address.js';
 import { FALLBACK_PAGE } from '../src/platform/packaged-files.js';
 
 const BASE = `chrome-extension://abcdefghijklmnop/${FALLBACK_PAGE}`;
@@ -48,13 +53,35 @@ describe('the fallback page address', () => {
 
   it('reads any query a site can write without throwing, keeping only well-formed parts', () => {
     const hostile = readFallbackPage(
-      '?tried=' + encodeURIComponent(JSON.stringify([{ url: 'https://a.test/', result: 'ok' }, { url: 7, result: 'ok' }, null, 'x'])) + '&back=9',
+      '?tried=' +
+        encodeURIComponent(
+          JSON.stringify([
+            { url: 'https://a.test/', result: 'ok' },
+            { url: 7, result: 'ok' },
+            null,
+            'x',
+          ]),
+        ) +
+        '&back=9',
     );
-    expect(hostile).toEqual({ url: null, reason: '', ticket: null, tried: [{ url: 'https://a.test/', result: 'ok' }], http: null, twin: null, back: 1 });
+    expect(hostile).toEqual({
+      url: null,
+      reason: '',
+      ticket: null,
+      tried: [{ url: 'https://a.test/', result: 'ok' }],
+      http: null,
+      twin: null,
+      back: 1,
+    });
     expect(readFallbackPage('?tried=%7Bnot%20json&back=1.5').tried).toEqual([]);
     expect(readFallbackPage('?tried=%7B%7D&back=-1').back).toBe(1);
-    const many = Array.from({ length: 50 }, (_, i) => ({ url: `https://${i}.test/`, result: 'ok' }));
-    expect(readFallbackPage(`?tried=${encodeURIComponent(JSON.stringify(many))}`).tried).toHaveLength(MAX_ATTEMPTS);
+    const many = Array.from({ length: 50 }, (_, i) => ({
+      url: `https://${i}.test/`,
+      result: 'ok',
+    }));
+    expect(
+      readFallbackPage(`?tried=${encodeURIComponent(JSON.stringify(many))}`).tried,
+    ).toHaveLength(MAX_ATTEMPTS);
     expect(fallbackTarget('not a url')).toBeNull();
   });
 });

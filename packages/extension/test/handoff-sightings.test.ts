@@ -58,7 +58,8 @@ describe('sightings of the rules sending a tab to the handoff page', () => {
   });
 
   it('keeps a bounded number', () => {
-    for (let i = 0; i < 100; i++) s.saw(at(`http://h${i}.test/`), { tabId: 1, url: `http://h${i}.test/` });
+    for (let i = 0; i < 100; i++)
+      s.saw(at(`http://h${i}.test/`), { tabId: 1, url: `http://h${i}.test/` });
     expect(s.get(at('http://h0.test/'))).toBeUndefined();
     expect(s.get(at('http://h99.test/'))).toEqual({ tabId: 1, url: 'http://h99.test/' });
   });

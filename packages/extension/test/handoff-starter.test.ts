@@ -20,7 +20,11 @@ function observer(): { obs: RequestObserver; fallbacks: boolean[] } {
     ready: Promise.resolve(controller),
     // Every handed-off navigation here is an HTTPS-first upgrade (what may forget a host).
     decider: {
-      decide: (_c: unknown, d: { url: string }) => ({ action: 'upgrade', reason: 'https-first', url: d.url.replace(/^http:/, 'https:') }),
+      decide: (_c: unknown, d: { url: string }) => ({
+        action: 'upgrade',
+        reason: 'https-first',
+        url: d.url.replace(/^http:/, 'https:'),
+      }),
       pageOf: () => undefined,
       topUrl: () => undefined,
     },
@@ -39,10 +43,20 @@ function observer(): { obs: RequestObserver; fallbacks: boolean[] } {
 }
 
 let requests = 0;
-const main = (url: string) => ({ requestId: String(++requests), tabId: TAB, type: 'main_frame', url }) as chrome.webRequest.OnBeforeRequestDetails;
+const main = (url: string) =>
+  ({
+    requestId: String(++requests),
+    tabId: TAB,
+    type: 'main_frame',
+    url,
+  }) as chrome.webRequest.OnBeforeRequestDetails;
 /** The rules sent a main frame to the handoff page; `initiator` absent: the user typed it. */
 const toHandoff = (url: string, initiator?: string) =>
-  ({ ...main(url), redirectUrl: `${PAGE}#${url}`, initiator }) as unknown as chrome.webRequest.OnBeforeRedirectDetails;
+  ({
+    ...main(url),
+    redirectUrl: `${PAGE}#${url}`,
+    initiator,
+  }) as unknown as chrome.webRequest.OnBeforeRedirectDetails;
 
 describe('the handoff page vouches only for the request it took over', () => {
   it("the user's typed address: its target is the user's, once", () => {
@@ -60,7 +74,10 @@ describe('the handoff page vouches only for the request it took over', () => {
     const { obs, fallbacks } = observer();
     obs.observeRedirect(toHandoff('http://bank.test/', 'https://evil.test'));
     obs.handedOff(TAB, 'http://bank.test/', 'https://bank.test/');
-    expect(obs.handoffStarter(TAB, 'https://bank.test/')).toEqual({ page: 'https://evil.test', host: 'evil.test' });
+    expect(obs.handoffStarter(TAB, 'https://bank.test/')).toEqual({
+      page: 'https://evil.test',
+      host: 'evil.test',
+    });
     expect(fallbacks).toEqual([false]);
   });
 
@@ -85,7 +102,10 @@ describe('the handoff page vouches only for the request it took over', () => {
     const { obs, fallbacks } = observer();
     const typed = main('http://lb.test/');
     obs.observe(typed);
-    obs.observeRedirect({ ...typed, redirectUrl: `${PAGE}#http://lb.test/` } as unknown as chrome.webRequest.OnBeforeRedirectDetails);
+    obs.observeRedirect({
+      ...typed,
+      redirectUrl: `${PAGE}#http://lb.test/`,
+    } as unknown as chrome.webRequest.OnBeforeRedirectDetails);
     obs.handedOff(TAB, 'http://lb.test/', 'https://lb.test/');
     expect(obs.handoffStarter(TAB, 'https://lb.test/')).toBeNull();
     expect(fallbacks).toEqual([true]);

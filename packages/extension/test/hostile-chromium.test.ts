@@ -5,7 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildExtension } from '../src/packaging/build.js';
 import { launchWithExtension, type LoadedExtension } from './support/browser.js';
 import { writeRulesetsDir } from './support/e2e-site.js';
-import { FLOOD_HOST, HOSTILE_RULESETS, hostileHandler, NAV_HOST, openRedirect } from './support/hostile-site.js';
+import {
+  FLOOD_HOST,
+  HOSTILE_RULESETS,
+  hostileHandler,
+  NAV_HOST,
+  openRedirect,
+} from './support/hostile-site.js';
 import { startDualServer, type DualServer } from './support/servers.js';
 
 const POLL = { timeout: 15_000, interval: 100 };
@@ -20,14 +26,17 @@ describe('Chromium: a hostile page cannot relax protection', () => {
   let ext: LoadedExtension;
   let extOrigin: string;
   const dirs: string[] = [];
-  const at = (scheme: string, host: string, path = '/') => `${scheme}://${host}:${server.port}${path}`;
+  const at = (scheme: string, host: string, path = '/') =>
+    `${scheme}://${host}:${server.port}${path}`;
 
   const snapshot = () =>
     ext.worker.evaluate(async () => {
       const g = globalThis as unknown as {
         httpsifyUi: {
           controller: Promise<{ httpOnce: Set<string>; settings: Record<string, unknown> }>;
-          protection: { known: { toStored(): { hosts: [string, number, number?][] }; thirdPartySize: number } };
+          protection: {
+            known: { toStored(): { hosts: [string, number, number?][] }; thirdPartySize: number };
+          };
         };
         httpsify: { handleMessage(r: unknown): Promise<{ loopBlockedHosts: string[] }> };
       };
@@ -35,7 +44,9 @@ describe('Chromium: a hostile page cannot relax protection', () => {
       const s = c.settings;
       return {
         protection: {
-          session: (await chrome.declarativeNetRequest.getSessionRules()).map((r) => JSON.stringify(r.condition)).sort(),
+          session: (await chrome.declarativeNetRequest.getSessionRules())
+            .map((r) => JSON.stringify(r.condition))
+            .sort(),
           httpOnce: [...c.httpOnce].sort(),
           settings: [s.globalEnabled, s.httpsFirst, s.disabledSites, s.httpAllowedSites],
           loop: (await g.httpsify.handleMessage({ type: 'getState' })).loopBlockedHosts,
@@ -98,7 +109,11 @@ describe('Chromium: a hostile page cannot relax protection', () => {
       openRedirect(
         host,
         p,
-        nest(5, http('/landed'), (to) => `http://${host.toUpperCase()}:0${p}/redir?to=${encodeURIComponent(to)}`),
+        nest(
+          5,
+          http('/landed'),
+          (to) => `http://${host.toUpperCase()}:0${p}/redir?to=${encodeURIComponent(to)}`,
+        ),
       ),
       // The same redirect back to the same URL, over and over (the URL is not the redirect's own).
       openRedirect(
@@ -112,36 +127,60 @@ describe('Chromium: a hostile page cannot relax protection', () => {
   const landsOn = async (url: string): Promise<string> => {
     const tab = await ext.context.newPage();
     await tab.goto(url).catch(() => undefined);
-    await tab.waitForFunction(() => location.protocol !== 'chrome-extension:' && document.body?.textContent?.includes(' /'), undefined, POLL);
+    await tab.waitForFunction(
+      () => location.protocol !== 'chrome-extension:' && document.body?.textContent?.includes(' /'),
+      undefined,
+      POLL,
+    );
     const final = tab.url();
     await tab.close();
     return final;
   };
   /** The victims' pages still end on HTTPS: by DNR ruleset, by the handoff page, by HTTPS-first. */
   const victimsProtected = async () => {
-    expect(await landsOn(at('http', 'victim.example.test', '/after'))).toBe(at('https', 'victim.example.test', '/after'));
-    expect(await landsOn(at('http', 'lb.example.test', '/after'))).toBe(at('https', 'lb.example.test', '/after'));
-    expect(await landsOn(at('http', 'free.example.test', '/after'))).toBe(at('https', 'free.example.test', '/after'));
+    expect(await landsOn(at('http', 'victim.example.test', '/after'))).toBe(
+      at('https', 'victim.example.test', '/after'),
+    );
+    expect(await landsOn(at('http', 'lb.example.test', '/after'))).toBe(
+      at('https', 'lb.example.test', '/after'),
+    );
+    expect(await landsOn(at('http', 'free.example.test', '/after'))).toBe(
+      at('https', 'free.example.test', '/after'),
+    );
   };
 
   beforeAll(async () => {
     const rulesDir = writeRulesetsDir(HOSTILE_RULESETS, 'httpsify-hostile-rules-');
     const outDir = mkdtempSync(join(tmpdir(), 'httpsify-hostile-ext-'));
     dirs.push(rulesDir, outDir);
-    const built = await buildExtension({ rulesets: [rulesDir], outDir, browsers: ['chromium'], zip: false });
+    const built = await buildExtension({
+      rulesets: [rulesDir],
+      outDir,
+      browsers: ['chromium'],
+      zip: false,
+    });
     expect(built.handoff?.domains).toEqual(['lb.example.test', 'lbloop.example.test']);
     server = await startDualServer(hostileHandler(() => server.port));
     ext = await launchWithExtension(built.dirs.chromium!, ['*.example.test']);
     // `chrome-extension://<id>` (Node's URL gives such origins as "null").
     extOrigin = ext.worker.url().split('/').slice(0, 3).join('/');
-    for (let i = 0; i < 150 && (await ext.worker.evaluate(async () => (await chrome.declarativeNetRequest.getDynamicRules()).length)) === 0; i++)
+    for (
+      let i = 0;
+      i < 150 &&
+      (await ext.worker.evaluate(
+        async () => (await chrome.declarativeNetRequest.getDynamicRules()).length,
+      )) === 0;
+      i++
+    )
       await new Promise((r) => setTimeout(r, 100));
   });
 
   it('the victims are protected, and known once visited (control)', async () => {
     await victimsProtected();
     // Hosts the user visited: known, and they must stay so.
-    await expect.poll(async () => (await snapshot()).visited, POLL).toEqual(expect.arrayContaining(['free.example.test', 'victim.example.test']));
+    await expect
+      .poll(async () => (await snapshot()).visited, POLL)
+      .toEqual(expect.arrayContaining(['free.example.test', 'victim.example.test']));
   });
 
   afterAll(async () => {
@@ -154,7 +193,11 @@ describe('Chromium: a hostile page cannot relax protection', () => {
     const url = at('http', 'lbloop.example.test', '/');
     const tab = await ext.context.newPage();
     await tab.goto(url).catch(() => undefined);
-    await tab.waitForFunction(() => document.body?.textContent?.includes('plain http page'), undefined, POLL);
+    await tab.waitForFunction(
+      () => document.body?.textContent?.includes('plain http page'),
+      undefined,
+      POLL,
+    );
     expect(tab.url()).toBe(url);
     await tab.close();
   });
@@ -163,19 +206,31 @@ describe('Chromium: a hostile page cannot relax protection', () => {
     const before = await snapshot();
     const victim = at('http', 'victim.example.test', '/');
     const tab = await ext.context.newPage();
-    await tab.goto(at('https', 'evil.example.test', `/frames?ext=${encodeURIComponent(extOrigin)}&to=${encodeURIComponent(victim)}`));
+    await tab.goto(
+      at(
+        'https',
+        'evil.example.test',
+        `/frames?ext=${encodeURIComponent(extOrigin)}&to=${encodeURIComponent(victim)}`,
+      ),
+    );
     await new Promise((r) => setTimeout(r, 1500));
     // Even shown (as if it were reachable), a forged fallback page's buttons change nothing.
     for (const id of ['#http-once', '#http-always']) {
       const forged = await ext.context.newPage();
-      await forged.goto(`${extOrigin}/ui/fallback.html?url=${encodeURIComponent(victim)}&reason=timeout&ticket=${'0'.repeat(32)}`);
+      await forged.goto(
+        `${extOrigin}/ui/fallback.html?url=${encodeURIComponent(victim)}&reason=timeout&ticket=${'0'.repeat(32)}`,
+      );
       await forged.waitForSelector('body[data-ready="true"]');
       // As a script would (the second button sits in a closed <details>): no visibility needed.
-      await forged.evaluate((sel) => (document.querySelector(sel) as HTMLButtonElement).click(), id);
+      await forged.evaluate(
+        (sel) => (document.querySelector(sel) as HTMLButtonElement).click(),
+        id,
+      );
       // The page asked (and was refused), then left for the address: upgraded as before.
       await expect.poll(() => forged.url(), POLL).toBe(at('https', 'victim.example.test', '/'));
     }
-    for (const p of ext.context.pages()) if (p !== ext.context.pages()[0]) await p.close().catch(() => undefined);
+    for (const p of ext.context.pages())
+      if (p !== ext.context.pages()[0]) await p.close().catch(() => undefined);
     await unchanged(before);
   });
 
@@ -187,7 +242,9 @@ describe('Chromium: a hostile page cannot relax protection', () => {
       at('http', 'free.example.test', '/again'),
     ]) {
       const tab = await ext.context.newPage();
-      await tab.goto(at('https', 'evil.example.test', `/opener?n=4&to=${encodeURIComponent(target)}`));
+      await tab.goto(
+        at('https', 'evil.example.test', `/opener?n=4&to=${encodeURIComponent(target)}`),
+      );
       const popup = ext.context.waitForEvent('page');
       await tab.click('#go');
       const w = await popup;
@@ -202,7 +259,9 @@ describe('Chromium: a hostile page cannot relax protection', () => {
   it("redirect chains through another host's HTTPS ending on a victim's HTTP URL are no loop", async () => {
     const before = await snapshot();
     for (const host of ['victim.example.test', 'lb.example.test', 'free.example.test']) {
-      expect(await landsOn(at('https', 'evil.example.test', `/bounce?n=4&host=${host}`))).toBe(at('https', host, '/landed'));
+      expect(await landsOn(at('https', 'evil.example.test', `/bounce?n=4&host=${host}`))).toBe(
+        at('https', host, '/landed'),
+      );
     }
     await unchanged(before);
   });
@@ -212,14 +271,27 @@ describe('Chromium: a hostile page cannot relax protection', () => {
     const n = 600;
     const tab = await ext.context.newPage();
     const start = performance.now();
-    await tab.goto(at('http', 'evil.example.test', `/flood?n=${n}`), { waitUntil: 'domcontentloaded' });
-    await tab.waitForFunction(() => Array.from(document.images).every((i) => i.complete), undefined, { timeout: 60_000, polling: 250 });
-    console.log(`${n} third-party HTTPS images loaded in ${Math.round(performance.now() - start)} ms`);
+    await tab.goto(at('http', 'evil.example.test', `/flood?n=${n}`), {
+      waitUntil: 'domcontentloaded',
+    });
+    await tab.waitForFunction(
+      () => Array.from(document.images).every((i) => i.complete),
+      undefined,
+      { timeout: 60_000, polling: 250 },
+    );
+    console.log(
+      `${n} third-party HTTPS images loaded in ${Math.round(performance.now() - start)} ms`,
+    );
     // Every image was fetched over HTTPS; the store learned at most 24 of those hosts. Asked while the
     // page is open: a busy machine may report the last answers after a closed tab, unlearnt.
-    expect(new Set(server.log.filter((r) => r.host.endsWith('.flood.example.test')).map((r) => r.host)).size).toBe(n);
+    expect(
+      new Set(server.log.filter((r) => r.host.endsWith('.flood.example.test')).map((r) => r.host))
+        .size,
+    ).toBe(n);
     // Most of a page's share is learnt at once; a loaded machine may drop a late answer or two.
-    await expect.poll(async () => (await snapshot()).thirdParty - before.thirdParty, POLL).toBeGreaterThanOrEqual(20);
+    await expect
+      .poll(async () => (await snapshot()).thirdParty - before.thirdParty, POLL)
+      .toBeGreaterThanOrEqual(20);
     await tab.close();
     expect((await snapshot()).thirdParty - before.thirdParty).toBeLessThanOrEqual(24);
     expect(FLOOD_HOST(0)).toBe('f0.flood.example.test');
@@ -229,11 +301,16 @@ describe('Chromium: a hostile page cannot relax protection', () => {
   it("a victim's open redirect, in every shape, is no loop", async () => {
     const before = await snapshot();
     for (const host of ['victim.example.test', 'lb.example.test', 'free.example.test']) {
-      for (const shape of openRedirectShapes(host)) expect(await landsOn(shape), shape).toMatch(new RegExp(`^${at('https', host, '/landed')}(#.*)?$`));
+      for (const shape of openRedirectShapes(host))
+        expect(await landsOn(shape), shape).toMatch(
+          new RegExp(`^${at('https', host, '/landed')}(#.*)?$`),
+        );
       // A page sending one window through it again and again (the handoff page's evidence is
       // per tab): each round ends on HTTPS.
       const again = openRedirect(host, server.port, at('http', host, '/landed'));
-      const { sent, last } = await walk(`urls=${encodeURIComponent(JSON.stringify([again, again, again, again]))}&gap=1500`);
+      const { sent, last } = await walk(
+        `urls=${encodeURIComponent(JSON.stringify([again, again, again, again]))}&gap=1500`,
+      );
       expect(sent).toBe(4);
       expect(last).toBe(at('https', host, '/landed'));
     }
@@ -243,10 +320,26 @@ describe('Chromium: a hostile page cannot relax protection', () => {
 
   it('a page sending a window to every port of a visited host makes the extension forget nothing', async () => {
     const before = await snapshot();
-    expect(before.visited).toEqual(expect.arrayContaining(['free.example.test', 'victim.example.test']));
-    const ports = [80, 443, 8080, 8443, 1080, 3000, server.port + 1, server.port === 65535 ? 1 : 65535];
-    const urls = ports.flatMap((p) => [`http://free.example.test:${p}/`, `http://victim.example.test:${p}/x`]);
-    expect((await walk(`urls=${encodeURIComponent(JSON.stringify(urls))}&gap=1500`, 120_000)).sent).toBe(urls.length);
+    expect(before.visited).toEqual(
+      expect.arrayContaining(['free.example.test', 'victim.example.test']),
+    );
+    const ports = [
+      80,
+      443,
+      8080,
+      8443,
+      1080,
+      3000,
+      server.port + 1,
+      server.port === 65535 ? 1 : 65535,
+    ];
+    const urls = ports.flatMap((p) => [
+      `http://free.example.test:${p}/`,
+      `http://victim.example.test:${p}/x`,
+    ]);
+    expect(
+      (await walk(`urls=${encodeURIComponent(JSON.stringify(urls))}&gap=1500`, 120_000)).sent,
+    ).toBe(urls.length);
     // A wrong forget would land within the store's next batch.
     await new Promise((r) => setTimeout(r, 2500));
     await unchanged(before);
@@ -259,7 +352,11 @@ describe('Chromium: a hostile page cannot relax protection', () => {
     const { sent } = await walk(`flood=2000&ms=30000&gap=1000`, 120_000);
     console.log(`Chromium: one page sent a window to ${sent} answering hosts`);
     expect(sent).toBeGreaterThan(50);
-    const landed = new Set(server.log.filter((r) => r.host.endsWith('.nav.example.test') && r.secure && r.path === '/nav-landed').map((r) => r.host));
+    const landed = new Set(
+      server.log
+        .filter((r) => r.host.endsWith('.nav.example.test') && r.secure && r.path === '/nav-landed')
+        .map((r) => r.host),
+    );
     expect(landed.size).toBeGreaterThan(50);
     await new Promise((r) => setTimeout(r, 2500));
     expect((await snapshot()).visited.filter((h) => h.endsWith('.nav.example.test'))).toEqual([]);
@@ -285,7 +382,9 @@ describe('Chromium: a hostile page cannot relax protection', () => {
       again,
       `http://victim.example.test:443/`,
     ];
-    expect((await walk(`urls=${encodeURIComponent(JSON.stringify(urls))}&gap=1500`, 180_000)).sent).toBe(urls.length);
+    expect(
+      (await walk(`urls=${encodeURIComponent(JSON.stringify(urls))}&gap=1500`, 180_000)).sent,
+    ).toBe(urls.length);
     await new Promise((r) => setTimeout(r, 2500));
     expect((await snapshot()).visited.filter((h) => h.endsWith('.nav.example.test'))).toEqual([]);
     await unchanged(before);
@@ -300,20 +399,35 @@ describe('Chromium: a hostile page cannot relax protection', () => {
     // The user's own relaxations, each for one host: "off", "rulesets only", "open over HTTP this time".
     await ext.worker.evaluate(async () => {
       const g = globalThis as unknown as {
-        httpsifyUi: { controller: Promise<{ update(f: () => object): Promise<unknown>; allowHttpOnce(host: string): Promise<void> }> };
+        httpsifyUi: {
+          controller: Promise<{
+            update(f: () => object): Promise<unknown>;
+            allowHttpOnce(host: string): Promise<void>;
+          }>;
+        };
       };
       const c = await g.httpsifyUi.controller;
-      await c.update(() => ({ disabledSites: ['off.example.test'], httpAllowedSites: ['plain.example.test'] }));
+      await c.update(() => ({
+        disabledSites: ['off.example.test'],
+        httpAllowedSites: ['plain.example.test'],
+      }));
       await c.allowHttpOnce('once.example.test');
     });
     await expect
       .poll(async () => {
-        const rules = await ext.worker.evaluate(() => chrome.declarativeNetRequest.getDynamicRules());
-        return ['off', 'plain', 'once'].filter((h) => JSON.stringify(rules).includes(`${h}.example.test`));
+        const rules = await ext.worker.evaluate(() =>
+          chrome.declarativeNetRequest.getDynamicRules(),
+        );
+        return ['off', 'plain', 'once'].filter((h) =>
+          JSON.stringify(rules).includes(`${h}.example.test`),
+        );
       }, POLL)
       .toEqual(['off', 'plain', 'once']);
     // Control: each relaxation holds for its own host.
-    for (const h of ['off', 'plain', 'once']) expect(await landsOn(at('http', `${h}.example.test`, '/own'))).toBe(at('http', `${h}.example.test`, '/own'));
+    for (const h of ['off', 'plain', 'once'])
+      expect(await landsOn(at('http', `${h}.example.test`, '/own'))).toBe(
+        at('http', `${h}.example.test`, '/own'),
+      );
     const port = server.port;
     const victims = ['victim.example.test', 'free.example.test'];
     for (const relaxed of ['off.example.test', 'plain.example.test', 'once.example.test'])

@@ -64,7 +64,9 @@ describe('the extension looks down', () => {
   });
 
   it('has no import of a folder above or beside its own, but the known ones', () => {
-    const upward = arrows.filter((a) => (layerOf.get(a.to) ?? Infinity) >= (layerOf.get(a.from) ?? -Infinity)).map((a) => `${a.file} -> ${a.specifier}`);
+    const upward = arrows
+      .filter((a) => (layerOf.get(a.to) ?? Infinity) >= (layerOf.get(a.from) ?? -Infinity))
+      .map((a) => `${a.file} -> ${a.specifier}`);
     expect(upward.filter((u) => !KNOWN_UPWARD.includes(u))).toEqual([]);
     expect(KNOWN_UPWARD.filter((k) => !upward.includes(k))).toEqual([]);
   });

@@ -1,7 +1,12 @@
 import { strToU8, zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { readArchive } from '../src/library/archive.js';
-import { ArchiveCancelled, type ArchiveReply, readArchiveOffThread, type WorkerLike } from '../src/library/archive-reader.js';
+import {
+  ArchiveCancelled,
+  type ArchiveReply,
+  readArchiveOffThread,
+  type WorkerLike,
+} from '../src/library/archive-reader.js';
 
 /**
  * Stands in for the archive worker: runs the real reader when `answer` is called (so a test
@@ -29,7 +34,12 @@ class FakeWorker implements WorkerLike {
   }
 }
 
-const zip = () => zipSync({ 'A.xml': strToU8('<ruleset name="A"><target host="a.test"/><rule from="^http:" to="https:"/></ruleset>') }).buffer as ArrayBuffer;
+const zip = () =>
+  zipSync({
+    'A.xml': strToU8(
+      '<ruleset name="A"><target host="a.test"/><rule from="^http:" to="https:"/></ruleset>',
+    ),
+  }).buffer as ArrayBuffer;
 
 describe('reading an archive off the main thread', () => {
   it('hands the bytes to the worker and returns what it read, then ends the worker', async () => {
@@ -51,7 +61,11 @@ describe('reading an archive off the main thread', () => {
 
   it('passes a refusal on as the archive refusal it is', async () => {
     const worker = new FakeWorker();
-    const reading = readArchiveOffThread(new TextEncoder().encode('not an archive').buffer as ArrayBuffer, new AbortController().signal, () => worker);
+    const reading = readArchiveOffThread(
+      new TextEncoder().encode('not an archive').buffer as ArrayBuffer,
+      new AbortController().signal,
+      () => worker,
+    );
     worker.answer();
     await expect(reading).rejects.toThrow(/not a \.zip, \.tar or \.tar\.gz archive/);
   });

@@ -1,9 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { loopAllowRule, loopAllowRules } from '../src/https-first/loop-rules.js';
-import { LOOP_VERDICT_MS, LoopGuard, TAB_DOWNGRADE_WINDOW_MS } from '../src/https-first/loop-guard.js';
+import {
+  LOOP_VERDICT_MS,
+  LoopGuard,
+  TAB_DOWNGRADE_WINDOW_MS,
+} from '../src/https-first/loop-guard.js';
 import { DnrEmulator } from '@httpsify/engine/dnr';
 
-const redirect = (requestId: string, url: string, redirectUrl: string, more: { tabId?: number; type?: string } = {}) => ({
+const redirect = (
+  requestId: string,
+  url: string,
+  redirectUrl: string,
+  more: { tabId?: number; type?: string } = {},
+) => ({
   requestId,
   tabId: more.tabId ?? 1,
   type: more.type ?? 'main_frame',
@@ -12,7 +21,13 @@ const redirect = (requestId: string, url: string, redirectUrl: string, more: { t
 });
 
 /** One round of a cycle in chain `id`: our upgrade of `http`, its answer sending it back. */
-const round = (guard: LoopGuard, id: string, http: string, https = http.replace(/^http:/, 'https:'), tabId = 1) => {
+const round = (
+  guard: LoopGuard,
+  id: string,
+  http: string,
+  https = http.replace(/^http:/, 'https:'),
+  tabId = 1,
+) => {
   expect(guard.noteRedirect(redirect(id, http, https, { tabId }))).toBeNull();
   return guard.noteRedirect(redirect(id, https, http, { tabId }));
 };
@@ -29,7 +44,11 @@ describe('redirect-loop guard', () => {
     expect(round(guard, '7', 'http://loop.test/p?q=1')).toBeNull();
     expect(round(guard, '7', 'http://loop.test/p?q=1')).toBeNull();
     expect(guard.allows('http://loop.test/p?q=1', 1)).toBe(false);
-    expect(round(guard, '7', 'http://loop.test/p?q=1')).toEqual({ tabId: 1, url: 'http://loop.test/p?q=1', until: 1000 + LOOP_VERDICT_MS });
+    expect(round(guard, '7', 'http://loop.test/p?q=1')).toEqual({
+      tabId: 1,
+      url: 'http://loop.test/p?q=1',
+      until: 1000 + LOOP_VERDICT_MS,
+    });
     expect(guard.verdictOf('7')?.url).toBe('http://loop.test/p?q=1');
     expect(guard.allows('http://loop.test/p?q=1', 1)).toBe(true);
     // A fragment never reaches the network: the same page.
@@ -51,7 +70,9 @@ describe('redirect-loop guard', () => {
   it("follows a ruleset's rewrite: the cycle is the URL and the very target it was sent to", () => {
     const guard = new LoopGuard(2);
     expect(round(guard, '1', 'http://a.test/x', 'https://www.a.test/x')).toBeNull();
-    expect(round(guard, '1', 'http://a.test/x', 'https://www.a.test/x')).toMatchObject({ url: 'http://a.test/x' });
+    expect(round(guard, '1', 'http://a.test/x', 'https://www.a.test/x')).toMatchObject({
+      url: 'http://a.test/x',
+    });
   });
 
   it('never takes an open redirect, another host, different URLs, a subresource or restarts as a loop', () => {
@@ -60,24 +81,41 @@ describe('redirect-loop guard', () => {
       // The victim's own open redirect, in every shape: it sends to a URL other than its own.
       for (const [from, to] of [
         ['https://victim.test/redir?to=http://victim.test/', 'http://victim.test/'],
-        [`https://victim.test/redir?to=${encodeURIComponent('https://victim.test/redir?to=http://victim.test/x')}`, 'http://victim.test/x'],
+        [
+          `https://victim.test/redir?to=${encodeURIComponent('https://victim.test/redir?to=http://victim.test/x')}`,
+          'http://victim.test/x',
+        ],
         ['https://victim.test:443/go#frag', 'http://victim.test/go2#frag'],
         ['https://victim.test/a', 'http://victim.test/b'],
         ['https://victim.test/b', 'http://victim.test/a'],
       ]) {
-        guard.noteRedirect(redirect('9', to.replace(/^https?:/, 'http:'), to.replace(/^http:/, 'https:')));
+        guard.noteRedirect(
+          redirect('9', to.replace(/^https?:/, 'http:'), to.replace(/^http:/, 'https:')),
+        );
         expect(guard.noteRedirect(redirect('9', from, to))).toBeNull();
       }
       // An attacker's HTTPS site sending the chain to the victim's HTTP URL, again and again.
-      expect(guard.noteRedirect(redirect('9', 'http://victim.test/', 'https://victim.test/'))).toBeNull();
-      expect(guard.noteRedirect(redirect('9', `https://evil.test/${i}`, 'http://victim.test/'))).toBeNull();
+      expect(
+        guard.noteRedirect(redirect('9', 'http://victim.test/', 'https://victim.test/')),
+      ).toBeNull();
+      expect(
+        guard.noteRedirect(redirect('9', `https://evil.test/${i}`, 'http://victim.test/')),
+      ).toBeNull();
       // A subresource cycling (its page's protection is not the subresource's to drop).
-      guard.noteRedirect(redirect('10', 'http://victim.test/img', 'https://victim.test/img', { type: 'image' }));
-      expect(guard.noteRedirect(redirect('10', 'https://victim.test/img', 'http://victim.test/img', { type: 'image' }))).toBeNull();
+      guard.noteRedirect(
+        redirect('10', 'http://victim.test/img', 'https://victim.test/img', { type: 'image' }),
+      );
+      expect(
+        guard.noteRedirect(
+          redirect('10', 'https://victim.test/img', 'http://victim.test/img', { type: 'image' }),
+        ),
+      ).toBeNull();
       // No tab: not a navigation the user sees.
       expect(round(guard, '11', 'http://victim.test/', undefined, -1)).toBeNull();
       // The downgrade without our upgrade before it in this chain (a page starting it again).
-      expect(guard.noteRedirect(redirect(`n${i}`, 'https://victim.test/', 'http://victim.test/'))).toBeNull();
+      expect(
+        guard.noteRedirect(redirect(`n${i}`, 'https://victim.test/', 'http://victim.test/')),
+      ).toBeNull();
       guard.finish(`n${i}`);
     }
     expect(guard.blockedHosts()).toEqual([]);
@@ -131,8 +169,14 @@ describe('the loop verdict rule (Chromium)', () => {
   it('matches exactly the verdict URL as a main frame, and nothing that merely names it', () => {
     const rule = loopAllowRule({ tabId: 4, url: 'http://loop.test/p?q=1.2' });
     expect(rule.condition).toMatchObject({ tabIds: [4], resourceTypes: ['main_frame'] });
-    const dnr = new DnrEmulator(loopAllowRules([{ tabId: 4, url: 'http://loop.test/p?q=1.2' }]).map((r, i) => ({ ...r, id: i + 1 })));
-    const allowed = (url: string, type: 'main_frame' | 'image' = 'main_frame') => dnr.match({ url, type, tabId: 4 }).rule !== null;
+    const dnr = new DnrEmulator(
+      loopAllowRules([{ tabId: 4, url: 'http://loop.test/p?q=1.2' }]).map((r, i) => ({
+        ...r,
+        id: i + 1,
+      })),
+    );
+    const allowed = (url: string, type: 'main_frame' | 'image' = 'main_frame') =>
+      dnr.match({ url, type, tabId: 4 }).rule !== null;
     expect(allowed('http://loop.test/p?q=1.2')).toBe(true);
     for (const url of [
       'http://loop.test/p?q=1x2',
@@ -147,6 +191,8 @@ describe('the loop verdict rule (Chromium)', () => {
     ])
       expect(allowed(url), url).toBe(false);
     expect(allowed('http://loop.test/p?q=1.2', 'image')).toBe(false);
-    expect(dnr.match({ url: 'http://loop.test/p?q=1.2', type: 'main_frame', tabId: 5 }).rule).toBeNull();
+    expect(
+      dnr.match({ url: 'http://loop.test/p?q=1.2', type: 'main_frame', tabId: 5 }).rule,
+    ).toBeNull();
   });
 });

@@ -41,15 +41,25 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
   let page: Page;
   let rulesDir: string;
   let outDir: string;
-  const worker = <T, A>(fn: (arg: A) => Promise<T>, arg: A): Promise<T> => ext.worker.evaluate(fn as (arg: unknown) => Promise<T>, arg as unknown);
+  const worker = <T, A>(fn: (arg: A) => Promise<T>, arg: A): Promise<T> =>
+    ext.worker.evaluate(fn as (arg: unknown) => Promise<T>, arg as unknown);
   const stored = (key: string) => worker(async (k) => (await chrome.storage.local.get(k))[k], key);
-  const tabId = () => worker(async (u) => (await chrome.tabs.query({})).find((t) => t.url === u)?.id ?? -1, page.url());
+  const tabId = () =>
+    worker(
+      async (u) => (await chrome.tabs.query({})).find((t) => t.url === u)?.id ?? -1,
+      page.url(),
+    );
   /** The popup's status line for the tab, as the background computes it. */
   const status = async () =>
     worker(
       async (id) => {
-        const c = await (globalThis as unknown as { httpsifyUi: { controller: Promise<{ pageStatus(t: number, u: string | undefined): unknown }> } }).httpsifyUi
-          .controller;
+        const c = await (
+          globalThis as unknown as {
+            httpsifyUi: {
+              controller: Promise<{ pageStatus(t: number, u: string | undefined): unknown }>;
+            };
+          }
+        ).httpsifyUi.controller;
         return c.pageStatus(id, (await chrome.tabs.get(id)).url);
       },
       await tabId(),
@@ -64,11 +74,21 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     const built = await buildWithUi([rulesDir], outDir);
     site = await startProtectionSite('cdn.example.net', 'other.example.net');
     const rules = HOSTS.flatMap((h) =>
-      h === 'intranet' ? [`MAP ${h} 127.0.0.1:${site.port}`] : [`MAP ${h}:80 127.0.0.1:${site.port}`, `MAP ${h}:443 127.0.0.1:${site.port}`],
+      h === 'intranet'
+        ? [`MAP ${h} 127.0.0.1:${site.port}`]
+        : [`MAP ${h}:80 127.0.0.1:${site.port}`, `MAP ${h}:443 127.0.0.1:${site.port}`],
     );
-    ext = await launchWithExtension(built.dirs.chromium as string, [], { browserUpgrades: true, resolverRules: rules });
-    for (let i = 0; i < 150 && (await stored('schemaVersion')) === undefined; i++) await new Promise((r) => setTimeout(r, 100));
-    await worker(async () => chrome.storage.local.set({ portalProbeUrl: 'http://probe.example.com/success.txt' }), null);
+    ext = await launchWithExtension(built.dirs.chromium as string, [], {
+      browserUpgrades: true,
+      resolverRules: rules,
+    });
+    for (let i = 0; i < 150 && (await stored('schemaVersion')) === undefined; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    await worker(
+      async () =>
+        chrome.storage.local.set({ portalProbeUrl: 'http://probe.example.com/success.txt' }),
+      null,
+    );
     page = await ext.context.newPage();
   });
 
@@ -92,7 +112,11 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     await visit('http://ruled.example.com/r');
     expect(page.url()).toBe('https://www.ruled.example.com/r');
     expect(site.seen('ruled.example.com')).toEqual([]);
-    expect(await status()).toMatchObject({ secure: true, kind: 'https-by-ruleset', ruleset: 'Ruled Example' });
+    expect(await status()).toMatchObject({
+      secure: true,
+      kind: 'https-by-ruleset',
+      ruleset: 'Ruled Example',
+    });
   });
 
   it('upgrades the subresources of an HTTP page to a host learned from a navigation; makes its cookies Secure', async () => {
@@ -102,7 +126,10 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
       .poll(
         () =>
           worker(
-            async () => (await chrome.declarativeNetRequest.getDynamicRules()).filter((r) => r.priority === 2).flatMap((r) => r.condition.requestDomains ?? []),
+            async () =>
+              (await chrome.declarativeNetRequest.getDynamicRules())
+                .filter((r) => r.priority === 2)
+                .flatMap((r) => r.condition.requestDomains ?? []),
             null,
           ),
         POLL,
@@ -110,7 +137,17 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
       .toContain('cdn.example.net');
     // NoScript-style: the cookie set without Secure by a known HTTPS host is now Secure.
     await expect
-      .poll(() => worker(async () => (await chrome.cookies.getAll({ domain: 'cdn.example.net' })).map((c) => `${c.name}:${c.secure}`).sort(), null), POLL)
+      .poll(
+        () =>
+          worker(
+            async () =>
+              (await chrome.cookies.getAll({ domain: 'cdn.example.net' }))
+                .map((c) => `${c.name}:${c.secure}`)
+                .sort(),
+            null,
+          ),
+        POLL,
+      )
       .toEqual(['pref:true', 'sid:true']);
     // A single-label intranet page stays on HTTP; its image from the known host does not.
     await visit('http://intranet/');
@@ -122,15 +159,34 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
         .filter((s) => s.includes('/pixel.png'))
         .map((s) => s.split('?')[0]),
     ).toEqual(['GET https /pixel.png']);
-    expect(site.seen('other.example.net').map((s) => s.split('?')[0])).toEqual(['GET http /pixel.png']);
-    expect(await status()).toMatchObject({ secure: false, kind: 'http-no-rule', localAddress: true });
+    expect(site.seen('other.example.net').map((s) => s.split('?')[0])).toEqual([
+      'GET http /pixel.png',
+    ]);
+    expect(await status()).toMatchObject({
+      secure: false,
+      kind: 'http-no-rule',
+      localAddress: true,
+    });
   });
 
   it('lets an expired entry go: the host is tried over HTTP again', async () => {
     // As another window of the profile (or a restored profile) would leave it: seen 31 days ago.
-    await worker(async (old) => chrome.storage.local.set({ knownHttpsHosts: { v: 1, hosts: [['cdn.example.net', old]] } }), Date.now() - 31 * DAY);
+    await worker(
+      async (old) =>
+        chrome.storage.local.set({ knownHttpsHosts: { v: 1, hosts: [['cdn.example.net', old]] } }),
+      Date.now() - 31 * DAY,
+    );
     await expect
-      .poll(() => worker(async () => (await chrome.declarativeNetRequest.getDynamicRules()).filter((r) => r.priority === 2).length, null), POLL)
+      .poll(
+        () =>
+          worker(
+            async () =>
+              (await chrome.declarativeNetRequest.getDynamicRules()).filter((r) => r.priority === 2)
+                .length,
+            null,
+          ),
+        POLL,
+      )
       .toBe(0);
     // The store itself no longer holds it.
     await expect.poll(() => stored('knownHttpsHosts'), POLL).toEqual({ v: 1, hosts: [] });
@@ -153,8 +209,12 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     const link = page.locator('#twin-link');
     expect(await link.textContent()).toBe('Try the secure site www.bare.example.org instead');
     await link.click();
-    await expect.poll(() => page.url(), POLL).toBe('https://www.bare.example.org/private/page?token=1');
-    expect(await page.locator('body').textContent()).toContain('https www.bare.example.org /private/page?token=1');
+    await expect
+      .poll(() => page.url(), POLL)
+      .toBe('https://www.bare.example.org/private/page?token=1');
+    expect(await page.locator('body').textContent()).toContain(
+      'https www.bare.example.org /private/page?token=1',
+    );
     // The bare host never saw the path over plain HTTP; the twin was probed at its origin only.
     expect(site.seen('bare.example.org').filter((s) => s.includes('/private'))).toEqual([]);
     expect(site.seen('www.bare.example.org')).toContain('HEAD https /');
@@ -166,7 +226,10 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     const params = new URL(page.url()).searchParams;
     expect(params.get('url')).toBe('http://nossl.example.com/secret/path?q=1');
     const tried = JSON.parse(params.get('tried') ?? '[]') as { url: string; result: string }[];
-    expect(tried.map((t) => t.url)).toEqual(['https://nossl.example.com/', 'https://www.nossl.example.com/']);
+    expect(tried.map((t) => t.url)).toEqual([
+      'https://nossl.example.com/',
+      'https://www.nossl.example.com/',
+    ]);
     expect(params.get('http')).toBe('ok');
     // The page lists the attempts in words, and that the site answers over plain HTTP.
     await page.waitForSelector('body[data-ready="true"]');
@@ -174,9 +237,15 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
       expect.stringMatching(/^https:\/\/nossl\.example\.com\/ — /),
       expect.stringMatching(/^https:\/\/www\.nossl\.example\.com\/ — /),
     ]);
-    expect(await page.locator('#http-probe').textContent()).toBe('The site answers over plain HTTP (asked for its address only, not this page).');
+    expect(await page.locator('#http-probe').textContent()).toBe(
+      'The site answers over plain HTTP (asked for its address only, not this page).',
+    );
     // Chromium's own fallback would have sent the full path over HTTP: ours never left the browser.
-    expect(site.seen('nossl.example.com').filter((s) => s.startsWith('GET http ') || s.startsWith('HEAD http '))).toEqual(['HEAD http /']);
+    expect(
+      site
+        .seen('nossl.example.com')
+        .filter((s) => s.startsWith('GET http ') || s.startsWith('HEAD http ')),
+    ).toEqual(['HEAD http /']);
   });
 
   it('options: known sites, per-site states, the HttpAllowlist policy both ways, channel by address', async () => {
@@ -184,13 +253,17 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     const id = new URL(ext.worker.url()).host;
     await o.goto(`chrome-extension://${id}/ui/options.html`);
     await o.waitForSelector('body[data-ready="true"]');
-    await expect.poll(() => o.locator('#known-hosts-text').textContent(), POLL).toMatch(/^(1 site has|([2-9]|\d{2,}) sites have) worked over HTTPS/);
+    await expect
+      .poll(() => o.locator('#known-hosts-text').textContent(), POLL)
+      .toMatch(/^(1 site has|([2-9]|\d{2,}) sites have) worked over HTTPS/);
     // Import Chrome's policy JSON: [*.]x is the host and its subdomains.
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-policy-'));
     const file = join(dir, 'policy.json');
     writeFileSync(file, JSON.stringify(['[*.]legacy.example.com', 'printer.example.net']));
     await o.locator('#allowlist-import').setInputFiles(file);
-    await expect.poll(() => stored('httpAllowedSites'), POLL).toEqual(['*.legacy.example.com', 'legacy.example.com', 'printer.example.net']);
+    await expect
+      .poll(() => stored('httpAllowedSites'), POLL)
+      .toEqual(['*.legacy.example.com', 'legacy.example.com', 'printer.example.net']);
     expect(await o.locator('#allowlist-result').textContent()).toBe('3 entries added.');
     // A bad list changes nothing and says which item is wrong.
     writeFileSync(file, JSON.stringify(['ok.example.com', '*']));
@@ -209,7 +282,11 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
       .toMatch(/^Nothing was imported: policy\.json is not a Chrome HttpAllowlist policy/);
     expect(await o.locator('#allowlist-result details code').textContent()).toMatch(/^not JSON: /);
     expect(await o.locator('#allowlist-problems li').count()).toBe(0);
-    expect(await stored('httpAllowedSites')).toEqual(['*.legacy.example.com', 'legacy.example.com', 'printer.example.net']);
+    expect(await stored('httpAllowedSites')).toEqual([
+      '*.legacy.example.com',
+      'legacy.example.com',
+      'printer.example.net',
+    ]);
     // Three states per site: "printer" goes to off, then back to everything.
     await o.getByLabel('Setting for printer.example.net').selectOption('off');
     await expect.poll(() => stored('disabledSites'), POLL).toEqual(['printer.example.net']);
@@ -220,29 +297,45 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     // Export in the policy's own syntax.
     const download = o.waitForEvent('download');
     await o.locator('#allowlist-export').click();
-    expect(JSON.parse(readFileSync(await (await download).path(), 'utf8'))).toEqual(['[*.]legacy.example.com']);
+    expect(JSON.parse(readFileSync(await (await download).path(), 'utf8'))).toEqual([
+      '[*.]legacy.example.com',
+    ]);
     // A channel given by an address that is not https:// is refused with a reason.
     await o.locator('#channel-definition').fill('http://channels.example.com/x.channel.json');
     await o.locator('#channel-add').click();
     await expect
       .poll(() => o.locator('#channel-add-error > span').textContent(), POLL)
-      .toBe('The address must start with https://, so that nobody can change the definition on its way. Ask the publisher for that address.');
-    expect(await o.locator('#channel-add-error details code').textContent()).toBe('the address must start with https://');
+      .toBe(
+        'The address must start with https://, so that nobody can change the definition on its way. Ask the publisher for that address.',
+      );
+    expect(await o.locator('#channel-add-error details code').textContent()).toBe(
+      'the address must start with https://',
+    );
     rmSync(dir, { recursive: true, force: true });
     await o.close();
   });
 
   it('behind a captive portal, the fallback page says so; only the click opens HTTP', async () => {
-    await worker(async () => chrome.storage.local.set({ portalProbeUrl: 'http://probe.example.com/login' }), null);
-    const before = await worker(async () => (await chrome.declarativeNetRequest.getDynamicRules()).length, null);
+    await worker(
+      async () => chrome.storage.local.set({ portalProbeUrl: 'http://probe.example.com/login' }),
+      null,
+    );
+    const before = await worker(
+      async () => (await chrome.declarativeNetRequest.getDynamicRules()).length,
+      null,
+    );
     await visit('http://hotel.example.com/');
     await expect.poll(() => page.url(), POLL).toMatch(/fallback\.html/);
     await page.waitForSelector('body[data-ready="true"]');
     expect(await page.locator('#reason-text').textContent()).toContain('sign in first');
     // Whoever answers the probe relaxes nothing: every rule is still in place.
-    expect(await worker(async () => (await chrome.declarativeNetRequest.getDynamicRules()).length, null)).toBe(before);
+    expect(
+      await worker(async () => (await chrome.declarativeNetRequest.getDynamicRules()).length, null),
+    ).toBe(before);
     // On such a network continuing holds for this tab only, and says so.
-    expect(await page.locator('#http-once').textContent()).toBe('Continue to HTTP site in this tab');
+    expect(await page.locator('#http-once').textContent()).toBe(
+      'Continue to HTTP site in this tab',
+    );
     await page.locator('#http-once').click();
     await expect.poll(() => page.url(), POLL).toBe('http://hotel.example.com/');
     expect(await page.locator('body').textContent()).toContain('http hotel.example.com /');

@@ -24,10 +24,15 @@ const USER = `<ruleset name="Mine"><target host="mine.test"/>
 
 async function setup() {
   const engine = createEngine([parseRulesetXml(DEFAULTS, 'kept.xml').ruleset as Ruleset]);
-  const c = new SettingsController(engine, new SettingsStore(new MemoryStorageArea()), new TabActivity(), {
-    overridesApplied: async () => undefined,
-    policyChanged: async () => undefined,
-  });
+  const c = new SettingsController(
+    engine,
+    new SettingsStore(new MemoryStorageArea()),
+    new TabActivity(),
+    {
+      overridesApplied: async () => undefined,
+      policyChanged: async () => undefined,
+    },
+  );
   await c.start();
   const r = (await c.handle({ type: 'userRulesImport', xml: USER })) as ImportResult;
   expect(r.added).toBe(1);
@@ -37,7 +42,8 @@ async function setup() {
     set: (items: Record<string, unknown>) => stored.set(items),
   };
   const rt = new ProtectionRuntime({ storage });
-  for (const host of ['kept.test', 'mine.test', 'plain.test']) rt.learn({ url: `https://${host}/`, tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
+  for (const host of ['kept.test', 'mine.test', 'plain.test'])
+    rt.learn({ url: `https://${host}/`, tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
   return { c, rt, engine };
 }
 
@@ -48,7 +54,9 @@ async function setup() {
 describe('protection mode leaves URLs a ruleset excludes on HTTP', () => {
   it('navigations: the mode upgrades other paths of the host, not the excluded ones', async () => {
     const { c } = await setup();
-    const navigation = (url: string) => decide({ url, kind: 'navigation', tab: { tabId: 1 }, state: decisionState(c) }).reason === 'https-first';
+    const navigation = (url: string) =>
+      decide({ url, kind: 'navigation', tab: { tabId: 1 }, state: decisionState(c) }).reason ===
+      'https-first';
     expect(c.settings.httpsFirst).toBe(true);
     expect(navigation('http://kept.test/plain/page?q=1')).toBe(false);
     expect(navigation('http://kept.test/other')).toBe(true);
@@ -109,15 +117,27 @@ describe('Chromium: no known-host rule where DNR may miss an exclusion', () => {
 
   it('leaves out exactly the hosts an incomplete ruleset with exclusions covers', async () => {
     const keepOut = (h: string) => exclusionsMayBeMissed(engine, scope, h);
-    expect(['lb.test', 'a.lb.test', 'nx.test', 'ok.test', 'www.wild.test', 'free.test'].filter(keepOut)).toEqual(['lb.test', 'a.lb.test', 'www.wild.test']);
+    expect(
+      ['lb.test', 'a.lb.test', 'nx.test', 'ok.test', 'www.wild.test', 'free.test'].filter(keepOut),
+    ).toEqual(['lb.test', 'a.lb.test', 'www.wild.test']);
     // A ruleset switched off does not count.
     engine.setActive('Lookbehind', false);
     expect(keepOut('lb.test')).toBe(false);
     engine.setActive('Lookbehind', undefined);
-    const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined }, dnrKeepOut: keepOut });
+    const rt = new ProtectionRuntime({
+      storage: { get: async () => ({}), set: async () => undefined },
+      dnrKeepOut: keepOut,
+    });
     for (const host of ['lb.test', 'nx.test', 'ok.test', 'free.test'])
-      rt.learn({ url: `https://${host}/`, tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
+      rt.learn(
+        { url: `https://${host}/`, tabId: 1, type: 'main_frame', statusCode: 200 },
+        undefined,
+      );
     const { c } = await setup();
-    expect(rt.rules(c).flatMap((r) => r.condition.requestDomains ?? [])).toEqual(['free.test', 'nx.test', 'ok.test']);
+    expect(rt.rules(c).flatMap((r) => r.condition.requestDomains ?? [])).toEqual([
+      'free.test',
+      'nx.test',
+      'ok.test',
+    ]);
   });
 });

@@ -5,8 +5,16 @@ import { KnownHttpsHosts, KNOWN_HTTPS_TTL_MS } from '../src/protection/known-htt
 import { pageStatus } from '../src/status/page-status.js';
 import { knownHttpsRules } from '../src/protection/protection-dnr.js';
 import { withSiteState } from '../src/routing/protection-requests.js';
-import { dueForRecheck, parseRecheckState, recordRecheck, RECHECK_PERIOD_MS } from '../src/protection/recheck.js';
-import { exportHttpAllowlistPolicy, parseHttpAllowlistPolicy } from '../src/site-rules/http-allowlist-policy.js';
+import {
+  dueForRecheck,
+  parseRecheckState,
+  recordRecheck,
+  RECHECK_PERIOD_MS,
+} from '../src/protection/recheck.js';
+import {
+  exportHttpAllowlistPolicy,
+  parseHttpAllowlistPolicy,
+} from '../src/site-rules/http-allowlist-policy.js';
 import { repairSettings } from '../src/settings/repair.js';
 import { ProtectionRuntime } from '../src/protection/protection-runtime.js';
 import { fetchChannelDefinition } from '../src/protection/channel-url.js';
@@ -18,7 +26,17 @@ describe('known HTTPS hosts', () => {
     const k = new KnownHttpsHosts(10 * DAY, 3);
     expect(k.note('Example.COM.', 0)).toBe(true);
     expect(k.note('example.com', 1)).toBe(false);
-    for (const bad of ['localhost', 'printer', '192.168.1.1', '8.8.8.8', 'x.onion', 'a.local', 'a b.com', '[::1]']) expect(k.note(bad, 0), bad).toBe(false);
+    for (const bad of [
+      'localhost',
+      'printer',
+      '192.168.1.1',
+      '8.8.8.8',
+      'x.onion',
+      'a.local',
+      'a b.com',
+      '[::1]',
+    ])
+      expect(k.note(bad, 0), bad).toBe(false);
     k.note('a.test', 2);
     k.note('b.test', 3);
     k.note('c.test', 4);
@@ -85,37 +103,55 @@ describe('known HTTPS hosts: what one page or site can teach', () => {
     const back = KnownHttpsHosts.parse(p.toStored(), 4, 10 * DAY, 10).store;
     expect(back.isVisited('cdn.test')).toBe(true);
     // Entries of older builds ([host, at]) are kept as visited.
-    expect(KnownHttpsHosts.parse({ v: 1, hosts: [['old.test', 1]] }, 4, 10 * DAY, 10).store.isVisited('old.test')).toBe(true);
+    expect(
+      KnownHttpsHosts.parse({ v: 1, hosts: [['old.test', 1]] }, 4, 10 * DAY, 10).store.isVisited(
+        'old.test',
+      ),
+    ).toBe(true);
   });
 
   it('lets one page teach 24 new third-party hosts and one site 96, whatever it loads', () => {
-    const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined } });
+    const rt = new ProtectionRuntime({
+      storage: { get: async () => ({}), set: async () => undefined },
+    });
     const page = (n: number) => `https://flood.test/page${n}`;
-    const load = (tabId: number, top: string, host: string) => rt.learn({ url: `https://${host}/x.js`, tabId, type: 'script', statusCode: 200 }, top);
+    const load = (tabId: number, top: string, host: string) =>
+      rt.learn({ url: `https://${host}/x.js`, tabId, type: 'script', statusCode: 200 }, top);
     for (let i = 0; i < 5000; i++) load(1, page(0), `h${i}.cdn.test`);
     expect(rt.known.size).toBe(24);
     // Hosts it already taught refresh freely. The page's own host as a subresource is no visit
     // (semantics changed for issue 38: only a committed top-level document the user reached is).
     load(1, page(0), 'h0.cdn.test');
-    rt.learn({ url: 'https://flood.test/page0', tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
+    rt.learn(
+      { url: 'https://flood.test/page0', tabId: 1, type: 'main_frame', statusCode: 200 },
+      undefined,
+    );
     expect(rt.known.isVisited('flood.test')).toBe(true);
     load(1, page(0), 'flood.test');
     expect(rt.known.isVisited('flood.test')).toBe(true);
     expect(rt.known.size).toBe(25);
     // New pages of the same site, in other tabs too: 96 for the site in all.
-    for (let n = 1; n < 20; n++) for (let i = 0; i < 100; i++) load(n + 1, page(n), `p${n}-${i}.cdn.test`);
+    for (let n = 1; n < 20; n++)
+      for (let i = 0; i < 100; i++) load(n + 1, page(n), `p${n}-${i}.cdn.test`);
     expect(rt.known.thirdPartySize).toBe(96);
     // Another site has its own share, and the user's own navigations are never limited.
     for (let i = 0; i < 100; i++) load(50, 'https://other.test/', `o${i}.cdn.test`);
     expect(rt.known.thirdPartySize).toBe(96 + 24);
-    for (let i = 0; i < 100; i++) rt.learn({ url: `https://visit${i}.test/`, tabId: 60, type: 'main_frame', statusCode: 200 }, undefined);
+    for (let i = 0; i < 100; i++)
+      rt.learn(
+        { url: `https://visit${i}.test/`, tabId: 60, type: 'main_frame', statusCode: 200 },
+        undefined,
+      );
     expect(rt.known.size - rt.known.thirdPartySize).toBe(101);
   });
 });
 
 describe('known HTTPS hosts: what counts as a visit', () => {
   const own = 'chrome-extension://abc/';
-  const nav = (url: string, more: { statusCode?: number; initiator?: string; originUrl?: string; tabId?: number } = {}) => ({
+  const nav = (
+    url: string,
+    more: { statusCode?: number; initiator?: string; originUrl?: string; tabId?: number } = {},
+  ) => ({
     url,
     tabId: more.tabId ?? 1,
     type: 'main_frame',
@@ -125,9 +161,16 @@ describe('known HTTPS hosts: what counts as a visit', () => {
   });
 
   it('a top-level document the user reached, that committed; the site itself keeps what it was', () => {
-    const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined } });
+    const rt = new ProtectionRuntime({
+      storage: { get: async () => ({}), set: async () => undefined },
+    });
     rt.learn(nav('https://typed.test/'), undefined, own);
-    rt.learn(nav('https://ours.test/', { initiator: 'chrome-extension://abc' }), undefined, own, null);
+    rt.learn(
+      nav('https://ours.test/', { initiator: 'chrome-extension://abc' }),
+      undefined,
+      own,
+      null,
+    );
     for (const h of ['typed.test', 'ours.test']) expect(rt.known.isVisited(h), h).toBe(true);
     // A page of the same host navigating the tab: a visit stays one; any other host is only
     // learnt as a page's (any page can navigate itself).
@@ -147,15 +190,25 @@ describe('known HTTPS hosts: what counts as a visit', () => {
   });
 
   it('a chain of pages that each navigate themselves never pushes out what the user visited', () => {
-    const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined } });
+    const rt = new ProtectionRuntime({
+      storage: { get: async () => ({}), set: async () => undefined },
+    });
     rt.learn(nav('https://bank.test/'), undefined, own);
     // Each attacker host is reached from the previous one, then reloads itself (both browsers).
     for (let i = 0; i < 2500; i++) {
       const host = `h${i}.walk.test`;
       const before = i === 0 ? 'https://start.test' : `https://h${i - 1}.walk.test`;
       rt.learn(nav(`https://${host}/`, { initiator: before, tabId: 2 }), undefined, own);
-      rt.learn(nav(`https://${host}/again`, { initiator: `https://${host}`, tabId: 2 }), undefined, own);
-      rt.learn(nav(`https://${host}/ff`, { originUrl: `https://${host}/`, tabId: 2 }), undefined, own);
+      rt.learn(
+        nav(`https://${host}/again`, { initiator: `https://${host}`, tabId: 2 }),
+        undefined,
+        own,
+      );
+      rt.learn(
+        nav(`https://${host}/ff`, { originUrl: `https://${host}/`, tabId: 2 }),
+        undefined,
+        own,
+      );
     }
     expect(rt.known.isVisited('bank.test')).toBe(true);
     expect(rt.known.has('bank.test', Date.now())).toBe(true);
@@ -163,30 +216,65 @@ describe('known HTTPS hosts: what counts as a visit', () => {
   });
 
   it("navigations another page started are third-party, within the starting page's share", () => {
-    const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined } });
+    const rt = new ProtectionRuntime({
+      storage: { get: async () => ({}), set: async () => undefined },
+    });
     rt.learn(nav('https://visited.test/'), undefined, own);
     // Thousands of navigations one page sends a tab to (Chromium: its origin; Firefox: its address).
-    for (let i = 0; i < 3000; i++) rt.learn(nav(`https://h${i}.flood.test/`, { initiator: 'https://evil.test', tabId: 2 }), undefined, own);
+    for (let i = 0; i < 3000; i++)
+      rt.learn(
+        nav(`https://h${i}.flood.test/`, { initiator: 'https://evil.test', tabId: 2 }),
+        undefined,
+        own,
+      );
     expect(rt.known.thirdPartySize).toBe(24);
     // Interleaved with the landed pages' own subresources, the share does not restart, and
     // those pages' own scripts make them no visit.
     for (let i = 0; i < 300; i++) {
-      rt.learn(nav(`https://g${i}.flood.test/`, { originUrl: 'https://evil.test/start', tabId: 3 }), undefined, own);
-      rt.learn({ url: `https://g${i}.flood.test/x.js`, tabId: 3, type: 'script', statusCode: 200 }, `https://g${i}.flood.test/`, own);
+      rt.learn(
+        nav(`https://g${i}.flood.test/`, { originUrl: 'https://evil.test/start', tabId: 3 }),
+        undefined,
+        own,
+      );
+      rt.learn(
+        { url: `https://g${i}.flood.test/x.js`, tabId: 3, type: 'script', statusCode: 200 },
+        `https://g${i}.flood.test/`,
+        own,
+      );
     }
     expect(rt.known.thirdPartySize).toBe(48);
     expect(rt.known.has('g299.flood.test', Date.now())).toBe(false);
-    for (let i = 0; i < 3000; i++) rt.learn(nav(`https://k${i}.flood.test/`, { originUrl: `https://evil.test/p${i}`, tabId: 4 + i }), undefined, own);
+    for (let i = 0; i < 3000; i++)
+      rt.learn(
+        nav(`https://k${i}.flood.test/`, { originUrl: `https://evil.test/p${i}`, tabId: 4 + i }),
+        undefined,
+        own,
+      );
     expect(rt.known.thirdPartySize).toBe(96);
     // Chromium's handoff page navigates for a request a page started: still that page's.
     const evil = { page: 'https://evil.test', host: 'evil.test' };
-    rt.learn(nav('https://handed.test/', { initiator: 'chrome-extension://abc' }), undefined, own, evil);
+    rt.learn(
+      nav('https://handed.test/', { initiator: 'chrome-extension://abc' }),
+      undefined,
+      own,
+      evil,
+    );
     expect(rt.known.isVisited('handed.test')).toBe(false);
-    rt.learn(nav('https://handed2.test/', { initiator: 'chrome-extension://abc' }), undefined, own, null);
+    rt.learn(
+      nav('https://handed2.test/', { initiator: 'chrome-extension://abc' }),
+      undefined,
+      own,
+      null,
+    );
     expect(rt.known.isVisited('handed2.test')).toBe(true);
     rt.known.forget('handed2.test');
     // Not known who started it: not a visit.
-    rt.learn(nav('https://handed3.test/', { initiator: 'chrome-extension://abc' }), undefined, own, undefined);
+    rt.learn(
+      nav('https://handed3.test/', { initiator: 'chrome-extension://abc' }),
+      undefined,
+      own,
+      undefined,
+    );
     expect(rt.known.isVisited('handed3.test')).toBe(false);
     // None of them is a visit; what the user visited stays.
     expect(rt.known.size - rt.known.thirdPartySize).toBe(1);
@@ -228,7 +316,9 @@ describe('HTTPS alternatives for a failed upgrade', () => {
       u.startsWith('http://www.example.com/')
         ? { rewritten: u.replace('http://www.', 'https://secure.'), ruleset: 'Example' }
         : { rewritten: null, ruleset: null };
-    expect(httpsAlternatives('http://example.com/p', byRules)).toEqual([{ host: 'www.example.com', url: 'https://secure.example.com/p', ruleset: 'Example' }]);
+    expect(httpsAlternatives('http://example.com/p', byRules)).toEqual([
+      { host: 'www.example.com', url: 'https://secure.example.com/p', ruleset: 'Example' },
+    ]);
   });
 
   it('probes send HEAD to the origin without cookies and read any answer as "speaks this scheme"', async () => {
@@ -250,18 +340,24 @@ describe('HTTPS alternatives for a failed upgrade', () => {
     }) as typeof fetch;
     expect(await probe('https://www.example.com/', failing)).toBe('Failed to fetch');
     const hanging = ((_u: string, init?: RequestInit) =>
-      new Promise((_r, reject) => init?.signal?.addEventListener('abort', () => reject(new Error('aborted'))))) as typeof fetch;
+      new Promise((_r, reject) =>
+        init?.signal?.addEventListener('abort', () => reject(new Error('aborted'))),
+      )) as typeof fetch;
     expect(await probe('https://www.example.com/', hanging, 20)).toBe('timeout');
   });
 });
 
 describe('Chrome HttpAllowlist policy syntax', () => {
   it('imports [*.]host as the host and its subdomains, refuses blanket wildcards and ports', () => {
-    expect(parseHttpAllowlistPolicy('["[*.]example.com", "intranet.test", "10.1.2.3", "Example.com"]')).toEqual({
+    expect(
+      parseHttpAllowlistPolicy('["[*.]example.com", "intranet.test", "10.1.2.3", "Example.com"]'),
+    ).toEqual({
       entries: ['*.example.com', '10.1.2.3', 'example.com', 'intranet.test'],
       problems: [],
     });
-    const bad = parseHttpAllowlistPolicy('["*", "a.test:8080", 3, "[*.]10.0.0.1", "http://x.test/"]');
+    const bad = parseHttpAllowlistPolicy(
+      '["*", "a.test:8080", 3, "[*.]10.0.0.1", "http://x.test/"]',
+    );
     expect(bad.problems).toEqual([
       'item 1: "*" would allow HTTP everywhere; turn the protection off instead',
       'item 2: "a.test:8080" is not a host name or [*.]host name',
@@ -274,23 +370,43 @@ describe('Chrome HttpAllowlist policy syntax', () => {
   });
 
   it('exports back to the policy, saying what it could not express exactly', () => {
-    const out = exportHttpAllowlistPolicy(['*.example.com', 'example.com', '*.intranet.test', 'legacy.test:8080']);
+    const out = exportHttpAllowlistPolicy([
+      '*.example.com',
+      'example.com',
+      '*.intranet.test',
+      'legacy.test:8080',
+    ]);
     expect(JSON.parse(out.json)).toEqual(['[*.]example.com', '[*.]intranet.test', 'legacy.test']);
     expect(out.notes).toEqual([
       'legacy.test:8080: the policy has no ports; written for every port',
       '*.intranet.test: the policy cannot leave out intranet.test itself; written as [*.]intranet.test, which includes it',
     ]);
     // Round trip of what the policy can say.
-    expect(parseHttpAllowlistPolicy(out.json).entries).toEqual(['*.example.com', '*.intranet.test', 'example.com', 'intranet.test', 'legacy.test']);
+    expect(parseHttpAllowlistPolicy(out.json).entries).toEqual([
+      '*.example.com',
+      '*.intranet.test',
+      'example.com',
+      'intranet.test',
+      'legacy.test',
+    ]);
   });
 });
 
 describe('per-site states', () => {
   it('maps upgrade / rulesets only / off onto the two lists, wildcards included', () => {
     const s = { disabledSites: ['a.test'], httpAllowedSites: ['*.b.test'] };
-    expect(withSiteState(s, 'A.test', 'rulesets')).toEqual({ disabledSites: [], httpAllowedSites: ['*.b.test', 'a.test'] });
-    expect(withSiteState(s, '*.b.test', 'off')).toEqual({ disabledSites: ['*.b.test', 'a.test'], httpAllowedSites: [] });
-    expect(withSiteState(s, 'a.test', 'upgrade')).toEqual({ disabledSites: [], httpAllowedSites: ['*.b.test'] });
+    expect(withSiteState(s, 'A.test', 'rulesets')).toEqual({
+      disabledSites: [],
+      httpAllowedSites: ['*.b.test', 'a.test'],
+    });
+    expect(withSiteState(s, '*.b.test', 'off')).toEqual({
+      disabledSites: ['*.b.test', 'a.test'],
+      httpAllowedSites: [],
+    });
+    expect(withSiteState(s, 'a.test', 'upgrade')).toEqual({
+      disabledSites: [],
+      httpAllowedSites: ['*.b.test'],
+    });
     expect(withSiteState(s, 'not a host/', 'off')).toBeNull();
   });
 });
@@ -308,7 +424,9 @@ describe('re-check of sites left on HTTP', () => {
     state = recordRecheck(state, 'b.test:8080', false, 1000 + RECHECK_PERIOD_MS);
     expect(state.restored).toEqual([{ entry: 'a.test', at: 5 }]);
     expect(dueForRecheck(state, ['b.test:8080'], 1000 + RECHECK_PERIOD_MS + 1).due).toEqual([]);
-    expect(parseRecheckState({ v: 1, checked: { x: 'y' }, restored: [1, { entry: 'e', at: 2 }] })).toEqual({
+    expect(
+      parseRecheckState({ v: 1, checked: { x: 'y' }, restored: [1, { entry: 'e', at: 2 }] }),
+    ).toEqual({
       v: 1,
       checked: {},
       restored: [{ entry: 'e', at: 2 }],
@@ -331,7 +449,11 @@ describe('page status', () => {
       offRulesets: [],
     };
     // The twin is offered as a link, never followed for the user: nothing of ours moved the tab.
-    expect(pageStatus({ ...inputs, url: 'https://www.a.test/p' })).toEqual({ secure: true, retry: false, kind: 'https-already' });
+    expect(pageStatus({ ...inputs, url: 'https://www.a.test/p' })).toEqual({
+      secure: true,
+      retry: false,
+      kind: 'https-already',
+    });
   });
 });
 
@@ -347,7 +469,10 @@ describe('protection runtime (no browser)', () => {
     const data: Record<string, unknown> = {};
     return {
       data,
-      get: async (k: string | string[]) => Object.fromEntries((Array.isArray(k) ? k : [k]).filter((x) => x in data).map((x) => [x, data[x]])),
+      get: async (k: string | string[]) =>
+        Object.fromEntries(
+          (Array.isArray(k) ? k : [k]).filter((x) => x in data).map((x) => [x, data[x]]),
+        ),
       set: async (o: Record<string, unknown>) => void Object.assign(data, o),
     };
   };
@@ -374,7 +499,9 @@ describe('protection runtime (no browser)', () => {
     now += RECHECK_PERIOD_MS;
     expect(await rt.recheck(['a.test', '*.w.test'])).toEqual(['a.test']);
     expect(asked).toEqual(['https://a.test/']);
-    expect((storage.data.httpRecheck as { restored: unknown[] }).restored).toEqual([{ entry: 'a.test', at: now }]);
+    expect((storage.data.httpRecheck as { restored: unknown[] }).restored).toEqual([
+      { entry: 'a.test', at: now },
+    ]);
   });
 
   it("forgets a known host only for the user's own navigation to its default-port origin", async () => {
@@ -382,7 +509,10 @@ describe('protection runtime (no browser)', () => {
       throw new TypeError('Failed to fetch');
     }) as typeof fetch;
     const rt = new ProtectionRuntime({ storage: memory(), fetch: fetchFn });
-    rt.learn({ url: 'https://known.test/', tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
+    rt.learn(
+      { url: 'https://known.test/', tabId: 1, type: 'main_frame', statusCode: 200 },
+      undefined,
+    );
     // A navigation a web page started, or one to another port of the host: nothing is forgotten.
     await rt.planFallback(view, 'http://known.test/p', 'net::ERR_SSL_PROTOCOL_ERROR', false);
     await rt.planFallback(view, 'http://known.test:8443/p', 'net::ERR_CONNECTION_REFUSED', true);
@@ -397,14 +527,20 @@ describe('protection runtime (no browser)', () => {
     const asked: string[] = [];
     const fetchFn = (async (url: string, init?: RequestInit) => {
       asked.push(`${init?.method} ${url}`);
-      if (answering.has(url) || url.startsWith('http:')) return { status: 200, type: 'basic' } as Response;
+      if (answering.has(url) || url.startsWith('http:'))
+        return { status: 200, type: 'basic' } as Response;
       if (url === 'https://www.shared.test/') return { status: 404, type: 'basic' } as Response;
       throw new TypeError('Failed to fetch');
     }) as typeof fetch;
     const rt = new ProtectionRuntime({ storage: memory(), fetch: fetchFn });
-    rt.learn({ url: 'https://twin.test/', tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
+    rt.learn(
+      { url: 'https://twin.test/', tabId: 1, type: 'main_frame', statusCode: 200 },
+      undefined,
+    );
     expect(rt.upgradesHost(view, 'twin.test')).toBe(true);
-    expect(await rt.planFallback(view, 'http://twin.test/p?q=1', 'net::ERR_SSL_PROTOCOL_ERROR', true)).toEqual({
+    expect(
+      await rt.planFallback(view, 'http://twin.test/p?q=1', 'net::ERR_SSL_PROTOCOL_ERROR', true),
+    ).toEqual({
       twin: 'https://www.twin.test/p?q=1',
       tried: [
         { url: 'https://twin.test/', result: 'net::ERR_SSL_PROTOCOL_ERROR' },
@@ -413,7 +549,9 @@ describe('protection runtime (no browser)', () => {
       http: 'ok',
     });
     // A twin answering 404 (a shared host's answer for names it does not serve) is not offered.
-    expect(await rt.planFallback(view, 'http://shared.test/', 'net::ERR_CONNECTION_REFUSED')).toEqual({
+    expect(
+      await rt.planFallback(view, 'http://shared.test/', 'net::ERR_CONNECTION_REFUSED'),
+    ).toEqual({
       twin: null,
       tried: [
         { url: 'https://shared.test/', result: 'net::ERR_CONNECTION_REFUSED' },
@@ -442,13 +580,25 @@ describe('protection runtime (no browser)', () => {
       'HEAD http://none.test/',
     ]);
     // A site left on "rulesets only" may be in the store but is never upgraded as known.
-    rt.learn({ url: 'https://left.test/', tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
-    rt.learn({ url: 'https://once.test/', tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
+    rt.learn(
+      { url: 'https://left.test/', tabId: 1, type: 'main_frame', statusCode: 200 },
+      undefined,
+    );
+    rt.learn(
+      { url: 'https://once.test/', tabId: 1, type: 'main_frame', statusCode: 200 },
+      undefined,
+    );
     expect(rt.liveHosts(view)).toEqual([]);
     expect(rt.upgradesHost(view, 'once.test')).toBe(false);
     // Error pages and background requests teach nothing.
-    rt.learn({ url: 'https://err.test/', tabId: 1, type: 'main_frame', statusCode: 403 }, undefined);
-    rt.learn({ url: 'https://bg.test/', tabId: -1, type: 'main_frame', statusCode: 200 }, undefined);
+    rt.learn(
+      { url: 'https://err.test/', tabId: 1, type: 'main_frame', statusCode: 403 },
+      undefined,
+    );
+    rt.learn(
+      { url: 'https://bg.test/', tabId: -1, type: 'main_frame', statusCode: 200 },
+      undefined,
+    );
     expect(rt.known.hosts(Date.now())).toEqual(['left.test', 'once.test']);
   });
 });
@@ -456,14 +606,30 @@ describe('protection runtime (no browser)', () => {
 describe('channel by address', () => {
   it('fetches https only, at most 64 KB, as UTF-8 text', async () => {
     const ok = (async () => new Response('{"name":"x"}', { status: 200 })) as typeof fetch;
-    expect(await fetchChannelDefinition('https://c.test/x.channel.json', ok)).toEqual({ ok: true, json: '{"name":"x"}' });
-    expect(await fetchChannelDefinition('http://c.test/x.json', ok)).toEqual({ ok: false, error: 'the address must start with https://' });
-    expect(await fetchChannelDefinition('not a url', ok)).toEqual({ ok: false, error: 'not a web address' });
+    expect(await fetchChannelDefinition('https://c.test/x.channel.json', ok)).toEqual({
+      ok: true,
+      json: '{"name":"x"}',
+    });
+    expect(await fetchChannelDefinition('http://c.test/x.json', ok)).toEqual({
+      ok: false,
+      error: 'the address must start with https://',
+    });
+    expect(await fetchChannelDefinition('not a url', ok)).toEqual({
+      ok: false,
+      error: 'not a web address',
+    });
     const big = (async () => new Response('x'.repeat(70_000), { status: 200 })) as typeof fetch;
     expect((await fetchChannelDefinition('https://c.test/big', big)).ok).toBe(false);
     const missing = (async () => new Response('', { status: 404 })) as typeof fetch;
-    expect(await fetchChannelDefinition('https://c.test/none', missing)).toEqual({ ok: false, error: 'https://c.test/none: the server answered 404' });
-    const binary = (async () => new Response(new Uint8Array([0xff, 0xfe, 0x00]), { status: 200 })) as typeof fetch;
-    expect(await fetchChannelDefinition('https://c.test/bin', binary)).toEqual({ ok: false, error: 'https://c.test/bin: not UTF-8 text' });
+    expect(await fetchChannelDefinition('https://c.test/none', missing)).toEqual({
+      ok: false,
+      error: 'https://c.test/none: the server answered 404',
+    });
+    const binary = (async () =>
+      new Response(new Uint8Array([0xff, 0xfe, 0x00]), { status: 200 })) as typeof fetch;
+    expect(await fetchChannelDefinition('https://c.test/bin', binary)).toEqual({
+      ok: false,
+      error: 'https://c.test/bin: not UTF-8 text',
+    });
   });
 });

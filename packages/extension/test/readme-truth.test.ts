@@ -25,7 +25,9 @@ const texts = (): { file: string; text: string }[] => {
 
 /** Every text the UI shows: the English messages, placeholders cut off. */
 const uiTexts = (): string[] => {
-  const messages = JSON.parse(read('packages/extension/static/_locales/en/messages.json')) as Record<string, { message: string }>;
+  const messages = JSON.parse(
+    read('packages/extension/static/_locales/en/messages.json'),
+  ) as Record<string, { message: string }>;
   return Object.values(messages).map((m) => m.message.replace(/\$[A-Z0-9_]+\$/g, '').trim());
 };
 
@@ -33,11 +35,17 @@ describe('the READMEs tell the truth about the extension', () => {
   it('every label they quote ("…") is one the UI shows', () => {
     const shown = uiTexts();
     const quoted = texts().flatMap(({ file, text }) =>
-      [...text.matchAll(/"([A-Z][^"]{0,80})"/g)].map((m) => ({ file, label: (m[1] as string).replace(/\s+/g, ' ') })),
+      [...text.matchAll(/"([A-Z][^"]{0,80})"/g)].map((m) => ({
+        file,
+        label: (m[1] as string).replace(/\s+/g, ' '),
+      })),
     );
     expect(quoted.length).toBeGreaterThanOrEqual(10);
     // A label is the whole message, or its start before ":" or "…" ("Advanced: rewrite …").
-    const missing = quoted.filter(({ label }) => !shown.some((s) => s === label || s.startsWith(`${label}:`) || s.startsWith(`${label}…`)));
+    const missing = quoted.filter(
+      ({ label }) =>
+        !shown.some((s) => s === label || s.startsWith(`${label}:`) || s.startsWith(`${label}…`)),
+    );
     expect(missing).toEqual([]);
   });
 
@@ -45,7 +53,10 @@ describe('the READMEs tell the truth about the extension', () => {
     const defaults = defaultSettings();
     // Names a README uses for each switch; "X (on by default)", "X: off by default", "X … is on by default".
     const SWITCHES: [RegExp, boolean][] = [
-      [/(?:HTTPS-first|Protection mode)\**\s*(?::|\(|is)\s*(on|off) by default/gi, defaults.httpsFirst],
+      [
+        /(?:HTTPS-first|Protection mode)\**\s*(?::|\(|is)\s*(on|off) by default/gi,
+        defaults.httpsFirst,
+      ],
       [/mixed-content rulesets[^.]*?(on|off) by default/gi, defaults.mixedContent],
     ];
     let claims = 0;
@@ -64,6 +75,8 @@ describe('the READMEs tell the truth about the extension', () => {
     const main = read('README.md');
     expect(main).toContain(`no answer within ${HTTPS_FIRST_TIMEOUT_MS / 1000} seconds`);
     const extension = read('packages/extension/README.md');
-    expect(extension).toContain(`remembered for ${KNOWN_HTTPS_TTL_MS / 86_400_000} days (at most ${MAX_KNOWN_HTTPS_HOSTS.toLocaleString('en')}`);
+    expect(extension).toContain(
+      `remembered for ${KNOWN_HTTPS_TTL_MS / 86_400_000} days (at most ${MAX_KNOWN_HTTPS_HOSTS.toLocaleString('en')}`,
+    );
   });
 });

@@ -28,21 +28,37 @@ class FakeDnr implements DnrRulesApi {
   updateSessionRules(u: { removeRuleIds: number[]; addRules: ExtRule[] }) {
     return this.update('session', u);
   }
-  private async update(store: 'dynamic' | 'session', { removeRuleIds, addRules }: { removeRuleIds: number[]; addRules: ExtRule[] }) {
+  private async update(
+    store: 'dynamic' | 'session',
+    { removeRuleIds, addRules }: { removeRuleIds: number[]; addRules: ExtRule[] },
+  ) {
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
     await new Promise((r) => setTimeout(r, 5));
     this.inFlight--;
     this.calls.push(`${store} -${removeRuleIds.length} +${addRules.length}`);
-    if (addRules.some((r) => r.condition.urlFilter === this.poison)) throw new Error('Rule with id 5 is invalid');
-    const next = [...this[store].filter((r) => !removeRuleIds.includes(r.id)), ...structuredClone(addRules)];
-    if (new Set(next.map((r) => r.id)).size !== next.length) throw new Error('Rule does not have a unique ID');
+    if (addRules.some((r) => r.condition.urlFilter === this.poison))
+      throw new Error('Rule with id 5 is invalid');
+    const next = [
+      ...this[store].filter((r) => !removeRuleIds.includes(r.id)),
+      ...structuredClone(addRules),
+    ];
+    if (new Set(next.map((r) => r.id)).size !== next.length)
+      throw new Error('Rule does not have a unique ID');
     this[store] = next;
   }
 }
 
-const allow = (host: string): RuleBody => ({ priority: 5, action: { type: 'allow' }, condition: { urlFilter: `|http://${host}/` } });
-const regex = (i: number): RuleBody => ({ priority: 5, action: { type: 'upgradeScheme' }, condition: { regexFilter: `^http://r${i}\\.test/` } });
+const allow = (host: string): RuleBody => ({
+  priority: 5,
+  action: { type: 'allow' },
+  condition: { urlFilter: `|http://${host}/` },
+});
+const regex = (i: number): RuleBody => ({
+  priority: 5,
+  action: { type: 'upgradeScheme' },
+  condition: { regexFilter: `^http://r${i}\\.test/` },
+});
 const ids = (rules: ExtRule[]) => rules.map((r) => r.id).sort((a, b) => a - b);
 
 describe('the DNR rule writer', () => {
@@ -61,13 +77,21 @@ describe('the DNR rule writer', () => {
     await w.setLayer('settings', [allow('a.test'), allow('x.test')]);
     // One changed rule replaced, one dropped, one kept.
     expect(dnr.calls).toEqual(['dynamic -2 +1']);
-    expect(dnr.dynamic.map((r) => r.condition.urlFilter).sort()).toEqual(['|http://a.test/', '|http://x.test/']);
+    expect(dnr.dynamic.map((r) => r.condition.urlFilter).sort()).toEqual([
+      '|http://a.test/',
+      '|http://x.test/',
+    ]);
     expect(await w.rules('settings')).toHaveLength(2);
   });
 
   it('keeps the rules it finds (field order aside), and removes stale ones outside every range', async () => {
     const dnr = new FakeDnr();
-    const kept = { condition: { urlFilter: '|http://a.test/' }, action: { type: 'allow' as const }, priority: 5, id: LAYERS.handoff.base };
+    const kept = {
+      condition: { urlFilter: '|http://a.test/' },
+      action: { type: 'allow' as const },
+      priority: 5,
+      id: LAYERS.handoff.base,
+    };
     dnr.dynamic = [kept, { ...allow('old.test'), id: 9_500_000 }];
     const w = new RuleWriter(dnr);
     await w.setLayer('handoff', [allow('a.test')]);
@@ -86,7 +110,10 @@ describe('the DNR rule writer', () => {
     ]);
     await done;
     expect(dnr.calls).toEqual(['dynamic -0 +2', 'session -0 +1']);
-    expect(dnr.dynamic.map((r) => r.condition.urlFilter).sort()).toEqual(['|http://b.test/', '|http://p.test/']);
+    expect(dnr.dynamic.map((r) => r.condition.urlFilter).sort()).toEqual([
+      '|http://b.test/',
+      '|http://p.test/',
+    ]);
   });
 
   it('never runs two updates at once, and plans each against what the previous one left', async () => {
@@ -150,6 +177,8 @@ describe('the DNR rule writer', () => {
   it('refuses more rules than the layer has ids', async () => {
     const w = new RuleWriter(new FakeDnr());
     const size = LAYERS.handoff.limit - LAYERS.handoff.base;
-    await expect(w.setLayer('handoff', new Array<RuleBody>(size + 1).fill(allow('a.test')))).rejects.toBeInstanceOf(DnrBudgetError);
+    await expect(
+      w.setLayer('handoff', new Array<RuleBody>(size + 1).fill(allow('a.test'))),
+    ).rejects.toBeInstanceOf(DnrBudgetError);
   });
 });

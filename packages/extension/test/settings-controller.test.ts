@@ -3,7 +3,13 @@ import { parseRulesetXml } from '@httpsify/engine/parse';
 import { describe, expect, it } from 'vitest';
 import { TabActivity } from '../src/status/tab-activity.js';
 import { SettingsController } from '../src/routing/settings-controller.js';
-import type { ImportApplyResult, ImportResult, PopupState, RulesetIndex, SaveResult } from '../src/protocol/ui-protocol.js';
+import type {
+  ImportApplyResult,
+  ImportResult,
+  PopupState,
+  RulesetIndex,
+  SaveResult,
+} from '../src/protocol/ui-protocol.js';
 import type { Settings } from '../src/settings/schema.js';
 import { MemoryStorageArea } from './support/memory-storage.js';
 import { SettingsStore } from '../src/settings/store.js';
@@ -43,7 +49,9 @@ describe('UI controller', () => {
     await c.handle({ type: 'setRuleset', name: 'Experimental', active: true });
     await c.handle({ type: 'resetRulesets' });
     expect(engine.isActive(engine.rulesetIdsByName('Experimental')[0] as number)).toBe(false);
-    expect(await c.handle({ type: 'setRuleset', name: 'Nope', active: true })).toEqual({ error: 'no ruleset named Nope' });
+    expect(await c.handle({ type: 'setRuleset', name: 'Nope', active: true })).toEqual({
+      error: 'no ruleset named Nope',
+    });
   });
 
   it('mixed-content toggle switches platform rulesets on', async () => {
@@ -56,8 +64,20 @@ describe('UI controller', () => {
 
   it('builds the popup from the tab activity: groups, site state, counts', async () => {
     const { c, activity } = await setup();
-    activity.note({ tabId: 3, type: 'main_frame', url: 'http://stable.test:8080/', rulesets: ['Stable'], upgraded: true });
-    activity.note({ tabId: 3, type: 'image', url: 'http://exp.test/x.png', rulesets: ['Experimental'], upgraded: false });
+    activity.note({
+      tabId: 3,
+      type: 'main_frame',
+      url: 'http://stable.test:8080/',
+      rulesets: ['Stable'],
+      upgraded: true,
+    });
+    activity.note({
+      tabId: 3,
+      type: 'image',
+      url: 'http://exp.test/x.png',
+      rulesets: ['Experimental'],
+      upgraded: false,
+    });
     let state = (await c.handle({ type: 'popup', tabId: 3 })) as PopupState;
     expect(state.site?.hostWithPort).toBe('stable.test:8080');
     expect(state.upgraded).toBe(1);
@@ -66,7 +86,9 @@ describe('UI controller', () => {
       ['Experimental', false, false, 'breaks login'],
     ]);
     await c.handle({ type: 'siteAdd', list: 'disabledSites', entry: '*.test' });
-    expect(await c.handle({ type: 'siteAdd', list: 'disabledSites', entry: 'no way' })).toEqual({ error: 'invalid-site' });
+    expect(await c.handle({ type: 'siteAdd', list: 'disabledSites', entry: 'no way' })).toEqual({
+      error: 'invalid-site',
+    });
     await c.handle({ type: 'siteAdd', list: 'disabledSites', entry: 'stable.test:8080' });
     state = (await c.handle({ type: 'popup', tabId: 3 })) as PopupState;
     expect(state.site?.disabledBy).toBe('stable.test:8080');
@@ -83,11 +105,18 @@ describe('UI controller', () => {
     })) as SaveResult;
     expect(bad.ok).toBe(false);
     expect(bad.errors.length).toBeGreaterThan(0);
-    const notXml = (await c.handle({ type: 'userRuleSave', xml: '<ruleset name="x">' })) as SaveResult;
+    const notXml = (await c.handle({
+      type: 'userRuleSave',
+      xml: '<ruleset name="x">',
+    })) as SaveResult;
     expect(notXml.ok).toBe(false);
     const good = (await c.handle({
       type: 'userRuleSave',
-      xml: simpleRuleXml({ host: 'stable.test', from: '^http://stable\\.test/', to: 'https://secure.stable.test/' }),
+      xml: simpleRuleXml({
+        host: 'stable.test',
+        from: '^http://stable\\.test/',
+        to: 'https://secure.stable.test/',
+      }),
     })) as SaveResult;
     expect(good.ok).toBe(true);
     expect(c.rewrite('http://stable.test/a').rewritten).toBe('https://secure.stable.test/a');
@@ -107,7 +136,10 @@ describe('UI controller', () => {
     expect(r.added).toBe(2);
     expect(r.ok).toBe(false);
     expect(r.problems).toHaveLength(1);
-    expect(c.settings.userRules.map((u) => u.name)).toEqual(['User rule: a.test', 'User rule: b.test']);
+    expect(c.settings.userRules.map((u) => u.name)).toEqual([
+      'User rule: a.test',
+      'User rule: b.test',
+    ]);
   });
 
   it('exports all settings as one JSON document and imports it elsewhere', async () => {
@@ -115,7 +147,10 @@ describe('UI controller', () => {
     await one.c.handle({ type: 'setFlag', flag: 'httpsFirst', value: true });
     await one.c.handle({ type: 'siteAdd', list: 'httpAllowedSites', entry: 'old.test' });
     await one.c.handle({ type: 'setRuleset', name: 'Experimental', active: true });
-    await one.c.handle({ type: 'userRuleSave', xml: simpleRuleXml({ host: 'a.test', from: '^http:', to: 'https:' }) });
+    await one.c.handle({
+      type: 'userRuleSave',
+      xml: simpleRuleXml({ host: 'a.test', from: '^http:', to: 'https:' }),
+    });
     const exported = JSON.parse(JSON.stringify(await one.c.handle({ type: 'exportSettings' })));
     expect(exported.format).toBe('httpsify-settings');
     const two = await setup();
@@ -131,13 +166,28 @@ describe('UI controller', () => {
     expect(s.httpAllowedSites).toEqual(['old.test']);
     expect(s.rulesetOverrides).toEqual({ Experimental: true });
     expect(s.userRules.map((u) => u.name)).toEqual(['User rule: a.test']);
-    expect(two.engine.isActive(two.engine.rulesetIdsByName('Experimental')[0] as number)).toBe(true);
-    const wrong = (await two.c.handle({ type: 'importApply', text: '{"hello":1}', confirmedChannels: [] })) as ImportApplyResult;
-    expect(wrong).toEqual({ ok: false, problems: ['not an httpsify settings file ("format" is missing, expected "httpsify-settings")'] });
+    expect(two.engine.isActive(two.engine.rulesetIdsByName('Experimental')[0] as number)).toBe(
+      true,
+    );
+    const wrong = (await two.c.handle({
+      type: 'importApply',
+      text: '{"hello":1}',
+      confirmedChannels: [],
+    })) as ImportApplyResult;
+    expect(wrong).toEqual({
+      ok: false,
+      problems: [
+        'not an httpsify settings file ("format" is missing, expected "httpsify-settings")',
+      ],
+    });
     // One bad entry refuses the whole file (it used to apply the rest).
     const partlyBad = (await two.c.handle({
       type: 'importApply',
-      text: JSON.stringify({ format: 'httpsify-settings', schemaVersion: 1, settings: { disabledSites: ['ok.test', 'b a d'] } }),
+      text: JSON.stringify({
+        format: 'httpsify-settings',
+        schemaVersion: 1,
+        settings: { disabledSites: ['ok.test', 'b a d'] },
+      }),
       confirmedChannels: [],
     })) as ImportApplyResult;
     expect(partlyBad.ok).toBe(false);

@@ -21,14 +21,21 @@ describe('"All rulesets" with the full corpus', () => {
   });
 
   it('opens and keeps the DOM small (virtualised list)', async () => {
-    const total = Number((await o.locator('#ruleset-count').textContent())?.split(' of ')[1]?.split(' ')[0]);
+    const total = Number(
+      (await o.locator('#ruleset-count').textContent())?.split(' of ')[1]?.split(' ')[0],
+    );
     expect(total).toBeGreaterThan(20_000);
     // How long it took is a figure, not a verdict: on a loaded machine any bound fails.
     console.log(`options page with ${total} rulesets opened in ${openMs} ms`);
     expect(await o.locator('#ruleset-list .vrow').count()).toBeLessThan(80);
     // Scroll to the end: the last rulesets render, the DOM stays the same size.
     await o.locator('#ruleset-list').evaluate((el) => (el.scrollTop = el.scrollHeight));
-    await expect.poll(() => o.locator('#ruleset-list .vrow:not([hidden])').last().getAttribute('data-index'), POLL).toBe(String(total - 1));
+    await expect
+      .poll(
+        () => o.locator('#ruleset-list .vrow:not([hidden])').last().getAttribute('data-index'),
+        POLL,
+      )
+      .toBe(String(total - 1));
     expect(await o.locator('#ruleset-list .vrow').count()).toBeLessThan(80);
   });
 
@@ -38,11 +45,22 @@ describe('"All rulesets" with the full corpus', () => {
     await expect.poll(() => o.locator('#ruleset-count').textContent(), POLL).toMatch(/^\d+ of/);
     await o.locator('#ruleset-search').fill('tools.wmflabs.org');
     await expect
-      .poll(async () => o.locator('#ruleset-list .vrow:not([hidden]) input').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).dataset.name)), POLL)
+      .poll(
+        async () =>
+          o
+            .locator('#ruleset-list .vrow:not([hidden]) input')
+            .evaluateAll((els) => els.map((e) => (e as HTMLInputElement).dataset.name)),
+        POLL,
+      )
       .toContain('Wikimedia');
     await o.locator('#ruleset-search').fill('');
     await o.locator('#ruleset-filter').selectOption('default-off');
-    await expect.poll(async () => Number((await o.locator('#ruleset-count').textContent())?.split(' ')[0]), POLL).toBeGreaterThan(100);
+    await expect
+      .poll(
+        async () => Number((await o.locator('#ruleset-count').textContent())?.split(' ')[0]),
+        POLL,
+      )
+      .toBeGreaterThan(100);
     console.log(`search and filter over the corpus took ${Date.now() - started} ms`);
     await shot(o, 'options-24k-default-off');
   });

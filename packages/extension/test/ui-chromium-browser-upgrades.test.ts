@@ -33,12 +33,24 @@ describe.each([
     dir = mkdtempSync(join(tmpdir(), 'httpsify-ui-upgrades-'));
     const built = await buildWithUi([], join(dir, 'ext'));
     site = await startDeadEndSite();
-    const rules = HOSTS.flatMap((h) => [`MAP ${h}:80 127.0.0.1:${site.port}`, `MAP ${h}:443 127.0.0.1:${site.port}`]);
-    ext = await launchWithExtension(built.dirs.chromium as string, [], { browserUpgrades: upgrades, resolverRules: rules, trustedSpki: [site.trustedSpki] });
+    const rules = HOSTS.flatMap((h) => [
+      `MAP ${h}:80 127.0.0.1:${site.port}`,
+      `MAP ${h}:443 127.0.0.1:${site.port}`,
+    ]);
+    ext = await launchWithExtension(built.dirs.chromium as string, [], {
+      browserUpgrades: upgrades,
+      resolverRules: rules,
+      trustedSpki: [site.trustedSpki],
+    });
     id = new URL(ext.worker.url()).host;
-    const stored = (k: string) => ext.worker.evaluate(async (key) => (await chrome.storage.local.get(key))[key], k);
-    for (let i = 0; i < 150 && (await stored('schemaVersion')) !== 1; i++) await new Promise((r) => setTimeout(r, 100));
-    await ext.worker.evaluate(async (probe) => chrome.storage.local.set({ portalProbeUrl: probe }), 'http://good.example.com/success.txt');
+    const stored = (k: string) =>
+      ext.worker.evaluate(async (key) => (await chrome.storage.local.get(key))[key], k);
+    for (let i = 0; i < 150 && (await stored('schemaVersion')) !== 1; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    await ext.worker.evaluate(
+      async (probe) => chrome.storage.local.set({ portalProbeUrl: probe }),
+      'http://good.example.com/success.txt',
+    );
   });
 
   afterAll(async () => {
@@ -47,7 +59,11 @@ describe.each([
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 
-  const tabIdOf = (p: Page) => ext.worker.evaluate(async (u) => (await chrome.tabs.query({})).find((t) => t.url === u)?.id ?? -1, p.url());
+  const tabIdOf = (p: Page) =>
+    ext.worker.evaluate(
+      async (u) => (await chrome.tabs.query({})).find((t) => t.url === u)?.id ?? -1,
+      p.url(),
+    );
   async function popupFor(page: Page, width = 360): Promise<Page> {
     const popup = await ext.context.newPage();
     await popup.setViewportSize({ width, height: 600 });
@@ -59,10 +75,14 @@ describe.each([
   /** The popup's words agree with the address bar: an https- status only on an https:// page. */
   async function agrees(popup: Page, page: Page): Promise<void> {
     await expect
-      .poll(async () => (await statusOf(popup)).startsWith('https-') === page.url().startsWith('https:'), {
-        ...POLL,
-        message: `${await statusOf(popup)} vs ${page.url()}`,
-      })
+      .poll(
+        async () =>
+          (await statusOf(popup)).startsWith('https-') === page.url().startsWith('https:'),
+        {
+          ...POLL,
+          message: `${await statusOf(popup)} vs ${page.url()}`,
+        },
+      )
       .toBe(true);
   }
 
@@ -72,11 +92,17 @@ describe.each([
     await expect.poll(() => page.url(), POLL).toBe('https://good.example.com/page?q=1');
     const popup = await popupFor(page);
     // The browser upgrades before any extension rule sees the http:// request.
-    await expect.poll(() => statusOf(popup), POLL).toBe(upgrades ? 'https-by-browser' : 'https-by-upgrade');
+    await expect
+      .poll(() => statusOf(popup), POLL)
+      .toBe(upgrades ? 'https-by-browser' : 'https-by-upgrade');
     await agrees(popup, page);
     for (const scheme of ['light', 'dark'] as const) {
       await popup.emulateMedia({ colorScheme: scheme });
-      checkScreenshot(await popup.screenshot({ fullPage: true }), `chromium-${tag}-popup-upgraded-360-${scheme}`, 360);
+      checkScreenshot(
+        await popup.screenshot({ fullPage: true }),
+        `chromium-${tag}-popup-upgraded-360-${scheme}`,
+        360,
+      );
     }
     expect(await axeViolations(popup)).toEqual([]);
     // Keyboard: arrows move focus only; Enter chooses.
@@ -86,19 +112,33 @@ describe.each([
     await new Promise((r) => setTimeout(r, 500));
     expect(await popup.evaluate(() => document.activeElement?.id)).toBe('site-mode-off');
     expect(await popup.locator('#site-mode-everything').isChecked()).toBe(true);
-    expect(await ext.worker.evaluate(async () => (await chrome.storage.local.get('httpAllowedSites')).httpAllowedSites ?? [])).toEqual([]);
+    expect(
+      await ext.worker.evaluate(
+        async () => (await chrome.storage.local.get('httpAllowedSites')).httpAllowedSites ?? [],
+      ),
+    ).toEqual([]);
     await popup.keyboard.press('Enter');
     await expect.poll(() => page.url(), POLL).toBe('http://good.example.com/page?q=1');
-    await expect.poll(() => page.locator('body').textContent(), POLL).toBe('plain http good.example.com /page?q=1');
+    await expect
+      .poll(() => page.locator('body').textContent(), POLL)
+      .toBe('plain http good.example.com /page?q=1');
     await expect.poll(() => statusOf(popup), POLL).toBe('http-site-off');
     await agrees(popup, page);
     for (const scheme of ['light', 'dark'] as const) {
       await popup.emulateMedia({ colorScheme: scheme });
-      checkScreenshot(await popup.screenshot({ fullPage: true }), `chromium-${tag}-popup-off-360-${scheme}`, 360);
+      checkScreenshot(
+        await popup.screenshot({ fullPage: true }),
+        `chromium-${tag}-popup-off-360-${scheme}`,
+        360,
+      );
     }
     // No sideways scroll, and within Chromium's popup limit (800 x 600).
-    expect(await popup.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
-    expect(await popup.evaluate(() => document.documentElement.scrollHeight)).toBeLessThanOrEqual(600);
+    expect(await popup.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
+      360,
+    );
+    expect(await popup.evaluate(() => document.documentElement.scrollHeight)).toBeLessThanOrEqual(
+      600,
+    );
     // The next visit stays on HTTP too: Chromium took our redirect as its own fallback.
     await page.goto('http://good.example.com/next');
     await new Promise((r) => setTimeout(r, 1000));
@@ -118,7 +158,9 @@ describe.each([
       for (const d of Array.from(document.querySelectorAll('details'))) d.open = true;
     });
     await popup.locator('#rule-host').fill(`${'very-long-label-'.repeat(12)}example.com`);
-    expect(await popup.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    expect(await popup.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
+      360,
+    );
     await popup.locator('#global-enabled').click();
     // Off: the http:// page, as asked (past Chromium's own upgrade, where it is on).
     await expect.poll(() => page.url(), POLL).toBe('http://off.good.example.com/x');
@@ -137,7 +179,11 @@ describe.each([
     const popup = await popupFor(page, 1280);
     for (const scheme of ['light', 'dark'] as const) {
       await popup.emulateMedia({ colorScheme: scheme });
-      checkScreenshot(await popup.screenshot({ fullPage: true }), `chromium-${tag}-popup-1280-${scheme}`, 1280);
+      checkScreenshot(
+        await popup.screenshot({ fullPage: true }),
+        `chromium-${tag}-popup-1280-${scheme}`,
+        1280,
+      );
     }
     await popup.close();
     await page.close();

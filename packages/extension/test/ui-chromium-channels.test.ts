@@ -4,8 +4,19 @@ import { join } from 'node:path';
 import type { ChannelDefinition } from '@httpsify/engine/channels';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ChannelServer, makeCertificate, startChannelServer, testKeyPair } from '../../engine/test/channels-support.js';
-import { publishChannelFiles, rulesetsOf, testDefinition, type TestPublisher, testPublisher } from './support/channels.js';
+import {
+  type ChannelServer,
+  makeCertificate,
+  startChannelServer,
+  testKeyPair,
+} from '../../engine/test/channels-support.js';
+import {
+  publishChannelFiles,
+  rulesetsOf,
+  testDefinition,
+  type TestPublisher,
+  testPublisher,
+} from './support/channels.js';
 import { POLL, shot, startUiHarness, type UiHarness } from './support/ui-harness.js';
 
 /** The channel's ruleset covers two hosts; its scope admits only one of them. */
@@ -57,49 +68,78 @@ describe('update channels in Chromium', () => {
   it('adds a channel from its pasted definition, showing definition errors inline', async () => {
     await o.locator('#channel-definition').fill('{"format": 2, "name": "Broken"}');
     await o.locator('#channel-add').click();
-    await expect.poll(() => o.locator('#channel-add-error').textContent(), POLL).toContain('"urlPrefix" must be a string');
+    await expect
+      .poll(() => o.locator('#channel-add-error').textContent(), POLL)
+      .toContain('"urlPrefix" must be a string');
     // In words first; the parser's message only under "Details".
-    expect(await o.locator('#channel-add-error > span').textContent()).toMatch(/^The definition is incomplete or damaged\./);
+    expect(await o.locator('#channel-add-error > span').textContent()).toMatch(
+      /^The definition is incomplete or damaged\./,
+    );
     expect(await o.locator('#channel-add-error details').getAttribute('open')).toBeNull();
     expect(await h.stored('channels')).toBeUndefined();
 
+    await o.locator('#channel-definition').fill(
+      JSON.stringify({
+        name: 'Old',
+        urlPrefix: server.urlPrefix,
+        publicKey: publisher.root.publicKey,
+        scope: SCOPE,
+      }),
+    );
+    await o.locator('#channel-add').click();
+    await expect
+      .poll(() => o.locator('#channel-add-error').textContent(), POLL)
+      .toContain('format 1 channel definition');
+
     await o
       .locator('#channel-definition')
-      .fill(JSON.stringify({ name: 'Old', urlPrefix: server.urlPrefix, publicKey: publisher.root.publicKey, scope: SCOPE }));
-    await o.locator('#channel-add').click();
-    await expect.poll(() => o.locator('#channel-add-error').textContent(), POLL).toContain('format 1 channel definition');
-
-    await o.locator('#channel-definition').fill(JSON.stringify({ format: 2, ...definition }, null, 2));
+      .fill(JSON.stringify({ format: 2, ...definition }, null, 2));
     await o.locator('#channel-add').click();
     // Confirmed like a channel from a settings file: by name and source, before anything is added.
     await o.locator('#channel-confirm').waitFor({ state: 'visible', timeout: POLL.timeout });
-    expect(await o.locator('#channel-confirm-trust-text').textContent()).toBe(`I trust “Test channel” from ${server.urlPrefix}`);
+    expect(await o.locator('#channel-confirm-trust-text').textContent()).toBe(
+      `I trust “Test channel” from ${server.urlPrefix}`,
+    );
     expect(await o.locator('#channel-confirm-fields').textContent()).toContain(SCOPE);
     expect(await o.locator('#channel-confirm-add').isDisabled()).toBe(true);
     expect(await h.stored('channels')).toBeUndefined();
     await shot(o, 'options-channel-confirm', { part: '#channels', texts: ['I trust'] });
     await o.locator('#channel-confirm-trust').check();
     await o.locator('#channel-confirm-add').click();
-    await expect.poll(() => o.locator('#channel-list .channel h3').allTextContents(), POLL).toEqual(['Test channel']);
+    await expect
+      .poll(() => o.locator('#channel-list .channel h3').allTextContents(), POLL)
+      .toEqual(['Test channel']);
     expect(await o.locator('#channel-add-error').isHidden()).toBe(true);
-    expect(((await h.stored('channels')) as { name: string }[]).map((c) => c.name)).toEqual(['Test channel']);
+    expect(((await h.stored('channels')) as { name: string }[]).map((c) => c.name)).toEqual([
+      'Test channel',
+    ]);
   });
 
   it('"Check now" installs the signed bundle and shows its timestamp; the rules apply within the scope only', async () => {
     // Adding checked the channel at once ("updated"); "Check now" finds it up to date.
-    expect(await o.locator('#channel-list .channel-result').getAttribute('class')).toContain('updated');
+    expect(await o.locator('#channel-list .channel-result').getAttribute('class')).toContain(
+      'updated',
+    );
     await o.locator('#channel-list .channel-check').click();
-    await expect.poll(() => o.locator('#channel-list .channel-result').getAttribute('class'), POLL).toContain('current');
+    await expect
+      .poll(() => o.locator('#channel-list .channel-result').getAttribute('class'), POLL)
+      .toContain('current');
     const installed = o.locator('#channel-list .channel-installed time');
     expect(await installed.getAttribute('datetime')).toBe(new Date(T1 * 1000).toISOString());
-    expect(await o.locator('#channel-list .channel-installed').textContent()).toContain(' · 1 ruleset · installed ');
+    expect(await o.locator('#channel-list .channel-installed').textContent()).toContain(
+      ' · 1 ruleset · installed ',
+    );
     expect(await o.locator('#channel-list .channel-problem').count()).toBe(0);
     // Older than its maximum age: said in plain words, and the rules still apply (below).
-    expect(await o.locator('#channel-list .channel-stale').textContent()).toContain('older than 1 day, the most it allows');
+    expect(await o.locator('#channel-list .channel-stale').textContent()).toContain(
+      'older than 1 day, the most it allows',
+    );
     // One status, and it does not say "up to date" beside "too old".
     expect(await o.locator('#channel-list .channel-pill').allTextContents()).toEqual(['Problem']);
     // The record is one storage key with the bundle inside.
-    const record = (await h.stored('channel:Test channel')) as { installed: { timestamp: number; bundle: string } };
+    const record = (await h.stored('channel:Test channel')) as {
+      installed: { timestamp: number; bundle: string };
+    };
     expect(record.installed.timestamp).toBe(T1);
     await shot(o, 'options-channels');
 
@@ -121,12 +161,19 @@ describe('update channels in Chromium', () => {
       { signWith: impostor },
     );
     await o.locator('#channel-list .channel-check').click();
-    await expect.poll(() => o.locator('#channel-list .channel-error').textContent(), POLL).toContain('[bad-signature]');
+    await expect
+      .poll(() => o.locator('#channel-list .channel-error').textContent(), POLL)
+      .toContain('[bad-signature]');
     expect(await o.locator('#channel-list .channel-error > span').textContent()).toMatch(
       /^The update is not signed with the channel’s key.* The rules you had stay in use\.$/,
     );
-    expect(await o.locator('#channel-list .channel-installed time').getAttribute('datetime')).toBe(new Date(T1 * 1000).toISOString());
-    expect(((await h.stored('channel:Test channel')) as { installed: { timestamp: number } }).installed.timestamp).toBe(T1);
+    expect(await o.locator('#channel-list .channel-installed time').getAttribute('datetime')).toBe(
+      new Date(T1 * 1000).toISOString(),
+    );
+    expect(
+      ((await h.stored('channel:Test channel')) as { installed: { timestamp: number } }).installed
+        .timestamp,
+    ).toBe(T1);
     expect(await landsOn('chan.example.test')).toBe('https:');
     expect(await landsOn('out.example.test')).toBe('http:');
     // The server saw the check (it fetched the new timestamp's files).
@@ -134,10 +181,16 @@ describe('update channels in Chromium', () => {
   });
 
   it('refuses a redirect it cannot check (the browser hides where it goes) and says so', async () => {
-    server.faults.set('latest-timestamp', { kind: 'redirect', status: 302, location: `${server.urlPrefix.replace('https:', 'http:')}latest-timestamp` });
+    server.faults.set('latest-timestamp', {
+      kind: 'redirect',
+      status: 302,
+      location: `${server.urlPrefix.replace('https:', 'http:')}latest-timestamp`,
+    });
     try {
       await o.locator('#channel-list .channel-check').click();
-      await expect.poll(() => o.locator('#channel-list .channel-error').textContent(), POLL).toContain('[insecure-redirect]');
+      await expect
+        .poll(() => o.locator('#channel-list .channel-error').textContent(), POLL)
+        .toContain('[insecure-redirect]');
       expect(await landsOn('chan.example.test')).toBe('https:');
     } finally {
       server.faults.delete('latest-timestamp');
@@ -154,7 +207,11 @@ describe('update channels in Chromium', () => {
 
   it('refuses on Chromium a channel whose scope cannot be enforced, saying why, rather than widening it', async () => {
     // The publisher fixed the signature: a good, newer bundle.
-    const path = { ...definition, name: 'Path channel', scope: '^http://chan\\.example\\.test/only/' };
+    const path = {
+      ...definition,
+      name: 'Path channel',
+      scope: '^http://chan\\.example\\.test/only/',
+    };
     await publishChannelFiles(root, path, publisher, CHANNEL_RULESETS, T2 + 30);
     await o.locator('#channel-definition').fill(JSON.stringify({ format: 2, ...path }));
     await o.locator('#channel-add').click();

@@ -15,7 +15,10 @@ describe('counts of one in Chromium: singular wording on a real page', () => {
     const rules = join(dir, 'rules');
     const files = join(dir, 'files');
     for (const d of [rules, files]) mkdirSync(d);
-    writeFileSync(join(rules, 'one.xml'), '<ruleset name="Only One"><target host="one.example.test"/><rule from="^http:" to="https:"/></ruleset>');
+    writeFileSync(
+      join(rules, 'one.xml'),
+      '<ruleset name="Only One"><target host="one.example.test"/><rule from="^http:" to="https:"/></ruleset>',
+    );
     h = await startUiHarness([rules], { modeOff: true });
     o = await h.openOptions();
   });
@@ -26,7 +29,9 @@ describe('counts of one in Chromium: singular wording on a real page', () => {
   });
 
   it('says "1 ruleset" in the footer and the ruleset list', async () => {
-    await expect.poll(() => o.locator('#about-rulesets').textContent(), POLL).toMatch(/^1 ruleset from \w+ \d+, \d{4}$/);
+    await expect
+      .poll(() => o.locator('#about-rulesets').textContent(), POLL)
+      .toMatch(/^1 ruleset from \w+ \d+, \d{4}$/);
     await expect.poll(() => o.locator('#ruleset-count').textContent(), POLL).toBe('1 of 1 ruleset');
     await o.locator('#ruleset-search').fill('nothing like it');
     await expect.poll(() => o.locator('#ruleset-count').textContent(), POLL).toBe('0 of 1 ruleset');
@@ -36,7 +41,11 @@ describe('counts of one in Chromium: singular wording on a real page', () => {
     const file = join(dir, 'files', 'policy.json');
     writeFileSync(file, JSON.stringify(['printer.example.net']));
     await o.locator('#allowlist-import').setInputFiles(file);
-    await expect.poll(() => o.locator('#allowlist-result').textContent(), POLL).toBe('1 entry added.');
-    expect(await o.locator('#known-hosts-text').textContent()).toMatch(/^0 sites have worked over HTTPS in this browser recently; their requests/);
+    await expect
+      .poll(() => o.locator('#allowlist-result').textContent(), POLL)
+      .toBe('1 entry added.');
+    expect(await o.locator('#known-hosts-text').textContent()).toMatch(
+      /^0 sites have worked over HTTPS in this browser recently; their requests/,
+    );
   });
 });

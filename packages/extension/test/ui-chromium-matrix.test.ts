@@ -12,23 +12,43 @@ import { POLL, shot, startUiHarness, type UiHarness } from './support/ui-harness
 describe('every page and state in Chromium, light and dark, 360 and 1280 px', () => {
   let h: UiHarness;
   let page: Page;
-  const set = (values: Record<string, unknown>) => h.ext.worker.evaluate(async (v) => chrome.storage.local.set(v), values);
+  const set = (values: Record<string, unknown>) =>
+    h.ext.worker.evaluate(async (v) => chrome.storage.local.set(v), values);
 
-  async function check(p: Page, name: string, widths: number[], texts: string[], part?: string): Promise<void> {
+  async function check(
+    p: Page,
+    name: string,
+    widths: number[],
+    texts: string[],
+    part?: string,
+  ): Promise<void> {
     for (const width of widths) {
       await p.setViewportSize({ width, height: width === 360 ? 640 : 800 });
       for (const scheme of ['light', 'dark'] as const) {
         await p.emulateMedia({ colorScheme: scheme });
         expect(await axeViolations(p), `${name} ${width} ${scheme}: axe`).toEqual([]);
-        expect(await p.evaluate(SIDEWAYS_EXPRESSION), `${name} ${width} ${scheme}: sideways`).toEqual([]);
+        expect(
+          await p.evaluate(SIDEWAYS_EXPRESSION),
+          `${name} ${width} ${scheme}: sideways`,
+        ).toEqual([]);
         // A page with one line of text is shot by its content alone (the rest is empty window).
-        await shot(p, `matrix-chromium-${name}-${width}-${scheme}`, part === undefined ? { width, texts } : { part, texts });
+        await shot(
+          p,
+          `matrix-chromium-${name}-${width}-${scheme}`,
+          part === undefined ? { width, texts } : { part, texts },
+        );
       }
     }
     await p.emulateMedia({ colorScheme: 'light' });
   }
 
-  async function popupFor(url: string, name: string, status: string, texts: string[], stays = false): Promise<void> {
+  async function popupFor(
+    url: string,
+    name: string,
+    status: string,
+    texts: string[],
+    stays = false,
+  ): Promise<void> {
     // A page that should stay on HTTP: the settings just written take a moment to apply.
     if (stays)
       await expect
@@ -60,13 +80,42 @@ describe('every page and state in Chromium, light and dark, 360 and 1280 px', ()
 
   it('popup: every state the status card and the site control can be in', async () => {
     const long = 'a-rather-long-subdomain-name.with.many.labels.uncovered.test';
-    await popupFor(h.url(long, '/'), 'upgraded', 'Secure: upgraded to HTTPS', ['Everything', 'Site not working?']);
-    await set({ httpAllowedSites: [`rules.uncovered.test:${h.server.port}`], disabledSites: [`off.uncovered.test:${h.server.port}`] });
-    await popupFor(h.url('rules.uncovered.test'), 'rules-only', 'Not secure: you chose “Rules only” for this site', ['Rules only', 'Try HTTPS again'], true);
-    await popupFor(h.url('off.uncovered.test'), 'site-off', 'Not secure: httpsify is off on this site', ['Switch on for this site'], true);
-    await popupFor(`http://nossl.uncovered.test:${h.plainPort}/`, 'fallback', 'HTTPS did not work for nossl.uncovered.test', ['Try HTTPS again']);
+    await popupFor(h.url(long, '/'), 'upgraded', 'Secure: upgraded to HTTPS', [
+      'Everything',
+      'Site not working?',
+    ]);
+    await set({
+      httpAllowedSites: [`rules.uncovered.test:${h.server.port}`],
+      disabledSites: [`off.uncovered.test:${h.server.port}`],
+    });
+    await popupFor(
+      h.url('rules.uncovered.test'),
+      'rules-only',
+      'Not secure: you chose “Rules only” for this site',
+      ['Rules only', 'Try HTTPS again'],
+      true,
+    );
+    await popupFor(
+      h.url('off.uncovered.test'),
+      'site-off',
+      'Not secure: httpsify is off on this site',
+      ['Switch on for this site'],
+      true,
+    );
+    await popupFor(
+      `http://nossl.uncovered.test:${h.plainPort}/`,
+      'fallback',
+      'HTTPS did not work for nossl.uncovered.test',
+      ['Try HTTPS again'],
+    );
     await set({ globalEnabled: false });
-    await popupFor(h.url('site.example.test'), 'extension-off', 'httpsify is off', ['Turn on'], true);
+    await popupFor(
+      h.url('site.example.test'),
+      'extension-off',
+      'httpsify is off',
+      ['Turn on'],
+      true,
+    );
     await set({ globalEnabled: true });
     const none = await h.ext.context.newPage();
     await none.goto(`chrome-extension://${h.id}/ui/popup.html?tabId=999999`);
@@ -90,28 +139,48 @@ describe('every page and state in Chromium, light and dark, 360 and 1280 px', ()
       )}&http=ok`,
     );
     await fallback.waitForSelector('body[data-ready="true"]');
-    await check(fallback, 'fallback', [360, 1280], ['Secure site not available', 'Continue to HTTP site', 'Try the secure site']);
+    await check(
+      fallback,
+      'fallback',
+      [360, 1280],
+      ['Secure site not available', 'Continue to HTTP site', 'Try the secure site'],
+    );
     await fallback.locator('#more summary').click();
-    await check(fallback, 'fallback-more', [360], ['Use “Rules only” for this site', 'What httpsify tried', 'Error code:']);
+    await check(
+      fallback,
+      'fallback-more',
+      [360],
+      ['Use “Rules only” for this site', 'What httpsify tried', 'Error code:'],
+    );
     await fallback.close();
     const handoff = await h.ext.context.newPage();
     await handoff.goto(`chrome-extension://${h.id}/ui/handoff.html#not-an-address`);
     await expect.poll(() => handoff.locator('#problem').isVisible(), POLL).toBe(true);
     // The heading says what went wrong, no longer "Opening…".
     expect(await handoff.locator('h1').textContent()).toBe('This address cannot be opened');
-    await check(handoff, 'handoff-error', [360, 1280], ['cannot be opened', 'could not open', 'Try again', 'Go back'], 'main');
+    await check(
+      handoff,
+      'handoff-error',
+      [360, 1280],
+      ['cannot be opened', 'could not open', 'Try again', 'Go back'],
+      'main',
+    );
     await handoff.close();
   });
 
   it('options: a channel with a problem, a refused definition, the rule form and the XML editor, in words', async () => {
     const options = await h.openOptions();
     // A good definition whose server cannot be reached: added, and its first check fails.
-    const definition = testDefinition(await testPublisher(), 'https://127.0.0.1:9/channel/', { name: 'Unreachable channel' });
+    const definition = testDefinition(await testPublisher(), 'https://127.0.0.1:9/channel/', {
+      name: 'Unreachable channel',
+    });
     await options.locator('#channel-definition').fill(JSON.stringify({ format: 2, ...definition }));
     await options.locator('#channel-add').click();
     await options.locator('#channel-confirm-trust').check();
     await options.locator('#channel-confirm-add').click();
-    await expect.poll(() => options.locator('.channel-pill').allTextContents(), POLL).toEqual(['Problem']);
+    await expect
+      .poll(() => options.locator('.channel-pill').allTextContents(), POLL)
+      .toEqual(['Problem']);
     await options.locator('#channel-definition').fill('{"format": 2, "name": ');
     await options.locator('#channel-add').click();
     await expect.poll(() => options.locator('#channel-add-error').isVisible(), POLL).toBe(true);
@@ -122,13 +191,22 @@ describe('every page and state in Chromium, light and dark, 360 and 1280 px', ()
     await check(options, 'options-problems', [360, 1280], OPTIONS_PROBLEM_TEXTS);
     await options.locator('#rule-form-advanced summary').click();
     await options.locator('#rule-form-xml').click();
-    await options.locator('#rule-editor').fill('<ruleset name="Mine"><target host="my%20bank"/><rule from="http:" to="https:"/></ruleset>');
-    await expect.poll(() => options.locator('#rule-diagnostics li').count(), POLL).toBeGreaterThan(1);
+    await options
+      .locator('#rule-editor')
+      .fill(
+        '<ruleset name="Mine"><target host="my%20bank"/><rule from="http:" to="https:"/></ruleset>',
+      );
+    await expect
+      .poll(() => options.locator('#rule-diagnostics li').count(), POLL)
+      .toBeGreaterThan(1);
     await check(
       options,
       'options-xml-editor',
       [360],
-      ['Line 1: A site name is not written as one.', 'Line 1: An address to rewrite is not written correctly.'],
+      [
+        'Line 1: A site name is not written as one.',
+        'Line 1: An address to rewrite is not written correctly.',
+      ],
     );
     await options.close();
   });

@@ -8,7 +8,9 @@ interface Message {
   message: string;
   placeholders?: Record<string, { content: string }>;
 }
-const messages = JSON.parse(readFileSync(new URL('../static/_locales/en/messages.json', import.meta.url), 'utf8')) as Record<string, Message>;
+const messages = JSON.parse(
+  readFileSync(new URL('../static/_locales/en/messages.json', import.meta.url), 'utf8'),
+) as Record<string, Message>;
 
 /** chrome.i18n.getMessage's filling: $NAME$ → its placeholder's content, $1… → the substitutions. */
 function fill(key: string, substitutions: string[]): string {
@@ -61,12 +63,16 @@ const ANY_COUNT = [
 ];
 
 /** A count followed (maybe after "of N" or one adjective) by a noun in the wrong number. */
-const PLURAL_AFTER_ONE = /\b1 (?:of \d+ )?(?:\w+ )?(rules|rulesets|files|sites|entries|requests|days)\b/;
-const SINGULAR_AFTER_OTHER = /\b[02] (?:of \d+ )?(?:\w+ )?(rule|ruleset|file|site|entry|request|day)\b/;
+const PLURAL_AFTER_ONE =
+  /\b1 (?:of \d+ )?(?:\w+ )?(rules|rulesets|files|sites|entries|requests|days)\b/;
+const SINGULAR_AFTER_OTHER =
+  /\b[02] (?:of \d+ )?(?:\w+ )?(rule|ruleset|file|site|entry|request|day)\b/;
 
 /** Every placeholder gets the count if it holds a number, a word otherwise. */
 function render(key: string, count: number): string {
-  const names = Object.entries(messages[key]?.placeholders ?? {}).sort(([, a], [, b]) => a.content.localeCompare(b.content));
+  const names = Object.entries(messages[key]?.placeholders ?? {}).sort(([, a], [, b]) =>
+    a.content.localeCompare(b.content),
+  );
   return fill(
     key,
     names.map(([n]) => (COUNT_NAMES.has(n) ? String(count) : 'Example')),
@@ -75,7 +81,9 @@ function render(key: string, count: number): string {
 
 /** The counted pairs: `<base>One` and `<base>Other` both present. */
 const bases = Object.keys(messages)
-  .flatMap((k) => (k.endsWith('One') && messages[`${k.slice(0, -3)}Other`] !== undefined ? [k.slice(0, -3)] : []))
+  .flatMap((k) =>
+    k.endsWith('One') && messages[`${k.slice(0, -3)}Other`] !== undefined ? [k.slice(0, -3)] : [],
+  )
   .sort();
 const inPair = (k: string) => bases.includes(k.replace(/(One|Other)$/, ''));
 
@@ -114,20 +122,29 @@ describe('counted messages: singular for 1, plural otherwise', () => {
 
   it('the library summary agrees with both of its counts', () => {
     const phrase = (base: string, n: number) => fill(countKey(base, n), [String(n)]);
-    expect(fill('optionsLibrarySummary', [phrase('countRulesets', 1), phrase('countFiles', 1), 'today'])).toBe('1 ruleset from 1 file · imported today');
-    expect(fill('optionsLibrarySummary', [phrase('countRulesets', 0), phrase('countFiles', 2), 'today'])).toBe('0 rulesets from 2 files · imported today');
-    expect(fill('optionsLibrarySummary', [phrase('countRulesets', 2), phrase('countFiles', 1), 'today'])).toBe('2 rulesets from 1 file · imported today');
+    expect(
+      fill('optionsLibrarySummary', [phrase('countRulesets', 1), phrase('countFiles', 1), 'today']),
+    ).toBe('1 ruleset from 1 file · imported today');
+    expect(
+      fill('optionsLibrarySummary', [phrase('countRulesets', 0), phrase('countFiles', 2), 'today']),
+    ).toBe('0 rulesets from 2 files · imported today');
+    expect(
+      fill('optionsLibrarySummary', [phrase('countRulesets', 2), phrase('countFiles', 1), 'today']),
+    ).toBe('2 rulesets from 1 file · imported today');
   });
 
   it('the pages ask for counted messages only through tCount, and only for pairs that exist', () => {
     const root = fileURLToPath(new URL('../src/', import.meta.url));
-    const files = (readdirSync(root, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => join(root, f));
+    const files = (readdirSync(root, { recursive: true }) as string[])
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => join(root, f));
     const used = new Set<string>();
     for (const file of files) {
       const source = readFileSync(file, 'utf8');
       for (const m of source.matchAll(/tCount\(\s*'(\w+)'/g)) used.add(m[1] as string);
       // A pair's half named directly would give the wrong wording for other counts.
-      for (const base of bases) expect(source, file).not.toMatch(new RegExp(`'${base}(One|Other)'`));
+      for (const base of bases)
+        expect(source, file).not.toMatch(new RegExp(`'${base}(One|Other)'`));
     }
     expect([...used].sort()).toEqual(bases);
   });

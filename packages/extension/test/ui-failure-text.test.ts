@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { failureMessage } from '../src/ui/fallback/failure-text.js';
 
-const messages = JSON.parse(readFileSync(new URL('../static/_locales/en/messages.json', import.meta.url), 'utf8')) as Record<string, { message: string }>;
+const messages = JSON.parse(
+  readFileSync(new URL('../static/_locales/en/messages.json', import.meta.url), 'utf8'),
+) as Record<string, { message: string }>;
 
 describe('fallback page: errors in words', () => {
   it.each([

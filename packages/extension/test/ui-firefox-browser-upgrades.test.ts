@@ -6,7 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildExtension } from '../src/packaging/build.js';
 import { AXE_EXPRESSION } from './support/axe.js';
 import { startDeadEndSite, type DeadEndSite } from './support/dead-end-site.js';
-import { launchFirefoxWithExtension, type FirefoxTab, type FirefoxWithExtension } from './support/firefox.js';
+import {
+  launchFirefoxWithExtension,
+  type FirefoxTab,
+  type FirefoxWithExtension,
+} from './support/firefox.js';
 import { checkScreenshot } from './support/screenshots.js';
 
 const POLL = { timeout: 25_000, interval: 100 };
@@ -25,7 +29,9 @@ async function defaultPorts(sitePort: number): Promise<{ ip: string; close(): vo
       client.on('error', () => upstream.destroy());
       upstream.on('error', () => client.destroy());
     });
-    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, ip, () => resolve()));
+    await new Promise<void>((resolve, reject) =>
+      server.once('error', reject).listen(port, ip, () => resolve()),
+    );
     servers.push(server);
   }
   return { ip, close: () => servers.forEach((s) => s.close()) };
@@ -54,18 +60,33 @@ describe.each([
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'httpsify-ff-upgrades-'));
-    const built = await buildExtension({ rulesets: [], outDir: join(dir, 'ext'), browsers: ['firefox'], zip: false });
+    const built = await buildExtension({
+      rulesets: [],
+      outDir: join(dir, 'ext'),
+      browsers: ['firefox'],
+      zip: false,
+    });
     site = await startDeadEndSite();
     ports = await defaultPorts(site.port);
-    firefox = await launchFirefoxWithExtension(built.dirs.firefox!, [], { prefs: { 'network.dns.forceResolve': ports.ip } });
+    firefox = await launchFirefoxWithExtension(built.dirs.firefox!, [], {
+      prefs: { 'network.dns.forceResolve': ports.ip },
+    });
     // The remote agent resets these at start: set them in the running browser.
     await firefox.setPrefs({ 'dom.security.https_only_mode': httpsOnly });
     tab = await firefox.newTab();
     popup = await firefox.newTab();
     await popup.goto(`${firefox.extensionOrigin}/ui/options.html`);
-    const stored = () => popup.evaluate<unknown>(`browser.storage.local.get('schemaVersion').then((o) => o.schemaVersion ?? null)`).catch(() => null);
-    for (let i = 0; i < 150 && (await stored()) !== 1; i++) await new Promise((r) => setTimeout(r, 100));
-    await popup.evaluate(`browser.storage.local.set({ portalProbeUrl: 'http://good.example.com/success.txt' })`);
+    const stored = () =>
+      popup
+        .evaluate<unknown>(
+          `browser.storage.local.get('schemaVersion').then((o) => o.schemaVersion ?? null)`,
+        )
+        .catch(() => null);
+    for (let i = 0; i < 150 && (await stored()) !== 1; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    await popup.evaluate(
+      `browser.storage.local.set({ portalProbeUrl: 'http://good.example.com/success.txt' })`,
+    );
   });
 
   afterAll(async () => {
@@ -76,10 +97,14 @@ describe.each([
   });
 
   async function openPopupFor(url: RegExp): Promise<void> {
-    const tabId = await popup.evaluate<number>(`browser.tabs.query({}).then((ts) => ts.find((t) => ${url}.test(t.url))?.id ?? -1)`);
+    const tabId = await popup.evaluate<number>(
+      `browser.tabs.query({}).then((ts) => ts.find((t) => ${url}.test(t.url))?.id ?? -1)`,
+    );
     await popup.setViewport(360, 600);
     await popup.goto(`${firefox.extensionOrigin}/ui/popup.html?tabId=${tabId}`);
-    await expect.poll(() => popup.evaluate<string | undefined>('document.body.dataset.ready'), POLL).toBe('true');
+    await expect
+      .poll(() => popup.evaluate<string | undefined>('document.body.dataset.ready'), POLL)
+      .toBe('true');
   }
   async function shots(name: string): Promise<void> {
     for (const scheme of ['light', 'dark'] as const) {
@@ -90,14 +115,22 @@ describe.each([
   }
   /** The popup's words agree with the address bar. */
   async function agrees(): Promise<void> {
-    await expect.poll(async () => `${(await status()).startsWith('https-')} ${(await href()).startsWith('https:')}`, POLL).toMatch(/^(true true|false false)$/);
+    await expect
+      .poll(
+        async () =>
+          `${(await status()).startsWith('https-')} ${(await href()).startsWith('https:')}`,
+        POLL,
+      )
+      .toMatch(/^(true true|false false)$/);
   }
 
   it('"Off" lands on HTTP, or the popup names the exact Firefox setting', async () => {
     await tab.goto('http://good.example.com/page?q=1');
     await expect.poll(href, POLL).toBe('https://good.example.com/page?q=1');
     await openPopupFor(/good\.example\.com/);
-    await expect.poll(status, POLL).toMatch(httpsOnly ? /^https-by-(browser|upgrade)$/ : /^https-by-upgrade$/);
+    await expect
+      .poll(status, POLL)
+      .toMatch(httpsOnly ? /^https-by-(browser|upgrade)$/ : /^https-by-upgrade$/);
     await agrees();
     await shots('popup-upgraded-360');
     await popup.evaluate(`void document.querySelector('#site-mode-off').click()`);
@@ -107,15 +140,21 @@ describe.each([
       await expect.poll(href, POLL).toBe('https://good.example.com/page?q=1');
       await expect.poll(status, POLL).toBe('https-by-browser');
       await expect.poll(popupText, POLL).toContain('Manage Exceptions');
-      expect(await popup.evaluate<boolean>(`document.querySelector('#status-action').hidden`)).toBe(true);
+      expect(await popup.evaluate<boolean>(`document.querySelector('#status-action').hidden`)).toBe(
+        true,
+      );
     } else {
       await expect.poll(href, POLL).toBe('http://good.example.com/page?q=1');
-      await expect.poll(() => tab.evaluate<string>('document.body.textContent'), POLL).toBe('plain http good.example.com /page?q=1');
+      await expect
+        .poll(() => tab.evaluate<string>('document.body.textContent'), POLL)
+        .toBe('plain http good.example.com /page?q=1');
       await expect.poll(status, POLL).toBe('http-site-off');
     }
     await agrees();
     await shots('popup-off-360');
-    expect(await popup.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360);
+    expect(
+      await popup.evaluate<number>('document.documentElement.scrollWidth'),
+    ).toBeLessThanOrEqual(360);
     const violations = await popup.evaluate<string[]>(AXE_EXPRESSION);
     expect(violations).toEqual([]);
     await popup.setViewport(1280, 800);

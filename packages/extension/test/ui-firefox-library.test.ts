@@ -4,16 +4,25 @@ import { AXE_EXPRESSION } from './support/axe.js';
 import { FF_POLL, startFirefoxUiHarness, type FirefoxUiHarness } from './support/firefox-ui.js';
 import { tar } from './support/tar.js';
 
-const RULESETS = { 'site.xml': '<ruleset name="Site Rules"><target host="site.example.test"/><rule from="^http:" to="https:"/></ruleset>' };
-const ruleset = (name: string, host: string) => `<ruleset name="${name}"><target host="${host}"/><rule from="^http:" to="https:"/></ruleset>`;
+const RULESETS = {
+  'site.xml':
+    '<ruleset name="Site Rules"><target host="site.example.test"/><rule from="^http:" to="https:"/></ruleset>',
+};
+const ruleset = (name: string, host: string) =>
+  `<ruleset name="${name}"><target host="${host}"/><rule from="^http:" to="https:"/></ruleset>`;
 
 /** The library in Firefox: imported on the options page, applied by the engine in the blocking listener. */
 describe('importing a ruleset library in Firefox', () => {
   let h: FirefoxUiHarness;
-  const textOf = (selector: string) => h.options.evaluate<string>(`document.querySelector(${JSON.stringify(selector)}).textContent`);
+  const textOf = (selector: string) =>
+    h.options.evaluate<string>(`document.querySelector(${JSON.stringify(selector)}).textContent`);
 
   beforeAll(async () => {
-    h = await startFirefoxUiHarness(RULESETS, ['site.example.test', 'lib-a.example.test', 'lib-b.example.test', 'other.uncovered.test'], { modeOff: true });
+    h = await startFirefoxUiHarness(
+      RULESETS,
+      ['site.example.test', 'lib-a.example.test', 'lib-b.example.test', 'other.uncovered.test'],
+      { modeOff: true },
+    );
   });
 
   afterAll(async () => {
@@ -23,12 +32,23 @@ describe('importing a ruleset library in Firefox', () => {
   it('imports a .tar.gz on the options page and rewrites a covered URL', async () => {
     expect(await h.tab.goto(h.url('lib-a.example.test', '/x'))).toMatch(/^http:/);
     await h.options.goto(`${h.firefox.extensionOrigin}/ui/options.html`);
-    await expect.poll(() => h.options.evaluate<string | undefined>('document.body?.dataset.ready').catch(() => undefined), FF_POLL).toBe('true');
+    await expect
+      .poll(
+        () =>
+          h.options
+            .evaluate<string | undefined>('document.body?.dataset.ready')
+            .catch(() => undefined),
+        FF_POLL,
+      )
+      .toBe('true');
     const archive = gzipSync(
       tar([
         { name: 'rules/Lib A.xml', data: ruleset('Lib A', 'lib-a.example.test') },
         { name: 'rules/Lib B.xml', data: ruleset('Lib B', 'lib-b.example.test') },
-        { name: 'rules/Broken.xml', data: '<ruleset name="Broken">\n<target host="x.example.test">\n' },
+        {
+          name: 'rules/Broken.xml',
+          data: '<ruleset name="Broken">\n<target host="x.example.test">\n',
+        },
       ]),
     );
     const base64 = Buffer.from(archive).toString('base64');
@@ -43,15 +63,28 @@ describe('importing a ruleset library in Firefox', () => {
       return true;
     })()`);
     // The preview first: nothing is stored until "Import".
-    await expect.poll(() => h.options.evaluate<boolean>(`document.querySelector('#library-preview').hidden`), FF_POLL).toBe(false);
+    await expect
+      .poll(
+        () => h.options.evaluate<boolean>(`document.querySelector('#library-preview').hidden`),
+        FF_POLL,
+      )
+      .toBe(false);
     await h.click('#library-apply');
-    await expect.poll(() => textOf('#library-status'), FF_POLL).toBe('Imported 2 rulesets from library.tar.gz.');
+    await expect
+      .poll(() => textOf('#library-status'), FF_POLL)
+      .toBe('Imported 2 rulesets from library.tar.gz.');
     expect(await textOf('#library-summary')).toMatch(/^2 rulesets from 3 files · imported /);
     expect(await textOf('#library-problem-list li')).toMatch(/^rules\/Broken\.xml, line \d+: /);
     expect(await h.options.evaluate<string[]>(AXE_EXPRESSION)).toEqual([]);
-    expect(await h.tab.goto(h.url('lib-b.example.test', '/y'))).toBe(`https://lib-b.example.test:${h.server.port}/y`);
+    expect(await h.tab.goto(h.url('lib-b.example.test', '/y'))).toBe(
+      `https://lib-b.example.test:${h.server.port}/y`,
+    );
     expect(await h.tab.goto(h.url('other.uncovered.test', '/'))).toMatch(/^http:/);
     // Stored for the next start (library-import.test.ts loads it again in a new background).
-    expect(await h.stored('localLibrary')).toMatchObject({ name: 'library.tar.gz', rulesetCount: 2, enabled: true });
+    expect(await h.stored('localLibrary')).toMatchObject({
+      name: 'library.tar.gz',
+      rulesetCount: 2,
+      enabled: true,
+    });
   });
 });

@@ -1,7 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
 import { probeCaptivePortal } from '../src/https-first/captive-portal.js';
 import { fallbackPageUrl } from '../src/https-first/fallback-address.js';
-import { HttpsFirstTracker, isFallbackError, type FallbackEvent } from '../src/https-first/tracker.js';
+import {
+  HttpsFirstTracker,
+  isFallbackError,
+  type FallbackEvent,
+} from '../src/https-first/tracker.js';
 import { TabActivity } from '../src/status/tab-activity.js';
 import { badgeText, iconState } from '../src/status/icon.js';
 
@@ -70,7 +74,13 @@ describe('HTTPS-first fallback', () => {
           // Only the user's own navigation may make the fallback forget anything.
           byUser: true,
         },
-        { tabId: 8, url: 'http://slow.test/', attempt: 'https://slow.test/', reason: 'timeout', byUser: false },
+        {
+          tabId: 8,
+          url: 'http://slow.test/',
+          attempt: 'https://slow.test/',
+          reason: 'timeout',
+          byUser: false,
+        },
       ]);
     } finally {
       vi.useRealTimers();
@@ -123,7 +133,13 @@ describe('HTTPS-first fallback', () => {
           reason: 'timeout',
           byUser: false,
         },
-        { tabId: 9, url: 'http://second.test/', attempt: 'https://second.test/', reason: 'timeout', byUser: false },
+        {
+          tabId: 9,
+          url: 'http://second.test/',
+          attempt: 'https://second.test/',
+          reason: 'timeout',
+          byUser: false,
+        },
       ]);
     } finally {
       vi.useRealTimers();
@@ -131,21 +147,47 @@ describe('HTTPS-first fallback', () => {
   });
 
   it('encodes the original URL so & and # survive', () => {
-    const url = fallbackPageUrl('chrome-extension://x/ui/fallback.html', 'http://a.test/?q=1&r=2#frag', 'timeout');
+    const url = fallbackPageUrl(
+      'chrome-extension://x/ui/fallback.html',
+      'http://a.test/?q=1&r=2#frag',
+      'timeout',
+    );
     expect(new URL(url).searchParams.get('url')).toBe('http://a.test/?q=1&r=2#frag');
-    const full = new URL(fallbackPageUrl('x:/i.html', 'http://a.test/', 'timeout', { twin: 'https://www.a.test/', back: 2 })).searchParams;
+    const full = new URL(
+      fallbackPageUrl('x:/i.html', 'http://a.test/', 'timeout', {
+        twin: 'https://www.a.test/',
+        back: 2,
+      }),
+    ).searchParams;
     expect([full.get('twin'), full.get('back')]).toEqual(['https://www.a.test/', '2']);
-    expect(new URL(fallbackPageUrl('x:/i.html', 'http://a.test/', 'timeout', { twin: null })).searchParams.has('twin')).toBe(false);
+    expect(
+      new URL(
+        fallbackPageUrl('x:/i.html', 'http://a.test/', 'timeout', { twin: null }),
+      ).searchParams.has('twin'),
+    ).toBe(false);
   });
 });
 
 describe('captive portal probe', () => {
-  const respond = (body: string | null, init: ResponseInit) => (async () => new Response(body, init)) as unknown as typeof fetch;
+  const respond = (body: string | null, init: ResponseInit) =>
+    (async () => new Response(body, init)) as unknown as typeof fetch;
   it('tells open, captive and offline networks apart', async () => {
-    expect(await probeCaptivePortal('http://p/', respond('success\n', { status: 200 }))).toBe('open');
+    expect(await probeCaptivePortal('http://p/', respond('success\n', { status: 200 }))).toBe(
+      'open',
+    );
     expect(await probeCaptivePortal('http://p/', respond(null, { status: 204 }))).toBe('open');
-    expect(await probeCaptivePortal('http://p/', respond('<html>Log in to Hotel WiFi</html>', { status: 200 }))).toBe('captive');
-    expect(await probeCaptivePortal('http://p/', respond(null, { status: 302, headers: { location: 'http://login/' } }))).toBe('captive');
+    expect(
+      await probeCaptivePortal(
+        'http://p/',
+        respond('<html>Log in to Hotel WiFi</html>', { status: 200 }),
+      ),
+    ).toBe('captive');
+    expect(
+      await probeCaptivePortal(
+        'http://p/',
+        respond(null, { status: 302, headers: { location: 'http://login/' } }),
+      ),
+    ).toBe('captive');
     const failing = (async () => {
       throw new TypeError('Failed to fetch');
     }) as unknown as typeof fetch;
@@ -156,25 +198,63 @@ describe('captive portal probe', () => {
 describe('per-tab activity', () => {
   it('lists main-frame rulesets first, then the rest alphabetically, and counts upgrades', () => {
     const a = new TabActivity();
-    a.note({ tabId: 1, type: 'main_frame', url: 'http://site.test/', rulesets: ['Site', 'Site CDN'], upgraded: true });
-    a.note({ tabId: 1, type: 'main_frame', url: 'https://site.test/', rulesets: ['Site', 'Site CDN'], upgraded: false });
-    a.note({ tabId: 1, type: 'script', url: 'http://zeta.test/a.js', rulesets: ['zeta'], upgraded: true });
-    a.note({ tabId: 1, type: 'image', url: 'http://alpha.test/a.png', rulesets: ['Alpha', 'Site'], upgraded: false });
+    a.note({
+      tabId: 1,
+      type: 'main_frame',
+      url: 'http://site.test/',
+      rulesets: ['Site', 'Site CDN'],
+      upgraded: true,
+    });
+    a.note({
+      tabId: 1,
+      type: 'main_frame',
+      url: 'https://site.test/',
+      rulesets: ['Site', 'Site CDN'],
+      upgraded: false,
+    });
+    a.note({
+      tabId: 1,
+      type: 'script',
+      url: 'http://zeta.test/a.js',
+      rulesets: ['zeta'],
+      upgraded: true,
+    });
+    a.note({
+      tabId: 1,
+      type: 'image',
+      url: 'http://alpha.test/a.png',
+      rulesets: ['Alpha', 'Site'],
+      upgraded: false,
+    });
     expect(a.orderedRulesets(1)).toEqual(['Site', 'Site CDN', 'Alpha', 'zeta']);
     expect(a.get(1)?.upgraded).toBe(2);
-    a.note({ tabId: 1, type: 'main_frame', url: 'http://other.test/', rulesets: [], upgraded: false });
+    a.note({
+      tabId: 1,
+      type: 'main_frame',
+      url: 'http://other.test/',
+      rulesets: [],
+      upgraded: false,
+    });
     expect(a.orderedRulesets(1)).toEqual([]);
     expect(a.get(1)?.upgraded).toBe(0);
-    expect(a.note({ tabId: -1, type: 'main_frame', url: 'http://x/', rulesets: ['X'], upgraded: true })).toBe(false);
+    expect(
+      a.note({ tabId: -1, type: 'main_frame', url: 'http://x/', rulesets: ['X'], upgraded: true }),
+    ).toBe(false);
   });
 });
 
 describe('icon and badge', () => {
   it('picks the icon state by priority: off, site disabled, HTTPS-first, active', () => {
     expect(iconState({ globalEnabled: false, httpsFirst: true, siteDisabled: true })).toBe('off');
-    expect(iconState({ globalEnabled: true, httpsFirst: true, siteDisabled: true })).toBe('site-disabled');
-    expect(iconState({ globalEnabled: true, httpsFirst: true, siteDisabled: false })).toBe('https-first');
-    expect(iconState({ globalEnabled: true, httpsFirst: false, siteDisabled: false })).toBe('active');
+    expect(iconState({ globalEnabled: true, httpsFirst: true, siteDisabled: true })).toBe(
+      'site-disabled',
+    );
+    expect(iconState({ globalEnabled: true, httpsFirst: true, siteDisabled: false })).toBe(
+      'https-first',
+    );
+    expect(iconState({ globalEnabled: true, httpsFirst: false, siteDisabled: false })).toBe(
+      'active',
+    );
   });
   it('shows the count, blank for zero or when hidden', () => {
     expect(badgeText(0, true)).toBe('');

@@ -5,7 +5,9 @@ import { MODE_HINT, modeChanges, reloadUrl, siteMode } from '../src/ui/popup/sit
 import { statusText } from '../src/ui/popup/status-text.js';
 
 // Outside a browser `t` answers the message's key, so the popup's words can be checked by key.
-const messages = JSON.parse(readFileSync(new URL('../static/_locales/en/messages.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+const messages = JSON.parse(
+  readFileSync(new URL('../static/_locales/en/messages.json', import.meta.url), 'utf8'),
+) as Record<string, unknown>;
 
 const base = { secure: false, retry: false };
 /** One status of every kind the background reports (a kind missing here does not compile). */
@@ -27,7 +29,9 @@ const EVERY_KIND: Record<PageStatusKind, PageStatus[]> = {
     { ...base, retry: true, kind: 'http-upgrade-failed', host: 'a.test', onFallbackPage: false },
     { ...base, retry: true, kind: 'http-upgrade-failed', host: 'a.test', onFallbackPage: true },
   ],
-  'http-ruleset-off': [{ ...base, retry: true, kind: 'http-ruleset-off', rulesets: ['Example', 'Other'] }],
+  'http-ruleset-off': [
+    { ...base, retry: true, kind: 'http-ruleset-off', rulesets: ['Example', 'Other'] },
+  ],
   'http-ruleset-excludes': [{ ...base, kind: 'http-ruleset-excludes', ruleset: 'Example' }],
   'http-not-yet': [{ ...base, retry: true, kind: 'http-not-yet' }],
   'http-no-rule': [
@@ -39,12 +43,17 @@ const EVERY_KIND: Record<PageStatusKind, PageStatus[]> = {
 const statuses = Object.values(EVERY_KIND).flat();
 
 describe('popup status line', () => {
-  it.each(statuses.map((s) => [s.kind, s] as const))('%s is said in words the locale has', (_kind, status) => {
-    const text = statusText(status);
-    for (const key of [text.title, text.detail, text.action].filter((k) => k !== undefined && k !== ''))
-      expect(messages, `${status.kind}: ${key}`).toHaveProperty([key as string]);
-    expect(text.detail, status.kind).not.toBe('');
-  });
+  it.each(statuses.map((s) => [s.kind, s] as const))(
+    '%s is said in words the locale has',
+    (_kind, status) => {
+      const text = statusText(status);
+      for (const key of [text.title, text.detail, text.action].filter(
+        (k) => k !== undefined && k !== '',
+      ))
+        expect(messages, `${status.kind}: ${key}`).toHaveProperty([key as string]);
+      expect(text.detail, status.kind).not.toBe('');
+    },
+  );
 
   it('every state the background can undo offers the button that undoes it', () => {
     for (const status of statuses.filter((s) => s.retry)) {
@@ -55,7 +64,10 @@ describe('popup status line', () => {
   });
 
   it('with protection switched off, the way back on is offered', () => {
-    expect(statusText(EVERY_KIND['extension-off'][0]!)).toMatchObject({ act: 'turn-on', action: 'statusOffAction' });
+    expect(statusText(EVERY_KIND['extension-off'][0]!)).toMatchObject({
+      act: 'turn-on',
+      action: 'statusOffAction',
+    });
     const noRule = EVERY_KIND['http-no-rule'][0]!;
     expect(statusText(noRule)).toMatchObject({ tone: 'warn', act: 'https-first-on' });
   });
@@ -72,13 +84,24 @@ describe('popup status line', () => {
     const ff = statusText(kept, 'firefox');
     expect(ff.detail).toBe('statusHttpsByBrowserFirefoxSteps');
     expect([ff.action, ff.settings]).toEqual([undefined, undefined]);
-    expect(messages).toHaveProperty(['statusHttpsByBrowserFirefoxSteps', 'message'], expect.stringContaining('Manage Exceptions'));
+    expect(messages).toHaveProperty(
+      ['statusHttpsByBrowserFirefoxSteps', 'message'],
+      expect.stringContaining('Manage Exceptions'),
+    );
   });
 
   it('a kind this popup does not know yet is shown by `secure` alone', () => {
     const unknown = { secure: false, retry: true, kind: 'some-new-mode' } as unknown as PageStatus;
-    expect(statusText(unknown)).toMatchObject({ tone: 'warn', title: 'statusNotSecure', action: 'popupRetry' });
-    expect(statusText({ ...unknown, secure: true, retry: false })).toMatchObject({ tone: 'ok', title: 'statusSecure', action: undefined });
+    expect(statusText(unknown)).toMatchObject({
+      tone: 'warn',
+      title: 'statusNotSecure',
+      action: 'popupRetry',
+    });
+    expect(statusText({ ...unknown, secure: true, retry: false })).toMatchObject({
+      tone: 'ok',
+      title: 'statusSecure',
+      action: undefined,
+    });
   });
 });
 
@@ -99,12 +122,18 @@ describe('popup site switch', () => {
 
   it('changes only the lists that differ, removing the entry that actually matched', () => {
     expect(modeChanges(site(), 'everything')).toEqual([]);
-    expect(modeChanges(site(), 'off')).toEqual([{ type: 'siteAdd', list: 'disabledSites', entry: 'a.test' }]);
-    expect(modeChanges(site(), 'rules')).toEqual([{ type: 'siteAdd', list: 'httpAllowedSites', entry: 'a.test' }]);
+    expect(modeChanges(site(), 'off')).toEqual([
+      { type: 'siteAdd', list: 'disabledSites', entry: 'a.test' },
+    ]);
+    expect(modeChanges(site(), 'rules')).toEqual([
+      { type: 'siteAdd', list: 'httpAllowedSites', entry: 'a.test' },
+    ]);
     // The site was switched off through a wider entry: that entry is the one removed.
     const off = site({ disabledBy: '*.test' });
     expect(siteMode(off)).toBe('off');
-    expect(modeChanges(off, 'everything')).toEqual([{ type: 'siteRemove', list: 'disabledSites', entry: '*.test' }]);
+    expect(modeChanges(off, 'everything')).toEqual([
+      { type: 'siteRemove', list: 'disabledSites', entry: '*.test' },
+    ]);
     const rules = site({ httpAllowedBy: 'a.test' });
     expect(modeChanges(rules, 'rules')).toEqual([]);
     expect(modeChanges(rules, 'off')).toEqual([
@@ -125,6 +154,8 @@ describe('popup site switch', () => {
     expect(reloadUrl(s, 'https-by-browser', 'off')).toBe('http://a.test/page?q=1');
     expect(reloadUrl(s, 'https-by-browser', 'rules')).toBe('http://a.test/page?q=1');
     expect(reloadUrl(s, 'https-by-site', 'off')).toBeUndefined();
-    expect(reloadUrl(site({ scheme: 'http', url: 'http://a.test/' }), 'http-no-rule', 'everything')).toBeUndefined();
+    expect(
+      reloadUrl(site({ scheme: 'http', url: 'http://a.test/' }), 'http-no-rule', 'everything'),
+    ).toBeUndefined();
   });
 });

@@ -1,16 +1,27 @@
 import { readFileSync } from 'node:fs';
 import { lintRulesetSource } from '@httpsify/engine/authoring';
-import { describeError, parseChannelDefinition, type ChannelErrorCode } from '@httpsify/engine/channels';
+import {
+  describeError,
+  parseChannelDefinition,
+  type ChannelErrorCode,
+} from '@httpsify/engine/channels';
 import { describe, expect, it } from 'vitest';
 import { MAX_DNR_CHANNELS } from '../src/dnr/layout.js';
 import type { ChannelAddResult } from '../src/protocol/ui-protocol.js';
 import { planChannelDnr, type ChannelDnrInput } from '../src/channels/channel-dnr.js';
 import { fetchChannelDefinition } from '../src/protection/channel-url.js';
-import { channelAddProblem, channelBrowserProblem, channelCheckProblem, channelPill } from '../src/ui/shared/channel-problem.js';
+import {
+  channelAddProblem,
+  channelBrowserProblem,
+  channelCheckProblem,
+  channelPill,
+} from '../src/ui/shared/channel-problem.js';
 import { ruleProblem } from '../src/ui/shared/rule-problem.js';
 import { testDefinition, testPublisher } from './support/channels.js';
 
-const messages = JSON.parse(readFileSync(new URL('../static/_locales/en/messages.json', import.meta.url), 'utf8')) as Record<string, { message: string }>;
+const messages = JSON.parse(
+  readFileSync(new URL('../static/_locales/en/messages.json', import.meta.url), 'utf8'),
+) as Record<string, { message: string }>;
 
 /** A message people read: it exists, and is sentences without codes, keys or brackets of codes. */
 function expectPlain(key: string): void {
@@ -79,30 +90,50 @@ describe('update channels: problems in words', () => {
       refusals.push([`not JSON: ${(e as Error).message}`, 'channelAddNotDefinition']);
     }
     // An address: the fetcher's refusals, over a stand-in network.
-    const answer = (body: BodyInit | null, init: ResponseInit) => async () => new Response(body, init);
+    const answer = (body: BodyInit | null, init: ResponseInit) => async () =>
+      new Response(body, init);
     const fetched = async (url: string, fetchFn: typeof fetch = answer('{}', { status: 200 })) => {
       const r = await fetchChannelDefinition(url, fetchFn);
       return r.ok ? '' : r.error;
     };
     refusals.push([await fetched('rules.example.org channel'), 'channelAddNotDefinition']);
     refusals.push([await fetched('http://rules.example.org/channel.json'), 'channelAddNeedsHttps']);
-    refusals.push([await fetched('https://rules.example.org/c.json', answer('nope', { status: 404 })), 'channelAddNoDefinitionThere']);
     refusals.push([
-      await fetched('https://rules.example.org/c.json', answer(new Uint8Array([0xff, 0xfe, 0x00]), { status: 200 })),
+      await fetched('https://rules.example.org/c.json', answer('nope', { status: 404 })),
       'channelAddNoDefinitionThere',
     ]);
-    refusals.push([await fetched('https://rules.example.org/c.json', answer(new Uint8Array(70 * 1024), { status: 200 })), 'channelAddNoDefinitionThere']);
+    refusals.push([
+      await fetched(
+        'https://rules.example.org/c.json',
+        answer(new Uint8Array([0xff, 0xfe, 0x00]), { status: 200 }),
+      ),
+      'channelAddNoDefinitionThere',
+    ]);
+    refusals.push([
+      await fetched(
+        'https://rules.example.org/c.json',
+        answer(new Uint8Array(70 * 1024), { status: 200 }),
+      ),
+      'channelAddNoDefinitionThere',
+    ]);
     const offline = async () => {
       throw new TypeError('fetch failed');
     };
-    refusals.push([await fetched('https://rules.example.org/c.json', offline), 'channelAddUnreachable']);
+    refusals.push([
+      await fetched('https://rules.example.org/c.json', offline),
+      'channelAddUnreachable',
+    ]);
     for (const [raw, key] of refusals) {
       expect(raw, key).not.toBe('');
       expect(channelAddProblem(raw), raw).toBe(key);
       expectPlain(key);
     }
     // The name check's refusal, as the background words it.
-    const taken: ChannelAddResult = { ok: false, error: 'a channel cannot be named "Test channel": there is already a channel named "Test channel"' };
+    const taken: ChannelAddResult = {
+      ok: false,
+      error:
+        'a channel cannot be named "Test channel": there is already a channel named "Test channel"',
+    };
     expect(channelAddProblem(taken.error)).toBe('channelAddNameTaken');
     expect(channelAddProblem('something new went wrong')).toBe('channelAddFailed');
     for (const key of ['channelAddNameTaken', 'channelAddFailed']) expectPlain(key);
@@ -127,11 +158,19 @@ describe('update channels: problems in words', () => {
       Array.from({ length: MAX_DNR_CHANNELS + 1 }, (_, i) => input(`c${i}`, 1, i === 0 ? 2 : 0)),
       { rules: 0, regexRules: 0, unsafeRules: 0 },
     );
-    expect(channelBrowserProblem(many.problems[`c${MAX_DNR_CHANNELS}`] as string)).toBe('channelBrowserTooMany');
+    expect(channelBrowserProblem(many.problems[`c${MAX_DNR_CHANNELS}`] as string)).toBe(
+      'channelBrowserTooMany',
+    );
     expect(channelBrowserProblem(many.problems.c0 as string)).toBe('channelBrowserPartly');
     const full = planChannelDnr([input('big', 50)], { rules: 1e9, regexRules: 0, unsafeRules: 0 });
     expect(channelBrowserProblem(full.problems.big as string)).toBe('channelBrowserTooBig');
-    for (const key of ['channelBrowserTooMany', 'channelBrowserPartly', 'channelBrowserTooBig', 'channelBrowserNotApplied', 'channelStorageProblem'])
+    for (const key of [
+      'channelBrowserTooMany',
+      'channelBrowserPartly',
+      'channelBrowserTooBig',
+      'channelBrowserNotApplied',
+      'channelStorageProblem',
+    ])
       expectPlain(key);
   });
 
@@ -150,7 +189,9 @@ describe('update channels: problems in words', () => {
     expect(channelPill({ ...row, lastCheck: { result: 'failed' } }).key).toBe('channelPillProblem');
     expect(channelPill({ ...row, platformProblem: 'x' }).key).toBe('channelPillProblem');
     expect(channelPill({ ...row, checking: true, stale: true }).key).toBe('channelPillChecking');
-    expect(channelPill({ ...row, installed: null, lastCheck: null }).key).toBe('channelPillWaiting');
+    expect(channelPill({ ...row, installed: null, lastCheck: null }).key).toBe(
+      'channelPillWaiting',
+    );
   });
 });
 
@@ -158,15 +199,36 @@ describe('the XML rules editor: findings in words', () => {
   const cases: [string, string][] = [
     ['<ruleset name="A"><target host="a.com"></ruleset>', 'ruleProblemXml'],
     ['<rules name="A"/>', 'ruleProblemXml'],
-    ['<ruleset name="A"><target host="a.com"/><foo/><rule from="^http:" to="https:"/></ruleset>', 'ruleProblemXml'],
-    ['<ruleset><target host="a.com"/><rule from="^http:" to="https:"/></ruleset>', 'ruleProblemXml'],
+    [
+      '<ruleset name="A"><target host="a.com"/><foo/><rule from="^http:" to="https:"/></ruleset>',
+      'ruleProblemXml',
+    ],
+    [
+      '<ruleset><target host="a.com"/><rule from="^http:" to="https:"/></ruleset>',
+      'ruleProblemXml',
+    ],
     ['<ruleset name="A"><rule from="^http:" to="https:"/></ruleset>', 'ruleProblemNoTarget'],
     ['<ruleset name="A"><target host="a.com"/></ruleset>', 'ruleProblemNoRule'],
-    ['<ruleset name="A"><target host="my%20bank"/><rule from="^http:" to="https:"/></ruleset>', 'ruleProblemTarget'],
-    ['<ruleset name="A"><target host="a.com:80"/><rule from="^http:" to="https:"/></ruleset>', 'ruleProblemTarget'],
-    ['<ruleset name="A"><target host="a.com"/><rule from="^http:" to="http:"/></ruleset>', 'ruleProblemRewrite'],
-    ['<ruleset name="A"><target host="a.com"/><rule from="^http://(a" to="https://a/"/></ruleset>', 'ruleProblemRewrite'],
-    ['<ruleset name="A"><target host="a.com"/><rule from="^http:" to="https:"/><test url="https://a.com/"/></ruleset>', 'ruleProblemWarning'],
+    [
+      '<ruleset name="A"><target host="my%20bank"/><rule from="^http:" to="https:"/></ruleset>',
+      'ruleProblemTarget',
+    ],
+    [
+      '<ruleset name="A"><target host="a.com:80"/><rule from="^http:" to="https:"/></ruleset>',
+      'ruleProblemTarget',
+    ],
+    [
+      '<ruleset name="A"><target host="a.com"/><rule from="^http:" to="http:"/></ruleset>',
+      'ruleProblemRewrite',
+    ],
+    [
+      '<ruleset name="A"><target host="a.com"/><rule from="^http://(a" to="https://a/"/></ruleset>',
+      'ruleProblemRewrite',
+    ],
+    [
+      '<ruleset name="A"><target host="a.com"/><rule from="^http:" to="https:"/><test url="https://a.com/"/></ruleset>',
+      'ruleProblemWarning',
+    ],
   ];
   it.each(cases)('%s', (xml, key) => {
     const { diagnostics } = lintRulesetSource(xml, 'user-rule.xml');
@@ -177,7 +239,13 @@ describe('the XML rules editor: findings in words', () => {
   });
 
   it('every sentence the editor can show is plain', () => {
-    for (const key of ['ruleProblemDuplicate', 'ruleProblemEngine', 'ruleProblemOther', 'ruleProblemTest']) expectPlain(key);
+    for (const key of [
+      'ruleProblemDuplicate',
+      'ruleProblemEngine',
+      'ruleProblemOther',
+      'ruleProblemTest',
+    ])
+      expectPlain(key);
     expect(ruleProblem({ code: 'something-new', severity: 'error' })).toBe('ruleProblemOther');
   });
 });

@@ -5,17 +5,26 @@ import { simpleRuleXml } from '../src/settings/user-rules.js';
 import { formRule, isSiteName } from '../src/ui/shared/rule-form.js';
 
 /** The rule the options page's plain form saves, checked and run as the extension runs it. */
-function saved(site: string, to: string): { rewrite: (url: string) => string | null; errors: string[] } {
+function saved(
+  site: string,
+  to: string,
+): { rewrite: (url: string) => string | null; errors: string[] } {
   const rule = formRule(site, to);
   const { ruleset, diagnostics } = lintRulesetSource(simpleRuleXml(rule), 'user-rule.xml');
-  const errors = diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.code}: ${d.message}`);
+  const errors = diagnostics
+    .filter((d) => d.severity === 'error')
+    .map((d) => `${d.code}: ${d.message}`);
   const engine = createEngine(ruleset === null ? [] : [ruleset as Ruleset]);
   return { rewrite: (url) => engine.rewrite(url), errors };
 }
 
 describe('"Write a rule": which site, where it goes', () => {
   it('a name, or a pasted address, is the site; empty "where it goes" means the same site over HTTPS', () => {
-    for (const site of ['plain.example.test', 'http://Plain.Example.test/some/page?q=1', '  https://plain.example.test  ']) {
+    for (const site of [
+      'plain.example.test',
+      'http://Plain.Example.test/some/page?q=1',
+      '  https://plain.example.test  ',
+    ]) {
       const r = saved(site, '');
       expect(r.errors, site).toEqual([]);
       expect(r.rewrite('http://plain.example.test/a?b=1')).toBe('https://plain.example.test/a?b=1');
@@ -39,12 +48,16 @@ describe('"Write a rule": which site, where it goes', () => {
   });
 
   it('the popup and the options page judge a typed site alike, the open page’s port kept', () => {
-    for (const typed of ['my bank', 'my%20bank', 'http://', '']) expect(isSiteName(typed), typed).toBe(false);
-    for (const typed of ['plain.example.test', 'http://plain.example.test:8080/x', '[::1]']) expect(isSiteName(typed), typed).toBe(true);
+    for (const typed of ['my bank', 'my%20bank', 'http://', ''])
+      expect(isSiteName(typed), typed).toBe(false);
+    for (const typed of ['plain.example.test', 'http://plain.example.test:8080/x', '[::1]'])
+      expect(isSiteName(typed), typed).toBe(true);
     // The popup's "Always use HTTPS" on a page served from another port keeps that port.
     const rule = formRule('plain.example.test', '', '8080');
-    expect(createEngine([lintRulesetSource(simpleRuleXml(rule), 'r.xml').ruleset as Ruleset]).rewrite('http://plain.example.test:8080/a')).toBe(
-      'https://plain.example.test:8080/a',
-    );
+    expect(
+      createEngine([lintRulesetSource(simpleRuleXml(rule), 'r.xml').ruleset as Ruleset]).rewrite(
+        'http://plain.example.test:8080/a',
+      ),
+    ).toBe('https://plain.example.test:8080/a');
   });
 });

@@ -7,7 +7,16 @@ import type { UiRequest } from '../src/protocol/ui-protocol.js';
 const ID = 'abcdefghijklmnop';
 const BASE = `chrome-extension://${ID}/`;
 const sender = (url: string, more: { tab?: number; frameId?: number; id?: string } = {}) =>
-  classifySender({ id: more.id ?? ID, url, tab: more.tab === undefined ? undefined : { id: more.tab }, frameId: more.frameId }, ID, BASE);
+  classifySender(
+    {
+      id: more.id ?? ID,
+      url,
+      tab: more.tab === undefined ? undefined : { id: more.tab },
+      frameId: more.frameId,
+    },
+    ID,
+    BASE,
+  );
 
 let counter = 0;
 const fixedRandom = (b: Uint8Array) => b.fill(++counter);
@@ -40,8 +49,12 @@ describe('who may ask the background what', () => {
     const tickets = new PageTickets(fixedRandom);
     for (const page of ['popup', 'options']) {
       const s = sender(`${BASE}ui/${page}.html`, { tab: page === 'options' ? 2 : undefined });
-      expect(refusal(s, { type: 'siteAdd', list: 'httpAllowedSites', entry: 'a.test' }, tickets)).toBeNull();
-      expect(refusal(s, { type: 'setFlag', flag: 'globalEnabled', value: false }, tickets)).toBeNull();
+      expect(
+        refusal(s, { type: 'siteAdd', list: 'httpAllowedSites', entry: 'a.test' }, tickets),
+      ).toBeNull();
+      expect(
+        refusal(s, { type: 'setFlag', flag: 'globalEnabled', value: false }, tickets),
+      ).toBeNull();
     }
   });
 
@@ -56,14 +69,26 @@ describe('who may ask the background what', () => {
     // For its own tab only (a sign-in network), never another tab's.
     expect(refusal(ok, { ...once, tabId: 5 }, tickets)).toBeNull();
     expect(refusal(ok, { ...once, tabId: 6 }, tickets)).not.toBeNull();
-    expect(refusal(ok, { type: 'siteAdd', list: 'httpAllowedSites', entry: 'down.test:8080' }, tickets)).toBeNull();
-    expect(refusal(ok, { type: 'siteState', entry: 'down.test:8080', state: 'rulesets' }, tickets)).toBeNull();
+    expect(
+      refusal(ok, { type: 'siteAdd', list: 'httpAllowedSites', entry: 'down.test:8080' }, tickets),
+    ).toBeNull();
+    expect(
+      refusal(ok, { type: 'siteState', entry: 'down.test:8080', state: 'rulesets' }, tickets),
+    ).toBeNull();
     // Another host, another list or state, a setting: refused.
     expect(refusal(ok, { type: 'httpOnce', url: 'http://victim.test/' }, tickets)).not.toBeNull();
-    expect(refusal(ok, { type: 'siteAdd', list: 'httpAllowedSites', entry: 'victim.test' }, tickets)).not.toBeNull();
-    expect(refusal(ok, { type: 'siteAdd', list: 'disabledSites', entry: 'down.test:8080' }, tickets)).not.toBeNull();
-    expect(refusal(ok, { type: 'siteState', entry: 'down.test:8080', state: 'off' }, tickets)).not.toBeNull();
-    expect(refusal(ok, { type: 'setFlag', flag: 'httpsFirst', value: false }, tickets)).not.toBeNull();
+    expect(
+      refusal(ok, { type: 'siteAdd', list: 'httpAllowedSites', entry: 'victim.test' }, tickets),
+    ).not.toBeNull();
+    expect(
+      refusal(ok, { type: 'siteAdd', list: 'disabledSites', entry: 'down.test:8080' }, tickets),
+    ).not.toBeNull();
+    expect(
+      refusal(ok, { type: 'siteState', entry: 'down.test:8080', state: 'off' }, tickets),
+    ).not.toBeNull();
+    expect(
+      refusal(ok, { type: 'setFlag', flag: 'httpsFirst', value: false }, tickets),
+    ).not.toBeNull();
     expect(refusal(ok, { type: 'knownHosts', forget: true }, tickets)).not.toBeNull();
     // The same address in another tab, framed, without the ticket, with a guessed one, or
     // pointing its `url` at another site: refused.
@@ -71,10 +96,16 @@ describe('who may ask the background what', () => {
     expect(refusal(sender(page, { tab: 5, frameId: 3 }), once, tickets)).not.toBeNull();
     const bare = fallbackPageUrl(`${BASE}ui/fallback.html`, url, 'timeout');
     expect(refusal(sender(bare, { tab: 5 }), once, tickets)).not.toBeNull();
-    const guessed = fallbackPageUrl(`${BASE}ui/fallback.html`, url, 'timeout', { ticket: '0'.repeat(32) });
+    const guessed = fallbackPageUrl(`${BASE}ui/fallback.html`, url, 'timeout', {
+      ticket: '0'.repeat(32),
+    });
     expect(refusal(sender(guessed, { tab: 5 }), once, tickets)).not.toBeNull();
-    const moved = fallbackPageUrl(`${BASE}ui/fallback.html`, 'http://victim.test/', 'timeout', { ticket });
-    expect(refusal(sender(moved, { tab: 5 }), { type: 'httpOnce', url: 'http://victim.test/' }, tickets)).not.toBeNull();
+    const moved = fallbackPageUrl(`${BASE}ui/fallback.html`, 'http://victim.test/', 'timeout', {
+      ticket,
+    });
+    expect(
+      refusal(sender(moved, { tab: 5 }), { type: 'httpOnce', url: 'http://victim.test/' }, tickets),
+    ).not.toBeNull();
     // Reads are fine without a ticket; the tab closing takes its tickets away.
     expect(refusal(sender(bare, { tab: 5 }), { type: 'settings' }, tickets)).toBeNull();
     tickets.dropTab(5);
@@ -85,13 +116,28 @@ describe('who may ask the background what', () => {
     const tickets = new PageTickets(fixedRandom);
     const ticket = tickets.issue(1, 'http://a.test/');
     const copy = new PageTickets();
-    copy.restore(JSON.parse(JSON.stringify([...tickets.snapshot(), [2, [{ secret: 'short', url: 'http://b.test/' }]], 'junk'])));
-    expect(copy.check(1, `${BASE}ui/fallback.html?url=${encodeURIComponent('http://a.test/')}&ticket=${ticket}`)).toBe('http://a.test/');
+    copy.restore(
+      JSON.parse(
+        JSON.stringify([
+          ...tickets.snapshot(),
+          [2, [{ secret: 'short', url: 'http://b.test/' }]],
+          'junk',
+        ]),
+      ),
+    );
+    expect(
+      copy.check(
+        1,
+        `${BASE}ui/fallback.html?url=${encodeURIComponent('http://a.test/')}&ticket=${ticket}`,
+      ),
+    ).toBe('http://a.test/');
     expect(copy.snapshot().map(([tab]) => tab)).toEqual([1]);
   });
 
   it('never lets the handoff page change settings', () => {
     const s = sender(`${BASE}ui/handoff.html#http://a.test/`, { tab: 1 });
-    expect(refusal(s, { type: 'httpOnce', url: 'http://a.test/' }, new PageTickets())).not.toBeNull();
+    expect(
+      refusal(s, { type: 'httpOnce', url: 'http://a.test/' }, new PageTickets()),
+    ).not.toBeNull();
   });
 });

@@ -6,7 +6,10 @@ import { MemoryStorageArea } from './support/memory-storage.js';
 import { SettingsStore } from '../src/settings/store.js';
 import { simpleRuleXml } from '../src/settings/user-rules.js';
 
-const rule = (host: string) => ({ name: `User rule: ${host}`, xml: simpleRuleXml({ host, from: `^http://${host}/`, to: `https://${host}/` }) });
+const rule = (host: string) => ({
+  name: `User rule: ${host}`,
+  xml: simpleRuleXml({ host, from: `^http://${host}/`, to: `https://${host}/` }),
+});
 
 describe('settings store', () => {
   it('returns defaults for empty storage and stamps the schema version', async () => {
@@ -32,7 +35,12 @@ describe('settings store', () => {
     area.data.set('enableMixedRulesets', true);
     area.data.set('userRules', [
       { host: 'a.test', urlMatcher: '^http://a\\.test/', redirectTo: 'https://a.test/' },
-      { name: 'b.test', target: ['b.test'], rule: [{ from: '^http:', to: 'https:' }], default_off: 'user rule' },
+      {
+        name: 'b.test',
+        target: ['b.test'],
+        rule: [{ from: '^http:', to: 'https:' }],
+        default_off: 'user rule',
+      },
       42,
     ]);
     const s = await new SettingsStore(area).load();
@@ -63,8 +71,19 @@ describe('settings store', () => {
     expect(s.rulesetOverrides).toEqual({ Good: true });
     expect(s.userRules).toEqual([rule('a.test')]);
     expect(s.stats).toEqual({ upgrades: 0, fallbacks: 2, httpHosts: [] });
-    expect(s.repairs.map((r) => r.key).sort()).toEqual(['globalEnabled', 'rulesetOverrides', 'stats', 'userRules', 'userRules']);
-    expect(s.repairs.find((r) => r.key === 'globalEnabled')).toEqual({ key: 'globalEnabled', problem: 'not a boolean', original: '"yes please"', at: 1000 });
+    expect(s.repairs.map((r) => r.key).sort()).toEqual([
+      'globalEnabled',
+      'rulesetOverrides',
+      'stats',
+      'userRules',
+      'userRules',
+    ]);
+    expect(s.repairs.find((r) => r.key === 'globalEnabled')).toEqual({
+      key: 'globalEnabled',
+      problem: 'not a boolean',
+      original: '"yes please"',
+      at: 1000,
+    });
     // Written back once; a second load finds nothing to repair.
     const again = await new SettingsStore(area).load();
     expect(again.repairs).toHaveLength(5);
@@ -84,13 +103,17 @@ describe('settings store', () => {
     const hosts = Array.from({ length: 20 }, (_, i) => `site${i}.test`);
     await Promise.all(
       hosts.flatMap((h, i) => [
-        (i % 2 === 0 ? windowA : windowB).update((s) => ({ disabledSites: [...s.disabledSites, h] })),
+        (i % 2 === 0 ? windowA : windowB).update((s) => ({
+          disabledSites: [...s.disabledSites, h],
+        })),
         (i % 2 === 0 ? windowB : windowA).update((s) => ({ userRules: [...s.userRules, rule(h)] })),
       ]),
     );
     const s = await new SettingsStore(area).load();
     expect(s.disabledSites).toEqual([...hosts].sort());
-    expect(s.userRules.map((r) => r.name).sort()).toEqual(hosts.map((h) => `User rule: ${h}`).sort());
+    expect(s.userRules.map((r) => r.name).sort()).toEqual(
+      hosts.map((h) => `User rule: ${h}`).sort(),
+    );
   });
 
   it('validates what an update produces like stored data', async () => {

@@ -15,7 +15,17 @@ describe('site entries', () => {
     expect(parseSitePattern('*.Example.com')?.text).toBe('*.example.com');
     expect(parseSitePattern('bücher.de')?.text).toBe('xn--bcher-kva.de');
     expect(parseSitePattern('[::1]:8443')?.text).toBe('[::1]:8443');
-    for (const bad of ['', 'a b', 'http://x.com/', 'x.com/path', '*.com', 'ex*ample.com', '*.*.example.com', 'user@x.com', '*.1.2.3.4']) {
+    for (const bad of [
+      '',
+      'a b',
+      'http://x.com/',
+      'x.com/path',
+      '*.com',
+      'ex*ample.com',
+      '*.*.example.com',
+      'user@x.com',
+      '*.1.2.3.4',
+    ]) {
       expect(parseSitePattern(bad), bad).toBeNull();
     }
   });
@@ -91,7 +101,8 @@ describe('HTTPS-first exemptions', () => {
   it.each(exempt)('never upgrades %s', (h) => expect(isHttpsFirstExempt(h)).toBe(true));
   it.each(upgraded)('upgrades %s', (h) => expect(isHttpsFirstExempt(h)).toBe(false));
   it('reads hosts the way the URL parser writes them', () => {
-    for (const h of [...exempt, ...upgraded]) expect(isHttpsFirstExempt(new URL(`http://${h}/`).hostname), h).toBe(isHttpsFirstExempt(h));
+    for (const h of [...exempt, ...upgraded])
+      expect(isHttpsFirstExempt(new URL(`http://${h}/`).hostname), h).toBe(isHttpsFirstExempt(h));
   });
 
   it('the DNR exemption regexes agree with the function on IP literals and single labels', () => {
@@ -108,29 +119,68 @@ describe('HTTPS-first exemptions', () => {
 });
 
 describe('settings as declarativeNetRequest rules', () => {
-  const base = { globalEnabled: true, disabledSites: [], httpAllowedSites: [], httpOnceHosts: [], userRulesets: [], httpsFirst: false };
+  const base = {
+    globalEnabled: true,
+    disabledSites: [],
+    httpAllowedSites: [],
+    httpOnceHosts: [],
+    userRulesets: [],
+    httpsFirst: false,
+  };
 
   it('global off is one allow rule above everything', () => {
-    const { rules } = uiDnrRules({ ...base, globalEnabled: false, disabledSites: ['a.test'], httpsFirst: true });
-    expect(rules).toEqual([{ priority: 2_000_000, action: { type: 'allow' }, condition: { urlFilter: '|http://', resourceTypes: expect.any(Array) } }]);
+    const { rules } = uiDnrRules({
+      ...base,
+      globalEnabled: false,
+      disabledSites: ['a.test'],
+      httpsFirst: true,
+    });
+    expect(rules).toEqual([
+      {
+        priority: 2_000_000,
+        action: { type: 'allow' },
+        condition: { urlFilter: '|http://', resourceTypes: expect.any(Array) },
+      },
+    ]);
   });
 
   it('disabled sites allow the frame tree of their own pages, keyed by the host itself', () => {
     expect(siteEntryConditions(['a.test:8080', '*.w.test', 'b.test', '127.0.0.1'], 'any')).toEqual([
-      { regexFilter: '^https?://(?:[^/?#]*@)?[^./:@[\\]]+(?:\\.[^./:@[\\]]+){1}\\.*(?::[0-9]+)?/', requestDomains: ['b.test'] },
-      { regexFilter: '^https?://(?:[^/?#]*@)?[^./:@[\\]]+(?:\\.[^./:@[\\]]+){1}\\.*:8080/', requestDomains: ['a.test'] },
-      { regexFilter: '^https?://(?:[^/?#]*@)?[^./:@[\\]]+(?:\\.[^./:@[\\]]+){2,}\\.*(?::[0-9]+)?/', requestDomains: ['w.test'] },
+      {
+        regexFilter: '^https?://(?:[^/?#]*@)?[^./:@[\\]]+(?:\\.[^./:@[\\]]+){1}\\.*(?::[0-9]+)?/',
+        requestDomains: ['b.test'],
+      },
+      {
+        regexFilter: '^https?://(?:[^/?#]*@)?[^./:@[\\]]+(?:\\.[^./:@[\\]]+){1}\\.*:8080/',
+        requestDomains: ['a.test'],
+      },
+      {
+        regexFilter: '^https?://(?:[^/?#]*@)?[^./:@[\\]]+(?:\\.[^./:@[\\]]+){2,}\\.*(?::[0-9]+)?/',
+        requestDomains: ['w.test'],
+      },
       { regexFilter: '^https?://(?:[^/?#]*@)?127\\.0\\.0\\.1(?::[0-9]+)?/' },
     ]);
     const { rules } = uiDnrRules({ ...base, disabledSites: ['a.test', '*.w.test'] });
-    expect(rules.filter((r) => r.priority > 1_000_000).map((r) => [r.action.type, r.condition.resourceTypes])).toEqual([
+    expect(
+      rules
+        .filter((r) => r.priority > 1_000_000)
+        .map((r) => [r.action.type, r.condition.resourceTypes]),
+    ).toEqual([
       ['allowAllRequests', ['main_frame']],
       ['allowAllRequests', ['main_frame']],
     ]);
     // Matched as Chromium matches them: the entry's host, never a URL that only names it.
     const em = new DnrEmulator(rules.map((r, i) => ({ ...r, id: i + 1 }) as DnrRule));
-    const allowed = (url: string) => em.match({ url, type: 'main_frame' }).rule?.action.type === 'allowAllRequests';
-    for (const url of ['http://a.test/', 'https://a.test:444/x', 'http://A.TEST./', 'http://u:p@a.test/', 'http://x.w.test/', 'http://y.x.w.test:81/'])
+    const allowed = (url: string) =>
+      em.match({ url, type: 'main_frame' }).rule?.action.type === 'allowAllRequests';
+    for (const url of [
+      'http://a.test/',
+      'https://a.test:444/x',
+      'http://A.TEST./',
+      'http://u:p@a.test/',
+      'http://x.w.test/',
+      'http://y.x.w.test:81/',
+    ])
       expect(allowed(url), url).toBe(true);
     for (const url of [
       'http://a.test@bank.test/',
@@ -150,12 +200,19 @@ describe('settings as declarativeNetRequest rules', () => {
   });
 
   it('HTTPS-first upgrades main frames at the lowest priority with exemptions above it', () => {
-    const { rules } = uiDnrRules({ ...base, httpsFirst: true, httpAllowedSites: ['plain.test'], httpOnceHosts: ['once.test'] });
+    const { rules } = uiDnrRules({
+      ...base,
+      httpsFirst: true,
+      httpAllowedSites: ['plain.test'],
+      httpOnceHosts: ['once.test'],
+    });
     const upgrade = rules.find((r) => r.action.type === 'upgradeScheme');
     expect(upgrade?.priority).toBe(1);
     expect(upgrade?.condition.resourceTypes).toEqual(['main_frame']);
     const allows = rules.filter((r) => r.action.type === 'allow');
-    expect(allows.flatMap((r) => r.condition.requestDomains ?? [])).toEqual(expect.arrayContaining(['plain.test', 'once.test']));
+    expect(allows.flatMap((r) => r.condition.requestDomains ?? [])).toEqual(
+      expect.arrayContaining(['plain.test', 'once.test']),
+    );
     expect(allows.every((r) => r.priority === 3)).toBe(true);
   });
 
@@ -165,7 +222,11 @@ describe('settings as declarativeNetRequest rules', () => {
       {
         priority: 1_900_000,
         action: { type: 'allow' },
-        condition: { urlFilter: '|http://', initiatorDomains: ['abcdefghijklmnop'], resourceTypes: ['xmlhttprequest'] },
+        condition: {
+          urlFilter: '|http://',
+          initiatorDomains: ['abcdefghijklmnop'],
+          resourceTypes: ['xmlhttprequest'],
+        },
       },
     ]);
   });

@@ -1,7 +1,23 @@
-import { fetch as undiciFetch, Headers, Request, Response, type Dispatcher, type RequestInit } from 'undici';
+import {
+  fetch as undiciFetch,
+  Headers,
+  Request,
+  Response,
+  type Dispatcher,
+  type RequestInit,
+} from 'undici';
 import { defaultRewriter } from './default-rewriter.js';
 import { snapshotOptions } from './options.js';
-import { checkPolicy, CREDENTIAL_HEADERS, credentialSite, isConnectionFailure, planRequest, type Policy, type Rewriter, type UpgradeReason } from './policy.js';
+import {
+  checkPolicy,
+  CREDENTIAL_HEADERS,
+  credentialSite,
+  isConnectionFailure,
+  planRequest,
+  type Policy,
+  type Rewriter,
+  type UpgradeReason,
+} from './policy.js';
 
 export interface UpgradeEvent {
   from: string;
@@ -55,7 +71,13 @@ export class HttpsRequiredError extends TypeError {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-const BODY_HEADERS = ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location'];
+const BODY_HEADERS = [
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'content-language',
+  'content-location',
+];
 
 function hasCredentials(headers: Headers): boolean {
   return CREDENTIAL_HEADERS.some((h) => headers.has(h));
@@ -88,7 +110,8 @@ export type FetchInput = string | URL | Request | globalThis.Request;
 function toRequest(input: FetchInput, init: RequestInit): Request {
   // Without the signal: a Request follows it with a listener of its own that stays as long as
   // the signal lives; the wrapper reads the caller's signal itself and passes it on per try.
-  if (typeof input === 'string' || input instanceof URL || input instanceof Request) return new Request(input, { ...init, signal: null });
+  if (typeof input === 'string' || input instanceof URL || input instanceof Request)
+    return new Request(input, { ...init, signal: null });
   const foreign = input;
   const headers: [string, string][] = [];
   foreign.headers.forEach((value, name) => headers.push([name, value]));
@@ -116,9 +139,15 @@ const FETCH_OPTIONS = [
   'fetch',
 ] as const satisfies readonly (keyof HttpsifyFetchOptions)[];
 
-export function createHttpsifyFetch(given: HttpsifyFetchOptions = {}): (input: FetchInput, init?: RequestInit) => Promise<Response> {
+export function createHttpsifyFetch(
+  given: HttpsifyFetchOptions = {},
+): (input: FetchInput, init?: RequestInit) => Promise<Response> {
   // Read once and frozen: nothing below reads the caller's object again (options.ts).
-  const options = snapshotOptions<HttpsifyFetchOptions>('createHttpsifyFetch', given, FETCH_OPTIONS);
+  const options = snapshotOptions<HttpsifyFetchOptions>(
+    'createHttpsifyFetch',
+    given,
+    FETCH_OPTIONS,
+  );
   // Only a left-out policy is the default one; null is refused like any other non-policy.
   const policy = checkPolicy(options.policy === undefined ? 'rules' : options.policy);
   const maxRedirects = options.maxRedirects ?? 20;
@@ -135,7 +164,11 @@ export function createHttpsifyFetch(given: HttpsifyFetchOptions = {}): (input: F
     // Read once: a redirect or a fallback sends the body again.
     let body: ArrayBuffer | null = request.body === null ? null : await request.arrayBuffer();
     // The caller's signal and redirect mode, whether given in `init` or in a Request.
-    const signal = init.signal ?? (typeof input === 'object' && !(input instanceof URL) ? (input.signal as AbortSignal) : undefined);
+    const signal =
+      init.signal ??
+      (typeof input === 'object' && !(input instanceof URL)
+        ? (input.signal as AbortSignal)
+        : undefined);
     const redirectMode = request.redirect;
     // Credentials belong to the host and port the caller addressed (in any scheme: our own upgrade
     // to https keeps them), and stay off plain HTTP once the request has been on HTTPS.
@@ -143,15 +176,29 @@ export function createHttpsifyFetch(given: HttpsifyFetchOptions = {}): (input: F
     let wasSecure = false;
     /** Drops the credentials if `target` may not have them; call before each send. */
     const guard = (target: string): void => {
-      if (credentialSite(target) !== owner || (wasSecure && target.startsWith('http:'))) dropCredentials(headers);
+      if (credentialSite(target) !== owner || (wasSecure && target.startsWith('http:')))
+        dropCredentials(headers);
       if (target.startsWith('https:')) wasSecure = true;
     };
     for (let hop = 0; ; hop++) {
       const plan = planRequest(url, policy, rewriter);
-      if (plan.reason !== null) options.onUpgrade?.({ from: url, to: plan.url, reason: plan.reason, redirect: hop > 0, fallback: false });
+      if (plan.reason !== null)
+        options.onUpgrade?.({
+          from: url,
+          to: plan.url,
+          reason: plan.reason,
+          redirect: hop > 0,
+          fallback: false,
+        });
       const secureBefore: boolean = wasSecure;
       guard(plan.url);
-      const common = { method, headers, body, redirect: 'manual' as const, ...(options.dispatcher !== undefined ? { dispatcher: options.dispatcher } : {}) };
+      const common = {
+        method,
+        headers,
+        body,
+        redirect: 'manual' as const,
+        ...(options.dispatcher !== undefined ? { dispatcher: options.dispatcher } : {}),
+      };
       let response: Response;
       if (plan.fallback !== null) {
         try {
@@ -159,43 +206,73 @@ export function createHttpsifyFetch(given: HttpsifyFetchOptions = {}): (input: F
         } catch (err) {
           if (!isConnectionFailure(err) || signal?.aborted === true) throw err;
           if (hasCredentials(headers) && options.allowHttpFallbackWithCredentials !== true)
-            throw new HttpsRequiredError(plan.url, err, 'the request carries credentials; allowHttpFallbackWithCredentials is not set');
+            throw new HttpsRequiredError(
+              plan.url,
+              err,
+              'the request carries credentials; allowHttpFallbackWithCredentials is not set',
+            );
           if (body !== null && options.allowHttpFallbackWithBody !== true)
-            throw new HttpsRequiredError(plan.url, err, 'the request has a body; allowHttpFallbackWithBody is not set');
-          options.onUpgrade?.({ from: plan.url, to: plan.fallback, reason: 'prefer', redirect: hop > 0, fallback: true });
+            throw new HttpsRequiredError(
+              plan.url,
+              err,
+              'the request has a body; allowHttpFallbackWithBody is not set',
+            );
+          options.onUpgrade?.({
+            from: plan.url,
+            to: plan.fallback,
+            reason: 'prefer',
+            redirect: hop > 0,
+            fallback: true,
+          });
           // This hop's https attempt never got an answer: judge the fallback as if it had not been made.
           wasSecure = secureBefore;
           guard(plan.fallback);
-          response = await send(plan.fallback, { ...common, ...(signal !== undefined ? { signal } : {}) });
+          response = await send(plan.fallback, {
+            ...common,
+            ...(signal !== undefined ? { signal } : {}),
+          });
         }
       } else {
         try {
-          response = await send(plan.url, { ...common, ...(signal !== undefined ? { signal } : {}) });
+          response = await send(plan.url, {
+            ...common,
+            ...(signal !== undefined ? { signal } : {}),
+          });
         } catch (err) {
-          if (policy === 'force' && plan.reason !== null && isConnectionFailure(err)) throw new HttpsRequiredError(plan.url, err);
+          if (policy === 'force' && plan.reason !== null && isConnectionFailure(err))
+            throw new HttpsRequiredError(plan.url, err);
           throw err;
         }
       }
       const location = response.headers.get('location');
-      if (!REDIRECTS.has(response.status) || location === null || redirectMode === 'manual') return hop > 0 ? markRedirected(response) : response;
+      if (!REDIRECTS.has(response.status) || location === null || redirectMode === 'manual')
+        return hop > 0 ? markRedirected(response) : response;
       if (redirectMode === 'error') {
         await response.body?.cancel();
         throw new TypeError(`@httpsify/fetch: ${response.url} redirected, and redirect is "error"`);
       }
       if (hop >= maxRedirects) {
         await response.body?.cancel();
-        throw new TypeError(`@httpsify/fetch: more than ${maxRedirects} redirects from ${request.url}`);
+        throw new TypeError(
+          `@httpsify/fetch: more than ${maxRedirects} redirects from ${request.url}`,
+        );
       }
       let next: string;
       try {
         next = new URL(location, response.url).href;
       } catch {
         await response.body?.cancel();
-        throw new TypeError(`@httpsify/fetch: unusable Location ${JSON.stringify(location)} from ${response.url}`);
+        throw new TypeError(
+          `@httpsify/fetch: unusable Location ${JSON.stringify(location)} from ${response.url}`,
+        );
       }
       await response.body?.cancel();
       // As fetch does: 303, and 301/302 after a POST, become a GET without a body.
-      if (response.status === 303 ? method !== 'HEAD' : (response.status === 301 || response.status === 302) && method === 'POST') {
+      if (
+        response.status === 303
+          ? method !== 'HEAD'
+          : (response.status === 301 || response.status === 302) && method === 'POST'
+      ) {
         method = 'GET';
         body = null;
         for (const h of BODY_HEADERS) headers.delete(h);
@@ -215,7 +292,13 @@ function markRedirected(response: Response): Response {
  * One attempt whose answer must start within `ms`; the caller's signal still aborts it. The
  * deadline ends once headers arrive, so a long download is not cut short.
  */
-async function attemptWithDeadline(send: typeof undiciFetch, url: string, init: RequestInit, signal: AbortSignal | undefined, ms: number): Promise<Response> {
+async function attemptWithDeadline(
+  send: typeof undiciFetch,
+  url: string,
+  init: RequestInit,
+  signal: AbortSignal | undefined,
+  ms: number,
+): Promise<Response> {
   const controller = new AbortController();
   const onAbort = (): void => controller.abort(signal?.reason);
   if (signal?.aborted === true) controller.abort(signal.reason);
@@ -223,7 +306,13 @@ async function attemptWithDeadline(send: typeof undiciFetch, url: string, init: 
   // The caller's abort must reach the body until it is read; then our listener goes (one per
   // try, never removed, piled up on a long-lived signal such as a process-wide shutdown).
   const release = (): void => signal?.removeEventListener('abort', onAbort);
-  const timer = setTimeout(() => controller.abort(Object.assign(new Error(`no answer within ${ms} ms`), { code: 'HTTPSIFY_TRY_TIMEOUT' })), ms);
+  const timer = setTimeout(
+    () =>
+      controller.abort(
+        Object.assign(new Error(`no answer within ${ms} ms`), { code: 'HTTPSIFY_TRY_TIMEOUT' }),
+      ),
+    ms,
+  );
   let response: Response;
   try {
     response = await send(url, { ...init, signal: controller.signal });
@@ -262,7 +351,11 @@ function releasingWhenRead(response: Response, release: () => void): Response {
       return source.cancel(reason);
     },
   });
-  const init = { status: response.status, statusText: response.statusText, headers: response.headers };
+  const init = {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  };
   // Node's web stream and undici's body types are one class at run time, two in the typings.
   const wrapped = new Response(body as unknown as ConstructorParameters<typeof Response>[0], init);
   Object.defineProperty(wrapped, 'url', { value: response.url });

@@ -1,4 +1,23 @@
-export { createHttpsifyFetch, HttpsRequiredError, type FetchInput, type HttpsifyFetchOptions, type UpgradeEvent } from './fetch-wrapper.js';
-export { httpsifyInterceptor, type HttpsifyInterceptorOptions, type InterceptorUpgradeEvent } from './interceptor.js';
-export { CREDENTIAL_HEADERS, isConnectionFailure, planRequest, POLICIES, type Policy, type RequestPlan, type Rewriter, type UpgradeReason } from './policy.js';
+export {
+  createHttpsifyFetch,
+  HttpsRequiredError,
+  type FetchInput,
+  type HttpsifyFetchOptions,
+  type UpgradeEvent,
+} from './fetch-wrapper.js';
+export {
+  httpsifyInterceptor,
+  type HttpsifyInterceptorOptions,
+  type InterceptorUpgradeEvent,
+} from './interceptor.js';
+export {
+  CREDENTIAL_HEADERS,
+  isConnectionFailure,
+  planRequest,
+  POLICIES,
+  type Policy,
+  type RequestPlan,
+  type Rewriter,
+  type UpgradeReason,
+} from './policy.js';
 export { defaultRewriter } from './default-rewriter.js';

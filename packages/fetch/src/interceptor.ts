@@ -1,7 +1,16 @@
 import type { Dispatcher } from 'undici';
 import { defaultRewriter } from './default-rewriter.js';
 import { snapshotOptions } from './options.js';
-import { checkPolicy, CREDENTIAL_HEADERS, credentialSite, isConnectionFailure, planRequest, type Policy, type Rewriter, type UpgradeReason } from './policy.js';
+import {
+  checkPolicy,
+  CREDENTIAL_HEADERS,
+  credentialSite,
+  isConnectionFailure,
+  planRequest,
+  type Policy,
+  type Rewriter,
+  type UpgradeReason,
+} from './policy.js';
 
 /** What the interceptor tells `onUpgrade`; it sees one hop at a time, so it cannot tell redirects apart. */
 export interface InterceptorUpgradeEvent {
@@ -34,7 +43,8 @@ function headerPairs(headers: DispatchHeaders): [string, unknown][] {
   if (headers === undefined || headers === null) return [];
   if (Array.isArray(headers)) {
     const pairs: [string, unknown][] = [];
-    for (let i = 0; i + 1 < headers.length; i += 2) pairs.push([String(headers[i]), headers[i + 1]]);
+    for (let i = 0; i + 1 < headers.length; i += 2)
+      pairs.push([String(headers[i]), headers[i + 1]]);
     return pairs;
   }
   if (typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') {
@@ -54,7 +64,10 @@ function withoutCredentials(headers: DispatchHeaders): Record<string, string | s
     if (CREDENTIALS.has(name.toLowerCase()) || value === undefined || value === null) continue;
     const v = Array.isArray(value) ? value.map(String) : String(value);
     const prev = out[name];
-    out[name] = prev === undefined ? v : [...(Array.isArray(prev) ? prev : [prev]), ...(Array.isArray(v) ? v : [v])];
+    out[name] =
+      prev === undefined
+        ? v
+        : [...(Array.isArray(prev) ? prev : [prev]), ...(Array.isArray(v) ? v : [v])];
   }
   return out;
 }
@@ -79,9 +92,15 @@ const INTERCEPTOR_OPTIONS = [
  * When a ruleset moves a request to another host or port, its credentials are not sent there
  * (fetch itself drops them on a cross-origin redirect).
  */
-export function httpsifyInterceptor(given: HttpsifyInterceptorOptions = {}): Dispatcher.DispatcherComposeInterceptor {
+export function httpsifyInterceptor(
+  given: HttpsifyInterceptorOptions = {},
+): Dispatcher.DispatcherComposeInterceptor {
   // Read once and frozen: nothing below reads the caller's object again (options.ts).
-  const options = snapshotOptions<HttpsifyInterceptorOptions>('httpsifyInterceptor', given, INTERCEPTOR_OPTIONS);
+  const options = snapshotOptions<HttpsifyInterceptorOptions>(
+    'httpsifyInterceptor',
+    given,
+    INTERCEPTOR_OPTIONS,
+  );
   const policy = checkPolicy(options.policy === undefined ? 'rules' : options.policy);
   let rewriter = options.rewriter ?? null;
   return (dispatch) => (opts, handler) => {
@@ -97,7 +116,9 @@ export function httpsifyInterceptor(given: HttpsifyInterceptorOptions = {}): Dis
     const toward = (to: string): Dispatcher.DispatchOptions => {
       const target = new URL(to);
       const moved = { ...opts, origin: target.origin, path: target.pathname + target.search };
-      return credentialSite(to) === owner ? moved : { ...moved, headers: withoutCredentials(opts.headers) };
+      return credentialSite(to) === owner
+        ? moved
+        : { ...moved, headers: withoutCredentials(opts.headers) };
     };
     const upgraded = toward(plan.url);
     const hasBody = opts.body !== undefined && opts.body !== null;
@@ -111,7 +132,12 @@ export function httpsifyInterceptor(given: HttpsifyInterceptorOptions = {}): Dis
     return dispatch(
       upgraded,
       withFallback(handler, () => {
-        options.onUpgrade?.({ from: plan.url, to: plan.fallback as string, reason: 'prefer', fallback: true });
+        options.onUpgrade?.({
+          from: plan.url,
+          to: plan.fallback as string,
+          reason: 'prefer',
+          fallback: true,
+        });
         dispatch(fallback, handler);
       }),
     );
@@ -126,7 +152,12 @@ export function httpsifyInterceptor(given: HttpsifyInterceptorOptions = {}): Dis
 function withFallback(handler: Handler, retry: () => void): Handler {
   let answered = false;
   let retried = false;
-  const started = new Set<PropertyKey>(['onResponseStart', 'onHeaders', 'onRequestUpgrade', 'onUpgrade']);
+  const started = new Set<PropertyKey>([
+    'onResponseStart',
+    'onHeaders',
+    'onRequestUpgrade',
+    'onUpgrade',
+  ]);
   const failed = new Set<PropertyKey>(['onResponseError', 'onError']);
   return new Proxy(handler, {
     get(target, prop) {

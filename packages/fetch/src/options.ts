@@ -5,7 +5,9 @@ const isFunction: Check = (v) => typeof v === 'function';
 const hasMethod =
   (name: string): Check =>
   (v) =>
-    typeof v === 'object' && v !== null && typeof (v as Record<string, unknown>)[name] === 'function';
+    typeof v === 'object' &&
+    v !== null &&
+    typeof (v as Record<string, unknown>)[name] === 'function';
 const integerIn =
   (min: number, max: number): Check =>
   (v) =>
@@ -15,14 +17,23 @@ const integerIn =
 export const OPTION_RULES: Record<string, { check: Check; expected: string }> = {
   // Checked by checkPolicy (policy.ts), whose message says which policies there are.
   policy: { check: () => true, expected: '' },
-  rewriter: { check: hasMethod('rewrite'), expected: 'an object with a rewrite(url) method, such as an Engine' },
+  rewriter: {
+    check: hasMethod('rewrite'),
+    expected: 'an object with a rewrite(url) method, such as an Engine',
+  },
   dispatcher: { check: hasMethod('dispatch'), expected: 'an undici Dispatcher' },
   // fetch itself stops at 20; past 100 a loop is being followed, not a site.
   maxRedirects: { check: integerIn(0, 100), expected: 'an integer from 0 to 100' },
   // Up to an hour (setTimeout's own ceiling is under 25 days; a NaN or 0 would fire at once).
-  preferTimeoutMs: { check: integerIn(1, 3_600_000), expected: 'an integer number of milliseconds from 1 to 3600000' },
+  preferTimeoutMs: {
+    check: integerIn(1, 3_600_000),
+    expected: 'an integer number of milliseconds from 1 to 3600000',
+  },
   onUpgrade: { check: isFunction, expected: 'a function' },
-  allowHttpFallbackWithCredentials: { check: (v) => typeof v === 'boolean', expected: 'true or false' },
+  allowHttpFallbackWithCredentials: {
+    check: (v) => typeof v === 'boolean',
+    expected: 'true or false',
+  },
   allowHttpFallbackWithBody: { check: (v) => typeof v === 'boolean', expected: 'true or false' },
   fetch: { check: isFunction, expected: 'a function' },
 };
@@ -36,13 +47,18 @@ export const OPTION_RULES: Record<string, { check: Check; expected: string }> = 
  * that Object.entries skips), so every own key is read once, from its descriptor; getters and
  * inherited options are refused. Throws a TypeError naming the option and what it should be.
  */
-export function snapshotOptions<T extends object>(what: string, options: unknown, allowed: readonly (keyof T & string)[]): Readonly<Partial<T>> {
+export function snapshotOptions<T extends object>(
+  what: string,
+  options: unknown,
+  allowed: readonly (keyof T & string)[],
+): Readonly<Partial<T>> {
   const snapshot: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   if (options === undefined) return Object.freeze(snapshot) as Partial<T>;
   const refuse = (why: string): never => {
     throw new TypeError(`@httpsify/fetch: ${what}: ${why}`);
   };
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) refuse('options must be an object');
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    refuse('options must be an object');
   const given = options as object;
   const known = allowed as readonly string[];
   for (const key of Reflect.ownKeys(given)) {
@@ -51,22 +67,29 @@ export function snapshotOptions<T extends object>(what: string, options: unknown
       refuse(`unknown option ${JSON.stringify(name)}; known: ${known.join(', ')}`);
     const descriptor = Reflect.getOwnPropertyDescriptor(given, key);
     if (descriptor === undefined) continue; // A Proxy listing a key it then denies: not an option.
-    if (!('value' in descriptor)) refuse(`option ${name} must be a plain value, not a getter or setter`);
+    if (!('value' in descriptor))
+      refuse(`option ${name} must be a plain value, not a getter or setter`);
     snapshot[name] = descriptor.value;
   }
   // An option from the prototype chain is not the caller's own: refused, not silently dropped.
   for (const name of known)
-    if (!(name in snapshot) && name in given) refuse(`option ${name} must be an own property of the options object (it is inherited or hidden)`);
+    if (!(name in snapshot) && name in given)
+      refuse(
+        `option ${name} must be an own property of the options object (it is inherited or hidden)`,
+      );
   for (const [name, value] of Object.entries(snapshot)) {
     const rule = OPTION_RULES[name] as { check: Check; expected: string };
-    if (value !== undefined && !rule.check(value)) refuse(`option ${name} must be ${rule.expected}, got ${describe(value)}`);
+    if (value !== undefined && !rule.check(value))
+      refuse(`option ${name} must be ${rule.expected}, got ${describe(value)}`);
   }
   return Object.freeze(snapshot) as Partial<T>;
 }
 
 function describe(value: unknown): string {
-  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null)
+    return String(value);
+  if (typeof value === 'string')
+    return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   if (typeof value === 'function') return 'a function';
   return Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : typeof value;
 }

@@ -28,7 +28,11 @@ export interface RequestPlan {
 }
 
 /** Request headers that carry credentials (the Fetch standard drops these on a cross-origin redirect). */
-export const CREDENTIAL_HEADERS: readonly string[] = ['authorization', 'cookie', 'proxy-authorization'];
+export const CREDENTIAL_HEADERS: readonly string[] = [
+  'authorization',
+  'cookie',
+  'proxy-authorization',
+];
 
 /**
  * Whom credentials sent to `url` are meant for: host and port, the port of http and https both
@@ -46,7 +50,9 @@ export function credentialSite(url: string): string {
 
 export function checkPolicy(policy: unknown): Policy {
   if (!(POLICIES as readonly unknown[]).includes(policy))
-    throw new TypeError(`@httpsify/fetch: unknown policy ${JSON.stringify(policy)}; expected one of ${POLICIES.join(', ')}`);
+    throw new TypeError(
+      `@httpsify/fetch: unknown policy ${JSON.stringify(policy)}; expected one of ${POLICIES.join(', ')}`,
+    );
   return policy as Policy;
 }
 
@@ -67,10 +73,14 @@ export function planRequest(url: string, policy: Policy, rewriter: Rewriter): Re
   }
   if (parsed.protocol !== 'http:') return { url, fallback: null, reason: null };
   const rewritten = rewriter.rewrite(parsed.href);
-  if (rewritten !== null && /^https:/i.test(rewritten)) return { url: rewritten, fallback: null, reason: 'ruleset' };
+  if (rewritten !== null && /^https:/i.test(rewritten))
+    return { url: rewritten, fallback: null, reason: 'ruleset' };
   // A ruleset may move a URL to another http:// URL; only `prefer` and `force` go further.
   const base = rewritten === null ? parsed : new URL(rewritten);
-  if (policy === 'rules') return rewritten === null ? { url, fallback: null, reason: null } : { url: rewritten, fallback: null, reason: 'ruleset' };
+  if (policy === 'rules')
+    return rewritten === null
+      ? { url, fallback: null, reason: null }
+      : { url: rewritten, fallback: null, reason: 'ruleset' };
   if (policy === 'force') return { url: httpsOf(base), fallback: null, reason: 'force' };
   return { url: httpsOf(base), fallback: base.href, reason: 'prefer' };
 }
@@ -98,15 +108,23 @@ const CONNECTION_CODES = new Set([
  */
 export function isConnectionFailure(err: unknown): boolean {
   for (
-    let e = err as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0;
+    let e = err as
+        { code?: unknown; name?: unknown; message?: unknown; cause?: unknown } | undefined,
+      depth = 0;
     e !== undefined && e !== null && depth < 5;
     e = e.cause as typeof e, depth++
   ) {
-    if (e.name === 'AbortError' || e.code === 'UND_ERR_ABORTED' || e.code === 'ABORT_ERR') return false;
+    if (e.name === 'AbortError' || e.code === 'UND_ERR_ABORTED' || e.code === 'ABORT_ERR')
+      return false;
     const code = typeof e.code === 'string' ? e.code : '';
     if (CONNECTION_CODES.has(code)) return true;
     if (/^ERR_(SSL|TLS)_|CERT|SELF_SIGNED|UNABLE_TO_|HOSTNAME|DEPTH_ZERO/.test(code)) return true;
-    if (typeof e.message === 'string' && /SSL|TLS|certificate|wrong version number/i.test(e.message) && code === '') return true;
+    if (
+      typeof e.message === 'string' &&
+      /SSL|TLS|certificate|wrong version number/i.test(e.message) &&
+      code === ''
+    )
+      return true;
   }
   return false;
 }

@@ -5,8 +5,18 @@ import { createEngine, type Ruleset } from '@httpsify/engine';
 import { parseRulesetXml } from '@httpsify/engine/parse';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHttpsifyFetch, httpsifyInterceptor, HttpsRequiredError, type UpgradeEvent } from '../src/index.js';
-import { makeTestPki, startLocalServers, type LocalServers, type TestPki } from '../../cli/test/support/fetch-test-servers.js';
+import {
+  createHttpsifyFetch,
+  httpsifyInterceptor,
+  HttpsRequiredError,
+  type UpgradeEvent,
+} from '../src/index.js';
+import {
+  makeTestPki,
+  startLocalServers,
+  type LocalServers,
+  type TestPki,
+} from '../../cli/test/support/fetch-test-servers.js';
 import { startDualServer, type DualServer } from '../../cli/test/support/dual-protocol-server.js';
 
 let pki: TestPki;
@@ -19,10 +29,16 @@ const rules = (): ReturnType<typeof createEngine> => {
 };
 
 /** Every test host is 127.0.0.1; nothing leaves the machine. */
-const lookup = (hostname: string, options: object, callback: (...args: unknown[]) => void): void => {
+const lookup = (
+  hostname: string,
+  options: object,
+  callback: (...args: unknown[]) => void,
+): void => {
   if (hostname.endsWith('.test')) {
     const all = (options as { all?: boolean }).all === true;
-    process.nextTick(() => (all ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', 4)));
+    process.nextTick(() =>
+      all ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', 4),
+    );
   } else dnsLookup(hostname, options, callback as never);
 };
 
@@ -37,9 +53,15 @@ beforeAll(async () => {
       res.writeHead(303, { location: '/after' }).end();
       return;
     }
-    res.writeHead(200, { 'content-type': 'text/plain' }).end(`${req.scheme} ${req.host} ${req.path}`);
+    res
+      .writeHead(200, { 'content-type': 'text/plain' })
+      .end(`${req.scheme} ${req.host} ${req.path}`);
   });
-  plainOnly = await startLocalServers(pki, { 'plain.test': (_req, res) => res.writeHead(200).end('plain only') }, {});
+  plainOnly = await startLocalServers(
+    pki,
+    { 'plain.test': (_req, res) => res.writeHead(200).end('plain only') },
+    {},
+  );
   agent = new Agent({ connect: { ca: readFileSync(pki.caPath, 'utf8'), lookup: lookup as never } });
 }, 60_000);
 
@@ -60,24 +82,44 @@ describe('createHttpsifyFetch', () => {
     expect(covered.url).toBe(`https://good.test:${dual.port}/page?q=1`);
     const other = await f(`http://other.test:${dual.port}/x`);
     expect(await other.text()).toBe('http other.test /x');
-    expect(since(before)).toEqual([`https://good.test:${dual.port}/page?q=1`, `http://other.test:${dual.port}/x`]);
+    expect(since(before)).toEqual([
+      `https://good.test:${dual.port}/page?q=1`,
+      `http://other.test:${dual.port}/x`,
+    ]);
   });
 
   it('upgrades a redirect to http:// under the same policy', async () => {
     const events: UpgradeEvent[] = [];
-    const f = createHttpsifyFetch({ rewriter: rules(), dispatcher: agent, onUpgrade: (e) => events.push(e) });
+    const f = createHttpsifyFetch({
+      rewriter: rules(),
+      dispatcher: agent,
+      onUpgrade: (e) => events.push(e),
+    });
     const before = dual.requests.length;
     const res = await f(`https://good.test:${dual.port}/to-http`);
     expect(await res.text()).toBe('https good.test /target');
-    expect(since(before)).toEqual([`https://good.test:${dual.port}/to-http`, `https://good.test:${dual.port}/target`]);
+    expect(since(before)).toEqual([
+      `https://good.test:${dual.port}/to-http`,
+      `https://good.test:${dual.port}/target`,
+    ]);
     expect(events).toEqual([
-      { from: `http://good.test:${dual.port}/target`, to: `https://good.test:${dual.port}/target`, reason: 'ruleset', redirect: true, fallback: false },
+      {
+        from: `http://good.test:${dual.port}/target`,
+        to: `https://good.test:${dual.port}/target`,
+        reason: 'ruleset',
+        redirect: true,
+        fallback: false,
+      },
     ]);
   });
 
   it('follows a 303 after a POST as a GET, and keeps redirect: "manual" as it is', async () => {
     const f = createHttpsifyFetch({ rewriter: rules(), dispatcher: agent });
-    const res = await f(`http://good.test:${dual.port}/post-redirect`, { method: 'POST', body: 'a=1', headers: { 'content-type': 'text/plain' } });
+    const res = await f(`http://good.test:${dual.port}/post-redirect`, {
+      method: 'POST',
+      body: 'a=1',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(await res.text()).toBe('https good.test /after');
     const manual = await f(`http://good.test:${dual.port}/to-http`, { redirect: 'manual' });
     expect(manual.status).toBe(302);
@@ -87,7 +129,10 @@ describe('createHttpsifyFetch', () => {
   it("prefer: adds no listener of its own to the caller's signal, however many requests share it", async () => {
     const f = createHttpsifyFetch({ policy: 'prefer', rewriter: rules(), dispatcher: agent });
     const shared = new AbortController().signal;
-    for (let i = 0; i < 20; i++) expect(await (await f(`http://other.test:${dual.port}/n${i}`, { signal: shared })).text()).toBe(`https other.test /n${i}`);
+    for (let i = 0; i < 20; i++)
+      expect(
+        await (await f(`http://other.test:${dual.port}/n${i}`, { signal: shared })).text(),
+      ).toBe(`https other.test /n${i}`);
     expect(getEventListeners(shared, 'abort')).toHaveLength(0);
     // Still honoured: aborted, a request fails at once.
     const ctl = new AbortController();
@@ -97,7 +142,12 @@ describe('createHttpsifyFetch', () => {
 
   it('prefer: tries HTTPS for hosts no ruleset covers, and falls back to http:// when HTTPS cannot connect', async () => {
     const events: UpgradeEvent[] = [];
-    const f = createHttpsifyFetch({ policy: 'prefer', rewriter: rules(), dispatcher: agent, onUpgrade: (e) => events.push(e) });
+    const f = createHttpsifyFetch({
+      policy: 'prefer',
+      rewriter: rules(),
+      dispatcher: agent,
+      onUpgrade: (e) => events.push(e),
+    });
     const secure = await f(`http://other.test:${dual.port}/y`);
     expect(await secure.text()).toBe('https other.test /y');
     // The plain-only server answers TLS with garbage: the HTTPS try fails, HTTP answers.
@@ -116,27 +166,40 @@ describe('createHttpsifyFetch', () => {
     const ok = await f(`http://other.test:${dual.port}/f`);
     expect(await ok.text()).toBe('https other.test /f');
     const before = plainOnly.requests.length;
-    await expect(f(`http://plain.test:${plainOnly.httpPort}/f`)).rejects.toBeInstanceOf(HttpsRequiredError);
+    await expect(f(`http://plain.test:${plainOnly.httpPort}/f`)).rejects.toBeInstanceOf(
+      HttpsRequiredError,
+    );
     expect(plainOnly.requests.slice(before)).toEqual([]);
   });
 
   it("accepts a Request from Node's global fetch, keeping its method, body and redirect mode", async () => {
     const f = createHttpsifyFetch({ rewriter: rules(), dispatcher: agent });
-    const res = await f(new globalThis.Request(`http://good.test:${dual.port}/post-redirect`, { method: 'POST', body: 'x=1' }));
+    const res = await f(
+      new globalThis.Request(`http://good.test:${dual.port}/post-redirect`, {
+        method: 'POST',
+        body: 'x=1',
+      }),
+    );
     expect(await res.text()).toBe('https good.test /after');
-    const manual = await f(new globalThis.Request(`http://good.test:${dual.port}/to-http`, { redirect: 'manual' }));
+    const manual = await f(
+      new globalThis.Request(`http://good.test:${dual.port}/to-http`, { redirect: 'manual' }),
+    );
     expect(manual.status).toBe(302);
   });
 
   it('does not fall back when the caller aborts', async () => {
     const f = createHttpsifyFetch({ policy: 'prefer', rewriter: rules(), dispatcher: agent });
     const before = plainOnly.requests.length;
-    await expect(f(`http://plain.test:${plainOnly.httpPort}/abort`, { signal: AbortSignal.abort() })).rejects.toThrow();
+    await expect(
+      f(`http://plain.test:${plainOnly.httpPort}/abort`, { signal: AbortSignal.abort() }),
+    ).rejects.toThrow();
     expect(plainOnly.requests.slice(before)).toEqual([]);
   });
 
   it('refuses an unknown policy', () => {
-    expect(() => createHttpsifyFetch({ policy: 'sometimes' as never })).toThrow(/unknown policy "sometimes"/);
+    expect(() => createHttpsifyFetch({ policy: 'sometimes' as never })).toThrow(
+      /unknown policy "sometimes"/,
+    );
   });
 
   it('uses the bundled rulesets by default', async () => {
@@ -157,14 +220,21 @@ describe('httpsifyInterceptor', () => {
   it('rules: upgrades each hop of a fetch, redirects included', async () => {
     const composed = agent.compose(httpsifyInterceptor({ rewriter: rules() }));
     const before = dual.requests.length;
-    const res = await undiciFetch(`http://good.test:${dual.port}/to-http`, { dispatcher: composed });
+    const res = await undiciFetch(`http://good.test:${dual.port}/to-http`, {
+      dispatcher: composed,
+    });
     expect(await res.text()).toBe('https good.test /target');
-    expect(since(before)).toEqual([`https://good.test:${dual.port}/to-http`, `https://good.test:${dual.port}/target`]);
+    expect(since(before)).toEqual([
+      `https://good.test:${dual.port}/to-http`,
+      `https://good.test:${dual.port}/target`,
+    ]);
   });
 
   it('prefer: falls back to http:// when the HTTPS attempt fails before any answer', async () => {
     const composed = agent.compose(httpsifyInterceptor({ policy: 'prefer', rewriter: rules() }));
-    const res = await undiciFetch(`http://plain.test:${plainOnly.httpPort}/i`, { dispatcher: composed });
+    const res = await undiciFetch(`http://plain.test:${plainOnly.httpPort}/i`, {
+      dispatcher: composed,
+    });
     expect(await res.text()).toBe('plain only');
     const secure = await undiciFetch(`http://other.test:${dual.port}/i`, { dispatcher: composed });
     expect(await secure.text()).toBe('https other.test /i');
@@ -173,14 +243,18 @@ describe('httpsifyInterceptor', () => {
   it('force: the request fails rather than go over plain HTTP', async () => {
     const composed = agent.compose(httpsifyInterceptor({ policy: 'force', rewriter: rules() }));
     const before = plainOnly.requests.length;
-    await expect(undiciFetch(`http://plain.test:${plainOnly.httpPort}/i`, { dispatcher: composed })).rejects.toThrow();
+    await expect(
+      undiciFetch(`http://plain.test:${plainOnly.httpPort}/i`, { dispatcher: composed }),
+    ).rejects.toThrow();
     expect(plainOnly.requests.slice(before)).toEqual([]);
   });
 
   it("works as a dispatcher for Node's global fetch", async () => {
     const composed = agent.compose(httpsifyInterceptor({ rewriter: rules() }));
     const before = dual.requests.length;
-    const res = await fetch(`http://good.test:${dual.port}/global`, { dispatcher: composed } as RequestInit);
+    const res = await fetch(`http://good.test:${dual.port}/global`, {
+      dispatcher: composed,
+    } as RequestInit);
     expect(await res.text()).toBe('https good.test /global');
     expect(since(before)).toEqual([`https://good.test:${dual.port}/global`]);
   });

@@ -18,18 +18,50 @@ function redirectLoop() {
 
 describe('createHttpsifyFetch checks its options when it is created', () => {
   const bad: [string, Record<string, unknown>, RegExp][] = [
-    ['NaN redirects', { maxRedirects: NaN }, /option maxRedirects must be an integer from 0 to 100, got NaN/],
-    ['text redirects', { maxRedirects: 'abc' }, /option maxRedirects must be an integer from 0 to 100, got "abc"/],
+    [
+      'NaN redirects',
+      { maxRedirects: NaN },
+      /option maxRedirects must be an integer from 0 to 100, got NaN/,
+    ],
+    [
+      'text redirects',
+      { maxRedirects: 'abc' },
+      /option maxRedirects must be an integer from 0 to 100, got "abc"/,
+    ],
     ['negative redirects', { maxRedirects: -1 }, /option maxRedirects must be an integer/],
     ['fractional redirects', { maxRedirects: 1.5 }, /option maxRedirects must be an integer/],
     ['endless redirects', { maxRedirects: Infinity }, /option maxRedirects must be an integer/],
-    ['a NaN deadline', { policy: 'prefer', preferTimeoutMs: NaN }, /option preferTimeoutMs must be an integer number of milliseconds/],
+    [
+      'a NaN deadline',
+      { policy: 'prefer', preferTimeoutMs: NaN },
+      /option preferTimeoutMs must be an integer number of milliseconds/,
+    ],
     ['a zero deadline', { preferTimeoutMs: 0 }, /option preferTimeoutMs must be/],
-    ['a rewriter without rewrite()', { rewriter: {} }, /option rewriter must be an object with a rewrite\(url\) method, such as an Engine, got an object/],
-    ['a null rewriter', { rewriter: null }, /option rewriter must be an object with a rewrite\(url\) method.*got null/],
-    ['a dispatcher without dispatch()', { dispatcher: {} }, /option dispatcher must be an undici Dispatcher/],
-    ['onUpgrade not a function', { onUpgrade: 'log' }, /option onUpgrade must be a function, got "log"/],
-    ['a flag that is not a boolean', { allowHttpFallbackWithCredentials: 'no' }, /option allowHttpFallbackWithCredentials must be true or false/],
+    [
+      'a rewriter without rewrite()',
+      { rewriter: {} },
+      /option rewriter must be an object with a rewrite\(url\) method, such as an Engine, got an object/,
+    ],
+    [
+      'a null rewriter',
+      { rewriter: null },
+      /option rewriter must be an object with a rewrite\(url\) method.*got null/,
+    ],
+    [
+      'a dispatcher without dispatch()',
+      { dispatcher: {} },
+      /option dispatcher must be an undici Dispatcher/,
+    ],
+    [
+      'onUpgrade not a function',
+      { onUpgrade: 'log' },
+      /option onUpgrade must be a function, got "log"/,
+    ],
+    [
+      'a flag that is not a boolean',
+      { allowHttpFallbackWithCredentials: 'no' },
+      /option allowHttpFallbackWithCredentials must be true or false/,
+    ],
     ['fetch not a function', { fetch: {} }, /option fetch must be a function/],
     // A misspelt key would leave the default (weaker) policy in force without a word.
     ['a misspelt option', { polcy: 'force' }, /unknown option "polcy"; known: policy, rewriter/],
@@ -43,23 +75,39 @@ describe('createHttpsifyFetch checks its options when it is created', () => {
   }
 
   it('refuses options that are not an object', () => {
-    expect(() => createHttpsifyFetch('force' as never)).toThrow(/createHttpsifyFetch: options must be an object/);
+    expect(() => createHttpsifyFetch('force' as never)).toThrow(
+      /createHttpsifyFetch: options must be an object/,
+    );
   });
 
   it('a NaN maxRedirects no longer follows a redirect loop: nothing is sent', () => {
     const loop = redirectLoop();
-    expect(() => createHttpsifyFetch({ rewriter: noRules, fetch: loop.send, maxRedirects: NaN })).toThrow(TypeError);
+    expect(() =>
+      createHttpsifyFetch({ rewriter: noRules, fetch: loop.send, maxRedirects: NaN }),
+    ).toThrow(TypeError);
     expect(loop.hops()).toBe(0);
   });
 
   it('takes the bounds and left-out options; maxRedirects counts the hops followed', async () => {
     for (const maxRedirects of [0, 2, 100]) {
       const loop = redirectLoop();
-      const f = createHttpsifyFetch({ rewriter: noRules, fetch: loop.send, maxRedirects, preferTimeoutMs: 1, onUpgrade: undefined });
+      const f = createHttpsifyFetch({
+        rewriter: noRules,
+        fetch: loop.send,
+        maxRedirects,
+        preferTimeoutMs: 1,
+        onUpgrade: undefined,
+      });
       await expect(f('https://loop.test/')).rejects.toThrow(`more than ${maxRedirects} redirects`);
       expect(loop.hops()).toBe(maxRedirects + 1);
     }
-    expect(() => createHttpsifyFetch({ dispatcher: new Agent(), preferTimeoutMs: 3_600_000, allowHttpFallbackWithBody: false })).not.toThrow();
+    expect(() =>
+      createHttpsifyFetch({
+        dispatcher: new Agent(),
+        preferTimeoutMs: 3_600_000,
+        allowHttpFallbackWithBody: false,
+      }),
+    ).not.toThrow();
   });
 });
 
@@ -74,12 +122,17 @@ describe('options are read once, into a snapshot, and only the snapshot is used'
     ],
     [
       'an inherited Infinity',
-      () => Object.assign(Object.create({ maxRedirects: Infinity }) as object, { rewriter: noRules }),
+      () =>
+        Object.assign(Object.create({ maxRedirects: Infinity }) as object, { rewriter: noRules }),
       /option maxRedirects must be an own property/,
     ],
     [
       'a non-enumerable NaN',
-      () => Object.defineProperty({ rewriter: noRules }, 'maxRedirects', { value: NaN, enumerable: false }),
+      () =>
+        Object.defineProperty({ rewriter: noRules }, 'maxRedirects', {
+          value: NaN,
+          enumerable: false,
+        }),
       /option maxRedirects must be an integer from 0 to 100, got NaN/,
     ],
     [
@@ -97,7 +150,11 @@ describe('options are read once, into a snapshot, and only the snapshot is used'
       () => new Proxy({ rewriter: noRules, maxRedirects: NaN }, { ownKeys: () => ['rewriter'] }),
       /option maxRedirects must be an own property/,
     ],
-    ['a symbol key', () => ({ rewriter: noRules, [Symbol('maxRedirects')]: NaN }), /unknown option "Symbol\(maxRedirects\)"/],
+    [
+      'a symbol key',
+      () => ({ rewriter: noRules, [Symbol('maxRedirects')]: NaN }),
+      /unknown option "Symbol\(maxRedirects\)"/,
+    ],
   ];
   for (const [what, make, message] of bypasses) {
     it(`refuses ${what}, and sends nothing`, () => {
@@ -130,7 +187,9 @@ describe('options are read once, into a snapshot, and only the snapshot is used'
   });
 
   it('the interceptor refuses the same shapes', () => {
-    expect(() => httpsifyInterceptor(Object.create({ onUpgrade: 1 }) as never)).toThrow(/option onUpgrade must be an own property/);
+    expect(() => httpsifyInterceptor(Object.create({ onUpgrade: 1 }) as never)).toThrow(
+      /option onUpgrade must be an own property/,
+    );
     expect(() =>
       httpsifyInterceptor({
         get allowHttpFallbackWithBody() {
@@ -143,9 +202,15 @@ describe('options are read once, into a snapshot, and only the snapshot is used'
 
 describe('httpsifyInterceptor checks its options when it is created', () => {
   it('refuses a rewriter without rewrite(), an option only fetch takes, and a misspelt one', () => {
-    expect(() => httpsifyInterceptor({ rewriter: {} } as never)).toThrow(/httpsifyInterceptor: option rewriter must be an object with a rewrite\(url\) method/);
-    expect(() => httpsifyInterceptor({ maxRedirects: 3 } as never)).toThrow(/httpsifyInterceptor: unknown option "maxRedirects"/);
-    expect(() => httpsifyInterceptor({ onUpgrade: 1 } as never)).toThrow(/option onUpgrade must be a function, got 1/);
+    expect(() => httpsifyInterceptor({ rewriter: {} } as never)).toThrow(
+      /httpsifyInterceptor: option rewriter must be an object with a rewrite\(url\) method/,
+    );
+    expect(() => httpsifyInterceptor({ maxRedirects: 3 } as never)).toThrow(
+      /httpsifyInterceptor: unknown option "maxRedirects"/,
+    );
+    expect(() => httpsifyInterceptor({ onUpgrade: 1 } as never)).toThrow(
+      /option onUpgrade must be a function, got 1/,
+    );
     expect(() => httpsifyInterceptor({ policy: 'force', rewriter: noRules })).not.toThrow();
   });
 });

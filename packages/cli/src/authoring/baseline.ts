@@ -20,7 +20,9 @@ interface BaselineEntry {
   findings: string[];
 }
 
-type BaselineData = { version: 1 } & Partial<Record<BaselineSection, Record<string, BaselineEntry>>>;
+type BaselineData = { version: 1 } & Partial<
+  Record<BaselineSection, Record<string, BaselineEntry>>
+>;
 
 const keyOf = (d: Diagnostic): string => `${d.code}@${d.line}:${d.column}`;
 
@@ -34,17 +36,27 @@ export function readBaseline(path: string): BaselineData | null {
     throw new Error(`${path}: not a baseline file: ${(err as Error).message}`);
   }
   const fail = (what: string): never => {
-    throw new Error(`${path}: not a baseline file: ${what} (write a new one with --write-baseline)`);
+    throw new Error(
+      `${path}: not a baseline file: ${what} (write a new one with --write-baseline)`,
+    );
   };
-  if (typeof data !== 'object' || data === null || (data as { version?: unknown }).version !== 1) fail('expected {"version": 1, …}');
+  if (typeof data !== 'object' || data === null || (data as { version?: unknown }).version !== 1)
+    fail('expected {"version": 1, …}');
   for (const section of ['check', 'test'] as const) {
     const entries = (data as Record<string, unknown>)[section];
     if (entries === undefined) continue;
     if (typeof entries !== 'object' || entries === null) fail(`"${section}" is not an object`);
     for (const [hash, entry] of Object.entries(entries as Record<string, unknown>)) {
-      if (!/^[0-9a-f]{64}$/.test(hash)) fail(`"${section}" key "${hash}" is not a SHA-256 hex digest`);
+      if (!/^[0-9a-f]{64}$/.test(hash))
+        fail(`"${section}" key "${hash}" is not a SHA-256 hex digest`);
       const e = entry as Partial<BaselineEntry> | null;
-      if (typeof e !== 'object' || e === null || typeof e.file !== 'string' || !Array.isArray(e.findings) || !e.findings.every((f) => typeof f === 'string')) {
+      if (
+        typeof e !== 'object' ||
+        e === null ||
+        typeof e.file !== 'string' ||
+        !Array.isArray(e.findings) ||
+        !e.findings.every((f) => typeof f === 'string')
+      ) {
         fail(`"${section}"."${hash}" must be {"file": string, "findings": [string…]}`);
       }
     }
@@ -117,15 +129,22 @@ export function writeBaseline(
 ): { files: number; findings: number; kept: number } {
   const previous = readBaseline(path);
   const entries: Record<string, BaselineEntry> = {};
-  const dirs = new Set(scope.filter((p) => statSync(p, { throwIfNoEntry: false })?.isDirectory() === true).map((p) => resolve(p)));
+  const dirs = new Set(
+    scope
+      .filter((p) => statSync(p, { throwIfNoEntry: false })?.isDirectory() === true)
+      .map((p) => resolve(p)),
+  );
   const files = new Set([...scope, ...hashes.keys()].map((f) => resolve(f)));
   const current = new Set(hashes.values());
   // Entries are written with paths relative to the directory the baseline was written from.
   const inScope = (hash: string, entry: BaselineEntry): boolean => {
     const file = resolve(entry.file);
-    return current.has(hash) || files.has(file) || (dirs.has(dirname(file)) && file.endsWith('.xml'));
+    return (
+      current.has(hash) || files.has(file) || (dirs.has(dirname(file)) && file.endsWith('.xml'))
+    );
   };
-  for (const [hash, entry] of Object.entries(previous?.[section] ?? {})) if (!inScope(hash, entry)) entries[hash] = entry;
+  for (const [hash, entry] of Object.entries(previous?.[section] ?? {}))
+    if (!inScope(hash, entry)) entries[hash] = entry;
   const kept = Object.keys(entries).length;
   let findings = 0;
   const byFile = new Map<string, Diagnostic[]>();
@@ -143,7 +162,11 @@ export function writeBaseline(
     findings += list.length;
   }
   const data: BaselineData = { version: 1, check: previous?.check, test: previous?.test };
-  data[section] = Object.fromEntries(Object.entries(entries).sort(([, a], [, b]) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)));
+  data[section] = Object.fromEntries(
+    Object.entries(entries).sort(([, a], [, b]) =>
+      a.file < b.file ? -1 : a.file > b.file ? 1 : 0,
+    ),
+  );
   // Temp file and rename: an interrupted write leaves the old baseline, never half of one.
   const temp = `${path}.tmp-${process.pid}`;
   writeFileSync(temp, `${JSON.stringify(data, null, 1)}\n`);
@@ -163,7 +186,9 @@ export interface HiddenFindings {
 export function hiddenFindingsText(report: HiddenFindings): string[] {
   const out: string[] = [];
   if (report.baselineHidden > 0)
-    out.push(`the baseline hid ${count(report.baselineHidden, 'finding')} in ${count(report.baselineHiddenFiles, 'unchanged file')}`);
+    out.push(
+      `the baseline hid ${count(report.baselineHidden, 'finding')} in ${count(report.baselineHiddenFiles, 'unchanged file')}`,
+    );
   if (report.suppressed > 0) out.push(`httpsify-ignore comments hid ${report.suppressed}`);
   if (report.baselineStale > 0)
     out.push(
@@ -179,6 +204,9 @@ export function baselineWrittenLine(
   written: { files: number; findings: number; kept: number },
   scope: readonly string[],
 ): string {
-  const kept = written.kept > 0 ? `; kept the entries of ${count(written.kept, 'file')} outside ${scope.join(' ')}` : '';
+  const kept =
+    written.kept > 0
+      ? `; kept the entries of ${count(written.kept, 'file')} outside ${scope.join(' ')}`
+      : '';
   return `${path}: wrote ${count(written.findings, 'finding')} of ${count(written.files, 'file')} to the ${section} baseline${kept}\n`;
 }

@@ -4,7 +4,10 @@ import { join } from 'node:path';
 function git(cwd: string, args: string[]): string {
   const run = spawnSync('git', args, { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   if (run.error !== undefined) throw new Error(`git ${args.join(' ')}: ${run.error.message}`);
-  if (run.status !== 0) throw new Error(`${cwd}: git ${args.join(' ')} failed: ${run.stderr.trim() || `exit ${run.status}`}`);
+  if (run.status !== 0)
+    throw new Error(
+      `${cwd}: git ${args.join(' ')} failed: ${run.stderr.trim() || `exit ${run.status}`}`,
+    );
   return run.stdout;
 }
 
@@ -14,9 +17,15 @@ function git(cwd: string, args: string[]): string {
  * are left out: there is nothing to check in them.
  */
 export function changedSince(dir: string, rev: string): string[] {
-  if (!/^[\w./@^~{}:-]+$/.test(rev) || rev.startsWith('-')) throw new Error(`--changed-since: "${rev}" is not a git revision`);
-  const split = (out: string): string[] => out.split('\0').filter((f) => f.endsWith('.xml') && !f.includes('/'));
-  const changed = split(git(dir, ['diff', '--name-only', '--relative', '--diff-filter=ACMR', '-z', rev, '--', '.']));
-  const untracked = split(git(dir, ['ls-files', '--others', '--exclude-standard', '-z', '--', '.']));
+  if (!/^[\w./@^~{}:-]+$/.test(rev) || rev.startsWith('-'))
+    throw new Error(`--changed-since: "${rev}" is not a git revision`);
+  const split = (out: string): string[] =>
+    out.split('\0').filter((f) => f.endsWith('.xml') && !f.includes('/'));
+  const changed = split(
+    git(dir, ['diff', '--name-only', '--relative', '--diff-filter=ACMR', '-z', rev, '--', '.']),
+  );
+  const untracked = split(
+    git(dir, ['ls-files', '--others', '--exclude-standard', '-z', '--', '.']),
+  );
   return [...new Set([...changed, ...untracked])].sort().map((f) => join(dir, f));
 }

@@ -31,7 +31,8 @@ export interface CheckConfig {
 const SETTINGS: readonly string[] = ['off', 'warn', 'error'];
 
 const UNLOADABLE_MESSAGE =
-  'a ruleset with this error does not load at all, so it stays an error ' + "(the baseline or an httpsify-ignore comment accepts one file's finding)";
+  'a ruleset with this error does not load at all, so it stays an error ' +
+  "(the baseline or an httpsify-ignore comment accepts one file's finding)";
 
 /** `$.rules`, `$.rules["unescaped-dot"]`, `$.ignores[2]`: a JSONPath to the key. */
 function jsonPath(base: string, key: string | number): string {
@@ -44,14 +45,23 @@ function jsonPath(base: string, key: string | number): string {
  * JSON.parse keeps the last of them without a word: one of two settings would be dropped.
  */
 function duplicateKey(text: string): string | null {
-  type Frame = { path: string } & ({ keys: Set<string>; key: string; expectKey: boolean } | { index: number });
+  type Frame = { path: string } & (
+    { keys: Set<string>; key: string; expectKey: boolean } | { index: number }
+  );
   const stack: Frame[] = [];
   // Strings and punctuation are all it takes; numbers, true, false and null fall through.
   for (const [token] of text.matchAll(/"(?:[^"\\]|\\.)*"|[{}[\],:]/g)) {
     const top = stack.at(-1);
     if (token === '{' || token === '[') {
-      const path = top === undefined ? '$' : 'keys' in top ? jsonPath(top.path, top.key) : jsonPath(top.path, top.index);
-      stack.push(token === '{' ? { path, keys: new Set(), key: '', expectKey: true } : { path, index: 0 });
+      const path =
+        top === undefined
+          ? '$'
+          : 'keys' in top
+            ? jsonPath(top.path, top.key)
+            : jsonPath(top.path, top.index);
+      stack.push(
+        token === '{' ? { path, keys: new Set(), key: '', expectKey: true } : { path, index: 0 },
+      );
     } else if (token === '}' || token === ']') stack.pop();
     else if (top === undefined) continue;
     else if (token === ',') {
@@ -85,7 +95,11 @@ function editDistance(a: string, b: string): number {
   for (let i = 1; i <= a.length; i++) {
     const next = [i];
     for (let j = 1; j <= b.length; j++) {
-      next[j] = Math.min((row[j] as number) + 1, (next[j - 1] as number) + 1, (row[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      next[j] = Math.min(
+        (row[j] as number) + 1,
+        (next[j - 1] as number) + 1,
+        (row[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
     }
     row = next;
   }
@@ -106,16 +120,19 @@ export function parseCheckConfig(text: string, file: string): CheckConfig {
   }
   const twice = duplicateKey(text);
   if (twice !== null) fail(twice, 'given twice (JSON keeps only the last one)');
-  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    typeof v === 'object' && v !== null && !Array.isArray(v);
   if (!isObject(data)) return fail('$', 'expected an object: { "rules": {…}, "ignores": […] }');
   for (const key of Object.keys(data)) {
-    if (key !== 'rules' && key !== 'ignores') fail(jsonPath('$', key), 'unknown key (expected "rules" or "ignores")');
+    if (key !== 'rules' && key !== 'ignores')
+      fail(jsonPath('$', key), 'unknown key (expected "rules" or "ignores")');
   }
   const raw = data as { rules?: unknown; ignores?: unknown };
 
   const rules = new Map<string, RuleSetting>();
   if (raw.rules !== undefined) {
-    if (!isObject(raw.rules)) fail('$.rules', 'expected an object of "<code>": "off" | "warn" | "error"');
+    if (!isObject(raw.rules))
+      fail('$.rules', 'expected an object of "<code>": "off" | "warn" | "error"');
     for (const [code, value] of Object.entries(raw.rules as Record<string, unknown>)) {
       const path = jsonPath('$.rules', code);
       if (!FINDING_CODES.has(code)) {
@@ -133,16 +150,23 @@ export function parseCheckConfig(text: string, file: string): CheckConfig {
 
   const ignores: string[] = [];
   if (raw.ignores !== undefined) {
-    if (!Array.isArray(raw.ignores)) fail('$.ignores', 'expected an array of patterns, e.g. ["legacy/", "*-falsemixed.xml"]');
+    if (!Array.isArray(raw.ignores))
+      fail('$.ignores', 'expected an array of patterns, e.g. ["legacy/", "*-falsemixed.xml"]');
     (raw.ignores as unknown[]).forEach((pattern, i) => {
       const path = jsonPath('$.ignores', i);
       if (typeof pattern !== 'string' || pattern.trim() === '') {
-        return fail(path, `expected a pattern (a non-empty string), not ${JSON.stringify(pattern)}`);
+        return fail(
+          path,
+          `expected a pattern (a non-empty string), not ${JSON.stringify(pattern)}`,
+        );
       }
       // Relative to the config's directory, as in .gitignore: "./x" and "../x" never match.
       if (/^\.\.?\//.test(pattern)) {
         const why = `patterns are relative to the directory of ${file}`;
-        fail(path, `"${pattern}": ${why}; write it without "./" (and nothing outside it can be ignored)`);
+        fail(
+          path,
+          `"${pattern}": ${why}; write it without "./" (and nothing outside it can be ignored)`,
+        );
       }
       ignores.push(pattern);
     });
@@ -175,7 +199,12 @@ export function loadCheckConfig(option: string | false | undefined): CheckConfig
     text = readFileSync(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a directory' : (err as Error).message;
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EISDIR'
+          ? 'a directory'
+          : (err as Error).message;
     throw new Error(`${file}: cannot read the config: ${why}`);
   }
   return parseCheckConfig(text, file);
@@ -185,13 +214,17 @@ export function loadCheckConfig(option: string | false | undefined): CheckConfig
  * The findings as the config's `rules` set them: "off" drops a code, "warn" and "error" set its
  * severity. Applied before counts, the baseline, --max-warnings and the exit status.
  */
-export function applyRuleSettings(diagnostics: readonly Diagnostic[], config: CheckConfig | null): Diagnostic[] {
+export function applyRuleSettings(
+  diagnostics: readonly Diagnostic[],
+  config: CheckConfig | null,
+): Diagnostic[] {
   if (config === null || config.rules.size === 0) return [...diagnostics];
   const out: Diagnostic[] = [];
   for (const d of diagnostics) {
     const setting = config.rules.get(d.code);
     if (setting === undefined) out.push(d);
-    else if (setting !== 'off') out.push({ ...d, severity: setting === 'warn' ? 'warning' : 'error' });
+    else if (setting !== 'off')
+      out.push({ ...d, severity: setting === 'warn' ? 'warning' : 'error' });
   }
   return out;
 }
@@ -210,7 +243,11 @@ export interface SelectedFiles {
  * seen by the checks across files. A directory whose every ruleset is ignored is an error, as a
  * directory without any is: "0 files: 0 errors" would pass a CI job that checks nothing.
  */
-export function selectRulesetFiles(paths: readonly string[], changed: readonly string[] | undefined, config: CheckConfig | null): SelectedFiles {
+export function selectRulesetFiles(
+  paths: readonly string[],
+  changed: readonly string[] | undefined,
+  config: CheckConfig | null,
+): SelectedFiles {
   const files: string[] = [];
   const known = new Set<string>();
   const ignored = new Set<string>();
@@ -232,11 +269,16 @@ export function selectRulesetFiles(paths: readonly string[], changed: readonly s
   }
   // A changed file outside the given directories is still checked (against them).
   for (const f of changed ?? []) if (!known.has(resolve(f)) && !isIgnored(f)) files.push(f);
-  const inScope = changed === undefined ? null : new Set(changed.map((f) => resolve(f)).filter((f) => !ignored.has(f)));
+  const inScope =
+    changed === undefined
+      ? null
+      : new Set(changed.map((f) => resolve(f)).filter((f) => !ignored.has(f)));
   return { files, changed: inScope, ignored: ignored.size };
 }
 
 /** The summary's phrase for the files the config ignored (none when it ignored none). */
 export function ignoredFilesText(report: { config: string | null; ignored: number }): string[] {
-  return report.ignored > 0 && report.config !== null ? [`${count(report.ignored, 'file')} ignored by ${report.config}`] : [];
+  return report.ignored > 0 && report.config !== null
+    ? [`${count(report.ignored, 'file')} ignored by ${report.config}`]
+    : [];
 }

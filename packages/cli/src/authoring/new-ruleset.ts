@@ -10,10 +10,14 @@ const HOST = /^(?:[a-z0-9](?:[a-z0-9_-]*[a-z0-9])?\.)+(?:[a-z]{2,63}|xn--[a-z0-9
 
 /** Validates the domain given on the command line; the message says what to type instead. */
 export function checkNewDomain(domain: string): string | null {
-  if (domain !== domain.toLowerCase()) return `write the domain in lower case: ${domain.toLowerCase()}`;
-  if (/^https?:|\//.test(domain)) return `give a host name, not a URL (e.g. ${domain.replace(/^https?:\/\//, '').split('/')[0] ?? domain})`;
-  if (domain.startsWith('www.')) return `omit the leading "www." and pass --www to add it as a target`;
-  if (!HOST.test(domain)) return `"${domain}" is not a host name like example.com (use punycode xn--… for non-ASCII names)`;
+  if (domain !== domain.toLowerCase())
+    return `write the domain in lower case: ${domain.toLowerCase()}`;
+  if (/^https?:|\//.test(domain))
+    return `give a host name, not a URL (e.g. ${domain.replace(/^https?:\/\//, '').split('/')[0] ?? domain})`;
+  if (domain.startsWith('www.'))
+    return `omit the leading "www." and pass --www to add it as a target`;
+  if (!HOST.test(domain))
+    return `"${domain}" is not a host name like example.com (use punycode xn--… for non-ASCII names)`;
   return null;
 }
 

@@ -1,7 +1,21 @@
 import { createHash } from 'node:crypto';
 import { closeSync, readSync, statSync } from 'node:fs';
-import { FileRefused, FileTooLarge, isBundle, listRulesetFiles, openRegularFile, readRegularFile } from '@httpsify/engine/node';
-import { archiveKind, decodeUtf8, LIBRARY_LIMITS, LibraryRefused, NotUtf8, readArchive } from '@httpsify/engine/library';
+import {
+  FileRefused,
+  FileTooLarge,
+  isBundle,
+  listRulesetFiles,
+  openRegularFile,
+  readRegularFile,
+} from '@httpsify/engine/node';
+import {
+  archiveKind,
+  decodeUtf8,
+  LIBRARY_LIMITS,
+  LibraryRefused,
+  NotUtf8,
+  readArchive,
+} from '@httpsify/engine/library';
 
 /**
  * The rulesets of archives named on the command line, by the path they are shown under
@@ -40,8 +54,10 @@ function expandArchive(file: string): string[] {
   try {
     contents = readArchive(readRegularFile(file, LIBRARY_LIMITS.totalBytes));
   } catch (err) {
-    if (err instanceof FileTooLarge) throw new Error(`${file}: ${err.message}: too large for one library`);
-    if (err instanceof LibraryRefused || err instanceof FileRefused) throw new Error(`${file}: ${err.message}`);
+    if (err instanceof FileTooLarge)
+      throw new Error(`${file}: ${err.message}: too large for one library`);
+    if (err instanceof LibraryRefused || err instanceof FileRefused)
+      throw new Error(`${file}: ${err.message}`);
     throw err;
   }
   const problem = contents.problems[0];
@@ -66,7 +82,9 @@ export function expandRulesetPaths(paths: readonly string[]): string[] {
       isDir = statSync(path).isDirectory();
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      throw new Error(`${path}: ${code === 'ENOENT' ? 'no such file or directory' : (err as Error).message}`);
+      throw new Error(
+        `${path}: ${code === 'ENOENT' ? 'no such file or directory' : (err as Error).message}`,
+      );
     }
     if (!isDir) {
       files.push(...(isArchive(path) ? expandArchive(path) : [path]));
@@ -88,7 +106,8 @@ export function readRulesetFile(file: string): string {
 /** A ruleset file's text and the SHA-256 of its bytes (what a baseline entry is keyed by). */
 export function readRulesetSource(file: string): { text: string; sha256: string } {
   const archived = fromArchives.get(file);
-  if (archived !== undefined) return { text: archived, sha256: createHash('sha256').update(archived).digest('hex') };
+  if (archived !== undefined)
+    return { text: archived, sha256: createHash('sha256').update(archived).digest('hex') };
   let bytes: Buffer;
   try {
     // The single-file bound of --rules: a whole bundle fits, so it is refused by name below.
@@ -97,7 +116,10 @@ export function readRulesetSource(file: string): { text: string; sha256: string 
     throw new Error(`${file}: cannot read: ${(err as Error).message}`);
   }
   // Bundles keep no tests, comments or source positions: authors' checks need the XML.
-  if (isBundle(bytes)) throw new Error(`${file}: a compiled bundle, not ruleset XML: give the *.xml rulesets it was compiled from`);
+  if (isBundle(bytes))
+    throw new Error(
+      `${file}: a compiled bundle, not ruleset XML: give the *.xml rulesets it was compiled from`,
+    );
   let text: string;
   try {
     // The BOM stays: `check --fix` diffs show the file's lines as they are.

@@ -11,7 +11,9 @@ export async function readJsonFile(path: string, what: string): Promise<unknown>
     text = decodeUtf8(readRegularFile(path, 1024 * 1024));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new Error(`cannot read ${what} ${path}: ${code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+    throw new Error(
+      `cannot read ${what} ${path}: ${code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
+    );
   }
   try {
     return JSON.parse(text) as unknown;
@@ -23,7 +25,11 @@ export async function readJsonFile(path: string, what: string): Promise<unknown>
 export { writeFileAtomic } from '@httpsify/engine/node';
 
 /** Creates a new file, refusing to replace an existing one (keys must never be overwritten). */
-export async function writeNewFile(path: string, data: string | Uint8Array, mode: number): Promise<void> {
+export async function writeNewFile(
+  path: string,
+  data: string | Uint8Array,
+  mode: number,
+): Promise<void> {
   const handle = await open(path, 'wx', mode).catch((err: unknown) => {
     throw outputFileError(path, err);
   });

@@ -1,4 +1,10 @@
-import { type ChannelCheckReport, channelFreshness, type ChannelRecord, formatTimestamp, installedProblem } from '@httpsify/engine/channels';
+import {
+  type ChannelCheckReport,
+  channelFreshness,
+  type ChannelRecord,
+  formatTimestamp,
+  installedProblem,
+} from '@httpsify/engine/channels';
 import { count } from '../shared/plural.js';
 
 const when = (ts: number): string => `${ts} (${formatTimestamp(ts)})`;
@@ -11,7 +17,10 @@ export function formatCheckReport(r: ChannelCheckReport): string {
     case 'current':
       return `${r.channel}: up to date at ${when(r.installedTimestamp as number)}`;
     case 'failed': {
-      const kept = r.installedTimestamp !== undefined ? `keeping the installed ${when(r.installedTimestamp)}` : 'nothing installed';
+      const kept =
+        r.installedTimestamp !== undefined
+          ? `keeping the installed ${when(r.installedTimestamp)}`
+          : 'nothing installed';
       return `${r.channel}: update failed [${r.error?.code}]: ${r.error?.message} (${kept}; retried next time)`;
     }
   }
@@ -22,7 +31,9 @@ function downloadNote(r: ChannelCheckReport): string {
   const d = r.download;
   if (d === undefined) return '';
   if (d.kind === 'delta') return `; ${count(d.bytes, 'byte')} downloaded as a delta`;
-  return d.deltaProblem === undefined ? '' : `; the delta was not usable (${d.deltaProblem}), downloaded the whole bundle (${count(d.bytes, 'byte')})`;
+  return d.deltaProblem === undefined
+    ? ''
+    : `; the delta was not usable (${d.deltaProblem}), downloaded the whole bundle (${count(d.bytes, 'byte')})`;
 }
 
 /** What `httpsify update --status` prints for one installed channel. */
@@ -45,9 +56,13 @@ export function formatRecord(record: ChannelRecord, now: number): string[] {
     );
   }
   if (lastCheck) {
-    const outcome = lastCheck.result === 'failed' ? `failed [${lastCheck.error?.code}]: ${lastCheck.error?.message}` : lastCheck.result;
+    const outcome =
+      lastCheck.result === 'failed'
+        ? `failed [${lastCheck.error?.code}]: ${lastCheck.error?.message}`
+        : lastCheck.result;
     lines.push(`  last check: ${formatTimestamp(lastCheck.at)} ${outcome}`);
   }
-  if (record.lastSuccessAt !== undefined && lastCheck?.result === 'failed') lines.push(`  last successful check: ${formatTimestamp(record.lastSuccessAt)}`);
+  if (record.lastSuccessAt !== undefined && lastCheck?.result === 'failed')
+    lines.push(`  last successful check: ${formatTimestamp(record.lastSuccessAt)}`);
   return lines;
 }

@@ -21,8 +21,19 @@ function literalStart(pattern: string): string {
 function sampleUrls(ruleset: Ruleset): string[] {
   const hosts = new Set<string>();
   for (const { host } of ruleset.targets) {
-    const fills = host.startsWith('*.') ? ['www', 'a'] : host.endsWith('.*') ? ['com', 'org'] : [''];
-    for (const f of fills) hosts.add(host.startsWith('*.') ? `${f}${host.slice(1)}` : host.endsWith('.*') ? `${host.slice(0, -1)}${f}` : host);
+    const fills = host.startsWith('*.')
+      ? ['www', 'a']
+      : host.endsWith('.*')
+        ? ['com', 'org']
+        : [''];
+    for (const f of fills)
+      hosts.add(
+        host.startsWith('*.')
+          ? `${f}${host.slice(1)}`
+          : host.endsWith('.*')
+            ? `${host.slice(0, -1)}${f}`
+            : host,
+      );
   }
   const urls = [...hosts].flatMap((h) => [`http://${h}/`, `https://${h}/`]);
   for (const t of ruleset.tests) urls.push(t.url, t.url.replace(/^http:/i, 'https:'));

@@ -14,10 +14,24 @@ import {
   type LintedFile,
   type Suppression,
 } from '@httpsify/engine/authoring';
-import { baselineWrittenLine, DEFAULT_BASELINE, filterByBaseline, hiddenFindingsText, readBaseline, writeBaseline } from '../authoring/baseline.js';
+import {
+  baselineWrittenLine,
+  DEFAULT_BASELINE,
+  filterByBaseline,
+  hiddenFindingsText,
+  readBaseline,
+  writeBaseline,
+} from '../authoring/baseline.js';
 import { changedSince } from '../authoring/changed-files.js';
 import { readRulesetSource } from '../authoring/ruleset-files.js';
-import { applyRuleSettings, DEFAULT_CONFIG, ignoredFilesText, loadCheckConfig, selectRulesetFiles, type CheckConfig } from '../authoring/check-config.js';
+import {
+  applyRuleSettings,
+  DEFAULT_CONFIG,
+  ignoredFilesText,
+  loadCheckConfig,
+  selectRulesetFiles,
+  type CheckConfig,
+} from '../authoring/check-config.js';
 import { createTwoFilesPatch } from 'diff';
 import { formatFindingsSarif } from '../formats/findings.js';
 import { checkReportPath, writeOutputFile, writeReport } from '../shared/output-file.js';
@@ -85,7 +99,11 @@ export function runCheck(paths: readonly string[], options: CheckOptions = {}): 
       continue;
     }
     const facts = collectionFacts(source.text) ?? parseRulesetXml(source.text, file).ruleset;
-    if (facts !== null) collection.push({ file, ruleset: { rules: [], exclusions: [], secureCookies: [], tests: [], ...facts } });
+    if (facts !== null)
+      collection.push({
+        file,
+        ruleset: { rules: [], exclusions: [], secureCookies: [], tests: [], ...facts },
+      });
   }
   for (const d of applyRuleSettings(lintCollection(collection), config)) {
     if (changed !== null && !changed.has(resolve(d.file))) continue;
@@ -98,7 +116,8 @@ export function runCheck(paths: readonly string[], options: CheckOptions = {}): 
   const filtered = filterByBaseline(diagnostics, hashes, baseline, 'check');
   const counts: Record<string, number> = {};
   for (const d of filtered.kept) counts[d.code] = (counts[d.code] ?? 0) + 1;
-  const severity = (s: Diagnostic['severity']): number => filtered.kept.filter((d) => d.severity === s).length;
+  const severity = (s: Diagnostic['severity']): number =>
+    filtered.kept.filter((d) => d.severity === s).length;
   return {
     files: files.length,
     checked,
@@ -123,7 +142,12 @@ export function runCheck(paths: readonly string[], options: CheckOptions = {}): 
 export interface FixReport {
   files: number;
   /** Per changed file: its path, the fixes (code, line, message), the diff and the new text. */
-  changed: { file: string; fixes: { code: string; line: number; message: string }[]; diff: string; fixed: string }[];
+  changed: {
+    file: string;
+    fixes: { code: string; line: number; message: string }[];
+    diff: string;
+    fixed: string;
+  }[];
   /** Fixes dropped because a test URL of the ruleset would be rewritten differently. */
   rejected: number;
   /** Files where the fixes make room for more (a dot escaped, then the rule trivialised): another round is pending. */
@@ -136,10 +160,16 @@ export interface FixReport {
  * One fix can make room for another, so up to `rounds` rounds run per file (as ESLint's --fix
  * does, 10 at most); each round's diff applies to the text the one before left.
  */
-export function runFix(paths: readonly string[], options: { changed?: readonly string[]; rounds?: number; config?: CheckConfig | null } = {}): FixReport {
+export function runFix(
+  paths: readonly string[],
+  options: { changed?: readonly string[]; rounds?: number; config?: CheckConfig | null } = {},
+): FixReport {
   const selected = selectRulesetFiles(paths, options.changed, options.config ?? null);
   // Files the config ignores are left alone, as they are by the checks.
-  const files = selected.changed === null ? selected.files : [...new Set(options.changed)].filter((f) => selected.changed?.has(resolve(f)));
+  const files =
+    selected.changed === null
+      ? selected.files
+      : [...new Set(options.changed)].filter((f) => selected.changed?.has(resolve(f)));
   const report: FixReport = { files: files.length, changed: [], rejected: 0, pending: 0 };
   for (const file of files) {
     const original = readRulesetSource(file).text;
@@ -147,13 +177,24 @@ export function runFix(paths: readonly string[], options: { changed?: readonly s
     const done: FixReport['changed'][number] = { file, fixes: [], diff: '', fixed: text };
     let result = fixRuleset(text, file);
     for (let round = 0; round < (options.rounds ?? 1) && result.fixes.length > 0; round++) {
-      done.fixes.push(...result.fixes.map((f) => ({ code: f.code, line: f.line, message: f.message })));
+      done.fixes.push(
+        ...result.fixes.map((f) => ({ code: f.code, line: f.line, message: f.message })),
+      );
       text = done.fixed = result.fixed;
       result = fixRuleset(text, file);
     }
     // One diff per file, with 3 lines of context and git's a/ b/ prefixes: plain `git apply` and
     // `patch -p1` take it (a BOM and CR LF line ends are part of the lines, as in the file).
-    if (done.fixes.length > 0) done.diff = createTwoFilesPatch(`a/${file}`, `b/${file}`, original, text, undefined, undefined, { context: 3 });
+    if (done.fixes.length > 0)
+      done.diff = createTwoFilesPatch(
+        `a/${file}`,
+        `b/${file}`,
+        original,
+        text,
+        undefined,
+        undefined,
+        { context: 3 },
+      );
     report.rejected += result.rejected.length;
     if (result.fixes.length > 0 && done.fixes.length > 0) report.pending++;
     if (done.fixes.length > 0) report.changed.push(done);
@@ -162,7 +203,10 @@ export function runFix(paths: readonly string[], options: { changed?: readonly s
 }
 
 /** The `[paths]` and `--changed`/`--changed-since` of check (and test) resolved to directories and files. */
-export function resolveChangedOptions(paths: string[], opts: { changed?: string[]; changedSince?: string }): { paths: string[]; changed?: string[] } {
+export function resolveChangedOptions(
+  paths: string[],
+  opts: { changed?: string[]; changedSince?: string },
+): { paths: string[]; changed?: string[] } {
   if (opts.changed === undefined && opts.changedSince === undefined) {
     // As linters do: no path means the current directory.
     return { paths: paths.length > 0 ? paths : ['.'] };
@@ -171,13 +215,19 @@ export function resolveChangedOptions(paths: string[], opts: { changed?: string[
   for (const f of changed) {
     // `--changed` is variadic: a directory after it was meant as a path to check.
     if (statSync(f, { throwIfNoEntry: false })?.isDirectory() === true)
-      throw new Error(`--changed takes ruleset files, and ${f} is a directory: write it before --changed`);
+      throw new Error(
+        `--changed takes ruleset files, and ${f} is a directory: write it before --changed`,
+      );
   }
   const dirs = paths.length > 0 ? paths : [...new Set(changed.map((f) => dirname(f)))];
   if (opts.changedSince !== undefined) {
-    if (dirs.length === 0) throw new Error('--changed-since needs the rules directory, e.g. httpsify check rules/ --changed-since origin/main');
+    if (dirs.length === 0)
+      throw new Error(
+        '--changed-since needs the rules directory, e.g. httpsify check rules/ --changed-since origin/main',
+      );
     for (const dir of dirs) {
-      if (!statSync(dir).isDirectory()) throw new Error(`${dir}: --changed-since needs a directory`);
+      if (!statSync(dir).isDirectory())
+        throw new Error(`${dir}: --changed-since needs a directory`);
       changed.push(...changedSince(dir, opts.changedSince));
     }
   }
@@ -204,24 +254,62 @@ interface CheckCliOptions {
 export function registerCheck(program: Command): void {
   program
     .command('check')
-    .description('validate and lint ruleset files: structure, targets, rules, exclusions, secure cookies, and checks across files')
-    .argument('[paths...]', 'ruleset files or directories of *.xml (default: the current directory)')
-    .option('-f, --format <format>', 'text, json or sarif (SARIF 2.1.0, for code-scanning UIs)', 'text')
-    .option('-o, --output-file <path>', 'write the report to this file instead of stdout (its directory is created)')
+    .description(
+      'validate and lint ruleset files: structure, targets, rules, exclusions, secure cookies, and checks across files',
+    )
+    .argument(
+      '[paths...]',
+      'ruleset files or directories of *.xml (default: the current directory)',
+    )
+    .option(
+      '-f, --format <format>',
+      'text, json or sarif (SARIF 2.1.0, for code-scanning UIs)',
+      'text',
+    )
+    .option(
+      '-o, --output-file <path>',
+      'write the report to this file instead of stdout (its directory is created)',
+    )
     .option('--counts', 'print the number of findings per code')
     .option('-q, --quiet', 'print errors only')
     .option('--info', 'also print informational findings (changes-domain)')
-    .option('--changed <files...>', 'report only these files; checks across files still see every file of [paths] (default: their directories)')
-    .option('--changed-since <rev>', 'report only the *.xml files that differ from git revision <rev> (plus untracked ones)')
-    .option('--baseline <file>', 'hide the findings this baseline lists for unchanged files', DEFAULT_BASELINE)
+    .option(
+      '--changed <files...>',
+      'report only these files; checks across files still see every file of [paths] (default: their directories)',
+    )
+    .option(
+      '--changed-since <rev>',
+      'report only the *.xml files that differ from git revision <rev> (plus untracked ones)',
+    )
+    .option(
+      '--baseline <file>',
+      'hide the findings this baseline lists for unchanged files',
+      DEFAULT_BASELINE,
+    )
     .option('--no-baseline', 'ignore the baseline file')
-    .option('--write-baseline', `write the current findings to the baseline file (${DEFAULT_BASELINE} unless --baseline)`)
-    .option('-c, --config <file>', `severities per code and files to ignore (default: ${DEFAULT_CONFIG} here, if there is one)`)
+    .option(
+      '--write-baseline',
+      `write the current findings to the baseline file (${DEFAULT_BASELINE} unless --baseline)`,
+    )
+    .option(
+      '-c, --config <file>',
+      `severities per code and files to ignore (default: ${DEFAULT_CONFIG} here, if there is one)`,
+    )
     .option('--no-config', `ignore ${DEFAULT_CONFIG}`)
-    .option('--fix', 'write the automatic fixes to the files (trivialise rules, escape host dots, ".+" in secure cookies), then report what is left')
-    .option('--fix-dry-run', 'print the automatic fixes as a unified diff, writing nothing (exit 1 while any are pending)')
+    .option(
+      '--fix',
+      'write the automatic fixes to the files (trivialise rules, escape host dots, ".+" in secure cookies), then report what is left',
+    )
+    .option(
+      '--fix-dry-run',
+      'print the automatic fixes as a unified diff, writing nothing (exit 1 while any are pending)',
+    )
     .option('--write', 'with --fix: the old spelling of --fix, which now writes by itself')
-    .option('--max-warnings <n>', 'exit 1 when more than n warnings are left after the baseline (as ESLint; -1: no limit)', '-1')
+    .option(
+      '--max-warnings <n>',
+      'exit 1 when more than n warnings are left after the baseline (as ESLint; -1: no limit)',
+      '-1',
+    )
     .action(async (paths: string[], opts: CheckCliOptions) => {
       const format = parseReportFormat(opts.format);
       const maxWarnings = parseMaxWarnings(opts.maxWarnings);
@@ -230,16 +318,27 @@ export function registerCheck(program: Command): void {
       const config = loadCheckConfig(opts.config);
       const scope = resolveChangedOptions(paths, opts);
       if (opts.writeBaseline === true && scope.changed !== undefined) {
-        throw new Error('--write-baseline records every file: run it without --changed/--changed-since');
+        throw new Error(
+          '--write-baseline records every file: run it without --changed/--changed-since',
+        );
       }
       if (opts.fixDryRun === true) {
-        if (format === 'sarif') throw new Error('--fix-dry-run prints a diff (or json), not SARIF: leave out --format sarif');
+        if (format === 'sarif')
+          throw new Error(
+            '--fix-dry-run prints a diff (or json), not SARIF: leave out --format sarif',
+          );
         const fixes = runFix(scope.paths, { changed: scope.changed, rounds: 1, config });
-        await writeReport(format === 'json' ? `${JSON.stringify(fixesJson(fixes), null, 2)}\n` : fixes.changed.map((c) => c.diff).join(''), opts.outputFile);
+        await writeReport(
+          format === 'json'
+            ? `${JSON.stringify(fixesJson(fixes), null, 2)}\n`
+            : fixes.changed.map((c) => c.diff).join(''),
+          opts.outputFile,
+        );
         process.stderr.write(fixSummaryLine(fixes, false));
         // As `git diff --exit-code` and `links fix --diff`: 1 while fixes are pending (shown but
         // not written, or more than the rounds could apply) or left out.
-        if (fixes.changed.length > 0 || fixes.rejected > 0 || fixes.pending > 0) process.exitCode = 1;
+        if (fixes.changed.length > 0 || fixes.rejected > 0 || fixes.pending > 0)
+          process.exitCode = 1;
         return;
       }
       let fixed: FixReport | null = null;
@@ -251,7 +350,11 @@ export function registerCheck(program: Command): void {
         process.stderr.write(fixSummaryLine(fixed, true));
       }
       const baselinePath = opts.baseline === false ? null : opts.baseline;
-      const report = runCheck(scope.paths, { changed: scope.changed, baseline: opts.writeBaseline === true ? null : baselinePath, config });
+      const report = runCheck(scope.paths, {
+        changed: scope.changed,
+        baseline: opts.writeBaseline === true ? null : baselinePath,
+        config,
+      });
       if (opts.writeBaseline === true) {
         const path = baselinePath ?? DEFAULT_BASELINE;
         const written = writeBaseline(path, 'check', report.unfiltered, report.hashes, scope.paths);
@@ -270,13 +373,24 @@ export function registerCheck(program: Command): void {
  * `check --fix` writes, as ESLint's --fix does. It used to print a diff (`--fix --write` wrote):
  * a script or a CI log that still expects the diff is told why there is none, on every run.
  */
-const FIX_NOTICE = 'httpsify: note: check --fix now writes the fixes to the files, as ESLint does; --fix-dry-run prints the diff only\n';
+const FIX_NOTICE =
+  'httpsify: note: check --fix now writes the fixes to the files, as ESLint does; --fix-dry-run prints the diff only\n';
 
 /** The combinations of --fix, --fix-dry-run, --write and --write-baseline that make sense. */
-function checkFixOptions(opts: { fix?: boolean; fixDryRun?: boolean; write?: boolean; writeBaseline?: boolean }): void {
-  if (opts.fix === true && opts.fixDryRun === true) throw new Error('--fix writes the fixes and --fix-dry-run only prints them: give one of the two');
-  if (opts.write === true && opts.fixDryRun === true) throw new Error('--fix-dry-run writes nothing: leave out --write (or use --fix, which writes)');
-  if (opts.write === true && opts.fix !== true) throw new Error('--write applies fixes: use it with --fix');
+function checkFixOptions(opts: {
+  fix?: boolean;
+  fixDryRun?: boolean;
+  write?: boolean;
+  writeBaseline?: boolean;
+}): void {
+  if (opts.fix === true && opts.fixDryRun === true)
+    throw new Error(
+      '--fix writes the fixes and --fix-dry-run only prints them: give one of the two',
+    );
+  if (opts.write === true && opts.fixDryRun === true)
+    throw new Error('--fix-dry-run writes nothing: leave out --write (or use --fix, which writes)');
+  if (opts.write === true && opts.fix !== true)
+    throw new Error('--write applies fixes: use it with --fix');
   if (opts.writeBaseline === true && (opts.fix === true || opts.fixDryRun === true))
     throw new Error('--write-baseline records the findings as they are: run it apart from --fix');
 }
@@ -308,16 +422,26 @@ function formatCheckReport(
     return `${JSON.stringify(fixed === null ? all : { ...all, fixes: fixesJson(fixed) }, null, 2)}\n`;
   }
   // Text and SARIF show what a person should see: errors only with --quiet, info with --info.
-  const shown = report.diagnostics.filter((d) => (opts.quiet === true ? d.severity === 'error' : d.severity !== 'info' || opts.info === true));
+  const shown = report.diagnostics.filter((d) =>
+    opts.quiet === true ? d.severity === 'error' : d.severity !== 'info' || opts.info === true,
+  );
   if (format === 'sarif') return formatFindingsSarif(shown, process.cwd());
   const lines = shown.map((d) => `${formatDiagnostic(d)}\n`);
-  if (opts.counts === true) for (const [code, n] of Object.entries(report.counts)) lines.push(`${String(n).padStart(7)} ${code}\n`);
+  if (opts.counts === true)
+    for (const [code, n] of Object.entries(report.counts))
+      lines.push(`${String(n).padStart(7)} ${code}\n`);
   return lines.join('');
 }
 
 /** The one line check writes on stderr whatever the format: what was checked, found and hidden. */
-function checkSummaryLine(report: CheckReport, changedOnly: boolean, opts: { info?: boolean }): string {
-  const scopeText = changedOnly ? `${plural(report.checked, 'changed file')} (checks across files over ${report.files})` : plural(report.files, 'file');
+function checkSummaryLine(
+  report: CheckReport,
+  changedOnly: boolean,
+  opts: { info?: boolean },
+): string {
+  const scopeText = changedOnly
+    ? `${plural(report.checked, 'changed file')} (checks across files over ${report.files})`
+    : plural(report.files, 'file');
   const hidden: string[] = [];
   if (report.info > 0 && opts.info !== true) hidden.push('--info lists the info findings');
   hidden.push(...hiddenFindingsText(report), ...ignoredFilesText(report));
@@ -333,7 +457,8 @@ function checkSummaryLine(report: CheckReport, changedOnly: boolean, opts: { inf
  */
 export function checkOutputOption(opts: { outputFile?: string; writeBaseline?: boolean }): void {
   if (opts.outputFile === undefined) return;
-  if (opts.writeBaseline === true) throw new Error('--write-baseline writes the baseline and no report: leave out --output-file');
+  if (opts.writeBaseline === true)
+    throw new Error('--write-baseline writes the baseline and no report: leave out --output-file');
   checkReportPath(opts.outputFile, `--output-file ${opts.outputFile}`);
 }
 
@@ -341,19 +466,25 @@ export type ReportFormat = 'text' | 'json' | 'sarif';
 
 /** `-f, --format` of check and test. */
 export function parseReportFormat(value: string): ReportFormat {
-  if (value !== 'text' && value !== 'json' && value !== 'sarif') throw new Error(`--format must be text, json or sarif, not "${value}"`);
+  if (value !== 'text' && value !== 'json' && value !== 'sarif')
+    throw new Error(`--format must be text, json or sarif, not "${value}"`);
   return value;
 }
 
 /** `--max-warnings n` as ESLint takes it: a whole number, or -1 for no limit. */
 export function parseMaxWarnings(value: string): number {
-  if (!/^(-1|[0-9]+)$/.test(value)) throw new Error(`--max-warnings must be a whole number (or -1 for no limit), got ${JSON.stringify(value)}`);
+  if (!/^(-1|[0-9]+)$/.test(value))
+    throw new Error(
+      `--max-warnings must be a whole number (or -1 for no limit), got ${JSON.stringify(value)}`,
+    );
   return Number(value);
 }
 
 /** True (and says so on stderr) when the warnings left exceed `--max-warnings`. */
 export function tooManyWarnings(warnings: number, max: number): boolean {
   if (max < 0 || warnings <= max) return false;
-  process.stderr.write(`httpsify: ${plural(warnings, 'warning')}, more than --max-warnings ${max} allows\n`);
+  process.stderr.write(
+    `httpsify: ${plural(warnings, 'warning')}, more than --max-warnings ${max} allows\n`,
+  );
   return true;
 }

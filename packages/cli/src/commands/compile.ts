@@ -14,14 +14,25 @@ interface CompileCommandOptions {
 export function registerCompile(program: Command): void {
   program
     .command('compile')
-    .description('compile rulesets into one binary bundle (loads with no parsing; accepted wherever XML is)')
-    .option('--rules <path>', 'rulesets to compile: directory of *.xml, XML file or bundle (repeatable; default: the bundled rulesets)', collect)
+    .description(
+      'compile rulesets into one binary bundle (loads with no parsing; accepted wherever XML is)',
+    )
+    .option(
+      '--rules <path>',
+      'rulesets to compile: directory of *.xml, XML file or bundle (repeatable; default: the bundled rulesets)',
+      collect,
+    )
     .requiredOption('-o, --output <file>', 'where to write the bundle')
-    .option('--timestamp <seconds>', 'unix time recorded in the bundle header (default: 0, so output is reproducible)')
+    .option(
+      '--timestamp <seconds>',
+      'unix time recorded in the bundle header (default: 0, so output is reproducible)',
+    )
     .action(async (options: CompileCommandOptions) => {
       const timestamp = options.timestamp === undefined ? 0 : Number(options.timestamp);
       if (!Number.isInteger(timestamp) || timestamp < 0)
-        throw new Error(`--timestamp must be a whole number of seconds, got ${JSON.stringify(options.timestamp)}`);
+        throw new Error(
+          `--timestamp must be a whole number of seconds, got ${JSON.stringify(options.timestamp)}`,
+        );
       checkOutputPath(options.output, `-o ${options.output}`);
       const loaded = loadRequiredRules(options.rules, { checkRegexes: true, timestamp });
       // XML input was compiled with this timestamp already; a single bundle given as input is
@@ -30,7 +41,9 @@ export function registerCompile(program: Command): void {
         loaded.engine.header.timestamp === timestamp
           ? loaded.bundle
           : compileBundle(
-              Array.from({ length: loaded.engine.rulesetCount }, (_, id) => loaded.engine.ruleset(id)),
+              Array.from({ length: loaded.engine.rulesetCount }, (_, id) =>
+                loaded.engine.ruleset(id),
+              ),
               { timestamp },
             );
       // A failed run never leaves a half-written bundle behind.

@@ -27,16 +27,33 @@ interface DnrOptions {
 export function registerDnr(program: Command): void {
   program
     .command('dnr')
-    .description('compile the active rulesets to Chromium declarativeNetRequest rules; report what does not fit')
-    .option('--rules <path>', 'a directory of *.xml rulesets, one XML file or a compiled bundle (repeatable; default: the bundled rulesets)', collect)
+    .description(
+      'compile the active rulesets to Chromium declarativeNetRequest rules; report what does not fit',
+    )
+    .option(
+      '--rules <path>',
+      'a directory of *.xml rulesets, one XML file or a compiled bundle (repeatable; default: the bundled rulesets)',
+      collect,
+    )
     .option('-o, --output <file>', 'write the rules (a static ruleset JSON file) here')
     // The name it had first; `-o, --output` is what compile takes.
     .addOption(new Option('--out <file>').hideHelp())
-    .option('--report', 'print counts and every ruleset, rule or exclusion that was left out, and why')
-    .option('--oracle <file>', 'JSON lines {"url","expected"} (optionally .gz): measure how many expected rewrites the rules reproduce')
+    .option(
+      '--report',
+      'print counts and every ruleset, rule or exclusion that was left out, and why',
+    )
+    .option(
+      '--oracle <file>',
+      'JSON lines {"url","expected"} (optionally .gz): measure how many expected rewrites the rules reproduce',
+    )
     .option('--regex-limit <n>', 'regex rules allowed', '1000')
-    .option('--no-trailing-dots', 'leave out the rule that takes trailing dots off hosts (as the dynamic rule sets do)')
-    .addOption(new Option('--format <format>', 'report format').choices(['text', 'json']).default('text'))
+    .option(
+      '--no-trailing-dots',
+      'leave out the rule that takes trailing dots off hosts (as the dynamic rule sets do)',
+    )
+    .addOption(
+      new Option('--format <format>', 'report format').choices(['text', 'json']).default('text'),
+    )
     .action(async (opts: DnrOptions & { out?: string }) => {
       const { out, ...rest } = opts;
       const options: DnrOptions = { ...rest, output: opts.output ?? out };
@@ -44,20 +61,32 @@ export function registerDnr(program: Command): void {
       const loaded = loadRequiredRules(options.rules);
       const rulesets = rulesetsOf(loaded.engine, loaded.rulesets);
       const regexLimit = Number(options.regexLimit);
-      if (!Number.isInteger(regexLimit) || regexLimit < 0) throw new Error(`--regex-limit ${options.regexLimit}: not a count`);
+      if (!Number.isInteger(regexLimit) || regexLimit < 0)
+        throw new Error(`--regex-limit ${options.regexLimit}: not a count`);
       const compiled = compileDnr(rulesets, { regexLimit, trailingDots: options.trailingDots });
       const rulesJson = JSON.stringify(compiled.rules);
       if (options.output !== undefined) await writeOutputFile(options.output, `${rulesJson}\n`);
       const oracle = options.oracle !== undefined ? await readOracle(options.oracle) : undefined;
-      const coverage = oracle !== undefined ? measureDnrCoverage(compiled.rules, oracle) : undefined;
+      const coverage =
+        oracle !== undefined ? measureDnrCoverage(compiled.rules, oracle) : undefined;
       // What the browser really requests: canonical URLs without fragments.
-      const browserCoverage = oracle !== undefined ? measureDnrCoverage(compiled.rules, oracle, 20, { asBrowser: true }) : undefined;
-      const trailingDotCoverage = oracle !== undefined ? measureTrailingDotCoverage(compiled.rules, oracle) : undefined;
+      const browserCoverage =
+        oracle !== undefined
+          ? measureDnrCoverage(compiled.rules, oracle, 20, { asBrowser: true })
+          : undefined;
+      const trailingDotCoverage =
+        oracle !== undefined ? measureTrailingDotCoverage(compiled.rules, oracle) : undefined;
       if (options.report === true || coverage !== undefined) {
         process.stdout.write(
           options.format === 'json'
             ? `${JSON.stringify({ ...compiled.report, coverage, browserCoverage, trailingDotCoverage })}\n`
-            : formatReport(compiled, coverage, options.report === true, browserCoverage, trailingDotCoverage),
+            : formatReport(
+                compiled,
+                coverage,
+                options.report === true,
+                browserCoverage,
+                trailingDotCoverage,
+              ),
         );
       } else if (options.output === undefined) {
         process.stdout.write(`${rulesJson}\n`);
@@ -73,7 +102,9 @@ function rulesetsOf(engine: Engine, parsed: Ruleset[]): Ruleset[] {
 }
 
 async function readOracle(path: string): Promise<{ url: string; expected: string | null }[]> {
-  const input = path.endsWith('.gz') ? createReadStream(path).pipe(createGunzip()) : createReadStream(path);
+  const input = path.endsWith('.gz')
+    ? createReadStream(path).pipe(createGunzip())
+    : createReadStream(path);
   const out: { url: string; expected: string | null }[] = [];
   for await (const line of createInterface({ input, crlfDelay: Infinity })) {
     if (line.trim() !== '') out.push(JSON.parse(line) as { url: string; expected: string | null });
@@ -126,7 +157,9 @@ function formatReport(
     if (report.omissions.length > 0) lines.push('', 'not compiled:');
     for (const o of report.omissions) {
       const where = o.file !== undefined ? `${o.file}:${o.line ?? 0}: ` : '';
-      lines.push(`${where}${o.ruleset}: ${o.what}${o.what === 'ruleset' ? '' : ` #${o.index + 1}`} ${JSON.stringify(o.source)}: ${o.reason}`);
+      lines.push(
+        `${where}${o.ruleset}: ${o.what}${o.what === 'ruleset' ? '' : ` #${o.index + 1}`} ${JSON.stringify(o.source)}: ${o.reason}`,
+      );
     }
   }
   return `${lines.join('\n')}\n`;

@@ -6,9 +6,18 @@ import { collect } from '../shared/rules-option.js';
 import { disableRulesetFile } from '../fetch-test/disable-ruleset.js';
 import { ProgressBar } from '../fetch-test/progress-bar.js';
 import { formatSummary, formatUrlResult } from '../fetch-test/report-text.js';
-import { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS, runFetchTest, type FetchTestReport } from '../fetch-test/run-fetch-test.js';
+import {
+  DEFAULT_CONCURRENCY,
+  DEFAULT_TIMEOUT_MS,
+  runFetchTest,
+  type FetchTestReport,
+} from '../fetch-test/run-fetch-test.js';
 
-export { runFetchTest, type FetchTestOptions, type FetchTestReport } from '../fetch-test/run-fetch-test.js';
+export {
+  runFetchTest,
+  type FetchTestOptions,
+  type FetchTestReport,
+} from '../fetch-test/run-fetch-test.js';
 
 interface FetchTestCliOptions {
   rules?: string[];
@@ -24,26 +33,51 @@ interface FetchTestCliOptions {
 
 function positiveInteger(name: string, value: string): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value) || n < 1) throw new Error(`${name} must be a positive integer, not "${value}"`);
+  if (!/^\d+$/.test(value) || n < 1)
+    throw new Error(`${name} must be a positive integer, not "${value}"`);
   return n;
 }
 
 export function registerFetchTest(program: Command): void {
   program
     .command('fetch-test')
-    .description('live check: fetch each test URL over HTTP and its rewrite over HTTPS (following redirects through the rulesets) and compare')
-    .argument('[paths...]', 'ruleset files or directories of *.xml to test (default: the --rules rulesets, else the bundled ones)')
-    .option('--rules <path>', 'more rulesets (directory, XML file or bundle) that rewrite redirect targets; repeatable', collect)
+    .description(
+      'live check: fetch each test URL over HTTP and its rewrite over HTTPS (following redirects through the rulesets) and compare',
+    )
+    .argument(
+      '[paths...]',
+      'ruleset files or directories of *.xml to test (default: the --rules rulesets, else the bundled ones)',
+    )
+    .option(
+      '--rules <path>',
+      'more rulesets (directory, XML file or bundle) that rewrite redirect targets; repeatable',
+      collect,
+    )
     .option('--concurrency <n>', 'test URLs fetched at once', String(DEFAULT_CONCURRENCY))
     .option('--timeout <ms>', 'time limit per request, in milliseconds', String(DEFAULT_TIMEOUT_MS))
     .option('--json <file>', 'also write the full report as JSON to this file')
-    .option('--disable-failing', 'mark each failing ruleset default_off="failed ruleset test", with a comment saying why')
+    .option(
+      '--disable-failing',
+      'mark each failing ruleset default_off="failed ruleset test", with a comment saying why',
+    )
     .option('--include-default-off', 'also test rulesets that are off by default')
-    .option('--resolve <host:ip>', 'connect to IP for HOST instead of resolving it (repeatable, like curl)', collect)
+    .option(
+      '--resolve <host:ip>',
+      'connect to IP for HOST instead of resolving it (repeatable, like curl)',
+      collect,
+    )
     .option('--ca <file>', 'also trust the CA certificates in this PEM file (repeatable)', collect)
-    .option('--allow-private', 'also fetch loopback, private and link-local addresses (refused by default, also after DNS and redirects)')
+    .option(
+      '--allow-private',
+      'also fetch loopback, private and link-local addresses (refused by default, also after DNS and redirects)',
+    )
     .action(async (paths: string[], opts: FetchTestCliOptions) => {
-      const underTest = paths.length > 0 ? paths : opts.rules !== undefined && opts.rules.length > 0 ? opts.rules : [defaultRulesetsDir()];
+      const underTest =
+        paths.length > 0
+          ? paths
+          : opts.rules !== undefined && opts.rules.length > 0
+            ? opts.rules
+            : [defaultRulesetsDir()];
       const progress: { bar: ProgressBar | null } = { bar: null };
       const report = await runFetchTest({
         paths: underTest,
@@ -69,8 +103,10 @@ export function registerFetchTest(program: Command): void {
       for (const d of report.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
       const disabled = opts.disableFailing === true ? await disableFailing(report) : [];
       process.stdout.write(`${formatSummary(report, disabled)}\n`);
-      if (opts.json !== undefined) writeFileSync(opts.json, `${JSON.stringify({ ...report, disabled }, null, 2)}\n`);
-      if (report.failedRulesets > 0 || report.diagnostics.some((d) => d.severity === 'error')) process.exitCode = 1;
+      if (opts.json !== undefined)
+        writeFileSync(opts.json, `${JSON.stringify({ ...report, disabled }, null, 2)}\n`);
+      if (report.failedRulesets > 0 || report.diagnostics.some((d) => d.severity === 'error'))
+        process.exitCode = 1;
     });
 }
 

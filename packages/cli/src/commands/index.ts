@@ -30,7 +30,10 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
  */
 export async function registerCommands(program: Command, args: readonly string[]): Promise<void> {
   const named = args.find((a) => !a.startsWith('-'));
-  const only = named !== undefined && Object.hasOwn(COMMANDS, named) ? [named] : Object.keys(COMMANDS);
-  const registers = await Promise.all(only.map((name) => (COMMANDS[name] as () => Promise<Register>)()));
+  const only =
+    named !== undefined && Object.hasOwn(COMMANDS, named) ? [named] : Object.keys(COMMANDS);
+  const registers = await Promise.all(
+    only.map((name) => (COMMANDS[name] as () => Promise<Register>)()),
+  );
   for (const register of registers) register(program);
 }

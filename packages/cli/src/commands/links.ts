@@ -1,6 +1,11 @@
 import { Option, type Command } from '../shared/commander.js';
 import { collect } from '../shared/rules-option.js';
-import { addRewriteEngineOptions, loadRewriteEngine, reportRegexRefusals, type RewriteEngineOptions } from '../shared/rewrite-engine.js';
+import {
+  addRewriteEngineOptions,
+  loadRewriteEngine,
+  reportRegexRefusals,
+  type RewriteEngineOptions,
+} from '../shared/rewrite-engine.js';
 import { OUTBOUND_LIMITS } from '../net/outbound-policy.js';
 import { requestSettings } from '../fetch-test/request-settings.js';
 import { ProgressBar } from '../fetch-test/progress-bar.js';
@@ -34,26 +39,54 @@ const VERIFY_MAX_BODY_BYTES = OUTBOUND_LIMITS.maxBodyBytes;
 
 function positiveInteger(name: string, value: string): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value) || n < 1) throw new UsageError(`${name} must be a positive integer, not "${value}"`);
+  if (!/^\d+$/.test(value) || n < 1)
+    throw new UsageError(`${name} must be a positive integer, not "${value}"`);
   return n;
 }
 
 function addLinksOptions(command: Command): Command {
   return addRewriteEngineOptions(command)
     .addOption(
-      new Option('--format <format>', 'report format (markdown: a table for a CI job summary)').choices(['text', 'json', 'sarif', 'markdown']).default('text'),
+      new Option('--format <format>', 'report format (markdown: a table for a CI job summary)')
+        .choices(['text', 'json', 'sarif', 'markdown'])
+        .default('text'),
     )
-    .option('--verify', 'fetch the http and the https URL first; keep only upgrades that answer alike (same status, same final host, similar content)')
+    .option(
+      '--verify',
+      'fetch the http and the https URL first; keep only upgrades that answer alike (same status, same final host, similar content)',
+    )
     .option('--upgrade-all', 'also offer https for hosts no ruleset covers (needs --verify)')
     .option('--concurrency <n>', 'with --verify: URL pairs fetched at once', '8')
     .option('--timeout <ms>', 'with --verify: time limit per request, in milliseconds', '10000')
-    .option('--resolve <host:ip>', 'with --verify: connect to IP for HOST (repeatable, like curl)', collect)
-    .option('--allow-private', 'with --verify: also fetch loopback, private and link-local addresses (refused by default, also after DNS resolution)')
-    .option('--ca <file>', 'with --verify: also trust the CA certificates in this PEM file (repeatable)', collect)
+    .option(
+      '--resolve <host:ip>',
+      'with --verify: connect to IP for HOST (repeatable, like curl)',
+      collect,
+    )
+    .option(
+      '--allow-private',
+      'with --verify: also fetch loopback, private and link-local addresses (refused by default, also after DNS resolution)',
+    )
+    .option(
+      '--ca <file>',
+      'with --verify: also trust the CA certificates in this PEM file (repeatable)',
+      collect,
+    )
     .option('--max-size <bytes>', 'skip files larger than this', String(DEFAULT_MAX_BYTES))
-    .option('--parse-timeout <ms>', 'skip a Markdown file that takes longer than this to parse', String(DEFAULT_PARSE_TIMEOUT_MS))
-    .option('--exclude <regex>', 'leave alone the URLs this JavaScript regex matches, anywhere in the URL (repeatable)', collect)
-    .option('--ignore-file <path>', `read --exclude regexes from this file, one a line, # for comments (default: ${DEFAULT_IGNORE_FILE} if present)`)
+    .option(
+      '--parse-timeout <ms>',
+      'skip a Markdown file that takes longer than this to parse',
+      String(DEFAULT_PARSE_TIMEOUT_MS),
+    )
+    .option(
+      '--exclude <regex>',
+      'leave alone the URLs this JavaScript regex matches, anywhere in the URL (repeatable)',
+      collect,
+    )
+    .option(
+      '--ignore-file <path>',
+      `read --exclude regexes from this file, one a line, # for comments (default: ${DEFAULT_IGNORE_FILE} if present)`,
+    )
     .addHelpText('after', LEAVING_ALONE);
 }
 
@@ -70,11 +103,17 @@ Leaving links alone (not reported, not fixed, counted as "excluded"):
   files anywhere, so any comment syntax works: # httpsify-ignore-next-line`;
 
 export function registerLinks(program: Command): void {
-  const links = program.command('links').description('find http:// links in Markdown, HTML and text files and upgrade them with the rulesets');
+  const links = program
+    .command('links')
+    .description(
+      'find http:// links in Markdown, HTML and text files and upgrade them with the rulesets',
+    );
   addLinksOptions(
     links
       .command('check')
-      .description('report the links that can be upgraded (exit 1 if any, 2 if a file could not be read)')
+      .description(
+        'report the links that can be upgraded (exit 1 if any, 2 if a file could not be read)',
+      )
       .argument('<paths...>', 'files, or directories walked recursively (honouring .gitignore)'),
   ).action(async (paths: string[], options: LinksCliOptions) => {
     await runCommand('check', paths, options);
@@ -90,10 +129,16 @@ export function registerLinks(program: Command): void {
   });
 }
 
-async function runCommand(mode: 'check' | 'fix', paths: string[], options: LinksCliOptions): Promise<void> {
+async function runCommand(
+  mode: 'check' | 'fix',
+  paths: string[],
+  options: LinksCliOptions,
+): Promise<void> {
   try {
     if (options.upgradeAll === true && options.verify !== true)
-      throw new UsageError('--upgrade-all needs --verify: hosts that no ruleset covers are only upgraded when both versions answer alike');
+      throw new UsageError(
+        '--upgrade-all needs --verify: hosts that no ruleset covers are only upgraded when both versions answer alike',
+      );
     const concurrency = positiveInteger('--concurrency', options.concurrency);
     const timeoutMs = positiveInteger('--timeout', options.timeout);
     const maxBytes = positiveInteger('--max-size', options.maxSize);
@@ -141,7 +186,8 @@ async function runCommand(mode: 'check' | 'fix', paths: string[], options: Links
     if (errors) process.exitCode = 2;
     else if (mode === 'check' && applicable(report).length > 0) process.exitCode = 1;
     // As `git diff --exit-code`: 1 while changes are pending, the same as check.
-    else if (mode === 'fix' && options.diff === true && report.changedFiles.length > 0) process.exitCode = 1;
+    else if (mode === 'fix' && options.diff === true && report.changedFiles.length > 0)
+      process.exitCode = 1;
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     process.stderr.write(`httpsify links: ${err.message}\n`);

@@ -27,14 +27,20 @@ export function existingCoverage(dir: string, hosts: readonly string[]): string[
  * Writes the new ruleset after checking the domain, the file name and the other rulesets (those
  * of `dir`, and the bundled defaults unless `force`); returns its path.
  */
-export function runNew(domain: string, options: { www?: boolean; dir: string; force?: boolean }): string {
+export function runNew(
+  domain: string,
+  options: { www?: boolean; dir: string; force?: boolean },
+): string {
   const problem = checkNewDomain(domain);
   if (problem !== null) throw new Error(problem);
   const made = newRuleset(domain, options);
   const path = join(options.dir, made.fileName);
   if (existsSync(path)) throw new Error(`${path} already exists`);
   const taken = existingCoverage(options.dir, made.targets);
-  if (taken.length > 0) throw new Error(`another ruleset already targets this site; edit it instead:\n  ${taken.join('\n  ')}`);
+  if (taken.length > 0)
+    throw new Error(
+      `another ruleset already targets this site; edit it instead:\n  ${taken.join('\n  ')}`,
+    );
   // A second ruleset for a host the defaults cover is shadowed by, or shadows, the bundled one.
   const bundled = defaultRulesetsDir();
   if (options.force !== true && resolve(bundled) !== resolve(options.dir)) {
@@ -49,7 +55,10 @@ export function runNew(domain: string, options: { www?: boolean; dir: string; fo
   const lint = lintRulesetSource(made.xml, path);
   const coverage = lint.ruleset === null ? [] : rulesetCoverage(lint.ruleset).diagnostics;
   const findings = [...lint.diagnostics, ...coverage];
-  if (findings.length > 0) throw new Error(`internal error: the new ruleset does not pass its checks:\n${findings.map(formatDiagnostic).join('\n')}`);
+  if (findings.length > 0)
+    throw new Error(
+      `internal error: the new ruleset does not pass its checks:\n${findings.map(formatDiagnostic).join('\n')}`,
+    );
   writeFileSync(path, made.xml, { flag: 'wx' });
   return path;
 }
@@ -57,10 +66,16 @@ export function runNew(domain: string, options: { www?: boolean; dir: string; fo
 export function registerNew(program: Command): void {
   program
     .command('new')
-    .description('write a new trivial ruleset for a domain, unless another ruleset already targets it')
+    .description(
+      'write a new trivial ruleset for a domain, unless another ruleset already targets it',
+    )
     .argument('<domain>', 'the site, e.g. example.com')
     .option('--www', 'also target www.<domain>')
-    .option('-d, --dir <dir>', 'rulesets directory to write into and search for existing targets', '.')
+    .option(
+      '-d, --dir <dir>',
+      'rulesets directory to write into and search for existing targets',
+      '.',
+    )
     .option('--force', 'write it even though a ruleset bundled with httpsify targets the site')
     .action((domain: string, opts: { www?: boolean; dir: string; force?: boolean }) => {
       const path = runNew(domain, opts);

@@ -2,7 +2,12 @@ import { fstatSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { Option, type Command } from '../shared/commander.js';
 import { formatExplanation, type Engine } from '@httpsify/engine';
-import { addRewriteEngineOptions, loadRewriteEngine, reportRegexRefusals, type RewriteEngineOptions } from '../shared/rewrite-engine.js';
+import {
+  addRewriteEngineOptions,
+  loadRewriteEngine,
+  reportRegexRefusals,
+  type RewriteEngineOptions,
+} from '../shared/rewrite-engine.js';
 import { BufferedOutput } from '../shared/output.js';
 
 interface RewriteOptions extends RewriteEngineOptions {
@@ -17,10 +22,17 @@ export function registerRewrite(program: Command): void {
   addRewriteEngineOptions(
     program
       .command('rewrite')
-      .description('rewrite URLs to HTTPS with the rulesets (URLs as arguments, or one per line on stdin)')
+      .description(
+        'rewrite URLs to HTTPS with the rulesets (URLs as arguments, or one per line on stdin)',
+      )
       .argument('[urls...]', 'URLs to rewrite; read from stdin when none are given')
-      .addOption(new Option('--format <format>', 'output format').choices(['text', 'jsonl']).default('text'))
-      .option('--explain', 'show for each URL the candidate rulesets in order and what each decided'),
+      .addOption(
+        new Option('--format <format>', 'output format').choices(['text', 'jsonl']).default('text'),
+      )
+      .option(
+        '--explain',
+        'show for each URL the candidate rulesets in order and what each decided',
+      ),
   ).action(async (urls: string[], options: RewriteOptions) => {
     if (urls.length === 0) checkStdinReadable();
     const layered = await loadRewriteEngine(options);
@@ -42,9 +54,12 @@ export function registerRewrite(program: Command): void {
       if (options.explain === true) {
         // Explain with the first layer in scope that rewrites, else the last one in scope.
         const inScope = layered.layersFor(url);
-        const layer = inScope.find((l) => l.engine.rewrite(url) !== null) ?? inScope[inScope.length - 1];
+        const layer =
+          inScope.find((l) => l.engine.rewrite(url) !== null) ?? inScope[inScope.length - 1];
         const explanation = (layer?.engine ?? engine).explain(url);
-        await out.line(options.format === 'jsonl' ? JSON.stringify(explanation) : formatExplanation(explanation));
+        await out.line(
+          options.format === 'jsonl' ? JSON.stringify(explanation) : formatExplanation(explanation),
+        );
         return;
       }
       const r = layered.rewriteWithRuleset(url);
@@ -62,7 +77,10 @@ export function registerRewrite(program: Command): void {
       if (r.error !== undefined && url.trim() !== '') {
         invalid++;
         const where = urls.length > 0 ? 'argument' : `line ${lineNumber}`;
-        if (invalid <= MAX_NAMED_INVALID) process.stderr.write(`httpsify: ${where}: ${r.error.length > 240 ? `${r.error.slice(0, 240)}…` : r.error}\n`);
+        if (invalid <= MAX_NAMED_INVALID)
+          process.stderr.write(
+            `httpsify: ${where}: ${r.error.length > 240 ? `${r.error.slice(0, 240)}…` : r.error}\n`,
+          );
       }
       await out.line(r.rewritten ?? url);
     };
@@ -72,7 +90,10 @@ export function registerRewrite(program: Command): void {
       await readLines(process.stdin, handle, out);
     }
     await out.flush();
-    if (invalid > MAX_NAMED_INVALID) process.stderr.write(`httpsify: ${invalid} inputs were not valid URLs (the first ${MAX_NAMED_INVALID} are named above)\n`);
+    if (invalid > MAX_NAMED_INVALID)
+      process.stderr.write(
+        `httpsify: ${invalid} inputs were not valid URLs (the first ${MAX_NAMED_INVALID} are named above)\n`,
+      );
     if (invalid > 0) process.exitCode = 1;
   });
 }
@@ -87,7 +108,11 @@ const MAX_NAMED_INVALID = 20;
  * file still goes out in large writes. SIGINT and SIGTERM stop reading, write every answer
  * already worked out, and exit 130 or 143. Binary input (a NUL byte) is refused.
  */
-async function readLines(input: NodeJS.ReadStream, handle: (line: string) => Promise<void>, out: BufferedOutput): Promise<void> {
+async function readLines(
+  input: NodeJS.ReadStream,
+  handle: (line: string) => Promise<void>,
+  out: BufferedOutput,
+): Promise<void> {
   let stopping = false;
   const onSignal = (signal: keyof typeof SIGNAL_STATUS): void => {
     if (stopping) process.exit(SIGNAL_STATUS[signal]); // a second signal: stop waiting for the reader
@@ -120,7 +145,10 @@ async function readLines(input: NodeJS.ReadStream, handle: (line: string) => Pro
   try {
     for await (const chunk of input as AsyncIterable<Buffer>) {
       const nul = chunk.indexOf(0);
-      if (nul >= 0) throw new Error(`stdin is binary, not URLs one per line (a NUL byte at byte ${offset + nul})`);
+      if (nul >= 0)
+        throw new Error(
+          `stdin is binary, not URLs one per line (a NUL byte at byte ${offset + nul})`,
+        );
       offset += chunk.length;
       for (const line of lines(pending + decoder.write(chunk), false)) {
         if (stopping) return;
@@ -132,7 +160,9 @@ async function readLines(input: NodeJS.ReadStream, handle: (line: string) => Pro
     for (const line of lines(pending + decoder.end(), true)) await handle(line);
   } catch (err) {
     await out.flush();
-    throw (err as NodeJS.ErrnoException).code !== undefined ? new Error(`cannot read stdin: ${(err as Error).message}`) : err;
+    throw (err as NodeJS.ErrnoException).code !== undefined
+      ? new Error(`cannot read stdin: ${(err as Error).message}`)
+      : err;
   } finally {
     if (!stopping) {
       process.off('SIGINT', onInt);
@@ -149,5 +179,8 @@ function checkStdinReadable(): void {
   } catch {
     return; // no stdin to judge (closed): reading it ends at once, as for an empty file
   }
-  if (isDirectory) throw new Error('stdin is a directory: give URLs one per line, e.g. httpsify rewrite < urls.txt, or as arguments');
+  if (isDirectory)
+    throw new Error(
+      'stdin is a directory: give URLs one per line, e.g. httpsify rewrite < urls.txt, or as arguments',
+    );
 }

@@ -2,11 +2,32 @@ import type { Command } from '../shared/commander.js';
 import { createEngine, formatDiagnostic, type Diagnostic, type Ruleset } from '@httpsify/engine';
 import { checkRulesetRegexes, parseRulesetXml } from '@httpsify/engine/parse';
 import { applySuppressions, rulesetCoverage, suppressionsOf } from '@httpsify/engine/authoring';
-import { baselineWrittenLine, DEFAULT_BASELINE, filterByBaseline, hiddenFindingsText, readBaseline, writeBaseline } from '../authoring/baseline.js';
+import {
+  baselineWrittenLine,
+  DEFAULT_BASELINE,
+  filterByBaseline,
+  hiddenFindingsText,
+  readBaseline,
+  writeBaseline,
+} from '../authoring/baseline.js';
 import { resolve } from 'node:path';
 import { readRulesetSource } from '../authoring/ruleset-files.js';
-import { applyRuleSettings, DEFAULT_CONFIG, ignoredFilesText, loadCheckConfig, selectRulesetFiles, type CheckConfig } from '../authoring/check-config.js';
-import { checkOutputOption, parseMaxWarnings, parseReportFormat, resolveChangedOptions, tooManyWarnings, type ReportFormat } from './check.js';
+import {
+  applyRuleSettings,
+  DEFAULT_CONFIG,
+  ignoredFilesText,
+  loadCheckConfig,
+  selectRulesetFiles,
+  type CheckConfig,
+} from '../authoring/check-config.js';
+import {
+  checkOutputOption,
+  parseMaxWarnings,
+  parseReportFormat,
+  resolveChangedOptions,
+  tooManyWarnings,
+  type ReportFormat,
+} from './check.js';
 import { writeReport } from '../shared/output-file.js';
 import { formatFindingsSarif } from '../formats/findings.js';
 import { count } from '../shared/plural.js';
@@ -69,7 +90,10 @@ export function runTest(paths: readonly string[], options: TestOptions = {}): Te
   }
   // Built on first use: only an excluded test URL needs every ruleset's engine.
   let engine: ReturnType<typeof createEngine> | null = null;
-  const others = { rewriteWithRuleset: (url: string) => (engine ??= createEngine(rulesets)).rewriteWithRuleset(url) };
+  const others = {
+    rewriteWithRuleset: (url: string) =>
+      (engine ??= createEngine(rulesets)).rewriteWithRuleset(url),
+  };
   const tested: { ruleset: Ruleset; file: string; tests: number }[] = [];
   let skipped = 0;
   for (const ruleset of rulesets) {
@@ -96,7 +120,12 @@ export function runTest(paths: readonly string[], options: TestOptions = {}): Te
   const filtered = filterByBaseline(diagnostics, hashes, baseline, 'test');
   const problems = new Map<string, number>();
   for (const d of filtered.kept) problems.set(d.file, (problems.get(d.file) ?? 0) + 1);
-  const summaries = tested.map(({ ruleset, file, tests }) => ({ file, name: ruleset.name, tests, problems: problems.get(file) ?? 0 }));
+  const summaries = tested.map(({ ruleset, file, tests }) => ({
+    file,
+    name: ruleset.name,
+    tests,
+    problems: problems.get(file) ?? 0,
+  }));
   const counts: Record<string, number> = {};
   for (const d of filtered.kept) counts[d.code] = (counts[d.code] ?? 0) + 1;
   return {
@@ -126,7 +155,9 @@ function formatTestReport(report: TestReport, format: ReportFormat): string {
   if (format === 'sarif') return formatFindingsSarif(report.diagnostics, process.cwd());
   const lines = report.diagnostics.map((d) => formatDiagnostic(d));
   for (const s of report.rulesets)
-    lines.push(`${s.problems === 0 ? 'ok  ' : 'FAIL'} ${s.name} (${s.file}): ${count(s.tests, 'test')}, ${count(s.problems, 'problem')}`);
+    lines.push(
+      `${s.problems === 0 ? 'ok  ' : 'FAIL'} ${s.name} (${s.file}): ${count(s.tests, 'test')}, ${count(s.problems, 'problem')}`,
+    );
   const failed = report.rulesets.filter((s) => s.problems > 0).length;
   const tests = report.rulesets.reduce((n, s) => n + s.tests, 0);
   const hidden = [...hiddenFindingsText(report), ...ignoredFilesText(report)];
@@ -134,29 +165,59 @@ function formatTestReport(report: TestReport, format: ReportFormat): string {
     `${count(report.rulesets.length, 'ruleset')}, ${count(tests, 'test')}: ${report.rulesets.length - failed} ok, ${failed} with problems` +
       `${report.skippedDefaultOff > 0 ? ` (${report.skippedDefaultOff} off by default skipped)` : ''}${hidden.length > 0 ? `; ${hidden.join('; ')}` : ''}`,
   );
-  for (const [code, n] of Object.entries(report.counts).sort()) lines.push(`${String(n).padStart(7)} ${code}`);
+  for (const [code, n] of Object.entries(report.counts).sort())
+    lines.push(`${String(n).padStart(7)} ${code}`);
   return lines.map((l) => `${l}\n`).join('');
 }
 
 export function registerTest(program: Command): void {
   program
     .command('test')
-    .description('offline test coverage of rulesets: every test owned by a rule or exclusion, enough tests per branch, no network')
-    .argument('[paths...]', 'ruleset files or directories of *.xml (default: the current directory)')
+    .description(
+      'offline test coverage of rulesets: every test owned by a rule or exclusion, enough tests per branch, no network',
+    )
+    .argument(
+      '[paths...]',
+      'ruleset files or directories of *.xml (default: the current directory)',
+    )
     .option('--include-default-off', 'also test rulesets that are off by default')
     .option(
       '--changed <files...>',
       'test only these files; the others of [paths] (default: their directories) still count as rulesets that may rewrite an excluded URL',
     )
-    .option('--changed-since <rev>', 'test only the *.xml files that differ from git revision <rev> (plus untracked ones)')
-    .option('-f, --format <format>', 'text, json or sarif (SARIF 2.1.0, for code-scanning UIs)', 'text')
-    .option('-o, --output-file <path>', 'write the report to this file instead of stdout (its directory is created)')
-    .option('--baseline <file>', 'hide the findings this baseline lists for unchanged files', DEFAULT_BASELINE)
+    .option(
+      '--changed-since <rev>',
+      'test only the *.xml files that differ from git revision <rev> (plus untracked ones)',
+    )
+    .option(
+      '-f, --format <format>',
+      'text, json or sarif (SARIF 2.1.0, for code-scanning UIs)',
+      'text',
+    )
+    .option(
+      '-o, --output-file <path>',
+      'write the report to this file instead of stdout (its directory is created)',
+    )
+    .option(
+      '--baseline <file>',
+      'hide the findings this baseline lists for unchanged files',
+      DEFAULT_BASELINE,
+    )
     .option('--no-baseline', 'ignore the baseline file')
-    .option('--write-baseline', `write the current findings to the baseline file (${DEFAULT_BASELINE} unless --baseline)`)
-    .option('-c, --config <file>', `severities per code and files to ignore (default: ${DEFAULT_CONFIG} here, if there is one)`)
+    .option(
+      '--write-baseline',
+      `write the current findings to the baseline file (${DEFAULT_BASELINE} unless --baseline)`,
+    )
+    .option(
+      '-c, --config <file>',
+      `severities per code and files to ignore (default: ${DEFAULT_CONFIG} here, if there is one)`,
+    )
     .option('--no-config', `ignore ${DEFAULT_CONFIG}`)
-    .option('--max-warnings <n>', 'exit 1 when more than n warnings are left after the baseline (as ESLint; -1: no limit)', '-1')
+    .option(
+      '--max-warnings <n>',
+      'exit 1 when more than n warnings are left after the baseline (as ESLint; -1: no limit)',
+      '-1',
+    )
     .action(
       async (
         paths: string[],
@@ -178,7 +239,9 @@ export function registerTest(program: Command): void {
         const config = loadCheckConfig(opts.config);
         const scope = resolveChangedOptions(paths, opts);
         if (opts.writeBaseline === true && scope.changed !== undefined) {
-          throw new Error('--write-baseline records every file: run it without --changed/--changed-since');
+          throw new Error(
+            '--write-baseline records every file: run it without --changed/--changed-since',
+          );
         }
         const baselinePath = opts.baseline === false ? null : opts.baseline;
         const report = runTest(scope.paths, {
@@ -189,7 +252,13 @@ export function registerTest(program: Command): void {
         });
         if (opts.writeBaseline === true) {
           const path = baselinePath ?? DEFAULT_BASELINE;
-          const written = writeBaseline(path, 'test', report.unfiltered, report.hashes, scope.paths);
+          const written = writeBaseline(
+            path,
+            'test',
+            report.unfiltered,
+            report.hashes,
+            scope.paths,
+          );
           process.stderr.write(baselineWrittenLine(path, 'test', written, scope.paths));
           return;
         }

@@ -1,5 +1,12 @@
 import { Option, type Command } from '../shared/commander.js';
-import { type ChannelCheckReport, type ChannelDefinition, channelFreshness, checkChannel, fetchBytesWith, installedProblem } from '@httpsify/engine/channels';
+import {
+  type ChannelCheckReport,
+  type ChannelDefinition,
+  channelFreshness,
+  checkChannel,
+  fetchBytesWith,
+  installedProblem,
+} from '@httpsify/engine/channels';
 import {
   defaultRulesetsTimestamp,
   defaultStateDir,
@@ -27,12 +34,31 @@ export function registerUpdate(program: Command): void {
   program
     .command('update')
     .description('fetch, verify and install signed rulesets from update channels')
-    .option('--channel <file>', 'channel definition (JSON) to check and install from (repeatable)', collect)
-    .option('--state-dir <dir>', 'where installed channel rulesets are kept (default: $XDG_STATE_HOME/httpsify or ~/.local/state/httpsify)')
-    .option('--status', 'list installed channels and their last check (the default without --channel)')
-    .option('--remove <name>', "delete a channel's installed rulesets and state (repeatable)", collect)
-    .option('--allow-private', 'also fetch from loopback, private and link-local addresses (refused by default, also after DNS and redirects)')
-    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
+    .option(
+      '--channel <file>',
+      'channel definition (JSON) to check and install from (repeatable)',
+      collect,
+    )
+    .option(
+      '--state-dir <dir>',
+      'where installed channel rulesets are kept (default: $XDG_STATE_HOME/httpsify or ~/.local/state/httpsify)',
+    )
+    .option(
+      '--status',
+      'list installed channels and their last check (the default without --channel)',
+    )
+    .option(
+      '--remove <name>',
+      "delete a channel's installed rulesets and state (repeatable)",
+      collect,
+    )
+    .option(
+      '--allow-private',
+      'also fetch from loopback, private and link-local addresses (refused by default, also after DNS and redirects)',
+    )
+    .addOption(
+      new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'),
+    )
     .action(async (options: UpdateOptions) => {
       const stateDir = options.stateDir ?? defaultStateDir();
       const files = options.channel ?? [];
@@ -48,15 +74,19 @@ export function registerUpdate(program: Command): void {
             await removeChannelLeftovers(stateDir);
             for (const name of removals) {
               const removed = await removeChannelState(stateDir, name);
-              process.stderr.write(removed ? `removed channel "${name}"\n` : `no installed channel named "${name}"\n`);
+              process.stderr.write(
+                removed ? `removed channel "${name}"\n` : `no installed channel named "${name}"\n`,
+              );
               if (!removed) process.exitCode = 1;
             }
-            if (channels.length > 0) await runChecks(channels, stateDir, options.format, options.allowPrivate === true);
+            if (channels.length > 0)
+              await runChecks(channels, stateDir, options.format, options.allowPrivate === true);
           },
           { waitMs },
         );
       }
-      if (options.status === true || (files.length === 0 && removals.length === 0)) await printStatus(stateDir, options.format);
+      if (options.status === true || (files.length === 0 && removals.length === 0))
+        await printStatus(stateDir, options.format);
     });
 }
 
@@ -65,19 +95,28 @@ async function readChannels(files: string[]): Promise<ChannelDefinition[]> {
   const channels: ChannelDefinition[] = [];
   for (const file of files) {
     const channel = await readChannelFile(file);
-    if (channels.some((c) => c.name === channel.name)) throw new Error(`${file}: another channel file also uses the name "${channel.name}"`);
+    if (channels.some((c) => c.name === channel.name))
+      throw new Error(`${file}: another channel file also uses the name "${channel.name}"`);
     channels.push(channel);
   }
   return channels;
 }
 
-async function runChecks(channels: ChannelDefinition[], stateDir: string, format: 'text' | 'json', allowPrivate: boolean): Promise<void> {
+async function runChecks(
+  channels: ChannelDefinition[],
+  stateDir: string,
+  format: 'text' | 'json',
+  allowPrivate: boolean,
+): Promise<void> {
   // Channel files come through the same outbound policy as every other fetch.
   const fetchBytes = fetchBytesWith(policyFetch({ allowPrivate }));
   const reports: ChannelCheckReport[] = [];
   // One channel at a time, each isolated: a failing channel never stops the others.
   for (const channel of channels) {
-    const report = await checkChannel(channel, fileChannelStorage(stateDir, channel.name), { fetchBytes, defaultsTimestamp: defaultRulesetsTimestamp() });
+    const report = await checkChannel(channel, fileChannelStorage(stateDir, channel.name), {
+      fetchBytes,
+      defaultsTimestamp: defaultRulesetsTimestamp(),
+    });
     reports.push(report);
     if (format === 'text') process.stdout.write(`${formatCheckReport(report)}\n`);
   }
@@ -93,7 +132,10 @@ async function printStatus(stateDir: string, format: 'text' | 'json'): Promise<v
       const { channel, installed, lastCheck, lastSuccessAt } = record;
       const freshness = channelFreshness(channel, record, now);
       return {
-        channel: { ...channel, rootKey: { kty: channel.rootKey.kty, n: channel.rootKey.n, e: channel.rootKey.e } },
+        channel: {
+          ...channel,
+          rootKey: { kty: channel.rootKey.kty, n: channel.rootKey.n, e: channel.rootKey.e },
+        },
         installed: installed && {
           timestamp: installed.timestamp,
           rulesetCount: installed.rulesetCount,
@@ -111,9 +153,11 @@ async function printStatus(stateDir: string, format: 'text' | 'json'): Promise<v
     });
     process.stdout.write(`${JSON.stringify({ stateDir, channels: summary, problems }, null, 2)}\n`);
   } else {
-    if (records.length === 0 && problems.length === 0) process.stdout.write(`no channels installed in ${stateDir}\n`);
+    if (records.length === 0 && problems.length === 0)
+      process.stdout.write(`no channels installed in ${stateDir}\n`);
     for (const record of records) process.stdout.write(`${formatRecord(record, now).join('\n')}\n`);
   }
   for (const problem of problems) process.stderr.write(`httpsify: ${problem}\n`);
-  if (problems.length > 0 || records.some((r) => r.lastCheck?.result === 'failed')) process.exitCode = 1;
+  if (problems.length > 0 || records.some((r) => r.lastCheck?.result === 'failed'))
+    process.exitCode = 1;
 }

@@ -54,17 +54,19 @@ function findRootTag(text: string): RootTag | null {
  * reason line is followed by a newline.
  */
 export function commentSafe(text: string): string {
-  return (
-    text
-      .replace(/[\r\n\t]+/g, ' ')
+  return text
+    .replace(/[\r\n\t]+/g, ' ')
+    .replace(
       // eslint-disable-next-line no-control-regex -- characters XML cannot hold
-      .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd')
-      .replace(/-(?=-)/g, '- ')
-      .replace(/-$/, '- ')
-  );
+      /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g,
+      '\ufffd',
+    )
+    .replace(/-(?=-)/g, '- ')
+    .replace(/-$/, '- ');
 }
 
-const escapeAttribute = (value: string): string => commentSafe(value).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/"/g, '&quot;');
+const escapeAttribute = (value: string): string =>
+  commentSafe(value).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/"/g, '&quot;');
 
 export interface DisableEdit {
   /** The new file text. */
@@ -86,14 +88,25 @@ export interface DisableWording {
   heading?: string;
 }
 
-export function disableRulesetText(text: string, reasons: readonly string[], wording: DisableWording = {}): DisableEdit {
+export function disableRulesetText(
+  text: string,
+  reasons: readonly string[],
+  wording: DisableWording = {},
+): DisableEdit {
   const root = findRootTag(text);
   if (root === null) throw new Error('cannot find the <ruleset> start tag');
   const eol = text.includes('\r\n') ? '\r\n' : '\n';
-  const lines = reasons.length > 0 ? reasons.map((r) => `\t${commentSafe(r)}`) : ['\tsee the fetch-test report'];
+  const lines =
+    reasons.length > 0
+      ? reasons.map((r) => `\t${commentSafe(r)}`)
+      : ['\tsee the fetch-test report'];
   const comment = `<!-- ${wording.heading ?? COMMENT_HEADING}${eol}${lines.join(eol)}${eol}-->${eol}`;
   const insertions = [{ offset: root.start, text: comment }];
-  if (!root.hasDefaultOff) insertions.push({ offset: root.attributesEnd, text: ` default_off="${escapeAttribute(wording.note ?? DISABLED_REASON)}"` });
+  if (!root.hasDefaultOff)
+    insertions.push({
+      offset: root.attributesEnd,
+      text: ` default_off="${escapeAttribute(wording.note ?? DISABLED_REASON)}"`,
+    });
   let out = '';
   let last = 0;
   for (const ins of insertions) {
@@ -108,11 +121,16 @@ export function disableRulesetText(text: string, reasons: readonly string[], wor
  * Applies `disableRulesetText` to a file, checks that the result still parses and is off by
  * default, and replaces the file atomically (temp file in the same directory, then rename).
  */
-export async function disableRulesetFile(file: string, reasons: readonly string[], wording: DisableWording = {}): Promise<DisableEdit> {
+export async function disableRulesetFile(
+  file: string,
+  reasons: readonly string[],
+  wording: DisableWording = {},
+): Promise<DisableEdit> {
   const bytes = readRegularFile(file, LIBRARY_LIMITS.fileBytes);
   const text = bytes.toString('utf8');
   // Editing decoded text is only byte-preserving when the file is valid UTF-8.
-  if (!Buffer.from(text, 'utf8').equals(bytes)) throw new Error(`${file}: not valid UTF-8, left unchanged`);
+  if (!Buffer.from(text, 'utf8').equals(bytes))
+    throw new Error(`${file}: not valid UTF-8, left unchanged`);
   const edit = disableRulesetText(text, reasons, wording);
   const check = parseRulesetXml(edit.text, file);
   if (check.ruleset === null || check.ruleset.defaultOff === undefined) {

@@ -1,4 +1,9 @@
-import { RequestFailure, requestOnce, type FailureKind, type RequestSettings } from './single-request.js';
+import {
+  RequestFailure,
+  requestOnce,
+  type FailureKind,
+  type RequestSettings,
+} from './single-request.js';
 
 /** The old checker's depth limit: up to this many redirects are followed per test URL. */
 export const MAX_REDIRECTS = 10;
@@ -9,7 +14,8 @@ export interface Hop {
   status: number;
 }
 
-export type ChainFailureKind = FailureKind | 'redirect-loop' | 'too-many-redirects' | 'bad-redirect';
+export type ChainFailureKind =
+  FailureKind | 'redirect-loop' | 'too-many-redirects' | 'bad-redirect';
 
 /** Where a chain of requests ended: a final response, or a failure at the last URL tried. */
 export interface ChainOutcome {
@@ -28,7 +34,11 @@ export interface ChainOutcome {
  * before it is requested (the browser's rulesets apply to redirects too); the same URL twice
  * is a loop, which the old checker claimed to detect but never did.
  */
-export async function followRedirects(start: string, settings: RequestSettings, rewriteLocation: (url: string) => string = (u) => u): Promise<ChainOutcome> {
+export async function followRedirects(
+  start: string,
+  settings: RequestSettings,
+  rewriteLocation: (url: string) => string = (u) => u,
+): Promise<ChainOutcome> {
   const hops: Hop[] = [];
   const seen = new Set<string>();
   let current = start;
@@ -47,7 +57,8 @@ export async function followRedirects(start: string, settings: RequestSettings, 
     } catch {
       return failed('bad-redirect', `not a valid URL: ${current}`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return failed('bad-redirect', `redirect to a non-HTTP URL: ${current}`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      return failed('bad-redirect', `redirect to a non-HTTP URL: ${current}`);
     seen.add(current);
     let response;
     try {
@@ -58,7 +69,13 @@ export async function followRedirects(start: string, settings: RequestSettings, 
     }
     hops.push({ url: current, status: response.status });
     if (!REDIRECT_STATUSES.has(response.status)) {
-      return { hops, finalUrl: current, status: response.status, contentType: response.contentType, body: response.body };
+      return {
+        hops,
+        finalUrl: current,
+        status: response.status,
+        contentType: response.contentType,
+        body: response.body,
+      };
     }
     if (response.location === undefined || response.location === '')
       return failed('bad-redirect', `${response.status} without a Location header at ${current}`);
@@ -66,10 +83,18 @@ export async function followRedirects(start: string, settings: RequestSettings, 
     try {
       next = rewriteLocation(new URL(response.location, current).href);
     } catch {
-      return failed('bad-redirect', `unusable Location ${JSON.stringify(response.location)} at ${current}`);
+      return failed(
+        'bad-redirect',
+        `unusable Location ${JSON.stringify(response.location)} at ${current}`,
+      );
     }
-    if (seen.has(next)) return failed('redirect-loop', `redirect loop: ${[...hops.map((h) => h.url), next].join(' -> ')}`);
-    if (hops.length > MAX_REDIRECTS) return failed('too-many-redirects', `more than ${MAX_REDIRECTS} redirects from ${start}`);
+    if (seen.has(next))
+      return failed(
+        'redirect-loop',
+        `redirect loop: ${[...hops.map((h) => h.url), next].join(' -> ')}`,
+      );
+    if (hops.length > MAX_REDIRECTS)
+      return failed('too-many-redirects', `more than ${MAX_REDIRECTS} redirects from ${start}`);
     current = next;
   }
 }

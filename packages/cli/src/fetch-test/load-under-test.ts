@@ -18,7 +18,11 @@ export interface LoadedForFetchTest {
  * Parses the files under test the way `httpsify test` does, and adds `--rules` rulesets (XML or
  * a bundle) that only take part in rewriting redirects. A file given both ways counts once.
  */
-export function loadForFetchTest(paths: readonly string[], rules: readonly string[], options: { includeDefaultOff?: boolean } = {}): LoadedForFetchTest {
+export function loadForFetchTest(
+  paths: readonly string[],
+  rules: readonly string[],
+  options: { includeDefaultOff?: boolean } = {},
+): LoadedForFetchTest {
   const diagnostics: Diagnostic[] = [];
   const parsed: Ruleset[] = [];
   const files = expandRulesetPaths(paths);
@@ -27,7 +31,9 @@ export function loadForFetchTest(paths: readonly string[], rules: readonly strin
     diagnostics.push(...result.diagnostics);
     if (result.ruleset !== null) parsed.push(result.ruleset);
   }
-  const tested = parsed.filter((r) => r.defaultOff === undefined || options.includeDefaultOff === true);
+  const tested = parsed.filter(
+    (r) => r.defaultOff === undefined || options.includeDefaultOff === true,
+  );
   const skippedDefaultOff = parsed.filter((r) => !tested.includes(r));
   // The engine turns a ruleset with a refused pattern off when it meets the pattern, so its
   // tests cannot pass: an error here, where it names the pattern, not a silent skip later.
@@ -39,8 +45,12 @@ export function loadForFetchTest(paths: readonly string[], rules: readonly strin
     const loaded = loadRulesets(rules);
     diagnostics.push(...loaded.diagnostics);
     // A bundle yields no parsed rulesets; decode them from its engine instead.
-    const fromRules = loaded.rulesets.length > 0 ? loaded.rulesets : Array.from({ length: loaded.engine.rulesetCount }, (_, id) => loaded.engine.ruleset(id));
-    for (const r of fromRules) if (r.loc === undefined || !testedFiles.has(resolve(r.loc.file))) extra.push(r);
+    const fromRules =
+      loaded.rulesets.length > 0
+        ? loaded.rulesets
+        : Array.from({ length: loaded.engine.rulesetCount }, (_, id) => loaded.engine.ruleset(id));
+    for (const r of fromRules)
+      if (r.loc === undefined || !testedFiles.has(resolve(r.loc.file))) extra.push(r);
   }
   const engine = createEngine([...tested, ...skippedDefaultOff, ...extra]);
   for (const r of tested) engine.setActive(r.name, true);

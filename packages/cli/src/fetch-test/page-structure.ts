@@ -48,9 +48,16 @@ export function looksLikeHtml(contentType: string, body: string): boolean {
 }
 
 /** Structure similarity of two pages, or null when either is not HTML or the plain one is empty. */
-export function pageSimilarity(plain: { contentType: string; body: string }, secure: { contentType: string; body: string }): number | null {
+export function pageSimilarity(
+  plain: { contentType: string; body: string },
+  secure: { contentType: string; body: string },
+): number | null {
   if (plain.body.trim() === '') return null;
-  if (!looksLikeHtml(plain.contentType, plain.body) || !looksLikeHtml(secure.contentType, secure.body)) return null;
+  if (
+    !looksLikeHtml(plain.contentType, plain.body) ||
+    !looksLikeHtml(secure.contentType, secure.body)
+  )
+    return null;
   if (plain.body === secure.body) return 1;
   return sequenceSimilarity(tagSequence(plain.body), tagSequence(secure.body));
 }

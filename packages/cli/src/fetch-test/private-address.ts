@@ -1,4 +1,9 @@
-import { isNonPublicAddress, policyLookup, refusedUrl, trustedResolveNames } from '../net/outbound-policy.js';
+import {
+  isNonPublicAddress,
+  policyLookup,
+  refusedUrl,
+  trustedResolveNames,
+} from '../net/outbound-policy.js';
 import type { LookupFunction } from './resolve-option.js';
 import { RequestFailure } from './single-request.js';
 
@@ -14,7 +19,10 @@ export function refuseLiteralAddress(url: URL): RequestFailure | null {
 }
 
 /** `lookup` refusing names that resolve to a non-public address, except the names in `trusted`. */
-export function refusingPrivateLookup(lookup: LookupFunction, trusted: ReadonlySet<string>): LookupFunction {
+export function refusingPrivateLookup(
+  lookup: LookupFunction,
+  trusted: ReadonlySet<string>,
+): LookupFunction {
   return policyLookup(lookup, { allowPrivate: false, trustedNames: trusted });
 }
 

@@ -25,7 +25,9 @@ export class ProgressBar {
     if (!this.enabled) return;
     const width = Math.max(10, Math.min(40, (this.stream.columns ?? 80) - 30));
     const filled = Math.round((this.done / this.total) * width);
-    this.stream.write(`\r\x1b[K[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${this.done}/${this.total} ${this.label}`);
+    this.stream.write(
+      `\r\x1b[K[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${this.done}/${this.total} ${this.label}`,
+    );
     this.shown = true;
   }
 

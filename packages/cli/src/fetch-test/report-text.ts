@@ -16,20 +16,31 @@ export function formatUrlResult(r: UrlResult): string {
   const where = r.line !== null ? `${r.file}:${r.line}:${r.column ?? 1}` : r.file;
   const arrow = r.rewritten !== null ? ` => ${r.rewritten}` : '';
   const statuses =
-    r.plain !== null ? ` (${statusPart(r.plain)} => ${statusPart(r.secure)}${r.similarity !== null ? `, structure ${r.similarity.toFixed(2)}` : ''})` : '';
+    r.plain !== null
+      ? ` (${statusPart(r.plain)} => ${statusPart(r.secure)}${r.similarity !== null ? `, structure ${r.similarity.toFixed(2)}` : ''})`
+      : '';
   const lines = [`${tag} ${r.ruleset}: ${r.url}${arrow}${statuses} [${where}]`];
   for (const f of r.findings) lines.push(`     ${f.severity} ${f.code}: ${f.message}`);
   return lines.join('\n');
 }
 
 export function formatSummary(report: FetchTestReport, disabled: readonly string[]): string {
-  const verdicts = (v: UrlResult['verdict']): number => report.urls.filter((u) => u.verdict === v).length;
+  const verdicts = (v: UrlResult['verdict']): number =>
+    report.urls.filter((u) => u.verdict === v).length;
   const lines: string[] = [];
-  for (const r of report.rulesets) if (r.verdict === 'failed') lines.push(`failed ruleset: ${r.name} (${r.file}): ${r.failed} of ${count(r.fetched, 'URL')}`);
+  for (const r of report.rulesets)
+    if (r.verdict === 'failed')
+      lines.push(
+        `failed ruleset: ${r.name} (${r.file}): ${r.failed} of ${count(r.fetched, 'URL')}`,
+      );
   for (const file of disabled) lines.push(`disabled: ${file}`);
   const extras = [
-    report.excludedTests > 0 ? `${count(report.excludedTests, 'excluded test URL')} not fetched` : '',
-    report.skippedDefaultOff > 0 ? `${count(report.skippedDefaultOff, 'off-by-default ruleset')} skipped` : '',
+    report.excludedTests > 0
+      ? `${count(report.excludedTests, 'excluded test URL')} not fetched`
+      : '',
+    report.skippedDefaultOff > 0
+      ? `${count(report.skippedDefaultOff, 'off-by-default ruleset')} skipped`
+      : '',
   ].filter((s) => s !== '');
   lines.push(
     `${count(report.rulesets.length, 'ruleset')}, ${count(report.urls.length, 'test URL')}: ${verdicts('ok')} ok, ${verdicts('failed')} failed, ${verdicts('skipped')} skipped; ` +

@@ -5,7 +5,11 @@ import { isIP } from 'node:net';
 export type LookupFunction = (
   hostname: string,
   options: { all?: boolean; family?: number | string },
-  callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+  callback: (
+    err: NodeJS.ErrnoException | null,
+    address: string | LookupAddress[],
+    family?: number,
+  ) => void,
 ) => void;
 
 /**
@@ -18,7 +22,10 @@ export function parseResolveOptions(values: readonly string[]): Map<string, stri
     const colon = value.indexOf(':');
     const host = colon < 0 ? '' : value.slice(0, colon).toLowerCase().replace(/\.$/, '');
     const address = colon < 0 ? '' : value.slice(colon + 1).replace(/^\[(.*)\]$/, '$1');
-    if (host === '' || isIP(address) === 0) throw new Error(`--resolve ${JSON.stringify(value)}: expected HOST:IP, e.g. example.com:127.0.0.1`);
+    if (host === '' || isIP(address) === 0)
+      throw new Error(
+        `--resolve ${JSON.stringify(value)}: expected HOST:IP, e.g. example.com:127.0.0.1`,
+      );
     map.set(host, address);
   }
   return map;
@@ -29,7 +36,11 @@ export function lookupWithOverrides(map: ReadonlyMap<string, string>): LookupFun
   return (hostname, options, callback) => {
     const address = map.get(hostname.toLowerCase().replace(/\.$/, ''));
     if (address === undefined) {
-      dnsLookup(hostname, { all: options.all === true, family: Number(options.family ?? 0) as 0 | 4 | 6 }, callback as never);
+      dnsLookup(
+        hostname,
+        { all: options.all === true, family: Number(options.family ?? 0) as 0 | 4 | 6 },
+        callback as never,
+      );
       return;
     }
     const family = isIP(address);

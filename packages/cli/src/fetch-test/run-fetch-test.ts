@@ -57,7 +57,11 @@ function withoutBody(chain: ChainOutcome | null): ChainOutcome | null {
   return chain === null ? null : { ...chain, body: '' };
 }
 
-async function runJob(job: TestJob, settings: RequestSettings, rewriteLocation: (url: string) => string): Promise<UrlResult> {
+async function runJob(
+  job: TestJob,
+  settings: RequestSettings,
+  rewriteLocation: (url: string) => string,
+): Promise<UrlResult> {
   const base = {
     ruleset: job.ruleset.name,
     file: job.ruleset.loc?.file ?? '',
@@ -68,7 +72,13 @@ async function runJob(job: TestJob, settings: RequestSettings, rewriteLocation: 
     rewritten: job.rewritten,
   };
   if (job.rewritten === null) {
-    const findings = [{ severity: 'warning' as const, code: 'not-rewritten', message: `not fetched: ${job.problem ?? 'not rewritten'}` }];
+    const findings = [
+      {
+        severity: 'warning' as const,
+        code: 'not-rewritten',
+        message: `not fetched: ${job.problem ?? 'not rewritten'}`,
+      },
+    ];
     return { ...base, plain: null, secure: null, similarity: null, findings, verdict: 'skipped' };
   }
   const check = await checkUrl(job.url, job.rewritten, settings, rewriteLocation);
@@ -86,8 +96,10 @@ async function runJob(job: TestJob, settings: RequestSettings, rewriteLocation: 
 export async function runFetchTest(options: FetchTestOptions): Promise<FetchTestReport> {
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`--concurrency must be a positive integer, not ${concurrency}`);
-  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new Error(`--timeout must be a positive number of milliseconds, not ${timeoutMs}`);
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new Error(`--concurrency must be a positive integer, not ${concurrency}`);
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
+    throw new Error(`--timeout must be a positive number of milliseconds, not ${timeoutMs}`);
   const settings = requestSettings({
     resolve: options.resolve ?? [],
     caFiles: options.caFiles ?? [],
@@ -96,7 +108,9 @@ export async function runFetchTest(options: FetchTestOptions): Promise<FetchTest
     allowPrivate: options.allowPrivate === true,
   });
 
-  const loaded = loadForFetchTest(options.paths, options.rules ?? [], { includeDefaultOff: options.includeDefaultOff === true });
+  const loaded = loadForFetchTest(options.paths, options.rules ?? [], {
+    includeDefaultOff: options.includeDefaultOff === true,
+  });
   const { jobs, excluded } = collectTestJobs(loaded.tested, loaded.engine);
   const rewriteLocation = (url: string): string => loaded.engine.rewrite(url) ?? url;
   options.onStart?.(jobs.length);

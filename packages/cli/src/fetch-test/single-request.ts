@@ -1,8 +1,18 @@
-import { request as httpRequest, type Agent as HttpAgent, type ClientRequest, type IncomingMessage } from 'node:http';
+import {
+  request as httpRequest,
+  type Agent as HttpAgent,
+  type ClientRequest,
+  type IncomingMessage,
+} from 'node:http';
 import { request as httpsRequest, type Agent as HttpsAgent } from 'node:https';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
-import { guardSocket, policyLookup, refusedUrl, type OutboundPolicy } from '../net/outbound-policy.js';
+import {
+  guardSocket,
+  policyLookup,
+  refusedUrl,
+  type OutboundPolicy,
+} from '../net/outbound-policy.js';
 import type { LookupFunction } from './resolve-option.js';
 
 /** How one request is made: name resolution, extra trust, time limit. */
@@ -44,7 +54,15 @@ export class RequestFailure extends Error {
 }
 
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'ENODATA', 'EAI_FAIL']);
-const CONNECT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT']);
+const CONNECT_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+]);
 
 function classify(err: NodeJS.ErrnoException): RequestFailure {
   if (err instanceof RequestFailure) return err;
@@ -53,7 +71,10 @@ function classify(err: NodeJS.ErrnoException): RequestFailure {
   if (DNS_CODES.has(code)) return new RequestFailure('dns', `cannot resolve host (${code})`);
   if (CONNECT_CODES.has(code)) return new RequestFailure('connect', `connection failed (${code})`);
   // TLS errors come as ERR_SSL_*, ERR_TLS_*, or certificate codes such as CERT_HAS_EXPIRED.
-  if (/^ERR_(SSL|TLS)_|CERT|SELF_SIGNED|UNABLE_TO_|HOSTNAME/.test(code) || /SSL|TLS|certificate/i.test(err.message)) {
+  if (
+    /^ERR_(SSL|TLS)_|CERT|SELF_SIGNED|UNABLE_TO_|HOSTNAME/.test(code) ||
+    /SSL|TLS|certificate/i.test(err.message)
+  ) {
     return new RequestFailure('tls', `TLS failure (${code !== '' ? code : err.message})`);
   }
   return new RequestFailure('protocol', code !== '' ? `${code}: ${err.message}` : err.message);
@@ -96,7 +117,12 @@ export async function requestOnce(url: URL, settings: RequestSettings): Promise<
 
 /** Closes the idle keep-alive connections kept for `url`'s host, so the next try opens a new one. */
 function dropIdleConnections(url: URL, settings: RequestSettings): void {
-  const agent = settings.agents === undefined ? undefined : url.protocol === 'https:' ? settings.agents.https : settings.agents.http;
+  const agent =
+    settings.agents === undefined
+      ? undefined
+      : url.protocol === 'https:'
+        ? settings.agents.https
+        : settings.agents.http;
   if (agent === undefined) return;
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   for (const [name, sockets] of Object.entries(agent.freeSockets)) {
@@ -124,8 +150,17 @@ function requestNow(url: URL, settings: RequestSettings): Promise<RawResponse> {
     const options = {
       method: 'GET',
       lookup: lookup as never,
-      headers: { 'user-agent': settings.userAgent ?? 'httpsify-fetch-test/0.1', accept: 'text/html,*/*;q=0.8', 'accept-encoding': 'gzip, deflate, br' },
-      agent: settings.agents === undefined ? (false as const) : secure ? settings.agents.https : settings.agents.http,
+      headers: {
+        'user-agent': settings.userAgent ?? 'httpsify-fetch-test/0.1',
+        accept: 'text/html,*/*;q=0.8',
+        'accept-encoding': 'gzip, deflate, br',
+      },
+      agent:
+        settings.agents === undefined
+          ? (false as const)
+          : secure
+            ? settings.agents.https
+            : settings.agents.http,
       ...(secure && settings.ca !== undefined ? { ca: settings.ca } : {}),
     };
     let settled = false;
@@ -145,14 +180,29 @@ function requestNow(url: URL, settings: RequestSettings): Promise<RawResponse> {
       reject(stale ? new RequestFailure(failure.kind, failure.message, true) : failure);
     };
     const queued = setTimeout(
-      () => fail(new RequestFailure('timeout', `no connection became free within ${queueLimitMs(settings.timeoutMs)} ms`)),
+      () =>
+        fail(
+          new RequestFailure(
+            'timeout',
+            `no connection became free within ${queueLimitMs(settings.timeoutMs)} ms`,
+          ),
+        ),
       queueLimitMs(settings.timeoutMs),
     );
     const startDeadline = (): void => {
       clearTimeout(queued);
       timer = setTimeout(() => {
-        if (resolving) fail(new RequestFailure('dns', `cannot resolve host (no answer within ${settings.timeoutMs} ms)`));
-        else fail(new RequestFailure('timeout', `no complete response within ${settings.timeoutMs} ms`));
+        if (resolving)
+          fail(
+            new RequestFailure(
+              'dns',
+              `cannot resolve host (no answer within ${settings.timeoutMs} ms)`,
+            ),
+          );
+        else
+          fail(
+            new RequestFailure('timeout', `no complete response within ${settings.timeoutMs} ms`),
+          );
       }, settings.timeoutMs);
     };
     req = (secure ? httpsRequest : httpRequest)(url, options, (res) => {

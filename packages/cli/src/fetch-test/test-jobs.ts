@@ -46,7 +46,8 @@ export function collectTestJobs(rulesets: readonly Ruleset[], all: Engine): Coll
         column: test.loc?.column ?? null,
         rewritten: outcome.rewritten,
       };
-      if (outcome.rewritten === null) job.problem = outcome.error ?? 'no rule of this ruleset rewrites this URL';
+      if (outcome.rewritten === null)
+        job.problem = outcome.error ?? 'no rule of this ruleset rewrites this URL';
       jobs.push(job);
     }
   }

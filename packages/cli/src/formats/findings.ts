@@ -1,9 +1,16 @@
 import type { Diagnostic } from '@httpsify/engine';
-import { artifactUri, formatSarifLog, sarifLevel, type SarifResult, type SarifRule } from './sarif.js';
+import {
+  artifactUri,
+  formatSarifLog,
+  sarifLevel,
+  type SarifResult,
+  type SarifRule,
+} from './sarif.js';
 import { cliVersion } from '../shared/version.js';
 
 /** Where each code is explained: the list of findings in the ruleset authors' guide. */
-const HELP_URI = 'https://github.com/httpsify/httpsify/blob/main/docs/writing-rulesets.md#what-check-and-test-say';
+const HELP_URI =
+  'https://github.com/httpsify/httpsify/blob/main/docs/writing-rulesets.md#what-check-and-test-say';
 
 /**
  * SARIF 2.1.0 for the findings of `check` and `test`: one rule per finding code (its id is the
@@ -17,7 +24,14 @@ export function formatFindingsSarif(diagnostics: readonly Diagnostic[], cwd: str
     ruleId: d.code,
     level: sarifLevel(d.severity),
     message: { text: d.message },
-    locations: [{ physicalLocation: { artifactLocation: artifactUri(d.file, cwd), region: { startLine: d.line, startColumn: d.column } } }],
+    locations: [
+      {
+        physicalLocation: {
+          artifactLocation: artifactUri(d.file, cwd),
+          region: { startLine: d.line, startColumn: d.column },
+        },
+      },
+    ],
   }));
   return formatSarifLog({ cwd, version: cliVersion(), rules, results, executionSuccessful: true });
 }

@@ -56,7 +56,8 @@ export interface SarifRun {
 /** SARIF's artifact URI: relative to the working directory (the repository root in CI) if inside. */
 export function artifactUri(file: string, cwd: string): { uri: string; uriBaseId?: string } {
   const rel = relative(cwd, file);
-  if (!isAbsolute(rel) && !rel.startsWith('..')) return { uri: rel.split(sep).map(encodeURIComponent).join('/'), uriBaseId: '%SRCROOT%' };
+  if (!isAbsolute(rel) && !rel.startsWith('..'))
+    return { uri: rel.split(sep).map(encodeURIComponent).join('/'), uriBaseId: '%SRCROOT%' };
   return { uri: pathToFileURL(file).href };
 }
 
@@ -81,11 +82,22 @@ export function formatSarifLog(run: SarifRun): string {
             rules: run.rules,
           },
         },
-        originalUriBaseIds: { '%SRCROOT%': { uri: `${pathToFileURL(run.cwd).href.replace(/\/?$/, '/')}` } },
+        originalUriBaseIds: {
+          '%SRCROOT%': { uri: `${pathToFileURL(run.cwd).href.replace(/\/?$/, '/')}` },
+        },
         columnKind: 'utf16CodeUnits',
-        invocations: [{ executionSuccessful: run.executionSuccessful, toolExecutionNotifications: run.notifications ?? [] }],
+        invocations: [
+          {
+            executionSuccessful: run.executionSuccessful,
+            toolExecutionNotifications: run.notifications ?? [],
+          },
+        ],
         // ruleIndex right after ruleId, as code-scanning UIs list them.
-        results: run.results.map(({ ruleId, ...rest }) => ({ ruleId, ruleIndex: index.get(ruleId), ...rest })),
+        results: run.results.map(({ ruleId, ...rest }) => ({
+          ruleId,
+          ruleIndex: index.get(ruleId),
+          ...rest,
+        })),
       },
     ],
   };

@@ -38,9 +38,13 @@ const TEXTUAL = /^text\/|json|xml|javascript|ecmascript/i;
  * (2·LCS / total words, so 0.9 means 90% of the words line up in order); anything else (images,
  * archives) only when the bodies are identical. Two empty bodies are alike.
  */
-export function contentSimilarity(plain: { contentType: string; body: string }, secure: { contentType: string; body: string }): number {
+export function contentSimilarity(
+  plain: { contentType: string; body: string },
+  secure: { contentType: string; body: string },
+): number {
   if (plain.body === secure.body) return 1;
-  const html = looksLikeHtml(plain.contentType, plain.body) && looksLikeHtml(secure.contentType, secure.body);
+  const html =
+    looksLikeHtml(plain.contentType, plain.body) && looksLikeHtml(secure.contentType, secure.body);
   const textual = html || (TEXTUAL.test(plain.contentType) && TEXTUAL.test(secure.contentType));
   if (!textual) return 0;
   return sequenceSimilarity(visibleWords(plain.body, html), visibleWords(secure.body, html));

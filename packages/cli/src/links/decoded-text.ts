@@ -12,7 +12,11 @@ export interface DecodedText {
 }
 
 /** Decodes `raw` token by token: `pattern` matches an escape or reference, `decode` gives its text. */
-export function decodeWithMap(raw: string, pattern: RegExp, decode: (token: string) => string): DecodedText {
+export function decodeWithMap(
+  raw: string,
+  pattern: RegExp,
+  decode: (token: string) => string,
+): DecodedText {
   const rawOffset: number[] = [];
   const boundary: boolean[] = [];
   let text = '';
@@ -24,7 +28,10 @@ export function decodeWithMap(raw: string, pattern: RegExp, decode: (token: stri
     }
     text += piece;
   };
-  const re = new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : `${pattern.flags}g`);
+  const re = new RegExp(
+    pattern.source,
+    pattern.flags.includes('g') ? pattern.flags : `${pattern.flags}g`,
+  );
   for (let m = re.exec(raw); m !== null; m = re.exec(raw)) {
     if (m[0] === '') {
       re.lastIndex++;
@@ -49,14 +56,23 @@ export function undecoded(raw: string): DecodedText {
  * The raw spelling of `newText` replacing decoded [from, to) of `decoded`: the longest tail that
  * both share keeps its raw bytes; the changed head is written with `escape`.
  */
-export function respell(decoded: DecodedText, from: number, to: number, newText: string, escape: (s: string) => string): string {
+export function respell(
+  decoded: DecodedText,
+  from: number,
+  to: number,
+  newText: string,
+  escape: (s: string) => string,
+): string {
   const old = decoded.text.slice(from, to);
   let common = 0;
   const max = Math.min(old.length, newText.length);
-  while (common < max && old[old.length - 1 - common] === newText[newText.length - 1 - common]) common++;
+  while (common < max && old[old.length - 1 - common] === newText[newText.length - 1 - common])
+    common++;
   // The kept tail must start on a raw token boundary.
   while (common > 0 && decoded.boundary[to - common] !== true) common--;
   const tailRawStart = decoded.rawOffset[to - common] as number;
   const tailRawEnd = decoded.rawOffset[to] as number;
-  return escape(newText.slice(0, newText.length - common)) + decoded.raw.slice(tailRawStart, tailRawEnd);
+  return (
+    escape(newText.slice(0, newText.length - common)) + decoded.raw.slice(tailRawStart, tailRawEnd)
+  );
 }

@@ -56,17 +56,22 @@ export function readDocument(path: string, maxBytes = DEFAULT_MAX_BYTES): Loaded
   } catch (err) {
     throw err instanceof DocumentError ? err : new DocumentError(describeFsError(err));
   }
-  if (size > maxBytes) throw new DocumentError(`too large (${size} bytes; the limit is ${maxBytes}, see --max-size)`);
+  if (size > maxBytes)
+    throw new DocumentError(`too large (${size} bytes; the limit is ${maxBytes}, see --max-size)`);
   let bytes: Buffer;
   try {
     bytes = readFileSync(path);
   } catch (err) {
     throw new DocumentError(describeFsError(err));
   }
-  if (bytes.length > maxBytes) throw new DocumentError(`too large (${bytes.length} bytes; the limit is ${maxBytes}, see --max-size)`);
+  if (bytes.length > maxBytes)
+    throw new DocumentError(
+      `too large (${bytes.length} bytes; the limit is ${maxBytes}, see --max-size)`,
+    );
   if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))
     throw new DocumentError('UTF-16 text is not supported; only UTF-8 files are read');
-  if (bytes.subarray(0, 8192).includes(0)) throw new DocumentError('binary file (contains NUL bytes)');
+  if (bytes.subarray(0, 8192).includes(0))
+    throw new DocumentError('binary file (contains NUL bytes)');
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);

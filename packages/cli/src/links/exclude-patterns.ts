@@ -24,10 +24,15 @@ export function compileExclude(source: string, origin: string): ExcludePattern {
   const named = `${origin}${origin.startsWith('--') ? ' ' : ': '}${JSON.stringify(source)}`;
   // An empty pattern matches every URL: most likely an unset variable (`--exclude "$X"`), and
   // it would turn the check off without a word.
-  if (source === '') throw new UsageError(`${named}: an empty pattern would leave every link alone; write '.' if that is meant`);
+  if (source === '')
+    throw new UsageError(
+      `${named}: an empty pattern would leave every link alone; write '.' if that is meant`,
+    );
   const compiled = compileRulesetRegex(source);
   if (compiled.ok) return { source, origin, regex: compiled.regex };
-  throw new UsageError(`${named}: ${compiled.refused ? `refused, it could stall the run: ${compiled.reason}` : compiled.reason}`);
+  throw new UsageError(
+    `${named}: ${compiled.refused ? `refused, it could stall the run: ${compiled.reason}` : compiled.reason}`,
+  );
 }
 
 /** The patterns of an ignore file: one regex a line; blank lines and lines starting with `#` are skipped. */
@@ -39,7 +44,8 @@ export function parseIgnoreFile(text: string, shownAs: string): ExcludePattern[]
     .forEach((line, i) => {
       // URLs hold no spaces, so surrounding whitespace is never part of a pattern.
       const source = line.trim();
-      if (source !== '' && !source.startsWith('#')) patterns.push(compileExclude(source, `${shownAs}:${i + 1}`));
+      if (source !== '' && !source.startsWith('#'))
+        patterns.push(compileExclude(source, `${shownAs}:${i + 1}`));
     });
   return patterns;
 }
@@ -48,7 +54,11 @@ export function parseIgnoreFile(text: string, shownAs: string): ExcludePattern[]
  * Every pattern in force: `--exclude` ones, then the ignore file's: `ignoreFile` when named
  * (it must exist), else `.httpsifyignore` in `cwd` when there is one; null reads none.
  */
-export function loadExcludes(exclude: readonly string[], ignoreFile: string | null | undefined, cwd: string): ExcludePattern[] {
+export function loadExcludes(
+  exclude: readonly string[],
+  ignoreFile: string | null | undefined,
+  cwd: string,
+): ExcludePattern[] {
   const patterns = exclude.map((source) => compileExclude(source, '--exclude'));
   if (ignoreFile === null) return patterns;
   const path = ignoreFile !== undefined ? resolve(cwd, ignoreFile) : join(cwd, DEFAULT_IGNORE_FILE);
@@ -58,13 +68,17 @@ export function loadExcludes(exclude: readonly string[], ignoreFile: string | nu
     text = readFileSync(path, 'utf8');
   } catch (err) {
     // Having no .httpsifyignore is the usual case; a file named on purpose must be there.
-    if (ignoreFile === undefined && (err as NodeJS.ErrnoException).code === 'ENOENT') return patterns;
+    if (ignoreFile === undefined && (err as NodeJS.ErrnoException).code === 'ENOENT')
+      return patterns;
     throw new UsageError(`${shownAs}: ${describeFsError(err)}`);
   }
   return [...patterns, ...parseIgnoreFile(text, shownAs)];
 }
 
 /** The first pattern matching `url` (searched anywhere in it, as lychee does), if any. */
-export function matchingExclude(patterns: readonly ExcludePattern[], url: string): ExcludePattern | undefined {
+export function matchingExclude(
+  patterns: readonly ExcludePattern[],
+  url: string,
+): ExcludePattern | undefined {
   return patterns.find((p) => p.regex.test(url));
 }

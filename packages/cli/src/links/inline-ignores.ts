@@ -27,7 +27,12 @@ export interface IgnoredRange {
 
 function markersIn(text: string, comment: { start: number; end: number }, into: Marker[]): void {
   for (const m of text.slice(comment.start, comment.end).matchAll(MARKER)) {
-    into.push({ kind: m[1] as MarkerKind, at: comment.start + m.index, commentStart: comment.start, commentEnd: comment.end });
+    into.push({
+      kind: m[1] as MarkerKind,
+      at: comment.start + m.index,
+      commentStart: comment.start,
+      commentEnd: comment.end,
+    });
   }
 }
 
@@ -55,7 +60,8 @@ function markersOf(kind: DocumentKind, text: string, tokens: readonly MarkdownTo
   for (const t of tokens) {
     if (t.type !== 'htmlFlow' && t.type !== 'htmlText') continue;
     const raw = text.slice(t.start, t.end);
-    if (raw.includes('httpsify-ignore-')) for (const comment of htmlComments(raw, t.start, true)) markersIn(text, comment, found);
+    if (raw.includes('httpsify-ignore-'))
+      for (const comment of htmlComments(raw, t.start, true)) markersIn(text, comment, found);
   }
   return found.sort((a, b) => a.at - b.at);
 }
@@ -85,20 +91,37 @@ export function ignoredRanges(
   for (const m of markers) {
     const line = position(starts, m.at).line;
     const marker = `httpsify-ignore-${m.kind}`;
-    if (m.kind === 'line') ranges.push({ start: starts[line - 1] as number, end: lineEnd(line), marker, line });
+    if (m.kind === 'line')
+      ranges.push({ start: starts[line - 1] as number, end: lineEnd(line), marker, line });
     else if (m.kind === 'next-line') {
       const after = position(starts, Math.max(m.commentEnd - 1, m.at)).line + 1;
-      if (after <= starts.length) ranges.push({ start: starts[after - 1] as number, end: lineEnd(after), marker, line });
+      if (after <= starts.length)
+        ranges.push({ start: starts[after - 1] as number, end: lineEnd(after), marker, line });
     } else if (m.kind === 'start') open ??= m;
     else if (open !== null) {
-      ranges.push({ start: open.commentEnd, end: m.commentStart, marker: 'httpsify-ignore-start', line: position(starts, open.at).line });
+      ranges.push({
+        start: open.commentEnd,
+        end: m.commentStart,
+        marker: 'httpsify-ignore-start',
+        line: position(starts, open.at).line,
+      });
       open = null;
-    } else notes.push(`${file}:${line}: httpsify-ignore-end without an httpsify-ignore-start before it does nothing`);
+    } else
+      notes.push(
+        `${file}:${line}: httpsify-ignore-end without an httpsify-ignore-start before it does nothing`,
+      );
   }
   if (open !== null) {
     const line = position(starts, open.at).line;
-    ranges.push({ start: open.commentEnd, end: text.length, marker: 'httpsify-ignore-start', line });
-    notes.push(`${file}:${line}: httpsify-ignore-start has no httpsify-ignore-end: links to the end of the file are left alone`);
+    ranges.push({
+      start: open.commentEnd,
+      end: text.length,
+      marker: 'httpsify-ignore-start',
+      line,
+    });
+    notes.push(
+      `${file}:${line}: httpsify-ignore-start has no httpsify-ignore-end: links to the end of the file are left alone`,
+    );
   }
   return { ranges: disjoint(ranges), notes };
 }

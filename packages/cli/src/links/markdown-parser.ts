@@ -44,12 +44,20 @@ export class MarkdownParser {
         if (this.worker === worker) this.worker = null;
         this.stopping = worker.terminate();
       };
-      const onMessage = (message: { started?: true; tokens?: MarkdownToken[]; error?: string }): void => {
+      const onMessage = (message: {
+        started?: true;
+        tokens?: MarkdownToken[];
+        error?: string;
+      }): void => {
         if (message.started === true) {
           timer = setTimeout(() => {
             done();
             discard();
-            reject(new DocumentError(`too complex: Markdown parsing did not finish within ${this.timeoutMs} ms (see --parse-timeout)`));
+            reject(
+              new DocumentError(
+                `too complex: Markdown parsing did not finish within ${this.timeoutMs} ms (see --parse-timeout)`,
+              ),
+            );
           }, this.timeoutMs);
           return;
         }

@@ -43,7 +43,10 @@ export function lineStarts(text: string): number[] {
   return starts;
 }
 
-export function position(starts: readonly number[], offset: number): { line: number; column: number } {
+export function position(
+  starts: readonly number[],
+  offset: number,
+): { line: number; column: number } {
   let lo = 0;
   let hi = starts.length - 1;
   while (lo < hi) {
@@ -117,7 +120,9 @@ export function planRewrites(
     const from = position(starts, o.start);
     const replacement = o.encode(source.rewritten);
     if (replacement === null) {
-      notes.push(`${file}:${from.line}:${from.column}: ${o.url} -> ${source.rewritten} cannot be written in this place (${o.context}); left alone`);
+      notes.push(
+        `${file}:${from.line}:${from.column}: ${o.url} -> ${source.rewritten} cannot be written in this place (${o.context}); left alone`,
+      );
       continue;
     }
     const to = position(starts, o.end);

@@ -3,13 +3,18 @@ import type { LinkFinding } from './plan-rewrites.js';
 import type { LinksReport } from './run-links.js';
 
 const by = (f: LinkFinding): string =>
-  f.ruleset !== null ? `ruleset ${f.ruleset}${f.channel !== null ? ` from channel ${f.channel}` : ''}` : 'no ruleset: --upgrade-all';
+  f.ruleset !== null
+    ? `ruleset ${f.ruleset}${f.channel !== null ? ` from channel ${f.channel}` : ''}`
+    : 'no ruleset: --upgrade-all';
 
 /** The last line of the text and Markdown reports: what was scanned, upgraded and left alone. */
 function summaryLine(report: LinksReport, mode: 'check' | 'fix'): string {
   const kept = report.findings.filter((f) => f.verified !== false).length;
   const unverified = report.findings.length - kept;
-  const verb = mode === 'fix' ? `${kept} link(s) upgraded in ${report.changedFiles.length} file(s)` : `${kept} link(s) can be upgraded`;
+  const verb =
+    mode === 'fix'
+      ? `${kept} link(s) upgraded in ${report.changedFiles.length} file(s)`
+      : `${kept} link(s) can be upgraded`;
   const excluded = report.excluded.length > 0 ? `; ${report.excluded.length} link(s) excluded` : '';
   return `${report.scannedFiles} file(s) scanned; ${verb}${unverified > 0 ? `; ${unverified} not verified` : ''}${excluded}`;
 }
@@ -19,7 +24,10 @@ export function formatText(report: LinksReport, mode: 'check' | 'fix'): string {
   const lines: string[] = [];
   for (const f of report.findings) {
     const where = `${f.file}:${f.line}:${f.column}`;
-    if (f.verified === false) lines.push(`${where}: not verified: ${f.url} -> ${f.rewritten} (${by(f)}): ${f.reason ?? ''}`);
+    if (f.verified === false)
+      lines.push(
+        `${where}: not verified: ${f.url} -> ${f.rewritten} (${by(f)}): ${f.reason ?? ''}`,
+      );
     else lines.push(`${where}: ${f.url} -> ${f.rewritten} (${by(f)})`);
   }
   lines.push(summaryLine(report, mode));
@@ -51,8 +59,11 @@ function mdText(text: string): string {
 function mdCode(raw: string): string {
   const cut = raw.length > MARKDOWN_MAX_CELL ? `${raw.slice(0, MARKDOWN_MAX_CELL)}…` : raw;
   const text = cut
-    // eslint-disable-next-line no-control-regex -- a line break would end the table row
-    .replace(/[\u0000-\u001f\u007f]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)
+    .replace(
+      // eslint-disable-next-line no-control-regex -- a line break would end the table row
+      /[\u0000-\u001f\u007f]/g,
+      (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`,
+    )
     .replace(/\|/g, '\\|');
   const longest = (text.match(/`+/g) ?? []).reduce((n, run) => Math.max(n, run.length), 0);
   const fence = '`'.repeat(longest + 1);
@@ -67,16 +78,24 @@ function mdCode(raw: string): string {
  */
 export function formatMarkdown(report: LinksReport, mode: 'check' | 'fix'): string {
   const out = [`### httpsify links ${mode}`, ''];
-  if (report.findings.length === 0) out.push(mode === 'fix' ? 'No link was upgraded.' : 'No link can be upgraded.', '');
+  if (report.findings.length === 0)
+    out.push(mode === 'fix' ? 'No link was upgraded.' : 'No link can be upgraded.', '');
   else {
     out.push('| File:line | URL | Upgrade | Ruleset |', '| --- | --- | --- | --- |');
     for (const f of report.findings.slice(0, MARKDOWN_MAX_ROWS)) {
-      const upgrade = f.verified === false ? `${mdCode(f.rewritten)} not verified: ${mdText(f.reason ?? '')}` : mdCode(f.rewritten);
-      const ruleset = f.ruleset === null ? 'none (`--upgrade-all`)' : `${mdText(f.ruleset)}${f.channel !== null ? ` from channel ${mdText(f.channel)}` : ''}`;
+      const upgrade =
+        f.verified === false
+          ? `${mdCode(f.rewritten)} not verified: ${mdText(f.reason ?? '')}`
+          : mdCode(f.rewritten);
+      const ruleset =
+        f.ruleset === null
+          ? 'none (`--upgrade-all`)'
+          : `${mdText(f.ruleset)}${f.channel !== null ? ` from channel ${mdText(f.channel)}` : ''}`;
       out.push(`| ${mdCode(`${f.file}:${f.line}`)} | ${mdCode(f.url)} | ${upgrade} | ${ruleset} |`);
     }
     const hidden = report.findings.length - MARKDOWN_MAX_ROWS;
-    if (hidden > 0) out.push('', `…and ${hidden} more: see \`--format text\` or \`--format sarif\`.`);
+    if (hidden > 0)
+      out.push('', `…and ${hidden} more: see \`--format text\` or \`--format sarif\`.`);
     out.push('');
   }
   // Numbers and fixed words only: nothing to escape.
@@ -144,7 +163,9 @@ const LINK_RULES: SarifRule[] = [
     fullDescription: {
       text: 'The link uses plain HTTP, and an HTTPS Everywhere-format ruleset (or, with --upgrade-all, a check of both versions) says the same resource is served over HTTPS.',
     },
-    help: { text: 'Run `httpsify links fix` to rewrite the link, or change http:// to the https:// URL shown.' },
+    help: {
+      text: 'Run `httpsify links fix` to rewrite the link, or change http:// to the https:// URL shown.',
+    },
     defaultConfiguration: { level: 'warning' },
   },
   {
@@ -161,7 +182,12 @@ const LINK_RULES: SarifRule[] = [
 
 export function formatSarif(report: LinksReport, cwd: string, version: string): string {
   const results = report.findings.map((f): SarifResult => {
-    const region = { startLine: f.line, startColumn: f.column, endLine: f.endLine, endColumn: f.endColumn };
+    const region = {
+      startLine: f.line,
+      startColumn: f.column,
+      endLine: f.endLine,
+      endColumn: f.endColumn,
+    };
     const artifactLocation = artifactUri(f.file, cwd);
     const unverified = f.verified === false;
     return {
@@ -180,7 +206,14 @@ export function formatSarif(report: LinksReport, cwd: string, version: string): 
             fixes: [
               {
                 description: { text: `Use ${f.rewritten}` },
-                artifactChanges: [{ artifactLocation, replacements: [{ deletedRegion: region, insertedContent: { text: f.replacement } }] }],
+                artifactChanges: [
+                  {
+                    artifactLocation,
+                    replacements: [
+                      { deletedRegion: region, insertedContent: { text: f.replacement } },
+                    ],
+                  },
+                ],
               },
             ],
           }),

@@ -1,13 +1,36 @@
-import { closeSync, fstatSync, ftruncateSync, openSync, readSync, realpathSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  realpathSync,
+  writeSync,
+} from 'node:fs';
 import { createTwoFilesPatch } from 'diff';
 import type { RequestSettings } from '../fetch-test/single-request.js';
-import { DEFAULT_MAX_BYTES, DocumentError, encodeDocument, findUrls, readDocument, describeFsError, type LoadedDocument } from './document.js';
+import {
+  DEFAULT_MAX_BYTES,
+  DocumentError,
+  encodeDocument,
+  findUrls,
+  readDocument,
+  describeFsError,
+  type LoadedDocument,
+} from './document.js';
 import { loadExcludes, matchingExclude, type ExcludePattern } from './exclude-patterns.js';
 import { ignoredRanges, rangeAt, type IgnoredRange } from './inline-ignores.js';
 import { MarkdownParser } from './markdown-parser.js';
 import type { Occurrence } from './occurrence.js';
 import { occurrencesFromTokens } from './scan-markdown.js';
-import { applyFindings, lineStarts, planRewrites, position, type LinkFinding, type Rewriter } from './plan-rewrites.js';
+import {
+  applyFindings,
+  lineStarts,
+  planRewrites,
+  position,
+  type LinkFinding,
+  type Rewriter,
+} from './plan-rewrites.js';
 import { UsageError } from './usage-error.js';
 import { pairKey, verifyPairs } from './verify-links.js';
 import { isWithin, walkDocuments } from './walk-files.js';
@@ -83,10 +106,16 @@ export function applicable(report: { findings: readonly LinkFinding[] }): LinkFi
 
 export async function runLinks(options: LinksOptions): Promise<LinksReport> {
   if (options.upgradeAll === true && (options.verify === undefined || options.verify === null)) {
-    throw new UsageError('--upgrade-all needs --verify: hosts no ruleset covers are only upgraded when both versions answer alike');
+    throw new UsageError(
+      '--upgrade-all needs --verify: hosts no ruleset covers are only upgraded when both versions answer alike',
+    );
   }
   // Before any file is read: a bad pattern is a usage error, not a finding in every file.
-  const patterns = loadExcludes(options.exclude ?? [], options.ignoreFile, options.cwd ?? process.cwd());
+  const patterns = loadExcludes(
+    options.exclude ?? [],
+    options.ignoreFile,
+    options.cwd ?? process.cwd(),
+  );
   const walked = walkDocuments(options.paths);
   const problems: LinksProblem[] = walked.problems.map((p) => ({
     path: p.path,
@@ -107,7 +136,11 @@ export async function runLinks(options: LinksOptions): Promise<LinksReport> {
     } catch (err) {
       if (!(err instanceof DocumentError)) throw err;
       const skipped = /^(too large|binary|not valid UTF-8|UTF-16)/.test(err.message);
-      problems.push({ path: file.path, severity: skipped ? 'skipped' : 'error', message: skipped ? `skipped: ${err.message}` : err.message });
+      problems.push({
+        path: file.path,
+        severity: skipped ? 'skipped' : 'error',
+        message: skipped ? `skipped: ${err.message}` : err.message,
+      });
       continue;
     }
     let planned;
@@ -115,14 +148,30 @@ export async function runLinks(options: LinksOptions): Promise<LinksReport> {
     let inline;
     try {
       const tokens = file.kind === 'markdown' ? await markdown.tokens(doc.text) : [];
-      const occurrences = file.kind === 'markdown' ? occurrencesFromTokens(doc.text, tokens) : findUrls(file.kind, doc.text);
+      const occurrences =
+        file.kind === 'markdown'
+          ? occurrencesFromTokens(doc.text, tokens)
+          : findUrls(file.kind, doc.text);
       inline = ignoredRanges(file.path, file.kind, doc.text, tokens);
       left = leaveAlone(file.path, doc.text, occurrences, patterns, inline.ranges);
-      planned = planRewrites(file.path, doc.text, left.kept, options.rewrite, options.upgradeAll === true);
+      planned = planRewrites(
+        file.path,
+        doc.text,
+        left.kept,
+        options.rewrite,
+        options.upgradeAll === true,
+      );
     } catch (err) {
       // A parser failing on hostile input is this file's problem, not the run's.
-      const message = err instanceof DocumentError ? `skipped: ${err.message}` : `cannot parse as ${file.kind}: ${(err as Error).message}`;
-      problems.push({ path: file.path, severity: err instanceof DocumentError ? 'skipped' : 'error', message });
+      const message =
+        err instanceof DocumentError
+          ? `skipped: ${err.message}`
+          : `cannot parse as ${file.kind}: ${(err as Error).message}`;
+      problems.push({
+        path: file.path,
+        severity: err instanceof DocumentError ? 'skipped' : 'error',
+        message,
+      });
       continue;
     }
     scannedFiles++;
@@ -135,10 +184,16 @@ export async function runLinks(options: LinksOptions): Promise<LinksReport> {
 
   if (options.verify !== undefined && options.verify !== null && findings.length > 0) {
     const unique = new Map<string, { url: string; rewritten: string }>();
-    for (const f of findings) unique.set(pairKey(f.url, f.rewritten), { url: f.url, rewritten: f.rewritten });
+    for (const f of findings)
+      unique.set(pairKey(f.url, f.rewritten), { url: f.url, rewritten: f.rewritten });
     const pairs = [...unique.values()];
     options.verify.onStart?.(pairs.length);
-    const verdicts = await verifyPairs(pairs, options.verify.settings, options.verify.concurrency, options.verify.onProgress);
+    const verdicts = await verifyPairs(
+      pairs,
+      options.verify.settings,
+      options.verify.concurrency,
+      options.verify.onProgress,
+    );
     for (const f of findings) {
       const verdict = verdicts.get(pairKey(f.url, f.rewritten));
       f.verified = verdict?.verified ?? false;
@@ -146,7 +201,15 @@ export async function runLinks(options: LinksOptions): Promise<LinksReport> {
     }
   }
 
-  const report: LinksReport = { scannedFiles, findings, excluded, problems, notes, changedFiles: [], diff: '' };
+  const report: LinksReport = {
+    scannedFiles,
+    findings,
+    excluded,
+    problems,
+    notes,
+    changedFiles: [],
+    diff: '',
+  };
   if (options.mode === 'fix') fixDocuments(report, documents, roots, options.diff === true);
   return report;
 }
@@ -164,7 +227,8 @@ function leaveAlone(
   patterns: readonly ExcludePattern[],
   ignored: readonly IgnoredRange[],
 ): { kept: Occurrence[]; excluded: ExcludedLink[] } {
-  if (patterns.length === 0 && ignored.length === 0) return { kept: [...occurrences], excluded: [] };
+  if (patterns.length === 0 && ignored.length === 0)
+    return { kept: [...occurrences], excluded: [] };
   const kept: Occurrence[] = [];
   const excluded: ExcludedLink[] = [];
   let starts: number[] | null = null;
@@ -177,7 +241,10 @@ function leaveAlone(
     }
     starts ??= lineStarts(text);
     const { line, column } = position(starts, o.start);
-    const [rule, origin] = range !== undefined ? [range.marker, `${file}:${range.line}`] : [pattern?.source ?? '', pattern?.origin ?? ''];
+    const [rule, origin] =
+      range !== undefined
+        ? [range.marker, `${file}:${range.line}`]
+        : [pattern?.source ?? '', pattern?.origin ?? ''];
     excluded.push({ file, line, column, url: o.url, context: o.context, rule, origin });
   }
   return { kept, excluded };
@@ -199,16 +266,23 @@ function rewriteInPlace(target: string, before: Buffer, updated: Buffer): void {
       if (n === 0) break;
       read += n;
     }
-    if (read !== size || !current.equals(before)) throw new Error('it changed while being checked; run again');
+    if (read !== size || !current.equals(before))
+      throw new Error('it changed while being checked; run again');
     let written = 0;
-    while (written < updated.length) written += writeSync(fd, updated, written, updated.length - written, written);
+    while (written < updated.length)
+      written += writeSync(fd, updated, written, updated.length - written, written);
     ftruncateSync(fd, updated.length);
   } finally {
     closeSync(fd);
   }
 }
 
-function fixDocuments(report: LinksReport, documents: Map<string, LoadedDocument>, roots: Map<string, string>, diffOnly: boolean): void {
+function fixDocuments(
+  report: LinksReport,
+  documents: Map<string, LoadedDocument>,
+  roots: Map<string, string>,
+  diffOnly: boolean,
+): void {
   const byFile = new Map<string, LinkFinding[]>();
   for (const f of applicable(report)) byFile.set(f.file, [...(byFile.get(f.file) ?? []), f]);
   const patches: string[] = [];
@@ -221,7 +295,17 @@ function fixDocuments(report: LinksReport, documents: Map<string, LoadedDocument
       // The diff is of the bytes on disk: a UTF-8 BOM stays in the first line of both sides, or
       // `git apply` would find the first line changed and reject the whole patch.
       const bom = doc.bom ? '\uFEFF' : '';
-      patches.push(createTwoFilesPatch(`a/${file}`, `b/${file}`, bom + doc.text, bom + updated, undefined, undefined, { context: 3 }));
+      patches.push(
+        createTwoFilesPatch(
+          `a/${file}`,
+          `b/${file}`,
+          bom + doc.text,
+          bom + updated,
+          undefined,
+          undefined,
+          { context: 3 },
+        ),
+      );
       report.changedFiles.push(file);
       continue;
     }
@@ -230,11 +314,15 @@ function fixDocuments(report: LinksReport, documents: Map<string, LoadedDocument
       // link swapped since the walk is caught here), and only if nobody changed it meanwhile.
       const target = realpathSync(file);
       const root = roots.get(file);
-      if (root === undefined || !isWithin(target, root)) throw new Error(`it now leads out of ${root ?? 'the paths given'} (to ${target})`);
+      if (root === undefined || !isWithin(target, root))
+        throw new Error(`it now leads out of ${root ?? 'the paths given'} (to ${target})`);
       rewriteInPlace(target, encodeDocument(doc.text, doc.bom), encodeDocument(updated, doc.bom));
       report.changedFiles.push(file);
     } catch (err) {
-      const message = err instanceof Error && (err as NodeJS.ErrnoException).code === undefined ? err.message : describeFsError(err);
+      const message =
+        err instanceof Error && (err as NodeJS.ErrnoException).code === undefined
+          ? err.message
+          : describeFsError(err);
       report.problems.push({ path: file, severity: 'error', message: `not rewritten: ${message}` });
     }
   }

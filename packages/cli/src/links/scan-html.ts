@@ -46,7 +46,8 @@ export function findUrlsInHtml(source: string, base = 0, fragment = false): Occu
       if (node.tagName === 'a') linkText(node, source, base, found);
     }
     if ('childNodes' in node) for (const child of node.childNodes) stack.push(child);
-    if ('content' in node && node.nodeName === 'template') stack.push((node as DefaultTreeAdapterMap['template']).content);
+    if ('content' in node && node.nodeName === 'template')
+      stack.push((node as DefaultTreeAdapterMap['template']).content);
   }
   return found.sort((a, b) => a.start - b.start);
 }
@@ -56,16 +57,25 @@ export function findUrlsInHtml(source: string, base = 0, fragment = false): Occu
  * shifted by `base`: the places `httpsify-ignore-…` markers count (inline-ignores.ts). Parsed
  * as for links, so `<!--` inside a script or an attribute value is not a comment.
  */
-export function htmlComments(source: string, base = 0, fragment = false): { start: number; end: number }[] {
+export function htmlComments(
+  source: string,
+  base = 0,
+  fragment = false,
+): { start: number; end: number }[] {
   const options = { sourceCodeLocationInfo: true, scriptingEnabled: false } as const;
   const root = fragment ? parseFragment(source, options) : parse(source, options);
   const found: { start: number; end: number }[] = [];
   const stack: Node[] = [root];
   for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
-    const loc = node.nodeName === '#comment' ? (node as DefaultTreeAdapterMap['commentNode']).sourceCodeLocation : undefined;
-    if (loc !== undefined && loc !== null) found.push({ start: base + loc.startOffset, end: base + loc.endOffset });
+    const loc =
+      node.nodeName === '#comment'
+        ? (node as DefaultTreeAdapterMap['commentNode']).sourceCodeLocation
+        : undefined;
+    if (loc !== undefined && loc !== null)
+      found.push({ start: base + loc.startOffset, end: base + loc.endOffset });
     if ('childNodes' in node) for (const child of node.childNodes) stack.push(child);
-    if ('content' in node && node.nodeName === 'template') stack.push((node as DefaultTreeAdapterMap['template']).content);
+    if ('content' in node && node.nodeName === 'template')
+      stack.push((node as DefaultTreeAdapterMap['template']).content);
   }
   return found.sort((a, b) => a.start - b.start);
 }
@@ -74,30 +84,47 @@ function attributesOf(element: Element, source: string, base: number, found: Occ
   const locations = element.sourceCodeLocation?.attrs;
   if (locations === undefined) return;
   for (const attr of element.attrs) {
-    const name = attr.prefix !== undefined && attr.prefix !== '' ? `${attr.prefix}:${attr.name}` : attr.name;
+    const name =
+      attr.prefix !== undefined && attr.prefix !== '' ? `${attr.prefix}:${attr.name}` : attr.name;
     const isList = SRCSET_ATTRIBUTES.has(name);
-    if (!isList && !URL_ATTRIBUTES.has(name) && !(name === 'data' && element.tagName === 'object')) continue;
+    if (!isList && !URL_ATTRIBUTES.has(name) && !(name === 'data' && element.tagName === 'object'))
+      continue;
     if (!/http:\/\//i.test(attr.value)) continue;
     const loc = locations[name];
     if (loc === undefined) continue;
     const value = rawValue(source, loc.startOffset, loc.endOffset);
     if (value === null) continue;
-    const decoded = decodeWithMap(value.raw, DECODED_TOKEN, (t) => (t[0] === '\r' ? '\n' : decodeHTMLAttribute(t)));
+    const decoded = decodeWithMap(value.raw, DECODED_TOKEN, (t) =>
+      t[0] === '\r' ? '\n' : decodeHTMLAttribute(t),
+    );
     if (decoded.text !== attr.value) {
       // The map disagrees with the parser: report the value's URLs, but never write into it.
       for (const [from, to] of isList ? srcsetUrls(attr.value) : [trimmed(attr.value)]) {
         const url = attr.value.slice(from, to);
         if (isHttpUrl(url))
-          found.push({ start: base + value.offset, end: base + value.offset + value.raw.length, url, context: `html-attribute:${name}`, encode: () => null });
+          found.push({
+            start: base + value.offset,
+            end: base + value.offset + value.raw.length,
+            url,
+            context: `html-attribute:${name}`,
+            encode: () => null,
+          });
       }
       continue;
     }
-    const escape = value.quote === '"' ? escapeDoubleQuoted : value.quote === "'" ? escapeSingleQuoted : escapeUnquoted;
+    const escape =
+      value.quote === '"'
+        ? escapeDoubleQuoted
+        : value.quote === "'"
+          ? escapeSingleQuoted
+          : escapeUnquoted;
     const ranges = isList ? srcsetUrls(decoded.text) : [trimmed(decoded.text)];
     for (const [from, to] of ranges) {
       const url = decoded.text.slice(from, to);
       if (!isHttpUrl(url)) continue;
-      found.push(occurrence(decoded, from, to, base + value.offset, `html-attribute:${name}`, escape));
+      found.push(
+        occurrence(decoded, from, to, base + value.offset, `html-attribute:${name}`, escape),
+      );
     }
   }
 }
@@ -110,11 +137,19 @@ function attributesOf(element: Element, source: string, base: number, found: Occ
 function linkText(element: Element, source: string, base: number, found: Occurrence[]): void {
   const href = element.attrs.find((a) => a.name === 'href' && (a.prefix ?? '') === '')?.value;
   const [child] = element.childNodes;
-  if (href === undefined || element.childNodes.length !== 1 || child === undefined || child.nodeName !== '#text') return;
+  if (
+    href === undefined ||
+    element.childNodes.length !== 1 ||
+    child === undefined ||
+    child.nodeName !== '#text'
+  )
+    return;
   const node = child as DefaultTreeAdapterMap['textNode'];
   const loc = node.sourceCodeLocation;
   if (loc === undefined || loc === null) return;
-  const decoded = decodeWithMap(source.slice(loc.startOffset, loc.endOffset), DECODED_TOKEN, (t) => (t[0] === '\r' ? '\n' : decodeHTML(t)));
+  const decoded = decodeWithMap(source.slice(loc.startOffset, loc.endOffset), DECODED_TOKEN, (t) =>
+    t[0] === '\r' ? '\n' : decodeHTML(t),
+  );
   if (decoded.text !== node.value) return; // the map disagrees with the parser: never write into it
   const [from, to] = trimmed(decoded.text);
   const url = decoded.text.slice(from, to);
@@ -122,18 +157,30 @@ function linkText(element: Element, source: string, base: number, found: Occurre
   found.push(occurrence(decoded, from, to, base + loc.startOffset, 'html-link-text', escapeText));
 }
 
-function occurrence(decoded: DecodedText, from: number, to: number, rawBase: number, context: string, escape: (s: string) => string): Occurrence {
+function occurrence(
+  decoded: DecodedText,
+  from: number,
+  to: number,
+  rawBase: number,
+  context: string,
+  escape: (s: string) => string,
+): Occurrence {
   return {
     start: rawBase + (decoded.rawOffset[from] as number),
     end: rawBase + (decoded.rawOffset[to] as number),
     url: decoded.text.slice(from, to),
     context,
-    encode: (u) => (context.endsWith('srcset') && /[\s,]/.test(u) ? null : respell(decoded, from, to, u, escape)),
+    encode: (u) =>
+      context.endsWith('srcset') && /[\s,]/.test(u) ? null : respell(decoded, from, to, u, escape),
   };
 }
 
 /** The raw value of `name="value"` (or '…', or unquoted) spanning [start, end) of `source`. */
-function rawValue(source: string, start: number, end: number): { raw: string; offset: number; quote: string } | null {
+function rawValue(
+  source: string,
+  start: number,
+  end: number,
+): { raw: string; offset: number; quote: string } | null {
   const text = source.slice(start, end);
   const eq = /^[^=\s]*\s*=\s*/.exec(text);
   if (eq === null) return null;
@@ -184,5 +231,6 @@ export function srcsetUrls(text: string): [number, number][] {
 
 const escapeDoubleQuoted = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
 const escapeSingleQuoted = (s: string): string => s.replace(/&/g, '&amp;').replace(/'/g, '&#39;');
-const escapeUnquoted = (s: string): string => s.replace(/&/g, '&amp;').replace(/[\s"'=<>`]/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeUnquoted = (s: string): string =>
+  s.replace(/&/g, '&amp;').replace(/[\s"'=<>`]/g, (c) => `&#${c.charCodeAt(0)};`);
 const escapeText = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');

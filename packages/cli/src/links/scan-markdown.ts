@@ -6,7 +6,8 @@ import { isHttpUrl, sameUrl, type Occurrence } from './occurrence.js';
 import { findUrlsInHtml } from './scan-html.js';
 
 /** A backslash escape or a character reference, as CommonMark decodes them in destinations. */
-const MARKDOWN_ESCAPE = /\\[!-/:-@[-`{-~]|&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{0,31});/;
+const MARKDOWN_ESCAPE =
+  /\\[!-/:-@[-`{-~]|&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{0,31});/;
 
 /**
  * Finds http:// URLs in Markdown (CommonMark + GFM, tokenised by micromark, the parser behind
@@ -51,12 +52,16 @@ export function markdownTokens(source: string): MarkdownToken[] {
   );
   const tokens: MarkdownToken[] = [];
   for (const [kind, token] of events) {
-    if (kind === 'enter' && URL_TOKENS.has(token.type)) tokens.push({ type: token.type, start: token.start.offset, end: token.end.offset });
+    if (kind === 'enter' && URL_TOKENS.has(token.type))
+      tokens.push({ type: token.type, start: token.start.offset, end: token.end.offset });
   }
   return tokens;
 }
 
-export function occurrencesFromTokens(source: string, tokens: readonly MarkdownToken[]): Occurrence[] {
+export function occurrencesFromTokens(
+  source: string,
+  tokens: readonly MarkdownToken[],
+): Occurrence[] {
   const found: Occurrence[] = [];
   for (const { type, start, end } of tokens) {
     const raw = source.slice(start, end);
@@ -68,19 +73,34 @@ export function occurrencesFromTokens(source: string, tokens: readonly MarkdownT
         // Inside `<…>` only angle brackets and newlines are special; bare destinations also
         // stop at spaces and unbalanced parentheses.
         const inAngles = source[start - 1] === '<';
-        const context = type === 'definitionDestinationString' ? 'markdown-definition' : 'markdown-destination';
-        found.push(markdownOccurrence(decoded, start, context, inAngles ? escapeInAngles : escapeBare));
+        const context =
+          type === 'definitionDestinationString' ? 'markdown-definition' : 'markdown-destination';
+        found.push(
+          markdownOccurrence(decoded, start, context, inAngles ? escapeInAngles : escapeBare),
+        );
         break;
       }
       case 'autolinkProtocol':
-        if (isHttpUrl(raw)) found.push(markdownOccurrence(undecoded(raw), start, 'markdown-autolink', (s) => s, /[\s<>]/));
+        if (isHttpUrl(raw))
+          found.push(
+            markdownOccurrence(undecoded(raw), start, 'markdown-autolink', (s) => s, /[\s<>]/),
+          );
         break;
       case 'literalAutolinkHttp':
-        if (isHttpUrl(raw)) found.push(markdownOccurrence(undecoded(raw), start, 'markdown-bare-url', (s) => s, /[\s<>]/));
+        if (isHttpUrl(raw))
+          found.push(
+            markdownOccurrence(undecoded(raw), start, 'markdown-bare-url', (s) => s, /[\s<>]/),
+          );
         break;
       case 'htmlFlow':
       case 'htmlText':
-        if (/http:\/\//i.test(raw)) found.push(...findUrlsInHtml(raw, start, true).map((o) => ({ ...o, context: `markdown-${o.context}` })));
+        if (/http:\/\//i.test(raw))
+          found.push(
+            ...findUrlsInHtml(raw, start, true).map((o) => ({
+              ...o,
+              context: `markdown-${o.context}`,
+            })),
+          );
         break;
       default:
         break;
@@ -100,7 +120,8 @@ function linkTexts(source: string, tokens: readonly MarkdownToken[]): Occurrence
   for (let i = 0; i < tokens.length; i++) {
     const link = tokens[i] as MarkdownToken;
     const label = tokens[i + 1];
-    if (link.type !== 'link' || label?.type !== 'labelText' || label.start !== link.start + 1) continue;
+    if (link.type !== 'link' || label?.type !== 'labelText' || label.start !== link.start + 1)
+      continue;
     // The destination after the label: one inside it belongs to an image in the text.
     let destination: MarkdownToken | undefined;
     for (let j = i + 2; j < tokens.length && (tokens[j] as MarkdownToken).start < link.end; j++) {
@@ -115,22 +136,33 @@ function linkTexts(source: string, tokens: readonly MarkdownToken[]): Occurrence
     if (destination === undefined || !/^[^\s*`<>[\]]+$/.test(raw)) continue;
     const text = decodeWithMap(raw, MARKDOWN_ESCAPE, (t) => decodeString(t));
     const target = decodeString(source.slice(destination.start, destination.end));
-    if (text.text !== decodeString(raw) || !isHttpUrl(text.text) || !sameUrl(text.text, target)) continue;
+    if (text.text !== decodeString(raw) || !isHttpUrl(text.text) || !sameUrl(text.text, target))
+      continue;
     found.push(markdownOccurrence(text, label.start, 'markdown-link-text', escapeLinkText));
   }
   return found;
 }
 
-function markdownOccurrence(decoded: DecodedText, base: number, context: string, escape: (s: string) => string, refuse?: RegExp): Occurrence {
+function markdownOccurrence(
+  decoded: DecodedText,
+  base: number,
+  context: string,
+  escape: (s: string) => string,
+  refuse?: RegExp,
+): Occurrence {
   return {
     start: base,
     end: base + decoded.raw.length,
     url: decoded.text,
     context,
-    encode: (u) => (refuse?.test(u) === true ? null : respell(decoded, 0, decoded.text.length, u, escape)),
+    encode: (u) =>
+      refuse?.test(u) === true ? null : respell(decoded, 0, decoded.text.length, u, escape),
   };
 }
 
-const escapeBare = (s: string): string => s.replace(/[\\()<>&]/g, (c) => `\\${c}`).replace(/\s/g, (c) => encodeURIComponent(c));
-const escapeInAngles = (s: string): string => s.replace(/[\\<>&]/g, (c) => `\\${c}`).replace(/\n/g, '%0A');
-const escapeLinkText = (s: string): string => s.replace(/[\\[\]`*_<>&]/g, (c) => `\\${c}`).replace(/\s/g, (c) => encodeURIComponent(c));
+const escapeBare = (s: string): string =>
+  s.replace(/[\\()<>&]/g, (c) => `\\${c}`).replace(/\s/g, (c) => encodeURIComponent(c));
+const escapeInAngles = (s: string): string =>
+  s.replace(/[\\<>&]/g, (c) => `\\${c}`).replace(/\n/g, '%0A');
+const escapeLinkText = (s: string): string =>
+  s.replace(/[\\[\]`*_<>&]/g, (c) => `\\${c}`).replace(/\s/g, (c) => encodeURIComponent(c));

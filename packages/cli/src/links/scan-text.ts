@@ -32,7 +32,13 @@ export function findUrlsInText(text: string, base = 0, context = 'text'): Occurr
     end = trimEnd(text, at, end);
     const raw = text.slice(at, end);
     if (!isHttpUrl(raw)) continue;
-    found.push({ start: base + at, end: base + end, url: raw, context, encode: (u) => (/[\s<>"`]/.test(u) ? null : u) });
+    found.push({
+      start: base + at,
+      end: base + end,
+      url: raw,
+      context,
+      encode: (u) => (/[\s<>"`]/.test(u) ? null : u),
+    });
     from = end;
   }
   return found;

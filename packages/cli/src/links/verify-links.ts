@@ -22,17 +22,40 @@ const hostOf = (url: string): string => {
  * similar (`contentSimilarity` >= SIMILARITY_THRESHOLD).
  */
 export function judge(plain: ChainOutcome, secure: ChainOutcome): Verdict {
-  if (secure.failure !== undefined) return { verified: false, reason: `the https URL failed: ${secure.failure.message}` };
-  if (plain.failure !== undefined) return { verified: false, reason: `the http URL failed, so there is nothing to compare with: ${plain.failure.message}` };
-  if (!/^https:/i.test(secure.finalUrl)) return { verified: false, reason: `the https URL redirects back to plain HTTP: ${secure.finalUrl}` };
-  if (plain.status !== secure.status) return { verified: false, reason: `HTTPS answered ${secure.status} where HTTP answered ${plain.status}` };
+  if (secure.failure !== undefined)
+    return { verified: false, reason: `the https URL failed: ${secure.failure.message}` };
+  if (plain.failure !== undefined)
+    return {
+      verified: false,
+      reason: `the http URL failed, so there is nothing to compare with: ${plain.failure.message}`,
+    };
+  if (!/^https:/i.test(secure.finalUrl))
+    return {
+      verified: false,
+      reason: `the https URL redirects back to plain HTTP: ${secure.finalUrl}`,
+    };
+  if (plain.status !== secure.status)
+    return {
+      verified: false,
+      reason: `HTTPS answered ${secure.status} where HTTP answered ${plain.status}`,
+    };
   const plainHost = hostOf(plain.finalUrl);
   const secureHost = hostOf(secure.finalUrl);
-  if (plainHost !== secureHost) return { verified: false, reason: `HTTPS ends on ${secureHost} where HTTP ends on ${plainHost}` };
+  if (plainHost !== secureHost)
+    return {
+      verified: false,
+      reason: `HTTPS ends on ${secureHost} where HTTP ends on ${plainHost}`,
+    };
   const similarity = contentSimilarity(plain, secure);
   if (similarity < SIMILARITY_THRESHOLD)
-    return { verified: false, reason: `the content differs (similarity ${similarity.toFixed(2)}, needs ${SIMILARITY_THRESHOLD})` };
-  return { verified: true, reason: `same status ${secure.status}, same host, similarity ${similarity.toFixed(2)}` };
+    return {
+      verified: false,
+      reason: `the content differs (similarity ${similarity.toFixed(2)}, needs ${SIMILARITY_THRESHOLD})`,
+    };
+  return {
+    verified: true,
+    reason: `same status ${secure.status}, same host, similarity ${similarity.toFixed(2)}`,
+  };
 }
 
 /**
@@ -50,7 +73,10 @@ export async function verifyPairs(
   const worker = async (): Promise<void> => {
     while (next < pairs.length) {
       const pair = pairs[next++] as { url: string; rewritten: string };
-      const [plain, secure] = await Promise.all([followRedirects(pair.url, settings), followRedirects(pair.rewritten, settings)]);
+      const [plain, secure] = await Promise.all([
+        followRedirects(pair.url, settings),
+        followRedirects(pair.rewritten, settings),
+      ]);
       verdicts.set(pairKey(pair.url, pair.rewritten), judge(plain, secure));
       onDone();
     }

@@ -34,7 +34,10 @@ interface Matcher {
  * `check` read, or `fix` write, files elsewhere); a directory reached twice (a symlink loop, or
  * two links to one place) is walked once. Unreadable entries are problems, reported, never fatal.
  */
-export function walkDocuments(paths: readonly string[]): { files: FoundFile[]; problems: WalkProblem[] } {
+export function walkDocuments(paths: readonly string[]): {
+  files: FoundFile[];
+  problems: WalkProblem[];
+} {
   const files: FoundFile[] = [];
   const problems: WalkProblem[] = [];
   const seenFiles = new Set<string>();
@@ -48,7 +51,10 @@ export function walkDocuments(paths: readonly string[]): { files: FoundFile[]; p
       return;
     }
     if (!isWithin(real, root)) {
-      problems.push({ path, message: `skipped: a symbolic link leading out of ${root} (to ${real})` });
+      problems.push({
+        path,
+        message: `skipped: a symbolic link leading out of ${root} (to ${real})`,
+      });
       return;
     }
     if (seenFiles.has(real)) return;
@@ -65,11 +71,17 @@ export function walkDocuments(paths: readonly string[]): { files: FoundFile[]; p
       return;
     }
     if (!isWithin(real, root)) {
-      problems.push({ path: dir, message: `skipped: a symbolic link leading out of ${root} (to ${real})` });
+      problems.push({
+        path: dir,
+        message: `skipped: a symbolic link leading out of ${root} (to ${real})`,
+      });
       return;
     }
     if (seenDirs.has(real)) {
-      problems.push({ path: dir, message: `skipped: ${real} was already walked (a symlink loop?)` });
+      problems.push({
+        path: dir,
+        message: `skipped: ${real} was already walked (a symlink loop?)`,
+      });
       return;
     }
     seenDirs.add(real);

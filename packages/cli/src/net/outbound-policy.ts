@@ -70,8 +70,12 @@ function ipv6Groups(ip: string): number[] | null {
   const h = head === '' || head === undefined ? [] : head.split(':');
   const t = tail === undefined ? [] : tail === '' ? [] : tail.split(':');
   const fill = tail === undefined ? 0 : 8 - h.length - t.length;
-  const groups = [...h, ...Array<string>(Math.max(0, fill)).fill('0'), ...t].map((g) => parseInt(g, 16));
-  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : null;
+  const groups = [...h, ...Array<string>(Math.max(0, fill)).fill('0'), ...t].map((g) =>
+    parseInt(g, 16),
+  );
+  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff)
+    ? groups
+    : null;
 }
 
 /** The IPv4 address an IPv6 address carries (mapped, compatible, NAT64, 6to4), or null. */
@@ -137,7 +141,8 @@ export function refusedUrl(url: URL, policy: OutboundPolicy): NotPublicError | n
   if (policy.allowPrivate) return null;
   const host = bare(url.hostname);
   if (isLocalhostName(host)) return new NotPublicError(url.hostname, '127.0.0.1');
-  if (isIP(host) !== 0) return isNonPublicAddress(host) ? new NotPublicError(url.hostname, host) : null;
+  if (isIP(host) !== 0)
+    return isNonPublicAddress(host) ? new NotPublicError(url.hostname, host) : null;
   return null;
 }
 
@@ -152,19 +157,34 @@ export function policyLookup(lookup: LookupFunction, policy: OutboundPolicy): Lo
   return (hostname, options, callback) => {
     const literal = bare(hostname);
     if (isIP(literal) !== 0) {
-      if (isNonPublicAddress(literal)) return void process.nextTick(() => callback(new NotPublicError(hostname, literal) as never, ''));
+      if (isNonPublicAddress(literal))
+        return void process.nextTick(() =>
+          callback(new NotPublicError(hostname, literal) as never, ''),
+        );
       return void lookup(hostname, options, callback);
     }
     const trusted = policy.trustedNames?.has(nameKey(hostname)) === true;
-    if (!trusted && isLocalhostName(hostname)) return void process.nextTick(() => callback(new NotPublicError(hostname, '127.0.0.1') as never, ''));
+    if (!trusted && isLocalhostName(hostname))
+      return void process.nextTick(() =>
+        callback(new NotPublicError(hostname, '127.0.0.1') as never, ''),
+      );
     lookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err !== null) return void callback(err, '');
-      const list = (Array.isArray(addresses) ? addresses : [{ address: String(addresses), family: isIP(String(addresses)) }]) as LookupAddress[];
+      const list = (
+        Array.isArray(addresses)
+          ? addresses
+          : [{ address: String(addresses), family: isIP(String(addresses)) }]
+      ) as LookupAddress[];
       const bad = trusted ? undefined : list.find((a) => isNonPublicAddress(a.address));
-      if (bad !== undefined) return void callback(new NotPublicError(hostname, bad.address) as never, '');
+      if (bad !== undefined)
+        return void callback(new NotPublicError(hostname, bad.address) as never, '');
       if (options.all === true) return void callback(null, list);
       const first = list[0];
-      if (first === undefined) return void callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '');
+      if (first === undefined)
+        return void callback(
+          Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }),
+          '',
+        );
       callback(null, first.address, first.family);
     });
   };
@@ -179,7 +199,8 @@ export function guardSocket(socket: Socket, host: string, policy: OutboundPolicy
   if (policy.allowPrivate || policy.trustedNames?.has(nameKey(host)) === true) return;
   const check = (): void => {
     const remote = socket.remoteAddress;
-    if (remote !== undefined && isNonPublicAddress(remote)) socket.destroy(new NotPublicError(host, remote));
+    if (remote !== undefined && isNonPublicAddress(remote))
+      socket.destroy(new NotPublicError(host, remote));
   };
   if (socket.remoteAddress !== undefined) check();
   else socket.once('connect', check);

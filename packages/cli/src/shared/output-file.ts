@@ -16,9 +16,11 @@ import { writeFileAtomic } from '@httpsify/engine/node';
 export function checkOutputPath(path: string, given: string): void {
   const dir = dirname(resolve(path));
   const parent = statSync(dir, { throwIfNoEntry: false });
-  if (parent === undefined) throw new Error(`${given}: the directory ${dirname(path)} does not exist (create it first)`);
+  if (parent === undefined)
+    throw new Error(`${given}: the directory ${dirname(path)} does not exist (create it first)`);
   if (!parent.isDirectory()) throw new Error(`${given}: ${dirname(path)} is not a directory`);
-  if (statSync(path, { throwIfNoEntry: false })?.isDirectory() === true) throw new Error(`${given}: ${path} is a directory; give the name of a file to write`);
+  if (statSync(path, { throwIfNoEntry: false })?.isDirectory() === true)
+    throw new Error(`${given}: ${path} is a directory; give the name of a file to write`);
 }
 
 /** The plain words for a failed write of `path`. */
@@ -67,7 +69,8 @@ export function checkReportPath(path: string, given: string): void {
       throw err;
     }
   };
-  if (stat(path)?.isDirectory() === true) throw new Error(`${given}: ${path} is a directory; give the name of a file to write`);
+  if (stat(path)?.isDirectory() === true)
+    throw new Error(`${given}: ${path} is a directory; give the name of a file to write`);
   // The nearest part of the path that exists must be a directory for the rest to be created.
   let dir = dirname(resolve(path));
   let found = stat(dir);
@@ -75,7 +78,8 @@ export function checkReportPath(path: string, given: string): void {
     dir = dirname(dir);
     found = stat(dir);
   }
-  if (found !== undefined && !found.isDirectory()) throw new Error(`${given}: ${dir} is not a directory`);
+  if (found !== undefined && !found.isDirectory())
+    throw new Error(`${given}: ${dir} is not a directory`);
 }
 
 /** A report to stdout, or to `outputFile` (its directories created) when one is given. */

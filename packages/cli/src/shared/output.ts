@@ -22,7 +22,8 @@ export class BufferedOutput {
   async flush(): Promise<void> {
     if (this.chunks.length === 0) return;
     const data = this.take();
-    if (!this.stream.write(data)) await new Promise<void>((resolve) => this.stream.once('drain', () => resolve()));
+    if (!this.stream.write(data))
+      await new Promise<void>((resolve) => this.stream.once('drain', () => resolve()));
   }
 
   /**

@@ -1,4 +1,10 @@
-import { defaultRulesetsDir, loadPrebuiltDefaults, loadRulesets, type LoadedRulesets, type LoadOptions } from '@httpsify/engine/node';
+import {
+  defaultRulesetsDir,
+  loadPrebuiltDefaults,
+  loadRulesets,
+  type LoadedRulesets,
+  type LoadOptions,
+} from '@httpsify/engine/node';
 import { formatDiagnostic } from '@httpsify/engine';
 import { count } from './plural.js';
 
@@ -11,14 +17,20 @@ export function collect(value: string, previous: string[] = []): string[] {
  * Loads `--rules` paths (or the bundled defaults), printing every broken-ruleset diagnostic on
  * stderr: broken rulesets are reported and left out, the rest keep working.
  */
-export function loadRulesOption(paths: readonly string[] | undefined, options: LoadOptions = {}): LoadedRulesets {
+export function loadRulesOption(
+  paths: readonly string[] | undefined,
+  options: LoadOptions = {},
+): LoadedRulesets {
   const defaults = paths === undefined || paths.length === 0;
   // The defaults as the build compiled them (checksums verified); compiled here when stale.
   if (defaults && options.checkRegexes !== true) {
     const prebuilt = loadPrebuiltDefaults(options);
     if (prebuilt !== null) return prebuilt;
   }
-  const loaded = loadRulesets(paths !== undefined && paths.length > 0 ? paths : [defaultRulesetsDir()], options);
+  const loaded = loadRulesets(
+    paths !== undefined && paths.length > 0 ? paths : [defaultRulesetsDir()],
+    options,
+  );
   for (const d of loaded.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
   const errors = loaded.diagnostics.filter((d) => d.severity === 'error').length;
   if (errors > 0)
@@ -32,12 +44,17 @@ export function loadRulesOption(paths: readonly string[] | undefined, options: L
  * `loadRulesOption` for commands that are pointless without rulesets (rewrite, compile, dnr):
  * rewriting with nothing would pass every URL through as if it had been checked.
  */
-export function loadRequiredRules(paths: readonly string[] | undefined, options: LoadOptions = {}): LoadedRulesets {
+export function loadRequiredRules(
+  paths: readonly string[] | undefined,
+  options: LoadOptions = {},
+): LoadedRulesets {
   const loaded = loadRulesOption(paths, options);
   if (loaded.engine.rulesetCount === 0) {
     const where = paths !== undefined && paths.length > 0 ? paths.join(', ') : defaultRulesetsDir();
     const broken = loaded.diagnostics.some((d) => d.severity === 'error');
-    throw new Error(`no ruleset could be loaded from ${where}${broken ? ' (errors above)' : ': no *.xml rulesets there'}`);
+    throw new Error(
+      `no ruleset could be loaded from ${where}${broken ? ' (errors above)' : ': no *.xml rulesets there'}`,
+    );
   }
   return loaded;
 }

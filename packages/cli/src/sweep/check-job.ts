@@ -5,16 +5,29 @@ import type { SweepJob, SweepResult } from './verdicts.js';
 
 /** Worth a second HTTPS try (DuckDuckGo's crawler retries HTTPS once): the answer may be a blip. */
 const retryable = (j: Judgement): boolean =>
-  j.verdict === 'timeout' || j.verdict === 'refused' || (j.verdict === 'https-status' && /answered 5\d\d/.test(j.detail));
+  j.verdict === 'timeout' ||
+  j.verdict === 'refused' ||
+  (j.verdict === 'https-status' && /answered 5\d\d/.test(j.detail));
 
 /**
  * Sweeps one job: the URL over plain HTTP as it is, and its rewrite over HTTPS with redirects
  * passed through `rewriteLocation` (the library's rulesets), then the judgement. Never throws
  * for what the web does: every network outcome becomes a verdict.
  */
-export async function checkJob(job: SweepJob, settings: RequestSettings, rewriteLocation: (url: string) => string): Promise<SweepResult> {
+export async function checkJob(
+  job: SweepJob,
+  settings: RequestSettings,
+  rewriteLocation: (url: string) => string,
+): Promise<SweepResult> {
   const started = Date.now();
-  const base = { key: job.key, kind: job.kind, ruleset: job.ruleset, file: job.file, url: job.url, rewritten: job.rewritten };
+  const base = {
+    key: job.key,
+    kind: job.kind,
+    ruleset: job.ruleset,
+    file: job.file,
+    url: job.url,
+    rewritten: job.rewritten,
+  };
   if (job.rewritten === null) {
     return {
       ...base,
@@ -47,7 +60,11 @@ export async function checkJob(job: SweepJob, settings: RequestSettings, rewrite
     judgement = judgeUrl(plain, secure);
   }
   if (judgement.verdict === 'redirect-loop' && downgrade !== null)
-    judgement = { ...judgement, verdict: 'https-to-http', detail: `HTTPS redirects to ${downgrade as string}; ${judgement.detail}` };
+    judgement = {
+      ...judgement,
+      verdict: 'https-to-http',
+      detail: `HTTPS redirects to ${downgrade as string}; ${judgement.detail}`,
+    };
   return {
     ...base,
     verdict: judgement.verdict,

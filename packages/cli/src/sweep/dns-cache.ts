@@ -12,13 +12,20 @@ interface Entry {
  * rather than once per request; concurrent asks for one name share the first answer. The cache
  * holds at most `maxEntries` names, dropping the oldest first.
  */
-export function cachedLookup(base: LookupFunction, options: { ttlMs?: number; negativeTtlMs?: number; maxEntries?: number } = {}): LookupFunction {
+export function cachedLookup(
+  base: LookupFunction,
+  options: { ttlMs?: number; negativeTtlMs?: number; maxEntries?: number } = {},
+): LookupFunction {
   const ttl = options.ttlMs ?? 300_000;
   const negativeTtl = options.negativeTtlMs ?? 30_000;
   const max = options.maxEntries ?? 10_000;
   const cache = new Map<string, Entry>();
   const inFlight = new Map<string, ((e: Entry) => void)[]>();
-  const answer = (entry: Entry, options: { all?: boolean }, callback: Parameters<LookupFunction>[2]): void => {
+  const answer = (
+    entry: Entry,
+    options: { all?: boolean },
+    callback: Parameters<LookupFunction>[2],
+  ): void => {
     if (entry.err !== null) callback(entry.err, '');
     else if (options.all === true) callback(null, entry.addresses);
     else callback(null, entry.addresses[0]?.address ?? '', entry.addresses[0]?.family ?? 4);
@@ -37,7 +44,11 @@ export function cachedLookup(base: LookupFunction, options: { ttlMs?: number; ne
     }
     inFlight.set(name, [(e) => answer(e, opts, callback)]);
     base(name, { all: true }, (err, addresses) => {
-      const entry: Entry = { at: Date.now(), err, addresses: err === null && Array.isArray(addresses) ? addresses : [] };
+      const entry: Entry = {
+        at: Date.now(),
+        err,
+        addresses: err === null && Array.isArray(addresses) ? addresses : [],
+      };
       cache.delete(name);
       cache.set(name, entry);
       if (cache.size > max) cache.delete(cache.keys().next().value as string);

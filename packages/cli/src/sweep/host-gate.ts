@@ -56,7 +56,8 @@ export class HostGate {
     }
     const s = state;
     // A released slot passes straight to the first waiter, so no newcomer can overtake it.
-    if (s.active >= this.limits.perHostConnections || s.waiting.length > 0) await new Promise<void>((resolve) => s.waiting.push(resolve));
+    if (s.active >= this.limits.perHostConnections || s.waiting.length > 0)
+      await new Promise<void>((resolve) => s.waiting.push(resolve));
     else s.active++;
     // Starts to one host are chained: each waits for the one before it to start, then for the
     // delay measured from that real start (a late timer cannot squeeze the next gap).
@@ -104,7 +105,8 @@ export class HostGate {
   private prune(): void {
     const now = this.now();
     for (const [host, s] of this.hosts) {
-      if (s.active === 0 && now - s.lastStart >= this.limits.perHostDelayMs) this.hosts.delete(host);
+      if (s.active === 0 && now - s.lastStart >= this.limits.perHostDelayMs)
+        this.hosts.delete(host);
     }
   }
 

@@ -1,8 +1,14 @@
 import { diffSummaries, type SweepSummary } from './summary.js';
 import { severityOf, URL_VERDICTS, VERDICT_WORDS, type Severity } from './verdicts.js';
 
-const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-const COLOURS: Record<Severity, string> = { ok: '#2e7d32', warning: '#b26a00', failing: '#c62828', unknown: '#757575' };
+const esc = (s: string): string =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const COLOURS: Record<Severity, string> = {
+  ok: '#2e7d32',
+  warning: '#b26a00',
+  failing: '#c62828',
+  unknown: '#757575',
+};
 const HEALTH_WORDS: Record<Severity | 'absent', string> = {
   ok: 'works',
   warning: 'works with warnings',
@@ -35,7 +41,11 @@ function verdictChart(summary: SweepSummary): string {
 }
 
 /** The one-file report a maintainer reads at a glance. */
-export function htmlReport(summary: SweepSummary, previous: SweepSummary | null, title = 'httpsify sweep'): string {
+export function htmlReport(
+  summary: SweepSummary,
+  previous: SweepSummary | null,
+  title = 'httpsify sweep',
+): string {
   const when = (ms: number): string =>
     ms > 0
       ? new Date(ms)
@@ -44,20 +54,29 @@ export function htmlReport(summary: SweepSummary, previous: SweepSummary | null,
           .replace(/\.\d+Z$/, ' UTC')
       : '—';
   const health = (['failing', 'warning', 'ok', 'unknown'] as const)
-    .map((h) => `<li><span class="dot" style="background:${COLOURS[h]}"></span>${summary.byHealth[h]} ${esc(HEALTH_WORDS[h])}</li>`)
+    .map(
+      (h) =>
+        `<li><span class="dot" style="background:${COLOURS[h]}"></span>${summary.byHealth[h]} ${esc(HEALTH_WORDS[h])}</li>`,
+    )
     .join('');
   const worst = summary.rulesets
     .filter((r) => r.health === 'failing')
     .sort((a, b) => b.failingUrls - a.failingUrls || b.urls - a.urls)
     .slice(0, 25)
-    .map((r) => `<tr><td>${esc(r.name)}</td><td>${r.failingUrls} of ${r.urls}</td><td>${r.reasons.map(esc).join('<br>')}</td></tr>`)
+    .map(
+      (r) =>
+        `<tr><td>${esc(r.name)}</td><td>${r.failingUrls} of ${r.urls}</td><td>${r.reasons.map(esc).join('<br>')}</td></tr>`,
+    )
     .join('');
   let changes = '<p>No previous sweep to compare with (give one with <code>--previous</code>).</p>';
   if (previous !== null) {
     const diff = diffSummaries(previous, summary).changed;
     const rows = diff
       .slice(0, MAX_ROWS)
-      .map((c) => `<tr><td>${esc(c.name)}</td><td>${esc(HEALTH_WORDS[c.before])}</td><td>${esc(HEALTH_WORDS[c.after])}</td></tr>`)
+      .map(
+        (c) =>
+          `<tr><td>${esc(c.name)}</td><td>${esc(HEALTH_WORDS[c.before])}</td><td>${esc(HEALTH_WORDS[c.after])}</td></tr>`,
+      )
       .join('');
     changes =
       diff.length === 0

@@ -1,18 +1,35 @@
 import { createEngine, type Engine, type Ruleset } from '@httpsify/engine';
 import { rulesetCoverage } from '@httpsify/engine/authoring';
 import { parseRulesetXml } from '@httpsify/engine/parse';
-import { archiveKind, decodeUtf8, LIBRARY_LIMITS, LibraryRefused, NotUtf8, readArchive } from '@httpsify/engine/library';
-import { isBundle, isRulesetDirectory, listRulesetFiles, readRegularFile } from '@httpsify/engine/node';
+import {
+  archiveKind,
+  decodeUtf8,
+  LIBRARY_LIMITS,
+  LibraryRefused,
+  NotUtf8,
+  readArchive,
+} from '@httpsify/engine/library';
+import {
+  isBundle,
+  isRulesetDirectory,
+  listRulesetFiles,
+  readRegularFile,
+} from '@httpsify/engine/node';
 import type { SweepJob } from './verdicts.js';
 
 /** default_off values the sweep writes; only rulesets it turned off does it turn back on. */
 export const SWEEP_OFF_PREFIX = 'sweep failed: ';
 
-export const jobKey = (ruleset: string, file: string, url: string): string => `ruleset|${file !== '' ? file : ruleset}|${url}`;
+export const jobKey = (ruleset: string, file: string, url: string): string =>
+  `ruleset|${file !== '' ? file : ruleset}|${url}`;
 
 /** Whether the sweep tests a ruleset: on ones, and the ones an earlier sweep turned off. */
 export function swept(ruleset: Ruleset, includeDefaultOff: boolean): boolean {
-  return ruleset.defaultOff === undefined || includeDefaultOff || ruleset.defaultOff.startsWith(SWEEP_OFF_PREFIX);
+  return (
+    ruleset.defaultOff === undefined ||
+    includeDefaultOff ||
+    ruleset.defaultOff.startsWith(SWEEP_OFF_PREFIX)
+  );
 }
 
 /** A rulesets file (bundle, XML) given by path, through the rulesets' door; errors name it. */
@@ -32,7 +49,10 @@ export function readRulesetsFile(path: string): Buffer {
  * directory or archive that cannot be used is reported and left out, a path given that cannot
  * be read, or an archive past the library's limits, is an error naming it.
  */
-export async function* libraryRulesets(paths: readonly string[], onBad: (message: string) => void): AsyncGenerator<Ruleset> {
+export async function* libraryRulesets(
+  paths: readonly string[],
+  onBad: (message: string) => void,
+): AsyncGenerator<Ruleset> {
   const parseOne = (bytes: Uint8Array, file: string): Ruleset | null => {
     let xml: string;
     try {
@@ -43,7 +63,8 @@ export async function* libraryRulesets(paths: readonly string[], onBad: (message
       return null;
     }
     const parsed = parseRulesetXml(xml, file);
-    for (const d of parsed.diagnostics) if (d.severity === 'error') onBad(`${d.file}:${d.line}:${d.column}: ${d.message}`);
+    for (const d of parsed.diagnostics)
+      if (d.severity === 'error') onBad(`${d.file}:${d.line}:${d.column}: ${d.message}`);
     return parsed.ruleset;
   };
   for (const path of paths) {
@@ -80,7 +101,11 @@ export async function* libraryRulesets(paths: readonly string[], onBad: (message
  * limits): an entry past them is reported by archive and entry and left out, an archive past
  * them is an error naming it.
  */
-function* archiveRulesets(path: string, bytes: Uint8Array, onBad: (message: string) => void): Generator<Ruleset> {
+function* archiveRulesets(
+  path: string,
+  bytes: Uint8Array,
+  onBad: (message: string) => void,
+): Generator<Ruleset> {
   let contents;
   try {
     contents = readArchive(bytes, LIBRARY_LIMITS);
@@ -88,11 +113,15 @@ function* archiveRulesets(path: string, bytes: Uint8Array, onBad: (message: stri
     if (err instanceof LibraryRefused) throw new Error(`${path}: ${err.message}`);
     throw err;
   }
-  for (const p of contents.problems) onBad(`${path}/${p.file}:${Math.max(1, p.line)}:1: ${p.message}`);
-  const entries = [...contents.files].sort((a, b) => (a.path.normalize('NFC') < b.path.normalize('NFC') ? -1 : 1));
+  for (const p of contents.problems)
+    onBad(`${path}/${p.file}:${Math.max(1, p.line)}:1: ${p.message}`);
+  const entries = [...contents.files].sort((a, b) =>
+    a.path.normalize('NFC') < b.path.normalize('NFC') ? -1 : 1,
+  );
   for (const f of entries) {
     const parsed = parseRulesetXml(f.text, `${path}/${f.path}`);
-    for (const d of parsed.diagnostics) if (d.severity === 'error') onBad(`${d.file}:${d.line}:${d.column}: ${d.message}`);
+    for (const d of parsed.diagnostics)
+      if (d.severity === 'error') onBad(`${d.file}:${d.line}:${d.column}: ${d.message}`);
     if (parsed.ruleset !== null) yield parsed.ruleset;
   }
 }
@@ -104,7 +133,10 @@ function* archiveRulesets(path: string, bytes: Uint8Array, onBad: (message: stri
  * library); here the library's engine explains each URL, and only when another ruleset decides
  * first, or this one is off, does a ruleset get its own engine.
  */
-export function rulesetTests(ruleset: Ruleset, all: Engine): { url: string; rewritten: string | null; problem?: string }[] {
+export function rulesetTests(
+  ruleset: Ruleset,
+  all: Engine,
+): { url: string; rewritten: string | null; problem?: string }[] {
   let own: Engine | null = null;
   const out: { url: string; rewritten: string | null; problem?: string }[] = [];
   for (const test of rulesetCoverage(ruleset, all).tests) {
@@ -124,13 +156,20 @@ export function rulesetTests(ruleset: Ruleset, all: Engine): { url: string; rewr
         out.push({ url: test.url, rewritten: outcome.rewritten });
         continue;
       }
-      out.push({ url: test.url, rewritten: null, problem: outcome.error ?? 'no rule of this ruleset rewrites this URL' });
+      out.push({
+        url: test.url,
+        rewritten: null,
+        problem: outcome.error ?? 'no rule of this ruleset rewrites this URL',
+      });
       continue;
     }
     out.push({
       url: test.url,
       rewritten: null,
-      problem: step.outcome === 'refused' ? 'a pattern of this ruleset was refused as unsafe' : 'no rule of this ruleset rewrites this URL',
+      problem:
+        step.outcome === 'refused'
+          ? 'a pattern of this ruleset was refused as unsafe'
+          : 'no rule of this ruleset rewrites this URL',
     });
   }
   return out;

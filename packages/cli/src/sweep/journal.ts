@@ -1,4 +1,13 @@
-import { closeSync, createReadStream, existsSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  createReadStream,
+  existsSync,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  writeSync,
+} from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { SweepResult } from './verdicts.js';
 
@@ -60,7 +69,12 @@ export async function* readResults(path: string): AsyncGenerator<SweepResult> {
     } catch {
       continue;
     }
-    if (typeof value === 'object' && value !== null && typeof (value as SweepResult).key === 'string' && typeof (value as SweepResult).verdict === 'string') {
+    if (
+      typeof value === 'object' &&
+      value !== null &&
+      typeof (value as SweepResult).key === 'string' &&
+      typeof (value as SweepResult).verdict === 'string'
+    ) {
       yield value as SweepResult;
     }
   }

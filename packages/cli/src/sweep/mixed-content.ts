@@ -11,10 +11,17 @@ export function httpSubresources(html: string, limit = 5): string[] {
   for (const tag of html.matchAll(SUBRESOURCE)) {
     const name = (tag[1] ?? '').toLowerCase();
     const attrs = tag[2] ?? '';
-    if (name === 'link' && !/\brel\s*=\s*["']?[^"'>]*\b(stylesheet|icon|preload|modulepreload)\b/i.test(attrs)) continue;
+    if (
+      name === 'link' &&
+      !/\brel\s*=\s*["']?[^"'>]*\b(stylesheet|icon|preload|modulepreload)\b/i.test(attrs)
+    )
+      continue;
     for (const a of attrs.matchAll(ATTR)) {
       const value = (a[3] ?? a[4] ?? a[5] ?? '').trim();
-      const candidates = a[1]?.toLowerCase() === 'srcset' ? value.split(',').map((part) => part.trim().split(/\s+/)[0] ?? '') : [value];
+      const candidates =
+        a[1]?.toLowerCase() === 'srcset'
+          ? value.split(',').map((part) => part.trim().split(/\s+/)[0] ?? '')
+          : [value];
       for (const c of candidates) {
         if (/^http:\/\//i.test(c)) found.push(c);
         if (found.length >= limit) return found;

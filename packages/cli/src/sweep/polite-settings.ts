@@ -3,7 +3,11 @@ import { Agent as HttpsAgent } from 'node:https';
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import { rootCertificates } from 'node:tls';
-import { lookupWithOverrides, parseResolveOptions, type LookupFunction } from '../fetch-test/resolve-option.js';
+import {
+  lookupWithOverrides,
+  parseResolveOptions,
+  type LookupFunction,
+} from '../fetch-test/resolve-option.js';
 import type { RequestSettings } from '../fetch-test/single-request.js';
 import { cachedLookup } from './dns-cache.js';
 import { HostGate, hostKey, type PolitenessLimits, type SharedHostLimits } from './host-gate.js';
@@ -13,7 +17,8 @@ import type { Socket } from 'node:net';
 /** An idle keep-alive connection is closed after this long (it still counts at the host). */
 const IDLE_MS = 2000;
 
-export const SWEEP_USER_AGENT = 'httpsify-sweep/0.1 (HTTPS Everywhere ruleset health check by httpsify)';
+export const SWEEP_USER_AGENT =
+  'httpsify-sweep/0.1 (HTTPS Everywhere ruleset health check by httpsify)';
 
 export interface SweepRequestOptions extends PolitenessLimits {
   timeoutMs: number;
@@ -135,7 +140,12 @@ class PoliteHttpAgent extends HttpAgent {
     options: HttpConnectionOptions,
     callback?: Parameters<HttpAgent['createConnection']>[1],
   ): ReturnType<HttpAgent['createConnection']> {
-    return politeConnection(this.polite, options, callback as never, (o) => super.createConnection(o) as Socket);
+    return politeConnection(
+      this.polite,
+      options,
+      callback as never,
+      (o) => super.createConnection(o) as Socket,
+    );
   }
 
   // Typed void in @types/node; Node's agent reads the boolean it returns.
@@ -158,7 +168,12 @@ class PoliteHttpsAgent extends HttpsAgent {
     options: HttpsConnectionOptions,
     callback?: Parameters<HttpsAgent['createConnection']>[1],
   ): ReturnType<HttpsAgent['createConnection']> {
-    return politeConnection(this.polite, options, callback as never, (o) => super.createConnection(o) as Socket);
+    return politeConnection(
+      this.polite,
+      options,
+      callback as never,
+      (o) => super.createConnection(o) as Socket,
+    );
   }
 
   // Typed void in @types/node; Node's agent reads the boolean it returns.
@@ -199,7 +214,8 @@ export function wildcardLookup(map: ReadonlyMap<string, string>): LookupFunction
       for (let i = 1; i <= labels.length; i++) {
         const pattern = i === labels.length ? '*' : `*.${labels.slice(i).join('.')}`;
         const address = map.get(pattern);
-        if (address !== undefined) return lookupWithOverrides(new Map([[name, address]]))(name, options, callback);
+        if (address !== undefined)
+          return lookupWithOverrides(new Map([[name, address]]))(name, options, callback);
       }
     }
     exact(hostname, options, callback);
@@ -213,7 +229,8 @@ export function parseConnectTo(values: readonly string[]): Map<number, number> {
     const m = /^(\d{1,5}):(\d{1,5})$/.exec(v);
     const from = Number(m?.[1]);
     const to = Number(m?.[2]);
-    if (m === null || from < 1 || from > 65535 || to < 1 || to > 65535) throw new Error(`--connect-to ${JSON.stringify(v)}: expected PORT:PORT, e.g. 443:8443`);
+    if (m === null || from < 1 || from > 65535 || to < 1 || to > 65535)
+      throw new Error(`--connect-to ${JSON.stringify(v)}: expected PORT:PORT, e.g. 443:8443`);
     map.set(from, to);
   }
   return map;
@@ -244,16 +261,27 @@ export function sweepClient(options: SweepRequestOptions): SweepClient {
     maxFreeSockets: options.perHostConnections,
     scheduling: 'lifo' as const,
   };
-  const secureContext = extraCa.length > 0 ? createSecureContext({ ca: [...rootCertificates, ...extraCa] }) : undefined;
+  const secureContext =
+    extraCa.length > 0 ? createSecureContext({ ca: [...rootCertificates, ...extraCa] }) : undefined;
   const ports = options.connectPorts ?? new Map<number, number>();
   // eslint-disable-next-line prefer-const -- the agents and their limiter refer to each other
   let limiter: ConnectionLimiter;
-  const polite = (defaultPort: number): PoliteAgentOptions => ({ ports, defaultPort, limiter: () => limiter, idleMs: IDLE_MS });
+  const polite = (defaultPort: number): PoliteAgentOptions => ({
+    ports,
+    defaultPort,
+    limiter: () => limiter,
+    idleMs: IDLE_MS,
+  });
   const agents = {
     http: new PoliteHttpAgent(polite(80), agentOptions),
-    https: new PoliteHttpsAgent(polite(443), { ...agentOptions, ...(secureContext !== undefined ? { secureContext } : {}) }),
+    https: new PoliteHttpsAgent(polite(443), {
+      ...agentOptions,
+      ...(secureContext !== undefined ? { secureContext } : {}),
+    }),
   };
-  limiter = new ConnectionLimiter(options.perHostConnections, (host) => closeIdleConnection([agents.http, agents.https], host));
+  limiter = new ConnectionLimiter(options.perHostConnections, (host) =>
+    closeIdleConnection([agents.http, agents.https], host),
+  );
   const gate = new HostGate(options, undefined, options.shared ?? null);
   return {
     settings: {

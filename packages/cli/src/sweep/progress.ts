@@ -2,7 +2,8 @@
 export function duration(seconds: number): string {
   if (!Number.isFinite(seconds) || seconds < 0) return '?';
   const s = Math.round(seconds);
-  if (s >= 3600) return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+  if (s >= 3600)
+    return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
   if (s >= 60) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
   return `${s}s`;
 }
@@ -57,7 +58,9 @@ export class SweepProgress {
     const width = Math.max(10, Math.min(30, (this.stream.columns ?? 80) - 50));
     const count = this.already + this.done;
     const filled = this.total > 0 ? Math.min(width, Math.round((count / this.total) * width)) : 0;
-    this.stream.write(`\r\x1b[K[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${this.line()}`);
+    this.stream.write(
+      `\r\x1b[K[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${this.line()}`,
+    );
     this.shown = true;
   }
 
@@ -69,6 +72,8 @@ export class SweepProgress {
 
   finish(): void {
     this.clear();
-    this.stream.write(`sweep: ${this.line()}, done in ${duration((Date.now() - this.started) / 1000)}\n`);
+    this.stream.write(
+      `sweep: ${this.line()}, done in ${duration((Date.now() - this.started) / 1000)}\n`,
+    );
   }
 }

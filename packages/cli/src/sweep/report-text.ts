@@ -8,7 +8,9 @@ export function formatSweepSummary(outcome: SweepOutcome): string {
   const unit = s.kind === 'discover' ? 'host' : 'ruleset';
   const lines = [
     `swept ${count(s.urls, 'URL')} of ${count(s.rulesets.length, unit)}` +
-      (outcome.resumedFrom > 0 ? ` (${outcome.resumedFrom} from an earlier run, ${outcome.ranNow} now)` : '') +
+      (outcome.resumedFrom > 0
+        ? ` (${outcome.resumedFrom} from an earlier run, ${outcome.ranNow} now)`
+        : '') +
       `: ${s.byHealth.ok} work, ${s.byHealth.warning} with warnings, ${s.byHealth.failing} failing, ${s.byHealth.unknown} not judged`,
     `  ${URL_VERDICTS.filter((v) => s.byVerdict[v] > 0)
       .map((v) => `${VERDICT_WORDS[v]} ${s.byVerdict[v]}`)
@@ -20,7 +22,8 @@ export function formatSweepSummary(outcome: SweepOutcome): string {
     .slice(0, 5);
   if (s.kind === 'ruleset' && worst.length > 0) {
     lines.push('worst:');
-    for (const r of worst) lines.push(`  ${r.name} (${r.failingUrls} of ${r.urls} URLs fail): ${r.reasons[0] ?? ''}`);
+    for (const r of worst)
+      lines.push(`  ${r.name} (${r.failingUrls} of ${r.urls} URLs fail): ${r.reasons[0] ?? ''}`);
   }
   if (outcome.discovery !== null) {
     lines.push(
@@ -34,6 +37,10 @@ export function formatSweepSummary(outcome: SweepOutcome): string {
     );
     for (const e of wb.errors) lines.push(`  ${e}`);
   }
-  lines.push(`results: ${outcome.resultsPath}`, `report: ${outcome.reportPath}`, `summary: ${outcome.summaryPath}`);
+  lines.push(
+    `results: ${outcome.resultsPath}`,
+    `report: ${outcome.reportPath}`,
+    `summary: ${outcome.summaryPath}`,
+  );
   return lines.join('\n');
 }

@@ -48,9 +48,17 @@ export interface SweepOutcome {
 }
 
 /** The whole library as one engine, to rewrite redirect targets the way a browser would. */
-export async function libraryEngine(paths: readonly string[], onBad: (m: string) => void): Promise<Engine> {
+export async function libraryEngine(
+  paths: readonly string[],
+  onBad: (m: string) => void,
+): Promise<Engine> {
   const [only] = paths;
-  if (paths.length === 1 && only !== undefined && !isRulesetDirectory(only) && isBundle(readRulesetsFile(only))) {
+  if (
+    paths.length === 1 &&
+    only !== undefined &&
+    !isRulesetDirectory(only) &&
+    isBundle(readRulesetsFile(only))
+  ) {
     return loadRulesets(paths).engine;
   }
   const all: Ruleset[] = [];
@@ -67,21 +75,30 @@ export interface SweepSetup {
   close: () => void;
 }
 
-export async function prepareSweep(options: Pick<SweepOptions, 'paths' | 'discover' | 'request' | 'includeDefaultOff' | 'onBad'>): Promise<SweepSetup> {
+export async function prepareSweep(
+  options: Pick<SweepOptions, 'paths' | 'discover' | 'request' | 'includeDefaultOff' | 'onBad'>,
+): Promise<SweepSetup> {
   const onBad = options.onBad ?? (() => undefined);
   const engine = await libraryEngine(options.paths, onBad);
   const client = sweepClient(options.request);
   const rewriteLocation = (url: string): string => engine.rewrite(url) ?? url;
-  const discovery: DiscoveryCounts | null = options.discover !== undefined ? { covered: 0, bad: 0 } : null;
+  const discovery: DiscoveryCounts | null =
+    options.discover !== undefined ? { covered: 0, bad: 0 } : null;
   // Input problems are reported once: ruleset files while the engine loads, host list lines on
   // the first pass over the list (a progress count makes a second).
   let passes = 0;
   const jobs = (): AsyncGenerator<SweepJob> => {
     const report = passes++ === 0;
-    if (discovery === null) return rulesetJobs(options.paths, engine, { includeDefaultOff: options.includeDefaultOff === true, onBad: () => undefined });
+    if (discovery === null)
+      return rulesetJobs(options.paths, engine, {
+        includeDefaultOff: options.includeDefaultOff === true,
+        onBad: () => undefined,
+      });
     discovery.covered = 0;
     discovery.bad = 0;
-    return discoveryJobs(options.discover as string, engine, discovery, (m) => (report ? onBad(m) : undefined));
+    return discoveryJobs(options.discover as string, engine, discovery, (m) =>
+      report ? onBad(m) : undefined,
+    );
   };
   return {
     engine,
@@ -104,15 +121,35 @@ export async function finishSweep(
   options: SweepOptions,
   resultsPath: string,
   previous: SweepSummary | null,
-): Promise<Pick<SweepOutcome, 'summary' | 'reportPath' | 'summaryPath' | 'writeBack' | 'discovered'>> {
+): Promise<
+  Pick<SweepOutcome, 'summary' | 'reportPath' | 'summaryPath' | 'writeBack' | 'discovered'>
+> {
   const summary = await summarize(resultsPath);
   const summaryPath = join(options.outDir, 'summary.json');
   const reportPath = join(options.outDir, 'report.html');
   writeFileSync(summaryPath, `${JSON.stringify(summary)}\n`);
-  writeFileSync(reportPath, htmlReport(summary, previous, options.discover !== undefined ? 'httpsify sweep: discovery' : 'httpsify sweep: ruleset health'));
+  writeFileSync(
+    reportPath,
+    htmlReport(
+      summary,
+      previous,
+      options.discover !== undefined
+        ? 'httpsify sweep: discovery'
+        : 'httpsify sweep: ruleset health',
+    ),
+  );
   const discovered =
-    options.discover !== undefined ? await writeDiscoveredRulesets(resultsPath, join(options.outDir, 'rulesets'), new Date().toISOString().slice(0, 10)) : [];
-  const wb = options.write === true && options.discover === undefined ? await writeBack(summary, previous, options.confirmAfterMs ?? 0, options.paths) : null;
+    options.discover !== undefined
+      ? await writeDiscoveredRulesets(
+          resultsPath,
+          join(options.outDir, 'rulesets'),
+          new Date().toISOString().slice(0, 10),
+        )
+      : [];
+  const wb =
+    options.write === true && options.discover === undefined
+      ? await writeBack(summary, previous, options.confirmAfterMs ?? 0, options.paths)
+      : null;
   return { summary, reportPath, summaryPath, writeBack: wb, discovered };
 }
 
@@ -140,7 +177,9 @@ export async function runSweep(options: SweepOptions): Promise<SweepOutcome> {
   const resultsPath = join(options.outDir, 'results.jsonl');
   const setup = await prepareSweep(options);
   try {
-    const journal = await Journal.open(resultsPath, { fresh: options.fresh === true || !existsSync(resultsPath) });
+    const journal = await Journal.open(resultsPath, {
+      fresh: options.fresh === true || !existsSync(resultsPath),
+    });
     const resumedFrom = journal.done.size;
     let progress: SweepProgress | null = null;
     if (options.progress !== undefined) {
@@ -149,7 +188,9 @@ export async function runSweep(options: SweepOptions): Promise<SweepOutcome> {
     }
     let ranNow: number;
     try {
-      ranNow = await runPool(setup.jobs(), journal, options.concurrency, setup.check, () => progress?.tick());
+      ranNow = await runPool(setup.jobs(), journal, options.concurrency, setup.check, () =>
+        progress?.tick(),
+      );
     } finally {
       journal.close();
     }

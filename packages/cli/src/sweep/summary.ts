@@ -1,6 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { readResults } from './journal.js';
-import { severityOf, URL_VERDICTS, VERDICT_WORDS, type Severity, type UrlVerdict } from './verdicts.js';
+import {
+  severityOf,
+  URL_VERDICTS,
+  VERDICT_WORDS,
+  type Severity,
+  type UrlVerdict,
+} from './verdicts.js';
 
 /** One ruleset's health over its swept URLs. */
 export interface RulesetHealth {
@@ -31,7 +37,10 @@ const RANK: Record<Severity, number> = { failing: 3, warning: 2, ok: 1, unknown:
 
 /** Reads a JSONL journal into a summary; holds one entry per ruleset, not per URL. */
 export async function summarize(resultsPath: string): Promise<SweepSummary> {
-  const byVerdict = Object.fromEntries(URL_VERDICTS.map((v) => [v, 0])) as Record<UrlVerdict, number>;
+  const byVerdict = Object.fromEntries(URL_VERDICTS.map((v) => [v, 0])) as Record<
+    UrlVerdict,
+    number
+  >;
   const rulesets = new Map<string, RulesetHealth & { examples: Map<UrlVerdict, string> }>();
   let startedAt = Infinity;
   let finishedAt = 0;
@@ -47,7 +56,16 @@ export async function summarize(resultsPath: string): Promise<SweepSummary> {
     const id = r.file !== '' ? r.file : r.ruleset;
     let h = rulesets.get(id);
     if (h === undefined) {
-      h = { name: r.ruleset, file: r.file, health: 'unknown', urls: 0, failingUrls: 0, reasons: [], verdicts: {}, examples: new Map() };
+      h = {
+        name: r.ruleset,
+        file: r.file,
+        health: 'unknown',
+        urls: 0,
+        failingUrls: 0,
+        reasons: [],
+        verdicts: {},
+        examples: new Map(),
+      };
       rulesets.set(id, h);
     }
     h.urls++;
@@ -55,12 +73,15 @@ export async function summarize(resultsPath: string): Promise<SweepSummary> {
     const sev = severityOf(r.verdict);
     if (sev === 'failing') h.failingUrls++;
     if (RANK[sev] > RANK[h.health]) h.health = sev;
-    if (sev !== 'ok' && !h.examples.has(r.verdict)) h.examples.set(r.verdict, `${VERDICT_WORDS[r.verdict]}: ${r.url} (${r.detail})`);
+    if (sev !== 'ok' && !h.examples.has(r.verdict))
+      h.examples.set(r.verdict, `${VERDICT_WORDS[r.verdict]}: ${r.url} (${r.detail})`);
   }
   const list: RulesetHealth[] = [];
   const byHealth: Record<Severity, number> = { ok: 0, warning: 0, failing: 0, unknown: 0 };
   for (const h of rulesets.values()) {
-    const reasons = [...h.examples.entries()].sort((a, b) => RANK[severityOf(b[0])] - RANK[severityOf(a[0])]).map(([, text]) => text);
+    const reasons = [...h.examples.entries()]
+      .sort((a, b) => RANK[severityOf(b[0])] - RANK[severityOf(a[0])])
+      .map(([, text]) => text);
     const { examples: _examples, ...rest } = h;
     list.push({ ...rest, reasons });
     byHealth[h.health]++;
@@ -87,7 +108,11 @@ export function readSummary(path: string): SweepSummary {
     throw new Error(`${path}: cannot read the previous sweep's summary: ${(err as Error).message}`);
   }
   const s = value as Partial<SweepSummary>;
-  if (s.format !== 'httpsify-sweep-summary/1' || !Array.isArray(s.rulesets) || typeof s.finishedAt !== 'number') {
+  if (
+    s.format !== 'httpsify-sweep-summary/1' ||
+    !Array.isArray(s.rulesets) ||
+    typeof s.finishedAt !== 'number'
+  ) {
     throw new Error(`${path}: not a sweep summary (expected "format": "httpsify-sweep-summary/1")`);
   }
   return s as SweepSummary;
@@ -95,7 +120,12 @@ export function readSummary(path: string): SweepSummary {
 
 export interface SweepDiff {
   /** Rulesets whose health changed: [id, before, after]. */
-  changed: { name: string; file: string; before: Severity | 'absent'; after: Severity | 'absent' }[];
+  changed: {
+    name: string;
+    file: string;
+    before: Severity | 'absent';
+    after: Severity | 'absent';
+  }[];
 }
 
 /** What changed since the previous sweep, ruleset by ruleset. */
@@ -106,8 +136,10 @@ export function diffSummaries(previous: SweepSummary, current: SweepSummary): Sw
   for (const h of current.rulesets) {
     const p = before.get(id(h));
     before.delete(id(h));
-    if (p === undefined || p.health !== h.health) changed.push({ name: h.name, file: h.file, before: p?.health ?? 'absent', after: h.health });
+    if (p === undefined || p.health !== h.health)
+      changed.push({ name: h.name, file: h.file, before: p?.health ?? 'absent', after: h.health });
   }
-  for (const p of before.values()) changed.push({ name: p.name, file: p.file, before: p.health, after: 'absent' });
+  for (const p of before.values())
+    changed.push({ name: p.name, file: p.file, before: p.health, after: 'absent' });
   return { changed };
 }

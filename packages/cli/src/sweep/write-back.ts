@@ -9,7 +9,8 @@ import type { RulesetHealth, SweepSummary } from './summary.js';
 
 const HEADING = 'Disabled by httpsify sweep because:';
 const COMMENT = /<!-- Disabled by httpsify sweep because:[\s\S]*?-->\r?\n/;
-const ATTRIBUTE = /(<ruleset\b[^>]*?)\s+default_off\s*=\s*(?:"sweep failed: [^"]*"|'sweep failed: [^']*')/;
+const ATTRIBUTE =
+  /(<ruleset\b[^>]*?)\s+default_off\s*=\s*(?:"sweep failed: [^"]*"|'sweep failed: [^']*')/;
 
 export interface WriteBackOutcome {
   disabled: string[];
@@ -49,7 +50,8 @@ export function inLibrary(file: string, library: readonly string[]): boolean {
   });
 }
 
-const judged = (h: RulesetHealth | undefined): boolean => h !== undefined && (h.health === 'ok' || h.health === 'warning');
+const judged = (h: RulesetHealth | undefined): boolean =>
+  h !== undefined && (h.health === 'ok' || h.health === 'warning');
 
 /**
  * `--write`: a ruleset is turned off only when this sweep and an earlier one, finished at least
@@ -68,7 +70,12 @@ export async function writeBack(
   const before = new Map((previous?.rulesets ?? []).map((h) => [h.file, h]));
   for (const h of current.rulesets) {
     // Rulesets read from an archive (shown as ARCHIVE/ENTRY.xml) are not written back into it.
-    if (!h.file.endsWith('.xml') || /\.(tar|tgz|zip)(\.gz)?\//i.test(h.file) || h.file.includes('.tar')) continue;
+    if (
+      !h.file.endsWith('.xml') ||
+      /\.(tar|tgz|zip)(\.gz)?\//i.test(h.file) ||
+      h.file.includes('.tar')
+    )
+      continue;
     if (!inLibrary(h.file, library)) {
       out.errors.push(`${h.file}: not a file of the swept library, left unchanged`);
       continue;
@@ -87,12 +94,22 @@ export async function writeBack(
           continue;
         }
         const why = [...new Set(h.reasons.map((r) => r.slice(0, r.indexOf(':'))))].join(', ');
-        await disableRulesetFile(h.file, h.reasons, { note: `${SWEEP_OFF_PREFIX}${why}`, heading: HEADING });
+        await disableRulesetFile(h.file, h.reasons, {
+          note: `${SWEEP_OFF_PREFIX}${why}`,
+          heading: HEADING,
+        });
         out.disabled.push(h.file);
-      } else if (judged(h) && off !== undefined && off.startsWith(SWEEP_OFF_PREFIX) && confirmed && judged(p)) {
+      } else if (
+        judged(h) &&
+        off !== undefined &&
+        off.startsWith(SWEEP_OFF_PREFIX) &&
+        confirmed &&
+        judged(p)
+      ) {
         const edited = enableRulesetText(text);
         const check = parseRulesetXml(edited, h.file).ruleset;
-        if (check === null || check.defaultOff !== undefined) throw new Error('the edit would not parse as on');
+        if (check === null || check.defaultOff !== undefined)
+          throw new Error('the edit would not parse as on');
         await writeFileAtomic(h.file, edited, statSync(h.file).mode & 0o777);
         out.enabled.push(h.file);
       }

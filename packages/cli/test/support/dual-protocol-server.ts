@@ -1,4 +1,8 @@
-import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { Duplex } from 'node:stream';
@@ -12,7 +16,10 @@ export interface DualServer {
   close(): Promise<void>;
 }
 
-export type Handler = (req: { scheme: 'http' | 'https'; host: string; path: string }, res: ServerResponse) => void;
+export type Handler = (
+  req: { scheme: 'http' | 'https'; host: string; path: string },
+  res: ServerResponse,
+) => void;
 
 /**
  * http://host:P/ and https://host:P/ on the same port P, as on a real site's 80 and 443, so a
@@ -37,7 +44,9 @@ export async function startDualServer(pki: TestPki, handle: Handler): Promise<Du
       target.emit('connection', replaying(socket, first));
     });
   });
-  const port = await new Promise<number>((resolve) => front.listen(0, '127.0.0.1', () => resolve((front.address() as AddressInfo).port)));
+  const port = await new Promise<number>((resolve) =>
+    front.listen(0, '127.0.0.1', () => resolve((front.address() as AddressInfo).port)),
+  );
   return {
     port,
     requests,

@@ -1,6 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -37,8 +41,20 @@ export function makeTestPki(hosts: readonly string[]): TestPki {
     '-addext',
     'keyUsage=critical,keyCertSign,cRLSign',
   ]);
-  run(['req', ...ec, '-keyout', p('leaf.key'), '-out', p('leaf.csr'), '-subj', `/CN=${hosts[0] ?? 'localhost'}`]);
-  writeFileSync(p('leaf.ext'), `basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\nsubjectAltName=${hosts.map((h) => `DNS:${h}`).join(',')}\n`);
+  run([
+    'req',
+    ...ec,
+    '-keyout',
+    p('leaf.key'),
+    '-out',
+    p('leaf.csr'),
+    '-subj',
+    `/CN=${hosts[0] ?? 'localhost'}`,
+  ]);
+  writeFileSync(
+    p('leaf.ext'),
+    `basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\nsubjectAltName=${hosts.map((h) => `DNS:${h}`).join(',')}\n`,
+  );
   run([
     'x509',
     '-req',
@@ -56,7 +72,11 @@ export function makeTestPki(hosts: readonly string[]): TestPki {
     '-extfile',
     p('leaf.ext'),
   ]);
-  return { caPath: p('ca.pem'), key: readFileSync(p('leaf.key'), 'utf8'), cert: readFileSync(p('leaf.pem'), 'utf8') };
+  return {
+    caPath: p('ca.pem'),
+    key: readFileSync(p('leaf.key'), 'utf8'),
+    cert: readFileSync(p('leaf.pem'), 'utf8'),
+  };
 }
 
 /** Answers one request; `host` is the Host header's name without the port. */
@@ -75,7 +95,9 @@ export interface LocalServers {
 }
 
 function listen(server: Server): Promise<number> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)),
+  );
 }
 
 function dispatch(scheme: string, sites: Record<string, Site>, requests: string[]) {
@@ -90,13 +112,25 @@ function dispatch(scheme: string, sites: Record<string, Site>, requests: string[
 }
 
 /** An HTTP and an HTTPS server on 127.0.0.1 serving `httpSites` / `httpsSites` by host name, plus a resetting port and a closed one. */
-export async function startLocalServers(pki: TestPki, httpSites: Record<string, Site>, httpsSites: Record<string, Site>): Promise<LocalServers> {
+export async function startLocalServers(
+  pki: TestPki,
+  httpSites: Record<string, Site>,
+  httpsSites: Record<string, Site>,
+): Promise<LocalServers> {
   const requests: string[] = [];
   const http = createHttpServer(dispatch('http', httpSites, requests));
-  const https = createHttpsServer({ key: pki.key, cert: pki.cert }, dispatch('https', httpsSites, requests));
+  const https = createHttpsServer(
+    { key: pki.key, cert: pki.cert },
+    dispatch('https', httpsSites, requests),
+  );
   const reset = createNetServer((socket) => socket.resetAndDestroy());
   const probe = createNetServer();
-  const [httpPort, httpsPort, resetPort, closedPort] = await Promise.all([listen(http), listen(https), listen(reset), listen(probe)]);
+  const [httpPort, httpsPort, resetPort, closedPort] = await Promise.all([
+    listen(http),
+    listen(https),
+    listen(reset),
+    listen(probe),
+  ]);
   await new Promise<void>((resolve) => probe.close(() => resolve()));
   return {
     httpPort: httpPort!,
@@ -107,18 +141,25 @@ export async function startLocalServers(pki: TestPki, httpSites: Record<string, 
     close: async () => {
       http.closeAllConnections();
       https.closeAllConnections();
-      await Promise.all([http, https, reset].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+      await Promise.all(
+        [http, https, reset].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))),
+      );
     },
   };
 }
 
 export function html(body: string): (req: unknown, res: ServerResponse) => void {
   return (_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><html><head><title>t</title></head><body>${body}</body></html>`);
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(`<!doctype html><html><head><title>t</title></head><body>${body}</body></html>`);
   };
 }
 
-export function status(code: number, location?: string): (req: unknown, res: ServerResponse) => void {
+export function status(
+  code: number,
+  location?: string,
+): (req: unknown, res: ServerResponse) => void {
   return (_req, res) => {
     res.writeHead(code, location !== undefined ? { location } : {}).end();
   };

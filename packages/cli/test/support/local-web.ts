@@ -1,7 +1,11 @@
 import 'reflect-metadata';
 import { KeyObject, webcrypto } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -86,7 +90,10 @@ function page(host: string, variant = ''): string {
     variant === 'differs'
       ? 'this https site shows something else entirely: a parked domain for sale'
       : `welcome to ${host}, a small site about gardens, trains and the weather in the local hills`;
-  const mixed = variant === 'mixed' ? `<script src="http://cdn.good.test/app.js"></script><img src="http://${host}/logo.png">` : '';
+  const mixed =
+    variant === 'mixed'
+      ? `<script src="http://cdn.good.test/app.js"></script><img src="http://${host}/logo.png">`
+      : '';
   return `<!doctype html><html><head><title>${host}</title>${mixed}</head><body><h1>${host}</h1><p>${words}</p><p><a href="http://${host}/about">about</a></p></body></html>`;
 }
 
@@ -97,7 +104,10 @@ function page(host: string, variant = ''): string {
  */
 export async function startLocalWeb(options: { certCache?: number } = {}): Promise<LocalWeb> {
   const dir = mkdtempSync(join(tmpdir(), 'httpsify-local-web-'));
-  const caKeys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const caKeys = (await webcrypto.subtle.generateKey(ALG, true, [
+    'sign',
+    'verify',
+  ])) as CryptoKeyPair;
   const now = Date.now();
   const ca = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: '01',
@@ -108,14 +118,23 @@ export async function startLocalWeb(options: { certCache?: number } = {}): Promi
     signingAlgorithm: SIGN,
     extensions: [
       new x509.BasicConstraintsExtension(true, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+      new x509.KeyUsagesExtension(
+        x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign,
+        true,
+      ),
     ],
   });
   const caPath = join(dir, 'ca.pem');
   writeFileSync(caPath, ca.toString('pem'));
   // One leaf key for every certificate: issuing is then one signature per name.
-  const leafKeys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
-  const leafKeyPem = pem('PRIVATE KEY', new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', leafKeys.privateKey)));
+  const leafKeys = (await webcrypto.subtle.generateKey(ALG, true, [
+    'sign',
+    'verify',
+  ])) as CryptoKeyPair;
+  const leafKeyPem = pem(
+    'PRIVATE KEY',
+    new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', leafKeys.privateKey)),
+  );
   let serial = 2;
   const contexts = new Map<string, Promise<SecureContext>>();
   const maxCache = options.certCache ?? 5000;
@@ -151,7 +170,12 @@ export async function startLocalWeb(options: { certCache?: number } = {}): Promi
   };
 
   const served = { http: 0, https: 0 };
-  const connections: ConnectionCounts = { peakOpen: new Map(), minGapMs: new Map(), opened: new Map(), gaps: [] };
+  const connections: ConnectionCounts = {
+    peakOpen: new Map(),
+    minGapMs: new Map(),
+    opened: new Map(),
+    gaps: [],
+  };
   const open = new Map<string, number>();
   const lastArrival = new Map<string, number>();
   const tagged = new WeakSet<object>();
@@ -199,7 +223,8 @@ export async function startLocalWeb(options: { certCache?: number } = {}): Promi
     count(req.socket, host);
     arrived(host);
     const b = behaviourOf(host);
-    const html = (body: string, status = 200): void => void res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' }).end(body);
+    const html = (body: string, status = 200): void =>
+      void res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' }).end(body);
     if (b === 'huge') return serveHuge(res, host);
     if (scheme === 'http') return html(page(host));
     switch (b) {
@@ -267,8 +292,13 @@ export async function startLocalWeb(options: { certCache?: number } = {}): Promi
   const lookup: LookupFunction = (hostname, opts, callback) => {
     const b = behaviourOf(hostname);
     process.nextTick(() => {
-      if (b === 'gone') return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '');
-      const address = b === 'refused' ? '127.0.0.2' : b === 'plaintls' ? PLAIN_TLS_ADDRESS : '127.0.0.1';
+      if (b === 'gone')
+        return callback(
+          Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }),
+          '',
+        );
+      const address =
+        b === 'refused' ? '127.0.0.2' : b === 'plaintls' ? PLAIN_TLS_ADDRESS : '127.0.0.1';
       if (opts.all === true) callback(null, [{ address, family: 4 }]);
       else callback(null, address, 4);
     });
@@ -304,7 +334,9 @@ export async function startLocalWeb(options: { certCache?: number } = {}): Promi
       http.closeAllConnections();
       https.closeAllConnections();
       for (const s of [plainHttp, plainOnTls]) s.close();
-      await Promise.all([http, https].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+      await Promise.all(
+        [http, https].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))),
+      );
     },
   };
 }
@@ -312,6 +344,9 @@ export async function startLocalWeb(options: { certCache?: number } = {}): Promi
 /** A ruleset library of one trivial ruleset per host (each target implies its test URL). */
 export function writeLibrary(dir: string, hosts: readonly string[]): void {
   for (const host of hosts) {
-    writeFileSync(join(dir, `${host}.xml`), `<ruleset name="${host}">\n\t<target host="${host}" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n`);
+    writeFileSync(
+      join(dir, `${host}.xml`),
+      `<ruleset name="${host}">\n\t<target host="${host}" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n`,
+    );
   }
 }

@@ -108,7 +108,9 @@ export const enum Section {
 }
 
 /** Element size of each section, in bytes (1: Uint8Array, 4: Uint32Array). */
-export const SECTION_ELEMENT_BYTES: readonly number[] = [4, 1, 1, 1, 4, 4, 1, 1, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1];
+export const SECTION_ELEMENT_BYTES: readonly number[] = [
+  4, 1, 1, 1, 4, 4, 1, 1, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1,
+];
 
 export const FIRST_PACKED = Section.RsFlags;
 export const PACKED_COUNT = Section.NodeRef - Section.RsFlags + 1;
@@ -129,22 +131,33 @@ export const COLUMN_WORDS = 3;
  * each other and with the ruleset count (all O(1), so even trusted bytes get it: the matcher
  * indexes one column by another's positions). Returns an error message when they do not.
  */
-export function packedColumns(layout: ArrayLike<number>, rulesetCount: number): PackedColumn[] | string {
-  if (layout.length !== LayoutField.Count + COLUMN_WORDS * PACKED_COUNT) return `layout of ${layout.length} words`;
+export function packedColumns(
+  layout: ArrayLike<number>,
+  rulesetCount: number,
+): PackedColumn[] | string {
+  if (layout.length !== LayoutField.Count + COLUMN_WORDS * PACKED_COUNT)
+    return `layout of ${layout.length} words`;
   const columns: PackedColumn[] = [];
   for (let k = 0; k < PACKED_COUNT; k++) {
     const count = layout[LayoutField.Count + COLUMN_WORDS * k] as number;
     const bits = layout[LayoutField.Count + COLUMN_WORDS * k + 1] as number;
     const blocked = layout[LayoutField.Count + COLUMN_WORDS * k + 2] as number;
     // Field positions are computed with 32-bit shifts, so the bit stream stays below 2^32.
-    if (bits < 1 || bits > MAX_PACKED_BITS || count * bits >= 2 ** 32) return `column ${FIRST_PACKED + k} of ${count} fields of ${bits} bits`;
-    if (blocked !== 0 && blocked !== 1) return `column ${FIRST_PACKED + k} with block flag ${blocked}`;
+    if (bits < 1 || bits > MAX_PACKED_BITS || count * bits >= 2 ** 32)
+      return `column ${FIRST_PACKED + k} of ${count} fields of ${bits} bits`;
+    if (blocked !== 0 && blocked !== 1)
+      return `column ${FIRST_PACKED + k} with block flag ${blocked}`;
     columns.push({ count, bits, blocked: blocked === 1 });
   }
   const count = (s: Section): number => (columns[s - FIRST_PACKED] as PackedColumn).count;
   const n = rulesetCount;
-  if (count(Section.RsFlags) !== n || count(Section.RsName) !== n) return 'ruleset columns do not match the ruleset count';
-  if (count(Section.RsRuleStart) !== n + 1 || count(Section.RsExclStart) !== n + 1 || count(Section.RsCookieStart) !== n + 1)
+  if (count(Section.RsFlags) !== n || count(Section.RsName) !== n)
+    return 'ruleset columns do not match the ruleset count';
+  if (
+    count(Section.RsRuleStart) !== n + 1 ||
+    count(Section.RsExclStart) !== n + 1 ||
+    count(Section.RsCookieStart) !== n + 1
+  )
     return 'ruleset ranges do not match the ruleset count';
   if (
     count(Section.Note) !== count(Section.NoteOwner) ||
@@ -154,15 +167,22 @@ export function packedColumns(layout: ArrayLike<number>, rulesetCount: number): 
   ) {
     return 'sparse ruleset columns of different lengths';
   }
-  if (count(Section.RuleTo) !== count(Section.RuleFrom) || count(Section.RuleKind) !== count(Section.RuleFrom)) return 'rule columns of different lengths';
-  if (count(Section.CookieName) !== count(Section.CookieHost)) return 'cookie columns of different lengths';
-  const patterns = count(Section.RuleFrom) + count(Section.ExclPattern) + 2 * count(Section.CookieHost);
+  if (
+    count(Section.RuleTo) !== count(Section.RuleFrom) ||
+    count(Section.RuleKind) !== count(Section.RuleFrom)
+  )
+    return 'rule columns of different lengths';
+  if (count(Section.CookieName) !== count(Section.CookieHost))
+    return 'cookie columns of different lengths';
+  const patterns =
+    count(Section.RuleFrom) + count(Section.ExclPattern) + 2 * count(Section.CookieHost);
   if (count(Section.PatternVerdict) !== 0 && count(Section.PatternVerdict) !== patterns)
     return `${count(Section.PatternVerdict)} regex verdicts for ${patterns} patterns`;
   // Two bits hold every PatternVerdictCode, so no stored value can name an unknown one.
   if ((columns[Section.PatternVerdict - FIRST_PACKED] as PackedColumn).bits > PATTERN_VERDICT_BITS)
     return `regex verdicts of ${(columns[Section.PatternVerdict - FIRST_PACKED] as PackedColumn).bits} bits`;
-  if (count(Section.NodeRef) !== layout[LayoutField.NodeCount]) return 'ruleset refs do not match the host records';
+  if (count(Section.NodeRef) !== layout[LayoutField.NodeCount])
+    return 'ruleset refs do not match the host records';
   return columns;
 }
 
@@ -279,9 +299,15 @@ export function readVarint(bytes: ArrayLike<number>, at: number): number {
  * The NodeIndex of a trie, from its ChildCounts and Nodes bytes and each node's label id: the
  * writer stores it, full verification recomputes it and compares.
  */
-export function nodeIndexOf(counts: ArrayLike<number>, nodeBytes: ArrayLike<number>, nodeCount: number, labelOf: (node: number) => number): Uint32Array {
+export function nodeIndexOf(
+  counts: ArrayLike<number>,
+  nodeBytes: ArrayLike<number>,
+  nodeCount: number,
+  labelOf: (node: number) => number,
+): Uint32Array {
   const index = new Uint32Array(nodeIndexLength(nodeCount));
-  const blockStart = (i: number) => ((i & (NODE_BLOCK - 1)) === 0 ? (i >>> NODE_BLOCK_SHIFT) * NodeIndexField.Count : -1);
+  const blockStart = (i: number) =>
+    (i & (NODE_BLOCK - 1)) === 0 ? (i >>> NODE_BLOCK_SHIFT) * NodeIndexField.Count : -1;
   for (let i = 0, at = 0, next = 1; i < nodeCount; i++) {
     const entry = blockStart(i);
     if (entry >= 0) {
@@ -355,7 +381,10 @@ export function firstChildren(counts: Uint8Array, nodeCount: number): Int32Array
   for (let i = 0; i < nodeCount; i++) {
     first[i] = next;
     const read = readVarint(counts, at);
-    if (read < 0) return read === VARINT_CUT ? `child counts cut short at node ${i}` : `child count of node ${i} too long`;
+    if (read < 0)
+      return read === VARINT_CUT
+        ? `child counts cut short at node ${i}`
+        : `child count of node ${i} too long`;
     const count = Math.floor(read / 8);
     at += read & 7;
     if (count > 0 && next <= i) return `children of node ${i} start at node ${next}, not after it`;
@@ -374,7 +403,12 @@ export function firstChildren(counts: Uint8Array, nodeCount: number): Int32Array
  * siblings do not ascend or a label id lies past `poolLength`. Full verification's, as
  * firstChildren.
  */
-export function decodeNodes(bytes: Uint8Array, first: Int32Array, layout: NodeLayout, poolLength: number): Uint32Array | string {
+export function decodeNodes(
+  bytes: Uint8Array,
+  first: Int32Array,
+  layout: NodeLayout,
+  poolLength: number,
+): Uint32Array | string {
   const n = layout.nodeCount;
   const words = new Uint32Array(n);
   const length = bytes.length;
@@ -388,14 +422,21 @@ export function decodeNodes(bytes: Uint8Array, first: Int32Array, layout: NodeLa
     // A first child carries its label whole, a later sibling its rise.
     for (let label = 0, whole = true; i < end; i++, whole = false) {
       const read = readVarint(bytes, at);
-      if (read < 0) return read === VARINT_CUT ? `node labels cut short at node ${i}` : `label of node ${i} too long`;
+      if (read < 0)
+        return read === VARINT_CUT
+          ? `node labels cut short at node ${i}`
+          : `label of node ${i} too long`;
       const value = Math.floor(read / 8);
       at += read & 7;
       if (!whole && value === 0) return `children of node ${p} not in label order`;
       label = whole ? value : label + value;
       if (label > poolLength) return `node ${i} label out of range`;
       const flags = i < length ? (bytes[i] as number) : 0;
-      words[i] = ((label & labelMask) + ((flags & NODE_STAR) !== 0 ? starBit : 0) + (flags & 0x7f & lengthMask) * lengthUnit) >>> 0;
+      words[i] =
+        ((label & labelMask) +
+          ((flags & NODE_STAR) !== 0 ? starBit : 0) +
+          (flags & 0x7f & lengthMask) * lengthUnit) >>>
+        0;
     }
   }
   if (at !== length) return `${length - at} bytes after the node labels`;
@@ -436,6 +477,7 @@ export function checksum(bytes: Uint8Array): number {
   const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length >>> 2);
   const skip = CHECKSUM_OFFSET >>> 2;
   let h = 0x811c9dc5;
-  for (let i = 0; i < words.length; i++) if (i !== skip) h = Math.imul(h ^ (words[i] as number), 0x01000193);
+  for (let i = 0; i < words.length; i++)
+    if (i !== skip) h = Math.imul(h ^ (words[i] as number), 0x01000193);
   return h >>> 0;
 }

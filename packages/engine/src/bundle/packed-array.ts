@@ -25,12 +25,17 @@ export function blockWords(count: number): number {
  * of the others are zeros), else plain: the section words, the field width and whether it is
  * blocked. Decided from the values alone, so the same rulesets always give the same bytes.
  */
-export function packColumn(values: ArrayLike<number>): { words: Uint32Array; bits: number; blocked: boolean } {
+export function packColumn(values: ArrayLike<number>): {
+  words: Uint32Array;
+  bits: number;
+  blocked: boolean;
+} {
   let max = 0;
   for (let i = 0; i < values.length; i++) max = Math.max(max, values[i] as number);
   const plainBits = widthOf(max);
   const bases = new Uint32Array(blockWords(values.length)).fill(0xffffffff);
-  for (let i = 0; i < values.length; i++) bases[i >>> BLOCK_SHIFT] = Math.min(bases[i >>> BLOCK_SHIFT] as number, values[i] as number);
+  for (let i = 0; i < values.length; i++)
+    bases[i >>> BLOCK_SHIFT] = Math.min(bases[i >>> BLOCK_SHIFT] as number, values[i] as number);
   const deltas = Array.from(values, (v, i) => v - (bases[i >>> BLOCK_SHIFT] as number));
   const blockedBits = widthOf(deltas.reduce((a, b) => Math.max(a, b), 0));
   let plainCost = 0;
@@ -62,12 +67,14 @@ export function packedWords(count: number, bits: number): number {
 
 /** Packs `values` (each below 2^bits) into words. */
 export function pack(values: ArrayLike<number>, bits: number): Uint32Array {
-  if (!Number.isInteger(bits) || bits < 1 || bits > MAX_PACKED_BITS) throw new Error(`packed field of ${bits} bits`);
+  if (!Number.isInteger(bits) || bits < 1 || bits > MAX_PACKED_BITS)
+    throw new Error(`packed field of ${bits} bits`);
   const limit = 2 ** bits;
   const words = new Uint32Array(packedWords(values.length, bits));
   for (let i = 0; i < values.length; i++) {
     const v = values[i] as number;
-    if (!Number.isInteger(v) || v < 0 || v >= limit) throw new Error(`value ${v} does not fit a ${bits}-bit field`);
+    if (!Number.isInteger(v) || v < 0 || v >= limit)
+      throw new Error(`value ${v} does not fit a ${bits}-bit field`);
     const bit = i * bits;
     const w = Math.floor(bit / 32);
     const shift = bit % 32;

@@ -47,7 +47,8 @@ export function codeStrings(strings: readonly string[]): CodedStrings {
   const codes: number[] = [];
   for (let b = 0; b < ESCAPE; b++) if (literal[b] === 0) codes.push(b);
   const entries: Uint8Array[] = [];
-  const expansion = (t: number): Uint8Array => (t < 256 ? Uint8Array.of(t) : (entries[t - 256] as Uint8Array));
+  const expansion = (t: number): Uint8Array =>
+    t < 256 ? Uint8Array.of(t) : (entries[t - 256] as Uint8Array);
   const counts = new Int32Array(TOKEN_LIMIT * TOKEN_LIMIT);
   while (entries.length < codes.length) {
     counts.fill(0);
@@ -61,7 +62,8 @@ export function codeStrings(strings: readonly string[]): CodedStrings {
     for (let key = 0; key < counts.length; key++) {
       const c = counts[key] as number;
       if (c <= bestGain) continue;
-      const size = expansion(Math.floor(key / TOKEN_LIMIT)).length + expansion(key % TOKEN_LIMIT).length;
+      const size =
+        expansion(Math.floor(key / TOKEN_LIMIT)).length + expansion(key % TOKEN_LIMIT).length;
       const gain = c - (size + 2);
       if (gain > bestGain && size <= MAX_ENTRY_BYTES) {
         bestGain = gain;
@@ -127,7 +129,8 @@ export function readDictionary(section: Uint8Array): (Uint8Array | undefined)[] 
   for (let at = 0; at < section.length;) {
     const code = section[at] as number;
     const length = section[at + 1];
-    if (length === undefined || length === 0 || at + 2 + length > section.length) return 'entry runs past the end';
+    if (length === undefined || length === 0 || at + 2 + length > section.length)
+      return 'entry runs past the end';
     if (code <= previous || code >= ESCAPE) return `code ${code} out of order`;
     table[code] = section.subarray(at + 2, at + 2 + length);
     previous = code;
@@ -141,7 +144,13 @@ export function readDictionary(section: Uint8Array): (Uint8Array | undefined)[] 
  * returns the expanded length. `dictionary` is a readDictionary table. Malformed input (a cut-off
  * escape) expands to nothing rather than throwing: only a garbled string can result.
  */
-export function expand(src: Uint8Array, from: number, to: number, dictionary: readonly (Uint8Array | undefined)[], out: Uint8Array): number {
+export function expand(
+  src: Uint8Array,
+  from: number,
+  to: number,
+  dictionary: readonly (Uint8Array | undefined)[],
+  out: Uint8Array,
+): number {
   let w = 0;
   for (let i = from; i < to; i++) {
     const b = src[i] as number;
@@ -157,7 +166,12 @@ export function expand(src: Uint8Array, from: number, to: number, dictionary: re
 }
 
 /** Length of the expansion of `src[from, to)`, as expand would write it. */
-export function expandedLength(src: Uint8Array, from: number, to: number, dictionary: readonly (Uint8Array | undefined)[]): number {
+export function expandedLength(
+  src: Uint8Array,
+  from: number,
+  to: number,
+  dictionary: readonly (Uint8Array | undefined)[],
+): number {
   let length = 0;
   for (let i = from; i < to; i++) {
     const b = src[i] as number;

@@ -52,10 +52,14 @@ function varint(n: number): number[] {
  * Lays out byte strings as varint length + bytes (only those with `headed(i)`, by default all);
  * returns the pool and each string's offset.
  */
-function pool(strings: readonly Uint8Array[], headed: (i: number) => boolean = () => true): { bytes: Uint8Array; offsets: number[] } {
+function pool(
+  strings: readonly Uint8Array[],
+  headed: (i: number) => boolean = () => true,
+): { bytes: Uint8Array; offsets: number[] } {
   const headers = strings.map((s, i) => (headed(i) ? varint(s.length) : []));
   let size = 0;
-  for (let i = 0; i < strings.length; i++) size += (headers[i] as number[]).length + (strings[i] as Uint8Array).length;
+  for (let i = 0; i < strings.length; i++)
+    size += (headers[i] as number[]).length + (strings[i] as Uint8Array).length;
   const bytes = new Uint8Array(size);
   const offsets: number[] = [];
   let at = 0;
@@ -98,7 +102,10 @@ interface TrieNode {
  * Compiles rulesets (already parsed and vetted) into a bundle. Rulesets keep the given order,
  * which is the order candidates are tried in when several share a target.
  */
-export function compileBundle(rulesets: readonly Ruleset[], options: CompileOptions = {}): Uint8Array {
+export function compileBundle(
+  rulesets: readonly Ruleset[],
+  options: CompileOptions = {},
+): Uint8Array {
   const strings = new StringTable();
   // Node 0 is the root (breadth-first order keeps it first).
   const nodes: TrieNode[] = [{ parent: -1, label: '', rulesets: [], hasStarChild: false }];
@@ -163,15 +170,27 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
     }
     let flags = 0;
     if (rs.defaultOff === undefined && rs.platform === undefined) flags |= RulesetFlag.DefaultOn;
-    if (rs.defaultOff === undefined && rs.platform === 'mixedcontent') flags |= RulesetFlag.MixedContent;
-    if (rs.rules.length === 1 && isTrivialRule(rs.rules[0] as Ruleset['rules'][number]) && rs.exclusions.length === 0) flags |= RulesetFlag.TrivialOnly;
+    if (rs.defaultOff === undefined && rs.platform === 'mixedcontent')
+      flags |= RulesetFlag.MixedContent;
+    if (
+      rs.rules.length === 1 &&
+      isTrivialRule(rs.rules[0] as Ruleset['rules'][number]) &&
+      rs.exclusions.length === 0
+    )
+      flags |= RulesetFlag.TrivialOnly;
     rsFlags[id] = flags;
 
     rsRuleStart[id] = ruleFrom.length;
     for (const rule of rs.rules) {
       ruleFrom.push(strings.id(rule.from));
       ruleTo.push(strings.id(rule.to));
-      ruleKind.push(isTrivialRule(rule) ? RuleKind.Trivial : isLiteralRule(rule.from, rule.to) ? RuleKind.Literal : RuleKind.General);
+      ruleKind.push(
+        isTrivialRule(rule)
+          ? RuleKind.Trivial
+          : isLiteralRule(rule.from, rule.to)
+            ? RuleKind.Literal
+            : RuleKind.General,
+      );
     }
     rsExclStart[id] = exclPattern.length;
     for (const exclusion of rs.exclusions) {
@@ -202,7 +221,8 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   // Cold strings: dictionary-coded; the dense indexes handed out above become byte offsets.
   const coded = codeStrings(strings.strings);
   const strPool = pool(coded.coded);
-  const toOffset = (ids: ArrayLike<number>): Uint32Array => Uint32Array.from(ids, (i) => strPool.offsets[i] as number);
+  const toOffset = (ids: ArrayLike<number>): Uint32Array =>
+    Uint32Array.from(ids, (i) => strPool.offsets[i] as number);
 
   // Host labels: deduplicated and sorted (neighbours share prefixes that gzip finds: 18 KB less
   // on the full corpus than first-use order), coded with a dictionary of their own (label text
@@ -224,11 +244,16 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   const order: number[] = [0];
   for (let k = 0; k < order.length; k++) {
     const kids = childrenOf[order[k] as number] as number[];
-    kids.sort((x, y) => (labelIds.get((nodes[x] as TrieNode).label) as number) - (labelIds.get((nodes[y] as TrieNode).label) as number));
+    kids.sort(
+      (x, y) =>
+        (labelIds.get((nodes[x] as TrieNode).label) as number) -
+        (labelIds.get((nodes[y] as TrieNode).label) as number),
+    );
     for (const kid of kids) order.push(kid);
   }
   const childCounts: number[] = [];
-  for (const id of order) for (const b of varint((childrenOf[id] as number[]).length)) childCounts.push(b);
+  for (const id of order)
+    for (const b of varint((childrenOf[id] as number[]).length)) childCounts.push(b);
 
   // Ruleset lists as refs (see Section.NodeRef): one id, or a RefList entry per distinct list.
   const refList: number[] = [];
@@ -255,7 +280,12 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
     const counts = new Map<number, Map<string, number>>();
     for (let id = 1; id < nodes.length; id++) {
       const node = nodes[id] as TrieNode;
-      if (node.rulesets.length === 0 || node.parent === 0 || (nodes[node.parent] as TrieNode).rulesets.length > 0) continue;
+      if (
+        node.rulesets.length === 0 ||
+        node.parent === 0 ||
+        (nodes[node.parent] as TrieNode).rulesets.length > 0
+      )
+        continue;
       const perList = counts.get(node.parent) ?? new Map<string, number>();
       perList.set(node.rulesets.join(), (perList.get(node.rulesets.join()) ?? 0) + 1);
       counts.set(node.parent, perList);
@@ -276,7 +306,12 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
     const node = nodes[id] as TrieNode;
     return node.rulesets.length > 0 ? node.rulesets : (ghost[id] ?? []);
   };
-  const inherits = nodes.map((node, id) => id > 0 && node.rulesets.length > 0 && inheritable(node.parent).join() === node.rulesets.join());
+  const inherits = nodes.map(
+    (node, id) =>
+      id > 0 &&
+      node.rulesets.length > 0 &&
+      inheritable(node.parent).join() === node.rulesets.join(),
+  );
   const ownRef = nodes.map((node, id) => (inherits[id] === true ? 0 : refFor(node.rulesets)));
   const ghostRef = ghost.map((list) => (list === undefined ? 0 : refFor(list)));
   const ghosts = ghostBase(n, refList.length);
@@ -320,7 +355,14 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
     // The same rulesets as the parent hands down: one small repeated value, not a random id.
     const own = ownRef[id] as number;
     const handed = ghostRef[id] ?? 0;
-    nodeRef[rank] = inherits[id] === true ? INHERIT_REF : own !== 0 ? own + 1 : handed !== 0 ? handed + ghosts : 0;
+    nodeRef[rank] =
+      inherits[id] === true
+        ? INHERIT_REF
+        : own !== 0
+          ? own + 1
+          : handed !== 0
+            ? handed + ghosts
+            : 0;
   });
   for (let rank = 0, next = 1, parent = 0, start = 1; rank < nodeCount; rank++) {
     // A first child (and the root) carries its label whole, a later sibling its rise.
@@ -330,7 +372,10 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
       parent++;
     }
     const whole = rank === 0 || rank === start;
-    for (const b of varint(whole ? (labelOf[rank] as number) : (labelOf[rank] as number) - (labelOf[rank - 1] as number))) nodeBytes.push(b);
+    for (const b of varint(
+      whole ? (labelOf[rank] as number) : (labelOf[rank] as number) - (labelOf[rank - 1] as number),
+    ))
+      nodeBytes.push(b);
   }
 
   // Columns: each packed at the width its values need, in blocks with a base each when that is
@@ -366,7 +411,12 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
   sections[Section.LabelDictionary] = codedLabels.dictionary;
   sections[Section.ChildCounts] = Uint8Array.from(childCounts);
   sections[Section.Nodes] = Uint8Array.from(nodeBytes);
-  sections[Section.NodeIndex] = nodeIndexOf(childCounts, nodeBytes, nodeCount, (rank) => labelOf[rank] as number);
+  sections[Section.NodeIndex] = nodeIndexOf(
+    childCounts,
+    nodeBytes,
+    nodeCount,
+    (rank) => labelOf[rank] as number,
+  );
   sections[Section.RefList] = Uint32Array.from(refList);
   sections[Section.Dictionary] = coded.dictionary;
   sections[Section.StrBytes] = strPool.bytes;
@@ -375,11 +425,16 @@ export function compileBundle(rulesets: readonly Ruleset[], options: CompileOpti
 
 const align4 = (x: number): number => (x + 3) & ~3;
 
-function assemble(sections: ArrayBufferView[], timestamp: number, rulesetCount: number): Uint8Array {
+function assemble(
+  sections: ArrayBufferView[],
+  timestamp: number,
+  rulesetCount: number,
+): Uint8Array {
   const directoryBytes = Section.Count * 8;
   let offset = HEADER_BYTES + directoryBytes;
   const placed = sections.map((s, i) => {
-    if (s.byteLength % (SECTION_ELEMENT_BYTES[i] as number) !== 0) throw new Error(`section ${i} has a partial element`);
+    if (s.byteLength % (SECTION_ELEMENT_BYTES[i] as number) !== 0)
+      throw new Error(`section ${i} has a partial element`);
     const at = offset;
     offset = align4(offset + s.byteLength);
     return at;

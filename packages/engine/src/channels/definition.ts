@@ -39,24 +39,40 @@ export interface ChannelDefinition {
   replacesDefaults: boolean;
 }
 
-const FIELDS = ['format', 'name', 'urlPrefix', 'rootKey', 'scope', 'destinations', 'minTimestamp', 'maxAgeDays', 'minKeyVersion', 'replacesDefaults'];
+const FIELDS = [
+  'format',
+  'name',
+  'urlPrefix',
+  'rootKey',
+  'scope',
+  'destinations',
+  'minTimestamp',
+  'maxAgeDays',
+  'minKeyVersion',
+  'replacesDefaults',
+];
 const KNOWN_FIELDS = new Set(FIELDS);
 const MAX_NAME_LENGTH = 100;
 const MAX_DESTINATIONS = 100;
 export const MAX_AGE_DAYS_LIMIT = 365;
 
-const isWholeNumber = (v: unknown, min: number, max: number): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= min && v <= max;
+const isWholeNumber = (v: unknown, min: number, max: number): v is number =>
+  typeof v === 'number' && Number.isSafeInteger(v) && v >= min && v <= max;
 
 /**
  * Validates a channel definition as read from JSON. Every problem is reported with the field
  * it concerns; unknown fields are refused so a typo (`replaceDefaults`) cannot silently change
  * behaviour, and definitions of the first format are refused with what to do instead.
  */
-export function parseChannelDefinition(value: unknown, source = 'channel definition'): ChannelDefinition {
+export function parseChannelDefinition(
+  value: unknown,
+  source = 'channel definition',
+): ChannelDefinition {
   const fail = (message: string): never => {
     throw new ChannelError('invalid-definition', `${source}: ${message}`);
   };
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('must be a JSON object');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return fail('must be a JSON object');
   const obj = value as Record<string, unknown>;
   if (obj.format !== CHANNEL_FORMAT) {
     if (obj.format === undefined && 'publicKey' in obj) {
@@ -71,7 +87,8 @@ export function parseChannelDefinition(value: unknown, source = 'channel definit
   }
 
   const name = obj.name;
-  if (typeof name !== 'string' || name.trim() === '') return fail('"name" must be a non-empty string');
+  if (typeof name !== 'string' || name.trim() === '')
+    return fail('"name" must be a non-empty string');
   if (name.length > MAX_NAME_LENGTH) fail(`"name" is longer than ${MAX_NAME_LENGTH} characters`);
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(name)) fail('"name" contains control characters');
@@ -85,15 +102,23 @@ export function parseChannelDefinition(value: unknown, source = 'channel definit
     return fail(`"urlPrefix" is not a valid URL: ${JSON.stringify(urlPrefix)}`);
   }
   // The signature protects integrity; HTTPS also keeps which channels a user follows private.
-  if (url.protocol !== 'https:') fail(`"urlPrefix" must be an https: URL, got ${JSON.stringify(urlPrefix)}`);
-  if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') fail('"urlPrefix" must not contain a query, fragment or user name');
+  if (url.protocol !== 'https:')
+    fail(`"urlPrefix" must be an https: URL, got ${JSON.stringify(urlPrefix)}`);
+  if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '')
+    fail('"urlPrefix" must not contain a query, fragment or user name');
 
   const scope = obj.scope;
   if (typeof scope !== 'string')
-    return fail('"scope" is missing: a regular expression naming the URLs the channel may rewrite ("" for every URL, if that is really meant)');
+    return fail(
+      '"scope" is missing: a regular expression naming the URLs the channel may rewrite ("" for every URL, if that is really meant)',
+    );
   const judged = scope === '' ? null : compileRulesetRegex(scope);
   if (judged !== null && !judged.ok) {
-    fail(judged.refused ? `"scope" is refused: ${judged.reason}` : `"scope" is not a valid regular expression: ${judged.reason}`);
+    fail(
+      judged.refused
+        ? `"scope" is refused: ${judged.reason}`
+        : `"scope" is not a valid regular expression: ${judged.reason}`,
+    );
   }
 
   const destinations = obj.destinations ?? [];
@@ -108,16 +133,25 @@ export function parseChannelDefinition(value: unknown, source = 'channel definit
   }
 
   const minTimestamp = obj.minTimestamp;
-  if (!isWholeNumber(minTimestamp, 0, 9_999_999_999)) return fail('"minTimestamp" must be unix seconds (releases older than this are never installed)');
+  if (!isWholeNumber(minTimestamp, 0, 9_999_999_999))
+    return fail(
+      '"minTimestamp" must be unix seconds (releases older than this are never installed)',
+    );
   const maxAgeDays = obj.maxAgeDays;
-  if (!isWholeNumber(maxAgeDays, 1, MAX_AGE_DAYS_LIMIT)) return fail(`"maxAgeDays" must be a whole number of days from 1 to ${MAX_AGE_DAYS_LIMIT}`);
+  if (!isWholeNumber(maxAgeDays, 1, MAX_AGE_DAYS_LIMIT))
+    return fail(`"maxAgeDays" must be a whole number of days from 1 to ${MAX_AGE_DAYS_LIMIT}`);
   const minKeyVersion = obj.minKeyVersion ?? 1;
-  if (!isWholeNumber(minKeyVersion, 1, 1_000_000)) return fail('"minKeyVersion" must be a whole number from 1');
+  if (!isWholeNumber(minKeyVersion, 1, 1_000_000))
+    return fail('"minKeyVersion" must be a whole number from 1');
 
   const replacesDefaults = obj.replacesDefaults ?? false;
-  if (typeof replacesDefaults !== 'boolean') return fail('"replacesDefaults" must be true or false');
+  if (typeof replacesDefaults !== 'boolean')
+    return fail('"replacesDefaults" must be true or false');
 
-  if (obj.rootKey === undefined) return fail('"rootKey" is missing (the root public key from `httpsify keygen`, file *.root.public.jwk)');
+  if (obj.rootKey === undefined)
+    return fail(
+      '"rootKey" is missing (the root public key from `httpsify keygen`, file *.root.public.jwk)',
+    );
   let rootKey: JsonWebKey;
   try {
     rootKey = checkPublicJwk(obj.rootKey);
@@ -125,7 +159,17 @@ export function parseChannelDefinition(value: unknown, source = 'channel definit
     return fail(`"rootKey": ${err instanceof Error ? err.message : String(err)}`);
   }
 
-  return { name, urlPrefix, rootKey, scope, destinations: [...(destinations as string[])], minTimestamp, maxAgeDays, minKeyVersion, replacesDefaults };
+  return {
+    name,
+    urlPrefix,
+    rootKey,
+    scope,
+    destinations: [...(destinations as string[])],
+    minTimestamp,
+    maxAgeDays,
+    minKeyVersion,
+    replacesDefaults,
+  };
 }
 
 /** The definition as JSON, with its format: what `keygen` writes and the settings store. */
@@ -138,5 +182,12 @@ export function channelDefinitionJson(def: ChannelDefinition): Record<string, un
  * A bundle verified under another value is not this channel's and does not apply.
  */
 export function channelBinding(def: ChannelDefinition): string {
-  return JSON.stringify([def.name, def.urlPrefix, def.scope, def.destinations, def.rootKey.n, def.rootKey.e]);
+  return JSON.stringify([
+    def.name,
+    def.urlPrefix,
+    def.scope,
+    def.destinations,
+    def.rootKey.n,
+    def.rootKey.e,
+  ]);
 }

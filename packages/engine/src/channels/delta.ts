@@ -110,14 +110,22 @@ export function makeDelta(base: Uint8Array, target: Uint8Array): Uint8Array {
  * build a large bundle to refuse afterwards; the result's real length is checked again before
  * anything hashes it. The caller checks the result against B's signed SHA-256.
  */
-export function applyDelta(base: Uint8Array, delta: Uint8Array, options: { timestamp: number; maxBytes: number }): Uint8Array {
-  if (delta.length < HEADER_BYTES) fail(`delta of ${delta.length} bytes is shorter than its header`);
-  for (let i = 0; i < MAGIC.length; i++) if (delta[i] !== MAGIC.charCodeAt(i)) fail('not a httpsify delta: bad magic bytes');
+export function applyDelta(
+  base: Uint8Array,
+  delta: Uint8Array,
+  options: { timestamp: number; maxBytes: number },
+): Uint8Array {
+  if (delta.length < HEADER_BYTES)
+    fail(`delta of ${delta.length} bytes is shorter than its header`);
+  for (let i = 0; i < MAGIC.length; i++)
+    if (delta[i] !== MAGIC.charCodeAt(i)) fail('not a httpsify delta: bad magic bytes');
   const view = new DataView(delta.buffer, delta.byteOffset, delta.byteLength);
   const format = view.getUint32(8, true);
-  if (format !== DELTA_FORMAT) fail(`delta format ${format} is not supported (this client reads format ${DELTA_FORMAT})`);
+  if (format !== DELTA_FORMAT)
+    fail(`delta format ${format} is not supported (this client reads format ${DELTA_FORMAT})`);
   const runCount = view.getUint32(12, true);
-  if (runCount > (delta.length - HEADER_BYTES) / 8) fail(`delta cut short: ${runCount} runs announced`);
+  if (runCount > (delta.length - HEADER_BYTES) / 8)
+    fail(`delta cut short: ${runCount} runs announced`);
   const before = decodeAll(base, 'the installed bundle');
   const added = decodeAll(delta.subarray(HEADER_BYTES + runCount * 8), "the delta's bundle");
   const used = [new Uint8Array(before.length), new Uint8Array(added.length)];
@@ -129,7 +137,10 @@ export function applyDelta(base: Uint8Array, delta: Uint8Array, options: { times
     const source = fromDelta ? added : before;
     const seen = used[fromDelta ? 1 : 0] as Uint8Array;
     const start = fromDelta ? ref - FROM_DELTA : ref;
-    if (count === 0 || start + count > source.length) fail(`delta run ${i} reaches past the ${fromDelta ? "delta's" : 'installed'} ${source.length} rulesets`);
+    if (count === 0 || start + count > source.length)
+      fail(
+        `delta run ${i} reaches past the ${fromDelta ? "delta's" : 'installed'} ${source.length} rulesets`,
+      );
     for (let id = start; id < start + count; id++) {
       if (seen[id] === 1) fail(`delta run ${i} uses ruleset ${id} a second time`);
       seen[id] = 1;
@@ -137,8 +148,14 @@ export function applyDelta(base: Uint8Array, delta: Uint8Array, options: { times
     }
   }
   const least = leastBundleBytes(rulesets);
-  if (least > options.maxBytes) fail(`delta would build at least ${least} bytes, more than the ${options.maxBytes} of the signed release`);
+  if (least > options.maxBytes)
+    fail(
+      `delta would build at least ${least} bytes, more than the ${options.maxBytes} of the signed release`,
+    );
   const out = compileBundle(rulesets, { timestamp: options.timestamp });
-  if (out.length > options.maxBytes) fail(`delta builds ${out.length} bytes, more than the ${options.maxBytes} of the signed release`);
+  if (out.length > options.maxBytes)
+    fail(
+      `delta builds ${out.length} bytes, more than the ${options.maxBytes} of the signed release`,
+    );
   return out;
 }

@@ -34,7 +34,8 @@ export function readDestination(url: string): DestinationReading | null {
   } catch {
     return null;
   }
-  if (parsed.protocol !== `${scheme}:` || parsed.username !== '' || parsed.password !== '') return null;
+  if (parsed.protocol !== `${scheme}:` || parsed.username !== '' || parsed.password !== '')
+    return null;
   const expected = port === undefined || port === DEFAULT_PORT[scheme] ? host : `${host}:${port}`;
   if (parsed.host !== expected) return null;
   return { href: parsed.href, hostname: parsed.hostname };

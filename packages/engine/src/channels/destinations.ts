@@ -18,7 +18,8 @@ export interface DestinationPolicy {
   allows(url: string): boolean;
 }
 
-const HOST = /^(\*\.)?([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
+const HOST =
+  /^(\*\.)?([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
 
 /** Checks one entry of `destinations`: a lower-case host name, optionally `*.` for its subdomains. */
 export function parseDestinationHost(value: unknown): string {
@@ -32,7 +33,8 @@ export function parseDestinationHost(value: unknown): string {
 }
 
 function hostMatches(host: string, pattern: string): boolean {
-  if (pattern.startsWith('*.')) return host.endsWith(pattern.slice(1)) && host.length > pattern.length - 1;
+  if (pattern.startsWith('*.'))
+    return host.endsWith(pattern.slice(1)) && host.length > pattern.length - 1;
   return host === pattern;
 }
 
@@ -43,7 +45,10 @@ function hostMatches(host: string, pattern: string): boolean {
  * are tested on the parsed URL, not on the string, so `https://attacker.example\.example.org/`
  * is judged as the `https://attacker.example/` that browsers and Node will load.
  */
-export function destinationPolicy(scope: string, destinations: readonly string[]): DestinationPolicy {
+export function destinationPolicy(
+  scope: string,
+  destinations: readonly string[],
+): DestinationPolicy {
   const regex = compileScope(scope);
   return {
     allows(url: string): boolean {
@@ -92,7 +97,10 @@ function captureGroups(source: string): { body: string; optional: boolean }[] {
   };
   visit(pattern);
   groups.sort((x, y) => x.start - y.start);
-  return groups.map((g) => ({ body: g.alternatives.map((a) => a.raw).join('|'), optional: mayNotTakePart(g) }));
+  return groups.map((g) => ({
+    body: g.alternatives.map((a) => a.raw).join('|'),
+    optional: mayNotTakePart(g),
+  }));
 }
 
 function mayNotTakePart(node: AST.Node): boolean {
@@ -101,14 +109,16 @@ function mayNotTakePart(node: AST.Node): boolean {
     if (p === null) break;
     if (p.type === 'Quantifier' && p.min === 0) return true;
     if (p.type === 'Alternative' && p.parent.alternatives.length > 1) return true;
-    if (p.type === 'Assertion' && (p.kind === 'lookahead' || p.kind === 'lookbehind') && p.negate) return true;
+    if (p.type === 'Assertion' && (p.kind === 'lookahead' || p.kind === 'lookbehind') && p.negate)
+      return true;
   }
   return false;
 }
 
 const LITERAL_ALTERNATIVES = /^(?:\\\.|[A-Za-z0-9-])+(?:\|(?:\\\.|[A-Za-z0-9-])+)*$/;
 /** Groups that can only match host-name characters: a class of [a-z0-9._-] or \w / \d, repeated. */
-const LABEL_GROUP = /^(?:\[(?:[a-z]-[a-z]|[A-Z]-[A-Z]|[0-9]-[0-9]|\\[wd.-]|[a-zA-Z0-9_.-])+\]|\\w|\\d)[+*]?$/;
+const LABEL_GROUP =
+  /^(?:\[(?:[a-z]-[a-z]|[A-Z]-[A-Z]|[0-9]-[0-9]|\\[wd.-]|[a-zA-Z0-9_.-])+\]|\\w|\\d)[+*]?$/;
 
 function alternatives(group: { body: string; optional: boolean } | undefined): string[] | null {
   if (group === undefined || !LITERAL_ALTERNATIVES.test(group.body)) return null;
@@ -132,7 +142,8 @@ export function ruleDestination(to: string, from = ''): RuleDestination {
   if (rest === '') return { kind: 'computed' };
   const dollar = rest.indexOf('$');
   const path = dollar === -1 ? rest : rest.slice(0, dollar);
-  const url = (host: string): string => `${scheme}://${host}${path.startsWith('/') ? path : `/${path}`}`;
+  const url = (host: string): string =>
+    `${scheme}://${host}${path.startsWith('/') ? path : `/${path}`}`;
   if (authority === '') return { kind: 'computed' };
   if (!authority.includes('$')) return { kind: 'literal', urls: [url(authority)] };
   const groups = captureGroups(from);
@@ -155,7 +166,8 @@ export function ruleDestination(to: string, from = ''): RuleDestination {
   if (finite) return { kind: 'literal', urls: hosts.map(url) };
   // `$n.example.org` with a group of host-name characters: some subdomain of example.org.
   const sub = /^\$([0-9])\.([a-z0-9-]+(?:\.[a-z0-9-]+)+)$/i.exec(authority);
-  if (sub !== null && LABEL_GROUP.test(groups[Number(sub[1]) - 1]?.body ?? '')) return { kind: 'subdomain', of: (sub[2] as string).toLowerCase() };
+  if (sub !== null && LABEL_GROUP.test(groups[Number(sub[1]) - 1]?.body ?? ''))
+    return { kind: 'subdomain', of: (sub[2] as string).toLowerCase() };
   return { kind: 'computed' };
 }
 
@@ -166,7 +178,9 @@ export function ruleDestination(to: string, from = ''): RuleDestination {
  * when the filter is anchored at the start (else the unmatched prefix stays in front of it).
  * Rules that send nowhere (`allow`) answer null.
  */
-export function compiledDestination(rule: Pick<DnrRule, 'action' | 'condition'>): RuleDestination | null {
+export function compiledDestination(
+  rule: Pick<DnrRule, 'action' | 'condition'>,
+): RuleDestination | null {
   const a = rule.action;
   if (a.type === 'upgradeScheme') return { kind: 'same-url' };
   if (a.type !== 'redirect') return null;
@@ -175,11 +189,19 @@ export function compiledDestination(rule: Pick<DnrRule, 'action' | 'condition'>)
   if (r.transform !== undefined) {
     const { scheme, host, ...others } = r.transform as { scheme?: string; host?: string };
     if (Object.keys(others).length > 0) return { kind: 'computed' };
-    return host === undefined ? { kind: 'same-url' } : { kind: 'literal', urls: [`${scheme ?? 'http'}://${host}/`] };
+    return host === undefined
+      ? { kind: 'same-url' }
+      : { kind: 'literal', urls: [`${scheme ?? 'http'}://${host}/`] };
   }
   const template = r.regexSubstitution;
   const filter = rule.condition.regexFilter;
-  if (template === undefined || filter === undefined || !filter.startsWith('^') || template.includes('$')) return { kind: 'computed' };
+  if (
+    template === undefined ||
+    filter === undefined ||
+    !filter.startsWith('^') ||
+    template.includes('$')
+  )
+    return { kind: 'computed' };
   // RE2::Rewrite: \\ is a backslash, \n a group.
   let to = '';
   for (let i = 0; i < template.length; i++) {
@@ -209,7 +231,11 @@ export interface DestinationFinding {
  * compiler has nothing to substitute into it, checked above as written).
  */
 const compiledAsWritten = (rules: readonly { from: string; to: string }[]): boolean =>
-  rules.every((r) => (r.from === '^http:' && r.to === 'https:') || (!r.to.includes('$') && ruleDestination(r.to, r.from).kind === 'literal'));
+  rules.every(
+    (r) =>
+      (r.from === '^http:' && r.to === 'https:') ||
+      (!r.to.includes('$') && ruleDestination(r.to, r.from).kind === 'literal'),
+  );
 
 /**
  * Install-time check of every rule of a signed bundle, as written (the engine's rewrite) and as
@@ -221,7 +247,10 @@ const compiledAsWritten = (rules: readonly { from: string; to: string }[]): bool
  * they are checked on every rewrite (engine clients) or left out (Chromium, which cannot check a
  * redirect it does not see).
  */
-export function checkBundleDestinations(engine: Engine, policy: DestinationPolicy): { computed: DestinationFinding[] } {
+export function checkBundleDestinations(
+  engine: Engine,
+  policy: DestinationPolicy,
+): { computed: DestinationFinding[] } {
   const computed: DestinationFinding[] = [];
   const refuse = (ruleset: string, outside: string, rule: string): never => {
     throw new ChannelError(
@@ -233,7 +262,8 @@ export function checkBundleDestinations(engine: Engine, policy: DestinationPolic
     const ruleset = engine.ruleset(id);
     for (const rule of ruleset.rules) {
       const dest = ruleDestination(rule.to, rule.from);
-      if (dest.kind === 'computed' || dest.kind === 'subdomain') computed.push({ ruleset: ruleset.name, from: rule.from, to: rule.to });
+      if (dest.kind === 'computed' || dest.kind === 'subdomain')
+        computed.push({ ruleset: ruleset.name, from: rule.from, to: rule.to });
       if (dest.kind !== 'literal') continue;
       const outside = dest.urls.find((url) => !policy.allows(url));
       if (outside !== undefined) refuse(ruleset.name, outside, `${rule.from} → ${rule.to}`);
@@ -245,7 +275,11 @@ export function checkBundleDestinations(engine: Engine, policy: DestinationPolic
       if (dest === null || dest.kind === 'same-url') continue;
       const shown = `compiled for Chromium: ${r.condition.regexFilter ?? r.condition.urlFilter ?? ''} → ${JSON.stringify(r.action)}`;
       if (dest.kind !== 'literal') {
-        computed.push({ ruleset: ruleset.name, from: r.condition.regexFilter ?? r.condition.urlFilter ?? '', to: JSON.stringify(r.action) });
+        computed.push({
+          ruleset: ruleset.name,
+          from: r.condition.regexFilter ?? r.condition.urlFilter ?? '',
+          to: JSON.stringify(r.action),
+        });
         continue;
       }
       const outside = dest.urls.find((url) => !policy.allows(url));

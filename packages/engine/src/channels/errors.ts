@@ -34,7 +34,10 @@ export class ChannelError extends Error {
 }
 
 /** Turns anything thrown into a one-line message without losing a ChannelError's code. */
-export function describeError(err: unknown): { code: ChannelErrorCode | 'internal'; message: string } {
+export function describeError(err: unknown): {
+  code: ChannelErrorCode | 'internal';
+  message: string;
+} {
   if (err instanceof ChannelError) return { code: err.code, message: err.message };
   return { code: 'internal', message: err instanceof Error ? err.message : String(err) };
 }

@@ -25,7 +25,10 @@ const MAX_REDIRECTS = 5;
  * serving `.gz` files "gzip-encoded") is undone by `fetch`; the declared length then counts the
  * encoded bytes, so it is not compared, and the caller accepts either form (see update.ts).
  */
-export function fetchBytesWith(fetchImpl: FetchLike = (url, init) => fetch(url, init), options: { timeoutMs?: number } = {}): FetchBytes {
+export function fetchBytesWith(
+  fetchImpl: FetchLike = (url, init) => fetch(url, init),
+  options: { timeoutMs?: number } = {},
+): FetchBytes {
   const timeoutMs = options.timeoutMs ?? 60_000;
   return async (url, { maxBytes }) => {
     // One deadline for the whole download, redirects included: a slow drip cannot stall a check.
@@ -34,11 +37,21 @@ export function fetchBytesWith(fetchImpl: FetchLike = (url, init) => fetch(url, 
     let current = url;
     for (let hop = 0; ; hop++) {
       if (!current.startsWith('https:'))
-        throw new ChannelError('insecure-redirect', `${url}: redirected to ${current}; channel files are only fetched over https`);
+        throw new ChannelError(
+          'insecure-redirect',
+          `${url}: redirected to ${current}; channel files are only fetched over https`,
+        );
       try {
-        response = await fetchImpl(current, { cache: 'no-store', redirect: 'manual', credentials: 'omit', signal });
+        response = await fetchImpl(current, {
+          cache: 'no-store',
+          redirect: 'manual',
+          credentials: 'omit',
+          signal,
+        });
       } catch (err) {
-        throw new ChannelError('fetch-failed', `${current}: ${networkMessage(err)}`, { cause: err });
+        throw new ChannelError('fetch-failed', `${current}: ${networkMessage(err)}`, {
+          cause: err,
+        });
       }
       if (response.type === 'opaqueredirect') {
         throw new ChannelError(
@@ -50,33 +63,55 @@ export function fetchBytesWith(fetchImpl: FetchLike = (url, init) => fetch(url, 
       await response.body?.cancel().catch(() => undefined);
       const location = response.headers.get('location');
       if (location === null || hop >= MAX_REDIRECTS)
-        throw new ChannelError('fetch-failed', `${current}: ${location === null ? 'redirect without a Location' : `more than ${MAX_REDIRECTS} redirects`}`);
+        throw new ChannelError(
+          'fetch-failed',
+          `${current}: ${location === null ? 'redirect without a Location' : `more than ${MAX_REDIRECTS} redirects`}`,
+        );
       try {
         current = new URL(location, current).href;
       } catch {
-        throw new ChannelError('fetch-failed', `${current}: redirect to an invalid URL ${JSON.stringify(location)}`);
+        throw new ChannelError(
+          'fetch-failed',
+          `${current}: redirect to an invalid URL ${JSON.stringify(location)}`,
+        );
       }
     }
     if (response.status !== 200) {
       await response.body?.cancel().catch(() => undefined);
-      throw new ChannelError('fetch-failed', `${current}: server answered HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`);
+      throw new ChannelError(
+        'fetch-failed',
+        `${current}: server answered HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`,
+      );
     }
     const encoding = (response.headers.get('content-encoding') ?? 'identity').trim().toLowerCase();
     const declared = encoding === 'identity' ? response.headers.get('content-length') : null;
-    const declaredLength = declared !== null && /^[0-9]+$/.test(declared) ? Number(declared) : undefined;
+    const declaredLength =
+      declared !== null && /^[0-9]+$/.test(declared) ? Number(declared) : undefined;
     if (declaredLength !== undefined && declaredLength > maxBytes) {
       await response.body?.cancel().catch(() => undefined);
-      throw new ChannelError('too-large', `${current}: ${declaredLength} bytes exceed the limit of ${maxBytes}`);
+      throw new ChannelError(
+        'too-large',
+        `${current}: ${declaredLength} bytes exceed the limit of ${maxBytes}`,
+      );
     }
     let body: Uint8Array;
     try {
-      body = response.body ? await readStreamLimited(response.body, maxBytes, current) : new Uint8Array(0);
+      body = response.body
+        ? await readStreamLimited(response.body, maxBytes, current)
+        : new Uint8Array(0);
     } catch (err) {
       if (err instanceof ChannelError) throw err;
-      throw new ChannelError('fetch-failed', `${current}: download interrupted: ${networkMessage(err)}`, { cause: err });
+      throw new ChannelError(
+        'fetch-failed',
+        `${current}: download interrupted: ${networkMessage(err)}`,
+        { cause: err },
+      );
     }
     if (declaredLength !== undefined && body.byteLength !== declaredLength) {
-      throw new ChannelError('fetch-failed', `${current}: download interrupted: got ${body.byteLength} of ${declaredLength} bytes`);
+      throw new ChannelError(
+        'fetch-failed',
+        `${current}: download interrupted: got ${body.byteLength} of ${declaredLength} bytes`,
+      );
     }
     return body;
   };
@@ -86,6 +121,7 @@ export function fetchBytesWith(fetchImpl: FetchLike = (url, init) => fetch(url, 
 function networkMessage(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   const cause = (err as { cause?: unknown }).cause;
-  if (cause instanceof Error && cause.message && cause.message !== err.message) return `${err.message} (${cause.message})`;
+  if (cause instanceof Error && cause.message && cause.message !== err.message)
+    return `${err.message} (${cause.message})`;
   return err.message;
 }

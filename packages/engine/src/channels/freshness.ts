@@ -6,15 +6,22 @@ import type { ChannelRecord, InstalledBundle } from './state.js';
  * Lowest key version a release may be signed with: the definition's floor, or a newer key
  * already seen under the same root key (under any definition: see rootFloor).
  */
-export function requiredKeyVersion(def: ChannelDefinition, record: ChannelRecord | undefined): number {
+export function requiredKeyVersion(
+  def: ChannelDefinition,
+  record: ChannelRecord | undefined,
+): number {
   return Math.max(def.minKeyVersion, rootFloor(def, record).keyVersion);
 }
 
 /** Why an installed bundle does not apply under `def`, or null when it does. */
-export function installedProblem(def: ChannelDefinition, record: ChannelRecord | undefined): string | null {
+export function installedProblem(
+  def: ChannelDefinition,
+  record: ChannelRecord | undefined,
+): string | null {
   const installed = record?.installed;
   if (installed === undefined) return null;
-  if (installed.verifiedFor !== channelBinding(def)) return 'it was verified for another name, address, scope, destination list or root key';
+  if (installed.verifiedFor !== channelBinding(def))
+    return 'it was verified for another name, address, scope, destination list or root key';
   const required = requiredKeyVersion(def, record);
   if (installed.keyVersion < required)
     return `it is signed by key version ${installed.keyVersion}, which is revoked (version ${required} or newer is required)`;
@@ -22,7 +29,10 @@ export function installedProblem(def: ChannelDefinition, record: ChannelRecord |
 }
 
 /** The installed bundle, if it applies under `def` (right binding, unrevoked key). */
-export function usableInstalled(def: ChannelDefinition, record: ChannelRecord | undefined): InstalledBundle | undefined {
+export function usableInstalled(
+  def: ChannelDefinition,
+  record: ChannelRecord | undefined,
+): InstalledBundle | undefined {
   return installedProblem(def, record) === null ? record?.installed : undefined;
 }
 
@@ -39,7 +49,11 @@ export interface ChannelFreshness {
  * the scope to destinations the channel owns, and dropping them would hand those sites back to
  * plain HTTP whenever an attacker can freeze the mirror. Staleness is shown instead.
  */
-export function channelFreshness(def: ChannelDefinition, record: ChannelRecord | undefined, nowSeconds: number): ChannelFreshness {
+export function channelFreshness(
+  def: ChannelDefinition,
+  record: ChannelRecord | undefined,
+  nowSeconds: number,
+): ChannelFreshness {
   const installed = usableInstalled(def, record);
   const maxAgeSeconds = def.maxAgeDays * 86_400;
   if (installed === undefined) return { stale: false, ageSeconds: null, maxAgeSeconds };

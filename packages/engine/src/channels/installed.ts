@@ -26,16 +26,31 @@ export interface ActiveChannels {
  * bundle older than the built-in defaults is ignored (the client was upgraded past it), so
  * upgrading never downgrades rules.
  */
-export function selectActiveChannels(records: readonly ChannelRecord[], defaultsTimestamp?: number): ActiveChannels {
+export function selectActiveChannels(
+  records: readonly ChannelRecord[],
+  defaultsTimestamp?: number,
+): ActiveChannels {
   const channels: InstalledChannel[] = [];
   let useDefaults = true;
   for (const record of records) {
     const installed = usableInstalled(record.channel, record);
     if (!installed) continue;
     const { name, scope, destinations, replacesDefaults } = record.channel;
-    if (replacesDefaults && defaultsTimestamp !== undefined && installed.timestamp < defaultsTimestamp) continue;
+    if (
+      replacesDefaults &&
+      defaultsTimestamp !== undefined &&
+      installed.timestamp < defaultsTimestamp
+    )
+      continue;
     if (replacesDefaults) useDefaults = false;
-    channels.push({ name, timestamp: installed.timestamp, bundle: installed.bundle, scope, destinations, replacesDefaults });
+    channels.push({
+      name,
+      timestamp: installed.timestamp,
+      bundle: installed.bundle,
+      scope,
+      destinations,
+      replacesDefaults,
+    });
   }
   return { channels, useDefaults };
 }

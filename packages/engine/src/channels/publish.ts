@@ -11,7 +11,14 @@ import {
   releaseFileName,
   releaseSignatureFileName,
 } from './layout.js';
-import { type DeltaEntry, deltaIndexBytes, keyCertificateBytes, MAX_DELTAS, releaseBytes, sha256Hex } from './release.js';
+import {
+  type DeltaEntry,
+  deltaIndexBytes,
+  keyCertificateBytes,
+  MAX_DELTAS,
+  releaseBytes,
+  sha256Hex,
+} from './release.js';
 import { publicJwkOf, signBytes } from './signature.js';
 
 /** File name → bytes, to be written into the channel directory. */
@@ -27,8 +34,16 @@ export async function keyCertificateFiles(
   signingPublicKey: JsonWebKey,
   version: number,
 ): Promise<ChannelFiles> {
-  const bytes = keyCertificateBytes({ channel: def.name, urlPrefix: def.urlPrefix, version, key: publicJwkOf(signingPublicKey) });
-  return { [keyCertificateFileName(version)]: bytes, [keyCertificateSignatureFileName(version)]: await signBytes(rootPrivateKey, bytes) };
+  const bytes = keyCertificateBytes({
+    channel: def.name,
+    urlPrefix: def.urlPrefix,
+    version,
+    key: publicJwkOf(signingPublicKey),
+  });
+  return {
+    [keyCertificateFileName(version)]: bytes,
+    [keyCertificateSignatureFileName(version)]: await signBytes(rootPrivateKey, bytes),
+  };
 }
 
 /**
@@ -51,7 +66,11 @@ export async function releaseFiles(
     destinations: def.destinations,
     timestamp,
     keyVersion,
-    bundle: { file: bundleFileName(timestamp), bytes: bundle.byteLength, sha256: await sha256Hex(bundle) },
+    bundle: {
+      file: bundleFileName(timestamp),
+      bytes: bundle.byteLength,
+      sha256: await sha256Hex(bundle),
+    },
   });
   return {
     [bundleFileName(timestamp)]: gz ?? (await gzipBytes(bundle)),
@@ -88,7 +107,13 @@ export async function deltaFiles(
     if (gz.byteLength >= gzippedBundleBytes) continue;
     const file = deltaFileName(base.timestamp, timestamp);
     files[file] = gz;
-    deltas.push({ from: base.timestamp, fromSha256: await sha256Hex(base.bundle), file, bytes: delta.byteLength, sha256: await sha256Hex(delta) });
+    deltas.push({
+      from: base.timestamp,
+      fromSha256: await sha256Hex(base.bundle),
+      file,
+      bytes: delta.byteLength,
+      sha256: await sha256Hex(delta),
+    });
   }
   if (deltas.length === 0) return files;
   const index = deltaIndexBytes({
@@ -96,7 +121,11 @@ export async function deltaFiles(
     urlPrefix: def.urlPrefix,
     timestamp,
     keyVersion,
-    bundle: { file: bundleFileName(timestamp), bytes: bundle.byteLength, sha256: await sha256Hex(bundle) },
+    bundle: {
+      file: bundleFileName(timestamp),
+      bytes: bundle.byteLength,
+      sha256: await sha256Hex(bundle),
+    },
     deltas,
   });
   files[deltaIndexFileName(timestamp)] = index;

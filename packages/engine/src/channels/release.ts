@@ -74,7 +74,8 @@ export const MAX_DELTAS = 16;
 /** The signed files are small; this bounds what is read before a signature is checked. */
 export const MAX_SIGNED_DOCUMENT_BYTES = 64 * 1024;
 
-const encode = (value: unknown): Uint8Array => new TextEncoder().encode(`${JSON.stringify(value, null, 2)}\n`);
+const encode = (value: unknown): Uint8Array =>
+  new TextEncoder().encode(`${JSON.stringify(value, null, 2)}\n`);
 
 export function keyCertificateBytes(cert: KeyCertificate): Uint8Array {
   return encode({
@@ -89,47 +90,92 @@ export function keyCertificateBytes(cert: KeyCertificate): Uint8Array {
 
 export function deltaIndexBytes(index: DeltaIndex): Uint8Array {
   const { channel, urlPrefix, timestamp, keyVersion, bundle, deltas } = index;
-  return encode({ type: DELTAS_TYPE, format: CHANNEL_FORMAT, channel, urlPrefix, timestamp, keyVersion, bundle, deltas });
+  return encode({
+    type: DELTAS_TYPE,
+    format: CHANNEL_FORMAT,
+    channel,
+    urlPrefix,
+    timestamp,
+    keyVersion,
+    bundle,
+    deltas,
+  });
 }
 
 export function releaseBytes(release: Release): Uint8Array {
   const { channel, urlPrefix, scope, destinations, timestamp, keyVersion, bundle } = release;
-  return encode({ type: RELEASE_TYPE, format: CHANNEL_FORMAT, channel, urlPrefix, scope, destinations, timestamp, keyVersion, bundle });
+  return encode({
+    type: RELEASE_TYPE,
+    format: CHANNEL_FORMAT,
+    channel,
+    urlPrefix,
+    scope,
+    destinations,
+    timestamp,
+    keyVersion,
+    bundle,
+  });
 }
 
-const isCount = (v: unknown, min = 0): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= min;
+const isCount = (v: unknown, min = 0): v is number =>
+  typeof v === 'number' && Number.isSafeInteger(v) && v >= min;
 
-function parseObject(bytes: Uint8Array, type: string, fields: string[], what: string): Record<string, unknown> {
+function parseObject(
+  bytes: Uint8Array,
+  type: string,
+  fields: string[],
+  what: string,
+): Record<string, unknown> {
   const fail = (why: string): never => {
     throw new ChannelError('invalid-release', `${what}: ${why}`);
   };
-  if (bytes.byteLength > MAX_SIGNED_DOCUMENT_BYTES) fail(`larger than ${MAX_SIGNED_DOCUMENT_BYTES} bytes`);
+  if (bytes.byteLength > MAX_SIGNED_DOCUMENT_BYTES)
+    fail(`larger than ${MAX_SIGNED_DOCUMENT_BYTES} bytes`);
   let value: unknown;
   try {
     value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch (err) {
     return fail(`not valid JSON (${err instanceof Error ? err.message : String(err)})`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('not a JSON object');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return fail('not a JSON object');
   const obj = value as Record<string, unknown>;
   if (obj.type !== type) fail(`"type" is ${JSON.stringify(obj.type)}, expected "${type}"`);
-  if (obj.format !== CHANNEL_FORMAT) fail(`format ${JSON.stringify(obj.format)} is not supported (this client reads format ${CHANNEL_FORMAT})`);
+  if (obj.format !== CHANNEL_FORMAT)
+    fail(
+      `format ${JSON.stringify(obj.format)} is not supported (this client reads format ${CHANNEL_FORMAT})`,
+    );
   for (const key of Object.keys(obj)) if (!fields.includes(key)) fail(`unknown field "${key}"`);
-  if (typeof obj.channel !== 'string' || typeof obj.urlPrefix !== 'string') fail('"channel" and "urlPrefix" must be strings');
+  if (typeof obj.channel !== 'string' || typeof obj.urlPrefix !== 'string')
+    fail('"channel" and "urlPrefix" must be strings');
   return obj;
 }
 
 /** Parses a key certificate. Call only on bytes whose root signature has verified. */
 export function parseKeyCertificate(bytes: Uint8Array, what = 'key certificate'): KeyCertificate {
-  const obj = parseObject(bytes, KEY_TYPE, ['type', 'format', 'channel', 'urlPrefix', 'version', 'key'], what);
-  if (!isCount(obj.version, 1)) throw new ChannelError('invalid-release', `${what}: "version" must be a whole number from 1`);
+  const obj = parseObject(
+    bytes,
+    KEY_TYPE,
+    ['type', 'format', 'channel', 'urlPrefix', 'version', 'key'],
+    what,
+  );
+  if (!isCount(obj.version, 1))
+    throw new ChannelError('invalid-release', `${what}: "version" must be a whole number from 1`);
   let key: JsonWebKey;
   try {
     key = checkPublicJwk(obj.key);
   } catch (err) {
-    throw new ChannelError('invalid-key', `${what}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new ChannelError(
+      'invalid-key',
+      `${what}: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
-  return { channel: obj.channel as string, urlPrefix: obj.urlPrefix as string, version: obj.version, key };
+  return {
+    channel: obj.channel as string,
+    urlPrefix: obj.urlPrefix as string,
+    version: obj.version,
+    key,
+  };
 }
 
 /**
@@ -140,10 +186,24 @@ export function claimedKeyVersion(bytes: Uint8Array): number {
   const obj = parseObject(
     bytes,
     RELEASE_TYPE,
-    ['type', 'format', 'channel', 'urlPrefix', 'scope', 'destinations', 'timestamp', 'keyVersion', 'bundle'],
+    [
+      'type',
+      'format',
+      'channel',
+      'urlPrefix',
+      'scope',
+      'destinations',
+      'timestamp',
+      'keyVersion',
+      'bundle',
+    ],
     'release',
   );
-  if (!isCount(obj.keyVersion, 1)) throw new ChannelError('invalid-release', 'release: "keyVersion" must be a whole number from 1');
+  if (!isCount(obj.keyVersion, 1))
+    throw new ChannelError(
+      'invalid-release',
+      'release: "keyVersion" must be a whole number from 1',
+    );
   return obj.keyVersion;
 }
 
@@ -155,18 +215,34 @@ export function parseRelease(bytes: Uint8Array): Release {
   const obj = parseObject(
     bytes,
     RELEASE_TYPE,
-    ['type', 'format', 'channel', 'urlPrefix', 'scope', 'destinations', 'timestamp', 'keyVersion', 'bundle'],
+    [
+      'type',
+      'format',
+      'channel',
+      'urlPrefix',
+      'scope',
+      'destinations',
+      'timestamp',
+      'keyVersion',
+      'bundle',
+    ],
     'release',
   );
   if (typeof obj.scope !== 'string') fail('"scope" must be a string');
-  if (!Array.isArray(obj.destinations) || !obj.destinations.every((d) => typeof d === 'string')) fail('"destinations" must be a list of host names');
+  if (!Array.isArray(obj.destinations) || !obj.destinations.every((d) => typeof d === 'string'))
+    fail('"destinations" must be a list of host names');
   if (!isCount(obj.timestamp, 1)) fail('"timestamp" must be unix seconds');
   if (!isCount(obj.keyVersion, 1)) fail('"keyVersion" must be a whole number from 1');
   const b = obj.bundle as Record<string, unknown> | null;
   if (typeof b !== 'object' || b === null || Object.keys(b).sort().join() !== 'bytes,file,sha256')
     fail('"bundle" must have exactly "file", "bytes" and "sha256"');
   const bundle = b as Record<string, unknown>;
-  if (typeof bundle.file !== 'string' || !isCount(bundle.bytes, 1) || typeof bundle.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(bundle.sha256))
+  if (
+    typeof bundle.file !== 'string' ||
+    !isCount(bundle.bytes, 1) ||
+    typeof bundle.sha256 !== 'string' ||
+    !/^[0-9a-f]{64}$/.test(bundle.sha256)
+  )
     fail('"bundle" has a bad file name, length or SHA-256');
   return {
     channel: obj.channel as string,
@@ -175,7 +251,11 @@ export function parseRelease(bytes: Uint8Array): Release {
     destinations: [...(obj.destinations as string[])],
     timestamp: obj.timestamp as number,
     keyVersion: obj.keyVersion as number,
-    bundle: { file: bundle.file as string, bytes: bundle.bytes as number, sha256: bundle.sha256 as string },
+    bundle: {
+      file: bundle.file as string,
+      bytes: bundle.bytes as number,
+      sha256: bundle.sha256 as string,
+    },
   };
 }
 
@@ -188,7 +268,12 @@ export function parseDeltaIndex(bytes: Uint8Array): DeltaIndex {
   };
   let obj: Record<string, unknown>;
   try {
-    obj = parseObject(bytes, DELTAS_TYPE, ['type', 'format', 'channel', 'urlPrefix', 'timestamp', 'keyVersion', 'bundle', 'deltas'], 'delta index');
+    obj = parseObject(
+      bytes,
+      DELTAS_TYPE,
+      ['type', 'format', 'channel', 'urlPrefix', 'timestamp', 'keyVersion', 'bundle', 'deltas'],
+      'delta index',
+    );
   } catch (err) {
     return fail(err instanceof Error ? err.message : String(err));
   }
@@ -204,13 +289,24 @@ export function parseDeltaIndex(bytes: Uint8Array): DeltaIndex {
     !isSha256(b.sha256)
   )
     fail('"bundle" must have exactly "file", "bytes" and "sha256"');
-  if (!Array.isArray(obj.deltas) || obj.deltas.length > MAX_DELTAS) fail(`"deltas" must be a list of at most ${MAX_DELTAS}`);
+  if (!Array.isArray(obj.deltas) || obj.deltas.length > MAX_DELTAS)
+    fail(`"deltas" must be a list of at most ${MAX_DELTAS}`);
   const deltas = (obj.deltas as unknown[]).map((d, i): DeltaEntry => {
     const e = d as Record<string, unknown> | null;
-    if (typeof e !== 'object' || e === null || Object.keys(e).sort().join() !== 'bytes,file,from,fromSha256,sha256')
+    if (
+      typeof e !== 'object' ||
+      e === null ||
+      Object.keys(e).sort().join() !== 'bytes,file,from,fromSha256,sha256'
+    )
       fail(`delta ${i} must have exactly "from", "fromSha256", "file", "bytes" and "sha256"`);
     const entry = e as Record<string, unknown>;
-    if (!isCount(entry.from, 1) || !isSha256(entry.fromSha256) || typeof entry.file !== 'string' || !isCount(entry.bytes, 1) || !isSha256(entry.sha256))
+    if (
+      !isCount(entry.from, 1) ||
+      !isSha256(entry.fromSha256) ||
+      typeof entry.file !== 'string' ||
+      !isCount(entry.bytes, 1) ||
+      !isSha256(entry.sha256)
+    )
       fail(`delta ${i} has a bad timestamp, file name, length or SHA-256`);
     return {
       from: entry.from as number,
@@ -226,7 +322,11 @@ export function parseDeltaIndex(bytes: Uint8Array): DeltaIndex {
     urlPrefix: obj.urlPrefix as string,
     timestamp: obj.timestamp as number,
     keyVersion: obj.keyVersion as number,
-    bundle: { file: bundle.file as string, bytes: bundle.bytes as number, sha256: bundle.sha256 as string },
+    bundle: {
+      file: bundle.file as string,
+      bytes: bundle.bytes as number,
+      sha256: bundle.sha256 as string,
+    },
     deltas,
   };
 }
@@ -242,7 +342,12 @@ export function checkDeltaIndexBinding(index: DeltaIndex, release: Release): voi
   if (!same) throw new ChannelError('bad-delta', 'the delta index was signed for another release');
 }
 
-function expectSame(what: string, signed: unknown, expected: unknown, code: 'wrong-channel' | 'timestamp-mismatch' = 'wrong-channel'): void {
+function expectSame(
+  what: string,
+  signed: unknown,
+  expected: unknown,
+  code: 'wrong-channel' | 'timestamp-mismatch' = 'wrong-channel',
+): void {
   if (JSON.stringify(signed) !== JSON.stringify(expected)) {
     throw new ChannelError(
       code,
@@ -252,14 +357,27 @@ function expectSame(what: string, signed: unknown, expected: unknown, code: 'wro
 }
 
 /** A certificate applies only to the channel (name and URL prefix) and the version asked for. */
-export function checkCertificateBinding(cert: KeyCertificate, def: ChannelDefinition, version: number): void {
+export function checkCertificateBinding(
+  cert: KeyCertificate,
+  def: ChannelDefinition,
+  version: number,
+): void {
   expectSame('channel name of the key certificate', cert.channel, def.name);
   expectSame('URL prefix of the key certificate', cert.urlPrefix, def.urlPrefix);
-  if (cert.version !== version) throw new ChannelError('invalid-release', `key certificate ${version} says it is version ${cert.version}`);
+  if (cert.version !== version)
+    throw new ChannelError(
+      'invalid-release',
+      `key certificate ${version} says it is version ${cert.version}`,
+    );
 }
 
 /** Every binding field of a release, checked one by one so the error says which differs. */
-export function checkReleaseBinding(release: Release, def: ChannelDefinition, advertised: number, keyVersion: number): void {
+export function checkReleaseBinding(
+  release: Release,
+  def: ChannelDefinition,
+  advertised: number,
+  keyVersion: number,
+): void {
   expectSame('channel name', release.channel, def.name);
   expectSame('URL prefix', release.urlPrefix, def.urlPrefix);
   expectSame('scope', release.scope, def.scope);
@@ -271,14 +389,25 @@ export function checkReleaseBinding(release: Release, def: ChannelDefinition, ad
     );
   }
   if (release.keyVersion !== keyVersion)
-    throw new ChannelError('invalid-release', `release claims key version ${keyVersion} outside its signature but ${release.keyVersion} inside`);
+    throw new ChannelError(
+      'invalid-release',
+      `release claims key version ${keyVersion} outside its signature but ${release.keyVersion} inside`,
+    );
   if (release.bundle.file !== bundleFileName(advertised))
-    throw new ChannelError('invalid-release', `release names bundle ${JSON.stringify(release.bundle.file)}, expected ${bundleFileName(advertised)}`);
+    throw new ChannelError(
+      'invalid-release',
+      `release names bundle ${JSON.stringify(release.bundle.file)}, expected ${bundleFileName(advertised)}`,
+    );
 }
 
 export async function sha256Hex(bytes: Uint8Array): Promise<string> {
   const digest = new Uint8Array(
-    await crypto.subtle.digest('SHA-256', bytes.buffer instanceof ArrayBuffer ? (bytes as Uint8Array<ArrayBuffer>) : new Uint8Array(bytes)),
+    await crypto.subtle.digest(
+      'SHA-256',
+      bytes.buffer instanceof ArrayBuffer
+        ? (bytes as Uint8Array<ArrayBuffer>)
+        : new Uint8Array(bytes),
+    ),
   );
   return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
 }

@@ -33,7 +33,8 @@ export function rootFloor(def: ChannelDefinition, record: ChannelRecord | undefi
     floor.timestamp = record.floor.timestamp;
   }
   const key = record.signingKey;
-  if (key !== undefined && rootOfBinding(key.verifiedFor) === root) floor.keyVersion = Math.max(floor.keyVersion, key.version);
+  if (key !== undefined && rootOfBinding(key.verifiedFor) === root)
+    floor.keyVersion = Math.max(floor.keyVersion, key.version);
   const installed = record.installed;
   if (installed !== undefined && rootOfBinding(installed.verifiedFor) === root) {
     floor.keyVersion = Math.max(floor.keyVersion, installed.keyVersion);
@@ -43,7 +44,10 @@ export function rootFloor(def: ChannelDefinition, record: ChannelRecord | undefi
 }
 
 /** `floor` raised by what a check has just verified (a certified key, an installed release). */
-export function raiseFloor(floor: RootFloor, seen: { keyVersion?: number; timestamp?: number }): RootFloor {
+export function raiseFloor(
+  floor: RootFloor,
+  seen: { keyVersion?: number; timestamp?: number },
+): RootFloor {
   return {
     root: floor.root,
     keyVersion: Math.max(floor.keyVersion, seen.keyVersion ?? 0),

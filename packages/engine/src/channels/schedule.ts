@@ -6,7 +6,11 @@ export const CHECK_PERIOD_SECONDS = 24 * 60 * 60;
  * client that was asleep or closed past the due time catches up immediately. A last check in
  * the future (the clock went backwards) counts as due, so a wrong clock cannot stall updates.
  */
-export function secondsUntilNextCheck(lastCheckedAt: number | undefined, nowSeconds: number, periodSeconds = CHECK_PERIOD_SECONDS): number {
+export function secondsUntilNextCheck(
+  lastCheckedAt: number | undefined,
+  nowSeconds: number,
+  periodSeconds = CHECK_PERIOD_SECONDS,
+): number {
   if (lastCheckedAt === undefined || lastCheckedAt > nowSeconds) return 0;
   return Math.max(0, lastCheckedAt + periodSeconds - nowSeconds);
 }
@@ -20,6 +24,9 @@ export function secondsUntilChannelCheck(
   nowSeconds: number,
   periods: { period?: number; retry?: number } = {},
 ): number {
-  const period = lastCheck?.result === 'failed' ? (periods.retry ?? RETRY_AFTER_FAILURE_SECONDS) : (periods.period ?? CHECK_PERIOD_SECONDS);
+  const period =
+    lastCheck?.result === 'failed'
+      ? (periods.retry ?? RETRY_AFTER_FAILURE_SECONDS)
+      : (periods.period ?? CHECK_PERIOD_SECONDS);
   return secondsUntilNextCheck(lastCheck?.at, nowSeconds, period);
 }

@@ -1,4 +1,9 @@
-import { type Engine, type EngineOptions, loadBundle, type RewriteOutcome } from '../match/engine.js';
+import {
+  type Engine,
+  type EngineOptions,
+  loadBundle,
+  type RewriteOutcome,
+} from '../match/engine.js';
 import { type DestinationPolicy, destinationPolicy } from './destinations.js';
 import type { ActiveChannels } from './installed.js';
 import { compileScope, type ScopeMatcher } from './scope.js';
@@ -62,19 +67,41 @@ export class ScopedEngine {
       const outcome = layer.engine.rewriteWithRuleset(url);
       if (outcome.error !== undefined) return { ...outcome, channel: null };
       if (outcome.rewritten === null) continue;
-      if (layer.channel !== null && layer.destinations && !layer.destinations.allows(outcome.rewritten)) {
-        refused ??= { channel: layer.channel, rewritten: outcome.rewritten, ruleset: outcome.ruleset };
+      if (
+        layer.channel !== null &&
+        layer.destinations &&
+        !layer.destinations.allows(outcome.rewritten)
+      ) {
+        refused ??= {
+          channel: layer.channel,
+          rewritten: outcome.rewritten,
+          ruleset: outcome.ruleset,
+        };
         continue;
       }
-      return refused ? { ...outcome, channel: layer.channel, refused } : { ...outcome, channel: layer.channel };
+      return refused
+        ? { ...outcome, channel: layer.channel, refused }
+        : { ...outcome, channel: layer.channel };
     }
-    return refused ? { rewritten: null, ruleset: null, channel: null, refused } : { rewritten: null, ruleset: null, channel: null };
+    return refused
+      ? { rewritten: null, ruleset: null, channel: null, refused }
+      : { rewritten: null, ruleset: null, channel: null };
   }
 }
 
 /** The layer of one installed channel. */
-export function channelLayer(name: string, scope: string, destinations: readonly string[], engine: Engine): ScopedLayer {
-  return { channel: name, scope: compileScope(scope), destinations: destinationPolicy(scope, destinations), engine };
+export function channelLayer(
+  name: string,
+  scope: string,
+  destinations: readonly string[],
+  engine: Engine,
+): ScopedLayer {
+  return {
+    channel: name,
+    scope: compileScope(scope),
+    destinations: destinationPolicy(scope, destinations),
+    engine,
+  };
 }
 
 /**
@@ -89,7 +116,9 @@ export function scopedEngineFromChannels(
 ): ScopedEngine {
   // A channel's publisher is an outsider: its patterns are judged here, whatever its bundle says.
   const channelOptions: EngineOptions = { ...options, trustBundledRegexVerdicts: false };
-  const layers: ScopedLayer[] = active.channels.map((c) => channelLayer(c.name, c.scope, c.destinations, loadBundle(c.bundle, channelOptions)));
+  const layers: ScopedLayer[] = active.channels.map((c) =>
+    channelLayer(c.name, c.scope, c.destinations, loadBundle(c.bundle, channelOptions)),
+  );
   if (defaults && active.useDefaults) layers.push({ channel: null, scope: null, engine: defaults });
   return new ScopedEngine(layers);
 }

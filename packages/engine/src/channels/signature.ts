@@ -20,7 +20,9 @@ const REQUIRED_EXPONENT = 65537;
 
 /** WebCrypto's typings want ArrayBuffer-backed views; copy only in the rare other case. */
 function bufferSource(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
-  return bytes.buffer instanceof ArrayBuffer ? (bytes as Uint8Array<ArrayBuffer>) : new Uint8Array(bytes);
+  return bytes.buffer instanceof ArrayBuffer
+    ? (bytes as Uint8Array<ArrayBuffer>)
+    : new Uint8Array(bytes);
 }
 
 const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi'] as const;
@@ -68,16 +70,28 @@ export function checkPublicJwk(jwk: unknown): JsonWebKey {
     throw new ChannelError('invalid-key', 'public key must be a JWK object');
   }
   const key = jwk as Record<string, unknown>;
-  if (key.kty !== 'RSA') throw new ChannelError('invalid-key', `public key must be an RSA JWK (kty "RSA"), got kty ${JSON.stringify(key.kty)}`);
+  if (key.kty !== 'RSA')
+    throw new ChannelError(
+      'invalid-key',
+      `public key must be an RSA JWK (kty "RSA"), got kty ${JSON.stringify(key.kty)}`,
+    );
   for (const member of PRIVATE_JWK_MEMBERS) {
     if (member in key) {
-      throw new ChannelError('invalid-key', `public key contains the private member "${member}": this is a private key, publish only the .public.jwk file`);
+      throw new ChannelError(
+        'invalid-key',
+        `public key contains the private member "${member}": this is a private key, publish only the .public.jwk file`,
+      );
     }
   }
-  if (typeof key.n !== 'string' || !/^[A-Za-z0-9_-]+$/.test(key.n)) throw new ChannelError('invalid-key', 'public key has no valid base64url modulus "n"');
-  if (typeof key.e !== 'string' || !/^[A-Za-z0-9_-]+$/.test(key.e)) throw new ChannelError('invalid-key', 'public key has no valid base64url exponent "e"');
+  if (typeof key.n !== 'string' || !/^[A-Za-z0-9_-]+$/.test(key.n))
+    throw new ChannelError('invalid-key', 'public key has no valid base64url modulus "n"');
+  if (typeof key.e !== 'string' || !/^[A-Za-z0-9_-]+$/.test(key.e))
+    throw new ChannelError('invalid-key', 'public key has no valid base64url exponent "e"');
   if (key.alg !== undefined && key.alg !== 'PS256') {
-    throw new ChannelError('invalid-key', `public key is for algorithm ${JSON.stringify(key.alg)}; channels use RSA-PSS with SHA-256 (PS256)`);
+    throw new ChannelError(
+      'invalid-key',
+      `public key is for algorithm ${JSON.stringify(key.alg)}; channels use RSA-PSS with SHA-256 (PS256)`,
+    );
   }
   checkKeyNumbers(key.n, key.e, 'public key');
   return { kty: 'RSA', n: key.n, e: key.e };
@@ -91,23 +105,40 @@ export function checkPublicJwk(jwk: unknown): JsonWebKey {
 function checkKeyNumbers(n: string, e: string, what: string): void {
   const modulus = base64UrlToBytes(n);
   const exponent = base64UrlToBytes(e);
-  if (modulus === null) throw new ChannelError('invalid-key', `${what} has no valid base64url modulus "n"`);
-  if (exponent === null || exponent.length > 8) throw new ChannelError('invalid-key', `${what} has no valid base64url exponent "e"`);
+  if (modulus === null)
+    throw new ChannelError('invalid-key', `${what} has no valid base64url modulus "n"`);
+  if (exponent === null || exponent.length > 8)
+    throw new ChannelError('invalid-key', `${what} has no valid base64url exponent "e"`);
   const bits = bitLength(modulus);
-  if (bits < MIN_MODULUS_BITS) throw new ChannelError('invalid-key', `${what} modulus has ${bits} bits; at least ${MIN_MODULUS_BITS} are required`);
-  if (((modulus[modulus.length - 1] as number) & 1) === 0) throw new ChannelError('invalid-key', `${what} modulus is even, so it is not an RSA modulus`);
+  if (bits < MIN_MODULUS_BITS)
+    throw new ChannelError(
+      'invalid-key',
+      `${what} modulus has ${bits} bits; at least ${MIN_MODULUS_BITS} are required`,
+    );
+  if (((modulus[modulus.length - 1] as number) & 1) === 0)
+    throw new ChannelError('invalid-key', `${what} modulus is even, so it is not an RSA modulus`);
   let value = 0;
   for (const b of exponent) value = value * 256 + b;
-  if (value !== REQUIRED_EXPONENT) throw new ChannelError('invalid-key', `${what} exponent is ${value}; channels require 65537 ("AQAB")`);
+  if (value !== REQUIRED_EXPONENT)
+    throw new ChannelError(
+      'invalid-key',
+      `${what} exponent is ${value}; channels require 65537 ("AQAB")`,
+    );
 }
 
 /** Imports a channel's public key for verification, keeping only the members that matter. */
 export async function importVerifyKey(jwk: JsonWebKey): Promise<CryptoKey> {
   const clean = checkPublicJwk(jwk);
   try {
-    return await crypto.subtle.importKey('jwk', { ...clean, ext: true }, KEY_ALGORITHM, false, ['verify']);
+    return await crypto.subtle.importKey('jwk', { ...clean, ext: true }, KEY_ALGORITHM, false, [
+      'verify',
+    ]);
   } catch (err) {
-    throw new ChannelError('invalid-key', `public key could not be imported: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new ChannelError(
+      'invalid-key',
+      `public key could not be imported: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
   }
 }
 
@@ -115,14 +146,30 @@ export async function importVerifyKey(jwk: JsonWebKey): Promise<CryptoKey> {
  * Verifies `signature` over `data`; throws `bad-signature` unless it is valid. The length is
  * checked first: an RSA signature is exactly as long as the modulus.
  */
-export async function verifySignature(jwk: JsonWebKey, signature: Uint8Array, data: Uint8Array): Promise<void> {
+export async function verifySignature(
+  jwk: JsonWebKey,
+  signature: Uint8Array,
+  data: Uint8Array,
+): Promise<void> {
   const key = await importVerifyKey(jwk);
   const expected = modulusBytes(jwk);
   if (signature.byteLength !== expected) {
-    throw new ChannelError('bad-signature', `signature is ${signature.byteLength} bytes; this channel's key makes ${expected}-byte signatures`);
+    throw new ChannelError(
+      'bad-signature',
+      `signature is ${signature.byteLength} bytes; this channel's key makes ${expected}-byte signatures`,
+    );
   }
-  const ok = await crypto.subtle.verify(SIGNATURE_ALGORITHM, key, bufferSource(signature), bufferSource(data));
-  if (!ok) throw new ChannelError('bad-signature', "signature does not match the bundle and this channel's public key");
+  const ok = await crypto.subtle.verify(
+    SIGNATURE_ALGORITHM,
+    key,
+    bufferSource(signature),
+    bufferSource(data),
+  );
+  if (!ok)
+    throw new ChannelError(
+      'bad-signature',
+      "signature does not match the bundle and this channel's public key",
+    );
 }
 
 export interface SigningKeyPair {
@@ -131,11 +178,14 @@ export interface SigningKeyPair {
 }
 
 /** A fresh RSA-PSS 4096 key pair as JWKs (the channel file embeds the public one). */
-export async function generateSigningKeyPair(modulusBits = GENERATED_MODULUS_BITS): Promise<SigningKeyPair> {
-  const pair = await crypto.subtle.generateKey({ ...KEY_ALGORITHM, modulusLength: modulusBits, publicExponent: new Uint8Array([1, 0, 1]) }, true, [
-    'sign',
-    'verify',
-  ]);
+export async function generateSigningKeyPair(
+  modulusBits = GENERATED_MODULUS_BITS,
+): Promise<SigningKeyPair> {
+  const pair = await crypto.subtle.generateKey(
+    { ...KEY_ALGORITHM, modulusLength: modulusBits, publicExponent: new Uint8Array([1, 0, 1]) },
+    true,
+    ['sign', 'verify'],
+  );
   const privateKey = await crypto.subtle.exportKey('jwk', pair.privateKey);
   const publicKey = await crypto.subtle.exportKey('jwk', pair.publicKey);
   return { privateKey, publicKey: { kty: 'RSA', n: publicKey.n, e: publicKey.e, alg: 'PS256' } };
@@ -144,15 +194,24 @@ export async function generateSigningKeyPair(modulusBits = GENERATED_MODULUS_BIT
 /** Signs `data` with a private JWK made by {@link generateSigningKeyPair} (or any RSA private JWK). */
 export async function signBytes(privateJwk: JsonWebKey, data: Uint8Array): Promise<Uint8Array> {
   if (privateJwk.kty !== 'RSA' || typeof privateJwk.d !== 'string') {
-    throw new ChannelError('invalid-key', 'signing key must be an RSA private JWK (with "d"); did you pass the public key?');
+    throw new ChannelError(
+      'invalid-key',
+      'signing key must be an RSA private JWK (with "d"); did you pass the public key?',
+    );
   }
   checkKeyNumbers(privateJwk.n ?? '', privateJwk.e ?? '', 'signing key');
   let key: CryptoKey;
   try {
     const { key_ops: _ops, alg: _alg, use: _use, ...members } = privateJwk;
-    key = await crypto.subtle.importKey('jwk', { ...members, ext: true }, KEY_ALGORITHM, false, ['sign']);
+    key = await crypto.subtle.importKey('jwk', { ...members, ext: true }, KEY_ALGORITHM, false, [
+      'sign',
+    ]);
   } catch (err) {
-    throw new ChannelError('invalid-key', `signing key could not be imported: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new ChannelError(
+      'invalid-key',
+      `signing key could not be imported: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
   }
   return new Uint8Array(await crypto.subtle.sign(SIGNATURE_ALGORITHM, key, bufferSource(data)));
 }

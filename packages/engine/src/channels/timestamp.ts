@@ -17,7 +17,10 @@ export function parseAdvertisedTimestamp(bytes: Uint8Array): number {
   const value = match ? Number(match[1]) : NaN;
   if (!match || value < 1 || value > MAX_CHANNEL_TIMESTAMP) {
     const shown = text.length > 40 ? `${text.slice(0, 40)}…` : text;
-    throw new ChannelError('invalid-timestamp', `latest-timestamp is not a unix time in seconds: ${JSON.stringify(shown)}`);
+    throw new ChannelError(
+      'invalid-timestamp',
+      `latest-timestamp is not a unix time in seconds: ${JSON.stringify(shown)}`,
+    );
   }
   return value;
 }
@@ -25,7 +28,10 @@ export function parseAdvertisedTimestamp(bytes: Uint8Array): number {
 /** A timestamp far ahead of the clock would block every later update, since clients only accept newer ones. */
 export function checkNotInFuture(timestamp: number, nowSeconds: number): void {
   if (timestamp > nowSeconds + FUTURE_TOLERANCE_SECONDS) {
-    throw new ChannelError('invalid-timestamp', `timestamp ${timestamp} (${formatTimestamp(timestamp)}) is in the future (now ${formatTimestamp(nowSeconds)})`);
+    throw new ChannelError(
+      'invalid-timestamp',
+      `timestamp ${timestamp} (${formatTimestamp(timestamp)}) is in the future (now ${formatTimestamp(nowSeconds)})`,
+    );
   }
 }
 

@@ -34,7 +34,14 @@ import {
 } from './release.js';
 import { raiseFloor, rootFloor } from './root-floor.js';
 import { verifySignature } from './signature.js';
-import type { ChannelRecord, ChannelStorage, CheckResult, InstalledBundle, LastCheck, SigningKeyRecord } from './state.js';
+import type {
+  ChannelRecord,
+  ChannelStorage,
+  CheckResult,
+  InstalledBundle,
+  LastCheck,
+  SigningKeyRecord,
+} from './state.js';
 import { checkNotInFuture, formatTimestamp, parseAdvertisedTimestamp } from './timestamp.js';
 
 export interface ChannelCheckOptions {
@@ -93,14 +100,23 @@ async function signingKeyFor(
 ): Promise<SigningKeyRecord> {
   const binding = channelBinding(channel);
   const known = record?.signingKey;
-  if (known !== undefined && known.verifiedFor === binding && known.version === version) return known;
+  if (known !== undefined && known.verifiedFor === binding && known.version === version)
+    return known;
   const url = (file: string): string => channelFileUrl(channel.urlPrefix, file);
-  const certBytes = await options.fetchBytes(url(keyCertificateFileName(version)), { maxBytes: MAX_SIGNED_DOCUMENT_BYTES });
-  const certSig = await options.fetchBytes(url(keyCertificateSignatureFileName(version)), { maxBytes: limits.maxSignatureBytes });
+  const certBytes = await options.fetchBytes(url(keyCertificateFileName(version)), {
+    maxBytes: MAX_SIGNED_DOCUMENT_BYTES,
+  });
+  const certSig = await options.fetchBytes(url(keyCertificateSignatureFileName(version)), {
+    maxBytes: limits.maxSignatureBytes,
+  });
   try {
     await verifySignature(channel.rootKey, certSig, certBytes);
   } catch (err) {
-    throw new ChannelError('bad-signature', `key certificate ${version}: ${describeError(err).message} (root key)`, { cause: err });
+    throw new ChannelError(
+      'bad-signature',
+      `key certificate ${version}: ${describeError(err).message} (root key)`,
+      { cause: err },
+    );
   }
   const cert = parseKeyCertificate(certBytes, `key certificate ${version}`);
   checkCertificateBinding(cert, channel, version);
@@ -126,7 +142,9 @@ async function fetchVerified(
   const url = (file: string): string => channelFileUrl(channel.urlPrefix, file);
   const required = requiredKeyVersion(channel, record);
 
-  const advertised = parseAdvertisedTimestamp(await options.fetchBytes(url(LATEST_TIMESTAMP_FILE), { maxBytes: limits.maxTimestampBytes }));
+  const advertised = parseAdvertisedTimestamp(
+    await options.fetchBytes(url(LATEST_TIMESTAMP_FILE), { maxBytes: limits.maxTimestampBytes }),
+  );
   checkNotInFuture(advertised, now);
   if (advertised < channel.minTimestamp) {
     throw new ChannelError(
@@ -145,15 +163,23 @@ async function fetchVerified(
     );
   }
   if (installed !== undefined && advertised === installed.timestamp) return undefined;
-  if (channel.replacesDefaults && options.defaultsTimestamp !== undefined && advertised < options.defaultsTimestamp) {
+  if (
+    channel.replacesDefaults &&
+    options.defaultsTimestamp !== undefined &&
+    advertised < options.defaultsTimestamp
+  ) {
     throw new ChannelError(
       'older-than-defaults',
       `channel advertises ${advertised} (${formatTimestamp(advertised)}), older than the built-in rulesets (${formatTimestamp(options.defaultsTimestamp)}) it would replace`,
     );
   }
 
-  const releaseBytes = await options.fetchBytes(url(releaseFileName(advertised)), { maxBytes: MAX_SIGNED_DOCUMENT_BYTES });
-  const releaseSig = await options.fetchBytes(url(releaseSignatureFileName(advertised)), { maxBytes: limits.maxSignatureBytes });
+  const releaseBytes = await options.fetchBytes(url(releaseFileName(advertised)), {
+    maxBytes: MAX_SIGNED_DOCUMENT_BYTES,
+  });
+  const releaseSig = await options.fetchBytes(url(releaseSignatureFileName(advertised)), {
+    maxBytes: limits.maxSignatureBytes,
+  });
   const keyVersion = claimedKeyVersion(releaseBytes);
   if (keyVersion < required) {
     throw new ChannelError(
@@ -168,18 +194,36 @@ async function fetchVerified(
   if (signingKey.version > (learned.signingKey?.version ?? 0)) learned.signingKey = signingKey;
 
   if (release.bundle.bytes > limits.maxBundleBytes)
-    throw new ChannelError('too-large', `release announces a bundle of ${release.bundle.bytes} bytes, above the limit of ${limits.maxBundleBytes}`);
+    throw new ChannelError(
+      'too-large',
+      `release announces a bundle of ${release.bundle.bytes} bytes, above the limit of ${limits.maxBundleBytes}`,
+    );
   // A delta from the installed release when the publisher signed one; the whole bundle otherwise
   // or when the delta fails in any way (the reason is reported).
-  const viaDelta = installed === undefined ? { problem: null } : await bundleFromDelta(channel, installed, release, signingKey, options, limits);
+  const viaDelta =
+    installed === undefined
+      ? { problem: null }
+      : await bundleFromDelta(channel, installed, release, signingKey, options, limits);
   let bundle: Uint8Array;
   if ('bundle' in viaDelta) {
     bundle = viaDelta.bundle;
     learned.download = { kind: 'delta', bytes: viaDelta.bytes };
   } else {
-    const body = await options.fetchBytes(url(bundleFileName(advertised)), { maxBytes: gzipBound(release.bundle.bytes, limits) });
-    bundle = await inflatedMatching(body, release.bundle, `bundle ${bundleFileName(advertised)}`, 'bad-signature', 'the signed release');
-    learned.download = { kind: 'full', bytes: body.byteLength, ...(viaDelta.problem === null ? {} : { deltaProblem: viaDelta.problem }) };
+    const body = await options.fetchBytes(url(bundleFileName(advertised)), {
+      maxBytes: gzipBound(release.bundle.bytes, limits),
+    });
+    bundle = await inflatedMatching(
+      body,
+      release.bundle,
+      `bundle ${bundleFileName(advertised)}`,
+      'bad-signature',
+      'the signed release',
+    );
+    learned.download = {
+      kind: 'full',
+      bytes: body.byteLength,
+      ...(viaDelta.problem === null ? {} : { deltaProblem: viaDelta.problem }),
+    };
   }
 
   let embedded: number;
@@ -191,7 +235,11 @@ async function fetchVerified(
     engine = loadBundle(bundle);
     rulesetCount = engine.rulesetCount;
   } catch (err) {
-    throw new ChannelError('corrupt-bundle', `signed bundle does not load: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new ChannelError(
+      'corrupt-bundle',
+      `signed bundle does not load: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
   }
   if (embedded !== advertised) {
     throw new ChannelError(
@@ -200,7 +248,13 @@ async function fetchVerified(
     );
   }
   checkBundleDestinations(engine, destinationPolicy(channel.scope, channel.destinations));
-  return { timestamp: advertised, bundle, rulesetCount, keyVersion, verifiedFor: channelBinding(channel) };
+  return {
+    timestamp: advertised,
+    bundle,
+    rulesetCount,
+    keyVersion,
+    verifiedFor: channelBinding(channel),
+  };
 }
 
 /** gzip never grows data by more than a few bytes per 16 KiB block; anything longer is not the file. */
@@ -247,31 +301,62 @@ async function bundleFromDelta(
   const ts = release.timestamp;
   let indexBytes: Uint8Array;
   try {
-    indexBytes = await options.fetchBytes(url(deltaIndexFileName(ts)), { maxBytes: MAX_SIGNED_DOCUMENT_BYTES });
+    indexBytes = await options.fetchBytes(url(deltaIndexFileName(ts)), {
+      maxBytes: MAX_SIGNED_DOCUMENT_BYTES,
+    });
   } catch {
     // No delta index (a publisher that writes none, or a first release): the full bundle it is.
     return { problem: null };
   }
   try {
-    const indexSig = await options.fetchBytes(url(deltaIndexSignatureFileName(ts)), { maxBytes: limits.maxSignatureBytes });
+    const indexSig = await options.fetchBytes(url(deltaIndexSignatureFileName(ts)), {
+      maxBytes: limits.maxSignatureBytes,
+    });
     try {
       await verifySignature(signingKey.key, indexSig, indexBytes);
     } catch (err) {
-      throw new ChannelError('bad-delta', `delta index: ${describeError(err).message}`, { cause: err });
+      throw new ChannelError('bad-delta', `delta index: ${describeError(err).message}`, {
+        cause: err,
+      });
     }
     const index = parseDeltaIndex(indexBytes);
     checkDeltaIndexBinding(index, release);
     const entry = index.deltas.find((d) => d.from === installed.timestamp);
     if (entry === undefined) return { problem: null };
-    if (entry.file !== deltaFileName(entry.from, ts)) throw new ChannelError('bad-delta', `delta index names file ${JSON.stringify(entry.file)}`);
+    if (entry.file !== deltaFileName(entry.from, ts))
+      throw new ChannelError('bad-delta', `delta index names file ${JSON.stringify(entry.file)}`);
     if (entry.fromSha256 !== (await sha256Hex(installed.bundle)))
-      throw new ChannelError('bad-delta', `the delta from ${entry.from} starts from another bundle than the installed one`);
-    if (entry.bytes > limits.maxBundleBytes) throw new ChannelError('too-large', `delta of ${entry.bytes} bytes, above the limit of ${limits.maxBundleBytes}`);
-    const body = await options.fetchBytes(url(entry.file), { maxBytes: gzipBound(entry.bytes, limits) });
-    const delta = await inflatedMatching(body, entry, `delta ${entry.file}`, 'bad-delta', 'the signed delta index');
-    const bundle = applyDelta(installed.bundle, delta, { timestamp: ts, maxBytes: release.bundle.bytes });
-    if (bundle.byteLength !== release.bundle.bytes || (await sha256Hex(bundle)) !== release.bundle.sha256) {
-      throw new ChannelError('bad-delta', `delta ${entry.file} does not rebuild the bundle of the signed release`);
+      throw new ChannelError(
+        'bad-delta',
+        `the delta from ${entry.from} starts from another bundle than the installed one`,
+      );
+    if (entry.bytes > limits.maxBundleBytes)
+      throw new ChannelError(
+        'too-large',
+        `delta of ${entry.bytes} bytes, above the limit of ${limits.maxBundleBytes}`,
+      );
+    const body = await options.fetchBytes(url(entry.file), {
+      maxBytes: gzipBound(entry.bytes, limits),
+    });
+    const delta = await inflatedMatching(
+      body,
+      entry,
+      `delta ${entry.file}`,
+      'bad-delta',
+      'the signed delta index',
+    );
+    const bundle = applyDelta(installed.bundle, delta, {
+      timestamp: ts,
+      maxBytes: release.bundle.bytes,
+    });
+    if (
+      bundle.byteLength !== release.bundle.bytes ||
+      (await sha256Hex(bundle)) !== release.bundle.sha256
+    ) {
+      throw new ChannelError(
+        'bad-delta',
+        `delta ${entry.file} does not rebuild the bundle of the signed release`,
+      );
     }
     return { bundle, bytes: body.byteLength };
   } catch (err) {
@@ -293,33 +378,56 @@ export async function fetchVerifiedBundle(
  * Never throws for network, publisher or storage problems; they end up in the report and in
  * the record's `lastCheck`, and the previously installed bundle stays as it was.
  */
-export async function checkChannel(channel: ChannelDefinition, storage: ChannelStorage, options: ChannelCheckOptions): Promise<ChannelCheckReport> {
+export async function checkChannel(
+  channel: ChannelDefinition,
+  storage: ChannelStorage,
+  options: ChannelCheckOptions,
+): Promise<ChannelCheckReport> {
   const clock = options.now ?? nowSeconds;
   const startedAt = clock();
   let record: ChannelRecord | undefined;
   try {
     record = await storage.load();
   } catch (err) {
-    return { channel: channel.name, result: 'failed', error: { code: 'storage-failed', message: `cannot read channel state: ${describeError(err).message}` } };
+    return {
+      channel: channel.name,
+      result: 'failed',
+      error: {
+        code: 'storage-failed',
+        message: `cannot read channel state: ${describeError(err).message}`,
+      },
+    };
   }
   const previous = usableInstalled(channel, record);
   const base = { channel: channel.name, previousTimestamp: previous?.timestamp };
   const learned: Learned = {};
 
-  let outcome: { result: 'updated' | 'current'; installed: InstalledBundle | undefined } | { result: 'failed'; error: NonNullable<LastCheck['error']> };
+  let outcome:
+    | { result: 'updated' | 'current'; installed: InstalledBundle | undefined }
+    | { result: 'failed'; error: NonNullable<LastCheck['error']> };
   try {
     const fresh = await fetchVerified(channel, record, previous, options, learned);
-    outcome = fresh ? { result: 'updated', installed: { ...fresh, installedAt: clock() } } : { result: 'current', installed: previous };
+    outcome = fresh
+      ? { result: 'updated', installed: { ...fresh, installedAt: clock() } }
+      : { result: 'current', installed: previous };
   } catch (err) {
     outcome = { result: 'failed', error: describeError(err) };
   }
 
   if (outcome.result !== 'failed') {
-    const next: ChannelRecord = { channel, lastCheck: { at: startedAt, result: outcome.result }, lastSuccessAt: startedAt };
+    const next: ChannelRecord = {
+      channel,
+      lastCheck: { at: startedAt, result: outcome.result },
+      lastSuccessAt: startedAt,
+    };
     if (outcome.installed) next.installed = outcome.installed;
     const signingKey = learned.signingKey ?? record?.signingKey;
-    if (signingKey !== undefined && signingKey.verifiedFor === channelBinding(channel)) next.signingKey = signingKey;
-    next.floor = raiseFloor(rootFloor(channel, record), { keyVersion: learned.signingKey?.version, timestamp: outcome.installed?.timestamp });
+    if (signingKey !== undefined && signingKey.verifiedFor === channelBinding(channel))
+      next.signingKey = signingKey;
+    next.floor = raiseFloor(rootFloor(channel, record), {
+      keyVersion: learned.signingKey?.version,
+      timestamp: outcome.installed?.timestamp,
+    });
     try {
       await storage.save(next);
       return {
@@ -327,10 +435,18 @@ export async function checkChannel(channel: ChannelDefinition, storage: ChannelS
         result: outcome.result,
         installedTimestamp: outcome.installed?.timestamp,
         rulesetCount: outcome.installed?.rulesetCount,
-        ...(outcome.result === 'updated' && learned.download !== undefined ? { download: learned.download } : {}),
+        ...(outcome.result === 'updated' && learned.download !== undefined
+          ? { download: learned.download }
+          : {}),
       };
     } catch (err) {
-      outcome = { result: 'failed', error: { code: 'storage-failed', message: `cannot save channel state: ${describeError(err).message}` } };
+      outcome = {
+        result: 'failed',
+        error: {
+          code: 'storage-failed',
+          message: `cannot save channel state: ${describeError(err).message}`,
+        },
+      };
     }
   }
 
@@ -345,16 +461,32 @@ export async function checkChannel(channel: ChannelDefinition, storage: ChannelS
   }
   // Under the definition checked now: a bundle verified for an earlier one (another root key,
   // scope, …) stays on disk but no longer applies.
-  const failed: ChannelRecord = { ...(latest ?? { channel }), channel, lastCheck: { at: startedAt, result: 'failed', error: outcome.error } };
+  const failed: ChannelRecord = {
+    ...(latest ?? { channel }),
+    channel,
+    lastCheck: { at: startedAt, result: 'failed', error: outcome.error },
+  };
   const bound = channelBinding(channel);
-  if (learned.signingKey && (failed.signingKey?.verifiedFor !== bound || failed.signingKey.version < learned.signingKey.version))
+  if (
+    learned.signingKey &&
+    (failed.signingKey?.verifiedFor !== bound ||
+      failed.signingKey.version < learned.signingKey.version)
+  )
     failed.signingKey = learned.signingKey;
-  failed.floor = raiseFloor(rootFloor(channel, latest), { keyVersion: learned.signingKey?.version });
+  failed.floor = raiseFloor(rootFloor(channel, latest), {
+    keyVersion: learned.signingKey?.version,
+  });
   try {
     await storage.save(failed);
   } catch {
     // The report below still carries the original error; the state on disk is the previous one.
   }
   const kept = usableInstalled(channel, failed);
-  return { ...base, result: 'failed', installedTimestamp: kept?.timestamp, rulesetCount: kept?.rulesetCount, error: outcome.error };
+  return {
+    ...base,
+    result: 'failed',
+    installedTimestamp: kept?.timestamp,
+    rulesetCount: kept?.rulesetCount,
+    error: outcome.error,
+  };
 }

@@ -57,7 +57,12 @@ function needed(pattern: string): number {
 export function rulesetCoverage(ruleset: Ruleset, others?: CollectionRewriter): RulesetCoverage {
   const out: Diagnostic[] = [];
   const file = ruleset.loc?.file ?? '';
-  const at = (loc: SourceLocation | undefined, severity: Diagnostic['severity'], code: string, message: string): void => {
+  const at = (
+    loc: SourceLocation | undefined,
+    severity: Diagnostic['severity'],
+    code: string,
+    message: string,
+  ): void => {
     out.push(diagnosticAt(loc ?? ruleset.loc, severity, code, message, file));
   };
   const targetSet = new Set(ruleset.targets.map((t) => t.host));
@@ -66,7 +71,9 @@ export function rulesetCoverage(ruleset: Ruleset, others?: CollectionRewriter): 
 
   const tests: CoverageTest[] = [
     ...ruleset.tests.map((t) => ({ url: t.url, implicit: false, loc: t.loc, owner: null })),
-    ...ruleset.targets.filter((t) => !t.host.includes('*')).map((t) => ({ url: `http://${t.host}/`, implicit: true, loc: t.loc, owner: null })),
+    ...ruleset.targets
+      .filter((t) => !t.host.includes('*'))
+      .map((t) => ({ url: `http://${t.host}/`, implicit: true, loc: t.loc, owner: null })),
   ];
 
   const seen = new Map<string, CoverageTest>();
@@ -88,7 +95,12 @@ export function rulesetCoverage(ruleset: Ruleset, others?: CollectionRewriter): 
       continue;
     }
     if (!targetKeysFor(host).some((k) => targetSet.has(k))) {
-      at(test.loc, 'error', 'test-no-target', `no target of this ruleset covers the host of test url ${test.url}`);
+      at(
+        test.loc,
+        'error',
+        'test-no-target',
+        `no target of this ruleset covers the host of test url ${test.url}`,
+      );
     }
     const excludedBy = exclusions.findIndex((re) => re !== null && re.test(test.url));
     if (excludedBy >= 0) {
@@ -106,11 +118,18 @@ export function rulesetCoverage(ruleset: Ruleset, others?: CollectionRewriter): 
     }
     const ruleIndex = rules.findIndex((re) => re !== null && re.test(test.url));
     if (ruleIndex >= 0) test.owner = { kind: 'rule', index: ruleIndex };
-    else at(test.loc, 'error', 'test-no-rule', `no rule or exclusion of this ruleset applies to test url ${test.url}`);
+    else
+      at(
+        test.loc,
+        'error',
+        'test-no-rule',
+        `no rule or exclusion of this ruleset applies to test url ${test.url}`,
+      );
   }
 
   const unique = [...seen.values()];
-  const count = (kind: 'exclusion' | 'rule', index: number): number => unique.filter((t) => t.owner?.kind === kind && t.owner.index === index).length;
+  const count = (kind: 'exclusion' | 'rule', index: number): number =>
+    unique.filter((t) => t.owner?.kind === kind && t.owner.index === index).length;
   ruleset.rules.forEach((rule, index) => {
     const need = needed(rule.from);
     const have = count('rule', index);
@@ -139,10 +158,17 @@ export function rulesetCoverage(ruleset: Ruleset, others?: CollectionRewriter): 
     .filter((h): h is string => h !== null);
   for (const target of ruleset.targets) {
     if (!target.host.startsWith('*.') && !target.host.endsWith('.*')) continue;
-    const have = notExcluded.filter((h) => h !== target.host && targetKeysFor(h).includes(target.host)).length;
+    const have = notExcluded.filter(
+      (h) => h !== target.host && targetKeysFor(h).includes(target.host),
+    ).length;
     const need = target.host.endsWith('.*') ? RIGHT_WILDCARD_TESTS : WILDCARD_TESTS;
     if (have < need) {
-      at(target.loc, 'error', 'target-coverage', `wildcard target "${target.host}" has ${have} test${have === 1 ? '' : 's'} on hosts it covers, needs ${need}`);
+      at(
+        target.loc,
+        'error',
+        'target-coverage',
+        `wildcard target "${target.host}" has ${have} test${have === 1 ? '' : 's'} on hosts it covers, needs ${need}`,
+      );
     }
   }
   return { ruleset, tests: unique, diagnostics: out };

@@ -1,1 +1,8 @@
-export { rulesetCoverage, RIGHT_WILDCARD_TESTS, WILDCARD_TESTS, type CollectionRewriter, type CoverageTest, type RulesetCoverage } from './coverage.js';
+export {
+  rulesetCoverage,
+  RIGHT_WILDCARD_TESTS,
+  WILDCARD_TESTS,
+  type CollectionRewriter,
+  type CoverageTest,
+  type RulesetCoverage,
+} from './coverage.js';

@@ -1,6 +1,11 @@
 import { isTrivialRule, type Rule } from '../model/ruleset.js';
 import { splitHttpPrefix } from './hosts.js';
-import { expandLiteralLanguage, literalPrefixes, substituteReplacement, type LiteralExpansion } from '../regex/literal-language.js';
+import {
+  expandLiteralLanguage,
+  literalPrefixes,
+  substituteReplacement,
+  type LiteralExpansion,
+} from '../regex/literal-language.js';
 import { captureCount } from '../regex/pattern-ast.js';
 import type { DnrAction } from './types.js';
 
@@ -14,7 +19,12 @@ export function urlFilterSafe(text: string): boolean {
  * literal prefix `e`: a pure scheme change is `upgradeScheme`, a host swap keeping the rest is a
  * `transform`, a match of the whole URL (`wholeUrl`) is a fixed `url`. Null otherwise.
  */
-export function literalAction(e: LiteralExpansion, wholeUrl: boolean, to: string, captures: number): DnrAction | null {
+export function literalAction(
+  e: LiteralExpansion,
+  wholeUrl: boolean,
+  to: string,
+  captures: number,
+): DnrAction | null {
   const parts = splitHttpPrefix(e.text);
   if (!parts) return null;
   const target = substituteReplacement(to, e.text, e.groups, captures);
@@ -39,14 +49,20 @@ export function literalAction(e: LiteralExpansion, wholeUrl: boolean, to: string
  * null when that is not the same for all such URLs (or needs a regex). Used where a lookaround
  * carves URLs out of one rule or exclusion and the following rules take over.
  */
-export function fallthroughAction(rules: readonly Rule[], from: number, prefix: string, exact: boolean): DnrAction | 'none' | null {
+export function fallthroughAction(
+  rules: readonly Rule[],
+  from: number,
+  prefix: string,
+  exact: boolean,
+): DnrAction | 'none' | null {
   for (let k = from; k < rules.length; k++) {
     const rule = rules[k]!;
     if (isTrivialRule(rule)) return prefix.startsWith('http:') ? { type: 'upgradeScheme' } : 'none';
     // Every match starts with one of these: when none of them and `prefix` starts the other,
     // the rule matches no URL under `prefix`, whatever the regex after them.
     const starts = literalPrefixes(rule.from);
-    if (starts !== null && starts.every((p) => !prefix.startsWith(p) && !p.startsWith(prefix))) continue;
+    if (starts !== null && starts.every((p) => !prefix.startsWith(p) && !p.startsWith(prefix)))
+      continue;
     const lit = expandLiteralLanguage(rule.from);
     if (!lit || (lit.consumesRest && rule.to.includes('$&'))) return null;
     const captures = captureCount(rule.from);

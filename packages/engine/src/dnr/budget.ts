@@ -4,7 +4,13 @@ import type { DnrOmission } from './compile.js';
 import type { RulesetPlan } from './plan.js';
 import { rulesetRegexOrNull } from '../regex/safe-regex.js';
 
-export type Omitter = (ruleset: Ruleset, what: DnrOmission['what'], index: number, source: string, reason: string) => void;
+export type Omitter = (
+  ruleset: Ruleset,
+  what: DnrOmission['what'],
+  index: number,
+  source: string,
+  reason: string,
+) => void;
 
 /**
  * How many of a ruleset's sample URLs (`http://host/` of each exact target, and its test URLs:
@@ -25,14 +31,19 @@ const served = new WeakMap<RulesetPlan, number>();
 
 function countServed(plan: RulesetPlan): number {
   const { ruleset } = plan;
-  const samples = [...plan.targets.flatMap((t) => (t.kind === 'exact' ? [`http://${t.host}/`] : [])), ...ruleset.tests.map((t) => t.url)];
+  const samples = [
+    ...plan.targets.flatMap((t) => (t.kind === 'exact' ? [`http://${t.host}/`] : [])),
+    ...ruleset.tests.map((t) => t.url),
+  ];
   const allowsNeedRegex = plan.allows.some((r) => r.condition.regexFilter !== undefined);
   const exclusions = ruleset.exclusions.map((e) => rulesetRegexOrNull(e.pattern));
   const froms = ruleset.rules.map((r) => rulesetRegexOrNull(r.from, { use: 'replace', to: r.to }));
   let n = 0;
   for (const url of samples) {
     if (exclusions.some((re) => re?.test(url) === true)) continue;
-    const j = ruleset.rules.findIndex((r, k) => froms[k] !== null && froms[k]!.replace(url, r.to) !== url);
+    const j = ruleset.rules.findIndex(
+      (r, k) => froms[k] !== null && froms[k]!.replace(url, r.to) !== url,
+    );
     if (j < 0) continue;
     if (allowsNeedRegex || (plan.rules[j]?.regexes ?? 0) > 0) n++;
   }
@@ -51,7 +62,9 @@ export function spendRegexBudget(plans: RulesetPlan[], budget: number, omit: Omi
   // (Rulesets that need no regex of their own always stay; if even the host groups do not fit,
   // the report says the output is over the limit.)
   const density = plans.map((p) => (p.regexes === 0 ? Infinity : regexServed(p) / p.regexes));
-  const order = plans.map((_, i) => i).sort((a, b) => density[b]! - density[a]! || plans[a]!.regexes - plans[b]!.regexes || a - b);
+  const order = plans
+    .map((_, i) => i)
+    .sort((a, b) => density[b]! - density[a]! || plans[a]!.regexes - plans[b]!.regexes || a - b);
   for (const i of order) {
     let plan = plans[i]!;
     if (plan.regexes <= budget) {
@@ -62,7 +75,10 @@ export function spendRegexBudget(plans: RulesetPlan[], budget: number, omit: Omi
     if (allowRegexes > budget && allowRegexes - plan.widenable.length <= budget) {
       // Out of regexes for the exclusions: their wider, regex-free stand-ins keep the rest.
       const swap = new Set(plan.widenable.flatMap((w) => w.exact));
-      const allows = [...plan.allows.filter((r) => !swap.has(r)), ...plan.widenable.flatMap((w) => w.widened.rules)];
+      const allows = [
+        ...plan.allows.filter((r) => !swap.has(r)),
+        ...plan.widenable.flatMap((w) => w.widened.rules),
+      ];
       for (const w of plan.widenable) {
         omit(
           plan.ruleset,
@@ -76,7 +92,13 @@ export function spendRegexBudget(plans: RulesetPlan[], budget: number, omit: Omi
       allowRegexes = allows.filter((r) => r.condition.regexFilter !== undefined).length;
     }
     if (allowRegexes > budget) {
-      omit(plan.ruleset, 'ruleset', 0, plan.ruleset.name, 'regex budget exhausted (its exclusions need regexes)');
+      omit(
+        plan.ruleset,
+        'ruleset',
+        0,
+        plan.ruleset.name,
+        'regex budget exhausted (its exclusions need regexes)',
+      );
       plans[i] = { ...plan, allows: [], widenable: [], rules: [], regexes: 0 };
       skipped++;
       continue;
@@ -89,7 +111,13 @@ export function spendRegexBudget(plans: RulesetPlan[], budget: number, omit: Omi
       budget -= r.regexes;
     }
     for (let j = kept; j < plan.rules.length; j++) {
-      omit(plan.ruleset, 'rule', j, plan.ruleset.rules[j]!.from, j === kept ? 'regex budget exhausted' : 'follows a rule that did not fit');
+      omit(
+        plan.ruleset,
+        'rule',
+        j,
+        plan.ruleset.rules[j]!.from,
+        j === kept ? 'regex budget exhausted' : 'follows a rule that did not fit',
+      );
     }
     plans[i] = { ...plan, rules: plan.rules.slice(0, kept) };
   }

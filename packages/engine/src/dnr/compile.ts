@@ -8,8 +8,20 @@ import { classifyTarget, targetCovers, type ClassifiedTarget } from './hosts.js'
 import { hasLookaround } from './lookaround.js';
 import { ALL_RESOURCE_TYPES, DNR_LIMITS, type DnrRule } from './types.js';
 import type { ExclusionPlan, PlanContext, Planned, RulePlan, RulesetPlan } from './plan.js';
-import { ALLOW_PRIORITY, BAND_WIDTH, bandOf, MAX_RULES_PER_RULESET, rulePriority } from './priorities.js';
-import { planExclusion, planLookaroundExclusion, prefixSetsIndependent, widenExclusion, widenWithoutLookarounds } from './exclusions.js';
+import {
+  ALLOW_PRIORITY,
+  BAND_WIDTH,
+  bandOf,
+  MAX_RULES_PER_RULESET,
+  rulePriority,
+} from './priorities.js';
+import {
+  planExclusion,
+  planLookaroundExclusion,
+  prefixSetsIndependent,
+  widenExclusion,
+  widenWithoutLookarounds,
+} from './exclusions.js';
 import { planLookaroundRule, planRule } from './rules.js';
 import { literalGroupKeys, trivialGroups } from './trivial-groups.js';
 import { spendRegexBudget } from './budget.js';
@@ -22,7 +34,8 @@ import { fragmentDependentGroups } from '../regex/fragment-groups.js';
  * A `to` that copies a group able to reach the URL's end anywhere but once at its end: the
  * reference's result then depends on the fragment, which DNR never sees (missed, never wrong).
  */
-const FRAGMENT_DEPENDENT = 'replacement copies a group that can reach into the fragment, which DNR never sees';
+const FRAGMENT_DEPENDENT =
+  'replacement copies a group that can reach into the fragment, which DNR never sees';
 
 export interface DnrCompileOptions {
   /** Which rulesets to compile; default: the reference default (no `default_off`, no `platform`). */
@@ -117,12 +130,32 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
   const refused = options.refusedRegexes ?? new Set<string>();
   const omissions: DnrOmission[] = [];
   const incomplete = new Set<Ruleset>();
-  const omit = (ruleset: Ruleset, what: DnrOmission['what'], index: number, source: string, reason: string): void => {
+  const omit = (
+    ruleset: Ruleset,
+    what: DnrOmission['what'],
+    index: number,
+    source: string,
+    reason: string,
+  ): void => {
     incomplete.add(ruleset);
     const element =
-      what === 'rule' ? ruleset.rules[index] : what === 'exclusion' ? ruleset.exclusions[index] : what === 'target' ? ruleset.targets[index] : undefined;
+      what === 'rule'
+        ? ruleset.rules[index]
+        : what === 'exclusion'
+          ? ruleset.exclusions[index]
+          : what === 'target'
+            ? ruleset.targets[index]
+            : undefined;
     const loc = element?.loc ?? ruleset.loc;
-    omissions.push({ ruleset: ruleset.name, file: loc?.file, line: loc?.line, what, index, source, reason });
+    omissions.push({
+      ruleset: ruleset.name,
+      file: loc?.file,
+      line: loc?.line,
+      what,
+      index,
+      source,
+      reason,
+    });
   };
 
   const plans: RulesetPlan[] = [];
@@ -132,7 +165,9 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
   for (const ruleset of rulesets) {
     if (!isActive(ruleset)) continue;
     considered++;
-    const targets = ruleset.targets.map((t) => classifyTarget(t.host)).filter((t): t is ClassifiedTarget => t !== null);
+    const targets = ruleset.targets
+      .map((t) => classifyTarget(t.host))
+      .filter((t): t is ClassifiedTarget => t !== null);
     active.push({ ruleset, targets });
     const plan = planRuleset(ruleset, maxInstructions, omit, refused);
     if (plan) plans.push(plan);
@@ -144,29 +179,54 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
   // Small host groups become one literal rule per host, as far as the rule limit leaves room
   // (before the budget: it only removes rules; 100 spare for the trailing-dot rules).
   const ruleLimit = options.ruleLimit ?? DNR_LIMITS.guaranteedStaticRules;
-  const plannedRules = trivialGroups(plans).length + plans.reduce((n, p) => n + p.allows.length + p.rules.reduce((m, r) => m + r.rules.length, 0), 0);
+  const plannedRules =
+    trivialGroups(plans).length +
+    plans.reduce(
+      (n, p) => n + p.allows.length + p.rules.reduce((m, r) => m + r.rules.length, 0),
+      0,
+    );
   // Only when regexes run short: a literal rule needs the credentials rule's regex.
-  const wantedRegexes = trivialGroups(plans).filter((r) => r.condition.regexFilter !== undefined).length + plans.reduce((n, p) => n + p.regexes, 0) + 1;
+  const wantedRegexes =
+    trivialGroups(plans).filter((r) => r.condition.regexFilter !== undefined).length +
+    plans.reduce((n, p) => n + p.regexes, 0) +
+    1;
   const literalKeys =
-    wantedRegexes > regexLimit ? literalGroupKeys(plans, ruleLimit - plannedRules - 1 - (options.trailingDots === true ? 100 : 0)) : new Set<string>();
+    wantedRegexes > regexLimit
+      ? literalGroupKeys(
+          plans,
+          ruleLimit - plannedRules - 1 - (options.trailingDots === true ? 100 : 0),
+        )
+      : new Set<string>();
   // A rule that rewrites by regex (a redirect, or an upgrade whose regex may reach past `@`),
   // or a literal host rule (`|http://host^` also matches `http://host:pw@sub.host/`), needs
   // URLs with credentials taken off first.
   const rewritesCredentials = (x: Planned) =>
     x.action.type !== 'allow' &&
-    (x.condition.regexFilter !== undefined || (x.condition.requestDomains?.length === 1 && x.condition.urlFilter?.endsWith('^') === true));
-  const needsCredentialsAllow = literalKeys.size > 0 || plans.some((p) => p.rules.some((r) => r.rules.some(rewritesCredentials)));
+    (x.condition.regexFilter !== undefined ||
+      (x.condition.requestDomains?.length === 1 && x.condition.urlFilter?.endsWith('^') === true));
+  const needsCredentialsAllow =
+    literalKeys.size > 0 ||
+    plans.some((p) => p.rules.some((r) => r.rules.some(rewritesCredentials)));
   // Hosts whose dotted form may lose its dots: one regex per host shape, counted before the
   // budget (a ruleset the budget then cuts drops out, so the final groups are no more).
-  const sharedRegexes = trivialGroups(plans, literalKeys).filter((r) => r.condition.regexFilter !== undefined).length + (needsCredentialsAllow ? 1 : 0);
+  const sharedRegexes =
+    trivialGroups(plans, literalKeys).filter((r) => r.condition.regexFilter !== undefined).length +
+    (needsCredentialsAllow ? 1 : 0);
   // Regexes for the redirect groups, set aside before the budget like the shared ones (cutting
   // rulesets only removes redirects, so no more are needed after it).
   const redirectLimit = options.redirectLimit;
   const groupRegexes =
     redirectLimit === undefined
       ? 0
-      : redirectGroupsNeeded([...trivialGroups(plans, literalKeys), ...plans.flatMap((p) => p.rules.flatMap((r) => r.rules))], redirectLimit);
-  const dotted = (trial: RulesetPlan[], complete: (p: RulesetPlan) => boolean) => (options.trailingDots === true ? dottedGroups(trial, active, complete) : []);
+      : redirectGroupsNeeded(
+          [
+            ...trivialGroups(plans, literalKeys),
+            ...plans.flatMap((p) => p.rules.flatMap((r) => r.rules)),
+          ],
+          redirectLimit,
+        );
+  const dotted = (trial: RulesetPlan[], complete: (p: RulesetPlan) => boolean) =>
+    options.trailingDots === true ? dottedGroups(trial, active, complete) : [];
 
   /**
    * The budget spent with `extra` regexes more than the limit leaves, on a copy of the plans
@@ -184,20 +244,30 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
         .slice(0, Math.max(0, regexLimit - sharedRegexes))
         .map(shapeKey),
     );
-    const cuts = spendRegexBudget(trial, Math.max(0, regexLimit - sharedRegexes - groupRegexes - dotShapes.size + extra), (...args) => {
-      cut.add(args[0]);
-      recorded.push(args);
-    });
+    const cuts = spendRegexBudget(
+      trial,
+      Math.max(0, regexLimit - sharedRegexes - groupRegexes - dotShapes.size + extra),
+      (...args) => {
+        cut.add(args[0]);
+        recorded.push(args);
+      },
+    );
     const planned: Planned[] = [...trivialGroups(trial, literalKeys)];
     for (const plan of trial) planned.push(...plan.allows, ...plan.rules.flatMap((r) => r.rules));
     if (needsCredentialsAllow && planned.some(rewritesCredentials)) planned.push(CREDENTIALS_ALLOW);
     // After the budget: a ruleset it left out has nothing to apply to the undotted URL.
-    for (const g of dotted(trial, complete)) if (dotShapes.has(shapeKey(g))) planned.push(trailingDotRule(g, MAX_COMPILED_PRIORITY));
+    for (const g of dotted(trial, complete))
+      if (dotShapes.has(shapeKey(g))) planned.push(trailingDotRule(g, MAX_COMPILED_PRIORITY));
     const merged =
       redirectLimit === undefined
         ? mergeRegexRules(planned, maxInstructions, refused)
         : groupHostRedirects(mergeRegexRules(planned, maxInstructions, refused), redirectLimit);
-    return { merged, recorded, cuts, regexes: merged.filter((r) => r.condition.regexFilter !== undefined).length };
+    return {
+      merged,
+      recorded,
+      cuts,
+      regexes: merged.filter((r) => r.condition.regexFilter !== undefined).length,
+    };
   };
   // Merging frees regexes the budget can give out again, which merge in turn: a few rounds,
   // keeping the last that fits.
@@ -219,15 +289,23 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
   const rules = planned.map((r, i) => ({ id: firstId + i, ...r }));
 
   const skippedNames = new Set(omissions.filter((o) => o.what === 'ruleset').map((o) => o.ruleset));
-  const partialNames = new Set(omissions.filter((o) => o.what !== 'ruleset' && !skippedNames.has(o.ruleset)).map((o) => o.ruleset));
+  const partialNames = new Set(
+    omissions
+      .filter((o) => o.what !== 'ruleset' && !skippedNames.has(o.ruleset))
+      .map((o) => o.ruleset),
+  );
   const byAction: Record<string, number> = {};
   for (const r of rules) byAction[r.action.type] = (byAction[r.action.type] ?? 0) + 1;
   const regexRuleCount = rules.filter((r) => r.condition.regexFilter !== undefined).length;
   const overLimits: string[] = [];
   if (regexRuleCount > regexLimit) overLimits.push(`${regexRuleCount} regex rules > ${regexLimit}`);
   const redirectCount = rules.filter((r) => r.action.type === 'redirect').length;
-  if (redirectLimit !== undefined && redirectCount > redirectLimit) overLimits.push(`${redirectCount} redirect rules > ${redirectLimit}`);
-  if (rules.length > DNR_LIMITS.guaranteedStaticRules) overLimits.push(`${rules.length} rules > ${DNR_LIMITS.guaranteedStaticRules} guaranteed static rules`);
+  if (redirectLimit !== undefined && redirectCount > redirectLimit)
+    overLimits.push(`${redirectCount} redirect rules > ${redirectLimit}`);
+  if (rules.length > DNR_LIMITS.guaranteedStaticRules)
+    overLimits.push(
+      `${rules.length} rules > ${DNR_LIMITS.guaranteedStaticRules} guaranteed static rules`,
+    );
   const rulesetsPartial = partialNames.size;
   return {
     rules,
@@ -249,7 +327,13 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
 function planRuleset(
   ruleset: Ruleset,
   maxInstructions: number,
-  omit: (r: Ruleset, what: DnrOmission['what'], index: number, source: string, reason: string) => void,
+  omit: (
+    r: Ruleset,
+    what: DnrOmission['what'],
+    index: number,
+    source: string,
+    reason: string,
+  ) => void,
   refused: ReadonlySet<string>,
 ): RulesetPlan | null {
   const targets: ClassifiedTarget[] = [];
@@ -263,7 +347,11 @@ function planRuleset(
   // Right/middle wildcards have no domain-list form; then only the rule regexes restrict hosts.
   const domains = targets.some((t) => t.kind === 'pattern')
     ? undefined
-    : [...new Set(targets.map((t) => (t.kind === 'exact' ? t.host : t.kind === 'left' ? t.suffix : '')))];
+    : [
+        ...new Set(
+          targets.map((t) => (t.kind === 'exact' ? t.host : t.kind === 'left' ? t.suffix : '')),
+        ),
+      ];
   const ctx: PlanContext = {
     ruleset,
     targets,
@@ -280,14 +368,22 @@ function planRuleset(
   const negativePrefixes: string[][] = [];
   for (let i = 0; i < ruleset.exclusions.length; i++) {
     const pattern = ruleset.exclusions[i]!.pattern;
-    const planned = hasLookaround(pattern) ? planLookaroundExclusion(ctx, pattern, base, negativePrefixes) : planExclusion(ctx, pattern, base);
+    const planned = hasLookaround(pattern)
+      ? planLookaroundExclusion(ctx, pattern, base, negativePrefixes)
+      : planExclusion(ctx, pattern, base);
     const widened = widenExclusion(ctx, pattern, base);
     if (typeof planned === 'string') {
       // Without its exclusion the ruleset would rewrite URLs the reference leaves alone; a
       // wider exclusion leaves some of them unrewritten instead, which is safe.
       const loose = widened ? null : widenWithoutLookarounds(ctx, pattern, base);
       if (loose) {
-        omit(ruleset, 'exclusion', i, pattern, `${planned}; widened to the pattern without its lookarounds`);
+        omit(
+          ruleset,
+          'exclusion',
+          i,
+          pattern,
+          `${planned}; widened to the pattern without its lookarounds`,
+        );
         allows.push(...loose);
         continue;
       }
@@ -296,11 +392,18 @@ function planRuleset(
         omit(ruleset, 'ruleset', 0, ruleset.name, 'an exclusion cannot be expressed');
         return null;
       }
-      omit(ruleset, 'exclusion', i, pattern, `${planned}; widened to all URLs starting with ${widened.prefixes.join(', ')}`);
+      omit(
+        ruleset,
+        'exclusion',
+        i,
+        pattern,
+        `${planned}; widened to all URLs starting with ${widened.prefixes.join(', ')}`,
+      );
       allows.push(...widened.rules);
       continue;
     }
-    if (widened && planned.some((r) => r.condition.regexFilter !== undefined)) widenable.push({ index: i, exact: planned, widened });
+    if (widened && planned.some((r) => r.condition.regexFilter !== undefined))
+      widenable.push({ index: i, exact: planned, widened });
     allows.push(...planned);
   }
   if (!prefixSetsIndependent(negativePrefixes)) {
@@ -312,7 +415,8 @@ function planRuleset(
   for (let j = 0; j < ruleset.rules.length; j++) {
     const rule = ruleset.rules[j]!;
     let planned: RulePlan | string;
-    if (j >= MAX_RULES_PER_RULESET) planned = `more than ${MAX_RULES_PER_RULESET} rules in one ruleset`;
+    if (j >= MAX_RULES_PER_RULESET)
+      planned = `more than ${MAX_RULES_PER_RULESET} rules in one ruleset`;
     else if (isTrivialRule(rule)) planned = { trivial: true, rules: [], regexes: 0 };
     else if (fragmentDependentGroups(rule.from, rule.to).length > 0) planned = FRAGMENT_DEPENDENT;
     else if (hasLookaround(rule.from)) planned = planLookaroundRule(ctx, j, rulePriority(band, j));
@@ -320,21 +424,36 @@ function planRuleset(
     if (typeof planned === 'string') {
       omit(ruleset, 'rule', j, rule.from, planned);
       // Later rules would take over URLs this one should have rewritten: keep only earlier ones.
-      for (let k = j + 1; k < ruleset.rules.length; k++) omit(ruleset, 'rule', k, ruleset.rules[k]!.from, 'follows a rule that could not be translated');
+      for (let k = j + 1; k < ruleset.rules.length; k++)
+        omit(
+          ruleset,
+          'rule',
+          k,
+          ruleset.rules[k]!.from,
+          'follows a rule that could not be translated',
+        );
       break;
     }
     rules.push(planned);
   }
   if (rules.length === 0) {
-    if (ruleset.rules.length > 0) omit(ruleset, 'ruleset', 0, ruleset.name, 'no rule could be translated');
+    if (ruleset.rules.length > 0)
+      omit(ruleset, 'ruleset', 0, ruleset.name, 'no rule could be translated');
     return null;
   }
   // The fences keep the rules above (and the ruleset's exclusions) to the targets.
   allows.push(...ctx.fences.values());
-  if (refused.size > 0 && [...allows, ...rules.flatMap((r) => r.rules)].some((r) => refused.has(r.condition.regexFilter ?? ''))) {
+  if (
+    refused.size > 0 &&
+    [...allows, ...rules.flatMap((r) => r.rules)].some((r) =>
+      refused.has(r.condition.regexFilter ?? ''),
+    )
+  ) {
     omit(ruleset, 'ruleset', 0, ruleset.name, 'the browser refuses one of its regexes');
     return null;
   }
-  const regexes = allows.filter((a) => a.condition.regexFilter !== undefined).length + rules.reduce((s, r) => s + r.regexes, 0);
+  const regexes =
+    allows.filter((a) => a.condition.regexFilter !== undefined).length +
+    rules.reduce((s, r) => s + r.regexes, 0);
   return { ruleset, band, targets, allows, widenable, rules, regexes };
 }

@@ -42,7 +42,15 @@ export function measureDnrCoverage(
 ): DnrCoverage {
   const asBrowser = options.asBrowser === true;
   const emulator = new DnrEmulator(rules);
-  const out: DnrCoverage = { cases: 0, rewrites: 0, reproduced: 0, missed: 0, wrong: 0, spurious: 0, examples: [] };
+  const out: DnrCoverage = {
+    cases: 0,
+    rewrites: 0,
+    reproduced: 0,
+    missed: 0,
+    wrong: 0,
+    spurious: 0,
+    examples: [],
+  };
   for (const c of cases) {
     out.cases++;
     const url = asBrowser ? (canonical(c.url, true) as string) : c.url;
@@ -56,7 +64,8 @@ export function measureDnrCoverage(
       else if (actual === null) out.missed++;
       else out.wrong++;
     }
-    if (actual !== expected && out.examples.length < maxExamples) out.examples.push({ url, expected: asBrowser ? expected : c.expected, actual });
+    if (actual !== expected && out.examples.length < maxExamples)
+      out.examples.push({ url, expected: asBrowser ? expected : c.expected, actual });
   }
   return out;
 }
@@ -95,7 +104,16 @@ export function measureTrailingDotCoverage(
   maxExamples = 20,
 ): TrailingDotCoverage {
   const emulator = new DnrEmulator(rules);
-  const out: TrailingDotCoverage = { cases: 0, rewrites: 0, reproduced: 0, missed: 0, wrong: 0, spurious: 0, dotOnly: 0, examples: [] };
+  const out: TrailingDotCoverage = {
+    cases: 0,
+    rewrites: 0,
+    reproduced: 0,
+    missed: 0,
+    wrong: 0,
+    spurious: 0,
+    dotOnly: 0,
+    examples: [],
+  };
   for (const c of cases) {
     const dotted = withTrailingDot(c.url);
     if (dotted === null) continue;
@@ -116,7 +134,8 @@ export function measureTrailingDotCoverage(
       else if (actual === null) out.missed++;
       else out.wrong++;
     }
-    if (actual !== expected && out.examples.length < maxExamples) out.examples.push({ url, expected, actual });
+    if (actual !== expected && out.examples.length < maxExamples)
+      out.examples.push({ url, expected, actual });
   }
   return out;
 }

@@ -24,7 +24,14 @@ export interface DnrOutcome {
 }
 
 /** Chromium breaks priority ties by action: allow > allowAllRequests > block > upgradeScheme > redirect. */
-const ACTION_RANK: Record<string, number> = { allow: 5, allowAllRequests: 4, block: 3, upgradeScheme: 2, redirect: 1, modifyHeaders: 0 };
+const ACTION_RANK: Record<string, number> = {
+  allow: 5,
+  allowAllRequests: 4,
+  block: 3,
+  upgradeScheme: 2,
+  redirect: 1,
+  modifyHeaders: 0,
+};
 
 interface CompiledRule {
   rule: DnrRule;
@@ -105,12 +112,23 @@ export class DnrEmulator {
     const frames = request.frames ?? [];
     for (let i = 0; i < frames.length; i++) {
       const f = frames[i] as { url: string; type: 'main_frame' | 'sub_frame' };
-      const outcome = this.match({ url: f.url, type: f.type, tabId: request.tabId, initiator: request.initiator, frames: frames.slice(0, i) });
+      const outcome = this.match({
+        url: f.url,
+        type: f.type,
+        tabId: request.tabId,
+        initiator: request.initiator,
+        frames: frames.slice(0, i),
+      });
       const r = outcome.rule;
-      if (r !== null && r.action.type === 'allowAllRequests' && (inherited === null || r.priority > inherited.rule.priority))
+      if (
+        r !== null &&
+        r.action.type === 'allowAllRequests' &&
+        (inherited === null || r.priority > inherited.rule.priority)
+      )
         inherited = this.compiled.get(r) ?? null;
     }
-    if (inherited !== null && (winner === null || !outranks(winner.rule, inherited.rule))) winner = inherited;
+    if (inherited !== null && (winner === null || !outranks(winner.rule, inherited.rule)))
+      winner = inherited;
     if (!winner) return { rule: null, redirectUrl: null };
     const to = applyAction(winner, parsed, url);
     if (to === null) return { rule: winner.rule, redirectUrl: null };
@@ -198,11 +216,14 @@ function compileRule(rule: DnrRule): CompiledRule {
   return {
     rule,
     urlFilter: c.urlFilter !== undefined ? urlFilterToRegExp(c.urlFilter, flags) : null,
-    regexFilter: c.regexFilter !== undefined ? compileDnrRegexFilter(c.regexFilter, flags === 'i') : null,
+    regexFilter:
+      c.regexFilter !== undefined ? compileDnrRegexFilter(c.regexFilter, flags === 'i') : null,
     domains: c.requestDomains ? new Set(c.requestDomains) : null,
     excludedDomains: c.excludedRequestDomains ? new Set(c.excludedRequestDomains) : null,
     initiatorDomains: c.initiatorDomains ? new Set(c.initiatorDomains) : null,
-    excludedInitiatorDomains: c.excludedInitiatorDomains ? new Set(c.excludedInitiatorDomains) : null,
+    excludedInitiatorDomains: c.excludedInitiatorDomains
+      ? new Set(c.excludedInitiatorDomains)
+      : null,
     types: c.resourceTypes ? new Set(c.resourceTypes) : null,
   };
 }
@@ -223,8 +244,17 @@ function matches(c: CompiledRule, t: Target): boolean {
   if (cond.excludedTabIds?.includes(t.tabId)) return false;
   if (c.domains && !domainListed(t.host, c.domains)) return false;
   if (c.excludedDomains && domainListed(t.host, c.excludedDomains)) return false;
-  if (c.initiatorDomains && (t.initiatorHost === '' || !domainListed(t.initiatorHost, c.initiatorDomains))) return false;
-  if (c.excludedInitiatorDomains && t.initiatorHost !== '' && domainListed(t.initiatorHost, c.excludedInitiatorDomains)) return false;
+  if (
+    c.initiatorDomains &&
+    (t.initiatorHost === '' || !domainListed(t.initiatorHost, c.initiatorDomains))
+  )
+    return false;
+  if (
+    c.excludedInitiatorDomains &&
+    t.initiatorHost !== '' &&
+    domainListed(t.initiatorHost, c.excludedInitiatorDomains)
+  )
+    return false;
   if (c.urlFilter && !c.urlFilter.test(t.url)) return false;
   if (c.regexFilter && !c.regexFilter.test(t.url)) return false;
   return true;

@@ -2,7 +2,12 @@
 import { splitHttpPrefix } from './hosts.js';
 import { expandLiteralLanguage, literalPrefixes } from '../regex/literal-language.js';
 import { fallthroughAction, urlFilterSafe } from './actions.js';
-import { analyzeLookaround, finiteNegativeTail, negativeTail, type CarvedPrefix } from './lookaround.js';
+import {
+  analyzeLookaround,
+  finiteNegativeTail,
+  negativeTail,
+  type CarvedPrefix,
+} from './lookaround.js';
 import { translateRegex } from './re2.js';
 import { ALL_TYPES, caseSensitive, prefixFilter, type PlanContext, type Planned } from './plan.js';
 import type { DnrAction } from './types.js';
@@ -17,7 +22,11 @@ import { childrenOf, parsePattern } from '../regex/pattern-ast.js';
  * literal prefixes all its matches start with. More URLs stay unrewritten, none is rewritten
  * that the reference leaves alone. Null when the prefixes do not reach into the host name.
  */
-export function widenExclusion(ctx: PlanContext, pattern: string, base: number): { prefixes: string[]; rules: Planned[] } | null {
+export function widenExclusion(
+  ctx: PlanContext,
+  pattern: string,
+  base: number,
+): { prefixes: string[]; rules: Planned[] } | null {
   // An exclusion without `^` matches anywhere in the URL: every match starts with one of its
   // prefixes somewhere, so a URL filter without `|`, which matches anywhere too, takes it in.
   const anchored = pattern.startsWith('^');
@@ -33,7 +42,12 @@ export function widenExclusion(ctx: PlanContext, pattern: string, base: number):
     rules: prefixes.map((p) => ({
       priority: base + ALLOW_PRIORITY,
       action: { type: 'allow' },
-      condition: { urlFilter: anchored ? `|${p}` : p, ...caseSensitive, ...ctx.domainCondition, ...ALL_TYPES() },
+      condition: {
+        urlFilter: anchored ? `|${p}` : p,
+        ...caseSensitive,
+        ...ctx.domainCondition,
+        ...ALL_TYPES(),
+      },
     })),
   };
 }
@@ -44,7 +58,11 @@ export function widenExclusion(ctx: PlanContext, pattern: string, base: number):
  * with its lookarounds taken out, which matches every URL the pattern does and more (missed,
  * never rewritten against the reference). Needs regexes; null when it cannot be said.
  */
-export function widenWithoutLookarounds(ctx: PlanContext, pattern: string, base: number): Planned[] | null {
+export function widenWithoutLookarounds(
+  ctx: PlanContext,
+  pattern: string,
+  base: number,
+): Planned[] | null {
   const source = withoutLookarounds(pattern);
   if (source === null) return null;
   const planned = allowByRegex(ctx, source, base + ALLOW_PRIORITY);
@@ -86,7 +104,12 @@ export function planExclusion(ctx: PlanContext, pattern: string, base: number): 
     return lit.expansions.map((e) => ({
       priority,
       action: { type: 'allow' },
-      condition: { urlFilter: prefixFilter(e.text, e.exact === true), ...caseSensitive, ...ctx.domainCondition, ...ALL_TYPES() },
+      condition: {
+        urlFilter: prefixFilter(e.text, e.exact === true),
+        ...caseSensitive,
+        ...ctx.domainCondition,
+        ...ALL_TYPES(),
+      },
     }));
   }
   return allowByRegex(ctx, pattern, priority);
@@ -96,10 +119,18 @@ export function planExclusion(ctx: PlanContext, pattern: string, base: number): 
  * `P(?!A)` excludes URLs under P except those under P+A: an `allow` for P below a re-enabling
  * rule for P+A that does what the ruleset's rules do there. `P(?=A)` just excludes P+A.
  */
-export function planLookaroundExclusion(ctx: PlanContext, pattern: string, base: number, negativePrefixes: string[][]): Planned[] | string {
+export function planLookaroundExclusion(
+  ctx: PlanContext,
+  pattern: string,
+  base: number,
+  negativePrefixes: string[][],
+): Planned[] | string {
   const shape = analyzeLookaround(pattern);
   if (!shape || (shape.kind === 'trailing' && shape.negate && !shape.prefix)) {
-    return exactNegativeTail(ctx, pattern, base) ?? planRegexReenabled(ctx, pattern, base, negativePrefixes);
+    return (
+      exactNegativeTail(ctx, pattern, base) ??
+      planRegexReenabled(ctx, pattern, base, negativePrefixes)
+    );
   }
   const out: Planned[] = [];
   const allowAt = (priority: number, urlFilter: string): Planned => ({
@@ -111,7 +142,9 @@ export function planLookaroundExclusion(ctx: PlanContext, pattern: string, base:
     if (!shape.prefix) {
       const rc = regexCondition(ctx, shape.capturingSource!, 'allow');
       if (typeof rc === 'string') return rc;
-      return rc === null ? [] : [{ priority: base + ALLOW_PRIORITY, action: { type: 'allow' }, condition: rc.condition }];
+      return rc === null
+        ? []
+        : [{ priority: base + ALLOW_PRIORITY, action: { type: 'allow' }, condition: rc.condition }];
     }
     for (const c of shape.carved) {
       if (!urlFilterSafe(c.prefix.text)) return 'lookahead text cannot be a URL filter';
@@ -131,7 +164,10 @@ export function planLookaroundExclusion(ctx: PlanContext, pattern: string, base:
       : 'lookahead prefix cannot be a URL filter';
     if (typeof reenabled !== 'string') {
       negativePrefixes.push(prefixes);
-      return [...prefixes.map((p) => allowAt(base + LOOKAHEAD_ALLOW_PRIORITY, prefixFilter(p, false))), ...reenabled];
+      return [
+        ...prefixes.map((p) => allowAt(base + LOOKAHEAD_ALLOW_PRIORITY, prefixFilter(p, false))),
+        ...reenabled,
+      ];
     }
     // The carved URLs need a regex to be re-enabled: one `allow` regex says the exclusion exactly.
     return exactNegativeTail(ctx, pattern, base) ?? reenabled;
@@ -143,11 +179,22 @@ export function planLookaroundExclusion(ctx: PlanContext, pattern: string, base:
   const reenabled = reenable(ctx, shape.carved, base);
   if (typeof reenabled === 'string') return reenabled;
   negativePrefixes.push(['http://']);
-  return [{ priority: base + LOOKAHEAD_ALLOW_PRIORITY, action: { type: 'allow' }, condition: rc.condition }, ...reenabled];
+  return [
+    {
+      priority: base + LOOKAHEAD_ALLOW_PRIORITY,
+      action: { type: 'allow' },
+      condition: rc.condition,
+    },
+    ...reenabled,
+  ];
 }
 
 /** Rules re-enabling the carved URLs one step above the lookahead's `allow`, doing what the ruleset's rules do there. */
-function reenable(ctx: PlanContext, carved: readonly CarvedPrefix[], base: number): Planned[] | string {
+function reenable(
+  ctx: PlanContext,
+  carved: readonly CarvedPrefix[],
+  base: number,
+): Planned[] | string {
   const out: Planned[] = [];
   for (const c of carved) {
     if (!urlFilterSafe(c.text)) return 'lookahead text cannot be a URL filter';
@@ -160,7 +207,12 @@ function reenable(ctx: PlanContext, carved: readonly CarvedPrefix[], base: numbe
     out.push({
       priority: base + REENABLE_PRIORITY,
       action,
-      condition: { urlFilter: prefixFilter(c.text, c.exact), ...caseSensitive, ...domains, ...ALL_TYPES() },
+      condition: {
+        urlFilter: prefixFilter(c.text, c.exact),
+        ...caseSensitive,
+        ...domains,
+        ...ALL_TYPES(),
+      },
     });
   }
   return out;
@@ -172,7 +224,11 @@ function reenable(ctx: PlanContext, carved: readonly CarvedPrefix[], base: numbe
  * the lookahead only reads what follows, so this holds for any P RE2 can run, anchored or not.
  * Null when the pattern has another shape or its regex cannot be a condition.
  */
-export function exactNegativeTail(ctx: PlanContext, pattern: string, base: number): Planned[] | null {
+export function exactNegativeTail(
+  ctx: PlanContext,
+  pattern: string,
+  base: number,
+): Planned[] | null {
   const tail = finiteNegativeTail(pattern);
   if (!tail) return null;
   const rest = notStartingWith(tail.lookahead);
@@ -180,7 +236,11 @@ export function exactNegativeTail(ctx: PlanContext, pattern: string, base: numbe
   if (rest === null) return [];
   // Nested alternations cost RE2 more than the estimate counts (Chromium refused some at full
   // size): three quarters of the estimate's budget, over more pieces when needed.
-  const planned = allowByRegex({ ...ctx, maxInstructions: Math.floor((ctx.maxInstructions * 3) / 4) }, `${tail.before}${rest}`, base + ALLOW_PRIORITY);
+  const planned = allowByRegex(
+    { ...ctx, maxInstructions: Math.floor((ctx.maxInstructions * 3) / 4) },
+    `${tail.before}${rest}`,
+    base + ALLOW_PRIORITY,
+  );
   return typeof planned === 'string' ? null : planned;
 }
 
@@ -256,7 +316,12 @@ function allowByRegex(ctx: PlanContext, source: string, priority: number): Plann
  * later in the URL excludes it as well, and such URLs are all left alone (`|http*P`, above the
  * re-enabling rule: some missed, none rewritten differently).
  */
-function planRegexReenabled(ctx: PlanContext, pattern: string, base: number, negativePrefixes: string[][]): Planned[] | string {
+function planRegexReenabled(
+  ctx: PlanContext,
+  pattern: string,
+  base: number,
+  negativePrefixes: string[][],
+): Planned[] | string {
   const tail = negativeTail(pattern);
   if (!tail) return 'lookaround that cannot be rewritten without it';
   if (!tail.prefixes.every(urlFilterSafe)) return 'lookahead prefix cannot be a URL filter';
@@ -266,8 +331,11 @@ function planRegexReenabled(ctx: PlanContext, pattern: string, base: number, neg
     action: { type: 'allow' },
     condition: { urlFilter, ...caseSensitive, ...ctx.domainCondition, ...ALL_TYPES() },
   });
-  const out = tail.prefixes.map((p) => allowAt(base + LOOKAHEAD_ALLOW_PRIORITY, prefixFilter(p, false)));
-  if (!tail.anchored) for (const p of tail.prefixes) out.push(allowAt(base + ALLOW_PRIORITY, `|http*${p}`));
+  const out = tail.prefixes.map((p) =>
+    allowAt(base + LOOKAHEAD_ALLOW_PRIORITY, prefixFilter(p, false)),
+  );
+  if (!tail.anchored)
+    for (const p of tail.prefixes) out.push(allowAt(base + ALLOW_PRIORITY, `|http*${p}`));
   const byAction = new Map<string, { action: DnrAction; prefixes: string[] }>();
   for (const p of tail.prefixes) {
     const action = fallthroughAction(ctx.ruleset.rules, 0, p, false);
@@ -290,7 +358,11 @@ function planRegexReenabled(ctx: PlanContext, pattern: string, base: number, neg
     for (const piece of pieces) {
       const re2 = translateRegex(piece);
       if (!re2.ok) return re2.reason;
-      out.push({ priority: base + REENABLE_PRIORITY, action, condition: { regexFilter: re2.re2, ...caseSensitive, ...domains, ...ALL_TYPES() } });
+      out.push({
+        priority: base + REENABLE_PRIORITY,
+        action,
+        condition: { regexFilter: re2.re2, ...caseSensitive, ...domains, ...ALL_TYPES() },
+      });
     }
   }
   return out;
@@ -304,7 +376,8 @@ function escapeRegex(text: string): string {
 export function prefixSetsIndependent(sets: string[][]): boolean {
   for (let a = 0; a < sets.length; a++) {
     for (let b = a + 1; b < sets.length; b++) {
-      for (const x of sets[a]!) for (const y of sets[b]!) if (x.startsWith(y) || y.startsWith(x)) return false;
+      for (const x of sets[a]!)
+        for (const y of sets[b]!) if (x.startsWith(y) || y.startsWith(x)) return false;
     }
   }
   return true;

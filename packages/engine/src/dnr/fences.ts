@@ -21,15 +21,22 @@ import { ALL_TYPES, caseSensitive, type PlanContext, type Planned } from './plan
  * when the rewrite may match them (`^https?://`, or a regex that says nothing). Other rulesets'
  * rules there may be hidden as well: missed, never rewritten differently.
  */
-export function fence(ctx: PlanContext, targets: readonly ClassifiedTarget[], https: boolean): void {
+export function fence(
+  ctx: PlanContext,
+  targets: readonly ClassifiedTarget[],
+  https: boolean,
+): void {
   const add = (key: string, filter: string, domain: string, below: boolean): void => {
-    for (const scheme of https ? ['http', 'https'] : ['http']) fenceFor(`${scheme} ${key}`, `|${scheme}://${filter}`, domain, below);
+    for (const scheme of https ? ['http', 'https'] : ['http'])
+      fenceFor(`${scheme} ${key}`, `|${scheme}://${filter}`, domain, below);
   };
   const fenceFor = (key: string, urlFilter: string, domain: string, below: boolean): void => {
     if (ctx.fences.has(key)) return;
     // Hosts a target covers stay open (their own subtrees are fenced when reachable).
     const inside = below
-      ? ctx.targets.flatMap((t) => (t.kind === 'exact' ? [t.host] : t.kind === 'left' ? [t.suffix] : [])).filter((h) => h.endsWith(`.${domain}`))
+      ? ctx.targets
+          .flatMap((t) => (t.kind === 'exact' ? [t.host] : t.kind === 'left' ? [t.suffix] : []))
+          .filter((h) => h.endsWith(`.${domain}`))
       : [];
     ctx.fences.set(key, {
       priority: ctx.allowPriority,
@@ -66,14 +73,21 @@ export function regexCondition(
   // Only a substitution needs captures (Chromium compiles the others without them). A rewrite
   // must not take a dotted host the reference would see without its dots (trailing-dots.ts).
   const filter = use === 'allow' ? source : hostRunWithoutTrailingDot(source);
-  const tr = translateRegex(filter, typeof use === 'string' ? undefined : insertedGroups(use.rewriteTo, captureCount(source)));
+  const tr = translateRegex(
+    filter,
+    typeof use === 'string' ? undefined : insertedGroups(use.rewriteTo, captureCount(source)),
+  );
   if (!tr.ok) return tr.reason;
   if (tr.estimatedInstructions > ctx.maxInstructions) return OVER_BUDGET;
   const prefixes = literalPrefixes(source);
   // An `allow` that reaches too far only leaves URLs alone; a rewrite must stay on the targets.
-  const domains = use === 'allow' ? hostCondition(ctx, prefixes) : rewriteDomains(ctx, prefixes, source);
+  const domains =
+    use === 'allow' ? hostCondition(ctx, prefixes) : rewriteDomains(ctx, prefixes, source);
   if (domains === null || typeof domains === 'string') return domains;
-  return { condition: { regexFilter: tr.re2, ...caseSensitive, ...domains, ...ALL_TYPES() }, captures: tr.captures };
+  return {
+    condition: { regexFilter: tr.re2, ...caseSensitive, ...domains, ...ALL_TYPES() },
+    captures: tr.captures,
+  };
 }
 
 /**
@@ -103,7 +117,11 @@ export function regexPieceRules(
  * or middle wildcard targets) every host pattern the regex spells must be a covered one, or
  * that is the reason it cannot be compiled.
  */
-export function rewriteDomains(ctx: PlanContext, prefixes: readonly string[] | null, regex: string | null): Partial<DnrCondition> | string | null {
+export function rewriteDomains(
+  ctx: PlanContext,
+  prefixes: readonly string[] | null,
+  regex: string | null,
+): Partial<DnrCondition> | string | null {
   const domains = hostCondition(ctx, prefixes);
   if (domains !== ctx.domainCondition) return domains;
   if (ctx.domainCondition.requestDomains === undefined) {
@@ -124,10 +142,17 @@ export function patternCovered(targets: readonly ClassifiedTarget[], pattern: st
     if (t.kind === 'exact') return !labels.includes('*') && pattern === t.host;
     if (t.kind === 'left') {
       const extra = labels.length - t.labels;
-      return (extra === 1 || (extra > 1 && t.labels >= 2)) && !labels.slice(extra).includes('*') && labels.slice(extra).join('.') === t.suffix;
+      return (
+        (extra === 1 || (extra > 1 && t.labels >= 2)) &&
+        !labels.slice(extra).includes('*') &&
+        labels.slice(extra).join('.') === t.suffix
+      );
     }
     const want = t.host.split('.');
-    return want.length === labels.length && want.every((label, i) => label === '*' || (labels[i] !== '*' && labels[i] === label));
+    return (
+      want.length === labels.length &&
+      want.every((label, i) => label === '*' || (labels[i] !== '*' && labels[i] === label))
+    );
   });
 }
 
@@ -139,13 +164,20 @@ export function patternCovered(targets: readonly ClassifiedTarget[], pattern: st
  * host, the condition lists just the covered ones among them (and excludes uncovered ones
  * beneath them); null when none is covered. Open-ended hosts keep the ruleset-wide condition.
  */
-export function hostCondition(ctx: PlanContext, prefixes: readonly string[] | null): Partial<DnrCondition> | null {
+export function hostCondition(
+  ctx: PlanContext,
+  prefixes: readonly string[] | null,
+): Partial<DnrCondition> | null {
   const hosts = prefixes === null ? null : wholeHosts(prefixes);
   if (hosts === null) return ctx.domainCondition;
   const covered = hosts.filter(ctx.covered).sort();
   if (covered.length === 0) return null;
-  const excluded = hosts.filter((h) => !ctx.covered(h) && covered.some((c) => h.endsWith(`.${c}`))).sort();
-  return excluded.length > 0 ? { requestDomains: covered, excludedRequestDomains: excluded } : { requestDomains: covered };
+  const excluded = hosts
+    .filter((h) => !ctx.covered(h) && covered.some((c) => h.endsWith(`.${c}`)))
+    .sort();
+  return excluded.length > 0
+    ? { requestDomains: covered, excludedRequestDomains: excluded }
+    : { requestDomains: covered };
 }
 
 /**
@@ -162,12 +194,20 @@ export function uncoveredReach(ctx: PlanContext, shape: HostShape | null): Class
   // Could a host below `host` match, given the literal suffix the regex's hosts end with?
   const belowMatches = (host: string) => `.${host}`.endsWith(suffix) || suffix.endsWith(`.${host}`);
   // Every host below `*.b` is covered when `b` has two labels or more.
-  const subtreeCovered = (host: string) => ctx.targets.some((t) => t.kind === 'left' && t.labels >= 2 && (host === t.suffix || host.endsWith(`.${t.suffix}`)));
+  const subtreeCovered = (host: string) =>
+    ctx.targets.some(
+      (t) =>
+        t.kind === 'left' && t.labels >= 2 && (host === t.suffix || host.endsWith(`.${t.suffix}`)),
+    );
   return ctx.targets.filter((t) => {
-    if (t.kind === 'exact') return !(max <= t.labels || !belowMatches(t.host) || subtreeCovered(t.host));
+    if (t.kind === 'exact')
+      return !(max <= t.labels || !belowMatches(t.host) || subtreeCovered(t.host));
     if (t.kind === 'left') {
       const selfMatches = min <= t.labels && max >= t.labels && t.suffix.endsWith(suffix);
-      return !((!selfMatches || ctx.covered(t.suffix)) && (t.labels >= 2 || max <= t.labels + 1 || !belowMatches(t.suffix)));
+      return !(
+        (!selfMatches || ctx.covered(t.suffix)) &&
+        (t.labels >= 2 || max <= t.labels + 1 || !belowMatches(t.suffix))
+      );
     }
     return true;
   });

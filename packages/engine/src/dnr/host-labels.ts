@@ -41,7 +41,12 @@ export function hostShape(source: string): HostShape | null {
   if (![...'http'].every(literal)) return null;
   // `https?://` as well; such a rule also rewrites https:// URLs, which the shape notes.
   const s = elements[i];
-  const https = s?.type === 'Quantifier' && s.min === 0 && s.max === 1 && s.element.type === 'Character' && s.element.value === 0x73;
+  const https =
+    s?.type === 'Quantifier' &&
+    s.min === 0 &&
+    s.max === 1 &&
+    s.element.type === 'Character' &&
+    s.element.value === 0x73;
   if (https) i++;
   if (![...'://'].every(literal)) return null;
   const start = i;
@@ -49,9 +54,11 @@ export function hostShape(source: string): HostShape | null {
   for (; i < elements.length; i++) {
     const el = elements[i]!;
     if (isDelimiter(el)) {
-      if (!scan.delimited) return { min: 0, max: scan.max + 1, suffix: '', delimited: false, https };
+      if (!scan.delimited)
+        return { min: 0, max: scan.max + 1, suffix: '', delimited: false, https };
       let suffix = '';
-      for (let k = i - 1; k >= start && elements[k]!.type === 'Character'; k--) suffix = String.fromCharCode((elements[k] as AST.Character).value) + suffix;
+      for (let k = i - 1; k >= start && elements[k]!.type === 'Character'; k--)
+        suffix = String.fromCharCode((elements[k] as AST.Character).value) + suffix;
       return { min: scan.min + 1, max: scan.max + 1, suffix, delimited: true, https };
     }
     const dots = dotRange(el, scan);
@@ -141,7 +148,10 @@ export function mayMatchChar(node: AST.Node, ch: string): boolean {
 }
 
 /** Whether a single-character piece matches `ch` (tested with the engine that runs it). */
-export function matchesChar(node: AST.Character | AST.CharacterClass | AST.CharacterSet, ch: string): boolean {
+export function matchesChar(
+  node: AST.Character | AST.CharacterClass | AST.CharacterSet,
+  ch: string,
+): boolean {
   if (node.type === 'Character') return node.value === ch.charCodeAt(0);
   return new RegExp(`^${node.raw}$`).test(ch);
 }
@@ -167,7 +177,9 @@ export function hostPatterns(source: string): string[] | null {
   const visit = (node: AST.Node): void => {
     const open =
       ((node.type === 'CharacterClass' || node.type === 'CharacterSet') && labelOnly(node)) ||
-      (node.type === 'Quantifier' && labelOnly(node.element) && (node.max === Infinity || hasClass(node.element)));
+      (node.type === 'Quantifier' &&
+        labelOnly(node.element) &&
+        (node.max === Infinity || hasClass(node.element)));
     if (open) cuts.push({ start: node.start, end: node.end });
     else for (const child of childrenOf(node)) visit(child);
   };
@@ -201,5 +213,9 @@ function labelOnly(node: AST.Node): boolean {
 }
 
 function hasClass(node: AST.Node): boolean {
-  return node.type === 'CharacterClass' || node.type === 'CharacterSet' || childrenOf(node).some(hasClass);
+  return (
+    node.type === 'CharacterClass' ||
+    node.type === 'CharacterSet' ||
+    childrenOf(node).some(hasClass)
+  );
 }

@@ -4,7 +4,9 @@
  * when `b` is a single label), or one label on the right or in the middle (`a.*`, `a.*.c`).
  */
 export type ClassifiedTarget =
-  { kind: 'exact'; host: string; labels: number } | { kind: 'left'; suffix: string; labels: number } | { kind: 'pattern'; host: string };
+  | { kind: 'exact'; host: string; labels: number }
+  | { kind: 'left'; suffix: string; labels: number }
+  | { kind: 'pattern'; host: string };
 
 /** Lowercase ASCII, trailing dots dropped, non-ASCII labels in punycode (DNR wants that form). */
 export function normalizeHost(host: string): string | null {
@@ -14,7 +16,11 @@ export function normalizeHost(host: string): string | null {
     try {
       h = h
         .split('.')
-        .map((label) => (label === '*' || /^[\x21-\x7e]*$/.test(label) ? label : new URL(`http://${label}/`).hostname))
+        .map((label) =>
+          label === '*' || /^[\x21-\x7e]*$/.test(label)
+            ? label
+            : new URL(`http://${label}/`).hostname,
+        )
         .join('.');
     } catch {
       return null;
@@ -48,7 +54,9 @@ export function targetCovers(target: ClassifiedTarget, host: string): boolean {
     case 'pattern': {
       const want = target.host.split('.');
       const have = host.split('.');
-      return want.length === have.length && want.every((label, i) => label === '*' || label === have[i]);
+      return (
+        want.length === have.length && want.every((label, i) => label === '*' || label === have[i])
+      );
     }
   }
 }
@@ -63,7 +71,9 @@ export const AFTER_HOST_DOTS = '\\.*(?:[:/?#]|$)';
 export function labelCountRegex(labels: number, atLeast: boolean, afterHost = AFTER_HOST): string {
   const rest = labels - 1;
   const count = atLeast ? `{${rest},}` : rest === 1 ? '' : `{${rest}}`;
-  return rest === 0 ? `^http://${LABEL}${afterHost}` : `^http://${LABEL}(?:\\.${LABEL})${count}${afterHost}`;
+  return rest === 0
+    ? `^http://${LABEL}${afterHost}`
+    : `^http://${LABEL}(?:\\.${LABEL})${count}${afterHost}`;
 }
 
 /**

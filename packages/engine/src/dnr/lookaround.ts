@@ -41,7 +41,9 @@ export function hasLookaround(source: string): boolean {
 export function analyzeLookaround(source: string): LookaroundShape | null {
   const els = topLevelElements(source);
   if (!els) return null;
-  const looks = els.filter((e) => e.type === 'Assertion' && (e.kind === 'lookahead' || e.kind === 'lookbehind'));
+  const looks = els.filter(
+    (e) => e.type === 'Assertion' && (e.kind === 'lookahead' || e.kind === 'lookbehind'),
+  );
   if (looks.length !== 1) return null;
   const look = looks[0] as AST.LookaroundAssertion;
   if (look.kind !== 'lookahead' || containsLookaroundOrCapture(look)) return null;
@@ -51,7 +53,14 @@ export function analyzeLookaround(source: string): LookaroundShape | null {
     // A positive lookahead that ends the pattern needs no finite language: it is captured and
     // put back (`P(?=A)` matches where `P(A)` does, and A's text goes back where it was).
     if (look.negate || at !== els.length - 1) return null;
-    return { kind: 'trailing', negate: false, prefix: null, carved: [], capturingSource: capturedLookahead(els, look), collapsedRun: null };
+    return {
+      kind: 'trailing',
+      negate: false,
+      prefix: null,
+      carved: [],
+      capturingSource: capturedLookahead(els, look),
+      collapsedRun: null,
+    };
   }
 
   if (at === els.length - 1) {
@@ -60,7 +69,14 @@ export function analyzeLookaround(source: string): LookaroundShape | null {
     // `c+(?!A)` backtracks to a single `c` whenever no alternative starts with `c`: same as
     // `c(?!A)`. (`c+(?=A)` has no such shortcut: it also matches `ccA`.)
     const last = before[before.length - 1];
-    if (look.negate && last && last.type === 'Quantifier' && last.min === 1 && last.max === Infinity && last.element.type === 'Character') {
+    if (
+      look.negate &&
+      last &&
+      last.type === 'Quantifier' &&
+      last.min === 1 &&
+      last.max === Infinity &&
+      last.element.type === 'Character'
+    ) {
       const c = String.fromCharCode(last.element.value);
       if (alternatives.some((a) => a.text.startsWith(c))) return null;
       before = [...before.slice(0, -1), last.element];
@@ -71,7 +87,8 @@ export function analyzeLookaround(source: string): LookaroundShape | null {
     if (!prefix && look.negate) return null;
     const carved: { prefixIndex: number; prefix: CarvedPrefix }[] = [];
     prefix?.expansions.forEach((p, prefixIndex) => {
-      for (const a of alternatives) carved.push({ prefixIndex, prefix: { text: p.text + a.text, exact: a.exact } });
+      for (const a of alternatives)
+        carved.push({ prefixIndex, prefix: { text: p.text + a.text, exact: a.exact } });
     });
     const capturingSource = look.negate ? null : capturedLookahead(els, look);
     return { kind: 'trailing', negate: look.negate, prefix, carved, capturingSource, collapsedRun };
@@ -88,7 +105,11 @@ export function analyzeLookaround(source: string): LookaroundShape | null {
         .slice(at + 1)
         .map((e) => e.raw)
         .join('');
-    return { kind: 'leading', restSource, carved: alternatives.map((a) => ({ text: `http://${a.text}`, exact: a.exact })) };
+    return {
+      kind: 'leading',
+      restSource,
+      carved: alternatives.map((a) => ({ text: `http://${a.text}`, exact: a.exact })),
+    };
   }
   return null;
 }
@@ -106,7 +127,9 @@ function capturedLookahead(els: readonly AST.Element[], look: AST.LookaroundAsse
  * `P(?!A)`: the source of P and every string A can start with (`exact`: must end the URL), when
  * P has no lookaround and A is a small finite language; else null.
  */
-export function finiteNegativeTail(source: string): { before: string; lookahead: CarvedPrefix[] } | null {
+export function finiteNegativeTail(
+  source: string,
+): { before: string; lookahead: CarvedPrefix[] } | null {
   const els = topLevelElements(source);
   const look = els?.[els.length - 1];
   if (!els || look?.type !== 'Assertion' || look.kind !== 'lookahead' || !look.negate) return null;
@@ -114,7 +137,8 @@ export function finiteNegativeTail(source: string): { before: string; lookahead:
     .slice(0, -1)
     .map((e) => e.raw)
     .join('');
-  if (hasLookaround(before) || hasLookaround(look.alternatives.map((a) => a.raw).join('|'))) return null;
+  if (hasLookaround(before) || hasLookaround(look.alternatives.map((a) => a.raw).join('|')))
+    return null;
   const lookahead = lookaheadLanguage(look);
   return lookahead ? { before, lookahead } : null;
 }
@@ -125,7 +149,9 @@ function containsLookaroundOrCapture(look: AST.LookaroundAssertion): boolean {
 }
 
 /** Every string the lookahead's alternatives can start with, if that set is small and finite. */
-function lookaheadLanguage(look: AST.LookaroundAssertion): { text: string; exact: boolean }[] | null {
+function lookaheadLanguage(
+  look: AST.LookaroundAssertion,
+): { text: string; exact: boolean }[] | null {
   const out: { text: string; exact: boolean }[] = [];
   for (const alt of look.alternatives) {
     const lang = expandLiteralLanguage(`^${alt.raw}`);
@@ -154,12 +180,18 @@ export interface NegativeTail {
 export function negativeTail(source: string): NegativeTail | null {
   const els = topLevelElements(source);
   const look = els?.[els.length - 1];
-  if (!els || !look || look.type !== 'Assertion' || look.kind !== 'lookahead' || !look.negate) return null;
+  if (!els || !look || look.type !== 'Assertion' || look.kind !== 'lookahead' || !look.negate)
+    return null;
   let before = els.slice(0, -1);
   if (hasLookaround(before.map((e) => e.raw).join(''))) return null;
   const anchored = before[0]?.type === 'Assertion' && before[0].kind === 'start';
   const last = before[before.length - 1];
-  if (last?.type === 'Quantifier' && last.min === 1 && last.max === Infinity && last.element.type === 'Character') {
+  if (
+    last?.type === 'Quantifier' &&
+    last.min === 1 &&
+    last.max === Infinity &&
+    last.element.type === 'Character'
+  ) {
     const c = String.fromCharCode(last.element.value);
     const alts = look.alternatives.map((a) => a.elements);
     const none = alts.every((a) => startsWithout(a, c));

@@ -15,7 +15,12 @@ import type { Planned } from './plan.js';
 
 const HEAD = '^http://';
 /** Condition keys a mergeable rule may have. */
-const KEYS = new Set(['regexFilter', 'requestDomains', 'resourceTypes', 'isUrlFilterCaseSensitive']);
+const KEYS = new Set([
+  'regexFilter',
+  'requestDomains',
+  'resourceTypes',
+  'isUrlFilterCaseSensitive',
+]);
 
 /** Whether every host `re` matches is one of `domains` or below one. */
 function pinned(re: string, domains: readonly string[]): boolean {
@@ -30,7 +35,9 @@ function pinned(re: string, domains: readonly string[]): boolean {
   return domains.some(
     (d) =>
       shape.suffix.endsWith(`.${d}`) ||
-      (shape.suffix === d && rest.startsWith(d.replace(/\./g, '\\.')) && /^[/:]/.test(rest.slice(d.length + d.split('.').length - 1))),
+      (shape.suffix === d &&
+        rest.startsWith(d.replace(/\./g, '\\.')) &&
+        /^[/:]/.test(rest.slice(d.length + d.split('.').length - 1))),
   );
 }
 
@@ -38,7 +45,12 @@ function pinned(re: string, domains: readonly string[]): boolean {
 function mergeKey(r: Planned): string | null {
   const c = r.condition;
   const re = c.regexFilter;
-  if (re === undefined || !re.startsWith('^') || (r.action.type !== 'upgradeScheme' && r.action.type !== 'allow')) return null;
+  if (
+    re === undefined ||
+    !re.startsWith('^') ||
+    (r.action.type !== 'upgradeScheme' && r.action.type !== 'allow')
+  )
+    return null;
   if (c.requestDomains === undefined || Object.keys(c).some((k) => !KEYS.has(k))) return null;
   // The alternatives are joined after `^`: the regex must be one sequence, anchored.
   const pattern = parsePattern(re);
@@ -51,7 +63,11 @@ function mergeKey(r: Planned): string | null {
  * `planned` with mergeable regex rules merged as far as each merged regex stays within
  * `maxInstructions` and is not one the browser refuses.
  */
-export function mergeRegexRules(planned: readonly Planned[], maxInstructions: number, refused: ReadonlySet<string> = new Set()): Planned[] {
+export function mergeRegexRules(
+  planned: readonly Planned[],
+  maxInstructions: number,
+  refused: ReadonlySet<string> = new Set(),
+): Planned[] {
   const groups = new Map<string, Planned[]>();
   const out: Planned[] = [];
   for (const r of planned) {
@@ -73,7 +89,8 @@ export function mergeRegexRules(planned: readonly Planned[], maxInstructions: nu
     };
     for (const r of group) {
       const regex = run.length > 0 ? merged([...run, r]).condition.regexFilter! : '';
-      if (run.length > 0 && (re2ProgramSize(regex, false) > maxInstructions || refused.has(regex))) flush();
+      if (run.length > 0 && (re2ProgramSize(regex, false) > maxInstructions || refused.has(regex)))
+        flush();
       run.push(r);
     }
     flush();
@@ -88,5 +105,12 @@ function merged(rules: readonly Planned[]): Planned {
   const head = rules.every((r) => r.condition.regexFilter!.startsWith(HEAD)) ? HEAD : '^';
   const rests = rules.map((r) => r.condition.regexFilter!.slice(head.length));
   const domains = [...new Set(rules.flatMap((r) => r.condition.requestDomains!))].sort();
-  return { ...first, condition: { ...first.condition, regexFilter: `${head}(?:${rests.join('|')})`, requestDomains: domains } };
+  return {
+    ...first,
+    condition: {
+      ...first.condition,
+      regexFilter: `${head}(?:${rests.join('|')})`,
+      requestDomains: domains,
+    },
+  };
 }

@@ -49,7 +49,9 @@ export interface PlanContext {
   fences: Map<string, Planned>;
 }
 
-export const ALL_TYPES = (): { resourceTypes: DnrCondition['resourceTypes'] } => ({ resourceTypes: [...ALL_RESOURCE_TYPES] });
+export const ALL_TYPES = (): { resourceTypes: DnrCondition['resourceTypes'] } => ({
+  resourceTypes: [...ALL_RESOURCE_TYPES],
+});
 
 export function prefixFilter(text: string, exact: boolean): string {
   return `|${text}${exact ? '|' : ''}`;

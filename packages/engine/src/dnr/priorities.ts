@@ -27,7 +27,15 @@ export function rulePriority(band: number, ruleIndex: number): number {
 
 export function bandOf(targets: ClassifiedTarget[]): number {
   return targets.reduce(
-    (band, t) => Math.min(band, t.kind === 'exact' ? EXACT_BAND : t.kind === 'pattern' ? PATTERN_BAND : LEFT_BAND + Math.min(t.labels, 9)),
+    (band, t) =>
+      Math.min(
+        band,
+        t.kind === 'exact'
+          ? EXACT_BAND
+          : t.kind === 'pattern'
+            ? PATTERN_BAND
+            : LEFT_BAND + Math.min(t.labels, 9),
+      ),
     Infinity,
   );
 }
@@ -37,7 +45,9 @@ export function bandOf(targets: ClassifiedTarget[]): number {
  * an `allow` there switches the ruleset off for its hosts without touching more specific ones.
  */
 export function rulesetCeilingPriority(ruleset: Ruleset): number | null {
-  const targets = ruleset.targets.map((t) => classifyTarget(t.host)).filter((t): t is ClassifiedTarget => t !== null);
+  const targets = ruleset.targets
+    .map((t) => classifyTarget(t.host))
+    .filter((t): t is ClassifiedTarget => t !== null);
   if (targets.length === 0) return null;
   return bandOf(targets) * BAND_WIDTH + ALLOW_PRIORITY;
 }

@@ -95,7 +95,8 @@ function characterCount(a: AST.Alternative, text: string): number {
 export function re2ProgramSize(re2: string, capturing: boolean): number {
   const pattern = parsePattern(re2);
   if (pattern === null) return Infinity;
-  const alts = (list: readonly AST.Alternative[]): number => list.reduce((s, a) => s + seq(a.elements), 0) + Math.max(0, list.length - 1) - factored(list);
+  const alts = (list: readonly AST.Alternative[]): number =>
+    list.reduce((s, a) => s + seq(a.elements), 0) + Math.max(0, list.length - 1) - factored(list);
   const seq = (els: readonly AST.Element[]): number => els.reduce((s, e) => s + el(e), 0);
   const el = (e: AST.Element): number => {
     switch (e.type) {

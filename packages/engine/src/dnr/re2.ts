@@ -10,9 +10,14 @@ import { re2ProgramSize } from './re2-size.js';
  * estimate. `replaceGroups`: for a rule's `from`, the groups its `to` inserts (so a match whose
  * captures RE2 would fill differently is refused, as the regex door refuses it).
  */
-export type Re2Translation = { ok: true; re2: string; captures: number; estimatedInstructions: number } | { ok: false; reason: string };
+export type Re2Translation =
+  | { ok: true; re2: string; captures: number; estimatedInstructions: number }
+  | { ok: false; reason: string };
 
-export function translateRegex(source: string, replaceGroups?: ReadonlySet<number>): Re2Translation {
+export function translateRegex(
+  source: string,
+  replaceGroups?: ReadonlySet<number>,
+): Re2Translation {
   let pattern: AST.Pattern;
   try {
     pattern = parsePatternOrThrow(source);
@@ -23,7 +28,12 @@ export function translateRegex(source: string, replaceGroups?: ReadonlySet<numbe
   if (!syntax.ok) return syntax;
   // A rule's regex keeps its captures only when its substitution uses them (a redirect).
   const estimatedInstructions = re2ProgramSize(syntax.re2, replaceGroups !== undefined);
-  return { ok: true, re2: syntax.re2, captures: countCapturingGroups(pattern), estimatedInstructions };
+  return {
+    ok: true,
+    re2: syntax.re2,
+    captures: countCapturingGroups(pattern),
+    estimatedInstructions,
+  };
 }
 
 /**

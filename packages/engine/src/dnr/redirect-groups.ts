@@ -29,7 +29,12 @@ interface Swap {
 
 function swapOf(r: Planned): Swap | null {
   const a = r.action;
-  if (a.type !== 'redirect' || a.redirect.transform === undefined || Object.keys(a.redirect).length !== 1) return null;
+  if (
+    a.type !== 'redirect' ||
+    a.redirect.transform === undefined ||
+    Object.keys(a.redirect).length !== 1
+  )
+    return null;
   const { scheme, host: to, ...other } = a.redirect.transform;
   if (scheme !== 'https' || to === undefined || Object.keys(other).length > 0) return null;
   const c = r.condition;
@@ -38,8 +43,10 @@ function swapOf(r: Planned): Swap | null {
   if (m === null) return null;
   const [, host, path] = m as unknown as [string, string, string];
   if (!HOST.test(host) || !HOST.test(to) || !PATH.test(path) || /[*^|]/.test(path)) return null;
-  if (host.endsWith(`.${to}`) && !host.slice(0, -to.length - 1).includes('.')) return { host, way: 'drop', label: host.slice(0, -to.length - 1), path };
-  if (to.endsWith(`.${host}`) && !to.slice(0, -host.length - 1).includes('.')) return { host, way: 'add', label: to.slice(0, -host.length - 1), path };
+  if (host.endsWith(`.${to}`) && !host.slice(0, -to.length - 1).includes('.'))
+    return { host, way: 'drop', label: host.slice(0, -to.length - 1), path };
+  if (to.endsWith(`.${host}`) && !to.slice(0, -host.length - 1).includes('.'))
+    return { host, way: 'add', label: to.slice(0, -host.length - 1), path };
   return null;
 }
 
@@ -70,7 +77,10 @@ export function groupHostRedirects(planned: readonly Planned[], redirectLimit: n
     const s = swapOf(r);
     if (s === null) return;
     const labels = s.host.split('.').length;
-    const types = r.condition.resourceTypes === undefined ? '' : [...r.condition.resourceTypes].sort().join(',');
+    const types =
+      r.condition.resourceTypes === undefined
+        ? ''
+        : [...r.condition.resourceTypes].sort().join(',');
     const caseSensitive = r.condition.isUrlFilterCaseSensitive === true;
     const key = `${r.priority}|${s.way}|${s.label}|${labels}|${s.path}|${types}|${caseSensitive}`;
     let g = groups.get(key);
@@ -88,7 +98,12 @@ export function groupHostRedirects(planned: readonly Planned[], redirectLimit: n
         make: (hosts) => ({
           priority: r.priority,
           action: { type: 'redirect', redirect: { regexSubstitution } },
-          condition: { ...rest, isUrlFilterCaseSensitive: caseSensitive, regexFilter, requestDomains: hosts },
+          condition: {
+            ...rest,
+            isUrlFilterCaseSensitive: caseSensitive,
+            regexFilter,
+            requestDomains: hosts,
+          },
         }),
       };
       groups.set(key, g);
@@ -97,7 +112,9 @@ export function groupHostRedirects(planned: readonly Planned[], redirectLimit: n
     g.hosts.push(s.host);
   });
   const replaced = new Map<number, Planned | null>();
-  const bySize = [...groups.values()].filter((g) => g.members.length >= 2).sort((a, b) => b.members.length - a.members.length);
+  const bySize = [...groups.values()]
+    .filter((g) => g.members.length >= 2)
+    .sort((a, b) => b.members.length - a.members.length);
   for (const g of bySize) {
     if (redirects <= redirectLimit) break;
     g.members.forEach((i, k) => replaced.set(i, k === 0 ? g.make([...g.hosts].sort()) : null));
@@ -113,6 +130,7 @@ export function groupHostRedirects(planned: readonly Planned[], redirectLimit: n
 
 /** How many regexes grouping `planned` down to `redirectLimit` redirects takes. */
 export function redirectGroupsNeeded(planned: readonly Planned[], redirectLimit: number): number {
-  const regexes = (rules: readonly Planned[]) => rules.filter((r) => r.condition.regexFilter !== undefined).length;
+  const regexes = (rules: readonly Planned[]) =>
+    rules.filter((r) => r.condition.regexFilter !== undefined).length;
   return regexes(groupHostRedirects(planned, redirectLimit)) - regexes(planned);
 }

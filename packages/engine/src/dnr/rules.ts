@@ -8,8 +8,21 @@ import type { AST } from '@eslint-community/regexpp';
 import { captureCount, topLevelElements } from '../regex/pattern-ast.js';
 import { translateRegex, translateReplacement } from './re2.js';
 import type { DnrAction, DnrCondition } from './types.js';
-import { ALL_TYPES, caseSensitive, prefixFilter, type PlanContext, type Planned, type RulePlan } from './plan.js';
-import { hostCondition, OVER_BUDGET, regexCondition, regexPieceRules, rewriteDomains } from './fences.js';
+import {
+  ALL_TYPES,
+  caseSensitive,
+  prefixFilter,
+  type PlanContext,
+  type Planned,
+  type RulePlan,
+} from './plan.js';
+import {
+  hostCondition,
+  OVER_BUDGET,
+  regexCondition,
+  regexPieceRules,
+  rewriteDomains,
+} from './fences.js';
 import { MAX_PIECES, runsThatFit, splitToFit } from './split-alternation.js';
 import { rulesetRegexOrNull } from '../regex/safe-regex.js';
 import { insertedGroups } from '../regex/replacement.js';
@@ -34,14 +47,25 @@ export function schemeOnlyHosts(
     .slice(0, 8)
     .map((e) => e.raw)
     .join('');
-  if (head.replace(/\\\//g, '/') !== '^http://' || els[els.length - 1]?.type !== 'Character' || els[els.length - 1]!.raw.replace('\\', '') !== '/') return null;
+  if (
+    head.replace(/\\\//g, '/') !== '^http://' ||
+    els[els.length - 1]?.type !== 'Character' ||
+    els[els.length - 1]!.raw.replace('\\', '') !== '/'
+  )
+    return null;
   // The replacement must spell the match back: literal characters as they are, each capturing
   // group (optional or not) as its `$n`.
   let expected = 'https://';
   let group = 0;
   for (const el of els.slice(8)) {
     if (el.type === 'Character') expected += String.fromCharCode(el.value);
-    else if (el.type === 'CapturingGroup' || (el.type === 'Quantifier' && el.min === 0 && el.max === 1 && el.element.type === 'CapturingGroup')) {
+    else if (
+      el.type === 'CapturingGroup' ||
+      (el.type === 'Quantifier' &&
+        el.min === 0 &&
+        el.max === 1 &&
+        el.element.type === 'CapturingGroup')
+    ) {
       const g = el.type === 'CapturingGroup' ? el : (el.element as AST.CapturingGroup);
       if (
         /\((?!\?)/.test(
@@ -77,7 +101,12 @@ export function schemeOnlyHosts(
     else if (one !== null && suffix === one.domain) oneBelow.push({ suffix, label: one.label });
     else if (below === null || !(below.endsWith(`.${suffix}`) || suffix.endsWith(`.${below}`))) {
       const shape = hostShape(from);
-      if (shape === null || `.${suffix}`.endsWith(shape.suffix) || shape.suffix.endsWith(`.${suffix}`)) return null;
+      if (
+        shape === null ||
+        `.${suffix}`.endsWith(shape.suffix) ||
+        shape.suffix.endsWith(`.${suffix}`)
+      )
+        return null;
     } else return null;
   }
   // Empty lists: the rule matches none of the hosts the ruleset is offered for.
@@ -93,14 +122,21 @@ const HOST_CHARS = [...'abcdefghijklmnopqrstuvwxyz0123456789.-_'];
  */
 export function openBelow(host: readonly AST.Element[]): string | null {
   const [first, ...rest] = host;
-  if (first === undefined || rest.length === 0 || !rest.every((e) => e.type === 'Character')) return null;
+  if (first === undefined || rest.length === 0 || !rest.every((e) => e.type === 'Character'))
+    return null;
   let literal = rest.map((e) => String.fromCharCode((e as AST.Character).value)).join('');
-  const group = first.type === 'Quantifier' && first.min === 0 && first.max === 1 ? first.element : first;
+  const group =
+    first.type === 'Quantifier' && first.min === 0 && first.max === 1 ? first.element : first;
   if (group.type !== 'CapturingGroup' || group.alternatives.length !== 1) return null;
   const [run, dot, ...more] = group.alternatives[0]!.elements;
-  if (more.length > 0 || run?.type !== 'Quantifier' || run.min > 1 || run.max !== Infinity) return null;
+  if (more.length > 0 || run?.type !== 'Quantifier' || run.min > 1 || run.max !== Infinity)
+    return null;
   const cls = run.element;
-  if ((cls.type !== 'CharacterClass' && cls.type !== 'CharacterSet') || !HOST_CHARS.every((c) => matchesChar(cls, c))) return null;
+  if (
+    (cls.type !== 'CharacterClass' && cls.type !== 'CharacterSet') ||
+    !HOST_CHARS.every((c) => matchesChar(cls, c))
+  )
+    return null;
   if (dot !== undefined) {
     if (dot.type !== 'Character' || dot.value !== 0x2e) return null;
   } else {
@@ -118,17 +154,25 @@ const LABEL_ENDS = ['.', '/', ':', '@', '?', '#'];
  * each character of the class: `(C+)\.d` or `(C+\.)?d` (the latter also `d` itself, which the
  * exact targets cover). Null for any other shape.
  */
-export function oneLabelBelow(host: readonly AST.Element[]): { domain: string; label: string } | null {
+export function oneLabelBelow(
+  host: readonly AST.Element[],
+): { domain: string; label: string } | null {
   const [first, ...rest] = host;
-  if (first === undefined || rest.length === 0 || !rest.every((e) => e.type === 'Character')) return null;
+  if (first === undefined || rest.length === 0 || !rest.every((e) => e.type === 'Character'))
+    return null;
   let literal = rest.map((e) => String.fromCharCode((e as AST.Character).value)).join('');
   const optional = first.type === 'Quantifier' && first.min === 0 && first.max === 1;
   const group = first.type === 'Quantifier' && optional ? first.element : first;
   if (group.type !== 'CapturingGroup' || group.alternatives.length !== 1) return null;
   const [run, dot, ...more] = group.alternatives[0]!.elements;
-  if (more.length > 0 || run?.type !== 'Quantifier' || run.min !== 1 || run.max !== Infinity) return null;
+  if (more.length > 0 || run?.type !== 'Quantifier' || run.min !== 1 || run.max !== Infinity)
+    return null;
   const cls = run.element;
-  if ((cls.type !== 'CharacterClass' && cls.type !== 'CharacterSet') || LABEL_ENDS.some((c) => matchesChar(cls, c))) return null;
+  if (
+    (cls.type !== 'CharacterClass' && cls.type !== 'CharacterSet') ||
+    LABEL_ENDS.some((c) => matchesChar(cls, c))
+  )
+    return null;
   if (dot !== undefined) {
     if (dot.type !== 'Character' || dot.value !== 0x2e) return null;
   } else {
@@ -142,28 +186,50 @@ export function oneLabelBelow(host: readonly AST.Element[]): { domain: string; l
 
 export function planRule(ctx: PlanContext, j: number, priority: number): RulePlan | string {
   const rule = ctx.ruleset.rules[j]!;
-  const literal = literalRule(rule.from, rule.to, priority, ctx.covered) ?? slashRunRule(rule.from, rule.to, priority, ctx.covered);
+  const literal =
+    literalRule(rule.from, rule.to, priority, ctx.covered) ??
+    slashRunRule(rule.from, rule.to, priority, ctx.covered);
   if (literal) return { trivial: false, rules: literal, regexes: 0 };
   const upgrade = schemeOnlyHosts(rule.from, rule.to, ctx.targets);
   if (upgrade)
-    return { trivial: false, upgradeHosts: upgrade.hosts, upgradeSuffixes: upgrade.suffixes, upgradeOneBelow: upgrade.oneBelow, rules: [], regexes: 0 };
+    return {
+      trivial: false,
+      upgradeHosts: upgrade.hosts,
+      upgradeSuffixes: upgrade.suffixes,
+      upgradeOneBelow: upgrade.oneBelow,
+      rules: [],
+      regexes: 0,
+    };
   if (spellsMatchBack(rule.from, rule.to)) return upgradeRule(ctx, rule.from, priority);
   const redirect = redirectRule(ctx, rule.from, rule.to, priority);
-  if (redirect === OVER_BUDGET) return splitHostRedirect(ctx, rule.from, rule.to, priority) ?? redirect;
+  if (redirect === OVER_BUDGET)
+    return splitHostRedirect(ctx, rule.from, rule.to, priority) ?? redirect;
   if (typeof redirect === 'string') return redirect;
-  return redirect === null ? { trivial: false, rules: [], regexes: 0 } : { trivial: false, regexes: 1, rules: [redirect] };
+  return redirect === null
+    ? { trivial: false, rules: [], regexes: 0 }
+    : { trivial: false, regexes: 1, rules: [redirect] };
 }
 
 /**
  * A redirect of the URLs `source` matches to `to` by regex substitution; null when it matches no
  * URL of a target host, else the reason it cannot be one.
  */
-function redirectRule(ctx: PlanContext, source: string, to: string, priority: number): Planned | string | null {
+function redirectRule(
+  ctx: PlanContext,
+  source: string,
+  to: string,
+  priority: number,
+): Planned | string | null {
   const rc = regexCondition(ctx, source, { rewriteTo: to });
   if (rc === null || typeof rc === 'string') return rc;
   const substitution = translateReplacement(to, rc.captures);
-  if (substitution === null) return "replacement uses $`, $' or a group number RE2 cannot substitute";
-  return { priority, action: { type: 'redirect', redirect: { regexSubstitution: substitution } }, condition: rc.condition };
+  if (substitution === null)
+    return "replacement uses $`, $' or a group number RE2 cannot substitute";
+  return {
+    priority,
+    action: { type: 'redirect', redirect: { regexSubstitution: substitution } },
+    condition: rc.condition,
+  };
 }
 
 /**
@@ -220,19 +286,37 @@ const NOT_IN_HOST = new Set([...'/:@?#'].map((c) => c.charCodeAt(0)));
  * run of names that fits. The host decides the name, so no two pieces match the same URL and
  * DNR's choice among equal priorities never matters. Null for any other shape.
  */
-function splitHostRedirect(ctx: PlanContext, from: string, to: string, priority: number): RulePlan | null {
+function splitHostRedirect(
+  ctx: PlanContext,
+  from: string,
+  to: string,
+  priority: number,
+): RulePlan | null {
   const els = topLevelElements(from);
-  if (!els || els.length < 10 || !from.startsWith('^http://') || hostShape(from)?.delimited !== true) return null;
-  const isChar = (e: AST.Element | AST.Alternative['elements'][number]) => e.type === 'Character' && !NOT_IN_HOST.has(e.value);
+  if (
+    !els ||
+    els.length < 10 ||
+    !from.startsWith('^http://') ||
+    hostShape(from)?.delimited !== true
+  )
+    return null;
+  const isChar = (e: AST.Element | AST.Alternative['elements'][number]) =>
+    e.type === 'Character' && !NOT_IN_HOST.has(e.value);
   const at = els.findIndex((e, i) => i >= 8 && !isChar(e));
   const g = els[at];
-  if (g === undefined || (g.type !== 'Group' && g.type !== 'CapturingGroup') || g.alternatives.length < 2) return null;
+  if (
+    g === undefined ||
+    (g.type !== 'Group' && g.type !== 'CapturingGroup') ||
+    g.alternatives.length < 2
+  )
+    return null;
   if (!g.alternatives.every((a) => a.elements.length > 0 && a.elements.every(isChar))) return null;
   // The host goes on as literal characters up to the `/` or `:` that ends it.
   let end = at + 1;
   while (end < els.length && isChar(els[end]!)) end++;
   const delimiter = els[end];
-  if (delimiter?.type !== 'Character' || (delimiter.value !== 0x2f && delimiter.value !== 0x3a)) return null;
+  if (delimiter?.type !== 'Character' || (delimiter.value !== 0x2f && delimiter.value !== 0x3a))
+    return null;
   const before = from.slice(0, g.start);
   const after = from.slice(g.end);
   const open = g.type === 'CapturingGroup' ? '(' : '(?:';
@@ -263,15 +347,30 @@ function splitHostRedirect(ctx: PlanContext, from: string, to: string, priority:
  * to whatever the following rules do); `^http://(?!A)rest` becomes a regex for `rest` plus
  * carve-outs. A positive lookahead that needs a substitution is captured and put back (`\N`).
  */
-export function planLookaroundRule(ctx: PlanContext, j: number, priority: number): RulePlan | string {
+export function planLookaroundRule(
+  ctx: PlanContext,
+  j: number,
+  priority: number,
+): RulePlan | string {
   const rule = ctx.ruleset.rules[j]!;
   const shape = analyzeLookaround(rule.from);
   if (!shape) return 'lookaround that cannot be rewritten without it';
   const captures = captureCount(rule.from);
-  const filterRule = (p: number, action: DnrAction, text: string, exact: boolean, domains: Partial<DnrCondition> = {}): Planned => ({
+  const filterRule = (
+    p: number,
+    action: DnrAction,
+    text: string,
+    exact: boolean,
+    domains: Partial<DnrCondition> = {},
+  ): Planned => ({
     priority: p,
     action,
-    condition: { urlFilter: prefixFilter(text, exact), ...caseSensitive, ...domains, ...ALL_TYPES() },
+    condition: {
+      urlFilter: prefixFilter(text, exact),
+      ...caseSensitive,
+      ...domains,
+      ...ALL_TYPES(),
+    },
   });
   const carveOuts = (carved: CarvedPrefix[], scoped: boolean): Planned[] | string => {
     const out: Planned[] = [];
@@ -285,13 +384,22 @@ export function planLookaroundRule(ctx: PlanContext, j: number, priority: number
       const action = fallthroughAction(ctx.ruleset.rules, j + 1, c.text, c.exact);
       if (action === null) return 'the rules after a negative lookahead differ across its URLs';
       if (scoped) {
-        const d = action === 'none' ? hostCondition(ctx, [c.text]) : rewriteDomains(ctx, [c.text], null);
+        const d =
+          action === 'none' ? hostCondition(ctx, [c.text]) : rewriteDomains(ctx, [c.text], null);
         if (typeof d === 'string') return `carved-out URLs ${d}`;
         if (d === null) continue;
         domains = d;
       }
       // No later rule applies: the ruleset leaves these URLs alone.
-      out.push(filterRule(priority + 1, action === 'none' ? { type: 'allow' } : action, c.text, c.exact, domains));
+      out.push(
+        filterRule(
+          priority + 1,
+          action === 'none' ? { type: 'allow' } : action,
+          c.text,
+          c.exact,
+          domains,
+        ),
+      );
     }
     return out;
   };
@@ -301,10 +409,15 @@ export function planLookaroundRule(ctx: PlanContext, j: number, priority: number
     if (typeof rc === 'string') return rc;
     if (rc === null) return { trivial: false, rules: [], regexes: 0 };
     const substitution = translateReplacement(rule.to, rc.captures);
-    if (substitution === null) return "replacement uses $`, $' or a group number RE2 cannot substitute";
+    if (substitution === null)
+      return "replacement uses $`, $' or a group number RE2 cannot substitute";
     const carved = carveOuts(shape.carved, true);
     if (typeof carved === 'string') return carved;
-    const main: Planned = { priority, action: { type: 'redirect', redirect: { regexSubstitution: substitution } }, condition: rc.condition };
+    const main: Planned = {
+      priority,
+      action: { type: 'redirect', redirect: { regexSubstitution: substitution } },
+      condition: rc.condition,
+    };
     return { trivial: false, regexes: 1, rules: [main, ...carved] };
   }
 
@@ -327,11 +440,21 @@ export function planLookaroundRule(ctx: PlanContext, j: number, priority: number
     if (typeof rc === 'string') return rc;
     if (rc === null) return { trivial: false, rules: [], regexes: 0 };
     const substitution = translateReplacement(rule.to, captures);
-    if (substitution === null || captures + 1 > 9) return "replacement uses $`, $' or a group number RE2 cannot substitute";
+    if (substitution === null || captures + 1 > 9)
+      return "replacement uses $`, $' or a group number RE2 cannot substitute";
     return {
       trivial: false,
       regexes: 1,
-      rules: [{ priority, action: { type: 'redirect', redirect: { regexSubstitution: `${substitution}\\${captures + 1}` } }, condition: rc.condition }],
+      rules: [
+        {
+          priority,
+          action: {
+            type: 'redirect',
+            redirect: { regexSubstitution: `${substitution}\\${captures + 1}` },
+          },
+          condition: rc.condition,
+        },
+      ],
     };
   }
 
@@ -340,13 +463,15 @@ export function planLookaroundRule(ctx: PlanContext, j: number, priority: number
   for (const e of shape.prefix.expansions) {
     const parts = splitHttpPrefix(e.text);
     const action = literalAction(e, false, rule.to, captures);
-    if (!parts || parts.rest === '' || !action || !urlFilterSafe(e.text)) return 'negative lookahead after a prefix that needs a regex';
+    if (!parts || parts.rest === '' || !action || !urlFilterSafe(e.text))
+      return 'negative lookahead after a prefix that needs a regex';
     if (!ctx.covered(parts.host)) continue;
     out.push(filterRule(priority, action, e.text, false));
     // `/+(?!A)` replaces the whole run of slashes, which a prefix action cannot: a URL with two
     // or more is left alone (missed, never rewritten differently from the reference).
     if (run !== null) {
-      if (!urlFilterSafe(e.text + run)) return 'negative lookahead after a run that cannot be a URL filter';
+      if (!urlFilterSafe(e.text + run))
+        return 'negative lookahead after a run that cannot be a URL filter';
       out.push(filterRule(priority + 1, { type: 'allow' }, e.text + run, false));
     }
   }
@@ -362,7 +487,12 @@ export function planLookaroundRule(ctx: PlanContext, j: number, priority: number
  * A rule whose `from` is a finite set of URL prefixes becomes regex-free DNR rules (see
  * `literalAction`). Null when any prefix needs a real substitution.
  */
-export function literalRule(from: string, to: string, priority: number, covered: (host: string) => boolean): Planned[] | null {
+export function literalRule(
+  from: string,
+  to: string,
+  priority: number,
+  covered: (host: string) => boolean,
+): Planned[] | null {
   const lit = expandLiteralLanguage(from);
   // `$&` would be the whole URL, which a filter does not know.
   if (!lit || (lit.consumesRest && to.includes('$&'))) return null;
@@ -379,7 +509,15 @@ export function literalRule(from: string, to: string, priority: number, covered:
     // A prefix ending inside the host name cannot be told apart from longer hosts by a filter;
     // `^` pins it to exactly this host (a longer host is left unrewritten, never mis-rewritten).
     const boundary = parts.rest === '' && !exact ? '^' : '';
-    out.push({ priority, action, condition: { urlFilter: `|${e.text}${boundary}${exact ? '|' : ''}`, ...caseSensitive, ...ALL_TYPES() } });
+    out.push({
+      priority,
+      action,
+      condition: {
+        urlFilter: `|${e.text}${boundary}${exact ? '|' : ''}`,
+        ...caseSensitive,
+        ...ALL_TYPES(),
+      },
+    });
   }
   return out;
 }
@@ -390,15 +528,25 @@ export function literalRule(from: string, to: string, priority: number, covered:
  * step up for two slashes or more, which a prefix action would keep (missed, never rewritten
  * differently). Null when the rule has another shape.
  */
-export function slashRunRule(from: string, to: string, priority: number, covered: (host: string) => boolean): Planned[] | null {
+export function slashRunRule(
+  from: string,
+  to: string,
+  priority: number,
+  covered: (host: string) => boolean,
+): Planned[] | null {
   const els = topLevelElements(from);
   const last = els?.[els.length - 1];
-  if (last?.type !== 'Quantifier' || last.min !== 1 || last.max !== Infinity || !last.greedy) return null;
+  if (last?.type !== 'Quantifier' || last.min !== 1 || last.max !== Infinity || !last.greedy)
+    return null;
   if (last.element.type !== 'Character' || last.element.value !== 0x2f) return null;
   const rules = literalRule(from.slice(0, last.start) + last.element.raw, to, priority, covered);
   if (!rules || rules.some((r) => !r.condition.urlFilter?.endsWith('/'))) return null;
   return rules.flatMap((r) => [
     r,
-    { priority: priority + 1, action: { type: 'allow' }, condition: { ...r.condition, urlFilter: `${r.condition.urlFilter}/` } },
+    {
+      priority: priority + 1,
+      action: { type: 'allow' },
+      condition: { ...r.condition, urlFilter: `${r.condition.urlFilter}/` },
+    },
   ]);
 }

@@ -17,7 +17,11 @@ export const MAX_PIECES = 8;
  * RE2 gets for free among it, is written once per piece), deeper alternations split the same
  * way; null when that takes more than MAX_PIECES or a piece has no alternation to split.
  */
-export function splitToFit(source: string, maxInstructions: number, maxPieces = MAX_PIECES): string[] | null {
+export function splitToFit(
+  source: string,
+  maxInstructions: number,
+  maxPieces = MAX_PIECES,
+): string[] | null {
   const fits = (s: string) => {
     const tr = translateRegex(s);
     return tr.ok && tr.estimatedInstructions <= maxInstructions;
@@ -75,7 +79,12 @@ interface Alternation {
  */
 function groupOf(e: AST.Element): { g: AST.Group | AST.CapturingGroup; suffix: string } | null {
   if (e.type === 'Group' || e.type === 'CapturingGroup') return { g: e, suffix: '' };
-  if (e.type === 'Quantifier' && e.min === 0 && e.max === 1 && (e.element.type === 'Group' || e.element.type === 'CapturingGroup')) {
+  if (
+    e.type === 'Quantifier' &&
+    e.min === 0 &&
+    e.max === 1 &&
+    (e.element.type === 'Group' || e.element.type === 'CapturingGroup')
+  ) {
     return { g: e.element, suffix: e.raw.slice(e.element.raw.length) };
   }
   return null;
@@ -85,7 +94,8 @@ function groupOf(e: AST.Element): { g: AST.Group | AST.CapturingGroup; suffix: s
 function alternationOf(source: string): Alternation | null {
   const pattern = parsePattern(source);
   if (pattern === null) return null;
-  if (pattern.alternatives.length > 1) return { alternatives: pattern.alternatives.map((a) => a.raw), wrap: (alts) => alts.join('|') };
+  if (pattern.alternatives.length > 1)
+    return { alternatives: pattern.alternatives.map((a) => a.raw), wrap: (alts) => alts.join('|') };
   const els = pattern.alternatives[0]!.elements;
   // `(?i:…)` would lose its flags in the pieces (and has no RE2 spelling anyway).
   if (els.some((e) => e.type === 'Group' && e.modifiers)) return null;
@@ -93,19 +103,32 @@ function alternationOf(source: string): Alternation | null {
   const at = groups.findIndex((x) => x !== null && x.g.alternatives.length > 1);
   if (at >= 0) {
     const { g, suffix } = groups[at]!;
-    return { alternatives: g.alternatives.map((a) => a.raw), wrap: (alts) => around(els, at, g, alts.join('|'), suffix) };
+    return {
+      alternatives: g.alternatives.map((a) => a.raw),
+      wrap: (alts) => around(els, at, g, alts.join('|'), suffix),
+    };
   }
   // A single group without alternatives of its own may hold one further in.
   for (let i = 0; i < els.length; i++) {
     const x = groups[i];
     if (!x || x.g.alternatives.length !== 1) continue;
     const inner = alternationOf(x.g.alternatives[0]!.raw);
-    if (inner !== null) return { alternatives: inner.alternatives, wrap: (alts) => around(els, i, x.g, inner.wrap(alts), x.suffix) };
+    if (inner !== null)
+      return {
+        alternatives: inner.alternatives,
+        wrap: (alts) => around(els, i, x.g, inner.wrap(alts), x.suffix),
+      };
   }
   return null;
 }
 
-function around(els: readonly AST.Element[], at: number, g: AST.Group | AST.CapturingGroup, body: string, suffix: string): string {
+function around(
+  els: readonly AST.Element[],
+  at: number,
+  g: AST.Group | AST.CapturingGroup,
+  body: string,
+  suffix: string,
+): string {
   const before = els
     .slice(0, at)
     .map((e) => e.raw)

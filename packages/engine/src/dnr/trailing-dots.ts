@@ -85,7 +85,8 @@ class TargetIndex {
           add(this.left, host, ruleset);
           add(this.below, host, ruleset);
         }
-        for (let at = host.indexOf('.'); at >= 0; at = host.indexOf('.', at + 1)) add(this.below, host.slice(at + 1), ruleset);
+        for (let at = host.indexOf('.'); at >= 0; at = host.indexOf('.', at + 1))
+          add(this.below, host.slice(at + 1), ruleset);
       }
     }
   }
@@ -101,7 +102,12 @@ class TargetIndex {
       if (others(this.exact.get(up), own) || others(this.left.get(up), own)) return true;
     }
     const labels = host.split('.');
-    return this.patterns.some((p) => p.ruleset !== own && p.labels.length === labels.length && p.labels.every((l, i) => l === '*' || l === labels[i]));
+    return this.patterns.some(
+      (p) =>
+        p.ruleset !== own &&
+        p.labels.length === labels.length &&
+        p.labels.every((l, i) => l === '*' || l === labels[i]),
+    );
   }
 
   /** The same for every host below `suffix` (conservative). */
@@ -150,7 +156,9 @@ export function dottedGroups(
     for (const t of plan.targets) {
       if (t.kind === 'pattern') continue;
       const host = t.kind === 'exact' ? t.host : t.suffix;
-      const covering = ruleset.exclusions.some((x) => mayExclude(x.pattern, t)) ? null : coveringRule(plan, t);
+      const covering = ruleset.exclusions.some((x) => mayExclude(x.pattern, t))
+        ? null
+        : coveringRule(plan, t);
       if (covering === null) continue;
       if (t.kind === 'exact') {
         if (!index.othersAt(host, ruleset)) put(t.labels, false, covering === 'any', host);
@@ -162,7 +170,12 @@ export function dottedGroups(
   }
   const out = [...groups.values()];
   for (const g of out) g.domains = [...new Set(g.domains)].sort();
-  return out.sort((a, b) => a.labels - b.labels || Number(a.atLeast) - Number(b.atLeast) || Number(a.port) - Number(b.port));
+  return out.sort(
+    (a, b) =>
+      a.labels - b.labels ||
+      Number(a.atLeast) - Number(b.atLeast) ||
+      Number(a.port) - Number(b.port),
+  );
 }
 
 /**
@@ -180,7 +193,12 @@ function coveringRule(plan: RulesetPlan, t: ClassifiedTarget): 'any' | 'path' | 
     if (t.kind === 'exact' && r.upgradeHosts?.includes(t.host)) return 'path';
     if (t.kind === 'left' && r.upgradeSuffixes?.includes(t.suffix)) return 'path';
     // A literal prefix swap of the host's whole root (`^http://(www\.)?a\.com/`).
-    if (t.kind === 'exact' && expandLiteralLanguage(plan.ruleset.rules[j]!.from)?.expansions.some((e) => !e.exact && e.text === `http://${t.host}/`))
+    if (
+      t.kind === 'exact' &&
+      expandLiteralLanguage(plan.ruleset.rules[j]!.from)?.expansions.some(
+        (e) => !e.exact && e.text === `http://${t.host}/`,
+      )
+    )
       return 'path';
   }
   return null;
@@ -224,11 +242,18 @@ export function hostRunWithoutTrailingDot(source: string): string {
   const elements = anchoredElements(source);
   if (elements === null) return source;
   // `http`, an optional `s`, `://`; then the first top-level `/` or `:` ends the host.
-  const isChar = (el: AST.Element | undefined, c: string): boolean => el?.type === 'Character' && el.value === c.charCodeAt(0);
+  const isChar = (el: AST.Element | undefined, c: string): boolean =>
+    el?.type === 'Character' && el.value === c.charCodeAt(0);
   let i = 0;
   for (const c of 'http') if (!isChar(elements[i++], c)) return source;
   const s = elements[i];
-  if (s?.type === 'Quantifier' && s.min === 0 && s.max === 1 && isChar(s.element as AST.Element, 's')) i++;
+  if (
+    s?.type === 'Quantifier' &&
+    s.min === 0 &&
+    s.max === 1 &&
+    isChar(s.element as AST.Element, 's')
+  )
+    i++;
   for (const c of '://') if (!isChar(elements[i++], c)) return source;
   // Nothing before the first top-level `/` may read a `/`: then the run ends at the first `/`
   // of the URL, which in a canonical http URL follows the host (or its port) directly.
@@ -238,14 +263,24 @@ export function hostRunWithoutTrailingDot(source: string): string {
   const before = elements.slice(i, delimiter - 1);
   let last: AST.Element | undefined = elements[delimiter - 1];
   // The run may close a group of one alternative (`(www\.)?([^/]+)/`).
-  while ((last?.type === 'CapturingGroup' || last?.type === 'Group') && last.alternatives.length === 1) {
+  while (
+    (last?.type === 'CapturingGroup' || last?.type === 'Group') &&
+    last.alternatives.length === 1
+  ) {
     const inner: AST.Element[] = last.alternatives[0]!.elements;
     before.push(...inner.slice(0, -1));
     last = inner[inner.length - 1];
   }
-  if (last?.type !== 'Quantifier' || last.min !== 1 || last.max !== Infinity || !last.greedy) return source;
+  if (last?.type !== 'Quantifier' || last.min !== 1 || last.max !== Infinity || !last.greedy)
+    return source;
   const cls = last.element;
-  if (cls.type !== 'CharacterClass' || cls.unicodeSets || mayMatchChar(cls, '/') || before.some((el) => mayMatchChar(el, '/'))) return source;
+  if (
+    cls.type !== 'CharacterClass' ||
+    cls.unicodeSets ||
+    mayMatchChar(cls, '/') ||
+    before.some((el) => mayMatchChar(el, '/'))
+  )
+    return source;
   const noDot = classWithoutDot(cls);
   if (noDot === null) return source;
   return `${source.slice(0, last.start)}${cls.raw}*${noDot}${source.slice(last.end)}`;
@@ -263,7 +298,11 @@ function classWithoutDot(cls: AST.CharacterClass): string | null {
     } else if (el.type === 'CharacterClassRange') {
       if (el.min.value <= 0x2e && el.max.value >= 0x2e) return null;
       parts.push(el.raw);
-    } else if (el.type === 'CharacterSet' && (el.kind === 'digit' || el.kind === 'word' || el.kind === 'space') && !el.negate) {
+    } else if (
+      el.type === 'CharacterSet' &&
+      (el.kind === 'digit' || el.kind === 'word' || el.kind === 'space') &&
+      !el.negate
+    ) {
       parts.push(el.raw);
     } else return null;
   }

@@ -20,10 +20,23 @@ interface HostGroup {
 /** Trivial rules of all rulesets by (priority, host shape). */
 function collectGroups(plans: readonly RulesetPlan[]): Map<string, HostGroup> {
   const groups = new Map<string, HostGroup>();
-  const add = (key: string, priority: number, regex: string, literalEnd: HostGroup['literalEnd'], domain: string | null, pattern?: string): void => {
+  const add = (
+    key: string,
+    priority: number,
+    regex: string,
+    literalEnd: HostGroup['literalEnd'],
+    domain: string | null,
+    pattern?: string,
+  ): void => {
     let g = groups.get(key);
     if (!g) {
-      g = { priority, regex, domains: domain === null ? null : new Set(), patterns: [], literalEnd };
+      g = {
+        priority,
+        regex,
+        domains: domain === null ? null : new Set(),
+        patterns: [],
+        literalEnd,
+      };
       groups.set(key, g);
     }
     if (domain !== null) g.domains!.add(domain);
@@ -38,17 +51,37 @@ function collectGroups(plans: readonly RulesetPlan[]): Map<string, HostGroup> {
       }
       for (const suffix of r.upgradeSuffixes ?? []) {
         const labels = suffix.split('.').length;
-        add(`${priority}|S${labels}`, priority, labelCountRegex(labels + 1, labels >= 2, '/'), null, suffix);
+        add(
+          `${priority}|S${labels}`,
+          priority,
+          labelCountRegex(labels + 1, labels >= 2, '/'),
+          null,
+          suffix,
+        );
       }
       for (const { suffix, label } of r.upgradeOneBelow ?? []) {
         const labels = suffix.split('.').length;
-        add(`${priority}|o${labels}|${label}`, priority, oneBelowRegex(labels, label), null, suffix);
+        add(
+          `${priority}|o${labels}|${label}`,
+          priority,
+          oneBelowRegex(labels, label),
+          null,
+          suffix,
+        );
       }
       if (!r.trivial) return;
       for (const t of plan.targets) {
-        if (t.kind === 'exact') add(`${priority}|e${t.labels}`, priority, labelCountRegex(t.labels, false), '^', t.host);
+        if (t.kind === 'exact')
+          add(`${priority}|e${t.labels}`, priority, labelCountRegex(t.labels, false), '^', t.host);
         // `*.x` with a one-label x covers exactly one more label; otherwise any depth.
-        else if (t.kind === 'left') add(`${priority}|l${t.labels}`, priority, labelCountRegex(t.labels + 1, t.labels >= 2), null, t.suffix);
+        else if (t.kind === 'left')
+          add(
+            `${priority}|l${t.labels}`,
+            priority,
+            labelCountRegex(t.labels + 1, t.labels >= 2),
+            null,
+            t.suffix,
+          );
         else add(`${priority}|p`, priority, '', null, null, t.host);
       }
     });
@@ -83,7 +116,10 @@ export function literalGroupKeys(plans: readonly RulesetPlan[], ruleRoom: number
  * the anchor and the separator after the host admit no other host, exactly as the label-count
  * regex does).
  */
-export function trivialGroups(plans: readonly RulesetPlan[], literal: ReadonlySet<string> = new Set()): Planned[] {
+export function trivialGroups(
+  plans: readonly RulesetPlan[],
+  literal: ReadonlySet<string> = new Set(),
+): Planned[] {
   const out: Planned[] = [];
   for (const [key, g] of collectGroups(plans)) {
     if (g.domains && g.literalEnd !== null && literal.has(key)) {
@@ -91,7 +127,11 @@ export function trivialGroups(plans: readonly RulesetPlan[], literal: ReadonlySe
         out.push({
           priority: g.priority,
           action: { type: 'upgradeScheme' },
-          condition: { urlFilter: `|http://${host}${g.literalEnd}`, requestDomains: [host], resourceTypes: [...ALL_RESOURCE_TYPES] },
+          condition: {
+            urlFilter: `|http://${host}${g.literalEnd}`,
+            requestDomains: [host],
+            resourceTypes: [...ALL_RESOURCE_TYPES],
+          },
         });
       }
       continue;
@@ -100,7 +140,11 @@ export function trivialGroups(plans: readonly RulesetPlan[], literal: ReadonlySe
       out.push({
         priority: g.priority,
         action: { type: 'upgradeScheme' },
-        condition: { regexFilter: g.regex, requestDomains: [...g.domains].sort(), resourceTypes: [...ALL_RESOURCE_TYPES] },
+        condition: {
+          regexFilter: g.regex,
+          requestDomains: [...g.domains].sort(),
+          resourceTypes: [...ALL_RESOURCE_TYPES],
+        },
       });
       continue;
     }
@@ -110,7 +154,10 @@ export function trivialGroups(plans: readonly RulesetPlan[], literal: ReadonlySe
       out.push({
         priority: g.priority,
         action: { type: 'upgradeScheme' },
-        condition: { regexFilter: patternHostsRegex(unique.slice(i, i + 8)), resourceTypes: [...ALL_RESOURCE_TYPES] },
+        condition: {
+          regexFilter: patternHostsRegex(unique.slice(i, i + 8)),
+          resourceTypes: [...ALL_RESOURCE_TYPES],
+        },
       });
     }
   }

@@ -62,13 +62,24 @@ export class EntryCollector {
   /** Counts an entry against the limits before its bytes are expanded. Returns whether to read it. */
   admit(rawPath: string, declaredSize: number): string | null {
     this.count++;
-    if (this.count > this.limits.files) throw new LibraryRefused(`more than ${this.limits.files.toLocaleString('en')} files: too many for one library`);
-    if (declaredSize < 0 || !Number.isFinite(declaredSize)) throw new LibraryRefused(`${rawPath}: the archive gives an impossible size`);
+    if (this.count > this.limits.files)
+      throw new LibraryRefused(
+        `more than ${this.limits.files.toLocaleString('en')} files: too many for one library`,
+      );
+    if (declaredSize < 0 || !Number.isFinite(declaredSize))
+      throw new LibraryRefused(`${rawPath}: the archive gives an impossible size`);
     this.total += declaredSize;
-    if (this.total > this.limits.totalBytes) throw new LibraryRefused(`more than ${mb(this.limits.totalBytes)} once unpacked: too large for one library`);
+    if (this.total > this.limits.totalBytes)
+      throw new LibraryRefused(
+        `more than ${mb(this.limits.totalBytes)} once unpacked: too large for one library`,
+      );
     const path = safePath(rawPath);
     if (path === null) {
-      this.contents.problems.push({ file: rawPath, line: 0, message: 'the name leads outside the library (".." or an absolute path); skipped' });
+      this.contents.problems.push({
+        file: rawPath,
+        line: 0,
+        message: 'the name leads outside the library (".." or an absolute path); skipped',
+      });
       return null;
     }
     if (!path.toLowerCase().endsWith('.xml')) {
@@ -76,7 +87,11 @@ export class EntryCollector {
       return null;
     }
     if (declaredSize > this.limits.fileBytes) {
-      this.contents.problems.push({ file: path, line: 0, message: `larger than ${mb(this.limits.fileBytes)}: not a ruleset; skipped` });
+      this.contents.problems.push({
+        file: path,
+        line: 0,
+        message: `larger than ${mb(this.limits.fileBytes)}: not a ruleset; skipped`,
+      });
       return null;
     }
     return path;
@@ -85,7 +100,10 @@ export class EntryCollector {
   /** An entry that is not a file (a link, a device): counted, never read. */
   skip(): void {
     this.count++;
-    if (this.count > this.limits.files) throw new LibraryRefused(`more than ${this.limits.files.toLocaleString('en')} files: too many for one library`);
+    if (this.count > this.limits.files)
+      throw new LibraryRefused(
+        `more than ${this.limits.files.toLocaleString('en')} files: too many for one library`,
+      );
     this.contents.skipped++;
   }
 
@@ -95,7 +113,11 @@ export class EntryCollector {
       this.contents.files.push({ path, text: decodeUtf8(bytes) });
     } catch (err) {
       if (!(err instanceof NotUtf8)) throw err;
-      this.contents.problems.push({ file: path, line: err.line, message: 'not UTF-8 text; skipped' });
+      this.contents.problems.push({
+        file: path,
+        line: err.line,
+        message: 'not UTF-8 text; skipped',
+      });
     }
   }
 }

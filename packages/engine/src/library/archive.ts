@@ -1,5 +1,12 @@
 import { fflateModule } from './fflate-module.js';
-import { EntryCollector, type ArchiveContents, LIBRARY_LIMITS, LibraryRefused, type Limits, mb } from './archive-entries.js';
+import {
+  EntryCollector,
+  type ArchiveContents,
+  LIBRARY_LIMITS,
+  LibraryRefused,
+  type Limits,
+  mb,
+} from './archive-entries.js';
 import { readZip } from './archive-zip.js';
 
 /**
@@ -10,7 +17,14 @@ import { readZip } from './archive-zip.js';
 export type ArchiveKind = 'zip' | 'gzip' | 'tar';
 
 export function archiveKind(bytes: Uint8Array): ArchiveKind | null {
-  if (bytes.length >= 4 && bytes[0] === 0x50 && bytes[1] === 0x4b && bytes[2] === 0x03 && bytes[3] === 0x04) return 'zip';
+  if (
+    bytes.length >= 4 &&
+    bytes[0] === 0x50 &&
+    bytes[1] === 0x4b &&
+    bytes[2] === 0x03 &&
+    bytes[3] === 0x04
+  )
+    return 'zip';
   if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) return 'gzip';
   if (bytes.length >= 512 && ascii(bytes, 257, 5) === 'ustar') return 'tar';
   return null;
@@ -25,7 +39,8 @@ export function readArchive(bytes: Uint8Array, limits: Limits = LIBRARY_LIMITS):
       break;
     case 'gzip': {
       const tar = gunzipBounded(bytes, limits.totalBytes + 1024 * 1024);
-      if (archiveKind(tar) !== 'tar') throw new LibraryRefused('the .gz file does not hold a tar archive');
+      if (archiveKind(tar) !== 'tar')
+        throw new LibraryRefused('the .gz file does not hold a tar archive');
       readTar(tar, collector);
       break;
     }
@@ -45,16 +60,23 @@ export function gunzipBounded(bytes: Uint8Array, max: number): Uint8Array {
   let ended = false;
   const stream = new (fflateModule().Gunzip)((chunk, final) => {
     size += chunk.length;
-    if (size > max) throw new LibraryRefused(`more than ${mb(max)} once unpacked: too large for one library`);
+    if (size > max)
+      throw new LibraryRefused(`more than ${mb(max)} once unpacked: too large for one library`);
     chunks.push(chunk);
     if (final) ended = true;
   });
   const STEP = 64 * 1024;
   try {
-    for (let off = 0; off < bytes.length; off += STEP) stream.push(bytes.subarray(off, Math.min(bytes.length, off + STEP)), off + STEP >= bytes.length);
+    for (let off = 0; off < bytes.length; off += STEP)
+      stream.push(
+        bytes.subarray(off, Math.min(bytes.length, off + STEP)),
+        off + STEP >= bytes.length,
+      );
   } catch (e) {
     if (e instanceof LibraryRefused) throw e;
-    throw new LibraryRefused(`the .gz file is damaged (${e instanceof Error ? e.message : String(e)})`);
+    throw new LibraryRefused(
+      `the .gz file is damaged (${e instanceof Error ? e.message : String(e)})`,
+    );
   }
   if (!ended) throw new LibraryRefused('the .gz file is cut short');
   const out = new Uint8Array(size);
@@ -76,10 +98,14 @@ function ascii(bytes: Uint8Array, start: number, length: number): string {
 }
 
 function octal(bytes: Uint8Array, start: number, length: number, what: string): number {
-  if (((bytes[start] as number) & 0x80) !== 0) throw new LibraryRefused(`the tar archive gives a ${what} in binary form, too large for a ruleset library`);
+  if (((bytes[start] as number) & 0x80) !== 0)
+    throw new LibraryRefused(
+      `the tar archive gives a ${what} in binary form, too large for a ruleset library`,
+    );
   const text = ascii(bytes, start, length).trim();
   if (text === '') return 0;
-  if (!/^[0-7]+$/.test(text)) throw new LibraryRefused(`the tar archive is damaged (a ${what} is not a number)`);
+  if (!/^[0-7]+$/.test(text))
+    throw new LibraryRefused(`the tar archive is damaged (a ${what} is not a number)`);
   return parseInt(text, 8);
 }
 
@@ -99,7 +125,8 @@ export function readTar(bytes: Uint8Array, collector: EntryCollector): void {
     const stored = octal(header, 148, 8, 'checksum');
     let sum = 0;
     for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 32 : (header[i] as number);
-    if (sum !== stored) throw new LibraryRefused(`the tar archive is damaged (bad header at byte ${off})`);
+    if (sum !== stored)
+      throw new LibraryRefused(`the tar archive is damaged (bad header at byte ${off})`);
     const size = octal(header, 124, 12, 'size');
     const type = String.fromCharCode(header[156] as number);
     const prefix = ascii(header, 345, 155);
@@ -108,7 +135,10 @@ export function readTar(bytes: Uint8Array, collector: EntryCollector): void {
     const isFile = type === '0' || type === '\0' || type === '7';
     // Counted against the limits first, so a huge declared size is refused as too large.
     const path = isFile ? collector.admit(name, size) : null;
-    if (dataStart + size > bytes.length) throw new LibraryRefused(`the tar archive is cut short (${name} declares a size of ${size}, more than is left)`);
+    if (dataStart + size > bytes.length)
+      throw new LibraryRefused(
+        `the tar archive is cut short (${name} declares a size of ${size}, more than is left)`,
+      );
     if (isFile) {
       if (path !== null) collector.add(path, bytes.subarray(dataStart, dataStart + size));
     } else if (type !== '5' && type !== 'x' && type !== 'g' && type !== 'L' && type !== 'K') {

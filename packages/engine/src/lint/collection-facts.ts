@@ -7,12 +7,14 @@ const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', a
 
 function decode(value: string): string {
   if (!value.includes('&')) return value;
-  return value.replace(ENTITY, (_, hex: string | undefined, dec: string | undefined, name: string | undefined) =>
-    hex !== undefined
-      ? String.fromCodePoint(parseInt(hex, 16))
-      : dec !== undefined
-        ? String.fromCodePoint(parseInt(dec, 10))
-        : (NAMED[name as string] as string),
+  return value.replace(
+    ENTITY,
+    (_, hex: string | undefined, dec: string | undefined, name: string | undefined) =>
+      hex !== undefined
+        ? String.fromCodePoint(parseInt(hex, 16))
+        : dec !== undefined
+          ? String.fromCodePoint(parseInt(dec, 10))
+          : (NAMED[name as string] as string),
   );
 }
 

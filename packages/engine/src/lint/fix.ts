@@ -39,7 +39,8 @@ interface ElementSpan {
   attributes: Map<string, { start: number; end: number; raw: string }>;
 }
 
-const MARKUP = /<!--[\s\S]*?-->|<([A-Za-z_][\w.-]*)\b((?:[^>"']|"[^"]*"|'[^']*')*?)(\/?)>(?:\s*<\/\1\s*>)?/g;
+const MARKUP =
+  /<!--[\s\S]*?-->|<([A-Za-z_][\w.-]*)\b((?:[^>"']|"[^"]*"|'[^']*')*?)(\/?)>(?:\s*<\/\1\s*>)?/g;
 const ATTRIBUTE = /([A-Za-z_][\w.-]*)(\s*=\s*)(?:"([^"]*)"|'([^']*)')/g;
 
 /** The ruleset's child elements in document order, outside comments. */
@@ -55,15 +56,27 @@ function elementSpans(xml: string): ElementSpan[] {
       const start = attrsOffset + a.index + (a[1] as string).length + (a[2] as string).length + 1;
       attributes.set(a[1] as string, { start, end: start + raw.length, raw });
     }
-    spans.push({ name: m[1], start: m.index, end: m.index + m[0].length, ...position(starts, m.index), attributes });
+    spans.push({
+      name: m[1],
+      start: m.index,
+      end: m.index + m[0].length,
+      ...position(starts, m.index),
+      attributes,
+    });
   }
   return spans;
 }
 
 /** The span of a model element, when the scan and the parser agree on where it is. */
-function spanOf(spans: readonly ElementSpan[], name: string, loc: SourceLocation | undefined): ElementSpan | null {
+function spanOf(
+  spans: readonly ElementSpan[],
+  name: string,
+  loc: SourceLocation | undefined,
+): ElementSpan | null {
   if (loc === undefined) return null;
-  return spans.find((s) => s.name === name && s.line === loc.line && s.column === loc.column) ?? null;
+  return (
+    spans.find((s) => s.name === name && s.line === loc.line && s.column === loc.column) ?? null
+  );
 }
 
 /** Every host an `^http://…/` pattern's host part can match, when it is a finite list of literals. */
@@ -141,8 +154,11 @@ function removal(xml: string, span: ElementSpan): FixEdit {
   const lineStart = xml.lastIndexOf('\n', span.start - 1) + 1;
   const newline = xml.indexOf('\n', span.end);
   const lineEnd = newline === -1 ? xml.length : newline + 1;
-  const alone = xml.slice(lineStart, span.start).trim() === '' && xml.slice(span.end, lineEnd).trim() === '';
-  return alone ? { start: lineStart, end: lineEnd, text: '' } : { start: span.start, end: span.end, text: '' };
+  const alone =
+    xml.slice(lineStart, span.start).trim() === '' && xml.slice(span.end, lineEnd).trim() === '';
+  return alone
+    ? { start: lineStart, end: lineEnd, text: '' }
+    : { start: span.start, end: span.end, text: '' };
 }
 
 /** Offsets of `.` in the host part that stand alone (not `.*`, `.+`): meant as a literal dot. */
@@ -153,8 +169,10 @@ function bareHostDots(source: string): number[] {
   if (host === null) return [];
   const found: number[] = [];
   const visit = (node: AST.Node): void => {
-    if (node.type === 'CharacterSet' && node.kind === 'any' && node.parent.type === 'Alternative') found.push(node.start);
-    if (node.type === 'Group' || node.type === 'CapturingGroup') for (const alt of node.alternatives) alt.elements.forEach(visit);
+    if (node.type === 'CharacterSet' && node.kind === 'any' && node.parent.type === 'Alternative')
+      found.push(node.start);
+    if (node.type === 'Group' || node.type === 'CapturingGroup')
+      for (const alt of node.alternatives) alt.elements.forEach(visit);
   };
   host.elements.forEach(visit);
   return found;
@@ -162,7 +180,10 @@ function bareHostDots(source: string): number[] {
 
 /** The URLs a ruleset states it is for: its tests and the implied `http://TARGET/`. */
 function ownTestUrls(ruleset: Ruleset): string[] {
-  return [...ruleset.tests.map((t) => t.url), ...ruleset.targets.filter((t) => !t.host.includes('*')).map((t) => `http://${t.host}/`)];
+  return [
+    ...ruleset.tests.map((t) => t.url),
+    ...ruleset.targets.filter((t) => !t.host.includes('*')).map((t) => `http://${t.host}/`),
+  ];
 }
 
 function applyEdits(xml: string, edits: readonly FixEdit[]): string {
@@ -179,7 +200,10 @@ function applyEdits(xml: string, edits: readonly FixEdit[]): string {
 function sameResults(before: Ruleset, after: Ruleset, urls: readonly string[]): boolean {
   const a = createEngine([{ ...before, defaultOff: undefined, platform: undefined }]);
   const b = createEngine([{ ...after, defaultOff: undefined, platform: undefined }]);
-  const result = (engine: ReturnType<typeof createEngine>, url: string): string | null | 'error' => {
+  const result = (
+    engine: ReturnType<typeof createEngine>,
+    url: string,
+  ): string | null | 'error' => {
     try {
       return engine.rewrite(url);
     } catch {
@@ -208,7 +232,11 @@ export function fixRuleset(xml: string, file: string): FixResult {
   if (rules !== null && ruleSpans.every((s) => s !== null)) {
     const [first, ...rest] = ruleSpans as ElementSpan[];
     const edits: FixEdit[] = [
-      { start: (first as ElementSpan).start, end: (first as ElementSpan).end, text: '<rule from="^http:" to="https:" />' },
+      {
+        start: (first as ElementSpan).start,
+        end: (first as ElementSpan).end,
+        text: '<rule from="^http:" to="https:" />',
+      },
       ...rest.map((s) => removal(xml, s)),
     ];
     candidates.push({
@@ -219,8 +247,19 @@ export function fixRuleset(xml: string, file: string): FixResult {
     });
   } else {
     const patterns: [string, string, SourceLocation | undefined, string][] = [
-      ...ruleset.rules.map((r) => ['rule', 'from', r.loc, r.from] as [string, string, SourceLocation | undefined, string]),
-      ...ruleset.exclusions.map((e) => ['exclusion', 'pattern', e.loc, e.pattern] as [string, string, SourceLocation | undefined, string]),
+      ...ruleset.rules.map(
+        (r) =>
+          ['rule', 'from', r.loc, r.from] as [string, string, SourceLocation | undefined, string],
+      ),
+      ...ruleset.exclusions.map(
+        (e) =>
+          ['exclusion', 'pattern', e.loc, e.pattern] as [
+            string,
+            string,
+            SourceLocation | undefined,
+            string,
+          ],
+      ),
     ];
     for (const [name, attr, loc, source] of patterns) {
       const span = spanOf(spans, name, loc);
@@ -243,9 +282,16 @@ export function fixRuleset(xml: string, file: string): FixResult {
     const edits: FixEdit[] = [];
     for (const attr of ['host', 'name']) {
       const value = span.attributes.get(attr);
-      if (value !== undefined && (value.raw === '.' || value.raw === '.*')) edits.push({ start: value.start, end: value.end, text: '.+' });
+      if (value !== undefined && (value.raw === '.' || value.raw === '.*'))
+        edits.push({ start: value.start, end: value.end, text: '.+' });
     }
-    if (edits.length > 0) candidates.push({ code: 'securecookie-any', line: span.line, message: 'securecookie: write ".+" for "any"', edits });
+    if (edits.length > 0)
+      candidates.push({
+        code: 'securecookie-any',
+        line: span.line,
+        message: 'securecookie: write ".+" for "any"',
+        edits,
+      });
   }
 
   const urls = ownTestUrls(ruleset);

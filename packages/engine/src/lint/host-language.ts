@@ -69,7 +69,8 @@ function maskOfElement(raw: string): CharMask {
     return ANY;
   }
   let m = 0n;
-  for (let i = 0; i < ALPHABET.length; i++) if (re.test(ALPHABET[i] as string)) m |= 1n << BigInt(i);
+  for (let i = 0; i < ALPHABET.length; i++)
+    if (re.test(ALPHABET[i] as string)) m |= 1n << BigInt(i);
   return m;
 }
 
@@ -80,7 +81,11 @@ function buildElements(b: Builder, elements: readonly AST.Element[], from: numbe
   return at;
 }
 
-function buildAlternatives(b: Builder, alternatives: readonly AST.Alternative[], from: number): number {
+function buildAlternatives(
+  b: Builder,
+  alternatives: readonly AST.Alternative[],
+  from: number,
+): number {
   const end = b.state();
   for (const alt of alternatives) b.epsilon(buildElements(b, alt.elements, from), end);
   return end;
@@ -256,7 +261,11 @@ export type HostReach =
  * Whether a closed host part (`elements`, whose source is `hostSource`) can match a host that
  * one of `targets` covers. `hostRe` is the real host-part regex anchored at both ends.
  */
-export function hostReach(elements: readonly AST.Element[], hostRe: { test(input: string): boolean }, targets: readonly string[]): HostReach {
+export function hostReach(
+  elements: readonly AST.Element[],
+  hostRe: { test(input: string): boolean },
+  targets: readonly string[],
+): HostReach {
   let hostAutomaton: Automaton;
   try {
     hostAutomaton = hostPartAutomaton(elements);
@@ -267,7 +276,9 @@ export function hostReach(elements: readonly AST.Element[], hostRe: { test(input
   const targetSet = new Set(targets);
   // Without a `:` the host part cannot match a port, so a plain target is one string to test.
   const colon = maskOf(':');
-  const portFree = hostAutomaton.edges.every((edges) => edges.every(([mask]) => (mask & colon) === 0n));
+  const portFree = hostAutomaton.edges.every((edges) =>
+    edges.every(([mask]) => (mask & colon) === 0n),
+  );
   let unsure = false;
   let budget = TOTAL_BUDGET;
   for (const target of targets) {
@@ -287,7 +298,8 @@ export function hostReach(elements: readonly AST.Element[], hostRe: { test(input
       continue;
     }
     const name = found.replace(/:\d*$/, '');
-    if (hostRe.test(found) && coveringTarget(name, targetSet) !== null) return { kind: 'reachable', host: name };
+    if (hostRe.test(found) && coveringTarget(name, targetSet) !== null)
+      return { kind: 'reachable', host: name };
     // The over-approximation found a host the real regex rejects (a lookaround, say): no proof.
     unsure = true;
   }

@@ -32,7 +32,11 @@ export interface LintResult {
 }
 
 export function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
-  return a.file < b.file ? -1 : a.file > b.file ? 1 : a.line - b.line || a.column - b.column || (a.code < b.code ? -1 : a.code > b.code ? 1 : 0);
+  return a.file < b.file
+    ? -1
+    : a.file > b.file
+      ? 1
+      : a.line - b.line || a.column - b.column || (a.code < b.code ? -1 : a.code > b.code ? 1 : 0);
 }
 
 /**
@@ -43,11 +47,17 @@ export function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
 export function lintRulesetSource(xml: string, file: string): LintResult {
   const parsed = parseRulesetXml(xml, file);
   const diagnostics = [...parsed.diagnostics];
-  if (!parsed.diagnostics.some((d) => d.code === 'xml-syntax')) diagnostics.push(...lintStructure(xml, file));
+  if (!parsed.diagnostics.some((d) => d.code === 'xml-syntax'))
+    diagnostics.push(...lintStructure(xml, file));
   if (parsed.ruleset !== null) diagnostics.push(...lintRuleset(parsed.ruleset));
   const declared = suppressionsOf(xml, file);
   diagnostics.push(...declared.diagnostics);
   const { kept, suppressed } = applySuppressions(diagnostics, declared.suppressions);
   kept.sort(compareDiagnostics);
-  return { ruleset: parsed.ruleset, diagnostics: kept, suppressions: declared.suppressions, suppressed };
+  return {
+    ruleset: parsed.ruleset,
+    diagnostics: kept,
+    suppressions: declared.suppressions,
+    suppressed,
+  };
 }

@@ -64,19 +64,34 @@ export function hostPartOf(source: string, pattern: AST.Pattern): HostPart | nul
   for (let i = first; i < elements.length; i++) {
     const el = elements[i] as AST.Element;
     if (isSlash(el)) {
-      return { source: source.slice(prefix.length, el.start), elements: host, start: prefix.length, closed: true };
+      return {
+        source: source.slice(prefix.length, el.start),
+        elements: host,
+        start: prefix.length,
+        closed: true,
+      };
     }
     host.push(el);
   }
   // No top-level `/`: if one hides inside a group, host and path cannot be told apart.
   if (host.some((el) => el.raw.includes('/'))) return null;
-  return { source: source.slice(prefix.length), elements: host, start: prefix.length, closed: false };
+  return {
+    source: source.slice(prefix.length),
+    elements: host,
+    start: prefix.length,
+    closed: false,
+  };
 }
 
 /** A top-level `/` or `/+` (some rules accept repeated slashes) ends the host part. */
 function isSlash(el: AST.Element): boolean {
   if (el.type === 'Character') return el.value === 0x2f;
-  return el.type === 'Quantifier' && el.min >= 1 && el.element.type === 'Character' && el.element.value === 0x2f;
+  return (
+    el.type === 'Quantifier' &&
+    el.min >= 1 &&
+    el.element.type === 'Character' &&
+    el.element.value === 0x2f
+  );
 }
 
 /** Offsets of unescaped `.` (any character) inside the given elements, outside character classes. */

@@ -1,8 +1,21 @@
 import type { AST } from '@eslint-community/regexpp';
-import { isTrivialRule, TRIVIAL_FROM, type Diagnostic, type Rule, type Ruleset } from '../model/ruleset.js';
+import {
+  isTrivialRule,
+  TRIVIAL_FROM,
+  type Diagnostic,
+  type Rule,
+  type Ruleset,
+} from '../model/ruleset.js';
 import { registrableDomain } from '../psl/public-suffix.js';
 import { diagnosticAt } from './diagnostic.js';
-import { countCapturingGroups, hostPartOf, parsePattern, samplesOf, unescapedDots, type HostPart } from './regex-ast.js';
+import {
+  countCapturingGroups,
+  hostPartOf,
+  parsePattern,
+  samplesOf,
+  unescapedDots,
+  type HostPart,
+} from './regex-ast.js';
 import { fragmentDependentGroups } from '../regex/fragment-groups.js';
 import { dollarUses } from '../regex/replacement.js';
 import { coveringTarget } from './target-match.js';
@@ -17,7 +30,11 @@ function compile(source: string): RulesetRegex | null {
 const WILDCARD_FILLERS = ['www', 'a', 'x', 'cdn', 'static', '0', 'a.a', 'www.a'];
 
 /** Host names (without port) that a host part may match and that the ruleset's targets reach. */
-function reachableHosts(host: HostPart, ruleset: Ruleset, targetSet: ReadonlySet<string>): string[] {
+function reachableHosts(
+  host: HostPart,
+  ruleset: Ruleset,
+  targetSet: ReadonlySet<string>,
+): string[] {
   if (host.source === '' || /\\[1-9]|\\k</.test(host.source)) return [];
   const hostRe = compile(`^(?:${host.source})${host.closed ? '$' : ''}`);
   if (hostRe === null) return [];
@@ -49,7 +66,11 @@ function reachableHosts(host: HostPart, ruleset: Ruleset, targetSet: ReadonlySet
  * Hosts the host part reaches: the quick samples first, then, when they find none, the exact
  * decision of host-language.ts. Null when no verdict is possible (too complex, lookarounds).
  */
-function reachOf(host: HostPart, ruleset: Ruleset, targetSet: ReadonlySet<string>): string[] | null {
+function reachOf(
+  host: HostPart,
+  ruleset: Ruleset,
+  targetSet: ReadonlySet<string>,
+): string[] | null {
   const quick = reachableHosts(host, ruleset, targetSet);
   if (quick.length > 0) return quick;
   const hostRe = compile(`^(?:${host.source})$`);
@@ -61,7 +82,13 @@ function reachOf(host: HostPart, ruleset: Ruleset, targetSet: ReadonlySet<string
 /** Whether the host part could be analysed at all (otherwise reachability is not judged). */
 function analysable(host: HostPart | null): host is HostPart {
   // An open host part (`^http://blog\.` with no `/`) only constrains a prefix of the host.
-  return host !== null && host.closed && host.source !== '' && !/\\[1-9]|\\k</.test(host.source) && compile(`^(?:${host.source})`) !== null;
+  return (
+    host !== null &&
+    host.closed &&
+    host.source !== '' &&
+    !/\\[1-9]|\\k</.test(host.source) &&
+    compile(`^(?:${host.source})`) !== null
+  );
 }
 
 function pathSamples(pattern: AST.Pattern, host: HostPart): string[] {
@@ -80,7 +107,13 @@ function factsOf(source: string): PatternFacts {
   return { pattern, host: pattern === null ? null : hostPartOf(source, pattern) };
 }
 
-function lintDots(source: string, facts: PatternFacts, what: string, at: Rule['loc'], out: Diagnostic[]): void {
+function lintDots(
+  source: string,
+  facts: PatternFacts,
+  what: string,
+  at: Rule['loc'],
+  out: Diagnostic[],
+): void {
   if (facts.host === null) return;
   const dots = unescapedDots(facts.host.elements);
   if (dots.length === 0) return;
@@ -102,11 +135,25 @@ function lintFrom(rule: Rule, out: Diagnostic[]): void {
       : rule.from.startsWith('http')
         ? '; it lacks the leading "^"'
         : '';
-    out.push(diagnosticAt(rule.loc, 'error', 'from-prefix', `from "${rule.from}" must be "^http:" or start with "^http://"${hint}`));
+    out.push(
+      diagnosticAt(
+        rule.loc,
+        'error',
+        'from-prefix',
+        `from "${rule.from}" must be "^http:" or start with "^http://"${hint}`,
+      ),
+    );
     return;
   }
   if (!rule.from.slice('^http://'.length).includes('/')) {
-    out.push(diagnosticAt(rule.loc, 'error', 'from-prefix', `from "${rule.from}" must end its host part with "/" (e.g. "^http://example\\.com/")`));
+    out.push(
+      diagnosticAt(
+        rule.loc,
+        'error',
+        'from-prefix',
+        `from "${rule.from}" must end its host part with "/" (e.g. "^http://example\\.com/")`,
+      ),
+    );
   }
 }
 
@@ -123,7 +170,9 @@ function lintTo(rule: Rule, groupCount: number | null, out: Diagnostic[]): void 
       );
     }
   } else if (!/^https:\/\/[^/\s\\]*\/[^\s\\]*$/.test(rule.to)) {
-    const why = !rule.to.startsWith('https://') ? 'must be "https:" or start with "https://"' : 'must contain a host and a "/" and no spaces or backslashes';
+    const why = !rule.to.startsWith('https://')
+      ? 'must be "https:" or start with "https://"'
+      : 'must contain a host and a "/" and no spaces or backslashes';
     out.push(diagnosticAt(rule.loc, 'error', 'to-prefix', `to "${rule.to}" ${why}`));
   }
   if (groupCount === null) return;
@@ -153,7 +202,12 @@ function lintTo(rule: Rule, groupCount: number | null, out: Diagnostic[]): void 
       );
     } else if (use.kind === 'literal' && use.text !== '$$') {
       out.push(
-        diagnosticAt(rule.loc, 'warning', 'to-literal-dollar', `to "${rule.to}" has "${use.text}", which is not a group reference; "$" is inserted literally`),
+        diagnosticAt(
+          rule.loc,
+          'warning',
+          'to-literal-dollar',
+          `to "${rule.to}" has "${use.text}", which is not a group reference; "$" is inserted literally`,
+        ),
       );
     } else if (use.kind === 'special') {
       out.push(
@@ -172,7 +226,13 @@ function lintTo(rule: Rule, groupCount: number | null, out: Diagnostic[]): void 
  * Notes (as info: nearly always intended, e.g. a CDN or a `www` move across domains) when a rule
  * sends a host to a different registrable domain, naming the new one for the reviewers.
  */
-function lintDomainChange(rule: Rule, re: RulesetRegex, facts: PatternFacts, hosts: string[], out: Diagnostic[]): void {
+function lintDomainChange(
+  rule: Rule,
+  re: RulesetRegex,
+  facts: PatternFacts,
+  hosts: string[],
+  out: Diagnostic[],
+): void {
   if (facts.pattern === null || facts.host === null || rule.to === 'https:') return;
   const paths = pathSamples(facts.pattern, facts.host);
   for (const host of hosts) {
@@ -186,7 +246,14 @@ function lintDomainChange(rule: Rule, re: RulesetRegex, facts: PatternFacts, hos
       try {
         newHost = new URL(rewritten).hostname;
       } catch {
-        out.push(diagnosticAt(rule.loc, 'error', 'to-invalid-url', `rule rewrites ${url} to "${rewritten}", which is not a valid URL`));
+        out.push(
+          diagnosticAt(
+            rule.loc,
+            'error',
+            'to-invalid-url',
+            `rule rewrites ${url} to "${rewritten}", which is not a valid URL`,
+          ),
+        );
         return;
       }
       const to = registrableDomain(newHost);
@@ -309,13 +376,38 @@ export function lintRulesAndPatterns(ruleset: Ruleset): Diagnostic[] {
     } catch {
       url = null;
     }
-    if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:') || test.url.includes('\\')) {
-      out.push(diagnosticAt(test.loc, 'error', 'test-url', `test url "${test.url}" is not an absolute http URL`));
+    if (
+      url === null ||
+      (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+      test.url.includes('\\')
+    ) {
+      out.push(
+        diagnosticAt(
+          test.loc,
+          'error',
+          'test-url',
+          `test url "${test.url}" is not an absolute http URL`,
+        ),
+      );
     } else if (url.protocol === 'https:') {
-      out.push(diagnosticAt(test.loc, 'warning', 'test-url', `test url "${test.url}" is https; rules only rewrite http URLs, so it tests nothing`));
+      out.push(
+        diagnosticAt(
+          test.loc,
+          'warning',
+          'test-url',
+          `test url "${test.url}" is https; rules only rewrite http URLs, so it tests nothing`,
+        ),
+      );
     } else if (/^http:\/\/[^/?#]*(?:[?#]|$)/i.test(test.url)) {
       // Browsers add the "/" (so the test still works), but the file should say what is tested.
-      out.push(diagnosticAt(test.loc, 'warning', 'test-url-slash', `test url "${test.url}" has no "/" after the host; write "${url.href}"`));
+      out.push(
+        diagnosticAt(
+          test.loc,
+          'warning',
+          'test-url-slash',
+          `test url "${test.url}" has no "/" after the host; write "${url.href}"`,
+        ),
+      );
     }
   }
   return out;

@@ -18,7 +18,13 @@ const KNOWN_ATTRIBUTES: Record<string, readonly string[]> = {
  */
 export function lintStructure(xml: string, file: string): Diagnostic[] {
   const found: Diagnostic[] = [];
-  const report = (severity: Diagnostic['severity'], code: string, message: string, line: number, column: number): void => {
+  const report = (
+    severity: Diagnostic['severity'],
+    code: string,
+    message: string,
+    line: number,
+    column: number,
+  ): void => {
     found.push({ severity, code, message, file, line, column });
   };
   let depth = 0;
@@ -56,15 +62,34 @@ export function lintStructure(xml: string, file: string): Diagnostic[] {
     if (known === undefined || depth > 2) return;
     for (const name of Object.keys(attributes)) {
       if (!known.includes(name)) {
-        report('error', 'unknown-attribute', `<${tag.name}> has unknown attribute ${name}= (allowed: ${known.join(', ')})`, tagLine, tagColumn);
+        report(
+          'error',
+          'unknown-attribute',
+          `<${tag.name}> has unknown attribute ${name}= (allowed: ${known.join(', ')})`,
+          tagLine,
+          tagColumn,
+        );
       }
     }
     if (tag.name !== 'ruleset' || depth !== 1) return;
     const { name, platform } = attributes;
     const defaultOff = attributes['default_off'];
-    if (name !== undefined && name.trim() === '') report('error', 'empty-name', '<ruleset> name is empty; users toggle rulesets by name', tagLine, tagColumn);
+    if (name !== undefined && name.trim() === '')
+      report(
+        'error',
+        'empty-name',
+        '<ruleset> name is empty; users toggle rulesets by name',
+        tagLine,
+        tagColumn,
+      );
     if (platform !== undefined && platform !== 'mixedcontent') {
-      report('error', 'platform-value', `platform="${platform}" is not allowed; the only platform is "mixedcontent"`, tagLine, tagColumn);
+      report(
+        'error',
+        'platform-value',
+        `platform="${platform}" is not allowed; the only platform is "mixedcontent"`,
+        tagLine,
+        tagColumn,
+      );
     }
     if (defaultOff !== undefined && defaultOff.trim() === '') {
       report(
@@ -110,7 +135,13 @@ export function lintStructure(xml: string, file: string): Diagnostic[] {
     );
   });
   parser.on('cdata', () => {
-    report('error', 'text-content', 'CDATA section inside <ruleset>; only elements (and comments) are allowed', parser.line, parser.column + 1);
+    report(
+      'error',
+      'text-content',
+      'CDATA section inside <ruleset>; only elements (and comments) are allowed',
+      parser.line,
+      parser.column + 1,
+    );
   });
   try {
     parser.write(xml).close();

@@ -28,7 +28,10 @@ function positionOf(xml: string, offset: number): { line: number; column: number
  * reviewer can judge it. Comments are ignored by the parser and the engine, so a suppression
  * changes nothing about what the ruleset does.
  */
-export function suppressionsOf(xml: string, file: string): { suppressions: Suppression[]; diagnostics: Diagnostic[] } {
+export function suppressionsOf(
+  xml: string,
+  file: string,
+): { suppressions: Suppression[]; diagnostics: Diagnostic[] } {
   const suppressions: Suppression[] = [];
   const diagnostics: Diagnostic[] = [];
   for (const match of xml.matchAll(COMMENT)) {
@@ -42,7 +45,8 @@ export function suppressionsOf(xml: string, file: string): { suppressions: Suppr
       diagnostics.push({
         severity: 'error',
         code: 'suppression-reason',
-        message: 'write a suppression as <!-- httpsify-ignore code: reason -->, naming the finding code(s) and why the finding does not apply',
+        message:
+          'write a suppression as <!-- httpsify-ignore code: reason -->, naming the finding code(s) and why the finding does not apply',
         file,
         line,
         column,
@@ -56,10 +60,14 @@ export function suppressionsOf(xml: string, file: string): { suppressions: Suppr
 }
 
 /** Splits findings into those kept and those a suppression of their file hides. */
-export function applySuppressions(diagnostics: readonly Diagnostic[], suppressions: readonly Suppression[]): { kept: Diagnostic[]; suppressed: Diagnostic[] } {
+export function applySuppressions(
+  diagnostics: readonly Diagnostic[],
+  suppressions: readonly Suppression[],
+): { kept: Diagnostic[]; suppressed: Diagnostic[] } {
   const codes = new Set(suppressions.flatMap((s) => s.codes));
   const kept: Diagnostic[] = [];
   const suppressed: Diagnostic[] = [];
-  for (const d of diagnostics) (codes.has(d.code) && d.code !== 'suppression-reason' ? suppressed : kept).push(d);
+  for (const d of diagnostics)
+    (codes.has(d.code) && d.code !== 'suppression-reason' ? suppressed : kept).push(d);
   return { kept, suppressed };
 }

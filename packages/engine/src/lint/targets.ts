@@ -17,7 +17,13 @@ const PUNYCODE_LABEL = /^xn--[a-z0-9-]+$/;
  * Special-use top-level names (RFC 6761, RFC 7686) that no public suffix list carries but that
  * are not private-network names: reserved for tests and examples, or Tor's onion services.
  */
-const SPECIAL_USE_TLDS: ReadonlySet<string> = new Set(['test', 'example', 'invalid', 'localhost', 'onion']);
+const SPECIAL_USE_TLDS: ReadonlySet<string> = new Set([
+  'test',
+  'example',
+  'invalid',
+  'localhost',
+  'onion',
+]);
 
 /** The ASCII (punycode) form of a host written in Unicode, when WHATWG URL accepts it. */
 function asciiForm(host: string): string | null {
@@ -40,7 +46,11 @@ function lintTarget(target: Target, ruleset: Ruleset): Diagnostic[] {
     return out;
   }
   if (/:\d*$/.test(host)) {
-    add('error', 'target-port', `target "${host}" has a port; targets are host names only (rules see every port)`);
+    add(
+      'error',
+      'target-port',
+      `target "${host}" has a port; targets are host names only (rules see every port)`,
+    );
     return out;
   }
   if (host.includes('/')) {
@@ -48,32 +58,56 @@ function lintTarget(target: Target, ruleset: Ruleset): Diagnostic[] {
     return out;
   }
   if (host.endsWith('.')) {
-    add('error', 'target-trailing-dot', `target "${host}" ends with a dot; write "${host.replace(/\.+$/, '')}"`);
+    add(
+      'error',
+      'target-trailing-dot',
+      `target "${host}" ends with a dot; write "${host.replace(/\.+$/, '')}"`,
+    );
     return out;
   }
   if (host !== host.toLowerCase()) {
-    add('error', 'target-case', `target "${host}" has upper-case letters; host names are matched lower-case: "${host.toLowerCase()}"`);
+    add(
+      'error',
+      'target-case',
+      `target "${host}" has upper-case letters; host names are matched lower-case: "${host.toLowerCase()}"`,
+    );
     return out;
   }
   // eslint-disable-next-line no-control-regex -- the ASCII range, NUL included
   if (/[^\x00-\x7f]/.test(host)) {
     const ascii = asciiForm(host);
-    add('error', 'target-non-ascii', `target "${host}" is not ASCII; write it in punycode${ascii !== null ? `: "${ascii}"` : ''}`);
+    add(
+      'error',
+      'target-non-ascii',
+      `target "${host}" is not ASCII; write it in punycode${ascii !== null ? `: "${ascii}"` : ''}`,
+    );
     return out;
   }
   const labels = host.split('.');
   const stars = labels.filter((l) => l === '*').length;
   for (const label of labels) {
     if (label === '') {
-      add('error', 'target-empty-label', `target "${host}" has an empty label (two dots in a row or a leading dot)`);
+      add(
+        'error',
+        'target-empty-label',
+        `target "${host}" has an empty label (two dots in a row or a leading dot)`,
+      );
       return out;
     }
     if (label !== '*' && label.includes('*')) {
-      add('error', 'target-wildcard', `target "${host}": "*" must be a whole label, as in "*.example.com" (here "${label}")`);
+      add(
+        'error',
+        'target-wildcard',
+        `target "${host}": "*" must be a whole label, as in "*.example.com" (here "${label}")`,
+      );
       return out;
     }
     if (label !== '*' && !LABEL.test(label)) {
-      add('error', 'target-chars', `target "${host}": label "${label}" may only hold a-z, 0-9, "_" and "-"`);
+      add(
+        'error',
+        'target-chars',
+        `target "${host}": label "${label}" may only hold a-z, 0-9, "_" and "-"`,
+      );
       return out;
     }
     if (label.startsWith('xn--') && !PUNYCODE_LABEL.test(label)) {
@@ -82,11 +116,19 @@ function lintTarget(target: Target, ruleset: Ruleset): Diagnostic[] {
     }
   }
   if (stars > 1) {
-    add('error', 'target-wildcard', `target "${host}" has ${stars} wildcards; a target may hold at most one "*"`);
+    add(
+      'error',
+      'target-wildcard',
+      `target "${host}" has ${stars} wildcards; a target may hold at most one "*"`,
+    );
     return out;
   }
   if (stars === 1 && labels.length === 1) {
-    add('error', 'target-wildcard', 'target "*" would match every single-label host; name a domain');
+    add(
+      'error',
+      'target-wildcard',
+      'target "*" would match every single-label host; name a domain',
+    );
     return out;
   }
   const leftWildcard = labels[0] === '*';
@@ -100,7 +142,11 @@ function lintTarget(target: Target, ruleset: Ruleset): Diagnostic[] {
   }
   if (rightWildcard) return out;
   const named = leftWildcard ? labels.slice(1).join('.') : host;
-  if (!IPV4.test(host) && !SPECIAL_USE_TLDS.has(labels[labels.length - 1] as string) && publicSuffix(named).section === null) {
+  if (
+    !IPV4.test(host) &&
+    !SPECIAL_USE_TLDS.has(labels[labels.length - 1] as string) &&
+    publicSuffix(named).section === null
+  ) {
     add(
       'error',
       'target-no-public-suffix',
@@ -153,7 +199,14 @@ export function lintTargets(ruleset: Ruleset): Diagnostic[] {
       );
     }
     if (seen.has(target.host)) {
-      out.push(diagnosticAt(target.loc ?? ruleset.loc, 'warning', 'target-repeated', `target "${target.host}" is listed twice in this ruleset`));
+      out.push(
+        diagnosticAt(
+          target.loc ?? ruleset.loc,
+          'warning',
+          'target-repeated',
+          `target "${target.host}" is listed twice in this ruleset`,
+        ),
+      );
     }
     seen.add(target.host);
   }

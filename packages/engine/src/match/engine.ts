@@ -98,7 +98,10 @@ export class Engine {
     const { header, u8 } = sections;
     this.header = header;
     this.rulesetCount = header.rulesetCount;
-    this.strings = new StringPool(u8[Section.StrBytes] as Uint8Array, u8[Section.Dictionary] as Uint8Array);
+    this.strings = new StringPool(
+      u8[Section.StrBytes] as Uint8Array,
+      u8[Section.Dictionary] as Uint8Array,
+    );
     this.hosts = new HostIndex(sections);
     this.candidates = this.hosts.candidates;
     this.refList = this.hosts.refList;
@@ -139,7 +142,8 @@ export class Engine {
   rewriteWithRuleset(url: string): RewriteOutcome {
     const result = this.rewrite(url);
     if (result !== null) return { rewritten: result, ruleset: this.rulesetName(this.lastRuleset) };
-    if (!normalizeUrl(url, this.norm)) return { rewritten: null, ruleset: null, error: `not a valid URL: ${JSON.stringify(url)}` };
+    if (!normalizeUrl(url, this.norm))
+      return { rewritten: null, ruleset: null, error: `not a valid URL: ${JSON.stringify(url)}` };
     return { rewritten: null, ruleset: null };
   }
 
@@ -156,7 +160,12 @@ export class Engine {
     const count = this.collectHost(norm);
     for (let c = 0; c < count; c++) {
       for (const id of this.hosts.refRulesets(this.hosts.candidateRefs[c] as number)) {
-        if (this.rulesets.isActive(id) && !this.rulesets.isTrivialOnly(id) && this.patterns.excluded(id, href)) return this.rulesetName(id);
+        if (
+          this.rulesets.isActive(id) &&
+          !this.rulesets.isTrivialOnly(id) &&
+          this.patterns.excluded(id, href)
+        )
+          return this.rulesetName(id);
       }
     }
     return null;
@@ -172,7 +181,8 @@ export class Engine {
     const count = this.hosts.collect(hostname, 0, hostname.length);
     const ids: number[] = [];
     for (let c = 0; c < count; c++) {
-      for (const id of this.hosts.refRulesets(this.hosts.candidateRefs[c] as number)) if (!ids.includes(id)) ids.push(id);
+      for (const id of this.hosts.refRulesets(this.hosts.candidateRefs[c] as number))
+        if (!ids.includes(id)) ids.push(id);
     }
     return ids;
   }
@@ -180,7 +190,15 @@ export class Engine {
   explain(url: string): Explanation {
     const norm = newNormalizedUrl();
     if (!normalizeUrl(url, norm))
-      return { url, href: null, host: null, error: `not a valid URL: ${JSON.stringify(url)}`, candidates: [], rewritten: null, ruleset: null };
+      return {
+        url,
+        href: null,
+        host: null,
+        error: `not a valid URL: ${JSON.stringify(url)}`,
+        candidates: [],
+        rewritten: null,
+        ruleset: null,
+      };
     const host = norm.hostOverride ?? norm.href.slice(norm.hostStart, norm.hostEnd);
     const count = this.collectHost(norm);
     const nodes = Array.from(this.candidates.subarray(0, count));
@@ -193,7 +211,12 @@ export class Engine {
       for (const id of this.hosts.nodeRulesets(node)) {
         if (seen.has(id)) continue;
         seen.add(id);
-        const step: ExplainStep = { ruleset: this.rulesetName(id), target, active: this.rulesets.isActive(id), outcome: 'not-reached' };
+        const step: ExplainStep = {
+          ruleset: this.rulesetName(id),
+          target,
+          active: this.rulesets.isActive(id),
+          outcome: 'not-reached',
+        };
         if (!step.active) step.inactiveReason = this.rulesets.inactiveReason(id);
         steps.push(step);
         if (winner !== null) continue;
@@ -252,18 +275,41 @@ export class Engine {
 
   /** Decodes one ruleset back into the model (tests are not stored in bundles). */
   ruleset(id: number): Ruleset {
-    const rs: Ruleset = { name: this.rulesetName(id), targets: [], rules: [], exclusions: [], secureCookies: [], tests: [] };
+    const rs: Ruleset = {
+      name: this.rulesetName(id),
+      targets: [],
+      rules: [],
+      exclusions: [],
+      secureCookies: [],
+      tests: [],
+    };
     const note = this.rulesets.defaultOff(id);
     if (note !== null) rs.defaultOff = note;
     const platform = this.rulesets.platform(id);
     if (platform !== null) rs.platform = platform;
     for (const host of this.targetsOf(id)) rs.targets.push({ host });
-    const { ruleStart, ruleFrom, ruleTo, exclusionStart, exclusionPattern, cookieStart, cookieHost, cookieName } = this.patterns;
+    const {
+      ruleStart,
+      ruleFrom,
+      ruleTo,
+      exclusionStart,
+      exclusionPattern,
+      cookieStart,
+      cookieHost,
+      cookieName,
+    } = this.patterns;
     for (let r = ruleStart.get(id); r < ruleStart.get(id + 1); r++)
-      rs.rules.push({ from: this.strings.cached(ruleFrom.get(r)), to: this.strings.cached(ruleTo.get(r)) });
-    for (let e = exclusionStart.get(id); e < exclusionStart.get(id + 1); e++) rs.exclusions.push({ pattern: this.strings.cached(exclusionPattern.get(e)) });
+      rs.rules.push({
+        from: this.strings.cached(ruleFrom.get(r)),
+        to: this.strings.cached(ruleTo.get(r)),
+      });
+    for (let e = exclusionStart.get(id); e < exclusionStart.get(id + 1); e++)
+      rs.exclusions.push({ pattern: this.strings.cached(exclusionPattern.get(e)) });
     for (let c = cookieStart.get(id); c < cookieStart.get(id + 1); c++)
-      rs.secureCookies.push({ host: this.strings.cached(cookieHost.get(c)), name: this.strings.cached(cookieName.get(c)) });
+      rs.secureCookies.push({
+        host: this.strings.cached(cookieHost.get(c)),
+        name: this.strings.cached(cookieName.get(c)),
+      });
     return rs;
   }
 
@@ -293,7 +339,8 @@ export class Engine {
     const probe = newNormalizedUrl();
     if (!normalizeUrl(`http://${host}${COOKIE_PROBE_PATH}`, probe)) return false;
     if (!ids.some((id) => this.applyRuleset(id, probe.href) !== null)) return false;
-    for (const id of ids) if (this.patterns.securesCookie(id, cookie.domain, cookie.name)) return true;
+    for (const id of ids)
+      if (this.patterns.securesCookie(id, cookie.domain, cookie.name)) return true;
     return false;
   }
 
@@ -339,7 +386,8 @@ export class Engine {
 
   /** One ruleset's `apply`: exclusions veto, then the first rule that changes the URL wins. */
   private applyRuleset(id: number, href: string): string | null {
-    if (((this.state[id] || this.rulesets.settle(id)) & RulesetBit.TrivialOnly) !== 0) return upgradeHttp(href);
+    if (((this.state[id] || this.rulesets.settle(id)) & RulesetBit.TrivialOnly) !== 0)
+      return upgradeHttp(href);
     return this.patterns.apply(id, href);
   }
 }

@@ -1,4 +1,9 @@
-import { caseMatchEnd, Form, greatestAtMost, type PreparedPattern } from '../regex/prepared-pattern.js';
+import {
+  caseMatchEnd,
+  Form,
+  greatestAtMost,
+  type PreparedPattern,
+} from '../regex/prepared-pattern.js';
 
 /**
  * All the exclusions of one ruleset as one sorted list of their literal strings, for rulesets
@@ -34,7 +39,11 @@ export class ExclusionIndex {
     // prefixes before it, and a string that is not a prefix of the next is not of any later one.
     const chain: number[] = [];
     entries.forEach((entry, i) => {
-      while (chain.length > 0 && !entry.text.startsWith(this.texts[chain[chain.length - 1] as number] as string)) chain.pop();
+      while (
+        chain.length > 0 &&
+        !entry.text.startsWith(this.texts[chain[chain.length - 1] as number] as string)
+      )
+        chain.pop();
       this.parent[i] = chain.length > 0 ? (chain[chain.length - 1] as number) : -1;
       chain.push(i);
       this.texts.push(entry.text);
@@ -46,7 +55,8 @@ export class ExclusionIndex {
   /** Whether a finite exclusion matches `href` (the caller tries `others`). */
   literalMatch(href: string): boolean {
     for (let at = greatestAtMost(this.texts, href); at >= 0; at = this.parent[at] as number) {
-      if (caseMatchEnd(this.patterns[at] as PreparedPattern, this.cases[at] as number, href) >= 0) return true;
+      if (caseMatchEnd(this.patterns[at] as PreparedPattern, this.cases[at] as number, href) >= 0)
+        return true;
     }
     return false;
   }

@@ -35,7 +35,13 @@ export interface Explanation {
  * the exclusion that vetoed, the rule that rewrote (with its result), none, or a refusal by
  * the regex door (which disables the ruleset, so nothing else it did counts).
  */
-export function describeRuleset(patterns: PatternCache, strings: StringPool, id: number, href: string, step: ExplainStep): void {
+export function describeRuleset(
+  patterns: PatternCache,
+  strings: StringPool,
+  id: number,
+  href: string,
+  step: ExplainStep,
+): void {
   patterns.begin(id);
   describePatterns(patterns, strings, id, href, step);
   if (patterns.refused[id] === 1) {
@@ -46,7 +52,13 @@ export function describeRuleset(patterns: PatternCache, strings: StringPool, id:
   }
 }
 
-function describePatterns(patterns: PatternCache, strings: StringPool, id: number, href: string, step: ExplainStep): void {
+function describePatterns(
+  patterns: PatternCache,
+  strings: StringPool,
+  id: number,
+  href: string,
+  step: ExplainStep,
+): void {
   if (patterns.refused[id] === 1) return;
   for (let e = patterns.exclusionStart.get(id); e < patterns.exclusionStart.get(id + 1); e++) {
     if (patterns.excludes(e, href)) {
@@ -60,7 +72,11 @@ function describePatterns(patterns: PatternCache, strings: StringPool, id: numbe
     const out = patterns.applyRule(r, href);
     if (out !== null) {
       step.outcome = 'rewrote';
-      step.rule = { index: r - start, from: strings.cached(patterns.ruleFrom.get(r)), to: strings.cached(patterns.ruleTo.get(r)) };
+      step.rule = {
+        index: r - start,
+        from: strings.cached(patterns.ruleFrom.get(r)),
+        to: strings.cached(patterns.ruleTo.get(r)),
+      };
       step.result = out;
       return;
     }
@@ -85,7 +101,9 @@ export function formatExplanation(e: Explanation): string {
         lines.push(`${head}: active, excluded by ${c.exclusion}`);
         break;
       case 'rewrote':
-        lines.push(`${head}: active, rule ${(c.rule?.index ?? 0) + 1} from="${c.rule?.from}" to="${c.rule?.to}" rewrote it to ${c.result}`);
+        lines.push(
+          `${head}: active, rule ${(c.rule?.index ?? 0) + 1} from="${c.rule?.from}" to="${c.rule?.to}" rewrote it to ${c.result}`,
+        );
         break;
       case 'no-rule-matched':
         lines.push(`${head}: active, no rule changed the URL`);
@@ -94,10 +112,14 @@ export function formatExplanation(e: Explanation): string {
         lines.push(`${head}: not used, one of its regular expressions was refused as unsafe`);
         break;
       case 'not-reached':
-        lines.push(`${head}: not tried, an earlier ruleset decided${c.active ? '' : ` (also inactive: ${c.inactiveReason})`}`);
+        lines.push(
+          `${head}: not tried, an earlier ruleset decided${c.active ? '' : ` (also inactive: ${c.inactiveReason})`}`,
+        );
         break;
     }
   });
-  lines.push(e.rewritten === null ? '  result: unchanged' : `  result: ${e.rewritten} (by ${e.ruleset})`);
+  lines.push(
+    e.rewritten === null ? '  result: unchanged' : `  result: ${e.rewritten} (by ${e.ruleset})`,
+  );
   return lines.join('\n');
 }

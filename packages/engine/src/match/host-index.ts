@@ -107,7 +107,8 @@ export class HostIndex {
     this.labelEntries = dictionaryTable(this.labelDictionary);
     this.labelEntries.forEach((entry, b) => {
       if (entry === undefined) return;
-      this.labelEntryAt[b] = ((entry.byteOffset - this.labelDictionary.byteOffset) << 8) | entry.length;
+      this.labelEntryAt[b] =
+        ((entry.byteOffset - this.labelDictionary.byteOffset) << 8) | entry.length;
     });
     this.refs = packed[Section.NodeRef] as PackedArray;
     this.nodeCount = layout.nodeCount;
@@ -247,7 +248,11 @@ export class HostIndex {
 
   /** The ref a stored NodeRef hands its children: its own, or its ghost. */
   private handed(stored: number): number {
-    return stored <= INHERIT_REF ? 0 : stored <= this.ghostBase ? stored - 1 : stored - this.ghostBase;
+    return stored <= INHERIT_REF
+      ? 0
+      : stored <= this.ghostBase
+        ? stored - 1
+        : stored - this.ghostBase;
   }
 
   /**
@@ -271,7 +276,8 @@ export class HostIndex {
       this.decodeAll();
       const parents = new Int32Array(this.nodeCount).fill(-1);
       const { childStart, childEnd } = this;
-      for (let p = 0; p < this.nodeCount; p++) for (let c = childStart[p] as number; c < (childEnd[p] as number); c++) parents[c] = p;
+      for (let p = 0; p < this.nodeCount; p++)
+        for (let c = childStart[p] as number; c < (childEnd[p] as number); c++) parents[c] = p;
       this.parents = parents;
     }
     return this.parents;
@@ -337,7 +343,11 @@ export class HostIndex {
       if (i === lo) label = value;
       else if (i !== blockStart) label += value;
       const flags = (bytes[i] ?? 0) as number;
-      this.nodes[i] = ((label & this.labelMask) + ((flags & NODE_STAR) !== 0 ? this.starBit : 0) + (flags & 0x7f & this.lengthMask) * this.lengthUnit) >>> 0;
+      this.nodes[i] =
+        ((label & this.labelMask) +
+          ((flags & NODE_STAR) !== 0 ? this.starBit : 0) +
+          (flags & 0x7f & this.lengthMask) * this.lengthUnit) >>>
+        0;
     }
     this.fillKeys(from, to);
   }
@@ -360,7 +370,11 @@ export class HostIndex {
     const labels: string[] = [];
     const parents = this.parentNodes();
     // A hostname has at most MAX_LABELS labels; the bound also stops a looping trusted bundle.
-    for (let at = node; at > ROOT && at < this.nodeCount && labels.length < MAX_LABELS; at = parents[at] as number) {
+    for (
+      let at = node;
+      at > ROOT && at < this.nodeCount && labels.length < MAX_LABELS;
+      at = parents[at] as number
+    ) {
       labels.push(this.label(this.nodes[at] as number));
     }
     return labels.join('.');
@@ -373,7 +387,8 @@ export class HostIndex {
   targetsOf(id: number): string[] {
     if (this.nodesByRuleset === null) {
       const index: number[][] = Array.from({ length: this.rulesetCount }, () => []);
-      for (let node = 0; node < this.nodeCount; node++) for (const r of this.nodeRulesets(node)) index[r]?.push(node);
+      for (let node = 0; node < this.nodeCount; node++)
+        for (const r of this.nodeRulesets(node)) index[r]?.push(node);
       this.nodesByRuleset = index;
     }
     return (this.nodesByRuleset[id] ?? []).map((node) => this.nodeHost(node));
@@ -393,7 +408,8 @@ export class HostIndex {
     let hi = last;
     // The host label's key: its first four characters (0 past its end), as labelKeys builds them.
     let key = 0;
-    for (let k = 0; k < 4; k++) key = (key << 8) | (start + k < end ? Math.min(src.charCodeAt(start + k), 0xff) : 0);
+    for (let k = 0; k < 4; k++)
+      key = (key << 8) | (start + k < end ? Math.min(src.charCodeAt(start + k), 0xff) : 0);
     key ^= KEY_FLIP;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
@@ -452,7 +468,8 @@ export class HostIndex {
           remaining--;
           continue;
         }
-        for (let k = entry >>> 8, last = k + (entry & 0xff); k < last && taken < 4; k++, taken++) key = (key << 8) | (dictionary[k] as number);
+        for (let k = entry >>> 8, last = k + (entry & 0xff); k < last && taken < 4; k++, taken++)
+          key = (key << 8) | (dictionary[k] as number);
         remaining -= entry & 0xff;
       }
       for (; taken < 4; taken++) key <<= 8;

@@ -2,7 +2,12 @@ import { PatternVerdictCode, RuleKind, Section } from '../bundle/format.js';
 import type { PackedArray } from '../bundle/packed-array.js';
 import type { BundleSections } from '../bundle/read.js';
 import { literalPrefix } from '../regex/literal-prefix.js';
-import { compileProven, compileRulesetRegex, type CompiledRegex, type RulesetRegex } from '../regex/safe-regex.js';
+import {
+  compileProven,
+  compileRulesetRegex,
+  type CompiledRegex,
+  type RulesetRegex,
+} from '../regex/safe-regex.js';
 import { ExclusionIndex } from './exclusion-index.js';
 import {
   casesMatch,
@@ -73,7 +78,13 @@ export class PatternCache {
   /** The ruleset whose patterns are being run (a refusal disables it). */
   private applying = -1;
 
-  constructor({ header, packed }: BundleSections, strings: StringPool, rulesets: RulesetState, regexCacheSize: number, trustVerdicts: boolean) {
+  constructor(
+    { header, packed }: BundleSections,
+    strings: StringPool,
+    rulesets: RulesetState,
+    regexCacheSize: number,
+    trustVerdicts: boolean,
+  ) {
     this.strings = strings;
     this.rulesets = rulesets;
     this.ruleStart = packed[Section.RsRuleStart] as PackedArray;
@@ -85,7 +96,9 @@ export class PatternCache {
     this.exclusionPattern = packed[Section.ExclPattern] as PackedArray;
     this.cookieHost = packed[Section.CookieHost] as PackedArray;
     this.cookieName = packed[Section.CookieName] as PackedArray;
-    this.regexRing = new Array<PreparedPattern | undefined>(Math.max(1, regexCacheSize)).fill(undefined);
+    this.regexRing = new Array<PreparedPattern | undefined>(Math.max(1, regexCacheSize)).fill(
+      undefined,
+    );
     this.refused = new Uint8Array(header.rulesetCount);
     const verdicts = packed[Section.PatternVerdict] as PackedArray;
     this.verdicts = trustVerdicts && verdicts.length > 0 ? verdicts : null;
@@ -107,12 +120,19 @@ export class PatternCache {
 
   /** A rule's result when it changes `href`, else null. */
   applyRule(r: number, href: string): string | null {
-    const patterns = this.rulePatterns ?? (this.rulePatterns = new Array<PreparedPattern | undefined>(this.ruleKind.length).fill(undefined));
+    const patterns =
+      this.rulePatterns ??
+      (this.rulePatterns = new Array<PreparedPattern | undefined>(this.ruleKind.length).fill(
+        undefined,
+      ));
     let p = patterns[r];
     if (p === undefined) {
       const kind = this.ruleKind.get(r);
       if (kind === RuleKind.Trivial) return upgradeHttp(href);
-      p = patterns[r] = kind === RuleKind.Literal || this.hasVerdict(r) ? this.prepareRuleAt(r) : pendingPattern(this.strings.decode(this.ruleFrom.get(r)));
+      p = patterns[r] =
+        kind === RuleKind.Literal || this.hasVerdict(r)
+          ? this.prepareRuleAt(r)
+          : pendingPattern(this.strings.decode(this.ruleFrom.get(r)));
     }
     if (!href.startsWith(p.prefix)) return null;
     // The first URL with its prefix pays for the analysis; URLs without it never do.
@@ -135,7 +155,11 @@ export class PatternCache {
 
   /** Whether exclusion `e` matches `href`. */
   excludes(e: number, href: string): boolean {
-    const patterns = this.exclusionPatterns ?? (this.exclusionPatterns = new Array<PreparedPattern | undefined>(this.exclusionPattern.length).fill(undefined));
+    const patterns =
+      this.exclusionPatterns ??
+      (this.exclusionPatterns = new Array<PreparedPattern | undefined>(
+        this.exclusionPattern.length,
+      ).fill(undefined));
     return this.tested(patterns, e, this.exclusionPattern.get(e), this.ruleFrom.length + e, href);
   }
 
@@ -145,9 +169,17 @@ export class PatternCache {
    */
   securesCookie(id: number, domain: string, name: string): boolean {
     this.applying = id;
-    for (let c = this.cookieStart.get(id); c < this.cookieStart.get(id + 1) && this.refused[id] === 0; c++) {
+    for (
+      let c = this.cookieStart.get(id);
+      c < this.cookieStart.get(id + 1) && this.refused[id] === 0;
+      c++
+    ) {
       // Host and name patterns share one lazily built array: hosts at 2c, names at 2c + 1.
-      if (this.testCookie(2 * c, this.cookieHost.get(c), domain) && this.testCookie(2 * c + 1, this.cookieName.get(c), name) && this.refused[id] === 0)
+      if (
+        this.testCookie(2 * c, this.cookieHost.get(c), domain) &&
+        this.testCookie(2 * c + 1, this.cookieName.get(c), name) &&
+        this.refused[id] === 0
+      )
         return true;
     }
     return false;
@@ -176,7 +208,8 @@ export class PatternCache {
   private exclusionsMatch(id: number, href: string): boolean {
     const exclusionsStart = this.exclusionStart.get(id);
     const exclusionsEnd = this.exclusionStart.get(id + 1);
-    if (exclusionsEnd - exclusionsStart >= EXCLUSION_INDEX_MIN) return this.excludedByIndex(id, exclusionsStart, exclusionsEnd, href);
+    if (exclusionsEnd - exclusionsStart >= EXCLUSION_INDEX_MIN)
+      return this.excludedByIndex(id, exclusionsStart, exclusionsEnd, href);
     for (let e = exclusionsStart; e < exclusionsEnd; e++) if (this.excludes(e, href)) return true;
     return false;
   }
@@ -192,7 +225,11 @@ export class PatternCache {
 
   /** Exclusion `e`, prepared (the exclusion index needs every one of its ruleset's). */
   private exclusion(e: number): PreparedPattern {
-    const patterns = this.exclusionPatterns ?? (this.exclusionPatterns = new Array<PreparedPattern | undefined>(this.exclusionPattern.length).fill(undefined));
+    const patterns =
+      this.exclusionPatterns ??
+      (this.exclusionPatterns = new Array<PreparedPattern | undefined>(
+        this.exclusionPattern.length,
+      ).fill(undefined));
     const p = patterns[e];
     if (p !== undefined && p.form !== Form.Pending) return p;
     return (patterns[e] = this.prepareTest(this.exclusionPattern.get(e), this.ruleFrom.length + e));
@@ -208,9 +245,18 @@ export class PatternCache {
    * Whether tested pattern `k` of `patterns` (string id `source`, verdict entry `at`) matches
    * `input`: prepared only once an input has its prefix (see Form.Pending).
    */
-  private tested(patterns: (PreparedPattern | undefined)[], k: number, source: number, at: number, input: string): boolean {
+  private tested(
+    patterns: (PreparedPattern | undefined)[],
+    k: number,
+    source: number,
+    at: number,
+    input: string,
+  ): boolean {
     let p = patterns[k];
-    if (p === undefined) p = patterns[k] = this.hasVerdict(at) ? this.prepareTest(source, at) : pendingPattern(this.strings.decode(source));
+    if (p === undefined)
+      p = patterns[k] = this.hasVerdict(at)
+        ? this.prepareTest(source, at)
+        : pendingPattern(this.strings.decode(source));
     if (!input.startsWith(p.prefix)) return false;
     if (p.form === Form.Pending) p = patterns[k] = this.prepareTest(source, at);
     return this.matches(p, input);
@@ -237,8 +283,18 @@ export class PatternCache {
 
   /** Whether securecookie pattern `k` (2c: host, 2c + 1: name of cookie c), string `source`, matches `input`. */
   private testCookie(k: number, source: number, input: string): boolean {
-    const patterns = this.cookiePatterns ?? (this.cookiePatterns = new Array<PreparedPattern | undefined>(2 * this.cookieHost.length).fill(undefined));
-    return this.tested(patterns, k, source, this.ruleFrom.length + this.exclusionPattern.length + k, input);
+    const patterns =
+      this.cookiePatterns ??
+      (this.cookiePatterns = new Array<PreparedPattern | undefined>(
+        2 * this.cookieHost.length,
+      ).fill(undefined));
+    return this.tested(
+      patterns,
+      k,
+      source,
+      this.ruleFrom.length + this.exclusionPattern.length + k,
+      input,
+    );
   }
 
   /** Whether a test pattern (exclusion or securecookie) matches `input`. */
@@ -265,7 +321,11 @@ export class PatternCache {
       const id = this.applying;
       if (id >= 0 && this.refused[id] === 0) {
         this.refused[id] = 1;
-        this.refusals.push({ ruleset: this.rulesets.name(id), pattern: pattern.source, reason: compiled.reason });
+        this.refusals.push({
+          ruleset: this.rulesets.name(id),
+          pattern: pattern.source,
+          reason: compiled.reason,
+        });
       }
     }
     pattern.regex = re;
@@ -279,11 +339,16 @@ export class PatternCache {
 
   /** The door's answer: on the verdict our own build stored, when trusted; else judged here. */
   private compileThroughDoor(pattern: PreparedPattern): CompiledRegex {
-    const use = pattern.isRule ? ({ use: 'replace', to: pattern.to } as const) : ({ use: 'test' } as const);
+    const use = pattern.isRule
+      ? ({ use: 'replace', to: pattern.to } as const)
+      : ({ use: 'test' } as const);
     if (this.verdicts !== null && pattern.verdictAt >= 0) {
       const code = this.verdicts.get(pattern.verdictAt);
       if (code === PatternVerdictCode.Proven || code === PatternVerdictCode.Quadratic) {
-        return { ok: true, regex: compileProven(pattern.source, code === PatternVerdictCode.Quadratic, use) };
+        return {
+          ok: true,
+          regex: compileProven(pattern.source, code === PatternVerdictCode.Quadratic, use),
+        };
       }
     }
     return compileRulesetRegex(pattern.source, use);
@@ -292,7 +357,13 @@ export class PatternCache {
 
 /** `href.replace(/^http:/, 'https:')` when it changes anything, else null. */
 export function upgradeHttp(href: string): string | null {
-  if (href.charCodeAt(0) === 0x68 && href.charCodeAt(1) === 0x74 && href.charCodeAt(2) === 0x74 && href.charCodeAt(3) === 0x70 && href.charCodeAt(4) === 0x3a) {
+  if (
+    href.charCodeAt(0) === 0x68 &&
+    href.charCodeAt(1) === 0x74 &&
+    href.charCodeAt(2) === 0x74 &&
+    href.charCodeAt(3) === 0x70 &&
+    href.charCodeAt(4) === 0x3a
+  ) {
     return 'https:' + href.slice(5);
   }
   return null;

@@ -65,7 +65,10 @@ export class RulesetState {
     const flags = this.flags.get(id);
     const override = this.override === null ? Override.None : (this.override[id] as number);
     const active = override === Override.None ? this.isDefaultActive(id) : override === Override.On;
-    const bits = RulesetBit.Settled | (active ? RulesetBit.Active : 0) | ((flags & RulesetFlag.TrivialOnly) !== 0 ? RulesetBit.TrivialOnly : 0);
+    const bits =
+      RulesetBit.Settled |
+      (active ? RulesetBit.Active : 0) |
+      ((flags & RulesetFlag.TrivialOnly) !== 0 ? RulesetBit.TrivialOnly : 0);
     this.state[id] = bits;
     return bits;
   }
@@ -107,7 +110,10 @@ export class RulesetState {
   /** Whether the ruleset is on before any user override (with the mixed-content switch as set, or as given). */
   isDefaultActive(id: number, mixedContent = this.mixedContent): boolean {
     const flags = this.flags.get(id);
-    return (flags & RulesetFlag.DefaultOn) !== 0 || (mixedContent && (flags & RulesetFlag.MixedContent) !== 0);
+    return (
+      (flags & RulesetFlag.DefaultOn) !== 0 ||
+      (mixedContent && (flags & RulesetFlag.MixedContent) !== 0)
+    );
   }
 
   isTrivialOnly(id: number): boolean {
@@ -144,7 +150,8 @@ export class RulesetState {
     const note = this.defaultOff(id);
     if (note !== null) return `default_off: ${note}`;
     const platform = this.platform(id);
-    if (platform !== null) return `platform="${platform}"${platform === 'mixedcontent' ? ' (mixed-content rulesets are off)' : ''}`;
+    if (platform !== null)
+      return `platform="${platform}"${platform === 'mixedcontent' ? ' (mixed-content rulesets are off)' : ''}`;
     return 'off';
   }
 }

@@ -37,9 +37,11 @@ export class StringPool {
     const meta = readLength(bytes, id);
     const from = id + (meta & 7);
     const to = Math.min(bytes.length, from + Math.floor(meta / 8));
-    const dictionary = this.dictionary ?? (this.dictionary = dictionaryTable(this.dictionarySection));
+    const dictionary =
+      this.dictionary ?? (this.dictionary = dictionaryTable(this.dictionarySection));
     const needed = expandedLength(bytes, from, to, dictionary);
-    if (this.expanded.length < needed) this.expanded = new Uint8Array(Math.max(needed, this.expanded.length * 2));
+    if (this.expanded.length < needed)
+      this.expanded = new Uint8Array(Math.max(needed, this.expanded.length * 2));
     const length = expand(bytes, from, to, dictionary, this.expanded);
     return this.decoder.decode(this.expanded.subarray(0, length));
   }

@@ -72,7 +72,10 @@ export function isTrivialRule(rule: { from: string; to: string }): boolean {
 }
 
 /** Reference semantics: a ruleset is on unless it has `default_off` or any `platform`. */
-export function isDefaultActive(ruleset: Pick<Ruleset, 'defaultOff' | 'platform'>, options: { mixedContent?: boolean } = {}): boolean {
+export function isDefaultActive(
+  ruleset: Pick<Ruleset, 'defaultOff' | 'platform'>,
+  options: { mixedContent?: boolean } = {},
+): boolean {
   if (ruleset.defaultOff !== undefined) return false;
   if (ruleset.platform === undefined) return true;
   return options.mixedContent === true && ruleset.platform === 'mixedcontent';

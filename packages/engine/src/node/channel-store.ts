@@ -6,7 +6,13 @@ import { channelDefinitionJson, parseChannelDefinition } from '../channels/defin
 import { checkPublicJwk } from '../channels/signature.js';
 import { ChannelError } from '../channels/errors.js';
 import { type ActiveChannels, selectActiveChannels } from '../channels/installed.js';
-import type { ChannelRecord, ChannelStorage, LastCheck, RootFloor, SigningKeyRecord } from '../channels/state.js';
+import type {
+  ChannelRecord,
+  ChannelStorage,
+  LastCheck,
+  RootFloor,
+  SigningKeyRecord,
+} from '../channels/state.js';
 import { decodeUtf8 } from '../library/utf8.js';
 import { readRegularFile } from './read-file.js';
 import { writeFileAtomic } from './write-file-atomic.js';
@@ -67,11 +73,15 @@ function sha256Hex(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const isCount = (v: unknown): v is number =>
+  typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 
 function parseRecordFile(text: string, path: string): RecordFile {
   const corrupt = (why: string): never => {
-    throw new ChannelError('storage-failed', `${path}: ${why}; remove the channel's state (httpsify update --remove NAME) to start over`);
+    throw new ChannelError(
+      'storage-failed',
+      `${path}: ${why}; remove the channel's state (httpsify update --remove NAME) to start over`,
+    );
   };
   let value: unknown;
   try {
@@ -81,7 +91,8 @@ function parseRecordFile(text: string, path: string): RecordFile {
   }
   if (typeof value !== 'object' || value === null) return corrupt('not a JSON object');
   const file = value as RecordFile;
-  if (file.format !== RECORD_FORMAT) corrupt(`state format ${JSON.stringify(file.format)} is not this version's (${RECORD_FORMAT})`);
+  if (file.format !== RECORD_FORMAT)
+    corrupt(`state format ${JSON.stringify(file.format)} is not this version's (${RECORD_FORMAT})`);
   const inst = file.installed;
   if (inst !== undefined) {
     const ok =
@@ -101,14 +112,23 @@ function parseRecordFile(text: string, path: string): RecordFile {
   const key = file.signingKey;
   if (
     key !== undefined &&
-    (typeof key !== 'object' || key === null || !isCount(key.version) || typeof key.verifiedFor !== 'string' || typeof key.key !== 'object' || key.key === null)
+    (typeof key !== 'object' ||
+      key === null ||
+      !isCount(key.version) ||
+      typeof key.verifiedFor !== 'string' ||
+      typeof key.key !== 'object' ||
+      key.key === null)
   ) {
     corrupt('malformed "signingKey" entry');
   }
   const floor = file.floor;
   if (
     floor !== undefined &&
-    (typeof floor !== 'object' || floor === null || typeof floor.root !== 'string' || !isCount(floor.keyVersion) || !isCount(floor.timestamp))
+    (typeof floor !== 'object' ||
+      floor === null ||
+      typeof floor.root !== 'string' ||
+      !isCount(floor.keyVersion) ||
+      !isCount(floor.timestamp))
   ) {
     corrupt('malformed "floor" entry');
   }
@@ -119,7 +139,8 @@ function parseRecordFile(text: string, path: string): RecordFile {
 const RECORD_MAX_BYTES = 1024 * 1024;
 
 /** A record file's text, through the one door for files read as rulesets (read-file.ts). */
-const readRecordText = (path: string): string => decodeUtf8(readRegularFile(path, RECORD_MAX_BYTES));
+const readRecordText = (path: string): string =>
+  decodeUtf8(readRegularFile(path, RECORD_MAX_BYTES));
 
 async function readRecord(dir: string): Promise<ChannelRecord | undefined> {
   const path = join(dir, RECORD_FILE);
@@ -134,12 +155,24 @@ async function readRecord(dir: string): Promise<ChannelRecord | undefined> {
   const record: ChannelRecord = { channel: parseChannelDefinition(file.channel, path) };
   if (file.lastCheck !== undefined) record.lastCheck = file.lastCheck;
   if (file.lastSuccessAt !== undefined) record.lastSuccessAt = file.lastSuccessAt;
-  if (file.floor !== undefined) record.floor = { root: file.floor.root, keyVersion: file.floor.keyVersion, timestamp: file.floor.timestamp };
+  if (file.floor !== undefined)
+    record.floor = {
+      root: file.floor.root,
+      keyVersion: file.floor.keyVersion,
+      timestamp: file.floor.timestamp,
+    };
   if (file.signingKey !== undefined) {
     try {
-      record.signingKey = { version: file.signingKey.version, key: checkPublicJwk(file.signingKey.key), verifiedFor: file.signingKey.verifiedFor };
+      record.signingKey = {
+        version: file.signingKey.version,
+        key: checkPublicJwk(file.signingKey.key),
+        verifiedFor: file.signingKey.verifiedFor,
+      };
     } catch (err) {
-      throw new ChannelError('storage-failed', `${path}: stored signing key: ${(err as Error).message}`);
+      throw new ChannelError(
+        'storage-failed',
+        `${path}: stored signing key: ${(err as Error).message}`,
+      );
     }
   }
   if (file.installed) {
@@ -149,7 +182,11 @@ async function readRecord(dir: string): Promise<ChannelRecord | undefined> {
       // Never more than the record says it holds: a longer file is damaged whatever it is.
       bytes = new Uint8Array(readRegularFile(bundlePath, file.installed.bytes));
     } catch (err) {
-      throw new ChannelError('storage-failed', `${bundlePath}: installed bundle unreadable (${(err as Error).message})`, { cause: err });
+      throw new ChannelError(
+        'storage-failed',
+        `${bundlePath}: installed bundle unreadable (${(err as Error).message})`,
+        { cause: err },
+      );
     }
     // The bundle was verified when it was downloaded; this only catches local damage.
     if (bytes.byteLength !== file.installed.bytes || sha256Hex(bytes) !== file.installed.sha256) {
@@ -159,16 +196,27 @@ async function readRecord(dir: string): Promise<ChannelRecord | undefined> {
       );
     }
     const { timestamp, rulesetCount, installedAt, keyVersion, verifiedFor } = file.installed;
-    record.installed = { timestamp, rulesetCount, installedAt, keyVersion, verifiedFor, bundle: bytes };
+    record.installed = {
+      timestamp,
+      rulesetCount,
+      installedAt,
+      keyVersion,
+      verifiedFor,
+      bundle: bytes,
+    };
   }
   return record;
 }
 
 async function writeRecord(dir: string, record: ChannelRecord): Promise<void> {
   await mkdir(dir, { recursive: true });
-  const file: RecordFile = { format: RECORD_FORMAT, channel: channelDefinitionJson(record.channel) };
+  const file: RecordFile = {
+    format: RECORD_FORMAT,
+    channel: channelDefinitionJson(record.channel),
+  };
   if (record.installed) {
-    const { timestamp, rulesetCount, installedAt, keyVersion, verifiedFor, bundle } = record.installed;
+    const { timestamp, rulesetCount, installedAt, keyVersion, verifiedFor, bundle } =
+      record.installed;
     const name = `bundle.${timestamp}.bin`;
     const sha256 = sha256Hex(bundle);
     // Re-saving the same installed bundle (a status-only save) must not rewrite it.
@@ -181,7 +229,16 @@ async function writeRecord(dir: string, record: ChannelRecord): Promise<void> {
     if (!existing || existing.byteLength !== bundle.byteLength || sha256Hex(existing) !== sha256) {
       await writeFileAtomic(join(dir, name), bundle);
     }
-    file.installed = { timestamp, rulesetCount, installedAt, keyVersion, verifiedFor, file: name, bytes: bundle.byteLength, sha256 };
+    file.installed = {
+      timestamp,
+      rulesetCount,
+      installedAt,
+      keyVersion,
+      verifiedFor,
+      file: name,
+      bytes: bundle.byteLength,
+      sha256,
+    };
   }
   if (record.signingKey) file.signingKey = record.signingKey;
   if (record.floor) file.floor = record.floor;
@@ -195,7 +252,11 @@ async function writeRecord(dir: string, record: ChannelRecord): Promise<void> {
 const TEMP_FILE = /\.tmp-[0-9]+-[0-9a-f]+$/;
 const BUNDLE_FILE = /^bundle\.[0-9]+\.bin$/;
 
-async function removeUnreferenced(dir: string, keep: string | undefined, removed: string[] = []): Promise<string[]> {
+async function removeUnreferenced(
+  dir: string,
+  keep: string | undefined,
+  removed: string[] = [],
+): Promise<string[]> {
   for (const entry of await readdir(dir)) {
     if ((BUNDLE_FILE.test(entry) && entry !== keep) || TEMP_FILE.test(entry)) {
       await rm(join(dir, entry), { force: true });
@@ -215,7 +276,9 @@ export async function removeChannelLeftovers(stateDir: string): Promise<string[]
   const root = join(stateDir, 'channels');
   let dirs: string[];
   try {
-    dirs = (await readdir(root, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => join(root, e.name));
+    dirs = (await readdir(root, { withFileTypes: true }))
+      .filter((e) => e.isDirectory())
+      .map((e) => join(root, e.name));
   } catch {
     return [];
   }
@@ -227,7 +290,8 @@ export async function removeChannelLeftovers(stateDir: string): Promise<string[]
       keep = parseRecordFile(text, join(dir, RECORD_FILE)).installed?.file;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
-        for (const entry of await readdir(dir)) if (TEMP_FILE.test(entry)) await rm(join(dir, entry), { force: true });
+        for (const entry of await readdir(dir))
+          if (TEMP_FILE.test(entry)) await rm(join(dir, entry), { force: true });
         continue;
       }
     }
@@ -242,7 +306,11 @@ export function fileChannelStorage(stateDir: string, channelName: string): Chann
   return {
     load: () => readRecord(dir),
     save: (record) => {
-      if (record.channel.name !== channelName) throw new ChannelError('storage-failed', `record for "${record.channel.name}" saved as "${channelName}"`);
+      if (record.channel.name !== channelName)
+        throw new ChannelError(
+          'storage-failed',
+          `record for "${record.channel.name}" saved as "${channelName}"`,
+        );
       return writeRecord(dir, record);
     },
   };
@@ -260,7 +328,9 @@ export async function readChannelRecords(stateDir: string): Promise<ChannelRecor
   const root = join(stateDir, 'channels');
   let entries: string[];
   try {
-    entries = (await readdir(root, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
+    entries = (await readdir(root, { withFileTypes: true }))
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { records: [], problems: [] };
     throw err;
@@ -275,7 +345,9 @@ export async function readChannelRecords(stateDir: string): Promise<ChannelRecor
       problems.push(err instanceof Error ? err.message : String(err));
     }
   }
-  records.sort((a, b) => (a.channel.name < b.channel.name ? -1 : a.channel.name > b.channel.name ? 1 : 0));
+  records.sort((a, b) =>
+    a.channel.name < b.channel.name ? -1 : a.channel.name > b.channel.name ? 1 : 0,
+  );
   return { records, problems };
 }
 
@@ -284,7 +356,10 @@ export async function readChannelRecords(stateDir: string): Promise<ChannelRecor
  * and whether the built-in defaults still apply. Unreadable channel state is skipped and
  * reported in `problems`, never fatal.
  */
-export async function loadInstalledChannels(stateDir: string, options: { defaultsTimestamp?: number } = {}): Promise<ActiveChannels & { problems: string[] }> {
+export async function loadInstalledChannels(
+  stateDir: string,
+  options: { defaultsTimestamp?: number } = {},
+): Promise<ActiveChannels & { problems: string[] }> {
   const { records, problems } = await readChannelRecords(stateDir);
   return { ...selectActiveChannels(records, options.defaultsTimestamp), problems };
 }

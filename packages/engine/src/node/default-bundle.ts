@@ -4,7 +4,13 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import { compileBundle } from '../bundle/write.js';
 import { Engine } from '../match/engine.js';
-import { defaultRulesetsDir, listRulesetFiles, loadRulesets, type LoadedRulesets, type LoadOptions } from './load-rulesets.js';
+import {
+  defaultRulesetsDir,
+  listRulesetFiles,
+  loadRulesets,
+  type LoadedRulesets,
+  type LoadOptions,
+} from './load-rulesets.js';
 
 /**
  * The bundled default rulesets, compiled when the package is built (`npm run build`), so that a
@@ -33,14 +39,19 @@ export interface DefaultsLocation {
 
 /** dist/defaults of @httpsify/engine, found from the package root as defaultRulesetsDir is. */
 function defaultBundleDir(): string {
-  return resolve(dirname(createRequire(import.meta.url).resolve('@httpsify/engine/package.json')), 'dist', 'defaults');
+  return resolve(
+    dirname(createRequire(import.meta.url).resolve('@httpsify/engine/package.json')),
+    'dist',
+    'defaults',
+  );
 }
 
 function defaultsLocation(): DefaultsLocation {
   return { rulesets: defaultRulesetsDir(), bundle: defaultBundleDir() };
 }
 
-const sha256 = (bytes: Uint8Array | string): string => createHash('sha256').update(bytes).digest('hex');
+const sha256 = (bytes: Uint8Array | string): string =>
+  createHash('sha256').update(bytes).digest('hex');
 
 /** A fingerprint of the default rulesets folder: every `*.xml` file's name and bytes, and TIMESTAMP. */
 function sourcesFingerprint(dir: string): string {
@@ -63,12 +74,18 @@ export function writeDefaultBundle(where: DefaultsLocation = defaultsLocation())
   const timestamp = Number(readFileSync(join(dir, 'TIMESTAMP'), 'utf8').trim());
   const loaded = loadRulesets([dir], { checkRegexes: true, timestamp });
   const problems = loaded.diagnostics.filter((d) => d.severity === 'error');
-  if (problems.length > 0) throw new Error(`the default rulesets do not load: ${problems.map((d) => `${d.file}:${d.line}: ${d.message}`).join('; ')}`);
+  if (problems.length > 0)
+    throw new Error(
+      `the default rulesets do not load: ${problems.map((d) => `${d.file}:${d.line}: ${d.message}`).join('; ')}`,
+    );
   const bundle = compileBundle(loaded.rulesets, { timestamp, regexVerdicts: true });
   const out = where.bundle;
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, BUNDLE_FILE), bundle);
-  const manifest: DefaultBundleManifest = { sources: sourcesFingerprint(dir), bundle: sha256(bundle) };
+  const manifest: DefaultBundleManifest = {
+    sources: sourcesFingerprint(dir),
+    bundle: sha256(bundle),
+  };
   writeFileSync(join(out, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
   return join(out, BUNDLE_FILE);
 }
@@ -92,7 +109,12 @@ export function loadPrebuiltDefaults(
   } catch {
     return null;
   }
-  if (sha256(bundle) !== manifest.bundle || sourcesFingerprint(where.rulesets) !== manifest.sources) return null;
-  const engine = new Engine(bundle, { ...options, verify: 'trusted', trustBundledRegexVerdicts: true });
+  if (sha256(bundle) !== manifest.bundle || sourcesFingerprint(where.rulesets) !== manifest.sources)
+    return null;
+  const engine = new Engine(bundle, {
+    ...options,
+    verify: 'trusted',
+    trustBundledRegexVerdicts: true,
+  });
   return { engine, bundle, rulesets: [], diagnostics: [] };
 }

@@ -18,7 +18,11 @@ export {
   removeChannelState,
   type ChannelRecordsOnDisk,
 } from './channel-store.js';
-export { loadPrebuiltDefaults, writeDefaultBundle, type DefaultsLocation } from './default-bundle.js';
+export {
+  loadPrebuiltDefaults,
+  writeDefaultBundle,
+  type DefaultsLocation,
+} from './default-bundle.js';
 export { type StateLockOptions, withStateLock } from './state-lock.js';
 export { writeFileAtomic } from './write-file-atomic.js';
 export { FileRefused, FileTooLarge, openRegularFile, readRegularFile } from './read-file.js';

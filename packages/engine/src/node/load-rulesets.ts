@@ -8,7 +8,12 @@ import { parseRulesetXml } from '../parse/xml-ruleset.js';
 import { compileBundle } from '../bundle/write.js';
 import { checkRulesetRegexes } from '../regex/ruleset-regexes.js';
 import { archiveKind, readArchive } from '../library/archive.js';
-import { EntryCollector, LIBRARY_LIMITS, LibraryRefused, type Limits } from '../library/archive-entries.js';
+import {
+  EntryCollector,
+  LIBRARY_LIMITS,
+  LibraryRefused,
+  type Limits,
+} from '../library/archive-entries.js';
 import { decodeUtf8, NotUtf8 } from '../library/utf8.js';
 import { FileTooLarge, readRegularFile } from './read-file.js';
 
@@ -39,7 +44,10 @@ export interface LoadedRulesets {
 export function defaultRulesetsDir(): string {
   // Found from the package root, not from this file: the code runs from src, dist or the
   // Node build's chunks (dist/node-bundle), each at its own depth.
-  return resolve(dirname(createRequire(import.meta.url).resolve('@httpsify/engine/package.json')), 'rulesets');
+  return resolve(
+    dirname(createRequire(import.meta.url).resolve('@httpsify/engine/package.json')),
+    'rulesets',
+  );
 }
 
 /**
@@ -50,7 +58,8 @@ export function defaultRulesetsTimestamp(): number {
   const file = join(defaultRulesetsDir(), 'TIMESTAMP');
   const text = readFileSync(file, 'utf8').trim();
   const value = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value)) throw new Error(`${file}: expected unix seconds, found ${JSON.stringify(text)}`);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value))
+    throw new Error(`${file}: expected unix seconds, found ${JSON.stringify(text)}`);
   return value;
 }
 
@@ -70,10 +79,22 @@ export function listRulesetFiles(dir: string): string[] {
 }
 
 /** A diagnostic for a file that could not be read or used at all. */
-const readError = (file: string, message: string, line = 1): Diagnostic => ({ severity: 'error', code: 'read-error', message, file, line, column: 1 });
+const readError = (file: string, message: string, line = 1): Diagnostic => ({
+  severity: 'error',
+  code: 'read-error',
+  message,
+  file,
+  line,
+  column: 1,
+});
 
 /** Reads one `*.xml` file of a folder through the one door (read-file.ts), within the folder's limits. */
-function readXmlFile(file: string, rulesets: Ruleset[], diagnostics: Diagnostic[], collector: EntryCollector): void {
+function readXmlFile(
+  file: string,
+  rulesets: Ruleset[],
+  diagnostics: Diagnostic[],
+  collector: EntryCollector,
+): void {
   let bytes: Uint8Array | null = null;
   let size: number;
   try {
@@ -94,10 +115,23 @@ function readXmlFile(file: string, rulesets: Ruleset[], diagnostics: Diagnostic[
  * Counts a file's bytes against the library limits (files, bytes), as an archive entry is,
  * then parses them. Counted as read, not as stat said, so a file cannot grow past the limits.
  */
-function addXml(file: string, bytes: Uint8Array | null, size: number, rulesets: Ruleset[], diagnostics: Diagnostic[], collector: EntryCollector): void {
+function addXml(
+  file: string,
+  bytes: Uint8Array | null,
+  size: number,
+  rulesets: Ruleset[],
+  diagnostics: Diagnostic[],
+  collector: EntryCollector,
+): void {
   let xml: string;
   try {
-    if (collector.admit(basename(file).endsWith('.xml') ? basename(file) : `${basename(file)}.xml`, size) === null || bytes === null) {
+    if (
+      collector.admit(
+        basename(file).endsWith('.xml') ? basename(file) : `${basename(file)}.xml`,
+        size,
+      ) === null ||
+      bytes === null
+    ) {
       const problem = collector.contents.problems.pop();
       diagnostics.push(readError(file, problem?.message ?? 'skipped'));
       return;
@@ -122,7 +156,13 @@ function addXml(file: string, bytes: Uint8Array | null, size: number, rulesets: 
  * the extension's library import (@httpsify/engine/library). Each is located as
  * `ARCHIVE/PATH/IN/ARCHIVE.xml`; entries that cannot be used are reported, the rest load.
  */
-function readArchiveFile(file: string, bytes: Uint8Array, rulesets: Ruleset[], diagnostics: Diagnostic[], limits: Limits): void {
+function readArchiveFile(
+  file: string,
+  bytes: Uint8Array,
+  rulesets: Ruleset[],
+  diagnostics: Diagnostic[],
+  limits: Limits,
+): void {
   let contents;
   try {
     contents = readArchive(bytes, limits);
@@ -131,9 +171,18 @@ function readArchiveFile(file: string, bytes: Uint8Array, rulesets: Ruleset[], d
     throw err;
   }
   for (const p of contents.problems) {
-    diagnostics.push({ severity: 'error', code: 'read-error', message: p.message, file: `${file}/${p.file}`, line: Math.max(1, p.line), column: 1 });
+    diagnostics.push({
+      severity: 'error',
+      code: 'read-error',
+      message: p.message,
+      file: `${file}/${p.file}`,
+      line: Math.max(1, p.line),
+      column: 1,
+    });
   }
-  const entries = contents.files.map((f) => ({ f, key: f.path.normalize('NFC') })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const entries = contents.files
+    .map((f) => ({ f, key: f.path.normalize('NFC') }))
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   for (const { f } of entries) {
     const parsed = parseRulesetXml(f.text, `${file}/${f.path}`);
     diagnostics.push(...parsed.diagnostics);
@@ -169,7 +218,8 @@ export function loadRulesets(paths: readonly string[], options: LoadOptions = {}
     if (isRulesetDirectory(path)) {
       // One folder is one library: the same limits as one archive.
       const collector = new EntryCollector(limits);
-      for (const file of listRulesetFiles(path)) readXmlFile(file, rulesets, diagnostics, collector);
+      for (const file of listRulesetFiles(path))
+        readXmlFile(file, rulesets, diagnostics, collector);
       continue;
     }
     let bytes: Buffer;
@@ -179,17 +229,26 @@ export function loadRulesets(paths: readonly string[], options: LoadOptions = {}
     } catch (err) {
       throw new Error(`cannot read rulesets from ${path}: ${(err as Error).message}`);
     }
-    if (isBundle(bytes)) bundles.push({ file: path, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) });
-    else if (archiveKind(bytes) !== null) readArchiveFile(path, bytes, rulesets, diagnostics, limits);
+    if (isBundle(bytes))
+      bundles.push({
+        file: path,
+        bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+      });
+    else if (archiveKind(bytes) !== null)
+      readArchiveFile(path, bytes, rulesets, diagnostics, limits);
     else addXml(path, bytes, bytes.length, rulesets, diagnostics, new EntryCollector(limits));
   }
   if (bundles.length === 1 && rulesets.length === 0 && diagnostics.length === 0) {
     const only = bundles[0] as { file: string; bytes: Uint8Array };
     const engine = openBundle(only.file, only.bytes, options);
-    if (options.checkRegexes !== true) return { engine, bundle: only.bytes, rulesets: [], diagnostics };
-    const decoded = Array.from({ length: engine.rulesetCount }, (_, id) => withFile(engine.ruleset(id), only.file));
+    if (options.checkRegexes !== true)
+      return { engine, bundle: only.bytes, rulesets: [], diagnostics };
+    const decoded = Array.from({ length: engine.rulesetCount }, (_, id) =>
+      withFile(engine.ruleset(id), only.file),
+    );
     const checked = checkRulesetRegexes(decoded);
-    if (checked.diagnostics.length === 0) return { engine, bundle: only.bytes, rulesets: [], diagnostics };
+    if (checked.diagnostics.length === 0)
+      return { engine, bundle: only.bytes, rulesets: [], diagnostics };
   }
   const all = [...rulesets];
   for (const { file, bytes } of bundles) {
@@ -202,10 +261,18 @@ export function loadRulesets(paths: readonly string[], options: LoadOptions = {}
     diagnostics.push(...checked.diagnostics);
     kept = checked.rulesets;
   }
-  const bundle = compileBundle(kept, options.timestamp === undefined ? {} : { timestamp: options.timestamp });
+  const bundle = compileBundle(
+    kept,
+    options.timestamp === undefined ? {} : { timestamp: options.timestamp },
+  );
   const parsedKept = kept.filter((rs) => rulesets.includes(rs));
   // Compiled here, in this process: nothing to verify.
-  return { engine: new Engine(bundle, { ...options, verify: 'trusted', trustBundledRegexVerdicts: false }), bundle, rulesets: parsedKept, diagnostics };
+  return {
+    engine: new Engine(bundle, { ...options, verify: 'trusted', trustBundledRegexVerdicts: false }),
+    bundle,
+    rulesets: parsedKept,
+    diagnostics,
+  };
 }
 
 /** A ruleset decoded from a bundle, located at the bundle file for diagnostics. */

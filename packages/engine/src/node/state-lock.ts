@@ -48,7 +48,9 @@ async function createExclusive(path: string, content: string): Promise<boolean> 
   }
 }
 
-async function readOwner(path: string): Promise<{ owner: LockOwner | null; text: string; mtimeMs: number } | null> {
+async function readOwner(
+  path: string,
+): Promise<{ owner: LockOwner | null; text: string; mtimeMs: number } | null> {
   try {
     const [text, info] = await Promise.all([readFile(path, 'utf8'), stat(path)]);
     let owner: LockOwner | null = null;
@@ -78,13 +80,15 @@ async function breakIfStale(dir: string): Promise<void> {
   if (found === null || !isStale(found, Date.now())) return;
   if (!(await createExclusive(breakPath, String(process.pid)))) {
     const breaker = await stat(breakPath).catch(() => null);
-    if (breaker !== null && Date.now() - breaker.mtimeMs > BREAK_STALE_MS) await rm(breakPath, { force: true });
+    if (breaker !== null && Date.now() - breaker.mtimeMs > BREAK_STALE_MS)
+      await rm(breakPath, { force: true });
     return;
   }
   try {
     // Still the same stale lock? Then nobody took it in between, and nobody else may break it now.
     const again = await readOwner(lockPath);
-    if (again !== null && again.text === found.text && isStale(again, Date.now())) await rm(lockPath, { force: true });
+    if (again !== null && again.text === found.text && isStale(again, Date.now()))
+      await rm(lockPath, { force: true });
   } finally {
     await rm(breakPath, { force: true });
   }
@@ -96,18 +100,31 @@ export interface StateLockOptions {
 }
 
 /** Runs `task` holding the state directory's lock (waiting for another run, breaking a dead one's). */
-export async function withStateLock<T>(stateDir: string, task: () => Promise<T>, options: StateLockOptions = {}): Promise<T> {
+export async function withStateLock<T>(
+  stateDir: string,
+  task: () => Promise<T>,
+  options: StateLockOptions = {},
+): Promise<T> {
   await mkdir(stateDir, { recursive: true });
   const lockPath = join(stateDir, LOCK_FILE);
-  const me = JSON.stringify({ pid: process.pid, host: hostname(), at: Math.floor(Date.now() / 1000) });
+  const me = JSON.stringify({
+    pid: process.pid,
+    host: hostname(),
+    at: Math.floor(Date.now() / 1000),
+  });
   const deadline = Date.now() + (options.waitMs ?? 30_000);
   for (let delay = 20; ; delay = Math.min(delay * 2, 500)) {
     if (await createExclusive(lockPath, me)) break;
     await breakIfStale(stateDir);
     if (Date.now() > deadline) {
       const found = await readOwner(lockPath);
-      const who = found?.owner ? `process ${found.owner.pid} on ${found.owner.host}` : 'another process';
-      throw new ChannelError('locked', `${stateDir} is in use by ${who} (lock file ${lockPath}); try again when it has finished`);
+      const who = found?.owner
+        ? `process ${found.owner.pid} on ${found.owner.host}`
+        : 'another process';
+      throw new ChannelError(
+        'locked',
+        `${stateDir} is in use by ${who} (lock file ${lockPath}); try again when it has finished`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, delay));
   }

@@ -13,5 +13,10 @@ export {
   type RegexVerdict,
   type RulesetRegex,
 } from '../regex/safe-regex.js';
-export { checkRulesetRegexes, refusedPatterns, type RefusedPattern, type RegexCheckResult } from '../regex/ruleset-regexes.js';
+export {
+  checkRulesetRegexes,
+  refusedPatterns,
+  type RefusedPattern,
+  type RegexCheckResult,
+} from '../regex/ruleset-regexes.js';
 export { regexSyntaxError } from '../regex/compile-check.js';

@@ -12,7 +12,10 @@ export function lineStarts(text: string): number[] {
 }
 
 /** One-based line and column of `offset`, by binary search over `starts` (from lineStarts). */
-export function position(starts: readonly number[], offset: number): { line: number; column: number } {
+export function position(
+  starts: readonly number[],
+  offset: number,
+): { line: number; column: number } {
   let lo = 0;
   let hi = starts.length - 1;
   while (lo < hi) {

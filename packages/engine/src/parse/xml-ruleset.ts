@@ -65,11 +65,17 @@ export function parseRulesetXml(xml: string, file: string): ParseResult {
     depth += 1;
     if (depth === 1) {
       if (tag.name !== 'ruleset') {
-        error('root-element', `root element is <${tag.name}>, expected <ruleset>`, loc.line, loc.column);
+        error(
+          'root-element',
+          `root element is <${tag.name}>, expected <ruleset>`,
+          loc.line,
+          loc.column,
+        );
         return;
       }
       const name = tag.attributes['name'];
-      if (name === undefined) error('missing-attribute', '<ruleset> has no name attribute', loc.line, loc.column);
+      if (name === undefined)
+        error('missing-attribute', '<ruleset> has no name attribute', loc.line, loc.column);
       ruleset = {
         name: name ?? '',
         targets: [],
@@ -87,12 +93,22 @@ export function parseRulesetXml(xml: string, file: string): ParseResult {
     }
     if (ruleset === null) return;
     if (depth > 2) {
-      error('nested-element', `<${tag.name}> is nested inside another element; ruleset children take no children`, loc.line, loc.column);
+      error(
+        'nested-element',
+        `<${tag.name}> is nested inside another element; ruleset children take no children`,
+        loc.line,
+        loc.column,
+      );
       return;
     }
     const required = CHILD_ATTRIBUTES[tag.name];
     if (required === undefined) {
-      error('unknown-element', `unknown element <${tag.name}> (expected target, rule, exclusion, securecookie or test)`, loc.line, loc.column);
+      error(
+        'unknown-element',
+        `unknown element <${tag.name}> (expected target, rule, exclusion, securecookie or test)`,
+        loc.line,
+        loc.column,
+      );
       return;
     }
     const values: string[] = [];
@@ -106,7 +122,13 @@ export function parseRulesetXml(xml: string, file: string): ParseResult {
     }
     for (const attr of REGEX_ATTRIBUTES[tag.name] ?? []) {
       const problem = regexSyntaxError(tag.attributes[attr] as string);
-      if (problem !== null) error('invalid-regex', `<${tag.name}> ${attr} is not a valid JavaScript regular expression: ${problem}`, loc.line, loc.column);
+      if (problem !== null)
+        error(
+          'invalid-regex',
+          `<${tag.name}> ${attr} is not a valid JavaScript regular expression: ${problem}`,
+          loc.line,
+          loc.column,
+        );
     }
     const [a, b] = values as [string, string];
     switch (tag.name) {
@@ -135,18 +157,27 @@ export function parseRulesetXml(xml: string, file: string): ParseResult {
     parser.write(xml).close();
   } catch (err) {
     // saxes reports through the handler above; anything else is still a syntax problem of this file.
-    if (!fatal) error('xml-syntax', `malformed XML: ${err instanceof Error ? err.message : String(err)}`, parser.line, parser.column + 1);
+    if (!fatal)
+      error(
+        'xml-syntax',
+        `malformed XML: ${err instanceof Error ? err.message : String(err)}`,
+        parser.line,
+        parser.column + 1,
+      );
     fatal = true;
   }
   if (fatal) return { ruleset: null, diagnostics };
   const parsed = ruleset as Ruleset | null;
   if (parsed === null) {
-    if (!diagnostics.some((d) => d.code === 'root-element')) error('root-element', 'no <ruleset> element', 1, 1);
+    if (!diagnostics.some((d) => d.code === 'root-element'))
+      error('root-element', 'no <ruleset> element', 1, 1);
     return { ruleset: null, diagnostics };
   }
   const at = parsed.loc as SourceLocation;
-  if (parsed.targets.length === 0) error('no-target', `ruleset "${parsed.name}" has no <target>`, at.line, at.column);
-  if (parsed.rules.length === 0) error('no-rule', `ruleset "${parsed.name}" has no <rule>`, at.line, at.column);
+  if (parsed.targets.length === 0)
+    error('no-target', `ruleset "${parsed.name}" has no <target>`, at.line, at.column);
+  if (parsed.rules.length === 0)
+    error('no-rule', `ruleset "${parsed.name}" has no <rule>`, at.line, at.column);
   const ok = !diagnostics.some((d) => d.severity === 'error');
   return { ruleset: ok ? parsed : null, diagnostics };
 }

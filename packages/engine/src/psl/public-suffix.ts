@@ -17,21 +17,32 @@ export interface PublicSuffixMatch {
 }
 
 /** Host names only: the callers pass lower-case ASCII (punycode) names, never URLs or IPs. */
-const HOST_ONLY = { extractHostname: false, validateHostname: false, detectIp: false, mixedInputs: false } as const;
+const HOST_ONLY = {
+  extractHostname: false,
+  validateHostname: false,
+  detectIp: false,
+  mixedInputs: false,
+} as const;
 
 /**
  * The public suffix of a lower-case ASCII host name by the PSL algorithm (exception rules win,
  * then the rule with the most labels, else the implicit `*` rule). With `privateDomains: false`
  * only the ICANN section counts, as registrars see it.
  */
-export function publicSuffix(host: string, options: { privateDomains?: boolean } = {}): PublicSuffixMatch {
+export function publicSuffix(
+  host: string,
+  options: { privateDomains?: boolean } = {},
+): PublicSuffixMatch {
   const result = parse(host, { ...HOST_ONLY, allowPrivateDomains: options.privateDomains ?? true });
   const section = result.isPrivate === true ? 'private' : result.isIcann === true ? 'icann' : null;
   return { suffix: result.publicSuffix ?? host.slice(host.lastIndexOf('.') + 1), section };
 }
 
 /** The registrable domain (public suffix plus one label), or null when the host is itself a suffix. */
-export function registrableDomain(host: string, options: { privateDomains?: boolean } = {}): string | null {
+export function registrableDomain(
+  host: string,
+  options: { privateDomains?: boolean } = {},
+): string | null {
   const { suffix } = publicSuffix(host, options);
   if (suffix === host) return null;
   const rest = host.slice(0, host.length - suffix.length - 1);

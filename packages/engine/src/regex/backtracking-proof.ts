@@ -28,7 +28,8 @@ import { canMatchEmpty } from './empty-match.js';
  * lookbehinds, nullable repeated parts and oversized automata are not proven either (a counted
  * limit, not a clock, bounds the work).
  */
-export type BacktrackingProof = { proven: true; quadratic: boolean } | { proven: false; reason: string };
+export type BacktrackingProof =
+  { proven: true; quadratic: boolean } | { proven: false; reason: string };
 
 /** Most automaton states, after unrolling counted repeats. */
 const MAX_POSITIONS = 2000;
@@ -63,7 +64,9 @@ class Automaton {
 
   position(set: CharSet): Fragment {
     if (this.sets.length >= MAX_POSITIONS)
-      throw new NotProven(`it is too large to analyse (more than ${MAX_POSITIONS} character positions once repeats are counted out)`);
+      throw new NotProven(
+        `it is too large to analyse (more than ${MAX_POSITIONS} character positions once repeats are counted out)`,
+      );
     this.sets.push(set);
     this.follow.push([]);
     const p = this.sets.length - 1;
@@ -86,7 +89,9 @@ class Automaton {
   alternatives(alts: readonly AST.Alternative[]): Fragment {
     const out: Fragment = { first: [], last: [], nullable: false };
     if (alts.filter((alt) => alt.elements.every(canMatchEmpty)).length > 1) {
-      throw new NotProven('two of its alternatives can both match empty text, so there are several ways to match nothing');
+      throw new NotProven(
+        'two of its alternatives can both match empty text, so there are several ways to match nothing',
+      );
     }
     for (const alt of alts) {
       const f = this.sequence(alt.elements);
@@ -109,7 +114,8 @@ class Automaton {
       case 'CharacterSet':
       case 'CharacterClass': {
         const set = charSetOf(el as AST.Character | AST.CharacterSet | AST.CharacterClass);
-        if (set === null) throw new NotProven(`it uses ${el.raw}, which this analysis does not read`);
+        if (set === null)
+          throw new NotProven(`it uses ${el.raw}, which this analysis does not read`);
         return this.position(set);
       }
       case 'Group':
@@ -119,7 +125,10 @@ class Automaton {
         if (el.kind === 'lookbehind') {
           // A lookbehind over a short, fixed set of texts costs a bounded amount wherever it is
           // tried (`(?<!x)`); one that can read back arbitrarily far is not read here.
-          if (!boundedText(el.alternatives, 0)) throw new NotProven(`it uses the lookbehind ${el.raw}, which can read back an unbounded distance`);
+          if (!boundedText(el.alternatives, 0))
+            throw new NotProven(
+              `it uses the lookbehind ${el.raw}, which can read back an unbounded distance`,
+            );
           return EMPTY;
         }
         if (el.kind === 'lookahead') {
@@ -146,7 +155,9 @@ class Automaton {
       return { ...this.element(q.element), nullable: true };
     }
     if (canMatchEmpty(q.element)) {
-      throw new NotProven(`the repeated or optional part ${q.element.raw} can itself match empty text, so there are several ways to match nothing`);
+      throw new NotProven(
+        `the repeated or optional part ${q.element.raw} can itself match empty text, so there are several ways to match nothing`,
+      );
     }
     // Every copy adds at least one position (the element is not nullable), so `position`
     // stops a huge count such as {1,100000} within MAX_POSITIONS copies.
@@ -192,16 +203,22 @@ class Automaton {
       return out;
     };
     const first = dedupe(start);
-    for (let p = 0; p < this.follow.length; p++) this.follow[p] = dedupe(this.follow[p] as number[]);
+    for (let p = 0; p < this.follow.length; p++)
+      this.follow[p] = dedupe(this.follow[p] as number[]);
     return first;
   }
 }
 
 /** Whether two paths that split can meet again in one state while reading the same text. */
-function reconverges(automaton: Automaton, start: readonly number[], selfLoopStart: boolean): boolean {
+function reconverges(
+  automaton: Automaton,
+  start: readonly number[],
+  selfLoopStart: boolean,
+): boolean {
   const n = automaton.sets.length + 1;
   const init = n - 1;
-  const follow = (p: number): Iterable<number> => (p === init ? startFollow : (automaton.follow[p] as number[]));
+  const follow = (p: number): Iterable<number> =>
+    p === init ? startFollow : (automaton.follow[p] as number[]);
   const startFollow = new Set(start);
   if (selfLoopStart) startFollow.add(init);
   const setOf = (p: number): CharSet => (p === init ? ANY_UNIT : (automaton.sets[p] as CharSet));
@@ -223,7 +240,8 @@ function reconverges(automaton: Automaton, start: readonly number[], selfLoopSta
     const split = p !== q;
     for (const p2 of follow(p)) {
       for (const q2 of follow(q)) {
-        if (++steps > MAX_PRODUCT_STEPS) throw new NotProven('it is too complex to analyse within the step limit');
+        if (++steps > MAX_PRODUCT_STEPS)
+          throw new NotProven('it is too complex to analyse within the step limit');
         if (!split && q2 < p2) continue; // the mirror pair is visited too
         if (!overlap(p2, q2)) continue;
         if (p2 === q2) {
@@ -263,7 +281,9 @@ export function proveBacktrackingBounded(pattern: AST.Pattern): BacktrackingProo
     const whole = automaton.alternatives(pattern.alternatives);
     const start = automaton.splitParallel(whole.first);
     // Unanchored, the matcher retries from every index: a loop on any character in front.
-    const degree = reconverges(automaton, start, !anchored) ? ambiguityDegree(automaton, start, !anchored) : 0;
+    const degree = reconverges(automaton, start, !anchored)
+      ? ambiguityDegree(automaton, start, !anchored)
+      : 0;
     if (degree > 1) {
       throw new NotProven(
         `the same text can be read along many different paths through it, so a backtracking matcher's work may grow with the ${degree + 1 === 3 ? 'cube' : `power ${degree + 1}`} of the input length`,
@@ -279,8 +299,10 @@ export function proveBacktrackingBounded(pattern: AST.Pattern): BacktrackingProo
 /** Most chains of loops that may lead to one state (see ambiguityDegree). */
 const MAX_AMBIGUITY = 64;
 
-const EXPONENTIAL = 'the same text can be read along many different paths through it, so a backtracking matcher may retry exponentially often';
-const TOO_AMBIGUOUS = 'the same text can be read along too many different paths through it for a backtracking matcher';
+const EXPONENTIAL =
+  'the same text can be read along many different paths through it, so a backtracking matcher may retry exponentially often';
+const TOO_AMBIGUOUS =
+  'the same text can be read along too many different paths through it for a backtracking matcher';
 
 /** Iterative Tarjan: component number per node of `0..count-1`, numbered sinks first. */
 function components(count: number, successors: (v: number) => readonly number[]): Int32Array {
@@ -341,17 +363,23 @@ function components(count: number, successors: (v: number) => readonly number[])
  * constant factor. Checked on the product automaton (pairs of states reading the same text); the
  * IDA test drops "the same text" across its two halves, which only overestimates d.
  */
-function ambiguityDegree(automaton: Automaton, start: readonly number[], selfLoopStart: boolean): number {
+function ambiguityDegree(
+  automaton: Automaton,
+  start: readonly number[],
+  selfLoopStart: boolean,
+): number {
   const n = automaton.sets.length + 1;
   const init = n - 1;
   const startFollow = [...start, ...(selfLoopStart ? [init] : [])];
-  const follow = (p: number): readonly number[] => (p === init ? startFollow : (automaton.follow[p] as number[]));
+  const follow = (p: number): readonly number[] =>
+    p === init ? startFollow : (automaton.follow[p] as number[]);
   const followLists = Array.from({ length: n }, (_, p) => follow(p));
   const setOf = (p: number): CharSet => (p === init ? ANY_UNIT : (automaton.sets[p] as CharSet));
   let steps = 0;
   const spend = (k: number): void => {
     steps += k;
-    if (steps > MAX_PRODUCT_STEPS) throw new NotProven('it is too complex to analyse within the step limit');
+    if (steps > MAX_PRODUCT_STEPS)
+      throw new NotProven('it is too complex to analyse within the step limit');
   };
   // The product automaton, reachable part, with dense local ids.
   const ids = new Map<number, number>();
@@ -375,7 +403,9 @@ function ambiguityDegree(automaton: Automaton, start: readonly number[], selfLoo
     const fp = followLists[p] as readonly number[];
     const fq = followLists[q] as readonly number[];
     spend(fp.length * fq.length + 1);
-    for (const p2 of fp) for (const q2 of fq) if (intersects(setOf(p2), setOf(q2))) (edges[i] as number[]).push(idOf(p2, q2));
+    for (const p2 of fp)
+      for (const q2 of fq)
+        if (intersects(setOf(p2), setOf(q2))) (edges[i] as number[]).push(idOf(p2, q2));
   }
   const pairComp = components(pairs.length, (v) => edges[v] as number[]);
   // EDA: one component holding a diagonal pair and an off-diagonal one.
@@ -390,8 +420,11 @@ function ambiguityDegree(automaton: Automaton, start: readonly number[], selfLoo
   // IDA: from (p,p) to some (p,q), and from there to (q,q), with p and q both on loops.
   const stateComp = components(n, (v) => followLists[v] as readonly number[]);
   const compSize = new Map<number, number>();
-  for (let v = 0; v < n; v++) compSize.set(stateComp[v] as number, (compSize.get(stateComp[v] as number) ?? 0) + 1);
-  const onLoop = (v: number): boolean => (compSize.get(stateComp[v] as number) as number) > 1 || (followLists[v] as readonly number[]).includes(v);
+  for (let v = 0; v < n; v++)
+    compSize.set(stateComp[v] as number, (compSize.get(stateComp[v] as number) ?? 0) + 1);
+  const onLoop = (v: number): boolean =>
+    (compSize.get(stateComp[v] as number) as number) > 1 ||
+    (followLists[v] as readonly number[]).includes(v);
   const reach = (from: number): Set<number> => {
     const seen = new Set([from]);
     const queue = [from];
@@ -431,12 +464,15 @@ function ambiguityDegree(automaton: Automaton, start: readonly number[], selfLoo
   let degree = 0;
   for (const from of [...idaLinks.keys()].sort((x, y) => x - y)) {
     let here = 0;
-    for (const to of idaLinks.get(from) as Set<number>) here = Math.max(here, 1 + (longest.get(to) ?? 0));
+    for (const to of idaLinks.get(from) as Set<number>)
+      here = Math.max(here, 1 + (longest.get(to) ?? 0));
     longest.set(from, here);
     degree = Math.max(degree, here);
   }
   // Chains of components from the start, counted with one per edge between components.
-  const order = Array.from({ length: n }, (_, v) => v).sort((a, b) => (stateComp[b] as number) - (stateComp[a] as number));
+  const order = Array.from({ length: n }, (_, v) => v).sort(
+    (a, b) => (stateComp[b] as number) - (stateComp[a] as number),
+  );
   const compChains = new Map<number, number>();
   compChains.set(stateComp[init] as number, 1);
   for (const v of order) {
@@ -484,5 +520,7 @@ function boundedText(alts: readonly AST.Alternative[], depth: number): boolean {
         return Infinity;
     }
   };
-  return alts.every((alt) => alt.elements.reduce((n, e) => n + longest(e), 0) <= MAX_LOOKBEHIND_TEXT);
+  return alts.every(
+    (alt) => alt.elements.reduce((n, e) => n + longest(e), 0) <= MAX_LOOKBEHIND_TEXT,
+  );
 }

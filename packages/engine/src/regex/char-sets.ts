@@ -56,11 +56,14 @@ function escapeSet(kind: 'digit' | 'word' | 'space', negate: boolean): CharSet {
 }
 
 /** Null for a piece this module does not know (unicode property escapes need the u flag). */
-export function charSetOf(node: AST.Character | AST.CharacterSet | AST.CharacterClass): CharSet | null {
+export function charSetOf(
+  node: AST.Character | AST.CharacterSet | AST.CharacterClass,
+): CharSet | null {
   if (node.type === 'Character') return [node.value, node.value];
   if (node.type === 'CharacterSet') {
     if (node.kind === 'any') return ANY;
-    if (node.kind === 'digit' || node.kind === 'word' || node.kind === 'space') return escapeSet(node.kind, node.negate);
+    if (node.kind === 'digit' || node.kind === 'word' || node.kind === 'space')
+      return escapeSet(node.kind, node.negate);
     return null;
   }
   if (node.unicodeSets) return null;
@@ -68,7 +71,10 @@ export function charSetOf(node: AST.Character | AST.CharacterSet | AST.Character
   for (const item of node.elements) {
     if (item.type === 'Character') ranges.push([item.value, item.value]);
     else if (item.type === 'CharacterClassRange') ranges.push([item.min.value, item.max.value]);
-    else if (item.type === 'CharacterSet' && (item.kind === 'digit' || item.kind === 'word' || item.kind === 'space')) {
+    else if (
+      item.type === 'CharacterSet' &&
+      (item.kind === 'digit' || item.kind === 'word' || item.kind === 'space')
+    ) {
       const set = escapeSet(item.kind, item.negate);
       for (let i = 0; i < set.length; i += 2) ranges.push([set[i] as number, set[i + 1] as number]);
     } else return null;

@@ -54,7 +54,14 @@ class CommonSyntaxParser {
   constructor(private readonly source: string) {}
 
   pattern(): AST.Pattern {
-    const node: AST.Pattern = { type: 'Pattern', parent: null, start: 0, end: 0, raw: '', alternatives: [] };
+    const node: AST.Pattern = {
+      type: 'Pattern',
+      parent: null,
+      start: 0,
+      end: 0,
+      raw: '',
+      alternatives: [],
+    };
     this.disjunction(node);
     return this.close(node, 0);
   }
@@ -70,7 +77,14 @@ class CommonSyntaxParser {
 
   private alternative(parent: Container): AST.Alternative {
     const start = this.at;
-    const node: AST.Alternative = { type: 'Alternative', parent, start, end: start, raw: '', elements: [] };
+    const node: AST.Alternative = {
+      type: 'Alternative',
+      parent,
+      start,
+      end: start,
+      raw: '',
+      elements: [],
+    };
     for (;;) {
       const c = this.source[this.at];
       if (c === undefined || c === '|' || c === ')') return this.close(node, start);
@@ -83,11 +97,22 @@ class CommonSyntaxParser {
     const c = this.source[this.at] as string;
     if (c === '^' || c === '$') {
       this.at++;
-      const node: AST.EdgeAssertion = { type: 'Assertion', parent, start, end: this.at, raw: c, kind: c === '^' ? 'start' : 'end' };
+      const node: AST.EdgeAssertion = {
+        type: 'Assertion',
+        parent,
+        start,
+        end: this.at,
+        raw: c,
+        kind: c === '^' ? 'start' : 'end',
+      };
       this.refuseQuantifier();
       return node;
     }
-    if (c === '(' && this.source[this.at + 1] === '?' && (this.source[this.at + 2] === '=' || this.source[this.at + 2] === '!')) {
+    if (
+      c === '(' &&
+      this.source[this.at + 1] === '?' &&
+      (this.source[this.at + 2] === '=' || this.source[this.at + 2] === '!')
+    ) {
       const node: AST.LookaheadAssertion = {
         type: 'Assertion',
         parent,
@@ -112,11 +137,28 @@ class CommonSyntaxParser {
     if (c === '(') {
       if (this.source[this.at + 1] === '?') {
         if (this.source[this.at + 2] !== ':') throw OUTSIDE;
-        const node: AST.Group = { type: 'Group', parent, start, end: start, raw: '', modifiers: null, alternatives: [] };
+        const node: AST.Group = {
+          type: 'Group',
+          parent,
+          start,
+          end: start,
+          raw: '',
+          modifiers: null,
+          alternatives: [],
+        };
         this.group(node, 3);
         return node;
       }
-      const node: AST.CapturingGroup = { type: 'CapturingGroup', parent, start, end: start, raw: '', name: null, alternatives: [], references: [] };
+      const node: AST.CapturingGroup = {
+        type: 'CapturingGroup',
+        parent,
+        start,
+        end: start,
+        raw: '',
+        name: null,
+        alternatives: [],
+        references: [],
+      };
       this.group(node, 1);
       return node;
     }
@@ -131,7 +173,10 @@ class CommonSyntaxParser {
   }
 
   /** `(` + a prefix of `opener` characters, the alternatives, `)`. */
-  private group(node: AST.Group | AST.CapturingGroup | AST.LookaheadAssertion, opener: number): void {
+  private group(
+    node: AST.Group | AST.CapturingGroup | AST.LookaheadAssertion,
+    opener: number,
+  ): void {
     if (++this.depth > MAX_DEPTH) throw OUTSIDE;
     const start = this.at;
     this.at += opener;
@@ -166,7 +211,17 @@ class CommonSyntaxParser {
     }
     const greedy = this.source[this.at] !== '?';
     if (!greedy) this.at++;
-    const node: AST.Quantifier = { type: 'Quantifier', parent, start: atom.start, end: this.at, raw: '', min, max, greedy, element: atom };
+    const node: AST.Quantifier = {
+      type: 'Quantifier',
+      parent,
+      start: atom.start,
+      end: this.at,
+      raw: '',
+      min,
+      max,
+      greedy,
+      element: atom,
+    };
     node.raw = this.source.slice(node.start, node.end);
     atom.parent = node;
     this.refuseQuantifier();
@@ -194,21 +249,43 @@ class CommonSyntaxParser {
     if (negate) this.at++;
     // `[]` and `[^]` (nothing, anything) are rare enough to leave to regexpp.
     if (this.source[this.at] === ']') throw OUTSIDE;
-    const node: AST.ClassRangesCharacterClass = { type: 'CharacterClass', parent, start, end: start, raw: '', unicodeSets: false, negate, elements: [] };
+    const node: AST.ClassRangesCharacterClass = {
+      type: 'CharacterClass',
+      parent,
+      start,
+      end: start,
+      raw: '',
+      unicodeSets: false,
+      negate,
+      elements: [],
+    };
     for (;;) {
       const c = this.source[this.at];
       if (c === undefined) throw OUTSIDE;
       if (c === ']') break;
       const first = this.classAtom(node);
-      if (this.source[this.at] !== '-' || this.source[this.at + 1] === ']' || this.source[this.at + 1] === undefined) {
+      if (
+        this.source[this.at] !== '-' ||
+        this.source[this.at + 1] === ']' ||
+        this.source[this.at + 1] === undefined
+      ) {
         node.elements.push(first);
         continue;
       }
       // `a-z`: both ends must be single characters in order (`[\d-z]` is Annex B: regexpp's).
       this.at++;
       const last = this.classAtom(node);
-      if (first.type !== 'Character' || last.type !== 'Character' || first.value > last.value) throw OUTSIDE;
-      const range: AST.CharacterClassRange = { type: 'CharacterClassRange', parent: node, start: first.start, end: last.end, raw: '', min: first, max: last };
+      if (first.type !== 'Character' || last.type !== 'Character' || first.value > last.value)
+        throw OUTSIDE;
+      const range: AST.CharacterClassRange = {
+        type: 'CharacterClassRange',
+        parent: node,
+        start: first.start,
+        end: last.end,
+        raw: '',
+        min: first,
+        max: last,
+      };
       range.raw = this.source.slice(range.start, range.end);
       first.parent = range;
       last.parent = range;
@@ -224,7 +301,9 @@ class CommonSyntaxParser {
   }
 
   /** `\d`-style sets and `\` before ASCII punctuation; every other escape is regexpp's. */
-  private escape(parent: AST.Alternative | AST.ClassRangesCharacterClass): AST.Character | AST.EscapeCharacterSet {
+  private escape(
+    parent: AST.Alternative | AST.ClassRangesCharacterClass,
+  ): AST.Character | AST.EscapeCharacterSet {
     const start = this.at;
     const c = this.source[this.at + 1];
     if (c === undefined) throw OUTSIDE;
@@ -253,7 +332,14 @@ class CommonSyntaxParser {
     // Surrogates: how a lone half or a pair reads is regexpp's call.
     if (value >= 0xd800 && value <= 0xdfff) throw OUTSIDE;
     this.at = end;
-    return { type: 'Character', parent, start, end, raw: this.source.slice(start, end), value } as AST.Character;
+    return {
+      type: 'Character',
+      parent,
+      start,
+      end,
+      raw: this.source.slice(start, end),
+      value,
+    } as AST.Character;
   }
 
   /** Sets `end` to here and `raw` to the text from `start`. */
@@ -267,7 +353,11 @@ class CommonSyntaxParser {
 /** Printable ASCII (space included) other than letters, digits and `_`. */
 function isPunctuation(code: number): boolean {
   if (code < 0x20 || code > 0x7e || code === 0x5f) return false;
-  return !((code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a));
+  return !(
+    (code >= 0x30 && code <= 0x39) ||
+    (code >= 0x41 && code <= 0x5a) ||
+    (code >= 0x61 && code <= 0x7a)
+  );
 }
 
 function isDigit(c: string | undefined): boolean {

@@ -24,7 +24,8 @@ export function fragmentDependentGroups(from: string, to: string): number[] {
     // From the end back: every element after a reaching one may match nothing.
     for (let i = elements.length - 1; i >= 0; i--) {
       const el = elements[i]!;
-      for (const g of capturingGroups(el)) if (mayMatchHash(g)) reaching.add(groupNumber(pattern, g));
+      for (const g of capturingGroups(el))
+        if (mayMatchHash(g)) reaching.add(groupNumber(pattern, g));
       if (!mayBeEmpty(el)) break;
     }
   }

@@ -37,7 +37,14 @@ export function expandLiteralLanguage(source: string, limit = 32): LiteralLangua
   let body = anchored;
   let consumesRest = false;
   const last = body[body.length - 1];
-  if (last && last.type === 'Quantifier' && last.min === 0 && last.max === Infinity && last.element.type === 'CharacterSet' && last.element.kind === 'any') {
+  if (
+    last &&
+    last.type === 'Quantifier' &&
+    last.min === 0 &&
+    last.max === Infinity &&
+    last.element.type === 'CharacterSet' &&
+    last.element.kind === 'any'
+  ) {
     consumesRest = true;
     body = body.slice(0, -1);
   }
@@ -57,13 +64,21 @@ export function expandLiteralLanguage(source: string, limit = 32): LiteralLangua
   }
 }
 
-function expandSequence(elements: AST.Element[], start: LiteralExpansion[], limit: number): LiteralExpansion[] {
+function expandSequence(
+  elements: AST.Element[],
+  start: LiteralExpansion[],
+  limit: number,
+): LiteralExpansion[] {
   let acc = start;
   for (const el of elements) acc = expandElement(el, acc, limit);
   return acc;
 }
 
-function concat(prefixes: LiteralExpansion[], options: LiteralExpansion[], limit: number): LiteralExpansion[] {
+function concat(
+  prefixes: LiteralExpansion[],
+  options: LiteralExpansion[],
+  limit: number,
+): LiteralExpansion[] {
   if (prefixes.length * options.length > limit) throw new NotFinite();
   const out: LiteralExpansion[] = [];
   for (const p of prefixes) {
@@ -74,7 +89,11 @@ function concat(prefixes: LiteralExpansion[], options: LiteralExpansion[], limit
       o.groups.forEach((g, i) => {
         if (g !== undefined) groups[i] = g;
       });
-      out.push(p.exact || o.exact ? { text: p.text + o.text, groups, exact: true } : { text: p.text + o.text, groups });
+      out.push(
+        p.exact || o.exact
+          ? { text: p.text + o.text, groups, exact: true }
+          : { text: p.text + o.text, groups },
+      );
     }
   }
   return out;
@@ -92,9 +111,11 @@ function options(el: AST.Element, limit: number): LiteralExpansion[] {
       if (el.negate) throw new NotFinite();
       const out: LiteralExpansion[] = [];
       for (const item of el.elements) {
-        if (item.type === 'Character') out.push({ text: String.fromCharCode(item.value), groups: [] });
+        if (item.type === 'Character')
+          out.push({ text: String.fromCharCode(item.value), groups: [] });
         else if (item.type === 'CharacterClassRange' && item.max.value - item.min.value < limit) {
-          for (let c = item.min.value; c <= item.max.value; c++) out.push({ text: String.fromCharCode(c), groups: [] });
+          for (let c = item.min.value; c <= item.max.value; c++)
+            out.push({ text: String.fromCharCode(c), groups: [] });
         } else throw new NotFinite();
       }
       if (out.length > limit) throw new NotFinite();
@@ -103,7 +124,8 @@ function options(el: AST.Element, limit: number): LiteralExpansion[] {
     case 'Group':
     case 'CapturingGroup': {
       const out: LiteralExpansion[] = [];
-      for (const alt of el.alternatives) out.push(...expandSequence(alt.elements, [{ text: '', groups: [] }], limit));
+      for (const alt of el.alternatives)
+        out.push(...expandSequence(alt.elements, [{ text: '', groups: [] }], limit));
       if (out.length > limit) throw new NotFinite();
       if (el.type === 'CapturingGroup') {
         const index = captureIndex(el);
@@ -133,7 +155,11 @@ function options(el: AST.Element, limit: number): LiteralExpansion[] {
   }
 }
 
-function expandElement(el: AST.Element, acc: LiteralExpansion[], limit: number): LiteralExpansion[] {
+function expandElement(
+  el: AST.Element,
+  acc: LiteralExpansion[],
+  limit: number,
+): LiteralExpansion[] {
   return concat(acc, options(el, limit), limit);
 }
 
@@ -153,7 +179,13 @@ function captureIndex(group: AST.CapturingGroup): number {
       }
     }
     const children: AST.Node[] =
-      'alternatives' in node ? node.alternatives : 'elements' in node ? (node.elements as AST.Node[]) : 'element' in node ? [node.element] : [];
+      'alternatives' in node
+        ? node.alternatives
+        : 'elements' in node
+          ? (node.elements as AST.Node[])
+          : 'element' in node
+            ? [node.element]
+            : [];
     for (const child of children) visit(child);
   };
   visit(root);
@@ -164,7 +196,12 @@ function captureIndex(group: AST.CapturingGroup): number {
  * JavaScript `String.prototype.replace` replacement expansion for one known match at the
  * start of the URL. Returns null for `` $` `` and `$'`, which depend on text outside the match.
  */
-export function substituteReplacement(to: string, match: string, groups: (string | undefined)[], captures: number): string | null {
+export function substituteReplacement(
+  to: string,
+  match: string,
+  groups: (string | undefined)[],
+  captures: number,
+): string | null {
   let out = '';
   let at = 0;
   for (const use of dollarUses(to, captures)) {

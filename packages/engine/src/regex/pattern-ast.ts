@@ -40,7 +40,9 @@ export function parsePattern(source: string): AST.Pattern | null {
 /** The elements of a pattern with no top-level `|`; null when it has one or does not parse. */
 export function topLevelElements(source: string): AST.Element[] | null {
   const pattern = parsePattern(source);
-  return pattern !== null && pattern.alternatives.length === 1 ? (pattern.alternatives[0] as AST.Alternative).elements : null;
+  return pattern !== null && pattern.alternatives.length === 1
+    ? (pattern.alternatives[0] as AST.Alternative).elements
+    : null;
 }
 
 /** Like topLevelElements, for a pattern that must also start with `^`: the elements after it. */

@@ -1,5 +1,9 @@
 import type { AST } from '@eslint-community/regexpp';
-import { expandLiteralLanguage, type LiteralExpansion, substituteReplacement } from './literal-language.js';
+import {
+  expandLiteralLanguage,
+  type LiteralExpansion,
+  substituteReplacement,
+} from './literal-language.js';
 import { literalPrefix } from './literal-prefix.js';
 import { captureCount, topLevelElements } from './pattern-ast.js';
 import type { RulesetRegex } from './safe-regex.js';
@@ -122,16 +126,29 @@ export function prepareRule(from: string, to: string): PreparedPattern {
  * A pattern the bundle's build already found to need a regex (it has a stored verdict): no
  * search for a finite language. `to` is the rule's replacement, null for a tested pattern.
  */
-export function prepareRegex(source: string, to: string | null, verdictAt: number): PreparedPattern {
+export function prepareRegex(
+  source: string,
+  to: string | null,
+  verdictAt: number,
+): PreparedPattern {
   return regexForm(source, flat(literalPrefix(source)?.prefix ?? ''), to, verdictAt);
 }
 
 function prepare(source: string, to: string | null): PreparedPattern {
   const prefix = flat(literalPrefix(source)?.prefix ?? '');
-  return literalCases(source, prefix, to ?? '', to !== null) ?? regexForm(source, prefix, to, -1, requiredTexts(source, prefix));
+  return (
+    literalCases(source, prefix, to ?? '', to !== null) ??
+    regexForm(source, prefix, to, -1, requiredTexts(source, prefix))
+  );
 }
 
-function regexForm(source: string, prefix: string, to: string | null, verdictAt: number, required: string[] | null = null): PreparedPattern {
+function regexForm(
+  source: string,
+  prefix: string,
+  to: string | null,
+  verdictAt: number,
+  required: string[] | null = null,
+): PreparedPattern {
   return pattern(Form.Regex, prefix, to ?? '', source, to !== null, verdictAt, null, required);
 }
 
@@ -152,14 +169,18 @@ function requiredTexts(source: string, prefix: string): string[] | null {
   const out: string[] = [];
   let run = '';
   const end = (): void => {
-    if (run.length >= MIN_REQUIRED && !prefix.includes(run) && !out.includes(run)) out.push(flat(run));
+    if (run.length >= MIN_REQUIRED && !prefix.includes(run) && !out.includes(run))
+      out.push(flat(run));
     run = '';
   };
   const read = (sequence: readonly AST.Element[]): void => {
     for (const el of sequence) {
       if (el.type === 'Character') {
         run += String.fromCharCode(el.value);
-      } else if ((el.type === 'Group' || el.type === 'CapturingGroup') && el.alternatives.length === 1) {
+      } else if (
+        (el.type === 'Group' || el.type === 'CapturingGroup') &&
+        el.alternatives.length === 1
+      ) {
         read((el.alternatives[0] as AST.Alternative).elements);
       } else if (el.type === 'Quantifier' && el.min >= 1 && el.element.type === 'Character') {
         run += String.fromCharCode(el.element.value);
@@ -178,12 +199,16 @@ function requiredTexts(source: string, prefix: string): string[] | null {
 export function holdsRequired(p: PreparedPattern, input: string): boolean {
   const required = p.required;
   if (required === null) return true;
-  for (let i = 0; i < required.length; i++) if (!input.includes(required[i] as string)) return false;
+  for (let i = 0; i < required.length; i++)
+    if (!input.includes(required[i] as string)) return false;
   return true;
 }
 
 /** The fields only a Cases pattern fills. */
-type CasesFields = Pick<PreparedPattern, 'texts' | 'exact' | 'replacements' | 'toEnd' | 'run' | 'lookahead'>;
+type CasesFields = Pick<
+  PreparedPattern,
+  'texts' | 'exact' | 'replacements' | 'toEnd' | 'run' | 'lookahead'
+>;
 
 /**
  * Every prepared pattern is built here, its fields always in the same order, so that V8 gives
@@ -217,7 +242,12 @@ function pattern(
   };
 }
 
-function literalCases(source: string, prefix: string, to: string, isRule: boolean): PreparedPattern | null {
+function literalCases(
+  source: string,
+  prefix: string,
+  to: string,
+  isRule: boolean,
+): PreparedPattern | null {
   const elements = topLevelElements(source);
   if (elements === null) return null;
   let bodyEnd = source.length;
@@ -236,7 +266,11 @@ function literalCases(source: string, prefix: string, to: string, isRule: boolea
   const language = expandLiteralLanguage(source.slice(0, bodyEnd), MAX_CASES);
   if (language === null) return null;
   // After `$` or a trailing `.*` nothing more can follow: leave such combinations to the regex.
-  if ((lookahead !== null || run !== null) && (language.consumesRest || language.expansions.some((e) => e.exact === true))) return null;
+  if (
+    (lookahead !== null || run !== null) &&
+    (language.consumesRest || language.expansions.some((e) => e.exact === true))
+  )
+    return null;
   // `$&` is the whole match: after a trailing `.*` or a run it is not a fixed text.
   if (isRule && (language.consumesRest || run !== null) && to.includes('$&')) return null;
   const captures = isRule ? captureCount(source) : 0;
@@ -246,7 +280,9 @@ function literalCases(source: string, prefix: string, to: string, isRule: boolea
     // Equal exact strings: the regex takes the first (its captures win).
     if (seen.has(expansion.text)) continue;
     seen.add(expansion.text);
-    const replacement = isRule ? substituteReplacement(to, expansion.text, expansion.groups, captures) : '';
+    const replacement = isRule
+      ? substituteReplacement(to, expansion.text, expansion.groups, captures)
+      : '';
     // `` $` `` and `$'` depend on text outside the match.
     if (replacement === null) return null;
     chosen.push({ expansion, replacement });
@@ -266,7 +302,8 @@ function literalCases(source: string, prefix: string, to: string, isRule: boolea
 function runOf(q: AST.Quantifier): Run | null {
   if (!q.greedy || q.max !== Infinity || q.min > 1) return null;
   const el = q.element;
-  if (el.type === 'Character') return { chars: String.fromCharCode(el.value), negate: false, min: q.min };
+  if (el.type === 'Character')
+    return { chars: String.fromCharCode(el.value), negate: false, min: q.min };
   if (el.type !== 'CharacterClass' || el.unicodeSets) return null;
   let chars = '';
   for (const item of el.elements) {
@@ -281,7 +318,11 @@ function lookaheadCases(look: AST.LookaroundAssertion): Lookahead | null {
   if (look.raw.length < 4 || /\((?!\?[:=!])/.test(look.raw.slice(3))) return null; // a capture would renumber the groups
   const language = expandLiteralLanguage(`^(?:${look.raw.slice(3, -1)})`, MAX_CASES);
   if (language === null || language.consumesRest) return null;
-  return { negate: look.negate, texts: language.expansions.map((e) => flat(e.text)), exact: exactFlags(language.expansions) };
+  return {
+    negate: look.negate,
+    texts: language.expansions.map((e) => flat(e.text)),
+    exact: exactFlags(language.expansions),
+  };
 }
 
 function exactFlags(expansions: readonly LiteralExpansion[]): boolean[] | null {
@@ -313,7 +354,10 @@ export function rewriteLiteral(p: PreparedPattern, input: string): string | null
     if (matchEnd < 0) return null;
     const k = matchedCase;
     const replacement = (p.replacements as string[])[k] as string;
-    out = (p.exact !== null && p.exact[k] === true) || p.toEnd ? replacement : replacement + input.slice(matchEnd);
+    out =
+      (p.exact !== null && p.exact[k] === true) || p.toEnd
+        ? replacement
+        : replacement + input.slice(matchEnd);
   }
   return out === input ? null : out;
 }
@@ -360,7 +404,8 @@ export function caseMatchEnd(p: PreparedPattern, k: number, input: string): numb
   if (p.exact !== null && p.exact[k] === true ? input !== text : !input.startsWith(text)) return -1;
   const look = p.lookahead;
   const run = p.run;
-  if (run === null) return look === null || lookaheadHolds(look, input, text.length) ? text.length : -1;
+  if (run === null)
+    return look === null || lookaheadHolds(look, input, text.length) ? text.length : -1;
   const least = text.length + run.min;
   let end = text.length;
   while (end < input.length && run.chars.includes(input.charAt(end)) !== run.negate) end++;

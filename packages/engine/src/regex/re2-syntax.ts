@@ -72,7 +72,9 @@ class Emitter {
       case 'CapturingGroup': {
         const group = ++this.groups;
         if (this.repeatDepth > 0 && this.options.replaceGroups?.has(group) === true) {
-          throw new Untranslatable(`repeated capturing group ${el.raw} whose value the replacement uses (RE2 keeps an earlier iteration's)`);
+          throw new Untranslatable(
+            `repeated capturing group ${el.raw} whose value the replacement uses (RE2 keeps an earlier iteration's)`,
+          );
         }
         return `(${this.alternatives(el.alternatives)})`;
       }
@@ -88,7 +90,9 @@ class Emitter {
             // RE2's \b is ASCII, like JavaScript's without the u and i flags.
             return el.negate ? '\\B' : '\\b';
           default:
-            throw new Untranslatable(`${el.negate ? 'negative ' : ''}${el.kind} (RE2 has no lookaround)`);
+            throw new Untranslatable(
+              `${el.negate ? 'negative ' : ''}${el.kind} (RE2 has no lookaround)`,
+            );
         }
       case 'Quantifier':
         return this.quantifier(el);
@@ -98,13 +102,16 @@ class Emitter {
   }
 
   private quantifier(q: AST.Quantifier): string {
-    if (q.element.type === 'Assertion') throw new Untranslatable(`repeated assertion ${q.raw} (RE2 has none)`);
+    if (q.element.type === 'Assertion')
+      throw new Untranslatable(`repeated assertion ${q.raw} (RE2 has none)`);
     if (q.min > RE2_MAX_REPEAT || (q.max !== Infinity && q.max > RE2_MAX_REPEAT)) {
       throw new Untranslatable(`repetition count above ${RE2_MAX_REPEAT} (RE2's limit)`);
     }
     const repeated = q.max > 1;
     if (repeated && this.options.replaceGroups !== undefined && canMatchEmpty(q.element)) {
-      throw new Untranslatable(`repeated part ${q.element.raw} that can match empty text (RE2 stops earlier than JavaScript)`);
+      throw new Untranslatable(
+        `repeated part ${q.element.raw} that can match empty text (RE2 stops earlier than JavaScript)`,
+      );
     }
     if (repeated) this.repeatDepth++;
     // Every element is written as an atom (a class, an escape, a group), so no group is needed.
@@ -124,7 +131,10 @@ class Emitter {
 /** `utf16`: the exact code units, whatever the input holds. */
 function exactSpelling(el: AST.Character | AST.CharacterSet | AST.CharacterClass): string {
   const set = charSetOf(el);
-  if (set === null) throw new Untranslatable(`${el.raw} (unicode property or set notation; RE2 has no equivalent here)`);
+  if (set === null)
+    throw new Untranslatable(
+      `${el.raw} (unicode property or set notation; RE2 has no equivalent here)`,
+    );
   return classOf(set);
 }
 
@@ -147,7 +157,10 @@ function classOf(set: CharSet): string {
           [0xe000, hi],
         ]
       : [[lo, hi]]) {
-      lo = Math.max(a as number, (a as number) >= 0xd800 && (a as number) <= 0xdfff ? 0xe000 : (a as number));
+      lo = Math.max(
+        a as number,
+        (a as number) >= 0xd800 && (a as number) <= 0xdfff ? 0xe000 : (a as number),
+      );
       const top = (b as number) >= 0xd800 && (b as number) <= 0xdfff ? 0xd7ff : (b as number);
       if (lo > top) continue;
       body += lo === top ? hex(lo) : `${hex(lo)}-${hex(top)}`;
@@ -170,14 +183,17 @@ function urlSpelling(el: AST.Character | AST.CharacterSet | AST.CharacterClass):
   let body = '';
   for (const item of el.elements) {
     if (item.type === 'Character') body += escapeChar(item.value, true);
-    else if (item.type === 'CharacterClassRange') body += `${escapeChar(item.min.value, true)}-${escapeChar(item.max.value, true)}`;
+    else if (item.type === 'CharacterClassRange')
+      body += `${escapeChar(item.min.value, true)}-${escapeChar(item.max.value, true)}`;
     else if (item.type === 'CharacterSet') body += urlCharacterSet(item);
     else throw new Untranslatable('set-notation character class (RE2 has none)');
   }
   return `[${el.negate ? '^' : ''}${body}]`;
 }
 
-function urlCharacterSet(el: AST.CharacterSet | AST.EscapeCharacterSet | AST.UnicodePropertyCharacterSet): string {
+function urlCharacterSet(
+  el: AST.CharacterSet | AST.EscapeCharacterSet | AST.UnicodePropertyCharacterSet,
+): string {
   switch (el.kind) {
     case 'any':
       // JavaScript's `.` also leaves out \r, U+2028 and U+2029, which a request URL never holds.

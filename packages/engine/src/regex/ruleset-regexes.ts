@@ -1,4 +1,9 @@
-import { isTrivialRule, type Diagnostic, type Ruleset, type SourceLocation } from '../model/ruleset.js';
+import {
+  isTrivialRule,
+  type Diagnostic,
+  type Ruleset,
+  type SourceLocation,
+} from '../model/ruleset.js';
 import { Form, isLiteralRule, prepareRule, prepareTest } from './prepared-pattern.js';
 import { judgeRegex, type PatternUse } from './safe-regex.js';
 
@@ -27,17 +32,45 @@ const isRegex = (source: string): boolean => prepareTest(source).form === Form.R
 export function* rulesetPatterns(rulesets: readonly Ruleset[]): Generator<RulesetPattern> {
   for (const rs of rulesets) {
     for (const r of rs.rules) {
-      const regex = !isTrivialRule(r) && !isLiteralRule(r.from, r.to) && prepareRule(r.from, r.to).form === Form.Regex;
-      yield { what: '<rule> from', source: r.from, use: { use: 'replace', to: r.to }, regex, loc: r.loc };
+      const regex =
+        !isTrivialRule(r) &&
+        !isLiteralRule(r.from, r.to) &&
+        prepareRule(r.from, r.to).form === Form.Regex;
+      yield {
+        what: '<rule> from',
+        source: r.from,
+        use: { use: 'replace', to: r.to },
+        regex,
+        loc: r.loc,
+      };
     }
   }
   for (const rs of rulesets) {
-    for (const e of rs.exclusions) yield { what: '<exclusion> pattern', source: e.pattern, use: TEST, regex: isRegex(e.pattern), loc: e.loc };
+    for (const e of rs.exclusions)
+      yield {
+        what: '<exclusion> pattern',
+        source: e.pattern,
+        use: TEST,
+        regex: isRegex(e.pattern),
+        loc: e.loc,
+      };
   }
   for (const rs of rulesets) {
     for (const c of rs.secureCookies) {
-      yield { what: '<securecookie> host', source: c.host, use: TEST, regex: isRegex(c.host), loc: c.loc };
-      yield { what: '<securecookie> name', source: c.name, use: TEST, regex: isRegex(c.name), loc: c.loc };
+      yield {
+        what: '<securecookie> host',
+        source: c.host,
+        use: TEST,
+        regex: isRegex(c.host),
+        loc: c.loc,
+      };
+      yield {
+        what: '<securecookie> name',
+        source: c.name,
+        use: TEST,
+        regex: isRegex(c.name),
+        loc: c.loc,
+      };
     }
   }
 }
@@ -62,7 +95,8 @@ export function refusedPatterns(ruleset: Ruleset): RefusedPattern[] {
   for (const p of rulesetPatterns([ruleset])) {
     if (!p.regex) continue;
     const verdict = judgeRegex(p.source, p.use);
-    if (verdict.kind === 'refused') out.push({ what: p.what, pattern: p.source, reason: verdict.reason, loc: p.loc });
+    if (verdict.kind === 'refused')
+      out.push({ what: p.what, pattern: p.source, reason: verdict.reason, loc: p.loc });
   }
   return out;
 }

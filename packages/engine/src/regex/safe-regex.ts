@@ -45,7 +45,9 @@ const MAX_CACHED_VERDICTS = 8192;
 
 function cacheKey(source: string, use: PatternUse): string {
   // Only the `$` uses of a replacement change the verdict (which groups it inserts).
-  return use.use === 'test' ? `t\u0000${source}` : `r\u0000${use.to.includes('$') ? use.to : ''}\u0000${source}`;
+  return use.use === 'test'
+    ? `t\u0000${source}`
+    : `r\u0000${use.to.includes('$') ? use.to : ''}\u0000${source}`;
 }
 
 /** The verdict on `source`; cheap after the first call for the same pattern. */
@@ -82,25 +84,39 @@ function decide(source: string, use: PatternUse): RegexVerdict {
 }
 
 /** The pattern in RE2 syntax, checked to compile on re2js, or why it has none. */
-function linearSpelling(pattern: AST.Pattern, use: PatternUse): { ok: true; re2: string } | { ok: false; reason: string } {
+function linearSpelling(
+  pattern: AST.Pattern,
+  use: PatternUse,
+): { ok: true; re2: string } | { ok: false; reason: string } {
   const forReplace = use.use === 'replace';
   if (forReplace && hasNamedGroups(pattern) && use.to.includes('$<')) {
-    return { ok: false, reason: "its replacement refers to a named group, which only JavaScript's own matcher fills" };
+    return {
+      ok: false,
+      reason: "its replacement refers to a named group, which only JavaScript's own matcher fills",
+    };
   }
-  const replaceGroups = forReplace ? insertedGroups(use.to, countCapturingGroups(pattern)) : undefined;
+  const replaceGroups = forReplace
+    ? insertedGroups(use.to, countCapturingGroups(pattern))
+    : undefined;
   const syntax = re2Syntax(pattern, { input: 'utf16', replaceGroups });
   if (!syntax.ok) return syntax;
   try {
     const RE2JS = re2js();
     RE2JS.compile(syntax.re2);
   } catch (err) {
-    return { ok: false, reason: `the linear-time matcher cannot hold it (${(err as { error?: string }).error ?? (err as Error).message})` };
+    return {
+      ok: false,
+      reason: `the linear-time matcher cannot hold it (${(err as { error?: string }).error ?? (err as Error).message})`,
+    };
   }
   return syntax;
 }
 
 function refuse(notProven: string, notLinear: string): RegexVerdict {
-  return { kind: 'refused', reason: `it may take exponential or polynomial time: ${notProven}; and it cannot run in linear time: ${notLinear}` };
+  return {
+    kind: 'refused',
+    reason: `it may take exponential or polynomial time: ${notProven}; and it cannot run in linear time: ${notLinear}`,
+  };
 }
 
 function hasNamedGroups(pattern: AST.Pattern): boolean {
@@ -108,7 +124,8 @@ function hasNamedGroups(pattern: AST.Pattern): boolean {
 }
 
 /** Result of compileRulesetRegex: the regex, or why it will not run. */
-export type CompiledRegex = { ok: true; regex: RulesetRegex } | { ok: false; refused: boolean; reason: string };
+export type CompiledRegex =
+  { ok: true; regex: RulesetRegex } | { ok: false; refused: boolean; reason: string };
 
 /** The door: a runnable pattern when the verdict allows it. */
 export function compileRulesetRegex(source: string, use: PatternUse = TEST): CompiledRegex {
@@ -116,7 +133,10 @@ export function compileRulesetRegex(source: string, use: PatternUse = TEST): Com
   switch (verdict.kind) {
     case 'proven': {
       const re = new RegExp(source);
-      return { ok: true, regex: verdict.quadratic ? new BoundedRegex(re, verdict.re2) : new NativeRegex(re) };
+      return {
+        ok: true,
+        regex: verdict.quadratic ? new BoundedRegex(re, verdict.re2) : new NativeRegex(re),
+      };
     }
     case 'linear': {
       const RE2JS = re2js();
@@ -135,7 +155,11 @@ export function compileRulesetRegex(source: string, use: PatternUse = TEST): Com
  * the loader trusts as ours). A quadratic one judges itself for its RE2 spelling only if input
  * beyond QUADRATIC_INPUT_LIMIT comes.
  */
-export function compileProven(source: string, quadratic: boolean, use: PatternUse = TEST): RulesetRegex {
+export function compileProven(
+  source: string,
+  quadratic: boolean,
+  use: PatternUse = TEST,
+): RulesetRegex {
   const re = new RegExp(source);
   if (!quadratic) return new NativeRegex(re);
   return new BoundedRegex(re, () => {
@@ -182,7 +206,8 @@ class BoundedRegex implements RulesetRegex {
   ) {}
   private beyond(): LinearRegex | null {
     if (typeof this.re2 === 'function') this.re2 = this.re2();
-    if (this.re2 !== null && this.long === null) this.long = new LinearRegex(re2js().compile(this.re2));
+    if (this.re2 !== null && this.long === null)
+      this.long = new LinearRegex(re2js().compile(this.re2));
     return this.long;
   }
   test(input: string): boolean {

@@ -68,7 +68,11 @@ for (const c of [Ch.Dot, 0x2d, 0x5f]) HOST_CHAR[c] = 1;
  * Once this holds, nothing later in the URL can change its host or make it invalid. With
  * `labels`, the same pass also splits the host (so the lookup needs no second scan).
  */
-export function canonicalAuthority(url: string, out: NormalizedUrl, labels: HostLabels | null = null): number {
+export function canonicalAuthority(
+  url: string,
+  out: NormalizedUrl,
+  labels: HostLabels | null = null,
+): number {
   let hostStart: number;
   let defaultPort: number;
   if (url.startsWith('http://')) {
@@ -129,7 +133,12 @@ export function canonicalAuthority(url: string, out: NormalizedUrl, labels: Host
       i++;
     }
     const digits = i - portStart;
-    if (digits === 0 || (digits > 1 && url.charCodeAt(portStart) === Ch.Zero) || port === defaultPort) return -1;
+    if (
+      digits === 0 ||
+      (digits > 1 && url.charCodeAt(portStart) === Ch.Zero) ||
+      port === defaultPort
+    )
+      return -1;
   }
   if (i >= len || url.charCodeAt(i) !== Ch.Slash) return -1;
   out.href = url;
@@ -156,8 +165,14 @@ export function canonicalTail(url: string, i: number): boolean {
       inPath = false;
     } else if (c === Ch.Slash && i + 1 < len && url.charCodeAt(i + 1) === Ch.Dot) {
       const n = i + 2 < len ? url.charCodeAt(i + 2) : -1;
-      if (n === -1 || n === Ch.Slash || n === Ch.Dot || n === Ch.Question || n === Ch.Hash) return false;
-    } else if (c === Ch.Percent && i + 2 < len && url.charCodeAt(i + 1) === 0x32 && (url.charCodeAt(i + 2) | 0x20) === 0x65) {
+      if (n === -1 || n === Ch.Slash || n === Ch.Dot || n === Ch.Question || n === Ch.Hash)
+        return false;
+    } else if (
+      c === Ch.Percent &&
+      i + 2 < len &&
+      url.charCodeAt(i + 1) === 0x32 &&
+      (url.charCodeAt(i + 2) | 0x20) === 0x65
+    ) {
       return false; // %2e
     }
   }
@@ -198,7 +213,12 @@ export function normalizeWithParser(url: string, out: NormalizedUrl): boolean {
   const href = parsed.href;
   const hostStart = parsed.protocol.length + 2;
   out.href = href;
-  if (host === stripped && stripped !== '' && href.startsWith(host, hostStart) && href.charCodeAt(hostStart - 1) === Ch.Slash) {
+  if (
+    host === stripped &&
+    stripped !== '' &&
+    href.startsWith(host, hostStart) &&
+    href.charCodeAt(hostStart - 1) === Ch.Slash
+  ) {
     out.hostStart = hostStart;
     out.hostEnd = hostStart + host.length;
     out.hostOverride = null;

@@ -19,12 +19,17 @@ export const HOSTILE_URL = 'http://evil.example/aaaa';
  * A bundle our compiler would write with verdicts, edited so that the verdict of pattern
  * `index` says "proven linear" (run it on RegExp), checksum resealed: what an outsider can make.
  */
-export function forgeProvenVerdict(rulesets: readonly Ruleset[], index = 0, timestamp = 0): Uint8Array {
+export function forgeProvenVerdict(
+  rulesets: readonly Ruleset[],
+  index = 0,
+  timestamp = 0,
+): Uint8Array {
   const bytes = compileBundle(rulesets, { regexVerdicts: true, timestamp });
   const { packed, u32 } = readBundleSections(bytes);
   const column = packed[Section.PatternVerdict];
   const words = u32[Section.PatternVerdict];
-  if (column === undefined || words === undefined || column.length === 0) throw new Error('the bundle carries no verdicts');
+  if (column === undefined || words === undefined || column.length === 0)
+    throw new Error('the bundle carries no verdicts');
   const bits = column.bits;
   for (let b = 0; b < bits; b++) {
     const bit = index * bits + b;

@@ -7,7 +7,10 @@ import type { Ruleset } from '../../src/model/ruleset.js';
  */
 export class ReferenceModel {
   private readonly targets = new Map<string, Ruleset[]>();
-  private readonly compiled = new Map<Ruleset, { exclusions: RegExp[]; rules: { from: RegExp; to: string }[] }>();
+  private readonly compiled = new Map<
+    Ruleset,
+    { exclusions: RegExp[]; rules: { from: RegExp; to: string }[] }
+  >();
 
   constructor(rulesets: readonly Ruleset[]) {
     for (const rs of rulesets) {

@@ -18,7 +18,11 @@ import { LibraryService } from '../library/library-service.js';
 import { LIBRARY_LAYER_NAME } from '../library/library-store.js';
 import type { RuleBody } from '../dnr/rules.js';
 import { KNOWN_HTTPS_STORAGE_KEY } from '../protection/known-https-hosts.js';
-import { PROTECTION_ALARM, PROTECTION_ALARM_MINUTES, ProtectionRuntime } from '../protection/protection-runtime.js';
+import {
+  PROTECTION_ALARM,
+  PROTECTION_ALARM_MINUTES,
+  ProtectionRuntime,
+} from '../protection/protection-runtime.js';
 import { bundledDefaultsTimestamp } from '../rewriter/engine-loader.js';
 import { listenForPages } from '../routing/ui-port.js';
 import { SETTING_KEYS } from '../settings/schema.js';
@@ -43,7 +47,12 @@ function tabHostPairs(raw: unknown): [number, string][] {
   if (!Array.isArray(raw)) return [];
   return raw.filter(
     (p): p is [number, string] =>
-      Array.isArray(p) && p.length === 2 && Number.isInteger(p[0]) && p[0] >= 0 && typeof p[1] === 'string' && siteOf(`http://${p[1]}/`)?.host === p[1],
+      Array.isArray(p) &&
+      p.length === 2 &&
+      Number.isInteger(p[0]) &&
+      p[0] >= 0 &&
+      typeof p[1] === 'string' &&
+      siteOf(`http://${p[1]}/`)?.host === p[1],
   );
 }
 const TICKETS_SESSION_KEY = 'uiPageTickets';
@@ -103,14 +112,19 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   const protection = new ProtectionRuntime({
     storage: storageArea('local'),
     writeRules: options.protectionRules,
-    learned: (host) => void secureKnownHostCookies(host, (h) => controller !== null && protection.upgradesHost(controller, h)),
+    learned: (host) =>
+      void secureKnownHostCookies(
+        host,
+        (h) => controller !== null && protection.upgradesHost(controller, h),
+      ),
     dnrKeepOut: options.protectionKeepOut,
   });
   const decider = new RequestDecider((host, now) => protection.known.has(host, now));
   const stats = new Statistics(store, (totals) => controller?.statsStored(totals));
   const fallback = new HttpsFirstFallback({
     portalProbeUrl: async () => (await store.load()).portalProbeUrl,
-    plan: async (url, reason, byUser) => protection.planFallback(controller ?? (await ready), url, reason, byUser),
+    plan: async (url, reason, byUser) =>
+      protection.planFallback(controller ?? (await ready), url, reason, byUser),
     tickets,
     ticketsChanged: () => session.set({ [TICKETS_SESSION_KEY]: tickets.snapshot() }),
     fellBack: () => stats.fellBack(),
@@ -133,10 +147,12 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       fallbackPath: `/${FALLBACK_PAGE}`,
       fallbackPage: (tabId) => fallback.pageIn(tabId),
       movedBy: (tabId, url) => upgradeWatch.movedBy(tabId, url),
-      openOverHttp: (tabId, url, pastBrowser) => openOverHttp(pastBrowser ? options.platform : 'firefox', tabId, url),
+      openOverHttp: (tabId, url, pastBrowser) =>
+        openOverHttp(pastBrowser ? options.platform : 'firefox', tabId, url),
       version: ext.runtime.getManifest().version,
       rulesetsTimestamp: defaultsTimestamp,
-      httpOnceChanged: async (hosts, inTabs) => session.set({ [ONCE_SESSION_KEY]: hosts, [ONCE_TABS_SESSION_KEY]: inTabs }),
+      httpOnceChanged: async (hosts, inTabs) =>
+        session.set({ [ONCE_SESSION_KEY]: hosts, [ONCE_TABS_SESSION_KEY]: inTabs }),
       policyChanged: async (ctl) => {
         await options.policyApplied?.(ctl);
         await protection.viewChanged(ctl);
@@ -151,16 +167,29 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
         platformProblems: () => options.channelProblems(),
       },
     });
-    const saved = await session.get([TABS_SESSION_KEY, ONCE_SESSION_KEY, ONCE_TABS_SESSION_KEY, TICKETS_SESSION_KEY]);
+    const saved = await session.get([
+      TABS_SESSION_KEY,
+      ONCE_SESSION_KEY,
+      ONCE_TABS_SESSION_KEY,
+      TICKETS_SESSION_KEY,
+    ]);
     tickets.restore(saved[TICKETS_SESSION_KEY]);
     activitySession.restore(saved[TABS_SESSION_KEY]);
-    c.restoreHttpOnce((saved[ONCE_SESSION_KEY] as string[] | undefined) ?? [], tabHostPairs(saved[ONCE_TABS_SESSION_KEY]));
+    c.restoreHttpOnce(
+      (saved[ONCE_SESSION_KEY] as string[] | undefined) ?? [],
+      tabHostPairs(saved[ONCE_TABS_SESSION_KEY]),
+    );
     await protection.load();
     await c.start();
     // The imported ruleset library: one more layer after the channels (src/library/).
     library = new LibraryService({
       area: storageArea('local'),
-      apply: (lib) => c.setLibrary(lib === null ? null : { name: LIBRARY_LAYER_NAME, timestamp: lib.timestamp, engine: lib.engine }),
+      apply: (lib) =>
+        c.setLibrary(
+          lib === null
+            ? null
+            : { name: LIBRARY_LAYER_NAME, timestamp: lib.timestamp, engine: lib.engine },
+        ),
       platformProblem: async () => (await options.channelProblems())[LIBRARY_LAYER_NAME] ?? null,
       pageLoadsOnly: async () => (await options.libraryPageLoadsOnly?.()) ?? [],
       bundledNamesForHost: (host) => {
@@ -174,14 +203,23 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   })();
   ready.catch((e: unknown) => console.error('httpsify UI failed to start', e));
   // For the browser tests (test builds only).
-  exposeForTests('httpsifyUi', { controller: ready, channels: () => channelService, protection, library: () => library });
+  exposeForTests('httpsifyUi', {
+    controller: ready,
+    channels: () => channelService,
+    protection,
+    library: () => library,
+  });
   // Registered at once (MV3): the alarm may be what woke the worker.
   ext.alarms.onAlarm.addListener((alarm) => {
     if (alarm.name === CHANNEL_ALARM) void ready.then(() => channelService?.onAlarm());
     if (alarm.name === PROTECTION_ALARM) void ready.then((c) => protectionTick(c));
   });
   void ext.alarms.get(PROTECTION_ALARM).then((a) => {
-    if (a === undefined) void ext.alarms.create(PROTECTION_ALARM, { periodInMinutes: PROTECTION_ALARM_MINUTES, delayInMinutes: 1 });
+    if (a === undefined)
+      void ext.alarms.create(PROTECTION_ALARM, {
+        periodInMinutes: PROTECTION_ALARM_MINUTES,
+        delayInMinutes: 1,
+      });
   });
 
   /** Hourly: expired known hosts go; sites left on HTTP whose period passed are re-checked. */
@@ -189,7 +227,9 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     protection.prune();
     const restored = await protection.recheck(c.settings.httpAllowedSites);
     if (restored.length === 0) return;
-    const next = await store.update((s) => ({ httpAllowedSites: s.httpAllowedSites.filter((e) => !restored.includes(e)) }));
+    const next = await store.update((s) => ({
+      httpAllowedSites: s.httpAllowedSites.filter((e) => !restored.includes(e)),
+    }));
     await c.reconcile(next);
   }
 
@@ -210,7 +250,10 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
 
   const filter = { urls: ['http://*/*', 'https://*/*'] };
   ext.webRequest.onBeforeRequest.addListener((d) => observer.observe(d), filter);
-  if (options.platform === 'chromium') ext.webRequest.onBeforeRedirect.addListener((d) => observer.observeRedirect(d), { urls: ['http://*/*'] });
+  if (options.platform === 'chromium')
+    ext.webRequest.onBeforeRedirect.addListener((d) => observer.observeRedirect(d), {
+      urls: ['http://*/*'],
+    });
   ext.webRequest.onResponseStarted.addListener((d) => {
     fallback.responded(d.requestId);
     // The tab's page changes when a document commits, not when a navigation starts.
@@ -218,14 +261,22 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   }, filter);
   ext.webRequest.onCompleted.addListener((d) => {
     fallback.responded(d.requestId);
-    protection.learn(d, decider.pageOf(d), ownOrigin, d.type === 'main_frame' ? observer.handoffStarter(d.tabId, d.url) : undefined);
+    protection.learn(
+      d,
+      decider.pageOf(d),
+      ownOrigin,
+      d.type === 'main_frame' ? observer.handoffStarter(d.tabId, d.url) : undefined,
+    );
     if (d.type === 'main_frame' && d.url.startsWith('http:')) {
       const site = siteOf(d.url);
       if (site !== null) stats.servedOverHttp(site.hostWithPort);
     }
   }, filter);
   ext.webRequest.onErrorOccurred.addListener((d) => fallback.errored(d.requestId, d.error), filter);
-  ext.webRequest.onBeforeRedirect.addListener((d) => fallback.redirected(d.requestId, d.redirectUrl), filter);
+  ext.webRequest.onBeforeRedirect.addListener(
+    (d) => fallback.redirected(d.requestId, d.redirectUrl),
+    filter,
+  );
   // Who moved each page to HTTPS when we did not (the popup names the browser's own upgrade).
   ext.webNavigation.onBeforeNavigate.addListener((d) => {
     if (d.frameId === 0) upgradeWatch.started(d.tabId, d.url);
@@ -233,10 +284,13 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   ext.webNavigation.onCommitted.addListener((d) => {
     if (d.frameId === 0) upgradeWatch.committedPage(d.tabId, d.url);
   });
-  ext.webRequest.onBeforeRedirect.addListener((d) => upgradeWatch.redirected(d.tabId, d.url, d.redirectUrl, d.statusCode, d.statusLine), {
-    urls: ['http://*/*'],
-    types: ['main_frame'],
-  });
+  ext.webRequest.onBeforeRedirect.addListener(
+    (d) => upgradeWatch.redirected(d.tabId, d.url, d.redirectUrl, d.statusCode, d.statusLine),
+    {
+      urls: ['http://*/*'],
+      types: ['main_frame'],
+    },
+  );
   ext.tabs.onRemoved.addListener((tabId) => {
     upgradeWatch.tabClosed(tabId);
     activity.remove(tabId);
@@ -260,9 +314,12 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   // A window or the other build changed settings: apply them (serialised in the controller).
   ext.storage.onChanged.addListener((changes, area) => {
     const known = changes[KNOWN_HTTPS_STORAGE_KEY];
-    if (area === 'local' && known !== undefined) void ready.then(() => protection.storedChanged(known.newValue));
+    if (area === 'local' && known !== undefined)
+      void ready.then(() => protection.storedChanged(known.newValue));
     // Statistics and the repair log change nothing the engine or the rules depend on.
-    const relevant = Object.keys(changes).some((k) => (SETTING_KEYS as string[]).includes(k) && k !== 'stats' && k !== 'repairs');
+    const relevant = Object.keys(changes).some(
+      (k) => (SETTING_KEYS as string[]).includes(k) && k !== 'stats' && k !== 'repairs',
+    );
     if (area !== 'local' || !relevant) return;
     void ready.then(async (c) => c.reconcile(await store.load()));
   });
@@ -275,7 +332,8 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     tickets,
     library: () => library,
     protection: { protection, store, storage: ext.storage.local },
-    httpOnceChanged: (c) => session.set({ [ONCE_SESSION_KEY]: [...c.httpOnce], [ONCE_TABS_SESSION_KEY]: c.httpOnceTabs }),
+    httpOnceChanged: (c) =>
+      session.set({ [ONCE_SESSION_KEY]: [...c.httpOnce], [ONCE_TABS_SESSION_KEY]: c.httpOnceTabs }),
   });
 
   return {

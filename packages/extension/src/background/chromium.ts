@@ -34,8 +34,19 @@ const dnr = dnrApi();
 const writer = new RuleWriter(dnr);
 const loops = new LoopLayer(guard, writer, storageArea('session'), ext.alarms);
 const dnrCheck = new DnrUpgradeCheck(dnr);
-const channelRules = new ChannelDnrRuntime(writer, dnr, storageArea('local'), ext.runtime.getURL(HANDOFF_PAGE), regexSupport());
-const rulesets = new RulesetRules(writer, channelRules, () => dnrCheck.invalidate(), ext.runtime.getURL(HANDOFF_PAGE));
+const channelRules = new ChannelDnrRuntime(
+  writer,
+  dnr,
+  storageArea('local'),
+  ext.runtime.getURL(HANDOFF_PAGE),
+  regexSupport(),
+);
+const rulesets = new RulesetRules(
+  writer,
+  channelRules,
+  () => dnrCheck.invalidate(),
+  ext.runtime.getURL(HANDOFF_PAGE),
+);
 /** The defaults engine and the hosts of default rulesets DNR did not express completely, once loaded. */
 let defaults: Engine | null = null;
 let handoffScope: HandoffScope | null = null;
@@ -50,7 +61,9 @@ const ready: Promise<Engine> = (async () => {
 
 ext.runtime.onInstalled.addListener(() => {
   void ready.then((e) => rulesets.rebuild(e, () => ui.controller));
-  void handoff.syncRules().catch((e: unknown) => console.error('httpsify: handoff rules not installed', e));
+  void handoff
+    .syncRules()
+    .catch((e: unknown) => console.error('httpsify: handoff rules not installed', e));
 });
 
 // A verdict lets one page load over HTTP in one tab (its rule: loop-rules.ts); it says nothing
@@ -81,18 +94,26 @@ const ui = installBackground({
   },
   policyApplied: (c) => syncSettingsRules(writer, c, ext.runtime.id),
   protectionRules: (rules) => writer.setLayer('protection', rules),
-  protectionKeepOut: (host) => defaults !== null && handoffScope !== null && exclusionsMayBeMissed(defaults, handoffScope, host),
+  protectionKeepOut: (host) =>
+    defaults !== null &&
+    handoffScope !== null &&
+    exclusionsMayBeMissed(defaults, handoffScope, host),
 });
 
 listenForCookies(ready, {
   // The engine decides as the reference does; the DNR rules must also really upgrade the host.
-  shouldSecure: cookieDecision(ui, async (c, host, cookie) => c.shouldSecureCookie(cookie) && (await dnrCheck.upgrades(`http://${host}/`))),
+  shouldSecure: cookieDecision(
+    ui,
+    async (c, host, cookie) =>
+      c.shouldSecureCookie(cookie) && (await dnrCheck.upgrades(`http://${host}/`)),
+  ),
   isHostBlocked: (host) => guard.isHostBlocked(host),
 });
 
 listenForMessages(ready, {
   guard,
-  setRuleset: async (name, active) => (await ui.controller).handle({ type: 'setRuleset', name, active }),
+  setRuleset: async (name, active) =>
+    (await ui.controller).handle({ type: 'setRuleset', name, active }),
   loopGuardCleared: () => loops.changed(),
 });
 
@@ -101,7 +122,10 @@ const handoff = installHandoff(writer, {
   inputs: async (tabId) => {
     await ui.controller;
     // Ready once the controller is: ui.decide answers from then on.
-    return { decide: (url) => ui.decide({ url, type: 'main_frame', tabId }) ?? { action: 'leave', reason: 'no-rule' } };
+    return {
+      decide: (url) =>
+        ui.decide({ url, type: 'main_frame', tabId }) ?? { action: 'leave', reason: 'no-rule' },
+    };
   },
   downgradesSeen: (tabId, fromUrl, toUrl) => guard.recentTabDowngrades(tabId, fromUrl, toUrl),
   handedOff: (tabId, url, target) => ui.noteHandoff(tabId, url, target),
@@ -110,8 +134,17 @@ exposeForTests('httpsifyHandoff', handoff);
 
 /** The worker's own events the handoff uses (the DOM typings have no worker scope). */
 interface WorkerScope {
-  addEventListener(type: 'install', listener: (e: { addRoutes?(routes: unknown[]): Promise<void>; waitUntil(p: Promise<unknown>): void }) => void): void;
-  addEventListener(type: 'fetch', listener: (e: { request: Request; respondWith(r: Promise<Response>): void }) => void): void;
+  addEventListener(
+    type: 'install',
+    listener: (e: {
+      addRoutes?(routes: unknown[]): Promise<void>;
+      waitUntil(p: Promise<unknown>): void;
+    }) => void,
+  ): void;
+  addEventListener(
+    type: 'fetch',
+    listener: (e: { request: Request; respondWith(r: Promise<Response>): void }) => void,
+  ): void;
 }
 const scope = globalThis as unknown as WorkerScope;
 // Navigations to the handoff page come here first, and most are answered with a redirect. Only
@@ -122,7 +155,10 @@ scope.addEventListener('install', (event) => {
     { condition: { urlPattern: { pathname: `/${HANDOFF_PAGE}` } }, source: 'fetch-event' },
     { condition: { urlPattern: { pathname: '/*' } }, source: 'network' },
   ];
-  if (event.addRoutes !== undefined) event.waitUntil(event.addRoutes(routes).catch((e: unknown) => console.error('httpsify: routes not added', e)));
+  if (event.addRoutes !== undefined)
+    event.waitUntil(
+      event.addRoutes(routes).catch((e: unknown) => console.error('httpsify: routes not added', e)),
+    );
 });
 scope.addEventListener('fetch', (event) => {
   const answer = handoff.navigation(event.request);

@@ -33,12 +33,21 @@ const ui = installBackground({
   overridesApplied: async () => undefined,
   channelsApplied: async () => undefined,
   channelProblems: async () => ({}),
-  loopGuard: { allows: (url, tabId) => guard.allows(url, tabId), forget: async (host) => guard.forget(host) },
+  loopGuard: {
+    allows: (url, tabId) => guard.allows(url, tabId),
+    forget: async (host) => guard.forget(host),
+  },
 });
 
 // `ui.rewriter()` is the channels over the defaults; an update swaps it whole, so a request
 // decides with one consistent set of engines.
-listenBlocking({ ready, engine: () => engine, decide: (d) => ui.decide(d), rewriter: () => ui.rewriter(), guard });
+listenBlocking({
+  ready,
+  engine: () => engine,
+  decide: (d) => ui.decide(d),
+  rewriter: () => ui.rewriter(),
+  guard,
+});
 
 // A verdict lets one page load over HTTP in one tab: it says nothing about the host's other
 // URLs, so the known hosts stay as they are.
@@ -47,12 +56,16 @@ ext.tabs.onRemoved.addListener((tabId) => void guard.tabClosed(tabId));
 
 listenForCookies(ready, {
   // Channel rulesets decide within their scopes, as for rewriting.
-  shouldSecure: cookieDecision(ui, (c, host, cookie) => c.cookiesMaySecure(host) && c.shouldSecureCookie(cookie)),
+  shouldSecure: cookieDecision(
+    ui,
+    (c, host, cookie) => c.cookiesMaySecure(host) && c.shouldSecureCookie(cookie),
+  ),
   isHostBlocked: (host) => guard.isHostBlocked(host),
 });
 
 listenForMessages(ready, {
   guard,
-  setRuleset: async (name, active) => (await ui.controller).handle({ type: 'setRuleset', name, active }),
+  setRuleset: async (name, active) =>
+    (await ui.controller).handle({ type: 'setRuleset', name, active }),
   loopGuardCleared: async () => undefined,
 });

@@ -1,9 +1,25 @@
 import { type Ruleset } from '@httpsify/engine';
 import { compileDnr, DNR_LIMITS, type DnrRule } from '@httpsify/engine/dnr';
-import { compiledDestination, destinationPolicy, readDestination, type RuleDestination, ruleDestination } from '@httpsify/engine/channels';
-import { CHANNEL_PRIORITY_BASE, CHANNEL_PRIORITY_STEP, CHANNEL_RULE_ID_BASE, MAX_DNR_CHANNELS } from '../dnr/layout.js';
+import {
+  compiledDestination,
+  destinationPolicy,
+  readDestination,
+  type RuleDestination,
+  ruleDestination,
+} from '@httpsify/engine/channels';
+import {
+  CHANNEL_PRIORITY_BASE,
+  CHANNEL_PRIORITY_STEP,
+  CHANNEL_RULE_ID_BASE,
+  MAX_DNR_CHANNELS,
+} from '../dnr/layout.js';
 import { type DnrUsage, usageOf } from '../dnr/rules.js';
-import { type DnrScope, restrictRulesToScope, scopeToDnr, targetMayBeInScope } from './scope-dnr.js';
+import {
+  type DnrScope,
+  restrictRulesToScope,
+  scopeToDnr,
+  targetMayBeInScope,
+} from './scope-dnr.js';
 
 /** Regex rules left free for the settings' own rules (user rules, HTTPS-first) to grow into later. */
 export const REGEX_RESERVED_FOR_SETTINGS = 100;
@@ -24,7 +40,15 @@ export interface RulesetCoverage {
  * instead of the count of rules left out (the library says what part applies).
  */
 export type ChannelRulesResult =
-  { ok: true; rules: DnrRule[]; leftOut: number; incomplete?: string[]; coverage?: RulesetCoverage; note?: string } | { ok: false; reason: string };
+  | {
+      ok: true;
+      rules: DnrRule[];
+      leftOut: number;
+      incomplete?: string[];
+      coverage?: RulesetCoverage;
+      note?: string;
+    }
+  | { ok: false; reason: string };
 
 /**
  * Whether Chromium may run a rule of an installed (so destination-checked) bundle. Chromium
@@ -34,21 +58,38 @@ export type ChannelRulesResult =
  * Literal ones must also read the same to Chromium's URL parser as to a plain reading (the
  * install check judged them parsed; a bundle stored by an older version was judged as a string).
  */
-function destinationKnownSafe(to: string, from: string, dnr: DnrScope, destinations: readonly string[]): boolean {
+function destinationKnownSafe(
+  to: string,
+  from: string,
+  dnr: DnrScope,
+  destinations: readonly string[],
+): boolean {
   return destinationSafe(ruleDestination(to, from), dnr, destinations);
 }
 
-function destinationSafe(dest: RuleDestination, dnr: DnrScope, destinations: readonly string[]): boolean {
+function destinationSafe(
+  dest: RuleDestination,
+  dnr: DnrScope,
+  destinations: readonly string[],
+): boolean {
   if (dest.kind === 'same-url') return true;
   if (dest.kind === 'literal') return dest.urls.every((url) => readDestination(url) !== null);
   if (dnr.kind === 'everything') return true;
   if (dest.kind === 'computed') return false;
   const within = (d: string, base: string) => d === base || d.endsWith(`.${base}`);
-  return dnr.scope.hosts.some((h) => h.subdomains && within(dest.of, h.host)) || destinations.some((d) => d.startsWith('*.') && within(dest.of, d.slice(2)));
+  return (
+    dnr.scope.hosts.some((h) => h.subdomains && within(dest.of, h.host)) ||
+    destinations.some((d) => d.startsWith('*.') && within(dest.of, d.slice(2)))
+  );
 }
 
 /** A compiled rule's destination: known safe as a source rule's is, literal ones inside the policy too. */
-function compiledRuleSafe(rule: DnrRule, dnr: DnrScope, destinations: readonly string[], policy: { allows(url: string): boolean }): boolean {
+function compiledRuleSafe(
+  rule: DnrRule,
+  dnr: DnrScope,
+  destinations: readonly string[],
+  policy: { allows(url: string): boolean },
+): boolean {
   const dest = compiledDestination(rule);
   if (dest === null) return true;
   if (dest.kind === 'literal' && !dest.urls.every((u) => policy.allows(u))) return false;
@@ -78,11 +119,20 @@ export function compileChannelRules(
   destinations: readonly string[] = [],
   limits: ChannelRuleLimits = {},
 ): ChannelRulesResult {
-  const { ruleLimit = DNR_LIMITS.dynamicRules, redirectLimit = DNR_LIMITS.unsafeDynamicRules, refusedRegexes } = limits;
+  const {
+    ruleLimit = DNR_LIMITS.dynamicRules,
+    redirectLimit = DNR_LIMITS.unsafeDynamicRules,
+    refusedRegexes,
+  } = limits;
   const dnrScope = scopeToDnr(scope);
-  if (!dnrScope.ok) return { ok: false, reason: `its scope cannot be enforced on Chromium: ${dnrScope.reason}` };
-  const inScope = rulesets.filter((r) => r.targets.some((t) => targetMayBeInScope(t.host, dnrScope.dnr)));
-  let relevant = inScope.filter((r) => r.rules.every((rule) => destinationKnownSafe(rule.to, rule.from, dnrScope.dnr, destinations)));
+  if (!dnrScope.ok)
+    return { ok: false, reason: `its scope cannot be enforced on Chromium: ${dnrScope.reason}` };
+  const inScope = rulesets.filter((r) =>
+    r.targets.some((t) => targetMayBeInScope(t.host, dnrScope.dnr)),
+  );
+  let relevant = inScope.filter((r) =>
+    r.rules.every((rule) => destinationKnownSafe(rule.to, rule.from, dnrScope.dnr, destinations)),
+  );
   const options = {
     isActive: () => true,
     regexLimit: Math.max(0, regexLimit),
@@ -97,24 +147,42 @@ export function compileChannelRules(
   const policy = destinationPolicy(scope, destinations);
   const compiledSafe = (rules: readonly DnrRule[]) => {
     const confined = restrictRulesToScope(rules, dnrScope.dnr);
-    return !confined.ok || confined.rules.every((r) => compiledRuleSafe(r, dnrScope.dnr, destinations, policy));
+    return (
+      !confined.ok ||
+      confined.rules.every((r) => compiledRuleSafe(r, dnrScope.dnr, destinations, policy))
+    );
   };
   let compiled = compileDnr(relevant, options);
   if (!compiledSafe(compiled.rules)) {
-    relevant = relevant.filter((r) => compiledSafe(compileDnr([r], { isActive: () => true }).rules));
+    relevant = relevant.filter((r) =>
+      compiledSafe(compileDnr([r], { isActive: () => true }).rules),
+    );
     compiled = compileDnr(relevant, options);
   }
   const unchecked = inScope.length - relevant.length;
   const restricted = restrictRulesToScope(compiled.rules, dnrScope.dnr);
-  if (!restricted.ok) return { ok: false, reason: `its scope cannot be enforced on Chromium: ${restricted.reason}` };
+  if (!restricted.ok)
+    return { ok: false, reason: `its scope cannot be enforced on Chromium: ${restricted.reason}` };
   // Whatever the grouping of the whole set, nothing compiled may leave (checked, not assumed).
   if (!restricted.rules.every((r) => compiledRuleSafe(r, dnrScope.dnr, destinations, policy)))
-    return { ok: false, reason: 'a compiled rule could send visits outside the scope and destinations' };
+    return {
+      ok: false,
+      reason: 'a compiled rule could send visits outside the scope and destinations',
+    };
   const top = restricted.rules.reduce((m, r) => Math.max(m, r.priority), 0);
-  if (top >= CHANNEL_PRIORITY_STEP) return { ok: false, reason: `internal: compiled priorities reach ${top}, above the channel band ${CHANNEL_PRIORITY_STEP}` };
+  if (top >= CHANNEL_PRIORITY_STEP)
+    return {
+      ok: false,
+      reason: `internal: compiled priorities reach ${top}, above the channel band ${CHANNEL_PRIORITY_STEP}`,
+    };
   const incomplete = new Set(compiled.report.omissions.map((o) => o.ruleset));
   for (const r of inScope) if (!relevant.includes(r)) incomplete.add(r.name);
-  return { ok: true, rules: restricted.rules, leftOut: compiled.report.omissions.length + unchecked, incomplete: [...incomplete] };
+  return {
+    ok: true,
+    rules: restricted.rules,
+    leftOut: compiled.report.omissions.length + unchecked,
+    incomplete: [...incomplete],
+  };
 }
 
 export interface ChannelDnrInput {
@@ -161,7 +229,11 @@ export function channelPriorityOffset(position: number): number {
  * rules cannot be enforced or do not fit is never applied in part: its previous rules stay (if
  * they still fit), otherwise it has none, and the reason is reported.
  */
-export function planChannelDnr(channels: readonly ChannelDnrInput[], others: DnrUsage, refused: ReadonlySet<string> = new Set()): ChannelDnrPlan {
+export function planChannelDnr(
+  channels: readonly ChannelDnrInput[],
+  others: DnrUsage,
+  refused: ReadonlySet<string> = new Set(),
+): ChannelDnrPlan {
   const used = { ...others };
   const plan: ChannelDnrPlan = { rules: [], applied: {}, problems: {}, disableDefaults: false };
   let nextId = CHANNEL_RULE_ID_BASE;
@@ -171,7 +243,8 @@ export function planChannelDnr(channels: readonly ChannelDnrInput[], others: Dnr
     used.unsafeRules + u.unsafeRules <= DNR_LIMITS.unsafeDynamicRules;
   channels.forEach((channel, position) => {
     if (position >= MAX_DNR_CHANNELS) {
-      plan.problems[channel.name] = `Chromium applies at most ${MAX_DNR_CHANNELS} channels; move this one up to use it there`;
+      plan.problems[channel.name] =
+        `Chromium applies at most ${MAX_DNR_CHANNELS} channels; move this one up to use it there`;
       return;
     }
     const regexLimit = DNR_LIMITS.regexRules - REGEX_RESERVED_FOR_SETTINGS - used.regexRules;
@@ -185,10 +258,15 @@ export function planChannelDnr(channels: readonly ChannelDnrInput[], others: Dnr
     if (compiled.ok) {
       const need = usageOf(compiled.rules);
       if (fits(need)) {
-        chosen = { timestamp: channel.timestamp, rules: compiled.rules, ...(compiled.coverage === undefined ? {} : { coverage: compiled.coverage }) };
+        chosen = {
+          timestamp: channel.timestamp,
+          rules: compiled.rules,
+          ...(compiled.coverage === undefined ? {} : { coverage: compiled.coverage }),
+        };
         if (compiled.note !== undefined) plan.problems[channel.name] = compiled.note;
         else if (compiled.leftOut > 0)
-          plan.problems[channel.name] = `rules or rulesets that cannot be expressed as Chromium rules are left out (${compiled.leftOut})`;
+          plan.problems[channel.name] =
+            `rules or rulesets that cannot be expressed as Chromium rules are left out (${compiled.leftOut})`;
       } else {
         plan.problems[channel.name] =
           `its rules do not fit Chromium's dynamic rule limits, which it shares with your other settings ` +
@@ -198,13 +276,22 @@ export function planChannelDnr(channels: readonly ChannelDnrInput[], others: Dnr
     } else {
       plan.problems[channel.name] = compiled.reason;
     }
-    if (chosen === null && channel.previous !== undefined && fits(usageOf(channel.previous.rules))) {
+    if (
+      chosen === null &&
+      channel.previous !== undefined &&
+      fits(usageOf(channel.previous.rules))
+    ) {
       chosen = channel.previous;
-      plan.problems[channel.name] += `; the rules applied before (version ${channel.previous.timestamp}) stay in use`;
+      plan.problems[channel.name] +=
+        `; the rules applied before (version ${channel.previous.timestamp}) stay in use`;
     }
     if (chosen === null) return;
     const priorityOffset = channelPriorityOffset(position);
-    const placed = chosen.rules.map((r, i) => ({ ...r, id: nextId + i, priority: r.priority + priorityOffset }));
+    const placed = chosen.rules.map((r, i) => ({
+      ...r,
+      id: nextId + i,
+      priority: r.priority + priorityOffset,
+    }));
     plan.applied[channel.name] = {
       timestamp: chosen.timestamp,
       scope: channel.scope,

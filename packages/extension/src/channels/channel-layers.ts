@@ -1,5 +1,11 @@
 import { loadBundle, type Engine } from '@httpsify/engine';
-import { channelLayer, type ChannelRecord, ScopedEngine, type ScopedLayer, selectActiveChannels } from '@httpsify/engine/channels';
+import {
+  channelLayer,
+  type ChannelRecord,
+  ScopedEngine,
+  type ScopedLayer,
+  selectActiveChannels,
+} from '@httpsify/engine/channels';
 
 /** One installed channel, loaded, with what confines it. */
 export interface ChannelLayer {
@@ -57,14 +63,26 @@ export function buildChannelLayers(
         engine: loadBundle(c.bundle),
       });
     } catch (err) {
-      problems.set(c.name, `the installed bundle does not load (${err instanceof Error ? err.message : String(err)}); it is not used`);
+      problems.set(
+        c.name,
+        `the installed bundle does not load (${err instanceof Error ? err.message : String(err)}); it is not used`,
+      );
     }
   }
   if (library)
-    channels.push({ name: library.name, timestamp: library.timestamp, scope: '', destinations: [], replacesDefaults: false, engine: library.engine });
+    channels.push({
+      name: library.name,
+      timestamp: library.timestamp,
+      scope: '',
+      destinations: [],
+      replacesDefaults: false,
+      engine: library.engine,
+    });
   // A replacing channel whose bundle failed to load replaces nothing.
   const useDefaults = !channels.some((c) => c.replacesDefaults);
-  const layers: ScopedLayer[] = channels.map((c) => channelLayer(c.name, c.scope, c.destinations, c.engine));
+  const layers: ScopedLayer[] = channels.map((c) =>
+    channelLayer(c.name, c.scope, c.destinations, c.engine),
+  );
   if (useDefaults) layers.push({ channel: null, scope: null, engine: defaults });
   return { channels, useDefaults, scoped: new ScopedEngine(layers), problems };
 }
@@ -81,8 +99,11 @@ export function applyRulesetChoices(
   mixedContent: boolean,
 ): void {
   for (const { engine } of layers.channels) {
-    for (const name of Object.keys(previous)) if (!(name in overrides) && engine.rulesetIdsByName(name).length > 0) engine.setActive(name, undefined);
-    for (const [name, on] of Object.entries(overrides)) if (engine.rulesetIdsByName(name).length > 0) engine.setActive(name, on);
+    for (const name of Object.keys(previous))
+      if (!(name in overrides) && engine.rulesetIdsByName(name).length > 0)
+        engine.setActive(name, undefined);
+    for (const [name, on] of Object.entries(overrides))
+      if (engine.rulesetIdsByName(name).length > 0) engine.setActive(name, on);
     engine.setMixedContent(mixedContent);
   }
 }
@@ -92,7 +113,10 @@ export function applyRulesetChoices(
  * as `http://<host>/`, the URL its rulesets would upgrade), and any layer that says "secure" wins,
  * as HTTPS Everywhere pooled the rulesets of all channels.
  */
-export function layersSecureCookie(layers: ChannelLayers, cookie: { domain: string; name: string }): boolean {
+export function layersSecureCookie(
+  layers: ChannelLayers,
+  cookie: { domain: string; name: string },
+): boolean {
   const url = `http://${cookie.domain.replace(/^\.+/, '')}/`;
   return layers.scoped.layersFor(url).some((layer) => layer.engine.shouldSecureCookie(cookie));
 }

@@ -14,7 +14,11 @@ import {
   secondsUntilChannelCheck,
 } from '@httpsify/engine/channels';
 import type { StorageArea } from '../platform/browser-api.js';
-import { removeChannelRecords, storageChannelStorage, storedChannelNames } from './channel-storage.js';
+import {
+  removeChannelRecords,
+  storageChannelStorage,
+  storedChannelNames,
+} from './channel-storage.js';
 import { latestCheck, planChannelChecks } from './check-schedule.js';
 
 /** The one alarm that wakes the background for channel checks. */
@@ -96,13 +100,18 @@ export class ChannelService {
         this.deps.area,
         (await storedChannelNames(this.deps.area)).filter((name) => !wanted.has(name)),
       );
-      for (const name of new Set([...this.records.keys(), ...this.storageProblems.keys(), ...this.attempts.keys()])) {
+      for (const name of new Set([
+        ...this.records.keys(),
+        ...this.storageProblems.keys(),
+        ...this.attempts.keys(),
+      ])) {
         if (!wanted.has(name)) this.forget(name);
       }
       this.definitions = [...definitions];
       for (const def of this.definitions) {
         const cached = this.records.get(def.name);
-        if (cached === undefined || !sameSource(cached.channel, def)) await this.reload(def.name, def);
+        if (cached === undefined || !sameSource(cached.channel, def))
+          await this.reload(def.name, def);
         else this.records.set(def.name, { ...cached, channel: def });
       }
       await this.emitIfChanged();
@@ -134,7 +143,13 @@ export class ChannelService {
         urlPrefix: def.urlPrefix,
         scope: def.scope,
         replacesDefaults: def.replacesDefaults,
-        installed: installed ? { timestamp: installed.timestamp, rulesetCount: installed.rulesetCount, installedAt: installed.installedAt } : null,
+        installed: installed
+          ? {
+              timestamp: installed.timestamp,
+              rulesetCount: installed.rulesetCount,
+              installedAt: installed.installedAt,
+            }
+          : null,
         notApplied: installedProblem(def, record),
         stale: channelFreshness(def, record, now).stale,
         maxAgeDays: def.maxAgeDays,
@@ -163,14 +178,24 @@ export class ChannelService {
     if (already !== undefined) return already;
     const run = this.enqueue(async () => {
       const def = this.definitions.find((d) => d.name === name);
-      if (def === undefined) return { channel: name, result: 'failed' as const, error: { code: 'internal' as const, message: `no channel named "${name}"` } };
+      if (def === undefined)
+        return {
+          channel: name,
+          result: 'failed' as const,
+          error: { code: 'internal' as const, message: `no channel named "${name}"` },
+        };
       const startedAt = this.now();
       const report = await checkChannel(def, this.storageFor(name), {
         fetchBytes: this.deps.fetchBytes,
         now: this.now,
         defaultsTimestamp: this.deps.defaultsTimestamp,
       });
-      this.attempts.set(name, report.error ? { at: startedAt, result: report.result, error: report.error } : { at: startedAt, result: report.result });
+      this.attempts.set(
+        name,
+        report.error
+          ? { at: startedAt, result: report.result, error: report.error }
+          : { at: startedAt, result: report.result },
+      );
       await this.reload(name, def);
       await this.emitIfChanged();
       return report;
@@ -236,7 +261,13 @@ export class ChannelService {
       const r = this.records.get(d.name);
       return r === undefined ? [] : [r];
     });
-    const key = JSON.stringify(records.map((r) => [channelBinding(r.channel), r.channel.replacesDefaults, usableInstalled(r.channel, r)?.timestamp ?? null]));
+    const key = JSON.stringify(
+      records.map((r) => [
+        channelBinding(r.channel),
+        r.channel.replacesDefaults,
+        usableInstalled(r.channel, r)?.timestamp ?? null,
+      ]),
+    );
     if (key === this.emitted) return;
     await this.deps.installedChanged(records);
     this.emitted = key;

@@ -22,7 +22,8 @@ export function storageChannelStorage(area: StorageArea, name: string): ChannelS
       return value === undefined ? undefined : decodeChannelRecord(value, key);
     },
     async save(record: ChannelRecord) {
-      if (record.channel.name !== name) throw new Error(`record of "${record.channel.name}" cannot be saved as "${name}"`);
+      if (record.channel.name !== name)
+        throw new Error(`record of "${record.channel.name}" cannot be saved as "${name}"`);
       await area.set({ [key]: encodeChannelRecord(record) });
     },
   };
@@ -30,10 +31,16 @@ export function storageChannelStorage(area: StorageArea, name: string): ChannelS
 
 /** Names of every channel that has stored state (including ones no longer subscribed). */
 export async function storedChannelNames(area: StorageArea): Promise<string[]> {
-  const keys = typeof area.getKeys === 'function' ? await area.getKeys() : Object.keys(await area.get(null));
-  return keys.filter((k) => k.startsWith(CHANNEL_KEY_PREFIX)).map((k) => k.slice(CHANNEL_KEY_PREFIX.length));
+  const keys =
+    typeof area.getKeys === 'function' ? await area.getKeys() : Object.keys(await area.get(null));
+  return keys
+    .filter((k) => k.startsWith(CHANNEL_KEY_PREFIX))
+    .map((k) => k.slice(CHANNEL_KEY_PREFIX.length));
 }
 
-export async function removeChannelRecords(area: StorageArea, names: readonly string[]): Promise<void> {
+export async function removeChannelRecords(
+  area: StorageArea,
+  names: readonly string[],
+): Promise<void> {
   if (names.length > 0) await area.remove(names.map(channelKey));
 }

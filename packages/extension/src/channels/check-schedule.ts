@@ -11,7 +11,10 @@ export interface CheckPlan {
  * Which channels are due, and when the next alarm should fire. One alarm serves every channel:
  * it is set for the earliest due time and re-armed after each round of checks.
  */
-export function planChannelChecks(channels: readonly { name: string; lastCheck: LastCheck | undefined }[], nowSeconds: number): CheckPlan {
+export function planChannelChecks(
+  channels: readonly { name: string; lastCheck: LastCheck | undefined }[],
+  nowSeconds: number,
+): CheckPlan {
   const due: string[] = [];
   let nextAt: number | null = null;
   for (const c of channels) {
@@ -23,7 +26,10 @@ export function planChannelChecks(channels: readonly { name: string; lastCheck: 
 }
 
 /** The later of two records of a check (the stored one, and the one kept in memory when saving failed). */
-export function latestCheck(a: LastCheck | undefined, b: LastCheck | undefined): LastCheck | undefined {
+export function latestCheck(
+  a: LastCheck | undefined,
+  b: LastCheck | undefined,
+): LastCheck | undefined {
   if (a === undefined) return b;
   if (b === undefined) return a;
   return b.at > a.at ? b : a;

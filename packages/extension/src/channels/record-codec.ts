@@ -20,7 +20,15 @@ export const RECORD_FORMAT = 2;
 export interface StoredChannelRecord {
   format: number;
   channel: unknown;
-  installed?: { timestamp: number; rulesetCount: number; installedAt: number; keyVersion: number; verifiedFor: string; bytes: number; bundle: string };
+  installed?: {
+    timestamp: number;
+    rulesetCount: number;
+    installedAt: number;
+    keyVersion: number;
+    verifiedFor: string;
+    bytes: number;
+    bundle: string;
+  };
   signingKey?: SigningKeyRecord;
   floor?: RootFloor;
   lastCheck?: LastCheck;
@@ -28,7 +36,10 @@ export interface StoredChannelRecord {
 }
 
 export function encodeChannelRecord(record: ChannelRecord): StoredChannelRecord {
-  const stored: StoredChannelRecord = { format: RECORD_FORMAT, channel: channelDefinitionJson(record.channel) };
+  const stored: StoredChannelRecord = {
+    format: RECORD_FORMAT,
+    channel: channelDefinitionJson(record.channel),
+  };
   const i = record.installed;
   if (i) {
     stored.installed = {
@@ -48,7 +59,8 @@ export function encodeChannelRecord(record: ChannelRecord): StoredChannelRecord 
   return stored;
 }
 
-const isSeconds = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const isSeconds = (v: unknown): v is number =>
+  typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 const RESULTS = new Set(['updated', 'current', 'failed']);
 
 /**
@@ -58,9 +70,13 @@ const RESULTS = new Set(['updated', 'current', 'failed']);
  */
 export function decodeChannelRecord(value: unknown, key: string): ChannelRecord {
   const fail = (why: string): never => {
-    throw new ChannelError('storage-failed', `stored channel state "${key}" is damaged: ${why}; the next check installs the channel again`);
+    throw new ChannelError(
+      'storage-failed',
+      `stored channel state "${key}" is damaged: ${why}; the next check installs the channel again`,
+    );
   };
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('not an object');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return fail('not an object');
   const v = value as Partial<StoredChannelRecord>;
   if (v.format !== RECORD_FORMAT) return fail(`unknown format ${JSON.stringify(v.format)}`);
   let channel;
@@ -73,9 +89,16 @@ export function decodeChannelRecord(value: unknown, key: string): ChannelRecord 
   if (v.installed !== undefined) {
     const i = v.installed;
     if (typeof i !== 'object' || i === null) return fail('"installed" is not an object');
-    if (!isSeconds(i.timestamp) || !isSeconds(i.rulesetCount) || !isSeconds(i.installedAt) || !isSeconds(i.bytes) || !isSeconds(i.keyVersion))
+    if (
+      !isSeconds(i.timestamp) ||
+      !isSeconds(i.rulesetCount) ||
+      !isSeconds(i.installedAt) ||
+      !isSeconds(i.bytes) ||
+      !isSeconds(i.keyVersion)
+    )
       return fail('"installed" has a bad number');
-    if (typeof i.verifiedFor !== 'string') return fail('"installed" does not say what it was verified for');
+    if (typeof i.verifiedFor !== 'string')
+      return fail('"installed" does not say what it was verified for');
     if (typeof i.bundle !== 'string') return fail('the bundle is missing');
     let bundle: Uint8Array;
     try {
@@ -83,7 +106,10 @@ export function decodeChannelRecord(value: unknown, key: string): ChannelRecord 
     } catch (err) {
       return fail(`the bundle is ${(err as Error).message}`);
     }
-    if (bundle.byteLength !== i.bytes) return fail(`the bundle's size in bytes is ${bundle.byteLength}, but the record says ${i.bytes}`);
+    if (bundle.byteLength !== i.bytes)
+      return fail(
+        `the bundle's size in bytes is ${bundle.byteLength}, but the record says ${i.bytes}`,
+      );
     record.installed = {
       timestamp: i.timestamp,
       rulesetCount: i.rulesetCount,
@@ -95,28 +121,53 @@ export function decodeChannelRecord(value: unknown, key: string): ChannelRecord 
   }
   if (v.signingKey !== undefined) {
     const k = v.signingKey;
-    if (typeof k !== 'object' || k === null || !isSeconds(k.version) || typeof k.verifiedFor !== 'string') return fail('"signingKey" is malformed');
+    if (
+      typeof k !== 'object' ||
+      k === null ||
+      !isSeconds(k.version) ||
+      typeof k.verifiedFor !== 'string'
+    )
+      return fail('"signingKey" is malformed');
     try {
-      record.signingKey = { version: k.version, key: checkPublicJwk(k.key), verifiedFor: k.verifiedFor };
+      record.signingKey = {
+        version: k.version,
+        key: checkPublicJwk(k.key),
+        verifiedFor: k.verifiedFor,
+      };
     } catch (err) {
       return fail(`"signingKey": ${(err as Error).message}`);
     }
   }
   if (v.floor !== undefined) {
     const f = v.floor;
-    if (typeof f !== 'object' || f === null || typeof f.root !== 'string' || !isSeconds(f.keyVersion) || !isSeconds(f.timestamp))
+    if (
+      typeof f !== 'object' ||
+      f === null ||
+      typeof f.root !== 'string' ||
+      !isSeconds(f.keyVersion) ||
+      !isSeconds(f.timestamp)
+    )
       return fail('"floor" is malformed');
     record.floor = { root: f.root, keyVersion: f.keyVersion, timestamp: f.timestamp };
   }
   if (v.lastCheck !== undefined) {
     const c = v.lastCheck;
-    if (typeof c !== 'object' || c === null || !isSeconds(c.at) || !RESULTS.has(c.result)) return fail('"lastCheck" is malformed');
+    if (typeof c !== 'object' || c === null || !isSeconds(c.at) || !RESULTS.has(c.result))
+      return fail('"lastCheck" is malformed');
     const error = c.error;
-    if (error !== undefined && (typeof error !== 'object' || error === null || typeof error.code !== 'string' || typeof error.message !== 'string')) {
+    if (
+      error !== undefined &&
+      (typeof error !== 'object' ||
+        error === null ||
+        typeof error.code !== 'string' ||
+        typeof error.message !== 'string')
+    ) {
       return fail('"lastCheck.error" is malformed');
     }
     record.lastCheck =
-      error === undefined ? { at: c.at, result: c.result } : { at: c.at, result: c.result, error: { code: error.code, message: error.message } };
+      error === undefined
+        ? { at: c.at, result: c.result }
+        : { at: c.at, result: c.result, error: { code: error.code, message: error.message } };
   }
   if (v.lastSuccessAt !== undefined) {
     if (!isSeconds(v.lastSuccessAt)) return fail('"lastSuccessAt" is not a time');

@@ -7,7 +7,9 @@ import { type HostScope, parseHostScope } from './scope-pattern.js';
  * (DNR domains include their subdomains); when some hosts are exact or ports are excluded,
  * `requestDomains` alone would be wider, and `restrictRulesToScope` narrows each rule further.
  */
-export type DnrScope = { kind: 'everything' } | { kind: 'hosts'; requestDomains: string[]; scope: HostScope; needsNarrowing: boolean };
+export type DnrScope =
+  | { kind: 'everything' }
+  | { kind: 'hosts'; requestDomains: string[]; scope: HostScope; needsNarrowing: boolean };
 
 export type ScopeToDnrResult = { ok: true; dnr: DnrScope } | { ok: false; reason: string };
 
@@ -18,7 +20,12 @@ export function scopeToDnr(scope: string): ScopeToDnrResult {
   const s = parsed.scope;
   return {
     ok: true,
-    dnr: { kind: 'hosts', requestDomains: s.hosts.map((h) => h.host), scope: s, needsNarrowing: !s.anyPort || s.hosts.some((h) => !h.subdomains) },
+    dnr: {
+      kind: 'hosts',
+      requestDomains: s.hosts.map((h) => h.host),
+      scope: s,
+      needsNarrowing: !s.anyPort || s.hosts.some((h) => !h.subdomains),
+    },
   };
 }
 
@@ -53,7 +60,8 @@ export function intersectDomains(a: readonly string[] | undefined, b: readonly s
   return [...out].sort();
 }
 
-const within = (host: string, domain: string): boolean => host === domain || host.endsWith(`.${domain}`);
+const within = (host: string, domain: string): boolean =>
+  host === domain || host.endsWith(`.${domain}`);
 
 /** Whether a scope admits a host (ports and schemes aside). */
 function hostInScope(host: string, scope: HostScope): boolean {
@@ -72,7 +80,9 @@ export function targetMayBeInScope(target: string, dnr: DnrScope): boolean {
   if (!host.startsWith('*.') || host.slice(2).includes('*')) return true;
   const suffix = host.slice(2);
   // `*.suffix` meets a scope host that lies below the suffix, or a scope domain above it.
-  return dnr.scope.hosts.some((h) => h.host.endsWith(`.${suffix}`) || (h.subdomains && within(suffix, h.host)));
+  return dnr.scope.hosts.some(
+    (h) => h.host.endsWith(`.${suffix}`) || (h.subdomains && within(suffix, h.host)),
+  );
 }
 
 /** What compiled rules put after the host in a host-only regex (`labelCountRegex`, `patternHostsRegex`). */
@@ -93,26 +103,38 @@ function isHostOnlyRegex(regex: string): boolean {
 /** Only the http: scheme can match (compiled rules are anchored there; a scope may exclude https:). */
 function httpOnly(rule: DnrRule): boolean {
   const c = rule.condition;
-  if (c.urlFilter !== undefined) return c.urlFilter.startsWith('|http://') || c.urlFilter.startsWith('|http:');
-  if (c.regexFilter !== undefined) return c.regexFilter.startsWith('^http://') || c.regexFilter.startsWith('^http:');
+  if (c.urlFilter !== undefined)
+    return c.urlFilter.startsWith('|http://') || c.urlFilter.startsWith('|http:');
+  if (c.regexFilter !== undefined)
+    return c.regexFilter.startsWith('^http://') || c.regexFilter.startsWith('^http:');
   return false;
 }
 
 function describe(rule: DnrRule): string {
   const c = rule.condition;
-  return c.regexFilter !== undefined ? `regexFilter ${c.regexFilter}` : c.urlFilter !== undefined ? `urlFilter ${c.urlFilter}` : `rule ${rule.id}`;
+  return c.regexFilter !== undefined
+    ? `regexFilter ${c.regexFilter}`
+    : c.urlFilter !== undefined
+      ? `urlFilter ${c.urlFilter}`
+      : `rule ${rule.id}`;
 }
 
-function restrictRule(rule: DnrRule, dnr: Extract<DnrScope, { kind: 'hosts' }>): DnrRule[] | string {
+function restrictRule(
+  rule: DnrRule,
+  dnr: Extract<DnrScope, { kind: 'hosts' }>,
+): DnrRule[] | string {
   const { scope } = dnr;
   const c = rule.condition;
   // An `allow` for https:// URLs only guards rules such a scope refuses anyway.
-  if (!scope.https && rule.action.type === 'allow' && c.urlFilter?.startsWith('|https://') === true) return [];
-  if (!scope.https && !httpOnly(rule)) return `a rule (${describe(rule)}) can also match https:// URLs, which the scope leaves out`;
+  if (!scope.https && rule.action.type === 'allow' && c.urlFilter?.startsWith('|https://') === true)
+    return [];
+  if (!scope.https && !httpOnly(rule))
+    return `a rule (${describe(rule)}) can also match https:// URLs, which the scope leaves out`;
   const domains = intersectDomains(c.requestDomains, dnr.requestDomains);
   if (domains.length === 0) return [];
   // A URL prefix names its host: out of scope, the rule could never fire (and would only use up the limits).
-  const literalHost = c.urlFilter === undefined ? null : (/^\|http:\/\/([a-z0-9.-]+)/.exec(c.urlFilter)?.[1] ?? null);
+  const literalHost =
+    c.urlFilter === undefined ? null : (/^\|http:\/\/([a-z0-9.-]+)/.exec(c.urlFilter)?.[1] ?? null);
   if (literalHost !== null && !hostInScope(literalHost, scope)) return [];
   if (!dnr.needsNarrowing) return [{ ...rule, condition: { ...c, requestDomains: domains } }];
 
@@ -127,31 +149,48 @@ function restrictRule(rule: DnrRule, dnr: Extract<DnrScope, { kind: 'hosts' }>):
       if (rest.startsWith(':')) return [];
       // `^` after the host is "/" or ":port" in a normalised http: URL.
       if (rest.startsWith('^')) rest = `/${rest.slice(1)}`;
-      else if (!rest.startsWith('/')) return `a rule (${describe(rule)}) cannot be kept off URLs with a port`;
+      else if (!rest.startsWith('/'))
+        return `a rule (${describe(rule)}) cannot be kept off URLs with a port`;
     }
     return [{ ...rule, condition: { ...c, urlFilter: `|http://${host}${rest}` } }];
   }
 
   // Host-only upgrades: exact hosts become one URL prefix each, domains keep the regex.
-  if (c.regexFilter !== undefined && isHostOnlyRegex(c.regexFilter) && rule.action.type === 'upgradeScheme') {
+  if (
+    c.regexFilter !== undefined &&
+    isHostOnlyRegex(c.regexFilter) &&
+    rule.action.type === 'upgradeScheme'
+  ) {
     const regex = compileDnrRegexFilter(c.regexFilter, false);
     const out: DnrRule[] = [];
     for (const h of scope.hosts) {
       if (h.subdomains) {
         const d = intersectDomains(c.requestDomains, [h.host]);
         if (d.length === 0) continue;
-        const regexFilter = scope.anyPort ? c.regexFilter : c.regexFilter.slice(0, -AFTER_HOST.length) + AFTER_HOST_NO_PORT;
+        const regexFilter = scope.anyPort
+          ? c.regexFilter
+          : c.regexFilter.slice(0, -AFTER_HOST.length) + AFTER_HOST_NO_PORT;
         out.push({ ...rule, condition: { ...c, regexFilter, requestDomains: d } });
-      } else if ((c.requestDomains === undefined || c.requestDomains.some((d) => within(h.host, d))) && regex.test(`http://${h.host}/`)) {
+      } else if (
+        (c.requestDomains === undefined || c.requestDomains.some((d) => within(h.host, d))) &&
+        regex.test(`http://${h.host}/`)
+      ) {
         const { regexFilter: _regex, requestDomains: _domains, ...others } = c;
-        out.push({ ...rule, condition: { ...others, urlFilter: `|http://${h.host}${scope.anyPort ? '^' : '/'}` } });
+        out.push({
+          ...rule,
+          condition: { ...others, urlFilter: `|http://${h.host}${scope.anyPort ? '^' : '/'}` },
+        });
       }
     }
     return out;
   }
 
   // Any other rule needs its own regex; it can still be confined to whole domains of the scope.
-  const exactCovered = scope.hosts.some((h) => !h.subdomains && (c.requestDomains === undefined || c.requestDomains.some((d) => within(h.host, d))));
+  const exactCovered = scope.hosts.some(
+    (h) =>
+      !h.subdomains &&
+      (c.requestDomains === undefined || c.requestDomains.some((d) => within(h.host, d))),
+  );
   if (!scope.anyPort || exactCovered) {
     return `a rule (${describe(rule)}) needs its own regular expression, and Chromium cannot combine that with ${
       scope.anyPort ? 'an exact host' : 'excluding ports'

@@ -34,7 +34,16 @@ const SCHEMES: [string, { http: boolean; https: boolean }][] = [
 ];
 
 /** "This label and any labels before it", written so that nothing past the host can match. */
-const SUBDOMAIN_PREFIXES = ['([^/]*\\.)?', '(?:[^/]*\\.)?', '([^/]+\\.)?', '(?:[^/]+\\.)?', '([^/.]+\\.)*', '(?:[^/.]+\\.)*', '([^./]+\\.)*', '(?:[^./]+\\.)*'];
+const SUBDOMAIN_PREFIXES = [
+  '([^/]*\\.)?',
+  '(?:[^/]*\\.)?',
+  '([^/]+\\.)?',
+  '(?:[^/]+\\.)?',
+  '([^/.]+\\.)*',
+  '(?:[^/.]+\\.)*',
+  '([^./]+\\.)*',
+  '(?:[^./]+\\.)*',
+];
 
 /** What may follow the host: a port or not. */
 const NO_PORT = ['/'];
@@ -64,8 +73,10 @@ export function parseHostScope(scope: string): HostScopeResult {
   if (!source.startsWith('^')) return refuse('it is not anchored with ^ at the start of the URL');
   let rest = source.slice(1);
   const scheme = SCHEMES.find(([prefix]) => rest.startsWith(prefix));
-  if (scheme === undefined) return refuse('it does not start with a scheme (http, https or https?) followed by ://');
-  if (!scheme[1].http) return refuse('it excludes http:// URLs, so none of its rules could upgrade anything');
+  if (scheme === undefined)
+    return refuse('it does not start with a scheme (http, https or https?) followed by ://');
+  if (!scheme[1].http)
+    return refuse('it excludes http:// URLs, so none of its rules could upgrade anything');
   rest = rest.slice(scheme[0].length);
 
   let subdomains = false;
@@ -85,19 +96,36 @@ export function parseHostScope(scope: string): HostScopeResult {
   const hosts = parsed.hosts;
   if (hosts.length > MAX_HOSTS) return refuse(`it spells out more than ${MAX_HOSTS} host names`);
   for (const host of hosts) {
-    if (host === '' || host.startsWith('.') || host.endsWith('.') || host.includes('..')) return refuse(`"${host}" is not a host name`);
+    if (host === '' || host.startsWith('.') || host.endsWith('.') || host.includes('..'))
+      return refuse(`"${host}" is not a host name`);
   }
 
   let anyPort: boolean;
-  const noPort = NO_PORT.find((t) => rest.startsWith(t) && FREE_TAILS.includes(rest.slice(t.length)));
-  const withPort = ANY_PORT.find((t) => rest.startsWith(t) && FREE_TAILS.includes(rest.slice(t.length)));
+  const noPort = NO_PORT.find(
+    (t) => rest.startsWith(t) && FREE_TAILS.includes(rest.slice(t.length)),
+  );
+  const withPort = ANY_PORT.find(
+    (t) => rest.startsWith(t) && FREE_TAILS.includes(rest.slice(t.length)),
+  );
   if (withPort !== undefined) anyPort = true;
   else if (noPort !== undefined) anyPort = false;
   else if (rest === '' || FREE_TAILS.includes(rest))
-    return refuse('the host is not followed by / or [:/], so the scope also matches longer host names (example.org.evil.test)');
-  else return refuse(`after the host it continues with ${JSON.stringify(rest)}; only the host, scheme and port can be enforced on Chromium (not paths)`);
+    return refuse(
+      'the host is not followed by / or [:/], so the scope also matches longer host names (example.org.evil.test)',
+    );
+  else
+    return refuse(
+      `after the host it continues with ${JSON.stringify(rest)}; only the host, scheme and port can be enforced on Chromium (not paths)`,
+    );
 
-  return { ok: true, scope: { https: scheme[1].https, hosts: [...new Set(hosts)].map((host) => ({ host, subdomains })), anyPort } };
+  return {
+    ok: true,
+    scope: {
+      https: scheme[1].https,
+      hosts: [...new Set(hosts)].map((host) => ({ host, subdomains })),
+      anyPort,
+    },
+  };
 }
 
 type Language = { hosts: string[]; consumed: number } | { reason: string };

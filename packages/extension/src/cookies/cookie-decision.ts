@@ -8,7 +8,11 @@ export interface CookieSources {
 }
 
 /** The rulesets' `<securecookie>` decision as this browser applies it. */
-export type RulesetCookieDecision = (c: SettingsController, host: string, cookie: { domain: string; name: string }) => boolean | Promise<boolean>;
+export type RulesetCookieDecision = (
+  c: SettingsController,
+  host: string,
+  cookie: { domain: string; name: string },
+) => boolean | Promise<boolean>;
 
 /**
  * Whether a cookie set without `Secure` gets it: on a host known to answer over HTTPS that the
@@ -16,7 +20,10 @@ export type RulesetCookieDecision = (c: SettingsController, host: string, cookie
  * rules really upgrade the host (a cookie made Secure on a host that stays on HTTP would stop
  * being sent).
  */
-export function cookieDecision(ui: CookieSources, rulesets: RulesetCookieDecision): CookieDeps['shouldSecure'] {
+export function cookieDecision(
+  ui: CookieSources,
+  rulesets: RulesetCookieDecision,
+): CookieDeps['shouldSecure'] {
   return async (cookie) => {
     const c = await ui.controller;
     const host = cookie.domain.replace(/^\.+/, '');

@@ -43,7 +43,8 @@ export function securedCookie(cookie: CookieLike): CookieSetDetails {
     storeId: cookie.storeId,
   };
   if (!cookie.hostOnly) details.domain = cookie.domain;
-  if (cookie.sameSite !== undefined && cookie.sameSite !== 'unspecified') details.sameSite = cookie.sameSite;
+  if (cookie.sameSite !== undefined && cookie.sameSite !== 'unspecified')
+    details.sameSite = cookie.sameSite;
   if (cookie.expirationDate !== undefined) details.expirationDate = cookie.expirationDate;
   if (cookie.firstPartyDomain !== undefined) details.firstPartyDomain = cookie.firstPartyDomain;
   return details;
@@ -58,7 +59,9 @@ export interface CookieDeps {
 }
 
 /** `cookies.onChanged` handler; resolves to whether the cookie was re-set with `Secure`. */
-export function createCookieHandler(deps: CookieDeps): (change: { removed: boolean; cookie: CookieLike }) => Promise<boolean> {
+export function createCookieHandler(
+  deps: CookieDeps,
+): (change: { removed: boolean; cookie: CookieLike }) => Promise<boolean> {
   return async ({ removed, cookie }) => {
     // Our own re-set fires onChanged again, with secure: true, and stops here.
     if (removed || cookie.secure) return false;

@@ -70,16 +70,34 @@ export interface DecisionInput {
 
 export type Decision =
   /** Send the request to `url` (an https:// URL, or where a ruleset says). */
-  | { action: 'upgrade'; url: string; reason: 'user-rule' | 'ruleset' | 'https-first' | 'known-host'; ruleset?: string | null; entry?: undefined }
+  | {
+      action: 'upgrade';
+      url: string;
+      reason: 'user-rule' | 'ruleset' | 'https-first' | 'known-host';
+      ruleset?: string | null;
+      entry?: undefined;
+    }
   /** Leave the request as it is: nothing of ours applies. */
   | {
       action: 'leave';
-      reason: 'not-http' | 'extension-off' | 'site-off' | 'ruleset-excludes' | 'mode-off' | 'local-name' | 'no-rule';
+      reason:
+        | 'not-http'
+        | 'extension-off'
+        | 'site-off'
+        | 'ruleset-excludes'
+        | 'mode-off'
+        | 'local-name'
+        | 'no-rule';
       entry?: string | null;
       ruleset?: string | null;
     }
   /** Kept on HTTP although we would upgrade it: a relaxation the user chose, or the loop guard. */
-  | { action: 'allowHttp'; reason: 'loop-guard' | 'http-once' | 'http-allowed'; entry?: string | null; ruleset?: undefined };
+  | {
+      action: 'allowHttp';
+      reason: 'loop-guard' | 'http-once' | 'http-allowed';
+      entry?: string | null;
+      ruleset?: undefined;
+    };
 
 export function decide(input: DecisionInput): Decision {
   const { url, kind, tab, state: s } = input;
@@ -91,11 +109,14 @@ export function decide(input: DecisionInput): Decision {
     const off = s.siteOffBy(top);
     if (off !== null) return { action: 'leave', reason: 'site-off', entry: off };
   }
-  if (kind === 'navigation' && s.loopVerdict(url, tab.tabId)) return { action: 'allowHttp', reason: 'loop-guard' };
+  if (kind === 'navigation' && s.loopVerdict(url, tab.tabId))
+    return { action: 'allowHttp', reason: 'loop-guard' };
   const user = s.userRewrite(url);
-  if (user !== null && user.rewritten !== url) return { action: 'upgrade', url: user.rewritten, reason: 'user-rule', ruleset: user.ruleset };
+  if (user !== null && user.rewritten !== url)
+    return { action: 'upgrade', url: user.rewritten, reason: 'user-rule', ruleset: user.ruleset };
   const rules = s.rewrite(url);
-  if (rules.rewritten !== null && rules.rewritten !== url) return { action: 'upgrade', url: rules.rewritten, reason: 'ruleset', ruleset: rules.ruleset };
+  if (rules.rewritten !== null && rules.rewritten !== url)
+    return { action: 'upgrade', url: rules.rewritten, reason: 'ruleset', ruleset: rules.ruleset };
   const https = url.replace(/^http:/, 'https:');
   if (kind === 'navigation') {
     if (s.httpsFirst) {
@@ -104,7 +125,8 @@ export function decide(input: DecisionInput): Decision {
       if (allowed !== null) return { action: 'allowHttp', reason: 'http-allowed', entry: allowed };
     }
     const excluded = s.excludedBy(url);
-    if (excluded !== null) return { action: 'leave', reason: 'ruleset-excludes', ruleset: excluded };
+    if (excluded !== null)
+      return { action: 'leave', reason: 'ruleset-excludes', ruleset: excluded };
     if (!s.httpsFirst) return { action: 'leave', reason: 'mode-off' };
     if (isHttpsFirstExempt(site.host)) return { action: 'leave', reason: 'local-name' };
     return { action: 'upgrade', url: https, reason: 'https-first' };
@@ -115,7 +137,13 @@ export function decide(input: DecisionInput): Decision {
   // a tab (workers) too: Chromium's dynamic rules cannot tell them apart (tabIds is for session
   // rules only), and what the browser enforces is what this says.
   const modeApplies = s.httpsFirst;
-  if (modeApplies && s.knownHttps(site.host) && s.siteOffBy(url) === null && s.httpAllowedBy(url) === null && !s.httpOnce(site.host, tab.tabId))
+  if (
+    modeApplies &&
+    s.knownHttps(site.host) &&
+    s.siteOffBy(url) === null &&
+    s.httpAllowedBy(url) === null &&
+    !s.httpOnce(site.host, tab.tabId)
+  )
     return { action: 'upgrade', url: https, reason: 'known-host' };
   return { action: 'leave', reason: 'no-rule' };
 }
@@ -127,6 +155,14 @@ export function decide(input: DecisionInput): Decision {
  */
 export function upgradesAsKnownHost(state: DecisionState, host: string, port = ''): boolean {
   const url = `http://${port === '' ? host : `${host}:${port}`}/`;
-  const rulesetsAside: DecisionState = { ...state, userRewrite: () => null, rewrite: () => ({ rewritten: null, ruleset: null }), excludedBy: () => null };
-  return decide({ url, kind: 'subresource', tab: { tabId: 0, topUrl: url }, state: rulesetsAside }).reason === 'known-host';
+  const rulesetsAside: DecisionState = {
+    ...state,
+    userRewrite: () => null,
+    rewrite: () => ({ rewritten: null, ruleset: null }),
+    excludedBy: () => null,
+  };
+  return (
+    decide({ url, kind: 'subresource', tab: { tabId: 0, topUrl: url }, state: rulesetsAside })
+      .reason === 'known-host'
+  );
 }

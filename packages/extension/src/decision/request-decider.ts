@@ -37,7 +37,8 @@ export function requestPage(d: RequestDetails): string | undefined {
     if (typeof top === 'string') return top;
   }
   // No ancestors: the requesting document is the top-level one.
-  if ((Array.isArray(ancestors) || d.frameId === 0) && typeof d.documentUrl === 'string') return d.documentUrl;
+  if ((Array.isArray(ancestors) || d.frameId === 0) && typeof d.documentUrl === 'string')
+    return d.documentUrl;
   return undefined;
 }
 

@@ -12,14 +12,19 @@ export interface DecisionSources {
   httpOnce: ReadonlySet<string>;
   /** Hosts opened over HTTP for one tab only. */
   httpOnceInTab(tabId: number): ReadonlySet<string>;
-  userEngine: { rewriteWithRuleset(url: string): { rewritten: string | null; ruleset: string | null } } | null;
+  userEngine: {
+    rewriteWithRuleset(url: string): { rewritten: string | null; ruleset: string | null };
+  } | null;
   rewrite(url: string): { rewritten: string | null; ruleset: string | null };
   excludedBy(url: string): string | null;
   /** A loop verdict lets this URL load over HTTP as the tab's page. */
   loopVerdict(url: string, tabId: number): boolean;
 }
 
-export function decisionState(c: DecisionSources, knownHttps: (host: string) => boolean = () => false): DecisionState {
+export function decisionState(
+  c: DecisionSources,
+  knownHttps: (host: string) => boolean = () => false,
+): DecisionState {
   return {
     globalEnabled: c.settings.globalEnabled,
     httpsFirst: c.settings.httpsFirst,

@@ -3,7 +3,12 @@ import type { DnrApi } from '../dnr/dnr-api.js';
 import type { RegexSupport, StorageArea } from '../platform/browser-api.js';
 import { STATIC_RULESET_ID } from '../platform/packaged-files.js';
 import type { ChannelLayers } from '../channels/channel-layers.js';
-import { type AppliedChannel, compileChannelRules, type ChannelDnrInput, planChannelDnr } from '../channels/channel-dnr.js';
+import {
+  type AppliedChannel,
+  compileChannelRules,
+  type ChannelDnrInput,
+  planChannelDnr,
+} from '../channels/channel-dnr.js';
 import type { RuleWriter } from '../dnr/rule-writer.js';
 import { compileLibraryRules } from '../library/library-dnr.js';
 import { LIBRARY_LAYER_NAME } from '../library/library-store.js';
@@ -45,7 +50,8 @@ export class ChannelDnrRuntime {
   private readonly refused = new Set<string>();
 
   async state(): Promise<ChannelDnrState | undefined> {
-    return (await this.area.get([CHANNEL_DNR_STATE_KEY]))[CHANNEL_DNR_STATE_KEY] as ChannelDnrState | undefined;
+    return (await this.area.get([CHANNEL_DNR_STATE_KEY]))[CHANNEL_DNR_STATE_KEY] as
+      ChannelDnrState | undefined;
   }
 
   /** Forgets what the rules were built from, so the next sync rebuilds them (after an update). */
@@ -88,8 +94,10 @@ export class ChannelDnrRuntime {
         previous,
         compile: (regexLimit, free, refused) => {
           const rulesets = [];
-          for (let id = 0; id < c.engine.rulesetCount; id++) if (c.engine.isActive(id)) rulesets.push(c.engine.ruleset(id));
-          if (c.name === LIBRARY_LAYER_NAME) return compileLibraryRules(rulesets, free, this.handoffPage, refused);
+          for (let id = 0; id < c.engine.rulesetCount; id++)
+            if (c.engine.isActive(id)) rulesets.push(c.engine.ruleset(id));
+          if (c.name === LIBRARY_LAYER_NAME)
+            return compileLibraryRules(rulesets, free, this.handoffPage, refused);
           return compileChannelRules(rulesets, c.scope, regexLimit, c.destinations, {
             ruleLimit: free.rules,
             redirectLimit: free.unsafeRules,
@@ -101,7 +109,12 @@ export class ChannelDnrRuntime {
     let plan = planChannelDnr(inputs, others, this.refused);
     // A regex Chromium refuses would fail the whole update: ask about every new one first and
     // compile again without those it refuses (a merge made anew may need one more round).
-    for (let round = 0; round < MAX_REGEX_ROUNDS && (await this.askAboutRegexes(plan.rules)); round++) plan = planChannelDnr(inputs, others, this.refused);
+    for (
+      let round = 0;
+      round < MAX_REGEX_ROUNDS && (await this.askAboutRegexes(plan.rules));
+      round++
+    )
+      plan = planChannelDnr(inputs, others, this.refused);
     for (const [name, problem] of layers.problems) plan.problems[name] = problem;
 
     try {
@@ -110,13 +123,28 @@ export class ChannelDnrRuntime {
       // Chromium refused the whole update, so the previous rules are all still there.
       const problems = { ...(stored?.problems ?? {}) };
       for (const c of layers.channels)
-        problems[c.name] = `Chromium refused the channel rules (${err instanceof Error ? err.message : String(err)}); the rules applied before stay in use`;
-      const kept: ChannelDnrState = { key: '', applied: stored?.applied ?? {}, problems, defaultsDisabled: stored?.defaultsDisabled ?? false };
+        problems[c.name] =
+          `Chromium refused the channel rules (${err instanceof Error ? err.message : String(err)}); the rules applied before stay in use`;
+      const kept: ChannelDnrState = {
+        key: '',
+        applied: stored?.applied ?? {},
+        problems,
+        defaultsDisabled: stored?.defaultsDisabled ?? false,
+      };
       await this.area.set({ [CHANNEL_DNR_STATE_KEY]: kept });
       return kept;
     }
-    await this.rulesets.updateEnabledRulesets(plan.disableDefaults ? { disableRulesetIds: [STATIC_RULESET_ID] } : { enableRulesetIds: [STATIC_RULESET_ID] });
-    const state: ChannelDnrState = { key, applied: plan.applied, problems: plan.problems, defaultsDisabled: plan.disableDefaults };
+    await this.rulesets.updateEnabledRulesets(
+      plan.disableDefaults
+        ? { disableRulesetIds: [STATIC_RULESET_ID] }
+        : { enableRulesetIds: [STATIC_RULESET_ID] },
+    );
+    const state: ChannelDnrState = {
+      key,
+      applied: plan.applied,
+      problems: plan.problems,
+      defaultsDisabled: plan.disableDefaults,
+    };
     await this.area.set({ [CHANNEL_DNR_STATE_KEY]: state });
     return state;
   }
@@ -128,7 +156,11 @@ export class ChannelDnrRuntime {
     for (const r of rules) {
       const regex = r.condition.regexFilter;
       if (regex === undefined) continue;
-      const ask = { regex, isCaseSensitive: r.condition.isUrlFilterCaseSensitive === true, requireCapturing: r.action.type === 'redirect' };
+      const ask = {
+        regex,
+        isCaseSensitive: r.condition.isUrlFilterCaseSensitive === true,
+        requireCapturing: r.action.type === 'redirect',
+      };
       const key = JSON.stringify(ask);
       if (this.verdicts.has(key)) continue;
       const supported = await this.regexSupport(ask);
@@ -147,6 +179,13 @@ const MAX_REGEX_ROUNDS = 3;
 
 /** Everything the compiled channel rules depend on. */
 function fingerprint(layers: ChannelLayers, mixedContent: boolean): string {
-  const channels = layers.channels.map((c) => [c.name, c.timestamp, c.scope, c.destinations, c.replacesDefaults, [...c.engine.activeOverrides()].sort()]);
+  const channels = layers.channels.map((c) => [
+    c.name,
+    c.timestamp,
+    c.scope,
+    c.destinations,
+    c.replacesDefaults,
+    [...c.engine.activeOverrides()].sort(),
+  ]);
   return JSON.stringify({ channels, mixedContent: layers.channels.length > 0 && mixedContent });
 }

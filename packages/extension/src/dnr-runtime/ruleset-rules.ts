@@ -53,7 +53,9 @@ export class RulesetRules {
 
   /** The imported library's rulesets whose page loads alone go to the engine (handoff page). */
   async libraryPageLoadsOnly(): Promise<string[]> {
-    return (await this.channels.state())?.applied[LIBRARY_LAYER_NAME]?.coverage?.pageLoadsOnly ?? [];
+    return (
+      (await this.channels.state())?.applied[LIBRARY_LAYER_NAME]?.coverage?.pageLoadsOnly ?? []
+    );
   }
 
   /** Per channel (and the library), why Chromium does not (fully) apply it. */

@@ -9,7 +9,10 @@ import type { ExtRule } from './rules.js';
 /** declarativeNetRequest as the rule writer and the static-ruleset switch use it (Chromium). */
 export interface DnrApi extends DnrRulesApi {
   getEnabledRulesets(): Promise<string[]>;
-  updateEnabledRulesets(update: { enableRulesetIds?: string[]; disableRulesetIds?: string[] }): Promise<void>;
+  updateEnabledRulesets(update: {
+    enableRulesetIds?: string[];
+    disableRulesetIds?: string[];
+  }): Promise<void>;
 }
 
 /**
@@ -25,8 +28,10 @@ export function dnrApi(): DnrApi {
   return {
     getDynamicRules: async () => fromChrome(await d.getDynamicRules()),
     getSessionRules: async () => fromChrome(await d.getSessionRules()),
-    updateDynamicRules: ({ removeRuleIds, addRules }) => d.updateDynamicRules({ removeRuleIds, addRules: toChrome(addRules) }),
-    updateSessionRules: ({ removeRuleIds, addRules }) => d.updateSessionRules({ removeRuleIds, addRules: toChrome(addRules) }),
+    updateDynamicRules: ({ removeRuleIds, addRules }) =>
+      d.updateDynamicRules({ removeRuleIds, addRules: toChrome(addRules) }),
+    updateSessionRules: ({ removeRuleIds, addRules }) =>
+      d.updateSessionRules({ removeRuleIds, addRules: toChrome(addRules) }),
     getEnabledRulesets: () => d.getEnabledRulesets(),
     updateEnabledRulesets: (update) => d.updateEnabledRulesets(update),
   };

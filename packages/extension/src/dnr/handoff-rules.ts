@@ -26,7 +26,10 @@ const DOMAIN = /^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/;
 const PATTERN = /^[a-z0-9*_-]+(\.[a-z0-9*_-]+)*$/;
 
 /** The targets of every compiled ruleset the report says is partial or left out. */
-export function handoffScope(rulesets: readonly Ruleset[], omissions: readonly DnrOmission[]): HandoffScope {
+export function handoffScope(
+  rulesets: readonly Ruleset[],
+  omissions: readonly DnrOmission[],
+): HandoffScope {
   const incomplete = new Set(omissions.map((o) => o.ruleset));
   return rulesetsScope(rulesets.filter((rs) => incomplete.has(rs.name)));
 }
@@ -54,7 +57,9 @@ export function inHandoffScope(scope: HandoffScope, host: string): boolean {
   const labels = h.split('.');
   return scope.patterns.some((p) => {
     const parts = p.split('.');
-    return parts.length === labels.length && parts.every((part, i) => part === '*' || part === labels[i]);
+    return (
+      parts.length === labels.length && parts.every((part, i) => part === '*' || part === labels[i])
+    );
   });
 }
 
@@ -66,7 +71,10 @@ export function parseHandoffScope(json: unknown): HandoffScope {
       throw new Error(`${HANDOFF_SCOPE_PATH}: ${what} must be a list of host names`);
     return v as string[];
   };
-  return { domains: list(o?.domains, DOMAIN, 'domains'), patterns: list(o?.patterns, PATTERN, 'patterns') };
+  return {
+    domains: list(o?.domains, DOMAIN, 'domains'),
+    patterns: list(o?.patterns, PATTERN, 'patterns'),
+  };
 }
 
 const escape = (s: string): string => s.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&');
@@ -82,7 +90,8 @@ const PATTERNS_PER_RULE = 1;
  * HANDOFF_PRIORITY, URLs with credentials or a trailing dot at HANDOFF_FORMS_PRIORITY.
  */
 export function handoffRules(scope: HandoffScope, pageUrl: string): RuleBody[] {
-  const rule = (priority: number, condition: DnrRule['condition']) => handoffRule(pageUrl, priority, condition);
+  const rule = (priority: number, condition: DnrRule['condition']) =>
+    handoffRule(pageUrl, priority, condition);
   return [
     ...handoffScopeRules(scope, pageUrl),
     // Credentials or a trailing dot: no compiled rule rewrites those main frames, whatever the host.
@@ -121,7 +130,10 @@ function handoffRule(pageUrl: string, priority: number, condition: DnrRule['cond
   };
 }
 
-const domainsCondition = (domains: string[]): DnrRule['condition'] => ({ regexFilter: `^http://.*`, requestDomains: domains });
+const domainsCondition = (domains: string[]): DnrRule['condition'] => ({
+  regexFilter: `^http://.*`,
+  requestDomains: domains,
+});
 
 /**
  * The main frames of `domains` (subdomains included) to the page at `priority`: the imported
@@ -136,12 +148,18 @@ export function handoffOnceRule(tabId: number, url: string): RuleBody {
   return {
     priority: HANDOFF_ONCE_PRIORITY,
     action: { type: 'allow' },
-    condition: { regexFilter: `^${escape(url)}$`, isUrlFilterCaseSensitive: true, tabIds: [tabId], resourceTypes: ['main_frame'] },
+    condition: {
+      regexFilter: `^${escape(url)}$`,
+      isUrlFilterCaseSensitive: true,
+      tabIds: [tabId],
+      resourceTypes: ['main_frame'],
+    },
   };
 }
 
 /** What the page does with a URL the engine was asked about. */
-export type HandoffDecision = { ok: true; target: string; once: boolean } | { ok: false; error: string };
+export type HandoffDecision =
+  { ok: true; target: string; once: boolean } | { ok: false; error: string };
 
 /**
  * The URL a handoff page's address carries: after its first `?` (the rules'), else after its

@@ -6,7 +6,14 @@
  * can satisfy it. One pattern per rule: Chromium refuses a regex over 2 KB of RE2 program.
  */
 import type { DnrCondition } from '@httpsify/engine/dnr';
-import { blockRange, LOCAL_DOMAINS, LOCAL_IPV4, LOCAL_IPV6_EXACT, LOCAL_IPV6_FIRST_HEXTET, SINGLE_LABEL_IS_LOCAL } from '../site-rules/local-names.js';
+import {
+  blockRange,
+  LOCAL_DOMAINS,
+  LOCAL_IPV4,
+  LOCAL_IPV6_EXACT,
+  LOCAL_IPV6_FIRST_HEXTET,
+  SINGLE_LABEL_IS_LOCAL,
+} from '../site-rules/local-names.js';
 import { numberRangeRegex } from './number-ranges.js';
 
 /** `http://`, then any credentials (everything up to the authority's last `@`). */
@@ -56,7 +63,8 @@ function ipv4MappedBlocks(): string {
 export function localNameRegexes(): string[] {
   const out: string[] = [];
   if (SINGLE_LABEL_IS_LOCAL) out.push(`${HTTP_AUTHORITY_START}[^./:@[\\]]+\\.*${PORT_END}`);
-  for (const [base, bits] of LOCAL_IPV4) out.push(`${HTTP_AUTHORITY_START}${ipv4Block(base, bits)}${PORT_END}`);
+  for (const [base, bits] of LOCAL_IPV4)
+    out.push(`${HTTP_AUTHORITY_START}${ipv4Block(base, bits)}${PORT_END}`);
   out.push(`${HTTP_AUTHORITY_START}\\[(?:${LOCAL_IPV6_EXACT.map(escape).join('|')})\\]${PORT_END}`);
   for (const [base, bits] of LOCAL_IPV6_FIRST_HEXTET) {
     const [lo, hi] = blockRange(base, bits, 16);
@@ -69,7 +77,10 @@ export function localNameRegexes(): string[] {
 /** Every condition of the exemptions (main frames only; the caller adds priority and action). */
 export function localNameConditions(): DnrCondition[] {
   return [
-    ...localNameRegexes().map((regexFilter): DnrCondition => ({ regexFilter, resourceTypes: ['main_frame'] })),
+    ...localNameRegexes().map((regexFilter): DnrCondition => ({
+      regexFilter,
+      resourceTypes: ['main_frame'],
+    })),
     // requestDomains is the request's own host: the name and every name under it.
     { requestDomains: [...LOCAL_DOMAINS], resourceTypes: ['main_frame'] },
   ];

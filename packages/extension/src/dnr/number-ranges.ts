@@ -46,7 +46,8 @@ function fixedWidth(lo: number, hi: number, width: number, base: number): string
 export function numberRangeRegex(lo: number, hi: number, base: 10 | 16): string {
   // Every number of up to k digits: canonical URLs never write leading zeros, so a plain
   // repetition says the same in fewer RE2 instructions.
-  for (let k = 1; lo === 0 && base ** k - 1 <= hi; k++) if (base ** k - 1 === hi) return `${digitClass(0, base - 1, base)}{1,${k}}`;
+  for (let k = 1; lo === 0 && base ** k - 1 <= hi; k++)
+    if (base ** k - 1 === hi) return `${digitClass(0, base - 1, base)}{1,${k}}`;
   const alts: string[] = [];
   for (let width = 1; ; width++) {
     const min = width === 1 ? 0 : base ** (width - 1);

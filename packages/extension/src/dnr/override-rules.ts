@@ -15,7 +15,10 @@ import type { RuleWriter } from './rule-writer.js';
 import type { RuleBody } from './rules.js';
 
 /** The rulesets whose state differs from the static ruleset's (compiled with mixed content off). */
-export function switchedRulesets(engine: Engine, defaultsInUse: boolean): { enable: Ruleset[]; disable: Ruleset[] } {
+export function switchedRulesets(
+  engine: Engine,
+  defaultsInUse: boolean,
+): { enable: Ruleset[]; disable: Ruleset[] } {
   const enable: Ruleset[] = [];
   const disable: Ruleset[] = [];
   // While a channel replaces the defaults, the static ruleset is off and so are its overrides.
@@ -32,11 +35,18 @@ export function switchedRulesets(engine: Engine, defaultsInUse: boolean): { enab
  * `regexLimit`, `allow` shadows for the switched-off ones, and their hosts' main frames to the
  * handoff page. Pure (the differential test builds it as the extension does).
  */
-export function overrideRules(engine: Engine, handoffPage: string, regexLimit: number, defaultsInUse = true): { rules: RuleBody[]; report: DnrReport } {
+export function overrideRules(
+  engine: Engine,
+  handoffPage: string,
+  regexLimit: number,
+  defaultsInUse = true,
+): { rules: RuleBody[]; report: DnrReport } {
   const { enable, disable } = switchedRulesets(engine, defaultsInUse);
   const handoff = handoffScopeRules(rulesetsScope(disable), handoffPage);
   const regexes = handoff.filter((r) => r.condition.regexFilter !== undefined).length;
-  const { rules, report } = compileDnrOverrides(enable, disable, { regexLimit: Math.max(0, regexLimit - regexes) });
+  const { rules, report } = compileDnrOverrides(enable, disable, {
+    regexLimit: Math.max(0, regexLimit - regexes),
+  });
   return { rules: [...rules.map(({ id: _id, ...body }) => body), ...handoff], report };
 }
 
@@ -50,7 +60,10 @@ export async function syncOverrides(
   const free = await writer.free('overrides');
   const { rules, report } = overrideRules(engine, handoffPage, free.regexRules, defaultsInUse);
   // Refuse rather than half-apply (the writer would refuse the whole layer too).
-  if (report.overLimits.length > 0) throw new Error(`the switched rulesets do not fit Chromium's dynamic rule limits: ${report.overLimits.join('; ')}`);
+  if (report.overLimits.length > 0)
+    throw new Error(
+      `the switched rulesets do not fit Chromium's dynamic rule limits: ${report.overLimits.join('; ')}`,
+    );
   await writer.setLayer('overrides', rules);
   return { ruleCount: rules.length, omitted: report.omissions.length };
 }

@@ -10,7 +10,17 @@
  * a layer declared twice before its batch starts is written once, with the later rules.
  */
 import { LAYER_NAMES, LAYERS, layerOf, type LayerName, type RuleStore } from './layout.js';
-import { type DnrLimits, type DnrUsage, type ExtRule, overLimits, type RuleBody, ruleKey, RUNTIME_LIMITS, type StoreUsage, usageOf } from './rules.js';
+import {
+  type DnrLimits,
+  type DnrUsage,
+  type ExtRule,
+  overLimits,
+  type RuleBody,
+  ruleKey,
+  RUNTIME_LIMITS,
+  type StoreUsage,
+  usageOf,
+} from './rules.js';
 
 /** The part of `chrome.declarativeNetRequest` the writer drives (browser-api.ts provides it). */
 export interface DnrRulesApi {
@@ -26,7 +36,9 @@ export class DnrBudgetError extends Error {
     readonly layer: LayerName,
     readonly over: string[],
   ) {
-    super(`the ${layer} rules do not fit Chromium's limits (${over.join('; ')}); the rules applied before stay in use`);
+    super(
+      `the ${layer} rules do not fit Chromium's limits (${over.join('; ')}); the rules applied before stay in use`,
+    );
     this.name = 'DnrBudgetError';
   }
 }
@@ -62,7 +74,10 @@ export class RuleWriter {
    */
   setLayer(layer: LayerName, rules: readonly RuleBody[]): Promise<void> {
     const { base, limit } = LAYERS[layer];
-    if (rules.length > limit - base) return Promise.reject(new DnrBudgetError(layer, [`${rules.length} rules > ${limit - base} ids of the layer`]));
+    if (rules.length > limit - base)
+      return Promise.reject(
+        new DnrBudgetError(layer, [`${rules.length} rules > ${limit - base} ids of the layer`]),
+      );
     const numbered = rules.map((r, i) => ({ ...withoutId(r), id: base + i }));
     return new Promise<void>((resolve, reject) => {
       const p = this.pending.get(layer) ?? { rules: [], waiters: [] };
@@ -86,7 +101,11 @@ export class RuleWriter {
    */
   async usageOutside(layer: LayerName): Promise<DnrUsage> {
     const u = await this.othersUsage(layer);
-    return { rules: u.dynamic.rules, regexRules: u.dynamic.regexRules + u.session.regexRules, unsafeRules: u.dynamic.unsafeRules };
+    return {
+      rules: u.dynamic.rules,
+      regexRules: u.dynamic.regexRules + u.session.regexRules,
+      unsafeRules: u.dynamic.unsafeRules,
+    };
   }
 
   /** What the limits leave for `layer`, in its own store, given every other layer. */
@@ -95,16 +114,25 @@ export class RuleWriter {
     const dynamic = LAYERS[layer].store === 'dynamic';
     const mine = dynamic ? u.dynamic : u.session;
     return {
-      rules: Math.max(0, (dynamic ? this.limits.dynamicRules : this.limits.sessionRules) - mine.rules),
+      rules: Math.max(
+        0,
+        (dynamic ? this.limits.dynamicRules : this.limits.sessionRules) - mine.rules,
+      ),
       regexRules: Math.max(0, this.limits.regexRules - u.dynamic.regexRules - u.session.regexRules),
-      unsafeRules: Math.max(0, (dynamic ? this.limits.unsafeDynamicRules : this.limits.unsafeSessionRules) - mine.unsafeRules),
+      unsafeRules: Math.max(
+        0,
+        (dynamic ? this.limits.unsafeDynamicRules : this.limits.unsafeSessionRules) -
+          mine.unsafeRules,
+      ),
     };
   }
 
   private async othersUsage(layer: LayerName): Promise<StoreUsage> {
     const applied = await this.load();
     const others = new Map<LayerName, readonly RuleBody[]>();
-    for (const name of LAYER_NAMES) if (name !== layer) others.set(name, this.pending.get(name)?.rules ?? applied.get(name) ?? []);
+    for (const name of LAYER_NAMES)
+      if (name !== layer)
+        others.set(name, this.pending.get(name)?.rules ?? applied.get(name) ?? []);
     return usageByStore(others);
   }
 
@@ -132,7 +160,10 @@ export class RuleWriter {
 
   private async load(): Promise<Map<LayerName, ExtRule[]>> {
     if (this.applied !== null) return this.applied;
-    const [dynamic, session] = await Promise.all([this.api.getDynamicRules(), this.api.getSessionRules()]);
+    const [dynamic, session] = await Promise.all([
+      this.api.getDynamicRules(),
+      this.api.getSessionRules(),
+    ]);
     const applied = new Map<LayerName, ExtRule[]>();
     const stale: { dynamic: number[]; session: number[] } = { dynamic: [], session: [] };
     for (const [store, rules] of [
@@ -190,7 +221,10 @@ export class RuleWriter {
         try {
           await this.write(applied, new Map(applied).set(layer, p.rules), [layer]);
         } catch (e) {
-          this.problems.set(layer, `Chromium refused the ${layer} rules (${e instanceof Error ? e.message : String(e)}); the rules applied before stay in use`);
+          this.problems.set(
+            layer,
+            `Chromium refused the ${layer} rules (${e instanceof Error ? e.message : String(e)}); the rules applied before stay in use`,
+          );
           for (const w of p.waiters) w.reject(e);
           batch.delete(layer);
         }
@@ -205,7 +239,11 @@ export class RuleWriter {
   }
 
   /** Brings the browser from `from` to `to` for `layers`; updates `from` in place once written. */
-  private async write(from: Map<LayerName, ExtRule[]>, to: Map<LayerName, ExtRule[]>, layers: LayerName[]): Promise<void> {
+  private async write(
+    from: Map<LayerName, ExtRule[]>,
+    to: Map<LayerName, ExtRule[]>,
+    layers: LayerName[],
+  ): Promise<void> {
     const updates: Record<RuleStore, { removeRuleIds: number[]; addRules: ExtRule[] }> = {
       dynamic: { removeRuleIds: [...this.stale.dynamic], addRules: [] },
       session: { removeRuleIds: [...this.stale.session], addRules: [] },
@@ -231,7 +269,8 @@ export class RuleWriter {
       this.updates++;
       this.stale[store] = [];
       // Written: this store's layers now hold what was asked (a later store may still fail).
-      for (const layer of layers) if (LAYERS[layer].store === store) from.set(layer, to.get(layer) ?? []);
+      for (const layer of layers)
+        if (LAYERS[layer].store === store) from.set(layer, to.get(layer) ?? []);
     }
     for (const layer of layers) from.set(layer, to.get(layer) ?? []);
   }

@@ -6,7 +6,9 @@
 import { DNR_LIMITS, type DnrRule } from '@httpsify/engine/dnr';
 
 /** The engine's rule, plus `initiatorDomains`, which only the settings' rules use. */
-export type ExtRule = Omit<DnrRule, 'condition'> & { condition: DnrRule['condition'] & { initiatorDomains?: string[] } };
+export type ExtRule = Omit<DnrRule, 'condition'> & {
+  condition: DnrRule['condition'] & { initiatorDomains?: string[] };
+};
 /** A rule as a layer declares it: the writer gives it its id. */
 export type RuleBody = Omit<ExtRule, 'id'>;
 
@@ -55,13 +57,18 @@ export interface StoreUsage {
 export function overLimits(u: StoreUsage, limits: DnrLimits): string[] {
   const over: string[] = [];
   const check = (used: number, limit: number, what: string) => {
-    if (used > limit) over.push(`${used.toLocaleString('en')} ${what} > ${limit.toLocaleString('en')}`);
+    if (used > limit)
+      over.push(`${used.toLocaleString('en')} ${what} > ${limit.toLocaleString('en')}`);
   };
   check(u.dynamic.rules, limits.dynamicRules, 'dynamic rules');
   check(u.dynamic.unsafeRules, limits.unsafeDynamicRules, 'dynamic redirect rules');
   check(u.session.rules, limits.sessionRules, 'session rules');
   check(u.session.unsafeRules, limits.unsafeSessionRules, 'session redirect rules');
-  check(u.dynamic.regexRules + u.session.regexRules, limits.regexRules, 'regex rules (dynamic and session)');
+  check(
+    u.dynamic.regexRules + u.session.regexRules,
+    limits.regexRules,
+    'regex rules (dynamic and session)',
+  );
   return over;
 }
 
@@ -72,7 +79,11 @@ export function overLimits(u: StoreUsage, limits: DnrLimits): string[] {
 export function ruleKey(rule: RuleBody): string {
   return JSON.stringify(rule, (_k, v: unknown) =>
     v !== null && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) =>
+            a < b ? -1 : a > b ? 1 : 0,
+          ),
+        )
       : v,
   );
 }

@@ -42,26 +42,44 @@ export function uiDnrRules(inputs: UiRuleInputs): { rules: RuleBody[]; omitted: 
   const planned: RuleBody[] = [];
   const all = [...ALL_RESOURCE_TYPES];
   if (!inputs.globalEnabled) {
-    planned.push({ priority: GLOBAL_OFF_PRIORITY, action: { type: 'allow' }, condition: { urlFilter: '|http://', resourceTypes: all } });
+    planned.push({
+      priority: GLOBAL_OFF_PRIORITY,
+      action: { type: 'allow' },
+      condition: { urlFilter: '|http://', resourceTypes: all },
+    });
     return { rules: planned, omitted: 0 };
   }
   if (inputs.extensionId !== undefined)
     planned.push({
       priority: OWN_REQUESTS_PRIORITY,
       action: { type: 'allow' },
-      condition: { urlFilter: '|http://', initiatorDomains: [inputs.extensionId], resourceTypes: ['xmlhttprequest'] },
+      condition: {
+        urlFilter: '|http://',
+        initiatorDomains: [inputs.extensionId],
+        resourceTypes: ['xmlhttprequest'],
+      },
     });
   // A site switched off is about the tab's page (decide() step 3): its main frame allows the
   // whole frame tree. Not sub_frame: a frame of that site inside another page is judged by the
   // page, as decide() judges it.
   for (const condition of siteEntryConditions(inputs.disabledSites, 'any'))
-    planned.push({ priority: SITE_DISABLED_PRIORITY, action: { type: 'allowAllRequests' }, condition: { ...condition, resourceTypes: ['main_frame'] } });
+    planned.push({
+      priority: SITE_DISABLED_PRIORITY,
+      action: { type: 'allowAllRequests' },
+      condition: { ...condition, resourceTypes: ['main_frame'] },
+    });
   // A known HTTPS host's subresources are not upgraded on a port its own entry ("off" or
   // "rulesets only") names (decide() step 13); entries for every port keep the host out of the
   // known hosts' rules already. Same priority as those rules: `allow` wins the tie.
-  const portEntries = [...inputs.disabledSites, ...inputs.httpAllowedSites].filter((e) => parseSitePattern(e)?.port != null);
+  const portEntries = [...inputs.disabledSites, ...inputs.httpAllowedSites].filter(
+    (e) => parseSitePattern(e)?.port != null,
+  );
   for (const condition of siteEntryConditions(portEntries, 'http'))
-    planned.push({ priority: PROTECTION_PRIORITY, action: { type: 'allow' }, condition: { ...condition, resourceTypes: SUBRESOURCE_TYPES } });
+    planned.push({
+      priority: PROTECTION_PRIORITY,
+      action: { type: 'allow' },
+      condition: { ...condition, resourceTypes: SUBRESOURCE_TYPES },
+    });
   let omitted = 0;
   if (inputs.userRulesets.length > 0) {
     const compiled = compileDnr([...inputs.userRulesets], { isActive: () => true });
@@ -72,14 +90,26 @@ export function uiDnrRules(inputs: UiRuleInputs): { rules: RuleBody[]; omitted: 
     }
   }
   if (inputs.httpsFirst) {
-    planned.push({ priority: HTTPS_FIRST_PRIORITY, action: { type: 'upgradeScheme' }, condition: { urlFilter: '|http://', resourceTypes: ['main_frame'] } });
-    for (const condition of localNameConditions()) planned.push({ priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allow' }, condition });
+    planned.push({
+      priority: HTTPS_FIRST_PRIORITY,
+      action: { type: 'upgradeScheme' },
+      condition: { urlFilter: '|http://', resourceTypes: ['main_frame'] },
+    });
+    for (const condition of localNameConditions())
+      planned.push({ priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allow' }, condition });
     // "Rulesets only" is about the site's own host: the known-hosts rules leave it out, and
     // other hosts its pages load from keep their own state (an HTTP page's known HTTPS CDN is
     // still upgraded: that is the protection browsers do not give).
     // http-once is per host, any port: the host is an entry without a port.
-    for (const condition of siteEntryConditions([...inputs.httpAllowedSites, ...inputs.httpOnceHosts], 'http'))
-      planned.push({ priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allow' }, condition: { ...condition, resourceTypes: ['main_frame'] } });
+    for (const condition of siteEntryConditions(
+      [...inputs.httpAllowedSites, ...inputs.httpOnceHosts],
+      'http',
+    ))
+      planned.push({
+        priority: HTTPS_FIRST_EXEMPT_PRIORITY,
+        action: { type: 'allow' },
+        condition: { ...condition, resourceTypes: ['main_frame'] },
+      });
   }
   return { rules: planned, omitted };
 }
@@ -96,15 +126,28 @@ export function tabOnceRules(pairs: readonly [number, string][], httpsFirst: boo
     .sort(([a, x], [b, y]) => a - b || (x < y ? -1 : x > y ? 1 : 0))
     .flatMap(([tabId, host]) =>
       siteEntryConditions([host], 'http').flatMap((condition): RuleBody[] => [
-        { priority: HTTPS_FIRST_EXEMPT_PRIORITY, action: { type: 'allow' }, condition: { ...condition, tabIds: [tabId], resourceTypes: ['main_frame'] } },
-        { priority: PROTECTION_PRIORITY, action: { type: 'allow' }, condition: { ...condition, tabIds: [tabId], resourceTypes: SUBRESOURCE_TYPES } },
+        {
+          priority: HTTPS_FIRST_EXEMPT_PRIORITY,
+          action: { type: 'allow' },
+          condition: { ...condition, tabIds: [tabId], resourceTypes: ['main_frame'] },
+        },
+        {
+          priority: PROTECTION_PRIORITY,
+          action: { type: 'allow' },
+          condition: { ...condition, tabIds: [tabId], resourceTypes: SUBRESOURCE_TYPES },
+        },
       ]),
     );
 }
 
 /** What the settings layer is built from (the settings controller; narrow, so tests build one). */
 export interface SettingsRuleSources {
-  settings: { globalEnabled: boolean; disabledSites: string[]; httpAllowedSites: string[]; httpsFirst: boolean };
+  settings: {
+    globalEnabled: boolean;
+    disabledSites: string[];
+    httpAllowedSites: string[];
+    httpsFirst: boolean;
+  };
   httpOnce: ReadonlySet<string>;
   /** [tab, host]: "open over HTTP" for that tab only. */
   httpOnceTabs: [number, string][];
@@ -113,14 +156,20 @@ export interface SettingsRuleSources {
 }
 
 /** Declares the settings layer from the controller's state of now. */
-export async function syncSettingsRules(writer: RuleWriter, c: SettingsRuleSources, extensionId: string): Promise<void> {
+export async function syncSettingsRules(
+  writer: RuleWriter,
+  c: SettingsRuleSources,
+  extensionId: string,
+): Promise<void> {
   const s = c.settings;
   const { rules } = uiDnrRules({
     globalEnabled: s.globalEnabled,
     disabledSites: s.disabledSites,
     httpAllowedSites: s.httpAllowedSites,
     httpOnceHosts: [...c.httpOnce],
-    userRulesets: c.userRulesets.filter((r) => c.userEngine?.isActive(c.userEngine.rulesetIdsByName(r.name)[0] as number)),
+    userRulesets: c.userRulesets.filter((r) =>
+      c.userEngine?.isActive(c.userEngine.rulesetIdsByName(r.name)[0] as number),
+    ),
     httpsFirst: s.httpsFirst,
     extensionId,
   });

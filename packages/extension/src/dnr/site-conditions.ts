@@ -42,7 +42,11 @@ export function siteEntryConditions(entries: readonly string[], schemes: Schemes
     }
     const labels = p.host.split('.').length;
     // Exactly the entry's labels, or (a wildcard) at least one more; trailing dots name the same host.
-    const more = p.wildcard ? `(?:\\.${LABEL}){${labels},}` : labels > 1 ? `(?:\\.${LABEL}){${labels - 1}}` : '';
+    const more = p.wildcard
+      ? `(?:\\.${LABEL}){${labels},}`
+      : labels > 1
+        ? `(?:\\.${LABEL}){${labels - 1}}`
+        : '';
     const regexFilter = `${START[schemes]}${LABEL}${more}\\.*${port}/`;
     const group = groups.get(regexFilter) ?? { regexFilter, domains: new Set<string>() };
     group.domains.add(p.host);
@@ -50,6 +54,9 @@ export function siteEntryConditions(entries: readonly string[], schemes: Schemes
   }
   const named = [...groups.values()]
     .sort((a, b) => (a.regexFilter < b.regexFilter ? -1 : a.regexFilter > b.regexFilter ? 1 : 0))
-    .map((g): DnrCondition => ({ regexFilter: g.regexFilter, requestDomains: [...g.domains].sort() }));
+    .map((g): DnrCondition => ({
+      regexFilter: g.regexFilter,
+      requestDomains: [...g.domains].sort(),
+    }));
   return [...named, ...ips];
 }

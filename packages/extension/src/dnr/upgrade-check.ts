@@ -27,7 +27,9 @@ export class DnrUpgradeCheck {
   private async load(): Promise<DnrEmulator> {
     // An update channel that replaces the defaults switches the static ruleset off.
     const staticOn = (await this.dnr.getEnabledRulesets()).includes(STATIC_RULESET_ID);
-    const staticRules = staticOn ? ((await (await fetch(ext.runtime.getURL(STATIC_RULES_PATH))).json()) as DnrRule[]) : [];
+    const staticRules = staticOn
+      ? ((await (await fetch(ext.runtime.getURL(STATIC_RULES_PATH))).json()) as DnrRule[])
+      : [];
     const dynamicRules: DnrRule[] = await this.dnr.getDynamicRules();
     return new DnrEmulator([...staticRules, ...dynamicRules]);
   }

@@ -76,7 +76,12 @@ export class HandoffSightings {
   /** The sighting of `pageHref` (in `tabId`, when given), if recent. */
   get(pageHref: string, tabId?: number): Sighting | undefined {
     const s = this.seen.get(pageHref);
-    if (s === undefined || s.at < this.now() - SIGHTING_TTL_MS || (tabId !== undefined && s.tabId !== tabId)) return undefined;
+    if (
+      s === undefined ||
+      s.at < this.now() - SIGHTING_TTL_MS ||
+      (tabId !== undefined && s.tabId !== tabId)
+    )
+      return undefined;
     return { tabId: s.tabId, url: s.url };
   }
 
@@ -179,7 +184,11 @@ export function installHandoff(writer: RuleWriter, deps: HandoffDeps): Installed
     return answerWith(await deps.inputs(tabId), tabId, url);
   }
 
-  async function answerWith(inputs: HandoffInputs, tabId: number, url: unknown): Promise<HandoffDecision> {
+  async function answerWith(
+    inputs: HandoffInputs,
+    tabId: number,
+    url: unknown,
+  ): Promise<HandoffDecision> {
     const decision = decideHandoff(url, inputs);
     if (!decision.ok) return decision;
     if (decision.target.startsWith('https:') && looping(tabId, url as string, decision.target)) {
@@ -196,7 +205,9 @@ export function installHandoff(writer: RuleWriter, deps: HandoffDeps): Installed
     const seen = await sightings.wait(pageHref, SIGHTING_WAIT_MS);
     if (seen === undefined || !sightings.serve(seen)) return null;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), INPUTS_WAIT_MS)));
+    const late = new Promise<null>(
+      (resolve) => (timer = setTimeout(() => resolve(null), INPUTS_WAIT_MS)),
+    );
     const inputs = await Promise.race([deps.inputs(seen.tabId), late]);
     clearTimeout(timer);
     if (inputs === null) return null;
@@ -206,10 +217,17 @@ export function installHandoff(writer: RuleWriter, deps: HandoffDeps): Installed
 
   function navigation(request: Request): Promise<Response> | null {
     // Top-level GET navigations to the page in the rules' form; frames and forms get the page.
-    if (request.mode !== 'navigate' || request.destination !== 'document' || request.method !== 'GET') return null;
+    if (
+      request.mode !== 'navigate' ||
+      request.destination !== 'document' ||
+      request.method !== 'GET'
+    )
+      return null;
     if (!request.url.startsWith(`${pageUrl}?`)) return null;
     return (async () => {
-      const target = await redirectTarget(request.url).catch((e: unknown) => (console.error('httpsify: handoff', e), null));
+      const target = await redirectTarget(request.url).catch(
+        (e: unknown) => (console.error('httpsify: handoff', e), null),
+      );
       return target === null ? fetch(request) : Response.redirect(target, 302);
     })();
   }
@@ -217,7 +235,8 @@ export function installHandoff(writer: RuleWriter, deps: HandoffDeps): Installed
   // Recorded before the tab's navigation reaches the page (or the worker's fetch event).
   ext.webRequest.onBeforeRedirect.addListener(
     (d) => {
-      if (d.tabId >= 0 && d.redirectUrl.startsWith(`${pageUrl}?`)) sightings.saw(d.redirectUrl, { tabId: d.tabId, url: d.url });
+      if (d.tabId >= 0 && d.redirectUrl.startsWith(`${pageUrl}?`))
+        sightings.saw(d.redirectUrl, { tabId: d.tabId, url: d.url });
     },
     { urls: ['http://*/*'], types: ['main_frame'] },
   );
@@ -226,15 +245,22 @@ export function installHandoff(writer: RuleWriter, deps: HandoffDeps): Installed
     if (port.name !== HANDOFF_PORT_NAME) return;
     // Only the handoff page itself, as the top-level page of a tab, is answered.
     const sender = classifySender(port.sender);
-    const tabId = sender.page === 'handoff' && sender.tabId !== null && sender.topFrame ? sender.tabId : undefined;
+    const tabId =
+      sender.page === 'handoff' && sender.tabId !== null && sender.topFrame
+        ? sender.tabId
+        : undefined;
     // The URL as the browser requested it when the rules sent this tab here (the page's address
     // escapes a few characters the URL had as they were); else what the page read.
-    const seen = tabId === undefined || sender.url === null ? undefined : sightings.get(sender.url, tabId);
+    const seen =
+      tabId === undefined || sender.url === null ? undefined : sightings.get(sender.url, tabId);
     port.onMessage.addListener((msg: { url?: unknown }) => {
       void (async () => {
         let response: HandoffDecision;
         try {
-          response = tabId === undefined ? { ok: false, error: 'not in a tab' } : await answer(tabId, seen?.url ?? msg?.url);
+          response =
+            tabId === undefined
+              ? { ok: false, error: 'not in a tab' }
+              : await answer(tabId, seen?.url ?? msg?.url);
         } catch (e) {
           response = { ok: false, error: String(e) };
         }

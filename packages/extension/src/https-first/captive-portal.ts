@@ -10,14 +10,25 @@ export const CAPTIVE_PORTAL_REASON = 'captive-portal';
 
 export type PortalState = 'open' | 'captive' | 'offline';
 
-export async function probeCaptivePortal(probeUrl: string, fetchFn: typeof fetch = fetch, timeoutMs = 3000): Promise<PortalState> {
+export async function probeCaptivePortal(
+  probeUrl: string,
+  fetchFn: typeof fetch = fetch,
+  timeoutMs = 3000,
+): Promise<PortalState> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   try {
-    const response = await fetchFn(probeUrl, { redirect: 'manual', cache: 'no-store', signal: controller.signal, credentials: 'omit' });
-    if (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400)) return 'captive';
+    const response = await fetchFn(probeUrl, {
+      redirect: 'manual',
+      cache: 'no-store',
+      signal: controller.signal,
+      credentials: 'omit',
+    });
+    if (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400))
+      return 'captive';
     if (response.status === 204) return 'open';
-    if (response.status === 200) return (await response.text()).trim() === 'success' ? 'open' : 'captive';
+    if (response.status === 200)
+      return (await response.text()).trim() === 'success' ? 'open' : 'captive';
     return 'captive';
   } catch {
     return 'offline';

@@ -44,7 +44,12 @@ export interface FallbackPageParams {
 }
 
 /** The fallback page's address for a failed upgrade (URL-encoded: `&` and `#` survive). */
-export function fallbackPageUrl(base: string, httpUrl: string, reason: string, extra: FallbackExtras = {}): string {
+export function fallbackPageUrl(
+  base: string,
+  httpUrl: string,
+  reason: string,
+  extra: FallbackExtras = {},
+): string {
   const q = new URLSearchParams({ url: httpUrl, reason });
   if (extra.ticket !== undefined) q.set(TICKET_PARAM, extra.ticket);
   if (extra.tried !== undefined) q.set('tried', JSON.stringify(extra.tried));

@@ -45,7 +45,10 @@ export class HttpsFirstFallback {
    */
   private readonly navigations = new Map<number, { count: number; url: string }>();
   /** Chromium: the https:// page the handoff page opens for HTTPS-first, to be followed too. */
-  private readonly handoffUpgrades = new Map<number, { target: string; url: string; byUser: boolean }>();
+  private readonly handoffUpgrades = new Map<
+    number,
+    { target: string; url: string; byUser: boolean }
+  >();
   /**
    * Tabs showing the fallback page, by id: its address (extensions without the "tabs"
    * permission cannot read the address of a tab showing one of their own pages).
@@ -61,7 +64,8 @@ export class HttpsFirstFallback {
     this.navigations.set(tabId, { count: (this.navigations.get(tabId)?.count ?? 0) + 1, url });
     const handoff = this.handoffUpgrades.get(tabId);
     this.handoffUpgrades.delete(tabId);
-    if (handoff !== undefined && handoff.target === url) this.tracker.started(requestId, tabId, handoff.url, handoff.byUser);
+    if (handoff !== undefined && handoff.target === url)
+      this.tracker.started(requestId, tabId, handoff.url, handoff.byUser);
   }
 
   /**
@@ -106,13 +110,19 @@ export class HttpsFirstFallback {
     // Never replace what the tab shows now: the user (or a redirect) has gone on since.
     const movedOn = () => {
       const now = this.navigations.get(event.tabId);
-      return now !== undefined && now.count !== seen && now.url !== event.attempt && now.url !== event.url;
+      return (
+        now !== undefined &&
+        now.count !== seen &&
+        now.url !== event.attempt &&
+        now.url !== event.url
+      );
     };
     this.deps.fellBack();
     // A network that asks to sign in first (hotel, airport) gets its own words on the fallback
     // page, but relaxes nothing by itself: whoever sits on the network can answer the probe.
     const portal = await probeCaptivePortal(await this.deps.portalProbeUrl());
-    const reason = portal === 'captive' ? `${CAPTIVE_PORTAL_REASON}: ${event.reason}` : event.reason;
+    const reason =
+      portal === 'captive' ? `${CAPTIVE_PORTAL_REASON}: ${event.reason}` : event.reason;
     const plan = await this.deps.plan(event.url, event.reason, event.byUser);
     if (movedOn()) return;
     const back = await historyToSkip(event);
@@ -149,5 +159,7 @@ async function historyToSkip(event: FallbackEvent): Promise<number> {
     await new Promise((r) => setTimeout(r, 100));
   }
   const shown = tab?.url ?? '';
-  return shown === event.attempt || shown === event.url || shown.startsWith('chrome-error:') ? 2 : 1;
+  return shown === event.attempt || shown === event.url || shown.startsWith('chrome-error:')
+    ? 2
+    : 1;
 }

@@ -108,7 +108,8 @@ export class LoopGuard {
       c = { upgrades: new Map(), returns: new Map() };
       this.chains.set(requestId, c);
       // Chains whose end we never heard of (the worker missed it) do not pile up.
-      while (this.chains.size > MAX_CHAINS) this.chains.delete(this.chains.keys().next().value as string);
+      while (this.chains.size > MAX_CHAINS)
+        this.chains.delete(this.chains.keys().next().value as string);
     }
     return c;
   }
@@ -118,18 +119,22 @@ export class LoopGuard {
     this.verdicts.delete(key);
     this.verdicts.set(key, v);
     this.prune();
-    while (this.verdicts.size > MAX_VERDICTS) this.verdicts.delete(this.verdicts.keys().next().value as string);
+    while (this.verdicts.size > MAX_VERDICTS)
+      this.verdicts.delete(this.verdicts.keys().next().value as string);
   }
 
   private noteTabDowngrade(tabId: number, from: string, to: string): void {
     const key = `${tabId} ${from} ${to}`;
     const now = this.now();
-    const times = (this.tabDowngrades.get(key) ?? []).filter((t) => now - t < TAB_DOWNGRADE_WINDOW_MS);
+    const times = (this.tabDowngrades.get(key) ?? []).filter(
+      (t) => now - t < TAB_DOWNGRADE_WINDOW_MS,
+    );
     times.push(now);
     this.tabDowngrades.delete(key);
     this.tabDowngrades.set(key, times);
     // Oldest first (insertion order): a bounded memory of recent rounds.
-    while (this.tabDowngrades.size > 200) this.tabDowngrades.delete(this.tabDowngrades.keys().next().value as string);
+    while (this.tabDowngrades.size > 200)
+      this.tabDowngrades.delete(this.tabDowngrades.keys().next().value as string);
   }
 
   /**
@@ -143,7 +148,9 @@ export class LoopGuard {
     const to = requestUrl(toUrl);
     if (from === null || to === null) return 0;
     const now = this.now();
-    return (this.tabDowngrades.get(`${tabId} ${from.href} ${to.href}`) ?? []).filter((t) => now - t < TAB_DOWNGRADE_WINDOW_MS).length;
+    return (this.tabDowngrades.get(`${tabId} ${from.href} ${to.href}`) ?? []).filter(
+      (t) => now - t < TAB_DOWNGRADE_WINDOW_MS,
+    ).length;
   }
 
   /** The chain's verdict, if it reached one (read before `finish`). */
@@ -183,7 +190,10 @@ export class LoopGuard {
 
   /** When the next verdict ends (ms since epoch), or null. */
   nextExpiry(): number | null {
-    return this.live().reduce<number | null>((min, v) => (min === null || v.until < min ? v.until : min), null);
+    return this.live().reduce<number | null>(
+      (min, v) => (min === null || v.until < min ? v.until : min),
+      null,
+    );
   }
 
   /** Drops ended verdicts; returns whether any went. */
@@ -225,7 +235,8 @@ export class LoopGuard {
         changed = true;
       }
     }
-    for (const key of this.tabDowngrades.keys()) if (key.startsWith(`${tabId} `)) this.tabDowngrades.delete(key);
+    for (const key of this.tabDowngrades.keys())
+      if (key.startsWith(`${tabId} `)) this.tabDowngrades.delete(key);
     return changed;
   }
 

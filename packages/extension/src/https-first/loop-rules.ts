@@ -23,11 +23,18 @@ export function loopAllowRule(v: Pick<LoopVerdict, 'tabId' | 'url'>): RuleBody {
   return {
     priority: LOOP_ALLOW_PRIORITY,
     action: { type: 'allow' },
-    condition: { regexFilter: `^${escapeRegex(v.url)}$`, isUrlFilterCaseSensitive: true, tabIds: [v.tabId], resourceTypes: ['main_frame'] },
+    condition: {
+      regexFilter: `^${escapeRegex(v.url)}$`,
+      isUrlFilterCaseSensitive: true,
+      tabIds: [v.tabId],
+      resourceTypes: ['main_frame'],
+    },
   };
 }
 
-export function loopAllowRules(verdicts: readonly Pick<LoopVerdict, 'tabId' | 'url'>[]): RuleBody[] {
+export function loopAllowRules(
+  verdicts: readonly Pick<LoopVerdict, 'tabId' | 'url'>[],
+): RuleBody[] {
   const seen = new Set<string>();
   return [...verdicts]
     .sort((a, b) => a.tabId - b.tabId || (a.url < b.url ? -1 : a.url > b.url ? 1 : 0))

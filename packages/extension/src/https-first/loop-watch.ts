@@ -31,7 +31,12 @@ export function watchForLoops(guard: LoopGuard, options: LoopWatchOptions): void
       guard.finish(d.requestId);
       if (options.reloadGivenUp !== true || verdict === undefined) return;
       // Only the chain that reached the verdict, in its own tab, to exactly its URL.
-      if (d.type === 'main_frame' && d.error === 'net::ERR_TOO_MANY_REDIRECTS' && d.tabId === verdict.tabId && guard.allows(verdict.url, d.tabId)) {
+      if (
+        d.type === 'main_frame' &&
+        d.error === 'net::ERR_TOO_MANY_REDIRECTS' &&
+        d.tabId === verdict.tabId &&
+        guard.allows(verdict.url, d.tabId)
+      ) {
         void ext.tabs.update(d.tabId, { url: verdict.url });
       }
     },

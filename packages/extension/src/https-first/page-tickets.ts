@@ -23,11 +23,15 @@ const SECRET = /^[0-9a-f]{32}$/;
 export class PageTickets {
   private readonly byTab = new Map<number, Ticket[]>();
 
-  constructor(private readonly random: (bytes: Uint8Array) => Uint8Array = (b) => crypto.getRandomValues(b)) {}
+  constructor(
+    private readonly random: (bytes: Uint8Array) => Uint8Array = (b) => crypto.getRandomValues(b),
+  ) {}
 
   /** A fresh ticket for the page shown in `tabId` for the navigation to `url`. */
   issue(tabId: number, url: string): string {
-    const secret = [...this.random(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
+    const secret = [...this.random(new Uint8Array(16))]
+      .map((b) => b.toString(16).padStart(2, '0'))
+      .join('');
     const list = (this.byTab.get(tabId) ?? []).filter((t) => t.url !== url);
     list.push({ secret, url });
     this.byTab.delete(tabId);
@@ -67,9 +71,14 @@ export class PageTickets {
   restore(raw: unknown): void {
     if (!Array.isArray(raw)) return;
     for (const entry of raw.slice(-MAX_TABS)) {
-      if (!Array.isArray(entry) || !Number.isInteger(entry[0]) || !Array.isArray(entry[1])) continue;
+      if (!Array.isArray(entry) || !Number.isInteger(entry[0]) || !Array.isArray(entry[1]))
+        continue;
       const tickets = (entry[1] as unknown[]).filter(
-        (t): t is Ticket => typeof t === 'object' && t !== null && SECRET.test(String((t as Ticket).secret)) && typeof (t as Ticket).url === 'string',
+        (t): t is Ticket =>
+          typeof t === 'object' &&
+          t !== null &&
+          SECRET.test(String((t as Ticket).secret)) &&
+          typeof (t as Ticket).url === 'string',
       );
       if (tickets.length > 0) this.byTab.set(entry[0] as number, tickets.slice(-PER_TAB));
     }

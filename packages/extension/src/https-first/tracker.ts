@@ -111,7 +111,13 @@ export class HttpsFirstTracker {
   started(requestId: string, tabId: number, httpUrl: string, byUser = false): void {
     this.clear(requestId);
     const timer = setTimeout(() => this.fail(requestId, 'timeout'), this.timeoutMs);
-    this.pending.set(requestId, { tabId, url: httpUrl, attempt: httpsVersion(httpUrl), byUser, timer });
+    this.pending.set(requestId, {
+      tabId,
+      url: httpUrl,
+      attempt: httpsVersion(httpUrl),
+      byUser,
+      timer,
+    });
   }
 
   /** The request was redirected to `to`: a redirect away from the web ends the wait. */

@@ -1,7 +1,8 @@
 import { type ArchiveContents, LibraryRefused } from './archive-entries.js';
 
 /** What the archive worker answers. */
-export type ArchiveReply = { ok: true; contents: ArchiveContents } | { ok: false; refused: boolean; message: string };
+export type ArchiveReply =
+  { ok: true; contents: ArchiveContents } | { ok: false; refused: boolean; message: string };
 
 /** The parts of a Worker this needs (a fake in tests). */
 export interface WorkerLike {

@@ -16,6 +16,10 @@ scope.onmessage = (e) => {
   try {
     scope.postMessage({ ok: true, contents: readArchive(new Uint8Array(e.data)) });
   } catch (err) {
-    scope.postMessage({ ok: false, refused: err instanceof LibraryRefused, message: err instanceof Error ? err.message : String(err) });
+    scope.postMessage({
+      ok: false,
+      refused: err instanceof LibraryRefused,
+      message: err instanceof Error ? err.message : String(err),
+    });
   }
 };

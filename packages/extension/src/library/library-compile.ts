@@ -29,7 +29,11 @@ export interface CompiledLibrary {
  * file name, as the reference build did). Yields to the event loop between batches so progress
  * reaches the page and the background keeps answering.
  */
-export async function compileLibrary(files: readonly LibraryFile[], onProgress: (p: LibraryProgress) => void, timestamp?: number): Promise<CompiledLibrary> {
+export async function compileLibrary(
+  files: readonly LibraryFile[],
+  onProgress: (p: LibraryProgress) => void,
+  timestamp?: number,
+): Promise<CompiledLibrary> {
   const problems: FileProblem[] = [];
   let moreProblems = 0;
   const report = (p: FileProblem) => {
@@ -44,13 +48,19 @@ export async function compileLibrary(files: readonly LibraryFile[], onProgress: 
     const parsed = parseRulesetXml(f.text, f.path);
     const errors = parsed.diagnostics.filter((d) => d.severity === 'error');
     if (parsed.ruleset === null || errors.length > 0) {
-      for (const d of errors.length > 0 ? errors : parsed.diagnostics) report({ file: f.path, line: d.line, message: d.message });
-      if (parsed.diagnostics.length === 0) report({ file: f.path, line: 0, message: 'no <ruleset> in this file' });
+      for (const d of errors.length > 0 ? errors : parsed.diagnostics)
+        report({ file: f.path, line: d.line, message: d.message });
+      if (parsed.diagnostics.length === 0)
+        report({ file: f.path, line: 0, message: 'no <ruleset> in this file' });
     } else {
       const refused = refusedPatterns(parsed.ruleset);
       if (refused.length > 0) {
         for (const r of refused)
-          report({ file: f.path, line: r.loc?.line ?? 0, message: `${r.what} cannot be run safely (${r.reason}); this ruleset is left out` });
+          report({
+            file: f.path,
+            line: r.loc?.line ?? 0,
+            message: `${r.what} cannot be run safely (${r.reason}); this ruleset is left out`,
+          });
       } else {
         rulesets.push(parsed.ruleset);
       }
@@ -63,5 +73,12 @@ export async function compileLibrary(files: readonly LibraryFile[], onProgress: 
   onProgress({ stage: 'compile', done: 0, total: rulesets.length });
   const bundle = compileBundle(rulesets, timestamp === undefined ? {} : { timestamp });
   onProgress({ stage: 'compile', done: rulesets.length, total: rulesets.length });
-  return { bundle, fileCount: files.length, rulesetCount: rulesets.length, problems, moreProblems, rulesets };
+  return {
+    bundle,
+    fileCount: files.length,
+    rulesetCount: rulesets.length,
+    problems,
+    moreProblems,
+    rulesets,
+  };
 }

@@ -1,5 +1,9 @@
 import type { Ruleset } from '@httpsify/engine';
-import { type ChannelRulesResult, compileChannelRules, type RulesetCoverage } from '../channels/channel-dnr.js';
+import {
+  type ChannelRulesResult,
+  compileChannelRules,
+  type RulesetCoverage,
+} from '../channels/channel-dnr.js';
 import { CHANNEL_PRIORITY_STEP } from '../dnr/layout.js';
 import { type DnrUsage, usageOf } from '../dnr/rules.js';
 import { handoffDomainsRule, rulesetsScope } from '../dnr/handoff-rules.js';
@@ -31,10 +35,19 @@ export function compileLibraryRules(
 ): ChannelRulesResult {
   // The handoff rule is one rule, one regex and one redirect.
   const spare = handoffPage === null ? 0 : 1;
-  const room = { rules: free.rules - spare, regexRules: free.regexRules - spare, unsafeRules: free.unsafeRules - spare };
-  const fits = (u: DnrUsage) => u.rules <= room.rules && u.regexRules <= room.regexRules && u.unsafeRules <= room.unsafeRules;
+  const room = {
+    rules: free.rules - spare,
+    regexRules: free.regexRules - spare,
+    unsafeRules: free.unsafeRules - spare,
+  };
+  const fits = (u: DnrUsage) =>
+    u.rules <= room.rules && u.regexRules <= room.regexRules && u.unsafeRules <= room.unsafeRules;
   let n = rulesets.length;
-  for (let attempt = 0; attempt < 6 && n > 0 && room.rules >= 0 && room.regexRules >= 0 && room.unsafeRules >= 0; attempt++) {
+  for (
+    let attempt = 0;
+    attempt < 6 && n > 0 && room.rules >= 0 && room.regexRules >= 0 && room.unsafeRules >= 0;
+    attempt++
+  ) {
     const compiled = compileChannelRules(rulesets.slice(0, n), '', room.regexRules, [], {
       ruleLimit: room.rules,
       redirectLimit: room.unsafeRules,
@@ -44,14 +57,29 @@ export function compileLibraryRules(
     const need = usageOf(compiled.rules);
     if (fits(need)) {
       if (compiled.rules.length === 0 && rulesets.length > 0) break;
-      const names = new Set([...(compiled.incomplete ?? []), ...rulesets.slice(n).map((r) => r.name)]);
+      const names = new Set([
+        ...(compiled.incomplete ?? []),
+        ...rulesets.slice(n).map((r) => r.name),
+      ]);
       if (names.size === 0) return compiled;
       const incomplete = rulesets.filter((r) => names.has(r.name));
       const scope = rulesetsScope(incomplete);
       const rules = [...compiled.rules];
-      const coverage: RulesetCoverage = { rulesets: rulesets.length, pageLoadsOnly: [], inPart: [] };
-      if (handoffPage !== null && scope.domains.length > 0) rules.push({ id: 0, ...handoffDomainsRule(scope.domains, handoffPage, LIBRARY_HANDOFF_PRIORITY) });
-      for (const r of incomplete) (handoffPage !== null && rulesetsScope([r]).patterns.length === 0 ? coverage.pageLoadsOnly : coverage.inPart).push(r.name);
+      const coverage: RulesetCoverage = {
+        rulesets: rulesets.length,
+        pageLoadsOnly: [],
+        inPart: [],
+      };
+      if (handoffPage !== null && scope.domains.length > 0)
+        rules.push({
+          id: 0,
+          ...handoffDomainsRule(scope.domains, handoffPage, LIBRARY_HANDOFF_PRIORITY),
+        });
+      for (const r of incomplete)
+        (handoffPage !== null && rulesetsScope([r]).patterns.length === 0
+          ? coverage.pageLoadsOnly
+          : coverage.inPart
+        ).push(r.name);
       const note =
         `on Chromium, ${count(rulesets.length - incomplete.length)} of its ${count(rulesets.length)} rulesets apply fully; ` +
         `${count(coverage.pageLoadsOnly.length)} apply to page loads only (through the handoff page) and ` +
@@ -66,5 +94,8 @@ export function compileLibraryRules(
     );
     n = Math.min(n - 1, Math.floor(n * ratio * 0.95));
   }
-  return { ok: false, reason: 'Chromium has no room left for its rules (your other settings and channels use it)' };
+  return {
+    ok: false,
+    reason: 'Chromium has no room left for its rules (your other settings and channels use it)',
+  };
 }

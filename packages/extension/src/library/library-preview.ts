@@ -40,13 +40,23 @@ export function flagged(r: Ruleset): { crossSite: PreviewItem | null; toHttp: Pr
   const summary = summariseUserRule(r);
   if (summary.leavesItsSites) {
     // The first rule that can: judged one by one with the same targets.
-    const rule = r.rules.find((one) => summariseUserRule({ ...r, rules: [one] }).leavesItsSites) ?? r.rules[0];
+    const rule =
+      r.rules.find((one) => summariseUserRule({ ...r, rules: [one] }).leavesItsSites) ?? r.rules[0];
     crossSite = { ruleset: r.name, rule: rule === undefined ? '' : `${rule.from} → ${rule.to}` };
   }
-  return { crossSite, toHttp: toHttpRule === undefined ? null : { ruleset: r.name, rule: `${toHttpRule.from} → ${toHttpRule.to}` } };
+  return {
+    crossSite,
+    toHttp:
+      toHttpRule === undefined
+        ? null
+        : { ruleset: r.name, rule: `${toHttpRule.from} → ${toHttpRule.to}` },
+  };
 }
 
-export function previewLibrary(rulesets: readonly Ruleset[], bundledNamesForHost: (host: string) => string[]): LibraryPreview {
+export function previewLibrary(
+  rulesets: readonly Ruleset[],
+  bundledNamesForHost: (host: string) => string[],
+): LibraryPreview {
   const overrides = new Set<string>();
   const crossSite: PreviewItem[] = [];
   const toHttp: PreviewItem[] = [];

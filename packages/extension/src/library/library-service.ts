@@ -5,12 +5,30 @@
  * (library-compile.ts), the bundle stored, and the new engine handed to the layers. An import
  * that fails changes nothing: the library in use stays until the new one is stored.
  */
-import { EntryCollector, type FileProblem, LIBRARY_LIMITS, LibraryRefused, type Limits } from './archive-entries.js';
+import {
+  EntryCollector,
+  type FileProblem,
+  LIBRARY_LIMITS,
+  LibraryRefused,
+  type Limits,
+} from './archive-entries.js';
 import { compileBundle } from '@httpsify/engine';
-import { compileLibrary, type CompiledLibrary, type LibraryProgress, MAX_PROBLEMS } from './library-compile.js';
+import {
+  compileLibrary,
+  type CompiledLibrary,
+  type LibraryProgress,
+  MAX_PROBLEMS,
+} from './library-compile.js';
 import { flagged, previewLibrary } from './library-preview.js';
 import type { LibraryRequest, LibraryStatus } from './library-protocol.js';
-import { type LibraryInfo, type LoadedLibrary, loadLibrary, readLibraryInfo, removeLibrary, saveLibrary } from './library-store.js';
+import {
+  type LibraryInfo,
+  type LoadedLibrary,
+  loadLibrary,
+  readLibraryInfo,
+  removeLibrary,
+  saveLibrary,
+} from './library-store.js';
 import type { StorageArea } from '../platform/browser-api.js';
 
 export interface LibraryServiceDeps {
@@ -36,7 +54,12 @@ interface Upload {
 export class LibraryService {
   private uploads = new Map<number, Upload>();
   /** The compiled import the page is previewing (one at a time), until applied or dropped. */
-  private pending: { upload: number; u: Upload; compiled: CompiledLibrary; importedAt: number } | null = null;
+  private pending: {
+    upload: number;
+    u: Upload;
+    compiled: CompiledLibrary;
+    importedAt: number;
+  } | null = null;
   private nextUpload = 1;
   private loadProblem: string | null = null;
   /** Imports, switches and removals run one after the other. */
@@ -79,9 +102,12 @@ export class LibraryService {
         // One import at a time: a new one drops any unfinished upload.
         this.uploads.clear();
         const collector = new EntryCollector(this.deps.limits ?? LIBRARY_LIMITS);
-        const problems = Array.isArray(req.problems) ? req.problems.slice(0, MAX_PROBLEMS).filter(isProblem) : [];
+        const problems = Array.isArray(req.problems)
+          ? req.problems.slice(0, MAX_PROBLEMS).filter(isProblem)
+          : [];
         collector.contents.problems.push(...problems);
-        collector.contents.skipped = Number.isSafeInteger(req.skipped) && req.skipped >= 0 ? req.skipped : 0;
+        collector.contents.skipped =
+          Number.isSafeInteger(req.skipped) && req.skipped >= 0 ? req.skipped : 0;
         const upload = this.nextUpload++;
         this.uploads.set(upload, { name: req.name.slice(0, 200), collector, bytes: 0 });
         return { upload };
@@ -92,7 +118,13 @@ export class LibraryService {
         if (!Array.isArray(req.files)) return { error: 'invalid-request' };
         try {
           for (const f of req.files) {
-            if (typeof f !== 'object' || f === null || typeof f.path !== 'string' || typeof f.text !== 'string') return { error: 'invalid-request' };
+            if (
+              typeof f !== 'object' ||
+              f === null ||
+              typeof f.path !== 'string' ||
+              typeof f.text !== 'string'
+            )
+              return { error: 'invalid-request' };
             // Counted in characters: the page counted bytes while unpacking; this bounds what it sends.
             const path = u.collector.admit(f.path, f.text.length);
             if (path !== null) u.collector.contents.files.push({ path, text: f.text });
@@ -112,7 +144,8 @@ export class LibraryService {
       }
       case 'libraryApply': {
         const pending = this.pending;
-        if (pending === null || pending.upload !== req.upload) return { error: 'this import was interrupted; start it again' };
+        if (pending === null || pending.upload !== req.upload)
+          return { error: 'this import was interrupted; start it again' };
         this.pending = null;
         return this.serial(() => this.apply(pending, req.withoutCrossSite === true, progress));
       }
@@ -140,16 +173,33 @@ export class LibraryService {
     }
   }
 
-  private async finish(upload: number, u: Upload, progress: (p: LibraryProgress) => void): Promise<unknown> {
+  private async finish(
+    upload: number,
+    u: Upload,
+    progress: (p: LibraryProgress) => void,
+  ): Promise<unknown> {
     const contents = u.collector.contents;
-    if (contents.files.length === 0) return { error: 'no ruleset files (.xml) were found in it', problems: contents.problems.slice(0, 50) };
+    if (contents.files.length === 0)
+      return {
+        error: 'no ruleset files (.xml) were found in it',
+        problems: contents.problems.slice(0, 50),
+      };
     const importedAt = (this.deps.now ?? Date.now)();
     // The bundle's timestamp tells imports apart (Chromium's rules are rebuilt when it changes).
     const compiled = await compileLibrary(contents.files, progress, importedAt);
-    if (compiled.rulesetCount === 0) return { error: 'none of its files holds a ruleset that can be used', problems: compiled.problems.slice(0, 50) };
+    if (compiled.rulesetCount === 0)
+      return {
+        error: 'none of its files holds a ruleset that can be used',
+        problems: compiled.problems.slice(0, 50),
+      };
     // Nothing is stored until the user has seen what it changes.
     this.pending = { upload, u, compiled, importedAt };
-    return { preview: previewLibrary(compiled.rulesets, (host) => this.deps.bundledNamesForHost?.(host) ?? []) };
+    return {
+      preview: previewLibrary(
+        compiled.rulesets,
+        (host) => this.deps.bundledNamesForHost?.(host) ?? [],
+      ),
+    };
   }
 
   private async apply(
@@ -165,8 +215,16 @@ export class LibraryService {
         const f = flagged(r);
         return f.crossSite === null && f.toHttp === null;
       });
-      if (kept.length === 0) return { error: 'every ruleset in it sends visits to other sites or to HTTP; nothing was imported' };
-      compiled = { ...compiled, rulesets: kept, rulesetCount: kept.length, bundle: compileBundle(kept, { timestamp: importedAt }) };
+      if (kept.length === 0)
+        return {
+          error: 'every ruleset in it sends visits to other sites or to HTTP; nothing was imported',
+        };
+      compiled = {
+        ...compiled,
+        rulesets: kept,
+        rulesetCount: kept.length,
+        bundle: compileBundle(kept, { timestamp: importedAt }),
+      };
     }
     const all: FileProblem[] = [...contents.problems, ...compiled.problems];
     const info: LibraryInfo = {

@@ -41,7 +41,9 @@ export async function readLibraryInfo(area: StorageArea): Promise<LibraryInfo | 
 }
 
 /** The stored library with its engine, or why it cannot be used. */
-export async function loadLibrary(area: StorageArea): Promise<{ library: LoadedLibrary | null; problem: string | null }> {
+export async function loadLibrary(
+  area: StorageArea,
+): Promise<{ library: LoadedLibrary | null; problem: string | null }> {
   const info = await readLibraryInfo(area);
   if (info === null) return { library: null, problem: null };
   const raw = (await area.get([LIBRARY_BUNDLE_KEY]))[LIBRARY_BUNDLE_KEY];
@@ -50,13 +52,23 @@ export async function loadLibrary(area: StorageArea): Promise<{ library: LoadedL
     const bytes = base64ToBytes(raw);
     // Full verification: storage may have been damaged since the import.
     const engine = loadBundle(bytes);
-    return { library: { info, engine, timestamp: readBundleHeader(bytes).timestamp }, problem: null };
+    return {
+      library: { info, engine, timestamp: readBundleHeader(bytes).timestamp },
+      problem: null,
+    };
   } catch (e) {
-    return { library: null, problem: `the stored library does not load (${e instanceof Error ? e.message : String(e)}); import it again` };
+    return {
+      library: null,
+      problem: `the stored library does not load (${e instanceof Error ? e.message : String(e)}); import it again`,
+    };
   }
 }
 
-export async function saveLibrary(area: StorageArea, info: LibraryInfo, bundle: Uint8Array): Promise<void> {
+export async function saveLibrary(
+  area: StorageArea,
+  info: LibraryInfo,
+  bundle: Uint8Array,
+): Promise<void> {
   await area.set({ [LIBRARY_INFO_KEY]: info, [LIBRARY_BUNDLE_KEY]: bytesToBase64(bundle) });
 }
 
@@ -77,7 +89,11 @@ function isLibraryInfo(v: unknown): v is LibraryInfo {
     typeof o.moreProblems === 'number' &&
     Array.isArray(o.problems) &&
     o.problems.every(
-      (p) => typeof p === 'object' && p !== null && typeof (p as FileProblem).file === 'string' && typeof (p as FileProblem).message === 'string',
+      (p) =>
+        typeof p === 'object' &&
+        p !== null &&
+        typeof (p as FileProblem).file === 'string' &&
+        typeof (p as FileProblem).message === 'string',
     )
   );
 }

@@ -6,7 +6,12 @@ import { compileDnr, type DnrReport, type DnrRule } from '@httpsify/engine/dnr';
 import { defaultRulesetsDir, defaultRulesetsTimestamp, loadRulesets } from '@httpsify/engine/node';
 import { build as esbuild } from 'esbuild';
 import { handoffScope, type HandoffScope } from '../dnr/handoff-rules.js';
-import { BACKGROUND_SCRIPT, DEFAULT_BUNDLE_PATH, HANDOFF_SCOPE_PATH, STATIC_RULES_PATH } from '../platform/packaged-files.js';
+import {
+  BACKGROUND_SCRIPT,
+  DEFAULT_BUNDLE_PATH,
+  HANDOFF_SCOPE_PATH,
+  STATIC_RULES_PATH,
+} from '../platform/packaged-files.js';
 import { manifestFor, type Browser } from './manifest.js';
 import { buildUiAssets, uiManifestEntries } from './ui-assets.js';
 import { zipDirectory } from './zip.js';
@@ -43,11 +48,15 @@ export interface BuildResult {
   diagnostics: Diagnostic[];
 }
 
-const ENTRY: Record<Browser, string> = { chromium: 'src/background/chromium.ts', firefox: 'src/background/firefox.ts' };
+const ENTRY: Record<Browser, string> = {
+  chromium: 'src/background/chromium.ts',
+  firefox: 'src/background/firefox.ts',
+};
 
 /** The version the packages carry: packages/extension/package.json's, one place to bump. */
 export function extensionVersion(): string {
-  return (JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { version: string }).version;
+  return (JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { version: string })
+    .version;
 }
 
 /**
@@ -64,7 +73,10 @@ export async function buildExtension(options: BuildOptions = {}): Promise<BuildR
   const loaded =
     options.rulesets === undefined
       ? loadRulesets([defaultRulesetsDir()], { timestamp: defaultRulesetsTimestamp() })
-      : loadRulesets(options.rulesets, options.timestamp === undefined ? {} : { timestamp: options.timestamp });
+      : loadRulesets(
+          options.rulesets,
+          options.timestamp === undefined ? {} : { timestamp: options.timestamp },
+        );
   // Parsed rulesets keep file positions for the report; a bundle given as input is decoded.
   const rulesets: Ruleset[] =
     loaded.rulesets.length === loaded.engine.rulesetCount
@@ -75,10 +87,21 @@ export async function buildExtension(options: BuildOptions = {}): Promise<BuildR
   // Compiled here with the regex door's verdicts, whatever the input was (a bundle given as input
   // is decoded above): the background trusts the verdicts of this one file (engine-loader.ts),
   // so every verdict in it must be one this build worked out itself.
-  const bundle = compileBundle(rulesets, { timestamp: loaded.engine.header.timestamp, regexVerdicts: true });
+  const bundle = compileBundle(rulesets, {
+    timestamp: loaded.engine.header.timestamp,
+    regexVerdicts: true,
+  });
   const handoff = handoffScope(rulesets, report.omissions);
 
-  const result: BuildResult = { dirs: {}, zips: [], rulesetCount: rulesets.length, dnr: report, rules, handoff, diagnostics: loaded.diagnostics };
+  const result: BuildResult = {
+    dirs: {},
+    zips: [],
+    rulesetCount: rulesets.length,
+    dnr: report,
+    rules,
+    handoff,
+    diagnostics: loaded.diagnostics,
+  };
   const testHooks = options.testHooks ?? process.env.HTTPSIFY_TEST_HOOKS === '1';
   for (const browser of browsers) {
     const dir = join(outDir, browser);
@@ -103,16 +126,23 @@ export async function buildExtension(options: BuildOptions = {}): Promise<BuildR
     }
     // Popup, options and fallback pages with their _locales; the manifest gains their entries.
     await buildUiAssets(dir, browser);
-    const manifest = { ...manifestFor(browser, { version, feedback: options.feedback }), ...uiManifestEntries(browser) };
+    const manifest = {
+      ...manifestFor(browser, { version, feedback: options.feedback }),
+      ...uiManifestEntries(browser),
+    };
     writeFileSync(join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
     result.dirs[browser] = dir;
     if (options.zip ?? true) {
       // An older version's package (or a .zip from before Firefox's became .xpi) would sit next
       // to the new one and be uploaded by mistake.
-      const older = (name: string) => name.startsWith(`httpsify-${browser}-`) && /\.(zip|xpi)$/.test(name);
+      const older = (name: string) =>
+        name.startsWith(`httpsify-${browser}-`) && /\.(zip|xpi)$/.test(name);
       for (const name of readdirSync(outDir)) if (older(name)) rmSync(join(outDir, name));
       // Both are zip files; AMO and Firefox name theirs .xpi.
-      const zip = join(outDir, `httpsify-${browser}-${version}.${browser === 'firefox' ? 'xpi' : 'zip'}`);
+      const zip = join(
+        outDir,
+        `httpsify-${browser}-${version}.${browser === 'firefox' ? 'xpi' : 'zip'}`,
+      );
       zipDirectory(dir, zip);
       result.zips.push(zip);
     }

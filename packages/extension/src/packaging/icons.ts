@@ -10,7 +10,10 @@ export const ICON_SIZES = [16, 32, 48, 128] as const;
  * moments before the background draws per-tab icons. Drawn on a 16-unit grid like the runtime
  * icon (icon.ts), with 4×4 supersampling for smooth edges.
  */
-export function padlockPng(size: number, colour: [number, number, number] = [0x1a, 0x7f, 0x37]): Buffer {
+export function padlockPng(
+  size: number,
+  colour: [number, number, number] = [0x1a, 0x7f, 0x37],
+): Buffer {
   const png = new PNG({ width: size, height: size });
   const u = size / 16;
   const inBody = (x: number, y: number) => {
@@ -25,7 +28,8 @@ export function padlockPng(size: number, colour: [number, number, number] = [0x1
     if (y <= 6) return d >= 2.5 && d <= 4.5;
     return y <= 8 && ((x >= 3.5 && x <= 5.5) || (x >= 10.5 && x <= 12.5));
   };
-  const inKeyhole = (x: number, y: number) => Math.hypot(x - 8, y - 11) <= 1.5 || (x >= 7.4 && x <= 8.6 && y >= 11 && y <= 14);
+  const inKeyhole = (x: number, y: number) =>
+    Math.hypot(x - 8, y - 11) <= 1.5 || (x >= 7.4 && x <= 8.6 && y >= 11 && y <= 14);
   for (let py = 0; py < size; py++) {
     for (let px = 0; px < size; px++) {
       let hits = 0;

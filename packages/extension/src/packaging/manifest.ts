@@ -1,7 +1,11 @@
 /** Both browsers' manifests, generated in one place so they cannot drift apart. */
 export type Browser = 'chromium' | 'firefox';
 
-import { BACKGROUND_SCRIPT, STATIC_RULES_PATH, STATIC_RULESET_ID } from '../platform/packaged-files.js';
+import {
+  BACKGROUND_SCRIPT,
+  STATIC_RULES_PATH,
+  STATIC_RULESET_ID,
+} from '../platform/packaged-files.js';
 
 export interface ManifestOptions {
   version: string;
@@ -29,7 +33,13 @@ const NAME = 'httpsify';
 const DESCRIPTION = 'Keeps web traffic on HTTPS with HTTPS Everywhere-format rulesets.';
 
 export function manifestFor(browser: Browser, options: ManifestOptions): Record<string, unknown> {
-  const common = { manifest_version: 3, name: NAME, description: DESCRIPTION, version: options.version, host_permissions: ['<all_urls>'] };
+  const common = {
+    manifest_version: 3,
+    name: NAME,
+    description: DESCRIPTION,
+    version: options.version,
+    host_permissions: ['<all_urls>'],
+  };
   if (browser === 'chromium') {
     return {
       ...common,
@@ -43,18 +53,30 @@ export function manifestFor(browser: Browser, options: ManifestOptions): Record<
         'cookies',
         ...CHANNEL_PERMISSIONS,
       ],
-      declarative_net_request: { rule_resources: [{ id: STATIC_RULESET_ID, enabled: true, path: STATIC_RULES_PATH }] },
+      declarative_net_request: {
+        rule_resources: [{ id: STATIC_RULESET_ID, enabled: true, path: STATIC_RULES_PATH }],
+      },
     };
   }
   return {
     ...common,
     background: { scripts: [BACKGROUND_SCRIPT] },
     content_security_policy: { extension_pages: FIREFOX_EXTENSION_PAGES_CSP },
-    permissions: ['webRequest', 'webRequestBlocking', 'webNavigation', 'cookies', ...CHANNEL_PERMISSIONS],
+    permissions: [
+      'webRequest',
+      'webRequestBlocking',
+      'webNavigation',
+      'cookies',
+      ...CHANNEL_PERMISSIONS,
+    ],
     // AMO requires new extensions to declare what they collect: nothing leaves the browser, so
     // `none`. Firefox reads the key from 140 (ESR 140), Firefox for Android from 142.
     browser_specific_settings: {
-      gecko: { id: 'httpsify@httpsify.org', strict_min_version: '140.0', data_collection_permissions: { required: ['none'] } },
+      gecko: {
+        id: 'httpsify@httpsify.org',
+        strict_min_version: '140.0',
+        data_collection_permissions: { required: ['none'] },
+      },
       gecko_android: { strict_min_version: '142.0' },
     },
   };

@@ -2,7 +2,12 @@ import { cpSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build as esbuild } from 'esbuild';
-import { FALLBACK_PAGE, HANDOFF_PAGE, OPTIONS_PAGE, POPUP_PAGE } from '../platform/packaged-files.js';
+import {
+  FALLBACK_PAGE,
+  HANDOFF_PAGE,
+  OPTIONS_PAGE,
+  POPUP_PAGE,
+} from '../platform/packaged-files.js';
 import { ICON_SIZES, writeIcons } from './icons.js';
 import type { Browser } from './manifest.js';
 
@@ -11,7 +16,8 @@ const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /** The UI pages: each is an HTML file, its stylesheet and one bundled script, all in `ui/`. */
 const PAGES = ['popup', 'options', 'fallback', 'handoff'] as const;
 /** The handoff page serves Chromium's DNR only (Firefox's engine decides every request itself). */
-const pagesFor = (browser: Browser) => PAGES.filter((p) => p !== 'handoff' || browser === 'chromium');
+const pagesFor = (browser: Browser) =>
+  PAGES.filter((p) => p !== 'handoff' || browser === 'chromium');
 /** Pages whose script is a classic one, run before the rest of the page loads (handoff.ts says why). */
 const CLASSIC_SCRIPT_PAGES: ReadonlySet<string> = new Set(['handoff']);
 
@@ -41,7 +47,11 @@ export async function buildUiAssets(dir: string, browser: Browser): Promise<void
   });
   const classic = pagesFor(browser).filter((p) => CLASSIC_SCRIPT_PAGES.has(p));
   if (classic.length > 0) {
-    await esbuild({ ...common, entryPoints: classic.map((p) => ({ in: join(packageDir, `src/ui/${p}/${p}.ts`), out: p })), format: 'iife' });
+    await esbuild({
+      ...common,
+      entryPoints: classic.map((p) => ({ in: join(packageDir, `src/ui/${p}/${p}.ts`), out: p })),
+      format: 'iife',
+    });
   }
   for (const p of pagesFor(browser)) {
     cpSync(join(packageDir, `src/ui/${p}/${p}.html`), join(ui, `${p}.html`));
@@ -58,15 +68,33 @@ export function uiManifestEntries(browser: Browser): Record<string, unknown> {
   return {
     default_locale: 'en',
     icons,
-    action: { default_popup: POPUP_PAGE, default_title: 'httpsify', default_icon: { '16': icons['16'], '32': icons['32'] } },
+    action: {
+      default_popup: POPUP_PAGE,
+      default_title: 'httpsify',
+      default_icon: { '16': icons['16'], '32': icons['32'] },
+    },
     options_ui: { page: OPTIONS_PAGE, open_in_tab: true },
     // The fallback page is opened by the background, but back/forward can reach it from a site.
     web_accessible_resources: [
       browser === 'chromium'
-        ? { resources: [FALLBACK_PAGE, 'ui/fallback.js', 'ui/fallback.css', 'ui/theme.css'], matches: ['<all_urls>'], use_dynamic_url: true }
-        : { resources: [FALLBACK_PAGE, 'ui/fallback.js', 'ui/fallback.css', 'ui/theme.css'], matches: ['<all_urls>'] },
+        ? {
+            resources: [FALLBACK_PAGE, 'ui/fallback.js', 'ui/fallback.css', 'ui/theme.css'],
+            matches: ['<all_urls>'],
+            use_dynamic_url: true,
+          }
+        : {
+            resources: [FALLBACK_PAGE, 'ui/fallback.js', 'ui/fallback.css', 'ui/theme.css'],
+            matches: ['<all_urls>'],
+          },
       // Chromium's DNR rules redirect main frames to the handoff page by its fixed address.
-      ...(browser === 'chromium' ? [{ resources: [HANDOFF_PAGE, 'ui/handoff.js', 'ui/handoff.css', 'ui/theme.css'], matches: ['<all_urls>'] }] : []),
+      ...(browser === 'chromium'
+        ? [
+            {
+              resources: [HANDOFF_PAGE, 'ui/handoff.js', 'ui/handoff.css', 'ui/theme.css'],
+              matches: ['<all_urls>'],
+            },
+          ]
+        : []),
     ],
   };
 }

@@ -10,7 +10,11 @@ export function zipDirectory(dir: string, outFile: string): void {
       const path = join(d, name);
       if (statSync(path).isDirectory()) walk(path);
       // A fixed timestamp keeps packages reproducible.
-      else files[relative(dir, path).split(sep).join('/')] = [readFileSync(path), { mtime: new Date('2020-01-01T00:00:00Z') }];
+      else
+        files[relative(dir, path).split(sep).join('/')] = [
+          readFileSync(path),
+          { mtime: new Date('2020-01-01T00:00:00Z') },
+        ];
     }
   };
   walk(dir);

@@ -5,7 +5,8 @@
  * below (a storage area; the DNR rules in dnr/dnr-api.ts) rather than the namespace, so tests
  * hand them fakes and nothing needs a cast.
  */
-export const ext: typeof chrome = ((globalThis as { browser?: typeof chrome }).browser ?? globalThis.chrome) as typeof chrome;
+export const ext: typeof chrome = ((globalThis as { browser?: typeof chrome }).browser ??
+  globalThis.chrome) as typeof chrome;
 
 /** Every request type the upgrade logic watches (webRequest filters need them listed). */
 export const ALL_URLS = ['<all_urls>'];
@@ -24,21 +25,32 @@ export function storageArea(which: 'local' | 'session'): StorageArea {
 }
 
 /** Chromium's `isRegexSupported`: whether a regex filter (with these flags) may be used in a rule. */
-export type RegexSupport = (ask: { regex: string; isCaseSensitive: boolean; requireCapturing: boolean }) => Promise<boolean>;
+export type RegexSupport = (ask: {
+  regex: string;
+  isCaseSensitive: boolean;
+  requireCapturing: boolean;
+}) => Promise<boolean>;
 
 export function regexSupport(): RegexSupport {
   return async (ask) => (await ext.declarativeNetRequest.isRegexSupported(ask)).isSupported;
 }
 
 /** A request as Firefox reports it: also the document or worker that made it. */
-export type FirefoxRequestDetails = chrome.webRequest.OnBeforeRequestDetails & { originUrl?: string };
+export type FirefoxRequestDetails = chrome.webRequest.OnBeforeRequestDetails & {
+  originUrl?: string;
+};
 export type BlockingAnswer = { redirectUrl?: string } | Promise<{ redirectUrl?: string }>;
 
 /**
  * Firefox's blocking `webRequest.onBeforeRequest`. Its listener may answer with a promise;
  * Chromium's typings (which type `ext`) do not know that, so the listener is typed here, once.
  */
-export function onBeforeRequestBlocking(urls: string[], listener: (d: FirefoxRequestDetails) => BlockingAnswer): void {
-  type ChromeListener = (d: chrome.webRequest.OnBeforeRequestDetails) => chrome.webRequest.BlockingResponse | undefined;
+export function onBeforeRequestBlocking(
+  urls: string[],
+  listener: (d: FirefoxRequestDetails) => BlockingAnswer,
+): void {
+  type ChromeListener = (
+    d: chrome.webRequest.OnBeforeRequestDetails,
+  ) => chrome.webRequest.BlockingResponse | undefined;
   ext.webRequest.onBeforeRequest.addListener(listener as ChromeListener, { urls }, ['blocking']);
 }

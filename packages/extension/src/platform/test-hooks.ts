@@ -7,7 +7,8 @@
 declare const HTTPSIFY_TEST_HOOKS: boolean | undefined;
 
 /** Whether this build carries the test handles (false when run unbundled, as in unit tests). */
-export const TEST_HOOKS: boolean = typeof HTTPSIFY_TEST_HOOKS !== 'undefined' && HTTPSIFY_TEST_HOOKS;
+export const TEST_HOOKS: boolean =
+  typeof HTTPSIFY_TEST_HOOKS !== 'undefined' && HTTPSIFY_TEST_HOOKS;
 
 /** Sets `globalThis[name]` in test builds only. */
 export function exposeForTests(name: string, value: unknown): void {

@@ -19,15 +19,32 @@ export async function fetchChannelDefinition(
   if (u.protocol !== 'https:') return { ok: false, error: 'the address must start with https://' };
   let response: Response;
   try {
-    response = await fetchFn(u.href, { credentials: 'omit', cache: 'no-store', redirect: 'follow', signal: AbortSignal.timeout(timeoutMs) });
+    response = await fetchFn(u.href, {
+      credentials: 'omit',
+      cache: 'no-store',
+      redirect: 'follow',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
   } catch (e) {
-    return { ok: false, error: `${u.href}: could not be fetched (${e instanceof Error ? e.message : String(e)})` };
+    return {
+      ok: false,
+      error: `${u.href}: could not be fetched (${e instanceof Error ? e.message : String(e)})`,
+    };
   }
-  if (!response.ok) return { ok: false, error: `${u.href}: the server answered ${response.status}` };
+  if (!response.ok)
+    return { ok: false, error: `${u.href}: the server answered ${response.status}` };
   const declared = Number(response.headers.get('content-length') ?? '0');
-  if (declared > MAX_DEFINITION_BYTES) return { ok: false, error: `${u.href}: larger than ${MAX_DEFINITION_BYTES / 1024} KB, not a channel definition` };
+  if (declared > MAX_DEFINITION_BYTES)
+    return {
+      ok: false,
+      error: `${u.href}: larger than ${MAX_DEFINITION_BYTES / 1024} KB, not a channel definition`,
+    };
   const bytes = new Uint8Array(await response.arrayBuffer());
-  if (bytes.length > MAX_DEFINITION_BYTES) return { ok: false, error: `${u.href}: larger than ${MAX_DEFINITION_BYTES / 1024} KB, not a channel definition` };
+  if (bytes.length > MAX_DEFINITION_BYTES)
+    return {
+      ok: false,
+      error: `${u.href}: larger than ${MAX_DEFINITION_BYTES / 1024} KB, not a channel definition`,
+    };
   try {
     return { ok: true, json: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
   } catch {

@@ -30,7 +30,10 @@ export function wwwTwin(host: string): string | null {
  * The alternatives for a failed `http://` URL, in the order to try them. `rewrite` is the
  * rulesets' decision for a URL (user rules, channels, defaults).
  */
-export function httpsAlternatives(httpUrl: string, rewrite: (url: string) => { rewritten: string | null; ruleset: string | null }): Alternative[] {
+export function httpsAlternatives(
+  httpUrl: string,
+  rewrite: (url: string) => { rewritten: string | null; ruleset: string | null },
+): Alternative[] {
   let u: URL;
   try {
     u = new URL(httpUrl);
@@ -42,7 +45,8 @@ export function httpsAlternatives(httpUrl: string, rewrite: (url: string) => { r
   const alt = new URL(u.href);
   alt.hostname = twin;
   const byRules = rewrite(alt.href);
-  if (byRules.rewritten !== null && byRules.rewritten.startsWith('https:')) return [{ host: twin, url: byRules.rewritten, ruleset: byRules.ruleset }];
+  if (byRules.rewritten !== null && byRules.rewritten.startsWith('https:'))
+    return [{ host: twin, url: byRules.rewritten, ruleset: byRules.ruleset }];
   alt.protocol = 'https:';
   return [{ host: twin, url: alt.href, ruleset: null }];
 }
@@ -59,7 +63,12 @@ export function originOnly(url: string, scheme: 'http' | 'https'): string {
  * With `successOnly`, only a 2xx answer is `ok`: a host whose every page is a 404 (shared hosts
  * and CDNs answer so for names they do not serve) speaks HTTPS but is not the site.
  */
-export async function probe(url: string, fetchFn: typeof fetch = fetch, timeoutMs = PROBE_TIMEOUT_MS, successOnly = false): Promise<string> {
+export async function probe(
+  url: string,
+  fetchFn: typeof fetch = fetch,
+  timeoutMs = PROBE_TIMEOUT_MS,
+  successOnly = false,
+): Promise<string> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   try {
@@ -71,11 +80,20 @@ export async function probe(url: string, fetchFn: typeof fetch = fetch, timeoutM
       referrerPolicy: 'no-referrer',
       signal: controller.signal,
     });
-    if (successOnly) return r.status >= 200 && r.status < 300 ? 'ok' : r.type === 'opaqueredirect' ? 'redirect' : `HTTP ${r.status}`;
+    if (successOnly)
+      return r.status >= 200 && r.status < 300
+        ? 'ok'
+        : r.type === 'opaqueredirect'
+          ? 'redirect'
+          : `HTTP ${r.status}`;
     if (r.type === 'opaqueredirect' || r.status < 500) return 'ok';
     return `HTTP ${r.status}`;
   } catch (e) {
-    return controller.signal.aborted ? 'timeout' : e instanceof Error ? e.message || e.name : String(e);
+    return controller.signal.aborted
+      ? 'timeout'
+      : e instanceof Error
+        ? e.message || e.name
+        : String(e);
   } finally {
     clearTimeout(timer);
   }

@@ -56,10 +56,18 @@ export class KnownHttpsHosts {
    * Reads what storage holds. Storage is outside our control (older builds, manual edits), so
    * every entry is checked and the bad ones are counted, not trusted.
    */
-  static parse(raw: unknown, now: number, ttlMs = KNOWN_HTTPS_TTL_MS, max = MAX_KNOWN_HTTPS_HOSTS): { store: KnownHttpsHosts; rejected: number } {
+  static parse(
+    raw: unknown,
+    now: number,
+    ttlMs = KNOWN_HTTPS_TTL_MS,
+    max = MAX_KNOWN_HTTPS_HOSTS,
+  ): { store: KnownHttpsHosts; rejected: number } {
     const store = new KnownHttpsHosts(ttlMs, max);
     let rejected = 0;
-    const list = typeof raw === 'object' && raw !== null && (raw as { v?: unknown }).v === 1 ? (raw as { hosts?: unknown }).hosts : undefined;
+    const list =
+      typeof raw === 'object' && raw !== null && (raw as { v?: unknown }).v === 1
+        ? (raw as { hosts?: unknown }).hosts
+        : undefined;
     if (raw !== undefined && !Array.isArray(list)) return { store, rejected: 1 };
     const entries: [string, number, boolean][] = [];
     for (const item of (list as unknown[] | undefined) ?? []) {
@@ -153,7 +161,8 @@ export class KnownHttpsHosts {
   /** When the next entry expires (ms since epoch), or null when empty. */
   nextExpiry(): number | null {
     let min: number | null = null;
-    for (const map of [this.visited, this.third]) for (const at of map.values()) if (min === null || at < min) min = at;
+    for (const map of [this.visited, this.third])
+      for (const at of map.values()) if (min === null || at < min) min = at;
     return min === null ? null : min + this.ttlMs;
   }
 

@@ -52,5 +52,8 @@ export function knownHttpsRules(hosts: readonly string[]): RuleBody[] {
  * rule at PROTECTION_PRIORITY would find no `allow` above it and upgrade the excluded URLs.
  */
 export function exclusionsMayBeMissed(engine: Engine, scope: HandoffScope, host: string): boolean {
-  return inHandoffScope(scope, host) && engine.candidateRulesets(host).some((id) => engine.isActive(id) && engine.hasExclusions(id));
+  return (
+    inHandoffScope(scope, host) &&
+    engine.candidateRulesets(host).some((id) => engine.isActive(id) && engine.hasExclusions(id))
+  );
 }

@@ -14,7 +14,14 @@ export type ProtectionRequest =
   /** Subscribes to an update channel given by the URL of its JSON definition. */
   | { type: 'channelAddUrl'; url: string };
 
-export const PROTECTION_REQUEST_TYPES = ['siteState', 'allowlistImport', 'allowlistExport', 'knownHosts', 'recheckLog', 'channelAddUrl'] as const;
+export const PROTECTION_REQUEST_TYPES = [
+  'siteState',
+  'allowlistImport',
+  'allowlistExport',
+  'knownHosts',
+  'recheckLog',
+  'channelAddUrl',
+] as const;
 
 export interface AllowlistImportResult {
   ok: boolean;

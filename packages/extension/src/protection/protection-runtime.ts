@@ -16,7 +16,13 @@ import { pageStarter, type NavigationDetails, type PageStarter } from './navigat
 import { commitsDocument } from '../decision/request-decider.js';
 import { knownHttpsRules } from './protection-dnr.js';
 import type { RuleBody } from '../dnr/rules.js';
-import { dueForRecheck, RECHECK_STORAGE_KEY, type RecheckState, parseRecheckState, recordRecheck } from './recheck.js';
+import {
+  dueForRecheck,
+  RECHECK_STORAGE_KEY,
+  type RecheckState,
+  parseRecheckState,
+  recordRecheck,
+} from './recheck.js';
 
 /** The alarm that prunes expired hosts and re-checks sites left on HTTP. */
 export const PROTECTION_ALARM = 'httpsify-protection';
@@ -85,9 +91,14 @@ export class ProtectionRuntime {
     const raw = (await this.deps.storage.get(KNOWN_HTTPS_STORAGE_KEY))[KNOWN_HTTPS_STORAGE_KEY];
     const { store, rejected } = KnownHttpsHosts.parse(raw, this.now());
     this.known = store;
-    if (rejected > 0) console.warn(`httpsify: ${rejected} damaged entries dropped from the known HTTPS hosts`);
+    if (rejected > 0)
+      console.warn(`httpsify: ${rejected} damaged entries dropped from the known HTTPS hosts`);
     // Write back what survived the checks and the expiry.
-    if (rejected > 0 || (raw !== undefined && JSON.stringify(raw) !== JSON.stringify(store.toStored()))) this.schedulePersist();
+    if (
+      rejected > 0 ||
+      (raw !== undefined && JSON.stringify(raw) !== JSON.stringify(store.toStored()))
+    )
+      this.schedulePersist();
   }
 
   /** The mode is on. */
@@ -97,7 +108,11 @@ export class ProtectionRuntime {
 
   /** A site setting ("off" or "rulesets only") or "open over HTTP this time" covers the host. */
   private excluded(v: ProtectionView, host: string, port = ''): boolean {
-    return v.disabled.matchHost(host, port) !== null || v.httpAllowed.matchHost(host, port) !== null || v.httpOnce.has(host);
+    return (
+      v.disabled.matchHost(host, port) !== null ||
+      v.httpAllowed.matchHost(host, port) !== null ||
+      v.httpOnce.has(host)
+    );
   }
 
   /** The decision's state (decision/decide.ts) as the view and the store hold it now. */
@@ -144,13 +159,22 @@ export class ProtectionRuntime {
    * teach only a few new ones (learn-budget.ts); a navigation another page started counts
    * against *that* page.
    */
-  learn(d: LearnDetails, topUrl: string | undefined, ownOrigin = '', handoffStarter?: PageStarter | null): void {
+  learn(
+    d: LearnDetails,
+    topUrl: string | undefined,
+    ownOrigin = '',
+    handoffStarter?: PageStarter | null,
+  ): void {
     if (d.tabId < 0 || !d.url.startsWith('https:')) return;
     const status = d.statusCode ?? 0;
     const navigation = d.type === 'main_frame';
     // An error page over HTTPS (a default vhost's 403, a 5xx) says nothing about the site; a
     // 204 or 205 leaves the page where it was.
-    if (!((status >= 200 && status < 300) || (status === 304 && !navigation)) || (navigation && !commitsDocument(status))) return;
+    if (
+      !((status >= 200 && status < 300) || (status === 304 && !navigation)) ||
+      (navigation && !commitsDocument(status))
+    )
+      return;
     const site = siteOf(d.url);
     if (site === null) return;
     const now = this.now();
@@ -159,7 +183,9 @@ export class ProtectionRuntime {
     let pageHost: string;
     if (navigation) {
       // Chromium's handoff page navigates for the request it took over: that request's starter.
-      const byUs = ownOrigin !== '' && (d.initiator ?? d.originUrl ?? '').startsWith(ownOrigin.replace(/\/+$/, ''));
+      const byUs =
+        ownOrigin !== '' &&
+        (d.initiator ?? d.originUrl ?? '').startsWith(ownOrigin.replace(/\/+$/, ''));
       // Only a starter recorded as the user's makes it a visit; unknown counts as a page's.
       const handed = handoffStarter === undefined ? { page: ownOrigin, host: '' } : handoffStarter;
       const starter = byUs ? handed : pageStarter(d, ownOrigin);
@@ -178,7 +204,8 @@ export class ProtectionRuntime {
       // The page's own host is taught by its navigation alone (which may have been refused).
       if (pageHost === site.host && !this.known.has(site.host, now)) return;
     }
-    if (!visited && !this.known.has(site.host, now) && !this.budget.take(d.tabId, page, pageHost)) return;
+    if (!visited && !this.known.has(site.host, now) && !this.budget.take(d.tabId, page, pageHost))
+      return;
     if (this.known.note(site.host, now, visited)) {
       this.scheduleRules();
       this.deps.learned?.(site.host);
@@ -209,7 +236,9 @@ export class ProtectionRuntime {
   // ---- Chromium: the known hosts' dynamic rules ---------------------------------------------
   rules(v: ProtectionView): RuleBody[] {
     const keepOut = this.deps.dnrKeepOut;
-    return knownHttpsRules(keepOut === undefined ? this.liveHosts(v) : this.liveHosts(v).filter((h) => !keepOut(h)));
+    return knownHttpsRules(
+      keepOut === undefined ? this.liveHosts(v) : this.liveHosts(v).filter((h) => !keepOut(h)),
+    );
   }
 
   private scheduleRules(): void {
@@ -222,7 +251,9 @@ export class ProtectionRuntime {
 
   syncRules(): Promise<void> {
     const run = this.synced.then(() => this.applyRules());
-    this.synced = run.catch((e: unknown) => console.error('httpsify: known HTTPS hosts rules failed', e));
+    this.synced = run.catch((e: unknown) =>
+      console.error('httpsify: known HTTPS hosts rules failed', e),
+    );
     return this.synced;
   }
 
@@ -276,7 +307,12 @@ export class ProtectionRuntime {
    * origin. A page that sends a tab to `http://known-host:closed-port/`, or to a URL of the host
    * that it then abandons, changes nothing that was learned.
    */
-  async planFallback(v: ProtectionView, httpUrl: string, reason: string, byUser = false): Promise<FallbackPlan> {
+  async planFallback(
+    v: ProtectionView,
+    httpUrl: string,
+    reason: string,
+    byUser = false,
+  ): Promise<FallbackPlan> {
     const site = siteOf(httpUrl);
     const tried: Attempt[] = [{ url: originOnly(httpUrl, 'https'), result: reason }];
     if (site === null) return { tried, twin: null, http: 'not tried' };
@@ -316,7 +352,12 @@ export class ProtectionRuntime {
     state = started;
     const restored: string[] = [];
     for (const entry of due) {
-      const result = await probe(`https://${entry}/`, this.deps.fetch ?? fetch, this.deps.probeTimeoutMs, true);
+      const result = await probe(
+        `https://${entry}/`,
+        this.deps.fetch ?? fetch,
+        this.deps.probeTimeoutMs,
+        true,
+      );
       state = recordRecheck(state, entry, result === 'ok', now);
       if (result === 'ok') restored.push(entry);
     }

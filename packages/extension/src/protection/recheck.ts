@@ -23,12 +23,14 @@ export function parseRecheckState(raw: unknown): RecheckState {
   if (typeof raw !== 'object' || raw === null || (raw as { v?: unknown }).v !== 1) return state;
   const o = raw as { checked?: unknown; restored?: unknown };
   if (typeof o.checked === 'object' && o.checked !== null) {
-    for (const [entry, at] of Object.entries(o.checked)) if (typeof at === 'number' && Number.isFinite(at)) state.checked[entry] = at;
+    for (const [entry, at] of Object.entries(o.checked))
+      if (typeof at === 'number' && Number.isFinite(at)) state.checked[entry] = at;
   }
   if (Array.isArray(o.restored)) {
     for (const r of o.restored) {
       const x = r as { entry?: unknown; at?: unknown } | null;
-      if (typeof x?.entry === 'string' && typeof x.at === 'number') state.restored.push({ entry: x.entry, at: x.at });
+      if (typeof x?.entry === 'string' && typeof x.at === 'number')
+        state.restored.push({ entry: x.entry, at: x.at });
     }
   }
   state.restored = state.restored.slice(-MAX_RESTORED);
@@ -58,11 +60,20 @@ export function dueForRecheck(
   return { due, state: { ...state, checked } };
 }
 
-export function recordRecheck(state: RecheckState, entry: string, httpsAnswers: boolean, now: number): RecheckState {
+export function recordRecheck(
+  state: RecheckState,
+  entry: string,
+  httpsAnswers: boolean,
+  now: number,
+): RecheckState {
   const checked = { ...state.checked };
   if (httpsAnswers) {
     delete checked[entry];
-    return { ...state, checked, restored: [...state.restored, { entry, at: now }].slice(-MAX_RESTORED) };
+    return {
+      ...state,
+      checked,
+      restored: [...state.restored, { entry, at: now }].slice(-MAX_RESTORED),
+    };
   }
   checked[entry] = now;
   return { ...state, checked };

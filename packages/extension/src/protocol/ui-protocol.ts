@@ -25,7 +25,11 @@ export type UiRequest =
   | { type: 'about' }
   /** One ruleset's targets and rules, for the options page's viewer. */
   | { type: 'rulesetDetails'; name: string }
-  | { type: 'setFlag'; flag: 'globalEnabled' | 'httpsFirst' | 'mixedContent' | 'showBadge'; value: boolean }
+  | {
+      type: 'setFlag';
+      flag: 'globalEnabled' | 'httpsFirst' | 'mixedContent' | 'showBadge';
+      value: boolean;
+    }
   | { type: 'setRuleset'; name: string; active: boolean | null }
   | { type: 'resetRulesets'; names?: string[] }
   | { type: 'rulesetIndex' }
@@ -49,7 +53,12 @@ export type UiRequest =
   /** A settings file's text: checked whole, answered with what importing it would change. */
   | { type: 'importPreview'; text: string }
   /** Applies a settings file (all or nothing); channels it adds or redefines must be named here. */
-  | { type: 'importApply'; text: string; confirmedChannels: string[]; confirmedUserRules?: string[] }
+  | {
+      type: 'importApply';
+      text: string;
+      confirmedChannels: string[];
+      confirmedUserRules?: string[];
+    }
   | { type: 'resetStats' }
   | { type: 'clearRepairs' }
   | { type: 'channelStatus' }
@@ -71,7 +80,8 @@ export interface ChannelRow extends ChannelStatus {
   platformProblem: string | null;
 }
 
-export type ChannelAddResult = { ok: true; settings: Settings; channels: ChannelRow[] } | { ok: false; error: string };
+export type ChannelAddResult =
+  { ok: true; settings: Settings; channels: ChannelRow[] } | { ok: false; error: string };
 
 export interface RulesetRow {
   name: string;
@@ -142,7 +152,13 @@ export interface PopupState {
   status: PageStatus;
   settings: Pick<Settings, 'globalEnabled' | 'httpsFirst'>;
   /** Null when the tab shows something other than an http(s) page. */
-  site: { url: string; scheme: string; hostWithPort: string; disabledBy: string | null; httpAllowedBy: string | null } | null;
+  site: {
+    url: string;
+    scheme: string;
+    hostWithPort: string;
+    disabledBy: string | null;
+    httpAllowedBy: string | null;
+  } | null;
   rulesets: RulesetRow[];
   upgraded: number;
   httpsFirstPage: boolean;
@@ -174,9 +190,16 @@ export interface ImportResult {
 
 /** A settings file checked: every problem (nothing will change), or what importing it changes. */
 export type ImportPreview =
-  { ok: true; changes: ImportChange[]; channels: ChannelToConfirm[]; userRules: UserRuleToConfirm[] } | { ok: false; problems: string[] };
+  | {
+      ok: true;
+      changes: ImportChange[];
+      channels: ChannelToConfirm[];
+      userRules: UserRuleToConfirm[];
+    }
+  | { ok: false; problems: string[] };
 
-export type ImportApplyResult = { ok: true; settings: Settings } | { ok: false; problems: string[] };
+export type ImportApplyResult =
+  { ok: true; settings: Settings } | { ok: false; problems: string[] };
 
 export interface AboutInfo {
   version: string;

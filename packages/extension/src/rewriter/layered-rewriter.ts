@@ -83,13 +83,18 @@ export class LayeredRewriter implements RulesetSources {
       this.user = this.userSets.length > 0 ? createEngine(this.userSets) : null;
     }
     const user = this.user;
-    if (user !== null) for (const r of this.userSets) user.setActive(r.name, s.rulesetOverrides[r.name]);
+    if (user !== null)
+      for (const r of this.userSets) user.setActive(r.name, s.rulesetOverrides[r.name]);
     const overridesKey = JSON.stringify(s.rulesetOverrides);
     if (overridesKey === this.appliedOverrides && s.mixedContent === this.appliedMixed) return;
     const first = this.appliedMixed === null;
     const engineBefore = JSON.stringify([...this.engine.activeOverrides()].sort());
-    const previous = this.appliedOverrides === '' ? {} : (JSON.parse(this.appliedOverrides) as Record<string, boolean>);
-    for (const name of Object.keys(previous)) if (!(name in s.rulesetOverrides)) this.engine.setActive(name, undefined);
+    const previous =
+      this.appliedOverrides === ''
+        ? {}
+        : (JSON.parse(this.appliedOverrides) as Record<string, boolean>);
+    for (const name of Object.keys(previous))
+      if (!(name in s.rulesetOverrides)) this.engine.setActive(name, undefined);
     for (const [name, on] of Object.entries(s.rulesetOverrides)) this.engine.setActive(name, on);
     this.engine.setMixedContent(s.mixedContent);
     this.appliedOverrides = overridesKey;
@@ -97,7 +102,8 @@ export class LayeredRewriter implements RulesetSources {
     // At startup the background has compiled what it found stored; recompile only if the
     // settings differ from that (a migration, mixed content on).
     const engineAfter = JSON.stringify([...this.engine.activeOverrides()].sort());
-    if (!first || s.mixedContent || engineAfter !== engineBefore) await this.hooks.overridesApplied(this.engine);
+    if (!first || s.mixedContent || engineAfter !== engineBefore)
+      await this.hooks.overridesApplied(this.engine);
     if (this.layers.channels.length > 0) {
       applyRulesetChoices(this.layers, s.rulesetOverrides, previous, s.mixedContent);
       await this.hooks.layersApplied();
@@ -117,7 +123,12 @@ export class LayeredRewriter implements RulesetSources {
   }
 
   private async rebuildLayers(): Promise<void> {
-    const layers = buildChannelLayers(this.records, this.engine, this.hooks.defaultsTimestamp, this.library);
+    const layers = buildChannelLayers(
+      this.records,
+      this.engine,
+      this.hooks.defaultsTimestamp,
+      this.library,
+    );
     applyRulesetChoices(layers, this.choices.rulesetOverrides, {}, this.choices.mixedContent);
     this.layers = layers;
     await this.hooks.layersApplied();

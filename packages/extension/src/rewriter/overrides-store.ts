@@ -9,6 +9,7 @@ export const OVERRIDES_KEY = 'rulesetOverrides';
  * the meantime already see them. Writes go through the controller (its store's lock).
  */
 export async function restoreOverrides(engine: Engine): Promise<void> {
-  const stored = (await ext.storage.local.get(OVERRIDES_KEY))[OVERRIDES_KEY] as Record<string, boolean> | undefined;
+  const stored = (await ext.storage.local.get(OVERRIDES_KEY))[OVERRIDES_KEY] as
+    Record<string, boolean> | undefined;
   for (const [name, active] of Object.entries(stored ?? {})) engine.setActive(name, active);
 }

@@ -15,13 +15,25 @@ export function rulesetRow(r: RulesetSources, name: string): RulesetRow | null {
   const user = r.userRulesets.find((u) => u.name === name);
   if (user !== undefined && r.userEngine !== null) {
     const id = r.userEngine.rulesetIdsByName(name)[0] as number;
-    return { name, active: r.userEngine.isActive(id), defaultActive: r.userEngine.isDefaultActive(id), note: user.defaultOff ?? null, user: true };
+    return {
+      name,
+      active: r.userEngine.isActive(id),
+      defaultActive: r.userEngine.isDefaultActive(id),
+      note: user.defaultOff ?? null,
+      user: true,
+    };
   }
   // The defaults, then the channels: a switch applies to every ruleset of that name.
   for (const engine of rulesetEngines(r)) {
     const id = engine.rulesetIdsByName(name)[0];
     if (id === undefined) continue;
-    return { name, active: engine.isActive(id), defaultActive: engine.isDefaultActive(id), note: noteOf(engine, id), user: false };
+    return {
+      name,
+      active: engine.isActive(id),
+      defaultActive: engine.isDefaultActive(id),
+      note: noteOf(engine, id),
+      user: false,
+    };
   }
   return null;
 }
@@ -38,7 +50,10 @@ export function rulesetDetails(r: RulesetSources, name: string): RulesetDetails 
   });
   const user = r.userRulesets.find((u) => u.name === name);
   if (user !== undefined) return describe(user, 'user');
-  const engines: [Engine, string][] = [[r.engine, 'defaults'], ...r.channels.channels.map((c): [Engine, string] => [c.engine, c.name])];
+  const engines: [Engine, string][] = [
+    [r.engine, 'defaults'],
+    ...r.channels.channels.map((c): [Engine, string] => [c.engine, c.name]),
+  ];
   for (const [engine, source] of engines) {
     const id = engine.rulesetIdsByName(name)[0];
     if (id !== undefined) return describe(engine.ruleset(id), source);
@@ -67,7 +82,13 @@ export function rulesetIndex(r: RulesetSources): RulesetIndex {
       const name = engine.rulesetName(id);
       if (seen.has(name)) continue;
       const flagsNote = engine.isDefaultActive(id) ? null : noteOf(engine, id);
-      push({ name, active: engine.isActive(id), defaultActive: engine.isDefaultActive(id), note: flagsNote, user: false });
+      push({
+        name,
+        active: engine.isActive(id),
+        defaultActive: engine.isDefaultActive(id),
+        note: flagsNote,
+        user: false,
+      });
     }
   }
   return index;
@@ -78,7 +99,8 @@ export function rulesetHosts(r: RulesetSources): Record<string, string> {
   const out: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const u of r.userRulesets) out[u.name] ??= hostsSummary(u.targets.map((t) => t.host));
   for (const engine of rulesetEngines(r)) {
-    for (let id = 0; id < engine.rulesetCount; id++) out[engine.rulesetName(id)] ??= hostsSummary(engine.targetsOf(id));
+    for (let id = 0; id < engine.rulesetCount; id++)
+      out[engine.rulesetName(id)] ??= hostsSummary(engine.targetsOf(id));
   }
   return out;
 }
@@ -93,7 +115,9 @@ export function defaultRulesetCount(engine: Engine): number {
 
 /** Up to three target hosts and how many more: enough to recognise a ruleset in a list. */
 function hostsSummary(hosts: readonly string[]): string {
-  return hosts.length <= 3 ? hosts.join(', ') : `${hosts.slice(0, 3).join(', ')}, +${hosts.length - 3}`;
+  return hosts.length <= 3
+    ? hosts.join(', ')
+    : `${hosts.slice(0, 3).join(', ')}, +${hosts.length - 3}`;
 }
 
 function noteOf(engine: Engine, id: number): string | null {

@@ -1,5 +1,9 @@
 import type { Engine } from '@httpsify/engine';
-import { ext, type FirefoxRequestDetails, onBeforeRequestBlocking } from '../platform/browser-api.js';
+import {
+  ext,
+  type FirefoxRequestDetails,
+  onBeforeRequestBlocking,
+} from '../platform/browser-api.js';
 import type { Decision } from '../decision/decide.js';
 import type { LoopGuard } from '../https-first/loop-guard.js';
 
@@ -33,7 +37,11 @@ export function isOwnRequest(d: RequestOrigin, ownOrigin: string): boolean {
  * The blocking `webRequest.onBeforeRequest` decision (Firefox) before the settings are read:
  * the engine's own rewrite, unless a loop verdict lets exactly this page load over HTTP in its tab.
  */
-export function upgradeDecision(rewriter: Rewriter, guard: LoopGuard, d: { url: string; type: string; tabId: number }): BlockingResponse {
+export function upgradeDecision(
+  rewriter: Rewriter,
+  guard: LoopGuard,
+  d: { url: string; type: string; tabId: number },
+): BlockingResponse {
   const { url } = d;
   if (d.type === 'main_frame' && guard.allows(url, d.tabId)) return {};
   const rewritten = rewriter.rewrite(url);

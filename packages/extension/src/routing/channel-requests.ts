@@ -40,7 +40,9 @@ export async function channelRows(ctx: ChannelRequestContext): Promise<ChannelRo
   if (hooks === undefined) return [];
   const problems = await hooks.platformProblems();
   for (const [name, problem] of ctx.layerProblems) problems[name] ??= problem;
-  return hooks.status().map((status) => ({ ...status, platformProblem: problems[status.name] ?? null }));
+  return hooks
+    .status()
+    .map((status) => ({ ...status, platformProblem: problems[status.name] ?? null }));
 }
 
 /** A definition pasted as JSON: refused with the parser's message, or added (and checked at once). */
@@ -51,22 +53,45 @@ export async function channelRows(ctx: ChannelRequestContext): Promise<ChannelRo
 export function previewChannel(
   ctx: ChannelRequestContext,
   json: string,
-): { ok: true; name: string; urlPrefix: string; scope: string; replacesDefaults: boolean } | { ok: false; error: string } {
+):
+  | { ok: true; name: string; urlPrefix: string; scope: string; replacesDefaults: boolean }
+  | { ok: false; error: string } {
   let channel: Settings['channels'][number];
   try {
     channel = parseChannelDefinition(JSON.parse(json));
   } catch (e) {
-    return { ok: false, error: e instanceof SyntaxError ? `not JSON: ${e.message}` : e instanceof Error ? e.message : String(e) };
+    return {
+      ok: false,
+      error:
+        e instanceof SyntaxError
+          ? `not JSON: ${e.message}`
+          : e instanceof Error
+            ? e.message
+            : String(e),
+    };
   }
   const problem = channelNameProblem(
     channel.name,
     ctx.settings.channels.map((c) => c.name),
   );
-  if (problem !== null) return { ok: false, error: `a channel cannot be named ${JSON.stringify(channel.name)}: ${problem}` };
-  return { ok: true, name: channel.name, urlPrefix: channel.urlPrefix, scope: channel.scope ?? '', replacesDefaults: channel.replacesDefaults === true };
+  if (problem !== null)
+    return {
+      ok: false,
+      error: `a channel cannot be named ${JSON.stringify(channel.name)}: ${problem}`,
+    };
+  return {
+    ok: true,
+    name: channel.name,
+    urlPrefix: channel.urlPrefix,
+    scope: channel.scope ?? '',
+    replacesDefaults: channel.replacesDefaults === true,
+  };
 }
 
-export async function addChannel(ctx: ChannelRequestContext, json: string): Promise<ChannelAddResult> {
+export async function addChannel(
+  ctx: ChannelRequestContext,
+  json: string,
+): Promise<ChannelAddResult> {
   let value: unknown;
   try {
     value = JSON.parse(json);
@@ -87,7 +112,10 @@ export async function addChannel(ctx: ChannelRequestContext, json: string): Prom
         channel.name,
         s.channels.map((c) => c.name),
       );
-      if (problem !== null) throw new ChannelNameTaken(`a channel cannot be named ${JSON.stringify(channel.name)}: ${problem}`);
+      if (problem !== null)
+        throw new ChannelNameTaken(
+          `a channel cannot be named ${JSON.stringify(channel.name)}: ${problem}`,
+        );
       return { channels: [...s.channels, channel] };
     });
   } catch (e) {
@@ -98,17 +126,25 @@ export async function addChannel(ctx: ChannelRequestContext, json: string): Prom
   return { ok: true, settings, channels: await channelRows(ctx) };
 }
 
-export async function removeChannel(ctx: ChannelRequestContext, name: string): Promise<ChannelRow[] | { error: string }> {
-  if (!ctx.settings.channels.some((c) => c.name === name)) return { error: `no channel named ${name}` };
+export async function removeChannel(
+  ctx: ChannelRequestContext,
+  name: string,
+): Promise<ChannelRow[] | { error: string }> {
+  if (!ctx.settings.channels.some((c) => c.name === name))
+    return { error: `no channel named ${name}` };
   await ctx.update((s) => ({ channels: s.channels.filter((c) => c.name !== name) }));
   await ctx.channelsSettled();
   return channelRows(ctx);
 }
 
-export async function checkChannel(ctx: ChannelRequestContext, name: string | undefined): Promise<ChannelRow[] | { error: string }> {
+export async function checkChannel(
+  ctx: ChannelRequestContext,
+  name: string | undefined,
+): Promise<ChannelRow[] | { error: string }> {
   const hooks = ctx.channelHooks;
   if (hooks === undefined) return { error: 'update channels are not available here' };
-  if (name !== undefined && !ctx.settings.channels.some((c) => c.name === name)) return { error: `no channel named ${name}` };
+  if (name !== undefined && !ctx.settings.channels.some((c) => c.name === name))
+    return { error: `no channel named ${name}` };
   await ctx.channelsSettled();
   await hooks.checkNow(name);
   return channelRows(ctx);

@@ -4,12 +4,19 @@
  */
 import type { Settings } from '../settings/schema.js';
 import type { SettingsStore } from '../settings/store.js';
-import { exportHttpAllowlistPolicy, parseHttpAllowlistPolicy } from '../site-rules/http-allowlist-policy.js';
+import {
+  exportHttpAllowlistPolicy,
+  parseHttpAllowlistPolicy,
+} from '../site-rules/http-allowlist-policy.js';
 import { addSite, removeSite } from '../site-rules/site-pattern.js';
 import type { SettingsController } from './settings-controller.js';
 import { addChannel } from './channel-requests.js';
 import { fetchChannelDefinition } from '../protection/channel-url.js';
-import { PROTECTION_REQUEST_TYPES, type ProtectionRequest, type SiteState } from '../protection/protection-protocol.js';
+import {
+  PROTECTION_REQUEST_TYPES,
+  type ProtectionRequest,
+  type SiteState,
+} from '../protection/protection-protocol.js';
 import type { ProtectionRuntime } from '../protection/protection-runtime.js';
 import { parseRecheckState, RECHECK_STORAGE_KEY } from '../protection/recheck.js';
 
@@ -33,12 +40,17 @@ export function withSiteState(
   if (addSite([], entry) === null) return null;
   const disabledSites = removeSite(s.disabledSites, entry);
   const httpAllowedSites = removeSite(s.httpAllowedSites, entry);
-  if (state === 'off') return { disabledSites: addSite(disabledSites, entry) as string[], httpAllowedSites };
-  if (state === 'rulesets') return { disabledSites, httpAllowedSites: addSite(httpAllowedSites, entry) as string[] };
+  if (state === 'off')
+    return { disabledSites: addSite(disabledSites, entry) as string[], httpAllowedSites };
+  if (state === 'rulesets')
+    return { disabledSites, httpAllowedSites: addSite(httpAllowedSites, entry) as string[] };
   return { disabledSites, httpAllowedSites };
 }
 
-export async function handleProtectionRequest(req: ProtectionRequest, ctx: ProtectionRequestContext): Promise<unknown> {
+export async function handleProtectionRequest(
+  req: ProtectionRequest,
+  ctx: ProtectionRequestContext,
+): Promise<unknown> {
   const c = ctx.controller;
   const update = async (change: (s: Settings) => Partial<Settings>): Promise<Settings> => {
     const next = await ctx.store.update(change);
@@ -48,17 +60,28 @@ export async function handleProtectionRequest(req: ProtectionRequest, ctx: Prote
   switch (req.type) {
     case 'siteState': {
       if (!['upgrade', 'rulesets', 'off'].includes(req.state)) return { error: 'invalid-state' };
-      if (typeof req.entry !== 'string' || withSiteState(c.settings, req.entry, req.state) === null) return { error: 'invalid-site' };
+      if (typeof req.entry !== 'string' || withSiteState(c.settings, req.entry, req.state) === null)
+        return { error: 'invalid-site' };
       return update((s) => withSiteState(s, req.entry, req.state) ?? {});
     }
     case 'allowlistImport': {
-      if (typeof req.text !== 'string') return { ok: false, added: 0, problems: ['nothing to import'] };
+      if (typeof req.text !== 'string')
+        return { ok: false, added: 0, problems: ['nothing to import'] };
       const parsed = parseHttpAllowlistPolicy(req.text);
       // All or nothing: a list with a bad entry changes nothing, and says which entry.
       if (parsed.problems.length > 0 || parsed.entries.length === 0)
-        return { ok: false, added: 0, problems: parsed.problems.length > 0 ? parsed.problems : ['the list is empty'] };
+        return {
+          ok: false,
+          added: 0,
+          problems: parsed.problems.length > 0 ? parsed.problems : ['the list is empty'],
+        };
       const before = c.settings.httpAllowedSites.length;
-      const settings = await update((s) => ({ httpAllowedSites: parsed.entries.reduce((list, e) => addSite(list, e) ?? list, s.httpAllowedSites) }));
+      const settings = await update((s) => ({
+        httpAllowedSites: parsed.entries.reduce(
+          (list, e) => addSite(list, e) ?? list,
+          s.httpAllowedSites,
+        ),
+      }));
       return { ok: true, added: settings.httpAllowedSites.length - before, problems: [], settings };
     }
     case 'allowlistExport':
@@ -68,9 +91,13 @@ export async function handleProtectionRequest(req: ProtectionRequest, ctx: Prote
         for (const h of ctx.protection.known.hosts(Date.now())) ctx.protection.forget(h);
         await ctx.protection.flush();
       }
-      return { count: ctx.protection.known.hosts(Date.now()).length, thirdParty: ctx.protection.known.thirdPartySize };
+      return {
+        count: ctx.protection.known.hosts(Date.now()).length,
+        thirdParty: ctx.protection.known.thirdPartySize,
+      };
     case 'recheckLog':
-      return parseRecheckState((await ctx.storage.get(RECHECK_STORAGE_KEY))[RECHECK_STORAGE_KEY]).restored;
+      return parseRecheckState((await ctx.storage.get(RECHECK_STORAGE_KEY))[RECHECK_STORAGE_KEY])
+        .restored;
     case 'channelAddUrl': {
       const fetched = await fetchChannelDefinition(req.url);
       if (!fetched.ok) return fetched;

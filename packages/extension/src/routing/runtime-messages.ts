@@ -9,7 +9,10 @@ import { classifySender, messageAllowed } from './ui-senders.js';
  * response object; errors come back as `{ error }`.
  */
 export type BackgroundRequest =
-  { type: 'getState' } | { type: 'rewrite'; url: string } | { type: 'setRulesetActive'; name: string; active: boolean | null } | { type: 'clearLoopGuard' };
+  | { type: 'getState' }
+  | { type: 'rewrite'; url: string }
+  | { type: 'setRulesetActive'; name: string; active: boolean | null }
+  | { type: 'clearLoopGuard' };
 
 export interface BackgroundState {
   rulesetCount: number;
@@ -29,7 +32,9 @@ export interface BackgroundContext {
   loopGuardCleared(): Promise<void>;
 }
 
-export function createMessageHandler(context: () => Promise<BackgroundContext>): (request: BackgroundRequest) => Promise<unknown> {
+export function createMessageHandler(
+  context: () => Promise<BackgroundContext>,
+): (request: BackgroundRequest) => Promise<unknown> {
   return async (request) => {
     const ctx = await context();
     switch (request.type) {
@@ -73,7 +78,10 @@ function state(ctx: BackgroundContext): BackgroundState {
  * The background's message API for the test suite (test builds only: no page of ours sends
  * runtime messages; they use the port, ui-port.ts), also as `globalThis.httpsify`.
  */
-export function listenForMessages(ready: Promise<Engine>, context: Omit<BackgroundContext, 'engine'>): void {
+export function listenForMessages(
+  ready: Promise<Engine>,
+  context: Omit<BackgroundContext, 'engine'>,
+): void {
   if (!TEST_HOOKS) return;
   const handleMessage = createMessageHandler(async () => ({ ...context, engine: await ready }));
   ext.runtime.onMessage.addListener((request: BackgroundRequest, sender, sendResponse) => {
@@ -81,7 +89,9 @@ export function listenForMessages(ready: Promise<Engine>, context: Omit<Backgrou
       sendResponse({ error: 'not an httpsify page' });
       return false;
     }
-    handleMessage(request).then(sendResponse, (err: unknown) => sendResponse({ error: String(err) }));
+    handleMessage(request).then(sendResponse, (err: unknown) =>
+      sendResponse({ error: String(err) }),
+    );
     return true;
   });
   exposeForTests('httpsify', { handleMessage, ready });

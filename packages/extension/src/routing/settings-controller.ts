@@ -106,7 +106,9 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
   }
   /** Every tab's own "open over HTTP" hosts, as [tab, host] pairs. */
   get httpOnceTabs(): [number, string][] {
-    return [...this.onceInTab].flatMap(([tabId, hosts]) => [...hosts].map((h): [number, string] => [tabId, h]));
+    return [...this.onceInTab].flatMap(([tabId, hosts]) =>
+      [...hosts].map((h): [number, string] => [tabId, h]),
+    );
   }
   get userEngine(): Engine | null {
     return this.rewriter.userEngine;
@@ -158,7 +160,9 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
     if (channelsKey !== this.appliedChannels && this.hooks.channels !== undefined) {
       this.appliedChannels = channelsKey;
       // Not awaited: adding a channel starts its first download, which must not hold up settings.
-      this.settled = this.hooks.channels.definitionsChanged(s.channels).catch((e: unknown) => console.error('httpsify: channel update failed', e));
+      this.settled = this.hooks.channels
+        .definitionsChanged(s.channels)
+        .catch((e: unknown) => console.error('httpsify: channel update failed', e));
     }
     await this.hooks.policyChanged(this);
   }
@@ -264,7 +268,14 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
     // Past the browser only where httpsify itself would leave the address on HTTP: a redirect
     // back to HTTP against our own upgrade would be a loop.
     const ours = tabPageStatus(this, -1, url).kind;
-    const pastBrowser = ['extension-off', 'http-site-off', 'http-allowed', 'http-no-rule', 'http-upgrade-failed', 'http-ruleset-excludes'].includes(ours);
+    const pastBrowser = [
+      'extension-off',
+      'http-site-off',
+      'http-allowed',
+      'http-no-rule',
+      'http-upgrade-failed',
+      'http-ruleset-excludes',
+    ].includes(ours);
     return this.hooks.openOverHttp?.(tabId, url, pastBrowser) ?? { ok: false };
   }
 
@@ -293,14 +304,20 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
   about(): AboutInfo {
     return {
       version: this.hooks.version ?? '',
-      rulesetsTimestamp: this.hooks.rulesetsTimestamp ?? this.hooks.channels?.defaultsTimestamp ?? 0,
+      rulesetsTimestamp:
+        this.hooks.rulesetsTimestamp ?? this.hooks.channels?.defaultsTimestamp ?? 0,
       rulesetCount: defaultRulesetCount(this.engine),
     };
   }
 
   /** Answers one of the pages' settings requests (the sender was checked before). */
-  handle(req: UiRequest, tabUrl?: (tabId: number) => Promise<string | undefined>): Promise<unknown> {
-    const tabAddress = async (tabId: number) => (tabUrl ? await tabUrl(tabId) : this.activity.get(tabId)?.url) ?? this.hooks.fallbackPage?.(tabId);
+  handle(
+    req: UiRequest,
+    tabUrl?: (tabId: number) => Promise<string | undefined>,
+  ): Promise<unknown> {
+    const tabAddress = async (tabId: number) =>
+      (tabUrl ? await tabUrl(tabId) : this.activity.get(tabId)?.url) ??
+      this.hooks.fallbackPage?.(tabId);
     return routeSettingsRequest(this, req, tabAddress);
   }
 }

@@ -3,11 +3,26 @@
  * its all-or-nothing apply (import.ts checks the file), saving and importing user rules.
  */
 import { createEngine } from '@httpsify/engine';
-import type { ImportApplyResult, ImportPreview, ImportResult, SaveResult } from '../protocol/ui-protocol.js';
+import type {
+  ImportApplyResult,
+  ImportPreview,
+  ImportResult,
+  SaveResult,
+} from '../protocol/ui-protocol.js';
 import { exportSettingsFile, parseSettingsFile } from '../settings/import.js';
-import { channelNameClashes, ImportRefused, importPatch, planImport } from '../settings/import-plan.js';
+import {
+  channelNameClashes,
+  ImportRefused,
+  importPatch,
+  planImport,
+} from '../settings/import-plan.js';
 import type { Settings } from '../settings/schema.js';
-import { loadUserRuleChecks, splitRulesetXml, toUserRule, upsertUserRule } from '../settings/user-rules.js';
+import {
+  loadUserRuleChecks,
+  splitRulesetXml,
+  toUserRule,
+  upsertUserRule,
+} from '../settings/user-rules.js';
 
 /** The settings as they are now, and the one way to change them (a serialised store write). */
 export interface SettingsWriter {
@@ -33,13 +48,21 @@ export async function previewImport(w: SettingsWriter, text: unknown): Promise<I
  * Applies a settings file in one write, or nothing: the file is checked again, and refused if
  * it would add or redefine a channel or a user rule the user did not confirm by name.
  */
-export async function applyImport(w: SettingsWriter, text: unknown, confirmedChannels: unknown, confirmedUserRules?: unknown): Promise<ImportApplyResult> {
+export async function applyImport(
+  w: SettingsWriter,
+  text: unknown,
+  confirmedChannels: unknown,
+  confirmedUserRules?: unknown,
+): Promise<ImportApplyResult> {
   await loadUserRuleChecks();
   const parsed = parseSettingsFile(text);
   if (!parsed.ok) return parsed;
-  const names = (v: unknown): string[] => (Array.isArray(v) ? v.filter((n): n is string => typeof n === 'string') : []);
+  const names = (v: unknown): string[] =>
+    Array.isArray(v) ? v.filter((n): n is string => typeof n === 'string') : [];
   try {
-    const settings = await w.update((current) => importPatch(parsed.values, current, names(confirmedChannels), names(confirmedUserRules)));
+    const settings = await w.update((current) =>
+      importPatch(parsed.values, current, names(confirmedChannels), names(confirmedUserRules)),
+    );
     return { ok: true, settings };
   } catch (e) {
     if (e instanceof ImportRefused) return { ok: false, problems: e.problems };
@@ -47,7 +70,11 @@ export async function applyImport(w: SettingsWriter, text: unknown, confirmedCha
   }
 }
 
-export async function saveUserRule(w: SettingsWriter, xml: string, replacing?: string): Promise<SaveResult> {
+export async function saveUserRule(
+  w: SettingsWriter,
+  xml: string,
+  replacing?: string,
+): Promise<SaveResult> {
   await loadUserRuleChecks();
   const checked = toUserRule(xml);
   if ('errors' in checked) return { ok: false, errors: checked.errors };
@@ -55,14 +82,42 @@ export async function saveUserRule(w: SettingsWriter, xml: string, replacing?: s
     // The engine must accept it too (its regex guard can refuse what the linter let through).
     createEngine([checked.ruleset]);
   } catch (e) {
-    return { ok: false, errors: [{ severity: 'error', code: 'engine', message: String(e), file: 'user-rule.xml', line: 1, column: 1 }] };
+    return {
+      ok: false,
+      errors: [
+        {
+          severity: 'error',
+          code: 'engine',
+          message: String(e),
+          file: 'user-rule.xml',
+          line: 1,
+          column: 1,
+        },
+      ],
+    };
   }
-  const clash = w.settings.userRules.some((r) => r.name === checked.rule.name && r.name !== replacing);
+  const clash = w.settings.userRules.some(
+    (r) => r.name === checked.rule.name && r.name !== replacing,
+  );
   if (clash && replacing !== undefined) {
     const message = `a user rule named "${checked.rule.name}" already exists`;
-    return { ok: false, errors: [{ severity: 'error', code: 'duplicate-name', message, file: 'user-rule.xml', line: 1, column: 1 }] };
+    return {
+      ok: false,
+      errors: [
+        {
+          severity: 'error',
+          code: 'duplicate-name',
+          message,
+          file: 'user-rule.xml',
+          line: 1,
+          column: 1,
+        },
+      ],
+    };
   }
-  const settings = await w.update((s) => ({ userRules: upsertUserRule(s.userRules, checked.rule, replacing) }));
+  const settings = await w.update((s) => ({
+    userRules: upsertUserRule(s.userRules, checked.rule, replacing),
+  }));
   return { ok: true, errors: [], settings };
 }
 
@@ -72,12 +127,17 @@ export async function importUserRules(w: SettingsWriter, text: string): Promise<
   const rules = splitRulesetXml(text).flatMap((xml, i) => {
     const r = toUserRule(xml);
     if ('errors' in r) {
-      problems.push(`ruleset ${i + 1}: ${r.errors.map((e) => `${e.line}:${e.column} ${e.message}`).join('; ')}`);
+      problems.push(
+        `ruleset ${i + 1}: ${r.errors.map((e) => `${e.line}:${e.column} ${e.message}`).join('; ')}`,
+      );
       return [];
     }
     return [r.rule];
   });
-  if (rules.length === 0) return { ok: false, problems: problems.length > 0 ? problems : ['no <ruleset> found'] };
-  const settings = await w.update((s) => ({ userRules: rules.reduce((list, r) => upsertUserRule(list, r), s.userRules) }));
+  if (rules.length === 0)
+    return { ok: false, problems: problems.length > 0 ? problems : ['no <ruleset> found'] };
+  const settings = await w.update((s) => ({
+    userRules: rules.reduce((list, r) => upsertUserRule(list, r), s.userRules),
+  }));
   return { ok: problems.length === 0, problems, added: rules.length, settings };
 }

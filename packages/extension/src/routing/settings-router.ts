@@ -4,11 +4,29 @@
  * switches. Whoever sent it was checked before (ui-senders.ts); a new request kind goes here.
  */
 import type { AboutInfo, PopupState, RulesetRow, UiRequest } from '../protocol/ui-protocol.js';
-import { addChannel, channelRows, checkChannel, type ChannelRequestContext, previewChannel, removeChannel } from './channel-requests.js';
+import {
+  addChannel,
+  channelRows,
+  checkChannel,
+  type ChannelRequestContext,
+  previewChannel,
+  removeChannel,
+} from './channel-requests.js';
 import type { LayeredRewriter } from '../rewriter/layered-rewriter.js';
-import { rulesetDetails, rulesetHosts, rulesetIndex, rulesetRow } from '../rewriter/ruleset-catalog.js';
+import {
+  rulesetDetails,
+  rulesetHosts,
+  rulesetIndex,
+  rulesetRow,
+} from '../rewriter/ruleset-catalog.js';
 import type { Settings } from '../settings/schema.js';
-import { applyImport, exportSettings, importUserRules, previewImport, saveUserRule } from './settings-requests.js';
+import {
+  applyImport,
+  exportSettings,
+  importUserRules,
+  previewImport,
+  saveUserRule,
+} from './settings-requests.js';
 import { addSite, removeSite, siteOf } from '../site-rules/site-pattern.js';
 
 /** What the router reaches (the settings core implements it). */
@@ -41,18 +59,26 @@ export async function routeSettingsRequest(
       // Only the tab's own page, at its http:// address: nothing else can be sent this way.
       const current = await tabAddress(req.tabId);
       const asked = siteOf(String(req.url));
-      if (current === undefined || asked === null || siteOf(current)?.hostWithPort !== asked.hostWithPort || !String(req.url).startsWith('http:'))
+      if (
+        current === undefined ||
+        asked === null ||
+        siteOf(current)?.hostWithPort !== asked.hostWithPort ||
+        !String(req.url).startsWith('http:')
+      )
         return { error: 'not-this-page' };
       return t.openOverHttp(req.tabId, String(req.url));
     }
     case 'about':
       return t.about();
     case 'rulesetDetails':
-      return rulesetDetails(t.rewriter, String(req.name)) ?? { error: `no ruleset named ${req.name}` };
+      return (
+        rulesetDetails(t.rewriter, String(req.name)) ?? { error: `no ruleset named ${req.name}` }
+      );
     case 'setFlag':
       return t.update(() => ({ [req.flag]: req.value === true }));
     case 'setRuleset': {
-      if (rulesetRow(t.rewriter, req.name) === null) return { error: `no ruleset named ${req.name}` };
+      if (rulesetRow(t.rewriter, req.name) === null)
+        return { error: `no ruleset named ${req.name}` };
       return t.update((s) => {
         const overrides = { ...s.rulesetOverrides };
         const row = rulesetRow(t.rewriter, req.name) as RulesetRow;
@@ -93,7 +119,8 @@ export async function routeSettingsRequest(
       const site = siteOf(req.url);
       if (site === null) return { error: 'invalid-url' };
       if (req.tabId === undefined) await t.allowHttpOnce(site.host);
-      else if (Number.isInteger(req.tabId) && req.tabId >= 0) await t.allowHttpOnceInTab(req.tabId, site.host);
+      else if (Number.isInteger(req.tabId) && req.tabId >= 0)
+        await t.allowHttpOnceInTab(req.tabId, site.host);
       else return { error: 'invalid-tab' };
       return { ok: true };
     }
@@ -103,7 +130,10 @@ export async function routeSettingsRequest(
       return t.update((s) => {
         const overrides = { ...s.rulesetOverrides };
         delete overrides[req.name];
-        return { userRules: s.userRules.filter((r) => r.name !== req.name), rulesetOverrides: overrides };
+        return {
+          userRules: s.userRules.filter((r) => r.name !== req.name),
+          rulesetOverrides: overrides,
+        };
       });
     case 'userRulesImport':
       return importUserRules(t, req.xml);

@@ -7,7 +7,11 @@ import { ext } from '../platform/browser-api.js';
 import type { PageTickets } from '../https-first/page-tickets.js';
 import { isLibraryRequest } from '../library/library-protocol.js';
 import type { LibraryService } from '../library/library-service.js';
-import { handleProtectionRequest, isProtectionRequest, type ProtectionRequestContext } from './protection-requests.js';
+import {
+  handleProtectionRequest,
+  isProtectionRequest,
+  type ProtectionRequestContext,
+} from './protection-requests.js';
 import type { SettingsController } from './settings-controller.js';
 import { UI_PORT_NAME, type UiRequest } from '../protocol/ui-protocol.js';
 import { classifySender, refusal } from './ui-senders.js';
@@ -34,7 +38,10 @@ export function listenForPages(deps: UiPortDeps): void {
         let response: unknown;
         try {
           const c = await deps.ready;
-          const refused = typeof msg?.request?.type === 'string' ? refusal(sender, msg.request, deps.tickets) : 'not a request';
+          const refused =
+            typeof msg?.request?.type === 'string'
+              ? refusal(sender, msg.request, deps.tickets)
+              : 'not a request';
           if (refused !== null) throw new Error(refused);
           const library = deps.library();
           if (isLibraryRequest(msg.request) && library !== null)
@@ -46,9 +53,18 @@ export function listenForPages(deps: UiPortDeps): void {
                 // The page closed; the import goes on.
               }
             });
-          else if (isProtectionRequest(msg.request)) response = await handleProtectionRequest(msg.request, { ...deps.protection, controller: c });
+          else if (isProtectionRequest(msg.request))
+            response = await handleProtectionRequest(msg.request, {
+              ...deps.protection,
+              controller: c,
+            });
           else response = await c.handle(msg.request, tabUrl);
-          if (msg.request.type === 'httpOnce' || msg.request.type === 'pageRetry' || msg.request.type === 'portalSignIn') await deps.httpOnceChanged(c);
+          if (
+            msg.request.type === 'httpOnce' ||
+            msg.request.type === 'pageRetry' ||
+            msg.request.type === 'portalSignIn'
+          )
+            await deps.httpOnceChanged(c);
         } catch (e) {
           response = { error: String(e) };
         }

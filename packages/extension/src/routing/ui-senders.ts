@@ -13,7 +13,12 @@
  *   change is limited to that URL's host.
  */
 import { ext } from '../platform/browser-api.js';
-import { FALLBACK_PAGE, HANDOFF_PAGE, OPTIONS_PAGE, POPUP_PAGE } from '../platform/packaged-files.js';
+import {
+  FALLBACK_PAGE,
+  HANDOFF_PAGE,
+  OPTIONS_PAGE,
+  POPUP_PAGE,
+} from '../platform/packaged-files.js';
 import type { PageTickets } from '../https-first/page-tickets.js';
 import type { UiRequest } from '../protocol/ui-protocol.js';
 
@@ -43,14 +48,25 @@ interface SenderLike {
   frameId?: number;
 }
 
-export function classifySender(sender: SenderLike | undefined, ownId: string = ext.runtime.id, ownBase: string = ext.runtime.getURL('')): UiSender {
+export function classifySender(
+  sender: SenderLike | undefined,
+  ownId: string = ext.runtime.id,
+  ownBase: string = ext.runtime.getURL(''),
+): UiSender {
   const none: UiSender = { page: null, url: null, tabId: null, topFrame: false };
-  if (sender === undefined || sender.id !== ownId || typeof sender.url !== 'string' || !sender.url.startsWith(ownBase)) return none;
+  if (
+    sender === undefined ||
+    sender.id !== ownId ||
+    typeof sender.url !== 'string' ||
+    !sender.url.startsWith(ownBase)
+  )
+    return none;
   let path: string;
   try {
     const u = new URL(sender.url);
     // Not `origin`: non-special schemes have none outside browsers; the userinfo must be empty.
-    if (`${u.protocol}//${u.host}/` !== ownBase || u.username !== '' || u.password !== '') return none;
+    if (`${u.protocol}//${u.host}/` !== ownBase || u.username !== '' || u.password !== '')
+      return none;
     path = u.pathname.replace(/^\/+/, '');
   } catch {
     return none;
@@ -89,14 +105,21 @@ export function refusal(sender: UiSender, request: UiRequest, tickets: PageTicke
   const host = hostOf(ticketed);
   switch (request.type) {
     case 'httpOnce':
-      if (request.tabId !== undefined && request.tabId !== sender.tabId) return 'not the tab this page is in';
-      return typeof request.url === 'string' && hostOf(request.url) === host ? null : 'not the address this page is for';
+      if (request.tabId !== undefined && request.tabId !== sender.tabId)
+        return 'not the tab this page is in';
+      return typeof request.url === 'string' && hostOf(request.url) === host
+        ? null
+        : 'not the address this page is for';
     case 'portalSignIn':
       return null;
     case 'siteAdd':
-      return request.list === 'httpAllowedSites' && request.entry === host ? null : 'not the site this page is for';
+      return request.list === 'httpAllowedSites' && request.entry === host
+        ? null
+        : 'not the site this page is for';
     case 'siteState':
-      return request.state === 'rulesets' && request.entry === host ? null : 'not the site this page is for';
+      return request.state === 'rulesets' && request.entry === host
+        ? null
+        : 'not the site this page is for';
     default:
       return `the fallback page cannot ask for ${String(request.type)}`;
   }

@@ -28,8 +28,11 @@ export function channelNameKey(name: string): string {
  */
 export function channelNameProblem(name: string, taken: readonly string[]): string | null {
   const key = channelNameKey(name);
-  if (key === channelNameKey(LIBRARY_LAYER_NAME)) return `the name is taken by your imported ruleset library ("${LIBRARY_LAYER_NAME}")`;
+  if (key === channelNameKey(LIBRARY_LAYER_NAME))
+    return `the name is taken by your imported ruleset library ("${LIBRARY_LAYER_NAME}")`;
   const other = taken.find((t) => channelNameKey(t) === key);
   if (other === undefined) return null;
-  return other === name ? `there is already a channel named ${JSON.stringify(other)}` : `it reads the same as the channel ${JSON.stringify(other)}`;
+  return other === name
+    ? `there is already a channel named ${JSON.stringify(other)}`
+    : `it reads the same as the channel ${JSON.stringify(other)}`;
 }

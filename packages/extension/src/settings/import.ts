@@ -33,13 +33,19 @@ export type ParsedImport = { ok: true; values: ImportValues } | { ok: false; pro
 export function exportSettingsFile(settings: Settings, now = new Date()): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const k of EXPORTED_KEYS) out[k] = settings[k];
-  return { format: EXPORT_FORMAT, schemaVersion: SCHEMA_VERSION, exportedAt: now.toISOString(), settings: out };
+  return {
+    format: EXPORT_FORMAT,
+    schemaVersion: SCHEMA_VERSION,
+    exportedAt: now.toISOString(),
+    settings: out,
+  };
 }
 
 /** Parses and checks a settings file's text; every problem found is reported, not just the first. */
 export function parseSettingsFile(text: unknown): ParsedImport {
   if (typeof text !== 'string') return refuse('the file is not text');
-  if (text.length > MAX_IMPORT_CHARS) return refuse(`the file is too large (${text.length} characters; at most ${MAX_IMPORT_CHARS})`);
+  if (text.length > MAX_IMPORT_CHARS)
+    return refuse(`the file is too large (${text.length} characters; at most ${MAX_IMPORT_CHARS})`);
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -48,19 +54,30 @@ export function parseSettingsFile(text: unknown): ParsedImport {
   }
   const shape = shapeProblem(data);
   if (shape !== null) return refuse(shape);
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return refuse('not an httpsify settings file (expected a JSON object)');
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    return refuse('not an httpsify settings file (expected a JSON object)');
   const top = data as Record<string, unknown>;
   if (top.format !== EXPORT_FORMAT)
-    return refuse(`not an httpsify settings file ("format" is ${JSON.stringify(top.format) ?? 'missing'}, expected "${EXPORT_FORMAT}")`);
+    return refuse(
+      `not an httpsify settings file ("format" is ${JSON.stringify(top.format) ?? 'missing'}, expected "${EXPORT_FORMAT}")`,
+    );
   const version = top.schemaVersion;
   if (typeof version !== 'number' || !Number.isInteger(version) || version < 1)
-    return refuse(`"schemaVersion" must be a whole number from 1 to ${SCHEMA_VERSION}, got ${JSON.stringify(version) ?? 'nothing'}`);
-  if (version > SCHEMA_VERSION) return refuse(`the file was made by a newer httpsify (settings version ${version}; this one reads up to ${SCHEMA_VERSION})`);
+    return refuse(
+      `"schemaVersion" must be a whole number from 1 to ${SCHEMA_VERSION}, got ${JSON.stringify(version) ?? 'nothing'}`,
+    );
+  if (version > SCHEMA_VERSION)
+    return refuse(
+      `the file was made by a newer httpsify (settings version ${version}; this one reads up to ${SCHEMA_VERSION})`,
+    );
   const problems: string[] = [];
-  for (const k of Object.keys(top)) if (!TOP_KEYS.has(k)) problems.push(`unknown key ${JSON.stringify(k)} at the top of the file`);
-  if (top.exportedAt !== undefined && typeof top.exportedAt !== 'string') problems.push('"exportedAt" is not a date text');
+  for (const k of Object.keys(top))
+    if (!TOP_KEYS.has(k)) problems.push(`unknown key ${JSON.stringify(k)} at the top of the file`);
+  if (top.exportedAt !== undefined && typeof top.exportedAt !== 'string')
+    problems.push('"exportedAt" is not a date text');
   const settings = top.settings;
-  if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) return refuse(...problems, '"settings" must be an object');
+  if (typeof settings !== 'object' || settings === null || Array.isArray(settings))
+    return refuse(...problems, '"settings" must be an object');
   const values: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(settings as Record<string, unknown>)) {
     if (!(EXPORTED_KEYS as readonly string[]).includes(key)) {
@@ -71,7 +88,9 @@ export function parseSettingsFile(text: unknown): ParsedImport {
     problems.push(...checked.problems.map((p) => `${key}: ${p}`));
     values[key] = checked.value;
   }
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, values: values as ImportValues };
+  return problems.length > 0
+    ? { ok: false, problems }
+    : { ok: true, values: values as ImportValues };
 }
 
 function refuse(...problems: string[]): ParsedImport {
@@ -84,13 +103,15 @@ function shapeProblem(data: unknown): string | null {
   while (stack.length > 0) {
     const [v, depth] = stack.pop() as [unknown, number];
     if (typeof v !== 'object' || v === null) continue;
-    if (depth > MAX_IMPORT_DEPTH) return `the file is nested deeper than ${MAX_IMPORT_DEPTH} levels`;
+    if (depth > MAX_IMPORT_DEPTH)
+      return `the file is nested deeper than ${MAX_IMPORT_DEPTH} levels`;
     if (Array.isArray(v)) {
       for (const item of v) stack.push([item, depth + 1]);
       continue;
     }
     for (const [k, item] of Object.entries(v)) {
-      if (FORBIDDEN_KEYS.has(k)) return `the file contains the key ${JSON.stringify(k)}, which settings never use`;
+      if (FORBIDDEN_KEYS.has(k))
+        return `the file contains the key ${JSON.stringify(k)}, which settings never use`;
       stack.push([item, depth + 1]);
     }
   }
@@ -100,23 +121,34 @@ function shapeProblem(data: unknown): string | null {
 /** Stricter than the repair of stored data: nothing is coerced or salvaged, a problem refuses the file. */
 function checkValue(key: ExportedKey, value: unknown): { value: unknown; problems: string[] } {
   if ((FLAG_KEYS as readonly string[]).includes(key)) {
-    return typeof value === 'boolean' ? { value, problems: [] } : { value, problems: [`must be true or false, got ${describe(value)}`] };
+    return typeof value === 'boolean'
+      ? { value, problems: [] }
+      : { value, problems: [`must be true or false, got ${describe(value)}`] };
   }
   switch (key) {
     case 'rulesetOverrides': {
       if (typeof value !== 'object' || value === null || Array.isArray(value))
-        return { value, problems: [`must be an object of ruleset names to true/false, got ${describe(value)}`] };
+        return {
+          value,
+          problems: [`must be an object of ruleset names to true/false, got ${describe(value)}`],
+        };
       const entries = Object.entries(value);
-      if (entries.length > MAX_LIST) return { value, problems: [`has ${entries.length} entries (at most ${MAX_LIST})`] };
+      if (entries.length > MAX_LIST)
+        return { value, problems: [`has ${entries.length} entries (at most ${MAX_LIST})`] };
       const problems = entries
         .filter(([, on]) => typeof on !== 'boolean')
-        .map(([name, on]) => `the switch for ${JSON.stringify(name)} must be true or false, got ${describe(on)}`);
+        .map(
+          ([name, on]) =>
+            `the switch for ${JSON.stringify(name)} must be true or false, got ${describe(on)}`,
+        );
       return { value: Object.fromEntries(entries), problems };
     }
     case 'disabledSites':
     case 'httpAllowedSites': {
-      if (!Array.isArray(value)) return { value, problems: [`must be a list of sites, got ${describe(value)}`] };
-      if (value.length > MAX_LIST) return { value, problems: [`has ${value.length} entries (at most ${MAX_LIST})`] };
+      if (!Array.isArray(value))
+        return { value, problems: [`must be a list of sites, got ${describe(value)}`] };
+      if (value.length > MAX_LIST)
+        return { value, problems: [`has ${value.length} entries (at most ${MAX_LIST})`] };
       const problems = value
         .filter((e) => typeof e !== 'string' || parseSitePattern(e) === null)
         .map((e) => `${describe(e)} is not a host, host:port or *.domain`);
@@ -125,7 +157,11 @@ function checkValue(key: ExportedKey, value: unknown): { value: unknown; problem
     case 'userRules':
       return checkUserRules(value);
     case 'channels': {
-      if (!Array.isArray(value)) return { value, problems: [`must be a list of channel definitions, got ${describe(value)}`] };
+      if (!Array.isArray(value))
+        return {
+          value,
+          problems: [`must be a list of channel definitions, got ${describe(value)}`],
+        };
       const checked = checkSetting('channels', value);
       return { value: checked.value, problems: checked.problems };
     }
@@ -135,27 +171,45 @@ function checkValue(key: ExportedKey, value: unknown): { value: unknown; problem
 }
 
 function checkUserRules(value: unknown): { value: unknown; problems: string[] } {
-  if (!Array.isArray(value)) return { value, problems: [`must be a list of rules, got ${describe(value)}`] };
-  if (value.length > MAX_USER_RULES) return { value, problems: [`has ${value.length} rules (at most ${MAX_USER_RULES})`] };
+  if (!Array.isArray(value))
+    return { value, problems: [`must be a list of rules, got ${describe(value)}`] };
+  if (value.length > MAX_USER_RULES)
+    return { value, problems: [`has ${value.length} rules (at most ${MAX_USER_RULES})`] };
   const problems: string[] = [];
   const out: Settings['userRules'] = [];
   const parsed: { where: string; ruleset: Ruleset }[] = [];
   value.forEach((r: unknown, i) => {
     const where = `rule ${i + 1}`;
     const o = r as Record<string, unknown> | null;
-    if (typeof o !== 'object' || o === null || Array.isArray(o) || typeof o.name !== 'string' || typeof o.xml !== 'string' || o.name === '') {
+    if (
+      typeof o !== 'object' ||
+      o === null ||
+      Array.isArray(o) ||
+      typeof o.name !== 'string' ||
+      typeof o.xml !== 'string' ||
+      o.name === ''
+    ) {
       problems.push(`${where} must have a "name" and an "xml" text, got ${describe(r)}`);
       return;
     }
     const extra = Object.keys(o).filter((k) => k !== 'name' && k !== 'xml');
-    if (extra.length > 0) problems.push(`${where} (${JSON.stringify(o.name)}) has unknown fields ${extra.map((k) => JSON.stringify(k)).join(', ')}`);
+    if (extra.length > 0)
+      problems.push(
+        `${where} (${JSON.stringify(o.name)}) has unknown fields ${extra.map((k) => JSON.stringify(k)).join(', ')}`,
+      );
     const checked = toUserRule(o.xml);
     if ('errors' in checked) {
-      problems.push(`${where} (${JSON.stringify(o.name)}): ${checked.errors.map((d) => `line ${d.line}:${d.column} ${d.message}`).join('; ')}`);
+      problems.push(
+        `${where} (${JSON.stringify(o.name)}): ${checked.errors.map((d) => `line ${d.line}:${d.column} ${d.message}`).join('; ')}`,
+      );
       return;
     }
-    if (checked.rule.name !== o.name) problems.push(`${where} is named ${JSON.stringify(o.name)} but its XML names it ${JSON.stringify(checked.rule.name)}`);
-    if (out.some((x) => x.name === o.name)) problems.push(`two rules are named ${JSON.stringify(o.name)}`);
+    if (checked.rule.name !== o.name)
+      problems.push(
+        `${where} is named ${JSON.stringify(o.name)} but its XML names it ${JSON.stringify(checked.rule.name)}`,
+      );
+    if (out.some((x) => x.name === o.name))
+      problems.push(`two rules are named ${JSON.stringify(o.name)}`);
     else {
       out.push({ name: o.name, xml: o.xml });
       parsed.push({ where: `${where} (${JSON.stringify(o.name)})`, ruleset: checked.ruleset });

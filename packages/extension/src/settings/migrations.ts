@@ -10,7 +10,12 @@ export interface MigrationResult {
   from: number;
 }
 
-type Step = (values: Record<string, unknown>, removed: Set<string>, notes: RepairRecord[], now: number) => void;
+type Step = (
+  values: Record<string, unknown>,
+  removed: Set<string>,
+  notes: RepairRecord[],
+  now: number,
+) => void;
 
 /**
  * Version 0 is storage without `schemaVersion`: either the first background build (which wrote
@@ -25,9 +30,16 @@ const from0: Step = (v, removed, notes, now) => {
     delete v[oldKey];
     removed.add(oldKey);
   };
-  if (v.ruleActiveStates !== undefined && typeof v.ruleActiveStates === 'object' && v.ruleActiveStates !== null) {
+  if (
+    v.ruleActiveStates !== undefined &&
+    typeof v.ruleActiveStates === 'object' &&
+    v.ruleActiveStates !== null
+  ) {
     // Old overrides merge under ours; ours win where both exist.
-    const ours = typeof v.rulesetOverrides === 'object' && v.rulesetOverrides !== null ? (v.rulesetOverrides as Record<string, unknown>) : {};
+    const ours =
+      typeof v.rulesetOverrides === 'object' && v.rulesetOverrides !== null
+        ? (v.rulesetOverrides as Record<string, unknown>)
+        : {};
     v.rulesetOverrides = { ...(v.ruleActiveStates as Record<string, unknown>), ...ours };
     delete v.ruleActiveStates;
     removed.add('ruleActiveStates');
@@ -39,7 +51,12 @@ const from0: Step = (v, removed, notes, now) => {
     v.userRules = v.userRules.flatMap((r: unknown) => {
       const converted = convertLegacyUserRule(r);
       if (converted !== null) return [converted];
-      notes.push({ key: 'userRules', problem: 'an HTTPS Everywhere user rule could not be converted', original: JSON.stringify(r).slice(0, 4000), at: now });
+      notes.push({
+        key: 'userRules',
+        problem: 'an HTTPS Everywhere user rule could not be converted',
+        original: JSON.stringify(r).slice(0, 4000),
+        at: now,
+      });
       return [];
     });
   }
@@ -51,22 +68,41 @@ function convertLegacyUserRule(r: unknown): { name: string; xml: string } | null
   // Already ours.
   if (typeof o.name === 'string' && typeof o.xml === 'string') return { name: o.name, xml: o.xml };
   // 2018: {host, urlMatcher, redirectTo}.
-  if (typeof o.host === 'string' && typeof o.urlMatcher === 'string' && typeof o.redirectTo === 'string') {
-    return { name: `User rule: ${o.host}`, xml: simpleRuleXml({ host: o.host, from: o.urlMatcher, to: o.redirectTo }) };
+  if (
+    typeof o.host === 'string' &&
+    typeof o.urlMatcher === 'string' &&
+    typeof o.redirectTo === 'string'
+  ) {
+    return {
+      name: `User rule: ${o.host}`,
+      xml: simpleRuleXml({ host: o.host, from: o.urlMatcher, to: o.redirectTo }),
+    };
   }
   // 2019+: {name, target: [host], rule: [{from, to}]}.
   if (typeof o.name === 'string' && Array.isArray(o.target) && Array.isArray(o.rule)) {
     const host = o.target[0];
     const first = o.rule[0] as { from?: unknown; to?: unknown } | undefined;
-    if (typeof host === 'string' && typeof first?.from === 'string' && typeof first.to === 'string') {
-      return { name: `User rule: ${host}`, xml: simpleRuleXml({ host, from: first.from, to: first.to }) };
+    if (
+      typeof host === 'string' &&
+      typeof first?.from === 'string' &&
+      typeof first.to === 'string'
+    ) {
+      return {
+        name: `User rule: ${host}`,
+        xml: simpleRuleXml({ host, from: first.from, to: first.to }),
+      };
     }
   }
   return null;
 }
 
 /** Keys only old layouts used: read alongside the settings so the steps above can convert them. */
-export const LEGACY_KEYS = ['ruleActiveStates', 'disabledList', 'httpNowhere', 'enableMixedRulesets'] as const;
+export const LEGACY_KEYS = [
+  'ruleActiveStates',
+  'disabledList',
+  'httpNowhere',
+  'enableMixedRulesets',
+] as const;
 
 /** Steps by the version they upgrade from. */
 const STEPS: Step[] = [from0];

@@ -1,7 +1,20 @@
-import { CHANNEL_FORMAT, parseChannelDefinition, type ChannelDefinition } from '@httpsify/engine/channels';
+import {
+  CHANNEL_FORMAT,
+  parseChannelDefinition,
+  type ChannelDefinition,
+} from '@httpsify/engine/channels';
 import { channelNameProblem } from './channel-name.js';
 import { parseSitePattern } from '../site-rules/site-pattern.js';
-import { defaultSettings, MAX_HTTP_HOSTS, MAX_REPAIRS, SCHEMA_VERSION, SETTING_KEYS, type RepairRecord, type Settings, type UserRule } from './schema.js';
+import {
+  defaultSettings,
+  MAX_HTTP_HOSTS,
+  MAX_REPAIRS,
+  SCHEMA_VERSION,
+  SETTING_KEYS,
+  type RepairRecord,
+  type Settings,
+  type UserRule,
+} from './schema.js';
 
 export interface RepairResult {
   settings: Settings;
@@ -66,7 +79,14 @@ const CHECKERS: { [K in keyof Settings]: Checker<Settings[K]> } = {
     const out: UserRule[] = [];
     for (const r of list(v, note) ?? []) {
       const o = r as Partial<UserRule> | null;
-      if (typeof o !== 'object' || o === null || typeof o.name !== 'string' || typeof o.xml !== 'string' || o.name === '') note('not a user rule', r);
+      if (
+        typeof o !== 'object' ||
+        o === null ||
+        typeof o.name !== 'string' ||
+        typeof o.xml !== 'string' ||
+        o.name === ''
+      )
+        note('not a user rule', r);
       else if (out.some((x) => x.name === o.name)) note(`duplicate user rule "${o.name}"`, r);
       else out.push({ name: o.name, xml: o.xml });
     }
@@ -88,7 +108,8 @@ const CHECKERS: { [K in keyof Settings]: Checker<Settings[K]> } = {
         channel.name,
         out.map((c) => c.name),
       );
-      if (problem !== null) note(`channel ${i + 1} (${JSON.stringify(channel.name)}): ${problem}`, item);
+      if (problem !== null)
+        note(`channel ${i + 1} (${JSON.stringify(channel.name)}): ${problem}`, item);
       else out.push(channel);
     }
     return out;
@@ -102,7 +123,9 @@ const CHECKERS: { [K in keyof Settings]: Checker<Settings[K]> } = {
       note(`stats.${k} is not a count`, n);
       return 0;
     };
-    const hosts = Array.isArray(r.httpHosts) ? r.httpHosts.filter((h): h is string => typeof h === 'string').slice(-MAX_HTTP_HOSTS) : [];
+    const hosts = Array.isArray(r.httpHosts)
+      ? r.httpHosts.filter((h): h is string => typeof h === 'string').slice(-MAX_HTTP_HOSTS)
+      : [];
     return { upgrades: count('upgrades'), fallbacks: count('fallbacks'), httpHosts: hosts };
   },
   portalProbeUrl: (v, note) => {
@@ -111,7 +134,12 @@ const CHECKERS: { [K in keyof Settings]: Checker<Settings[K]> } = {
     return defaultSettings().portalProbeUrl;
   },
   repairs: (v) =>
-    Array.isArray(v) ? v.filter((r): r is RepairRecord => typeof r === 'object' && r !== null && typeof (r as RepairRecord).key === 'string') : [],
+    Array.isArray(v)
+      ? v.filter(
+          (r): r is RepairRecord =>
+            typeof r === 'object' && r !== null && typeof (r as RepairRecord).key === 'string',
+        )
+      : [],
 };
 
 /** Settings as read from storage or built by a change: any key may hold anything. */
@@ -147,7 +175,12 @@ export function repairSettings(raw: StoredSettings, now = Date.now()): RepairRes
 }
 
 /** Stores the checked value of one setting; its checker gives the key's own type. */
-function repairInto<K extends keyof Settings>(settings: Settings, key: K, raw: unknown, note: (problem: string, original: unknown) => void): Settings[K] {
+function repairInto<K extends keyof Settings>(
+  settings: Settings,
+  key: K,
+  raw: unknown,
+  note: (problem: string, original: unknown) => void,
+): Settings[K] {
   const value = CHECKERS[key](raw, note);
   settings[key] = value;
   return value;
@@ -163,7 +196,10 @@ function safeJson(v: unknown): string {
 }
 
 /** Checks one value for a key (imports, messages from pages): the repaired value and problems. */
-export function checkSetting<K extends keyof Settings>(key: K, value: unknown): { value: Settings[K]; problems: string[] } {
+export function checkSetting<K extends keyof Settings>(
+  key: K,
+  value: unknown,
+): { value: Settings[K]; problems: string[] } {
   const problems: string[] = [];
   const v = (CHECKERS[key] as Checker<Settings[K]>)(value, (p) => problems.push(p));
   return { value: v, problems };
@@ -171,6 +207,13 @@ export function checkSetting<K extends keyof Settings>(key: K, value: unknown): 
 
 /** A stored definition gets its format back; a format 1 one (with "publicKey") is left to be refused with its own message. */
 function withFormat(item: unknown): unknown {
-  if (typeof item !== 'object' || item === null || Array.isArray(item) || 'format' in item || 'publicKey' in item) return item;
+  if (
+    typeof item !== 'object' ||
+    item === null ||
+    Array.isArray(item) ||
+    'format' in item ||
+    'publicKey' in item
+  )
+    return item;
   return { format: CHANNEL_FORMAT, ...item };
 }

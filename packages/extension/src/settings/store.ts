@@ -43,12 +43,15 @@ export class SettingsStore {
       const next = { ...draft, ...patch } as Settings;
       // Whatever the change produced goes through the same validation as stored data.
       const { settings, records } = repairSettings(next, this.now());
-      if (records.length > 0) settings.repairs = [...current.repairs, ...records].slice(-MAX_REPAIRS);
+      if (records.length > 0)
+        settings.repairs = [...current.repairs, ...records].slice(-MAX_REPAIRS);
       const writes: Record<string, unknown> = {};
       for (const key of SETTING_KEYS) {
-        if (JSON.stringify(settings[key]) !== JSON.stringify(current[key])) writes[key] = settings[key];
+        if (JSON.stringify(settings[key]) !== JSON.stringify(current[key]))
+          writes[key] = settings[key];
       }
-      if (Object.keys(writes).length > 0 && JSON.stringify(settings) !== before) await this.area.set(writes);
+      if (Object.keys(writes).length > 0 && JSON.stringify(settings) !== before)
+        await this.area.set(writes);
       return settings;
     });
   }
@@ -67,10 +70,12 @@ export class SettingsStore {
     const raw = await this.area.get([...SETTING_KEYS, ...LEGACY_KEYS]);
     const migrated = migrate(raw, this.now());
     const { settings, changed, records } = repairSettings(migrated.values, this.now());
-    if (migrated.notes.length > 0) settings.repairs = [...settings.repairs, ...migrated.notes].slice(-MAX_REPAIRS);
+    if (migrated.notes.length > 0)
+      settings.repairs = [...settings.repairs, ...migrated.notes].slice(-MAX_REPAIRS);
     const writes: Record<string, unknown> = {};
     const touched = new Set<keyof Settings>(changed);
-    if (migrated.from !== settings.schemaVersion) for (const key of SETTING_KEYS) if (key in migrated.values) touched.add(key);
+    if (migrated.from !== settings.schemaVersion)
+      for (const key of SETTING_KEYS) if (key in migrated.values) touched.add(key);
     if (migrated.notes.length > 0 || records.length > 0) touched.add('repairs');
     for (const key of touched) writes[key] = settings[key];
     if (Object.keys(writes).length > 0) await this.area.set(writes);

@@ -1,5 +1,9 @@
 import type { Ruleset } from '@httpsify/engine';
-import { compiledDestination, type RuleDestination, ruleDestination } from '@httpsify/engine/channels';
+import {
+  compiledDestination,
+  type RuleDestination,
+  ruleDestination,
+} from '@httpsify/engine/channels';
 import { compileDnr } from '@httpsify/engine/dnr';
 
 /** A site a user rule applies to, as the preview says it. */
@@ -39,7 +43,8 @@ function targetOf(host: string): RuleTarget {
 }
 
 /** `a` is `b`, or one of them is a subdomain of the other (`www.example.org` and `example.org`). */
-const related = (a: string, b: string): boolean => a === b || a.endsWith(`.${b}`) || b.endsWith(`.${a}`);
+const related = (a: string, b: string): boolean =>
+  a === b || a.endsWith(`.${b}`) || b.endsWith(`.${a}`);
 
 /** Whether `host` is one of the rule's own sites (a target, or the same site with or without a subdomain). */
 function covered(host: string, targets: readonly RuleTarget[]): boolean {
@@ -70,19 +75,30 @@ export function summariseUserRule(ruleset: Ruleset): UserRuleSummary {
   const said = (dest: RuleDestination): RuleSendsTo => {
     if (dest.kind === 'same-url') return { kind: 'same' };
     if (dest.kind === 'computed') return { kind: 'computed' };
-    if (dest.kind === 'subdomain') return { kind: 'under', domain: dest.of, elsewhere: !covered(`x.${dest.of}`, targets) };
+    if (dest.kind === 'subdomain')
+      return { kind: 'under', domain: dest.of, elsewhere: !covered(`x.${dest.of}`, targets) };
     const hosts = [...new Set(dest.urls.map(hostOf))];
-    return hosts.every((h) => covered(h, targets)) ? { kind: 'hosts', hosts, elsewhere: false } : { kind: 'hosts', hosts, elsewhere: true };
+    return hosts.every((h) => covered(h, targets))
+      ? { kind: 'hosts', hosts, elsewhere: false }
+      : { kind: 'hosts', hosts, elsewhere: true };
   };
-  const sendsTo: RuleSendsTo[] = ruleset.rules.map((rule) => said(ruleDestination(rule.to, rule.from)));
+  const sendsTo: RuleSendsTo[] = ruleset.rules.map((rule) =>
+    said(ruleDestination(rule.to, rule.from)),
+  );
   // Chromium runs the rules compiled: where that form may go elsewhere, the summary says so too.
   for (const r of compileDnr([ruleset], { isActive: () => true }).rules) {
     const dest = compiledDestination(r);
     if (dest === null) continue;
     const s = said(dest);
     const seen = sendsTo.some((t) => JSON.stringify(t) === JSON.stringify(s));
-    if (!seen && (s.kind === 'computed' || ((s.kind === 'hosts' || s.kind === 'under') && s.elsewhere))) sendsTo.push(s);
+    if (
+      !seen &&
+      (s.kind === 'computed' || ((s.kind === 'hosts' || s.kind === 'under') && s.elsewhere))
+    )
+      sendsTo.push(s);
   }
-  const leavesItsSites = sendsTo.some((s) => s.kind === 'computed' || ((s.kind === 'hosts' || s.kind === 'under') && s.elsewhere));
+  const leavesItsSites = sendsTo.some(
+    (s) => s.kind === 'computed' || ((s.kind === 'hosts' || s.kind === 'under') && s.elsewhere),
+  );
   return { targets, sendsTo, leavesItsSites };
 }

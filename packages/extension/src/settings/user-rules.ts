@@ -20,7 +20,13 @@ export interface SimpleRule {
   to: string;
 }
 
-const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
+const XML_ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&apos;',
+};
 
 export function escapeXml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => XML_ESCAPES[c] as string);
@@ -75,21 +81,29 @@ export interface CheckedUserRule {
 
 /** Validates ruleset XML with the same checks as `httpsify check`; errors block saving. */
 export function checkUserRuleXml(xml: string, file = 'user-rule.xml'): CheckedUserRule {
-  if (lint === undefined) throw new Error('user-rule checks used before loadUserRuleChecks() finished');
+  if (lint === undefined)
+    throw new Error('user-rule checks used before loadUserRuleChecks() finished');
   const { ruleset, diagnostics } = lint(xml, file);
   const errors = diagnostics.filter((d) => d.severity === 'error');
   return { ruleset: errors.length === 0 ? ruleset : null, diagnostics, errors };
 }
 
 /** A user rule ready to store, or the errors that prevent it. */
-export function toUserRule(xml: string): { rule: UserRule; ruleset: Ruleset } | { errors: Diagnostic[] } {
+export function toUserRule(
+  xml: string,
+): { rule: UserRule; ruleset: Ruleset } | { errors: Diagnostic[] } {
   const checked = checkUserRuleXml(xml);
-  if (checked.ruleset === null) return { errors: checked.errors.length > 0 ? checked.errors : checked.diagnostics };
+  if (checked.ruleset === null)
+    return { errors: checked.errors.length > 0 ? checked.errors : checked.diagnostics };
   return { rule: { name: checked.ruleset.name, xml }, ruleset: checked.ruleset };
 }
 
 /** Inserts or replaces (by name) a rule in the list; `replacing` renames an edited rule. */
-export function upsertUserRule(list: readonly UserRule[], rule: UserRule, replacing?: string): UserRule[] {
+export function upsertUserRule(
+  list: readonly UserRule[],
+  rule: UserRule,
+  replacing?: string,
+): UserRule[] {
   const out = list.filter((r) => r.name !== rule.name && r.name !== replacing);
   out.push(rule);
   return out.sort((a, b) => a.name.localeCompare(b.name));

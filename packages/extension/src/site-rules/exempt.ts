@@ -3,7 +3,14 @@
  * reading is dnr/local-name-rules.ts). HTTPS Everywhere missed IPv6, 169.254/16 and 100.64/10
  * (a known bug of the old extension).
  */
-import { blockRange, LOCAL_DOMAINS, LOCAL_IPV4, LOCAL_IPV6_EXACT, LOCAL_IPV6_FIRST_HEXTET, SINGLE_LABEL_IS_LOCAL } from './local-names.js';
+import {
+  blockRange,
+  LOCAL_DOMAINS,
+  LOCAL_IPV4,
+  LOCAL_IPV6_EXACT,
+  LOCAL_IPV6_FIRST_HEXTET,
+  SINGLE_LABEL_IS_LOCAL,
+} from './local-names.js';
 
 export function isHttpsFirstExempt(hostname: string): boolean {
   const host = hostname.toLowerCase().replace(/\.+$/, '');
@@ -49,7 +56,10 @@ export function isLocalIpv6(addr: string): boolean {
   }
   // The URL parser writes mapped addresses in hex: ::ffff:c0a8:1.
   const hexMapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(a);
-  if (hexMapped) return isLocalIpv4(parseInt(hexMapped[1] as string, 16) * 65536 + parseInt(hexMapped[2] as string, 16));
+  if (hexMapped)
+    return isLocalIpv4(
+      parseInt(hexMapped[1] as string, 16) * 65536 + parseInt(hexMapped[2] as string, 16),
+    );
   // The first group as written; `::` first means 0.
   const head = a.split(':')[0] ?? '';
   if (!/^[0-9a-f]{0,4}$/.test(head)) return false;

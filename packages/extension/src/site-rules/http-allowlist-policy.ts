@@ -20,7 +20,13 @@ export function parseHttpAllowlistPolicy(text: string): PolicyImport {
   } catch (e) {
     return { entries: [], problems: [`not JSON: ${e instanceof Error ? e.message : String(e)}`] };
   }
-  if (!Array.isArray(value)) return { entries: [], problems: ['not a JSON array of host names (the policy takes ["example.com", "[*.]example.org"])'] };
+  if (!Array.isArray(value))
+    return {
+      entries: [],
+      problems: [
+        'not a JSON array of host names (the policy takes ["example.com", "[*.]example.org"])',
+      ],
+    };
   const entries: string[] = [];
   const problems: string[] = [];
   const add = (e: string) => {
@@ -31,15 +37,19 @@ export function parseHttpAllowlistPolicy(text: string): PolicyImport {
     if (typeof item !== 'string') return void problems.push(`${where}: not a string`);
     const raw = item.trim();
     if (raw === '*' || raw === '[*]' || raw === '[*.]')
-      return void problems.push(`${where}: "${raw}" would allow HTTP everywhere; turn the protection off instead`);
+      return void problems.push(
+        `${where}: "${raw}" would allow HTTP everywhere; turn the protection off instead`,
+      );
     const subdomains = raw.startsWith('[*.]');
     const host = subdomains ? raw.slice(4) : raw;
     const exact = parseSitePattern(host);
-    if (exact === null || exact.wildcard || exact.port !== null) return void problems.push(`${where}: "${raw}" is not a host name or [*.]host name`);
+    if (exact === null || exact.wildcard || exact.port !== null)
+      return void problems.push(`${where}: "${raw}" is not a host name or [*.]host name`);
     add(exact.text);
     if (subdomains) {
       const wild = parseSitePattern(`*.${exact.text}`);
-      if (wild === null) return void problems.push(`${where}: "${raw}": subdomains of an address cannot be listed`);
+      if (wild === null)
+        return void problems.push(`${where}: "${raw}": subdomains of an address cannot be listed`);
       add(wild.text);
     }
   });
@@ -65,7 +75,10 @@ export function exportHttpAllowlistPolicy(entries: readonly string[]): PolicyExp
   }
   const out: string[] = [];
   for (const h of wild) {
-    if (!hosts.has(h)) notes.push(`*.${h}: the policy cannot leave out ${h} itself; written as [*.]${h}, which includes it`);
+    if (!hosts.has(h))
+      notes.push(
+        `*.${h}: the policy cannot leave out ${h} itself; written as [*.]${h}, which includes it`,
+      );
     out.push(`[*.]${h}`);
   }
   for (const h of hosts) if (!wild.has(h)) out.push(h);

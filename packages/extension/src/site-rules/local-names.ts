@@ -7,7 +7,13 @@
  */
 
 /** Special-use domains: the name itself and every name under it. */
-export const LOCAL_DOMAINS: readonly string[] = ['localhost', 'onion', 'local', 'internal', 'home.arpa'];
+export const LOCAL_DOMAINS: readonly string[] = [
+  'localhost',
+  'onion',
+  'local',
+  'internal',
+  'home.arpa',
+];
 
 /** IPv4 blocks, as base address and prefix length. */
 export const LOCAL_IPV4: readonly (readonly [base: number, bits: number])[] = [

@@ -31,8 +31,14 @@ export function parseSitePattern(input: string): SitePattern | null {
   if (host === '' || host.includes('..')) return null;
   // The URL parser drops the default port 80; keep what the user typed so ":80" still means "only 80".
   const portMatch = /:(\d+)$/.exec(text);
-  const port = url.port !== '' ? url.port : portMatch && !text.endsWith(']') ? String(Number(portMatch[1])) : null;
-  if (wildcard && (host.startsWith('[') || /^[\d.]+$/.test(host) || !host.includes('.'))) return null;
+  const port =
+    url.port !== ''
+      ? url.port
+      : portMatch && !text.endsWith(']')
+        ? String(Number(portMatch[1]))
+        : null;
+  if (wildcard && (host.startsWith('[') || /^[\d.]+$/.test(host) || !host.includes('.')))
+    return null;
   const hostPart = wildcard ? `*.${host}` : host;
   return { text: port === null ? hostPart : `${hostPart}:${port}`, wildcard, host, port };
 }

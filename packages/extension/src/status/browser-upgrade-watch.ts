@@ -33,7 +33,13 @@ export class BrowserUpgradeWatch {
   }
 
   /** webRequest.onBeforeRedirect of a main frame. */
-  redirected(tabId: number, from: string, to: string, statusCode: number, statusLine: string | undefined): void {
+  redirected(
+    tabId: number,
+    from: string,
+    to: string,
+    statusCode: number,
+    statusLine: string | undefined,
+  ): void {
     const nav = this.pending.get(tabId);
     if (nav === undefined || !from.startsWith('http:')) return;
     // To an extension page (Chromium's handoff, which the worker may answer with a redirect on

@@ -1,7 +1,11 @@
 /** The toolbar icon's four looks; the title and colour tell them apart without the icon. */
 export type IconState = 'active' | 'https-first' | 'site-disabled' | 'off';
 
-export function iconState(s: { globalEnabled: boolean; httpsFirst: boolean; siteDisabled: boolean }): IconState {
+export function iconState(s: {
+  globalEnabled: boolean;
+  httpsFirst: boolean;
+  siteDisabled: boolean;
+}): IconState {
   if (!s.globalEnabled) return 'off';
   if (s.siteDisabled) return 'site-disabled';
   return s.httpsFirst ? 'https-first' : 'active';

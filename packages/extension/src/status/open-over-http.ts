@@ -30,7 +30,11 @@ function literal(s: string): string {
 }
 
 /** `platform` 'firefox' (or an address httpsify itself upgrades): only sends the tab there. */
-export async function openOverHttp(platform: 'chromium' | 'firefox', tabId: number, httpUrl: string): Promise<{ ok: boolean }> {
+export async function openOverHttp(
+  platform: 'chromium' | 'firefox',
+  tabId: number,
+  httpUrl: string,
+): Promise<{ ok: boolean }> {
   if (platform === 'firefox') {
     await ext.tabs.update(tabId, { url: httpUrl });
     return { ok: true };
@@ -45,7 +49,10 @@ export async function openOverHttp(platform: 'chromium' | 'firefox', tabId: numb
       {
         id,
         priority: PRIORITY,
-        action: { type: 'redirect' as chrome.declarativeNetRequest.RuleActionType, redirect: { transform: { scheme: 'http' } } },
+        action: {
+          type: 'redirect' as chrome.declarativeNetRequest.RuleActionType,
+          redirect: { transform: { scheme: 'http' } },
+        },
         condition: {
           regexFilter: `^${literal(httpsUrl)}$`,
           isUrlFilterCaseSensitive: true,

@@ -46,26 +46,45 @@ function base(secure: boolean, retry: boolean) {
  */
 export function pageStatus(i: PageStatusInputs): PageStatus {
   const url = parse(i.url);
-  if (url !== null && /^(chrome|moz)-extension:$/.test(url.protocol) && url.pathname === i.fallbackPath) {
+  if (
+    url !== null &&
+    /^(chrome|moz)-extension:$/.test(url.protocol) &&
+    url.pathname === i.fallbackPath
+  ) {
     const host = hostOf(readFallbackPage(url.searchParams).url ?? '');
-    if (host !== null) return { ...base(false, true), kind: 'http-upgrade-failed', host, onFallbackPage: true };
+    if (host !== null)
+      return { ...base(false, true), kind: 'http-upgrade-failed', host, onFallbackPage: true };
   }
-  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) return { ...base(false, false), kind: 'not-a-web-page' };
+  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+    return { ...base(false, false), kind: 'not-a-web-page' };
   const secure = url.protocol === 'https:';
   // The browser's own upgrade is named even when httpsify is off: "off" above an HTTPS page
   // the browser moved there would read as if the switch did not work.
   const byBrowser = secure && i.upgraded === null && i.movedBy === 'browser';
   if (!i.globalEnabled)
-    return byBrowser ? { ...base(true, false), kind: 'https-by-browser', userWantsHttp: true } : { ...base(secure, false), kind: 'extension-off' };
+    return byBrowser
+      ? { ...base(true, false), kind: 'https-by-browser', userWantsHttp: true }
+      : { ...base(secure, false), kind: 'extension-off' };
   if (secure) {
     if (i.upgraded?.byHttpsFirst) return { ...base(true, false), kind: 'https-by-upgrade' };
-    if (i.upgraded !== null && i.rewriteHttp.ruleset !== null) return { ...base(true, false), kind: 'https-by-ruleset', ruleset: i.rewriteHttp.ruleset };
-    if (byBrowser) return { ...base(true, false), kind: 'https-by-browser', userWantsHttp: i.disabledBy !== null || i.httpAllowedBy !== null };
+    if (i.upgraded !== null && i.rewriteHttp.ruleset !== null)
+      return { ...base(true, false), kind: 'https-by-ruleset', ruleset: i.rewriteHttp.ruleset };
+    if (byBrowser)
+      return {
+        ...base(true, false),
+        kind: 'https-by-browser',
+        userWantsHttp: i.disabledBy !== null || i.httpAllowedBy !== null,
+      };
     if (i.movedBy === 'site') return { ...base(true, false), kind: 'https-by-site' };
     return { ...base(true, false), kind: 'https-already' };
   }
   // What the extension decides for this address now (decision/decide.ts), with these inputs.
-  const d = decide({ url: url.href, kind: 'navigation', tab: { tabId: 0, topUrl: url.href }, state: stateOf(i) });
+  const d = decide({
+    url: url.href,
+    kind: 'navigation',
+    tab: { tabId: 0, topUrl: url.href },
+    state: stateOf(i),
+  });
   switch (d.reason) {
     case 'site-off':
       return { ...base(false, true), kind: 'http-site-off', entry: d.entry ?? '' };
@@ -76,18 +95,30 @@ export function pageStatus(i: PageStatusInputs): PageStatus {
       if (d.url.startsWith('https:')) return { ...base(false, true), kind: 'http-not-yet' };
       break;
     case 'http-once':
-      return { ...base(false, true), kind: 'http-upgrade-failed', host: url.hostname, onFallbackPage: false };
+      return {
+        ...base(false, true),
+        kind: 'http-upgrade-failed',
+        host: url.hostname,
+        onFallbackPage: false,
+      };
     case 'http-allowed':
       return { ...base(false, true), kind: 'http-allowed', entry: d.entry ?? '' };
     default:
       break;
   }
-  if (i.offRulesets.length > 0) return { ...base(false, true), kind: 'http-ruleset-off', rulesets: i.offRulesets };
+  if (i.offRulesets.length > 0)
+    return { ...base(false, true), kind: 'http-ruleset-off', rulesets: i.offRulesets };
   // Not a retry: the ruleset's authors know the page breaks over HTTPS.
-  if (d.reason === 'ruleset-excludes') return { ...base(false, false), kind: 'http-ruleset-excludes', ruleset: d.ruleset ?? '' };
+  if (d.reason === 'ruleset-excludes')
+    return { ...base(false, false), kind: 'http-ruleset-excludes', ruleset: d.ruleset ?? '' };
   // HTTPS-first would upgrade this page: it was loaded before HTTPS-first was switched on.
   if (d.reason === 'https-first') return { ...base(false, true), kind: 'http-not-yet' };
-  return { ...base(false, false), kind: 'http-no-rule', httpsFirst: i.httpsFirst, localAddress: isHttpsFirstExempt(url.hostname) };
+  return {
+    ...base(false, false),
+    kind: 'http-no-rule',
+    httpsFirst: i.httpsFirst,
+    localAddress: isHttpsFirstExempt(url.hostname),
+  };
 }
 
 /** The inputs as the decision's state: this page's own answers for every question. */

@@ -36,12 +36,19 @@ export interface RetryActions {
 }
 
 /** Why the tab's page is or is not on HTTPS (see PageStatus). */
-export function tabPageStatus(v: PageViewSources, tabId: number, tabUrl: string | undefined): PageStatus {
+export function tabPageStatus(
+  v: PageViewSources,
+  tabId: number,
+  tabUrl: string | undefined,
+): PageStatus {
   const s = v.settings;
   const rec = v.activity.get(tabId);
   const site = tabUrl === undefined ? null : siteOf(tabUrl);
   // A ruleset may have moved the page to another host: ask it about the address asked for.
-  const httpUrl = rec !== undefined && rec.url === tabUrl && rec.upgradedFrom !== undefined ? rec.upgradedFrom : tabUrl?.replace(/^https:/, 'http:');
+  const httpUrl =
+    rec !== undefined && rec.url === tabUrl && rec.upgradedFrom !== undefined
+      ? rec.upgradedFrom
+      : tabUrl?.replace(/^https:/, 'http:');
   const offRulesets =
     site === null
       ? []
@@ -59,15 +66,25 @@ export function tabPageStatus(v: PageViewSources, tabId: number, tabUrl: string 
     httpAllowedBy: site === null ? null : v.httpAllowed.matchHost(site.host, site.port),
     httpOnce: site !== null && (v.httpOnce.has(site.host) || v.httpOnceInTab(tabId).has(site.host)),
     loopGuarded: site !== null && tabUrl !== undefined && v.loopVerdict(tabUrl, tabId),
-    upgraded: rec !== undefined && rec.url === tabUrl && rec.mainUpgraded === true ? { byHttpsFirst: rec.httpsFirst } : null,
-    rewriteHttp: httpUrl === undefined || site === null ? { rewritten: null, ruleset: null } : v.rewriter.rewrite(httpUrl),
+    upgraded:
+      rec !== undefined && rec.url === tabUrl && rec.mainUpgraded === true
+        ? { byHttpsFirst: rec.httpsFirst }
+        : null,
+    rewriteHttp:
+      httpUrl === undefined || site === null
+        ? { rewritten: null, ruleset: null }
+        : v.rewriter.rewrite(httpUrl),
     offRulesets,
     excludedBy: httpUrl === undefined || site === null ? null : v.rewriter.excludedBy(httpUrl),
     movedBy: v.movedBy(tabId, tabUrl),
   });
 }
 
-export function popupState(v: PageViewSources, tabId: number, tabUrl: string | undefined): PopupState {
+export function popupState(
+  v: PageViewSources,
+  tabId: number,
+  tabUrl: string | undefined,
+): PopupState {
   const s = v.settings;
   const site = tabUrl === undefined ? null : siteOf(tabUrl);
   const rec = v.activity.get(tabId);
@@ -98,7 +115,12 @@ export function popupState(v: PageViewSources, tabId: number, tabUrl: string | u
  * Removes what keeps the tab's page on HTTP, as the status line offers. Answers the address
  * the popup should load next (the page, or the site behind the fallback page).
  */
-export async function retryPage(v: PageViewSources, act: RetryActions, tabId: number, tabUrl: string | undefined): Promise<{ ok: boolean; url?: string }> {
+export async function retryPage(
+  v: PageViewSources,
+  act: RetryActions,
+  tabId: number,
+  tabUrl: string | undefined,
+): Promise<{ ok: boolean; url?: string }> {
   const status = tabPageStatus(v, tabId, tabUrl);
   if (!status.retry || tabUrl === undefined) return { ok: false };
   const httpUrl = tabUrl.replace(/^https:/, 'http:');

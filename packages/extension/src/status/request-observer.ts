@@ -53,7 +53,10 @@ export class RequestObserver {
    * the target the page then sends the tab to, once; any other page load in the tab ends it
    * (the page is web-accessible: a later page may open it with any address).
    */
-  private readonly handoffs = new Map<number, { url: string; starter: PageStarter | null; target?: string }>();
+  private readonly handoffs = new Map<
+    number,
+    { url: string; starter: PageStarter | null; target?: string }
+  >();
 
   constructor(private readonly deps: ObserverDeps) {}
 
@@ -100,7 +103,12 @@ export class RequestObserver {
         if (decision.reason !== 'known-host') upgradedTo = decision.url;
         if (decision.reason === 'https-first') {
           first = true;
-          deps.fallback.upgrading(d.requestId, d.tabId, url, pageStarter(d, deps.ownOrigin) === null);
+          deps.fallback.upgrading(
+            d.requestId,
+            d.tabId,
+            url,
+            pageStarter(d, deps.ownOrigin) === null,
+          );
         }
       }
     }
@@ -109,7 +117,17 @@ export class RequestObserver {
       if (d.type === 'main_frame') this.countedMainFrames.set(d.tabId, url);
       deps.stats.upgraded();
     }
-    if (deps.activity.note({ tabId: d.tabId, type: d.type, url, rulesets: names, upgraded, httpsFirst: first, upgradedTo })) {
+    if (
+      deps.activity.note({
+        tabId: d.tabId,
+        type: d.type,
+        url,
+        rulesets: names,
+        upgraded,
+        httpsFirst: first,
+        upgradedTo,
+      })
+    ) {
       deps.activityChanged();
       if (upgraded || d.type === 'main_frame') deps.refreshIcon(d.tabId, top);
     }
@@ -142,16 +160,31 @@ export class RequestObserver {
     // Chromium sends main frames DNR cannot rewrite to the handoff page: who started them is
     // known only here (the page's own navigation onwards is ours). Also when `observe` already
     // counted the request.
-    if (d.type === 'main_frame' && d.url.startsWith('http:') && d.redirectUrl.startsWith(this.deps.ownOrigin)) {
+    if (
+      d.type === 'main_frame' &&
+      d.url.startsWith('http:') &&
+      d.redirectUrl.startsWith(this.deps.ownOrigin)
+    ) {
       this.handoffs.set(d.tabId, { url: d.url, starter: pageStarter(d, this.deps.ownOrigin) });
     }
     if (this.counted.delete(d.requestId)) return;
     if (!d.url.startsWith('http:') || !d.redirectUrl.startsWith('https:')) return;
     const decision = this.deps.decider.decide(c, d);
     // Counted when our rules took it there (known hosts' subresources are not counted here).
-    if (decision.action !== 'upgrade' || decision.url !== d.redirectUrl || decision.reason === 'known-host') return;
+    if (
+      decision.action !== 'upgrade' ||
+      decision.url !== d.redirectUrl ||
+      decision.reason === 'known-host'
+    )
+      return;
     const byHttpsFirst = decision.reason === 'https-first';
-    if (byHttpsFirst) this.deps.fallback.upgrading(d.requestId, d.tabId, d.url, pageStarter(d, this.deps.ownOrigin) === null);
+    if (byHttpsFirst)
+      this.deps.fallback.upgrading(
+        d.requestId,
+        d.tabId,
+        d.url,
+        pageStarter(d, this.deps.ownOrigin) === null,
+      );
     this.noteUpgrade(d.tabId, d.type, d.url, d.redirectUrl, byHttpsFirst);
   }
 
@@ -169,12 +202,21 @@ export class RequestObserver {
     const byUser = h !== undefined && h.url === url && h.target === undefined && h.starter === null;
     if (h !== undefined && h.url === url && h.target === undefined) h.target = target;
     else this.handoffs.delete(tabId);
-    if (c !== null && this.deps.decider.decide(c, { url, type: 'main_frame', tabId }).reason === 'https-first') {
+    if (
+      c !== null &&
+      this.deps.decider.decide(c, { url, type: 'main_frame', tabId }).reason === 'https-first'
+    ) {
       this.deps.fallback.handedOff(tabId, url, target, byUser);
     }
   }
 
-  private noteUpgrade(tabId: number, type: string, url: string, target: string, byHttpsFirst: boolean): void {
+  private noteUpgrade(
+    tabId: number,
+    type: string,
+    url: string,
+    target: string,
+    byHttpsFirst: boolean,
+  ): void {
     if (type === 'main_frame') {
       // Counted when the page's own request shows up, with the tab's new record.
       if (this.countedMainFrames.get(tabId) === url) {

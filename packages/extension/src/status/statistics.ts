@@ -41,7 +41,11 @@ export class Statistics {
     if (this.timer !== null) return;
     this.timer = setTimeout(() => {
       this.timer = null;
-      const batch = { upgrades: this.upgrades, fallbacks: this.fallbacks, httpHosts: this.httpHosts.splice(0) };
+      const batch = {
+        upgrades: this.upgrades,
+        fallbacks: this.fallbacks,
+        httpHosts: this.httpHosts.splice(0),
+      };
       this.upgrades = 0;
       this.fallbacks = 0;
       void this.store
@@ -49,7 +53,10 @@ export class Statistics {
           stats: {
             upgrades: s.stats.upgrades + batch.upgrades,
             fallbacks: s.stats.fallbacks + batch.fallbacks,
-            httpHosts: [...s.stats.httpHosts.filter((h) => !batch.httpHosts.includes(h)), ...batch.httpHosts],
+            httpHosts: [
+              ...s.stats.httpHosts.filter((h) => !batch.httpHosts.includes(h)),
+              ...batch.httpHosts,
+            ],
           },
         }))
         .then((s) => this.stored(s.stats));

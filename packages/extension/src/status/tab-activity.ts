@@ -43,7 +43,11 @@ export class TabActivity {
       const prev = this.tabs.get(r.tabId);
       // A main-frame request that an upgrade redirected shows up twice (http, then https):
       // the second sighting belongs to the same page.
-      if (prev !== undefined && r.url.startsWith('https:') && (prev.url.replace(/^http:/, 'https:') === r.url || prev.upgradeTarget === r.url)) {
+      if (
+        prev !== undefined &&
+        r.url.startsWith('https:') &&
+        (prev.url.replace(/^http:/, 'https:') === r.url || prev.upgradeTarget === r.url)
+      ) {
         if (prev.url.startsWith('http:') && prev.upgraded > 0) {
           prev.mainUpgraded = true;
           prev.upgradedFrom = prev.url;
@@ -55,7 +59,10 @@ export class TabActivity {
       // Firefox tells non-blocking listeners of a redirect's two requests in either order: the
       // upgraded http:// sighting may come after the https:// one it led to. Either way the tab
       // gets one fresh record of an upgraded page (a reload of the same page starts afresh too).
-      const target = r.upgraded && r.url.startsWith('http:') ? (r.upgradedTo ?? r.url.replace(/^http:/, 'https:')) : null;
+      const target =
+        r.upgraded && r.url.startsWith('http:')
+          ? (r.upgradedTo ?? r.url.replace(/^http:/, 'https:'))
+          : null;
       if (prev !== undefined && target !== null && prev.url === target) {
         this.tabs.set(r.tabId, {
           url: target,
@@ -70,7 +77,13 @@ export class TabActivity {
         return true;
       }
       // Every ruleset that matched the page stays listed (the old popup kept only the last one).
-      const rec: TabRecord = { url: r.url, mainFrame: [...new Set(r.rulesets)], others: [], upgraded: r.upgraded ? 1 : 0, httpsFirst: r.httpsFirst === true };
+      const rec: TabRecord = {
+        url: r.url,
+        mainFrame: [...new Set(r.rulesets)],
+        others: [],
+        upgraded: r.upgraded ? 1 : 0,
+        httpsFirst: r.httpsFirst === true,
+      };
       if (r.upgraded && r.upgradedTo !== undefined) rec.upgradeTarget = r.upgradedTo;
       this.tabs.set(r.tabId, rec);
       return true;
@@ -98,7 +111,9 @@ export class TabActivity {
   orderedRulesets(tabId: number): string[] {
     const rec = this.tabs.get(tabId);
     if (rec === undefined) return [];
-    const others = rec.others.filter((n) => !rec.mainFrame.includes(n)).sort((a, b) => a.localeCompare(b, 'en', { sensitivity: 'base' }));
+    const others = rec.others
+      .filter((n) => !rec.mainFrame.includes(n))
+      .sort((a, b) => a.localeCompare(b, 'en', { sensitivity: 'base' }));
     return [...rec.mainFrame, ...others];
   }
 

@@ -25,12 +25,24 @@ export class ToolbarIcon {
     const c = this.controller();
     if (c === null) return;
     const s = c.settings;
-    const state = iconState({ globalEnabled: s.globalEnabled, httpsFirst: s.httpsFirst, siteDisabled: url !== undefined && c.siteDisabledBy(url) !== null });
+    const state = iconState({
+      globalEnabled: s.globalEnabled,
+      httpsFirst: s.httpsFirst,
+      siteDisabled: url !== undefined && c.siteDisabledBy(url) !== null,
+    });
     const imageData = this.imagesFor(state);
     try {
       if (imageData !== null) await ext.action.setIcon({ tabId, imageData });
-      await ext.action.setTitle({ tabId, title: ext.i18n.getMessage(ICON_TITLE_MESSAGE[state]) || 'httpsify' });
-      await ext.action.setBadgeText({ tabId, text: s.globalEnabled ? badgeText(this.activity.get(tabId)?.upgraded ?? 0, s.showBadge) : '' });
+      await ext.action.setTitle({
+        tabId,
+        title: ext.i18n.getMessage(ICON_TITLE_MESSAGE[state]) || 'httpsify',
+      });
+      await ext.action.setBadgeText({
+        tabId,
+        text: s.globalEnabled
+          ? badgeText(this.activity.get(tabId)?.upgraded ?? 0, s.showBadge)
+          : '',
+      });
       await ext.action.setBadgeBackgroundColor({ tabId, color: '#444444' });
     } catch {
       // The tab closed in the meantime.
@@ -41,9 +53,12 @@ export class ToolbarIcon {
   async refreshAll(): Promise<void> {
     const c = this.controller() ?? (await this.ready);
     const s = c.settings;
-    const imageData = this.imagesFor(iconState({ globalEnabled: s.globalEnabled, httpsFirst: s.httpsFirst, siteDisabled: false }));
+    const imageData = this.imagesFor(
+      iconState({ globalEnabled: s.globalEnabled, httpsFirst: s.httpsFirst, siteDisabled: false }),
+    );
     if (imageData !== null) await ext.action.setIcon({ imageData }).catch(() => undefined);
-    for (const tab of await ext.tabs.query({})) if (tab.id !== undefined) await this.refresh(tab.id, tab.url);
+    for (const tab of await ext.tabs.query({}))
+      if (tab.id !== undefined) await this.refresh(tab.id, tab.url);
   }
 
   /** Drawn once per state; null where there is no canvas to draw on. */

@@ -46,14 +46,23 @@ export async function connectBidi(url: string, commandTimeoutMs = 30_000): Promi
     pending.clear();
   };
   socket.on('message', (data) => {
-    const message = JSON.parse(data.toString()) as { id?: number; type: string; result?: unknown; error?: string; message?: string };
+    const message = JSON.parse(data.toString()) as {
+      id?: number;
+      type: string;
+      result?: unknown;
+      error?: string;
+      message?: string;
+    };
     if (message.id === undefined) return;
     const p = pending.get(message.id);
     if (!p) return;
     pending.delete(message.id);
     clearTimeout(p.timer);
     if (message.type === 'success') p.resolve(message.result);
-    else p.reject(new BidiCommandError(p.method, message.error ?? 'unknown error', message.message ?? ''));
+    else
+      p.reject(
+        new BidiCommandError(p.method, message.error ?? 'unknown error', message.message ?? ''),
+      );
   });
   socket.on('close', () => failAll(new Error('BiDi connection closed')));
   socket.on('error', (error) => failAll(error));

@@ -13,7 +13,10 @@ export type TestBrowser = keyof typeof BROWSERS;
 export const INSTALL_HINT = 'apt-get install chromium firefox-esr';
 
 /** One line naming the missing browser and how to install it. */
-export function missingBrowserMessage(browser: TestBrowser, path: string = BROWSERS[browser]): string {
+export function missingBrowserMessage(
+  browser: TestBrowser,
+  path: string = BROWSERS[browser],
+): string {
   return `${browser === 'chromium' ? 'Chromium' : 'Firefox ESR'} is not installed (${path}); install the test browsers with: ${INSTALL_HINT}`;
 }
 
@@ -69,7 +72,9 @@ export function browserTestExclusions(
     if (installed(browser)) continue;
     const files = browserTestFiles(browser, repoRoot);
     excluded.push(...files);
-    say(`Skipping ${files.length} ${browser} test files: ${missingBrowserMessage(browser)} (with CI set they run and fail)\n`);
+    say(
+      `Skipping ${files.length} ${browser} test files: ${missingBrowserMessage(browser)} (with CI set they run and fail)\n`,
+    );
   }
   return excluded;
 }

@@ -37,14 +37,23 @@ export interface LaunchOptions {
  * machine reaches nothing beyond loopback. Unless `browserUpgrades` is set, Chromium's own
  * HTTPS upgrading is off too, so every upgrade seen comes from the extension.
  */
-export async function launchWithExtension(extensionDir: string, hostRules: string[], options: LaunchOptions = {}): Promise<LoadedExtension> {
+export async function launchWithExtension(
+  extensionDir: string,
+  hostRules: string[],
+  options: LaunchOptions = {},
+): Promise<LoadedExtension> {
   const { context, close } = await launchChromiumProfile(extensionDir, hostRules, options);
-  const worker = context.serviceWorkers()[0] ?? (await context.waitForEvent('serviceworker', { timeout: 30_000 }));
+  const worker =
+    context.serviceWorkers()[0] ??
+    (await context.waitForEvent('serviceworker', { timeout: 30_000 }));
   return { context, worker, close };
 }
 
 /** The same browser and switches with no extension: what a bench holds the extension against. */
-export async function launchChromiumAlone(hostRules: string[], options: LaunchOptions = {}): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+export async function launchChromiumAlone(
+  hostRules: string[],
+  options: LaunchOptions = {},
+): Promise<{ context: BrowserContext; close(): Promise<void> }> {
   return launchChromiumProfile(null, hostRules, options);
 }
 
@@ -59,9 +68,13 @@ async function launchChromiumProfile(
   const args = [
     '--no-sandbox',
     '--disable-gpu',
-    options.trustedSpki === undefined ? '--ignore-certificate-errors' : `--ignore-certificate-errors-spki-list=${options.trustedSpki.join(',')}`,
+    options.trustedSpki === undefined
+      ? '--ignore-certificate-errors'
+      : `--ignore-certificate-errors-spki-list=${options.trustedSpki.join(',')}`,
     `--host-resolver-rules=${rules.join(', ')}`,
-    ...(extensionDir === null ? [] : [`--disable-extensions-except=${extensionDir}`, `--load-extension=${extensionDir}`]),
+    ...(extensionDir === null
+      ? []
+      : [`--disable-extensions-except=${extensionDir}`, `--load-extension=${extensionDir}`]),
     '--disable-background-networking',
     '--disable-component-update',
     '--no-first-run',
@@ -103,7 +116,9 @@ export async function switchProtectionModeOff(ext: LoadedExtension): Promise<voi
   await ext.worker.evaluate(async () => chrome.storage.local.set({ httpsFirst: false }));
   const modeRule = () =>
     ext.worker.evaluate(async () =>
-      (await chrome.declarativeNetRequest.getDynamicRules()).some((r) => (r.priority ?? 1) <= 2 && r.action.type === 'upgradeScheme'),
+      (await chrome.declarativeNetRequest.getDynamicRules()).some(
+        (r) => (r.priority ?? 1) <= 2 && r.action.type === 'upgradeScheme',
+      ),
     );
   for (let i = 0; i < 100 && (await modeRule()); i++) await new Promise((r) => setTimeout(r, 100));
 }

@@ -4,8 +4,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Ruleset } from '@httpsify/engine';
 import { parseRulesetXml } from '@httpsify/engine/parse';
-import { ChannelError, type ChannelDefinition, type FetchBytes, type SigningKeyPair } from '@httpsify/engine/channels';
-import { publishChannelFiles, testDefinition, testKeyPair, type TestPublisher, testPublisher } from '../../../engine/test/channels-support.js';
+import {
+  ChannelError,
+  type ChannelDefinition,
+  type FetchBytes,
+  type SigningKeyPair,
+} from '@httpsify/engine/channels';
+import {
+  publishChannelFiles,
+  testDefinition,
+  testKeyPair,
+  type TestPublisher,
+  testPublisher,
+} from '../../../engine/test/channels-support.js';
 import type { AlarmsLike } from '../../src/channels/channel-service.js';
 
 export { publishChannelFiles, testDefinition, testPublisher, type TestPublisher };
@@ -53,7 +64,11 @@ export interface TestChannel {
   down: boolean;
   /** Resolves fetches only when released (to observe concurrency); null: immediately. */
   gate: Promise<void> | null;
-  publish(rulesets: Ruleset[], ts: number, options?: { signWith?: SigningKeyPair; keyVersion?: number }): Promise<void>;
+  publish(
+    rulesets: Ruleset[],
+    ts: number,
+    options?: { signWith?: SigningKeyPair; keyVersion?: number },
+  ): Promise<void>;
 }
 
 /** A lone signing key (3072 bits, the smallest clients accept), e.g. one the root never certified. */
@@ -62,7 +77,11 @@ export function testKey(): Promise<SigningKeyPair> {
 }
 
 /** `base` sets definition fields (scope, maxAgeDays…) that the published releases are signed for too. */
-export async function testChannel(name = 'Test channel', key?: TestPublisher, base: Partial<ChannelDefinition> = {}): Promise<TestChannel> {
+export async function testChannel(
+  name = 'Test channel',
+  key?: TestPublisher,
+  base: Partial<ChannelDefinition> = {},
+): Promise<TestChannel> {
   const dir = mkdtempSync(join(tmpdir(), 'httpsify-ext-channel-'));
   const urlPrefix = `https://${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}.channels.test/v1/`;
   const channel: TestChannel = {
@@ -76,7 +95,8 @@ export async function testChannel(name = 'Test channel', key?: TestPublisher, ba
       channel.fetched.push(url);
       if (channel.gate !== null) await channel.gate;
       if (channel.down) throw new ChannelError('fetch-failed', `${url}: connection refused (test)`);
-      if (!url.startsWith(urlPrefix)) throw new ChannelError('fetch-failed', `${url}: unknown host (test)`);
+      if (!url.startsWith(urlPrefix))
+        throw new ChannelError('fetch-failed', `${url}: unknown host (test)`);
       try {
         return new Uint8Array(await readFile(join(dir, url.slice(urlPrefix.length))));
       } catch {
@@ -102,7 +122,11 @@ export class FakeAlarms implements AlarmsLike {
 }
 
 /** A clock the test moves (unix seconds). */
-export function testClock(start: number): { now: () => number; advance(seconds: number): void; set(seconds: number): void } {
+export function testClock(start: number): {
+  now: () => number;
+  advance(seconds: number): void;
+  set(seconds: number): void;
+} {
   let t = start;
   return {
     now: () => t,

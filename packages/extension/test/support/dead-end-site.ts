@@ -1,7 +1,16 @@
 import { createPublicKey, createHash } from 'node:crypto';
-import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { createServer as createNetServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import {
+  createServer as createNetServer,
+  type AddressInfo,
+  type Server,
+  type Socket,
+} from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { selfSignedCertificate } from './servers.js';
 
@@ -28,17 +37,21 @@ export interface DeadEndSite {
 }
 
 export async function startDeadEndSite(): Promise<DeadEndSite> {
-  const trusted = selfSignedCertificate('DNS:*.example.com,DNS:*.twin404.example.com,DNS:*.example.test,DNS:*.twin404.example.test');
+  const trusted = selfSignedCertificate(
+    'DNS:*.example.com,DNS:*.twin404.example.com,DNS:*.example.test,DNS:*.twin404.example.test',
+  );
   const untrusted = selfSignedCertificate('DNS:cert.example.com,DNS:cert.example.test');
   const good = createSecureContext(trusted);
   const bad = createSecureContext(untrusted);
   const plain: string[] = [];
   const host = (req: IncomingMessage) => (req.headers.host ?? '').replace(/:\d+$/, '');
   // A request sent to this server as a proxy names its whole URL: its path is what the page shows.
-  const path = (req: IncomingMessage) => (req.url?.startsWith('http://') ? new URL(req.url).pathname + new URL(req.url).search : req.url);
+  const path = (req: IncomingMessage) =>
+    req.url?.startsWith('http://') ? new URL(req.url).pathname + new URL(req.url).search : req.url;
   const http = createHttpServer((req: IncomingMessage, res: ServerResponse) => {
     // The captive-portal probe's answer: the network is open.
-    if (path(req) === '/success.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('success\n');
+    if (path(req) === '/success.txt')
+      return void res.writeHead(200, { 'content-type': 'text/plain' }).end('success\n');
     if (path(req) !== '/favicon.ico') plain.push(`${host(req)} ${path(req)}`);
     res.writeHead(200, { 'content-type': 'text/html', 'cache-control': 'no-store' });
     res.end(`<!doctype html><title>plain</title><body>plain http ${host(req)} ${path(req)}</body>`);
@@ -46,7 +59,8 @@ export async function startDeadEndSite(): Promise<DeadEndSite> {
   const https = createHttpsServer(
     { ...trusted, SNICallback: (name, cb) => cb(null, name.startsWith('cert.') ? bad : good) },
     (req: IncomingMessage, res: ServerResponse) => {
-      if (host(req).startsWith('www.twin404.')) return void res.writeHead(404, { 'content-type': 'text/plain' }).end('not here');
+      if (host(req).startsWith('www.twin404.'))
+        return void res.writeHead(404, { 'content-type': 'text/plain' }).end('not here');
       res.writeHead(200, { 'content-type': 'text/html', 'cache-control': 'no-store' });
       res.end(`<!doctype html><title>secure</title><body>https ${host(req)} ${req.url}</body>`);
     },
@@ -63,7 +77,10 @@ export async function startDeadEndSite(): Promise<DeadEndSite> {
         const hello = chunk.toString('latin1');
         if (hello.includes('reset.')) return void socket.resetAndDestroy();
         if (hello.includes('hang.')) return;
-        const noTls = hello.includes('tls.') || hello.includes('twinfail.') || (hello.includes('twin404.') && !hello.includes('www.twin404.'));
+        const noTls =
+          hello.includes('tls.') ||
+          hello.includes('twinfail.') ||
+          (hello.includes('twin404.') && !hello.includes('www.twin404.'));
         if (noTls) return void socket.end('HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n');
       }
       socket.pause();

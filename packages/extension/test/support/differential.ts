@@ -6,7 +6,13 @@
  * the fixed-seed test, `npm run fuzz` and the real-Chromium sample.
  */
 import { createEngine, type Engine, type Ruleset } from '@httpsify/engine';
-import { compileDnr, DNR_LIMITS, DnrEmulator, type DnrResourceType, type DnrRule } from '@httpsify/engine/dnr';
+import {
+  compileDnr,
+  DNR_LIMITS,
+  DnrEmulator,
+  type DnrResourceType,
+  type DnrRule,
+} from '@httpsify/engine/dnr';
 import { parseRulesetXml } from '@httpsify/engine/parse';
 import fc from 'fast-check';
 import { decide, type Decision, type DecisionState } from '../../src/decision/decide.js';
@@ -14,7 +20,12 @@ import { loopAllowRules } from '../../src/https-first/loop-rules.js';
 import { overrideRules } from '../../src/dnr/override-rules.js';
 import type { RuleBody } from '../../src/dnr/rules.js';
 import { tabOnceRules, uiDnrRules } from '../../src/dnr/settings-rules.js';
-import { decideHandoff, handoffAddress, handoffRules, handoffScope } from '../../src/dnr/handoff-rules.js';
+import {
+  decideHandoff,
+  handoffAddress,
+  handoffRules,
+  handoffScope,
+} from '../../src/dnr/handoff-rules.js';
 import { ProtectionRuntime } from '../../src/protection/protection-runtime.js';
 import { SiteList } from '../../src/site-rules/site-pattern.js';
 import { DIFF_RULESETS, DIFF_USER_RULESET } from './hostile-urls.js';
@@ -52,20 +63,45 @@ const ENTRIES = [
   'intranet',
   'shop.test',
 ];
-const subset = (pool: readonly string[], maxLength = 3) => fc.uniqueArray(fc.constantFrom(...pool), { maxLength });
+const subset = (pool: readonly string[], maxLength = 3) =>
+  fc.uniqueArray(fc.constantFrom(...pool), { maxLength });
 
 /** Worlds where `focus` is always present (the layer under test), the rest drawn at random. */
-export function worlds(focus: 'sites' | 'once' | 'loops' | 'local' | 'user' | 'known' | 'switches'): fc.Arbitrary<World> {
-  const some = (on: boolean, pool: readonly string[]) => (on ? subset(pool).filter((l) => l.length > 0) : subset(pool, 2));
+export function worlds(
+  focus: 'sites' | 'once' | 'loops' | 'local' | 'user' | 'known' | 'switches',
+): fc.Arbitrary<World> {
+  const some = (on: boolean, pool: readonly string[]) =>
+    on ? subset(pool).filter((l) => l.length > 0) : subset(pool, 2);
   return fc.record({
     globalEnabled: fc.oneof({ weight: 9, arbitrary: fc.constant(true) }, fc.constant(false)),
     httpsFirst: fc.oneof({ weight: 3, arbitrary: fc.constant(true) }, fc.constant(false)),
     disabledSites: some(focus === 'sites', ENTRIES),
     httpAllowedSites: some(focus === 'sites', ENTRIES),
-    httpOnce: some(focus === 'once', ['once.test', 'bank.test', 'site.test', 'shop.test', 'localhost']),
-    httpOnceTab: some(focus === 'once', ['tab.test', 'bank.test', 'site.test', 'a.site.test', 'known.test']),
-    loop: focus === 'loops' ? subset(['loop.test', 'bank.test', 'www.shop.test']).filter((l) => l.length > 0) : fc.constant([]),
-    known: some(focus === 'known', ['known.test', 'bank.test', 'site.test', 'a.site.test', 'other.test']),
+    httpOnce: some(focus === 'once', [
+      'once.test',
+      'bank.test',
+      'site.test',
+      'shop.test',
+      'localhost',
+    ]),
+    httpOnceTab: some(focus === 'once', [
+      'tab.test',
+      'bank.test',
+      'site.test',
+      'a.site.test',
+      'known.test',
+    ]),
+    loop:
+      focus === 'loops'
+        ? subset(['loop.test', 'bank.test', 'www.shop.test']).filter((l) => l.length > 0)
+        : fc.constant([]),
+    known: some(focus === 'known', [
+      'known.test',
+      'bank.test',
+      'site.test',
+      'a.site.test',
+      'other.test',
+    ]),
     userRules: focus === 'user' ? fc.constant(true) : fc.boolean(),
     switchedOff: some(focus === 'switches', RULESET_NAMES),
   });
@@ -73,7 +109,8 @@ export function worlds(focus: 'sites' | 'once' | 'loops' | 'local' | 'user' | 'k
 
 function parse(xml: string): Ruleset {
   const { ruleset } = parseRulesetXml(xml, 'differential.xml');
-  if (ruleset === null || ruleset === undefined) throw new Error(`test ruleset does not parse: ${xml}`);
+  if (ruleset === null || ruleset === undefined)
+    throw new Error(`test ruleset does not parse: ${xml}`);
   return ruleset;
 }
 
@@ -96,13 +133,18 @@ const userEngine: Engine = createEngine([USER]);
 // As the build compiles the static defaults.
 const compiledDefaults = compileDnr([...DEFAULTS], { isActive: () => true, trailingDots: true });
 const staticRules: RuleBody[] = compiledDefaults.rules;
-const handoff: RuleBody[] = handoffRules(handoffScope(DEFAULTS, compiledDefaults.report.omissions), HANDOFF_URL);
+const handoff: RuleBody[] = handoffRules(
+  handoffScope(DEFAULTS, compiledDefaults.report.omissions),
+  HANDOFF_URL,
+);
 
 /** The tab loop verdicts name; requests in other tabs (or none, -1) must not meet them. */
 export const LOOP_TAB = 1;
 /** A loop verdict is one URL in one tab: for each looping host, its root and one page. */
 export function loopVerdicts(w: World): { tabId: number; url: string }[] {
-  return w.loop.flatMap((h) => [`http://${h}/`, `http://${h}/p?q=1`].map((url) => ({ tabId: LOOP_TAB, url })));
+  return w.loop.flatMap((h) =>
+    [`http://${h}/`, `http://${h}/p?q=1`].map((url) => ({ tabId: LOOP_TAB, url })),
+  );
 }
 
 export function decisionState(w: World): DecisionState {
@@ -114,9 +156,11 @@ export function decisionState(w: World): DecisionState {
     httpsFirst: w.httpsFirst,
     siteOffBy: (url) => disabled.matchUrl(url),
     httpAllowedBy: (url) => allowed.matchUrl(url),
-    httpOnce: (host, tabId) => w.httpOnce.includes(host) || (tabId === LOOP_TAB && w.httpOnceTab.includes(host)),
+    httpOnce: (host, tabId) =>
+      w.httpOnce.includes(host) || (tabId === LOOP_TAB && w.httpOnceTab.includes(host)),
     // As the guard answers (LoopGuard.allows): the URL without its fragment, which never reaches the network.
-    loopVerdict: (url, tabId) => tabId === LOOP_TAB && loopVerdicts(w).some((v) => v.url === url.replace(/#.*$/s, '')),
+    loopVerdict: (url, tabId) =>
+      tabId === LOOP_TAB && loopVerdicts(w).some((v) => v.url === url.replace(/#.*$/s, '')),
     userRewrite: (url) => {
       const r = user?.rewriteWithRuleset(url);
       return r?.rewritten ? { rewritten: r.rewritten, ruleset: r.ruleset } : null;
@@ -143,13 +187,20 @@ export function worldRules(w: World): DnrRule[] {
     userRulesets: w.userRules ? [USER] : [],
     extensionId: EXTENSION_ID,
   }).rules;
-  const rt = new ProtectionRuntime({ storage: { get: async () => ({}), set: async () => undefined } });
-  for (const host of w.known) rt.learn({ url: `https://${host}/`, tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
+  const rt = new ProtectionRuntime({
+    storage: { get: async () => ({}), set: async () => undefined },
+  });
+  for (const host of w.known)
+    rt.learn({ url: `https://${host}/`, tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
   const disabled = new SiteList(w.disabledSites);
   const allowed = new SiteList(w.httpAllowedSites);
   const state = decisionState(w);
   const view = {
-    settings: { globalEnabled: w.globalEnabled, httpsFirst: w.httpsFirst, httpAllowedSites: w.httpAllowedSites },
+    settings: {
+      globalEnabled: w.globalEnabled,
+      httpsFirst: w.httpsFirst,
+      httpAllowedSites: w.httpAllowedSites,
+    },
     disabled: { matchHost: (h: string, p: string) => disabled.matchHost(h, p) },
     httpAllowed: { matchHost: (h: string, p: string) => allowed.matchHost(h, p) },
     httpOnce: new Set(w.httpOnce),
@@ -161,7 +212,15 @@ export function worldRules(w: World): DnrRule[] {
     w.httpOnceTab.map((h): [number, string] => [LOOP_TAB, h]),
     w.globalEnabled && w.httpsFirst,
   );
-  const all: RuleBody[] = [...staticRules, ...overrides, ...settings, ...tabOnce, ...handoff, ...loopAllowRules(loopVerdicts(w)), ...rt.rules(view)];
+  const all: RuleBody[] = [
+    ...staticRules,
+    ...overrides,
+    ...settings,
+    ...tabOnce,
+    ...handoff,
+    ...loopAllowRules(loopVerdicts(w)),
+    ...rt.rules(view),
+  ];
   return all.map((r, i) => ({ ...r, id: i + 1 }) as DnrRule);
 }
 
@@ -169,7 +228,11 @@ export function worldRules(w: World): DnrRule[] {
  * A fixed pool of worlds per layer: building every rule and its emulator costs far more than a
  * request, so each world is built once and many URLs are run against it.
  */
-export function worldPool(focus: Parameters<typeof worlds>[0], size: number, seed: number): World[] {
+export function worldPool(
+  focus: Parameters<typeof worlds>[0],
+  size: number,
+  seed: number,
+): World[] {
   return fc.sample(worlds(focus), { numRuns: size, seed });
 }
 
@@ -195,17 +258,32 @@ export interface Case {
 export const withoutFragment = (url: string): string => url.replace(/#.*$/s, '');
 
 /** decide()'s outcome: where the request goes (`null`: it stays as it is). */
-export function decidedTarget(w: World, url: string, type: DnrResourceType, top: string | null, tab = LOOP_TAB): string | null {
+export function decidedTarget(
+  w: World,
+  url: string,
+  type: DnrResourceType,
+  top: string | null,
+  tab = LOOP_TAB,
+): string | null {
   const d = decision(w, url, type, top, tab);
   return d.action === 'upgrade' ? withoutFragment(d.url) : null;
 }
 
-export function decision(w: World, url: string, type: DnrResourceType, top: string | null, tab = LOOP_TAB): Decision {
+export function decision(
+  w: World,
+  url: string,
+  type: DnrResourceType,
+  top: string | null,
+  tab = LOOP_TAB,
+): Decision {
   const navigation = type === 'main_frame';
   return decide({
     url,
     kind: navigation ? 'navigation' : 'subresource',
-    tab: { tabId: navigation || top !== null ? tab : -1, topUrl: navigation ? url : (top ?? undefined) },
+    tab: {
+      tabId: navigation || top !== null ? tab : -1,
+      topUrl: navigation ? url : (top ?? undefined),
+    },
     state: decisionState(w),
   });
 }
@@ -214,7 +292,13 @@ export function decision(w: World, url: string, type: DnrResourceType, top: stri
  * The rules' outcome in the emulator: the redirect's target, the handoff page's decision when
  * the rules send the page there (it asks decide(), then loads what it says), else null.
  */
-export function enforcedTarget(w: World, raw: string, type: DnrResourceType, top: string | null, tab = LOOP_TAB): string | null {
+export function enforcedTarget(
+  w: World,
+  raw: string,
+  type: DnrResourceType,
+  top: string | null,
+  tab = LOOP_TAB,
+): string | null {
   const navigation = type === 'main_frame';
   const tabId = navigation || top !== null ? tab : -1;
   const out = emulatorFor(w).match({
@@ -239,7 +323,8 @@ export function enforcedTarget(w: World, raw: string, type: DnrResourceType, top
   if (to === null) return null;
   if (to.startsWith(`${HANDOFF_URL}?`)) {
     const page = decideHandoff(handoffAddress(to), {
-      decide: (url) => decide({ url, kind: 'navigation', tab: { tabId, topUrl: url }, state: decisionState(w) }),
+      decide: (url) =>
+        decide({ url, kind: 'navigation', tab: { tabId, topUrl: url }, state: decisionState(w) }),
     });
     return page.ok && page.target.startsWith('https:') ? withoutFragment(page.target) : null;
   }
@@ -247,7 +332,13 @@ export function enforcedTarget(w: World, raw: string, type: DnrResourceType, top
 }
 
 /** The rule that wins for the request itself (null: none). */
-export function enforcedRule(w: World, raw: string, type: DnrResourceType, top: string | null, tab = LOOP_TAB): DnrRule | null {
+export function enforcedRule(
+  w: World,
+  raw: string,
+  type: DnrResourceType,
+  top: string | null,
+  tab = LOOP_TAB,
+): DnrRule | null {
   const navigation = type === 'main_frame';
   return emulatorFor(w).match({
     url: raw,

@@ -44,7 +44,11 @@ export function writeRulesetsDir(xml: string, prefix: string): string {
   return dir;
 }
 
-export function page(res: ServerResponse, body: string, headers: Record<string, string> = {}): void {
+export function page(
+  res: ServerResponse,
+  body: string,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(200, { 'content-type': 'text/html', ...headers });
   res.end(`<!doctype html><title>t</title><body>${body}</body>`);
 }

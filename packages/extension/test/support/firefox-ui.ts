@@ -4,7 +4,11 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { buildExtension } from '../../src/packaging/build.js';
 import { UI_PORT_NAME, type UiRequest } from '../../src/protocol/ui-protocol.js';
-import { launchFirefoxWithExtension, type FirefoxTab, type FirefoxWithExtension } from './firefox.js';
+import {
+  launchFirefoxWithExtension,
+  type FirefoxTab,
+  type FirefoxWithExtension,
+} from './firefox.js';
 import { UI_RULESETS_TIMESTAMP } from './ui-extension.js';
 import { startDualServer, startHttpOnly, startTlsHang, type DualServer } from './servers.js';
 
@@ -40,11 +44,21 @@ export interface FirefoxUiHarness {
  * The Firefox build of the given rulesets in a real Firefox, the loopback servers, and the
  * options page open. `hosts` are the names Firefox resolves to loopback (no wildcards there).
  */
-export async function startFirefoxUiHarness(rulesets: Record<string, string>, hosts: string[], options: { modeOff?: boolean } = {}): Promise<FirefoxUiHarness> {
+export async function startFirefoxUiHarness(
+  rulesets: Record<string, string>,
+  hosts: string[],
+  options: { modeOff?: boolean } = {},
+): Promise<FirefoxUiHarness> {
   const rulesDir = mkdtempSync(join(tmpdir(), 'httpsify-ff-ui-rules-'));
   const outDir = mkdtempSync(join(tmpdir(), 'httpsify-ff-ui-ext-'));
   for (const [file, xml] of Object.entries(rulesets)) writeFileSync(join(rulesDir, file), xml);
-  const built = await buildExtension({ rulesets: [rulesDir], outDir, browsers: ['firefox'], zip: false, timestamp: UI_RULESETS_TIMESTAMP });
+  const built = await buildExtension({
+    rulesets: [rulesDir],
+    outDir,
+    browsers: ['firefox'],
+    zip: false,
+    timestamp: UI_RULESETS_TIMESTAMP,
+  });
   const modeOff = options.modeOff;
   const server = await startDualServer((req, res, secure) => {
     const host = (req.headers.host ?? '').replace(/:\d+$/, '');
@@ -53,7 +67,9 @@ export async function startFirefoxUiHarness(rulesets: Record<string, string>, ho
       return void res.end('success\n');
     }
     res.writeHead(200, { 'content-type': 'text/html' });
-    res.end(`<!doctype html><title>${host}</title><body>${secure ? 'https' : 'http'} ${host} ${req.url}</body>`);
+    res.end(
+      `<!doctype html><title>${host}</title><body>${secure ? 'https' : 'http'} ${host} ${req.url}</body>`,
+    );
   });
   const plain = await startHttpOnly();
   const hang = await startTlsHang(plain.server);
@@ -72,19 +88,31 @@ export async function startFirefoxUiHarness(rulesets: Record<string, string>, ho
     const tab = await firefox.newTab();
     const options = await firefox.newTab();
     await options.goto(`${firefox.extensionOrigin}/ui/options.html`);
-    await waitFor('the options page to render', () => options.evaluate<string | undefined>('document.body.dataset.ready'), 'true');
+    await waitFor(
+      'the options page to render',
+      () => options.evaluate<string | undefined>('document.body.dataset.ready'),
+      'true',
+    );
     const stored = (key: string) =>
-      options.evaluate<unknown>(`browser.storage.local.get(${JSON.stringify(key)}).then((o) => o[${JSON.stringify(key)}] ?? null)`);
+      options.evaluate<unknown>(
+        `browser.storage.local.get(${JSON.stringify(key)}).then((o) => o[${JSON.stringify(key)}] ?? null)`,
+      );
     // The UI half is ready once settings are stamped with their schema version.
     await waitFor('settings to be stored', () => stored('schemaVersion'), 1);
     // A fallback first asks whether a captive portal is in the way: let a local probe say "no".
-    await options.evaluate(`browser.storage.local.set({ portalProbeUrl: ${JSON.stringify(url('probe.uncovered.test', '/success.txt'))} })`);
+    await options.evaluate(
+      `browser.storage.local.set({ portalProbeUrl: ${JSON.stringify(url('probe.uncovered.test', '/success.txt'))} })`,
+    );
     if (modeOff === true) {
       // Tests about rulesets and channels: the protection mode (on by default) would upgrade
       // their uncovered control hosts too.
       await options.evaluate('browser.storage.local.set({ httpsFirst: false })');
       const modeOn = `new Promise((resolve) => { const p = browser.runtime.connect({ name: ${JSON.stringify(UI_PORT_NAME)} }); p.onMessage.addListener((m) => { p.disconnect(); resolve(m.response.httpsFirst); }); p.postMessage({ id: 1, request: { type: 'settings' } }); })`;
-      await waitFor('the protection mode to go off', () => options.evaluate<boolean>(modeOn), false);
+      await waitFor(
+        'the protection mode to go off',
+        () => options.evaluate<boolean>(modeOn),
+        false,
+      );
     }
     return {
       firefox,
@@ -102,7 +130,8 @@ export async function startFirefoxUiHarness(rulesets: Record<string, string>, ho
           port.onMessage.addListener((m) => { port.disconnect(); resolve(m.response); });
           port.postMessage({ id: 1, request: ${JSON.stringify(request)} });
         })`),
-      click: (selector) => options.evaluate<void>(`void document.querySelector(${JSON.stringify(selector)}).click()`),
+      click: (selector) =>
+        options.evaluate<void>(`void document.querySelector(${JSON.stringify(selector)}).click()`),
       async waitForUrl(match) {
         const href = () => tab.evaluate<string>('location.href').catch(() => '');
         if (typeof match === 'string') await expect.poll(href, FF_POLL).toBe(match);
@@ -119,7 +148,12 @@ export async function startFirefoxUiHarness(rulesets: Record<string, string>, ho
 }
 
 /** Polls outside a test (expect.poll only works inside one). */
-async function waitFor(what: string, read: () => Promise<unknown>, want: unknown, timeoutMs = FF_POLL.timeout): Promise<void> {
+async function waitFor(
+  what: string,
+  read: () => Promise<unknown>,
+  want: unknown,
+  timeoutMs = FF_POLL.timeout,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {

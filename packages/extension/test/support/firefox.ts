@@ -22,16 +22,22 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * Waits until the tab shows a new document (without OLD_PAGE_MARK, not `about:blank`) that has
  * reached its load event; throws past GOTO_LOAD_MS.
  */
-async function waitForLoadedPage(evaluate: <T>(expression: string) => Promise<T>, url: string): Promise<void> {
+async function waitForLoadedPage(
+  evaluate: <T>(expression: string) => Promise<T>,
+  url: string,
+): Promise<void> {
   const deadline = Date.now() + GOTO_LOAD_MS;
   while (Date.now() < deadline) {
     const state = await evaluate<{ href: string; ready: string; old: boolean }>(
       `({ href: location.href, ready: document.readyState, old: globalThis.${OLD_PAGE_MARK} === true })`,
     ).catch(() => null);
-    if (state !== null && !state.old && state.ready === 'complete' && state.href !== 'about:blank') return;
+    if (state !== null && !state.old && state.ready === 'complete' && state.href !== 'about:blank')
+      return;
     await sleep(100);
   }
-  throw new Error(`navigating to ${url}: neither an answer nor a loaded page within ${GOTO_ANSWER_GRACE_MS + GOTO_LOAD_MS} ms`);
+  throw new Error(
+    `navigating to ${url}: neither an answer nor a loaded page within ${GOTO_ANSWER_GRACE_MS + GOTO_LOAD_MS} ms`,
+  );
 }
 
 export interface FirefoxTab {
@@ -57,11 +63,17 @@ export interface FirefoxTab {
  * per-context proxy cannot): a name's HTTPS can then meet a closed port 443 or fail to resolve
  * while its HTTP answers.
  */
-export function plainHttpProxyPrefs(hosts: string[], proxy: string): Record<string, string | number> {
+export function plainHttpProxyPrefs(
+  hosts: string[],
+  proxy: string,
+): Record<string, string | number> {
   const pac = `function FindProxyForURL(url, host) {
   return url.slice(0, 5) === 'http:' && ${JSON.stringify(hosts)}.indexOf(host) >= 0 ? 'PROXY ${proxy}' : 'DIRECT';
 }`;
-  return { 'network.proxy.type': 2, 'network.proxy.autoconfig_url': `data:application/x-ns-proxy-autoconfig,${encodeURIComponent(pac)}` };
+  return {
+    'network.proxy.type': 2,
+    'network.proxy.autoconfig_url': `data:application/x-ns-proxy-autoconfig,${encodeURIComponent(pac)}`,
+  };
 }
 
 export interface FirefoxBrowser {
@@ -98,7 +110,10 @@ export interface FirefoxWithExtension extends FirefoxBrowser {
  * seen comes from the extension; the test hosts resolve to loopback; nothing reaches out to
  * the network on its own (this machine reaches nothing beyond loopback anyway).
  */
-function testProfilePrefs(loopbackHosts: string[], extensionUuids: Record<string, string> = {}): Record<string, string | number | boolean> {
+function testProfilePrefs(
+  loopbackHosts: string[],
+  extensionUuids: Record<string, string> = {},
+): Record<string, string | number | boolean> {
   return {
     // The internal UUID of an add-on is random per install unless given here.
     'extensions.webextensions.uuids': JSON.stringify(extensionUuids),
@@ -130,7 +145,11 @@ function userJs(prefs: Record<string, string | number | boolean>): string {
 function waitForBidiEndpoint(child: ChildProcess, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     let output = '';
-    const timer = setTimeout(() => reject(new Error(`Firefox printed no BiDi endpoint within ${timeoutMs} ms:\n${output}`)), timeoutMs);
+    const timer = setTimeout(
+      () =>
+        reject(new Error(`Firefox printed no BiDi endpoint within ${timeoutMs} ms:\n${output}`)),
+      timeoutMs,
+    );
     child.stderr!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       const found = /WebDriver BiDi listening on (ws:\/\/\S+)/.exec(output);
@@ -184,23 +203,46 @@ async function launchFirefoxProfile(
   extensionDir: string | null,
   loopbackHosts: string[],
   options: { prefs?: Record<string, string | number | boolean> },
-): Promise<{ browser: FirefoxBrowser; extension: { extensionId: string; extensionOrigin: string } | null }> {
+): Promise<{
+  browser: FirefoxBrowser;
+  extension: { extensionId: string; extensionOrigin: string } | null;
+}> {
   requireBrowser('firefox');
   const geckoId =
     extensionDir === null
       ? null
-      : (JSON.parse(readFileSync(join(extensionDir, 'manifest.json'), 'utf8')) as { browser_specific_settings: { gecko: { id: string } } })
-          .browser_specific_settings.gecko.id;
+      : (
+          JSON.parse(readFileSync(join(extensionDir, 'manifest.json'), 'utf8')) as {
+            browser_specific_settings: { gecko: { id: string } };
+          }
+        ).browser_specific_settings.gecko.id;
   const uuid = randomUUID();
   const profile = mkdtempSync(join(tmpdir(), 'httpsify-firefox-profile-'));
-  writeFileSync(join(profile, 'user.js'), userJs({ ...testProfilePrefs(loopbackHosts, geckoId === null ? {} : { [geckoId]: uuid }), ...options.prefs }));
+  writeFileSync(
+    join(profile, 'user.js'),
+    userJs({
+      ...testProfilePrefs(loopbackHosts, geckoId === null ? {} : { [geckoId]: uuid }),
+      ...options.prefs,
+    }),
+  );
   // Since Firefox 153, BiDi navigates to moz-extension:// pages only with system access allowed.
-  const child = spawn(FIREFOX, ['--headless', '--no-remote', '--remote-debugging-port=0', '--remote-allow-system-access', '--profile', profile], {
-    // Own process group, so close() can end Firefox and its content processes together.
-    detached: true,
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, MOZ_CRASHREPORTER_DISABLE: '1' },
-  });
+  const child = spawn(
+    FIREFOX,
+    [
+      '--headless',
+      '--no-remote',
+      '--remote-debugging-port=0',
+      '--remote-allow-system-access',
+      '--profile',
+      profile,
+    ],
+    {
+      // Own process group, so close() can end Firefox and its content processes together.
+      detached: true,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, MOZ_CRASHREPORTER_DISABLE: '1' },
+    },
+  );
   const cleanUp = async () => {
     await killFirefox(child);
     rmSync(profile, { recursive: true, force: true });
@@ -208,47 +250,81 @@ async function launchFirefoxProfile(
   try {
     const endpoint = await waitForBidiEndpoint(child, 30_000);
     const bidi = await connectBidi(`${endpoint}/session`);
-    await bidi.send('session.new', { capabilities: { alwaysMatch: { acceptInsecureCerts: true } } });
+    await bidi.send('session.new', {
+      capabilities: { alwaysMatch: { acceptInsecureCerts: true } },
+    });
     const extensionId =
       extensionDir === null
         ? null
-        : (await bidi.send<{ extension: string }>('webExtension.install', { extensionData: { type: 'path', path: extensionDir } })).extension;
+        : (
+            await bidi.send<{ extension: string }>('webExtension.install', {
+              extensionData: { type: 'path', path: extensionDir },
+            })
+          ).extension;
     /** Evaluates in the browser window's own scope (allowed by --remote-allow-system-access). */
     const chromeScope = async (expression: string): Promise<string> => {
-      const { contexts } = await bidi.send<{ contexts: { context: string }[] }>('browsingContext.getTree', { 'moz:scope': 'chrome' });
+      const { contexts } = await bidi.send<{ contexts: { context: string }[] }>(
+        'browsingContext.getTree',
+        { 'moz:scope': 'chrome' },
+      );
       const chrome = contexts[0]?.context;
       if (chrome === undefined) throw new Error('no browser window to evaluate in');
-      const answer = await bidi.send<{ type: string; result?: { value?: unknown }; exceptionDetails?: { text: string } }>('script.evaluate', {
+      const answer = await bidi.send<{
+        type: string;
+        result?: { value?: unknown };
+        exceptionDetails?: { text: string };
+      }>('script.evaluate', {
         expression: `String(${expression})`,
         target: { context: chrome },
         awaitPromise: false,
       });
-      if (answer.type !== 'success') throw new Error(`${expression}: ${answer.exceptionDetails?.text}`);
+      if (answer.type !== 'success')
+        throw new Error(`${expression}: ${answer.exceptionDetails?.text}`);
       return String(answer.result?.value ?? '');
     };
     const browser: FirefoxBrowser = {
       pid: child.pid!,
       newTab: async (options = {}) => {
-        const { context } = await bidi.send<{ context: string }>('browsingContext.create', { type: 'tab', ...options });
-        const evaluate = async <T>(expression: string, options: { userActivation?: boolean } = {}): Promise<T> => {
+        const { context } = await bidi.send<{ context: string }>('browsingContext.create', {
+          type: 'tab',
+          ...options,
+        });
+        const evaluate = async <T>(
+          expression: string,
+          options: { userActivation?: boolean } = {},
+        ): Promise<T> => {
           // JSON text keeps the client free of BiDi's remote-value decoding.
-          const answer = await bidi.send<{ type: string; result?: { value?: string }; exceptionDetails?: { text: string } }>('script.evaluate', {
+          const answer = await bidi.send<{
+            type: string;
+            result?: { value?: string };
+            exceptionDetails?: { text: string };
+          }>('script.evaluate', {
             expression: `(async () => JSON.stringify(await (${expression})))()`,
             target: { context },
             awaitPromise: true,
             ...(options.userActivation === true ? { userActivation: true } : {}),
           });
-          if (answer.type !== 'success') throw new Error(`evaluate ${expression}: ${answer.exceptionDetails?.text}`);
-          return (answer.result?.value === undefined ? undefined : JSON.parse(answer.result.value)) as T;
+          if (answer.type !== 'success')
+            throw new Error(`evaluate ${expression}: ${answer.exceptionDetails?.text}`);
+          return (
+            answer.result?.value === undefined ? undefined : JSON.parse(answer.result.value)
+          ) as T;
         };
         return {
           goto: async (url) => {
             // Marks the document shown now, so a later read can tell it from the new one.
             await evaluate(`void (globalThis.${OLD_PAGE_MARK} = true)`).catch(() => undefined);
-            const navigated = bidi.send('browsingContext.navigate', { context, url, wait: 'complete' });
+            const navigated = bidi.send('browsingContext.navigate', {
+              context,
+              url,
+              wait: 'complete',
+            });
             // Under load, Firefox at times never answers a navigate whose page did load. Past a
             // grace period the page's own state decides; the navigation is never sent twice.
-            const answered = await Promise.race([navigated.then(() => true), sleep(GOTO_ANSWER_GRACE_MS).then(() => false)]);
+            const answered = await Promise.race([
+              navigated.then(() => true),
+              sleep(GOTO_ANSWER_GRACE_MS).then(() => false),
+            ]);
             if (!answered) {
               navigated.catch(() => undefined);
               await waitForLoadedPage(evaluate, url);
@@ -265,40 +341,67 @@ async function launchFirefoxProfile(
           },
           evaluate,
           screenshot: async () => {
-            const { data } = await bidi.send<{ data: string }>('browsingContext.captureScreenshot', { context, origin: 'document' });
+            const { data } = await bidi.send<{ data: string }>(
+              'browsingContext.captureScreenshot',
+              { context, origin: 'document' },
+            );
             return Buffer.from(data, 'base64');
           },
-          setViewport: async (width, height) => void (await bidi.send('browsingContext.setViewport', { context, viewport: { width, height } })),
+          setViewport: async (width, height) =>
+            void (await bidi.send('browsingContext.setViewport', {
+              context,
+              viewport: { width, height },
+            })),
           close: async () => void (await bidi.send('browsingContext.close', { context })),
         };
       },
       createUserContext: async ({ acceptInsecureCerts }) => {
-        const { userContext } = await bidi.send<{ userContext: string }>('browser.createUserContext', { acceptInsecureCerts });
+        const { userContext } = await bidi.send<{ userContext: string }>(
+          'browser.createUserContext',
+          { acceptInsecureCerts },
+        );
         return userContext;
       },
       setPrefs: async (prefs) => {
-        for (const [name, value] of Object.entries(prefs)) await chromeScope(`Services.prefs.setBoolPref(${JSON.stringify(name)}, ${value})`);
+        for (const [name, value] of Object.entries(prefs))
+          await chromeScope(`Services.prefs.setBoolPref(${JSON.stringify(name)}, ${value})`);
       },
-      getPref: async (name) => JSON.parse(await chromeScope(`JSON.stringify(Services.prefs.getBoolPref(${JSON.stringify(name)}, false))`)) as boolean,
+      getPref: async (name) =>
+        JSON.parse(
+          await chromeScope(
+            `JSON.stringify(Services.prefs.getBoolPref(${JSON.stringify(name)}, false))`,
+          ),
+        ) as boolean,
       setColorScheme: async (scheme) => {
         // No BiDi command emulates the colour scheme in Firefox 153; its content-override
         // preference does, set in the browser window's scope (allowed by --remote-allow-system-access).
-        const { contexts } = await bidi.send<{ contexts: { context: string }[] }>('browsingContext.getTree', { 'moz:scope': 'chrome' });
+        const { contexts } = await bidi.send<{ contexts: { context: string }[] }>(
+          'browsingContext.getTree',
+          { 'moz:scope': 'chrome' },
+        );
         const chrome = contexts[0]?.context;
         if (chrome === undefined) throw new Error('no browser window to set the colour scheme in');
-        const answer = await bidi.send<{ type: string; exceptionDetails?: { text: string } }>('script.evaluate', {
-          expression: `Services.prefs.setIntPref('layout.css.prefers-color-scheme.content-override', ${scheme === 'dark' ? 0 : 1})`,
-          target: { context: chrome },
-          awaitPromise: false,
-        });
-        if (answer.type !== 'success') throw new Error(`setting the colour scheme failed: ${answer.exceptionDetails?.text}`);
+        const answer = await bidi.send<{ type: string; exceptionDetails?: { text: string } }>(
+          'script.evaluate',
+          {
+            expression: `Services.prefs.setIntPref('layout.css.prefers-color-scheme.content-override', ${scheme === 'dark' ? 0 : 1})`,
+            target: { context: chrome },
+            awaitPromise: false,
+          },
+        );
+        if (answer.type !== 'success')
+          throw new Error(`setting the colour scheme failed: ${answer.exceptionDetails?.text}`);
       },
       close: async () => {
         bidi.close();
         await cleanUp();
       },
     };
-    return { browser, extension: extensionId === null ? null : { extensionId, extensionOrigin: `moz-extension://${uuid}` } };
+    return {
+      browser,
+      extension:
+        extensionId === null ? null : { extensionId, extensionOrigin: `moz-extension://${uuid}` },
+    };
   } catch (error) {
     await cleanUp();
     throw error;

@@ -46,7 +46,9 @@ export function openRedirect(host: string, port: number, to: string): string {
 
 const GIF = Buffer.from('R0lGODlhAQABAAAAACw=', 'base64');
 
-export function hostileHandler(port: () => number): (req: IncomingMessage, res: ServerResponse, secure: boolean) => void {
+export function hostileHandler(
+  port: () => number,
+): (req: IncomingMessage, res: ServerResponse, secure: boolean) => void {
   return (req, res, secure) => {
     const host = (req.headers.host ?? '').replace(/:\d+$/, '');
     const url = new URL(req.url ?? '/', `http://${host}`);
@@ -63,7 +65,11 @@ export function hostileHandler(port: () => number): (req: IncomingMessage, res: 
       const n = Number(url.searchParams.get('n'));
       const victim = url.searchParams.get('host') ?? '';
       if (n <= 0) return redirect(at('http', victim, '/landed'));
-      const back = at('https', 'evil.example.test', `/bounce?n=${n - 1}&host=${encodeURIComponent(victim)}`);
+      const back = at(
+        'https',
+        'evil.example.test',
+        `/bounce?n=${n - 1}&host=${encodeURIComponent(victim)}`,
+      );
       return redirect(at('http', victim, `/redir?to=${encodeURIComponent(back)}`));
     }
     if (url.pathname === '/redir' && secure) return redirect(url.searchParams.get('to') ?? '/');
@@ -71,7 +77,11 @@ export function hostileHandler(port: () => number): (req: IncomingMessage, res: 
       setTimeout(() => page(res, 'slow'), 5000).unref();
       return;
     }
-    if (url.pathname === '/nav-landed') return page(res, `landed ${host} /<script>opener && opener.postMessage('landed', '*');</script>`);
+    if (url.pathname === '/nav-landed')
+      return page(
+        res,
+        `landed ${host} /<script>opener && opener.postMessage('landed', '*');</script>`,
+      );
     if (url.pathname === '/walk') {
       const flood = Number(url.searchParams.get('flood') ?? 0);
       const urls = flood > 0 ? [] : (JSON.parse(url.searchParams.get('urls') ?? '[]') as string[]);
@@ -128,7 +138,10 @@ export function hostileHandler(port: () => number): (req: IncomingMessage, res: 
     }
     if (url.pathname === '/flood') {
       const n = Number(url.searchParams.get('n'));
-      const imgs = Array.from({ length: n }, (_, i) => `<img src="${at('https', FLOOD_HOST(i), '/p.gif')}">`).join('');
+      const imgs = Array.from(
+        { length: n },
+        (_, i) => `<img src="${at('https', FLOOD_HOST(i), '/p.gif')}">`,
+      ).join('');
       return page(res, `flood ${imgs}`);
     }
     if (url.pathname === '/opener') {
@@ -155,7 +168,9 @@ export function hostileHandler(port: () => number): (req: IncomingMessage, res: 
         `${ext}/ui/popup.html`,
         `${ext}/ui/options.html`,
       ];
-      const frames = forged.map((src) => `<iframe src="${src.replace(/"/g, '&quot;')}"></iframe>`).join('');
+      const frames = forged
+        .map((src) => `<iframe src="${src.replace(/"/g, '&quot;')}"></iframe>`)
+        .join('');
       return page(
         res,
         `frames ${frames}<script>

@@ -7,9 +7,22 @@
 import fc from 'fast-check';
 
 /** Hosts with relaxing state in the differential's worlds (see RELAXABLE). */
-export const RELAXED_HOSTS = ['site.test', 'plain.test', 'once.test', 'loop.test', 'bank.test', 'known.test'] as const;
+export const RELAXED_HOSTS = [
+  'site.test',
+  'plain.test',
+  'once.test',
+  'loop.test',
+  'bank.test',
+  'known.test',
+] as const;
 /** Hosts the test rulesets cover. */
-export const RULESET_HOSTS = ['bank.test', 'www.bank.test', 'shop.test', 'www.shop.test', 'sub.wild.test'] as const;
+export const RULESET_HOSTS = [
+  'bank.test',
+  'www.bank.test',
+  'shop.test',
+  'www.shop.test',
+  'sub.wild.test',
+] as const;
 
 /**
  * Rulesets covering RULESET_HOSTS: a scheme-only rule (compiled to upgradeScheme), a host-moving
@@ -38,7 +51,16 @@ export const DIFF_USER_RULESET = `<ruleset name="Mine">
   <rule from="^http://(www\\.)?site\\.test/" to="https://site.test/"/>
 </ruleset>`;
 
-const OTHER_HOSTS = ['other.test', 'evilsite.test', 'site.test.evil.test', 'xsite.test', 'a.site.test', 'b.a.site.test', 'wild.test', 'x.y.wild.test'];
+const OTHER_HOSTS = [
+  'other.test',
+  'evilsite.test',
+  'site.test.evil.test',
+  'xsite.test',
+  'a.site.test',
+  'b.a.site.test',
+  'wild.test',
+  'x.y.wild.test',
+];
 const LOCAL_HOSTS = [
   'localhost',
   'app.localhost',
@@ -90,7 +112,15 @@ const IP_HOSTS = [
   '[::ffff:0.0.0.1]',
   '[2001:db8::1]',
 ];
-const IDN_HOSTS = ['bänk.test', 'xn--bnk-qla.test', 'SITE.TEST', 'Site.Test.', 'site.test..', 'bank。test', 'ｂａｎｋ.test'];
+const IDN_HOSTS = [
+  'bänk.test',
+  'xn--bnk-qla.test',
+  'SITE.TEST',
+  'Site.Test.',
+  'site.test..',
+  'bank。test',
+  'ｂａｎｋ.test',
+];
 
 /** Ways an attacker spells a host: dots encoded, case, trailing dots. */
 function spell(host: string, how: number): string {
@@ -108,10 +138,35 @@ function spell(host: string, how: number): string {
   }
 }
 
-const anyHostName = fc.constantFrom(...RELAXED_HOSTS, ...RULESET_HOSTS, ...OTHER_HOSTS, ...LOCAL_HOSTS, ...IP_HOSTS, ...IDN_HOSTS);
+const anyHostName = fc.constantFrom(
+  ...RELAXED_HOSTS,
+  ...RULESET_HOSTS,
+  ...OTHER_HOSTS,
+  ...LOCAL_HOSTS,
+  ...IP_HOSTS,
+  ...IDN_HOSTS,
+);
 /** A host name to mention elsewhere in a URL. */
-const mention = fc.constantFrom(...RELAXED_HOSTS, ...RULESET_HOSTS, 'localhost', '127.0.0.1', '[::1]');
-const port = fc.constantFrom('', '', '', ':80', ':443', ':8080', ':0', ':65535', ':080', ':8443', ':');
+const mention = fc.constantFrom(
+  ...RELAXED_HOSTS,
+  ...RULESET_HOSTS,
+  'localhost',
+  '127.0.0.1',
+  '[::1]',
+);
+const port = fc.constantFrom(
+  '',
+  '',
+  '',
+  ':80',
+  ':443',
+  ':8080',
+  ':0',
+  ':65535',
+  ':080',
+  ':8443',
+  ':',
+);
 
 const userinfo = fc.oneof(
   { weight: 4, arbitrary: fc.constant('') },
@@ -124,7 +179,21 @@ const userinfo = fc.oneof(
 );
 
 const pathPart = fc.oneof(
-  fc.constantFrom('', 'a', 'public', 'public/x', '..', '%2e%2e', '%2f', 'a%2fb', '@', '%40', '\\', 'x.js', 'login?'),
+  fc.constantFrom(
+    '',
+    'a',
+    'public',
+    'public/x',
+    '..',
+    '%2e%2e',
+    '%2f',
+    'a%2fb',
+    '@',
+    '%40',
+    '\\',
+    'x.js',
+    'login?',
+  ),
   mention.map((h) => `${h}`),
   mention.map((h) => `http://${h}/`),
   mention.map((h) => `@${h}`),
@@ -144,7 +213,16 @@ const fragment = fc.oneof(
   mention.map((h) => `#@${h}/`),
   fc.constant('#'),
 );
-const scheme = fc.constantFrom('http://', 'http://', 'http://', 'HTTP://', 'hTtP://', 'http:\\\\', 'http:/', 'https://');
+const scheme = fc.constantFrom(
+  'http://',
+  'http://',
+  'http://',
+  'HTTP://',
+  'hTtP://',
+  'http:\\\\',
+  'http:/',
+  'https://',
+);
 const long = fc.oneof(
   { weight: 40, arbitrary: fc.constant('') },
   fc.integer({ min: 500, max: 6000 }).map((n) => `/${'a'.repeat(n)}`),
@@ -152,7 +230,18 @@ const long = fc.oneof(
 
 /** A URL string as written on a page (parsed by the browser before anything sees it). */
 export const hostileUrl: fc.Arbitrary<string> = fc
-  .tuple(scheme, userinfo, anyHostName, fc.integer({ min: 0, max: 6 }), port, fc.constantFrom('/', '/', '\\', '?', '#', ''), path, long, query, fragment)
+  .tuple(
+    scheme,
+    userinfo,
+    anyHostName,
+    fc.integer({ min: 0, max: 6 }),
+    port,
+    fc.constantFrom('/', '/', '\\', '?', '#', ''),
+    path,
+    long,
+    query,
+    fragment,
+  )
   .map(
     ([s, u, h, how, p, sep, pa, lo, q, f]) =>
       `${s}${u}${spell(h, how)}${p}${sep === '/' || sep === '\\' ? sep + pa.slice(1) : sep === '' ? pa : sep}${lo}${q}${f}`,

@@ -11,7 +11,8 @@ export class MemoryStorageArea implements StorageArea {
   async get(keys: string[] | null): Promise<Record<string, unknown>> {
     await Promise.resolve();
     const out: Record<string, unknown> = {};
-    for (const [k, v] of this.data) if (keys === null || keys.includes(k)) out[k] = structuredClone(v);
+    for (const [k, v] of this.data)
+      if (keys === null || keys.includes(k)) out[k] = structuredClone(v);
     return out;
   }
 

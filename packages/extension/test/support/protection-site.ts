@@ -1,4 +1,8 @@
-import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo, type Server } from 'node:net';
 import { createSecureContext } from 'node:tls';
@@ -41,7 +45,10 @@ export const NO_TLS = new Set([
  *   intranet/embed?src=URL&src=URL   an HTTP page embedding the images given.
  *   Any path ending in .png answers the image.
  */
-export async function startProtectionSite(cdnHost: string, otherHost: string): Promise<ProtectionSite> {
+export async function startProtectionSite(
+  cdnHost: string,
+  otherHost: string,
+): Promise<ProtectionSite> {
   // No subjectAltName, as the browsers' certificate checks are off for these hosts.
   const { key, cert } = selfSignedCertificate(null);
   const context = createSecureContext({ key, cert });
@@ -54,25 +61,50 @@ export async function startProtectionSite(cdnHost: string, otherHost: string): P
     if (path === '/favicon.ico') return void res.writeHead(404).end();
     if (path.split('?')[0]?.endsWith('.png')) {
       res.writeHead(200, { 'content-type': 'image/png', 'cache-control': 'no-store' });
-      return void res.end(Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==', 'base64'));
+      return void res.end(
+        Buffer.from(
+          'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==',
+          'base64',
+        ),
+      );
     }
-    if (path === '/success.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('success\n');
-    if (path === '/login') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Hotel wifi</title>Please log in');
-    const headers: Record<string, string | string[]> = { 'content-type': 'text/html', 'cache-control': 'no-store' };
-    if (path === '/set-cookie') headers['set-cookie'] = ['sid=abc; Path=/', 'pref=1; Path=/; Secure'];
+    if (path === '/success.txt')
+      return void res.writeHead(200, { 'content-type': 'text/plain' }).end('success\n');
+    if (path === '/login')
+      return void res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end('<!doctype html><title>Hotel wifi</title>Please log in');
+    const headers: Record<string, string | string[]> = {
+      'content-type': 'text/html',
+      'cache-control': 'no-store',
+    };
+    if (path === '/set-cookie')
+      headers['set-cookie'] = ['sid=abc; Path=/', 'pref=1; Path=/; Secure'];
     const p = port === 0 || req.headers.host?.includes(':') !== true ? '' : `:${port}`;
-    const embedded = host === 'intranet' && path.startsWith('/embed?') ? new URL(path, 'http://intranet').searchParams.getAll('src') : null;
+    const embedded =
+      host === 'intranet' && path.startsWith('/embed?')
+        ? new URL(path, 'http://intranet').searchParams.getAll('src')
+        : null;
     const body =
       embedded !== null
         ? embedded.map((src) => `<img src="${src.replace(/[^\w:/.?=&%-]/g, '')}">`).join('')
         : host === 'intranet'
           ? `<img id="known" src="http://${cdnHost}${p}/pixel.png?n=${Date.now()}"><img id="other" src="http://${otherHost}${p}/pixel.png?n=${Date.now()}">`
           : '';
-    res.writeHead(200, headers).end(`<!doctype html><title>${host}</title><body>${secure ? 'https' : 'http'} ${host} ${path}${body}</body>`);
+    res
+      .writeHead(200, headers)
+      .end(
+        `<!doctype html><title>${host}</title><body>${secure ? 'https' : 'http'} ${host} ${path}${body}</body>`,
+      );
   };
   const http = createHttpServer(handler(false));
   const https = createHttpsServer(
-    { key, cert, SNICallback: (name, cb) => (NO_TLS.has(name) ? cb(new Error(`no TLS for ${name}`)) : cb(null, context)) },
+    {
+      key,
+      cert,
+      SNICallback: (name, cb) =>
+        NO_TLS.has(name) ? cb(new Error(`no TLS for ${name}`)) : cb(null, context),
+    },
     handler(true),
   );
   https.on('tlsClientError', () => undefined);
@@ -90,7 +122,10 @@ export async function startProtectionSite(cdnHost: string, otherHost: string): P
   return {
     port,
     log,
-    seen: (host) => log.filter((r) => r.host === host).map((r) => `${r.method} ${r.secure ? 'https' : 'http'} ${r.path}`),
+    seen: (host) =>
+      log
+        .filter((r) => r.host === host)
+        .map((r) => `${r.method} ${r.secure ? 'https' : 'http'} ${r.path}`),
     close: () =>
       new Promise<void>((resolve) => {
         http.closeAllConnections();

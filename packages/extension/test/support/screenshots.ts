@@ -7,7 +7,8 @@ import { screenshotStats } from './ui-extension.js';
 // Shared by both browsers' page tests, so it starts no browser itself.
 
 /** Screenshots land here (outside the tree; HTTPSIFY_SHOTS picks the folder) and are checked for real rendering. */
-export const SHOTS = process.env.HTTPSIFY_SHOTS ?? mkdtempSync(join(tmpdir(), 'httpsify-ui-shots-'));
+export const SHOTS =
+  process.env.HTTPSIFY_SHOTS ?? mkdtempSync(join(tmpdir(), 'httpsify-ui-shots-'));
 
 /** Keeps a screenshot in SHOTS and checks it is a real rendering: size, colours, not one flat surface. */
 export function checkScreenshot(png: Buffer, name: string, width?: number): void {

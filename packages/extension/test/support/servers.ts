@@ -1,6 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server as HttpServer,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -24,7 +29,9 @@ export interface DualServer {
  * A throwaway self-signed certificate for CN example.test (the browsers run with certificate
  * errors ignored); `altNames` becomes its subjectAltName list when given.
  */
-export function selfSignedCertificate(altNames: string | null = 'DNS:*.example.test,DNS:*.uncovered.test'): { key: Buffer; cert: Buffer } {
+export function selfSignedCertificate(
+  altNames: string | null = 'DNS:*.example.test,DNS:*.uncovered.test',
+): { key: Buffer; cert: Buffer } {
   const dir = mkdtempSync(join(tmpdir(), 'httpsify-cert-'));
   const san = altNames === null ? [] : ['-addext', `subjectAltName=${altNames}`];
   execFileSync(
@@ -47,7 +54,10 @@ export function selfSignedCertificate(altNames: string | null = 'DNS:*.example.t
     ],
     { stdio: 'ignore' },
   );
-  const pair = { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) };
+  const pair = {
+    key: readFileSync(join(dir, 'key.pem')),
+    cert: readFileSync(join(dir, 'cert.pem')),
+  };
   rmSync(dir, { recursive: true, force: true });
   return pair;
 }
@@ -91,7 +101,9 @@ export async function startDualServer(handler: Handler): Promise<DualServer> {
 export async function startHttpOnly(): Promise<{ server: HttpServer; port: number }> {
   const server = createHttpServer((req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' });
-    res.end(`<!doctype html><title>plain</title><body>plain http ${req.headers.host}${req.url}</body>`);
+    res.end(
+      `<!doctype html><title>plain</title><body>plain http ${req.headers.host}${req.url}</body>`,
+    );
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { server, port: (server.address() as AddressInfo).port };

@@ -35,7 +35,8 @@ export function tarHeader(e: TarEntry, size: number): Uint8Array {
 export function tar(entries: TarEntry[], { end = true }: { end?: boolean } = {}): Uint8Array {
   const parts: Uint8Array[] = [];
   for (const e of entries) {
-    const data = typeof e.data === 'string' ? new TextEncoder().encode(e.data) : (e.data ?? new Uint8Array(0));
+    const data =
+      typeof e.data === 'string' ? new TextEncoder().encode(e.data) : (e.data ?? new Uint8Array(0));
     parts.push(tarHeader(e, data.length));
     const padded = new Uint8Array(Math.ceil(data.length / 512) * 512);
     padded.set(data);

@@ -11,21 +11,32 @@ import { buildWithUi } from './ui-extension.js';
 export const POLL = { timeout: 10_000, interval: 100 };
 
 export const RULESETS = {
-  'site.xml': '<ruleset name="Site Rules"><target host="site.example.test"/><rule from="^http:" to="https:"/></ruleset>',
-  'cdn.xml': '<ruleset name="CDN Rules"><target host="cdn.example.test"/><rule from="^http:" to="https:"/></ruleset>',
-  'exp.xml': '<ruleset name="Experimental Rules" default_off="breaks video"><target host="exp.example.test"/><rule from="^http:" to="https:"/></ruleset>',
+  'site.xml':
+    '<ruleset name="Site Rules"><target host="site.example.test"/><rule from="^http:" to="https:"/></ruleset>',
+  'cdn.xml':
+    '<ruleset name="CDN Rules"><target host="cdn.example.test"/><rule from="^http:" to="https:"/></ruleset>',
+  'exp.xml':
+    '<ruleset name="Experimental Rules" default_off="breaks video"><target host="exp.example.test"/><rule from="^http:" to="https:"/></ruleset>',
   // Its HTTPS site redirects back to HTTP: the redirect-loop guard's case.
-  'loop.xml': '<ruleset name="Loop Rules"><target host="loop.example.test"/><rule from="^http:" to="https:"/></ruleset>',
+  'loop.xml':
+    '<ruleset name="Loop Rules"><target host="loop.example.test"/><rule from="^http:" to="https:"/></ruleset>',
 };
 
 /**
  * Screenshots a page (or one part of it) and checks that it is a real rendering of the right
  * width showing the given texts: not blank, not one colour, the texts visible in the page.
  */
-export async function shot(page: Page, name: string, check: { width?: number; texts?: string[]; part?: string; viewport?: boolean } = {}): Promise<void> {
+export async function shot(
+  page: Page,
+  name: string,
+  check: { width?: number; texts?: string[]; part?: string; viewport?: boolean } = {},
+): Promise<void> {
   const target = check.part === undefined ? null : page.locator(check.part);
   // A modal dialog's backdrop covers the viewport only: shoot just that.
-  const png = target === null ? await page.screenshot({ fullPage: check.viewport !== true }) : await target.screenshot();
+  const png =
+    target === null
+      ? await page.screenshot({ fullPage: check.viewport !== true })
+      : await target.screenshot();
   checkScreenshot(png, name, check.width);
   expectVisibleTexts(await (target ?? page.locator('body')).innerText(), name, check.texts ?? []);
 }
@@ -52,7 +63,10 @@ export interface UiHarness {
  * browser. Hosts: site/cdn/exp.example.test (rulesets; exp is default-off and its page embeds
  * http:// images from the other two), anything.uncovered.test (no ruleset).
  */
-export async function startUiHarness(rulesets: string[] | null = null, options: { modeOff?: boolean } = {}): Promise<UiHarness> {
+export async function startUiHarness(
+  rulesets: string[] | null = null,
+  options: { modeOff?: boolean } = {},
+): Promise<UiHarness> {
   let dirs = rulesets;
   if (dirs === null) {
     const rulesDir = mkdtempSync(join(tmpdir(), 'httpsify-ui-rules-'));
@@ -78,19 +92,36 @@ export async function startUiHarness(rulesets: string[] | null = null, options: 
     const p = server.port;
     // The page stays on HTTP (its ruleset is off by default), so its http:// images are ours to
     // upgrade: on an HTTPS page Chromium's mixed-content autoupgrade would get there first.
-    const body = host === 'exp.example.test' ? `<img src="http://site.example.test:${p}/a.png"><img src="http://cdn.example.test:${p}/b.png">` : '';
-    res.end(`<!doctype html><title>${host}</title><body>${secure ? 'https' : 'http'} ${host}${body}</body>`);
+    const body =
+      host === 'exp.example.test'
+        ? `<img src="http://site.example.test:${p}/a.png"><img src="http://cdn.example.test:${p}/b.png">`
+        : '';
+    res.end(
+      `<!doctype html><title>${host}</title><body>${secure ? 'https' : 'http'} ${host}${body}</body>`,
+    );
   });
   const plain = await startHttpOnly();
   const hang = await startTlsHang(plain.server);
-  const ext = await launchWithExtension(built.dirs.chromium as string, ['*.example.test', '*.uncovered.test']);
+  const ext = await launchWithExtension(built.dirs.chromium as string, [
+    '*.example.test',
+    '*.uncovered.test',
+  ]);
   const id = new URL(ext.worker.url()).host;
   const url = (host: string, path = '/') => `http://${host}:${server.port}${path}`;
-  const stored = (key: string) => ext.worker.evaluate(async (k) => (await chrome.storage.local.get(k))[k], key);
-  const tabIdOf = (p: Page) => ext.worker.evaluate(async (u) => (await chrome.tabs.query({})).find((t) => t.url === u)?.id ?? -1, p.url());
+  const stored = (key: string) =>
+    ext.worker.evaluate(async (k) => (await chrome.storage.local.get(k))[k], key);
+  const tabIdOf = (p: Page) =>
+    ext.worker.evaluate(
+      async (u) => (await chrome.tabs.query({})).find((t) => t.url === u)?.id ?? -1,
+      p.url(),
+    );
   // The UI half is ready once settings are stamped with their schema version.
-  for (let i = 0; i < 150 && (await stored('schemaVersion')) !== 1; i++) await new Promise((r) => setTimeout(r, 100));
-  await ext.worker.evaluate(async (probe) => chrome.storage.local.set({ portalProbeUrl: probe }), url('probe.uncovered.test', '/success.txt'));
+  for (let i = 0; i < 150 && (await stored('schemaVersion')) !== 1; i++)
+    await new Promise((r) => setTimeout(r, 100));
+  await ext.worker.evaluate(
+    async (probe) => chrome.storage.local.set({ portalProbeUrl: probe }),
+    url('probe.uncovered.test', '/success.txt'),
+  );
   if (options.modeOff === true) await switchProtectionModeOff(ext);
   return {
     server,

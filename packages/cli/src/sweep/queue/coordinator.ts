@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Journal } from '../journal.js';
 import { SweepProgress } from '../progress.js';
-import { checkInputs, countJobs, finishSweep, prepareSweep, type SweepOptions, type SweepOutcome } from '../run-sweep.js';
+import {
+  checkInputs,
+  countJobs,
+  finishSweep,
+  prepareSweep,
+  type SweepOptions,
+  type SweepOutcome,
+} from '../run-sweep.js';
 import type { SweepJob } from '../verdicts.js';
 import { agreeOnPoliteness } from './host-leases.js';
 import { MAX_STORED_RESULT_BYTES, trustedResult } from './queue-trust.js';
@@ -19,7 +26,8 @@ export interface CoordinatorOptions extends SweepOptions {
 }
 
 /** BullMQ job ids must not be plain integers; a hash of the key is stable and never one. */
-export const queueJobId = (key: string): string => `u-${createHash('sha256').update(key).digest('hex').slice(0, 40)}`;
+export const queueJobId = (key: string): string =>
+  `u-${createHash('sha256').update(key).digest('hex').slice(0, 40)}`;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -36,7 +44,9 @@ const MAX_REFUSED_PER_URL = 3;
  * this coordinator derived from its own library and has not journaled yet, and only its
  * measured fields; everything else is refused with a counted warning, and the URL is swept again.
  */
-export async function runCoordinator(options: CoordinatorOptions): Promise<SweepOutcome & { perWorker: Record<string, number> }> {
+export async function runCoordinator(
+  options: CoordinatorOptions,
+): Promise<SweepOutcome & { perWorker: Record<string, number> }> {
   const previous = checkInputs(options);
   mkdirSync(options.outDir, { recursive: true });
   const keys = sweepKeys(options.queueName);
@@ -59,7 +69,10 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<Sweep
   try {
     // A run is resumed only when this directory and Redis agree on its id; anything else starts
     // over, so an old sweep's stored results never leak into a new one.
-    const localRun = options.fresh !== true && existsSync(runPath) ? (JSON.parse(readFileSync(runPath, 'utf8')) as { run?: string }).run : undefined;
+    const localRun =
+      options.fresh !== true && existsSync(runPath)
+        ? (JSON.parse(readFileSync(runPath, 'utf8')) as { run?: string }).run
+        : undefined;
     const remoteRun = await redis.get(keys.run);
     const resuming = localRun !== undefined && localRun === remoteRun;
     if (!resuming) {
@@ -71,7 +84,8 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<Sweep
     }
     const journal = await Journal.open(resultsPath, { fresh: !resuming });
     const resumedFrom = journal.done.size;
-    const progress = options.progress !== undefined ? new SweepProgress(options.progress, 0, resumedFrom) : null;
+    const progress =
+      options.progress !== undefined ? new SweepProgress(options.progress, 0, resumedFrom) : null;
     // Jobs fed and not yet journaled: the only keys whose stored results are read. Bounded by
     // what waits in Redis (highWater) plus what workers hold.
     const pending = new Map<string, SweepJob>();
@@ -79,13 +93,19 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<Sweep
     const givenUp = new Set<string>();
     let refusedCount = 0;
     const requeue = async (job: SweepJob): Promise<void> => {
-      await queue.add('url', job, { jobId: queueJobId(job.key), removeOnComplete: true, removeOnFail: false });
+      await queue.add('url', job, {
+        jobId: queueJobId(job.key),
+        removeOnComplete: true,
+        removeOnFail: false,
+      });
     };
     const refuse = async (job: SweepJob, why: string): Promise<void> => {
       refusedCount++;
       const times = (refusedTimes.get(job.key) ?? 0) + 1;
       refusedTimes.set(job.key, times);
-      log(`warning: refused a stored result for ${job.url}: ${why} (${refusedCount} refused so far)`);
+      log(
+        `warning: refused a stored result for ${job.url}: ${why} (${refusedCount} refused so far)`,
+      );
       await redis.hdel(keys.results, job.key);
       if (times >= MAX_REFUSED_PER_URL) {
         pending.delete(job.key);
@@ -96,13 +116,16 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<Sweep
       }
     };
     /** Journals the stored results of these pending jobs; returns how many, and which had none. */
-    const journalStored = async (jobs: SweepJob[]): Promise<{ journaled: number; missing: SweepJob[] }> => {
+    const journalStored = async (
+      jobs: SweepJob[],
+    ): Promise<{ journaled: number; missing: SweepJob[] }> => {
       const missing: SweepJob[] = [];
       if (jobs.length === 0) return { journaled: 0, missing };
       // Sizes first: a value too large to be a result is refused without being read.
       const sizes = await Promise.all(jobs.map((j) => redis.hstrlen(keys.results, j.key)));
       const readable = jobs.filter((_, i) => (sizes[i] ?? 0) <= MAX_STORED_RESULT_BYTES);
-      const values = readable.length > 0 ? await redis.hmget(keys.results, ...readable.map((j) => j.key)) : [];
+      const values =
+        readable.length > 0 ? await redis.hmget(keys.results, ...readable.map((j) => j.key)) : [];
       const stored = new Map(readable.map((j, i) => [j.key, values[i] ?? null]));
       let n = 0;
       for (const [i, job] of jobs.entries()) {
@@ -146,7 +169,11 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<Sweep
     const total = await countJobs(setup.jobs());
     progress?.setTotal(total);
     const highWater = options.highWater ?? 5000;
-    let batch: { name: string; data: SweepJob; opts: { jobId: string; removeOnComplete: boolean; removeOnFail: boolean } }[] = [];
+    let batch: {
+      name: string;
+      data: SweepJob;
+      opts: { jobId: string; removeOnComplete: boolean; removeOnFail: boolean };
+    }[] = [];
     const flush = async (): Promise<void> => {
       if (batch.length === 0) return;
       await queue.addBulk(batch);
@@ -154,7 +181,8 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<Sweep
       for (;;) {
         await drain();
         const counts = await queue.getJobCounts('waiting', 'prioritized', 'delayed');
-        if ((counts.waiting ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0) < highWater) return;
+        if ((counts.waiting ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0) < highWater)
+          return;
         await sleep(100);
       }
     };
@@ -165,9 +193,16 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<Sweep
       const jobs = candidates;
       candidates = [];
       for (const job of jobs) pending.set(job.key, job);
-      const { journaled, missing } = resuming ? await journalStored(jobs) : { journaled: 0, missing: jobs };
+      const { journaled, missing } = resuming
+        ? await journalStored(jobs)
+        : { journaled: 0, missing: jobs };
       recovered += journaled;
-      for (const job of missing) batch.push({ name: 'url', data: job, opts: { jobId: queueJobId(job.key), removeOnComplete: true, removeOnFail: false } });
+      for (const job of missing)
+        batch.push({
+          name: 'url',
+          data: job,
+          opts: { jobId: queueJobId(job.key), removeOnComplete: true, removeOnFail: false },
+        });
       await flush();
     };
     for await (const job of setup.jobs()) {
@@ -176,20 +211,31 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<Sweep
       if (candidates.length >= 200) await feed();
     }
     await feed();
-    if (resuming) log(`resumed run: ${resumedFrom} results in the journal, ${recovered} recovered from Redis`);
+    if (resuming)
+      log(`resumed run: ${resumedFrom} results in the journal, ${recovered} recovered from Redis`);
 
     // Wait for the rest; jobs BullMQ gave up on (stalled too often) are put back.
     let idleSince = Date.now();
     while (journal.done.size + givenUp.size < total) {
       const n = await drain();
       if (n > 0) idleSince = Date.now();
-      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized');
+      const counts = await queue.getJobCounts(
+        'waiting',
+        'active',
+        'delayed',
+        'failed',
+        'prioritized',
+      );
       if ((counts.failed ?? 0) > 0) {
         log(`putting ${counts.failed} failed jobs back in the queue`);
         await queue.retryJobs({ state: 'failed' });
       } else if (
         n === 0 &&
-        (counts.waiting ?? 0) + (counts.active ?? 0) + (counts.delayed ?? 0) + (counts.prioritized ?? 0) === 0 &&
+        (counts.waiting ?? 0) +
+          (counts.active ?? 0) +
+          (counts.delayed ?? 0) +
+          (counts.prioritized ?? 0) ===
+          0 &&
         Date.now() - idleSince > 2000
       ) {
         // Every job finished but some results are missing (their jobs were removed): feed them again.
@@ -206,16 +252,27 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<Sweep
     journal.close();
     progress?.finish();
     if (refusedCount > 0 || unknownKeys > 0)
-      log(`warning: ${refusedCount} stored results refused, ${unknownKeys} unknown keys ignored, ${givenUp.size} URLs left without a result`);
+      log(
+        `warning: ${refusedCount} stored results refused, ${unknownKeys} unknown keys ignored, ${givenUp.size} URLs left without a result`,
+      );
     // Worker ids and counts are shown, not used: bounded and checked all the same.
     const perWorker = Object.fromEntries(
-      Object.entries((await redis.hlen(keys.workers)) <= 10_000 ? await redis.hgetall(keys.workers) : {})
+      Object.entries(
+        (await redis.hlen(keys.workers)) <= 10_000 ? await redis.hgetall(keys.workers) : {},
+      )
         .filter(([k, v]) => k.length <= 200 && /^\d{1,12}$/.test(v))
         .slice(0, 1000)
         .map(([k, v]) => [k.replace(/[^\x20-\x7e]/g, '?'), Number(v)]),
     );
     const done = await finishSweep(options, resultsPath, previous);
-    return { ...done, ranNow: journal.done.size - resumedFrom, resumedFrom, resultsPath, discovery: setup.discovery, perWorker };
+    return {
+      ...done,
+      ranNow: journal.done.size - resumedFrom,
+      resumedFrom,
+      resultsPath,
+      discovery: setup.discovery,
+      perWorker,
+    };
   } finally {
     agreed.close();
     setup.close();

@@ -63,7 +63,8 @@ export function sharedHostLimits(
   const held = new Map<string, string>();
   const renew = setInterval(
     () => {
-      for (const [member, key] of held) void redis.eval(RENEW_HOST_LEASE, 1, key, member, options.leaseMs).catch(() => undefined);
+      for (const [member, key] of held)
+        void redis.eval(RENEW_HOST_LEASE, 1, key, member, options.leaseMs).catch(() => undefined);
     },
     Math.max(250, Math.floor(options.leaseMs / 3)),
   );
@@ -113,7 +114,8 @@ function settingsWords(json: string): string {
   try {
     const v = JSON.parse(json) as Record<string, unknown>;
     const n = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
-    if (n(v.perHostConnections) && n(v.perHostDelayMs)) return `--per-host ${v.perHostConnections} --per-host-delay ${v.perHostDelayMs}`;
+    if (n(v.perHostConnections) && n(v.perHostDelayMs))
+      return `--per-host ${v.perHostConnections} --per-host-delay ${v.perHostDelayMs}`;
   } catch {
     // Shown as unreadable below.
   }
@@ -138,7 +140,10 @@ export async function agreeOnPoliteness(
 ): Promise<{ close(): void }> {
   const ttl = options.ttlMs ?? POLITENESS_TTL_MS;
   const key = `httpsify-sweep:${queueName}:politeness`;
-  const own = JSON.stringify({ perHostConnections: limits.perHostConnections, perHostDelayMs: limits.perHostDelayMs });
+  const own = JSON.stringify({
+    perHostConnections: limits.perHostConnections,
+    perHostDelayMs: limits.perHostDelayMs,
+  });
   const stored = String(await redis.eval(AGREE_POLITENESS, 1, key, own, ttl));
   if (stored !== own) {
     throw new Error(
@@ -147,7 +152,10 @@ export async function agreeOnPoliteness(
         `--per-host-delay, or use another --queue-name (the stored settings lapse ${Math.round(ttl / 1000)} s after its last process stops)`,
     );
   }
-  const keep = setInterval(() => void redis.eval(AGREE_POLITENESS, 1, key, own, ttl).catch(() => undefined), Math.max(250, Math.floor(ttl / 3)));
+  const keep = setInterval(
+    () => void redis.eval(AGREE_POLITENESS, 1, key, own, ttl).catch(() => undefined),
+    Math.max(250, Math.floor(ttl / 3)),
+  );
   keep.unref();
   return { close: () => clearInterval(keep) };
 }

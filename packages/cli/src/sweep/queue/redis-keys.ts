@@ -19,7 +19,10 @@ export function sweepKeys(name: string): SweepKeys {
 
 /** Queue names become Redis key parts; keep them to a safe alphabet. */
 export function checkQueueName(name: string): string {
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) throw new Error(`--queue-name ${JSON.stringify(name)}: use letters, digits, - and _ (at most 64)`);
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(name))
+    throw new Error(
+      `--queue-name ${JSON.stringify(name)}: use letters, digits, - and _ (at most 64)`,
+    );
   return name;
 }
 
@@ -34,16 +37,23 @@ export async function connect(url: string): Promise<Redis> {
   } catch {
     throw new Error(`--queue ${JSON.stringify(url)}: not a URL; expected redis://HOST:PORT`);
   }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new Error(`--queue ${JSON.stringify(url)}: expected a redis:// or rediss:// URL`);
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
+    throw new Error(`--queue ${JSON.stringify(url)}: expected a redis:// or rediss:// URL`);
   // BullMQ's blocking commands need no per-request retry limit.
-  const redis = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true, retryStrategy: (times) => Math.min(times * 200, 2000) });
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: null,
+    lazyConnect: true,
+    retryStrategy: (times) => Math.min(times * 200, 2000),
+  });
   let lastError = '';
   redis.on('error', (err: Error) => (lastError = err.message));
   try {
     await redis.connect();
   } catch (err) {
     redis.disconnect();
-    throw new Error(`--queue ${parsed.host}: cannot reach Redis (${lastError !== '' ? lastError : (err as Error).message})`);
+    throw new Error(
+      `--queue ${parsed.host}: cannot reach Redis (${lastError !== '' ? lastError : (err as Error).message})`,
+    );
   }
   return redis;
 }

@@ -13,7 +13,12 @@ export const MAX_JOB_FIELD_BYTES = 64 * 1024;
 
 /** Raw job hash fields BullMQ hands to JSON.parse when it gives a worker the job. */
 const PARSED_FIELDS = ['data', 'opts', 'progress', 'parent'] as const;
-const FIELD_WORDS = { data: 'its data is', opts: 'its options are', progress: 'its progress is', parent: 'its parent is' } as const;
+const FIELD_WORDS = {
+  data: 'its data is',
+  opts: 'its options are',
+  progress: 'its progress is',
+  parent: 'its parent is',
+} as const;
 
 /** A job id from Redis, fit for a log line. */
 const shownId = (id: string): string => id.replace(/[^\x20-\x7e]/g, '?').slice(0, 100);
@@ -35,7 +40,10 @@ class UnparsableJob extends Error {
  * event fires with the job left active: see removePoisonedJobs.
  */
 class BoundedWorker extends Worker<SweepJob> {
-  protected override createJob(json: JobJson, jobId: string): ReturnType<Worker<SweepJob>['createJob']> {
+  protected override createJob(
+    json: JobJson,
+    jobId: string,
+  ): ReturnType<Worker<SweepJob>['createJob']> {
     const bytes = Buffer.byteLength(json.data);
     if (bytes > MAX_JOB_FIELD_BYTES) throw new UnparsableJob(jobId, `data of ${bytes} bytes`);
     try {
@@ -69,7 +77,8 @@ export async function poisonedBecause(redis: Redis, jobKey: string): Promise<str
   return null;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * What BullMQ needs of a parsed field beyond being JSON, or null when it has it. Valid JSON of
@@ -83,9 +92,13 @@ function wrongShape(field: (typeof PARSED_FIELDS)[number], value: unknown): stri
       return isObject(value) ? null : 'not a JSON object';
     case 'parent':
       // The shape BullMQ writes for a child job: its parent's id and queue key.
-      return isObject(value) && typeof value.id === 'string' && typeof value.queueKey === 'string' ? null : 'not a JSON object with an id and a queueKey';
+      return isObject(value) && typeof value.id === 'string' && typeof value.queueKey === 'string'
+        ? null
+        : 'not a JSON object with an id and a queueKey';
     case 'progress':
-      return (typeof value === 'number' && Number.isFinite(value)) || isObject(value) ? null : 'not a number or a JSON object';
+      return (typeof value === 'number' && Number.isFinite(value)) || isObject(value)
+        ? null
+        : 'not a number or a JSON object';
     default:
       return null;
   }
@@ -106,7 +119,12 @@ function wrongShape(field: (typeof PARSED_FIELDS)[number], value: unknown): stri
  * runs dry without its result. With `only`, just that job: one the processor found poisoned
  * (valid JSON of the wrong type passes BullMQ's take), whose lock it holds and gives up.
  */
-async function removePoisonedJobs(redis: Redis, queue: Queue, queueName: string, only?: string): Promise<{ id: string; why: string }[]> {
+async function removePoisonedJobs(
+  redis: Redis,
+  queue: Queue,
+  queueName: string,
+  only?: string,
+): Promise<{ id: string; why: string }[]> {
   const prefix = `bull:${queueName}`;
   const removed: { id: string; why: string }[] = [];
   for (const id of only !== undefined ? [only] : await redis.lrange(`${prefix}:active`, 0, 999)) {
@@ -182,14 +200,26 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       // of the wrong type that BullMQ let through (options `5`, a parent `1`) would make its
       // finishing script fail with the job still active: such a job is removed here, unswept.
       // In turn with the checks after errors, so a job is removed, and logged, once.
-      if (job.id !== undefined && (await poisonedBecause(redis, `bull:${options.queueName}:${job.id}`)) !== null) {
+      if (
+        job.id !== undefined &&
+        (await poisonedBecause(redis, `bull:${options.queueName}:${job.id}`)) !== null
+      ) {
         await checkActive(job.id);
         return 0;
       }
       const data = trustedJob(job.data);
       if (data === null) throw new Error(`job ${job.id ?? '?'} is not a sweep job; not swept`);
       const result = await options.check(data);
-      const added = (await redis.eval(STORE_ONCE, 3, keys.results, keys.done, keys.workers, result.key, JSON.stringify(result), id)) as number;
+      const added = (await redis.eval(
+        STORE_ONCE,
+        3,
+        keys.results,
+        keys.done,
+        keys.workers,
+        result.key,
+        JSON.stringify(result),
+        id,
+      )) as number;
       if (added === 1) stored++;
       return added;
     },
@@ -211,13 +241,16 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         const explained =
           err instanceof UnparsableJob
             ? removedIds.has(err.jobId)
-            : ((err instanceof SyntaxError || err instanceof TypeError || err.message.startsWith('Missing lock for job')) &&
+            : ((err instanceof SyntaxError ||
+                err instanceof TypeError ||
+                err.message.startsWith('Missing lock for job')) &&
                 Date.now() - lastRemovalAt < 10_000) ||
               // BullMQ finishing a job the processor removed as poisoned.
               [...removedIds].some((r) => err.message.startsWith(`Missing key for job ${r}.`));
         if (!explained) log(err.message);
       },
-      (checkErr: Error) => log(`${err.message} (and checking the active jobs failed: ${checkErr.message})`),
+      (checkErr: Error) =>
+        log(`${err.message} (and checking the active jobs failed: ${checkErr.message})`),
     );
   });
   await worker.waitUntilReady();

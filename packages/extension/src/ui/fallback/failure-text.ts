@@ -10,10 +10,16 @@ const KINDS: [RegExp, string][] = [
   [/CONNECTION_REFUSED/, 'failureRefused'],
   [/^net::ERR_CERT_|^SEC_ERROR_|^MOZILLA_PKIX_ERROR_|certificate|issuer/i, 'failureCertificate'],
   [/TIMED_OUT|NET_TIMEOUT/, 'failureTimedOut'],
-  [/CONNECTION_(RESET|CLOSED)|EMPTY_RESPONSE|NET_RESET|NET_INTERRUPT|TLS_HANDSHAKE_ENDED/, 'failureCutOff'],
+  [
+    /CONNECTION_(RESET|CLOSED)|EMPTY_RESPONSE|NET_RESET|NET_INTERRUPT|TLS_HANDSHAKE_ENDED/,
+    'failureCutOff',
+  ],
   [/ADDRESS_UNREACHABLE|TUNNEL_CONNECTION/, 'failureUnreachable'],
   [/NAME_NOT_RESOLVED|NAME_RESOLUTION_FAILED|UNKNOWN_HOST/, 'failureNoName'],
-  [/INVALID_RESPONSE|INVALID_HTTP_RESPONSE|HTTP2_PROTOCOL|QUIC_PROTOCOL|PARTIAL_TRANSFER/, 'failureNoPage'],
+  [
+    /INVALID_RESPONSE|INVALID_HTTP_RESPONSE|HTTP2_PROTOCOL|QUIC_PROTOCOL|PARTIAL_TRANSFER/,
+    'failureNoPage',
+  ],
   // Chromium's ERR_SSL_*, Firefox's SSL_ERROR_* and NSS messages ("SSL received a record…").
   [/^net::ERR_SSL_|^SSL_ERROR_|SSL|TLS/i, 'failureNoTls'],
 ];

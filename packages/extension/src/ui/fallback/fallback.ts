@@ -23,7 +23,8 @@ function init(): void {
   $('#reason-text').textContent = t(failureMessage(reason));
   $('#reason').textContent = reason === 'timeout' ? t('fallbackTimeout') : reason;
   const http = target === null ? null : target.href.replace(/^https:/, 'http:');
-  for (const id of ['#http-once', '#http-always', '#copy-url']) ($(id) as HTMLButtonElement).disabled = http === null;
+  for (const id of ['#http-once', '#http-always', '#copy-url'])
+    ($(id) as HTMLButtonElement).disabled = http === null;
   showTwin(params.twin, target);
   showTried(params);
 
@@ -32,8 +33,13 @@ function init(): void {
   const failure = failureMessage(reason);
   $('#http-once').addEventListener('click', async () => {
     if (http === null) return;
-    const tabId = failure === 'failureCaptivePortal' ? (await ext.tabs.getCurrent())?.id : undefined;
-    await background.request({ type: 'httpOnce', url: http, ...(tabId === undefined ? {} : { tabId }) });
+    const tabId =
+      failure === 'failureCaptivePortal' ? (await ext.tabs.getCurrent())?.id : undefined;
+    await background.request({
+      type: 'httpOnce',
+      url: http,
+      ...(tabId === undefined ? {} : { tabId }),
+    });
     location.replace(http);
   });
   $('#http-always').addEventListener('click', async () => {
@@ -68,7 +74,9 @@ function showPortal(target: URL | null): void {
   const lasts = document.querySelector('[data-i18n="fallbackLasts"]');
   if (lasts !== null) lasts.textContent = t('fallbackLastsTab');
   $('#portal-sign-in').addEventListener('click', async () => {
-    const answer = await background.request<{ ok?: boolean; url?: string }>({ type: 'portalSignIn' });
+    const answer = await background.request<{ ok?: boolean; url?: string }>({
+      type: 'portalSignIn',
+    });
     if (answer.ok !== true || answer.url === undefined) return;
     await ext.tabs.create({ url: answer.url, active: true });
     $('#portal-opened').textContent = t('fallbackPortalOpened');
@@ -144,7 +152,12 @@ function showTried(params: FallbackPageParams): void {
   }
   const http = params.http;
   const probe = $('#http-probe');
-  probe.textContent = http === 'ok' ? t('fallbackHttpAnswers') : http !== null && http !== 'not tried' ? t('fallbackHttpSilent') : '';
+  probe.textContent =
+    http === 'ok'
+      ? t('fallbackHttpAnswers')
+      : http !== null && http !== 'not tried'
+        ? t('fallbackHttpSilent')
+        : '';
   probe.hidden = probe.textContent === '';
   $('#tried').hidden = list.childElementCount === 0;
 }

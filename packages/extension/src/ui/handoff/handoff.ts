@@ -36,10 +36,17 @@ let shown: Promise<void> | null = null;
 /** The body once parsed (this script runs before it), styled and in the user's language. */
 function showPage(): Promise<void> {
   shown ??= (async () => {
-    if (document.readyState === 'loading') await new Promise((resolve) => document.addEventListener('DOMContentLoaded', resolve, { once: true }));
-    const sheets = ['theme.css', 'handoff.css'].map((href) => Object.assign(document.createElement('link'), { rel: 'stylesheet', href }));
+    if (document.readyState === 'loading')
+      await new Promise((resolve) =>
+        document.addEventListener('DOMContentLoaded', resolve, { once: true }),
+      );
+    const sheets = ['theme.css', 'handoff.css'].map((href) =>
+      Object.assign(document.createElement('link'), { rel: 'stylesheet', href }),
+    );
     // Shown once styled (unstyled text would flash by first), or unstyled if a sheet fails.
-    const settled = sheets.map((link) => new Promise((resolve) => (link.onload = link.onerror = resolve)));
+    const settled = sheets.map(
+      (link) => new Promise((resolve) => (link.onload = link.onerror = resolve)),
+    );
     document.head.append(...sheets);
     await Promise.all(settled);
     localize();

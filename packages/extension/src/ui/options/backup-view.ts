@@ -53,24 +53,44 @@ function describeTarget(target: RuleTarget): string {
 
 /** One line per rule: where it sends visits, with a warning when that may be another site. */
 function describeSendsTo(s: RuleSendsTo): HTMLElement {
-  const line = (key: string, arg?: string, warn = false) => h('li', { class: warn ? 'error' : undefined }, t(key, arg));
+  const line = (key: string, arg?: string, warn = false) =>
+    h('li', { class: warn ? 'error' : undefined }, t(key, arg));
   if (s.kind === 'same') return line('optionsImportRuleSendsSame');
   if (s.kind === 'computed') return line('optionsImportRuleSendsComputed', undefined, true);
-  if (s.kind === 'under') return s.elsewhere ? line('optionsImportRuleSendsUnderElsewhere', s.domain, true) : line('optionsImportRuleSendsUnder', s.domain);
+  if (s.kind === 'under')
+    return s.elsewhere
+      ? line('optionsImportRuleSendsUnderElsewhere', s.domain, true)
+      : line('optionsImportRuleSendsUnder', s.domain);
   const hosts = s.hosts.join(', ');
-  return s.elsewhere ? line('optionsImportRuleSendsElsewhere', hosts, true) : line('optionsImportRuleSendsHosts', hosts);
+  return s.elsewhere
+    ? line('optionsImportRuleSendsElsewhere', hosts, true)
+    : line('optionsImportRuleSendsHosts', hosts);
 }
 
 /** A user rule of the file in plain words, with the box the user ticks to trust it. */
 function describeUserRule(rule: UserRuleToConfirm, onChange: () => void): HTMLElement {
-  const box = h('input', { type: 'checkbox', class: 'import-trust-rule', dataset: { name: rule.name } });
+  const box = h('input', {
+    type: 'checkbox',
+    class: 'import-trust-rule',
+    dataset: { name: rule.name },
+  });
   box.addEventListener('change', onChange);
   return h(
     'li',
     { class: 'import-rule', dataset: { name: rule.name } },
     h('p', {}, t('optionsImportRuleAppliesTo', rule.targets.map(describeTarget).join(', '))),
     h('ul', {}, ...rule.sendsTo.map(describeSendsTo)),
-    h('label', { class: 'check' }, box, h('span', {}, t('optionsImportTrustRule', rule.name), rule.replacing ? ` ${t('optionsImportRuleReplaces')}` : '')),
+    h(
+      'label',
+      { class: 'check' },
+      box,
+      h(
+        'span',
+        {},
+        t('optionsImportTrustRule', rule.name),
+        rule.replacing ? ` ${t('optionsImportRuleReplaces')}` : '',
+      ),
+    ),
   );
 }
 
@@ -103,7 +123,10 @@ export class BackupView {
   }
 
   private async preview(text: string): Promise<void> {
-    const result = await background.request<ImportPreview | { error: string }>({ type: 'importPreview', text });
+    const result = await background.request<ImportPreview | { error: string }>({
+      type: 'importPreview',
+      text,
+    });
     if (isError(result) || !result.ok) {
       this.close();
       this.refused(isError(result) ? [result.error] : result.problems);
@@ -116,7 +139,11 @@ export class BackupView {
     $('#import-channels').hidden = result.channels.length === 0;
     $('#import-channel-list').replaceChildren(
       ...result.channels.map((c) => {
-        const box = h('input', { type: 'checkbox', class: 'import-trust', dataset: { name: c.name } });
+        const box = h('input', {
+          type: 'checkbox',
+          class: 'import-trust',
+          dataset: { name: c.name },
+        });
         box.addEventListener('change', () => this.updateApply());
         return h(
           'li',
@@ -125,13 +152,20 @@ export class BackupView {
             'label',
             { class: 'check' },
             box,
-            h('span', {}, t('optionsImportTrustChannel', [c.name, c.urlPrefix]), c.replacing ? ` ${t('optionsImportChannelReplaces')}` : ''),
+            h(
+              'span',
+              {},
+              t('optionsImportTrustChannel', [c.name, c.urlPrefix]),
+              c.replacing ? ` ${t('optionsImportChannelReplaces')}` : '',
+            ),
           ),
         );
       }),
     );
     $('#import-rules').hidden = result.userRules.length === 0;
-    $('#import-rule-list').replaceChildren(...result.userRules.map((r) => describeUserRule(r, () => this.updateApply())));
+    $('#import-rule-list').replaceChildren(
+      ...result.userRules.map((r) => describeUserRule(r, () => this.updateApply())),
+    );
     $('#import-review').hidden = false;
     this.updateApply();
     $('#import-review-title').focus();
@@ -147,7 +181,8 @@ export class BackupView {
   private updateApply(): void {
     const boxes = document.querySelectorAll<HTMLInputElement>('.import-trust, .import-trust-rule');
     const ticked = this.trusted().length + this.trusted('import-trust-rule').length;
-    $<HTMLButtonElement>('#import-apply').disabled = ticked < boxes.length || $('#import-changes').childElementCount === 0;
+    $<HTMLButtonElement>('#import-apply').disabled =
+      ticked < boxes.length || $('#import-changes').childElementCount === 0;
   }
 
   private async apply(): Promise<void> {
@@ -174,7 +209,9 @@ export class BackupView {
 
   private refused(problems: string[]): void {
     this.say('error', t('optionsImportRefused'));
-    $('#settings-import-problems').replaceChildren(...problems.map((p) => problemItem(plainProblem(p), p)));
+    $('#settings-import-problems').replaceChildren(
+      ...problems.map((p) => problemItem(plainProblem(p), p)),
+    );
   }
 
   private say(cls: string, text: string): void {

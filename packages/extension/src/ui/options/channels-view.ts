@@ -2,7 +2,14 @@ import type { ChannelAddResult, ChannelRow } from '../../protocol/ui-protocol.js
 import type { Settings } from '../../settings/schema.js';
 import { background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';
-import { channelAddProblem, channelBrowserProblem, channelCheckProblem, channelPill, CHECKING_PILL, type ChannelPill } from '../shared/channel-problem.js';
+import {
+  channelAddProblem,
+  channelBrowserProblem,
+  channelCheckProblem,
+  channelPill,
+  CHECKING_PILL,
+  type ChannelPill,
+} from '../shared/channel-problem.js';
 import { t, tCount } from '../shared/i18n.js';
 import { details, problemItem } from '../shared/problem.js';
 
@@ -38,11 +45,24 @@ function channelProblems(row: ChannelRow): HTMLLIElement[] {
     items.push(li);
   };
   const error = row.lastCheck?.result === 'failed' ? row.lastCheck.error : undefined;
-  if (error !== undefined) item('channel-error', `${t(channelCheckProblem(error.code))} ${t('channelProblemKeep')}`, `[${error.code}] ${error.message}`);
-  if (row.installed !== null && row.stale) item('channel-stale', tCount('optionsChannelStaleValue', row.maxAgeDays, String(row.maxAgeDays)), '');
-  if (row.notApplied !== null) item('channel-not-applied', t('optionsChannelNotAppliedValue'), row.notApplied);
-  if (row.platformProblem !== null) item('channel-problem', t(channelBrowserProblem(row.platformProblem)), row.platformProblem);
-  if (row.storageProblem !== null) item('channel-storage', t('channelStorageProblem'), row.storageProblem);
+  if (error !== undefined)
+    item(
+      'channel-error',
+      `${t(channelCheckProblem(error.code))} ${t('channelProblemKeep')}`,
+      `[${error.code}] ${error.message}`,
+    );
+  if (row.installed !== null && row.stale)
+    item(
+      'channel-stale',
+      tCount('optionsChannelStaleValue', row.maxAgeDays, String(row.maxAgeDays)),
+      '',
+    );
+  if (row.notApplied !== null)
+    item('channel-not-applied', t('optionsChannelNotAppliedValue'), row.notApplied);
+  if (row.platformProblem !== null)
+    item('channel-problem', t(channelBrowserProblem(row.platformProblem)), row.platformProblem);
+  if (row.storageProblem !== null)
+    item('channel-storage', t('channelStorageProblem'), row.storageProblem);
   return items;
 }
 
@@ -50,7 +70,10 @@ function channelProblems(row: ChannelRow): HTMLLIElement[] {
 function channelDetails(row: ChannelRow, now: number): HTMLElement {
   const fields: HTMLElement[] = [
     ...field(t('optionsChannelSource'), row.urlPrefix),
-    ...field(t('optionsChannelScope'), row.scope === '' ? t('optionsChannelScopeAll') : h('code', {}, row.scope)),
+    ...field(
+      t('optionsChannelScope'),
+      row.scope === '' ? t('optionsChannelScopeAll') : h('code', {}, row.scope),
+    ),
   ];
   if (row.replacesDefaults) fields.push(...field(t('optionsChannelReplacesDefaults'), '✓'));
   const installed = row.installed;
@@ -70,12 +93,21 @@ function channelDetails(row: ChannelRow, now: number): HTMLElement {
   // Only the date: how the check went is the pill's to say, once.
   const last = row.lastCheck;
   fields.push(
-    ...field(t('optionsChannelLastCheck'), last === null ? t('optionsChannelNever') : h('span', { class: `channel-result ${last.result}` }, time(last.at))),
+    ...field(
+      t('optionsChannelLastCheck'),
+      last === null
+        ? t('optionsChannelNever')
+        : h('span', { class: `channel-result ${last.result}` }, time(last.at)),
+    ),
   );
   fields.push(
     ...field(
       t('optionsChannelNextCheck'),
-      row.checking ? t('optionsChannelChecking') : row.nextCheckAt <= now ? t('optionsChannelNextCheckDue') : time(row.nextCheckAt),
+      row.checking
+        ? t('optionsChannelChecking')
+        : row.nextCheckAt <= now
+          ? t('optionsChannelNextCheckDue')
+          : time(row.nextCheckAt),
     ),
   );
   return h('dl', {}, ...fields);
@@ -89,7 +121,8 @@ export class ChannelsView {
   constructor(private readonly onChange: (s: Settings) => void) {
     $('#channel-add').addEventListener('click', () => void this.add());
     $<HTMLInputElement>('#channel-confirm-trust').addEventListener('change', (e) => {
-      $<HTMLButtonElement>('#channel-confirm-add').disabled = !(e.target as HTMLInputElement).checked;
+      $<HTMLButtonElement>('#channel-confirm-add').disabled = !(e.target as HTMLInputElement)
+        .checked;
     });
     $('#channel-confirm-add').addEventListener('click', () => void this.confirmAdd());
     $('#channel-confirm-cancel').addEventListener('click', () => this.closeConfirm());
@@ -97,7 +130,9 @@ export class ChannelsView {
   }
 
   async load(): Promise<void> {
-    const rows = await background.request<ChannelRow[] | { error: string }>({ type: 'channelStatus' });
+    const rows = await background.request<ChannelRow[] | { error: string }>({
+      type: 'channelStatus',
+    });
     if (!isError(rows)) this.render(rows);
   }
 
@@ -148,10 +183,15 @@ export class ChannelsView {
       // An address instead of a definition: the background fetches it (https only).
       const text = input.value.trim();
       if (!/^https?:\/\/\S+$/i.test(text)) return await this.preview(input.value);
-      const result = await background.request<ChannelAddResult | { ok?: undefined; error: string }>({ type: 'channelAddUrl', url: text });
+      const result = await background.request<ChannelAddResult | { ok?: undefined; error: string }>(
+        { type: 'channelAddUrl', url: text },
+      );
       error.hidden = result.ok === true;
       if (result.ok !== true) {
-        error.replaceChildren(h('span', {}, t(channelAddProblem(result.error))), details(result.error));
+        error.replaceChildren(
+          h('span', {}, t(channelAddProblem(result.error))),
+          details(result.error),
+        );
         return;
       }
       input.value = '';
@@ -169,7 +209,9 @@ export class ChannelsView {
    */
   private async preview(json: string): Promise<void> {
     const error = $('#channel-add-error');
-    type Preview = { ok: true; name: string; urlPrefix: string; scope: string; replacesDefaults: boolean } | { ok?: false; error: string };
+    type Preview =
+      | { ok: true; name: string; urlPrefix: string; scope: string; replacesDefaults: boolean }
+      | { ok?: false; error: string };
     const p = await background.request<Preview>({ type: 'channelPreview', json });
     error.hidden = p.ok === true;
     if (p.ok !== true) {
@@ -180,10 +222,18 @@ export class ChannelsView {
     $('#channel-confirm-title').textContent = t('optionsChannelConfirmTitle', p.name);
     $('#channel-confirm-fields').replaceChildren(
       ...field(t('optionsChannelSource'), p.urlPrefix),
-      ...field(t('optionsChannelScope'), p.scope === '' ? t('optionsChannelScopeAll') : h('code', {}, p.scope)),
-      ...(p.replacesDefaults ? field(t('optionsChannelReplacesDefaults'), t('optionsChannelConfirmReplaces')) : []),
+      ...field(
+        t('optionsChannelScope'),
+        p.scope === '' ? t('optionsChannelScopeAll') : h('code', {}, p.scope),
+      ),
+      ...(p.replacesDefaults
+        ? field(t('optionsChannelReplacesDefaults'), t('optionsChannelConfirmReplaces'))
+        : []),
     );
-    $('#channel-confirm-trust-text').textContent = t('optionsImportTrustChannel', [p.name, p.urlPrefix]);
+    $('#channel-confirm-trust-text').textContent = t('optionsImportTrustChannel', [
+      p.name,
+      p.urlPrefix,
+    ]);
     $<HTMLInputElement>('#channel-confirm-trust').checked = false;
     $<HTMLButtonElement>('#channel-confirm-add').disabled = true;
     $('#channel-confirm').hidden = false;
@@ -199,11 +249,17 @@ export class ChannelsView {
     const json = this.pendingJson;
     if (json === null || !$<HTMLInputElement>('#channel-confirm-trust').checked) return;
     const error = $('#channel-add-error');
-    const result = await background.request<ChannelAddResult | { ok?: undefined; error: string }>({ type: 'channelAdd', json });
+    const result = await background.request<ChannelAddResult | { ok?: undefined; error: string }>({
+      type: 'channelAdd',
+      json,
+    });
     this.closeConfirm();
     error.hidden = result.ok === true;
     if (result.ok !== true) {
-      error.replaceChildren(h('span', {}, t(channelAddProblem(result.error))), details(result.error));
+      error.replaceChildren(
+        h('span', {}, t(channelAddProblem(result.error))),
+        details(result.error),
+      );
       return;
     }
     $<HTMLTextAreaElement>('#channel-definition').value = '';
@@ -213,7 +269,10 @@ export class ChannelsView {
 
   private async remove(name: string): Promise<void> {
     if (!confirm(t('optionsChannelRemoveConfirm', name))) return;
-    const rows = await background.request<ChannelRow[] | { error: string }>({ type: 'channelRemove', name });
+    const rows = await background.request<ChannelRow[] | { error: string }>({
+      type: 'channelRemove',
+      name,
+    });
     if (!isError(rows)) this.render(rows);
     this.onChange(await background.request<Settings>({ type: 'settings' }));
   }
@@ -221,15 +280,22 @@ export class ChannelsView {
   private async check(name: string | undefined): Promise<void> {
     const status = $('#channel-check-status');
     status.textContent = t('optionsChannelChecking');
-    for (const b of Array.from(document.querySelectorAll<HTMLButtonElement>('.channel-check, #channel-check-all'))) b.disabled = true;
+    for (const b of Array.from(
+      document.querySelectorAll<HTMLButtonElement>('.channel-check, #channel-check-all'),
+    ))
+      b.disabled = true;
     // The pill of each channel being checked says so until the answer replaces the list.
     for (const li of Array.from(document.querySelectorAll<HTMLElement>('#channel-list .channel'))) {
       if (name !== undefined && li.dataset.name !== name) continue;
       const p = li.querySelector('.channel-pill');
       p?.replaceWith(pill(CHECKING_PILL));
     }
-    const rows = await background.request<ChannelRow[] | { error: string }>({ type: 'channelCheck', name });
-    if (isError(rows)) status.replaceChildren(h('span', {}, t('channelProblemCheckFailed')), details(rows.error));
+    const rows = await background.request<ChannelRow[] | { error: string }>({
+      type: 'channelCheck',
+      name,
+    });
+    if (isError(rows))
+      status.replaceChildren(h('span', {}, t('channelProblemCheckFailed')), details(rows.error));
     else status.textContent = '';
     if (!isError(rows)) this.render(rows);
     $<HTMLButtonElement>('#channel-check-all').disabled = false;

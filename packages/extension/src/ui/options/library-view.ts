@@ -1,4 +1,10 @@
-import { EntryCollector, LIBRARY_LIMITS, LibraryRefused, type ArchiveContents, type FileProblem } from '../../library/archive-entries.js';
+import {
+  EntryCollector,
+  LIBRARY_LIMITS,
+  LibraryRefused,
+  type ArchiveContents,
+  type FileProblem,
+} from '../../library/archive-entries.js';
 import { ArchiveCancelled, readArchiveOffThread } from '../../library/archive-reader.js';
 import type { LibraryProgress } from '../../library/library-compile.js';
 import type { LibraryPreview, LibraryStatus } from '../../library/library-protocol.js';
@@ -10,7 +16,13 @@ import { details } from '../shared/problem.js';
 
 function problemItems(problems: FileProblem[]): HTMLLIElement[] {
   return problems.map((p) =>
-    h('li', {}, p.line > 0 ? t('optionsLibraryProblemItem', [p.file, String(p.line), p.message]) : t('optionsLibraryProblemItemNoLine', [p.file, p.message])),
+    h(
+      'li',
+      {},
+      p.line > 0
+        ? t('optionsLibraryProblemItem', [p.file, String(p.line), p.message])
+        : t('optionsLibraryProblemItemNoLine', [p.file, p.message]),
+    ),
   );
 }
 
@@ -55,15 +67,26 @@ export class LibraryView {
     $('#library-cancel').addEventListener('click', () => {
       this.cancelled = true;
     });
-    $<HTMLInputElement>('#library-enabled').addEventListener('change', (e) => void this.setEnabled((e.target as HTMLInputElement).checked));
+    $<HTMLInputElement>('#library-enabled').addEventListener(
+      'change',
+      (e) => void this.setEnabled((e.target as HTMLInputElement).checked),
+    );
     $('#library-remove').addEventListener('click', () => void this.remove());
-    $<HTMLInputElement>('#library-folder').addEventListener('change', (e) => void this.importFolder(e.target as HTMLInputElement));
-    $<HTMLInputElement>('#library-archive').addEventListener('change', (e) => void this.importArchive(e.target as HTMLInputElement));
+    $<HTMLInputElement>('#library-folder').addEventListener(
+      'change',
+      (e) => void this.importFolder(e.target as HTMLInputElement),
+    );
+    $<HTMLInputElement>('#library-archive').addEventListener(
+      'change',
+      (e) => void this.importArchive(e.target as HTMLInputElement),
+    );
     background.progressListeners.add((p) => this.showProgress(p as LibraryProgress));
   }
 
   async load(): Promise<void> {
-    const status = await background.request<LibraryStatus | { error: string }>({ type: 'libraryStatus' });
+    const status = await background.request<LibraryStatus | { error: string }>({
+      type: 'libraryStatus',
+    });
     if (!isError(status)) this.render(status);
   }
 
@@ -74,7 +97,11 @@ export class LibraryView {
     const stored = $('#library-stored-problem');
     stored.hidden = status.problem === null;
     if (status.problem === null) stored.replaceChildren();
-    else stored.replaceChildren(h('span', {}, t('optionsLibraryStoredProblem')), details(status.problem));
+    else
+      stored.replaceChildren(
+        h('span', {}, t('optionsLibraryStoredProblem')),
+        details(status.problem),
+      );
     if (info === null) {
       if (status.problem !== null) $('#library-current').hidden = false;
       return;
@@ -92,38 +119,67 @@ export class LibraryView {
     if (status.platformProblem === null) browser.replaceChildren();
     else
       browser.replaceChildren(
-        h('span', {}, t(/do not fit/.test(status.platformProblem) ? 'optionsLibraryBrowserTooBig' : 'optionsLibraryBrowserProblem')),
+        h(
+          'span',
+          {},
+          t(
+            /do not fit/.test(status.platformProblem)
+              ? 'optionsLibraryBrowserTooBig'
+              : 'optionsLibraryBrowserProblem',
+          ),
+        ),
         details(status.platformProblem),
       );
     // Chromium: by name, the rulesets that only work when a page of their sites is opened.
     const pageLoads = status.pageLoadsOnly;
     $('#library-page-loads').hidden = pageLoads.length === 0;
-    $('#library-page-loads-title').textContent = t('optionsLibraryPageLoadsTitle', pageLoads.length.toLocaleString());
+    $('#library-page-loads-title').textContent = t(
+      'optionsLibraryPageLoadsTitle',
+      pageLoads.length.toLocaleString(),
+    );
     $('#library-page-loads-list').replaceChildren(...pageLoads.map((name) => h('li', {}, name)));
     const count = info.problems.length + info.moreProblems;
     $('#library-problems').hidden = count === 0;
-    $('#library-problems-title').textContent = t('optionsLibraryProblemsTitle', count.toLocaleString());
+    $('#library-problems-title').textContent = t(
+      'optionsLibraryProblemsTitle',
+      count.toLocaleString(),
+    );
     const items = problemItems(info.problems);
-    if (info.moreProblems > 0) items.push(h('li', { class: 'muted' }, t('optionsLibraryMoreProblems', info.moreProblems.toLocaleString())));
+    if (info.moreProblems > 0)
+      items.push(
+        h(
+          'li',
+          { class: 'muted' },
+          t('optionsLibraryMoreProblems', info.moreProblems.toLocaleString()),
+        ),
+      );
     $('#library-problem-list').replaceChildren(...items);
   }
 
   private async setEnabled(enabled: boolean): Promise<void> {
-    const status = await background.request<LibraryStatus | { error: string }>({ type: 'librarySetEnabled', enabled });
+    const status = await background.request<LibraryStatus | { error: string }>({
+      type: 'librarySetEnabled',
+      enabled,
+    });
     if (!isError(status)) this.render(status);
     this.imported();
   }
 
   private async remove(): Promise<void> {
     if (!confirm(t('optionsLibraryRemoveConfirm'))) return;
-    const status = await background.request<LibraryStatus | { error: string }>({ type: 'libraryRemove' });
+    const status = await background.request<LibraryStatus | { error: string }>({
+      type: 'libraryRemove',
+    });
     if (!isError(status)) this.render(status);
     this.imported();
   }
 
   private advance(stage: keyof typeof STAGE_SHARE, done: number, total: number): void {
     const [from, to] = STAGE_SHARE[stage];
-    this.shown = Math.max(this.shown, from + (to - from) * Math.min(1, total <= 0 ? 1 : done / total));
+    this.shown = Math.max(
+      this.shown,
+      from + (to - from) * Math.min(1, total <= 0 ? 1 : done / total),
+    );
     const bar = $<HTMLProgressElement>('#library-progress');
     bar.max = 1000;
     bar.value = Math.round(this.shown * 1000);
@@ -133,7 +189,10 @@ export class LibraryView {
     this.advance(p.stage, p.done, p.total);
     const text =
       p.stage === 'parse'
-        ? tCount('optionsLibraryParsing', p.total, [p.done.toLocaleString(), p.total.toLocaleString()])
+        ? tCount('optionsLibraryParsing', p.total, [
+            p.done.toLocaleString(),
+            p.total.toLocaleString(),
+          ])
         : p.stage === 'compile'
           ? tCount('optionsLibraryCompiling', p.total, p.total.toLocaleString())
           : p.stage === 'store'
@@ -153,7 +212,8 @@ export class LibraryView {
     $('#library-progress-box').hidden = false;
     // Cancel stays offered for the whole import, not only while an archive unpacks.
     $('#library-cancel').hidden = false;
-    for (const id of ['#library-folder', '#library-archive']) $<HTMLInputElement>(id).disabled = true;
+    for (const id of ['#library-folder', '#library-archive'])
+      $<HTMLInputElement>(id).disabled = true;
     return true;
   }
 
@@ -173,7 +233,8 @@ export class LibraryView {
     $('#library-status').textContent = '';
     const error = $('#library-error');
     error.hidden = false;
-    const list = problems.length === 0 ? [] : [h('ul', { class: 'problem-list' }, ...problemItems(problems))];
+    const list =
+      problems.length === 0 ? [] : [h('ul', { class: 'problem-list' }, ...problemItems(problems))];
     error.replaceChildren(h('span', {}, t(libraryImportProblem(reason))), ...list, details(reason));
   }
 
@@ -186,7 +247,8 @@ export class LibraryView {
         const f = files[i] as File;
         const path = collector.admit(f.webkitRelativePath || f.name, f.size);
         if (path !== null) collector.add(path, new Uint8Array(await f.arrayBuffer()));
-        if (i % 200 === 0 || i + 1 === files.length) this.showProgress({ stage: 'read', done: i + 1, total: files.length });
+        if (i % 200 === 0 || i + 1 === files.length)
+          this.showProgress({ stage: 'read', done: i + 1, total: files.length });
       }
       const first = files[0]?.webkitRelativePath.split('/')[0];
       await this.send(first || (files[0]?.name ?? ''), collector.contents);
@@ -202,7 +264,8 @@ export class LibraryView {
     if (file === undefined || !this.start()) return;
     try {
       // An archive is never larger than what it unpacks to, bar headers.
-      if (file.size > LIBRARY_LIMITS.totalBytes + 16 * 1024 * 1024) throw new LibraryRefused(`${file.name} is larger than 64 MB`);
+      if (file.size > LIBRARY_LIMITS.totalBytes + 16 * 1024 * 1024)
+        throw new LibraryRefused(`${file.name} is larger than 64 MB`);
       this.showProgress({ stage: 'read', done: 0, total: 1 });
       // Unpacked in a worker: the page stays usable and Cancel stops the work at once.
       const cancel = new AbortController();
@@ -218,7 +281,8 @@ export class LibraryView {
       this.showProgress({ stage: 'read', done: 1, total: 1 });
       await this.send(file.name, contents);
     } catch (e) {
-      if (e instanceof ArchiveCancelled) $('#library-status').textContent = t('optionsLibraryCancelled');
+      if (e instanceof ArchiveCancelled)
+        $('#library-status').textContent = t('optionsLibraryCancelled');
       else this.fail(e instanceof Error ? e.message : String(e));
     } finally {
       this.end();
@@ -233,24 +297,36 @@ export class LibraryView {
   /** What the import would change, with "Import", "Import without cross-site rules" and Cancel. */
   private showPreview(name: string, p: LibraryPreview): Promise<'all' | 'safe' | 'none'> {
     $('#library-preview-title').textContent = t('optionsLibraryPreviewTitle', name);
-    $('#library-preview-summary').textContent = t('optionsLibraryPreviewSummary', tCount('countRulesets', p.rulesetCount, p.rulesetCount.toLocaleString()));
+    $('#library-preview-summary').textContent = t(
+      'optionsLibraryPreviewSummary',
+      tCount('countRulesets', p.rulesetCount, p.rulesetCount.toLocaleString()),
+    );
     const list = (key: string, count: number, items: string[]) => {
       $(`#library-preview-${key}`).hidden = count === 0;
       const more = count - items.length;
       $(`#library-preview-${key}-list`).replaceChildren(
         ...items.map((text) => h('li', {}, text)),
-        ...(more > 0 ? [h('li', { class: 'muted' }, t('optionsLibraryPreviewMore', more.toLocaleString()))] : []),
+        ...(more > 0
+          ? [h('li', { class: 'muted' }, t('optionsLibraryPreviewMore', more.toLocaleString()))]
+          : []),
       );
     };
-    const item = (i: { ruleset: string; rule: string }) => t('optionsLibraryPreviewItem', [i.ruleset, i.rule]);
+    const item = (i: { ruleset: string; rule: string }) =>
+      t('optionsLibraryPreviewItem', [i.ruleset, i.rule]);
     $('#library-preview-cross-title').textContent = t(
       'optionsLibraryPreviewCross',
       tCount('countRulesets', p.crossSite.count, p.crossSite.count.toLocaleString()),
     );
     list('cross', p.crossSite.count, p.crossSite.items.map(item));
-    $('#library-preview-http-title').textContent = t('optionsLibraryPreviewHttp', tCount('countRulesets', p.toHttp.count, p.toHttp.count.toLocaleString()));
+    $('#library-preview-http-title').textContent = t(
+      'optionsLibraryPreviewHttp',
+      tCount('countRulesets', p.toHttp.count, p.toHttp.count.toLocaleString()),
+    );
     list('http', p.toHttp.count, p.toHttp.items.map(item));
-    $('#library-preview-overrides-title').textContent = t('optionsLibraryPreviewOverrides', p.overrides.count.toLocaleString());
+    $('#library-preview-overrides-title').textContent = t(
+      'optionsLibraryPreviewOverrides',
+      p.overrides.count.toLocaleString(),
+    );
     list('overrides', p.overrides.count, p.overrides.names);
     $('#library-apply-safe').hidden = p.crossSite.count + p.toHttp.count === 0;
     $('#library-preview').hidden = false;
@@ -277,18 +353,30 @@ export class LibraryView {
     while (at < files.length) {
       const batch = [];
       let chars = 0;
-      while (at < files.length && (batch.length === 0 || chars + (files[at]?.text.length ?? 0) <= BATCH_CHARS)) {
+      while (
+        at < files.length &&
+        (batch.length === 0 || chars + (files[at]?.text.length ?? 0) <= BATCH_CHARS)
+      ) {
         const f = files[at++] as (typeof files)[number];
         chars += f.text.length;
         batch.push(f);
       }
       if (this.cancelled) return this.discarded();
-      const sent = await background.request<{ received: number } | { error: string }>({ type: 'libraryFiles', upload: begun.upload, files: batch });
+      const sent = await background.request<{ received: number } | { error: string }>({
+        type: 'libraryFiles',
+        upload: begun.upload,
+        files: batch,
+      });
       if (isError(sent)) return this.fail(sent.error);
       this.advance('send', at, files.length);
-      $('#library-status').textContent = t('optionsLibrarySending', [at.toLocaleString(), files.length.toLocaleString()]);
+      $('#library-status').textContent = t('optionsLibrarySending', [
+        at.toLocaleString(),
+        files.length.toLocaleString(),
+      ]);
     }
-    const previewed = await background.request<{ preview: LibraryPreview } | { error: string; problems?: FileProblem[] }>({
+    const previewed = await background.request<
+      { preview: LibraryPreview } | { error: string; problems?: FileProblem[] }
+    >({
       type: 'libraryFinish',
       upload: begun.upload,
     });
@@ -306,7 +394,9 @@ export class LibraryView {
       return this.discarded();
     }
     $('#library-progress-box').hidden = false;
-    const done = await background.request<(LibraryStatus & { error?: undefined }) | { error: string; problems?: FileProblem[] }>({
+    const done = await background.request<
+      (LibraryStatus & { error?: undefined }) | { error: string; problems?: FileProblem[] }
+    >({
       type: 'libraryApply',
       upload: begun.upload,
       withoutCrossSite: choice === 'safe',
@@ -315,6 +405,9 @@ export class LibraryView {
     this.advance('store', 1, 1);
     this.render(done);
     this.imported();
-    $('#library-status').textContent = tCount('optionsLibraryDone', done.info?.rulesetCount ?? 0, [(done.info?.rulesetCount ?? 0).toLocaleString(), name]);
+    $('#library-status').textContent = tCount('optionsLibraryDone', done.info?.rulesetCount ?? 0, [
+      (done.info?.rulesetCount ?? 0).toLocaleString(),
+      name,
+    ]);
   }
 }

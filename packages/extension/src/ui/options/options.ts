@@ -47,7 +47,10 @@ function render(s: Settings): void {
   // Which setting, by the name the page shows for it; its key, the problem and the value under "Details".
   $('#repair-list').replaceChildren(
     ...s.repairs.map((r) =>
-      problemItem(t('optionsRepairPlain', t(SETTING_LABELS[r.key] ?? 'optionsRepairSomeSetting')), `${r.key}: ${r.problem} — ${r.original}`),
+      problemItem(
+        t('optionsRepairPlain', t(SETTING_LABELS[r.key] ?? 'optionsRepairSomeSetting')),
+        `${r.key}: ${r.problem} — ${r.original}`,
+      ),
     ),
   );
 }
@@ -55,7 +58,9 @@ function render(s: Settings): void {
 function renderStats(stats: Settings['stats']): void {
   $('#stat-upgrades').textContent = String(stats.upgrades);
   $('#stat-fallbacks').textContent = String(stats.fallbacks);
-  $('#stat-http-hosts').replaceChildren(...[...stats.httpHosts].reverse().map((host) => h('li', {}, host)));
+  $('#stat-http-hosts').replaceChildren(
+    ...[...stats.httpHosts].reverse().map((host) => h('li', {}, host)),
+  );
   $('#stat-http-empty').hidden = stats.httpHosts.length > 0;
 }
 
@@ -93,17 +98,31 @@ async function showAbout(): Promise<void> {
   $('#about-version').textContent = t('optionsAboutVersion', about.version);
   const count = about.rulesetCount.toLocaleString();
   if (about.rulesetsTimestamp <= 0) {
-    $('#about-rulesets').textContent = tCount('optionsAboutRulesetsUndated', about.rulesetCount, count);
+    $('#about-rulesets').textContent = tCount(
+      'optionsAboutRulesetsUndated',
+      about.rulesetCount,
+      count,
+    );
     return;
   }
-  const date = new Date(about.rulesetsTimestamp * 1000).toLocaleDateString(undefined, { year: 'numeric', month: 'long', day: 'numeric', timeZone: 'UTC' });
-  $('#about-rulesets').textContent = tCount('optionsAboutRulesets', about.rulesetCount, [count, date]);
+  const date = new Date(about.rulesetsTimestamp * 1000).toLocaleDateString(undefined, {
+    year: 'numeric',
+    month: 'long',
+    day: 'numeric',
+    timeZone: 'UTC',
+  });
+  $('#about-rulesets').textContent = tCount('optionsAboutRulesets', about.rulesetCount, [
+    count,
+    date,
+  ]);
 }
 
 async function init(): Promise<void> {
   localize();
   // Chrome's HttpAllowlist policy format means nothing to Firefox: its buttons are not offered there.
-  if (location.protocol === 'moz-extension:') for (const el of Array.from(document.querySelectorAll<HTMLElement>('.chromium-only'))) el.hidden = true;
+  if (location.protocol === 'moz-extension:')
+    for (const el of Array.from(document.querySelectorAll<HTMLElement>('.chromium-only')))
+      el.hidden = true;
   rulesets = new RulesetsView();
   sites = new SitesView(changed);
   userRules = new UserRulesView(changed);
@@ -117,7 +136,13 @@ async function init(): Promise<void> {
   });
   for (const f of FLAGS) {
     $<HTMLInputElement>(`#opt-${f}`).addEventListener('change', async (e) => {
-      changed(await background.request<Settings>({ type: 'setFlag', flag: f, value: (e.target as HTMLInputElement).checked }));
+      changed(
+        await background.request<Settings>({
+          type: 'setFlag',
+          flag: f,
+          value: (e.target as HTMLInputElement).checked,
+        }),
+      );
     });
   }
   new BackupView((s) => {
@@ -125,10 +150,13 @@ async function init(): Promise<void> {
     void channels.load();
   });
   $('#stats-reset').addEventListener('click', async () => {
-    if (confirm(t('optionsStatsResetConfirm'))) render(await background.request<Settings>({ type: 'resetStats' }));
+    if (confirm(t('optionsStatsResetConfirm')))
+      render(await background.request<Settings>({ type: 'resetStats' }));
   });
   void showAbout();
-  $('#repairs-dismiss').addEventListener('click', async () => render(await background.request<Settings>({ type: 'clearRepairs' })));
+  $('#repairs-dismiss').addEventListener('click', async () =>
+    render(await background.request<Settings>({ type: 'clearRepairs' })),
+  );
   render(await background.request<Settings>({ type: 'settings' }));
   followStats();
   await Promise.all([rulesets.load(), channels.load(), library.load()]);

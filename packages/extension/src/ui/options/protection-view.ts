@@ -27,15 +27,19 @@ export class ProtectionView {
       const file = input.files?.[0];
       input.value = '';
       if (file === undefined) return;
-      const result = await background.request<(AllowlistImportResult & { settings?: Settings }) | { error: string }>({
+      const result = await background.request<
+        (AllowlistImportResult & { settings?: Settings }) | { error: string }
+      >({
         type: 'allowlistImport',
         text: await file.text(),
       });
       if (isError(result)) return this.show(t('problemGeneric'), [], result.error);
       if (!result.ok) {
         // Not a policy at all: one sentence, the parser's words under "Details"; else each bad item is listed.
-        const notPolicy = result.problems.length === 1 && /^not (JSON|a JSON array)/.test(result.problems[0] ?? '');
-        if (notPolicy) return this.show(t('optionsAllowlistNotPolicy', file.name), [], result.problems[0]);
+        const notPolicy =
+          result.problems.length === 1 && /^not (JSON|a JSON array)/.test(result.problems[0] ?? '');
+        if (notPolicy)
+          return this.show(t('optionsAllowlistNotPolicy', file.name), [], result.problems[0]);
         return this.show(t('optionsAllowlistRefusedItems', file.name), result.problems);
       }
       this.show(tCount('optionsAllowlistImported', result.added, String(result.added)), []);
@@ -44,19 +48,30 @@ export class ProtectionView {
   }
 
   private show(message: string, lines: string[], raw = ''): void {
-    $('#allowlist-result').replaceChildren(h('span', {}, message), ...(raw === '' ? [] : [details(raw)]));
+    $('#allowlist-result').replaceChildren(
+      h('span', {}, message),
+      ...(raw === '' ? [] : [details(raw)]),
+    );
     $('#allowlist-problems').replaceChildren(...lines.map((l) => h('li', {}, l)));
   }
 
   /** Figures that live outside the settings (machine-local stores). */
   async refresh(): Promise<void> {
-    const known = await background.request<{ count: number } | { error: string }>({ type: 'knownHosts' });
+    const known = await background.request<{ count: number } | { error: string }>({
+      type: 'knownHosts',
+    });
     const count = isError(known) ? 0 : known.count;
     $('#known-hosts-text').textContent = tCount('optionsKnownHosts', count, String(count));
     $('#known-hosts-forget').hidden = count === 0;
-    const log = await background.request<{ entry: string; at: number }[] | { error: string }>({ type: 'recheckLog' });
+    const log = await background.request<{ entry: string; at: number }[] | { error: string }>({
+      type: 'recheckLog',
+    });
     $('#recheck-log').replaceChildren(
-      ...(isError(log) ? [] : log).slice(-5).map((r) => h('li', {}, t('optionsRecheckRestored', [r.entry, new Date(r.at).toLocaleDateString()]))),
+      ...(isError(log) ? [] : log)
+        .slice(-5)
+        .map((r) =>
+          h('li', {}, t('optionsRecheckRestored', [r.entry, new Date(r.at).toLocaleDateString()])),
+        ),
     );
   }
 }

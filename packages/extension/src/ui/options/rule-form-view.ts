@@ -26,7 +26,10 @@ export class RuleFormView {
     });
     $('#rule-form-xml').addEventListener('click', () => {
       const site = $<HTMLInputElement>('#rule-form-site').value;
-      const rule = formRule(site.trim() === '' ? 'example.com' : site, $<HTMLInputElement>('#rule-form-to').value);
+      const rule = formRule(
+        site.trim() === '' ? 'example.com' : site,
+        $<HTMLInputElement>('#rule-form-to').value,
+      );
       form.hidden = true;
       this.openXml(simpleRuleXml(rule));
     });
@@ -46,12 +49,19 @@ export class RuleFormView {
     const list = $('#rule-form-errors');
     const status = $('#rule-form-status');
     status.textContent = '';
-    if (!isSiteName(typed)) return void list.replaceChildren(problemItem(t('problemSiteName', typed), ''));
+    if (!isSiteName(typed))
+      return void list.replaceChildren(problemItem(t('problemSiteName', typed), ''));
     const rule = formRule(typed, to);
-    if (rule.toProblem) return void list.replaceChildren(problemItem(t('optionsRuleFormToInvalid', to), ''));
-    const result = await background.request<SaveResult>({ type: 'userRuleSave', xml: simpleRuleXml(rule) });
+    if (rule.toProblem)
+      return void list.replaceChildren(problemItem(t('optionsRuleFormToInvalid', to), ''));
+    const result = await background.request<SaveResult>({
+      type: 'userRuleSave',
+      xml: simpleRuleXml(rule),
+    });
     if (isError(result) || !result.ok) {
-      const errors = isError(result) ? [{ severity: 'error', code: 'engine', message: result.error, line: 1, column: 1 }] : result.errors;
+      const errors = isError(result)
+        ? [{ severity: 'error', code: 'engine', message: result.error, line: 1, column: 1 }]
+        : result.errors;
       list.replaceChildren(...errors.map((d) => ruleProblemItem(d)));
       return;
     }

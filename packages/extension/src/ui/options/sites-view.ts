@@ -7,14 +7,22 @@ import { siteFromInput } from '../shared/problem.js';
 import type { SiteState } from '../../protection/protection-protocol.js';
 
 /** The three per-site states; choosing one moves the entry to its list (or off both). */
-function stateSelect(entry: string, current: SiteState, choose: (s: SiteState) => Promise<void>): HTMLSelectElement {
-  const select = h('select', { class: 'site-state', 'aria-label': t('optionsSiteState', entry) }) as HTMLSelectElement;
+function stateSelect(
+  entry: string,
+  current: SiteState,
+  choose: (s: SiteState) => Promise<void>,
+): HTMLSelectElement {
+  const select = h('select', {
+    class: 'site-state',
+    'aria-label': t('optionsSiteState', entry),
+  }) as HTMLSelectElement;
   const names: [SiteState, string][] = [
     ['upgrade', 'optionsSiteStateUpgrade'],
     ['rulesets', 'optionsSiteStateRulesets'],
     ['off', 'optionsSiteStateOff'],
   ];
-  for (const [value, message] of names) select.append(h('option', { value, textContent: t(message) }));
+  for (const [value, message] of names)
+    select.append(h('option', { value, textContent: t(message) }));
   select.value = current;
   select.addEventListener('change', () => void choose(select.value as SiteState));
   return select;
@@ -29,7 +37,11 @@ export class SitesView {
       form.addEventListener('submit', async (e) => {
         e.preventDefault();
         const input = $<HTMLInputElement>('.site-input', box);
-        const result = await background.request<Settings | { error: string }>({ type: 'siteAdd', list, entry: siteFromInput(input.value) });
+        const result = await background.request<Settings | { error: string }>({
+          type: 'siteAdd',
+          list,
+          entry: siteFromInput(input.value),
+        });
         $('.site-error', box).hidden = !isError(result);
         if (isError(result)) return;
         input.value = '';
@@ -49,14 +61,19 @@ export class SitesView {
             {},
             h('span', { class: 'host' }, ...hostParts(entry)),
             stateSelect(entry, list === 'disabledSites' ? 'off' : 'rulesets', async (state) =>
-              this.onChange(await background.request<Settings>({ type: 'siteState', entry, state })),
+              this.onChange(
+                await background.request<Settings>({ type: 'siteState', entry, state }),
+              ),
             ),
             h('button', {
               type: 'button',
               class: 'danger',
               'aria-label': t('commonRemoveNamed', entry),
               textContent: t('commonRemove'),
-              onclick: async () => this.onChange(await background.request<Settings>({ type: 'siteRemove', list, entry })),
+              onclick: async () =>
+                this.onChange(
+                  await background.request<Settings>({ type: 'siteRemove', list, entry }),
+                ),
             }),
           ),
         ),

@@ -9,8 +9,18 @@ import { details, problemItem } from '../shared/problem.js';
 import { ruleProblem, ruleProblemDetails } from '../shared/rule-problem.js';
 
 /** One finding of the checks: "Line 3: <what is wrong and how to fix it>", the raw finding under "Details". */
-export function ruleProblemItem(d: { line: number; column: number; severity: string; code: string; message: string }): HTMLLIElement {
-  return problemItem(t('ruleProblemAt', [String(d.line), t(ruleProblem(d))]), ruleProblemDetails(d), d.severity);
+export function ruleProblemItem(d: {
+  line: number;
+  column: number;
+  severity: string;
+  code: string;
+  message: string;
+}): HTMLLIElement {
+  return problemItem(
+    t('ruleProblemAt', [String(d.line), t(ruleProblem(d))]),
+    ruleProblemDetails(d),
+    d.severity,
+  );
 }
 
 /** User rules: list, edit in an XML editor checked live (`httpsify check` messages), import/export. */
@@ -31,20 +41,35 @@ export class UserRulesView {
       this.editing = undefined;
     });
     $('#user-rules-export').addEventListener('click', () =>
-      download('httpsify-user-rules.xml', exportUserRulesXml(this.settings?.userRules ?? []), 'text/xml'),
+      download(
+        'httpsify-user-rules.xml',
+        exportUserRulesXml(this.settings?.userRules ?? []),
+        'text/xml',
+      ),
     );
     $<HTMLInputElement>('#user-rules-import').addEventListener('change', async (e) => {
       const input = e.target as HTMLInputElement;
       const file = input.files?.[0];
       if (file === undefined) return;
-      const result = await background.request<ImportResult>({ type: 'userRulesImport', xml: await file.text() });
+      const result = await background.request<ImportResult>({
+        type: 'userRulesImport',
+        xml: await file.text(),
+      });
       input.value = '';
       const out = $('#user-rules-import-result');
       out.className = result.ok ? 'ok' : 'error';
-      if (result.ok) out.textContent = tCount('optionsImportedRules', result.added ?? 0, String(result.added ?? 0));
+      if (result.ok)
+        out.textContent = tCount(
+          'optionsImportedRules',
+          result.added ?? 0,
+          String(result.added ?? 0),
+        );
       else {
         const added = result.added ?? 0;
-        const sentence = added > 0 ? tCount('optionsImportSomeRules', added, String(added)) : t('optionsImportNoRules');
+        const sentence =
+          added > 0
+            ? tCount('optionsImportSomeRules', added, String(added))
+            : t('optionsImportNoRules');
         out.replaceChildren(h('span', {}, sentence), details(result.problems.join('\n')));
       }
       if (result.settings) this.onChange(result.settings);
@@ -60,7 +85,12 @@ export class UserRulesView {
           'li',
           {},
           h('span', {}, r.name),
-          h('button', { type: 'button', textContent: t('commonEdit'), 'aria-label': t('commonEditNamed', r.name), onclick: () => this.edit(r.name, r.xml) }),
+          h('button', {
+            type: 'button',
+            textContent: t('commonEdit'),
+            'aria-label': t('commonEditNamed', r.name),
+            onclick: () => this.edit(r.name, r.xml),
+          }),
           h('button', {
             type: 'button',
             class: 'danger',
@@ -69,7 +99,9 @@ export class UserRulesView {
             onclick: async () => {
               // A rule is the user's own writing: removing it is the one thing here that cannot be undone.
               if (confirm(t('optionsUserRuleRemoveConfirm', r.name)))
-                this.onChange(await background.request<Settings>({ type: 'userRuleRemove', name: r.name }));
+                this.onChange(
+                  await background.request<Settings>({ type: 'userRuleRemove', name: r.name }),
+                );
             },
           }),
         ),
@@ -83,7 +115,8 @@ export class UserRulesView {
     const editor = $<HTMLTextAreaElement>('#rule-editor');
     $('#rule-editor-panel').hidden = false;
     editor.value = xml;
-    $('#editor-title').textContent = name === undefined ? t('optionsEditor') : t('optionsEditorEditing', name);
+    $('#editor-title').textContent =
+      name === undefined ? t('optionsEditor') : t('optionsEditorEditing', name);
     $('#rule-save-status').textContent = '';
     this.lint();
     editor.focus();
@@ -98,7 +131,11 @@ export class UserRulesView {
       return false;
     }
     const { diagnostics } = lintRulesetSource(xml, 'user-rule.xml');
-    list.replaceChildren(...(diagnostics.length === 0 ? [h('li', { class: 'ok' }, t('optionsEditorNoProblems'))] : diagnostics.map((d) => ruleProblemItem(d))));
+    list.replaceChildren(
+      ...(diagnostics.length === 0
+        ? [h('li', { class: 'ok' }, t('optionsEditorNoProblems'))]
+        : diagnostics.map((d) => ruleProblemItem(d))),
+    );
     return !diagnostics.some((d) => d.severity === 'error');
   }
 
@@ -109,19 +146,27 @@ export class UserRulesView {
       status.textContent = t('optionsEditorHasErrors');
       return;
     }
-    const result = await background.request<SaveResult>({ type: 'userRuleSave', xml: $<HTMLTextAreaElement>('#rule-editor').value, replacing: this.editing });
+    const result = await background.request<SaveResult>({
+      type: 'userRuleSave',
+      xml: $<HTMLTextAreaElement>('#rule-editor').value,
+      replacing: this.editing,
+    });
     if (isError(result) || !result.ok) {
       // The editor's list shows each finding in words; the status line says saving did not happen.
       status.className = 'error';
       status.textContent = t('optionsEditorHasErrors');
-      const errors = isError(result) ? [{ severity: 'error', code: 'engine', message: result.error, line: 1, column: 1 }] : result.errors;
+      const errors = isError(result)
+        ? [{ severity: 'error', code: 'engine', message: result.error, line: 1, column: 1 }]
+        : result.errors;
       $('#rule-diagnostics').replaceChildren(...errors.map((d) => ruleProblemItem(d)));
       return;
     }
     status.className = 'ok';
     status.textContent = t('optionsRuleSaved');
     if (result.settings) {
-      const saved = result.settings.userRules.find((r) => r.xml === $<HTMLTextAreaElement>('#rule-editor').value);
+      const saved = result.settings.userRules.find(
+        (r) => r.xml === $<HTMLTextAreaElement>('#rule-editor').value,
+      );
       this.editing = saved?.name;
       this.onChange(result.settings);
     }

@@ -71,7 +71,8 @@ function render(): void {
   const siteDisabled = site?.disabledBy != null;
   if (site !== null) {
     $('#site-host').replaceChildren(hostNode(site.hostWithPort));
-    $('#upgraded-count').textContent = state.upgraded === 0 ? '' : tCount('popupUpgraded', state.upgraded, String(state.upgraded));
+    $('#upgraded-count').textContent =
+      state.upgraded === 0 ? '' : tCount('popupUpgraded', state.upgraded, String(state.upgraded));
     const mode = siteMode(site);
     $<HTMLInputElement>(`#site-mode-${mode}`).checked = true;
     $('#site-mode-hint').textContent = t(MODE_HINT[mode]);
@@ -115,8 +116,11 @@ async function setSiteMode(mode: SiteMode): Promise<void> {
 /** The page's http:// address, when httpsify or the browser moved it to HTTPS. */
 function httpAddressIfMoved(): string | undefined {
   const kind = state.status.kind;
-  const moved = kind === 'https-by-ruleset' || kind === 'https-by-upgrade' || kind === 'https-by-browser';
-  return moved && state.site?.scheme === 'https' ? state.site.url.replace(/^https:/, 'http:') : undefined;
+  const moved =
+    kind === 'https-by-ruleset' || kind === 'https-by-upgrade' || kind === 'https-by-browser';
+  return moved && state.site?.scheme === 'https'
+    ? state.site.url.replace(/^https:/, 'http:')
+    : undefined;
 }
 
 /**
@@ -125,7 +129,11 @@ function httpAddressIfMoved(): string | undefined {
  */
 async function openOverHttp(url: string): Promise<void> {
   if (tab?.id === undefined) return;
-  const result = await background.request<{ ok: boolean }>({ type: 'openOverHttp', tabId: tab.id, url });
+  const result = await background.request<{ ok: boolean }>({
+    type: 'openOverHttp',
+    tabId: tab.id,
+    url,
+  });
   if (isError(result) || !result.ok) await reloadTab(url);
 }
 
@@ -149,12 +157,23 @@ function fillAdvanced(): void {
 }
 
 function ruleRow(r: RulesetRow): HTMLElement {
-  const box = h('input', { type: 'checkbox', role: 'switch', class: 'switch', checked: r.active, dataset: { name: r.name } });
+  const box = h('input', {
+    type: 'checkbox',
+    role: 'switch',
+    class: 'switch',
+    checked: r.active,
+    dataset: { name: r.name },
+  });
   box.addEventListener('change', () => void busyWhile(() => toggleRuleset(r, box.checked))());
   return h(
     'label',
     { title: r.note ?? t('popupStableTooltip'), class: 'switch-row rule' },
-    h('span', { class: 'text' }, h('span', { class: 'name' }, r.name), r.user ? h('span', { class: 'tag' }, t('popupUserRuleBadge')) : null),
+    h(
+      'span',
+      { class: 'text' },
+      h('span', { class: 'name' }, r.name),
+      r.user ? h('span', { class: 'tag' }, t('popupUserRuleBadge')) : null,
+    ),
     box,
   );
 }
@@ -178,12 +197,18 @@ async function reloadTab(url?: string): Promise<void> {
 async function saveRule(rule: { host: string; from: string; to: string }): Promise<void> {
   const list = $('#add-rule-errors');
   const typed = $<HTMLInputElement>('#rule-host').value.trim();
-  const result = await background.request<SaveResult>({ type: 'userRuleSave', xml: simpleRuleXml(rule) });
+  const result = await background.request<SaveResult>({
+    type: 'userRuleSave',
+    xml: simpleRuleXml(rule),
+  });
   if (isError(result) || !result.ok) {
     const errors = isError(result) ? [{ message: result.error, severity: 'error' }] : result.errors;
     // Not a site name at all: one sentence says so and how to fix it; the checks' own words under "Details".
-    const sentence = (m: string) => (isSiteName(typed) ? plainProblem(m, 'problemRule') : t('problemSiteName', typed));
-    list.replaceChildren(...errors.map((d) => problemItem(sentence(d.message), d.message, d.severity)));
+    const sentence = (m: string) =>
+      isSiteName(typed) ? plainProblem(m, 'problemRule') : t('problemSiteName', typed);
+    list.replaceChildren(
+      ...errors.map((d) => problemItem(sentence(d.message), d.message, d.severity)),
+    );
     $('#add-rule-saved').hidden = true;
     return;
   }
@@ -217,7 +242,9 @@ async function init(): Promise<void> {
     if (value) await reloadTab();
     await load();
   });
-  on('#site-mode', 'change', async (e) => setSiteMode((e.target as HTMLInputElement).value as SiteMode));
+  on('#site-mode', 'change', async (e) =>
+    setSiteMode((e.target as HTMLInputElement).value as SiteMode),
+  );
   keyboardActivatesOnly($('#site-mode'));
   $('#status-settings').addEventListener('click', (e) => {
     const url = (e.target as HTMLElement).dataset.url;
@@ -233,12 +260,19 @@ async function init(): Promise<void> {
       return;
     }
     if (act === 'turn-on' || act === 'https-first-on') {
-      await background.request({ type: 'setFlag', flag: act === 'turn-on' ? 'globalEnabled' : 'httpsFirst', value: true });
+      await background.request({
+        type: 'setFlag',
+        flag: act === 'turn-on' ? 'globalEnabled' : 'httpsFirst',
+        value: true,
+      });
       await reloadTab();
       await load();
       return;
     }
-    const result = await background.request<{ ok: boolean; url?: string }>({ type: 'pageRetry', tabId: tab?.id ?? -1 });
+    const result = await background.request<{ ok: boolean; url?: string }>({
+      type: 'pageRetry',
+      tabId: tab?.id ?? -1,
+    });
     if (!isError(result) && result.ok) await reloadTab(result.url);
     await load();
   });
@@ -289,7 +323,12 @@ function keyboardActivatesOnly(group: HTMLElement): void {
     const radios = Array.from(group.querySelectorAll<HTMLInputElement>('input[type="radio"]'));
     const at = radios.indexOf(e.target as HTMLInputElement);
     if (at < 0) return;
-    const step = e.key === 'ArrowRight' || e.key === 'ArrowDown' ? 1 : e.key === 'ArrowLeft' || e.key === 'ArrowUp' ? -1 : 0;
+    const step =
+      e.key === 'ArrowRight' || e.key === 'ArrowDown'
+        ? 1
+        : e.key === 'ArrowLeft' || e.key === 'ArrowUp'
+          ? -1
+          : 0;
     if (step !== 0) {
       e.preventDefault();
       radios[(at + step + radios.length) % radios.length]!.focus();

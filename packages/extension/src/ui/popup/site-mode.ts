@@ -21,10 +21,14 @@ type SiteListChange = Extract<UiRequest, { type: 'siteAdd' | 'siteRemove' }>;
 export function modeChanges(site: Site, mode: SiteMode): SiteListChange[] {
   const changes: SiteListChange[] = [];
   if (siteMode(site) === mode) return changes;
-  if (site.disabledBy !== null) changes.push({ type: 'siteRemove', list: 'disabledSites', entry: site.disabledBy });
-  if (site.httpAllowedBy !== null && mode !== 'rules') changes.push({ type: 'siteRemove', list: 'httpAllowedSites', entry: site.httpAllowedBy });
-  if (mode === 'off') changes.push({ type: 'siteAdd', list: 'disabledSites', entry: site.hostWithPort });
-  if (mode === 'rules' && site.httpAllowedBy === null) changes.push({ type: 'siteAdd', list: 'httpAllowedSites', entry: site.hostWithPort });
+  if (site.disabledBy !== null)
+    changes.push({ type: 'siteRemove', list: 'disabledSites', entry: site.disabledBy });
+  if (site.httpAllowedBy !== null && mode !== 'rules')
+    changes.push({ type: 'siteRemove', list: 'httpAllowedSites', entry: site.httpAllowedBy });
+  if (mode === 'off')
+    changes.push({ type: 'siteAdd', list: 'disabledSites', entry: site.hostWithPort });
+  if (mode === 'rules' && site.httpAllowedBy === null)
+    changes.push({ type: 'siteAdd', list: 'httpAllowedSites', entry: site.hostWithPort });
   return changes;
 }
 
@@ -38,6 +42,9 @@ export function reloadUrl(site: Site, before: PageStatusKind, mode: SiteMode): s
   const byUs = before === 'https-by-ruleset' || before === 'https-by-upgrade';
   // The browser's own upgrade: the background loads the page past it where it can.
   const byBrowser = before === 'https-by-browser';
-  const toHttp = site.scheme === 'https' && ((mode === 'off' && (byUs || byBrowser)) || (mode === 'rules' && (before === 'https-by-upgrade' || byBrowser)));
+  const toHttp =
+    site.scheme === 'https' &&
+    ((mode === 'off' && (byUs || byBrowser)) ||
+      (mode === 'rules' && (before === 'https-by-upgrade' || byBrowser)));
   return toHttp ? site.url.replace(/^https:/, 'http:') : undefined;
 }

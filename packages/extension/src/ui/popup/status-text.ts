@@ -31,7 +31,12 @@ export function currentBrowser(): BrowserName {
  * to open about:preferences from an extension, so it gets the exact steps instead.
  */
 function browserKeepsHttps(browser: BrowserName): StatusText {
-  if (browser === 'firefox') return { tone: 'warn', title: t('statusHttpsByBrowserKept'), detail: t('statusHttpsByBrowserFirefoxSteps') };
+  if (browser === 'firefox')
+    return {
+      tone: 'warn',
+      title: t('statusHttpsByBrowserKept'),
+      detail: t('statusHttpsByBrowserFirefoxSteps'),
+    };
   return {
     tone: 'warn',
     title: t('statusHttpsByBrowserKept'),
@@ -47,13 +52,31 @@ export function statusText(s: PageStatus, browser: BrowserName = currentBrowser(
   const retry = t('popupRetry');
   switch (s.kind) {
     case 'not-a-web-page':
-      return { tone: 'neutral', title: t('statusNotAWebPage'), detail: t('statusNotAWebPageDetail') };
+      return {
+        tone: 'neutral',
+        title: t('statusNotAWebPage'),
+        detail: t('statusNotAWebPageDetail'),
+      };
     case 'extension-off':
-      return { tone: 'neutral', title: t('statusOff'), detail: t('statusOffDetail'), action: t('statusOffAction'), act: 'turn-on' };
+      return {
+        tone: 'neutral',
+        title: t('statusOff'),
+        detail: t('statusOffDetail'),
+        action: t('statusOffAction'),
+        act: 'turn-on',
+      };
     case 'https-by-ruleset':
-      return { tone: 'ok', title: t('statusHttpsByRuleset'), detail: t('statusHttpsByRulesetDetail', s.ruleset) };
+      return {
+        tone: 'ok',
+        title: t('statusHttpsByRuleset'),
+        detail: t('statusHttpsByRulesetDetail', s.ruleset),
+      };
     case 'https-by-upgrade':
-      return { tone: 'ok', title: t('statusHttpsByUpgrade'), detail: t('statusHttpsByUpgradeDetail') };
+      return {
+        tone: 'ok',
+        title: t('statusHttpsByUpgrade'),
+        detail: t('statusHttpsByUpgradeDetail'),
+      };
     case 'https-already':
       return { tone: 'ok', title: t('statusSecure'), detail: t('statusHttpsAlreadyDetail') };
     case 'https-by-site':
@@ -64,18 +87,47 @@ export function statusText(s: PageStatus, browser: BrowserName = currentBrowser(
         : {
             tone: 'ok',
             title: t('statusHttpsByBrowser'),
-            detail: t(browser === 'firefox' ? 'statusHttpsByBrowserFirefoxDetail' : 'statusHttpsByBrowserChromiumDetail'),
+            detail: t(
+              browser === 'firefox'
+                ? 'statusHttpsByBrowserFirefoxDetail'
+                : 'statusHttpsByBrowserChromiumDetail',
+            ),
           };
     case 'http-site-off':
-      return { tone: 'warn', title: t('statusHttpSiteOff'), detail: t('statusHttpSiteOffDetail', s.entry), action: t('statusHttpSiteOffAction') };
+      return {
+        tone: 'warn',
+        title: t('statusHttpSiteOff'),
+        detail: t('statusHttpSiteOffDetail', s.entry),
+        action: t('statusHttpSiteOffAction'),
+      };
     case 'http-loop-guard':
-      return { tone: 'warn', title: t('statusHttpLoopGuard'), detail: t('statusHttpLoopGuardDetail', s.host), action: retry };
+      return {
+        tone: 'warn',
+        title: t('statusHttpLoopGuard'),
+        detail: t('statusHttpLoopGuardDetail', s.host),
+        action: retry,
+      };
     case 'http-allowed':
-      return { tone: 'warn', title: t('statusHttpAllowed'), detail: t('statusHttpAllowedDetail', s.entry), action: retry };
+      return {
+        tone: 'warn',
+        title: t('statusHttpAllowed'),
+        detail: t('statusHttpAllowedDetail', s.entry),
+        action: retry,
+      };
     case 'http-upgrade-failed':
       return s.onFallbackPage
-        ? { tone: 'warn', title: t('statusFallbackPage', s.host), detail: t('statusFallbackPageDetail'), action: retry }
-        : { tone: 'warn', title: t('statusHttpUpgradeFailed'), detail: t('statusHttpUpgradeFailedDetail', s.host), action: retry };
+        ? {
+            tone: 'warn',
+            title: t('statusFallbackPage', s.host),
+            detail: t('statusFallbackPageDetail'),
+            action: retry,
+          }
+        : {
+            tone: 'warn',
+            title: t('statusHttpUpgradeFailed'),
+            detail: t('statusHttpUpgradeFailedDetail', s.host),
+            action: retry,
+          };
     case 'http-ruleset-off':
       return {
         tone: 'warn',
@@ -84,15 +136,30 @@ export function statusText(s: PageStatus, browser: BrowserName = currentBrowser(
         action: t('statusHttpRulesetOffAction'),
       };
     case 'http-ruleset-excludes':
-      return { tone: 'neutral', title: t('statusHttpRulesetExcludes'), detail: t('statusHttpRulesetExcludesDetail', s.ruleset) };
+      return {
+        tone: 'neutral',
+        title: t('statusHttpRulesetExcludes'),
+        detail: t('statusHttpRulesetExcludesDetail', s.ruleset),
+      };
     case 'http-not-yet':
-      return { tone: 'warn', title: t('statusHttpNotYet'), detail: t('statusHttpNotYetDetail'), action: t('statusHttpNotYetAction') };
+      return {
+        tone: 'warn',
+        title: t('statusHttpNotYet'),
+        detail: t('statusHttpNotYetDetail'),
+        action: t('statusHttpNotYetAction'),
+      };
     case 'http-no-rule':
       return s.localAddress && s.httpsFirst
         ? { tone: 'neutral', title: t('statusHttpLocal'), detail: t('statusHttpLocalDetail') }
         : s.httpsFirst
           ? { tone: 'warn', title: t('statusHttpNoRule'), detail: t('statusHttpNoRuleDetail') }
-          : { tone: 'warn', title: t('statusHttpNoRule'), detail: t('statusHttpNoRuleDetail'), action: t('statusHttpsFirstOnAction'), act: 'https-first-on' };
+          : {
+              tone: 'warn',
+              title: t('statusHttpNoRule'),
+              detail: t('statusHttpNoRuleDetail'),
+              action: t('statusHttpsFirstOnAction'),
+              act: 'https-first-on',
+            };
     default: {
       const other = s as PageStatus;
       return {

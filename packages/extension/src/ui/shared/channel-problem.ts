@@ -38,7 +38,10 @@ const ADD: [RegExp, string][] = [
   [/^not JSON\b|^not a web address$/, 'channelAddNotDefinition'],
   [/must start with https:\/\//, 'channelAddNeedsHttps'],
   [/could not be fetched/, 'channelAddUnreachable'],
-  [/the server answered \d+|larger than .* not a channel definition|not UTF-8/, 'channelAddNoDefinitionThere'],
+  [
+    /the server answered \d+|larger than .* not a channel definition|not UTF-8/,
+    'channelAddNoDefinitionThere',
+  ],
   [/^a channel cannot be named/, 'channelAddNameTaken'],
   [/^channel definition: /, 'channelAddDamaged'],
 ];
@@ -70,7 +73,12 @@ export function channelPill(row: {
   storageProblem: string | null;
 }): ChannelPill {
   if (row.checking) return CHECKING_PILL;
-  const problem = row.stale || row.notApplied !== null || row.lastCheck?.result === 'failed' || row.platformProblem !== null || row.storageProblem !== null;
+  const problem =
+    row.stale ||
+    row.notApplied !== null ||
+    row.lastCheck?.result === 'failed' ||
+    row.platformProblem !== null ||
+    row.storageProblem !== null;
   if (problem) return { key: 'channelPillProblem', tone: 'warn' };
   if (row.installed === null) return { key: 'channelPillWaiting', tone: 'none' };
   return { key: 'channelPillCurrent', tone: 'ok' };

@@ -11,7 +11,10 @@ export class BackgroundClient {
   private nextId = 1;
   /** Progress of long requests (a library import), sent by the background between answers. */
   readonly progressListeners = new Set<(progress: unknown) => void>();
-  private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; request: UiRequest }>();
+  private readonly waiting = new Map<
+    number,
+    { resolve: (v: unknown) => void; reject: (e: Error) => void; request: UiRequest }
+  >();
 
   private connect(): chrome.runtime.Port {
     if (this.port !== null) return this.port;
@@ -49,5 +52,7 @@ export class BackgroundClient {
 export const background = new BackgroundClient();
 
 export function isError(v: unknown): v is { error: string } {
-  return typeof v === 'object' && v !== null && typeof (v as { error?: unknown }).error === 'string';
+  return (
+    typeof v === 'object' && v !== null && typeof (v as { error?: unknown }).error === 'string'
+  );
 }

@@ -7,7 +7,8 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(props)) {
     if (v === undefined || v === null || v === false) continue;
-    if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v as EventListener);
+    if (k.startsWith('on') && typeof v === 'function')
+      el.addEventListener(k.slice(2), v as EventListener);
     else if (k === 'class') el.className = String(v);
     else if (k === 'dataset') Object.assign(el.dataset, v);
     // Properties (checked, value, textContent...) are set as such; everything else is an attribute.
@@ -20,7 +21,10 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return el;
 }
 
-export function $<T extends HTMLElement = HTMLElement>(selector: string, root: ParentNode = document): T {
+export function $<T extends HTMLElement = HTMLElement>(
+  selector: string,
+  root: ParentNode = document,
+): T {
   const el = root.querySelector<T>(selector);
   if (el === null) throw new Error(`missing element ${selector}`);
   return el;
@@ -55,7 +59,9 @@ export async function copyText(text: string): Promise<void> {
  */
 export function hostParts(host: string): (string | Node)[] {
   const labels = host.split('.');
-  return labels.flatMap((label, i) => (i < labels.length - 1 ? [`${label}.`, document.createElement('wbr')] : [label]));
+  return labels.flatMap((label, i) =>
+    i < labels.length - 1 ? [`${label}.`, document.createElement('wbr')] : [label],
+  );
 }
 
 export function hostNode(host: string): HTMLSpanElement {

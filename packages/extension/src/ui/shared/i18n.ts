@@ -27,8 +27,10 @@ export function localize(root: ParentNode = document): void {
   const all = (attr: string) => Array.from(root.querySelectorAll<HTMLElement>(`[${attr}]`));
   for (const el of all('data-i18n')) el.textContent = t(el.dataset.i18n as string);
   for (const el of all('data-i18n-title')) el.title = t(el.dataset.i18nTitle as string);
-  for (const el of all('data-i18n-placeholder')) el.setAttribute('placeholder', t(el.dataset.i18nPlaceholder as string));
-  for (const el of all('data-i18n-aria-label')) el.setAttribute('aria-label', t(el.dataset.i18nAriaLabel as string));
+  for (const el of all('data-i18n-placeholder'))
+    el.setAttribute('placeholder', t(el.dataset.i18nPlaceholder as string));
+  for (const el of all('data-i18n-aria-label'))
+    el.setAttribute('aria-label', t(el.dataset.i18nAriaLabel as string));
   document.documentElement.lang = t('@@ui_locale').replace('_', '-');
   document.documentElement.dir = t('@@bidi_dir') === 'rtl' ? 'rtl' : 'ltr';
 }

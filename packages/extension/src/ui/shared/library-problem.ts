@@ -5,11 +5,17 @@
  * refusals the reader and the background produce.
  */
 const REFUSAL: [RegExp, string][] = [
-  [/^not a \.zip, \.tar or \.tar\.gz archive$|does not hold a tar archive/, 'libraryProblemNotArchive'],
+  [
+    /^not a \.zip, \.tar or \.tar\.gz archive$|does not hold a tar archive/,
+    'libraryProblemNotArchive',
+  ],
   // Checked before "damaged": a zip bomb is also reported as a damaged file.
   [/zip bomb|hostile|expands past/, 'libraryProblemHostile'],
   [/too many for one library/, 'libraryProblemTooMany'],
-  [/larger than \d+ MB|too large for one library|too large for a ruleset library/, 'libraryProblemTooLarge'],
+  [
+    /larger than \d+ MB|too large for one library|too large for a ruleset library/,
+    'libraryProblemTooLarge',
+  ],
   [/damaged|cut short|impossible size/, 'libraryProblemDamaged'],
   [/took longer than/, 'libraryProblemSlow'],
   [/^no ruleset files/, 'libraryProblemNoRulesets'],

@@ -24,12 +24,22 @@ export function plainProblem(raw: string, fallback = 'problemGeneric'): string {
 
 /** A "Details" disclosure holding the raw text, or nothing when there is none. */
 export function details(raw: string): HTMLDetailsElement {
-  return h('details', { class: 'problem-details' }, h('summary', {}, t('problemDetails')), h('code', {}, raw));
+  return h(
+    'details',
+    { class: 'problem-details' },
+    h('summary', {}, t('problemDetails')),
+    h('code', {}, raw),
+  );
 }
 
 /** One problem as a list item: the sentence, then the raw text under "Details". */
 export function problemItem(sentence: string, raw: string, severity = 'error'): HTMLLIElement {
-  return h('li', { class: severity }, h('span', {}, sentence), raw === '' || raw === sentence ? null : details(raw));
+  return h(
+    'li',
+    { class: severity },
+    h('span', {}, sentence),
+    raw === '' || raw === sentence ? null : details(raw),
+  );
 }
 
 /** Fills an element (a paragraph or a list item) with a sentence and the raw text's details. */

@@ -4,7 +4,10 @@
  * finding itself (line, column, code, message) goes under "Details".
  */
 const FAMILIES: [RegExp, string][] = [
-  [/^(xml-syntax|root-element|nested-element|unknown-element|unknown-attribute|text-content|missing-attribute|empty-name|platform-value)$/, 'ruleProblemXml'],
+  [
+    /^(xml-syntax|root-element|nested-element|unknown-element|unknown-attribute|text-content|missing-attribute|empty-name|platform-value)$/,
+    'ruleProblemXml',
+  ],
   [/^no-target$/, 'ruleProblemNoTarget'],
   [/^no-rule$/, 'ruleProblemNoRule'],
   [/^target-/, 'ruleProblemTarget'],
@@ -22,6 +25,12 @@ export function ruleProblem(d: { code: string; severity: string }): string {
 }
 
 /** The raw finding as `httpsify check` prints it, for "Details". */
-export function ruleProblemDetails(d: { line: number; column: number; severity: string; code: string; message: string }): string {
+export function ruleProblemDetails(d: {
+  line: number;
+  column: number;
+  severity: string;
+  code: string;
+  message: string;
+}): string {
   return `${d.line}:${d.column} ${d.severity} ${d.code}: ${d.message}`;
 }

@@ -49,7 +49,8 @@ export class VirtualList<T> {
     const top = index * this.o.rowHeight;
     const c = this.o.container;
     if (top < c.scrollTop) c.scrollTop = top;
-    else if (top + this.o.rowHeight > c.scrollTop + c.clientHeight) c.scrollTop = top + this.o.rowHeight - c.clientHeight;
+    else if (top + this.o.rowHeight > c.scrollTop + c.clientHeight)
+      c.scrollTop = top + this.o.rowHeight - c.clientHeight;
     this.draw();
   }
 
@@ -66,11 +67,17 @@ export class VirtualList<T> {
     const overscan = this.o.overscan ?? 8;
     const c = this.o.container;
     const first = Math.max(0, Math.floor(c.scrollTop / rowHeight) - overscan);
-    const last = Math.min(this.items.length, Math.ceil((c.scrollTop + (c.clientHeight || 600)) / rowHeight) + overscan);
+    const last = Math.min(
+      this.items.length,
+      Math.ceil((c.scrollTop + (c.clientHeight || 600)) / rowHeight) + overscan,
+    );
     const needed = last - first;
     // Rows are re-rendered in place; keep keyboard focus on the same item.
-    const focusedRow = (document.activeElement as HTMLElement | null)?.closest<HTMLElement>('.vrow');
-    const focusedIndex = focusedRow && this.rows.includes(focusedRow) ? Number(focusedRow.dataset.index) : -1;
+    const focusedRow = (document.activeElement as HTMLElement | null)?.closest<HTMLElement>(
+      '.vrow',
+    );
+    const focusedIndex =
+      focusedRow && this.rows.includes(focusedRow) ? Number(focusedRow.dataset.index) : -1;
     while (this.rows.length < needed) {
       const row = document.createElement('div');
       row.className = 'vrow';
