@@ -348,4 +348,48 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
     await visit('http://hotel.example.com/again');
     await expect.poll(() => page.url(), POLL).toBe('http://hotel.example.com/again');
   });
+
+  it("a tab's own choice goes with the tab, also when the tab closes while the worker sleeps", async () => {
+    // The choice the sign-in page makes, granted through the test handle for a tab of its own.
+    const tab = await ext.context.newPage();
+    await tab.goto('about:blank');
+    const liveWorker = async () =>
+      ext.context.serviceWorkers().at(-1) ?? (await ext.context.waitForEvent('serviceworker'));
+    const tabId = await (
+      await liveWorker()
+    ).evaluate(
+      async () => (await chrome.tabs.query({ active: true, lastFocusedWindow: true }))[0]?.id ?? -1,
+    );
+    await (
+      await liveWorker()
+    ).evaluate(async (id) => {
+      type Ui = {
+        controller: Promise<{
+          allowHttpOnceInTab(t: number, h: string): Promise<void>;
+          httpOnceTabs: [number, string][];
+        }>;
+      };
+      const c = await (globalThis as unknown as { httpsifyUi: Ui }).httpsifyUi.controller;
+      await c.allowHttpOnceInTab(id, 'sleepy.example.com');
+      await chrome.storage.session.set({ uiHttpOnceTabs: c.httpOnceTabs });
+    }, tabId);
+    const held = async () =>
+      (await liveWorker()).evaluate(async (id) => {
+        const stored = ((await chrome.storage.session.get('uiHttpOnceTabs')).uiHttpOnceTabs ??
+          []) as [number, string][];
+        const rules = await chrome.declarativeNetRequest.getSessionRules();
+        return (
+          stored.some(([t]) => t === id) ||
+          rules.some((r) => r.condition.tabIds?.includes(id) === true)
+        );
+      }, tabId);
+    expect(await held()).toBe(true);
+    // The worker is stopped; closing the tab wakes it, and it starts by restoring the session.
+    const cdp = await ext.context.newCDPSession(await ext.context.newPage());
+    await cdp.send('ServiceWorker.enable');
+    await cdp.send('ServiceWorker.stopAllWorkers');
+    await new Promise((r) => setTimeout(r, 500));
+    await tab.close();
+    await expect.poll(held, POLL).toBe(false);
+  });
 });

@@ -300,7 +300,15 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     decider.tabClosed(tabId);
     observer.tabClosed(tabId);
     activitySession.saveSoon();
-    void controller?.tabClosed(tabId);
+    // A worker woken by this very event restores the session's tickets and per-tab choices
+    // while starting: drop the closed tab's after that, or they would come back.
+    void ready
+      .then(async (c) => {
+        tickets.dropTab(tabId);
+        await session.set({ [TICKETS_SESSION_KEY]: tickets.snapshot() });
+        await c.tabClosed(tabId);
+      })
+      .catch(() => undefined);
   });
   ext.tabs.onActivated.addListener(({ tabId }) => {
     void ext.tabs.get(tabId).then(
