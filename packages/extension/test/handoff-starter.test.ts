@@ -54,7 +54,7 @@ const main = (url: string) =>
 const toHandoff = (url: string, initiator?: string) =>
   ({
     ...main(url),
-    redirectUrl: `${PAGE}#${url}`,
+    redirectUrl: `${PAGE}?${url}`,
     initiator,
   }) as unknown as chrome.webRequest.OnBeforeRedirectDetails;
 
@@ -104,7 +104,7 @@ describe('the handoff page vouches only for the request it took over', () => {
     obs.observe(typed);
     obs.observeRedirect({
       ...typed,
-      redirectUrl: `${PAGE}#http://lb.test/`,
+      redirectUrl: `${PAGE}?http://lb.test/`,
     } as unknown as chrome.webRequest.OnBeforeRedirectDetails);
     obs.handedOff(TAB, 'http://lb.test/', 'https://lb.test/');
     expect(obs.handoffStarter(TAB, 'https://lb.test/')).toBeNull();

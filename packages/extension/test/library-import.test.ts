@@ -406,7 +406,7 @@ describe('the library on Chromium', () => {
       const image = emulator.match({ url: `http://${h}/a`, type: 'image' }).redirectUrl;
       if (left.includes(`R${i}`)) {
         // The page asks the engine; an image of such a site is left alone, never sent elsewhere.
-        expect(main).toBe(`${page}#http://${h}/a`);
+        expect(main).toBe(`${page}?http://${h}/a`);
         expect(image).toBeNull();
       } else {
         expect(main).toBe(`https://${h}/b`);
@@ -475,7 +475,7 @@ describe('the library on Chromium', () => {
     );
     expect(emulator.match({ url: 'http://gamma.test/7/x', type: 'image' }).redirectUrl).toBeNull();
     expect(emulator.match({ url: 'http://gamma.test/7/x', type: 'main_frame' }).redirectUrl).toBe(
-      `${page}#http://gamma.test/7/x`,
+      `${page}?http://gamma.test/7/x`,
     );
   });
 
