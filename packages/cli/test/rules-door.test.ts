@@ -62,10 +62,11 @@ describe.runIf(process.platform !== 'win32')(
       await expect(given.next()).rejects.toThrow(
         'cannot read rulesets from /dev/zero: not a regular file',
       );
+      // An archive is told by its bytes: a path given is read through the same door first.
       execFileSync('mkfifo', [join(dir, 'lib.tar.gz')]);
       const tar = libraryRulesets([join(dir, 'lib.tar.gz')], () => undefined);
       await expect(tar.next()).rejects.toThrow(
-        `${join(dir, 'lib.tar.gz')}: cannot read: not a regular file`,
+        `cannot read rulesets from ${join(dir, 'lib.tar.gz')}: not a regular file`,
       );
     });
 
