@@ -37,14 +37,16 @@ export class SitesView {
       form.addEventListener('submit', async (e) => {
         e.preventDefault();
         const input = $<HTMLInputElement>('.site-input', box);
+        const typed = input.value;
         const result = await background.request<Settings | { error: string }>({
           type: 'siteAdd',
           list,
-          entry: siteFromInput(input.value),
+          entry: siteFromInput(typed),
         });
         $('.site-error', box).hidden = !isError(result);
         if (isError(result)) return;
-        input.value = '';
+        // Only what was added: a next entry typed while this one was saved stays in the field.
+        if (input.value === typed) input.value = '';
         this.onChange(result);
       });
     }
