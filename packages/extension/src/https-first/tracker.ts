@@ -1,3 +1,5 @@
+import { siteOf } from '../site-rules/site-pattern.js';
+
 /** How long an upgraded navigation may take to get a response before we fall back (as Firefox and Chrome do). */
 export const HTTPS_FIRST_TIMEOUT_MS = 3000;
 
@@ -85,15 +87,6 @@ interface Pending {
  */
 const WEB_PAGE = /^https?:/i;
 
-/** A web address's host, trailing dots off ("" when it does not parse). */
-function hostOf(url: string): string {
-  try {
-    return new URL(url).hostname.replace(/\.+$/, '');
-  } catch {
-    return '';
-  }
-}
-
 /**
  * Follows top-level navigations HTTPS-first upgraded, by request id, and reports the ones that
  * failed (a fallback error, or no response within the timeout) so the tab can be sent to the
@@ -131,7 +124,7 @@ export class HttpsFirstTracker {
     p.attempt = to;
     // The host answered over HTTPS (with a redirect): a failure further on is another host's,
     // whoever typed the address, so it is no reason to forget this one (byUser, FallbackEvent).
-    if (hostOf(to) !== hostOf(p.url)) p.byUser = false;
+    if (siteOf(to)?.host !== siteOf(p.url)?.host) p.byUser = false;
   }
 
   /**

@@ -199,8 +199,9 @@ export class RequestObserver {
     const c = this.deps.controller();
     // The user's own navigation only when the page answers for the request it took over.
     const h = this.handoffs.get(tabId);
-    const byUser = h !== undefined && h.url === url && h.target === undefined && h.starter === null;
-    if (h !== undefined && h.url === url && h.target === undefined) h.target = target;
+    const ours = h !== undefined && h.url === url && h.target === undefined;
+    const byUser = ours && h.starter === null;
+    if (ours) h.target = target;
     else this.handoffs.delete(tabId);
     if (
       c !== null &&
