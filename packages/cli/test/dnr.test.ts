@@ -1,13 +1,11 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DnrEmulator, type DnrRule } from '@httpsify/engine/dnr';
 import { corpusRulesDir, corpusSubsetDir, oraclePath } from '../../engine/test/support/corpus.js';
 import { CORPUS_RULESETS, workTimeout } from '../../engine/test/support/work-timeout.js';
 import { runCliSync } from './support/run-cli.js';
-
-const bin = resolve(__dirname, '../dist/bin.js');
 
 describe('httpsify dnr', () => {
   it('writes rules the emulator applies and reports, with file:line, what was left out', () => {

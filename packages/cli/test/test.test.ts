@@ -1,10 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCliSync } from './support/run-cli.js';
-
-const bin = resolve(__dirname, '../dist/bin.js');
 
 describe('httpsify test', () => {
   it('prints per-ruleset summaries and totals, exits 1 on coverage errors', () => {
