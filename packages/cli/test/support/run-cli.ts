@@ -12,7 +12,7 @@ export const CLI_BIN = resolve(import.meta.dirname, '../../bin/httpsify.js');
 
 /**
  * The default bound against a hang: one pass over the corpus, the longest work a single run
- * does, as vitest's own default. A test whose failure mode is a hang passes a tighter bound.
+ * does (vitest's default test timeout too). A test whose failure mode is a hang passes its own.
  */
 const ONE_CORPUS_PASS = workTimeout(CORPUS_RULESETS, 10);
 
@@ -27,7 +27,7 @@ export interface CliOptions {
    * descriptor. Left out: an empty stdin, ended at once (a live one is `startCli`'s).
    */
   stdin?: string | Buffer | Readable | number;
-  /** Milliseconds before the child is killed with SIGKILL (which a handler cannot turn into an exit status). */
+  /** Milliseconds before the child gets SIGKILL, which no handler can turn into a status. */
   timeout?: number;
 }
 
@@ -43,7 +43,12 @@ export interface CliRun {
   stderrBytes: Buffer;
 }
 
-function command(args: string[], options: CliOptions): [string, string[], object] {
+interface Spawned {
+  cwd: string | undefined;
+  env: NodeJS.ProcessEnv;
+}
+
+function command(args: string[], options: CliOptions): [string, string[], Spawned] {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const [name, value] of Object.entries(options.env ?? {}))
     if (value === undefined) delete env[name];
@@ -109,7 +114,7 @@ export interface CliChild {
 
 const running = new Set<ChildProcessWithoutNullStreams>();
 
-/** Starts `httpsify args`; `options.stdin` as a file descriptor replaces the live pipe. */
+/** Starts `httpsify args` with a live stdin, or the file descriptor `options.stdin` names. */
 export function startCli(args: string[], options: CliOptions = {}): CliChild {
   const [file, argv, spawnOptions] = command(args, options);
   const stdinFd = typeof options.stdin === 'number' ? options.stdin : 'pipe';
