@@ -1,12 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-
-const bin = resolve(__dirname, '../dist/bin.js');
-const run = (args: string[], cwd: string) =>
-  spawnSync(process.execPath, [bin, ...args], { cwd, encoding: 'utf8' });
+import { runCliSync } from './support/run-cli.js';
 
 // Bad: an error (to-missing-group, 3:2). Dot: a warning (unescaped-dot, 3:2). Twin: the same
 // target as Bad, so both get a warning from the checks across files (duplicate-target).
@@ -43,22 +39,22 @@ describe('httpsify.config.json: rules', () => {
   it('"off", "warn" and "error" change what is printed, counted, --max-warnings and the exit status', () => {
     const files = { 'rules/Bad.xml': BAD, 'rules/Dot.xml': DOT };
     const plain = project(files);
-    expect(codes(run(['check', 'rules'], plain).stdout)).toEqual([
+    expect(codes(runCliSync(['check', 'rules'], { cwd: plain }).stdout)).toEqual([
       'rules/Bad.xml error to-missing-group',
       'rules/Dot.xml warning unescaped-dot',
     ]);
-    expect(run(['check', 'rules'], plain).status).toBe(1);
+    expect(runCliSync(['check', 'rules'], { cwd: plain }).status).toBe(1);
 
     // The error becomes a warning: exit 0, unless --max-warnings says otherwise.
     const warned = project(files, {
       rules: { 'to-missing-group': 'warn', 'unescaped-dot': 'off' },
     });
-    const soft = run(['check', 'rules'], warned);
+    const soft = runCliSync(['check', 'rules'], { cwd: warned });
     expect(codes(soft.stdout)).toEqual(['rules/Bad.xml warning to-missing-group']);
     expect(soft.stderr).toMatch(/^2 files: 0 errors, 1 warning, 0 info/);
     expect(soft.status).toBe(0);
-    expect(run(['check', 'rules', '--max-warnings', '0'], warned).status).toBe(1);
-    const json = JSON.parse(run(['check', 'rules', '-f', 'json'], warned).stdout);
+    expect(runCliSync(['check', 'rules', '--max-warnings', '0'], { cwd: warned }).status).toBe(1);
+    const json = JSON.parse(runCliSync(['check', 'rules', '-f', 'json'], { cwd: warned }).stdout);
     expect(json).toMatchObject({
       errors: 0,
       warnings: 1,
@@ -66,22 +62,22 @@ describe('httpsify.config.json: rules', () => {
       config: 'httpsify.config.json',
       ignored: 0,
     });
-    const sarif = JSON.parse(run(['check', 'rules', '-f', 'sarif'], warned).stdout);
+    const sarif = JSON.parse(runCliSync(['check', 'rules', '-f', 'sarif'], { cwd: warned }).stdout);
     expect(
       sarif.runs[0].results.map((r: { ruleId: string; level: string }) => `${r.level} ${r.ruleId}`),
     ).toEqual(['warning to-missing-group']);
     // --quiet prints errors only: the error that is now a warning is not printed.
-    expect(run(['check', 'rules', '--quiet'], warned).stdout).toBe('');
+    expect(runCliSync(['check', 'rules', '--quiet'], { cwd: warned }).stdout).toBe('');
 
     // The warning becomes an error: exit 1 without --max-warnings.
     const strict = project({ 'rules/Dot.xml': DOT }, { rules: { 'unescaped-dot': 'error' } });
-    const hard = run(['check', 'rules'], strict);
+    const hard = runCliSync(['check', 'rules'], { cwd: strict });
     expect([hard.status, codes(hard.stdout)]).toEqual([1, ['rules/Dot.xml error unescaped-dot']]);
     // --no-config: as if there were none.
-    expect(codes(run(['check', 'rules', '--no-config'], strict).stdout)).toEqual([
+    expect(codes(runCliSync(['check', 'rules', '--no-config'], { cwd: strict }).stdout)).toEqual([
       'rules/Dot.xml warning unescaped-dot',
     ]);
-    expect(run(['check', 'rules', '--no-config'], strict).status).toBe(0);
+    expect(runCliSync(['check', 'rules', '--no-config'], { cwd: strict }).status).toBe(0);
   });
 
   it('apply to the checks across files, to test, and before the baseline', () => {
@@ -89,24 +85,26 @@ describe('httpsify.config.json: rules', () => {
       { 'rules/Bad.xml': BAD, 'rules/Twin.xml': TWIN },
       { rules: { 'duplicate-target': 'off', 'to-missing-group': 'warn' } },
     );
-    const checked = run(['check', 'rules', '--max-warnings', '0'], dir);
+    const checked = runCliSync(['check', 'rules', '--max-warnings', '0'], { cwd: dir });
     expect(codes(checked.stdout)).toEqual(['rules/Bad.xml warning to-missing-group']);
     expect(checked.status).toBe(1);
     // The baseline records what the config leaves, and hides it by code and place as before.
-    expect(run(['check', 'rules', '--write-baseline'], dir).stderr).toContain(
+    expect(runCliSync(['check', 'rules', '--write-baseline'], { cwd: dir }).stderr).toContain(
       'wrote 1 finding of 1 file',
     );
-    expect(run(['check', 'rules', '--max-warnings', '0'], dir).status).toBe(0);
+    expect(runCliSync(['check', 'rules', '--max-warnings', '0'], { cwd: dir }).status).toBe(0);
 
     const wild = project(
       { 'rules/Wild.xml': WILD },
       { rules: { 'rule-coverage': 'off', 'target-coverage': 'warn' } },
     );
-    const tested = run(['test', 'rules'], wild);
+    const tested = runCliSync(['test', 'rules'], { cwd: wild });
     expect(codes(tested.stdout)).toEqual(['rules/Wild.xml warning target-coverage']);
     expect(tested.status).toBe(0);
-    expect(run(['test', 'rules', '--max-warnings', '0'], wild).status).toBe(1);
-    expect(JSON.parse(run(['test', 'rules', '-f', 'json'], wild).stdout)).toMatchObject({
+    expect(runCliSync(['test', 'rules', '--max-warnings', '0'], { cwd: wild }).status).toBe(1);
+    expect(
+      JSON.parse(runCliSync(['test', 'rules', '-f', 'json'], { cwd: wild }).stdout),
+    ).toMatchObject({
       errors: 0,
       warnings: 1,
       counts: { 'target-coverage': 1 },
@@ -127,28 +125,32 @@ describe('httpsify.config.json: ignores', () => {
     );
     // Twin alone: no duplicate-target against the ignored Bad.xml. Files named on their own
     // that are ignored are left out too (a hook may pass every staged file).
-    const checked = run(['check', 'rules', 'rules/legacy/Old.xml', 'rules/legacy/Dot.xml'], dir);
+    const checked = runCliSync(['check', 'rules', 'rules/legacy/Old.xml', 'rules/legacy/Dot.xml'], {
+      cwd: dir,
+    });
     expect([checked.status, checked.stdout]).toEqual([0, '']);
     expect(checked.stderr).toMatch(
       /^1 file: 0 errors, 0 warnings, 0 info in .*; 3 files ignored by httpsify\.config\.json\n$/,
     );
-    expect(JSON.parse(run(['check', 'rules', '-f', 'json'], dir).stdout)).toMatchObject({
+    expect(
+      JSON.parse(runCliSync(['check', 'rules', '-f', 'json'], { cwd: dir }).stdout),
+    ).toMatchObject({
       files: 1,
       ignored: 1,
     });
-    const tested = run(['test', 'rules'], dir);
+    const tested = runCliSync(['test', 'rules'], { cwd: dir });
     expect(tested.stdout).toContain(
       '1 ruleset, 1 test: 1 ok, 0 with problems; 1 file ignored by httpsify.config.json',
     );
     // A changed file that is ignored is not checked either.
-    const changed = run(['check', 'rules', '--changed', 'rules/Bad.xml'], dir);
+    const changed = runCliSync(['check', 'rules', '--changed', 'rules/Bad.xml'], { cwd: dir });
     expect([changed.status, changed.stdout]).toEqual([0, '']);
     expect(changed.stderr).toMatch(/^0 changed files \(checks across files over 1\)/);
     // --fix leaves ignored files as they are.
-    run(['check', 'rules/legacy/Dot.xml', 'rules', '--fix', '--write'], dir);
+    runCliSync(['check', 'rules/legacy/Dot.xml', 'rules', '--fix', '--write'], { cwd: dir });
     expect(readFileSync(join(dir, 'rules', 'legacy', 'Dot.xml'), 'utf8')).toBe(DOT);
     // Without the config, everything is checked again.
-    expect(codes(run(['check', 'rules', '--no-config'], dir).stdout)).toEqual([
+    expect(codes(runCliSync(['check', 'rules', '--no-config'], { cwd: dir }).stdout)).toEqual([
       'rules/Bad.xml warning duplicate-target',
       'rules/Bad.xml error to-missing-group',
       'rules/Twin.xml warning duplicate-target',
@@ -161,7 +163,7 @@ describe('httpsify.config.json: ignores', () => {
       { ignores: ['legacy/'] },
     );
     for (const command of ['check', 'test']) {
-      const r = run([command, 'rules/legacy'], dir);
+      const r = runCliSync([command, 'rules/legacy'], { cwd: dir });
       expect([r.status, r.stdout, r.stderr]).toEqual([
         2,
         '',
@@ -179,17 +181,17 @@ describe('httpsify.config.json: ignores', () => {
     mkdirSync(join(dir, 'ci', 'rules'));
     writeFileSync(join(dir, 'ci', 'other.json'), JSON.stringify({ ignores: ['/rules/Bad.xml'] }));
     // "/Bad.xml" is anchored at ci/: rules/Bad.xml is not ignored.
-    expect(codes(run(['check', 'rules', '--config', 'ci/httpsify.json'], dir).stdout)).toContain(
-      'rules/Bad.xml error to-missing-group',
-    );
-    expect(codes(run(['check', 'rules', '-c', 'ci/other.json'], dir).stdout)).toContain(
-      'rules/Bad.xml error to-missing-group',
-    );
+    expect(
+      codes(runCliSync(['check', 'rules', '--config', 'ci/httpsify.json'], { cwd: dir }).stdout),
+    ).toContain('rules/Bad.xml error to-missing-group');
+    expect(
+      codes(runCliSync(['check', 'rules', '-c', 'ci/other.json'], { cwd: dir }).stdout),
+    ).toContain('rules/Bad.xml error to-missing-group');
     writeFileSync(join(dir, 'root.json'), JSON.stringify({ ignores: ['/rules/Bad.xml'] }));
-    expect(codes(run(['check', 'rules', '-c', 'root.json'], dir).stdout)).toEqual([
+    expect(codes(runCliSync(['check', 'rules', '-c', 'root.json'], { cwd: dir }).stdout)).toEqual([
       'rules/Dot.xml warning unescaped-dot',
     ]);
-    const missing = run(['check', 'rules', '--config', 'nope.json'], dir);
+    const missing = runCliSync(['check', 'rules', '--config', 'nope.json'], { cwd: dir });
     expect([missing.status, missing.stderr]).toEqual([
       2,
       'httpsify: nope.json: cannot read the config: no such file\n',
@@ -275,7 +277,7 @@ describe('httpsify.config.json is checked at the door', () => {
   it.each(cases)('%s', (_what, text, message) => {
     const dir = project({ 'rules/Bad.xml': BAD }, text);
     for (const command of ['check', 'test']) {
-      const r = run([command, 'rules'], dir);
+      const r = runCliSync([command, 'rules'], { cwd: dir });
       expect(r.status).toBe(2);
       expect(r.stdout).toBe('');
       if (message.startsWith('not valid JSON'))

@@ -1,12 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-
-const bin = resolve(__dirname, '../dist/bin.js');
-const run = (args: string[], cwd: string) =>
-  spawnSync(process.execPath, [bin, ...args], { cwd, encoding: 'utf8' });
+import { runCliSync } from './support/run-cli.js';
 
 const NOTICE =
   'httpsify: note: check --fix now writes the fixes to the files, as ESLint does; --fix-dry-run prints the diff only\n';
@@ -31,7 +28,7 @@ const read = (dir: string, name: string) => readFileSync(join(dir, 'rules', name
 describe('check --fix writes, as ESLint', () => {
   it('writes the fixes, says once that --fix now writes, then reports what is left with its exit status', () => {
     const dir = project({ 'Dot.xml': DOT, 'Fine.xml': FINE });
-    const fixed = run(['check', 'rules', '--fix'], dir);
+    const fixed = runCliSync(['check', 'rules', '--fix'], { cwd: dir });
     expect([read(dir, 'Dot.xml'), read(dir, 'Fine.xml')]).toEqual([DOT_FIXED, FINE_FIXED]);
     // The unfixable error is left: printed, counted, exit 1. No diff on stdout.
     expect(fixed.stdout).toBe(
@@ -45,28 +42,32 @@ describe('check --fix writes, as ESLint', () => {
     expect(stderr[2]).toMatch(/^2 files: 1 error, 0 warnings, 0 info in /);
     // Nothing left to fix, nothing left to report: exit 0 (the notice again: on every run).
     const fine = project({ 'Fine.xml': FINE });
-    const clean = run(['check', 'rules', '--fix'], fine);
+    const clean = runCliSync(['check', 'rules', '--fix'], { cwd: fine });
     expect([clean.status, clean.stdout, read(fine, 'Fine.xml')]).toEqual([0, '', FINE_FIXED]);
     expect(clean.stderr.startsWith(NOTICE)).toBe(true);
   });
 
   it('--fix --write, the old spelling, still writes, without the notice', () => {
     const dir = project({ 'Fine.xml': FINE });
-    const written = run(['check', 'rules', '--fix', '--write'], dir);
+    const written = runCliSync(['check', 'rules', '--fix', '--write'], { cwd: dir });
     expect([written.status, written.stdout, read(dir, 'Fine.xml')]).toEqual([0, '', FINE_FIXED]);
     expect(written.stderr).toMatch(/^1 file: 1 fix in 1 file, written\n1 file: 0 errors/);
   });
 
   it('reports what is left in every format, to -o too; json says what was fixed', () => {
     const dir = project({ 'Dot.xml': DOT });
-    const sarif = run(['check', 'rules', '--fix', '-f', 'sarif', '-o', 'out/check.sarif'], dir);
+    const sarif = runCliSync(['check', 'rules', '--fix', '-f', 'sarif', '-o', 'out/check.sarif'], {
+      cwd: dir,
+    });
     expect([sarif.status, sarif.stdout, read(dir, 'Dot.xml')]).toEqual([1, '', DOT_FIXED]);
     const log = JSON.parse(readFileSync(join(dir, 'out', 'check.sarif'), 'utf8'));
     expect(log.runs[0].results.map((r: { ruleId: string }) => r.ruleId)).toEqual([
       'to-missing-group',
     ]);
     const again = project({ 'Dot.xml': DOT });
-    const json = JSON.parse(run(['check', 'rules', '--fix', '-f', 'json'], again).stdout);
+    const json = JSON.parse(
+      runCliSync(['check', 'rules', '--fix', '-f', 'json'], { cwd: again }).stdout,
+    );
     expect(json).toMatchObject({ errors: 1, warnings: 0, counts: { 'to-missing-group': 1 } });
     expect(json.fixes).toEqual({
       files: 1,
@@ -86,14 +87,14 @@ describe('check --fix writes, as ESLint', () => {
 
   it('--fix-dry-run prints the diff only, as plain --fix did, to -o too; exit 1 while fixes are pending', () => {
     const dir = project({ 'Dot.xml': DOT, 'Fine.xml': FINE });
-    const dry = run(['check', 'rules', '--fix-dry-run'], dir);
+    const dry = runCliSync(['check', 'rules', '--fix-dry-run'], { cwd: dir });
     expect([dry.status, read(dir, 'Dot.xml'), read(dir, 'Fine.xml')]).toEqual([1, DOT, FINE]);
     expect(dry.stdout).toMatch(
       /^=+\n--- a\/rules\/Dot\.xml\n\+\+\+ b\/rules\/Dot\.xml\n@@ -1,4 \+1,4 @@\n/,
     );
     expect(dry.stdout).toContain('+++ b/rules/Fine.xml\n');
     expect(dry.stderr).toBe('2 files: 2 fixes in 2 files (--fix writes them)\n');
-    const toFile = run(['check', 'rules', '--fix-dry-run', '-o', 'fix.patch'], dir);
+    const toFile = runCliSync(['check', 'rules', '--fix-dry-run', '-o', 'fix.patch'], { cwd: dir });
     expect([toFile.status, toFile.stdout, readFileSync(join(dir, 'fix.patch'), 'utf8')]).toEqual([
       1,
       '',
@@ -102,7 +103,7 @@ describe('check --fix writes, as ESLint', () => {
     // The patch is what --fix writes.
     expect(spawnSync('git', ['apply', 'fix.patch'], { cwd: dir }).status).toBe(0);
     expect([read(dir, 'Dot.xml'), read(dir, 'Fine.xml')]).toEqual([DOT_FIXED, FINE_FIXED]);
-    const done = run(['check', 'rules', '--fix-dry-run'], dir);
+    const done = runCliSync(['check', 'rules', '--fix-dry-run'], { cwd: dir });
     expect([done.status, done.stdout]).toEqual([0, '']);
   });
 
@@ -128,7 +129,7 @@ describe('check --fix writes, as ESLint', () => {
       ],
     ];
     for (const [options, message] of cases) {
-      const r = run(['check', 'rules', ...options], dir);
+      const r = runCliSync(['check', 'rules', ...options], { cwd: dir });
       expect([r.status, r.stdout, r.stderr]).toEqual([2, '', `httpsify: ${message}\n`]);
     }
     expect(read(dir, 'Fine.xml')).toBe(FINE);

@@ -1,13 +1,9 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-
-const bin = resolve(__dirname, '../dist/bin.js');
-const run = (args: string[], cwd: string) =>
-  spawnSync(process.execPath, [bin, ...args], { cwd, encoding: 'utf8' });
+import { runCliSync } from './support/run-cli.js';
 
 // An error (to-missing-group at 3:2), a warning (unescaped-dot at 3:2) and an info
 // (changes-domain at 3:2); Wild.xml has two coverage errors for `test`.
@@ -62,8 +58,8 @@ function asLines(log: SarifLog): string[] {
 describe('check and test --format sarif', () => {
   it('check: one result per finding, rule ids are the codes, levels from the severities', () => {
     const dir = project({ 'Bad.xml': BAD, 'Cdn.xml': CDN, 'Dot.xml': DOT });
-    const text = run(['check', 'rules', '--info'], dir);
-    const sarif = run(['check', 'rules', '--format', 'sarif', '--info'], dir);
+    const text = runCliSync(['check', 'rules', '--info'], { cwd: dir });
+    const sarif = runCliSync(['check', 'rules', '--format', 'sarif', '--info'], { cwd: dir });
     expect(sarif.status).toBe(1);
     const log = JSON.parse(sarif.stdout) as SarifLog;
     expect(log.version).toBe('2.1.0');
@@ -88,14 +84,16 @@ describe('check and test --format sarif', () => {
       'unescaped-dot',
     ]);
     // As the text report: info only with --info, errors only with --quiet; -f is --format.
-    const plain = JSON.parse(run(['check', 'rules', '-f', 'sarif'], dir).stdout) as SarifLog;
+    const plain = JSON.parse(
+      runCliSync(['check', 'rules', '-f', 'sarif'], { cwd: dir }).stdout,
+    ) as SarifLog;
     expect(plain.runs[0]?.results.map((r) => r.ruleId)).toEqual([
       'to-missing-group',
       'unescaped-dot',
       'unescaped-dot',
     ]);
     const quiet = JSON.parse(
-      run(['check', 'rules', '-f', 'sarif', '--quiet'], dir).stdout,
+      runCliSync(['check', 'rules', '-f', 'sarif', '--quiet'], { cwd: dir }).stdout,
     ) as SarifLog;
     expect(quiet.runs[0]?.results.map((r) => r.ruleId)).toEqual(['to-missing-group']);
     // stdout is the log alone; the summary stays on stderr.
@@ -104,12 +102,12 @@ describe('check and test --format sarif', () => {
 
   it('check: a clean run is an empty log and exit 0; a path outside the working directory is a file: URI', () => {
     const dir = project({ 'Cdn.xml': CDN.replace('img.example\\.org', 'img\\.example\\.org') });
-    const clean = run(['check', 'rules', '-f', 'sarif'], dir);
+    const clean = runCliSync(['check', 'rules', '-f', 'sarif'], { cwd: dir });
     expect(clean.status).toBe(0);
     expect((JSON.parse(clean.stdout) as SarifLog).runs[0]?.results).toEqual([]);
     const other = project({ 'Dot.xml': DOT });
     const outside = JSON.parse(
-      run(['check', join(other, 'rules'), '-f', 'sarif'], dir).stdout,
+      runCliSync(['check', join(other, 'rules'), '-f', 'sarif'], { cwd: dir }).stdout,
     ) as SarifLog;
     expect(outside.runs[0]?.results[0]?.locations[0]?.physicalLocation.artifactLocation).toEqual({
       uri: pathToFileURL(join(other, 'rules', 'Dot.xml')).href,
@@ -118,8 +116,8 @@ describe('check and test --format sarif', () => {
 
   it('test: coverage findings as results, exit 1 as with text', () => {
     const dir = project({ 'Wild.xml': WILD });
-    const text = run(['test', 'rules'], dir);
-    const sarif = run(['test', 'rules', '-f', 'sarif'], dir);
+    const text = runCliSync(['test', 'rules'], { cwd: dir });
+    const sarif = runCliSync(['test', 'rules', '-f', 'sarif'], { cwd: dir });
     expect([sarif.status, text.status]).toEqual([1, 1]);
     const log = JSON.parse(sarif.stdout) as SarifLog;
     const findings = text.stdout.split('\n').filter((l) => l.startsWith('rules/'));
@@ -134,7 +132,7 @@ describe('check and test --format sarif', () => {
   it('a format that is not text, json or sarif is a usage error', () => {
     const dir = project({ 'Dot.xml': DOT });
     for (const command of ['check', 'test']) {
-      const bad = run([command, 'rules', '-f', 'xml'], dir);
+      const bad = runCliSync([command, 'rules', '-f', 'xml'], { cwd: dir });
       expect([bad.status, bad.stdout, bad.stderr]).toEqual([
         2,
         '',
@@ -149,10 +147,10 @@ describe('check and test -o, --output-file', () => {
     const dir = project({ 'Bad.xml': BAD, 'Dot.xml': DOT });
     for (const command of ['check', 'test']) {
       for (const format of ['text', 'json', 'sarif']) {
-        const shown = run([command, 'rules', '-f', format], dir);
+        const shown = runCliSync([command, 'rules', '-f', format], { cwd: dir });
         // A directory that does not exist yet is created, as ESLint does.
         const file = join('reports', command, `report.${format}`);
-        const written = run([command, 'rules', '-f', format, '-o', file], dir);
+        const written = runCliSync([command, 'rules', '-f', format, '-o', file], { cwd: dir });
         expect([written.status, written.stdout]).toEqual([shown.status, '']);
         const report = readFileSync(join(dir, file), 'utf8');
         // JSON carries the time the run took: compare it without.
@@ -167,8 +165,10 @@ describe('check and test -o, --output-file', () => {
         );
       }
     }
-    expect(run(['check', 'rules', '-o', 'check.txt'], dir).status).toBe(1);
-    expect(run(['test', 'rules/Dot.xml', '--output-file', 'test.txt'], dir).status).toBe(0);
+    expect(runCliSync(['check', 'rules', '-o', 'check.txt'], { cwd: dir }).status).toBe(1);
+    expect(
+      runCliSync(['test', 'rules/Dot.xml', '--output-file', 'test.txt'], { cwd: dir }).status,
+    ).toBe(0);
     expect(readFileSync(join(dir, 'test.txt'), 'utf8')).toContain(
       '1 ruleset, 1 test: 1 ok, 0 with problems',
     );
@@ -177,19 +177,23 @@ describe('check and test -o, --output-file', () => {
   it('a place that cannot be written is exit 2 naming the file, found before any work where it can be', () => {
     const dir = project({ 'Bad.xml': BAD });
     for (const command of ['check', 'test']) {
-      const intoDir = run([command, 'rules', '-o', 'rules'], dir);
+      const intoDir = runCliSync([command, 'rules', '-o', 'rules'], { cwd: dir });
       expect([intoDir.status, intoDir.stdout, intoDir.stderr]).toEqual([
         2,
         '',
         'httpsify: --output-file rules: rules is a directory; give the name of a file to write\n',
       ]);
-      const underFile = run([command, 'rules', '-o', 'rules/Bad.xml/report.txt'], dir);
+      const underFile = runCliSync([command, 'rules', '-o', 'rules/Bad.xml/report.txt'], {
+        cwd: dir,
+      });
       expect([underFile.status, underFile.stdout, underFile.stderr]).toEqual([
         2,
         '',
         `httpsify: --output-file rules/Bad.xml/report.txt: ${join(dir, 'rules', 'Bad.xml')} is not a directory\n`,
       ]);
-      const withBaseline = run([command, 'rules', '--write-baseline', '-o', 'x.txt'], dir);
+      const withBaseline = runCliSync([command, 'rules', '--write-baseline', '-o', 'x.txt'], {
+        cwd: dir,
+      });
       expect([withBaseline.status, withBaseline.stderr]).toEqual([
         2,
         'httpsify: --write-baseline writes the baseline and no report: leave out --output-file\n',
@@ -198,7 +202,7 @@ describe('check and test -o, --output-file', () => {
     expect(existsSync(join(dir, 'httpsify-baseline.json'))).toBe(false);
     // A failure while writing (sysfs takes no new files, not even from root): exit 2, not 1.
     if (statSync('/sys', { throwIfNoEntry: false })?.isDirectory() === true) {
-      const failed = run(['check', 'rules', '-o', '/sys/httpsify-report.txt'], dir);
+      const failed = runCliSync(['check', 'rules', '-o', '/sys/httpsify-report.txt'], { cwd: dir });
       expect(failed.status).toBe(2);
       expect(failed.stderr).toMatch(/^httpsify: cannot write \/sys\/httpsify-report\.txt: /);
     }

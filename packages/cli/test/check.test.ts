@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseRulesetXml } from '@httpsify/engine/parse';
 import { coveringTarget, targetKeysFor } from '@httpsify/engine/authoring';
@@ -9,13 +9,10 @@ import { corpusRulesDir, readOracle } from '../../engine/test/support/corpus.js'
 import { runCheck } from '../src/commands/check.js';
 import { runTest } from '../src/commands/test.js';
 import { CORPUS_RULESETS, workTimeout } from '../../engine/test/support/work-timeout.js';
+import { runCliSync } from './support/run-cli.js';
 
-const run = (args: string[], cwd?: string) =>
-  spawnSync('node', [resolve(__dirname, '../dist/bin.js'), ...args], { encoding: 'utf8', cwd });
 const BAD =
   '<ruleset name="Bad">\n\t<target host="example.com" />\n\t<rule from="^http://example\\.com/" to="https://example.com/$1" />\n</ruleset>\n';
-
-const bin = resolve(__dirname, '../dist/bin.js');
 
 describe('httpsify check', () => {
   it('prints file:line:col findings and exits 1 on errors', () => {
@@ -25,7 +22,7 @@ describe('httpsify check', () => {
       file,
       '<ruleset name="Bad">\n\t<target host="Example.com" />\n\t<rule from="^http://example\\.com/" to="https:" />\n</ruleset>\n',
     );
-    const run = spawnSync('node', [bin, 'check', file], { encoding: 'utf8' });
+    const run = runCliSync(['check', file]);
     expect(run.status).toBe(1);
     expect(run.stdout).toContain(`${file}:2:`);
     expect(run.stdout).toMatch(/error target-case: target "Example\.com" has upper-case letters/);
@@ -33,7 +30,7 @@ describe('httpsify check', () => {
     expect(run.stderr).toMatch(
       /1 file: \d+ errors?, \d+ warnings?, \d+ info in [\d.]+ s \(public suffix list: npm tldts@\d+\.\d+\.\d+/,
     );
-    const json = spawnSync('node', [bin, 'check', '--format', 'json', dir], { encoding: 'utf8' });
+    const json = runCliSync(['check', '--format', 'json', dir]);
     expect(json.status).toBe(1);
     expect(JSON.parse(json.stdout)).toMatchObject({
       files: 1,
@@ -46,7 +43,7 @@ describe('httpsify check', () => {
       join(dir, 'Good.xml'),
       '<ruleset name="Good">\n\t<target host="example.com" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n',
     );
-    const run = spawnSync('node', [bin, 'check', dir, '--format', 'json'], { encoding: 'utf8' });
+    const run = runCliSync(['check', dir, '--format', 'json']);
     expect(run.status).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({
       files: 1,
@@ -56,7 +53,7 @@ describe('httpsify check', () => {
     });
   });
   it('names a missing path', () => {
-    const run = spawnSync('node', [bin, 'check', '/nonexistent/rules'], { encoding: 'utf8' });
+    const run = runCliSync(['check', '/nonexistent/rules']);
     expect(run.status).toBe(2);
     expect(run.stderr).toContain('/nonexistent/rules: no such file or directory');
   });
@@ -142,8 +139,8 @@ describe('httpsify check', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-baseline-'));
     mkdirSync(join(dir, 'rules'));
     writeFileSync(join(dir, 'rules', 'Bad.xml'), BAD);
-    expect(run(['check', 'rules'], dir).status).toBe(1);
-    const write = run(['check', 'rules', '--write-baseline'], dir);
+    expect(runCliSync(['check', 'rules'], { cwd: dir }).status).toBe(1);
+    const write = runCliSync(['check', 'rules', '--write-baseline'], { cwd: dir });
     expect(write.stderr).toContain(
       'httpsify-baseline.json: wrote 1 finding of 1 file to the check baseline',
     );
@@ -151,18 +148,18 @@ describe('httpsify check', () => {
     expect(Object.values(baseline.check)).toEqual([
       { file: join('rules', 'Bad.xml'), findings: ['to-missing-group@3:2'] },
     ]);
-    const quiet = run(['check', 'rules'], dir);
+    const quiet = runCliSync(['check', 'rules'], { cwd: dir });
     expect([quiet.status, quiet.stdout]).toEqual([0, '']);
     expect(quiet.stderr).toContain('the baseline hid 1 finding in 1 unchanged file');
-    expect(run(['check', 'rules', '--no-baseline'], dir).status).toBe(1);
+    expect(runCliSync(['check', 'rules', '--no-baseline'], { cwd: dir }).status).toBe(1);
     // test keeps its own section of the same file.
     writeFileSync(
       join(dir, 'rules', 'Wild.xml'),
       '<ruleset name="W">\n\t<target host="*.example.org" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n',
     );
-    expect(run(['test', 'rules'], dir).status).toBe(1);
-    run(['test', 'rules', '--write-baseline'], dir);
-    const tested = run(['test', 'rules'], dir);
+    expect(runCliSync(['test', 'rules'], { cwd: dir }).status).toBe(1);
+    runCliSync(['test', 'rules', '--write-baseline'], { cwd: dir });
+    const tested = runCliSync(['test', 'rules'], { cwd: dir });
     expect(tested.status).toBe(0);
     expect(tested.stdout).toContain('the baseline hid 2 findings in 1 unchanged file');
     expect(
@@ -170,12 +167,12 @@ describe('httpsify check', () => {
     ).toEqual(['version', 'check', 'test']);
     // An edit (even a comment) changes the hash: the file is checked in full again.
     writeFileSync(join(dir, 'rules', 'Bad.xml'), `<!-- edited -->\n${BAD}`);
-    const edited = run(['check', 'rules'], dir);
+    const edited = runCliSync(['check', 'rules'], { cwd: dir });
     expect(edited.status).toBe(1);
     expect(edited.stdout).toContain('error to-missing-group');
     expect(edited.stderr).toContain('1 baseline entry matches no file any more');
     writeFileSync(join(dir, 'httpsify-baseline.json'), '{"version": 2}');
-    expect(run(['check', 'rules'], dir).stderr).toContain(
+    expect(runCliSync(['check', 'rules'], { cwd: dir }).stderr).toContain(
       'httpsify-baseline.json: not a baseline file',
     );
   });
@@ -189,7 +186,7 @@ describe('httpsify check', () => {
       join(dir, 'B.xml'),
       `<!-- httpsify-ignore to-missing-group -->\n${BAD.replace('Bad', 'B').replace(/example/g, 'sample')}`,
     );
-    const out = run(['check', dir, '--format', 'json']);
+    const out = runCliSync(['check', dir, '--format', 'json']);
     const report = JSON.parse(out.stdout);
     expect(
       report.diagnostics.map((d: { file: string; code: string; line: number }) => [
@@ -204,7 +201,7 @@ describe('httpsify check', () => {
     expect(report.suppressed).toBe(1);
     // The engine ignores comments: the suppressed ruleset still loads and rewrites.
     expect(
-      run(['rewrite', '--rules', join(dir, 'A.xml'), 'http://example.com/']).stdout.trim(),
+      runCliSync(['rewrite', '--rules', join(dir, 'A.xml'), 'http://example.com/']).stdout.trim(),
     ).toBe('https://example.com/$1');
     const tested = runTest([dir]);
     expect(tested.counts['suppression-reason']).toBe(1);
@@ -213,7 +210,13 @@ describe('httpsify check', () => {
     '--changed reports one file with the checks across the whole directory, much faster than a full run',
     () => {
       const dir = corpusRulesDir();
-      const one = run(['check', dir, '--changed', join(dir, 'Channel_4.xml'), '--no-baseline']);
+      const one = runCliSync([
+        'check',
+        dir,
+        '--changed',
+        join(dir, 'Channel_4.xml'),
+        '--no-baseline',
+      ]);
       expect(one.stdout).toMatch(
         /Channel_4\.xml:77:2: warning duplicate-target: target "mailing\.channel4\.com" is also a target of Channel_4-falsemixed\.xml/,
       );
@@ -240,18 +243,20 @@ describe('httpsify check', () => {
       copyFileSync(join(rules, f), join(dir, f));
     git('add', '.');
     git('commit', '-qm', 'init');
-    expect(run(['check', dir, '--changed-since', 'HEAD']).stderr).toMatch(/^0 changed files/);
+    expect(runCliSync(['check', dir, '--changed-since', 'HEAD']).stderr).toMatch(
+      /^0 changed files/,
+    );
     writeFileSync(
       join(dir, 'Channel_4.xml'),
       `${readFileSync(join(dir, 'Channel_4.xml'), 'utf8')}<!-- edited -->\n`,
     );
     writeFileSync(join(dir, 'New.xml'), BAD);
-    const out = run(['check', dir, '--changed-since', 'HEAD']);
+    const out = runCliSync(['check', dir, '--changed-since', 'HEAD']);
     expect(out.stderr).toMatch(/^2 changed files \(checks across files over 4\)/);
     expect(out.stdout).toContain('Channel_4.xml:77:2: warning duplicate-target');
     expect(out.stdout).toContain('New.xml:3:2: error to-missing-group');
     expect(out.stdout).not.toContain('Yahoo.xml');
-    expect(run(['check', dir, '--changed-since', '--evil']).stderr).toContain(
+    expect(runCliSync(['check', dir, '--changed-since', '--evil']).stderr).toContain(
       'is not a git revision',
     );
   });
@@ -260,7 +265,7 @@ describe('httpsify check', () => {
     const xml =
       '<ruleset name="T">\n\t<target host="example.com" />\n\t<target host="www.example.com" />\n\t<rule from="^http://(www\\.)?example\\.com/" to="https://$1example.com/" />\n\t<securecookie host=".*" name=".+" />\n</ruleset>\n';
     writeFileSync(join(dir, 'T.xml'), xml);
-    const shown = run(['check', '--fix-dry-run', dir]);
+    const shown = runCliSync(['check', '--fix-dry-run', dir]);
     // Three lines of context, as git diff prints: plain `git apply` takes it (patches-apply.test.ts).
     expect(shown.stdout).toBe(
       `${'='.repeat(67)}\n--- a/${join(dir, 'T.xml')}\n+++ b/${join(dir, 'T.xml')}\n@@ -1,6 +1,6 @@\n <ruleset name="T">\n \t<target host="example.com" />\n \t<target host="www.example.com" />\n-\t<rule from="^http://(www\\.)?example\\.com/" to="https://$1example.com/" />\n-\t<securecookie host=".*" name=".+" />\n+\t<rule from="^http:" to="https:" />\n+\t<securecookie host=".+" name=".+" />\n </ruleset>\n`,
@@ -271,8 +276,8 @@ describe('httpsify check', () => {
       'http://example.com/a',
       'http://www.example.com/',
       'http://other.example.com/',
-    ].map((u) => run(['rewrite', '--rules', dir, u]).stdout);
-    expect(run(['check', '--fix', '--write', dir]).stderr).toContain('written');
+    ].map((u) => runCliSync(['rewrite', '--rules', dir, u]).stdout);
+    expect(runCliSync(['check', '--fix', '--write', dir]).stderr).toContain('written');
     expect(readFileSync(join(dir, 'T.xml'), 'utf8')).toBe(
       xml
         .replace(
@@ -283,10 +288,10 @@ describe('httpsify check', () => {
     );
     expect(
       ['http://example.com/a', 'http://www.example.com/', 'http://other.example.com/'].map(
-        (u) => run(['rewrite', '--rules', dir, u]).stdout,
+        (u) => runCliSync(['rewrite', '--rules', dir, u]).stdout,
       ),
     ).toEqual(before);
-    expect(run(['check', '--fix-dry-run', dir]).stderr).toContain('0 fixes in 0 files');
+    expect(runCliSync(['check', '--fix-dry-run', dir]).stderr).toContain('0 fixes in 0 files');
   });
 });
 
@@ -305,23 +310,25 @@ describe('httpsify check and test for CI', () => {
       join(dir, 'rules', 'Old.xml'),
       DOT.replace('Dot', 'Old').replace(/example/g, 'old'),
     );
-    expect(run(['check', 'rules', '--write-baseline'], dir).status).toBe(0);
-    expect(run(['check', 'rules', '--max-warnings', '0'], dir).status).toBe(0);
+    expect(runCliSync(['check', 'rules', '--write-baseline'], { cwd: dir }).status).toBe(0);
+    expect(runCliSync(['check', 'rules', '--max-warnings', '0'], { cwd: dir }).status).toBe(0);
     // A new unescaped dot in a new file: a warning the baseline does not know.
     writeFileSync(join(dir, 'rules', 'Dot.xml'), DOT);
-    expect(run(['check', 'rules'], dir).status).toBe(0);
-    const strict = run(['check', 'rules', '--max-warnings', '0'], dir);
+    expect(runCliSync(['check', 'rules'], { cwd: dir }).status).toBe(0);
+    const strict = runCliSync(['check', 'rules', '--max-warnings', '0'], { cwd: dir });
     expect(strict.status).toBe(1);
     expect(strict.stderr).toContain('1 warning, more than --max-warnings 0 allows');
-    expect(run(['check', 'rules', '--max-warnings', '1'], dir).status).toBe(0);
-    expect(run(['check', 'rules', '--max-warnings', 'some'], dir).status).toBe(2);
+    expect(runCliSync(['check', 'rules', '--max-warnings', '1'], { cwd: dir }).status).toBe(0);
+    expect(runCliSync(['check', 'rules', '--max-warnings', 'some'], { cwd: dir }).status).toBe(2);
     // test counts its warnings the same way (a test URL its target already implies is one).
     const twice =
       '<ruleset name="T">\n\t<target host="example.org" />\n\t<rule from="^http:" to="https:" />\n\t<test url="http://example.org/" />\n</ruleset>\n';
     writeFileSync(join(dir, 'rules', 'Twice.xml'), twice);
     expect(runTest([join(dir, 'rules', 'Twice.xml')]).warnings).toBe(1);
-    expect(run(['test', 'rules/Twice.xml', '--max-warnings', '1'], dir).status).toBe(0);
-    const over = run(['test', 'rules/Twice.xml', '--max-warnings', '0'], dir);
+    expect(
+      runCliSync(['test', 'rules/Twice.xml', '--max-warnings', '1'], { cwd: dir }).status,
+    ).toBe(0);
+    const over = runCliSync(['test', 'rules/Twice.xml', '--max-warnings', '0'], { cwd: dir });
     expect(over.stderr).toContain('1 warning, more than --max-warnings 0 allows');
     expect(over.status).toBe(1);
   });
@@ -330,8 +337,8 @@ describe('httpsify check and test for CI', () => {
     const dir = project();
     writeFileSync(join(dir, 'rules', 'Bad.xml'), BAD);
     writeFileSync(join(dir, 'rules', 'sub', 'Dot.xml'), DOT);
-    expect(run(['check', 'rules', '--write-baseline'], dir).status).toBe(0);
-    const written = run(['check', 'rules/sub', '--write-baseline'], dir);
+    expect(runCliSync(['check', 'rules', '--write-baseline'], { cwd: dir }).status).toBe(0);
+    const written = runCliSync(['check', 'rules/sub', '--write-baseline'], { cwd: dir });
     expect(written.stderr).toContain(
       'wrote 1 finding of 1 file to the check baseline; kept the entries of 1 file outside rules/sub',
     );
@@ -341,13 +348,13 @@ describe('httpsify check and test for CI', () => {
       join('rules', 'sub', 'Dot.xml'),
     ]);
     // The accepted finding of rules/Bad.xml still hides: check rules passes.
-    expect(run(['check', 'rules'], dir).status).toBe(0);
+    expect(runCliSync(['check', 'rules'], { cwd: dir }).status).toBe(0);
     // A file of the checked directory that is gone, or fixed, loses its entry.
     writeFileSync(
       join(dir, 'rules', 'sub', 'Dot.xml'),
       DOT.replace('example.com/"', 'example\\.com/"'),
     );
-    run(['check', 'rules/sub', '--write-baseline'], dir);
+    runCliSync(['check', 'rules/sub', '--write-baseline'], { cwd: dir });
     const after = JSON.parse(readFileSync(join(dir, 'httpsify-baseline.json'), 'utf8'));
     expect(Object.values(after.check).map((e) => (e as { file: string }).file)).toEqual([
       join('rules', 'Bad.xml'),
@@ -356,27 +363,27 @@ describe('httpsify check and test for CI', () => {
 
   it('a directory without *.xml is an error (exit 2); no path means the current directory', () => {
     const dir = project();
-    const empty = run(['check', 'rules/sub'], dir);
+    const empty = runCliSync(['check', 'rules/sub'], { cwd: dir });
     expect([empty.status, empty.stderr]).toEqual([
       2,
       'httpsify: rules/sub: no *.xml rulesets there\n',
     ]);
-    expect(run(['test', 'rules/sub'], dir).status).toBe(2);
+    expect(runCliSync(['test', 'rules/sub'], { cwd: dir }).status).toBe(2);
     writeFileSync(join(dir, 'rules', 'Bad.xml'), BAD);
-    const here = run(['check'], join(dir, 'rules'));
+    const here = runCliSync(['check'], { cwd: join(dir, 'rules') });
     expect(here.status).toBe(1);
     expect(here.stdout).toContain('Bad.xml:3:');
-    expect(run(['test'], join(dir, 'rules')).stdout).toContain('Bad (Bad.xml)');
+    expect(runCliSync(['test'], { cwd: join(dir, 'rules') }).stdout).toContain('Bad (Bad.xml)');
   });
 
   it('check --fix-dry-run exits 1 while fixes are pending, 0 once written', () => {
     const dir = project();
     writeFileSync(join(dir, 'rules', 'Dot.xml'), DOT);
-    const shown = run(['check', 'rules', '--fix-dry-run'], dir);
+    const shown = runCliSync(['check', 'rules', '--fix-dry-run'], { cwd: dir });
     expect(shown.stdout).toContain('+++ b/rules/Dot.xml');
     expect(shown.status).toBe(1);
-    expect(run(['check', 'rules', '--fix', '--write'], dir).status).toBe(0);
-    const clean = run(['check', 'rules', '--fix-dry-run'], dir);
+    expect(runCliSync(['check', 'rules', '--fix', '--write'], { cwd: dir }).status).toBe(0);
+    const clean = runCliSync(['check', 'rules', '--fix-dry-run'], { cwd: dir });
     expect([clean.status, clean.stdout]).toEqual([0, '']);
   });
 });

@@ -1,13 +1,11 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DnrEmulator, type DnrRule } from '@httpsify/engine/dnr';
 import { corpusRulesDir, corpusSubsetDir, oraclePath } from '../../engine/test/support/corpus.js';
 import { CORPUS_RULESETS, workTimeout } from '../../engine/test/support/work-timeout.js';
-
-const bin = resolve(__dirname, '../dist/bin.js');
+import { runCliSync } from './support/run-cli.js';
 
 describe('httpsify dnr', () => {
   it('writes rules the emulator applies and reports, with file:line, what was left out', () => {
@@ -21,9 +19,7 @@ describe('httpsify dnr', () => {
       '<ruleset name="B">\n\t<target host="b.example"/>\n\t<rule from="^http://b\\.example/(x)\\1" to="https://b.example/"/>\n</ruleset>\n',
     );
     const out = join(dir, 'rules.json');
-    const run = spawnSync('node', [bin, 'dnr', '--rules', dir, '--out', out, '--report'], {
-      encoding: 'utf8',
-    });
+    const run = runCliSync(['dnr', '--rules', dir, '--out', out, '--report']);
     expect(run.status).toBe(0);
     expect(run.stdout).toContain('rulesets: 2 active; 1 complete, 0 partial, 1 left out');
     expect(run.stdout).toContain(
@@ -38,14 +34,15 @@ describe('httpsify dnr', () => {
   it(
     'measures the corpus against the oracle',
     () => {
-      const run = spawnSync(
-        'node',
-        [bin, 'dnr', '--rules', corpusRulesDir(), '--oracle', oraclePath, '--format', 'json'],
-        {
-          encoding: 'utf8',
-          maxBuffer: 1 << 28,
-        },
-      );
+      const run = runCliSync([
+        'dnr',
+        '--rules',
+        corpusRulesDir(),
+        '--oracle',
+        oraclePath,
+        '--format',
+        'json',
+      ]);
       expect(run.status).toBe(0);
       const report = JSON.parse(run.stdout);
       expect(report.regexRuleCount).toBeLessThanOrEqual(1000);
@@ -73,21 +70,13 @@ describe('httpsify dnr', () => {
       // A sixth of the corpus (about 4,000 rulesets, 347 regex rules unbounded): the same
       // budgeting at a sixth of the time; the whole corpus is measured above.
       const rules = corpusSubsetDir(6);
-      const fits = spawnSync(
-        'node',
-        [bin, 'dnr', '--rules', rules, '--regex-limit', '60', '--report'],
-        { encoding: 'utf8', maxBuffer: 1 << 28 },
-      );
+      const fits = runCliSync(['dnr', '--rules', rules, '--regex-limit', '60', '--report']);
       expect(fits.status).toBe(0);
       const used = Number(/regex rules: (\d+) of 60\n/.exec(fits.stdout)?.[1]);
       expect(used).toBeGreaterThan(30);
       expect(used).toBeLessThanOrEqual(60);
       expect(fits.stdout).toContain('regex budget exhausted');
-      const over = spawnSync(
-        'node',
-        [bin, 'dnr', '--rules', rules, '--regex-limit', '5', '--report'],
-        { encoding: 'utf8', maxBuffer: 1 << 28 },
-      );
+      const over = runCliSync(['dnr', '--rules', rules, '--regex-limit', '5', '--report']);
       expect(over.status).toBe(1);
       expect(over.stdout).toMatch(/OVER LIMIT: \d+ regex rules > 5/);
     },

@@ -1,72 +1,63 @@
-import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { count } from '../src/shared/plural.js';
+import { runCliSync, startCli } from './support/run-cli.js';
 
-const bin = resolve(__dirname, '../dist/bin.js');
 const dir = mkdtempSync(join(tmpdir(), 'httpsify-exit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function run(
-  args: string[],
-  input = '',
-): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [bin, ...args], { input, encoding: 'utf8' });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
 
 describe('exit statuses: 0 done, 1 problems found, 2 could not run', () => {
   it('sweep with no loadable ruleset exits 2, having fetched nothing', () => {
     const broken = join(dir, 'broken.xml');
     writeFileSync(broken, '<ruleset name="Broken">\n');
-    const r = run(['sweep', broken, '--out', join(dir, 'sweep-out')]);
+    const r = runCliSync(['sweep', broken, '--out', join(dir, 'sweep-out')]);
     expect(r.stderr).toContain(`${broken}:2:1: malformed XML`);
     expect(r.stdout).toContain('swept 0 URLs of 0 rulesets');
     expect(r.status).toBe(2);
   });
 
   it('a usage error exits 2 whether commander or a command finds it', () => {
-    const unknownOption = run(['rewrite', '--bogus']);
+    const unknownOption = runCliSync(['rewrite', '--bogus']);
     expect(unknownOption.status).toBe(2);
     expect(unknownOption.stderr).toContain("unknown option '--bogus'");
-    const badChoice = run(['rewrite', '--format', 'xml', 'http://example.com/']);
+    const badChoice = runCliSync(['rewrite', '--format', 'xml', 'http://example.com/']);
     expect(badChoice.status).toBe(2);
     expect(badChoice.stderr).toContain("argument 'xml' is invalid");
-    expect(run(['no-such-command']).status).toBe(2);
+    expect(runCliSync(['no-such-command']).status).toBe(2);
     // No path is the current directory (the repository root here): no *.xml there.
-    const noRulesets = run(['check']);
+    const noRulesets = runCliSync(['check']);
     expect([noRulesets.status, noRulesets.stderr]).toEqual([
       2,
       'httpsify: .: no *.xml rulesets there\n',
     ]);
     // Our own check of the same kind of mistake.
-    const ownCheck = run(['check', '--format', 'xml', dir]);
+    const ownCheck = runCliSync(['check', '--format', 'xml', dir]);
     expect(ownCheck.status).toBe(2);
     expect(ownCheck.stderr).toContain('--format must be text, json or sarif');
-    expect(run(['--help']).status).toBe(0);
-    expect(run(['--version'])).toMatchObject({ status: 0, stdout: '0.1.0\n' });
+    expect(runCliSync(['--help']).status).toBe(0);
+    expect(runCliSync(['--version'])).toMatchObject({ status: 0, stdout: '0.1.0\n' });
   });
 
   it('rewrite fails when no ruleset could be loaded (empty directory, garbage file)', () => {
     const empty = join(dir, 'empty');
     mkdirSync(empty);
-    const fromEmpty = run(['rewrite', '--rules', empty, 'http://example.com/']);
+    const fromEmpty = runCliSync(['rewrite', '--rules', empty, 'http://example.com/']);
     expect(fromEmpty).toMatchObject({ status: 2, stdout: '' });
     expect(fromEmpty.stderr).toBe(
       `httpsify: no ruleset could be loaded from ${empty}: no *.xml rulesets there\n`,
     );
     const garbage = join(dir, 'garbage.xml');
     writeFileSync(garbage, 'not a ruleset\n');
-    const fromGarbage = run(['rewrite', '--rules', garbage, 'http://example.com/']);
+    const fromGarbage = runCliSync(['rewrite', '--rules', garbage, 'http://example.com/']);
     expect(fromGarbage).toMatchObject({ status: 2, stdout: '' });
     expect(fromGarbage.stderr).toMatch(new RegExp(`^${garbage}:\\d+:\\d+: error xml-syntax`));
     expect(fromGarbage.stderr).toContain(
       `httpsify: no ruleset could be loaded from ${garbage} (errors above)`,
     );
     // compile shares the loader: no empty bundle.
-    expect(run(['compile', '--rules', empty, '-o', join(dir, 'x.bundle')]).status).toBe(2);
+    expect(runCliSync(['compile', '--rules', empty, '-o', join(dir, 'x.bundle')]).status).toBe(2);
   });
 
   it('check and test say that a bundle is not ruleset XML', () => {
@@ -76,9 +67,9 @@ describe('exit statuses: 0 done, 1 problems found, 2 could not run', () => {
       '<ruleset name="Good">\n\t<target host="example.com" />\n\t<rule from="^http:" to="https:" />\n\t<test url="http://example.com/" />\n</ruleset>\n',
     );
     const bundle = join(dir, 'good.bundle');
-    expect(run(['compile', '--rules', xml, '-o', bundle]).status).toBe(0);
+    expect(runCliSync(['compile', '--rules', xml, '-o', bundle]).status).toBe(0);
     for (const command of ['check', 'test']) {
-      const r = run([command, bundle]);
+      const r = runCliSync([command, bundle]);
       expect(r.status).toBe(2);
       expect(r.stderr).toBe(
         `httpsify: ${bundle}: a compiled bundle, not ruleset XML: give the *.xml rulesets it was compiled from\n`,
@@ -90,18 +81,13 @@ describe('exit statuses: 0 done, 1 problems found, 2 could not run', () => {
   it('rewrite stops quietly when the reader closes the pipe (| head -1)', async () => {
     // Far more output than a pipe buffers, so writes continue after the reader has gone.
     const urls = Array.from({ length: 100_000 }, (_, i) => `http://example.com/${i}`).join('\n');
-    const child = spawn(process.execPath, [bin, 'rewrite'], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString('utf8')));
-    child.stdin.on('error', () => {}); // the child may exit before taking all its input
-    child.stdin.end(urls);
-    const first = await new Promise<string>((done) =>
-      child.stdout.once('data', (b: Buffer) => done(b.toString('utf8'))),
-    );
-    child.stdout.destroy();
-    const status = await new Promise<number | null>((done) =>
-      child.on('close', (code) => done(code)),
-    );
+    const child = startCli(['rewrite']);
+    child.proc.stdin.end(urls);
+    // Checked on its first chunk of output, before any more is read.
+    await child.until(() => child.stdout() !== '');
+    const first = child.stdout();
+    child.proc.stdout.destroy();
+    const { status, stderr } = await child.exited;
     expect(first.startsWith('http://example.com/0\n')).toBe(true);
     expect(stderr).toBe('');
     expect(status).toBe(0);
@@ -124,9 +110,9 @@ describe('counts in messages', () => {
       xml,
       '<ruleset name="One">\n\t<target host="example.org" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n',
     );
-    expect(run(['compile', '--rules', xml, '-o', join(dir, 'one.bundle')]).stderr).toMatch(
+    expect(runCliSync(['compile', '--rules', xml, '-o', join(dir, 'one.bundle')]).stderr).toMatch(
       /: 1 ruleset, \d+ bytes/,
     );
-    expect(run(['test', xml]).stdout).toContain('1 ruleset, 1 test: 1 ok, 0 with problems');
+    expect(runCliSync(['test', xml]).stdout).toContain('1 ruleset, 1 test: 1 ok, 0 with problems');
   });
 });

@@ -1,7 +1,6 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve as resolvePath } from 'node:path';
+import { join } from 'node:path';
 import { parseRulesetXml } from '@httpsify/engine/parse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFetchTest, type FetchTestReport } from '../src/commands/fetch-test.js';
@@ -15,8 +14,8 @@ import {
   type Site,
   type TestPki,
 } from './support/fetch-test-servers.js';
+import { runCli } from './support/run-cli.js';
 
-const bin = resolvePath(__dirname, '../dist/bin.js');
 const HOSTS = [
   'good.test',
   'missing.test',
@@ -271,7 +270,6 @@ describe('the built httpsify fetch-test command', () => {
     writeFileSync(join(copy, 'Missing.xml'), missing);
     const json = join(copy, 'report.json');
     const args = [
-      bin,
       'fetch-test',
       copy,
       '--ca',
@@ -284,11 +282,7 @@ describe('the built httpsify fetch-test command', () => {
       ...resolveArgs.flatMap((r) => ['--resolve', r]),
     ];
     // Asynchronous: the test servers live in this process and must keep answering meanwhile.
-    const run = await new Promise<{ status: number; stdout: string }>((done) => {
-      execFile(process.execPath, args, (err, stdout) =>
-        done({ status: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout }),
-      );
-    });
+    const run = await runCli(args);
     expect(run.status).toBe(1);
     expect(run.stdout).toContain(`http://good.test:${H}/`);
     expect(run.stdout).toContain(`http://missing.test:${H}/`);

@@ -1,18 +1,11 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compileBundle, loadBundle } from '@httpsify/engine';
 import { parseRulesetXml } from '@httpsify/engine/parse';
-
-const bin = resolve(__dirname, '../dist/bin.js');
-
-function run(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  // The timeout is the failure mode being tested: without the regex door these run for minutes.
-  const r = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 60_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+import { workTimeout } from '../../engine/test/support/work-timeout.js';
+import { runCliSync } from './support/run-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'httpsify-hostile-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -44,10 +37,13 @@ const URLS = [
   'http://www.example.org/aaa',
   `http://x.evil.test/${PUMP}!`,
 ];
+// A hang is the failure mode being tested: without the regex door these run for minutes. Each
+// run handles these few URLs and rulesets, a second each at most even on a loaded machine.
+const BOUNDED = { timeout: workTimeout(URLS.length, 1_000) };
 
 describe('hostile regexes through the CLI', () => {
   it('rewrite (XML): finishes, reports the refused ruleset on stderr and goes on', () => {
-    const r = run(['rewrite', '--rules', dir, ...URLS]);
+    const r = runCliSync(['rewrite', '--rules', dir, ...URLS], BOUNDED);
     expect(r.status).toBe(0);
     expect(r.stdout.split('\n')).toEqual([
       'https://benign.test/x',
@@ -68,7 +64,7 @@ describe('hostile regexes through the CLI', () => {
     );
     const bundle = join(dir, 'hostile.bundle');
     writeFileSync(bundle, compileBundle(rulesets));
-    const r = run(['rewrite', '--rules', bundle, ...URLS]);
+    const r = runCliSync(['rewrite', '--rules', bundle, ...URLS], BOUNDED);
     expect(r.status).toBe(0);
     expect(r.stdout.split('\n')[0]).toBe('https://benign.test/x');
     expect(r.stdout.split('\n')[3]).toBe('https://www.example.org/');
@@ -81,7 +77,7 @@ describe('hostile regexes through the CLI', () => {
       page,
       `[a](http://benign.test/x) [b](http://refused.test/${PUMP}!) [c](http://refused.test/a)\n`,
     );
-    const r = run(['links', 'check', page, '--rules', dir]);
+    const r = runCliSync(['links', 'check', page, '--rules', dir], BOUNDED);
     expect(r.stdout).toContain('https://benign.test/x');
     expect(
       r.stderr.match(
@@ -91,12 +87,10 @@ describe('hostile regexes through the CLI', () => {
   });
 
   it('check: file:line:col and the unsafe-regex code, exit 1', () => {
-    const r = run([
-      'check',
-      join(dir, 'Refused.xml'),
-      join(dir, 'ClassPrefix.xml'),
-      join(dir, 'Linear.xml'),
-    ]);
+    const r = runCliSync(
+      ['check', join(dir, 'Refused.xml'), join(dir, 'ClassPrefix.xml'), join(dir, 'Linear.xml')],
+      BOUNDED,
+    );
     expect(r.status).toBe(1);
     expect(r.stdout).toContain(`${join(dir, 'Refused.xml')}:3:2: error unsafe-regex:`);
     expect(r.stdout).toContain(`${join(dir, 'ClassPrefix.xml')}:4:2: error unsafe-regex:`);
@@ -105,7 +99,7 @@ describe('hostile regexes through the CLI', () => {
 
   it('compile: refuses to ship the refused rulesets (exit 1), ships the rest', () => {
     const out = join(dir, 'out.bundle');
-    const r = run(['compile', '--rules', dir, '-o', out]);
+    const r = runCliSync(['compile', '--rules', dir, '-o', out], BOUNDED);
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('unsafe-regex');
     const engine = loadBundle(new Uint8Array(readFileSync(out)));
@@ -114,19 +108,16 @@ describe('hostile regexes through the CLI', () => {
     ).sort();
     expect(names).toEqual(['Benign', 'Linear']);
     // A compiled bundle given back to compile is judged too.
-    const again = run([
-      'compile',
-      '--rules',
-      join(dir, 'hostile.bundle'),
-      '-o',
-      join(dir, 'again.bundle'),
-    ]);
+    const again = runCliSync(
+      ['compile', '--rules', join(dir, 'hostile.bundle'), '-o', join(dir, 'again.bundle')],
+      BOUNDED,
+    );
     expect(again.status).toBe(1);
     expect(again.stderr).toContain('ruleset "Refused" is refused');
   });
 
   it('test: the refused pattern is an error at file:line:col and fails its ruleset, exit 1', () => {
-    const r = run(['test', join(dir, 'Refused.xml'), join(dir, 'Benign.xml')]);
+    const r = runCliSync(['test', join(dir, 'Refused.xml'), join(dir, 'Benign.xml')], BOUNDED);
     expect(r.status).toBe(1);
     expect(r.stdout).toMatch(
       /Refused\.xml:3:\d+: error unsafe-regex: <exclusion> pattern .* of ruleset "Refused" is refused/,
@@ -136,7 +127,7 @@ describe('hostile regexes through the CLI', () => {
   });
 
   it('fetch-test: reports the refused pattern before fetching anything, exit 1', () => {
-    const r = run(['fetch-test', join(dir, 'Refused.xml'), '--timeout', '2000']);
+    const r = runCliSync(['fetch-test', join(dir, 'Refused.xml'), '--timeout', '2000'], BOUNDED);
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(
       /Refused\.xml:3:\d+: error unsafe-regex: <exclusion> pattern .* of ruleset "Refused" is refused/,

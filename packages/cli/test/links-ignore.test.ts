@@ -1,36 +1,14 @@
-import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve as resolvePath } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadRulesets } from '@httpsify/engine/node';
 import { runLinks } from '../src/links/run-links.js';
-
-const bin = resolvePath(__dirname, '../dist/bin.js');
+import { workTimeout } from '../../engine/test/support/work-timeout.js';
+import { runCli } from './support/run-cli.js';
 
 let work: string;
 let rulesArgs: string[];
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-  killed: boolean;
-}
-
-function run(args: string[], cwd: string, timeout = 0): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      { cwd, timeout, maxBuffer: 32 << 20 },
-      (err, stdout, stderr) => {
-        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 99;
-        resolve({ code, stdout, stderr, killed: err?.killed === true });
-      },
-    );
-  });
-}
 
 /** A fresh directory under the test's work directory holding `files` (name -> text). */
 function project(name: string, files: Record<string, string>): string {
@@ -68,14 +46,14 @@ describe('--exclude', () => {
   it('leaves matching URLs alone in check and fix, and counts them in text and JSON', async () => {
     const dir = project('exclude', { 'README.md': README });
     const args = ['--exclude', '^http://legacy\\.docs\\.test/', ...rulesArgs, 'README.md'];
-    const check = await run(['links', 'check', ...args], dir);
+    const check = await runCli(['links', 'check', ...args], { cwd: dir });
     expect(check.stderr).toBe('');
     expect(check.stdout).toBe(
       'README.md:3:15: http://docs.test/guide -> https://docs.test/guide (ruleset Docs)\n1 file(s) scanned; 1 link(s) can be upgraded; 2 link(s) excluded\n',
     );
-    expect(check.code).toBe(1);
+    expect(check.status).toBe(1);
 
-    const json = await run(['links', 'check', '--format', 'json', ...args], dir);
+    const json = await runCli(['links', 'check', '--format', 'json', ...args], { cwd: dir });
     const report = JSON.parse(json.stdout) as {
       findings: { url: string }[];
       excluded: number;
@@ -104,15 +82,15 @@ describe('--exclude', () => {
       },
     ]);
 
-    const fix = await run(['links', 'fix', ...args], dir);
-    expect(fix.code).toBe(0);
+    const fix = await runCli(['links', 'fix', ...args], { cwd: dir });
+    expect(fix.status).toBe(0);
     expect(readFileSync(join(dir, 'README.md'), 'utf8')).toBe(
       README.replace('http://docs.test/guide', 'https://docs.test/guide'),
     );
     // The CI case: with the one deliberate link excluded, the check passes.
-    const again = await run(['links', 'check', ...args], dir);
+    const again = await runCli(['links', 'check', ...args], { cwd: dir });
     expect(again.stdout).toBe('1 file(s) scanned; 0 link(s) can be upgraded; 2 link(s) excluded\n');
-    expect(again.code).toBe(0);
+    expect(again.status).toBe(0);
   });
 
   it('is repeatable, and tests the URL as the document writes it, unanchored', async () => {
@@ -120,23 +98,22 @@ describe('--exclude', () => {
       'a.txt': 'http://A.docs.test/x http://b.docs.test/y http://c.docs.test/z\n',
     });
     // `A` as written (not normalised to `a`), matched in the middle of the URL.
-    const r = await run(
+    const r = await runCli(
       ['links', 'check', '--exclude', 'A\\.docs', '--exclude', 'b\\.docs', ...rulesArgs, 'a.txt'],
-      dir,
+      { cwd: dir },
     );
     expect(r.stdout).toBe(
       'a.txt:1:43: http://c.docs.test/z -> https://c.docs.test/z (ruleset Docs)\n1 file(s) scanned; 1 link(s) can be upgraded; 2 link(s) excluded\n',
     );
-    const lower = await run(
-      ['links', 'check', '--exclude', 'a\\.docs', ...rulesArgs, 'a.txt'],
-      dir,
-    );
+    const lower = await runCli(['links', 'check', '--exclude', 'a\\.docs', ...rulesArgs, 'a.txt'], {
+      cwd: dir,
+    });
     expect(lower.stdout).toContain('http://A.docs.test/x -> https://A.docs.test/x');
   });
 
   it('an invalid or empty regex is a usage error (exit 2) naming it, before any file is read', async () => {
     const dir = project('exclude-bad', { 'a.txt': 'http://docs.test/x\n' });
-    const bad = await run(
+    const bad = await runCli(
       [
         'links',
         'check',
@@ -147,15 +124,17 @@ describe('--exclude', () => {
         ...rulesArgs,
         'a.txt',
       ],
-      dir,
+      { cwd: dir },
     );
-    expect(bad.code).toBe(2);
+    expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(
       /^httpsify links: --exclude "\(unclosed": Invalid regular expression: .*Unterminated group\n$/,
     );
     expect(bad.stdout).toBe('');
-    const empty = await run(['links', 'fix', '--exclude', '', ...rulesArgs, 'a.txt'], dir);
-    expect(empty.code).toBe(2);
+    const empty = await runCli(['links', 'fix', '--exclude', '', ...rulesArgs, 'a.txt'], {
+      cwd: dir,
+    });
+    expect(empty.status).toBe(2);
     expect(empty.stderr).toContain('--exclude "": an empty pattern would leave every link alone');
     expect(readFileSync(join(dir, 'a.txt'), 'utf8')).toBe('http://docs.test/x\n');
   });
@@ -165,22 +144,20 @@ describe('--exclude', () => {
     const dir = project('exclude-redos', {
       'a.txt': `http://docs.test/${'a'.repeat(100)}b and http://docs.test/${'a'.repeat(100)}\n`,
     });
-    const r = await run(
+    const r = await runCli(
       ['links', 'check', '--exclude', '^http://docs\\.test/(a|aa)+$', ...rulesArgs, 'a.txt'],
-      dir,
-      20_000,
+      { cwd: dir, timeout: workTimeout(1, 1_000) },
     );
-    expect(r.killed).toBe(false);
+    expect(r.timedOut).toBe(false);
     expect(r.stdout).toContain(`http://docs.test/${'a'.repeat(100)}b -> https://`);
     expect(r.stdout).toContain('1 link(s) can be upgraded; 1 link(s) excluded');
-    expect(r.code).toBe(1);
+    expect(r.status).toBe(1);
     // A backreference has no linear-time matcher and no proof: refused, with the reason.
-    const refused = await run(
+    const refused = await runCli(
       ['links', 'check', '--exclude', '(\\w+)\\1+$', ...rulesArgs, 'a.txt'],
-      dir,
-      20_000,
+      { cwd: dir, timeout: workTimeout(1, 1_000) },
     );
-    expect(refused.code).toBe(2);
+    expect(refused.status).toBe(2);
     expect(refused.stderr).toMatch(
       /--exclude "\(\\\\w\+\)\\\\1\+\$": refused, it could stall the run: .*backreference/,
     );
@@ -199,7 +176,9 @@ describe('ignore file', () => {
 
   it('.httpsifyignore in the working directory: one regex a line, comments and blank lines skipped', async () => {
     const dir = project('ignore-file', { 'README.md': README, '.httpsifyignore': IGNORE });
-    const r = await run(['links', 'check', '--format', 'json', ...rulesArgs, 'README.md'], dir);
+    const r = await runCli(['links', 'check', '--format', 'json', ...rulesArgs, 'README.md'], {
+      cwd: dir,
+    });
     const report = JSON.parse(r.stdout) as {
       findings: { url: string }[];
       excludedLinks: { origin: string; rule: string }[];
@@ -210,7 +189,9 @@ describe('ignore file', () => {
       ['.httpsifyignore:3', '^http://legacy\\.docs\\.test/'],
     ]);
     // Read from the working directory, not from the directories scanned.
-    const elsewhere = await run(['links', 'check', ...rulesArgs, join(dir, 'README.md')], work);
+    const elsewhere = await runCli(['links', 'check', ...rulesArgs, join(dir, 'README.md')], {
+      cwd: work,
+    });
     expect(elsewhere.stdout).toMatch(/3 link\(s\) can be upgraded\n$/);
   });
 
@@ -220,9 +201,9 @@ describe('ignore file', () => {
       '.httpsifyignore': 'docs\\.test/guide\n',
       'ci/links-ignore': '^http://legacy\\.docs\\.test/files/\n',
     });
-    const r = await run(
+    const r = await runCli(
       ['links', 'check', '--ignore-file', 'ci/links-ignore', ...rulesArgs, 'README.md'],
-      dir,
+      { cwd: dir },
     );
     expect(r.stdout).toBe(
       [
@@ -232,11 +213,11 @@ describe('ignore file', () => {
         '',
       ].join('\n'),
     );
-    const missing = await run(
+    const missing = await runCli(
       ['links', 'check', '--ignore-file', 'nope', ...rulesArgs, 'README.md'],
-      dir,
+      { cwd: dir },
     );
-    expect(missing.code).toBe(2);
+    expect(missing.status).toBe(2);
     expect(missing.stderr).toBe('httpsify links: nope: no such file or directory\n');
   });
 
@@ -245,8 +226,8 @@ describe('ignore file', () => {
       'a.txt': 'http://docs.test/x\n',
       '.httpsifyignore': '# fine\nfine\\.test\n[z-a]\n',
     });
-    const r = await run(['links', 'check', ...rulesArgs, 'a.txt'], dir);
-    expect(r.code).toBe(2);
+    const r = await runCli(['links', 'check', ...rulesArgs, 'a.txt'], { cwd: dir });
+    expect(r.status).toBe(2);
     expect(r.stderr).toMatch(
       /^httpsify links: \.httpsifyignore:3: "\[z-a\]": Invalid regular expression: .*Range out of order/,
     );
@@ -298,7 +279,9 @@ describe('inline markers', () => {
 
   it('Markdown: next-line, line and start/end blocks in HTML comments; the same words elsewhere do nothing', async () => {
     const dir = project('inline-md', { 'doc.md': MD });
-    const check = await run(['links', 'check', '--format', 'json', ...rulesArgs, 'doc.md'], dir);
+    const check = await runCli(['links', 'check', '--format', 'json', ...rulesArgs, 'doc.md'], {
+      cwd: dir,
+    });
     expect(check.stderr).toBe('');
     const report = JSON.parse(check.stdout) as {
       findings: { url: string; line: number }[];
@@ -321,7 +304,7 @@ describe('inline markers', () => {
       '10 http://docs.test/b httpsify-ignore-start doc.md:7',
       '10 http://docs.test/c httpsify-ignore-start doc.md:7',
     ]);
-    const fix = await run(['links', 'fix', ...rulesArgs, 'doc.md'], dir);
+    const fix = await runCli(['links', 'fix', ...rulesArgs, 'doc.md'], { cwd: dir });
     expect(fix.stdout).toMatch(
       /\n1 file\(s\) scanned; 4 link\(s\) upgraded in 1 file\(s\); 5 link\(s\) excluded\n$/,
     );
@@ -347,7 +330,9 @@ describe('inline markers', () => {
       '',
     ].join('\n');
     const dir = project('inline-html', { 'page.html': html });
-    const r = await run(['links', 'check', '--format', 'json', ...rulesArgs, 'page.html'], dir);
+    const r = await runCli(['links', 'check', '--format', 'json', ...rulesArgs, 'page.html'], {
+      cwd: dir,
+    });
     const report = JSON.parse(r.stdout) as {
       findings: { url: string }[];
       excludedLinks: { url: string; origin: string }[];
@@ -378,7 +363,7 @@ describe('inline markers', () => {
       '',
     ].join('\n');
     const dir = project('inline-text', { 'config.yml': yml });
-    const r = await run(['links', 'check', ...rulesArgs, 'config.yml'], dir);
+    const r = await runCli(['links', 'check', ...rulesArgs, 'config.yml'], { cwd: dir });
     expect(r.stdout).toBe(
       [
         'config.yml:4:7: http://docs.test/docs -> https://docs.test/docs (ruleset Docs)',
@@ -402,7 +387,7 @@ describe('inline markers', () => {
         '',
       ].join('\n'),
     });
-    const r = await run(['links', 'check', ...rulesArgs, 'a.md'], dir);
+    const r = await runCli(['links', 'check', ...rulesArgs, 'a.md'], { cwd: dir });
     expect(r.stderr).toBe(
       'httpsify: a.md:2: httpsify-ignore-end without an httpsify-ignore-start before it does nothing\n' +
         'httpsify: a.md:4: httpsify-ignore-start has no httpsify-ignore-end: links to the end of the file are left alone\n',

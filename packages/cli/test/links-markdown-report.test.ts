@@ -1,36 +1,14 @@
-import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve as resolvePath } from 'node:path';
+import { join } from 'node:path';
 import { decodeHTML } from 'entities';
 import { micromark } from 'micromark';
 import { gfm, gfmHtml } from 'micromark-extension-gfm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
-const bin = resolvePath(__dirname, '../dist/bin.js');
+import { runCli } from './support/run-cli.js';
 
 let work: string;
 let rulesArgs: string[];
-
-function run(
-  args: string[],
-  cwd: string,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      { cwd, maxBuffer: 32 << 20 },
-      (err, stdout, stderr) => {
-        resolve({
-          code: err === null ? 0 : typeof err.code === 'number' ? err.code : 99,
-          stdout,
-          stderr,
-        });
-      },
-    );
-  });
-}
 
 /** The report as GitHub renders a job summary (GFM): each table row as the text of its cells. */
 function tableRows(markdown: string): string[][] {
@@ -64,11 +42,11 @@ describe('--format markdown', () => {
       join(dir, 'we|ird.md'),
       '# Doc\n\n[pipe](<http://docs.test/a|b`c>)\n<http://docs.test/x>\n<!-- httpsify-ignore-next-line -->\nhttp://docs.test/left-alone\n',
     );
-    const r = await run(
+    const r = await runCli(
       ['links', 'check', '--format', 'markdown', ...rulesArgs, 'we|ird.md', 'missing.md'],
-      dir,
+      { cwd: dir },
     );
-    expect(r.code).toBe(2);
+    expect(r.status).toBe(2);
     expect(r.stdout.split('\n')[0]).toBe('### httpsify links check');
     expect(tableRows(r.stdout)).toEqual([
       ['File:line', 'URL', 'Upgrade', 'Ruleset'],
@@ -87,8 +65,10 @@ describe('--format markdown', () => {
     const dir = join(work, 'fix');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'a.txt'), 'see http://docs.test/a\n');
-    const fix = await run(['links', 'fix', '--format', 'markdown', ...rulesArgs, 'a.txt'], dir);
-    expect(fix.code).toBe(0);
+    const fix = await runCli(['links', 'fix', '--format', 'markdown', ...rulesArgs, 'a.txt'], {
+      cwd: dir,
+    });
+    expect(fix.status).toBe(0);
     expect(fix.stdout).toMatch(/^### httpsify links fix\n\n\| File:line \|/);
     expect(tableRows(fix.stdout)[1]).toEqual([
       'a.txt:1',
@@ -97,8 +77,10 @@ describe('--format markdown', () => {
       'Docs | *mirror*',
     ]);
     expect(fix.stdout).toContain('\n1 file(s) scanned; 1 link(s) upgraded in 1 file(s)\n');
-    const again = await run(['links', 'check', '--format', 'markdown', ...rulesArgs, 'a.txt'], dir);
-    expect(again.code).toBe(0);
+    const again = await runCli(['links', 'check', '--format', 'markdown', ...rulesArgs, 'a.txt'], {
+      cwd: dir,
+    });
+    expect(again.status).toBe(0);
     expect(again.stdout).toBe(
       '### httpsify links check\n\nNo link can be upgraded.\n\n1 file(s) scanned; 0 link(s) can be upgraded\n',
     );
@@ -111,7 +93,9 @@ describe('--format markdown', () => {
       join(dir, 'many.txt'),
       Array.from({ length: 1001 }, (_, i) => `http://docs.test/${i}`).join('\n'),
     );
-    const r = await run(['links', 'check', '--format', 'markdown', ...rulesArgs, 'many.txt'], dir);
+    const r = await runCli(['links', 'check', '--format', 'markdown', ...rulesArgs, 'many.txt'], {
+      cwd: dir,
+    });
     expect(tableRows(r.stdout)).toHaveLength(1 + 1000);
     expect(r.stdout).toContain('…and 1 more: see `--format text` or `--format sarif`.');
     expect(r.stdout).toContain('1001 link(s) can be upgraded');

@@ -1,4 +1,4 @@
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
   linkSync,
@@ -20,8 +20,8 @@ import {
   type TestPki,
 } from './support/fetch-test-servers.js';
 import { startDualServer, type DualServer } from './support/dual-protocol-server.js';
+import { runCli } from './support/run-cli.js';
 
-const bin = resolvePath(__dirname, '../dist/bin.js');
 const fixtures = resolvePath(__dirname, 'fixtures/links');
 const DOCS = [
   ['guide.md', 'guide.expected.md'],
@@ -31,26 +31,6 @@ const DOCS = [
 
 let work: string;
 let rulesArgs: string[];
-
-function run(
-  args: string[],
-  cwd = work,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      { cwd, maxBuffer: 32 << 20 },
-      (err, stdout, stderr) => {
-        resolve({
-          code: err === null ? 0 : typeof err.code === 'number' ? err.code : 99,
-          stdout,
-          stderr,
-        });
-      },
-    );
-  });
-}
 
 /** A fresh directory holding copies of the fixture documents, optionally transformed. */
 function copyDocs(
@@ -84,9 +64,9 @@ afterAll(() => {
 describe('links fix', () => {
   it('rewrites exactly the URLs a ruleset covers: every other byte is unchanged (Markdown, HTML, text)', async () => {
     const dir = copyDocs('plain');
-    const r = await run(['links', 'fix', ...rulesArgs, dir]);
+    const r = await runCli(['links', 'fix', ...rulesArgs, dir], { cwd: work });
     expect(r.stderr).toBe('');
-    expect(r.code).toBe(0);
+    expect(r.status).toBe(0);
     for (const [doc, expected] of DOCS)
       expect(readFileSync(join(dir, doc), 'utf8'), doc).toBe(
         readFileSync(join(fixtures, expected), 'utf8'),
@@ -101,8 +81,8 @@ describe('links fix', () => {
         Buffer.from(text.replace(/\n/g, '\r\n'), 'utf8'),
       ]);
     const dir = copyDocs('crlf', crlfBom);
-    const first = await run(['links', 'fix', ...rulesArgs, dir]);
-    expect(first.code).toBe(0);
+    const first = await runCli(['links', 'fix', ...rulesArgs, dir], { cwd: work });
+    expect(first.status).toBe(0);
     for (const [doc, expected] of DOCS)
       expect(
         readFileSync(join(dir, doc)).equals(
@@ -111,20 +91,20 @@ describe('links fix', () => {
         doc,
       ).toBe(true);
     const snapshot = DOCS.map(([doc]) => readFileSync(join(dir, doc)));
-    const second = await run(['links', 'fix', ...rulesArgs, dir]);
-    expect(second.code).toBe(0);
+    const second = await runCli(['links', 'fix', ...rulesArgs, dir], { cwd: work });
+    expect(second.status).toBe(0);
     expect(second.stdout).toMatch(/0 link\(s\) upgraded in 0 file\(s\)/);
     DOCS.forEach(([doc], i) =>
       expect(readFileSync(join(dir, doc)).equals(snapshot[i] as Buffer), doc).toBe(true),
     );
-    const check = await run(['links', 'check', ...rulesArgs, dir]);
-    expect(check.code).toBe(0);
+    const check = await runCli(['links', 'check', ...rulesArgs, dir], { cwd: work });
+    expect(check.status).toBe(0);
   });
 
   it('--diff prints a unified diff that git apply takes, writes nothing and exits 1', async () => {
     const dir = copyDocs('diff');
-    const r = await run(['links', 'fix', '--diff', ...rulesArgs, 'notes.txt'], dir);
-    expect(r.code).toBe(1);
+    const r = await runCli(['links', 'fix', '--diff', ...rulesArgs, 'notes.txt'], { cwd: dir });
+    expect(r.status).toBe(1);
     expect(r.stdout).toContain('\n--- a/notes.txt\n+++ b/notes.txt\n');
     expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe(
       readFileSync(join(fixtures, 'notes.txt'), 'utf8'),
@@ -143,16 +123,16 @@ describe('links fix', () => {
     expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe(
       readFileSync(join(fixtures, 'notes.expected.txt'), 'utf8'),
     );
-    const clean = await run(['links', 'fix', '--diff', ...rulesArgs, 'notes.txt'], dir);
-    expect([clean.code, clean.stdout]).toEqual([0, '']);
+    const clean = await runCli(['links', 'fix', '--diff', ...rulesArgs, 'notes.txt'], { cwd: dir });
+    expect([clean.status, clean.stdout]).toEqual([0, '']);
   });
 });
 
 describe('links check', () => {
   it('exits 1 and reports file:line:col, old and new URL and ruleset', async () => {
     const dir = copyDocs('check');
-    const r = await run(['links', 'check', ...rulesArgs, dir]);
-    expect(r.code).toBe(1);
+    const r = await runCli(['links', 'check', ...rulesArgs, dir], { cwd: work });
+    expect(r.status).toBe(1);
     const lines = r.stdout.split('\n');
     expect(lines).toContain(
       `${join(dir, 'guide.md')}:9:12: http://old.docs.test/page -> https://new.docs.test/page (ruleset Moved)`,
@@ -176,46 +156,36 @@ describe('links check', () => {
     const dir = join(work, 'defaults');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'wiki.md'), 'See [Example](http://en.wikipedia.org/wiki/Example).\n');
-    const bundled = await run(['links', 'check', '--no-channels', join(dir, 'wiki.md')]);
+    const bundled = await runCli(['links', 'check', '--no-channels', join(dir, 'wiki.md')], {
+      cwd: work,
+    });
     expect(bundled.stdout).toContain(
       'wiki.md:1:15: http://en.wikipedia.org/wiki/Example -> https://en.wikipedia.org/wiki/Example (ruleset Wikipedia)',
     );
-    expect(bundled.code).toBe(1);
+    expect(bundled.status).toBe(1);
     const notes = copyDocs('toggles');
-    const disabled = await run([
-      'links',
-      'check',
-      ...rulesArgs,
-      '--disable',
-      'Docs',
-      join(notes, 'notes.txt'),
-    ]);
+    const disabled = await runCli(
+      ['links', 'check', ...rulesArgs, '--disable', 'Docs', join(notes, 'notes.txt')],
+      { cwd: work },
+    );
     expect(disabled.stdout).toBe(
       `${join(notes, 'notes.txt')}:4:31: http://old.docs.test/page -> https://new.docs.test/page (ruleset Moved)\n1 file(s) scanned; 1 link(s) can be upgraded\n`,
     );
-    const unknown = await run([
-      'links',
-      'check',
-      ...rulesArgs,
-      '--enable',
-      'Nope',
-      join(notes, 'notes.txt'),
-    ]);
-    expect(unknown.code).toBe(2);
+    const unknown = await runCli(
+      ['links', 'check', ...rulesArgs, '--enable', 'Nope', join(notes, 'notes.txt')],
+      { cwd: work },
+    );
+    expect(unknown.status).toBe(2);
     expect(unknown.stderr).toContain('--enable "Nope": no loaded ruleset has that name');
   });
 
   it('--format json lists each finding with its position, context and ruleset', async () => {
     const dir = copyDocs('json');
-    const r = await run([
-      'links',
-      'check',
-      '--format',
-      'json',
-      ...rulesArgs,
-      join(dir, 'page.html'),
-    ]);
-    expect(r.code).toBe(1);
+    const r = await runCli(
+      ['links', 'check', '--format', 'json', ...rulesArgs, join(dir, 'page.html')],
+      { cwd: work },
+    );
+    expect(r.status).toBe(1);
     const report = JSON.parse(r.stdout) as {
       findings: Record<string, unknown>[];
       scannedFiles: number;
@@ -240,8 +210,10 @@ describe('links check', () => {
 
   it('--format sarif gives a SARIF 2.1.0 log with regions relative to the working directory and fixes', async () => {
     const dir = copyDocs('sarif');
-    const r = await run(['links', 'check', '--format', 'sarif', ...rulesArgs, 'guide.md'], dir);
-    expect(r.code).toBe(1);
+    const r = await runCli(['links', 'check', '--format', 'sarif', ...rulesArgs, 'guide.md'], {
+      cwd: dir,
+    });
+    expect(r.status).toBe(1);
     const log = JSON.parse(r.stdout);
     expect(log.version).toBe('2.1.0');
     expect(log.$schema).toMatch(/sarif-2\.1\.0/);
@@ -293,19 +265,25 @@ describe('links check', () => {
     writeFileSync(join(root, 'build/out.html'), '<a href="http://docs.test/a">a</a>\n');
     writeFileSync(join(root, '.gitignore'), 'build/\ndocs/ignored/\n');
     writeFileSync(join(root, 'docs/sub/.gitignore'), 'drop*.md\n!drop-but-keep.md\n');
-    const r = await run(['links', 'check', '--format', 'json', ...rulesArgs, 'docs'], root);
+    const r = await runCli(['links', 'check', '--format', 'json', ...rulesArgs, 'docs'], {
+      cwd: root,
+    });
     const files = (JSON.parse(r.stdout) as { findings: { file: string }[] }).findings
       .map((f) => f.file)
       .sort();
     expect(files).toEqual(['docs/notes.txt', 'docs/sub/drop-but-keep.md', 'docs/sub/kept.md']);
-    const all = await run(['links', 'check', '--format', 'json', ...rulesArgs, '.'], root);
+    const all = await runCli(['links', 'check', '--format', 'json', ...rulesArgs, '.'], {
+      cwd: root,
+    });
     expect(
       (JSON.parse(all.stdout) as { findings: { file: string }[] }).findings
         .map((f) => f.file)
         .sort(),
     ).toEqual(['README.md', 'docs/notes.txt', 'docs/sub/drop-but-keep.md', 'docs/sub/kept.md']);
     // A directory named on the command line is walked even if .gitignore excludes it.
-    const named = await run(['links', 'check', '--format', 'json', ...rulesArgs, 'build'], root);
+    const named = await runCli(['links', 'check', '--format', 'json', ...rulesArgs, 'build'], {
+      cwd: root,
+    });
     expect(
       (JSON.parse(named.stdout) as { findings: { file: string }[] }).findings.map((f) => f.file),
     ).toEqual(['build/out.html']);
@@ -329,7 +307,9 @@ describe('hostile input', () => {
     );
     symlinkSync('..', join(dir, 'loop', 'up'));
     symlinkSync(join(dir, 'nowhere.md'), join(dir, 'dangling.md'));
-    const r = await run(['links', 'check', '--max-size', '4096', ...rulesArgs, dir]);
+    const r = await runCli(['links', 'check', '--max-size', '4096', ...rulesArgs, dir], {
+      cwd: work,
+    });
     expect(r.stderr).toContain(
       `${join(dir, 'binary.md')}: skipped: binary file (contains NUL bytes)`,
     );
@@ -344,7 +324,7 @@ describe('hostile input', () => {
     );
     expect(r.stdout).toContain(`${join(dir, 'broken.html')}:1:10: http://docs.test/b`);
     // A dangling link is an error (exit 2): a file named on purpose could not be checked.
-    expect(r.code).toBe(2);
+    expect(r.status).toBe(2);
   });
 
   it('gives up a Markdown file the parser cannot finish in time, and goes on with the others', async () => {
@@ -353,14 +333,16 @@ describe('hostile input', () => {
     // 50,000 nested block quotes: micromark needs over a minute for these 50 KB.
     writeFileSync(join(dir, 'a-deep.md'), `${'>'.repeat(50_000)} [a](http://docs.test/deep)\n`);
     writeFileSync(join(dir, 'b-good.md'), '[a](http://docs.test/a)\n');
-    const r = await run(['links', 'check', '--parse-timeout', '1000', ...rulesArgs, dir]);
+    const r = await runCli(['links', 'check', '--parse-timeout', '1000', ...rulesArgs, dir], {
+      cwd: work,
+    });
     expect(r.stderr).toContain(
       `${join(dir, 'a-deep.md')}: skipped: too complex: Markdown parsing did not finish within 1000 ms`,
     );
     expect(r.stdout).toContain(
       `${join(dir, 'b-good.md')}:1:5: http://docs.test/a -> https://docs.test/a`,
     );
-    expect(r.code).toBe(1);
+    expect(r.status).toBe(1);
   });
 
   it('reports an unreadable file as an error naming it', async () => {
@@ -369,17 +351,19 @@ describe('hostile input', () => {
     const file = join(dir, 'secret.md');
     writeFileSync(file, '[a](http://docs.test/a)\n');
     chmodSync(file, 0);
-    const r = await run(['links', 'check', ...rulesArgs, file, join(dir, 'missing.md')]);
+    const r = await runCli(['links', 'check', ...rulesArgs, file, join(dir, 'missing.md')], {
+      cwd: work,
+    });
     chmodSync(file, 0o644);
     expect(r.stderr).toContain(`${join(dir, 'missing.md')}: no such file or directory`);
     // root reads anything; elsewhere the mode-0 file is a permission error.
     if (process.getuid?.() !== 0) expect(r.stderr).toContain(`${file}: permission denied`);
-    expect(r.code).toBe(2);
+    expect(r.status).toBe(2);
   });
 
   it('--upgrade-all without --verify is a usage error', async () => {
-    const r = await run(['links', 'check', '--upgrade-all', ...rulesArgs, work]);
-    expect(r.code).toBe(2);
+    const r = await runCli(['links', 'check', '--upgrade-all', ...rulesArgs, work], { cwd: work });
+    expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/--upgrade-all needs --verify/);
   });
 });
@@ -400,7 +384,9 @@ describe('links stays inside the paths it was given', () => {
     // A link that stays inside is followed (and its file rewritten once).
     symlinkSync(join(dir, 'sub', 'target.md'), join(dir, 'in-link.md'));
 
-    const checked = await run(['links', 'check', '--format', 'json', ...rulesArgs, dir]);
+    const checked = await runCli(['links', 'check', '--format', 'json', ...rulesArgs, dir], {
+      cwd: work,
+    });
     const report = JSON.parse(checked.stdout) as { findings: { file: string }[] };
     expect(report.findings.map((f) => f.file).sort()).toEqual([
       join(dir, 'in-link.md'),
@@ -409,8 +395,8 @@ describe('links stays inside the paths it was given', () => {
     expect(checked.stderr).toContain(`out.md: skipped: a symbolic link leading out of`);
     expect(checked.stderr).toContain(`outdir: skipped: a symbolic link leading out of`);
 
-    const fixed = await run(['links', 'fix', ...rulesArgs, dir]);
-    expect(fixed.code).toBe(0);
+    const fixed = await runCli(['links', 'fix', ...rulesArgs, dir], { cwd: work });
+    expect(fixed.status).toBe(0);
     expect(readFileSync(join(outside, 'secret.md'), 'utf8')).toBe(secret);
     expect(readFileSync(join(outside, 'deep', 'more.md'), 'utf8')).toBe(secret);
     expect(readFileSync(join(dir, 'inside.md'), 'utf8')).toBe('see https://docs.test/inside\n');
@@ -428,8 +414,8 @@ describe('links stays inside the paths it was given', () => {
     const twin = join(work, 'inplace-twin.md');
     linkSync(file, twin);
     const before = statSync(file);
-    const r = await run(['links', 'fix', ...rulesArgs, dir]);
-    expect(r.code).toBe(0);
+    const r = await runCli(['links', 'fix', ...rulesArgs, dir], { cwd: work });
+    expect(r.status).toBe(0);
     const after = statSync(file);
     expect(after.ino).toBe(before.ino);
     expect(after.mode & 0o777).toBe(0o640);
@@ -512,8 +498,11 @@ describe('links --verify (local HTTP and HTTPS servers)', () => {
       ...HOSTS.flatMap((h) => ['--resolve', `${h}:127.0.0.1`]),
     ];
 
-    const checked = await run(['links', 'check', '--verify', '--format', 'json', ...common, dir]);
-    expect(checked.code).toBe(1);
+    const checked = await runCli(
+      ['links', 'check', '--verify', '--format', 'json', ...common, dir],
+      { cwd: work },
+    );
+    expect(checked.status).toBe(1);
     // No progress bar when stderr is not a terminal.
     expect(checked.stderr).not.toContain('\r');
     const findings = (
@@ -531,8 +520,10 @@ describe('links --verify (local HTTP and HTTPS servers)', () => {
     );
     expect(byHost['uncovered.test']).toBeUndefined();
 
-    const fixed = await run(['links', 'fix', '--verify', '--upgrade-all', ...common, dir]);
-    expect(fixed.code).toBe(0);
+    const fixed = await runCli(['links', 'fix', '--verify', '--upgrade-all', ...common, dir], {
+      cwd: work,
+    });
+    expect(fixed.status).toBe(0);
     expect(fixed.stdout).toMatch(
       /not verified: http:\/\/status\.test:\d+\/ -> https:\/\/status\.test:\d+\/ \(ruleset Local\): HTTPS answered 404/,
     );
@@ -568,7 +559,7 @@ describe('links --verify (local HTTP and HTTPS servers)', () => {
       dir,
     ];
     const before = dual.requests.length;
-    const refused = await run(['links', 'check', ...common]);
+    const refused = await runCli(['links', 'check', ...common], { cwd: work });
     const findings = (
       JSON.parse(refused.stdout) as { findings: { url: string; status: string; reason?: string }[] }
     ).findings;
@@ -581,7 +572,7 @@ describe('links --verify (local HTTP and HTTPS servers)', () => {
     }
     expect(dual.requests.slice(before)).toEqual([]);
     // With --allow-private they are fetched (and judged on what they answer).
-    const allowed = await run(['links', 'check', '--allow-private', ...common]);
+    const allowed = await runCli(['links', 'check', '--allow-private', ...common], { cwd: work });
     const reasons = (
       JSON.parse(allowed.stdout) as { findings: { reason?: string }[] }
     ).findings.map((f) => f.reason ?? '');

@@ -1,11 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-
-const bin = resolve(__dirname, '../bin/httpsify.js');
+import { runCliSync } from './support/run-cli.js';
 
 /**
  * Runs the CLI with a preload that records every module it loads: ES modules through a resolve
@@ -36,13 +34,10 @@ const require = createRequire(import.meta.url);
 process.on('exit', () => appendFileSync(${JSON.stringify(log)}, Object.keys(require.cache).join('\\n') + '\\n'));
 `,
   );
-  const stdout = execFileSync(
-    process.execPath,
-    ['--import', pathToFileURL(preload).href, bin, ...args],
-    { encoding: 'utf8' },
-  );
+  const run = runCliSync(args, { nodeArgs: ['--import', pathToFileURL(preload).href] });
+  expect(run.status).toBe(0);
   return {
-    stdout,
+    stdout: run.stdout,
     modules: readFileSync(log, 'utf8')
       .split('\n')
       .filter((l) => l !== ''),
@@ -78,7 +73,8 @@ describe('a one-shot call', () => {
   });
 
   it('--help still lists every command', () => {
-    const help = execFileSync(process.execPath, [bin, '--help'], { encoding: 'utf8' });
+    const { status, stdout: help } = runCliSync(['--help']);
+    expect(status).toBe(0);
     for (const name of [
       'rewrite',
       'compile',
@@ -94,15 +90,8 @@ describe('a one-shot call', () => {
   });
 
   it('a mistyped command still gets a suggestion', () => {
-    let stderr = '';
-    try {
-      execFileSync(process.execPath, [bin, 'rewrit', 'http://a.test/'], {
-        encoding: 'utf8',
-        stdio: 'pipe',
-      });
-    } catch (err) {
-      stderr = (err as { stderr: string }).stderr;
-    }
+    const { status, stderr } = runCliSync(['rewrit', 'http://a.test/']);
+    expect(status).not.toBe(0);
     expect(stderr).toContain('Did you mean rewrite?');
   });
 });

@@ -1,9 +1,8 @@
-import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve as resolvePath } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { followRedirects } from '../src/fetch-test/follow-redirects.js';
 import { lookupWithOverrides, type LookupFunction } from '../src/fetch-test/resolve-option.js';
@@ -12,8 +11,7 @@ import { isNonPublicAddress, refusedUrl } from '../src/net/outbound-policy.js';
 import { policyFetch } from '../src/net/policy-fetch.js';
 import { sweepClient } from '../src/sweep/polite-settings.js';
 import { startLocalWeb, writeLibrary } from './support/local-web.js';
-
-const bin = resolvePath(__dirname, '../dist/bin.js');
+import { runCli } from './support/run-cli.js';
 
 describe('outbound policy: which addresses are not public', () => {
   it.each([
@@ -227,13 +225,7 @@ describe('httpsify sweep refuses what a library points at this machine', () => {
         ...extra,
       ];
       const strict = web.cliArgs.filter((a) => a !== '--allow-private');
-      const run = (a: string[]) =>
-        new Promise<{ code: number; stdout: string }>((resolve) =>
-          execFile(process.execPath, [bin, ...a], (err, stdout) =>
-            resolve({ code: err === null ? 0 : Number(err.code), stdout }),
-          ),
-        );
-      const refused = await run(args(join(root, 'strict'), strict));
+      const refused = await runCli(args(join(root, 'strict'), strict));
       expect(served()).toBe(before);
       const lines = readFileSync(join(root, 'strict', 'results.jsonl'), 'utf8')
         .trim()
@@ -241,8 +233,8 @@ describe('httpsify sweep refuses what a library points at this machine', () => {
       const verdicts = lines.map((l) => (JSON.parse(l) as { verdict: string }).verdict);
       expect(verdicts.length).toBe(2);
       expect(new Set(verdicts)).toEqual(new Set(['not-public']));
-      expect(refused.code).toBe(0);
-      const allowed = await run(args(join(root, 'allowed'), web.cliArgs));
+      expect(refused.status).toBe(0);
+      const allowed = await runCli(args(join(root, 'allowed'), web.cliArgs));
       expect(served()).toBeGreaterThan(before);
       expect(allowed.stdout).toMatch(/works/);
     } finally {

@@ -3,11 +3,9 @@ import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runCliSync } from './support/run-cli.js';
 
-const bin = resolve(__dirname, '../bin/httpsify.js');
 const rules = resolve(__dirname, '../../engine/rulesets');
-const run = (args: string[], cwd: string) =>
-  spawnSync(process.execPath, [bin, ...args], { cwd, encoding: 'utf8' });
 const BOM = '\uFEFF';
 
 /** The patch applies with real `git apply` and `patch -p1`, and gives the bytes the writing mode gives. */
@@ -33,10 +31,12 @@ describe('patches that git apply and patch -p1 accept', () => {
       join(dir, 'doc.md'),
       `${BOM}# Title\r\n\r\nsee [a](http://www.eff.org/x)\r\nend\r\n`,
     );
-    const diff = run(['links', 'fix', '--diff', '--rules', rules, 'doc.md'], dir);
+    const diff = runCliSync(['links', 'fix', '--diff', '--rules', rules, 'doc.md'], { cwd: dir });
     const fixedCopy = mkdtempSync(join(tmpdir(), 'httpsify-links-written-'));
     cpSync(join(dir, 'doc.md'), join(fixedCopy, 'doc.md'));
-    expect(run(['links', 'fix', '--rules', rules, 'doc.md'], fixedCopy).status).toBe(0);
+    expect(
+      runCliSync(['links', 'fix', '--rules', rules, 'doc.md'], { cwd: fixedCopy }).status,
+    ).toBe(0);
     const written = readFileSync(join(fixedCopy, 'doc.md'));
     expect(written.toString('utf8')).toBe(
       `${BOM}# Title\r\n\r\nsee [a](https://www.eff.org/x)\r\nend\r\n`,
@@ -48,11 +48,13 @@ describe('patches that git apply and patch -p1 accept', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-check-patch-'));
     const xml = `${BOM}<ruleset name="T">\r\n\t<target host="example.com" />\r\n\t<rule from="^http://example\\.com/" to="https://example.com/" />\r\n\t<securecookie host=".*" name=".+" />\r\n</ruleset>\r\n`;
     writeFileSync(join(dir, 'T.xml'), xml);
-    const diff = run(['check', '--fix-dry-run', 'T.xml'], dir);
+    const diff = runCliSync(['check', '--fix-dry-run', 'T.xml'], { cwd: dir });
     expect(diff.stdout).toContain('\n \t<target host="example.com" />\r\n');
     const fixedCopy = mkdtempSync(join(tmpdir(), 'httpsify-check-written-'));
     writeFileSync(join(fixedCopy, 'T.xml'), xml);
-    expect(run(['check', '--fix', '--write', 'T.xml'], fixedCopy).stderr).toContain('written');
+    expect(runCliSync(['check', '--fix', '--write', 'T.xml'], { cwd: fixedCopy }).stderr).toContain(
+      'written',
+    );
     const written = readFileSync(join(fixedCopy, 'T.xml'));
     expect(written.toString('utf8').startsWith(`${BOM}<ruleset name="T">\r\n`)).toBe(true);
     expectPatchApplies(dir, diff.stdout, 'T.xml', written);

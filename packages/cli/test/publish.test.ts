@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import {
   copyFileSync,
   existsSync,
@@ -11,23 +10,13 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readBundleHeader } from '@httpsify/engine';
 import { parseKeyCertificate, parseRelease, verifySignature } from '@httpsify/engine/channels';
 import { writeFiles } from '../../engine/test/channels-support.js';
-
-const bin = resolve(fileURLToPath(import.meta.url), '../../dist/bin.js');
-
-function httpsify(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    execFile(process.execPath, [bin, ...args], (err, stdout, stderr) =>
-      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+import { runCli } from './support/run-cli.js';
 
 let work: string;
 const now = Math.floor(Date.now() / 1000);
@@ -56,10 +45,10 @@ beforeAll(async () => {
     String(now - 3600),
   ];
   expect(
-    (await httpsify(['keygen', '--out', join(work, 'key'), '--name', 'Key', ...channel])).code,
+    (await runCli(['keygen', '--out', join(work, 'key'), '--name', 'Key', ...channel])).status,
   ).toBe(0);
   expect(
-    (await httpsify(['keygen', '--out', join(work, 'other'), '--name', 'Other', ...channel])).code,
+    (await runCli(['keygen', '--out', join(work, 'other'), '--name', 'Other', ...channel])).status,
   ).toBe(0);
 }, 120_000);
 
@@ -94,7 +83,7 @@ describe('httpsify keygen', () => {
   });
 
   it('needs a scope: the default no longer matches every URL', async () => {
-    const run = await httpsify([
+    const run = await runCli([
       'keygen',
       '--out',
       join(work, 'noscope'),
@@ -103,13 +92,13 @@ describe('httpsify keygen', () => {
       '--url-prefix',
       'https://rules.example/',
     ]);
-    expect(run.code).not.toBe(0);
+    expect(run.status).not.toBe(0);
     expect(run.stderr).toContain("required option '--scope <regex>'");
   });
 
   it('never overwrites an existing key', async () => {
     const before = readFileSync(join(work, 'key.root.private.jwk'), 'utf8');
-    const run = await httpsify([
+    const run = await runCli([
       'keygen',
       '--out',
       join(work, 'key'),
@@ -120,7 +109,7 @@ describe('httpsify keygen', () => {
       '--scope',
       '',
     ]);
-    expect(run.code).toBe(2);
+    expect(run.status).toBe(2);
     expect(run.stderr).toContain('already exists');
     expect(readFileSync(join(work, 'key.root.private.jwk'), 'utf8')).toBe(before);
   });
@@ -130,7 +119,7 @@ describe('httpsify publish', () => {
   it('writes the certificate, the gzipped bundle, a signed release binding the channel, then latest-timestamp', async () => {
     const out = join(work, 'channel');
     const ts = now - 60;
-    const run = await httpsify([
+    const run = await runCli([
       'publish',
       '--rules',
       join(work, 'ok.xml'),
@@ -141,7 +130,7 @@ describe('httpsify publish', () => {
       String(ts),
     ]);
     expect(run.stderr).toContain('signed by key version 1');
-    expect(run.code).toBe(0);
+    expect(run.status).toBe(0);
     expect(readdirSync(out).sort()).toEqual([
       'key.1.json',
       'key.1.sig',
@@ -172,7 +161,7 @@ describe('httpsify publish', () => {
     });
 
     // Same or older timestamp: refused, and the published channel is untouched.
-    const again = await httpsify([
+    const again = await runCli([
       'publish',
       '--rules',
       join(work, 'ok.xml'),
@@ -182,7 +171,7 @@ describe('httpsify publish', () => {
       '--timestamp',
       String(ts),
     ]);
-    expect(again.code).toBe(2);
+    expect(again.status).toBe(2);
     expect(again.stderr).toContain('not newer than the published');
     expect(readdirSync(out)).toHaveLength(6);
   });
@@ -195,7 +184,7 @@ describe('httpsify publish', () => {
       xml,
       '<ruleset name="B"><target host="www.example.com"/><rule from="^http://www\\.example\\.com/" to="https://attacker.example\\.example.com/"/></ruleset>',
     );
-    const run = await httpsify([
+    const run = await runCli([
       'publish',
       '--rules',
       xml,
@@ -205,7 +194,7 @@ describe('httpsify publish', () => {
       '--timestamp',
       String(now - 30),
     ]);
-    expect(run.code).toBe(2);
+    expect(run.status).toBe(2);
     expect(run.stderr).toContain('outside the channel');
     expect(existsSync(out)).toBe(false);
   });
@@ -226,7 +215,7 @@ describe('httpsify publish', () => {
       join(dir, 'Far.xml'),
       '<ruleset name="Far"><target host="example.*"/><rule from="^http:" to="https:"/></ruleset>',
     );
-    const run = await httpsify([
+    const run = await runCli([
       'publish',
       '--rules',
       dir,
@@ -236,7 +225,7 @@ describe('httpsify publish', () => {
       '--timestamp',
       String(now - 20),
     ]);
-    expect(run.code).toBe(2);
+    expect(run.status).toBe(2);
     expect(run.stderr).toMatch(
       /1 ruleset can never apply within the channel's scope .*"Other Site" \(.*Other\.xml\)/,
     );
@@ -247,7 +236,7 @@ describe('httpsify publish', () => {
   it('refuses a key or certificate of another channel, a public key, broken rulesets and future or too old timestamps', async () => {
     const out = join(work, 'refused');
     const base = ['publish', '--rules', join(work, 'ok.xml'), '--out', out];
-    const wrongKey = await httpsify([
+    const wrongKey = await runCli([
       ...base,
       '--channel',
       join(work, 'key.channel.json'),
@@ -257,7 +246,7 @@ describe('httpsify publish', () => {
       join(work, 'key.key.1.json'),
     ]);
     expect(wrongKey.stderr).toContain('is not the key certified by');
-    const wrongCert = await httpsify([
+    const wrongCert = await runCli([
       ...base,
       '--channel',
       join(work, 'key.channel.json'),
@@ -267,7 +256,7 @@ describe('httpsify publish', () => {
       join(work, 'other.key.1.json'),
     ]);
     expect(wrongCert.stderr).toContain('not signed by the root key of channel "Key"');
-    const publicKey = await httpsify([
+    const publicKey = await runCli([
       ...base,
       ...keyArgs('key').slice(0, 2),
       '--key',
@@ -276,24 +265,24 @@ describe('httpsify publish', () => {
       join(work, 'key.key.1.json'),
     ]);
     expect(publicKey.stderr).toContain('this is a public key');
-    const future = await httpsify([
+    const future = await runCli([
       ...base,
       ...keyArgs('key'),
       '--timestamp',
       String(now + 10 * 86400),
     ]);
     expect(future.stderr).toContain('in the future');
-    const tooOld = await httpsify([
+    const tooOld = await runCli([
       ...base,
       ...keyArgs('key'),
       '--timestamp',
       String(now - 10 * 86400),
     ]);
     expect(tooOld.stderr).toContain("older than the channel's minTimestamp");
-    const millis = await httpsify([...base, ...keyArgs('key'), '--timestamp', String(now * 1000)]);
+    const millis = await runCli([...base, ...keyArgs('key'), '--timestamp', String(now * 1000)]);
     expect(millis.stderr).toContain('not a unix time in seconds');
     writeFiles(work, { 'broken.xml': '<ruleset name="Broken"><target host="x.example"/>' });
-    const broken = await httpsify([
+    const broken = await runCli([
       'publish',
       '--rules',
       join(work, 'broken.xml'),
@@ -303,7 +292,7 @@ describe('httpsify publish', () => {
     ]);
     expect(broken.stderr).toContain('--allow-errors');
     for (const r of [wrongKey, wrongCert, publicKey, future, tooOld, millis, broken])
-      expect(r.code).toBe(2);
+      expect(r.status).toBe(2);
     expect(() => readdirSync(out)).toThrow();
   });
 
@@ -317,24 +306,24 @@ describe('httpsify publish', () => {
       '--key-version',
       '2',
     ];
-    expect((await httpsify([...rotate, '--out', join(work, 'key')])).code).toBe(0);
+    expect((await runCli([...rotate, '--out', join(work, 'key')])).status).toBe(0);
     const out = join(work, 'rotated');
     const base = ['publish', '--rules', join(work, 'ok.xml'), '--out', out];
-    const old = await httpsify([...base, ...keyArgs('key', 1)]);
+    const old = await runCli([...base, ...keyArgs('key', 1)]);
     expect(old.stderr).toContain(
       `key.key.1.json is key version 1, but ${work} (httpsify rotate-key) has key version 2`,
     );
-    expect(old.code).toBe(2);
+    expect(old.status).toBe(2);
     expect(() => readdirSync(out)).toThrow();
     expect(
-      (await httpsify([...base, ...keyArgs('key', 2), '--timestamp', String(now - 60)])).code,
+      (await runCli([...base, ...keyArgs('key', 2), '--timestamp', String(now - 60)])).status,
     ).toBe(0);
     // Once key 2 is in the channel directory, key 1 is refused there even from elsewhere.
     const apart = join(work, 'apart');
     mkdirSync(apart);
     for (const f of ['signing-1.private.jwk', 'key.1.json', 'key.1.sig'])
       copyFileSync(join(work, `key.${f}`), join(apart, `key.${f}`));
-    const again = await httpsify([
+    const again = await runCli([
       ...base,
       ...keyArgs('key', 1).map((a) =>
         a
@@ -345,12 +334,12 @@ describe('httpsify publish', () => {
     expect(again.stderr).toContain(
       `is key version 1, but the channel directory ${out} has key version 2`,
     );
-    expect(again.code).toBe(2);
+    expect(again.status).toBe(2);
   }, 60_000);
 
   it('says plainly that the directory for --out does not exist, and writes nothing', async () => {
     const missing = join(work, 'missing', 'K');
-    const run = await httpsify([
+    const run = await runCli([
       'keygen',
       '--out',
       missing,
@@ -361,7 +350,7 @@ describe('httpsify publish', () => {
       '--scope',
       '^https://k\\.example/',
     ]);
-    expect([run.code, run.stderr]).toEqual([
+    expect([run.status, run.stderr]).toEqual([
       2,
       `httpsify: --out ${missing}: the directory ${join(work, 'missing')} does not exist (create it first)\n`,
     ]);

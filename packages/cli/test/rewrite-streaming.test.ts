@@ -1,49 +1,22 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { startCli } from './support/run-cli.js';
 
-const bin = resolve(__dirname, '../bin/httpsify.js');
-
-/** A `httpsify rewrite` child fed by hand through a pipe, with what it has printed so far. */
-function child(args: string[] = []): {
-  proc: ChildProcessWithoutNullStreams;
-  stdout: () => string;
-  exited: Promise<{ code: number | null; stderr: string }>;
-} {
-  const proc = spawn(process.execPath, [bin, 'rewrite', '--no-channels', ...args]);
-  let out = '';
-  let err = '';
-  proc.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
-  proc.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
-  // A child stopped by a signal leaves input it never read: the pipe closing under a write is
-  // expected then, and any other failure to write is still the test's.
-  proc.stdin.on('error', (e: NodeJS.ErrnoException) => {
-    if (e.code !== 'EPIPE') throw e;
-  });
-  const exited = new Promise<{ code: number | null; stderr: string }>((done) =>
-    proc.on('close', (code) => done({ code, stderr: err })),
-  );
-  return { proc, stdout: () => out, exited };
-}
-
-/** Resolves once `check` holds: polled, with a bound only against a hang (the test's timeout). */
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((r) => setTimeout(r, 20));
-}
+/** A `httpsify rewrite` child fed by hand through a pipe. */
+const child = (args: string[] = []) => startCli(['rewrite', '--no-channels', ...args]);
 
 describe('batch rewrite streams', () => {
   it('answers each line as it arrives when the input is slow (tail -f | httpsify rewrite)', async () => {
     const c = child();
     c.proc.stdin.write('http://www.eff.org/one\n');
     // Only the first line has been sent and stdin stays open: its answer must come out now.
-    await until(() => c.stdout() === 'https://www.eff.org/one\n');
+    await c.until(() => c.stdout() === 'https://www.eff.org/one\n');
     c.proc.stdin.write('http://example.invalid/two\nhttp://www.eff.org/thr');
-    await until(() => c.stdout().endsWith('http://example.invalid/two\n'));
+    await c.until(() => c.stdout().endsWith('http://example.invalid/two\n'));
     // A half-written line waits for the rest of it.
     expect(c.stdout()).toBe('https://www.eff.org/one\nhttp://example.invalid/two\n');
     c.proc.stdin.end('ee\r\n');
-    const { code } = await c.exited;
-    expect(code).toBe(0);
+    const { status } = await c.exited;
+    expect(status).toBe(0);
     expect(c.stdout()).toBe(
       'https://www.eff.org/one\nhttp://example.invalid/two\nhttps://www.eff.org/three\n',
     );
@@ -52,10 +25,10 @@ describe('batch rewrite streams', () => {
   it('on SIGINT keeps every answer already worked out and exits 130', async () => {
     const c = child(['--format', 'jsonl']);
     c.proc.stdin.write('http://www.eff.org/a\nhttp://www.eff.org/b\n');
-    await until(() => c.stdout().split('\n').length === 3);
+    await c.until(() => c.stdout().split('\n').length === 3);
     c.proc.kill('SIGINT');
-    const { code } = await c.exited;
-    expect(code).toBe(130);
+    const { status } = await c.exited;
+    expect(status).toBe(130);
     expect(
       c
         .stdout()
@@ -69,10 +42,10 @@ describe('batch rewrite streams', () => {
     const c = child();
     const urls = Array.from({ length: 20_000 }, (_, i) => `http://www.eff.org/${i}`);
     c.proc.stdin.write(urls.join('\n') + '\n');
-    await until(() => c.stdout().length > 0);
+    await c.until(() => c.stdout().length > 0);
     c.proc.kill('SIGTERM');
-    const { code } = await c.exited;
-    expect(code).toBe(143);
+    const { status } = await c.exited;
+    expect(status).toBe(143);
     const lines = c.stdout().split('\n');
     expect(lines.pop()).toBe(''); // ends with a whole line
     expect(lines).toEqual(urls.slice(0, lines.length).map((u) => u.replace('http:', 'https:')));
@@ -87,11 +60,11 @@ describe('batch rewrite streams', () => {
     );
     c.proc.stdin.write(urls.join('\n') + '\n');
     // Its answers fill the pipe (64 KB) and the rest waits in the child: wait until it blocks.
-    await until(() => c.proc.stdout.readableLength > 0);
+    await c.until(() => c.proc.stdout.readableLength > 0);
     c.proc.kill('SIGTERM');
     c.proc.stdout.resume();
-    const { code } = await c.exited;
-    expect(code).toBe(143);
+    const { status } = await c.exited;
+    expect(status).toBe(143);
     const lines = c.stdout().split('\n');
     expect(lines.pop()).toBe('');
     expect(lines.length).toBeGreaterThan(0);
@@ -101,14 +74,14 @@ describe('batch rewrite streams', () => {
   it('names invalid lines on stderr and exits 1; refuses binary input with exit 2', async () => {
     const c = child();
     c.proc.stdin.end('http://www.eff.org/\nnot a url\n\n');
-    const { code, stderr } = await c.exited;
+    const { status, stderr } = await c.exited;
     expect(c.stdout()).toBe('https://www.eff.org/\nnot a url\n\n');
     expect(stderr).toBe('httpsify: line 2: not a valid URL: "not a url"\n');
-    expect(code).toBe(1);
+    expect(status).toBe(1);
     const b = child();
     b.proc.stdin.end(Buffer.from([0x68, 0x74, 0x00, 0xff, 0x0a]));
     const binary = await b.exited;
     expect(binary.stderr).toContain('stdin is binary');
-    expect(binary.code).toBe(2);
+    expect(binary.status).toBe(2);
   });
 });

@@ -1,47 +1,13 @@
-import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { corpusRulesDir, readOracle, type OracleCase } from '../../engine/test/support/corpus.js';
 import { CORPUS_RULESETS, workTimeout } from '../../engine/test/support/work-timeout.js';
+import { runCli, runCliSync } from './support/run-cli.js';
 
-const bin = resolve(__dirname, '../dist/bin.js');
-
-function run(
-  args: string[],
-  input = '',
-): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [bin, ...args], {
-    input,
-    encoding: 'utf8',
-    maxBuffer: 1 << 28,
-  });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
-/** Runs the CLI with a large stdin, streaming it (spawnSync's input would buffer it twice). */
-function runStreaming(
-  args: string[],
-  input: string,
-): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [bin, ...args]);
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
-    child.on('error', fail);
-    child.on('close', (status) =>
-      done({
-        status,
-        stdout: Buffer.concat(out).toString('utf8'),
-        stderr: Buffer.concat(err).toString('utf8'),
-      }),
-    );
-    child.stdin.end(input);
-  });
-}
+// Three corpus-wide runs share the test's bound below; one of them may take all of it.
+const CORPUS_RUN = workTimeout(CORPUS_RULESETS, 20);
 
 let oracle: OracleCase[];
 beforeAll(async () => {
@@ -50,7 +16,7 @@ beforeAll(async () => {
 
 describe('httpsify rewrite on the bundled defaults', () => {
   it('rewrites a URL given as an argument', () => {
-    const r = run(['rewrite', 'http://en.wikipedia.org/wiki/Example']);
+    const r = runCliSync(['rewrite', 'http://en.wikipedia.org/wiki/Example']);
     expect(r).toMatchObject({
       status: 0,
       stdout: 'https://en.wikipedia.org/wiki/Example\n',
@@ -59,7 +25,7 @@ describe('httpsify rewrite on the bundled defaults', () => {
   });
 
   it('prints an uncovered URL unchanged with exit code 0', () => {
-    expect(run(['rewrite', 'http://example.invalid/x'])).toMatchObject({
+    expect(runCliSync(['rewrite', 'http://example.invalid/x'])).toMatchObject({
       status: 0,
       stdout: 'http://example.invalid/x\n',
     });
@@ -74,7 +40,7 @@ describe('httpsify rewrite on the bundled defaults', () => {
         'http://example.invalid/',
         'http://www.torproject.org/download/',
       ].join('\n') + '\n';
-    const text = run(['rewrite'], input);
+    const text = runCliSync(['rewrite'], { stdin: input });
     expect(text.stdout.split('\n').slice(0, 5)).toEqual([
       'https://www.eff.org/',
       'not a url',
@@ -82,7 +48,7 @@ describe('httpsify rewrite on the bundled defaults', () => {
       'http://example.invalid/',
       'https://www.torproject.org/download/',
     ]);
-    const jsonl = run(['rewrite', '--format', 'jsonl'], input);
+    const jsonl = runCliSync(['rewrite', '--format', 'jsonl'], { stdin: input });
     const records = jsonl.stdout
       .trim()
       .split('\n')
@@ -99,21 +65,26 @@ describe('httpsify rewrite on the bundled defaults', () => {
   });
 
   it('--disable and --enable override rulesets by name, and unknown names are an error', () => {
-    expect(run(['rewrite', '--disable', 'EFF', 'http://www.eff.org/']).stdout).toBe(
+    expect(runCliSync(['rewrite', '--disable', 'EFF', 'http://www.eff.org/']).stdout).toBe(
       'http://www.eff.org/\n',
     );
-    const unknown = run(['rewrite', '--enable', 'No Such Ruleset', 'http://www.eff.org/']);
+    const unknown = runCliSync(['rewrite', '--enable', 'No Such Ruleset', 'http://www.eff.org/']);
     expect(unknown.status).toBe(2);
     expect(unknown.stderr).toMatch(/no loaded ruleset has that name/);
   });
 
   it('--explain names the candidates, the deciding rule or exclusion, and why', () => {
-    const r = run(['rewrite', '--explain', 'http://www.eff.org/', 'http://example.invalid/']);
+    const r = runCliSync([
+      'rewrite',
+      '--explain',
+      'http://www.eff.org/',
+      'http://example.invalid/',
+    ]);
     expect(r.stdout).toMatch(
       /1\. EFF \(target [^)]+\): active, rule \d+ from="[^"]+" to="[^"]+" rewrote it to https:\/\/www\.eff\.org\//,
     );
     expect(r.stdout).toContain('no ruleset targets this host');
-    const json = run(['rewrite', '--explain', '--format', 'jsonl', 'http://www.eff.org/']);
+    const json = runCliSync(['rewrite', '--explain', '--format', 'jsonl', 'http://www.eff.org/']);
     expect(JSON.parse(json.stdout)).toMatchObject({
       rewritten: 'https://www.eff.org/',
       ruleset: 'EFF',
@@ -137,7 +108,7 @@ describe('httpsify rewrite with --rules', () => {
       join(dir, 'Slow.xml'),
       '<ruleset name="Slow">\n\t<target host="slow.example" />\n\t<rule from="^http://slow\\.example/(a+)+$" to="https://slow.example/" />\n</ruleset>\n',
     );
-    const r = run([
+    const r = runCliSync([
       'rewrite',
       '--rules',
       dir,
@@ -156,7 +127,7 @@ describe('httpsify rewrite with --rules', () => {
   });
 
   it('a missing --rules path is a clear error', () => {
-    const r = run(['rewrite', '--rules', '/nonexistent/rules', 'http://a.example/']);
+    const r = runCliSync(['rewrite', '--rules', '/nonexistent/rules', 'http://a.example/']);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('/nonexistent/rules: no such file or directory');
   });
@@ -165,10 +136,10 @@ describe('httpsify rewrite with --rules', () => {
     'agrees with every oracle URL through the CLI, XML corpus and compiled bundle, ',
     async () => {
       const input = oracle.map((c) => c.url).join('\n') + '\n';
-      const fromXml = await runStreaming(
-        ['rewrite', '--rules', corpusRulesDir(), '--format', 'jsonl'],
-        input,
-      );
+      const fromXml = await runCli(['rewrite', '--rules', corpusRulesDir(), '--format', 'jsonl'], {
+        stdin: input,
+        timeout: CORPUS_RUN,
+      });
       expect(fromXml.status).toBe(0);
       const records = fromXml.stdout
         .trim()
@@ -182,17 +153,19 @@ describe('httpsify rewrite with --rules', () => {
 
       const dir = mkdtempSync(join(tmpdir(), 'httpsify-bundle-'));
       const bundle = join(dir, 'corpus.bundle');
-      const compiled = run(['compile', '--rules', corpusRulesDir(), '-o', bundle]);
+      const compiled = runCliSync(['compile', '--rules', corpusRulesDir(), '-o', bundle], {
+        timeout: CORPUS_RUN,
+      });
       // One corpus exclusion is refused by the regex door (raceforlife's cubic lookahead, see
       // docs/regex-guard.md): compile leaves its ruleset out and exits 1. No oracle URL needs it.
       expect(compiled.status).toBe(1);
       expect(compiled.stderr.match(/error unsafe-regex/g)).toHaveLength(1);
       expect(compiled.stderr).toMatch(/raceforlife.*cube of the input length/);
       expect(compiled.stderr).toMatch(/24263 rulesets, \d+ bytes/);
-      const fromBundle = await runStreaming(
-        ['rewrite', '--rules', bundle, '--format', 'jsonl'],
-        input,
-      );
+      const fromBundle = await runCli(['rewrite', '--rules', bundle, '--format', 'jsonl'], {
+        stdin: input,
+        timeout: CORPUS_RUN,
+      });
       expect(fromBundle.stdout).toBe(fromXml.stdout);
       // Three corpus-wide runs and 165k URLs twice.
     },
@@ -203,17 +176,17 @@ describe('httpsify rewrite with --rules', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-compile-'));
     const a = join(dir, 'a.bundle');
     const b = join(dir, 'b.bundle');
-    expect(run(['compile', '-o', a]).status).toBe(0);
-    expect(run(['compile', '-o', b]).status).toBe(0);
+    expect(runCliSync(['compile', '-o', a]).status).toBe(0);
+    expect(runCliSync(['compile', '-o', b]).status).toBe(0);
     expect(readFileSync(a).equals(readFileSync(b))).toBe(true);
     const corrupt = readFileSync(a);
     corrupt[corrupt.length - 50] = (corrupt[corrupt.length - 50] as number) ^ 0xff;
     writeFileSync(b, corrupt);
-    const r = run(['rewrite', '--rules', b, 'http://www.eff.org/']);
+    const r = runCliSync(['rewrite', '--rules', b, 'http://www.eff.org/']);
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/b\.bundle: corrupt bundle: checksum mismatch/);
     writeFileSync(b, readFileSync(a).subarray(0, 1000));
-    expect(run(['rewrite', '--rules', b, 'http://www.eff.org/']).stderr).toMatch(
+    expect(runCliSync(['rewrite', '--rules', b, 'http://www.eff.org/']).stderr).toMatch(
       /truncated bundle: 1000 of \d+ bytes/,
     );
   });

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadRulesets } from '@httpsify/engine/node';
 import {
@@ -11,10 +11,7 @@ import {
   type OracleCase,
 } from '../../engine/test/support/corpus.js';
 import { CORPUS_RULESETS, workTimeout } from '../../engine/test/support/work-timeout.js';
-
-const bin = resolve(__dirname, '../bin/httpsify.js');
-const run = (args: string[], input?: string) =>
-  spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', input, maxBuffer: 1 << 26 });
+import { runCliSync } from './support/run-cli.js';
 
 const RULESET = (name: string, host: string) =>
   `<ruleset name="${name}">\n\t<target host="${host}" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n`;
@@ -44,10 +41,9 @@ describe('--rules takes archives through the one library reader', () => {
   it(
     'rewrite --rules corpus.tar.gz agrees with the oracle',
     () => {
-      const r = run(
-        ['rewrite', '--rules', corpusTarball, '--format', 'jsonl'],
-        oracle.map((c) => c.url).join('\n') + '\n',
-      );
+      const r = runCliSync(['rewrite', '--rules', corpusTarball, '--format', 'jsonl'], {
+        stdin: oracle.map((c) => c.url).join('\n') + '\n',
+      });
       expect(r.stderr).toBe('');
       const got = r.stdout
         .trim()
@@ -75,21 +71,21 @@ describe('--rules takes archives through the one library reader', () => {
       spawnSync('zip', ['-qr', join(dir, 'r.zip'), 'rules'], { cwd: join(dir, 'src') }).status,
     ).toBe(0);
     for (const archive of [join(dir, 'r.tar.gz'), join(dir, 'r.zip')]) {
-      expect(run(['rewrite', '--rules', archive, 'http://a.example/p']).stdout).toBe(
+      expect(runCliSync(['rewrite', '--rules', archive, 'http://a.example/p']).stdout).toBe(
         'https://a.example/p\n',
       );
-      const check = run(['check', archive, '--no-baseline']);
+      const check = runCliSync(['check', archive, '--no-baseline']);
       expect(check.stdout).toContain(`${archive}/rules/B.xml:3:2: error from-prefix`);
       expect(check.status).toBe(1);
-      const tested = run(['test', archive]);
+      const tested = runCliSync(['test', archive]);
       expect(tested.stdout).toContain(`ok   A (${archive}/rules/A.xml)`);
       expect(tested.stdout).toContain('2 rulesets, 2 tests: 1 ok, 1 with problems');
-      const compiled = run(['compile', '--rules', archive, '-o', join(dir, 'out.bundle')]);
+      const compiled = runCliSync(['compile', '--rules', archive, '-o', join(dir, 'out.bundle')]);
       expect(compiled.stderr).toMatch(/2 rulesets/);
-      expect(run(['dnr', '--rules', archive, '-o', join(dir, 'out.json')]).status).toBe(0);
-      expect(run(['links', 'check', '--rules', archive, join(dir, 'doc.md')]).stdout).toContain(
-        'http://a.example/x -> https://a.example/x',
-      );
+      expect(runCliSync(['dnr', '--rules', archive, '-o', join(dir, 'out.json')]).status).toBe(0);
+      expect(
+        runCliSync(['links', 'check', '--rules', archive, join(dir, 'doc.md')]).stdout,
+      ).toContain('http://a.example/x -> https://a.example/x');
     }
   });
 
@@ -102,7 +98,7 @@ describe('--rules takes archives through the one library reader', () => {
       spawnSync('tar', ['-P', '-cf', join(dir, 'evil.tar'), '../A.xml'], { cwd: join(dir, 'in') })
         .status,
     ).toBe(0);
-    const r = run(['rewrite', '--rules', join(dir, 'evil.tar'), 'http://a.example/']);
+    const r = runCliSync(['rewrite', '--rules', join(dir, 'evil.tar'), 'http://a.example/']);
     expect(r.stderr).toContain(`${join(dir, 'evil.tar')}/../A.xml`);
     expect(r.stderr).toContain('leads outside the library');
     expect(r.status).toBe(2);

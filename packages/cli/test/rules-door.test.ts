@@ -1,15 +1,16 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readRulesetSource } from '../src/authoring/ruleset-files.js';
 import { libraryRulesets } from '../src/sweep/job-source.js';
+import { workTimeout } from '../../engine/test/support/work-timeout.js';
+import { runCliSync } from './support/run-cli.js';
 
-const bin = resolve(__dirname, '../bin/httpsify.js');
-// A bound against the old behaviour (reading /dev/zero for ever, waiting on a FIFO): a hang fails.
-const run = (args: string[]) =>
-  spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 20_000 });
+// A bound against the old behaviour (reading /dev/zero for ever, waiting on a FIFO): a hang
+// fails. Each run reads a few small rulesets.
+const BOUNDED = { timeout: workTimeout(1, 1_000) };
 
 const RULESET = (name: string) =>
   `<ruleset name="${name}">\n\t<target host="${name.toLowerCase()}.example" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n`;
@@ -28,7 +29,7 @@ describe.runIf(process.platform !== 'win32')(
     it('rewrite --rules /dev/zero, a FIFO, or a folder linking to /dev/zero: an error naming the file, at once', () => {
       execFileSync('mkfifo', [join(dir, 'fifo.xml')]);
       for (const rules of ['/dev/zero', join(dir, 'fifo.xml')]) {
-        const r = run(['rewrite', '--rules', rules, 'http://a.example/']);
+        const r = runCliSync(['rewrite', '--rules', rules, 'http://a.example/'], BOUNDED);
         expect(r.signal).toBeNull();
         expect(r.status).toBe(2);
         expect(r.stderr).toBe(`httpsify: cannot read rulesets from ${rules}: not a regular file\n`);
@@ -36,7 +37,7 @@ describe.runIf(process.platform !== 'win32')(
       rmSync(join(dir, 'fifo.xml'));
       writeFileSync(join(dir, 'A.xml'), RULESET('A'));
       symlinkSync('/dev/zero', join(dir, 'zero.xml'));
-      const r = run(['rewrite', '--rules', dir, 'http://a.example/']);
+      const r = runCliSync(['rewrite', '--rules', dir, 'http://a.example/'], BOUNDED);
       expect(r.signal).toBeNull();
       expect(r.stderr).toContain(
         `${join(dir, 'zero.xml')}:1:1: error read-error: cannot read: not a regular file\n`,
@@ -81,7 +82,7 @@ describe.runIf(process.platform !== 'win32')(
       );
       writeFileSync(join(dir, 'A.xml'), `\uFEFF${RULESET('A')}`);
       expect(readRulesetSource(join(dir, 'A.xml')).text).toBe(`\uFEFF${RULESET('A')}`);
-      const r = run(['check', join(dir, 'B.xml'), '--no-baseline']);
+      const r = runCliSync(['check', join(dir, 'B.xml'), '--no-baseline'], BOUNDED);
       expect(r.signal).toBeNull();
       expect(r.stderr).toContain('B.xml:3: not UTF-8 text');
     });

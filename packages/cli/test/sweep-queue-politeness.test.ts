@@ -1,22 +1,20 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agreeOnPoliteness } from '../src/sweep/queue/host-leases.js';
 import { startRedis, type TestRedis } from './support/redis-server.js';
-
-const bin = resolve(__dirname, '../dist/bin.js');
+import { workTimeout } from '../../engine/test/support/work-timeout.js';
+import { killRunningClis, runCliSync, startCli } from './support/run-cli.js';
 
 let redis: TestRedis;
 let root: string;
-const children: ChildProcess[] = [];
 beforeAll(async () => {
   redis = await startRedis();
   root = mkdtempSync(join(tmpdir(), 'httpsify-sweep-politeness-'));
 });
 afterAll(async () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  await killRunningClis();
   await redis.stop();
 });
 
@@ -69,35 +67,21 @@ describe('a queued sweep runs with one set of per-host settings', () => {
       '<ruleset name="A">\n\t<target host="a.test" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n',
     );
     const common = [lib, '--queue', redis.url, '--queue-name', 'polite-cli', '--rate', '0'];
-    const worker = spawn(
-      process.execPath,
-      [bin, 'sweep', ...common, '--worker', '--per-host', '1'],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    children.push(worker);
-    await new Promise<void>((ready, failed) => {
-      let err = '';
-      worker.stderr?.on('data', (d: Buffer) => {
-        err += d.toString();
-        if (err.includes('ready on queue')) ready();
-      });
-      worker.once('exit', () => failed(new Error(`the first worker exited: ${err}`)));
-    });
+    const worker = startCli(['sweep', ...common, '--worker', '--per-host', '1']);
+    await worker.until(() => worker.stderr().includes('ready on queue'));
     for (const args of [
       [...common, '--worker', '--per-host', '3'],
       [...common, '--per-host', '1', '--per-host-delay', '0', '--out', join(root, 'out')],
     ]) {
-      const r = spawnSync(process.execPath, [bin, 'sweep', ...args], {
-        encoding: 'utf8',
-        timeout: 30_000,
-      });
+      // Refused at start, before any work: a bound of one unit is plenty.
+      const r = runCliSync(['sweep', ...args], { timeout: workTimeout(1, 1_000) });
       expect(r.signal).toBeNull();
       expect(r.status).not.toBe(0);
       expect(r.stderr).toContain(
         'but the sweep on this queue runs with --per-host 1 --per-host-delay 500 (set by its first process)',
       );
     }
-    worker.kill('SIGTERM');
-    await new Promise((resolve) => worker.once('exit', resolve));
+    worker.proc.kill('SIGTERM');
+    await worker.exited;
   }, 60_000);
 });

@@ -1,7 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve as resolvePath } from 'node:path';
+import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCoordinator } from '../src/sweep/queue/coordinator.js';
@@ -11,20 +10,18 @@ import { prepareSweep, type SweepOptions } from '../src/sweep/run-sweep.js';
 import type { SweepResult } from '../src/sweep/verdicts.js';
 import { startLocalWeb, writeLibrary, type LocalWeb } from './support/local-web.js';
 import { startRedis, type TestRedis } from './support/redis-server.js';
-
-const bin = resolvePath(__dirname, '../dist/bin.js');
+import { killRunningClis, startCli } from './support/run-cli.js';
 
 let web: LocalWeb;
 let redis: TestRedis;
 let root: string;
-const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   [web, redis] = await Promise.all([startLocalWeb(), startRedis()]);
   root = mkdtempSync(join(tmpdir(), 'httpsify-sweep-trust-'));
 });
 afterAll(async () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  await killRunningClis();
   await Promise.all([web.close(), redis.stop()]);
 });
 
@@ -291,31 +288,18 @@ describe('sweep --queue: politeness across workers, counted at the server', () =
       '10000',
       ...web.cliArgs,
     ];
-    const start = (args: string[]): ChildProcess & { output: string[] } => {
-      const child = spawn(process.execPath, [bin, 'sweep', ...args], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      }) as ChildProcess & { output: string[] };
-      child.output = [];
-      child.stdout?.on('data', (d: Buffer) => child.output.push(d.toString()));
-      child.stderr?.on('data', (d: Buffer) => child.output.push(d.toString()));
-      children.push(child);
-      return child;
-    };
-    const workers = [0, 1, 2].map(() => start([...common, '--worker', '--concurrency', '8']));
-    const coordinator = start([...common, '--out', join(root, 'out-polite')]);
-    const code = await new Promise<number | null>((resolve) => coordinator.once('exit', resolve));
-    for (const w of workers) w.kill('SIGTERM');
-    await Promise.all(
-      workers.map(
-        (w) =>
-          new Promise((resolve) => (w.exitCode !== null ? resolve(null) : w.once('exit', resolve))),
-      ),
+    const workers = [0, 1, 2].map(() =>
+      startCli(['sweep', ...common, '--worker', '--concurrency', '8']),
     );
-    const log = [coordinator, ...workers].map((c) => c.output.join('')).join('\n---\n');
+    const coordinator = startCli(['sweep', ...common, '--out', join(root, 'out-polite')]);
+    const code = (await coordinator.exited).status;
+    for (const w of workers) w.proc.kill('SIGTERM');
+    await Promise.all(workers.map((w) => w.exited));
+    const log = [coordinator, ...workers].map((c) => c.output()).join('\n---\n');
     expect(code, log).toBe(0);
     // All three workers took part.
     expect(
-      workers.every((w) => /stopped after storing [1-9]/.test(w.output.join(''))),
+      workers.every((w) => /stopped after storing [1-9]/.test(w.output())),
       log,
     ).toBe(true);
     for (const host of hosts) {

@@ -1,42 +1,30 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve as resolvePath } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepKeys } from '../src/sweep/queue/redis-keys.js';
 import type { SweepResult } from '../src/sweep/verdicts.js';
 import { startLocalWeb, writeLibrary, type LocalWeb } from './support/local-web.js';
 import { startRedis, type TestRedis } from './support/redis-server.js';
+import { workTimeout } from '../../engine/test/support/work-timeout.js';
+import { killRunningClis, startCli } from './support/run-cli.js';
 
-const bin = resolvePath(__dirname, '../dist/bin.js');
 const QUEUE = 'qtest';
 
 let web: LocalWeb;
 let redis: TestRedis;
 let root: string;
-const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   [web, redis] = await Promise.all([startLocalWeb(), startRedis()]);
   root = mkdtempSync(join(tmpdir(), 'httpsify-sweep-queue-'));
 });
 afterAll(async () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  await killRunningClis();
   await Promise.all([web.close(), redis.stop()]);
 });
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-function start(args: string[]): ChildProcess & { output: string[] } {
-  const child = spawn(process.execPath, [bin, 'sweep', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  }) as ChildProcess & { output: string[] };
-  child.output = [];
-  child.stdout?.on('data', (d: Buffer) => child.output.push(d.toString()));
-  child.stderr?.on('data', (d: Buffer) => child.output.push(d.toString()));
-  children.push(child);
-  return child;
-}
 
 const lines = (file: string): string[] =>
   existsSync(file)
@@ -84,13 +72,13 @@ describe('httpsify sweep --queue (BullMQ on Redis)', () => {
       '0',
       ...web.cliArgs,
     ];
-    const coordinatorArgs = [...common, '--out', out];
-    const workerArgs = [...common, '--worker', '--lock-ms', '2000', '--concurrency', '4'];
+    const coordinatorArgs = ['sweep', ...common, '--out', out];
+    const workerArgs = ['sweep', ...common, '--worker', '--lock-ms', '2000', '--concurrency', '4'];
     const keys = sweepKeys(QUEUE);
     const stored = async (): Promise<Record<string, string>> => redis.client.hgetall(keys.workers);
 
-    let coordinator = start(coordinatorArgs);
-    const first = start(workerArgs);
+    let coordinator = startCli(coordinatorArgs);
+    const first = startCli(workerArgs);
     await until(
       'the first worker to store results',
       async () => Number(Object.values(await stored())[0] ?? 0) >= 5,
@@ -102,24 +90,23 @@ describe('httpsify sweep --queue (BullMQ on Redis)', () => {
     )
       .filter((d): d is string => d !== null)
       .map((d) => (JSON.parse(d) as { key: string }).key);
-    first.kill('SIGKILL');
+    first.proc.kill('SIGKILL');
     expect(held.length).toBeGreaterThan(0);
-    const workers = [start(workerArgs), start(workerArgs), start(workerArgs)];
+    const workers = [startCli(workerArgs), startCli(workerArgs), startCli(workerArgs)];
 
     await until(
       'half the results journaled',
       () => lines(join(out, 'results.jsonl')).length >= hosts.length / 2,
     );
-    coordinator.kill('SIGKILL');
+    coordinator.proc.kill('SIGKILL');
     const atKill = lines(join(out, 'results.jsonl')).length;
-    coordinator = start(coordinatorArgs);
-    const code = await Promise.race([
-      new Promise<number | null>((resolve) => coordinator.once('exit', resolve)),
-      sleep(80_000).then(() => 'hung'),
-    ]);
-    const log = [coordinator, ...workers].map((c) => c.output.join('')).join('\n---\n');
+    // A hang is killed (status null) and fails below with every process's output. The slowest
+    // URL takes two 3 s timeouts; a second a URL is far more than 12 worker slots need.
+    coordinator = startCli(coordinatorArgs, { timeout: workTimeout(hosts.length, 1_000) });
+    const code = (await coordinator.exited).status;
+    const log = [coordinator, ...workers].map((c) => c.output()).join('\n---\n');
     expect(code, log).toBe(1); // done, with failing rulesets
-    for (const w of workers) w.kill('SIGTERM');
+    for (const w of workers) w.proc.kill('SIGTERM');
 
     const results = lines(join(out, 'results.jsonl')).map((l) => JSON.parse(l) as SweepResult);
     const urls = results.map((r) => r.url);
@@ -139,6 +126,6 @@ describe('httpsify sweep --queue (BullMQ on Redis)', () => {
       verdict('q.expired.test'),
       verdict('q.differs.test'),
     ]).toEqual(['works', 'timeout', 'cert-expired', 'content-differs']);
-    expect(coordinator.output.join('')).toMatch(/resumed run: \d+ results in the journal/);
+    expect(coordinator.output()).toMatch(/resumed run: \d+ results in the journal/);
   });
 });

@@ -1,10 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-
-const bin = resolve(__dirname, '../dist/bin.js');
+import { runCliSync } from './support/run-cli.js';
 
 describe('httpsify test', () => {
   it('prints per-ruleset summaries and totals, exits 1 on coverage errors', () => {
@@ -17,7 +15,7 @@ describe('httpsify test', () => {
       join(dir, 'B.xml'),
       '<ruleset name="B">\n\t<target host="example.org" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n',
     );
-    const run = spawnSync('node', [bin, 'test', dir], { encoding: 'utf8' });
+    const run = runCliSync(['test', dir]);
     expect(run.status).toBe(1);
     expect(run.stdout).toContain(`${join(dir, 'A.xml')}:2:`);
     expect(run.stdout).toMatch(
@@ -38,9 +36,7 @@ describe('httpsify test', () => {
       join(dir, 'B.xml'),
       '<ruleset name="B">\n\t<target host="*.example.com" />\n\t<rule from="^http:" to="https:" />\n</ruleset>\n',
     );
-    const run = spawnSync('node', [bin, 'test', dir, '--changed', join(dir, 'A.xml')], {
-      encoding: 'utf8',
-    });
+    const run = runCliSync(['test', dir, '--changed', join(dir, 'A.xml')]);
     expect(run.stdout).toMatch(
       /A\.xml:5:2: warning excluded-still-rewritten: test url http:\/\/www\.example\.com\/x is excluded here, but ruleset "B" still rewrites it/,
     );

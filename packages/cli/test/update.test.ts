@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import {
   copyFileSync,
   cpSync,
@@ -11,8 +11,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadBundle } from '@httpsify/engine';
 import { scopedEngineFromChannels } from '@httpsify/engine/channels';
@@ -24,30 +23,13 @@ import {
   type TestCertificate,
   writeFiles,
 } from '../../engine/test/channels-support.js';
+import { runCli, type CliRun } from './support/run-cli.js';
 
-const bin = resolve(fileURLToPath(import.meta.url), '../../dist/bin.js');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function httpsify(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((done) => {
-    // The test publisher listens on loopback, which `update` refuses without --allow-private.
-    const withLocal =
-      args[0] === 'update' && args.includes('--channel') ? [...args, '--allow-private'] : args;
-    execFile(
-      process.execPath,
-      [bin, ...withLocal],
-      { env: { ...process.env, ...env } },
-      (err, stdout, stderr) => {
-        done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      },
-    );
+/** The test publisher listens on loopback, which `update` refuses without --allow-private. */
+const httpsify = (args: string[], env: Record<string, string> = {}): Promise<CliRun> =>
+  runCli(args[0] === 'update' && args.includes('--channel') ? [...args, '--allow-private'] : args, {
+    env,
   });
-}
 
 const XML_V1 =
   '<ruleset name="Example"><target host="example.com"/><target host="www.example.com"/><rule from="^http:" to="https:"/></ruleset>';
@@ -117,11 +99,11 @@ beforeAll(async () => {
     '1',
   ]);
   expect(keygen.stderr).toContain('Keep it offline');
-  expect(keygen.code).toBe(0);
+  expect(keygen.status).toBe(0);
   channelFile = join(work, 'key.channel.json');
   const publish = await httpsify(publishArgs(join(work, 'v1.xml'), T1));
   expect(publish.stderr).toContain('published 1 ruleset as');
-  expect(publish.code).toBe(0);
+  expect(publish.status).toBe(0);
 }, 120_000);
 
 afterAll(async () => {
@@ -132,7 +114,7 @@ afterAll(async () => {
 describe('httpsify update', () => {
   it('refuses a server whose certificate is not trusted, installing nothing', async () => {
     const run = await httpsify(['update', '--channel', channelFile, '--state-dir', stateDir]);
-    expect(run.code).toBe(1);
+    expect(run.status).toBe(1);
     expect(run.stdout).toMatch(/^Test: update failed \[fetch-failed\]: .*certificate/m);
     expect(await installedRewrites()).toEqual([null, null, null]);
   });
@@ -149,7 +131,7 @@ describe('httpsify update', () => {
       trust,
     );
     expect(run.stdout).toContain('update failed [insecure-redirect]');
-    expect(run.code).toBe(1);
+    expect(run.status).toBe(1);
     server.faults.clear();
   });
 
@@ -164,7 +146,7 @@ describe('httpsify update', () => {
     expect(run.stdout).toBe(
       `Test: updated to ${T1} (${new Date(T1 * 1000).toISOString().replace('.000Z', 'Z')}), 1 ruleset\n`,
     );
-    expect(run.code).toBe(0);
+    expect(run.status).toBe(0);
     // example.org has no ruleset yet; www.example.com has one, but lies outside the channel's scope.
     expect(await installedRewrites()).toEqual(['https://example.com/', null, null]);
     const [installed] = (await loadInstalledChannels(stateDir)).channels;
@@ -176,13 +158,13 @@ describe('httpsify update', () => {
       trust,
     );
     expect(again.stdout).toMatch(/^Test: up to date at /);
-    expect(again.code).toBe(0);
+    expect(again.status).toBe(0);
   });
 
   it('keeps the installed rulesets and says why when the new signature is bad', async () => {
     writeFiles(work, { 'v2.xml': XML_V2 });
     const publish = await httpsify(publishArgs(work, T2));
-    expect(publish.code).toBe(0);
+    expect(publish.status).toBe(0);
     // A delta from the release clients have, listed in a signed index.
     expect(publish.stderr).toMatch(
       new RegExp(
@@ -197,13 +179,13 @@ describe('httpsify update', () => {
       ['update', '--channel', channelFile, '--state-dir', stateDir],
       trust,
     );
-    expect(run.code).toBe(1);
+    expect(run.status).toBe(1);
     expect(run.stdout).toContain(`Test: update failed [bad-signature]`);
     expect(run.stdout).toContain(`keeping the installed ${T1}`);
     expect(await installedRewrites()).toEqual(['https://example.com/', null, null]);
 
     const status = await httpsify(['update', '--status', '--state-dir', stateDir]);
-    expect(status.code).toBe(1);
+    expect(status.status).toBe(1);
     expect(status.stdout).toContain(`installed: ${T1}`);
     expect(status.stdout).toMatch(/last check: .* failed \[bad-signature\]/);
 
@@ -213,7 +195,7 @@ describe('httpsify update', () => {
       ['update', '--channel', channelFile, '--state-dir', stateDir, '--format', 'json'],
       trust,
     );
-    expect(retry.code).toBe(0);
+    expect(retry.status).toBe(0);
     const bundleGz = readFileSync(join(channelDir(), `rulesets.${T2}.bundle.gz`)).byteLength;
     const deltaGz = readFileSync(join(channelDir(), `rulesets.${T1}-${T2}.delta.gz`)).byteLength;
     expect(JSON.parse(retry.stdout)).toEqual([
@@ -265,7 +247,7 @@ describe('httpsify update', () => {
   it('refuses a release whose rules send URLs outside the scope (publish refuses it too)', async () => {
     writeFiles(work, { 'evil.xml': XML_EVIL });
     const refused = await httpsify(publishArgs(join(work, 'evil.xml'), T3));
-    expect(refused.code).toBe(2);
+    expect(refused.status).toBe(2);
     expect(refused.stderr).toContain("outside the channel's scope");
   });
 
@@ -281,8 +263,8 @@ describe('httpsify update', () => {
       '--out',
       join(work, 'key'),
     ]);
-    expect(rotate.code).toBe(0);
-    expect((await httpsify(publishArgs(join(work, 'v2.xml'), T3, 2))).code).toBe(0);
+    expect(rotate.status).toBe(0);
+    expect((await httpsify(publishArgs(join(work, 'v2.xml'), T3, 2))).status).toBe(0);
     const run = await httpsify(
       ['update', '--channel', channelFile, '--state-dir', stateDir],
       trust,
@@ -290,7 +272,7 @@ describe('httpsify update', () => {
     expect(run.stdout).toContain(`updated to ${T3}`);
     // publish refuses a key older than one the channel has published: no client would take it.
     const old = await httpsify(publishArgs(join(work, 'v1.xml'), T4, 1));
-    expect(old.code).toBe(2);
+    expect(old.status).toBe(2);
     expect(old.stderr).toContain(
       `is key version 1, but the channel directory ${channelDir()} has key version 2`,
     );
@@ -302,7 +284,7 @@ describe('httpsify update', () => {
       copyFileSync(join(work, f), join(thief, f));
     const stolenArgs = publishArgs(join(work, 'v1.xml'), T4, 1, join(thief, 'key'));
     stolenArgs[stolenArgs.indexOf('--out') + 1] = join(thief, 'channel');
-    expect((await httpsify(stolenArgs)).code).toBe(0);
+    expect((await httpsify(stolenArgs)).status).toBe(0);
     cpSync(join(thief, 'channel'), channelDir(), { recursive: true });
     const stolen = await httpsify(
       ['update', '--channel', channelFile, '--state-dir', stateDir],
@@ -334,7 +316,7 @@ describe('httpsify update', () => {
   it('rewrite uses installed channel rulesets inside their scope, on top of the defaults', async () => {
     const urls = ['http://example.org/', 'http://www.example.com/', 'http://www.eff.org/'];
     const run = await httpsify(['rewrite', '--state-dir', stateDir, '--format', 'jsonl', ...urls]);
-    expect(run.code).toBe(0);
+    expect(run.status).toBe(0);
     expect(
       run.stdout
         .trim()
@@ -374,7 +356,7 @@ describe('httpsify update', () => {
       ['update', '--channel', join(work, 'bad.json'), '--state-dir', stateDir],
       trust,
     );
-    expect(run.code).toBe(2);
+    expect(run.status).toBe(2);
     expect(run.stderr).toContain('"urlPrefix" must be an https: URL');
     writeFiles(work, {
       'old.json': JSON.stringify({ name: 'Old', urlPrefix: 'https://x.example/', publicKey: {} }),
@@ -392,7 +374,7 @@ describe('httpsify update', () => {
       ['update', '--channel', join(work, 'weak.json'), '--state-dir', stateDir],
       trust,
     );
-    expect(refused.code).toBe(2);
+    expect(refused.status).toBe(2);
     expect(refused.stderr).toContain('"rootKey": public key exponent is 1; channels require 65537');
     expect((await loadInstalledChannels(stateDir)).channels.map((c) => c.timestamp)).toEqual([T3]);
   });
@@ -423,7 +405,7 @@ describe('httpsify update', () => {
 
   it('concurrent runs that find a new release: one installs it, the others find it current, nothing is lost', async () => {
     const T5 = now - 300;
-    expect((await httpsify(publishArgs(join(work, 'v1.xml'), T5, 2))).code).toBe(0);
+    expect((await httpsify(publishArgs(join(work, 'v1.xml'), T5, 2))).status).toBe(0);
     const runs = await Promise.all(
       [1, 2, 3].map(() =>
         httpsify(
@@ -452,7 +434,7 @@ describe('httpsify update', () => {
       const run = await httpsify(['update', '--remove', 'Test', '--state-dir', stateDir], {
         HTTPSIFY_LOCK_WAIT_MS: '300',
       });
-      expect(run.code).toBe(2);
+      expect(run.status).toBe(2);
       expect(run.stderr).toContain(`is in use by process ${process.pid}`);
       expect((await loadInstalledChannels(stateDir)).channels).toHaveLength(1);
     } finally {
@@ -495,7 +477,7 @@ describe('httpsify update', () => {
       '--state-dir',
       stateDir,
     ]);
-    expect(run.code).toBe(0);
+    expect(run.status).toBe(0);
     expect(await installedRewrites()).toEqual([null, null, null]);
     const status = await httpsify(['update', '--state-dir', stateDir]);
     expect(status.stdout).toBe(`no channels installed in ${stateDir}\n`);
