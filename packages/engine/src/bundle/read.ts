@@ -120,7 +120,21 @@ export function readBundleSections(
     (u32[Section.NodeIndex] as Uint32Array).length,
     nodeIndexLength(layout.nodeCount),
   );
-  const columns = packedColumns(u32[Section.Layout] as Uint32Array, header.rulesetCount);
+  const packed = readPackedColumns(u32, header.rulesetCount);
+  if (verify === 'full') checkCrossReferences(header.rulesetCount, layout, u8, u32, packed);
+  return { header, layout, u8, u32, packed };
+}
+
+/**
+ * The packed columns (RsFlags through NodeRef, indexed by Section) as the Layout section's
+ * column table describes them, each checked to fill its section exactly: so every index below a
+ * column's count reads inside it (a base per block included). O(1): even trusted bytes get it.
+ */
+export function readPackedColumns(
+  u32: readonly Uint32Array[],
+  rulesetCount: number,
+): PackedArray[] {
+  const columns = packedColumns(u32[Section.Layout] as Uint32Array, rulesetCount);
   if (typeof columns === 'string')
     throw new BundleError(`corrupt bundle: column layout: ${columns}`);
   const packed: PackedArray[] = [];
@@ -128,7 +142,6 @@ export function readBundleSections(
     const { count, bits, blocked } = columns[k] as PackedColumn;
     const words = u32[FIRST_PACKED + k] as Uint32Array;
     const bases = blocked ? blockWords(count) : 0;
-    // Every index below the count then reads inside the section (a base per block included).
     expectLength(`column ${FIRST_PACKED + k}`, words.length, bases + packedWords(count, bits));
     packed[FIRST_PACKED + k] = new PackedArray(
       words.subarray(bases),
@@ -137,8 +150,7 @@ export function readBundleSections(
       words.subarray(0, bases),
     );
   }
-  if (verify === 'full') checkCrossReferences(header.rulesetCount, layout, u8, u32, packed);
-  return { header, layout, u8, u32, packed };
+  return packed;
 }
 
 function expectLength(name: string, actual: number, expected: number): void {
