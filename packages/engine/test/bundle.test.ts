@@ -9,13 +9,8 @@ import {
   type Ruleset,
 } from '../src/index.js';
 import { parseRulesetXml } from '../src/parse/index.js';
-import {
-  checksum,
-  decodeNodes,
-  firstChildren,
-  nodeLayout,
-  type NodeLayout,
-} from '../src/bundle/format.js';
+import { checksum, nodeLayout, type NodeLayout } from '../src/bundle/format.js';
+import { decodeNodes, firstChildren } from '../src/bundle/host-trie.js';
 import { readBundleSections } from '../src/bundle/read.js';
 import { HostIndex } from '../src/match/host-index.js';
 import { defaultRulesetsDir, listRulesetFiles, loadRulesets } from '../src/node/index.js';

@@ -10,7 +10,7 @@
  * lookup derives each node's first child (a prefix sum, resumed from NodeIndex), so no parent or
  * slot is stored.
  */
-import { MAX_PACKED_BITS } from './packed-array.js';
+import { MAX_PACKED_BITS, packColumn } from './packed-array.js';
 
 export const MAGIC = 'HTTPSFY\0';
 /**
@@ -125,6 +125,26 @@ export interface PackedColumn {
 
 /** Layout words per packed column: count, field bits, blocked (0 or 1). */
 export const COLUMN_WORDS = 3;
+
+/**
+ * Packs the columns (indexed by Section, RsFlags through NodeRef), each at the width its values
+ * need, blocked when that is smaller (packed-array.ts packColumn): their sections, and their
+ * Layout words (count, bits, blocked each), which packedColumns reads back.
+ */
+export function writePackedColumns(columns: readonly ArrayLike<number>[]): {
+  sections: Uint32Array[];
+  layoutWords: number[];
+} {
+  const sections: Uint32Array[] = [];
+  const layoutWords: number[] = [];
+  for (let k = 0; k < PACKED_COUNT; k++) {
+    const values = columns[FIRST_PACKED + k] as ArrayLike<number>;
+    const { words, bits, blocked } = packColumn(values);
+    layoutWords.push(values.length, bits, blocked ? 1 : 0);
+    sections[FIRST_PACKED + k] = words;
+  }
+  return { sections, layoutWords };
+}
 
 /**
  * Reads the packed-column table of the Layout section and checks that the counts agree with
@@ -295,43 +315,6 @@ export function readVarint(bytes: ArrayLike<number>, at: number): number {
   return VARINT_LONG;
 }
 
-/**
- * The NodeIndex of a trie, from its ChildCounts and Nodes bytes and each node's label id: the
- * writer stores it, full verification recomputes it and compares.
- */
-export function nodeIndexOf(
-  counts: ArrayLike<number>,
-  nodeBytes: ArrayLike<number>,
-  nodeCount: number,
-  labelOf: (node: number) => number,
-): Uint32Array {
-  const index = new Uint32Array(nodeIndexLength(nodeCount));
-  const blockStart = (i: number) =>
-    (i & (NODE_BLOCK - 1)) === 0 ? (i >>> NODE_BLOCK_SHIFT) * NodeIndexField.Count : -1;
-  for (let i = 0, at = 0, next = 1; i < nodeCount; i++) {
-    const entry = blockStart(i);
-    if (entry >= 0) {
-      index[entry + NodeIndexField.CountsAt] = at;
-      index[entry + NodeIndexField.FirstChild] = next;
-    }
-    const read = readVarint(counts, at);
-    if (read < 0) break;
-    next += Math.floor(read / 8);
-    at += read & 7;
-  }
-  for (let i = 0, at = nodeCount; i < nodeCount; i++) {
-    const entry = blockStart(i);
-    if (entry >= 0) {
-      index[entry + NodeIndexField.LabelAt] = at;
-      index[entry + NodeIndexField.Label] = labelOf(i);
-    }
-    const read = readVarint(nodeBytes, at);
-    if (read < 0) break;
-    at += read & 7;
-  }
-  return index;
-}
-
 /** Bit positions of the node record fields, derived from the Layout widths. */
 export interface NodeLayout {
   nodeCount: number;
@@ -366,103 +349,11 @@ export function nodeLayout(fields: ArrayLike<number>): NodeLayout | string {
   };
 }
 
-/**
- * Decodes the ChildCounts varints into each node's first child: `first[i]..first[i + 1]` are the
- * children of node i (`first` has nodeCount + 1 entries). Returns an error message when the
- * counts do not form a breadth-first tree of `nodeCount` nodes: every child index must lie above
- * its parent's (so walks only go down and end) and the counts must cover nodes 1..nodeCount-1
- * exactly. Full verification's: lookups decode lazily (host-index.ts).
- */
-export function firstChildren(counts: Uint8Array, nodeCount: number): Int32Array | string {
-  const first = new Int32Array(nodeCount + 1);
-  const length = counts.length;
-  let next = 1;
-  let at = 0;
-  for (let i = 0; i < nodeCount; i++) {
-    first[i] = next;
-    const read = readVarint(counts, at);
-    if (read < 0)
-      return read === VARINT_CUT
-        ? `child counts cut short at node ${i}`
-        : `child count of node ${i} too long`;
-    const count = Math.floor(read / 8);
-    at += read & 7;
-    if (count > 0 && next <= i) return `children of node ${i} start at node ${next}, not after it`;
-    if (next + count > nodeCount) return `children of node ${i} beyond the ${nodeCount} nodes`;
-    next += count;
-  }
-  first[nodeCount] = next;
-  if (at !== length) return `${length - at} bytes after the child counts`;
-  if (next !== nodeCount) return `child counts cover ${next - 1} of ${nodeCount - 1} nodes`;
-  return first;
-}
-
-/**
- * Expands Section.Nodes into one word per node (label id, star bit, length: NodeLayout), given
- * the children ranges of firstChildren. Returns an error message when the bytes are cut short,
- * siblings do not ascend or a label id lies past `poolLength`. Full verification's, as
- * firstChildren.
- */
-export function decodeNodes(
-  bytes: Uint8Array,
-  first: Int32Array,
-  layout: NodeLayout,
-  poolLength: number,
-): Uint32Array | string {
-  const n = layout.nodeCount;
-  const words = new Uint32Array(n);
-  const length = bytes.length;
-  if (length < n) return 'node bytes cut short';
-  const { labelMask, starBit, lengthMask } = layout;
-  const lengthUnit = 2 ** layout.lengthShift;
-  let at = n;
-  // Node 0 (the root) is a group of its own; then the children of each node, in node order.
-  for (let p = -1, i = 0; p < n && i < n; p++) {
-    const end = p < 0 ? 1 : Math.min(first[p + 1] as number, n);
-    // A first child carries its label whole, a later sibling its rise.
-    for (let label = 0, whole = true; i < end; i++, whole = false) {
-      const read = readVarint(bytes, at);
-      if (read < 0)
-        return read === VARINT_CUT
-          ? `node labels cut short at node ${i}`
-          : `label of node ${i} too long`;
-      const value = Math.floor(read / 8);
-      at += read & 7;
-      if (!whole && value === 0) return `children of node ${p} not in label order`;
-      label = whole ? value : label + value;
-      if (label > poolLength) return `node ${i} label out of range`;
-      const flags = i < length ? (bytes[i] as number) : 0;
-      words[i] =
-        ((label & labelMask) +
-          ((flags & NODE_STAR) !== 0 ? starBit : 0) +
-          (flags & 0x7f & lengthMask) * lengthUnit) >>>
-        0;
-    }
-  }
-  if (at !== length) return `${length - at} bytes after the node labels`;
-  return words;
-}
-
 /** Bits needed to hold values 0..max. */
 export function bitsFor(max: number): number {
   let bits = 1;
   while (2 ** bits <= max) bits++;
   return bits;
-}
-
-/** Decodes the varint length at `at`; returns length * 8 + header size (1..4 bytes), no allocation. */
-export function readLength(bytes: Uint8Array, at: number): number {
-  let length = 0;
-  let shift = 0;
-  let size = 0;
-  for (;;) {
-    const b = bytes[at + size] as number;
-    length |= (b & 0x7f) << shift;
-    size++;
-    if (b < 0x80 || size === 4) break;
-    shift += 7;
-  }
-  return length * 8 + size;
 }
 
 /** Byte offset of the checksum word in the header; the only header word it does not cover. */

@@ -2,14 +2,9 @@ import {
   checksum,
   CHECKSUM_OFFSET,
   FIRST_PACKED,
-  decodeNodes,
-  firstChildren,
   nodeIndexLength,
-  nodeIndexOf,
   FORMAT_VERSION,
-  ghostBase,
   HEADER_BYTES,
-  INHERIT_REF,
   MAGIC,
   nodeLayout,
   PACKED_COUNT,
@@ -20,6 +15,9 @@ import {
   type NodeLayout,
 } from './format.js';
 import { blockWords, PackedArray, packedWords } from './packed-array.js';
+import { checkHostTrie } from './host-trie.js';
+import { checkRulesetColumns } from './ruleset-columns.js';
+import { checkRulesetRefs } from './ruleset-refs.js';
 import { readDictionary } from './string-dictionary.js';
 
 export class BundleError extends Error {
@@ -122,7 +120,21 @@ export function readBundleSections(
     (u32[Section.NodeIndex] as Uint32Array).length,
     nodeIndexLength(layout.nodeCount),
   );
-  const columns = packedColumns(u32[Section.Layout] as Uint32Array, header.rulesetCount);
+  const packed = readPackedColumns(u32, header.rulesetCount);
+  if (verify === 'full') checkCrossReferences(header.rulesetCount, layout, u8, u32, packed);
+  return { header, layout, u8, u32, packed };
+}
+
+/**
+ * The packed columns (RsFlags through NodeRef, indexed by Section) as the Layout section's
+ * column table describes them, each checked to fill its section exactly: so every index below a
+ * column's count reads inside it (a base per block included). O(1): even trusted bytes get it.
+ */
+export function readPackedColumns(
+  u32: readonly Uint32Array[],
+  rulesetCount: number,
+): PackedArray[] {
+  const columns = packedColumns(u32[Section.Layout] as Uint32Array, rulesetCount);
   if (typeof columns === 'string')
     throw new BundleError(`corrupt bundle: column layout: ${columns}`);
   const packed: PackedArray[] = [];
@@ -130,7 +142,6 @@ export function readBundleSections(
     const { count, bits, blocked } = columns[k] as PackedColumn;
     const words = u32[FIRST_PACKED + k] as Uint32Array;
     const bases = blocked ? blockWords(count) : 0;
-    // Every index below the count then reads inside the section (a base per block included).
     expectLength(`column ${FIRST_PACKED + k}`, words.length, bases + packedWords(count, bits));
     packed[FIRST_PACKED + k] = new PackedArray(
       words.subarray(bases),
@@ -139,8 +150,7 @@ export function readBundleSections(
       words.subarray(0, bases),
     );
   }
-  if (verify === 'full') checkCrossReferences(header.rulesetCount, layout, u8, u32, packed);
-  return { header, layout, u8, u32, packed };
+  return packed;
 }
 
 function expectLength(name: string, actual: number, expected: number): void {
@@ -150,10 +160,9 @@ function expectLength(name: string, actual: number, expected: number): void {
 
 /**
  * Bounds what the matcher follows, so even a crafted bundle with a valid checksum cannot make
- * it loop forever or read a different structure: the child counts form a breadth-first tree
- * (children after their parent, every node reached once), siblings ascend by label, labels, refs
- * and ranges are in range and ordered. Out-of-range string reads cannot
- * escape the typed arrays in JavaScript; they only garble text.
+ * it loop forever or read a different structure: each family checks its own sections (the
+ * ruleset columns, the host trie, the ruleset refs; dictionaries are well-formed). Out-of-range
+ * string reads cannot escape the typed arrays in JavaScript; they only garble text.
  */
 function checkCrossReferences(
   n: number,
@@ -163,74 +172,25 @@ function checkCrossReferences(
   packed: PackedArray[],
 ): void {
   // Column lengths agree already (packedColumns); here the values the matcher follows.
-  for (const owners of [Section.NoteOwner, Section.PlatformOwner]) {
-    const ids = packed[owners] as PackedArray;
-    // Ascending and in range: the matcher binary-searches them.
-    for (let i = 0, previous = -1; i < ids.length; i++) {
-      const id = ids.get(i);
-      if (id >= n || id <= previous)
-        throw new BundleError('corrupt bundle: sparse ruleset ids out of order');
-      previous = id;
-    }
-  }
-  const ranges: [Section, Section][] = [
-    [Section.RsRuleStart, Section.RuleFrom],
-    [Section.RsExclStart, Section.ExclPattern],
-    [Section.RsCookieStart, Section.CookieHost],
-  ];
-  for (const [startSection, itemSection] of ranges) {
-    const starts = packed[startSection] as PackedArray;
-    let previous = 0;
-    for (let i = 0; i <= n; i++) {
-      const v = starts.get(i);
-      if (v < previous) throw new BundleError('corrupt bundle: ruleset ranges out of order');
-      previous = v;
-    }
-    if (previous !== (packed[itemSection] as PackedArray).length)
-      throw new BundleError('corrupt bundle: ruleset ranges do not cover their items');
-  }
+  const columns = checkRulesetColumns(n, packed);
+  if (columns !== null) throw new BundleError(`corrupt bundle: ${columns}`);
   checkDictionary(u8[Section.Dictionary] as Uint8Array);
   checkDictionary(u8[Section.LabelDictionary] as Uint8Array);
-
-  // Children start after their parent and the counts cover every node once: a tree whose
-  // walks only go down (see firstChildren).
-  const first = firstChildren(u8[Section.ChildCounts] as Uint8Array, layout.nodeCount);
-  if (typeof first === 'string') throw new BundleError(`corrupt bundle: host index: ${first}`);
-  const labels = u8[Section.Labels] as Uint8Array;
-  // Label ids in range (an empty label may sit at the very end of the pool), siblings ascending.
-  const records = decodeNodes(u8[Section.Nodes] as Uint8Array, first, layout, labels.length);
-  if (typeof records === 'string') throw new BundleError(`corrupt bundle: host index: ${records}`);
-  // The lazy decoder starts from these entries: each must say what the full decode found.
-  const expected = nodeIndexOf(
+  const trie = checkHostTrie(
+    layout,
     u8[Section.ChildCounts] as Uint8Array,
     u8[Section.Nodes] as Uint8Array,
-    layout.nodeCount,
-    (i) => (records[i] as number) & layout.labelMask,
+    u8[Section.Labels] as Uint8Array,
+    u32[Section.NodeIndex] as Uint32Array,
   );
-  const stored = u32[Section.NodeIndex] as Uint32Array;
-  const wrong = expected.findIndex((v, i) => stored[i] !== v);
-  if (wrong >= 0)
-    throw new BundleError(
-      `corrupt bundle: host index: node index entry ${wrong} says ${stored[wrong]}, expected ${expected[wrong]}`,
-    );
-  const refList = u32[Section.RefList] as Uint32Array;
-  const refs = packed[Section.NodeRef] as PackedArray;
-  const ghosts = ghostBase(n, refList.length);
-  for (let r = 0; r < layout.nodeCount; r++) {
-    // Own refs are stored one above, ghosts ghostBase above (see Section.NodeRef).
-    const stored = refs.get(r);
-    if (stored >= 2 * ghosts) throw new BundleError('corrupt bundle: ruleset ref out of range');
-    const ref = stored <= INHERIT_REF ? 0 : stored <= ghosts ? stored - 1 : stored - ghosts;
-    if (ref > n) {
-      const firstRef = ref - n - 1;
-      const count = refList[firstRef];
-      if (count === undefined || firstRef + count >= refList.length)
-        throw new BundleError('corrupt bundle: ruleset list out of range');
-      for (let k = 1; k <= count; k++)
-        if ((refList[firstRef + k] as number) >= n)
-          throw new BundleError('corrupt bundle: ruleset id out of range');
-    }
-  }
+  if (trie !== null) throw new BundleError(`corrupt bundle: host index: ${trie}`);
+  const refs = checkRulesetRefs(
+    n,
+    packed[Section.NodeRef] as PackedArray,
+    layout.nodeCount,
+    u32[Section.RefList] as Uint32Array,
+  );
+  if (refs !== null) throw new BundleError(`corrupt bundle: ${refs}`);
 }
 
 function checkDictionary(section: Uint8Array): (Uint8Array | undefined)[] {

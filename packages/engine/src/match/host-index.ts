@@ -5,12 +5,12 @@ import {
   NODE_BLOCK_SHIFT,
   NODE_STAR,
   NodeIndexField,
-  readLength,
   readVarint,
   ROOT_NODE,
   Section,
 } from '../bundle/format.js';
 import type { PackedArray } from '../bundle/packed-array.js';
+import { readLength } from '../bundle/pool.js';
 import type { BundleSections } from '../bundle/read.js';
 import { ESCAPE } from '../bundle/string-dictionary.js';
 import { type HostLabels, MAX_LABELS, newHostLabels } from '../url/normalize.js';

@@ -1,4 +1,4 @@
-import { readLength } from '../bundle/format.js';
+import { readLength } from '../bundle/pool.js';
 import { expand, expandedLength, readDictionary } from '../bundle/string-dictionary.js';
 
 /**

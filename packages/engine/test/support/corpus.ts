@@ -16,8 +16,12 @@ import { createGunzip } from 'node:zlib';
 
 /** The repository root (this file is packages/engine/test/support/corpus.ts). */
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
-/** The shared corpus lives beside the repository, never inside it. */
-export const corpusDir = resolve(repoRoot, '../shared/corpus');
+/**
+ * The shared corpus lives beside the repository, never inside it; a git worktree elsewhere names
+ * it with HTTPSIFY_CORPUS_DIR.
+ */
+export const corpusDir =
+  process.env['HTTPSIFY_CORPUS_DIR'] ?? resolve(repoRoot, '../shared/corpus');
 export const corpusTarball = join(corpusDir, 'https-everywhere-rules-2018.tar.gz');
 export const oraclePath = join(corpusDir, 'oracle-public.jsonl.gz');
 
