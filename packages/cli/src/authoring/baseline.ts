@@ -1,7 +1,6 @@
 import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import type { Diagnostic } from '@httpsify/engine';
-import { count } from '../shared/plural.js';
 
 /**
  * A baseline: the findings a repository has accepted, per file content. Findings are keyed by
@@ -172,41 +171,4 @@ export function writeBaseline(
   writeFileSync(temp, `${JSON.stringify(data, null, 1)}\n`);
   renameSync(temp, path);
   return { files: Object.keys(entries).length - kept, findings, kept };
-}
-
-/** What a check or test run hid, as its summary line says it: by the baseline and by httpsify-ignore comments. */
-export interface HiddenFindings {
-  baselineHidden: number;
-  baselineHiddenFiles: number;
-  suppressed: number;
-  baselineStale: number;
-}
-
-/** The summary's phrases for what a run hid (none when nothing was). */
-export function hiddenFindingsText(report: HiddenFindings): string[] {
-  const out: string[] = [];
-  if (report.baselineHidden > 0)
-    out.push(
-      `the baseline hid ${count(report.baselineHidden, 'finding')} in ${count(report.baselineHiddenFiles, 'unchanged file')}`,
-    );
-  if (report.suppressed > 0) out.push(`httpsify-ignore comments hid ${report.suppressed}`);
-  if (report.baselineStale > 0)
-    out.push(
-      `${report.baselineStale} baseline ${report.baselineStale === 1 ? 'entry matches' : 'entries match'} no file any more (--write-baseline drops them)`,
-    );
-  return out;
-}
-
-/** What `--write-baseline` tells the user it wrote (one line, for stderr). */
-export function baselineWrittenLine(
-  path: string,
-  section: BaselineSection,
-  written: { files: number; findings: number; kept: number },
-  scope: readonly string[],
-): string {
-  const kept =
-    written.kept > 0
-      ? `; kept the entries of ${count(written.kept, 'file')} outside ${scope.join(' ')}`
-      : '';
-  return `${path}: wrote ${count(written.findings, 'finding')} of ${count(written.files, 'file')} to the ${section} baseline${kept}\n`;
 }

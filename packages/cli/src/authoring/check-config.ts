@@ -4,7 +4,6 @@ import ignore from 'ignore';
 import type { Diagnostic } from '@httpsify/engine';
 import { FINDING_CODES, UNLOADABLE_CODES } from './finding-codes.js';
 import { expandRulesetPaths } from './ruleset-files.js';
-import { count } from '../shared/plural.js';
 
 /**
  * `httpsify.config.json`, read by `check` and `test` (as ESLint's config file):
@@ -274,11 +273,4 @@ export function selectRulesetFiles(
       ? null
       : new Set(changed.map((f) => resolve(f)).filter((f) => !ignored.has(f)));
   return { files, changed: inScope, ignored: ignored.size };
-}
-
-/** The summary's phrase for the files the config ignored (none when it ignored none). */
-export function ignoredFilesText(report: { config: string | null; ignored: number }): string[] {
-  return report.ignored > 0 && report.config !== null
-    ? [`${count(report.ignored, 'file')} ignored by ${report.config}`]
-    : [];
 }

@@ -1,7 +1,7 @@
 import type { Command } from '../shared/commander.js';
 import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { formatDiagnostic, type Diagnostic } from '@httpsify/engine';
+import type { Diagnostic } from '@httpsify/engine';
 import { parseRulesetXml } from '@httpsify/engine/parse';
 import {
   collectionFacts,
@@ -15,10 +15,8 @@ import {
   type Suppression,
 } from '@httpsify/engine/authoring';
 import {
-  baselineWrittenLine,
   DEFAULT_BASELINE,
   filterByBaseline,
-  hiddenFindingsText,
   readBaseline,
   writeBaseline,
 } from '../authoring/baseline.js';
@@ -27,14 +25,26 @@ import { readRulesetSource } from '../authoring/ruleset-files.js';
 import {
   applyRuleSettings,
   DEFAULT_CONFIG,
-  ignoredFilesText,
   loadCheckConfig,
   selectRulesetFiles,
   type CheckConfig,
 } from '../authoring/check-config.js';
 import { createTwoFilesPatch } from 'diff';
-import { formatFindingsSarif } from '../formats/findings.js';
-import { checkReportPath, writeOutputFile, writeReport } from '../shared/output-file.js';
+import { checkJson, fixesJson } from '../formats/json/findings.js';
+import { findingsSarif } from '../formats/sarif/findings.js';
+import {
+  baselineWrittenLine,
+  checkSummaryLine,
+  checkText,
+  fixesDiff,
+  fixSummaryLine,
+  shownFindings,
+  tooManyWarningsLine,
+  type FindingsShown,
+} from '../formats/text/findings.js';
+import { emitReport, raiseExitCode, type Formatters } from '../shared/emit-report.js';
+import { checkReportPath, writeOutputFile } from '../shared/output-file.js';
+import { cliVersion } from '../shared/version.js';
 
 export interface CheckOptions {
   /** Only these files get the per-file checks and findings; the rest only feed the checks across files. */
@@ -44,7 +54,6 @@ export interface CheckOptions {
   /** httpsify.config.json: severities per code, and files left out. */
   config?: CheckConfig | null;
 }
-import { count as plural } from '../shared/plural.js';
 
 export interface CheckReport {
   files: number;
@@ -328,12 +337,7 @@ export function registerCheck(program: Command): void {
             '--fix-dry-run prints a diff (or json), not SARIF: leave out --format sarif',
           );
         const fixes = runFix(scope.paths, { changed: scope.changed, rounds: 1, config });
-        await writeReport(
-          format === 'json'
-            ? `${JSON.stringify(fixesJson(fixes), null, 2)}\n`
-            : fixes.changed.map((c) => c.diff).join(''),
-          opts.outputFile,
-        );
+        await emitReport(FIX_FORMATS, format, fixes, { outputFile: opts.outputFile });
         process.stderr.write(fixSummaryLine(fixes, false));
         // As `git diff --exit-code` and `links fix --diff`: 1 while fixes are pending (shown but
         // not written, or more than the rounds could apply) or left out.
@@ -362,10 +366,10 @@ export function registerCheck(program: Command): void {
         return;
       }
       // After --fix, as ESLint: the report and the exit status are those of what is left.
-      await writeReport(formatCheckReport(report, format, opts, fixed), opts.outputFile);
+      const output: CheckOutput = { report, fixed, shown: opts, cwd: process.cwd() };
+      await emitReport(CHECK_FORMATS, format, output, { outputFile: opts.outputFile });
       process.stderr.write(checkSummaryLine(report, scope.changed !== undefined, opts));
-      if (report.errors > 0) process.exitCode = 1;
-      if (tooManyWarnings(report.warnings, maxWarnings)) process.exitCode = 1;
+      raiseExitCode(findingsExitCode(report, maxWarnings));
     });
 }
 
@@ -393,62 +397,6 @@ function checkFixOptions(opts: {
     throw new Error('--write applies fixes: use it with --fix');
   if (opts.writeBaseline === true && (opts.fix === true || opts.fixDryRun === true))
     throw new Error('--write-baseline records the findings as they are: run it apart from --fix');
-}
-
-/** The fixes as JSON: per file the fixes made, without the new text. */
-function fixesJson(fixes: FixReport): object {
-  return { ...fixes, changed: fixes.changed.map(({ fixed: _f, ...rest }) => rest) };
-}
-
-/** The line on stderr that says what --fix wrote or --fix-dry-run would write. */
-function fixSummaryLine(fixes: FixReport, written: boolean): string {
-  const count = fixes.changed.reduce((n, c) => n + c.fixes.length, 0);
-  return (
-    `${plural(fixes.files, 'file')}: ${plural(count, 'fix', 'fixes')} in ${plural(fixes.changed.length, 'file')}${count === 0 ? '' : written ? ', written' : ' (--fix writes them)'}` +
-    `${fixes.rejected > 0 ? `; ${plural(fixes.rejected, 'fix', 'fixes')} left out because a test URL would be rewritten differently` : ''}` +
-    `${fixes.pending > 0 ? `; more fixes follow in ${plural(fixes.pending, 'file')} once these are applied` : ''}\n`
-  );
-}
-
-/** What check prints on stdout: the findings in the chosen format (text: with --counts). */
-function formatCheckReport(
-  report: CheckReport,
-  format: ReportFormat,
-  opts: { quiet?: boolean; info?: boolean; counts?: boolean },
-  fixed: FixReport | null = null,
-): string {
-  if (format === 'json') {
-    const { unfiltered: _u, hashes: _h, ...all } = report;
-    return `${JSON.stringify(fixed === null ? all : { ...all, fixes: fixesJson(fixed) }, null, 2)}\n`;
-  }
-  // Text and SARIF show what a person should see: errors only with --quiet, info with --info.
-  const shown = report.diagnostics.filter((d) =>
-    opts.quiet === true ? d.severity === 'error' : d.severity !== 'info' || opts.info === true,
-  );
-  if (format === 'sarif') return formatFindingsSarif(shown, process.cwd());
-  const lines = shown.map((d) => `${formatDiagnostic(d)}\n`);
-  if (opts.counts === true)
-    for (const [code, n] of Object.entries(report.counts))
-      lines.push(`${String(n).padStart(7)} ${code}\n`);
-  return lines.join('');
-}
-
-/** The one line check writes on stderr whatever the format: what was checked, found and hidden. */
-function checkSummaryLine(
-  report: CheckReport,
-  changedOnly: boolean,
-  opts: { info?: boolean },
-): string {
-  const scopeText = changedOnly
-    ? `${plural(report.checked, 'changed file')} (checks across files over ${report.files})`
-    : plural(report.files, 'file');
-  const hidden: string[] = [];
-  if (report.info > 0 && opts.info !== true) hidden.push('--info lists the info findings');
-  hidden.push(...hiddenFindingsText(report), ...ignoredFilesText(report));
-  return (
-    `${scopeText}: ${plural(report.errors, 'error')}, ${plural(report.warnings, 'warning')}, ${report.info} info in ${(report.elapsedMs / 1000).toFixed(1)} s` +
-    ` (public suffix list: ${report.publicSuffixList})${hidden.length > 0 ? `; ${hidden.join('; ')}` : ''}\n`
-  );
 }
 
 /**
@@ -480,11 +428,39 @@ export function parseMaxWarnings(value: string): number {
   return Number(value);
 }
 
-/** True (and says so on stderr) when the warnings left exceed `--max-warnings`. */
+/** More warnings are left than `--max-warnings` allows (-1: no limit). */
 export function tooManyWarnings(warnings: number, max: number): boolean {
-  if (max < 0 || warnings <= max) return false;
-  process.stderr.write(
-    `httpsify: ${plural(warnings, 'warning')}, more than --max-warnings ${max} allows\n`,
-  );
-  return true;
+  return max >= 0 && warnings > max;
 }
+
+/**
+ * The exit status of check and test, after the report: 1 when an error is left, or more warnings
+ * than `--max-warnings` allows (then said on stderr); else 0.
+ */
+export function findingsExitCode(
+  report: { errors: number; warnings: number },
+  maxWarnings: number,
+): 0 | 1 {
+  const tooMany = tooManyWarnings(report.warnings, maxWarnings);
+  if (tooMany) process.stderr.write(tooManyWarningsLine(report.warnings, maxWarnings));
+  return report.errors > 0 || tooMany ? 1 : 0;
+}
+
+/** A check run as its reports see it. */
+interface CheckOutput {
+  report: CheckReport;
+  /** What --fix wrote before the checks ran, or null. */
+  fixed: FixReport | null;
+  shown: FindingsShown & { counts?: boolean };
+  cwd: string;
+}
+
+/** Text and SARIF show what a person should see (--quiet, --info); JSON holds everything. */
+const CHECK_FORMATS: Formatters<CheckOutput, ReportFormat> = {
+  text: (o) => checkText(o.report, o.shown),
+  json: (o) => checkJson(o.report, o.fixed),
+  sarif: (o) => findingsSarif(shownFindings(o.report.diagnostics, o.shown), o.cwd, cliVersion()),
+};
+
+/** `--fix-dry-run`: the diff, or the fixes as JSON. */
+const FIX_FORMATS: Formatters<FixReport, 'text' | 'json'> = { text: fixesDiff, json: fixesJson };

@@ -3,16 +3,12 @@ import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import { Option, type Command } from '../shared/commander.js';
 import { type Engine, type Ruleset } from '@httpsify/engine';
-import {
-  compileDnr,
-  measureDnrCoverage,
-  measureTrailingDotCoverage,
-  type DnrCompileResult,
-  type DnrCoverage,
-  type TrailingDotCoverage,
-} from '@httpsify/engine/dnr';
+import { compileDnr, measureDnrCoverage, measureTrailingDotCoverage } from '@httpsify/engine/dnr';
 import { collect, loadRequiredRules } from '../shared/rules-option.js';
 import { checkOutputPath, writeOutputFile } from '../shared/output-file.js';
+import { dnrReportJson, dnrRulesJson, type DnrOutput } from '../formats/json/dnr.js';
+import { dnrText } from '../formats/text/dnr.js';
+import { emitReport, raiseExitCode, type Formatters } from '../shared/emit-report.js';
 
 interface DnrOptions {
   rules?: string[];
@@ -64,8 +60,8 @@ export function registerDnr(program: Command): void {
       if (!Number.isInteger(regexLimit) || regexLimit < 0)
         throw new Error(`--regex-limit ${options.regexLimit}: not a count`);
       const compiled = compileDnr(rulesets, { regexLimit, trailingDots: options.trailingDots });
-      const rulesJson = JSON.stringify(compiled.rules);
-      if (options.output !== undefined) await writeOutputFile(options.output, `${rulesJson}\n`);
+      if (options.output !== undefined)
+        await writeOutputFile(options.output, dnrRulesJson(compiled.rules));
       const oracle = options.oracle !== undefined ? await readOracle(options.oracle) : undefined;
       const coverage =
         oracle !== undefined ? measureDnrCoverage(compiled.rules, oracle) : undefined;
@@ -76,24 +72,25 @@ export function registerDnr(program: Command): void {
           : undefined;
       const trailingDotCoverage =
         oracle !== undefined ? measureTrailingDotCoverage(compiled.rules, oracle) : undefined;
-      if (options.report === true || coverage !== undefined) {
-        process.stdout.write(
-          options.format === 'json'
-            ? `${JSON.stringify({ ...compiled.report, coverage, browserCoverage, trailingDotCoverage })}\n`
-            : formatReport(
-                compiled,
-                coverage,
-                options.report === true,
-                browserCoverage,
-                trailingDotCoverage,
-              ),
-        );
-      } else if (options.output === undefined) {
-        process.stdout.write(`${rulesJson}\n`);
-      }
-      if (compiled.report.overLimits.length > 0) process.exitCode = 1;
+      const output: DnrOutput = {
+        compiled,
+        coverage,
+        browserCoverage,
+        trailingDotCoverage,
+        details: options.report === true,
+      };
+      if (options.report === true || coverage !== undefined)
+        await emitReport(DNR_FORMATS, options.format, output);
+      // No report and no file: the rules themselves are the output.
+      else if (options.output === undefined) process.stdout.write(dnrRulesJson(compiled.rules));
+      raiseExitCode(compiled.report.overLimits.length > 0 ? 1 : 0);
     });
 }
+
+const DNR_FORMATS: Formatters<DnrOutput, 'text' | 'json'> = {
+  text: (o) => dnrText(o.compiled, o.coverage, o.details, o.browserCoverage, o.trailingDotCoverage),
+  json: dnrReportJson,
+};
 
 /** The parsed rulesets (with file positions for the report), or decoded from a bundle. */
 function rulesetsOf(engine: Engine, parsed: Ruleset[]): Ruleset[] {
@@ -110,57 +107,4 @@ async function readOracle(path: string): Promise<{ url: string; expected: string
     if (line.trim() !== '') out.push(JSON.parse(line) as { url: string; expected: string | null });
   }
   return out;
-}
-
-function percent(n: number, d: number): string {
-  return d === 0 ? 'n/a' : `${((100 * n) / d).toFixed(2)}%`;
-}
-
-function formatReport(
-  { report }: DnrCompileResult,
-  coverage: DnrCoverage | undefined,
-  details: boolean,
-  browserCoverage?: DnrCoverage,
-  dotted?: TrailingDotCoverage,
-): string {
-  const lines: string[] = [];
-  const actions = Object.entries(report.byAction)
-    .map(([a, n]) => `${n} ${a}`)
-    .join(', ');
-  lines.push(`rules: ${report.ruleCount} (${actions})`);
-  lines.push(`regex rules: ${report.regexRuleCount} of ${report.regexLimit}`);
-  lines.push(
-    `rulesets: ${report.rulesetsConsidered} active; ${report.rulesetsComplete} complete, ${report.rulesetsPartial} partial, ${report.rulesetsSkipped} left out`,
-  );
-  for (const over of report.overLimits) lines.push(`OVER LIMIT: ${over}`);
-  if (coverage) {
-    lines.push(
-      `oracle: ${coverage.reproduced} of ${coverage.rewrites} rewrites reproduced (${percent(coverage.reproduced, coverage.rewrites)}); ` +
-        `${coverage.missed} missed, ${coverage.wrong} different, ${coverage.spurious} rewritten where the reference does not (${coverage.cases} URLs)`,
-    );
-  }
-  if (browserCoverage) {
-    const b = browserCoverage;
-    lines.push(
-      `oracle as the browser sends it (canonical, no fragment): ${b.reproduced} of ${b.rewrites} rewrites reproduced (${percent(b.reproduced, b.rewrites)}); ` +
-        `${b.missed} missed, ${b.wrong} different, ${b.spurious} rewritten where the reference does not`,
-    );
-  }
-  if (dotted) {
-    lines.push(
-      `oracle with a trailing dot on the host, as subresources: ${dotted.reproduced} of ${dotted.rewrites} rewrites reproduced (${percent(dotted.reproduced, dotted.rewrites)}); ` +
-        `${dotted.missed} missed, ${dotted.wrong} different, ${dotted.spurious} rewritten where the reference does not; ` +
-        `${dotted.dotOnly} of ${dotted.cases} only lost the dot`,
-    );
-  }
-  if (details) {
-    if (report.omissions.length > 0) lines.push('', 'not compiled:');
-    for (const o of report.omissions) {
-      const where = o.file !== undefined ? `${o.file}:${o.line ?? 0}: ` : '';
-      lines.push(
-        `${where}${o.ruleset}: ${o.what}${o.what === 'ruleset' ? '' : ` #${o.index + 1}`} ${JSON.stringify(o.source)}: ${o.reason}`,
-      );
-    }
-  }
-  return `${lines.join('\n')}\n`;
 }

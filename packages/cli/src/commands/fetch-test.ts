@@ -5,7 +5,9 @@ import { defaultRulesetsDir } from '@httpsify/engine/node';
 import { collect } from '../shared/rules-option.js';
 import { disableRulesetFile } from '../fetch-test/disable-ruleset.js';
 import { ProgressBar } from '../fetch-test/progress-bar.js';
-import { formatSummary, formatUrlResult } from '../fetch-test/report-text.js';
+import { fetchTestJson } from '../formats/json/fetch-test.js';
+import { fetchTestSummary, fetchTestUrlLine } from '../formats/text/fetch-test.js';
+import { raiseExitCode } from '../shared/emit-report.js';
 import {
   DEFAULT_CONCURRENCY,
   DEFAULT_TIMEOUT_MS,
@@ -95,19 +97,25 @@ export function registerFetchTest(program: Command): void {
         onProgress: () => progress.bar?.tick(),
         onResult: (result) => {
           progress.bar?.clear();
-          process.stdout.write(`${formatUrlResult(result)}\n`);
+          process.stdout.write(`${fetchTestUrlLine(result)}\n`);
           progress.bar?.render();
         },
       });
       progress.bar?.clear();
       for (const d of report.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
       const disabled = opts.disableFailing === true ? await disableFailing(report) : [];
-      process.stdout.write(`${formatSummary(report, disabled)}\n`);
-      if (opts.json !== undefined)
-        writeFileSync(opts.json, `${JSON.stringify({ ...report, disabled }, null, 2)}\n`);
-      if (report.failedRulesets > 0 || report.diagnostics.some((d) => d.severity === 'error'))
-        process.exitCode = 1;
+      // The URLs' lines went out as each was fetched (above); the summary follows them.
+      process.stdout.write(`${fetchTestSummary(report, disabled)}\n`);
+      if (opts.json !== undefined) writeFileSync(opts.json, fetchTestJson(report, disabled));
+      raiseExitCode(fetchTestExitCode(report));
     });
+}
+
+/** 1 when a ruleset failed or a ruleset file has errors; else 0. */
+function fetchTestExitCode(report: FetchTestReport): 0 | 1 {
+  return report.failedRulesets > 0 || report.diagnostics.some((d) => d.severity === 'error')
+    ? 1
+    : 0;
 }
 
 /** Disables every failing ruleset file; a file that cannot be edited is reported and left alone. */

@@ -11,14 +11,20 @@ import { requestSettings } from '../fetch-test/request-settings.js';
 import { ProgressBar } from '../fetch-test/progress-bar.js';
 import { DEFAULT_MAX_BYTES } from '../links/document.js';
 import { DEFAULT_PARSE_TIMEOUT_MS } from '../links/markdown-parser.js';
-import { formatJson, formatMarkdown, formatSarif, formatText } from '../links/report-formats.js';
+import { linksJson } from '../formats/json/links.js';
+import { linksMarkdown } from '../formats/markdown.js';
+import { linksSarif } from '../formats/sarif/links.js';
+import { linksText } from '../formats/text/links.js';
+import { emitReport, raiseExitCode, type Formatters, type Outcome } from '../shared/emit-report.js';
 import { DEFAULT_IGNORE_FILE } from '../links/exclude-patterns.js';
 import { applicable, runLinks, UsageError, type LinksReport } from '../links/run-links.js';
 
 export { runLinks, type LinksOptions, type LinksReport } from '../links/run-links.js';
 
+type LinksFormat = 'text' | 'json' | 'sarif' | 'markdown';
+
 interface LinksCliOptions extends RewriteEngineOptions {
-  format: 'text' | 'json' | 'sarif' | 'markdown';
+  format: LinksFormat;
   diff?: boolean;
   verify?: boolean;
   upgradeAll?: boolean;
@@ -181,13 +187,15 @@ async function runCommand(
     progress.bar?.clear();
     // After the progress bar: a refused pattern's ruleset rewrote nothing; say so once.
     reportRegexRefusals(engine);
-    printReport(mode, report, options);
-    const errors = report.problems.some((p) => p.severity === 'error');
-    if (errors) process.exitCode = 2;
-    else if (mode === 'check' && applicable(report).length > 0) process.exitCode = 1;
-    // As `git diff --exit-code`: 1 while changes are pending, the same as check.
-    else if (mode === 'fix' && options.diff === true && report.changedFiles.length > 0)
-      process.exitCode = 1;
+    const outcome = linksOutcome(mode, report, options.diff === true);
+    for (const p of report.problems) process.stderr.write(`httpsify: ${p.path}: ${p.message}\n`);
+    for (const n of report.notes) process.stderr.write(`httpsify: ${n}\n`);
+    // With --diff, the diff alone goes to stdout (for `patch` or `git apply`); the report to stderr.
+    if (outcome.report.diffOnly) {
+      process.stdout.write(report.diff);
+      await emitReport(LINKS_FORMATS, options.format, outcome.report, { stream: process.stderr });
+    } else await emitReport(LINKS_FORMATS, options.format, outcome.report);
+    raiseExitCode(outcome.exitCode);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     process.stderr.write(`httpsify links: ${err.message}\n`);
@@ -195,20 +203,34 @@ async function runCommand(
   }
 }
 
-function printReport(mode: 'check' | 'fix', report: LinksReport, options: LinksCliOptions): void {
-  for (const p of report.problems) process.stderr.write(`httpsify: ${p.path}: ${p.message}\n`);
-  for (const n of report.notes) process.stderr.write(`httpsify: ${n}\n`);
-  const formatted =
-    options.format === 'json'
-      ? formatJson(report, mode)
-      : options.format === 'sarif'
-        ? formatSarif(report, process.cwd(), VERSION)
-        : options.format === 'markdown'
-          ? formatMarkdown(report, options.diff === true ? 'check' : mode)
-          : formatText(report, options.diff === true ? 'check' : mode);
-  // With --diff, the diff alone goes to stdout (for `patch` or `git apply`); the report to stderr.
-  if (mode === 'fix' && options.diff === true) {
-    process.stdout.write(report.diff);
-    process.stderr.write(formatted);
-  } else process.stdout.write(formatted);
+/** A links run as its reports see it. */
+interface LinksOutput {
+  report: LinksReport;
+  mode: 'check' | 'fix';
+  /** `fix --diff`: nothing was written, so text and Markdown speak as check does. */
+  diffOnly: boolean;
+  cwd: string;
+}
+
+const LINKS_FORMATS: Formatters<LinksOutput, LinksFormat> = {
+  text: (o) => linksText(o.report, o.diffOnly ? 'check' : o.mode),
+  json: (o) => linksJson(o.report, o.mode),
+  sarif: (o) => linksSarif(o.report, o.cwd, VERSION),
+  markdown: (o) => linksMarkdown(o.report, o.diffOnly ? 'check' : o.mode),
+};
+
+/**
+ * The exit status: 2 when a file could not be checked; else 1 while links are left to upgrade
+ * (check) or changes are pending (`fix --diff`, as `git diff --exit-code`).
+ */
+function linksOutcome(
+  mode: 'check' | 'fix',
+  report: LinksReport,
+  diff: boolean,
+): Outcome<LinksOutput> {
+  const output = { report, mode, diffOnly: mode === 'fix' && diff, cwd: process.cwd() };
+  if (report.problems.some((p) => p.severity === 'error')) return { report: output, exitCode: 2 };
+  if (mode === 'check' && applicable(report).length > 0) return { report: output, exitCode: 1 };
+  if (output.diffOnly && report.changedFiles.length > 0) return { report: output, exitCode: 1 };
+  return { report: output, exitCode: 0 };
 }

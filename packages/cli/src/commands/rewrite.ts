@@ -1,7 +1,7 @@
 import { fstatSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { Option, type Command } from '../shared/commander.js';
-import { formatExplanation, type Engine } from '@httpsify/engine';
+import type { Engine } from '@httpsify/engine';
 import {
   addRewriteEngineOptions,
   loadRewriteEngine,
@@ -9,6 +9,8 @@ import {
   type RewriteEngineOptions,
 } from '../shared/rewrite-engine.js';
 import { BufferedOutput } from '../shared/output.js';
+import { explanationRecord, rewriteRecord } from '../formats/jsonl.js';
+import { explanationText, rewriteLine } from '../formats/text/rewrite.js';
 
 interface RewriteOptions extends RewriteEngineOptions {
   format: 'text' | 'jsonl';
@@ -58,18 +60,15 @@ export function registerRewrite(program: Command): void {
           inScope.find((l) => l.engine.rewrite(url) !== null) ?? inScope[inScope.length - 1];
         const explanation = (layer?.engine ?? engine).explain(url);
         await out.line(
-          options.format === 'jsonl' ? JSON.stringify(explanation) : formatExplanation(explanation),
+          options.format === 'jsonl'
+            ? explanationRecord(explanation)
+            : explanationText(explanation),
         );
         return;
       }
       const r = layered.rewriteWithRuleset(url);
       if (options.format === 'jsonl') {
-        const record: Record<string, unknown> = { url, rewritten: r.rewritten, ruleset: r.ruleset };
-        if (r.channel !== null) record['channel'] = r.channel;
-        if (r.error !== undefined) record['error'] = r.error;
-        // A channel rule that would have sent the URL outside its channel's scope and destinations.
-        if (r.refused !== undefined) record['refused'] = r.refused;
-        await out.line(JSON.stringify(record));
+        await out.line(rewriteRecord(url, r));
         return;
       }
       // Text keeps one output line per input line; unparseable input passes through unchanged,
@@ -82,7 +81,7 @@ export function registerRewrite(program: Command): void {
             `httpsify: ${where}: ${r.error.length > 240 ? `${r.error.slice(0, 240)}…` : r.error}\n`,
           );
       }
-      await out.line(r.rewritten ?? url);
+      await out.line(rewriteLine(url, r));
     };
     if (urls.length > 0) {
       for (const url of urls) await handle(url);

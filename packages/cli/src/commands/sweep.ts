@@ -2,8 +2,14 @@ import type { Command } from '../shared/commander.js';
 import { defaultRulesetsDir } from '@httpsify/engine/node';
 import { collect } from '../shared/rules-option.js';
 import { parseConnectTo, type SweepRequestOptions } from '../sweep/polite-settings.js';
-import { formatSweepSummary } from '../sweep/report-text.js';
-import { prepareSweep, runSweep, type SweepOptions } from '../sweep/run-sweep.js';
+import { sweepText, sweepWorkersLine } from '../formats/text/sweep.js';
+import { raiseExitCode } from '../shared/emit-report.js';
+import {
+  prepareSweep,
+  runSweep,
+  type SweepOptions,
+  type SweepOutcome,
+} from '../sweep/run-sweep.js';
 
 export { runSweep } from '../sweep/run-sweep.js';
 
@@ -195,23 +201,31 @@ export function registerSweep(program: Command): void {
           queueName,
           log: onBad,
         });
-        process.stdout.write(`${formatSweepSummary(outcome)}\n`);
-        process.stdout.write(
-          `per worker: ${Object.entries(outcome.perWorker)
-            .map(([w, n]) => `${w} ${n}`)
-            .join(', ')}\n`,
+        process.stdout.write(`${sweepText(outcome)}\n${sweepWorkersLine(outcome.perWorker)}\n`);
+        raiseExitCode(
+          sweepExitCode(outcome, { discover: opts.discover !== undefined, queue: true }),
         );
-        if (outcome.summary.byHealth.failing > 0 && opts.discover === undefined)
-          process.exitCode = 1;
         return;
       }
       const outcome = await runSweep(options);
-      process.stdout.write(`${formatSweepSummary(outcome)}\n`);
-      if (outcome.summary.byHealth.failing > 0 && opts.discover === undefined) process.exitCode = 1;
-      // Nothing could be swept (no ruleset loaded, errors above): could not run, as the README says.
-      if (outcome.summary.rulesets.length === 0 && opts.discover === undefined)
-        process.exitCode = 2;
+      process.stdout.write(`${sweepText(outcome)}\n`);
+      raiseExitCode(
+        sweepExitCode(outcome, { discover: opts.discover !== undefined, queue: false }),
+      );
     });
+}
+
+/**
+ * A health sweep exits 1 when a ruleset fails; the embedded one exits 2 when nothing could be
+ * swept (no ruleset loaded: could not run, as the README says). Discovery has no failures.
+ */
+function sweepExitCode(
+  outcome: SweepOutcome,
+  how: { discover: boolean; queue: boolean },
+): 0 | 1 | 2 {
+  if (how.discover) return 0;
+  if (outcome.summary.rulesets.length === 0 && !how.queue) return 2;
+  return outcome.summary.byHealth.failing > 0 ? 1 : 0;
 }
 
 /** The packages `sweep --queue` needs, as the CLI's optional peer dependencies pin them. */

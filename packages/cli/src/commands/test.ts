@@ -1,12 +1,10 @@
 import type { Command } from '../shared/commander.js';
-import { createEngine, formatDiagnostic, type Diagnostic, type Ruleset } from '@httpsify/engine';
+import { createEngine, type Diagnostic, type Ruleset } from '@httpsify/engine';
 import { checkRulesetRegexes, parseRulesetXml } from '@httpsify/engine/parse';
 import { applySuppressions, rulesetCoverage, suppressionsOf } from '@httpsify/engine/authoring';
 import {
-  baselineWrittenLine,
   DEFAULT_BASELINE,
   filterByBaseline,
-  hiddenFindingsText,
   readBaseline,
   writeBaseline,
 } from '../authoring/baseline.js';
@@ -15,22 +13,23 @@ import { readRulesetSource } from '../authoring/ruleset-files.js';
 import {
   applyRuleSettings,
   DEFAULT_CONFIG,
-  ignoredFilesText,
   loadCheckConfig,
   selectRulesetFiles,
   type CheckConfig,
 } from '../authoring/check-config.js';
 import {
   checkOutputOption,
+  findingsExitCode,
   parseMaxWarnings,
   parseReportFormat,
   resolveChangedOptions,
-  tooManyWarnings,
   type ReportFormat,
 } from './check.js';
-import { writeReport } from '../shared/output-file.js';
-import { formatFindingsSarif } from '../formats/findings.js';
-import { count } from '../shared/plural.js';
+import { testJson } from '../formats/json/findings.js';
+import { findingsSarif } from '../formats/sarif/findings.js';
+import { baselineWrittenLine, testText } from '../formats/text/findings.js';
+import { emitReport, raiseExitCode, type Formatters } from '../shared/emit-report.js';
+import { cliVersion } from '../shared/version.js';
 
 export interface TestSummary {
   file: string;
@@ -146,29 +145,12 @@ export function runTest(paths: readonly string[], options: TestOptions = {}): Te
   };
 }
 
-/** What test prints on stdout: text (findings, a line per ruleset, totals, counts), JSON, SARIF. */
-function formatTestReport(report: TestReport, format: ReportFormat): string {
-  if (format === 'json') {
-    const { unfiltered: _u, hashes: _h, ...shown } = report;
-    return `${JSON.stringify(shown, null, 2)}\n`;
-  }
-  if (format === 'sarif') return formatFindingsSarif(report.diagnostics, process.cwd());
-  const lines = report.diagnostics.map((d) => formatDiagnostic(d));
-  for (const s of report.rulesets)
-    lines.push(
-      `${s.problems === 0 ? 'ok  ' : 'FAIL'} ${s.name} (${s.file}): ${count(s.tests, 'test')}, ${count(s.problems, 'problem')}`,
-    );
-  const failed = report.rulesets.filter((s) => s.problems > 0).length;
-  const tests = report.rulesets.reduce((n, s) => n + s.tests, 0);
-  const hidden = [...hiddenFindingsText(report), ...ignoredFilesText(report)];
-  lines.push(
-    `${count(report.rulesets.length, 'ruleset')}, ${count(tests, 'test')}: ${report.rulesets.length - failed} ok, ${failed} with problems` +
-      `${report.skippedDefaultOff > 0 ? ` (${report.skippedDefaultOff} off by default skipped)` : ''}${hidden.length > 0 ? `; ${hidden.join('; ')}` : ''}`,
-  );
-  for (const [code, n] of Object.entries(report.counts).sort())
-    lines.push(`${String(n).padStart(7)} ${code}`);
-  return lines.map((l) => `${l}\n`).join('');
-}
+/** What test prints: text (findings, a line per ruleset, totals, counts), JSON, SARIF. */
+const TEST_FORMATS: Formatters<TestReport, ReportFormat> = {
+  text: testText,
+  json: testJson,
+  sarif: (report) => findingsSarif(report.diagnostics, process.cwd(), cliVersion()),
+};
 
 export function registerTest(program: Command): void {
   program
@@ -262,9 +244,8 @@ export function registerTest(program: Command): void {
           process.stderr.write(baselineWrittenLine(path, 'test', written, scope.paths));
           return;
         }
-        await writeReport(formatTestReport(report, format), opts.outputFile);
-        if (report.errors > 0) process.exitCode = 1;
-        if (tooManyWarnings(report.warnings, maxWarnings)) process.exitCode = 1;
+        await emitReport(TEST_FORMATS, format, report, { outputFile: opts.outputFile });
+        raiseExitCode(findingsExitCode(report, maxWarnings));
       },
     );
 }

@@ -2,10 +2,8 @@ import { Option, type Command } from '../shared/commander.js';
 import {
   type ChannelCheckReport,
   type ChannelDefinition,
-  channelFreshness,
   checkChannel,
   fetchBytesWith,
-  installedProblem,
 } from '@httpsify/engine/channels';
 import {
   defaultRulesetsTimestamp,
@@ -16,7 +14,13 @@ import {
   removeChannelState,
   withStateLock,
 } from '@httpsify/engine/node';
-import { formatCheckReport, formatRecord } from '../channels/report.js';
+import { channelChecksJson, channelStatusJson } from '../formats/json/channels.js';
+import {
+  channelCheckLine,
+  channelStatusText,
+  type ChannelStatus,
+} from '../formats/text/channels.js';
+import { emitReport, type Formatters } from '../shared/emit-report.js';
 import { readChannelFile } from '../channels/signing-key.js';
 import { policyFetch } from '../net/policy-fetch.js';
 import { collect } from '../shared/rules-option.js';
@@ -118,46 +122,23 @@ async function runChecks(
       defaultsTimestamp: defaultRulesetsTimestamp(),
     });
     reports.push(report);
-    if (format === 'text') process.stdout.write(`${formatCheckReport(report)}\n`);
+    // Text tells each channel's outcome as it comes; JSON is one document at the end.
+    if (format === 'text') process.stdout.write(`${channelCheckLine(report)}\n`);
   }
-  if (format === 'json') process.stdout.write(`${JSON.stringify(reports, null, 2)}\n`);
+  if (format === 'json') process.stdout.write(channelChecksJson(reports));
   if (reports.some((r) => r.result === 'failed')) process.exitCode = 1;
 }
 
 async function printStatus(stateDir: string, format: 'text' | 'json'): Promise<void> {
   const { records, problems } = await readChannelRecords(stateDir);
-  const now = Math.floor(Date.now() / 1000);
-  if (format === 'json') {
-    const summary = records.map((record) => {
-      const { channel, installed, lastCheck, lastSuccessAt } = record;
-      const freshness = channelFreshness(channel, record, now);
-      return {
-        channel: {
-          ...channel,
-          rootKey: { kty: channel.rootKey.kty, n: channel.rootKey.n, e: channel.rootKey.e },
-        },
-        installed: installed && {
-          timestamp: installed.timestamp,
-          rulesetCount: installed.rulesetCount,
-          installedAt: installed.installedAt,
-          keyVersion: installed.keyVersion,
-        },
-        /** Why the installed bundle does not apply (revoked key, other definition), or null. */
-        notApplied: installedProblem(channel, record),
-        stale: freshness.stale,
-        ageSeconds: freshness.ageSeconds,
-        signingKeyVersion: record.signingKey?.version ?? null,
-        lastCheck,
-        lastSuccessAt,
-      };
-    });
-    process.stdout.write(`${JSON.stringify({ stateDir, channels: summary, problems }, null, 2)}\n`);
-  } else {
-    if (records.length === 0 && problems.length === 0)
-      process.stdout.write(`no channels installed in ${stateDir}\n`);
-    for (const record of records) process.stdout.write(`${formatRecord(record, now).join('\n')}\n`);
-  }
+  const status: ChannelStatus = { stateDir, records, problems, now: Math.floor(Date.now() / 1000) };
+  await emitReport(STATUS_FORMATS, format, status);
   for (const problem of problems) process.stderr.write(`httpsify: ${problem}\n`);
   if (problems.length > 0 || records.some((r) => r.lastCheck?.result === 'failed'))
     process.exitCode = 1;
 }
+
+const STATUS_FORMATS: Formatters<ChannelStatus, 'text' | 'json'> = {
+  text: channelStatusText,
+  json: channelStatusJson,
+};

@@ -82,10 +82,14 @@ export function checkReportPath(path: string, given: string): void {
     throw new Error(`${given}: ${dir} is not a directory`);
 }
 
-/** A report to stdout, or to `outputFile` (its directories created) when one is given. */
-export async function writeReport(text: string, outputFile: string | undefined): Promise<void> {
+/** A report to `stream` (stdout), or to `outputFile` (its directories created) when one is given. */
+export async function writeReport(
+  text: string,
+  outputFile: string | undefined,
+  stream: NodeJS.WritableStream = process.stdout,
+): Promise<void> {
   if (outputFile === undefined) {
-    process.stdout.write(text);
+    stream.write(text);
     return;
   }
   try {

@@ -9,6 +9,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { sweepResultLine } from '../formats/jsonl.js';
 import type { SweepResult } from './verdicts.js';
 
 /**
@@ -37,7 +38,7 @@ export class Journal {
   /** Records a result unless its key is already there; returns whether it was written. */
   append(result: SweepResult): boolean {
     if (this.done.has(result.key)) return false;
-    writeSync(this.fd, `${JSON.stringify(result)}\n`);
+    writeSync(this.fd, `${sweepResultLine(result)}\n`);
     this.done.add(result.key);
     return true;
   }

@@ -4,7 +4,8 @@ import { createEngine, type Engine, type Ruleset } from '@httpsify/engine';
 import { isBundle, isRulesetDirectory, loadRulesets } from '@httpsify/engine/node';
 import { checkJob } from './check-job.js';
 import { discoveryJobs, writeDiscoveredRulesets, type DiscoveryCounts } from './discovery.js';
-import { htmlReport } from './html-report.js';
+import { sweepHtml } from '../formats/html.js';
+import { sweepSummaryJson } from '../formats/json/sweep.js';
 import { libraryRulesets, readRulesetsFile, rulesetJobs } from './job-source.js';
 import { Journal } from './journal.js';
 import { sweepClient, type SweepRequestOptions } from './polite-settings.js';
@@ -127,10 +128,10 @@ export async function finishSweep(
   const summary = await summarize(resultsPath);
   const summaryPath = join(options.outDir, 'summary.json');
   const reportPath = join(options.outDir, 'report.html');
-  writeFileSync(summaryPath, `${JSON.stringify(summary)}\n`);
+  writeFileSync(summaryPath, sweepSummaryJson(summary));
   writeFileSync(
     reportPath,
-    htmlReport(
+    sweepHtml(
       summary,
       previous,
       options.discover !== undefined

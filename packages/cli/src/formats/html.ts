@@ -1,5 +1,5 @@
-import { diffSummaries, type SweepSummary } from './summary.js';
-import { severityOf, URL_VERDICTS, VERDICT_WORDS, type Severity } from './verdicts.js';
+import { diffSummaries, type SweepSummary } from '../sweep/summary.js';
+import { severityOf, URL_VERDICTS, VERDICT_WORDS, type Severity } from '../sweep/verdicts.js';
 
 const esc = (s: string): string =>
   s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -41,7 +41,7 @@ function verdictChart(summary: SweepSummary): string {
 }
 
 /** The one-file report a maintainer reads at a glance. */
-export function htmlReport(
+export function sweepHtml(
   summary: SweepSummary,
   previous: SweepSummary | null,
   title = 'httpsify sweep',

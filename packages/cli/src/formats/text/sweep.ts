@@ -1,9 +1,9 @@
-import { count } from '../shared/plural.js';
-import type { SweepOutcome } from './run-sweep.js';
-import { URL_VERDICTS, VERDICT_WORDS } from './verdicts.js';
+import { count } from '../../shared/plural.js';
+import type { SweepOutcome } from '../../sweep/run-sweep.js';
+import { URL_VERDICTS, VERDICT_WORDS } from '../../sweep/verdicts.js';
 
 /** The terminal summary: counts, the worst rulesets, where the files are. */
-export function formatSweepSummary(outcome: SweepOutcome): string {
+export function sweepText(outcome: SweepOutcome): string {
   const s = outcome.summary;
   const unit = s.kind === 'discover' ? 'host' : 'ruleset';
   const lines = [
@@ -43,4 +43,11 @@ export function formatSweepSummary(outcome: SweepOutcome): string {
     `summary: ${outcome.summaryPath}`,
   );
   return lines.join('\n');
+}
+
+/** `sweep --queue`: how many results each worker stored. */
+export function sweepWorkersLine(perWorker: Readonly<Record<string, number>>): string {
+  return `per worker: ${Object.entries(perWorker)
+    .map(([w, n]) => `${w} ${n}`)
+    .join(', ')}`;
 }

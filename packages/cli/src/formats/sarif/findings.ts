@@ -5,8 +5,7 @@ import {
   sarifLevel,
   type SarifResult,
   type SarifRule,
-} from './sarif.js';
-import { cliVersion } from '../shared/version.js';
+} from './log.js';
 
 /** Where each code is explained: the list of findings in the ruleset authors' guide. */
 const HELP_URI =
@@ -17,7 +16,11 @@ const HELP_URI =
  * code), one result per finding at its file:line:column, the level from its severity (after the
  * config file's settings). A finding has a start and no end: the codes point at an element.
  */
-export function formatFindingsSarif(diagnostics: readonly Diagnostic[], cwd: string): string {
+export function findingsSarif(
+  diagnostics: readonly Diagnostic[],
+  cwd: string,
+  version: string,
+): string {
   const codes = [...new Set(diagnostics.map((d) => d.code))].sort();
   const rules: SarifRule[] = codes.map((id) => ({ id, helpUri: HELP_URI }));
   const results: SarifResult[] = diagnostics.map((d) => ({
@@ -33,5 +36,5 @@ export function formatFindingsSarif(diagnostics: readonly Diagnostic[], cwd: str
       },
     ],
   }));
-  return formatSarifLog({ cwd, version: cliVersion(), rules, results, executionSuccessful: true });
+  return formatSarifLog({ cwd, version, rules, results, executionSuccessful: true });
 }

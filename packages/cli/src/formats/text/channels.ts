@@ -5,12 +5,12 @@ import {
   formatTimestamp,
   installedProblem,
 } from '@httpsify/engine/channels';
-import { count } from '../shared/plural.js';
+import { count } from '../../shared/plural.js';
 
 const when = (ts: number): string => `${ts} (${formatTimestamp(ts)})`;
 
 /** One line per channel check, for people. */
-export function formatCheckReport(r: ChannelCheckReport): string {
+export function channelCheckLine(r: ChannelCheckReport): string {
   switch (r.result) {
     case 'updated':
       return `${r.channel}: updated to ${when(r.installedTimestamp as number)}, ${count(r.rulesetCount as number, 'ruleset')}${r.previousTimestamp !== undefined ? ` (was ${r.previousTimestamp})` : ''}${downloadNote(r)}`;
@@ -37,7 +37,7 @@ function downloadNote(r: ChannelCheckReport): string {
 }
 
 /** What `httpsify update --status` prints for one installed channel. */
-export function formatRecord(record: ChannelRecord, now: number): string[] {
+export function channelRecordLines(record: ChannelRecord, now: number): string[] {
   const { channel, installed, lastCheck } = record;
   const lines = [
     `${channel.name}  ${channel.urlPrefix}`,
@@ -65,4 +65,23 @@ export function formatRecord(record: ChannelRecord, now: number): string[] {
   if (record.lastSuccessAt !== undefined && lastCheck?.result === 'failed')
     lines.push(`  last successful check: ${formatTimestamp(record.lastSuccessAt)}`);
   return lines;
+}
+
+/** `update --status`: the installed channels, and the problems reading their state. */
+export interface ChannelStatus {
+  stateDir: string;
+  records: ChannelRecord[];
+  problems: string[];
+  /** Unix seconds: how old each channel's release is. */
+  now: number;
+}
+
+/** `update --status` for people: a block of lines per installed channel. */
+export function channelStatusText(status: ChannelStatus): string {
+  const { records, problems, stateDir, now } = status;
+  const out: string[] = [];
+  if (records.length === 0 && problems.length === 0)
+    out.push(`no channels installed in ${stateDir}\n`);
+  for (const record of records) out.push(`${channelRecordLines(record, now).join('\n')}\n`);
+  return out.join('');
 }

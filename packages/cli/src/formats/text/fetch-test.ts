@@ -1,7 +1,7 @@
-import type { ChainOutcome } from './follow-redirects.js';
-import type { FetchTestReport } from './run-fetch-test.js';
-import type { UrlResult } from './url-result.js';
-import { count } from '../shared/plural.js';
+import type { ChainOutcome } from '../../fetch-test/follow-redirects.js';
+import type { FetchTestReport } from '../../fetch-test/run-fetch-test.js';
+import type { UrlResult } from '../../fetch-test/url-result.js';
+import { count } from '../../shared/plural.js';
 
 function statusPart(chain: ChainOutcome | null): string {
   if (chain === null) return '-';
@@ -11,7 +11,7 @@ function statusPart(chain: ChainOutcome | null): string {
 }
 
 /** One report line per test URL, then one indented line per finding. */
-export function formatUrlResult(r: UrlResult): string {
+export function fetchTestUrlLine(r: UrlResult): string {
   const tag = r.verdict === 'ok' ? 'ok  ' : r.verdict === 'failed' ? 'FAIL' : 'skip';
   const where = r.line !== null ? `${r.file}:${r.line}:${r.column ?? 1}` : r.file;
   const arrow = r.rewritten !== null ? ` => ${r.rewritten}` : '';
@@ -24,7 +24,7 @@ export function formatUrlResult(r: UrlResult): string {
   return lines.join('\n');
 }
 
-export function formatSummary(report: FetchTestReport, disabled: readonly string[]): string {
+export function fetchTestSummary(report: FetchTestReport, disabled: readonly string[]): string {
   const verdicts = (v: UrlResult['verdict']): number =>
     report.urls.filter((u) => u.verdict === v).length;
   const lines: string[] = [];
