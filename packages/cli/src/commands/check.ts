@@ -35,6 +35,7 @@ import {
 import { createTwoFilesPatch } from 'diff';
 import { formatFindingsSarif } from '../formats/findings.js';
 import { checkReportPath, writeOutputFile, writeReport } from '../shared/output-file.js';
+import { addProgressOptions, ProgressBar } from '../shared/progress.js';
 
 export interface CheckOptions {
   /** Only these files get the per-file checks and findings; the rest only feed the checks across files. */
@@ -43,6 +44,8 @@ export interface CheckOptions {
   baseline?: string | null;
   /** httpsify.config.json: severities per code, and files left out. */
   config?: CheckConfig | null;
+  /** Drawn as files are checked; cleared before runCheck returns. */
+  progress?: ProgressBar;
 }
 import { count as plural } from '../shared/plural.js';
 
@@ -85,7 +88,9 @@ export function runCheck(paths: readonly string[], options: CheckOptions = {}): 
   const hashes = new Map<string, string>();
   let suppressed = 0;
   let checked = 0;
+  options.progress?.phase('files checked', files.length);
   for (const file of files) {
+    options.progress?.tick();
     const source = readRulesetSource(file);
     if (changed === null || changed.has(resolve(file))) {
       checked++;
@@ -105,6 +110,7 @@ export function runCheck(paths: readonly string[], options: CheckOptions = {}): 
         ruleset: { rules: [], exclusions: [], secureCookies: [], tests: [], ...facts },
       });
   }
+  options.progress?.clear();
   for (const d of applyRuleSettings(lintCollection(collection), config)) {
     if (changed !== null && !changed.has(resolve(d.file))) continue;
     const { kept } = applySuppressions([d], suppressions.get(d.file) ?? []);
@@ -249,11 +255,11 @@ interface CheckCliOptions {
   fixDryRun?: boolean;
   write?: boolean;
   maxWarnings: string;
+  progress?: boolean;
 }
 
 export function registerCheck(program: Command): void {
-  program
-    .command('check')
+  addProgressOptions(program.command('check'))
     .description(
       'validate and lint ruleset files: structure, targets, rules, exclusions, secure cookies, and checks across files',
     )
@@ -354,6 +360,7 @@ export function registerCheck(program: Command): void {
         changed: scope.changed,
         baseline: opts.writeBaseline === true ? null : baselinePath,
         config,
+        progress: new ProgressBar(process.stderr, 0, 'files', opts.progress),
       });
       if (opts.writeBaseline === true) {
         const path = baselinePath ?? DEFAULT_BASELINE;

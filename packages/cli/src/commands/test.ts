@@ -31,6 +31,7 @@ import {
 import { writeReport } from '../shared/output-file.js';
 import { formatFindingsSarif } from '../formats/findings.js';
 import { count } from '../shared/plural.js';
+import { addProgressOptions, ProgressBar } from '../shared/progress.js';
 
 export interface TestSummary {
   file: string;
@@ -68,6 +69,8 @@ export interface TestOptions {
   changed?: readonly string[];
   /** httpsify.config.json: severities per code, and files left out (not even as other rulesets). */
   config?: CheckConfig | null;
+  /** Drawn as files are read and rulesets tested; cleared before runTest returns. */
+  progress?: ProgressBar;
 }
 
 /** Offline coverage over the given files; other rulesets in the same run are checked against excluded URLs. */
@@ -79,7 +82,9 @@ export function runTest(paths: readonly string[], options: TestOptions = {}): Te
   const config = options.config ?? null;
   const { files, changed, ignored } = selectRulesetFiles(paths, options.changed, config);
   const inScope = (file: string): boolean => changed === null || changed.has(resolve(file));
+  options.progress?.phase('files read', files.length);
   for (const file of files) {
+    options.progress?.tick();
     const source = readRulesetSource(file);
     hashes.set(file, source.sha256);
     const parsed = parseRulesetXml(source.text, file);
@@ -96,7 +101,9 @@ export function runTest(paths: readonly string[], options: TestOptions = {}): Te
   };
   const tested: { ruleset: Ruleset; file: string; tests: number }[] = [];
   let skipped = 0;
+  options.progress?.phase('rulesets tested', rulesets.length);
   for (const ruleset of rulesets) {
+    options.progress?.tick();
     if (!inScope(ruleset.loc?.file ?? '')) continue;
     if (ruleset.defaultOff !== undefined && options.includeDefaultOff !== true) {
       skipped++;
@@ -108,6 +115,7 @@ export function runTest(paths: readonly string[], options: TestOptions = {}): Te
     found.push(...result.diagnostics, ...checkRulesetRegexes([ruleset]).diagnostics);
     tested.push({ ruleset, file: ruleset.loc?.file ?? '', tests: result.tests.length });
   }
+  options.progress?.clear();
   let suppressed = 0;
   const diagnostics: Diagnostic[] = [];
   for (const d of applyRuleSettings(found, config)) {
@@ -171,8 +179,7 @@ function formatTestReport(report: TestReport, format: ReportFormat): string {
 }
 
 export function registerTest(program: Command): void {
-  program
-    .command('test')
+  addProgressOptions(program.command('test'))
     .description(
       'offline test coverage of rulesets: every test owned by a rule or exclusion, enough tests per branch, no network',
     )
@@ -231,6 +238,7 @@ export function registerTest(program: Command): void {
           changed?: string[];
           changedSince?: string;
           maxWarnings: string;
+          progress?: boolean;
         },
       ) => {
         const format = parseReportFormat(opts.format);
@@ -249,6 +257,7 @@ export function registerTest(program: Command): void {
           baseline: opts.writeBaseline === true ? null : baselinePath,
           changed: scope.changed,
           config,
+          progress: new ProgressBar(process.stderr, 0, 'files', opts.progress),
         });
         if (opts.writeBaseline === true) {
           const path = baselinePath ?? DEFAULT_BASELINE;
