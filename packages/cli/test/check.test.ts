@@ -179,6 +179,37 @@ describe('httpsify check', () => {
       'httpsify-baseline.json: not a baseline file',
     );
   });
+  it('a baseline is found from a subfolder, and checking part of it calls nothing else stale', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'httpsify-baseline-up-'));
+    mkdirSync(join(dir, '.git'));
+    mkdirSync(join(dir, 'rules'));
+    writeFileSync(join(dir, 'rules', 'Bad.xml'), BAD);
+    writeFileSync(join(dir, 'rules', 'Worse.xml'), BAD.replace(/example/g, 'sample'));
+    run(['check', 'rules', '--write-baseline'], dir);
+    // Run from inside rules/: the repository's baseline is the one that applies.
+    const inside = run(['check', '.'], join(dir, 'rules'));
+    expect([inside.status, inside.stdout]).toEqual([0, '']);
+    expect(inside.stderr).toContain('the baseline hid 4 findings in 2 unchanged files');
+    // One file of two: the other's entry is not stale, it is only not part of this run.
+    const one = run(['check', join('rules', 'Bad.xml')], dir);
+    expect(one.status).toBe(0);
+    expect(one.stderr).not.toContain('stale');
+    expect(one.stderr).not.toContain('matches no file');
+    // Gone from the folder checked: that entry is stale.
+    writeFileSync(
+      join(dir, 'rules', 'Worse.xml'),
+      `<!-- edited -->\n${BAD.replace(/example/g, 'sample')}`,
+    );
+    expect(run(['check', 'rules'], dir).stderr).toContain(
+      '1 baseline entry matches no file any more',
+    );
+    // The search stops at the repository's root (.git): a baseline above it is not this one's.
+    const inner = join(dir, 'rules', 'nested');
+    mkdirSync(join(inner, '.git'), { recursive: true });
+    writeFileSync(join(inner, 'Bad.xml'), BAD);
+    expect(run(['check', '.'], inner).status).toBe(1);
+  });
+
   it('an httpsify-ignore comment with a reason hides its code in that file; without a reason it is an error', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-ignore-'));
     writeFileSync(

@@ -18,6 +18,7 @@ import {
   baselineWrittenLine,
   DEFAULT_BASELINE,
   filterByBaseline,
+  findBaseline,
   hiddenFindingsText,
   readBaseline,
   writeBaseline,
@@ -119,7 +120,10 @@ export function runCheck(paths: readonly string[], options: CheckOptions = {}): 
   }
   diagnostics.sort(compareDiagnostics);
   const baseline = options.baseline == null ? null : readBaseline(options.baseline);
-  const filtered = filterByBaseline(diagnostics, hashes, baseline, 'check');
+  const filtered = filterByBaseline(diagnostics, hashes, baseline, 'check', {
+    baseline: options.baseline ?? '',
+    scope: paths,
+  });
   const counts: Record<string, number> = {};
   for (const d of filtered.kept) counts[d.code] = (counts[d.code] ?? 0) + 1;
   const severity = (s: Diagnostic['severity']): number =>
@@ -355,7 +359,7 @@ export function registerCheck(program: Command): void {
         for (const c of fixed.changed) await writeOutputFile(c.file, c.fixed);
         process.stderr.write(fixSummaryLine(fixed, true));
       }
-      const baselinePath = opts.baseline === false ? null : opts.baseline;
+      const baselinePath = opts.baseline === false ? null : findBaseline(opts.baseline);
       const report = runCheck(scope.paths, {
         changed: scope.changed,
         baseline: opts.writeBaseline === true ? null : baselinePath,

@@ -6,6 +6,7 @@ import {
   baselineWrittenLine,
   DEFAULT_BASELINE,
   filterByBaseline,
+  findBaseline,
   hiddenFindingsText,
   readBaseline,
   writeBaseline,
@@ -125,7 +126,10 @@ export function runTest(paths: readonly string[], options: TestOptions = {}): Te
     else diagnostics.push(d);
   }
   const baseline = options.baseline == null ? null : readBaseline(options.baseline);
-  const filtered = filterByBaseline(diagnostics, hashes, baseline, 'test');
+  const filtered = filterByBaseline(diagnostics, hashes, baseline, 'test', {
+    baseline: options.baseline ?? '',
+    scope: paths,
+  });
   const problems = new Map<string, number>();
   for (const d of filtered.kept) problems.set(d.file, (problems.get(d.file) ?? 0) + 1);
   const summaries = tested.map(({ ruleset, file, tests }) => ({
@@ -251,7 +255,7 @@ export function registerTest(program: Command): void {
             '--write-baseline records every file: run it without --changed/--changed-since',
           );
         }
-        const baselinePath = opts.baseline === false ? null : opts.baseline;
+        const baselinePath = opts.baseline === false ? null : findBaseline(opts.baseline);
         const report = runTest(scope.paths, {
           includeDefaultOff: opts.includeDefaultOff === true,
           baseline: opts.writeBaseline === true ? null : baselinePath,
