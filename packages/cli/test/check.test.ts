@@ -285,6 +285,20 @@ describe('httpsify check', () => {
     expect(run(['check', dir, '--changed-since', '--evil']).stderr).toContain(
       'is not a git revision',
     );
+    const unknown = run(['check', dir, '--changed-since', 'no-such-branch']);
+    expect([unknown.status, unknown.stderr]).toEqual([
+      2,
+      `httpsify: --changed-since: no commit "no-such-branch" in the repository of ${dir}\n`,
+    ]);
+  });
+  it('--changed-since outside git says so, with what to use instead', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'httpsify-no-git-'));
+    writeFileSync(join(dir, 'Bad.xml'), BAD);
+    const out = run(['check', dir, '--changed-since', 'HEAD'], dir);
+    expect([out.status, out.stderr]).toEqual([
+      2,
+      `httpsify: --changed-since compares with git, and ${dir} is not in a git work tree: give the files with --changed instead\n`,
+    ]);
   });
   it('--fix-dry-run shows a diff, --fix applies it, and the results on the test URLs stay the same', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-fix-'));
