@@ -209,8 +209,12 @@ export function registerSweep(program: Command): void {
       process.stdout.write(`${formatSweepSummary(outcome)}\n`);
       if (outcome.summary.byHealth.failing > 0 && opts.discover === undefined) process.exitCode = 1;
       // Nothing could be swept (no ruleset loaded, errors above): could not run, as the README says.
-      if (outcome.summary.rulesets.length === 0 && opts.discover === undefined)
+      if (outcome.summary.rulesets.length === 0 && opts.discover === undefined) {
+        process.stderr.write(
+          `httpsify: no ruleset could be loaded from ${library.join(', ')}: nothing was swept\n`,
+        );
         process.exitCode = 2;
+      }
     });
 }
 

@@ -1,0 +1,29 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const bin = resolve(__dirname, '../dist/bin.js');
+
+describe('httpsify sweep with nothing to sweep', () => {
+  it('says no ruleset could be loaded and exits 2, for an empty or broken library', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'httpsify-sweep-nothing-'));
+    const library = join(dir, 'rules');
+    mkdirSync(library);
+    const empty = spawnSync('node', [bin, 'sweep', library, '--out', join(dir, 'a')], {
+      encoding: 'utf8',
+    });
+    expect(empty.status).toBe(2);
+    expect(empty.stderr).toContain(
+      `httpsify: no ruleset could be loaded from ${library}: nothing was swept\n`,
+    );
+    writeFileSync(join(library, 'Broken.xml'), '<ruleset');
+    const broken = spawnSync('node', [bin, 'sweep', library, '--out', join(dir, 'b')], {
+      encoding: 'utf8',
+    });
+    expect(broken.status).toBe(2);
+    expect(broken.stderr).toContain('Broken.xml:');
+    expect(broken.stderr).toContain('nothing was swept');
+  });
+});
