@@ -176,6 +176,37 @@ describe('httpsify check', () => {
       'httpsify-baseline.json: not a baseline file',
     );
   });
+  it('a baseline is found from a subfolder, and checking part of it calls nothing else stale', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'httpsify-baseline-up-'));
+    mkdirSync(join(dir, '.git'));
+    mkdirSync(join(dir, 'rules'));
+    writeFileSync(join(dir, 'rules', 'Bad.xml'), BAD);
+    writeFileSync(join(dir, 'rules', 'Worse.xml'), BAD.replace(/example/g, 'sample'));
+    runCliSync(['check', 'rules', '--write-baseline'], { cwd: dir });
+    // Run from inside rules/: the repository's baseline is the one that applies.
+    const inside = runCliSync(['check', '.'], { cwd: join(dir, 'rules') });
+    expect([inside.status, inside.stdout]).toEqual([0, '']);
+    expect(inside.stderr).toContain('the baseline hid 4 findings in 2 unchanged files');
+    // One file of two: the other's entry is not stale, it is only not part of this run.
+    const one = runCliSync(['check', join('rules', 'Bad.xml')], { cwd: dir });
+    expect(one.status).toBe(0);
+    expect(one.stderr).not.toContain('stale');
+    expect(one.stderr).not.toContain('matches no file');
+    // Gone from the folder checked: that entry is stale.
+    writeFileSync(
+      join(dir, 'rules', 'Worse.xml'),
+      `<!-- edited -->\n${BAD.replace(/example/g, 'sample')}`,
+    );
+    expect(runCliSync(['check', 'rules'], { cwd: dir }).stderr).toContain(
+      '1 baseline entry matches no file any more',
+    );
+    // The search stops at the repository's root (.git): a baseline above it is not this one's.
+    const inner = join(dir, 'rules', 'nested');
+    mkdirSync(join(inner, '.git'), { recursive: true });
+    writeFileSync(join(inner, 'Bad.xml'), BAD);
+    expect(runCliSync(['check', '.'], { cwd: inner }).status).toBe(1);
+  });
+
   it('an httpsify-ignore comment with a reason hides its code in that file; without a reason it is an error', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-ignore-'));
     writeFileSync(
@@ -259,6 +290,20 @@ describe('httpsify check', () => {
     expect(runCliSync(['check', dir, '--changed-since', '--evil']).stderr).toContain(
       'is not a git revision',
     );
+    const unknown = runCliSync(['check', dir, '--changed-since', 'no-such-branch']);
+    expect([unknown.status, unknown.stderr]).toEqual([
+      2,
+      `httpsify: --changed-since: no commit "no-such-branch" in the repository of ${dir}\n`,
+    ]);
+  });
+  it('--changed-since outside git says so, with what to use instead', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'httpsify-no-git-'));
+    writeFileSync(join(dir, 'Bad.xml'), BAD);
+    const out = runCliSync(['check', dir, '--changed-since', 'HEAD'], { cwd: dir });
+    expect([out.status, out.stderr]).toEqual([
+      2,
+      `httpsify: --changed-since compares with git, and ${dir} is not in a git work tree: give the files with --changed instead\n`,
+    ]);
   });
   it('--fix-dry-run shows a diff, --fix applies it, and the results on the test URLs stay the same', () => {
     const dir = mkdtempSync(join(tmpdir(), 'httpsify-fix-'));

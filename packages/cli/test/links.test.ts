@@ -327,6 +327,23 @@ describe('hostile input', () => {
     expect(r.status).toBe(2);
   });
 
+  it('a binary file named on the command line is an error (exit 2), found in a folder a skip', async () => {
+    const dir = join(work, 'named-binary');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'logo.md'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0x68]));
+    writeFileSync(join(dir, 'good.md'), '[a](https://docs.test/a)\n');
+    const named = await runCli(['links', 'check', ...rulesArgs, join(dir, 'logo.md')]);
+    expect(named.stderr).toContain(
+      `${join(dir, 'logo.md')}: cannot scan: binary file (contains NUL bytes)`,
+    );
+    expect(named.status).toBe(2);
+    const walked = await runCli(['links', 'check', ...rulesArgs, dir]);
+    expect(walked.stderr).toContain(
+      `${join(dir, 'logo.md')}: skipped: binary file (contains NUL bytes)`,
+    );
+    expect(walked.status).toBe(0);
+  });
+
   it('gives up a Markdown file the parser cannot finish in time, and goes on with the others', async () => {
     const dir = join(work, 'slow');
     mkdirSync(dir, { recursive: true });

@@ -57,3 +57,17 @@ describe('httpsify new', () => {
     workTimeout(CORPUS_RULESETS, 3),
   );
 });
+
+describe('httpsify new --dir', () => {
+  it('names a missing or wrong --dir plainly, and writes nothing', () => {
+    const root = mkdtempSync(join(tmpdir(), 'httpsify-new-dir-'));
+    expect(() => runNew('example.com', { dir: join(root, 'nope'), force: true })).toThrow(
+      `--dir ${join(root, 'nope')}: no such directory (create it first: mkdir -p ${join(root, 'nope')})`,
+    );
+    writeFileSync(join(root, 'file'), '');
+    expect(() => runNew('example.com', { dir: join(root, 'file'), force: true })).toThrow(
+      `--dir ${join(root, 'file')}: not a directory`,
+    );
+    expect(readdirSync(root)).toEqual(['file']);
+  });
+});

@@ -44,6 +44,27 @@ describe.each(['engine', 'cli', 'fetch'])('the @httpsify/%s package on the regis
     expect(packedFiles(pkg).filter((f) => f.endsWith('.map'))).toEqual([]);
   });
 
+  it('is public on its first publish (a scoped package is private by default) and says it is ESM', () => {
+    const manifest = JSON.parse(readFileSync(join(packagesDir, pkg, 'package.json'), 'utf8')) as {
+      type?: string;
+      publishConfig?: { access?: string };
+    };
+    expect(manifest.publishConfig?.access).toBe('public');
+    expect(manifest.type).toBe('module');
+    // A library with engines >=20 and no CommonJS build: its README says how to load it.
+    if (pkg !== 'cli')
+      expect(readFileSync(join(packagesDir, pkg, 'README.md'), 'utf8')).toContain(
+        'An ES module only',
+      );
+  });
+
+  it('ships no code that points at a source map (a debugger or bundler would look for it)', () => {
+    const pointing = packedFiles(pkg)
+      .filter((f) => f.endsWith('.js'))
+      .filter((f) => readFileSync(join(packagesDir, pkg, f), 'utf8').includes('sourceMappingURL'));
+    expect(pointing).toEqual([]);
+  });
+
   it('says where its repository, home page and issue tracker are, and its README links there', () => {
     const manifest = JSON.parse(readFileSync(join(packagesDir, pkg, 'package.json'), 'utf8')) as {
       repository?: { type?: string; url?: string; directory?: string };

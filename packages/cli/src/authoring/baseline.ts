@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import type { Diagnostic } from '@httpsify/engine';
 
 /**
@@ -24,6 +24,48 @@ type BaselineData = { version: 1 } & Partial<
 >;
 
 const keyOf = (d: Diagnostic): string => `${d.code}@${d.line}:${d.column}`;
+
+/**
+ * Where the baseline is: a path given with --baseline as it is; the default name in the current
+ * directory or, as linters find their configuration, in the nearest parent folder that has one,
+ * up to the repository's root (a folder with .git). Not found: the current directory's name.
+ */
+export function findBaseline(path: string): string {
+  if (path !== DEFAULT_BASELINE || existsSync(path)) return path;
+  for (let dir = process.cwd(); ;) {
+    const candidate = join(dir, DEFAULT_BASELINE);
+    if (existsSync(candidate)) return relative(process.cwd(), candidate);
+    const parent = dirname(dir);
+    if (parent === dir || existsSync(join(dir, '.git'))) return path;
+    dir = parent;
+  }
+}
+
+/**
+ * Whether a baseline entry is about a file this run covers: one of the files, or an `*.xml` in
+ * one of the directories (not recursive) it was given. Entry paths are relative to the
+ * baseline's folder.
+ */
+function coveredBy(
+  baselinePath: string,
+  scope: readonly string[],
+  hashes: ReadonlyMap<string, string>,
+): (hash: string, entry: BaselineEntry) => boolean {
+  const base = dirname(resolve(baselinePath));
+  const dirs = new Set(
+    scope
+      .filter((p) => statSync(p, { throwIfNoEntry: false })?.isDirectory() === true)
+      .map((p) => resolve(p)),
+  );
+  const files = new Set([...scope, ...hashes.keys()].map((f) => resolve(f)));
+  const current = new Set(hashes.values());
+  return (hash, entry) => {
+    const file = resolve(base, entry.file);
+    return (
+      current.has(hash) || files.has(file) || (dirs.has(dirname(file)) && file.endsWith('.xml'))
+    );
+  };
+}
 
 /** Reads a baseline; null when the file does not exist. A malformed one is an error naming it. */
 export function readBaseline(path: string): BaselineData | null {
@@ -68,7 +110,10 @@ export interface BaselineFilter {
   /** Findings the baseline hid, and in how many files. */
   hidden: number;
   hiddenFiles: number;
-  /** Baseline entries whose hash matches no file of this run (edited or removed since). */
+  /**
+   * Baseline entries about files this run covers whose hash matches none of them (edited or
+   * removed since); entries of files outside the run are not counted.
+   */
   stale: number;
 }
 
@@ -78,6 +123,8 @@ export function filterByBaseline(
   hashes: ReadonlyMap<string, string>,
   baseline: BaselineData | null,
   section: BaselineSection,
+  /** The baseline's path and the paths the run was given, for `stale`. */
+  where: { baseline: string; scope: readonly string[] },
 ): BaselineFilter {
   const entries = baseline?.[section];
   if (entries === undefined) return { kept: [...diagnostics], hidden: 0, hiddenFiles: 0, stale: 0 };
@@ -108,7 +155,10 @@ export function filterByBaseline(
     }
   }
   const current = new Set(hashes.values());
-  const stale = Object.keys(entries).filter((h) => !current.has(h)).length;
+  const covered = coveredBy(where.baseline, where.scope, hashes);
+  const stale = Object.entries(entries).filter(
+    ([h, entry]) => !current.has(h) && covered(h, entry),
+  ).length;
   return { kept, hidden, hiddenFiles: files.size, stale };
 }
 
@@ -128,20 +178,7 @@ export function writeBaseline(
 ): { files: number; findings: number; kept: number } {
   const previous = readBaseline(path);
   const entries: Record<string, BaselineEntry> = {};
-  const dirs = new Set(
-    scope
-      .filter((p) => statSync(p, { throwIfNoEntry: false })?.isDirectory() === true)
-      .map((p) => resolve(p)),
-  );
-  const files = new Set([...scope, ...hashes.keys()].map((f) => resolve(f)));
-  const current = new Set(hashes.values());
-  // Entries are written with paths relative to the directory the baseline was written from.
-  const inScope = (hash: string, entry: BaselineEntry): boolean => {
-    const file = resolve(entry.file);
-    return (
-      current.has(hash) || files.has(file) || (dirs.has(dirname(file)) && file.endsWith('.xml'))
-    );
-  };
+  const inScope = coveredBy(path, scope, hashes);
   for (const [hash, entry] of Object.entries(previous?.[section] ?? {}))
     if (!inScope(hash, entry)) entries[hash] = entry;
   const kept = Object.keys(entries).length;
@@ -157,7 +194,8 @@ export function writeBaseline(
     const hash = hashes.get(file) as string;
     const list = (byFile.get(file) as Diagnostic[]).map(keyOf).sort();
     if (entries[hash] !== undefined) continue; // byte-identical files share one entry
-    entries[hash] = { file: relative(process.cwd(), file) || file, findings: list };
+    // Relative to the baseline's folder, which may be a parent of the current one.
+    entries[hash] = { file: relative(dirname(resolve(path)), resolve(file)), findings: list };
     findings += list.length;
   }
   const data: BaselineData = { version: 1, check: previous?.check, test: previous?.test };

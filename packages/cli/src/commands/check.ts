@@ -17,6 +17,7 @@ import {
 import {
   DEFAULT_BASELINE,
   filterByBaseline,
+  findBaseline,
   readBaseline,
   writeBaseline,
 } from '../authoring/baseline.js';
@@ -45,6 +46,7 @@ import {
 import { emitReport, raiseExitCode, type Formatters } from '../shared/emit-report.js';
 import { checkReportPath, writeOutputFile } from '../shared/output-file.js';
 import { cliVersion } from '../shared/version.js';
+import { addProgressOptions, ProgressBar } from '../shared/progress.js';
 
 export interface CheckOptions {
   /** Only these files get the per-file checks and findings; the rest only feed the checks across files. */
@@ -53,6 +55,8 @@ export interface CheckOptions {
   baseline?: string | null;
   /** httpsify.config.json: severities per code, and files left out. */
   config?: CheckConfig | null;
+  /** Drawn as files are checked; cleared before runCheck returns. */
+  progress?: ProgressBar;
 }
 
 export interface CheckReport {
@@ -94,7 +98,9 @@ export function runCheck(paths: readonly string[], options: CheckOptions = {}): 
   const hashes = new Map<string, string>();
   let suppressed = 0;
   let checked = 0;
+  options.progress?.phase('files checked', files.length);
   for (const file of files) {
+    options.progress?.tick();
     const source = readRulesetSource(file);
     if (changed === null || changed.has(resolve(file))) {
       checked++;
@@ -114,6 +120,7 @@ export function runCheck(paths: readonly string[], options: CheckOptions = {}): 
         ruleset: { rules: [], exclusions: [], secureCookies: [], tests: [], ...facts },
       });
   }
+  options.progress?.clear();
   for (const d of applyRuleSettings(lintCollection(collection), config)) {
     if (changed !== null && !changed.has(resolve(d.file))) continue;
     const { kept } = applySuppressions([d], suppressions.get(d.file) ?? []);
@@ -122,7 +129,10 @@ export function runCheck(paths: readonly string[], options: CheckOptions = {}): 
   }
   diagnostics.sort(compareDiagnostics);
   const baseline = options.baseline == null ? null : readBaseline(options.baseline);
-  const filtered = filterByBaseline(diagnostics, hashes, baseline, 'check');
+  const filtered = filterByBaseline(diagnostics, hashes, baseline, 'check', {
+    baseline: options.baseline ?? '',
+    scope: paths,
+  });
   const counts: Record<string, number> = {};
   for (const d of filtered.kept) counts[d.code] = (counts[d.code] ?? 0) + 1;
   const severity = (s: Diagnostic['severity']): number =>
@@ -258,11 +268,11 @@ interface CheckCliOptions {
   fixDryRun?: boolean;
   write?: boolean;
   maxWarnings: string;
+  progress?: boolean;
 }
 
 export function registerCheck(program: Command): void {
-  program
-    .command('check')
+  addProgressOptions(program.command('check'))
     .description(
       'validate and lint ruleset files: structure, targets, rules, exclusions, secure cookies, and checks across files',
     )
@@ -353,11 +363,12 @@ export function registerCheck(program: Command): void {
         for (const c of fixed.changed) await writeOutputFile(c.file, c.fixed);
         process.stderr.write(fixSummaryLine(fixed, true));
       }
-      const baselinePath = opts.baseline === false ? null : opts.baseline;
+      const baselinePath = opts.baseline === false ? null : findBaseline(opts.baseline);
       const report = runCheck(scope.paths, {
         changed: scope.changed,
         baseline: opts.writeBaseline === true ? null : baselinePath,
         config,
+        progress: new ProgressBar(process.stderr, 0, 'files', opts.progress),
       });
       if (opts.writeBaseline === true) {
         const path = baselinePath ?? DEFAULT_BASELINE;

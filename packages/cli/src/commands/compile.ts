@@ -4,16 +4,17 @@ import { compileBundle, readBundleHeader } from '@httpsify/engine';
 import { collect, loadRequiredRules } from '../shared/rules-option.js';
 import { count } from '../shared/plural.js';
 import { checkOutputPath, writeOutputFile } from '../shared/output-file.js';
+import { addProgressOptions, ProgressBar } from '../shared/progress.js';
 
 interface CompileCommandOptions {
   rules?: string[];
   output: string;
   timestamp?: string;
+  progress?: boolean;
 }
 
 export function registerCompile(program: Command): void {
-  program
-    .command('compile')
+  addProgressOptions(program.command('compile'))
     .description(
       'compile rulesets into one binary bundle (loads with no parsing; accepted wherever XML is)',
     )
@@ -34,7 +35,11 @@ export function registerCompile(program: Command): void {
           `--timestamp must be a whole number of seconds, got ${JSON.stringify(options.timestamp)}`,
         );
       checkOutputPath(options.output, `-o ${options.output}`);
-      const loaded = loadRequiredRules(options.rules, { checkRegexes: true, timestamp });
+      const loaded = loadRequiredRules(
+        options.rules,
+        { checkRegexes: true, timestamp },
+        new ProgressBar(process.stderr, 0, 'rulesets', options.progress),
+      );
       // XML input was compiled with this timestamp already; a single bundle given as input is
       // recompiled only when its own timestamp differs.
       const bundle =

@@ -9,6 +9,7 @@ import { checkOutputPath, writeOutputFile } from '../shared/output-file.js';
 import { dnrReportJson, dnrRulesJson, type DnrOutput } from '../formats/json/dnr.js';
 import { dnrText } from '../formats/text/dnr.js';
 import { emitReport, raiseExitCode, type Formatters } from '../shared/emit-report.js';
+import { addProgressOptions, ProgressBar } from '../shared/progress.js';
 
 interface DnrOptions {
   rules?: string[];
@@ -18,11 +19,11 @@ interface DnrOptions {
   oracle?: string;
   regexLimit: string;
   trailingDots: boolean;
+  progress?: boolean;
 }
 
 export function registerDnr(program: Command): void {
-  program
-    .command('dnr')
+  addProgressOptions(program.command('dnr'))
     .description(
       'compile the active rulesets to Chromium declarativeNetRequest rules; report what does not fit',
     )
@@ -54,12 +55,21 @@ export function registerDnr(program: Command): void {
       const { out, ...rest } = opts;
       const options: DnrOptions = { ...rest, output: opts.output ?? out };
       if (options.output !== undefined) checkOutputPath(options.output, `-o ${options.output}`);
-      const loaded = loadRequiredRules(options.rules);
+      const progress = new ProgressBar(process.stderr, 0, 'rulesets', options.progress);
+      const loaded = loadRequiredRules(options.rules, {}, progress);
       const rulesets = rulesetsOf(loaded.engine, loaded.rulesets);
       const regexLimit = Number(options.regexLimit);
       if (!Number.isInteger(regexLimit) || regexLimit < 0)
         throw new Error(`--regex-limit ${options.regexLimit}: not a count`);
-      const compiled = compileDnr(rulesets, { regexLimit, trailingDots: options.trailingDots });
+      const compiled = compileDnr(rulesets, {
+        regexLimit,
+        trailingDots: options.trailingDots,
+        onProgress: progress.steps({
+          plan: 'rulesets planned as DNR rules',
+          fit: 'rounds fitting the rules to the limits',
+        }),
+      });
+      progress.clear();
       if (options.output !== undefined)
         await writeOutputFile(options.output, dnrRulesJson(compiled.rules));
       const oracle = options.oracle !== undefined ? await readOracle(options.oracle) : undefined;

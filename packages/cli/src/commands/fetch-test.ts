@@ -4,7 +4,7 @@ import { formatDiagnostic } from '@httpsify/engine';
 import { defaultRulesetsDir } from '@httpsify/engine/node';
 import { collect } from '../shared/rules-option.js';
 import { disableRulesetFile } from '../fetch-test/disable-ruleset.js';
-import { ProgressBar } from '../fetch-test/progress-bar.js';
+import { ProgressBar } from '../shared/progress.js';
 import { fetchTestJson } from '../formats/json/fetch-test.js';
 import { fetchTestSummary, fetchTestUrlLine } from '../formats/text/fetch-test.js';
 import { raiseExitCode } from '../shared/emit-report.js';

@@ -8,7 +8,7 @@ import {
 } from '../shared/rewrite-engine.js';
 import { OUTBOUND_LIMITS } from '../net/outbound-policy.js';
 import { requestSettings } from '../fetch-test/request-settings.js';
-import { ProgressBar } from '../fetch-test/progress-bar.js';
+import { ProgressBar } from '../shared/progress.js';
 import { DEFAULT_MAX_BYTES } from '../links/document.js';
 import { DEFAULT_PARSE_TIMEOUT_MS } from '../links/markdown-parser.js';
 import { linksJson } from '../formats/json/links.js';

@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from '../shared/commander.js';
 import { formatDiagnostic } from '@httpsify/engine';
@@ -34,6 +34,13 @@ export function runNew(
   const problem = checkNewDomain(domain);
   if (problem !== null) throw new Error(problem);
   const made = newRuleset(domain, options);
+  // Said plainly, before any search of it (readdir's ENOENT named only a syscall).
+  const dir = statSync(options.dir, { throwIfNoEntry: false });
+  if (dir === undefined)
+    throw new Error(
+      `--dir ${options.dir}: no such directory (create it first: mkdir -p ${options.dir})`,
+    );
+  if (!dir.isDirectory()) throw new Error(`--dir ${options.dir}: not a directory`);
   const path = join(options.dir, made.fileName);
   if (existsSync(path)) throw new Error(`${path} already exists`);
   const taken = existingCoverage(options.dir, made.targets);

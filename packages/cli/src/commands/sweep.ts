@@ -209,9 +209,13 @@ export function registerSweep(program: Command): void {
       }
       const outcome = await runSweep(options);
       process.stdout.write(`${sweepText(outcome)}\n`);
-      raiseExitCode(
-        sweepExitCode(outcome, { discover: opts.discover !== undefined, queue: false }),
-      );
+      const code = sweepExitCode(outcome, { discover: opts.discover !== undefined, queue: false });
+      // Nothing could be swept (no ruleset loaded, errors above): could not run, as the README says.
+      if (code === 2)
+        process.stderr.write(
+          `httpsify: no ruleset could be loaded from ${library.join(', ')}: nothing was swept\n`,
+        );
+      raiseExitCode(code);
     });
 }
 

@@ -5,6 +5,7 @@ import { applySuppressions, rulesetCoverage, suppressionsOf } from '@httpsify/en
 import {
   DEFAULT_BASELINE,
   filterByBaseline,
+  findBaseline,
   readBaseline,
   writeBaseline,
 } from '../authoring/baseline.js';
@@ -30,6 +31,7 @@ import { findingsSarif } from '../formats/sarif/findings.js';
 import { baselineWrittenLine, testText } from '../formats/text/findings.js';
 import { emitReport, raiseExitCode, type Formatters } from '../shared/emit-report.js';
 import { cliVersion } from '../shared/version.js';
+import { addProgressOptions, ProgressBar } from '../shared/progress.js';
 
 export interface TestSummary {
   file: string;
@@ -67,6 +69,8 @@ export interface TestOptions {
   changed?: readonly string[];
   /** httpsify.config.json: severities per code, and files left out (not even as other rulesets). */
   config?: CheckConfig | null;
+  /** Drawn as files are read and rulesets tested; cleared before runTest returns. */
+  progress?: ProgressBar;
 }
 
 /** Offline coverage over the given files; other rulesets in the same run are checked against excluded URLs. */
@@ -78,7 +82,9 @@ export function runTest(paths: readonly string[], options: TestOptions = {}): Te
   const config = options.config ?? null;
   const { files, changed, ignored } = selectRulesetFiles(paths, options.changed, config);
   const inScope = (file: string): boolean => changed === null || changed.has(resolve(file));
+  options.progress?.phase('files read', files.length);
   for (const file of files) {
+    options.progress?.tick();
     const source = readRulesetSource(file);
     hashes.set(file, source.sha256);
     const parsed = parseRulesetXml(source.text, file);
@@ -95,7 +101,9 @@ export function runTest(paths: readonly string[], options: TestOptions = {}): Te
   };
   const tested: { ruleset: Ruleset; file: string; tests: number }[] = [];
   let skipped = 0;
+  options.progress?.phase('rulesets tested', rulesets.length);
   for (const ruleset of rulesets) {
+    options.progress?.tick();
     if (!inScope(ruleset.loc?.file ?? '')) continue;
     if (ruleset.defaultOff !== undefined && options.includeDefaultOff !== true) {
       skipped++;
@@ -107,6 +115,7 @@ export function runTest(paths: readonly string[], options: TestOptions = {}): Te
     found.push(...result.diagnostics, ...checkRulesetRegexes([ruleset]).diagnostics);
     tested.push({ ruleset, file: ruleset.loc?.file ?? '', tests: result.tests.length });
   }
+  options.progress?.clear();
   let suppressed = 0;
   const diagnostics: Diagnostic[] = [];
   for (const d of applyRuleSettings(found, config)) {
@@ -116,7 +125,10 @@ export function runTest(paths: readonly string[], options: TestOptions = {}): Te
     else diagnostics.push(d);
   }
   const baseline = options.baseline == null ? null : readBaseline(options.baseline);
-  const filtered = filterByBaseline(diagnostics, hashes, baseline, 'test');
+  const filtered = filterByBaseline(diagnostics, hashes, baseline, 'test', {
+    baseline: options.baseline ?? '',
+    scope: paths,
+  });
   const problems = new Map<string, number>();
   for (const d of filtered.kept) problems.set(d.file, (problems.get(d.file) ?? 0) + 1);
   const summaries = tested.map(({ ruleset, file, tests }) => ({
@@ -153,8 +165,7 @@ const TEST_FORMATS: Formatters<TestReport, ReportFormat> = {
 };
 
 export function registerTest(program: Command): void {
-  program
-    .command('test')
+  addProgressOptions(program.command('test'))
     .description(
       'offline test coverage of rulesets: every test owned by a rule or exclusion, enough tests per branch, no network',
     )
@@ -213,6 +224,7 @@ export function registerTest(program: Command): void {
           changed?: string[];
           changedSince?: string;
           maxWarnings: string;
+          progress?: boolean;
         },
       ) => {
         const format = parseReportFormat(opts.format);
@@ -225,12 +237,13 @@ export function registerTest(program: Command): void {
             '--write-baseline records every file: run it without --changed/--changed-since',
           );
         }
-        const baselinePath = opts.baseline === false ? null : opts.baseline;
+        const baselinePath = opts.baseline === false ? null : findBaseline(opts.baseline);
         const report = runTest(scope.paths, {
           includeDefaultOff: opts.includeDefaultOff === true,
           baseline: opts.writeBaseline === true ? null : baselinePath,
           changed: scope.changed,
           config,
+          progress: new ProgressBar(process.stderr, 0, 'files', opts.progress),
         });
         if (opts.writeBaseline === true) {
           const path = baselinePath ?? DEFAULT_BASELINE;

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readCaFile } from '../net/ca-file.js';
 import { rootCertificates } from 'node:tls';
 import { trustedResolveNames } from '../net/outbound-policy.js';
 import { lookupWithOverrides, parseResolveOptions } from './resolve-option.js';
@@ -17,13 +17,7 @@ export function requestSettings(options: {
   maxBodyBytes: number;
   allowPrivate: boolean;
 }): RequestSettings {
-  const extraCa = options.caFiles.map((file) => {
-    try {
-      return readFileSync(file, 'utf8');
-    } catch (err) {
-      throw new Error(`--ca ${file}: cannot read: ${(err as Error).message}`);
-    }
-  });
+  const extraCa = options.caFiles.map(readCaFile);
   const overrides = parseResolveOptions(options.resolve);
   return {
     lookup: lookupWithOverrides(overrides),

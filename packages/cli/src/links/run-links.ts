@@ -135,11 +135,18 @@ export async function runLinks(options: LinksOptions): Promise<LinksReport> {
       doc = readDocument(file.path, options.maxBytes ?? DEFAULT_MAX_BYTES);
     } catch (err) {
       if (!(err instanceof DocumentError)) throw err;
-      const skipped = /^(too large|binary|not valid UTF-8|UTF-16)/.test(err.message);
+      // A file found in a folder is passed over; one named on the command line was asked for,
+      // and a run that could not read it did not do what was asked (exit 2).
+      const refused = /^(too large|binary|not valid UTF-8|UTF-16)/.test(err.message);
+      const skipped = refused && !file.named;
       problems.push({
         path: file.path,
         severity: skipped ? 'skipped' : 'error',
-        message: skipped ? `skipped: ${err.message}` : err.message,
+        message: skipped
+          ? `skipped: ${err.message}`
+          : refused
+            ? `cannot scan: ${err.message}`
+            : err.message,
       });
       continue;
     }

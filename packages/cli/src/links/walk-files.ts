@@ -8,6 +8,8 @@ export interface FoundFile {
   kind: DocumentKind;
   /** Real path of the root it was found under (the named file or directory); it never leaves it. */
   root: string;
+  /** Named on the command line itself, not found in a directory. */
+  named: boolean;
 }
 
 /** Whether the real path `real` lies in (or is) the real path `root`. */
@@ -59,7 +61,7 @@ export function walkDocuments(paths: readonly string[]): {
     }
     if (seenFiles.has(real)) return;
     seenFiles.add(real);
-    files.push({ path, kind, root });
+    files.push({ path, kind, root, named: real === root });
   };
 
   const walk = (dir: string, matchers: Matcher[], root: string): void => {

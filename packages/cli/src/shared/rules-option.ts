@@ -7,6 +7,7 @@ import {
 } from '@httpsify/engine/node';
 import { formatDiagnostic } from '@httpsify/engine';
 import { count } from './plural.js';
+import type { ProgressBar } from './progress.js';
 
 /** commander collector for repeatable options such as `--rules A --rules B`. */
 export function collect(value: string, previous: string[] = []): string[] {
@@ -20,6 +21,8 @@ export function collect(value: string, previous: string[] = []): string[] {
 export function loadRulesOption(
   paths: readonly string[] | undefined,
   options: LoadOptions = {},
+  /** Drawn as files are parsed; cleared before any diagnostic is printed. */
+  progress?: ProgressBar,
 ): LoadedRulesets {
   const defaults = paths === undefined || paths.length === 0;
   // The defaults as the build compiled them (checksums verified); compiled here when stale.
@@ -29,8 +32,16 @@ export function loadRulesOption(
   }
   const loaded = loadRulesets(
     paths !== undefined && paths.length > 0 ? paths : [defaultRulesetsDir()],
-    options,
+    progress === undefined
+      ? options
+      : {
+          ...options,
+          onProgress: progress.steps({ read: 'rulesets read', compile: 'compiling the rulesets' }, [
+            'compile',
+          ]),
+        },
   );
+  progress?.clear();
   for (const d of loaded.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
   const errors = loaded.diagnostics.filter((d) => d.severity === 'error').length;
   if (errors > 0)
@@ -47,8 +58,9 @@ export function loadRulesOption(
 export function loadRequiredRules(
   paths: readonly string[] | undefined,
   options: LoadOptions = {},
+  progress?: ProgressBar,
 ): LoadedRulesets {
-  const loaded = loadRulesOption(paths, options);
+  const loaded = loadRulesOption(paths, options, progress);
   if (loaded.engine.rulesetCount === 0) {
     const where = paths !== undefined && paths.length > 0 ? paths.join(', ') : defaultRulesetsDir();
     const broken = loaded.diagnostics.some((d) => d.severity === 'error');

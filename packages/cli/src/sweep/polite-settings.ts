@@ -1,6 +1,6 @@
+import { readCaFile } from '../net/ca-file.js';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import { rootCertificates } from 'node:tls';
 import {
@@ -244,13 +244,7 @@ export function parseConnectTo(values: readonly string[]): Map<number, number> {
  * so connection pool names stay short (an explicit `ca` list would be part of every pool's name).
  */
 export function sweepClient(options: SweepRequestOptions): SweepClient {
-  const extraCa = options.caFiles.map((file) => {
-    try {
-      return readFileSync(file, 'utf8');
-    } catch (err) {
-      throw new Error(`--ca ${file}: cannot read: ${(err as Error).message}`);
-    }
-  });
+  const extraCa = options.caFiles.map(readCaFile);
   const resolveMap = parseResolveOptions(options.resolve);
   const base = options.lookup ?? wildcardLookup(resolveMap);
   // With --queue a connection carries one request: the shared leases then count connections.

@@ -1,3 +1,5 @@
+import { barText } from '../shared/progress.js';
+
 /** Formats seconds as 1h02m, 3m05s or 12s. */
 export function duration(seconds: number): string {
   if (!Number.isFinite(seconds) || seconds < 0) return '?';
@@ -57,10 +59,7 @@ export class SweepProgress {
     }
     const width = Math.max(10, Math.min(30, (this.stream.columns ?? 80) - 50));
     const count = this.already + this.done;
-    const filled = this.total > 0 ? Math.min(width, Math.round((count / this.total) * width)) : 0;
-    this.stream.write(
-      `\r\x1b[K[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${this.line()}`,
-    );
+    this.stream.write(`\r\x1b[K${barText(count, this.total, width)} ${this.line()}`);
     this.shown = true;
   }
 

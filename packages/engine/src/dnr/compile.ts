@@ -67,6 +67,12 @@ export interface DnrCompileOptions {
    * regex of the budget. For the static set; the dynamic sets leave it out.
    */
   trailingDots?: boolean;
+  /**
+   * For a progress display: `plan` as each ruleset's plan starts (`done` of `total` rulesets),
+   * then `fit` as each round of fitting the plans to the limits starts (`done` of at most
+   * `total` rounds; fewer when one fits exactly).
+   */
+  onProgress?: (step: 'plan' | 'fit', done: number, total: number) => void;
 }
 
 /** Something from a ruleset that the compiled rules do not carry, and why. */
@@ -162,7 +168,9 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
   const active: { ruleset: Ruleset; targets: ClassifiedTarget[] }[] = [];
   let considered = 0;
   let skipped = 0;
-  for (const ruleset of rulesets) {
+  for (const [i, ruleset] of rulesets.entries()) {
+    // Before the work on it: the last ruleset's planning is a small part of the whole.
+    options.onProgress?.('plan', i, rulesets.length);
     if (!isActive(ruleset)) continue;
     considered++;
     const targets = ruleset.targets
@@ -271,8 +279,11 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
   };
   // Merging frees regexes the budget can give out again, which merge in turn: a few rounds,
   // keeping the last that fits.
+  const rounds = 6;
+  options.onProgress?.('fit', 0, rounds + 1);
   let best = spend(0);
-  for (let extra = regexLimit - best.regexes, round = 0; extra > 0 && round < 6; round++) {
+  for (let extra = regexLimit - best.regexes, round = 0; extra > 0 && round < rounds; round++) {
+    options.onProgress?.('fit', round + 1, rounds + 1);
     const next = spend(extra);
     if (next.regexes > regexLimit) {
       extra -= Math.max(1, Math.ceil((next.regexes - regexLimit) / 2));

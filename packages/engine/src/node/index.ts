@@ -7,6 +7,7 @@ export {
   loadRulesets,
   type LoadedRulesets,
   type LoadOptions,
+  type LoadProgress,
 } from './load-rulesets.js';
 export {
   channelStateDir,

@@ -17,6 +17,8 @@ import {
 import { decodeUtf8, NotUtf8 } from '../library/utf8.js';
 import { FileTooLarge, readRegularFile } from './read-file.js';
 
+export type LoadProgress = (step: 'read' | 'compile', done: number, total: number) => void;
+
 /** A file from disk is never our own packaged build: its regex verdicts are never trusted. */
 export interface LoadOptions extends Omit<EngineOptions, 'trustBundledRegexVerdicts'> {
   /**
@@ -29,6 +31,12 @@ export interface LoadOptions extends Omit<EngineOptions, 'trustBundledRegexVerdi
   timestamp?: number;
   /** Bounds on one library (a folder, an archive); default LIBRARY_LIMITS, as the extension's import. */
   limits?: Limits;
+  /**
+   * For a progress display: `read` after each file of a folder or entry of an archive is parsed
+   * (`done` of `total` in that folder or archive; each path starts again at 1), then `compile`
+   * once, as the rulesets that loaded (`total`) are compiled into one bundle.
+   */
+  onProgress?: LoadProgress;
 }
 
 export interface LoadedRulesets {
@@ -162,6 +170,7 @@ function readArchiveFile(
   rulesets: Ruleset[],
   diagnostics: Diagnostic[],
   limits: Limits,
+  onProgress?: LoadProgress,
 ): void {
   let contents;
   try {
@@ -183,10 +192,11 @@ function readArchiveFile(
   const entries = contents.files
     .map((f) => ({ f, key: f.path.normalize('NFC') }))
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  for (const { f } of entries) {
+  for (const [i, { f }] of entries.entries()) {
     const parsed = parseRulesetXml(f.text, `${file}/${f.path}`);
     diagnostics.push(...parsed.diagnostics);
     if (parsed.ruleset !== null) rulesets.push(parsed.ruleset);
+    onProgress?.('read', i + 1, entries.length);
   }
 }
 
@@ -218,8 +228,11 @@ export function loadRulesets(paths: readonly string[], options: LoadOptions = {}
     if (isRulesetDirectory(path)) {
       // One folder is one library: the same limits as one archive.
       const collector = new EntryCollector(limits);
-      for (const file of listRulesetFiles(path))
+      const files = listRulesetFiles(path);
+      for (const [i, file] of files.entries()) {
         readXmlFile(file, rulesets, diagnostics, collector);
+        options.onProgress?.('read', i + 1, files.length);
+      }
       continue;
     }
     let bytes: Buffer;
@@ -235,7 +248,7 @@ export function loadRulesets(paths: readonly string[], options: LoadOptions = {}
         bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength),
       });
     else if (archiveKind(bytes) !== null)
-      readArchiveFile(path, bytes, rulesets, diagnostics, limits);
+      readArchiveFile(path, bytes, rulesets, diagnostics, limits, options.onProgress);
     else addXml(path, bytes, bytes.length, rulesets, diagnostics, new EntryCollector(limits));
   }
   if (bundles.length === 1 && rulesets.length === 0 && diagnostics.length === 0) {
@@ -261,6 +274,7 @@ export function loadRulesets(paths: readonly string[], options: LoadOptions = {}
     diagnostics.push(...checked.diagnostics);
     kept = checked.rulesets;
   }
+  options.onProgress?.('compile', 0, kept.length);
   const bundle = compileBundle(
     kept,
     options.timestamp === undefined ? {} : { timestamp: options.timestamp },

@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -128,9 +129,19 @@ export async function withStateLock<T>(
     }
     await new Promise((resolve) => setTimeout(resolve, delay));
   }
+  // Ctrl-C or a kill ends the process without running `finally`: the lock goes first, then the
+  // signal does what it would have done (the next run clears the files the task left).
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    rmSync(lockPath, { force: true });
+    for (const s of signals) process.off(s, onSignal);
+    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+  };
+  for (const s of signals) process.on(s, onSignal);
   try {
     return await task();
   } finally {
+    for (const s of signals) process.off(s, onSignal);
     await rm(lockPath, { force: true });
   }
 }
