@@ -244,11 +244,15 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     activity,
     stats,
     activityChanged: () => activitySession.saveSoon(),
-    refreshIcon: (tabId, url) => void icon.refresh(tabId, url),
+    refreshIcon: (tabId, url) => icon.refreshSoon(tabId, url),
     ownOrigin,
   });
 
   const filter = { urls: ['http://*/*', 'https://*/*'] };
+  // What only follows top-level documents (the fallback's navigations, the tab's committed
+  // page) listens to them alone: every event a listener takes is a message to the extension's
+  // one thread, and a page's subresources would otherwise bring hundreds.
+  const mainFrames = { ...filter, types: ['main_frame' as const] };
   ext.webRequest.onBeforeRequest.addListener((d) => observer.observe(d), filter);
   if (options.platform === 'chromium')
     ext.webRequest.onBeforeRedirect.addListener((d) => observer.observeRedirect(d), {
@@ -258,7 +262,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     fallback.responded(d.requestId);
     // The tab's page changes when a document commits, not when a navigation starts.
     decider.committed(d);
-  }, filter);
+  }, mainFrames);
   ext.webRequest.onCompleted.addListener((d) => {
     fallback.responded(d.requestId);
     protection.learn(
@@ -272,10 +276,13 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       if (site !== null) stats.servedOverHttp(site.hostWithPort);
     }
   }, filter);
-  ext.webRequest.onErrorOccurred.addListener((d) => fallback.errored(d.requestId, d.error), filter);
+  ext.webRequest.onErrorOccurred.addListener(
+    (d) => fallback.errored(d.requestId, d.error),
+    mainFrames,
+  );
   ext.webRequest.onBeforeRedirect.addListener(
     (d) => fallback.redirected(d.requestId, d.redirectUrl),
-    filter,
+    mainFrames,
   );
   // Who moved each page to HTTPS when we did not (the popup names the browser's own upgrade).
   ext.webNavigation.onBeforeNavigate.addListener((d) => {
@@ -317,7 +324,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     );
   });
   ext.tabs.onUpdated.addListener((tabId, change, tab) => {
-    if (change.url !== undefined || change.status === 'complete') void icon.refresh(tabId, tab.url);
+    if (change.url !== undefined || change.status === 'complete') icon.refreshSoon(tabId, tab.url);
   });
   // A window or the other build changed settings: apply them (serialised in the controller).
   ext.storage.onChanged.addListener((changes, area) => {
