@@ -263,7 +263,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     // The tab's page changes when a document commits, not when a navigation starts.
     decider.committed(d);
   }, mainFrames);
-  ext.webRequest.onCompleted.addListener((d) => {
+  const completed = (d: chrome.webRequest.OnCompletedDetails) => {
     fallback.responded(d.requestId);
     protection.learn(
       d,
@@ -275,7 +275,14 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       const site = siteOf(d.url);
       if (site !== null) stats.servedOverHttp(site.hostWithPort);
     }
-  }, filter);
+  };
+  // Learning reads https:// requests; of the http:// ones, only pages count (an http://
+  // subresource left as it is brings nothing).
+  ext.webRequest.onCompleted.addListener(completed, { urls: ['https://*/*'] });
+  ext.webRequest.onCompleted.addListener(completed, {
+    urls: ['http://*/*'],
+    types: ['main_frame'],
+  });
   ext.webRequest.onErrorOccurred.addListener(
     (d) => fallback.errored(d.requestId, d.error),
     mainFrames,

@@ -11,11 +11,12 @@ import type { TabActivity } from './tab-activity.js';
 type IconImages = Record<number, ImageData>;
 
 /**
- * How long refreshes asked for gather before they go out, one per tab. A page's upgraded
- * requests each ask for one: sent at once, 300 images were 1,200 messages to the browser,
- * competing with the requests' own listeners for the extension's one thread.
+ * After a refresh goes out, what is asked for within this window waits for its end and goes
+ * out once per tab. A page's upgraded requests each ask for one: sent at once, 300 images were
+ * 1,200 messages to the browser, competing with the requests' own events for the extension's
+ * one thread.
  */
-export const ICON_REFRESH_DELAY_MS = 100;
+export const ICON_REFRESH_WINDOW_MS = 100;
 
 export class ToolbarIcon {
   private readonly images = new Map<IconState, IconImages>();
@@ -30,16 +31,23 @@ export class ToolbarIcon {
     private readonly activity: TabActivity,
   ) {}
 
-  /** The tab's icon, title and badge for the page at `url`, shortly; the latest ask wins. */
+  /**
+   * The tab's icon, title and badge for the page at `url`: at once, or at the end of the window
+   * of the last refresh (the latest ask per tab wins).
+   */
   refreshSoon(tabId: number, url: string | undefined): void {
     this.pending.set(tabId, url);
-    if (this.timer !== null) return;
+    if (this.timer === null) this.flush();
+  }
+
+  private flush(): void {
+    const batch = [...this.pending];
+    this.pending.clear();
+    for (const [tab, page] of batch) void this.refresh(tab, page);
     this.timer = setTimeout(() => {
       this.timer = null;
-      const batch = [...this.pending];
-      this.pending.clear();
-      for (const [tab, page] of batch) void this.refresh(tab, page);
-    }, ICON_REFRESH_DELAY_MS);
+      if (this.pending.size > 0) this.flush();
+    }, ICON_REFRESH_WINDOW_MS);
   }
 
   /** The tab's icon, title and badge for the page at `url`. */
