@@ -66,7 +66,16 @@ function serve(req: IncomingMessage, res: ServerResponse): void {
 /** The page's own load time (navigation start to the end of its load event), second of two runs. */
 const LOAD_MS = `(() => { const n = performance.getEntriesByType('navigation')[0]; return Math.round(n.loadEventEnd); })()`;
 
+/**
+ * The import's end as the options page says it. The page shows what the library changes and
+ * waits for a choice: the bench takes all of it, as "Import" does.
+ */
 const STATUS_EXPRESSION = `(() => {
+  const preview = document.querySelector('#library-preview');
+  if (preview && !preview.hidden) {
+    document.querySelector('#library-apply').click();
+    return '';
+  }
   const error = document.querySelector('#library-error');
   if (error && !error.hidden && error.textContent) return 'error: ' + error.textContent;
   const status = document.querySelector('#library-status')?.textContent ?? '';

@@ -14,14 +14,27 @@
  *   (the page itself loads only when it cannot); Firefox's listener decides it;
  * - an HTTPS-first host: no ruleset, HTTPS works, the protection mode upgrades it;
  * - Chromium only: the handoff host right after the service worker was stopped, as Chromium
- *   stops it after 30 idle seconds.
+ *   stops it after 30 idle seconds;
+ * - a page of 300 http:// images on the ruleset host (upgraded one by one: in Firefox each goes
+ *   through the blocking listener), and the same page with https:// addresses; the page itself
+ *   is http://127.0.0.1, which stays on HTTP (on an https:// page, Firefox would upgrade the
+ *   http:// images itself as mixed content, before any listener).
  * The browser alone ends on the http:// page, the extension on https://: the figures include
  * the local TLS handshake a real upgrade costs too.
  *
- * HTTPSIFY_NAV_SAMPLES (default 20) sets the samples per case; `chromium` or `firefox` as the
- * argument runs one browser. Prints one JSON object and a table.
+ * Firefox runs a third profile in the same turns: a minimal redirector, one blocking listener
+ * that sends every http:// request of the bench's hosts to https:// and does nothing else. It is
+ * the floor of an extension that upgrades requests one by one. The server counts the images
+ * each profile fetched over each scheme (printed), so a profile that upgraded nothing shows.
+ *
+ * After the last sample, the memory (PSS) of the process that runs each extension: what the
+ * extension holds after these navigations, next to the redirector's floor.
+ *
+ * HTTPSIFY_NAV_SAMPLES (default 20) sets the samples per case, HTTPSIFY_NAV_CASES keeps only the
+ * cases whose names contain it; `chromium` or `firefox` as the argument runs one browser. Prints
+ * one JSON object and a table.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -33,11 +46,15 @@ import { page, writeRulesetsDir } from '../test/support/e2e-site.js';
 import {
   launchFirefoxAlone,
   launchFirefoxWithExtension,
+  type FirefoxBrowser,
   type FirefoxTab,
 } from '../test/support/firefox.js';
 import { startDualServer } from '../test/support/servers.js';
+import { descendants, processMemory, type MemoryReading } from './process-memory.js';
 
 const SAMPLES = Number(process.env['HTTPSIFY_NAV_SAMPLES'] ?? 20);
+/** Only the cases whose names contain this text (all by default): for a quicker look at one. */
+const ONLY_CASES = process.env['HTTPSIFY_NAV_CASES'] ?? '';
 /** Rounds not counted: connections, the engine and the learned hosts settle first. */
 const WARM_UP = 3;
 /** How long the first round may take to end where it should (the extension starting up). */
@@ -68,24 +85,36 @@ interface Case {
   scheme: 'http' | 'https';
   /** Chromium only: stop the service worker before each sample. */
   coldWorker?: boolean;
+  /** A page of IMAGES images on the ruleset host, addressed with this scheme. */
+  images?: 'http' | 'https';
 }
 
-const CASES: Case[] = [
+const IMAGES = 300;
+/** A 1×1 transparent GIF. */
+const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+
+const ALL_CASES: Case[] = [
   { name: 'https page, no rule', host: HOSTS.https, scheme: 'https' },
   { name: 'ruleset host', host: HOSTS.ruleset, scheme: 'http' },
   { name: 'handoff host', host: HOSTS.handoff, scheme: 'http' },
   { name: 'HTTPS-first host', host: HOSTS.first, scheme: 'http' },
   { name: 'handoff host, worker stopped', host: HOSTS.handoff, scheme: 'http', coldWorker: true },
+  // The page itself stays on http:// everywhere (an address is no HTTPS-first host), so no
+  // browser upgrades its http:// images as mixed content: each one goes through the listeners.
+  { name: `${IMAGES} http:// images`, host: '127.0.0.1', scheme: 'http', images: 'http' },
+  { name: `${IMAGES} https:// images`, host: '127.0.0.1', scheme: 'http', images: 'https' },
 ];
+
+const CASES = ALL_CASES.filter((c) => c.name.includes(ONLY_CASES));
 
 interface Figures {
   median: number;
   p90: number;
 }
+/** Per profile (`alone`, `extension`, Firefox's `redirector`): its figures and samples. */
 interface CaseFigures {
-  alone: Figures;
-  extension: Figures;
-  samples: { alone: number[]; extension: number[] };
+  figures: Record<string, Figures>;
+  samples: Record<string, number[]>;
 }
 type BrowserFigures = Record<string, CaseFigures>;
 
@@ -97,7 +126,31 @@ type Visit = (url: string, final: string) => Promise<number>;
  */
 type NewTab = () => Promise<Visit>;
 
+/** Per browser and profile, the extension's process after the samples (null: not found). */
+const memory: Record<string, Record<string, MemoryReading | null>> = {};
+
+/** Images fetched, per profile and scheme (the profile is in the page's query). */
+const imageCounts: Record<string, { http: number; https: number }> = {};
+
 function serve(req: IncomingMessage, res: ServerResponse, secure: boolean): void {
+  const url = new URL(req.url ?? '/', 'http://x');
+  const profile = url.searchParams.get('p') ?? '';
+  if (url.pathname.startsWith('/i/')) {
+    const count = (imageCounts[profile] ??= { http: 0, https: 0 });
+    count[secure ? 'https' : 'http']++;
+    res.writeHead(200, { 'content-type': 'image/gif', 'cache-control': 'no-store' });
+    return void res.end(GIF);
+  }
+  const images = url.searchParams.get('images');
+  if (images === 'http' || images === 'https') {
+    const port = /:(\d+)$/.exec(req.headers.host ?? '')?.[1] ?? '';
+    const base = `${images}://${HOSTS.ruleset}:${port}/i${url.pathname}`;
+    const tags = Array.from(
+      { length: IMAGES },
+      (_, i) => `<img src="${base}/${i}.gif?p=${encodeURIComponent(profile)}">`,
+    );
+    return page(res, tags.join(''), { 'cache-control': 'no-store' });
+  }
   page(res, `${secure ? 'https' : 'http'} ${req.headers.host} ${req.url}`, {
     'cache-control': 'no-store',
   });
@@ -109,55 +162,66 @@ function figures(samples: number[]): Figures {
   return { median: rank(0.5), p90: rank(0.9) };
 }
 
+/** A profile of one browser: how it opens a tab, and whether it ends on the upgraded page. */
+interface Profile {
+  name: string;
+  newTab: NewTab;
+  upgrades: boolean;
+}
+
 /**
- * Runs every case with both profiles in turn; `prepare` runs before each extension sample of a
- * case that asks for it. The first round repeats until both profiles end where they should.
+ * Runs every case with the profiles in turn (A B C A B C); `prepare` runs before each sample of
+ * the extension for a case that asks for it. The first round repeats until every profile
+ * ends where it should.
  */
 async function alternate(
   cases: Case[],
   origin: (scheme: string, host: string) => string,
-  newTab: { alone: NewTab; extension: NewTab },
+  profiles: Profile[],
   prepare: (c: Case) => Promise<void>,
 ): Promise<BrowserFigures> {
   const result: BrowserFigures = {};
-  const tabs = new Map<Case, { alone: Visit; extension: Visit }>();
+  const tabs = new Map<Case, Visit[]>();
   for (const c of cases) {
     result[c.name] = {
-      alone: figures([0]),
-      extension: figures([0]),
-      samples: { alone: [], extension: [] },
+      figures: {},
+      samples: Object.fromEntries(profiles.map((p) => [p.name, []])),
     };
-    tabs.set(c, { alone: await newTab.alone(), extension: await newTab.extension() });
+    const visits: Visit[] = [];
+    for (const p of profiles) visits.push(await p.newTab());
+    tabs.set(c, visits);
   }
   for (let round = -WARM_UP; round < SAMPLES; round++) {
     for (const c of cases) {
       const path = `/${c.host.split('.')[0]}/${round + WARM_UP}`;
-      const url = `${origin(c.scheme, c.host)}${path}`;
-      const upgraded = `${origin('https', c.host)}${path}`;
-      const visitBoth = async () => {
-        const a = await tabs.get(c)!.alone(url, url);
-        await prepare(c);
-        const b = await tabs.get(c)!.extension(url, upgraded);
-        return { a, b };
+      const query = (p: Profile) =>
+        `?p=${p.name}` + (c.images === undefined ? '' : `&images=${c.images}`);
+      const visitAll = async () => {
+        const times: number[] = [];
+        for (const [i, p] of profiles.entries()) {
+          const url = `${origin(c.scheme, c.host)}${path}${query(p)}`;
+          const upgraded = p.upgrades && c.images === undefined;
+          const final = upgraded ? `${origin('https', c.host)}${path}${query(p)}` : url;
+          if (p.name === 'extension') await prepare(c);
+          times.push(await tabs.get(c)![i]!(url, final));
+        }
+        return times;
       };
-      let times = null;
+      let times: number[] | null = null;
       for (const deadline = Date.now() + READY_MS; times === null;) {
         try {
-          times = await visitBoth();
+          times = await visitAll();
         } catch (error) {
           if (round > -WARM_UP || Date.now() > deadline) throw error;
           await new Promise((r) => setTimeout(r, 500));
         }
       }
       if (round < 0) continue;
-      result[c.name]!.samples.alone.push(times.a);
-      result[c.name]!.samples.extension.push(times.b);
+      for (const [i, p] of profiles.entries()) result[c.name]!.samples[p.name]!.push(times[i]!);
     }
   }
-  for (const f of Object.values(result)) {
-    f.alone = figures(f.samples.alone);
-    f.extension = figures(f.samples.extension);
-  }
+  for (const f of Object.values(result))
+    for (const [name, samples] of Object.entries(f.samples)) f.figures[name] = figures(samples);
   return result;
 }
 
@@ -173,28 +237,58 @@ function chromiumVisit(tab: Page): Visit {
 
 async function chromiumFigures(
   extensionDir: string,
+  redirectorDir: string,
   origin: (scheme: string, host: string) => string,
 ): Promise<BrowserFigures> {
   const hostRules = ['*.bench.test'];
-  const alone = await launchChromiumAlone(hostRules);
-  const ext = await launchWithExtension(extensionDir, hostRules).catch(async (error: unknown) => {
-    await alone.close();
-    throw error;
-  });
+  const opened: { close(): Promise<void> }[] = [];
   try {
+    const alone = await launchChromiumAlone(hostRules);
+    opened.push(alone);
+    const ext = await launchWithExtension(extensionDir, hostRules);
+    opened.push(ext);
+    const redirector = await launchWithExtension(redirectorDir, hostRules);
+    opened.push(redirector);
     const devtools = await ext.context.newCDPSession(await ext.context.newPage());
     await devtools.send('ServiceWorker.enable');
     const prepare = async (c: Case) => {
       if (c.coldWorker === true) await devtools.send('ServiceWorker.stopAllWorkers');
     };
-    const newTab = {
-      alone: async () => chromiumVisit(await alone.context.newPage()),
-      extension: async () => chromiumVisit(await ext.context.newPage()),
+    const profiles: Profile[] = [
+      {
+        name: 'alone',
+        newTab: async () => chromiumVisit(await alone.context.newPage()),
+        upgrades: false,
+      },
+      {
+        name: 'extension',
+        newTab: async () => chromiumVisit(await ext.context.newPage()),
+        upgrades: true,
+      },
+      {
+        name: 'redirector',
+        newTab: async () => chromiumVisit(await redirector.context.newPage()),
+        upgrades: true,
+      },
+    ];
+    const result = await alternate(CASES, origin, profiles, prepare);
+    const extensionProcess = (dir: string) => {
+      const browser = descendants(process.pid).find(
+        (p) =>
+          p.args.includes(`--load-extension=${dir}`) &&
+          !p.args.some((a) => a.startsWith('--type=')),
+      );
+      const found =
+        browser && descendants(browser.pid).find((p) => p.args.includes('--extension-process'));
+      return found === undefined ? null : processMemory(found.pid);
     };
-    return await alternate(CASES, origin, newTab, prepare);
+    memory['chromium'] = {
+      extension: extensionProcess(extensionDir),
+      redirector: extensionProcess(redirectorDir),
+    };
+    return result;
   } finally {
-    await ext.close();
-    await alone.close();
+    for (const b of opened.reverse()) await b.close();
   }
 }
 
@@ -208,29 +302,95 @@ function firefoxVisit(tab: FirefoxTab): Visit {
   };
 }
 
+/**
+ * The floor: an extension that sends every http:// request of the bench's hosts to https:// and
+ * does nothing else. Firefox: one blocking listener, loaded as httpsify's background is (MV3,
+ * background script). Chromium: one static DNR `upgradeScheme` rule (and an empty service
+ * worker, which the launcher waits for).
+ */
+function writeRedirector(dir: string, browser: 'chromium' | 'firefox'): string {
+  mkdirSync(dir, { recursive: true });
+  const common = { manifest_version: 3, name: 'bench redirector', version: '1.0' };
+  const manifest =
+    browser === 'firefox'
+      ? {
+          ...common,
+          background: { scripts: ['background.js'] },
+          permissions: ['webRequest', 'webRequestBlocking'],
+          host_permissions: ['<all_urls>'],
+          browser_specific_settings: { gecko: { id: 'redirector@bench.test' } },
+        }
+      : {
+          ...common,
+          background: { service_worker: 'background.js' },
+          permissions: ['declarativeNetRequest'],
+          host_permissions: ['<all_urls>'],
+          declarative_net_request: {
+            rule_resources: [{ id: 'upgrade', enabled: true, path: 'rules.json' }],
+          },
+        };
+  writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest));
+  const rule = {
+    id: 1,
+    priority: 1,
+    action: { type: 'upgradeScheme' },
+    condition: { requestDomains: ['bench.test'], resourceTypes: ['main_frame', 'image'] },
+  };
+  writeFileSync(join(dir, 'rules.json'), JSON.stringify([rule]));
+  writeFileSync(
+    join(dir, 'background.js'),
+    browser === 'chromium'
+      ? '// Nothing: the rule does the work.\n'
+      : `browser.webRequest.onBeforeRequest.addListener(
+  (d) => ({ redirectUrl: 'https:' + d.url.slice(5) }),
+  { urls: ['http://*.bench.test/*'] },
+  ['blocking'],
+);\n`,
+  );
+  return dir;
+}
+
 async function firefoxFigures(
   extensionDir: string,
+  redirectorDir: string,
   origin: (scheme: string, host: string) => string,
 ): Promise<BrowserFigures> {
   const hosts = Object.values(HOSTS);
-  const alone = await launchFirefoxAlone(hosts);
-  const firefox = await launchFirefoxWithExtension(extensionDir, hosts).catch(
-    async (error: unknown) => {
-      await alone.close();
-      throw error;
-    },
-  );
+  const opened: FirefoxBrowser[] = [];
   try {
-    const newTab = {
-      alone: async () => firefoxVisit(await alone.newTab()),
-      extension: async () => firefoxVisit(await firefox.newTab()),
-    };
+    const alone = await launchFirefoxAlone(hosts);
+    opened.push(alone);
+    const firefox = await launchFirefoxWithExtension(extensionDir, hosts);
+    opened.push(firefox);
+    const redirector = await launchFirefoxWithExtension(redirectorDir, hosts);
+    opened.push(redirector);
+    const profiles: Profile[] = [
+      { name: 'alone', newTab: async () => firefoxVisit(await alone.newTab()), upgrades: false },
+      {
+        name: 'extension',
+        newTab: async () => firefoxVisit(await firefox.newTab()),
+        upgrades: true,
+      },
+      {
+        name: 'redirector',
+        newTab: async () => firefoxVisit(await redirector.newTab()),
+        upgrades: true,
+      },
+    ];
     // Firefox's background never stops: no cold-worker case.
     const cases = CASES.filter((c) => c.coldWorker !== true);
-    return await alternate(cases, origin, newTab, async () => undefined);
+    const result = await alternate(cases, origin, profiles, async () => undefined);
+    const extensionProcess = (pid: number) => {
+      const found = descendants(pid).find((p) => p.name === 'WebExtensions');
+      return found === undefined ? null : processMemory(found.pid);
+    };
+    memory['firefox'] = {
+      extension: extensionProcess(firefox.pid),
+      redirector: extensionProcess(redirector.pid),
+    };
+    return result;
   } finally {
-    await firefox.close();
-    await alone.close();
+    for (const b of opened.reverse()) await b.close();
   }
 }
 
@@ -258,9 +418,17 @@ try {
     );
   }
   if (only === undefined || only === 'chromium')
-    results['chromium'] = await chromiumFigures(built.dirs.chromium!, origin);
+    results['chromium'] = await chromiumFigures(
+      built.dirs.chromium!,
+      writeRedirector(join(out, 'redirector-chromium'), 'chromium'),
+      origin,
+    );
   if (only === undefined || only === 'firefox')
-    results['firefox'] = await firefoxFigures(built.dirs.firefox!, origin);
+    results['firefox'] = await firefoxFigures(
+      built.dirs.firefox!,
+      writeRedirector(join(out, 'redirector-firefox'), 'firefox'),
+      origin,
+    );
 } finally {
   await server.close();
   rmSync(out, { recursive: true, force: true });
@@ -276,38 +444,53 @@ const summary = Object.fromEntries(
       Object.entries(cases).map(([c, f]) => [
         c,
         {
-          ...f,
-          samples: { alone: tenths(f.samples.alone), extension: tenths(f.samples.extension) },
+          figures: f.figures,
+          samples: Object.fromEntries(Object.entries(f.samples).map(([p, xs]) => [p, tenths(xs)])),
         },
       ]),
     ),
   ]),
 );
-process.stdout.write(`${JSON.stringify(summary)}\n\n`);
+process.stdout.write(`${JSON.stringify({ results: summary, imageCounts, memory })}\n\n`);
 const ms = (n: number) => n.toFixed(0).padStart(5);
 const signed = (n: number) => `${n >= 0 ? '+' : '-'}${Math.abs(n).toFixed(0)}`.padStart(5);
+const percent = (n: number, of: number) => `${signed((100 * n) / of)}%`;
 for (const [browser, cases] of Object.entries(results)) {
   process.stdout.write(
-    `${browser}, ${SAMPLES} samples a case (ms)    alone med  p90 | extension med  p90 | added med  p90\n`,
+    `${browser}, ${SAMPLES} samples a case (ms)    alone med  p90 | extension med  p90 | added med  p90` +
+      ' | redirector med  p90 | added med  p90 | ext vs redirector med' +
+      '\n',
   );
   for (const [name, f] of Object.entries(cases)) {
-    const added = {
-      median: f.extension.median - f.alone.median,
-      p90: f.extension.p90 - f.alone.p90,
-    };
+    const alone = f.figures['alone']!;
+    const row = (p: Figures) =>
+      `     ${ms(p.median)} ${ms(p.p90)} | ${signed(p.median - alone.median)} ${signed(p.p90 - alone.p90)}`;
+    const ext = f.figures['extension']!;
+    const red = f.figures['redirector'];
     process.stdout.write(
-      `  ${name.padEnd(34)} ${ms(f.alone.median)} ${ms(f.alone.p90)} |     ${ms(f.extension.median)} ${ms(f.extension.p90)} |` +
-        ` ${signed(added.median)} ${signed(added.p90)}\n`,
+      `  ${name.padEnd(34)} ${ms(alone.median)} ${ms(alone.p90)} |${row(ext)}` +
+        (red === undefined
+          ? ''
+          : ` |    ${row(red)} | ${percent(ext.median - red.median, red.median)}`) +
+        '\n',
     );
   }
-  const handoff = cases['handoff host'];
-  const ruleset = cases['ruleset host'];
+  const handoff = cases['handoff host']?.figures['extension'];
+  const ruleset = cases['ruleset host']?.figures['extension'];
   if (browser === 'chromium' && handoff !== undefined && ruleset !== undefined) {
     process.stdout.write(
-      `  handoff host vs a plain DNR redirect: ${signed(handoff.extension.median - ruleset.extension.median)} ms median,` +
-        ` ${signed(handoff.extension.p90 - ruleset.extension.p90)} ms p90\n`,
+      `  handoff host vs a plain DNR redirect: ${signed(handoff.median - ruleset.median)} ms median,` +
+        ` ${signed(handoff.p90 - ruleset.p90)} ms p90\n`,
     );
   }
-  process.stdout.write('\n');
+  const mb = (r: MemoryReading | null | undefined) =>
+    r === null || r === undefined
+      ? 'not found'
+      : `${r.pssMb.toFixed(0)} MB PSS (${r.rssMb.toFixed(0)} MB RSS)`;
+  process.stdout.write(
+    `  extension process after the samples: httpsify ${mb(memory[browser]?.['extension'])},` +
+      ` redirector ${mb(memory[browser]?.['redirector'])}\n\n`,
+  );
 }
+process.stdout.write(`images fetched (profile: http/https): ${JSON.stringify(imageCounts)}\n`);
 process.stdout.write(`total ${((performance.now() - started) / 1000).toFixed(0)} s\n`);

@@ -49,7 +49,8 @@ describe('HTTPS-first in Chromium: upgrade, fallback page, exemptions', () => {
   it('is on (by default) and upgrades sites without rulesets', async () => {
     await page.goto(h.url('works.uncovered.test', '/a?b=1'));
     expect(page.url()).toBe(`https://works.uncovered.test:${h.server.port}/a?b=1`);
-    expect(await title(page)).toBe('httpsify (HTTPS-first)');
+    // The icon follows within a moment (refreshes close together go out together).
+    await expect.poll(() => title(page), POLL).toBe('httpsify (HTTPS-first)');
   });
 
   it('sends a failed upgrade to the fallback page; "Open over HTTP this time" works for the session', async () => {

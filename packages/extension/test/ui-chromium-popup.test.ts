@@ -484,9 +484,11 @@ describe('popup in Chromium: status line, rulesets, site switch, rules, global s
     await reloaded;
     await go(url('site.example.test', '/global-off'));
     expect(page.url()).toBe(url('site.example.test', '/global-off'));
-    expect(
-      await worker(async (t) => chrome.action.getTitle({ tabId: t }), await tabIdOf(page)),
-    ).toBe('httpsify (off)');
+    // The icon follows within a moment (refreshes close together go out together).
+    const tabId = await tabIdOf(page);
+    await expect
+      .poll(() => worker(async (t) => chrome.action.getTitle({ tabId: t }), tabId), POLL)
+      .toBe('httpsify (off)');
     await popup.reload();
     await popup.waitForSelector('body[data-ready="true"]');
     expect(await status(popup)).toBe('httpsify is off');

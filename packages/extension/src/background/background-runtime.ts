@@ -244,11 +244,15 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     activity,
     stats,
     activityChanged: () => activitySession.saveSoon(),
-    refreshIcon: (tabId, url) => void icon.refresh(tabId, url),
+    refreshIcon: (tabId, url) => icon.refreshSoon(tabId, url),
     ownOrigin,
   });
 
   const filter = { urls: ['http://*/*', 'https://*/*'] };
+  // What only follows top-level documents (the fallback's navigations, the tab's committed
+  // page) listens to them alone: every event a listener takes is a message to the extension's
+  // one thread, and a page's subresources would otherwise bring hundreds.
+  const mainFrames = { ...filter, types: ['main_frame' as const] };
   ext.webRequest.onBeforeRequest.addListener((d) => observer.observe(d), filter);
   if (options.platform === 'chromium')
     ext.webRequest.onBeforeRedirect.addListener((d) => observer.observeRedirect(d), {
@@ -258,8 +262,8 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     fallback.responded(d.requestId);
     // The tab's page changes when a document commits, not when a navigation starts.
     decider.committed(d);
-  }, filter);
-  ext.webRequest.onCompleted.addListener((d) => {
+  }, mainFrames);
+  const completed = (d: chrome.webRequest.OnCompletedDetails) => {
     fallback.responded(d.requestId);
     protection.learn(
       d,
@@ -271,11 +275,21 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       const site = siteOf(d.url);
       if (site !== null) stats.servedOverHttp(site.hostWithPort);
     }
-  }, filter);
-  ext.webRequest.onErrorOccurred.addListener((d) => fallback.errored(d.requestId, d.error), filter);
+  };
+  // Learning reads https:// requests; of the http:// ones, only pages count (an http://
+  // subresource left as it is brings nothing).
+  ext.webRequest.onCompleted.addListener(completed, { urls: ['https://*/*'] });
+  ext.webRequest.onCompleted.addListener(completed, {
+    urls: ['http://*/*'],
+    types: ['main_frame'],
+  });
+  ext.webRequest.onErrorOccurred.addListener(
+    (d) => fallback.errored(d.requestId, d.error),
+    mainFrames,
+  );
   ext.webRequest.onBeforeRedirect.addListener(
     (d) => fallback.redirected(d.requestId, d.redirectUrl),
-    filter,
+    mainFrames,
   );
   // Who moved each page to HTTPS when we did not (the popup names the browser's own upgrade).
   ext.webNavigation.onBeforeNavigate.addListener((d) => {
@@ -317,7 +331,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     );
   });
   ext.tabs.onUpdated.addListener((tabId, change, tab) => {
-    if (change.url !== undefined || change.status === 'complete') void icon.refresh(tabId, tab.url);
+    if (change.url !== undefined || change.status === 'complete') icon.refreshSoon(tabId, tab.url);
   });
   // A window or the other build changed settings: apply them (serialised in the controller).
   ext.storage.onChanged.addListener((changes, area) => {
