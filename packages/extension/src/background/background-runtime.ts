@@ -88,6 +88,14 @@ export interface InstalledUi {
    * null until the controller is ready. Firefox's blocking listener and the handoff page ask it.
    */
   decide(details: RequestDetails): Decision | null;
+  /**
+   * Firefox: the blocking listener answered the request as `decision` says (null: before the
+   * settings were read). The observer takes it as it is: a request is decided once.
+   */
+  requestDecided(
+    details: chrome.webRequest.OnBeforeRequestDetails,
+    decision: Decision | null,
+  ): void;
   /** What rulesets rewrite with now (channels over the defaults); null until the controller is ready. */
   rewriter(): { rewrite(url: string): string | null } | null;
   /** Known HTTPS hosts, subresource upgrades, the fallback's alternatives, re-checks. */
@@ -96,7 +104,7 @@ export interface InstalledUi {
    * Chromium: the main-frame handoff page sends the tab to `target` (from the http:// `url`).
    * Counted as the upgrade DNR would have been.
    */
-  noteHandoff(tabId: number, url: string, target: string): void;
+  noteHandoff(tabId: number, url: string, target: string, decision: Decision): void;
 }
 
 export function installBackground(options: UiInstallOptions): InstalledUi {
@@ -249,7 +257,12 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   });
 
   const filter = { urls: ['http://*/*', 'https://*/*'] };
-  ext.webRequest.onBeforeRequest.addListener((d) => observer.observe(d), filter);
+  // Firefox's http:// requests come from the blocking listener with its decision
+  // (requestDecided); Chromium's DNR decided without us, so the observer decides them.
+  ext.webRequest.onBeforeRequest.addListener(
+    (d) => observer.observe(d),
+    options.platform === 'firefox' ? { urls: ['https://*/*'] } : filter,
+  );
   if (options.platform === 'chromium')
     ext.webRequest.onBeforeRedirect.addListener((d) => observer.observeRedirect(d), {
       urls: ['http://*/*'],
@@ -261,6 +274,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   }, filter);
   ext.webRequest.onCompleted.addListener((d) => {
     fallback.responded(d.requestId);
+    observer.ended(d.requestId);
     protection.learn(
       d,
       decider.pageOf(d),
@@ -272,7 +286,10 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       if (site !== null) stats.servedOverHttp(site.hostWithPort);
     }
   }, filter);
-  ext.webRequest.onErrorOccurred.addListener((d) => fallback.errored(d.requestId, d.error), filter);
+  ext.webRequest.onErrorOccurred.addListener((d) => {
+    fallback.errored(d.requestId, d.error);
+    observer.ended(d.requestId);
+  }, filter);
   ext.webRequest.onBeforeRedirect.addListener(
     (d) => fallback.redirected(d.requestId, d.redirectUrl),
     filter,
@@ -348,7 +365,8 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     controller: ready,
     protection,
     rewriter: () => controller?.channels.scoped ?? null,
-    noteHandoff: (tabId, url, target) => observer.handedOff(tabId, url, target),
+    noteHandoff: (tabId, url, target, decision) => observer.handedOff(tabId, url, target, decision),
+    requestDecided: (details, decision) => observer.observe(details, decision ?? undefined),
     decide(details) {
       const c = controller;
       if (c === null) return null;

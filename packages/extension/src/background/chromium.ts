@@ -128,7 +128,7 @@ const handoff = installHandoff(writer, {
     };
   },
   downgradesSeen: (tabId, fromUrl, toUrl) => guard.recentTabDowngrades(tabId, fromUrl, toUrl),
-  handedOff: (tabId, url, target) => ui.noteHandoff(tabId, url, target),
+  handedOff: (tabId, url, target, decision) => ui.noteHandoff(tabId, url, target, decision),
 });
 exposeForTests('httpsifyHandoff', handoff);
 

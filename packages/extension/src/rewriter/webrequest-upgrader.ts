@@ -54,6 +54,11 @@ export interface BlockingSources {
   engine(): Engine | null;
   /** The decision (decision/decide.ts) with the settings of now; null until they are read. */
   decide(d: RequestDetails): Decision | null;
+  /**
+   * The request was answered as `decision` says (null: before the settings, by the bundled
+   * rulesets): handed on, so that nothing decides it again (the observer, the statistics).
+   */
+  decided(d: RequestDetails, decision: Decision | null): void;
   /** The channels over the defaults; null until the settings are read. */
   rewriter(): Rewriter | null;
   guard: LoopGuard;
@@ -70,8 +75,14 @@ export function listenBlocking(sources: BlockingSources): void {
   const ownOrigin = ext.runtime.getURL('');
   const answer = (e: Engine, d: RequestDetails): BlockingResponse => {
     const decision = sources.decide(d);
-    if (decision === null) return upgradeDecision(sources.rewriter() ?? e, sources.guard, d);
-    return decision.action === 'upgrade' ? { redirectUrl: decision.url } : {};
+    const response =
+      decision === null
+        ? upgradeDecision(sources.rewriter() ?? e, sources.guard, d)
+        : decision.action === 'upgrade'
+          ? { redirectUrl: decision.url }
+          : {};
+    sources.decided(d, decision);
+    return response;
   };
   onBeforeRequestBlocking(['http://*/*'], (d) => {
     if (isOwnRequest(d, ownOrigin)) return {};
