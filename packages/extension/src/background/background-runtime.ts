@@ -89,13 +89,10 @@ export interface InstalledUi {
    */
   decide(details: RequestDetails): Decision | null;
   /**
-   * Firefox: the blocking listener answered the request as `decision` says (null: before the
-   * settings were read). The observer takes it as it is: a request is decided once.
+   * Firefox: the blocking listener answered the request as `decision` says (before the settings
+   * were read, over the bundled rulesets). The observer takes it as it is: decided once.
    */
-  requestDecided(
-    details: chrome.webRequest.OnBeforeRequestDetails,
-    decision: Decision | null,
-  ): void;
+  requestDecided(details: chrome.webRequest.OnBeforeRequestDetails, decision: Decision): void;
   /** What rulesets rewrite with now (channels over the defaults); null until the controller is ready. */
   rewriter(): { rewrite(url: string): string | null } | null;
   /** Known HTTPS hosts, subresource upgrades, the fallback's alternatives, re-checks. */
@@ -366,13 +363,13 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     protection,
     rewriter: () => controller?.channels.scoped ?? null,
     noteHandoff: (tabId, url, target, decision) => observer.handedOff(tabId, url, target, decision),
-    requestDecided: (details, decision) => observer.observe(details, decision ?? undefined),
+    requestDecided: (details, decision) => observer.observe(details, decision),
     decide(details) {
       const c = controller;
       if (c === null) return null;
       // The request's own page (Firefox names it), else the tab's committed one: never a
       // navigation that was only started.
-      return decider.decide(c, details);
+      return decider.decide(c.snapshot, details);
     },
   };
 }

@@ -172,7 +172,7 @@ export class RequestObserver {
   private decisionFor(c: SettingsController, d: RequestDetailsWithId): Decision {
     const kept = this.decisions.get(d.requestId);
     if (kept !== undefined && kept.url === d.url) return kept.decision;
-    const decision = this.deps.decider.decide(c, d);
+    const decision = this.deps.decider.decide(c.snapshot, d);
     this.decisions.delete(d.requestId);
     this.decisions.set(d.requestId, { url: d.url, decision });
     for (const oldest of this.decisions.keys()) {
