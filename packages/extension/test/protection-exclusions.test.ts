@@ -134,7 +134,7 @@ describe('Chromium: no known-host rule where DNR may miss an exclusion', () => {
         undefined,
       );
     const { c } = await setup();
-    expect(rt.rules(c).flatMap((r) => r.condition.requestDomains ?? [])).toEqual([
+    expect(rt.rules(c.snapshot).flatMap((r) => r.condition.requestDomains ?? [])).toEqual([
       'free.test',
       'nx.test',
       'ok.test',

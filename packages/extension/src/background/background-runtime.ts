@@ -120,7 +120,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     learned: (host) =>
       void secureKnownHostCookies(
         host,
-        (h) => controller !== null && protection.upgradesHost(controller, h),
+        (h) => controller !== null && protection.upgradesHost(controller.snapshot, h),
       ),
     dnrKeepOut: options.protectionKeepOut,
   });
@@ -129,7 +129,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   const fallback = new HttpsFirstFallback({
     portalProbeUrl: async () => (await store.load()).portalProbeUrl,
     plan: async (url, reason, byUser) =>
-      protection.planFallback(controller ?? (await ready), url, reason, byUser),
+      protection.planFallback((controller ?? (await ready)).snapshot, url, reason, byUser),
     tickets,
     ticketsChanged: () => session.set({ [TICKETS_SESSION_KEY]: tickets.snapshot() }),
     fellBack: () => stats.fellBack(),
@@ -160,7 +160,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
         session.set({ [ONCE_SESSION_KEY]: hosts, [ONCE_TABS_SESSION_KEY]: inTabs }),
       policyChanged: async (ctl) => {
         await options.policyApplied?.(ctl);
-        await protection.viewChanged(ctl);
+        await protection.viewChanged(ctl.snapshot);
         void icon.refreshAll();
       },
       channels: {
