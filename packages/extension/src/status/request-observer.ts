@@ -6,16 +6,22 @@
 import type { Decision } from '../decision/decide.js';
 import type { HttpsFirstFallback } from '../https-first/fallback.js';
 import type { RequestDecider } from '../decision/request-decider.js';
-import type { SettingsController } from '../routing/settings-controller.js';
+import type { ProtectionSnapshot } from '../decision/snapshot.js';
 import { siteOf } from '../site-rules/site-pattern.js';
 import { pageStarter, type PageStarter } from '../protection/navigation-starter.js';
 import type { Statistics } from './statistics.js';
 import type { TabActivity } from './tab-activity.js';
 
+/** What the observer reads of the settings controller: the decision's state, ruleset names. */
+export interface ObservedSettings {
+  readonly snapshot: ProtectionSnapshot;
+  rulesetNamesForHost(host: string): string[];
+}
+
 export interface ObserverDeps {
   /** The settings controller once it is ready, and the promise of it. */
-  controller(): SettingsController | null;
-  ready: Promise<SettingsController>;
+  controller(): ObservedSettings | null;
+  ready: Promise<ObservedSettings>;
   decider: RequestDecider;
   fallback: HttpsFirstFallback;
   activity: TabActivity;
@@ -169,7 +175,7 @@ export class RequestObserver {
   }
 
   /** The decision for the request's URL: the one already made for it, else made once now. */
-  private decisionFor(c: SettingsController, d: RequestDetailsWithId): Decision {
+  private decisionFor(c: ObservedSettings, d: RequestDetailsWithId): Decision {
     const kept = this.decisions.get(d.requestId);
     if (kept !== undefined && kept.url === d.url) return kept.decision;
     const decision = this.deps.decider.decide(c.snapshot, d);
