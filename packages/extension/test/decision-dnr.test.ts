@@ -72,6 +72,7 @@ function layers(g: Given): RuleBody[] {
     userRules: null,
     rulesets: { rewrite: () => ({ rewritten: null, ruleset: null }), excludedBy: () => null },
     loopVerdict: () => false,
+    dnr: { disabledSites: [], httpAllowedSites: [], activeUserRulesets: [] },
   };
   const { rules } = uiDnrRules({
     ...settings,

@@ -488,6 +488,7 @@ describe('protection runtime (no browser)', () => {
     userRules: null,
     rulesets: { rewrite: () => ({ rewritten: null, ruleset: null }), excludedBy: () => null },
     loopVerdict: () => false,
+    dnr: { disabledSites: [], httpAllowedSites: [], activeUserRulesets: [] },
   };
 
   it('re-checks a site left on HTTP after the period, origin only, and reports it when HTTPS answers', async () => {

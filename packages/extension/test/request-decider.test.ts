@@ -18,6 +18,7 @@ function sources(off: string[]): ProtectionSnapshot {
     userRules: null,
     rulesets: { rewrite: () => ({ rewritten: null, ruleset: null }), excludedBy: () => null },
     loopVerdict: () => false,
+    dnr: { disabledSites: [], httpAllowedSites: [], activeUserRulesets: [] },
   };
 }
 

@@ -92,7 +92,7 @@ const ui = installBackground({
       await loops.changed();
     },
   },
-  policyApplied: (c) => syncSettingsRules(writer, c, ext.runtime.id),
+  policyApplied: (c) => syncSettingsRules(writer, c.snapshot, ext.runtime.id),
   protectionRules: (rules) => writer.setLayer('protection', rules),
   protectionKeepOut: (host) =>
     defaults !== null &&

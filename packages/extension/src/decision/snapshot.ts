@@ -8,6 +8,7 @@
  * when a channel or the library changes, never edited) and what expires with time (loop
  * verdicts, known HTTPS hosts), asked at the moment of the request.
  */
+import type { Ruleset } from '@httpsify/engine';
 import type { DecisionState } from './decide.js';
 
 /** A site list (disabledSites, httpAllowedSites) as the decision reads it. */
@@ -41,6 +42,16 @@ export interface ProtectionSnapshot {
   };
   /** A live loop verdict lets this URL load over HTTP as the tab's page. */
   loopVerdict(url: string, tabId: number): boolean;
+  /**
+   * The same entries and rules as Chromium's settings rules compile them (dnr/settings-rules.ts),
+   * so that what DNR enforces is built from what decide() reads.
+   */
+  readonly dnr: {
+    readonly disabledSites: readonly string[];
+    readonly httpAllowedSites: readonly string[];
+    /** The user's rulesets that are switched on. */
+    readonly activeUserRulesets: readonly Ruleset[];
+  };
 }
 
 const NO_HOSTS: ReadonlySet<string> = new Set();
@@ -67,6 +78,7 @@ export function bundledOnlySnapshot(
       excludedBy: () => null,
     },
     loopVerdict,
+    dnr: { disabledSites: [], httpAllowedSites: [], activeUserRulesets: [] },
   });
 }
 

@@ -124,6 +124,14 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
         excludedBy: (url: string) => rewriter.excludedBy(url),
       },
       loopVerdict: (url: string, tabId: number) => this.loopVerdict(url, tabId),
+      dnr: {
+        disabledSites: [...s.disabledSites],
+        httpAllowedSites: [...s.httpAllowedSites],
+        activeUserRulesets: rewriter.userRulesets.filter((r) => {
+          const user = rewriter.userEngine;
+          return user?.isActive(user.rulesetIdsByName(r.name)[0] as number) ?? false;
+        }),
+      },
     });
   }
   get disabled(): Pick<SiteList, 'matchHost' | 'matchUrl'> {

@@ -209,6 +209,11 @@ export function worldRules(w: World): DnrRule[] {
       excludedBy: (url: string) => state.excludedBy(url),
     },
     loopVerdict: () => false,
+    dnr: {
+      disabledSites: w.disabledSites,
+      httpAllowedSites: w.httpAllowedSites,
+      activeUserRulesets: [],
+    },
   };
   const overrides = overrideRules(defaultsEngine(w), HANDOFF_URL, DNR_LIMITS.regexRules).rules;
   const tabOnce = tabOnceRules(
