@@ -9,7 +9,7 @@ import type {
   ImportApplyResult,
   RulesetIndex,
 } from '../src/protocol/ui-protocol.js';
-import { upgradeDecision } from '../src/rewriter/webrequest-upgrader.js';
+import { bundledDecision, type Rewriter } from '../src/rewriter/webrequest-upgrader.js';
 import {
   applyRulesetChoices,
   buildChannelLayers,
@@ -19,6 +19,16 @@ import type { Settings } from '../src/settings/schema.js';
 import { MemoryStorageArea } from './support/memory-storage.js';
 import { SettingsStore } from '../src/settings/store.js';
 import { rulesetsOf } from './support/channels.js';
+
+/** What the blocking listener answers before the settings are read: decide() over the bundle. */
+function upgradeDecision(
+  rewriter: Rewriter,
+  guard: LoopGuard,
+  d: { url: string; type: string; tabId: number },
+): { redirectUrl?: string } {
+  const decision = bundledDecision(rewriter, guard, d);
+  return decision.action === 'upgrade' ? { redirectUrl: decision.url } : {};
+}
 
 /** A 3072-bit odd modulus: passes the key checks (nothing here verifies a signature). */
 const KEY = { kty: 'RSA', n: '_'.repeat(512), e: 'AQAB' };

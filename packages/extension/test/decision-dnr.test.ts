@@ -1,3 +1,5 @@
+import type { ProtectionSnapshot } from '../src/decision/snapshot.js';
+import { siteOf } from '../src/site-rules/site-pattern.js';
 import { DnrEmulator, type DnrResourceType } from '@httpsify/engine/dnr';
 import { describe, expect, it } from 'vitest';
 import { decide, type DecisionState, type RequestKind } from '../src/decision/decide.js';
@@ -56,13 +58,21 @@ function layers(g: Given): RuleBody[] {
   });
   for (const host of g.known ?? [])
     rt.learn({ url: `https://${host}/`, tabId: 1, type: 'main_frame', statusCode: 200 }, undefined);
-  const view = {
-    settings,
-    disabled: { matchHost: (h: string) => exact(g.siteOff, h) },
-    httpAllowed: { matchHost: (h: string) => exact(g.allowed, h) },
+  const entries = (list: string | undefined) => ({
+    matchHost: (h: string) => exact(list, h),
+    matchUrl: (u: string) => exact(list, siteOf(u)?.host ?? ''),
+  });
+  const view: ProtectionSnapshot = {
+    globalEnabled: settings.globalEnabled,
+    httpsFirst: settings.httpsFirst,
+    disabled: entries(g.siteOff),
+    httpAllowed: entries(g.allowed),
     httpOnce: new Set(g.once === undefined ? [] : [g.once]),
-    rewrite: () => ({ rewritten: null, ruleset: null }),
-    excludedBy: () => null,
+    httpOnceInTabs: new Map(),
+    userRules: null,
+    rulesets: { rewrite: () => ({ rewritten: null, ruleset: null }), excludedBy: () => null },
+    loopVerdict: () => false,
+    dnr: { disabledSites: [], httpAllowedSites: [], activeUserRulesets: [] },
   };
   const { rules } = uiDnrRules({
     ...settings,

@@ -1,7 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { defaultRulesetsDir, loadRulesets } from '@httpsify/engine/node';
-import { isOwnRequest, upgradeDecision } from '../src/rewriter/webrequest-upgrader.js';
+import {
+  bundledDecision,
+  isOwnRequest,
+  type Rewriter,
+} from '../src/rewriter/webrequest-upgrader.js';
 import { LoopGuard } from '../src/https-first/loop-guard.js';
+
+/** What the blocking listener answers before the settings are read: decide() over the bundle. */
+function upgradeDecision(
+  rewriter: Rewriter,
+  guard: LoopGuard,
+  d: { url: string; type: string; tabId: number },
+): { redirectUrl?: string } {
+  const decision = bundledDecision(rewriter, guard, d);
+  return decision.action === 'upgrade' ? { redirectUrl: decision.url } : {};
+}
 
 /** The Firefox build decides with the engine itself: exactly the engine's rewrite. */
 describe('Firefox blocking webRequest decision', () => {

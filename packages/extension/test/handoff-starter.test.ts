@@ -42,6 +42,10 @@ function observer(): { obs: RequestObserver; fallbacks: boolean[] } {
   return { obs: new RequestObserver(deps), fallbacks };
 }
 
+/** The handoff's decision, handed on with its answer. */
+const https = (url: string) =>
+  ({ action: 'upgrade', reason: 'https-first', url: url.replace(/^http:/, 'https:') }) as const;
+
 let requests = 0;
 const main = (url: string) =>
   ({
@@ -62,7 +66,7 @@ describe('the handoff page vouches only for the request it took over', () => {
   it("the user's typed address: its target is the user's, once", () => {
     const { obs, fallbacks } = observer();
     obs.observeRedirect(toHandoff('http://intranet./'));
-    obs.handedOff(TAB, 'http://intranet./', 'https://intranet/');
+    obs.handedOff(TAB, 'http://intranet./', 'https://intranet/', https('http://intranet./'));
     obs.observe(main('https://intranet/'));
     expect(obs.handoffStarter(TAB, 'https://intranet/')).toBeNull();
     expect(fallbacks).toEqual([true]);
@@ -73,7 +77,7 @@ describe('the handoff page vouches only for the request it took over', () => {
   it('a page started it: the target is that page’s', () => {
     const { obs, fallbacks } = observer();
     obs.observeRedirect(toHandoff('http://bank.test/', 'https://evil.test'));
-    obs.handedOff(TAB, 'http://bank.test/', 'https://bank.test/');
+    obs.handedOff(TAB, 'http://bank.test/', 'https://bank.test/', https('http://bank.test/'));
     expect(obs.handoffStarter(TAB, 'https://bank.test/')).toEqual({
       page: 'https://evil.test',
       host: 'evil.test',
@@ -88,12 +92,22 @@ describe('the handoff page vouches only for the request it took over', () => {
     obs.observe(main('http://admin:admin@192.168.1.1/'));
     // Later, a page in that tab sends it to the handoff page with an address of its choosing.
     obs.observe(main('https://evil.test/'));
-    obs.handedOff(TAB, 'http://x1.evil.test/', 'https://x1.evil.test/');
+    obs.handedOff(
+      TAB,
+      'http://x1.evil.test/',
+      'https://x1.evil.test/',
+      https('http://x1.evil.test/'),
+    );
     expect(obs.handoffStarter(TAB, 'https://x1.evil.test/')).toBeUndefined();
     // The very page the user typed does the same: another address, still nothing.
     obs.observeRedirect(toHandoff('http://intranet./'));
     obs.observe(main('http://intranet./'));
-    obs.handedOff(TAB, 'http://bank.test/redir', 'https://bank.test/redir');
+    obs.handedOff(
+      TAB,
+      'http://bank.test/redir',
+      'https://bank.test/redir',
+      https('http://bank.test/redir'),
+    );
     expect(obs.handoffStarter(TAB, 'https://bank.test/redir')).toBeUndefined();
     expect(fallbacks).toEqual([false, false]);
   });
@@ -106,7 +120,7 @@ describe('the handoff page vouches only for the request it took over', () => {
       ...typed,
       redirectUrl: `${PAGE}?http://lb.test/`,
     } as unknown as chrome.webRequest.OnBeforeRedirectDetails);
-    obs.handedOff(TAB, 'http://lb.test/', 'https://lb.test/');
+    obs.handedOff(TAB, 'http://lb.test/', 'https://lb.test/', https('http://lb.test/'));
     expect(obs.handoffStarter(TAB, 'https://lb.test/')).toBeNull();
     expect(fallbacks).toEqual([true]);
   });

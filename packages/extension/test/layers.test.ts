@@ -41,7 +41,6 @@ const LAYERS: string[][] = [
 const KNOWN_UPWARD = [
   'cookies/cookie-decision.ts -> ../routing/settings-controller.js',
   'dnr-runtime/ruleset-rules.ts -> ../routing/settings-controller.js',
-  'status/request-observer.ts -> ../routing/settings-controller.js',
   'status/toolbar-icon.ts -> ../routing/settings-controller.js',
 ];
 

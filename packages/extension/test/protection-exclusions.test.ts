@@ -4,7 +4,7 @@ import { parseRulesetXml } from '@httpsify/engine/parse';
 import { describe, expect, it } from 'vitest';
 import { handoffScope, inHandoffScope } from '../src/dnr/handoff-rules.js';
 import { decide } from '../src/decision/decide.js';
-import { decisionState } from '../src/decision/state.js';
+import { snapshotState } from '../src/decision/snapshot.js';
 import { exclusionsMayBeMissed } from '../src/protection/protection-dnr.js';
 import { SettingsController } from '../src/routing/settings-controller.js';
 import { TabActivity } from '../src/status/tab-activity.js';
@@ -55,8 +55,8 @@ describe('protection mode leaves URLs a ruleset excludes on HTTP', () => {
   it('navigations: the mode upgrades other paths of the host, not the excluded ones', async () => {
     const { c } = await setup();
     const navigation = (url: string) =>
-      decide({ url, kind: 'navigation', tab: { tabId: 1 }, state: decisionState(c) }).reason ===
-      'https-first';
+      decide({ url, kind: 'navigation', tab: { tabId: 1 }, state: snapshotState(c.snapshot) })
+        .reason === 'https-first';
     expect(c.settings.httpsFirst).toBe(true);
     expect(navigation('http://kept.test/plain/page?q=1')).toBe(false);
     expect(navigation('http://kept.test/other')).toBe(true);
@@ -79,7 +79,7 @@ describe('protection mode leaves URLs a ruleset excludes on HTTP', () => {
         url,
         kind: 'subresource',
         tab: { tabId: 1, topUrl: 'http://page.test/' },
-        state: decisionState(c, (h) => rt.known.has(h, Date.now())),
+        state: snapshotState(c.snapshot, (h) => rt.known.has(h, Date.now())),
       });
       return d.action === 'upgrade' ? d.url : null;
     };
@@ -134,7 +134,7 @@ describe('Chromium: no known-host rule where DNR may miss an exclusion', () => {
         undefined,
       );
     const { c } = await setup();
-    expect(rt.rules(c).flatMap((r) => r.condition.requestDomains ?? [])).toEqual([
+    expect(rt.rules(c.snapshot).flatMap((r) => r.condition.requestDomains ?? [])).toEqual([
       'free.test',
       'nx.test',
       'ok.test',

@@ -1,3 +1,5 @@
+import { SiteList } from '../src/site-rules/site-pattern.js';
+import type { ProtectionSnapshot } from '../src/decision/snapshot.js';
 import { DnrEmulator } from '@httpsify/engine/dnr';
 import { describe, expect, it } from 'vitest';
 import { httpsAlternatives, probe, wwwTwin } from '../src/protection/https-alternatives.js';
@@ -476,13 +478,17 @@ describe('protection runtime (no browser)', () => {
       set: async (o: Record<string, unknown>) => void Object.assign(data, o),
     };
   };
-  const view = {
-    settings: { globalEnabled: true, httpsFirst: true, httpAllowedSites: [] },
-    disabled: { matchHost: () => null },
-    httpAllowed: { matchHost: (h: string) => (h === 'left.test' ? 'left.test' : null) },
+  const view: ProtectionSnapshot = {
+    globalEnabled: true,
+    httpsFirst: true,
+    disabled: new SiteList([]),
+    httpAllowed: new SiteList(['left.test']),
     httpOnce: new Set(['once.test']),
-    rewrite: () => ({ rewritten: null, ruleset: null }),
-    excludedBy: () => null,
+    httpOnceInTabs: new Map(),
+    userRules: null,
+    rulesets: { rewrite: () => ({ rewritten: null, ruleset: null }), excludedBy: () => null },
+    loopVerdict: () => false,
+    dnr: { disabledSites: [], httpAllowedSites: [], activeUserRulesets: [] },
   };
 
   it('re-checks a site left on HTTP after the period, origin only, and reports it when HTTPS answers', async () => {

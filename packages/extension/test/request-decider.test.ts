@@ -1,23 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import { RequestDecider } from '../src/decision/request-decider.js';
-import type { DecisionSources } from '../src/decision/state.js';
+import type { ProtectionSnapshot } from '../src/decision/snapshot.js';
 import { SiteList } from '../src/site-rules/site-pattern.js';
 
 /**
  * The background decides a request with the tab's top-level page as it last saw it: a page on a
  * site switched "off" keeps its subresources as they are, whatever host they come from.
  */
-function sources(off: string[]): DecisionSources {
+function sources(off: string[]): ProtectionSnapshot {
   return {
-    settings: { globalEnabled: true, httpsFirst: true },
+    globalEnabled: true,
+    httpsFirst: true,
     disabled: new SiteList(off),
     httpAllowed: new SiteList([]),
     httpOnce: new Set(),
-    httpOnceInTab: () => new Set(),
-    userEngine: null,
-    rewrite: () => ({ rewritten: null, ruleset: null }),
-    excludedBy: () => null,
+    httpOnceInTabs: new Map(),
+    userRules: null,
+    rulesets: { rewrite: () => ({ rewritten: null, ruleset: null }), excludedBy: () => null },
     loopVerdict: () => false,
+    dnr: { disabledSites: [], httpAllowedSites: [], activeUserRulesets: [] },
   };
 }
 

@@ -88,6 +88,11 @@ export interface InstalledUi {
    * null until the controller is ready. Firefox's blocking listener and the handoff page ask it.
    */
   decide(details: RequestDetails): Decision | null;
+  /**
+   * Firefox: the blocking listener answered the request as `decision` says (before the settings
+   * were read, over the bundled rulesets). The observer takes it as it is: decided once.
+   */
+  requestDecided(details: chrome.webRequest.OnBeforeRequestDetails, decision: Decision): void;
   /** What rulesets rewrite with now (channels over the defaults); null until the controller is ready. */
   rewriter(): { rewrite(url: string): string | null } | null;
   /** Known HTTPS hosts, subresource upgrades, the fallback's alternatives, re-checks. */
@@ -96,7 +101,7 @@ export interface InstalledUi {
    * Chromium: the main-frame handoff page sends the tab to `target` (from the http:// `url`).
    * Counted as the upgrade DNR would have been.
    */
-  noteHandoff(tabId: number, url: string, target: string): void;
+  noteHandoff(tabId: number, url: string, target: string, decision: Decision): void;
 }
 
 export function installBackground(options: UiInstallOptions): InstalledUi {
@@ -115,7 +120,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     learned: (host) =>
       void secureKnownHostCookies(
         host,
-        (h) => controller !== null && protection.upgradesHost(controller, h),
+        (h) => controller !== null && protection.upgradesHost(controller.snapshot, h),
       ),
     dnrKeepOut: options.protectionKeepOut,
   });
@@ -124,7 +129,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   const fallback = new HttpsFirstFallback({
     portalProbeUrl: async () => (await store.load()).portalProbeUrl,
     plan: async (url, reason, byUser) =>
-      protection.planFallback(controller ?? (await ready), url, reason, byUser),
+      protection.planFallback((controller ?? (await ready)).snapshot, url, reason, byUser),
     tickets,
     ticketsChanged: () => session.set({ [TICKETS_SESSION_KEY]: tickets.snapshot() }),
     fellBack: () => stats.fellBack(),
@@ -155,7 +160,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
         session.set({ [ONCE_SESSION_KEY]: hosts, [ONCE_TABS_SESSION_KEY]: inTabs }),
       policyChanged: async (ctl) => {
         await options.policyApplied?.(ctl);
-        await protection.viewChanged(ctl);
+        await protection.viewChanged(ctl.snapshot);
         void icon.refreshAll();
       },
       channels: {
@@ -253,7 +258,12 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   // page) listens to them alone: every event a listener takes is a message to the extension's
   // one thread, and a page's subresources would otherwise bring hundreds.
   const mainFrames = { ...filter, types: ['main_frame' as const] };
-  ext.webRequest.onBeforeRequest.addListener((d) => observer.observe(d), filter);
+  // Firefox's http:// requests come from the blocking listener with its decision
+  // (requestDecided); Chromium's DNR decided without us, so the observer decides them.
+  ext.webRequest.onBeforeRequest.addListener(
+    (d) => observer.observe(d),
+    options.platform === 'firefox' ? { urls: ['https://*/*'] } : filter,
+  );
   if (options.platform === 'chromium')
     ext.webRequest.onBeforeRedirect.addListener((d) => observer.observeRedirect(d), {
       urls: ['http://*/*'],
@@ -265,6 +275,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
   }, mainFrames);
   const completed = (d: chrome.webRequest.OnCompletedDetails) => {
     fallback.responded(d.requestId);
+    observer.ended(d.requestId);
     protection.learn(
       d,
       decider.pageOf(d),
@@ -277,16 +288,16 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     }
   };
   // Learning reads https:// requests; of the http:// ones, only pages count (an http://
-  // subresource left as it is brings nothing).
+  // subresource left as it is brings nothing; the observer's decision for it ages out).
   ext.webRequest.onCompleted.addListener(completed, { urls: ['https://*/*'] });
   ext.webRequest.onCompleted.addListener(completed, {
     urls: ['http://*/*'],
     types: ['main_frame'],
   });
-  ext.webRequest.onErrorOccurred.addListener(
-    (d) => fallback.errored(d.requestId, d.error),
-    mainFrames,
-  );
+  ext.webRequest.onErrorOccurred.addListener((d) => {
+    fallback.errored(d.requestId, d.error);
+    observer.ended(d.requestId);
+  }, mainFrames);
   ext.webRequest.onBeforeRedirect.addListener(
     (d) => fallback.redirected(d.requestId, d.redirectUrl),
     mainFrames,
@@ -362,13 +373,14 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     controller: ready,
     protection,
     rewriter: () => controller?.channels.scoped ?? null,
-    noteHandoff: (tabId, url, target) => observer.handedOff(tabId, url, target),
+    noteHandoff: (tabId, url, target, decision) => observer.handedOff(tabId, url, target, decision),
+    requestDecided: (details, decision) => observer.observe(details, decision),
     decide(details) {
       const c = controller;
       if (c === null) return null;
       // The request's own page (Firefox names it), else the tab's committed one: never a
       // navigation that was only started.
-      return decider.decide(c, details);
+      return decider.decide(c.snapshot, details);
     },
   };
 }

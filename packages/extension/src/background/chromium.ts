@@ -92,7 +92,7 @@ const ui = installBackground({
       await loops.changed();
     },
   },
-  policyApplied: (c) => syncSettingsRules(writer, c, ext.runtime.id),
+  policyApplied: (c) => syncSettingsRules(writer, c.snapshot, ext.runtime.id),
   protectionRules: (rules) => writer.setLayer('protection', rules),
   protectionKeepOut: (host) =>
     defaults !== null &&
@@ -128,7 +128,7 @@ const handoff = installHandoff(writer, {
     };
   },
   downgradesSeen: (tabId, fromUrl, toUrl) => guard.recentTabDowngrades(tabId, fromUrl, toUrl),
-  handedOff: (tabId, url, target) => ui.noteHandoff(tabId, url, target),
+  handedOff: (tabId, url, target, decision) => ui.noteHandoff(tabId, url, target, decision),
 });
 exposeForTests('httpsifyHandoff', handoff);
 

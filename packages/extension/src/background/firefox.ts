@@ -45,6 +45,7 @@ listenBlocking({
   ready,
   engine: () => engine,
   decide: (d) => ui.decide(d),
+  decided: (d, decision) => ui.requestDecided(d, decision),
   rewriter: () => ui.rewriter(),
   guard,
 });

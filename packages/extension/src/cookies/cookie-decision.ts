@@ -27,7 +27,7 @@ export function cookieDecision(
   return async (cookie) => {
     const c = await ui.controller;
     const host = cookie.domain.replace(/^\.+/, '');
-    if (ui.protection.upgradesHost(c, host)) return true;
+    if (ui.protection.upgradesHost(c.snapshot, host)) return true;
     return rulesets(c, host, cookie);
   };
 }

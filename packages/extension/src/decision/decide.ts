@@ -162,7 +162,8 @@ export function upgradesAsKnownHost(state: DecisionState, host: string, port = '
     excludedBy: () => null,
   };
   return (
-    decide({ url, kind: 'subresource', tab: { tabId: 0, topUrl: url }, state: rulesetsAside })
-      .reason === 'known-host'
+    // No tab: what holds for every tab (a tab's own "open over HTTP" is that tab's rule).
+    decide({ url, kind: 'subresource', tab: { tabId: -1 }, state: rulesetsAside }).reason ===
+    'known-host'
   );
 }

@@ -1,6 +1,6 @@
 /**
  * decide() for a request as webRequest reports it: the settings and learned state of this
- * moment, and the page the request belongs to (a subresource's site switches are its page's).
+ * moment (a snapshot, decision/snapshot.ts), and the page the request belongs to (a subresource's site switches are its page's).
  * Every decision the background makes for a request comes here.
  *
  * The page is the request's own: Firefox names it in the request (`frameAncestors`,
@@ -10,7 +10,7 @@
  * navigation to it.
  */
 import { decide, type Decision } from './decide.js';
-import { decisionState, type DecisionSources } from './state.js';
+import { snapshotState, type ProtectionSnapshot } from './snapshot.js';
 
 export interface RequestDetails {
   url: string;
@@ -55,14 +55,14 @@ export class RequestDecider {
   /** `knownHttps`: the host is in the known-HTTPS-hosts store at `now`. */
   constructor(private readonly knownHttps: (host: string, now: number) => boolean) {}
 
-  decide(sources: DecisionSources, d: RequestDetails): Decision {
+  decide(snapshot: ProtectionSnapshot, d: RequestDetails): Decision {
     const now = Date.now();
     const navigation = d.type === 'main_frame';
     return decide({
       url: d.url,
       kind: navigation ? 'navigation' : 'subresource',
       tab: { tabId: d.tabId, topUrl: this.pageOf(d) },
-      state: decisionState(sources, (host) => this.knownHttps(host, now)),
+      state: snapshotState(snapshot, (host) => this.knownHttps(host, now)),
     });
   }
 

@@ -3,6 +3,7 @@
  * HTTPS-first as dynamic rules, recompiled when the settings change (the writer writes only
  * what differs).
  */
+import type { ProtectionSnapshot } from '../decision/snapshot.js';
 import { type Ruleset } from '@httpsify/engine';
 import { ALL_RESOURCE_TYPES, compileDnr } from '@httpsify/engine/dnr';
 import {
@@ -141,38 +142,24 @@ export function tabOnceRules(pairs: readonly [number, string][], httpsFirst: boo
 }
 
 /** What the settings layer is built from (the settings controller; narrow, so tests build one). */
-export interface SettingsRuleSources {
-  settings: {
-    globalEnabled: boolean;
-    disabledSites: string[];
-    httpAllowedSites: string[];
-    httpsFirst: boolean;
-  };
-  httpOnce: ReadonlySet<string>;
-  /** [tab, host]: "open over HTTP" for that tab only. */
-  httpOnceTabs: [number, string][];
-  userRulesets: readonly Ruleset[];
-  userEngine: { isActive(id: number): boolean; rulesetIdsByName(name: string): number[] } | null;
-}
-
-/** Declares the settings layer from the controller's state of now. */
+/** Declares the settings layer from the decision's state of now (decision/snapshot.ts). */
 export async function syncSettingsRules(
   writer: RuleWriter,
-  c: SettingsRuleSources,
+  snap: ProtectionSnapshot,
   extensionId: string,
 ): Promise<void> {
-  const s = c.settings;
   const { rules } = uiDnrRules({
-    globalEnabled: s.globalEnabled,
-    disabledSites: s.disabledSites,
-    httpAllowedSites: s.httpAllowedSites,
-    httpOnceHosts: [...c.httpOnce],
-    userRulesets: c.userRulesets.filter((r) =>
-      c.userEngine?.isActive(c.userEngine.rulesetIdsByName(r.name)[0] as number),
-    ),
-    httpsFirst: s.httpsFirst,
+    globalEnabled: snap.globalEnabled,
+    disabledSites: [...snap.dnr.disabledSites],
+    httpAllowedSites: [...snap.dnr.httpAllowedSites],
+    httpOnceHosts: [...snap.httpOnce],
+    userRulesets: [...snap.dnr.activeUserRulesets],
+    httpsFirst: snap.httpsFirst,
     extensionId,
   });
+  const tabs = [...snap.httpOnceInTabs].flatMap(([tabId, hosts]) =>
+    [...hosts].map((h): [number, string] => [tabId, h]),
+  );
   await writer.setLayer('settings', rules);
-  await writer.setLayer('tabOnce', tabOnceRules(c.httpOnceTabs, s.globalEnabled && s.httpsFirst));
+  await writer.setLayer('tabOnce', tabOnceRules(tabs, snap.globalEnabled && snap.httpsFirst));
 }

@@ -14,6 +14,7 @@ import { ext } from '../platform/browser-api.js';
 import { HANDOFF_PAGE, HANDOFF_SCOPE_PATH } from '../platform/packaged-files.js';
 import { classifySender } from '../routing/ui-senders.js';
 import type { RuleWriter } from '../dnr/rule-writer.js';
+import type { Decision } from '../decision/decide.js';
 import {
   decideHandoff,
   HANDOFF_PORT_NAME,
@@ -126,8 +127,8 @@ function prune<V>(map: Map<string, V>, at: (v: V) => number, before: number): vo
 export interface HandoffDeps {
   /** Resolves once the engine and settings are ready. */
   inputs(tabId: number): Promise<HandoffInputs>;
-  /** The page moved the tab on: statistics and the badge. */
-  handedOff(tabId: number, url: string, target: string): void;
+  /** The page moved the tab on, as `decision` says: statistics, the badge, the fallback. */
+  handedOff(tabId: number, url: string, target: string, decision: Decision): void;
   /** How often lately exactly `fromUrl` (https://) redirected this tab's page to exactly `toUrl`. */
   downgradesSeen(tabId: number, fromUrl: string, toUrl: string): number;
 }
@@ -189,14 +190,16 @@ export function installHandoff(writer: RuleWriter, deps: HandoffDeps): Installed
     tabId: number,
     url: unknown,
   ): Promise<HandoffDecision> {
-    const decision = decideHandoff(url, inputs);
+    // The one decision for this navigation: what the answer follows is what handedOff is told.
+    let made: Decision = { action: 'leave', reason: 'no-rule' };
+    const decision = decideHandoff(url, { decide: (u) => (made = inputs.decide(u)) });
     if (!decision.ok) return decision;
     if (decision.target.startsWith('https:') && looping(tabId, url as string, decision.target)) {
       await allowOnce(tabId, url as string);
       return { ok: true, target: url as string, once: true };
     }
     if (decision.once) await allowOnce(tabId, decision.target);
-    deps.handedOff(tabId, url as string, decision.target);
+    deps.handedOff(tabId, url as string, decision.target, made);
     return decision;
   }
 

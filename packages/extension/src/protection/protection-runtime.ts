@@ -6,6 +6,7 @@
  */
 import type { StorageArea } from '../platform/browser-api.js';
 import { type DecisionState, upgradesAsKnownHost } from '../decision/decide.js';
+import { snapshotState, type ProtectionSnapshot } from '../decision/snapshot.js';
 import { siteOf } from '../site-rules/site-pattern.js';
 import type { FallbackPlan } from '../https-first/fallback.js';
 import type { Attempt } from '../https-first/fallback-address.js';
@@ -41,17 +42,6 @@ export interface LearnDetails extends NavigationDetails {
 }
 
 /** What the runtime reads from the UI controller (kept narrow: the controller is shared). */
-export interface ProtectionView {
-  settings: { globalEnabled: boolean; httpsFirst: boolean; httpAllowedSites: string[] };
-  disabled: { matchHost(host: string, port: string): string | null };
-  httpAllowed: { matchHost(host: string, port: string): string | null };
-  /** Hosts opened over HTTP "this time" (the session). */
-  httpOnce: ReadonlySet<string>;
-  rewrite(url: string): { rewritten: string | null; ruleset: string | null };
-  /** The active ruleset whose exclusion matches the URL, or null. */
-  excludedBy(url: string): string | null;
-}
-
 export interface ProtectionDeps {
   storage: Pick<StorageArea, 'get' | 'set'>;
   /** Chromium only: declares the known hosts' rules (the rule writer's "protection" layer). */
@@ -75,7 +65,7 @@ export class ProtectionRuntime {
   private readonly now: () => number;
   private persistTimer: ReturnType<typeof setTimeout> | null = null;
   private rulesTimer: ReturnType<typeof setTimeout> | null = null;
-  private view: ProtectionView | null = null;
+  private view: ProtectionSnapshot | null = null;
   private readonly alternativesTried = new Map<string, number>();
   /** JSON of what we last wrote, to tell our own writes from others' in storage.onChanged. */
   private lastWritten: string | null = null;
@@ -102,12 +92,12 @@ export class ProtectionRuntime {
   }
 
   /** The mode is on. */
-  active(v: ProtectionView): boolean {
-    return v.settings.globalEnabled && v.settings.httpsFirst;
+  active(v: ProtectionSnapshot): boolean {
+    return v.globalEnabled && v.httpsFirst;
   }
 
   /** A site setting ("off" or "rulesets only") or "open over HTTP this time" covers the host. */
-  private excluded(v: ProtectionView, host: string, port = ''): boolean {
+  private excluded(v: ProtectionSnapshot, host: string, port = ''): boolean {
     return (
       v.disabled.matchHost(host, port) !== null ||
       v.httpAllowed.matchHost(host, port) !== null ||
@@ -115,35 +105,19 @@ export class ProtectionRuntime {
     );
   }
 
-  /** The decision's state (decision/decide.ts) as the view and the store hold it now. */
-  private decisionState(v: ProtectionView): DecisionState {
+  /** The decision's state (decision/decide.ts): the snapshot, and the store as it holds now. */
+  private decisionState(v: ProtectionSnapshot): DecisionState {
     const now = this.now();
-    const entry = (list: ProtectionView['disabled'], url: string) => {
-      const site = siteOf(url);
-      return site === null ? null : list.matchHost(site.host, site.port);
-    };
-    return {
-      globalEnabled: v.settings.globalEnabled,
-      httpsFirst: v.settings.httpsFirst,
-      siteOffBy: (url) => entry(v.disabled, url),
-      httpAllowedBy: (url) => entry(v.httpAllowed, url),
-      httpOnce: (host) => v.httpOnce.has(host),
-      // Loop verdicts are for top-level pages only: never a known host's subresources.
-      loopVerdict: () => false,
-      userRewrite: () => null,
-      rewrite: (url) => v.rewrite(url),
-      excludedBy: (url) => v.excludedBy(url),
-      knownHttps: (host) => this.known.has(host, now),
-    };
+    return snapshotState(v, (host) => this.known.has(host, now));
   }
 
   /** Whether requests to `host` are upgraded as a known HTTPS host now: decide()'s step 13. */
-  upgradesHost(v: ProtectionView, host: string, port = ''): boolean {
+  upgradesHost(v: ProtectionSnapshot, host: string, port = ''): boolean {
     return upgradesAsKnownHost(this.decisionState(v), host, port);
   }
 
   /** Live hosts the rules cover: the known hosts decide() upgrades as such (rulesets aside). */
-  liveHosts(v: ProtectionView): string[] {
+  liveHosts(v: ProtectionSnapshot): string[] {
     if (!this.active(v)) return [];
     const state = this.decisionState(v);
     return this.known.hosts(this.now()).filter((h) => upgradesAsKnownHost(state, h));
@@ -228,13 +202,13 @@ export class ProtectionRuntime {
   }
 
   /** Site settings, the mode or the portal state changed. */
-  viewChanged(v: ProtectionView): Promise<void> {
+  viewChanged(v: ProtectionSnapshot): Promise<void> {
     this.view = v;
     return this.syncRules();
   }
 
   // ---- Chromium: the known hosts' dynamic rules ---------------------------------------------
-  rules(v: ProtectionView): RuleBody[] {
+  rules(v: ProtectionSnapshot): RuleBody[] {
     const keepOut = this.deps.dnrKeepOut;
     return knownHttpsRules(
       keepOut === undefined ? this.liveHosts(v) : this.liveHosts(v).filter((h) => !keepOut(h)),
@@ -308,7 +282,7 @@ export class ProtectionRuntime {
    * that it then abandons, changes nothing that was learned.
    */
   async planFallback(
-    v: ProtectionView,
+    v: ProtectionSnapshot,
     httpUrl: string,
     reason: string,
     byUser = false,
@@ -323,7 +297,7 @@ export class ProtectionRuntime {
     let twin: string | null = null;
     if (!quiet) {
       this.alternativesTried.set(site.host, this.now());
-      for (const alt of httpsAlternatives(httpUrl, (u) => v.rewrite(u))) {
+      for (const alt of httpsAlternatives(httpUrl, (u) => v.rulesets.rewrite(u))) {
         if (this.excluded(v, alt.host)) continue;
         const asked = originOnly(alt.url, 'https');
         const result = await probe(asked, fetchFn, this.deps.probeTimeoutMs, true);

@@ -4,7 +4,8 @@ import {
   type FirefoxRequestDetails,
   onBeforeRequestBlocking,
 } from '../platform/browser-api.js';
-import type { Decision } from '../decision/decide.js';
+import { decide, type Decision } from '../decision/decide.js';
+import { bundledOnlySnapshot, snapshotState } from '../decision/snapshot.js';
 import type { LoopGuard } from '../https-first/loop-guard.js';
 
 /** Anything that rewrites: the default Engine, or the ScopedEngine of channels over the defaults. */
@@ -34,18 +35,21 @@ export function isOwnRequest(d: RequestOrigin, ownOrigin: string): boolean {
 }
 
 /**
- * The blocking `webRequest.onBeforeRequest` decision (Firefox) before the settings are read:
- * the engine's own rewrite, unless a loop verdict lets exactly this page load over HTTP in its tab.
+ * The decision (Firefox's blocking listener) before the settings are read: decide() over the
+ * bundled rulesets alone, so the loop guard still applies (a verdict lets exactly this page
+ * load over HTTP in its tab) and the rest is the engine's own rewrite.
  */
-export function upgradeDecision(
+export function bundledDecision(
   rewriter: Rewriter,
-  guard: LoopGuard,
+  guard: Pick<LoopGuard, 'allows'>,
   d: { url: string; type: string; tabId: number },
-): BlockingResponse {
-  const { url } = d;
-  if (d.type === 'main_frame' && guard.allows(url, d.tabId)) return {};
-  const rewritten = rewriter.rewrite(url);
-  return rewritten !== null && rewritten !== url ? { redirectUrl: rewritten } : {};
+): Decision {
+  return decide({
+    url: d.url,
+    kind: d.type === 'main_frame' ? 'navigation' : 'subresource',
+    tab: { tabId: d.tabId },
+    state: snapshotState(bundledOnlySnapshot(rewriter, (url, tabId) => guard.allows(url, tabId))),
+  });
 }
 
 export interface BlockingSources {
@@ -54,6 +58,11 @@ export interface BlockingSources {
   engine(): Engine | null;
   /** The decision (decision/decide.ts) with the settings of now; null until they are read. */
   decide(d: RequestDetails): Decision | null;
+  /**
+   * The request was answered as `decision` says: handed on, so that nothing decides it again
+   * (the observer, the statistics, the fallback).
+   */
+  decided(d: RequestDetails, decision: Decision): void;
   /** The channels over the defaults; null until the settings are read. */
   rewriter(): Rewriter | null;
   guard: LoopGuard;
@@ -63,14 +72,15 @@ type RequestDetails = FirefoxRequestDetails;
 
 /**
  * Firefox: the blocking `webRequest.onBeforeRequest` listener for every http:// request. It
- * answers with decide(); until the settings are read, the bundled rulesets alone decide (the
- * loop guard still applies). The extension's own requests go out as sent.
+ * answers with decide(); until the settings are read, decide() over the bundled rulesets alone
+ * (`bundledDecision`). The extension's own requests go out as sent.
  */
 export function listenBlocking(sources: BlockingSources): void {
   const ownOrigin = ext.runtime.getURL('');
   const answer = (e: Engine, d: RequestDetails): BlockingResponse => {
-    const decision = sources.decide(d);
-    if (decision === null) return upgradeDecision(sources.rewriter() ?? e, sources.guard, d);
+    const decision =
+      sources.decide(d) ?? bundledDecision(sources.rewriter() ?? e, sources.guard, d);
+    sources.decided(d, decision);
     return decision.action === 'upgrade' ? { redirectUrl: decision.url } : {};
   };
   onBeforeRequestBlocking(['http://*/*'], (d) => {

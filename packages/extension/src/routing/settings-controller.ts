@@ -15,6 +15,7 @@ import type { Settings } from '../settings/schema.js';
 import type { SettingsStore } from '../settings/store.js';
 import { loadUserRuleChecks } from '../settings/user-rules.js';
 import { SiteList } from '../site-rules/site-pattern.js';
+import type { ProtectionSnapshot } from '../decision/snapshot.js';
 import { popupState, retryPage, tabPageStatus, type PageViewSources } from '../status/page-view.js';
 import type { TabActivity } from '../status/tab-activity.js';
 import type { AboutInfo, PageStatus, PopupState, UiRequest } from '../protocol/ui-protocol.js';
@@ -69,6 +70,8 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
   private readonly once = new Set<string>();
   /** Hosts opened over HTTP for one tab only (a sign-in network's fallback page), by tab. */
   private readonly onceInTab = new Map<number, Set<string>>();
+  /** What decide() reads, rebuilt (`snapshotNow`) whenever what it holds changes. */
+  private snap: ProtectionSnapshot | null = null;
   private appliedChannels = '';
   private settled: Promise<void> = Promise.resolve();
   private reconciling: Promise<void> = Promise.resolve();
@@ -91,6 +94,45 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
 
   get settings(): Settings {
     return this.current;
+  }
+  /** The state decide() reads, as of the last change (decision/snapshot.ts); after `start`. */
+  get snapshot(): ProtectionSnapshot {
+    if (this.snap === null) throw new Error('the settings are not read yet');
+    return this.snap;
+  }
+
+  /**
+   * The one place the decision's state is built: after the settings are applied, and when
+   * "open over HTTP this time" changes (at once: the tab is sent there right after).
+   */
+  private snapshotNow(): void {
+    if (this.current === undefined) return;
+    const s = this.current;
+    const inTabs = new Map<number, ReadonlySet<string>>();
+    for (const [tabId, hosts] of this.onceInTab) inTabs.set(tabId, new Set(hosts));
+    const rewriter = this.rewriter;
+    this.snap = Object.freeze({
+      globalEnabled: s.globalEnabled,
+      httpsFirst: s.httpsFirst,
+      disabled: this.disabledList,
+      httpAllowed: this.httpAllowedList,
+      httpOnce: new Set(this.once),
+      httpOnceInTabs: inTabs,
+      userRules: rewriter.userEngine,
+      rulesets: {
+        rewrite: (url: string) => rewriter.rewrite(url),
+        excludedBy: (url: string) => rewriter.excludedBy(url),
+      },
+      loopVerdict: (url: string, tabId: number) => this.loopVerdict(url, tabId),
+      dnr: {
+        disabledSites: [...s.disabledSites],
+        httpAllowedSites: [...s.httpAllowedSites],
+        activeUserRulesets: rewriter.userRulesets.filter((r) => {
+          const user = rewriter.userEngine;
+          return user?.isActive(user.rulesetIdsByName(r.name)[0] as number) ?? false;
+        }),
+      },
+    });
   }
   get disabled(): Pick<SiteList, 'matchHost' | 'matchUrl'> {
     return this.disabledList;
@@ -134,6 +176,7 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
   restoreHttpOnce(hosts: readonly string[], inTabs: readonly [number, string][] = []): void {
     for (const h of hosts) this.once.add(h);
     for (const [tabId, h] of inTabs) this.addOnceInTab(tabId, h);
+    this.snapshotNow();
   }
 
   private addOnceInTab(tabId: number, host: string): void {
@@ -156,6 +199,7 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
     this.disabledList = new SiteList(s.disabledSites);
     this.httpAllowedList = new SiteList(s.httpAllowedSites);
     await this.rewriter.apply(s);
+    this.snapshotNow();
     const channelsKey = JSON.stringify(s.channels);
     if (channelsKey !== this.appliedChannels && this.hooks.channels !== undefined) {
       this.appliedChannels = channelsKey;
@@ -204,18 +248,21 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
 
   async allowHttpOnce(host: string): Promise<void> {
     this.once.add(host);
+    this.snapshotNow();
     await this.reconcile(this.current);
   }
 
   /** "Open over HTTP" for one tab only: other tabs keep upgrading the host. */
   async allowHttpOnceInTab(tabId: number, host: string): Promise<void> {
     this.addOnceInTab(tabId, host);
+    this.snapshotNow();
     await this.reconcile(this.current);
   }
 
   /** The tab closed: what was allowed for it goes with it. */
   async tabClosed(tabId: number): Promise<void> {
     if (!this.onceInTab.delete(tabId)) return;
+    this.snapshotNow();
     await this.hooks.httpOnceChanged?.([...this.once], this.httpOnceTabs);
     await this.reconcile(this.current);
   }
@@ -224,6 +271,7 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
   private async dropHttpOnce(host: string): Promise<void> {
     this.once.delete(host);
     for (const hosts of this.onceInTab.values()) hosts.delete(host);
+    this.snapshotNow();
     await this.hooks.httpOnceChanged?.([...this.once], this.httpOnceTabs);
     await this.reconcile(this.current);
   }

@@ -3,18 +3,25 @@
  * which rulesets could apply, what was upgraded, and which navigations HTTPS-first upgraded
  * (handed to the fallback to follow). Listens only; never changes a request.
  */
+import type { Decision } from '../decision/decide.js';
 import type { HttpsFirstFallback } from '../https-first/fallback.js';
 import type { RequestDecider } from '../decision/request-decider.js';
-import type { SettingsController } from '../routing/settings-controller.js';
+import type { ProtectionSnapshot } from '../decision/snapshot.js';
 import { siteOf } from '../site-rules/site-pattern.js';
 import { pageStarter, type PageStarter } from '../protection/navigation-starter.js';
 import type { Statistics } from './statistics.js';
 import type { TabActivity } from './tab-activity.js';
 
+/** What the observer reads of the settings controller: the decision's state, ruleset names. */
+export interface ObservedSettings {
+  readonly snapshot: ProtectionSnapshot;
+  rulesetNamesForHost(host: string): string[];
+}
+
 export interface ObserverDeps {
   /** The settings controller once it is ready, and the promise of it. */
-  controller(): SettingsController | null;
-  ready: Promise<SettingsController>;
+  controller(): ObservedSettings | null;
+  ready: Promise<ObservedSettings>;
   decider: RequestDecider;
   fallback: HttpsFirstFallback;
   activity: TabActivity;
@@ -29,13 +36,23 @@ export interface ObserverDeps {
 
 /** Requests that arrive while the background starts and wait for it (at most this many). */
 const EARLY_LIMIT = 500;
+/** Decisions kept for a redirect of the same request still to come (at most this many). */
+const DECISIONS_LIMIT = 500;
+
+type RequestDetailsWithId = Parameters<RequestDecider['decide']>[1] & { requestId: string };
 
 export class RequestObserver {
   /*
    * Chromium stops an idle service worker; the request that wakes it arrives before the engine
    * has loaded. Those requests wait here instead of going uncounted (statistics stayed at 0).
    */
-  private early: chrome.webRequest.OnBeforeRequestDetails[] | null = null;
+  private early: [chrome.webRequest.OnBeforeRequestDetails, Decision | undefined][] | null = null;
+  /*
+   * Each request is decided once (issue 39): what `observe` decided for a request's http:// URL
+   * is what `observeRedirect` reads when that URL redirects. Until the request's leg ends
+   * (`ended`); the oldest go first beyond DECISIONS_LIMIT.
+   */
+  private readonly decisions = new Map<string, { url: string; decision: Decision }>();
   /*
    * Chromium applies DNR rules before webRequest listeners run: an http:// request a rule
    * upgrades never reaches `observe`, only its redirect does. It counts when it took the URL
@@ -60,8 +77,11 @@ export class RequestObserver {
 
   constructor(private readonly deps: ObserverDeps) {}
 
-  /** `webRequest.onBeforeRequest` (both browsers). */
-  observe(d: chrome.webRequest.OnBeforeRequestDetails): undefined {
+  /**
+   * `webRequest.onBeforeRequest` (both browsers). `decided`: the decision the door that
+   * enforced it made (Firefox's blocking listener); without one, the observer decides.
+   */
+  observe(d: chrome.webRequest.OnBeforeRequestDetails, decided?: Decision): undefined {
     const { deps } = this;
     const c = deps.controller();
     if (d.tabId < 0) return undefined;
@@ -71,10 +91,10 @@ export class RequestObserver {
         void deps.ready.then(() => {
           const waiting = this.early ?? [];
           this.early = null;
-          for (const e of waiting) this.observe(e);
+          for (const [e, decision] of waiting) this.observe(e, decision);
         });
       }
-      if (this.early.length < EARLY_LIMIT) this.early.push(d);
+      if (this.early.length < EARLY_LIMIT) this.early.push([d, decided]);
       return undefined;
     }
     const url = d.url;
@@ -96,7 +116,7 @@ export class RequestObserver {
       upgraded = true;
       first = this.httpsFirstMainFrames.delete(d.tabId);
     } else if (url.startsWith('http:')) {
-      const decision = deps.decider.decide(c, d);
+      const decision = decided ?? this.decisionFor(c, d);
       if (decision.action === 'upgrade' && decision.url.startsWith('https:')) {
         upgraded = true;
         // The known hosts' upgrade is the same URL over HTTPS; the tab's record says so already.
@@ -149,6 +169,25 @@ export class RequestObserver {
     this.handoffs.delete(tabId);
   }
 
+  /** The request completed or failed: its decision is spent. */
+  ended(requestId: string): void {
+    this.decisions.delete(requestId);
+  }
+
+  /** The decision for the request's URL: the one already made for it, else made once now. */
+  private decisionFor(c: ObservedSettings, d: RequestDetailsWithId): Decision {
+    const kept = this.decisions.get(d.requestId);
+    if (kept !== undefined && kept.url === d.url) return kept.decision;
+    const decision = this.deps.decider.decide(c.snapshot, d);
+    this.decisions.delete(d.requestId);
+    this.decisions.set(d.requestId, { url: d.url, decision });
+    for (const oldest of this.decisions.keys()) {
+      if (this.decisions.size <= DECISIONS_LIMIT) break;
+      this.decisions.delete(oldest);
+    }
+    return decision;
+  }
+
   /** `webRequest.onBeforeRedirect` for http:// requests (Chromium: DNR's redirects). */
   observeRedirect(d: chrome.webRequest.OnBeforeRedirectDetails): void {
     const c = this.deps.controller();
@@ -169,7 +208,8 @@ export class RequestObserver {
     }
     if (this.counted.delete(d.requestId)) return;
     if (!d.url.startsWith('http:') || !d.redirectUrl.startsWith('https:')) return;
-    const decision = this.deps.decider.decide(c, d);
+    // DNR enforced, or the site redirected what `observe` saw: one decision for this URL.
+    const decision = this.decisionFor(c, d);
     // Counted when our rules took it there (known hosts' subresources are not counted here).
     if (
       decision.action !== 'upgrade' ||
@@ -189,26 +229,21 @@ export class RequestObserver {
   }
 
   /**
-   * Chromium: the main-frame handoff page sends the tab to `target` (from the http:// `url`).
-   * Counted as the upgrade DNR would have been.
+   * Chromium: the main-frame handoff page sends the tab to `target` (from the http:// `url`), as
+   * `decision` (the handoff's, not made again here) says. Counted as the upgrade DNR would
+   * have been.
    */
-  handedOff(tabId: number, url: string, target: string): void {
+  handedOff(tabId: number, url: string, target: string, decision: Decision): void {
     if (!target.startsWith('https:')) return;
     this.noteUpgrade(tabId, 'main_frame', url, target, false);
-    // HTTPS-first's upgrade: its failure falls back like any other (trailing-dot hosts).
-    const c = this.deps.controller();
     // The user's own navigation only when the page answers for the request it took over.
     const h = this.handoffs.get(tabId);
     const ours = h !== undefined && h.url === url && h.target === undefined;
     const byUser = ours && h.starter === null;
     if (ours) h.target = target;
     else this.handoffs.delete(tabId);
-    if (
-      c !== null &&
-      this.deps.decider.decide(c, { url, type: 'main_frame', tabId }).reason === 'https-first'
-    ) {
-      this.deps.fallback.handedOff(tabId, url, target, byUser);
-    }
+    // HTTPS-first's upgrade: its failure falls back like any other (trailing-dot hosts).
+    if (decision.reason === 'https-first') this.deps.fallback.handedOff(tabId, url, target, byUser);
   }
 
   private noteUpgrade(

@@ -1,3 +1,4 @@
+import type { ProtectionSnapshot } from '../../src/decision/snapshot.js';
 /**
  * The differential between decide() and Chromium's rules (issue 37): a "world" of settings and
  * learned state, every rule the extension would write for it (static rulesets, settings, user
@@ -195,17 +196,24 @@ export function worldRules(w: World): DnrRule[] {
   const disabled = new SiteList(w.disabledSites);
   const allowed = new SiteList(w.httpAllowedSites);
   const state = decisionState(w);
-  const view = {
-    settings: {
-      globalEnabled: w.globalEnabled,
-      httpsFirst: w.httpsFirst,
-      httpAllowedSites: w.httpAllowedSites,
-    },
-    disabled: { matchHost: (h: string, p: string) => disabled.matchHost(h, p) },
-    httpAllowed: { matchHost: (h: string, p: string) => allowed.matchHost(h, p) },
+  const view: ProtectionSnapshot = {
+    globalEnabled: w.globalEnabled,
+    httpsFirst: w.httpsFirst,
+    disabled,
+    httpAllowed: allowed,
     httpOnce: new Set(w.httpOnce),
-    rewrite: (url: string) => state.rewrite(url),
-    excludedBy: (url: string) => state.excludedBy(url),
+    httpOnceInTabs: new Map(),
+    userRules: null,
+    rulesets: {
+      rewrite: (url: string) => state.rewrite(url),
+      excludedBy: (url: string) => state.excludedBy(url),
+    },
+    loopVerdict: () => false,
+    dnr: {
+      disabledSites: w.disabledSites,
+      httpAllowedSites: w.httpAllowedSites,
+      activeUserRulesets: [],
+    },
   };
   const overrides = overrideRules(defaultsEngine(w), HANDOFF_URL, DNR_LIMITS.regexRules).rules;
   const tabOnce = tabOnceRules(
