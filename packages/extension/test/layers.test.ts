@@ -33,17 +33,6 @@ const LAYERS: string[][] = [
   ['packaging'], // the Node tool that writes the packages; nothing at run time imports it
 ];
 
-/**
- * Imports that still point up, each one to go (issue 39, item 2: the settings snapshot will
- * replace the controller these read). The list may only shrink: the test fails when one of them
- * is gone, so that it is struck off here.
- */
-const KNOWN_UPWARD = [
-  'cookies/cookie-decision.ts -> ../routing/settings-controller.js',
-  'dnr-runtime/ruleset-rules.ts -> ../routing/settings-controller.js',
-  'status/toolbar-icon.ts -> ../routing/settings-controller.js',
-];
-
 const layerOf = new Map(LAYERS.flatMap((folders, i) => folders.map((f) => [f, i] as const)));
 
 describe('the extension looks down', () => {
@@ -62,18 +51,14 @@ describe('the extension looks down', () => {
     expect(folders.filter((f) => !layerOf.has(f))).toEqual([]);
   });
 
-  it('has no import of a folder above or beside its own, but the known ones', () => {
+  it('has no import of a folder above or beside its own', () => {
     const upward = arrows
       .filter((a) => (layerOf.get(a.to) ?? Infinity) >= (layerOf.get(a.from) ?? -Infinity))
       .map((a) => `${a.file} -> ${a.specifier}`);
-    expect(upward.filter((u) => !KNOWN_UPWARD.includes(u))).toEqual([]);
-    expect(KNOWN_UPWARD.filter((k) => !upward.includes(k))).toEqual([]);
+    expect(upward).toEqual([]);
   });
 
-  it('has no folder cycle but the one the known imports make', () => {
-    const known = new Set(KNOWN_UPWARD);
-    const rest = arrows.filter((a) => !known.has(`${a.file} -> ${a.specifier}`));
-    expect(folderCycles(rest)).toEqual([]);
-    expect(folderCycles(arrows)).toEqual([['routing', 'status']]);
+  it('has no folder cycle', () => {
+    expect(folderCycles(arrows)).toEqual([]);
   });
 });

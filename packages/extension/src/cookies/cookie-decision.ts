@@ -1,15 +1,20 @@
 import type { CookieDeps } from './secure-cookies.js';
 import type { ProtectionRuntime } from '../protection/protection-runtime.js';
-import type { SettingsController } from '../routing/settings-controller.js';
+import type { ProtectionSnapshot } from '../decision/snapshot.js';
 
-export interface CookieSources {
-  controller: Promise<SettingsController>;
+/** What the decision reads of the settings: their snapshot (the controller, from above, is one). */
+export interface CookieSettings {
+  readonly snapshot: ProtectionSnapshot;
+}
+
+export interface CookieSources<C extends CookieSettings> {
+  controller: Promise<C>;
   protection: Pick<ProtectionRuntime, 'upgradesHost'>;
 }
 
 /** The rulesets' `<securecookie>` decision as this browser applies it. */
-export type RulesetCookieDecision = (
-  c: SettingsController,
+export type RulesetCookieDecision<C> = (
+  c: C,
   host: string,
   cookie: { domain: string; name: string },
 ) => boolean | Promise<boolean>;
@@ -20,9 +25,9 @@ export type RulesetCookieDecision = (
  * rules really upgrade the host (a cookie made Secure on a host that stays on HTTP would stop
  * being sent).
  */
-export function cookieDecision(
-  ui: CookieSources,
-  rulesets: RulesetCookieDecision,
+export function cookieDecision<C extends CookieSettings>(
+  ui: CookieSources<C>,
+  rulesets: RulesetCookieDecision<C>,
 ): CookieDeps['shouldSecure'] {
   return async (cookie) => {
     const c = await ui.controller;

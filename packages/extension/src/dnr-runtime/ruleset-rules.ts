@@ -7,9 +7,16 @@
 import type { Engine } from '@httpsify/engine';
 import type { ChannelDnrRuntime } from './channel-dnr-runtime.js';
 import { LIBRARY_LAYER_NAME } from '../library/library-store.js';
-import type { SettingsController } from '../routing/settings-controller.js';
+import type { ChannelLayers } from '../channels/channel-layers.js';
 import { syncOverrides } from '../dnr/override-rules.js';
 import type { RuleWriter } from '../dnr/rule-writer.js';
+
+/** What the rules are compiled from: the settings' rulesets (the controller, from above). */
+export interface RulesetSources {
+  readonly channels: ChannelLayers;
+  readonly settings: { readonly mixedContent: boolean };
+  readonly engine: Engine;
+}
 
 export class RulesetRules {
   /** False while an update channel replaces the default rulesets (their static ruleset is off). */
@@ -31,7 +38,7 @@ export class RulesetRules {
   }
 
   /** Installed channels (or the user's switches for their rulesets) changed: recompile their rules. */
-  async channelsChanged(c: SettingsController): Promise<void> {
+  async channelsChanged(c: RulesetSources): Promise<void> {
     const state = await this.channels.sync(c.channels, c.settings.mixedContent);
     if (this.defaultsInUse === state.defaultsDisabled) {
       this.defaultsInUse = !state.defaultsDisabled;
@@ -44,7 +51,7 @@ export class RulesetRules {
    * After an install or update: dynamic rules survive restarts, so they are rebuilt from storage
    * (the channel rules too: this version may compile them differently).
    */
-  async rebuild(engine: Engine, controller: () => Promise<SettingsController>): Promise<void> {
+  async rebuild(engine: Engine, controller: () => Promise<RulesetSources>): Promise<void> {
     await syncOverrides(this.writer, engine, this.handoffPage, this.defaultsInUse);
     await this.channels.forgetState();
     await this.channelsChanged(await controller());

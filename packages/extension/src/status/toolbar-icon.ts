@@ -3,7 +3,7 @@
  * title, and the badge with the number of upgraded requests.
  */
 import { ext } from '../platform/browser-api.js';
-import type { SettingsController } from '../routing/settings-controller.js';
+import type { Settings } from '../settings/schema.js';
 import { badgeText, drawIcon, ICON_TITLE_MESSAGE, iconState, type IconState } from './icon.js';
 import type { TabActivity } from './tab-activity.js';
 
@@ -18,6 +18,12 @@ type IconImages = Record<number, ImageData>;
  */
 export const ICON_REFRESH_WINDOW_MS = 100;
 
+/** What the icon shows of the settings (the controller, from above, is one). */
+export interface IconSettings {
+  readonly settings: Pick<Settings, 'globalEnabled' | 'httpsFirst' | 'showBadge'>;
+  siteDisabledBy(url: string): string | null;
+}
+
 export class ToolbarIcon {
   private readonly images = new Map<IconState, IconImages>();
   /** Per tab, the page of the latest refresh asked for and not yet sent. */
@@ -25,9 +31,9 @@ export class ToolbarIcon {
   private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
-    /** The settings controller once it is ready. */
-    private readonly controller: () => SettingsController | null,
-    private readonly ready: Promise<SettingsController>,
+    /** The settings once they are read. */
+    private readonly controller: () => IconSettings | null,
+    private readonly ready: Promise<IconSettings>,
     private readonly activity: TabActivity,
   ) {}
 
