@@ -3,8 +3,21 @@ import { pageStatus, type PageStatusInputs } from '../src/status/page-status.js'
 
 const FALLBACK = 'chrome-extension://abc/ui/fallback.html';
 
-function inputs(over: Partial<PageStatusInputs>): PageStatusInputs {
-  return {
+/** What a row says of the page: the tab's record, and each answer of the settings. */
+interface PageAnswers extends Omit<PageStatusInputs, 'state' | 'tabId'> {
+  globalEnabled: boolean;
+  httpsFirst: boolean;
+  disabledBy: string | null;
+  httpAllowedBy: string | null;
+  httpOnce: boolean;
+  loopGuarded: boolean;
+  rewriteHttp: { rewritten: string | null; ruleset: string | null };
+  excludedBy?: string | null;
+}
+
+/** The row's answers as the decision's state the status reads (the snapshot's, in the popup). */
+function inputs(over: Partial<PageAnswers>): PageStatusInputs {
+  const a: PageAnswers = {
     url: 'http://site.test/',
     fallbackPath: '/ui/fallback.html',
     globalEnabled: true,
@@ -18,12 +31,32 @@ function inputs(over: Partial<PageStatusInputs>): PageStatusInputs {
     offRulesets: [],
     ...over,
   };
+  return {
+    url: a.url,
+    tabId: 7,
+    fallbackPath: a.fallbackPath,
+    upgraded: a.upgraded,
+    offRulesets: a.offRulesets,
+    movedBy: a.movedBy,
+    state: {
+      globalEnabled: a.globalEnabled,
+      httpsFirst: a.httpsFirst,
+      siteOffBy: () => a.disabledBy,
+      httpAllowedBy: () => a.httpAllowedBy,
+      httpOnce: (_host, tabId) => a.httpOnce && tabId === 7,
+      loopVerdict: (_url, tabId) => a.loopGuarded && tabId === 7,
+      userRewrite: () => null,
+      rewrite: () => a.rewriteHttp,
+      excludedBy: () => a.excludedBy ?? null,
+      knownHttps: () => false,
+    },
+  };
 }
 
 const RULED = { rewritten: 'https://site.test/', ruleset: 'Site' };
 
 describe('page status: why a page is or is not on HTTPS', () => {
-  it.each<[string, Partial<PageStatusInputs>, Record<string, unknown>]>([
+  it.each<[string, Partial<PageAnswers>, Record<string, unknown>]>([
     ['no tab', { url: undefined }, { kind: 'not-a-web-page', secure: false, retry: false }],
     ['a browser page', { url: 'chrome://settings/' }, { kind: 'not-a-web-page' }],
     [

@@ -440,15 +440,21 @@ describe('page status', () => {
   it('calls a www. twin the user followed from the fallback page simply secure', () => {
     const inputs = {
       fallbackPath: '/ui/fallback.html',
-      globalEnabled: true,
-      httpsFirst: true,
-      disabledBy: null,
-      httpAllowedBy: null,
-      httpOnce: false,
-      loopGuarded: false,
+      tabId: 1,
       upgraded: null,
-      rewriteHttp: { rewritten: null, ruleset: null },
       offRulesets: [],
+      state: {
+        globalEnabled: true,
+        httpsFirst: true,
+        siteOffBy: () => null,
+        httpAllowedBy: () => null,
+        httpOnce: () => false,
+        loopVerdict: () => false,
+        userRewrite: () => null,
+        rewrite: () => ({ rewritten: null, ruleset: null }),
+        excludedBy: () => null,
+        knownHttps: () => false,
+      },
     };
     // The twin is offered as a link, never followed for the user: nothing of ours moved the tab.
     expect(pageStatus({ ...inputs, url: 'https://www.a.test/p' })).toEqual({

@@ -3,36 +3,30 @@ import type { PageStatus } from '../protocol/ui-protocol.js';
 import { decide, type DecisionState } from '../decision/decide.js';
 import { readFallbackPage } from '../https-first/fallback-address.js';
 
-/** Everything the status of one tab's page depends on, gathered by the controller. */
+/**
+ * Everything the status of one tab's page depends on: what the tab's record says of the page,
+ * and the decision's state (the settings' snapshot, decision/snapshot.ts), which answers every
+ * question of the settings exactly as it does for the tab's requests.
+ */
 export interface PageStatusInputs {
   /** The tab's address (undefined: no tab, or one the extension may not see). */
   url: string | undefined;
+  tabId: number;
   /**
    * The path of our own fallback page (`/ui/fallback.html`). Matched by path on any
    * extension origin: Chromium's runtime.getURL may answer with a dynamic origin for pages that
    * are web-accessible, while the tab shows the extension's id.
    */
   fallbackPath: string;
-  globalEnabled: boolean;
-  httpsFirst: boolean;
-  /** The disabledSites entry covering the page's site. */
-  disabledBy: string | null;
-  /** The httpAllowedSites entry covering the page's site. */
-  httpAllowedBy: string | null;
-  /** "Open over HTTP this time" holds for the host. */
-  httpOnce: boolean;
-  /** Redirect-loop protection gave up on the host this session. */
-  loopGuarded: boolean;
+  /** The http:// address the page was asked for (a ruleset may have moved it to another host). */
+  httpUrl?: string;
   /** The tab's main frame went from http:// to https:// through us; `byHttpsFirst` when HTTPS-first did it. */
   upgraded: { byHttpsFirst: boolean } | null;
-  /** What the active rules do to the page's http:// address now. */
-  rewriteHttp: { rewritten: string | null; ruleset: string | null };
   /** Rulesets on by default whose targets cover the host but which the user switched off. */
   offRulesets: string[];
-  /** The active ruleset whose exclusion matches the page's http:// address (nothing upgrades it). */
-  excludedBy?: string | null;
   /** Who moved the page from http:// to https:// when we did not (browser-upgrade-watch.ts). */
   movedBy?: 'browser' | 'site' | null;
+  state: DecisionState;
 }
 
 function base(secure: boolean, retry: boolean) {
@@ -58,32 +52,34 @@ export function pageStatus(i: PageStatusInputs): PageStatus {
   if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:'))
     return { ...base(false, false), kind: 'not-a-web-page' };
   const secure = url.protocol === 'https:';
+  const st = i.state;
+  const httpUrl = i.httpUrl ?? url.href.replace(/^https:/, 'http:');
   // The browser's own upgrade is named even when httpsify is off: "off" above an HTTPS page
   // the browser moved there would read as if the switch did not work.
   const byBrowser = secure && i.upgraded === null && i.movedBy === 'browser';
-  if (!i.globalEnabled)
+  if (!st.globalEnabled)
     return byBrowser
       ? { ...base(true, false), kind: 'https-by-browser', userWantsHttp: true }
       : { ...base(secure, false), kind: 'extension-off' };
   if (secure) {
     if (i.upgraded?.byHttpsFirst) return { ...base(true, false), kind: 'https-by-upgrade' };
-    if (i.upgraded !== null && i.rewriteHttp.ruleset !== null)
-      return { ...base(true, false), kind: 'https-by-ruleset', ruleset: i.rewriteHttp.ruleset };
+    const ruleset = i.upgraded === null ? null : st.rewrite(httpUrl).ruleset;
+    if (ruleset !== null) return { ...base(true, false), kind: 'https-by-ruleset', ruleset };
     if (byBrowser)
       return {
         ...base(true, false),
         kind: 'https-by-browser',
-        userWantsHttp: i.disabledBy !== null || i.httpAllowedBy !== null,
+        userWantsHttp: st.siteOffBy(httpUrl) !== null || st.httpAllowedBy(httpUrl) !== null,
       };
     if (i.movedBy === 'site') return { ...base(true, false), kind: 'https-by-site' };
     return { ...base(true, false), kind: 'https-already' };
   }
-  // What the extension decides for this address now (decision/decide.ts), with these inputs.
+  // What the extension decides for this address now, as it would for the tab's navigation.
   const d = decide({
     url: url.href,
     kind: 'navigation',
-    tab: { tabId: 0, topUrl: url.href },
-    state: stateOf(i),
+    tab: { tabId: i.tabId, topUrl: url.href },
+    state: st,
   });
   switch (d.reason) {
     case 'site-off':
@@ -116,24 +112,8 @@ export function pageStatus(i: PageStatusInputs): PageStatus {
   return {
     ...base(false, false),
     kind: 'http-no-rule',
-    httpsFirst: i.httpsFirst,
+    httpsFirst: st.httpsFirst,
     localAddress: isHttpsFirstExempt(url.hostname),
-  };
-}
-
-/** The inputs as the decision's state: this page's own answers for every question. */
-function stateOf(i: PageStatusInputs): DecisionState {
-  return {
-    globalEnabled: i.globalEnabled,
-    httpsFirst: i.httpsFirst,
-    siteOffBy: () => i.disabledBy,
-    httpAllowedBy: () => i.httpAllowedBy,
-    httpOnce: () => i.httpOnce,
-    loopVerdict: () => i.loopGuarded,
-    userRewrite: () => null,
-    rewrite: () => i.rewriteHttp,
-    excludedBy: () => i.excludedBy ?? null,
-    knownHttps: () => false,
   };
 }
 

@@ -4,7 +4,8 @@
  * what keeps the page on HTTP. A change to what the popup says belongs here or in page-status.ts.
  */
 import type { Settings } from '../settings/schema.js';
-import { removeSite, type SiteList, siteOf } from '../site-rules/site-pattern.js';
+import { removeSite, siteOf } from '../site-rules/site-pattern.js';
+import { snapshotState, type ProtectionSnapshot } from '../decision/snapshot.js';
 import type { PageStatus, PopupState, RulesetRow } from '../protocol/ui-protocol.js';
 import type { TabActivity } from './tab-activity.js';
 import type { LayeredRewriter } from '../rewriter/layered-rewriter.js';
@@ -12,18 +13,17 @@ import { rulesetRow } from '../rewriter/ruleset-catalog.js';
 import { pageStatus } from './page-status.js';
 import { fallbackTarget } from '../https-first/fallback-address.js';
 
-/** What the views read (the settings core; nothing here can change it). */
+/**
+ * What the views read (nothing here can change it): the settings' snapshot, which the tab's
+ * requests are decided with, the settings for what the popup lists, and the tab's records.
+ */
 export interface PageViewSources {
   readonly settings: Settings;
-  readonly disabled: Pick<SiteList, 'matchHost'>;
-  readonly httpAllowed: Pick<SiteList, 'matchHost'>;
-  readonly httpOnce: ReadonlySet<string>;
-  httpOnceInTab(tabId: number): ReadonlySet<string>;
+  readonly snapshot: ProtectionSnapshot;
   readonly activity: Pick<TabActivity, 'get' | 'orderedRulesets'>;
   readonly rewriter: LayeredRewriter;
   /** Path of the fallback page (`/ui/fallback.html`). */
   readonly fallbackPath: string;
-  loopVerdict(url: string, tabId: number): boolean;
   /** Who moved the tab's page to HTTPS when we did not (browser-upgrade-watch.ts). */
   movedBy(tabId: number, url: string | undefined): 'browser' | 'site' | null;
 }
@@ -41,14 +41,8 @@ export function tabPageStatus(
   tabId: number,
   tabUrl: string | undefined,
 ): PageStatus {
-  const s = v.settings;
   const rec = v.activity.get(tabId);
   const site = tabUrl === undefined ? null : siteOf(tabUrl);
-  // A ruleset may have moved the page to another host: ask it about the address asked for.
-  const httpUrl =
-    rec !== undefined && rec.url === tabUrl && rec.upgradedFrom !== undefined
-      ? rec.upgradedFrom
-      : tabUrl?.replace(/^https:/, 'http:');
   const offRulesets =
     site === null
       ? []
@@ -59,24 +53,20 @@ export function tabPageStatus(
           .map((r) => r.name);
   return pageStatus({
     url: tabUrl,
+    tabId,
     fallbackPath: v.fallbackPath,
-    globalEnabled: s.globalEnabled,
-    httpsFirst: s.httpsFirst,
-    disabledBy: site === null ? null : v.disabled.matchHost(site.host, site.port),
-    httpAllowedBy: site === null ? null : v.httpAllowed.matchHost(site.host, site.port),
-    httpOnce: site !== null && (v.httpOnce.has(site.host) || v.httpOnceInTab(tabId).has(site.host)),
-    loopGuarded: site !== null && tabUrl !== undefined && v.loopVerdict(tabUrl, tabId),
+    // A ruleset may have moved the page to another host: ask about the address asked for.
+    httpUrl:
+      rec !== undefined && rec.url === tabUrl && rec.upgradedFrom !== undefined
+        ? rec.upgradedFrom
+        : undefined,
     upgraded:
       rec !== undefined && rec.url === tabUrl && rec.mainUpgraded === true
         ? { byHttpsFirst: rec.httpsFirst }
         : null,
-    rewriteHttp:
-      httpUrl === undefined || site === null
-        ? { rewritten: null, ruleset: null }
-        : v.rewriter.rewrite(httpUrl),
     offRulesets,
-    excludedBy: httpUrl === undefined || site === null ? null : v.rewriter.excludedBy(httpUrl),
     movedBy: v.movedBy(tabId, tabUrl),
+    state: snapshotState(v.snapshot),
   });
 }
 
@@ -98,8 +88,8 @@ export function popupState(
             url: tabUrl,
             scheme: new URL(tabUrl).protocol.replace(':', ''),
             hostWithPort: site.hostWithPort,
-            disabledBy: v.disabled.matchHost(site.host, site.port),
-            httpAllowedBy: v.httpAllowed.matchHost(site.host, site.port),
+            disabledBy: v.snapshot.disabled.matchHost(site.host, site.port),
+            httpAllowedBy: v.snapshot.httpAllowed.matchHost(site.host, site.port),
           },
     rulesets: v.activity
       .orderedRulesets(tabId)
