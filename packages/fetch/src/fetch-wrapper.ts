@@ -125,10 +125,16 @@ export type HttpsifyFetch = (
  * `init` as this undici takes it. The global type's bodies are the same objects at run time
  * (Node's web streams, Blob, URLSearchParams, buffers) but one: a FormData of Node's own undici,
  * or of any other copy, is another class, which this undici would send as the text
- * "[object FormData]"; it is copied into one of ours, entry by entry.
+ * "[object FormData]"; it is copied into one of ours, entry by entry. A view of shared memory,
+ * which the types allow, Node's fetch refuses, and this undici would send as "0,0,…" text.
  */
 function ownInit(init: FetchInit): RequestInit {
   const body: unknown = init.body;
+  if (
+    ArrayBuffer.isView(body) &&
+    Object.prototype.toString.call(body.buffer) === '[object SharedArrayBuffer]'
+  )
+    throw new TypeError('@httpsify/fetch: a body over a SharedArrayBuffer is not allowed');
   if (
     body instanceof FormData ||
     Object.prototype.toString.call(body) !== '[object FormData]' ||

@@ -76,6 +76,14 @@ describe('createHttpsifyFetch with the global RequestInit', () => {
     expect(JSON.parse(ours)).toEqual(JSON.parse(nodes));
   });
 
+  it("refuses a body over shared memory, as Node's fetch does", async () => {
+    const f = createHttpsifyFetch({ rewriter: { rewrite: () => null } });
+    const shared = new Uint8Array(new SharedArrayBuffer(2));
+    const init = { method: 'POST', body: shared } as unknown as RequestInit;
+    await expect(fetch(url, init)).rejects.toThrow(TypeError);
+    await expect(f(url, init)).rejects.toThrow(TypeError);
+  });
+
   it('sends the global Headers and honours the global AbortSignal', async () => {
     const f = createHttpsifyFetch({ rewriter: { rewrite: () => null } });
     const headers = new Headers({ 'content-type': 'text/x-mine' });
