@@ -33,9 +33,10 @@ async function consumerProject(dom: boolean, compilerOptions: object): Promise<s
   const modules = join(dir, 'node_modules');
   await mkdir(join(modules, '@httpsify'), { recursive: true });
   await mkdir(join(modules, '@types'));
-  await symlink(packageDir, join(modules, '@httpsify', 'fetch'), 'dir');
-  await symlink(await moduleDir('undici'), join(modules, 'undici'), 'dir');
-  await symlink(await moduleDir('@types/node'), join(modules, '@types', 'node'), 'dir');
+  // 'junction': a link Windows makes without privileges; elsewhere the type is ignored.
+  await symlink(packageDir, join(modules, '@httpsify', 'fetch'), 'junction');
+  await symlink(await moduleDir('undici'), join(modules, 'undici'), 'junction');
+  await symlink(await moduleDir('@types/node'), join(modules, '@types', 'node'), 'junction');
   await writeFile(join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
   await copyFile(join(here, 'type-consumer', 'consumer.ts'), join(dir, 'consumer.ts'));
   const options = dom ? {} : { lib: ['ES2022'], skipLibCheck: true };
