@@ -40,7 +40,7 @@ const ui = installBackground({
 // decides with one consistent set of engines.
 listenBlocking({
   ready,
-  settled: ui.controller,
+  settled: ui.settled,
   decide: (d) => ui.decide(d),
   decided: (d, decision) => ui.requestDecided(d, decision),
   rewriter: () => ui.rewriter(),

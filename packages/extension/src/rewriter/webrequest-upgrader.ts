@@ -55,7 +55,7 @@ export function bundledDecision(
 export interface BlockingSources {
   /** Resolves once the bundled engine is loaded. */
   ready: Promise<Engine>;
-  /** Resolves once the settings are read (`decide` answers from then on). */
+  /** Resolves once the settings and the installed channels are read, or could not be (bounded). */
   settled: Promise<unknown>;
   /** The decision (decision/decide.ts) with the settings of now; null until they are read. */
   decide(d: RequestDetails): Decision | null;
@@ -72,20 +72,13 @@ export interface BlockingSources {
 type RequestDetails = FirefoxRequestDetails;
 
 /**
- * How long a request that woke the background waits for the settings before it is answered
- * over the bundled rulesets alone: a bound, so that storage that never answers cannot hang
- * every page; reading them takes tens of milliseconds.
- */
-export const SETTINGS_WAIT_MS = 10_000;
-
-/**
  * Firefox: the blocking `webRequest.onBeforeRequest` listener for every http:// request. It
  * answers with decide() over the user's settings. Firefox stops an idle background (an event
- * page) and the request that wakes it arrives before they are read: it waits for them (Firefox
- * takes a promise), as answering without them would ignore HTTPS-first, the global switch and
- * the sites switched off. Only if they cannot be read (an error, or SETTINGS_WAIT_MS) is it
- * decide() over the bundled rulesets alone (`bundledDecision`). The extension's own requests go
- * out as sent.
+ * page) and the request that wakes it arrives before they are read: it waits for them and for
+ * the installed channels (Firefox takes a promise), as answering without them would ignore
+ * HTTPS-first, the global switch, the sites switched off and the channels' rules. Only if they
+ * cannot be read (an error, or the bound of `settled`) is it decide() over the bundled rulesets
+ * alone (`bundledDecision`). The extension's own requests go out as sent.
  */
 export function listenBlocking(sources: BlockingSources): void {
   const ownOrigin = ext.runtime.getURL('');
@@ -93,19 +86,15 @@ export function listenBlocking(sources: BlockingSources): void {
     sources.decided(d, decision);
     return decision.action === 'upgrade' ? { redirectUrl: decision.url } : {};
   };
-  const settled = (): Promise<void> => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const bound = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, SETTINGS_WAIT_MS);
-    });
-    return Promise.race([sources.settled.then(() => undefined, () => undefined), bound]).finally(
-      () => clearTimeout(timer),
-    );
+  let settled = false;
+  const settle = () => {
+    settled = true;
   };
+  const settling = sources.settled.then(settle, settle);
   const answer = (d: RequestDetails): BlockingResponse | Promise<BlockingResponse> => {
-    const decision = sources.decide(d);
+    const decision = settled ? sources.decide(d) : null;
     if (decision !== null) return respond(d, decision);
-    return Promise.all([sources.ready, settled()]).then(([e]) =>
+    return Promise.all([sources.ready, settling]).then(([e]) =>
       respond(d, sources.decide(d) ?? bundledDecision(sources.rewriter() ?? e, sources.guard, d)),
     );
   };
