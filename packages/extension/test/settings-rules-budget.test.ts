@@ -1,10 +1,14 @@
-import type { Ruleset } from '@httpsify/engine';
+import { createEngine, type Ruleset } from '@httpsify/engine';
 import { parseRulesetXml } from '@httpsify/engine/parse';
 import { describe, expect, it } from 'vitest';
 import type { ProtectionSnapshot } from '../src/decision/snapshot.js';
 import { DnrBudgetError, type DnrRulesApi, RuleWriter } from '../src/dnr/rule-writer.js';
 import { type ExtRule, RUNTIME_LIMITS } from '../src/dnr/rules.js';
 import { syncSettingsRules, uiDnrRules } from '../src/dnr/settings-rules.js';
+import { SettingsController } from '../src/routing/settings-controller.js';
+import { SettingsStore } from '../src/settings/store.js';
+import { TabActivity } from '../src/status/tab-activity.js';
+import { MemoryStorageArea } from './support/memory-storage.js';
 
 /** declarativeNetRequest's rule stores, all or nothing per update. */
 class RuleStores implements DnrRulesApi {
@@ -33,7 +37,11 @@ function bigUserRuleset(): Ruleset {
   return parseRulesetXml(xml, 'mine.xml').ruleset as Ruleset;
 }
 
-function snapshot(disabledSites: string[], user: Ruleset[]): ProtectionSnapshot {
+function snapshot(
+  disabledSites: string[],
+  user: Ruleset[],
+  inTabs: ReadonlyMap<number, ReadonlySet<string>> = new Map(),
+): ProtectionSnapshot {
   const none = { matchUrl: () => null, matchHost: () => null };
   return {
     globalEnabled: true,
@@ -41,7 +49,7 @@ function snapshot(disabledSites: string[], user: Ruleset[]): ProtectionSnapshot 
     disabled: none,
     httpAllowed: none,
     httpOnce: new Set(),
-    httpOnceInTabs: new Map(),
+    httpOnceInTabs: inTabs,
     userRules: null,
     rulesets: { rewrite: () => ({ rewritten: null, ruleset: null }), excludedBy: () => null },
     loopVerdict: () => false,
@@ -86,5 +94,45 @@ describe("Chromium's settings rules when the user's rules do not fit", () => {
       DnrBudgetError,
     );
     expect(offRules()).toEqual([]);
+  });
+
+  it("end a tab's open-over-HTTP even when the settings layer is refused", async () => {
+    const stores = new RuleStores();
+    const user = [bigUserRuleset()];
+    const writer = new RuleWriter(stores, {
+      ...RUNTIME_LIMITS,
+      dynamicRules: ruleCount([], []) + 5,
+    });
+    await syncSettingsRules(
+      writer,
+      snapshot([], [], new Map([[4, new Set(['once.test'])]])),
+      'ext',
+    );
+    expect(stores.session.length).toBeGreaterThan(0);
+    await expect(syncSettingsRules(writer, snapshot([], user), 'ext')).rejects.toThrow(
+      DnrBudgetError,
+    );
+    expect(stores.session).toEqual([]);
+  });
+
+  it('leave the pages working at a start where the user rules do not fit', async () => {
+    const stores = new RuleStores();
+    const writer = new RuleWriter(stores, {
+      ...RUNTIME_LIMITS,
+      dynamicRules: ruleCount(['off.test'], []) + 5,
+    });
+    const area = new MemoryStorageArea();
+    const rs = bigUserRuleset();
+    const xml = `<ruleset name="Mine">${rs.targets.map((t) => `<target host="${t.host}"/>`).join('')}${rs.rules
+      .map((r) => `<rule from="${r.from.replace(/"/g, '&quot;')}" to="${r.to}"/>`)
+      .join('')}</ruleset>`;
+    await area.set({ userRules: [{ name: 'Mine', xml }], disabledSites: ['off.test'] });
+    const c = new SettingsController(createEngine([]), new SettingsStore(area), new TabActivity(), {
+      overridesApplied: async () => undefined,
+      policyChanged: async (ctl) => syncSettingsRules(writer, ctl.snapshot, 'ext'),
+    });
+    await c.start();
+    expect(c.userRulesets.map((r) => r.name)).toEqual(['Mine']);
+    expect(stores.dynamic.some((r) => r.condition.requestDomains?.includes('off.test'))).toBe(true);
   });
 });

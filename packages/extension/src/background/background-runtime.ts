@@ -183,9 +183,14 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       httpOnceChanged: async (hosts, inTabs) =>
         session.set({ [ONCE_SESSION_KEY]: hosts, [ONCE_TABS_SESSION_KEY]: inTabs }),
       policyChanged: async (ctl) => {
-        await options.policyApplied?.(ctl);
-        await protection.viewChanged(ctl.snapshot);
-        void icon.refreshAll();
+        // The known hosts' rules and the icon follow the settings even when the browser
+        // refuses part of the settings' own rules (the error is still reported).
+        try {
+          await options.policyApplied?.(ctl);
+        } finally {
+          await protection.viewChanged(ctl.snapshot);
+          void icon.refreshAll();
+        }
       },
       channels: {
         defaultsTimestamp,

@@ -169,8 +169,9 @@ export async function syncSettingsRules(
     // must still hold as decide() says (keeping the old rules would leave a site the user just
     // protected again on HTTP): written without them, and the error says why.
     await writer.setLayer('settings', compile([]));
-    await writer.setLayer('tabOnce', tabOnceRules(tabs, snap.globalEnabled && snap.httpsFirst));
     throw e;
+  } finally {
+    // Whatever became of the layer above, a tab's "open over HTTP" ends when decide() says so.
+    await writer.setLayer('tabOnce', tabOnceRules(tabs, snap.globalEnabled && snap.httpsFirst));
   }
-  await writer.setLayer('tabOnce', tabOnceRules(tabs, snap.globalEnabled && snap.httpsFirst));
 }

@@ -169,7 +169,15 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
   }
 
   async start(): Promise<void> {
-    await this.reconcile(await this.store.load());
+    const settings = await this.store.load();
+    try {
+      await this.reconcile(settings);
+    } catch (e) {
+      // Applied, but the browser refused part of their rules (Chromium's limits): the pages must
+      // still open, so that the user can see and undo what does not fit.
+      if (this.snap === null) throw e;
+      console.error('httpsify: the settings were applied, but not all of their rules', e);
+    }
   }
 
   /** The session's "open over HTTP this time" hosts, read back when the worker restarts. */
