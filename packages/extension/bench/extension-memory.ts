@@ -223,6 +223,9 @@ async function firefoxFigures(
     await reloader.goto(`${firefox.extensionOrigin}/ui/options.html`);
     // The page goes with the extension it reloads: it answers first, then reloads.
     await reloader.evaluate('(setTimeout(() => browser.runtime.reload(), 100), true)');
+    // Closed at once, the tab took its timer with it and nothing reloaded (the background
+    // page's performance.timeOrigin stayed the same); closed after the reload, it is gone.
+    await new Promise((r) => setTimeout(r, 2_000));
     await reloader.close().catch(() => undefined);
     // Firefox starts a reloaded extension's background page (an MV3 event page) at its first
     // event and suspends it after 30 idle seconds: the page's requests wake it, and it is read
