@@ -1,5 +1,6 @@
 import {
   fetch as undiciFetch,
+  FormData,
   Headers,
   Request,
   Response,
@@ -106,8 +107,50 @@ function dropCredentials(headers: Headers): void {
 /** What the wrapper accepts: a URL, or a Request from undici or from Node's global fetch. */
 export type FetchInput = string | URL | Request | globalThis.Request;
 
+/** What the wrapper takes as `init`: undici's `RequestInit` (`dispatcher`…) or the global one. */
+export type FetchInit = RequestInit | globalThis.RequestInit;
+
+/**
+ * The wrapper's type: assignable to the global `typeof fetch` (a drop-in for it), and taking
+ * undici's own `RequestInit` too. The response is undici's, typed as the global one too: it has
+ * every member of it (though not `instanceof` it), its body a Node web stream of bytes as Node's
+ * own fetch gives.
+ */
+export type HttpsifyFetch = (
+  input: FetchInput,
+  init?: FetchInit,
+) => Promise<Response & globalThis.Response>;
+
+/**
+ * `init` as this undici takes it. The global type's bodies are the same objects at run time
+ * (Node's web streams, Blob, URLSearchParams, buffers) but one: a FormData of Node's own undici,
+ * or of any other copy, is another class, which this undici would send as the text
+ * "[object FormData]"; it is copied into one of ours, entry by entry. A view of shared memory,
+ * which the types allow, Node's fetch refuses, and this undici would send as "0,0,…" text.
+ */
+function ownInit(init: FetchInit): RequestInit {
+  const body: unknown = init.body;
+  if (
+    ArrayBuffer.isView(body) &&
+    Object.prototype.toString.call(body.buffer) === '[object SharedArrayBuffer]'
+  )
+    throw new TypeError('@httpsify/fetch: a body over a SharedArrayBuffer is not allowed');
+  if (
+    body instanceof FormData ||
+    Object.prototype.toString.call(body) !== '[object FormData]' ||
+    typeof (body as { forEach?: unknown }).forEach !== 'function'
+  )
+    return init as RequestInit;
+  const copy = new FormData();
+  (body as { forEach(each: (value: string | Blob, name: string) => void): void }).forEach(
+    (value, name) => copy.append(name, value),
+  );
+  return { ...(init as RequestInit), body: copy };
+}
+
 /** A Request of this package's undici, also from a Request of Node's own (bundled) undici. */
-function toRequest(input: FetchInput, init: RequestInit): Request {
+function toRequest(input: FetchInput, given: FetchInit): Request {
+  const init = ownInit(given);
   // Without the signal: a Request follows it with a listener of its own that stays as long as
   // the signal lives; the wrapper reads the caller's signal itself and passes it on per try.
   if (typeof input === 'string' || input instanceof URL || input instanceof Request)
@@ -139,9 +182,7 @@ const FETCH_OPTIONS = [
   'fetch',
 ] as const satisfies readonly (keyof HttpsifyFetchOptions)[];
 
-export function createHttpsifyFetch(
-  given: HttpsifyFetchOptions = {},
-): (input: FetchInput, init?: RequestInit) => Promise<Response> {
+export function createHttpsifyFetch(given: HttpsifyFetchOptions = {}): HttpsifyFetch {
   // Read once and frozen: nothing below reads the caller's object again (options.ts).
   const options = snapshotOptions<HttpsifyFetchOptions>(
     'createHttpsifyFetch',
@@ -155,7 +196,7 @@ export function createHttpsifyFetch(
   const send = options.fetch ?? undiciFetch;
   let rewriter = options.rewriter ?? null;
 
-  return async (input, init = {}) => {
+  const httpsifyFetch = async (input: FetchInput, init: FetchInit = {}): Promise<Response> => {
     rewriter ??= defaultRewriter();
     const request = toRequest(input, init);
     let url = request.url;
@@ -280,6 +321,9 @@ export function createHttpsifyFetch(
       url = next;
     }
   };
+  // undici's Response has every member of the global one, but the two sets of declarations (the
+  // DOM's or @types/node's, and undici's) type their streams in ways TypeScript cannot match.
+  return httpsifyFetch as HttpsifyFetch;
 }
 
 /** `response` with `redirected` true, as fetch reports a response reached through redirects. */

@@ -1,7 +1,9 @@
 export {
   createHttpsifyFetch,
   HttpsRequiredError,
+  type FetchInit,
   type FetchInput,
+  type HttpsifyFetch,
   type HttpsifyFetchOptions,
   type UpgradeEvent,
 } from './fetch-wrapper.js';

@@ -84,13 +84,19 @@ export interface UiInstallOptions {
 export interface InstalledUi {
   controller: Promise<SettingsController>;
   /**
+   * Resolves once the settings are read and the installed channels' stored bundles are in the
+   * rulesets: what a request that wakes the background must be decided with. Never rejects;
+   * resolves anyway after SETTINGS_WAIT_MS, so that storage that never answers hangs no page.
+   */
+  settled: Promise<unknown>;
+  /**
    * The decision (decision/decide.ts) for a request with the settings and learned state of now;
    * null until the controller is ready. Firefox's blocking listener and the handoff page ask it.
    */
   decide(details: RequestDetails): Decision | null;
   /**
-   * Firefox: the blocking listener answered the request as `decision` says (before the settings
-   * were read, over the bundled rulesets). The observer takes it as it is: decided once.
+   * Firefox: the blocking listener answered the request as `decision` says. The observer takes
+   * it as it is: decided once.
    */
   requestDecided(details: chrome.webRequest.OnBeforeRequestDetails, decision: Decision): void;
   /** What rulesets rewrite with now (channels over the defaults); null until the controller is ready. */
@@ -103,6 +109,24 @@ export interface InstalledUi {
    */
   noteHandoff(tabId: number, url: string, target: string, decision: Decision): void;
 }
+
+/**
+ * How long a request that woke the background waits for the settings and channels before it
+ * is decided without them: reading them takes tens of milliseconds (the 2018 library: a page
+ * that woke the background loaded in 0.3–0.6 s in all).
+ */
+export const SETTINGS_WAIT_MS = 10_000;
+
+/** Resolves when `p` settles (either way) or after `ms`, whichever comes first. */
+function within(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const bound = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return Promise.race([p.then(noop, noop), bound]).finally(() => clearTimeout(timer));
+}
+
+function noop(): void {}
 
 export function installBackground(options: UiInstallOptions): InstalledUi {
   const store = new SettingsStore(storageArea('local'));
@@ -207,6 +231,10 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     return c;
   })();
   ready.catch((e: unknown) => console.error('httpsify UI failed to start', e));
+  const settled = within(
+    ready.then(() => channelService?.storedApplied()),
+    SETTINGS_WAIT_MS,
+  );
   // For the browser tests (test builds only).
   exposeForTests('httpsifyUi', {
     controller: ready,
@@ -371,6 +399,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
 
   return {
     controller: ready,
+    settled,
     protection,
     rewriter: () => controller?.channels.scoped ?? null,
     noteHandoff: (tabId, url, target, decision) => observer.handedOff(tabId, url, target, decision),

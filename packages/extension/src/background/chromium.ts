@@ -120,8 +120,10 @@ listenForMessages(ready, {
 // Main frames DNR cannot rewrite exactly go through the handoff page, which asks the rulesets.
 const handoff = installHandoff(writer, {
   inputs: async (tabId) => {
+    // A restarted worker: the settings and the installed channels first (bounded), then
+    // ui.decide answers with them.
     await ui.controller;
-    // Ready once the controller is: ui.decide answers from then on.
+    await ui.settled;
     return {
       decide: (url) =>
         ui.decide({ url, type: 'main_frame', tabId }) ?? { action: 'leave', reason: 'no-rule' },

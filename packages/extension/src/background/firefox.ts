@@ -16,12 +16,9 @@ import { installBackground } from './background-runtime.js';
 import { ext } from '../platform/browser-api.js';
 
 const guard = new LoopGuard();
-let engine: Engine | null = null;
-
 const ready: Promise<Engine> = (async () => {
   const loaded = await loadBundledEngine();
   await restoreOverrides(loaded);
-  engine = loaded;
   return loaded;
 })();
 
@@ -43,7 +40,7 @@ const ui = installBackground({
 // decides with one consistent set of engines.
 listenBlocking({
   ready,
-  engine: () => engine,
+  settled: ui.settled,
   decide: (d) => ui.decide(d),
   decided: (d, decision) => ui.requestDecided(d, decision),
   rewriter: () => ui.rewriter(),

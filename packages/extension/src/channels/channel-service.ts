@@ -83,6 +83,8 @@ export class ChannelService {
   private readonly running = new Map<string, Promise<ChannelCheckReport>>();
   private queue: Promise<unknown> = Promise.resolve();
   private emitted = '';
+  /** The latest definitions' stored bundles handed over (storedApplied). */
+  private stored: Promise<void> = Promise.resolve();
   private readonly now: () => number;
 
   constructor(private readonly deps: ChannelServiceDeps) {
@@ -94,7 +96,7 @@ export class ChannelService {
    * channels, load the others, apply what is installed and schedule the next checks.
    */
   async setDefinitions(definitions: readonly ChannelDefinition[]): Promise<void> {
-    await this.enqueue(async () => {
+    const applied = this.enqueue(async () => {
       const wanted = new Map(definitions.map((d) => [d.name, d]));
       await removeChannelRecords(
         this.deps.area,
@@ -116,7 +118,18 @@ export class ChannelService {
       }
       await this.emitIfChanged();
     });
+    this.stored = applied.catch(() => undefined);
+    await applied;
     await this.schedule();
+  }
+
+  /**
+   * Resolves once the latest definitions' stored bundles are verified and handed over
+   * (`installedChanged`); not the checks that may follow over the network. What a waking
+   * background decides with the channels waits for this.
+   */
+  storedApplied(): Promise<void> {
+    return this.stored;
   }
 
   /** "Check now": one channel or all, whatever their schedule says. Resolves when done. */

@@ -17,7 +17,7 @@ import {
 } from './layout.js';
 import { parseSitePattern } from '../site-rules/site-pattern.js';
 import { localNameConditions, localNameRegexes } from './local-name-rules.js';
-import type { RuleWriter } from './rule-writer.js';
+import { DnrBudgetError, type RuleWriter } from './rule-writer.js';
 import { siteEntryConditions } from './site-conditions.js';
 import type { RuleBody } from './rules.js';
 
@@ -148,18 +148,29 @@ export async function syncSettingsRules(
   snap: ProtectionSnapshot,
   extensionId: string,
 ): Promise<void> {
-  const { rules } = uiDnrRules({
-    globalEnabled: snap.globalEnabled,
-    disabledSites: [...snap.dnr.disabledSites],
-    httpAllowedSites: [...snap.dnr.httpAllowedSites],
-    httpOnceHosts: [...snap.httpOnce],
-    userRulesets: [...snap.dnr.activeUserRulesets],
-    httpsFirst: snap.httpsFirst,
-    extensionId,
-  });
+  const compile = (userRulesets: readonly Ruleset[]) =>
+    uiDnrRules({
+      globalEnabled: snap.globalEnabled,
+      disabledSites: [...snap.dnr.disabledSites],
+      httpAllowedSites: [...snap.dnr.httpAllowedSites],
+      httpOnceHosts: [...snap.httpOnce],
+      userRulesets: [...userRulesets],
+      httpsFirst: snap.httpsFirst,
+      extensionId,
+    }).rules;
   const tabs = [...snap.httpOnceInTabs].flatMap(([tabId, hosts]) =>
     [...hosts].map((h): [number, string] => [tabId, h]),
   );
-  await writer.setLayer('settings', rules);
+  try {
+    await writer.setLayer('settings', compile(snap.dnr.activeUserRulesets));
+  } catch (e) {
+    if (!(e instanceof DnrBudgetError) || snap.dnr.activeUserRulesets.length === 0) throw e;
+    // The user's rules do not fit beside the library and channels. The switches, sites and mode
+    // must still hold as decide() says (keeping the old rules would leave a site the user just
+    // protected again on HTTP): written without them, and the error says why.
+    await writer.setLayer('settings', compile([]));
+    await writer.setLayer('tabOnce', tabOnceRules(tabs, snap.globalEnabled && snap.httpsFirst));
+    throw e;
+  }
   await writer.setLayer('tabOnce', tabOnceRules(tabs, snap.globalEnabled && snap.httpsFirst));
 }

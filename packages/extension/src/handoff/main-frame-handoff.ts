@@ -159,6 +159,11 @@ export function installHandoff(writer: RuleWriter, deps: HandoffDeps): Installed
       [...once].map(([tabId, url]) => handoffOnceRule(tabId, url)),
     );
 
+  // A worker that starts knows of no pending "once": rules left from before it stopped (their
+  // page may have loaded since, and nothing would remove them) go at once, so that no tab keeps
+  // an http:// URL allowed past what decide() says now.
+  writeOnce().catch((e: unknown) => console.error('httpsify: old handoff allowances kept', e));
+
   async function syncRules(): Promise<void> {
     const scope = await readHandoffScope();
     await writer.setLayer('handoff', handoffRules(scope, pageUrl));

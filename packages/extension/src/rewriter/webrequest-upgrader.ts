@@ -53,9 +53,10 @@ export function bundledDecision(
 }
 
 export interface BlockingSources {
-  /** Resolves once the bundled engine is loaded; `engine()` is it from then on. */
+  /** Resolves once the bundled engine is loaded. */
   ready: Promise<Engine>;
-  engine(): Engine | null;
+  /** Resolves once the settings and the installed channels are read, or could not be (bounded). */
+  settled: Promise<unknown>;
   /** The decision (decision/decide.ts) with the settings of now; null until they are read. */
   decide(d: RequestDetails): Decision | null;
   /**
@@ -72,21 +73,33 @@ type RequestDetails = FirefoxRequestDetails;
 
 /**
  * Firefox: the blocking `webRequest.onBeforeRequest` listener for every http:// request. It
- * answers with decide(); until the settings are read, decide() over the bundled rulesets alone
- * (`bundledDecision`). The extension's own requests go out as sent.
+ * answers with decide() over the user's settings. Firefox stops an idle background (an event
+ * page) and the request that wakes it arrives before they are read: it waits for them and for
+ * the installed channels (Firefox takes a promise), as answering without them would ignore
+ * HTTPS-first, the global switch, the sites switched off and the channels' rules. Only if they
+ * cannot be read (an error, or the bound of `settled`) is it decide() over the bundled rulesets
+ * alone (`bundledDecision`). The extension's own requests go out as sent.
  */
 export function listenBlocking(sources: BlockingSources): void {
   const ownOrigin = ext.runtime.getURL('');
-  const answer = (e: Engine, d: RequestDetails): BlockingResponse => {
-    const decision =
-      sources.decide(d) ?? bundledDecision(sources.rewriter() ?? e, sources.guard, d);
+  const respond = (d: RequestDetails, decision: Decision): BlockingResponse => {
     sources.decided(d, decision);
     return decision.action === 'upgrade' ? { redirectUrl: decision.url } : {};
   };
+  let settled = false;
+  const settle = () => {
+    settled = true;
+  };
+  const settling = sources.settled.then(settle, settle);
+  const answer = (d: RequestDetails): BlockingResponse | Promise<BlockingResponse> => {
+    const decision = settled ? sources.decide(d) : null;
+    if (decision !== null) return respond(d, decision);
+    return Promise.all([sources.ready, settling]).then(([e]) =>
+      respond(d, sources.decide(d) ?? bundledDecision(sources.rewriter() ?? e, sources.guard, d)),
+    );
+  };
   onBeforeRequestBlocking(['http://*/*'], (d) => {
     if (isOwnRequest(d, ownOrigin)) return {};
-    const engine = sources.engine();
-    // Requests that arrive while the bundle is still loading wait for it (Firefox allows a promise).
-    return engine !== null ? answer(engine, d) : sources.ready.then((e) => answer(e, d));
+    return answer(d);
   });
 }

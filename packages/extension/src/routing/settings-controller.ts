@@ -185,11 +185,25 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
     hosts.add(host);
   }
 
-  /** Brings engines and rules in line with `settings` (serialised: calls never interleave). */
-  reconcile(settings: Settings): Promise<void> {
-    const run = this.reconciling.then(() => this.apply(settings));
+  /**
+   * Brings engines and rules in line with `settings` (serialised: calls never interleave); a
+   * function is read when its turn comes.
+   */
+  reconcile(settings: Settings | (() => Settings)): Promise<void> {
+    const run = this.reconciling.then(() =>
+      this.apply(typeof settings === 'function' ? settings() : settings),
+    );
     this.reconciling = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * The session's own state changed ("open over HTTP this time"): the rules are built again
+   * from the settings as they stand when this turn comes. Not from `current` now: a change
+   * stored meanwhile and queued before this would be undone by the older settings.
+   */
+  private reapply(): Promise<void> {
+    return this.reconcile(() => this.current);
   }
 
   private async apply(s: Settings): Promise<void> {
@@ -198,7 +212,15 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
     this.current = s;
     this.disabledList = new SiteList(s.disabledSites);
     this.httpAllowedList = new SiteList(s.httpAllowedSites);
-    await this.rewriter.apply(s);
+    // A platform hook may refuse the rulesets' switches (Chromium's DNR limits): the error is
+    // reported, but what decide() reads and the settings rules still follow the settings held
+    // now, so that the popup, decide() and the browser's rules never tell three stories.
+    let refused: { error: unknown } | null = null;
+    try {
+      await this.rewriter.apply(s);
+    } catch (error) {
+      refused = { error };
+    }
     this.snapshotNow();
     const channelsKey = JSON.stringify(s.channels);
     if (channelsKey !== this.appliedChannels && this.hooks.channels !== undefined) {
@@ -209,6 +231,7 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
         .catch((e: unknown) => console.error('httpsify: channel update failed', e));
     }
     await this.hooks.policyChanged(this);
+    if (refused !== null) throw refused.error;
   }
 
   /** The last definitionsChanged hand-over (tests and channel requests wait on it). */
@@ -249,14 +272,14 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
   async allowHttpOnce(host: string): Promise<void> {
     this.once.add(host);
     this.snapshotNow();
-    await this.reconcile(this.current);
+    await this.reapply();
   }
 
   /** "Open over HTTP" for one tab only: other tabs keep upgrading the host. */
   async allowHttpOnceInTab(tabId: number, host: string): Promise<void> {
     this.addOnceInTab(tabId, host);
     this.snapshotNow();
-    await this.reconcile(this.current);
+    await this.reapply();
   }
 
   /** The tab closed: what was allowed for it goes with it. */
@@ -264,7 +287,7 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
     if (!this.onceInTab.delete(tabId)) return;
     this.snapshotNow();
     await this.hooks.httpOnceChanged?.([...this.once], this.httpOnceTabs);
-    await this.reconcile(this.current);
+    await this.reapply();
   }
 
   /** The user asked for HTTPS again: every tab's choice for the host goes too. */
@@ -273,7 +296,7 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
     for (const hosts of this.onceInTab.values()) hosts.delete(host);
     this.snapshotNow();
     await this.hooks.httpOnceChanged?.([...this.once], this.httpOnceTabs);
-    await this.reconcile(this.current);
+    await this.reapply();
   }
 
   rewrite(url: string): { rewritten: string | null; ruleset: string | null } {
