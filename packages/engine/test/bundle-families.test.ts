@@ -39,6 +39,7 @@ import { checkRulesetRefs } from '../src/bundle/ruleset-refs.js';
 import { codeStrings, readDictionary } from '../src/bundle/string-dictionary.js';
 import { assemble, compileBundle, placeSections } from '../src/bundle/write.js';
 import { HostIndex } from '../src/match/host-index.js';
+import { loadBundle } from '../src/match/engine.js';
 import { PatternCache } from '../src/match/pattern-cache.js';
 import { RulesetState } from '../src/match/ruleset-state.js';
 import { StringPool } from '../src/match/string-pool.js';
@@ -339,5 +340,29 @@ describe('container (header, directory, aligned sections)', () => {
     expect(() => assemble([Uint8Array.of(1), ...sections.slice(1)], 0, 1)).toThrow(
       /partial element/,
     );
+  });
+});
+
+describe('listing every ruleset without decoding each one', () => {
+  const bundle = compileBundle(RULESETS, { timestamp: 1_700_000_000 });
+
+  it('allTargets gives each ruleset the targets targetsOf gives, in the same order', () => {
+    // Two engines: allTargets runs first on one whose trie nothing has decoded or cached yet.
+    const listed = loadBundle(bundle).allTargets();
+    const one = loadBundle(bundle);
+    expect(listed.length).toBe(RULESETS.length);
+    listed.forEach((hosts, id) => expect(hosts).toEqual(one.targetsOf(id)));
+    expect(listed.some((hosts) => hosts.some((h) => h.startsWith('*.')))).toBe(true);
+  });
+
+  it('reads the default_off note and the platform as the decoded ruleset holds them', () => {
+    const engine = loadBundle(bundle);
+    for (let id = 0; id < engine.rulesetCount; id++) {
+      const rs = engine.ruleset(id);
+      expect(engine.defaultOffNote(id)).toBe(rs.defaultOff ?? null);
+      expect(engine.platformOf(id)).toBe(rs.platform ?? null);
+    }
+    expect(RULESETS.some((r) => r.defaultOff !== undefined)).toBe(true);
+    expect(RULESETS.some((r) => r.platform !== undefined)).toBe(true);
   });
 });

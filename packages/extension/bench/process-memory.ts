@@ -17,6 +17,12 @@ export interface ProcessInfo {
 export interface MemoryReading {
   rssMb: number;
   pssMb: number;
+  /**
+   * Pages the process has freed with MADV_FREE that the kernel has not taken back yet: they
+   * still count in RSS and PSS until memory runs short, then go without a write. Firefox's
+   * allocators free this way, so after a burst of work its PSS overstates what it holds.
+   */
+  lazyFreeMb: number;
 }
 
 function readText(path: string): string | null {
@@ -69,10 +75,12 @@ export function descendants(root: number): ProcessInfo[] {
 export function processMemory(pid: number): MemoryReading {
   const rollup = readText(`/proc/${pid}/smaps_rollup`);
   if (rollup === null) throw new Error(`process ${pid} has no memory reading: it has ended`);
-  const field = (name: string) => {
+  const field = (name: string, optional = false) => {
     const match = new RegExp(`^${name}:\\s+(\\d+) kB$`, 'm').exec(rollup);
+    if (match === null && optional) return 0;
     if (match === null) throw new Error(`/proc/${pid}/smaps_rollup has no ${name} line`);
     return Number(match[1]) / 1024;
   };
-  return { rssMb: field('Rss'), pssMb: field('Pss') };
+  // LazyFree: Linux 4.12 and later.
+  return { rssMb: field('Rss'), pssMb: field('Pss'), lazyFreeMb: field('LazyFree', true) };
 }

@@ -125,6 +125,12 @@ describe('UI controller', () => {
     expect(index.names).toEqual(['User rule: stable.test', 'Stable', 'Experimental', 'Mixed']);
     expect(index.notes).toEqual([null, null, 'breaks login', 'platform: mixedcontent']);
     expect(index.user).toEqual([true, false, false, false]);
+    expect(await c.handle({ type: 'rulesetHosts' })).toEqual({
+      'User rule: stable.test': 'stable.test',
+      Stable: 'stable.test',
+      Experimental: 'exp.test',
+      Mixed: 'mixed.test',
+    });
     await c.handle({ type: 'userRuleRemove', name: 'User rule: stable.test' });
     expect(c.rewrite('http://stable.test/a').rewritten).toBe('https://stable.test/a');
   });

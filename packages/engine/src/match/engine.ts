@@ -321,6 +321,24 @@ export class Engine {
     return this.hosts.targetsOf(id);
   }
 
+  /**
+   * `targetsOf` of every ruleset (by id), derived in one pass that keeps nothing decoded: for
+   * listing all rulesets without leaving their targets in memory.
+   */
+  allTargets(): string[][] {
+    return this.hosts.allTargets();
+  }
+
+  /** The ruleset's `default_off` note, or null (without decoding the rest of it). */
+  defaultOffNote(id: number): string | null {
+    return this.rulesets.defaultOff(id);
+  }
+
+  /** The ruleset's `platform` attribute, or null (without decoding the rest of it). */
+  platformOf(id: number): string | null {
+    return this.rulesets.platform(id);
+  }
+
   /** Whether the ruleset's only rule is the trivial one with no exclusion. */
   isTrivialOnly(id: number): boolean {
     return this.rulesets.isTrivialOnly(id);

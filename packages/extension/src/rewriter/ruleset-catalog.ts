@@ -99,8 +99,10 @@ export function rulesetHosts(r: RulesetSources): Record<string, string> {
   const out: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const u of r.userRulesets) out[u.name] ??= hostsSummary(u.targets.map((t) => t.host));
   for (const engine of rulesetEngines(r)) {
+    // In one pass that keeps nothing: the Firefox background lives on after the page has gone.
+    const targets = engine.allTargets();
     for (let id = 0; id < engine.rulesetCount; id++)
-      out[engine.rulesetName(id)] ??= hostsSummary(engine.targetsOf(id));
+      out[engine.rulesetName(id)] ??= hostsSummary(targets[id] ?? []);
   }
   return out;
 }
@@ -121,6 +123,7 @@ function hostsSummary(hosts: readonly string[]): string {
 }
 
 function noteOf(engine: Engine, id: number): string | null {
-  const rs = engine.ruleset(id);
-  return rs.defaultOff ?? (rs.platform !== undefined ? `platform: ${rs.platform}` : null);
+  // Not engine.ruleset(id): that decodes (and keeps) every ruleset's targets, for two strings.
+  const platform = engine.platformOf(id);
+  return engine.defaultOffNote(id) ?? (platform !== null ? `platform: ${platform}` : null);
 }
