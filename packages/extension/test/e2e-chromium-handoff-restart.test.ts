@@ -9,7 +9,12 @@ import {
   switchProtectionModeOff,
   type LoadedExtension,
 } from './support/browser.js';
-import { page, SHARED_TEST_RULESETS, writeRulesetsDir } from './support/e2e-site.js';
+import {
+  LOOKBEHIND_RULESET,
+  page,
+  SHARED_TEST_RULESETS,
+  writeRulesetsDir,
+} from './support/e2e-site.js';
 import { startDualServer, type DualServer } from './support/servers.js';
 
 /**
@@ -18,13 +23,7 @@ import { startDualServer, type DualServer } from './support/servers.js';
  * was still loading left the rule, and a later user rule upgrading the host never reached that
  * URL in that tab.
  */
-const TEST_RULESETS = `${SHARED_TEST_RULESETS}
-<ruleset name="Lookbehind Example">
-  <target host="lb.example.test"/>
-  <exclusion pattern="^http://lb\\.example\\.test:\\d+/keep/"/>
-  <rule from="^http://lb\\.example\\.test(?&lt;!x):(\\d+)/old/" to="https://new.example.test:$1/lb/"/>
-  <rule from="^http:" to="https:"/>
-</ruleset>`;
+const TEST_RULESETS = `${SHARED_TEST_RULESETS}\n${LOOKBEHIND_RULESET}`;
 
 describe('Chromium handoff: a once-allowance across a worker restart', () => {
   let server: DualServer;

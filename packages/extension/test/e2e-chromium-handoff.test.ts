@@ -9,17 +9,16 @@ import {
   switchProtectionModeOff,
   type LoadedExtension,
 } from './support/browser.js';
-import { page, SHARED_TEST_RULESETS, writeRulesetsDir } from './support/e2e-site.js';
+import {
+  LOOKBEHIND_RULESET,
+  page,
+  SHARED_TEST_RULESETS,
+  writeRulesetsDir,
+} from './support/e2e-site.js';
 import { startDualServer, type DualServer } from './support/servers.js';
 
 /** A ruleset DNR cannot express (RE2 has no lookbehind): its main frames go through the handoff page. */
-const TEST_RULESETS = `${SHARED_TEST_RULESETS}
-<ruleset name="Lookbehind Example">
-  <target host="lb.example.test"/>
-  <exclusion pattern="^http://lb\\.example\\.test:\\d+/keep/"/>
-  <rule from="^http://lb\\.example\\.test(?&lt;!x):(\\d+)/old/" to="https://new.example.test:$1/lb/"/>
-  <rule from="^http:" to="https:"/>
-</ruleset>`;
+const TEST_RULESETS = `${SHARED_TEST_RULESETS}\n${LOOKBEHIND_RULESET}`;
 
 describe('Chromium: main frames DNR cannot express go through the handoff page', () => {
   let server: DualServer;

@@ -1,8 +1,9 @@
 import { compileBundle } from '@httpsify/engine';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { rulesetsOf } from './support/channels.js';
+import { ChannelService } from '../src/channels/channel-service.js';
+import { FakeAlarms, rulesetsOf, testChannel, testPublisher } from './support/channels.js';
 import { fakeBrowser, type FakeBrowser } from './support/fake-browser.js';
-import type { MemoryStorageArea } from './support/memory-storage.js';
+import { MemoryStorageArea } from './support/memory-storage.js';
 
 /**
  * Firefox's background is an event page: the request that wakes it (the first navigation after
@@ -10,17 +11,26 @@ import type { MemoryStorageArea } from './support/memory-storage.js';
  * must be what decide() says with the user's stored settings, as the same request gets a
  * moment later: answered over the bundled rulesets alone, it ignored HTTPS-first, the global
  * switch and the sites switched off (found by an attack: in real Firefox ESR the first page
- * after 30 s idle stayed on HTTP under HTTPS-first).
+ * after 30 s idle stayed on HTTP under HTTPS-first). The installed channels count as settings:
+ * they load after the settings proper, and were missing from the first answers too.
  */
 const DEFAULTS = rulesetsOf(
   '<ruleset name="Example"><target host="example.org"/><rule from="^http:" to="https:"/></ruleset>',
 );
 const bundle = compileBundle(DEFAULTS, { timestamp: 1_700_000_000 });
 
-async function wake(stored: Record<string, unknown>): Promise<FakeBrowser> {
+/** Starts the Firefox background on `stored`; reading a stored channel takes `channelReadMs`. */
+async function wake(stored: Record<string, unknown>, channelReadMs = 0): Promise<FakeBrowser> {
   const fake = fakeBrowser('moz-extension://wake/');
   const local = (fake.ns as unknown as { storage: { local: MemoryStorageArea } }).storage.local;
   await local.set(stored);
+  // A big stored channel bundle takes a while to read (storage.local, megabytes).
+  const get = local.get.bind(local);
+  local.get = async (keys) => {
+    if (Array.isArray(keys) && keys.some((k) => k.startsWith('channel')))
+      await new Promise((r) => setTimeout(r, channelReadMs));
+    return get(keys);
+  };
   vi.stubGlobal('browser', fake.ns);
   vi.stubGlobal('HTTPSIFY_TEST_HOOKS', true);
   vi.stubGlobal('fetch', async (url: string) =>
@@ -44,7 +54,11 @@ afterEach(() => {
 });
 
 const ui = () =>
-  (globalThis as unknown as { httpsifyUi: { controller: Promise<unknown> } }).httpsifyUi;
+  (
+    globalThis as unknown as {
+      httpsifyUi: { controller: Promise<{ channelsSettled(): Promise<void> }> };
+    }
+  ).httpsifyUi;
 
 const nav = (id: string, url: string) => ({
   requestId: id,
@@ -81,4 +95,46 @@ describe('Firefox: the request that wakes the background is decided with the set
     expect(later).toEqual({});
     expect(first).toEqual(later);
   });
+});
+
+describe('Firefox wake with an installed update channel', () => {
+  it.each([0, 300])(
+    'the waking request is decided with the channel rulesets (read %i ms)',
+    async (slow) => {
+      const ts = Math.floor(Date.now() / 1000) - 3600;
+      const channel = await testChannel('Team', await testPublisher(), {
+        scope: '^https?://([^/]*\\.)?chan\\.test[:/]',
+      });
+      await channel.publish(
+        rulesetsOf(
+          '<ruleset name="Chan"><target host="chan.test"/><rule from="^http:" to="https:"/></ruleset>',
+        ),
+        ts,
+      );
+      const area = new MemoryStorageArea();
+      const service = new ChannelService({
+        area,
+        alarms: new FakeAlarms(),
+        fetchBytes: channel.fetchBytes,
+        installedChanged: async () => undefined,
+      });
+      const def = channel.definition();
+      await service.setDefinitions([def]);
+      expect(service.status()[0]).toMatchObject({ installed: { timestamp: ts } });
+
+      const fake = await wake(
+        { ...Object.fromEntries(area.data), channels: [def], httpsFirst: false },
+        slow,
+      );
+      const first = await answer(fake, nav('1', 'http://chan.test/'));
+      const c = await ui().controller;
+      const atReady = await answer(fake, nav('2', 'http://chan.test/'));
+      await c.channelsSettled();
+      await new Promise((r) => setTimeout(r, 50));
+      const later = await answer(fake, nav('3', 'http://chan.test/'));
+      expect(later).toEqual({ redirectUrl: 'https://chan.test/' });
+      expect(first).toEqual(later);
+      expect(atReady).toEqual(later);
+    },
+  );
 });

@@ -7,7 +7,7 @@ import type { UrlResult } from '../../src/fetch-test/url-result.js';
 import type { LinksReport } from '../../src/links/run-links.js';
 import type { SweepOutcome } from '../../src/sweep/run-sweep.js';
 import type { SweepSummary } from '../../src/sweep/summary.js';
-import type { SweepResult } from '../../src/sweep/verdicts.js';
+import { URL_VERDICTS, type SweepResult } from '../../src/sweep/verdicts.js';
 
 /**
  * Hand-built reports for the formatter tests (src/formats/): small, but with every branch a
@@ -206,24 +206,7 @@ export function fetchTestReport(): FetchTestReport {
 
 export function sweepSummary(): SweepSummary {
   const byVerdict = Object.fromEntries(
-    [
-      'works',
-      'refused',
-      'timeout',
-      'cert-expired',
-      'cert-wrong-name',
-      'cert-untrusted',
-      'tls-error',
-      'https-status',
-      'content-differs',
-      'redirect-loop',
-      'https-to-http',
-      'mixed-content',
-      'host-gone',
-      'no-rewrite',
-      'http-broken',
-      'not-public',
-    ].map((v) => [v, 0]),
+    URL_VERDICTS.map((v) => [v, 0]),
   ) as SweepSummary['byVerdict'];
   byVerdict.works = 3;
   byVerdict.timeout = 1;

@@ -65,3 +65,14 @@ export function serveLoopHost(req: IncomingMessage, res: ServerResponse, secure:
   } else page(res, 'plain http page');
   return true;
 }
+
+/**
+ * A ruleset DNR cannot express (RE2 has no lookbehind): its main frames go through the handoff
+ * page, except the URLs its exclusion keeps on HTTP.
+ */
+export const LOOKBEHIND_RULESET = `<ruleset name="Lookbehind Example">
+  <target host="lb.example.test"/>
+  <exclusion pattern="^http://lb\\.example\\.test:\\d+/keep/"/>
+  <rule from="^http://lb\\.example\\.test(?&lt;!x):(\\d+)/old/" to="https://new.example.test:$1/lb/"/>
+  <rule from="^http:" to="https:"/>
+</ruleset>`;
