@@ -178,27 +178,25 @@ export function parseKeyCertificate(bytes: Uint8Array, what = 'key certificate')
   };
 }
 
+/** A release's fields, the only ones it may have. */
+const RELEASE_FIELDS = [
+  'type',
+  'format',
+  'channel',
+  'urlPrefix',
+  'scope',
+  'destinations',
+  'timestamp',
+  'keyVersion',
+  'bundle',
+];
+
 /**
  * The key version a release claims, read before its signature can be checked (it says which
  * certificate to verify it with). Everything else is read only after verification.
  */
 export function claimedKeyVersion(bytes: Uint8Array): number {
-  const obj = parseObject(
-    bytes,
-    RELEASE_TYPE,
-    [
-      'type',
-      'format',
-      'channel',
-      'urlPrefix',
-      'scope',
-      'destinations',
-      'timestamp',
-      'keyVersion',
-      'bundle',
-    ],
-    'release',
-  );
+  const obj = parseObject(bytes, RELEASE_TYPE, RELEASE_FIELDS, 'release');
   if (!isCount(obj.keyVersion, 1))
     throw new ChannelError(
       'invalid-release',
@@ -212,22 +210,7 @@ export function parseRelease(bytes: Uint8Array): Release {
   const fail = (why: string): never => {
     throw new ChannelError('invalid-release', `release: ${why}`);
   };
-  const obj = parseObject(
-    bytes,
-    RELEASE_TYPE,
-    [
-      'type',
-      'format',
-      'channel',
-      'urlPrefix',
-      'scope',
-      'destinations',
-      'timestamp',
-      'keyVersion',
-      'bundle',
-    ],
-    'release',
-  );
+  const obj = parseObject(bytes, RELEASE_TYPE, RELEASE_FIELDS, 'release');
   if (typeof obj.scope !== 'string') fail('"scope" must be a string');
   if (!Array.isArray(obj.destinations) || !obj.destinations.every((d) => typeof d === 'string'))
     fail('"destinations" must be a list of host names');

@@ -115,7 +115,7 @@ export interface InstalledUi {
  * is decided without them: reading them takes tens of milliseconds (the 2018 library: a page
  * that woke the background loaded in 0.3–0.6 s in all).
  */
-export const SETTINGS_WAIT_MS = 10_000;
+const SETTINGS_WAIT_MS = 10_000;
 
 /** Resolves when `p` settles (either way) or after `ms`, whichever comes first. */
 function within(p: Promise<unknown>, ms: number): Promise<void> {
