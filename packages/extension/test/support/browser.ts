@@ -57,6 +57,18 @@ export async function launchChromiumAlone(
   return launchChromiumProfile(null, hostRules, options);
 }
 
+/** Features that make Chromium send requests of its own (Playwright disables them too). */
+const BROWSER_NOISE = [
+  'OptimizationHints',
+  'OptimizationGuideModelDownloading',
+  'NetworkTimeServiceQuerying',
+  'AimEnabled',
+  'PreconnectToSearch',
+  'MediaRouter',
+  'LensOverlay',
+  'DestroyProfileOnBrowserClose',
+];
+
 async function launchChromiumProfile(
   extensionDir: string | null,
   hostRules: string[],
@@ -78,6 +90,16 @@ async function launchChromiumProfile(
     '--disable-background-networking',
     '--disable-component-update',
     '--no-first-run',
+    // Chromium keeps only the last `--disable-features`, so this one replaces Playwright's list
+    // and must carry what the tests need from it: no optimization hints, network-time or
+    // search-preconnect requests from the browser itself, which a catch-all resolver would
+    // send to the test server beside the page's own requests.
+    `--disable-features=${[
+      ...BROWSER_NOISE,
+      ...(options.browserUpgrades === true
+        ? []
+        : ['HttpsUpgrades', 'HttpsFirstBalancedModeAutoEnable']),
+    ].join(',')}`,
   ];
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -96,7 +118,7 @@ async function launchChromiumProfile(
             'about:blank',
           ],
         }
-      : { args: [...args, '--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable'] }),
+      : { args }),
   });
   return {
     context,
