@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { LAYERS } from '../src/dnr/layout.js';
-import { DnrBudgetError, type DnrRulesApi, RuleWriter } from '../src/dnr/rule-writer.js';
+import {
+  DnrBudgetError,
+  DnrRefusedError,
+  type DnrRulesApi,
+  RuleWriter,
+} from '../src/dnr/rule-writer.js';
 import { type ExtRule, type RuleBody, RUNTIME_LIMITS } from '../src/dnr/rules.js';
 
 /**
@@ -172,6 +177,68 @@ describe('the DNR rule writer', () => {
     await good;
     expect(dnr.dynamic.map((r) => r.condition.urlFilter)).toEqual(['|http://p.test/']);
     expect(w.problem('settings')).toMatch(/Chromium refused the settings rules/);
+  });
+
+  it('keeps no rule a refused layer no longer asks for: an allow taken back goes', async () => {
+    const dnr = new FakeDnr();
+    const w = new RuleWriter(dnr, { ...RUNTIME_LIMITS, regexRules: 3 });
+    await w.setLayer('channels', [regex(0), regex(1)]);
+    // The layer held an allow (a switch off) and an upgrade; the new set drops the allow and
+    // adds two regexes, one more than the budget leaves.
+    await w.setLayer('settings', [allow('off.test'), regex(10)]);
+    const refused = w.setLayer('settings', [regex(10), regex(11), regex(12)]);
+    await expect(refused).rejects.toThrow(/only the rules applied before that still hold/);
+    const settings = dnr.dynamic.filter((r) => r.id >= LAYERS.settings.base);
+    expect(settings.map((r) => r.condition.regexFilter ?? r.condition.urlFilter)).toEqual([
+      '^http://r10\\.test/',
+    ]);
+    expect(w.problem('settings')).toMatch(/settings rules do not fit/);
+  });
+
+  it('writes the first smaller set that fits, and says what it leaves out', async () => {
+    const dnr = new FakeDnr();
+    const w = new RuleWriter(dnr, { ...RUNTIME_LIMITS, regexRules: 2 });
+    await w.setLayer('channels', [regex(0)]);
+    const asked = w.setLayer(
+      'settings',
+      [allow('a.test'), regex(10), regex(11)],
+      [
+        { rules: [allow('a.test'), regex(10), regex(11)], without: 'nothing (still too big)' },
+        { rules: [allow('a.test'), regex(10)], without: 'the second regex' },
+        { rules: [allow('a.test')], without: 'both regexes' },
+      ],
+    );
+    await expect(asked).rejects.toThrow(DnrBudgetError);
+    await expect(asked).rejects.toThrow(/written without the second regex/);
+    expect(dnr.dynamic.filter((r) => r.id >= LAYERS.settings.base)).toHaveLength(2);
+    // It fits again once room is made: the whole set, and the problem is gone.
+    await w.setLayer('channels', []);
+    await w.setLayer('settings', [allow('a.test'), regex(10), regex(11)]);
+    expect(dnr.dynamic).toHaveLength(3);
+    expect(w.problem('settings')).toBeUndefined();
+  });
+
+  it('writes a smaller set when Chromium refuses the whole one, else what still holds', async () => {
+    const dnr = new FakeDnr();
+    const w = new RuleWriter(dnr);
+    await w.setLayer('settings', [allow('old.test'), allow('kept.test')]);
+    const withFallback = w.setLayer(
+      'settings',
+      [allow('kept.test'), allow('refused.test'), allow('new.test')],
+      [{ rules: [allow('kept.test'), allow('new.test')], without: 'the refused one' }],
+    );
+    await expect(withFallback).rejects.toThrow(DnrRefusedError);
+    await expect(withFallback).rejects.toThrow(/invalid.*written without the refused one/);
+    expect(dnr.dynamic.map((r) => r.condition.urlFilter)).toEqual([
+      '|http://kept.test/',
+      '|http://new.test/',
+    ]);
+    // No smaller set: the old allow the new set drops goes, the one it keeps stays.
+    await w.setLayer('settings', [allow('old.test'), allow('kept.test')]);
+    await expect(
+      w.setLayer('settings', [allow('kept.test'), allow('refused.test')]),
+    ).rejects.toThrow(/only the rules applied before that still hold/);
+    expect(dnr.dynamic.map((r) => r.condition.urlFilter)).toEqual(['|http://kept.test/']);
   });
 
   it('refuses more rules than the layer has ids', async () => {

@@ -17,6 +17,7 @@ import { PageTickets } from '../https-first/page-tickets.js';
 import { LibraryService } from '../library/library-service.js';
 import { LIBRARY_LAYER_NAME } from '../library/library-store.js';
 import type { RuleBody } from '../dnr/rules.js';
+import type { RuleLimit } from '../dnr/rule-limits.js';
 import { KNOWN_HTTPS_STORAGE_KEY } from '../protection/known-https-hosts.js';
 import {
   PROTECTION_ALARM,
@@ -79,6 +80,8 @@ export interface UiInstallOptions {
    * in rather than imported, so the Firefox build does not bundle the DNR compiler.
    */
   policyApplied?(controller: SettingsController): Promise<void>;
+  /** Chromium: what of the settings its rule limits leave out (the options page shows it). */
+  ruleLimits?(): RuleLimit[];
 }
 
 export interface InstalledUi {
@@ -173,6 +176,7 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     const c: SettingsController = new SettingsController(engine, store, activity, {
       overridesApplied: options.overridesApplied,
       loopGuard: options.loopGuard,
+      ruleLimits: options.ruleLimits,
       fallbackPath: `/${FALLBACK_PAGE}`,
       fallbackPage: (tabId) => fallback.pageIn(tabId),
       movedBy: (tabId, url) => upgradeWatch.movedBy(tabId, url),

@@ -13,6 +13,7 @@ import { LOOP_ALARM, LoopLayer } from '../https-first/loop-rules.js';
 import { RuleWriter } from '../dnr/rule-writer.js';
 import { RulesetRules } from '../dnr-runtime/ruleset-rules.js';
 import { syncSettingsRules } from '../dnr/settings-rules.js';
+import { ruleLimitsOf } from '../dnr/rule-limits.js';
 import { DnrUpgradeCheck } from '../dnr/upgrade-check.js';
 import type { HandoffScope } from '../dnr/handoff-rules.js';
 import { HANDOFF_PAGE } from '../platform/packaged-files.js';
@@ -94,6 +95,7 @@ const ui = installBackground({
   },
   policyApplied: (c) => syncSettingsRules(writer, c.snapshot, ext.runtime.id),
   protectionRules: (rules) => writer.setLayer('protection', rules),
+  ruleLimits: () => ruleLimitsOf(writer.refusals()),
   protectionKeepOut: (host) =>
     defaults !== null &&
     handoffScope !== null &&

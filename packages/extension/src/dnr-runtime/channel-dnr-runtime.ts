@@ -120,11 +120,11 @@ export class ChannelDnrRuntime {
     try {
       await this.writer.setLayer('channels', plan.rules);
     } catch (err) {
-      // Chromium refused the whole update, so the previous rules are all still there.
+      // Refused: the layer keeps only the rules it held that this plan still asks for (the
+      // writer's error says so), so a channel removed or narrowed is never enforced still.
       const problems = { ...(stored?.problems ?? {}) };
       for (const c of layers.channels)
-        problems[c.name] =
-          `Chromium refused the channel rules (${err instanceof Error ? err.message : String(err)}); the rules applied before stay in use`;
+        problems[c.name] = err instanceof Error ? err.message : String(err);
       const kept: ChannelDnrState = {
         key: '',
         applied: stored?.applied ?? {},

@@ -50,7 +50,13 @@ export function overrideRules(
   return { rules: [...rules.map(({ id: _id, ...body }) => body), ...handoff], report };
 }
 
-/** Compiles the switched rulesets into what the other layers leave free and writes them. */
+/**
+ * Compiles the switched rulesets into what the other layers leave free and writes them. When
+ * they do not fit, every switched ruleset's page loads go to the handoff page (decide() there)
+ * and nothing else is written: their subresources follow the static ruleset as shipped, which
+ * may upgrade more than decide() but never less for a ruleset switched off. The writer's error
+ * (rule-writer.ts) says so and is rethrown.
+ */
 export async function syncOverrides(
   writer: RuleWriter,
   engine: Engine,
@@ -59,11 +65,14 @@ export async function syncOverrides(
 ): Promise<{ ruleCount: number; omitted: number }> {
   const free = await writer.free('overrides');
   const { rules, report } = overrideRules(engine, handoffPage, free.regexRules, defaultsInUse);
-  // Refuse rather than half-apply (the writer would refuse the whole layer too).
-  if (report.overLimits.length > 0)
-    throw new Error(
-      `the switched rulesets do not fit Chromium's dynamic rule limits: ${report.overLimits.join('; ')}`,
-    );
-  await writer.setLayer('overrides', rules);
+  const { enable, disable } = switchedRulesets(engine, defaultsInUse);
+  const pageLoadsOnly = handoffScopeRules(rulesetsScope([...enable, ...disable]), handoffPage);
+  await writer.setLayer('overrides', rules, [
+    { rules: pageLoadsOnly, without: SWITCHED_SUBRESOURCES_LEFT_OUT },
+  ]);
   return { ruleCount: rules.length, omitted: report.omissions.length };
 }
+
+/** How an overrides layer cut to the handoff alone is named in its error (and the UI). */
+export const SWITCHED_SUBRESOURCES_LEFT_OUT =
+  "the switched rulesets' rules for what pages load (their page loads go to the rulesets)";

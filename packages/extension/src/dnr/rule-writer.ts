@@ -8,6 +8,12 @@
  * Updates are serialised: a batch is planned against the rules the previous batch left, so two
  * read-modify-writes never interleave. Layers declared while a batch runs go in the next one;
  * a layer declared twice before its batch starts is written once, with the later rules.
+ *
+ * A layer that does not fit (or that Chromium refuses) never keeps a rule its planner no longer
+ * asks for: the planner's smaller sets are tried in turn, and failing those the layer keeps only
+ * the rules it held that are still asked for. Leaving the old set whole would keep an `allow` the
+ * user has just taken back (a global switch, a site, a ruleset switched on again) in force while
+ * decide() upgrades: a refusal may leave the browser stricter than decide(), never laxer.
  */
 import { LAYER_NAMES, LAYERS, layerOf, type LayerName, type RuleStore } from './layout.js';
 import {
@@ -30,22 +36,62 @@ export interface DnrRulesApi {
   updateSessionRules(update: { removeRuleIds: number[]; addRules: ExtRule[] }): Promise<void>;
 }
 
-/** A layer's rules would break Chromium's limits: refused, the layer's previous rules stay. */
+/** A smaller set of a layer's rules, to write when the whole set does not fit. */
+export interface LayerFallback {
+  rules: readonly RuleBody[];
+  /** What it leaves out, in words that finish "written without …". */
+  without: string;
+}
+
+/** What a refused layer holds instead of the rules asked for. */
+export type RefusedOutcome = { without: string } | 'kept-still-asked';
+
+/** A layer's rules would break Chromium's limits: refused, and a smaller set written instead. */
 export class DnrBudgetError extends Error {
   constructor(
     readonly layer: LayerName,
     readonly over: string[],
+    readonly outcome: RefusedOutcome = 'kept-still-asked',
   ) {
-    super(
-      `the ${layer} rules do not fit Chromium's limits (${over.join('; ')}); the rules applied before stay in use`,
-    );
+    super(`the ${layer} rules do not fit Chromium's limits (${over.join('; ')}); ${said(outcome)}`);
     this.name = 'DnrBudgetError';
   }
 }
 
-interface Pending {
+/** Chromium refused a layer's rules (an update fails whole); a smaller set written instead. */
+export class DnrRefusedError extends Error {
+  constructor(
+    readonly layer: LayerName,
+    readonly reason: string,
+    readonly outcome: RefusedOutcome,
+  ) {
+    super(`Chromium refused the ${layer} rules (${reason}); ${said(outcome)}`);
+    this.name = 'DnrRefusedError';
+  }
+}
+
+function said(outcome: RefusedOutcome): string {
+  return outcome === 'kept-still-asked'
+    ? 'only the rules applied before that still hold stay in use'
+    : `written without ${outcome.without}`;
+}
+
+interface Candidate {
   rules: ExtRule[];
+  /** null: the whole set asked for. */
+  without: string | null;
+}
+
+interface Pending {
+  /** The whole set first, then the planner's fallbacks, smallest last. */
+  candidates: Candidate[];
   waiters: { resolve(): void; reject(e: unknown): void }[];
+}
+
+/** What a batch chose to write for a layer, and the error its waiters get if not the whole set. */
+interface Choice {
+  rules: ExtRule[];
+  error: Error | null;
 }
 
 const EMPTY: DnrUsage = { rules: 0, regexRules: 0, unsafeRules: 0 };
@@ -56,7 +102,7 @@ export class RuleWriter {
   /** Stale rules found at load (outside every range): removed by the first batch. */
   private stale: { dynamic: number[]; session: number[] } = { dynamic: [], session: [] };
   private readonly pending = new Map<LayerName, Pending>();
-  private readonly problems = new Map<LayerName, string>();
+  private readonly problems = new Map<LayerName, Error>();
   private queue: Promise<void> = Promise.resolve();
   private scheduled = false;
   /** Browser updates sent (tests: batching and skipped no-op writes). */
@@ -69,19 +115,23 @@ export class RuleWriter {
 
   /**
    * Declares every rule of `layer` (ids are assigned here: the i-th gets the layer's base + i).
-   * Resolves once the browser holds them; rejects with DnrBudgetError when they do not fit, or
-   * with the browser's error, and then the layer's previous rules stay in force.
+   * Resolves once the browser holds them. When they do not fit (DnrBudgetError) or Chromium
+   * refuses them (DnrRefusedError), the first of `fallbacks` that fits is written instead, else
+   * the layer keeps those of its rules still in `rules`; the error says which.
    */
-  setLayer(layer: LayerName, rules: readonly RuleBody[]): Promise<void> {
-    const { base, limit } = LAYERS[layer];
-    if (rules.length > limit - base)
-      return Promise.reject(
-        new DnrBudgetError(layer, [`${rules.length} rules > ${limit - base} ids of the layer`]),
-      );
-    const numbered = rules.map((r, i) => ({ ...withoutId(r), id: base + i }));
+  setLayer(
+    layer: LayerName,
+    rules: readonly RuleBody[],
+    fallbacks: readonly LayerFallback[] = [],
+  ): Promise<void> {
+    const { base } = LAYERS[layer];
+    const numbered = (set: readonly RuleBody[]) =>
+      set.map((r, i) => ({ ...withoutId(r), id: base + i }));
+    const candidates: Candidate[] = [{ rules: numbered(rules), without: null }];
+    for (const f of fallbacks) candidates.push({ rules: numbered(f.rules), without: f.without });
     return new Promise<void>((resolve, reject) => {
-      const p = this.pending.get(layer) ?? { rules: [], waiters: [] };
-      p.rules = numbered;
+      const p = this.pending.get(layer) ?? { candidates: [], waiters: [] };
+      p.candidates = candidates;
       p.waiters.push({ resolve, reject });
       this.pending.set(layer, p);
       this.schedule();
@@ -132,13 +182,22 @@ export class RuleWriter {
     const others = new Map<LayerName, readonly RuleBody[]>();
     for (const name of LAYER_NAMES)
       if (name !== layer)
-        others.set(name, this.pending.get(name)?.rules ?? applied.get(name) ?? []);
+        others.set(name, this.pending.get(name)?.candidates[0].rules ?? applied.get(name) ?? []);
     return usageByStore(others);
   }
 
   /** Why the layer's last declared rules are not in force, if they are not. */
   problem(layer: LayerName): string | undefined {
-    return this.problems.get(layer);
+    return this.problems.get(layer)?.message;
+  }
+
+  /** Every layer whose last declared rules are not all in force: why, and what was written. */
+  refusals(): { layer: LayerName; message: string; outcome: RefusedOutcome | null }[] {
+    return [...this.problems].map(([layer, e]) => ({
+      layer,
+      message: e.message,
+      outcome: e instanceof DnrBudgetError || e instanceof DnrRefusedError ? e.outcome : null,
+    }));
   }
 
   /** Resolves when every batch queued so far has been written. */
@@ -184,7 +243,7 @@ export class RuleWriter {
     return this.applied;
   }
 
-  /** Writes every pending layer that fits, in one update per store. */
+  /** Writes every pending layer (or what of it fits), in one update per store. */
   private async flush(): Promise<void> {
     const batch = new Map(this.pending);
     this.pending.clear();
@@ -195,47 +254,99 @@ export class RuleWriter {
       for (const p of batch.values()) for (const w of p.waiters) w.reject(e);
       return;
     }
-    // Accept layers one by one, in layout order, each against the sum of what is accepted so far.
+    // Choose layers one by one, in layout order, each against the sum of what is chosen so far.
     const next = new Map(applied);
-    const accepted: LayerName[] = [];
+    const chosen = new Map<LayerName, Choice>();
     for (const layer of LAYER_NAMES) {
       const p = batch.get(layer);
       if (p === undefined) continue;
-      const trial = new Map(next).set(layer, p.rules);
-      const over = overLimits(usageByStore(trial), this.limits);
-      if (over.length > 0) {
-        const err = new DnrBudgetError(layer, over);
-        this.problems.set(layer, err.message);
-        for (const w of p.waiters) w.reject(err);
-        continue;
-      }
-      next.set(layer, p.rules);
-      accepted.push(layer);
+      const choice = this.fit(layer, p.candidates, next, applied.get(layer) ?? []);
+      next.set(layer, choice.rules);
+      chosen.set(layer, choice);
     }
     try {
-      await this.write(applied, next, accepted);
+      await this.write(applied, next, [...chosen.keys()]);
     } catch {
       // Chromium refused the batch whole: write the layers one at a time, to tell whose it was.
-      for (const layer of accepted) {
-        const p = batch.get(layer) as Pending;
+      for (const [layer, choice] of chosen) {
         try {
-          await this.write(applied, new Map(applied).set(layer, p.rules), [layer]);
+          await this.write(applied, new Map(applied).set(layer, choice.rules), [layer]);
         } catch (e) {
-          this.problems.set(
+          chosen.set(
             layer,
-            `Chromium refused the ${layer} rules (${e instanceof Error ? e.message : String(e)}); the rules applied before stay in use`,
+            await this.afterRefusal(layer, batch.get(layer) as Pending, e, applied),
           );
-          for (const w of p.waiters) w.reject(e);
-          batch.delete(layer);
         }
       }
     }
-    for (const layer of accepted) {
-      const p = batch.get(layer);
-      if (p === undefined) continue;
-      this.problems.delete(layer);
-      for (const w of p.waiters) w.resolve();
+    for (const [layer, choice] of chosen) {
+      const p = batch.get(layer) as Pending;
+      if (choice.error === null) this.problems.delete(layer);
+      else this.problems.set(layer, choice.error);
+      for (const w of p.waiters)
+        if (choice.error === null) w.resolve();
+        else w.reject(choice.error);
     }
+  }
+
+  /** The first candidate that fits beside `next`, else what of `held` is still asked for. */
+  private fit(
+    layer: LayerName,
+    candidates: Candidate[],
+    next: Map<LayerName, ExtRule[]>,
+    held: ExtRule[],
+  ): Choice {
+    const { base, limit } = LAYERS[layer];
+    let over: string[] = [];
+    for (const c of candidates) {
+      const o =
+        c.rules.length > limit - base
+          ? [`${c.rules.length} rules > ${limit - base} ids of the layer`]
+          : overLimits(usageByStore(new Map(next).set(layer, c.rules)), this.limits);
+      if (o.length === 0)
+        return {
+          rules: c.rules,
+          error:
+            c.without === null ? null : new DnrBudgetError(layer, over, { without: c.without }),
+        };
+      if (over.length === 0) over = o;
+    }
+    // A subset of what the layer held beside the same layers' rules (or fewer): it fits.
+    return {
+      rules: stillAsked(held, candidates[0].rules),
+      error: new DnrBudgetError(layer, over),
+    };
+  }
+
+  /** Chromium refused `layer`'s chosen rules: its fallbacks in turn, else what still holds. */
+  private async afterRefusal(
+    layer: LayerName,
+    p: Pending,
+    refusal: unknown,
+    applied: Map<LayerName, ExtRule[]>,
+  ): Promise<Choice> {
+    const reason = refusal instanceof Error ? refusal.message : String(refusal);
+    for (const { rules, without } of p.candidates) {
+      if (without === null) continue;
+      const trial = new Map(applied).set(layer, rules);
+      const { base, limit } = LAYERS[layer];
+      if (rules.length > limit - base || overLimits(usageByStore(trial), this.limits).length > 0)
+        continue;
+      try {
+        await this.write(applied, trial, [layer]);
+        return { rules, error: new DnrRefusedError(layer, reason, { without }) };
+      } catch {
+        // The same rule may be in the smaller set too: try the next.
+      }
+    }
+    const kept = stillAsked(applied.get(layer) ?? [], p.candidates[0].rules);
+    try {
+      await this.write(applied, new Map(applied).set(layer, kept), [layer]);
+    } catch (e) {
+      // Only removals, of rules Chromium took before: refused only if the browser is failing.
+      console.error(`httpsify: the ${layer} rules could not be reduced either`, e);
+    }
+    return { rules: kept, error: new DnrRefusedError(layer, reason, 'kept-still-asked') };
   }
 
   /** Brings the browser from `from` to `to` for `layers`; updates `from` in place once written. */
@@ -274,6 +385,13 @@ export class RuleWriter {
     }
     for (const layer of layers) from.set(layer, to.get(layer) ?? []);
   }
+}
+
+/** The rules of `held` that `asked` holds too (by body: ids are the writer's). */
+function stillAsked(held: readonly ExtRule[], asked: readonly RuleBody[]): ExtRule[] {
+  if (held.length === 0) return [];
+  const wanted = new Set(asked.map((r) => ruleKey(withoutId(r))));
+  return held.filter((r) => wanted.has(ruleKey(withoutId(r))));
 }
 
 function withoutId(r: RuleBody & { id?: number }): RuleBody {

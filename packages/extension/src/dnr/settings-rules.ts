@@ -17,7 +17,7 @@ import {
 } from './layout.js';
 import { parseSitePattern } from '../site-rules/site-pattern.js';
 import { localNameConditions, localNameRegexes } from './local-name-rules.js';
-import { DnrBudgetError, type RuleWriter } from './rule-writer.js';
+import type { LayerFallback, RuleWriter } from './rule-writer.js';
 import { siteEntryConditions } from './site-conditions.js';
 import type { RuleBody } from './rules.js';
 
@@ -141,19 +141,24 @@ export function tabOnceRules(pairs: readonly [number, string][], httpsFirst: boo
     );
 }
 
-/** What the settings layer is built from (the settings controller; narrow, so tests build one). */
-/** Declares the settings layer from the decision's state of now (decision/snapshot.ts). */
+/**
+ * Declares the settings layer from the decision's state of now (decision/snapshot.ts). When it
+ * does not fit beside the library and channels, the user's own rules go first, then the site
+ * entries: the switches and the mode must still hold as decide() says, and a missing `allow`
+ * leaves the browser stricter than decide(), never laxer (rule-writer.ts keeps no rule the
+ * settings no longer ask for). The error says what was left out.
+ */
 export async function syncSettingsRules(
   writer: RuleWriter,
   snap: ProtectionSnapshot,
   extensionId: string,
 ): Promise<void> {
-  const compile = (userRulesets: readonly Ruleset[]) =>
+  const compile = (userRulesets: readonly Ruleset[], sites: boolean) =>
     uiDnrRules({
       globalEnabled: snap.globalEnabled,
-      disabledSites: [...snap.dnr.disabledSites],
-      httpAllowedSites: [...snap.dnr.httpAllowedSites],
-      httpOnceHosts: [...snap.httpOnce],
+      disabledSites: sites ? [...snap.dnr.disabledSites] : [],
+      httpAllowedSites: sites ? [...snap.dnr.httpAllowedSites] : [],
+      httpOnceHosts: sites ? [...snap.httpOnce] : [],
       userRulesets: [...userRulesets],
       httpsFirst: snap.httpsFirst,
       extensionId,
@@ -161,17 +166,19 @@ export async function syncSettingsRules(
   const tabs = [...snap.httpOnceInTabs].flatMap(([tabId, hosts]) =>
     [...hosts].map((h): [number, string] => [tabId, h]),
   );
+  const user = snap.dnr.activeUserRulesets;
+  const fallbacks: LayerFallback[] = [];
+  if (user.length > 0) fallbacks.push({ rules: compile([], true), without: USER_RULES_LEFT_OUT });
+  fallbacks.push({ rules: compile([], false), without: SITES_LEFT_OUT });
   try {
-    await writer.setLayer('settings', compile(snap.dnr.activeUserRulesets));
-  } catch (e) {
-    if (!(e instanceof DnrBudgetError) || snap.dnr.activeUserRulesets.length === 0) throw e;
-    // The user's rules do not fit beside the library and channels. The switches, sites and mode
-    // must still hold as decide() says (keeping the old rules would leave a site the user just
-    // protected again on HTTP): written without them, and the error says why.
-    await writer.setLayer('settings', compile([]));
-    throw e;
+    await writer.setLayer('settings', compile(user, true), fallbacks);
   } finally {
     // Whatever became of the layer above, a tab's "open over HTTP" ends when decide() says so.
     await writer.setLayer('tabOnce', tabOnceRules(tabs, snap.globalEnabled && snap.httpsFirst));
   }
 }
+
+/** How a settings layer written without the user's rules is named in its error (and the UI). */
+export const USER_RULES_LEFT_OUT = "the user's own rules";
+/** …and one written without the sites' entries (or the user's rules). */
+export const SITES_LEFT_OUT = "the sites' entries and the user's own rules";

@@ -62,6 +62,8 @@ export type UiRequest =
   | { type: 'resetStats' }
   | { type: 'clearRepairs' }
   | { type: 'channelStatus' }
+  /** What of the settings this browser cannot hold (Chromium's rule limits). */
+  | { type: 'ruleLimits' }
   /** A channel definition as pasted (JSON text, checked by the background). */
   /** Checks and describes a pasted definition without adding it (the user confirms it first). */
   | { type: 'channelPreview'; json: string }
@@ -200,6 +202,9 @@ export type ImportPreview =
 
 export type ImportApplyResult =
   { ok: true; settings: Settings } | { ok: false; problems: string[] };
+
+/** A part of the settings Chromium's rule limits leave out (the options page words it by part). */
+export type { RuleLimit } from '../dnr/rule-limits.js';
 
 export interface AboutInfo {
   version: string;

@@ -18,7 +18,13 @@ import { SiteList } from '../site-rules/site-pattern.js';
 import type { ProtectionSnapshot } from '../decision/snapshot.js';
 import { popupState, retryPage, tabPageStatus, type PageViewSources } from '../status/page-view.js';
 import type { TabActivity } from '../status/tab-activity.js';
-import type { AboutInfo, PageStatus, PopupState, UiRequest } from '../protocol/ui-protocol.js';
+import type {
+  AboutInfo,
+  PageStatus,
+  PopupState,
+  RuleLimit,
+  UiRequest,
+} from '../protocol/ui-protocol.js';
 
 export { EXPORT_FORMAT } from '../settings/import.js';
 
@@ -34,6 +40,8 @@ export interface UiHooks {
   channels?: ChannelHooks;
   /** Redirect-loop protection of the platform (the popup shows it and can retry a host). */
   loopGuard?: LoopGuardHooks;
+  /** What of the settings the browser could not hold (Chromium's rule limits; none elsewhere). */
+  ruleLimits?(): RuleLimit[];
   /** Path of the fallback page (`/ui/fallback.html`), so the popup can explain it. */
   fallbackPath?: string;
   /**
@@ -378,6 +386,10 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
       tabId,
       tabUrl,
     );
+  }
+
+  ruleLimits(): RuleLimit[] {
+    return this.hooks.ruleLimits?.() ?? [];
   }
 
   about(): AboutInfo {

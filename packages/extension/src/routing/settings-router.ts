@@ -3,7 +3,13 @@
  * ruleset lists, page status and popup, settings files and user rules, channels, site lists and
  * switches. Whoever sent it was checked before (ui-senders.ts); a new request kind goes here.
  */
-import type { AboutInfo, PopupState, RulesetRow, UiRequest } from '../protocol/ui-protocol.js';
+import type {
+  AboutInfo,
+  PopupState,
+  RuleLimit,
+  RulesetRow,
+  UiRequest,
+} from '../protocol/ui-protocol.js';
 import {
   addChannel,
   channelRows,
@@ -36,6 +42,7 @@ export interface SettingsRequestTarget extends ChannelRequestContext {
   retryPage(tabId: number, tabUrl: string | undefined): Promise<{ ok: boolean; url?: string }>;
   openOverHttp(tabId: number, url: string): Promise<{ ok: boolean }>;
   about(): AboutInfo;
+  ruleLimits(): RuleLimit[];
   /** "Open over HTTP this time" for the host (the fallback page's button, ticket checked). */
   allowHttpOnce(host: string): Promise<void>;
   allowHttpOnceInTab(tabId: number, host: string): Promise<void>;
@@ -70,6 +77,8 @@ export async function routeSettingsRequest(
     }
     case 'about':
       return t.about();
+    case 'ruleLimits':
+      return t.ruleLimits();
     case 'rulesetDetails':
       return (
         rulesetDetails(t.rewriter, String(req.name)) ?? { error: `no ruleset named ${req.name}` }

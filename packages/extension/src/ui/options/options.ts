@@ -1,5 +1,5 @@
 import { ext } from '../../platform/browser-api.js';
-import type { AboutInfo } from '../../protocol/ui-protocol.js';
+import type { AboutInfo, RuleLimit } from '../../protocol/ui-protocol.js';
 import type { Settings } from '../../settings/schema.js';
 import { background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';
@@ -42,6 +42,7 @@ function render(s: Settings): void {
   sites.render(s);
   userRules.render(s);
   void protection?.refresh();
+  void showLimits();
   renderStats(s.stats);
   $('#repairs').hidden = s.repairs.length === 0;
   // Which setting, by the name the page shows for it; its key, the problem and the value under "Details".
@@ -89,6 +90,25 @@ function changed(s: Settings | { error: string }): void {
   }
   render(s);
   void rulesets.load();
+}
+
+/** The message for each part of the settings the browser's rule limits can leave out. */
+const LIMIT_MESSAGES: Record<RuleLimit['part'], string> = {
+  userRules: 'optionsLimitUserRules',
+  sites: 'optionsLimitSites',
+  rulesets: 'optionsLimitRulesets',
+  knownHosts: 'optionsLimitKnownHosts',
+  other: 'optionsLimitOther',
+};
+
+/** What of the settings the browser does not hold (Chromium's rule limits), in plain words. */
+async function showLimits(): Promise<void> {
+  const limits = await background.request<RuleLimit[] | { error: string }>({ type: 'ruleLimits' });
+  const list = isError(limits) ? [] : limits;
+  $('#limits').hidden = list.length === 0;
+  $('#limit-list').replaceChildren(
+    ...list.map((l) => problemItem(t(LIMIT_MESSAGES[l.part]), l.detail, 'warning')),
+  );
 }
 
 /** Version and the date of the bundled rulesets, at the foot of the navigation. */

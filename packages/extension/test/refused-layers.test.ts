@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { ProtectionSnapshot } from '../src/decision/snapshot.js';
 import { DnrBudgetError, type DnrRulesApi, RuleWriter } from '../src/dnr/rule-writer.js';
 import { type ExtRule, RUNTIME_LIMITS } from '../src/dnr/rules.js';
+import { syncOverrides } from '../src/dnr/override-rules.js';
 import { syncSettingsRules, uiDnrRules } from '../src/dnr/settings-rules.js';
 import { SettingsController } from '../src/routing/settings-controller.js';
 import { SettingsStore } from '../src/settings/store.js';
@@ -41,10 +42,11 @@ function snapshot(
   disabledSites: string[],
   user: Ruleset[],
   inTabs: ReadonlyMap<number, ReadonlySet<string>> = new Map(),
+  globalEnabled = true,
 ): ProtectionSnapshot {
   const none = { matchUrl: () => null, matchHost: () => null };
   return {
-    globalEnabled: true,
+    globalEnabled,
     httpsFirst: true,
     disabled: none,
     httpAllowed: none,
@@ -96,6 +98,26 @@ describe("Chromium's settings rules when the user's rules do not fit", () => {
     expect(offRules()).toEqual([]);
   });
 
+  it('turn the global switch back on even when the sites do not fit either', async () => {
+    const user = [bigUserRuleset()];
+    const sites = Array.from({ length: 30 }, (_, i) => `off${i}.test`);
+    const stores = new RuleStores();
+    // Room for the mode's own rules, neither for the 30 sites' entries nor for the user's rules.
+    const writer = new RuleWriter(stores, { ...RUNTIME_LIMITS, dynamicRules: ruleCount([], []) });
+    await syncSettingsRules(writer, snapshot(sites, user, new Map(), false), 'ext');
+    const allowsAll = () =>
+      stores.dynamic.some((r) => r.action.type === 'allow' && r.priority >= 2_000_000);
+    expect(allowsAll()).toBe(true);
+    // Back on: refused whole and without the user's rules, written without the sites.
+    await expect(syncSettingsRules(writer, snapshot(sites, user), 'ext')).rejects.toThrow(
+      /written without the sites' entries/,
+    );
+    expect(allowsAll()).toBe(false);
+    expect(stores.dynamic.some((r) => r.action.type === 'upgradeScheme' && r.priority === 1)).toBe(
+      true,
+    );
+  });
+
   it("end a tab's open-over-HTTP even when the settings layer is refused", async () => {
     const stores = new RuleStores();
     const user = [bigUserRuleset()];
@@ -134,5 +156,54 @@ describe("Chromium's settings rules when the user's rules do not fit", () => {
     await c.start();
     expect(c.userRulesets.map((r) => r.name)).toEqual(['Mine']);
     expect(stores.dynamic.some((r) => r.condition.requestDomains?.includes('off.test'))).toBe(true);
+  });
+});
+
+describe("Chromium's overrides when the switched rulesets do not fit", () => {
+  const PAGE = 'chrome-extension://ext/handoff.html';
+  const xml = (name: string, hosts: string[], off = false) =>
+    `<ruleset name="${name}"${off ? ' default_off="test"' : ''}>${hosts
+      .map((h) => `<target host="${h}"/>`)
+      .join('')}${hosts
+      .map((h) => `<rule from="^http://${h.replace(/\./g, '\\.')}/" to="https://www.${h}/"/>`)
+      .join('')}</ruleset>`;
+  const rulesets = [
+    xml('Small', ['a.test']),
+    xml(
+      'Big',
+      Array.from({ length: 40 }, (_, i) => `b${i}.test`),
+      true,
+    ),
+  ].map((x) => parseRulesetXml(x, 'r.xml').ruleset as Ruleset);
+
+  it('never keep a ruleset switched back on shadowed; page loads go to the rulesets', async () => {
+    const engine = createEngine(rulesets);
+    const stores = new RuleStores();
+    const writer = new RuleWriter(stores, { ...RUNTIME_LIMITS, dynamicRules: 20 });
+    const shadows = () =>
+      stores.dynamic.filter(
+        (r) => r.action.type === 'allow' && r.condition.requestDomains?.includes('a.test'),
+      );
+    const handedOff = (host: string) =>
+      stores.dynamic.some(
+        (r) =>
+          r.action.type === 'redirect' &&
+          r.condition.resourceTypes?.join() === 'main_frame' &&
+          r.condition.requestDomains?.includes(host),
+      );
+    engine.setActive('Small', false);
+    await syncOverrides(writer, engine, PAGE);
+    expect(shadows().length).toBeGreaterThan(0);
+    // Small back on, and Big (40 rules) on too: more than the rules Chromium leaves.
+    engine.setActive('Small', true);
+    engine.setActive('Big', true);
+    await expect(syncOverrides(writer, engine, PAGE)).rejects.toThrow(
+      /written without the switched rulesets' rules/,
+    );
+    expect(shadows()).toEqual([]);
+    // Small is as shipped again (the static rules apply); Big's page loads ask the rulesets.
+    expect(handedOff('a.test')).toBe(false);
+    expect(handedOff('b7.test')).toBe(true);
+    expect(stores.dynamic.length).toBeLessThanOrEqual(20);
   });
 });
