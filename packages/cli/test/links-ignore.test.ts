@@ -397,3 +397,27 @@ describe('inline markers', () => {
     );
   });
 });
+
+describe('a run that finds nothing to read', () => {
+  it('is a usage error (exit 2) naming the paths, unless --no-error-on-unmatched-pattern', async () => {
+    const dir = project('nothing-to-read', {});
+    // Only files links cannot read, in a folder and below it.
+    mkdirSync(join(dir, 'empty', 'deeper'), { recursive: true });
+    writeFileSync(join(dir, 'empty', 'deeper', 'logo.png'), 'http://docs.test/x\n');
+    const failed = await runCli(['links', 'check', ...rulesArgs, 'empty'], { cwd: dir });
+    expect(failed.status).toBe(2);
+    expect(failed.stderr).toBe(
+      'httpsify links: no file to check in empty: links reads Markdown, HTML and text files (.md, .html, .txt and their kin); --no-error-on-unmatched-pattern accepts none\n',
+    );
+    expect(failed.stdout).toBe('');
+    const allowed = await runCli(
+      ['links', 'check', '--no-error-on-unmatched-pattern', ...rulesArgs, 'empty'],
+      { cwd: dir },
+    );
+    expect(allowed.status).toBe(0);
+    expect(allowed.stdout).toBe('0 file(s) scanned; 0 link(s) can be upgraded\n');
+    // A folder with one document is not empty.
+    writeFileSync(join(dir, 'empty', 'a.md'), 'plain\n');
+    expect((await runCli(['links', 'check', ...rulesArgs, 'empty'], { cwd: dir })).status).toBe(0);
+  });
+});

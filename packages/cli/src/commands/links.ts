@@ -37,6 +37,8 @@ interface LinksCliOptions extends RewriteEngineOptions {
   parseTimeout: string;
   exclude?: string[];
   ignoreFile?: string;
+  /** Commander's negation: false with --no-error-on-unmatched-pattern. */
+  errorOnUnmatchedPattern?: boolean;
 }
 
 const VERSION = '0.1.0';
@@ -92,6 +94,10 @@ function addLinksOptions(command: Command): Command {
     .option(
       '--ignore-file <path>',
       `read --exclude regexes from this file, one a line, # for comments (default: ${DEFAULT_IGNORE_FILE} if present)`,
+    )
+    .option(
+      '--no-error-on-unmatched-pattern',
+      'pass when the paths hold no Markdown, HTML or text file (exit 2 otherwise, as ESLint does)',
     )
     .addHelpText('after', LEAVING_ALONE);
 }
@@ -171,6 +177,7 @@ async function runCommand(
       parseTimeoutMs,
       exclude: options.exclude ?? [],
       ignoreFile: options.ignoreFile,
+      allowEmpty: options.errorOnUnmatchedPattern === false,
       verify:
         settings === null
           ? null

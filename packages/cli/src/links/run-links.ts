@@ -60,6 +60,8 @@ export interface LinksOptions {
   exclude?: readonly string[];
   /** `--ignore-file`: more, one a line; default `.httpsifyignore` in `cwd` if present; null: none. */
   ignoreFile?: string | null;
+  /** A run that finds no file to read passes (else a usage error, as in ESLint). */
+  allowEmpty?: boolean;
   /** Where `.httpsifyignore` is looked for and `ignoreFile` resolved (default: the working directory). */
   cwd?: string;
 }
@@ -117,6 +119,11 @@ export async function runLinks(options: LinksOptions): Promise<LinksReport> {
     options.cwd ?? process.cwd(),
   );
   const walked = walkDocuments(options.paths);
+  // As ESLint does: a path that holds nothing to read is a mistake in a CI job, not a pass.
+  if (walked.files.length === 0 && walked.problems.length === 0 && options.allowEmpty !== true)
+    throw new UsageError(
+      `no file to check in ${options.paths.join(', ')}: links reads Markdown, HTML and text files (.md, .html, .txt and their kin); --no-error-on-unmatched-pattern accepts none`,
+    );
   const problems: LinksProblem[] = walked.problems.map((p) => ({
     path: p.path,
     severity: p.message.startsWith('skipped') ? 'skipped' : 'error',
