@@ -12,6 +12,20 @@ const ruleset = (name: string, host: string) =>
   `<ruleset name="${name}"><target host="${host}"/><rule from="^http:" to="https:"/></ruleset>`;
 
 /** The library in Firefox: imported on the options page, applied by the engine in the blocking listener. */
+/** Chooses a .tar.gz of `entries` in the options page's file input, as a person does. */
+async function chooseArchive(h: FirefoxUiHarness, entries: { name: string; data: string }[]) {
+  const base64 = Buffer.from(gzipSync(tar(entries))).toString('base64');
+  await h.options.evaluate(`(() => {
+    const bytes = Uint8Array.from(atob(${JSON.stringify(base64)}), (c) => c.charCodeAt(0));
+    const dt = new DataTransfer();
+    dt.items.add(new File([bytes], 'library.tar.gz'));
+    const input = document.querySelector('#library-archive');
+    input.files = dt.files;
+    input.dispatchEvent(new Event('change'));
+    return true;
+  })()`);
+}
+
 describe('importing a ruleset library in Firefox', () => {
   let h: FirefoxUiHarness;
   const textOf = (selector: string) =>
@@ -41,27 +55,14 @@ describe('importing a ruleset library in Firefox', () => {
         FF_POLL,
       )
       .toBe('true');
-    const archive = gzipSync(
-      tar([
-        { name: 'rules/Lib A.xml', data: ruleset('Lib A', 'lib-a.example.test') },
-        { name: 'rules/Lib B.xml', data: ruleset('Lib B', 'lib-b.example.test') },
-        {
-          name: 'rules/Broken.xml',
-          data: '<ruleset name="Broken">\n<target host="x.example.test">\n',
-        },
-      ]),
-    );
-    const base64 = Buffer.from(archive).toString('base64');
-    // What choosing a file does: the input gets a FileList and fires `change`.
-    await h.options.evaluate(`(() => {
-      const bytes = Uint8Array.from(atob(${JSON.stringify(base64)}), (c) => c.charCodeAt(0));
-      const dt = new DataTransfer();
-      dt.items.add(new File([bytes], 'library.tar.gz'));
-      const input = document.querySelector('#library-archive');
-      input.files = dt.files;
-      input.dispatchEvent(new Event('change'));
-      return true;
-    })()`);
+    await chooseArchive(h, [
+      { name: 'rules/Lib A.xml', data: ruleset('Lib A', 'lib-a.example.test') },
+      { name: 'rules/Lib B.xml', data: ruleset('Lib B', 'lib-b.example.test') },
+      {
+        name: 'rules/Broken.xml',
+        data: '<ruleset name="Broken">\n<target host="x.example.test">\n',
+      },
+    ]);
     // The preview first: nothing is stored until "Import".
     await expect
       .poll(
@@ -87,4 +88,52 @@ describe('importing a ruleset library in Firefox', () => {
       enabled: true,
     });
   });
+});
+
+/**
+ * The preview lives in the background's memory, and Firefox ends an idle event page (30 s; 3 s
+ * here): a person reading the preview longer than that must still be able to import it.
+ */
+describe('a library preview left open in Firefox', () => {
+  let h: FirefoxUiHarness;
+
+  beforeAll(async () => {
+    h = await startFirefoxUiHarness(RULESETS, ['lib-c.example.test'], {
+      modeOff: true,
+      prefs: { 'extensions.background.idle.timeout': 3000 },
+    });
+  });
+
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it(
+    'is still imported after the background would have idled out',
+    { timeout: 90_000 },
+    async () => {
+      await chooseArchive(h, [{ name: 'Lib C.xml', data: ruleset('Lib C', 'lib-c.example.test') }]);
+      await expect
+        .poll(
+          () => h.options.evaluate<boolean>(`document.querySelector('#library-preview').hidden`),
+          FF_POLL,
+        )
+        .toBe(false);
+      // Reading it for three idle timeouts and more.
+      await new Promise((r) => setTimeout(r, 10_000));
+      await h.click('#library-apply');
+      await expect
+        .poll(
+          () =>
+            h.options.evaluate<string>(
+              `document.querySelector('#library-status').textContent + document.querySelector('#library-error').textContent`,
+            ),
+          FF_POLL,
+        )
+        .toBe('Imported 1 ruleset from library.tar.gz.');
+      expect(await h.tab.goto(h.url('lib-c.example.test', '/z'))).toBe(
+        `https://lib-c.example.test:${h.server.port}/z`,
+      );
+    },
+  );
 });

@@ -20,6 +20,11 @@ export type LibraryRequest =
   | { type: 'libraryApply'; upload: number; withoutCrossSite: boolean }
   /** Drops the previewed import: nothing changes. */
   | { type: 'libraryDiscard'; upload: number }
+  /**
+   * Sent while the preview is open: keeps an idle background (Firefox's event page, Chromium's
+   * worker: 30 s) from ending with the previewed import in memory; `{ held }` says it still is.
+   */
+  | { type: 'libraryHold'; upload: number }
   | { type: 'libraryStatus' }
   | { type: 'librarySetEnabled'; enabled: boolean }
   | { type: 'libraryRemove' };
@@ -30,6 +35,7 @@ export const LIBRARY_REQUEST_TYPES = [
   'libraryFinish',
   'libraryApply',
   'libraryDiscard',
+  'libraryHold',
   'libraryStatus',
   'librarySetEnabled',
   'libraryRemove',

@@ -152,6 +152,8 @@ export class LibraryService {
       case 'libraryDiscard':
         if (this.pending?.upload === req.upload) this.pending = null;
         return { ok: true };
+      case 'libraryHold':
+        return { held: this.pending !== null && this.pending.upload === req.upload };
       case 'libraryStatus':
         return this.status();
       case 'librarySetEnabled':

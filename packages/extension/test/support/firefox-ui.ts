@@ -47,7 +47,7 @@ export interface FirefoxUiHarness {
 export async function startFirefoxUiHarness(
   rulesets: Record<string, string>,
   hosts: string[],
-  options: { modeOff?: boolean } = {},
+  settings: { modeOff?: boolean; prefs?: Record<string, string | number | boolean> } = {},
 ): Promise<FirefoxUiHarness> {
   const rulesDir = mkdtempSync(join(tmpdir(), 'httpsify-ff-ui-rules-'));
   const outDir = mkdtempSync(join(tmpdir(), 'httpsify-ff-ui-ext-'));
@@ -59,7 +59,7 @@ export async function startFirefoxUiHarness(
     zip: false,
     timestamp: UI_RULESETS_TIMESTAMP,
   });
-  const modeOff = options.modeOff;
+  const modeOff = settings.modeOff;
   const server = await startDualServer((req, res, secure) => {
     const host = (req.headers.host ?? '').replace(/:\d+$/, '');
     if (req.url === '/success.txt') {
@@ -84,7 +84,9 @@ export async function startFirefoxUiHarness(
     rmSync(outDir, { recursive: true, force: true });
   };
   try {
-    firefox = await launchFirefoxWithExtension(built.dirs.firefox!, hosts);
+    firefox = await launchFirefoxWithExtension(built.dirs.firefox!, hosts, {
+      prefs: settings.prefs ?? {},
+    });
     const tab = await firefox.newTab();
     const options = await firefox.newTab();
     await options.goto(`${firefox.extensionOrigin}/ui/options.html`);

@@ -40,6 +40,14 @@ const STAGE_SHARE: Record<LibraryProgress['stage'] | 'send', [number, number]> =
 
 /** Files go to the background in batches of about this many characters (ports carry JSON). */
 const BATCH_CHARS = 2 * 1024 * 1024;
+/**
+ * How often the open preview tells the background it is still wanted: well inside the 30 s
+ * after which Firefox and Chromium end an idle background (a shorter pref is honoured down to
+ * this).
+ */
+const PREVIEW_HOLD_MS = 2_000;
+/** What the person chose on the preview, or `lost`: the background no longer holds it. */
+type PreviewChoice = 'all' | 'safe' | 'none' | 'lost';
 
 /**
  * "Ruleset library": shows the imported library (switch, counts, problems, remove) and imports
@@ -54,7 +62,7 @@ export class LibraryView {
   /** The user chose Cancel: what is under way stops, and nothing is stored. */
   private cancelled = false;
   /** The preview's choice, once made. */
-  private choose: ((choice: 'all' | 'safe' | 'none') => void) | null = null;
+  private choose: ((choice: PreviewChoice) => void) | null = null;
 
   /** `imported`: the library changed (the rulesets list and counts reload). */
   constructor(private readonly imported: () => void = () => undefined) {
@@ -295,7 +303,7 @@ export class LibraryView {
   }
 
   /** What the import would change, with "Import", "Import without cross-site rules" and Cancel. */
-  private showPreview(name: string, p: LibraryPreview): Promise<'all' | 'safe' | 'none'> {
+  private showPreview(name: string, p: LibraryPreview): Promise<PreviewChoice> {
     $('#library-preview-title').textContent = t('optionsLibraryPreviewTitle', name);
     $('#library-preview-summary').textContent = t(
       'optionsLibraryPreviewSummary',
@@ -388,7 +396,22 @@ export class LibraryView {
     // Nothing is stored yet: the user sees what it changes and chooses.
     $('#library-progress-box').hidden = true;
     $('#library-status').textContent = '';
-    const choice = await this.showPreview(name, previewed.preview);
+    // The background holds the preview in memory only: each hold also counts as activity, so an
+    // idle background is not ended under a person reading it; a lost one is said at once.
+    const hold = setInterval(() => {
+      void background
+        .request<{ held: boolean } | { error: string }>({
+          type: 'libraryHold',
+          upload: begun.upload,
+        })
+        .then((r) => {
+          if (isError(r) || !r.held) this.choose?.('lost');
+        });
+    }, PREVIEW_HOLD_MS);
+    const choice = await this.showPreview(name, previewed.preview).finally(() =>
+      clearInterval(hold),
+    );
+    if (choice === 'lost') return this.fail('this import was interrupted; start it again');
     if (choice === 'none') {
       await background.request({ type: 'libraryDiscard', upload: begun.upload });
       return this.discarded();
