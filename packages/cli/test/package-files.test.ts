@@ -1,6 +1,7 @@
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const packagesDir = resolve(import.meta.dirname, '../..');
@@ -90,5 +91,38 @@ describe('the workspace install', () => {
       encoding: 'utf8',
     });
     expect(out.trim()).toBe('No packages with unreviewed install scripts.');
+  });
+});
+
+describe('prepack (scripts/prune-stale-dist.mjs)', () => {
+  it('removes build output whose source is gone, and nothing else', () => {
+    const pkg = mkdtempSync(join(tmpdir(), 'httpsify-prepack-'));
+    try {
+      const write = (path: string) => {
+        mkdirSync(dirname(join(pkg, path)), { recursive: true });
+        writeFileSync(join(pkg, path), '//\n');
+      };
+      const kept = ['src/a.ts', 'src/sub/b.ts', 'dist/a.js', 'dist/a.d.ts', 'dist/sub/b.js'];
+      const generated = ['dist/node-bundle/chunk.js', 'dist/defaults/bundle.js', 'dist/data.json'];
+      const stale = ['dist/gone.js', 'dist/gone.d.ts', 'dist/sub/moved.js'];
+      for (const f of [...kept, ...generated, ...stale, 'dist/a.js.map']) write(f);
+      const { stderr } = spawnSync(
+        process.execPath,
+        [join(packagesDir, '../scripts/prune-stale-dist.mjs')],
+        {
+          cwd: pkg,
+          encoding: 'utf8',
+        },
+      );
+      expect(stderr).toBe(
+        ['dist/gone.d.ts', 'dist/gone.js', 'dist/sub/moved.js']
+          .map((f) => `prepack: removed ${f} (its source is gone)\n`)
+          .join(''),
+      );
+      for (const f of [...kept, ...generated, 'dist/a.js.map'])
+        expect(existsSync(join(pkg, f))).toBe(true);
+    } finally {
+      rmSync(pkg, { recursive: true, force: true });
+    }
   });
 });
