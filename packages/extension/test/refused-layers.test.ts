@@ -100,19 +100,31 @@ describe("Chromium's settings rules when the user's rules do not fit", () => {
 
   it('turn the global switch back on even when the sites do not fit either', async () => {
     const user = [bigUserRuleset()];
-    const sites = Array.from({ length: 30 }, (_, i) => `off${i}.test`);
+    // Site entries share a rule per label count: ten counts, ten rules.
+    const sites = Array.from({ length: 10 }, (_, i) => `off${'.x'.repeat(i)}.test`);
     const stores = new RuleStores();
-    // Room for the mode's own rules, neither for the 30 sites' entries nor for the user's rules.
-    const writer = new RuleWriter(stores, { ...RUNTIME_LIMITS, dynamicRules: ruleCount([], []) });
+    // Room for the mode's own rules and a host opened over HTTP, neither for the ten sites'
+    // entries nor for the user's rules.
+    const writer = new RuleWriter(stores, {
+      ...RUNTIME_LIMITS,
+      dynamicRules: ruleCount([], []) + 2,
+    });
     await syncSettingsRules(writer, snapshot(sites, user, new Map(), false), 'ext');
     const allowsAll = () =>
       stores.dynamic.some((r) => r.action.type === 'allow' && r.priority >= 2_000_000);
     expect(allowsAll()).toBe(true);
-    // Back on: refused whole and without the user's rules, written without the sites.
-    await expect(syncSettingsRules(writer, snapshot(sites, user), 'ext')).rejects.toThrow(
+    // Back on: refused whole and without the user's rules, written without the sites; a host
+    // opened over HTTP this session stays so (else the fallback page would lead to itself).
+    const once = { ...snapshot(sites, user), httpOnce: new Set(['once.test']) };
+    await expect(syncSettingsRules(writer, once, 'ext')).rejects.toThrow(
       /written without the sites' entries/,
     );
     expect(allowsAll()).toBe(false);
+    expect(
+      stores.dynamic.some(
+        (r) => r.action.type === 'allow' && r.condition.requestDomains?.includes('once.test'),
+      ),
+    ).toBe(true);
     expect(stores.dynamic.some((r) => r.action.type === 'upgradeScheme' && r.priority === 1)).toBe(
       true,
     );

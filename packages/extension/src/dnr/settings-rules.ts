@@ -158,7 +158,9 @@ export async function syncSettingsRules(
       globalEnabled: snap.globalEnabled,
       disabledSites: sites ? [...snap.dnr.disabledSites] : [],
       httpAllowedSites: sites ? [...snap.dnr.httpAllowedSites] : [],
-      httpOnceHosts: sites ? [...snap.httpOnce] : [],
+      // Kept in every set: a few hosts, each a click this session; without them the fallback
+      // page's "open over HTTP" would lead back to itself.
+      httpOnceHosts: [...snap.httpOnce],
       userRulesets: [...userRulesets],
       httpsFirst: snap.httpsFirst,
       extensionId,
@@ -181,4 +183,5 @@ export async function syncSettingsRules(
 /** How a settings layer written without the user's rules is named in its error (and the UI). */
 export const USER_RULES_LEFT_OUT = "the user's own rules";
 /** …and one written without the sites' entries (or the user's rules). */
-export const SITES_LEFT_OUT = "the sites' entries and the user's own rules";
+export const SITES_LEFT_OUT =
+  "the sites' entries (but this session's \"open over HTTP\") and the user's own rules";
