@@ -21,11 +21,11 @@ import { launchFirefoxWithExtension, type FirefoxTab } from '../test/support/fir
 import { startDualServer } from '../test/support/servers.js';
 import { corpusTarball } from '../../engine/test/support/corpus.js';
 import { descendants, processMemory, type MemoryReading } from './process-memory.js';
+import { importLibraryInChromium, importLibraryInFirefox, poll } from './library-import.js';
 
 const IMAGES = 1_000;
 const IMAGE_HOSTS = Array.from({ length: 10 }, (_, i) => `img${i}.bench.test`);
 const PAGE_HOST = 'page.bench.test';
-const IMPORT_TIMEOUT_MS = 900_000;
 const SETTLE_MS = 10_000;
 /** A restarted extension reads, checks and loads the stored library before it settles. */
 const RESTART_SETTLE_MS = 30_000;
@@ -69,46 +69,6 @@ function serve(req: IncomingMessage, res: ServerResponse): void {
 /** The page's own load time (navigation start to the end of its load event), second of two runs. */
 const LOAD_MS = `(() => { const n = performance.getEntriesByType('navigation')[0]; return Math.round(n.loadEventEnd); })()`;
 
-/**
- * The import's end as the options page says it. The page shows what the library changes and
- * waits for a choice: the bench takes all of it, as "Import" does.
- */
-const STATUS_EXPRESSION = `(() => {
-  const preview = document.querySelector('#library-preview');
-  if (preview && !preview.hidden) {
-    document.querySelector('#library-apply').click();
-    return '';
-  }
-  const error = document.querySelector('#library-error');
-  if (error && !error.hidden && error.textContent) return 'error: ' + error.textContent;
-  const status = document.querySelector('#library-status')?.textContent ?? '';
-  return /^Imported/.test(status) ? status : '';
-})()`;
-
-async function poll<T>(
-  what: string,
-  read: () => Promise<T>,
-  done: (value: T) => boolean,
-  timeoutMs: number,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read().catch(() => undefined);
-    if (value !== undefined && done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
-/** Waits for the options page to say the import ended (imported, or why not), and how long it took. */
-async function importEnd(
-  started: number,
-  status: () => Promise<string>,
-): Promise<{ importStatus: string; importSeconds: number }> {
-  const importStatus = await poll('the import', status, (s) => s !== '', IMPORT_TIMEOUT_MS);
-  return { importStatus, importSeconds: (Date.now() - started) / 1000 };
-}
-
 /** Memory settles a few seconds after work: collections and freed pages run in the background. */
 async function settledMemory(read: () => MemoryReading, ms = SETTLE_MS): Promise<MemoryReading> {
   await new Promise((r) => setTimeout(r, ms));
@@ -143,15 +103,7 @@ async function chromiumFigures(
     };
     const defaultsMs = await pageMs(0);
     const defaults = await settledMemory(extensionProcess);
-    const options = await ext.context.newPage();
-    await options.goto(`chrome-extension://${new URL(ext.worker.url()).host}/ui/options.html`);
-    const started = Date.now();
-    await options.locator('#library-archive').setInputFiles(corpusTarball);
-    const { importStatus, importSeconds } = await importEnd(started, () =>
-      options.evaluate<string>(STATUS_EXPRESSION),
-    );
-    // Extension pages share the service worker's process in Chromium: close the one used.
-    await options.close();
+    const { importStatus, importSeconds } = await importLibraryInChromium(ext);
     const library = await settledMemory(extensionProcess);
     // Chromium stops an idle service worker after 30 seconds; stopped here at once, and woken
     // by the page's requests, it loads the stored library as it does many times a day.
@@ -201,23 +153,10 @@ async function firefoxFigures(
     };
     const defaultsMs = await pageMs(0);
     const defaults = await settledMemory(extensionProcess);
-    const started = Date.now();
-    // What choosing a file does, with the archive's bytes fetched from the local server (BiDi
-    // has no file chooser): the input gets a FileList and fires `change`.
-    await options.evaluate(`(async () => {
-      const bytes = await (await fetch(${JSON.stringify(pageUrl(-1).replace(/\/\?.*$/, '/library.tar.gz'))})).arrayBuffer();
-      const dt = new DataTransfer();
-      dt.items.add(new File([bytes], 'https-everywhere-rules-2018.tar.gz'));
-      const input = document.querySelector('#library-archive');
-      input.files = dt.files;
-      input.dispatchEvent(new Event('change'));
-      return true;
-    })()`);
-    const { importStatus, importSeconds } = await importEnd(started, () =>
-      options.evaluate<string>(STATUS_EXPRESSION),
+    const { importStatus, importSeconds } = await importLibraryInFirefox(
+      options,
+      pageUrl(-1).replace(/\/\?.*$/, '/library.tar.gz'),
     );
-    // Extension pages share the background page's process in Firefox too: close the one used.
-    await options.close();
     const library = await settledMemory(extensionProcess);
     const reloader = await firefox.newTab();
     await reloader.goto(`${firefox.extensionOrigin}/ui/options.html`);

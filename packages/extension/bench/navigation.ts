@@ -31,10 +31,12 @@
  * extension holds after these navigations, next to the redirector's floor.
  *
  * HTTPSIFY_NAV_SAMPLES (default 20) sets the samples per case, HTTPSIFY_NAV_CASES keeps only the
- * cases whose names contain it; `chromium` or `firefox` as the argument runs one browser. Prints
- * one JSON object and a table.
+ * cases whose names contain it; `chromium` or `firefox` as the argument runs one browser.
+ * HTTPSIFY_NAV_LIBRARY=1 first imports the 2018 corpus (24,263 rulesets) into the extension's
+ * profile through its options page, as a user does: the same cases with a library's engine,
+ * rules and memory. Prints one JSON object and a table.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -51,12 +53,24 @@ import {
 } from '../test/support/firefox.js';
 import { startDualServer } from '../test/support/servers.js';
 import { descendants, processMemory, type MemoryReading } from './process-memory.js';
+import {
+  corpusTarball,
+  importLibraryInChromium,
+  importLibraryInFirefox,
+  poll,
+} from './library-import.js';
 
 const SAMPLES = Number(process.env['HTTPSIFY_NAV_SAMPLES'] ?? 20);
 /** Only the cases whose names contain this text (all by default): for a quicker look at one. */
 const ONLY_CASES = process.env['HTTPSIFY_NAV_CASES'] ?? '';
+/** The extension's profile with the 2018 library imported (its options page, before the samples). */
+const LIBRARY = process.env['HTTPSIFY_NAV_LIBRARY'] === '1';
+/** What each run imported, per browser (the options page's last words). */
+const imports: Record<string, { importStatus: string; importSeconds: number }> = {};
 /** Rounds not counted: connections, the engine and the learned hosts settle first. */
 const WARM_UP = 3;
+/** How long one navigation may take (a worker woken with a library loads it first). */
+const VISIT_MS = 30_000;
 /** How long the first round may take to end where it should (the extension starting up). */
 const READY_MS = 30_000;
 
@@ -134,6 +148,10 @@ const imageCounts: Record<string, { http: number; https: number }> = {};
 
 function serve(req: IncomingMessage, res: ServerResponse, secure: boolean): void {
   const url = new URL(req.url ?? '/', 'http://x');
+  if (url.pathname === '/library.tar.gz') {
+    res.writeHead(200, { 'content-type': 'application/gzip' });
+    return void res.end(readFileSync(corpusTarball));
+  }
   const profile = url.searchParams.get('p') ?? '';
   if (url.pathname.startsWith('/i/')) {
     const count = (imageCounts[profile] ??= { http: 0, https: 0 });
@@ -230,7 +248,11 @@ function chromiumVisit(tab: Page): Visit {
   return async (url, final) => {
     const started = performance.now();
     await tab.goto(url, { waitUntil: 'commit' });
-    await tab.waitForURL((u) => u.href === final, { waitUntil: 'load', timeout: 10_000 });
+    try {
+      await tab.waitForURL((u) => u.href === final, { waitUntil: 'load', timeout: VISIT_MS });
+    } catch {
+      throw new Error(`${url} ended on ${tab.url()}, not ${final}, within ${VISIT_MS} ms`);
+    }
     return performance.now() - started;
   };
 }
@@ -247,6 +269,7 @@ async function chromiumFigures(
     opened.push(alone);
     const ext = await launchWithExtension(extensionDir, hostRules);
     opened.push(ext);
+    if (LIBRARY) imports['chromium'] = await importLibraryInChromium(ext);
     const redirector = await launchWithExtension(redirectorDir, hostRules);
     opened.push(redirector);
     const devtools = await ext.context.newCDPSession(await ext.context.newPage());
@@ -362,6 +385,21 @@ async function firefoxFigures(
     opened.push(alone);
     const firefox = await launchFirefoxWithExtension(extensionDir, hosts);
     opened.push(firefox);
+    if (LIBRARY) {
+      const options = await firefox.newTab();
+      await options.goto(`${firefox.extensionOrigin}/ui/options.html`);
+      await poll(
+        'the options page',
+        () => options.evaluate<string | undefined>('document.body.dataset.ready'),
+        (r) => r === 'true',
+        30_000,
+      );
+      imports['firefox'] = await importLibraryInFirefox(
+        options,
+        `${origin('http', HOSTS.https)}/library.tar.gz`,
+      );
+      await options.close();
+    }
     const redirector = await launchFirefoxWithExtension(redirectorDir, hosts);
     opened.push(redirector);
     const profiles: Profile[] = [
@@ -451,13 +489,16 @@ const summary = Object.fromEntries(
     ),
   ]),
 );
-process.stdout.write(`${JSON.stringify({ results: summary, imageCounts, memory })}\n\n`);
+process.stdout.write(`${JSON.stringify({ results: summary, imageCounts, memory, imports })}\n\n`);
 const ms = (n: number) => n.toFixed(0).padStart(5);
 const signed = (n: number) => `${n >= 0 ? '+' : '-'}${Math.abs(n).toFixed(0)}`.padStart(5);
 const percent = (n: number, of: number) => `${signed((100 * n) / of)}%`;
 for (const [browser, cases] of Object.entries(results)) {
   process.stdout.write(
-    `${browser}, ${SAMPLES} samples a case (ms)    alone med  p90 | extension med  p90 | added med  p90` +
+    (imports[browser] === undefined
+      ? ''
+      : `${browser} with the 2018 library imported (${imports[browser]!.importSeconds.toFixed(0)} s): ${imports[browser]!.importStatus}\n`) +
+      `${browser}, ${SAMPLES} samples a case (ms)    alone med  p90 | extension med  p90 | added med  p90` +
       ' | redirector med  p90 | added med  p90 | ext vs redirector med' +
       '\n',
   );

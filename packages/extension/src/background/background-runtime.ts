@@ -162,6 +162,13 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
     fellBack: () => stats.fellBack(),
   });
 
+  /**
+   * Whether the installed channels and the library have both been read since this start. Their
+   * rules (Chromium) are one layer: synced over the channels alone, a restart removed every
+   * library rule and compiled them all again once the library was read (seconds with a large
+   * one, on each wake of the worker), leaving its sites unenforced meanwhile.
+   */
+  let layersRead = false;
   const ready: Promise<SettingsController> = (async () => {
     const engine = await options.ready;
     const defaultsTimestamp = bundledDefaultsTimestamp();
@@ -201,7 +208,9 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
         definitionsChanged: (definitions) => service.setDefinitions(definitions),
         status: () => service.status(),
         checkNow: async (name) => void (await service.checkNow(name)),
-        layersApplied: (ctl) => options.channelsApplied(ctl),
+        // Not before the channels and the library are both read (below): the browser's rules
+        // from before a restart stand meanwhile.
+        layersApplied: (ctl) => (layersRead ? options.channelsApplied(ctl) : Promise.resolve()),
         platformProblems: () => options.channelProblems(),
       },
     });
@@ -236,6 +245,13 @@ export function installBackground(options: UiInstallOptions): InstalledUi {
       },
     });
     await library.start();
+    // The stored channel bundles too (bounded: a storage that never answers must not stop
+    // the pages); then one sync over both, which finds the rules already in place.
+    await within(service.storedApplied(), SETTINGS_WAIT_MS);
+    layersRead = true;
+    await options
+      .channelsApplied(c)
+      .catch((e: unknown) => console.error('httpsify: channel rules not brought in line', e));
     controller = c;
     return c;
   })();

@@ -135,6 +135,8 @@ const handoff = installHandoff(writer, {
   handedOff: (tabId, url, target, decision) => ui.noteHandoff(tabId, url, target, decision),
 });
 exposeForTests('httpsifyHandoff', handoff);
+// The one writer, for tests that count what a worker start writes.
+exposeForTests('httpsifyWriter', writer);
 
 /** The worker's own events the handoff uses (the DOM typings have no worker scope). */
 interface WorkerScope {
