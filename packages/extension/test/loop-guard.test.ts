@@ -255,11 +255,11 @@ describe('redirect-loop guard: subresources', () => {
     expect(ofTab(5).map((v) => v.url)).toEqual(
       Array.from({ length: 20 }, (_, i) => `http://evil.test/${30 + i}`),
     );
-    // Many tabs: 100 subresource verdicts in all, the oldest go first.
+    // Many tabs: 50 subresource verdicts in all, the oldest go first.
     for (let t = 10; t < 20; t++)
       for (let i = 0; i < 20; i++)
         back(guard, `t${t}-${i}`, `http://evil.test/${t}/${i}`, { tabId: t });
-    expect(guard.live().filter((v) => v.kind === 'subresource')).toHaveLength(100);
+    expect(guard.live().filter((v) => v.kind === 'subresource')).toHaveLength(50);
     expect(ofTab(5)).toEqual([]);
     expect(ofTab(19)).toHaveLength(20);
     expect(guard.allows('http://page.test/', 1)).toBe(true);

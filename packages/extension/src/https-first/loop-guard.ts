@@ -33,9 +33,10 @@ export const MAX_VERDICT_URL = 1500;
 const MAX_VERDICTS = 200;
 /**
  * Subresource verdicts are bounded apart, so that a site answering many URLs with loops can
- * push out only its own tab's and other subresource verdicts, never a page's.
+ * push out only its own tab's and other subresource verdicts, never a page's; and low, as each
+ * is a regex rule on Chromium, from a budget every layer shares (dnr/rule-writer.ts).
  */
-const MAX_SUBRESOURCE_VERDICTS = 100;
+const MAX_SUBRESOURCE_VERDICTS = 50;
 const MAX_SUBRESOURCE_VERDICTS_PER_TAB = 20;
 const MAX_CHAINS = 500;
 
