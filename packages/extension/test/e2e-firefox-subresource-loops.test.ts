@@ -66,8 +66,11 @@ describe('subresource redirect loops in Firefox', () => {
     await expect.poll(() => tab.evaluate(EMBEDDED_STATES), POLL).toEqual(EMBEDDED_LOADED);
     const counts = await settledCounts(server, BOUNCING);
     for (const hostPath of BOUNCING) {
-      // Three rounds make the verdict, which the next step of the request meets.
-      expect(counts[hostPath], hostPath).toEqual({ https: 3, http: 1 });
+      // Three rounds make the verdict, which the next step of the request meets (the redirect
+      // event is not a blocking one: it may be heard a round late).
+      expect(counts[hostPath]!.https, hostPath).toBeGreaterThanOrEqual(3);
+      expect(counts[hostPath]!.https, hostPath).toBeLessThanOrEqual(5);
+      expect(counts[hostPath]!.http, hostPath).toBe(1);
     }
     // Another host's same path, and bounce's open redirect to another host: upgraded only.
     expect(schemesSeen(server, EMBEDDED.otherImg)).toEqual([true]);
