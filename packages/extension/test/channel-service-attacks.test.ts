@@ -70,7 +70,7 @@ describe('channel service under attack', () => {
     expect(service.status()[0]).toMatchObject({
       stale: false,
       maxAgeDays: 3,
-      notApplied: null,
+      notInUse: null,
       installed: { timestamp: T1 },
     });
     clock.advance(4 * DAY);
@@ -142,7 +142,7 @@ describe('channel service under attack', () => {
       await service.checkNow();
       expect(service.status()[0]).toMatchObject({
         installed: { timestamp: T1 + 10 },
-        notApplied: null,
+        notInUse: null,
       });
       await channel.publish(V1, T1 + 20, { keyVersion: 1 });
       clock.advance(DAY);
@@ -153,7 +153,14 @@ describe('channel service under attack', () => {
       });
       // The user raises minKeyVersion past every key: the installed rules stop applying at once.
       await service.setDefinitions([{ ...def, minKeyVersion: 3 }]);
-      expect(service.status()[0]?.notApplied).toMatch(/key version 2, which is revoked/);
+      // Not in use, so not shown as installed; the reason in the engine's words.
+      expect(service.status()[0]).toMatchObject({
+        installed: null,
+        notInUse: {
+          reason: 'untrusted',
+          detail: expect.stringMatching(/key version 2, which is revoked/),
+        },
+      });
       expect(emitted.at(-1)).toEqual([expect.anything()]);
       expect(rewrite(emitted.at(-1), 'http://shop.example.org/')).toBeNull();
     } finally {

@@ -22,6 +22,8 @@ interface Given {
   once?: string;
   /** A loop verdict: this http:// URL as tab 1's page. */
   loop?: string;
+  /** A loop verdict: this http:// URL as a subresource in tab 1. */
+  subLoop?: string;
   known?: string[];
 }
 
@@ -37,7 +39,8 @@ function state(g: Given): DecisionState {
     siteOffBy: (url) => exact(g.siteOff, hostOf(url)),
     httpAllowedBy: (url) => exact(g.allowed, hostOf(url)),
     httpOnce: (host) => host === g.once,
-    loopVerdict: (url, tabId) => tabId === 1 && url === g.loop,
+    loopVerdict: (url, tabId, kind) =>
+      tabId === 1 && url === (kind === 'navigation' ? g.loop : g.subLoop),
     userRewrite: () => null,
     rewrite: () => ({ rewritten: null, ruleset: null }),
     excludedBy: () => null,
@@ -82,7 +85,12 @@ function layers(g: Given): RuleBody[] {
   });
   return [
     ...rules,
-    ...loopAllowRules(g.loop === undefined ? [] : [{ tabId: 1, url: g.loop }]),
+    ...loopAllowRules([
+      ...(g.loop === undefined ? [] : [{ tabId: 1, url: g.loop }]),
+      ...(g.subLoop === undefined
+        ? []
+        : [{ kind: 'subresource' as const, tabId: 1, url: g.subLoop }]),
+    ]),
     ...rt.rules(view),
   ];
 }
@@ -135,10 +143,28 @@ const rows: Row[] = [
   ],
   ['a known host switched off', { known: ['cdn.test'], siteOff: 'cdn.test' }, 'subresource', CDN],
   [
-    'a known host with a loop verdict for the same URL',
+    "a known host with a page's loop verdict for the same URL",
     { known: ['cdn.test'], loop: CDN },
     'subresource',
     CDN,
+  ],
+  [
+    "a known host with a subresource's loop verdict for the URL",
+    { known: ['cdn.test'], subLoop: CDN },
+    'subresource',
+    CDN,
+  ],
+  [
+    "a known host with a subresource's loop verdict for another URL",
+    { known: ['cdn.test'], subLoop: 'http://cdn.test/y.js' },
+    'subresource',
+    CDN,
+  ],
+  [
+    "a page with a subresource's loop verdict for its URL",
+    { subLoop: 'http://a.test/p?q=1' },
+    'navigation',
+    'http://a.test/p?q=1',
   ],
   ['a known host, the mode off', { known: ['cdn.test'], mode: false }, 'subresource', CDN],
   ['a known host, the global switch off', { known: ['cdn.test'], off: true }, 'subresource', CDN],

@@ -21,6 +21,8 @@ interface Given {
   once?: string;
   /** A loop verdict: this http:// URL as tab 7's page. */
   loop?: string;
+  /** A loop verdict: this http:// URL as a subresource in tab 7. */
+  subLoop?: string;
   user?: [string, string];
   rules?: [string, string];
   excluded?: string;
@@ -36,7 +38,8 @@ function state(g: Given): DecisionState {
     siteOffBy: (url) => covers(g.siteOff, url) ?? covers(g.pageOff, url),
     httpAllowedBy: (url) => covers(g.allowed, url),
     httpOnce: (host) => host === g.once,
-    loopVerdict: (url, tabId) => tabId === 7 && url === g.loop,
+    loopVerdict: (url, tabId, kind) =>
+      tabId === 7 && url === (kind === 'navigation' ? g.loop : g.subLoop),
     userRewrite: (url) =>
       g.user !== undefined && url.startsWith(g.user[0])
         ? { rewritten: g.user[1], ruleset: 'Mine' }
@@ -125,11 +128,47 @@ const rows: Row[] = [
     8,
   ],
   [
-    'a loop verdict relaxes no subresource, not even of that URL',
+    "a page's loop verdict relaxes no subresource, not even of that URL",
     { loop: 'http://a.test/i.png', known: ['a.test'] },
     SUB,
     'http://a.test/i.png',
     { action: 'upgrade', reason: 'known-host' },
+  ],
+  [
+    "a subresource's loop verdict, in its tab: above user rules and rulesets",
+    { subLoop: 'http://a.test/i.png', user: ['http://a.test/', 'https://a.test/'] },
+    SUB,
+    'http://a.test/i.png',
+    { action: 'allowHttp', reason: 'loop-guard' },
+  ],
+  [
+    "a subresource's loop verdict relaxes no page, not even of that URL",
+    { subLoop: 'http://a.test/i.png', rules: ['http://a.test/', 'https://a.test/'] },
+    NAV,
+    'http://a.test/i.png',
+    { action: 'upgrade', reason: 'ruleset' },
+  ],
+  [
+    "a subresource's loop verdict relaxes no other tab",
+    { subLoop: 'http://a.test/i.png', known: ['a.test'] },
+    SUB,
+    'http://a.test/i.png',
+    { action: 'upgrade', reason: 'known-host' },
+    8,
+  ],
+  [
+    "a subresource's loop verdict relaxes no other URL of the host",
+    { subLoop: 'http://a.test/i.png', known: ['a.test'] },
+    SUB,
+    'http://a.test/i.png?x',
+    { action: 'upgrade', reason: 'known-host' },
+  ],
+  [
+    'the switched-off page outranks a subresource loop verdict',
+    { pageOff: 'page.test', subLoop: 'http://a.test/i.png' },
+    SUB,
+    'http://a.test/i.png',
+    { action: 'leave', reason: 'site-off' },
   ],
   [
     'a user rule',

@@ -45,6 +45,7 @@ describe('redirect-loop guard', () => {
     expect(round(guard, '7', 'http://loop.test/p?q=1')).toBeNull();
     expect(guard.allows('http://loop.test/p?q=1', 1)).toBe(false);
     expect(round(guard, '7', 'http://loop.test/p?q=1')).toEqual({
+      kind: 'navigation',
       tabId: 1,
       url: 'http://loop.test/p?q=1',
       until: 1000 + LOOP_VERDICT_MS,
@@ -156,12 +157,126 @@ describe('redirect-loop guard', () => {
       'x.test',
       null,
     ]);
-    expect(guard.live()).toEqual([{ tabId: 2, url: 'http://x.test/a', until: now + 1000 }]);
+    expect(guard.live()).toEqual([
+      { kind: 'navigation', tabId: 2, url: 'http://x.test/a', until: now + 1000 },
+    ]);
     expect(guard.tabClosed(2)).toBe(true);
     expect(guard.live()).toEqual([]);
     guard.restore([{ tabId: 3, url: 'http://x.test/a', until: now + 1000 }]);
     guard.forget('x.test');
     expect(guard.blockedHosts()).toEqual([]);
+  });
+});
+
+/** One subresource request `id` coming back from `https` to `http`, as the browser reports it. */
+const back = (
+  guard: LoopGuard,
+  id: string,
+  http: string,
+  more: { tabId?: number; type?: string; https?: string; ours?: string | null } = {},
+) => {
+  const https = more.https ?? http.replace(/^http:/, 'https:');
+  // Our decision for the http:// URL: by default, exactly the https:// URL it came back from.
+  const ours = more.ours === undefined ? https : more.ours;
+  return guard.noteSubresourceRedirect(
+    redirect(id, https, http, { tabId: more.tabId ?? 1, type: more.type ?? 'image' }),
+    (url) => (url === http.replace(/#.*$/, '') ? ours : null),
+  );
+};
+
+describe('redirect-loop guard: subresources', () => {
+  it('gives a verdict when the same request came back to the URL we upgrade three times', () => {
+    let now = 1000;
+    const guard = new LoopGuard(3, () => now);
+    const img = 'http://cdn.test/i.png?v=1';
+    expect(back(guard, '4', img)).toBeNull();
+    expect(back(guard, '4', img)).toBeNull();
+    expect(back(guard, '4', img)).toEqual({
+      kind: 'subresource',
+      tabId: 1,
+      url: img,
+      until: 1000 + LOOP_VERDICT_MS,
+    });
+    expect(guard.allows(img, 1, 'subresource')).toBe(true);
+    // Not as a page, not in another tab, not another URL of the host.
+    expect(guard.allows(img, 1, 'navigation')).toBe(false);
+    expect(guard.allows(img, 2, 'subresource')).toBe(false);
+    expect(guard.allows('http://cdn.test/i.png?v=2', 1, 'subresource')).toBe(false);
+    // Its host's cookies stay as they are while it lasts; the user can retry the host.
+    expect(guard.isHostBlocked('cdn.test')).toBe(true);
+    expect(guard.blockedHosts()).toEqual(['cdn.test']);
+    now += LOOP_VERDICT_MS;
+    expect(guard.allows(img, 1, 'subresource')).toBe(false);
+  });
+
+  it('takes no loop that is not ours, not one request, not in a tab, or not a subresource', () => {
+    const guard = new LoopGuard(2);
+    const img = 'http://b.test/x.png';
+    for (let i = 0; i < 5; i++) {
+      // Page A's open redirect to B's http:// URL: we upgrade that to B's own https:// URL,
+      // not to A's redirector, so A's answer is not our loop.
+      expect(
+        back(guard, 'a', img, {
+          https: `https://a.test/go?to=${encodeURIComponent(img)}`,
+          ours: 'https://b.test/x.png',
+        }),
+      ).toBeNull();
+      // Our decision leaves the URL alone (the site, not us, sends it around).
+      expect(back(guard, 'b', img, { ours: null })).toBeNull();
+      // A ruleset sends it elsewhere than where it came back from.
+      expect(back(guard, 'c', img, { ours: 'https://www.b.test/x.png' })).toBeNull();
+      // Each round a new request (a page asking again): no chain.
+      expect(back(guard, `n${i}`, img)).toBeNull();
+      // No tab (a worker): a rule for "no tab" would cover every worker of every site.
+      expect(back(guard, 'd', img, { tabId: -1 })).toBeNull();
+      // A top-level page: the page guard's, with its own evidence.
+      expect(back(guard, 'e', img, { type: 'main_frame' })).toBeNull();
+    }
+    // An http:// -> https:// or https:// -> https:// redirect is no return.
+    for (let i = 0; i < 5; i++) {
+      expect(
+        guard.noteSubresourceRedirect(
+          redirect('f', 'https://b.test/1', 'https://b.test/2', { type: 'image' }),
+          () => 'https://b.test/1',
+        ),
+      ).toBeNull();
+    }
+    expect(guard.live()).toEqual([]);
+  });
+
+  it("bounds verdicts per tab and in all, and never pushes out a page's verdict", () => {
+    const guard = new LoopGuard(1);
+    expect(round(guard, 'p', 'http://page.test/')).not.toBeNull();
+    // One hostile tab answering 50 URLs with loops keeps its 20 newest.
+    for (let i = 0; i < 50; i++)
+      expect(back(guard, `h${i}`, `http://evil.test/${i}`, { tabId: 5 })).not.toBeNull();
+    const ofTab = (t: number) =>
+      guard.live().filter((v) => v.kind === 'subresource' && v.tabId === t);
+    expect(ofTab(5).map((v) => v.url)).toEqual(
+      Array.from({ length: 20 }, (_, i) => `http://evil.test/${30 + i}`),
+    );
+    // Many tabs: 50 subresource verdicts in all, the oldest go first.
+    for (let t = 10; t < 20; t++)
+      for (let i = 0; i < 20; i++)
+        back(guard, `t${t}-${i}`, `http://evil.test/${t}/${i}`, { tabId: t });
+    expect(guard.live().filter((v) => v.kind === 'subresource')).toHaveLength(50);
+    expect(ofTab(5)).toEqual([]);
+    expect(ofTab(19)).toHaveLength(20);
+    expect(guard.allows('http://page.test/', 1)).toBe(true);
+  });
+
+  it('restores subresource verdicts as subresource verdicts, and drops unknown kinds', () => {
+    const now = 5000;
+    const guard = new LoopGuard(3, () => now);
+    guard.restore([
+      { kind: 'subresource', tabId: 2, url: 'http://x.test/i.png', until: now + 1000 },
+      { kind: 'everything', tabId: 2, url: 'http://x.test/j.png', until: now + 1000 },
+    ]);
+    expect(guard.allows('http://x.test/i.png', 2, 'subresource')).toBe(true);
+    expect(guard.allows('http://x.test/i.png', 2, 'navigation')).toBe(false);
+    expect(guard.live()).toHaveLength(1);
+    expect(guard.tabClosed(2)).toBe(true);
+    expect(guard.live()).toEqual([]);
   });
 });
 
@@ -194,5 +309,26 @@ describe('the loop verdict rule (Chromium)', () => {
     expect(
       dnr.match({ url: 'http://loop.test/p?q=1.2', type: 'main_frame', tabId: 5 }).rule,
     ).toBeNull();
+  });
+
+  it("a subresource verdict's rule: exactly that URL in that tab, every type but the page", () => {
+    const url = 'http://cdn.test/i.png?a=1.2';
+    const dnr = new DnrEmulator(
+      loopAllowRules([{ kind: 'subresource', tabId: 4, url }]).map((r, i) => ({ ...r, id: i + 1 })),
+    );
+    const allowed = (u: string, type: 'main_frame' | 'image' | 'script' | 'sub_frame', tabId = 4) =>
+      dnr.match({ url: u, type, tabId }).rule !== null;
+    for (const type of ['image', 'script', 'sub_frame'] as const)
+      expect(allowed(url, type)).toBe(true);
+    expect(allowed(url, 'main_frame')).toBe(false);
+    expect(allowed(url, 'image', 5)).toBe(false);
+    expect(allowed(url, 'image', -1)).toBe(false);
+    for (const other of [
+      'http://cdn.test/i.png?a=1x2',
+      'http://cdn.test/i.png',
+      'http://evil.test/?http://cdn.test/i.png?a=1.2',
+      'http://cdn.test.evil.test/i.png?a=1.2',
+    ])
+      expect(allowed(other, 'image'), other).toBe(false);
   });
 });

@@ -150,6 +150,64 @@ describe('update channels in Chromium', () => {
     expect(await landsOn('site.example.test')).toBe('https:');
   });
 
+  it('a saved bundle that no longer verifies shows as not in use, and "Check now" downloads it again', async () => {
+    // One byte of the saved copy changes, as a damaged disk or profile may do.
+    await o.evaluate(async () => {
+      const key = 'channel:Test channel';
+      const record = (await chrome.storage.local.get(key))[key] as {
+        installed: { bundle: string };
+      };
+      const bytes = atob(record.installed.bundle);
+      const i = bytes.length >> 1;
+      const damaged = bytes.slice(0, i) + String.fromCharCode(bytes.charCodeAt(i) ^ 0xff);
+      await chrome.storage.local.set({
+        [key]: {
+          ...record,
+          installed: { ...record.installed, bundle: btoa(damaged + bytes.slice(i + 1)) },
+        },
+      });
+    });
+    // The background starts again (as after a browser restart) and reads the saved copy.
+    const cdp = await h.ext.context.newCDPSession(await h.ext.context.newPage());
+    await cdp.send('ServiceWorker.enable');
+    await cdp.send('ServiceWorker.stopAllWorkers');
+    await o.reload();
+    await o.waitForSelector('body[data-ready="true"]');
+    // The harness reads storage through the worker: the one running now.
+    await expect
+      .poll(async () => {
+        for (const w of h.ext.context.serviceWorkers()) {
+          if ((await w.evaluate(() => 1).catch(() => 0)) === 1) {
+            h.ext.worker = w;
+            return true;
+          }
+        }
+        return false;
+      }, POLL)
+      .toBe(true);
+    await expect
+      .poll(() => o.locator('#channel-list .channel-pill').allTextContents(), POLL)
+      .toEqual(['Not in use']);
+    expect(await o.locator('#channel-list .channel-not-in-use > span').textContent()).toBe(
+      'The saved copy of this channel’s rules is damaged, so they are not in use. Choose “Check now” to download them again.',
+    );
+    // Not shown as installed, not blamed on this browser, not "too old".
+    expect(await o.locator('#channel-list .channel-installed').count()).toBe(0);
+    expect(await o.locator('#channel-list dl').textContent()).toContain('none in use');
+    expect(
+      await o.locator('#channel-list .channel-problem, #channel-list .channel-stale').count(),
+    ).toBe(0);
+    await shot(o, 'options-channel-damaged', { part: '#channels', texts: ['Not in use'] });
+    await expect.poll(() => landsOn('chan.example.test'), POLL).toBe('http:');
+
+    await o.locator('#channel-list .channel-check').click();
+    await expect
+      .poll(() => o.locator('#channel-list .channel-installed time').getAttribute('datetime'), POLL)
+      .toBe(new Date(T1 * 1000).toISOString());
+    expect(await o.locator('#channel-list .channel-not-in-use').count()).toBe(0);
+    await expect.poll(() => landsOn('chan.example.test'), POLL).toBe('https:');
+  });
+
   it('a badly signed newer bundle shows the error on "Check now" and the previous rules stay', async () => {
     const impostor = await testKeyPair();
     await publishChannelFiles(

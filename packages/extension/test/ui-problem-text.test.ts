@@ -170,6 +170,7 @@ describe('update channels: problems in words', () => {
       'channelBrowserTooBig',
       'channelBrowserNotApplied',
       'channelStorageProblem',
+      'channelDamagedValue',
     ])
       expectPlain(key);
   });
@@ -179,7 +180,7 @@ describe('update channels: problems in words', () => {
       checking: false,
       installed: {},
       stale: false,
-      notApplied: null,
+      notInUse: null,
       lastCheck: { result: 'current' as const },
       platformProblem: null,
       storageProblem: null,
@@ -192,6 +193,12 @@ describe('update channels: problems in words', () => {
     expect(channelPill({ ...row, installed: null, lastCheck: null }).key).toBe(
       'channelPillWaiting',
     );
+    // A stored bundle that cannot be used: "Not in use", whatever else is true of it.
+    const notInUse = { reason: 'damaged', detail: 'x' };
+    expect(channelPill({ ...row, installed: null, notInUse }).key).toBe('channelPillNotInUse');
+    expect(
+      channelPill({ ...row, installed: null, notInUse, lastCheck: { result: 'failed' } }).key,
+    ).toBe('channelPillNotInUse');
   });
 });
 

@@ -19,7 +19,7 @@ import type { HandoffScope } from '../dnr/handoff-rules.js';
 import { HANDOFF_PAGE } from '../platform/packaged-files.js';
 import { installHandoff, readHandoffScope } from '../handoff/main-frame-handoff.js';
 import { LoopGuard } from '../https-first/loop-guard.js';
-import { watchForLoops } from '../https-first/loop-watch.js';
+import { upgradeTarget, watchForLoops } from '../https-first/loop-watch.js';
 import { exclusionsMayBeMissed } from '../protection/protection-dnr.js';
 import { loadBundledEngine } from '../rewriter/engine-loader.js';
 import { restoreOverrides } from '../rewriter/overrides-store.js';
@@ -67,9 +67,14 @@ ext.runtime.onInstalled.addListener(() => {
     .catch((e: unknown) => console.error('httpsify: handoff rules not installed', e));
 });
 
-// A verdict lets one page load over HTTP in one tab (its rule: loop-rules.ts); it says nothing
-// about the host's other URLs, so the known hosts stay as they are.
-watchForLoops(guard, { looping: () => void loops.changed(), reloadGivenUp: true });
+// A verdict lets one URL load over HTTP in one tab (its rule: loop-rules.ts); it says nothing
+// about the host's other URLs, so the known hosts stay as they are. A subresource's loop is
+// ours if decide(), which the rules enforce, upgrades its URL to where it came back from.
+watchForLoops(guard, {
+  looping: () => void loops.changed(),
+  reloadGivenUp: true,
+  upgradeOf: (request) => upgradeTarget(ui.decide(request)),
+});
 ext.tabs.onRemoved.addListener((tabId) => {
   if (guard.tabClosed(tabId)) void loops.changed();
 });
@@ -87,7 +92,7 @@ const ui = installBackground({
   channelProblems: () => rulesets.problems(),
   libraryPageLoadsOnly: () => rulesets.libraryPageLoadsOnly(),
   loopGuard: {
-    allows: (url, tabId) => guard.allows(url, tabId),
+    allows: (url, tabId, kind) => guard.allows(url, tabId, kind),
     forget: async (host) => {
       guard.forget(host);
       await loops.changed();

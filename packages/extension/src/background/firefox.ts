@@ -7,7 +7,7 @@ import type { Engine } from '@httpsify/engine';
 import { cookieDecision } from '../cookies/cookie-decision.js';
 import { listenForCookies } from '../cookies/cookie-listener.js';
 import { LoopGuard } from '../https-first/loop-guard.js';
-import { watchForLoops } from '../https-first/loop-watch.js';
+import { upgradeTarget, watchForLoops } from '../https-first/loop-watch.js';
 import { loadBundledEngine } from '../rewriter/engine-loader.js';
 import { restoreOverrides } from '../rewriter/overrides-store.js';
 import { listenBlocking } from '../rewriter/webrequest-upgrader.js';
@@ -31,7 +31,7 @@ const ui = installBackground({
   channelsApplied: async () => undefined,
   channelProblems: async () => ({}),
   loopGuard: {
-    allows: (url, tabId) => guard.allows(url, tabId),
+    allows: (url, tabId, kind) => guard.allows(url, tabId, kind),
     forget: async (host) => guard.forget(host),
   },
 });
@@ -47,9 +47,13 @@ listenBlocking({
   guard,
 });
 
-// A verdict lets one page load over HTTP in one tab: it says nothing about the host's other
-// URLs, so the known hosts stay as they are.
-watchForLoops(guard, { looping: () => undefined });
+// A verdict lets one URL load over HTTP in one tab: it says nothing about the host's other
+// URLs, so the known hosts stay as they are. The blocking listener asks the guard (through
+// decide()) at the request's next step, so the loop ends there.
+watchForLoops(guard, {
+  looping: () => undefined,
+  upgradeOf: (request) => upgradeTarget(ui.decide(request)),
+});
 ext.tabs.onRemoved.addListener((tabId) => void guard.tabClosed(tabId));
 
 listenForCookies(ready, {

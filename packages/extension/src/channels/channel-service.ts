@@ -13,6 +13,7 @@ import {
   type LastCheck,
   secondsUntilChannelCheck,
 } from '@httpsify/engine/channels';
+import { loadBundle } from '@httpsify/engine';
 import type { StorageArea } from '../platform/browser-api.js';
 import {
   removeChannelRecords,
@@ -53,9 +54,19 @@ export interface ChannelStatus {
   urlPrefix: string;
   scope: string;
   replacesDefaults: boolean;
+  /**
+   * The bundle in use. Null when none is, also when one is stored but cannot be used
+   * (`notInUse`): a bundle that is not in use is never counted as installed.
+   */
   installed: { timestamp: number; rulesetCount: number; installedAt: number } | null;
-  /** Why the installed rules do not apply (a revoked signing key), or null. */
-  notApplied: string | null;
+  /**
+   * A stored bundle that is not in use, and why: `untrusted` (its signing key was revoked, or
+   * it was verified for another definition of the channel) or `damaged` (it fails
+   * verification as it is read back: the saved copy changed since it was checked, which the
+   * options page learns from the layers, routing/channel-requests.ts). `detail`: the raw
+   * reason, for "Details".
+   */
+  notInUse: { reason: 'untrusted' | 'damaged'; detail: string } | null;
   /** The installed rules are older than the channel's maximum age (they still apply). */
   stale: boolean;
   maxAgeDays: number;
@@ -150,7 +161,8 @@ export class ChannelService {
     return this.definitions.map((def) => {
       const record = this.records.get(def.name);
       const lastCheck = this.lastCheckOf(def.name);
-      const installed = record?.installed;
+      const installed = usableInstalled(def, record);
+      const untrusted = installedProblem(def, record);
       return {
         name: def.name,
         urlPrefix: def.urlPrefix,
@@ -163,7 +175,7 @@ export class ChannelService {
               installedAt: installed.installedAt,
             }
           : null,
-        notApplied: installedProblem(def, record),
+        notInUse: untrusted === null ? null : { reason: 'untrusted', detail: untrusted },
         stale: channelFreshness(def, record, now).stale,
         maxAgeDays: def.maxAgeDays,
         lastCheck: lastCheck ?? null,
@@ -210,7 +222,9 @@ export class ChannelService {
           : { at: startedAt, result: report.result },
       );
       await this.reload(name, def);
-      await this.emitIfChanged();
+      // A release installed again under the same timestamp (its saved copy was damaged) is
+      // new bytes all the same: hand it over.
+      await this.emitIfChanged(report.result === 'updated');
       return report;
     });
     this.running.set(name, run);
@@ -218,13 +232,17 @@ export class ChannelService {
     return run;
   }
 
-  /** Damaged stored state reads as "nothing installed", so the check installs afresh instead of failing forever. */
+  /**
+   * Damaged stored state reads as "nothing installed", so the check installs afresh instead of
+   * failing forever; so does a stored bundle that no longer verifies, which the check would
+   * otherwise call current (same timestamp) and keep.
+   */
   private storageFor(name: string): ChannelStorage {
     const storage = storageChannelStorage(this.deps.area, name);
     return {
       load: async () => {
         try {
-          return await storage.load();
+          return withoutDamagedBundle(await storage.load());
         } catch (err) {
           if (!(err instanceof ChannelError)) throw err;
           this.storageProblems.set(name, err.message);
@@ -269,7 +287,7 @@ export class ChannelService {
     return latestCheck(this.records.get(name)?.lastCheck, this.attempts.get(name));
   }
 
-  private async emitIfChanged(): Promise<void> {
+  private async emitIfChanged(force = false): Promise<void> {
     const records = this.definitions.flatMap((d) => {
       const r = this.records.get(d.name);
       return r === undefined ? [] : [r];
@@ -281,7 +299,7 @@ export class ChannelService {
         usableInstalled(r.channel, r)?.timestamp ?? null,
       ]),
     );
-    if (key === this.emitted) return;
+    if (key === this.emitted && !force) return;
     await this.deps.installedChanged(records);
     this.emitted = key;
   }
@@ -299,6 +317,21 @@ export class ChannelService {
     const nextAt = plan.due.length > 0 ? now + STUCK_RETRY_SECONDS : plan.nextAt;
     if (nextAt === null) await this.deps.alarms.clear(CHANNEL_ALARM);
     else await this.deps.alarms.create(CHANNEL_ALARM, { when: nextAt * 1000 });
+  }
+}
+
+/**
+ * The record without its installed bundle if that bundle fails full verification (checksum and
+ * structure, as the layers load it), else the record as it is.
+ */
+function withoutDamagedBundle(record: ChannelRecord | undefined): ChannelRecord | undefined {
+  if (record?.installed === undefined) return record;
+  try {
+    loadBundle(record.installed.bundle);
+    return record;
+  } catch {
+    const { installed: _damaged, ...rest } = record;
+    return rest;
   }
 }
 

@@ -7,7 +7,8 @@
  *  1. not http://                                   -> leave      not-http
  *  2. the global switch is off                      -> leave      extension-off
  *  3. the tab's page is on a site switched "off"    -> leave      site-off
- *  4. a loop verdict for this URL as this tab's page -> allowHttp loop-guard (navigations)
+ *  4. a loop verdict for this URL in this tab, of    -> allowHttp loop-guard
+ *     this kind (its page, or what its pages load)
  *  5. a user rule rewrites it                       -> upgrade    user-rule
  *  6. a ruleset (channels, library, defaults) does  -> upgrade    ruleset
  *  navigations:
@@ -46,10 +47,11 @@ export interface DecisionState {
    */
   httpOnce(host: string, tabId: number): boolean;
   /**
-   * A live loop verdict lets exactly this http:// URL load over HTTP as `tabId`'s top-level
-   * page (https-first/loop-guard.ts): never a host, never a subresource.
+   * A live loop verdict lets exactly this http:// URL load over HTTP in `tabId`, as the tab's
+   * top-level page or as a subresource, whichever `kind` it looped as
+   * (https-first/loop-guard.ts): never a host, never another tab, never the other kind.
    */
-  loopVerdict(url: string, tabId: number): boolean;
+  loopVerdict(url: string, tabId: number, kind: RequestKind): boolean;
   /** A user rule's rewrite, or null. */
   userRewrite(url: string): { rewritten: string; ruleset: string | null } | null;
   /** The rulesets' rewrite (user rules, channels within their scopes, library, defaults). */
@@ -109,8 +111,7 @@ export function decide(input: DecisionInput): Decision {
     const off = s.siteOffBy(top);
     if (off !== null) return { action: 'leave', reason: 'site-off', entry: off };
   }
-  if (kind === 'navigation' && s.loopVerdict(url, tab.tabId))
-    return { action: 'allowHttp', reason: 'loop-guard' };
+  if (s.loopVerdict(url, tab.tabId, kind)) return { action: 'allowHttp', reason: 'loop-guard' };
   const user = s.userRewrite(url);
   if (user !== null && user.rewritten !== url)
     return { action: 'upgrade', url: user.rewritten, reason: 'user-rule', ruleset: user.ruleset };

@@ -9,7 +9,7 @@
  * verdicts, known HTTPS hosts), asked at the moment of the request.
  */
 import type { Ruleset } from '@httpsify/engine';
-import type { DecisionState } from './decide.js';
+import type { DecisionState, RequestKind } from './decide.js';
 
 /** A site list (disabledSites, httpAllowedSites) as the decision reads it. */
 export interface SiteEntries {
@@ -40,8 +40,8 @@ export interface ProtectionSnapshot {
     /** The active ruleset whose exclusion matches the URL, or null. */
     excludedBy(url: string): string | null;
   };
-  /** A live loop verdict lets this URL load over HTTP as the tab's page. */
-  loopVerdict(url: string, tabId: number): boolean;
+  /** A live loop verdict lets this URL load over HTTP in the tab, as this kind of request. */
+  loopVerdict(url: string, tabId: number, kind: RequestKind): boolean;
   /**
    * The same entries and rules as Chromium's settings rules compile them (dnr/settings-rules.ts),
    * so that what DNR enforces is built from what decide() reads.
@@ -63,7 +63,7 @@ const NO_ENTRIES: SiteEntries = { matchUrl: () => null, matchHost: () => null };
  */
 export function bundledOnlySnapshot(
   rewriter: { rewrite(url: string): string | null },
-  loopVerdict: (url: string, tabId: number) => boolean,
+  loopVerdict: (url: string, tabId: number, kind: RequestKind) => boolean,
 ): ProtectionSnapshot {
   return Object.freeze({
     globalEnabled: true,
@@ -94,7 +94,7 @@ export function snapshotState(
     httpAllowedBy: (url) => s.httpAllowed.matchUrl(url),
     httpOnce: (host, tabId) =>
       s.httpOnce.has(host) || (s.httpOnceInTabs.get(tabId)?.has(host) ?? false),
-    loopVerdict: (url, tabId) => s.loopVerdict(url, tabId),
+    loopVerdict: (url, tabId, kind) => s.loopVerdict(url, tabId, kind),
     userRewrite: (url) => {
       const r = s.userRules?.rewriteWithRuleset(url);
       return r?.rewritten ? { rewritten: r.rewritten, ruleset: r.ruleset } : null;

@@ -1,18 +1,27 @@
 /**
  * Redirect-loop protection. A site whose HTTPS answer redirects back to the very http:// URL we
  * upgraded would be upgraded again, forever (or until the browser gives up). The guard takes
- * only a cycle as a loop: within one top-level request chain of a tab, the http:// URL R was
- * upgraded to T, and T's own answer redirected back to exactly R, `threshold` times. The
- * verdict is as narrow as that evidence: R may load over HTTP as a top-level page in that tab,
- * for LOOP_VERDICT_MS. Never the host, never another tab, never a subresource.
+ * only a cycle as a loop: within one request chain of a tab, the http:// URL R was upgraded to
+ * T, and T's own answer redirected back to exactly R, `threshold` times. The verdict is as
+ * narrow as that evidence: R may load over HTTP in that tab, for LOOP_VERDICT_MS, as what it
+ * looped as: the tab's top-level page (`navigation`) or anything that page loads
+ * (`subresource`). Never the host, never another tab, never the other kind.
  *
- * Why a page cannot manufacture it: T is the extension's upgrade of R (same chain, same request),
- * and T redirecting to exactly R is the site's own answer for that one URL. An open redirect
+ * Why a page cannot manufacture it: T is the extension's upgrade of R, and T redirecting to
+ * exactly R is the site's own answer for that one URL. An open redirect
  * (`https://H/go?to=http://H/x`) sends to a URL other than its own (the target is inside the
  * request URL, so it can never equal it); another host's HTTPS answer is not T; a page starting
- * the same navigation again starts a new chain. HTTPS Everywhere counted redirects per request
- * and gave up on the host for the session; Chrome's HTTPS-Upgrades falls back for the one
- * navigation. This is Chrome's scope with a cycle as evidence.
+ * the same request again starts a new chain. A page of host A can make the browser fetch B's
+ * URL, but only B's server can answer B's https:// URL with a redirect to B's http:// URL.
+ * HTTPS Everywhere counted redirects per request and gave up on the host for the session;
+ * Chrome's HTTPS-Upgrades falls back for the one navigation. This is Chrome's scope with a
+ * cycle as evidence.
+ *
+ * Subresources: a redirect from https:// is all the guard hears of them (an upgraded
+ * subresource's own http:// -> https:// step would be one more event per upgraded request). That
+ * T is our upgrade of R is asked of decide() at the moment (`upgradeOf`), which is what the
+ * browser enforces; that R was in fact turned into T again in between is the chain coming back
+ * to T after each redirect to R, within one request.
  */
 export const DEFAULT_LOOP_THRESHOLD = 3;
 /** How long a verdict lets its URL load over HTTP in its tab. */
@@ -22,7 +31,17 @@ export const TAB_DOWNGRADE_WINDOW_MS = 20_000;
 /** Longer URLs get no verdict (their exact-URL rule would not fit DNR's regex limits). */
 export const MAX_VERDICT_URL = 1500;
 const MAX_VERDICTS = 200;
+/**
+ * Subresource verdicts are bounded apart, so that a site answering many URLs with loops can
+ * push out only its own tab's and other subresource verdicts, never a page's; and low, as each
+ * is a regex rule on Chromium, from a budget every layer shares (dnr/rule-writer.ts).
+ */
+const MAX_SUBRESOURCE_VERDICTS = 50;
+const MAX_SUBRESOURCE_VERDICTS_PER_TAB = 20;
 const MAX_CHAINS = 500;
+
+/** What a verdict lets load over HTTP: the tab's page, or what the tab's pages load. */
+export type LoopKind = 'navigation' | 'subresource';
 
 export interface RedirectDetails {
   requestId: string;
@@ -32,8 +51,12 @@ export interface RedirectDetails {
   redirectUrl: string;
 }
 
-/** One verdict: the http:// URL (no fragment) that loads over HTTP in `tabId` until `until`. */
+/**
+ * One verdict: the http:// URL (no fragment) that loads over HTTP in `tabId` until `until`, as
+ * the tab's page or as a subresource (`kind`).
+ */
 export interface LoopVerdict {
+  kind: LoopKind;
   tabId: number;
   url: string;
   until: number;
@@ -64,7 +87,9 @@ interface Chain {
 
 export class LoopGuard {
   private readonly chains = new Map<string, Chain>();
-  /** `tabId url` -> verdict; Map order is insertion order (oldest first). */
+  /** `requestId url` -> times a subresource's https:// answer sent it back to this http:// URL. */
+  private readonly subresourceReturns = new Map<string, number>();
+  /** `kind tabId url` -> verdict; Map order is insertion order (oldest first). */
   private readonly verdicts = new Map<string, LoopVerdict>();
   /** `tabId fromUrl toUrl` -> times an https:// URL sent that tab's page to the http:// URL. */
   private readonly tabDowngrades = new Map<string, number[]>();
@@ -96,10 +121,46 @@ export class LoopGuard {
     const count = (chain.returns.get(to.href) ?? 0) + 1;
     chain.returns.set(to.href, count);
     if (count < this.threshold || this.allows(to.href, d.tabId)) return null;
-    const verdict = { tabId: d.tabId, url: to.href, until: this.now() + this.verdictMs };
+    const verdict = this.verdict('navigation', d.tabId, to.href);
     this.add(verdict);
     chain.verdict = verdict;
     return verdict;
+  }
+
+  /**
+   * Records one redirect of a subresource's request from an https:// URL. `upgradeOf(R)`: where
+   * the extension's decision sends the http:// URL R for this request now (null: it leaves R
+   * alone). Returns the verdict when this redirect completes a loop, else null.
+   */
+  noteSubresourceRedirect(
+    d: RedirectDetails,
+    upgradeOf: (httpUrl: string) => string | null,
+  ): LoopVerdict | null {
+    if (d.type === 'main_frame' || d.tabId < 0) return null;
+    const from = requestUrl(d.url);
+    const to = requestUrl(d.redirectUrl);
+    if (from === null || to === null || from.protocol !== 'https:' || to.protocol !== 'http:')
+      return null;
+    const key = `${d.requestId} ${to.href}`;
+    const count = (this.subresourceReturns.get(key) ?? 0) + 1;
+    this.subresourceReturns.delete(key);
+    this.subresourceReturns.set(key, count);
+    // Requests end unheard (the guard takes no completion events for subresources): the
+    // oldest counts go first.
+    while (this.subresourceReturns.size > MAX_CHAINS)
+      this.subresourceReturns.delete(this.subresourceReturns.keys().next().value as string);
+    if (count < this.threshold || this.allows(to.href, d.tabId, 'subresource')) return null;
+    // The cycle is ours only if our decision sends exactly R to exactly T.
+    const target = upgradeOf(to.href);
+    if (target === null || requestUrl(target)?.href !== from.href) return null;
+    this.subresourceReturns.delete(key);
+    const verdict = this.verdict('subresource', d.tabId, to.href);
+    this.add(verdict);
+    return verdict;
+  }
+
+  private verdict(kind: LoopKind, tabId: number, url: string): LoopVerdict {
+    return { kind, tabId, url, until: this.now() + this.verdictMs };
   }
 
   private chain(requestId: string): Chain {
@@ -115,12 +176,25 @@ export class LoopGuard {
   }
 
   private add(v: LoopVerdict): void {
-    const key = `${v.tabId} ${v.url}`;
+    const key = `${v.kind} ${v.tabId} ${v.url}`;
     this.verdicts.delete(key);
     this.verdicts.set(key, v);
     this.prune();
-    while (this.verdicts.size > MAX_VERDICTS)
-      this.verdicts.delete(this.verdicts.keys().next().value as string);
+    if (v.kind === 'navigation') this.bound((o) => o.kind === 'navigation', MAX_VERDICTS);
+    else {
+      this.bound(
+        (o) => o.kind === 'subresource' && o.tabId === v.tabId,
+        MAX_SUBRESOURCE_VERDICTS_PER_TAB,
+      );
+      this.bound((o) => o.kind === 'subresource', MAX_SUBRESOURCE_VERDICTS);
+    }
+  }
+
+  /** Drops the oldest verdicts among those `among` picks until at most `max` are left. */
+  private bound(among: (v: LoopVerdict) => boolean, max: number): void {
+    const picked = [...this.verdicts].filter(([, v]) => among(v));
+    for (const [key] of picked.slice(0, Math.max(0, picked.length - max)))
+      this.verdicts.delete(key);
   }
 
   private noteTabDowngrade(tabId: number, from: string, to: string): void {
@@ -163,11 +237,14 @@ export class LoopGuard {
     this.chains.delete(requestId);
   }
 
-  /** Whether a live verdict lets this http:// URL load over HTTP as `tabId`'s page. */
-  allows(url: string, tabId: number): boolean {
+  /**
+   * Whether a live verdict lets this http:// URL load over HTTP in `tabId`, as the tab's page
+   * (`navigation`) or as what its pages load (`subresource`).
+   */
+  allows(url: string, tabId: number, kind: LoopKind = 'navigation'): boolean {
     const u = requestUrl(url);
     if (u === null || u.protocol !== 'http:') return false;
-    const v = this.verdicts.get(`${tabId} ${u.href}`);
+    const v = this.verdicts.get(`${kind} ${tabId} ${u.href}`);
     return v !== undefined && v.until > this.now();
   }
 
@@ -218,11 +295,14 @@ export class LoopGuard {
     const now = this.now();
     for (const item of stored) {
       const v = item as Partial<LoopVerdict> | null;
+      // Verdicts stored before subresources had any are navigations.
+      const kind = v?.kind ?? 'navigation';
+      if (kind !== 'navigation' && kind !== 'subresource') continue;
       if (typeof v?.tabId !== 'number' || !Number.isInteger(v.tabId) || v.tabId < 0) continue;
       if (typeof v.until !== 'number' || v.until <= now || v.until > now + this.verdictMs) continue;
       const u = typeof v.url === 'string' ? requestUrl(v.url) : null;
       if (u === null || u.protocol !== 'http:' || u.href !== v.url) continue;
-      this.add({ tabId: v.tabId, url: u.href, until: v.until });
+      this.add({ kind, tabId: v.tabId, url: u.href, until: v.until });
     }
   }
 
@@ -253,6 +333,7 @@ export class LoopGuard {
   clear(): void {
     this.verdicts.clear();
     this.chains.clear();
+    this.subresourceReturns.clear();
     this.tabDowngrades.clear();
   }
 }

@@ -1,11 +1,11 @@
 /**
  * The "loops" session layer: the loop guard's live verdicts (https-first/loop-guard.ts), each an
- * `allow` rule for exactly one http:// URL as the top-level page of exactly one tab (decide()
- * step 4, `allowHttp` / `loop-guard`). The layer is exactly the guard's list, so adding,
- * expiring, forgetting and clearing are one operation: declare the list.
+ * `allow` rule for exactly one http:// URL in exactly one tab, as its top-level page or as what
+ * its pages load (decide() step 4, `allowHttp` / `loop-guard`). The layer is exactly the guard's
+ * list, so adding, expiring, forgetting and clearing are one operation: declare the list.
  */
 import type { StorageArea } from '../platform/browser-api.js';
-import type { LoopGuard, LoopVerdict } from './loop-guard.js';
+import type { LoopGuard, LoopKind, LoopVerdict } from './loop-guard.js';
 import { LOOP_ALLOW_PRIORITY } from '../dnr/layout.js';
 import type { RuleWriter } from '../dnr/rule-writer.js';
 import type { RuleBody } from '../dnr/rules.js';
@@ -13,13 +13,17 @@ import type { RuleBody } from '../dnr/rules.js';
 /** RE2 syntax: every character that is not plainly itself is escaped. */
 const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
+/** A verdict as its rule needs it; without `kind`, the tab's page. */
+export type VerdictScope = Pick<LoopVerdict, 'tabId' | 'url'> & { kind?: LoopKind };
+
 /**
  * The `allow` rule of one verdict: the whole URL, anchored at both ends (a fragment aside, which
- * never reaches the network), main frames of the verdict's tab only. No other host, path, query
- * or tab can match it: the regex is the URL itself, not a pattern a host name can satisfy from
- * another part of a URL.
+ * never reaches the network), in the verdict's tab only: its main frame, or (a subresource
+ * verdict) every other type, which is what a rule naming no type matches and exactly what
+ * decide() takes as a subresource. No other host, path, query or tab can match it: the regex
+ * is the URL itself, not a pattern a host name can satisfy from another part of a URL.
  */
-export function loopAllowRule(v: Pick<LoopVerdict, 'tabId' | 'url'>): RuleBody {
+export function loopAllowRule(v: VerdictScope): RuleBody {
   return {
     priority: LOOP_ALLOW_PRIORITY,
     action: { type: 'allow' },
@@ -27,18 +31,17 @@ export function loopAllowRule(v: Pick<LoopVerdict, 'tabId' | 'url'>): RuleBody {
       regexFilter: `^${escapeRegex(v.url)}$`,
       isUrlFilterCaseSensitive: true,
       tabIds: [v.tabId],
-      resourceTypes: ['main_frame'],
+      ...(v.kind === 'subresource' ? {} : { resourceTypes: ['main_frame' as const] }),
     },
   };
 }
 
-export function loopAllowRules(
-  verdicts: readonly Pick<LoopVerdict, 'tabId' | 'url'>[],
-): RuleBody[] {
+export function loopAllowRules(verdicts: readonly VerdictScope[]): RuleBody[] {
+  const key = (v: VerdictScope) => `${v.kind ?? 'navigation'} ${v.tabId} ${v.url}`;
   const seen = new Set<string>();
   return [...verdicts]
-    .sort((a, b) => a.tabId - b.tabId || (a.url < b.url ? -1 : a.url > b.url ? 1 : 0))
-    .filter((v) => !seen.has(`${v.tabId} ${v.url}`) && seen.add(`${v.tabId} ${v.url}`))
+    .sort((a, b) => a.tabId - b.tabId || (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))
+    .filter((v) => !seen.has(key(v)) && seen.add(key(v)))
     .map(loopAllowRule);
 }
 

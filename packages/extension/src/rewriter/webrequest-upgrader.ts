@@ -36,7 +36,7 @@ export function isOwnRequest(d: RequestOrigin, ownOrigin: string): boolean {
 
 /**
  * The decision (Firefox's blocking listener) before the settings are read: decide() over the
- * bundled rulesets alone, so the loop guard still applies (a verdict lets exactly this page
+ * bundled rulesets alone, so the loop guard still applies (a verdict lets exactly this URL
  * load over HTTP in its tab) and the rest is the engine's own rewrite.
  */
 export function bundledDecision(
@@ -48,7 +48,9 @@ export function bundledDecision(
     url: d.url,
     kind: d.type === 'main_frame' ? 'navigation' : 'subresource',
     tab: { tabId: d.tabId },
-    state: snapshotState(bundledOnlySnapshot(rewriter, (url, tabId) => guard.allows(url, tabId))),
+    state: snapshotState(
+      bundledOnlySnapshot(rewriter, (url, tabId, kind) => guard.allows(url, tabId, kind)),
+    ),
   });
 }
 

@@ -35,14 +35,27 @@ export interface ChannelRequestContext extends SettingsWriter {
 /** A channel added by definition or address whose name is taken (settings/channel-name.ts). */
 class ChannelNameTaken extends Error {}
 
+/**
+ * The channels as the options page shows them. A stored bundle the layers could not load (it
+ * failed verification as it was read back) is not in use: it shows as such, with the reason,
+ * and not as installed; it is not this browser's problem either.
+ */
 export async function channelRows(ctx: ChannelRequestContext): Promise<ChannelRow[]> {
   const hooks = ctx.channelHooks;
   if (hooks === undefined) return [];
   const problems = await hooks.platformProblems();
-  for (const [name, problem] of ctx.layerProblems) problems[name] ??= problem;
-  return hooks
-    .status()
-    .map((status) => ({ ...status, platformProblem: problems[status.name] ?? null }));
+  return hooks.status().map((status) => {
+    const row: ChannelRow = { ...status, platformProblem: problems[status.name] ?? null };
+    const damaged = ctx.layerProblems.get(status.name);
+    if (damaged === undefined || status.installed === null) return row;
+    return {
+      ...row,
+      installed: null,
+      stale: false,
+      notInUse: { reason: 'damaged', detail: damaged },
+      platformProblem: null,
+    };
+  });
 }
 
 /** A definition pasted as JSON: refused with the parser's message, or added (and checked at once). */

@@ -15,6 +15,7 @@ import type { Settings } from '../settings/schema.js';
 import type { SettingsStore } from '../settings/store.js';
 import { loadUserRuleChecks } from '../settings/user-rules.js';
 import { SiteList } from '../site-rules/site-pattern.js';
+import type { RequestKind } from '../decision/decide.js';
 import type { ProtectionSnapshot } from '../decision/snapshot.js';
 import { popupState, retryPage, tabPageStatus, type PageViewSources } from '../status/page-view.js';
 import type { TabActivity } from '../status/tab-activity.js';
@@ -62,8 +63,8 @@ export interface UiHooks {
 }
 
 export interface LoopGuardHooks {
-  /** A live loop verdict lets this http:// URL load over HTTP as the tab's page. */
-  allows(url: string, tabId: number): boolean;
+  /** A live loop verdict lets this http:// URL load over HTTP in the tab, as this kind. */
+  allows(url: string, tabId: number, kind: RequestKind): boolean;
   /** Upgrade the host again (drops its session allow rule on Chromium). */
   forget(host: string): Promise<void>;
 }
@@ -131,7 +132,8 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
         rewrite: (url: string) => rewriter.rewrite(url),
         excludedBy: (url: string) => rewriter.excludedBy(url),
       },
-      loopVerdict: (url: string, tabId: number) => this.loopVerdict(url, tabId),
+      loopVerdict: (url: string, tabId: number, kind: RequestKind) =>
+        this.loopVerdict(url, tabId, kind),
       dnr: {
         disabledSites: [...s.disabledSites],
         httpAllowedSites: [...s.httpAllowedSites],
@@ -341,9 +343,9 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
     return this.current.globalEnabled && this.siteDisabledBy(`http://${host}/`) === null;
   }
 
-  /** A redirect-loop verdict lets this URL load over HTTP as the tab's page (for a while). */
-  loopVerdict(url: string, tabId: number): boolean {
-    return this.hooks.loopGuard?.allows(url, tabId) ?? false;
+  /** A redirect-loop verdict lets this URL load over HTTP in the tab (for a while). */
+  loopVerdict(url: string, tabId: number, kind: RequestKind): boolean {
+    return this.hooks.loopGuard?.allows(url, tabId, kind) ?? false;
   }
 
   movedBy(tabId: number, url: string | undefined): 'browser' | 'site' | null {

@@ -141,11 +141,25 @@ const handoff: RuleBody[] = handoffRules(
 
 /** The tab loop verdicts name; requests in other tabs (or none, -1) must not meet them. */
 export const LOOP_TAB = 1;
-/** A loop verdict is one URL in one tab: for each looping host, its root and one page. */
-export function loopVerdicts(w: World): { tabId: number; url: string }[] {
-  return w.loop.flatMap((h) =>
-    [`http://${h}/`, `http://${h}/p?q=1`].map((url) => ({ tabId: LOOP_TAB, url })),
-  );
+/**
+ * A loop verdict is one URL in one tab, as its page or as a subresource: for each looping host,
+ * its root and one page as pages, that page and an image as subresources.
+ */
+export function loopVerdicts(
+  w: World,
+): { kind: 'navigation' | 'subresource'; tabId: number; url: string }[] {
+  return w.loop.flatMap((h) => [
+    ...[`http://${h}/`, `http://${h}/p?q=1`].map((url) => ({
+      kind: 'navigation' as const,
+      tabId: LOOP_TAB,
+      url,
+    })),
+    ...[`http://${h}/p?q=1`, `http://${h}/i.png`].map((url) => ({
+      kind: 'subresource' as const,
+      tabId: LOOP_TAB,
+      url,
+    })),
+  ]);
 }
 
 export function decisionState(w: World): DecisionState {
@@ -160,8 +174,9 @@ export function decisionState(w: World): DecisionState {
     httpOnce: (host, tabId) =>
       w.httpOnce.includes(host) || (tabId === LOOP_TAB && w.httpOnceTab.includes(host)),
     // As the guard answers (LoopGuard.allows): the URL without its fragment, which never reaches the network.
-    loopVerdict: (url, tabId) =>
-      tabId === LOOP_TAB && loopVerdicts(w).some((v) => v.url === url.replace(/#.*$/s, '')),
+    loopVerdict: (url, tabId, kind) =>
+      tabId === LOOP_TAB &&
+      loopVerdicts(w).some((v) => v.kind === kind && v.url === url.replace(/#.*$/s, '')),
     userRewrite: (url) => {
       const r = user?.rewriteWithRuleset(url);
       return r?.rewritten ? { rewritten: r.rewritten, ruleset: r.ruleset } : null;

@@ -45,10 +45,13 @@ function channelProblems(row: ChannelRow): HTMLLIElement[] {
     items.push(li);
   };
   const error = row.lastCheck?.result === 'failed' ? row.lastCheck.error : undefined;
+  // "The rules you had stay in use" only when some are.
   if (error !== undefined)
     item(
       'channel-error',
-      `${t(channelCheckProblem(error.code))} ${t('channelProblemKeep')}`,
+      row.installed === null
+        ? t(channelCheckProblem(error.code))
+        : `${t(channelCheckProblem(error.code))} ${t('channelProblemKeep')}`,
       `[${error.code}] ${error.message}`,
     );
   if (row.installed !== null && row.stale)
@@ -57,8 +60,14 @@ function channelProblems(row: ChannelRow): HTMLLIElement[] {
       tCount('optionsChannelStaleValue', row.maxAgeDays, String(row.maxAgeDays)),
       '',
     );
-  if (row.notApplied !== null)
-    item('channel-not-applied', t('optionsChannelNotAppliedValue'), row.notApplied);
+  if (row.notInUse !== null)
+    item(
+      'channel-not-in-use',
+      t(
+        row.notInUse.reason === 'damaged' ? 'channelDamagedValue' : 'optionsChannelNotAppliedValue',
+      ),
+      row.notInUse.detail,
+    );
   if (row.platformProblem !== null)
     item('channel-problem', t(channelBrowserProblem(row.platformProblem)), row.platformProblem);
   if (row.storageProblem !== null)
@@ -81,7 +90,7 @@ function channelDetails(row: ChannelRow, now: number): HTMLElement {
     ...field(
       t('optionsChannelInstalled'),
       installed === null
-        ? t('optionsChannelNotInstalled')
+        ? t(row.notInUse === null ? 'optionsChannelNotInstalled' : 'optionsChannelNoneInUse')
         : h(
             'span',
             { class: 'channel-installed' },

@@ -67,15 +67,16 @@ export function channelPill(row: {
   checking: boolean;
   installed: unknown;
   stale: boolean;
-  notApplied: string | null;
+  notInUse: unknown;
   lastCheck: { result: 'updated' | 'current' | 'failed' } | null;
   platformProblem: string | null;
   storageProblem: string | null;
 }): ChannelPill {
   if (row.checking) return CHECKING_PILL;
+  // A stored bundle that cannot be used says so first: nothing of this channel applies.
+  if (row.notInUse !== null) return { key: 'channelPillNotInUse', tone: 'warn' };
   const problem =
     row.stale ||
-    row.notApplied !== null ||
     row.lastCheck?.result === 'failed' ||
     row.platformProblem !== null ||
     row.storageProblem !== null;
