@@ -179,15 +179,15 @@ describe('the DNR rule writer', () => {
     expect(w.problem('settings')).toMatch(/Chromium refused the settings rules/);
   });
 
-  it('keeps no rule a refused layer no longer asks for: an allow taken back goes', async () => {
+  it('keeps no allow in a refused layer, still asked for or not; its old upgrades stay', async () => {
     const dnr = new FakeDnr();
     const w = new RuleWriter(dnr, { ...RUNTIME_LIMITS, regexRules: 3 });
     await w.setLayer('channels', [regex(0), regex(1)]);
-    // The layer held an allow (a switch off) and an upgrade; the new set drops the allow and
-    // adds two regexes, one more than the budget leaves.
-    await w.setLayer('settings', [allow('off.test'), regex(10)]);
-    const refused = w.setLayer('settings', [regex(10), regex(11), regex(12)]);
-    await expect(refused).rejects.toThrow(/only the rules applied before that still hold/);
+    // The layer held two allows (a switch off, a site) and an upgrade; the new set drops one
+    // allow, keeps the other and adds two regexes, one more than the budget leaves.
+    await w.setLayer('settings', [allow('off.test'), allow('site.test'), regex(10)]);
+    const refused = w.setLayer('settings', [allow('site.test'), regex(11), regex(12)]);
+    await expect(refused).rejects.toThrow(/the upgrades applied before stay in use/);
     const settings = dnr.dynamic.filter((r) => r.id >= LAYERS.settings.base);
     expect(settings.map((r) => r.condition.regexFilter ?? r.condition.urlFilter)).toEqual([
       '^http://r10\\.test/',
@@ -233,12 +233,57 @@ describe('the DNR rule writer', () => {
       '|http://kept.test/',
       '|http://new.test/',
     ]);
-    // No smaller set: the old allow the new set drops goes, the one it keeps stays.
+    // No smaller set: every allow goes (an exception kept alone may relax more than asked).
     await w.setLayer('settings', [allow('old.test'), allow('kept.test')]);
     await expect(
       w.setLayer('settings', [allow('kept.test'), allow('refused.test')]),
-    ).rejects.toThrow(/only the rules applied before that still hold/);
-    expect(dnr.dynamic.map((r) => r.condition.urlFilter)).toEqual(['|http://kept.test/']);
+    ).rejects.toThrow(/the upgrades applied before stay in use/);
+    expect(dnr.dynamic).toEqual([]);
+  });
+
+  it("fits and plans the other layers around a layer's reserve", async () => {
+    const dnr = new FakeDnr();
+    const reserve = { rules: 3, regexRules: 3, unsafeRules: 0 };
+    const w = new RuleWriter(
+      dnr,
+      { ...RUNTIME_LIMITS, regexRules: 5 },
+      {
+        reserves: { settings: reserve },
+      },
+    );
+    // The settings layer holds one regex: the other layers see three held.
+    await w.setLayer('settings', [regex(100)]);
+    expect((await w.free('channels')).regexRules).toBe(2);
+    await expect(w.setLayer('channels', [regex(0), regex(1), regex(2)])).rejects.toThrow(
+      DnrBudgetError,
+    );
+    await w.setLayer('channels', [regex(0), regex(1)]);
+    // The settings layer itself may grow into its reserve at any time.
+    await w.setLayer('settings', [regex(100), regex(101), regex(102)]);
+    expect(dnr.dynamic.filter((r) => r.condition.regexFilter !== undefined)).toHaveLength(5);
+  });
+
+  it('notes a partial set as in force, and keeps refusals across a restart', async () => {
+    const dnr = new FakeDnr();
+    const kept: unknown[] = [];
+    const w = new RuleWriter(dnr, RUNTIME_LIMITS, { refusalsChanged: (r) => kept.push(r) });
+    await w.setLayer('overrides', [regex(1)], [], 'two rules DNR cannot express');
+    expect(w.refusals()).toEqual([
+      {
+        layer: 'overrides',
+        message: 'the overrides rules leave out two rules DNR cannot express',
+        outcome: { partial: 'two rules DNR cannot express' },
+      },
+    ]);
+    expect(kept.at(-1)).toEqual(w.refusals());
+    // A new worker: the refusal is read back until the layer is written again.
+    const next = new RuleWriter(dnr);
+    next.restoreRefusals(w.refusals());
+    expect(next.problem('overrides')).toMatch(/two rules DNR cannot express/);
+    await next.setLayer('overrides', [regex(1)]);
+    expect(next.refusals()).toEqual([]);
+    next.restoreRefusals(w.refusals());
+    expect(next.refusals()).toEqual([]);
   });
 
   it('refuses more rules than the layer has ids', async () => {

@@ -53,7 +53,7 @@ describe("Chromium's rule limits on the options page", () => {
     const limits = o.locator('#limits');
     await expect.poll(() => limits.isVisible(), POLL).toBe(true);
     expect(await limits.locator('li > span').allTextContents()).toEqual([
-      'Your own rules are not applied in this browser: they do not fit beside the rulesets in use.',
+      'Your own rules apply to the pages you open, but not all of them to the images and scripts those pages load: they do not all fit in this browser.',
     ]);
     expect(await limits.locator('details').textContent()).toMatch(/regex rules/);
     for (const scheme of ['light', 'dark'] as const) {

@@ -12,8 +12,9 @@ import { listenForCookies } from '../cookies/cookie-listener.js';
 import { LOOP_ALARM, LoopLayer } from '../https-first/loop-rules.js';
 import { RuleWriter } from '../dnr/rule-writer.js';
 import { RulesetRules } from '../dnr-runtime/ruleset-rules.js';
-import { syncSettingsRules } from '../dnr/settings-rules.js';
-import { ruleLimitsOf } from '../dnr/rule-limits.js';
+import { settingsReserve, syncSettingsRules } from '../dnr/settings-rules.js';
+import { RUNTIME_LIMITS } from '../dnr/rules.js';
+import { parseRefusals, ruleLimitsOf } from '../dnr/rule-limits.js';
 import { DnrUpgradeCheck } from '../dnr/upgrade-check.js';
 import type { HandoffScope } from '../dnr/handoff-rules.js';
 import { HANDOFF_PAGE } from '../platform/packaged-files.js';
@@ -31,8 +32,19 @@ import { exposeForTests } from '../platform/test-hooks.js';
 
 const guard = new LoopGuard();
 const dnr = dnrApi();
-/** The one writer of dynamic and session rules: every module below declares its layer to it. */
-const writer = new RuleWriter(dnr);
+/**
+ * The one writer of dynamic and session rules: every module below declares its layer to it. The
+ * settings' switches and mode hold room in reserve; what it could not write is kept for the
+ * options page across restarts (the rules it wrote outlive the worker).
+ */
+const REFUSALS_KEY = 'dnrRefusals';
+const writer = new RuleWriter(dnr, RUNTIME_LIMITS, {
+  reserves: { settings: settingsReserve() },
+  refusalsChanged: (refusals) => void storageArea('local').set({ [REFUSALS_KEY]: refusals }),
+});
+void storageArea('local')
+  .get([REFUSALS_KEY])
+  .then((stored) => writer.restoreRefusals(parseRefusals(stored[REFUSALS_KEY])));
 const loops = new LoopLayer(guard, writer, storageArea('session'), ext.alarms);
 const dnrCheck = new DnrUpgradeCheck(dnr);
 const channelRules = new ChannelDnrRuntime(
@@ -98,7 +110,8 @@ const ui = installBackground({
       await loops.changed();
     },
   },
-  policyApplied: (c) => syncSettingsRules(writer, c.snapshot, ext.runtime.id),
+  policyApplied: (c) =>
+    syncSettingsRules(writer, c.snapshot, ext.runtime.id, ext.runtime.getURL(HANDOFF_PAGE)),
   protectionRules: (rules) => writer.setLayer('protection', rules),
   ruleLimits: () => ruleLimitsOf(writer.refusals()),
   protectionKeepOut: (host) =>

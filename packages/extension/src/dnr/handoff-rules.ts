@@ -101,7 +101,11 @@ export function handoffRules(scope: HandoffScope, pageUrl: string): RuleBody[] {
 }
 
 /** The main frames of the scope's hosts to the page, at HANDOFF_PRIORITY. */
-export function handoffScopeRules(scope: HandoffScope, pageUrl: string): RuleBody[] {
+export function handoffScopeRules(
+  scope: HandoffScope,
+  pageUrl: string,
+  priority = HANDOFF_PRIORITY,
+): RuleBody[] {
   const conditions: DnrRule['condition'][] = [];
   if (scope.domains.length > 0) conditions.push(domainsCondition(scope.domains));
   for (let i = 0; i < scope.patterns.length; i += PATTERNS_PER_RULE) {
@@ -113,7 +117,7 @@ export function handoffScopeRules(scope: HandoffScope, pageUrl: string): RuleBod
     );
     conditions.push({ regexFilter: `^http://(?:${alts.join('|')})${PORT_PATH}` });
   }
-  return conditions.map((condition) => handoffRule(pageUrl, HANDOFF_PRIORITY, condition));
+  return conditions.map((condition) => handoffRule(pageUrl, priority, condition));
 }
 
 /**

@@ -40,14 +40,23 @@ export function overrideRules(
   handoffPage: string,
   regexLimit: number,
   defaultsInUse = true,
-): { rules: RuleBody[]; report: DnrReport } {
+): { rules: RuleBody[]; report: DnrReport; partial: string[] } {
   const { enable, disable } = switchedRulesets(engine, defaultsInUse);
-  const handoff = handoffScopeRules(rulesetsScope(disable), handoffPage);
-  const regexes = handoff.filter((r) => r.condition.regexFilter !== undefined).length;
+  // Room for the widest handoff (every switched ruleset's hosts), whatever the compiler omits.
+  const widest = handoffScopeRules(rulesetsScope([...enable, ...disable]), handoffPage);
+  const regexes = widest.filter((r) => r.condition.regexFilter !== undefined).length;
   const { rules, report } = compileDnrOverrides(enable, disable, {
     regexLimit: Math.max(0, regexLimit - regexes),
   });
-  return { rules: [...rules.map(({ id: _id, ...body }) => body), ...handoff], report };
+  // A ruleset switched on that DNR does not carry wholly: its page loads go to the page too.
+  const omitted = new Set(report.omissions.map((o) => o.ruleset));
+  const partial = enable.filter((rs) => omitted.has(rs.name));
+  const handoff = handoffScopeRules(rulesetsScope([...disable, ...partial]), handoffPage);
+  return {
+    rules: [...rules.map(({ id: _id, ...body }) => body), ...handoff],
+    report,
+    partial: partial.map((rs) => rs.name),
+  };
 }
 
 /**
@@ -64,12 +73,22 @@ export async function syncOverrides(
   defaultsInUse = true,
 ): Promise<{ ruleCount: number; omitted: number }> {
   const free = await writer.free('overrides');
-  const { rules, report } = overrideRules(engine, handoffPage, free.regexRules, defaultsInUse);
+  const { rules, report, partial } = overrideRules(
+    engine,
+    handoffPage,
+    free.regexRules,
+    defaultsInUse,
+  );
   const { enable, disable } = switchedRulesets(engine, defaultsInUse);
   const pageLoadsOnly = handoffScopeRules(rulesetsScope([...enable, ...disable]), handoffPage);
-  await writer.setLayer('overrides', rules, [
-    { rules: pageLoadsOnly, without: SWITCHED_SUBRESOURCES_LEFT_OUT },
-  ]);
+  await writer.setLayer(
+    'overrides',
+    rules,
+    [{ rules: pageLoadsOnly, without: SWITCHED_SUBRESOURCES_LEFT_OUT }],
+    partial.length === 0
+      ? null
+      : `part of ${partial.length} ruleset(s) switched on, which DNR cannot express here (their page loads go to the rulesets): ${partial.slice(0, 5).join(', ')}`,
+  );
   return { ruleCount: rules.length, omitted: report.omissions.length };
 }
 

@@ -4,7 +4,8 @@
  * own refusals are not here: the options page shows them with each channel.
  */
 import type { LayerName } from './layout.js';
-import type { RefusedOutcome } from './rule-writer.js';
+import type { LayerRefusal, RefusedOutcome } from './rule-writer.js';
+import { LAYER_NAMES } from './layout.js';
 import { USER_RULES_LEFT_OUT } from './settings-rules.js';
 
 export interface RuleLimit {
@@ -27,10 +28,11 @@ export function ruleLimitsOf(
 function partOf(layer: LayerName, outcome: RefusedOutcome | null): RuleLimit['part'] {
   switch (layer) {
     case 'settings':
-      // Without the user's rules the sites still hold; anything less leaves sites out too.
+      // The user's rules left out or cut (their pages still go to the rulesets); anything
+      // smaller leaves the sites' entries out too.
       return outcome !== null &&
-        outcome !== 'kept-still-asked' &&
-        outcome.without === USER_RULES_LEFT_OUT
+        outcome !== 'kept-upgrades' &&
+        ('partial' in outcome || outcome.without === USER_RULES_LEFT_OUT)
         ? 'userRules'
         : 'sites';
     case 'overrides':
@@ -40,4 +42,34 @@ function partOf(layer: LayerName, outcome: RefusedOutcome | null): RuleLimit['pa
     default:
       return 'other';
   }
+}
+
+/**
+ * The refusals stored by an earlier run of the worker, checked: storage is the extension's own,
+ * but may hold anything an older version (or damage) left. Anything unlike one is dropped.
+ */
+export function parseRefusals(stored: unknown): LayerRefusal[] {
+  if (!Array.isArray(stored)) return [];
+  const out: LayerRefusal[] = [];
+  for (const r of stored.slice(0, LAYER_NAMES.length)) {
+    if (typeof r !== 'object' || r === null) continue;
+    const { layer, message, outcome } = r as Record<string, unknown>;
+    if (!(LAYER_NAMES as readonly unknown[]).includes(layer) || typeof message !== 'string')
+      continue;
+    out.push({
+      layer: layer as LayerName,
+      message: message.slice(0, 2000),
+      outcome: outcomeOf(outcome),
+    });
+  }
+  return out;
+}
+
+function outcomeOf(v: unknown): RefusedOutcome | null {
+  if (v === 'kept-upgrades') return v;
+  if (typeof v !== 'object' || v === null) return null;
+  const o = v as Record<string, unknown>;
+  if (typeof o.without === 'string') return { without: o.without };
+  if (typeof o.partial === 'string') return { partial: o.partial };
+  return null;
 }

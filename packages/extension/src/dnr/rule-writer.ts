@@ -9,11 +9,14 @@
  * read-modify-writes never interleave. Layers declared while a batch runs go in the next one;
  * a layer declared twice before its batch starts is written once, with the later rules.
  *
- * A layer that does not fit (or that Chromium refuses) never keeps a rule its planner no longer
- * asks for: the planner's smaller sets are tried in turn, and failing those the layer keeps only
- * the rules it held that are still asked for. Leaving the old set whole would keep an `allow` the
- * user has just taken back (a global switch, a site, a ruleset switched on again) in force while
- * decide() upgrades: a refusal may leave the browser stricter than decide(), never laxer.
+ * A layer that does not fit (or that Chromium refuses) gets its planner's smaller sets in turn;
+ * failing those it keeps what it held without any `allow`: an old `allow` may be one the user has
+ * just taken back (a global switch, a site, a ruleset switched on again), and one kept without
+ * the rule beside it (a handoff, an upgrade it was an exception to) relaxes more than decide().
+ * Old upgrades stay: a refusal may leave the browser stricter than decide(), never laxer.
+ *
+ * A layer may hold room in reserve (the settings' switches and mode): the other layers are
+ * fitted and planned as if it used at least that much, so its smallest set always fits.
  */
 import { LAYER_NAMES, LAYERS, layerOf, type LayerName, type RuleStore } from './layout.js';
 import {
@@ -43,15 +46,19 @@ export interface LayerFallback {
   without: string;
 }
 
-/** What a refused layer holds instead of the rules asked for. */
-export type RefusedOutcome = { without: string } | 'kept-still-asked';
+/**
+ * What a layer holds instead of the rules asked for: a smaller set, or its old rules without
+ * any `allow` ('kept-upgrades'); or (`partial`) the rules asked for, which leave part of what the
+ * planner was given out (rules DNR cannot express), in its words.
+ */
+export type RefusedOutcome = { without: string } | 'kept-upgrades' | { partial: string };
 
 /** A layer's rules would break Chromium's limits: refused, and a smaller set written instead. */
 export class DnrBudgetError extends Error {
   constructor(
     readonly layer: LayerName,
     readonly over: string[],
-    readonly outcome: RefusedOutcome = 'kept-still-asked',
+    readonly outcome: RefusedOutcome = 'kept-upgrades',
   ) {
     super(`the ${layer} rules do not fit Chromium's limits (${over.join('; ')}); ${said(outcome)}`);
     this.name = 'DnrBudgetError';
@@ -71,15 +78,43 @@ export class DnrRefusedError extends Error {
 }
 
 function said(outcome: RefusedOutcome): string {
-  return outcome === 'kept-still-asked'
-    ? 'only the rules applied before that still hold stay in use'
-    : `written without ${outcome.without}`;
+  if (outcome === 'kept-upgrades')
+    return "the upgrades applied before stay in use, none of the layer's exceptions";
+  return 'without' in outcome ? `written without ${outcome.without}` : outcome.partial;
+}
+
+/** A planner's note that the rules it wrote leave part of its input out (no refusal). */
+export class DnrPartialError extends Error {
+  constructor(
+    readonly layer: LayerName,
+    readonly outcome: { partial: string },
+  ) {
+    super(`the ${layer} rules leave out ${outcome.partial}`);
+    this.name = 'DnrPartialError';
+  }
+}
+
+/** What the writer knows of a layer not wholly in force, as kept across worker restarts. */
+export interface LayerRefusal {
+  layer: LayerName;
+  message: string;
+  outcome: RefusedOutcome | null;
+}
+
+/** How the writer is set up beyond the browser's API and limits. */
+export interface RuleWriterOptions {
+  /** Room each layer named here is counted at, at least, when the others are fitted. */
+  reserves?: Partial<Record<LayerName, DnrUsage>>;
+  /** The refusals changed (kept by the caller across restarts; see restoreRefusals). */
+  refusalsChanged?(refusals: LayerRefusal[]): void;
 }
 
 interface Candidate {
   rules: ExtRule[];
   /** null: the whole set asked for. */
   without: string | null;
+  /** The whole set's note of what it leaves out (DnrPartialError), if anything. */
+  partial: string | null;
 }
 
 interface Pending {
@@ -108,9 +143,13 @@ export class RuleWriter {
   /** Browser updates sent (tests: batching and skipped no-op writes). */
   updates = 0;
 
+  /** Layers written since this writer started (their refusals are this run's, not restored). */
+  private readonly written = new Set<LayerName>();
+
   constructor(
     private readonly api: DnrRulesApi,
     private readonly limits: DnrLimits = RUNTIME_LIMITS,
+    private readonly options: RuleWriterOptions = {},
   ) {}
 
   /**
@@ -123,12 +162,15 @@ export class RuleWriter {
     layer: LayerName,
     rules: readonly RuleBody[],
     fallbacks: readonly LayerFallback[] = [],
+    /** What `rules` leave out of the planner's input, if anything (reported, not refused). */
+    partial: string | null = null,
   ): Promise<void> {
     const { base } = LAYERS[layer];
     const numbered = (set: readonly RuleBody[]) =>
       set.map((r, i) => ({ ...withoutId(r), id: base + i }));
-    const candidates: Candidate[] = [{ rules: numbered(rules), without: null }];
-    for (const f of fallbacks) candidates.push({ rules: numbered(f.rules), without: f.without });
+    const candidates: Candidate[] = [{ rules: numbered(rules), without: null, partial }];
+    for (const f of fallbacks)
+      candidates.push({ rules: numbered(f.rules), without: f.without, partial: null });
     return new Promise<void>((resolve, reject) => {
       const p = this.pending.get(layer) ?? { candidates: [], waiters: [] };
       p.candidates = candidates;
@@ -183,7 +225,24 @@ export class RuleWriter {
     for (const name of LAYER_NAMES)
       if (name !== layer)
         others.set(name, this.pending.get(name)?.candidates[0].rules ?? applied.get(name) ?? []);
-    return usageByStore(others);
+    return this.counted(others, layer);
+  }
+
+  /** `layers`' usage by store, each reserved layer but `fitting` counted at its reserve at least. */
+  private counted(layers: Map<LayerName, readonly RuleBody[]>, fitting: LayerName): StoreUsage {
+    const u = usageByStore(layers);
+    for (const [name, reserve] of Object.entries(this.options.reserves ?? {}) as [
+      LayerName,
+      DnrUsage,
+    ][]) {
+      if (name === fitting) continue;
+      const held = usageOf(layers.get(name) ?? []);
+      const s = u[LAYERS[name].store];
+      s.rules += Math.max(0, reserve.rules - held.rules);
+      s.regexRules += Math.max(0, reserve.regexRules - held.regexRules);
+      s.unsafeRules += Math.max(0, reserve.unsafeRules - held.unsafeRules);
+    }
+    return u;
   }
 
   /** Why the layer's last declared rules are not in force, if they are not. */
@@ -196,8 +255,24 @@ export class RuleWriter {
     return [...this.problems].map(([layer, e]) => ({
       layer,
       message: e.message,
-      outcome: e instanceof DnrBudgetError || e instanceof DnrRefusedError ? e.outcome : null,
+      outcome:
+        e instanceof DnrBudgetError ||
+        e instanceof DnrRefusedError ||
+        e instanceof DnrPartialError ||
+        e instanceof RestoredRefusal
+          ? e.outcome
+          : null,
     }));
+  }
+
+  /**
+   * The refusals a previous run of the worker left (the rules it wrote outlive it): kept for the
+   * layers this run has not written yet.
+   */
+  restoreRefusals(refusals: readonly LayerRefusal[]): void {
+    for (const r of refusals)
+      if (!this.written.has(r.layer) && !this.problems.has(r.layer))
+        this.problems.set(r.layer, new RestoredRefusal(r));
   }
 
   /** Resolves when every batch queued so far has been written. */
@@ -281,12 +356,15 @@ export class RuleWriter {
     }
     for (const [layer, choice] of chosen) {
       const p = batch.get(layer) as Pending;
+      this.written.add(layer);
       if (choice.error === null) this.problems.delete(layer);
       else this.problems.set(layer, choice.error);
+      // A partial set is in force as asked: its note is for the options page, not the caller.
       for (const w of p.waiters)
-        if (choice.error === null) w.resolve();
+        if (choice.error === null || choice.error instanceof DnrPartialError) w.resolve();
         else w.reject(choice.error);
     }
+    this.options.refusalsChanged?.(this.refusals());
   }
 
   /** The first candidate that fits beside `next`, else what of `held` is still asked for. */
@@ -302,20 +380,21 @@ export class RuleWriter {
       const o =
         c.rules.length > limit - base
           ? [`${c.rules.length} rules > ${limit - base} ids of the layer`]
-          : overLimits(usageByStore(new Map(next).set(layer, c.rules)), this.limits);
+          : overLimits(this.counted(new Map(next).set(layer, c.rules), layer), this.limits);
       if (o.length === 0)
         return {
           rules: c.rules,
           error:
-            c.without === null ? null : new DnrBudgetError(layer, over, { without: c.without }),
+            c.without !== null
+              ? new DnrBudgetError(layer, over, { without: c.without })
+              : c.partial !== null
+                ? new DnrPartialError(layer, { partial: c.partial })
+                : null,
         };
       if (over.length === 0) over = o;
     }
     // A subset of what the layer held beside the same layers' rules (or fewer): it fits.
-    return {
-      rules: stillAsked(held, candidates[0].rules),
-      error: new DnrBudgetError(layer, over),
-    };
+    return { rules: upgradesOf(held), error: new DnrBudgetError(layer, over) };
   }
 
   /** Chromium refused `layer`'s chosen rules: its fallbacks in turn, else what still holds. */
@@ -330,7 +409,10 @@ export class RuleWriter {
       if (without === null) continue;
       const trial = new Map(applied).set(layer, rules);
       const { base, limit } = LAYERS[layer];
-      if (rules.length > limit - base || overLimits(usageByStore(trial), this.limits).length > 0)
+      if (
+        rules.length > limit - base ||
+        overLimits(this.counted(trial, layer), this.limits).length > 0
+      )
         continue;
       try {
         await this.write(applied, trial, [layer]);
@@ -339,14 +421,14 @@ export class RuleWriter {
         // The same rule may be in the smaller set too: try the next.
       }
     }
-    const kept = stillAsked(applied.get(layer) ?? [], p.candidates[0].rules);
+    const kept = upgradesOf(applied.get(layer) ?? []);
     try {
       await this.write(applied, new Map(applied).set(layer, kept), [layer]);
     } catch (e) {
       // Only removals, of rules Chromium took before: refused only if the browser is failing.
       console.error(`httpsify: the ${layer} rules could not be reduced either`, e);
     }
-    return { rules: kept, error: new DnrRefusedError(layer, reason, 'kept-still-asked') };
+    return { rules: kept, error: new DnrRefusedError(layer, reason, 'kept-upgrades') };
   }
 
   /** Brings the browser from `from` to `to` for `layers`; updates `from` in place once written. */
@@ -387,11 +469,18 @@ export class RuleWriter {
   }
 }
 
-/** The rules of `held` that `asked` holds too (by body: ids are the writer's). */
-function stillAsked(held: readonly ExtRule[], asked: readonly RuleBody[]): ExtRule[] {
-  if (held.length === 0) return [];
-  const wanted = new Set(asked.map((r) => ruleKey(withoutId(r))));
-  return held.filter((r) => wanted.has(ruleKey(withoutId(r))));
+/** What a layer keeps when nothing asked for fits: its old rules that relax nothing. */
+function upgradesOf(held: readonly ExtRule[]): ExtRule[] {
+  return held.filter((r) => r.action.type !== 'allow' && r.action.type !== 'allowAllRequests');
+}
+
+/** A refusal read back from storage at a worker's start. */
+class RestoredRefusal extends Error {
+  readonly outcome: RefusedOutcome | null;
+  constructor(r: LayerRefusal) {
+    super(r.message);
+    this.outcome = r.outcome;
+  }
 }
 
 function withoutId(r: RuleBody & { id?: number }): RuleBody {

@@ -6,8 +6,10 @@
 import type { ProtectionSnapshot } from '../decision/snapshot.js';
 import { type Ruleset } from '@httpsify/engine';
 import { ALL_RESOURCE_TYPES, compileDnr } from '@httpsify/engine/dnr';
+import { handoffScopeRules, rulesetsScope } from './handoff-rules.js';
 import {
   GLOBAL_OFF_PRIORITY,
+  HANDOFF_FORMS_PRIORITY,
   HTTPS_FIRST_EXEMPT_PRIORITY,
   HTTPS_FIRST_PRIORITY,
   OWN_REQUESTS_PRIORITY,
@@ -19,7 +21,7 @@ import { parseSitePattern } from '../site-rules/site-pattern.js';
 import { localNameConditions, localNameRegexes } from './local-name-rules.js';
 import type { LayerFallback, RuleWriter } from './rule-writer.js';
 import { siteEntryConditions } from './site-conditions.js';
-import type { RuleBody } from './rules.js';
+import { type DnrUsage, type RuleBody, usageOf } from './rules.js';
 
 export interface UiRuleInputs {
   globalEnabled: boolean;
@@ -32,6 +34,14 @@ export interface UiRuleInputs {
   httpsFirst: boolean;
   /** The extension's id: its own requests (initiator `chrome-extension://<id>`) go out as sent. */
   extensionId?: string;
+  /**
+   * The handoff page: main frames of user rulesets DNR does not carry (all of them, or those the
+   * compiler leaves partly out) go there, above every other rule but the user's own switches,
+   * so that a page loads as decide() says even when the user's rules are not rules here.
+   */
+  handoffPage?: string;
+  /** False: the user's rulesets are not compiled at all (they do not fit), only handed off. */
+  compileUserRules?: boolean;
 }
 
 const SUBRESOURCE_TYPES = ALL_RESOURCE_TYPES.filter((t) => t !== 'main_frame');
@@ -39,7 +49,12 @@ const SUBRESOURCE_TYPES = ALL_RESOURCE_TYPES.filter((t) => t !== 'main_frame');
 /** HTTPS-first's exemption regexes (Chromium must accept each: test/ui-chromium-https-first). */
 export const HTTPS_FIRST_EXEMPT_REGEXES = localNameRegexes();
 
-export function uiDnrRules(inputs: UiRuleInputs): { rules: RuleBody[]; omitted: number } {
+export function uiDnrRules(inputs: UiRuleInputs): {
+  rules: RuleBody[];
+  omitted: number;
+  /** The user rulesets whose page loads go to the handoff page (not, or not wholly, compiled). */
+  handedOff: string[];
+} {
   const planned: RuleBody[] = [];
   const all = [...ALL_RESOURCE_TYPES];
   if (!inputs.globalEnabled) {
@@ -48,7 +63,7 @@ export function uiDnrRules(inputs: UiRuleInputs): { rules: RuleBody[]; omitted: 
       action: { type: 'allow' },
       condition: { urlFilter: '|http://', resourceTypes: all },
     });
-    return { rules: planned, omitted: 0 };
+    return { rules: planned, omitted: 0, handedOff: [] };
   }
   if (inputs.extensionId !== undefined)
     planned.push({
@@ -82,14 +97,21 @@ export function uiDnrRules(inputs: UiRuleInputs): { rules: RuleBody[]; omitted: 
       condition: { ...condition, resourceTypes: SUBRESOURCE_TYPES },
     });
   let omitted = 0;
-  if (inputs.userRulesets.length > 0) {
+  let handedOff: Ruleset[];
+  if (inputs.userRulesets.length > 0 && inputs.compileUserRules !== false) {
     const compiled = compileDnr([...inputs.userRulesets], { isActive: () => true });
     omitted = compiled.report.omissions.length;
+    const partial = new Set(compiled.report.omissions.map((o) => o.ruleset));
+    handedOff = inputs.userRulesets.filter((rs) => partial.has(rs.name));
     for (const r of compiled.rules) {
       const { id: _id, ...rest } = r;
       planned.push({ ...rest, priority: r.priority + USER_RULE_PRIORITY_OFFSET });
     }
-  }
+  } else handedOff = [...inputs.userRulesets];
+  if (inputs.handoffPage !== undefined && handedOff.length > 0)
+    planned.push(
+      ...handoffScopeRules(rulesetsScope(handedOff), inputs.handoffPage, HANDOFF_FORMS_PRIORITY),
+    );
   if (inputs.httpsFirst) {
     planned.push({
       priority: HTTPS_FIRST_PRIORITY,
@@ -112,7 +134,7 @@ export function uiDnrRules(inputs: UiRuleInputs): { rules: RuleBody[]; omitted: 
         condition: { ...condition, resourceTypes: ['main_frame'] },
       });
   }
-  return { rules: planned, omitted };
+  return { rules: planned, omitted, handedOff: handedOff.map((rs) => rs.name) };
 }
 
 /**
@@ -152,8 +174,10 @@ export async function syncSettingsRules(
   writer: RuleWriter,
   snap: ProtectionSnapshot,
   extensionId: string,
+  handoffPage?: string,
 ): Promise<void> {
-  const compile = (userRulesets: readonly Ruleset[], sites: boolean) =>
+  const user = snap.dnr.activeUserRulesets;
+  const compile = (sites: boolean, compileUserRules = true) =>
     uiDnrRules({
       globalEnabled: snap.globalEnabled,
       disabledSites: sites ? [...snap.dnr.disabledSites] : [],
@@ -161,27 +185,62 @@ export async function syncSettingsRules(
       // Kept in every set: a few hosts, each a click this session; without them the fallback
       // page's "open over HTTP" would lead back to itself.
       httpOnceHosts: [...snap.httpOnce],
-      userRulesets: [...userRulesets],
+      userRulesets: [...user],
       httpsFirst: snap.httpsFirst,
       extensionId,
-    }).rules;
+      handoffPage,
+      compileUserRules,
+    });
   const tabs = [...snap.httpOnceInTabs].flatMap(([tabId, hosts]) =>
     [...hosts].map((h): [number, string] => [tabId, h]),
   );
-  const user = snap.dnr.activeUserRulesets;
+  const full = compile(true);
   const fallbacks: LayerFallback[] = [];
-  if (user.length > 0) fallbacks.push({ rules: compile([], true), without: USER_RULES_LEFT_OUT });
-  fallbacks.push({ rules: compile([], false), without: SITES_LEFT_OUT });
+  if (user.length > 0)
+    fallbacks.push({ rules: compile(true, false).rules, without: USER_RULES_LEFT_OUT });
+  fallbacks.push({ rules: compile(false, false).rules, without: SITES_LEFT_OUT });
+  const partial =
+    full.handedOff.length === 0
+      ? null
+      : `part of ${full.handedOff.length} of the user's own rulesets, which DNR cannot express (their page loads go to the rulesets)`;
   try {
-    await writer.setLayer('settings', compile(user, true), fallbacks);
+    await writer.setLayer('settings', full.rules, fallbacks, partial);
   } finally {
     // Whatever became of the layer above, a tab's "open over HTTP" ends when decide() says so.
     await writer.setLayer('tabOnce', tabOnceRules(tabs, snap.globalEnabled && snap.httpsFirst));
   }
 }
 
+/**
+ * The room the settings layer holds in reserve (rule-writer.ts): its smallest set — the switches,
+ * the mode and its local-name exemptions — plus a few groups of hosts opened over HTTP and of
+ * the user's rulesets' page loads. The other layers plan around it, so turning the global switch
+ * or the mode back on always fits.
+ */
+export function settingsReserve(): DnrUsage {
+  const smallest = usageOf(
+    uiDnrRules({
+      globalEnabled: true,
+      disabledSites: [],
+      httpAllowedSites: [],
+      httpOnceHosts: [],
+      userRulesets: [],
+      httpsFirst: true,
+      extensionId: 'reserve',
+    }).rules,
+  );
+  return {
+    rules: smallest.rules + RESERVE_HEADROOM,
+    regexRules: smallest.regexRules + RESERVE_HEADROOM,
+    unsafeRules: smallest.unsafeRules + RESERVE_HEADROOM,
+  };
+}
+
+/** Rules beyond the smallest set: host groups (one per label count) and handoff rules. */
+const RESERVE_HEADROOM = 16;
+
 /** How a settings layer written without the user's rules is named in its error (and the UI). */
-export const USER_RULES_LEFT_OUT = "the user's own rules";
+export const USER_RULES_LEFT_OUT = "the user's own rules (their page loads go to the rulesets)";
 /** …and one written without the sites' entries (or the user's rules). */
 export const SITES_LEFT_OUT =
   "the sites' entries (but this session's \"open over HTTP\") and the user's own rules";

@@ -19,6 +19,7 @@ import type { RequestKind } from '../decision/decide.js';
 import type { ProtectionSnapshot } from '../decision/snapshot.js';
 import { popupState, retryPage, tabPageStatus, type PageViewSources } from '../status/page-view.js';
 import type { TabActivity } from '../status/tab-activity.js';
+import { DnrBudgetError, DnrRefusedError } from '../dnr/rule-writer.js';
 import type {
   AboutInfo,
   PageStatus,
@@ -248,8 +249,15 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
         .definitionsChanged(s.channels)
         .catch((e: unknown) => console.error('httpsify: channel update failed', e));
     }
-    await this.hooks.policyChanged(this);
-    if (refused !== null) throw refused.error;
+    try {
+      await this.hooks.policyChanged(this);
+    } catch (e) {
+      refused ??= { error: e };
+    }
+    // The settings are in force in decide(); what the browser's rule limits left out of its
+    // rules is the options page's notice (ruleLimits), not a failure of the click.
+    if (refused !== null && !isRuleLimit(refused.error)) throw refused.error;
+    if (refused !== null) console.warn('httpsify: not all rules fit the browser', refused.error);
   }
 
   /** The last definitionsChanged hand-over (tests and channel requests wait on it). */
@@ -413,4 +421,9 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
       this.hooks.fallbackPage?.(tabId);
     return routeSettingsRequest(this, req, tabAddress);
   }
+}
+
+/** A refusal by the browser's rule limits (Chromium), which the options page reports itself. */
+function isRuleLimit(e: unknown): boolean {
+  return e instanceof DnrBudgetError || e instanceof DnrRefusedError;
 }
