@@ -3,16 +3,21 @@
  * rules on, as the extension build compiles), counted by cause: the first report entry of the
  * ruleset the reference used (the ruleset left out, else its first omitted rule or exclusion).
  * Says where the regex budget and the translation lose coverage; a few URLs per cause.
- *   npm run build && npx tsx packages/engine/bench/dnr-misses.ts <dir of corpus rules/*.xml>
+ * `--self-oracle`: for a library without an oracle (EFF's 2021 one), the reference is the
+ * engine's own rewrites of the URLs the public oracle is made of: every `<test url>` and
+ * `http://<host>/` of every target without a wildcard.
+ *   npm run build && npx tsx packages/engine/bench/dnr-misses.ts <dir of rules/*.xml> [--self-oracle]
  */
 import { loadRulesets } from '@httpsify/engine/node';
 import { compileDnr, DnrEmulator, type DnrOmission } from '@httpsify/engine/dnr';
-import { readOracle } from '../test/support/corpus.js';
+import { readOracle, type OracleCase } from '../test/support/corpus.js';
 
 const dir = process.argv[2];
-if (dir === undefined) throw new Error('usage: dnr-misses.ts <dir of corpus rules/*.xml>');
+if (dir === undefined) throw new Error('usage: dnr-misses.ts <dir of rules/*.xml> [--self-oracle]');
 const { engine, rulesets } = loadRulesets([dir]);
+const started = performance.now();
 const { rules, report } = compileDnr(rulesets, { trailingDots: true });
+const compileMs = performance.now() - started;
 const emulator = new DnrEmulator(rules);
 const withoutFragment = (url: string): string => {
   const u = new URL(url);
@@ -36,15 +41,28 @@ function causeOf(ruleset: string | null, engineRewrites: boolean): string {
   return `${first.what}: ${first.reason.replace(/; widened to .*/, '; widened')}`;
 }
 
+function selfOracle(): OracleCase[] {
+  const urls = new Set<string>();
+  for (const rs of rulesets) {
+    for (const test of rs.tests) urls.add(test.url);
+    for (const t of rs.targets) if (!t.host.includes('*')) urls.add(`http://${t.host}/`);
+  }
+  return [...urls].map((url) => ({ url, expected: engine.rewrite(url) }));
+}
+
 const causes = new Map<string, { count: number; examples: string[] }>();
 let rewrites = 0;
 let reproduced = 0;
 let wrong = 0;
-for (const c of await readOracle()) {
-  if (c.expected === null) continue;
-  rewrites++;
+let spurious = 0;
+for (const c of process.argv.includes('--self-oracle') ? selfOracle() : await readOracle()) {
   const url = withoutFragment(c.url);
   const got = emulator.match({ url, type: 'main_frame' }).redirectUrl;
+  if (c.expected === null) {
+    if (got !== null) spurious++;
+    continue;
+  }
+  rewrites++;
   if (got !== null) {
     if (withoutFragment(got) === withoutFragment(c.expected)) reproduced++;
     else wrong++;
@@ -58,10 +76,12 @@ for (const c of await readOracle()) {
   causes.set(cause, entry);
 }
 console.log(
-  `rules: ${report.ruleCount}, regex rules: ${report.regexRuleCount} of ${report.regexLimit}`,
+  `rules: ${report.ruleCount}, regex rules: ${report.regexRuleCount} of ${report.regexLimit}; ` +
+    `compiled in ${(compileMs / 1000).toFixed(1)} s`,
 );
 console.log(
-  `${reproduced} of ${rewrites} rewrites reproduced, ${rewrites - reproduced - wrong} missed, ${wrong} different; missed by cause:`,
+  `${reproduced} of ${rewrites} rewrites reproduced (${((100 * reproduced) / rewrites).toFixed(3)}%), ` +
+    `${rewrites - reproduced - wrong} missed, ${wrong} different, ${spurious} spurious; missed by cause:`,
 );
 for (const [cause, { count, examples }] of [...causes].sort((a, b) => b[1].count - a[1].count)) {
   console.log(`${String(count).padStart(6)}  ${cause}`);

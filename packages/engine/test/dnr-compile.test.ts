@@ -219,6 +219,49 @@ describe('DNR compiler: rules', () => {
     expect(wide.go('http://mail.google.de/')).toBeNull();
   });
 
+  it('narrows a scheme-only rule for right-wildcard targets to the hosts they cover', () => {
+    // Google.tld Subdomains (2018, 2021): the regex also names `adwords.google.de`,
+    // `lh7.google.de` and `accounts.google.co.uk`, which no target covers.
+    const xml = `<ruleset name="G"><target host="accounts.google.*"/><target host="lh2.google.*"/>
+      <target host="lh3.google.*"/><target host="accounts.google.com.*"/>
+      <target host="adwords.google.com.*"/><target host="www.example.com"/>
+      <exclusion pattern="^http://accounts\\.google\\.com/hosted/"/>
+      <rule from="^http://(accounts|adwords|lh\\d)\\.google\\.((com?\\.)?\\w{2,3})/" to="https://$1.google.$2/"/>
+      <rule from="^http://www\\.example\\.com/" to="https://example.com/"/></ruleset>`;
+    const { go, rules, report } = compiled([xml]);
+    expect(report.omissions).toEqual([]);
+    expect(rules.filter((r) => r.condition.regexFilter !== undefined).length).toBe(2);
+    const engine = createEngine(rulesets(xml));
+    const hosts = ['accounts', 'adwords', 'lh2', 'lh3', 'lh7', 'lh', 'x.accounts'].flatMap((h) =>
+      ['de', 'com', 'co.uk', 'com.au', 'com.x', 'co.u', 'abcd', 'com.abcd'].map(
+        (tld) => `${h}.google.${tld}`,
+      ),
+    );
+    let upgraded = 0;
+    for (const host of hosts) {
+      for (const path of ['/', '/hosted/x', ':8080/a', '/?q']) {
+        const url = `http://${host}${path}`;
+        const expected = engine.rewrite(url);
+        if (expected !== null) upgraded++;
+        expect(go(url), url).toBe(expected);
+      }
+    }
+    // accounts.google.{de,com,com.au}, adwords.google.com.au, lh2 and lh3 .google.{de,com}:
+    // three paths each (no port: the rule wants `/` after the host), one of them excluded.
+    expect(upgraded).toBe(23);
+  });
+
+  it('leaves a rule alone when one of its host choices is only partly on the targets', () => {
+    // `[\d_]` is too large a class to spell out: `lh[\d_]` takes lh2, a target, and lh7, none.
+    const { go, report } = compiled([
+      `<ruleset name="G"><target host="lh2.google.*"/>
+        <rule from="^http://(lh[\\d_])\\.google\\.(\\w{2,3})/" to="https://$1.google.$2/"/></ruleset>`,
+    ]);
+    expect(report.omissions[0]?.reason).toContain('may match hosts no target covers');
+    expect(go('http://lh2.google.de/')).toBeNull();
+    expect(go('http://lh7.google.de/')).toBeNull();
+  });
+
   it('turns a scheme-only rule over every host below a wildcard target into a shared host group', () => {
     const { go, rules, report } = compiled([
       `<ruleset name="A"><target host="*.open.example"/><target host="dkb.example"/><target host="*.dkb.example"/><target host="one.example"/><target host="*.part.example"/>

@@ -16,9 +16,11 @@ import {
   type Planned,
   type RulePlan,
 } from './plan.js';
+import { narrowToTargets } from './covered-hosts.js';
 import {
   hostCondition,
   OVER_BUDGET,
+  UNCOVERED_HOSTS,
   regexCondition,
   regexPieceRules,
   rewriteDomains,
@@ -200,7 +202,16 @@ export function planRule(ctx: PlanContext, j: number, priority: number): RulePla
       rules: [],
       regexes: 0,
     };
-  if (spellsMatchBack(rule.from, rule.to)) return upgradeRule(ctx, rule.from, priority);
+  if (spellsMatchBack(rule.from, rule.to)) {
+    const upgrade = upgradeRule(ctx, rule.from, priority);
+    if (upgrade !== UNCOVERED_HOSTS) return upgrade;
+    // Without a domain list: the alternatives on the targets alone, if they part cleanly.
+    const narrowed = narrowToTargets(rule.from, ctx.targets);
+    if (narrowed === null) return upgrade;
+    return narrowed === ''
+      ? { trivial: false, rules: [], regexes: 0 }
+      : upgradeRule(ctx, narrowed, priority);
+  }
   const redirect = redirectRule(ctx, rule.from, rule.to, priority);
   if (redirect === OVER_BUDGET)
     return splitHostRedirect(ctx, rule.from, rule.to, priority) ?? redirect;
