@@ -104,6 +104,47 @@ describe('DNR compiler: rules', () => {
     expect(go('http://www.example.com/')).toBe('https://secure.example.net/');
   });
 
+  it('spells a `\\d` in a host swap out as ten regex-free redirects', () => {
+    // Alibaba.com: `^http://atms0(\d)\.alicdn\.com/` → `https://gtms0$1.alicdn.com/`.
+    const xml = `<ruleset name="A"><target host="*.alicdn.com"/>
+      <rule from="^http://atms0(\\d)\\.alicdn\\.com/" to="https://gtms0$1.alicdn.com/"/></ruleset>`;
+    const { go, report, rules } = compiled([xml]);
+    expect(report.regexRuleCount).toBe(0);
+    expect(rules.filter((r) => r.action.type === 'redirect')).toHaveLength(10);
+    const engine = createEngine(rulesets(xml));
+    for (const host of ['atms00', 'atms05', 'atms09', 'atms0a', 'atms010', 'atms1'])
+      for (const rest of ['/', '/p?q', ':81/']) {
+        const url = `http://${host}.alicdn.com${rest}`;
+        expect(go(url), url).toBe(engine.rewrite(url));
+      }
+    expect(go('http://atms05.alicdn.com/p?q')).toBe('https://gtms05.alicdn.com/p?q');
+  });
+
+  it('replaces the path and keeps the query of `[^?]*` rules without a regex', () => {
+    // 2pay.ru (2018): `^http://(?:www\.)?2pay\.ru/[^?]*` → `https://www.xsolla.com/`.
+    const xml = `<ruleset name="A"><target host="2pay.ru"/><target host="www.2pay.ru"/>
+      <target host="*.shop.example"/>
+      <rule from="^http://(?:www\\.)?2pay\\.ru/[^?]*" to="https://www.xsolla.com/"/>
+      <rule from="^http://(a|b)\\.shop\\.example/old/[^?]*" to="https://shop.example/$1/new"/>
+      <rule from="^http://(c)\\.shop\\.example/[^?]*" to="https://shop.example/$&amp;"/></ruleset>`;
+    const { go, report, rules } = compiled([xml]);
+    // The `$&` one keeps its regex: the match holds the path it took.
+    expect(report.omissions).toEqual([]);
+    expect(rules.filter((r) => r.condition.regexFilter?.includes('[^?]*'))).toHaveLength(1);
+    expect(
+      rules.filter((r) => r.action.type === 'redirect' && r.action.redirect.transform?.path),
+    ).toHaveLength(4);
+    const engine = createEngine(rulesets(xml));
+    const hosts = ['2pay.ru', 'www.2pay.ru', 'x.2pay.ru', 'a.shop.example', 'b.shop.example'];
+    for (const host of [...hosts, 'c.shop.example'])
+      for (const rest of ['/', '/p/q', '/old/', '/old/x/y?q=1&r', '/?', '/old?x', ':81/old/']) {
+        const url = `http://${host}${rest}`;
+        expect(go(url), url).toBe(engine.rewrite(url));
+      }
+    expect(go('http://www.2pay.ru/a/b?c=d')).toBe('https://www.xsolla.com/?c=d');
+    expect(go('http://b.shop.example/old/x?y')).toBe('https://shop.example/b/new?y');
+  });
+
   it('translates a capturing rule to regexSubstitution (`$1` → `\\1`)', () => {
     const { go, rules } = compiled([
       `<ruleset name="A"><target host="*.example.com"/>

@@ -45,6 +45,11 @@ export interface PlanContext {
   covered: (host: string) => boolean;
   /** The ruleset's exclusion priority, which its fences share. */
   allowPriority: number;
+  /**
+   * Spell a `\d` of a literal rule out (ten regex-free rules for one regex): only where no
+   * redirect limit counts the rules (the static set).
+   */
+  spellDigits: boolean;
   /** `allow` rules for hosts the domain condition admits but no target covers, by host pattern. */
   fences: Map<string, Planned>;
 }
