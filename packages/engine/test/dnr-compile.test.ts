@@ -118,6 +118,9 @@ describe('DNR compiler: rules', () => {
         expect(go(url), url).toBe(engine.rewrite(url));
       }
     expect(go('http://atms05.alicdn.com/p?q')).toBe('https://gtms05.alicdn.com/p?q');
+    // Where a redirect limit counts rules (dynamic sets), one regex serves better.
+    const limited = compileDnr(rulesets(xml), { redirectLimit: 100 }).rules;
+    expect(limited.filter((r) => r.action.type === 'redirect')).toHaveLength(1);
   });
 
   it('replaces the path and keeps the query of `[^?]*` rules without a regex', () => {
@@ -143,6 +146,9 @@ describe('DNR compiler: rules', () => {
       }
     expect(go('http://www.2pay.ru/a/b?c=d')).toBe('https://www.xsolla.com/?c=d');
     expect(go('http://b.shop.example/old/x?y')).toBe('https://shop.example/b/new?y');
+    // Where a redirect limit counts rules (dynamic sets), one regex serves better.
+    const limited = compileDnr(rulesets(xml), { redirectLimit: 100 }).rules;
+    expect(limited.filter((r) => r.condition.regexFilter?.includes('[^?]*'))).toHaveLength(3);
   });
 
   it('translates a capturing rule to regexSubstitution (`$1` → `\\1`)', () => {

@@ -164,8 +164,8 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
     });
   };
 
-  // Ten literal redirects for one regex only where no redirect limit counts them.
-  const spellDigits = options.redirectLimit === undefined;
+  // Several literal redirects for one regex only where no redirect limit counts them.
+  const redirectsUncounted = options.redirectLimit === undefined;
   const plans: RulesetPlan[] = [];
   const active: { ruleset: Ruleset; targets: ClassifiedTarget[] }[] = [];
   let considered = 0;
@@ -179,7 +179,7 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
       .map((t) => classifyTarget(t.host))
       .filter((t): t is ClassifiedTarget => t !== null);
     active.push({ ruleset, targets });
-    const plan = planRuleset(ruleset, maxInstructions, omit, refused, spellDigits);
+    const plan = planRuleset(ruleset, maxInstructions, omit, refused, redirectsUncounted);
     if (plan) plans.push(plan);
     else skipped++;
   }
@@ -348,7 +348,7 @@ function planRuleset(
     reason: string,
   ) => void,
   refused: ReadonlySet<string>,
-  spellDigits: boolean,
+  redirectsUncounted: boolean,
 ): RulesetPlan | null {
   const targets: ClassifiedTarget[] = [];
   ruleset.targets.forEach((t, i) => {
@@ -370,7 +370,7 @@ function planRuleset(
     ruleset,
     targets,
     maxInstructions,
-    spellDigits,
+    redirectsUncounted,
     domainCondition: domains ? { requestDomains: domains } : {},
     covered: (host: string) => targets.some((t) => targetCovers(t, host)),
     allowPriority: band * BAND_WIDTH + ALLOW_PRIORITY,

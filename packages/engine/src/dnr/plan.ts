@@ -46,10 +46,10 @@ export interface PlanContext {
   /** The ruleset's exclusion priority, which its fences share. */
   allowPriority: number;
   /**
-   * Spell a `\d` of a literal rule out (ten regex-free rules for one regex): only where no
-   * redirect limit counts the rules (the static set).
+   * No redirect limit counts the rules (the static set): a regex may be traded for several
+   * literal redirects (a `\d` spelled out as ten; a path-dropping transform per prefix).
    */
-  spellDigits: boolean;
+  redirectsUncounted: boolean;
   /** `allow` rules for hosts the domain condition admits but no target covers, by host pattern. */
   fences: Map<string, Planned>;
 }

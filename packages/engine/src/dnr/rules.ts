@@ -189,9 +189,9 @@ export function oneLabelBelow(
 export function planRule(ctx: PlanContext, j: number, priority: number): RulePlan | string {
   const rule = ctx.ruleset.rules[j]!;
   const literal =
-    literalRule(rule.from, rule.to, priority, ctx.covered, ctx.spellDigits) ??
-    slashRunRule(rule.from, rule.to, priority, ctx.covered, ctx.spellDigits) ??
-    pathDropRule(rule.from, rule.to, priority, ctx.covered, ctx.spellDigits);
+    literalRule(rule.from, rule.to, priority, ctx.covered, ctx.redirectsUncounted) ??
+    slashRunRule(rule.from, rule.to, priority, ctx.covered, ctx.redirectsUncounted) ??
+    (ctx.redirectsUncounted ? pathDropRule(rule.from, rule.to, priority, ctx.covered) : null);
   if (literal) return { trivial: false, rules: literal, regexes: 0 };
   const upgrade = schemeOnlyHosts(rule.from, rule.to, ctx.targets);
   if (upgrade)
@@ -577,14 +577,14 @@ const PLAIN_PATH = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
 /**
  * `^http://host/path[^?]*` → `https://other/new`: the reference replaces the path (up to the
  * query) and keeps the query, as a `transform` of scheme, host and path does: one regex-free
- * redirect per literal prefix. Null for any other shape.
+ * redirect per literal prefix (for the static set: where a redirect limit counts them, one regex
+ * serves better). Null for any other shape.
  */
 export function pathDropRule(
   from: string,
   to: string,
   priority: number,
   covered: (host: string) => boolean,
-  digits = false,
 ): Planned[] | null {
   const els = topLevelElements(from);
   const last = els?.[els.length - 1];
@@ -600,7 +600,7 @@ export function pathDropRule(
     return null;
   // `$&` would hold the path the run took.
   if (to.includes('$&')) return null;
-  const lit = expandLiteralLanguage(from.slice(0, last.start), 32, { digits });
+  const lit = expandLiteralLanguage(from.slice(0, last.start), 32, { digits: true });
   if (!lit || lit.consumesRest || lit.expansions.some((e) => e.exact === true)) return null;
   const captures = captureCount(from);
   const out: Planned[] = [];
