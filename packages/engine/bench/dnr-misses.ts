@@ -3,17 +3,22 @@
  * rules on, as the extension build compiles), counted by cause: the first report entry of the
  * ruleset the reference used (the ruleset left out, else its first omitted rule or exclusion).
  * Says where the regex budget and the translation lose coverage; a few URLs per cause.
- * `--self-oracle`: for a library without an oracle (EFF's 2021 one), the reference is the
- * engine's own rewrites of the URLs the public oracle is made of: every `<test url>` and
- * `http://<host>/` of every target without a wildcard.
- *   npm run build && npx tsx packages/engine/bench/dnr-misses.ts <dir of rules/*.xml> [--self-oracle]
+ * `2018` and `2021` name the shared corpus's libraries. `--self-oracle` (implied by `2021`, which
+ * has no oracle): the reference is the engine's own rewrites of the URLs the public oracle is
+ * made of, every `<test url>` and `http://<host>/` of every target without a wildcard.
+ *   npm run bench:dnr (both libraries)
+ *   npm run build && npx tsx packages/engine/bench/dnr-misses.ts <2018|2021|rules dir> [--self-oracle]
  */
 import { loadRulesets } from '@httpsify/engine/node';
 import { compileDnr, DnrEmulator, type DnrOmission } from '@httpsify/engine/dnr';
-import { readOracle, type OracleCase } from '../test/support/corpus.js';
+import { libraryRulesDir, readOracle, type OracleCase } from '../test/support/corpus.js';
 
-const dir = process.argv[2];
-if (dir === undefined) throw new Error('usage: dnr-misses.ts <dir of rules/*.xml> [--self-oracle]');
+const arg = process.argv[2];
+if (arg === undefined)
+  throw new Error('usage: dnr-misses.ts <2018|2021|dir of rules/*.xml> [--self-oracle]');
+const dir = arg === '2018' || arg === '2021' ? libraryRulesDir(Number(arg) as 2018 | 2021) : arg;
+const selfOracle = process.argv.includes('--self-oracle') || arg === '2021';
+console.log(`${arg}${selfOracle ? ', the engine as the reference' : ''}`);
 const { engine, rulesets } = loadRulesets([dir]);
 const started = performance.now();
 const { rules, report } = compileDnr(rulesets, { trailingDots: true });
@@ -41,7 +46,7 @@ function causeOf(ruleset: string | null, engineRewrites: boolean): string {
   return `${first.what}: ${first.reason.replace(/; widened to .*/, '; widened')}`;
 }
 
-function selfOracle(): OracleCase[] {
+function engineOracle(): OracleCase[] {
   const urls = new Set<string>();
   for (const rs of rulesets) {
     for (const test of rs.tests) urls.add(test.url);
@@ -55,7 +60,7 @@ let rewrites = 0;
 let reproduced = 0;
 let wrong = 0;
 let spurious = 0;
-for (const c of process.argv.includes('--self-oracle') ? selfOracle() : await readOracle()) {
+for (const c of selfOracle ? engineOracle() : await readOracle()) {
   const url = withoutFragment(c.url);
   const got = emulator.match({ url, type: 'main_frame' }).redirectUrl;
   if (c.expected === null) {
