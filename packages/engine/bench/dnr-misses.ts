@@ -6,11 +6,18 @@
  * `2018` and `2021` name the shared corpus's libraries. `--self-oracle` (implied by `2021`, which
  * has no oracle): the reference is the engine's own rewrites of the URLs the public oracle is
  * made of, every `<test url>` and `http://<host>/` of every target without a wildcard.
+ * Last, the same URLs with a path and query added, the engine as the reference: URLs none of
+ * the compiler's choices (the regex budget ranks rulesets by those sample URLs) has seen.
  *   npm run bench:dnr (both libraries)
  *   npm run build && npx tsx packages/engine/bench/dnr-misses.ts <2018|2021|rules dir> [--self-oracle]
  */
 import { loadRulesets } from '@httpsify/engine/node';
-import { compileDnr, DnrEmulator, type DnrOmission } from '@httpsify/engine/dnr';
+import {
+  compileDnr,
+  DnrEmulator,
+  measureDnrCoverage,
+  type DnrOmission,
+} from '@httpsify/engine/dnr';
 import { libraryRulesDir, readOracle, type OracleCase } from '../test/support/corpus.js';
 
 const arg = process.argv[2];
@@ -55,12 +62,13 @@ function engineOracle(): OracleCase[] {
   return [...urls].map((url) => ({ url, expected: engine.rewrite(url) }));
 }
 
+const oracle = selfOracle ? engineOracle() : await readOracle();
 const causes = new Map<string, { count: number; examples: string[] }>();
 let rewrites = 0;
 let reproduced = 0;
 let wrong = 0;
 let spurious = 0;
-for (const c of selfOracle ? engineOracle() : await readOracle()) {
+for (const c of oracle) {
   const url = withoutFragment(c.url);
   const got = emulator.match({ url, type: 'main_frame' }).redirectUrl;
   if (c.expected === null) {
@@ -92,3 +100,16 @@ for (const [cause, { count, examples }] of [...causes].sort((a, b) => b[1].count
   console.log(`${String(count).padStart(6)}  ${cause}`);
   for (const e of examples) console.log(`          ${e}`);
 }
+
+const unseen = oracle.map(({ url }) => {
+  const u = new URL(url);
+  u.hash = '';
+  const variant = `${u.href}${u.search === '' ? 'a/b.png?x=1&y=2' : '&z=1'}`;
+  return { url: variant, expected: engine.rewrite(variant) };
+});
+const v = measureDnrCoverage(rules, unseen, 0, { asBrowser: true });
+console.log(
+  `with a path and query added (the engine as the reference): ${v.reproduced} of ${v.rewrites} ` +
+    `reproduced (${((100 * v.reproduced) / v.rewrites).toFixed(3)}%), ${v.wrong} different, ` +
+    `${v.spurious} spurious`,
+);
