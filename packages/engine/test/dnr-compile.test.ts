@@ -104,6 +104,53 @@ describe('DNR compiler: rules', () => {
     expect(go('http://www.example.com/')).toBe('https://secure.example.net/');
   });
 
+  it('spells a `\\d` in a host swap out as ten regex-free redirects', () => {
+    // Alibaba.com: `^http://atms0(\d)\.alicdn\.com/` → `https://gtms0$1.alicdn.com/`.
+    const xml = `<ruleset name="A"><target host="*.alicdn.com"/>
+      <rule from="^http://atms0(\\d)\\.alicdn\\.com/" to="https://gtms0$1.alicdn.com/"/></ruleset>`;
+    const { go, report, rules } = compiled([xml]);
+    expect(report.regexRuleCount).toBe(0);
+    expect(rules.filter((r) => r.action.type === 'redirect')).toHaveLength(10);
+    const engine = createEngine(rulesets(xml));
+    for (const host of ['atms00', 'atms05', 'atms09', 'atms0a', 'atms010', 'atms1'])
+      for (const rest of ['/', '/p?q', ':81/']) {
+        const url = `http://${host}.alicdn.com${rest}`;
+        expect(go(url), url).toBe(engine.rewrite(url));
+      }
+    expect(go('http://atms05.alicdn.com/p?q')).toBe('https://gtms05.alicdn.com/p?q');
+    // Where a redirect limit counts rules (dynamic sets), one regex serves better.
+    const limited = compileDnr(rulesets(xml), { redirectLimit: 100 }).rules;
+    expect(limited.filter((r) => r.action.type === 'redirect')).toHaveLength(1);
+  });
+
+  it('replaces the path and keeps the query of `[^?]*` rules without a regex', () => {
+    // 2pay.ru (2018): `^http://(?:www\.)?2pay\.ru/[^?]*` → `https://www.xsolla.com/`.
+    const xml = `<ruleset name="A"><target host="2pay.ru"/><target host="www.2pay.ru"/>
+      <target host="*.shop.example"/>
+      <rule from="^http://(?:www\\.)?2pay\\.ru/[^?]*" to="https://www.xsolla.com/"/>
+      <rule from="^http://(a|b)\\.shop\\.example/old/[^?]*" to="https://shop.example/$1/new"/>
+      <rule from="^http://(c)\\.shop\\.example/[^?]*" to="https://shop.example/$&amp;"/></ruleset>`;
+    const { go, report, rules } = compiled([xml]);
+    // The `$&` one keeps its regex: the match holds the path it took.
+    expect(report.omissions).toEqual([]);
+    expect(rules.filter((r) => r.condition.regexFilter?.includes('[^?]*'))).toHaveLength(1);
+    expect(
+      rules.filter((r) => r.action.type === 'redirect' && r.action.redirect.transform?.path),
+    ).toHaveLength(4);
+    const engine = createEngine(rulesets(xml));
+    const hosts = ['2pay.ru', 'www.2pay.ru', 'x.2pay.ru', 'a.shop.example', 'b.shop.example'];
+    for (const host of [...hosts, 'c.shop.example'])
+      for (const rest of ['/', '/p/q', '/old/', '/old/x/y?q=1&r', '/?', '/old?x', ':81/old/']) {
+        const url = `http://${host}${rest}`;
+        expect(go(url), url).toBe(engine.rewrite(url));
+      }
+    expect(go('http://www.2pay.ru/a/b?c=d')).toBe('https://www.xsolla.com/?c=d');
+    expect(go('http://b.shop.example/old/x?y')).toBe('https://shop.example/b/new?y');
+    // Where a redirect limit counts rules (dynamic sets), one regex serves better.
+    const limited = compileDnr(rulesets(xml), { redirectLimit: 100 }).rules;
+    expect(limited.filter((r) => r.condition.regexFilter?.includes('[^?]*'))).toHaveLength(3);
+  });
+
   it('translates a capturing rule to regexSubstitution (`$1` → `\\1`)', () => {
     const { go, rules } = compiled([
       `<ruleset name="A"><target host="*.example.com"/>
@@ -217,6 +264,49 @@ describe('DNR compiler: rules', () => {
     ]);
     expect(wide.report.omissions[0]?.reason).toContain('may match hosts no target covers');
     expect(wide.go('http://mail.google.de/')).toBeNull();
+  });
+
+  it('narrows a scheme-only rule for right-wildcard targets to the hosts they cover', () => {
+    // Google.tld Subdomains (2018, 2021): the regex also names `adwords.google.de`,
+    // `lh7.google.de` and `accounts.google.co.uk`, which no target covers.
+    const xml = `<ruleset name="G"><target host="accounts.google.*"/><target host="lh2.google.*"/>
+      <target host="lh3.google.*"/><target host="accounts.google.com.*"/>
+      <target host="adwords.google.com.*"/><target host="www.example.com"/>
+      <exclusion pattern="^http://accounts\\.google\\.com/hosted/"/>
+      <rule from="^http://(accounts|adwords|lh\\d)\\.google\\.((com?\\.)?\\w{2,3})/" to="https://$1.google.$2/"/>
+      <rule from="^http://www\\.example\\.com/" to="https://example.com/"/></ruleset>`;
+    const { go, rules, report } = compiled([xml]);
+    expect(report.omissions).toEqual([]);
+    expect(rules.filter((r) => r.condition.regexFilter !== undefined).length).toBe(2);
+    const engine = createEngine(rulesets(xml));
+    const hosts = ['accounts', 'adwords', 'lh2', 'lh3', 'lh7', 'lh', 'x.accounts'].flatMap((h) =>
+      ['de', 'com', 'co.uk', 'com.au', 'com.x', 'co.u', 'abcd', 'com.abcd'].map(
+        (tld) => `${h}.google.${tld}`,
+      ),
+    );
+    let upgraded = 0;
+    for (const host of hosts) {
+      for (const path of ['/', '/hosted/x', ':8080/a', '/?q']) {
+        const url = `http://${host}${path}`;
+        const expected = engine.rewrite(url);
+        if (expected !== null) upgraded++;
+        expect(go(url), url).toBe(expected);
+      }
+    }
+    // accounts.google.{de,com,com.au}, adwords.google.com.au, lh2 and lh3 .google.{de,com}:
+    // three paths each (no port: the rule wants `/` after the host), one of them excluded.
+    expect(upgraded).toBe(23);
+  });
+
+  it('leaves a rule alone when one of its host choices is only partly on the targets', () => {
+    // `[\d_]` is too large a class to spell out: `lh[\d_]` takes lh2, a target, and lh7, none.
+    const { go, report } = compiled([
+      `<ruleset name="G"><target host="lh2.google.*"/>
+        <rule from="^http://(lh[\\d_])\\.google\\.(\\w{2,3})/" to="https://$1.google.$2/"/></ruleset>`,
+    ]);
+    expect(report.omissions[0]?.reason).toContain('may match hosts no target covers');
+    expect(go('http://lh2.google.de/')).toBeNull();
+    expect(go('http://lh7.google.de/')).toBeNull();
   });
 
   it('turns a scheme-only rule over every host below a wildcard target into a shared host group', () => {

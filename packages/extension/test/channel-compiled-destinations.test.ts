@@ -88,6 +88,22 @@ describe('a signed channel rule cannot leave its destinations through the compil
       kind: 'literal',
       urls: ['https://evil.test/'],
     });
+    // A `[^?]*` rule's transform sets the path too (the query stays).
+    expect(
+      compiledDestination({
+        action: {
+          type: 'redirect',
+          redirect: { transform: { scheme: 'https', host: 'evil.test', path: '/login' } },
+        },
+        condition: {},
+      }),
+    ).toEqual({ kind: 'literal', urls: ['https://evil.test/login'] });
+    expect(
+      compiledDestination({
+        action: { type: 'redirect', redirect: { transform: { path: '/login' } } },
+        condition: {},
+      }),
+    ).toEqual({ kind: 'computed' });
     expect(compiledDestination({ action: { type: 'upgradeScheme' }, condition: {} })).toEqual({
       kind: 'same-url',
     });

@@ -173,8 +173,8 @@ export function ruleDestination(to: string, from = ''): RuleDestination {
 
 /**
  * Where a compiled DNR rule sends the requests it matches, read from the action Chromium runs:
- * `upgradeScheme` and a scheme-only transform keep the URL; a `url` or a transform's host is
- * literal; a `regexSubstitution` is read as a `to` over its `regexFilter` (its `\\n` are `$n`),
+ * `upgradeScheme` and a scheme-only transform keep the URL; a `url` or a transform's host (and
+ * path) is literal; a `regexSubstitution` is read as a `to` over its `regexFilter` (its `\\n` are `$n`),
  * when the filter is anchored at the start (else the unmatched prefix stays in front of it).
  * Rules that send nowhere (`allow`) answer null.
  */
@@ -187,11 +187,12 @@ export function compiledDestination(
   const r = a.redirect;
   if (r.url !== undefined) return { kind: 'literal', urls: [r.url] };
   if (r.transform !== undefined) {
-    const { scheme, host, ...others } = r.transform as { scheme?: string; host?: string };
-    if (Object.keys(others).length > 0) return { kind: 'computed' };
+    const { scheme, host, path, ...others } = r.transform;
+    if (Object.keys(others).length > 0 || (path !== undefined && host === undefined))
+      return { kind: 'computed' };
     return host === undefined
       ? { kind: 'same-url' }
-      : { kind: 'literal', urls: [`${scheme ?? 'http'}://${host}/`] };
+      : { kind: 'literal', urls: [`${scheme ?? 'http'}://${host}${path ?? '/'}`] };
   }
   const template = r.regexSubstitution;
   const filter = rule.condition.regexFilter;

@@ -164,6 +164,8 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
     });
   };
 
+  // Several literal redirects for one regex only where no redirect limit counts them.
+  const redirectsUncounted = options.redirectLimit === undefined;
   const plans: RulesetPlan[] = [];
   const active: { ruleset: Ruleset; targets: ClassifiedTarget[] }[] = [];
   let considered = 0;
@@ -177,7 +179,7 @@ export function compileDnr(rulesets: Ruleset[], options: DnrCompileOptions = {})
       .map((t) => classifyTarget(t.host))
       .filter((t): t is ClassifiedTarget => t !== null);
     active.push({ ruleset, targets });
-    const plan = planRuleset(ruleset, maxInstructions, omit, refused);
+    const plan = planRuleset(ruleset, maxInstructions, omit, refused, redirectsUncounted);
     if (plan) plans.push(plan);
     else skipped++;
   }
@@ -346,6 +348,7 @@ function planRuleset(
     reason: string,
   ) => void,
   refused: ReadonlySet<string>,
+  redirectsUncounted: boolean,
 ): RulesetPlan | null {
   const targets: ClassifiedTarget[] = [];
   ruleset.targets.forEach((t, i) => {
@@ -367,6 +370,7 @@ function planRuleset(
     ruleset,
     targets,
     maxInstructions,
+    redirectsUncounted,
     domainCondition: domains ? { requestDomains: domains } : {},
     covered: (host: string) => targets.some((t) => targetCovers(t, host)),
     allowPriority: band * BAND_WIDTH + ALLOW_PRIORITY,

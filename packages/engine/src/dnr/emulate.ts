@@ -320,6 +320,7 @@ function applyAction(c: CompiledRule, parsed: URL, url: string): string | null {
         const next = new URL(url);
         if (r.transform.host !== undefined) next.hostname = r.transform.host;
         if (r.transform.scheme !== undefined) next.protocol = `${r.transform.scheme}:`;
+        if (r.transform.path !== undefined) next.pathname = r.transform.path;
         target = next.href;
       } else if (r.regexSubstitution !== undefined && c.regexFilter) {
         const m = c.regexFilter.exec(url);

@@ -60,6 +60,8 @@ export function fence(
 }
 
 export const OVER_BUDGET = 'regex over the 2 KB RE2 budget (estimated)';
+export const UNCOVERED_HOSTS =
+  'may match hosts no target covers (right or middle wildcard targets have no DNR domain list)';
 
 /**
  * A regex condition, or the reason it cannot be one; null when the regex matches no URL of a
@@ -127,7 +129,7 @@ export function rewriteDomains(
   if (ctx.domainCondition.requestDomains === undefined) {
     const patterns = regex === null ? null : hostPatterns(regex);
     if (patterns === null || !patterns.every((p) => patternCovered(ctx.targets, p)))
-      return 'may match hosts no target covers (right or middle wildcard targets have no DNR domain list)';
+      return UNCOVERED_HOSTS;
     return domains;
   }
   const shape = regex === null ? null : hostShape(regex);

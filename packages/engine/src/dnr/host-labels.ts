@@ -71,7 +71,7 @@ export function hostShape(source: string): HostShape | null {
 }
 
 /** `/` or `:` at the top level, alone or repeated (`/+`): where the host has ended. */
-function isDelimiter(el: AST.Element): boolean {
+export function isDelimiter(el: AST.Element): boolean {
   const ch = el.type === 'Quantifier' && el.min >= 1 ? el.element : el;
   return ch.type === 'Character' && (ch.value === 0x2f || ch.value === 0x3a);
 }
@@ -165,7 +165,8 @@ const NOT_IN_LABEL = ['.', '/', ':', '@', '?', '#'];
  * The host patterns of a `^http://…` regex, label by label, `*` for a label the regex leaves
  * (partly) open: `^http://(?:www\.)?google\.((?:com?\.)?[a-z]{2,3})/` gives `google.*`,
  * `google.co.*`, `google.com.*` and the same with `www.`. Pieces that can only match label
- * characters become one open run; what is left must be a finite language (literalPrefixes).
+ * characters become one open run; what is left must be a finite language (literalPrefixes,
+ * at most 256 strings).
  * Null when that fails or a prefix does not spell out its whole host.
  */
 export function hostPatterns(source: string): string[] | null {
@@ -191,7 +192,8 @@ export function hostPatterns(source: string): string[] | null {
     at = cut.end;
   }
   rewritten += source.slice(at);
-  const prefixes = literalPrefixes(rewritten);
+  // Up to a few hundred hosts: a narrowed rule (covered-hosts.ts) spells out each label choice.
+  const prefixes = literalPrefixes(rewritten, 256);
   if (prefixes === null || prefixes.length === 0) return null;
   const hosts = new Set<string>();
   for (const p of prefixes) {

@@ -45,6 +45,11 @@ export interface PlanContext {
   covered: (host: string) => boolean;
   /** The ruleset's exclusion priority, which its fences share. */
   allowPriority: number;
+  /**
+   * No redirect limit counts the rules (the static set): a regex may be traded for several
+   * literal redirects (a `\d` spelled out as ten; a path-dropping transform per prefix).
+   */
+  redirectsUncounted: boolean;
   /** `allow` rules for hosts the domain condition admits but no target covers, by host pattern. */
   fences: Map<string, Planned>;
 }

@@ -1,7 +1,7 @@
 /** One ruleset rule as DNR rules: literal prefixes, scheme-only host lists, regex redirects, lookarounds. */
 import { hostShape, matchesChar, mayMatchChar } from './host-labels.js';
 import { splitHttpPrefix, type ClassifiedTarget } from './hosts.js';
-import { expandLiteralLanguage } from '../regex/literal-language.js';
+import { expandLiteralLanguage, substituteReplacement } from '../regex/literal-language.js';
 import { fallthroughAction, literalAction, urlFilterSafe } from './actions.js';
 import { analyzeLookaround, type CarvedPrefix } from './lookaround.js';
 import type { AST } from '@eslint-community/regexpp';
@@ -16,9 +16,11 @@ import {
   type Planned,
   type RulePlan,
 } from './plan.js';
+import { narrowToTargets } from './covered-hosts.js';
 import {
   hostCondition,
   OVER_BUDGET,
+  UNCOVERED_HOSTS,
   regexCondition,
   regexPieceRules,
   rewriteDomains,
@@ -187,8 +189,9 @@ export function oneLabelBelow(
 export function planRule(ctx: PlanContext, j: number, priority: number): RulePlan | string {
   const rule = ctx.ruleset.rules[j]!;
   const literal =
-    literalRule(rule.from, rule.to, priority, ctx.covered) ??
-    slashRunRule(rule.from, rule.to, priority, ctx.covered);
+    literalRule(rule.from, rule.to, priority, ctx.covered, ctx.redirectsUncounted) ??
+    slashRunRule(rule.from, rule.to, priority, ctx.covered, ctx.redirectsUncounted) ??
+    (ctx.redirectsUncounted ? pathDropRule(rule.from, rule.to, priority, ctx.covered) : null);
   if (literal) return { trivial: false, rules: literal, regexes: 0 };
   const upgrade = schemeOnlyHosts(rule.from, rule.to, ctx.targets);
   if (upgrade)
@@ -200,7 +203,16 @@ export function planRule(ctx: PlanContext, j: number, priority: number): RulePla
       rules: [],
       regexes: 0,
     };
-  if (spellsMatchBack(rule.from, rule.to)) return upgradeRule(ctx, rule.from, priority);
+  if (spellsMatchBack(rule.from, rule.to)) {
+    const upgrade = upgradeRule(ctx, rule.from, priority);
+    if (upgrade !== UNCOVERED_HOSTS) return upgrade;
+    // Without a domain list: the alternatives on the targets alone, if they part cleanly.
+    const narrowed = narrowToTargets(rule.from, ctx.targets);
+    if (narrowed === null) return upgrade;
+    return narrowed === ''
+      ? { trivial: false, rules: [], regexes: 0 }
+      : upgradeRule(ctx, narrowed, priority);
+  }
   const redirect = redirectRule(ctx, rule.from, rule.to, priority);
   if (redirect === OVER_BUDGET)
     return splitHostRedirect(ctx, rule.from, rule.to, priority) ?? redirect;
@@ -492,8 +504,9 @@ export function literalRule(
   to: string,
   priority: number,
   covered: (host: string) => boolean,
+  digits = false,
 ): Planned[] | null {
-  const lit = expandLiteralLanguage(from);
+  const lit = expandLiteralLanguage(from, 32, { digits });
   // `$&` would be the whole URL, which a filter does not know.
   if (!lit || (lit.consumesRest && to.includes('$&'))) return null;
   const captures = captureCount(from);
@@ -533,13 +546,20 @@ export function slashRunRule(
   to: string,
   priority: number,
   covered: (host: string) => boolean,
+  digits = false,
 ): Planned[] | null {
   const els = topLevelElements(from);
   const last = els?.[els.length - 1];
   if (last?.type !== 'Quantifier' || last.min !== 1 || last.max !== Infinity || !last.greedy)
     return null;
   if (last.element.type !== 'Character' || last.element.value !== 0x2f) return null;
-  const rules = literalRule(from.slice(0, last.start) + last.element.raw, to, priority, covered);
+  const rules = literalRule(
+    from.slice(0, last.start) + last.element.raw,
+    to,
+    priority,
+    covered,
+    digits,
+  );
   if (!rules || rules.some((r) => !r.condition.urlFilter?.endsWith('/'))) return null;
   return rules.flatMap((r) => [
     r,
@@ -549,4 +569,56 @@ export function slashRunRule(
       condition: { ...r.condition, urlFilter: `${r.condition.urlFilter}/` },
     },
   ]);
+}
+
+/** A path DNR may write as it is: URL path characters that canonical URLs keep unchanged. */
+const PLAIN_PATH = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
+
+/**
+ * `^http://host/path[^?]*` → `https://other/new`: the reference replaces the path (up to the
+ * query) and keeps the query, as a `transform` of scheme, host and path does: one regex-free
+ * redirect per literal prefix (for the static set: where a redirect limit counts them, one regex
+ * serves better). Null for any other shape.
+ */
+export function pathDropRule(
+  from: string,
+  to: string,
+  priority: number,
+  covered: (host: string) => boolean,
+): Planned[] | null {
+  const els = topLevelElements(from);
+  const last = els?.[els.length - 1];
+  if (last?.type !== 'Quantifier' || last.min !== 0 || last.max !== Infinity) return null;
+  const cls = last.element;
+  if (
+    cls.type !== 'CharacterClass' ||
+    !cls.negate ||
+    cls.elements.length !== 1 ||
+    cls.elements[0]!.type !== 'Character' ||
+    cls.elements[0].value !== 0x3f
+  )
+    return null;
+  // `$&` would hold the path the run took.
+  if (to.includes('$&')) return null;
+  const lit = expandLiteralLanguage(from.slice(0, last.start), 32, { digits: true });
+  if (!lit || lit.consumesRest || lit.expansions.some((e) => e.exact === true)) return null;
+  const captures = captureCount(from);
+  const out: Planned[] = [];
+  for (const e of lit.expansions) {
+    const parts = splitHttpPrefix(e.text);
+    if (!parts?.rest.startsWith('/') || /[?#]/.test(e.text) || !urlFilterSafe(e.text)) return null;
+    const target = substituteReplacement(to, e.text, e.groups, captures);
+    const m = target === null ? null : /^(https?):\/\/([a-z0-9.-]+)(\/.*)$/s.exec(target);
+    if (!m || !PLAIN_PATH.test(m[3]!)) return null;
+    if (!covered(parts.host)) continue;
+    out.push({
+      priority,
+      action: {
+        type: 'redirect',
+        redirect: { transform: { scheme: m[1]!, host: m[2]!, path: m[3]! } },
+      },
+      condition: { urlFilter: prefixFilter(e.text, false), ...caseSensitive, ...ALL_TYPES() },
+    });
+  }
+  return out;
 }

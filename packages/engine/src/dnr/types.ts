@@ -59,7 +59,8 @@ export interface DnrCondition {
 export interface DnrRedirect {
   regexSubstitution?: string;
   url?: string;
-  transform?: { scheme?: string; host?: string };
+  /** `path` replaces the whole path; the query stays (Chromium's URLTransform). */
+  transform?: { scheme?: string; host?: string; path?: string };
 }
 
 export type DnrAction =

@@ -31,7 +31,11 @@ class NotFinite extends Error {}
  * string becomes a prefix `urlFilter`, which keeps them out of the 1,000-regex budget.
  * Returns null for anything else, or when there would be more than `limit` strings.
  */
-export function expandLiteralLanguage(source: string, limit = 32): LiteralLanguage | null {
+export function expandLiteralLanguage(
+  source: string,
+  limit = 32,
+  options: { digits?: boolean } = {},
+): LiteralLanguage | null {
   const anchored = anchoredElements(source);
   if (!anchored) return null;
   let body = anchored;
@@ -49,7 +53,9 @@ export function expandLiteralLanguage(source: string, limit = 32): LiteralLangua
     body = body.slice(0, -1);
   }
   try {
-    const expansions = expandSequence(body, [{ text: '', groups: [] }], limit);
+    const expansions = expandSequence(body, [{ text: '', groups: [] }], limit, {
+      digits: options.digits === true,
+    });
     if (consumesRest && expansions.some((e) => e.exact)) return null;
     // Prefix filters cannot express "the first alternative that matches" when one string is a
     // prefix of another: leave such patterns to a real regex.
@@ -64,13 +70,20 @@ export function expandLiteralLanguage(source: string, limit = 32): LiteralLangua
   }
 }
 
+/** What else may be spelled out: `\d` (ten strings; `[0-9]` always is). */
+interface Spell {
+  digits: boolean;
+}
+const NO_SPELL: Spell = { digits: false };
+
 function expandSequence(
   elements: AST.Element[],
   start: LiteralExpansion[],
   limit: number,
+  spell: Spell,
 ): LiteralExpansion[] {
   let acc = start;
-  for (const el of elements) acc = expandElement(el, acc, limit);
+  for (const el of elements) acc = expandElement(el, acc, limit, spell);
   return acc;
 }
 
@@ -100,13 +113,17 @@ function concat(
 }
 
 /** All strings one element matches on its own (relative group values, empty text start). */
-function options(el: AST.Element, limit: number): LiteralExpansion[] {
+function options(el: AST.Element, limit: number, spell: Spell): LiteralExpansion[] {
   switch (el.type) {
     case 'Character':
       return [{ text: String.fromCharCode(el.value), groups: [] }];
     case 'Assertion':
       if (el.kind === 'end') return [{ text: '', groups: [], exact: true }];
       throw new NotFinite();
+    case 'CharacterSet': {
+      if (!spell.digits || el.kind !== 'digit' || el.negate || limit < 10) throw new NotFinite();
+      return Array.from({ length: 10 }, (_, i) => ({ text: String(i), groups: [] }));
+    }
     case 'CharacterClass': {
       if (el.negate) throw new NotFinite();
       const out: LiteralExpansion[] = [];
@@ -125,7 +142,7 @@ function options(el: AST.Element, limit: number): LiteralExpansion[] {
     case 'CapturingGroup': {
       const out: LiteralExpansion[] = [];
       for (const alt of el.alternatives)
-        out.push(...expandSequence(alt.elements, [{ text: '', groups: [] }], limit));
+        out.push(...expandSequence(alt.elements, [{ text: '', groups: [] }], limit, spell));
       if (out.length > limit) throw new NotFinite();
       if (el.type === 'CapturingGroup') {
         const index = captureIndex(el);
@@ -136,7 +153,7 @@ function options(el: AST.Element, limit: number): LiteralExpansion[] {
     }
     case 'Quantifier': {
       if (el.max === Infinity || el.max > 4) throw new NotFinite();
-      const inner = options(el.element, limit);
+      const inner = options(el.element, limit, spell);
       const out: LiteralExpansion[] = [];
       let reps: LiteralExpansion[] = [{ text: '', groups: [] }];
       const byCount: LiteralExpansion[][] = [];
@@ -159,8 +176,9 @@ function expandElement(
   el: AST.Element,
   acc: LiteralExpansion[],
   limit: number,
+  spell: Spell,
 ): LiteralExpansion[] {
-  return concat(acc, options(el, limit), limit);
+  return concat(acc, options(el, limit, spell), limit);
 }
 
 /** 1-based number of a capturing group: count the `(` of capturing groups before it. */
@@ -229,10 +247,10 @@ export function literalPrefixes(source: string, limit = 32): string[] | null {
   for (const el of anchored) {
     try {
       if (el.type === 'Quantifier' && el.min >= 1 && el.max === Infinity) {
-        acc = concat(acc, options(el.element, limit), limit);
+        acc = concat(acc, options(el.element, limit, NO_SPELL), limit);
         break;
       }
-      acc = concat(acc, options(el, limit), limit);
+      acc = concat(acc, options(el, limit, NO_SPELL), limit);
     } catch (err) {
       if (err instanceof NotFinite) break;
       throw err;

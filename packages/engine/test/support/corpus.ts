@@ -31,12 +31,18 @@ export const oraclePath = join(corpusDir, 'oracle-public.jsonl.gz');
  * so concurrent test workers never see a half-extracted tree.
  */
 export function corpusRulesDir(): string {
-  const target = join(tmpdir(), 'httpsify-corpus-2018');
+  return libraryRulesDir(2018);
+}
+
+/** The same for either library of the shared corpus (2021: EFF's late one, no oracle). */
+export function libraryRulesDir(year: 2018 | 2021): string {
+  const target = join(tmpdir(), `httpsify-corpus-${year}`);
   const rules = join(target, 'rules');
   if (existsSync(rules)) return rules;
   const scratch = `${target}.${process.pid}.${Date.now()}`;
   mkdirSync(scratch, { recursive: true });
-  execFileSync('tar', ['xzf', corpusTarball, '-C', scratch]);
+  const tarball = join(corpusDir, `https-everywhere-rules-${year}.tar.gz`);
+  execFileSync('tar', ['xzf', tarball, '-C', scratch]);
   try {
     renameSync(scratch, target);
   } catch {
