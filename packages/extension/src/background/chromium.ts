@@ -32,14 +32,17 @@ import { exposeForTests } from '../platform/test-hooks.js';
 
 const guard = new LoopGuard();
 const dnr = dnrApi();
+/** Where the writer's refusals are kept across restarts (the rules it wrote outlive the worker). */
+const REFUSALS_KEY = 'dnrRefusals';
+/** One exact-URL regex rule per verdict. */
+const LOOPS_RESERVE = { rules: 24, regexRules: 24, unsafeRules: 0 };
 /**
  * The one writer of dynamic and session rules: every module below declares its layer to it. The
- * settings' switches and mode hold room in reserve; what it could not write is kept for the
- * options page across restarts (the rules it wrote outlive the worker).
+ * settings' switches and mode hold room in reserve, and so do a few loop verdicts (a page or
+ * image that loops hammers its server until one is written).
  */
-const REFUSALS_KEY = 'dnrRefusals';
 const writer = new RuleWriter(dnr, RUNTIME_LIMITS, {
-  reserves: { settings: settingsReserve() },
+  reserves: { settings: settingsReserve(), loops: LOOPS_RESERVE },
   refusalsChanged: (refusals) => void storageArea('local').set({ [REFUSALS_KEY]: refusals }),
 });
 void storageArea('local')
