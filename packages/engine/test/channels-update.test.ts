@@ -13,6 +13,7 @@ import {
   fetchBytesWith,
   releaseFiles,
   scopedEngineFromChannels,
+  installedProblem,
   selectActiveChannels,
   type SigningKeyPair,
 } from '../src/channels/index.js';
@@ -645,6 +646,15 @@ describe('attacks from issue 13', () => {
     const report = await checkChannel(revoked, storage, options());
     expect(report).toMatchObject({ result: 'failed', error: { code: 'key-revoked' } });
     expect(rewriteAll(storage.record)).toEqual([null, null, null]);
+  });
+
+  it('a raised minTimestamp stops an installed release older than it, as a revoked key does', async () => {
+    const { storage } = await installV1();
+    const raised = { ...channel, minTimestamp: T1 + 1 };
+    const record = { ...(storage.record as ChannelRecord), channel: raised };
+    expect(selectActiveChannels([record]).channels).toEqual([]);
+    expect(installedProblem(raised, record)).toMatch(/older than the definition's minimum/);
+    expect(installedProblem(channel, storage.record)).toBeNull();
   });
 
   it('a new root key in the definition: the bundle verified under the old root no longer applies', async () => {

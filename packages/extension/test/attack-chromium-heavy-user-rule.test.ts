@@ -2,8 +2,9 @@ import { createEngine, type Ruleset } from '@httpsify/engine';
 import { parseRulesetXml } from '@httpsify/engine/parse';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decide, type DecisionState } from '../src/decision/decide.js';
+import { decide } from '../src/decision/decide.js';
 import { POLL, startUiHarness, type UiHarness } from './support/ui-harness.js';
+import { decisionState } from './support/decision-state.js';
 
 /** A valid rule whose regex is too large for Chromium's RE2 (its program is over the limit). */
 const HEAVY_FROM = '^http://heavy\\.uncovered\\.test(:\\d+)?/(?:[a-z0-9]{1,40}/){1,40}old';
@@ -36,21 +37,13 @@ describe('attack: a user rule too heavy for Chromium is dropped without a word',
     expect(supported).toBe(false);
     const url = h.url('heavy.uncovered.test', '/a/b/old');
     const user = createEngine([parseRulesetXml(HEAVY_XML, 'heavy.xml').ruleset as Ruleset]);
-    const state: DecisionState = {
-      globalEnabled: true,
+    const state = decisionState({
       httpsFirst: false,
-      siteOffBy: () => null,
-      httpAllowedBy: () => null,
-      httpOnce: () => false,
-      loopVerdict: () => false,
       userRewrite: (u) => {
         const rewritten = user.rewrite(u);
         return rewritten === null ? null : { rewritten, ruleset: 'Heavy' };
       },
-      rewrite: () => ({ rewritten: null, ruleset: null }),
-      excludedBy: () => null,
-      knownHttps: () => false,
-    };
+    });
     const expected = decide({ url, kind: 'navigation', tab: { tabId: 1 }, state });
     const target = `https://heavy.uncovered.test:${h.server.port}/new`;
     expect(expected).toEqual({

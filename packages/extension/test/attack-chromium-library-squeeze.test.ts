@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { corpusTarball } from '../../engine/test/support/corpus.js';
-import { decide, type DecisionState } from '../src/decision/decide.js';
+import { decide } from '../src/decision/decide.js';
 import { POLL, RULESETS, startUiHarness, type UiHarness } from './support/ui-harness.js';
+import { decisionState } from './support/decision-state.js';
 
 /** One default-off ruleset of 110 rules, each needing its own regex rule in Chromium. */
 function bigRuleset(): string {
@@ -76,18 +77,7 @@ describe('attack: the 2018 library and one ruleset switched on squeeze out HTTPS
     await expect.poll(globalOff, POLL).toBe(false);
 
     const url = h.url('works.uncovered.test', '/b');
-    const state: DecisionState = {
-      globalEnabled: true,
-      httpsFirst: true,
-      siteOffBy: () => null,
-      httpAllowedBy: () => null,
-      httpOnce: () => false,
-      loopVerdict: () => false,
-      userRewrite: () => null,
-      rewrite: () => ({ rewritten: null, ruleset: null }),
-      excludedBy: () => null,
-      knownHttps: () => false,
-    };
+    const state = decisionState();
     expect(decide({ url, kind: 'navigation', tab: { tabId: 1 }, state })).toMatchObject({
       action: 'upgrade',
       reason: 'https-first',

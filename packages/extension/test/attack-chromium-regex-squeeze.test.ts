@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decide, type DecisionState } from '../src/decision/decide.js';
+import { decide } from '../src/decision/decide.js';
 import { POLL, RULESETS, startUiHarness, type UiHarness } from './support/ui-harness.js';
+import { decisionState } from './support/decision-state.js';
 
 /** Default-off rulesets whose rules each need their own regex: more than Chromium's 1,000. */
 const BIG = 10;
@@ -22,18 +23,7 @@ function bigRuleset(k: number): string {
 }
 
 /** decide() for a page of a host no ruleset covers, HTTPS-first on, nothing relaxed. */
-const plainState: DecisionState = {
-  globalEnabled: true,
-  httpsFirst: true,
-  siteOffBy: () => null,
-  httpAllowedBy: () => null,
-  httpOnce: () => false,
-  loopVerdict: () => false,
-  userRewrite: () => null,
-  rewrite: () => ({ rewritten: null, ruleset: null }),
-  excludedBy: () => null,
-  knownHttps: () => false,
-};
+const plainState = decisionState();
 
 /**
  * Attack: the overrides layer compiles its switched-on rulesets into every regex rule the other

@@ -1,7 +1,8 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decide, type DecisionState } from '../src/decision/decide.js';
+import { decide } from '../src/decision/decide.js';
 import { POLL, startUiHarness, type UiHarness } from './support/ui-harness.js';
+import { decisionState } from './support/decision-state.js';
 
 /** The user's own rule for one host, then rules each needing a regex: more than Chromium's 1,000. */
 const KEEP = {
@@ -48,18 +49,10 @@ describe("attack: the settings fallback without the user's rules keeps the sites
   it("upgrades a 'rulesets only' host the user's own rule upgrades", async () => {
     const url = h.url('keep.uncovered.test', '/k');
     const https = `https://keep.uncovered.test:${h.server.port}/k`;
-    const state: DecisionState = {
-      globalEnabled: true,
-      httpsFirst: true,
-      siteOffBy: () => null,
+    const state = decisionState({
       httpAllowedBy: () => 'keep.uncovered.test',
-      httpOnce: () => false,
-      loopVerdict: () => false,
       userRewrite: (u) => ({ rewritten: u.replace(/^http:/, 'https:'), ruleset: 'Keep' }),
-      rewrite: () => ({ rewritten: null, ruleset: null }),
-      excludedBy: () => null,
-      knownHttps: () => false,
-    };
+    });
     expect(decide({ url, kind: 'navigation', tab: { tabId: 1 }, state })).toMatchObject({
       action: 'upgrade',
       url: https,

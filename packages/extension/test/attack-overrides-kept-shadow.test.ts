@@ -6,27 +6,10 @@ import { decide } from '../src/decision/decide.js';
 import type { ProtectionSnapshot } from '../src/decision/snapshot.js';
 import { snapshotState } from '../src/decision/snapshot.js';
 import { syncOverrides } from '../src/dnr/override-rules.js';
-import { type DnrRulesApi, RuleWriter } from '../src/dnr/rule-writer.js';
-import { type ExtRule, usageOf } from '../src/dnr/rules.js';
+import { RuleWriter } from '../src/dnr/rule-writer.js';
+import { usageOf } from '../src/dnr/rules.js';
 import { syncSettingsRules } from '../src/dnr/settings-rules.js';
-
-/** declarativeNetRequest's rule stores, all or nothing per update. */
-class RuleStores implements DnrRulesApi {
-  dynamic: ExtRule[] = [];
-  session: ExtRule[] = [];
-  async getDynamicRules() {
-    return structuredClone(this.dynamic);
-  }
-  async getSessionRules() {
-    return structuredClone(this.session);
-  }
-  async updateDynamicRules(u: { removeRuleIds: number[]; addRules: ExtRule[] }) {
-    this.dynamic = [...this.dynamic.filter((r) => !u.removeRuleIds.includes(r.id)), ...u.addRules];
-  }
-  async updateSessionRules(u: { removeRuleIds: number[]; addRules: ExtRule[] }) {
-    this.session = [...this.session.filter((r) => !u.removeRuleIds.includes(r.id)), ...u.addRules];
-  }
-}
+import { RuleStores } from './support/rule-stores.js';
 
 const parse = (xml: string) => parseRulesetXml(xml, 'r.xml').ruleset as Ruleset;
 const PAGE = 'chrome-extension://ext/ui/handoff.html';

@@ -2,28 +2,11 @@ import { createEngine, type Ruleset } from '@httpsify/engine';
 import { DnrEmulator, type DnrRule } from '@httpsify/engine/dnr';
 import { parseRulesetXml } from '@httpsify/engine/parse';
 import { describe, expect, it } from 'vitest';
-import { decide, type DecisionState } from '../src/decision/decide.js';
+import { decide } from '../src/decision/decide.js';
 import { syncOverrides } from '../src/dnr/override-rules.js';
-import { type DnrRulesApi, RuleWriter } from '../src/dnr/rule-writer.js';
-import type { ExtRule } from '../src/dnr/rules.js';
-
-/** declarativeNetRequest's rule stores, all or nothing per update. */
-class RuleStores implements DnrRulesApi {
-  dynamic: ExtRule[] = [];
-  session: ExtRule[] = [];
-  async getDynamicRules() {
-    return structuredClone(this.dynamic);
-  }
-  async getSessionRules() {
-    return structuredClone(this.session);
-  }
-  async updateDynamicRules(u: { removeRuleIds: number[]; addRules: ExtRule[] }) {
-    this.dynamic = [...this.dynamic.filter((r) => !u.removeRuleIds.includes(r.id)), ...u.addRules];
-  }
-  async updateSessionRules(u: { removeRuleIds: number[]; addRules: ExtRule[] }) {
-    this.session = [...this.session.filter((r) => !u.removeRuleIds.includes(r.id)), ...u.addRules];
-  }
-}
+import { RuleWriter } from '../src/dnr/rule-writer.js';
+import { RuleStores } from './support/rule-stores.js';
+import { decisionState } from './support/decision-state.js';
 
 const PAGE = 'chrome-extension://ext/ui/handoff.html';
 
@@ -67,18 +50,10 @@ describe('attack: a switched-on ruleset without regex room is dropped silently',
       const refused = writer.refusals().length > 0;
 
       const url = 'http://moved.test/old/page';
-      const state: DecisionState = {
-        globalEnabled: true,
+      const state = decisionState({
         httpsFirst: false,
-        siteOffBy: () => null,
-        httpAllowedBy: () => null,
-        httpOnce: () => false,
-        loopVerdict: () => false,
-        userRewrite: () => null,
         rewrite: (u) => ({ rewritten: engine.rewrite(u), ruleset: 'Moved' }),
-        excludedBy: () => null,
-        knownHttps: () => false,
-      };
+      });
       expect(decide({ url, kind: 'navigation', tab: { tabId: 1 }, state })).toMatchObject({
         action: 'upgrade',
         url: 'https://moved.test/new/page',

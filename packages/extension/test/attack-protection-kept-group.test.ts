@@ -1,27 +1,10 @@
 import { DnrEmulator, type DnrRule } from '@httpsify/engine/dnr';
 import { describe, expect, it } from 'vitest';
-import { decide, type DecisionState } from '../src/decision/decide.js';
-import { type DnrRulesApi, RuleWriter } from '../src/dnr/rule-writer.js';
-import type { ExtRule } from '../src/dnr/rules.js';
+import { decide } from '../src/decision/decide.js';
+import { RuleWriter } from '../src/dnr/rule-writer.js';
 import { knownHttpsRules } from '../src/protection/protection-dnr.js';
-
-/** declarativeNetRequest's rule stores, all or nothing per update. */
-class RuleStores implements DnrRulesApi {
-  dynamic: ExtRule[] = [];
-  session: ExtRule[] = [];
-  async getDynamicRules() {
-    return structuredClone(this.dynamic);
-  }
-  async getSessionRules() {
-    return structuredClone(this.session);
-  }
-  async updateDynamicRules(u: { removeRuleIds: number[]; addRules: ExtRule[] }) {
-    this.dynamic = [...this.dynamic.filter((r) => !u.removeRuleIds.includes(r.id)), ...u.addRules];
-  }
-  async updateSessionRules(u: { removeRuleIds: number[]; addRules: ExtRule[] }) {
-    this.session = [...this.session.filter((r) => !u.removeRuleIds.includes(r.id)), ...u.addRules];
-  }
-}
+import { RuleStores } from './support/rule-stores.js';
+import { decisionState } from './support/decision-state.js';
 
 /**
  * Attack: the known hosts' rules are one regex rule per label count, its domain list holding
@@ -57,18 +40,9 @@ describe('attack: a refused protection layer drops hosts it protected before', (
     // One page teaches two hosts at once: new.test (two labels) and cdn.new.test (three).
     const known = ['old.test', 'new.test', 'cdn.new.test'];
     await writer.setLayer('protection', knownHttpsRules(known)).catch(() => undefined);
-    const state: DecisionState = {
-      globalEnabled: true,
-      httpsFirst: true,
-      siteOffBy: () => null,
-      httpAllowedBy: () => null,
-      httpOnce: () => false,
-      loopVerdict: () => false,
-      userRewrite: () => null,
-      rewrite: () => ({ rewritten: null, ruleset: null }),
-      excludedBy: () => null,
+    const state = decisionState({
       knownHttps: (host) => known.includes(host),
-    };
+    });
     expect(decide({ url, kind: 'subresource', tab: { tabId: 1 }, state })).toMatchObject({
       action: 'upgrade',
       reason: 'known-host',

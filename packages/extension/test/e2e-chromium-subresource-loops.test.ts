@@ -83,7 +83,7 @@ describe('subresource redirect loops in Chromium', () => {
       BOUNCING.map((hp) => {
         const [host, path] = hp.split(' ');
         const url = at(host!, path!).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-        return [`^${url}$`, [tabId], undefined];
+        return [`^${url}(?:#.*)?$`, [tabId], undefined];
       }).sort(),
     );
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loopAllowRule, loopAllowRules } from '../src/https-first/loop-rules.js';
 import {
+  LOOP_RULES_MAX,
   LOOP_VERDICT_MS,
   LoopGuard,
   TAB_DOWNGRADE_WINDOW_MS,
@@ -247,22 +248,34 @@ describe('redirect-loop guard: subresources', () => {
   it("bounds verdicts per tab and in all, and never pushes out a page's verdict", () => {
     const guard = new LoopGuard(1);
     expect(round(guard, 'p', 'http://page.test/')).not.toBeNull();
-    // One hostile tab answering 50 URLs with loops keeps its 20 newest.
+    // One hostile tab answering 50 URLs with loops keeps its 4 newest.
     for (let i = 0; i < 50; i++)
       expect(back(guard, `h${i}`, `http://evil.test/${i}`, { tabId: 5 })).not.toBeNull();
     const ofTab = (t: number) =>
       guard.live().filter((v) => v.kind === 'subresource' && v.tabId === t);
     expect(ofTab(5).map((v) => v.url)).toEqual(
-      Array.from({ length: 20 }, (_, i) => `http://evil.test/${30 + i}`),
+      Array.from({ length: 4 }, (_, i) => `http://evil.test/${46 + i}`),
     );
-    // Many tabs: 50 subresource verdicts in all, the oldest go first.
+    // Many tabs: 8 subresource verdicts in all, the oldest go first.
     for (let t = 10; t < 20; t++)
-      for (let i = 0; i < 20; i++)
+      for (let i = 0; i < 4; i++)
         back(guard, `t${t}-${i}`, `http://evil.test/${t}/${i}`, { tabId: t });
-    expect(guard.live().filter((v) => v.kind === 'subresource')).toHaveLength(50);
+    expect(guard.live().filter((v) => v.kind === 'subresource')).toHaveLength(8);
     expect(ofTab(5)).toEqual([]);
-    expect(ofTab(19)).toHaveLength(20);
+    expect(ofTab(19)).toHaveLength(4);
     expect(guard.allows('http://page.test/', 1)).toBe(true);
+    // Never more live verdicts than the loops layer's rules held in reserve.
+    expect(guard.live().length).toBeLessThanOrEqual(LOOP_RULES_MAX);
+  });
+
+  it("bounds pages' verdicts per tab and in all", () => {
+    const guard = new LoopGuard(1);
+    for (let i = 0; i < 30; i++) round(guard, `p${i}`, `http://loop${i}.test/`);
+    const pages = guard.live().filter((v) => v.kind === 'navigation');
+    expect(pages.map((v) => v.url)).toEqual(
+      Array.from({ length: 8 }, (_, i) => `http://loop${22 + i}.test/`),
+    );
+    expect(guard.live().length).toBeLessThanOrEqual(LOOP_RULES_MAX);
   });
 
   it('restores subresource verdicts as subresource verdicts, and drops unknown kinds', () => {

@@ -2,32 +2,15 @@ import { createEngine, type Ruleset } from '@httpsify/engine';
 import { parseRulesetXml } from '@httpsify/engine/parse';
 import { describe, expect, it } from 'vitest';
 import type { ProtectionSnapshot } from '../src/decision/snapshot.js';
-import { DnrBudgetError, type DnrRulesApi, RuleWriter } from '../src/dnr/rule-writer.js';
-import { type ExtRule, RUNTIME_LIMITS } from '../src/dnr/rules.js';
+import { DnrBudgetError, RuleWriter } from '../src/dnr/rule-writer.js';
+import { RUNTIME_LIMITS } from '../src/dnr/rules.js';
 import { syncOverrides } from '../src/dnr/override-rules.js';
 import { syncSettingsRules, uiDnrRules } from '../src/dnr/settings-rules.js';
 import { SettingsController } from '../src/routing/settings-controller.js';
 import { SettingsStore } from '../src/settings/store.js';
 import { TabActivity } from '../src/status/tab-activity.js';
 import { MemoryStorageArea } from './support/memory-storage.js';
-
-/** declarativeNetRequest's rule stores, all or nothing per update. */
-class RuleStores implements DnrRulesApi {
-  dynamic: ExtRule[] = [];
-  session: ExtRule[] = [];
-  async getDynamicRules() {
-    return structuredClone(this.dynamic);
-  }
-  async getSessionRules() {
-    return structuredClone(this.session);
-  }
-  async updateDynamicRules(u: { removeRuleIds: number[]; addRules: ExtRule[] }) {
-    this.dynamic = [...this.dynamic.filter((r) => !u.removeRuleIds.includes(r.id)), ...u.addRules];
-  }
-  async updateSessionRules(u: { removeRuleIds: number[]; addRules: ExtRule[] }) {
-    this.session = [...this.session.filter((r) => !u.removeRuleIds.includes(r.id)), ...u.addRules];
-  }
-}
+import { RuleStores } from './support/rule-stores.js';
 
 /** A user ruleset of many hosts, each with its own rule: many DNR rules. */
 function bigUserRuleset(): Ruleset {

@@ -241,6 +241,24 @@ describe('the DNR rule writer', () => {
     expect(dnr.dynamic).toEqual([]);
   });
 
+  it('keeps no redirect a refused layer no longer asks for (it may send elsewhere)', async () => {
+    const dnr = new FakeDnr();
+    const w = new RuleWriter(dnr, { ...RUNTIME_LIMITS, regexRules: 2 });
+    const to = (host: string, i: number): RuleBody => ({
+      priority: 5,
+      action: { type: 'redirect', redirect: { regexSubstitution: `https://${host}/\\1` } },
+      condition: { regexFilter: `^http://r${i}\\.test/(.*)` },
+    });
+    await w.setLayer('channels', [to('kept.test', 1), to('elsewhere.test', 2)]);
+    // The bundle behind the second is no longer trusted; the new plan needs one regex too many.
+    await expect(w.setLayer('channels', [to('kept.test', 1), regex(3), regex(4)])).rejects.toThrow(
+      DnrBudgetError,
+    );
+    const to_ = (r: ExtRule) =>
+      r.action.type === 'redirect' ? r.action.redirect.regexSubstitution : r.action.type;
+    expect(dnr.dynamic.map(to_)).toEqual(['https://kept.test/\\1']);
+  });
+
   it("fits and plans the other layers around a layer's reserve", async () => {
     const dnr = new FakeDnr();
     const reserve = { rules: 3, regexRules: 3, unsafeRules: 0 };

@@ -1,5 +1,6 @@
 import { channelBinding, type ChannelDefinition } from './definition.js';
 import { rootFloor } from './root-floor.js';
+import { formatTimestamp } from './timestamp.js';
 import type { ChannelRecord, InstalledBundle } from './state.js';
 
 /**
@@ -22,13 +23,16 @@ export function installedProblem(
   if (installed === undefined) return null;
   if (installed.verifiedFor !== channelBinding(def))
     return 'it was verified for another name, address, scope, destination list or root key';
+  // The definition may have raised its floor since the install (a replayed old release).
+  if (installed.timestamp < def.minTimestamp)
+    return `it is dated ${installed.timestamp} (${formatTimestamp(installed.timestamp)}), older than the definition's minimum ${def.minTimestamp} (${formatTimestamp(def.minTimestamp)})`;
   const required = requiredKeyVersion(def, record);
   if (installed.keyVersion < required)
     return `it is signed by key version ${installed.keyVersion}, which is revoked (version ${required} or newer is required)`;
   return null;
 }
 
-/** The installed bundle, if it applies under `def` (right binding, unrevoked key). */
+/** The installed bundle, if it applies under `def` (right binding, not too old, unrevoked key). */
 export function usableInstalled(
   def: ChannelDefinition,
   record: ChannelRecord | undefined,

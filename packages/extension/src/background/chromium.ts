@@ -19,7 +19,7 @@ import { DnrUpgradeCheck } from '../dnr/upgrade-check.js';
 import type { HandoffScope } from '../dnr/handoff-rules.js';
 import { HANDOFF_PAGE } from '../platform/packaged-files.js';
 import { installHandoff, readHandoffScope } from '../handoff/main-frame-handoff.js';
-import { LoopGuard } from '../https-first/loop-guard.js';
+import { LOOP_RULES_MAX, LoopGuard } from '../https-first/loop-guard.js';
 import { upgradeTarget, watchForLoops } from '../https-first/loop-watch.js';
 import { exclusionsMayBeMissed } from '../protection/protection-dnr.js';
 import { loadBundledEngine } from '../rewriter/engine-loader.js';
@@ -34,8 +34,8 @@ const guard = new LoopGuard();
 const dnr = dnrApi();
 /** Where the writer's refusals are kept across restarts (the rules it wrote outlive the worker). */
 const REFUSALS_KEY = 'dnrRefusals';
-/** One exact-URL regex rule per verdict. */
-const LOOPS_RESERVE = { rules: 24, regexRules: 24, unsafeRules: 0 };
+/** One exact-URL regex rule per verdict, at most LOOP_RULES_MAX live. */
+const LOOPS_RESERVE = { rules: LOOP_RULES_MAX, regexRules: LOOP_RULES_MAX, unsafeRules: 0 };
 /**
  * The one writer of dynamic and session rules: every module below declares its layer to it. The
  * settings' switches and mode hold room in reserve, and so do a few loop verdicts (a page or
@@ -90,8 +90,12 @@ watchForLoops(guard, {
   reloadGivenUp: true,
   upgradeOf: (request) => upgradeTarget(ui.decide(request)),
 });
+// After the verdicts are restored: a closing that wakes the worker would otherwise come first,
+// and the closed tab's verdicts come back from storage for their ten minutes.
 ext.tabs.onRemoved.addListener((tabId) => {
-  if (guard.tabClosed(tabId)) void loops.changed();
+  void ready.then(() => {
+    if (guard.tabClosed(tabId)) void loops.changed();
+  });
 });
 // An ended verdict's rule goes (the alarm wakes a stopped worker).
 ext.alarms.onAlarm.addListener((alarm) => {
@@ -103,7 +107,10 @@ const ui = installBackground({
   platform: 'chromium',
   ready,
   overridesApplied: (e) => rulesets.overridesChanged(e),
-  channelsApplied: (c) => rulesets.channelsChanged(c),
+  channelsApplied: async (c) => {
+    await rulesets.channelsChanged(c);
+    await retryRefused();
+  },
   channelProblems: () => rulesets.problems(),
   libraryPageLoadsOnly: () => rulesets.libraryPageLoadsOnly(),
   loopGuard: {
@@ -122,6 +129,36 @@ const ui = installBackground({
     handoffScope !== null &&
     exclusionsMayBeMissed(defaults, handoffScope, host),
 });
+
+/**
+ * The channels or the library changed, and may have made room: a settings or overrides layer
+ * the browser refused is declared again (only a change of their own did so, so a user's rules
+ * stayed out after the library that crowded them out was removed).
+ */
+async function retryRefused(): Promise<void> {
+  const refused = new Set(
+    writer
+      .refusals()
+      // A partial set is in force as asked: nothing to retry.
+      .filter(
+        (r) => typeof r.outcome !== 'object' || r.outcome === null || !('partial' in r.outcome),
+      )
+      .map((r) => r.layer),
+  );
+  try {
+    if (refused.has('overrides') && defaults !== null) await rulesets.overridesChanged(defaults);
+    if (refused.has('settings') || refused.has('tabOnce'))
+      await syncSettingsRules(
+        writer,
+        (await ui.controller).snapshot,
+        ext.runtime.id,
+        ext.runtime.getURL(HANDOFF_PAGE),
+      );
+  } catch (e) {
+    // Still refused: the writer keeps the refusal for the options page.
+    console.warn('httpsify: refused rules still do not fit', e);
+  }
+}
 
 listenForCookies(ready, {
   // The engine decides as the reference does; the DNR rules must also really upgrade the host.

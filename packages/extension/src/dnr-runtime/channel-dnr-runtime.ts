@@ -120,8 +120,9 @@ export class ChannelDnrRuntime {
     try {
       await this.writer.setLayer('channels', plan.rules);
     } catch (err) {
-      // Refused: the layer keeps only the rules it held that this plan still asks for (the
-      // writer's error says so), so a channel removed or narrowed is never enforced still.
+      // Refused: the layer keeps its old scheme upgrades and the redirects this plan still asks
+      // for (the writer's error says so), so a channel removed, narrowed or no longer trusted
+      // never sends a page elsewhere.
       const problems = { ...(stored?.problems ?? {}) };
       for (const c of layers.channels)
         problems[c.name] = err instanceof Error ? err.message : String(err);

@@ -79,7 +79,7 @@ export class DnrRefusedError extends Error {
 
 function said(outcome: RefusedOutcome): string {
   if (outcome === 'kept-upgrades')
-    return "the upgrades applied before stay in use, none of the layer's exceptions";
+    return "the upgrades applied before stay in use, without the layer's exceptions or redirects no longer asked for";
   return 'without' in outcome ? `written without ${outcome.without}` : outcome.partial;
 }
 
@@ -394,7 +394,7 @@ export class RuleWriter {
       if (over.length === 0) over = o;
     }
     // A subset of what the layer held beside the same layers' rules (or fewer): it fits.
-    return { rules: upgradesOf(held), error: new DnrBudgetError(layer, over) };
+    return { rules: upgradesOf(held, candidates[0].rules), error: new DnrBudgetError(layer, over) };
   }
 
   /** Chromium refused `layer`'s chosen rules: its fallbacks in turn, else what still holds. */
@@ -421,7 +421,7 @@ export class RuleWriter {
         // The same rule may be in the smaller set too: try the next.
       }
     }
-    const kept = upgradesOf(applied.get(layer) ?? []);
+    const kept = upgradesOf(applied.get(layer) ?? [], p.candidates[0].rules);
     try {
       await this.write(applied, new Map(applied).set(layer, kept), [layer]);
     } catch (e) {
@@ -469,9 +469,19 @@ export class RuleWriter {
   }
 }
 
-/** What a layer keeps when nothing asked for fits: its old rules that relax nothing. */
-function upgradesOf(held: readonly ExtRule[]): ExtRule[] {
-  return held.filter((r) => r.action.type !== 'allow' && r.action.type !== 'allowAllRequests');
+/**
+ * What a layer keeps when nothing asked for fits: of its old rules, the scheme upgrades (they
+ * keep host and path: stricter at worst) and the redirects still asked for. Never an `allow`
+ * (it may be taken back, or kept without the rule it was an exception to), nor a redirect no
+ * longer asked for (it may send elsewhere: a bundle no longer trusted, a rule removed).
+ */
+function upgradesOf(held: readonly ExtRule[], asked: readonly RuleBody[]): ExtRule[] {
+  const wanted = new Set(asked.map((r) => ruleKey(withoutId(r))));
+  return held.filter(
+    (r) =>
+      r.action.type === 'upgradeScheme' ||
+      (r.action.type === 'redirect' && wanted.has(ruleKey(withoutId(r)))),
+  );
 }
 
 /** A refusal read back from storage at a worker's start. */

@@ -108,10 +108,23 @@ export function uiDnrRules(inputs: UiRuleInputs): {
       planned.push({ ...rest, priority: r.priority + USER_RULE_PRIORITY_OFFSET });
     }
   } else handedOff = [...inputs.userRulesets];
-  if (inputs.handoffPage !== undefined && handedOff.length > 0)
-    planned.push(
-      ...handoffScopeRules(rulesetsScope(handedOff), inputs.handoffPage, HANDOFF_FORMS_PRIORITY),
-    );
+  if (inputs.handoffPage !== undefined && handedOff.length > 0) {
+    const scope = rulesetsScope(handedOff);
+    planned.push(...handoffScopeRules(scope, inputs.handoffPage, HANDOFF_FORMS_PRIORITY));
+    // What their pages load: a scheme upgrade of their hosts (subdomains too), below any of
+    // their rules that did compile. Never laxer than decide(), at worst stricter (their
+    // exclusions and host changes are not spelled here); one rule, no regex.
+    if (scope.domains.length > 0)
+      planned.push({
+        priority: USER_RULE_PRIORITY_OFFSET,
+        action: { type: 'upgradeScheme' },
+        condition: {
+          urlFilter: '|http://',
+          requestDomains: scope.domains,
+          resourceTypes: SUBRESOURCE_TYPES,
+        },
+      });
+  }
   if (inputs.httpsFirst) {
     planned.push({
       priority: HTTPS_FIRST_PRIORITY,

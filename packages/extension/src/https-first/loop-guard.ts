@@ -30,14 +30,20 @@ export const LOOP_VERDICT_MS = 10 * 60_000;
 export const TAB_DOWNGRADE_WINDOW_MS = 20_000;
 /** Longer URLs get no verdict (their exact-URL rule would not fit DNR's regex limits). */
 export const MAX_VERDICT_URL = 1500;
-const MAX_VERDICTS = 200;
 /**
- * Subresource verdicts are bounded apart, so that a site answering many URLs with loops can
- * push out only its own tab's and other subresource verdicts, never a page's; and low, as each
- * is a regex rule on Chromium, from a budget every layer shares (dnr/rule-writer.ts).
+ * Verdicts are few: each is a regex rule on Chromium, from a budget every layer shares, and a
+ * site (not the user) chooses how many it causes. The layer's room is held in reserve
+ * (dnr/rule-writer.ts) at LOOP_RULES_MAX, so verdicts never take a rule from the user's own
+ * rules or settings. Pages' and subresources' verdicts are bounded apart, per tab and in all,
+ * so that a site answering many URLs with loops pushes out its own tab's first, and never a
+ * page's verdict with its images'. A verdict pushed out only means the loop is seen again.
  */
-const MAX_SUBRESOURCE_VERDICTS = 50;
-const MAX_SUBRESOURCE_VERDICTS_PER_TAB = 20;
+const MAX_VERDICTS = 16;
+const MAX_VERDICTS_PER_TAB = 8;
+const MAX_SUBRESOURCE_VERDICTS = 8;
+const MAX_SUBRESOURCE_VERDICTS_PER_TAB = 4;
+/** The most verdicts live at once: the loops layer's rules (one each). */
+export const LOOP_RULES_MAX = MAX_VERDICTS + MAX_SUBRESOURCE_VERDICTS;
 const MAX_CHAINS = 500;
 
 /** What a verdict lets load over HTTP: the tab's page, or what the tab's pages load. */
@@ -180,8 +186,10 @@ export class LoopGuard {
     this.verdicts.delete(key);
     this.verdicts.set(key, v);
     this.prune();
-    if (v.kind === 'navigation') this.bound((o) => o.kind === 'navigation', MAX_VERDICTS);
-    else {
+    if (v.kind === 'navigation') {
+      this.bound((o) => o.kind === 'navigation' && o.tabId === v.tabId, MAX_VERDICTS_PER_TAB);
+      this.bound((o) => o.kind === 'navigation', MAX_VERDICTS);
+    } else {
       this.bound(
         (o) => o.kind === 'subresource' && o.tabId === v.tabId,
         MAX_SUBRESOURCE_VERDICTS_PER_TAB,

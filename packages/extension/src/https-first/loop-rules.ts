@@ -28,7 +28,9 @@ export function loopAllowRule(v: VerdictScope): RuleBody {
     priority: LOOP_ALLOW_PRIORITY,
     action: { type: 'allow' },
     condition: {
-      regexFilter: `^${escapeRegex(v.url)}$`,
+      // Chromium matches a request with its fragment (kept across a redirect that sets none);
+      // the verdict's URL has none (decide() reads URLs without it).
+      regexFilter: `^${escapeRegex(v.url)}(?:#.*)?$`,
       isUrlFilterCaseSensitive: true,
       tabIds: [v.tabId],
       ...(v.kind === 'subresource' ? {} : { resourceTypes: ['main_frame' as const] }),
