@@ -40,7 +40,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Page } from 'playwright-core';
+import type { CDPSession, Page } from 'playwright-core';
 import { defaultRulesetsDir } from '@httpsify/engine/node';
 import { buildExtension } from '../src/packaging/build.js';
 import { launchChromiumAlone, launchWithExtension } from '../test/support/browser.js';
@@ -196,7 +196,7 @@ async function alternate(
   cases: Case[],
   origin: (scheme: string, host: string) => string,
   profiles: Profile[],
-  prepare: (c: Case) => Promise<void>,
+  prepare: (c: Case, profile: string) => Promise<void>,
 ): Promise<BrowserFigures> {
   const result: BrowserFigures = {};
   const tabs = new Map<Case, Visit[]>();
@@ -220,7 +220,7 @@ async function alternate(
           const url = `${origin(c.scheme, c.host)}${path}${query(p)}`;
           const upgraded = p.upgrades && c.images === undefined;
           const final = upgraded ? `${origin('https', c.host)}${path}${query(p)}` : url;
-          if (p.name === 'extension') await prepare(c);
+          await prepare(c, p.name);
           times.push(await tabs.get(c)![i]!(url, final));
         }
         return times;
@@ -272,10 +272,19 @@ async function chromiumFigures(
     if (LIBRARY) imports['chromium'] = await importLibraryInChromium(ext);
     const redirector = await launchWithExtension(redirectorDir, hostRules);
     opened.push(redirector);
-    const devtools = await ext.context.newCDPSession(await ext.context.newPage());
-    await devtools.send('ServiceWorker.enable');
-    const prepare = async (c: Case) => {
-      if (c.coldWorker === true) await devtools.send('ServiceWorker.stopAllWorkers');
+    // Before each sample of a cold-worker case, each extension's worker is stopped, as
+    // Chromium stops it after 30 idle seconds.
+    const devtools = new Map<string, CDPSession>();
+    for (const [name, profile] of [
+      ['extension', ext],
+      ['redirector', redirector],
+    ] as const) {
+      const session = await profile.context.newCDPSession(await profile.context.newPage());
+      await session.send('ServiceWorker.enable');
+      devtools.set(name, session);
+    }
+    const prepare = async (c: Case, profile: string) => {
+      if (c.coldWorker === true) await devtools.get(profile)?.send('ServiceWorker.stopAllWorkers');
     };
     const profiles: Profile[] = [
       {
@@ -328,8 +337,10 @@ function firefoxVisit(tab: FirefoxTab): Visit {
 /**
  * The floor: an extension that sends every http:// request of the bench's hosts to https:// and
  * does nothing else. Firefox: one blocking listener, loaded as httpsify's background is (MV3,
- * background script). Chromium: one static DNR `upgradeScheme` rule (and an empty service
- * worker, which the launcher waits for).
+ * background script). Chromium: one static DNR `upgradeScheme` rule, and for the handoff host
+ * the least a handoff can be: a static rule sends its main frames to the extension's page,
+ * whose navigation the service worker answers with a redirect to https:// at once (nothing
+ * read, nothing decided) — with the worker stopped, what starting a worker costs.
  */
 function writeRedirector(dir: string, browser: 'chromium' | 'firefox'): string {
   mkdirSync(dir, { recursive: true });
@@ -351,6 +362,7 @@ function writeRedirector(dir: string, browser: 'chromium' | 'firefox'): string {
           declarative_net_request: {
             rule_resources: [{ id: 'upgrade', enabled: true, path: 'rules.json' }],
           },
+          web_accessible_resources: [{ resources: ['h.html'], matches: ['<all_urls>'] }],
         };
   writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest));
   const rule = {
@@ -360,10 +372,28 @@ function writeRedirector(dir: string, browser: 'chromium' | 'firefox'): string {
     condition: { requestDomains: ['bench.test'], resourceTypes: ['main_frame', 'image'] },
   };
   writeFileSync(join(dir, 'rules.json'), JSON.stringify([rule]));
+  writeFileSync(join(dir, 'h.html'), '<!doctype html><title>handoff</title>');
   writeFileSync(
     join(dir, 'background.js'),
     browser === 'chromium'
-      ? '// Nothing: the rule does the work.\n'
+      ? `// The rules do the work; the handoff page's navigation is answered here, at once. Its
+// rule needs the extension's address, so it is written at install.
+chrome.runtime.onInstalled.addListener(() =>
+  chrome.declarativeNetRequest.updateDynamicRules({
+    removeRuleIds: [2],
+    addRules: [{
+      id: 2,
+      priority: 2,
+      action: { type: 'redirect', redirect: { regexSubstitution: chrome.runtime.getURL('h.html') + '?\\\\0' } },
+      condition: { regexFilter: '^http://.*', requestDomains: [${JSON.stringify(HOSTS.handoff)}], resourceTypes: ['main_frame'] },
+    }],
+  }),
+);
+self.addEventListener('fetch', (event) => {
+  const url = new URL(event.request.url);
+  if (url.pathname !== '/h.html' || url.search === '') return;
+  event.respondWith(Response.redirect('https:' + url.search.slice(1).replace(/^http:/, ''), 302));
+});\n`
       : `browser.webRequest.onBeforeRequest.addListener(
   (d) => ({ redirectUrl: 'https:' + d.url.slice(5) }),
   { urls: ['http://*.bench.test/*'] },
