@@ -29,11 +29,10 @@ import { installBackground } from './background-runtime.js';
 import { dnrApi } from '../dnr/dnr-api.js';
 import { ext, regexSupport, storageArea } from '../platform/browser-api.js';
 import { exposeForTests } from '../platform/test-hooks.js';
+import { RULE_REFUSALS_KEY } from '../protocol/ui-protocol.js';
 
 const guard = new LoopGuard();
 const dnr = dnrApi();
-/** Where the writer's refusals are kept across restarts (the rules it wrote outlive the worker). */
-const REFUSALS_KEY = 'dnrRefusals';
 /** One exact-URL regex rule per verdict, at most LOOP_RULES_MAX live. */
 const LOOPS_RESERVE = { rules: LOOP_RULES_MAX, regexRules: LOOP_RULES_MAX, unsafeRules: 0 };
 /**
@@ -43,11 +42,11 @@ const LOOPS_RESERVE = { rules: LOOP_RULES_MAX, regexRules: LOOP_RULES_MAX, unsaf
  */
 const writer = new RuleWriter(dnr, RUNTIME_LIMITS, {
   reserves: { settings: settingsReserve(), loops: LOOPS_RESERVE },
-  refusalsChanged: (refusals) => void storageArea('local').set({ [REFUSALS_KEY]: refusals }),
+  refusalsChanged: (refusals) => void storageArea('local').set({ [RULE_REFUSALS_KEY]: refusals }),
 });
 void storageArea('local')
-  .get([REFUSALS_KEY])
-  .then((stored) => writer.restoreRefusals(parseRefusals(stored[REFUSALS_KEY])));
+  .get([RULE_REFUSALS_KEY])
+  .then((stored) => writer.restoreRefusals(parseRefusals(stored[RULE_REFUSALS_KEY])));
 const loops = new LoopLayer(guard, writer, storageArea('session'), ext.alarms);
 const dnrCheck = new DnrUpgradeCheck(dnr);
 const channelRules = new ChannelDnrRuntime(
@@ -109,7 +108,7 @@ const ui = installBackground({
   overridesApplied: (e) => rulesets.overridesChanged(e),
   channelsApplied: async (c) => {
     await rulesets.channelsChanged(c);
-    await retryRefused();
+    await retryRefused(true);
   },
   channelProblems: () => rulesets.problems(),
   libraryPageLoadsOnly: () => rulesets.libraryPageLoadsOnly(),
@@ -120,8 +119,13 @@ const ui = installBackground({
       await loops.changed();
     },
   },
-  policyApplied: (c) =>
-    syncSettingsRules(writer, c.snapshot, ext.runtime.id, ext.runtime.getURL(HANDOFF_PAGE)),
+  policyApplied: async (c) => {
+    try {
+      await syncSettingsRules(writer, c.snapshot, ext.runtime.id, ext.runtime.getURL(HANDOFF_PAGE));
+    } finally {
+      await retryRefused(false);
+    }
+  },
   protectionRules: (rules) => writer.setLayer('protection', rules),
   ruleLimits: () => ruleLimitsOf(writer.refusals()),
   protectionKeepOut: (host) =>
@@ -131,23 +135,27 @@ const ui = installBackground({
 });
 
 /**
- * The channels or the library changed, and may have made room: a settings or overrides layer
- * the browser refused is declared again (only a change of their own did so, so a user's rules
- * stayed out after the library that crowded them out was removed).
+ * Other rules changed and may have made room (the channels or the library; the settings, for
+ * the overrides): a layer the browser refused, or cut to what was free, is declared again. Only
+ * a change of its own did so, so rulesets switched on stayed cut, and a user's rules out, after
+ * what crowded them out was gone.
  */
-async function retryRefused(): Promise<void> {
-  const refused = new Set(
-    writer
-      .refusals()
-      // A partial set is in force as asked: nothing to retry.
-      .filter(
-        (r) => typeof r.outcome !== 'object' || r.outcome === null || !('partial' in r.outcome),
-      )
-      .map((r) => r.layer),
-  );
+async function retryRefused(settingsToo: boolean): Promise<void> {
+  const refusals = writer.refusals();
+  const refused = (layer: string, partialToo: boolean) =>
+    refusals.some(
+      (r) =>
+        r.layer === layer &&
+        (partialToo ||
+          typeof r.outcome !== 'object' ||
+          r.outcome === null ||
+          !('partial' in r.outcome)),
+    );
   try {
-    if (refused.has('overrides') && defaults !== null) await rulesets.overridesChanged(defaults);
-    if (refused.has('settings') || refused.has('tabOnce'))
+    // A cut set of switched rulesets may be whole now; a cut of the user's rules is what the
+    // compiler cannot express, not room.
+    if (refused('overrides', true) && defaults !== null) await rulesets.overridesChanged(defaults);
+    if (settingsToo && (refused('settings', false) || refused('tabOnce', false)))
       await syncSettingsRules(
         writer,
         (await ui.controller).snapshot,

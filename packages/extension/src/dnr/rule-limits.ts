@@ -20,27 +20,25 @@ export function ruleLimitsOf(
   const out: RuleLimit[] = [];
   for (const { layer, message, outcome } of refusals) {
     if (layer === 'channels') continue;
-    out.push({ part: partOf(layer, outcome), detail: message });
+    for (const part of partsOf(layer, outcome)) out.push({ part, detail: message });
   }
   return out;
 }
 
-function partOf(layer: LayerName, outcome: RefusedOutcome | null): RuleLimit['part'] {
+/** What a person knows the left-out part as: one layer's refusal may leave out two. */
+function partsOf(layer: LayerName, outcome: RefusedOutcome | null): RuleLimit['part'][] {
   switch (layer) {
     case 'settings':
-      // The user's rules left out or cut (their pages still go to the rulesets); anything
-      // smaller leaves the sites' entries out too.
-      return outcome !== null &&
-        outcome !== 'kept-upgrades' &&
-        ('partial' in outcome || outcome.without === USER_RULES_LEFT_OUT)
-        ? 'userRules'
-        : 'sites';
+      if (outcome === null || outcome === 'kept-upgrades') return ['other'];
+      if ('partial' in outcome || outcome.without === USER_RULES_LEFT_OUT) return ['userRules'];
+      // Smaller still: the sites' entries and the user's rules both.
+      return ['sites', 'userRules'];
     case 'overrides':
-      return 'rulesets';
+      return ['rulesets'];
     case 'protection':
-      return 'knownHosts';
+      return ['knownHosts'];
     default:
-      return 'other';
+      return ['other'];
   }
 }
 
@@ -58,18 +56,21 @@ export function parseRefusals(stored: unknown): LayerRefusal[] {
       continue;
     out.push({
       layer: layer as LayerName,
-      message: message.slice(0, 2000),
+      message: message.slice(0, MAX_TEXT),
       outcome: outcomeOf(outcome),
     });
   }
   return out;
 }
 
+/** The longest text kept of a stored refusal (the writer's own are a few hundred characters). */
+const MAX_TEXT = 2_000;
+
 function outcomeOf(v: unknown): RefusedOutcome | null {
   if (v === 'kept-upgrades') return v;
   if (typeof v !== 'object' || v === null) return null;
   const o = v as Record<string, unknown>;
-  if (typeof o.without === 'string') return { without: o.without };
-  if (typeof o.partial === 'string') return { partial: o.partial };
+  if (typeof o.without === 'string') return { without: o.without.slice(0, MAX_TEXT) };
+  if (typeof o.partial === 'string') return { partial: o.partial.slice(0, MAX_TEXT) };
   return null;
 }

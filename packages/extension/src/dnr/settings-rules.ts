@@ -5,8 +5,8 @@
  */
 import type { ProtectionSnapshot } from '../decision/snapshot.js';
 import { type Ruleset } from '@httpsify/engine';
-import { ALL_RESOURCE_TYPES, compileDnr } from '@httpsify/engine/dnr';
-import { handoffScopeRules, rulesetsScope } from './handoff-rules.js';
+import { ALL_RESOURCE_TYPES, compileDnr, type DnrResourceType } from '@httpsify/engine/dnr';
+import { type HandoffScope, handoffScopeRules, rulesetsScope } from './handoff-rules.js';
 import {
   GLOBAL_OFF_PRIORITY,
   HANDOFF_FORMS_PRIORITY,
@@ -42,6 +42,8 @@ export interface UiRuleInputs {
   handoffPage?: string;
   /** False: the user's rulesets are not compiled at all (they do not fit), only handed off. */
   compileUserRules?: boolean;
+  /** False: not even their page loads go to the handoff page; their hosts are only upgraded. */
+  handOffPages?: boolean;
 }
 
 const SUBRESOURCE_TYPES = ALL_RESOURCE_TYPES.filter((t) => t !== 'main_frame');
@@ -110,20 +112,13 @@ export function uiDnrRules(inputs: UiRuleInputs): {
   } else handedOff = [...inputs.userRulesets];
   if (inputs.handoffPage !== undefined && handedOff.length > 0) {
     const scope = rulesetsScope(handedOff);
-    planned.push(...handoffScopeRules(scope, inputs.handoffPage, HANDOFF_FORMS_PRIORITY));
-    // What their pages load: a scheme upgrade of their hosts (subdomains too), below any of
-    // their rules that did compile. Never laxer than decide(), at worst stricter (their
-    // exclusions and host changes are not spelled here); one rule, no regex.
-    if (scope.domains.length > 0)
-      planned.push({
-        priority: USER_RULE_PRIORITY_OFFSET,
-        action: { type: 'upgradeScheme' },
-        condition: {
-          urlFilter: '|http://',
-          requestDomains: scope.domains,
-          resourceTypes: SUBRESOURCE_TYPES,
-        },
-      });
+    // Their page loads to the page that asks decide(); none when even that does not fit
+    // (`handOffPages` false: one regex per wildcard target), and then the upgrade below takes
+    // their page loads too.
+    const pages = inputs.handOffPages !== false;
+    if (pages)
+      planned.push(...handoffScopeRules(scope, inputs.handoffPage, HANDOFF_FORMS_PRIORITY));
+    planned.push(...hostsUpgrade(scope, pages ? SUBRESOURCE_TYPES : ALL_RESOURCE_TYPES));
   }
   if (inputs.httpsFirst) {
     planned.push({
@@ -148,6 +143,27 @@ export function uiDnrRules(inputs: UiRuleInputs): {
       });
   }
   return { rules: planned, omitted, handedOff: handedOff.map((rs) => rs.name) };
+}
+
+/**
+ * A scheme upgrade of the hosts of user rulesets DNR does not carry, below any of their rules
+ * that did compile: never laxer than decide(), at worst stricter (their exclusions and host
+ * changes are not spelled here). No regex: the domains (subdomains too) in one rule, each
+ * wildcard target as a URL filter (`www.shop.*` -> `|http://www.shop.*^`, which admits more
+ * hosts than the target: stricter again).
+ */
+function hostsUpgrade(scope: HandoffScope, resourceTypes: readonly DnrResourceType[]): RuleBody[] {
+  const rule = (condition: RuleBody['condition']): RuleBody => ({
+    priority: USER_RULE_PRIORITY_OFFSET,
+    action: { type: 'upgradeScheme' },
+    condition: { ...condition, resourceTypes: [...resourceTypes] },
+  });
+  return [
+    ...(scope.domains.length > 0
+      ? [rule({ urlFilter: '|http://', requestDomains: scope.domains })]
+      : []),
+    ...scope.patterns.map((p) => rule({ urlFilter: `|http://${p}^` })),
+  ];
 }
 
 /**
@@ -190,7 +206,7 @@ export async function syncSettingsRules(
   handoffPage?: string,
 ): Promise<void> {
   const user = snap.dnr.activeUserRulesets;
-  const compile = (sites: boolean, compileUserRules = true) =>
+  const compile = (sites: boolean, compileUserRules = true, handOffPages = true) =>
     uiDnrRules({
       globalEnabled: snap.globalEnabled,
       disabledSites: sites ? [...snap.dnr.disabledSites] : [],
@@ -203,6 +219,7 @@ export async function syncSettingsRules(
       extensionId,
       handoffPage,
       compileUserRules,
+      handOffPages,
     });
   const tabs = [...snap.httpOnceInTabs].flatMap(([tabId, hosts]) =>
     [...hosts].map((h): [number, string] => [tabId, h]),
@@ -212,6 +229,9 @@ export async function syncSettingsRules(
   if (user.length > 0)
     fallbacks.push({ rules: compile(true, false).rules, without: USER_RULES_LEFT_OUT });
   fallbacks.push({ rules: compile(false, false).rules, without: SITES_LEFT_OUT });
+  // The smallest: within the reserve whatever the user's rulesets are (no regex of theirs).
+  if (user.length > 0)
+    fallbacks.push({ rules: compile(false, false, false).rules, without: PAGES_LEFT_OUT });
   const partial =
     full.handedOff.length === 0
       ? null
@@ -254,6 +274,9 @@ const RESERVE_HEADROOM = 16;
 
 /** How a settings layer written without the user's rules is named in its error (and the UI). */
 export const USER_RULES_LEFT_OUT = "the user's own rules (their page loads go to the rulesets)";
+/** …and one without the handoff of the user's page loads either (their hosts upgraded alone). */
+export const PAGES_LEFT_OUT =
+  "the sites' entries and the user's own rules (their hosts are upgraded, not rewritten as they say)";
 /** …and one written without the sites' entries (or the user's rules). */
 export const SITES_LEFT_OUT =
   "the sites' entries (but this session's \"open over HTTP\") and the user's own rules";

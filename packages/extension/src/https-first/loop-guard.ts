@@ -188,13 +188,33 @@ export class LoopGuard {
     this.prune();
     if (v.kind === 'navigation') {
       this.bound((o) => o.kind === 'navigation' && o.tabId === v.tabId, MAX_VERDICTS_PER_TAB);
-      this.bound((o) => o.kind === 'navigation', MAX_VERDICTS);
+      this.boundAcrossTabs((o) => o.kind === 'navigation', MAX_VERDICTS, v.tabId);
     } else {
       this.bound(
         (o) => o.kind === 'subresource' && o.tabId === v.tabId,
         MAX_SUBRESOURCE_VERDICTS_PER_TAB,
       );
-      this.bound((o) => o.kind === 'subresource', MAX_SUBRESOURCE_VERDICTS);
+      this.boundAcrossTabs((o) => o.kind === 'subresource', MAX_SUBRESOURCE_VERDICTS, v.tabId);
+    }
+  }
+
+  /**
+   * Drops verdicts among those `among` picks until at most `max` are left: each time the oldest
+   * of the tab that holds the most (`adding`, the tab of the verdict just added, when it is one
+   * of them), so that a site flooding its own tabs pushes out its own verdicts, not another's.
+   */
+  private boundAcrossTabs(among: (v: LoopVerdict) => boolean, max: number, adding: number): void {
+    for (;;) {
+      const picked = [...this.verdicts].filter(([, v]) => among(v));
+      if (picked.length <= max) return;
+      const perTab = new Map<number, number>();
+      for (const [, v] of picked) perTab.set(v.tabId, (perTab.get(v.tabId) ?? 0) + 1);
+      const most = [...perTab.values()].reduce((a, b) => Math.max(a, b), 0);
+      const tab = perTab.get(adding) === most ? adding : null;
+      const [key] = picked.find(
+        ([, v]) => (tab === null || v.tabId === tab) && perTab.get(v.tabId) === most,
+      ) as [string, LoopVerdict];
+      this.verdicts.delete(key);
     }
   }
 

@@ -205,6 +205,11 @@ export type ImportApplyResult =
 
 /** A part of the settings Chromium's rule limits leave out (the options page words it by part). */
 export type { RuleLimit } from '../dnr/rule-limits.js';
+/**
+ * storage.local key where Chromium's rule writer keeps what it could not write, across worker
+ * restarts; the options page follows its changes to keep its notice live.
+ */
+export const RULE_REFUSALS_KEY = 'dnrRefusals';
 
 export interface AboutInfo {
   version: string;

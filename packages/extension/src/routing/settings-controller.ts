@@ -249,15 +249,17 @@ export class SettingsController implements SettingsRequestTarget, PageViewSource
         .definitionsChanged(s.channels)
         .catch((e: unknown) => console.error('httpsify: channel update failed', e));
     }
+    const errors = refused === null ? [] : [refused.error];
     try {
       await this.hooks.policyChanged(this);
     } catch (e) {
-      refused ??= { error: e };
+      errors.push(e);
     }
     // The settings are in force in decide(); what the browser's rule limits left out of its
     // rules is the options page's notice (ruleLimits), not a failure of the click.
-    if (refused !== null && !isRuleLimit(refused.error)) throw refused.error;
-    if (refused !== null) console.warn('httpsify: not all rules fit the browser', refused.error);
+    const failure = errors.find((e) => !isRuleLimit(e));
+    if (failure !== undefined) throw failure;
+    if (errors.length > 0) console.warn('httpsify: not all rules fit the browser', ...errors);
   }
 
   /** The last definitionsChanged hand-over (tests and channel requests wait on it). */

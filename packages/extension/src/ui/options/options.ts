@@ -1,5 +1,5 @@
 import { ext } from '../../platform/browser-api.js';
-import type { AboutInfo, RuleLimit } from '../../protocol/ui-protocol.js';
+import { type AboutInfo, RULE_REFUSALS_KEY, type RuleLimit } from '../../protocol/ui-protocol.js';
 import type { Settings } from '../../settings/schema.js';
 import { background, isError } from '../shared/client.js';
 import { $, h } from '../shared/dom.js';
@@ -71,6 +71,9 @@ function renderStats(stats: Settings['stats']): void {
  */
 function followStats(): void {
   ext.storage.onChanged.addListener((changes, area) => {
+    // The rule writer keeps what the browser could not hold here: the notice follows it live,
+    // whichever window changed the settings.
+    if (area === 'local' && RULE_REFUSALS_KEY in changes) void showLimits();
     if (area !== 'local' || !('stats' in changes)) return;
     void background.request<Settings>({ type: 'settings' }).then((s) => {
       if (!isError(s)) renderStats(s.stats);
