@@ -302,6 +302,12 @@ describe('the DNR rule writer', () => {
     expect(next.refusals()).toEqual([]);
     next.restoreRefusals(w.refusals());
     expect(next.refusals()).toEqual([]);
+    // Read back after another layer's batch stored its own: stored again, all of them.
+    const stored: unknown[] = [];
+    const late = new RuleWriter(dnr, RUNTIME_LIMITS, { refusalsChanged: (r) => stored.push(r) });
+    await late.setLayer('protection', [regex(7)]);
+    late.restoreRefusals(w.refusals());
+    expect(stored.at(-1)).toEqual(w.refusals());
   });
 
   it('refuses more rules than the layer has ids', async () => {

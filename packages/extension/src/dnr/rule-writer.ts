@@ -270,9 +270,14 @@ export class RuleWriter {
    * layers this run has not written yet.
    */
   restoreRefusals(refusals: readonly LayerRefusal[]): void {
+    let restored = false;
     for (const r of refusals)
-      if (!this.written.has(r.layer) && !this.problems.has(r.layer))
+      if (!this.written.has(r.layer) && !this.problems.has(r.layer)) {
         this.problems.set(r.layer, new RestoredRefusal(r));
+        restored = true;
+      }
+    // A batch written before they were read stored its own alone: store them all again.
+    if (restored && this.written.size > 0) this.options.refusalsChanged?.(this.refusals());
   }
 
   /** Resolves when every batch queued so far has been written. */
