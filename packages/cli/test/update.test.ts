@@ -232,6 +232,9 @@ describe('httpsify update', () => {
     );
     const old = structuredClone(faked);
     faked.installed.timestamp = now - 3 * 86_400;
+    // A mirror frozen since then serves a release the definition still accepts (an install
+    // older than its minTimestamp is not applied at all).
+    faked.channel.minTimestamp = now - 10 * 86_400;
     writeFileSync(join(channelStateDir(stateDir, 'Test'), 'record.json'), JSON.stringify(faked));
     const text = await httpsify(['update', '--status', '--state-dir', stateDir]);
     expect(text.stdout).toMatch(

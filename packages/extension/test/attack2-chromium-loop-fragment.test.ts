@@ -1,21 +1,7 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildExtension } from '../src/packaging/build.js';
-import {
-  launchWithExtension,
-  switchProtectionModeOff,
-  type LoadedExtension,
-} from './support/browser.js';
-import { writeRulesetsDir } from './support/e2e-site.js';
+import type { LoadedExtension } from './support/browser.js';
 import type { DualServer } from './support/servers.js';
-import {
-  LOOP_SITE_HOSTS,
-  LOOP_SITE_RULESETS,
-  schemesSeen,
-  startLoopSite,
-} from './support/subresource-loop-site.js';
+import { schemesSeen, loopSiteInChromium } from './support/subresource-loop-site.js';
 
 /**
  * Attack (outsider): a subresource URL written with a fragment. decide() and the loop guard
@@ -27,24 +13,15 @@ import {
 describe('attack: a loop verdict and a URL with a fragment, in Chromium', () => {
   let server: DualServer;
   let ext: LoadedExtension;
-  const at = (host: string, path: string) => `http://${host}:${server.port}${path}`;
+  const at = (host: string, path: string) => site.at(host, path);
 
+  let site: Awaited<ReturnType<typeof loopSiteInChromium>>;
   beforeAll(async () => {
-    const built = await buildExtension({
-      rulesets: [writeRulesetsDir(LOOP_SITE_RULESETS, 'httpsify-a2frag-rules-')],
-      outDir: mkdtempSync(join(tmpdir(), 'httpsify-a2frag-ext-')),
-      browsers: ['chromium'],
-      zip: false,
-    });
-    server = await startLoopSite();
-    ext = await launchWithExtension(built.dirs.chromium!, LOOP_SITE_HOSTS);
-    await switchProtectionModeOff(ext);
+    site = await loopSiteInChromium();
+    ({ server, browser: ext } = site);
   });
 
-  afterAll(async () => {
-    await ext?.close();
-    await server?.close();
-  });
+  afterAll(async () => site?.close());
 
   /** Embeds `path` (+ `suffix`) of bounce in a fresh tab; what became of it after 8 s. */
   async function embed(path: string, suffix: string) {

@@ -1,25 +1,14 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildExtension } from '../src/packaging/build.js';
-import {
-  launchWithExtension,
-  switchProtectionModeOff,
-  type LoadedExtension,
-} from './support/browser.js';
-import { writeRulesetsDir } from './support/e2e-site.js';
+import type { LoadedExtension } from './support/browser.js';
 import type { DualServer } from './support/servers.js';
 import {
   BOUNCING,
   EMBEDDED,
   EMBEDDED_LOADED,
   EMBEDDED_STATES,
-  LOOP_SITE_HOSTS,
-  LOOP_SITE_RULESETS,
   schemesSeen,
   settledCounts,
-  startLoopSite,
+  loopSiteInChromium,
 } from './support/subresource-loop-site.js';
 
 const POLL = { timeout: 15_000, interval: 100 };
@@ -29,29 +18,21 @@ const POLL = { timeout: 15_000, interval: 100 };
  * out) is shared by every tab. A hostile page open in two tabs makes four images loop in each;
  * the verdicts of an unrelated page in a third tab are pushed out, and that page's images loop
  * again on its next load (each loop a few HTTPS rounds before a new verdict, which in turn
- * pushes out one of the hostile site's, which it makes again).
+ * pushes out one of the hostile site's, which it makes again). Fixed: the bound in all now
+ * takes from the tab holding the most, so the flooding tabs lose their own.
  */
 describe("attack: a page in two tabs takes another tab's loop verdicts (Chromium)", () => {
   let server: DualServer;
   let ext: LoadedExtension;
-  const at = (host: string, path: string) => `http://${host}:${server.port}${path}`;
+  const at = (host: string, path: string) => site.at(host, path);
 
+  let site: Awaited<ReturnType<typeof loopSiteInChromium>>;
   beforeAll(async () => {
-    const built = await buildExtension({
-      rulesets: [writeRulesetsDir(LOOP_SITE_RULESETS, 'httpsify-a3loop-rules-')],
-      outDir: mkdtempSync(join(tmpdir(), 'httpsify-a3loop-ext-')),
-      browsers: ['chromium'],
-      zip: false,
-    });
-    server = await startLoopSite();
-    ext = await launchWithExtension(built.dirs.chromium!, LOOP_SITE_HOSTS);
-    await switchProtectionModeOff(ext);
+    site = await loopSiteInChromium();
+    ({ server, browser: ext } = site);
   });
 
-  afterAll(async () => {
-    await ext?.close();
-    await server?.close();
-  });
+  afterAll(async () => site?.close());
 
   it("the victim tab's loops stay broken while another site floods", async () => {
     const victim = await ext.context.newPage();

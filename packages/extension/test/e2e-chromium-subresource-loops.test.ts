@@ -1,26 +1,15 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildExtension } from '../src/packaging/build.js';
-import {
-  launchWithExtension,
-  switchProtectionModeOff,
-  type LoadedExtension,
-} from './support/browser.js';
-import { writeRulesetsDir } from './support/e2e-site.js';
+import type { LoadedExtension } from './support/browser.js';
 import type { DualServer } from './support/servers.js';
 import {
   BOUNCING,
   EMBEDDED,
   EMBEDDED_LOADED,
   EMBEDDED_STATES,
-  LOOP_SITE_HOSTS,
-  LOOP_SITE_RULESETS,
   schemesSeen,
   settledCounts,
-  startLoopSite,
+  loopSiteInChromium,
 } from './support/subresource-loop-site.js';
 
 const POLL = { timeout: 15_000, interval: 100 };
@@ -34,26 +23,16 @@ const POLL = { timeout: 15_000, interval: 100 };
 describe('subresource redirect loops in Chromium', () => {
   let server: DualServer;
   let ext: LoadedExtension;
-  const at = (host: string, path: string) => `http://${host}:${server.port}${path}`;
+  const at = (host: string, path: string) => site.at(host, path);
   const states = (tab: Page) => tab.evaluate(EMBEDDED_STATES);
 
+  let site: Awaited<ReturnType<typeof loopSiteInChromium>>;
   beforeAll(async () => {
-    const built = await buildExtension({
-      rulesets: [writeRulesetsDir(LOOP_SITE_RULESETS, 'httpsify-subloop-rules-')],
-      outDir: mkdtempSync(join(tmpdir(), 'httpsify-subloop-ext-')),
-      browsers: ['chromium'],
-      zip: false,
-    });
-    server = await startLoopSite();
-    ext = await launchWithExtension(built.dirs.chromium!, LOOP_SITE_HOSTS);
-    // The ruleset alone upgrades: the embedding page stays on HTTP.
-    await switchProtectionModeOff(ext);
+    site = await loopSiteInChromium();
+    ({ server, browser: ext } = site);
   });
 
-  afterAll(async () => {
-    await ext?.close();
-    await server?.close();
-  });
+  afterAll(async () => site?.close());
 
   it('ends the loop of each subresource after a few rounds and loads it over HTTP, in that tab', async () => {
     const tab = await ext.context.newPage();

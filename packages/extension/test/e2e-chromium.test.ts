@@ -278,7 +278,7 @@ describe('Chromium MV3 extension (DNR) in a real browser', () => {
         r.condition.resourceTypes,
         r.condition.tabIds?.length,
       ]),
-    ).toEqual([[`^${url.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`, ['main_frame'], 1]]);
+    ).toEqual([[`^${url.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(?:#.*)?$`, ['main_frame'], 1]]);
     // Later visits of that page in that tab go straight to HTTP.
     const before = server.log.length;
     await tab.goto(url);
