@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LoadedExtension } from './support/browser.js';
 import type { DualServer } from './support/servers.js';
-import { schemesSeen, loopSiteInChromium } from './support/subresource-loop-site.js';
+import { loopSiteInChromium } from './support/loop-site-chromium.js';
+import { schemesSeen } from './support/subresource-loop-site.js';
 
 /**
  * Attack (outsider): a subresource URL written with a fragment. decide() and the loop guard

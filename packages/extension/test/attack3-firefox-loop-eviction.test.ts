@@ -8,8 +8,8 @@ import {
   EMBEDDED_STATES,
   schemesSeen,
   settledCounts,
-  loopSiteInFirefox,
 } from './support/subresource-loop-site.js';
+import { loopSiteInFirefox } from './support/loop-site-firefox.js';
 
 const POLL = { timeout: 15_000, interval: 100 };
 

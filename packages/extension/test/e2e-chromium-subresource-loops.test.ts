@@ -9,8 +9,8 @@ import {
   EMBEDDED_STATES,
   schemesSeen,
   settledCounts,
-  loopSiteInChromium,
 } from './support/subresource-loop-site.js';
+import { loopSiteInChromium } from './support/loop-site-chromium.js';
 
 const POLL = { timeout: 15_000, interval: 100 };
 

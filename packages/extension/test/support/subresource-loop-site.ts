@@ -3,9 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildExtension } from '../../src/packaging/build.js';
-import { launchWithExtension, switchProtectionModeOff, type LoadedExtension } from './browser.js';
 import { writeRulesetsDir } from './e2e-site.js';
-import { launchFirefoxWithExtension, type FirefoxWithExtension } from './firefox.js';
 import { startDualServer, type DualServer } from './servers.js';
 
 /**
@@ -166,7 +164,7 @@ export async function settledCounts(
 }
 
 /** The site and one browser with the extension built over LOOP_SITE_RULESETS. */
-interface LoopSiteIn<B> {
+export interface LoopSiteIn<B> {
   server: DualServer;
   browser: B;
   /** The site's http:// address of `path` on `host`. */
@@ -175,7 +173,7 @@ interface LoopSiteIn<B> {
 }
 
 /** The site and a build for `browser` (its own scratch folders, removed on close). */
-async function loopSiteBuild(browser: 'chromium' | 'firefox') {
+export async function loopSiteBuild(browser: 'chromium' | 'firefox') {
   const rulesDir = writeRulesetsDir(LOOP_SITE_RULESETS, `httpsify-loop-${browser}-rules-`);
   const outDir = mkdtempSync(join(tmpdir(), `httpsify-loop-${browser}-ext-`));
   const built = await buildExtension({
@@ -189,44 +187,4 @@ async function loopSiteBuild(browser: 'chromium' | 'firefox') {
     for (const dir of [rulesDir, outDir]) rmSync(dir, { recursive: true, force: true });
   };
   return { dir: built.dirs[browser] as string, server, scratch };
-}
-
-/** Chromium with the protection mode off: the rulesets alone upgrade (the page stays on HTTP). */
-export async function loopSiteInChromium(): Promise<LoopSiteIn<LoadedExtension>> {
-  const { dir, server, scratch } = await loopSiteBuild('chromium');
-  const browser = await launchWithExtension(dir, LOOP_SITE_HOSTS);
-  await switchProtectionModeOff(browser);
-  return {
-    server,
-    browser,
-    at: (host, path) => `http://${host}:${server.port}${path}`,
-    close: async () => {
-      await browser.close();
-      await server.close();
-      scratch();
-    },
-  };
-}
-
-/** Firefox ESR likewise, the mode switched off through the extension's own page. */
-export async function loopSiteInFirefox(): Promise<LoopSiteIn<FirefoxWithExtension>> {
-  const { dir, server, scratch } = await loopSiteBuild('firefox');
-  const browser = await launchFirefoxWithExtension(dir, LOOP_SITE_HOSTS);
-  const page = await browser.newTab();
-  await page.goto(`${browser.extensionOrigin}/ui/popup.html`);
-  await page.evaluate('browser.storage.local.set({ httpsFirst: false })');
-  const modeOn = `new Promise((resolve) => { const p = browser.runtime.connect({ name: 'httpsify-ui' }); p.onMessage.addListener((m) => resolve(m.response.httpsFirst)); p.postMessage({ id: 1, request: { type: 'settings' } }); })`;
-  for (let i = 0; i < 100 && (await page.evaluate<boolean>(modeOn)); i++)
-    await new Promise((r) => setTimeout(r, 100));
-  await page.close();
-  return {
-    server,
-    browser,
-    at: (host, path) => `http://${host}:${server.port}${path}`,
-    close: async () => {
-      await browser.close();
-      await server.close();
-      scratch();
-    },
-  };
 }
