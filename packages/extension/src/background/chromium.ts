@@ -17,6 +17,7 @@ import { RUNTIME_LIMITS } from '../dnr/rules.js';
 import { parseRefusals, ruleLimitsOf } from '../dnr/rule-limits.js';
 import { DnrUpgradeCheck } from '../dnr/upgrade-check.js';
 import type { HandoffScope } from '../dnr/handoff-rules.js';
+import type { ProtectionSnapshot } from '../decision/snapshot.js';
 import { HANDOFF_PAGE } from '../platform/packaged-files.js';
 import { installHandoff, readHandoffScope } from '../handoff/main-frame-handoff.js';
 import { LOOP_RULES_MAX, LoopGuard } from '../https-first/loop-guard.js';
@@ -121,7 +122,7 @@ const ui = installBackground({
   },
   policyApplied: async (c) => {
     try {
-      await syncSettingsRules(writer, c.snapshot, ext.runtime.id, ext.runtime.getURL(HANDOFF_PAGE));
+      await syncSettings(c.snapshot);
     } finally {
       await retryRefused(false);
     }
@@ -140,6 +141,11 @@ const ui = installBackground({
  * a change of its own did so, so rulesets switched on stayed cut, and a user's rules out, after
  * what crowded them out was gone.
  */
+/** The settings layer (and a tab's "open over HTTP") from the decision's state of now. */
+function syncSettings(snapshot: ProtectionSnapshot): Promise<void> {
+  return syncSettingsRules(writer, snapshot, ext.runtime.id, ext.runtime.getURL(HANDOFF_PAGE));
+}
+
 async function retryRefused(settingsToo: boolean): Promise<void> {
   const refusals = writer.refusals();
   const refused = (layer: string, partialToo: boolean) =>
@@ -156,12 +162,7 @@ async function retryRefused(settingsToo: boolean): Promise<void> {
     // compiler cannot express, not room.
     if (refused('overrides', true) && defaults !== null) await rulesets.overridesChanged(defaults);
     if (settingsToo && (refused('settings', false) || refused('tabOnce', false)))
-      await syncSettingsRules(
-        writer,
-        (await ui.controller).snapshot,
-        ext.runtime.id,
-        ext.runtime.getURL(HANDOFF_PAGE),
-      );
+      await syncSettings((await ui.controller).snapshot);
   } catch (e) {
     // Still refused: the writer keeps the refusal for the options page.
     console.warn('httpsify: refused rules still do not fit', e);

@@ -40,11 +40,17 @@ export function overrideRules(
   handoffPage: string,
   regexLimit: number,
   defaultsInUse = true,
-): { rules: RuleBody[]; report: DnrReport; partial: string[] } {
+): {
+  rules: RuleBody[];
+  report: DnrReport;
+  partial: string[];
+  /** Every switched ruleset's page loads to the handoff page: the set when `rules` do not fit. */
+  pageLoadsOnly: RuleBody[];
+} {
   const { enable, disable } = switchedRulesets(engine, defaultsInUse);
   // Room for the widest handoff (every switched ruleset's hosts), whatever the compiler omits.
-  const widest = handoffScopeRules(rulesetsScope([...enable, ...disable]), handoffPage);
-  const regexes = widest.filter((r) => r.condition.regexFilter !== undefined).length;
+  const pageLoadsOnly = handoffScopeRules(rulesetsScope([...enable, ...disable]), handoffPage);
+  const regexes = pageLoadsOnly.filter((r) => r.condition.regexFilter !== undefined).length;
   const { rules, report } = compileDnrOverrides(enable, disable, {
     regexLimit: Math.max(0, regexLimit - regexes),
   });
@@ -56,6 +62,7 @@ export function overrideRules(
     rules: [...rules.map(({ id: _id, ...body }) => body), ...handoff],
     report,
     partial: partial.map((rs) => rs.name),
+    pageLoadsOnly,
   };
 }
 
@@ -73,14 +80,12 @@ export async function syncOverrides(
   defaultsInUse = true,
 ): Promise<{ ruleCount: number; omitted: number }> {
   const free = await writer.free('overrides');
-  const { rules, report, partial } = overrideRules(
+  const { rules, report, partial, pageLoadsOnly } = overrideRules(
     engine,
     handoffPage,
     free.regexRules,
     defaultsInUse,
   );
-  const { enable, disable } = switchedRulesets(engine, defaultsInUse);
-  const pageLoadsOnly = handoffScopeRules(rulesetsScope([...enable, ...disable]), handoffPage);
   await writer.setLayer(
     'overrides',
     rules,
