@@ -11,6 +11,7 @@ import { cookieDecision } from '../cookies/cookie-decision.js';
 import { listenForCookies } from '../cookies/cookie-listener.js';
 import { LOOP_ALARM, LoopLayer } from '../https-first/loop-rules.js';
 import { RuleWriter } from '../dnr/rule-writer.js';
+import { LEDGER_KEY, ledgerIn } from '../dnr/rule-ledger.js';
 import { RulesetRules } from '../dnr-runtime/ruleset-rules.js';
 import { settingsReserve, syncSettingsRules } from '../dnr/settings-rules.js';
 import { RUNTIME_LIMITS } from '../dnr/rules.js';
@@ -39,10 +40,12 @@ const LOOPS_RESERVE = { rules: LOOP_RULES_MAX, regexRules: LOOP_RULES_MAX, unsaf
 /**
  * The one writer of dynamic and session rules: every module below declares its layer to it. The
  * settings' switches and mode hold room in reserve, and so do a few loop verdicts (a page or
- * image that loops hammers its server until one is written).
+ * image that loops hammers its server until one is written). Its record of the dynamic layers
+ * spares a waking worker reading them all (rule-ledger.ts).
  */
 const writer = new RuleWriter(dnr, RUNTIME_LIMITS, {
   reserves: { settings: settingsReserve(), loops: LOOPS_RESERVE },
+  ledger: ledgerIn(storageArea('session'), LEDGER_KEY),
   refusalsChanged: (refusals) => void storageArea('local').set({ [RULE_REFUSALS_KEY]: refusals }),
 });
 void storageArea('local')

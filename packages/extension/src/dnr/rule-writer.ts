@@ -17,8 +17,19 @@
  *
  * A layer may hold room in reserve (the settings' switches and mode): the other layers are
  * fitted and planned as if it used at least that much, so its smallest set always fits.
+ *
+ * With a ledger (rule-ledger.ts), a worker that wakes knows the dynamic layers by their digests:
+ * a layer declared as it is held is not written, and the store is read in full only when a
+ * dynamic layer changes (or its rules are asked for).
  */
 import { LAYER_NAMES, LAYERS, layerOf, type LayerName, type RuleStore } from './layout.js';
+import {
+  DYNAMIC_LAYERS,
+  fingerprint,
+  type Ledger,
+  type LedgerStore,
+  parseLedger,
+} from './rule-ledger.js';
 import {
   type DnrLimits,
   type DnrUsage,
@@ -107,6 +118,8 @@ export interface RuleWriterOptions {
   reserves?: Partial<Record<LayerName, DnrUsage>>;
   /** The refusals changed (kept by the caller across restarts; see restoreRefusals). */
   refusalsChanged?(refusals: LayerRefusal[]): void;
+  /** Where the record of the dynamic layers is kept (none: the store is read at every start). */
+  ledger?: LedgerStore;
 }
 
 interface Candidate {
@@ -132,8 +145,14 @@ interface Choice {
 const EMPTY: DnrUsage = { rules: 0, regexRules: 0, unsafeRules: 0 };
 
 export class RuleWriter {
-  /** What the browser holds, per layer, in id order (null until read). */
+  /**
+   * What the browser holds, per layer, in id order (null until read). A dynamic layer known only
+   * by the ledger is in `recorded` instead, until the dynamic store is read in full.
+   */
   private applied: Map<LayerName, ExtRule[]> | null = null;
+  private readonly recorded: Ledger = new Map();
+  private loading: Promise<Map<LayerName, ExtRule[]>> | null = null;
+  private loadingDynamic: Promise<void> | null = null;
   /** Stale rules found at load (outside every range): removed by the first batch. */
   private stale: { dynamic: number[]; session: number[] } = { dynamic: [], session: [] };
   private readonly pending = new Map<LayerName, Pending>();
@@ -142,6 +161,8 @@ export class RuleWriter {
   private scheduled = false;
   /** Browser updates sent (tests: batching and skipped no-op writes). */
   updates = 0;
+  /** Reads of the whole dynamic store (tests: a wake with a ledger reads none). */
+  dynamicReads = 0;
 
   /** Layers written since this writer started (their refusals are this run's, not restored). */
   private readonly written = new Set<LayerName>();
@@ -183,6 +204,8 @@ export class RuleWriter {
   /** The rules the browser holds for `layer` now, with their ids (after the batches queued so far). */
   async rules(layer: LayerName): Promise<ExtRule[]> {
     await this.idle();
+    await this.load();
+    if (this.recorded.has(layer)) await this.loadDynamic();
     return [...((await this.load()).get(layer) ?? [])];
   }
 
@@ -222,21 +245,30 @@ export class RuleWriter {
   private async othersUsage(layer: LayerName): Promise<StoreUsage> {
     const applied = await this.load();
     const others = new Map<LayerName, readonly RuleBody[]>();
-    for (const name of LAYER_NAMES)
-      if (name !== layer)
-        others.set(name, this.pending.get(name)?.candidates[0].rules ?? applied.get(name) ?? []);
+    for (const name of LAYER_NAMES) {
+      if (name === layer) continue;
+      const rules = this.pending.get(name)?.candidates[0].rules ?? applied.get(name);
+      if (rules !== undefined) others.set(name, rules);
+      else if (!this.recorded.has(name)) others.set(name, []);
+    }
+    // The layer itself counts for nothing here, whether read or recorded.
+    others.set(layer, []);
     return this.counted(others, layer);
   }
 
   /** `layers`' usage by store, each reserved layer but `fitting` counted at its reserve at least. */
   private counted(layers: Map<LayerName, readonly RuleBody[]>, fitting: LayerName): StoreUsage {
     const u = usageByStore(layers);
+    for (const [name, record] of this.recorded)
+      if (!layers.has(name)) addUsage(u[LAYERS[name].store], record.usage);
     for (const [name, reserve] of Object.entries(this.options.reserves ?? {}) as [
       LayerName,
       DnrUsage,
     ][]) {
       if (name === fitting) continue;
-      const held = usageOf(layers.get(name) ?? []);
+      const held = layers.has(name)
+        ? usageOf(layers.get(name) ?? [])
+        : (this.recorded.get(name)?.usage ?? EMPTY);
       const s = u[LAYERS[name].store];
       s.rules += Math.max(0, reserve.rules - held.rules);
       s.regexRules += Math.max(0, reserve.regexRules - held.regexRules);
@@ -297,30 +329,87 @@ export class RuleWriter {
       .catch((e: unknown) => console.error('httpsify: DNR rules not written', e));
   }
 
-  private async load(): Promise<Map<LayerName, ExtRule[]>> {
-    if (this.applied !== null) return this.applied;
-    const [dynamic, session] = await Promise.all([
-      this.api.getDynamicRules(),
-      this.api.getSessionRules(),
-    ]);
-    const applied = new Map<LayerName, ExtRule[]>();
-    const stale: { dynamic: number[]; session: number[] } = { dynamic: [], session: [] };
-    for (const [store, rules] of [
-      ['dynamic', dynamic],
-      ['session', session],
-    ] as const)
-      for (const r of [...rules].sort((a, b) => a.id - b.id)) {
-        const layer = layerOf(store, r.id);
-        if (layer === null) stale[store].push(r.id);
-        else if (applied.has(layer)) applied.get(layer)?.push(r);
-        else applied.set(layer, [r]);
-      }
-    // Another caller may have loaded meanwhile: keep the first.
-    if (this.applied === null) {
+  /**
+   * What the browser holds: the session store read, and the dynamic one too unless the ledger
+   * says what each of its layers holds (then they are in `recorded`).
+   */
+  private load(): Promise<Map<LayerName, ExtRule[]>> {
+    if (this.applied !== null) return Promise.resolve(this.applied);
+    this.loading ??= (async () => {
+      const ledger = this.options.ledger;
+      const [session, stored] = await Promise.all([
+        this.api.getSessionRules(),
+        ledger === undefined ? null : ledger.read().catch(() => null),
+      ]);
+      const recorded = parseLedger(stored);
+      const dynamic = recorded === null ? await this.readDynamic() : [];
+      const applied = new Map<LayerName, ExtRule[]>();
+      this.stale = {
+        dynamic: this.place(applied, 'dynamic', dynamic),
+        session: this.place(applied, 'session', session),
+      };
+      for (const [name, record] of recorded ?? []) this.recorded.set(name, record);
       this.applied = applied;
-      this.stale = stale;
+      if (recorded === null) await this.keepLedger();
+      return applied;
+    })();
+    // A failed read is tried again by the next caller.
+    this.loading.catch(() => (this.loading = null));
+    return this.loading;
+  }
+
+  /** Reads the dynamic layers known only by the ledger (before any of them is written). */
+  private loadDynamic(): Promise<void> {
+    this.loadingDynamic ??= (async () => {
+      const applied = await this.load();
+      if (this.recorded.size === 0) return;
+      const dynamic = await this.readDynamic();
+      const read = new Map<LayerName, ExtRule[]>();
+      this.stale.dynamic = this.place(read, 'dynamic', dynamic);
+      for (const name of this.recorded.keys()) applied.set(name, read.get(name) ?? []);
+      this.recorded.clear();
+      await this.keepLedger();
+    })();
+    this.loadingDynamic.catch(() => (this.loadingDynamic = null));
+    return this.loadingDynamic;
+  }
+
+  private readDynamic(): Promise<ExtRule[]> {
+    this.dynamicReads++;
+    return this.api.getDynamicRules();
+  }
+
+  /** Files `rules` of `store` by layer into `into`; returns the ids outside every range. */
+  private place(into: Map<LayerName, ExtRule[]>, store: RuleStore, rules: ExtRule[]): number[] {
+    const stale: number[] = [];
+    for (const r of [...rules].sort((a, b) => a.id - b.id)) {
+      const layer = layerOf(store, r.id);
+      if (layer === null) stale.push(r.id);
+      else if (into.has(layer)) into.get(layer)?.push(r);
+      else into.set(layer, [r]);
     }
-    return this.applied;
+    return stale;
+  }
+
+  /**
+   * Records what every dynamic layer holds, once all are read and none is stale (a later wake
+   * would not remove a stale rule); a failure only costs the next start a full read.
+   */
+  private async keepLedger(): Promise<void> {
+    const ledger = this.options.ledger;
+    const applied = this.applied;
+    if (ledger === undefined || applied === null || this.recorded.size > 0) return;
+    if (this.stale.dynamic.length > 0) return;
+    try {
+      const record: Ledger = new Map();
+      for (const name of DYNAMIC_LAYERS) {
+        const rules = applied.get(name) ?? [];
+        record.set(name, { fingerprint: await fingerprint(rules), usage: usageOf(rules) });
+      }
+      await ledger.write(record);
+    } catch (e) {
+      console.warn('httpsify: the record of the DNR rules was not kept', e);
+    }
   }
 
   /** Writes every pending layer (or what of it fits), in one update per store. */
@@ -328,8 +417,17 @@ export class RuleWriter {
     const batch = new Map(this.pending);
     this.pending.clear();
     let applied: Map<LayerName, ExtRule[]>;
+    /** Dynamic layers declared as the ledger says they are held: nothing to write. */
+    const unchanged = new Set<LayerName>();
     try {
       applied = await this.load();
+      for (const [layer, p] of batch) {
+        const record = this.recorded.get(layer);
+        if (record === undefined) continue;
+        if ((await fingerprint(p.candidates[0].rules)) === record.fingerprint) unchanged.add(layer);
+        else await this.loadDynamic();
+      }
+      if (this.recorded.size === 0) unchanged.clear();
     } catch (e) {
       for (const p of batch.values()) for (const w of p.waiters) w.reject(e);
       return;
@@ -340,6 +438,10 @@ export class RuleWriter {
     for (const layer of LAYER_NAMES) {
       const p = batch.get(layer);
       if (p === undefined) continue;
+      if (unchanged.has(layer)) {
+        this.settle(layer, p, { rules: [], error: null });
+        continue;
+      }
       const choice = this.fit(layer, p.candidates, next, applied.get(layer) ?? []);
       next.set(layer, choice.rules);
       chosen.set(layer, choice);
@@ -359,17 +461,19 @@ export class RuleWriter {
         }
       }
     }
-    for (const [layer, choice] of chosen) {
-      const p = batch.get(layer) as Pending;
-      this.written.add(layer);
-      if (choice.error === null) this.problems.delete(layer);
-      else this.problems.set(layer, choice.error);
-      // A partial set is in force as asked: its note is for the options page, not the caller.
-      for (const w of p.waiters)
-        if (choice.error === null || choice.error instanceof DnrPartialError) w.resolve();
-        else w.reject(choice.error);
-    }
+    for (const [layer, choice] of chosen) this.settle(layer, batch.get(layer) as Pending, choice);
     this.options.refusalsChanged?.(this.refusals());
+  }
+
+  /** The layer holds `choice` now: its problem, and its waiters' answer. */
+  private settle(layer: LayerName, p: Pending, choice: Choice): void {
+    this.written.add(layer);
+    if (choice.error === null) this.problems.delete(layer);
+    else this.problems.set(layer, choice.error);
+    // A partial set is in force as asked: its note is for the options page, not the caller.
+    for (const w of p.waiters)
+      if (choice.error === null || choice.error instanceof DnrPartialError) w.resolve();
+      else w.reject(choice.error);
   }
 
   /** The first candidate that fits beside `next`, else what of `held` is still asked for. */
@@ -462,13 +566,26 @@ export class RuleWriter {
     for (const store of ['dynamic', 'session'] as const) {
       const u = updates[store];
       if (u.removeRuleIds.length === 0 && u.addRules.length === 0) continue;
-      if (store === 'dynamic') await this.api.updateDynamicRules(u);
-      else await this.api.updateSessionRules(u);
+      if (store === 'dynamic') {
+        // No record while the store changes: a worker stopped meanwhile leaves the next start
+        // none, so it reads the store.
+        await this.options.ledger
+          ?.write(null)
+          .catch((e: unknown) => console.error('httpsify: the DNR record was not removed', e));
+        try {
+          await this.api.updateDynamicRules(u);
+        } catch (e) {
+          // Refused whole, the store is as it was: recorded again as such.
+          await this.keepLedger();
+          throw e;
+        }
+      } else await this.api.updateSessionRules(u);
       this.updates++;
       this.stale[store] = [];
       // Written: this store's layers now hold what was asked (a later store may still fail).
       for (const layer of layers)
         if (LAYERS[layer].store === store) from.set(layer, to.get(layer) ?? []);
+      if (store === 'dynamic') await this.keepLedger();
     }
     for (const layer of layers) from.set(layer, to.get(layer) ?? []);
   }
@@ -505,12 +622,12 @@ function withoutId(r: RuleBody & { id?: number }): RuleBody {
 
 function usageByStore(layers: Map<LayerName, readonly RuleBody[]>): StoreUsage {
   const out: StoreUsage = { dynamic: { ...EMPTY }, session: { ...EMPTY } };
-  for (const [layer, rules] of layers) {
-    const u = usageOf(rules);
-    const s = out[LAYERS[layer].store];
-    s.rules += u.rules;
-    s.regexRules += u.regexRules;
-    s.unsafeRules += u.unsafeRules;
-  }
+  for (const [layer, rules] of layers) addUsage(out[LAYERS[layer].store], usageOf(rules));
   return out;
+}
+
+function addUsage(to: DnrUsage, u: DnrUsage): void {
+  to.rules += u.rules;
+  to.regexRules += u.regexRules;
+  to.unsafeRules += u.unsafeRules;
 }

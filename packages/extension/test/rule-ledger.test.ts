@@ -1,0 +1,207 @@
+import { describe, expect, it } from 'vitest';
+import { LAYERS } from '../src/dnr/layout.js';
+import { LEDGER_KEY, ledgerIn } from '../src/dnr/rule-ledger.js';
+import { DnrBudgetError, RuleWriter } from '../src/dnr/rule-writer.js';
+import { type ExtRule, type RuleBody, RUNTIME_LIMITS } from '../src/dnr/rules.js';
+import type { StorageArea } from '../src/platform/browser-api.js';
+import { RuleStores } from './support/rule-stores.js';
+
+/** The browser's stores, counting whole reads of the dynamic one; one update may hang. */
+class CountedStores extends RuleStores {
+  dynamicReads = 0;
+  /** Whether the record was in storage when each dynamic update began. */
+  recordDuringUpdate: boolean[] = [];
+  /** The next dynamic update is applied and never answers (the worker stopped meanwhile). */
+  hangNext = false;
+  /** A rule with this urlFilter makes Chromium refuse the update whole. */
+  poison = '|http://refused.test/';
+
+  constructor(private readonly area: MemoryArea) {
+    super();
+  }
+  override async getDynamicRules() {
+    this.dynamicReads++;
+    return super.getDynamicRules();
+  }
+  override async updateDynamicRules(u: { removeRuleIds: number[]; addRules: ExtRule[] }) {
+    this.recordDuringUpdate.push(this.area.values.has(LEDGER_KEY));
+    if (u.addRules.some((r) => r.condition.urlFilter === this.poison))
+      throw new Error('Rule with id 1 is invalid');
+    await super.updateDynamicRules(u);
+    if (this.hangNext) {
+      this.hangNext = false;
+      await new Promise(() => undefined);
+    }
+  }
+}
+
+/** storage.session as a map (kept across worker restarts, as Chromium keeps it). */
+class MemoryArea implements StorageArea {
+  values = new Map<string, unknown>();
+  async get(keys: string | string[] | null) {
+    const wanted = keys === null ? [...this.values.keys()] : [keys].flat();
+    return Object.fromEntries(
+      wanted.filter((k) => this.values.has(k)).map((k) => [k, structuredClone(this.values.get(k))]),
+    );
+  }
+  async set(items: Record<string, unknown>) {
+    for (const [k, v] of Object.entries(items)) this.values.set(k, structuredClone(v));
+  }
+  async remove(keys: string | string[]) {
+    for (const k of [keys].flat()) this.values.delete(k);
+  }
+}
+
+const allow = (host: string): RuleBody => ({
+  priority: 5,
+  action: { type: 'allow' },
+  condition: { urlFilter: `|http://${host}/` },
+});
+const regex = (i: number): RuleBody => ({
+  priority: 5,
+  action: { type: 'upgradeScheme' },
+  condition: { regexFilter: `^http://r${i}\\.test/` },
+});
+const filters = (rules: ExtRule[]) => rules.map((r) => r.condition.urlFilter).sort();
+
+/** A browser whose worker wrote some of every kind of layer, then stopped. */
+async function written() {
+  const session = new MemoryArea();
+  const stores = new CountedStores(session);
+  const first = new RuleWriter(stores, RUNTIME_LIMITS, { ledger: ledgerIn(session, LEDGER_KEY) });
+  await first.setLayer('overrides', [regex(1), regex(2)]);
+  await first.setLayer('settings', [allow('a.test'), allow('b.test')]);
+  await first.setLayer('protection', [allow('p.test')]);
+  await first.setLayer('loops', [allow('loop.test')]);
+  const wake = () =>
+    new RuleWriter(stores, RUNTIME_LIMITS, { ledger: ledgerIn(session, LEDGER_KEY) });
+  stores.dynamicReads = 0;
+  return { session, stores, wake };
+}
+
+describe("the rule writer's record of the dynamic store", () => {
+  it('lets a waking worker declare its layers as they are without reading or writing them', async () => {
+    const { stores, wake } = await written();
+    const before = structuredClone(stores.dynamic);
+    const w = wake();
+    await w.setLayer('settings', [allow('a.test'), allow('b.test')]);
+    await w.setLayer('protection', [allow('p.test')]);
+    // A session layer is read and written as always, fitted beside the recorded ones.
+    await w.setLayer('loops', [allow('loop.test'), allow('loop2.test')]);
+    expect(stores.dynamicReads).toBe(0);
+    expect(w.updates).toBe(1);
+    expect(stores.dynamic).toEqual(before);
+    expect(filters(stores.session)).toEqual(['|http://loop.test/', '|http://loop2.test/']);
+    expect(w.refusals()).toEqual([]);
+  });
+
+  it('reads the store in full for a layer that changed, writes the difference, records it', async () => {
+    const { stores, wake } = await written();
+    const w = wake();
+    await w.setLayer('settings', [allow('a.test'), allow('c.test')]);
+    expect(stores.dynamicReads).toBe(1);
+    expect(filters(stores.dynamic.filter((r) => r.id >= LAYERS.settings.base))).toEqual([
+      '|http://a.test/',
+      '|http://c.test/',
+      '|http://p.test/',
+    ]);
+    // The next wake knows the new rules; the old ones are no longer "as they are".
+    const next = wake();
+    await next.setLayer('settings', [allow('a.test'), allow('c.test')]);
+    expect(stores.dynamicReads).toBe(1);
+    await next.setLayer('settings', [allow('a.test'), allow('b.test')]);
+    expect(stores.dynamicReads).toBe(2);
+    expect(filters(stores.dynamic.filter((r) => r.id >= LAYERS.settings.base))).toContain(
+      '|http://b.test/',
+    );
+  });
+
+  it('is never in storage while the store changes: a worker stopped then leaves none', async () => {
+    const { stores, wake } = await written();
+    expect(stores.recordDuringUpdate.length).toBeGreaterThan(0);
+    expect(stores.recordDuringUpdate.every((had) => !had)).toBe(true);
+    // The update lands, and the worker stops before it hears so.
+    stores.hangNext = true;
+    void wake().setLayer('settings', [allow('gone.test')]);
+    await expect.poll(() => filters(stores.dynamic)).toContain('|http://gone.test/');
+    // Back to the old settings (their record would say "as they are"): read, and written.
+    const w = wake();
+    stores.dynamicReads = 0;
+    await w.setLayer('settings', [allow('a.test'), allow('b.test')]);
+    expect(stores.dynamicReads).toBe(1);
+    expect(filters(stores.dynamic)).not.toContain('|http://gone.test/');
+    expect(filters(stores.dynamic)).toContain('|http://b.test/');
+  });
+
+  it('counts the recorded layers in the budgets a session layer is fitted to', async () => {
+    const session = new MemoryArea();
+    const stores = new CountedStores(session);
+    const limits = { ...RUNTIME_LIMITS, regexRules: 10 };
+    const ledger = ledgerIn(session, LEDGER_KEY);
+    const first = new RuleWriter(stores, limits, { ledger });
+    await first.setLayer(
+      'overrides',
+      Array.from({ length: 9 }, (_, i) => regex(i)),
+    );
+    stores.dynamicReads = 0;
+    const w = new RuleWriter(stores, limits, { ledger });
+    await expect(w.setLayer('loops', [regex(100), regex(101)])).rejects.toThrow(DnrBudgetError);
+    expect(await w.free('loops')).toMatchObject({ regexRules: 1 });
+    expect(stores.dynamicReads).toBe(0);
+    expect(stores.session).toEqual([]);
+  });
+
+  it('trusts no record of another shape, and keeps none while a stale rule is left', async () => {
+    const { session, stores, wake } = await written();
+    const good = session.values.get(LEDGER_KEY) as { layers: Record<string, unknown> };
+    for (const bad of [
+      null,
+      'x',
+      { ...good, version: 2 },
+      {
+        ...good,
+        layers: {
+          ...good.layers,
+          settings: { ...(good.layers['settings'] as object), usage: { rules: -1, regexRules: 0 } },
+        },
+      },
+      { ...good, layers: { ...good.layers, extra: good.layers['settings'] } },
+    ]) {
+      session.values.set(LEDGER_KEY, bad);
+      stores.dynamicReads = 0;
+      await wake().setLayer('settings', [allow('a.test'), allow('b.test')]);
+      expect(stores.dynamicReads).toBe(1);
+    }
+    // An older version's rule outside every range: read, not recorded until it is removed.
+    stores.dynamic.push({ ...allow('old.test'), id: 9_500_000 });
+    session.values.delete(LEDGER_KEY);
+    const w = wake();
+    expect(await w.free('settings')).toBeDefined();
+    expect(session.values.has(LEDGER_KEY)).toBe(false);
+    await w.setLayer('protection', [allow('q.test')]);
+    expect(filters(stores.dynamic)).not.toContain('|http://old.test/');
+    expect(session.values.has(LEDGER_KEY)).toBe(true);
+  });
+
+  it('records the store as it stays when Chromium refuses an update', async () => {
+    const { stores, wake } = await written();
+    const w = wake();
+    const upgrade: RuleBody = {
+      priority: 2,
+      action: { type: 'upgradeScheme' },
+      condition: { urlFilter: '|http://up.test/' },
+    };
+    await w.setLayer('protection', [upgrade]);
+    // Refused whole; what the layer keeps (its upgrade) is what it holds: nothing more written.
+    const updates = w.updates;
+    await expect(w.setLayer('protection', [upgrade, allow('refused.test')])).rejects.toThrow();
+    expect(w.updates).toBe(updates);
+    stores.dynamicReads = 0;
+    await wake().setLayer('settings', [allow('a.test'), allow('b.test')]);
+    await wake().setLayer('protection', [upgrade]);
+    expect(stores.dynamicReads).toBe(0);
+    await wake().setLayer('protection', [allow('p.test')]);
+    expect(stores.dynamicReads).toBe(1);
+    expect(filters(stores.dynamic)).toContain('|http://p.test/');
+  });
+});
