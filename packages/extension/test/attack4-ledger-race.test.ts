@@ -1,0 +1,164 @@
+/**
+ * Attack on the writer's record of the dynamic store (rule-ledger.ts): a record computed from
+ * what the store held before a write must never be left in storage for after it.
+ *
+ * The writer keeps the record (keepLedger) after a full read of the store as well as after each
+ * write, and the read is not one of the serialised batches: a planner's `free()` (overrides) or
+ * `rules()` (channels) starts it. Its SHA-256 digests are awaited layer by layer, seconds with a
+ * large library; a batch that starts meanwhile removes the record, sends its update, and the
+ * read's record, of the rules as they were, lands after the removal. A worker stopped before
+ * that update is answered leaves that record behind: the next start trusts it, and a layer
+ * declared as it was before (the user's switch turned back on) is not written. The browser keeps
+ * the global switch's `allow` for every http:// URL while decide() upgrades.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { LAYERS } from '../src/dnr/layout.js';
+import { LEDGER_KEY, ledgerIn } from '../src/dnr/rule-ledger.js';
+import { RuleWriter } from '../src/dnr/rule-writer.js';
+import { type ExtRule, type RuleBody, RUNTIME_LIMITS } from '../src/dnr/rules.js';
+import { uiDnrRules, type UiRuleInputs } from '../src/dnr/settings-rules.js';
+import type { StorageArea } from '../src/platform/browser-api.js';
+import { RuleStores } from './support/rule-stores.js';
+
+/** storage.session as a map: kept across worker stops, as Chromium keeps it. */
+class MemoryArea implements StorageArea {
+  values = new Map<string, unknown>();
+  async get(keys: string | string[] | null) {
+    const wanted = keys === null ? [...this.values.keys()] : [keys].flat();
+    return Object.fromEntries(
+      wanted.filter((k) => this.values.has(k)).map((k) => [k, structuredClone(this.values.get(k))]),
+    );
+  }
+  async set(items: Record<string, unknown>) {
+    for (const [k, v] of Object.entries(items)) this.values.set(k, structuredClone(v));
+  }
+  async remove(keys: string | string[]) {
+    for (const k of [keys].flat()) this.values.delete(k);
+  }
+}
+
+/** Chromium's stores; the next dynamic update is applied and never answered (worker stopped). */
+class StoppingStores extends RuleStores {
+  hangNext = false;
+  override async updateDynamicRules(u: { removeRuleIds: number[]; addRules: ExtRule[] }) {
+    await super.updateDynamicRules(u);
+    if (this.hangNext) {
+      this.hangNext = false;
+      await new Promise(() => undefined);
+    }
+  }
+}
+
+/** Holds every SHA-256 digest until released: a large layer's digest still being computed. */
+function holdDigests() {
+  const subtle = globalThis.crypto.subtle;
+  const real = subtle.digest.bind(subtle);
+  const held: (() => void)[] = [];
+  vi.spyOn(subtle, 'digest').mockImplementation(
+    (algorithm, data) =>
+      new Promise<ArrayBuffer>((resolve, reject) => {
+        held.push(() => void real(algorithm, data).then(resolve, reject));
+      }),
+  );
+  return {
+    held,
+    release() {
+      vi.restoreAllMocks();
+      for (const go of held.splice(0)) go();
+    },
+  };
+}
+
+const settingsOf = (globalEnabled: boolean): RuleBody[] => {
+  const inputs: UiRuleInputs = {
+    globalEnabled,
+    disabledSites: [],
+    httpAllowedSites: [],
+    httpOnceHosts: [],
+    userRulesets: [],
+    httpsFirst: false,
+  };
+  return uiDnrRules(inputs).rules;
+};
+const ON = settingsOf(true);
+const OFF = settingsOf(false);
+const overrides: RuleBody[] = [
+  { priority: 5, action: { type: 'upgradeScheme' }, condition: { urlFilter: '|http://o.test/' } },
+];
+const channels: RuleBody[] = [
+  {
+    priority: 20_000,
+    action: { type: 'upgradeScheme' },
+    condition: { urlFilter: '|http://c.test/' },
+  },
+];
+
+const settingsHeld = (stores: RuleStores) =>
+  stores.dynamic
+    .filter((r) => r.id >= LAYERS.settings.base && r.id < LAYERS.settings.limit)
+    .map(({ id: _id, ...body }) => body);
+
+/** A browser whose worker wrote the switch on, then stopped. */
+async function browser() {
+  const session = new MemoryArea();
+  const stores = new StoppingStores();
+  const start = () =>
+    new RuleWriter(stores, RUNTIME_LIMITS, { ledger: ledgerIn(session, LEDGER_KEY) });
+  const first = start();
+  await first.setLayer('overrides', overrides);
+  await first.setLayer('channels', channels);
+  await first.setLayer('settings', ON);
+  expect(session.values.has(LEDGER_KEY)).toBe(true);
+  return { session, stores, start };
+}
+
+/** The stopped worker's work still in flight (a digest, a storage call) settles. */
+const settle = () => new Promise((r) => setTimeout(r, 50));
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('a record taken by a full read while a write runs', () => {
+  it('is not left behind by a worker stopped mid-write (first start after a restart)', async () => {
+    const { session, stores, start } = await browser();
+    // The browser restarts: storage.session is cleared, the dynamic rules stay.
+    session.values.clear();
+    stores.session = [];
+
+    const digests = holdDigests();
+    const woken = start();
+    // The overrides' sync asks what is free: the store is read in full, its record being made.
+    void woken.free('overrides');
+    await vi.waitFor(() => expect(digests.held.length).toBeGreaterThan(0));
+    // The user switches protection off meanwhile; Chromium applies it, the worker stops.
+    stores.hangNext = true;
+    void woken.setLayer('settings', OFF);
+    await vi.waitFor(() => expect(settingsHeld(stores)).toEqual(OFF));
+    digests.release();
+    await settle();
+
+    // The user switches protection on again; that message wakes a new worker.
+    const next = start();
+    await next.setLayer('settings', ON);
+    expect(settingsHeld(stores)).toEqual(ON);
+  });
+
+  it("is not left behind when the channels' read of a recorded store overlaps a write", async () => {
+    const { stores, start } = await browser();
+    const digests = holdDigests();
+    const woken = start();
+    // The channels' sync asks for its rules: the whole store is read, the record made again.
+    void woken.rules('channels');
+    await vi.waitFor(() => expect(digests.held.length).toBeGreaterThan(0));
+    stores.hangNext = true;
+    void woken.setLayer('settings', OFF);
+    await vi.waitFor(() => expect(settingsHeld(stores)).toEqual(OFF));
+    digests.release();
+    await settle();
+
+    const next = start();
+    await next.setLayer('settings', ON);
+    expect(settingsHeld(stores)).toEqual(ON);
+  });
+});
