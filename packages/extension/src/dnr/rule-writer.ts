@@ -153,6 +153,11 @@ export class RuleWriter {
   private readonly recorded: Ledger = new Map();
   private loading: Promise<Map<LayerName, ExtRule[]>> | null = null;
   private loadingDynamic: Promise<void> | null = null;
+  /**
+   * Dynamic updates begun so far (odd while one runs): a record computed across one describes
+   * the store before it, and is dropped (a full read's record runs outside the batches).
+   */
+  private dynamicWrites = 0;
   /** Stale rules found at load (outside every range): removed by the first batch. */
   private stale: { dynamic: number[]; session: number[] } = { dynamic: [], session: [] };
   private readonly pending = new Map<LayerName, Pending>();
@@ -398,14 +403,16 @@ export class RuleWriter {
   private async keepLedger(): Promise<void> {
     const ledger = this.options.ledger;
     const applied = this.applied;
+    const writes = this.dynamicWrites;
     if (ledger === undefined || applied === null || this.recorded.size > 0) return;
-    if (this.stale.dynamic.length > 0) return;
+    if (this.stale.dynamic.length > 0 || writes % 2 === 1) return;
     try {
+      const layers = DYNAMIC_LAYERS.map((name) => [name, applied.get(name) ?? []] as const);
       const record: Ledger = new Map();
-      for (const name of DYNAMIC_LAYERS) {
-        const rules = applied.get(name) ?? [];
+      for (const [name, rules] of layers)
         record.set(name, { fingerprint: await fingerprint(rules), usage: usageOf(rules) });
-      }
+      // Storage keeps the order of calls: a removal sent after this check lands after it.
+      if (this.dynamicWrites !== writes) return;
       await ledger.write(record);
     } catch (e) {
       console.warn('httpsify: the record of the DNR rules was not kept', e);
@@ -439,7 +446,10 @@ export class RuleWriter {
       const p = batch.get(layer);
       if (p === undefined) continue;
       if (unchanged.has(layer)) {
-        this.settle(layer, p, { rules: [], error: null });
+        // Held as asked; what the set leaves out is still out.
+        const { partial } = p.candidates[0];
+        const error = partial === null ? null : new DnrPartialError(layer, { partial });
+        this.settle(layer, p, { rules: [], error });
         continue;
       }
       const choice = this.fit(layer, p.candidates, next, applied.get(layer) ?? []);
@@ -569,6 +579,7 @@ export class RuleWriter {
       if (store === 'dynamic') {
         // No record while the store changes: a worker stopped meanwhile leaves the next start
         // none, so it reads the store.
+        this.dynamicWrites++;
         await this.options.ledger
           ?.write(null)
           .catch((e: unknown) => console.error('httpsify: the DNR record was not removed', e));
@@ -576,9 +587,11 @@ export class RuleWriter {
           await this.api.updateDynamicRules(u);
         } catch (e) {
           // Refused whole, the store is as it was: recorded again as such.
+          this.dynamicWrites++;
           await this.keepLedger();
           throw e;
         }
+        this.dynamicWrites++;
       } else await this.api.updateSessionRules(u);
       this.updates++;
       this.stale[store] = [];

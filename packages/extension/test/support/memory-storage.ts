@@ -22,8 +22,9 @@ export class MemoryStorageArea implements StorageArea {
     for (const [k, v] of Object.entries(items)) this.data.set(k, structuredClone(v));
   }
 
-  async remove(keys: string[]): Promise<void> {
+  async remove(keys: string | string[]): Promise<void> {
     await Promise.resolve();
-    for (const k of keys) this.data.delete(k);
+    // One key as a string, as chrome.storage takes it (not its characters).
+    for (const k of [keys].flat()) this.data.delete(k);
   }
 }
