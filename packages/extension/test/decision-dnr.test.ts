@@ -91,7 +91,7 @@ function layers(g: Given): RuleBody[] {
         ? []
         : [{ kind: 'subresource' as const, tabId: 1, url: g.subLoop }]),
     ]),
-    ...rt.rules(view),
+    ...(rt.rules(view) ?? []),
   ];
 }
 

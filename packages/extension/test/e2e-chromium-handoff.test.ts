@@ -109,7 +109,10 @@ describe('Chromium: main frames DNR cannot express go through the handoff page',
     const modeRules = (priority: number) =>
       ext.worker.evaluate(
         async (p) =>
-          (await chrome.declarativeNetRequest.getDynamicRules())
+          [
+            ...(await chrome.declarativeNetRequest.getDynamicRules()),
+            ...(await chrome.declarativeNetRequest.getSessionRules()),
+          ]
             .filter((r) => r.priority === p)
             .flatMap((r) => r.condition.requestDomains ?? ['*']),
         priority,

@@ -127,7 +127,7 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
         () =>
           worker(
             async () =>
-              (await chrome.declarativeNetRequest.getDynamicRules())
+              (await chrome.declarativeNetRequest.getSessionRules())
                 .filter((r) => r.priority === 2)
                 .flatMap((r) => r.condition.requestDomains ?? []),
             null,
@@ -181,7 +181,7 @@ describe('protection mode in Chromium with HTTPS-Upgrades on', () => {
         () =>
           worker(
             async () =>
-              (await chrome.declarativeNetRequest.getDynamicRules()).filter((r) => r.priority === 2)
+              (await chrome.declarativeNetRequest.getSessionRules()).filter((r) => r.priority === 2)
                 .length,
             null,
           ),

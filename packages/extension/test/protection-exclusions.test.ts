@@ -134,10 +134,32 @@ describe('Chromium: no known-host rule where DNR may miss an exclusion', () => {
         undefined,
       );
     const { c } = await setup();
-    expect(rt.rules(c.snapshot).flatMap((r) => r.condition.requestDomains ?? [])).toEqual([
+    expect(rt.rules(c.snapshot)?.flatMap((r) => r.condition.requestDomains ?? [])).toEqual([
       'free.test',
       'nx.test',
       'ok.test',
     ]);
+  });
+
+  it('writes no known-host rule until what to leave out is known (a start wrote each twice)', async () => {
+    let scopeRead = false;
+    const written: string[][] = [];
+    const rt = new ProtectionRuntime({
+      storage: { get: async () => ({}), set: async () => undefined },
+      writeRules: async (rules) =>
+        void written.push(rules.flatMap((r) => r.condition.requestDomains ?? [])),
+      dnrKeepOut: (h) => (scopeRead ? exclusionsMayBeMissed(engine, scope, h) : null),
+    });
+    for (const host of ['lb.test', 'free.test'])
+      rt.learn(
+        { url: `https://${host}/`, tabId: 1, type: 'main_frame', statusCode: 200 },
+        undefined,
+      );
+    const { c } = await setup();
+    await rt.viewChanged(c.snapshot);
+    expect(written).toEqual([]);
+    scopeRead = true;
+    await rt.syncRules();
+    expect(written).toEqual([['free.test']]);
   });
 });

@@ -62,6 +62,11 @@ const regex = (i: number): RuleBody => ({
   action: { type: 'upgradeScheme' },
   condition: { regexFilter: `^http://r${i}\\.test/` },
 });
+const upgrade = (host: string): RuleBody => ({
+  priority: 2,
+  action: { type: 'upgradeScheme' },
+  condition: { urlFilter: `|http://${host}/` },
+});
 const filters = (rules: ExtRule[]) => rules.map((r) => r.condition.urlFilter).sort();
 
 /** A browser whose worker wrote some of every kind of layer, then stopped. */
@@ -71,7 +76,7 @@ async function written() {
   const first = new RuleWriter(stores, RUNTIME_LIMITS, { ledger: ledgerIn(session, LEDGER_KEY) });
   await first.setLayer('overrides', [regex(1), regex(2)]);
   await first.setLayer('settings', [allow('a.test'), allow('b.test')]);
-  await first.setLayer('protection', [allow('p.test')]);
+  await first.setLayer('handoff', [allow('p.test')]);
   await first.setLayer('loops', [allow('loop.test')]);
   const wake = () =>
     new RuleWriter(stores, RUNTIME_LIMITS, { ledger: ledgerIn(session, LEDGER_KEY) });
@@ -85,7 +90,7 @@ describe("the rule writer's record of the dynamic store", () => {
     const before = structuredClone(stores.dynamic);
     const w = wake();
     await w.setLayer('settings', [allow('a.test'), allow('b.test')]);
-    await w.setLayer('protection', [allow('p.test')]);
+    await w.setLayer('handoff', [allow('p.test')]);
     // A session layer is read and written as always, fitted beside the recorded ones.
     await w.setLayer('loops', [allow('loop.test'), allow('loop2.test')]);
     expect(stores.dynamicReads).toBe(0);
@@ -95,11 +100,11 @@ describe("the rule writer's record of the dynamic store", () => {
     expect(w.refusals()).toEqual([]);
   });
 
-  it('reads the store in full for a layer that changed, writes the difference, records it', async () => {
+  it('rewrites a changed layer over the ids it holds, unread, and records it', async () => {
     const { stores, wake } = await written();
     const w = wake();
     await w.setLayer('settings', [allow('a.test'), allow('c.test')]);
-    expect(stores.dynamicReads).toBe(1);
+    expect(stores.dynamicReads).toBe(0);
     expect(filters(stores.dynamic.filter((r) => r.id >= LAYERS.settings.base))).toEqual([
       '|http://a.test/',
       '|http://c.test/',
@@ -108,12 +113,48 @@ describe("the rule writer's record of the dynamic store", () => {
     // The next wake knows the new rules; the old ones are no longer "as they are".
     const next = wake();
     await next.setLayer('settings', [allow('a.test'), allow('c.test')]);
-    expect(stores.dynamicReads).toBe(1);
-    await next.setLayer('settings', [allow('a.test'), allow('b.test')]);
-    expect(stores.dynamicReads).toBe(2);
-    expect(filters(stores.dynamic.filter((r) => r.id >= LAYERS.settings.base))).toContain(
+    expect(next.updates).toBe(0);
+    await next.setLayer('settings', [allow('b.test')]);
+    expect(stores.dynamicReads).toBe(0);
+    expect(filters(stores.dynamic.filter((r) => r.id >= LAYERS.settings.base))).toEqual([
       '|http://b.test/',
+      '|http://p.test/',
+    ]);
+    expect(await next.rules('settings')).toHaveLength(1);
+  });
+
+  it('removes every id a layer kept after a refusal, gaps included, when it rewrites it', async () => {
+    const { stores, wake } = await written();
+    const w = wake();
+    await w.setLayer('handoff', [upgrade('a.test'), allow('b.test'), upgrade('c.test')]);
+    // Refused: it keeps its upgrades, at their ids (base and base + 2).
+    await expect(w.setLayer('handoff', [allow('refused.test')])).rejects.toThrow();
+    const base = LAYERS.handoff.base;
+    expect(stores.dynamic.filter((r) => r.id >= base).map((r) => r.id)).toEqual([base, base + 2]);
+    const next = wake();
+    await next.setLayer('handoff', [allow('x.test')]);
+    expect(stores.dynamicReads).toBe(0);
+    expect(filters(stores.dynamic.filter((r) => r.id >= base))).toEqual(['|http://x.test/']);
+  });
+
+  it('reads a changed layer that fits nowhere, to keep its old upgrades and no allow', async () => {
+    const session = new MemoryArea();
+    const stores = new CountedStores(session);
+    const limits = { ...RUNTIME_LIMITS, regexRules: 10 };
+    const ledger = ledgerIn(session, LEDGER_KEY);
+    const first = new RuleWriter(stores, limits, { ledger });
+    await first.setLayer(
+      'overrides',
+      Array.from({ length: 9 }, (_, i) => regex(i)),
     );
+    await first.setLayer('handoff', [upgrade('a.test'), allow('b.test')]);
+    stores.dynamicReads = 0;
+    const w = new RuleWriter(stores, limits, { ledger });
+    await expect(w.setLayer('handoff', [regex(50), regex(51)])).rejects.toThrow(DnrBudgetError);
+    expect(stores.dynamicReads).toBe(1);
+    expect(filters(stores.dynamic.filter((r) => r.id >= LAYERS.handoff.base))).toEqual([
+      '|http://a.test/',
+    ]);
   });
 
   it('is never in storage while the store changes: a worker stopped then leaves none', async () => {
@@ -157,7 +198,14 @@ describe("the rule writer's record of the dynamic store", () => {
     for (const bad of [
       null,
       'x',
-      { ...good, version: 2 },
+      { ...good, version: 99 },
+      {
+        ...good,
+        layers: {
+          ...good.layers,
+          settings: { ...(good.layers['settings'] as object), end: LAYERS.settings.base },
+        },
+      },
       {
         ...good,
         layers: {
@@ -178,7 +226,7 @@ describe("the rule writer's record of the dynamic store", () => {
     const w = wake();
     expect(await w.free('settings')).toBeDefined();
     expect(session.values.has(LEDGER_KEY)).toBe(false);
-    await w.setLayer('protection', [allow('q.test')]);
+    await w.setLayer('handoff', [allow('q.test')]);
     expect(filters(stores.dynamic)).not.toContain('|http://old.test/');
     expect(session.values.has(LEDGER_KEY)).toBe(true);
   });
@@ -186,22 +234,18 @@ describe("the rule writer's record of the dynamic store", () => {
   it('records the store as it stays when Chromium refuses an update', async () => {
     const { stores, wake } = await written();
     const w = wake();
-    const upgrade: RuleBody = {
-      priority: 2,
-      action: { type: 'upgradeScheme' },
-      condition: { urlFilter: '|http://up.test/' },
-    };
-    await w.setLayer('protection', [upgrade]);
+    await w.setLayer('handoff', [upgrade('up.test')]);
     // Refused whole; what the layer keeps (its upgrade) is what it holds: nothing more written.
     const updates = w.updates;
-    await expect(w.setLayer('protection', [upgrade, allow('refused.test')])).rejects.toThrow();
+    await expect(
+      w.setLayer('handoff', [upgrade('up.test'), allow('refused.test')]),
+    ).rejects.toThrow();
     expect(w.updates).toBe(updates);
     stores.dynamicReads = 0;
-    await wake().setLayer('settings', [allow('a.test'), allow('b.test')]);
-    await wake().setLayer('protection', [upgrade]);
+    const next = wake();
+    await next.setLayer('settings', [allow('a.test'), allow('b.test')]);
+    await next.setLayer('handoff', [upgrade('up.test')]);
+    expect(next.updates).toBe(0);
     expect(stores.dynamicReads).toBe(0);
-    await wake().setLayer('protection', [allow('p.test')]);
-    expect(stores.dynamicReads).toBe(1);
-    expect(filters(stores.dynamic)).toContain('|http://p.test/');
   });
 });

@@ -109,7 +109,7 @@ describe('the DNR rule writer', () => {
     const w = new RuleWriter(dnr);
     const done = Promise.all([
       w.setLayer('settings', [allow('a.test')]),
-      w.setLayer('protection', [allow('p.test')]),
+      w.setLayer('handoff', [allow('p.test')]),
       w.setLayer('settings', [allow('b.test')]),
       w.setLayer('handoffOnce', [allow('once.test')]),
     ]);
@@ -154,25 +154,25 @@ describe('the DNR rule writer', () => {
       Array.from({ length: 6 }, (_, i) => regex(i)),
     );
     await w.setLayer('loops', [regex(100), regex(101)]);
-    expect(await w.usageOutside('protection')).toEqual({ rules: 6, regexRules: 8, unsafeRules: 0 });
+    expect(await w.usageOutside('handoff')).toEqual({ rules: 6, regexRules: 8, unsafeRules: 0 });
     // 8 used elsewhere: three more do not fit; the layer keeps its previous rules.
-    await w.setLayer('protection', [regex(200)]);
-    const refused = w.setLayer('protection', [regex(200), regex(201), regex(202)]);
+    await w.setLayer('handoff', [regex(200)]);
+    const refused = w.setLayer('handoff', [regex(200), regex(201), regex(202)]);
     await expect(refused).rejects.toBeInstanceOf(DnrBudgetError);
     await expect(refused).rejects.toThrow(/11 regex rules \(dynamic and session\) > 10/);
-    expect(w.problem('protection')).toMatch(/protection rules do not fit/);
-    expect(dnr.dynamic.filter((r) => r.id >= LAYERS.protection.base)).toHaveLength(1);
+    expect(w.problem('handoff')).toMatch(/handoff rules do not fit/);
+    expect(dnr.dynamic.filter((r) => r.id >= LAYERS.handoff.base)).toHaveLength(1);
     // Room made elsewhere: it fits now, and the problem is gone.
     await w.setLayer('loops', []);
-    await w.setLayer('protection', [regex(200), regex(201), regex(202)]);
-    expect(w.problem('protection')).toBeUndefined();
+    await w.setLayer('handoff', [regex(200), regex(201), regex(202)]);
+    expect(w.problem('handoff')).toBeUndefined();
   });
 
   it('writes the other layers of a batch the browser refused, and reports the refused one', async () => {
     const dnr = new FakeDnr();
     const w = new RuleWriter(dnr);
     const bad = w.setLayer('settings', [allow('refused.test')]);
-    const good = w.setLayer('protection', [allow('p.test')]);
+    const good = w.setLayer('handoff', [allow('p.test')]);
     await expect(bad).rejects.toThrow(/invalid/);
     await good;
     expect(dnr.dynamic.map((r) => r.condition.urlFilter)).toEqual(['|http://p.test/']);
@@ -305,7 +305,7 @@ describe('the DNR rule writer', () => {
     // Read back after another layer's batch stored its own: stored again, all of them.
     const stored: unknown[] = [];
     const late = new RuleWriter(dnr, RUNTIME_LIMITS, { refusalsChanged: (r) => stored.push(r) });
-    await late.setLayer('protection', [regex(7)]);
+    await late.setLayer('handoff', [regex(7)]);
     late.restoreRefusals(w.refusals());
     expect(stored.at(-1)).toEqual(w.refusals());
   });

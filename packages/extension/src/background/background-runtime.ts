@@ -71,8 +71,8 @@ export interface UiInstallOptions {
   libraryPageLoadsOnly?(): Promise<string[]>;
   /** The platform's redirect-loop protection, shown in the popup's status line. */
   loopGuard?: LoopGuardHooks;
-  /** Chromium: known HTTPS hosts the protection mode writes no subresource rule for. */
-  protectionKeepOut?(host: string): boolean;
+  /** Chromium: known HTTPS hosts the protection mode writes no subresource rule for (null: not known yet). */
+  protectionKeepOut?(host: string): boolean | null;
   /** Chromium: declares the known hosts' subresource rules (the rule writer's "protection" layer). */
   protectionRules?(rules: RuleBody[]): Promise<void>;
   /**

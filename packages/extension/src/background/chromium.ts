@@ -133,9 +133,9 @@ const ui = installBackground({
   protectionRules: (rules) => writer.setLayer('protection', rules),
   ruleLimits: () => ruleLimitsOf(writer.refusals()),
   protectionKeepOut: (host) =>
-    defaults !== null &&
-    handoffScope !== null &&
-    exclusionsMayBeMissed(defaults, handoffScope, host),
+    defaults === null || handoffScope === null
+      ? null
+      : exclusionsMayBeMissed(defaults, handoffScope, host),
 });
 
 /**
@@ -241,9 +241,15 @@ scope.addEventListener('fetch', (event) => {
   if (answer !== null) event.respondWith(answer);
 });
 
-// The known hosts' rules leave out hosts where DNR may miss an exclusion; rebuilt once known.
+// The known hosts' rules leave out hosts where DNR may miss an exclusion: written once known.
 void (async () => {
-  handoffScope = await readHandoffScope();
+  try {
+    handoffScope = await readHandoffScope();
+  } catch (e) {
+    // A package without its scope: no host is left out (as before the scope existed).
+    console.error('httpsify: handoff scope not read', e);
+    handoffScope = { domains: [], patterns: [] };
+  }
   await ready;
   await ui.protection.syncRules();
-})().catch((e: unknown) => console.error('httpsify: handoff scope not read', e));
+})().catch((e: unknown) => console.error('httpsify: known hosts rules not written', e));

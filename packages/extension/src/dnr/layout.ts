@@ -23,9 +23,9 @@
  *   PROTECTION            2          default upgrading of hosts no ruleset handles (see below)
  *   HTTPS_FIRST           1          HTTPS-first: every other top-level http:// page
  *
- * Id ranges: LAYERS below (dynamic: overrides, channels, settings, handoff, protection;
- * session: loop allows, handoff once, "open over HTTP" for one tab), numbered by the rule writer
- * alone.
+ * Id ranges: LAYERS below (dynamic: overrides, channels, settings, handoff; session: loop
+ * allows, handoff once, "open over HTTP" for one tab, the known hosts' upgrades), numbered by the
+ * rule writer alone.
  */
 import { MAX_COMPILED_PRIORITY } from '@httpsify/engine/dnr';
 
@@ -89,10 +89,14 @@ export const LAYERS = {
   channels: { store: 'dynamic', base: 2_000_000, limit: 5_000_000 },
   settings: { store: 'dynamic', base: 5_000_000, limit: 6_000_000 },
   handoff: { store: 'dynamic', base: 6_000_000, limit: 6_500_000 },
-  protection: { store: 'dynamic', base: 6_500_000, limit: 7_000_000 },
   loops: { store: 'session', base: 1, limit: 1_000_000 },
   handoffOnce: { store: 'session', base: 1_000_000, limit: 2_000_000 },
   tabOnce: { store: 'session', base: 2_000_000, limit: 2_100_000 },
+  // Session, though it outlives the worker's restarts: the known hosts change as the user browses,
+  // and Chromium indexes the whole dynamic store again at each update (a second and more with
+  // the 2018 library, every extension call waiting), the session store alone in milliseconds.
+  // The start writes them again after a browser restart.
+  protection: { store: 'session', base: 4_000_000, limit: 4_500_000 },
 } as const satisfies Record<string, { store: RuleStore; base: number; limit: number }>;
 
 export type LayerName = keyof typeof LAYERS;

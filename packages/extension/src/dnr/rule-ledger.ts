@@ -10,13 +10,18 @@
  * worker stopped in between leaves none, and the next start reads the store again.
  */
 import { LAYER_NAMES, LAYERS, type LayerName } from './layout.js';
-import { type DnrUsage, type ExtRule, ruleKey } from './rules.js';
+import { type DnrUsage, type ExtRule, ruleKey, usageOf } from './rules.js';
 import type { StorageArea } from '../platform/browser-api.js';
 
-/** What the browser holds in one dynamic layer: a digest of its rules, and what they use. */
+/**
+ * What the browser holds in one dynamic layer: a digest of its rules, what they use, and one
+ * past its highest id (its base when empty). The ids are not all taken: a layer that kept only
+ * its upgrades after a refusal has gaps, so a layer rewritten unread removes every id up to it.
+ */
 export interface LayerRecord {
   fingerprint: string;
   usage: DnrUsage;
+  end: number;
 }
 
 /** A record of every dynamic layer (an empty layer included). */
@@ -29,7 +34,7 @@ export interface LedgerStore {
   write(ledger: Ledger | null): Promise<void>;
 }
 
-const VERSION = 1;
+const VERSION = 2;
 
 /** storage.session key of the ledger. */
 export const LEDGER_KEY = 'dnrLedger';
@@ -63,9 +68,20 @@ export function parseLedger(value: unknown): Ledger | null {
     if (!counts.every((c) => typeof c === 'number' && Number.isSafeInteger(c) && c >= 0))
       return null;
     const [rules, regexRules, unsafeRules] = counts as number[];
-    ledger.set(name, { fingerprint: r['fingerprint'], usage: { rules, regexRules, unsafeRules } });
+    const end = r['end'];
+    const { base, limit } = LAYERS[name];
+    if (typeof end !== 'number' || !Number.isSafeInteger(end) || end < base + rules || end > limit)
+      return null;
+    const usage = { rules, regexRules, unsafeRules };
+    ledger.set(name, { fingerprint: r['fingerprint'], usage, end });
   }
   return ledger;
+}
+
+/** The record of `layer` holding `rules`. */
+export async function recordOf(layer: LayerName, rules: readonly ExtRule[]): Promise<LayerRecord> {
+  const end = rules.reduce<number>((e, r) => Math.max(e, r.id + 1), LAYERS[layer].base);
+  return { fingerprint: await fingerprint(rules), usage: usageOf(rules), end };
 }
 
 const digests = new WeakMap<readonly ExtRule[], Promise<string>>();

@@ -29,6 +29,7 @@ import {
   type Ledger,
   type LedgerStore,
   parseLedger,
+  recordOf,
 } from './rule-ledger.js';
 import {
   type DnrLimits,
@@ -404,13 +405,16 @@ export class RuleWriter {
     const ledger = this.options.ledger;
     const applied = this.applied;
     const writes = this.dynamicWrites;
-    if (ledger === undefined || applied === null || this.recorded.size > 0) return;
+    if (ledger === undefined || applied === null) return;
     if (this.stale.dynamic.length > 0 || writes % 2 === 1) return;
     try {
-      const layers = DYNAMIC_LAYERS.map((name) => [name, applied.get(name) ?? []] as const);
+      // Layers still known by their record alone are as recorded.
+      const layers = DYNAMIC_LAYERS.map(
+        (name) => [name, this.recorded.get(name) ?? applied.get(name) ?? []] as const,
+      );
       const record: Ledger = new Map();
-      for (const [name, rules] of layers)
-        record.set(name, { fingerprint: await fingerprint(rules), usage: usageOf(rules) });
+      for (const [name, held] of layers)
+        record.set(name, Array.isArray(held) ? await recordOf(name, held) : held);
       // Storage keeps the order of calls: a removal sent after this check lands after it.
       if (this.dynamicWrites !== writes) return;
       await ledger.write(record);
@@ -424,17 +428,21 @@ export class RuleWriter {
     const batch = new Map(this.pending);
     this.pending.clear();
     let applied: Map<LayerName, ExtRule[]>;
-    /** Dynamic layers declared as the ledger says they are held: nothing to write. */
+    /**
+     * Dynamic layers declared as the ledger says they are held: nothing to write. Other recorded
+     * layers are written whole over the ids they hold, unread.
+     */
     const unchanged = new Set<LayerName>();
     try {
       applied = await this.load();
       for (const [layer, p] of batch) {
         const record = this.recorded.get(layer);
-        if (record === undefined) continue;
-        if ((await fingerprint(p.candidates[0].rules)) === record.fingerprint) unchanged.add(layer);
-        else await this.loadDynamic();
+        if (
+          record !== undefined &&
+          (await fingerprint(p.candidates[0].rules)) === record.fingerprint
+        )
+          unchanged.add(layer);
       }
-      if (this.recorded.size === 0) unchanged.clear();
     } catch (e) {
       for (const p of batch.values()) for (const w of p.waiters) w.reject(e);
       return;
@@ -451,6 +459,17 @@ export class RuleWriter {
         const error = partial === null ? null : new DnrPartialError(layer, { partial });
         this.settle(layer, p, { rules: [], error });
         continue;
+      }
+      if (this.recorded.has(layer) && !p.candidates.some((c) => this.fits(layer, c.rules, next))) {
+        // It keeps part of its old rules: read them (and every recorded layer with them).
+        try {
+          await this.loadDynamic();
+        } catch (e) {
+          for (const w of p.waiters) w.reject(e);
+          continue;
+        }
+        for (const name of DYNAMIC_LAYERS)
+          if (!chosen.has(name) && !next.has(name)) next.set(name, applied.get(name) ?? []);
       }
       const choice = this.fit(layer, p.candidates, next, applied.get(layer) ?? []);
       next.set(layer, choice.rules);
@@ -493,13 +512,9 @@ export class RuleWriter {
     next: Map<LayerName, ExtRule[]>,
     held: ExtRule[],
   ): Choice {
-    const { base, limit } = LAYERS[layer];
     let over: string[] = [];
     for (const c of candidates) {
-      const o =
-        c.rules.length > limit - base
-          ? [`${c.rules.length} rules > ${limit - base} ids of the layer`]
-          : overLimits(this.counted(new Map(next).set(layer, c.rules), layer), this.limits);
+      const o = this.over(layer, c.rules, next);
       if (o.length === 0)
         return {
           rules: c.rules,
@@ -516,6 +531,26 @@ export class RuleWriter {
     return { rules: upgradesOf(held, candidates[0].rules), error: new DnrBudgetError(layer, over) };
   }
 
+  /** What `rules` in `layer` beside `next` would break (nothing: they fit). */
+  private over(
+    layer: LayerName,
+    rules: readonly RuleBody[],
+    next: Map<LayerName, readonly RuleBody[]>,
+  ): string[] {
+    const { base, limit } = LAYERS[layer];
+    if (rules.length > limit - base)
+      return [`${rules.length} rules > ${limit - base} ids of the layer`];
+    return overLimits(this.counted(new Map(next).set(layer, rules), layer), this.limits);
+  }
+
+  private fits(
+    layer: LayerName,
+    rules: readonly RuleBody[],
+    next: Map<LayerName, readonly RuleBody[]>,
+  ): boolean {
+    return this.over(layer, rules, next).length === 0;
+  }
+
   /** Chromium refused `layer`'s chosen rules: its fallbacks in turn, else what still holds. */
   private async afterRefusal(
     layer: LayerName,
@@ -527,12 +562,7 @@ export class RuleWriter {
     for (const { rules, without } of p.candidates) {
       if (without === null) continue;
       const trial = new Map(applied).set(layer, rules);
-      const { base, limit } = LAYERS[layer];
-      if (
-        rules.length > limit - base ||
-        overLimits(this.counted(trial, layer), this.limits).length > 0
-      )
-        continue;
+      if (!this.fits(layer, rules, applied)) continue;
       try {
         await this.write(applied, trial, [layer]);
         return { rules, error: new DnrRefusedError(layer, reason, { without }) };
@@ -540,6 +570,8 @@ export class RuleWriter {
         // The same rule may be in the smaller set too: try the next.
       }
     }
+    // What it keeps are its old rules: read them (a failure to read is the caller's error).
+    if (this.recorded.has(layer)) await this.loadDynamic();
     const kept = upgradesOf(applied.get(layer) ?? [], p.candidates[0].rules);
     try {
       await this.write(applied, new Map(applied).set(layer, kept), [layer]);
@@ -562,7 +594,13 @@ export class RuleWriter {
     };
     for (const layer of layers) {
       const update = updates[LAYERS[layer].store];
-      const before = new Map((from.get(layer) ?? []).map((r) => [r.id, ruleKey(withoutId(r))]));
+      // A layer known by its record alone: every id it holds is replaced (unknown, null).
+      const record = this.recorded.get(layer);
+      const before = new Map<number, string | null>(
+        record === undefined
+          ? (from.get(layer) ?? []).map((r) => [r.id, ruleKey(withoutId(r))])
+          : idsBetween(LAYERS[layer].base, record.end).map((id) => [id, null]),
+      );
       const wanted = to.get(layer) ?? [];
       for (const r of wanted) {
         const had = before.get(r.id);
@@ -597,7 +635,10 @@ export class RuleWriter {
       this.stale[store] = [];
       // Written: this store's layers now hold what was asked (a later store may still fail).
       for (const layer of layers)
-        if (LAYERS[layer].store === store) from.set(layer, to.get(layer) ?? []);
+        if (LAYERS[layer].store === store) {
+          from.set(layer, to.get(layer) ?? []);
+          this.recorded.delete(layer);
+        }
       if (store === 'dynamic') await this.keepLedger();
     }
     for (const layer of layers) from.set(layer, to.get(layer) ?? []);
@@ -626,6 +667,10 @@ class RestoredRefusal extends Error {
     super(r.message);
     this.outcome = r.outcome;
   }
+}
+
+function idsBetween(from: number, to: number): number[] {
+  return Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
 }
 
 function withoutId(r: RuleBody & { id?: number }): RuleBody {

@@ -51,9 +51,10 @@ export interface ProtectionDeps {
   probeTimeoutMs?: number;
   /**
    * Chromium: known hosts that get no subresource rule, as DNR may miss a ruleset's exclusion
-   * there (`exclusionsMayBeMissed`).
+   * there (`exclusionsMayBeMissed`); null until that is known (the defaults and the handoff
+   * scope read): the rules wait, as a start that wrote them first wrote each host's rule twice.
    */
-  dnrKeepOut?(host: string): boolean;
+  dnrKeepOut?(host: string): boolean | null;
   /** A host became known (its first response's cookies were set before we knew). */
   learned?(host: string): void;
 }
@@ -208,11 +209,16 @@ export class ProtectionRuntime {
   }
 
   // ---- Chromium: the known hosts' dynamic rules ---------------------------------------------
-  rules(v: ProtectionSnapshot): RuleBody[] {
+  /** The known hosts' rules; null while what to leave out is not known yet. */
+  rules(v: ProtectionSnapshot): RuleBody[] | null {
     const keepOut = this.deps.dnrKeepOut;
-    return knownHttpsRules(
-      keepOut === undefined ? this.liveHosts(v) : this.liveHosts(v).filter((h) => !keepOut(h)),
-    );
+    const hosts: string[] = [];
+    for (const h of this.liveHosts(v)) {
+      const out = keepOut === undefined ? false : keepOut(h);
+      if (out === null) return null;
+      if (!out) hosts.push(h);
+    }
+    return knownHttpsRules(hosts);
   }
 
   private scheduleRules(): void {
@@ -235,8 +241,10 @@ export class ProtectionRuntime {
     const write = this.deps.writeRules;
     const v = this.view;
     if (write === undefined || v === null) return;
-    // The writer diffs: an unchanged list writes nothing.
-    await write(this.rules(v));
+    // The writer diffs: an unchanged list writes nothing. Not known yet: the rules from before
+    // the worker's restart stand until the start syncs them again.
+    const rules = this.rules(v);
+    if (rules !== null) await write(rules);
   }
 
   private schedulePersist(): void {

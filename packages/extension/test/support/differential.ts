@@ -242,7 +242,7 @@ export function worldRules(w: World): DnrRule[] {
     ...tabOnce,
     ...handoff,
     ...loopAllowRules(loopVerdicts(w)),
-    ...rt.rules(view),
+    ...(rt.rules(view) ?? []),
   ];
   return all.map((r, i) => ({ ...r, id: i + 1 }) as DnrRule);
 }
