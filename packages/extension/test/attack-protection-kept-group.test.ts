@@ -34,7 +34,10 @@ describe('attack: a refused protection layer drops hosts it protected before', (
     await writer.setLayer('protection', knownHttpsRules(['old.test']));
     const url = 'http://old.test/app.js';
     const outcome = () =>
-      new DnrEmulator([...stores.dynamic, ...stores.session] as DnrRule[]).match({ url, type: 'script' }).redirectUrl;
+      new DnrEmulator([...stores.dynamic, ...stores.session] as DnrRule[]).match({
+        url,
+        type: 'script',
+      }).redirectUrl;
     expect(outcome()).toBe('https://old.test/app.js');
 
     // One page teaches two hosts at once: new.test (two labels) and cdn.new.test (three).
