@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LAYERS } from '../src/dnr/layout.js';
+import { LAYERS, OPEN_OVER_HTTP_IDS } from '../src/dnr/layout.js';
 import { LEDGER_KEY, ledgerIn } from '../src/dnr/rule-ledger.js';
 import { DnrBudgetError, RuleWriter } from '../src/dnr/rule-writer.js';
 import { type ExtRule, type RuleBody, RUNTIME_LIMITS } from '../src/dnr/rules.js';
@@ -247,5 +247,22 @@ describe("the rule writer's record of the dynamic store", () => {
     await next.setLayer('handoff', [upgrade('up.test')]);
     expect(next.updates).toBe(0);
     expect(stores.dynamicReads).toBe(0);
+  });
+});
+
+describe('session rules the writer does not own', () => {
+  it('leaves an "open over HTTP" redirect alone (written before the tab navigates)', async () => {
+    const session = new MemoryArea();
+    const stores = new CountedStores(session);
+    const redirect: ExtRule = {
+      id: OPEN_OVER_HTTP_IDS.base + 5,
+      priority: 3_000_000,
+      action: { type: 'redirect', redirect: { transform: { scheme: 'http' } } },
+      condition: { regexFilter: '^https://once\\.test/$', resourceTypes: ['main_frame'] },
+    };
+    stores.session = [redirect, { ...allow('stale.test'), id: 3_500_000 }];
+    const w = new RuleWriter(stores, RUNTIME_LIMITS, { ledger: ledgerIn(session, LEDGER_KEY) });
+    await w.setLayer('loops', [allow('loop.test')]);
+    expect(stores.session.map((r) => r.id).sort()).toEqual([LAYERS.loops.base, redirect.id]);
   });
 });

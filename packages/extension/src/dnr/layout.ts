@@ -103,6 +103,13 @@ export type LayerName = keyof typeof LAYERS;
 export type RuleStore = 'dynamic' | 'session';
 export const LAYER_NAMES = Object.keys(LAYERS) as LayerName[];
 
+/**
+ * Session ids of the "open over HTTP past the browser" redirects, written by
+ * status/open-over-http.ts itself (they must land before the tab navigates): the writer leaves
+ * them alone, never as stale (session rules do not outlive an update).
+ */
+export const OPEN_OVER_HTTP_IDS = { base: 3_000_000, limit: 3_001_000 } as const;
+
 /** The layer whose range holds `id` in `store`, or null (a stale rule). */
 export function layerOf(store: RuleStore, id: number): LayerName | null {
   for (const name of LAYER_NAMES) {

@@ -22,7 +22,14 @@
  * a layer declared as it is held is not written, and the store is read in full only when a
  * dynamic layer changes (or its rules are asked for).
  */
-import { LAYER_NAMES, LAYERS, layerOf, type LayerName, type RuleStore } from './layout.js';
+import {
+  LAYER_NAMES,
+  LAYERS,
+  layerOf,
+  type LayerName,
+  OPEN_OVER_HTTP_IDS,
+  type RuleStore,
+} from './layout.js';
 import {
   DYNAMIC_LAYERS,
   fingerprint,
@@ -390,6 +397,9 @@ export class RuleWriter {
     const stale: number[] = [];
     for (const r of [...rules].sort((a, b) => a.id - b.id)) {
       const layer = layerOf(store, r.id);
+      const foreign =
+        store === 'session' && r.id >= OPEN_OVER_HTTP_IDS.base && r.id < OPEN_OVER_HTTP_IDS.limit;
+      if (foreign) continue;
       if (layer === null) stale.push(r.id);
       else if (into.has(layer)) into.get(layer)?.push(r);
       else into.set(layer, [r]);
@@ -616,11 +626,15 @@ export class RuleWriter {
       if (u.removeRuleIds.length === 0 && u.addRules.length === 0) continue;
       if (store === 'dynamic') {
         // No record while the store changes: a worker stopped meanwhile leaves the next start
-        // none, so it reads the store.
+        // none, so it reads the store. Not removed, the update is not sent either (a record of
+        // the old store would hide it from the next start): the layer's write fails as refused.
         this.dynamicWrites++;
-        await this.options.ledger
-          ?.write(null)
-          .catch((e: unknown) => console.error('httpsify: the DNR record was not removed', e));
+        try {
+          await this.options.ledger?.write(null);
+        } catch (e) {
+          this.dynamicWrites++;
+          throw e;
+        }
         try {
           await this.api.updateDynamicRules(u);
         } catch (e) {

@@ -11,18 +11,19 @@
  *    the browser's own setting (status-text.ts), and the tab is just sent to the address.
  */
 import { ext } from '../platform/browser-api.js';
+import { OPEN_OVER_HTTP_IDS } from '../dnr/layout.js';
 
 /**
  * Session rule ids of these one-off redirects (beyond the rule writer's ranges, dnr/layout.ts)
  * and their priority, above every allow rule of ours (site off, httpsify off).
  */
-const FIRST_ID = 3_000_000;
-const LAST_ID = 3_000_999;
+const FIRST_ID = OPEN_OVER_HTTP_IDS.base;
+const LAST_ID = OPEN_OVER_HTTP_IDS.limit - 1;
 const PRIORITY = 3_000_000;
 /** The rule goes when the tab commits a page, or after this long if it never does. */
 const RULE_LIFETIME_MS = 30_000;
 
-let nextId = FIRST_ID;
+let nextId: number = FIRST_ID;
 
 /** RE2 text matching `s` literally. */
 function literal(s: string): string {
