@@ -1,6 +1,7 @@
-import type { Page, Worker } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POLL, startUiHarness, type UiHarness } from './support/ui-harness.js';
+import { wakeWorker } from './support/worker-wake.js';
 
 /**
  * Real Chromium, the race of attack4-ledger-race.test.ts: a worker woken with the writer's
@@ -38,7 +39,7 @@ describe('a Chromium worker stopped while its record and a write overlap', () =>
   it('leaves no record that hides a rule no longer asked for', { timeout: 120_000 }, async () => {
     // Control: HTTPS-first (the default) upgrades the host's page loads.
     expect(await schemeOfLoad(h)).toBe('https:');
-    const first = await wake(h);
+    const first = await wakeWorker(h);
     const w = first.worker;
     // The channels' read starts; its record waits for its digests.
     await w.evaluate(() => {
@@ -87,7 +88,7 @@ describe('a Chromium worker stopped while its record and a write overlap', () =>
     await first.page.waitForTimeout(1_000);
 
     // The next start: the settings as stored, no host opened over HTTP once.
-    const next = await wake(h);
+    const next = await wakeWorker(h);
     const snapshotOnce = await next.worker.evaluate(async () => {
       const ui = (
         globalThis as unknown as {
@@ -110,38 +111,4 @@ async function schemeOfLoad(h: UiHarness): Promise<string> {
   const scheme = new URL(tab.url()).protocol;
   await tab.close();
   return scheme;
-}
-
-/** Stops the worker (CDP) and wakes it with a page of the extension; waits for its start. */
-async function wake(h: UiHarness): Promise<{ worker: Worker; page: Page }> {
-  const started = (w: Worker) => w.evaluate(() => performance.timeOrigin).catch(() => null);
-  const before = new Set<number>();
-  for (const w of h.ext.context.serviceWorkers()) {
-    const origin = await started(w);
-    if (origin !== null) before.add(origin);
-  }
-  const cdp = await h.ext.context.newCDPSession(await h.ext.context.newPage());
-  await cdp.send('ServiceWorker.enable');
-  await cdp.send('ServiceWorker.stopAllWorkers');
-  const page = await h.openOptions();
-  let worker: Worker | null = null;
-  await expect
-    .poll(async () => {
-      for (const w of h.ext.context.serviceWorkers()) {
-        const origin = await started(w);
-        if (origin !== null && !before.has(origin)) worker = w;
-      }
-      return worker !== null;
-    }, POLL)
-    .toBe(true);
-  if (worker === null) throw new Error('no restarted worker');
-  await (worker as Worker).evaluate(async () => {
-    const g = globalThis as unknown as {
-      httpsifyUi: { controller: Promise<unknown> };
-      httpsifyWriter: { idle(): Promise<void> };
-    };
-    await g.httpsifyUi.controller;
-    await g.httpsifyWriter.idle();
-  });
-  return { worker, page };
 }

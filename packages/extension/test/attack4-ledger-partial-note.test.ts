@@ -12,25 +12,8 @@ import { LEDGER_KEY, ledgerIn } from '../src/dnr/rule-ledger.js';
 import { type LayerRefusal, RuleWriter } from '../src/dnr/rule-writer.js';
 import { ruleLimitsOf } from '../src/dnr/rule-limits.js';
 import { type RuleBody, RUNTIME_LIMITS } from '../src/dnr/rules.js';
-import type { StorageArea } from '../src/platform/browser-api.js';
+import { MemoryStorageArea } from './support/memory-storage.js';
 import { RuleStores } from './support/rule-stores.js';
-
-/** storage.session (or .local) as a map: kept across worker stops. */
-class MemoryArea implements StorageArea {
-  values = new Map<string, unknown>();
-  async get(keys: string | string[] | null) {
-    const wanted = keys === null ? [...this.values.keys()] : [keys].flat();
-    return Object.fromEntries(
-      wanted.filter((k) => this.values.has(k)).map((k) => [k, structuredClone(this.values.get(k))]),
-    );
-  }
-  async set(items: Record<string, unknown>) {
-    for (const [k, v] of Object.entries(items)) this.values.set(k, structuredClone(v));
-  }
-  async remove(keys: string | string[]) {
-    for (const k of [keys].flat()) this.values.delete(k);
-  }
-}
 
 const PARTIAL =
   "part of 1 of the user's own rulesets, which DNR cannot express (their page loads go to the rulesets)";
@@ -44,7 +27,7 @@ const settings: RuleBody[] = [
 
 /** A browser whose worker wrote the settings with a note, then stopped; refusals as stored. */
 async function browser() {
-  const session = new MemoryArea();
+  const session = new MemoryStorageArea();
   const stores = new RuleStores();
   let stored: LayerRefusal[] = [];
   const start = () =>

@@ -19,39 +19,10 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LAYERS } from '../src/dnr/layout.js';
 import { LEDGER_KEY, ledgerIn } from '../src/dnr/rule-ledger.js';
 import { RuleWriter } from '../src/dnr/rule-writer.js';
-import { type ExtRule, type RuleBody, RUNTIME_LIMITS } from '../src/dnr/rules.js';
+import { type RuleBody, RUNTIME_LIMITS } from '../src/dnr/rules.js';
 import { uiDnrRules, type UiRuleInputs } from '../src/dnr/settings-rules.js';
-import type { StorageArea } from '../src/platform/browser-api.js';
+import { MemoryStorageArea } from './support/memory-storage.js';
 import { RuleStores } from './support/rule-stores.js';
-
-/** storage.session as a map: kept across worker stops, as Chromium keeps it. */
-class MemoryArea implements StorageArea {
-  values = new Map<string, unknown>();
-  async get(keys: string | string[] | null) {
-    const wanted = keys === null ? [...this.values.keys()] : [keys].flat();
-    return Object.fromEntries(
-      wanted.filter((k) => this.values.has(k)).map((k) => [k, structuredClone(this.values.get(k))]),
-    );
-  }
-  async set(items: Record<string, unknown>) {
-    for (const [k, v] of Object.entries(items)) this.values.set(k, structuredClone(v));
-  }
-  async remove(keys: string | string[]) {
-    for (const k of [keys].flat()) this.values.delete(k);
-  }
-}
-
-/** Chromium's stores; the next dynamic update is applied and never answered (worker stopped). */
-class StoppingStores extends RuleStores {
-  hangNext = false;
-  override async updateDynamicRules(u: { removeRuleIds: number[]; addRules: ExtRule[] }) {
-    await super.updateDynamicRules(u);
-    if (this.hangNext) {
-      this.hangNext = false;
-      await new Promise(() => undefined);
-    }
-  }
-}
 
 /** Holds every SHA-256 digest until released: a large layer's digest still being computed. */
 function holdDigests() {
@@ -105,15 +76,15 @@ const settingsHeld = (stores: RuleStores) =>
 
 /** A browser whose worker wrote the switch on, then stopped. */
 async function browser() {
-  const session = new MemoryArea();
-  const stores = new StoppingStores();
+  const session = new MemoryStorageArea();
+  const stores = new RuleStores();
   const start = () =>
     new RuleWriter(stores, RUNTIME_LIMITS, { ledger: ledgerIn(session, LEDGER_KEY) });
   const first = start();
   await first.setLayer('overrides', overrides);
   await first.setLayer('channels', channels);
   await first.setLayer('settings', BEFORE);
-  expect(session.values.has(LEDGER_KEY)).toBe(true);
+  expect(session.data.has(LEDGER_KEY)).toBe(true);
   return { session, stores, start };
 }
 
@@ -128,7 +99,7 @@ describe('a record taken by a full read while a write runs', () => {
   it('is not left behind by a worker stopped mid-write (first start after a restart)', async () => {
     const { session, stores, start } = await browser();
     // The browser restarts: storage.session is cleared, the dynamic rules stay.
-    session.values.clear();
+    session.data.clear();
     stores.session = [];
 
     const digests = holdDigests();
@@ -138,7 +109,7 @@ describe('a record taken by a full read while a write runs', () => {
     await vi.waitFor(() => expect(digests.held.length).toBeGreaterThan(0));
     // The user opens a page over HTTP once meanwhile; Chromium applies it, the worker stops
     // before the update is answered (the host's session record is never stored).
-    stores.hangNext = true;
+    stores.hangNextDynamic = true;
     void woken.setLayer('settings', ONCE);
     await vi.waitFor(() => expect(settingsHeld(stores)).toEqual(ONCE));
     digests.release();
@@ -157,7 +128,7 @@ describe('a record taken by a full read while a write runs', () => {
     // The channels' sync asks for its rules: the whole store is read, the record made again.
     void woken.rules('channels');
     await vi.waitFor(() => expect(digests.held.length).toBeGreaterThan(0));
-    stores.hangNext = true;
+    stores.hangNextDynamic = true;
     void woken.setLayer('settings', ONCE);
     await vi.waitFor(() => expect(settingsHeld(stores)).toEqual(ONCE));
     digests.release();

@@ -16,44 +16,10 @@ import { describe, expect, it, vi } from 'vitest';
 import { LAYERS } from '../src/dnr/layout.js';
 import { LEDGER_KEY, ledgerIn } from '../src/dnr/rule-ledger.js';
 import { RuleWriter } from '../src/dnr/rule-writer.js';
-import { type ExtRule, type RuleBody, RUNTIME_LIMITS } from '../src/dnr/rules.js';
+import { type RuleBody, RUNTIME_LIMITS } from '../src/dnr/rules.js';
 import { uiDnrRules } from '../src/dnr/settings-rules.js';
-import type { StorageArea } from '../src/platform/browser-api.js';
+import { MemoryStorageArea } from './support/memory-storage.js';
 import { RuleStores } from './support/rule-stores.js';
-
-/** storage.session as a map (kept across worker stops); the next removal may fail. */
-class FailingArea implements StorageArea {
-  values = new Map<string, unknown>();
-  failNextRemove = false;
-  async get(keys: string | string[] | null) {
-    const wanted = keys === null ? [...this.values.keys()] : [keys].flat();
-    return Object.fromEntries(
-      wanted.filter((k) => this.values.has(k)).map((k) => [k, structuredClone(this.values.get(k))]),
-    );
-  }
-  async set(items: Record<string, unknown>) {
-    for (const [k, v] of Object.entries(items)) this.values.set(k, structuredClone(v));
-  }
-  async remove(keys: string | string[]) {
-    if (this.failNextRemove) {
-      this.failNextRemove = false;
-      throw new Error('storage.session is not available');
-    }
-    for (const k of [keys].flat()) this.values.delete(k);
-  }
-}
-
-/** Chromium's stores; the next dynamic update is applied and never answered (worker stopped). */
-class StoppingStores extends RuleStores {
-  hangNext = false;
-  override async updateDynamicRules(u: { removeRuleIds: number[]; addRules: ExtRule[] }) {
-    await super.updateDynamicRules(u);
-    if (this.hangNext) {
-      this.hangNext = false;
-      await new Promise(() => undefined);
-    }
-  }
-}
 
 const settingsOf = (httpOnceHosts: string[]): RuleBody[] =>
   uiDnrRules({
@@ -75,18 +41,18 @@ const settingsHeld = (stores: RuleStores) =>
 describe('a dynamic update sent while the record could not be removed', () => {
   it('leaves no record of the store before it to a worker stopped mid-write', async () => {
     vi.spyOn(console, 'error').mockImplementation(() => undefined);
-    const session = new FailingArea();
-    const stores = new StoppingStores();
+    const session = new MemoryStorageArea();
+    const stores = new RuleStores();
     const start = () =>
       new RuleWriter(stores, RUNTIME_LIMITS, { ledger: ledgerIn(session, LEDGER_KEY) });
     await start().setLayer('settings', BEFORE);
-    expect(session.values.has(LEDGER_KEY)).toBe(true);
+    expect(session.data.has(LEDGER_KEY)).toBe(true);
 
     // The user opens a page over HTTP once; the record's removal fails, Chromium applies the
     // update, and the worker stops before it is answered.
     const woken = start();
     session.failNextRemove = true;
-    stores.hangNext = true;
+    stores.hangNextDynamic = true;
     void woken.setLayer('settings', ONCE);
     await vi.waitFor(() => expect(settingsHeld(stores)).toEqual(ONCE));
     await new Promise((r) => setTimeout(r, 20));

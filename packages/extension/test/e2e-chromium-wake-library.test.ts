@@ -2,10 +2,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'fflate';
-import type { Page, Worker } from 'playwright-core';
+import type { Worker } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tar } from './support/tar.js';
 import { POLL, startUiHarness, type UiHarness } from './support/ui-harness.js';
+import { wakeWorker, writerCounts } from './support/worker-wake.js';
 
 const ruleset = (name: string, host: string) =>
   `<ruleset name="${name}"><target host="${host}"/><rule from="^http://${host.replace(/\./g, '\\.')}/(\\w+)/old" to="https://${host}/$1/new"/></ruleset>`;
@@ -54,59 +55,15 @@ describe('a Chromium worker waking with a library imported', () => {
     // A wake reads no dynamic rule either (about a second with a large library, every other
     // call of the extension waiting): the writer's record in storage.session says what is held.
     // Without it (a browser restart clears it), the wake reads them all, once, and records them.
-    const woken = await wake(h);
-    expect(await counts(woken.worker)).toEqual({ updates: 0, dynamicReads: 0 });
+    const woken = await wakeWorker(h);
+    expect(await writerCounts(woken.worker)).toEqual({ updates: 0, dynamicReads: 0 });
     expect(await libraryRules(woken.worker)).toEqual(before);
     await woken.worker.evaluate(() => chrome.storage.session.remove('dnrLedger'));
-    const unrecorded = await wake(h);
-    expect(await counts(unrecorded.worker)).toEqual({ updates: 0, dynamicReads: 1 });
-    const recorded = await wake(h);
-    expect(await counts(recorded.worker)).toEqual({ updates: 0, dynamicReads: 0 });
+    const unrecorded = await wakeWorker(h);
+    expect(await writerCounts(unrecorded.worker)).toEqual({ updates: 0, dynamicReads: 1 });
+    const recorded = await wakeWorker(h);
+    expect(await writerCounts(recorded.worker)).toEqual({ updates: 0, dynamicReads: 0 });
     expect(await libraryRules(recorded.worker)).toEqual(before);
     for (const w of [woken, unrecorded, recorded]) await w.page.close();
   });
 });
-
-/** Stops the worker and wakes it with a page of the extension, as a navigation or alarm would. */
-async function wake(h: UiHarness): Promise<{ worker: Worker; page: Page }> {
-  const started = (w: Worker) => w.evaluate(() => performance.timeOrigin).catch(() => null);
-  const before = new Set<number>();
-  for (const w of h.ext.context.serviceWorkers()) {
-    const origin = await started(w);
-    if (origin !== null) before.add(origin);
-  }
-  const cdp = await h.ext.context.newCDPSession(await h.ext.context.newPage());
-  await cdp.send('ServiceWorker.enable');
-  await cdp.send('ServiceWorker.stopAllWorkers');
-  const page = await h.openOptions();
-  let worker: Worker | null = null;
-  await expect
-    .poll(async () => {
-      for (const w of h.ext.context.serviceWorkers()) {
-        const origin = await started(w);
-        if (origin !== null && !before.has(origin)) worker = w;
-      }
-      return worker !== null;
-    }, POLL)
-    .toBe(true);
-  if (worker === null) throw new Error('no restarted worker');
-  await (worker as Worker).evaluate(async () => {
-    const ui = (globalThis as unknown as { httpsifyUi: { controller: Promise<unknown> } })
-      .httpsifyUi;
-    await ui.controller;
-    // And what the start declared after it (the known hosts' rules).
-    await (
-      globalThis as unknown as { httpsifyWriter: { idle(): Promise<void> } }
-    ).httpsifyWriter.idle();
-  });
-  return { worker, page };
-}
-
-/** What the woken worker's writer did: browser updates, and whole reads of the dynamic store. */
-const counts = (w: Worker) =>
-  w.evaluate(() => {
-    const writer = (
-      globalThis as unknown as { httpsifyWriter: { updates: number; dynamicReads: number } }
-    ).httpsifyWriter;
-    return { updates: writer.updates, dynamicReads: writer.dynamicReads };
-  });

@@ -3,52 +3,24 @@ import { LAYERS, OPEN_OVER_HTTP_IDS } from '../src/dnr/layout.js';
 import { LEDGER_KEY, ledgerIn } from '../src/dnr/rule-ledger.js';
 import { DnrBudgetError, RuleWriter } from '../src/dnr/rule-writer.js';
 import { type ExtRule, type RuleBody, RUNTIME_LIMITS } from '../src/dnr/rules.js';
-import type { StorageArea } from '../src/platform/browser-api.js';
+import { MemoryStorageArea } from './support/memory-storage.js';
 import { RuleStores } from './support/rule-stores.js';
 
-/** The browser's stores, counting whole reads of the dynamic one; one update may hang. */
+/** The browser's stores, noting whether the record was kept while each dynamic update began. */
 class CountedStores extends RuleStores {
-  dynamicReads = 0;
   /** Whether the record was in storage when each dynamic update began. */
   recordDuringUpdate: boolean[] = [];
-  /** The next dynamic update is applied and never answers (the worker stopped meanwhile). */
-  hangNext = false;
   /** A rule with this urlFilter makes Chromium refuse the update whole. */
   poison = '|http://refused.test/';
 
-  constructor(private readonly area: MemoryArea) {
+  constructor(private readonly area: MemoryStorageArea) {
     super();
   }
-  override async getDynamicRules() {
-    this.dynamicReads++;
-    return super.getDynamicRules();
-  }
   override async updateDynamicRules(u: { removeRuleIds: number[]; addRules: ExtRule[] }) {
-    this.recordDuringUpdate.push(this.area.values.has(LEDGER_KEY));
+    this.recordDuringUpdate.push(this.area.data.has(LEDGER_KEY));
     if (u.addRules.some((r) => r.condition.urlFilter === this.poison))
       throw new Error('Rule with id 1 is invalid');
     await super.updateDynamicRules(u);
-    if (this.hangNext) {
-      this.hangNext = false;
-      await new Promise(() => undefined);
-    }
-  }
-}
-
-/** storage.session as a map (kept across worker restarts, as Chromium keeps it). */
-class MemoryArea implements StorageArea {
-  values = new Map<string, unknown>();
-  async get(keys: string | string[] | null) {
-    const wanted = keys === null ? [...this.values.keys()] : [keys].flat();
-    return Object.fromEntries(
-      wanted.filter((k) => this.values.has(k)).map((k) => [k, structuredClone(this.values.get(k))]),
-    );
-  }
-  async set(items: Record<string, unknown>) {
-    for (const [k, v] of Object.entries(items)) this.values.set(k, structuredClone(v));
-  }
-  async remove(keys: string | string[]) {
-    for (const k of [keys].flat()) this.values.delete(k);
   }
 }
 
@@ -71,7 +43,7 @@ const filters = (rules: ExtRule[]) => rules.map((r) => r.condition.urlFilter).so
 
 /** A browser whose worker wrote some of every kind of layer, then stopped. */
 async function written() {
-  const session = new MemoryArea();
+  const session = new MemoryStorageArea();
   const stores = new CountedStores(session);
   const first = new RuleWriter(stores, RUNTIME_LIMITS, { ledger: ledgerIn(session, LEDGER_KEY) });
   await first.setLayer('overrides', [regex(1), regex(2)]);
@@ -138,7 +110,7 @@ describe("the rule writer's record of the dynamic store", () => {
   });
 
   it('reads a changed layer that fits nowhere, to keep its old upgrades and no allow', async () => {
-    const session = new MemoryArea();
+    const session = new MemoryStorageArea();
     const stores = new CountedStores(session);
     const limits = { ...RUNTIME_LIMITS, regexRules: 10 };
     const ledger = ledgerIn(session, LEDGER_KEY);
@@ -162,7 +134,7 @@ describe("the rule writer's record of the dynamic store", () => {
     expect(stores.recordDuringUpdate.length).toBeGreaterThan(0);
     expect(stores.recordDuringUpdate.every((had) => !had)).toBe(true);
     // The update lands, and the worker stops before it hears so.
-    stores.hangNext = true;
+    stores.hangNextDynamic = true;
     void wake().setLayer('settings', [allow('gone.test')]);
     await expect.poll(() => filters(stores.dynamic)).toContain('|http://gone.test/');
     // Back to the old settings (their record would say "as they are"): read, and written.
@@ -175,7 +147,7 @@ describe("the rule writer's record of the dynamic store", () => {
   });
 
   it('counts the recorded layers in the budgets a session layer is fitted to', async () => {
-    const session = new MemoryArea();
+    const session = new MemoryStorageArea();
     const stores = new CountedStores(session);
     const limits = { ...RUNTIME_LIMITS, regexRules: 10 };
     const ledger = ledgerIn(session, LEDGER_KEY);
@@ -194,7 +166,7 @@ describe("the rule writer's record of the dynamic store", () => {
 
   it('trusts no record of another shape, and keeps none while a stale rule is left', async () => {
     const { session, stores, wake } = await written();
-    const good = session.values.get(LEDGER_KEY) as { layers: Record<string, unknown> };
+    const good = session.data.get(LEDGER_KEY) as { layers: Record<string, unknown> };
     for (const bad of [
       null,
       'x',
@@ -215,20 +187,20 @@ describe("the rule writer's record of the dynamic store", () => {
       },
       { ...good, layers: { ...good.layers, extra: good.layers['settings'] } },
     ]) {
-      session.values.set(LEDGER_KEY, bad);
+      session.data.set(LEDGER_KEY, bad);
       stores.dynamicReads = 0;
       await wake().setLayer('settings', [allow('a.test'), allow('b.test')]);
       expect(stores.dynamicReads).toBe(1);
     }
     // An older version's rule outside every range: read, not recorded until it is removed.
     stores.dynamic.push({ ...allow('old.test'), id: 9_500_000 });
-    session.values.delete(LEDGER_KEY);
+    session.data.delete(LEDGER_KEY);
     const w = wake();
     expect(await w.free('settings')).toBeDefined();
-    expect(session.values.has(LEDGER_KEY)).toBe(false);
+    expect(session.data.has(LEDGER_KEY)).toBe(false);
     await w.setLayer('handoff', [allow('q.test')]);
     expect(filters(stores.dynamic)).not.toContain('|http://old.test/');
-    expect(session.values.has(LEDGER_KEY)).toBe(true);
+    expect(session.data.has(LEDGER_KEY)).toBe(true);
   });
 
   it('records the store as it stays when Chromium refuses an update', async () => {
@@ -252,7 +224,7 @@ describe("the rule writer's record of the dynamic store", () => {
 
 describe('session rules the writer does not own', () => {
   it('leaves an "open over HTTP" redirect alone (written before the tab navigates)', async () => {
-    const session = new MemoryArea();
+    const session = new MemoryStorageArea();
     const stores = new CountedStores(session);
     const redirect: ExtRule = {
       id: OPEN_OVER_HTTP_IDS.base + 5,

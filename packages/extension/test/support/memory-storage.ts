@@ -7,6 +7,8 @@ import type { StorageArea } from '../../src/platform/browser-api.js';
 export class MemoryStorageArea implements StorageArea {
   readonly data = new Map<string, unknown>();
   writes = 0;
+  /** The next removal fails (a storage that stops answering). */
+  failNextRemove = false;
 
   async get(keys: string[] | null): Promise<Record<string, unknown>> {
     await Promise.resolve();
@@ -24,6 +26,10 @@ export class MemoryStorageArea implements StorageArea {
 
   async remove(keys: string | string[]): Promise<void> {
     await Promise.resolve();
+    if (this.failNextRemove) {
+      this.failNextRemove = false;
+      throw new Error('storage is not available');
+    }
     // One key as a string, as chrome.storage takes it (not its characters).
     for (const k of [keys].flat()) this.data.delete(k);
   }

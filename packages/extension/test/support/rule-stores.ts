@@ -5,7 +5,12 @@ import type { ExtRule } from '../../src/dnr/rules.js';
 export class RuleStores implements DnrRulesApi {
   dynamic: ExtRule[] = [];
   session: ExtRule[] = [];
+  /** Whole reads of the dynamic store (a waking worker with the writer's record reads none). */
+  dynamicReads = 0;
+  /** The next dynamic update is applied and never answered: the worker stopped meanwhile. */
+  hangNextDynamic = false;
   async getDynamicRules() {
+    this.dynamicReads++;
     return structuredClone(this.dynamic);
   }
   async getSessionRules() {
@@ -13,6 +18,10 @@ export class RuleStores implements DnrRulesApi {
   }
   async updateDynamicRules(u: { removeRuleIds: number[]; addRules: ExtRule[] }) {
     this.dynamic = [...this.dynamic.filter((r) => !u.removeRuleIds.includes(r.id)), ...u.addRules];
+    if (this.hangNextDynamic) {
+      this.hangNextDynamic = false;
+      await new Promise(() => undefined);
+    }
   }
   async updateSessionRules(u: { removeRuleIds: number[]; addRules: ExtRule[] }) {
     this.session = [...this.session.filter((r) => !u.removeRuleIds.includes(r.id)), ...u.addRules];
