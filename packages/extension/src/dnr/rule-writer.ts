@@ -217,9 +217,10 @@ export class RuleWriter {
   /** The rules the browser holds for `layer` now, with their ids (after the batches queued so far). */
   async rules(layer: LayerName): Promise<ExtRule[]> {
     await this.idle();
-    await this.load();
+    const applied = await this.load();
+    // A recorded layer is read (loadDynamic fills the same map).
     if (this.recorded.has(layer)) await this.loadDynamic();
-    return [...((await this.load()).get(layer) ?? [])];
+    return [...(applied.get(layer) ?? [])];
   }
 
   /**
